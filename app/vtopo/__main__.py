@@ -1,0 +1,3 @@
+from vtopo.cli import main
+
+raise SystemExit(main())
