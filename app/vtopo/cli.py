@@ -1,0 +1,110 @@
+"""The vtopo command line: the same engine as the designer, without a screen."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Callable
+
+from vtopo import __version__
+from vtopo.lab import open_lab, plan_of, problems_of, registry
+from vtopo.model.problems import LabError, errors_in
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
+
+
+def print_problems(problems: list) -> None:  # type: ignore[type-arg]
+    for problem in problems:
+        print(problem, file=sys.stderr)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    lab = open_lab(args.file)
+    problems = problems_of(lab.topology)
+    print_problems(problems)
+    if errors_in(problems):
+        print(f"{args.file}: {len(errors_in(problems))} error(s)", file=sys.stderr)
+        return EXIT_BAD_LAB
+    topology = lab.topology
+    print(f"{args.file}: valid ({len(topology.nodes)} nodes, {len(topology.links)} links"
+          f"{f', {len(problems)} warning(s)' if problems else ''})")
+    return EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    lab = open_lab(args.file)
+    plan = plan_of(lab.topology)
+    if args.json:
+        sys.stdout.write(plan.dumps())
+        return EXIT_OK
+    if args.explain:
+        owners = None
+        if args.node:
+            owners = {f"node {name}" for name in args.node}
+            owners |= {f"link {lab.topology.describe_link(link)}" for link in lab.topology.links.values()
+                       if {lab.topology.nodes[e.node].name for e in link.ends} & set(args.node)}
+        sys.stdout.write(plan.explain(owners))
+        return EXIT_OK
+    print_problems(plan.warnings)
+    width = len(str(len(plan.steps)))
+    for step in plan.steps:
+        print(f"{step.index:>{width}}. {step.op.summary():<60} [{step.op.owner}]")
+    return EXIT_OK
+
+
+def cmd_kinds(args: argparse.Namespace) -> int:
+    kinds = registry()
+    for problem in kinds.load_problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    for name, kind in sorted(kinds.kinds.items()):
+        print(f"{name:<10} {kind.role.value:<9} {kind.label}: {kind.description}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    topology = open_lab(args.file).topology
+    print(f"lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
+    if topology.notes:
+        print("\n" + topology.notes.strip() + "\n")
+    for node in topology.nodes.values():
+        print(f"  node {node.name:<10} {node.kind:<10} {json.dumps(node.settings) if node.settings else ''}")
+    for link in topology.links.values():
+        addresses = [", ".join(e.interface.addresses) for e in link.ends]
+        print(f"  link {topology.describe_link(link):<24} {' | '.join(a or '-' for a in addresses)}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vtopo", description="Draw, deploy and measure virtual network labs.")
+    parser.add_argument("--version", action="version", version=f"vtopo {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    sub = command("validate", cmd_validate, "check a lab file; exit 2 and list every problem if it is not valid")
+    sub.add_argument("file", type=Path)
+    sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to")
+    sub.add_argument("file", type=Path)
+    sub.add_argument("--explain", action="store_true", help="print the plan as a commented shell script")
+    sub.add_argument("--json", action="store_true", help="print the plan as JSON, for tools")
+    sub.add_argument("--node", action="append", metavar="NAME", help="with --explain: only these nodes and their links")
+    command("kinds", cmd_kinds, "list the node kinds installed (built-in and plugins)")
+    sub = command("show", cmd_show, "summarise a lab file: nodes, links, addresses, notes")
+    sub.add_argument("file", type=Path)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except LabError as error:
+        print_problems(error.problems)
+        return EXIT_BAD_LAB
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,253 @@
+"""Topology -> Plan, in named stages. Each stage collects every problem, then the compiler stops at its end."""
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections import Counter
+from typing import Callable
+
+import networkx as nx
+
+from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
+from vtopo.compile.context import (MAX_INTERFACE_NAME, EndContext, HostFacts, LabContext, LabNames, NodeContext,
+                                   default_prefix)
+from vtopo.compile.links import configure_ends, create_medium, medium_for
+from vtopo.compile.ops import HOST, MakeDirectory, Op
+from vtopo.compile.plan import Plan, Step
+from vtopo.kinds.contract import Role
+from vtopo.kinds.registry import Registry
+from vtopo.model.problems import LabError, Problem, Severity, errors_in
+from vtopo.model.topology import Topology
+
+STAGES = ("validate", "name and address", "lower", "order")
+
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+PREFIX = re.compile(r"[a-z][a-z0-9]{1,6}")
+MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
+
+
+class StageFailed(LabError):
+    def __init__(self, stage: str, problems: list[Problem]):
+        self.stage = stage
+        super().__init__(problems)
+
+
+class Compiler:
+    def __init__(self, topology: Topology, registry: Registry, facts: HostFacts):
+        self.topology = topology
+        self.registry = registry
+        self.facts = facts
+        self.problems: list[Problem] = []
+        prefix = topology.prefix or default_prefix(topology.name)
+        self.lab = LabContext(topology, LabNames(prefix, facts.run_root), facts)
+
+    # ------------------------------------------------------------ stage plumbing
+
+    def run(self) -> Plan:
+        stages: list[tuple[str, Callable[[], None]]] = [
+            ("validate", self.validate), ("name and address", self.name_and_address)]
+        for stage, body in stages:
+            body()
+            if errors_in(self.problems):
+                raise StageFailed(stage, self.problems)
+        ops = self.lower()
+        return self.order(ops)
+
+    def error(self, message: str, subject: str = "", subject_id: str = "", path: str = "") -> None:
+        self.problems.append(Problem(message, subject, path, subject_id))
+
+    def warn(self, message: str, subject: str = "", subject_id: str = "") -> None:
+        self.problems.append(Problem(message, subject, "", subject_id, Severity.WARNING))
+
+    # ------------------------------------------------------------ stage 1: validate
+
+    def validate(self) -> None:
+        settings, problems = self.registry.check_lab(self.topology)
+        self.problems.extend(problems)
+        if not PREFIX.fullmatch(self.lab.names.prefix):
+            self.error("the prefix must be 2 to 7 lowercase letters or digits, starting with a letter",
+                       "lab", path="$.lab.prefix")
+        for node in self.topology.nodes.values():
+            if not NODE_NAME.fullmatch(node.name):
+                self.error("a node name may hold only letters, digits, '-' and '_', and must start with a letter or "
+                           "digit", f"node {node.name}", node.id)
+            kind = self.registry.get(node.kind)
+            if kind is not None and node.id in settings:
+                self.lab.nodes[node.id] = NodeContext(node, kind, settings[node.id], self.lab)
+        for link in self.topology.links.values():
+            self._validate_link_kinds(link.id)
+
+    def _validate_link_kinds(self, link_id: str) -> None:
+        link = self.topology.links[link_id]
+        subject = f"link {self.topology.describe_link(link)}"
+        if link.a.node == link.b.node:
+            self.error("a link must join two different nodes", subject, link.id)
+            return
+        a, b = self.lab.nodes.get(link.a.node), self.lab.nodes.get(link.b.node)
+        if a is None or b is None:
+            return
+        for this, other in ((a, b), (b, a)):
+            if other.kind.name not in this.kind.connects_to:
+                hint = f" {this.kind.connect_hint}" if this.kind.connect_hint else ""
+                self.error(f"a {this.kind.name} cannot be linked to a {other.kind.name}.{hint}", subject, link.id)
+                return
+        end_a = EndContext(link, link.a, a, self.topology.describe_link(link))
+        end_b = EndContext(link, link.b, b, end_a.link_name)
+        end_a.peer, end_b.peer = end_b, end_a
+        medium = medium_for(end_a, end_b)
+        if medium is None:
+            self.error(f"vtopo has no way to join a {a.kind.name} ({a.kind.role.value}) to a {b.kind.name} "
+                       f"({b.kind.role.value})", subject, link.id)
+            return
+        end_a.medium = end_b.medium = medium
+        a.ends.append(end_a)
+        b.ends.append(end_b)
+        self.lab.ends += [end_a, end_b]
+
+    # ------------------------------------------------------------ stage 2: name and address
+
+    def name_and_address(self) -> None:
+        for end in self.lab.ends:
+            self._name_end(end)
+        self._check_device_names()
+        for end in self.lab.ends:
+            self._check_interface(end)
+        self._check_domains()
+        for loop in switching_loops(self.lab):
+            names = [self.topology.nodes[n].name for n in loop]
+            if not all(getattr(self.lab.nodes[n].settings, "stp", False) for n in loop):
+                self.warn(f"the switches {', '.join(names)} form a loop and not all of them run STP; broadcasts "
+                          "will circle forever. Turn STP on for these bridges.", f"node {names[0]}", loop[0])
+        for node in self.lab.nodes.values():
+            self.problems.extend(node.kind.check(node))
+
+    def _name_end(self, end: EndContext) -> None:
+        kind, node = end.kind, end.owner
+        if kind.role is Role.SEGMENT:
+            return  # the macvlan or macvtap child device belongs to the other end
+        if kind.role is Role.NAMESPACE:
+            end.netns = kind.netns(node)
+        if end.medium == "tap" and kind.role is not Role.MACHINE:
+            end.device = end.other.kind.device_name(end.other.owner, end.other)  # the VM's tap, seen from here
+        else:
+            end.device = kind.device_name(node, end)
+
+    def _check_device_names(self) -> None:
+        by_place: Counter[tuple[str, str]] = Counter()
+        for end in self.lab.ends:
+            if not end.device or (end.medium == "tap" and end.kind.role is not Role.MACHINE):
+                continue
+            place = end.netns or HOST
+            by_place[(place, end.device)] += 1
+            subject = f"node {end.node.name}"
+            if len(end.device) > MAX_INTERFACE_NAME:
+                where = "in the host namespace" if end.netns is None else f"in namespace {end.netns}"
+                self.error(f"port {end.end.port} needs an interface named {end.device!r} {where}, which is "
+                           f"{len(end.device)} characters; the kernel allows {MAX_INTERFACE_NAME}. Use a shorter node "
+                           "name" + (" or interface name." if end.netns else " or a shorter lab prefix."),
+                           subject, end.node.id)
+            elif not re.fullmatch(r"[A-Za-z0-9_.-]+", end.device):
+                self.error(f"interface name {end.device!r} may hold only letters, digits, '.', '-' and '_'",
+                           subject, end.node.id)
+        for (place, device), count in sorted(by_place.items()):
+            if count > 1:
+                self.error(f"{count} links want an interface named {device!r} in the same namespace",
+                           f"namespace {place or 'host'}")
+        for node in self.lab.nodes.values():
+            own = node.kind.role is Role.SWITCH and node.names.node_device(node.node.name)
+            if own and len(own) > MAX_INTERFACE_NAME:
+                self.error(f"the bridge device would be named {own!r} ({len(own)} characters; the kernel allows "
+                           f"{MAX_INTERFACE_NAME}). Use a shorter node name.", f"node {node.node.name}", node.node.id)
+
+    def _check_interface(self, end: EndContext) -> None:
+        interface = end.end.interface
+        subject = f"link {end.link_name}"
+        side = f"{end.node.name}:{end.end.port}"
+        if interface.mac and not MAC.fullmatch(interface.mac):
+            self.error(f"{side}: MAC {interface.mac!r} is not of the form 02:00:00:00:00:01", subject, end.link.id)
+        if interface.mtu and not 68 <= interface.mtu <= 65535:
+            self.error(f"{side}: MTU {interface.mtu} is outside 68..65535", subject, end.link.id)
+        if interface.addresses and end.kind.role in (Role.SWITCH, Role.SEGMENT):
+            self.error(f"{side}: a {end.kind.name} port takes no address; give the address to the node at the other "
+                       "end" + (", or use the bridge's host address setting" if end.kind.name == "bridge" else ""),
+                       subject, end.link.id)
+        for address in interface.addresses:
+            if "/" not in address:
+                self.error(f"{side}: address {address!r} needs a prefix length, e.g. {address}/24", subject, end.link.id)
+                continue
+            try:
+                ipaddress.ip_interface(address)
+            except ValueError:
+                self.error(f"{side}: {address!r} is not an IPv4 or IPv6 address with prefix", subject, end.link.id)
+
+    def _check_domains(self) -> None:
+        for domain in broadcast_domains(self.lab):
+            owners: dict[str, str] = {}
+            for end in domain:
+                try:
+                    addresses = interface_networks(end)
+                except ValueError:
+                    continue
+                for address in addresses:
+                    key = str(address.ip)
+                    here = f"{end.node.name}:{end.end.port}"
+                    if key in owners:
+                        self.error(f"address {key} is used twice on one segment ({owners[key]} and {here})",
+                                   f"link {end.link_name}", end.link.id)
+                    owners[key] = here
+
+    # ------------------------------------------------------------ stage 3: lower
+
+    def lower(self) -> list[Op]:
+        ops: list[Op] = []
+        for node in self.lab.nodes.values():
+            ops.extend(node.kind.lower(node))
+        done: set[str] = set()
+        for end in self.lab.ends:
+            if end.link.id in done:
+                continue
+            done.add(end.link.id)
+            ops.extend(create_medium(end, end.other, self.lab.names))
+            ops.extend(configure_ends(end, end.other, self.lab.names))
+            for side in (end, end.other):
+                ops.extend(side.kind.attach(side.owner, side))
+        if any(f"file:{self.lab.names.run_dir}" in op.requires() for op in ops):
+            ops.insert(0, MakeDirectory(owner="lab", path=self.lab.names.run_dir))
+        return ops
+
+    # ------------------------------------------------------------ stage 4: order
+
+    def order(self, ops: list[Op]) -> Plan:
+        providers: dict[str, list[int]] = {}
+        for index, op in enumerate(ops):
+            for resource in op.provides():
+                providers.setdefault(resource, []).append(index)
+        graph = nx.DiGraph()
+        graph.add_nodes_from(range(len(ops)))
+        for index, op in enumerate(ops):
+            for resource in op.requires():
+                for provider in providers.get(resource, ()):
+                    if provider != index:
+                        graph.add_edge(provider, index)
+        order = list(nx.lexicographical_topological_sort(graph))
+        position = {old: new for new, old in enumerate(order, start=1)}
+        steps = [Step(position[old], ops[old], tuple(sorted(position[p] for p in graph.predecessors(old))))
+                 for old in order]
+        warnings = [p for p in self.problems if p.severity is Severity.WARNING]
+        return Plan(self.topology.name, self.lab.names.prefix, self.lab.names.run_dir, steps, warnings,
+                    self.topology.notes)
+
+
+def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> Plan:
+    """Compile a lab. Raises StageFailed (a LabError) naming the stage and listing every problem."""
+    return Compiler(topology, registry, facts or HostFacts()).run()
+
+
+def check_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> list[Problem]:
+    """Every problem and warning, without raising: what `vtopo validate` and the GUI's problems panel show."""
+    compiler = Compiler(topology, registry, facts or HostFacts())
+    try:
+        compiler.run()
+    except StageFailed:
+        pass
+    return compiler.problems

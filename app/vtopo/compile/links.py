@@ -1,0 +1,82 @@
+"""Choosing how a link is made (the medium) and the ops that make and configure it."""
+from __future__ import annotations
+
+import hashlib
+from typing import Iterator
+
+from vtopo.compile.context import EndContext, LabNames
+from vtopo.compile.ops import (AddAddress, ConfigureLink, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, Op,
+                               SetImpairment)
+from vtopo.kinds.contract import Role, SegmentKind
+
+
+def medium_for(a: EndContext, b: EndContext) -> str | None:
+    """veth, macvlan, macvtap or tap; None when these two roles cannot be linked."""
+    roles = {a.kind.role, b.kind.role}
+    if roles <= {Role.NAMESPACE, Role.SWITCH}:
+        return "veth"
+    if Role.SEGMENT in roles and len(roles) == 2:
+        segment = a if a.kind.role is Role.SEGMENT else b
+        child = b if segment is a else a
+        if not isinstance(segment.kind, SegmentKind):
+            return None
+        return segment.kind.child_media.get(child.kind.role)
+    if roles in ({Role.MACHINE, Role.SWITCH}, {Role.MACHINE, Role.NAMESPACE}):
+        return "tap"
+    return None
+
+
+def guest_mac(names: LabNames, end: EndContext) -> str:
+    """A VM NIC's MAC: the user's, or a stable one in QEMU's 52:54:00 range."""
+    if end.end.interface.mac:
+        return end.end.interface.mac.lower()
+    digest = hashlib.sha1(f"{names.prefix}/{end.node.name}/{end.end.port}".encode()).hexdigest()
+    return "52:54:00:" + ":".join(digest[i:i + 2] for i in range(0, 6, 2))
+
+
+def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:
+    owner = f"link {a.link_name}"
+    if a.medium == "veth":
+        host_side, other = (b, a) if a.netns is not None and b.netns is None else (a, b)
+        yield CreateVeth(owner=owner, name=host_side.device, netns=host_side.netns, peer=other.device,
+                         peer_netns=other.netns)
+        return
+    segment, child = (a, b) if a.kind.role is Role.SEGMENT else (b, a)
+    if a.medium == "macvlan":
+        assert isinstance(segment.kind, SegmentKind)
+        context = segment.owner
+        yield CreateMacvlan(owner=owner, name=child.device, netns=child.netns,
+                            lower=segment.kind.lower_device(context), lower_netns=None, mode=segment.kind.mode(context))
+    elif a.medium == "macvtap":
+        assert isinstance(segment.kind, SegmentKind)
+        context = segment.owner
+        yield CreateMacvtap(owner=owner, name=child.device, lower=segment.kind.lower_device(context),
+                            mode=segment.kind.mode(context))
+    elif a.medium == "tap":
+        machine = a if a.kind.role is Role.MACHINE else b
+        yield CreateTap(owner=owner, name=machine.device)
+
+
+def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:
+    """MTU, MAC, addresses, ownership tag, link up and impairment, once per device the link made."""
+    owner = f"link {a.link_name}"
+    impairment = a.link.impairment
+    seen: set[tuple[str | None, str]] = set()
+    for end in sorted((a, b), key=lambda e: e.kind.role is not Role.NAMESPACE):
+        if not end.device or (end.netns, end.device) in seen:
+            continue
+        seen.add((end.netns, end.device))
+        interface = end.end.interface
+        if end.kind.role is Role.MACHINE:
+            mac = guest_mac(names, end) if end.medium == "macvtap" else ""
+        else:
+            mac = interface.mac
+        yield ConfigureLink(owner=owner, name=end.device, netns=end.netns, mtu=interface.mtu or end.other.end.interface.mtu,
+                            mac=mac, alias=names.tag if end.netns is None else "", up=True)
+        if end.kind.role is Role.NAMESPACE:
+            for address in interface.addresses:
+                yield AddAddress(owner=owner, name=end.device, netns=end.netns, cidr=address)
+        if impairment.active:
+            yield SetImpairment(owner=owner, name=end.device, netns=end.netns, delay_ms=impairment.delay_ms,
+                                jitter_ms=impairment.jitter_ms, loss_pct=impairment.loss_pct,
+                                rate_mbit=impairment.rate_mbit)

@@ -1,0 +1,141 @@
+"""Named network namespaces, kept the way `ip netns` keeps them, without forking.
+
+A namespace is a bind mount of a namespace file on /run/netns/NAME. Namespace membership is
+per thread, so `entered()` moves only the calling thread and puts it back afterwards.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+NETNS_RUN_DIR = "/run/netns"
+
+_THREAD_NETNS = b"/proc/thread-self/ns/net"
+_CLONE_NEWNET = 0x40000000
+_MS_BIND = 0x1000
+_MS_REC = 0x4000
+_MS_SHARED = 1 << 20
+_MNT_DETACH = 2
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.unshare.argtypes = [ctypes.c_int]
+_libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
+
+
+class NetlinkError(Exception):
+    """A host networking operation the kernel refused; re-exported by `vtopo.host.netlink`."""
+
+    def __init__(self, operation: str, kernel_message: str, code: int = 0) -> None:
+        super().__init__(f"{operation}: {kernel_message}")
+        self.operation = operation
+        self.kernel_message = kernel_message
+        self.code = code
+
+
+class NetnsNotFoundError(NetlinkError):
+    """The named network namespace does not exist."""
+
+
+def _error(operation: str, code: int) -> NetlinkError:
+    cls = NetnsNotFoundError if code == errno.ENOENT else NetlinkError
+    return cls(operation, os.strerror(code), code)
+
+
+def _call(result: int, operation: str) -> None:
+    if result != 0:
+        raise _error(operation, ctypes.get_errno())
+
+
+def netns_path(name: str) -> str:
+    """The bind-mount path of namespace `name`; rejects names that are not a plain file name."""
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        raise ValueError(f"invalid network namespace name {name!r}")
+    return f"{NETNS_RUN_DIR}/{name}"
+
+
+def open_netns(name: str) -> int:
+    """Open namespace `name` read-only and return the file descriptor (the caller closes it)."""
+    try:
+        return os.open(netns_path(name), os.O_RDONLY)
+    except OSError as e:
+        raise _error(f"open netns {name}", e.errno or errno.EIO) from e
+
+
+def _share_run_dir() -> None:
+    # As iproute2 does: make the run dir a shared mount so bind mounts propagate to other mount namespaces.
+    os.makedirs(NETNS_RUN_DIR, exist_ok=True)
+    run_dir = NETNS_RUN_DIR.encode()
+    if _libc.mount(b"", run_dir, b"none", _MS_SHARED | _MS_REC, None) == 0:
+        return
+    _call(_libc.mount(run_dir, run_dir, b"none", _MS_BIND | _MS_REC, None), f"bind mount {NETNS_RUN_DIR}")
+    _call(_libc.mount(b"", run_dir, b"none", _MS_SHARED | _MS_REC, None), f"share {NETNS_RUN_DIR}")
+
+
+def create_netns(name: str) -> None:
+    """Create namespace `name` like `ip netns add`: unshare in this thread, bind-mount it, switch back."""
+    operation = f"create netns {name}"
+    path = netns_path(name)
+    _share_run_dir()
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
+    except OSError as e:
+        raise _error(operation, e.errno or errno.EIO) from e
+    try:
+        home = os.open(_THREAD_NETNS, os.O_RDONLY)
+        try:
+            _call(_libc.unshare(_CLONE_NEWNET), operation)
+            try:
+                _call(_libc.mount(_THREAD_NETNS, path.encode(), b"none", _MS_BIND, None), operation)
+            finally:
+                _call(_libc.setns(home, _CLONE_NEWNET), f"{operation}: return to the original netns")
+        finally:
+            os.close(home)
+    except BaseException:
+        os.unlink(path)
+        raise
+
+
+def delete_netns(name: str) -> None:
+    """Delete namespace `name` like `ip netns del`; it dies once nothing else holds it."""
+    path = netns_path(name)
+    if not os.path.exists(path):
+        raise NetnsNotFoundError(f"delete netns {name}", os.strerror(errno.ENOENT), errno.ENOENT)
+    _libc.umount2(path.encode(), _MNT_DETACH)  # fails harmlessly on a stale, unmounted file
+    try:
+        os.unlink(path)
+    except OSError as e:
+        raise _error(f"delete netns {name}", e.errno or errno.EIO) from e
+
+
+def list_netns() -> list[str]:
+    """Names of the namespaces under /run/netns, sorted."""
+    try:
+        return sorted(os.listdir(NETNS_RUN_DIR))
+    except FileNotFoundError:
+        return []
+
+
+@contextmanager
+def entered(name: str | None) -> Iterator[None]:
+    """Run the calling thread inside namespace `name` for the block (None: stay where it is)."""
+    if name is None:
+        yield
+        return
+    target = open_netns(name)
+    try:
+        home = os.open(_THREAD_NETNS, os.O_RDONLY)
+        try:
+            _call(_libc.setns(target, _CLONE_NEWNET), f"enter netns {name}")
+            try:
+                yield
+            finally:
+                _call(_libc.setns(home, _CLONE_NEWNET), f"leave netns {name}")
+        finally:
+            os.close(home)
+    finally:
+        os.close(target)

@@ -1,0 +1,123 @@
+"""What a node kind is: the contract every plugin implements, built-in or third-party."""
+from __future__ import annotations
+
+import re
+from abc import ABC
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+
+from vtopo.compile.ops import Op
+from vtopo.model.problems import Problem
+
+if TYPE_CHECKING:
+    from vtopo.compile.context import EndContext, NodeContext
+
+
+class Role(str, Enum):
+    """How a kind takes part in links. The compiler picks the link medium from the two roles."""
+
+    NAMESPACE = "namespace"  # owns a network namespace (or is the host's): link ends are interfaces inside it
+    SWITCH = "switch"  # forwards frames between its ports, in the host namespace
+    SEGMENT = "segment"  # macvlan/macvtap: each link end is a child device of one lower device
+    MACHINE = "machine"  # a virtual machine: each link end is a NIC backed by a host device
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    """Ports are named prefix+number, e.g. eth0..eth7 or p1..p24."""
+
+    prefix: str
+    first: int = 0
+    limit: int | None = None
+
+    def name(self, index: int) -> str:
+        return f"{self.prefix}{index}"
+
+    def index_of(self, port: str) -> int | None:
+        match = re.fullmatch(re.escape(self.prefix) + r"(\d+)", port)
+        if not match:
+            return None
+        index = int(match.group(1))
+        if index < self.first or (self.limit is not None and index >= self.first + self.limit):
+            return None
+        return index
+
+    def next_free(self, used: set[str]) -> str | None:
+        index = self.first
+        while self.limit is None or index < self.first + self.limit:
+            if self.name(index) not in used:
+                return self.name(index)
+            index += 1
+        return None
+
+    def describe(self) -> str:
+        if self.limit is None:
+            return f"{self.prefix}{self.first}, {self.prefix}{self.first + 1}, ..."
+        return f"{self.prefix}{self.first} to {self.prefix}{self.first + self.limit - 1}"
+
+
+@dataclass(frozen=True)
+class EmptySettings:
+    pass
+
+
+class NodeKind(ABC):
+    """A kind of node. Subclasses set the class attributes and override the hooks they need."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    description: ClassVar[str]
+    role: ClassVar[Role]
+    ports: ClassVar[PortSpec]
+    connects_to: ClassVar[frozenset[str]]
+    settings_type: ClassVar[type] = EmptySettings
+    connect_hint: ClassVar[str] = ""
+    icon_file: ClassVar[str] = ""
+
+    def icon_path(self) -> Path:
+        """The kind's SVG icon. Built-in kinds keep theirs in resources/icons."""
+        from vtopo.resources import icon
+
+        return icon(self.icon_file or f"{self.name}.svg")
+
+    def netns(self, node: NodeContext) -> str | None:
+        """The namespace a NAMESPACE-role node's interfaces live in; None for the host's own."""
+        return node.names.netns(node.node.name)
+
+    def device_name(self, node: NodeContext, end: EndContext) -> str:
+        """The name of the device at this end of a link, as it appears where it lives."""
+        return node.names.host_device(node.node.name, end.end.port)
+
+    def check(self, node: NodeContext) -> Iterable[Problem]:
+        return ()
+
+    def lower(self, node: NodeContext) -> Iterable[Op]:
+        """The ops that build the node itself (namespaces, bridges, daemons)."""
+        return ()
+
+    def attach(self, node: NodeContext, end: EndContext) -> Iterable[Op]:
+        """Kind-specific ops for a link end that has landed on this node (enslave, add-port...)."""
+        return ()
+
+    def settings_of(self, raw: dict[str, Any]) -> Any:
+        from vtopo.kinds.settings import parse_settings
+
+        settings, problems = parse_settings(self.settings_type, raw, "$", self.name, "")
+        if problems:
+            raise ValueError("; ".join(p.message for p in problems))
+        return settings
+
+
+class SegmentKind(NodeKind):
+    """macvlan and macvtap: each link end is a child device hung off one lower device in a given mode."""
+
+    role = Role.SEGMENT
+    child_media: ClassVar[dict[Role, str]]  # the device made for a child of each role
+
+    def lower_device(self, node: NodeContext) -> str:
+        raise NotImplementedError
+
+    def mode(self, node: NodeContext) -> str:
+        return str(node.settings.mode)

@@ -1,0 +1,110 @@
+"""Node settings declared as dataclasses. Field metadata drives validation, the CLI and the GUI inspector."""
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from vtopo.model.problems import Problem
+
+
+@dataclass(frozen=True)
+class SettingInfo:
+    label: str
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+def setting(default: Any, label: str, help: str = "", choices: tuple[str, ...] = (), minimum: float | None = None,
+            maximum: float | None = None) -> Any:
+    """Declare one setting of a node kind."""
+    info = SettingInfo(label=label, help=help, choices=choices, minimum=minimum, maximum=maximum)
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata={"vtopo": info})
+    return field(default=default, metadata={"vtopo": info})
+
+
+@dataclass(frozen=True)
+class SettingField:
+    name: str
+    type: Any
+    default: Any
+    info: SettingInfo
+
+
+def setting_fields(settings_type: type) -> list[SettingField]:
+    hints = typing.get_type_hints(settings_type)
+    result = []
+    for f in dataclasses.fields(settings_type):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        result.append(SettingField(f.name, hints[f.name], default, f.metadata.get("vtopo", SettingInfo(f.name))))
+    return result
+
+
+def _matches(value: Any, expected: Any) -> bool:
+    origin = typing.get_origin(expected)
+    if expected is bool:
+        return isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if expected is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected is str:
+        return isinstance(value, str)
+    if origin is list:
+        (item,) = typing.get_args(expected)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if origin is dict:
+        key, item = typing.get_args(expected)
+        return isinstance(value, dict) and all(_matches(k, key) and _matches(v, item) for k, v in value.items())
+    raise TypeError(f"unsupported setting type {expected!r}")
+
+
+def _describe(expected: Any) -> str:
+    origin = typing.get_origin(expected)
+    if origin is list:
+        return f"a list of {_describe(typing.get_args(expected)[0])}s"
+    if origin is dict:
+        return "an object"
+    return {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}[expected]
+
+
+def parse_settings(settings_type: type, raw: dict[str, Any], path: str, subject: str, subject_id: str
+                   ) -> tuple[Any, list[Problem]]:
+    """Build the typed settings of a node, or say precisely what is wrong with them."""
+    problems: list[Problem] = []
+    values: dict[str, Any] = {}
+    known = {f.name: f for f in setting_fields(settings_type)}
+    for key in raw:
+        if key not in known:
+            names = ", ".join(sorted(known)) or "none"
+            problems.append(Problem(f"unknown setting {key!r} (this kind has: {names})", subject, f"{path}.{key}", subject_id))
+    for name, spec in known.items():
+        if name not in raw:
+            continue
+        value = raw[name]
+        where = f"{path}.{name}"
+        if not _matches(value, spec.type):
+            problems.append(Problem(f"{name} must be {_describe(spec.type)}", subject, where, subject_id))
+            continue
+        if spec.info.choices and value not in spec.info.choices:
+            problems.append(Problem(f"{name} must be one of {', '.join(spec.info.choices)}, not {value!r}", subject,
+                                    where, subject_id))
+            continue
+        if spec.info.minimum is not None and value < spec.info.minimum:
+            problems.append(Problem(f"{name} must be at least {spec.info.minimum:g}", subject, where, subject_id))
+            continue
+        if spec.info.maximum is not None and value > spec.info.maximum:
+            problems.append(Problem(f"{name} must be at most {spec.info.maximum:g}", subject, where, subject_id))
+            continue
+        values[name] = float(value) if spec.type is float else value
+    if problems:
+        return None, problems
+    return settings_type(**values), []
+
+
+def settings_to_dict(settings: Any) -> dict[str, Any]:
+    return dataclasses.asdict(settings)

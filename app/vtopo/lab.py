@@ -1,0 +1,42 @@
+"""Opening a lab file and compiling it: the steps every front end (CLI, GUI) shares."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from vtopo.compile.compiler import check_lab, compile_lab
+from vtopo.compile.context import HostFacts
+from vtopo.compile.plan import Plan
+from vtopo.kinds.registry import Registry, load_registry
+from vtopo.model import io
+from vtopo.model.problems import LabError, Problem, errors_in
+from vtopo.model.topology import Topology
+
+
+@lru_cache(maxsize=1)
+def registry() -> Registry:
+    return load_registry()
+
+
+@dataclass
+class OpenedLab:
+    path: Path
+    topology: Topology
+
+
+def open_lab(path: Path) -> OpenedLab:
+    """Load a file and check its kinds and settings. Raises LabError with every problem."""
+    topology = io.load(path)
+    _, problems = registry().check_lab(topology)
+    if errors_in(problems):
+        raise LabError(problems)
+    return OpenedLab(Path(path), topology)
+
+
+def problems_of(topology: Topology, facts: HostFacts | None = None) -> list[Problem]:
+    return check_lab(topology, registry(), facts)
+
+
+def plan_of(topology: Topology, facts: HostFacts | None = None) -> Plan:
+    return compile_lab(topology, registry(), facts)

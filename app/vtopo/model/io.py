@@ -1,0 +1,283 @@
+"""Reading and writing .vtopo files: versioned, stable JSON, atomic saves, clear errors."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from vtopo.model.migrations import CURRENT_VERSION, migrate
+from vtopo.model.problems import LabError, Problem
+from vtopo.model.topology import Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology
+
+FORMAT = "vtopo"
+
+
+# ---------------------------------------------------------------- writing
+
+def _interface_to_json(interface: Interface) -> dict[str, Any]:
+    return {key: value for key, value in asdict(interface).items() if value}
+
+
+def _endpoint_to_json(end: Endpoint) -> dict[str, Any]:
+    data: dict[str, Any] = {"node": end.node, "port": end.port}
+    interface = _interface_to_json(end.interface)
+    if interface:
+        data["interface"] = interface
+    return data
+
+
+def to_document(topology: Topology) -> dict[str, Any]:
+    lab: dict[str, Any] = {"id": topology.id, "name": topology.name}
+    if topology.prefix:
+        lab["prefix"] = topology.prefix
+    if topology.notes:
+        lab["notes"] = topology.notes
+    links = []
+    for link in topology.links.values():
+        data: dict[str, Any] = {"id": link.id, "a": _endpoint_to_json(link.a), "b": _endpoint_to_json(link.b)}
+        if link.impairment.active:
+            data["impairment"] = {k: v for k, v in asdict(link.impairment).items() if v}
+        links.append(data)
+    return {
+        "format": FORMAT,
+        "version": CURRENT_VERSION,
+        "lab": lab,
+        "nodes": [
+            {"id": n.id, "name": n.name, "kind": n.kind, "position": asdict(n.position), "settings": n.settings}
+            for n in topology.nodes.values()
+        ],
+        "links": links,
+        "annotations": [asdict(a) for a in topology.annotations.values()],
+    }
+
+
+def dumps(topology: Topology) -> str:
+    return json.dumps(to_document(topology), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def save(topology: Topology, path: Path) -> None:
+    """Write atomically: a full disk or a crash leaves the previous file intact."""
+    path = Path(path)
+    text = dumps(topology)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as tmp:
+            tmp.write(text)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+# ---------------------------------------------------------------- reading
+
+class _Reader:
+    """Walks a JSON document, collecting every type problem with its JSON path."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def fail(self, path: str, message: str, subject: str = "", subject_id: str = "") -> None:
+        self.problems.append(Problem(message, subject=subject, path=path, subject_id=subject_id))
+
+    def typed(self, value: Any, expected: type | tuple[type, ...], path: str, what: str, subject: str = "") -> bool:
+        ok = isinstance(value, expected) and not (expected in (int, float, (int, float)) and isinstance(value, bool))
+        if not ok:
+            self.fail(path, f"{what} must be {_type_name(expected)}, not {_json_type(value)}", subject)
+        return ok
+
+    def field(self, obj: dict[str, Any], key: str, expected: type | tuple[type, ...], path: str, default: Any,
+              subject: str = "") -> Any:
+        if key not in obj:
+            return default
+        value = obj[key]
+        return value if self.typed(value, expected, f"{path}.{key}", key, subject) else default
+
+
+def _type_name(expected: type | tuple[type, ...]) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", dict: "an object", list: "a list", bool: "true or false"}
+    if isinstance(expected, tuple):
+        return "a number" if set(expected) == {int, float} else " or ".join(names[t] for t in expected)
+    return names[expected]
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "true/false", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}.get(
+        type(value), type(value).__name__)
+
+
+def _read_interface(reader: _Reader, raw: Any, path: str, subject: str) -> Interface:
+    if raw is None:
+        return Interface()
+    if not reader.typed(raw, dict, path, "interface", subject):
+        return Interface()
+    addresses = reader.field(raw, "addresses", list, path, [], subject)
+    for i, address in enumerate(addresses):
+        reader.typed(address, str, f"{path}.addresses[{i}]", "address", subject)
+    return Interface(
+        name=reader.field(raw, "name", str, path, "", subject),
+        mac=reader.field(raw, "mac", str, path, "", subject),
+        mtu=reader.field(raw, "mtu", int, path, 0, subject),
+        addresses=[a for a in addresses if isinstance(a, str)],
+    )
+
+
+def _read_nodes(reader: _Reader, raw_nodes: list[Any]) -> list[Node]:
+    nodes: list[Node] = []
+    seen_ids: dict[str, str] = {}
+    seen_names: dict[str, str] = {}
+    for i, raw in enumerate(raw_nodes):
+        path = f"$.nodes[{i}]"
+        if not reader.typed(raw, dict, path, "node"):
+            continue
+        node_id = reader.field(raw, "id", str, path, "")
+        name = reader.field(raw, "name", str, path, "")
+        subject = f"node {name or node_id or i}"
+        if not node_id:
+            reader.fail(f"{path}.id", "every node needs a non-empty id", subject)
+            continue
+        if not name:
+            reader.fail(f"{path}.name", "every node needs a name", subject)
+            continue
+        if node_id in seen_ids:
+            reader.fail(f"{path}.id", f"id {node_id!r} is also used by {seen_ids[node_id]}", subject)
+            continue
+        if name in seen_names:
+            reader.fail(f"{path}.name", f"the name {name!r} is used twice (also at {seen_names[name]}); names must be unique",
+                        subject)
+            continue
+        seen_ids[node_id] = path
+        seen_names[name] = path
+        kind = reader.field(raw, "kind", str, path, "", subject)
+        if not kind:
+            reader.fail(f"{path}.kind", "every node needs a kind", subject)
+            continue
+        position = reader.field(raw, "position", dict, path, {}, subject)
+        x = reader.field(position, "x", (int, float), f"{path}.position", 0, subject)
+        y = reader.field(position, "y", (int, float), f"{path}.position", 0, subject)
+        settings = reader.field(raw, "settings", dict, path, {}, subject)
+        nodes.append(Node(id=node_id, name=name, kind=kind, settings=settings, position=Position(float(x), float(y))))
+    return nodes
+
+
+def _read_links(reader: _Reader, raw_links: list[Any], nodes: dict[str, Node]) -> list[Link]:
+    links: list[Link] = []
+    seen_ids: set[str] = set()
+    port_owner: dict[tuple[str, str], str] = {}
+    for i, raw in enumerate(raw_links):
+        path = f"$.links[{i}]"
+        if not reader.typed(raw, dict, path, "link"):
+            continue
+        link_id = reader.field(raw, "id", str, path, "")
+        if not link_id or link_id in seen_ids:
+            reader.fail(f"{path}.id", "every link needs a unique, non-empty id", f"link {link_id or i}")
+            continue
+        seen_ids.add(link_id)
+        ends: list[Endpoint] = []
+        for side in ("a", "b"):
+            end_path = f"{path}.{side}"
+            raw_end = raw.get(side)
+            if not reader.typed(raw_end, dict, end_path, f"link end {side}", f"link {link_id}"):
+                continue
+            node_ref = reader.field(raw_end, "node", str, end_path, "", f"link {link_id}")
+            port = reader.field(raw_end, "port", str, end_path, "", f"link {link_id}")
+            if node_ref not in nodes:
+                reader.fail(f"{end_path}.node", f"end {side} points at node {node_ref!r}, which does not exist",
+                            f"link {link_id}", link_id)
+                continue
+            if not port:
+                reader.fail(f"{end_path}.port", f"end {side} needs a port", f"link {link_id}", link_id)
+                continue
+            key = (node_ref, port)
+            subject = f"link {nodes[node_ref].name}:{port}"
+            if key in port_owner:
+                reader.fail(f"{end_path}.port", f"port {port} of node {nodes[node_ref].name} is already used by link "
+                            f"{port_owner[key]}; a port takes one link", subject, link_id)
+                continue
+            port_owner[key] = link_id
+            interface = _read_interface(reader, raw_end.get("interface"), f"{end_path}.interface", subject)
+            ends.append(Endpoint(node=node_ref, port=port, interface=interface))
+        if len(ends) != 2:
+            continue
+        raw_impairment = reader.field(raw, "impairment", dict, path, {}, f"link {link_id}")
+        impairment = Impairment(**{
+            key: float(reader.field(raw_impairment, key, (int, float), f"{path}.impairment", 0, f"link {link_id}"))
+            for key in ("delay_ms", "jitter_ms", "loss_pct", "rate_mbit")
+        })
+        links.append(Link(id=link_id, a=ends[0], b=ends[1], impairment=impairment))
+    return links
+
+
+def _read_annotations(reader: _Reader, raw_annotations: list[Any]) -> list[Annotation]:
+    annotations = []
+    for i, raw in enumerate(raw_annotations):
+        path = f"$.annotations[{i}]"
+        if not reader.typed(raw, dict, path, "annotation"):
+            continue
+        position = reader.field(raw, "position", dict, path, {})
+        annotations.append(Annotation(
+            id=reader.field(raw, "id", str, path, f"note-{i}"),
+            shape=reader.field(raw, "shape", str, path, "note"),
+            text=reader.field(raw, "text", str, path, ""),
+            position=Position(float(reader.field(position, "x", (int, float), f"{path}.position", 0)),
+                              float(reader.field(position, "y", (int, float), f"{path}.position", 0))),
+            width=float(reader.field(raw, "width", (int, float), path, 200.0)),
+            height=float(reader.field(raw, "height", (int, float), path, 100.0)),
+        ))
+    return annotations
+
+
+def loads(text: str, default_name: str = "lab") -> Topology:
+    """Parse a .vtopo document. Raises LabError listing every structural problem found."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LabError([Problem(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+                                + (" (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""), path="$")])
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise LabError([Problem('not a vtopo lab: the top level must be an object with "format": "vtopo"', path="$")])
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise LabError([Problem("the version must be a positive integer", path="$.version")])
+    if version > CURRENT_VERSION:
+        raise LabError([Problem(f"this lab was saved by a newer vtopo (file version {version}); this vtopo reads "
+                                f"versions up to {CURRENT_VERSION}. Upgrade vtopo to open it.", path="$.version")])
+    doc = migrate(doc, version)
+
+    reader = _Reader()
+    lab = reader.field(doc, "lab", dict, "$", {})
+    raw_nodes = reader.field(doc, "nodes", list, "$", [])
+    raw_links = reader.field(doc, "links", list, "$", [])
+    raw_annotations = reader.field(doc, "annotations", list, "$", [])
+    nodes = {node.id: node for node in _read_nodes(reader, raw_nodes)}
+    links = _read_links(reader, raw_links, nodes)
+    annotations = _read_annotations(reader, raw_annotations)
+    if reader.problems:
+        raise LabError(reader.problems)
+    return Topology(
+        name=reader.field(lab, "name", str, "$.lab", "") or default_name,
+        id=reader.field(lab, "id", str, "$.lab", "") or f"lab-{default_name}",
+        notes=reader.field(lab, "notes", str, "$.lab", ""),
+        prefix=reader.field(lab, "prefix", str, "$.lab", ""),
+        nodes=nodes,
+        links={link.id: link for link in links},
+        annotations={a.id: a for a in annotations},
+    )
+
+
+def load(path: Path) -> Topology:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LabError([Problem(f"no such file: {path}")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LabError([Problem(f"cannot read {path}: {exc}")]) from None
+    return loads(text, default_name=path.stem)

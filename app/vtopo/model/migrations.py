@@ -1,0 +1,51 @@
+"""Converters from older .vtopo versions to the current one, one small step each."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+CURRENT_VERSION = 2
+
+Document = dict[str, Any]
+
+
+def _v1_to_v2(doc: Document) -> Document:
+    """Version 1 kept positions as flat x/y, link ends as "node:port" strings and lab fields at the top."""
+
+    def endpoint(ref: Any, interface: Any) -> Any:
+        if not isinstance(ref, str) or ":" not in ref:
+            return ref
+        node, port = ref.rsplit(":", 1)
+        return {"node": node, "port": port, "interface": interface if isinstance(interface, dict) else {}}
+
+    nodes = []
+    for node in doc.get("nodes", []):
+        if isinstance(node, dict):
+            node = dict(node)
+            node["position"] = {"x": node.pop("x", 0), "y": node.pop("y", 0)}
+        nodes.append(node)
+    links = []
+    for link in doc.get("links", []):
+        if isinstance(link, dict):
+            link = dict(link)
+            link["a"] = endpoint(link.pop("from", None), link.pop("from_interface", None))
+            link["b"] = endpoint(link.pop("to", None), link.pop("to_interface", None))
+        links.append(link)
+    return {
+        "format": "vtopo",
+        "version": 2,
+        "lab": {"id": doc.get("id", ""), "name": doc.get("name", ""), "notes": doc.get("notes", "")},
+        "nodes": nodes,
+        "links": links,
+        "annotations": [],
+    }
+
+
+MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _v1_to_v2}
+
+
+def migrate(doc: Document, version: int) -> Document:
+    """Bring `doc` (at `version`) up to CURRENT_VERSION by chaining the converters."""
+    while version < CURRENT_VERSION:
+        doc = MIGRATIONS[version](doc)
+        version += 1
+    return doc

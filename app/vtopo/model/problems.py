@@ -1,0 +1,47 @@
+"""Problems found in a lab: by the loader, by kind checks and by the compiler."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a lab, naming where it is.
+
+    `subject` is the node or link the user knows by name ("node c1", "link c1:eth0-br0:p1").
+    `path` is the JSON path in the .vtopo file when the problem comes from the file itself.
+    `subject_id` is the stable id, so a GUI can select the culprit.
+    """
+
+    message: str
+    subject: str = ""
+    path: str = ""
+    subject_id: str = ""
+    severity: Severity = Severity.ERROR
+
+    def __str__(self) -> str:
+        where = " ".join(part for part in (self.subject, f"at {self.path}" if self.path else "") if part)
+        prefix = f"{self.severity.value}: "
+        return f"{prefix}{where}: {self.message}" if where else f"{prefix}{self.message}"
+
+
+class LabError(Exception):
+    """A lab that cannot be used as it is. Carries every problem found, not only the first."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity is Severity.ERROR]
+
+
+def errors_in(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity is Severity.ERROR]

@@ -1,0 +1,207 @@
+"""The lab as the user drew it: nodes, links between their ports, and notes. Plain Python."""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from vtopo.model.events import Event
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class Position:
+    x: float = 0.0
+    y: float = 0.0
+
+
+@dataclass
+class Interface:
+    """Settings of the interface at one end of a link. Empty fields mean "let vtopo choose"."""
+
+    name: str = ""
+    mac: str = ""
+    mtu: int = 0
+    addresses: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Endpoint:
+    node: str
+    port: str
+    interface: Interface = field(default_factory=Interface)
+
+
+@dataclass
+class Impairment:
+    """netem/tbf settings applied to both ends of a link."""
+
+    delay_ms: float = 0.0
+    jitter_ms: float = 0.0
+    loss_pct: float = 0.0
+    rate_mbit: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        return any((self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit))
+
+
+@dataclass
+class Node:
+    id: str
+    name: str
+    kind: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    position: Position = field(default_factory=Position)
+
+
+@dataclass
+class Link:
+    id: str
+    a: Endpoint
+    b: Endpoint
+    impairment: Impairment = field(default_factory=Impairment)
+
+    @property
+    def ends(self) -> tuple[Endpoint, Endpoint]:
+        return (self.a, self.b)
+
+    def end_at(self, node_id: str) -> Endpoint:
+        return self.a if self.a.node == node_id else self.b
+
+    def other_end(self, node_id: str) -> Endpoint:
+        return self.b if self.a.node == node_id else self.a
+
+
+@dataclass
+class Annotation:
+    """Free text or a rectangle on the canvas, for teaching."""
+
+    id: str
+    shape: str  # "note" or "rect"
+    text: str = ""
+    position: Position = field(default_factory=Position)
+    width: float = 200.0
+    height: float = 100.0
+
+
+@dataclass
+class ModelEvents:
+    node_added: Event[Node] = field(default_factory=Event)
+    node_removed: Event[Node] = field(default_factory=Event)
+    node_changed: Event[Node] = field(default_factory=Event)
+    link_added: Event[Link] = field(default_factory=Event)
+    link_removed: Event[Link] = field(default_factory=Event)
+    link_changed: Event[Link] = field(default_factory=Event)
+    annotation_added: Event[Annotation] = field(default_factory=Event)
+    annotation_removed: Event[Annotation] = field(default_factory=Event)
+    annotation_changed: Event[Annotation] = field(default_factory=Event)
+    lab_changed: Event["Topology"] = field(default_factory=Event)
+
+
+@dataclass(eq=False)
+class Topology:
+    """A lab. Edits go through the methods below so that views hear about them."""
+
+    name: str
+    id: str = field(default_factory=lambda: new_id("lab"))
+    notes: str = ""
+    prefix: str = ""
+    nodes: dict[str, Node] = field(default_factory=dict)
+    links: dict[str, Link] = field(default_factory=dict)
+    annotations: dict[str, Annotation] = field(default_factory=dict)
+    events: ModelEvents = field(default_factory=ModelEvents, repr=False, compare=False)
+
+    # queries
+
+    def node_named(self, name: str) -> Node | None:
+        return next((n for n in self.nodes.values() if n.name == name), None)
+
+    def links_of(self, node_id: str) -> list[Link]:
+        return [link for link in self.links.values() if node_id in (link.a.node, link.b.node)]
+
+    def used_ports(self, node_id: str) -> set[str]:
+        return {end.port for link in self.links_of(node_id) for end in link.ends if end.node == node_id}
+
+    def describe_link(self, link: Link) -> str:
+        def end(e: Endpoint) -> str:
+            node = self.nodes.get(e.node)
+            return f"{node.name if node else e.node}:{e.port}"
+
+        return f"{end(link.a)}-{end(link.b)}"
+
+    # edits
+
+    def add_node(self, node: Node) -> None:
+        self.nodes[node.id] = node
+        self.events.node_added.emit(node)
+
+    def remove_node(self, node_id: str) -> Node:
+        if self.links_of(node_id):
+            raise ValueError(f"node {self.nodes[node_id].name} still has links; remove them first")
+        node = self.nodes.pop(node_id)
+        self.events.node_removed.emit(node)
+        return node
+
+    def update_node(self, node_id: str, *, name: str | None = None, settings: dict[str, Any] | None = None,
+                    position: Position | None = None) -> None:
+        node = self.nodes[node_id]
+        if name is not None:
+            node.name = name
+        if settings is not None:
+            node.settings = dict(settings)
+        if position is not None:
+            node.position = Position(position.x, position.y)
+        self.events.node_changed.emit(node)
+
+    def add_link(self, link: Link) -> None:
+        self.links[link.id] = link
+        self.events.link_added.emit(link)
+
+    def remove_link(self, link_id: str) -> Link:
+        link = self.links.pop(link_id)
+        self.events.link_removed.emit(link)
+        return link
+
+    def update_link(self, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
+                    impairment: Impairment | None = None) -> None:
+        link = self.links[link_id]
+        if a is not None:
+            link.a.interface = a
+        if b is not None:
+            link.b.interface = b
+        if impairment is not None:
+            link.impairment = impairment
+        self.events.link_changed.emit(link)
+
+    def add_annotation(self, annotation: Annotation) -> None:
+        self.annotations[annotation.id] = annotation
+        self.events.annotation_added.emit(annotation)
+
+    def remove_annotation(self, annotation_id: str) -> Annotation:
+        annotation = self.annotations.pop(annotation_id)
+        self.events.annotation_removed.emit(annotation)
+        return annotation
+
+    def update_annotation(self, annotation_id: str, *, text: str | None = None, position: Position | None = None,
+                          width: float | None = None, height: float | None = None) -> None:
+        annotation = self.annotations[annotation_id]
+        if text is not None:
+            annotation.text = text
+        if position is not None:
+            annotation.position = Position(position.x, position.y)
+        if width is not None:
+            annotation.width = width
+        if height is not None:
+            annotation.height = height
+        self.events.annotation_changed.emit(annotation)
+
+    def update_lab(self, *, name: str | None = None, notes: str | None = None) -> None:
+        if name is not None:
+            self.name = name
+        if notes is not None:
+            self.notes = notes
+        self.events.lab_changed.emit(self)

@@ -1,0 +1,60 @@
+"""A Linux bridge, optionally numbered (the host gets an address on it, seed 003)."""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Iterable
+
+from vtopo.compile.context import EndContext, NodeContext
+from vtopo.compile.ops import AddAddress, ConfigureLink, CreateBridge, Op, SetMaster
+from vtopo.kinds.contract import NodeKind, PortSpec, Role
+from vtopo.kinds.settings import setting
+from vtopo.model.problems import Problem
+
+
+@dataclass(frozen=True)
+class BridgeSettings:
+    stp: bool = setting(False, "STP", "Run the spanning tree protocol, to break loops between bridges")
+    forward_delay: float = setting(15.0, "Forward delay (s)", "How long a port listens and learns before forwarding; "
+                                   "0 forwards at once (seed 003)", minimum=0, maximum=30)
+    ageing: float = setting(300.0, "Ageing time (s)", "How long a learned MAC address is kept", minimum=0,
+                            maximum=1_000_000)
+    host_addresses: list[str] = setting([], "Host addresses", "Addresses the host gets on this bridge, which makes it "
+                                        "a numbered bridge (host-only networking)")
+
+
+class BridgeKind(NodeKind):
+    name = "bridge"
+    label = "Linux bridge"
+    description = "A Linux bridge in the host: a learning switch in the kernel. Give it host addresses to number it."
+    role = Role.SWITCH
+    ports = PortSpec("p", 1)
+    connects_to = frozenset({"container", "router", "host", "vm", "bridge", "ovs"})
+    connect_hint = "Bridges take containers, routers, VMs, the host, and other switches."
+    settings_type = BridgeSettings
+
+    def check(self, node: NodeContext) -> Iterable[Problem]:
+        settings = node.settings
+        if settings.stp and settings.forward_delay < 2:
+            yield Problem("with STP on, the kernel needs a forward delay of 2 to 30 s", node.subject,
+                          "", node.node.id)
+        for address in settings.host_addresses:
+            try:
+                if "/" not in address:
+                    raise ValueError
+                ipaddress.ip_interface(address)
+            except ValueError:
+                yield Problem(f"host address {address!r} must be an address with prefix, e.g. 10.0.1.1/24",
+                              node.subject, "", node.node.id)
+
+    def lower(self, node: NodeContext) -> Iterable[Op]:
+        settings, owner = node.settings, node.subject
+        name = node.names.node_device(node.node.name)
+        yield CreateBridge(owner=owner, name=name, stp=settings.stp, forward_delay_s=settings.forward_delay,
+                           ageing_s=settings.ageing)
+        yield ConfigureLink(owner=owner, name=name, netns=None, alias=node.names.tag)
+        for address in settings.host_addresses:
+            yield AddAddress(owner=owner, name=name, netns=None, cidr=address)
+
+    def attach(self, node: NodeContext, end: EndContext) -> Iterable[Op]:
+        yield SetMaster(owner=node.subject, name=end.device, master=node.names.node_device(node.node.name))

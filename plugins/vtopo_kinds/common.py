@@ -1,0 +1,24 @@
+"""Small checks shared by several built-in kinds."""
+from __future__ import annotations
+
+import ipaddress
+from typing import Iterator
+
+from vtopo.compile.context import NodeContext
+from vtopo.model.problems import Problem
+
+
+def check_gateway(node: NodeContext, gateway: str, field: str) -> Iterator[Problem]:
+    """A default gateway must be an IPv4 address on one of the node's own subnets."""
+    if not gateway:
+        return
+    try:
+        address = ipaddress.ip_address(gateway)
+    except ValueError:
+        yield Problem(f"{field} {gateway!r} is not an IP address", node.subject, subject_id=node.node.id)
+        return
+    networks = [ipaddress.ip_interface(a).network for end in node.ends for a in end.end.interface.addresses
+                if "/" in a]
+    if not any(address in network for network in networks):
+        yield Problem(f"{field} {gateway} is not on any of this node's subnets; it would be unreachable",
+                      node.subject, subject_id=node.node.id)

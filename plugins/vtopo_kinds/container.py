@@ -1,0 +1,48 @@
+"""A container: a network namespace with interfaces, routes and sysctls (seed 001)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from vtopo.compile.context import NodeContext
+from vtopo.compile.ops import AddRoute, CreateNamespace, Op, SetSysctl
+from vtopo.kinds.contract import NodeKind, PortSpec, Role
+from vtopo.kinds.settings import setting
+from vtopo.model.problems import Problem
+from vtopo_kinds.common import check_gateway
+
+
+@dataclass(frozen=True)
+class ContainerSettings:
+    default_route: str = setting("", "Default gateway", "Next hop for the default route, e.g. 10.0.1.1")
+    sysctls: dict[str, str] = setting({}, "sysctls", "Namespace sysctls, e.g. net.ipv4.ip_forward = 1")
+
+
+class ContainerKind(NodeKind):
+    name = "container"
+    label = "Container"
+    description = "A network namespace, like a container without a filesystem: interfaces, routes, sysctls."
+    role = Role.NAMESPACE
+    ports = PortSpec("eth", 0)
+    connects_to = frozenset({"bridge", "ovs", "macvlan", "container", "router", "host"})
+    connect_hint = "Containers join bridges, OVS switches, macvlan segments, routers, the host or each other."
+    settings_type = ContainerSettings
+
+    def device_name(self, node: NodeContext, end) -> str:  # type: ignore[no-untyped-def]
+        return end.end.interface.name or end.end.port
+
+    def check(self, node: NodeContext) -> Iterable[Problem]:
+        yield from check_gateway(node, node.settings.default_route, "default_route")
+        for key in node.settings.sysctls:
+            if not key.startswith("net."):
+                yield Problem(f"sysctl {key} is not per-namespace (only net.* sysctls are); setting it would change "
+                              "the whole host", node.subject, subject_id=node.node.id)
+
+    def lower(self, node: NodeContext) -> Iterable[Op]:
+        netns = self.netns(node)
+        owner = node.subject
+        yield CreateNamespace(owner=owner, name=netns)
+        for key, value in sorted(node.settings.sysctls.items()):
+            yield SetSysctl(owner=owner, netns=netns, key=key, value=value)
+        if node.settings.default_route:
+            yield AddRoute(owner=owner, netns=netns, destination="default", gateway=node.settings.default_route)

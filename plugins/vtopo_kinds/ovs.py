@@ -1,0 +1,73 @@
+"""An Open vSwitch bridge with optional OpenFlow rules (seed 004)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from vtopo.compile.context import EndContext, NodeContext
+from vtopo.compile.ops import Op, OvsAddBridge, OvsAddFlows, OvsAddPort, SetTxChecksum
+from vtopo.kinds.contract import NodeKind, PortSpec, Role
+from vtopo.kinds.settings import setting
+from vtopo.model.problems import Problem, Severity
+
+PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
+
+
+@dataclass(frozen=True)
+class OvsSettings:
+    datapath: str = setting("auto", "Datapath", "system: the kernel module. netdev: userspace. auto: the kernel "
+                            "module when it is there, otherwise netdev.", choices=("auto", "system", "netdev"))
+    fail_mode: str = setting("standalone", "Fail mode", "standalone: a learning switch until rules say otherwise. "
+                             "secure: only the OpenFlow rules forward.", choices=("standalone", "secure"))
+    flows: list[str] = setting([], "OpenFlow rules", "One rule per line, e.g. in_port=1,actions=output:3. Port "
+                               "p1 is OpenFlow port 1.")
+
+
+class OvsKind(NodeKind):
+    name = "ovs"
+    label = "Open vSwitch"
+    description = "An Open vSwitch bridge. Port pN is OpenFlow port N, so rules like in_port=1,actions=output:3 work."
+    role = Role.SWITCH
+    ports = PortSpec("p", 1)
+    connects_to = frozenset({"container", "router", "host", "vm", "bridge", "ovs"})
+    connect_hint = "OVS switches take containers, routers, VMs, the host, and other switches."
+    settings_type = OvsSettings
+
+    def datapath(self, node: NodeContext) -> str:
+        chosen = node.settings.datapath
+        return node.facts.ovs_datapath if chosen == "auto" else chosen
+
+    def check(self, node: NodeContext) -> Iterable[Problem]:
+        settings = node.settings
+        if settings.datapath == "system" and node.facts.ovs_datapath != "system":
+            yield Problem("datapath system needs the openvswitch kernel module, which this host does not have; "
+                          "use auto or netdev", node.subject, "", node.node.id)
+        linked = {self.ports.index_of(end.end.port) for end in node.ends}
+        for flow in settings.flows:
+            if "actions=" not in flow:
+                yield Problem(f"OpenFlow rule {flow!r} has no actions=...", node.subject, "", node.node.id)
+            for port in PORT_REFERENCE.findall(flow):
+                if int(port) not in linked:
+                    yield Problem(f"OpenFlow rule {flow!r} names port {port}, but p{port} has no link",
+                                  node.subject, "", node.node.id, Severity.WARNING)
+        if settings.fail_mode == "secure" and not settings.flows:
+            yield Problem("fail mode secure with no OpenFlow rules forwards nothing", node.subject, "", node.node.id,
+                          Severity.WARNING)
+
+    def lower(self, node: NodeContext) -> Iterable[Op]:
+        bridge = node.names.node_device(node.node.name)
+        yield OvsAddBridge(owner=node.subject, name=bridge, datapath=self.datapath(node),
+                           fail_mode=node.settings.fail_mode, lab=node.names.prefix)
+        if node.settings.flows:
+            ports = sorted({int(p) for flow in node.settings.flows for p in PORT_REFERENCE.findall(flow)
+                            if int(p) in {self.ports.index_of(e.end.port) for e in node.ends}})
+            yield OvsAddFlows(owner=node.subject, bridge=bridge, flows=tuple(node.settings.flows), ports=tuple(ports))
+
+    def attach(self, node: NodeContext, end: EndContext) -> Iterable[Op]:
+        bridge = node.names.node_device(node.node.name)
+        ofport = self.ports.index_of(end.end.port)
+        assert ofport is not None
+        yield OvsAddPort(owner=node.subject, bridge=bridge, name=end.device, ofport=ofport, lab=node.names.prefix)
+        if self.datapath(node) == "netdev" and end.medium == "veth" and end.other.kind.role is Role.NAMESPACE:
+            yield SetTxChecksum(owner=node.subject, name=end.other.device, netns=end.other.netns, enabled=False)

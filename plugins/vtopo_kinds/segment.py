@@ -1,0 +1,130 @@
+"""macvlan and macvtap segments: children hung off one lower device in a mode (seeds 000 and 001).
+
+With no lower device given, vtopo makes its own: a veth pair whose far end is up. In VEPA mode the far end is
+put on a small bridge with hairpin on, which plays the external switch that reflects frames back.
+"""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import ClassVar, Iterable
+
+from vtopo.compile.context import MAX_INTERFACE_NAME, NodeContext
+from vtopo.compile.ops import ConfigureLink, CreateBridge, CreateVeth, Op, SetMaster
+from vtopo.kinds.contract import PortSpec, Role, SegmentKind
+from vtopo.kinds.settings import setting
+from vtopo.model.problems import Problem, Severity
+
+MODES = ("bridge", "private", "vepa", "passthru", "source")
+
+
+@dataclass(frozen=True)
+class SegmentSettings:
+    mode: str = setting("bridge", "Mode", "bridge: children talk directly. private: they never do. vepa: their "
+                        "frames go out to the switch beyond, which must send them back. passthru: one child takes "
+                        "over the lower device. source: only listed source MACs are received.", choices=MODES)
+    lower: str = setting("", "Lower device", "A host interface to hang the children on. Empty: vtopo creates one "
+                         "(a veth pair), so the host's own NICs are never touched.")
+
+
+def uplink(node: NodeContext) -> str:
+    return node.names.host_device(node.node.name, "up")
+
+
+def reflector(node: NodeContext) -> str:
+    return node.names.host_device(node.node.name, "sw")
+
+
+class LowerDeviceSegment(SegmentKind):
+    ports = PortSpec("c", 1)
+    settings_type = SegmentSettings
+    child_word: ClassVar[str]
+
+    def lower_device(self, node: NodeContext) -> str:
+        return node.settings.lower or node.names.node_device(node.node.name)
+
+    def own_devices(self, node: NodeContext) -> list[str]:
+        if node.settings.lower:
+            return []
+        devices = [self.lower_device(node), uplink(node)]
+        return devices + ([reflector(node)] if node.settings.mode == "vepa" else [])
+
+    def check(self, node: NodeContext) -> Iterable[Problem]:
+        mode, lower = node.settings.mode, node.settings.lower
+        for device in self.own_devices(node):
+            if len(device) > MAX_INTERFACE_NAME:
+                yield Problem(f"the lower device would be named {device!r}, over the kernel's {MAX_INTERFACE_NAME} "
+                              "characters. Use a shorter node name.", node.subject, "", node.node.id)
+        if mode == "passthru" and len(node.ends) > 1:
+            yield Problem(f"passthru mode hands the lower device to a single {self.child_word}; this segment has "
+                          f"{len(node.ends)} children. Use bridge mode, or one segment per child.",
+                          node.subject, "", node.node.id)
+        if mode == "source":
+            yield Problem(f"in source mode a {self.child_word} receives only from allowed source MACs, and vtopo "
+                          "does not set any yet, so nothing will arrive", node.subject, "", node.node.id,
+                          Severity.WARNING)
+        if mode == "vepa" and lower:
+            yield Problem(f"VEPA sends traffic between children out of {lower}; the switch beyond must reflect it "
+                          "back (hairpin), or the children cannot reach each other", node.subject, "", node.node.id,
+                          Severity.WARNING)
+
+    def lower(self, node: NodeContext) -> Iterable[Op]:
+        if node.settings.lower:
+            return
+        owner, tag = node.subject, node.names.tag
+        lower, up = self.lower_device(node), uplink(node)
+        yield CreateVeth(owner=owner, name=lower, netns=None, peer=up, peer_netns=None)
+        yield ConfigureLink(owner=owner, name=lower, netns=None, alias=tag)
+        yield ConfigureLink(owner=owner, name=up, netns=None, alias=tag)
+        if node.settings.mode == "vepa":
+            yield CreateBridge(owner=owner, name=reflector(node), stp=False, forward_delay_s=0, ageing_s=300)
+            yield ConfigureLink(owner=owner, name=reflector(node), netns=None, alias=tag)
+            yield SetMaster(owner=owner, name=up, master=reflector(node), hairpin=True)
+
+
+class MacvlanKind(LowerDeviceSegment):
+    name = "macvlan"
+    label = "macvlan segment"
+    description = ("Containers get macvlan interfaces on one lower device: no bridge, no veth. In bridge mode the "
+                   "host reaches them only through a macvlan of its own on the same lower device.")
+    child_media = {Role.NAMESPACE: "macvlan"}
+    child_word = "macvlan"
+    connects_to = frozenset({"container", "router", "host"})
+    connect_hint = "A macvlan segment takes containers, routers and the host; VMs need a macvtap segment."
+
+    def check(self, node: NodeContext) -> Iterable[Problem]:
+        yield from super().check(node)
+        yield from self._host_reachability(node)
+
+    def _host_reachability(self, node: NodeContext) -> Iterable[Problem]:
+        """Seed 001: the host talks to macvlan children only through a macvlan of its own on the same lower."""
+        host_is_child = any(end.other.kind.name == "host" for end in node.ends)
+        if host_is_child:
+            return
+        if node.settings.lower:
+            yield Problem(f"the host cannot reach these containers through {node.settings.lower}: a macvlan never "
+                          "passes frames to or from its own lower device. Link a host node to this segment, so the "
+                          "host gets a macvlan of its own.", node.subject, "", node.node.id, Severity.WARNING)
+            return
+        child_networks = {ipaddress.ip_interface(a).network for end in node.ends
+                          for a in end.other.end.interface.addresses if "/" in a}
+        for host_end in (e for e in node.lab.ends if e.kind.name == "host"):
+            for address in host_end.end.interface.addresses:
+                if "/" in address and ipaddress.ip_interface(address).network in child_networks:
+                    yield Problem(f"the host has {address} on the containers' subnet but is not on this segment. "
+                                  "A bridge-mode macvlan child reaches the host only if the host has its own macvlan "
+                                  "on the same lower device: link the host node to this segment instead.",
+                                  node.subject, "", node.node.id, Severity.WARNING)
+                    return
+
+
+class MacvtapKind(LowerDeviceSegment):
+    name = "macvtap"
+    label = "macvtap segment"
+    description = ("VM NICs as macvtap devices on one lower device, no bridge needed (seed 000). QEMU gets the "
+                   "/dev/tapN of each, and the guest's MAC must equal the macvtap's.")
+    child_media = {Role.MACHINE: "macvtap", Role.NAMESPACE: "macvlan"}
+    child_word = "macvtap"
+    connects_to = frozenset({"vm", "host"})
+    connect_hint = ("A macvtap segment takes VM NICs, and the host (which gets a macvlan of its own on the same "
+                    "lower device); connect containers to a macvlan segment instead.")

@@ -1,0 +1,106 @@
+"""A QEMU virtual machine. NICs are backed by a tap (on a bridge, OVS or the host), a macvtap (seed 000) or
+vhost-user to an OVS-DPDK port (seed 004). vhost-net can be turned on or off per VM (seed 002).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from vtopo.compile.context import EndContext, NodeContext
+from vtopo.compile.links import guest_mac
+from vtopo.compile.ops import MakeDirectory, Op, StartProcess, dev_resource
+from vtopo.kinds.contract import NodeKind, PortSpec, Role
+from vtopo.kinds.settings import setting
+from vtopo.model.problems import Problem, Severity
+from vtopo_kinds.common import check_gateway
+
+FIRST_TAP_FD = 3
+NIC_DEVICES = {"virtio": "virtio-net-pci", "e1000": "e1000"}
+
+
+@dataclass(frozen=True)
+class VmSettings:
+    vcpus: int = setting(1, "vCPUs", minimum=1, maximum=64)
+    memory_mb: int = setting(256, "Memory (MiB)", minimum=64, maximum=1_048_576)
+    image: str = setting("builtin", "Disk image", "builtin: vtopo's small guest (a kernel and a busybox initrd with "
+                         "iperf3). Or the path of a disk image, booted as a snapshot.")
+    nic_model: str = setting("virtio", "NIC model", choices=tuple(NIC_DEVICES))
+    vhost: bool = setting(True, "vhost-net", "Let the kernel's vhost-net move packets instead of QEMU (seed 002)")
+    vhost_user: bool = setting(False, "vhost-user to OVS", "NICs on an OVS switch use a dpdkvhostuser port (seed "
+                               "004); needs OVS with DPDK and hugepages")
+    default_route: str = setting("", "Default gateway", "Next hop for the guest's default route (built-in guest)")
+
+
+class VmKind(NodeKind):
+    name = "vm"
+    label = "Virtual machine"
+    description = "A QEMU/KVM virtual machine with virtio or e1000 NICs on taps, macvtaps or vhost-user."
+    role = Role.MACHINE
+    ports = PortSpec("nic", 0, limit=8)
+    connects_to = frozenset({"bridge", "ovs", "macvtap", "host"})
+    connect_hint = "A VM's NICs join bridges, OVS switches, macvtap segments or the host; put a bridge between a VM " \
+                   "and a container or router."
+    settings_type = VmSettings
+
+    def vhost_on(self, node: NodeContext) -> bool:
+        return node.settings.vhost and node.facts.vhost_net
+
+    def check(self, node: NodeContext) -> Iterable[Problem]:
+        settings, subject, node_id = node.settings, node.subject, node.node.id
+        if settings.vhost and not node.facts.vhost_net:
+            yield Problem("vhost-net is requested but this host's kernel has no vhost-net; the VM runs with "
+                          "vhost=off", subject, "", node_id, Severity.WARNING)
+        if node.facts.accel != "kvm":
+            yield Problem("KVM is not usable here, so this VM runs under TCG emulation (slower)", subject, "",
+                          node_id, Severity.WARNING)
+        if settings.vhost_user and not node.facts.ovs_dpdk and any(e.other.kind.name == "ovs" for e in node.ends):
+            yield Problem("vhost-user needs Open vSwitch built with DPDK (openvswitch-switch-dpdk) and hugepages; "
+                          "this host's OVS has no DPDK. Turn vhost_user off to use a tap port.", subject, "", node_id)
+        yield from check_gateway(node, settings.default_route, "default_route")
+        for end in node.ends:
+            if len(end.end.interface.addresses) > 1:
+                yield Problem(f"{end.end.port}: the built-in guest takes one address per NIC", subject, "", node_id)
+
+    def guest_cmdline(self, node: NodeContext) -> str:
+        parts = ["console=ttyS0", "quiet"]
+        for index, end in enumerate(self._nics(node)):
+            for address in end.end.interface.addresses:
+                parts.append(f"vtopo.ip=eth{index}:{address}")
+        if node.settings.default_route:
+            parts.append(f"vtopo.gw={node.settings.default_route}")
+        return " ".join(parts)
+
+    def _nics(self, node: NodeContext) -> list[EndContext]:
+        return sorted(node.ends, key=lambda e: self.ports.index_of(e.end.port) or 0)
+
+    def qemu_argv(self, node: NodeContext, directory: str) -> tuple[list[str], list[tuple[int, str]]]:
+        settings, facts = node.settings, node.facts
+        argv = ["qemu-system-x86_64", "-name", node.node.name, "-machine", f"q35,accel={facts.accel}",
+                "-cpu", "host" if facts.accel == "kvm" else "max", "-smp", str(settings.vcpus),
+                "-m", str(settings.memory_mb), "-nodefaults", "-display", "none",
+                "-serial", f"file:{directory}/console.log", "-daemonize", "-pidfile", f"{directory}/qemu.pid"]
+        if settings.image == "builtin":
+            argv += ["-kernel", f"{facts.guest_dir}/vmlinuz", "-initrd", f"{facts.guest_dir}/initrd.img",
+                     "-append", self.guest_cmdline(node)]
+        else:
+            argv += ["-drive", f"file={settings.image},if=virtio,snapshot=on"]
+        tap_fds: list[tuple[int, str]] = []
+        vhost = "on" if self.vhost_on(node) else "off"
+        for index, end in enumerate(self._nics(node)):
+            netdev = f"net{index}"
+            if end.medium == "macvtap":
+                fd = FIRST_TAP_FD + len(tap_fds)
+                tap_fds.append((fd, end.device))
+                argv += ["-netdev", f"tap,id={netdev},fd={fd},vhost={vhost}"]
+            else:
+                argv += ["-netdev", f"tap,id={netdev},ifname={end.device},script=no,downscript=no,vhost={vhost}"]
+            argv += ["-device", f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={guest_mac(node.names, end)}"]
+        return argv, tap_fds
+
+    def lower(self, node: NodeContext) -> Iterable[Op]:
+        owner, directory = node.subject, node.names.node_dir(node.node.name)
+        argv, tap_fds = self.qemu_argv(node, directory)
+        yield MakeDirectory(owner=owner, path=directory)
+        yield StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(argv), netns=None,
+                           pid_file=f"{directory}/qemu.pid", tap_fds=tuple(tap_fds),
+                           after=tuple(dev_resource(None, end.device) for end in node.ends))
