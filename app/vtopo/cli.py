@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Callable
@@ -75,6 +76,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_gui(args: argparse.Namespace) -> int:
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+            or os.environ.get("QT_QPA_PLATFORM") in ("offscreen", "minimal")):
+        print("vtopo gui: no display found ($DISPLAY and $WAYLAND_DISPLAY are unset).\n"
+              "Use the headless CLI instead, for example:\n"
+              "  vtopo plan topologies/l2-vs-l3.vtopo --explain\n"
+              "  vtopo deploy topologies/l2-vs-l3.vtopo\n"
+              "  vtopo --help", file=sys.stderr)
+        return EXIT_FAILED
+    from vtopo.gui.app import run
+
+    return run(args.file)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vtopo", description="Draw, deploy and measure virtual network labs.")
     parser.add_argument("--version", action="version", version=f"vtopo {__version__}")
@@ -95,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     command("kinds", cmd_kinds, "list the node kinds installed (built-in and plugins)")
     sub = command("show", cmd_show, "summarise a lab file: nodes, links, addresses, notes")
     sub.add_argument("file", type=Path)
+    sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
+    sub.add_argument("file", type=Path, nargs="?")
     return parser
 
 

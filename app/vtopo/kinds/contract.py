@@ -90,6 +90,11 @@ class NodeKind(ABC):
         """The name of the device at this end of a link, as it appears where it lives."""
         return node.names.host_device(node.node.name, end.end.port)
 
+    def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
+        """The argv that runs `argv` inside this node (measurements and `vtopo exec` use it)."""
+        netns = self.netns(node) if self.role is Role.NAMESPACE else None
+        return ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
+
     def check(self, node: NodeContext) -> Iterable[Problem]:
         return ()
 
