@@ -86,11 +86,10 @@ class Compiler:
         a, b = self.lab.nodes.get(link.a.node), self.lab.nodes.get(link.b.node)
         if a is None or b is None:
             return
-        for this, other in ((a, b), (b, a)):
-            if other.kind.name not in this.kind.connects_to:
-                hint = f" {this.kind.connect_hint}" if this.kind.connect_hint else ""
-                self.error(f"a {this.kind.name} cannot be linked to a {other.kind.name}.{hint}", subject, link.id)
-                return
+        if b.kind.name not in a.kind.connects_to and a.kind.name not in b.kind.connects_to:
+            hint = f" {a.kind.connect_hint}" if a.kind.connect_hint else ""
+            self.error(f"a {a.kind.name} cannot be linked to a {b.kind.name}.{hint}", subject, link.id)
+            return
         end_a = EndContext(link, link.a, a, self.topology.describe_link(link))
         end_b = EndContext(link, link.b, b, end_a.link_name)
         end_a.peer, end_b.peer = end_b, end_a

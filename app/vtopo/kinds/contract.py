@@ -71,7 +71,7 @@ class NodeKind(ABC):
     description: ClassVar[str]
     role: ClassVar[Role]
     ports: ClassVar[PortSpec]
-    connects_to: ClassVar[frozenset[str]]
+    connects_to: ClassVar[frozenset[str]]  # a link is allowed when either end's kind lists the other's
     settings_type: ClassVar[type] = EmptySettings
     connect_hint: ClassVar[str] = ""
     icon_file: ClassVar[str] = ""

@@ -152,7 +152,6 @@ def _read_nodes(reader: _Reader, raw_nodes: list[Any]) -> list[Node]:
         if name in seen_names:
             reader.fail(f"{path}.name", f"the name {name!r} is used twice (also at {seen_names[name]}); names must be unique",
                         subject)
-            continue
         seen_ids[node_id] = path
         seen_names[name] = path
         kind = reader.field(raw, "kind", str, path, "", subject)
@@ -239,8 +238,10 @@ def loads(text: str, default_name: str = "lab") -> Topology:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise LabError([Problem(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-                                + (" (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""), path="$")])
+        ending = "the file ends too early, it looks truncated" if exc.pos >= len(text.rstrip()) - 1 or \
+            exc.msg.startswith("Unterminated") else "it may have been edited by hand"
+        raise LabError([Problem(f"not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); {ending}",
+                                path="$")])
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise LabError([Problem('not a vtopo lab: the top level must be an object with "format": "vtopo"', path="$")])
     version = doc.get("version")

@@ -17,6 +17,9 @@ class Position:
     x: float = 0.0
     y: float = 0.0
 
+    def __post_init__(self) -> None:
+        self.x, self.y = float(self.x), float(self.y)
+
 
 @dataclass
 class Interface:
@@ -86,6 +89,9 @@ class Annotation:
     position: Position = field(default_factory=Position)
     width: float = 200.0
     height: float = 100.0
+
+    def __post_init__(self) -> None:
+        self.width, self.height = float(self.width), float(self.height)
 
 
 @dataclass

@@ -1,0 +1,389 @@
+"""Canvas items: nodes, links and annotations. Items draw and report gestures; they never touch the model."""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPalette, QPen,
+                           QPixmap, QStaticText)
+from PySide6.QtWidgets import (QGraphicsItem, QGraphicsSceneMouseEvent, QStyle, QStyleOptionGraphicsItem,
+                               QWidget)
+
+from vtopo.gui.states import SEVERITY_COLORS, NodeState
+
+if TYPE_CHECKING:
+    from vtopo.gui.scene import TopologyScene
+
+ICON_SIZE = 48
+LABEL_GAP = 3
+MIN_LOD_FOR_TEXT = 0.45
+
+
+def _static_text(text: str) -> QStaticText:
+    static = QStaticText(text)
+    static.setTextFormat(Qt.TextFormat.PlainText)
+    static.setPerformanceHint(QStaticText.PerformanceHint.AggressiveCaching)
+    return static
+
+
+class NodeItem(QGraphicsItem):
+    """A node: its kind's icon, its name below, a state dot, a red outline when it has problems."""
+
+    Type = QGraphicsItem.UserType + 1
+
+    def __init__(self, node_id: str, name: str, pixmap: QPixmap, font: QFont) -> None:
+        super().__init__()
+        self.node_id = node_id
+        self.links: list[LinkItem] = []
+        self._pixmap = pixmap
+        self._font = font
+        self._name = ""
+        self._label = _static_text("")
+        self._label_rect = QRectF()
+        self._bounds = QRectF()
+        self.state = NodeState.NOT_DEPLOYED
+        self.severity = ""
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setZValue(10)
+        self.set_name(name)
+
+    def type(self) -> int:
+        return NodeItem.Type
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def set_name(self, name: str) -> None:
+        if name == self._name:
+            return
+        self.prepareGeometryChange()
+        self._name = name
+        self._label = _static_text(name)
+        self._label.prepare(font=self._font)
+        width = QFontMetricsF(self._font).horizontalAdvance(name)
+        height = QFontMetricsF(self._font).height()
+        self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
+        icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
+        self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
+        self.setToolTip(name)
+
+    def set_pixmap(self, pixmap: QPixmap) -> None:
+        self._pixmap = pixmap
+        self.update()
+
+    def set_state(self, state: NodeState) -> None:
+        if state is not self.state:
+            self.state = state
+            self.update()
+
+    def set_severity(self, severity: str) -> None:
+        if severity != self.severity:
+            self.severity = severity
+            self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath()
+        path.addRect(QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE).united(self._label_rect))
+        return path
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        colors = self._colors()
+        icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if selected:
+            painter.setPen(QPen(colors.highlight, 2))
+            fill = QColor(colors.highlight)
+            fill.setAlpha(50)
+            painter.setBrush(fill)
+            painter.drawRoundedRect(icon.united(self._label_rect).adjusted(-3, -3, 3, 3), 6, 6)
+        if self.severity:
+            pen = QPen(SEVERITY_COLORS[self.severity], 2.5)
+            if self.severity == "warning":
+                pen.setStyle(Qt.PenStyle.DashLine)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(icon.adjusted(-4, -4, 4, 4), 8, 8)
+        painter.drawPixmap(icon.toRect(), self._pixmap)
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod >= MIN_LOD_FOR_TEXT:
+            painter.setFont(self._font)
+            painter.setPen(colors.text)
+            painter.drawStaticText(self._label_rect.topLeft(), self._label)
+        if self.state is not NodeState.NOT_DEPLOYED:
+            painter.setPen(QPen(colors.base, 1.5))
+            painter.setBrush(self.state.color)
+            painter.drawEllipse(QPointF(ICON_SIZE / 2 - 2, -ICON_SIZE / 2 + 2), 6, 6)
+
+    def _colors(self) -> Colors:
+        scene = self.scene()
+        return scene.colors if scene is not None else Colors.default()  # type: ignore[attr-defined]
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and isinstance(value, QPointF):
+            scene: TopologyScene | None = self.scene()  # type: ignore[assignment]
+            if scene is not None:
+                return scene.snapped(value)
+        elif change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            for link in self.links:
+                link.update_geometry()
+        return super().itemChange(change, value)
+
+
+class LinkItem(QGraphicsItem):
+    """A line between two node items, with the interface name and addresses near each end."""
+
+    Type = QGraphicsItem.UserType + 2
+    END_LABEL_DISTANCE = 44.0
+
+    def __init__(self, link_id: str, a: NodeItem, b: NodeItem, font: QFont) -> None:
+        super().__init__()
+        self.link_id = link_id
+        self.a = a
+        self.b = b
+        self._font = font
+        self._texts = ("", "")
+        self._labels = (_static_text(""), _static_text(""))
+        self._label_sizes = (QSizeF(), QSizeF())
+        self._label_rects = (QRectF(), QRectF())
+        self._middle_text = ""
+        self._middle = _static_text("")
+        self._middle_rect = QRectF()
+        self._line = QLineF()
+        self._bounds = QRectF()
+        self._shape = QPainterPath()
+        self.severity = ""
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setZValue(0)
+        a.links.append(self)
+        b.links.append(self)
+
+    def type(self) -> int:
+        return LinkItem.Type
+
+    def detach(self) -> None:
+        for end in (self.a, self.b):
+            if self in end.links:
+                end.links.remove(self)
+
+    def set_labels(self, text_a: str, text_b: str, middle: str) -> None:
+        if (text_a, text_b) == self._texts and middle == self._middle_text:
+            return
+        metrics = QFontMetricsF(self._font)
+        self._texts = (text_a, text_b)
+        self._labels = (_static_text(text_a), _static_text(text_b))
+        self._label_sizes = tuple(QSizeF(max((metrics.horizontalAdvance(line) for line in text.splitlines()),
+                                             default=0), metrics.height() * len(text.splitlines()))
+                                  for text in (text_a, text_b))  # type: ignore[assignment]
+        self._middle_text = middle
+        self._middle = _static_text(middle)
+        self._middle_rect = QRectF(QPointF(), QSizeF(metrics.horizontalAdvance(middle), metrics.height()))
+        self.update_geometry()
+
+    def set_severity(self, severity: str) -> None:
+        if severity != self.severity:
+            self.severity = severity
+            self.update()
+
+    def update_geometry(self) -> None:
+        self.prepareGeometryChange()
+        self._line = QLineF(self.a.pos(), self.b.pos())
+        rects = []
+        for index, (near, far) in enumerate(((self._line.p1(), self._line.p2()), (self._line.p2(), self._line.p1()))):
+            rects.append(self._label_rect_at(near, far, self._label_sizes[index]))
+        self._label_rects = (rects[0], rects[1])
+        self._middle_rect.moveCenter(self._line.center() + QPointF(0, -self._middle_rect.height() / 2 - 2))
+        stroker = QPainterPathStroker()
+        stroker.setWidth(10)
+        path = QPainterPath(self._line.p1())
+        path.lineTo(self._line.p2())
+        self._shape = stroker.createStroke(path)
+        bounds = self._shape.boundingRect()
+        for rect in (*self._label_rects, self._middle_rect):
+            if not rect.isEmpty():
+                bounds = bounds.united(rect)
+        self._bounds = bounds.adjusted(-2, -2, 2, 2)
+
+    def _label_rect_at(self, near: QPointF, far: QPointF, size: QSizeF) -> QRectF:
+        """Beside the line, just outside the node's icon; never across the line itself."""
+        length = QLineF(near, far).length()
+        if length < 1 or size.isEmpty():
+            return QRectF()
+        direction = (far - near) / length
+        along = near + direction * min(self.END_LABEL_DISTANCE, length / 2.5)
+        normal = QPointF(-direction.y(), direction.x())
+        if normal.y() > 0 or (math.isclose(normal.y(), 0) and normal.x() < 0):
+            normal = -normal  # keep labels above (or right of) the line, the same side at both ends
+        half = QPointF(size.width() / 2, size.height() / 2)
+        reach = abs(normal.x()) * half.x() + abs(normal.y()) * half.y() + 3
+        center = along + normal * reach
+        return QRectF(center - half, size)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        return self._shape
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        colors: Colors = self.scene().colors  # type: ignore[attr-defined]
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        color = SEVERITY_COLORS.get(self.severity, colors.link)
+        pen = QPen(colors.highlight if selected else color, 3.5 if selected else 2)
+        if self.severity == "warning" and not selected:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        painter.drawLine(self._line)
+        if option.levelOfDetailFromTransform(painter.worldTransform()) < MIN_LOD_FOR_TEXT:
+            return
+        painter.setFont(self._font)
+        for label, rect in zip(self._labels, self._label_rects):
+            if rect.isEmpty():
+                continue
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colors.label_background)
+            painter.drawRoundedRect(rect.adjusted(-2, -1, 2, 1), 3, 3)
+            painter.setPen(colors.subtle_text)
+            painter.drawStaticText(rect.topLeft(), label)
+        if self._middle_text:
+            painter.setPen(colors.impairment)
+            painter.drawStaticText(self._middle_rect.topLeft(), self._middle)
+
+
+class AnnotationItem(QGraphicsItem):
+    """A free-text note (filled) or a rectangle (dashed frame) with a resize grip when selected."""
+
+    Type = QGraphicsItem.UserType + 3
+    GRIP = 10.0
+    MIN_SIZE = 40.0
+
+    def __init__(self, annotation_id: str, shape: str, font: QFont) -> None:
+        super().__init__()
+        self.annotation_id = annotation_id
+        self.shape_name = shape
+        self._font = font
+        self._text = ""
+        self._size = QSizeF(200, 100)
+        self._resize_from: QSizeF | None = None
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setZValue(-5 if shape == "note" else -10)
+
+    def type(self) -> int:
+        return AnnotationItem.Type
+
+    @property
+    def size(self) -> QSizeF:
+        return QSizeF(self._size)
+
+    def set_content(self, text: str, width: float, height: float) -> None:
+        if self._resize_from is None and (width, height) != (self._size.width(), self._size.height()):
+            self.prepareGeometryChange()
+            self._size = QSizeF(width, height)
+        self._text = text
+        self.setToolTip(text)
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(QPointF(), self._size).adjusted(-2, -2, 2, 2)
+
+    def _grip(self) -> QRectF:
+        return QRectF(self._size.width() - self.GRIP, self._size.height() - self.GRIP, self.GRIP, self.GRIP)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        colors: Colors = self.scene().colors  # type: ignore[attr-defined]
+        rect = QRectF(QPointF(), self._size)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if self.shape_name == "note":
+            painter.setPen(QPen(colors.highlight if selected else colors.note_border, 1.5 if selected else 1))
+            painter.setBrush(colors.note_background)
+            painter.drawRoundedRect(rect, 4, 4)
+            text_color = colors.note_text
+        else:
+            pen = QPen(colors.highlight if selected else colors.subtle_text, 1.5, Qt.PenStyle.DashLine)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(rect, 6, 6)
+            text_color = colors.subtle_text
+        if option.levelOfDetailFromTransform(painter.worldTransform()) >= MIN_LOD_FOR_TEXT:
+            painter.setFont(self._font)
+            painter.setPen(text_color)
+            painter.drawText(rect.adjusted(8, 6, -8, -6), Qt.TextFlag.TextWordWrap, self._text)
+        if selected:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colors.highlight)
+            painter.drawRect(self._grip())
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self.isSelected() and event.button() == Qt.MouseButton.LeftButton and self._grip().contains(event.pos()):
+            self._resize_from = QSizeF(self._size)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self._resize_from is not None:
+            self.prepareGeometryChange()
+            self._size = QSizeF(max(self.MIN_SIZE, event.pos().x()), max(self.MIN_SIZE, event.pos().y()))
+            self.update()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self._resize_from is not None:
+            self._resize_from = None
+            scene: TopologyScene | None = self.scene()  # type: ignore[assignment]
+            if scene is not None:
+                scene.annotation_resized.emit(self.annotation_id, self._size.width(), self._size.height())
+            return
+        super().mouseReleaseEvent(event)
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and isinstance(value, QPointF):
+            scene: TopologyScene | None = self.scene()  # type: ignore[assignment]
+            if scene is not None:
+                return scene.snapped(value)
+        return super().itemChange(change, value)
+
+
+class Colors:
+    """Colors derived from the palette, so light and dark themes both read well."""
+
+    def __init__(self, text: QColor, base: QColor, window: QColor, highlight: QColor, mid: QColor,
+                 tooltip_base: QColor, tooltip_text: QColor) -> None:
+        dark = window.lightness() < 128
+        self.text = text
+        self.base = base
+        self.window = window
+        self.highlight = highlight
+        self.subtle_text = QColor(text)
+        self.subtle_text.setAlpha(200)
+        self.link = QColor(text)
+        self.link.setAlpha(150)
+        self.grid = QColor(text)
+        self.grid.setAlpha(28 if dark else 22)
+        self.label_background = QColor(base)
+        self.label_background.setAlpha(200)
+        self.note_background = QColor(tooltip_base)
+        self.note_background.setAlpha(235)
+        self.note_border = mid
+        self.note_text = tooltip_text
+        self.impairment = QColor("#f0a202") if dark else QColor("#b35c00")
+
+    @classmethod
+    def default(cls) -> Colors:
+        black, white = QColor("black"), QColor("white")
+        return cls(black, white, white, QColor("#3574f0"), QColor("gray"), QColor("#ffffdc"), black)
+
+    @classmethod
+    def from_palette(cls, palette: QPalette) -> Colors:
+        role = QPalette.ColorRole
+        return cls(palette.color(role.Text), palette.color(role.Base), palette.color(role.Window),
+                   palette.color(role.Highlight), palette.color(role.Mid), palette.color(role.ToolTipBase),
+                   palette.color(role.ToolTipText))
+

@@ -1,0 +1,222 @@
+"""The scene projects a Topology: it follows the model's events and keeps id -> item maps. No state of its own
+beyond selection, problem marks and deploy states."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
+from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
+
+from vtopo.gui.icons import IconCache
+from vtopo.gui.items import ICON_SIZE, AnnotationItem, Colors, LinkItem, NodeItem
+from vtopo.gui.states import NodeState
+from vtopo.model.problems import Problem, Severity
+from vtopo.model.topology import Annotation, Endpoint, Impairment, Link, Node, Position, Topology
+
+GRID = 20.0
+
+
+def end_label(end: Endpoint) -> str:
+    """What a link end shows: the interface name (the port unless renamed), then its addresses."""
+    return "\n".join([end.interface.name or end.port, *end.interface.addresses])
+
+
+def impairment_label(impairment: Impairment) -> str:
+    parts = []
+    if impairment.delay_ms:
+        jitter = f" ±{impairment.jitter_ms:g}" if impairment.jitter_ms else ""
+        parts.append(f"{impairment.delay_ms:g}{jitter} ms")
+    if impairment.loss_pct:
+        parts.append(f"{impairment.loss_pct:g}% loss")
+    if impairment.rate_mbit:
+        parts.append(f"{impairment.rate_mbit:g} Mbit/s")
+    return " · ".join(parts)
+
+
+class _Subscriptions:
+    """The model listeners the scene holds, so it can let go of a topology cleanly."""
+
+    def __init__(self) -> None:
+        self._pairs: list[tuple[Any, Callable[[Any], None]]] = []
+
+    def connect(self, event: Any, listener: Callable[[Any], None]) -> None:
+        event.connect(listener)
+        self._pairs.append((event, listener))
+
+    def disconnect_all(self) -> None:
+        for event, listener in self._pairs:
+            event.disconnect(listener)
+        self._pairs.clear()
+
+
+class TopologyScene(QGraphicsScene):
+    annotation_resized = Signal(str, float, float)
+
+    def __init__(self, icons: IconCache, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        self.icons = icons
+        self.colors = Colors.from_palette(QGuiApplication.palette())
+        self.snap_to_grid = False
+        self.nodes: dict[str, NodeItem] = {}
+        self.links: dict[str, LinkItem] = {}
+        self.annotations: dict[str, AnnotationItem] = {}
+        self.topology: Topology | None = None
+        self._subscriptions = _Subscriptions()
+        self._syncing = False
+        self._font = QFont(QGuiApplication.font())
+        self._small_font = QFont(self._font)
+        self._small_font.setPointSizeF(max(6.0, self._font.pointSizeF() * 0.8))
+
+    # ------------------------------------------------------------ following a topology
+
+    def set_topology(self, topology: Topology) -> None:
+        self._subscriptions.disconnect_all()
+        self.clear()
+        self.nodes.clear()
+        self.links.clear()
+        self.annotations.clear()
+        self.topology = topology
+        events = topology.events
+        for event, listener in ((events.node_added, self._node_added), (events.node_removed, self._node_removed),
+                                (events.node_changed, self._node_changed), (events.link_added, self._link_added),
+                                (events.link_removed, self._link_removed), (events.link_changed, self._link_changed),
+                                (events.annotation_added, self._annotation_added),
+                                (events.annotation_removed, self._annotation_removed),
+                                (events.annotation_changed, self._annotation_changed)):
+            self._subscriptions.connect(event, listener)
+        for node in topology.nodes.values():
+            self._node_added(node)
+        for link in topology.links.values():
+            self._link_added(link)
+        for annotation in topology.annotations.values():
+            self._annotation_added(annotation)
+        self.setSceneRect(QRectF())
+
+    def release(self) -> None:
+        """Stop following the topology (before the scene is dropped)."""
+        self._subscriptions.disconnect_all()
+
+    def _node_added(self, node: Node) -> None:
+        item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self._font)
+        item.setToolTip(f"{node.name} ({node.kind})")
+        self._place(item, node.position)
+        self.nodes[node.id] = item
+        self.addItem(item)
+
+    def _node_removed(self, node: Node) -> None:
+        item = self.nodes.pop(node.id)
+        self.removeItem(item)
+
+    def _node_changed(self, node: Node) -> None:
+        item = self.nodes[node.id]
+        item.set_name(node.name)
+        item.setToolTip(f"{node.name} ({node.kind})")
+        self._place(item, node.position)
+
+    def _link_added(self, link: Link) -> None:
+        item = LinkItem(link.id, self.nodes[link.a.node], self.nodes[link.b.node], self._small_font)
+        item.set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
+        item.update_geometry()
+        self.links[link.id] = item
+        self.addItem(item)
+
+    def _link_removed(self, link: Link) -> None:
+        item = self.links.pop(link.id)
+        item.detach()
+        self.removeItem(item)
+
+    def _link_changed(self, link: Link) -> None:
+        self.links[link.id].set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
+
+    def _annotation_added(self, annotation: Annotation) -> None:
+        item = AnnotationItem(annotation.id, annotation.shape, self._font)
+        item.set_content(annotation.text, annotation.width, annotation.height)
+        self._place(item, annotation.position)
+        self.annotations[annotation.id] = item
+        self.addItem(item)
+
+    def _annotation_removed(self, annotation: Annotation) -> None:
+        self.removeItem(self.annotations.pop(annotation.id))
+
+    def _annotation_changed(self, annotation: Annotation) -> None:
+        item = self.annotations[annotation.id]
+        item.set_content(annotation.text, annotation.width, annotation.height)
+        self._place(item, annotation.position)
+
+    def _place(self, item: QGraphicsItem, position: Position) -> None:
+        self._syncing = True
+        try:
+            item.setPos(position.x, position.y)
+        finally:
+            self._syncing = False
+
+    # ------------------------------------------------------------ view state
+
+    def snapped(self, point: QPointF) -> QPointF:
+        if not self.snap_to_grid or self._syncing:
+            return point
+        return QPointF(round(point.x() / GRID) * GRID, round(point.y() / GRID) * GRID)
+
+    def refresh_colors(self, palette: QPalette) -> None:
+        self.colors = Colors.from_palette(palette)
+        self.update()
+
+    def mark_problems(self, problems: Iterable[Problem]) -> None:
+        """Outline the nodes and links problems name: red for errors, dashed orange for warnings."""
+        worst: dict[str, str] = {}
+        for problem in problems:
+            if problem.subject_id and worst.get(problem.subject_id) != "error":
+                worst[problem.subject_id] = "error" if problem.severity is Severity.ERROR else "warning"
+        for node_id, node_item in self.nodes.items():
+            node_item.set_severity(worst.get(node_id, ""))
+        for link_id, link_item in self.links.items():
+            link_item.set_severity(worst.get(link_id, ""))
+
+    def set_node_states(self, states: dict[str, NodeState]) -> None:
+        for node_id, item in self.nodes.items():
+            item.set_state(states.get(node_id, NodeState.NOT_DEPLOYED))
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+        painter.fillRect(rect, self.colors.base)
+        scale = painter.worldTransform().m11()
+        if scale * GRID < 6:
+            return
+        left = math.floor(rect.left() / GRID) * GRID
+        top = math.floor(rect.top() / GRID) * GRID
+        lines = [QLineF(x, rect.top(), x, rect.bottom())
+                 for x in (left + i * GRID for i in range(int((rect.right() - left) / GRID) + 1))]
+        lines += [QLineF(rect.left(), y, rect.right(), y)
+                  for y in (top + i * GRID for i in range(int((rect.bottom() - top) / GRID) + 1))]
+        painter.setPen(QPen(self.colors.grid, 0))
+        painter.drawLines(lines)
+
+    # ------------------------------------------------------------ selection
+
+    def selected_node_ids(self) -> list[str]:
+        return [item.node_id for item in self.selectedItems() if isinstance(item, NodeItem)]
+
+    def selected_link_ids(self) -> list[str]:
+        return [item.link_id for item in self.selectedItems() if isinstance(item, LinkItem)]
+
+    def selected_annotation_ids(self) -> list[str]:
+        return [item.annotation_id for item in self.selectedItems() if isinstance(item, AnnotationItem)]
+
+    def select_ids(self, ids: Iterable[str]) -> None:
+        wanted = set(ids)
+        self.clearSelection()
+        for mapping in (self.nodes, self.links, self.annotations):
+            for item_id, item in mapping.items():
+                if item_id in wanted:
+                    item.setSelected(True)
+
+    def item_for(self, item_id: str) -> QGraphicsItem | None:
+        return self.nodes.get(item_id) or self.links.get(item_id) or self.annotations.get(item_id)
+
+    def node_at(self, point: QPointF) -> NodeItem | None:
+        for item in self.items(point):
+            if isinstance(item, NodeItem):
+                return item
+        return None

@@ -1,0 +1,33 @@
+"""What the canvas knows about a deployed lab: a state per node, shown as a colored dot."""
+from __future__ import annotations
+
+from enum import Enum
+
+from PySide6.QtGui import QColor
+
+
+class NodeState(str, Enum):
+    NOT_DEPLOYED = "not deployed"
+    DEPLOYING = "deploying"
+    RUNNING = "running"
+    FAILED = "failed"
+
+    @property
+    def color(self) -> QColor:
+        return QColor({"not deployed": "#9e9e9e", "deploying": "#f0a202", "running": "#2fb344",
+                       "failed": "#d63939"}[self.value])
+
+    @classmethod
+    def parse(cls, text: str) -> NodeState:
+        """Map an executor's state word ("running", "up", "failed"...) onto the four the canvas shows."""
+        word = text.strip().lower()
+        if word in ("running", "up", "deployed", "ok"):
+            return cls.RUNNING
+        if word in ("deploying", "starting", "applying", "destroying"):
+            return cls.DEPLOYING
+        if word in ("failed", "error", "crashed", "dead"):
+            return cls.FAILED
+        return cls.NOT_DEPLOYED
+
+
+SEVERITY_COLORS = {"error": QColor("#d63939"), "warning": QColor("#f08c00")}

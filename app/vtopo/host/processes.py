@@ -1,0 +1,253 @@
+"""Daemons inside network namespaces: start one and wait until it is ready, stop it safely.
+
+Launcher: ``ip netns exec NS argv...`` rather than setns() in a ``preexec_fn``:
+
+* ``preexec_fn`` runs Python between fork and exec, which is unsafe in a multi-threaded process
+  (the Qt GUI is one) and disables subprocess's posix_spawn/vfork fast path;
+* ``ip netns exec`` also gives the daemon a private mount namespace with /sys remounted for the
+  network namespace (so /sys/class/net shows the namespace's own interfaces) and applies
+  /etc/netns/NS/ overrides, as any daemon run by hand would see them;
+* it execs in place: the launcher's pid is the daemon's (pre-fork) pid, and a daemon that stays
+  in the foreground stays our child.
+
+A daemon is identified by its pid *and* a part of its command line (typically its unique config
+or pid file path), so a recycled pid is never signalled.
+
+Verified with FRR 8.4 (zebra, ospfd): run as the ``frr`` user (FRR refuses ``-u root`` unless
+root is in the ``frrvty`` group), in a run directory owned by frr; FRR's ``-d`` parent exits 0 only
+once the child has read its config and opened its sockets, and non-zero if it failed.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+_TAIL_BYTES = 4000
+_POLL_S = 0.02
+
+# Bind-mounts each (source, target) pair given as arguments up to "--", then execs the rest.
+# Runs inside the daemon's own mount namespace, so nothing is mounted on the host.
+_BIND_SCRIPT = (
+    'while [ "$1" != -- ]; do '
+    'mount --bind "$1" "$2" || { echo "vtopo: cannot bind $1 on $2" >&2; exit 125; }; '
+    "shift 2; done; shift; exec \"$@\""
+)
+
+
+class DaemonError(Exception):
+    """A daemon did not start (or could not be stopped). Carries what it said."""
+
+    def __init__(self, message: str, output: str = ""):
+        self.output = output
+        super().__init__(f"{message}\n--- daemon output ---\n{output}" if output.strip() else message)
+
+
+# -- inspection --------------------------------------------------------------------------------
+def _cmdline(pid: int) -> str | None:
+    """The process's argv joined by spaces; None if it is gone or a zombie (empty cmdline)."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    if not raw:
+        return None  # zombie or kernel thread
+    return raw.rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    # "pid (comm) S ...": comm may contain spaces and parentheses, so split at the last ")".
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+# Launchers that are still running when start_daemon returns (daemons that stay in the
+# foreground), kept so that they are reaped by us and not reported as leaked by Popen.__del__.
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status of a daemon start_daemon left as our child (no lingering zombie).
+
+    Other children of the caller are left alone (their Popen owns the status); a zombie counts as
+    gone anyway.
+    """
+    child = _CHILDREN.get(pid)
+    if child is not None and child.poll() is not None:
+        del _CHILDREN[pid]
+
+
+def _gone(pid: int) -> bool:
+    _reap(pid)
+    return not Path(f"/proc/{pid}").exists() or _is_zombie(pid)
+
+
+def process_alive(pid: int, expected_cmdline_part: str) -> bool:
+    """True if `pid` runs (not a zombie) and its command line contains `expected_cmdline_part`."""
+    if pid <= 0:
+        return False
+    cmdline = _cmdline(pid)
+    return cmdline is not None and expected_cmdline_part in cmdline and not _is_zombie(pid)
+
+
+# -- stop ----------------------------------------------------------------------------------------
+def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5) -> None:
+    """SIGTERM the process, wait up to `timeout_s`, then SIGKILL. Already gone is fine.
+
+    The process is only signalled if its /proc/PID/cmdline contains `expected_cmdline_part`.
+    The check and the signals go through a pidfd, so a pid recycled between the check and the
+    kill cannot be hit. Raises DaemonError if the process survives SIGKILL.
+    """
+    if pid <= 0:
+        raise ValueError(f"bad pid {pid}")
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        # The pidfd pins this very process: if the cmdline matches now, every signal below
+        # reaches it or fails with ProcessLookupError, never a newcomer with the same pid.
+        if not process_alive(pid, expected_cmdline_part):
+            _reap(pid)
+            return
+        for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, max(timeout_s, 2.0))):
+            try:
+                signal.pidfd_send_signal(pidfd, sig)
+            except ProcessLookupError:
+                return
+            deadline = time.monotonic() + wait_s
+            while time.monotonic() < deadline:
+                if _gone(pid):
+                    return
+                time.sleep(_POLL_S)
+        raise DaemonError(f"process {pid} ({expected_cmdline_part}) survived SIGKILL")
+    finally:
+        os.close(pidfd)
+
+
+# -- start ---------------------------------------------------------------------------------------
+def _read_pid(pid_file: Path) -> int | None:
+    try:
+        text = pid_file.read_text().strip()
+    except (FileNotFoundError, PermissionError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _tail(data: bytes, limit: int = _TAIL_BYTES) -> str:
+    return data[-limit:].decode(errors="replace")
+
+
+def _file_tail(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - _TAIL_BYTES))
+            return f"--- {path} ---\n" + _tail(fh.read())
+    except OSError:
+        return ""
+
+
+def _launcher(netns: str | None, private_dirs: Mapping[Path, Path]) -> list[str]:
+    argv: list[str] = []
+    if netns is not None:
+        argv = ["ip", "netns", "exec", netns]
+    elif private_dirs:
+        argv = ["unshare", "--mount", "--propagation", "slave"]
+    if private_dirs:
+        argv += ["sh", "-c", _BIND_SCRIPT, "vtopo-launch"]
+        for target, source in private_dirs.items():
+            argv += [str(source), str(target)]
+        argv.append("--")
+    return argv
+
+
+def start_daemon(
+    argv: list[str],
+    netns: str | None,
+    pid_file: Path,
+    ready: Path | None,
+    timeout_s: float,
+    *,
+    log_file: Path | None = None,
+    private_dirs: Mapping[Path, Path] | None = None,
+) -> int:
+    """Start a daemon (in network namespace `netns` if given) and return its pid once it is ready.
+
+    Ready means: `pid_file` holds the pid of a live process whose command line is `argv`'s,
+    and the `ready` path (e.g. a vty socket) exists. The daemon may detach itself (``-d``) or stay
+    in the foreground; either way the pid returned is the one in `pid_file`.
+
+    A stale `pid_file` or `ready` left by a previous run is removed first; a live daemon with the
+    same pid file is an error. `private_dirs` maps a target path to a host directory that is
+    bind-mounted over it in the daemon's own mount namespace (e.g. ``{Path("/var/tmp"): run/tmp}``
+    keeps FRR's /var/tmp/frr crash-log directories inside the lab's run directory).
+
+    On failure or timeout raises DaemonError with the tail of the daemon's stdout/stderr and of
+    `log_file`; whatever was started is stopped again.
+    """
+    if not argv:
+        raise ValueError("empty argv")
+    pid_file = Path(pid_file)
+    ready = Path(ready) if ready is not None else None
+    name = Path(argv[0]).name  # what the daemon's cmdline holds even if it rewrites the rest
+    old = _read_pid(pid_file)
+    if old is not None and process_alive(old, " ".join(argv)):
+        raise DaemonError(f"{argv[0]} already running as pid {old} (pid file {pid_file})")
+    pid_file.unlink(missing_ok=True)
+    if ready is not None and not ready.is_dir():
+        ready.unlink(missing_ok=True)
+
+    command = _launcher(netns, dict(private_dirs or {})) + list(argv)
+    with tempfile.TemporaryFile() as output:
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # no terminal signals from us; survives our process group
+            close_fds=True,
+        )
+
+        def fail(reason: str) -> DaemonError:
+            output.seek(0)
+            said = _tail(output.read())
+            return DaemonError(
+                f"{argv[0]}{f' in netns {netns}' if netns else ''}: {reason}",
+                "\n".join(part for part in (said, _file_tail(log_file)) if part.strip()),
+            )
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            rc = proc.poll()
+            pid = _read_pid(pid_file)
+            if pid is not None and process_alive(pid, name):
+                if ready is None or ready.exists():
+                    if proc.poll() is None:
+                        _CHILDREN[proc.pid] = proc
+                    return pid
+            elif rc is not None and rc != 0:
+                raise fail(f"exited with status {rc} before it was ready")
+            elif rc is not None and pid is not None:
+                raise fail(f"pid {pid} from {pid_file} is not running")
+            if time.monotonic() > deadline:
+                error = fail(
+                    f"not ready after {timeout_s:g} s (pid file {pid_file}"
+                    + (f", ready path {ready})" if ready is not None else ")")
+                )
+                if pid is not None:
+                    stop_process(pid, name, timeout_s=2)
+                if proc.poll() is None:
+                    proc.kill()  # our own child: the launcher or the daemon itself
+                proc.wait()
+                raise error
+            time.sleep(_POLL_S)

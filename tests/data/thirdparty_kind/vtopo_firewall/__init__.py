@@ -1,0 +1,26 @@
+"""A third-party node kind, as someone else would ship it: a namespace that forwards and filters."""
+from dataclasses import dataclass
+
+from vtopo.compile.ops import CreateNamespace, SetSysctl
+from vtopo.kinds.contract import NodeKind, PortSpec, Role
+from vtopo.kinds.settings import setting
+
+
+@dataclass(frozen=True)
+class FirewallSettings:
+    policy: str = setting("drop", "Default policy", choices=("drop", "accept"))
+
+
+class FirewallKind(NodeKind):
+    name = "firewall"
+    label = "Firewall"
+    description = "A forwarding namespace with a default policy (a third-party plugin)."
+    role = Role.NAMESPACE
+    ports = PortSpec("eth", 0)
+    connects_to = frozenset({"container", "bridge", "firewall"})
+    settings_type = FirewallSettings
+
+    def lower(self, node):
+        netns = self.netns(node)
+        yield CreateNamespace(owner=node.subject, name=netns)
+        yield SetSysctl(owner=node.subject, netns=netns, key="net.ipv4.ip_forward", value="1")

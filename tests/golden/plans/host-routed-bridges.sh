@@ -1,0 +1,108 @@
+#!/bin/sh
+# vtopo plan for lab 'host-routed-bridges': every object below is named vtd5a-*
+set -e
+#
+# Host networking for VMs and containers (seed 003). Two numbered bridges: the host has 172.16.1.1 on br1 and
+# 172.16.2.1 on br2, so it is the router between them (L3), while the hosts on one bridge are switched (L2).
+# Forward delay 0 makes new ports forward at once. c1 reaches c3 through the host's routing table.
+
+# ---- node br1
+# [1] create Linux bridge vtd5a-br1
+ip link add vtd5a-br1 type bridge stp_state 0 forward_delay 0 ageing_time 30000
+# [2] configure and bring up vtd5a-br1 (after 1)
+ip link set dev vtd5a-br1 alias vtopo:vtd5a up
+# [3] address 172.16.1.1/24 on vtd5a-br1 (after 1)
+ip addr add 172.16.1.1/24 dev vtd5a-br1
+
+# ---- node br2
+# [4] create Linux bridge vtd5a-br2
+ip link add vtd5a-br2 type bridge stp_state 0 forward_delay 0 ageing_time 30000
+# [5] configure and bring up vtd5a-br2 (after 4)
+ip link set dev vtd5a-br2 alias vtopo:vtd5a up
+# [6] address 172.16.2.1/24 on vtd5a-br2 (after 4)
+ip addr add 172.16.2.1/24 dev vtd5a-br2
+
+# ---- node c1
+# [7] create network namespace vtd5a-c1
+ip netns add vtd5a-c1
+ip -n vtd5a-c1 link set lo up
+
+# ---- node c2
+# [8] create network namespace vtd5a-c2
+ip netns add vtd5a-c2
+ip -n vtd5a-c2 link set lo up
+
+# ---- node c3
+# [9] create network namespace vtd5a-c3
+ip netns add vtd5a-c3
+ip -n vtd5a-c3 link set lo up
+
+# ---- link c1:eth0-br1:p1
+# [10] create veth pair vtd5a-br1-p1 <-> eth0 (after 7)
+ip link add vtd5a-br1-p1 type veth peer name eth0 netns vtd5a-c1
+# [11] configure and bring up eth0 (after 10)
+ip -n vtd5a-c1 link set dev eth0 up
+# [12] address 172.16.1.10/24 on eth0 (after 10)
+ip -n vtd5a-c1 addr add 172.16.1.10/24 dev eth0
+
+# ---- node c1
+# [13] route default via 172.16.1.1 (after 12)
+ip -n vtd5a-c1 route add default via 172.16.1.1
+
+# ---- link c1:eth0-br1:p1
+# [14] configure and bring up vtd5a-br1-p1 (after 10)
+ip link set dev vtd5a-br1-p1 alias vtopo:vtd5a up
+
+# ---- node br1
+# [15] attach vtd5a-br1-p1 to bridge vtd5a-br1 (after 1, 10)
+ip link set vtd5a-br1-p1 master vtd5a-br1
+
+# ---- link c2:eth0-br1:p2
+# [16] create veth pair vtd5a-br1-p2 <-> eth0 (after 8)
+ip link add vtd5a-br1-p2 type veth peer name eth0 netns vtd5a-c2
+# [17] configure and bring up eth0 (after 16)
+ip -n vtd5a-c2 link set dev eth0 up
+# [18] address 172.16.1.11/24 on eth0 (after 16)
+ip -n vtd5a-c2 addr add 172.16.1.11/24 dev eth0
+
+# ---- node c2
+# [19] route default via 172.16.1.1 (after 18)
+ip -n vtd5a-c2 route add default via 172.16.1.1
+
+# ---- link c2:eth0-br1:p2
+# [20] configure and bring up vtd5a-br1-p2 (after 16)
+ip link set dev vtd5a-br1-p2 alias vtopo:vtd5a up
+
+# ---- node br1
+# [21] attach vtd5a-br1-p2 to bridge vtd5a-br1 (after 1, 16)
+ip link set vtd5a-br1-p2 master vtd5a-br1
+
+# ---- link c3:eth0-br2:p1
+# [22] create veth pair vtd5a-br2-p1 <-> eth0 (after 9)
+ip link add vtd5a-br2-p1 type veth peer name eth0 netns vtd5a-c3
+# [23] configure and bring up eth0 (after 22)
+ip -n vtd5a-c3 link set dev eth0 up
+# [24] address 172.16.2.10/24 on eth0 (after 22)
+ip -n vtd5a-c3 addr add 172.16.2.10/24 dev eth0
+
+# ---- node c3
+# [25] route default via 172.16.2.1 (after 24)
+ip -n vtd5a-c3 route add default via 172.16.2.1
+
+# ---- link c3:eth0-br2:p1
+# [26] configure and bring up vtd5a-br2-p1 (after 22)
+ip link set dev vtd5a-br2-p1 alias vtopo:vtd5a up
+
+# ---- node br2
+# [27] attach vtd5a-br2-p1 to bridge vtd5a-br2 (after 4, 22)
+ip link set vtd5a-br2-p1 master vtd5a-br2
+
+# ---- to tear it all down again (vtopo destroy does this):
+#   ip link del vtd5a-br2-p1
+#   ip link del vtd5a-br1-p2
+#   ip link del vtd5a-br1-p1
+#   ip netns del vtd5a-c3
+#   ip netns del vtd5a-c2
+#   ip netns del vtd5a-c1
+#   ip link del vtd5a-br2
+#   ip link del vtd5a-br1

@@ -1,0 +1,254 @@
+#!/bin/sh
+# vtopo plan for lab 'l2-vs-l3': every object below is named vtd05-*
+set -e
+#
+# L2 against L3. On the left, h1 and h2 share one bridge: one broadcast domain, frames switched by MAC.
+# Between the LANs, two OSPF routers (zebra + ospfd) route by IP: lan1 (10.1.0.0/24) and lan2 (10.2.0.0/24)
+# are separate broadcast domains, and r1 and r2 learn each other's LAN over their point-to-point link.
+# Hello 1 s and dead 4 s make OSPF converge in seconds instead of the default 40.
+# Try: vtopo exec l2-vs-l3 r1 -- vtysh -c 'show ip ospf neighbor', then compare iperf h1->h2 (switched)
+# with h1->h3 (routed twice).
+
+# ---- lab
+# [1] create directory /run/vtopo/vtd05
+mkdir -p /run/vtopo/vtd05
+
+# ---- node lan1
+# [2] create Linux bridge vtd05-lan1
+ip link add vtd05-lan1 type bridge stp_state 0 forward_delay 1500 ageing_time 30000
+# [3] configure and bring up vtd05-lan1 (after 2)
+ip link set dev vtd05-lan1 alias vtopo:vtd05 up
+
+# ---- node lan2
+# [4] create Linux bridge vtd05-lan2
+ip link add vtd05-lan2 type bridge stp_state 0 forward_delay 1500 ageing_time 30000
+# [5] configure and bring up vtd05-lan2 (after 4)
+ip link set dev vtd05-lan2 alias vtopo:vtd05 up
+
+# ---- node r1
+# [6] create network namespace vtd05-r1
+ip netns add vtd05-r1
+ip -n vtd05-r1 link set lo up
+# [7] sysctl net.ipv4.ip_forward=1 (after 6)
+ip netns exec vtd05-r1 sysctl -qw net.ipv4.ip_forward=1
+# [8] sysctl net.ipv6.conf.all.forwarding=1 (after 6)
+ip netns exec vtd05-r1 sysctl -qw net.ipv6.conf.all.forwarding=1
+# [9] create directory /run/vtopo/vtd05/r1 (after 1)
+mkdir -p /run/vtopo/vtd05/r1
+# [10] write /run/vtopo/vtd05/r1/zebra.conf (after 9)
+cat > /run/vtopo/vtd05/r1/zebra.conf <<'EOF'
+hostname r1
+log file /run/vtopo/vtd05/r1/zebra.log
+EOF
+# [11] write /run/vtopo/vtd05/r1/ospfd.conf (after 9)
+cat > /run/vtopo/vtd05/r1/ospfd.conf <<'EOF'
+hostname r1
+log file /run/vtopo/vtd05/r1/ospfd.log
+!
+interface eth0
+ ip ospf hello-interval 1
+ ip ospf dead-interval 4
+!
+interface eth1
+ ip ospf hello-interval 1
+ ip ospf dead-interval 4
+!
+router ospf
+ ospf router-id 10.1.0.1
+ passive-interface eth0
+ network 10.1.0.0/24 area 0.0.0.0
+ network 10.0.12.0/30 area 0.0.0.0
+!
+EOF
+
+# ---- node r2
+# [12] create network namespace vtd05-r2
+ip netns add vtd05-r2
+ip -n vtd05-r2 link set lo up
+# [13] sysctl net.ipv4.ip_forward=1 (after 12)
+ip netns exec vtd05-r2 sysctl -qw net.ipv4.ip_forward=1
+# [14] sysctl net.ipv6.conf.all.forwarding=1 (after 12)
+ip netns exec vtd05-r2 sysctl -qw net.ipv6.conf.all.forwarding=1
+# [15] create directory /run/vtopo/vtd05/r2 (after 1)
+mkdir -p /run/vtopo/vtd05/r2
+# [16] write /run/vtopo/vtd05/r2/zebra.conf (after 15)
+cat > /run/vtopo/vtd05/r2/zebra.conf <<'EOF'
+hostname r2
+log file /run/vtopo/vtd05/r2/zebra.log
+EOF
+# [17] write /run/vtopo/vtd05/r2/ospfd.conf (after 15)
+cat > /run/vtopo/vtd05/r2/ospfd.conf <<'EOF'
+hostname r2
+log file /run/vtopo/vtd05/r2/ospfd.log
+!
+interface eth0
+ ip ospf hello-interval 1
+ ip ospf dead-interval 4
+!
+interface eth1
+ ip ospf hello-interval 1
+ ip ospf dead-interval 4
+!
+router ospf
+ ospf router-id 10.2.0.1
+ passive-interface eth0
+ network 10.2.0.0/24 area 0.0.0.0
+ network 10.0.12.0/30 area 0.0.0.0
+!
+EOF
+
+# ---- node h1
+# [18] create network namespace vtd05-h1
+ip netns add vtd05-h1
+ip -n vtd05-h1 link set lo up
+
+# ---- node h2
+# [19] create network namespace vtd05-h2
+ip netns add vtd05-h2
+ip -n vtd05-h2 link set lo up
+
+# ---- node h3
+# [20] create network namespace vtd05-h3
+ip netns add vtd05-h3
+ip -n vtd05-h3 link set lo up
+
+# ---- link h1:eth0-lan1:p1
+# [21] create veth pair vtd05-lan1-p1 <-> eth0 (after 18)
+ip link add vtd05-lan1-p1 type veth peer name eth0 netns vtd05-h1
+# [22] configure and bring up eth0 (after 21)
+ip -n vtd05-h1 link set dev eth0 up
+# [23] address 10.1.0.10/24 on eth0 (after 21)
+ip -n vtd05-h1 addr add 10.1.0.10/24 dev eth0
+
+# ---- node h1
+# [24] route default via 10.1.0.1 (after 23)
+ip -n vtd05-h1 route add default via 10.1.0.1
+
+# ---- link h1:eth0-lan1:p1
+# [25] configure and bring up vtd05-lan1-p1 (after 21)
+ip link set dev vtd05-lan1-p1 alias vtopo:vtd05 up
+
+# ---- node lan1
+# [26] attach vtd05-lan1-p1 to bridge vtd05-lan1 (after 2, 21)
+ip link set vtd05-lan1-p1 master vtd05-lan1
+
+# ---- link h2:eth0-lan1:p2
+# [27] create veth pair vtd05-lan1-p2 <-> eth0 (after 19)
+ip link add vtd05-lan1-p2 type veth peer name eth0 netns vtd05-h2
+# [28] configure and bring up eth0 (after 27)
+ip -n vtd05-h2 link set dev eth0 up
+# [29] address 10.1.0.11/24 on eth0 (after 27)
+ip -n vtd05-h2 addr add 10.1.0.11/24 dev eth0
+
+# ---- node h2
+# [30] route default via 10.1.0.1 (after 29)
+ip -n vtd05-h2 route add default via 10.1.0.1
+
+# ---- link h2:eth0-lan1:p2
+# [31] configure and bring up vtd05-lan1-p2 (after 27)
+ip link set dev vtd05-lan1-p2 alias vtopo:vtd05 up
+
+# ---- node lan1
+# [32] attach vtd05-lan1-p2 to bridge vtd05-lan1 (after 2, 27)
+ip link set vtd05-lan1-p2 master vtd05-lan1
+
+# ---- link r1:eth0-lan1:p3
+# [33] create veth pair vtd05-lan1-p3 <-> eth0 (after 6)
+ip link add vtd05-lan1-p3 type veth peer name eth0 netns vtd05-r1
+# [34] configure and bring up eth0 (after 33)
+ip -n vtd05-r1 link set dev eth0 up
+# [35] address 10.1.0.1/24 on eth0 (after 33)
+ip -n vtd05-r1 addr add 10.1.0.1/24 dev eth0
+# [36] configure and bring up vtd05-lan1-p3 (after 33)
+ip link set dev vtd05-lan1-p3 alias vtopo:vtd05 up
+
+# ---- node lan1
+# [37] attach vtd05-lan1-p3 to bridge vtd05-lan1 (after 2, 33)
+ip link set vtd05-lan1-p3 master vtd05-lan1
+
+# ---- link r1:eth1-r2:eth1
+# [38] create veth pair eth1 <-> eth1 (after 6, 12)
+ip -n vtd05-r1 link add eth1 type veth peer name eth1 netns vtd05-r2
+# [39] configure and bring up eth1 (after 38)
+ip -n vtd05-r1 link set dev eth1 up
+# [40] address 10.0.12.1/30 on eth1 (after 38)
+ip -n vtd05-r1 addr add 10.0.12.1/30 dev eth1
+
+# ---- node r1
+# [41] start zebra@r1 (after 6, 9, 10, 33, 35, 38, 40)
+ip netns exec vtd05-r1 /usr/lib/frr/zebra -d -u root -g root --vty_socket /run/vtopo/vtd05/r1 -z /run/vtopo/vtd05/r1/zserv.api -f /run/vtopo/vtd05/r1/zebra.conf -i /run/vtopo/vtd05/r1/zebra.pid
+# [42] start ospfd@r1 (after 6, 9, 11, 41)
+ip netns exec vtd05-r1 /usr/lib/frr/ospfd -d -u root -g root --vty_socket /run/vtopo/vtd05/r1 -z /run/vtopo/vtd05/r1/zserv.api -f /run/vtopo/vtd05/r1/ospfd.conf -i /run/vtopo/vtd05/r1/ospfd.pid
+
+# ---- link r1:eth1-r2:eth1
+# [43] configure and bring up eth1 (after 38)
+ip -n vtd05-r2 link set dev eth1 up
+# [44] address 10.0.12.2/30 on eth1 (after 38)
+ip -n vtd05-r2 addr add 10.0.12.2/30 dev eth1
+
+# ---- link r2:eth0-lan2:p1
+# [45] create veth pair vtd05-lan2-p1 <-> eth0 (after 12)
+ip link add vtd05-lan2-p1 type veth peer name eth0 netns vtd05-r2
+# [46] configure and bring up eth0 (after 45)
+ip -n vtd05-r2 link set dev eth0 up
+# [47] address 10.2.0.1/24 on eth0 (after 45)
+ip -n vtd05-r2 addr add 10.2.0.1/24 dev eth0
+
+# ---- node r2
+# [48] start zebra@r2 (after 12, 15, 16, 38, 44, 45, 47)
+ip netns exec vtd05-r2 /usr/lib/frr/zebra -d -u root -g root --vty_socket /run/vtopo/vtd05/r2 -z /run/vtopo/vtd05/r2/zserv.api -f /run/vtopo/vtd05/r2/zebra.conf -i /run/vtopo/vtd05/r2/zebra.pid
+# [49] start ospfd@r2 (after 12, 15, 17, 48)
+ip netns exec vtd05-r2 /usr/lib/frr/ospfd -d -u root -g root --vty_socket /run/vtopo/vtd05/r2 -z /run/vtopo/vtd05/r2/zserv.api -f /run/vtopo/vtd05/r2/ospfd.conf -i /run/vtopo/vtd05/r2/ospfd.pid
+
+# ---- link r2:eth0-lan2:p1
+# [50] configure and bring up vtd05-lan2-p1 (after 45)
+ip link set dev vtd05-lan2-p1 alias vtopo:vtd05 up
+
+# ---- node lan2
+# [51] attach vtd05-lan2-p1 to bridge vtd05-lan2 (after 4, 45)
+ip link set vtd05-lan2-p1 master vtd05-lan2
+
+# ---- link h3:eth0-lan2:p2
+# [52] create veth pair vtd05-lan2-p2 <-> eth0 (after 20)
+ip link add vtd05-lan2-p2 type veth peer name eth0 netns vtd05-h3
+# [53] configure and bring up eth0 (after 52)
+ip -n vtd05-h3 link set dev eth0 up
+# [54] address 10.2.0.10/24 on eth0 (after 52)
+ip -n vtd05-h3 addr add 10.2.0.10/24 dev eth0
+
+# ---- node h3
+# [55] route default via 10.2.0.1 (after 54)
+ip -n vtd05-h3 route add default via 10.2.0.1
+
+# ---- link h3:eth0-lan2:p2
+# [56] configure and bring up vtd05-lan2-p2 (after 52)
+ip link set dev vtd05-lan2-p2 alias vtopo:vtd05 up
+
+# ---- node lan2
+# [57] attach vtd05-lan2-p2 to bridge vtd05-lan2 (after 4, 52)
+ip link set vtd05-lan2-p2 master vtd05-lan2
+
+# ---- to tear it all down again (vtopo destroy does this):
+#   ip link del vtd05-lan2-p2
+#   kill $(cat /run/vtopo/vtd05/r2/ospfd.pid)
+#   kill $(cat /run/vtopo/vtd05/r2/zebra.pid)
+#   ip link del vtd05-lan2-p1
+#   kill $(cat /run/vtopo/vtd05/r1/ospfd.pid)
+#   kill $(cat /run/vtopo/vtd05/r1/zebra.pid)
+#   ip link del vtd05-lan1-p3
+#   ip link del vtd05-lan1-p2
+#   ip link del vtd05-lan1-p1
+#   ip netns del vtd05-h3
+#   ip netns del vtd05-h2
+#   ip netns del vtd05-h1
+#   rm -f /run/vtopo/vtd05/r2/ospfd.conf
+#   rm -f /run/vtopo/vtd05/r2/zebra.conf
+#   rm -rf /run/vtopo/vtd05/r2
+#   ip netns del vtd05-r2
+#   rm -f /run/vtopo/vtd05/r1/ospfd.conf
+#   rm -f /run/vtopo/vtd05/r1/zebra.conf
+#   rm -rf /run/vtopo/vtd05/r1
+#   ip netns del vtd05-r1
+#   ip link del vtd05-lan2
+#   ip link del vtd05-lan1
+#   rm -rf /run/vtopo/vtd05

@@ -1,0 +1,30 @@
+"""Bad files and bad labs give one clear message each, naming the place, and exit code 2. No tracebacks."""
+from __future__ import annotations
+
+import pytest
+
+from golden import GOLDEN, assert_golden
+from vtopo.cli import main
+
+INVALID = sorted((GOLDEN / "invalid").glob("*.vtopo"))
+
+
+@pytest.mark.parametrize("lab_file", INVALID, ids=[p.stem for p in INVALID])
+def test_validate_reports_problems(lab_file, capsys):
+    code = main(["validate", str(lab_file)])
+    captured = capsys.readouterr()
+    output = captured.err.replace(str(lab_file), lab_file.name)
+    assert "Traceback" not in output
+    assert_golden(lab_file.with_suffix(".txt"), output)
+    has_errors = "error:" in output
+    assert code == (2 if has_errors else 0)
+
+
+def test_missing_file_is_a_clear_error(capsys, tmp_path):
+    assert main(["validate", str(tmp_path / "nope.vtopo")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_plan_of_invalid_lab_exits_2(capsys):
+    assert main(["plan", str(GOLDEN / "invalid" / "passthru-two-children.vtopo")]) == 2
+    assert "passthru" in capsys.readouterr().err

@@ -1,0 +1,58 @@
+"""Node kinds are plugins: a third-party distribution appears with no change to vtopo itself."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vtopo.lab import registry
+from vtopo.resources import TOPOLOGIES
+
+THIRD_PARTY = Path(__file__).parent / "data" / "thirdparty_kind"
+BUILTIN = {"bridge", "container", "host", "macvlan", "macvtap", "ovs", "router", "vm"}
+
+
+def test_builtin_kinds_come_through_entry_points():
+    kinds = registry()
+    assert set(kinds.kinds) >= BUILTIN
+    assert not kinds.load_problems
+    for kind in kinds.kinds.values():
+        assert kind.icon_path().suffix == ".svg"
+
+
+@pytest.fixture(scope="module")
+def installed_plugin(tmp_path_factory) -> Path:
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--target", str(target), str(THIRD_PARTY)], check=True, capture_output=True)
+    return target
+
+
+def run_vtopo(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(site))
+    return subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True, env=env)
+
+
+def test_third_party_kind_is_listed(installed_plugin):
+    result = run_vtopo(installed_plugin, "kinds")
+    assert result.returncode == 0, result.stderr
+    assert "firewall" in result.stdout and "a third-party plugin" in result.stdout
+
+
+def test_third_party_kind_compiles_in_a_lab(installed_plugin, tmp_path):
+    doc = json.loads((TOPOLOGIES / "bridge-veth.vtopo").read_text())
+    doc["nodes"].append({"id": "fw", "name": "fw", "kind": "firewall", "position": {"x": 0, "y": 0},
+                         "settings": {"policy": "accept"}})
+    doc["links"].append({"id": "fw-link", "a": {"node": "fw", "port": "eth0"}, "b": {"node": "br0", "port": "p9"}})
+    lab = tmp_path / "with-firewall.vtopo"
+    lab.write_text(json.dumps(doc))
+    result = run_vtopo(installed_plugin, "plan", str(lab), "--explain")
+    assert result.returncode == 0, result.stderr
+    assert "ip netns add vt" in result.stdout and "-fw" in result.stdout
+    assert "net.ipv4.ip_forward=1" in result.stdout
+    without = run_vtopo(Path("/nonexistent"), "validate", str(lab))
+    assert without.returncode == 2 and "unknown kind 'firewall'" in without.stderr
