@@ -4,11 +4,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Callable
 
 from vtopo import __version__
+from vtopo.host.cleanup import cleanup
+from vtopo.host.deployed import DeployedLab, NotDeployed
+from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
+from vtopo.host.preflight import PreflightFailed
 from vtopo.lab import open_lab, plan_of, problems_of, registry
 from vtopo.model.problems import LabError, errors_in
 
@@ -90,6 +96,82 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return run(args.file)
 
 
+def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
+    last_stage = [""]
+
+    def show(progress: Progress) -> None:
+        if progress.stage != last_stage[0]:
+            last_stage[0] = progress.stage
+            print(f"== {progress.stage}", flush=True)
+        if verbose:
+            print(f"  [{progress.done}/{progress.total}] {progress.message}  ({progress.owner})", flush=True)
+
+    return show
+
+
+def cmd_deploy(args: argparse.Namespace) -> int:
+    lab = open_lab(args.file)
+    report = Deployer().deploy(lab.topology, _progress_printer(args.verbose), source=args.file.resolve())
+    for notice in report.notices:
+        print(f"note: {notice}")
+    print(f"deployed lab {report.lab} (prefix {report.prefix}): {report.nodes} nodes, {report.links} links, "
+          f"{report.ops} operations in {report.seconds:.2f} s")
+    return EXIT_OK
+
+
+def _lab_name(target: str) -> str:
+    path = Path(target)
+    return open_lab(path).topology.name if path.suffix == ".vtopo" and path.exists() else target
+
+
+def cmd_destroy(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    name = _lab_name(args.lab)
+    steps = Deployer().destroy(name, _progress_printer(args.verbose))
+    print(f"destroyed lab {name}: {steps} operations undone in {time.monotonic() - started:.2f} s")
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    labs = Deployer().status(_lab_name(args.lab) if args.lab else None)
+    if not labs:
+        print("no lab is deployed")
+    for lab in labs:
+        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}")
+        for node in lab.nodes:
+            print(f"  {node.name:<12} {node.state}{node.detail}")
+    return EXIT_OK
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    report = cleanup(Deployer(), _progress_printer(args.verbose))
+    for name in report.labs:
+        print(f"destroyed lab {name}")
+    for stray in report.strays:
+        print(f"removed stray {stray}")
+    for error in report.errors:
+        print(f"error: {error}", file=sys.stderr)
+    if not (report.labs or report.strays or report.errors):
+        print("nothing to clean up")
+    return EXIT_FAILED if report.errors else EXIT_OK
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
+    if not command:
+        command = [os.environ.get("SHELL", "/bin/sh")]
+    argv = DeployedLab.find(args.lab).command_in(args.node, command)
+    return subprocess.run(argv).returncode
+
+
+def cmd_ping(args: argparse.Namespace) -> int:
+    lab = DeployedLab.find(args.lab)
+    address, how = lab.target_address(args.source, args.destination)
+    print(f"ping {args.destination} ({address}, {how}) from {args.source}", flush=True)
+    argv = lab.command_in(args.source, ["ping", "-c", str(args.count), "-i", "0.2", "-W", "1", address])
+    return EXIT_OK if subprocess.run(argv).returncode == 0 else EXIT_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vtopo", description="Draw, deploy and measure virtual network labs.")
     parser.add_argument("--version", action="version", version=f"vtopo {__version__}")
@@ -110,6 +192,25 @@ def build_parser() -> argparse.ArgumentParser:
     command("kinds", cmd_kinds, "list the node kinds installed (built-in and plugins)")
     sub = command("show", cmd_show, "summarise a lab file: nodes, links, addresses, notes")
     sub.add_argument("file", type=Path)
+    sub = command("deploy", cmd_deploy, "build a lab on this host (needs root)")
+    sub.add_argument("file", type=Path)
+    sub.add_argument("-v", "--verbose", action="store_true", help="print every operation as it is applied")
+    sub = command("destroy", cmd_destroy, "remove everything a deployed lab made")
+    sub.add_argument("lab", help="the lab's name, or its .vtopo file")
+    sub.add_argument("-v", "--verbose", action="store_true")
+    sub = command("status", cmd_status, "list deployed labs and the state of each node")
+    sub.add_argument("lab", nargs="?")
+    sub = command("cleanup", cmd_cleanup, "destroy labs left behind by a crash, and any stray object vtopo tagged")
+    sub.add_argument("-v", "--verbose", action="store_true")
+    sub = command("exec", cmd_exec, "run a command inside a node: vtopo exec LAB NODE -- CMD...")
+    sub.add_argument("lab")
+    sub.add_argument("node")
+    sub.add_argument("command_argv", nargs=argparse.REMAINDER, metavar="-- CMD")
+    sub = command("ping", cmd_ping, "check that node A reaches node B")
+    sub.add_argument("lab")
+    sub.add_argument("source")
+    sub.add_argument("destination")
+    sub.add_argument("-c", "--count", type=int, default=3)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser
@@ -122,6 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     except LabError as error:
         print_problems(error.problems)
         return EXIT_BAD_LAB
+    except PreflightFailed as error:
+        print_problems(error.problems)
+        print("nothing was applied", file=sys.stderr)
+        return EXIT_FAILED
+    except (DeployError, DestroyError, NotDeployed) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from vtopo.compile.compiler import check_lab, compile_lab
-from vtopo.compile.context import HostFacts
+from vtopo.compile.compiler import analyse, check_lab, compile_lab
+from vtopo.compile.context import HostFacts, LabContext
 from vtopo.compile.plan import Plan
 from vtopo.kinds.registry import Registry, load_registry
 from vtopo.model import io
@@ -40,3 +40,7 @@ def problems_of(topology: Topology, facts: HostFacts | None = None) -> list[Prob
 
 def plan_of(topology: Topology, facts: HostFacts | None = None) -> Plan:
     return compile_lab(topology, registry(), facts)
+
+
+def context_of(topology: Topology, facts: HostFacts | None = None) -> LabContext:
+    return analyse(topology, registry(), facts)

@@ -50,6 +50,12 @@ class RouterKind(NodeKind):
     def device_name(self, node: NodeContext, end: EndContext) -> str:
         return end.end.interface.name or end.end.port
 
+    def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
+        """vtysh reaches this router's own daemons through their vty sockets."""
+        if argv and argv[0] == "vtysh":
+            argv = ["vtysh", "--vty_socket", node.names.node_dir(node.node.name), *argv[1:]]
+        return super().command_in(node, argv)
+
     def area_of(self, node: NodeContext, port: str) -> str:
         return normalise_area(node.settings.areas.get(port, BACKBONE))
 

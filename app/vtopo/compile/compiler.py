@@ -242,6 +242,16 @@ def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None 
     return Compiler(topology, registry, facts or HostFacts()).run()
 
 
+def analyse(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> LabContext:
+    """The lab in context (namespaces, devices, broadcast domains) without lowering it: for exec, ping, iperf."""
+    compiler = Compiler(topology, registry, facts or HostFacts())
+    compiler.validate()
+    compiler.name_and_address()
+    if errors_in(compiler.problems):
+        raise StageFailed("name and address", compiler.problems)
+    return compiler.lab
+
+
 def check_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> list[Problem]:
     """Every problem and warning, without raising: what `vtopo validate` and the GUI's problems panel show."""
     compiler = Compiler(topology, registry, facts or HostFacts())

@@ -242,6 +242,11 @@ def loads(text: str, default_name: str = "lab") -> Topology:
             exc.msg.startswith("Unterminated") else "it may have been edited by hand"
         raise LabError([Problem(f"not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); {ending}",
                                 path="$")])
+    return from_document(doc, default_name)
+
+
+def from_document(doc: Any, default_name: str = "lab") -> Topology:
+    """Build a Topology from parsed JSON. Raises LabError listing every structural problem found."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise LabError([Problem('not a vtopo lab: the top level must be an object with "format": "vtopo"', path="$")])
     version = doc.get("version")

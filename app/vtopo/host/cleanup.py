@@ -1,0 +1,100 @@
+"""Recovery after a crash: destroy every lab the journal knows, then remove stray objects found by their tags.
+
+Tags: host interfaces carry the alias `vtopo:<prefix>`, each lab namespace's `lo` carries it too, OVS
+bridges carry external_ids:vtopo-lab, and daemons run with their config under /run/vtopo/<prefix>.
+Nothing without one of these marks is touched.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vtopo.host import netns as namespaces
+from vtopo.host import ovs, processes
+from vtopo.host.applier import TAG_PREFIX
+from vtopo.host.deployer import Deployer, DestroyError, Progress, ProgressCallback
+from vtopo.host.netlink import Netlink, NetlinkError
+
+RUN_ROOT = Path("/run/vtopo")
+
+
+@dataclass
+class CleanupReport:
+    labs: list[str] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN_ROOT) -> CleanupReport:
+    report = CleanupReport()
+    for record in list(deployer.store.labs()):
+        progress(Progress("cleanup", 0, 0, f"destroying lab {record.name} from its journal"))
+        try:
+            deployer.destroy(record.prefix, progress)
+            report.labs.append(record.name)
+        except DestroyError as error:
+            report.errors.append(str(error))
+    report.strays += _stop_stray_processes(run_root)
+    report.strays += _delete_stray_ovs_bridges()
+    with Netlink() as netlink:
+        report.strays += _delete_stray_links(netlink)
+        report.strays += _delete_stray_namespaces(netlink)
+    for directory in sorted(run_root.glob("*")) if run_root.is_dir() else []:
+        shutil.rmtree(directory, ignore_errors=True)
+        report.strays.append(f"directory {directory}")
+    if run_root.is_dir() and not any(run_root.iterdir()):
+        run_root.rmdir()
+    deployer.stop_ovs_if_ours()
+    return report
+
+
+def _stop_stray_processes(run_root: Path) -> list[str]:
+    stopped = []
+    for pid_file in sorted(run_root.glob("*/**/*.pid")) if run_root.is_dir() else []:
+        try:
+            pid = int(pid_file.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        lab_dir = str(pid_file.parent)
+        if processes.process_alive(pid, lab_dir):  # its command line names the lab's run directory
+            processes.stop_process(pid, lab_dir)
+            stopped.append(f"process {pid} ({pid_file.stem})")
+    return stopped
+
+
+def _delete_stray_ovs_bridges() -> list[str]:
+    if not ovs.OvsService().running():
+        return []
+    listing = json.loads(ovs.vsctl([["--columns=name,external_ids", "list", "Bridge"]], options=["--format=json"]))
+    tagged = [row[0] for row in listing["data"] if any(key == "vtopo-lab" for key, _ in row[1][1])]
+    if tagged:
+        ovs.vsctl([["--if-exists", "del-br", name] for name in tagged])
+    return [f"OVS bridge {name}" for name in tagged]
+
+
+def _delete_stray_links(netlink: Netlink) -> list[str]:
+    deleted = []
+    for link in netlink.links(None):
+        if (link.alias or "").startswith(TAG_PREFIX):
+            try:
+                netlink.delete_link(link.name, None)
+                deleted.append(f"interface {link.name}")
+            except NetlinkError:
+                continue  # already gone with its veth peer
+    return deleted
+
+
+def _delete_stray_namespaces(netlink: Netlink) -> list[str]:
+    deleted = []
+    for name in namespaces.list_netns():
+        try:
+            lo = next((link for link in netlink.links(name) if link.name == "lo"), None)
+        except NetlinkError:
+            continue
+        netlink.release(name)
+        if lo is not None and (lo.alias or "").startswith(TAG_PREFIX):
+            namespaces.delete_netns(name)
+            deleted.append(f"namespace {name}")
+    return deleted

@@ -1,0 +1,253 @@
+"""Deploy, destroy, status and cleanup of labs: the executor's front door, used by the CLI and the GUI.
+
+deploy = preflight, then every op of the plan in order, each recorded in the lab's journal before it runs.
+If an op fails, everything applied so far is undone in reverse order and the lab's state is forgotten.
+destroy = the inverses of the journal's ops, newest first. Nothing is ever touched that the lab did not make.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from vtopo.compile import ops as o
+from vtopo.compile.context import HostFacts
+from vtopo.compile.plan import Plan
+from vtopo.host import facts as host_facts
+from vtopo.host import ovs, preflight
+from vtopo.host.applier import Applier, OpFailed
+from vtopo.host.state import Journal, LabRecord, StateStore
+from vtopo.lab import plan_of
+from vtopo.model import io
+from vtopo.model.topology import Topology
+
+OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
+PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
+OVS_MARKER = "ovs-started-by-vtopo"
+
+
+@dataclass(frozen=True)
+class Progress:
+    stage: str  # "preflight", "apply", "rollback", "destroy", "cleanup"
+    done: int
+    total: int
+    message: str
+    owner: str = "lab"
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def _quiet(_: Progress) -> None:
+    pass
+
+
+@dataclass
+class DeployReport:
+    lab: str
+    prefix: str
+    nodes: int
+    links: int
+    ops: int
+    seconds: float
+    notices: list[str] = field(default_factory=list)
+
+
+class DeployError(Exception):
+    """A deploy that failed and was rolled back (or, if `rolled_back` is False, needs `vtopo cleanup`)."""
+
+    def __init__(self, failure: OpFailed, rolled_back: bool, rollback_errors: list[str]):
+        self.failure = failure
+        self.rolled_back = rolled_back
+        self.rollback_errors = rollback_errors
+        outcome = "everything applied before it was rolled back" if rolled_back else \
+            "the rollback was incomplete (" + "; ".join(rollback_errors) + "); run `vtopo cleanup`"
+        super().__init__(f"{failure}\n{outcome}")
+
+
+class DestroyError(Exception):
+    pass
+
+
+@dataclass
+class NodeState:
+    name: str
+    state: str  # "running", "degraded", "not deployed"
+    detail: str = ""
+
+
+@dataclass
+class LabStatus:
+    lab: str
+    prefix: str
+    source: str
+    nodes: list[NodeState]
+
+
+class Deployer:
+    def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None):
+        self.store = store or StateStore()
+        self._facts = facts
+
+    def facts_for(self, topology: Topology) -> HostFacts:
+        if self._facts is not None:
+            return self._facts
+        return host_facts.probe(needs_accel=any(node.kind == "vm" for node in topology.nodes.values()))
+
+    # ------------------------------------------------------------ deploy
+
+    def deploy(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None
+               ) -> DeployReport:
+        started = time.monotonic()
+        facts = self.facts_for(topology)
+        plan = plan_of(topology, facts)
+        notices = [str(w) for w in plan.warnings]
+        applier = Applier(plan.prefix)
+        try:
+            progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
+            preflight.check(plan, applier.netlink, self.store.find(plan.prefix) is not None)
+            notices += self._ensure_ovs(plan)
+            record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
+                                                     "source": str(source or ""), "facts": asdict(facts),
+                                                     "topology": io.to_document(topology)})
+            self._apply(plan, applier, record, progress)
+        finally:
+            applier.close()
+        nodes = len(topology.nodes)
+        return DeployReport(topology.name, plan.prefix, nodes, len(topology.links), len(plan.steps),
+                            time.monotonic() - started, notices)
+
+    def _ensure_ovs(self, plan: Plan) -> list[str]:
+        if not any(isinstance(op, OVS_BATCHED) for op in plan.ops):
+            return []
+        service = ovs.OvsService()
+        if service.running():
+            return []
+        service.start()
+        self.store.root.mkdir(parents=True, exist_ok=True)
+        self.store.marker(OVS_MARKER).touch()
+        return ["Open vSwitch was not running: started ovsdb-server and ovs-vswitchd with ovs-ctl (vtopo stops them "
+                "again when its last lab is destroyed)"]
+
+    def _apply(self, plan: Plan, applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
+        journal = Journal(record.directory / "journal.jsonl")
+        applied: list[o.Op] = []
+        pending: list[o.Op] = []
+        pending_steps: set[int] = set()
+        total = len(plan.steps)
+
+        def run(op: o.Op) -> None:
+            journal.record(op)
+            applied.append(op)
+            progress(Progress("apply", len(applied), total, op.summary(), op.owner))
+            applier.apply(op)
+
+        def flush() -> None:
+            if not pending:
+                return
+            for op in pending:
+                journal.record(op)
+                applied.append(op)
+            progress(Progress("apply", len(applied), total, f"{len(pending)} Open vSwitch changes in one "
+                              "transaction", pending[0].owner))
+            batch = list(pending)
+            pending.clear()
+            pending_steps.clear()
+            applier.apply_ovs_batch(batch)
+
+        try:
+            for step in plan.steps:
+                if isinstance(step.op, OVS_BATCHED):
+                    pending.append(step.op)
+                    pending_steps.add(step.index)
+                    continue
+                if pending_steps.intersection(step.deps):
+                    flush()
+                run(step.op)
+            flush()
+        except OpFailed as failure:
+            journal.close()
+            errors = self._rollback(applied, failure.op, applier, progress)
+            if not errors:
+                self.store.forget(record)
+                self.stop_ovs_if_ours()
+            raise DeployError(failure, not errors, errors) from None
+        journal.close()
+
+    def _rollback(self, applied: list[o.Op], failed: o.Op, applier: Applier, progress: ProgressCallback
+                  ) -> list[str]:
+        undo = [op for op in applied if op is not failed or isinstance(op, PARTIAL_ON_FAILURE)]
+        return self._undo_all(undo, applier, "rollback", progress)
+
+    def _undo_all(self, applied: list[o.Op], applier: Applier, stage: str, progress: ProgressCallback) -> list[str]:
+        inverses = [inverse for op in reversed(applied) if (inverse := op.inverse()) is not None]
+        errors = []
+        for done, inverse in enumerate(inverses, start=1):
+            progress(Progress(stage, done, len(inverses), inverse.summary(), inverse.owner))
+            try:
+                applier.undo(inverse)
+            except OpFailed as error:
+                errors.append(str(error))
+        return errors
+
+    # ------------------------------------------------------------ destroy
+
+    def destroy(self, lab: str, progress: ProgressCallback = _quiet) -> int:
+        """Undo everything the lab's journal says was applied. Returns the number of undo steps."""
+        record = self.store.find(lab)
+        if record is None:
+            raise DestroyError(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+        return self._destroy_record(record, progress)
+
+    def _destroy_record(self, record: LabRecord, progress: ProgressCallback) -> int:
+        applied = record.journal()
+        applier = Applier(record.prefix)
+        try:
+            errors = self._undo_all(applied, applier, "destroy", progress)
+        finally:
+            applier.close()
+        if errors:
+            raise DestroyError("destroy was incomplete:\n" + "\n".join(errors) + "\nrun `vtopo cleanup` to retry")
+        self.store.forget(record)
+        self.stop_ovs_if_ours()
+        return len(applied)
+
+    def stop_ovs_if_ours(self) -> None:
+        marker = self.store.marker(OVS_MARKER)
+        if not marker.exists() or any(True for _ in self.store.labs()):
+            return
+        service = ovs.OvsService()
+        if service.running() and not ovs.vsctl([["list-br"]]).split():
+            service.stop()
+        marker.unlink(missing_ok=True)
+        self.store.remove_empty_directories()
+
+    # ------------------------------------------------------------ status
+
+    def status(self, lab: str | None = None) -> list[LabStatus]:
+        records = [r for r in self.store.labs() if lab is None or lab in (r.name, r.prefix)]
+        if lab is not None and not records:
+            raise DestroyError(f"no deployed lab is named {lab!r}")
+        result = []
+        for record in records:
+            applier = Applier(record.prefix)
+            try:
+                result.append(self._status_of(record, applier))
+            finally:
+                applier.close()
+        return result
+
+    def _status_of(self, record: LabRecord, applier: Applier) -> LabStatus:
+        data = record.read()
+        topology = io.from_document(data["topology"])
+        by_owner: dict[str, list[o.Op]] = {}
+        for op in record.journal():
+            by_owner.setdefault(op.owner, []).append(op)
+        nodes = []
+        for node in topology.nodes.values():
+            owned = by_owner.get(f"node {node.name}", [])
+            missing = [op.summary() for op in owned if applier.exists(op) is False]
+            state = "degraded" if missing else "running"
+            nodes.append(NodeState(node.name, state, "; missing: " + ", ".join(missing) if missing else ""))
+        return LabStatus(record.name, record.prefix, data.get("source", ""), nodes)

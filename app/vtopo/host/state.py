@@ -1,0 +1,101 @@
+"""Where vtopo remembers deployed labs: one directory per lab, holding the lab and the journal of applied ops.
+
+The journal records each op *before* it runs, so after a crash `vtopo cleanup` knows everything that may exist.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from vtopo.compile.context import HostFacts
+from vtopo.compile.ops import Op, op_from_json
+
+DEFAULT_ROOT = Path(os.environ.get("VTOPO_STATE_DIR", "/var/lib/vtopo"))
+
+
+@dataclass
+class LabRecord:
+    """A deployed (or half-deployed) lab as the state directory knows it."""
+
+    directory: Path
+
+    @property
+    def prefix(self) -> str:
+        return self.directory.name
+
+    def read(self) -> dict[str, Any]:
+        return json.loads((self.directory / "lab.json").read_text())
+
+    @property
+    def name(self) -> str:
+        return str(self.read()["name"])
+
+    def facts(self) -> HostFacts:
+        return HostFacts(**self.read()["facts"])
+
+    def journal(self) -> list[Op]:
+        path = self.directory / "journal.jsonl"
+        if not path.exists():
+            return []
+        ops = []
+        for line in path.read_text().splitlines():
+            if line.strip():
+                try:
+                    ops.append(op_from_json(json.loads(line)))
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line cut short by a crash: its op never ran
+        return ops
+
+
+class Journal:
+    """Append-only; one write per op, flushed to the kernel before the op runs."""
+
+    def __init__(self, path: Path):
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+    def record(self, op: Op) -> None:
+        os.write(self._fd, (json.dumps(op.to_json(), sort_keys=True) + "\n").encode())
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class StateStore:
+    def __init__(self, root: Path = DEFAULT_ROOT):
+        self.root = Path(root)
+        self.labs_dir = self.root / "labs"
+
+    def create(self, prefix: str, lab: dict[str, Any]) -> LabRecord:
+        self.labs_dir.mkdir(parents=True, exist_ok=True)
+        directory = self.labs_dir / prefix
+        directory.mkdir()
+        (directory / "lab.json").write_text(json.dumps(lab, sort_keys=True, indent=1))
+        return LabRecord(directory)
+
+    def labs(self) -> Iterator[LabRecord]:
+        if self.labs_dir.is_dir():
+            for directory in sorted(self.labs_dir.iterdir()):
+                if (directory / "lab.json").exists():
+                    yield LabRecord(directory)
+
+    def find(self, name_or_prefix: str) -> LabRecord | None:
+        return next((lab for lab in self.labs() if name_or_prefix in (lab.prefix, lab.name)), None)
+
+    def forget(self, record: LabRecord) -> None:
+        shutil.rmtree(record.directory, ignore_errors=True)
+        self.remove_empty_directories()
+
+    def remove_empty_directories(self) -> None:
+        """Once the last lab is gone, vtopo leaves not even its own empty directories behind."""
+        for directory in (self.labs_dir, self.root):
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+
+    def marker(self, name: str) -> Path:
+        return self.root / name
