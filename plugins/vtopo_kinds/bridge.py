@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from vtopo.compile.context import EndContext, NodeContext
-from vtopo.compile.ops import AddAddress, ConfigureLink, CreateBridge, Op, SetMaster
+from vtopo.compile.ops import AddAddress, ConfigureLink, CreateBridge, Op, SetMaster, SetSysctl
 from vtopo.kinds.contract import NodeKind, PortSpec, Role
 from vtopo.kinds.settings import setting
 from vtopo.model.problems import Problem
@@ -21,6 +21,9 @@ class BridgeSettings:
                             maximum=1_000_000)
     host_addresses: list[str] = setting([], "Host addresses", "Addresses the host gets on this bridge, which makes it "
                                         "a numbered bridge (host-only networking)")
+    host_routing: bool = setting(False, "Host routes", "The host forwards packets arriving on this bridge, so it "
+                                 "routes between its numbered bridges (seed 003). Only this bridge's own forwarding "
+                                 "sysctl is set; the host's global setting is left alone.")
 
 
 class BridgeKind(NodeKind):
@@ -35,6 +38,8 @@ class BridgeKind(NodeKind):
 
     def check(self, node: NodeContext) -> Iterable[Problem]:
         settings = node.settings
+        if settings.host_routing and not settings.host_addresses:
+            yield Problem("host routing needs a host address on this bridge", node.subject, "", node.node.id)
         if settings.stp and settings.forward_delay < 2:
             yield Problem("with STP on, the kernel needs a forward delay of 2 to 30 s", node.subject,
                           "", node.node.id)
@@ -55,6 +60,8 @@ class BridgeKind(NodeKind):
         yield ConfigureLink(owner=owner, name=name, netns=None, alias=node.names.tag)
         for address in settings.host_addresses:
             yield AddAddress(owner=owner, name=name, netns=None, cidr=address)
+        if settings.host_routing:
+            yield SetSysctl(owner=owner, netns=None, key=f"net.ipv4.conf.{name}.forwarding", value="1", device=name)
 
     def attach(self, node: NodeContext, end: EndContext) -> Iterable[Op]:
         yield SetMaster(owner=node.subject, name=end.device, master=node.names.node_device(node.node.name))

@@ -53,7 +53,8 @@ class RouterKind(NodeKind):
     def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
         """vtysh reaches this router's own daemons through their vty sockets."""
         if argv and argv[0] == "vtysh":
-            argv = ["vtysh", "--vty_socket", node.names.node_dir(node.node.name), *argv[1:]]
+            directory = node.names.node_dir(node.node.name)
+            argv = ["vtysh", "--vty_socket", directory, "--config_dir", directory, *argv[1:]]
         return super().command_in(node, argv)
 
     def area_of(self, node: NodeContext, port: str) -> str:
@@ -132,7 +133,10 @@ class RouterKind(NodeKind):
         lines = [f"hostname {node.node.name}", f"log file {node.names.node_dir(node.node.name)}/ospfd.log", "!"]
         for end in sorted(node.ends, key=lambda e: e.end.port):
             lines += [f"interface {end.device}", f" ip ospf hello-interval {settings.hello_interval}",
-                      f" ip ospf dead-interval {settings.dead_interval}", "!"]
+                      f" ip ospf dead-interval {settings.dead_interval}"]
+            if end.other.kind.name == self.name:
+                lines.append(" ip ospf network point-to-point")  # no DR election: adjacent within a hello or two
+            lines.append("!")
         lines += ["router ospf", f" ospf router-id {self.router_id(node)}"]
         passive = {end.device for end in node.ends if end.end.port in settings.passive}
         lines += [f" passive-interface {device}" for device in sorted(passive)]
@@ -153,18 +157,18 @@ class RouterKind(NodeKind):
         yield CreateNamespace(owner=owner, name=netns)
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
-        yield MakeDirectory(owner=owner, path=directory)
+        yield MakeDirectory(owner=owner, path=directory, user=facts.frr_user)
         yield WriteFile(owner=owner, path=f"{directory}/zebra.conf", content=self.zebra_conf(node))
         yield WriteFile(owner=owner, path=f"{directory}/ospfd.conf", content=self.ospfd_conf(node))
-        common = ["-d", "-u", "root", "-g", "root", "--vty_socket", directory, "-z", f"{directory}/zserv.api"]
+        yield WriteFile(owner=owner, path=f"{directory}/vtysh.conf", content="! vtysh for this router only\n")
         interfaces = tuple(dev_resource(netns, end.device) for end in node.ends)
-        yield StartProcess(owner=owner, name=f"zebra@{name}", netns=netns, pid_file=f"{directory}/zebra.pid",
-                           ready_path=f"{directory}/zserv.api",
-                           argv=(f"{facts.frr_dir}/zebra", *common, "-f", f"{directory}/zebra.conf",
-                                 "-i", f"{directory}/zebra.pid"),
-                           after=(f"file:{directory}/zebra.conf", addresses_resource(netns), *interfaces))
-        yield StartProcess(owner=owner, name=f"ospfd@{name}", netns=netns, pid_file=f"{directory}/ospfd.pid",
-                           ready_path=f"{directory}/ospfd.vty",
-                           argv=(f"{facts.frr_dir}/ospfd", *common, "-f", f"{directory}/ospfd.conf",
-                                 "-i", f"{directory}/ospfd.pid"),
-                           after=(f"file:{directory}/ospfd.conf", f"process:zebra@{name}"))
+        private = (("/var/tmp", f"{directory}/var-tmp"), ("/var/run/frr", f"{directory}/run-frr"))
+        after = {"zebra": (addresses_resource(netns), *interfaces), "ospfd": (f"process:zebra@{name}",)}
+        for daemon in ("zebra", "ospfd"):
+            yield StartProcess(owner=owner, name=f"{daemon}@{name}", netns=netns, pid_file=f"{directory}/{daemon}.pid",
+                               ready_path=f"{directory}/{daemon}.vty", private_dirs=private,
+                               argv=(f"{facts.frr_dir}/{daemon}", "-d", "-u", facts.frr_user, "-g", facts.frr_user,
+                                     "-f", f"{directory}/{daemon}.conf", "-i", f"{directory}/{daemon}.pid",
+                                     "-z", f"{directory}/zserv.api", "--vty_socket", directory, "-P", "0",
+                                     "--log", f"file:{directory}/{daemon}.log"),
+                               after=(f"file:{directory}/{daemon}.conf", *after[daemon]))

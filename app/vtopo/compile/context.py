@@ -25,6 +25,7 @@ class HostFacts:
     accel: str = "tcg"
     guest_dir: str = "/var/cache/vtopo/guest"
     frr_dir: str = "/usr/lib/frr"
+    frr_user: str = "frr"  # the user FRR (or Quagga) daemons drop to
     run_root: str = "/run/vtopo"
 
 

@@ -294,13 +294,16 @@ class AddRoute(Op):
 
 @dataclass(frozen=True, kw_only=True)
 class SetSysctl(Op):
-    netns: str
+    """A per-namespace sysctl; in the host namespace only the per-device sysctl of a device the lab made."""
+
+    netns: str | None
     key: str
     value: str
+    device: str = ""
     summary_text: ClassVar[str] = "sysctl {key}={value}"
 
     def requires(self) -> frozenset[str]:
-        return frozenset({ns_resource(self.netns)})
+        return frozenset({ns_resource(self.netns)} | ({dev_resource(self.netns, self.device)} if self.device else set()))
 
     def explain(self) -> list[str]:
         return [in_netns(self.netns, ["sysctl", "-qw", f"{self.key}={self.value}"])]
@@ -422,7 +425,10 @@ class OvsAddFlows(Op):
 
 @dataclass(frozen=True, kw_only=True)
 class MakeDirectory(Op):
+    """A directory, owned by `user` when a daemon that drops privileges must write in it."""
+
     path: str
+    user: str = ""
     summary_text: ClassVar[str] = "create directory {path}"
 
     def requires(self) -> frozenset[str]:
@@ -432,7 +438,10 @@ class MakeDirectory(Op):
         return frozenset({f"file:{self.path}"})
 
     def explain(self) -> list[str]:
-        return [f"mkdir -p {shlex.quote(self.path)}"]
+        lines = [f"mkdir -p {shlex.quote(self.path)}"]
+        if self.user:
+            lines.append(f"chown {self.user}: {shlex.quote(self.path)}")
+        return lines
 
     def inverse(self) -> Op:
         return RemoveDirectory(owner=self.owner, path=self.path)
@@ -483,6 +492,8 @@ class StartProcess(Op):
 
     `tap_fds` maps a file descriptor number to a macvtap interface whose /dev/tapN the process gets on that fd.
     `after` lists extra resources that must exist first (the interfaces a daemon should see at start).
+    `private_dirs` maps a path the program insists on (FRR's /var/tmp/frr, /var/run/frr) to a directory of
+    the lab's, bind-mounted over it for this process only, so labs never share or leave files there.
     """
 
     name: str
@@ -492,6 +503,7 @@ class StartProcess(Op):
     ready_path: str = ""
     tap_fds: tuple[tuple[int, str], ...] = ()
     after: tuple[str, ...] = ()
+    private_dirs: tuple[tuple[str, str], ...] = ()
     summary_text: ClassVar[str] = "start {name}"
 
     def requires(self) -> frozenset[str]:

@@ -139,7 +139,6 @@ class LinkItem(QGraphicsItem):
     """A line between two node items, with the interface name and addresses near each end."""
 
     Type = QGraphicsItem.UserType + 2
-    END_LABEL_DISTANCE = 44.0
 
     def __init__(self, link_id: str, a: NodeItem, b: NodeItem, font: QFont) -> None:
         super().__init__()
@@ -148,7 +147,8 @@ class LinkItem(QGraphicsItem):
         self.b = b
         self._font = font
         self._texts = ("", "")
-        self._labels = (_static_text(""), _static_text(""))
+        self._labels: tuple[list[QStaticText], list[QStaticText]] = ([], [])
+        self._line_height = 0.0
         self._label_sizes = (QSizeF(), QSizeF())
         self._label_rects = (QRectF(), QRectF())
         self._middle_text = ""
@@ -176,10 +176,15 @@ class LinkItem(QGraphicsItem):
             return
         metrics = QFontMetricsF(self._font)
         self._texts = (text_a, text_b)
-        self._labels = (_static_text(text_a), _static_text(text_b))
-        self._label_sizes = tuple(QSizeF(max((metrics.horizontalAdvance(line) for line in text.splitlines()),
-                                             default=0), metrics.height() * len(text.splitlines()))
-                                  for text in (text_a, text_b))  # type: ignore[assignment]
+        self._line_height = metrics.height()
+        labels, sizes = [], []
+        for text in (text_a, text_b):
+            lines = text.splitlines()
+            labels.append([_static_text(line) for line in lines])
+            sizes.append(QSizeF(max((metrics.horizontalAdvance(line) for line in lines), default=0),
+                                metrics.height() * len(lines)))
+        self._labels = (labels[0], labels[1])
+        self._label_sizes = (sizes[0], sizes[1])
         self._middle_text = middle
         self._middle = _static_text(middle)
         self._middle_rect = QRectF(QPointF(), QSizeF(metrics.horizontalAdvance(middle), metrics.height()))
@@ -215,13 +220,15 @@ class LinkItem(QGraphicsItem):
         if length < 1 or size.isEmpty():
             return QRectF()
         direction = (far - near) / length
-        along = near + direction * min(self.END_LABEL_DISTANCE, length / 2.5)
         normal = QPointF(-direction.y(), direction.x())
         if normal.y() > 0 or (math.isclose(normal.y(), 0) and normal.x() < 0):
             normal = -normal  # keep labels above (or right of) the line, the same side at both ends
         half = QPointF(size.width() / 2, size.height() / 2)
-        reach = abs(normal.x()) * half.x() + abs(normal.y()) * half.y() + 3
-        center = along + normal * reach
+        extent_along = abs(direction.x()) * half.x() + abs(direction.y()) * half.y()
+        extent_across = abs(normal.x()) * half.x() + abs(normal.y()) * half.y()
+        below = max(0.0, direction.y()) * (self._line_height + LABEL_GAP)  # clear the node's name label
+        distance = min(ICON_SIZE / 2 + 6 + extent_along + below, length / 2)
+        center = near + direction * distance + normal * (extent_across + 3)
         return QRectF(center - half, size)
 
     def boundingRect(self) -> QRectF:
@@ -242,14 +249,15 @@ class LinkItem(QGraphicsItem):
         if option.levelOfDetailFromTransform(painter.worldTransform()) < MIN_LOD_FOR_TEXT:
             return
         painter.setFont(self._font)
-        for label, rect in zip(self._labels, self._label_rects):
+        for lines, rect in zip(self._labels, self._label_rects):
             if rect.isEmpty():
                 continue
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colors.label_background)
             painter.drawRoundedRect(rect.adjusted(-2, -1, 2, 1), 3, 3)
             painter.setPen(colors.subtle_text)
-            painter.drawStaticText(rect.topLeft(), label)
+            for row, line in enumerate(lines):
+                painter.drawStaticText(QPointF(rect.left(), rect.top() + row * self._line_height), line)
         if self._middle_text:
             painter.setPen(colors.impairment)
             painter.drawStaticText(self._middle_rect.topLeft(), self._middle)

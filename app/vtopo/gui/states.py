@@ -25,7 +25,7 @@ class NodeState(str, Enum):
             return cls.RUNNING
         if word in ("deploying", "starting", "applying", "destroying"):
             return cls.DEPLOYING
-        if word in ("failed", "error", "crashed", "dead"):
+        if word in ("failed", "error", "crashed", "dead", "degraded"):
             return cls.FAILED
         return cls.NOT_DEPLOYED
 

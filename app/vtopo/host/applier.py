@@ -55,7 +55,7 @@ class Applier:
                 rate_mbit=op.rate_mbit),
             o.SetTxChecksum: lambda op: self.netlink.set_tx_checksum(op.name, op.netns, op.enabled),
             o.OvsAddFlows: lambda op: ovs.add_flows(op.bridge, list(op.flows)),
-            o.MakeDirectory: lambda op: Path(op.path).mkdir(parents=True, exist_ok=False),
+            o.MakeDirectory: self._make_directory,
             o.WriteFile: lambda op: Path(op.path).write_text(op.content),
             o.StartProcess: self._start_process,
         }
@@ -143,28 +143,35 @@ class Applier:
         assert isinstance(op, o.SetMaster)
         self.netlink.set_master(op.name, None, op.master)
         if op.hairpin:
-            self.netlink.set_hairpin(op.name, True)
+            self.netlink.set_hairpin(op.name, None, True)
+
+    def _make_directory(self, op: o.Op) -> None:
+        assert isinstance(op, o.MakeDirectory)
+        path = Path(op.path)
+        path.mkdir(parents=True, exist_ok=False)
+        if op.user:
+            shutil.chown(path, op.user, op.user)
 
     def _start_process(self, op: o.Op) -> None:
         assert isinstance(op, o.StartProcess)
         if op.tap_fds:
             raise OpFailed(op, "starting VMs is not supported by this executor yet")
-        directory = Path(op.pid_file).parent
+        private: dict[Path, Path] = {}
+        for target, source in op.private_dirs:
+            if Path(target).is_dir():  # a bind mount needs its target to exist
+                Path(source).mkdir(exist_ok=True)
+                owner = Path(source).parent.stat()
+                os.chown(source, owner.st_uid, owner.st_gid)
+                private[Path(target)] = Path(source)
         processes.start_daemon(list(op.argv), op.netns, Path(op.pid_file), Path(op.ready_path) if op.ready_path else None,
-                               DAEMON_START_SECONDS, log_file=directory / f"{Path(op.argv[0]).name}.log",
-                               private_dirs={Path("/var/tmp"): _private_tmp(directory)})
+                               DAEMON_START_SECONDS, log_file=Path(op.pid_file).with_suffix(".log"),
+                               private_dirs=private)
 
     def _stop_process(self, op: o.Op) -> None:
         assert isinstance(op, o.StopProcess)
         pid = _read_pid(Path(op.pid_file))
         if pid is not None:
             processes.stop_process(pid, Path(op.match).name)
-
-
-def _private_tmp(directory: Path) -> Path:
-    private = directory / "tmp"
-    private.mkdir(exist_ok=True)
-    return private
 
 
 def _read_pid(path: Path) -> int | None:

@@ -30,10 +30,11 @@ class CleanupReport:
 def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN_ROOT) -> CleanupReport:
     report = CleanupReport()
     for record in list(deployer.store.labs()):
-        progress(Progress("cleanup", 0, 0, f"destroying lab {record.name} from its journal"))
+        name = record.name
+        progress(Progress("cleanup", 0, 0, f"destroying lab {name} from its journal"))
         try:
             deployer.destroy(record.prefix, progress)
-            report.labs.append(record.name)
+            report.labs.append(name)
         except DestroyError as error:
             report.errors.append(str(error))
     report.strays += _stop_stray_processes(run_root)

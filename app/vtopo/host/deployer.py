@@ -167,18 +167,21 @@ class Deployer:
                 run(step.op)
             flush()
         except OpFailed as failure:
-            journal.close()
-            errors = self._rollback(applied, failure.op, applier, progress)
-            if not errors:
-                self.store.forget(record)
-                self.stop_ovs_if_ours()
+            errors = self._roll_back(applied, failure.op, applier, record, progress)
             raise DeployError(failure, not errors, errors) from None
-        journal.close()
+        except BaseException:  # an interrupt or a bug: still leave the host as it was
+            self._roll_back(applied, applied[-1] if applied else None, applier, record, progress)
+            raise
+        finally:
+            journal.close()
 
-    def _rollback(self, applied: list[o.Op], failed: o.Op, applier: Applier, progress: ProgressCallback
-                  ) -> list[str]:
+    def _roll_back(self, applied: list[o.Op], failed: o.Op | None, applier: Applier, record: LabRecord,
+                   progress: ProgressCallback) -> list[str]:
         undo = [op for op in applied if op is not failed or isinstance(op, PARTIAL_ON_FAILURE)]
-        return self._undo_all(undo, applier, "rollback", progress)
+        errors = self._undo_all(undo, applier, "rollback", progress)
+        if not errors:
+            self._forget(record)
+        return errors
 
     def _undo_all(self, applied: list[o.Op], applier: Applier, stage: str, progress: ProgressCallback) -> list[str]:
         inverses = [inverse for op in reversed(applied) if (inverse := op.inverse()) is not None]
@@ -209,9 +212,15 @@ class Deployer:
             applier.close()
         if errors:
             raise DestroyError("destroy was incomplete:\n" + "\n".join(errors) + "\nrun `vtopo cleanup` to retry")
-        self.store.forget(record)
-        self.stop_ovs_if_ours()
+        self._forget(record)
         return len(applied)
+
+    def _forget(self, record: LabRecord) -> None:
+        run_root = Path(record.facts().run_root)
+        self.store.forget(record)
+        if run_root.is_dir() and not any(run_root.iterdir()):
+            run_root.rmdir()
+        self.stop_ovs_if_ours()
 
     def stop_ovs_if_ours(self) -> None:
         marker = self.store.marker(OVS_MARKER)

@@ -31,7 +31,7 @@ MACVLAN_MODES = frozenset({"private", "vepa", "bridge", "passthru", "source"})
 
 _USER_HZ = 100  # bridge timers travel in clock_t, i.e. centiseconds
 _IFNAMSIZ = 16
-_TUNSETIFF = 0x400454CA
+_TUNSETIFF = 0x400454CA  # _IOW('T', 202, int), as on x86 and arm
 _TUNSETPERSIST = 0x400454CB
 _IFF_TAP = 0x0002
 _IFF_NO_PI = 0x1000
@@ -103,7 +103,7 @@ class Netlink:
     def close(self) -> None:
         """Close every socket; the object is unusable afterwards."""
         while self._sockets:
-            self._sockets.popitem()[1].close()
+            self._close(self._sockets.popitem()[1])
         if not self._loop.is_closed():
             self._loop.close()
             os.close(self._host_fd)
@@ -112,7 +112,11 @@ class Netlink:
         """Close the socket of `netns`, if open, so that deleting the namespace destroys it."""
         ipr = self._sockets.pop(netns, None)
         if ipr is not None:
-            ipr.close()
+            self._close(ipr)
+
+    def _close(self, ipr: IPRoute) -> None:
+        ipr.close()
+        self._loop.run_until_complete(asyncio.sleep(0))  # lets the transport finish closing
 
     def _open_socket(self) -> IPRoute:
         return IPRoute(groups=0, ext_ack=True, use_event_loop=self._loop)
@@ -219,6 +223,11 @@ class Netlink:
             index = 0 if master is None else self._index(master, netns)
             self._ipr(netns).link("set", ifname=name, master=index)
 
+    def set_hairpin(self, name: str, netns: str | None, enabled: bool) -> None:
+        """Hairpin mode of bridge port `name`: frames may leave by the port they came in on."""
+        with _kernel(f"set hairpin of {name}{_where(netns)} {'on' if enabled else 'off'}"):
+            self._ipr(netns).link("set", ifname=name, kind="bridge_slave", mode=int(enabled))  # IFLA_BRPORT_MODE
+
     def set_link(
         self,
         name: str,
@@ -241,7 +250,8 @@ class Netlink:
             changes["ifalias"] = alias
         if not changes:
             return
-        with _kernel(f"set link {name}{_where(netns)} {' '.join(changes)}"):
+        settings = ", ".join(f"{key}={value!r}" for key, value in changes.items())
+        with _kernel(f"set {settings} of {name}{_where(netns)}"):
             self._ipr(netns).link("set", ifname=name, **changes)
 
     def add_address(self, name: str, netns: str | None, cidr: str) -> None:
@@ -319,8 +329,10 @@ class Netlink:
                 tbf_parent = 0x10001  # 1:1, netem's only class
             if rate:
                 burst = max(rate // 100, _MIN_TBF_BURST)  # 10 ms worth, at least two frames
-                ipr.tc("add", "tbf", index=index, handle="2:", parent=tbf_parent, rate=rate, burst=burst,
-                       latency=_TBF_LATENCY_US)
+                ipr.tc(
+                    "add", "tbf", index=index, handle="2:", parent=tbf_parent, rate=rate, burst=burst,
+                    latency=_TBF_LATENCY_US,
+                )
 
     def set_tx_checksum(self, name: str, netns: str | None, enabled: bool) -> None:
         """Turn transmit checksum offload on or off, as `ethtool -K NAME tx on|off` does."""

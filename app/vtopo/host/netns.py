@@ -28,7 +28,10 @@ _libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 
 
 class NetlinkError(Exception):
-    """A host networking operation the kernel refused; re-exported by `vtopo.host.netlink`."""
+    """A host networking operation the kernel refused, with its errno as `code`.
+
+    Defined here, below `vtopo.host.netlink` which re-exports it, so that both modules raise it.
+    """
 
     def __init__(self, operation: str, kernel_message: str, code: int = 0) -> None:
         super().__init__(f"{operation}: {kernel_message}")
@@ -48,7 +51,8 @@ def _error(operation: str, code: int) -> NetlinkError:
 
 def _call(result: int, operation: str) -> None:
     if result != 0:
-        raise _error(operation, ctypes.get_errno())
+        code = ctypes.get_errno()
+        raise NetlinkError(operation, os.strerror(code), code)
 
 
 def netns_path(name: str) -> str:
@@ -96,6 +100,7 @@ def create_netns(name: str) -> None:
         finally:
             os.close(home)
     except BaseException:
+        _libc.umount2(path.encode(), _MNT_DETACH)
         os.unlink(path)
         raise
 
@@ -103,9 +108,7 @@ def create_netns(name: str) -> None:
 def delete_netns(name: str) -> None:
     """Delete namespace `name` like `ip netns del`; it dies once nothing else holds it."""
     path = netns_path(name)
-    if not os.path.exists(path):
-        raise NetnsNotFoundError(f"delete netns {name}", os.strerror(errno.ENOENT), errno.ENOENT)
-    _libc.umount2(path.encode(), _MNT_DETACH)  # fails harmlessly on a stale, unmounted file
+    _libc.umount2(path.encode(), _MNT_DETACH)  # fails harmlessly when missing or not mounted
     try:
         os.unlink(path)
     except OSError as e:

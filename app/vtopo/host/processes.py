@@ -15,7 +15,10 @@ or pid file path), so a recycled pid is never signalled.
 
 Verified with FRR 8.4 (zebra, ospfd): run as the ``frr`` user (FRR refuses ``-u root`` unless
 root is in the ``frrvty`` group), in a run directory owned by frr; FRR's ``-d`` parent exits 0 only
-once the child has read its config and opened its sockets, and non-zero if it failed.
+once the child has read its config and opened its sockets, and non-zero if it failed. FRR also
+writes to hard-coded paths whatever its options say: /var/tmp/frr/<daemon>.<pid>/ (crash-log dir,
+removed on a clean exit only) and /var/run/frr/ospfd-gr.json (shared by every ospfd on the host);
+``private_dirs`` bind-mounts router-owned directories over them in the daemon's mount namespace.
 """
 from __future__ import annotations
 
@@ -49,14 +52,24 @@ class DaemonError(Exception):
 
 # -- inspection --------------------------------------------------------------------------------
 def _cmdline(pid: int) -> str | None:
-    """The process's argv joined by spaces; None if it is gone or a zombie (empty cmdline)."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    if not raw:
-        return None  # zombie or kernel thread
-    return raw.rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+    """The process's argv joined by spaces; None if it is gone or a zombie.
+
+    Right after exec() the kernel shows the new process (new comm, state R) with an empty
+    cmdline for a moment, until the loader has set up its arguments; a parent that vfork()ed
+    (Python's subprocess does) is already running then. So an empty cmdline of a live process is
+    read again for a while rather than taken as "not our process".
+    """
+    deadline = time.monotonic() + 0.5
+    while True:
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            return None
+        if raw:
+            return raw.rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+        if _is_zombie(pid) or time.monotonic() > deadline:
+            return None  # zombie, or a kernel thread
+        time.sleep(0.002)
 
 
 def _is_zombie(pid: int) -> bool:
@@ -183,9 +196,9 @@ def start_daemon(
 ) -> int:
     """Start a daemon (in network namespace `netns` if given) and return its pid once it is ready.
 
-    Ready means: `pid_file` holds the pid of a live process whose command line is `argv`'s,
-    and the `ready` path (e.g. a vty socket) exists. The daemon may detach itself (``-d``) or stay
-    in the foreground; either way the pid returned is the one in `pid_file`.
+    Ready means: `pid_file` holds the pid of a live process whose command line holds the name of
+    ``argv[0]``, and the `ready` path (e.g. a vty socket) exists. The daemon may detach itself
+    (``-d``) or stay in the foreground; either way the pid returned is the one in `pid_file`.
 
     A stale `pid_file` or `ready` left by a previous run is removed first; a live daemon with the
     same pid file is an error. `private_dirs` maps a target path to a host directory that is
@@ -193,7 +206,9 @@ def start_daemon(
     keeps FRR's /var/tmp/frr crash-log directories inside the lab's run directory).
 
     On failure or timeout raises DaemonError with the tail of the daemon's stdout/stderr and of
-    `log_file`; whatever was started is stopped again.
+    `log_file`; whatever was started is stopped again. The daemon's stdout/stderr go to an
+    unlinked temporary file (nothing is left behind), so a daemon that stays in the foreground
+    should log to a file of its own rather than to stdout.
     """
     if not argv:
         raise ValueError("empty argv")

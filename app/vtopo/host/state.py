@@ -94,6 +94,8 @@ class StateStore:
         for directory in (self.labs_dir, self.root):
             try:
                 directory.rmdir()
+            except FileNotFoundError:
+                continue
             except OSError:
                 break
 

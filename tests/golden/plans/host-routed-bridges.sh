@@ -4,7 +4,8 @@ set -e
 #
 # Host networking for VMs and containers (seed 003). Two numbered bridges: the host has 172.16.1.1 on br1 and
 # 172.16.2.1 on br2, so it is the router between them (L3), while the hosts on one bridge are switched (L2).
-# Forward delay 0 makes new ports forward at once. c1 reaches c3 through the host's routing table.
+# Forward delay 0 makes new ports forward at once. c1 reaches c3 through the host's routing table; only the
+# forwarding switch of these two bridges is turned on, never the host's global ip_forward.
 
 # ---- node br1
 # [1] create Linux bridge vtd5a-br1
@@ -13,88 +14,92 @@ ip link add vtd5a-br1 type bridge stp_state 0 forward_delay 0 ageing_time 30000
 ip link set dev vtd5a-br1 alias vtopo:vtd5a up
 # [3] address 172.16.1.1/24 on vtd5a-br1 (after 1)
 ip addr add 172.16.1.1/24 dev vtd5a-br1
+# [4] sysctl net.ipv4.conf.vtd5a-br1.forwarding=1 (after 1)
+sysctl -qw net.ipv4.conf.vtd5a-br1.forwarding=1
 
 # ---- node br2
-# [4] create Linux bridge vtd5a-br2
+# [5] create Linux bridge vtd5a-br2
 ip link add vtd5a-br2 type bridge stp_state 0 forward_delay 0 ageing_time 30000
-# [5] configure and bring up vtd5a-br2 (after 4)
+# [6] configure and bring up vtd5a-br2 (after 5)
 ip link set dev vtd5a-br2 alias vtopo:vtd5a up
-# [6] address 172.16.2.1/24 on vtd5a-br2 (after 4)
+# [7] address 172.16.2.1/24 on vtd5a-br2 (after 5)
 ip addr add 172.16.2.1/24 dev vtd5a-br2
+# [8] sysctl net.ipv4.conf.vtd5a-br2.forwarding=1 (after 5)
+sysctl -qw net.ipv4.conf.vtd5a-br2.forwarding=1
 
 # ---- node c1
-# [7] create network namespace vtd5a-c1
+# [9] create network namespace vtd5a-c1
 ip netns add vtd5a-c1
 ip -n vtd5a-c1 link set lo up
 
 # ---- node c2
-# [8] create network namespace vtd5a-c2
+# [10] create network namespace vtd5a-c2
 ip netns add vtd5a-c2
 ip -n vtd5a-c2 link set lo up
 
 # ---- node c3
-# [9] create network namespace vtd5a-c3
+# [11] create network namespace vtd5a-c3
 ip netns add vtd5a-c3
 ip -n vtd5a-c3 link set lo up
 
 # ---- link c1:eth0-br1:p1
-# [10] create veth pair vtd5a-br1-p1 <-> eth0 (after 7)
+# [12] create veth pair vtd5a-br1-p1 <-> eth0 (after 9)
 ip link add vtd5a-br1-p1 type veth peer name eth0 netns vtd5a-c1
-# [11] configure and bring up eth0 (after 10)
+# [13] configure and bring up eth0 (after 12)
 ip -n vtd5a-c1 link set dev eth0 up
-# [12] address 172.16.1.10/24 on eth0 (after 10)
+# [14] address 172.16.1.10/24 on eth0 (after 12)
 ip -n vtd5a-c1 addr add 172.16.1.10/24 dev eth0
 
 # ---- node c1
-# [13] route default via 172.16.1.1 (after 12)
+# [15] route default via 172.16.1.1 (after 14)
 ip -n vtd5a-c1 route add default via 172.16.1.1
 
 # ---- link c1:eth0-br1:p1
-# [14] configure and bring up vtd5a-br1-p1 (after 10)
+# [16] configure and bring up vtd5a-br1-p1 (after 12)
 ip link set dev vtd5a-br1-p1 alias vtopo:vtd5a up
 
 # ---- node br1
-# [15] attach vtd5a-br1-p1 to bridge vtd5a-br1 (after 1, 10)
+# [17] attach vtd5a-br1-p1 to bridge vtd5a-br1 (after 1, 12)
 ip link set vtd5a-br1-p1 master vtd5a-br1
 
 # ---- link c2:eth0-br1:p2
-# [16] create veth pair vtd5a-br1-p2 <-> eth0 (after 8)
+# [18] create veth pair vtd5a-br1-p2 <-> eth0 (after 10)
 ip link add vtd5a-br1-p2 type veth peer name eth0 netns vtd5a-c2
-# [17] configure and bring up eth0 (after 16)
+# [19] configure and bring up eth0 (after 18)
 ip -n vtd5a-c2 link set dev eth0 up
-# [18] address 172.16.1.11/24 on eth0 (after 16)
+# [20] address 172.16.1.11/24 on eth0 (after 18)
 ip -n vtd5a-c2 addr add 172.16.1.11/24 dev eth0
 
 # ---- node c2
-# [19] route default via 172.16.1.1 (after 18)
+# [21] route default via 172.16.1.1 (after 20)
 ip -n vtd5a-c2 route add default via 172.16.1.1
 
 # ---- link c2:eth0-br1:p2
-# [20] configure and bring up vtd5a-br1-p2 (after 16)
+# [22] configure and bring up vtd5a-br1-p2 (after 18)
 ip link set dev vtd5a-br1-p2 alias vtopo:vtd5a up
 
 # ---- node br1
-# [21] attach vtd5a-br1-p2 to bridge vtd5a-br1 (after 1, 16)
+# [23] attach vtd5a-br1-p2 to bridge vtd5a-br1 (after 1, 18)
 ip link set vtd5a-br1-p2 master vtd5a-br1
 
 # ---- link c3:eth0-br2:p1
-# [22] create veth pair vtd5a-br2-p1 <-> eth0 (after 9)
+# [24] create veth pair vtd5a-br2-p1 <-> eth0 (after 11)
 ip link add vtd5a-br2-p1 type veth peer name eth0 netns vtd5a-c3
-# [23] configure and bring up eth0 (after 22)
+# [25] configure and bring up eth0 (after 24)
 ip -n vtd5a-c3 link set dev eth0 up
-# [24] address 172.16.2.10/24 on eth0 (after 22)
+# [26] address 172.16.2.10/24 on eth0 (after 24)
 ip -n vtd5a-c3 addr add 172.16.2.10/24 dev eth0
 
 # ---- node c3
-# [25] route default via 172.16.2.1 (after 24)
+# [27] route default via 172.16.2.1 (after 26)
 ip -n vtd5a-c3 route add default via 172.16.2.1
 
 # ---- link c3:eth0-br2:p1
-# [26] configure and bring up vtd5a-br2-p1 (after 22)
+# [28] configure and bring up vtd5a-br2-p1 (after 24)
 ip link set dev vtd5a-br2-p1 alias vtopo:vtd5a up
 
 # ---- node br2
-# [27] attach vtd5a-br2-p1 to bridge vtd5a-br2 (after 4, 22)
+# [29] attach vtd5a-br2-p1 to bridge vtd5a-br2 (after 5, 24)
 ip link set vtd5a-br2-p1 master vtd5a-br2
 
 # ---- to tear it all down again (vtopo destroy does this):

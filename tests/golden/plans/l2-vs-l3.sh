@@ -35,6 +35,7 @@ ip netns exec vtd05-r1 sysctl -qw net.ipv4.ip_forward=1
 ip netns exec vtd05-r1 sysctl -qw net.ipv6.conf.all.forwarding=1
 # [9] create directory /run/vtopo/vtd05/r1 (after 1)
 mkdir -p /run/vtopo/vtd05/r1
+chown frr: /run/vtopo/vtd05/r1
 # [10] write /run/vtopo/vtd05/r1/zebra.conf (after 9)
 cat > /run/vtopo/vtd05/r1/zebra.conf <<'EOF'
 hostname r1
@@ -52,6 +53,7 @@ interface eth0
 interface eth1
  ip ospf hello-interval 1
  ip ospf dead-interval 4
+ ip ospf network point-to-point
 !
 router ospf
  ospf router-id 10.1.0.1
@@ -60,23 +62,28 @@ router ospf
  network 10.0.12.0/30 area 0.0.0.0
 !
 EOF
+# [12] write /run/vtopo/vtd05/r1/vtysh.conf (after 9)
+cat > /run/vtopo/vtd05/r1/vtysh.conf <<'EOF'
+! vtysh for this router only
+EOF
 
 # ---- node r2
-# [12] create network namespace vtd05-r2
+# [13] create network namespace vtd05-r2
 ip netns add vtd05-r2
 ip -n vtd05-r2 link set lo up
-# [13] sysctl net.ipv4.ip_forward=1 (after 12)
+# [14] sysctl net.ipv4.ip_forward=1 (after 13)
 ip netns exec vtd05-r2 sysctl -qw net.ipv4.ip_forward=1
-# [14] sysctl net.ipv6.conf.all.forwarding=1 (after 12)
+# [15] sysctl net.ipv6.conf.all.forwarding=1 (after 13)
 ip netns exec vtd05-r2 sysctl -qw net.ipv6.conf.all.forwarding=1
-# [15] create directory /run/vtopo/vtd05/r2 (after 1)
+# [16] create directory /run/vtopo/vtd05/r2 (after 1)
 mkdir -p /run/vtopo/vtd05/r2
-# [16] write /run/vtopo/vtd05/r2/zebra.conf (after 15)
+chown frr: /run/vtopo/vtd05/r2
+# [17] write /run/vtopo/vtd05/r2/zebra.conf (after 16)
 cat > /run/vtopo/vtd05/r2/zebra.conf <<'EOF'
 hostname r2
 log file /run/vtopo/vtd05/r2/zebra.log
 EOF
-# [17] write /run/vtopo/vtd05/r2/ospfd.conf (after 15)
+# [18] write /run/vtopo/vtd05/r2/ospfd.conf (after 16)
 cat > /run/vtopo/vtd05/r2/ospfd.conf <<'EOF'
 hostname r2
 log file /run/vtopo/vtd05/r2/ospfd.log
@@ -88,6 +95,7 @@ interface eth0
 interface eth1
  ip ospf hello-interval 1
  ip ospf dead-interval 4
+ ip ospf network point-to-point
 !
 router ospf
  ospf router-id 10.2.0.1
@@ -96,136 +104,140 @@ router ospf
  network 10.0.12.0/30 area 0.0.0.0
 !
 EOF
+# [19] write /run/vtopo/vtd05/r2/vtysh.conf (after 16)
+cat > /run/vtopo/vtd05/r2/vtysh.conf <<'EOF'
+! vtysh for this router only
+EOF
 
 # ---- node h1
-# [18] create network namespace vtd05-h1
+# [20] create network namespace vtd05-h1
 ip netns add vtd05-h1
 ip -n vtd05-h1 link set lo up
 
 # ---- node h2
-# [19] create network namespace vtd05-h2
+# [21] create network namespace vtd05-h2
 ip netns add vtd05-h2
 ip -n vtd05-h2 link set lo up
 
 # ---- node h3
-# [20] create network namespace vtd05-h3
+# [22] create network namespace vtd05-h3
 ip netns add vtd05-h3
 ip -n vtd05-h3 link set lo up
 
 # ---- link h1:eth0-lan1:p1
-# [21] create veth pair vtd05-lan1-p1 <-> eth0 (after 18)
+# [23] create veth pair vtd05-lan1-p1 <-> eth0 (after 20)
 ip link add vtd05-lan1-p1 type veth peer name eth0 netns vtd05-h1
-# [22] configure and bring up eth0 (after 21)
+# [24] configure and bring up eth0 (after 23)
 ip -n vtd05-h1 link set dev eth0 up
-# [23] address 10.1.0.10/24 on eth0 (after 21)
+# [25] address 10.1.0.10/24 on eth0 (after 23)
 ip -n vtd05-h1 addr add 10.1.0.10/24 dev eth0
 
 # ---- node h1
-# [24] route default via 10.1.0.1 (after 23)
+# [26] route default via 10.1.0.1 (after 25)
 ip -n vtd05-h1 route add default via 10.1.0.1
 
 # ---- link h1:eth0-lan1:p1
-# [25] configure and bring up vtd05-lan1-p1 (after 21)
+# [27] configure and bring up vtd05-lan1-p1 (after 23)
 ip link set dev vtd05-lan1-p1 alias vtopo:vtd05 up
 
 # ---- node lan1
-# [26] attach vtd05-lan1-p1 to bridge vtd05-lan1 (after 2, 21)
+# [28] attach vtd05-lan1-p1 to bridge vtd05-lan1 (after 2, 23)
 ip link set vtd05-lan1-p1 master vtd05-lan1
 
 # ---- link h2:eth0-lan1:p2
-# [27] create veth pair vtd05-lan1-p2 <-> eth0 (after 19)
+# [29] create veth pair vtd05-lan1-p2 <-> eth0 (after 21)
 ip link add vtd05-lan1-p2 type veth peer name eth0 netns vtd05-h2
-# [28] configure and bring up eth0 (after 27)
+# [30] configure and bring up eth0 (after 29)
 ip -n vtd05-h2 link set dev eth0 up
-# [29] address 10.1.0.11/24 on eth0 (after 27)
+# [31] address 10.1.0.11/24 on eth0 (after 29)
 ip -n vtd05-h2 addr add 10.1.0.11/24 dev eth0
 
 # ---- node h2
-# [30] route default via 10.1.0.1 (after 29)
+# [32] route default via 10.1.0.1 (after 31)
 ip -n vtd05-h2 route add default via 10.1.0.1
 
 # ---- link h2:eth0-lan1:p2
-# [31] configure and bring up vtd05-lan1-p2 (after 27)
+# [33] configure and bring up vtd05-lan1-p2 (after 29)
 ip link set dev vtd05-lan1-p2 alias vtopo:vtd05 up
 
 # ---- node lan1
-# [32] attach vtd05-lan1-p2 to bridge vtd05-lan1 (after 2, 27)
+# [34] attach vtd05-lan1-p2 to bridge vtd05-lan1 (after 2, 29)
 ip link set vtd05-lan1-p2 master vtd05-lan1
 
 # ---- link r1:eth0-lan1:p3
-# [33] create veth pair vtd05-lan1-p3 <-> eth0 (after 6)
+# [35] create veth pair vtd05-lan1-p3 <-> eth0 (after 6)
 ip link add vtd05-lan1-p3 type veth peer name eth0 netns vtd05-r1
-# [34] configure and bring up eth0 (after 33)
+# [36] configure and bring up eth0 (after 35)
 ip -n vtd05-r1 link set dev eth0 up
-# [35] address 10.1.0.1/24 on eth0 (after 33)
+# [37] address 10.1.0.1/24 on eth0 (after 35)
 ip -n vtd05-r1 addr add 10.1.0.1/24 dev eth0
-# [36] configure and bring up vtd05-lan1-p3 (after 33)
+# [38] configure and bring up vtd05-lan1-p3 (after 35)
 ip link set dev vtd05-lan1-p3 alias vtopo:vtd05 up
 
 # ---- node lan1
-# [37] attach vtd05-lan1-p3 to bridge vtd05-lan1 (after 2, 33)
+# [39] attach vtd05-lan1-p3 to bridge vtd05-lan1 (after 2, 35)
 ip link set vtd05-lan1-p3 master vtd05-lan1
 
 # ---- link r1:eth1-r2:eth1
-# [38] create veth pair eth1 <-> eth1 (after 6, 12)
+# [40] create veth pair eth1 <-> eth1 (after 6, 13)
 ip -n vtd05-r1 link add eth1 type veth peer name eth1 netns vtd05-r2
-# [39] configure and bring up eth1 (after 38)
+# [41] configure and bring up eth1 (after 40)
 ip -n vtd05-r1 link set dev eth1 up
-# [40] address 10.0.12.1/30 on eth1 (after 38)
+# [42] address 10.0.12.1/30 on eth1 (after 40)
 ip -n vtd05-r1 addr add 10.0.12.1/30 dev eth1
 
 # ---- node r1
-# [41] start zebra@r1 (after 6, 9, 10, 33, 35, 38, 40)
-ip netns exec vtd05-r1 /usr/lib/frr/zebra -d -u root -g root --vty_socket /run/vtopo/vtd05/r1 -z /run/vtopo/vtd05/r1/zserv.api -f /run/vtopo/vtd05/r1/zebra.conf -i /run/vtopo/vtd05/r1/zebra.pid
-# [42] start ospfd@r1 (after 6, 9, 11, 41)
-ip netns exec vtd05-r1 /usr/lib/frr/ospfd -d -u root -g root --vty_socket /run/vtopo/vtd05/r1 -z /run/vtopo/vtd05/r1/zserv.api -f /run/vtopo/vtd05/r1/ospfd.conf -i /run/vtopo/vtd05/r1/ospfd.pid
+# [43] start zebra@r1 (after 6, 9, 10, 35, 37, 40, 42)
+ip netns exec vtd05-r1 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/vtd05/r1/zebra.conf -i /run/vtopo/vtd05/r1/zebra.pid -z /run/vtopo/vtd05/r1/zserv.api --vty_socket /run/vtopo/vtd05/r1 -P 0 --log file:/run/vtopo/vtd05/r1/zebra.log
+# [44] start ospfd@r1 (after 6, 9, 11, 43)
+ip netns exec vtd05-r1 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/vtd05/r1/ospfd.conf -i /run/vtopo/vtd05/r1/ospfd.pid -z /run/vtopo/vtd05/r1/zserv.api --vty_socket /run/vtopo/vtd05/r1 -P 0 --log file:/run/vtopo/vtd05/r1/ospfd.log
 
 # ---- link r1:eth1-r2:eth1
-# [43] configure and bring up eth1 (after 38)
+# [45] configure and bring up eth1 (after 40)
 ip -n vtd05-r2 link set dev eth1 up
-# [44] address 10.0.12.2/30 on eth1 (after 38)
+# [46] address 10.0.12.2/30 on eth1 (after 40)
 ip -n vtd05-r2 addr add 10.0.12.2/30 dev eth1
 
 # ---- link r2:eth0-lan2:p1
-# [45] create veth pair vtd05-lan2-p1 <-> eth0 (after 12)
+# [47] create veth pair vtd05-lan2-p1 <-> eth0 (after 13)
 ip link add vtd05-lan2-p1 type veth peer name eth0 netns vtd05-r2
-# [46] configure and bring up eth0 (after 45)
+# [48] configure and bring up eth0 (after 47)
 ip -n vtd05-r2 link set dev eth0 up
-# [47] address 10.2.0.1/24 on eth0 (after 45)
+# [49] address 10.2.0.1/24 on eth0 (after 47)
 ip -n vtd05-r2 addr add 10.2.0.1/24 dev eth0
 
 # ---- node r2
-# [48] start zebra@r2 (after 12, 15, 16, 38, 44, 45, 47)
-ip netns exec vtd05-r2 /usr/lib/frr/zebra -d -u root -g root --vty_socket /run/vtopo/vtd05/r2 -z /run/vtopo/vtd05/r2/zserv.api -f /run/vtopo/vtd05/r2/zebra.conf -i /run/vtopo/vtd05/r2/zebra.pid
-# [49] start ospfd@r2 (after 12, 15, 17, 48)
-ip netns exec vtd05-r2 /usr/lib/frr/ospfd -d -u root -g root --vty_socket /run/vtopo/vtd05/r2 -z /run/vtopo/vtd05/r2/zserv.api -f /run/vtopo/vtd05/r2/ospfd.conf -i /run/vtopo/vtd05/r2/ospfd.pid
+# [50] start zebra@r2 (after 13, 16, 17, 40, 46, 47, 49)
+ip netns exec vtd05-r2 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/vtd05/r2/zebra.conf -i /run/vtopo/vtd05/r2/zebra.pid -z /run/vtopo/vtd05/r2/zserv.api --vty_socket /run/vtopo/vtd05/r2 -P 0 --log file:/run/vtopo/vtd05/r2/zebra.log
+# [51] start ospfd@r2 (after 13, 16, 18, 50)
+ip netns exec vtd05-r2 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/vtd05/r2/ospfd.conf -i /run/vtopo/vtd05/r2/ospfd.pid -z /run/vtopo/vtd05/r2/zserv.api --vty_socket /run/vtopo/vtd05/r2 -P 0 --log file:/run/vtopo/vtd05/r2/ospfd.log
 
 # ---- link r2:eth0-lan2:p1
-# [50] configure and bring up vtd05-lan2-p1 (after 45)
+# [52] configure and bring up vtd05-lan2-p1 (after 47)
 ip link set dev vtd05-lan2-p1 alias vtopo:vtd05 up
 
 # ---- node lan2
-# [51] attach vtd05-lan2-p1 to bridge vtd05-lan2 (after 4, 45)
+# [53] attach vtd05-lan2-p1 to bridge vtd05-lan2 (after 4, 47)
 ip link set vtd05-lan2-p1 master vtd05-lan2
 
 # ---- link h3:eth0-lan2:p2
-# [52] create veth pair vtd05-lan2-p2 <-> eth0 (after 20)
+# [54] create veth pair vtd05-lan2-p2 <-> eth0 (after 22)
 ip link add vtd05-lan2-p2 type veth peer name eth0 netns vtd05-h3
-# [53] configure and bring up eth0 (after 52)
+# [55] configure and bring up eth0 (after 54)
 ip -n vtd05-h3 link set dev eth0 up
-# [54] address 10.2.0.10/24 on eth0 (after 52)
+# [56] address 10.2.0.10/24 on eth0 (after 54)
 ip -n vtd05-h3 addr add 10.2.0.10/24 dev eth0
 
 # ---- node h3
-# [55] route default via 10.2.0.1 (after 54)
+# [57] route default via 10.2.0.1 (after 56)
 ip -n vtd05-h3 route add default via 10.2.0.1
 
 # ---- link h3:eth0-lan2:p2
-# [56] configure and bring up vtd05-lan2-p2 (after 52)
+# [58] configure and bring up vtd05-lan2-p2 (after 54)
 ip link set dev vtd05-lan2-p2 alias vtopo:vtd05 up
 
 # ---- node lan2
-# [57] attach vtd05-lan2-p2 to bridge vtd05-lan2 (after 4, 52)
+# [59] attach vtd05-lan2-p2 to bridge vtd05-lan2 (after 4, 54)
 ip link set vtd05-lan2-p2 master vtd05-lan2
 
 # ---- to tear it all down again (vtopo destroy does this):
@@ -241,10 +253,12 @@ ip link set vtd05-lan2-p2 master vtd05-lan2
 #   ip netns del vtd05-h3
 #   ip netns del vtd05-h2
 #   ip netns del vtd05-h1
+#   rm -f /run/vtopo/vtd05/r2/vtysh.conf
 #   rm -f /run/vtopo/vtd05/r2/ospfd.conf
 #   rm -f /run/vtopo/vtd05/r2/zebra.conf
 #   rm -rf /run/vtopo/vtd05/r2
 #   ip netns del vtd05-r2
+#   rm -f /run/vtopo/vtd05/r1/vtysh.conf
 #   rm -f /run/vtopo/vtd05/r1/ospfd.conf
 #   rm -f /run/vtopo/vtd05/r1/zebra.conf
 #   rm -rf /run/vtopo/vtd05/r1

@@ -1,0 +1,106 @@
+"""Checking and compiling the lab off the GUI thread, debounced after edits. Panels show the latest result."""
+from __future__ import annotations
+
+import copy
+import traceback
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+
+from vtopo.compile.plan import Plan
+from vtopo.gui.editor import Editor
+from vtopo.lab import plan_of, problems_of
+from vtopo.model.problems import LabError, Problem, errors_in
+from vtopo.model.topology import Topology
+
+DEBOUNCE_MS = 250
+
+
+@dataclass(frozen=True)
+class Analysis:
+    generation: int
+    problems: list[Problem] = field(default_factory=list)
+    plan: Plan | None = None
+
+    @property
+    def errors(self) -> list[Problem]:
+        return errors_in(self.problems)
+
+
+def snapshot(topology: Topology) -> Topology:
+    """A copy the worker can read while the user goes on editing the original."""
+    return Topology(name=topology.name, id=topology.id, notes=topology.notes, prefix=topology.prefix,
+                    nodes=copy.deepcopy(topology.nodes), links=copy.deepcopy(topology.links))
+
+
+def analyse(generation: int, topology: Topology) -> Analysis:
+    try:
+        problems = problems_of(topology)
+        if errors_in(problems):
+            return Analysis(generation, problems)
+        return Analysis(generation, problems, plan_of(topology))
+    except LabError as error:
+        return Analysis(generation, error.problems)
+    except Exception as error:  # a plugin's check may fail in any way: show it as a problem, with where it broke
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return Analysis(generation, [Problem(f"internal error while checking the lab: {error!r} "
+                                             f"({where.filename}:{where.lineno}); please report it")])
+
+
+class _Results(QObject):
+    finished = Signal(object)
+
+
+class _Job(QRunnable):
+    def __init__(self, generation: int, topology: Topology, results: _Results) -> None:
+        super().__init__()
+        self._generation = generation
+        self._topology = topology
+        self._results = results
+
+    def run(self) -> None:
+        self._results.finished.emit(analyse(self._generation, self._topology))
+
+
+class LabAnalyzer(QObject):
+    """Re-checks the lab a moment after the last edit; stale results (from older edits) are dropped."""
+
+    analysed = Signal(object)
+    busy_changed = Signal(bool)
+
+    def __init__(self, editor: Editor, delay_ms: int = DEBOUNCE_MS, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._editor = editor
+        self._generation = 0
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._results = _Results(self)
+        self._results.finished.connect(self._finished)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(delay_ms)
+        self._timer.timeout.connect(self.run_now)
+        self.latest: Analysis | None = None
+        editor.model_changed.connect(self._timer.start)
+        editor.topology_replaced.connect(self.run_now)
+
+    @property
+    def pending(self) -> bool:
+        return self._timer.isActive() or self.latest is None or self.latest.generation != self._generation
+
+    def run_now(self) -> None:
+        self._timer.stop()
+        self._generation += 1
+        self.busy_changed.emit(True)
+        self._pool.start(_Job(self._generation, snapshot(self._editor.topology), self._results))
+
+    def _finished(self, analysis: Analysis) -> None:
+        if analysis.generation != self._generation:
+            return
+        self.latest = analysis
+        self.busy_changed.emit(False)
+        self.analysed.emit(analysis)
+
+    def shutdown(self) -> None:
+        self._timer.stop()
+        self._pool.waitForDone()

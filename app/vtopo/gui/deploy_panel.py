@@ -1,0 +1,228 @@
+"""Deploy and destroy in a worker thread: progress through signals, a log dock, node states on the canvas.
+
+The executor lives in vtopo.host.deployer (Deployer, Progress, DeployError). The GUI imports it lazily, so
+the designer works, with Deploy disabled, where it is not installed.
+"""
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QWidget
+
+from vtopo.gui.analysis import snapshot
+from vtopo.gui.editor import Editor
+from vtopo.gui.states import NodeState
+from vtopo.model.topology import Topology
+
+DEPLOYER_MODULE = "vtopo.host.deployer"
+
+
+def load_deployer() -> tuple[Any, str]:
+    """(a Deployer, "") or (None, why Deploy is unavailable)."""
+    try:
+        module = importlib.import_module(DEPLOYER_MODULE)
+    except ImportError as error:
+        return None, f"the executor ({DEPLOYER_MODULE}) is not available: {error}"
+    return module.Deployer(), ""
+
+
+class DeployWorker(QObject):
+    """Runs one executor call in its own thread. Never touches widgets or the live model."""
+
+    progress = Signal(object)
+    deployed = Signal(object)
+    torn_down = Signal()
+    status_read = Signal(object)
+    failed = Signal(str, bool)
+
+    def __init__(self, deployer: Any, job: Callable[[DeployWorker], None]) -> None:
+        super().__init__()
+        self._deployer = deployer
+        self._job = job
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            self._job(self)
+        except Exception as error:  # DeployError or anything unexpected: report it with what we know
+            self.failed.emit(str(error) or repr(error), bool(getattr(error, "rolled_back", False)))
+
+    def deploy(self, topology: Topology) -> None:
+        self.deployed.emit(self._deployer.deploy(topology, self.progress.emit))
+
+    def destroy(self, lab_name: str) -> None:
+        self._deployer.destroy(lab_name, self.progress.emit)
+        self.torn_down.emit()
+
+    def status(self) -> None:
+        self.status_read.emit(self._deployer.status(None))
+
+
+class DeployLog(QPlainTextEdit):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setMaximumBlockCount(20_000)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+
+    def log(self, line: str) -> None:
+        self.appendPlainText(f"{time.strftime('%H:%M:%S')}  {line}")
+
+
+class DeployController(QObject):
+    """Starts deploy/destroy/status jobs, one at a time, and keeps the per-node states."""
+
+    busy_changed = Signal(bool)
+    states_changed = Signal()
+
+    def __init__(self, editor: Editor, log: DeployLog, progress_bar: QProgressBar,
+                 deployer_loader: Callable[[], tuple[Any, str]] = load_deployer,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._editor = editor
+        self._log = log
+        self._bar = progress_bar
+        self._loader = deployer_loader
+        self._deployer: Any = None
+        self.unavailable = ""
+        self._thread: QThread | None = None
+        self._worker: DeployWorker | None = None
+        self._job_name = ""
+        self.states: dict[str, NodeState] = {}  # by node name: the executor knows nodes by name
+        self.deployed_lab = ""
+        editor.topology_replaced.connect(self._forget)
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None
+
+    def deployer(self) -> Any:
+        if self._deployer is None and not self.unavailable:
+            self._deployer, self.unavailable = self._loader()
+        return self._deployer
+
+    def state_of(self, node_name: str) -> NodeState:
+        return self.states.get(node_name, NodeState.NOT_DEPLOYED)
+
+    # ------------------------------------------------------------ jobs
+
+    def deploy(self) -> None:
+        topology = snapshot(self._editor.topology)
+        self._set_states({name: NodeState.DEPLOYING for name in (n.name for n in topology.nodes.values())})
+        self._log.log(f"deploying lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
+        self._start(lambda worker: worker.deploy(topology), "deploy")
+
+    def destroy(self) -> None:
+        lab = self.deployed_lab or self._editor.topology.name
+        self._log.log(f"destroying lab {lab}")
+        self._set_states({name: NodeState.DEPLOYING for name, state in self.states.items()
+                          if state is not NodeState.NOT_DEPLOYED})
+        self._start(lambda worker: worker.destroy(lab), "destroy")
+
+    def refresh_status(self) -> None:
+        self._start(DeployWorker.status, "status")
+
+    def _start(self, job: Callable[[DeployWorker], None], name: str) -> None:
+        deployer = self.deployer()
+        if deployer is None or self.busy:
+            self._log.log(self.unavailable or "another deploy job is still running")
+            return
+        thread = QThread(self)
+        worker = DeployWorker(deployer, job)
+        worker.moveToThread(thread)
+        thread.started.connect(worker.run)
+        worker.progress.connect(self._progress)
+        worker.deployed.connect(self._deployed)
+        worker.torn_down.connect(self._torn_down)
+        worker.status_read.connect(self._status_read)
+        worker.failed.connect(self._failed)
+        for signal in (worker.deployed, worker.torn_down, worker.status_read, worker.failed):
+            signal.connect(thread.quit)
+        thread.finished.connect(self._finished)
+        self._thread, self._worker, self._job_name = thread, worker, name
+        self._bar.setRange(0, 0)
+        self._bar.show()
+        self.busy_changed.emit(True)
+        thread.start()
+
+    def wait(self, timeout_ms: int = 60_000) -> None:
+        if self._thread is not None:
+            self._thread.wait(timeout_ms)
+
+    # ------------------------------------------------------------ results, on the GUI thread
+
+    def _progress(self, progress: Any) -> None:
+        self._bar.setRange(0, max(progress.total, 1))
+        self._bar.setValue(progress.done)
+        self._bar.setFormat(f"{progress.stage} %v/%m")
+        self._log.log(f"[{progress.stage} {progress.done}/{progress.total}] {progress.owner}: {progress.message}")
+        if progress.owner.startswith("node "):
+            name = progress.owner.removeprefix("node ")
+            if progress.stage == "apply":
+                self._set_states({name: NodeState.DEPLOYING})
+
+    def _deployed(self, report: Any) -> None:
+        self.deployed_lab = report.lab
+        self._log.log(f"lab {report.lab} is up: {report.nodes} nodes, {report.links} links in {report.seconds:.1f} s")
+        for notice in report.notices:
+            self._log.log(f"notice: {notice}")
+        self._set_states({name: NodeState.RUNNING for name in self.states})
+
+    def _torn_down(self) -> None:
+        self._log.log("lab destroyed")
+        self.deployed_lab = ""
+        self._set_states({name: NodeState.NOT_DEPLOYED for name in self.states})
+
+    def _status_read(self, labs: list[Any]) -> None:
+        """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name."""
+        ours = next((lab for lab in labs if lab.lab == self._editor.topology.name), None)
+        self.deployed_lab = ours.lab if ours is not None else ""
+        self.states = {}
+        self._set_states({node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {})
+        if ours is not None:
+            for node in ours.nodes:
+                if node.detail:
+                    self._log.log(f"node {node.name}: {node.state}{node.detail}")
+
+    def _failed(self, message: str, rolled_back: bool) -> None:
+        if self._job_name == "status":
+            self._log.log(f"could not read the state of deployed labs: {message}")
+            return
+        self._log.log(f"FAILED: {message}")
+        failing = {name for name in self.states if f"node {name}" in message or f" {name}:" in message}
+        after = NodeState.NOT_DEPLOYED if rolled_back else NodeState.FAILED
+        self._set_states({name: NodeState.FAILED if name in failing else after
+                          for name, state in self.states.items() if state is NodeState.DEPLOYING})
+        if rolled_back:
+            self._log.log("everything the deploy had created was rolled back")
+
+    def _finished(self) -> None:
+        if self._thread is not None:
+            self._thread.deleteLater()
+        if self._worker is not None:
+            self._worker.deleteLater()
+        self._thread, self._worker = None, None
+        self._bar.setRange(0, 1)
+        self._bar.setValue(1)
+        self._bar.hide()
+        self.busy_changed.emit(False)
+
+    def _set_states(self, changes: dict[str, NodeState]) -> None:
+        self.states.update(changes)
+        self.states = {name: state for name, state in self.states.items() if state is not NodeState.NOT_DEPLOYED}
+        topology = self._editor.topology
+        self._editor.scene.set_node_states({node.id: self.state_of(node.name) for node in topology.nodes.values()})
+        self.states_changed.emit()
+
+    def _forget(self) -> None:
+        """Another lab is open: drop the old states, and ask the executor whether this one is deployed."""
+        self.states = {}
+        self.deployed_lab = ""
+        self._editor.scene.set_node_states({})
+        self.states_changed.emit()
+        if self.deployer() is not None and not self.busy:
+            self.refresh_status()

@@ -1,0 +1,280 @@
+"""The editor: turns user gestures into undo commands on the lab. The one place commands are built."""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QPointF, Signal
+from PySide6.QtGui import QUndoStack
+
+from vtopo.gui import clipboard
+from vtopo.gui.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, MoveNodeCommand,
+                                RemoveAnnotationCommand, RemoveLinkCommand, RemoveNodeCommand, UpdateAnnotationCommand,
+                                UpdateLabCommand, UpdateLinkCommand, UpdateNodeCommand, macro)
+from vtopo.gui.icons import IconCache
+from vtopo.gui.naming import is_valid_name, stem_for, unique_name
+from vtopo.gui.scene import GRID, TopologyScene
+from vtopo.kinds.registry import Registry
+from vtopo.model.events import Event
+from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
+                                  new_id)
+
+PASTE_OFFSET = 40.0
+
+
+class Editor(QObject):
+    """Owns the lab being edited, its undo stack and its scene."""
+
+    topology_replaced = Signal()
+    model_changed = Signal()
+    status_message = Signal(str)
+
+    def __init__(self, registry: Registry, icons: IconCache, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.registry = registry
+        self.undo_stack = QUndoStack(self)
+        self.scene = TopologyScene(icons, self)
+        self.scene.annotation_resized.connect(self.resize_annotation)
+        self._paste_count = 0
+        self.topology = Topology(name="untitled")
+        self.scene.set_topology(self.topology)
+        self._listen(self.topology)
+
+    def set_topology(self, topology: Topology) -> None:
+        """Edit another lab: the scene follows it, the undo history starts afresh."""
+        for event in self._events(self.topology):
+            event.disconnect(self._changed)
+        self.topology = topology
+        self.scene.set_topology(topology)  # the scene hears about edits first, then the panels
+        self._listen(topology)
+        self.undo_stack.clear()
+        self._paste_count = 0
+        self.topology_replaced.emit()
+
+    def _listen(self, topology: Topology) -> None:
+        for event in self._events(topology):
+            event.connect(self._changed)
+
+    @staticmethod
+    def _events(topology: Topology) -> list[Event[Any]]:
+        e = topology.events
+        return [e.node_added, e.node_removed, e.node_changed, e.link_added, e.link_removed, e.link_changed,
+                e.annotation_added, e.annotation_removed, e.annotation_changed, e.lab_changed]
+
+    def _changed(self, _subject: object) -> None:
+        self.model_changed.emit()
+
+    # ------------------------------------------------------------ nodes and links
+
+    def place_node(self, kind_name: str, at: QPointF) -> Node | None:
+        if kind_name not in self.registry:
+            self.status_message.emit(f"unknown kind {kind_name!r}")
+            return None
+        at = self.scene.snapped(at) if self.scene.snap_to_grid else at
+        taken = {n.name for n in self.topology.nodes.values()}
+        node = Node(new_id("node"), unique_name(stem_for(kind_name), taken), kind_name,
+                    position=Position(round(at.x(), 1), round(at.y(), 1)))
+        self.undo_stack.push(AddNodeCommand(self.topology, node))
+        return node
+
+    def free_ports(self, node_id: str, count: int = 8) -> list[str]:
+        """The first `count` free ports of a node, in order, for the port chooser."""
+        kind = self.registry.get(self.topology.nodes[node_id].kind)
+        if kind is None:
+            return []
+        used = set(self.topology.used_ports(node_id))
+        ports = []
+        while len(ports) < count and (port := kind.ports.next_free(used)) is not None:
+            ports.append(port)
+            used.add(port)
+        return ports
+
+    def can_connect(self, a_id: str, b_id: str) -> str:
+        """Why these two nodes cannot be linked, or "" when they can."""
+        if a_id == b_id:
+            return "a link must join two different nodes"
+        a, b = self.topology.nodes[a_id], self.topology.nodes[b_id]
+        for this, other in ((a, b), (b, a)):
+            kind = self.registry.get(this.kind)
+            if kind is not None and other.kind not in kind.connects_to:
+                return f"a {this.kind} cannot be linked to a {other.kind}. {kind.connect_hint}".strip()
+            if kind is not None and kind.ports.next_free(self.topology.used_ports(this.id)) is None:
+                return f"{this.name} has no free port left ({kind.ports.describe()})"
+        return ""
+
+    def connect_nodes(self, a_id: str, b_id: str, a_port: str | None = None, b_port: str | None = None) -> Link | None:
+        reason = self.can_connect(a_id, b_id)
+        a_port = a_port or next(iter(self.free_ports(a_id, 1)), None)
+        b_port = b_port or next(iter(self.free_ports(b_id, 1)), None)
+        if reason or a_port is None or b_port is None:
+            self.status_message.emit(reason or "no free port")
+            return None
+        link = Link(new_id("link"), Endpoint(a_id, a_port), Endpoint(b_id, b_port))
+        self.undo_stack.push(AddLinkCommand(self.topology, link))
+        return link
+
+    def name_error(self, node_id: str, name: str) -> str:
+        """Why a node may not take this name, or ""."""
+        if not name:
+            return "a node needs a name"
+        if not is_valid_name(name):
+            return "letters, digits, '-' and '_' only, starting with a letter or digit"
+        other = self.topology.node_named(name)
+        if other is not None and other.id != node_id:
+            return f"another node is already named {name}"
+        return ""
+
+    def rename_node(self, node_id: str, name: str) -> str:
+        """Rename a node; returns why the name was refused, or ""."""
+        if name == self.topology.nodes[node_id].name:
+            return ""
+        error = self.name_error(node_id, name)
+        if not error:
+            self.undo_stack.push(UpdateNodeCommand(self.topology, node_id, name=name))
+        return error
+
+    def set_node_settings(self, node_id: str, settings: dict[str, object]) -> None:
+        if settings != self.topology.nodes[node_id].settings:
+            self.undo_stack.push(UpdateNodeCommand(self.topology, node_id, settings=settings))
+
+    def update_link(self, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
+                    impairment: Impairment | None = None) -> None:
+        link = self.topology.links[link_id]
+        unchanged = ((a is None or a == link.a.interface) and (b is None or b == link.b.interface)
+                     and (impairment is None or impairment == link.impairment))
+        if not unchanged:
+            self.undo_stack.push(UpdateLinkCommand(self.topology, link_id, a=a, b=b, impairment=impairment))
+
+    def update_lab(self, *, name: str | None = None, notes: str | None = None) -> None:
+        name = name if name and name != self.topology.name else None
+        notes = notes if notes is not None and notes != self.topology.notes else None
+        if name is not None or notes is not None:
+            self.undo_stack.push(UpdateLabCommand(self.topology, name=name, notes=notes))
+
+    # ------------------------------------------------------------ annotations
+
+    def add_annotation(self, shape: str, at: QPointF, text: str = "") -> Annotation:
+        width, height = (220.0, 60.0) if shape == "note" else (240.0, 160.0)
+        annotation = Annotation(new_id("note"), shape, text or ("Note" if shape == "note" else ""),
+                                Position(round(at.x(), 1), round(at.y(), 1)), width, height)
+        self.undo_stack.push(AddAnnotationCommand(self.topology, annotation))
+        return annotation
+
+    def set_annotation_text(self, annotation_id: str, text: str) -> None:
+        if text != self.topology.annotations[annotation_id].text:
+            self.undo_stack.push(UpdateAnnotationCommand(self.topology, annotation_id, text=text))
+
+    def resize_annotation(self, annotation_id: str, width: float, height: float) -> None:
+        annotation = self.topology.annotations[annotation_id]
+        if (annotation.width, annotation.height) != (width, height):
+            self.undo_stack.push(UpdateAnnotationCommand(self.topology, annotation_id, width=round(width, 1),
+                                                         height=round(height, 1)))
+
+    # ------------------------------------------------------------ selection-wide edits
+
+    def commit_moves(self) -> bool:
+        """After a drag: one "Move" step for every selected item whose position differs from the model."""
+        moves = self._moved_positions()
+        if not moves:
+            return False
+        self._push_positions("Move", moves)
+        return True
+
+    def _moved_positions(self) -> dict[str, Position]:
+        moves: dict[str, Position] = {}
+        for node_id in self.scene.selected_node_ids():
+            pos = self.scene.nodes[node_id].pos()
+            if (pos.x(), pos.y()) != (self.topology.nodes[node_id].position.x, self.topology.nodes[node_id].position.y):
+                moves[node_id] = Position(round(pos.x(), 1), round(pos.y(), 1))
+        for annotation_id in self.scene.selected_annotation_ids():
+            pos = self.scene.annotations[annotation_id].pos()
+            model = self.topology.annotations[annotation_id].position
+            if (pos.x(), pos.y()) != (model.x, model.y):
+                moves[annotation_id] = Position(round(pos.x(), 1), round(pos.y(), 1))
+        return moves
+
+    def _push_positions(self, text: str, positions: dict[str, Position]) -> None:
+        parent = macro(text)
+        for item_id, position in positions.items():
+            if item_id in self.topology.nodes:
+                MoveNodeCommand(self.topology, item_id, self.topology.nodes[item_id].position, position, parent)
+            else:
+                UpdateAnnotationCommand(self.topology, item_id, position=position, parent=parent)
+        self.undo_stack.push(parent)
+
+    def align(self, mode: str) -> None:
+        """Align the selected nodes and annotations: "left", "top" or "grid"."""
+        positions = {i: self.topology.nodes[i].position for i in self.scene.selected_node_ids()}
+        positions |= {i: self.topology.annotations[i].position for i in self.scene.selected_annotation_ids()}
+        if not positions:
+            return
+        if mode == "left":
+            x = min(p.x for p in positions.values())
+            target = {i: Position(x, p.y) for i, p in positions.items()}
+        elif mode == "top":
+            y = min(p.y for p in positions.values())
+            target = {i: Position(p.x, y) for i, p in positions.items()}
+        else:
+            target = {i: Position(round(p.x / GRID) * GRID, round(p.y / GRID) * GRID) for i, p in positions.items()}
+        changed = {i: p for i, p in target.items() if (p.x, p.y) != (positions[i].x, positions[i].y)}
+        if changed:
+            self._push_positions(f"Align {mode}", changed)
+
+    def delete_selection(self) -> None:
+        """One undo step: the selected links, every link of the selected nodes, the nodes, the annotations."""
+        node_ids = self.scene.selected_node_ids()
+        link_ids = self.scene.selected_link_ids()
+        annotation_ids = self.scene.selected_annotation_ids()
+        if not (node_ids or link_ids or annotation_ids):
+            return
+        parent = macro("Delete")
+        claimed = set(link_ids) - {link.id for node_id in node_ids for link in self.topology.links_of(node_id)}
+        for link_id in claimed:
+            RemoveLinkCommand(self.topology, link_id, parent)
+        for node_id in node_ids:
+            own = [link.id for link in self.topology.links_of(node_id) if link.id not in claimed]
+            claimed.update(own)
+            RemoveNodeCommand(self.topology, node_id, own, parent)
+        for annotation_id in annotation_ids:
+            RemoveAnnotationCommand(self.topology, annotation_id, parent)
+        self.undo_stack.push(parent)
+
+    def selection_fragment(self) -> clipboard.Fragment:
+        return clipboard.fragment_of(self.topology, set(self.scene.selected_node_ids()),
+                                     set(self.scene.selected_annotation_ids()))
+
+    def copy_selection(self) -> None:
+        fragment = self.selection_fragment()
+        if not fragment.empty:
+            clipboard.put_on_clipboard(fragment)
+            self._paste_count = 0
+
+    def cut_selection(self) -> None:
+        self.copy_selection()
+        self.delete_selection()
+
+    def paste(self) -> None:
+        fragment = clipboard.from_clipboard()
+        if fragment is None or fragment.empty:
+            self.status_message.emit("nothing to paste")
+            return
+        self._paste_count += 1
+        self.insert_fragment(fragment, PASTE_OFFSET * self._paste_count, "Paste")
+
+    def duplicate_selection(self) -> None:
+        fragment = self.selection_fragment()
+        if not fragment.empty:
+            self.insert_fragment(fragment, PASTE_OFFSET, "Duplicate")
+
+    def insert_fragment(self, fragment: clipboard.Fragment, offset: float, text: str) -> None:
+        """Add a copy of the fragment (new ids and names, shifted) as one undo step, and select it."""
+        taken = {n.name for n in self.topology.nodes.values()}
+        copy = clipboard.instantiate(fragment, taken, Position(offset, offset))
+        parent = macro(text)
+        for node in copy.nodes:
+            AddNodeCommand(self.topology, node, parent)
+        for link in copy.links:
+            AddLinkCommand(self.topology, link, parent)
+        for annotation in copy.annotations:
+            AddAnnotationCommand(self.topology, annotation, parent)
+        self.undo_stack.push(parent)
+        self.scene.select_ids([n.id for n in copy.nodes] + [a.id for a in copy.annotations])

@@ -1,0 +1,189 @@
+"""New, open, save, recent files and autosave. Loading errors are shown to the user, never as a traceback."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QSettings, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from vtopo.gui.editor import Editor
+from vtopo.model import io
+from vtopo.model.problems import LabError
+from vtopo.model.topology import Topology
+
+RECENT_KEY = "files/recent"
+MAX_RECENT = 8
+AUTOSAVE_MS = 3 * 60 * 1000
+FILE_FILTER = "vtopo labs (*.vtopo);;All files (*)"
+
+
+def default_autosave_dir() -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "vtopo" / "autosave"
+
+
+class FileController(QObject):
+    """Which file the lab comes from, whether it has unsaved changes, and the files around it."""
+
+    path_changed = Signal()
+    modified_changed = Signal(bool)
+    recent_changed = Signal()
+
+    def __init__(self, editor: Editor, window: QWidget, settings: QSettings, autosave_dir: Path,
+                 autosave_ms: int = AUTOSAVE_MS) -> None:
+        super().__init__(window)
+        self._editor = editor
+        self._window = window
+        self._settings = settings
+        self.autosave_dir = autosave_dir
+        self.path: Path | None = None
+        self._restored = False  # the lab came from an autosave: unsaved although the undo stack is clean
+        editor.undo_stack.cleanChanged.connect(lambda _clean: self.modified_changed.emit(self.modified))
+        self._autosave_timer = QTimer(self)
+        self._autosave_timer.timeout.connect(self.autosave)
+        self._autosave_timer.start(autosave_ms)
+
+    @property
+    def modified(self) -> bool:
+        return self._restored or not self._editor.undo_stack.isClean()
+
+    # ------------------------------------------------------------ opening
+
+    def new_lab(self) -> None:
+        if self.maybe_save():
+            self._adopt(Topology(name="untitled"), None)
+
+    def open_dialog(self) -> None:
+        start = str(self.path.parent) if self.path else ""
+        name, _ = QFileDialog.getOpenFileName(self._window, "Open lab", start, FILE_FILTER)
+        if name:
+            self.open_path(Path(name))
+
+    def open_path(self, path: Path, *, as_template: bool = False) -> bool:
+        """Open a lab file. A template (the default teaching lab) opens untitled, so Save never overwrites it."""
+        if not self.maybe_save():
+            return False
+        try:
+            topology = io.load(path)
+        except LabError as error:
+            details = "\n".join(str(problem) for problem in error.problems)
+            QMessageBox.critical(self._window, "Cannot open lab", f"{path} cannot be opened:\n\n{details}")
+            return False
+        restored = self._offer_autosave(topology, path)
+        self._adopt(restored or topology, None if as_template else Path(path), restored=restored is not None)
+        if not as_template:
+            self._remember(Path(path))
+        return True
+
+    def _offer_autosave(self, topology: Topology, path: Path) -> Topology | None:
+        autosave = self.autosave_path(topology)
+        try:
+            newer = autosave.stat().st_mtime > Path(path).stat().st_mtime
+        except OSError:
+            return None
+        if not newer:
+            return None
+        answer = QMessageBox.question(
+            self._window, "Restore unsaved changes?",
+            f"An autosave of {topology.name} newer than {path} exists ({autosave}).\nRestore it?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        if answer != QMessageBox.StandardButton.Yes:
+            return None
+        try:
+            return io.load(autosave)
+        except LabError as error:
+            QMessageBox.warning(self._window, "Autosave unreadable", f"{autosave} cannot be restored:\n\n{error}")
+            return None
+
+    def _adopt(self, topology: Topology, path: Path | None, *, restored: bool = False) -> None:
+        self._editor.set_topology(topology)
+        self.path = path
+        self._restored = restored
+        self.path_changed.emit()
+        self.modified_changed.emit(self.modified)
+
+    # ------------------------------------------------------------ saving
+
+    def save(self) -> bool:
+        if self.path is None:
+            return self.save_as()
+        return self._write(self.path)
+
+    def save_as(self) -> bool:
+        start = str(self.path or Path.cwd() / f"{self._editor.topology.name}.vtopo")
+        name, _ = QFileDialog.getSaveFileName(self._window, "Save lab as", start, FILE_FILTER)
+        if not name:
+            return False
+        path = Path(name) if name.endswith(".vtopo") else Path(name + ".vtopo")
+        return self._write(path)
+
+    def _write(self, path: Path) -> bool:
+        try:
+            io.save(self._editor.topology, path)
+        except OSError as error:
+            QMessageBox.critical(self._window, "Cannot save lab", f"{path} could not be written: {error.strerror}")
+            return False
+        self.autosave_path(self._editor.topology).unlink(missing_ok=True)
+        self._editor.undo_stack.setClean()
+        self._restored = False
+        self.path = path
+        self._remember(path)
+        self.path_changed.emit()
+        self.modified_changed.emit(False)
+        return True
+
+    def maybe_save(self) -> bool:
+        """Ask about unsaved changes. False means the user cancelled."""
+        if not self.modified:
+            return True
+        buttons = (QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                   | QMessageBox.StandardButton.Cancel)
+        answer = QMessageBox.question(self._window, "Unsaved changes",
+                                      f"Save the changes to {self._editor.topology.name}?", buttons)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        if answer == QMessageBox.StandardButton.Discard:
+            self.discard_autosave()
+            return True
+        return False
+
+    # ------------------------------------------------------------ autosave
+
+    def autosave_path(self, topology: Topology) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", topology.name) or "untitled"
+        return self.autosave_dir / f"{safe}.vtopo"
+
+    def autosave(self) -> Path | None:
+        """Write unsaved changes aside (never over the lab's own file)."""
+        if not self.modified:
+            return None
+        path = self.autosave_path(self._editor.topology)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            io.save(self._editor.topology, path)
+        except OSError as error:
+            self._editor.status_message.emit(f"autosave to {path} failed: {error.strerror}")
+            return None
+        return path
+
+    def discard_autosave(self) -> None:
+        self.autosave_path(self._editor.topology).unlink(missing_ok=True)
+
+    # ------------------------------------------------------------ recent files
+
+    def recent(self) -> list[Path]:
+        value = self._settings.value(RECENT_KEY, [])
+        names = [value] if isinstance(value, str) else list(value or [])
+        return [Path(name) for name in names if name]
+
+    def _remember(self, path: Path) -> None:
+        resolved = str(Path(path).resolve())
+        names = [resolved] + [str(p) for p in self.recent() if str(p) != resolved]
+        self._settings.setValue(RECENT_KEY, names[:MAX_RECENT])
+        self.recent_changed.emit()
+
+    def clear_recent(self) -> None:
+        self._settings.remove(RECENT_KEY)
+        self.recent_changed.emit()

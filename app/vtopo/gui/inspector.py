@@ -1,0 +1,190 @@
+"""The inspector dock: edits the selected node, link or annotation (or the lab). Every change is an undo step."""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
+
+from vtopo.gui.editor import Editor
+from vtopo.gui.link_form import LinkForm
+from vtopo.gui.setting_editors import FieldEditor, LinesEdit, editor_for, mark_invalid
+from vtopo.kinds.settings import setting_fields
+
+
+class NodeForm(QWidget):
+    """Name, then every setting the node's kind declares. Settings equal to their default are not stored."""
+
+    def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._editor = editor
+        self.node_id = ""
+        self._kind_name = ""
+        self.name = QLineEdit()
+        self.name.editingFinished.connect(self._rename)
+        self.name.textEdited.connect(self._check_name)
+        self.kind = QLabel()
+        self.kind.setWordWrap(True)
+        self.fields: dict[str, FieldEditor] = {}
+        self._settings_host = QWidget()
+        self._layout = QVBoxLayout(self)
+        head = QFormLayout()
+        head.addRow("Name", self.name)
+        head.addRow("Kind", self.kind)
+        self._layout.addLayout(head)
+        self._layout.addWidget(self._settings_host)
+        self._layout.addStretch(1)
+
+    def show_node(self, node_id: str) -> None:
+        node = self._editor.topology.nodes[node_id]
+        self.node_id = node_id
+        if node.kind != self._kind_name:
+            self._build_fields(node.kind)
+        if not self.name.hasFocus() or self.name.text() == node.name:
+            self.name.setText(node.name)
+            mark_invalid(self.name, "")
+        for name, field_editor in self.fields.items():
+            field_editor.set_value(node.settings.get(name, field_editor.field.default))
+
+    def _build_fields(self, kind_name: str) -> None:
+        self._kind_name = kind_name
+        self._settings_host.deleteLater()
+        self._settings_host = QWidget()
+        form = QFormLayout(self._settings_host)
+        form.setContentsMargins(0, 0, 0, 0)
+        self.fields = {}
+        kind = self._editor.registry.get(kind_name)
+        if kind is None:
+            self.kind.setText(f"{kind_name} (not installed: its settings cannot be edited)")
+        else:
+            self.kind.setText(f"{kind.label}: {kind.description}")
+            for spec in setting_fields(kind.settings_type):
+                field_editor = editor_for(spec)
+                field_editor.committed.connect(self._commit_settings)
+                label = QLabel(spec.info.label)
+                label.setToolTip(spec.info.help)
+                form.addRow(label, field_editor.widget)
+                self.fields[spec.name] = field_editor
+        self._layout.insertWidget(1, self._settings_host)
+
+    def _check_name(self, text: str) -> None:
+        mark_invalid(self.name, self._editor.name_error(self.node_id, text.strip()))
+
+    def _rename(self) -> None:
+        if self.node_id not in self._editor.topology.nodes:
+            return
+        error = self._editor.rename_node(self.node_id, self.name.text().strip())
+        mark_invalid(self.name, error)
+
+    def _commit_settings(self) -> None:
+        node = self._editor.topology.nodes.get(self.node_id)
+        if node is None:
+            return
+        settings: dict[str, Any] = dict(node.settings)
+        for name, field_editor in self.fields.items():
+            value = field_editor.value()
+            if value == field_editor.field.default:
+                settings.pop(name, None)
+            else:
+                settings[name] = value
+        self._editor.set_node_settings(self.node_id, settings)
+
+
+class AnnotationForm(QWidget):
+    def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._editor = editor
+        self.annotation_id = ""
+        self.shape = QLabel()
+        self.text = LinesEdit()
+        self.text.setFixedHeight(self.text.fontMetrics().lineSpacing() * 8 + 12)
+        self.text.editing_finished.connect(self._commit)
+        layout = QFormLayout(self)
+        layout.addRow("Shape", self.shape)
+        layout.addRow("Text", self.text)
+
+    def show_annotation(self, annotation_id: str) -> None:
+        annotation = self._editor.topology.annotations[annotation_id]
+        self.annotation_id = annotation_id
+        self.shape.setText({"note": "Note", "rect": "Rectangle"}.get(annotation.shape, annotation.shape))
+        if self.text.toPlainText() != annotation.text:
+            self.text.setPlainText(annotation.text)
+
+    def _commit(self) -> None:
+        if self.annotation_id in self._editor.topology.annotations:
+            self._editor.set_annotation_text(self.annotation_id, self.text.toPlainText())
+
+
+class LabForm(QWidget):
+    """Shown when nothing is selected: the lab's name and teaching notes."""
+
+    def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._editor = editor
+        self.name = QLineEdit()
+        self.name.editingFinished.connect(lambda: self._editor.update_lab(name=self.name.text().strip()))
+        self.notes = LinesEdit()
+        self.notes.setFixedHeight(self.notes.fontMetrics().lineSpacing() * 12 + 12)
+        self.notes.editing_finished.connect(lambda: self._editor.update_lab(notes=self.notes.toPlainText()))
+        self.summary = QLabel()
+        layout = QFormLayout(self)
+        layout.addRow("Lab", self.name)
+        layout.addRow("Notes", self.notes)
+        layout.addRow("", self.summary)
+
+    def show_lab(self) -> None:
+        topology = self._editor.topology
+        if not self.name.hasFocus():
+            self.name.setText(topology.name)
+        if not self.notes.hasFocus() and self.notes.toPlainText() != topology.notes:
+            self.notes.setPlainText(topology.notes)
+        self.summary.setText(f"{len(topology.nodes)} nodes, {len(topology.links)} links. "
+                             "Select a node, link or note to edit it.")
+
+
+class Inspector(QScrollArea):
+    """Shows the form for the single selected item, and follows the model (undo included)."""
+
+    def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._editor = editor
+        self.stack = QStackedWidget()
+        self.lab_form = LabForm(editor)
+        self.node_form = NodeForm(editor)
+        self.link_form = LinkForm(editor)
+        self.annotation_form = AnnotationForm(editor)
+        self.multiple = QLabel()
+        self.multiple.setWordWrap(True)
+        for page in (self.lab_form, self.node_form, self.link_form, self.annotation_form, self.multiple):
+            self.stack.addWidget(page)
+        self.setWidget(self.stack)
+        self.setWidgetResizable(True)
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(0)
+        self._refresh_timer.timeout.connect(self.refresh)
+        editor.model_changed.connect(self._refresh_timer.start)
+        editor.topology_replaced.connect(self._refresh_timer.start)
+        editor.scene.selectionChanged.connect(self._refresh_timer.start)
+        self.refresh()
+
+    def refresh(self) -> None:
+        scene = self._editor.scene
+        nodes, links = scene.selected_node_ids(), scene.selected_link_ids()
+        annotations = scene.selected_annotation_ids()
+        count = len(nodes) + len(links) + len(annotations)
+        if count == 0:
+            self.lab_form.show_lab()
+            self.stack.setCurrentWidget(self.lab_form)
+        elif count > 1:
+            self.multiple.setText(f"{len(nodes)} nodes, {len(links)} links and {len(annotations)} notes selected.")
+            self.stack.setCurrentWidget(self.multiple)
+        elif nodes:
+            self.node_form.show_node(nodes[0])
+            self.stack.setCurrentWidget(self.node_form)
+        elif links:
+            self.link_form.show_link(links[0])
+            self.stack.setCurrentWidget(self.link_form)
+        else:
+            self.annotation_form.show_annotation(annotations[0])
+            self.stack.setCurrentWidget(self.annotation_form)

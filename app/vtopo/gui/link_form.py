@@ -1,0 +1,137 @@
+"""The link part of the inspector: each end's interface (name, MAC, MTU, addresses) and the impairment."""
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Callable
+
+from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QVBoxLayout, QWidget
+
+from vtopo.gui.editor import Editor
+from vtopo.gui.setting_editors import LinesEdit, mark_invalid
+from vtopo.model.topology import Impairment, Interface
+
+MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
+INTERFACE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")
+
+
+def address_error(lines: list[str]) -> str:
+    """Addresses must be written with their prefix, e.g. 10.0.0.1/24 or fd00::1/64."""
+    for line in lines:
+        try:
+            if "/" not in line:
+                raise ValueError
+            ipaddress.ip_interface(line)
+        except ValueError:
+            return f"{line!r} is not an address with a prefix, e.g. 10.0.0.1/24"
+    return ""
+
+
+class EndEditor(QGroupBox):
+    """One end of a link."""
+
+    def __init__(self, on_commit: Callable[[], None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("the port name")
+        self.mac = QLineEdit()
+        self.mac.setPlaceholderText("chosen by vtopo")
+        self.mtu = QSpinBox()
+        self.mtu.setRange(0, 65535)
+        self.mtu.setSpecialValueText("default")
+        self.mtu.setKeyboardTracking(False)
+        self.addresses = LinesEdit()
+        self.addresses.setPlaceholderText("one per line, e.g. 10.0.0.1/24")
+        form = QFormLayout(self)
+        form.addRow("Interface", self.name)
+        form.addRow("MAC", self.mac)
+        form.addRow("MTU", self.mtu)
+        form.addRow("Addresses", self.addresses)
+        self.name.textEdited.connect(lambda: mark_invalid(self.name, self.name_error()))
+        self.mac.textEdited.connect(lambda: mark_invalid(self.mac, self.mac_error()))
+        self.addresses.textChanged.connect(lambda: mark_invalid(self.addresses, address_error(self.addresses.lines())))
+        self.name.editingFinished.connect(on_commit)
+        self.mac.editingFinished.connect(on_commit)
+        self.mtu.valueChanged.connect(on_commit)
+        self.addresses.editing_finished.connect(on_commit)
+
+    def name_error(self) -> str:
+        name = self.name.text().strip()
+        return "" if not name or INTERFACE_NAME.fullmatch(name) else "up to 15 letters, digits, '.', '-' or '_'"
+
+    def mac_error(self) -> str:
+        mac = self.mac.text().strip()
+        return "" if not mac or MAC.fullmatch(mac) else "write a MAC as six hex pairs, e.g. 02:00:00:00:00:01"
+
+    def error(self) -> str:
+        return self.name_error() or self.mac_error() or address_error(self.addresses.lines())
+
+    def show_end(self, title: str, interface: Interface) -> None:
+        self.setTitle(title)
+        widgets = (self.name, self.mac, self.mtu, self.addresses)
+        for widget in widgets:
+            widget.blockSignals(True)
+        if not self.name.hasFocus():
+            self.name.setText(interface.name)
+        if not self.mac.hasFocus():
+            self.mac.setText(interface.mac)
+        self.mtu.setValue(interface.mtu)
+        if not self.addresses.hasFocus():
+            self.addresses.setPlainText("\n".join(interface.addresses))
+        for widget in widgets:
+            widget.blockSignals(False)
+        for widget, error in ((self.name, self.name_error()), (self.mac, self.mac_error()),
+                              (self.addresses, address_error(self.addresses.lines()))):
+            mark_invalid(widget, error)
+
+    def interface(self) -> Interface:
+        return Interface(self.name.text().strip(), self.mac.text().strip().lower(), self.mtu.value(),
+                         self.addresses.lines())
+
+
+class LinkForm(QWidget):
+    def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._editor = editor
+        self.link_id = ""
+        self.a = EndEditor(self._commit)
+        self.b = EndEditor(self._commit)
+        self.impairment = QGroupBox("Impairment (netem/tbf, both directions)")
+        self.delay, self.jitter, self.loss, self.rate = (QDoubleSpinBox() for _ in range(4))
+        form = QFormLayout(self.impairment)
+        for spin, label, suffix, maximum in ((self.delay, "Delay", " ms", 60_000), (self.jitter, "Jitter", " ms", 60_000),
+                                             (self.loss, "Loss", " %", 100), (self.rate, "Rate", " Mbit/s", 100_000)):
+            spin.setRange(0, maximum)
+            spin.setSuffix(suffix)
+            spin.setSpecialValueText("off")
+            spin.setKeyboardTracking(False)
+            spin.valueChanged.connect(self._commit)
+            form.addRow(label, spin)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.a)
+        layout.addWidget(self.b)
+        layout.addWidget(self.impairment)
+        layout.addStretch(1)
+        self._showing = False
+
+    def show_link(self, link_id: str) -> None:
+        topology = self._editor.topology
+        link = topology.links[link_id]
+        self.link_id = link_id
+        self._showing = True
+        try:
+            for end_editor, end in ((self.a, link.a), (self.b, link.b)):
+                end_editor.show_end(f"{topology.nodes[end.node].name} : {end.port}", end.interface)
+            for spin, value in ((self.delay, link.impairment.delay_ms), (self.jitter, link.impairment.jitter_ms),
+                                (self.loss, link.impairment.loss_pct), (self.rate, link.impairment.rate_mbit)):
+                spin.setValue(value)
+        finally:
+            self._showing = False
+
+    def _commit(self) -> None:
+        if self._showing or self.link_id not in self._editor.topology.links:
+            return
+        impairment = Impairment(self.delay.value(), self.jitter.value(), self.loss.value(), self.rate.value())
+        a = None if self.a.error() else self.a.interface()
+        b = None if self.b.error() else self.b.interface()
+        self._editor.update_link(self.link_id, a=a, b=b, impairment=impairment)

@@ -1,0 +1,143 @@
+"""The main window: the canvas in the middle, docks around it, and the wiring between them."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QProgressBar, QWidget
+
+from vtopo.gui.actions import Actions
+from vtopo.gui.analysis import Analysis, LabAnalyzer
+from vtopo.gui.deploy_panel import DeployController, DeployLog, load_deployer
+from vtopo.gui.editor import Editor
+from vtopo.gui.explain_panel import SELECTION, ExplainPanel
+from vtopo.gui.files import FileController
+from vtopo.gui.icons import IconCache
+from vtopo.gui.inspector import Inspector
+from vtopo.gui.kind_palette import KindPalette
+from vtopo.gui.problems_panel import ProblemsPanel
+from vtopo.gui.view import CanvasView
+from vtopo.kinds.registry import Registry
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, registry: Registry, settings: QSettings, autosave_dir: Path,
+                 deployer_loader: Callable[[], tuple[Any, str]] = load_deployer,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.icons = IconCache(registry)
+        self.editor = Editor(registry, self.icons, self)
+        self.view = CanvasView(self.editor)
+        self.setCentralWidget(self.view)
+        self.palette_list = KindPalette(registry, self.icons)
+        self.inspector = Inspector(self.editor)
+        self.problems = ProblemsPanel()
+        self.explain = ExplainPanel()
+        self.log = DeployLog()
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(240)
+        self.progress.hide()
+        self.statusBar().addPermanentWidget(self.progress)
+        self._docks: list[QDockWidget] = []
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        right = Qt.DockWidgetArea.RightDockWidgetArea
+        bottom = Qt.DockWidgetArea.BottomDockWidgetArea
+        self._dock("Kinds", self.palette_list, left)
+        self._dock("Inspector", self.inspector, right)
+        problems_dock = self._dock("Problems", self.problems, bottom)
+        self.explain_dock = self._dock("Explain", self.explain, bottom)
+        log_dock = self._dock("Deploy log", self.log, bottom)
+        self.tabifyDockWidget(problems_dock, self.explain_dock)
+        self.tabifyDockWidget(self.explain_dock, log_dock)
+        problems_dock.raise_()
+        self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
+        self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
+
+        self.analyzer = LabAnalyzer(self.editor, parent=self)
+        self.files = FileController(self.editor, self, settings, autosave_dir)
+        self.deploy = DeployController(self.editor, self.log, self.progress, deployer_loader, self)
+        self.actions = Actions(self)
+        self._wire()
+        self._update_title()
+        self.setAcceptDrops(True)
+        self.resize(1400, 900)
+        geometry = settings.value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        theme = str(settings.value("view/theme", "system"))
+        self.actions.themes.get(theme, self.actions.themes["system"]).setChecked(True)
+        if theme != "system":
+            self.actions.set_theme(theme)
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title.lower().replace(" ", "-"))
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self._docks.append(dock)
+        return dock
+
+    def docks(self) -> list[QDockWidget]:
+        return list(self._docks)
+
+    def _wire(self) -> None:
+        editor, scene = self.editor, self.editor.scene
+        self.palette_list.place_requested.connect(
+            lambda kind: editor.place_node(kind, self.view.mapToScene(self.view.viewport().rect().center())))
+        self.view.file_dropped.connect(self.files.open_path)
+        self.view.node_context_menu.connect(self.actions.node_menu)
+        self.view.canvas_context_menu.connect(self.actions.canvas_menu)
+        editor.status_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        self.analyzer.busy_changed.connect(lambda busy: busy and self.problems.show_busy())
+        self.analyzer.analysed.connect(self._analysed)
+        self.problems.subject_activated.connect(self.reveal)
+        scene.selectionChanged.connect(lambda: self.explain.set_selected_nodes(scene.selected_node_ids()))
+        self.files.path_changed.connect(self._update_title)
+        self.files.modified_changed.connect(self.setWindowModified)
+        editor.model_changed.connect(self._update_title)
+
+    def _analysed(self, analysis: Analysis) -> None:
+        self.editor.scene.mark_problems(analysis.problems)
+        self.problems.show_analysis(analysis)
+        self.explain.show_analysis(analysis, self.editor.topology)
+
+    def _update_title(self) -> None:
+        where = f" — {self.files.path}" if self.files.path else " — unsaved"
+        self.setWindowTitle(f"{self.editor.topology.name}[*]{where} — vtopo")
+        self.setWindowModified(self.files.modified)
+
+    def reveal(self, item_id: str) -> None:
+        """Select a node, link or note and bring it into view."""
+        item = self.editor.scene.item_for(item_id)
+        if item is None:
+            return
+        self.editor.scene.select_ids([item_id])
+        self.view.ensureVisible(item, 60, 60)
+
+    def explain_selection(self) -> None:
+        self.explain.scope.setCurrentIndex(SELECTION)
+        self.explain_dock.show()
+        self.explain_dock.raise_()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(url.toLocalFile().endswith(".vtopo") for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        for url in event.mimeData().urls():
+            if url.toLocalFile().endswith(".vtopo"):
+                self.files.open_path(Path(url.toLocalFile()))
+                event.acceptProposedAction()
+                return
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.deploy.busy or not self.files.maybe_save():
+            event.ignore()
+            return
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.analyzer.shutdown()
+        self.editor.scene.release()
+        event.accept()

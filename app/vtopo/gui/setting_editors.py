@@ -1,0 +1,199 @@
+"""One editor widget per setting type: bool, choices, int, float, str, list[str], dict[str, str]."""
+from __future__ import annotations
+
+import typing
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFocusEvent, QKeyEvent
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QPlainTextEdit, QSpinBox, QWidget
+
+from vtopo.kinds.settings import SettingField
+
+INVALID_STYLE = "background-color: rgba(214, 57, 57, 70);"
+INT_LIMIT = 2**31 - 1
+
+
+def mark_invalid(widget: QWidget, error: str) -> None:
+    """Tint a field red with the reason as its tooltip, or clear both."""
+    widget.setStyleSheet(INVALID_STYLE if error else "")
+    widget.setToolTip(error)
+    widget.setProperty("invalid", bool(error))
+
+
+class LinesEdit(QPlainTextEdit):
+    """A multi-line field that reports editing finished on focus out or Ctrl+Enter, like QLineEdit does."""
+
+    editing_finished = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTabChangesFocus(True)
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 12)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.editing_finished.emit()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if ctrl and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.editing_finished.emit()
+            return
+        super().keyPressEvent(event)
+
+    def lines(self) -> list[str]:
+        return [line.strip() for line in self.toPlainText().splitlines() if line.strip()]
+
+
+class FieldEditor(QObject):
+    """Wraps one widget: `committed` fires when the user is done changing the value."""
+
+    committed = Signal()
+
+    def __init__(self, field: SettingField, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.field = field
+        self.widget = widget
+        widget.setToolTip(field.info.help)
+        self._setting = False
+
+    def value(self) -> Any:
+        raise NotImplementedError
+
+    def _show(self, value: Any) -> None:
+        raise NotImplementedError
+
+    def set_value(self, value: Any) -> None:
+        self._setting = True
+        try:
+            self._show(value)
+        finally:
+            self._setting = False
+
+    def error(self) -> str:
+        return ""
+
+    def _commit(self, *_args: object) -> None:
+        if self._setting:
+            return
+        error = self.error()
+        mark_invalid(self.widget, error)
+        if not error:
+            self.widget.setToolTip(self.field.info.help)
+            self.committed.emit()
+
+
+class BoolEditor(FieldEditor):
+    def __init__(self, field: SettingField) -> None:
+        super().__init__(field, QCheckBox())
+        self.widget.toggled.connect(self._commit)
+
+    def value(self) -> bool:
+        return self.widget.isChecked()
+
+    def _show(self, value: Any) -> None:
+        self.widget.setChecked(bool(value))
+
+
+class ChoiceEditor(FieldEditor):
+    def __init__(self, field: SettingField) -> None:
+        super().__init__(field, QComboBox())
+        self.widget.addItems(list(field.info.choices))
+        self.widget.currentIndexChanged.connect(self._commit)
+
+    def value(self) -> str:
+        return self.widget.currentText()
+
+    def _show(self, value: Any) -> None:
+        index = self.widget.findText(str(value))
+        self.widget.setCurrentIndex(index if index >= 0 else self.widget.findText(str(self.field.default)))
+
+
+class NumberEditor(FieldEditor):
+    def __init__(self, field: SettingField) -> None:
+        is_int = field.type is int
+        spin: QSpinBox | QDoubleSpinBox = QSpinBox() if is_int else QDoubleSpinBox()
+        low = field.info.minimum if field.info.minimum is not None else -INT_LIMIT
+        high = field.info.maximum if field.info.maximum is not None else INT_LIMIT
+        if isinstance(spin, QSpinBox):
+            spin.setRange(int(low), int(min(high, INT_LIMIT)))
+        else:
+            spin.setDecimals(2)
+            spin.setRange(low, high)
+        spin.setKeyboardTracking(False)
+        super().__init__(field, spin)
+        spin.valueChanged.connect(self._commit)
+
+    def value(self) -> int | float:
+        return self.widget.value()
+
+    def _show(self, value: Any) -> None:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        self.widget.setValue(value if ok else self.field.default)
+
+
+class TextEditor(FieldEditor):
+    def __init__(self, field: SettingField) -> None:
+        super().__init__(field, QLineEdit())
+        self.widget.setPlaceholderText(str(field.default) if field.default else "")
+        self.widget.editingFinished.connect(self._commit)
+
+    def value(self) -> str:
+        return self.widget.text().strip()
+
+    def _show(self, value: Any) -> None:
+        self.widget.setText(str(value))
+
+
+class ListEditor(FieldEditor):
+    """list[str]: one item per line."""
+
+    def __init__(self, field: SettingField) -> None:
+        super().__init__(field, LinesEdit())
+        self.widget.setPlaceholderText("one per line")
+        self.widget.editing_finished.connect(self._commit)
+
+    def value(self) -> list[str]:
+        return self.widget.lines()
+
+    def _show(self, value: Any) -> None:
+        self.widget.setPlainText("\n".join(str(v) for v in value) if isinstance(value, list) else "")
+
+
+class MappingEditor(FieldEditor):
+    """dict[str, str]: one "key = value" per line."""
+
+    def __init__(self, field: SettingField) -> None:
+        super().__init__(field, LinesEdit())
+        self.widget.setPlaceholderText("key = value, one per line")
+        self.widget.editing_finished.connect(self._commit)
+        self.widget.textChanged.connect(lambda: mark_invalid(self.widget, self.error()))
+
+    def value(self) -> dict[str, str]:
+        pairs = (line.partition("=") for line in self.widget.lines())
+        return {key.strip(): value.strip() for key, _, value in pairs}
+
+    def error(self) -> str:
+        bad = [line for line in self.widget.lines() if "=" not in line or not line.partition("=")[0].strip()]
+        return f"write key = value, not {bad[0]!r}" if bad else ""
+
+    def _show(self, value: Any) -> None:
+        lines = [f"{k} = {v}" for k, v in value.items()] if isinstance(value, dict) else []
+        self.widget.setPlainText("\n".join(lines))
+
+
+def editor_for(field: SettingField) -> FieldEditor:
+    origin = typing.get_origin(field.type)
+    factories: list[tuple[Callable[[], bool], Callable[[SettingField], FieldEditor]]] = [
+        (lambda: field.type is bool, BoolEditor),
+        (lambda: bool(field.info.choices), ChoiceEditor),
+        (lambda: field.type in (int, float), NumberEditor),
+        (lambda: field.type is str, TextEditor),
+        (lambda: origin is list, ListEditor),
+        (lambda: origin is dict, MappingEditor),
+    ]
+    for applies, factory in factories:
+        if applies():
+            return factory(field)
+    raise TypeError(f"no editor for setting {field.name} of type {field.type!r}")

@@ -1,0 +1,48 @@
+"""A terminal on a deployed node: x-terminal-emulator (or $TERMINAL, or xterm) running `vtopo exec`."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from PySide6.QtCore import QProcess
+
+from vtopo.kinds.contract import NodeKind, Role
+
+
+def terminal_emulator() -> list[str] | None:
+    """The argv prefix of the user's terminal emulator, or None when there is none."""
+    for candidate in (os.environ.get("TERMINAL", ""), "x-terminal-emulator", "xterm"):
+        if candidate and (path := shutil.which(candidate)):
+            return [path]
+    return None
+
+
+def shell_for(kind: NodeKind | None) -> list[str]:
+    """Routers open vtysh (the FRR shell); everything else a bash."""
+    return ["vtysh"] if kind is not None and kind.name == "router" else ["bash"]
+
+
+def unavailable_reason(kind: NodeKind | None, deployed: bool) -> str:
+    """Why a node's terminal cannot open, or ""."""
+    if kind is None:
+        return "the node's kind is not installed"
+    if kind.role is not Role.NAMESPACE:
+        return f"a {kind.label} has no shell of its own (only containers, routers and the host do)"
+    if not deployed:
+        return "deploy the lab first: the node is not running"
+    if terminal_emulator() is None:
+        return "no terminal emulator found: set $TERMINAL or install xterm"
+    return ""
+
+
+def terminal_argv(lab: str, node_name: str, kind: NodeKind | None) -> list[str]:
+    emulator = terminal_emulator() or ["xterm"]
+    return [*emulator, "-T", f"{lab}: {node_name}", "-e", sys.executable, "-m", "vtopo", "exec", lab, node_name,
+            "--", *shell_for(kind)]
+
+
+def open_terminal(lab: str, node_name: str, kind: NodeKind | None) -> bool:
+    program, *args = terminal_argv(lab, node_name, kind)
+    started, _pid = QProcess.startDetached(program, args)
+    return bool(started)

@@ -1,0 +1,77 @@
+"""A snapshot of everything a lab could leave behind, to assert that destroy leaves nothing."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+DAEMONS = {"zebra", "ospfd", "qemu-system-x86", "iperf3", "watchfrr", "staticd"}
+STATE_PATHS = (Path("/run/vtopo"), Path("/var/lib/vtopo"))
+# On a machine shared with other work, objects matching this regex are not counted (CI leaves it unset).
+IGNORED = re.compile(os.environ["VTOPO_RESIDUE_IGNORE"]) if os.environ.get("VTOPO_RESIDUE_IGNORE") else None
+
+
+@dataclass(frozen=True)
+class Residue:
+    namespaces: frozenset[str]
+    links: frozenset[str]
+    ovs: frozenset[str]
+    processes: frozenset[str]
+    files: frozenset[str]
+
+    def __sub__(self, before: Residue) -> dict[str, set[str]]:
+        grown = {}
+        for field in ("namespaces", "links", "ovs", "processes", "files"):
+            extra = {item for item in set(getattr(self, field)) - set(getattr(before, field))
+                     if not (IGNORED and IGNORED.search(item))}
+            if extra:
+                grown[field] = extra
+        return grown
+
+
+def _lines(argv: list[str]) -> set[str]:
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    return {line.strip() for line in result.stdout.splitlines() if line.strip()}
+
+
+def _ovs() -> set[str]:
+    if subprocess.run(["ovs-vsctl", "--timeout=2", "show"], capture_output=True).returncode != 0:
+        return set()
+    found = set()
+    for bridge in _lines(["ovs-vsctl", "--timeout=2", "list-br"]):
+        found.add(f"bridge {bridge}")
+        found |= {f"port {bridge}/{port}" for port in _lines(["ovs-vsctl", "--timeout=2", "list-ports", bridge])}
+    return found
+
+
+def _processes() -> set[str]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                comm = (entry / "comm").read_text().strip()
+            except OSError:
+                continue
+            if comm in DAEMONS:
+                found.add(f"{comm}({entry.name})")
+    return found
+
+
+def _files() -> set[str]:
+    return {str(p) for root in STATE_PATHS if root.exists() for p in [root, *root.rglob("*")]}
+
+
+def snapshot() -> Residue:
+    return Residue(
+        namespaces=frozenset(line.split()[0] for line in _lines(["ip", "netns", "list"])),
+        links=frozenset(line.split(": ")[1].split("@")[0] for line in _lines(["ip", "-o", "link", "show"])),
+        ovs=frozenset(_ovs()),
+        processes=frozenset(_processes()),
+        files=frozenset(_files()),
+    )
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
