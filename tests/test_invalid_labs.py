@@ -28,3 +28,19 @@ def test_missing_file_is_a_clear_error(capsys, tmp_path):
 def test_plan_of_invalid_lab_exits_2(capsys):
     assert main(["plan", str(GOLDEN / "invalid" / "passthru-two-children.vtopo")]) == 2
     assert "passthru" in capsys.readouterr().err
+
+
+def test_delay_without_netem_names_the_link():
+    from vtopo.compile.context import HostFacts
+    from vtopo.lab import open_lab, problems_of
+    from vtopo.model.topology import Impairment
+    from vtopo.resources import TOPOLOGIES
+
+    topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    link = next(iter(topology.links.values()))
+    topology.update_link(link.id, impairment=Impairment(delay_ms=40))
+    problems = problems_of(topology, HostFacts(netem=False))
+    assert [str(p) for p in problems] == ["error: link c1:eth0-br0:p1: delay, jitter and loss need the kernel's netem "
+                                          "qdisc (sch_netem), which this kernel does not have; only a rate limit "
+                                          "(tbf) can be applied here"]
+    assert problems_of(topology, HostFacts(netem=True)) == []

@@ -129,17 +129,21 @@ class RouterKind(NodeKind):
         return f"hostname {node.node.name}\nlog file {node.names.node_dir(node.node.name)}/zebra.log\n"
 
     def ospfd_conf(self, node: NodeContext) -> str:
-        settings = node.settings
+        settings, frr = node.settings, node.facts.routing_suite == "frr"
         lines = [f"hostname {node.node.name}", f"log file {node.names.node_dir(node.node.name)}/ospfd.log", "!"]
         for end in sorted(node.ends, key=lambda e: e.end.port):
             lines += [f"interface {end.device}", f" ip ospf hello-interval {settings.hello_interval}",
                       f" ip ospf dead-interval {settings.dead_interval}"]
             if end.other.kind.name == self.name:
                 lines.append(" ip ospf network point-to-point")  # no DR election: adjacent within a hello or two
+            if end.end.port in settings.passive and frr:
+                lines.append(" ip ospf passive")
             lines.append("!")
         lines += ["router ospf", f" ospf router-id {self.router_id(node)}"]
-        passive = {end.device for end in node.ends if end.end.port in settings.passive}
-        lines += [f" passive-interface {device}" for device in sorted(passive)]
+        if frr:  # accept an LSA re-sent at once instead of waiting for the 5 s retransmit
+            lines.append(" timers lsa min-arrival 0")
+        else:  # Quagga's spelling of passive interfaces
+            lines += [f" passive-interface {e.device}" for e in node.ends if e.end.port in settings.passive]
         for end in sorted(node.ends, key=lambda e: e.end.port):
             for address in end.end.interface.addresses:
                 network = ipaddress.ip_interface(address).network

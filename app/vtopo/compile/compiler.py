@@ -111,6 +111,8 @@ class Compiler:
         self._check_device_names()
         for end in self.lab.ends:
             self._check_interface(end)
+        for link_id in self.topology.links:
+            self._check_impairment(link_id)
         self._check_domains()
         for loop in switching_loops(self.lab):
             names = [self.topology.nodes[n].name for n in loop]
@@ -157,6 +159,17 @@ class Compiler:
             if own and len(own) > MAX_INTERFACE_NAME:
                 self.error(f"the bridge device would be named {own!r} ({len(own)} characters; the kernel allows "
                            f"{MAX_INTERFACE_NAME}). Use a shorter node name.", f"node {node.node.name}", node.node.id)
+
+    def _check_impairment(self, link_id: str) -> None:
+        link = self.topology.links[link_id]
+        impairment = link.impairment
+        values = (impairment.delay_ms, impairment.jitter_ms, impairment.loss_pct, impairment.rate_mbit)
+        subject = f"link {self.topology.describe_link(link)}"
+        if min(values) < 0 or impairment.loss_pct > 100:
+            self.error("impairments must be positive, and loss a percentage up to 100", subject, link.id)
+        elif (impairment.delay_ms or impairment.jitter_ms or impairment.loss_pct) and not self.facts.netem:
+            self.error("delay, jitter and loss need the kernel's netem qdisc (sch_netem), which this kernel does not "
+                       "have; only a rate limit (tbf) can be applied here", subject, link.id)
 
     def _check_interface(self, end: EndContext) -> None:
         interface = end.end.interface

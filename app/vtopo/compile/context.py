@@ -22,10 +22,12 @@ class HostFacts:
     ovs_datapath: str = "netdev"  # what an OVS datapath of "auto" becomes
     vhost_net: bool = False
     ovs_dpdk: bool = False
+    netem: bool = False  # the kernel has sch_netem (delay, jitter, loss); tbf (rate) is always assumed
     accel: str = "tcg"
     guest_dir: str = "/var/cache/vtopo/guest"
     frr_dir: str = "/usr/lib/frr"
-    frr_user: str = "frr"  # the user FRR (or Quagga) daemons drop to
+    routing_suite: str = "frr"  # "frr", or "quagga" where only Quagga is installed (older configuration syntax)
+    frr_user: str = "frr"  # the user the routing daemons drop to
     run_root: str = "/run/vtopo"
 
 

@@ -323,14 +323,21 @@ class SetImpairment(Op):
         return frozenset({dev_resource(self.netns, self.name)})
 
     def explain(self) -> list[str]:
-        args = ["qdisc", "add", "dev", self.name, "root", "netem"]
-        if self.delay_ms or self.jitter_ms:
-            args += ["delay", f"{self.delay_ms:g}ms"] + ([f"{self.jitter_ms:g}ms"] if self.jitter_ms else [])
-        if self.loss_pct:
-            args += ["loss", f"{self.loss_pct:g}%"]
+        tc = f"tc -n {self.netns}" if self.netns else "tc"
+        lines, parent = [], "root"
+        if self.delay_ms or self.jitter_ms or self.loss_pct:
+            args = ["qdisc", "add", "dev", self.name, "root", "handle", "1:", "netem"]
+            if self.delay_ms or self.jitter_ms:
+                args += ["delay", f"{self.delay_ms:g}ms"] + ([f"{self.jitter_ms:g}ms"] if self.jitter_ms else [])
+            if self.loss_pct:
+                args += ["loss", f"{self.loss_pct:g}%"]
+            lines.append(f"{tc} {' '.join(args)}")
+            parent = "parent 1:1"
         if self.rate_mbit:
-            args += ["rate", f"{self.rate_mbit:g}mbit"]
-        return [f"tc -n {self.netns} " + " ".join(args) if self.netns else "tc " + " ".join(args)]
+            burst = max(round(self.rate_mbit * 1_000_000 / 8 / 100), 2 * 1514)  # 10 ms worth, two frames at least
+            lines.append(f"{tc} qdisc add dev {self.name} {parent} handle 2: tbf rate {self.rate_mbit:g}mbit "
+                         f"burst {burst} latency 50ms")
+        return lines
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -83,6 +83,7 @@ class LabAnalyzer(QObject):
         self.latest: Analysis | None = None
         editor.model_changed.connect(self._timer.start)
         editor.topology_replaced.connect(self.run_now)
+        self._timer.start()
 
     @property
     def pending(self) -> bool:

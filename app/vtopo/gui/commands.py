@@ -9,8 +9,30 @@ from PySide6.QtGui import QUndoCommand
 from vtopo.model.topology import Annotation, Impairment, Interface, Link, Node, Position, Topology
 
 
-class AddNodeCommand(QUndoCommand):
-    def __init__(self, topology: Topology, node: Node, parent: QUndoCommand | None = None) -> None:
+class Command(QUndoCommand):
+    """An undo step that may be made of child steps: redo runs them in order, undo in reverse.
+
+    The children live in a Python list rather than in Qt's parent/child tree, so that exactly one side (the
+    QUndoStack, for the top-level command) owns the C++ objects.
+    """
+
+    def __init__(self, text: str, parent: Command | None = None) -> None:
+        super().__init__(text)
+        self.children: list[Command] = []
+        if parent is not None:
+            parent.children.append(self)
+
+    def redo(self) -> None:
+        for child in self.children:
+            child.redo()
+
+    def undo(self) -> None:
+        for child in reversed(self.children):
+            child.undo()
+
+
+class AddNodeCommand(Command):
+    def __init__(self, topology: Topology, node: Node, parent: Command | None = None) -> None:
         super().__init__(f"Add {node.name}", parent)
         self._topology = topology
         self._node = node
@@ -22,8 +44,8 @@ class AddNodeCommand(QUndoCommand):
         self._topology.remove_node(self._node.id)
 
 
-class AddLinkCommand(QUndoCommand):
-    def __init__(self, topology: Topology, link: Link, parent: QUndoCommand | None = None) -> None:
+class AddLinkCommand(Command):
+    def __init__(self, topology: Topology, link: Link, parent: Command | None = None) -> None:
         super().__init__(f"Link {topology.describe_link(link)}", parent)
         self._topology = topology
         self._link = link
@@ -35,8 +57,8 @@ class AddLinkCommand(QUndoCommand):
         self._topology.remove_link(self._link.id)
 
 
-class RemoveLinkCommand(QUndoCommand):
-    def __init__(self, topology: Topology, link_id: str, parent: QUndoCommand | None = None) -> None:
+class RemoveLinkCommand(Command):
+    def __init__(self, topology: Topology, link_id: str, parent: Command | None = None) -> None:
         link = topology.links[link_id]
         super().__init__(f"Remove link {topology.describe_link(link)}", parent)
         self._topology = topology
@@ -49,11 +71,11 @@ class RemoveLinkCommand(QUndoCommand):
         self._topology.add_link(self._link)
 
 
-class RemoveNodeCommand(QUndoCommand):
+class RemoveNodeCommand(Command):
     """Removes the given links (children, run first), then the node. Undo restores the node, then its links."""
 
     def __init__(self, topology: Topology, node_id: str, link_ids: Iterable[str],
-                 parent: QUndoCommand | None = None) -> None:
+                 parent: Command | None = None) -> None:
         node = topology.nodes[node_id]
         super().__init__(f"Remove {node.name}", parent)
         self._topology = topology
@@ -70,11 +92,11 @@ class RemoveNodeCommand(QUndoCommand):
         super().undo()
 
 
-class UpdateNodeCommand(QUndoCommand):
+class UpdateNodeCommand(Command):
     """Rename a node and/or replace its settings."""
 
     def __init__(self, topology: Topology, node_id: str, *, name: str | None = None,
-                 settings: dict[str, Any] | None = None, parent: QUndoCommand | None = None) -> None:
+                 settings: dict[str, Any] | None = None, parent: Command | None = None) -> None:
         node = topology.nodes[node_id]
         super().__init__(f"Rename {node.name} to {name}" if name is not None else f"Edit {node.name}", parent)
         self._topology = topology
@@ -92,9 +114,9 @@ class UpdateNodeCommand(QUndoCommand):
         self._topology.update_node(self._node_id, name=name, settings=copy.deepcopy(settings))
 
 
-class MoveNodeCommand(QUndoCommand):
+class MoveNodeCommand(Command):
     def __init__(self, topology: Topology, node_id: str, old: Position, new: Position,
-                 parent: QUndoCommand | None = None) -> None:
+                 parent: Command | None = None) -> None:
         super().__init__("Move", parent)
         self._topology = topology
         self._node_id = node_id
@@ -108,9 +130,9 @@ class MoveNodeCommand(QUndoCommand):
         self._topology.update_node(self._node_id, position=self._old)
 
 
-class UpdateLinkCommand(QUndoCommand):
+class UpdateLinkCommand(Command):
     def __init__(self, topology: Topology, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
-                 impairment: Impairment | None = None, parent: QUndoCommand | None = None) -> None:
+                 impairment: Impairment | None = None, parent: Command | None = None) -> None:
         link = topology.links[link_id]
         super().__init__(f"Edit link {topology.describe_link(link)}", parent)
         self._topology = topology
@@ -129,8 +151,8 @@ class UpdateLinkCommand(QUndoCommand):
         self._topology.update_link(self._link_id, a=a, b=b, impairment=impairment)
 
 
-class AddAnnotationCommand(QUndoCommand):
-    def __init__(self, topology: Topology, annotation: Annotation, parent: QUndoCommand | None = None) -> None:
+class AddAnnotationCommand(Command):
+    def __init__(self, topology: Topology, annotation: Annotation, parent: Command | None = None) -> None:
         super().__init__(f"Add {annotation.shape}", parent)
         self._topology = topology
         self._annotation = annotation
@@ -142,8 +164,8 @@ class AddAnnotationCommand(QUndoCommand):
         self._topology.remove_annotation(self._annotation.id)
 
 
-class RemoveAnnotationCommand(QUndoCommand):
-    def __init__(self, topology: Topology, annotation_id: str, parent: QUndoCommand | None = None) -> None:
+class RemoveAnnotationCommand(Command):
+    def __init__(self, topology: Topology, annotation_id: str, parent: Command | None = None) -> None:
         annotation = topology.annotations[annotation_id]
         super().__init__(f"Remove {annotation.shape}", parent)
         self._topology = topology
@@ -156,12 +178,12 @@ class RemoveAnnotationCommand(QUndoCommand):
         self._topology.add_annotation(self._annotation)
 
 
-class UpdateAnnotationCommand(QUndoCommand):
+class UpdateAnnotationCommand(Command):
     """Change an annotation's text, position or size; fields left as None are not touched."""
 
     def __init__(self, topology: Topology, annotation_id: str, *, text: str | None = None,
                  position: Position | None = None, width: float | None = None, height: float | None = None,
-                 parent: QUndoCommand | None = None) -> None:
+                 parent: Command | None = None) -> None:
         annotation = topology.annotations[annotation_id]
         super().__init__("Edit note" if text is not None else "Move", parent)
         self._topology = topology
@@ -184,9 +206,9 @@ class UpdateAnnotationCommand(QUndoCommand):
                                          height=height)
 
 
-class UpdateLabCommand(QUndoCommand):
+class UpdateLabCommand(Command):
     def __init__(self, topology: Topology, *, name: str | None = None, notes: str | None = None,
-                 parent: QUndoCommand | None = None) -> None:
+                 parent: Command | None = None) -> None:
         super().__init__("Edit lab", parent)
         self._topology = topology
         self._new = (name, notes)
@@ -199,6 +221,6 @@ class UpdateLabCommand(QUndoCommand):
         self._topology.update_lab(name=self._old[0], notes=self._old[1])
 
 
-def macro(text: str) -> QUndoCommand:
-    """A parent for child commands: redo runs them in order, undo in reverse."""
-    return QUndoCommand(text)
+def macro(text: str) -> Command:
+    """A parent for child commands."""
+    return Command(text)

@@ -34,6 +34,9 @@ class Editor(QObject):
         self.undo_stack = QUndoStack(self)
         self.scene = TopologyScene(icons, self)
         self.scene.annotation_resized.connect(self.resize_annotation)
+        scene, stack = self.scene, self.undo_stack
+        # the scene and the stack empty themselves while they are destroyed: nobody may hear that as an edit
+        self.destroyed.connect(lambda: (scene.blockSignals(True), stack.blockSignals(True)))
         self._paste_count = 0
         self.topology = Topology(name="untitled")
         self.scene.set_topology(self.topology)

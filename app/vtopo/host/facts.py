@@ -12,12 +12,24 @@ KVM_PROBE_SECONDS = 5.0
 QUAGGA_DIRS = ("/usr/lib/quagga", "/usr/sbin")
 
 
-def frr_directory() -> str:
-    """FRR's daemons; Quagga's when only Quagga is installed (same configuration language)."""
-    for directory in ("/usr/lib/frr", *QUAGGA_DIRS):
-        if Path(directory, "zebra").exists() and Path(directory, "ospfd").exists():
-            return directory
-    return "/usr/lib/frr"
+def routing_suite() -> tuple[str, str, str]:
+    """(suite, daemon directory, daemon user): FRR, or Quagga when only Quagga is installed."""
+    for directory in QUAGGA_DIRS:
+        if not Path("/usr/lib/frr/zebra").exists() and Path(directory, "zebra").exists():
+            return "quagga", directory, "quagga"
+    return "frr", "/usr/lib/frr", "frr"
+
+
+def netem_available() -> bool:
+    if Path("/sys/module/sch_netem").exists():
+        return True
+    try:
+        import gzip
+
+        with gzip.open("/proc/config.gz", "rt") as config:
+            return any(line.startswith("CONFIG_NET_SCH_NETEM=") for line in config)
+    except OSError:
+        return subprocess.run(["modprobe", "-n", "sch_netem"], capture_output=True).returncode == 0
 
 
 def kvm_usable() -> bool:
@@ -36,10 +48,14 @@ def kvm_usable() -> bool:
 def probe(needs_accel: bool = False) -> HostFacts:
     from vtopo.host.ovs import OvsService
 
+    suite, daemons, user = routing_suite()
     return HostFacts(
         ovs_datapath=OvsService().default_datapath(),
         vhost_net=os.path.exists("/dev/vhost-net"),
         ovs_dpdk=False,
+        netem=netem_available(),
         accel="kvm" if needs_accel and kvm_usable() else "tcg",
-        frr_dir=frr_directory(),
+        frr_dir=daemons,
+        routing_suite=suite,
+        frr_user=user,
     )

@@ -49,6 +49,7 @@ log file /run/vtopo/vtd05/r1/ospfd.log
 interface eth0
  ip ospf hello-interval 1
  ip ospf dead-interval 4
+ ip ospf passive
 !
 interface eth1
  ip ospf hello-interval 1
@@ -57,7 +58,7 @@ interface eth1
 !
 router ospf
  ospf router-id 10.1.0.1
- passive-interface eth0
+ timers lsa min-arrival 0
  network 10.1.0.0/24 area 0.0.0.0
  network 10.0.12.0/30 area 0.0.0.0
 !
@@ -91,6 +92,7 @@ log file /run/vtopo/vtd05/r2/ospfd.log
 interface eth0
  ip ospf hello-interval 1
  ip ospf dead-interval 4
+ ip ospf passive
 !
 interface eth1
  ip ospf hello-interval 1
@@ -99,7 +101,7 @@ interface eth1
 !
 router ospf
  ospf router-id 10.2.0.1
- passive-interface eth0
+ timers lsa min-arrival 0
  network 10.2.0.0/24 area 0.0.0.0
  network 10.0.12.0/30 area 0.0.0.0
 !

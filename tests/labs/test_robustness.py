@@ -1,0 +1,188 @@
+"""Deploy is atomic from the user's view, repeats cleanly, refuses what it must, and crashes are recoverable."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from residue import open_fds, snapshot
+from vtopo.host import preflight
+from vtopo.host.applier import Applier, OpFailed
+from vtopo.host.cleanup import cleanup
+from vtopo.host.deployer import Deployer, DeployError
+from vtopo.host.facts import netem_available
+from vtopo.host.netlink import Netlink
+from vtopo.host.preflight import PreflightFailed
+from vtopo.lab import open_lab
+from vtopo.model.topology import Impairment
+from vtopo.resources import TOPOLOGIES
+
+pytestmark = pytest.mark.privileged
+
+MIXED = Path(__file__).parents[1] / "data" / "mixed.vtopo"
+
+
+def count_host_calls(monkeypatch, fail_at: int | None) -> list[int]:  # type: ignore[no-untyped-def]
+    """Count apply calls (an OVS batch is one call), and fail call number `fail_at` as the kernel would."""
+    calls = [0]
+    real_apply, real_batch = Applier.apply, Applier.apply_ovs_batch
+
+    def maybe_fail(op):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        if calls[0] == fail_at:
+            raise OpFailed(op, "injected fault")
+
+    def apply(self, op):  # type: ignore[no-untyped-def]
+        maybe_fail(op)
+        real_apply(self, op)
+
+    def batch(self, ops):  # type: ignore[no-untyped-def]
+        maybe_fail(ops[0])
+        real_batch(self, ops)
+
+    monkeypatch.setattr(Applier, "apply", apply)
+    monkeypatch.setattr(Applier, "apply_ovs_batch", batch)
+    return calls
+
+
+def test_a_failure_at_any_op_rolls_everything_back(monkeypatch):
+    topology = open_lab(MIXED).topology
+    before = snapshot()
+    calls = count_host_calls(monkeypatch, fail_at=None)
+    Deployer().deploy(topology)
+    Deployer().destroy(topology.name)
+    total = calls[0]
+    assert total > 30
+    for k in range(1, total + 1):
+        count_host_calls(monkeypatch, fail_at=k)
+        with pytest.raises(DeployError) as failure:
+            Deployer().deploy(topology)
+        assert failure.value.rolled_back, failure.value.rollback_errors
+        assert "injected fault" in str(failure.value) and failure.value.failure.op.owner in str(failure.value)
+        assert snapshot() - before == {}, f"residue after a failure at call {k} of {total}"
+
+
+def test_deploy_destroy_twenty_times_leaks_nothing():
+    topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    deployer = Deployer()
+    deployer.deploy(topology)
+    deployer.destroy(topology.name)
+    before, fds = snapshot(), open_fds()
+    for _ in range(20):
+        deployer.deploy(topology)
+        deployer.destroy(topology.name)
+    assert snapshot() - before == {}
+    assert open_fds() <= fds
+
+
+def test_a_name_that_exists_on_the_host_is_refused_and_nothing_is_applied():
+    topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    with Netlink() as netlink:
+        netlink.add_veth("vt1ee-br0", None, "vtt-squat", None)
+        try:
+            before = snapshot()
+            with pytest.raises(PreflightFailed, match="vt1ee-br0 already exists"):
+                Deployer().deploy(topology)
+            assert snapshot() - before == {}
+        finally:
+            netlink.delete_link("vt1ee-br0", None)
+
+
+def test_missing_privileges_and_tools_are_named_before_anything_runs(monkeypatch):
+    topology = open_lab(TOPOLOGIES / "ovs-openflow.vtopo").topology
+    before = snapshot()
+    monkeypatch.setattr(preflight, "has_net_admin", lambda: False)
+    with pytest.raises(PreflightFailed, match="needs root"):
+        Deployer().deploy(topology)
+    monkeypatch.undo()
+    real_which = shutil.which
+    monkeypatch.setattr(preflight.shutil, "which", lambda name: None if name.startswith("ovs-") else real_which(name))
+    with pytest.raises(PreflightFailed, match="apt-get install openvswitch-switch"):
+        Deployer().deploy(topology)
+    assert snapshot() - before == {}
+
+
+def test_deploying_a_lab_twice_is_refused():
+    topology = open_lab(TOPOLOGIES / "macvlan-bridge.vtopo").topology
+    deployer = Deployer()
+    deployer.deploy(topology)
+    try:
+        with pytest.raises(PreflightFailed, match="already deployed"):
+            deployer.deploy(topology)
+    finally:
+        deployer.destroy(topology.name)
+
+
+CRASHING_DEPLOY = """
+import os, sys
+from vtopo.host.applier import Applier
+from vtopo.host.deployer import Deployer
+from vtopo.lab import open_lab
+calls = [0]
+real = Applier.apply
+def apply(self, op):
+    calls[0] += 1
+    if calls[0] == int(sys.argv[2]):
+        os._exit(9)  # killed mid-deploy: no rollback, no destroy
+    real(self, op)
+Applier.apply = apply
+Deployer().deploy(open_lab(sys.argv[1]).topology)
+"""
+
+
+def test_cleanup_recovers_a_deploy_killed_halfway():
+    before = snapshot()
+    crashed = subprocess.run([sys.executable, "-c", CRASHING_DEPLOY, str(MIXED), "40"])
+    assert crashed.returncode == 9
+    assert snapshot() - before != {}, "the crash should have left the half-built lab"
+    report = cleanup(Deployer(), lambda progress: None)
+    assert report.labs == ["mixed"] and not report.errors
+    assert snapshot() - before == {}
+
+
+def test_cleanup_finds_objects_by_their_tags_when_the_journal_is_lost():
+    topology = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
+    before = snapshot()
+    deployer = Deployer()
+    deployer.deploy(topology)
+    shutil.rmtree(deployer.store.root)  # the state directory is gone: only the tags are left
+    report = cleanup(Deployer(), lambda progress: None)
+    assert any(s.startswith("namespace vtd05-") for s in report.strays)
+    assert any(s.startswith("interface vtd05-") for s in report.strays)
+    assert any(s.startswith("process ") for s in report.strays)
+    assert snapshot() - before == {}
+
+
+def test_rate_limit_shows_in_iperf(deployed):
+    topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    link = next(iter(topology.links.values()))
+    topology.update_link(link.id, impairment=Impairment(rate_mbit=20))
+    lab = deployed(topology)
+    server = subprocess.Popen(lab.lab.command_in("c2", ["iperf3", "-s", "-1", "-p", "5302"]),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):
+            if ":5302" in lab.run("c2", "ss", "-ltn").stdout:
+                break
+        result = lab.run("c1", "iperf3", "-c", lab.address("c1", "c2"), "-p", "5302", "-t", "2", "-J", timeout=20)
+        received = json.loads(result.stdout)["end"]["sum_received"]["bits_per_second"]
+        assert 5e6 < received < 25e6, received
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.skipif(not netem_available(), reason="this kernel is built without netem (CONFIG_NET_SCH_NETEM)")
+def test_netem_delay_shows_in_ping_rtt(deployed):
+    topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    link = next(iter(topology.links.values()))
+    topology.update_link(link.id, impairment=Impairment(delay_ms=40))
+    lab = deployed(topology)
+    result = lab.run("c1", "ping", "-c", "3", "-i", "0.2", lab.address("c1", "c2"))
+    average = float(result.stdout.rsplit("=", 1)[1].split("/")[1])
+    assert average >= 40
