@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QFormLayout, QLabel, QLineEdit, QScrollArea, QSizePolicy, QStackedWidget, QVBoxLayout,
+                               QWidget)
 
 from vtopo.gui.editor import Editor
 from vtopo.gui.link_form import LinkForm
@@ -25,6 +26,7 @@ class NodeForm(QWidget):
         self.name.textEdited.connect(self._check_name)
         self.kind = QLabel()
         self.kind.setWordWrap(True)
+        self.kind.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # wrap, never widen
         self.fields: dict[str, FieldEditor] = {}
         self._settings_host = QWidget()
         self._layout = QVBoxLayout(self)
@@ -97,6 +99,7 @@ class AnnotationForm(QWidget):
         self.annotation_id = ""
         self.shape = QLabel()
         self.text = LinesEdit()
+        self.text.setLineWrapMode(LinesEdit.LineWrapMode.WidgetWidth)
         self.text.setFixedHeight(self.text.fontMetrics().lineSpacing() * 8 + 12)
         self.text.editing_finished.connect(self._commit)
         layout = QFormLayout(self)
@@ -127,6 +130,7 @@ class LabForm(QWidget):
         self.notes.setFixedHeight(self.notes.fontMetrics().lineSpacing() * 12 + 12)
         self.notes.editing_finished.connect(lambda: self._editor.update_lab(notes=self.notes.toPlainText()))
         self.summary = QLabel()
+        self.summary.setWordWrap(True)
         layout = QFormLayout(self)
         layout.addRow("Lab", self.name)
         layout.addRow("Notes", self.notes)
@@ -159,6 +163,7 @@ class Inspector(QScrollArea):
             self.stack.addWidget(page)
         self.setWidget(self.stack)
         self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(0)

@@ -156,7 +156,7 @@ class LinkItem(QGraphicsItem):
         self._middle_rect = QRectF()
         self._line = QLineF()
         self._bounds = QRectF()
-        self._shape = QPainterPath()
+        self._shape: QPainterPath | None = None
         self.severity = ""
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
@@ -203,12 +203,8 @@ class LinkItem(QGraphicsItem):
             rects.append(self._label_rect_at(near, far, self._label_sizes[index]))
         self._label_rects = (rects[0], rects[1])
         self._middle_rect.moveCenter(self._line.center() + QPointF(0, -self._middle_rect.height() / 2 - 2))
-        stroker = QPainterPathStroker()
-        stroker.setWidth(10)
-        path = QPainterPath(self._line.p1())
-        path.lineTo(self._line.p2())
-        self._shape = stroker.createStroke(path)
-        bounds = self._shape.boundingRect()
+        self._shape = None
+        bounds = QRectF(self._line.p1(), self._line.p2()).normalized().adjusted(-6, -6, 6, 6)
         for rect in (*self._label_rects, self._middle_rect):
             if not rect.isEmpty():
                 bounds = bounds.united(rect)
@@ -235,6 +231,13 @@ class LinkItem(QGraphicsItem):
         return self._bounds
 
     def shape(self) -> QPainterPath:
+        """The line widened for easy clicking; built only when Qt asks (hit tests), not on every move."""
+        if self._shape is None:
+            stroker = QPainterPathStroker()
+            stroker.setWidth(10)
+            path = QPainterPath(self._line.p1())
+            path.lineTo(self._line.p2())
+            self._shape = stroker.createStroke(path)
         return self._shape
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -17,6 +18,7 @@ from vtopo.host import ovs, processes
 from vtopo.host.netlink import Netlink, NetlinkError
 
 DAEMON_START_SECONDS = 15.0
+LINGER_SECONDS = 30.0
 TAG_PREFIX = "vtopo:"
 
 
@@ -115,6 +117,17 @@ class Applier:
             pid = _read_pid(Path(op.pid_file))
             return pid is not None and processes.process_alive(pid, Path(op.argv[0]).name)
         return None
+
+    def wait_gone(self, host_links: list[str], timeout_s: float = LINGER_SECONDS) -> list[str]:
+        """Namespaces die asynchronously; wait until the host ends of their veths are gone. Returns stragglers."""
+        pending = set(host_links)
+        deadline = time.monotonic() + timeout_s
+        while pending:
+            pending &= {link.name for link in self.netlink.links(None)}
+            if not pending or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        return sorted(pending)
 
     # ------------------------------------------------------------ handlers
 

@@ -71,9 +71,6 @@ ip link set dev vt1ee-br0-p3 alias vtopo:vt1ee up
 ip link set vt1ee-br0-p3 master vt1ee-br0
 
 # ---- to tear it all down again (vtopo destroy does this):
-#   ip link del vt1ee-br0-p3
-#   ip link del vt1ee-br0-p2
-#   ip link del vt1ee-br0-p1
 #   ip netns del vt1ee-c3
 #   ip netns del vt1ee-c2
 #   ip netns del vt1ee-c1

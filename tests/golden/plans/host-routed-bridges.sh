@@ -103,9 +103,6 @@ ip link set dev vtd5a-br2-p1 alias vtopo:vtd5a up
 ip link set vtd5a-br2-p1 master vtd5a-br2
 
 # ---- to tear it all down again (vtopo destroy does this):
-#   ip link del vtd5a-br2-p1
-#   ip link del vtd5a-br1-p2
-#   ip link del vtd5a-br1-p1
 #   ip netns del vtd5a-c3
 #   ip netns del vtd5a-c2
 #   ip netns del vtd5a-c1

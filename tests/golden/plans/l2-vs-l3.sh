@@ -243,15 +243,10 @@ ip link set dev vtd05-lan2-p2 alias vtopo:vtd05 up
 ip link set vtd05-lan2-p2 master vtd05-lan2
 
 # ---- to tear it all down again (vtopo destroy does this):
-#   ip link del vtd05-lan2-p2
 #   kill $(cat /run/vtopo/vtd05/r2/ospfd.pid)
 #   kill $(cat /run/vtopo/vtd05/r2/zebra.pid)
-#   ip link del vtd05-lan2-p1
 #   kill $(cat /run/vtopo/vtd05/r1/ospfd.pid)
 #   kill $(cat /run/vtopo/vtd05/r1/zebra.pid)
-#   ip link del vtd05-lan1-p3
-#   ip link del vtd05-lan1-p2
-#   ip link del vtd05-lan1-p1
 #   ip netns del vtd05-h3
 #   ip netns del vtd05-h2
 #   ip netns del vtd05-h1

@@ -80,9 +80,6 @@ ovs-ofctl add-flow vt693-sw priority=10,actions=drop
 ip netns exec vt693-c3 ethtool -K eth0 tx off
 
 # ---- to tear it all down again (vtopo destroy does this):
-#   ip link del vt693-sw-p3
-#   ip link del vt693-sw-p2
-#   ip link del vt693-sw-p1
 #   ip netns del vt693-c3
 #   ip netns del vt693-c2
 #   ip netns del vt693-c1

@@ -1,0 +1,48 @@
+"""A factory fixture for main windows on isolated settings and autosave folders (the napari way)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QMessageBox
+
+from vtopo.gui.main_window import MainWindow
+from vtopo.lab import registry
+from vtopo.resources import TOPOLOGIES
+
+
+def no_deployer() -> tuple[Any, str]:
+    return None, "no executor in GUI tests"
+
+
+@pytest.fixture
+def make_window(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., MainWindow]]:
+    windows: list[MainWindow] = []
+    # a window with unsaved changes asks on close; the tests answer "discard"
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
+
+    def make(lab: str | Path | None = "l2-vs-l3", deployer_loader: Callable[[], tuple[Any, str]] = no_deployer,
+             show: bool = True) -> MainWindow:
+        settings = QSettings(str(tmp_path / f"settings-{len(windows)}.ini"), QSettings.Format.IniFormat)
+        window = MainWindow(registry(), settings, tmp_path / "autosave", deployer_loader)
+        qtbot.addWidget(window)
+        windows.append(window)
+        if lab is not None:
+            path = lab if isinstance(lab, Path) else TOPOLOGIES / f"{lab}.vtopo"
+            assert window.files.open_path(path, as_template=not isinstance(lab, Path))
+        if show:
+            window.show()
+            qtbot.waitExposed(window)
+        wait_analysis(qtbot, window)
+        return window
+
+    yield make
+    for window in windows:
+        window.analyzer.shutdown()
+        window.deploy.wait()
+
+
+def wait_analysis(qtbot: Any, window: MainWindow) -> None:
+    qtbot.waitUntil(lambda: not window.analyzer.pending, timeout=5000)

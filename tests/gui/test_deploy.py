@@ -1,0 +1,125 @@
+"""Deploy and destroy from the GUI: a fake executor for the wiring, the real one when root is available."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from vtopo.gui.main_window import MainWindow
+from vtopo.gui.states import NodeState
+from vtopo.gui import terminal
+
+
+@dataclass(frozen=True)
+class FakeProgress:
+    stage: str
+    done: int
+    total: int
+    message: str
+    owner: str = "lab"
+
+
+@dataclass
+class FakeReport:
+    lab: str
+    nodes: int
+    links: int
+    seconds: float
+    notices: list[str] = field(default_factory=list)
+
+
+class FakeError(Exception):
+    rolled_back = True
+
+
+class FakeDeployer:
+    """Follows the Deployer API; records the thread it was called on."""
+
+    def __init__(self, fail_on: str = "") -> None:
+        self.threads: list[threading.Thread] = []
+        self.fail_on = fail_on
+
+    def deploy(self, topology: Any, progress: Callable[[Any], None]) -> FakeReport:
+        self.threads.append(threading.current_thread())
+        names = [n.name for n in topology.nodes.values()]
+        for index, name in enumerate(names):
+            progress(FakeProgress("apply", index + 1, len(names), "create namespace", f"node {name}"))
+            if name == self.fail_on:
+                raise FakeError(f"create namespace on node {name}: File exists")
+        return FakeReport(topology.name, len(names), len(topology.links), 0.1, ["a notice"])
+
+    def destroy(self, lab: str, progress: Callable[[Any], None]) -> int:
+        progress(FakeProgress("destroy", 1, 1, "delete everything"))
+        return 1
+
+    def status(self, lab: str | None = None) -> list[Any]:
+        return []
+
+
+def test_deploy_and_destroy_run_in_a_worker(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    deployer = FakeDeployer()
+    window = make_window("bridge-veth", deployer_loader=lambda: (deployer, ""))
+    qtbot.waitUntil(lambda: not window.deploy.busy)
+    assert window.actions.deploy.isEnabled()
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        window.actions.deploy.trigger()
+    assert deployer.threads and deployer.threads[0] is not threading.main_thread()
+    assert {n: s for n, s in window.deploy.states.items()} == {name: NodeState.RUNNING
+                                                               for name in ("br0", "c1", "c2", "c3")}
+    assert window.editor.scene.nodes["c1"].state is NodeState.RUNNING
+    log = window.log.toPlainText()
+    assert "[apply 2/4] node c1: create namespace" in log and "notice: a notice" in log
+    window.editor.scene.select_ids(["c1"])
+    expected = terminal.unavailable_reason(window.editor.registry.get("container"), True)
+    assert window.actions.terminal.isEnabled() == (expected == "")
+    window.editor.scene.select_ids(["br0"])
+    assert not window.actions.terminal.isEnabled()
+    assert "no shell" in window.actions.terminal.toolTip()
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        window.actions.destroy.trigger()
+    assert window.deploy.states == {}
+    assert window.editor.scene.nodes["c1"].state is NodeState.NOT_DEPLOYED
+
+
+def test_a_failed_deploy_marks_the_node_and_logs_the_error(make_window: Callable[..., MainWindow],
+                                                          qtbot: QtBot) -> None:
+    window = make_window("bridge-veth", deployer_loader=lambda: (FakeDeployer(fail_on="c2"), ""))
+    qtbot.waitUntil(lambda: not window.deploy.busy)
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        window.actions.deploy.trigger()
+    assert window.editor.scene.nodes["c2"].state is NodeState.FAILED
+    assert window.editor.scene.nodes["c1"].state is NodeState.NOT_DEPLOYED
+    assert "FAILED: create namespace on node c2: File exists" in window.log.toPlainText()
+
+
+def test_without_an_executor_deploy_is_disabled_with_the_reason(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    assert not window.actions.deploy.isEnabled()
+    assert "no executor" in window.actions.deploy.toolTip()
+    window.editor.scene.select_ids(["r1"])
+    assert not window.actions.terminal.isEnabled()
+    assert "deploy the lab first" in window.actions.terminal.toolTip()
+
+
+@pytest.mark.privileged
+def test_deploy_and_destroy_bridge_veth_for_real(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    from vtopo.gui.deploy_panel import load_deployer
+
+    window = make_window("bridge-veth", deployer_loader=load_deployer)
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    names = {"br0", "c1", "c2", "c3"}
+    try:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            window.actions.deploy.trigger()
+        assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
+            window.actions.status.trigger()
+        assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
+    finally:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            window.actions.destroy.trigger()
+    assert window.deploy.states == {}
+    assert all(item.state is NodeState.NOT_DEPLOYED for item in window.editor.scene.nodes.values())

@@ -1,0 +1,179 @@
+"""Inspector, problems, explain: edit through the widgets, see the model; break the lab, see the problem."""
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLineEdit
+from pytestqt.qtbot import QtBot
+
+from tests.gui.conftest import wait_analysis
+from tests.gui.helpers import canonical
+from vtopo.gui.explain_panel import SELECTION
+from vtopo.gui.main_window import MainWindow
+from vtopo.model.topology import Interface
+
+
+def test_inspector_edits_node_settings_and_name(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    window = make_window()
+    editor, form = window.editor, window.inspector.node_form
+    editor.scene.select_ids(["lan1"])
+    window.inspector.refresh()
+    assert window.inspector.stack.currentWidget() is form
+    stp = form.fields["stp"].widget
+    assert isinstance(stp, QCheckBox)
+    qtbot.mouseClick(stp, Qt.MouseButton.LeftButton, pos=QPoint(8, stp.height() // 2))
+    assert editor.topology.nodes["lan1"].settings == {"stp": True}
+    delay = form.fields["forward_delay"].widget
+    assert isinstance(delay, QDoubleSpinBox) and delay.maximum() == 30
+    delay.setValue(4)
+    assert editor.topology.nodes["lan1"].settings == {"stp": True, "forward_delay": 4.0}
+    hosts = form.fields["host_addresses"].widget
+    hosts.setFocus()
+    hosts.setPlainText("10.1.0.254/24\n\n 10.9.0.1/24 ")
+    form.fields["host_addresses"].widget.editing_finished.emit()
+    assert editor.topology.nodes["lan1"].settings["host_addresses"] == ["10.1.0.254/24", "10.9.0.1/24"]
+    # rename: invalid and duplicate names turn the field red and change nothing
+    name = form.name
+    name.setFocus()
+    name.selectAll()
+    qtbot.keyClicks(name, "lan2")
+    assert name.property("invalid") is True
+    name.selectAll()
+    qtbot.keyClicks(name, "core")
+    qtbot.keyClick(name, Qt.Key.Key_Return)
+    assert editor.topology.nodes["lan1"].name == "core"
+    assert editor.scene.nodes["lan1"].name == "core"
+    for _ in range(4):
+        editor.undo_stack.undo()
+    assert editor.topology.nodes["lan1"].name == "lan1"
+    assert editor.topology.nodes["lan1"].settings == {}
+    window.inspector.refresh()
+    assert not stp.isChecked()
+
+
+def test_dict_settings_are_key_value_lines(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    editor, form = window.editor, window.inspector.node_form
+    editor.scene.select_ids(["h1"])
+    window.inspector.refresh()
+    sysctls = form.fields["sysctls"]
+    sysctls.widget.setPlainText("net.ipv4.ip_forward = 1\nnet.ipv6.conf.all.disable_ipv6=1")
+    sysctls.widget.editing_finished.emit()
+    assert editor.topology.nodes["h1"].settings["sysctls"] == {"net.ipv4.ip_forward": "1",
+                                                                "net.ipv6.conf.all.disable_ipv6": "1"}
+    sysctls.widget.setPlainText("not a pair")
+    sysctls.widget.editing_finished.emit()
+    assert sysctls.widget.property("invalid") is True
+    assert len(editor.topology.nodes["h1"].settings["sysctls"]) == 2
+
+
+def test_link_inspector_validates_addresses_as_you_type(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    window = make_window()
+    editor, form = window.editor, window.inspector.link_form
+    editor.scene.select_ids(["h1-eth0--lan1-p1"])
+    window.inspector.refresh()
+    assert window.inspector.stack.currentWidget() is form
+    addresses = form.a.addresses
+    assert addresses.toPlainText() == "10.1.0.10/24"
+    addresses.setPlainText("10.1.0.300/24")
+    assert addresses.property("invalid") is True
+    addresses.editing_finished.emit()
+    assert editor.topology.links["h1-eth0--lan1-p1"].a.interface.addresses == ["10.1.0.10/24"]
+    addresses.setPlainText("10.1.0.20/24\nfd00::20/64")
+    assert addresses.property("invalid") is False
+    addresses.editing_finished.emit()
+    assert editor.topology.links["h1-eth0--lan1-p1"].a.interface.addresses == ["10.1.0.20/24", "fd00::20/64"]
+    assert "10.1.0.20/24" in editor.scene.links["h1-eth0--lan1-p1"]._texts[0]
+    form.delay.setValue(25)
+    form.loss.setValue(1.5)
+    impairment = editor.topology.links["h1-eth0--lan1-p1"].impairment
+    assert (impairment.delay_ms, impairment.loss_pct) == (25, 1.5)
+    mac: QLineEdit = form.b.mac
+    mac.setFocus()
+    qtbot.keyClicks(mac, "02:00:00:00:00:zz")
+    assert mac.property("invalid") is True
+    editor.undo_stack.undo()
+    editor.undo_stack.undo()
+    editor.undo_stack.undo()
+    assert editor.topology.links["h1-eth0--lan1-p1"].a.interface == Interface(addresses=["10.1.0.10/24"])
+    assert not editor.topology.links["h1-eth0--lan1-p1"].impairment.active
+
+
+def test_annotations_are_edited_and_undone(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    editor = window.editor
+    window.actions.add_rect.trigger()
+    (new_id,) = set(editor.topology.annotations) - {"note-1", "note-2"}
+    assert editor.topology.annotations[new_id].shape == "rect"
+    window.inspector.refresh()
+    text = window.inspector.annotation_form.text
+    text.setPlainText("Area 1")
+    text.editing_finished.emit()
+    assert editor.topology.annotations[new_id].text == "Area 1"
+    editor.resize_annotation(new_id, 300, 200)
+    assert editor.scene.annotations[new_id].size.width() == 300
+    editor.undo_stack.undo()
+    editor.undo_stack.undo()
+    editor.undo_stack.undo()
+    assert new_id not in editor.topology.annotations and new_id not in editor.scene.annotations
+
+
+def test_undo_and_redo_everything(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    editor = window.editor
+    start = canonical(editor.topology)
+    c = editor.place_node("container", QPointF(500, 500))
+    assert c is not None
+    editor.connect_nodes(c.id, "lan2")
+    editor.rename_node(c.id, "web")
+    editor.set_node_settings("r1", {"hello_interval": 2, "dead_interval": 8})
+    editor.scene.select_ids(["h3"])
+    editor.delete_selection()
+    editor.scene.select_ids(["h1", "lan1"])
+    editor.duplicate_selection()
+    editor.add_annotation("note", QPointF(0, 0), "hello")
+    end = canonical(editor.topology)
+    steps = editor.undo_stack.count()
+    while editor.undo_stack.canUndo():
+        window.actions.undo.trigger()
+    assert canonical(editor.topology) == start
+    assert set(editor.scene.nodes) == set(editor.topology.nodes)
+    assert set(editor.scene.links) == set(editor.topology.links)
+    for _ in range(steps):
+        window.actions.redo.trigger()
+    assert canonical(editor.topology) == end
+    assert set(editor.scene.links) == set(editor.topology.links)
+    assert editor.scene.nodes[c.id].name == "web"
+
+
+def test_problems_are_listed_marked_and_select_their_subject(make_window: Callable[..., MainWindow],
+                                                             qtbot: QtBot) -> None:
+    window = make_window()
+    assert window.problems.tree.topLevelItemCount() == 0
+    window.editor.set_node_settings("r1", {"hello_interval": 5, "dead_interval": 4, "passive": ["eth0"]})
+    qtbot.waitUntil(lambda: window.problems.tree.topLevelItemCount() > 0, timeout=3000)
+    item = window.problems.tree.topLevelItem(0)
+    assert item.text(0) == "node r1" and "dead interval" in item.text(1)
+    assert window.editor.scene.nodes["r1"].severity == "error"
+    assert window.editor.scene.nodes["r2"].severity == ""
+    window.problems.tree.itemClicked.emit(item, 0)
+    assert window.editor.scene.selected_node_ids() == ["r1"]
+    assert "does not compile" in window.explain.text.toPlainText()
+    window.editor.undo_stack.undo()
+    wait_analysis(qtbot, window)
+    assert window.problems.tree.topLevelItemCount() == 0
+    assert window.editor.scene.nodes["r1"].severity == ""
+
+
+def test_explain_shows_the_plan_for_the_lab_or_the_selection(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    text = window.explain.text
+    assert text.toPlainText().startswith("#!/bin/sh")
+    assert "# ---- node h1" in text.toPlainText()
+    window.explain.scope.setCurrentIndex(SELECTION)
+    assert "Select one or more nodes" in text.toPlainText()
+    window.editor.scene.select_ids(["r1"])
+    script = text.toPlainText()
+    assert "# ---- node r1" in script and "# ---- link r1:eth1-r2:eth1" in script
+    assert "# ---- node h1" not in script
