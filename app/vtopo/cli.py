@@ -111,7 +111,9 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     lab = open_lab(args.file)
-    report = Deployer().deploy(lab.topology, _progress_printer(args.verbose), source=args.file.resolve())
+    deployer = Deployer()
+    run = deployer.update if args.update else deployer.deploy
+    report = run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve())
     for notice in report.notices:
         print(f"note: {notice}")
     print(f"deployed lab {report.lab} (prefix {report.prefix}): {report.nodes} nodes, {report.links} links, "
@@ -195,6 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("deploy", cmd_deploy, "build a lab on this host (needs root)")
     sub.add_argument("file", type=Path)
     sub.add_argument("-v", "--verbose", action="store_true", help="print every operation as it is applied")
+    sub.add_argument("--update", action="store_true", help="if the lab is deployed, apply only what the edit adds "
+                     "(or destroy and deploy again when it changes more)")
     sub = command("destroy", cmd_destroy, "remove everything a deployed lab made")
     sub.add_argument("lab", help="the lab's name, or its .vtopo file")
     sub.add_argument("-v", "--verbose", action="store_true")

@@ -186,3 +186,28 @@ def test_netem_delay_shows_in_ping_rtt(deployed):
     result = lab.run("c1", "ping", "-c", "3", "-i", "0.2", lab.address("c1", "c2"))
     average = float(result.stdout.rsplit("=", 1)[1].split("/")[1])
     assert average >= 40
+
+
+def test_update_applies_only_what_an_edit_adds_and_redeploys_otherwise():
+    from vtopo.model.topology import Endpoint, Interface, Link, Node
+
+    topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    deployer = Deployer()
+    before = snapshot()
+    deployer.deploy(topology)
+    try:
+        topology.add_node(Node(id="c4", name="c4", kind="container"))
+        topology.add_link(Link(id="c4-link", a=Endpoint("c4", "eth0", Interface(addresses=["10.0.0.4/24"])),
+                               b=Endpoint("br0", "p4")))
+        report = deployer.update(topology)
+        assert "only the" in report.notices[0] and report.ops == 6
+        ping = subprocess.run(["ip", "netns", "exec", "vt1ee-c4", "ping", "-c1", "-W1", "10.0.0.1"])
+        assert ping.returncode == 0
+        topology.update_link("c4-link", a=Interface(addresses=["10.0.0.44/24"]))
+        report = deployer.update(topology)
+        assert "destroyed and deployed again" in report.notices[0]
+        ping = subprocess.run(["ip", "netns", "exec", "vt1ee-c1", "ping", "-c1", "-W1", "10.0.0.44"])
+        assert ping.returncode == 0
+    finally:
+        deployer.destroy(topology.name)
+    assert snapshot() - before == {}

@@ -52,7 +52,7 @@ class DeployWorker(QObject):
             self.failed.emit(str(error) or repr(error), bool(getattr(error, "rolled_back", False)))
 
     def deploy(self, topology: Topology) -> None:
-        self.deployed.emit(self._deployer.deploy(topology, self.progress.emit))
+        self.deployed.emit(self._deployer.update(topology, self.progress.emit))
 
     def destroy(self, lab_name: str) -> None:
         self._deployer.destroy(lab_name, self.progress.emit)

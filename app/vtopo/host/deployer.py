@@ -13,7 +13,7 @@ from typing import Callable
 
 from vtopo.compile import ops as o
 from vtopo.compile.context import HostFacts
-from vtopo.compile.plan import Plan
+from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import ovs, preflight
 from vtopo.host.applier import Applier, OpFailed
@@ -111,12 +111,48 @@ class Deployer:
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
                                                      "topology": io.to_document(topology)})
-            self._apply(plan, applier, record, progress)
+            self._apply(plan.steps, applier, record, progress)
         finally:
             applier.close()
         nodes = len(topology.nodes)
         return DeployReport(topology.name, plan.prefix, nodes, len(topology.links), len(plan.steps),
                             time.monotonic() - started, notices)
+
+    def update(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None
+               ) -> DeployReport:
+        """Bring a deployed lab in line with an edited topology (or deploy it if it is not deployed).
+
+        When the edit only adds (nodes, links, settings that add ops), only the new ops are applied. Anything
+        else (a changed address, a removed link, a new router config) is a destroy and a fresh deploy, and the
+        report says so.
+        """
+        record = self.store.find(topology.name)
+        if record is None:
+            return self.deploy(topology, progress, source)
+        started = time.monotonic()
+        plan = plan_of(topology, record.facts())
+        applied = record.journal()
+        new_steps = [step for step in plan.steps if step.op not in set(applied)]
+        if plan.prefix == record.prefix and set(applied) <= set(plan.ops):
+            applier = Applier(plan.prefix)
+            try:
+                additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
+                preflight.check(additions, applier.netlink, already_deployed=False)
+                self._apply(new_steps, applier, record, progress)
+            finally:
+                applier.close()
+            data = record.read()
+            data.update(topology=io.to_document(topology), source=str(source or data.get("source", "")))
+            record.write(data)
+            return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links), len(new_steps),
+                                time.monotonic() - started, [f"applied only the {len(new_steps)} new operations; "
+                                                             "the rest of the lab kept running"])
+        self.destroy(record.prefix, progress)
+        report = self.deploy(topology, progress, source)
+        report.notices.insert(0, "the edit changes or removes parts of the running lab, so it was destroyed and "
+                                 "deployed again")
+        report.seconds = time.monotonic() - started
+        return report
 
     def _ensure_ovs(self, plan: Plan) -> list[str]:
         if not any(isinstance(op, OVS_BATCHED) for op in plan.ops):
@@ -130,12 +166,12 @@ class Deployer:
         return ["Open vSwitch was not running: started ovsdb-server and ovs-vswitchd with ovs-ctl (vtopo stops them "
                 "again when its last lab is destroyed)"]
 
-    def _apply(self, plan: Plan, applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
+    def _apply(self, steps: list[Step], applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
         journal = Journal(record.directory / "journal.jsonl")
         applied: list[o.Op] = []
         pending: list[o.Op] = []
         pending_steps: set[int] = set()
-        total = len(plan.steps)
+        total = len(steps)
 
         def run(op: o.Op) -> None:
             journal.record(op)
@@ -157,7 +193,7 @@ class Deployer:
             applier.apply_ovs_batch(batch)
 
         try:
-            for step in plan.steps:
+            for step in steps:
                 if isinstance(step.op, OVS_BATCHED):
                     pending.append(step.op)
                     pending_steps.add(step.index)

@@ -30,6 +30,11 @@ class LabRecord:
     def read(self) -> dict[str, Any]:
         return json.loads((self.directory / "lab.json").read_text())
 
+    def write(self, data: dict[str, Any]) -> None:
+        path = self.directory / "lab.json"
+        path.with_suffix(".tmp").write_text(json.dumps(data, sort_keys=True, indent=1))
+        path.with_suffix(".tmp").replace(path)
+
     @property
     def name(self) -> str:
         return str(self.read()["name"])
@@ -73,8 +78,9 @@ class StateStore:
         self.labs_dir.mkdir(parents=True, exist_ok=True)
         directory = self.labs_dir / prefix
         directory.mkdir()
-        (directory / "lab.json").write_text(json.dumps(lab, sort_keys=True, indent=1))
-        return LabRecord(directory)
+        record = LabRecord(directory)
+        record.write(lab)
+        return record
 
     def labs(self) -> Iterator[LabRecord]:
         if self.labs_dir.is_dir():
