@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
+from vtopo.gui.clipboard import release_clipboard
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
 from vtopo.resources import TOPOLOGIES
@@ -42,6 +43,7 @@ def make_window(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     for window in windows:
         window.analyzer.shutdown()
         window.deploy.wait()
+    release_clipboard()
 
 
 def wait_analysis(qtbot: Any, window: MainWindow) -> None:

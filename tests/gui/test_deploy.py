@@ -42,7 +42,7 @@ class FakeDeployer:
         self.threads: list[threading.Thread] = []
         self.fail_on = fail_on
 
-    def deploy(self, topology: Any, progress: Callable[[Any], None]) -> FakeReport:
+    def update(self, topology: Any, progress: Callable[[Any], None]) -> FakeReport:
         self.threads.append(threading.current_thread())
         names = [n.name for n in topology.nodes.values()]
         for index, name in enumerate(names):

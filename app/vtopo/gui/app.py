@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
+from vtopo.gui.clipboard import release_clipboard
 from vtopo.gui.files import default_autosave_dir
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
@@ -33,6 +34,7 @@ def run(path: Path | None) -> int:
     assert isinstance(app, QApplication)
     app.setApplicationName("vtopo")
     app.setOrganizationName("vtopo")
+    app.aboutToQuit.connect(release_clipboard)
     window = create_window(path)
     window.show()
     window.view.fit_to_view()

@@ -78,6 +78,17 @@ def put_on_clipboard(fragment: Fragment) -> None:
     QGuiApplication.clipboard().setMimeData(data)
 
 
+def release_clipboard() -> None:
+    """Take vtopo's data off the clipboard before the application goes away.
+
+    A PySide process that exits while its own QMimeData is on the clipboard crashes in Qt's teardown.
+    """
+    clipboard = QGuiApplication.clipboard()
+    data = clipboard.mimeData()
+    if data is not None and data.hasFormat(MIME_TYPE):
+        clipboard.clear()
+
+
 def from_clipboard() -> Fragment | None:
     data = QGuiApplication.clipboard().mimeData()
     if data is None or not data.hasFormat(MIME_TYPE):

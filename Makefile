@@ -1,0 +1,23 @@
+# vtopo, as root on Debian 12. The two commands of the README:
+#   make run    install everything (Debian packages, .venv, guest image) and open the designer
+#   make test   install what the tests need if missing, then run the test suite
+# The work is done by scripts/ and resources/guest/build.sh; this file only names it.
+LAB ?= topologies/l2-vs-l3.vtopo
+ARGS ?=
+
+.PHONY: run test bench setup guest
+
+run:
+	@bash scripts/run.sh $(LAB)
+
+test:
+	@bash scripts/test.sh $(ARGS)
+
+bench:
+	@bash scripts/test.sh --bench $(ARGS)
+
+setup:
+	@bash scripts/setup.sh
+
+guest:
+	@bash resources/guest/build.sh

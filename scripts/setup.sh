@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Install everything vtopo needs on Debian 12, as root: Debian packages, the venv .venv (vtopo
+# editable with its test extras, the built-in kinds in plugins/ editable, and libvirt-python),
+# and the guest image. Idempotent, and quick when nothing changed: apt runs only for missing
+# packages, pip only when a setup.cfg or pyproject.toml or the pip list below changed, the guest
+# build only when its recipe changed.
+#
+# Usage: scripts/setup.sh [--no-guest]
+# Apt's and pip's output goes to $VTOPO_SETUP_LOG (default /tmp/vtopo-setup.log); its tail is
+# shown when a step fails. Open vSwitch and FRR are installed but not started here: vtopo and
+# the tests start Open vSwitch when they need it.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV=$ROOT/.venv
+PYTHON=/usr/bin/python3
+LOG=${VTOPO_SETUP_LOG:-/tmp/vtopo-setup.log}
+POLICY=/usr/sbin/policy-rc.d
+POLICY_MARK="written by vtopo's scripts/setup.sh"
+
+APT_PACKAGES=(
+    # the data path and the tools vtopo drives
+    iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr
+    # virtual machines
+    qemu-system-x86 qemu-utils libvirt-daemon-system
+    # the venv, and building libvirt-python from PyPI
+    python3 python3-venv python3-dev libvirt-dev pkg-config gcc libc6-dev make
+    # the guest image
+    busybox-static gzip
+    # PySide6: what its Qt needs offscreen (tests) and on X11 or Xvfb (the designer)
+    xvfb xauth fonts-dejavu-core libegl1 libgl1 libglib2.0-0 libdbus-1-3 libfontconfig1
+    libfreetype6 libgssapi-krb5-2 libbrotli1 libx11-6 libx11-xcb1 libxcb1 libxcb-cursor0
+    libxcb-glx0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render0
+    libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 libxcb-util1 libxcb-xfixes0
+    libxcb-xkb1 libxkbcommon0 libxkbcommon-x11-0
+)
+# Installed into the venv: vtopo and its built-in kinds (a plugin package) editable, and more.
+PIP_EDITABLE=("${ROOT}[test]")
+[[ -f $ROOT/plugins/setup.cfg || -f $ROOT/plugins/pyproject.toml ]] && PIP_EDITABLE+=("$ROOT/plugins")
+PIP_EXTRA=(libvirt-python)
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+LOG_STARTED=0
+logged() {  # run a command with its output in the log; on failure show the log's tail and stop
+    if [[ $LOG_STARTED == 0 ]]; then : >"$LOG"; LOG_STARTED=1; fi
+    echo "+ $*" >>"$LOG"
+    "$@" >>"$LOG" 2>&1 || { tail -n 30 "$LOG" >&2; die "'$*' failed (whole log: $LOG)"; }
+}
+
+WITH_GUEST=1
+for arg in "$@"; do
+    case "$arg" in
+        --no-guest) WITH_GUEST=0 ;;
+        *) die "usage: $0 [--no-guest]" ;;
+    esac
+done
+
+[[ $(id -u) -eq 0 ]] || die "must run as root: it installs Debian packages, and vtopo needs root for network namespaces, Open vSwitch and QEMU (try: sudo make setup)"
+os_field() {  # a field of /etc/os-release, or empty
+    # shellcheck disable=SC1091  # the running system's file
+    if [[ -r /etc/os-release ]]; then (. /etc/os-release && eval "echo \"\${$1:-}\"") || true; fi
+}
+OS_ID=$(os_field ID) OS_LIKE=$(os_field ID_LIKE) OS_CODENAME=$(os_field VERSION_CODENAME)
+OS_NAME=$(os_field PRETTY_NAME)
+OS_NAME=${OS_NAME:-an unknown system}
+if [[ $OS_ID != debian && " $OS_LIKE " != *" debian "* ]] || ! command -v apt-get >/dev/null || ! command -v dpkg-query >/dev/null; then
+    die "needs Debian 12 (bookworm) or a Debian-like system with apt and dpkg; this is $OS_NAME"
+fi
+[[ $OS_ID == debian && $OS_CODENAME == bookworm ]] || say "warning: made for Debian 12 (bookworm); this is $OS_NAME, going on"
+
+# 1. Debian packages: only the missing ones, without recommends, with no service started.
+declare -A installed=()
+while read -r pkg status; do
+    [[ $status == ii ]] && installed[$pkg]=1
+done < <(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${APT_PACKAGES[@]}" 2>/dev/null || true)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    [[ -n ${installed[$pkg]:-} ]] || missing+=("$pkg")
+done
+
+policy_cleanup() {
+    if [[ -f $POLICY ]] && grep -q "$POLICY_MARK" "$POLICY"; then rm -f "$POLICY"; fi
+}
+if [[ ${#missing[@]} -eq 0 ]]; then
+    say "Debian packages: all ${#APT_PACKAGES[@]} installed"
+else
+    say "Debian packages: installing ${#missing[@]} (${missing[*]:0:6}${missing[6]:+ ...}); log: $LOG"
+    # A package's own policy-rc.d (a container's "exit 101", say) stays in charge; without one,
+    # a temporary one keeps apt from starting Open vSwitch and FRR on this host.
+    if [[ ! -e $POLICY ]] || grep -q "$POLICY_MARK" "$POLICY"; then
+        trap policy_cleanup EXIT
+        cat >"$POLICY" <<EOF
+#!/bin/sh
+# $POLICY_MARK: temporary, removed when it ends.
+# Installing Open vSwitch and FRR does not start them: vtopo starts what it needs. Other services
+# start as usual under systemd; with no init system, nothing starts (invoke-rc.d's own default).
+case "\$1" in
+    frr|frr.service|openvswitch-switch|openvswitch-switch.service|ovsdb-server*|ovs-vswitchd*|ovs-*) exit 101 ;;
+esac
+[ -d /run/systemd/system ] && exit 0
+exit 101
+EOF
+        chmod 755 "$POLICY"
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    logged apt-get update -q
+    logged apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 \
+        -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}"
+    policy_cleanup
+    trap - EXIT
+    say "Debian packages: installed"
+fi
+
+# 2. The venv, from Debian's Python, keyed on what decides its contents.
+[[ -x $PYTHON ]] || die "$PYTHON is missing although python3 is installed"
+stamp_now() {
+    {
+        readlink -f "$PYTHON"
+        cat "$ROOT/setup.cfg" "$ROOT/pyproject.toml" "$ROOT"/plugins/{setup.cfg,pyproject.toml} 2>/dev/null || true
+        echo "${PIP_EDITABLE[*]} ${PIP_EXTRA[*]}"
+    } | sha256sum | cut -d' ' -f1
+}
+STAMP_FILE=$VENV/.vtopo-setup-stamp
+STAMP=$(stamp_now)
+if [[ -x $VENV/bin/python && -f $STAMP_FILE && $(cat "$STAMP_FILE") == "$STAMP" ]]; then
+    say "venv: $VENV up to date"
+else
+    home=$(sed -n 's/^home *= *//p' "$VENV/pyvenv.cfg" 2>/dev/null || true)
+    if [[ -x $VENV/bin/python && $home == "$(dirname "$PYTHON")" ]] && "$VENV/bin/python" -c '' 2>/dev/null; then
+        say "venv: updating $VENV (pip install); log: $LOG"
+    else
+        [[ -e $VENV ]] && say "venv: $VENV is broken or not from $PYTHON: making it anew"
+        say "venv: creating $VENV from $PYTHON and installing vtopo (a few minutes); log: $LOG"
+        rm -rf "$VENV"
+        logged "$PYTHON" -m venv "$VENV"
+        logged "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
+    fi
+    editable=()
+    for path in "${PIP_EDITABLE[@]}"; do editable+=(-e "$path"); done
+    logged "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${editable[@]}" "${PIP_EXTRA[@]}"
+    # PySide6 finds every library it needs, and libvirt-python loads.
+    logged env QT_QPA_PLATFORM=offscreen "$VENV/bin/python" -c '
+from PySide6.QtWidgets import QApplication
+from PySide6 import QtCharts
+import libvirt, vtopo
+QApplication([])'
+    echo "$STAMP" >"$STAMP_FILE"
+    say "venv: ready"
+fi
+
+# 3. The guest image for VM labs.
+if [[ $WITH_GUEST == 1 ]]; then
+    bash "$ROOT/resources/guest/build.sh"
+fi

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Run vtopo's test suite, as root: first make sure the Debian packages and the venv are there
+# (scripts/setup.sh --no-guest: quick when they are), then pytest offscreen.
+#
+# Usage: scripts/test.sh [pytest args...]           the suite, without tests/benchmarks
+#        scripts/test.sh --bench [pytest args...]   only tests/benchmarks, with their output (-s)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MODE="test"
+if [[ ${1:-} == --bench ]]; then
+    MODE=bench
+    shift
+fi
+
+bash "$ROOT/scripts/setup.sh" --no-guest
+cd "$ROOT"
+export QT_QPA_PLATFORM=offscreen
+if [[ $MODE == bench ]]; then
+    if [[ ! -d tests/benchmarks ]]; then
+        echo "test: no tests/benchmarks yet"
+        exit 0
+    fi
+    args=(tests/benchmarks -s)
+else
+    args=(--ignore=tests/benchmarks)
+fi
+
+status=0
+"$ROOT/.venv/bin/python" -m pytest "${args[@]}" "$@" || status=$?
+if [[ $status -eq 5 ]]; then
+    # pytest's "no tests collected" is not a failure of the code under test.
+    echo "test: pytest collected no tests"
+    exit 0
+fi
+exit "$status"
