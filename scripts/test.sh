@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run vtopo's test suite, as root: first make sure the Debian packages and the venv are there
-# (scripts/setup.sh --no-guest: quick when they are), then pytest offscreen.
+# (scripts/setup.sh: quick when they are, and the guest image the VM tests boot), then pytest offscreen.
 #
 # Usage: scripts/test.sh [pytest args...]           the suite, without tests/benchmarks
 #        scripts/test.sh --bench [pytest args...]   only tests/benchmarks, with their output (-s)
@@ -13,7 +13,7 @@ if [[ ${1:-} == --bench ]]; then
     shift
 fi
 
-bash "$ROOT/scripts/setup.sh" --no-guest
+bash "$ROOT/scripts/setup.sh"
 cd "$ROOT"
 export QT_QPA_PLATFORM=offscreen
 if [[ $MODE == bench ]]; then

@@ -52,9 +52,10 @@ def _processes() -> set[str]:
         if entry.name.isdigit():
             try:
                 comm = (entry / "comm").read_text().strip()
-            except OSError:
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
                 continue
-            if comm in DAEMONS:
+            if comm in DAEMONS and state != "Z":  # a zombie is dead; only its parent (here init) still has to reap it
                 found.add(f"{comm}({entry.name})")
     return found
 

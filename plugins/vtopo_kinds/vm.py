@@ -57,12 +57,9 @@ class VmKind(NodeKind):
             yield Problem("vhost-user needs Open vSwitch built with DPDK (openvswitch-switch-dpdk) and hugepages; "
                           "this host's OVS has no DPDK. Turn vhost_user off to use a tap port.", subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
-        for end in node.ends:
-            if len(end.end.interface.addresses) > 1:
-                yield Problem(f"{end.end.port}: the built-in guest takes one address per NIC", subject, "", node_id)
 
     def guest_cmdline(self, node: NodeContext) -> str:
-        parts = ["console=ttyS0", "quiet"]
+        parts = ["console=ttyS0", "quiet", "panic=-1", f"vtopo.hostname={node.node.name}"]
         for index, end in enumerate(self._nics(node)):
             for address in end.end.interface.addresses:
                 parts.append(f"vtopo.ip=eth{index}:{address}")
@@ -80,8 +77,9 @@ class VmKind(NodeKind):
                 "-m", str(settings.memory_mb), "-nodefaults", "-display", "none",
                 "-serial", f"file:{directory}/console.log", "-daemonize", "-pidfile", f"{directory}/qemu.pid"]
         if settings.image == "builtin":
-            argv += ["-kernel", f"{facts.guest_dir}/vmlinuz", "-initrd", f"{facts.guest_dir}/initrd.img",
-                     "-append", self.guest_cmdline(node)]
+            kernel = "vmlinuz" if settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
+            argv += ["-kernel", f"{facts.guest_dir}/{kernel}", "-initrd", f"{facts.guest_dir}/initrd.img",
+                     "-append", self.guest_cmdline(node), "-no-reboot"]
         else:
             argv += ["-drive", f"file={settings.image},if=virtio,snapshot=on"]
         tap_fds: list[tuple[int, str]] = []

@@ -167,8 +167,7 @@ class Applier:
 
     def _start_process(self, op: o.Op) -> None:
         assert isinstance(op, o.StartProcess)
-        if op.tap_fds:
-            raise OpFailed(op, "starting VMs is not supported by this executor yet")
+        taps = {fd: Path(f"/dev/tap{self.netlink.index(interface, None)}") for fd, interface in op.tap_fds}
         private: dict[Path, Path] = {}
         for target, source in op.private_dirs:
             if Path(target).is_dir():  # a bind mount needs its target to exist
@@ -178,7 +177,7 @@ class Applier:
                 private[Path(target)] = Path(source)
         processes.start_daemon(list(op.argv), op.netns, Path(op.pid_file), Path(op.ready_path) if op.ready_path else None,
                                DAEMON_START_SECONDS, log_file=Path(op.pid_file).with_suffix(".log"),
-                               private_dirs=private)
+                               private_dirs=private, open_files=taps)
 
     def _stop_process(self, op: o.Op) -> None:
         assert isinstance(op, o.StopProcess)

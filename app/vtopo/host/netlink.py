@@ -356,6 +356,11 @@ class Netlink:
                 for msg in self._ipr(netns).link("dump")
             ]
 
+    def index(self, name: str, netns: str | None) -> int:
+        """The ifindex of `name` (a macvtap's character device is /dev/tap<ifindex>)."""
+        with _kernel(f"look up {name}{_where(netns)}"):
+            return self._index(name, netns)
+
     def link_exists(self, name: str, netns: str | None) -> bool:
         """Whether `netns` has a link called `name`."""
         with _kernel(f"look up link {name}{_where(netns)}"):

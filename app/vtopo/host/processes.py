@@ -23,6 +23,7 @@ removed on a clean exit only) and /var/run/frr/ospfd-gr.json (shared by every os
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import tempfile
@@ -170,7 +171,7 @@ def _file_tail(path: Path | None) -> str:
         return ""
 
 
-def _launcher(netns: str | None, private_dirs: Mapping[Path, Path]) -> list[str]:
+def _launcher(netns: str | None, private_dirs: Mapping[Path, Path], open_files: Mapping[int, Path]) -> list[str]:
     argv: list[str] = []
     if netns is not None:
         argv = ["ip", "netns", "exec", netns]
@@ -181,6 +182,9 @@ def _launcher(netns: str | None, private_dirs: Mapping[Path, Path]) -> list[str]
         for target, source in private_dirs.items():
             argv += [str(source), str(target)]
         argv.append("--")
+    if open_files:  # the shell opens each file on its fd, as in `qemu ... 3<>/dev/tap7`, then becomes the daemon
+        redirects = " ".join(f"{fd}<>{shlex.quote(str(path))}" for fd, path in sorted(open_files.items()))
+        argv += ["sh", "-c", f'exec "$@" {redirects}', "vtopo-fds"]
     return argv
 
 
@@ -193,6 +197,7 @@ def start_daemon(
     *,
     log_file: Path | None = None,
     private_dirs: Mapping[Path, Path] | None = None,
+    open_files: Mapping[int, Path] | None = None,
 ) -> int:
     """Start a daemon (in network namespace `netns` if given) and return its pid once it is ready.
 
@@ -203,7 +208,8 @@ def start_daemon(
     A stale `pid_file` or `ready` left by a previous run is removed first; a live daemon with the
     same pid file is an error. `private_dirs` maps a target path to a host directory that is
     bind-mounted over it in the daemon's own mount namespace (e.g. ``{Path("/var/tmp"): run/tmp}``
-    keeps FRR's /var/tmp/frr crash-log directories inside the lab's run directory).
+    keeps FRR's /var/tmp/frr crash-log directories inside the lab's run directory). `open_files` maps a
+    file descriptor number to a file the daemon gets open read-write on it (QEMU's macvtap `fd=3`).
 
     On failure or timeout raises DaemonError with the tail of the daemon's stdout/stderr and of
     `log_file`; whatever was started is stopped again. The daemon's stdout/stderr go to an
@@ -222,7 +228,7 @@ def start_daemon(
     if ready is not None and not ready.is_dir():
         ready.unlink(missing_ok=True)
 
-    command = _launcher(netns, dict(private_dirs or {})) + list(argv)
+    command = _launcher(netns, dict(private_dirs or {}), dict(open_files or {})) + list(argv)
     with tempfile.TemporaryFile() as output:
         proc = subprocess.Popen(
             command,
