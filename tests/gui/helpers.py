@@ -34,19 +34,3 @@ def click(view: CanvasView, at: QPointF, modifiers: Qt.KeyboardModifier = Qt.Key
     left = Qt.MouseButton.LeftButton
     send(view, QMouseEvent.Type.MouseButtonPress, point, left, left, modifiers)
     send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton, modifiers)
-
-
-def canonical(topology: object) -> dict[str, object]:
-    """The lab's document with nodes, links and annotations sorted by id.
-
-    Undoing a delete re-adds things at the end of the model's dicts, so the file order may differ while the lab
-    is the same.
-    """
-    from vtopo.model import io
-    from vtopo.model.topology import Topology
-
-    assert isinstance(topology, Topology)
-    document = io.to_document(topology)
-    for key in ("nodes", "links", "annotations"):
-        document[key] = sorted(document[key], key=lambda entry: entry["id"])
-    return document

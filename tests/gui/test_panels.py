@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from tests.gui.conftest import wait_analysis
-from tests.gui.helpers import canonical
+from vtopo.model import io
 from vtopo.gui.explain_panel import SELECTION
 from vtopo.gui.main_window import MainWindow
 from vtopo.model.topology import Interface
@@ -122,7 +122,7 @@ def test_annotations_are_edited_and_undone(make_window: Callable[..., MainWindow
 def test_undo_and_redo_everything(make_window: Callable[..., MainWindow]) -> None:
     window = make_window()
     editor = window.editor
-    start = canonical(editor.topology)
+    start = io.dumps(editor.topology)
     c = editor.place_node("container", QPointF(500, 500))
     assert c is not None
     editor.connect_nodes(c.id, "lan2")
@@ -133,16 +133,16 @@ def test_undo_and_redo_everything(make_window: Callable[..., MainWindow]) -> Non
     editor.scene.select_ids(["h1", "lan1"])
     editor.duplicate_selection()
     editor.add_annotation("note", QPointF(0, 0), "hello")
-    end = canonical(editor.topology)
+    end = io.dumps(editor.topology)
     steps = editor.undo_stack.count()
     while editor.undo_stack.canUndo():
         window.actions.undo.trigger()
-    assert canonical(editor.topology) == start
+    assert io.dumps(editor.topology) == start
     assert set(editor.scene.nodes) == set(editor.topology.nodes)
     assert set(editor.scene.links) == set(editor.topology.links)
     for _ in range(steps):
         window.actions.redo.trigger()
-    assert canonical(editor.topology) == end
+    assert io.dumps(editor.topology) == end
     assert set(editor.scene.links) == set(editor.topology.links)
     assert editor.scene.nodes[c.id].name == "web"
 

@@ -1,7 +1,6 @@
 """Checking and compiling the lab off the GUI thread, debounced after edits. Panels show the latest result."""
 from __future__ import annotations
 
-import copy
 import traceback
 from dataclasses import dataclass, field
 
@@ -25,12 +24,6 @@ class Analysis:
     @property
     def errors(self) -> list[Problem]:
         return errors_in(self.problems)
-
-
-def snapshot(topology: Topology) -> Topology:
-    """A copy the worker can read while the user goes on editing the original."""
-    return Topology(name=topology.name, id=topology.id, notes=topology.notes, prefix=topology.prefix,
-                    nodes=copy.deepcopy(topology.nodes), links=copy.deepcopy(topology.links))
 
 
 def analyse(generation: int, topology: Topology) -> Analysis:
@@ -93,7 +86,7 @@ class LabAnalyzer(QObject):
         self._timer.stop()
         self._generation += 1
         self.busy_changed.emit(True)
-        self._pool.start(_Job(self._generation, snapshot(self._editor.topology), self._results))
+        self._pool.start(_Job(self._generation, self._editor.topology.copy(), self._results))
 
     def _finished(self, analysis: Analysis) -> None:
         if analysis.generation != self._generation:

@@ -63,12 +63,14 @@ class RemoveLinkCommand(Command):
         super().__init__(f"Remove link {topology.describe_link(link)}", parent)
         self._topology = topology
         self._link = link
+        self._index = 0
 
     def redo(self) -> None:
+        self._index = list(self._topology.links).index(self._link.id)  # where it is now, just before it goes
         self._topology.remove_link(self._link.id)
 
     def undo(self) -> None:
-        self._topology.add_link(self._link)
+        self._topology.add_link(self._link, self._index)
 
 
 class RemoveNodeCommand(Command):
@@ -80,15 +82,17 @@ class RemoveNodeCommand(Command):
         super().__init__(f"Remove {node.name}", parent)
         self._topology = topology
         self._node = node
+        self._index = 0
         for link_id in link_ids:
             RemoveLinkCommand(topology, link_id, self)
 
     def redo(self) -> None:
         super().redo()
+        self._index = list(self._topology.nodes).index(self._node.id)
         self._topology.remove_node(self._node.id)
 
     def undo(self) -> None:
-        self._topology.add_node(self._node)
+        self._topology.add_node(self._node, self._index)
         super().undo()
 
 
@@ -170,12 +174,14 @@ class RemoveAnnotationCommand(Command):
         super().__init__(f"Remove {annotation.shape}", parent)
         self._topology = topology
         self._annotation = annotation
+        self._index = 0
 
     def redo(self) -> None:
+        self._index = list(self._topology.annotations).index(self._annotation.id)
         self._topology.remove_annotation(self._annotation.id)
 
     def undo(self) -> None:
-        self._topology.add_annotation(self._annotation)
+        self._topology.add_annotation(self._annotation, self._index)
 
 
 class UpdateAnnotationCommand(Command):

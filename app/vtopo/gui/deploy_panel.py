@@ -13,7 +13,6 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QWidget
 
-from vtopo.gui.analysis import snapshot
 from vtopo.gui.editor import Editor
 from vtopo.gui.states import NodeState
 from vtopo.model.topology import Topology
@@ -111,7 +110,7 @@ class DeployController(QObject):
     # ------------------------------------------------------------ jobs
 
     def deploy(self) -> None:
-        topology = snapshot(self._editor.topology)
+        topology = self._editor.topology.copy()
         self._set_states({name: NodeState.DEPLOYING for name in (n.name for n in topology.nodes.values())})
         self._log.log(f"deploying lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
         self._start(lambda worker: worker.deploy(topology), "deploy")

@@ -1,15 +1,29 @@
 """The lab as the user drew it: nodes, links between their ports, and notes. Plain Python."""
 from __future__ import annotations
 
+import copy
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from vtopo.model.events import Event
 
 
 def new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+T = TypeVar("T")
+
+
+def _insert(items: dict[str, T], key: str, value: T, index: int | None) -> dict[str, T]:
+    """`items` with `value` at position `index` (the end when None), so an undone delete keeps the file order."""
+    if index is None or index >= len(items):
+        items[key] = value
+        return items
+    ordered = list(items.items())
+    ordered.insert(index, (key, value))
+    return dict(ordered)
 
 
 @dataclass
@@ -129,6 +143,12 @@ class Topology:
     def links_of(self, node_id: str) -> list[Link]:
         return [link for link in self.links.values() if node_id in (link.a.node, link.b.node)]
 
+    def copy(self) -> Topology:
+        """A deep copy with no listeners, for a worker thread to read while the original is edited."""
+        return Topology(name=self.name, id=self.id, notes=self.notes, prefix=self.prefix,
+                        nodes=copy.deepcopy(self.nodes), links=copy.deepcopy(self.links),
+                        annotations=copy.deepcopy(self.annotations))
+
     def used_ports(self, node_id: str) -> set[str]:
         return {end.port for link in self.links_of(node_id) for end in link.ends if end.node == node_id}
 
@@ -141,8 +161,8 @@ class Topology:
 
     # edits
 
-    def add_node(self, node: Node) -> None:
-        self.nodes[node.id] = node
+    def add_node(self, node: Node, index: int | None = None) -> None:
+        self.nodes = _insert(self.nodes, node.id, node, index)
         self.events.node_added.emit(node)
 
     def remove_node(self, node_id: str) -> Node:
@@ -163,8 +183,8 @@ class Topology:
             node.position = Position(position.x, position.y)
         self.events.node_changed.emit(node)
 
-    def add_link(self, link: Link) -> None:
-        self.links[link.id] = link
+    def add_link(self, link: Link, index: int | None = None) -> None:
+        self.links = _insert(self.links, link.id, link, index)
         self.events.link_added.emit(link)
 
     def remove_link(self, link_id: str) -> Link:
@@ -183,8 +203,8 @@ class Topology:
             link.impairment = impairment
         self.events.link_changed.emit(link)
 
-    def add_annotation(self, annotation: Annotation) -> None:
-        self.annotations[annotation.id] = annotation
+    def add_annotation(self, annotation: Annotation, index: int | None = None) -> None:
+        self.annotations = _insert(self.annotations, annotation.id, annotation, index)
         self.events.annotation_added.emit(annotation)
 
     def remove_annotation(self, annotation_id: str) -> Annotation:
