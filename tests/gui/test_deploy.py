@@ -1,6 +1,8 @@
 """Deploy and destroy from the GUI: a fake executor for the wiring, the real one when root is available."""
 from __future__ import annotations
 
+from PySide6.QtCore import QPointF
+
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -115,6 +117,19 @@ def test_deploy_and_destroy_bridge_veth_for_real(make_window: Callable[..., Main
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
             window.actions.deploy.trigger()
         assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
+            window.actions.status.trigger()
+        assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
+        assert window.drift.text() == ""
+        added = window.editor.place_node("container", QPointF(600, 300))
+        assert added is not None
+        window.editor.connect_nodes(added.id, "br0")
+        assert "changed since" in window.drift.text()
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            window.actions.deploy.trigger()
+        assert "applied only the" in window.log.toPlainText()
+        assert window.drift.text() == ""
+        names.add(added.name)
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
             window.actions.status.trigger()
         assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()

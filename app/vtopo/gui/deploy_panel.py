@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QWidget
 
 from vtopo.gui.editor import Editor
 from vtopo.gui.states import NodeState
+from vtopo.model import io
 from vtopo.model.topology import Topology
 
 DEPLOYER_MODULE = "vtopo.host.deployer"
@@ -77,6 +78,7 @@ class DeployController(QObject):
 
     busy_changed = Signal(bool)
     states_changed = Signal()
+    drift_changed = Signal(str)  # "" when the canvas is what runs; otherwise what to tell the user
 
     def __init__(self, editor: Editor, log: DeployLog, progress_bar: QProgressBar,
                  deployer_loader: Callable[[], tuple[Any, str]] = load_deployer,
@@ -93,7 +95,10 @@ class DeployController(QObject):
         self._job_name = ""
         self.states: dict[str, NodeState] = {}  # by node name: the executor knows nodes by name
         self.deployed_lab = ""
+        self._deployed_text = ""  # the lab as it was deployed, as saved text
+        self._deploying: Topology | None = None
         editor.topology_replaced.connect(self._forget)
+        editor.model_changed.connect(self._check_drift)
 
     @property
     def busy(self) -> bool:
@@ -111,6 +116,7 @@ class DeployController(QObject):
 
     def deploy(self) -> None:
         topology = self._editor.topology.copy()
+        self._deploying = topology
         self._set_states({name: NodeState.DEPLOYING for name in (n.name for n in topology.nodes.values())})
         self._log.log(f"deploying lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
         self._start(lambda worker: worker.deploy(topology), "deploy")
@@ -164,8 +170,20 @@ class DeployController(QObject):
             if progress.stage == "apply":
                 self._set_states({name: NodeState.DEPLOYING})
 
+    def drift(self) -> str:
+        if not self.deployed_lab or not self._deployed_text:
+            return ""
+        if io.dumps(self._editor.topology) == self._deployed_text:
+            return ""
+        return f"lab {self.deployed_lab} is deployed and has changed since: Deploy applies the edit"
+
+    def _check_drift(self) -> None:
+        self.drift_changed.emit(self.drift())
+
     def _deployed(self, report: Any) -> None:
         self.deployed_lab = report.lab
+        if self._deploying is not None:
+            self._deployed_text = io.dumps(self._deploying)
         self._log.log(f"lab {report.lab} is up: {report.nodes} nodes, {report.links} links in {report.seconds:.1f} s")
         for notice in report.notices:
             self._log.log(f"notice: {notice}")
@@ -174,12 +192,14 @@ class DeployController(QObject):
     def _torn_down(self) -> None:
         self._log.log("lab destroyed")
         self.deployed_lab = ""
+        self._deployed_text = ""
         self._set_states({name: NodeState.NOT_DEPLOYED for name in self.states})
 
     def _status_read(self, labs: list[Any]) -> None:
         """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name."""
         ours = next((lab for lab in labs if lab.lab == self._editor.topology.name), None)
         self.deployed_lab = ours.lab if ours is not None else ""
+        self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None else ""
         self.states = {}
         self._set_states({node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {})
         if ours is not None:
@@ -209,6 +229,7 @@ class DeployController(QObject):
         self._bar.setValue(1)
         self._bar.hide()
         self.busy_changed.emit(False)
+        self._check_drift()
 
     def _set_states(self, changes: dict[str, NodeState]) -> None:
         self.states.update(changes)
@@ -221,6 +242,7 @@ class DeployController(QObject):
         """Another lab is open: drop the old states, and ask the executor whether this one is deployed."""
         self.states = {}
         self.deployed_lab = ""
+        self._deployed_text = ""
         self._editor.scene.set_node_states({})
         self.states_changed.emit()
         if self.deployer() is not None and not self.busy:

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QProgressBar, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QWidget
 
 from vtopo.gui.actions import Actions
 from vtopo.gui.analysis import Analysis, LabAnalyzer
@@ -40,6 +40,8 @@ class MainWindow(QMainWindow):
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(240)
         self.progress.hide()
+        self.drift = QLabel()
+        self.statusBar().addPermanentWidget(self.drift)
         self.statusBar().addPermanentWidget(self.progress)
         self._docks: list[QDockWidget] = []
         left = Qt.DockWidgetArea.LeftDockWidgetArea
@@ -98,6 +100,7 @@ class MainWindow(QMainWindow):
         self.files.path_changed.connect(self._update_title)
         self.files.modified_changed.connect(self.setWindowModified)
         editor.model_changed.connect(self._update_title)
+        self.deploy.drift_changed.connect(self.drift.setText)
 
     def _analysed(self, analysis: Analysis) -> None:
         self.editor.scene.mark_problems(analysis.problems)

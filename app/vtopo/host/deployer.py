@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from vtopo.compile import ops as o
 from vtopo.compile.context import HostFacts
@@ -83,6 +83,7 @@ class LabStatus:
     prefix: str
     source: str
     nodes: list[NodeState]
+    document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
 
 
 class Deployer:
@@ -300,4 +301,4 @@ class Deployer:
             missing = [op.summary() for op in owned if applier.exists(op) is False]
             state = "degraded" if missing else "running"
             nodes.append(NodeState(node.name, state, "; missing: " + ", ".join(missing) if missing else ""))
-        return LabStatus(record.name, record.prefix, data.get("source", ""), nodes)
+        return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"])
