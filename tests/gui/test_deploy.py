@@ -1,13 +1,12 @@
 """Deploy and destroy from the GUI: a fake executor for the wiring, the real one when root is available."""
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF
-
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pytest
+from PySide6.QtCore import QPointF
 from pytestqt.qtbot import QtBot
 
 from vtopo.gui.main_window import MainWindow
