@@ -15,6 +15,7 @@ from vtopo.host.cleanup import cleanup
 from vtopo.host.deployed import DeployedLab, NotDeployed
 from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
 from vtopo.host.preflight import PreflightFailed
+from vtopo.kinds.contract import CannotRunInside
 from vtopo.lab import open_lab, plan_of, problems_of, registry
 from vtopo.model.problems import LabError, errors_in
 
@@ -231,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         print_problems(error.problems)
         print("nothing was applied", file=sys.stderr)
         return EXIT_FAILED
-    except (DeployError, DestroyError, NotDeployed) as error:
+    except (DeployError, DestroyError, NotDeployed, CannotRunInside) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

@@ -9,7 +9,7 @@ from typing import Iterable
 from vtopo.compile.context import EndContext, NodeContext
 from vtopo.compile.links import guest_mac
 from vtopo.compile.ops import MakeDirectory, Op, StartProcess, dev_resource
-from vtopo.kinds.contract import NodeKind, PortSpec, Role
+from vtopo.kinds.contract import CannotRunInside, NodeKind, PortSpec, Role
 from vtopo.kinds.settings import setting
 from vtopo.model.problems import Problem, Severity
 from vtopo_kinds.common import check_gateway
@@ -41,6 +41,11 @@ class VmKind(NodeKind):
     connect_hint = "A VM's NICs join bridges, OVS switches, macvtap segments or the host; put a bridge between a VM " \
                    "and a container or router."
     settings_type = VmSettings
+
+    def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
+        console = f"{node.names.node_dir(node.node.name)}/console.log"
+        raise CannotRunInside(f"{node.node.name} is a VM: vtopo has no shell inside it. Its serial console is logged "
+                              f"to {console}, and the built-in guest runs iperf3 -s on port 5201.")
 
     def vhost_on(self, node: NodeContext) -> bool:
         return node.settings.vhost and node.facts.vhost_net

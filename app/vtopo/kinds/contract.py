@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from vtopo.compile.context import EndContext, NodeContext
 
 
+class CannotRunInside(Exception):
+    """The node has no place to run a command in (a VM without a shell, say); the message says what exists."""
+
+
 class Role(str, Enum):
     """How a kind takes part in links. The compiler picks the link medium from the two roles."""
 
