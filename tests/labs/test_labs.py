@@ -66,7 +66,8 @@ def test_ovs_openflow_rules_steer_traffic_and_tcp_passes(deployed):
         assert wait_for(lambda: ":5301" in lab.run("c3", "ss", "-ltn").stdout, 5)
         result = lab.run("c1", "iperf3", "-c", lab.address("c1", "c3"), "-p", "5301", "-t", "2", "-J", timeout=20)
         assert result.returncode == 0, result.stdout[-500:]
-        assert json.loads(result.stdout)["end"]["sum_received"]["bits_per_second"] > 10e6
+        received = json.loads(result.stdout)["end"]["sum_received"]["bits_per_second"]
+        assert received > 1e6, f"TCP through the userspace datapath: {received / 1e6:.1f} Mb/s"  # 0 without tx off
     finally:
         server.kill()
         server.wait()
