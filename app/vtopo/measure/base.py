@@ -1,0 +1,92 @@
+"""What every measurement run shares: iterate for samples as they arrive, then read `result`;
+`cancel()` from any thread, at any moment."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from vtopo.measure.process import Child
+
+S = TypeVar("S")
+R = TypeVar("R")
+
+
+class MeasureRun(Generic[S, R]):
+    """A run is iterated once: `for sample in run: ...`, then `run.result` holds the outcome.
+
+    Iteration raises `MeasureError` if the run cannot start or fails; `result` is then a result
+    with status "failed" (when there is enough to make one). After `cancel()` iteration simply
+    ends and `result.status` is "cancelled". Stopping the iteration early (break, or closing the
+    generator) ends the run's processes too.
+    """
+
+    def __init__(self) -> None:
+        self._cancel = threading.Event()
+        self._children: list[Child] = []
+        self._children_lock = threading.Lock()
+        self._result: R | None = None
+        self._started = False
+        self.pids: list[int] = []
+        """Every process this run started (leaders of their own process groups), for checking."""
+
+    # -- for callers --------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[S]:
+        if self._started:
+            raise RuntimeError("a measurement run can be iterated only once")
+        self._started = True
+        try:
+            yield from self._samples()
+        finally:
+            self._stop_children()
+
+    def run(self, on_sample: Callable[[S], None] | None = None) -> R:
+        """Run to the end (blocking), calling `on_sample` for each sample; return the result."""
+        for sample in self:
+            if on_sample is not None:
+                on_sample(sample)
+        return self.result
+
+    def cancel(self) -> None:
+        """Stop the run now: its processes are ended by pid. Safe from any thread, and repeatable."""
+        self._cancel.set()
+        self._stop_children()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def result(self) -> R:
+        if self._result is None:
+            raise RuntimeError("the run has no result yet: iterate it first")
+        return self._result
+
+    @property
+    def has_result(self) -> bool:
+        return self._result is not None
+
+    # -- for subclasses -----------------------------------------------------------------------
+
+    def _samples(self) -> Iterator[S]:
+        raise NotImplementedError
+
+    def _start(self, argv: list[str], *, what: str, lines: bool) -> Child:
+        with self._children_lock:
+            if self._cancel.is_set():
+                raise _Cancelled()
+            child = Child(argv, what=what, lines=lines)
+            self._children.append(child)
+            self.pids.append(child.pid)
+        return child
+
+    def _stop_children(self) -> None:
+        with self._children_lock:
+            children = list(self._children)
+        for child in children:
+            child.stop()
+
+
+class _Cancelled(Exception):
+    """Raised inside a run when it was cancelled before a process could start."""

@@ -1,0 +1,214 @@
+"""An iperf3 run between two nodes, with a sample per interval as it happens.
+
+How the live samples and the final figures are obtained with iperf3 3.12 (which has no
+--json-stream, and whose -J prints nothing until the test is over, --forceflush or not):
+
+* the server runs in the destination as `iperf3 -s -1 -p PORT -f k --forceflush -i INTERVAL`,
+  in text mode; its stream lines arrive one per interval and stream, and are summed here into
+  one `IntervalSample` per interval and direction (the server's own [SUM] line lags a whole
+  interval behind, so it is not used). "Server listening on PORT" tells that it is ready.
+* the client runs in the source as `iperf3 -c ADDRESS -p PORT -J ...`; its JSON document is the
+  final truth: sender and receiver totals of each direction, both CPU figures, and its own
+  per-interval view, which completes the live samples at the end (forward TCP retransmits and
+  cwnd are known by the client, the sender; reverse UDP loss too).
+"""
+from __future__ import annotations
+
+import json
+import queue
+import time
+from collections.abc import Iterator
+
+from vtopo.measure.base import MeasureRun, _Cancelled
+from vtopo.measure.iperf_parse import LISTENING, IntervalAssembler, merge_intervals, parse_client_json
+from vtopo.measure.nodes import Endpoint, MeasureError
+from vtopo.measure.ports import release_port, reserve_port
+from vtopo.measure.preflight import check_reachable
+from vtopo.measure.process import Child
+from vtopo.measure.results import Direction, IntervalSample, IperfOptions, RunResult
+
+IPERF3 = "iperf3"
+SERVER_START_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_MS = 3000
+PORT_ATTEMPTS = 5
+
+
+class IperfRun(MeasureRun[IntervalSample, RunResult]):
+    """One iperf3 measurement from `source` to `address` (which belongs to `destination`).
+
+        run = IperfRun(Endpoint("h1", in_netns("lab-h1")), Endpoint("h2", in_netns("lab-h2")),
+                       "10.0.0.2", IperfOptions(duration_s=5))
+        for sample in run:            # one per interval (two with --bidir), as they arrive
+            print(sample.end, sample.bits_per_second)
+        print(run.result.mean_bits_per_second)
+
+    `lab` and `path` are copied into the result for the history. With `preflight` (default)
+    one ping checks that the address is reachable before iperf3 starts.
+    """
+
+    def __init__(
+        self,
+        source: Endpoint,
+        destination: Endpoint,
+        address: str,
+        options: IperfOptions | None = None,
+        *,
+        lab: str = "",
+        path: str = "",
+        preflight: bool = True,
+        iperf3: str = IPERF3,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.destination = destination
+        self.address = address
+        self.options = options or IperfOptions()
+        self.preflight = preflight
+        self.iperf3 = iperf3
+        self._partial = RunResult(
+            source=source.name, destination=destination.name, address=address, options=self.options,
+            lab=lab, path=path,
+        )
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def _samples(self) -> Iterator[IntervalSample]:
+        result = self._partial
+        port = 0
+        try:
+            problems = self.options.problems()
+            if problems:
+                raise MeasureError("iperf3 options: " + "; ".join(problems))
+            if self.preflight:
+                check_reachable(self.source, self.address, destination=self.destination.name)
+            server, port = self._start_server()
+            result.port = port
+            client = self._start(self._client_argv(port), what=f"iperf3 client in {self.source.name}", lines=False)
+            live: list[IntervalSample] = []
+            for sample in self._follow(server, client):
+                live.append(sample)
+                result.intervals = list(live)
+                yield sample
+            if self.cancelled:
+                raise _Cancelled()
+            self._finish(client, live)
+        except _Cancelled:
+            result.status = "cancelled"
+            self._result = result
+        except MeasureError as e:
+            result.status = "failed"
+            result.error = str(e)
+            self._result = result
+            raise
+        except OSError as e:
+            result.status = "failed"
+            result.error = str(e)
+            self._result = result
+            raise MeasureError(str(e)) from e
+        finally:
+            self._stop_children()
+            if port:
+                release_port(port)
+
+    def _server_argv(self, port: int) -> list[str]:
+        argv = [self.iperf3, "-s", "-1", "-p", str(port), "-f", "k", "--forceflush",
+                "-i", str(self.options.interval_s)]
+        return self.destination.argv(argv)
+
+    def _client_argv(self, port: int) -> list[str]:
+        argv = [self.iperf3, "-c", self.address, "-p", str(port), "-J",
+                "--connect-timeout", str(CONNECT_TIMEOUT_MS), *self.options.client_args()]
+        return self.source.argv(argv)
+
+    def _start_server(self) -> tuple[Child, int]:
+        where = self.destination.name
+        for _ in range(PORT_ATTEMPTS):
+            port = reserve_port()
+            server = self._start(self._server_argv(port), what=f"iperf3 server in {where}", lines=True)
+            seen: list[str] = []
+            deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+            while True:
+                if self.cancelled:
+                    release_port(port)
+                    raise _Cancelled()
+                if time.monotonic() > deadline:
+                    server.stop()
+                    release_port(port)
+                    raise MeasureError(
+                        f"iperf3 server in {where} did not start listening within {SERVER_START_TIMEOUT_S:.0f} s"
+                    )
+                try:
+                    line = server.next_line(timeout=0.05)
+                except queue.Empty:
+                    continue
+                if line is None:
+                    break
+                seen.append(line)
+                if LISTENING.match(line):
+                    return server, port
+            server.stop()
+            release_port(port)
+            text = " ".join(l.strip() for l in seen if l.strip())
+            if "Address already in use" in text:
+                continue
+            raise MeasureError(f"iperf3 server in {where} exited at once: {text or 'no output'}"
+                               f"{' (is iperf3 installed there?)' if 'not found' in text.lower() or not text else ''}")
+        raise MeasureError(f"no free port for an iperf3 server in {where} after {PORT_ATTEMPTS} attempts")
+
+    def _follow(self, server: Child, client: Child) -> Iterator[IntervalSample]:
+        """Yield the server's interval samples until it exits; stop it if the client is gone for good."""
+        assembler = IntervalAssembler(self.options)
+        default: Direction = "reverse" if self.options.reverse else "forward"
+        deadline = time.monotonic() + self.options.duration_s + 30.0
+        client_gone_at: float | None = None
+        accepted = False
+        grace = 3.0 + self.options.interval_s
+        while True:
+            if self.cancelled:
+                return
+            try:
+                line = server.next_line(timeout=0.1)
+            except queue.Empty:
+                now = time.monotonic()
+                if client_gone_at is None and not client.running():
+                    client_gone_at = now
+                if client_gone_at is not None and (not accepted or now - client_gone_at > grace):
+                    server.stop()  # the client failed to connect, or ended; the server would wait in vain
+                if now > deadline:
+                    raise MeasureError(
+                        f"iperf3 between {self.source.name} and {self.destination.name} "
+                        f"did not end {self.options.duration_s + 30:.0f} s after it started"
+                    )
+                continue
+            if line is None:
+                return
+            accepted = accepted or line.startswith("Accepted connection")
+            sample = assembler.feed(line, default)
+            if sample is not None:
+                yield sample
+
+    def _finish(self, client: Child, live: list[IntervalSample]) -> None:
+        result = self._partial
+        if client.wait(timeout=5.0) is None:
+            client.stop()
+            raise MeasureError(f"iperf3 client in {self.source.name} did not finish after the server did")
+        out, err = client.output()
+        try:
+            data = json.loads(out)
+        except json.JSONDecodeError as e:
+            detail = (err or out).strip().splitlines()
+            raise MeasureError(
+                f"iperf3 client in {self.source.name} gave no result: {detail[-1] if detail else 'no output'}"
+            ) from e
+        if data.get("error"):
+            raise MeasureError(f"iperf3 client in {self.source.name} to {self.address}: {data['error']}")
+        report = parse_client_json(data, self.options)
+        result.intervals = merge_intervals(live, report.intervals, self.options.interval_s)
+        result.forward = report.forward
+        result.reverse = report.reverse
+        result.cpu_host = report.cpu_host
+        result.cpu_remote = report.cpu_remote
+        result.iperf_version = report.version
+        result.status = "ok"
+        self._result = result
+

@@ -1,0 +1,44 @@
+"""Where a measurement runs: a node name and the function that wraps an argv to run inside it.
+
+The runners know nothing about labs. The caller hands them, for each side, an `InNode`: a function
+that turns an argv into the argv that runs it inside that node (`NodeKind.command_in` is one).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+InNode = Callable[[list[str]], list[str]]
+
+
+def on_host(argv: list[str]) -> list[str]:
+    """The `InNode` of the host itself: the argv unchanged."""
+    return list(argv)
+
+
+def in_netns(netns: str) -> InNode:
+    """The `InNode` of a node that is a named network namespace."""
+
+    def wrap(argv: list[str]) -> list[str]:
+        return ["ip", "netns", "exec", netns, *argv]
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One side of a measurement: the node's name (for messages) and how to run a command in it."""
+
+    name: str
+    in_node: InNode = on_host
+
+    def argv(self, argv: list[str]) -> list[str]:
+        return list(self.in_node(list(argv)))
+
+
+class MeasureError(Exception):
+    """A measurement could not run or failed; the message names the node and what went wrong."""
+
+
+class UnreachableError(MeasureError):
+    """The destination address cannot be reached from the source node."""

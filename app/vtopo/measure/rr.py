@@ -1,0 +1,232 @@
+"""TCP request/response rate between two nodes (transactions per second, like netperf TCP_RR).
+
+netperf is not installable here (Debian ships it in non-free only), so both ends are the small
+standard-library agent in `rr_agent.py`, run inside the nodes with `python3 -c`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import queue
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from vtopo.measure.base import MeasureRun, _Cancelled
+from vtopo.measure.nodes import Endpoint, MeasureError
+from vtopo.measure.preflight import check_reachable
+from vtopo.measure.process import Child
+from vtopo.measure.results import Status
+
+SERVER_START_TIMEOUT_S = 10.0
+
+
+@cache
+def agent_source() -> str:
+    return (Path(__file__).with_name("rr_agent.py")).read_text()
+
+
+@dataclass(frozen=True)
+class RROptions:
+    duration_s: float = 10.0
+    interval_s: float = 1.0
+    size: int = 1
+    """Bytes per request and per response."""
+    python: str = sys.executable
+    """The interpreter to run inside the nodes; "python3" for nodes that do not share this host's files."""
+
+    def problems(self) -> list[str]:
+        found = []
+        if not 0.5 <= self.duration_s <= 86400:
+            found.append("duration must be between 0.5 s and 1 day")
+        if not 0.1 <= self.interval_s <= 60:
+            found.append("interval must be between 0.1 s and 60 s")
+        if not 1 <= self.size <= 65536:
+            found.append("size must be between 1 and 65536 bytes")
+        return found
+
+    def describe(self) -> str:
+        return f"TCP_RR {self.duration_s:g}s {self.size}B"
+
+
+@dataclass(frozen=True)
+class RRSample:
+    start: float
+    end: float
+    transactions: int
+
+    @property
+    def per_second(self) -> float:
+        return self.transactions / (self.end - self.start) if self.end > self.start else 0.0
+
+
+@dataclass
+class RRResult:
+    source: str
+    destination: str
+    address: str
+    options: RROptions
+    lab: str = ""
+    path: str = ""
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    status: Status = "ok"
+    error: str = ""
+    transactions: int = 0
+    seconds: float = 0.0
+    latency_us_min: float | None = None
+    latency_us_mean: float | None = None
+    latency_us_max: float | None = None
+    samples: list[RRSample] = field(default_factory=list)
+
+    @property
+    def transactions_per_second(self) -> float:
+        return self.transactions / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["transactions_per_second"] = self.transactions_per_second
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RRResult:
+        data = {k: v for k, v in data.items() if k != "transactions_per_second"}
+        data["options"] = RROptions(**data.get("options", {}))
+        data["samples"] = [RRSample(**s) for s in data.get("samples", [])]
+        return cls(**data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> RRResult:
+        return cls.from_dict(json.loads(text))
+
+
+class RRRun(MeasureRun[RRSample, RRResult]):
+    """Request/response between `source` (client) and `destination` (server) at `address`."""
+
+    def __init__(
+        self,
+        source: Endpoint,
+        destination: Endpoint,
+        address: str,
+        options: RROptions | None = None,
+        *,
+        lab: str = "",
+        path: str = "",
+        preflight: bool = True,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.destination = destination
+        self.address = address
+        self.options = options or RROptions()
+        self.preflight = preflight
+        self._partial = RRResult(
+            source=source.name, destination=destination.name, address=address, options=self.options,
+            lab=lab, path=path,
+        )
+
+    def _agent(self, endpoint: Endpoint, args: list[str]) -> list[str]:
+        return endpoint.argv([self.options.python, "-c", agent_source(), *args])
+
+    def _samples(self) -> Iterator[RRSample]:
+        result = self._partial
+        try:
+            problems = self.options.problems()
+            if problems:
+                raise MeasureError("request/response options: " + "; ".join(problems))
+            if self.preflight:
+                check_reachable(self.source, self.address, destination=self.destination.name)
+            server = self._start(self._agent(self.destination, ["server"]),
+                                 what=f"request/response server in {self.destination.name}", lines=True)
+            port = self._wait_listening(server)
+            o = self.options
+            client = self._start(
+                self._agent(self.source, ["client", self.address, str(port), "--duration", str(o.duration_s),
+                                          "--interval", str(o.interval_s), "--size", str(o.size)]),
+                what=f"request/response client in {self.source.name}", lines=True,
+            )
+            yield from self._follow(client)
+            if self.cancelled:
+                raise _Cancelled()
+            self._result = result
+        except _Cancelled:
+            result.status = "cancelled"
+            self._result = result
+        except MeasureError as e:
+            result.status = "failed"
+            result.error = str(e)
+            self._result = result
+            raise
+        except OSError as e:
+            result.status = "failed"
+            result.error = str(e)
+            self._result = result
+            raise MeasureError(str(e)) from e
+
+    def _wait_listening(self, server: Child) -> int:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        seen: list[str] = []
+        while time.monotonic() < deadline:
+            if self.cancelled:
+                raise _Cancelled()
+            try:
+                line = server.next_line(timeout=0.05)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            if line.startswith("LISTENING "):
+                return int(line.split()[1])
+            seen.append(line)
+        raise MeasureError(
+            f"request/response server in {self.destination.name} did not start: "
+            + (" ".join(seen[-3:]) or f"no output within {SERVER_START_TIMEOUT_S:.0f} s")
+        )
+
+    def _follow(self, client: Child) -> Iterator[RRSample]:
+        result = self._partial
+        deadline = time.monotonic() + self.options.duration_s + 20.0
+        other: list[str] = []
+        while True:
+            if self.cancelled:
+                return
+            if time.monotonic() > deadline:
+                raise MeasureError(f"request/response client in {self.source.name} did not end in time")
+            try:
+                line = client.next_line(timeout=0.1)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError:
+                other.append(line)
+                continue
+            if "error" in data:
+                raise MeasureError(f"request/response client in {self.source.name}: {data['error']}")
+            if data.get("done"):
+                result.transactions = int(data["transactions"])
+                result.seconds = float(data["seconds"])
+                result.latency_us_min = data.get("latency_us_min")
+                result.latency_us_mean = data.get("latency_us_mean")
+                result.latency_us_max = data.get("latency_us_max")
+                result.status = "ok"
+                return
+            sample = RRSample(float(data["start"]), float(data["end"]), int(data["transactions"]))
+            result.samples.append(sample)
+            yield sample
+        if not self.cancelled:
+            raise MeasureError(
+                f"request/response client in {self.source.name} ended without a result: "
+                + (" ".join(other[-3:]) or "no output")
+            )
