@@ -59,3 +59,50 @@ def switching_loops(lab: LabContext) -> list[list[str]]:
 
 def interface_networks(end: EndContext) -> list[ipaddress.IPv4Interface | ipaddress.IPv6Interface]:
     return [ipaddress.ip_interface(address) for address in end.end.interface.addresses]
+
+
+def node_graph(lab: LabContext) -> nx.MultiGraph:
+    """Nodes joined by their links, the link id on each edge."""
+    graph = nx.MultiGraph()
+    graph.add_nodes_from(lab.nodes)
+    for end in lab.ends:
+        if end.peer is not None and end.node.id < end.peer.node.id:
+            graph.add_edge(end.node.id, end.peer.node.id, key=end.link.id, end=end)
+    return graph
+
+
+def path_between(lab: LabContext, source_id: str, destination_id: str) -> list[EndContext]:
+    """The link ends leaving each hop on a shortest path from one node to another (empty if none)."""
+    graph = node_graph(lab)
+    try:
+        hops = nx.shortest_path(graph, source_id, destination_id)
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        return []
+    ends = []
+    for here, there in zip(hops, hops[1:]):
+        key = min(graph[here][there])
+        end = graph[here][there][key]["end"]
+        ends.append(end if end.node.id == here else end.other)
+    return ends
+
+
+def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
+    """What lies between two nodes, as a student would say it: "veth → br0 → veth", "macvlan bridge mode"."""
+    path = path_between(lab, source_id, destination_id)
+    if not path:
+        return "not linked in the drawing"
+    words: list[str] = []
+    for index, end in enumerate(path):
+        peer = end.other
+        if end.kind.role is Role.SEGMENT:
+            continue  # said with the hop into the segment
+        if peer.kind.role is Role.SEGMENT:
+            mode = getattr(lab.nodes[peer.node.id].settings, "mode", "")
+            onward = path[index + 1].medium if index + 1 < len(path) else end.medium
+            media = end.medium if onward == end.medium else f"{end.medium} ⇄ {onward}"
+            words.append(f"{media} {mode} mode".strip())
+            continue
+        words.append(end.medium)
+        if peer.node.id != destination_id:
+            words.append(peer.node.name)
+    return " → ".join(words)

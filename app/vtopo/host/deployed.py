@@ -4,9 +4,11 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from vtopo.compile.analysis import broadcast_domains
+from vtopo.compile.analysis import broadcast_domains, describe_path, path_between
 from vtopo.compile.context import EndContext, LabContext, NodeContext
 from vtopo.host.state import StateStore
+from vtopo.kinds.contract import CannotRunInside, Role
+from vtopo.measure.nodes import InNode
 from vtopo.lab import context_of
 from vtopo.model import io
 
@@ -38,6 +40,27 @@ class DeployedLab:
         node = self.node(name)
         return node.kind.command_in(node, argv)
 
+    def measurable(self) -> list[tuple[str, InNode, list[str]]]:
+        """Each node a measurement can run in: its name, how to run a command there, its addresses."""
+        targets = []
+        for node in self.context.nodes.values():
+            try:
+                node.kind.command_in(node, ["true"])
+            except CannotRunInside:
+                continue
+            if node.kind.role is not Role.NAMESPACE:
+                continue
+            addresses = [str(ipaddress.ip_interface(a).ip) for end in node.ends for a in end.end.interface.addresses]
+            targets.append((node.node.name, _bound(node), addresses))
+        return targets
+
+    def path(self, source: str, destination: str) -> str:
+        return describe_path(self.context, self.node(source).node.id, self.node(destination).node.id)
+
+    def path_links(self, source: str, destination: str) -> list[str]:
+        return [end.link.id for end in path_between(self.context, self.node(source).node.id,
+                                                     self.node(destination).node.id)]
+
     def target_address(self, source: str, destination: str) -> tuple[str, str]:
         """The address of `destination` to aim at from `source`, and how it is reached ("same segment"/"routed").
 
@@ -53,6 +76,10 @@ class DeployedLab:
             if end.end.interface.addresses:
                 return _ip(end), "routed"
         raise NotDeployed(f"{destination} has no IP address to reach")
+
+
+def _bound(node: NodeContext) -> InNode:
+    return lambda argv: node.kind.command_in(node, argv)
 
 
 def _ip(end: EndContext) -> str:
