@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Callable
 
 from vtopo import __version__
+from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployed import DeployedLab, NotDeployed
 from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
 from vtopo.host.preflight import PreflightFailed
 from vtopo.kinds.contract import CannotRunInside
 from vtopo.lab import open_lab, plan_of, problems_of, registry
+from vtopo.measure import MeasureError
 from vtopo.model.problems import LabError, errors_in
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
@@ -167,14 +169,6 @@ def cmd_exec(args: argparse.Namespace) -> int:
     return subprocess.run(argv).returncode
 
 
-def cmd_ping(args: argparse.Namespace) -> int:
-    lab = DeployedLab.find(args.lab)
-    address, how = lab.target_address(args.source, args.destination)
-    print(f"ping {args.destination} ({address}, {how}) from {args.source}", flush=True)
-    argv = lab.command_in(args.source, ["ping", "-c", str(args.count), "-i", "0.2", "-W", "1", address])
-    return EXIT_OK if subprocess.run(argv).returncode == 0 else EXIT_FAILED
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vtopo", description="Draw, deploy and measure virtual network labs.")
     parser.add_argument("--version", action="version", version=f"vtopo {__version__}")
@@ -211,11 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("lab")
     sub.add_argument("node")
     sub.add_argument("command_argv", nargs=argparse.REMAINDER, metavar="-- CMD")
-    sub = command("ping", cmd_ping, "check that node A reaches node B")
-    sub.add_argument("lab")
-    sub.add_argument("source")
-    sub.add_argument("destination")
-    sub.add_argument("-c", "--count", type=int, default=3)
+    add_measure_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser
@@ -232,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         print_problems(error.problems)
         print("nothing was applied", file=sys.stderr)
         return EXIT_FAILED
-    except (DeployError, DestroyError, NotDeployed, CannotRunInside) as error:
+    except (DeployError, DestroyError, NotDeployed, CannotRunInside, MeasureError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

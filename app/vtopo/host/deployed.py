@@ -20,6 +20,7 @@ class NotDeployed(Exception):
 @dataclass
 class DeployedLab:
     context: LabContext
+    source: str = ""  # the .vtopo file it was deployed from, if any
 
     @classmethod
     def find(cls, lab: str, store: StateStore | None = None) -> DeployedLab:
@@ -27,7 +28,7 @@ class DeployedLab:
         if record is None:
             raise NotDeployed(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
         data = record.read()
-        return cls(context_of(io.from_document(data["topology"]), record.facts()))
+        return cls(context_of(io.from_document(data["topology"]), record.facts()), data.get("source", ""))
 
     def node(self, name: str) -> NodeContext:
         node = self.context.node_named(name)
@@ -53,6 +54,12 @@ class DeployedLab:
             addresses = [str(ipaddress.ip_interface(a).ip) for end in node.ends for a in end.end.interface.addresses]
             targets.append((node.node.name, _bound(node), addresses))
         return targets
+
+    def in_node(self, name: str) -> InNode:
+        """How to run a command in a node; raises CannotRunInside for nodes without a place to run it."""
+        node = self.node(name)
+        node.kind.command_in(node, ["true"])
+        return _bound(node)
 
     def path(self, source: str, destination: str) -> str:
         return describe_path(self.context, self.node(source).node.id, self.node(destination).node.id)

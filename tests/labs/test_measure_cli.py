@@ -1,0 +1,73 @@
+"""`vtopo iperf`, `vtopo ping` and `vtopo rr` on deployed labs, including across OSPF routers and Ctrl-C."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.privileged
+
+
+def vtopo(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def iperf3_pids() -> set[int]:
+    return {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _comm(p) == "iperf3"}
+
+
+def _comm(proc: Path) -> str:
+    try:
+        return (proc / "comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def test_iperf_ping_and_rr_from_the_cli(deployed):
+    deployed("bridge-veth")
+    tcp = vtopo("iperf", "bridge-veth", "c1", "c2", "-t", "2")
+    assert tcp.returncode == 0, tcp.stderr
+    assert "veth → br0 → veth" in tcp.stdout and tcp.stdout.count(" s  ") >= 2 and "receiver" in tcp.stdout
+    udp = json.loads(vtopo("iperf", "bridge-veth", "c1", "c2", "-t", "2", "-u", "-b", "50M", "--json").stdout)
+    assert udp["status"] == "ok" and udp["forward"]["received"]["lost_percent"] is not None
+    reverse = json.loads(vtopo("iperf", "bridge-veth", "c1", "c3", "-t", "1", "-R", "--json").stdout)
+    assert reverse["reverse"]["received"]["bits_per_second"] > 1e6
+    ping = vtopo("ping", "bridge-veth", "c1", "c3", "-c", "3")
+    assert ping.returncode == 0 and "rtt min/avg/max/mdev" in ping.stdout
+    rr = vtopo("rr", "bridge-veth", "c1", "c2", "-t", "1")
+    assert rr.returncode == 0 and "transactions/s" in rr.stdout
+
+
+def test_iperf_across_the_ospf_routers(deployed):
+    lab = deployed("l2-vs-l3")
+    deadline = time.monotonic() + 20
+    while not lab.pings("h1", "h3", count=1) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    routed = vtopo("iperf", "l2-vs-l3", "h1", "h3", "-t", "2")
+    assert routed.returncode == 0, routed.stderr
+    assert "r1 → veth → r2" in routed.stdout
+
+
+def test_ctrl_c_leaves_no_iperf3_behind(deployed):
+    deployed("bridge-veth")
+    before = iperf3_pids()
+    client = subprocess.Popen([sys.executable, "-m", "vtopo", "iperf", "bridge-veth", "c1", "c2", "-t", "30"],
+                              stdout=subprocess.PIPE, text=True)
+    assert client.stdout is not None
+    while " s  " not in client.stdout.readline():
+        pass
+    client.send_signal(signal.SIGINT)
+    assert client.wait(timeout=15) == 130
+    time.sleep(0.5)
+    assert iperf3_pids() - before == set()
+
+
+def test_unreachable_destination_is_named_before_anything_runs(deployed):
+    deployed("macvlan-private")
+    result = vtopo("iperf", "macvlan-private", "c1", "c2", "-t", "2")
+    assert result.returncode == 1 and "c1" in result.stderr and "10.0.1.2" in result.stderr
