@@ -91,6 +91,7 @@ class Netlink:
         self._loop = asyncio.new_event_loop()  # shared, so that a socket costs one file descriptor
         self._host_fd = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
         self._sockets: dict[str | None, IPRoute] = {None: self._open_socket()}
+        self._indexes: dict[tuple[str | None, str], int] = {}
 
     def __enter__(self) -> Netlink:
         return self
@@ -110,6 +111,7 @@ class Netlink:
 
     def release(self, netns: str) -> None:
         """Close the socket of `netns`, if open, so that deleting the namespace destroys it."""
+        self._indexes.clear()  # the namespace's links, and the host ends of its veths, are about to go
         ipr = self._sockets.pop(netns, None)
         if ipr is not None:
             self._close(ipr)
@@ -133,8 +135,11 @@ class Netlink:
         return ipr
 
     def _index(self, name: str, netns: str | None) -> int:
-        index: int = self._ipr(netns).link("get", ifname=name)[0]["index"]
-        return index
+        """The ifindex of `name`, looked up once: building a lab configures each link several times."""
+        key = (netns, name)
+        if key not in self._indexes:
+            self._indexes[key] = self._ipr(netns).link("get", ifname=name)[0]["index"]
+        return self._indexes[key]
 
     @contextmanager
     def _placed(self, netns: str | None, via: str | None) -> Iterator[dict[str, int]]:
@@ -214,6 +219,7 @@ class Netlink:
 
     def delete_link(self, name: str, netns: str | None) -> None:
         """Delete a link (a veth takes its peer with it)."""
+        self._indexes.clear()  # a veth takes its peer, a lower device its macvlans
         with _kernel(f"delete link {name}{_where(netns)}"):
             self._ipr(netns).link("del", ifname=name)
 
