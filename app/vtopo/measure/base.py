@@ -6,10 +6,12 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
+from vtopo.measure.nodes import MeasureError
 from vtopo.measure.process import Child
+from vtopo.measure.record import RunRecord
 
 S = TypeVar("S")
-R = TypeVar("R")
+R = TypeVar("R", bound=RunRecord)
 
 
 class MeasureRun(Generic[S, R]):
@@ -21,7 +23,9 @@ class MeasureRun(Generic[S, R]):
     generator) ends the run's processes too.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, partial: R) -> None:
+        self._partial = partial
+        """The result as it fills in; it becomes `result` when the run ends, however it ends."""
         self._cancel = threading.Event()
         self._children: list[Child] = []
         self._children_lock = threading.Lock()
@@ -70,6 +74,27 @@ class MeasureRun(Generic[S, R]):
     # -- for subclasses -----------------------------------------------------------------------
 
     def _samples(self) -> Iterator[S]:
+        result = self._partial
+        try:
+            yield from self._measure()
+            if self.cancelled:
+                raise _Cancelled()
+        except _Cancelled:
+            result.status = "cancelled"
+        except GeneratorExit:  # the caller stopped iterating: the run was cut short
+            result.status = "cancelled"
+            raise
+        except MeasureError as e:
+            result.status, result.error = "failed", str(e)
+            raise
+        except OSError as e:
+            result.status, result.error = "failed", str(e)
+            raise MeasureError(str(e)) from e
+        finally:
+            self._result = result
+
+    def _measure(self) -> Iterator[S]:
+        """Start the processes and yield samples as they come; raise MeasureError on failure."""
         raise NotImplementedError
 
     def _start(self, argv: list[str], *, what: str, lines: bool) -> Child:

@@ -58,21 +58,18 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         preflight: bool = True,
         iperf3: str = IPERF3,
     ) -> None:
-        super().__init__()
+        self.options = options or IperfOptions()
+        super().__init__(RunResult(source=source.name, destination=destination.name, address=address,
+                                   options=self.options, lab=lab, path=path))
         self.source = source
         self.destination = destination
         self.address = address
-        self.options = options or IperfOptions()
         self.preflight = preflight
         self.iperf3 = iperf3
-        self._partial = RunResult(
-            source=source.name, destination=destination.name, address=address, options=self.options,
-            lab=lab, path=path,
-        )
 
     # -- the run ------------------------------------------------------------------------------
 
-    def _samples(self) -> Iterator[IntervalSample]:
+    def _measure(self) -> Iterator[IntervalSample]:
         result = self._partial
         port = 0
         try:
@@ -89,22 +86,8 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
                 live.append(sample)
                 result.intervals = list(live)
                 yield sample
-            if self.cancelled:
-                raise _Cancelled()
-            self._finish(client, live)
-        except _Cancelled:
-            result.status = "cancelled"
-            self._result = result
-        except MeasureError as e:
-            result.status = "failed"
-            result.error = str(e)
-            self._result = result
-            raise
-        except OSError as e:
-            result.status = "failed"
-            result.error = str(e)
-            self._result = result
-            raise MeasureError(str(e)) from e
+            if not self.cancelled:
+                self._finish(client, live)
         finally:
             self._stop_children()
             if port:
@@ -210,5 +193,4 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         result.cpu_remote = report.cpu_remote
         result.iperf_version = report.version
         result.status = "ok"
-        self._result = result
 

@@ -3,20 +3,17 @@ then min/avg/max/mdev and loss from ping's own summary."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import queue
 import re
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from vtopo.measure.base import MeasureRun, _Cancelled
 from vtopo.measure.nodes import Endpoint, MeasureError
 from vtopo.measure.preflight import describe_ping_failure
-from vtopo.measure.results import Status
+from vtopo.measure.record import RunRecord
 
 _REPLY = re.compile(r"icmp_seq=(?P<seq>\d+)\s+ttl=(?P<ttl>\d+)\s+time=(?P<rtt>[\d.]+)\s*ms(?P<dup>.*DUP!)?")
 _NO_ANSWER = re.compile(r"^no answer yet for icmp_seq=(?P<seq>\d+)")
@@ -62,18 +59,9 @@ class PingReply:
     """e.g. "Destination Host Unreachable" when a router or the source itself answered so."""
 
 
-@dataclass
-class PingResult:
-    source: str
-    destination: str
-    address: str
+@dataclass(kw_only=True)
+class PingResult(RunRecord):
     options: PingOptions
-    lab: str = ""
-    path: str = ""
-    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    status: Status = "ok"
-    error: str = ""
     transmitted: int = 0
     received: int = 0
     loss_percent: float = 0.0
@@ -93,12 +81,6 @@ class PingResult:
         data["replies"] = [PingReply(**r) for r in data.get("replies", [])]
         return cls(**data)
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1)
-
-    @classmethod
-    def from_json(cls, text: str) -> PingResult:
-        return cls.from_dict(json.loads(text))
 
     def summary(self) -> str:
         rtt = (
@@ -124,13 +106,11 @@ class PingRun(MeasureRun[PingReply, PingResult]):
         lab: str = "",
         path: str = "",
     ) -> None:
-        super().__init__()
+        self.options = options or PingOptions()
+        super().__init__(PingResult(source=source.name, destination=destination, address=address,
+                                    options=self.options, lab=lab, path=path))
         self.source = source
         self.address = address
-        self.options = options or PingOptions()
-        self._partial = PingResult(
-            source=source.name, destination=destination, address=address, options=self.options, lab=lab, path=path
-        )
 
     def _argv(self) -> list[str]:
         o = self.options
@@ -140,50 +120,35 @@ class PingRun(MeasureRun[PingReply, PingResult]):
              self.address]
         )
 
-    def _samples(self) -> Iterator[PingReply]:
+    def _measure(self) -> Iterator[PingReply]:
         result = self._partial
-        try:
-            problems = self.options.problems()
-            if problems:
-                raise MeasureError("ping options: " + "; ".join(problems))
-            child = self._start(self._argv(), what=f"ping in {self.source.name}", lines=True)
-            t0 = time.monotonic()
-            o = self.options
-            deadline = t0 + o.count * o.interval_s + o.timeout_s + 10.0
-            lines: list[str] = []
-            while True:
-                if self.cancelled:
-                    raise _Cancelled()
-                if time.monotonic() > deadline:
-                    raise MeasureError(f"ping in {self.source.name} to {self.address} did not end in time")
-                try:
-                    line = child.next_line(timeout=0.1)
-                except queue.Empty:
-                    continue
-                if line is None:
-                    break
-                lines.append(line)
-                reply = _parse_reply(line, time.monotonic() - t0)
-                if reply is not None:
-                    result.replies.append(reply)
-                    yield reply
+        problems = self.options.problems()
+        if problems:
+            raise MeasureError("ping options: " + "; ".join(problems))
+        child = self._start(self._argv(), what=f"ping in {self.source.name}", lines=True)
+        t0 = time.monotonic()
+        o = self.options
+        deadline = t0 + o.count * o.interval_s + o.timeout_s + 10.0
+        lines: list[str] = []
+        while True:
             if self.cancelled:
                 raise _Cancelled()
+            if time.monotonic() > deadline:
+                raise MeasureError(f"ping in {self.source.name} to {self.address} did not end in time")
+            try:
+                line = child.next_line(timeout=0.1)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            lines.append(line)
+            reply = _parse_reply(line, time.monotonic() - t0)
+            if reply is not None:
+                result.replies.append(reply)
+                yield reply
+        if not self.cancelled:
             code = child.wait(timeout=2.0)
             self._summarise(lines, code if code is not None else -1)
-        except _Cancelled:
-            result.status = "cancelled"
-            self._result = result
-        except MeasureError as e:
-            result.status = "failed"
-            result.error = str(e)
-            self._result = result
-            raise
-        except OSError as e:
-            result.status = "failed"
-            result.error = str(e)
-            self._result = result
-            raise MeasureError(str(e)) from e
 
     def _summarise(self, lines: list[str], returncode: int) -> None:
         result = self._partial
@@ -202,7 +167,6 @@ class PingRun(MeasureRun[PingReply, PingResult]):
             result.rtt_avg_ms = float(rtt["avg"])
             result.rtt_max_ms = float(rtt["max"])
             result.rtt_mdev_ms = float(rtt["mdev"])
-        self._result = result
         if result.received == 0:
             result.status = "failed"
             result.error = describe_ping_failure(

@@ -8,15 +8,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Literal
+
+from vtopo.measure.record import RunRecord
 
 Protocol = Literal["tcp", "udp"]
 Direction = Literal["forward", "reverse"]
 """`forward` is data from the source node to the destination, `reverse` the other way (-R, --bidir)."""
-Status = Literal["ok", "cancelled", "failed"]
 
 _SIZE = re.compile(r"^\d+(\.\d+)?[KMGTkmgt]?$")
 
@@ -162,21 +161,11 @@ class CpuUsage:
     system: float
 
 
-@dataclass
-class RunResult:
+@dataclass(kw_only=True)
+class RunResult(RunRecord):
     """Everything one iperf3 run found, ready to save in a history."""
 
-    source: str
-    destination: str
-    address: str
     options: IperfOptions
-    lab: str = ""
-    path: str = ""
-    """The caller's description of the path (e.g. "h1 - s1 - r1 - h2")."""
-    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    status: Status = "ok"
-    error: str = ""
     port: int = 0
     intervals: list[IntervalSample] = field(default_factory=list)
     forward: DirectionTotals | None = None
@@ -241,12 +230,6 @@ class RunResult:
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1)
-
-    @classmethod
-    def from_json(cls, text: str) -> RunResult:
-        return cls.from_dict(json.loads(text))
 
     # -- CSV ----------------------------------------------------------------------------------
 

@@ -10,10 +10,8 @@ import json
 import queue
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ from vtopo.measure.base import MeasureRun, _Cancelled
 from vtopo.measure.nodes import Endpoint, MeasureError
 from vtopo.measure.preflight import check_reachable
 from vtopo.measure.process import Child
-from vtopo.measure.results import Status
+from vtopo.measure.record import RunRecord
 
 SERVER_START_TIMEOUT_S = 10.0
 
@@ -66,18 +64,9 @@ class RRSample:
         return self.transactions / (self.end - self.start) if self.end > self.start else 0.0
 
 
-@dataclass
-class RRResult:
-    source: str
-    destination: str
-    address: str
+@dataclass(kw_only=True)
+class RRResult(RunRecord):
     options: RROptions
-    lab: str = ""
-    path: str = ""
-    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    status: Status = "ok"
-    error: str = ""
     transactions: int = 0
     seconds: float = 0.0
     latency_us_min: float | None = None
@@ -101,12 +90,6 @@ class RRResult:
         data["samples"] = [RRSample(**s) for s in data.get("samples", [])]
         return cls(**data)
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1)
-
-    @classmethod
-    def from_json(cls, text: str) -> RRResult:
-        return cls.from_dict(json.loads(text))
 
 
 class RRRun(MeasureRun[RRSample, RRResult]):
@@ -123,54 +106,33 @@ class RRRun(MeasureRun[RRSample, RRResult]):
         path: str = "",
         preflight: bool = True,
     ) -> None:
-        super().__init__()
+        self.options = options or RROptions()
+        super().__init__(RRResult(source=source.name, destination=destination.name, address=address,
+                                  options=self.options, lab=lab, path=path))
         self.source = source
         self.destination = destination
         self.address = address
-        self.options = options or RROptions()
         self.preflight = preflight
-        self._partial = RRResult(
-            source=source.name, destination=destination.name, address=address, options=self.options,
-            lab=lab, path=path,
-        )
 
     def _agent(self, endpoint: Endpoint, args: list[str]) -> list[str]:
         return endpoint.argv([self.options.python, "-c", agent_source(), *args])
 
-    def _samples(self) -> Iterator[RRSample]:
-        result = self._partial
-        try:
-            problems = self.options.problems()
-            if problems:
-                raise MeasureError("request/response options: " + "; ".join(problems))
-            if self.preflight:
-                check_reachable(self.source, self.address, destination=self.destination.name)
-            server = self._start(self._agent(self.destination, ["server"]),
-                                 what=f"request/response server in {self.destination.name}", lines=True)
-            port = self._wait_listening(server)
-            o = self.options
-            client = self._start(
-                self._agent(self.source, ["client", self.address, str(port), "--duration", str(o.duration_s),
-                                          "--interval", str(o.interval_s), "--size", str(o.size)]),
-                what=f"request/response client in {self.source.name}", lines=True,
-            )
-            yield from self._follow(client)
-            if self.cancelled:
-                raise _Cancelled()
-            self._result = result
-        except _Cancelled:
-            result.status = "cancelled"
-            self._result = result
-        except MeasureError as e:
-            result.status = "failed"
-            result.error = str(e)
-            self._result = result
-            raise
-        except OSError as e:
-            result.status = "failed"
-            result.error = str(e)
-            self._result = result
-            raise MeasureError(str(e)) from e
+    def _measure(self) -> Iterator[RRSample]:
+        problems = self.options.problems()
+        if problems:
+            raise MeasureError("request/response options: " + "; ".join(problems))
+        if self.preflight:
+            check_reachable(self.source, self.address, destination=self.destination.name)
+        server = self._start(self._agent(self.destination, ["server"]),
+                             what=f"request/response server in {self.destination.name}", lines=True)
+        port = self._wait_listening(server)
+        o = self.options
+        client = self._start(
+            self._agent(self.source, ["client", self.address, str(port), "--duration", str(o.duration_s),
+                                      "--interval", str(o.interval_s), "--size", str(o.size)]),
+            what=f"request/response client in {self.source.name}", lines=True,
+        )
+        yield from self._follow(client)
 
     def _wait_listening(self, server: Child) -> int:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
