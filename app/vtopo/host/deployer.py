@@ -132,9 +132,9 @@ class Deployer:
             return self.deploy(topology, progress, source)
         started = time.monotonic()
         plan = plan_of(topology, record.facts())
-        applied = record.journal()
-        new_steps = [step for step in plan.steps if step.op not in set(applied)]
-        if plan.prefix == record.prefix and set(applied) <= set(plan.ops):
+        applied = set(record.journal())
+        new_steps = [step for step in plan.steps if step.op not in applied]
+        if plan.prefix == record.prefix and applied <= set(plan.ops):
             applier = Applier(plan.prefix)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
@@ -145,9 +145,10 @@ class Deployer:
             data = record.read()
             data.update(topology=io.to_document(topology), source=str(source or data.get("source", "")))
             record.write(data)
+            notice = (f"applied only the {len(new_steps)} new operations; the rest of the lab kept running"
+                      if new_steps else "the running lab already matches; nothing to apply")
             return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links), len(new_steps),
-                                time.monotonic() - started, [f"applied only the {len(new_steps)} new operations; "
-                                                             "the rest of the lab kept running"])
+                                time.monotonic() - started, [notice])
         self.destroy(record.prefix, progress)
         report = self.deploy(topology, progress, source)
         report.notices.insert(0, "the edit changes or removes parts of the running lab, so it was destroyed and "
