@@ -8,8 +8,11 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
 
-from vtopo.gui.measure_panel import MeasurePanel, MeasureTarget
+from vtopo.gui.chart_view import PaletteChartView
+from vtopo.gui.measure_form import MeasureTarget
+from vtopo.gui.measure_panel import MeasurePanel
 from vtopo.measure import (
     DirectionTotals,
     IntervalSample,
@@ -59,16 +62,16 @@ def targets(p: NetnsPair) -> list[MeasureTarget]:
 
 def test_targets_fill_the_pair_boxes(panel: MeasurePanel) -> None:
     panel.set_targets([("h1", on_host, ["10.0.0.1"]), ("h2", on_host, ["10.0.0.2", "fd00::2"])], lab="lab")
-    assert [panel.source_box.itemText(i) for i in range(panel.source_box.count())] == ["h1", "h2"]
-    assert panel.source_box.currentText() == "h1" and panel.destination_box.currentText() == "h2"
-    assert [panel.address_box.itemText(i) for i in range(panel.address_box.count())] == ["10.0.0.2", "fd00::2"]
-    panel.destination_box.setCurrentText("h1")
-    assert panel.address_box.currentText() == "10.0.0.1"
+    assert [panel.form.source_box.itemText(i) for i in range(panel.form.source_box.count())] == ["h1", "h2"]
+    assert panel.form.source_box.currentText() == "h1" and panel.form.destination_box.currentText() == "h2"
+    assert [panel.form.address_box.itemText(i) for i in range(panel.form.address_box.count())] == ["10.0.0.2", "fd00::2"]
+    panel.form.destination_box.setCurrentText("h1")
+    assert panel.form.address_box.currentText() == "10.0.0.1"
 
 
 def test_bad_options_are_reported_not_run(panel: MeasurePanel, qtbot: Any) -> None:
     panel.set_targets([("h1", on_host, ["10.0.0.1"]), ("h2", on_host, ["10.0.0.2"])])
-    panel.bitrate_edit.setText("lots")
+    panel.form.bitrate_edit.setText("lots")
     with qtbot.assertNotEmitted(panel.run_started):
         assert not panel.start_run()
     assert "bitrate" in panel.status_label.text()
@@ -78,28 +81,28 @@ def test_selecting_two_history_rows_compares_them(panel: MeasurePanel, qtbot: An
     history = tmp_path / "lab.measure.json"
     save_history(history, [fake_run(100), fake_run(400, source="h3"), fake_run(50, "udp")])
     panel.load_history(history)
-    assert panel.history_table.rowCount() == 3
-    assert panel.history_table.item(1, 6).text() == "400.0 Mb/s"
-    assert panel.history_table.item(2, 7).text() == "0.00% loss"
+    assert panel.history_view.table.rowCount() == 3
+    assert panel.history_view.table.item(1, 6).text() == "400.0 Mb/s"
+    assert panel.history_view.table.item(2, 7).text() == "0.00% loss"
 
-    panel.select_rows([0])
+    panel.history_view.select_rows([0])
     assert panel.bars.isHidden()
     assert panel.chart.point_count() == 3
 
-    panel.select_rows([0, 1])
+    panel.history_view.select_rows([0, 1])
     assert panel.bars.isVisible()
     assert panel.bars.values == pytest.approx([100.0, 400.0])
     assert panel.chart.point_count() == 6
     assert len(panel.chart.series_names()) == 2
 
     png = tmp_path / "chart.png"
-    assert panel.export_chart_png(png) and png.stat().st_size > 1000
+    assert panel.history_view.export_chart_png(png) and png.stat().st_size > 1000
     csv_path = tmp_path / "runs.csv"
-    panel.export_csv(csv_path)
+    panel.history_view.export_csv(csv_path)
     assert len(csv_path.read_text().splitlines()) == 3  # the two selected runs
-    panel.history_table.clearSelection()
+    panel.history_view.table.clearSelection()
     json_path = tmp_path / "runs.json"
-    panel.export_json(json_path)
+    panel.history_view.export_json(json_path)
     assert len(json.loads(json_path.read_text())["runs"]) == 3
 
     saved = tmp_path / "again.json"
@@ -115,7 +118,7 @@ def test_a_run_from_the_panel_charts_live_and_joins_the_history(
     panel: MeasurePanel, qtbot: Any, pair: NetnsPair
 ) -> None:
     panel.set_targets(targets(pair), lab="gui-lab", describe_path=lambda s, d, a: f"{s} - veth - {d}")
-    panel.duration_spin.setValue(3)
+    panel.form.duration_spin.setValue(3)
     with qtbot.waitSignal(panel.run_started, timeout=2000) as started:
         qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
     assert started.args == ["a", "b"]
@@ -129,16 +132,16 @@ def test_a_run_from_the_panel_charts_live_and_joins_the_history(
     assert len(panel.history) == 1
     result = panel.history[0]
     assert result.status == "ok" and result.lab == "gui-lab" and result.path == "a - veth - b"
-    assert panel.history_table.item(0, 3).text() == "a → b"
+    assert panel.history_view.table.item(0, 3).text() == "a → b"
     assert pair.pids() == set()
 
 
 @pytest.mark.privileged
 def test_cancel_from_the_panel(panel: MeasurePanel, qtbot: Any, pair: NetnsPair) -> None:
     panel.set_targets(targets(pair))
-    panel.duration_spin.setValue(60)
-    panel.protocol_box.setCurrentText("UDP")
-    panel.bitrate_edit.setText("10M")
+    panel.form.duration_spin.setValue(60)
+    panel.form.protocol_box.setCurrentText("UDP")
+    panel.form.bitrate_edit.setText("10M")
     assert panel.start_run()
     qtbot.waitUntil(lambda: panel.chart.point_count() >= 1, timeout=5000)
     with qtbot.waitSignal(panel.run_finished, timeout=5000):
@@ -152,8 +155,21 @@ def test_cancel_from_the_panel(panel: MeasurePanel, qtbot: Any, pair: NetnsPair)
 @pytest.mark.privileged
 def test_unreachable_destination_is_shown(panel: MeasurePanel, qtbot: Any, pair: NetnsPair) -> None:
     panel.set_targets(targets(pair))
-    panel.address_box.setCurrentText("10.77.0.1")
+    panel.form.address_box.setCurrentText("10.77.0.1")
     with qtbot.waitSignal(panel.run_finished, timeout=5000):
         assert panel.start_run()
     assert "a has no route to 10.77.0.1" in panel.status_label.text()
     assert panel.history == []
+
+
+def test_the_charts_follow_a_dark_palette(panel: MeasurePanel) -> None:
+    def corner_lightness(view: PaletteChartView) -> int:
+        return view.grab().toImage().pixelColor(12, 12).lightness()
+
+    views = panel.findChildren(PaletteChartView)
+    assert len(views) >= 2
+    for view in views:
+        view.setPalette(QPalette(QColor("#2b2d30")))
+        assert corner_lightness(view) < 100
+        view.setPalette(QPalette(QColor("#f2f3f5")))
+        assert corner_lightness(view) > 150

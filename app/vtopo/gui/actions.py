@@ -68,6 +68,8 @@ class Actions:
         self.destroy = self._action("D&estroy", deploy.destroy, "Shift+F5", style.standardIcon(sp.SP_MediaStop))
         self.status = self._action("Refresh &status", deploy.refresh_status)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
+        self.iperf_pair = self._action("iperf between these two", self._iperf_pair)
+        self.show_measure = self._action("&Measure…", window.measure.show_panel, "Ctrl+M")
 
         self.theme_group = QActionGroup(window)
         self.themes: dict[str, QAction] = {}
@@ -86,6 +88,7 @@ class Actions:
         deploy.busy_changed.connect(self.update_enabled)
         deploy.states_changed.connect(self.update_enabled)
         window.analyzer.analysed.connect(self.update_enabled)
+        window.measure.targets_changed.connect(self.update_enabled)
         self.update_enabled()
 
     def _action(self, text: str, slot: Callable[..., object], shortcut: QKeySequence.StandardKey | str | None = None,
@@ -130,7 +133,7 @@ class Actions:
         lab = bar.addMenu("&Lab")
         lab.addActions([self.deploy, self.destroy, self.status])
         lab.addSeparator()
-        lab.addAction(self.terminal)
+        lab.addActions([self.terminal, self.show_measure, self.iperf_pair])
 
     def _build_toolbar(self) -> None:
         toolbar = QToolBar("Main", self.window)
@@ -229,16 +232,38 @@ class Actions:
         self.terminal.setEnabled(not reason)
         self.terminal.setToolTip(f"Open a terminal on the node ({reason})" if reason else
                                  "Open a terminal on the selected node")
+        pair = scene.selected_node_ids()
+        measurable = len(pair) == 2 and all(self.window.measure.can_measure(node_id) for node_id in pair)
+        self.iperf_pair.setEnabled(measurable)
+        self.iperf_pair.setToolTip("Measure from the first selected node to the second" if measurable else
+                                   "select two nodes of the deployed lab that can run iperf3")
+
+    def _iperf_pair(self) -> None:
+        pair = self.window.editor.scene.selected_node_ids()
+        if len(pair) == 2 and self.iperf_pair.isEnabled():
+            self.window.measure.between(pair[0], pair[1])
 
     def node_menu(self, node_id: str, at: QPoint) -> None:
-        editor = self.window.editor
+        menu = self.node_menu_for(node_id)
+        menu.exec(at)
+        menu.deleteLater()
+
+    def node_menu_for(self, node_id: str) -> QMenu:
+        """The context menu of a node; the node joins the selection first if it is not in it."""
+        editor, measure = self.window.editor, self.window.measure
         if node_id not in editor.scene.selected_node_ids():
             editor.scene.select_ids([node_id])
         menu = QMenu(self.window)
         menu.addActions([self.terminal, self.duplicate, self.copy, self.delete])
         menu.addSeparator()
+        if len(editor.scene.selected_node_ids()) == 2:
+            menu.addAction(self.iperf_pair)
+        for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
+            action = menu.addAction(text, lambda pick=pick: pick(node_id))
+            action.setEnabled(measure.can_measure(node_id))
+        menu.addSeparator()
         menu.addAction("Explain this node", self.window.explain_selection)
-        menu.exec(at)
+        return menu
 
     def canvas_menu(self, at: QPoint) -> None:
         view = self.window.view

@@ -5,11 +5,12 @@ import math
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSizeF, Qt
-from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPalette, QPen,
+from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen,
                            QPixmap, QStaticText)
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsSceneMouseEvent, QStyle, QStyleOptionGraphicsItem,
                                QWidget)
 
+from vtopo.gui.colors import Colors
 from vtopo.gui.states import SEVERITY_COLORS, NodeState
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class NodeItem(QGraphicsItem):
         self._bounds = QRectF()
         self.state = NodeState.NOT_DEPLOYED
         self.severity = ""
+        self.on_path = False
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
         self.setZValue(10)
@@ -84,6 +86,12 @@ class NodeItem(QGraphicsItem):
             self.severity = severity
             self.update()
 
+    def set_on_path(self, on_path: bool) -> None:
+        """An end of the path being measured."""
+        if on_path != self.on_path:
+            self.on_path = on_path
+            self.update()
+
     def boundingRect(self) -> QRectF:
         return self._bounds
 
@@ -102,6 +110,10 @@ class NodeItem(QGraphicsItem):
             fill.setAlpha(50)
             painter.setBrush(fill)
             painter.drawRoundedRect(icon.united(self._label_rect).adjusted(-3, -3, 3, 3), 6, 6)
+        if self.on_path:
+            painter.setPen(QPen(colors.path, 3))
+            painter.setBrush(colors.path_glow)
+            painter.drawRoundedRect(icon.adjusted(-2, -2, 2, 2), 8, 8)
         if self.severity:
             pen = QPen(SEVERITY_COLORS[self.severity], 2.5)
             if self.severity == "warning":
@@ -158,6 +170,7 @@ class LinkItem(QGraphicsItem):
         self._bounds = QRectF()
         self._shape: QPainterPath | None = None
         self.severity = ""
+        self.on_path = False
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         a.links.append(self)
@@ -193,6 +206,12 @@ class LinkItem(QGraphicsItem):
     def set_severity(self, severity: str) -> None:
         if severity != self.severity:
             self.severity = severity
+            self.update()
+
+    def set_on_path(self, on_path: bool) -> None:
+        """Part of the path being measured: drawn thick, in the path color."""
+        if on_path != self.on_path:
+            self.on_path = on_path
             self.update()
 
     def update_geometry(self) -> None:
@@ -243,8 +262,11 @@ class LinkItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         colors: Colors = self.scene().colors  # type: ignore[attr-defined]
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        color = SEVERITY_COLORS.get(self.severity, colors.link)
-        pen = QPen(colors.highlight if selected else color, 3.5 if selected else 2)
+        if self.on_path:
+            painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+            painter.drawLine(self._line)
+        color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, colors.link)
+        pen = QPen(colors.highlight if selected else color, 3.5 if selected or self.on_path else 2)
         if self.severity == "warning" and not selected:
             pen.setStyle(Qt.PenStyle.DashLine)
         painter.setPen(pen)
@@ -360,41 +382,3 @@ class AnnotationItem(QGraphicsItem):
             if scene is not None:
                 return scene.snapped(value)
         return super().itemChange(change, value)
-
-
-class Colors:
-    """Colors derived from the palette, so light and dark themes both read well."""
-
-    def __init__(self, text: QColor, base: QColor, window: QColor, highlight: QColor, mid: QColor,
-                 tooltip_base: QColor, tooltip_text: QColor) -> None:
-        dark = window.lightness() < 128
-        self.text = text
-        self.base = base
-        self.window = window
-        self.highlight = highlight
-        self.subtle_text = QColor(text)
-        self.subtle_text.setAlpha(200)
-        self.link = QColor(text)
-        self.link.setAlpha(150)
-        self.grid = QColor(text)
-        self.grid.setAlpha(28 if dark else 22)
-        self.label_background = QColor(base)
-        self.label_background.setAlpha(200)
-        self.note_background = QColor(tooltip_base)
-        self.note_background.setAlpha(235)
-        self.note_border = mid
-        self.note_text = tooltip_text
-        self.impairment = QColor("#f0a202") if dark else QColor("#b35c00")
-
-    @classmethod
-    def default(cls) -> Colors:
-        black, white = QColor("black"), QColor("white")
-        return cls(black, white, white, QColor("#3574f0"), QColor("gray"), QColor("#ffffdc"), black)
-
-    @classmethod
-    def from_palette(cls, palette: QPalette) -> Colors:
-        role = QPalette.ColorRole
-        return cls(palette.color(role.Text), palette.color(role.Base), palette.color(role.Window),
-                   palette.color(role.Highlight), palette.color(role.Mid), palette.color(role.ToolTipBase),
-                   palette.color(role.ToolTipText))
-

@@ -17,6 +17,8 @@ from vtopo.gui.files import FileController
 from vtopo.gui.icons import IconCache
 from vtopo.gui.inspector import Inspector
 from vtopo.gui.kind_palette import KindPalette
+from vtopo.gui.measure_link import MeasureController
+from vtopo.gui.measure_panel import MeasurePanel
 from vtopo.gui.problems_panel import ProblemsPanel
 from vtopo.gui.view import CanvasView
 from vtopo.kinds.registry import Registry
@@ -37,6 +39,7 @@ class MainWindow(QMainWindow):
         self.problems = ProblemsPanel()
         self.explain = ExplainPanel()
         self.log = DeployLog()
+        self.measure_panel = MeasurePanel()
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(240)
         self.progress.hide()
@@ -52,8 +55,10 @@ class MainWindow(QMainWindow):
         problems_dock = self._dock("Problems", self.problems, bottom)
         self.explain_dock = self._dock("Explain", self.explain, bottom)
         log_dock = self._dock("Deploy log", self.log, bottom)
+        self.measure_dock = self._dock("Measure", self.measure_panel, bottom)
         self.tabifyDockWidget(problems_dock, self.explain_dock)
         self.tabifyDockWidget(self.explain_dock, log_dock)
+        self.tabifyDockWidget(log_dock, self.measure_dock)
         problems_dock.raise_()
         self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
         self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
@@ -61,6 +66,8 @@ class MainWindow(QMainWindow):
         self.analyzer = LabAnalyzer(self.editor, parent=self)
         self.files = FileController(self.editor, self, settings, autosave_dir)
         self.deploy = DeployController(self.editor, self.log, self.progress, deployer_loader, self)
+        self.measure = MeasureController(self.editor, self.files, self.deploy, self.measure_panel,
+                                         self.measure_dock, self)
         self.actions = Actions(self)
         self._wire()
         self._update_title()
@@ -141,6 +148,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.settings.setValue("window/geometry", self.saveGeometry())
+        self.measure_panel.shutdown()
         self.analyzer.shutdown()
         self.editor.scene.release()
         event.accept()

@@ -10,7 +10,8 @@ from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from vtopo.gui.icons import IconCache
-from vtopo.gui.items import ICON_SIZE, AnnotationItem, Colors, LinkItem, NodeItem
+from vtopo.gui.colors import Colors
+from vtopo.gui.items import ICON_SIZE, AnnotationItem, LinkItem, NodeItem
 from vtopo.gui.states import NodeState
 from vtopo.model.problems import Problem, Severity
 from vtopo.model.topology import Annotation, Endpoint, Impairment, Link, Node, Position, Topology
@@ -65,6 +66,8 @@ class TopologyScene(QGraphicsScene):
         self.annotations: dict[str, AnnotationItem] = {}
         self.topology: Topology | None = None
         self._subscriptions = _Subscriptions()
+        self._picked: list[str] = []  # the selected nodes' ids, in the order they were selected
+        self.selectionChanged.connect(self._remember_selection_order)
         self._syncing = False
         self._font = QFont(QGuiApplication.font())
         self._small_font = QFont(self._font)
@@ -179,6 +182,14 @@ class TopologyScene(QGraphicsScene):
         for node_id, item in self.nodes.items():
             item.set_state(states.get(node_id, NodeState.NOT_DEPLOYED))
 
+    def highlight_path(self, ids: Iterable[str]) -> None:
+        """Show the nodes and links a measurement runs through (no ids: show none)."""
+        on_path = set(ids)
+        for node_id, node_item in self.nodes.items():
+            node_item.set_on_path(node_id in on_path)
+        for link_id, link_item in self.links.items():
+            link_item.set_on_path(link_id in on_path)
+
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
         painter.fillRect(rect, self.colors.base)
         scale = painter.worldTransform().m11()
@@ -196,7 +207,15 @@ class TopologyScene(QGraphicsScene):
     # ------------------------------------------------------------ selection
 
     def selected_node_ids(self) -> list[str]:
-        return [item.node_id for item in self.selectedItems() if isinstance(item, NodeItem)]
+        """The selected nodes, first selected first (as "iperf between these two" needs them)."""
+        selected = [item.node_id for item in self.selectedItems() if isinstance(item, NodeItem)]
+        order = {node_id: index for index, node_id in enumerate(self._picked)}
+        return sorted(selected, key=lambda node_id: order.get(node_id, len(order)))
+
+    def _remember_selection_order(self) -> None:
+        selected = [item.node_id for item in self.selectedItems() if isinstance(item, NodeItem)]
+        kept = [node_id for node_id in self._picked if node_id in selected]
+        self._picked = kept + [node_id for node_id in selected if node_id not in kept]
 
     def selected_link_ids(self) -> list[str]:
         return [item.link_id for item in self.selectedItems() if isinstance(item, LinkItem)]

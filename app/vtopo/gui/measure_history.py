@@ -1,0 +1,154 @@
+"""The history of runs as a table: select one to see it again, several to compare them, export them."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from vtopo.gui.measure_format import format_rate, impairment_text
+from vtopo.measure import RunResult
+from vtopo.measure.history import dump_history, history_csv
+
+HISTORY_COLUMNS = ("#", "When", "Lab", "Pair", "Path", "Options", "Mean", "Retr / loss", "Status")
+PATH_COLUMN = HISTORY_COLUMNS.index("Path")
+STATUS_COLUMN = HISTORY_COLUMNS.index("Status")
+
+
+class HistoryView(QWidget):
+    """The runs, oldest first. It holds the list; the panel decides when it grows and where it is saved."""
+
+    selection_changed = Signal(list, list)
+    """(the selected runs, their labels such as "#2") whenever the selection changes."""
+    message = Signal(str, bool)
+    """(text, is an error) about an export."""
+
+    def __init__(self, chart: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._chart = chart  # what "Chart as PNG" grabs
+        self._history: list[RunResult] = []
+        self.table = QTableWidget(0, len(HISTORY_COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(HISTORY_COLUMNS))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+
+        self.export_csv_button = QPushButton("Export CSV…")
+        self.export_csv_button.clicked.connect(lambda: self._ask_and(self.export_csv, "CSV (*.csv)", ".csv"))
+        self.export_json_button = QPushButton("Export JSON…")
+        self.export_json_button.clicked.connect(lambda: self._ask_and(self.export_json, "JSON (*.json)", ".json"))
+        self.export_png_button = QPushButton("Chart as PNG…")
+        self.export_png_button.clicked.connect(lambda: self._ask_and(self.export_chart_png, "PNG (*.png)", ".png"))
+        exports = QHBoxLayout()
+        for button in (self.export_csv_button, self.export_json_button, self.export_png_button):
+            exports.addWidget(button)
+        exports.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.table)
+        layout.addLayout(exports)
+
+    # -- the runs -------------------------------------------------------------------------------
+
+    @property
+    def history(self) -> list[RunResult]:
+        return list(self._history)
+
+    def set_history(self, results: Sequence[RunResult]) -> None:
+        self._history = list(results)
+        self._refresh()
+
+    def append(self, result: RunResult) -> None:
+        """One more run, selected so that the chart shows it."""
+        self._history.append(result)
+        self._refresh()
+        self.table.clearSelection()
+        self.table.selectRow(len(self._history) - 1)
+
+    @staticmethod
+    def label(row: int) -> str:
+        return f"#{row + 1}"
+
+    def _refresh(self) -> None:
+        table = self.table
+        table.blockSignals(True)
+        table.setRowCount(len(self._history))
+        for row, r in enumerate(self._history):
+            cells = [
+                self.label(row), r.started_at.replace("T", " ")[:19], r.lab, f"{r.source} → {r.destination}",
+                r.path or r.address, r.options.describe(), format_rate(r.mean_bits_per_second),
+                impairment_text(r), r.status,
+            ]
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, r.id)
+                if column == PATH_COLUMN:
+                    item.setToolTip(f"{r.address}\n{r.path}" if r.path else r.address)
+                if column == STATUS_COLUMN and r.error:
+                    item.setToolTip(r.error)
+                table.setItem(row, column, item)
+        table.blockSignals(False)
+
+    # -- selection ------------------------------------------------------------------------------
+
+    def selected_rows(self) -> list[int]:
+        rows = {index.row() for index in self.table.selectionModel().selectedRows()}
+        return sorted(row for row in rows if row < len(self._history))
+
+    def selected_results(self) -> list[RunResult]:
+        return [self._history[row] for row in self.selected_rows()]
+
+    def select_rows(self, rows: Sequence[int]) -> None:
+        table = self.table
+        table.clearSelection()
+        model = table.selectionModel()
+        for row in rows:
+            model.select(table.model().index(row, 0), model.SelectionFlag.Select | model.SelectionFlag.Rows)
+
+    def _selection_changed(self) -> None:
+        rows = self.selected_rows()
+        self.selection_changed.emit([self._history[row] for row in rows], [self.label(row) for row in rows])
+
+    # -- exports ----------------------------------------------------------------------------------
+
+    def _export_set(self) -> list[RunResult]:
+        selected = self.selected_results()
+        return selected if len(selected) > 1 else self._history
+
+    def export_csv(self, path: str | Path) -> None:
+        """The whole history (or the selected runs, when several are selected) as CSV."""
+        Path(path).write_text(history_csv(self._export_set()), encoding="utf-8")
+
+    def export_json(self, path: str | Path) -> None:
+        Path(path).write_text(dump_history(self._export_set()), encoding="utf-8")
+
+    def export_chart_png(self, path: str | Path) -> bool:
+        return self._chart.grab().save(str(path), "PNG")
+
+    def _ask_and(self, action: Callable[[str], object], filter_text: str, suffix: str) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export", "", filter_text)
+        if not path:
+            return
+        if not path.endswith(suffix):
+            path += suffix
+        try:
+            action(path)
+        except OSError as e:
+            self.message.emit(f"cannot write {path}: {e.strerror}", True)
+            return
+        self.message.emit(f"wrote {path}", False)

@@ -1,0 +1,167 @@
+"""Keeps the Measure panel in step with the window: its targets come from the deployed lab, a run's path shows
+on the canvas, and the history lives beside the lab file.
+
+The panel knows nothing of labs; this controller tells it what to measure. The deployed lab (vtopo.host.deployed)
+is imported lazily, like the executor, so the designer runs where the host layer is not installed.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+from vtopo.gui.deploy_panel import DeployController
+from vtopo.gui.editor import Editor
+from vtopo.gui.files import FileController
+from vtopo.gui.measure_panel import MeasurePanel
+from vtopo.measure import history_path_for
+
+DEPLOYED_MODULE = "vtopo.host.deployed"
+NOT_DEPLOYED = "Deploy the lab to measure: iperf3 runs between the nodes of a deployed lab."
+DOCK_HEIGHT = 300
+
+LabFinder = Callable[[str], tuple[Any, str]]
+"""lab name -> (its DeployedLab, "") or (None, why it cannot be measured)."""
+
+
+def find_deployed(lab: str) -> tuple[Any, str]:
+    """The deployed lab named `lab`, as vtopo.host.deployed.DeployedLab, or why there is none."""
+    try:
+        module = importlib.import_module(DEPLOYED_MODULE)
+    except ImportError as error:
+        return None, f"measuring needs the host layer ({DEPLOYED_MODULE}): {error}"
+    try:
+        return module.DeployedLab.find(lab), ""
+    except module.NotDeployed as error:
+        return None, str(error)
+    except OSError as error:
+        return None, f"cannot read how lab {lab} is deployed: {error}"
+
+
+class MeasureController(QObject):
+    """Fills the panel from the deployed lab, picks pairs for the canvas' menu, highlights paths, keeps history."""
+
+    targets_changed = Signal()
+
+    def __init__(self, editor: Editor, files: FileController, deploy: DeployController, panel: MeasurePanel,
+                 dock: QDockWidget, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._editor = editor
+        self._files = files
+        self._deploy = deploy
+        self._panel = panel
+        self._dock = dock
+        self.find_lab: LabFinder = find_deployed
+        self._lab: Any = None  # the DeployedLab the targets come from
+        self._topology = editor.topology  # to tell "another lab was opened" from "this lab was saved elsewhere"
+        self._history_path: Path | None = None
+        deploy.busy_changed.connect(self._deploy_busy)
+        editor.topology_replaced.connect(self.refresh)
+        files.path_changed.connect(self._follow_file)
+        panel.run_started.connect(self._show_path)
+        panel.run_finished.connect(lambda: editor.scene.highlight_path([]))
+        panel.history_changed.connect(self._save_history)
+        self.refresh()
+
+    # ------------------------------------------------------------ what can be measured
+
+    def _deploy_busy(self, busy: bool) -> None:
+        if not busy:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Ask for the deployed lab again (after a deploy, a destroy, a status read, another lab)."""
+        name = self._deploy.deployed_lab
+        lab, why = self.find_lab(name) if name else (None, NOT_DEPLOYED)
+        self._lab = lab
+        if lab is None:
+            self._panel.cancel_run()
+            self._panel.set_unavailable(why)
+        else:
+            self._panel.set_targets(lab.measurable(), lab=name,
+                                    describe_path=lambda source, destination, _address: lab.path(source, destination))
+        self.targets_changed.emit()
+
+    def can_measure(self, node_id: str) -> bool:
+        node = self._editor.topology.nodes.get(node_id)
+        return node is not None and node.name in self._panel.targets
+
+    # ------------------------------------------------------------ picking a pair from the canvas
+
+    def between(self, source_id: str, destination_id: str) -> None:
+        """Show the panel with this pair chosen, and the address the source reaches the destination at."""
+        nodes = self._editor.topology.nodes
+        source, destination = nodes[source_id].name, nodes[destination_id].name
+        target, address = self._panel.targets.get(destination), None
+        if self._lab is not None and target is not None and target.addresses:
+            address, _how = self._lab.target_address(source, destination)
+        self._panel.select_pair(source, destination, address)
+        self.show_panel()
+
+    def from_node(self, node_id: str) -> None:
+        self.between(node_id, self._other_than(node_id, self._panel.form.destination_box.currentText()))
+
+    def to_node(self, node_id: str) -> None:
+        self.between(self._other_than(node_id, self._panel.form.source_box.currentText()), node_id)
+
+    def _other_than(self, node_id: str, current: str) -> str:
+        """The node chosen at the other end, unless it is this one: then the first other measurable node."""
+        topology = self._editor.topology
+        names = [current] + [name for name in self._panel.targets if name != current]
+        for name in names:
+            node = topology.node_named(name)
+            if node is not None and node.id != node_id:
+                return node.id
+        return node_id
+
+    def show_panel(self) -> None:
+        self._dock.show()
+        self._dock.raise_()
+        window = self._dock.parentWidget()
+        if isinstance(window, QMainWindow) and self._dock.height() < DOCK_HEIGHT:
+            window.resizeDocks([self._dock], [DOCK_HEIGHT], Qt.Orientation.Vertical)
+
+    # ------------------------------------------------------------ the path on the canvas
+
+    def _show_path(self, source: str, destination: str) -> None:
+        if self._lab is None:
+            return
+        topology = self._editor.topology
+        ends = [node.id for node in (topology.node_named(source), topology.node_named(destination)) if node]
+        self._editor.scene.highlight_path([*ends, *self._lab.path_links(source, destination)])
+
+    # ------------------------------------------------------------ the history beside the lab
+
+    def _follow_file(self) -> None:
+        path = self._files.path
+        history = history_path_for(path) if path is not None else None
+        same_lab = self._editor.topology is self._topology
+        self._topology = self._editor.topology
+        if same_lab:  # saved, perhaps elsewhere: the runs so far go with it
+            if history != self._history_path:
+                self._history_path = history
+                if self._panel.history:
+                    self._save_history()
+            return
+        self._history_path = None
+        if history is None:
+            self._panel.set_history([])  # an unsaved lab keeps its runs in memory
+            return
+        try:
+            self._panel.load_history(history)
+        except (ValueError, OSError) as error:
+            self._panel.set_history([])
+            self._panel.say(f"{error}; new runs are not saved, so that the file stays as it is", error=True)
+            return
+        self._history_path = history
+
+    def _save_history(self) -> None:
+        if self._history_path is None:
+            return
+        try:
+            self._panel.save_history(self._history_path)
+        except OSError as error:
+            self._panel.say(f"cannot save the run history to {self._history_path}: {error.strerror}", error=True)

@@ -1,0 +1,239 @@
+"""The Measure dock in the main window: targets from the deployed lab, pairs from the canvas, the path on the
+canvas while a run goes, the history beside the lab file. A fake executor and a fake deployed lab for the wiring;
+the real ones, with iperf3, when root is available."""
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from tests.gui.helpers import click
+from tests.gui.test_deploy import FakeDeployer
+from vtopo.gui.main_window import MainWindow
+from vtopo.gui.measure_history import PATH_COLUMN
+from vtopo.gui.measure_link import NOT_DEPLOYED
+from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, RunResult, history_path_for, load_history,
+                           on_host, save_history)
+from vtopo.resources import TOPOLOGIES
+
+ADDRESSES = {"c1": "10.0.0.1", "c2": "10.0.0.2", "c3": "10.0.0.3"}
+PATH_LINKS = {("c1", "c2"): ["c1-eth0--br0-p1", "c2-eth0--br0-p2"]}
+
+
+class FakeDeployedLab:
+    """Answers like vtopo.host.deployed.DeployedLab for bridge-veth, without a kernel."""
+
+    def measurable(self) -> list[tuple[str, Any, list[str]]]:
+        return [(name, on_host, [address]) for name, address in ADDRESSES.items()]
+
+    def path(self, source: str, destination: str) -> str:
+        return "veth → br0 → veth"
+
+    def path_links(self, source: str, destination: str) -> list[str]:
+        return PATH_LINKS.get((source, destination), [])
+
+    def target_address(self, source: str, destination: str) -> tuple[str, str]:
+        return ADDRESSES[destination], "same segment"
+
+
+class FakeRun:
+    """Follows the IperfRun API: yields a sample every 50 ms until it is done or cancelled."""
+
+    release = threading.Event()  # the run's last sample waits for it, so a test can look while it runs
+
+    def __init__(self, source: Endpoint, destination: Endpoint, address: str, options: IperfOptions, *,
+                 lab: str = "", path: str = "") -> None:
+        self.result = RunResult(source=source.name, destination=destination.name, address=address, options=options,
+                                lab=lab, path=path)
+        self.has_result = True
+        self._cancelled = threading.Event()
+
+    def __iter__(self) -> Iterator[IntervalSample]:
+        for second in range(self.result.options.duration_s):
+            if second == self.result.options.duration_s - 1:
+                FakeRun.release.wait(10)
+            if self._cancelled.is_set():
+                self.result.status = "cancelled"
+                return
+            time.sleep(0.05)
+            sample = IntervalSample(float(second), float(second + 1), 900e6, 112_500_000, retransmits=0)
+            self.result.intervals.append(sample)
+            yield sample
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+
+@pytest.fixture
+def deployed_window(make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
+    """bridge-veth, from a file of its own, deployed by the fake executor; measured with fake runs."""
+    lab = tmp_path / "bridge-veth.vtopo"
+    shutil.copy(TOPOLOGIES / "bridge-veth.vtopo", lab)
+    window = make_window(lab, deployer_loader=lambda: (FakeDeployer(), ""))
+    window.measure.find_lab = lambda name: (FakeDeployedLab(), "") if name == "bridge-veth" else (None, "no")
+    window.measure_panel.runner_factory = FakeRun
+    FakeRun.release.set()
+    qtbot.waitUntil(lambda: not window.deploy.busy)
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        window.actions.deploy.trigger()
+    yield window
+    FakeRun.release.set()
+    window.measure_panel.shutdown()
+
+
+def choices(window: MainWindow) -> tuple[str, str, str]:
+    form = window.measure_panel.form
+    return form.source_box.currentText(), form.destination_box.currentText(), form.address_box.currentText()
+
+
+def test_without_a_deployed_lab_the_panel_says_to_deploy(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window("bridge-veth")
+    panel = window.measure_panel
+    window.measure_dock.raise_()
+    assert panel.notice.isVisible() and panel.notice.text() == NOT_DEPLOYED
+    assert not panel.run_button.isEnabled()
+    assert panel.form.source_box.count() == 0
+    window.editor.scene.select_ids(["c1", "c2"])
+    assert not window.actions.iperf_pair.isEnabled()
+    menu = window.actions.node_menu_for("c1")
+    assert [a.isEnabled() for a in menu.actions() if a.text().startswith("Measure")] == [False, False]
+
+
+def test_targets_follow_deploy_and_destroy(deployed_window: MainWindow, qtbot: QtBot) -> None:
+    window, panel = deployed_window, deployed_window.measure_panel
+    assert panel.notice.isHidden()
+    assert list(panel.targets) == ["c1", "c2", "c3"]
+    assert panel.run_button.isEnabled()
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        window.actions.destroy.trigger()
+    assert panel.targets == {} and not panel.run_button.isEnabled()
+    assert panel.notice.text() == NOT_DEPLOYED
+
+
+def test_iperf_between_two_selected_nodes_runs_and_shows_the_path(deployed_window: MainWindow,
+                                                                  qtbot: QtBot) -> None:
+    window, panel, scene = deployed_window, deployed_window.measure_panel, deployed_window.editor.scene
+    window.explain_dock.raise_()
+    # c2 first, then c1 with Ctrl: the first selected is the source
+    click(window.view, scene.nodes["c2"].pos())
+    click(window.view, scene.nodes["c1"].pos(), Qt.KeyboardModifier.ControlModifier)
+    assert scene.selected_node_ids() == ["c2", "c1"]
+    menu = window.actions.node_menu_for("c1")
+    assert window.actions.iperf_pair in menu.actions()
+    window.actions.iperf_pair.trigger()
+    assert choices(window) == ("c2", "c1", "10.0.0.1")
+    assert not panel.visibleRegion().isEmpty()  # the dock was raised over the Explain tab
+
+    scene.select_ids(["c1"])
+    scene.nodes["c2"].setSelected(True)
+    window.actions.iperf_pair.trigger()
+    assert choices(window) == ("c1", "c2", "10.0.0.2")
+    panel.form.duration_spin.setValue(3)
+    FakeRun.release.clear()
+    with qtbot.waitSignal(panel.run_started, timeout=2000):
+        assert panel.start_run()
+    qtbot.waitUntil(lambda: panel.chart.point_count() >= 2, timeout=5000)
+    on_path = {"c1", "c2", *PATH_LINKS[("c1", "c2")]}
+    lit = {i for i, item in [*scene.nodes.items(), *scene.links.items()] if item.on_path}
+    assert lit == on_path
+    with qtbot.waitSignal(panel.run_finished, timeout=5000):
+        FakeRun.release.set()
+    assert not any(item.on_path for item in [*scene.nodes.values(), *scene.links.values()])
+    assert panel.history_view.table.item(0, PATH_COLUMN).text() == "veth → br0 → veth"
+
+
+def test_measure_from_here_and_to_here(deployed_window: MainWindow) -> None:
+    window = deployed_window
+    window.measure_panel.select_pair("c1", "c2")
+
+    def pick(node_id: str, text: str) -> None:
+        menu = window.actions.node_menu_for(node_id)
+        action = next(a for a in menu.actions() if a.text() == text)
+        assert action.isEnabled()
+        action.trigger()
+
+    pick("c3", "Measure to here")
+    assert choices(window) == ("c1", "c3", "10.0.0.3")
+    pick("c3", "Measure from here")  # the destination was c3 itself: another node takes its place
+    assert choices(window) == ("c3", "c1", "10.0.0.1")
+    menu = window.actions.node_menu_for("br0")
+    assert not next(a for a in menu.actions() if a.text() == "Measure from here").isEnabled()
+
+
+def test_history_lives_beside_the_lab(deployed_window: MainWindow, qtbot: QtBot, tmp_path: Path) -> None:
+    window, panel = deployed_window, deployed_window.measure_panel
+    history = history_path_for(tmp_path / "bridge-veth.vtopo")
+    assert not history.exists()  # opening a lab writes nothing
+    panel.form.duration_spin.setValue(2)
+    with qtbot.waitSignal(panel.run_finished, timeout=5000):
+        panel.start_run()
+    assert [r.source for r in load_history(history)] == ["c1"]
+
+    window.files.new_lab()  # an unsaved lab: its runs stay in memory
+    assert panel.history == []
+    window.files.open_path(tmp_path / "bridge-veth.vtopo")
+    assert len(panel.history) == 1
+
+
+def test_the_comparison_shows_two_runs_from_the_saved_history(make_window: Callable[..., MainWindow],
+                                                              tmp_path: Path) -> None:
+    lab = tmp_path / "bridge-veth.vtopo"
+    shutil.copy(TOPOLOGIES / "bridge-veth.vtopo", lab)
+    runs = []
+    for mbps in (100.0, 400.0):
+        run = RunResult(source="c1", destination="c2", address="10.0.0.2", options=IperfOptions(duration_s=2),
+                        lab="bridge-veth", path="veth → br0 → veth")
+        run.intervals = [IntervalSample(float(t), float(t + 1), mbps * 1e6, 1000) for t in range(2)]
+        runs.append(run)
+    save_history(history_path_for(lab), runs)
+    window = make_window(lab)
+    panel = window.measure_panel
+    window.measure_dock.raise_()
+    assert len(panel.history) == 2
+    panel.history_view.select_rows([0, 1])
+    assert panel.bars.isVisible() and panel.bars.values == pytest.approx([100.0, 400.0])
+    assert len(panel.chart.series_names()) == 2
+
+
+@pytest.mark.privileged
+def test_iperf_between_two_containers_for_real(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    from vtopo.gui.deploy_panel import load_deployer
+
+    window = make_window("bridge-veth", deployer_loader=load_deployer)
+    panel, scene = window.measure_panel, window.editor.scene
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    try:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            window.actions.deploy.trigger()
+        assert {"c1", "c2", "c3"} <= set(panel.targets), panel.notice.text() + window.log.toPlainText()
+        scene.select_ids(["c1"])
+        scene.nodes["c2"].setSelected(True)
+        menu = window.actions.node_menu_for("c2")
+        assert window.actions.iperf_pair in menu.actions() and window.actions.iperf_pair.isEnabled()
+        window.actions.iperf_pair.trigger()
+        assert choices(window) == ("c1", "c2", "10.0.0.2")
+        assert not panel.visibleRegion().isEmpty()
+        panel.form.duration_spin.setValue(2)
+        with qtbot.waitSignal(panel.run_started, timeout=5000):
+            qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+        path = {"c1", "c2", *PATH_LINKS[("c1", "c2")]}
+        lit = lambda: {i for i, item in [*scene.nodes.items(), *scene.links.items()] if item.on_path}  # noqa: E731
+        qtbot.waitUntil(lambda: panel.chart.point_count() >= 1 and lit() == path, timeout=10_000)
+        qtbot.waitUntil(lambda: not panel.running, timeout=30_000)
+        assert lit() == set()
+        result = panel.history[-1]
+        assert result.status == "ok", panel.status_label.text()
+        assert result.mean_bits_per_second and result.mean_bits_per_second > 1e6
+        assert panel.history_view.table.item(0, PATH_COLUMN).text() == "veth → br0 → veth"
+    finally:
+        panel.shutdown()
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            window.actions.destroy.trigger()
+    assert panel.targets == {} and panel.notice.text() == NOT_DEPLOYED
