@@ -48,7 +48,11 @@ def _show_interval(sample: IntervalSample) -> None:
 
 
 def cmd_iperf(args: argparse.Namespace) -> int:
-    lab, source, destination, address, path = _pair(args)
+    lab = DeployedLab.find(args.lab)
+    source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
+    address = args.address or lab.target_address(args.source, args.destination)[0]
+    back = None if source.can_run else lab.target_address(args.destination, args.source)[0]
+    path = lab.path(args.source, args.destination)
     options = IperfOptions(protocol="udp" if args.udp else "tcp", duration_s=args.time, interval_s=args.interval,
                            parallel=args.parallel, reverse=args.reverse, bidir=args.bidir, bitrate=args.bitrate,
                            length=args.length, window=args.window, zerocopy=args.zerocopy)
@@ -58,7 +62,8 @@ def cmd_iperf(args: argparse.Namespace) -> int:
         return 2
     if not args.json:
         print(f"iperf3 {args.source} -> {args.destination} ({address}, {path}): {options.describe()}", flush=True)
-    run = IperfRun(source, destination, address, options, lab=lab.context.topology.name, path=path)
+    run = IperfRun(source, destination, address, options, lab=lab.context.topology.name, path=path,
+                   return_address=back)
     result = _run(run, None if args.json else _show_interval)
     if args.json:
         print(result.to_json())
@@ -91,10 +96,14 @@ def _show_reply(reply: PingReply) -> None:
 
 def cmd_ping(args: argparse.Namespace) -> int:
     lab = DeployedLab.find(args.lab)
-    address = args.address or lab.target_address(args.source, args.destination)[0]
-    print(f"ping {args.destination} ({address}, {lab.path(args.source, args.destination)}) from {args.source}",
-          flush=True)
-    run = PingRun(Endpoint(args.source, lab.in_node(args.source)), args.destination, address,
+    source, destination = args.source, args.destination
+    if not lab.endpoint(source).can_run and not args.address:
+        print(f"note: {source} is a VM vtopo cannot run ping in; {destination} pings it instead (a round trip is "
+              "the same both ways)", file=sys.stderr)
+        source, destination = destination, source
+    address = args.address or lab.target_address(source, destination)[0]
+    print(f"ping {destination} ({address}, {lab.path(source, destination)}) from {source}", flush=True)
+    run = PingRun(Endpoint(source, lab.in_node(source)), destination, address,
                   PingOptions(count=args.count, interval_s=args.interval))
     result = _run(run, _show_reply)
     print(result.summary())

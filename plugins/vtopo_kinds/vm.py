@@ -15,6 +15,8 @@ from vtopo.model.problems import Problem, Severity
 from vtopo_kinds.common import check_gateway
 
 FIRST_TAP_FD = 3
+GUEST_IPERF_PORT = 5201
+"""The built-in guest's init runs `iperf3 -s` on iperf3's default port."""
 NIC_DEVICES = {"virtio": "virtio-net-pci", "e1000": "e1000"}
 
 
@@ -45,7 +47,10 @@ class VmKind(NodeKind):
     def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
         console = f"{node.names.node_dir(node.node.name)}/console.log"
         raise CannotRunInside(f"{node.node.name} is a VM: vtopo has no shell inside it. Its serial console is logged "
-                              f"to {console}, and the built-in guest runs iperf3 -s on port 5201.")
+                              f"to {console}, and the built-in guest runs iperf3 -s on port {GUEST_IPERF_PORT}.")
+
+    def iperf_server_port(self, node: NodeContext) -> int | None:
+        return GUEST_IPERF_PORT if node.settings.image == "builtin" else None
 
     def vhost_on(self, node: NodeContext) -> bool:
         return node.settings.vhost and node.facts.vhost_net

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.labs.test_measure_cli import vtopo
 from vtopo.kinds.contract import CannotRunInside
 
 pytestmark = pytest.mark.privileged
@@ -38,10 +39,13 @@ def qemu_of(prefix: str, vm: str) -> int:
     return int(Path(f"/run/vtopo/{prefix}/{vm}/qemu.pid").read_text().split()[0])
 
 
-def host_iperf(address: str) -> float:
-    result = subprocess.run(["iperf3", "-c", address, "-t", "2", "-J"], capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0, result.stdout[-500:]
-    return float(json.loads(result.stdout)["end"]["sum_received"]["bits_per_second"])
+def vtopo_iperf(lab: str, source: str, destination: str) -> float:
+    """`vtopo iperf` with a VM at one end: the client runs on the other end, against the guest's iperf3 -s."""
+    done = vtopo("iperf", lab, source, destination, "-t", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "ok" and len(result["intervals"]) >= 2, result
+    return float(result["forward"]["received"]["bits_per_second"])
 
 
 def test_vm_on_tap_and_vm_on_macvtap(deployed):
@@ -56,8 +60,11 @@ def test_vm_on_tap_and_vm_on_macvtap(deployed):
     assert f"mac={guest_mac}" in Path(f"/proc/{qemu}/cmdline").read_text().replace("\0", " "), \
         "the guest's MAC must equal the macvtap's"
     assert lab.pings("host", "vm1") and lab.pings("host", "vm2")
-    assert host_iperf(lab.address("host", "vm1")) > 50e6
-    assert host_iperf(lab.address("host", "vm2")) > 50e6
+    name = lab.lab.context.topology.name
+    targets = {target[0]: target for target in lab.lab.measurable()}
+    assert targets["vm1"][1] is None and targets["vm1"][3] == 5201, "measured through the guest's iperf3 -s"
+    assert vtopo_iperf(name, "host", "vm1") > 50e6
+    assert vtopo_iperf(name, "vm2", "host") > 50e6
 
 
 def test_vhost_pair_runs_both_vms(deployed):

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from vtopo.measure import Endpoint, IperfOptions, IperfRun, MeasureError, UnreachableError, in_netns
-from vtopo.measure.testing import NetnsPair
+from vtopo.measure.testing import NetnsPair, samples_with_arrivals
 
 pytestmark = pytest.mark.privileged
 
@@ -33,12 +33,7 @@ def _iperf3_pids(pids: list[int]) -> list[int]:
 
 def test_tcp_run_yields_a_sample_per_interval_and_a_plausible_total(pair: NetnsPair) -> None:
     run = IperfRun(pair.a, pair.b, pair.address_b, IperfOptions(duration_s=3), lab="t", path="a-b")
-    arrivals: list[float] = []
-    t0 = time.monotonic()
-    samples = []
-    for sample in run:
-        arrivals.append(time.monotonic() - t0)
-        samples.append(sample)
+    samples, arrivals = samples_with_arrivals(run)
     result = run.result
     assert result.status == "ok", result.error
     assert len(samples) == 3

@@ -6,7 +6,7 @@ from typing import Hashable
 
 import networkx as nx
 
-from vtopo.compile.context import EndContext, LabContext
+from vtopo.compile.context import EndContext, LabContext, NodeContext
 from vtopo.kinds.contract import Role
 
 FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
@@ -90,7 +90,7 @@ def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
     """What lies between two nodes, as a student would say it: "veth → br0 → veth", "macvlan bridge mode"."""
     path = path_between(lab, source_id, destination_id)
     if not path:
-        return "not linked in the drawing"
+        return _through_host_address(lab, source_id, destination_id) or "not linked in the drawing"
     words: list[str] = []
     for index, end in enumerate(path):
         peer = end.other
@@ -106,3 +106,25 @@ def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
         if peer.node.id != destination_id:
             words.append(peer.node.name)
     return " → ".join(words)
+
+
+def numbered_bridge_between(lab: LabContext, host_id: str, other_id: str) -> NodeContext | None:
+    """A bridge the host's own namespace has an address on (a numbered bridge, seed 003) and that
+    leads to `other_id`: the host reaches it that way, without a link in the drawing."""
+    host = lab.nodes[host_id]
+    if host.kind.role is not Role.NAMESPACE or host.kind.netns(host) is not None:
+        return None
+    for bridge in lab.nodes.values():
+        if getattr(bridge.settings, "host_addresses", None) and path_between(lab, bridge.node.id, other_id):
+            return bridge
+    return None
+
+
+def _through_host_address(lab: LabContext, source_id: str, destination_id: str) -> str | None:
+    """ "br0 (host address) → tap" from the host to a node behind a numbered bridge, or the other way round."""
+    if (bridge := numbered_bridge_between(lab, source_id, destination_id)) is not None:
+        return f"{bridge.node.name} (host address) → {describe_path(lab, bridge.node.id, destination_id)}"
+    if (bridge := numbered_bridge_between(lab, destination_id, source_id)) is not None:
+        leg = describe_path(lab, bridge.node.id, source_id)
+        return " → ".join([*reversed(leg.split(" → ")), f"{bridge.node.name} (host address)"])
+    return None

@@ -17,21 +17,33 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vtopo.measure import InNode, IperfOptions
+from vtopo.measure import Endpoint, InNode, IperfOptions
 
 
 class MeasureTarget(NamedTuple):
-    """A node the panel may measure from or to, and the addresses it can be reached at."""
+    """A node the panel may measure from or to, and the addresses it can be reached at. A VM has no
+    `in_node` but a standing iperf3 server, and `cannot_run` says why."""
 
     name: str
-    in_node: InNode
+    in_node: InNode | None
     addresses: Sequence[str] = ()
+    iperf_server_port: int | None = None
+    cannot_run: str = ""
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.name, self.in_node, self.iperf_server_port, self.cannot_run)
 
 
 PathDescriber = Callable[[str, str, str], str]
 """(source, destination, address) -> a description of the path, e.g. "h1 - s1 - r1 - h2"."""
 
-TargetLike = MeasureTarget | tuple[str, InNode, Sequence[str]]
+Aim = Callable[[str, str], str]
+"""(source, destination) -> the address of destination that source reaches it at."""
+
+TargetLike = MeasureTarget | tuple[str, InNode | None, Sequence[str]] | tuple[str, InNode | None, Sequence[str],
+                                                                               int | None, str]
+"""A MeasureTarget or the plain tuple DeployedLab.measurable() gives."""
 
 
 class MeasureForm(QWidget):
@@ -104,7 +116,7 @@ class MeasureForm(QWidget):
 
     def set_targets(self, targets: Sequence[TargetLike]) -> None:
         """The nodes that can be measured, keeping the current choices when they are still there."""
-        self.targets = {t[0]: MeasureTarget(t[0], t[1], tuple(t[2])) for t in targets}
+        self.targets = {t[0]: MeasureTarget(t[0], t[1], tuple(t[2]), *t[3:]) for t in targets}
         for box in (self.source_box, self.destination_box):
             keep = box.currentText()
             box.blockSignals(True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from vtopo.compile.analysis import broadcast_domains, describe_path, path_between
+from vtopo.compile.analysis import broadcast_domains, describe_path, numbered_bridge_between, path_between
 from vtopo.compile.context import EndContext, LabContext, NodeContext
 from vtopo.host.state import StateStore
 from vtopo.kinds.contract import CannotRunInside, Role
-from vtopo.measure.nodes import InNode
+from vtopo.measure.nodes import Endpoint, InNode
 from vtopo.lab import context_of
 from vtopo.model import io
 
@@ -41,18 +41,19 @@ class DeployedLab:
         node = self.node(name)
         return node.kind.command_in(node, argv)
 
-    def measurable(self) -> list[tuple[str, InNode, list[str]]]:
-        """Each node a measurement can run in: its name, how to run a command there, its addresses."""
+    def measurable(self) -> list[tuple[str, InNode | None, list[str], int | None, str]]:
+        """Each node a measurement can reach: its name, how to run a command there (None for a VM),
+        its addresses, the port of its standing iperf3 server (VMs) and why commands cannot run there."""
         targets = []
         for node in self.context.nodes.values():
-            try:
-                node.kind.command_in(node, ["true"])
-            except CannotRunInside:
+            if node.kind.role not in (Role.NAMESPACE, Role.MACHINE):
                 continue
-            if node.kind.role is not Role.NAMESPACE:
+            endpoint = self.endpoint(node.node.name)
+            if not endpoint.can_run and endpoint.iperf_server_port is None:
                 continue
             addresses = [str(ipaddress.ip_interface(a).ip) for end in node.ends for a in end.end.interface.addresses]
-            targets.append((node.node.name, _bound(node), addresses))
+            targets.append((endpoint.name, endpoint.in_node, addresses, endpoint.iperf_server_port,
+                            endpoint.cannot_run))
         return targets
 
     def in_node(self, name: str) -> InNode:
@@ -60,6 +61,14 @@ class DeployedLab:
         node = self.node(name)
         node.kind.command_in(node, ["true"])
         return _bound(node)
+
+    def endpoint(self, name: str) -> Endpoint:
+        """A node as one side of a measurement; a VM's names its standing iperf3 server instead."""
+        node = self.node(name)
+        try:
+            return Endpoint(name, self.in_node(name))
+        except CannotRunInside as why:
+            return Endpoint(name, None, node.kind.iperf_server_port(node), str(why))
 
     def path(self, source: str, destination: str) -> str:
         return describe_path(self.context, self.node(source).node.id, self.node(destination).node.id)
@@ -71,7 +80,8 @@ class DeployedLab:
     def target_address(self, source: str, destination: str) -> tuple[str, str]:
         """The address of `destination` to aim at from `source`, and how it is reached ("same segment"/"routed").
 
-        Prefer an address on a segment both share (no router in between); otherwise the destination's first IPv4.
+        Prefer an address on a segment both share (no router in between), or the host's address on a numbered
+        bridge the source is behind; otherwise the destination's first IPv4.
         """
         src, dst = self.node(source), self.node(destination)
         for domain in broadcast_domains(self.context):
@@ -79,6 +89,14 @@ class DeployedLab:
                 for end in domain:
                     if end.node.id == dst.node.id and end.end.interface.addresses:
                         return _ip(end), "same segment"
+        bridge = numbered_bridge_between(self.context, dst.node.id, src.node.id)
+        if bridge is not None:
+            return str(ipaddress.ip_interface(bridge.settings.host_addresses[0]).ip), "same segment"
+        bridge = numbered_bridge_between(self.context, src.node.id, dst.node.id)
+        if bridge is not None:
+            arrival = path_between(self.context, bridge.node.id, dst.node.id)[-1].other
+            if arrival.end.interface.addresses:
+                return _ip(arrival), "same segment"
         for end in dst.ends:
             if end.end.interface.addresses:
                 return _ip(end), "routed"

@@ -99,6 +99,11 @@ class NodeKind(ABC):
         netns = self.netns(node) if self.role is Role.NAMESPACE else None
         return ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
 
+    def iperf_server_port(self, node: NodeContext) -> int | None:
+        """The port of an iperf3 server that always runs in this node, for a node commands cannot run
+        in (`command_in` raises): measurements aim their client at it."""
+        return None
+
     def check(self, node: NodeContext) -> Iterable[Problem]:
         return ()
 

@@ -11,6 +11,11 @@ How the live samples and the final figures are obtained with iperf3 3.12 (which 
   final truth: sender and receiver totals of each direction, both CPU figures, and its own
   per-interval view, which completes the live samples at the end (forward TCP retransmits and
   cwnd are known by the client, the sender; reverse UDP loss too).
+
+A node vtopo cannot run commands in (a VM) is measured through the iperf3 server that always
+runs there: the client, in the other node, runs in text mode and is the only witness, live and
+at the end (iperf_text.py). When that node is the source, the client runs in the destination
+with -R flipped, and its directions are turned back into the user's.
 """
 from __future__ import annotations
 
@@ -18,9 +23,12 @@ import json
 import queue
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 from vtopo.measure.base import MeasureRun, _Cancelled
-from vtopo.measure.iperf_parse import LISTENING, IntervalAssembler, merge_intervals, parse_client_json
+from vtopo.measure.iperf_parse import (LISTENING, ClientReport, IntervalAssembler, merge_intervals,
+                                       parse_client_json)
+from vtopo.measure.iperf_text import client_error, parse_client_text
 from vtopo.measure.nodes import Endpoint, MeasureError
 from vtopo.measure.ports import release_port, reserve_port
 from vtopo.measure.preflight import check_reachable
@@ -43,7 +51,9 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         print(run.result.mean_bits_per_second)
 
     `lab` and `path` are copied into the result for the history. With `preflight` (default)
-    one ping checks that the address is reachable before iperf3 starts.
+    one ping checks that the address is reachable before iperf3 starts. `return_address` is the
+    source's address as the destination sees it: needed only when the source is a node vtopo
+    cannot run commands in, so that the client runs in the destination instead.
     """
 
     def __init__(
@@ -57,6 +67,7 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         path: str = "",
         preflight: bool = True,
         iperf3: str = IPERF3,
+        return_address: str | None = None,
     ) -> None:
         self.options = options or IperfOptions()
         super().__init__(RunResult(source=source.name, destination=destination.name, address=address,
@@ -66,16 +77,23 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         self.address = address
         self.preflight = preflight
         self.iperf3 = iperf3
+        self.return_address = return_address
 
     # -- the run ------------------------------------------------------------------------------
 
     def _measure(self) -> Iterator[IntervalSample]:
+        problems = self.options.problems()
+        if problems:
+            raise MeasureError("iperf3 options: " + "; ".join(problems))
+        if self.source.can_run and self.destination.can_run:
+            yield from self._measure_with_own_server()
+        else:
+            yield from self._measure_against_standing_server()
+
+    def _measure_with_own_server(self) -> Iterator[IntervalSample]:
         result = self._partial
         port = 0
         try:
-            problems = self.options.problems()
-            if problems:
-                raise MeasureError("iperf3 options: " + "; ".join(problems))
             if self.preflight:
                 check_reachable(self.source, self.address, destination=self.destination.name)
             server, port = self._start_server()
@@ -186,11 +204,86 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         if data.get("error"):
             raise MeasureError(f"iperf3 client in {self.source.name} to {self.address}: {data['error']}")
         report = parse_client_json(data, self.options)
-        result.intervals = merge_intervals(live, report.intervals, self.options.interval_s)
+        self._record(replace(report, intervals=merge_intervals(live, report.intervals, self.options.interval_s)))
+
+    def _record(self, report: ClientReport) -> None:
+        result = self._partial
+        result.intervals = report.intervals
         result.forward = report.forward
         result.reverse = report.reverse
         result.cpu_host = report.cpu_host
         result.cpu_remote = report.cpu_remote
         result.iperf_version = report.version
         result.status = "ok"
+
+    # -- a node with a standing iperf3 server (a VM) ------------------------------------------
+
+    def _standing_roles(self) -> tuple[Endpoint, Endpoint, str, bool]:
+        """(where the client runs, where the standing server is, the address to aim at, flipped)."""
+        if self.source.can_run and self.destination.iperf_server_port:
+            return self.source, self.destination, self.address, False
+        if self.destination.can_run and self.source.iperf_server_port and self.return_address:
+            return self.destination, self.source, self.return_address, True
+        if not self.source.can_run and not self.destination.can_run:
+            raise MeasureError(f"neither {self.source.name} nor {self.destination.name} can run an iperf3 client: "
+                               f"{self.source.cannot_run}")
+        blocked = self.destination if self.source.can_run else self.source
+        raise MeasureError(f"{blocked.cannot_run or f'vtopo cannot run commands in {blocked.name}'}; "
+                           f"and it has no iperf3 server that vtopo knows of")
+
+    def _measure_against_standing_server(self) -> Iterator[IntervalSample]:
+        result = self._partial
+        client_end, server_end, address, flipped = self._standing_roles()
+        options = self.options
+        if flipped and not options.bidir:
+            options = replace(options, reverse=not options.reverse)
+        if self.preflight:
+            check_reachable(client_end, address, destination=server_end.name)
+        port = server_end.iperf_server_port or 0
+        result.port = port
+        argv = client_end.argv([self.iperf3, "-c", address, "-p", str(port), "-f", "k", "-V", "--forceflush",
+                                "--connect-timeout", str(CONNECT_TIMEOUT_MS), *options.client_args()])
+        client = self._start(argv, what=f"iperf3 client in {client_end.name}", lines=True)
+        assembler = IntervalAssembler(options)
+        default: Direction = "reverse" if options.reverse else "forward"
+        deadline = time.monotonic() + options.duration_s + 30.0
+        lines: list[str] = []
+        live: list[IntervalSample] = []
+        while not self.cancelled:
+            try:
+                line = client.next_line(timeout=0.1)
+            except queue.Empty:
+                if time.monotonic() > deadline:
+                    raise MeasureError(f"iperf3 from {client_end.name} to {server_end.name} did not end "
+                                       f"{options.duration_s + 30:.0f} s after it started") from None
+                continue
+            if line is None:
+                break
+            lines.append(line)
+            sample = assembler.feed(line, default)
+            if sample is not None:
+                sample = _flipped(sample) if flipped else sample
+                live.append(sample)
+                result.intervals = list(live)
+                yield sample
+        if self.cancelled:
+            return
+        client.wait(timeout=5.0)
+        error = client_error(lines)
+        if error is not None:
+            hint = f" (the iperf3 server in {server_end.name} runs one test at a time)" if "busy" in error else ""
+            raise MeasureError(f"iperf3 client in {client_end.name} to {server_end.name} at {address} port {port}: "
+                               f"{error}{hint}")
+        report = parse_client_text(lines, options, live)
+        if report.forward is None and report.reverse is None:
+            last = next((l.strip() for l in reversed(lines) if l.strip()), "no output")
+            raise MeasureError(f"iperf3 client in {client_end.name} gave no summary: {last}")
+        if flipped:
+            report = replace(report, forward=report.reverse, reverse=report.forward,
+                             cpu_host=report.cpu_remote, cpu_remote=report.cpu_host)
+        self._record(report)
+
+
+def _flipped(sample: IntervalSample) -> IntervalSample:
+    return replace(sample, direction="reverse" if sample.direction == "forward" else "forward")
 

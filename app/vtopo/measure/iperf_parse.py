@@ -12,18 +12,19 @@ from typing import Any
 
 from vtopo.measure.results import CpuUsage, Direction, DirectionTotals, IntervalSample, IperfOptions, Totals
 
-_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-_RATE_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+BYTE_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+RATE_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
-_INTERVAL = re.compile(
+INTERVAL_LINE = re.compile(
     r"^\[\s*(?P<id>\d+|SUM)\](?:\[(?P<role>[TR]X-[SC])\])?\s+"
     r"(?P<start>\d+(?:\.\d+)?)-\s*(?P<end>\d+(?:\.\d+)?)\s+sec\s+"
     r"(?P<xfer>\d+(?:\.\d+)?)\s+(?P<xunit>[KMGT]?)Bytes\s+"
     r"(?P<rate>\d+(?:\.\d+)?)\s+(?P<runit>[KMGT]?)bits/sec(?P<rest>.*)$"
 )
 _TCP_SENDER = re.compile(r"^(?P<retr>\d+)\s+(?P<cwnd>\d+(?:\.\d+)?)\s+(?P<cunit>[KMGT]?)Bytes$")
-_UDP_RECEIVER = re.compile(r"^(?P<jitter>\d+(?:\.\d+)?)\s+ms\s+(?P<lost>-?\d+)/(?P<total>\d+)\s+\(.*%\)$")
-_UDP_SENDER = re.compile(r"^(?P<packets>\d+)$")
+UDP_RECEIVER = re.compile(r"^(?P<jitter>\d+(?:\.\d+)?)\s+ms\s+(?P<lost>-?\d+)/(?P<total>\d+)\s+\(.*%\)$")
+A_COUNT = re.compile(r"^(?P<count>\d+)$")
+"""What follows the rate on a UDP sender's interval line (packets) or a TCP sender's summary (retransmits)."""
 
 LISTENING = re.compile(r"^Server listening on (?P<port>\d+)")
 
@@ -37,37 +38,42 @@ class StreamLine:
     sample: IntervalSample
 
 
+def role_direction(role: str | None, default: Direction) -> Direction:
+    """The direction of a --bidir line from its role tag: what the client sends (TX-C), and so the
+    server receives (RX-S), goes forward. Lines without a tag go the run's `default` way."""
+    if role is None:
+        return default
+    return "forward" if role in ("RX-S", "TX-C") else "reverse"
+
+
 def parse_interval_line(line: str, default_direction: Direction) -> StreamLine | None:
     """A per-interval line of iperf3's text output (run with -f k), or None for anything else.
 
     Summary lines (ending in "sender"/"receiver") and omitted intervals are not interval lines.
     """
-    m = _INTERVAL.match(line.strip())
+    m = INTERVAL_LINE.match(line.strip())
     if m is None:
         return None
     rest = m["rest"].strip()
     if rest.endswith(("sender", "receiver", "(omitted)")):
         return None
     role = m["role"]
-    direction: Direction = default_direction
-    if role is not None:
-        # The server's view in --bidir: RX-S receives what the source sends.
-        direction = "forward" if role in ("RX-S", "TX-C") else "reverse"
+    direction = role_direction(role, default_direction)
     fields: dict[str, Any] = {}
     if (tcp := _TCP_SENDER.match(rest)) is not None:
         fields["retransmits"] = int(tcp["retr"])
-        fields["cwnd_bytes"] = int(float(tcp["cwnd"]) * _UNITS[tcp["cunit"]])
-    elif (udp := _UDP_RECEIVER.match(rest)) is not None:
+        fields["cwnd_bytes"] = int(float(tcp["cwnd"]) * BYTE_UNITS[tcp["cunit"]])
+    elif (udp := UDP_RECEIVER.match(rest)) is not None:
         fields["jitter_ms"] = float(udp["jitter"])
         fields["lost_packets"] = max(0, int(udp["lost"]))
         fields["packets"] = int(udp["total"])
-    elif (sent := _UDP_SENDER.match(rest)) is not None:
-        fields["packets"] = int(sent["packets"])
+    elif (sent := A_COUNT.match(rest)) is not None:
+        fields["packets"] = int(sent["count"])
     sample = IntervalSample(
         start=float(m["start"]),
         end=float(m["end"]),
-        bits_per_second=float(m["rate"]) * _RATE_UNITS[m["runit"]],
-        bytes=int(float(m["xfer"]) * _UNITS[m["xunit"]]),
+        bits_per_second=float(m["rate"]) * RATE_UNITS[m["runit"]],
+        bytes=int(float(m["xfer"]) * BYTE_UNITS[m["xunit"]]),
         direction=direction,
         **fields,
     )

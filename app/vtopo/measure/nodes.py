@@ -27,12 +27,24 @@ def in_netns(netns: str) -> InNode:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """One side of a measurement: the node's name (for messages) and how to run a command in it."""
+    """One side of a measurement: the node's name (for messages) and how to run a command in it.
+
+    A node vtopo cannot run commands in (a VM) has no `in_node`; `cannot_run` says why, and
+    `iperf_server_port` names the iperf3 server that always runs there, if one does.
+    """
 
     name: str
-    in_node: InNode = on_host
+    in_node: InNode | None = on_host
+    iperf_server_port: int | None = None
+    cannot_run: str = ""
+
+    @property
+    def can_run(self) -> bool:
+        return self.in_node is not None
 
     def argv(self, argv: list[str]) -> list[str]:
+        if self.in_node is None:
+            raise MeasureError(self.cannot_run or f"vtopo cannot run commands in {self.name}")
         return list(self.in_node(list(argv)))
 
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 from vtopo.measure.nodes import Endpoint, in_netns
+
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,34 @@ def netns_pair(tag: str = "t", subnet: str = "10.251") -> Iterator[NetnsPair]:
         for ns in created:
             _end_processes_in(ns)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+@contextmanager
+def standing_iperf3_server(pair: NetnsPair, port: int) -> Iterator[Endpoint]:
+    """b as a VM would be: an `iperf3 -s` that always runs in it, and no way to run commands there."""
+    server = subprocess.Popen(["ip", "netns", "exec", pair.netns_b, "iperf3", "-s", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline and not subprocess.run(
+            ["ip", "netns", "exec", pair.netns_b, "ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True
+        ).stdout.strip():
+            time.sleep(0.05)
+        yield Endpoint(pair.b.name, None, port, f"{pair.b.name} is a VM: vtopo has no shell inside it")
+    finally:
+        server.terminate()
+        server.wait(5)
+
+
+def samples_with_arrivals(run: Iterable[S]) -> tuple[list[S], list[float]]:
+    """Iterate a run; its samples, and when each arrived (seconds from the start), to show they are live."""
+    samples: list[S] = []
+    arrivals: list[float] = []
+    start = time.monotonic()
+    for sample in run:
+        arrivals.append(time.monotonic() - start)
+        samples.append(sample)
+    return samples, arrivals
 
 
 def _end_processes_in(ns: str) -> None:
