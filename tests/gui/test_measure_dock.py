@@ -176,8 +176,8 @@ def test_history_lives_beside_the_lab(deployed_window: MainWindow, qtbot: QtBot,
         panel.start_run()
     assert [r.source for r in load_history(history)] == ["c1"]
 
-    window.files.new_lab()  # an unsaved lab: its runs stay in memory
-    assert panel.history == []
+    window.files.new_lab()  # the runs of the lab before stay in the table, to compare with
+    assert [r.lab for r in panel.history] == ["bridge-veth"]
     window.files.open_path(tmp_path / "bridge-veth.vtopo")
     assert len(panel.history) == 1
 
@@ -200,6 +200,28 @@ def test_the_comparison_shows_two_runs_from_the_saved_history(make_window: Calla
     panel.history_view.select_rows([0, 1])
     assert panel.bars.isVisible() and panel.bars.values == pytest.approx([100.0, 400.0])
     assert len(panel.chart.series_names()) == 2
+
+
+def test_runs_of_two_labs_are_compared_and_each_saved_with_its_own_lab(make_window: Callable[..., MainWindow],
+                                                                         tmp_path: Path) -> None:
+    files = {}
+    for lab, mbps in (("bridge-veth", 9000.0), ("macvlan-bridge", 7000.0)):
+        files[lab] = tmp_path / f"{lab}.vtopo"
+        shutil.copy(TOPOLOGIES / f"{lab}.vtopo", files[lab])
+        run = RunResult(source="c1", destination="c2", address="10.0.0.2", options=IperfOptions(duration_s=2),
+                        lab=lab, path=lab)
+        run.intervals = [IntervalSample(float(t), float(t + 1), mbps * 1e6, 1000) for t in range(2)]
+        save_history(history_path_for(files[lab]), [run])
+    window = make_window(files["bridge-veth"])
+    window.files.open_path(files["macvlan-bridge"])
+    panel = window.measure_panel
+    assert [r.lab for r in panel.history] == ["bridge-veth", "macvlan-bridge"]
+    panel.history_view.select_rows([0, 1])
+    assert panel.bars.values == pytest.approx([9.0, 7.0])
+    panel.history_view.select_rows([0])
+    panel.history_view.delete_selected()
+    assert [r.lab for r in load_history(history_path_for(files["macvlan-bridge"]))] == ["macvlan-bridge"]
+    assert [r.lab for r in load_history(history_path_for(files["bridge-veth"]))] == ["bridge-veth"]
 
 
 @pytest.mark.privileged

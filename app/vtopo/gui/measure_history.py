@@ -5,6 +5,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -33,6 +34,8 @@ class HistoryView(QWidget):
     """(the selected runs, their labels such as "#2") whenever the selection changes."""
     message = Signal(str, bool)
     """(text, is an error) about an export."""
+    removed = Signal()
+    """Runs were removed from the history by the user."""
 
     def __init__(self, chart: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -48,6 +51,14 @@ class HistoryView(QWidget):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._selection_changed)
 
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setToolTip("Remove the selected runs from the history (Delete)")
+        self.remove_button.setEnabled(False)
+        self.remove_button.clicked.connect(self.delete_selected)
+        remove_shortcut = QShortcut(QKeySequence.StandardKey.Delete, self.table)
+        remove_shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+        remove_shortcut.activated.connect(self.delete_selected)
+
         self.export_csv_button = QPushButton("Export CSV…")
         self.export_csv_button.clicked.connect(lambda: self._ask_and(self.export_csv, "CSV (*.csv)", ".csv"))
         self.export_json_button = QPushButton("Export JSON…")
@@ -55,7 +66,7 @@ class HistoryView(QWidget):
         self.export_png_button = QPushButton("Chart as PNG…")
         self.export_png_button.clicked.connect(lambda: self._ask_and(self.export_chart_png, "PNG (*.png)", ".png"))
         exports = QHBoxLayout()
-        for button in (self.export_csv_button, self.export_json_button, self.export_png_button):
+        for button in (self.remove_button, self.export_csv_button, self.export_json_button, self.export_png_button):
             exports.addWidget(button)
         exports.addStretch(1)
         layout = QVBoxLayout(self)
@@ -120,8 +131,19 @@ class HistoryView(QWidget):
         for row in rows:
             model.select(table.model().index(row, 0), model.SelectionFlag.Select | model.SelectionFlag.Rows)
 
+    def delete_selected(self) -> None:
+        rows = set(self.selected_rows())
+        if not rows:
+            return
+        self._history = [run for row, run in enumerate(self._history) if row not in rows]
+        self._refresh()
+        self.table.clearSelection()
+        self._selection_changed()
+        self.removed.emit()
+
     def _selection_changed(self) -> None:
         rows = self.selected_rows()
+        self.remove_button.setEnabled(bool(rows))
         self.selection_changed.emit([self._history[row] for row in rows], [self.label(row) for row in rows])
 
     # -- exports ----------------------------------------------------------------------------------

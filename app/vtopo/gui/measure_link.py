@@ -17,7 +17,7 @@ from vtopo.gui.deploy_panel import DeployController
 from vtopo.gui.editor import Editor
 from vtopo.gui.files import FileController
 from vtopo.gui.measure_panel import MeasurePanel
-from vtopo.measure import history_path_for
+from vtopo.measure import RunResult, history_path_for, load_history, save_history
 
 DEPLOYED_MODULE = "vtopo.host.deployed"
 NOT_DEPLOYED = "Deploy the lab to measure: iperf3 runs between the nodes of a deployed lab."
@@ -137,6 +137,8 @@ class MeasureController(QObject):
     # ------------------------------------------------------------ the history beside the lab
 
     def _follow_file(self) -> None:
+        """Another lab: its saved runs join the table, and the runs of the labs before stay, so that a
+        session compares labs side by side (bridge against macvlan). Only a lab's own runs are saved with it."""
         path = self._files.path
         history = history_path_for(path) if path is not None else None
         same_lab = self._editor.topology is self._topology
@@ -144,25 +146,29 @@ class MeasureController(QObject):
         if same_lab:  # saved, perhaps elsewhere: the runs so far go with it
             if history != self._history_path:
                 self._history_path = history
-                if self._panel.history:
+                if self._own_runs():
                     self._save_history()
             return
         self._history_path = None
-        if history is None:
-            self._panel.set_history([])  # an unsaved lab keeps its runs in memory
-            return
-        try:
-            self._panel.load_history(history)
-        except (ValueError, OSError) as error:
-            self._panel.set_history([])
-            self._panel.say(f"{error}; new runs are not saved, so that the file stays as it is", error=True)
-            return
+        earlier = self._panel.history
+        saved: list[RunResult] = []
+        if history is not None:
+            try:
+                saved = load_history(history)
+            except (ValueError, OSError) as error:
+                self._panel.say(f"{error}; new runs are not saved, so that the file stays as it is", error=True)
+                history = None
+        known = {run.id for run in earlier}
+        self._panel.show_history([*earlier, *(run for run in saved if run.id not in known)])
         self._history_path = history
+
+    def _own_runs(self) -> list[RunResult]:
+        return [run for run in self._panel.history if run.lab == self._editor.topology.name]
 
     def _save_history(self) -> None:
         if self._history_path is None:
             return
         try:
-            self._panel.save_history(self._history_path)
+            save_history(self._history_path, self._own_runs())
         except OSError as error:
             self._panel.say(f"cannot save the run history to {self._history_path}: {error.strerror}", error=True)

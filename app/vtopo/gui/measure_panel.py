@@ -93,6 +93,7 @@ class MeasurePanel(QWidget):
         self.history_view = HistoryView(charts)
         self.history_view.selection_changed.connect(self._compare)
         self.history_view.message.connect(self.say)
+        self.history_view.removed.connect(self.history_changed)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         for widget, stretch in ((scroll, 0), (charts, 3), (self.history_view, 2)):
@@ -256,7 +257,11 @@ class MeasurePanel(QWidget):
     def load_history(self, path: str | Path) -> None:
         """Replace the history with the runs saved at `path` (none if the file does not exist).
         Raises ValueError for a file that is not a history. No history_changed: the file already has it."""
-        self.history_view.set_history(load_history(path))
+        self.show_history(load_history(path))
+
+    def show_history(self, results: Sequence[RunResult]) -> None:
+        """Show these runs, without history_changed: nothing new needs saving."""
+        self.history_view.set_history(results)
 
     def save_history(self, path: str | Path) -> None:
         save_history(path, self.history_view.history)
