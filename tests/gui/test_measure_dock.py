@@ -218,6 +218,7 @@ def test_runs_of_two_labs_are_compared_and_each_saved_with_its_own_lab(make_wind
     assert [r.lab for r in panel.history] == ["bridge-veth", "macvlan-bridge"]
     panel.history_view.select_rows([0, 1])
     assert panel.bars.values == pytest.approx([9.0, 7.0])
+    assert panel.chart.series_names() == ["#1 bridge-veth c1→c2", "#2 macvlan-bridge c1→c2"]
     panel.history_view.select_rows([0])
     panel.history_view.delete_selected()
     assert [r.lab for r in load_history(history_path_for(files["macvlan-bridge"]))] == ["macvlan-bridge"]

@@ -130,9 +130,11 @@ class ThroughputChart(PaletteChartView):
         self._chart.setTitle(f"{len(results)} runs compared")
         self._y2.setVisible(False)
         self._x_max = 1.0
+        several_labs = len({result.lab for result in results}) > 1
         for result, label in zip(results, labels):
             direction = result.options.directions()[0]
-            series, points = self._rate_series(result.id, f"{label} {result.source}→{result.destination}")
+            lab = f" {result.lab}" if several_labs else ""
+            series, points = self._rate_series(result.id, f"{label}{lab} {result.source}→{result.destination}")
             for s in result.samples(direction):
                 points.append((s.end, s.bits_per_second))
                 self._x_max = max(self._x_max, s.end)

@@ -64,6 +64,7 @@ class MeasureController(QObject):
         panel.run_started.connect(self._show_path)
         panel.run_finished.connect(lambda: editor.scene.highlight_path([]))
         panel.history_changed.connect(self._save_history)
+        dock.visibilityChanged.connect(self._make_room)
         self.refresh()
 
     # ------------------------------------------------------------ what can be measured
@@ -121,8 +122,13 @@ class MeasureController(QObject):
     def show_panel(self) -> None:
         self._dock.show()
         self._dock.raise_()
+        self._make_room(True)
+
+    def _make_room(self, visible: bool) -> None:
+        """The charts need more height than the log and problems tabs the dock shares its place with."""
         window = self._dock.parentWidget()
-        if isinstance(window, QMainWindow) and self._dock.height() < DOCK_HEIGHT:
+        if visible and isinstance(window, QMainWindow) and not self._dock.isFloating() \
+                and self._dock.height() < DOCK_HEIGHT:
             window.resizeDocks([self._dock], [DOCK_HEIGHT], Qt.Orientation.Vertical)
 
     # ------------------------------------------------------------ the path on the canvas
