@@ -225,16 +225,25 @@ def test_runs_of_two_labs_are_compared_and_each_saved_with_its_own_lab(make_wind
     assert [r.lab for r in load_history(history_path_for(files["bridge-veth"]))] == ["bridge-veth"]
 
 
+def _deployed(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
+    action = window.actions.deploy if deploy else window.actions.destroy
+    qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)  # a status read may run
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+        action.trigger()
+
+
 @pytest.mark.privileged
-def test_iperf_between_two_containers_for_real(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+def test_bridge_against_macvlan_from_the_gui_for_real(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    """The issue's "done": deploy the bridge lab and the macvlan lab in turn, iperf between two containers in
+    each while the chart grows and the path is lit, then compare the two runs side by side."""
     from vtopo.gui.deploy_panel import load_deployer
 
     window = make_window("bridge-veth", deployer_loader=load_deployer)
     panel, scene = window.measure_panel, window.editor.scene
     qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    lit = lambda: {i for i, item in [*scene.nodes.items(), *scene.links.items()] if item.on_path}  # noqa: E731
     try:
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-            window.actions.deploy.trigger()
+        _deployed(window, qtbot, True)
         assert {"c1", "c2", "c3"} <= set(panel.targets), panel.notice.text() + window.log.toPlainText()
         scene.select_ids(["c1"])
         scene.nodes["c2"].setSelected(True)
@@ -247,7 +256,6 @@ def test_iperf_between_two_containers_for_real(make_window: Callable[..., MainWi
         with qtbot.waitSignal(panel.run_started, timeout=5000):
             qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
         path = {"c1", "c2", *PATH_LINKS[("c1", "c2")]}
-        lit = lambda: {i for i, item in [*scene.nodes.items(), *scene.links.items()] if item.on_path}  # noqa: E731
         qtbot.waitUntil(lambda: panel.chart.point_count() >= 1 and lit() == path, timeout=10_000)
         qtbot.waitUntil(lambda: not panel.running, timeout=30_000)
         assert lit() == set()
@@ -255,8 +263,23 @@ def test_iperf_between_two_containers_for_real(make_window: Callable[..., MainWi
         assert result.status == "ok", panel.status_label.text()
         assert result.mean_bits_per_second and result.mean_bits_per_second > 1e6
         assert panel.history_view.table.item(0, PATH_COLUMN).text() == "veth → br0 → veth"
+        _deployed(window, qtbot, False)
+        assert panel.targets == {} and panel.notice.text() == NOT_DEPLOYED
+
+        assert window.files.open_path(TOPOLOGIES / "macvlan-bridge.vtopo", as_template=True)
+        _deployed(window, qtbot, True)
+        window.measure.between("c1", "c2")
+        with qtbot.waitSignal(panel.run_started, timeout=5000):
+            qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: panel.chart.point_count() >= 1 and {"c1", "c2"} <= lit(), timeout=10_000)
+        qtbot.waitUntil(lambda: not panel.running, timeout=30_000)
+        assert [(r.lab, r.status) for r in panel.history] == [("bridge-veth", "ok"), ("macvlan-bridge", "ok")]
+        assert panel.history_view.table.item(1, PATH_COLUMN).text() == "macvlan bridge mode"
+        panel.history_view.select_rows([0, 1])
+        assert len(panel.bars.values) == 2 and all(value > 0 for value in panel.bars.values)
+        assert len(panel.chart.series_names()) == 2
     finally:
         panel.shutdown()
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-            window.actions.destroy.trigger()
-    assert panel.targets == {} and panel.notice.text() == NOT_DEPLOYED
+        if window.deploy.deployed_lab:
+            _deployed(window, qtbot, False)
+    assert panel.targets == {}
