@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from tests.gui.helpers import click, drag
 from vtopo.gui import interactions
+from vtopo.gui.items import PARALLEL_GAP
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.view import KIND_MIME_TYPE
 from vtopo.lab import registry
@@ -75,6 +76,22 @@ def test_draw_links_with_the_mouse_takes_the_next_free_ports(make_window: Callab
     drag(window.view, QPointF(-200, 100), QPointF(0, 0))
     assert len(editor.topology.links) == 2
     assert "cannot be linked" in window.statusBar().currentMessage()
+
+
+def test_links_between_the_same_two_nodes_are_drawn_side_by_side(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window(None)
+    editor = window.editor
+    r1 = editor.place_node("router", QPointF(0, 0))
+    r2 = editor.place_node("router", QPointF(300, 0))
+    assert r1 and r2
+    first, second = editor.connect_nodes(r1.id, r2.id), editor.connect_nodes(r1.id, r2.id)
+    assert first and second
+    lines = [editor.scene.links[link.id].line for link in (first, second)]
+    assert lines[0].dx() == lines[1].dx() == 300
+    assert abs(lines[0].p1().y() - lines[1].p1().y()) == PARALLEL_GAP, "side by side, not on top of each other"
+    assert lines[0].p1().y() == -lines[1].p1().y(), "centred on the line between the nodes"
+    editor.undo_stack.undo()  # the second link goes: the first is back on the line between the centers
+    assert editor.scene.links[first.id].line.p1() == editor.scene.nodes[r1.id].pos()
 
 
 def test_right_drag_offers_a_port_menu(make_window: Callable[..., MainWindow], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -147,6 +147,9 @@ class NodeItem(QGraphicsItem):
         return super().itemChange(change, value)
 
 
+PARALLEL_GAP = 12.0
+
+
 class LinkItem(QGraphicsItem):
     """A line between two node items, with the interface name and addresses near each end."""
 
@@ -179,10 +182,34 @@ class LinkItem(QGraphicsItem):
     def type(self) -> int:
         return LinkItem.Type
 
+    @property
+    def line(self) -> QLineF:
+        """Where the link is drawn, in scene coordinates."""
+        return QLineF(self._line)
+
     def detach(self) -> None:
         for end in (self.a, self.b):
             if self in end.links:
                 end.links.remove(self)
+        for sibling in self.parallels():
+            sibling.update_geometry()
+
+    def parallels(self) -> list[LinkItem]:
+        """The links between the same two nodes (this one included while it is attached), in a stable order."""
+        pair = {self.a, self.b}
+        return sorted((link for link in self.a.links if {link.a, link.b} == pair), key=lambda link: link.link_id)
+
+    def _parallel_shift(self) -> QPointF:
+        """Links between the same two nodes are drawn side by side, PARALLEL_GAP apart, not on top of each other."""
+        siblings = self.parallels()
+        if len(siblings) < 2 or self not in siblings:
+            return QPointF()
+        first, second = sorted((self.a, self.b), key=lambda node: node.node_id)
+        along = QLineF(first.pos(), second.pos())
+        if along.length() < 1:
+            return QPointF()
+        normal = QPointF(-along.dy(), along.dx()) / along.length()
+        return normal * (siblings.index(self) - (len(siblings) - 1) / 2) * PARALLEL_GAP
 
     def set_labels(self, text_a: str, text_b: str, middle: str) -> None:
         if (text_a, text_b) == self._texts and middle == self._middle_text:
@@ -216,7 +243,8 @@ class LinkItem(QGraphicsItem):
 
     def update_geometry(self) -> None:
         self.prepareGeometryChange()
-        self._line = QLineF(self.a.pos(), self.b.pos())
+        shift = self._parallel_shift()
+        self._line = QLineF(self.a.pos() + shift, self.b.pos() + shift)
         rects = []
         for index, (near, far) in enumerate(((self._line.p1(), self._line.p2()), (self._line.p2(), self._line.p1()))):
             rects.append(self._label_rect_at(near, far, self._label_sizes[index]))

@@ -122,7 +122,8 @@ class TopologyScene(QGraphicsScene):
     def _link_added(self, link: Link) -> None:
         item = LinkItem(link.id, self.nodes[link.a.node], self.nodes[link.b.node], self._small_font)
         item.set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
-        item.update_geometry()
+        for parallel in item.parallels():
+            parallel.update_geometry()
         self.links[link.id] = item
         self.addItem(item)
 
