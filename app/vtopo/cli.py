@@ -12,6 +12,7 @@ from typing import Callable
 
 from vtopo import __version__
 from vtopo.cli_measure import add_commands as add_measure_commands
+from vtopo.host import console
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployed import DeployedLab, NotDeployed
 from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
@@ -169,6 +170,18 @@ def cmd_exec(args: argparse.Namespace) -> int:
     return subprocess.run(argv).returncode
 
 
+def cmd_console(args: argparse.Namespace) -> int:
+    path = DeployedLab.find(args.lab).console_socket(args.node)
+    if os.isatty(0):
+        print(f"console of {args.node} ({args.lab}); Ctrl-] leaves it, the VM keeps running\r", file=sys.stderr)
+    try:
+        console.attach(path)
+    except OSError as error:
+        raise NotDeployed(f"cannot open the console of {args.node} at {path}: {error.strerror}; is the VM running "
+                          "(`vtopo status`), or is another console attached?") from error
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vtopo", description="Draw, deploy and measure virtual network labs.")
     parser.add_argument("--version", action="version", version=f"vtopo {__version__}")
@@ -205,6 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("lab")
     sub.add_argument("node")
     sub.add_argument("command_argv", nargs=argparse.REMAINDER, metavar="-- CMD")
+    sub = command("console", cmd_console, "attach to a VM's serial console (Ctrl-] leaves it)")
+    sub.add_argument("lab")
+    sub.add_argument("node")
     add_measure_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")

@@ -46,11 +46,15 @@ class VmKind(NodeKind):
 
     def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
         console = f"{node.names.node_dir(node.node.name)}/console.log"
-        raise CannotRunInside(f"{node.node.name} is a VM: vtopo has no shell inside it. Its serial console is logged "
-                              f"to {console}, and the built-in guest runs iperf3 -s on port {GUEST_IPERF_PORT}.")
+        raise CannotRunInside(f"{node.node.name} is a VM: vtopo cannot run commands in it. `vtopo console` opens its "
+                              f"serial console (logged to {console}), and the built-in guest runs iperf3 -s on port "
+                              f"{GUEST_IPERF_PORT}.")
 
     def iperf_server_port(self, node: NodeContext) -> int | None:
         return GUEST_IPERF_PORT if node.settings.image == "builtin" else None
+
+    def console_socket(self, node: NodeContext) -> str | None:
+        return f"{node.names.node_dir(node.node.name)}/console.sock"
 
     def vhost_on(self, node: NodeContext) -> bool:
         return node.settings.vhost and node.facts.vhost_net
@@ -85,7 +89,9 @@ class VmKind(NodeKind):
         argv = ["qemu-system-x86_64", "-name", node.node.name, "-machine", f"q35,accel={facts.accel}",
                 "-cpu", "host" if facts.accel == "kvm" else "max", "-smp", str(settings.vcpus),
                 "-m", str(settings.memory_mb), "-nodefaults", "-display", "none",
-                "-serial", f"file:{directory}/console.log", "-daemonize", "-pidfile", f"{directory}/qemu.pid"]
+                "-chardev", f"socket,id=console,path={directory}/console.sock,server=on,wait=off,"
+                            f"logfile={directory}/console.log",
+                "-serial", "chardev:console", "-daemonize", "-pidfile", f"{directory}/qemu.pid"]
         if settings.image == "builtin":
             kernel = "vmlinuz" if settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
             argv += ["-kernel", f"{facts.guest_dir}/{kernel}", "-initrd", f"{facts.guest_dir}/initrd.img",

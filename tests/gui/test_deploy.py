@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.states import NodeState
 from vtopo.gui import terminal
+from vtopo.lab import registry
 
 
 @dataclass(frozen=True)
@@ -137,3 +138,13 @@ def test_deploy_and_destroy_bridge_veth_for_real(make_window: Callable[..., Main
             window.actions.destroy.trigger()
     assert window.deploy.states == {}
     assert all(item.state is NodeState.NOT_DEPLOYED for item in window.editor.scene.nodes.values())
+
+
+def test_terminals_open_a_shell_vtysh_or_a_vms_console() -> None:
+    kinds = registry()
+    container = terminal.terminal_argv("lab", "c1", kinds.get("container"))
+    assert container[-5:] == ["exec", "lab", "c1", "--", "bash"]
+    assert terminal.terminal_argv("lab", "r1", kinds.get("router"))[-1] == "vtysh"
+    assert terminal.terminal_argv("lab", "vm1", kinds.get("vm"))[-3:] == ["console", "lab", "vm1"]
+    assert "no shell" in terminal.unavailable_reason(kinds.get("bridge"), True)
+    assert "deploy the lab first" in terminal.unavailable_reason(kinds.get("vm"), False)

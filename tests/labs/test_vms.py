@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -61,6 +62,10 @@ def test_vm_on_tap_and_vm_on_macvtap(deployed):
         "the guest's MAC must equal the macvtap's"
     assert lab.pings("host", "vm1") and lab.pings("host", "vm2")
     name = lab.lab.context.topology.name
+    typed = subprocess.run([sys.executable, "-m", "vtopo", "console", name, "vm1"], input="echo vtopo-$((6*7))\n",
+                           capture_output=True, text=True, timeout=30)
+    assert typed.returncode == 0 and "vtopo-42" in typed.stdout, "a shell answers on the VM's serial console"
+    assert "vtopo-guest ready" in Path(f"/run/vtopo/{prefix}/vm1/console.log").read_text(errors="replace")
     targets = {target[0]: target for target in lab.lab.measurable()}
     assert targets["vm1"][1] is None and targets["vm1"][3] == 5201, "measured through the guest's iperf3 -s"
     assert vtopo_iperf(name, "host", "vm1") > 50e6

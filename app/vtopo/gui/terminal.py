@@ -1,4 +1,5 @@
-"""A terminal on a deployed node: x-terminal-emulator (or $TERMINAL, or xterm) running `vtopo exec`."""
+"""A terminal on a deployed node: x-terminal-emulator (or $TERMINAL, or xterm) running `vtopo exec`, or
+`vtopo console` for a VM's serial console."""
 from __future__ import annotations
 
 import os
@@ -27,8 +28,8 @@ def unavailable_reason(kind: NodeKind | None, deployed: bool) -> str:
     """Why a node's terminal cannot open, or ""."""
     if kind is None:
         return "the node's kind is not installed"
-    if kind.role is not Role.NAMESPACE:
-        return f"a {kind.label} has no shell of its own (only containers, routers and the host do)"
+    if kind.role not in (Role.NAMESPACE, Role.MACHINE):
+        return f"a {kind.label} has no shell of its own (containers, routers, the host and VMs do)"
     if not deployed:
         return "deploy the lab first: the node is not running"
     if terminal_emulator() is None:
@@ -38,8 +39,11 @@ def unavailable_reason(kind: NodeKind | None, deployed: bool) -> str:
 
 def terminal_argv(lab: str, node_name: str, kind: NodeKind | None) -> list[str]:
     emulator = terminal_emulator() or ["xterm"]
-    return [*emulator, "-T", f"{lab}: {node_name}", "-e", sys.executable, "-m", "vtopo", "exec", lab, node_name,
-            "--", *shell_for(kind)]
+    if kind is not None and kind.role is Role.MACHINE:
+        inside = ["console", lab, node_name]
+    else:
+        inside = ["exec", lab, node_name, "--", *shell_for(kind)]
+    return [*emulator, "-T", f"{lab}: {node_name}", "-e", sys.executable, "-m", "vtopo", *inside]
 
 
 def open_terminal(lab: str, node_name: str, kind: NodeKind | None) -> bool:

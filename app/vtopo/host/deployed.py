@@ -62,6 +62,15 @@ class DeployedLab:
         node.kind.command_in(node, ["true"])
         return _bound(node)
 
+    def console_socket(self, name: str) -> str:
+        """The unix socket of a VM's serial console; NotDeployed for a node that has none."""
+        node = self.node(name)
+        path = node.kind.console_socket(node)
+        if path is None:
+            raise NotDeployed(f"{name} is a {node.kind.label} with no serial console; `vtopo exec "
+                              f"{self.context.topology.name} {name}` opens a shell in it")
+        return path
+
     def endpoint(self, name: str) -> Endpoint:
         """A node as one side of a measurement; a VM's names its standing iperf3 server instead."""
         node = self.node(name)

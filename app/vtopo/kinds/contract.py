@@ -104,6 +104,10 @@ class NodeKind(ABC):
         in (`command_in` raises): measurements aim their client at it."""
         return None
 
+    def console_socket(self, node: NodeContext) -> str | None:
+        """The unix socket of the node's serial console, for a node without a shell vtopo can start (a VM)."""
+        return None
+
     def check(self, node: NodeContext) -> Iterable[Problem]:
         return ()
 
