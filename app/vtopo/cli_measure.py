@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 from vtopo.host.deployed import DeployedLab
+from vtopo.kinds.contract import Role
 from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, IperfRun, PingOptions, PingReply, PingRun,
                            RROptions, RRRun, RRSample, history_path_for, load_history, save_history)
 from vtopo.measure.base import MeasureRun
@@ -16,8 +17,7 @@ Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.Arg
 
 def _pair(args: argparse.Namespace) -> tuple[DeployedLab, Endpoint, Endpoint, str, str]:
     lab = DeployedLab.find(args.lab)
-    source = Endpoint(args.source, lab.in_node(args.source))
-    destination = Endpoint(args.destination, lab.in_node(args.destination))
+    source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
     address = args.address or lab.target_address(args.source, args.destination)[0]
     return lab, source, destination, address, lab.path(args.source, args.destination)
 
@@ -97,13 +97,13 @@ def _show_reply(reply: PingReply) -> None:
 def cmd_ping(args: argparse.Namespace) -> int:
     lab = DeployedLab.find(args.lab)
     source, destination = args.source, args.destination
-    if not lab.endpoint(source).can_run and not args.address:
+    if lab.node(source).kind.role is Role.MACHINE and not args.address:
         print(f"note: {source} is a VM vtopo cannot run ping in; {destination} pings it instead (a round trip is "
               "the same both ways)", file=sys.stderr)
         source, destination = destination, source
     address = args.address or lab.target_address(source, destination)[0]
     print(f"ping {destination} ({address}, {lab.path(source, destination)}) from {source}", flush=True)
-    run = PingRun(Endpoint(source, lab.in_node(source)), destination, address,
+    run = PingRun(lab.endpoint(source), destination, address,
                   PingOptions(count=args.count, interval_s=args.interval))
     result = _run(run, _show_reply)
     print(result.summary())

@@ -71,3 +71,18 @@ def test_unreachable_destination_is_named_before_anything_runs(deployed):
     deployed("macvlan-private")
     result = vtopo("iperf", "macvlan-private", "c1", "c2", "-t", "2")
     assert result.returncode == 1 and "c1" in result.stderr and "10.0.1.2" in result.stderr
+
+
+def test_no_traffic_leaves_the_lab(deployed):
+    """The host node routes by the host's own table: an address it would send out of the lab is refused, and a
+    bridge has no place to send from at all."""
+    deployed("macvlan-bridge")
+    for command in ("ping", "iperf"):
+        refused = vtopo(command, "macvlan-bridge", "host", "c1", "--address", "10.77.0.1")
+        assert refused.returncode == 1 and "not send" in refused.stderr.replace("no traffic", "not send"), \
+            refused.stderr
+        assert "Traceback" not in refused.stderr
+    assert vtopo("ping", "macvlan-bridge", "host", "c1", "-c", "2").returncode == 0
+    deployed("bridge-veth")
+    from_bridge = vtopo("ping", "bridge-veth", "br0", "c1")
+    assert from_bridge.returncode == 1 and "br0 is a Linux bridge" in from_bridge.stderr

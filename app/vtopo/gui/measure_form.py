@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from vtopo.measure import Endpoint, InNode, IperfOptions
+from vtopo.measure.nodes import Refusal
 
 
 class MeasureTarget(NamedTuple):
@@ -29,10 +30,11 @@ class MeasureTarget(NamedTuple):
     addresses: Sequence[str] = ()
     iperf_server_port: int | None = None
     cannot_run: str = ""
+    refuses: Refusal | None = None
 
     @property
     def endpoint(self) -> Endpoint:
-        return Endpoint(self.name, self.in_node, self.iperf_server_port, self.cannot_run)
+        return Endpoint(self.name, self.in_node, self.iperf_server_port, self.cannot_run, self.refuses)
 
 
 PathDescriber = Callable[[str, str, str], str]
@@ -42,7 +44,7 @@ Aim = Callable[[str, str], str]
 """(source, destination) -> the address of destination that source reaches it at."""
 
 TargetLike = MeasureTarget | tuple[str, InNode | None, Sequence[str]] | tuple[str, InNode | None, Sequence[str],
-                                                                               int | None, str]
+                                                                               int | None, str, Refusal | None]
 """A MeasureTarget or the plain tuple DeployedLab.measurable() gives."""
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError
+
 from vtopo.compile.analysis import broadcast_domains, describe_path, numbered_bridge_between, path_between
 from vtopo.compile.context import EndContext, LabContext, NodeContext
 from vtopo.host.state import StateStore
 from vtopo.kinds.contract import CannotRunInside, Role
-from vtopo.measure.nodes import Endpoint, InNode
+from vtopo.measure.nodes import Endpoint, InNode, Refusal
 from vtopo.lab import context_of
 from vtopo.model import io
 
@@ -41,9 +44,10 @@ class DeployedLab:
         node = self.node(name)
         return node.kind.command_in(node, argv)
 
-    def measurable(self) -> list[tuple[str, InNode | None, list[str], int | None, str]]:
-        """Each node a measurement can reach: its name, how to run a command there (None for a VM),
-        its addresses, the port of its standing iperf3 server (VMs) and why commands cannot run there."""
+    def measurable(self) -> list[tuple[str, InNode | None, list[str], int | None, str, Refusal | None]]:
+        """Each node a measurement can reach: its name, how to run a command there (None for a VM), its addresses,
+        the port of its standing iperf3 server (VMs), why commands cannot run there, and which addresses it
+        must not send to (the host's)."""
         targets = []
         for node in self.context.nodes.values():
             if node.kind.role not in (Role.NAMESPACE, Role.MACHINE):
@@ -53,7 +57,7 @@ class DeployedLab:
                 continue
             addresses = [str(ipaddress.ip_interface(a).ip) for end in node.ends for a in end.end.interface.addresses]
             targets.append((endpoint.name, endpoint.in_node, addresses, endpoint.iperf_server_port,
-                            endpoint.cannot_run))
+                            endpoint.cannot_run, endpoint.refuses))
         return targets
 
     def in_node(self, name: str) -> InNode:
@@ -72,12 +76,28 @@ class DeployedLab:
         return path
 
     def endpoint(self, name: str) -> Endpoint:
-        """A node as one side of a measurement; a VM's names its standing iperf3 server instead."""
+        """A node as one side of a measurement; a VM's names its standing iperf3 server instead. The host's own
+        namespace refuses addresses it would route out of the lab."""
         node = self.node(name)
         try:
-            return Endpoint(name, self.in_node(name))
+            in_node = self.in_node(name)
         except CannotRunInside as why:
             return Endpoint(name, None, node.kind.iperf_server_port(node), str(why))
+        in_host = node.kind.netns(node) is None
+        return Endpoint(name, in_node, refuses=self._leaves_the_lab if in_host else None)
+
+    def _leaves_the_lab(self, address: str) -> str | None:
+        prefix, lab = self.context.names.prefix, self.context.topology.name
+        try:
+            with IPRoute() as ipr:
+                route = ipr.route("get", dst=address)[0]
+                device = ipr.link("get", index=route.get_attr("RTA_OIF"))[0].get_attr("IFLA_IFNAME")
+        except (NetlinkError, ValueError, IndexError):
+            return f"the host has no route to {address}"
+        if device == "lo" or device.startswith(f"{prefix}-"):
+            return None
+        return (f"the host would send to {address} through {device}, which lab {lab} did not create; vtopo sends "
+                "no traffic out of its labs (link the host to the segment, with a host macvlan or a numbered bridge)")
 
     def path(self, source: str, destination: str) -> str:
         return describe_path(self.context, self.node(source).node.id, self.node(destination).node.id)

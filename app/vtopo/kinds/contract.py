@@ -95,8 +95,12 @@ class NodeKind(ABC):
         return node.names.host_device(node.node.name, end.end.port)
 
     def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
-        """The argv that runs `argv` inside this node (measurements and `vtopo exec` use it)."""
-        netns = self.netns(node) if self.role is Role.NAMESPACE else None
+        """The argv that runs `argv` inside this node (measurements and `vtopo exec` use it); CannotRunInside
+        for a node with no namespace of its own (a switch or segment forwards frames; it has no shell)."""
+        if self.role is not Role.NAMESPACE:
+            raise CannotRunInside(f"{node.node.name} is a {self.label}: it forwards frames and has no shell or "
+                                  "address of its own; pick a container, router, VM or the host")
+        netns = self.netns(node)
         return ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
 
     def iperf_server_port(self, node: NodeContext) -> int | None:

@@ -94,6 +94,7 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         result = self._partial
         port = 0
         try:
+            self.source.check_address(self.address)
             if self.preflight:
                 check_reachable(self.source, self.address, destination=self.destination.name)
             server, port = self._start_server()
@@ -237,6 +238,7 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         options = self.options
         if flipped and not options.bidir:
             options = replace(options, reverse=not options.reverse)
+        client_end.check_address(address)
         if self.preflight:
             check_reachable(client_end, address, destination=server_end.name)
         port = server_end.iperf_server_port or 0

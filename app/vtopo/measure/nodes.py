@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 InNode = Callable[[list[str]], list[str]]
 
+Refusal = Callable[[str], "str | None"]
+"""Why a node must not send to an address, or None when it may."""
+
 
 def on_host(argv: list[str]) -> list[str]:
     """The `InNode` of the host itself: the argv unchanged."""
@@ -37,6 +40,15 @@ class Endpoint:
     in_node: InNode | None = on_host
     iperf_server_port: int | None = None
     cannot_run: str = ""
+    refuses: Refusal | None = None
+    """Why traffic from this node to an address must not be sent (the host would route it out of the lab), or
+    None when it may; runners ask before sending anything."""
+
+    def check_address(self, address: str) -> None:
+        """Raise UnreachableError when this node must not send to `address`."""
+        why = self.refuses(address) if self.refuses is not None else None
+        if why:
+            raise UnreachableError(why)
 
     @property
     def can_run(self) -> bool:

@@ -125,11 +125,13 @@ class PingRun(MeasureRun[PingReply, PingResult]):
         problems = self.options.problems()
         if problems:
             raise MeasureError("ping options: " + "; ".join(problems))
+        self.source.check_address(self.address)
         child = self._start(self._argv(), what=f"ping in {self.source.name}", lines=True)
         t0 = time.monotonic()
         o = self.options
         deadline = t0 + o.count * o.interval_s + o.timeout_s + 10.0
         lines: list[str] = []
+        reported: set[int] = set()
         while True:
             if self.cancelled:
                 raise _Cancelled()
@@ -143,9 +145,11 @@ class PingRun(MeasureRun[PingReply, PingResult]):
                 break
             lines.append(line)
             reply = _parse_reply(line, time.monotonic() - t0)
-            if reply is not None:
-                result.replies.append(reply)
-                yield reply
+            if reply is None or (reply.rtt_ms is None and reply.seq in reported):
+                continue  # "no answer yet" and an ICMP error can both speak of one lost request
+            reported.add(reply.seq)
+            result.replies.append(reply)
+            yield reply
         if not self.cancelled:
             code = child.wait(timeout=2.0)
             self._summarise(lines, code if code is not None else -1)

@@ -121,6 +121,7 @@ class RRRun(MeasureRun[RRSample, RRResult]):
         problems = self.options.problems()
         if problems:
             raise MeasureError("request/response options: " + "; ".join(problems))
+        self.source.check_address(self.address)
         if self.preflight:
             check_reachable(self.source, self.address, destination=self.destination.name)
         server = self._start(self._agent(self.destination, ["server"]),
