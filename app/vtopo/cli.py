@@ -164,9 +164,13 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 
 def cmd_exec(args: argparse.Namespace) -> int:
     command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
+    lab = DeployedLab.find(args.lab)
     if not command:
+        node = lab.node(args.node)
+        if node.kind.console_socket(node) is not None:
+            return cmd_console(args)  # a VM's interactive shell is its console
         command = [os.environ.get("SHELL", "/bin/sh")]
-    argv = DeployedLab.find(args.lab).command_in(args.node, command)
+    argv = lab.command_in(args.node, command)
     return subprocess.run(argv).returncode
 
 

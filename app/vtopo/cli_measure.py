@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Callable
 
 from vtopo.host.deployed import DeployedLab
-from vtopo.kinds.contract import Role
 from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, IperfRun, PingOptions, PingReply, PingRun,
                            RROptions, RRRun, RRSample, history_path_for, load_history, save_history)
 from vtopo.measure.base import MeasureRun
@@ -97,10 +96,6 @@ def _show_reply(reply: PingReply) -> None:
 def cmd_ping(args: argparse.Namespace) -> int:
     lab = DeployedLab.find(args.lab)
     source, destination = args.source, args.destination
-    if lab.node(source).kind.role is Role.MACHINE and not args.address:
-        print(f"note: {source} is a VM vtopo cannot run ping in; {destination} pings it instead (a round trip is "
-              "the same both ways)", file=sys.stderr)
-        source, destination = destination, source
     address = args.address or lab.target_address(source, destination)[0]
     print(f"ping {destination} ({address}, {lab.path(source, destination)}) from {source}", flush=True)
     run = PingRun(lab.endpoint(source), destination, address,

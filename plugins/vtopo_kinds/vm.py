@@ -3,6 +3,7 @@ vhost-user to an OVS-DPDK port (seed 004). vhost-net can be turned on or off per
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -45,15 +46,16 @@ class VmKind(NodeKind):
     settings_type = VmSettings
 
     def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
-        console = f"{node.names.node_dir(node.node.name)}/console.log"
-        raise CannotRunInside(f"{node.node.name} is a VM: vtopo cannot run commands in it. `vtopo console` opens its "
-                              f"serial console (logged to {console}), and the built-in guest runs iperf3 -s on port "
-                              f"{GUEST_IPERF_PORT}.")
+        """Typed into the built-in guest's root shell on the serial console (see vtopo.host.console_exec)."""
+        if node.settings.image != "builtin":
+            raise CannotRunInside(f"{node.node.name} boots its own image, whose console vtopo cannot drive; "
+                                  f"`vtopo console` attaches to it")
+        return [sys.executable, "-m", "vtopo.host.console_exec", self.console_socket(node), "--", *argv]
 
     def iperf_server_port(self, node: NodeContext) -> int | None:
         return GUEST_IPERF_PORT if node.settings.image == "builtin" else None
 
-    def console_socket(self, node: NodeContext) -> str | None:
+    def console_socket(self, node: NodeContext) -> str:
         return f"{node.names.node_dir(node.node.name)}/console.sock"
 
     def vhost_on(self, node: NodeContext) -> bool:

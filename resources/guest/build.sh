@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the vtopo guest: Debian's kernels + one busybox initramfs with iperf3. See README.md here.
+# Build the vtopo guest: Debian's kernels + one busybox initramfs with iperf3 and ping. See README.md here.
 #
 # Usage: build.sh [--force]   rebuild even if the stamp says the image is up to date
 #        build.sh --check [KERNEL [NIC]]
@@ -95,7 +95,8 @@ fi
 recipe_hash() {
     {
         cat "$HERE/build.sh" "$HERE/init"
-        dpkg-query -W -f='${Package} ${Version}\n' busybox-static iperf3 libiperf0 libc6 libssl3 libsctp1 2>/dev/null
+        dpkg-query -W -f='${Package} ${Version}\n' busybox-static iperf3 libiperf0 libc6 libssl3 libsctp1 \
+            iputils-ping libcap2 libidn2-0 libunistring2 2>/dev/null
     } | sha256sum | cut -d' ' -f1
 }
 HASH=$(recipe_hash)
@@ -110,17 +111,21 @@ WORK=$(mktemp -d "$OUT/.build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 LOG=$WORK/log
 
-# 1. The root file system: busybox, iperf3 with its libraries, /init.
+# 1. The root file system: busybox, iperf3 and ping with their libraries, /init.
 R=$WORK/root
 mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,etc/vtopo,proc,sys,dev,tmp,run,root,lib/modules}
 cp /bin/busybox "$R/bin/busybox"
 for applet in $(/bin/busybox --list-full); do
     [[ -e $R/$applet ]] || ln -s /bin/busybox "$R/$applet"
 done
-cp /usr/bin/iperf3 "$R/usr/bin/iperf3"
-for lib in $(ldd /usr/bin/iperf3 | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
-    mkdir -p "$R$(dirname "$lib")"
-    cp -L "$lib" "$R$lib"
+# iperf3, and iputils' ping in place of busybox's (vtopo's ping runner reads its -O output and options)
+rm -f "$R/bin/ping"
+for binary in /usr/bin/iperf3:/usr/bin/iperf3 /usr/bin/ping:/bin/ping; do
+    cp "${binary%%:*}" "$R${binary#*:}"
+    for lib in $(ldd "${binary%%:*}" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+        mkdir -p "$R$(dirname "$lib")"
+        cp -L "$lib" "$R$lib"
+    done
 done
 mknod -m 600 "$R/dev/console" c 5 1
 mknod -m 666 "$R/dev/null" c 1 3

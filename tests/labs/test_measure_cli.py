@@ -17,6 +17,17 @@ def vtopo(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True, timeout=timeout)
 
 
+def interrupt_a_long_iperf(lab: str, source: str, destination: str) -> None:
+    """Start a 30 s `vtopo iperf`, press Ctrl-C after its first interval, and check that it ends at once."""
+    client = subprocess.Popen([sys.executable, "-m", "vtopo", "iperf", lab, source, destination, "-t", "30"],
+                              stdout=subprocess.PIPE, text=True)
+    assert client.stdout is not None
+    while " s  " not in client.stdout.readline():
+        pass
+    client.send_signal(signal.SIGINT)
+    assert client.wait(timeout=15) == 130
+
+
 def iperf3_pids() -> set[int]:
     return {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _comm(p) == "iperf3"}
 
@@ -56,13 +67,7 @@ def test_iperf_across_the_ospf_routers(deployed):
 def test_ctrl_c_leaves_no_iperf3_behind(deployed):
     deployed("bridge-veth")
     before = iperf3_pids()
-    client = subprocess.Popen([sys.executable, "-m", "vtopo", "iperf", "bridge-veth", "c1", "c2", "-t", "30"],
-                              stdout=subprocess.PIPE, text=True)
-    assert client.stdout is not None
-    while " s  " not in client.stdout.readline():
-        pass
-    client.send_signal(signal.SIGINT)
-    assert client.wait(timeout=15) == 130
+    interrupt_a_long_iperf("bridge-veth", "c1", "c2")
     time.sleep(0.5)
     assert iperf3_pids() - before == set()
 

@@ -79,12 +79,13 @@ class DeployedLab:
         """A node as one side of a measurement; a VM's names its standing iperf3 server instead. The host's own
         namespace refuses addresses it would route out of the lab."""
         node = self.node(name)
+        server_port = node.kind.iperf_server_port(node)
         try:
             in_node = self.in_node(name)
         except CannotRunInside as why:
-            return Endpoint(name, None, node.kind.iperf_server_port(node), str(why))
-        in_host = node.kind.netns(node) is None
-        return Endpoint(name, in_node, refuses=self._leaves_the_lab if in_host else None)
+            return Endpoint(name, None, server_port, str(why))
+        in_host = node.kind.role is Role.NAMESPACE and node.kind.netns(node) is None
+        return Endpoint(name, in_node, server_port, refuses=self._leaves_the_lab if in_host else None)
 
     def _leaves_the_lab(self, address: str) -> str | None:
         prefix, lab = self.context.names.prefix, self.context.topology.name

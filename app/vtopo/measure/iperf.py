@@ -85,10 +85,11 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         problems = self.options.problems()
         if problems:
             raise MeasureError("iperf3 options: " + "; ".join(problems))
-        if self.source.can_run and self.destination.can_run:
+        roles = self._standing_roles()
+        if roles is None:
             yield from self._measure_with_own_server()
         else:
-            yield from self._measure_against_standing_server()
+            yield from self._measure_against_standing_server(*roles)
 
     def _measure_with_own_server(self) -> Iterator[IntervalSample]:
         result = self._partial
@@ -219,12 +220,15 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
 
     # -- a node with a standing iperf3 server (a VM) ------------------------------------------
 
-    def _standing_roles(self) -> tuple[Endpoint, Endpoint, str, bool]:
-        """(where the client runs, where the standing server is, the address to aim at, flipped)."""
+    def _standing_roles(self) -> tuple[Endpoint, Endpoint, str, bool] | None:
+        """(where the client runs, where the standing server is, the address to aim at, flipped); None when
+        neither end has a standing server to use, and both can run iperf3."""
         if self.source.can_run and self.destination.iperf_server_port:
             return self.source, self.destination, self.address, False
         if self.destination.can_run and self.source.iperf_server_port and self.return_address:
             return self.destination, self.source, self.return_address, True
+        if self.source.can_run and self.destination.can_run:
+            return None
         if not self.source.can_run and not self.destination.can_run:
             raise MeasureError(f"neither {self.source.name} nor {self.destination.name} can run an iperf3 client: "
                                f"{self.source.cannot_run}")
@@ -232,9 +236,9 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         raise MeasureError(f"{blocked.cannot_run or f'vtopo cannot run commands in {blocked.name}'}; "
                            f"and it has no iperf3 server that vtopo knows of")
 
-    def _measure_against_standing_server(self) -> Iterator[IntervalSample]:
+    def _measure_against_standing_server(self, client_end: Endpoint, server_end: Endpoint, address: str,
+                                         flipped: bool) -> Iterator[IntervalSample]:
         result = self._partial
-        client_end, server_end, address, flipped = self._standing_roles()
         options = self.options
         if flipped and not options.bidir:
             options = replace(options, reverse=not options.reverse)

@@ -150,9 +150,12 @@ class RRRun(MeasureRun[RRSample, RRResult]):
             if line.startswith("LISTENING "):
                 return int(line.split()[1])
             seen.append(line)
+        said = " ".join(seen[-3:])
+        hint = " (the request/response agent is a Python script: the node needs Python 3)" if "not found" in said \
+            else ""
         raise MeasureError(
             f"request/response server in {self.destination.name} did not start: "
-            + (" ".join(seen[-3:]) or f"no output within {SERVER_START_TIMEOUT_S:.0f} s")
+            + (said or f"no output within {SERVER_START_TIMEOUT_S:.0f} s") + hint
         )
 
     def _follow(self, client: Child) -> Iterator[RRSample]:
