@@ -32,6 +32,8 @@ class VmSettings:
     vhost_user: bool = setting(False, "vhost-user to OVS", "NICs on an OVS switch use a dpdkvhostuser port (seed "
                                "004); needs OVS with DPDK and hugepages")
     default_route: str = setting("", "Default gateway", "Next hop for the guest's default route (built-in guest)")
+    forwarding: bool = setting(False, "IP forwarding", "The guest routes between its NICs: a Linux router "
+                               "gateway, as in seed 003 (built-in guest)")
 
 
 class VmKind(NodeKind):
@@ -81,6 +83,8 @@ class VmKind(NodeKind):
                 parts.append(f"vtopo.ip=eth{index}:{address}")
         if node.settings.default_route:
             parts.append(f"vtopo.gw={node.settings.default_route}")
+        if node.settings.forwarding:
+            parts.append("vtopo.forward=1")
         return " ".join(parts)
 
     def _nics(self, node: NodeContext) -> list[EndContext]:

@@ -90,3 +90,13 @@ def test_vhost_pair_runs_both_vms(deployed):
 
     interrupt_a_long_iperf(name, "von", "voff")
     assert "iperf3 -c" not in lab.run("von", "ps").stdout, "Ctrl-C reached the client inside the guest"
+
+
+def test_a_vm_routes_between_two_bridges(deployed):
+    """Seed 003's Linux router gateway: containers on two bridges reach each other only through the VM."""
+    lab = deployed("vm-router")
+    wait_ready(lab.lab.context.names.prefix, "vmr")
+    assert lab.run("vmr", "cat", "/proc/sys/net/ipv4/ip_forward").stdout.strip() == "1"
+    assert "ttl=63" in lab.run("c1", "ping", "-c", "1", "-W", "2", "10.1.2.10").stdout, "one routed hop: the VM"
+    assert lab.lab.target_address("c1", "c2") == ("10.1.2.10", "routed")
+    assert vtopo_iperf("vm-router", "c1", "c2") > 20e6
