@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Callable
 
 from vtopo.host.deployed import DeployedLab
@@ -50,7 +49,6 @@ def cmd_iperf(args: argparse.Namespace) -> int:
     lab = DeployedLab.find(args.lab)
     source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
     address = args.address or lab.target_address(args.source, args.destination)[0]
-    back = None if source.can_run else lab.target_address(args.destination, args.source)[0]
     path = lab.path(args.source, args.destination)
     options = IperfOptions(protocol="udp" if args.udp else "tcp", duration_s=args.time, interval_s=args.interval,
                            parallel=args.parallel, reverse=args.reverse, bidir=args.bidir, bitrate=args.bitrate,
@@ -61,8 +59,7 @@ def cmd_iperf(args: argparse.Namespace) -> int:
         return 2
     if not args.json:
         print(f"iperf3 {args.source} -> {args.destination} ({address}, {path}): {options.describe()}", flush=True)
-    run = IperfRun(source, destination, address, options, lab=lab.context.topology.name, path=path,
-                   return_address=back)
+    run = IperfRun(source, destination, address, options, lab=lab.context.topology.name, path=path)
     result = _run(run, None if args.json else _show_interval)
     if args.json:
         print(result.to_json())

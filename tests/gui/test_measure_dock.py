@@ -49,7 +49,7 @@ class FakeRun:
     release = threading.Event()  # the run's last sample waits for it, so a test can look while it runs
 
     def __init__(self, source: Endpoint, destination: Endpoint, address: str, options: IperfOptions, *,
-                 lab: str = "", path: str = "", return_address: str | None = None) -> None:
+                 lab: str = "", path: str = "") -> None:
         self.result = RunResult(source=source.name, destination=destination.name, address=address, options=options,
                                 lab=lab, path=path)
         self.has_result = True

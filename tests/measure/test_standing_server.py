@@ -38,19 +38,6 @@ def test_tcp_to_a_standing_server_is_live_and_summed(pair: NetnsPair, vm_like: E
     assert result.port == PORT
 
 
-def test_the_vm_as_source_is_driven_from_the_destination(pair: NetnsPair, vm_like: Endpoint) -> None:
-    """b → a: the client runs in a with -R; the result speaks of b → a as the user asked."""
-    run = IperfRun(vm_like, pair.a, pair.address_a, IperfOptions(duration_s=2), return_address=pair.address_b)
-    samples = list(run)
-    result = run.result
-    assert result.status == "ok", result.error
-    assert (result.source, result.destination) == ("b", "a")
-    assert samples and {s.direction for s in samples} == {"forward"}
-    assert result.forward is not None and result.reverse is None
-    assert result.mean_bits_per_second and result.mean_bits_per_second > 1e6
-    assert result.forward.sent.retransmits is not None, "the sender's (b's) retransmits"
-
-
 def test_udp_to_a_standing_server_reports_loss(pair: NetnsPair, vm_like: Endpoint) -> None:
     run = IperfRun(pair.a, vm_like, pair.address_b, IperfOptions(protocol="udp", duration_s=2, bitrate="50M"))
     list(run)
@@ -71,10 +58,9 @@ def test_bidirectional_to_a_standing_server(pair: NetnsPair, vm_like: Endpoint) 
     assert result.forward is not None and result.reverse is not None
 
 
-def test_two_vms_cannot_measure_each_other(vm_like: Endpoint) -> None:
-    other = Endpoint("c", None, PORT, "c is a VM: vtopo has no shell inside it")
-    run = IperfRun(vm_like, other, "10.0.0.9", IperfOptions(duration_s=1), return_address="10.0.0.8")
-    with pytest.raises(MeasureError, match="neither b nor c can run an iperf3 client"):
+def test_a_node_that_cannot_run_commands_cannot_be_the_client(pair: NetnsPair, vm_like: Endpoint) -> None:
+    run = IperfRun(vm_like, pair.a, pair.address_a, IperfOptions(duration_s=1))
+    with pytest.raises(MeasureError, match="b is a VM.*cannot run the iperf3 client"):
         list(run)
     assert run.result.status == "failed"
 

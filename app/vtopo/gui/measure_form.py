@@ -40,9 +40,6 @@ class MeasureTarget(NamedTuple):
 PathDescriber = Callable[[str, str, str], str]
 """(source, destination, address) -> a description of the path, e.g. "h1 - s1 - r1 - h2"."""
 
-Aim = Callable[[str, str], str]
-"""(source, destination) -> the address of destination that source reaches it at."""
-
 TargetLike = MeasureTarget | tuple[str, InNode | None, Sequence[str]] | tuple[str, InNode | None, Sequence[str],
                                                                                int | None, str, Refusal | None]
 """A MeasureTarget or the plain tuple DeployedLab.measurable() gives."""

@@ -83,8 +83,7 @@ class MeasureController(QObject):
             self._panel.set_unavailable(why)
         else:
             self._panel.set_targets(lab.measurable(), lab=name,
-                                    describe_path=lambda source, destination, _address: lab.path(source, destination),
-                                    aim=lambda source, destination: lab.target_address(source, destination)[0])
+                                    describe_path=lambda source, destination, _address: lab.path(source, destination))
         self.targets_changed.emit()
 
     def can_measure(self, node_id: str) -> bool:

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from vtopo.gui.measure_bars import MeanBars
 from vtopo.gui.measure_chart import ThroughputChart
-from vtopo.gui.measure_form import Aim, MeasureForm, MeasureTarget, PathDescriber, TargetLike
+from vtopo.gui.measure_form import MeasureForm, MeasureTarget, PathDescriber, TargetLike
 from vtopo.gui.measure_format import format_rate, impairment_text
 from vtopo.gui.measure_history import HistoryView
 from vtopo.gui.measure_worker import MeasureWorker, RunnerFactory
@@ -43,7 +43,6 @@ class MeasurePanel(QWidget):
         self.setObjectName("measurePanel")
         self._lab = ""
         self._describe_path: PathDescriber | None = None
-        self._aim: Aim | None = None
         self._thread: QThread | None = None
         self._worker: MeasureWorker | None = None
         self._run: IperfRun | None = None
@@ -107,13 +106,11 @@ class MeasurePanel(QWidget):
     # -- what the host app sets ---------------------------------------------------------------
 
     def set_targets(self, targets: Sequence[TargetLike], *, lab: str = "",
-                    describe_path: PathDescriber | None = None, aim: Aim | None = None) -> None:
+                    describe_path: PathDescriber | None = None) -> None:
         """The nodes that can be measured (e.g. the deployed lab's hosts, routers and VMs), keeping
-        the current choices when they are still there. `aim` finds the address a VM source is
-        reached at, since its run is driven from the destination."""
+        the current choices when they are still there."""
         self._lab = lab
         self._describe_path = describe_path
-        self._aim = aim
         self.form.set_targets(targets)
         self.notice.hide()
         self._sync_buttons()
@@ -151,13 +148,6 @@ class MeasurePanel(QWidget):
         self.status_label.setStyleSheet("color: #b00020;" if error else "")
 
     @Slot()
-    def _return_address(self, source: MeasureTarget, destination: MeasureTarget) -> str | None:
-        if source.in_node is not None:
-            return None
-        if self._aim is not None:
-            return self._aim(destination.name, source.name)
-        return source.addresses[0] if source.addresses else None
-
     def start_run(self) -> bool:
         """Start a run with the current choices; False (and a message) if it cannot start."""
         if self.running:
@@ -173,8 +163,7 @@ class MeasurePanel(QWidget):
             self.say("; ".join(problems), error=True)
             return False
         path = self._describe_path(source.name, destination.name, address) if self._describe_path else ""
-        run = self.runner_factory(source.endpoint, destination.endpoint, address, options, lab=self._lab, path=path,
-                                  return_address=self._return_address(source, destination))
+        run = self.runner_factory(source.endpoint, destination.endpoint, address, options, lab=self._lab, path=path)
         self.chart.begin(f"{source.name} → {destination.name}  {options.describe()}", options.protocol,
                          options.duration_s)
         self.bars.hide()

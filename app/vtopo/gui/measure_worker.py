@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from vtopo.measure import IperfRun, MeasureError
 
 RunnerFactory = Callable[..., IperfRun]
-"""Makes the run: (source Endpoint, destination Endpoint, address, IperfOptions, lab=, path=, return_address=)."""
+"""Makes the run: (source Endpoint, destination Endpoint, address, IperfOptions, lab=, path=) -> IperfRun."""
 
 
 class MeasureWorker(QObject):

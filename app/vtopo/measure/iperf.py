@@ -12,10 +12,9 @@ How the live samples and the final figures are obtained with iperf3 3.12 (which 
   per-interval view, which completes the live samples at the end (forward TCP retransmits and
   cwnd are known by the client, the sender; reverse UDP loss too).
 
-A node vtopo cannot run commands in (a VM) is measured through the iperf3 server that always
-runs there: the client, in the other node, runs in text mode and is the only witness, live and
-at the end (iperf_text.py). When that node is the source, the client runs in the destination
-with -R flipped, and its directions are turned back into the user's.
+A node with a standing iperf3 server (a VM, whose guest always runs `iperf3 -s`) is measured
+against that server: the client runs in text mode and is the only witness, live and at the end
+(iperf_text.py).
 """
 from __future__ import annotations
 
@@ -51,9 +50,7 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         print(run.result.mean_bits_per_second)
 
     `lab` and `path` are copied into the result for the history. With `preflight` (default)
-    one ping checks that the address is reachable before iperf3 starts. `return_address` is the
-    source's address as the destination sees it: needed only when the source is a node vtopo
-    cannot run commands in, so that the client runs in the destination instead.
+    one ping checks that the address is reachable before iperf3 starts.
     """
 
     def __init__(
@@ -67,7 +64,6 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         path: str = "",
         preflight: bool = True,
         iperf3: str = IPERF3,
-        return_address: str | None = None,
     ) -> None:
         self.options = options or IperfOptions()
         super().__init__(RunResult(source=source.name, destination=destination.name, address=address,
@@ -77,7 +73,6 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         self.address = address
         self.preflight = preflight
         self.iperf3 = iperf3
-        self.return_address = return_address
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -85,11 +80,10 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         problems = self.options.problems()
         if problems:
             raise MeasureError("iperf3 options: " + "; ".join(problems))
-        roles = self._standing_roles()
-        if roles is None:
-            yield from self._measure_with_own_server()
+        if self._against_standing_server():
+            yield from self._measure_against_standing_server()
         else:
-            yield from self._measure_against_standing_server(*roles)
+            yield from self._measure_with_own_server()
 
     def _measure_with_own_server(self) -> Iterator[IntervalSample]:
         result = self._partial
@@ -220,36 +214,27 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
 
     # -- a node with a standing iperf3 server (a VM) ------------------------------------------
 
-    def _standing_roles(self) -> tuple[Endpoint, Endpoint, str, bool] | None:
-        """(where the client runs, where the standing server is, the address to aim at, flipped); None when
-        neither end has a standing server to use, and both can run iperf3."""
-        if self.source.can_run and self.destination.iperf_server_port:
-            return self.source, self.destination, self.address, False
-        if self.destination.can_run and self.source.iperf_server_port and self.return_address:
-            return self.destination, self.source, self.return_address, True
-        if self.source.can_run and self.destination.can_run:
-            return None
-        if not self.source.can_run and not self.destination.can_run:
-            raise MeasureError(f"neither {self.source.name} nor {self.destination.name} can run an iperf3 client: "
-                               f"{self.source.cannot_run}")
-        blocked = self.destination if self.source.can_run else self.source
-        raise MeasureError(f"{blocked.cannot_run or f'vtopo cannot run commands in {blocked.name}'}; "
-                           f"and it has no iperf3 server that vtopo knows of")
+    def _against_standing_server(self) -> bool:
+        """Whether the destination's standing server is used; MeasureError when neither way can run."""
+        if not self.source.can_run:
+            raise MeasureError(f"{self.source.cannot_run or f'vtopo cannot run commands in {self.source.name}'}; "
+                               "so it cannot run the iperf3 client")
+        if self.destination.iperf_server_port:
+            return True
+        if not self.destination.can_run:
+            raise MeasureError(f"{self.destination.cannot_run}; and it has no iperf3 server that vtopo knows of")
+        return False
 
-    def _measure_against_standing_server(self, client_end: Endpoint, server_end: Endpoint, address: str,
-                                         flipped: bool) -> Iterator[IntervalSample]:
-        result = self._partial
-        options = self.options
-        if flipped and not options.bidir:
-            options = replace(options, reverse=not options.reverse)
-        client_end.check_address(address)
+    def _measure_against_standing_server(self) -> Iterator[IntervalSample]:
+        result, options, address = self._partial, self.options, self.address
+        self.source.check_address(address)
         if self.preflight:
-            check_reachable(client_end, address, destination=server_end.name)
-        port = server_end.iperf_server_port or 0
+            check_reachable(self.source, address, destination=self.destination.name)
+        port = self.destination.iperf_server_port or 0
         result.port = port
-        argv = client_end.argv([self.iperf3, "-c", address, "-p", str(port), "-f", "k", "-V", "--forceflush",
+        argv = self.source.argv([self.iperf3, "-c", address, "-p", str(port), "-f", "k", "-V", "--forceflush",
                                 "--connect-timeout", str(CONNECT_TIMEOUT_MS), *options.client_args()])
-        client = self._start(argv, what=f"iperf3 client in {client_end.name}", lines=True)
+        client = self._start(argv, what=f"iperf3 client in {self.source.name}", lines=True)
         assembler = IntervalAssembler(options)
         default: Direction = "reverse" if options.reverse else "forward"
         deadline = time.monotonic() + options.duration_s + 30.0
@@ -260,7 +245,7 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
                 line = client.next_line(timeout=0.1)
             except queue.Empty:
                 if time.monotonic() > deadline:
-                    raise MeasureError(f"iperf3 from {client_end.name} to {server_end.name} did not end "
+                    raise MeasureError(f"iperf3 from {self.source.name} to {self.destination.name} did not end "
                                        f"{options.duration_s + 30:.0f} s after it started") from None
                 continue
             if line is None:
@@ -268,7 +253,6 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
             lines.append(line)
             sample = assembler.feed(line, default)
             if sample is not None:
-                sample = _flipped(sample) if flipped else sample
                 live.append(sample)
                 result.intervals = list(live)
                 yield sample
@@ -277,19 +261,12 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         client.wait(timeout=5.0)
         error = client_error(lines)
         if error is not None:
-            hint = f" (the iperf3 server in {server_end.name} runs one test at a time)" if "busy" in error else ""
-            raise MeasureError(f"iperf3 client in {client_end.name} to {server_end.name} at {address} port {port}: "
+            hint = f" (the iperf3 server in {self.destination.name} runs one test at a time)" if "busy" in error else ""
+            raise MeasureError(f"iperf3 client in {self.source.name} to {self.destination.name} at {address} port {port}: "
                                f"{error}{hint}")
         report = parse_client_text(lines, options, live)
         if report.forward is None and report.reverse is None:
             last = next((l.strip() for l in reversed(lines) if l.strip()), "no output")
-            raise MeasureError(f"iperf3 client in {client_end.name} gave no summary: {last}")
-        if flipped:
-            report = replace(report, forward=report.reverse, reverse=report.forward,
-                             cpu_host=report.cpu_remote, cpu_remote=report.cpu_host)
+            raise MeasureError(f"iperf3 client in {self.source.name} gave no summary: {last}")
         self._record(report)
-
-
-def _flipped(sample: IntervalSample) -> IntervalSample:
-    return replace(sample, direction="reverse" if sample.direction == "forward" else "forward")
 
