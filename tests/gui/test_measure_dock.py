@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import pytest
 from PySide6.QtCore import Qt
@@ -20,7 +20,7 @@ from vtopo.gui.main_window import MainWindow
 from vtopo.gui.measure_history import PATH_COLUMN
 from vtopo.gui.measure_link import NOT_DEPLOYED
 from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, RunResult, history_path_for, load_history,
-                           on_host, save_history)
+                           save_history)
 from vtopo.resources import TOPOLOGIES
 
 ADDRESSES = {"c1": "10.0.0.1", "c2": "10.0.0.2", "c3": "10.0.0.3"}
@@ -30,8 +30,8 @@ PATH_LINKS = {("c1", "c2"): ["c1-eth0--br0-p1", "c2-eth0--br0-p2"]}
 class FakeDeployedLab:
     """Answers like vtopo.host.deployed.DeployedLab for bridge-veth, without a kernel."""
 
-    def measurable(self) -> list[tuple[str, Any, list[str]]]:
-        return [(name, on_host, [address]) for name, address in ADDRESSES.items()]
+    def measurable(self) -> list[tuple[Endpoint, list[str]]]:
+        return [(Endpoint(name), [address]) for name, address in ADDRESSES.items()]
 
     def path(self, source: str, destination: str) -> str:
         return "veth → br0 → veth"

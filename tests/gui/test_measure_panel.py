@@ -15,11 +15,11 @@ from vtopo.gui.measure_form import MeasureTarget
 from vtopo.gui.measure_panel import MeasurePanel
 from vtopo.measure import (
     DirectionTotals,
+    Endpoint,
     IntervalSample,
     IperfOptions,
     RunResult,
     Totals,
-    on_host,
     save_history,
 )
 from vtopo.measure.testing import NetnsPair, netns_pair, standing_iperf3_server
@@ -57,11 +57,11 @@ def fake_run(mbps: float, protocol: str = "tcp", source: str = "h1") -> RunResul
 
 
 def targets(p: NetnsPair) -> list[MeasureTarget]:
-    return [MeasureTarget("a", p.a.in_node, [p.address_a]), MeasureTarget("b", p.b.in_node, [p.address_b])]
+    return [MeasureTarget(p.a, [p.address_a]), MeasureTarget(p.b, [p.address_b])]
 
 
 def test_targets_fill_the_pair_boxes(panel: MeasurePanel) -> None:
-    panel.set_targets([("h1", on_host, ["10.0.0.1"]), ("h2", on_host, ["10.0.0.2", "fd00::2"])], lab="lab")
+    panel.set_targets([(Endpoint("h1"), ["10.0.0.1"]), (Endpoint("h2"), ["10.0.0.2", "fd00::2"])], lab="lab")
     assert [panel.form.source_box.itemText(i) for i in range(panel.form.source_box.count())] == ["h1", "h2"]
     assert panel.form.source_box.currentText() == "h1" and panel.form.destination_box.currentText() == "h2"
     assert [panel.form.address_box.itemText(i) for i in range(panel.form.address_box.count())] == ["10.0.0.2", "fd00::2"]
@@ -70,7 +70,7 @@ def test_targets_fill_the_pair_boxes(panel: MeasurePanel) -> None:
 
 
 def test_bad_options_are_reported_not_run(panel: MeasurePanel, qtbot: Any) -> None:
-    panel.set_targets([("h1", on_host, ["10.0.0.1"]), ("h2", on_host, ["10.0.0.2"])])
+    panel.set_targets([(Endpoint("h1"), ["10.0.0.1"]), (Endpoint("h2"), ["10.0.0.2"])])
     panel.form.bitrate_edit.setText("lots")
     with qtbot.assertNotEmitted(panel.run_started):
         assert not panel.start_run()
@@ -139,8 +139,7 @@ def test_a_run_from_the_panel_charts_live_and_joins_the_history(
 @pytest.mark.privileged
 def test_a_vm_is_measured_against_its_standing_server(panel: MeasurePanel, qtbot: Any, pair: NetnsPair) -> None:
     with standing_iperf3_server(pair, 5298) as vm:
-        panel.set_targets([MeasureTarget("a", pair.a.in_node, [pair.address_a]),
-                           MeasureTarget("b", None, [pair.address_b], vm.iperf_server_port, vm.cannot_run)])
+        panel.set_targets([MeasureTarget(pair.a, [pair.address_a]), MeasureTarget(vm, [pair.address_b])])
         panel.select_pair("a", "b")
         panel.form.duration_spin.setValue(2)
         with qtbot.waitSignal(panel.run_finished, timeout=15000):

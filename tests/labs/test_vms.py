@@ -65,8 +65,8 @@ def test_vm_on_tap_and_vm_on_macvtap(deployed):
                            capture_output=True, text=True, timeout=30)
     assert typed.returncode == 0 and "vtopo-42" in typed.stdout, "a shell answers on the VM's serial console"
     assert "vtopo-guest ready" in Path(f"/run/vtopo/{prefix}/vm1/console.log").read_text(errors="replace")
-    targets = {target[0]: target for target in lab.lab.measurable()}
-    assert targets["vm1"][1] is not None and targets["vm1"][3] == 5201, "runs in the guest; aims at its iperf3 -s"
+    targets = {endpoint.name: endpoint for endpoint, _addresses in lab.lab.measurable()}
+    assert targets["vm1"].can_run and targets["vm1"].iperf_server_port == 5201, "in the guest, against its iperf3 -s"
     assert vtopo_iperf(name, "host", "vm1") > 50e6
     assert vtopo_iperf(name, "vm2", "host") > 50e6
 

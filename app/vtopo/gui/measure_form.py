@@ -17,32 +17,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vtopo.measure import Endpoint, InNode, IperfOptions
-from vtopo.measure.nodes import Refusal
+from vtopo.measure import Endpoint, IperfOptions
 
 
 class MeasureTarget(NamedTuple):
-    """A node the panel may measure from or to, and the addresses it can be reached at. A VM has no
-    `in_node` but a standing iperf3 server, and `cannot_run` says why."""
+    """A node the panel may measure from or to (as DeployedLab.measurable() gives it), and the addresses it
+    can be reached at."""
 
-    name: str
-    in_node: InNode | None
+    endpoint: Endpoint
     addresses: Sequence[str] = ()
-    iperf_server_port: int | None = None
-    cannot_run: str = ""
-    refuses: Refusal | None = None
 
     @property
-    def endpoint(self) -> Endpoint:
-        return Endpoint(self.name, self.in_node, self.iperf_server_port, self.cannot_run, self.refuses)
+    def name(self) -> str:
+        return self.endpoint.name
 
 
 PathDescriber = Callable[[str, str, str], str]
 """(source, destination, address) -> a description of the path, e.g. "h1 - s1 - r1 - h2"."""
 
-TargetLike = MeasureTarget | tuple[str, InNode | None, Sequence[str]] | tuple[str, InNode | None, Sequence[str],
-                                                                               int | None, str, Refusal | None]
-"""A MeasureTarget or the plain tuple DeployedLab.measurable() gives."""
+TargetLike = MeasureTarget | tuple[Endpoint, Sequence[str]]
 
 
 class MeasureForm(QWidget):
@@ -115,7 +108,7 @@ class MeasureForm(QWidget):
 
     def set_targets(self, targets: Sequence[TargetLike]) -> None:
         """The nodes that can be measured, keeping the current choices when they are still there."""
-        self.targets = {t[0]: MeasureTarget(t[0], t[1], tuple(t[2]), *t[3:]) for t in targets}
+        self.targets = {endpoint.name: MeasureTarget(endpoint, tuple(addresses)) for endpoint, addresses in targets}
         for box in (self.source_box, self.destination_box):
             keep = box.currentText()
             box.blockSignals(True)

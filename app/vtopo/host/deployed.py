@@ -11,7 +11,7 @@ from vtopo.compile.analysis import broadcast_domains, describe_path, numbered_br
 from vtopo.compile.context import EndContext, LabContext, NodeContext
 from vtopo.host.state import StateStore
 from vtopo.kinds.contract import CannotRunInside, Role
-from vtopo.measure.nodes import Endpoint, InNode, Refusal
+from vtopo.measure.nodes import Endpoint, InNode
 from vtopo.lab import context_of
 from vtopo.model import io
 
@@ -44,10 +44,8 @@ class DeployedLab:
         node = self.node(name)
         return node.kind.command_in(node, argv)
 
-    def measurable(self) -> list[tuple[str, InNode | None, list[str], int | None, str, Refusal | None]]:
-        """Each node a measurement can reach: its name, how to run a command there (None for a VM), its addresses,
-        the port of its standing iperf3 server (VMs), why commands cannot run there, and which addresses it
-        must not send to (the host's)."""
+    def measurable(self) -> list[tuple[Endpoint, list[str]]]:
+        """Each node a measurement can run in or aim at, as an endpoint, with its addresses."""
         targets = []
         for node in self.context.nodes.values():
             if node.kind.role not in (Role.NAMESPACE, Role.MACHINE):
@@ -56,8 +54,7 @@ class DeployedLab:
             if not endpoint.can_run and endpoint.iperf_server_port is None:
                 continue
             addresses = [str(ipaddress.ip_interface(a).ip) for end in node.ends for a in end.end.interface.addresses]
-            targets.append((endpoint.name, endpoint.in_node, addresses, endpoint.iperf_server_port,
-                            endpoint.cannot_run, endpoint.refuses))
+            targets.append((endpoint, addresses))
         return targets
 
     def in_node(self, name: str) -> InNode:
