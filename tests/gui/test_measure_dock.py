@@ -83,6 +83,7 @@ def deployed_window(make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_pa
     qtbot.waitUntil(lambda: not window.deploy.busy)
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
         window.actions.deploy.trigger()
+    qtbot.waitUntil(lambda: not window.measure.looking_up)
     yield window
     FakeRun.release.set()
     window.measure_panel.shutdown()
@@ -115,6 +116,20 @@ def test_targets_follow_deploy_and_destroy(deployed_window: MainWindow, qtbot: Q
         window.actions.destroy.trigger()
     assert panel.targets == {} and not panel.run_button.isEnabled()
     assert panel.notice.text() == NOT_DEPLOYED
+
+
+def test_the_deployed_lab_is_read_off_the_gui_thread(deployed_window: MainWindow, qtbot: QtBot) -> None:
+    window, threads = deployed_window, []
+
+    def find(name: str) -> tuple[FakeDeployedLab, str]:
+        threads.append(threading.current_thread())
+        return FakeDeployedLab(), ""
+
+    window.measure.find_lab = find
+    window.measure.refresh()
+    qtbot.waitUntil(lambda: not window.measure.looking_up)
+    assert threads and threads[0] is not threading.main_thread()
+    assert list(window.measure_panel.targets) == ["c1", "c2", "c3"]
 
 
 def test_iperf_between_two_selected_nodes_runs_and_shows_the_path(deployed_window: MainWindow,
@@ -230,6 +245,7 @@ def _deployed(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
     qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)  # a status read may run
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
         action.trigger()
+    qtbot.waitUntil(lambda: not window.measure.looking_up)  # the panel reads the deployed lab off the GUI thread
 
 
 @pytest.mark.privileged

@@ -149,6 +149,7 @@ class MainWindow(QMainWindow):
             return
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.measure_panel.shutdown()
+        self.measure.shutdown()
         self.analyzer.shutdown()
         self.editor.scene.release()
         event.accept()

@@ -10,7 +10,7 @@ import importlib
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from vtopo.gui.deploy_panel import DeployController
@@ -41,6 +41,21 @@ def find_deployed(lab: str) -> tuple[Any, str]:
         return None, f"cannot read how lab {lab} is deployed: {error}"
 
 
+class _Answers(QObject):
+    found = Signal(int, object, str)  # (lookup number, DeployedLab or None, why not)
+
+
+class _Lookup(QRunnable):
+    """Reads back how a lab is deployed (its state file, recompiled): work for a pool thread, not the GUI's."""
+
+    def __init__(self, number: int, lab: str, find: LabFinder, answers: _Answers) -> None:
+        super().__init__()
+        self._number, self._lab, self._find, self._answers = number, lab, find, answers
+
+    def run(self) -> None:
+        self._answers.found.emit(self._number, *self._find(self._lab))
+
+
 class MeasureController(QObject):
     """Fills the panel from the deployed lab, picks pairs for the canvas' menu, highlights paths, keeps history."""
 
@@ -58,6 +73,12 @@ class MeasureController(QObject):
         self._lab: Any = None  # the DeployedLab the targets come from
         self._topology = editor.topology  # to tell "another lab was opened" from "this lab was saved elsewhere"
         self._history_path: Path | None = None
+        self._lookups = QThreadPool(self)
+        self._lookups.setMaxThreadCount(1)
+        self._answers = _Answers(self)
+        self._answers.found.connect(self._found)
+        self._asked = self._answered = 0
+        self._asked_about = ""
         deploy.busy_changed.connect(self._deploy_busy)
         editor.topology_replaced.connect(self.refresh)
         files.path_changed.connect(self._follow_file)
@@ -74,9 +95,27 @@ class MeasureController(QObject):
             self.refresh()
 
     def refresh(self) -> None:
-        """Ask for the deployed lab again (after a deploy, a destroy, a status read, another lab)."""
-        name = self._deploy.deployed_lab
-        lab, why = self.find_lab(name) if name else (None, NOT_DEPLOYED)
+        """Ask for the deployed lab again (after a deploy, a destroy, a status read, another lab); the answer
+        comes from a pool thread. Only the latest question's answer is shown."""
+        self._asked += 1
+        self._asked_about = name = self._deploy.deployed_lab
+        if name:
+            self._lookups.start(_Lookup(self._asked, name, self.find_lab, self._answers))
+        else:
+            self._found(self._asked, None, NOT_DEPLOYED)
+
+    @property
+    def looking_up(self) -> bool:
+        return self._answered != self._asked
+
+    def shutdown(self) -> None:
+        self._lookups.waitForDone()
+
+    def _found(self, number: int, lab: Any, why: str) -> None:
+        if number != self._asked:
+            return
+        self._answered = number
+        name = self._asked_about
         self._lab = lab
         if lab is None:
             self._panel.cancel_run()
