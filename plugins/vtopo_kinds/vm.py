@@ -16,8 +16,8 @@ from vtopo.model.problems import Problem, Severity
 from vtopo_kinds.common import check_gateway
 
 FIRST_TAP_FD = 3
-GUEST_IPERF_PORT = 5201
-"""The built-in guest's init runs `iperf3 -s` on iperf3's default port."""
+GUEST_SERVERS = {"iperf3": 5201, "echo": 5202}
+"""What the built-in guest's init starts: `iperf3 -s` on iperf3's default port, and an echo server."""
 NIC_DEVICES = {"virtio": "virtio-net-pci", "e1000": "e1000"}
 
 
@@ -54,8 +54,8 @@ class VmKind(NodeKind):
                                   f"`vtopo console` attaches to it")
         return [sys.executable, "-m", "vtopo.host.console_exec", self.console_socket(node), "--", *argv]
 
-    def iperf_server_port(self, node: NodeContext) -> int | None:
-        return GUEST_IPERF_PORT if node.settings.image == "builtin" else None
+    def standing_servers(self, node: NodeContext) -> dict[str, int]:
+        return dict(GUEST_SERVERS) if node.settings.image == "builtin" else {}
 
     def console_socket(self, node: NodeContext) -> str:
         return f"{node.names.node_dir(node.node.name)}/console.sock"

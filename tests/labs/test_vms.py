@@ -66,7 +66,7 @@ def test_vm_on_tap_and_vm_on_macvtap(deployed):
     assert typed.returncode == 0 and "vtopo-42" in typed.stdout, "a shell answers on the VM's serial console"
     assert "vtopo-guest ready" in Path(f"/run/vtopo/{prefix}/vm1/console.log").read_text(errors="replace")
     targets = {endpoint.name: endpoint for endpoint, _addresses in lab.lab.measurable()}
-    assert targets["vm1"].can_run and targets["vm1"].iperf_server_port == 5201, "in the guest, against its iperf3 -s"
+    assert targets["vm1"].can_run and targets["vm1"].servers["iperf3"] == 5201, "in the guest, against its iperf3 -s"
     assert vtopo_iperf(name, "host", "vm1") > 50e6
     assert vtopo_iperf(name, "vm2", "host") > 50e6
 
@@ -85,6 +85,8 @@ def test_vhost_pair_runs_both_vms(deployed):
     name = lab.lab.context.topology.name
     assert vtopo_iperf(name, "host", "von") > 50e6, "host -> guest, as seed 002 measured"
     assert vtopo_iperf(name, "von", "voff") > 20e6, "VM -> VM, as seed 003 measured"
+    rr = vtopo("rr", name, "host", "von", "-t", "2")
+    assert rr.returncode == 0 and "transactions/s" in rr.stdout, "against the guest's echo server, as netperf TCP_RR"
     ping = vtopo("ping", name, "voff", "von", "-c", "3")
     assert ping.returncode == 0 and "3 received" in ping.stdout, ping.stdout + ping.stderr
 

@@ -66,6 +66,6 @@ def test_a_node_that_cannot_run_commands_cannot_be_the_client(pair: NetnsPair, v
 
 
 def test_a_vm_without_a_server_gets_a_clear_message(pair: NetnsPair) -> None:
-    mute = Endpoint("b", None, None, "b is a VM: vtopo has no shell inside it")
+    mute = Endpoint("b", None, {}, "b is a VM: vtopo has no shell inside it")
     with pytest.raises(MeasureError, match="b is a VM.*no iperf3 server"):
         list(IperfRun(pair.a, mute, pair.address_b, IperfOptions(duration_s=1)))

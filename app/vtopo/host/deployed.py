@@ -51,7 +51,7 @@ class DeployedLab:
             if node.kind.role not in (Role.NAMESPACE, Role.MACHINE):
                 continue
             endpoint = self.endpoint(node.node.name)
-            if not endpoint.can_run and endpoint.iperf_server_port is None:
+            if not endpoint.can_run and not endpoint.servers:
                 continue
             addresses = [str(ipaddress.ip_interface(a).ip) for end in node.ends for a in end.end.interface.addresses]
             targets.append((endpoint, addresses))
@@ -73,16 +73,16 @@ class DeployedLab:
         return path
 
     def endpoint(self, name: str) -> Endpoint:
-        """A node as one side of a measurement; a VM's names its standing iperf3 server instead. The host's own
-        namespace refuses addresses it would route out of the lab."""
+        """A node as one side of a measurement, with the servers that always run in it (a VM's guest). The host's
+        own namespace refuses addresses it would route out of the lab."""
         node = self.node(name)
-        server_port = node.kind.iperf_server_port(node)
+        servers = node.kind.standing_servers(node)
         try:
             in_node = self.in_node(name)
         except CannotRunInside as why:
-            return Endpoint(name, None, server_port, str(why))
+            return Endpoint(name, None, servers, str(why))
         in_host = node.kind.role is Role.NAMESPACE and node.kind.netns(node) is None
-        return Endpoint(name, in_node, server_port, refuses=self._leaves_the_lab if in_host else None)
+        return Endpoint(name, in_node, servers, refuses=self._leaves_the_lab if in_host else None)
 
     def _leaves_the_lab(self, address: str) -> str | None:
         prefix, lab = self.context.names.prefix, self.context.topology.name

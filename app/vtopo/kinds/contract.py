@@ -103,10 +103,10 @@ class NodeKind(ABC):
         netns = self.netns(node)
         return ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
 
-    def iperf_server_port(self, node: NodeContext) -> int | None:
-        """The port of an iperf3 server that always runs in this node, for a node commands cannot run
-        in (`command_in` raises): measurements aim their client at it."""
-        return None
+    def standing_servers(self, node: NodeContext) -> dict[str, int]:
+        """Services that always listen in this node, by name (see vtopo.measure.nodes) with their ports:
+        measurements aim at them instead of starting their own."""
+        return {}
 
     def console_socket(self, node: NodeContext) -> str | None:
         """The unix socket of the node's serial console, for a node without a shell vtopo can start (a VM)."""

@@ -28,7 +28,7 @@ from vtopo.measure.base import MeasureRun, _Cancelled
 from vtopo.measure.iperf_parse import (LISTENING, ClientReport, IntervalAssembler, merge_intervals,
                                        parse_client_json)
 from vtopo.measure.iperf_text import client_error, parse_client_text
-from vtopo.measure.nodes import Endpoint, MeasureError
+from vtopo.measure.nodes import IPERF3_SERVER, Endpoint, MeasureError
 from vtopo.measure.ports import release_port, reserve_port
 from vtopo.measure.preflight import check_reachable
 from vtopo.measure.process import Child
@@ -219,7 +219,7 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         if not self.source.can_run:
             raise MeasureError(f"{self.source.cannot_run or f'vtopo cannot run commands in {self.source.name}'}; "
                                "so it cannot run the iperf3 client")
-        if self.destination.iperf_server_port:
+        if IPERF3_SERVER in self.destination.servers:
             return True
         if not self.destination.can_run:
             raise MeasureError(f"{self.destination.cannot_run}; and it has no iperf3 server that vtopo knows of")
@@ -230,7 +230,7 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         self.source.check_address(address)
         if self.preflight:
             check_reachable(self.source, address, destination=self.destination.name)
-        port = self.destination.iperf_server_port or 0
+        port = self.destination.servers[IPERF3_SERVER]
         result.port = port
         argv = self.source.argv([self.iperf3, "-c", address, "-p", str(port), "-f", "k", "-V", "--forceflush",
                                 "--connect-timeout", str(CONNECT_TIMEOUT_MS), *options.client_args()])

@@ -5,10 +5,15 @@ that turns an argv into the argv that runs it inside that node (`NodeKind.comman
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 InNode = Callable[[list[str]], list[str]]
+
+IPERF3_SERVER = "iperf3"
+"""`iperf3 -s`, serving one test at a time."""
+ECHO_SERVER = "echo"
+"""A TCP server that sends back what it receives: the other end of a request/response test."""
 
 Refusal = Callable[[str], "str | None"]
 """Why a node must not send to an address, or None when it may."""
@@ -32,13 +37,14 @@ def in_netns(netns: str) -> InNode:
 class Endpoint:
     """One side of a measurement: the node's name (for messages) and how to run a command in it.
 
-    A node vtopo cannot run commands in (a VM) has no `in_node`; `cannot_run` says why, and
-    `iperf_server_port` names the iperf3 server that always runs there, if one does.
+    A node vtopo cannot run commands in has no `in_node`, and `cannot_run` says why. `servers` are the
+    services that always listen in the node, by name (IPERF3_SERVER, ECHO_SERVER) with their ports: a VM's
+    guest runs both, and runs aim at them instead of starting their own.
     """
 
     name: str
     in_node: InNode | None = on_host
-    iperf_server_port: int | None = None
+    servers: Mapping[str, int] = field(default_factory=dict)
     cannot_run: str = ""
     refuses: Refusal | None = None
     """Why traffic from this node to an address must not be sent (the host would route it out of the lab), or

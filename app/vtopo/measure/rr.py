@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vtopo.measure.base import MeasureRun, _Cancelled
-from vtopo.measure.nodes import Endpoint, MeasureError
+from vtopo.measure.nodes import ECHO_SERVER, Endpoint, MeasureError
 from vtopo.measure.preflight import check_reachable
 from vtopo.measure.process import Child
 from vtopo.measure.record import RunRecord
@@ -124,9 +124,11 @@ class RRRun(MeasureRun[RRSample, RRResult]):
         self.source.check_address(self.address)
         if self.preflight:
             check_reachable(self.source, self.address, destination=self.destination.name)
-        server = self._start(self._agent(self.destination, ["server"]),
-                             what=f"request/response server in {self.destination.name}", lines=True)
-        port = self._wait_listening(server)
+        port = self.destination.servers.get(ECHO_SERVER)
+        if port is None:
+            server = self._start(self._agent(self.destination, ["server"]),
+                                 what=f"request/response server in {self.destination.name}", lines=True)
+            port = self._wait_listening(server)
         o = self.options
         client = self._start(
             self._agent(self.source, ["client", self.address, str(port), "--duration", str(o.duration_s),

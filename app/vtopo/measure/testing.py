@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from vtopo.measure.nodes import Endpoint, in_netns
+from vtopo.measure.nodes import IPERF3_SERVER, Endpoint, in_netns
 
 S = TypeVar("S")
 
@@ -75,7 +75,7 @@ def standing_iperf3_server(pair: NetnsPair, port: int) -> Iterator[Endpoint]:
             ["ip", "netns", "exec", pair.netns_b, "ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True
         ).stdout.strip():
             time.sleep(0.05)
-        yield Endpoint(pair.b.name, None, port, f"{pair.b.name} is a VM: vtopo has no shell inside it")
+        yield Endpoint(pair.b.name, None, {IPERF3_SERVER: port}, f"{pair.b.name} is a VM: vtopo has no shell inside it")
     finally:
         server.terminate()
         server.wait(5)
