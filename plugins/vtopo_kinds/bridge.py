@@ -36,6 +36,9 @@ class BridgeKind(NodeKind):
     connect_hint = "Bridges take containers, routers, VMs, the host, and other switches."
     settings_type = BridgeSettings
 
+    def host_addresses(self, node: NodeContext) -> list[str]:
+        return list(node.settings.host_addresses)
+
     def check(self, node: NodeContext) -> Iterable[Problem]:
         settings = node.settings
         if settings.host_routing and not settings.host_addresses:

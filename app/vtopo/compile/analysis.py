@@ -115,7 +115,7 @@ def numbered_bridge_between(lab: LabContext, host_id: str, other_id: str) -> Nod
     if host.kind.role is not Role.NAMESPACE or host.kind.netns(host) is not None:
         return None
     for bridge in lab.nodes.values():
-        if getattr(bridge.settings, "host_addresses", None) and path_between(lab, bridge.node.id, other_id):
+        if bridge.kind.host_addresses(bridge) and path_between(lab, bridge.node.id, other_id):
             return bridge
     return None
 

@@ -118,7 +118,7 @@ class DeployedLab:
                         return _ip(end), "same segment"
         bridge = numbered_bridge_between(self.context, dst.node.id, src.node.id)
         if bridge is not None:
-            return str(ipaddress.ip_interface(bridge.settings.host_addresses[0]).ip), "same segment"
+            return str(ipaddress.ip_interface(bridge.kind.host_addresses(bridge)[0]).ip), "same segment"
         bridge = numbered_bridge_between(self.context, src.node.id, dst.node.id)
         if bridge is not None:
             arrival = path_between(self.context, bridge.node.id, dst.node.id)[-1].other

@@ -108,6 +108,11 @@ class NodeKind(ABC):
         measurements aim at them instead of starting their own."""
         return {}
 
+    def host_addresses(self, node: NodeContext) -> list[str]:
+        """Addresses (with prefix) the host's own namespace has on this node, as on a numbered bridge: the host
+        reaches what lies behind it with no link in the drawing."""
+        return []
+
     def console_socket(self, node: NodeContext) -> str | None:
         """The unix socket of the node's serial console, for a node without a shell vtopo can start (a VM)."""
         return None
