@@ -9,7 +9,7 @@ from typing import Iterable
 from vtopo.compile.analysis import broadcast_domains
 from vtopo.compile.context import EndContext, NodeContext
 from vtopo.compile.ops import (CreateNamespace, MakeDirectory, Op, SetSysctl, StartProcess, WriteFile,
-                               addresses_resource, dev_resource)
+                               addresses_resource, dev_resource, up_resource)
 from vtopo.kinds.contract import NodeKind, PortSpec, Role
 from vtopo.kinds.settings import setting
 from vtopo.model.problems import Problem
@@ -166,8 +166,11 @@ class RouterKind(NodeKind):
         yield WriteFile(owner=owner, path=f"{directory}/ospfd.conf", content=self.ospfd_conf(node))
         yield WriteFile(owner=owner, path=f"{directory}/vtysh.conf", content="! vtysh for this router only\n")
         interfaces = tuple(dev_resource(netns, end.device) for end in node.ends)
+        # ospfd must first see each interface with carrier: seen without, FRR 8.4 may keep it as type "Null"
+        # and leave its network out of the router LSA
+        carrier = tuple(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device)
         private = (("/var/tmp", f"{directory}/var-tmp"), ("/var/run/frr", f"{directory}/run-frr"))
-        after = {"zebra": (addresses_resource(netns), *interfaces), "ospfd": (f"process:zebra@{name}",)}
+        after = {"zebra": (addresses_resource(netns), *interfaces, *carrier), "ospfd": (f"process:zebra@{name}",)}
         for daemon in ("zebra", "ospfd"):
             yield StartProcess(owner=owner, name=f"{daemon}@{name}", netns=netns, pid_file=f"{directory}/{daemon}.pid",
                                ready_path=f"{directory}/{daemon}.vty", private_dirs=private,

@@ -20,6 +20,11 @@ def dev_resource(netns: str | None, name: str) -> str:
     return f"dev:{netns or HOST}/{name}"
 
 
+def up_resource(netns: str | None, name: str) -> str:
+    """An interface that is up: with its veth peer up too, it has carrier."""
+    return f"up:{netns or HOST}/{name}"
+
+
 def addresses_resource(netns: str | None) -> str:
     return f"addr:{netns or HOST}"
 
@@ -250,6 +255,9 @@ class ConfigureLink(Op):
 
     def requires(self) -> frozenset[str]:
         return frozenset({dev_resource(self.netns, self.name)})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({up_resource(self.netns, self.name)}) if self.up else frozenset()
 
     def explain(self) -> list[str]:
         args = ["link", "set", "dev", self.name]

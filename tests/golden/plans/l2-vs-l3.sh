@@ -187,16 +187,16 @@ ip -n vtd05-r1 link add eth1 type veth peer name eth1 netns vtd05-r2
 ip -n vtd05-r1 link set dev eth1 up
 # [42] address 10.0.12.1/30 on eth1 (after 40)
 ip -n vtd05-r1 addr add 10.0.12.1/30 dev eth1
+# [43] configure and bring up eth1 (after 40)
+ip -n vtd05-r2 link set dev eth1 up
 
 # ---- node r1
-# [43] start zebra@r1 (after 6, 9, 10, 35, 37, 40, 42)
+# [44] start zebra@r1 (after 6, 9, 10, 35, 36, 37, 38, 40, 41, 42, 43)
 ip netns exec vtd05-r1 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/vtd05/r1/zebra.conf -i /run/vtopo/vtd05/r1/zebra.pid -z /run/vtopo/vtd05/r1/zserv.api --vty_socket /run/vtopo/vtd05/r1 -P 0 --log file:/run/vtopo/vtd05/r1/zebra.log
-# [44] start ospfd@r1 (after 6, 9, 11, 43)
+# [45] start ospfd@r1 (after 6, 9, 11, 44)
 ip netns exec vtd05-r1 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/vtd05/r1/ospfd.conf -i /run/vtopo/vtd05/r1/ospfd.pid -z /run/vtopo/vtd05/r1/zserv.api --vty_socket /run/vtopo/vtd05/r1 -P 0 --log file:/run/vtopo/vtd05/r1/ospfd.log
 
 # ---- link r1:eth1-r2:eth1
-# [45] configure and bring up eth1 (after 40)
-ip -n vtd05-r2 link set dev eth1 up
 # [46] address 10.0.12.2/30 on eth1 (after 40)
 ip -n vtd05-r2 addr add 10.0.12.2/30 dev eth1
 
@@ -207,16 +207,14 @@ ip link add vtd05-lan2-p1 type veth peer name eth0 netns vtd05-r2
 ip -n vtd05-r2 link set dev eth0 up
 # [49] address 10.2.0.1/24 on eth0 (after 47)
 ip -n vtd05-r2 addr add 10.2.0.1/24 dev eth0
+# [50] configure and bring up vtd05-lan2-p1 (after 47)
+ip link set dev vtd05-lan2-p1 alias vtopo:vtd05 up
 
 # ---- node r2
-# [50] start zebra@r2 (after 13, 16, 17, 40, 46, 47, 49)
+# [51] start zebra@r2 (after 13, 16, 17, 40, 41, 43, 46, 47, 48, 49, 50)
 ip netns exec vtd05-r2 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/vtd05/r2/zebra.conf -i /run/vtopo/vtd05/r2/zebra.pid -z /run/vtopo/vtd05/r2/zserv.api --vty_socket /run/vtopo/vtd05/r2 -P 0 --log file:/run/vtopo/vtd05/r2/zebra.log
-# [51] start ospfd@r2 (after 13, 16, 18, 50)
+# [52] start ospfd@r2 (after 13, 16, 18, 51)
 ip netns exec vtd05-r2 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/vtd05/r2/ospfd.conf -i /run/vtopo/vtd05/r2/ospfd.pid -z /run/vtopo/vtd05/r2/zserv.api --vty_socket /run/vtopo/vtd05/r2 -P 0 --log file:/run/vtopo/vtd05/r2/ospfd.log
-
-# ---- link r2:eth0-lan2:p1
-# [52] configure and bring up vtd05-lan2-p1 (after 47)
-ip link set dev vtd05-lan2-p1 alias vtopo:vtd05 up
 
 # ---- node lan2
 # [53] attach vtd05-lan2-p1 to bridge vtd05-lan2 (after 4, 47)
