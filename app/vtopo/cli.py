@@ -168,20 +168,25 @@ def cmd_exec(args: argparse.Namespace) -> int:
     if not command:
         node = lab.node(args.node)
         if node.kind.console_socket(node) is not None:
-            return cmd_console(args)  # a VM's interactive shell is its console
+            return _attach_console(lab, args.node)  # a VM's interactive shell is its console
         command = [os.environ.get("SHELL", "/bin/sh")]
     argv = lab.command_in(args.node, command)
     return subprocess.run(argv).returncode
 
 
 def cmd_console(args: argparse.Namespace) -> int:
-    path = DeployedLab.find(args.lab).console_socket(args.node)
+    return _attach_console(DeployedLab.find(args.lab), args.node)
+
+
+def _attach_console(lab: DeployedLab, node: str) -> int:
+    path = lab.console_socket(node)
     if os.isatty(0):
-        print(f"console of {args.node} ({args.lab}); Ctrl-] leaves it, the VM keeps running\r", file=sys.stderr)
+        print(f"console of {node} ({lab.context.topology.name}); Ctrl-] leaves it, the VM keeps running\r",
+              file=sys.stderr)
     try:
         console.attach(path)
     except OSError as error:
-        raise NotDeployed(f"cannot open the console of {args.node} at {path}: {error.strerror}; is the VM running "
+        raise NotDeployed(f"cannot open the console of {node} at {path}: {error.strerror}; is the VM running "
                           "(`vtopo status`), or is another console attached?") from error
     return 0
 

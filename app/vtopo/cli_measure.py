@@ -46,10 +46,7 @@ def _show_interval(sample: IntervalSample) -> None:
 
 
 def cmd_iperf(args: argparse.Namespace) -> int:
-    lab = DeployedLab.find(args.lab)
-    source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
-    address = args.address or lab.target_address(args.source, args.destination)[0]
-    path = lab.path(args.source, args.destination)
+    lab, source, destination, address, path = _pair(args)
     options = IperfOptions(protocol="udp" if args.udp else "tcp", duration_s=args.time, interval_s=args.interval,
                            parallel=args.parallel, reverse=args.reverse, bidir=args.bidir, bitrate=args.bitrate,
                            length=args.length, window=args.window, zerocopy=args.zerocopy)
