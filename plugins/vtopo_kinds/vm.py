@@ -9,11 +9,12 @@ from typing import Iterable
 
 from vtopo.compile.context import EndContext, NodeContext
 from vtopo.compile.links import guest_mac
-from vtopo.compile.ops import MakeDirectory, Op, StartProcess, dev_resource
+from vtopo.compile.ops import MakeDirectory, Op, StartDomain, StartProcess, dev_resource
 from vtopo.kinds.contract import CannotRunInside, NodeKind, PortSpec, Role
 from vtopo.kinds.settings import setting
 from vtopo.model.problems import Problem, Severity
 from vtopo_kinds.common import check_gateway
+from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
 FIRST_TAP_FD = 3
 GUEST_SERVERS = {"iperf3": 5201, "echo": 5202}
@@ -90,6 +91,26 @@ class VmKind(NodeKind):
     def _nics(self, node: NodeContext) -> list[EndContext]:
         return sorted(node.ends, key=lambda e: self.ports.index_of(e.end.port) or 0)
 
+    def guest_boot(self, node: NodeContext) -> tuple[str, str]:
+        """The built-in guest's kernel and initrd."""
+        kernel = "vmlinuz" if node.settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
+        return f"{node.facts.guest_dir}/{kernel}", f"{node.facts.guest_dir}/initrd.img"
+
+    def domain_name(self, node: NodeContext) -> str:
+        return f"{node.names.prefix}-{node.node.name}"
+
+    def domain(self, node: NodeContext, directory: str) -> DomainSpec:
+        settings, builtin = node.settings, node.settings.image == "builtin"
+        kernel, initrd = self.guest_boot(node) if builtin else ("", "")
+        nics = tuple(DomainNic(mac=guest_mac(node.names, end), model=settings.nic_model, vhost=self.vhost_on(node),
+                               device=end.device) for end in self._nics(node))
+        return DomainSpec(name=self.domain_name(node), lab=node.lab.topology.name, prefix=node.names.prefix,
+                          node_id=node.node.id, accel=node.facts.accel, vcpus=settings.vcpus,
+                          memory_mb=settings.memory_mb, console_socket=self.console_socket(node),
+                          console_log=f"{directory}/console.log", nics=nics, kernel=kernel, initrd=initrd,
+                          cmdline=self.guest_cmdline(node) if builtin else "",
+                          disk_image="" if builtin else settings.image)
+
     def qemu_argv(self, node: NodeContext, directory: str) -> tuple[list[str], list[tuple[int, str]]]:
         settings, facts = node.settings, node.facts
         argv = ["qemu-system-x86_64", "-name", node.node.name, "-machine", f"q35,accel={facts.accel}",
@@ -99,9 +120,8 @@ class VmKind(NodeKind):
                             f"logfile={directory}/console.log",
                 "-serial", "chardev:console", "-daemonize", "-pidfile", f"{directory}/qemu.pid"]
         if settings.image == "builtin":
-            kernel = "vmlinuz" if settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
-            argv += ["-kernel", f"{facts.guest_dir}/{kernel}", "-initrd", f"{facts.guest_dir}/initrd.img",
-                     "-append", self.guest_cmdline(node), "-no-reboot"]
+            kernel, initrd = self.guest_boot(node)
+            argv += ["-kernel", kernel, "-initrd", initrd, "-append", self.guest_cmdline(node), "-no-reboot"]
         else:
             argv += ["-drive", f"file={settings.image},if=virtio,snapshot=on"]
         tap_fds: list[tuple[int, str]] = []
@@ -119,8 +139,14 @@ class VmKind(NodeKind):
 
     def lower(self, node: NodeContext) -> Iterable[Op]:
         owner, directory = node.subject, node.names.node_dir(node.node.name)
-        argv, tap_fds = self.qemu_argv(node, directory)
         yield MakeDirectory(owner=owner, path=directory)
+        devices = tuple(dev_resource(None, end.device) for end in node.ends)
+        if node.lab.vm_backend == "libvirt":
+            yield StartDomain(owner=owner, name=self.domain_name(node), uri=node.facts.libvirt_uri,
+                              xml=domain_xml(self.domain(node, directory)), vhost=self.vhost_on(node),
+                              after=(f"file:{directory}", *devices))
+            return
+        argv, tap_fds = self.qemu_argv(node, directory)
         yield StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(argv), netns=None,
                            pid_file=f"{directory}/qemu.pid", tap_fds=tuple(tap_fds),
-                           after=tuple(dev_resource(None, end.device) for end in node.ends))
+                           after=devices)

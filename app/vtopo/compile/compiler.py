@@ -9,8 +9,8 @@ from typing import Callable
 import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
-from vtopo.compile.context import (MAX_INTERFACE_NAME, EndContext, HostFacts, LabContext, LabNames, NodeContext,
-                                   default_prefix)
+from vtopo.compile.context import (MAX_INTERFACE_NAME, VM_BACKENDS, EndContext, HostFacts, LabContext, LabNames,
+                                   NodeContext, default_prefix)
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.ops import HOST, MakeDirectory, Op
 from vtopo.compile.plan import Plan, Step
@@ -67,6 +67,9 @@ class Compiler:
         if not PREFIX.fullmatch(self.lab.names.prefix):
             self.error("the prefix must be 2 to 7 lowercase letters or digits, starting with a letter",
                        "lab", path="$.lab.prefix")
+        if self.topology.vm_backend not in VM_BACKENDS:
+            self.error(f"vm_backend must be one of {', '.join(b for b in VM_BACKENDS if b)}, not "
+                       f"{self.topology.vm_backend!r}", "lab", path="$.lab.vm_backend")
         for node in self.topology.nodes.values():
             if not NODE_NAME.fullmatch(node.name):
                 self.error("a node name may hold only letters, digits, '-' and '_', and must start with a letter or "

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from vtopo.kinds.contract import NodeKind
 
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
+VM_BACKENDS = ("", "auto", "libvirt", "qemu")  # a lab's vm_backend; "" is auto
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class HostFacts:
     routing_suite: str = "frr"  # "frr", or "quagga" where only Quagga is installed (older configuration syntax)
     frr_user: str = "frr"  # the user the routing daemons drop to
     run_root: str = "/run/vtopo"
+    libvirt: bool = False  # libvirtd answers at libvirt_uri
+    libvirt_uri: str = "qemu:///system"  # the user's choice (VTOPO_LIBVIRT_URI), never the lab file's
 
 
 def default_prefix(lab_name: str) -> str:
@@ -125,3 +128,11 @@ class LabContext:
 
     def node_named(self, name: str) -> NodeContext | None:
         return next((n for n in self.nodes.values() if n.node.name == name), None)
+
+    @property
+    def vm_backend(self) -> str:
+        """"libvirt" or "qemu": the lab's choice, or for auto, libvirt when libvirtd answers."""
+        chosen = self.topology.vm_backend
+        if chosen in ("libvirt", "qemu"):
+            return chosen
+        return "libvirt" if self.facts.libvirt else "qemu"

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
 HOST = ""  # the resource name of the host's own network namespace
+DOMAIN_XMLNS = "https://vtopo.dev/xmlns/libvirt-domain/1"
+"""The namespace of the <metadata> element that tags a libvirt domain as a lab's (its prefix and node id)."""
 
 
 def ns_resource(netns: str | None) -> str:
@@ -550,11 +552,49 @@ class StopProcess(Op):
         return [f"kill $(cat {shlex.quote(self.pid_file)})"]
 
 
+# ---------------------------------------------------------------- libvirt domains
+
+@dataclass(frozen=True, kw_only=True)
+class StartDomain(Op):
+    """A transient libvirt domain (createXML): destroying it leaves no definition behind, and one that outlives a
+    crashed vtopo is found again by the vtopo <metadata> in its XML. `vhost` is the driver asked for, which the
+    host layer checks against what QEMU really holds."""
+
+    name: str
+    uri: str
+    xml: str
+    vhost: bool
+    after: tuple[str, ...] = ()
+    summary_text: ClassVar[str] = "start libvirt domain {name}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset(self.after)
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({f"domain:{self.name}"})
+
+    def explain(self) -> list[str]:
+        return [f"virsh -c {shlex.quote(self.uri)} create /dev/stdin <<'EOF'", *self.xml.rstrip("\n").split("\n"), "EOF"]
+
+    def inverse(self) -> Op:
+        return DestroyDomain(owner=self.owner, name=self.name, uri=self.uri)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DestroyDomain(Op):
+    name: str
+    uri: str
+    summary_text: ClassVar[str] = "destroy libvirt domain {name}"
+
+    def explain(self) -> list[str]:
+        return [f"virsh -c {shlex.quote(self.uri)} destroy {shlex.quote(self.name)}"]
+
+
 OP_TYPES: dict[str, type[Op]] = {cls.__name__: cls for cls in (
     CreateNamespace, DeleteNamespace, DeleteLink, CreateBridge, CreateVeth, CreateMacvlan, CreateMacvtap, CreateTap,
     SetMaster, ConfigureLink, AddAddress, AddRoute, SetSysctl, SetImpairment, SetTxChecksum, OvsAddBridge,
     OvsDeleteBridge, OvsAddPort, OvsAddFlows, MakeDirectory, RemoveDirectory, WriteFile, RemoveFile, StartProcess,
-    StopProcess,
+    StopProcess, StartDomain, DestroyDomain,
 )}
 
 

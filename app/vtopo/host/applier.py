@@ -14,8 +14,9 @@ from typing import Callable
 
 from vtopo.compile import ops as o
 from vtopo.host import netns as namespaces
-from vtopo.host import ovs, processes
+from vtopo.host import domains, ovs, processes
 from vtopo.host.netlink import Netlink, NetlinkError
+from vtopo.host.vhost import VHOST_DEVICE, holds_vhost
 
 DAEMON_START_SECONDS = 15.0
 LINGER_SECONDS = 30.0
@@ -39,6 +40,7 @@ class Applier:
     def __init__(self, tag: str):
         self.tag = tag
         self.netlink = Netlink()
+        self.notices: list[str] = []  # what the user should know about ops that did not do all they were asked
         self._apply: dict[type[o.Op], Callable[[o.Op], None]] = {
             o.CreateNamespace: self._create_namespace,
             o.CreateBridge: lambda op: self.netlink.add_bridge(op.name, None, op.stp, op.forward_delay_s, op.ageing_s),
@@ -60,6 +62,7 @@ class Applier:
             o.MakeDirectory: self._make_directory,
             o.WriteFile: lambda op: Path(op.path).write_text(op.content),
             o.StartProcess: self._start_process,
+            o.StartDomain: self._start_domain,
         }
         self._undo: dict[type[o.Op], Callable[[o.Op], None]] = {
             o.DeleteNamespace: self._delete_namespace,
@@ -68,6 +71,7 @@ class Applier:
             o.RemoveDirectory: lambda op: shutil.rmtree(op.path, ignore_errors=True),
             o.RemoveFile: lambda op: Path(op.path).unlink(missing_ok=True),
             o.StopProcess: self._stop_process,
+            o.DestroyDomain: lambda op: domains.destroy(op.uri, op.name),
         }
 
     def close(self) -> None:
@@ -78,13 +82,13 @@ class Applier:
     def apply(self, op: o.Op) -> None:
         try:
             self._apply[type(op)](op)
-        except (NetlinkError, ovs.OvsError, processes.DaemonError, OSError, ValueError) as error:
+        except (NetlinkError, ovs.OvsError, processes.DaemonError, domains.DomainError, OSError, ValueError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def undo(self, op: o.Op) -> None:
         try:
             self._undo[type(op)](op)
-        except (NetlinkError, ovs.OvsError, OSError) as error:
+        except (NetlinkError, ovs.OvsError, domains.DomainError, OSError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def apply_ovs_batch(self, batch: list[o.Op]) -> None:
@@ -116,6 +120,8 @@ class Applier:
         if isinstance(op, o.StartProcess):
             pid = _read_pid(Path(op.pid_file))
             return pid is not None and processes.process_alive(pid, Path(op.argv[0]).name)
+        if isinstance(op, o.StartDomain):
+            return domains.running(op.uri, op.name)
         return None
 
     def wait_gone(self, host_links: list[str], timeout_s: float = LINGER_SECONDS) -> list[str]:
@@ -178,6 +184,17 @@ class Applier:
         processes.start_daemon(list(op.argv), op.netns, Path(op.pid_file), Path(op.ready_path) if op.ready_path else None,
                                DAEMON_START_SECONDS, log_file=Path(op.pid_file).with_suffix(".log"),
                                private_dirs=private, open_files=taps)
+
+    def _start_domain(self, op: o.Op) -> None:
+        """Start the domain, then check on the host that vhost-net is what was asked: with no vhost-net for the
+        NIC (no kernel module, or QEMU under TCG without ioeventfd), QEMU quietly moves the packets itself."""
+        assert isinstance(op, o.StartDomain)
+        live = domains.start(op.uri, op.xml)
+        pid = domains.qemu_pid(op.name)
+        if op.vhost and pid is not None and not holds_vhost(pid):
+            drivers = ", ".join(sorted({d or "default" for d in domains.interface_drivers(live)}))
+            self.notices.append(f"{op.owner}: vhost-net was asked for and libvirt reports driver {drivers}, but "
+                                f"QEMU (pid {pid}) does not hold {VHOST_DEVICE}: its NICs run without vhost-net")
 
     def _stop_process(self, op: o.Op) -> None:
         assert isinstance(op, o.StopProcess)

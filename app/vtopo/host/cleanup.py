@@ -1,7 +1,8 @@
 """Recovery after a crash: destroy every lab the journal knows, then remove stray objects found by their tags.
 
 Tags: host interfaces carry the alias `vtopo:<prefix>`, each lab namespace's `lo` carries it too, OVS
-bridges carry external_ids:vtopo-lab, and daemons run with their config under /run/vtopo/<prefix>.
+bridges carry external_ids:vtopo-lab, libvirt domains carry vtopo's element in their <metadata>, and daemons run
+with their config under /run/vtopo/<prefix>.
 Nothing without one of these marks is touched.
 """
 from __future__ import annotations
@@ -11,8 +12,11 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vtopo.host import domains
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs, processes
+from vtopo.host.facts import libvirt_uri
+from vtopo.host.libvirtd import answers
 from vtopo.host.applier import TAG_PREFIX
 from vtopo.host.deployer import Deployer, DestroyError, Progress, ProgressCallback
 from vtopo.host.netlink import Netlink, NetlinkError
@@ -37,6 +41,8 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
             report.labs.append(name)
         except DestroyError as error:
             report.errors.append(str(error))
+    uri = libvirt_uri()
+    report.strays += _destroy_stray_domains(uri)
     report.strays += _stop_stray_processes(run_root)
     report.strays += _delete_stray_ovs_bridges()
     with Netlink() as netlink:
@@ -48,7 +54,17 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
     if run_root.is_dir() and not any(run_root.iterdir()):
         run_root.rmdir()
     deployer.stop_ovs_if_ours()
+    deployer.stop_libvirtd_if_ours(uri)
     return report
+
+
+def _destroy_stray_domains(uri: str) -> list[str]:
+    if not answers(uri):
+        return []
+    strays = domains.lab_domains(uri)
+    for domain in strays:
+        domains.destroy(uri, domain.name)
+    return [f"libvirt domain {domain.name} (lab {domain.lab})" for domain in strays]
 
 
 def _stop_stray_processes(run_root: Path) -> list[str]:

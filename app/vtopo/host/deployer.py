@@ -15,11 +15,13 @@ from vtopo.compile import ops as o
 from vtopo.compile.context import HostFacts
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
-from vtopo.host import ovs, preflight
+from vtopo.host import domains, ovs, preflight
 from vtopo.host.applier import Applier, OpFailed
+from vtopo.host.libvirtd import LibvirtdError, LibvirtService
 from vtopo.host.state import Journal, LabRecord, StateStore
 from vtopo.lab import plan_of
 from vtopo.model import io
+from vtopo.model.problems import Problem
 from vtopo.model.topology import Topology
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
@@ -86,6 +88,10 @@ class LabStatus:
     document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
 
 
+def _has_vms(topology: Topology) -> bool:
+    return any(node.kind == "vm" for node in topology.nodes.values())
+
+
 class Deployer:
     def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None):
         self.store = store or StateStore()
@@ -94,7 +100,7 @@ class Deployer:
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
             return self._facts
-        return host_facts.probe(needs_accel=any(node.kind == "vm" for node in topology.nodes.values()))
+        return host_facts.probe(needs_accel=_has_vms(topology))
 
     # ------------------------------------------------------------ deploy
 
@@ -103,16 +109,18 @@ class Deployer:
         started = time.monotonic()
         facts = self.facts_for(topology)
         plan = plan_of(topology, facts)
-        notices = [str(w) for w in plan.warnings]
+        notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
         applier = Applier(plan.prefix)
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             preflight.check(plan, applier.netlink, self.store.find(plan.prefix) is not None)
             notices += self._ensure_ovs(plan)
+            notices += self._ensure_libvirtd(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
                                                      "topology": io.to_document(topology)})
             self._apply(plan.steps, applier, record, progress)
+            notices += applier.notices
         finally:
             applier.close()
         nodes = len(topology.nodes)
@@ -167,6 +175,31 @@ class Deployer:
         self.store.marker(OVS_MARKER).touch()
         return ["Open vSwitch was not running: started ovsdb-server and ovs-vswitchd with ovs-ctl (vtopo stops them "
                 "again when its last lab is destroyed)"]
+
+    @staticmethod
+    def _backend_notices(topology: Topology, facts: HostFacts) -> list[str]:
+        if topology.vm_backend not in ("", "auto") or facts.libvirt or not _has_vms(topology):
+            return []
+        return [f"libvirtd does not answer at {facts.libvirt_uri}, so the VMs run as plain QEMU processes, not "
+                "libvirt domains (start libvirtd, or set the lab's vm_backend to libvirt)"]
+
+    def libvirtd(self, uri: str) -> LibvirtService:
+        return LibvirtService(self.store.root, uri)
+
+    def _ensure_libvirtd(self, plan: Plan) -> list[str]:
+        uris = {op.uri for op in plan.ops if isinstance(op, o.StartDomain)}
+        notices = []
+        for uri in sorted(uris):
+            service = self.libvirtd(uri)
+            if service.running():
+                continue
+            try:
+                service.start()
+            except LibvirtdError as error:
+                raise preflight.PreflightFailed([Problem(str(error), "host")]) from None
+            notices.append(f"libvirtd was not running: started it for {uri} (vtopo stops it again when its last lab "
+                           "is destroyed)")
+        return notices
 
     def _apply(self, steps: list[Step], applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
         journal = Journal(record.directory / "journal.jsonl")
@@ -264,6 +297,7 @@ class Deployer:
         if run_root.is_dir() and not any(run_root.iterdir()):
             run_root.rmdir()
         self.stop_ovs_if_ours()
+        self.stop_libvirtd_if_ours(record.facts().libvirt_uri)
 
     def stop_ovs_if_ours(self) -> None:
         marker = self.store.marker(OVS_MARKER)
@@ -273,6 +307,16 @@ class Deployer:
         if service.running() and not ovs.vsctl([["list-br"]]).split():
             service.stop()
         marker.unlink(missing_ok=True)
+        self.store.remove_empty_directories()
+
+    def stop_libvirtd_if_ours(self, uri: str) -> None:
+        """Stop the libvirtd vtopo started once no lab is left and no lab domain runs in it."""
+        service = self.libvirtd(uri)
+        if not service.started_by_us() or any(True for _ in self.store.labs()):
+            return
+        if service.running() and domains.lab_domains(uri):
+            return
+        service.stop()
         self.store.remove_empty_directories()
 
     # ------------------------------------------------------------ status

@@ -52,11 +52,22 @@ def kvm_usable(guest_dir: str) -> bool:
     return b"Linux version" in output
 
 
+def libvirt_uri() -> str:
+    """The user's libvirt connection (VTOPO_LIBVIRT_URI). A lab file cannot choose it: a shared file must not send
+    the user's VMs to another host."""
+    from vtopo.host.libvirtd import DEFAULT_URI
+
+    return os.environ.get("VTOPO_LIBVIRT_URI") or DEFAULT_URI
+
+
 def probe(needs_accel: bool = False) -> HostFacts:
+    """`needs_accel`: the lab has VMs, so probe KVM and libvirtd too."""
+    from vtopo.host.libvirtd import answers
     from vtopo.host.ovs import OvsService
 
     suite, daemons, user = routing_suite()
     guest_dir = os.environ.get("VTOPO_GUEST_DIR", HostFacts.guest_dir)
+    uri = libvirt_uri()
     return HostFacts(
         ovs_datapath=OvsService().default_datapath(),
         vhost_net=os.path.exists("/dev/vhost-net"),
@@ -67,4 +78,6 @@ def probe(needs_accel: bool = False) -> HostFacts:
         frr_dir=daemons,
         routing_suite=suite,
         frr_user=user,
+        libvirt=needs_accel and answers(uri),
+        libvirt_uri=uri,
     )

@@ -35,6 +35,8 @@ def to_document(topology: Topology) -> dict[str, Any]:
         lab["prefix"] = topology.prefix
     if topology.notes:
         lab["notes"] = topology.notes
+    if topology.vm_backend:
+        lab["vm_backend"] = topology.vm_backend
     links = []
     for link in topology.links.values():
         data: dict[str, Any] = {"id": link.id, "a": _endpoint_to_json(link.a), "b": _endpoint_to_json(link.b)}
@@ -272,6 +274,7 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
         id=reader.field(lab, "id", str, "$.lab", "") or f"lab-{default_name}",
         notes=reader.field(lab, "notes", str, "$.lab", ""),
         prefix=reader.field(lab, "prefix", str, "$.lab", ""),
+        vm_backend=reader.field(lab, "vm_backend", str, "$.lab", ""),
         nodes=nodes,
         links={link.id: link for link in links},
         annotations={a.id: a for a in annotations},

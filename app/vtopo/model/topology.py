@@ -130,6 +130,7 @@ class Topology:
     id: str = field(default_factory=lambda: new_id("lab"))
     notes: str = ""
     prefix: str = ""
+    vm_backend: str = ""  # how VMs run: "libvirt", "qemu", or "" (auto: libvirt when libvirtd answers)
     nodes: dict[str, Node] = field(default_factory=dict)
     links: dict[str, Link] = field(default_factory=dict)
     annotations: dict[str, Annotation] = field(default_factory=dict)
@@ -146,7 +147,7 @@ class Topology:
     def copy(self) -> Topology:
         """A deep copy with no listeners, for a worker thread to read while the original is edited."""
         return Topology(name=self.name, id=self.id, notes=self.notes, prefix=self.prefix,
-                        nodes=copy.deepcopy(self.nodes), links=copy.deepcopy(self.links),
+                        vm_backend=self.vm_backend, nodes=copy.deepcopy(self.nodes), links=copy.deepcopy(self.links),
                         annotations=copy.deepcopy(self.annotations))
 
     def used_ports(self, node_id: str) -> set[str]:

@@ -1,0 +1,112 @@
+"""VMs as libvirt domains, compiled: golden domain XML for each VM lab, valid against libvirt's own schema; the
+lab's backend choice; the connection URI is the user's; vhost on and off in the XML."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import xml.etree.ElementTree as ElementTree
+from dataclasses import replace
+
+import pytest
+
+from golden import GOLDEN, assert_golden
+from vtopo.compile import ops as o
+from vtopo.compile.context import HostFacts
+from vtopo.host.facts import libvirt_uri
+from vtopo.lab import open_lab, plan_of, problems_of
+from vtopo.model import io
+from vtopo.resources import TOPOLOGIES
+
+LIBVIRT = HostFacts(libvirt=True)  # this machine with libvirtd running
+VM_LABS = sorted(path for path in TOPOLOGIES.glob("*.vtopo") if '"kind": "vm"' in path.read_text())
+
+
+def domains_of(plan_facts: HostFacts, lab: str, **lab_fields: str) -> list[o.StartDomain]:
+    topology = open_lab(TOPOLOGIES / f"{lab}.vtopo").topology
+    for key, value in lab_fields.items():
+        setattr(topology, key, value)
+    return [op for op in plan_of(topology, plan_facts).ops if isinstance(op, o.StartDomain)]
+
+
+def test_the_vm_labs_are_found():
+    assert {p.stem for p in VM_LABS} >= {"vhost-on-off", "vm-router", "vm-tap-vs-macvtap"}
+
+
+@pytest.mark.parametrize("lab_file", VM_LABS, ids=[p.stem for p in VM_LABS])
+def test_domain_xml_matches_golden_and_libvirts_schema(lab_file, tmp_path):
+    started = domains_of(LIBVIRT, lab_file.stem)
+    vms = [node for node in open_lab(lab_file).topology.nodes.values() if node.kind == "vm"]
+    assert len(started) == len(vms), "each VM is one domain"
+    for op in started:
+        assert_golden(GOLDEN / "domains" / f"{op.name.split('-', 1)[1]}@{lab_file.stem}.xml", op.xml)
+        if shutil.which("virt-xml-validate") and shutil.which("xmllint"):
+            path = tmp_path / f"{op.name}.xml"
+            path.write_text(op.xml)
+            checked = subprocess.run(["virt-xml-validate", str(path), "domain"], capture_output=True, text=True)
+            assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_domain_carries_the_lab_prefix_and_node_id_in_its_metadata():
+    (op,) = [op for op in domains_of(LIBVIRT, "vm-router")]
+    prefix = plan_of(open_lab(TOPOLOGIES / "vm-router.vtopo").topology, LIBVIRT).prefix
+    assert op.name == f"{prefix}-vmr"
+    tag = ElementTree.fromstring(op.xml).find(f"metadata/{{{o.DOMAIN_XMLNS}}}node")
+    assert tag is not None and tag.get("prefix") == prefix and tag.get("node") == "vmr"
+    assert isinstance(op.inverse(), o.DestroyDomain) and op.inverse().name == op.name
+
+
+def test_the_lab_chooses_the_backend():
+    assert domains_of(LIBVIRT, "vhost-on-off"), "auto: libvirt when libvirtd answers"
+    assert not domains_of(HostFacts(), "vhost-on-off"), "auto: bare QEMU when it does not"
+    assert not domains_of(LIBVIRT, "vhost-on-off", vm_backend="qemu")
+    assert domains_of(HostFacts(), "vhost-on-off", vm_backend="libvirt"), "vtopo starts libvirtd for this lab"
+    qemu = plan_of(open_lab(TOPOLOGIES / "vhost-on-off.vtopo").topology, replace(LIBVIRT, libvirt=False))
+    assert any(isinstance(op, o.StartProcess) and op.argv[0] == "qemu-system-x86_64" for op in qemu.ops)
+
+
+def test_a_bad_backend_names_the_field():
+    topology = open_lab(TOPOLOGIES / "vm-router.vtopo").topology
+    topology.vm_backend = "xen"
+    problems = [p for p in problems_of(topology, LIBVIRT) if p.path == "$.lab.vm_backend"]
+    assert problems and "libvirt" in problems[0].message
+
+
+def test_the_backend_round_trips_through_the_file():
+    topology = open_lab(TOPOLOGIES / "vm-router.vtopo").topology
+    topology.vm_backend = "libvirt"
+    assert io.from_document(io.to_document(topology)).vm_backend == "libvirt"
+
+
+def test_the_uri_is_the_users_not_the_lab_files(monkeypatch):
+    monkeypatch.delenv("VTOPO_LIBVIRT_URI", raising=False)
+    assert libvirt_uri() == "qemu:///system"
+    monkeypatch.setenv("VTOPO_LIBVIRT_URI", "qemu+ssh://root@lab-host/system")
+    remote = replace(LIBVIRT, libvirt_uri=libvirt_uri())
+    ops = domains_of(remote, "vm-router")
+    assert ops[0].uri == "qemu+ssh://root@lab-host/system"
+    assert ops[0].explain()[0].startswith("virsh -c qemu+ssh://root@lab-host/system create")
+    assert ops[0].inverse().explain() == [f"virsh -c qemu+ssh://root@lab-host/system destroy {ops[0].name}"]
+    document = io.to_document(open_lab(TOPOLOGIES / "vm-router.vtopo").topology)
+    document["lab"]["libvirt_uri"] = "qemu+ssh://root@elsewhere/system"
+    from_file = [op for op in plan_of(io.from_document(document), remote).ops if isinstance(op, o.StartDomain)]
+    assert {op.uri for op in from_file} == {"qemu+ssh://root@lab-host/system"}, "a lab file cannot move the VMs"
+
+
+def test_vhost_on_and_off_as_libvirt_spells_them():
+    with_vhost = replace(LIBVIRT, vhost_net=True)
+    drivers = {op.name.rsplit("-", 1)[1]: ElementTree.fromstring(op.xml).find("devices/interface/driver").get("name")
+               for op in domains_of(with_vhost, "vhost-on-off")}
+    assert drivers == {"von": "vhost", "voff": "qemu"}
+    without = {op.name.rsplit("-", 1)[1]: op.vhost for op in domains_of(LIBVIRT, "vhost-on-off")}
+    assert without == {"von": False, "voff": False}, "no vhost-net in the kernel: asked for off, and said so"
+
+
+def test_a_macvtap_nic_is_the_macvtap_vtopo_made_with_its_mac():
+    plan = plan_of(open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology, LIBVIRT)
+    macvtap = next(op for op in plan.ops if isinstance(op, o.CreateMacvtap))
+    mac = next(op.mac for op in plan.ops if isinstance(op, o.ConfigureLink) and op.name == macvtap.name)
+    domain = next(op for op in plan.ops if isinstance(op, o.StartDomain) and macvtap.name in op.xml)
+    interface = ElementTree.fromstring(domain.xml).find("devices/interface")
+    assert interface.get("type") == "ethernet" and interface.find("target").get("managed") == "no"
+    assert interface.find("mac").get("address") == mac, "the guest's MAC must equal the macvtap's"
+    assert f"dev:/{macvtap.name}" in domain.requires()
