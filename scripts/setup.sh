@@ -23,6 +23,8 @@ APT_PACKAGES=(
     iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr
     # virtual machines
     qemu-system-x86 qemu-utils libvirt-daemon-system
+    # virt-xml-validate (in libvirt-clients) checks domain XML with xmllint
+    libxml2-utils
     # the venv, and building libvirt-python from PyPI
     python3 python3-venv python3-dev libvirt-dev pkg-config gcc libc6-dev make
     # the guest image
@@ -110,6 +112,13 @@ EOF
     policy_cleanup
     trap - EXIT
     say "Debian packages: installed"
+fi
+
+# libvirtd for the VMs' libvirt backend: systemd keeps it running; without systemd, vtopo starts `libvirtd -d`
+# (and virtlogd) when a lab needs it, and stops it with its last lab, as it does Open vSwitch.
+if [[ -d /run/systemd/system ]]; then
+    logged systemctl enable --now libvirtd.service
+    say "libvirtd: enabled and running (systemd)"
 fi
 
 # 2. The venv, from Debian's Python, keyed on what decides its contents.

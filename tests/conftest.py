@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
+from typing import Iterator
 
 import pytest
+
+from vtopo.host.libvirtd import LibvirtService
 
 REQUIRED_TOOLS = ("ip", "ovs-vsctl", "iperf3", "ethtool")
 
@@ -31,3 +35,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"privileged test cannot run in CI: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def libvirtd() -> Iterator[LibvirtService]:
+    """libvirtd for the libvirt backend, started the way vtopo starts it (pid files of its own) and stopped after the
+    suite when the suite started it."""
+    service = LibvirtService(Path("/run/vtopo-tests-libvirtd"))
+    service.start()
+    yield service
+    if service.started_by_us():
+        service.stop()
+        service.pid_dir.rmdir()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,11 @@ class Residue:
     ovs: frozenset[str]
     processes: frozenset[str]
     files: frozenset[str]
+    domains: frozenset[str]
 
     def __sub__(self, before: Residue) -> dict[str, set[str]]:
         grown = {}
-        for field in ("namespaces", "links", "ovs", "processes", "files"):
+        for field in ("namespaces", "links", "ovs", "processes", "files", "domains"):
             extra = {item for item in set(getattr(self, field)) - set(getattr(before, field))
                      if not (IGNORED and IGNORED.search(item))}
             if extra:
@@ -60,6 +62,11 @@ def _processes() -> set[str]:
     return found
 
 
+def _domains() -> set[str]:
+    """libvirt domains, when libvirtd runs (virsh answers at once when it does not)."""
+    return _lines(["virsh", "-c", "qemu:///system", "list", "--all", "--name"]) if shutil.which("virsh") else set()
+
+
 def _files() -> set[str]:
     return {str(p) for root in STATE_PATHS if root.exists() for p in [root, *root.rglob("*")]}
 
@@ -71,6 +78,7 @@ def snapshot() -> Residue:
         ovs=frozenset(_ovs()),
         processes=frozenset(_processes()),
         files=frozenset(_files()),
+        domains=frozenset(_domains()),
     )
 
 

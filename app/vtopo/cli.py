@@ -144,8 +144,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print("no lab is deployed")
     for lab in labs:
         print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}")
+        deployed = DeployedLab.find(lab.prefix) if args.verbose else None
         for node in lab.nodes:
             print(f"  {node.name:<12} {node.state}{node.detail}")
+            machine = deployed.vhost_state(node.name) if deployed is not None else None
+            for line in machine.lines() if machine is not None else []:
+                print(f"  {'':<12}   {line}")
     return EXIT_OK
 
 
@@ -221,6 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("-v", "--verbose", action="store_true")
     sub = command("status", cmd_status, "list deployed labs and the state of each node")
     sub.add_argument("lab", nargs="?")
+    sub.add_argument("-v", "--verbose", action="store_true", help="for each VM: its backend, QEMU's pid, and whether "
+                     "vhost-net is in effect")
     sub = command("cleanup", cmd_cleanup, "destroy labs left behind by a crash, and any stray object vtopo tagged")
     sub.add_argument("-v", "--verbose", action="store_true")
     sub = command("exec", cmd_exec, "run a command inside a node: vtopo exec LAB NODE -- CMD...")

@@ -9,8 +9,8 @@ from typing import Iterable
 
 from vtopo.compile.context import EndContext, NodeContext
 from vtopo.compile.links import guest_mac
-from vtopo.compile.ops import MakeDirectory, Op, StartDomain, StartProcess, dev_resource
-from vtopo.kinds.contract import CannotRunInside, NodeKind, PortSpec, Role
+from vtopo.compile.ops import LIBVIRT_QEMU_RUN_DIR, MakeDirectory, Op, StartDomain, StartProcess, dev_resource
+from vtopo.kinds.contract import CannotRunInside, MachineProcess, NodeKind, PortSpec, Role
 from vtopo.kinds.settings import setting
 from vtopo.model.problems import Problem, Severity
 from vtopo_kinds.common import check_gateway
@@ -60,6 +60,12 @@ class VmKind(NodeKind):
 
     def console_socket(self, node: NodeContext) -> str:
         return f"{node.names.node_dir(node.node.name)}/console.sock"
+
+    def machine(self, node: NodeContext) -> MachineProcess:
+        if node.lab.vm_backend == "libvirt":
+            name = self.domain_name(node)
+            return MachineProcess("libvirt", f"{LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name, node.facts.libvirt_uri)
+        return MachineProcess("qemu", f"{node.names.node_dir(node.node.name)}/qemu.pid")
 
     def vhost_on(self, node: NodeContext) -> bool:
         return node.settings.vhost and node.facts.vhost_net
@@ -118,7 +124,7 @@ class VmKind(NodeKind):
                 "-m", str(settings.memory_mb), "-nodefaults", "-display", "none",
                 "-chardev", f"socket,id=console,path={directory}/console.sock,server=on,wait=off,"
                             f"logfile={directory}/console.log",
-                "-serial", "chardev:console", "-daemonize", "-pidfile", f"{directory}/qemu.pid"]
+                "-serial", "chardev:console", "-daemonize", "-pidfile", self.machine(node).pid_file]
         if settings.image == "builtin":
             kernel, initrd = self.guest_boot(node)
             argv += ["-kernel", kernel, "-initrd", initrd, "-append", self.guest_cmdline(node), "-no-reboot"]
@@ -148,5 +154,5 @@ class VmKind(NodeKind):
             return
         argv, tap_fds = self.qemu_argv(node, directory)
         yield StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(argv), netns=None,
-                           pid_file=f"{directory}/qemu.pid", tap_fds=tuple(tap_fds),
+                           pid_file=self.machine(node).pid_file, tap_fds=tuple(tap_fds),
                            after=devices)

@@ -1,8 +1,10 @@
-"""VM labs deploy for real under QEMU (TCG here): tap on a bridge, macvtap with the seed's fd=3 recipe, vhost."""
+"""VM labs deploy for real under TCG, as libvirt domains and as bare QEMU processes: tap on a bridge, macvtap
+(QEMU holds its /dev/tapN), vhost as it really is, a VM as a router."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -10,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from residue import snapshot
 from tests.labs.test_measure_cli import interrupt_a_long_iperf, vtopo
+from vtopo.host.state import StateStore
+from vtopo.compile.ops import DOMAIN_XMLNS
+from vtopo.lab import open_lab
+from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
 
@@ -35,8 +42,47 @@ def wait_ready(prefix: str, vm: str) -> str:
     raise AssertionError(f"{vm} did not boot within {BOOT_SECONDS} s:\n{console.read_text(errors='replace')[-2000:]}")
 
 
-def qemu_of(prefix: str, vm: str) -> int:
-    return int(Path(f"/run/vtopo/{prefix}/{vm}/qemu.pid").read_text().split()[0])
+@pytest.fixture(params=["libvirt", "qemu"])
+def backend(request) -> str:  # type: ignore[no-untyped-def]
+    """Each VM test runs on both backends: libvirt domains (libvirtd started as vtopo starts it) and bare QEMU."""
+    if request.param == "libvirt":
+        request.getfixturevalue("libvirtd")
+    return str(request.param)
+
+
+def deploy_on(deployed, lab: str, backend: str):  # type: ignore[no-untyped-def]
+    topology = open_lab(TOPOLOGIES / f"{lab}.vtopo").topology
+    topology.vm_backend = backend
+    return deployed(topology)
+
+
+def qemu_of(lab, vm: str) -> int:  # type: ignore[no-untyped-def]
+    state = lab.lab.vhost_state(vm)
+    assert state is not None and state.pid is not None, f"{vm} has no QEMU process"
+    return state.pid
+
+
+def domains_listed(prefix: str) -> dict[str, str]:
+    """`virsh list` as a user sees it, with each domain's vtopo metadata."""
+    names = subprocess.run(["virsh", "-c", "qemu:///system", "list", "--name"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    return {name: subprocess.run(["virsh", "-c", "qemu:///system", "metadata", name, DOMAIN_XMLNS],
+                                 capture_output=True, text=True, check=True).stdout
+            for name in names if name.startswith(f"{prefix}-")}
+
+
+def assert_backend(lab, backend: str, vms: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    prefix = lab.lab.context.names.prefix
+    listed = domains_listed(prefix)
+    if backend == "libvirt":
+        assert set(listed) == {f"{prefix}-{vm}" for vm in vms}, "virsh list shows the lab's VMs"
+        for vm in vms:
+            node_id = lab.lab.node(vm).node.id
+            assert f'prefix="{prefix}"' in listed[f"{prefix}-{vm}"] and f'node="{node_id}"' in listed[f"{prefix}-{vm}"]
+    else:
+        assert not listed, "bare QEMU: no domain"
+    for vm in vms:
+        assert lab.lab.vhost_state(vm).backend == backend
 
 
 def vtopo_iperf(lab: str, source: str, destination: str) -> float:
@@ -48,16 +94,20 @@ def vtopo_iperf(lab: str, source: str, destination: str) -> float:
     return float(result["forward"]["received"]["bits_per_second"])
 
 
-def test_vm_on_tap_and_vm_on_macvtap(deployed):
-    lab = deployed("vm-tap-vs-macvtap")
+def test_vm_on_tap_and_vm_on_macvtap(backend, deployed):
+    lab = deploy_on(deployed, "vm-tap-vs-macvtap", backend)
     prefix = lab.lab.context.names.prefix
     for vm in ("vm1", "vm2"):
         wait_ready(prefix, vm)
-    qemu = qemu_of(prefix, "vm2")
+    assert_backend(lab, backend, ("vm1", "vm2"))
+    qemu = qemu_of(lab, "vm2")
     macvtap_index = int(Path(f"/sys/class/net/{prefix}-vm2-nic0/ifindex").read_text())
-    assert os.readlink(f"/proc/{qemu}/fd/3") == f"/dev/tap{macvtap_index}", "the seed's 3<>/dev/tapN recipe"
-    guest_mac = Path(f"/sys/class/net/{prefix}-vm2-nic0/address").read_text().strip()
-    assert f"mac={guest_mac}" in Path(f"/proc/{qemu}/cmdline").read_text().replace("\0", " "), \
+    descriptors = {os.readlink(fd) for fd in Path(f"/proc/{qemu}/fd").iterdir()}
+    assert f"/dev/tap{macvtap_index}" in descriptors, "QEMU holds the macvtap's /dev/tapN (the seed's recipe)"
+    if backend == "qemu":
+        assert os.readlink(f"/proc/{qemu}/fd/3") == f"/dev/tap{macvtap_index}", "the seed's 3<>/dev/tapN"
+    macvtap_mac = Path(f"/sys/class/net/{prefix}-vm2-nic0/address").read_text().strip()
+    assert lab.run("vm2", "cat", "/sys/class/net/eth0/address").stdout.strip() == macvtap_mac, \
         "the guest's MAC must equal the macvtap's"
     assert lab.pings("host", "vm1") and lab.pings("host", "vm2")
     name = lab.lab.context.topology.name
@@ -71,14 +121,21 @@ def test_vm_on_tap_and_vm_on_macvtap(deployed):
     assert vtopo_iperf(name, "vm2", "host") > 50e6
 
 
-def test_vhost_pair_runs_both_vms(deployed):
-    lab = deployed("vhost-on-off")
+def test_vhost_pair_runs_both_vms(backend, deployed):
+    lab = deploy_on(deployed, "vhost-on-off", backend)
     prefix = lab.lab.context.names.prefix
+    kernel_vhost = Path("/dev/vhost-net").exists()
     for vm in ("von", "voff"):
         wait_ready(prefix, vm)
-        cmdline = Path(f"/proc/{qemu_of(prefix, vm)}/cmdline").read_text().replace("\0", " ")
-        expected = "vhost=on" if vm == "von" and Path("/dev/vhost-net").exists() else "vhost=off"
-        assert expected in cmdline
+        state = lab.lab.vhost_state(vm)
+        assert state.vhost_fd == (vm == "von" and kernel_vhost), "what QEMU holds is what was asked and possible"
+        if not kernel_vhost:
+            assert state.summary == "off: the kernel has no vhost-net" and not state.threads
+        if backend == "libvirt":
+            assert state.drivers == ("vhost" if vm == "von" and kernel_vhost else "qemu",)
+    assert_backend(lab, backend, ("von", "voff"))
+    status = vtopo("status", "-v", "vhost-on-off")
+    assert status.returncode == 0 and f"backend: {backend}" in status.stdout and "vhost-net: " in status.stdout
     inside = lab.run("von", "ip", "-o", "-4", "addr", "show", "eth0")
     assert inside.returncode == 0 and "10.0.20.2/24" in inside.stdout, "commands run in the guest via its console"
     assert lab.run("von", "false").returncode == 1, "with the guest command's exit status"
@@ -94,11 +151,53 @@ def test_vhost_pair_runs_both_vms(deployed):
     assert "iperf3 -c" not in lab.run("von", "ps").stdout, "Ctrl-C reached the client inside the guest"
 
 
-def test_a_vm_routes_between_two_bridges(deployed):
+def test_a_vm_routes_between_two_bridges(backend, deployed):
     """Seed 003's Linux router gateway: containers on two bridges reach each other only through the VM."""
-    lab = deployed("vm-router")
+    lab = deploy_on(deployed, "vm-router", backend)
     wait_ready(lab.lab.context.names.prefix, "vmr")
+    assert_backend(lab, backend, ("vmr",))
     assert lab.run("vmr", "cat", "/proc/sys/net/ipv4/ip_forward").stdout.strip() == "1"
     assert "ttl=63" in lab.run("c1", "ping", "-c", "1", "-W", "2", "10.1.2.10").stdout, "one routed hop: the VM"
     assert lab.lab.target_address("c1", "c2") == ("10.1.2.10", "routed")
     assert vtopo_iperf("vm-router", "c1", "c2") > 20e6
+
+
+KILLED_AFTER_THE_VM_STARTS = """
+import os, sys
+from vtopo.compile.ops import StartDomain, StartProcess
+from vtopo.host.applier import Applier
+from vtopo.host.deployer import Deployer
+from vtopo.lab import open_lab
+real = Applier.apply
+def apply(self, op):
+    real(self, op)
+    if isinstance(op, (StartDomain, StartProcess)):
+        os._exit(9)  # killed mid-deploy, with the VM running: no rollback, no destroy
+Applier.apply = apply
+topology = open_lab(sys.argv[1]).topology
+topology.vm_backend = sys.argv[2]
+Deployer().deploy(topology)
+"""
+
+
+def test_cleanup_after_a_kill_mid_deploy_removes_the_vm(backend):
+    before = snapshot()
+    crashed = subprocess.run([sys.executable, "-c", KILLED_AFTER_THE_VM_STARTS, str(TOPOLOGIES / "vm-router.vtopo"),
+                              backend])
+    assert crashed.returncode == 9
+    left = snapshot() - before
+    assert left.get("domains" if backend == "libvirt" else "processes"), "the crash left the VM running"
+    done = vtopo("cleanup")
+    assert done.returncode == 0 and "destroyed lab vm-router" in done.stdout, done.stdout + done.stderr
+    assert snapshot() - before == {}, "no domain, tap or process is left"
+
+
+def test_cleanup_finds_a_domain_by_its_metadata_when_the_journal_is_lost(libvirtd):
+    before = snapshot()
+    crashed = subprocess.run([sys.executable, "-c", KILLED_AFTER_THE_VM_STARTS, str(TOPOLOGIES / "vm-router.vtopo"),
+                              "libvirt"])
+    assert crashed.returncode == 9
+    shutil.rmtree(StateStore().labs_dir)  # only the tags are left
+    done = vtopo("cleanup")
+    assert done.returncode == 0 and "libvirt domain vt" in done.stdout and "-vmr (lab vm-router)" in done.stdout
+    assert snapshot() - before == {}

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 HOST = ""  # the resource name of the host's own network namespace
 DOMAIN_XMLNS = "https://vtopo.dev/xmlns/libvirt-domain/1"
 """The namespace of the <metadata> element that tags a libvirt domain as a lab's (its prefix and node id)."""
+LIBVIRT_QEMU_RUN_DIR = "/run/libvirt/qemu"  # where libvirtd (qemu:///system) keeps each domain's QEMU <name>.pid
 
 
 def ns_resource(netns: str | None) -> str:

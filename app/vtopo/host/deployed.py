@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
 from vtopo.compile.analysis import broadcast_domains, describe_path, numbered_bridge_between, path_between
 from vtopo.compile.context import EndContext, LabContext, NodeContext
+from vtopo.host import domains, vhost
 from vtopo.host.state import StateStore
 from vtopo.kinds.contract import CannotRunInside, Role
 from vtopo.measure.nodes import Endpoint, InNode
@@ -71,6 +73,21 @@ class DeployedLab:
             raise NotDeployed(f"{name} is a {node.kind.label} with no serial console; `vtopo exec "
                               f"{self.context.topology.name} {name}` opens a shell in it")
         return path
+
+    def vhost_state(self, name: str) -> vhost.VhostState | None:
+        """For a node that runs a VM: its backend, QEMU's pid, and whether vhost-net is really in effect."""
+        node = self.node(name)
+        machine = node.kind.machine(node)
+        if machine is None:
+            return None
+        try:
+            pid: int | None = int(Path(machine.pid_file).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pid = None
+        drivers: tuple[str, ...] = ()
+        if machine.backend == "libvirt" and domains.running(machine.uri, machine.domain):
+            drivers = tuple(domains.interface_drivers(domains.live_xml(machine.uri, machine.domain)))
+        return vhost.inspect(machine.backend, pid, drivers)
 
     def endpoint(self, name: str) -> Endpoint:
         """A node as one side of a measurement, with the servers that always run in it (a VM's guest). The host's

@@ -12,10 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vtopo.compile.ops import DOMAIN_XMLNS
+from vtopo.compile.ops import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR
 from vtopo.host.libvirtd import load_libvirt
-
-QEMU_PID_DIR = Path("/run/libvirt/qemu")  # where libvirtd's QEMU driver keeps <domain>.pid (qemu:///system)
 
 
 class DomainError(Exception):
@@ -115,6 +113,6 @@ def interface_drivers(xml: str) -> list[str]:
 
 def qemu_pid(name: str) -> int | None:
     try:
-        return int((QEMU_PID_DIR / f"{name}.pid").read_text().split()[0])
+        return int(Path(LIBVIRT_QEMU_RUN_DIR, f"{name}.pid").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None

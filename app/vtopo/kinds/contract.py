@@ -67,6 +67,17 @@ class EmptySettings:
     pass
 
 
+@dataclass(frozen=True)
+class MachineProcess:
+    """Where a node's virtual machine runs: a bare QEMU process, or a libvirt domain `domain` at `uri`. QEMU's pid is
+    in `pid_file` either way."""
+
+    backend: str  # "qemu" or "libvirt"
+    pid_file: str
+    domain: str = ""
+    uri: str = ""
+
+
 class NodeKind(ABC):
     """A kind of node. Subclasses set the class attributes and override the hooks they need."""
 
@@ -115,6 +126,10 @@ class NodeKind(ABC):
 
     def console_socket(self, node: NodeContext) -> str | None:
         """The unix socket of the node's serial console, for a node without a shell vtopo can start (a VM)."""
+        return None
+
+    def machine(self, node: NodeContext) -> MachineProcess | None:
+        """The virtual machine behind the node, for a kind that runs one: what `vtopo status -v` inspects."""
         return None
 
     def check(self, node: NodeContext) -> Iterable[Problem]:
