@@ -147,6 +147,7 @@ class Deployer:
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
                 preflight.check(additions, applier.netlink, already_deployed=False)
+                self._ensure_libvirtd(additions)
                 self._apply(new_steps, applier, record, progress)
             finally:
                 applier.close()
@@ -292,12 +293,13 @@ class Deployer:
         return len(applied)
 
     def _forget(self, record: LabRecord) -> None:
-        run_root = Path(record.facts().run_root)
+        facts = record.facts()
+        run_root = Path(facts.run_root)
         self.store.forget(record)
         if run_root.is_dir() and not any(run_root.iterdir()):
             run_root.rmdir()
         self.stop_ovs_if_ours()
-        self.stop_libvirtd_if_ours(record.facts().libvirt_uri)
+        self.stop_libvirtd_if_ours(facts.libvirt_uri)
 
     def stop_ovs_if_ours(self) -> None:
         marker = self.store.marker(OVS_MARKER)

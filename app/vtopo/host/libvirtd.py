@@ -11,6 +11,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from vtopo.host import processes
 
@@ -24,7 +25,7 @@ class LibvirtdError(Exception):
     pass
 
 
-def load_libvirt():  # type: ignore[no-untyped-def]
+def load_libvirt() -> Any:
     """libvirt-python, with its default error handler (which prints every error on stderr) silenced."""
     import libvirt
 
