@@ -8,8 +8,9 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QStyle, QToolBar, QWidget
 
-from vtopo.gui import export, terminal
-from vtopo.gui.states import NodeState
+from vtopo.gui import terminal
+from vtopo.gui.canvas import export
+from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.theme import THEMES, apply_theme
 
 if TYPE_CHECKING:

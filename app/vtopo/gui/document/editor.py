@@ -6,13 +6,13 @@ from typing import Any
 from PySide6.QtCore import QObject, QPointF, Signal
 from PySide6.QtGui import QUndoStack
 
-from vtopo.gui import clipboard
-from vtopo.gui.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, MoveNodeCommand,
+from vtopo.gui.canvas.icons import IconCache
+from vtopo.gui.canvas.scene import GRID, TopologyScene
+from vtopo.gui.document import clipboard
+from vtopo.gui.document.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, MoveNodeCommand,
                                 RemoveAnnotationCommand, RemoveLinkCommand, RemoveNodeCommand, UpdateAnnotationCommand,
                                 UpdateLabCommand, UpdateLinkCommand, UpdateNodeCommand, macro)
-from vtopo.gui.icons import IconCache
-from vtopo.gui.naming import is_valid_name, stem_for, unique_name
-from vtopo.gui.scene import GRID, TopologyScene
+from vtopo.gui.document.naming import is_valid_name, stem_for, unique_name
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from vtopo.compile.plan import Plan
-from vtopo.gui.editor import Editor
+from vtopo.gui.document.editor import Editor
 from vtopo.lab import plan_of, problems_of
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology

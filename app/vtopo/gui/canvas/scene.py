@@ -9,10 +9,10 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from vtopo.gui.icons import IconCache
-from vtopo.gui.colors import Colors
-from vtopo.gui.items import ICON_SIZE, AnnotationItem, LinkItem, NodeItem
-from vtopo.gui.states import NodeState
+from vtopo.gui.canvas.colors import Colors
+from vtopo.gui.canvas.icons import IconCache
+from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, NodeItem
+from vtopo.gui.canvas.states import NodeState
 from vtopo.model.problems import Problem, Severity
 from vtopo.model.topology import Annotation, Endpoint, Impairment, Link, Node, Position, Topology
 

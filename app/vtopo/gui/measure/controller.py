@@ -13,10 +13,10 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-from vtopo.gui.deploy_panel import DeployController
-from vtopo.gui.editor import Editor
-from vtopo.gui.files import FileController
-from vtopo.gui.measure_panel import MeasurePanel
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.document.files import FileController
+from vtopo.gui.measure.panel import MeasurePanel
+from vtopo.gui.panels.deploy import DeployController
 from vtopo.measure import RunResult, history_path_for, load_history, save_history
 
 DEPLOYED_MODULE = "vtopo.host.deployed"

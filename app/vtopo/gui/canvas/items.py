@@ -10,11 +10,11 @@ from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath,
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsSceneMouseEvent, QStyle, QStyleOptionGraphicsItem,
                                QWidget)
 
-from vtopo.gui.colors import Colors
-from vtopo.gui.states import SEVERITY_COLORS, NodeState
+from vtopo.gui.canvas.colors import Colors
+from vtopo.gui.canvas.states import SEVERITY_COLORS, NodeState
 
 if TYPE_CHECKING:
-    from vtopo.gui.scene import TopologyScene
+    from vtopo.gui.canvas.scene import TopologyScene
 
 ICON_SIZE = 48
 LABEL_GAP = 3

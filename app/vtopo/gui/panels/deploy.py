@@ -13,8 +13,8 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QWidget
 
-from vtopo.gui.editor import Editor
-from vtopo.gui.states import NodeState
+from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.document.editor import Editor
 from vtopo.model import io
 from vtopo.model.topology import Topology
 

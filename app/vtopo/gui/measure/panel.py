@@ -19,12 +19,12 @@ from PySide6.QtCore import Qt, QThread, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-from vtopo.gui.measure_bars import MeanBars
-from vtopo.gui.measure_chart import ThroughputChart
-from vtopo.gui.measure_form import MeasureForm, MeasureTarget, PathDescriber, TargetLike
-from vtopo.gui.measure_format import format_rate, impairment_text
-from vtopo.gui.measure_history import HistoryView
-from vtopo.gui.measure_worker import MeasureWorker, RunnerFactory
+from vtopo.gui.measure.bars import MeanBars
+from vtopo.gui.measure.chart import ThroughputChart
+from vtopo.gui.measure.form import MeasureForm, MeasureTarget, PathDescriber, TargetLike
+from vtopo.gui.measure.format import format_rate, impairment_text
+from vtopo.gui.measure.history import HistoryView
+from vtopo.gui.measure.worker import MeasureWorker, RunnerFactory
 from vtopo.measure import IntervalSample, IperfRun, RunResult
 from vtopo.measure.history import load_history, save_history
 
