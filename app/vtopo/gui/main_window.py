@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
-
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QWidget
@@ -14,6 +12,7 @@ from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.document.analysis import Analysis, LabAnalyzer
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
+from vtopo.gui.host_api import DeployerLoader
 from vtopo.gui.measure.controller import MeasureController
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.panels.deploy import DeployController, DeployLog, load_deployer
@@ -26,7 +25,7 @@ from vtopo.kinds.registry import Registry
 
 class MainWindow(QMainWindow):
     def __init__(self, registry: Registry, settings: QSettings, autosave_dir: Path,
-                 deployer_loader: Callable[[], tuple[Any, str]] = load_deployer,
+                 deployer_loader: DeployerLoader = load_deployer,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
