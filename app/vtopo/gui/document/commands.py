@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from PySide6.QtGui import QUndoCommand
 
-from vtopo.model.topology import Annotation, Impairment, Interface, Link, Node, Position, Topology
+from vtopo.model.topology import Annotation, Link, Node, Topology
 
 
 class Command(QUndoCommand):
@@ -96,63 +96,22 @@ class RemoveNodeCommand(Command):
         super().undo()
 
 
-class UpdateNodeCommand(Command):
-    """Rename a node and/or replace its settings."""
+class SetFieldsCommand(Command):
+    """Set some fields of one model object through its update method (Topology.update_node bound to an id, say);
+    undo sets the old values back. The one command for every edit that changes values rather than structure."""
 
-    def __init__(self, topology: Topology, node_id: str, *, name: str | None = None,
-                 settings: dict[str, Any] | None = None, parent: Command | None = None) -> None:
-        node = topology.nodes[node_id]
-        super().__init__(f"Rename {node.name} to {name}" if name is not None else f"Edit {node.name}", parent)
-        self._topology = topology
-        self._node_id = node_id
-        self._new = (name, copy.deepcopy(settings))
-        self._old = (node.name if name is not None else None,
-                     copy.deepcopy(node.settings) if settings is not None else None)
-
-    def redo(self) -> None:
-        name, settings = self._new
-        self._topology.update_node(self._node_id, name=name, settings=copy.deepcopy(settings))
-
-    def undo(self) -> None:
-        name, settings = self._old
-        self._topology.update_node(self._node_id, name=name, settings=copy.deepcopy(settings))
-
-
-class MoveNodeCommand(Command):
-    def __init__(self, topology: Topology, node_id: str, old: Position, new: Position,
+    def __init__(self, text: str, update: Callable[..., None], old: Mapping[str, Any], new: Mapping[str, Any],
                  parent: Command | None = None) -> None:
-        super().__init__("Move", parent)
-        self._topology = topology
-        self._node_id = node_id
-        self._old = Position(old.x, old.y)
-        self._new = Position(new.x, new.y)
+        super().__init__(text, parent)
+        self._update = update
+        self._old = copy.deepcopy(dict(old))
+        self._new = copy.deepcopy(dict(new))
 
     def redo(self) -> None:
-        self._topology.update_node(self._node_id, position=self._new)
+        self._update(**copy.deepcopy(self._new))
 
     def undo(self) -> None:
-        self._topology.update_node(self._node_id, position=self._old)
-
-
-class UpdateLinkCommand(Command):
-    def __init__(self, topology: Topology, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
-                 impairment: Impairment | None = None, parent: Command | None = None) -> None:
-        link = topology.links[link_id]
-        super().__init__(f"Edit link {topology.describe_link(link)}", parent)
-        self._topology = topology
-        self._link_id = link_id
-        self._new = copy.deepcopy((a, b, impairment))
-        self._old = copy.deepcopy((link.a.interface if a is not None else None,
-                                   link.b.interface if b is not None else None,
-                                   link.impairment if impairment is not None else None))
-
-    def redo(self) -> None:
-        a, b, impairment = copy.deepcopy(self._new)
-        self._topology.update_link(self._link_id, a=a, b=b, impairment=impairment)
-
-    def undo(self) -> None:
-        a, b, impairment = copy.deepcopy(self._old)
-        self._topology.update_link(self._link_id, a=a, b=b, impairment=impairment)
+        self._update(**copy.deepcopy(self._old))
 
 
 class AddAnnotationCommand(Command):
@@ -182,49 +141,6 @@ class RemoveAnnotationCommand(Command):
 
     def undo(self) -> None:
         self._topology.add_annotation(self._annotation, self._index)
-
-
-class UpdateAnnotationCommand(Command):
-    """Change an annotation's text, position or size; fields left as None are not touched."""
-
-    def __init__(self, topology: Topology, annotation_id: str, *, text: str | None = None,
-                 position: Position | None = None, width: float | None = None, height: float | None = None,
-                 parent: Command | None = None) -> None:
-        annotation = topology.annotations[annotation_id]
-        super().__init__("Edit note" if text is not None else "Move", parent)
-        self._topology = topology
-        self._annotation_id = annotation_id
-        self._new = (text, copy.copy(position), width, height)
-        self._old = (annotation.text if text is not None else None,
-                     copy.copy(annotation.position) if position is not None else None,
-                     annotation.width if width is not None else None,
-                     annotation.height if height is not None else None)
-
-    def redo(self) -> None:
-        self._apply(self._new)
-
-    def undo(self) -> None:
-        self._apply(self._old)
-
-    def _apply(self, values: tuple[str | None, Position | None, float | None, float | None]) -> None:
-        text, position, width, height = values
-        self._topology.update_annotation(self._annotation_id, text=text, position=position, width=width,
-                                         height=height)
-
-
-class UpdateLabCommand(Command):
-    def __init__(self, topology: Topology, *, name: str | None = None, notes: str | None = None,
-                 parent: Command | None = None) -> None:
-        super().__init__("Edit lab", parent)
-        self._topology = topology
-        self._new = (name, notes)
-        self._old = (topology.name if name is not None else None, topology.notes if notes is not None else None)
-
-    def redo(self) -> None:
-        self._topology.update_lab(name=self._new[0], notes=self._new[1])
-
-    def undo(self) -> None:
-        self._topology.update_lab(name=self._old[0], notes=self._old[1])
 
 
 def macro(text: str) -> Command:
