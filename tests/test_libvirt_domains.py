@@ -10,9 +10,9 @@ from dataclasses import replace
 import pytest
 
 from golden import GOLDEN, assert_golden
-from vtopo.compile import ops as o
-from vtopo.compile.context import HostFacts
+from vtopo import ops as o
 from vtopo.host.facts import libvirt_uri
+from vtopo.kinds.environment import HostFacts
 from vtopo.lab import open_lab, plan_of, problems_of
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES

@@ -7,12 +7,9 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.compile.context import EndContext, NodeContext
-from vtopo.compile.links import guest_mac
-from vtopo.compile.ops import LIBVIRT_QEMU_RUN_DIR, MakeDirectory, Op, StartDomain, StartProcess, dev_resource
-from vtopo.kinds.contract import CannotRunInside, MachineProcess, NodeKind, PortSpec, Role
-from vtopo.kinds.settings import setting
-from vtopo.model.problems import Problem, Severity
+from vtopo.kinds.api import (LIBVIRT_QEMU_RUN_DIR, CannotRunInside, EndContext, MachineProcess, MakeDirectory,
+                             NodeContext, NodeKind, Op, PortSpec, Problem, Role, Severity, StartDomain, StartProcess,
+                             dev_resource, setting)
 from vtopo_kinds.common import check_gateway
 from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
@@ -108,7 +105,7 @@ class VmKind(NodeKind):
     def domain(self, node: NodeContext, directory: str) -> DomainSpec:
         settings, builtin = node.settings, node.settings.image == "builtin"
         kernel, initrd = self.guest_boot(node) if builtin else ("", "")
-        nics = tuple(DomainNic(mac=guest_mac(node.names, end), model=settings.nic_model, vhost=self.vhost_on(node),
+        nics = tuple(DomainNic(mac=end.guest_mac(), model=settings.nic_model, vhost=self.vhost_on(node),
                                device=end.device) for end in self._nics(node))
         return DomainSpec(name=self.domain_name(node), lab=node.lab.topology.name, prefix=node.names.prefix,
                           node_id=node.node.id, accel=node.facts.accel, vcpus=settings.vcpus,
@@ -140,7 +137,7 @@ class VmKind(NodeKind):
                 argv += ["-netdev", f"tap,id={netdev},fd={fd},vhost={vhost}"]
             else:
                 argv += ["-netdev", f"tap,id={netdev},ifname={end.device},script=no,downscript=no,vhost={vhost}"]
-            argv += ["-device", f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={guest_mac(node.names, end)}"]
+            argv += ["-device", f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"]
         return argv, tap_fds
 
     def lower(self, node: NodeContext) -> Iterable[Op]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 
-from vtopo.compile.ops import DOMAIN_XMLNS
+from vtopo.kinds.api import DOMAIN_XMLNS
 
 ElementTree.register_namespace("vtopo", DOMAIN_XMLNS)
 

@@ -15,7 +15,7 @@ import pytest
 from residue import snapshot
 from tests.labs.test_measure_cli import interrupt_a_long_iperf, vtopo
 from vtopo.host.state import StateStore
-from vtopo.compile.ops import DOMAIN_XMLNS
+from vtopo.ops import DOMAIN_XMLNS
 from vtopo.lab import open_lab
 from vtopo.resources import TOPOLOGIES
 
@@ -164,7 +164,7 @@ def test_a_vm_routes_between_two_bridges(backend, deployed):
 
 KILLED_AFTER_THE_VM_STARTS = """
 import os, sys
-from vtopo.compile.ops import StartDomain, StartProcess
+from vtopo.ops import StartDomain, StartProcess
 from vtopo.host.applier import Applier
 from vtopo.host.deployer import Deployer
 from vtopo.lab import open_lab

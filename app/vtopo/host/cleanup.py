@@ -15,10 +15,10 @@ from pathlib import Path
 from vtopo.host import domains
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs, processes
-from vtopo.host.facts import libvirt_uri
-from vtopo.host.libvirtd import answers
 from vtopo.host.applier import TAG_PREFIX
 from vtopo.host.deployer import Deployer, DestroyError, Progress, ProgressCallback
+from vtopo.host.facts import libvirt_uri
+from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
 
 RUN_ROOT = Path("/run/vtopo")

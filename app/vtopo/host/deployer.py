@@ -11,15 +11,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from vtopo.compile import ops as o
-from vtopo.compile.context import HostFacts
+from vtopo import ops as o
+from vtopo.compile.compiler import compile_lab
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import domains, ovs, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.libvirtd import LibvirtdError, LibvirtService
 from vtopo.host.state import Journal, LabRecord, StateStore
-from vtopo.lab import plan_of
+from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.problems import Problem
 from vtopo.model.topology import Topology
@@ -93,9 +94,11 @@ def _has_vms(topology: Topology) -> bool:
 
 
 class Deployer:
-    def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None):
+    def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None,
+                 kinds: Registry | None = None):
         self.store = store or StateStore()
         self._facts = facts
+        self.kinds = kinds or installed_kinds()
 
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
@@ -108,7 +111,7 @@ class Deployer:
                ) -> DeployReport:
         started = time.monotonic()
         facts = self.facts_for(topology)
-        plan = plan_of(topology, facts)
+        plan = compile_lab(topology, self.kinds, facts)
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
         applier = Applier(plan.prefix)
         try:
@@ -139,7 +142,7 @@ class Deployer:
         if record is None:
             return self.deploy(topology, progress, source)
         started = time.monotonic()
-        plan = plan_of(topology, record.facts())
+        plan = compile_lab(topology, self.kinds, record.facts())
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):

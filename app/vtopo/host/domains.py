@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vtopo.compile.ops import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR
+from vtopo.ops import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR
 from vtopo.host.libvirtd import load_libvirt
 
 
