@@ -15,6 +15,8 @@ from vtopo.host.facts import libvirt_uri
 from vtopo.kinds.environment import HostFacts
 from vtopo.lab import open_lab, plan_of, problems_of
 from vtopo.model import io
+from vtopo.model.problems import errors_in
+from vtopo.model.topology import Endpoint, Link, Node
 from vtopo.resources import TOPOLOGIES
 
 LIBVIRT = HostFacts(libvirt=True)  # this machine with libvirtd running
@@ -110,3 +112,14 @@ def test_a_macvtap_nic_is_the_macvtap_vtopo_made_with_its_mac():
     assert interface.get("type") == "ethernet" and interface.find("target").get("managed") == "no"
     assert interface.find("mac").get("address") == mac, "the guest's MAC must equal the macvtap's"
     assert f"dev:/{macvtap.name}" in domain.requires()
+
+
+def test_a_vhost_user_nic_is_refused_with_what_this_host_lacks():
+    topology = open_lab(TOPOLOGIES / "ovs-openflow.vtopo").topology
+    topology.add_node(Node(id="vu", name="vu", kind="vm", settings={"vhost_user": True}))
+    topology.add_link(Link(id="vu-ovs", a=Endpoint("vu", "nic0"), b=Endpoint("sw", "p9")))
+    (problem,) = [p for p in errors_in(problems_of(topology, LIBVIRT)) if p.subject == "node vu"]
+    assert "does not make vhost-user ports yet" in problem.message and "dpdk-init=true" in problem.message
+    (with_dpdk,) = [p for p in errors_in(problems_of(topology, replace(LIBVIRT, ovs_dpdk=True)))
+                    if p.subject == "node vu"]
+    assert "dpdk-init" not in with_dpdk.message

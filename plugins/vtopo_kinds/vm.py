@@ -75,9 +75,14 @@ class VmKind(NodeKind):
         if node.facts.accel != "kvm":
             yield Problem("KVM is not usable here, so this VM runs under TCG emulation (slower)", subject, "",
                           node_id, Severity.WARNING)
-        if settings.vhost_user and not node.facts.ovs_dpdk and any(e.other.kind.name == "ovs" for e in node.ends):
-            yield Problem("vhost-user needs Open vSwitch built with DPDK (openvswitch-switch-dpdk) and hugepages; "
-                          "this host's OVS has no DPDK. Turn vhost_user off to use a tap port.", subject, "", node_id)
+        if settings.vhost_user and any(e.other.kind.name == "ovs" for e in node.ends):
+            dpdk = "" if node.facts.ovs_dpdk else (
+                " Besides, the running Open vSwitch has not initialised DPDK: install openvswitch-switch-dpdk, switch "
+                "ovs-vswitchd to it (update-alternatives --set ovs-vswitchd /usr/lib/openvswitch-switch-dpdk/"
+                "ovs-vswitchd-dpdk), reserve 2 MB hugepages (sysctl vm.nr_hugepages=512) and set "
+                "other_config:dpdk-init=true; DPDK's --no-huge does not start (OVS adds --legacy-mem).")
+            yield Problem("vtopo does not make vhost-user ports yet (dpdkvhostuserclient on OVS, vhost-user NICs in "
+                          "QEMU): turn vhost_user off to use a tap port." + dpdk, subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
 
     def guest_cmdline(self, node: NodeContext) -> str:

@@ -14,6 +14,7 @@ import pytest
 
 from residue import snapshot
 from tests.labs.test_measure_cli import interrupt_a_long_iperf, vtopo
+from vtopo.host.libvirtd import answers
 from vtopo.host.state import StateStore
 from vtopo.ops import DOMAIN_XMLNS
 from vtopo.lab import open_lab
@@ -64,6 +65,8 @@ def qemu_of(lab, vm: str) -> int:  # type: ignore[no-untyped-def]
 
 def domains_listed(prefix: str) -> dict[str, str]:
     """`virsh list` as a user sees it, with each domain's vtopo metadata."""
+    if not answers():
+        return {}  # no libvirtd, no domain
     names = subprocess.run(["virsh", "-c", "qemu:///system", "list", "--name"], capture_output=True, text=True,
                            check=True).stdout.split()
     return {name: subprocess.run(["virsh", "-c", "qemu:///system", "metadata", name, DOMAIN_XMLNS],

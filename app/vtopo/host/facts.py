@@ -52,6 +52,18 @@ def kvm_usable(guest_dir: str) -> bool:
     return b"Linux version" in output
 
 
+def ovs_dpdk_initialised() -> bool:
+    """The running ovs-vswitchd is the DPDK build and has initialised DPDK."""
+    from vtopo.host import ovs
+
+    if not ovs.OvsService().running():
+        return False
+    try:
+        return ovs.vsctl([["get", "Open_vSwitch", ".", "dpdk_initialized"]]).strip() == "true"
+    except ovs.OvsError:
+        return False
+
+
 def libvirt_uri() -> str:
     """The user's libvirt connection (VTOPO_LIBVIRT_URI). A lab file cannot choose it: a shared file must not send
     the user's VMs to another host."""
@@ -71,7 +83,7 @@ def probe(needs_accel: bool = False) -> HostFacts:
     return HostFacts(
         ovs_datapath=OvsService().default_datapath(),
         vhost_net=os.path.exists("/dev/vhost-net"),
-        ovs_dpdk=False,
+        ovs_dpdk=needs_accel and ovs_dpdk_initialised(),
         netem=netem_available(),
         accel="kvm" if needs_accel and kvm_usable(guest_dir) else "tcg",
         guest_dir=guest_dir,
