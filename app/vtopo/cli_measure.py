@@ -7,8 +7,8 @@ from typing import Callable
 
 from vtopo.deployed import DeployedLab
 from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, IperfRun, PingOptions, PingReply, PingRun,
-                           RROptions, RRRun, RRSample, history_path_for, load_history, save_history)
-from vtopo.measure.base import MeasureRun
+                           RROptions, RRRun, RRSample, RunResult, history_path_for, load_history, save_history)
+from vtopo.measure.base import R, S, MeasureRun
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
@@ -20,7 +20,7 @@ def _pair(args: argparse.Namespace) -> tuple[DeployedLab, Endpoint, Endpoint, st
     return lab, source, destination, address, lab.path(args.source, args.destination)
 
 
-def _run(run: MeasureRun, show: Callable | None):  # type: ignore[type-arg, no-untyped-def]
+def _run(run: MeasureRun[S, R], show: Callable[[S], None] | None) -> R:
     """Run to the end; Ctrl-C cancels it and leaves no process behind."""
     try:
         return run.run(on_sample=show)
@@ -73,7 +73,7 @@ def cmd_iperf(args: argparse.Namespace) -> int:
     return 0
 
 
-def _save(lab: DeployedLab, result) -> None:  # type: ignore[no-untyped-def]
+def _save(lab: DeployedLab, result: RunResult) -> None:
     if not lab.source:
         print("note: the lab was not deployed from a file, so the run is not saved", file=sys.stderr)
         return

@@ -234,7 +234,7 @@ class Compiler:
         for index, op in enumerate(ops):
             for resource in op.provides():
                 providers.setdefault(resource, []).append(index)
-        graph = nx.DiGraph()
+        graph: nx.DiGraph[int] = nx.DiGraph()
         graph.add_nodes_from(range(len(ops)))
         for index, op in enumerate(ops):
             for resource in op.requires():

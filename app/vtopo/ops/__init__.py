@@ -66,7 +66,7 @@ class Op:
         return self.summary_text.format(**{f.name: getattr(self, f.name) for f in fields(self)})
 
     def to_json(self) -> dict[str, Any]:
-        data = {"op": self.name_of_op}
+        data: dict[str, Any] = {"op": self.name_of_op}
         data.update({k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()})
         return data
 
