@@ -5,8 +5,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext, NodeKind, Op, PortSpec,
-                             Problem, Role, SetMaster, SetSysctl, setting)
+from vtopo.kinds.api import (AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext, LoopProtection, NodeKind, Op,
+                             PortSpec, Problem, Role, SetMaster, SetSysctl, setting)
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,12 @@ class BridgeKind(NodeKind[BridgeSettings]):
     connects_to = frozenset({"container", "router", "host", "vm", "bridge", "ovs"})
     connect_hint = "Bridges take containers, routers, VMs, the host, and other switches."
     settings_type = BridgeSettings
+    name_stem = "br"
+    loop_protection = LoopProtection.STP
+    address_hint = "use the bridge's host address setting"
+
+    def protects_loops(self, node: NodeContext[BridgeSettings]) -> bool:
+        return node.settings.stp
 
     def host_addresses(self, node: NodeContext[BridgeSettings]) -> list[str]:
         return list(node.settings.host_addresses)

@@ -24,6 +24,7 @@ class ContainerKind(NodeKind[ContainerSettings]):
     connects_to = frozenset({"bridge", "ovs", "macvlan", "container", "router", "host"})
     connect_hint = "Containers join bridges, OVS switches, macvlan segments, routers, the host or each other."
     settings_type = ContainerSettings
+    name_stem = "c"
 
     def device_name(self, node: NodeContext[ContainerSettings], end: EndContext) -> str:
         return end.end.interface.name or end.end.port

@@ -42,6 +42,8 @@ class RouterKind(NodeKind[RouterSettings]):
     connects_to = frozenset({"container", "router", "bridge", "ovs", "macvlan", "host"})
     connect_hint = "Routers join containers, other routers, bridges, OVS switches, macvlan segments and the host."
     settings_type = RouterSettings
+    name_stem = "r"
+    shell = ("vtysh",)  # FRR's shell
 
     def device_name(self, node: NodeContext[RouterSettings], end: EndContext) -> str:
         return end.end.interface.name or end.end.port

@@ -84,6 +84,7 @@ class LowerDeviceSegment(SegmentKind[SegmentSettings]):
 
 class MacvlanKind(LowerDeviceSegment):
     name = "macvlan"
+    name_stem = "mvl"
     label = "macvlan segment"
     description = ("Containers get macvlan interfaces on one lower device: no bridge, no veth. In bridge mode the "
                    "host reaches them only through a macvlan of its own on the same lower device.")
@@ -120,6 +121,7 @@ class MacvlanKind(LowerDeviceSegment):
 
 class MacvtapKind(LowerDeviceSegment):
     name = "macvtap"
+    name_stem = "mvt"
     label = "macvtap segment"
     description = ("VM NICs as macvtap devices on one lower device, no bridge needed (seed 000). QEMU gets the "
                    "/dev/tapN of each, and the guest's MAC must equal the macvtap's.")

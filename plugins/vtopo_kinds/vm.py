@@ -7,12 +7,12 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (CannotRunInside, EndContext, MakeDirectory, NodeContext, NodeKind, Op, PortSpec, Problem,
-                             Role, Severity, StartProcess, dev_resource, setting)
+from vtopo.kinds.api import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, EndContext, MakeDirectory, NodeContext,
+                             NodeKind, Op, PortSpec, Problem, Role, Severity, StartProcess, dev_resource, setting)
 from vtopo_kinds.common import check_gateway
 
 FIRST_TAP_FD = 3
-GUEST_SERVERS = {"iperf3": 5201, "echo": 5202}
+GUEST_SERVERS = {IPERF3_SERVER: 5201, ECHO_SERVER: 5202}
 """What the built-in guest's init starts: `iperf3 -s` on iperf3's default port, and an echo server."""
 NIC_DEVICES = {"virtio": "virtio-net-pci", "e1000": "e1000"}
 
@@ -42,6 +42,7 @@ class VmKind(NodeKind[VmSettings]):
     connect_hint = "A VM's NICs join bridges, OVS switches, macvtap segments or the host; put a bridge between a VM " \
                    "and a container or router."
     settings_type = VmSettings
+    needs_acceleration = True
 
     def command_in(self, node: NodeContext[VmSettings], argv: list[str]) -> list[str]:
         """Typed into the built-in guest's root shell on the serial console (see vtopo.host.console_exec)."""

@@ -6,7 +6,7 @@ from typing import Any, Hashable
 
 import networkx as nx
 
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role, SegmentKind
 
 FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
 
@@ -96,7 +96,8 @@ def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
         if end.kind.role is Role.SEGMENT:
             continue  # said with the hop into the segment
         if peer.kind.role is Role.SEGMENT:
-            mode = getattr(lab.nodes[peer.node.id].settings, "mode", "")
+            segment = peer.owner
+            mode = segment.kind.mode(segment) if isinstance(segment.kind, SegmentKind) else ""
             onward = path[index + 1].medium if index + 1 < len(path) else end.medium
             media = end.medium if onward == end.medium else f"{end.medium} ⇄ {onward}"
             words.append(f"{media} {mode} mode".strip())

@@ -4,14 +4,14 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
-from typing import Callable
+from typing import Any, Callable
 
 import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.contract import EndContext, LabContext, LoopProtection, NodeContext, Role
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, HostFacts, LabNames, default_prefix
 from vtopo.kinds.registry import Registry
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
@@ -114,12 +114,20 @@ class Compiler:
             self._check_impairment(link_id)
         self._check_domains()
         for loop in switching_loops(self.lab):
-            names = [self.topology.nodes[n].name for n in loop]
-            if not all(getattr(self.lab.nodes[n].settings, "stp", False) for n in loop):
-                self.warn(f"the switches {', '.join(names)} form a loop and not all of them run STP; broadcasts "
-                          "will circle forever. Turn STP on for these bridges.", f"node {names[0]}", loop[0])
+            self._check_loop([self.lab.nodes[n] for n in loop])
         for node in self.lab.nodes.values():
             self.problems.extend(node.kind.check(node))
+
+    def _check_loop(self, loop: list[NodeContext[Any]]) -> None:
+        unprotected = [node for node in loop if not node.kind.protects_loops(node)]
+        if not unprotected:
+            return
+        names = ", ".join(node.node.name for node in loop)
+        without = [node.node.name for node in unprotected if node.kind.loop_protection is LoopProtection.NONE]
+        advice = (f"{', '.join(without)} cannot run STP: take a link out of the loop." if without else
+                  "Turn STP on for these bridges.")
+        self.warn(f"the switches {names} form a loop and not all of them run STP; broadcasts will circle forever. "
+                  f"{advice}", f"node {loop[0].node.name}", loop[0].node.id)
 
     def _name_end(self, end: EndContext) -> None:
         kind, node = end.kind, end.owner
@@ -152,7 +160,7 @@ class Compiler:
         for (place, device), count in sorted(by_place.items()):
             if count > 1:
                 self.error(f"{count} links want an interface named {device!r} in the same namespace",
-                           f"namespace {place or 'host'}")
+                           f"namespace {place}" if place else "the host's namespace")
         for node in self.lab.nodes.values():
             own = node.kind.role is Role.SWITCH and node.names.node_device(node.node.name)
             if own and len(own) > MAX_INTERFACE_NAME:
@@ -180,7 +188,7 @@ class Compiler:
             self.error(f"{side}: MTU {interface.mtu} is outside 68..65535", subject, end.link.id)
         if interface.addresses and end.kind.role in (Role.SWITCH, Role.SEGMENT):
             self.error(f"{side}: a {end.kind.name} port takes no address; give the address to the node at the other "
-                       "end" + (", or use the bridge's host address setting" if end.kind.name == "bridge" else ""),
+                       "end" + (f", or {end.kind.address_hint}" if end.kind.address_hint else ""),
                        subject, end.link.id)
         for address in interface.addresses:
             if "/" not in address:

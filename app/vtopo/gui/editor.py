@@ -74,7 +74,7 @@ class Editor(QObject):
             return None
         at = self.scene.snapped(at) if self.scene.snap_to_grid else at
         taken = {n.name for n in self.topology.nodes.values()}
-        node = Node(new_id("node"), unique_name(stem_for(kind_name), taken), kind_name,
+        node = Node(new_id("node"), unique_name(stem_for(self.registry.kinds[kind_name]), taken), kind_name,
                     position=Position(round(at.x(), 1), round(at.y(), 1)))
         self.undo_stack.push(AddNodeCommand(self.topology, node))
         return node

@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import re
-from typing import Collection
+from typing import Any, Collection
+
+from vtopo.kinds.contract import NodeKind
 
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
-STEMS = {"container": "c", "bridge": "br", "router": "r", "vm": "vm", "ovs": "ovs", "host": "host",
-         "macvlan": "mvl", "macvtap": "mvt"}
 
-
-def stem_for(kind_name: str) -> str:
-    """The stem of a kind's default names; a plugin kind gets its own name, cleaned to a valid node name."""
-    stem = STEMS.get(kind_name) or re.sub(r"[^A-Za-z0-9_-]", "", kind_name)
+def stem_for(kind: NodeKind[Any]) -> str:
+    """The stem of a kind's default names: its own, or its name cleaned to a valid node name."""
+    stem = kind.name_stem or re.sub(r"[^A-Za-z0-9_-]", "", kind.name)
     return stem if stem and NODE_NAME.fullmatch(stem) else "n"
 
 

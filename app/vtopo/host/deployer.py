@@ -97,7 +97,8 @@ class Deployer:
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
             return self._facts
-        return host_facts.probe(needs_accel=any(node.kind == "vm" for node in topology.nodes.values()))
+        kinds = (self.kinds.get(node.kind) for node in topology.nodes.values())
+        return host_facts.probe(needs_accel=any(kind is not None and kind.needs_acceleration for kind in kinds))
 
     # ------------------------------------------------------------ deploy
 

@@ -24,10 +24,11 @@ from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError as _Pyroute2Error
 
 from vtopo.host.netns import NetlinkError, NetnsNotFoundError, entered, open_netns
+from vtopo.ops import LinkType, MacvlanMode
 
 __all__ = ["LinkInfo", "Netlink", "NetlinkError", "NetnsNotFoundError", "MACVLAN_MODES"]
 
-MACVLAN_MODES = frozenset({"private", "vepa", "bridge", "passthru", "source"})
+MACVLAN_MODES = frozenset(mode.value for mode in MacvlanMode)
 
 _USER_HZ = 100  # bridge timers travel in clock_t, i.e. centiseconds
 _IFNAMSIZ = 16
@@ -161,7 +162,7 @@ class Netlink:
             self._ipr(netns).link(
                 "add",
                 ifname=name,
-                kind="bridge",
+                kind=LinkType.BRIDGE.value,
                 br_stp_state=int(stp),
                 br_forward_delay=round(forward_delay_s * _USER_HZ),
                 br_ageing_time=round(ageing_s * _USER_HZ),
@@ -171,7 +172,7 @@ class Netlink:
         """Create a veth pair in one request, each end directly in its namespace under its final name."""
         with _kernel(f"add veth {name}{_where(netns)} peer {peer}{_where(peer_netns)}"):
             with self._placed(peer_netns, netns) as placement:
-                self._ipr(netns).link("add", ifname=name, kind="veth", peer={"ifname": peer, **placement})
+                self._ipr(netns).link("add", ifname=name, kind=LinkType.VETH.value, peer={"ifname": peer, **placement})
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         """Create a macvlan on `lower`, directly in `netns` under its final name."""
@@ -180,7 +181,7 @@ class Netlink:
             with self._placed(netns, lower_netns) as placement:
                 link = self._index(lower, lower_netns)
                 self._ipr(lower_netns).link(
-                    "add", ifname=name, kind="macvlan", link=link, macvlan_mode=mode, **placement
+                    "add", ifname=name, kind=LinkType.MACVLAN.value, link=link, macvlan_mode=mode, **placement
                 )
 
     def add_macvtap(self, name: str, lower: str, lower_netns: str | None, mode: str) -> str:
@@ -196,7 +197,7 @@ class Netlink:
             while os.path.exists(f"/dev/tap{index}"):
                 index += 1
             self._ipr(lower_netns).link(
-                "add", index=index, ifname=name, kind="macvtap", link=link, macvtap_mode=mode
+                "add", index=index, ifname=name, kind=LinkType.MACVTAP.value, link=link, macvtap_mode=mode
             )
         path = f"/dev/tap{index}"
         deadline = time.monotonic() + _DEVICE_WAIT_S

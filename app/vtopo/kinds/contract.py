@@ -23,6 +23,19 @@ class CannotRunInside(Exception):
     """The node has no place to run a command in (a VM without a shell, say); the message says what exists."""
 
 
+IPERF3_SERVER = "iperf3"
+"""A standing server (NodeKind.standing_servers): `iperf3 -s`, serving one test at a time."""
+ECHO_SERVER = "echo"
+"""A standing server: a TCP server that sends back what it receives, the other end of a request/response test."""
+
+
+class LoopProtection(str, Enum):
+    """What a switch kind can run against switching loops."""
+
+    NONE = "none"
+    STP = "stp"  # the spanning tree protocol, when the node's settings turn it on
+
+
 class Role(str, Enum):
     """How a kind takes part in links. The compiler picks the link medium from the two roles."""
 
@@ -156,6 +169,11 @@ class NodeKind(ABC, Generic[S]):
     settings_type: ClassVar[type] = EmptySettings
     connect_hint: ClassVar[str] = ""
     icon_file: ClassVar[str] = ""
+    name_stem: ClassVar[str] = ""  # new nodes are named stem+number (r1, br2); "" uses the kind's name
+    shell: ClassVar[tuple[str, ...]] = ("bash",)  # what a terminal on a running node opens
+    needs_acceleration: ClassVar[bool] = False  # a lab with such a node makes the host probe for KVM
+    loop_protection: ClassVar[LoopProtection] = LoopProtection.NONE
+    address_hint: ClassVar[str] = ""  # where an address goes instead, said when a port of this kind is given one
 
     def icon_path(self) -> Path:
         """The kind's SVG icon. Built-in kinds keep theirs in resources/icons."""
@@ -189,6 +207,10 @@ class NodeKind(ABC, Generic[S]):
         """Addresses (with prefix) the host's own namespace has on this node, as on a numbered bridge: the host
         reaches what lies behind it with no link in the drawing."""
         return []
+
+    def protects_loops(self, node: NodeContext[S]) -> bool:
+        """Whether this node runs its loop protection (a bridge with STP on)."""
+        return False
 
     def console_socket(self, node: NodeContext[S]) -> str | None:
         """The unix socket of the node's serial console, for a node without a shell vtopo can start (a VM)."""

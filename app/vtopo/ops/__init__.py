@@ -7,9 +7,30 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import asdict, dataclass, fields
+from enum import StrEnum
 from typing import Any, ClassVar
 
 HOST = ""  # the resource name of the host's own network namespace
+
+
+class LinkType(StrEnum):
+    """The kernel's names of the link types vtopo makes (`ip link add ... type T`, netlink's IFLA_INFO_KIND)."""
+
+    BRIDGE = "bridge"
+    VETH = "veth"
+    MACVLAN = "macvlan"
+    MACVTAP = "macvtap"
+    TAP = "tap"
+
+
+class MacvlanMode(StrEnum):
+    """The kernel's macvlan and macvtap modes."""
+
+    PRIVATE = "private"
+    VEPA = "vepa"
+    BRIDGE = "bridge"
+    PASSTHRU = "passthru"
+    SOURCE = "source"
 
 
 def ns_resource(netns: str | None) -> str:
@@ -121,7 +142,7 @@ class CreateBridge(Op):
         return frozenset({dev_resource(None, self.name)})
 
     def explain(self) -> list[str]:
-        return [ip_cmd(None, "link", "add", self.name, "type", "bridge", "stp_state", "1" if self.stp else "0",
+        return [ip_cmd(None, "link", "add", self.name, "type", LinkType.BRIDGE, "stp_state", "1" if self.stp else "0",
                        "forward_delay", str(round(self.forward_delay_s * 100)),
                        "ageing_time", str(round(self.ageing_s * 100)))]
 
@@ -180,7 +201,7 @@ class CreateMacvlan(Op):
         args = ["link", "add", "link", self.lower, "name", self.name]
         if self.netns:
             args += ["netns", self.netns]
-        return [ip_cmd(self.lower_netns, *args, "type", "macvlan", "mode", self.mode)]
+        return [ip_cmd(self.lower_netns, *args, "type", LinkType.MACVLAN, "mode", self.mode)]
 
     def inverse(self) -> Op | None:
         return None if self.netns else DeleteLink(owner=self.owner, name=self.name)
@@ -202,7 +223,7 @@ class CreateMacvtap(Op):
         return frozenset({dev_resource(None, self.name)})
 
     def explain(self) -> list[str]:
-        return [ip_cmd(None, "link", "add", "link", self.lower, "name", self.name, "type", "macvtap", "mode", self.mode),
+        return [ip_cmd(None, "link", "add", "link", self.lower, "name", self.name, "type", LinkType.MACVTAP, "mode", self.mode),
                 f"# its character device: /dev/tap$(cat /sys/class/net/{self.name}/ifindex)"]
 
     def inverse(self) -> Op:
