@@ -15,12 +15,12 @@ from vtopo.kinds.contract import EndContext, LabContext, LoopProtection, NodeCon
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, HostFacts, LabNames, default_prefix
 from vtopo.kinds.registry import Registry
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
+from vtopo.model.rules import NODE_NAME_RULE, is_valid_node_name, link_refusal
 from vtopo.model.topology import Topology
 from vtopo.ops import HOST, MakeDirectory, Op
 
 STAGES = ("validate", "name and address", "lower", "order")
 
-NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 PREFIX = re.compile(r"[a-z][a-z0-9]{1,6}")
 MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
 
@@ -67,9 +67,8 @@ class Compiler:
             self.error("the prefix must be 2 to 7 lowercase letters or digits, starting with a letter",
                        "lab", path="$.lab.prefix")
         for node in self.topology.nodes.values():
-            if not NODE_NAME.fullmatch(node.name):
-                self.error("a node name may hold only letters, digits, '-' and '_', and must start with a letter or "
-                           "digit", f"node {node.name}", node.id)
+            if not is_valid_node_name(node.name):
+                self.error(NODE_NAME_RULE, f"node {node.name}", node.id)
             kind = self.registry.get(node.kind)
             if kind is not None and node.id in settings:
                 self.lab.nodes[node.id] = NodeContext(node, kind, settings[node.id], self.lab)
@@ -85,9 +84,8 @@ class Compiler:
         a, b = self.lab.nodes.get(link.a.node), self.lab.nodes.get(link.b.node)
         if a is None or b is None:
             return
-        if b.kind.name not in a.kind.connects_to and a.kind.name not in b.kind.connects_to:
-            hint = f" {a.kind.connect_hint}" if a.kind.connect_hint else ""
-            self.error(f"a {a.kind.name} cannot be linked to a {b.kind.name}.{hint}", subject, link.id)
+        if refusal := link_refusal(a.kind, b.kind):
+            self.error(refusal, subject, link.id)
             return
         end_a = EndContext(link, link.a, a, self.topology.describe_link(link))
         end_b = EndContext(link, link.b, b, end_a.link_name)

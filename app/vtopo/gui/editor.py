@@ -11,10 +11,11 @@ from vtopo.gui.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCom
                                 RemoveAnnotationCommand, RemoveLinkCommand, RemoveNodeCommand, UpdateAnnotationCommand,
                                 UpdateLabCommand, UpdateLinkCommand, UpdateNodeCommand, macro)
 from vtopo.gui.icons import IconCache
-from vtopo.gui.naming import is_valid_name, stem_for, unique_name
+from vtopo.gui.naming import stem_for, unique_name
 from vtopo.gui.scene import GRID, TopologyScene
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
+from vtopo.model.rules import is_valid_node_name, link_refusal
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
                                   new_id)
 
@@ -96,10 +97,10 @@ class Editor(QObject):
         if a_id == b_id:
             return "a link must join two different nodes"
         a, b = self.topology.nodes[a_id], self.topology.nodes[b_id]
-        for this, other in ((a, b), (b, a)):
-            kind = self.registry.get(this.kind)
-            if kind is not None and other.kind not in kind.connects_to:
-                return f"a {this.kind} cannot be linked to a {other.kind}. {kind.connect_hint}".strip()
+        a_kind, b_kind = self.registry.get(a.kind), self.registry.get(b.kind)
+        if a_kind is not None and b_kind is not None and (refusal := link_refusal(a_kind, b_kind)):
+            return refusal
+        for this, kind in ((a, a_kind), (b, b_kind)):
             if kind is not None and kind.ports.next_free(self.topology.used_ports(this.id)) is None:
                 return f"{this.name} has no free port left ({kind.ports.describe()})"
         return ""
@@ -119,7 +120,7 @@ class Editor(QObject):
         """Why a node may not take this name, or ""."""
         if not name:
             return "a node needs a name"
-        if not is_valid_name(name):
+        if not is_valid_node_name(name):
             return "letters, digits, '-' and '_' only, starting with a letter or digit"
         other = self.topology.node_named(name)
         if other is not None and other.id != node_id:

@@ -5,14 +5,13 @@ import re
 from typing import Any, Collection
 
 from vtopo.kinds.contract import NodeKind
-
-NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+from vtopo.model.rules import is_valid_node_name
 
 
 def stem_for(kind: NodeKind[Any]) -> str:
     """The stem of a kind's default names: its own, or its name cleaned to a valid node name."""
     stem = kind.name_stem or re.sub(r"[^A-Za-z0-9_-]", "", kind.name)
-    return stem if stem and NODE_NAME.fullmatch(stem) else "n"
+    return stem if stem and is_valid_node_name(stem) else "n"
 
 
 def unique_name(stem: str, taken: Collection[str]) -> str:
@@ -25,8 +24,4 @@ def unique_name(stem: str, taken: Collection[str]) -> str:
 def stem_of_name(name: str) -> str:
     """c12 -> c, lan-a3 -> lan-a, r -> r: the stem a copy of this node is renamed from."""
     stem = name.rstrip("0123456789")
-    return stem if stem and NODE_NAME.fullmatch(stem) else "n"
-
-
-def is_valid_name(name: str) -> bool:
-    return NODE_NAME.fullmatch(name) is not None
+    return stem if stem and is_valid_node_name(stem) else "n"

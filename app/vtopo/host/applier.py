@@ -15,10 +15,10 @@ from vtopo import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs, processes
 from vtopo.host.netlink import Netlink, NetlinkError
+from vtopo.model.rules import lab_tag
 
 DAEMON_START_SECONDS = 15.0
 LINGER_SECONDS = 30.0
-TAG_PREFIX = "vtopo:"
 
 
 class OpFailed(Exception):
@@ -160,7 +160,7 @@ class Applier:
 
     def _create_namespace(self, op: o.CreateNamespace) -> None:
         namespaces.create_netns(op.name)
-        self.netlink.set_link("lo", op.name, up=True, alias=f"{TAG_PREFIX}{self.tag}")
+        self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
 
     def _delete_namespace(self, op: o.DeleteNamespace) -> None:
         self.netlink.release(op.name)

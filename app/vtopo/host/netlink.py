@@ -24,7 +24,7 @@ from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError as _Pyroute2Error
 
 from vtopo.host.netns import NetlinkError, NetnsNotFoundError, entered, open_netns
-from vtopo.ops import LinkType, MacvlanMode
+from vtopo.ops import TBF_LATENCY_MS, LinkType, MacvlanMode, tbf_burst, tbf_rate
 
 __all__ = ["LinkInfo", "Netlink", "NetlinkError", "NetnsNotFoundError", "MACVLAN_MODES"]
 
@@ -42,8 +42,6 @@ _ETHTOOL_STXCSUM = 0x17
 _IFREQ_SIZE = 40
 _TC_H_ROOT = 0xFFFFFFFF
 _MAX_TC_RATE = 2**32 - 1  # bytes/s in tbf's 32-bit rate, about 34 Gbit/s
-_MIN_TBF_BURST = 2 * 1514
-_TBF_LATENCY_US = 50_000  # queue at most this much traffic, as `tc ... tbf latency 50ms`
 _DEVICE_WAIT_S = 2.0
 
 
@@ -311,7 +309,7 @@ class Netlink:
         """
         if min(delay_ms, jitter_ms, loss_pct, rate_mbit) < 0 or loss_pct > 100:
             raise ValueError("impairments are non-negative and loss is a percentage")
-        rate = round(rate_mbit * 1_000_000 / 8)  # bytes/s
+        rate = tbf_rate(rate_mbit)
         if rate > _MAX_TC_RATE:
             raise ValueError(f"rate {rate_mbit} Mbit/s is above what tbf takes")
         with _kernel(f"set impairment of {name}{_where(netns)}"):
@@ -335,10 +333,9 @@ class Netlink:
                 )
                 tbf_parent = 0x10001  # 1:1, netem's only class
             if rate:
-                burst = max(rate // 100, _MIN_TBF_BURST)  # 10 ms worth, at least two frames
                 ipr.tc(
-                    "add", "tbf", index=index, handle="2:", parent=tbf_parent, rate=rate, burst=burst,
-                    latency=_TBF_LATENCY_US,
+                    "add", "tbf", index=index, handle="2:", parent=tbf_parent, rate=rate, burst=tbf_burst(rate_mbit),
+                    latency=TBF_LATENCY_MS * 1000,  # microseconds
                 )
 
     def set_tx_checksum(self, name: str, netns: str | None, enabled: bool) -> None:

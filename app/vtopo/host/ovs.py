@@ -25,11 +25,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from vtopo.model.rules import OVS_LAB_KEY
+
 OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
 OVS_RUNDIR = Path(os.environ.get("OVS_RUNDIR", "/var/run/openvswitch"))
 OVS_LOGDIR = Path(os.environ.get("OVS_LOGDIR", "/var/log/openvswitch"))
-LAB_KEY = "vtopo-lab"
-"""The external_ids key that marks an OVS object as belonging to a vtopo lab."""
 
 # Options for `ovs-ctl start` without systemd. Mirrors Debian's ovsdb-server/ovs-vswitchd units
 # (--system-id=random, --no-record-hostname); --no-mlockall because a lab tool has no need to pin
@@ -204,7 +204,7 @@ def add_flows(bridge: str, flows: list[str]) -> None:
 
 def lab_tag_setting(lab_tag: str) -> str:
     """The column setting that tags an object, for `set Bridge|Port|Interface NAME <this>`."""
-    return f"external_ids:{LAB_KEY}={_ovsdb_string(lab_tag)}"
+    return f"external_ids:{OVS_LAB_KEY}={_ovsdb_string(lab_tag)}"
 
 
 def _ovsdb_string(value: str) -> str:

@@ -10,7 +10,20 @@ from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from vtopo.model.rules import OVS_LAB_KEY
+
 HOST = ""  # the resource name of the host's own network namespace
+TBF_LATENCY_MS = 50  # tbf queues at most this much traffic
+
+
+def tbf_rate(rate_mbit: float) -> int:
+    """A rate in Mbit/s as tbf takes it, in bytes per second."""
+    return round(rate_mbit * 1_000_000 / 8)
+
+
+def tbf_burst(rate_mbit: float) -> int:
+    """The bucket of a tbf at this rate, in bytes: 10 ms worth, two full frames at least."""
+    return max(tbf_rate(rate_mbit) // 100, 2 * 1514)
 
 
 class LinkType(StrEnum):
@@ -365,9 +378,8 @@ class SetImpairment(Op):
             lines.append(f"{tc} {' '.join(args)}")
             parent = "parent 1:1"
         if self.rate_mbit:
-            burst = max(round(self.rate_mbit * 1_000_000 / 8 / 100), 2 * 1514)  # 10 ms worth, two frames at least
             lines.append(f"{tc} qdisc add dev {self.name} {parent} handle 2: tbf rate {self.rate_mbit:g}mbit "
-                         f"burst {burst} latency 50ms")
+                         f"burst {tbf_burst(self.rate_mbit)} latency {TBF_LATENCY_MS}ms")
         return lines
 
 
@@ -390,7 +402,7 @@ class SetTxChecksum(Op):
 # ---------------------------------------------------------------- Open vSwitch
 
 def _external_ids(lab: str) -> str:
-    return f"external_ids:vtopo-lab={lab}"
+    return f"external_ids:{OVS_LAB_KEY}={lab}"
 
 
 @dataclass(frozen=True, kw_only=True)
