@@ -104,7 +104,7 @@ class Applier:
             case o.DeleteLink():
                 self._delete_link(op)
             case o.OvsDeleteBridge():
-                ovs.vsctl([["--if-exists", "del-br", op.name]])
+                ovs.vsctl(op.vsctl())
             case o.RemoveDirectory():
                 shutil.rmtree(op.path, ignore_errors=True)
             case o.RemoveFile():
@@ -116,17 +116,7 @@ class Applier:
 
     def apply_ovs_batch(self, batch: list[o.Op]) -> None:
         """Bridges and ports in one ovs-vsctl transaction: all of them are made, or none."""
-        commands: list[list[str]] = []
-        for op in batch:
-            tag = ovs.lab_tag_setting(self.tag)
-            if isinstance(op, o.OvsAddBridge):
-                commands += [["add-br", op.name], ["set", "Bridge", op.name, f"datapath_type={op.datapath}",
-                                                   f"fail_mode={op.fail_mode}", tag]]
-            elif isinstance(op, o.OvsAddPort):
-                interface = ["set", "Interface", op.name, f"ofport_request={op.ofport}", tag]
-                if op.port_type:
-                    interface.append(f"type={op.port_type}")
-                commands += [["add-port", op.bridge, op.name], ["set", "Port", op.name, tag], interface]
+        commands = [command for op in batch if isinstance(op, (o.OvsAddBridge, o.OvsAddPort)) for command in op.vsctl()]
         try:
             ovs.vsctl(commands)
         except ovs.OvsError as error:

@@ -5,6 +5,8 @@ an interface inside a lab namespace goes with the namespace). Ops are plain data
 """
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
@@ -36,6 +38,12 @@ class LinkType(StrEnum):
     TAP = "tap"
 
 
+class Tool(StrEnum):
+    """Programs of the explained script whose names are also words of the model."""
+
+    BRIDGE = "bridge"  # iproute2's bridge tool
+
+
 class MacvlanMode(StrEnum):
     """The kernel's macvlan and macvtap modes."""
 
@@ -63,14 +71,57 @@ def addresses_resource(netns: str | None) -> str:
     return f"addr:{netns or HOST}"
 
 
+# ---------------------------------------------------------------- rendering, for explain()
+# Every value is shell-quoted, and text that goes into a comment has its control characters escaped, so no value
+# can end a comment or a quoted word and run a command of its own in the explained script.
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def sh(*argv: str) -> str:
+    return shlex.join(argv)
+
+
+def comment(text: str) -> str:
+    """`text`, safe to put after a `#`: control characters (a newline first of all) are written as escapes."""
+    return CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def heredoc(command: str, content: str) -> list[str]:
+    """`command` reading `content` from a here-document, with a delimiter that no line of the content equals."""
+    lines = content.rstrip("\n").split("\n")
+    delimiter, number = "EOF", 0
+    while delimiter in lines:
+        number += 1
+        delimiter = f"EOF{number}"
+    return [f"{command} <<'{delimiter}'", *lines, delimiter]
+
+
 def ip_cmd(netns: str | None, *args: str) -> str:
-    prefix = ["ip"] + (["-n", netns] if netns else [])
-    return " ".join(prefix + [shlex.quote(a) for a in args])
+    return sh("ip", *(["-n", netns] if netns else []), *args)
 
 
 def in_netns(netns: str | None, argv: list[str] | tuple[str, ...]) -> str:
-    command = " ".join(shlex.quote(a) for a in argv)
-    return f"ip netns exec {shlex.quote(netns)} {command}" if netns else command
+    return sh("ip", "netns", "exec", netns, *argv) if netns else sh(*argv)
+
+
+def tap_device(interface: str) -> str:
+    """The shell's words for the character device of a macvtap: /dev/tapN, N its ifindex."""
+    return f"/dev/tap$(cat {shlex.quote(f'/sys/class/net/{interface}/ifindex')})"
+
+
+def ovs_lab_tag(lab: str) -> str:
+    """The column setting that tags an OVS object as the lab's, for `set Bridge|Port|Interface NAME <this>`.
+    ovs-vsctl parses values as OVSDB atoms; a JSON-quoted string is always taken literally."""
+    return f"external_ids:{OVS_LAB_KEY}={json.dumps(lab)}"
+
+
+def vsctl_line(commands: list[list[str]]) -> str:
+    """One ovs-vsctl call that runs `commands` in one transaction, as host.ovs.vsctl runs them."""
+    words: list[str] = []
+    for command in commands:
+        words += (["--"] if words else []) + command
+    return sh("ovs-vsctl", *words)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,7 +167,8 @@ class CreateNamespace(Op):
         return frozenset({ns_resource(self.name), dev_resource(self.name, "lo")})
 
     def explain(self) -> list[str]:
-        return [f"ip netns add {self.name}", ip_cmd(self.name, "link", "set", "lo", "up")]
+        """lo carries the lab's tag (the plan's script sets LAB_TAG), so cleanup finds the namespace."""
+        return [sh("ip", "netns", "add", self.name), f'{ip_cmd(self.name, "link", "set", "lo", "up")} alias "$LAB_TAG"']
 
     def inverse(self) -> Op:
         return DeleteNamespace(owner=self.owner, name=self.name)
@@ -128,7 +180,7 @@ class DeleteNamespace(Op):
     summary_text: ClassVar[str] = "delete network namespace {name}"
 
     def explain(self) -> list[str]:
-        return [f"ip netns del {self.name}"]
+        return [sh("ip", "netns", "del", self.name)]
 
 
 # ---------------------------------------------------------------- links
@@ -236,8 +288,9 @@ class CreateMacvtap(Op):
         return frozenset({dev_resource(None, self.name)})
 
     def explain(self) -> list[str]:
-        return [ip_cmd(None, "link", "add", "link", self.lower, "name", self.name, "type", LinkType.MACVTAP, "mode", self.mode),
-                f"# its character device: /dev/tap$(cat /sys/class/net/{self.name}/ifindex)"]
+        return [ip_cmd(None, "link", "add", "link", self.lower, "name", self.name, "type", LinkType.MACVTAP, "mode",
+                       self.mode),
+                f"# its character device: {comment(tap_device(self.name))}"]
 
     def inverse(self) -> Op:
         return DeleteLink(owner=self.owner, name=self.name)
@@ -271,7 +324,7 @@ class SetMaster(Op):
     def explain(self) -> list[str]:
         lines = [ip_cmd(None, "link", "set", self.name, "master", self.master)]
         if self.hairpin:
-            lines.append(f"bridge link set dev {self.name} hairpin on")
+            lines.append(sh(Tool.BRIDGE, "link", "set", "dev", self.name, "hairpin", "on"))
         return lines
 
 
@@ -367,19 +420,20 @@ class SetImpairment(Op):
         return frozenset({dev_resource(self.netns, self.name)})
 
     def explain(self) -> list[str]:
-        tc = f"tc -n {self.netns}" if self.netns else "tc"
-        lines, parent = [], "root"
+        tc = ["tc", *(["-n", self.netns] if self.netns else [])]
+        lines, parent = [], ["root"]
         if self.delay_ms or self.jitter_ms or self.loss_pct:
             args = ["qdisc", "add", "dev", self.name, "root", "handle", "1:", "netem"]
             if self.delay_ms or self.jitter_ms:
                 args += ["delay", f"{self.delay_ms:g}ms"] + ([f"{self.jitter_ms:g}ms"] if self.jitter_ms else [])
             if self.loss_pct:
                 args += ["loss", f"{self.loss_pct:g}%"]
-            lines.append(f"{tc} {' '.join(args)}")
-            parent = "parent 1:1"
+            lines.append(sh(*tc, *args))
+            parent = ["parent", "1:1"]
         if self.rate_mbit:
-            lines.append(f"{tc} qdisc add dev {self.name} {parent} handle 2: tbf rate {self.rate_mbit:g}mbit "
-                         f"burst {tbf_burst(self.rate_mbit)} latency {TBF_LATENCY_MS}ms")
+            lines.append(sh(*tc, "qdisc", "add", "dev", self.name, *parent, "handle", "2:", "tbf", "rate",
+                            f"{self.rate_mbit:g}mbit", "burst", str(tbf_burst(self.rate_mbit)), "latency",
+                            f"{TBF_LATENCY_MS}ms"))
         return lines
 
 
@@ -401,10 +455,6 @@ class SetTxChecksum(Op):
 
 # ---------------------------------------------------------------- Open vSwitch
 
-def _external_ids(lab: str) -> str:
-    return f"external_ids:{OVS_LAB_KEY}={lab}"
-
-
 @dataclass(frozen=True, kw_only=True)
 class OvsAddBridge(Op):
     name: str
@@ -416,9 +466,12 @@ class OvsAddBridge(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({f"ovs:{self.name}"})
 
+    def vsctl(self) -> list[list[str]]:
+        return [["add-br", self.name], ["set", "Bridge", self.name, f"datapath_type={self.datapath}",
+                                         f"fail_mode={self.fail_mode}", ovs_lab_tag(self.lab)]]
+
     def explain(self) -> list[str]:
-        return [f"ovs-vsctl add-br {self.name} -- set bridge {self.name} datapath_type={self.datapath} "
-                f"fail_mode={self.fail_mode} {_external_ids(self.lab)}"]
+        return [vsctl_line(self.vsctl())]
 
     def inverse(self) -> Op:
         return OvsDeleteBridge(owner=self.owner, name=self.name)
@@ -429,8 +482,11 @@ class OvsDeleteBridge(Op):
     name: str
     summary_text: ClassVar[str] = "delete Open vSwitch bridge {name}"
 
+    def vsctl(self) -> list[list[str]]:
+        return [["--if-exists", "del-br", self.name]]
+
     def explain(self) -> list[str]:
-        return [f"ovs-vsctl --if-exists del-br {self.name}"]
+        return [vsctl_line(self.vsctl())]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -451,10 +507,15 @@ class OvsAddPort(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({f"ovsport:{self.bridge}/{self.ofport}"})
 
+    def vsctl(self) -> list[list[str]]:
+        tag = ovs_lab_tag(self.lab)
+        interface = ["set", "Interface", self.name, f"ofport_request={self.ofport}", tag]
+        if self.port_type:
+            interface.append(f"type={self.port_type}")
+        return [["add-port", self.bridge, self.name], ["set", "Port", self.name, tag], interface]
+
     def explain(self) -> list[str]:
-        kind = f" type={self.port_type}" if self.port_type else ""
-        return [f"ovs-vsctl add-port {self.bridge} {self.name} -- set interface {self.name}{kind} "
-                f"ofport_request={self.ofport} {_external_ids(self.lab)}"]
+        return [vsctl_line(self.vsctl())]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -468,7 +529,8 @@ class OvsAddFlows(Op):
         return frozenset({f"ovs:{self.bridge}"} | {f"ovsport:{self.bridge}/{p}" for p in self.ports})
 
     def explain(self) -> list[str]:
-        return [f"ovs-ofctl add-flow {self.bridge} {shlex.quote(flow)}" for flow in self.flows]
+        """As host.ovs.add_flows feeds them: one ovs-ofctl call, the flows on its stdin."""
+        return heredoc(sh("ovs-ofctl", "add-flows", self.bridge, "-"), "\n".join(self.flows))
 
 
 # ---------------------------------------------------------------- files and processes
@@ -488,9 +550,9 @@ class MakeDirectory(Op):
         return frozenset({f"file:{self.path}"})
 
     def explain(self) -> list[str]:
-        lines = [f"mkdir -p {shlex.quote(self.path)}"]
+        lines = [sh("mkdir", "-p", self.path)]
         if self.user:
-            lines.append(f"chown {self.user}: {shlex.quote(self.path)}")
+            lines.append(sh("chown", f"{self.user}:", self.path))
         return lines
 
     def inverse(self) -> Op:
@@ -505,7 +567,7 @@ class RemoveDirectory(Op):
     summary_text: ClassVar[str] = "remove directory {path}"
 
     def explain(self) -> list[str]:
-        return [f"rm -rf {shlex.quote(self.path)}"]
+        return [sh("rm", "-rf", self.path)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -521,7 +583,7 @@ class WriteFile(Op):
         return frozenset({f"file:{self.path}"})
 
     def explain(self) -> list[str]:
-        return [f"cat > {shlex.quote(self.path)} <<'EOF'", *self.content.rstrip("\n").split("\n"), "EOF"]
+        return heredoc(f"cat > {shlex.quote(self.path)}", self.content)
 
     def inverse(self) -> Op:
         return RemoveFile(owner=self.owner, path=self.path)
@@ -533,7 +595,7 @@ class RemoveFile(Op):
     summary_text: ClassVar[str] = "remove {path}"
 
     def explain(self) -> list[str]:
-        return [f"rm -f {shlex.quote(self.path)}"]
+        return [sh("rm", "-f", self.path)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -565,7 +627,7 @@ class StartProcess(Op):
     def explain(self) -> list[str]:
         command = in_netns(self.netns, self.argv)
         for fd, interface in self.tap_fds:
-            command += f" {fd}<>/dev/tap$(cat /sys/class/net/{interface}/ifindex)"
+            command += f" {fd}<>{tap_device(interface)}"
         return [command]
 
     def inverse(self) -> Op:
