@@ -6,14 +6,14 @@ import sys
 from typing import Callable
 
 from vtopo.deployed import DeployedLab
-from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, IperfRun, PingOptions, PingReply, PingRun,
+from vtopo.measure import (MeasureEndpoint, IntervalSample, IperfOptions, IperfRun, PingOptions, PingReply, PingRun,
                            RROptions, RRRun, RRSample, RunResult, history_path_for, load_history, save_history)
 from vtopo.measure.base import R, S, MeasureRun
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
-def _pair(args: argparse.Namespace) -> tuple[DeployedLab, Endpoint, Endpoint, str, str]:
+def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:
     lab = DeployedLab.find(args.lab)
     source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
     address = args.address or lab.target_address(args.source, args.destination)[0]
@@ -92,7 +92,7 @@ def cmd_ping(args: argparse.Namespace) -> int:
     source, destination = args.source, args.destination
     address = args.address or lab.target_address(source, destination)[0]
     print(f"ping {destination} ({address}, {lab.path(source, destination)}) from {source}", flush=True)
-    run = PingRun(lab.endpoint(source), destination, address,
+    run = PingRun(lab.endpoint(source), lab.endpoint(destination), address,
                   PingOptions(count=args.count, interval_s=args.interval))
     result = _run(run, _show_reply)
     print(result.summary())

@@ -61,7 +61,7 @@ class Compiler:
     # ------------------------------------------------------------ stage 1: validate
 
     def validate(self) -> None:
-        settings, problems = self.registry.check_lab(self.topology)
+        settings, problems = self.registry.check_nodes(self.topology)
         self.problems.extend(problems)
         if not PREFIX.fullmatch(self.lab.names.prefix):
             self.error("the prefix must be 2 to 7 lowercase letters or digits, starting with a letter",
@@ -261,7 +261,7 @@ def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None 
     return Compiler(topology, registry, facts or HostFacts()).run()
 
 
-def analyse(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> LabContext:
+def lab_context(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> LabContext:
     """The lab in context (namespaces, devices, broadcast domains) without lowering it: for exec, ping, iperf."""
     compiler = Compiler(topology, registry, facts or HostFacts())
     compiler.validate()

@@ -140,9 +140,6 @@ class NodeContext(Generic[S]):
     def subject(self) -> str:
         return f"node {self.node.name}"
 
-    def end_on(self, port: str) -> EndContext | None:
-        return next((e for e in self.ends if e.end.port == port), None)
-
 
 @dataclass(eq=False)
 class LabContext:
@@ -226,14 +223,6 @@ class NodeKind(ABC, Generic[S]):
     def attach(self, node: NodeContext[S], end: EndContext) -> Iterable[Op]:
         """Kind-specific ops for a link end that has landed on this node (enslave, add-port...)."""
         return ()
-
-    def settings_of(self, raw: dict[str, Any]) -> Any:
-        from vtopo.kinds.settings import parse_settings
-
-        settings, problems = parse_settings(self.settings_type, raw, "$", self.name, "")
-        if problems:
-            raise ValueError("; ".join(p.message for p in problems))
-        return settings
 
 
 class SegmentKind(NodeKind[S]):

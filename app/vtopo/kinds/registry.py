@@ -28,7 +28,7 @@ class Registry:
     def __contains__(self, name: str) -> bool:
         return name in self.kinds
 
-    def check_lab(self, topology: Topology) -> tuple[dict[str, Any], list[Problem]]:
+    def check_nodes(self, topology: Topology) -> tuple[dict[str, Any], list[Problem]]:
         """Check kinds, settings and port names. Returns the typed settings of each node by id, and the problems."""
         problems: list[Problem] = []
         settings: dict[str, Any] = {}

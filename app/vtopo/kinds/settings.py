@@ -109,7 +109,3 @@ def parse_settings(settings_type: type, raw: dict[str, Any], path: str, subject:
     if problems:
         return None, problems
     return settings_type(**values), []
-
-
-def settings_to_dict(settings: Any) -> dict[str, Any]:
-    return dataclasses.asdict(settings)

@@ -32,7 +32,7 @@ def in_netns(netns: str) -> InNode:
 
 
 @dataclass(frozen=True)
-class Endpoint:
+class MeasureEndpoint:
     """One side of a measurement: the node's name (for messages) and how to run a command in it.
 
     A node vtopo cannot run commands in has no `in_node`, and `cannot_run` says why. `servers` are the
