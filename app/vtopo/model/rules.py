@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import Collection, Protocol
 
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 NODE_NAME_RULE = "a node name may hold only letters, digits, '-' and '_', and must start with a letter or digit"
@@ -15,6 +15,20 @@ OVS_LAB_KEY = "vtopo-lab"
 
 def is_valid_node_name(name: str) -> bool:
     return NODE_NAME.fullmatch(name) is not None
+
+
+def unique_name(stem: str, taken: Collection[str]) -> str:
+    """stem1, or the next number no name in `taken` has."""
+    number = 1
+    while f"{stem}{number}" in taken:
+        number += 1
+    return f"{stem}{number}"
+
+
+def stem_of_name(name: str) -> str:
+    """c12 -> c, lan-a3 -> lan-a, r -> r: the stem a copy of this node is renamed from."""
+    stem = name.rstrip("0123456789")
+    return stem if stem and is_valid_node_name(stem) else "n"
 
 
 def lab_tag(prefix: str) -> str:

@@ -13,10 +13,11 @@ from vtopo.gui.document import clipboard
 from vtopo.gui.document.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, Command,
                                          RemoveAnnotationCommand, RemoveLinkCommand, RemoveNodeCommand,
                                          SetFieldsCommand, macro)
-from vtopo.gui.document.naming import stem_for, unique_name
+from vtopo.gui.document.naming import stem_for
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
-from vtopo.model.rules import is_valid_node_name, link_refusal
+from vtopo.model.fragment import Fragment, fragment_of, instantiate
+from vtopo.model.rules import is_valid_node_name, link_refusal, unique_name
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
                                   new_id)
 
@@ -262,8 +263,8 @@ class Editor(QObject):
             RemoveAnnotationCommand(self.topology, annotation_id, parent)
         self.undo_stack.push(parent)
 
-    def selection_fragment(self) -> clipboard.Fragment:
-        return clipboard.fragment_of(self.topology, set(self.scene.selected_node_ids()),
+    def selection_fragment(self) -> Fragment:
+        return fragment_of(self.topology, set(self.scene.selected_node_ids()),
                                      set(self.scene.selected_annotation_ids()))
 
     def copy_selection(self) -> None:
@@ -289,10 +290,10 @@ class Editor(QObject):
         if not fragment.empty:
             self.insert_fragment(fragment, PASTE_OFFSET, "Duplicate")
 
-    def insert_fragment(self, fragment: clipboard.Fragment, offset: float, text: str) -> None:
+    def insert_fragment(self, fragment: Fragment, offset: float, text: str) -> None:
         """Add a copy of the fragment (new ids and names, shifted) as one undo step, and select it."""
         taken = {n.name for n in self.topology.nodes.values()}
-        copy = clipboard.instantiate(fragment, taken, Position(offset, offset))
+        copy = instantiate(fragment, taken, Position(offset, offset))
         parent = macro(text)
         for node in copy.nodes:
             AddNodeCommand(self.topology, node, parent)
