@@ -74,7 +74,7 @@ class DestroyError(Exception):
 
 
 @dataclass
-class NodeState:
+class NodeStatus:
     name: str
     state: str  # "running", "degraded", "not deployed"
     detail: str = ""
@@ -85,12 +85,8 @@ class LabStatus:
     lab: str
     prefix: str
     source: str
-    nodes: list[NodeState]
+    nodes: list[NodeStatus]
     document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
-
-
-def _has_vms(topology: Topology) -> bool:
-    return any(node.kind == "vm" for node in topology.nodes.values())
 
 
 class Deployer:
@@ -103,7 +99,11 @@ class Deployer:
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
             return self._facts
-        return host_facts.probe(needs_accel=_has_vms(topology))
+        return host_facts.probe(needs_accel=self._runs_vms(topology))
+
+    def _runs_vms(self, topology: Topology) -> bool:
+        kinds = (self.kinds.get(node.kind) for node in topology.nodes.values())
+        return any(kind is not None and kind.needs_acceleration for kind in kinds)
 
     # ------------------------------------------------------------ deploy
 
@@ -180,9 +180,8 @@ class Deployer:
         return ["Open vSwitch was not running: started ovsdb-server and ovs-vswitchd with ovs-ctl (vtopo stops them "
                 "again when its last lab is destroyed)"]
 
-    @staticmethod
-    def _backend_notices(topology: Topology, facts: HostFacts) -> list[str]:
-        if topology.vm_backend not in ("", "auto") or facts.libvirt or not _has_vms(topology):
+    def _backend_notices(self, topology: Topology, facts: HostFacts) -> list[str]:
+        if topology.vm_backend not in ("", "auto") or facts.libvirt or not self._runs_vms(topology):
             return []
         return [f"libvirtd does not answer at {facts.libvirt_uri}, so the VMs run as plain QEMU processes, not "
                 "libvirt domains (start libvirtd, or set the lab's vm_backend to libvirt)"]
@@ -200,7 +199,7 @@ class Deployer:
             try:
                 service.start()
             except LibvirtdError as error:
-                raise preflight.PreflightFailed([Problem(str(error), "host")]) from None
+                raise preflight.PreflightFailed([Problem(str(error), "this host")]) from None
             notices.append(f"libvirtd was not running: started it for {uri} (vtopo stops it again when its last lab "
                            "is destroyed)")
         return notices
@@ -350,5 +349,5 @@ class Deployer:
             owned = by_owner.get(f"node {node.name}", [])
             missing = [op.summary() for op in owned if applier.exists(op) is False]
             state = "degraded" if missing else "running"
-            nodes.append(NodeState(node.name, state, "; missing: " + ", ".join(missing) if missing else ""))
+            nodes.append(NodeStatus(node.name, state, "; missing: " + ", ".join(missing) if missing else ""))
         return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"])

@@ -27,7 +27,7 @@ class LibvirtdError(Exception):
 
 def load_libvirt() -> Any:
     """libvirt-python, with its default error handler (which prints every error on stderr) silenced."""
-    import libvirt  # type: ignore[import-untyped]
+    import libvirt
 
     libvirt.registerErrorHandler(lambda _context, _error: None, None)
     return libvirt

@@ -5,8 +5,8 @@ from its hooks. The rest of vtopo can change shape; this module keeps its names.
 """
 from __future__ import annotations
 
-from vtopo.kinds.contract import (CannotRunInside, EmptySettings, EndContext, LabContext, MachineProcess, NodeContext,
-                                  NodeKind, PortSpec, Role, SegmentKind)
+from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, EmptySettings, EndContext, LabContext,
+                                  LoopProtection, MachineProcess, NodeContext, NodeKind, PortSpec, Role, SegmentKind)
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.settings import setting
 from vtopo.model.problems import Problem, Severity
@@ -16,9 +16,10 @@ from vtopo.ops import (DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, AddAddress, AddRoute,
                        up_resource)
 
 __all__ = [
-    "DOMAIN_XMLNS", "LIBVIRT_QEMU_RUN_DIR", "MachineProcess", "StartDomain", "MAX_INTERFACE_NAME", "AddAddress", "AddRoute", "CannotRunInside", "ConfigureLink", "CreateBridge",
-    "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
+    "AddAddress", "AddRoute", "CannotRunInside", "ConfigureLink", "CreateBridge", "CreateNamespace", "CreateVeth",
+    "DOMAIN_XMLNS", "ECHO_SERVER", "EmptySettings", "EndContext", "HostFacts", "IPERF3_SERVER",
+    "LIBVIRT_QEMU_RUN_DIR", "LabContext", "LabNames", "LoopProtection", "MAX_INTERFACE_NAME", "MachineProcess",
     "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec",
-    "Problem", "Role", "SegmentKind", "SetMaster", "SetSysctl", "SetTxChecksum", "Severity", "StartProcess",
-    "WriteFile", "addresses_resource", "dev_resource", "setting", "up_resource",
+    "Problem", "Role", "SegmentKind", "SetMaster", "SetSysctl", "SetTxChecksum", "Severity", "StartDomain",
+    "StartProcess", "WriteFile", "addresses_resource", "dev_resource", "setting", "up_resource",
 ]
