@@ -81,7 +81,7 @@ class VmKind(NodeKind[VmSettings]):
                 " Besides, the running Open vSwitch has not initialised DPDK: install openvswitch-switch-dpdk, switch "
                 "ovs-vswitchd to it (update-alternatives --set ovs-vswitchd /usr/lib/openvswitch-switch-dpdk/"
                 "ovs-vswitchd-dpdk), reserve 2 MB hugepages (sysctl vm.nr_hugepages=512) and set "
-                "other_config:dpdk-init=true; DPDK's --no-huge does not start (OVS adds --legacy-mem).")
+                "other_config:dpdk-init=true.")
             yield Problem("vtopo does not make vhost-user ports yet (dpdkvhostuserclient on OVS, vhost-user NICs in "
                           "QEMU): turn vhost_user off to use a tap port." + dpdk, subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
