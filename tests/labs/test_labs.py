@@ -23,7 +23,8 @@ def wait_for(predicate, timeout: float, interval: float = 0.25) -> bool:  # type
 def test_bridge_veth(deployed):
     lab = deployed("bridge-veth")
     assert lab.pings("c1", "c2") and lab.pings("c1", "c3")
-    details = subprocess.run(["ip", "-d", "link", "show", "master", "vt1ee-br0"], capture_output=True, text=True).stdout
+    bridge = lab.lab.context.names.node_device("br0")
+    details = subprocess.run(["ip", "-d", "link", "show", "master", bridge], capture_output=True, text=True).stdout
     assert details.count("veth") == 3 and "bridge_slave" in details
     assert "veth" in lab.run("c1", "ip", "-d", "link", "show", "eth0").stdout
 

@@ -107,7 +107,8 @@ class Deployer:
         applier = Applier(plan.prefix)
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
-            preflight.check(plan, applier.netlink, self.store.find(plan.prefix) is not None)
+            owner = self.store.find(plan.prefix)
+            preflight.check(plan, applier.netlink, owner.name if owner else None)
             notices += self._ensure_ovs(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
@@ -138,7 +139,7 @@ class Deployer:
             applier = Applier(plan.prefix)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, applier.netlink, already_deployed=False)
+                preflight.check(additions, applier.netlink, prefix_owner=None)
                 self._apply(new_steps, applier, record, progress)
             finally:
                 applier.close()
