@@ -16,6 +16,7 @@ from vtopo.host import console
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployed import DeployedLab, NotDeployed
 from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
+from vtopo.host.errors import HostError
 from vtopo.host.preflight import PreflightFailed
 from vtopo.kinds.contract import CannotRunInside
 from vtopo.lab import open_lab, plan_of, problems_of, registry
@@ -143,10 +144,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not labs:
         print("no lab is deployed")
     for lab in labs:
-        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}")
-        for node in lab.nodes:
-            print(f"  {node.name:<12} {node.state}{node.detail}")
-    return EXIT_OK
+        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}: {lab.state}")
+        for kind, parts in (("node", lab.nodes), ("link", lab.links)):
+            for part in parts:
+                print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
+    return EXIT_OK if all(lab.up for lab in labs) else EXIT_FAILED
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
@@ -247,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         print_problems(error.problems)
         print("nothing was applied", file=sys.stderr)
         return EXIT_FAILED
-    except (DeployError, DestroyError, NotDeployed, CannotRunInside, MeasureError) as error:
+    except (DeployError, DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

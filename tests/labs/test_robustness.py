@@ -5,11 +5,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from crashes import deploy_killed_at_call
 from residue import open_fds, snapshot
 from vtopo.host import preflight
 from vtopo.host.applier import Applier, OpFailed
@@ -120,27 +120,9 @@ def test_deploying_a_lab_twice_is_refused():
         deployer.destroy(topology.name)
 
 
-CRASHING_DEPLOY = """
-import os, sys
-from vtopo.host.applier import Applier
-from vtopo.host.deployer import Deployer
-from vtopo.lab import open_lab
-calls = [0]
-real = Applier.apply
-def apply(self, op):
-    calls[0] += 1
-    if calls[0] == int(sys.argv[2]):
-        os._exit(9)  # killed mid-deploy: no rollback, no destroy
-    real(self, op)
-Applier.apply = apply
-Deployer().deploy(open_lab(sys.argv[1]).topology)
-"""
-
-
 def test_cleanup_recovers_a_deploy_killed_halfway():
     before = snapshot()
-    crashed = subprocess.run([sys.executable, "-c", CRASHING_DEPLOY, str(MIXED), "40"])
-    assert crashed.returncode == 9
+    assert deploy_killed_at_call(MIXED, 30) == 9
     assert snapshot() - before != {}, "the crash should have left the half-built lab"
     report = cleanup(Deployer(), lambda progress: None)
     assert report.labs == ["mixed"] and not report.errors

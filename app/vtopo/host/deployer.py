@@ -15,8 +15,9 @@ from vtopo.compile import ops as o
 from vtopo.compile.context import HostFacts
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
-from vtopo.host import ovs, preflight
+from vtopo.host import preflight
 from vtopo.host.applier import Applier, OpFailed
+from vtopo.host.services import Services
 from vtopo.host.state import Journal, LabRecord, StateStore
 from vtopo.lab import plan_of
 from vtopo.model import io
@@ -24,7 +25,6 @@ from vtopo.model.topology import Topology
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
-OVS_MARKER = "ovs-started-by-vtopo"
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,10 @@ class DestroyError(Exception):
 
 @dataclass
 class NodeState:
+    """A node or a link of a deployed lab, compared with the plan."""
+
     name: str
-    state: str  # "running", "degraded", "not deployed"
+    state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied)
     detail: str = ""
 
 
@@ -84,11 +86,32 @@ class LabStatus:
     source: str
     nodes: list[NodeState]
     document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
+    links: list[NodeState] = field(default_factory=list)
+    applied: int = 0  # ops of the plan that were applied (journaled)
+    total: int = 0  # ops in the plan
+
+    @property
+    def state(self) -> str:
+        if self.applied < self.total:
+            return f"incomplete (deploy was interrupted at op {self.applied} of {self.total})"
+        if any(part.state != "running" for part in self.nodes + self.links):
+            return "degraded"
+        return "running"
+
+    @property
+    def up(self) -> bool:
+        return self.state == "running"
+
+
+def services_of(plan: Plan) -> list[str]:
+    """The shared host services the plan's ops need."""
+    return ["ovs"] if any(isinstance(op, OVS_BATCHED) for op in plan.ops) else []
 
 
 class Deployer:
     def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None):
         self.store = store or StateStore()
+        self.services = Services(self.store)
         self._facts = facts
 
     def facts_for(self, topology: Topology) -> HostFacts:
@@ -109,10 +132,15 @@ class Deployer:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             owner = self.store.find(plan.prefix)
             preflight.check(plan, applier.netlink, owner.name if owner else None)
-            notices += self._ensure_ovs(plan)
+            services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
-                                                     "topology": io.to_document(topology)})
+                                                     "services": services, "topology": io.to_document(topology)})
+            try:
+                notices += self.services.ensure(services)
+            except BaseException:
+                self._forget(record)
+                raise
             self._apply(plan.steps, applier, record, progress)
         finally:
             applier.close()
@@ -140,6 +168,8 @@ class Deployer:
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
                 preflight.check(additions, applier.netlink, prefix_owner=None)
+                record.write({**record.read(), "services": services_of(plan)})
+                self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)
             finally:
                 applier.close()
@@ -156,18 +186,6 @@ class Deployer:
                                  "deployed again")
         report.seconds = time.monotonic() - started
         return report
-
-    def _ensure_ovs(self, plan: Plan) -> list[str]:
-        if not any(isinstance(op, OVS_BATCHED) for op in plan.ops):
-            return []
-        service = ovs.OvsService()
-        if service.running():
-            return []
-        service.start()
-        self.store.root.mkdir(parents=True, exist_ok=True)
-        self.store.marker(OVS_MARKER).touch()
-        return ["Open vSwitch was not running: started ovsdb-server and ovs-vswitchd with ovs-ctl (vtopo stops them "
-                "again when its last lab is destroyed)"]
 
     def _apply(self, steps: list[Step], applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
         journal = Journal(record.directory / "journal.jsonl")
@@ -264,17 +282,7 @@ class Deployer:
         self.store.forget(record)
         if run_root.is_dir() and not any(run_root.iterdir()):
             run_root.rmdir()
-        self.stop_ovs_if_ours()
-
-    def stop_ovs_if_ours(self) -> None:
-        marker = self.store.marker(OVS_MARKER)
-        if not marker.exists() or any(True for _ in self.store.labs()):
-            return
-        service = ovs.OvsService()
-        if service.running() and not ovs.vsctl([["list-br"]]).split():
-            service.stop()
-        marker.unlink(missing_ok=True)
-        self.store.remove_empty_directories()
+        self.services.release_unused()
 
     # ------------------------------------------------------------ status
 
@@ -292,15 +300,27 @@ class Deployer:
         return result
 
     def _status_of(self, record: LabRecord, applier: Applier) -> LabStatus:
+        """Compare the plan with what exists: each node and link is running, degraded or incomplete."""
         data = record.read()
         topology = io.from_document(data["topology"])
+        plan = plan_of(topology, record.facts())
+        applied = set(record.journal())
         by_owner: dict[str, list[o.Op]] = {}
-        for op in record.journal():
+        for op in plan.ops:
             by_owner.setdefault(op.owner, []).append(op)
-        nodes = []
-        for node in topology.nodes.values():
-            owned = by_owner.get(f"node {node.name}", [])
-            missing = [op.summary() for op in owned if applier.exists(op) is False]
-            state = "degraded" if missing else "running"
-            nodes.append(NodeState(node.name, state, "; missing: " + ", ".join(missing) if missing else ""))
-        return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"])
+
+        def state_of(owner: str) -> NodeState:
+            ops = by_owner.get(owner, [])
+            missing = [op.summary() for op in ops if op in applied and applier.exists(op) is False]
+            not_applied = sum(1 for op in ops if op not in applied)
+            name = owner.split(" ", 1)[1]
+            if missing:
+                return NodeState(name, "degraded", "; missing: " + ", ".join(missing))
+            if not_applied:
+                return NodeState(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
+            return NodeState(name, "running")
+
+        nodes = [state_of(f"node {node.name}") for node in topology.nodes.values()]
+        links = [state_of(f"link {topology.describe_link(link)}") for link in topology.links.values()]
+        return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"], links,
+                         sum(1 for op in plan.ops if op in applied), len(plan.ops))

@@ -25,6 +25,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from vtopo.host.errors import HostError
+
 OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
 OVS_RUNDIR = Path(os.environ.get("OVS_RUNDIR", "/var/run/openvswitch"))
 OVS_LOGDIR = Path(os.environ.get("OVS_LOGDIR", "/var/log/openvswitch"))
@@ -39,7 +41,7 @@ OVS_CTL_START_OPTIONS = ("--system-id=random", "--no-record-hostname", "--no-mlo
 _MAX_SHOWN = 300
 
 
-class OvsError(Exception):
+class OvsError(HostError):
     """An OVS command failed. Names the command and what the tool said."""
 
     def __init__(self, command: Sequence[str], message: str, returncode: int | None = None):

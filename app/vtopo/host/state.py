@@ -39,6 +39,13 @@ class LabRecord:
     def name(self) -> str:
         return str(self.read()["name"])
 
+    def services(self) -> list[str]:
+        """The shared host services (e.g. "ovs") the lab needs; recorded before they are started."""
+        try:
+            return list(self.read().get("services", []))
+        except FileNotFoundError:  # forgotten meanwhile
+            return []
+
     def facts(self) -> HostFacts:
         return HostFacts(**self.read()["facts"])
 
