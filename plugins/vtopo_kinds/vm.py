@@ -76,6 +76,15 @@ class VmKind(NodeKind):
                           "this host's OVS has no DPDK. Turn vhost_user off to use a tap port.", subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
 
+    def host_files(self, node: NodeContext) -> list[str]:
+        if node.settings.image != "builtin":
+            return [node.settings.image]
+        return [f"{node.facts.guest_dir}/{self._guest_kernel(node)}", f"{node.facts.guest_dir}/initrd.img"]
+
+    @staticmethod
+    def _guest_kernel(node: NodeContext) -> str:
+        return "vmlinuz" if node.settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
+
     def guest_cmdline(self, node: NodeContext) -> str:
         parts = ["console=ttyS0", "quiet", "panic=-1", f"vtopo.hostname={node.node.name}"]
         for index, end in enumerate(self._nics(node)):
@@ -99,7 +108,7 @@ class VmKind(NodeKind):
                             f"logfile={directory}/console.log",
                 "-serial", "chardev:console", "-daemonize", "-pidfile", f"{directory}/qemu.pid"]
         if settings.image == "builtin":
-            kernel = "vmlinuz" if settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
+            kernel = self._guest_kernel(node)
             argv += ["-kernel", f"{facts.guest_dir}/{kernel}", "-initrd", f"{facts.guest_dir}/initrd.img",
                      "-append", self.guest_cmdline(node), "-no-reboot"]
         else:

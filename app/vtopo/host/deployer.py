@@ -19,7 +19,7 @@ from vtopo.host import preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services
 from vtopo.host.state import Journal, LabRecord, StateStore
-from vtopo.lab import plan_of
+from vtopo.lab import context_of, plan_of
 from vtopo.model import io
 from vtopo.model.topology import Topology
 
@@ -55,15 +55,21 @@ class DeployReport:
 
 
 class DeployError(Exception):
-    """A deploy that failed and was rolled back (or, if `rolled_back` is False, needs `vtopo cleanup`)."""
+    """A deploy that failed and was rolled back (or, if `rolled_back` is False, needs `vtopo cleanup`).
+
+    The message is one line: what failed, where, and what to do. `details` holds the rest."""
 
     def __init__(self, failure: OpFailed, rolled_back: bool, rollback_errors: list[str]):
         self.failure = failure
         self.rolled_back = rolled_back
         self.rollback_errors = rollback_errors
-        outcome = "everything applied before it was rolled back" if rolled_back else \
-            "the rollback was incomplete (" + "; ".join(rollback_errors) + "); run `vtopo cleanup`"
-        super().__init__(f"{failure}\n{outcome}")
+        reason = failure.reason.strip().splitlines()[0] if failure.reason.strip() else "no reason given"
+        advice = "the host is as it was; fix that and deploy again" if rolled_back else \
+            "the rollback was incomplete; run `vtopo cleanup`"
+        super().__init__(f"{failure.op.owner}: could not {failure.op.summary()}: {reason} ({advice})")
+        self.details = "\n".join([f"failed: {failure}",
+                                   "everything applied before it was rolled back" if rolled_back else
+                                   "the rollback failed at:", *rollback_errors])
 
 
 class DestroyError(Exception):
@@ -117,7 +123,7 @@ class Deployer:
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
             return self._facts
-        return host_facts.probe(needs_accel=any(node.kind == "vm" for node in topology.nodes.values()))
+        return host_facts.probe_for(topology)
 
     # ------------------------------------------------------------ deploy
 
@@ -131,7 +137,7 @@ class Deployer:
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             owner = self.store.find(plan.prefix)
-            preflight.check(plan, applier.netlink, owner.name if owner else None)
+            preflight.check(plan, context_of(topology, facts), applier.netlink, owner.name if owner else None)
             services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
@@ -167,7 +173,7 @@ class Deployer:
             applier = Applier(plan.prefix)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, applier.netlink, prefix_owner=None)
+                preflight.check(additions, context_of(topology, record.facts()), applier.netlink, prefix_owner=None)
                 record.write({**record.read(), "services": services_of(plan)})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)

@@ -120,6 +120,11 @@ class NodeKind(ABC):
     def check(self, node: NodeContext) -> Iterable[Problem]:
         return ()
 
+    def host_files(self, node: NodeContext) -> list[str]:
+        """Files on the host the node reads when it starts (a VM's disk image, the guest kernel): validate and
+        deploy check that they exist before anything is applied."""
+        return []
+
     def lower(self, node: NodeContext) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""
         return ()
