@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vtopo.compile.context import default_prefix
+from vtopo.kinds.environment import default_prefix
 from vtopo.lab import registry
 from vtopo.resources import TOPOLOGIES
 
@@ -34,7 +34,7 @@ def installed_plugin(tmp_path_factory) -> Path:
 
 
 def run_vtopo(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]))
     return subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True, env=env)
 
 

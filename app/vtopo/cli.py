@@ -12,14 +12,14 @@ from typing import Callable
 
 from vtopo import __version__
 from vtopo.cli_measure import add_commands as add_measure_commands
+from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host import console
 from vtopo.host.cleanup import cleanup
-from vtopo.host.deployed import DeployedLab, NotDeployed
 from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
 from vtopo.host.errors import HostError
 from vtopo.host.preflight import PreflightFailed
 from vtopo.kinds.contract import CannotRunInside
-from vtopo.compile.context import HostFacts
+from vtopo.kinds.environment import HostFacts
 from vtopo.lab import context_of, open_lab, plan_of, problems_of, registry
 from vtopo.measure import MeasureError
 from vtopo.model.problems import LabError, Problem, errors_in

@@ -15,8 +15,8 @@ import pytest
 
 from crashes import deploy_killed_at_call
 from residue import snapshot
-from vtopo.compile import ops as o
-from vtopo.compile.context import HostFacts
+from vtopo import ops as o
+from vtopo.kinds.environment import HostFacts
 from vtopo.host import facts as host_facts
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer

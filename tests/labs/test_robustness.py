@@ -17,7 +17,7 @@ from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer, DeployError
 from vtopo.host.facts import netem_available
 from vtopo.host.netlink import Netlink
-from vtopo.compile.context import default_prefix
+from vtopo.kinds.environment import default_prefix
 from vtopo.host.preflight import PreflightFailed
 from vtopo.lab import open_lab
 from vtopo.model.topology import Impairment

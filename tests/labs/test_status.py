@@ -8,7 +8,7 @@ import pytest
 
 from crashes import deploy_killed_at_call
 from residue import snapshot
-from vtopo.compile import ops as o
+from vtopo import ops as o
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer
 from vtopo.lab import open_lab, plan_of

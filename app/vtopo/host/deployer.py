@@ -11,15 +11,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from vtopo.compile import ops as o
-from vtopo.compile.context import HostFacts
+from vtopo import ops as o
+from vtopo.compile.compiler import analyse, compile_lab
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services
 from vtopo.host.state import Journal, LabRecord, StateStore
-from vtopo.lab import context_of, plan_of
+from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
 
@@ -115,10 +116,12 @@ def services_of(plan: Plan) -> list[str]:
 
 
 class Deployer:
-    def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None):
+    def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None,
+                 kinds: Registry | None = None):
         self.store = store or StateStore()
         self.services = Services(self.store)
         self._facts = facts
+        self.kinds = kinds or installed_kinds()
 
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
@@ -131,13 +134,13 @@ class Deployer:
                ) -> DeployReport:
         started = time.monotonic()
         facts = self.facts_for(topology)
-        plan = plan_of(topology, facts)
+        plan = compile_lab(topology, self.kinds, facts)
         notices = [str(w) for w in plan.warnings]
         applier = Applier(plan.prefix)
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             owner = self.store.find(plan.prefix)
-            preflight.check(plan, context_of(topology, facts), applier.netlink, owner.name if owner else None)
+            preflight.check(plan, analyse(topology, self.kinds, facts), applier.netlink, owner.name if owner else None)
             services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
@@ -166,14 +169,14 @@ class Deployer:
         if record is None:
             return self.deploy(topology, progress, source)
         started = time.monotonic()
-        plan = plan_of(topology, record.facts())
+        plan = compile_lab(topology, self.kinds, record.facts())
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
             applier = Applier(plan.prefix)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, context_of(topology, record.facts()), applier.netlink, prefix_owner=None)
+                preflight.check(additions, analyse(topology, self.kinds, record.facts()), applier.netlink, prefix_owner=None)
                 record.write({**record.read(), "services": services_of(plan)})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)
@@ -309,7 +312,7 @@ class Deployer:
         """Compare the plan with what exists: each node and link is running, degraded or incomplete."""
         data = record.read()
         topology = io.from_document(data["topology"])
-        plan = plan_of(topology, record.facts())
+        plan = compile_lab(topology, self.kinds, record.facts())
         applied = set(record.journal())
         by_owner: dict[str, list[o.Op]] = {}
         for op in plan.ops:

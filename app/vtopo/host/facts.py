@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from vtopo.compile.context import HostFacts
+from vtopo.kinds.environment import HostFacts
 from vtopo.model.topology import Topology
 
 KVM_PROBE_SECONDS = 3.0

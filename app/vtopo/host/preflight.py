@@ -5,9 +5,9 @@ import os
 import shutil
 from pathlib import Path
 
-from vtopo.compile import ops as o
-from vtopo.compile.context import LabContext
+from vtopo import ops as o
 from vtopo.compile.plan import Plan
+from vtopo.kinds.contract import LabContext
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs
 from vtopo.host.netlink import Netlink
