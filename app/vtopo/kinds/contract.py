@@ -192,6 +192,11 @@ class NodeKind(ABC):
     def check(self, node: NodeContext) -> Iterable[Problem]:
         return ()
 
+    def leaves_checksums_partial(self, node: NodeContext) -> bool:
+        """Whether frames cross this switch with their checksum left for a NIC to finish (OVS's userspace
+        datapath): whatever sends into it must checksum in full."""
+        return False
+
     def host_files(self, node: NodeContext) -> list[str]:
         """Files on the host the node reads when it starts (a VM's disk image, the guest kernel): validate and
         deploy check that they exist before anything is applied."""
