@@ -82,9 +82,13 @@ class StateStore:
         self.labs_dir = self.root / "labs"
 
     def create(self, prefix: str, lab: dict[str, Any]) -> LabRecord:
-        self.labs_dir.mkdir(parents=True, exist_ok=True)
         directory = self.labs_dir / prefix
-        directory.mkdir()
+        while True:
+            try:
+                directory.mkdir(parents=True)  # FileExistsError if the prefix is taken
+                break
+            except FileNotFoundError:  # another vtopo removed the empty parents meanwhile
+                continue
         record = LabRecord(directory)
         record.write(lab)
         return record
