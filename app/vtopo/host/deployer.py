@@ -17,7 +17,7 @@ from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import preflight
 from vtopo.host.applier import Applier, OpFailed
-from vtopo.host.services import Services
+from vtopo.host.services import Services, services_of
 from vtopo.host.state import Journal, LabRecord, StateStore
 from vtopo.kinds.environment import HostFacts
 from vtopo.kinds.registry import Registry, installed_kinds
@@ -108,11 +108,6 @@ class LabStatus:
     @property
     def up(self) -> bool:
         return self.state == "running"
-
-
-def services_of(plan: Plan) -> list[str]:
-    """The shared host services the plan's ops need."""
-    return ["ovs"] if any(isinstance(op, OVS_BATCHED) for op in plan.ops) else []
 
 
 class Deployer:

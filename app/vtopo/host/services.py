@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from vtopo import ops as o
+from vtopo.compile.plan import Plan
 from vtopo.host import ovs
 from vtopo.host.state import StateStore
 
@@ -37,6 +39,7 @@ class SharedService:
     name: str  # as labs list it in their record
     label: str  # as the user reads it
     daemon: Callable[[], Daemon]
+    needed_by: Callable[[o.Op], bool]  # an op that cannot run without the daemon
     idle: Callable[[], bool] = lambda: True  # nothing is left in it that vtopo did not make
 
 
@@ -44,8 +47,14 @@ def _ovs_idle() -> bool:
     return not ovs.OvsService().running() or not ovs.vsctl([["list-br"]]).split()
 
 
-OVS = SharedService("ovs", "Open vSwitch (ovsdb-server and ovs-vswitchd)", ovs.OvsService, _ovs_idle)
+OVS = SharedService("ovs", "Open vSwitch (ovsdb-server and ovs-vswitchd)", ovs.OvsService,
+                    lambda op: isinstance(op, (o.OvsAddBridge, o.OvsAddPort, o.OvsAddFlows)), _ovs_idle)
 SERVICES = {service.name: service for service in (OVS,)}
+
+
+def services_of(plan: Plan, services: dict[str, SharedService] = SERVICES) -> list[str]:
+    """The shared services the plan's ops need, by name."""
+    return sorted(name for name, service in services.items() if any(service.needed_by(op) for op in plan.ops))
 
 
 @contextmanager
@@ -81,9 +90,11 @@ def host_lock(name: str, lock_dir: Path = LOCK_DIR) -> Iterator[None]:
 class Services:
     """Starts the shared services a lab needs and stops the ones vtopo started once no lab needs them."""
 
-    def __init__(self, store: StateStore, services: dict[str, SharedService] | None = None):
+    def __init__(self, store: StateStore, services: dict[str, SharedService] | None = None,
+                 lock_dir: Path = LOCK_DIR):
         self.store = store
         self.services = SERVICES if services is None else services
+        self.lock_dir = lock_dir
 
     def marker(self, service: SharedService) -> Path:
         return self.store.marker(f"{service.name}-started-by-vtopo")
@@ -93,7 +104,7 @@ class Services:
         notices = []
         for name in sorted(set(names)):
             service = self.services[name]
-            with host_lock(f"service-{name}"):
+            with host_lock(f"service-{name}", self.lock_dir):
                 daemon = service.daemon()
                 if daemon.running():
                     continue
@@ -108,7 +119,7 @@ class Services:
         """Stop every service vtopo started that no recorded lab needs any more. Returns what was stopped."""
         stopped = []
         for service in self.services.values():
-            with host_lock(f"service-{service.name}"):
+            with host_lock(f"service-{service.name}", self.lock_dir):
                 marker = self.marker(service)
                 if not marker.exists() or self._in_use(service) or not service.idle():
                     continue
