@@ -28,16 +28,14 @@ from vtopo.model.topology import Topology
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
 
-def print_problems(problems: list) -> None:  # type: ignore[type-arg]
+def print_problems(problems: list[Problem]) -> None:
     for problem in problems:
         print(problem, file=sys.stderr)
 
 
 def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
     """This host's facts, or None (the defaults) with --offline, for CI and for a lab meant for other hosts."""
-    from vtopo.host.facts import probe_for
-
-    return None if args.offline else probe_for(topology)
+    return None if args.offline else Deployer().facts_for(topology)
 
 
 def _missing_on_host(topology: Topology, facts: HostFacts | None) -> list[Problem]:

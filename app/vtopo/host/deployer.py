@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vtopo import ops as o
-from vtopo.compile.compiler import analyse, compile_lab
+from vtopo.compile.compiler import compile_lab, lab_context
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import preflight
@@ -78,7 +78,7 @@ class DestroyError(Exception):
 
 
 @dataclass
-class NodeState:
+class NodeStatus:
     """A node or a link of a deployed lab, compared with the plan."""
 
     name: str
@@ -91,9 +91,9 @@ class LabStatus:
     lab: str
     prefix: str
     source: str
-    nodes: list[NodeState]
+    nodes: list[NodeStatus]
     document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
-    links: list[NodeState] = field(default_factory=list)
+    links: list[NodeStatus] = field(default_factory=list)
     applied: int = 0  # ops of the plan that were applied (journaled)
     total: int = 0  # ops in the plan
 
@@ -121,7 +121,8 @@ class Deployer:
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
             return self._facts
-        return host_facts.probe_for(topology)
+        kinds = (self.kinds.get(node.kind) for node in topology.nodes.values())
+        return host_facts.probe(needs_accel=any(kind is not None and kind.needs_acceleration for kind in kinds))
 
     # ------------------------------------------------------------ deploy
 
@@ -135,7 +136,7 @@ class Deployer:
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             owner = self.store.find(plan.prefix)
-            preflight.check(plan, analyse(topology, self.kinds, facts), applier.netlink, owner.name if owner else None)
+            preflight.check(plan, lab_context(topology, self.kinds, facts), applier.netlink, owner.name if owner else None)
             services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
@@ -171,7 +172,7 @@ class Deployer:
             applier = Applier(plan.prefix)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, analyse(topology, self.kinds, record.facts()), applier.netlink, prefix_owner=None)
+                preflight.check(additions, lab_context(topology, self.kinds, record.facts()), applier.netlink, prefix_owner=None)
                 record.write({**record.read(), "services": services_of(plan)})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)
@@ -313,16 +314,16 @@ class Deployer:
         for op in plan.ops:
             by_owner.setdefault(op.owner, []).append(op)
 
-        def state_of(owner: str) -> NodeState:
+        def state_of(owner: str) -> NodeStatus:
             ops = by_owner.get(owner, [])
             missing = [op.summary() for op in ops if op in applied and applier.exists(op) is False]
             not_applied = sum(1 for op in ops if op not in applied)
             name = owner.split(" ", 1)[1]
             if missing:
-                return NodeState(name, "degraded", "; missing: " + ", ".join(missing))
+                return NodeStatus(name, "degraded", "; missing: " + ", ".join(missing))
             if not_applied:
-                return NodeState(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
-            return NodeState(name, "running")
+                return NodeStatus(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
+            return NodeStatus(name, "running")
 
         nodes = [state_of(f"node {node.name}") for node in topology.nodes.values()]
         links = [state_of(f"link {topology.describe_link(link)}") for link in topology.links.values()]

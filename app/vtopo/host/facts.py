@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 from vtopo.kinds.environment import HostFacts
-from vtopo.model.topology import Topology
 
 KVM_PROBE_SECONDS = 3.0
 PROBE_NAME = "vtopo-kvm-probe-of-"  # + the pid of the vtopo process that runs the probe
@@ -85,7 +84,3 @@ def probe(needs_accel: bool = False) -> HostFacts:
         frr_user=user,
     )
 
-
-def probe_for(topology: Topology) -> HostFacts:
-    """The host's facts as far as this lab cares: KVM is probed only for a lab with a node that wants it."""
-    return probe(needs_accel=any(node.kind == "vm" for node in topology.nodes.values()))

@@ -51,7 +51,7 @@ def _missing_binary(binary: str) -> Problem:
     name = Path(binary).name
     package = PACKAGE_OF.get(name, name)
     return Problem(f"{binary} is not installed; install it with `apt-get install {package}` (or run `make setup`)",
-                   "host")
+                   "this host")
 
 
 def check(plan: Plan, context: LabContext, netlink: Netlink, prefix_owner: str | None) -> None:
@@ -59,7 +59,7 @@ def check(plan: Plan, context: LabContext, netlink: Netlink, prefix_owner: str |
 
     `prefix_owner` is the name of the deployed lab that already uses the plan's prefix, if one does."""
     if not has_net_admin():
-        raise PreflightFailed([Problem("deploying needs root (CAP_NET_ADMIN); run it with sudo", "host")])
+        raise PreflightFailed([Problem("deploying needs root (CAP_NET_ADMIN); run it with sudo", "this host")])
     problems = [_missing_binary(b) for b in sorted(required_binaries(plan))
                 if (shutil.which(b) if "/" not in b else (b if os.access(b, os.X_OK) else None)) is None]
     if prefix_owner == plan.lab_name:

@@ -47,7 +47,7 @@ def _ovs_idle() -> bool:
     return not ovs.OvsService().running() or not ovs.vsctl([["list-br"]]).split()
 
 
-OVS = SharedService("ovs", "Open vSwitch (ovsdb-server and ovs-vswitchd)", ovs.OvsService,
+OVS = SharedService("openvswitch", "Open vSwitch (ovsdb-server and ovs-vswitchd)", ovs.OvsService,
                     lambda op: isinstance(op, (o.OvsAddBridge, o.OvsAddPort, o.OvsAddFlows)), _ovs_idle)
 SERVICES = {service.name: service for service in (OVS,)}
 

@@ -40,7 +40,7 @@ class LabRecord:
         return str(self.read()["name"])
 
     def services(self) -> list[str]:
-        """The shared host services (e.g. "ovs") the lab needs; recorded before they are started."""
+        """The shared host services (e.g. "openvswitch") the lab needs; recorded before they are started."""
         try:
             return list(self.read().get("services", []))
         except FileNotFoundError:  # forgotten meanwhile

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'bridge-veth': every object below is named vv7fc-*
 set -e
+LAB_TAG=vtopo:vv7fc  # the tag on every object the lab makes
 #
 # Containers on a Linux bridge, each joined by a veth pair (seed 001, case a).
 # One end of each veth is eth0 inside the container's namespace; the other end stays in the host
@@ -16,17 +17,17 @@ ip link set dev vv7fc-br0 alias vtopo:vv7fc up
 # ---- node c1
 # [3] create network namespace vv7fc-c1
 ip netns add vv7fc-c1
-ip -n vv7fc-c1 link set lo up
+ip -n vv7fc-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [4] create network namespace vv7fc-c2
 ip netns add vv7fc-c2
-ip -n vv7fc-c2 link set lo up
+ip -n vv7fc-c2 link set lo up alias "$LAB_TAG"
 
 # ---- node c3
 # [5] create network namespace vv7fc-c3
 ip netns add vv7fc-c3
-ip -n vv7fc-c3 link set lo up
+ip -n vv7fc-c3 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-br0:p1
 # [6] create veth pair vv7fc-br0-p1 <-> eth0 (after 3)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'macvlan-bridge': every object below is named vcidu-*
 set -e
+LAB_TAG=vtopo:vcidu  # the tag on every object the lab makes
 #
 # Containers on macvlan, bridge mode (seed 001, case b).
 # In bridge mode the macvlan driver switches frames between siblings itself: no bridge, no veth.
@@ -18,12 +19,12 @@ ip link set dev vcidu-mv-up alias vtopo:vcidu up
 # ---- node c1
 # [4] create network namespace vcidu-c1
 ip netns add vcidu-c1
-ip -n vcidu-c1 link set lo up
+ip -n vcidu-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [5] create network namespace vcidu-c2
 ip netns add vcidu-c2
-ip -n vcidu-c2 link set lo up
+ip -n vcidu-c2 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-mv:c1
 # [6] create macvlan eth0 on vcidu-mv, mode bridge (after 1, 4)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'macvlan-private': every object below is named v53yu-*
 set -e
+LAB_TAG=vtopo:v53yu  # the tag on every object the lab makes
 #
 # Containers on macvlan, private mode (seed 001, case b).
 # In private mode siblings never reach each other, even when the switch beyond reflects frames.
@@ -17,12 +18,12 @@ ip link set dev v53yu-mv-up alias vtopo:v53yu up
 # ---- node c1
 # [4] create network namespace v53yu-c1
 ip netns add v53yu-c1
-ip -n v53yu-c1 link set lo up
+ip -n v53yu-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [5] create network namespace v53yu-c2
 ip netns add v53yu-c2
-ip -n v53yu-c2 link set lo up
+ip -n v53yu-c2 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-mv:c1
 # [6] create macvlan eth0 on v53yu-mv, mode private (after 1, 4)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'macvlan-vepa': every object below is named v59c2-*
 set -e
+LAB_TAG=vtopo:v59c2  # the tag on every object the lab makes
 #
 # Containers on macvlan, vepa mode (seed 001, case b).
 # In VEPA mode (the kernel's default) siblings cannot talk directly: every frame leaves through the
@@ -25,12 +26,12 @@ bridge link set dev v59c2-mv-up hairpin on
 # ---- node c1
 # [7] create network namespace v59c2-c1
 ip netns add v59c2-c1
-ip -n v59c2-c1 link set lo up
+ip -n v59c2-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [8] create network namespace v59c2-c2
 ip netns add v59c2-c2
-ip -n v59c2-c2 link set lo up
+ip -n v59c2-c2 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-mv:c1
 # [9] create macvlan eth0 on v59c2-mv, mode vepa (after 1, 7)
