@@ -23,7 +23,7 @@ from vtopo.compile.plan import Plan
 from vtopo.host import ovs
 from vtopo.host.state import StateStore
 
-LOCK_DIR = Path(os.environ.get("VTOPO_LOCK_DIR", "/run/vtopo-locks"))
+LOCK_DIR = Path(os.environ.get("VTOPO_LOCK_DIR", "/run/vtopo-locks"))  # beside /run/vtopo, which cleanup empties
 
 
 class Daemon(Protocol):
@@ -40,7 +40,7 @@ class SharedService:
     label: str  # as the user reads it
     daemon: Callable[[], Daemon]
     needed_by: Callable[[o.Op], bool]  # an op that cannot run without the daemon
-    idle: Callable[[], bool] = lambda: True  # nothing is left in it that vtopo did not make
+    idle: Callable[[], bool] = lambda: True  # safe to stop: holds nothing (an OVS with any bridge keeps running)
 
 
 def _ovs_idle() -> bool:
