@@ -86,6 +86,15 @@ class VmKind(NodeKind[VmSettings]):
                           "QEMU): turn vhost_user off to use a tap port." + dpdk, subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
 
+    def host_files(self, node: NodeContext[VmSettings]) -> list[str]:
+        if node.settings.image != "builtin":
+            return [node.settings.image]
+        return [f"{node.facts.guest_dir}/{self._guest_kernel(node)}", f"{node.facts.guest_dir}/initrd.img"]
+
+    @staticmethod
+    def _guest_kernel(node: NodeContext[VmSettings]) -> str:
+        return "vmlinuz" if node.settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
+
     def guest_cmdline(self, node: NodeContext[VmSettings]) -> str:
         parts = ["console=ttyS0", "quiet", "panic=-1", f"vtopo.hostname={node.node.name}"]
         for index, end in enumerate(self._nics(node)):
@@ -102,8 +111,7 @@ class VmKind(NodeKind[VmSettings]):
 
     def guest_boot(self, node: NodeContext[VmSettings]) -> tuple[str, str]:
         """The built-in guest's kernel and initrd."""
-        kernel = "vmlinuz" if node.settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
-        return f"{node.facts.guest_dir}/{kernel}", f"{node.facts.guest_dir}/initrd.img"
+        return f"{node.facts.guest_dir}/{self._guest_kernel(node)}", f"{node.facts.guest_dir}/initrd.img"
 
     def domain_name(self, node: NodeContext[VmSettings]) -> str:
         return f"{node.names.prefix}-{node.node.name}"
@@ -112,13 +120,19 @@ class VmKind(NodeKind[VmSettings]):
         settings, builtin = node.settings, node.settings.image == "builtin"
         kernel, initrd = self.guest_boot(node) if builtin else ("", "")
         nics = tuple(DomainNic(mac=end.guest_mac(), model=settings.nic_model, vhost=self.vhost_on(node),
-                               device=end.device) for end in self._nics(node))
+                               device=end.device, full_checksums=self._full_checksums(node, end))
+                     for end in self._nics(node))
         return DomainSpec(name=self.domain_name(node), lab=node.lab.topology.name, prefix=node.names.prefix,
                           node_id=node.node.id, accel=node.facts.accel, vcpus=settings.vcpus,
                           memory_mb=settings.memory_mb, console_socket=self.console_socket(node),
                           console_log=f"{directory}/console.log", nics=nics, kernel=kernel, initrd=initrd,
                           cmdline=self.guest_cmdline(node) if builtin else "",
                           disk_image="" if builtin else settings.image)
+
+    @staticmethod
+    def _full_checksums(node: NodeContext[VmSettings], end: EndContext) -> bool:
+        """csum=off on a virtio NIC whose switch leaves checksums partial: the guest then checksums every frame."""
+        return node.settings.nic_model == "virtio" and end.other.kind.leaves_checksums_partial(end.other.owner)
 
     def qemu_argv(self, node: NodeContext[VmSettings], directory: str) -> tuple[list[str], list[tuple[int, str]]]:
         settings, facts = node.settings, node.facts
@@ -143,7 +157,10 @@ class VmKind(NodeKind[VmSettings]):
                 argv += ["-netdev", f"tap,id={netdev},fd={fd},vhost={vhost}"]
             else:
                 argv += ["-netdev", f"tap,id={netdev},ifname={end.device},script=no,downscript=no,vhost={vhost}"]
-            argv += ["-device", f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"]
+            device = f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"
+            if self._full_checksums(node, end):
+                device += ",csum=off"
+            argv += ["-device", device]
         return argv, tap_fds
 
     def lower(self, node: NodeContext[VmSettings]) -> Iterable[Op]:

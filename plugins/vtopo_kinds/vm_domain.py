@@ -18,12 +18,14 @@ LIBVIRT_MODELS = {"virtio": "virtio", "e1000": "e1000"}
 
 @dataclass(frozen=True)
 class DomainNic:
-    """One NIC on the tap or macvtap vtopo made (`device`)."""
+    """One NIC on the tap or macvtap vtopo made (`device`). `full_checksums`: the guest checksums every frame
+    (host csum off), for a switch that forwards partial checksums as they are."""
 
     mac: str
     model: str
     vhost: bool
     device: str
+    full_checksums: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,5 +96,7 @@ def _interface(nic: DomainNic) -> ElementTree.Element:
     _sub(interface, "target", dev=nic.device, managed="no")  # libvirt opens it (/dev/tapN for a macvtap), no more
     _sub(interface, "model", type=LIBVIRT_MODELS[nic.model])
     if nic.model == "virtio":  # vhost-net serves virtio NICs only
-        _sub(interface, "driver", name="vhost" if nic.vhost else "qemu")
+        driver = _sub(interface, "driver", name="vhost" if nic.vhost else "qemu")
+        if nic.full_checksums:
+            _sub(driver, "host", csum="off")
     return interface
