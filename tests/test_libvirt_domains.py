@@ -6,12 +6,14 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from golden import GOLDEN, assert_golden
 from vtopo import ops as o
 from vtopo.host.facts import libvirt_uri
+from vtopo.host.services import services_of
 from vtopo.kinds.environment import HostFacts
 from vtopo.lab import open_lab, plan_of, problems_of
 from vtopo.model import io
@@ -30,6 +32,15 @@ def domains_of(plan_facts: HostFacts, lab: str, **lab_fields: str) -> list[o.Sta
     return [op for op in plan_of(topology, plan_facts).ops if isinstance(op, o.StartDomain)]
 
 
+def assert_valid(domain: o.StartDomain, directory: Path) -> None:
+    """Against libvirt's own schema, where virt-xml-validate (and the xmllint it runs) is installed."""
+    if shutil.which("virt-xml-validate") and shutil.which("xmllint"):
+        path = directory / f"{domain.name}.xml"
+        path.write_text(domain.xml)
+        checked = subprocess.run(["virt-xml-validate", str(path), "domain"], capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 def test_the_vm_labs_are_found():
     assert {p.stem for p in VM_LABS} >= {"vhost-on-off", "vm-router", "vm-tap-vs-macvtap"}
 
@@ -41,11 +52,7 @@ def test_domain_xml_matches_golden_and_libvirts_schema(lab_file, tmp_path):
     assert len(started) == len(vms), "each VM is one domain"
     for op in started:
         assert_golden(GOLDEN / "domains" / f"{op.name.split('-', 1)[1]}@{lab_file.stem}.xml", op.xml)
-        if shutil.which("virt-xml-validate") and shutil.which("xmllint"):
-            path = tmp_path / f"{op.name}.xml"
-            path.write_text(op.xml)
-            checked = subprocess.run(["virt-xml-validate", str(path), "domain"], capture_output=True, text=True)
-            assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert_valid(op, tmp_path)
 
 
 def test_the_domain_carries_the_lab_prefix_and_node_id_in_its_metadata():
@@ -123,3 +130,19 @@ def test_a_vhost_user_nic_is_refused_with_what_this_host_lacks():
     (with_dpdk,) = [p for p in errors_in(problems_of(topology, replace(LIBVIRT, ovs_dpdk=True)))
                     if p.subject == "node vu"]
     assert "dpdk-init" not in with_dpdk.message
+
+
+def test_libvirtd_is_a_shared_service_of_a_libvirt_lab_only():
+    topology = open_lab(TOPOLOGIES / "vm-router.vtopo").topology
+    assert "libvirtd" in services_of(plan_of(topology, LIBVIRT))
+    assert "libvirtd" not in services_of(plan_of(topology, HostFacts()))
+
+
+def test_a_vm_on_a_userspace_ovs_checksums_its_frames_in_full(tmp_path):
+    topology = open_lab(TOPOLOGIES / "ovs-openflow.vtopo").topology
+    topology.add_node(Node(id="vo", name="vo", kind="vm"))
+    topology.add_link(Link(id="vo-ovs", a=Endpoint("vo", "nic0"), b=Endpoint("sw", "p9")))
+    (domain,) = [op for op in plan_of(topology, LIBVIRT).ops if isinstance(op, o.StartDomain)]
+    driver = ElementTree.fromstring(domain.xml).find("devices/interface/driver")
+    assert driver is not None and driver.find("host").get("csum") == "off", "as QEMU's csum=off on the direct backend"
+    assert_valid(domain, tmp_path)
