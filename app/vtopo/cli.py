@@ -1,4 +1,9 @@
-"""The vtopo command line: the same engine as the designer, without a screen."""
+"""The vtopo command line: the same engine as the designer, without a screen.
+
+`vtopo --help` and `vtopo kinds` start at once because this module and the cli_* modules it registers import
+the host layer (pyroute2), the measure layer and Qt only inside the handlers that use them, and the compiler
+(NetworkX) only through `vtopo.lab` inside handlers. tests/test_cli_startup.py checks it.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,21 +13,24 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from vtopo import __version__
 from vtopo.cli_measure import add_commands as add_measure_commands
-from vtopo.host import console
-from vtopo.host.cleanup import cleanup
-from vtopo.host.deployed import DeployedLab, NotDeployed
-from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
-from vtopo.host.preflight import PreflightFailed
-from vtopo.kinds.contract import CannotRunInside
-from vtopo.lab import open_lab, plan_of, problems_of, registry
-from vtopo.measure import MeasureError
 from vtopo.model.problems import LabError, errors_in
 
+if TYPE_CHECKING:
+    from vtopo.host.deployed import DeployedLab
+    from vtopo.host.deployer import Progress
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
+
+# Refusals that end a command with one line instead of a traceback, named as "module:Class" so that naming them
+# loads nothing: an error can only have been raised if its module was imported.
+ONE_LINE_ERRORS = ("vtopo.host.deployer:DeployError", "vtopo.host.deployer:DestroyError",
+                   "vtopo.host.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
+                   "vtopo.measure.nodes:MeasureError")
+PREFLIGHT_FAILED = ("vtopo.host.preflight:PreflightFailed",)
 
 
 def print_problems(problems: list) -> None:  # type: ignore[type-arg]
@@ -30,7 +38,15 @@ def print_problems(problems: list) -> None:  # type: ignore[type-arg]
         print(problem, file=sys.stderr)
 
 
+def _loaded(names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
+    """The exception classes among `names` whose modules are imported."""
+    modules = (name.partition(":") for name in names)
+    return tuple(getattr(sys.modules[module], cls) for module, _, cls in modules if module in sys.modules)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
+    from vtopo.lab import open_lab, problems_of
+
     lab = open_lab(args.file)
     problems = problems_of(lab.topology)
     print_problems(problems)
@@ -44,6 +60,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from vtopo.lab import open_lab, plan_of
+
     lab = open_lab(args.file)
     plan = plan_of(lab.topology)
     if args.json:
@@ -65,7 +83,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_kinds(args: argparse.Namespace) -> int:
-    kinds = registry()
+    from vtopo.kinds.registry import load_registry
+
+    kinds = load_registry()
     for problem in kinds.load_problems:
         print(f"warning: {problem}", file=sys.stderr)
     for name, kind in sorted(kinds.kinds.items()):
@@ -74,6 +94,8 @@ def cmd_kinds(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from vtopo.lab import open_lab
+
     topology = open_lab(args.file).topology
     print(f"lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
     if topology.notes:
@@ -114,6 +136,9 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
+    from vtopo.host.deployer import Deployer
+    from vtopo.lab import open_lab
+
     lab = open_lab(args.file)
     deployer = Deployer()
     run = deployer.update if args.update else deployer.deploy
@@ -126,11 +151,15 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 
 def _lab_name(target: str) -> str:
+    from vtopo.lab import open_lab
+
     path = Path(target)
     return open_lab(path).topology.name if path.suffix == ".vtopo" and path.exists() else target
 
 
 def cmd_destroy(args: argparse.Namespace) -> int:
+    from vtopo.host.deployer import Deployer
+
     started = time.monotonic()
     name = _lab_name(args.lab)
     steps = Deployer().destroy(name, _progress_printer(args.verbose))
@@ -139,6 +168,8 @@ def cmd_destroy(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from vtopo.host.deployer import Deployer
+
     labs = Deployer().status(_lab_name(args.lab) if args.lab else None)
     if not labs:
         print("no lab is deployed")
@@ -150,6 +181,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
+    from vtopo.host.cleanup import cleanup
+    from vtopo.host.deployer import Deployer
+
     report = cleanup(Deployer(), _progress_printer(args.verbose))
     for name in report.labs:
         print(f"destroyed lab {name}")
@@ -163,6 +197,8 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
+    from vtopo.host.deployed import DeployedLab
+
     command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
     lab = DeployedLab.find(args.lab)
     if not command:
@@ -175,10 +211,15 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 
 def cmd_console(args: argparse.Namespace) -> int:
+    from vtopo.host.deployed import DeployedLab
+
     return _attach_console(DeployedLab.find(args.lab), args.node)
 
 
 def _attach_console(lab: DeployedLab, node: str) -> int:
+    from vtopo.host import console
+    from vtopo.host.deployed import NotDeployed
+
     path = lab.console_socket(node)
     if os.isatty(0):
         print(f"console of {node} ({lab.context.topology.name}); Ctrl-] leaves it, the VM keeps running\r",
@@ -243,11 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     except LabError as error:
         print_problems(error.problems)
         return EXIT_BAD_LAB
-    except PreflightFailed as error:
-        print_problems(error.problems)
+    except _loaded(PREFLIGHT_FAILED) as error:
+        print_problems(error.problems)  # type: ignore[attr-defined]
         print("nothing was applied", file=sys.stderr)
         return EXIT_FAILED
-    except (DeployError, DestroyError, NotDeployed, CannotRunInside, MeasureError) as error:
+    except _loaded(ONE_LINE_ERRORS) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
