@@ -1,8 +1,13 @@
-"""Checking and compiling the lab off the GUI thread, debounced after edits. Panels show the latest result."""
+"""Checking and compiling the lab off the GUI thread, debounced after edits. Panels show the latest result.
+
+Moving nodes and editing notes change nothing the checks read, so those edits start no check: dropping a
+hundred dragged nodes of a 2,000-node lab leaves the Problems panel as it was.
+"""
 from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass, field
+from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
@@ -10,7 +15,7 @@ from vtopo.compile.plan import Plan
 from vtopo.gui.editor import Editor
 from vtopo.lab import plan_of, problems_of
 from vtopo.model.problems import LabError, Problem, errors_in
-from vtopo.model.topology import Topology
+from vtopo.model.topology import Annotation, Node, Topology
 
 DEBOUNCE_MS = 250
 
@@ -38,6 +43,10 @@ def analyse(generation: int, topology: Topology) -> Analysis:
         where = traceback.extract_tb(error.__traceback__)[-1]
         return Analysis(generation, [Problem(f"internal error while checking the lab: {error!r} "
                                              f"({where.filename}:{where.lineno}); please report it")])
+
+
+def _checked_part(node: Node) -> tuple[str, str, dict[str, Any]]:
+    return node.name, node.kind, node.settings
 
 
 class _Results(QObject):
@@ -74,7 +83,8 @@ class LabAnalyzer(QObject):
         self._timer.setInterval(delay_ms)
         self._timer.timeout.connect(self.run_now)
         self.latest: Analysis | None = None
-        editor.model_changed.connect(self._timer.start)
+        self._checked_nodes: dict[str, tuple[str, str, dict[str, Any]]] = {}  # what the last check read of each node
+        editor.edited.connect(self._edited)
         editor.topology_replaced.connect(self.run_now)
         self._timer.start()
 
@@ -82,11 +92,20 @@ class LabAnalyzer(QObject):
     def pending(self) -> bool:
         return self._timer.isActive() or self.latest is None or self.latest.generation != self._generation
 
+    def _edited(self, subject: object) -> None:
+        if isinstance(subject, Annotation):
+            return
+        if isinstance(subject, Node) and self._checked_nodes.get(subject.id) == _checked_part(subject):
+            return  # moved only
+        self._timer.start()
+
     def run_now(self) -> None:
         self._timer.stop()
         self._generation += 1
         self.busy_changed.emit(True)
-        self._pool.start(_Job(self._generation, self._editor.topology.copy(), self._results))
+        topology = self._editor.topology.copy()
+        self._checked_nodes = {node.id: _checked_part(node) for node in topology.nodes.values()}
+        self._pool.start(_Job(self._generation, topology, self._results))
 
     def _finished(self, analysis: Analysis) -> None:
         if analysis.generation != self._generation:
