@@ -20,7 +20,7 @@ from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.model.problems import LabError, errors_in
 
 if TYPE_CHECKING:
-    from vtopo.host.deployed import DeployedLab
+    from vtopo.deployed import DeployedLab
     from vtopo.host.deployer import Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
@@ -28,7 +28,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 # Refusals that end a command with one line instead of a traceback, named as "module:Class" so that naming them
 # loads nothing: an error can only have been raised if its module was imported.
 ONE_LINE_ERRORS = ("vtopo.host.deployer:DeployError", "vtopo.host.deployer:DestroyError",
-                   "vtopo.host.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
+                   "vtopo.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
                    "vtopo.measure.nodes:MeasureError")
 PREFLIGHT_FAILED = ("vtopo.host.preflight:PreflightFailed",)
 
@@ -197,7 +197,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
-    from vtopo.host.deployed import DeployedLab
+    from vtopo.deployed import DeployedLab
 
     command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
     lab = DeployedLab.find(args.lab)
@@ -211,14 +211,14 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 
 def cmd_console(args: argparse.Namespace) -> int:
-    from vtopo.host.deployed import DeployedLab
+    from vtopo.deployed import DeployedLab
 
     return _attach_console(DeployedLab.find(args.lab), args.node)
 
 
 def _attach_console(lab: DeployedLab, node: str) -> int:
     from vtopo.host import console
-    from vtopo.host.deployed import NotDeployed
+    from vtopo.deployed import NotDeployed
 
     path = lab.console_socket(node)
     if os.isatty(0):

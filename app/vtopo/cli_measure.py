@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from vtopo.host.deployed import DeployedLab
+    from vtopo.deployed import DeployedLab
     from vtopo.measure import Endpoint, IntervalSample, PingReply, RRSample
     from vtopo.measure.base import MeasureRun
 
@@ -17,7 +17,7 @@ Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.Arg
 
 
 def _pair(args: argparse.Namespace) -> tuple[DeployedLab, Endpoint, Endpoint, str, str]:
-    from vtopo.host.deployed import DeployedLab
+    from vtopo.deployed import DeployedLab
 
     lab = DeployedLab.find(args.lab)
     source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
@@ -97,7 +97,7 @@ def _show_reply(reply: PingReply) -> None:
 
 
 def cmd_ping(args: argparse.Namespace) -> int:
-    from vtopo.host.deployed import DeployedLab
+    from vtopo.deployed import DeployedLab
     from vtopo.measure import PingOptions, PingRun
 
     lab = DeployedLab.find(args.lab)

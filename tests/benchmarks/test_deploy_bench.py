@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.report import BENCH_DOCS, machine_facts, write_fragment
-from vtopo.host.deployed import DeployedLab
+from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
