@@ -146,6 +146,9 @@ def plot(medians: dict[str, dict[int, Timing]], path: Path) -> None:
     y_axis.setLabelFormat("%g")
     chart.addAxis(x_axis, Qt.AlignmentFlag.AlignBottom)
     chart.addAxis(y_axis, Qt.AlignmentFlag.AlignLeft)
+    deploys = [deploy for by_count in medians.values() for deploy, _ in by_count.values()]
+    x_axis.setRange(min(COUNTS) / 1.5, max(COUNTS) * 1.5)  # a log axis does not widen itself to its points
+    y_axis.setRange(min(deploys) / 1.5, max(deploys) * 1.5)
     for tool, by_count in medians.items():
         if not by_count:
             continue
