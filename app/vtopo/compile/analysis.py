@@ -26,7 +26,7 @@ def _vertex(end: EndContext) -> Hashable:
 def l2_graph(lab: LabContext) -> nx.MultiGraph:
     import networkx as nx
 
-    graph = nx.MultiGraph()
+    graph: nx.MultiGraph[Hashable] = nx.MultiGraph()
     for end in lab.ends:
         graph.add_node(_vertex(end), end=end if end.kind.role not in FORWARDING_ROLES else None)
     for end in lab.ends:
@@ -54,7 +54,7 @@ def switching_loops(lab: LabContext) -> list[list[str]]:
     """Cycles made only of switches and segments, as lists of node ids."""
     import networkx as nx
 
-    graph = nx.MultiGraph()
+    graph: nx.MultiGraph[str] = nx.MultiGraph()
     for end in lab.ends:
         if end.peer is not None and end.kind.role in FORWARDING_ROLES and end.peer.kind.role in FORWARDING_ROLES:
             graph.add_edge(end.node.id, end.peer.node.id, key=end.link.id)
@@ -62,7 +62,7 @@ def switching_loops(lab: LabContext) -> list[list[str]]:
     for u, v, count in {(min(u, v), max(u, v), graph.number_of_edges(u, v)) for u, v in graph.edges()}:
         if count > 1:
             loops.append([u, v])
-    simple = nx.Graph(graph)
+    simple: nx.Graph[str] = nx.Graph(graph)
     loops.extend(sorted(cycle) for cycle in nx.cycle_basis(simple))
     return sorted(loops)
 
@@ -75,7 +75,7 @@ def node_graph(lab: LabContext) -> nx.MultiGraph:
     """Nodes joined by their links, the link id on each edge."""
     import networkx as nx
 
-    graph = nx.MultiGraph()
+    graph: nx.MultiGraph[str] = nx.MultiGraph()
     graph.add_nodes_from(lab.nodes)
     for end in lab.ends:
         if end.peer is not None and end.node.id < end.peer.node.id:
