@@ -6,7 +6,7 @@
 LAB ?= topologies/l2-vs-l3.vtopo
 ARGS ?=
 
-.PHONY: run test bench setup guest
+.PHONY: run test bench setup guest docs
 
 run:
 	@bash scripts/run.sh $(LAB)
@@ -17,6 +17,9 @@ test:
 bench:
 	@bash scripts/test.sh --bench $(ARGS)
 	@.venv/bin/python scripts/bench_readme.py
+
+docs:  # the screenshots in docs/, rendered by the GUI tests (a plain test run writes them to build/screenshots)
+	@VTOPO_SCREENSHOT_DIR=$(CURDIR)/docs bash scripts/test.sh tests/gui/test_look.py -k screenshot
 
 setup:
 	@bash scripts/setup.sh

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 
 from vtopo import __version__
 from vtopo.cli_measure import add_commands as add_measure_commands
-from vtopo.model.problems import LabError, errors_in
+from vtopo.model.problems import LabError, Problem, errors_in
 
 if TYPE_CHECKING:
     from vtopo.deployed import DeployedLab
@@ -33,7 +33,7 @@ ONE_LINE_ERRORS = ("vtopo.host.deployer:DeployError", "vtopo.host.deployer:Destr
 PREFLIGHT_FAILED = ("vtopo.host.preflight:PreflightFailed",)
 
 
-def print_problems(problems: list) -> None:  # type: ignore[type-arg]
+def print_problems(problems: list[Problem]) -> None:
     for problem in problems:
         print(problem, file=sys.stderr)
 

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from vtopo.deployed import DeployedLab
-    from vtopo.measure import Endpoint, IntervalSample, PingReply, RRSample
-    from vtopo.measure.base import MeasureRun
+    from vtopo.measure import IntervalSample, MeasureEndpoint, PingReply, RRSample, RunResult
+    from vtopo.measure.base import MeasureRun, R, S
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
-def _pair(args: argparse.Namespace) -> tuple[DeployedLab, Endpoint, Endpoint, str, str]:
+def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:
     from vtopo.deployed import DeployedLab
 
     lab = DeployedLab.find(args.lab)
@@ -25,7 +25,7 @@ def _pair(args: argparse.Namespace) -> tuple[DeployedLab, Endpoint, Endpoint, st
     return lab, source, destination, address, lab.path(args.source, args.destination)
 
 
-def _run(run: MeasureRun, show: Callable | None):  # type: ignore[type-arg, no-untyped-def]
+def _run(run: MeasureRun[S, R], show: Callable[[S], None] | None) -> R:
     """Run to the end; Ctrl-C cancels it and leaves no process behind."""
     try:
         return run.run(on_sample=show)
@@ -80,7 +80,7 @@ def cmd_iperf(args: argparse.Namespace) -> int:
     return 0
 
 
-def _save(lab: DeployedLab, result) -> None:  # type: ignore[no-untyped-def]
+def _save(lab: DeployedLab, result: RunResult) -> None:
     from vtopo.measure import history_path_for, load_history, save_history
 
     if not lab.source:
@@ -104,7 +104,7 @@ def cmd_ping(args: argparse.Namespace) -> int:
     source, destination = args.source, args.destination
     address = args.address or lab.target_address(source, destination)[0]
     print(f"ping {destination} ({address}, {lab.path(source, destination)}) from {source}", flush=True)
-    run = PingRun(lab.endpoint(source), destination, address,
+    run = PingRun(lab.endpoint(source), lab.endpoint(destination), address,
                   PingOptions(count=args.count, interval_s=args.interval))
     result = _run(run, _show_reply)
     print(result.summary())

@@ -6,12 +6,12 @@ the kinds (`vtopo kinds`) should not pay for NetworkX.
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Hashable
+from typing import TYPE_CHECKING, Any, Hashable
 
 if TYPE_CHECKING:
     import networkx as nx
 
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role, SegmentKind
 
 FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
 
@@ -23,7 +23,7 @@ def _vertex(end: EndContext) -> Hashable:
     return ("end", end.link.id, end.end.port, end.node.id)
 
 
-def l2_graph(lab: LabContext) -> nx.MultiGraph:
+def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
     import networkx as nx
 
     graph: nx.MultiGraph[Hashable] = nx.MultiGraph()
@@ -71,7 +71,7 @@ def interface_networks(end: EndContext) -> list[ipaddress.IPv4Interface | ipaddr
     return [ipaddress.ip_interface(address) for address in end.end.interface.addresses]
 
 
-def node_graph(lab: LabContext) -> nx.MultiGraph:
+def node_graph(lab: LabContext) -> nx.MultiGraph[str]:
     """Nodes joined by their links, the link id on each edge."""
     import networkx as nx
 
@@ -111,7 +111,8 @@ def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
         if end.kind.role is Role.SEGMENT:
             continue  # said with the hop into the segment
         if peer.kind.role is Role.SEGMENT:
-            mode = getattr(lab.nodes[peer.node.id].settings, "mode", "")
+            segment = peer.owner
+            mode = segment.kind.mode(segment) if isinstance(segment.kind, SegmentKind) else ""
             onward = path[index + 1].medium if index + 1 < len(path) else end.medium
             media = end.medium if onward == end.medium else f"{end.medium} ⇄ {onward}"
             words.append(f"{media} {mode} mode".strip())
@@ -122,7 +123,7 @@ def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
     return " → ".join(words)
 
 
-def numbered_bridge_between(lab: LabContext, host_id: str, other_id: str) -> NodeContext | None:
+def numbered_bridge_between(lab: LabContext, host_id: str, other_id: str) -> NodeContext[Any] | None:
     """A bridge the host's own namespace has an address on (a numbered bridge, seed 003) and that
     leads to `other_id`: the host reaches it that way, without a link in the drawing."""
     host = lab.nodes[host_id]

@@ -38,10 +38,11 @@ from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 from pyroute2.netlink.rtnl.rtmsg import rtmsg
 
 from vtopo.host.netns import NetlinkError, NetnsNotFoundError, entered, open_netns
+from vtopo.ops import TBF_LATENCY_MS, LinkType, MacvlanMode, tbf_burst, tbf_rate
 
 __all__ = ["LinkInfo", "Netlink", "NetlinkError", "NetnsNotFoundError", "MACVLAN_MODES"]
 
-MACVLAN_MODES = frozenset({"private", "vepa", "bridge", "passthru", "source"})
+MACVLAN_MODES = frozenset(mode.value for mode in MacvlanMode)
 
 _USER_HZ = 100  # bridge timers travel in clock_t, i.e. centiseconds
 _IFNAMSIZ = 16
@@ -55,8 +56,6 @@ _ETHTOOL_STXCSUM = 0x17
 _IFREQ_SIZE = 40
 _TC_H_ROOT = 0xFFFFFFFF
 _MAX_TC_RATE = 2**32 - 1  # bytes/s in tbf's 32-bit rate, about 34 Gbit/s
-_MIN_TBF_BURST = 2 * 1514
-_TBF_LATENCY_US = 50_000  # queue at most this much traffic, as `tc ... tbf latency 50ms`
 _DEVICE_WAIT_S = 2.0
 _SOL_NETLINK = 270
 _NETLINK_EXT_ACK = 11  # an error ack carries the kernel's explanation
@@ -267,7 +266,7 @@ class Netlink:
     def add_bridge(self, name: str, netns: str | None, stp: bool, forward_delay_s: float, ageing_s: float) -> None:
         """Create a bridge; timers in seconds (the kernel takes centiseconds)."""
         with _kernel(f"add bridge {name}{_where(netns)}"):
-            bridge = _link_kind("bridge", ("IFLA_BR_STP_STATE", int(stp)),
+            bridge = _link_kind(LinkType.BRIDGE.value, ("IFLA_BR_STP_STATE", int(stp)),
                                 ("IFLA_BR_FORWARD_DELAY", round(forward_delay_s * _USER_HZ)),
                                 ("IFLA_BR_AGEING_TIME", round(ageing_s * _USER_HZ)))
             self._change_link(netns, _link_message(name, bridge), create=True)
@@ -277,7 +276,7 @@ class Netlink:
         with _kernel(f"add veth {name}{_where(netns)} peer {peer}{_where(peer_netns)}"):
             with self._placed(peer_netns, netns) as placement:
                 peer_link = ("VETH_INFO_PEER", _attrs(("IFLA_IFNAME", peer), *placement))
-                self._change_link(netns, _link_message(name, _link_kind("veth", peer_link)), create=True)
+                self._change_link(netns, _link_message(name, _link_kind(LinkType.VETH.value, peer_link)), create=True)
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         """Create a macvlan on `lower`, directly in `netns` under its final name."""
@@ -285,7 +284,7 @@ class Netlink:
         with _kernel(f"add macvlan {name}{_where(netns)} on {lower}{_where(lower_netns)}"):
             with self._placed(netns, lower_netns) as placement:
                 lower_link = ("IFLA_LINK", self._index(lower, lower_netns))
-                macvlan = _link_kind("macvlan", ("IFLA_MACVLAN_MODE", mode))
+                macvlan = _link_kind(LinkType.MACVLAN.value, ("IFLA_MACVLAN_MODE", mode))
                 self._change_link(lower_netns, _link_message(name, lower_link, macvlan, *placement), create=True)
 
     def add_macvtap(self, name: str, lower: str, lower_netns: str | None, mode: str) -> str:
@@ -300,7 +299,7 @@ class Netlink:
             index = max(info.index for info in self.links(lower_netns)) + 1
             while os.path.exists(f"/dev/tap{index}"):
                 index += 1
-            macvtap = _link_kind("macvtap", ("IFLA_MACVLAN_MODE", mode))
+            macvtap = _link_kind(LinkType.MACVTAP.value, ("IFLA_MACVLAN_MODE", mode))
             self._change_link(lower_netns, _link_message(name, lower_link, macvtap, index=index), create=True)
         path = f"/dev/tap{index}"
         deadline = time.monotonic() + _DEVICE_WAIT_S
@@ -337,8 +336,8 @@ class Netlink:
         """Hairpin mode of bridge port `name`: frames may leave by the port they came in on."""
         with _kernel(f"set hairpin of {name}{_where(netns)} {'on' if enabled else 'off'}"):
             port = ("IFLA_INFO_SLAVE_DATA", _attrs(("IFLA_BRPORT_MODE", int(enabled))))
-            self._change_link(netns, _link_message(name, ("IFLA_LINKINFO", _attrs(("IFLA_INFO_SLAVE_KIND", "bridge"),
-                                                                                    port))))
+            slave = ("IFLA_LINKINFO", _attrs(("IFLA_INFO_SLAVE_KIND", LinkType.BRIDGE.value), port))
+            self._change_link(netns, _link_message(name, slave))
 
     def set_link(
         self,
@@ -427,7 +426,7 @@ class Netlink:
         """
         if min(delay_ms, jitter_ms, loss_pct, rate_mbit) < 0 or loss_pct > 100:
             raise ValueError("impairments are non-negative and loss is a percentage")
-        rate = round(rate_mbit * 1_000_000 / 8)  # bytes/s
+        rate = tbf_rate(rate_mbit)
         if rate > _MAX_TC_RATE:
             raise ValueError(f"rate {rate_mbit} Mbit/s is above what tbf takes")
         with _kernel(f"set impairment of {name}{_where(netns)}"):
@@ -451,10 +450,9 @@ class Netlink:
                 )
                 tbf_parent = 0x10001  # 1:1, netem's only class
             if rate:
-                burst = max(rate // 100, _MIN_TBF_BURST)  # 10 ms worth, at least two frames
                 ipr.tc(
-                    "add", "tbf", index=index, handle="2:", parent=tbf_parent, rate=rate, burst=burst,
-                    latency=_TBF_LATENCY_US,
+                    "add", "tbf", index=index, handle="2:", parent=tbf_parent, rate=rate, burst=tbf_burst(rate_mbit),
+                    latency=TBF_LATENCY_MS * 1000,  # microseconds
                 )
 
     def set_tx_checksum(self, name: str, netns: str | None, enabled: bool) -> None:
