@@ -18,18 +18,21 @@ from typing import TYPE_CHECKING, Callable
 from vtopo import __version__
 from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.model.problems import LabError, Problem, errors_in
+from vtopo.model.topology import Topology
 
 if TYPE_CHECKING:
     from vtopo.deployed import DeployedLab
     from vtopo.host.deployer import Progress
+    from vtopo.kinds.environment import HostFacts
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
 # Refusals that end a command with one line instead of a traceback, named as "module:Class" so that naming them
 # loads nothing: an error can only have been raised if its module was imported.
-ONE_LINE_ERRORS = ("vtopo.host.deployer:DeployError", "vtopo.host.deployer:DestroyError",
-                   "vtopo.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
-                   "vtopo.measure.nodes:MeasureError")
+ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.deployed:NotDeployed",
+                   "vtopo.kinds.contract:CannotRunInside", "vtopo.measure.nodes:MeasureError",
+                   "vtopo.host.errors:HostError")
+DEPLOY_FAILED = ("vtopo.host.deployer:DeployError",)
 PREFLIGHT_FAILED = ("vtopo.host.preflight:PreflightFailed",)
 
 
@@ -44,11 +47,32 @@ def _loaded(names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
     return tuple(getattr(sys.modules[module], cls) for module, _, cls in modules if module in sys.modules)
 
 
+def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
+    """This host's facts, or None (the defaults) with --offline, for CI and for a lab meant for other hosts."""
+    if args.offline:
+        return None
+    from vtopo.host.deployer import Deployer
+
+    return Deployer().facts_for(topology)
+
+
+def _missing_on_host(topology: Topology, facts: HostFacts | None) -> list[Problem]:
+    from vtopo.host.netlink import Netlink
+    from vtopo.host.preflight import missing_on_host
+    from vtopo.lab import context_of, plan_of
+
+    with Netlink() as netlink:
+        return missing_on_host(plan_of(topology, facts), context_of(topology, facts), netlink)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from vtopo.lab import open_lab, problems_of
 
     lab = open_lab(args.file)
-    problems = problems_of(lab.topology)
+    facts = _facts(args, lab.topology)
+    problems = problems_of(lab.topology, facts)
+    if facts is not None and not errors_in(problems):
+        problems += _missing_on_host(lab.topology, facts)
     print_problems(problems)
     if errors_in(problems):
         print(f"{args.file}: {len(errors_in(problems))} error(s)", file=sys.stderr)
@@ -63,7 +87,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from vtopo.lab import open_lab, plan_of
 
     lab = open_lab(args.file)
-    plan = plan_of(lab.topology)
+    plan = plan_of(lab.topology, _facts(args, lab.topology))
     if args.json:
         sys.stdout.write(plan.dumps())
         return EXIT_OK
@@ -174,10 +198,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not labs:
         print("no lab is deployed")
     for lab in labs:
-        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}")
-        for node in lab.nodes:
-            print(f"  {node.name:<12} {node.state}{node.detail}")
-    return EXIT_OK
+        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}: {lab.state}")
+        for kind, parts in (("node", lab.nodes), ("link", lab.links)):
+            for part in parts:
+                print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
+    return EXIT_OK if all(lab.up for lab in labs) else EXIT_FAILED
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
@@ -242,10 +267,14 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    sub = command("validate", cmd_validate, "check a lab file; exit 2 and list every problem if it is not valid")
+    offline = "use default host facts instead of probing this host (for CI, or a lab meant for other hosts)"
+    sub = command("validate", cmd_validate, "check a lab file against this host (lower devices, images, KVM); "
+                  "exit 2 and list every problem if it is not valid")
     sub.add_argument("file", type=Path)
-    sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to")
+    sub.add_argument("--offline", action="store_true", help=offline)
+    sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to on this host")
     sub.add_argument("file", type=Path)
+    sub.add_argument("--offline", action="store_true", help=offline)
     sub.add_argument("--explain", action="store_true", help="print the plan as a commented shell script")
     sub.add_argument("--json", action="store_true", help="print the plan as JSON, for tools")
     sub.add_argument("--node", action="append", metavar="NAME", help="with --explain: only these nodes and their links")
@@ -287,6 +316,11 @@ def main(argv: list[str] | None = None) -> int:
     except _loaded(PREFLIGHT_FAILED) as error:
         print_problems(error.problems)  # type: ignore[attr-defined]
         print("nothing was applied", file=sys.stderr)
+        return EXIT_FAILED
+    except _loaded(DEPLOY_FAILED) as error:
+        print(f"error: {error}", file=sys.stderr)
+        details = error.details  # type: ignore[attr-defined]
+        print(details if getattr(args, "verbose", False) else "(vtopo deploy -v shows the details)", file=sys.stderr)
         return EXIT_FAILED
     except _loaded(ONE_LINE_ERRORS) as error:
         print(f"error: {error}", file=sys.stderr)

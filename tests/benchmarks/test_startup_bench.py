@@ -19,7 +19,10 @@ COMMANDS = {
     "`python -c pass`": ["-c", "pass"],
     "`vtopo --help`": ["-m", "vtopo", "--help"],
     "`vtopo kinds`": ["-m", "vtopo", "kinds"],
-    "`vtopo validate` of the 6-node teaching lab": ["-m", "vtopo", "validate", str(TOPOLOGIES / "l2-vs-l3.vtopo")],
+    "`vtopo validate --offline` of the 6-node teaching lab": ["-m", "vtopo", "validate", "--offline",
+                                                              str(TOPOLOGIES / "l2-vs-l3.vtopo")],
+    "`vtopo validate` of the same, with this host's facts": ["-m", "vtopo", "validate",
+                                                             str(TOPOLOGIES / "l2-vs-l3.vtopo")],
 }
 
 
