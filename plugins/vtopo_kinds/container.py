@@ -31,6 +31,9 @@ class ContainerKind(NodeKind):
     def device_name(self, node: NodeContext, end) -> str:  # type: ignore[no-untyped-def]
         return end.end.interface.name or end.end.port
 
+    def default_gateway(self, node: NodeContext) -> str | None:
+        return str(node.settings.default_route)
+
     def check(self, node: NodeContext) -> Iterable[Problem]:
         yield from check_gateway(node, node.settings.default_route, "default_route")
         for key in node.settings.sysctls:

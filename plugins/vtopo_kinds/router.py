@@ -57,6 +57,9 @@ class RouterKind(NodeKind):
             argv = ["vtysh", "--vty_socket", directory, "--config_dir", directory, *argv[1:]]
         return super().command_in(node, argv)
 
+    def routes(self, node: NodeContext) -> bool:
+        return True
+
     def area_of(self, node: NodeContext, port: str) -> str:
         return normalise_area(node.settings.areas.get(port, BACKBONE))
 

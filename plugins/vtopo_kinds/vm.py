@@ -57,6 +57,12 @@ class VmKind(NodeKind):
     def standing_servers(self, node: NodeContext) -> dict[str, int]:
         return dict(GUEST_SERVERS) if node.settings.image == "builtin" else {}
 
+    def routes(self, node: NodeContext) -> bool:
+        return bool(node.settings.forwarding)
+
+    def default_gateway(self, node: NodeContext) -> str | None:
+        return None if node.settings.forwarding else str(node.settings.default_route)
+
     def console_socket(self, node: NodeContext) -> str:
         return f"{node.names.node_dir(node.node.name)}/console.sock"
 

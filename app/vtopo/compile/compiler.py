@@ -9,6 +9,7 @@ from typing import Callable
 import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
+from vtopo.compile.domains import domain_problems
 from vtopo.compile.context import (MAX_INTERFACE_NAME, EndContext, HostFacts, LabContext, LabNames, NodeContext,
                                    default_prefix)
 from vtopo.compile.links import configure_ends, create_medium, medium_for
@@ -114,6 +115,7 @@ class Compiler:
         for link_id in self.topology.links:
             self._check_impairment(link_id)
         self._check_domains()
+        self.problems.extend(domain_problems(self.lab))
         for loop in switching_loops(self.lab):
             names = [self.topology.nodes[n].name for n in loop]
             if not all(getattr(self.lab.nodes[n].settings, "stp", False) for n in loop):
