@@ -261,6 +261,7 @@ class Actions:
         for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
             action = menu.addAction(text, lambda pick=pick: pick(node_id))
             action.setEnabled(measure.can_measure(node_id))
+        self.window.capture.add_menu_entries(menu, node_id, editor.scene.selected_node_ids())
         menu.addSeparator()
         menu.addAction("Explain this node", self.window.explain_selection)
         return menu
