@@ -174,6 +174,7 @@ class LinkItem(QGraphicsItem):
         self._shape: QPainterPath | None = None
         self.severity = ""
         self.on_path = False
+        self.tint: QColor | None = None  # an overlay's colour (the link's broadcast domain), None for none
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         a.links.append(self)
@@ -235,6 +236,11 @@ class LinkItem(QGraphicsItem):
             self.severity = severity
             self.update()
 
+    def set_tint(self, tint: QColor | None) -> None:
+        if tint != self.tint:
+            self.tint = tint
+            self.update()
+
     def set_on_path(self, on_path: bool) -> None:
         """Part of the path being measured: drawn thick, in the path color."""
         if on_path != self.on_path:
@@ -293,8 +299,8 @@ class LinkItem(QGraphicsItem):
         if self.on_path:
             painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
             painter.drawLine(self._line)
-        color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, colors.link)
-        pen = QPen(colors.highlight if selected else color, 3.5 if selected or self.on_path else 2)
+        color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, self.tint or colors.link)
+        pen = QPen(colors.highlight if selected else color, 3.5 if selected or self.on_path or self.tint else 2)
         if self.severity == "warning" and not selected:
             pen.setStyle(Qt.PenStyle.DashLine)
         painter.setPen(pen)

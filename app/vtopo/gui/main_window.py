@@ -19,6 +19,7 @@ from vtopo.gui.icons import IconCache
 from vtopo.gui.inspector import Inspector
 from vtopo.gui.kind_palette import KindPalette
 from vtopo.gui.measure_link import MeasureController
+from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.measure_panel import MeasurePanel
 from vtopo.gui.problems_panel import ProblemsPanel
 from vtopo.gui.view import CanvasView
@@ -63,6 +64,9 @@ class MainWindow(QMainWindow):
         self.capture_panel = CapturePanel()
         self.capture_dock = self._dock("Capture", self.capture_panel, bottom)
         self.tabifyDockWidget(self.measure_dock, self.capture_dock)
+        domains_dock = self._dock("Broadcast domains", QWidget(), bottom)
+        self.tabifyDockWidget(self.capture_dock, domains_dock)
+        self.domains = DomainView(self.editor.scene, domains_dock, self)
         problems_dock.raise_()
         self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
         self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
@@ -118,6 +122,7 @@ class MainWindow(QMainWindow):
         self.editor.scene.mark_problems(analysis.problems)
         self.problems.show_analysis(analysis)
         self.explain.show_analysis(analysis, self.editor.topology)
+        self.domains.show_analysis(analysis)
 
     def _update_title(self) -> None:
         where = f" — {self.files.path}" if self.files.path else " — unsaved"
