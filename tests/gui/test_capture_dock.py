@@ -108,6 +108,10 @@ def test_capture_from_the_menu_then_a_flood_leaves_the_gui_responsive(make_windo
                                  stdout=subprocess.PIPE, text=True)
         captured_before = int(tab.status.text().split(": ")[1].split()[0]) if ": " in tab.status.text() else 0
         started = time.monotonic()
+        link = "c1-eth0--br0-p1"
+        qtbot.waitUntil(lambda: link in window.rates.latest and window.rates.latest[link].packets_per_second > 5000,
+                        timeout=5000)
+        assert scene.links[link].load > 0.3 and "packets/s" in scene.links[link].toolTip()
         qtbot.waitUntil(lambda: flood.poll() is not None, timeout=20_000)
         seconds = time.monotonic() - started
         timer.stop()

@@ -121,7 +121,7 @@ class Actions:
         edit.addSeparator()
         edit.addActions([self.align_left, self.align_top, self.align_grid])
         view = bar.addMenu("&View")
-        view.addActions([self.link_mode, self.snap, self.window.domains.toggle])
+        view.addActions([self.link_mode, self.snap, self.window.domains.toggle, self.window.rates.toggle])
         view.addSeparator()
         view.addActions([self.zoom_in, self.zoom_out, self.zoom_reset, self.fit])
         view.addSeparator()

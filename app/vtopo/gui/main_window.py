@@ -20,6 +20,7 @@ from vtopo.gui.inspector import Inspector
 from vtopo.gui.kind_palette import KindPalette
 from vtopo.gui.measure_link import MeasureController
 from vtopo.gui.overlays.domains import DomainView
+from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.measure_panel import MeasurePanel
 from vtopo.gui.problems_panel import ProblemsPanel
 from vtopo.gui.view import CanvasView
@@ -77,6 +78,7 @@ class MainWindow(QMainWindow):
         self.measure = MeasureController(self.editor, self.files, self.deploy, self.measure_panel,
                                          self.measure_dock, self)
         self.capture = CaptureController(self.editor, self.deploy, self.capture_panel, self.capture_dock, self)
+        self.rates = RateView(self.editor.scene, self.deploy, self)
         self.actions = Actions(self)
         self._wire()
         self._update_title()
@@ -117,6 +119,7 @@ class MainWindow(QMainWindow):
         self.files.modified_changed.connect(self.setWindowModified)
         editor.model_changed.connect(self._update_title)
         self.deploy.drift_changed.connect(self.drift.setText)
+        self.rates.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
 
     def _analysed(self, analysis: Analysis) -> None:
         self.editor.scene.mark_problems(analysis.problems)
@@ -161,6 +164,7 @@ class MainWindow(QMainWindow):
         self.measure_panel.shutdown()
         self.measure.shutdown()
         self.capture.shutdown()
+        self.rates.shutdown()
         self.analyzer.shutdown()
         self.editor.scene.release()
         event.accept()
