@@ -104,8 +104,7 @@ def describe(frame: Packet) -> tuple[str, str]:
     if UDP in frame:
         udp = frame[UDP]
         return "UDP", f"{udp.sport} → {udp.dport} len {len(udp.payload)}"
-    top = frame.lastlayer()
-    return top.name, frame.summary()
+    return str(frame.lastlayer().name), str(frame.summary())
 
 
 def _inner(payload: Packet) -> str:
@@ -120,7 +119,7 @@ def layers(data: bytes) -> list[Layer]:
     layer: Packet = Ether(data)
     while layer and not isinstance(layer, Raw):
         fields = [(f.name, str(f.i2repr(layer, layer.getfieldval(f.name)))) for f in layer.fields_desc]
-        found.append(Layer(layer.name, fields))
+        found.append(Layer(str(layer.name), fields))
         layer = layer.payload
     if isinstance(layer, Raw):
         found.append(Layer("Data", [("bytes", str(len(layer.load)))]))

@@ -148,7 +148,7 @@ class Capture:
     def _read_packets(self) -> None:
         assert self._popen is not None and self._popen.stdout is not None
         try:
-            reader = RawPcapReader(self._popen.stdout)
+            reader = RawPcapReader(self._popen.stdout)  # type: ignore[arg-type]  # a file object works too
         except (EOFError, Scapy_Exception):
             self._end()
             return

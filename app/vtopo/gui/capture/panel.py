@@ -3,12 +3,14 @@ marked on the canvas, a clicked packet's hop highlighted, and "follow this ping"
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QStackedLayout, QTabWidget, QWidget
 
 from vtopo.capture import CaptureError, CaptureTarget, path_targets, resolve
+from vtopo.gui.capture.feed import TargetFinder
 from vtopo.gui.capture.tab import CaptureTab
 from vtopo.gui.deploy_panel import DeployController
 from vtopo.gui.editor import Editor
@@ -105,13 +107,19 @@ class CaptureController(QObject):
         ports = sorted(link.end_at(node_id).port for link in topology.links_of(node_id))
         capture_menu = menu.addMenu("Capture on")
         capture_menu.setEnabled(self.available and bool(ports))
-        for port in ports:
-            capture_menu.addAction(f"{node.name}:{port}", lambda port=port: self.capture(f"{node.name}:{port}"))
+        for spec in (f"{node.name}:{port}" for port in ports):
+            capture_menu.addAction(spec, self._starter(spec))
         if len(selected) == 2:
             source, destination = (topology.nodes[i].name for i in selected)
             action = menu.addAction(f"Follow a ping from {source} to {destination}",
                                     lambda: self.follow_ping(source, destination))
             action.setEnabled(self.available)
+
+    def _starter(self, spec: str) -> Callable[[], None]:
+        def start() -> None:
+            self.capture(spec)
+
+        return start
 
     def capture(self, spec: str, bpf: str = "") -> CaptureTab:
         lab = self._deploy.deployed_lab
@@ -133,8 +141,7 @@ class CaptureController(QObject):
         if isinstance(targets, str):
             self._editor.status_message.emit(f"cannot follow a ping from {source} to {destination}: {targets}")
             return
-        tabs = [self._open(f"{index}. {target.label}", lambda target=target: target, "icmp")
-                for index, target in enumerate(targets, 1)]
+        tabs = [self._open(f"{index}. {target.label}", _known(target), "icmp") for index, target in enumerate(targets, 1)]
         waiting = set(tabs)
 
         def listening(tab: CaptureTab) -> None:
@@ -145,7 +152,7 @@ class CaptureController(QObject):
         for tab in tabs:
             tab.started.connect(lambda _target, tab=tab: listening(tab))
 
-    def _open(self, title: str, find_target: Any, bpf: str) -> CaptureTab:
+    def _open(self, title: str, find_target: TargetFinder, bpf: str) -> CaptureTab:
         tab = CaptureTab(title, find_target, bpf)
         tab.started.connect(lambda target, tab=tab: self._mark(tab, target.link_id))
         tab.packet_chosen.connect(self._show_hop)
@@ -170,3 +177,7 @@ class CaptureController(QObject):
     def shutdown(self) -> None:
         self._panel.shutdown()
         self._pool.waitForDone()
+
+
+def _known(target: CaptureTarget) -> TargetFinder:
+    return lambda: target

@@ -61,11 +61,18 @@ class RateView(QObject):
         self._scene = scene
         self._deploy = deploy
         self.toggle = QAction("Link &rates", self, checkable=True, checked=True)
-        self.toggle.toggled.connect(lambda on: on or self._show({}))
+        self.toggle.toggled.connect(self._toggled)
         self._sampler: RateSampler | None = None
         self._thread: QThread | None = None
         self.latest: dict[str, Any] = {}
-        deploy.busy_changed.connect(lambda busy: busy or self.follow())
+        deploy.busy_changed.connect(self._deploy_busy)
+
+    def _toggled(self, on: bool) -> None:
+        self._show(self.latest if on else {})
+
+    def _deploy_busy(self, busy: bool) -> None:
+        if not busy:
+            self.follow()
 
     def follow(self) -> None:
         """Sample the lab that is deployed now (or stop sampling when none is)."""
