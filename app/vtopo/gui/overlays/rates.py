@@ -25,6 +25,7 @@ def load_of(bits_per_second: float) -> float:
 class RateSampler(QObject):
     sampled = Signal(object)  # link id -> LinkRate
     failed = Signal(str)
+    finished = Signal()
 
     def __init__(self, lab: str) -> None:
         super().__init__()
@@ -38,6 +39,7 @@ class RateSampler(QObject):
         deployed, why = find_deployed(self._lab)
         if deployed is None:
             self.failed.emit(why)
+            self.finished.emit()
             return
         rates = LinkRates.of_lab(deployed.context)
         try:
@@ -48,6 +50,7 @@ class RateSampler(QObject):
             self.failed.emit(f"cannot read the interface counters of lab {self._lab}: {error}")
         finally:
             rates.close()
+            self.finished.emit()
 
     def stop(self) -> None:
         self._stop.set()
@@ -85,6 +88,7 @@ class RateView(QObject):
         self._thread.started.connect(self._sampler.work)
         self._sampler.sampled.connect(self._sampled)
         self._sampler.failed.connect(self.message)
+        self._sampler.finished.connect(self._thread.quit)
         self._thread.start()
 
     def _sampled(self, rates: dict[str, Any]) -> None:
