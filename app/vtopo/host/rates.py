@@ -10,11 +10,16 @@ import time
 from dataclasses import dataclass
 
 from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError as KernelRefused
 
 from vtopo.compile.context import LabContext
-from vtopo.host.netns import entered
+from vtopo.host.netns import NetlinkError, entered
 
 STATS_LINK_64 = 1  # IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64)
+
+
+RatesUnavailable = (OSError, NetlinkError, KernelRefused)
+"""What reading the counters raises when a namespace is gone or the kernel refuses: the lab was destroyed."""
 
 
 @dataclass(frozen=True)

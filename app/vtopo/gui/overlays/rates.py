@@ -34,7 +34,7 @@ class RateSampler(QObject):
 
     @Slot()
     def work(self) -> None:
-        from vtopo.host.rates import LinkRates  # the host layer, only once a lab is deployed
+        from vtopo.host.rates import LinkRates, RatesUnavailable  # the host layer, only once a lab is deployed
 
         deployed, why = find_deployed(self._lab)
         if deployed is None:
@@ -46,7 +46,7 @@ class RateSampler(QObject):
             rates.sample()
             while not self._stop.wait(SAMPLE_S):
                 self.sampled.emit(rates.sample())
-        except OSError as error:
+        except RatesUnavailable as error:
             self.failed.emit(f"cannot read the interface counters of lab {self._lab}: {error}")
         finally:
             rates.close()
