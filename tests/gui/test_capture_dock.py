@@ -36,6 +36,8 @@ def test_capture_menu_waits_for_a_deployed_lab(make_window: Callable[..., MainWi
     capture_menu = next(a.menu() for a in menu.actions() if a.text() == "Capture on")
     assert not capture_menu.isEnabled()
     assert [a.text() for a in capture_menu.actions()] == ["c1:eth0"]
+    bridge_menu = next(a.menu() for a in window.actions.node_menu_for("br0").actions() if a.text() == "Capture on")
+    assert [a.text() for a in bridge_menu.actions()] == ["br0 (every port)", "br0:p1", "br0:p2", "br0:p3"]
     assert "No capture yet" in window.capture_panel.empty.text()
 
 

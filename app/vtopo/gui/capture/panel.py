@@ -15,6 +15,7 @@ from vtopo.gui.capture.tab import CaptureTab
 from vtopo.gui.deploy_panel import DeployController
 from vtopo.gui.editor import Editor
 from vtopo.gui.measure_link import find_deployed
+from vtopo.kinds.contract import Role
 
 EMPTY = ("No capture yet. On a deployed lab, right-click a node and choose Capture on…, or select two nodes and "
          "choose Follow a ping.")
@@ -107,6 +108,9 @@ class CaptureController(QObject):
         ports = sorted(link.end_at(node_id).port for link in topology.links_of(node_id))
         capture_menu = menu.addMenu("Capture on")
         capture_menu.setEnabled(self.available and bool(ports))
+        kind = self._editor.registry.get(node.kind)
+        if kind is not None and kind.role is Role.SWITCH:
+            capture_menu.addAction(f"{node.name} (every port)", self._starter(node.name))
         for spec in (f"{node.name}:{port}" for port in ports):
             capture_menu.addAction(spec, self._starter(spec))
         if len(selected) == 2:
