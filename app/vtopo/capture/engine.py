@@ -46,20 +46,26 @@ def tcpdump_argv(target: CaptureTarget, bpf: str = "", count: int | None = None)
     return ["ip", "netns", "exec", target.netns, *argv] if target.netns else argv
 
 
+def new_capture_file() -> Path:
+    descriptor, name = tempfile.mkstemp(prefix="vtopo-capture-", suffix=".pcapng")
+    os.close(descriptor)
+    return Path(name)
+
+
 class Capture:
     """Start with `start()`; read packets with `take()` or `follow()`; `close()` ends tcpdump and removes the file."""
 
     def __init__(self, target: CaptureTarget, bpf: str = "", count: int | None = None,
-                 ring_size: int = 20_000) -> None:
+                 ring_size: int = 20_000, file: Path | None = None) -> None:
+        """`file`: where the full capture goes, kept on close (the caller owns it); by default a temporary file."""
         self.target = target
         self.argv = tcpdump_argv(target, bpf, count)
         self.ring: deque[RawPacket] = deque(maxlen=ring_size)
         self.captured = 0
         self.kernel_drops = 0
         self.started_s = 0.0
-        descriptor, name = tempfile.mkstemp(prefix="vtopo-capture-", suffix=".pcapng")
-        os.close(descriptor)
-        self.file = Path(name)
+        self._owns_file = file is None
+        self.file = file or new_capture_file()
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self._listening = threading.Event()
@@ -150,7 +156,8 @@ class Capture:
         for stream in (self._popen.stdout, self._popen.stderr) if self._popen else ():
             if stream is not None:
                 stream.close()
-        self.file.unlink(missing_ok=True)
+        if self._owns_file:
+            self.file.unlink(missing_ok=True)
 
     def _read_packets(self) -> None:
         assert self._popen is not None and self._popen.stdout is not None

@@ -1,19 +1,22 @@
-"""One capture in a worker thread: it finds where to listen, starts tcpdump, and hands decoded packets to the GUI
-in batches. Decoding is bounded per batch, so a flood costs the GUI thread no more than a quiet link does."""
+"""One capture for the dock: a worker thread finds where to listen, starts the capture agent (a process of its own,
+vtopo.capture.agent) and hands its batches of decoded packets to the GUI. The agent does the per-packet work, so a
+flood does not hold the GIL the GUI thread needs."""
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
-import time
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from vtopo.capture import Capture, CaptureError, CaptureTarget, summarize
+from vtopo.capture import CaptureError, CaptureTarget
+from vtopo.capture.agent import read_report, spec_of
+from vtopo.capture.engine import new_capture_file
 
-BATCH_S = 0.1
-DECODE_PER_BATCH = 100
-"""At most this many packets are decoded for the list per batch (1,000 a second); the rest stay in the file."""
-COUNTERS_EVERY_S = 1.0
+STOP_GRACE_S = 3.0
 
 TargetFinder = Callable[[], CaptureTarget]
 """Finds the capture's target (reads the deployed lab back); runs in the worker thread. Raises CaptureError."""
@@ -30,45 +33,60 @@ class CaptureFeed(QObject):
         super().__init__()
         self._find_target = find_target
         self._bpf = bpf
-        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._agent: subprocess.Popen[bytes] | None = None
         self.paused = False
-        self.capture: Capture | None = None
+        self.file: Path = new_capture_file()
+        """The full capture, pcapng; removed by `close()`."""
 
     @Slot()
     def work(self) -> None:
         try:
-            self.capture = Capture(self._find_target(), self._bpf)
-            self.capture.start()
+            target = self._find_target()
         except CaptureError as error:
             self.failed.emit(str(error))
             self.finished.emit()
             return
-        self.listening.emit(self.capture.target)
-        self._relay(self.capture)
+        with self._lock:
+            if not self._stopped:
+                self._agent = subprocess.Popen([sys.executable, "-m", "vtopo.capture.agent",
+                                                spec_of(target, self._bpf, self.file)],
+                                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                               start_new_session=True)
+        if self._agent is not None:
+            self._relay(self._agent, target)
         self.finished.emit()
 
-    def _relay(self, capture: Capture) -> None:
-        not_shown = 0
-        counted = time.monotonic()
-        while not self._stop.wait(BATCH_S):
-            arrived = capture.take()
-            if self.paused:
-                not_shown += len(arrived)
-                arrived = []
-            elif len(arrived) > DECODE_PER_BATCH:
-                not_shown += len(arrived) - DECODE_PER_BATCH
-                arrived = arrived[-DECODE_PER_BATCH:]
-            if arrived:
-                self.batch.emit([(summarize(packet), packet) for packet in arrived])
-            if time.monotonic() - counted >= COUNTERS_EVERY_S or not capture.running:
-                counted = time.monotonic()
-                capture.ask_for_drops()
-                self.counters.emit(capture.captured, capture.kernel_drops, not_shown)
-            if not capture.running:
-                return
-        capture.stop()
-        self.counters.emit(capture.captured, capture.kernel_drops, not_shown)
+    def _relay(self, agent: subprocess.Popen[bytes], target: CaptureTarget) -> None:
+        assert agent.stdout is not None
+        not_listed_while_paused = 0
+        while (report := read_report(agent.stdout)) is not None:
+            if report.error:
+                self.failed.emit(report.error)
+            elif report.listening:
+                self.listening.emit(target)
+            if report.packets and self.paused:
+                not_listed_while_paused += len(report.packets)
+            elif report.packets:
+                self.batch.emit(report.packets)
+            if report.captured or report.finished:
+                self.counters.emit(report.captured, report.kernel_drops, report.not_listed + not_listed_while_paused)
+        agent.wait()
+        agent.stdout.close()
 
     def stop(self) -> None:
-        """Ask the worker to end tcpdump; `finished` follows. Safe from any thread."""
-        self._stop.set()
+        """End the agent (and its tcpdump) by its pid; the worker then finishes. Safe from any thread."""
+        with self._lock:
+            self._stopped = True
+            agent = self._agent
+        if agent is not None and agent.poll() is None:
+            agent.send_signal(signal.SIGTERM)
+            try:
+                agent.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                agent.kill()
+
+    def close(self) -> None:
+        self.stop()
+        self.file.unlink(missing_ok=True)

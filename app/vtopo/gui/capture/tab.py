@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 
 from PySide6.QtCore import QItemSelection, Qt, QThread, Signal
 from PySide6.QtGui import QFontDatabase
@@ -130,13 +129,10 @@ class CaptureTab(QWidget):
             self.packet_chosen.emit(self.target.link_id)
 
     def _save(self) -> None:
-        feed_capture = self.feed.capture
-        if feed_capture is None:
-            return
         name, _ = QFileDialog.getSaveFileName(self, "Save capture", f"{self.title.replace(':', '-')}.pcapng",
                                               "pcapng (*.pcapng)")
         if name:
-            feed_capture.save(Path(name))
+            shutil.copyfile(self.feed.file, name)  # the agent flushes it every half second
             self.status.setText(f"saved in {name}")
 
     def _open_wireshark(self) -> None:
@@ -153,11 +149,9 @@ class CaptureTab(QWidget):
 
     def close_capture(self) -> None:
         """End tcpdump (and any Wireshark this tab opened), wait for the worker, remove the temporary file."""
-        self.feed.stop()
+        self.feed.close()
         self._thread.quit()
         self._thread.wait()
-        if self.feed.capture is not None:
-            self.feed.capture.close()
         for process in self._wireshark:
             process.terminate()
             process.wait()
