@@ -9,6 +9,7 @@ from typing import Callable
 
 import pytest
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtWidgets import QTabBar
 from pytestqt.qtbot import QtBot
 from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
@@ -128,7 +129,10 @@ def test_capture_from_the_menu_then_a_flood_leaves_the_gui_responsive(make_windo
         row = tab.view.visualRect(tab.shown.index(0, 0)).center()
         qtbot.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=row)
         assert {i for i, item in scene.links.items() if item.on_path} == {"c1-eth0--br0-p1"}
-        window.capture_panel.close_tab(0)
+        tabs = window.capture_panel.tabs
+        close = tabs.tabBar().tabButton(0, QTabBar.ButtonPosition.RightSide)
+        qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+        assert tabs.count() == 0
         assert not scene.links["c1-eth0--br0-p1"].on_path
     finally:
         window.capture.shutdown()

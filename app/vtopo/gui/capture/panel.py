@@ -23,6 +23,8 @@ PING = ["ping", "-c", "3", "-i", "0.5", "-W", "2"]
 
 
 class CapturePanel(QWidget):
+    tab_closed = Signal()
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.tabs = QTabWidget(tabsClosable=True, movable=True)
@@ -48,6 +50,7 @@ class CapturePanel(QWidget):
             tab.deleteLater()
         if not self.tabs.count():
             self._stack.setCurrentWidget(self.empty)
+        self.tab_closed.emit()
 
     def shutdown(self) -> None:
         while self.tabs.count():
@@ -95,7 +98,7 @@ class CaptureController(QObject):
         self._answers = _Answers(self)
         self._answers.path.connect(self._follow)
         self._marked: dict[CaptureTab, str] = {}
-        panel.tabs.tabCloseRequested.connect(lambda _index: self._mark())
+        panel.tab_closed.connect(self._mark)
 
     @property
     def available(self) -> bool:
