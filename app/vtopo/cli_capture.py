@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from vtopo.host.deployed import DeployedLab
+from vtopo.deployed import DeployedLab
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 

@@ -74,7 +74,7 @@ def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
 
 
 def _in(window: MainWindow, node: str, *argv: str) -> list[str]:
-    from vtopo.host.deployed import DeployedLab
+    from vtopo.deployed import DeployedLab
 
     return DeployedLab.find(window.editor.topology.name).command_in(node, list(argv))
 
@@ -82,7 +82,7 @@ def _in(window: MainWindow, node: str, *argv: str) -> list[str]:
 @pytest.mark.privileged
 def test_capture_from_the_menu_then_a_flood_leaves_the_gui_responsive(make_window: Callable[..., MainWindow],
                                                                        qtbot: QtBot) -> None:
-    from vtopo.gui.deploy_panel import load_deployer
+    from vtopo.gui.panels.deploy import load_deployer
 
     before = snapshot()
     window = make_window("bridge-veth", deployer_loader=load_deployer)

@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vtopo.compile.analysis import path_between
-from vtopo.compile.context import EndContext, LabContext, NodeContext
-from vtopo.kinds.contract import Role
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
 
 
 class CaptureError(Exception):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from vtopo.compile.analysis import l2_graph
-from vtopo.compile.context import LabContext, NodeContext
+from vtopo.kinds.contract import LabContext, NodeContext
 from vtopo.model.problems import Problem, Severity
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

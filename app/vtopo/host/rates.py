@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError as KernelRefused
 
-from vtopo.compile.context import LabContext
+from vtopo.kinds.contract import LabContext
 from vtopo.host.netns import NetlinkError, entered
 
 STATS_LINK_64 = 1  # IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64)

@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QStackedLayout, QTabWi
 from vtopo.capture import CaptureError, CaptureTarget, path_targets, resolve
 from vtopo.gui.capture.feed import TargetFinder
 from vtopo.gui.capture.tab import CaptureTab
-from vtopo.gui.deploy_panel import DeployController
-from vtopo.gui.editor import Editor
-from vtopo.gui.measure_link import find_deployed
+from vtopo.gui.panels.deploy import DeployController
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.measure.controller import find_deployed
 from vtopo.kinds.contract import Role
 
 EMPTY = ("No capture yet. On a deployed lab, right-click a node and choose Capture on…, or select two nodes and "

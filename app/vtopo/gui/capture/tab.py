@@ -5,15 +5,17 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from PySide6.QtCore import QItemSelection, Qt, QThread, Signal
+from PySide6.QtCore import QItemSelection, Qt, QThreadPool, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QSplitter, QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from vtopo.capture import CaptureTarget, hex_dump, layers
+from vtopo.capture.agent import Report
 from vtopo.capture.engine import tcpdump_argv
 from vtopo.gui.capture.feed import CaptureFeed, TargetFinder
 from vtopo.gui.capture.packets import DisplayFilter, PacketTable
+from vtopo.gui.workers import Worker
 
 NO_WIRESHARK = "Wireshark is not installed (apt-get install wireshark-qt); the list here shows the same packets"
 
@@ -59,17 +61,13 @@ class CaptureTab(QWidget):
         self.view.selectionModel().selectionChanged.connect(self._chosen)
 
         self.feed = CaptureFeed(find_target, bpf)
-        self.pause.toggled.connect(lambda paused: setattr(self.feed, "paused", paused))
-        self._thread = QThread(self)
-        self._thread.setObjectName(f"capture {title}")
-        self.feed.moveToThread(self._thread)
-        self._thread.started.connect(self.feed.work)
-        self.feed.listening.connect(self._listening)
-        self.feed.failed.connect(self._failed)  # bound methods of this widget: queued to the GUI thread
-        self.feed.batch.connect(self._arrived)
-        self.feed.counters.connect(self._count)
-        self.feed.finished.connect(self._thread.quit)
-        self._thread.start()
+        self._found: CaptureTarget | None = None
+        self._not_listed_while_paused = 0
+        self._pool = QThreadPool(self)  # a capture holds its thread while it runs
+        self._worker = Worker(self.feed)
+        self._worker.yielded.connect(self._report)
+        self._worker.errored.connect(self._failed)  # slots of this widget, so they run on the GUI thread
+        self._worker.start(self._pool)
 
     def _lay_out(self) -> None:
         bar = QHBoxLayout()
@@ -89,6 +87,21 @@ class CaptureTab(QWidget):
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
 
+    def _report(self, message: CaptureTarget | Report) -> None:
+        if isinstance(message, CaptureTarget):
+            self._found = message
+            return
+        if message.error:
+            self._failed(message.error)
+        elif message.listening and self._found is not None:
+            self._listening(self._found)
+        if message.packets and self.pause.isChecked():
+            self._not_listed_while_paused += len(message.packets)
+        elif message.packets:
+            self._arrived(message.packets)
+        if message.captured or message.finished:
+            self._count(message.captured, message.kernel_drops, message.not_listed + self._not_listed_while_paused)
+
     def _listening(self, target: CaptureTarget) -> None:
         self.target = target
         where = f"namespace {target.netns}" if target.netns else "the host"
@@ -97,7 +110,7 @@ class CaptureTab(QWidget):
         self.wireshark.setEnabled(bool(shutil.which("wireshark")))
         self.started.emit(target)
 
-    def _failed(self, why: str) -> None:
+    def _failed(self, why: object) -> None:
         self.status.setText(f"capture failed: {why}")
 
     def _arrived(self, batch: list) -> None:  # type: ignore[type-arg]
@@ -150,8 +163,7 @@ class CaptureTab(QWidget):
     def close_capture(self) -> None:
         """End tcpdump (and any Wireshark this tab opened), wait for the worker, remove the temporary file."""
         self.feed.close()
-        self._thread.quit()
-        self._thread.wait()
+        self._pool.waitForDone()
         for process in self._wireshark:
             process.terminate()
             process.wait()

@@ -1,18 +1,19 @@
 """Live traffic on the canvas: each deployed link drawn wider with its load, its bits/s and packets/s in the
-tooltip. A worker thread samples the kernel's counters once a second; View ▸ Link rates hides them."""
+tooltip. A worker job samples the kernel's counters once a second; View ▸ Link rates hides them."""
 from __future__ import annotations
 
 import math
 import threading
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtGui import QAction
 
-from vtopo.gui.deploy_panel import DeployController
-from vtopo.gui.measure_format import format_rate
-from vtopo.gui.measure_link import find_deployed
-from vtopo.gui.scene import TopologyScene
+from vtopo.gui.canvas.scene import TopologyScene
+from vtopo.gui.measure.controller import find_deployed
+from vtopo.gui.measure.format import format_rate
+from vtopo.gui.panels.deploy import DeployController
+from vtopo.gui.workers import Report, Worker
 
 SAMPLE_S = 1.0
 FULL_LOAD_BITS = 1e10  # 10 Gb/s draws a link at full width; the width grows with the logarithm of the rate
@@ -22,35 +23,28 @@ def load_of(bits_per_second: float) -> float:
     return min(1.0, math.log10(1 + bits_per_second) / math.log10(FULL_LOAD_BITS))
 
 
-class RateSampler(QObject):
-    sampled = Signal(object)  # link id -> LinkRate
-    failed = Signal(str)
-    finished = Signal()
+class RateSampling:
+    """The job: reports each link's LinkRate once a second until `stop()`."""
 
     def __init__(self, lab: str) -> None:
-        super().__init__()
         self._lab = lab
         self._stop = threading.Event()
 
-    @Slot()
-    def work(self) -> None:
+    def __call__(self, report: Report) -> None:
         from vtopo.host.rates import LinkRates, RatesUnavailable  # the host layer, only once a lab is deployed
 
         deployed, why = find_deployed(self._lab)
         if deployed is None:
-            self.failed.emit(why)
-            self.finished.emit()
-            return
+            raise LookupError(why)
         rates = LinkRates.of_lab(deployed.context)
         try:
             rates.sample()
             while not self._stop.wait(SAMPLE_S):
-                self.sampled.emit(rates.sample())
+                report(rates.sample())
         except RatesUnavailable as error:
-            self.failed.emit(f"cannot read the interface counters of lab {self._lab}: {error}")
+            raise LookupError(f"cannot read the interface counters of lab {self._lab}: {error}") from error
         finally:
             rates.close()
-            self.finished.emit()
 
     def stop(self) -> None:
         self._stop.set()
@@ -65,8 +59,8 @@ class RateView(QObject):
         self._deploy = deploy
         self.toggle = QAction("Link &rates", self, checkable=True, checked=True)
         self.toggle.toggled.connect(self._toggled)
-        self._sampler: RateSampler | None = None
-        self._thread: QThread | None = None
+        self._pool = QThreadPool(self)
+        self._sampling: RateSampling | None = None
         self.latest: dict[str, Any] = {}
         deploy.busy_changed.connect(self._deploy_busy)
 
@@ -82,14 +76,14 @@ class RateView(QObject):
         self.shutdown()
         if not self._deploy.deployed_lab:
             return
-        self._sampler = RateSampler(self._deploy.deployed_lab)
-        self._thread = QThread(self)
-        self._sampler.moveToThread(self._thread)
-        self._thread.started.connect(self._sampler.work)
-        self._sampler.sampled.connect(self._sampled)
-        self._sampler.failed.connect(self.message)
-        self._sampler.finished.connect(self._thread.quit)
-        self._thread.start()
+        self._sampling = RateSampling(self._deploy.deployed_lab)
+        worker = Worker(self._sampling)
+        worker.yielded.connect(self._sampled)
+        worker.errored.connect(self._failed)
+        worker.start(self._pool)
+
+    def _failed(self, error: object) -> None:
+        self.message.emit(str(error))
 
     def _sampled(self, rates: dict[str, Any]) -> None:
         self.latest = rates
@@ -104,9 +98,9 @@ class RateView(QObject):
                             if rate else "")
 
     def shutdown(self) -> None:
-        if self._sampler is not None and self._thread is not None:
-            self._sampler.stop()
-            self._thread.quit()
-            self._thread.wait()
-        self._sampler = self._thread = None
+        if self._sampling is not None:
+            self._sampling.stop()
+            self._pool.waitForDone()
+        self._sampling = None
+        self.latest = {}
         self._show({})
