@@ -107,7 +107,7 @@ def test_capture_from_the_menu_then_a_flood_leaves_the_gui_responsive(make_windo
         timer.setInterval(10)
         timer.timeout.connect(lambda: (gaps.append(clock.restart())))
         timer.start()
-        flood = subprocess.Popen(_in(window, "c1", "ping", "-f", "-q", "-w", "10", "-s", "16", "10.0.0.2"),
+        flood = subprocess.Popen(_in(window, "c1", "ping", "-f", "-l", "16", "-q", "-w", "10", "-s", "16", "10.0.0.2"),
                                  stdout=subprocess.PIPE, text=True)
         captured_before = int(tab.status.text().split(": ")[1].split()[0]) if ": " in tab.status.text() else 0
         started = time.monotonic()
