@@ -23,8 +23,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     where = f"namespace {target.netns}" if target.netns else "the host"
-    print(f"capturing on {target.label} ({target.device} in {where}){f', filter {args.filter!r}' if args.filter else ''}",
-          file=sys.stderr, flush=True)
+    bpf = f", filter {args.filter!r}" if args.filter else ""
+    print(f"capturing on {target.label} ({target.device} in {where}){bpf}", file=sys.stderr, flush=True)
     try:
         for packet in capture.follow():
             print(summarize(packet).line(capture.started_s), flush=True)
