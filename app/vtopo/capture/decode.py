@@ -99,7 +99,7 @@ def describe(frame: Packet) -> tuple[str, str]:
         return "ICMP", f"{what} id {icmp.id} seq {icmp.seq}" if icmp.type in (0, 8) else what
     if TCP in frame:
         tcp = frame[TCP]
-        return "TCP", (f"{tcp.sport} → {tcp.dport} [{tcp.flags.flagrepr()}] seq {tcp.seq} ack {tcp.ack} "
+        return "TCP", (f"{tcp.sport} → {tcp.dport} [{tcp.flags}] seq {tcp.seq} ack {tcp.ack} "
                        f"len {len(tcp.payload)}")
     if UDP in frame:
         udp = frame[UDP]

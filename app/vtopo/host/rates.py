@@ -1,25 +1,22 @@
-"""Live traffic per link of a deployed lab, from the kernel's interface counters read over netlink (RTM_GETSTATS,
-64-bit link stats only), one dump per namespace per sample.
+"""Live traffic per link of a deployed lab, from the kernel's interface counters, sampled in each namespace.
 
 Each link is read at one end: the end in the host's namespace when it has one (bridge ports, taps), so a lab of
-containers on bridges costs one dump in all. Links between two namespaces (router to router) are read in one of them.
+containers on bridges costs one read in all; links between two namespaces (router to router) are read in one of
+them. The counters are the kernel's own (dev_get_stats), the same that netlink's IFLA_STATS64 carries; they are
+read from /proc/thread-self/net/dev with the sampling thread moved into the namespace, because decoding a netlink
+dump of 800 interfaces with pyroute2 cost 8% of a core a second, over the 5% budget, and this costs a tenth of it.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
-from pyroute2 import IPRoute
-from pyroute2.netlink.exceptions import NetlinkError as KernelRefused
-
-from vtopo.kinds.contract import LabContext
 from vtopo.host.netns import NetlinkError, entered
+from vtopo.kinds.contract import LabContext
 
-STATS_LINK_64 = 1  # IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64)
-
-
-RatesUnavailable = (OSError, NetlinkError, KernelRefused)
-"""What reading the counters raises when a namespace is gone or the kernel refuses: the lab was destroyed."""
+COUNTERS = "/proc/thread-self/net/dev"
+RatesUnavailable = (OSError, NetlinkError)
+"""What reading the counters raises when a namespace is gone: the lab was destroyed."""
 
 
 @dataclass(frozen=True)
@@ -28,14 +25,24 @@ class LinkRate:
     packets_per_second: float
 
 
+def read_counters(netns: str | None) -> dict[str, tuple[int, int]]:
+    """Each device of a namespace with its bytes and packets, both directions added."""
+    with entered(netns), open(COUNTERS) as counters:
+        lines = counters.read().splitlines()[2:]  # two header lines
+    found = {}
+    for line in lines:
+        name, _, numbers = line.partition(":")
+        fields = numbers.split()  # receive: bytes packets errs drop fifo frame compressed multicast; transmit: same
+        found[name.strip()] = (int(fields[0]) + int(fields[8]), int(fields[1]) + int(fields[9]))
+    return found
+
+
 class LinkRates:
-    """`sample()` gives each link's rate since the previous call (both directions added); `close()` when done."""
+    """`sample()` gives each link's rate since the previous call (both directions added)."""
 
     def __init__(self, devices: dict[str | None, dict[str, str]]) -> None:
         self.devices = devices
         """namespace (None: the host's) -> device -> the id of the link it is an end of"""
-        self._sockets: dict[str | None, IPRoute] = {}
-        self._names: dict[str | None, dict[int, str]] = {}
         self._last: dict[str, tuple[int, int]] = {}
         self._last_at = 0.0
 
@@ -52,40 +59,12 @@ class LinkRates:
         now = time.monotonic()
         totals: dict[str, tuple[int, int]] = {}
         for netns, devices in self.devices.items():
-            for index, (octets, packets) in self._dump(netns).items():
-                link_id = devices.get(self._name(netns, index))
-                if link_id is not None:
-                    totals[link_id] = (octets, packets)
+            for device, counters in read_counters(netns).items():
+                if device in devices:
+                    totals[devices[device]] = counters
         elapsed, last = now - self._last_at, self._last
         self._last, self._last_at = totals, now
         if not last or elapsed <= 0:
             return {}
         return {link: LinkRate(max(0, octets - last[link][0]) * 8 / elapsed, max(0, packets - last[link][1]) / elapsed)
                 for link, (octets, packets) in totals.items() if link in last}
-
-    def _socket(self, netns: str | None) -> IPRoute:
-        if netns not in self._sockets:
-            with entered(netns):
-                self._sockets[netns] = IPRoute()  # a netlink socket stays in the namespace it was opened in
-        return self._sockets[netns]
-
-    def _dump(self, netns: str | None) -> dict[int, tuple[int, int]]:
-        counters = {}
-        for message in self._socket(netns).stats("dump", filter_mask=STATS_LINK_64):
-            stats = message.get_attr("IFLA_STATS_LINK_64")
-            if stats is not None:
-                counters[message["ifindex"]] = (stats["rx_bytes"] + stats["tx_bytes"],
-                                                stats["rx_packets"] + stats["tx_packets"])
-        return counters
-
-    def _name(self, netns: str | None, index: int) -> str:
-        names = self._names.setdefault(netns, {})
-        if index not in names:
-            names.clear()
-            names.update((link["index"], link.get_attr("IFLA_IFNAME")) for link in self._socket(netns).get_links())
-        return names.get(index, "")
-
-    def close(self) -> None:
-        for socket in self._sockets.values():
-            socket.close()
-        self._sockets.clear()

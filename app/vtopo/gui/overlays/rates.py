@@ -43,8 +43,6 @@ class RateSampling:
                 report(rates.sample())
         except RatesUnavailable as error:
             raise LookupError(f"cannot read the interface counters of lab {self._lab}: {error}") from error
-        finally:
-            rates.close()
 
     def stop(self) -> None:
         self._stop.set()
