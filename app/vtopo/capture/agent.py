@@ -7,6 +7,7 @@ the designer's process they would hold the GIL that its GUI thread needs. The de
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import signal
 import struct
@@ -25,6 +26,7 @@ BATCH_S = 0.1
 DECODE_PER_BATCH = 100
 """At most this many packets are decoded for the list per batch (1,000 a second); the rest are in the file."""
 COUNTERS_EVERY_S = 1.0
+NICENESS = 10
 _FRAME = struct.Struct("!I")
 
 
@@ -60,6 +62,7 @@ def _send(out: IO[bytes], report: Report) -> None:
 
 
 def run(spec: str, out: IO[bytes]) -> int:
+    os.nice(NICENESS)  # tcpdump inherits it: under a flood the designer's GUI thread gets the CPU first
     fields = json.loads(spec)
     capture = Capture(CaptureTarget(**fields["target"]), fields["bpf"], file=Path(fields["file"]))
     stop = threading.Event()
