@@ -34,10 +34,10 @@ def lab(name: str) -> Topology:
 
 
 def readdress(topology: Topology, node: str, address: str) -> None:
-    link = topology.links_of(topology.node_named(node).id)[0]
-    side = "a" if link.a.node == topology.node_named(node).id else "b"
-    topology.update_link(link.id, **{side: replace(link.end_at(topology.node_named(node).id).interface,
-                                                   addresses=[address])})
+    node_id = topology.node_named(node).id
+    link = topology.links_of(node_id)[0]
+    side, end = ("a", link.a) if link.a.node == node_id else ("b", link.b)
+    topology.update_link(link.id, **{side: replace(end.interface, addresses=[address])})
 
 
 def messages(topology: Topology) -> list[str]:
@@ -81,8 +81,8 @@ def test_container_without_default_route_in_a_routed_lab():
 
 def test_container_with_no_router_on_its_wire():
     topology = lab("l2-vs-l3")
-    link = topology.links_of(topology.node_named("r2").id)
-    lan_link = next(l for l in link if topology.nodes[l.other_end(topology.node_named("r2").id).node].name == "lan2")
+    lan2 = topology.node_named("lan2").id
+    lan_link = next(l for l in topology.links_of(topology.node_named("r2").id) if lan2 in (l.a.node, l.b.node))
     topology.remove_link(lan_link.id)
     found = messages(topology)
     assert any(m.startswith("node h3: no router shares a broadcast domain with h3") for m in found), found

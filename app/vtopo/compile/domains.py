@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 
@@ -58,7 +59,7 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
     for component in nx.connected_components(graph):
         ends = sorted((graph.nodes[v]["end"] for v in component if graph.nodes[v]["end"] is not None),
                       key=lambda e: (e.node.name, e.end.port))
-        switch_ids = sorted({v[1] for v in component if v[0] == "node"})
+        switch_ids = sorted({v[1] for v in component if isinstance(v, tuple) and v[0] == "node"})
         switches = [lab.nodes[i] for i in switch_ids]
         members = [Member(f"{e.node.name}:{e.end.port}", e.node.id, tuple(e.end.interface.addresses),
                           e.kind.routes(e.owner)) for e in ends]
@@ -130,7 +131,7 @@ def _unreachable_gateways(lab: LabContext, domains: list[Domain], routed: set[Ne
     return problems
 
 
-def _warn(node: NodeContext, message: str) -> Problem:
+def _warn(node: NodeContext[Any], message: str) -> Problem:
     return Problem(message, node.subject, "", node.node.id, Severity.WARNING)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from vtopo.kinds.contract import LabContext
-from vtopo.measure import Endpoint
+from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
 
 
@@ -59,7 +59,7 @@ class DeployedLab(Protocol):
 
     def command_in(self, name: str, argv: list[str]) -> list[str]: ...
 
-    def measurable(self) -> Sequence[tuple[Endpoint, Sequence[str]]]: ...
+    def measurable(self) -> Sequence[tuple[MeasureEndpoint, Sequence[str]]]: ...
 
     def path(self, source: str, destination: str) -> str: ...
 

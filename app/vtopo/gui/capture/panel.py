@@ -108,7 +108,7 @@ class CaptureController(QObject):
         """"Capture on NODE:PORT" for each of the node's links, and "Follow a ping" for two selected nodes."""
         topology = self._editor.topology
         node = topology.nodes[node_id]
-        ports = sorted(link.end_at(node_id).port for link in topology.links_of(node_id))
+        ports = sorted(end.port for link in topology.links_of(node_id) for end in link.ends if end.node == node_id)
         capture_menu = menu.addMenu("Capture on")
         capture_menu.setEnabled(self.available and bool(ports))
         kind = self._editor.registry.get(node.kind)
