@@ -9,11 +9,13 @@ from typing import Callable
 
 import pytest
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QTabBar
 from pytestqt.qtbot import QtBot
 from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 
+from tests.gui.helpers import send, view_point
 from tests.residue import snapshot
 from vtopo.capture import CaptureError, RawPacket, summarize
 from vtopo.gui.capture.tab import CaptureTab
@@ -40,6 +42,21 @@ def test_capture_menu_waits_for_a_deployed_lab(make_window: Callable[..., MainWi
     bridge_menu = next(a.menu() for a in window.actions.node_menu_for("br0").actions() if a.text() == "Capture on")
     assert [a.text() for a in bridge_menu.actions()] == ["br0 (every port)", "br0:p1", "br0:p2", "br0:p3"]
     assert "No capture yet" in window.capture_panel.empty.text()
+
+
+def test_right_click_on_a_link_offers_a_capture_on_each_end(make_window: Callable[..., MainWindow],
+                                                              qtbot: QtBot) -> None:
+    window = make_window("l2-vs-l3")
+    window.view.link_context_menu.disconnect(window.actions.link_menu)  # the menu would block the test in exec()
+    link = next(l for l in window.editor.topology.links.values()
+                if {window.editor.topology.nodes[e.node].name for e in l.ends} == {"h1", "lan1"})
+    middle = window.editor.scene.links[link.id].line.center()
+    right = Qt.MouseButton.RightButton
+    with qtbot.waitSignal(window.view.link_context_menu) as asked:
+        send(window.view, QMouseEvent.Type.MouseButtonPress, view_point(window.view, middle), right, right)
+    assert asked.args[0] == link.id
+    entries = [a.text() for a in window.actions.link_menu_for(link.id).actions() if a.text().startswith("Capture")]
+    assert sorted(entries) == ["Capture on h1:eth0", "Capture on lan1:p1"]
 
 
 def test_packet_list_filter_and_details(qtbot: QtBot) -> None:

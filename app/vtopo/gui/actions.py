@@ -289,6 +289,20 @@ class Actions:
         menu.addAction("Explain this node", self.window.explain_selection)
         return menu
 
+    def link_menu(self, link_id: str, at: QPoint) -> None:
+        menu = self.link_menu_for(link_id)
+        menu.exec(at)
+        menu.deleteLater()
+
+    def link_menu_for(self, link_id: str) -> QMenu:
+        """The context menu of a link: capture on either end."""
+        self.window.editor.scene.select_ids([link_id])
+        menu = QMenu(self.window)
+        self.window.capture.add_link_entries(menu, link_id)
+        menu.addSeparator()
+        menu.addAction(self.delete)
+        return menu
+
     def canvas_menu(self, at: QPoint) -> None:
         view = self.window.view
         scene_at = view.mapToScene(view.mapFromGlobal(at))

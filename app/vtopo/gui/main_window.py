@@ -109,6 +109,7 @@ class MainWindow(QMainWindow):
         self.view.file_dropped.connect(self.files.open_path)
         self.view.node_context_menu.connect(self.actions.node_menu)
         self.view.canvas_context_menu.connect(self.actions.canvas_menu)
+        self.view.link_context_menu.connect(self.actions.link_menu)
         editor.status_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.analyzer.busy_changed.connect(lambda busy: busy and self.problems.show_busy())
         self.analyzer.analysed.connect(self._analysed)

@@ -122,6 +122,14 @@ class CaptureController(QObject):
                                     lambda: self.follow_ping(source, destination))
             action.setEnabled(self.available)
 
+    def add_link_entries(self, menu: QMenu, link_id: str) -> None:
+        """"Capture on c1:eth0" and "Capture on br0:p1": each end of the link."""
+        topology = self._editor.topology
+        link = topology.links[link_id]
+        for end in link.ends:
+            spec = f"{topology.nodes[end.node].name}:{end.port}"
+            menu.addAction(f"Capture on {spec}", self._starter(spec)).setEnabled(self.available)
+
     def _starter(self, spec: str) -> Callable[[], None]:
         def start() -> None:
             self.capture(spec)
