@@ -6,13 +6,12 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from vtopo.deployed import DeployedLab
-
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
     from vtopo.capture import Capture, CaptureError, resolve, summarize  # scapy takes a second to import
+    from vtopo.deployed import DeployedLab
 
     lab = DeployedLab.find(args.lab)
     try:
