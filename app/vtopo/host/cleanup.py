@@ -17,7 +17,6 @@ from vtopo.host import facts as host_facts
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs, processes
 from vtopo.host.deployer import Deployer, DestroyError, Progress, ProgressCallback
-from vtopo.host.facts import libvirt_uri
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.model.rules import LAB_TAG_PREFIX, OVS_LAB_KEY
@@ -42,7 +41,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
             report.labs.append(name)
         except DestroyError as error:
             report.errors.append(str(error))
-    uri = libvirt_uri()
+    uri = host_facts.libvirt_uri()
     report.strays += _destroy_stray_domains(uri)
     report.strays += _stop_stray_processes(run_root)
     report.strays += _stop_orphaned_probes()

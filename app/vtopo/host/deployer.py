@@ -22,7 +22,6 @@ from vtopo.host.state import Journal, LabRecord, StateStore
 from vtopo.kinds.environment import HostFacts
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
-from vtopo.model.problems import Problem
 from vtopo.model.topology import Topology
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
