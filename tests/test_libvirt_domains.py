@@ -118,7 +118,7 @@ def test_a_macvtap_nic_is_the_macvtap_vtopo_made_with_its_mac():
     interface = ElementTree.fromstring(domain.xml).find("devices/interface")
     assert interface.get("type") == "ethernet" and interface.find("target").get("managed") == "no"
     assert interface.find("mac").get("address") == mac, "the guest's MAC must equal the macvtap's"
-    assert f"dev:/{macvtap.name}" in domain.requires()
+    assert f"up:/{macvtap.name}" in domain.requires(), "started once its NICs are configured and tagged"
 
 
 def test_a_vhost_user_nic_is_refused_with_what_this_host_lacks():

@@ -9,7 +9,7 @@ from typing import Iterable
 
 from vtopo.kinds.api import (ECHO_SERVER, IPERF3_SERVER, LIBVIRT_QEMU_RUN_DIR, CannotRunInside, EndContext,
                              MachineProcess, MakeDirectory, NodeContext, NodeKind, Op, PortSpec, Problem, Role, Severity,
-                             StartDomain, StartProcess, dev_resource, setting)
+                             StartDomain, StartProcess, dev_resource, setting, up_resource)
 from vtopo_kinds.common import check_gateway
 from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
@@ -172,13 +172,14 @@ class VmKind(NodeKind[VmSettings]):
     def lower(self, node: NodeContext[VmSettings]) -> Iterable[Op]:
         owner, directory = node.subject, node.names.node_dir(node.node.name)
         yield MakeDirectory(owner=owner, path=directory)
-        devices = tuple(dev_resource(None, end.device) for end in node.ends)
         if node.lab.vm_backend == "libvirt":
+            # after its NICs are configured, so each carries the lab's tag: cleanup finds them even without a journal
+            configured = tuple(up_resource(None, end.device) for end in node.ends)
             yield StartDomain(owner=owner, name=self.domain_name(node), uri=node.facts.libvirt_uri,
                               xml=domain_xml(self.domain(node, directory)), vhost=self.vhost_on(node),
-                              after=(f"file:{directory}", *devices))
+                              after=(f"file:{directory}", *configured))
             return
         argv, tap_fds = self.qemu_argv(node, directory)
         yield StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(argv), netns=None,
                            pid_file=self.machine(node).pid_file, tap_fds=tuple(tap_fds),
-                           after=devices)
+                           after=tuple(dev_resource(None, end.device) for end in node.ends))
