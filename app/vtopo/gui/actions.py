@@ -2,19 +2,40 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QStyle, QToolBar, QWidget
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QStyle, QToolBar,
+                               QWidget)
 
 from vtopo.gui import terminal
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.document.analysis import LabAnalyzer
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.document.files import FileController
+from vtopo.gui.measure.controller import MeasureController
+from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.theme import THEMES, apply_theme
 
-if TYPE_CHECKING:
-    from vtopo.gui.main_window import MainWindow
+
+
+class WindowParts(Protocol):
+    """What the actions drive: the parts the main window is made of."""
+
+    editor: Editor
+    files: FileController
+    view: CanvasView
+    deploy: DeployController
+    measure: MeasureController
+    analyzer: LabAnalyzer
+    settings: QSettings
+
+    def docks(self) -> list[QDockWidget]: ...
+
+    def explain_selection(self) -> None: ...
 
 Key = QKeySequence.StandardKey
 
@@ -36,9 +57,10 @@ def key_sequences(*keys: Shortcut) -> list[QKeySequence]:
 class Actions:
     """Every QAction of the main window, grouped into the menu bar and the toolbar."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: QMainWindow, parts: WindowParts) -> None:
         self.window = window
-        editor, files, view = window.editor, window.files, window.view
+        self.parts = parts
+        editor, files, view = parts.editor, parts.files, parts.view
         style = window.style()
         sp = QStyle.StandardPixmap
 
@@ -81,13 +103,13 @@ class Actions:
         self.zoom_reset = self._action("&Actual size", view.reset_zoom, "Ctrl+0")
         self.fit = self._action("&Fit to view", view.fit_to_view, "Ctrl+1")
 
-        deploy = window.deploy
+        deploy = parts.deploy
         self.deploy = self._action("&Deploy", deploy.deploy, "F5", style.standardIcon(sp.SP_MediaPlay))
         self.destroy = self._action("D&estroy", deploy.destroy, "Shift+F5", style.standardIcon(sp.SP_MediaStop))
         self.status = self._action("Refresh &status", deploy.refresh_status)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
         self.iperf_pair = self._action("iperf between these two", self._iperf_pair)
-        self.show_measure = self._action("&Measure…", window.measure.show_panel, "Ctrl+M")
+        self.show_measure = self._action("&Measure…", parts.measure.show_panel, "Ctrl+M")
 
         self.theme_group = QActionGroup(window)
         self.themes: dict[str, QAction] = {}
@@ -105,8 +127,8 @@ class Actions:
         editor.scene.selectionChanged.connect(self.update_enabled)
         deploy.busy_changed.connect(self.update_enabled)
         deploy.states_changed.connect(self.update_enabled)
-        window.analyzer.analysed.connect(self.update_enabled)
-        window.measure.targets_changed.connect(self.update_enabled)
+        parts.analyzer.analysed.connect(self.update_enabled)
+        parts.measure.targets_changed.connect(self.update_enabled)
         self.update_enabled()
 
     def _action(self, text: str, slot: Callable[..., object], shortcut: Shortcut | tuple[Shortcut, ...] = (),
@@ -148,7 +170,7 @@ class Actions:
         themes = view.addMenu("&Theme")
         themes.addActions(list(self.themes.values()))
         panels = view.addMenu("&Panels")
-        for dock in self.window.docks():
+        for dock in self.parts.docks():
             panels.addAction(dock.toggleViewAction())
         lab = bar.addMenu("&Lab")
         lab.addActions([self.deploy, self.destroy, self.status])
@@ -169,65 +191,65 @@ class Actions:
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
-        for path in self.window.files.recent():
-            self.recent_menu.addAction(str(path), lambda p=path: self.window.files.open_path(p))
+        for path in self.parts.files.recent():
+            self.recent_menu.addAction(str(path), lambda p=path: self.parts.files.open_path(p))
         self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
 
     # ------------------------------------------------------------ slots that need a little glue
 
     def _paste(self) -> None:
-        self.window.editor.paste()
+        self.parts.editor.paste()
 
     def _select_all(self) -> None:
-        for item in self.window.editor.scene.items():
+        for item in self.parts.editor.scene.items():
             if item.flags() & item.GraphicsItemFlag.ItemIsSelectable:
                 item.setSelected(True)
 
     def _annotate(self, shape: str, at: QPointF | None = None) -> None:
-        view = self.window.view
+        view = self.parts.view
         where = at if at is not None else view.mapToScene(view.viewport().rect().center())
-        annotation = self.window.editor.add_annotation(shape, where)
-        self.window.editor.scene.select_ids([annotation.id])
+        annotation = self.parts.editor.add_annotation(shape, where)
+        self.parts.editor.scene.select_ids([annotation.id])
 
     def _toggle_link_mode(self, checked: bool) -> None:
-        self.window.view.link_mode = checked
+        self.parts.view.link_mode = checked
 
     def _toggle_snap(self, checked: bool) -> None:
-        self.window.editor.scene.snap_to_grid = checked
+        self.parts.editor.scene.snap_to_grid = checked
 
     def set_theme(self, name: str) -> None:
         app = QApplication.instance()
         assert isinstance(app, QApplication)
         apply_theme(app, name)
         self.themes[name].setChecked(True)
-        self.window.settings.setValue("view/theme", name)
+        self.parts.settings.setValue("view/theme", name)
 
     def export(self, fmt: str) -> None:
         name, _ = QFileDialog.getSaveFileName(self.window, f"Export as {fmt.upper()}",
-                                              f"{self.window.editor.topology.name}.{fmt}", f"{fmt.upper()} (*.{fmt})")
+                                              f"{self.parts.editor.topology.name}.{fmt}", f"{fmt.upper()} (*.{fmt})")
         if not name:
             return
         path = Path(name)
-        ok = export.export_png(self.window.editor.scene, path) if fmt == "png" else \
-            export.export_svg(self.window.editor.scene, path, self.window.editor.topology.name)
+        ok = export.export_png(self.parts.editor.scene, path) if fmt == "png" else \
+            export.export_svg(self.parts.editor.scene, path, self.parts.editor.topology.name)
         self.window.statusBar().showMessage(f"exported {path}" if ok else f"could not write {path}", 5000)
 
     def selected_node(self) -> str:
-        nodes = self.window.editor.scene.selected_node_ids()
+        nodes = self.parts.editor.scene.selected_node_ids()
         return nodes[0] if len(nodes) == 1 else ""
 
     def open_terminal(self) -> None:
         node_id = self.selected_node()
         if not node_id or not self.terminal.isEnabled():
             return
-        editor = self.window.editor
+        editor = self.parts.editor
         node = editor.topology.nodes[node_id]
-        lab = self.window.deploy.deployed_lab or editor.topology.name
+        lab = self.parts.deploy.deployed_lab or editor.topology.name
         if not terminal.open_terminal(lab, node.name, editor.registry.get(node.kind)):
             self.window.statusBar().showMessage("the terminal emulator did not start", 5000)
 
     def update_enabled(self) -> None:
-        editor, deploy = self.window.editor, self.window.deploy
+        editor, deploy = self.parts.editor, self.parts.deploy
         scene = editor.scene
         has_selection = bool(scene.selectedItems())
         has_nodes = bool(scene.selected_node_ids() or scene.selected_annotation_ids())
@@ -237,7 +259,7 @@ class Actions:
         for action in (self.align_left, self.align_top, self.align_grid):
             action.setEnabled(has_nodes)
         deployer_missing = deploy.deployer() is None
-        analysis = self.window.analyzer.latest
+        analysis = self.parts.analyzer.latest
         errors = bool(analysis is not None and analysis.errors)
         self.deploy.setEnabled(not deployer_missing and not deploy.busy and not errors)
         self.deploy.setToolTip(deploy.unavailable or ("fix the errors in the Problems panel first" if errors
@@ -256,15 +278,15 @@ class Actions:
         self.terminal.setToolTip(f"Open a terminal on the node ({reason})" if reason else
                                  "Open a terminal on the selected node")
         pair = scene.selected_node_ids()
-        measurable = len(pair) == 2 and all(self.window.measure.can_measure(node_id) for node_id in pair)
+        measurable = len(pair) == 2 and all(self.parts.measure.can_measure(node_id) for node_id in pair)
         self.iperf_pair.setEnabled(measurable)
         self.iperf_pair.setToolTip("Measure from the first selected node to the second" if measurable else
                                    "select two nodes of the deployed lab that can run iperf3")
 
     def _iperf_pair(self) -> None:
-        pair = self.window.editor.scene.selected_node_ids()
+        pair = self.parts.editor.scene.selected_node_ids()
         if len(pair) == 2 and self.iperf_pair.isEnabled():
-            self.window.measure.between(pair[0], pair[1])
+            self.parts.measure.between(pair[0], pair[1])
 
     def node_menu(self, node_id: str, at: QPoint) -> None:
         menu = self.node_menu_for(node_id)
@@ -273,7 +295,7 @@ class Actions:
 
     def node_menu_for(self, node_id: str) -> QMenu:
         """The context menu of a node; the node joins the selection first if it is not in it."""
-        editor, measure = self.window.editor, self.window.measure
+        editor, measure = self.parts.editor, self.parts.measure
         if node_id not in editor.scene.selected_node_ids():
             editor.scene.select_ids([node_id])
         menu = QMenu(self.window)
@@ -285,11 +307,11 @@ class Actions:
             action = menu.addAction(text, lambda pick=pick: pick(node_id))
             action.setEnabled(measure.can_measure(node_id))
         menu.addSeparator()
-        menu.addAction("Explain this node", self.window.explain_selection)
+        menu.addAction("Explain this node", self.parts.explain_selection)
         return menu
 
     def canvas_menu(self, at: QPoint) -> None:
-        view = self.window.view
+        view = self.parts.view
         scene_at = view.mapToScene(view.mapFromGlobal(at))
         menu = QMenu(self.window)
         menu.addAction(self.paste)

@@ -67,7 +67,7 @@ class MainWindow(QMainWindow):
         self.deploy = DeployController(self.editor, self.log, self.progress, deployer_loader, self)
         self.measure = MeasureController(self.editor, self.files, self.deploy, self.measure_panel,
                                          self.measure_dock, self)
-        self.actions = Actions(self)
+        self.actions = Actions(self, self)
         self._wire()
         self._update_title()
         self.setAcceptDrops(True)
@@ -95,7 +95,6 @@ class MainWindow(QMainWindow):
         editor, scene = self.editor, self.editor.scene
         self.palette_list.place_requested.connect(
             lambda kind: editor.place_node(kind, self.view.mapToScene(self.view.viewport().rect().center())))
-        self.view.file_dropped.connect(self.files.open_path)
         self.view.node_context_menu.connect(self.actions.node_menu)
         self.view.canvas_context_menu.connect(self.actions.canvas_menu)
         editor.status_message.connect(lambda text: self.statusBar().showMessage(text, 6000))

@@ -3,11 +3,11 @@ beyond selection, problem marks and deploy states."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
@@ -34,6 +34,18 @@ def impairment_label(impairment: Impairment) -> str:
     if impairment.rate_mbit:
         parts.append(f"{impairment.rate_mbit:g} Mbit/s")
     return " · ".join(parts)
+
+
+class Gesture(Protocol):
+    """A canvas tool (vtopo.gui.canvas.interactions) as the scene sees it: True when it consumed the event."""
+
+    def mouse_press(self, event: QGraphicsSceneMouseEvent) -> bool: ...
+
+    def mouse_move(self, event: QGraphicsSceneMouseEvent) -> bool: ...
+
+    def mouse_release(self, event: QGraphicsSceneMouseEvent) -> bool: ...
+
+    def cancel(self) -> None: ...
 
 
 class _Subscriptions:
@@ -69,6 +81,7 @@ class TopologyScene(QGraphicsScene):
         self._picked: list[str] = []  # the selected nodes' ids, in the order they were selected
         self.selectionChanged.connect(self._remember_selection_order)
         self._syncing = False
+        self._gesture: Gesture | None = None
         self._font = QFont(QGuiApplication.font())
         self._small_font = QFont(self._font)
         self._small_font.setPointSizeF(max(6.0, self._font.pointSizeF() * 0.8))
@@ -210,6 +223,31 @@ class TopologyScene(QGraphicsScene):
         painter.setPen(QPen(self.colors.grid, 0))
         painter.drawLines(lines)
 
+    # ------------------------------------------------------------ the current tool gets mouse events first
+
+    def begin_gesture(self, gesture: Gesture) -> None:
+        """The tool for the press about to arrive; it ends with the release."""
+        self.cancel_gesture()
+        self._gesture = gesture
+
+    def cancel_gesture(self) -> None:
+        gesture, self._gesture = self._gesture, None
+        if gesture is not None:
+            gesture.cancel()
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self._gesture is None or not self._gesture.mouse_press(event):
+            super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self._gesture is None or not self._gesture.mouse_move(event):
+            super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        gesture, self._gesture = self._gesture, None
+        if gesture is None or not gesture.mouse_release(event):
+            super().mouseReleaseEvent(event)
+
     # ------------------------------------------------------------ selection
 
     def selected_node_ids(self) -> list[str]:
@@ -243,5 +281,11 @@ class TopologyScene(QGraphicsScene):
     def node_at(self, point: QPointF) -> NodeItem | None:
         for item in self.items(point):
             if isinstance(item, NodeItem):
+                return item
+        return None
+
+    def link_at(self, point: QPointF) -> LinkItem | None:
+        for item in self.items(point):
+            if isinstance(item, LinkItem):
                 return item
         return None

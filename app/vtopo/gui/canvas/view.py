@@ -1,15 +1,14 @@
-"""The canvas view: zoom with the wheel, pan with the middle button (or Space+drag), drops from the palette,
-and mouse gestures routed to the current interaction."""
+"""The canvas view: zoom with the wheel, pan with the middle button (or Space+drag), drops from the palette.
+A button press picks the canvas tool (vtopo.gui.canvas.interactions) that the scene then feeds the gesture to."""
 from __future__ import annotations
-
-from pathlib import Path
 
 from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, Signal
 from PySide6.QtGui import (QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent,
                            QPainter, QWheelEvent)
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
-from vtopo.gui.canvas.interactions import Interaction, LinkInteraction, PlaceInteraction, SelectInteraction
+from vtopo.gui.canvas.interactions import LinkInteraction, PlaceInteraction, SelectInteraction
+from vtopo.gui.canvas.items import NodeItem
 from vtopo.gui.document.editor import Editor
 
 KIND_MIME_TYPE = "application/x-vtopo-kind"
@@ -18,15 +17,14 @@ ZOOM_STEP = 1.15
 
 
 class CanvasView(QGraphicsView):
-    file_dropped = Signal(Path)
     node_context_menu = Signal(str, QPoint)
+    link_context_menu = Signal(str, QPoint)
     canvas_context_menu = Signal(QPoint)
 
     def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
         super().__init__(editor.scene, parent)
         self.editor = editor
         self.link_mode = False
-        self._interaction: Interaction | None = None
         self._placing: PlaceInteraction | None = None
         self._pan_from: QPoint | None = None
         self._space_held = False
@@ -89,9 +87,8 @@ class CanvasView(QGraphicsView):
         if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
             self._space_held = True
             self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
-        elif event.key() == Qt.Key.Key_Escape and self._interaction is not None:
-            self._interaction.cancel()
-            self._interaction = None
+        elif event.key() == Qt.Key.Key_Escape:
+            self.editor.scene.cancel_gesture()
         else:
             super().keyPressEvent(event)
 
@@ -102,7 +99,7 @@ class CanvasView(QGraphicsView):
         else:
             super().keyReleaseEvent(event)
 
-    # ------------------------------------------------------------ mouse gestures
+    # ------------------------------------------------------------ mouse gestures: pan here, the rest in a tool
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         at = event.position().toPoint()
@@ -110,25 +107,31 @@ class CanvasView(QGraphicsView):
         if button == Qt.MouseButton.MiddleButton or (button == Qt.MouseButton.LeftButton and self._space_held):
             self._start_pan(at)
             return
-        node = self.editor.scene.node_at(self.mapToScene(at))
-        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        if node is not None and (button == Qt.MouseButton.RightButton
-                                 or (button == Qt.MouseButton.LeftButton and self.link_mode)):
-            self._interaction = LinkInteraction(self, self.editor, node, at,
-                                                choose_ports=button == Qt.MouseButton.RightButton or shift)
+        scene = self.editor.scene
+        point = self.mapToScene(at)
+        node = scene.node_at(point)
+        right = button == Qt.MouseButton.RightButton
+        if node is not None and (right or (button == Qt.MouseButton.LeftButton and self.link_mode)):
+            shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            clicked = self._node_clicked if right else None
+            scene.begin_gesture(LinkInteraction(self.editor, node, right or shift, self, clicked))
+        elif right:
+            link = scene.link_at(point)
+            if link is not None:
+                self.link_context_menu.emit(link.link_id, event.globalPosition().toPoint())
+            else:
+                self.canvas_context_menu.emit(event.globalPosition().toPoint())
             return
-        if button == Qt.MouseButton.RightButton:
-            self.canvas_context_menu.emit(event.globalPosition().toPoint())
-            return
-        self._interaction = SelectInteraction(self, self.editor)
+        else:
+            scene.begin_gesture(SelectInteraction(self.editor))
         super().mousePressEvent(event)
+
+    def _node_clicked(self, node: NodeItem, at: QPoint) -> None:
+        self.node_context_menu.emit(node.node_id, at)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         if self._pan_from is not None:
             self._pan_to(event.position().toPoint())
-            return
-        if isinstance(self._interaction, LinkInteraction):
-            self._interaction.move(event)
             return
         super().mouseMoveEvent(event)
 
@@ -137,17 +140,9 @@ class CanvasView(QGraphicsView):
             self._pan_from = None
             self.viewport().setCursor(Qt.CursorShape.OpenHandCursor if self._space_held else Qt.CursorShape.ArrowCursor)
             return
-        interaction, self._interaction = self._interaction, None
-        if isinstance(interaction, LinkInteraction):
-            interaction.release(event)
-            if not interaction.moved and event.button() == Qt.MouseButton.RightButton:
-                self.node_context_menu.emit(interaction.source.node_id, event.globalPosition().toPoint())
-            return
         super().mouseReleaseEvent(event)
-        if interaction is not None:
-            interaction.release(event)
 
-    # ------------------------------------------------------------ drops: kinds from the palette, .vtopo files
+    # ------------------------------------------------------------ drops from the palette (files: the window's)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         data = event.mimeData()
@@ -156,14 +151,14 @@ class CanvasView(QGraphicsView):
             self._placing = PlaceInteraction(self.editor, kind)
             self._placing.hover(self.mapToScene(event.position().toPoint()))
             event.acceptProposedAction()
-        elif any(url.toLocalFile().endswith(".vtopo") for url in data.urls()):
-            event.acceptProposedAction()
         else:
             event.ignore()
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:
-        if self._placing is not None:
-            self._placing.hover(self.mapToScene(event.position().toPoint()))
+        if self._placing is None:
+            event.ignore()
+            return
+        self._placing.hover(self.mapToScene(event.position().toPoint()))
         event.acceptProposedAction()
 
     def dragLeaveEvent(self, event: QDragLeaveEvent) -> None:
@@ -174,19 +169,14 @@ class CanvasView(QGraphicsView):
 
     def dropEvent(self, event: QDropEvent) -> None:
         data = event.mimeData()
-        if data.hasFormat(KIND_MIME_TYPE):
-            placing = self._placing or PlaceInteraction(self.editor, bytes(data.data(KIND_MIME_TYPE).data()).decode())
-            self._placing = None
-            placing.drop(self.mapToScene(event.position().toPoint()))
-            event.acceptProposedAction()
-            self.setFocus()
+        if not data.hasFormat(KIND_MIME_TYPE):
+            event.ignore()
             return
-        for url in data.urls():
-            if url.toLocalFile().endswith(".vtopo"):
-                self.file_dropped.emit(Path(url.toLocalFile()))
-                event.acceptProposedAction()
-                return
-        event.ignore()
+        placing = self._placing or PlaceInteraction(self.editor, bytes(data.data(KIND_MIME_TYPE).data()).decode())
+        self._placing = None
+        placing.drop(self.mapToScene(event.position().toPoint()))
+        event.acceptProposedAction()
+        self.setFocus()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
