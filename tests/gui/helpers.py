@@ -1,9 +1,12 @@
 """Driving the canvas like a user: mouse presses, moves and releases at scene positions."""
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, Qt
+from typing import Callable
+
+from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import QMouseEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu
 
 from vtopo.gui.canvas.view import CanvasView
 
@@ -34,3 +37,50 @@ def click(view: CanvasView, at: QPointF, modifiers: Qt.KeyboardModifier = Qt.Key
     left = Qt.MouseButton.LeftButton
     send(view, QMouseEvent.Type.MouseButtonPress, point, left, left, modifiers)
     send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton, modifiers)
+
+
+def right_click(view: CanvasView, at: QPointF) -> None:
+    point = view_point(view, at)
+    right = Qt.MouseButton.RightButton
+    send(view, QMouseEvent.Type.MouseButtonPress, point, right, right)
+    send(view, QMouseEvent.Type.MouseButtonRelease, point, right, Qt.MouseButton.NoButton)
+
+
+def double_click(view: CanvasView, at: QPointF) -> None:
+    point = view_point(view, at)
+    left = Qt.MouseButton.LeftButton
+    send(view, QMouseEvent.Type.MouseButtonPress, point, left, left)
+    send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton)
+    send(view, QMouseEvent.Type.MouseButtonDblClick, point, left, left)
+    send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton)
+
+
+def when_menu_opens(pick: Callable[[QMenu], None]) -> list[list[str]]:
+    """Once a popup menu is open, hand it to `pick` (which chooses an entry, or closes it). Returns the list
+    the menu's entry texts are put in, to look at afterwards."""
+    seen: list[list[str]] = []
+
+    def look() -> None:
+        menu = QApplication.activePopupWidget()
+        if not isinstance(menu, QMenu):
+            QTimer.singleShot(20, look)
+            return
+        seen.append([action.text() for action in menu.actions() if not action.isSeparator()])
+        pick(menu)
+
+    QTimer.singleShot(0, look)
+    return seen
+
+
+def choose(text: str) -> Callable[[QMenu], None]:
+    """Pick the entry with this text as a user would: make it current, press Return."""
+    def pick(menu: QMenu) -> None:
+        action = next(action for action in menu.actions() if action.text() == text)
+        assert action.isEnabled(), f"{text} is disabled"
+        menu.setActiveAction(action)
+        QTest.keyClick(menu, Qt.Key.Key_Return)
+    return pick
+
+
+def dismiss(menu: QMenu) -> None:
+    QTest.keyClick(menu, Qt.Key.Key_Escape)

@@ -188,9 +188,9 @@ def test_align_and_snap(make_window: Callable[..., MainWindow]) -> None:
     window = make_window()
     editor = window.editor
     editor.scene.select_ids(["h1", "r1"])
-    window.actions.align_top.trigger()
+    window.actions.align["top"].trigger()
     assert editor.topology.nodes["h1"].position.y == editor.topology.nodes["r1"].position.y == 100
-    window.actions.align_left.trigger()
+    window.actions.align["left"].trigger()
     assert editor.topology.nodes["h1"].position.x == editor.topology.nodes["r1"].position.x == 100
     assert editor.undo_stack.undoText() == "Align left"
     window.actions.snap.trigger()

@@ -13,8 +13,9 @@ from vtopo.gui import terminal
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.context_menus import ContextMenus
 from vtopo.gui.document.analysis import LabAnalyzer
-from vtopo.gui.document.editor import Editor
+from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.document.files import FileController
 from vtopo.gui.measure.controller import MeasureController
 from vtopo.gui.panels.deploy import DeployController
@@ -36,6 +37,8 @@ class WindowParts(Protocol):
     def docks(self) -> list[QDockWidget]: ...
 
     def explain_selection(self) -> None: ...
+
+    def show_inspector(self) -> None: ...
 
 Key = QKeySequence.StandardKey
 
@@ -88,10 +91,12 @@ class Actions:
         self.select_all = self._action("Select &all", self._select_all, Key.SelectAll, scope=canvas)
         self.add_note = self._action("Add &note", lambda: self._annotate("note"), "Ctrl+Shift+N")
         self.add_rect = self._action("Add &rectangle", lambda: self._annotate("rect"), "Ctrl+Shift+R")
-        self.align_left = self._action("Align &left", lambda: editor.align("left"))
-        self.align_top = self._action("Align &top", lambda: editor.align("top"))
-        self.align_grid = self._action("Align to &grid", lambda: editor.align("grid"), "Ctrl+G")
+        self.align = {mode: self._action(text, lambda checked=False, m=mode: editor.align(m),
+                                         "Ctrl+G" if mode == "grid" else ())
+                      for mode, text in ALIGN_MODES.items()}
 
+        self.rename = self._action("&Rename", self._rename_selected, "F2", scope=canvas)
+        self.properties = self._action("P&roperties", parts.show_inspector)
         self.link_mode = self._action("Draw &links", self._toggle_link_mode, "L", scope=canvas)
         self.link_mode.setCheckable(True)
         self.link_mode.setToolTip("Drag from node to node to link them (Shift: choose the ports). "
@@ -119,6 +124,7 @@ class Actions:
             self.theme_group.addAction(action)
             self.themes[name] = action
 
+        self.menus = ContextMenus()
         self.recent_menu = QMenu("Open &recent", window)
         self._build_menus()
         self._build_toolbar()
@@ -157,11 +163,12 @@ class Actions:
         edit = bar.addMenu("&Edit")
         edit.addActions([self.undo, self.redo])
         edit.addSeparator()
-        edit.addActions([self.cut, self.copy, self.paste, self.duplicate, self.delete, self.select_all])
+        edit.addActions([self.cut, self.copy, self.paste, self.duplicate, self.delete, self.select_all, self.rename])
         edit.addSeparator()
         edit.addActions([self.add_note, self.add_rect])
         edit.addSeparator()
-        edit.addActions([self.align_left, self.align_top, self.align_grid])
+        align = edit.addMenu("&Align")
+        align.addActions(list(self.align.values()))
         view = bar.addMenu("&View")
         view.addActions([self.link_mode, self.snap])
         view.addSeparator()
@@ -256,8 +263,9 @@ class Actions:
         for action in (self.cut, self.copy, self.duplicate):
             action.setEnabled(has_nodes)
         self.delete.setEnabled(has_selection)
-        for action in (self.align_left, self.align_top, self.align_grid):
+        for action in self.align.values():
             action.setEnabled(has_nodes)
+        self.rename.setEnabled(bool(self.selected_node()))
         deployer_missing = deploy.deployer() is None
         analysis = self.parts.analyzer.latest
         errors = bool(analysis is not None and analysis.errors)
@@ -288,10 +296,38 @@ class Actions:
         if len(pair) == 2 and self.iperf_pair.isEnabled():
             self.parts.measure.between(pair[0], pair[1])
 
+    def _rename_selected(self) -> None:
+        node_id = self.selected_node()
+        if node_id:
+            self.parts.view.start_rename(node_id)
+
+    def activate_node(self, node_id: str) -> None:
+        """A double-click: a running node opens its terminal or console; otherwise the node is renamed."""
+        self.parts.editor.scene.select_ids([node_id])
+        if self.terminal.isEnabled():
+            self.open_terminal()
+        elif not self.parts.deploy.deployed_lab:
+            self.parts.view.start_rename(node_id)
+        else:
+            self.window.statusBar().showMessage(self.terminal.toolTip(), 6000)
+
     def node_menu(self, node_id: str, at: QPoint) -> None:
         menu = self.node_menu_for(node_id)
         menu.exec(at)
         menu.deleteLater()
+
+    def link_menu(self, link_id: str, at: QPoint) -> None:
+        menu = self.link_menu_for(link_id)
+        menu.exec(at)
+        menu.deleteLater()
+
+    def link_menu_for(self, link_id: str) -> QMenu:
+        """The context menu of a link: the link becomes the selection."""
+        self.parts.editor.scene.select_ids([link_id])
+        menu = QMenu(self.window)
+        menu.addActions([self.properties, self.delete])
+        self.menus.fill(menu, "link", link_id)
+        return menu
 
     def node_menu_for(self, node_id: str) -> QMenu:
         """The context menu of a node; the node joins the selection first if it is not in it."""
@@ -299,7 +335,9 @@ class Actions:
         if node_id not in editor.scene.selected_node_ids():
             editor.scene.select_ids([node_id])
         menu = QMenu(self.window)
-        menu.addActions([self.terminal, self.duplicate, self.copy, self.delete])
+        menu.addActions([self.terminal, self.rename, self.properties])
+        menu.addSeparator()
+        menu.addActions([self.duplicate, self.copy, self.delete])
         menu.addSeparator()
         if len(editor.scene.selected_node_ids()) == 2:
             menu.addAction(self.iperf_pair)
@@ -308,6 +346,7 @@ class Actions:
             action.setEnabled(measure.can_measure(node_id))
         menu.addSeparator()
         menu.addAction("Explain this node", self.parts.explain_selection)
+        self.menus.fill(menu, "node", node_id)
         return menu
 
     def canvas_menu(self, at: QPoint) -> None:

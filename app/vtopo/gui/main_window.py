@@ -50,7 +50,7 @@ class MainWindow(QMainWindow):
         right = Qt.DockWidgetArea.RightDockWidgetArea
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
         self._dock("Kinds", self.palette_list, left)
-        self._dock("Inspector", self.inspector, right)
+        self.inspector_dock = self._dock("Inspector", self.inspector, right)
         problems_dock = self._dock("Problems", self.problems, bottom)
         self.explain_dock = self._dock("Explain", self.explain, bottom)
         log_dock = self._dock("Deploy log", self.log, bottom)
@@ -96,6 +96,8 @@ class MainWindow(QMainWindow):
         self.palette_list.place_requested.connect(
             lambda kind: editor.place_node(kind, self.view.mapToScene(self.view.viewport().rect().center())))
         self.view.node_context_menu.connect(self.actions.node_menu)
+        self.view.link_context_menu.connect(self.actions.link_menu)
+        self.view.node_activated.connect(self.actions.activate_node)
         self.view.canvas_context_menu.connect(self.actions.canvas_menu)
         editor.status_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.analyzer.busy_changed.connect(lambda busy: busy and self.problems.show_busy())
@@ -124,6 +126,10 @@ class MainWindow(QMainWindow):
             return
         self.editor.scene.select_ids([item_id])
         self.view.ensureVisible(item, 60, 60)
+
+    def show_inspector(self) -> None:
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
 
     def explain_selection(self) -> None:
         self.explain.scope.setCurrentIndex(SELECTION)

@@ -78,7 +78,6 @@ class NodeItem(QGraphicsItem):
         self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
         self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
-        self.setToolTip(name)
 
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:

@@ -12,28 +12,12 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouse
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
+from vtopo.gui.canvas.labels import end_label, impairment_label
 from vtopo.gui.canvas.states import NodeState
 from vtopo.model.problems import Problem, Severity
-from vtopo.model.topology import Annotation, Endpoint, Impairment, Link, Node, Position, Topology
+from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
-
-
-def end_label(end: Endpoint) -> str:
-    """What a link end shows: the interface name (the port unless renamed), then its addresses."""
-    return "\n".join([end.interface.name or end.port, *end.interface.addresses])
-
-
-def impairment_label(impairment: Impairment) -> str:
-    parts = []
-    if impairment.delay_ms:
-        jitter = f" ±{impairment.jitter_ms:g}" if impairment.jitter_ms else ""
-        parts.append(f"{impairment.delay_ms:g}{jitter} ms")
-    if impairment.loss_pct:
-        parts.append(f"{impairment.loss_pct:g}% loss")
-    if impairment.rate_mbit:
-        parts.append(f"{impairment.rate_mbit:g} Mbit/s")
-    return " · ".join(parts)
 
 
 class Gesture(Protocol):
@@ -117,7 +101,6 @@ class TopologyScene(QGraphicsScene):
 
     def _node_added(self, node: Node) -> None:
         item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self._font, self.look)
-        item.setToolTip(f"{node.name} ({node.kind})")
         self._place(item, node.position)
         self.nodes[node.id] = item
         self.addItem(item)
@@ -129,7 +112,6 @@ class TopologyScene(QGraphicsScene):
     def _node_changed(self, node: Node) -> None:
         item = self.nodes[node.id]
         item.set_name(node.name)
-        item.setToolTip(f"{node.name} ({node.kind})")
         self._place(item, node.position)
 
     def _link_added(self, link: Link) -> None:

@@ -2,21 +2,28 @@
 A button press picks the canvas tool (vtopo.gui.canvas.interactions) that the scene then feeds the gesture to."""
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, Signal
-from PySide6.QtGui import (QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent,
-                           QPainter, QWheelEvent)
-from PySide6.QtWidgets import QGraphicsView, QWidget
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDropEvent, QHelpEvent, QKeyEvent,
+                           QMouseEvent, QPainter, QWheelEvent)
+from PySide6.QtWidgets import QGraphicsView, QToolTip, QWidget
 
 from vtopo.gui.canvas.interactions import LinkInteraction, PlaceInteraction, SelectInteraction
-from vtopo.gui.canvas.items import NodeItem
+from vtopo.gui.canvas.items import ICON_SIZE, LABEL_GAP, NodeItem
+from vtopo.gui.canvas.rename import InlineRename
+from vtopo.gui.canvas.scene import GRID
+from vtopo.gui.canvas.tooltips import link_tooltip, node_tooltip
 from vtopo.gui.document.editor import Editor
 
 KIND_MIME_TYPE = "application/x-vtopo-kind"
 MIN_SCALE, MAX_SCALE = 0.05, 6.0
 ZOOM_STEP = 1.15
+NUDGE_STEP = 10.0
+NUDGES = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1), Qt.Key.Key_Down: (0, 1)}
 
 
 class CanvasView(QGraphicsView):
+    node_activated = Signal(str)
+    """A node was double-clicked."""
     node_context_menu = Signal(str, QPoint)
     link_context_menu = Signal(str, QPoint)
     canvas_context_menu = Signal(QPoint)
@@ -89,6 +96,11 @@ class CanvasView(QGraphicsView):
             self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
         elif event.key() == Qt.Key.Key_Escape:
             self.editor.scene.cancel_gesture()
+        elif event.key() in NUDGES and self.editor.scene.selectedItems():
+            fine = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            step = 1.0 if fine else GRID if self.editor.scene.snap_to_grid else NUDGE_STEP
+            dx, dy = NUDGES[Qt.Key(event.key())]
+            self.editor.nudge(dx * step, dy * step)
         else:
             super().keyPressEvent(event)
 
@@ -125,6 +137,33 @@ class CanvasView(QGraphicsView):
         else:
             scene.begin_gesture(SelectInteraction(self.editor))
         super().mousePressEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        node = self.editor.scene.node_at(self.mapToScene(event.position().toPoint()))
+        if node is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.node_activated.emit(node.node_id)
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def start_rename(self, node_id: str) -> InlineRename:
+        """A line edit over the node's name; Enter renames (one undo step), Escape leaves the name as it was."""
+        item = self.editor.scene.nodes[node_id]
+        self.ensureVisible(item, 40, 40)
+        field = InlineRename(node_id, item.name, self.viewport())
+        field.finished.connect(self._renamed)
+        width = max(120, field.fontMetrics().horizontalAdvance(item.name) + 30)
+        label = self.mapFromScene(item.pos() + QPointF(0, ICON_SIZE / 2 + LABEL_GAP))
+        field.setGeometry(label.x() - width // 2, label.y(), width, field.sizeHint().height())
+        field.show()
+        field.setFocus()
+        return field
+
+    def _renamed(self, node_id: str, name: str) -> None:
+        if node_id in self.editor.topology.nodes:
+            error = self.editor.rename_node(node_id, name)
+            if error:
+                self.editor.status_message.emit(f"not renamed: {error}")
+        self.setFocus()
 
     def _node_clicked(self, node: NodeItem, at: QPoint) -> None:
         self.node_context_menu.emit(node.node_id, at)
@@ -177,6 +216,25 @@ class CanvasView(QGraphicsView):
         placing.drop(self.mapToScene(event.position().toPoint()))
         event.acceptProposedAction()
         self.setFocus()
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            text = self._tooltip_at(self.mapToScene(event.pos()))
+            if text:
+                QToolTip.showText(event.globalPos(), text, self.viewport())
+                return True
+        return super().viewportEvent(event)
+
+    def _tooltip_at(self, point: QPointF) -> str:
+        """A node's or a link's tooltip, written when it is asked for (a note keeps its own)."""
+        scene, topology = self.editor.scene, self.editor.topology
+        node = scene.node_at(point)
+        if node is not None:
+            kind_name = topology.nodes[node.node_id].kind
+            kind = self.editor.registry.get(kind_name)
+            return node_tooltip(topology, node.node_id, kind.label if kind is not None else kind_name, node.state)
+        link = scene.link_at(point)
+        return link_tooltip(topology, link.link_id) if link is not None else ""
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
