@@ -6,7 +6,7 @@ from typing import Callable
 from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMenu
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 
 from vtopo.gui.canvas.view import CanvasView
 
@@ -84,3 +84,20 @@ def choose(text: str) -> Callable[[QMenu], None]:
 
 def dismiss(menu: QMenu) -> None:
     QTest.keyClick(menu, Qt.Key.Key_Escape)
+
+
+def answer_next_dialog(button_text: str) -> list[str]:
+    """Click a button of the next message box once it is open, as a user would. Returns the list its text is put in."""
+    texts: list[str] = []
+
+    def look() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, look)
+            return
+        texts.append(f"{box.text()}\n{box.informativeText()}")
+        button = next(button for button in box.buttons() if button.text() == button_text)
+        QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(0, look)
+    return texts

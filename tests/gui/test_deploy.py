@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QPointF
 from pytestqt.qtbot import QtBot
 
+from tests.gui.helpers import answer_next_dialog
 from vtopo.gui import terminal
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.main_window import MainWindow
@@ -81,6 +82,7 @@ def test_deploy_and_destroy_run_in_a_worker(make_window: Callable[..., MainWindo
     assert not window.actions.terminal.isEnabled()
     assert "no shell" in window.actions.terminal.toolTip()
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        answer_next_dialog("Destroy")
         window.actions.destroy.trigger()
     assert window.deploy.states == {}
     assert window.editor.scene.nodes["c1"].state is NodeState.NOT_DEPLOYED
@@ -135,6 +137,7 @@ def test_deploy_and_destroy_bridge_veth_for_real(make_window: Callable[..., Main
         assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
     finally:
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            answer_next_dialog("Destroy")
             window.actions.destroy.trigger()
     assert window.deploy.states == {}
     assert all(item.state is NodeState.NOT_DEPLOYED for item in window.editor.scene.nodes.values())

@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from tests.gui.helpers import click
+from tests.gui.helpers import answer_next_dialog, click
 from tests.gui.test_deploy import FakeDeployer
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.measure.controller import NOT_DEPLOYED
@@ -113,6 +113,7 @@ def test_targets_follow_deploy_and_destroy(deployed_window: MainWindow, qtbot: Q
     assert list(panel.targets) == ["c1", "c2", "c3"]
     assert panel.run_button.isEnabled()
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        answer_next_dialog("Destroy")
         window.actions.destroy.trigger()
     assert panel.targets == {} and not panel.run_button.isEnabled()
     assert panel.notice.text() == NOT_DEPLOYED
@@ -244,6 +245,8 @@ def _deployed(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
     action = window.actions.deploy if deploy else window.actions.destroy
     qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)  # a status read may run
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+        if not deploy:
+            answer_next_dialog("Destroy")
         action.trigger()
     qtbot.waitUntil(lambda: not window.measure.looking_up)  # the panel reads the deployed lab off the GUI thread
 

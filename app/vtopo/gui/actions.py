@@ -5,9 +5,8 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
-from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QStyle, QToolBar,
-                               QWidget)
+from PySide6.QtGui import QAction, QActionGroup, QCursor, QIcon, QKeySequence
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QStyle, QWidget
 
 from vtopo.gui import terminal
 from vtopo.gui.canvas import export
@@ -18,8 +17,9 @@ from vtopo.gui.document.analysis import LabAnalyzer
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.document.files import FileController
 from vtopo.gui.measure.controller import MeasureController
-from vtopo.gui.panels.deploy import DeployController
+from vtopo.gui.panels.deploy import DeployController, confirm_destroy
 from vtopo.gui.theme import THEMES, apply_theme
+from vtopo.gui.toolbar import build_toolbar, deploy_icon, destroy_icon, history_button
 
 
 
@@ -41,6 +41,7 @@ class WindowParts(Protocol):
     def show_inspector(self) -> None: ...
 
 Key = QKeySequence.StandardKey
+SNAP_KEY = "view/snap-to-grid"
 
 
 Shortcut = QKeySequence.StandardKey | str
@@ -85,7 +86,7 @@ class Actions:
         canvas = view
         self.cut = self._action("Cu&t", editor.cut_selection, Key.Cut, scope=canvas)
         self.copy = self._action("&Copy", editor.copy_selection, Key.Copy, scope=canvas)
-        self.paste = self._action("&Paste", self._paste, Key.Paste, scope=canvas)
+        self.paste = self._action("&Paste", lambda: self._paste(), Key.Paste, scope=canvas)
         self.duplicate = self._action("&Duplicate", editor.duplicate_selection, "Ctrl+D", scope=canvas)
         self.delete = self._action("De&lete", editor.delete_selection, (Key.Delete, "Backspace"), scope=canvas)
         self.select_all = self._action("Select &all", self._select_all, Key.SelectAll, scope=canvas)
@@ -103,14 +104,16 @@ class Actions:
                                   "A right-drag links in any mode, with a port menu.")
         self.snap = self._action("&Snap to grid", self._toggle_snap)
         self.snap.setCheckable(True)
+        self.snap.setChecked(parts.settings.value(SNAP_KEY, False, type=bool))
+        editor.scene.snap_to_grid = self.snap.isChecked()
         self.zoom_in = self._action("Zoom &in", lambda: view.zoom_by(1.25), Key.ZoomIn)
         self.zoom_out = self._action("Zoom &out", lambda: view.zoom_by(0.8), Key.ZoomOut)
         self.zoom_reset = self._action("&Actual size", view.reset_zoom, "Ctrl+0")
         self.fit = self._action("&Fit to view", view.fit_to_view, "Ctrl+1")
 
         deploy = parts.deploy
-        self.deploy = self._action("&Deploy", deploy.deploy, "F5", style.standardIcon(sp.SP_MediaPlay))
-        self.destroy = self._action("D&estroy", deploy.destroy, "Shift+F5", style.standardIcon(sp.SP_MediaStop))
+        self.deploy = self._action("&Deploy", deploy.deploy, "F5", deploy_icon())
+        self.destroy = self._action("D&estroy…", self._destroy, "Shift+F5", destroy_icon())
         self.status = self._action("Refresh &status", deploy.refresh_status)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
         self.iperf_pair = self._action("iperf between these two", self._iperf_pair)
@@ -185,16 +188,12 @@ class Actions:
         lab.addActions([self.terminal, self.show_measure, self.iperf_pair])
 
     def _build_toolbar(self) -> None:
-        toolbar = QToolBar("Main", self.window)
-        toolbar.setObjectName("main-toolbar")
-        toolbar.addActions([self.new, self.open, self.save])
-        toolbar.addSeparator()
-        toolbar.addActions([self.undo, self.redo])
-        toolbar.addSeparator()
-        toolbar.addActions([self.link_mode, self.snap, self.add_note, self.fit])
-        toolbar.addSeparator()
-        toolbar.addActions([self.deploy, self.destroy, self.terminal])
-        self.window.addToolBar(toolbar)
+        stack = self.parts.editor.undo_stack
+        self.toolbar_undo = history_button(self.window, stack, redo=False)
+        self.toolbar_redo = history_button(self.window, stack, redo=True)
+        build_toolbar(self.window, [[self.new, self.open, self.save], [self.toolbar_undo, self.toolbar_redo],
+                                    [self.link_mode, self.snap, self.add_note, self.fit],
+                                    [self.deploy, self.destroy, self.terminal]])
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -204,8 +203,13 @@ class Actions:
 
     # ------------------------------------------------------------ slots that need a little glue
 
-    def _paste(self) -> None:
-        self.parts.editor.paste()
+    def _paste(self, at: QPointF | None = None) -> None:
+        """At the cursor when it is over the canvas (or at the given point)."""
+        view = self.parts.view
+        cursor = view.viewport().mapFromGlobal(QCursor.pos())
+        if at is None and view.viewport().rect().contains(cursor):
+            at = view.mapToScene(cursor)
+        self.parts.editor.paste(at)
 
     def _select_all(self) -> None:
         for item in self.parts.editor.scene.items():
@@ -223,6 +227,12 @@ class Actions:
 
     def _toggle_snap(self, checked: bool) -> None:
         self.parts.editor.scene.snap_to_grid = checked
+        self.parts.settings.setValue(SNAP_KEY, checked)
+
+    def _destroy(self) -> None:
+        deploy, topology = self.parts.deploy, self.parts.editor.topology
+        if self.destroy.isEnabled() and confirm_destroy(self.window, deploy.deployed_lab, topology):
+            deploy.destroy()
 
     def set_theme(self, name: str) -> None:
         app = QApplication.instance()
@@ -272,8 +282,9 @@ class Actions:
         self.deploy.setEnabled(not deployer_missing and not deploy.busy and not errors)
         self.deploy.setToolTip(deploy.unavailable or ("fix the errors in the Problems panel first" if errors
                                                       else "Deploy the lab on this host"))
-        self.destroy.setEnabled(not deployer_missing and not deploy.busy)
-        self.destroy.setToolTip(deploy.unavailable or "Tear down everything the lab created")
+        self.destroy.setEnabled(not deployer_missing and not deploy.busy and bool(deploy.deployed_lab))
+        self.destroy.setToolTip(deploy.unavailable or (f"Tear down everything lab {deploy.deployed_lab} created"
+                                                       if deploy.deployed_lab else "the lab is not deployed"))
         self.status.setEnabled(not deployer_missing and not deploy.busy)
         node_id = self.selected_node()
         if not node_id:
@@ -353,7 +364,7 @@ class Actions:
         view = self.parts.view
         scene_at = view.mapToScene(view.mapFromGlobal(at))
         menu = QMenu(self.window)
-        menu.addAction(self.paste)
+        menu.addAction("Paste here", lambda: self._paste(scene_at)).setEnabled(self.paste.isEnabled())
         menu.addAction("Add note here", lambda: self._annotate("note", scene_at))
         menu.addAction("Add rectangle here", lambda: self._annotate("rect", scene_at))
         menu.addSeparator()

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QW
 
 from vtopo.gui.actions import Actions
 from vtopo.gui.canvas.icons import IconCache
+from vtopo.gui.canvas.states import legend_html
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.document.analysis import Analysis, LabAnalyzer
 from vtopo.gui.document.editor import Editor
@@ -43,7 +44,10 @@ class MainWindow(QMainWindow):
         self.progress.setMaximumWidth(240)
         self.progress.hide()
         self.drift = QLabel()
+        self.legend = QLabel(legend_html())
+        self.legend.setToolTip("The dot at a node's top right shows its state once the lab is deployed")
         self.statusBar().addPermanentWidget(self.drift)
+        self.statusBar().addPermanentWidget(self.legend)
         self.statusBar().addPermanentWidget(self.progress)
         self._docks: list[QDockWidget] = []
         left = Qt.DockWidgetArea.LeftDockWidgetArea
@@ -95,6 +99,7 @@ class MainWindow(QMainWindow):
         editor, scene = self.editor, self.editor.scene
         self.palette_list.place_requested.connect(
             lambda kind: editor.place_node(kind, self.view.mapToScene(self.view.viewport().rect().center())))
+        editor.topology_replaced.connect(self.view.fit_when_shown)
         self.view.node_context_menu.connect(self.actions.node_menu)
         self.view.link_context_menu.connect(self.actions.link_menu)
         self.view.node_activated.connect(self.actions.activate_node)

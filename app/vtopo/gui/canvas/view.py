@@ -2,9 +2,9 @@
 A button press picks the canvas tool (vtopo.gui.canvas.interactions) that the scene then feeds the gesture to."""
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDropEvent, QHelpEvent, QKeyEvent,
-                           QMouseEvent, QPainter, QWheelEvent)
+                           QMouseEvent, QPainter, QShowEvent, QWheelEvent)
 from PySide6.QtWidgets import QGraphicsView, QToolTip, QWidget
 
 from vtopo.gui.canvas.interactions import LinkInteraction, PlaceInteraction, SelectInteraction
@@ -32,6 +32,7 @@ class CanvasView(QGraphicsView):
         super().__init__(editor.scene, parent)
         self.editor = editor
         self.link_mode = False
+        self._fit_pending = False
         self._placing: PlaceInteraction | None = None
         self._pan_from: QPoint | None = None
         self._space_held = False
@@ -70,6 +71,22 @@ class CanvasView(QGraphicsView):
             self.resetTransform()
             self.scale(1.25, 1.25)
             self.centerOn(rect.center())
+
+    def fit_when_shown(self) -> None:
+        """Fit the lab once the view has its size (a lab opened before the window shows is fitted then)."""
+        self._fit_pending = True
+        if self.isVisible():
+            QTimer.singleShot(0, self._fit_if_pending)
+
+    def _fit_if_pending(self) -> None:
+        if self._fit_pending and self.isVisible():
+            self._fit_pending = False
+            self.fit_to_view()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._fit_pending:
+            QTimer.singleShot(0, self._fit_if_pending)
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         steps = event.angleDelta().y() / 120

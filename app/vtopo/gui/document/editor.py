@@ -19,6 +19,7 @@ from vtopo.model.events import Event
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
                                   new_id)
 
+UNTITLED = "untitled"
 PASTE_OFFSET = 40.0
 NUDGE_MERGE_ID = 1
 ALIGN_MODES = {"left": "Align left", "center": "Align centres", "right": "Align right", "top": "Align top",
@@ -63,7 +64,7 @@ class Editor(QObject):
         # the scene and the stack empty themselves while they are destroyed: nobody may hear that as an edit
         self.destroyed.connect(lambda: (scene.blockSignals(True), stack.blockSignals(True)))
         self._paste_count = 0
-        self.topology = Topology(name="untitled")
+        self.topology = Topology(name=UNTITLED)
         self.scene.set_topology(self.topology)
         self._listen(self.topology)
 
@@ -302,23 +303,29 @@ class Editor(QObject):
         self.copy_selection()
         self.delete_selection()
 
-    def paste(self) -> None:
+    def paste(self, at: QPointF | None = None) -> None:
+        """Paste centred on `at` (the cursor), or a little further from the original at each paste."""
         fragment = clipboard.from_clipboard()
         if fragment is None or fragment.empty:
             self.status_message.emit("nothing to paste")
             return
-        self._paste_count += 1
-        self.insert_fragment(fragment, PASTE_OFFSET * self._paste_count, "Paste")
+        if at is None:
+            self._paste_count += 1
+            offset = Position(PASTE_OFFSET * self._paste_count, PASTE_OFFSET * self._paste_count)
+        else:
+            centre = fragment.centre()
+            offset = Position(round(at.x() - centre.x, 1), round(at.y() - centre.y, 1))
+        self.insert_fragment(fragment, offset, "Paste")
 
     def duplicate_selection(self) -> None:
         fragment = self.selection_fragment()
         if not fragment.empty:
-            self.insert_fragment(fragment, PASTE_OFFSET, "Duplicate")
+            self.insert_fragment(fragment, Position(PASTE_OFFSET, PASTE_OFFSET), "Duplicate")
 
-    def insert_fragment(self, fragment: clipboard.Fragment, offset: float, text: str) -> None:
+    def insert_fragment(self, fragment: clipboard.Fragment, offset: Position, text: str) -> None:
         """Add a copy of the fragment (new ids and names, shifted) as one undo step, and select it."""
         taken = {n.name for n in self.topology.nodes.values()}
-        copy = clipboard.instantiate(fragment, taken, Position(offset, offset))
+        copy = clipboard.instantiate(fragment, taken, offset)
         parent = macro(text)
         for node in copy.nodes:
             AddNodeCommand(self.topology, node, parent)
