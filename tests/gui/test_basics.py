@@ -6,14 +6,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QToolBar
 
 from tests.gui.conftest import no_deployer
 from tests.gui.helpers import answer_next_dialog
 from tests.gui.test_deploy import FakeDeployer
-from tests.gui.test_keyboard import focus_canvas
+from tests.gui.test_keyboard import focus_canvas, one_selected_node
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
 from vtopo.resources import TOPOLOGIES
@@ -70,18 +70,15 @@ def test_toolbar_buttons_are_labelled_and_do_not_move(make_window: Callable[...,
 
 
 def test_paste_lands_at_the_cursor(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
-    window = make_window(None)
-    focus_canvas(qtbot, window)
+    window, node_id = one_selected_node(make_window, qtbot, QPointF(0, 0))
     editor = window.editor
-    node = editor.place_node("container", QPointF(0, 0))
-    assert node
-    editor.scene.select_ids([node.id])
     qtbot.keyClick(window.view, Qt.Key.Key_C, Ctrl)
     target = QPointF(400, 250)
     window.view.centerOn(target)
     QCursor.setPos(window.view.viewport().mapToGlobal(window.view.mapFromScene(target)))
     qtbot.keyClick(window.view, Qt.Key.Key_V, Ctrl)
-    pasted = [n for n in editor.topology.nodes.values() if n.id != node.id]
+    QCursor.setPos(window.view.viewport().mapToGlobal(QPoint(-100, -100)))  # leave no cursor on later canvases
+    pasted = [n for n in editor.topology.nodes.values() if n.id != node_id]
     assert len(pasted) == 1
     assert abs(pasted[0].position.x - 400) <= 2 and abs(pasted[0].position.y - 250) <= 2
 

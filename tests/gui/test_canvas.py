@@ -5,7 +5,7 @@ from typing import Any, Callable
 
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
-from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtGui import QCursor, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from tests.gui.helpers import click, drag
@@ -162,6 +162,7 @@ def test_copy_paste_keeps_the_links_inside_the_selection(make_window: Callable[.
     editor = window.editor
     editor.scene.select_ids(["h1", "h2", "lan1"])
     window.actions.copy.trigger()
+    QCursor.setPos(window.view.viewport().mapToGlobal(QPoint(-100, -100)))  # off the canvas: beside the original
     window.actions.paste.trigger()
     topology = editor.topology
     assert len(topology.nodes) == 10

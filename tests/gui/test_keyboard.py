@@ -96,21 +96,27 @@ def test_no_key_is_bound_twice_where_both_could_fire(make_window: Callable[..., 
     assert QKeySequence("Ctrl+Z").toString() in bindings
 
 
-def test_arrow_keys_nudge_and_a_burst_is_one_undo_step(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+def one_selected_node(make_window: Callable[..., MainWindow], qtbot: Any, at: QPointF) -> tuple[MainWindow, str]:
+    """A window on a new lab with one container at `at`, selected, and the canvas focused."""
     window = make_window(None)
     focus_canvas(qtbot, window)
-    editor = window.editor
-    node = editor.place_node("container", QPointF(100, 100))
+    node = window.editor.place_node("container", at)
     assert node
-    editor.scene.select_ids([node.id])
+    window.editor.scene.select_ids([node.id])
+    return window, node.id
+
+
+def test_arrow_keys_nudge_and_a_burst_is_one_undo_step(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    window, node_id = one_selected_node(make_window, qtbot, QPointF(100, 100))
+    editor = window.editor
     for key in (Key.Key_Right, Key.Key_Right, Key.Key_Down):
         qtbot.keyClick(window.view, key)
     qtbot.keyClick(window.view, Key.Key_Left, Shift)
-    position = editor.topology.nodes[node.id].position
+    position = editor.topology.nodes[node_id].position
     assert (position.x, position.y) == (119, 110)
-    assert editor.scene.nodes[node.id].pos() == QPointF(119, 110)
+    assert editor.scene.nodes[node_id].pos() == QPointF(119, 110)
     qtbot.keyClick(window.view, Key.Key_Z, Ctrl)
-    position = editor.topology.nodes[node.id].position
+    position = editor.topology.nodes[node_id].position
     assert (position.x, position.y) == (100, 100)
     assert editor.undo_stack.undoText().startswith("Add")
 
