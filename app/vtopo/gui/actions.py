@@ -42,6 +42,7 @@ class WindowParts(Protocol):
 
 Key = QKeySequence.StandardKey
 SNAP_KEY = "view/snap-to-grid"
+LABELS_KEY = "view/interface-labels"
 
 
 Shortcut = QKeySequence.StandardKey | str
@@ -74,6 +75,8 @@ class Actions:
         self.save_as = self._action("Save &as…", files.save_as, Key.SaveAs)
         self.export_png = self._action("Export as &PNG…", lambda: self.export("png"))
         self.export_svg = self._action("Export as S&VG…", lambda: self.export("svg"))
+        self.export_print = self._action("Export for p&rint (PNG, white, no grid)…",
+                                         lambda: self.export("png", for_print=True))
         self.quit = self._action("&Quit", window.close, Key.Quit)
 
         self.undo = editor.undo_stack.createUndoAction(window, "&Undo")
@@ -102,6 +105,10 @@ class Actions:
         self.link_mode.setCheckable(True)
         self.link_mode.setToolTip("Drag from node to node to link them (Shift: choose the ports). "
                                   "A right-drag links in any mode, with a port menu.")
+        self.interface_labels = self._action("Show &interface labels", self._toggle_interface_labels)
+        self.interface_labels.setCheckable(True)
+        self.interface_labels.setChecked(parts.settings.value(LABELS_KEY, True, type=bool))
+        editor.scene.show_interface_labels(self.interface_labels.isChecked())
         self.snap = self._action("&Snap to grid", self._toggle_snap)
         self.snap.setCheckable(True)
         self.snap.setChecked(parts.settings.value(SNAP_KEY, False, type=bool))
@@ -160,7 +167,7 @@ class Actions:
         file_menu.addMenu(self.recent_menu)
         file_menu.addActions([self.save, self.save_as])
         file_menu.addSeparator()
-        file_menu.addActions([self.export_png, self.export_svg])
+        file_menu.addActions([self.export_png, self.export_svg, self.export_print])
         file_menu.addSeparator()
         file_menu.addAction(self.quit)
         edit = bar.addMenu("&Edit")
@@ -173,7 +180,7 @@ class Actions:
         align = edit.addMenu("&Align")
         align.addActions(list(self.align.values()))
         view = bar.addMenu("&View")
-        view.addActions([self.link_mode, self.snap])
+        view.addActions([self.link_mode, self.snap, self.interface_labels])
         view.addSeparator()
         view.addActions([self.zoom_in, self.zoom_out, self.zoom_reset, self.fit])
         view.addSeparator()
@@ -229,6 +236,10 @@ class Actions:
         self.parts.editor.scene.snap_to_grid = checked
         self.parts.settings.setValue(SNAP_KEY, checked)
 
+    def _toggle_interface_labels(self, checked: bool) -> None:
+        self.parts.editor.scene.show_interface_labels(checked)
+        self.parts.settings.setValue(LABELS_KEY, checked)
+
     def _destroy(self) -> None:
         deploy, topology = self.parts.deploy, self.parts.editor.topology
         if self.destroy.isEnabled() and confirm_destroy(self.window, deploy.deployed_lab, topology):
@@ -241,14 +252,15 @@ class Actions:
         self.themes[name].setChecked(True)
         self.parts.settings.setValue("view/theme", name)
 
-    def export(self, fmt: str) -> None:
+    def export(self, fmt: str, for_print: bool = False) -> None:
         name, _ = QFileDialog.getSaveFileName(self.window, f"Export as {fmt.upper()}",
                                               f"{self.parts.editor.topology.name}.{fmt}", f"{fmt.upper()} (*.{fmt})")
         if not name:
             return
         path = Path(name)
-        ok = export.export_png(self.parts.editor.scene, path) if fmt == "png" else \
-            export.export_svg(self.parts.editor.scene, path, self.parts.editor.topology.name)
+        scene = self.parts.editor.scene
+        ok = export.export_png(scene, path, for_print=for_print) if fmt == "png" else \
+            export.export_svg(scene, path, self.parts.editor.topology.name, for_print=for_print)
         self.window.statusBar().showMessage(f"exported {path}" if ok else f"could not write {path}", 5000)
 
     def selected_node(self) -> str:

@@ -21,6 +21,8 @@ class Look:
 
     colors: Colors
     snap: Callable[[QPointF], QPointF]
+    end_labels: bool = True
+    """Whether links show their interface labels (the impairment in the middle shows either way)."""
 
 
 ICON_SIZE = 48
@@ -240,30 +242,58 @@ class LinkItem(QGraphicsItem):
             self.update()
 
     def update_geometry(self) -> None:
+        """Place the line, then the labels so that none overlaps another: the two ends' labels on the same side of
+        the line, or on opposite sides when the link is too short for that; the impairment on the other side."""
         self.prepareGeometryChange()
         shift = self._parallel_shift()
         self._line = QLineF(self.a.pos() + shift, self.b.pos() + shift)
-        rects = []
-        for index, (near, far) in enumerate(((self._line.p1(), self._line.p2()), (self._line.p2(), self._line.p1()))):
-            rects.append(self._label_rect_at(near, far, self._label_sizes[index]))
-        self._label_rects = (rects[0], rects[1])
-        self._middle_rect.moveCenter(self._line.center() + QPointF(0, -self._middle_rect.height() / 2 - 2))
+        p1, p2 = self._line.p1(), self._line.p2()
+        if self._look.end_labels:
+            at_a = self._label_rect_at(p1, p2, self._label_sizes[0], 1)
+            at_b = self._label_rect_at(p2, p1, self._label_sizes[1], 1)
+            if at_a.intersects(at_b):
+                at_b = self._label_rect_at(p2, p1, self._label_sizes[1], -1)
+            self._label_rects = (at_a, at_b)
+        else:
+            self._label_rects = (QRectF(), QRectF())
+        self._place_middle()
         self._shape = None
-        bounds = QRectF(self._line.p1(), self._line.p2()).normalized().adjusted(-6, -6, 6, 6)
+        bounds = QRectF(p1, p2).normalized().adjusted(-6, -6, 6, 6)
         for rect in (*self._label_rects, self._middle_rect):
             if not rect.isEmpty():
                 bounds = bounds.united(rect)
         self._bounds = bounds.adjusted(-2, -2, 2, 2)
 
-    def _label_rect_at(self, near: QPointF, far: QPointF, size: QSizeF) -> QRectF:
-        """Beside the line, just outside the node's icon; never across the line itself."""
+    def _place_middle(self) -> None:
+        """The impairment below the line's middle, moved further out while it would cover an end's label."""
+        size = self._middle_rect.size()
+        if size.isEmpty() or self._line.length() < 1:
+            self._middle_rect.moveCenter(self._line.center())
+            return
+        _direction, normal = self._axes(self._line.p1(), self._line.p2())
+        across = abs(normal.x()) * size.width() / 2 + abs(normal.y()) * size.height() / 2 + 3
+        self._middle_rect.moveCenter(self._line.center() - normal * across)
+        for _ in range(3):
+            if not any(self._middle_rect.intersects(rect) for rect in self._label_rects if not rect.isEmpty()):
+                return
+            self._middle_rect.translate(-normal * (size.height() + 2))
+
+    @staticmethod
+    def _axes(near: QPointF, far: QPointF) -> tuple[QPointF, QPointF]:
+        """The unit vector along the line, and the normal that points up (or right): the labels' side."""
+        direction = (far - near) / QLineF(near, far).length()
+        normal = QPointF(-direction.y(), direction.x())
+        if normal.y() > 0 or (math.isclose(normal.y(), 0) and normal.x() < 0):
+            normal = -normal
+        return direction, normal
+
+    def _label_rect_at(self, near: QPointF, far: QPointF, size: QSizeF, side: int) -> QRectF:
+        """Beside the line (side 1: above or right of it; -1: the other side), just outside the node's icon."""
         length = QLineF(near, far).length()
         if length < 1 or size.isEmpty():
             return QRectF()
-        direction = (far - near) / length
-        normal = QPointF(-direction.y(), direction.x())
-        if normal.y() > 0 or (math.isclose(normal.y(), 0) and normal.x() < 0):
-            normal = -normal  # keep labels above (or right of) the line, the same side at both ends
+        direction, normal = self._axes(near, far)
+        normal *= side
         half = QPointF(size.width() / 2, size.height() / 2)
         extent_along = abs(direction.x()) * half.x() + abs(direction.y()) * half.y()
         extent_across = abs(normal.x()) * half.x() + abs(normal.y()) * half.y()

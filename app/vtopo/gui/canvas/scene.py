@@ -3,7 +3,8 @@ beyond selection, problem marks and deploy states."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Protocol
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
@@ -57,6 +58,7 @@ class TopologyScene(QGraphicsScene):
         self.icons = icons
         self.look = Look(Colors.from_palette(QGuiApplication.palette()), self.snapped)
         self.snap_to_grid = False
+        self.draw_grid = True
         self.nodes: dict[str, NodeItem] = {}
         self.links: dict[str, LinkItem] = {}
         self.annotations: dict[str, AnnotationItem] = {}
@@ -168,6 +170,23 @@ class TopologyScene(QGraphicsScene):
         self.look.colors = Colors.from_palette(palette)
         self.update()
 
+    def show_interface_labels(self, shown: bool) -> None:
+        """Show or hide the interface names and addresses at the links' ends."""
+        self.look.end_labels = shown
+        for link in self.links.values():
+            link.update_geometry()
+        self.update()
+
+    @contextmanager
+    def print_style(self) -> Iterator[None]:
+        """While exporting for print: white paper, dark ink, no grid."""
+        colors, grid = self.look.colors, self.draw_grid
+        self.look.colors, self.draw_grid = Colors.for_print(), False
+        try:
+            yield
+        finally:
+            self.look.colors, self.draw_grid = colors, grid
+
     def mark_problems(self, problems: Iterable[Problem]) -> None:
         """Outline the nodes and links problems name: red for errors, dashed orange for warnings."""
         worst: dict[str, str] = {}
@@ -194,7 +213,7 @@ class TopologyScene(QGraphicsScene):
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
         painter.fillRect(rect, self.colors.base)
         scale = painter.worldTransform().m11()
-        if scale * GRID < 6:
+        if not self.draw_grid or scale * GRID < 6:
             return
         left = math.floor(rect.left() / GRID) * GRID
         top = math.floor(rect.top() / GRID) * GRID
