@@ -1,14 +1,17 @@
 """Driving the canvas like a user: mouse presses, moves and releases at scene positions."""
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
+from pytestqt.qtbot import QtBot
 
 from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.main_window import MainWindow
 
 
 def view_point(view: CanvasView, scene_point: QPointF) -> QPoint:
@@ -101,3 +104,17 @@ def answer_next_dialog(button_text: str) -> list[str]:
 
     QTimer.singleShot(0, look)
     return texts
+
+
+@contextmanager
+def dark_theme(window: MainWindow, qtbot: QtBot) -> Iterator[None]:
+    """The dark theme while the block runs, then the application's palette as it was."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    original = app.palette()
+    try:
+        window.actions.themes["dark"].trigger()
+        qtbot.waitUntil(lambda: window.editor.scene.colors.base.lightness() < 80)
+        yield
+    finally:
+        app.setPalette(original)

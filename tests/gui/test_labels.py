@@ -6,9 +6,9 @@ from typing import Callable
 
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from tests.gui.helpers import dark_theme
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import LinkItem
 from vtopo.gui.main_window import MainWindow
@@ -54,16 +54,9 @@ def test_interface_labels_can_be_hidden_and_the_choice_is_kept(make_window: Call
 def test_print_export_is_white_without_grid(make_window: Callable[..., MainWindow], tmp_path: Path,
                                             qtbot: QtBot) -> None:
     window = make_window()
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    original = app.palette()
-    try:
-        window.actions.themes["dark"].trigger()
-        qtbot.waitUntil(lambda: window.editor.scene.colors.base.lightness() < 80)
+    with dark_theme(window, qtbot):
         assert export.export_png(window.editor.scene, tmp_path / "screen.png")
         assert export.export_png(window.editor.scene, tmp_path / "print.png", for_print=True)
-    finally:
-        app.setPalette(original)
     screen, paper = QImage(str(tmp_path / "screen.png")), QImage(str(tmp_path / "print.png"))
     assert QColor(screen.pixel(2, 2)).lightness() < 80
     # white everywhere a grid line would be: no pixel of the margin differs from white
