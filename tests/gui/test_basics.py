@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QCursor
-from PySide6.QtWidgets import QToolBar
+from PySide6.QtGui import QCursor, QWheelEvent
+from PySide6.QtWidgets import QApplication, QToolBar
 
 from tests.gui.conftest import no_deployer
 from tests.gui.helpers import answer_next_dialog
@@ -113,3 +113,27 @@ def test_a_legend_names_the_node_states(make_window: Callable[..., MainWindow]) 
     text = window.legend.text()
     for state in ("running", "deploying", "failed", "not deployed"):
         assert state in text
+
+
+def test_cramped_panels_get_room(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    window = make_window()
+    window.explain_selection()
+    qtbot.waitUntil(lambda: window.explain_dock.height() >= 250, timeout=3000)
+    window.measure.show_panel()
+    qtbot.waitUntil(lambda: window.measure_dock.height() >= 250, timeout=3000)
+    panel = window.measure_panel
+    qtbot.waitUntil(lambda: panel.run_button.isVisible() and not panel.run_button.visibleRegion().isEmpty())
+    # a wheel over a combo box of the form scrolls the form, and leaves the value alone
+    box = panel.form.protocol_box
+    before = box.currentIndex()
+    at = QPointF(box.rect().center())
+    wheel = QWheelEvent(at, QPointF(box.mapToGlobal(at.toPoint())), QPoint(), QPoint(0, -120),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(box, wheel)
+    assert box.currentIndex() == before
+    # the note inspector keeps its fields together at the top
+    note = window.editor.add_annotation("note", QPointF(0, 0))
+    window.editor.scene.select_ids([note.id])
+    form = window.inspector.annotation_form
+    qtbot.waitUntil(form.isVisible)
+    assert form.text.geometry().top() < 80

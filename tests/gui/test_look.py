@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from tests.gui.helpers import dark_theme

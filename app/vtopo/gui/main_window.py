@@ -24,6 +24,9 @@ from vtopo.gui.panels.problems import ProblemsPanel
 from vtopo.kinds.registry import Registry
 
 
+BOTTOM_DOCK_HEIGHT = 300
+
+
 class MainWindow(QMainWindow):
     def __init__(self, registry: Registry, settings: QSettings, autosave_dir: Path,
                  deployer_loader: DeployerLoader = load_deployer,
@@ -64,6 +67,8 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(log_dock, self.measure_dock)
         problems_dock.raise_()
         self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
+        for roomy in (self.explain_dock, self.measure_dock):
+            roomy.visibilityChanged.connect(lambda visible, dock=roomy: self._make_room(dock, visible))
         self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
 
         self.analyzer = LabAnalyzer(self.editor, parent=self)
@@ -140,6 +145,11 @@ class MainWindow(QMainWindow):
         self.explain.scope.setCurrentIndex(SELECTION)
         self.explain_dock.show()
         self.explain_dock.raise_()
+
+    def _make_room(self, dock: QDockWidget, visible: bool) -> None:
+        """A bottom dock that is shown gets a useful height (the tabs it shares its place with need less)."""
+        if visible and not dock.isFloating() and dock.height() < BOTTOM_DOCK_HEIGHT:
+            self.resizeDocks([dock], [BOTTOM_DOCK_HEIGHT], Qt.Orientation.Vertical)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if any(url.toLocalFile().endswith(".vtopo") for url in event.mimeData().urls()):

@@ -22,6 +22,7 @@ from vtopo.gui.measure.chart import ThroughputChart
 from vtopo.gui.measure.form import MeasureForm, MeasureTarget, PathDescriber, TargetLike
 from vtopo.gui.measure.format import format_rate, impairment_text
 from vtopo.gui.measure.history import HistoryView
+from vtopo.gui.wheel_guard import guard_wheel
 from vtopo.gui.workers import Report, Worker, serial_pool
 from vtopo.measure import IntervalSample, IperfRun, MeasureError, RunResult
 from vtopo.measure.history import load_history, save_history
@@ -78,10 +79,11 @@ class MeasurePanel(QWidget):
         controls = QWidget()
         controls_layout = QVBoxLayout(controls)
         controls_layout.addWidget(self.notice)
-        controls_layout.addWidget(self.form)
-        controls_layout.addLayout(buttons)
+        controls_layout.addLayout(buttons)  # above the form: Run stays in sight in a low dock
         controls_layout.addWidget(self.status_label)
+        controls_layout.addWidget(self.form)
         controls_layout.addStretch(1)
+        guard_wheel(self.form)
         scroll = QScrollArea()
         scroll.setWidget(controls)
         scroll.setWidgetResizable(True)

@@ -10,7 +10,17 @@ from PySide6.QtWidgets import (QFormLayout, QLabel, QLineEdit, QScrollArea, QSiz
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.link_form import LinkForm
 from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, editor_for, mark_invalid
+from vtopo.gui.wheel_guard import guard_wheel
 from vtopo.kinds.settings import setting_fields
+
+
+def top_form(page: QWidget) -> QFormLayout:
+    """A form whose rows stay together at the top of a tall page."""
+    outer = QVBoxLayout(page)
+    form = QFormLayout()
+    outer.addLayout(form)
+    outer.addStretch(1)
+    return form
 
 
 class NodeForm(QWidget):
@@ -67,6 +77,7 @@ class NodeForm(QWidget):
                 label.setToolTip(spec.info.help)
                 form.addRow(label, field_editor.widget)
                 self.fields[spec.name] = field_editor
+            guard_wheel(self._settings_host)
         self._layout.insertWidget(1, self._settings_host)
 
     def _check_name(self, text: str) -> None:
@@ -102,7 +113,7 @@ class AnnotationForm(QWidget):
         self.text.setLineWrapMode(LinesEdit.LineWrapMode.WidgetWidth)
         self.text.setFixedHeight(self.text.fontMetrics().lineSpacing() * 8 + 12)
         self.text.editing_finished.connect(self._commit)
-        layout = QFormLayout(self)
+        layout = top_form(self)
         layout.addRow("Shape", self.shape)
         layout.addRow("Text", self.text)
 
@@ -131,7 +142,7 @@ class LabForm(QWidget):
         self.notes.editing_finished.connect(lambda: self._editor.update_lab(notes=self.notes.toPlainText()))
         self.summary = QLabel()
         self.summary.setWordWrap(True)
-        layout = QFormLayout(self)
+        layout = top_form(self)
         layout.addRow("Lab", self.name)
         layout.addRow("Notes", self.notes)
         layout.addRow("", self.summary)

@@ -21,6 +21,9 @@ def mark_invalid(widget: QWidget, error: str) -> None:
     widget.setProperty("invalid", bool(error))
 
 
+LIST_LINES = 8
+
+
 class LinesEdit(QPlainTextEdit):
     """A multi-line field that reports editing finished on focus out or Ctrl+Enter, like QLineEdit does."""
 
@@ -152,6 +155,8 @@ class ListEditor(FieldEditor):
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, LinesEdit())
         self.widget.setPlaceholderText("one per line")
+        self.widget.setLineWrapMode(LinesEdit.LineWrapMode.NoWrap)  # a rule or route is never broken mid-line
+        self.widget.setFixedHeight(self.widget.fontMetrics().lineSpacing() * LIST_LINES + 12)
         self.widget.editing_finished.connect(self._commit)
 
     def value(self) -> list[str]:
