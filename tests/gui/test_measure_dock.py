@@ -28,7 +28,7 @@ PATH_LINKS = {("c1", "c2"): ["c1-eth0--br0-p1", "c2-eth0--br0-p2"]}
 
 
 class FakeDeployedLab:
-    """Answers like vtopo.host.deployed.DeployedLab for bridge-veth, without a kernel."""
+    """Answers like vtopo.deployed.DeployedLab for bridge-veth, without a kernel."""
 
     def measurable(self) -> list[tuple[Endpoint, list[str]]]:
         return [(Endpoint(name), [address]) for name, address in ADDRESSES.items()]

@@ -1,6 +1,6 @@
 """What the designer uses of the host layer, as typed Protocols.
 
-The host layer (vtopo.host.deployer, vtopo.host.deployed) is imported lazily, so that the designer runs, with
+The host layer (vtopo.host.deployer, vtopo.deployed) is imported lazily, so that the designer runs, with
 Deploy and Measure disabled, where it is not installed. These Protocols say what the GUI expects of it, so the
 type checker sees the boundary instead of `Any`.
 """

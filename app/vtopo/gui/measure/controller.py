@@ -1,7 +1,7 @@
 """Keeps the Measure panel in step with the window: its targets come from the deployed lab, a run's path shows
 on the canvas, and the history lives beside the lab file.
 
-The panel knows nothing of labs; this controller tells it what to measure. The deployed lab (vtopo.host.deployed)
+The panel knows nothing of labs; this controller tells it what to measure. The deployed lab (vtopo.deployed)
 is imported lazily, like the executor, so the designer runs where the host layer is not installed.
 """
 from __future__ import annotations
@@ -19,11 +19,11 @@ from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.measure import RunResult, history_path_for, load_history, save_history
 
-DEPLOYED_MODULE = "vtopo.host.deployed"
+DEPLOYED_MODULE = "vtopo.deployed"
 NOT_DEPLOYED = "Deploy the lab to measure: iperf3 runs between the nodes of a deployed lab."
 
 def find_deployed(lab: str) -> tuple[DeployedLab | None, str]:
-    """The deployed lab named `lab`, as vtopo.host.deployed.DeployedLab, or why there is none."""
+    """The deployed lab named `lab`, as vtopo.deployed.DeployedLab, or why there is none."""
     try:
         module = importlib.import_module(DEPLOYED_MODULE)
     except ImportError as error:
