@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QWidget

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDockWidget
 
@@ -21,6 +22,7 @@ from vtopo.measure import RunResult, history_path_for, load_history, save_histor
 
 DEPLOYED_MODULE = "vtopo.deployed"
 NOT_DEPLOYED = "Deploy the lab to measure: iperf3 runs between the nodes of a deployed lab."
+
 
 def find_deployed(lab: str) -> tuple[DeployedLab | None, str]:
     """The deployed lab named `lab`, as vtopo.deployed.DeployedLab, or why there is none."""
