@@ -1,6 +1,7 @@
 """Menus, toolbar and shortcuts. Each action calls one method of a controller; no editing logic lives here."""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Callable, Protocol
 
@@ -107,11 +108,11 @@ class Actions:
                                   "A right-drag links in any mode, with a port menu.")
         self.interface_labels = self._action("Show &interface labels", self._toggle_interface_labels)
         self.interface_labels.setCheckable(True)
-        self.interface_labels.setChecked(parts.settings.value(LABELS_KEY, True, type=bool))
+        self.interface_labels.setChecked(bool(parts.settings.value(LABELS_KEY, True, type=bool)))
         editor.scene.show_interface_labels(self.interface_labels.isChecked())
         self.snap = self._action("&Snap to grid", self._toggle_snap)
         self.snap.setCheckable(True)
-        self.snap.setChecked(parts.settings.value(SNAP_KEY, False, type=bool))
+        self.snap.setChecked(bool(parts.settings.value(SNAP_KEY, False, type=bool)))
         editor.scene.snap_to_grid = self.snap.isChecked()
         self.zoom_in = self._action("Zoom &in", lambda: view.zoom_by(1.25), Key.ZoomIn)
         self.zoom_out = self._action("Zoom &out", lambda: view.zoom_by(0.8), Key.ZoomOut)
@@ -205,7 +206,7 @@ class Actions:
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
         for path in self.parts.files.recent():
-            self.recent_menu.addAction(str(path), lambda p=path: self.parts.files.open_path(p))
+            self.recent_menu.addAction(str(path), partial(self.parts.files.open_path, path))
         self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
 
     # ------------------------------------------------------------ slots that need a little glue
@@ -365,7 +366,7 @@ class Actions:
         if len(editor.scene.selected_node_ids()) == 2:
             menu.addAction(self.iperf_pair)
         for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
-            action = menu.addAction(text, lambda pick=pick: pick(node_id))
+            action = menu.addAction(text, partial(pick, node_id))
             action.setEnabled(measure.can_measure(node_id))
         menu.addSeparator()
         menu.addAction("Explain this node", self.parts.explain_selection)

@@ -6,6 +6,7 @@ entries (start/stop a node, take a link down, capture on a link) without touchin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 from PySide6.QtWidgets import QMenu
@@ -46,5 +47,5 @@ class ContextMenus:
             if not menu.isEmpty():
                 menu.addSeparator()
             for entry in entries:
-                action = menu.addAction(entry.text, lambda entry=entry: entry.run(subject_id))
+                action = menu.addAction(entry.text, partial(entry.run, subject_id))
                 action.setEnabled(entry.enabled(subject_id))

@@ -111,7 +111,7 @@ class MainWindow(QMainWindow):
         self.view.node_activated.connect(self.actions.activate_node)
         self.view.canvas_context_menu.connect(self.actions.canvas_menu)
         editor.status_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
-        self.analyzer.busy_changed.connect(lambda busy: busy and self.problems.show_busy())
+        self.analyzer.busy_changed.connect(self._checking)
         self.analyzer.analysed.connect(self._analysed)
         self.problems.subject_activated.connect(self.reveal)
         scene.selectionChanged.connect(lambda: self.explain.set_selected_nodes(scene.selected_node_ids()))
@@ -119,6 +119,10 @@ class MainWindow(QMainWindow):
         self.files.modified_changed.connect(self.setWindowModified)
         editor.model_changed.connect(self._update_title)
         self.deploy.drift_changed.connect(self.drift.setText)
+
+    def _checking(self, busy: bool) -> None:
+        if busy:
+            self.problems.show_busy()
 
     def _analysed(self, analysis: Analysis) -> None:
         self.editor.scene.mark_problems(analysis.problems)

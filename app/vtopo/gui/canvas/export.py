@@ -5,8 +5,8 @@ from __future__ import annotations
 from contextlib import nullcontext
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
+from PySide6.QtGui import QImage, QImageWriter, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
 from vtopo.gui.canvas.scene import TopologyScene
@@ -39,7 +39,7 @@ def export_png(scene: TopologyScene, path: Path, scale: float = 2.0, for_print: 
                            | QPainter.RenderHint.TextAntialiasing)
     _render(scene, painter, QRectF(0, 0, size.width(), size.height()), source, for_print)
     painter.end()
-    return image.save(str(path), "PNG")
+    return QImageWriter(str(path), QByteArray(b"PNG")).write(image)
 
 
 def export_svg(scene: TopologyScene, path: Path, title: str = "vtopo lab", for_print: bool = False) -> bool:

@@ -25,6 +25,7 @@ class Look:
     """Whether links show their interface labels (the impairment in the middle shows either way)."""
 
 
+USER_TYPE = 65536  # QGraphicsItem.UserType, which PySide6's type stubs leave out
 ICON_SIZE = 48
 LABEL_GAP = 3
 MIN_LOD_FOR_TEXT = 0.45
@@ -40,7 +41,7 @@ def _static_text(text: str) -> QStaticText:
 class NodeItem(QGraphicsItem):
     """A node: its kind's icon, its name below, a state dot, a red outline when it has problems."""
 
-    Type = QGraphicsItem.UserType + 1
+    Type = USER_TYPE + 1
 
     def __init__(self, node_id: str, name: str, pixmap: QPixmap, font: QFont, look: Look) -> None:
         super().__init__()
@@ -152,7 +153,7 @@ PARALLEL_GAP = 12.0
 class LinkItem(QGraphicsItem):
     """A line between two node items, with the interface name and addresses near each end."""
 
-    Type = QGraphicsItem.UserType + 2
+    Type = USER_TYPE + 2
 
     def __init__(self, link_id: str, a: NodeItem, b: NodeItem, font: QFont, look: Look) -> None:
         super().__init__()
@@ -347,7 +348,7 @@ class LinkItem(QGraphicsItem):
 class AnnotationItem(QGraphicsObject):
     """A free-text note (filled) or a rectangle (dashed frame) with a resize grip when selected."""
 
-    Type = QGraphicsItem.UserType + 3
+    Type = USER_TYPE + 3
     GRIP = 10.0
     MIN_SIZE = 40.0
     resized = Signal(str, float, float)

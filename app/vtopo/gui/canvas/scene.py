@@ -6,7 +6,7 @@ import math
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
-from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
+from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
@@ -210,7 +210,8 @@ class TopologyScene(QGraphicsScene):
         for link_id, link_item in self.links.items():
             link_item.set_on_path(link_id in on_path)
 
-    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+    def drawBackground(self, painter: QPainter, exposed: QRectF | QRect) -> None:
+        rect = QRectF(exposed)
         painter.fillRect(rect, self.colors.base)
         scale = painter.worldTransform().m11()
         if not self.draw_grid or scale * GRID < 6:

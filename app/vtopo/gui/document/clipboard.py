@@ -67,8 +67,10 @@ def instantiate(fragment: Fragment, taken_names: set[str], offset: Position) -> 
         new_ids[node.id] = new_id("node")
         nodes.append(Node(new_ids[node.id], name, node.kind, copy.deepcopy(node.settings),
                           Position(node.position.x + offset.x, node.position.y + offset.y)))
-    links = [Link(new_id("link"), *(Endpoint(new_ids[end.node], end.port, copy.deepcopy(end.interface))
-                                    for end in link.ends), copy.deepcopy(link.impairment))
+    def moved(end: Endpoint) -> Endpoint:
+        return Endpoint(new_ids[end.node], end.port, copy.deepcopy(end.interface))
+
+    links = [Link(new_id("link"), moved(link.a), moved(link.b), copy.deepcopy(link.impairment))
              for link in fragment.links if link.a.node in new_ids and link.b.node in new_ids]
     annotations = [Annotation(new_id("note"), a.shape, a.text, Position(a.position.x + offset.x,
                                                                          a.position.y + offset.y), a.width, a.height)

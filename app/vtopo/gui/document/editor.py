@@ -111,7 +111,7 @@ class Editor(QObject):
         if kind is None:
             return []
         used = set(self.topology.used_ports(node_id))
-        ports = []
+        ports: list[str] = []
         while len(ports) < count and (port := kind.ports.next_free(used)) is not None:
             ports.append(port)
             used.add(port)

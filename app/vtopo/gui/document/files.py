@@ -177,7 +177,7 @@ class FileController(QObject):
 
     def recent(self) -> list[Path]:
         value = self._settings.value(RECENT_KEY, [])
-        names = [value] if isinstance(value, str) else list(value or [])
+        names = [value] if isinstance(value, str) else [str(name) for name in value] if isinstance(value, list) else []
         return [Path(name) for name in names if name]
 
     def _remember(self, path: Path) -> None:

@@ -61,4 +61,7 @@ class InterfaceTable(QTableWidget):
             changed = dataclasses.replace(interface, addresses=[a.strip() for a in text.split(",") if a.strip()])
         else:
             changed = dataclasses.replace(interface, mac=text)
-        self._editor.update_link(link_id, **{side: changed})
+        if side == "a":
+            self._editor.update_link(link_id, a=changed)
+        else:
+            self._editor.update_link(link_id, b=changed)

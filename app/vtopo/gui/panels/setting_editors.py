@@ -88,6 +88,8 @@ class FieldEditor(QObject):
 
 
 class BoolEditor(FieldEditor):
+    widget: QCheckBox
+
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, QCheckBox())
         self.widget.toggled.connect(self._commit)
@@ -100,6 +102,8 @@ class BoolEditor(FieldEditor):
 
 
 class ChoiceEditor(FieldEditor):
+    widget: QComboBox
+
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, QComboBox())
         self.widget.addItems(list(field.info.choices))
@@ -114,6 +118,8 @@ class ChoiceEditor(FieldEditor):
 
 
 class NumberEditor(FieldEditor):
+    widget: QSpinBox | QDoubleSpinBox
+
     def __init__(self, field: SettingField) -> None:
         is_int = field.type is int
         spin: QSpinBox | QDoubleSpinBox = QSpinBox() if is_int else QDoubleSpinBox()
@@ -137,6 +143,8 @@ class NumberEditor(FieldEditor):
 
 
 class TextEditor(FieldEditor):
+    widget: QLineEdit
+
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, QLineEdit())
         self.widget.setPlaceholderText(str(field.default) if field.default else "")
@@ -151,6 +159,8 @@ class TextEditor(FieldEditor):
 
 class ListEditor(FieldEditor):
     """list[str]: one item per line."""
+
+    widget: LinesEdit
 
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, LinesEdit())
@@ -168,6 +178,8 @@ class ListEditor(FieldEditor):
 
 class MappingEditor(FieldEditor):
     """dict[str, str]: one "key = value" per line."""
+
+    widget: LinesEdit
 
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, LinesEdit())
