@@ -130,6 +130,9 @@ class NodeItem(QGraphicsItem):
         painter.drawPixmap(icon.toRect(), self._pixmap)
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if lod >= MIN_LOD_FOR_TEXT:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colors.label_background)  # a link passing under the name does not strike it through
+            painter.drawRoundedRect(self._label_rect.adjusted(-2, 0, 2, 0), 3, 3)
             painter.setFont(self._font)
             painter.setPen(colors.text)
             painter.drawStaticText(self._label_rect.topLeft(), self._label)
