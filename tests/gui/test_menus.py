@@ -3,12 +3,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from tests.gui.helpers import choose, dismiss, double_click, right_click, view_point, when_menu_opens
+from tests.gui.test_deploy import FakeDeployer
 from tests.gui.test_keyboard import focus_canvas
+from vtopo.gui import terminal
 from vtopo.gui.canvas.rename import InlineRename
 from vtopo.gui.context_menus import MenuEntry
 from vtopo.gui.main_window import MainWindow
@@ -121,3 +124,18 @@ def test_a_refused_name_says_why(make_window: Callable[..., MainWindow], qtbot: 
     qtbot.keyClick(field, Qt.Key.Key_Return)
     assert window.editor.topology.nodes[a].name == "c1"
     assert "already named c2" in window.statusBar().currentMessage()
+
+
+def test_double_click_on_a_deployed_node_opens_its_terminal(make_window: Callable[..., MainWindow], qtbot: Any,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    # the terminal emulator is an outside program: record the request instead of starting one
+    monkeypatch.setattr(terminal, "open_terminal", lambda lab, node, kind: opened.append(f"{lab}/{node}") or True)
+    monkeypatch.setattr(terminal, "unavailable_reason", lambda kind, running: "" if running else "deploy first")
+    window = make_window("bridge-veth", deployer_loader=lambda: (FakeDeployer(), ""))
+    qtbot.waitUntil(lambda: not window.deploy.busy)
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        window.actions.deploy.trigger()
+    double_click(window.view, window.editor.scene.nodes["c1"].pos())
+    assert opened == ["bridge-veth/c1"]
+    assert not window.view.viewport().findChildren(InlineRename)
