@@ -113,7 +113,7 @@ def dark_theme(window: MainWindow, qtbot: QtBot) -> Iterator[None]:
     assert isinstance(app, QApplication)
     original = app.palette()
     try:
-        window.actions.themes["dark"].trigger()
+        window.menu_actions.themes["dark"].trigger()
         qtbot.waitUntil(lambda: window.editor.scene.colors.base.lightness() < 80)
         yield
     finally:

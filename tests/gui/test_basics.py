@@ -35,12 +35,12 @@ def test_destroy_is_armed_only_when_deployed_and_asks_first(make_window: Callabl
     deployer = FakeDeployer()
     window = make_window("bridge-veth", deployer_loader=lambda: (deployer, ""))
     qtbot.waitUntil(lambda: not window.deploy.busy)
-    assert not window.actions.destroy.isEnabled()
-    assert "not deployed" in window.actions.destroy.toolTip()
+    assert not window.menu_actions.destroy.isEnabled()
+    assert "not deployed" in window.menu_actions.destroy.toolTip()
     focus_canvas(qtbot, window)
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
         qtbot.keyClick(window.view, Qt.Key.Key_F5)
-    assert window.actions.destroy.isEnabled()
+    assert window.menu_actions.destroy.isEnabled()
     texts = answer_next_dialog("Cancel")
     qtbot.keyClick(window.view, Qt.Key.Key_F5, Shift)
     assert texts and "bridge-veth" in texts[0] and "4 nodes" in texts[0] and "namespaces" in texts[0]
@@ -49,7 +49,7 @@ def test_destroy_is_armed_only_when_deployed_and_asks_first(make_window: Callabl
     answer_next_dialog("Destroy")
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
         qtbot.keyClick(window.view, Qt.Key.Key_F5, Shift)
-    assert window.deploy.deployed_lab == "" and not window.actions.destroy.isEnabled()
+    assert window.deploy.deployed_lab == "" and not window.menu_actions.destroy.isEnabled()
 
 
 def test_toolbar_buttons_are_labelled_and_do_not_move(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
@@ -58,15 +58,15 @@ def test_toolbar_buttons_are_labelled_and_do_not_move(make_window: Callable[...,
     toolbar = window.findChild(QToolBar, "main-toolbar")
     assert toolbar is not None
     assert toolbar.toolButtonStyle() == Qt.ToolButtonStyle.ToolButtonTextBesideIcon
-    deploy_button = toolbar.widgetForAction(window.actions.deploy)
+    deploy_button = toolbar.widgetForAction(window.menu_actions.deploy)
     before = deploy_button.x()
     window.editor.place_node("container", QPointF(0, 0))
     window.editor.place_node("router", QPointF(100, 0))
     qtbot.keyClick(window.view, Qt.Key.Key_Z, Ctrl)
     qtbot.wait(10)
     assert deploy_button.x() == before
-    assert window.actions.toolbar_undo.text() == "Undo" and "Add" in window.actions.toolbar_undo.toolTip()
-    assert window.actions.toolbar_redo.isEnabled()
+    assert window.menu_actions.toolbar_undo.text() == "Undo" and "Add" in window.menu_actions.toolbar_undo.toolTip()
+    assert window.menu_actions.toolbar_redo.isEnabled()
 
 
 def test_paste_lands_at_the_cursor(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
@@ -97,12 +97,12 @@ def test_save_as_names_a_new_lab_after_its_file(make_window: Callable[..., MainW
 
 def test_snap_to_grid_is_remembered(make_window: Callable[..., MainWindow]) -> None:
     window = make_window(None)
-    window.actions.snap.trigger()
+    window.menu_actions.snap.trigger()
     assert window.editor.scene.snap_to_grid
     again = MainWindow(registry(), window.settings, Path(window.settings.fileName()).parent / "autosave-2",
                        no_deployer)
     try:
-        assert again.actions.snap.isChecked() and again.editor.scene.snap_to_grid
+        assert again.menu_actions.snap.isChecked() and again.editor.scene.snap_to_grid
     finally:
         again.analyzer.shutdown()
         again.deleteLater()

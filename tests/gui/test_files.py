@@ -28,8 +28,8 @@ def test_save_and_reopen_gives_the_same_lab_and_canvas(make_window: Callable[...
     assert window.isWindowModified()
     target = tmp_path / "mine.vtopo"
     monkeypatch.setattr("vtopo.gui.document.files.QFileDialog.getSaveFileName", lambda *a, **k: (str(target), ""))
-    assert window.actions.save.isEnabled()
-    window.actions.save.trigger()
+    assert window.menu_actions.save.isEnabled()
+    window.menu_actions.save.trigger()
     assert target.is_file() and not window.isWindowModified()
     assert window.windowTitle().startswith("l2-vs-l3[*] — ")
     again = make_window(target)

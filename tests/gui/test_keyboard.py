@@ -72,7 +72,7 @@ def test_no_key_is_bound_twice_where_both_could_fire(make_window: Callable[..., 
     window = make_window(None)
     bindings: dict[str, list[str]] = {}
     actions = {action for widget in [window, *window.findChildren(QWidget)]
-               for action in QWidget.actions(widget)}  # MainWindow.actions is our Actions object
+               for action in widget.actions()}
     for action in actions:
         if action.shortcutContext() in (Qt.ShortcutContext.WindowShortcut, Qt.ShortcutContext.ApplicationShortcut):
             scopes = ["window"]
@@ -133,11 +133,11 @@ def test_align_and_distribute(make_window: Callable[..., MainWindow]) -> None:
                            ("bottom", [(0, 100), (50, 100), (300, 100)]),
                            ("middle", [(0, 50), (50, 50), (300, 50)])):
         editor.undo_stack.setIndex(3)
-        window.actions.align[mode].trigger()
+        window.menu_actions.align[mode].trigger()
         assert positions() == expected, mode
         assert editor.undo_stack.index() == 4
     editor.undo_stack.setIndex(3)
-    window.actions.align["horizontal"].trigger()
+    window.menu_actions.align["horizontal"].trigger()
     assert positions() == [(0, 0), (150, 100), (300, 40)]
-    window.actions.align["vertical"].trigger()
+    window.menu_actions.align["vertical"].trigger()
     assert positions() == [(0, 0), (150, 100), (300, 50)]

@@ -45,7 +45,7 @@ def test_labels_of_a_short_link_do_not_overlap(make_window: Callable[..., MainWi
 def test_interface_labels_can_be_hidden_and_the_choice_is_kept(make_window: Callable[..., MainWindow]) -> None:
     window = make_window(None)
     item = short_impaired_link(window, 200, 0)
-    window.actions.interface_labels.trigger()
+    window.menu_actions.interface_labels.trigger()
     assert [rect.isEmpty() for rect in item._label_rects] == [True, True]
     assert not item._middle_rect.isEmpty()  # the impairment still shows
     assert window.settings.value("view/interface-labels", type=bool) is False

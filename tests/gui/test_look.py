@@ -25,7 +25,7 @@ def test_dark_and_light_themes(make_window: Callable[..., MainWindow], qtbot: Qt
     window = make_window()
     with dark_theme(window, qtbot):
         assert window.editor.scene.colors.text.lightness() > 180
-        window.actions.themes["light"].trigger()
+        window.menu_actions.themes["light"].trigger()
         qtbot.waitUntil(lambda: window.editor.scene.colors.base.lightness() > 200)
         assert window.settings.value("view/theme") == "light"
 

@@ -57,8 +57,8 @@ def test_features_add_entries_to_the_node_and_link_menus(make_window: Callable[.
     window = make_window(None)
     a, _b, link_id = two_hosts_and_a_link(window)
     chosen: list[str] = []
-    window.actions.menus.add_link_entry(MenuEntry("Take down", chosen.append, section="state"))
-    window.actions.menus.add_node_entry(MenuEntry("Stop", chosen.append, enabled=lambda _id: False))
+    window.menu_actions.menus.add_link_entry(MenuEntry("Take down", chosen.append, section="state"))
+    window.menu_actions.menus.add_node_entry(MenuEntry("Stop", chosen.append, enabled=lambda _id: False))
     when_menu_opens(choose("Take down"))
     right_click(window.view, link_middle(window, link_id))
     seen = when_menu_opens(dismiss)
@@ -135,7 +135,7 @@ def test_double_click_on_a_deployed_node_opens_its_terminal(make_window: Callabl
     window = make_window("bridge-veth", deployer_loader=lambda: (FakeDeployer(), ""))
     qtbot.waitUntil(lambda: not window.deploy.busy)
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
-        window.actions.deploy.trigger()
+        window.menu_actions.deploy.trigger()
     double_click(window.view, window.editor.scene.nodes["c1"].pos())
     assert opened == ["bridge-veth/c1"]
     assert not window.view.viewport().findChildren(InlineRename)

@@ -1,7 +1,7 @@
 """The entries of the node and link context menus, kept in a small registry so that a feature adds its own
 entries (start/stop a node, take a link down, capture on a link) without touching the menu code.
 
-    window.actions.menus.add_link_entry(MenuEntry("Capture…", capture.start, section="inspect"))
+    window.menu_actions.menus.add_link_entry(MenuEntry("Capture…", capture.start, section="inspect"))
 """
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ class MainWindow(QMainWindow):
         self.deploy = DeployController(self.editor, self.log, self.progress, deployer_loader, self)
         self.measure = MeasureController(self.editor, self.files, self.deploy, self.measure_panel,
                                          self.measure_dock, self)
-        self.actions = Actions(self, self)
+        self.menu_actions = Actions(self, self)
         self._wire()
         self._update_title()
         self.setAcceptDrops(True)
@@ -86,9 +86,9 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         theme = str(settings.value("view/theme", "system"))
-        self.actions.themes.get(theme, self.actions.themes["system"]).setChecked(True)
+        self.menu_actions.themes.get(theme, self.menu_actions.themes["system"]).setChecked(True)
         if theme != "system":
-            self.actions.set_theme(theme)
+            self.menu_actions.set_theme(theme)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -106,10 +106,10 @@ class MainWindow(QMainWindow):
         self.palette_list.place_requested.connect(
             lambda kind: editor.place_node(kind, self.view.mapToScene(self.view.viewport().rect().center())))
         editor.topology_replaced.connect(self.view.fit_when_shown)
-        self.view.node_context_menu.connect(self.actions.node_menu)
-        self.view.link_context_menu.connect(self.actions.link_menu)
-        self.view.node_activated.connect(self.actions.activate_node)
-        self.view.canvas_context_menu.connect(self.actions.canvas_menu)
+        self.view.node_context_menu.connect(self.menu_actions.node_menu)
+        self.view.link_context_menu.connect(self.menu_actions.link_menu)
+        self.view.node_activated.connect(self.menu_actions.activate_node)
+        self.view.canvas_context_menu.connect(self.menu_actions.canvas_menu)
         editor.status_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.analyzer.busy_changed.connect(self._checking)
         self.analyzer.analysed.connect(self._analysed)
