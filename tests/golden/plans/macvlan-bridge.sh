@@ -3,10 +3,10 @@
 set -e
 LAB_TAG=vtopo:vcidu  # the tag on every object the lab makes
 #
-# Containers on macvlan, bridge mode (seed 001, case b).
+# Containers on macvlan, bridge mode (the veth-vs-macvlan experiment, macvlan case; see docs/reference-experiments.md).
 # In bridge mode the macvlan driver switches frames between siblings itself: no bridge, no veth.
 # The host reaches the containers only through a macvlan of its own on the same lower device,
-# which is what the host node's link to the segment gives it (seed 001).
+# which is what the host node's link to the segment gives it.
 
 # ---- node mv
 # [1] create veth pair vcidu-mv <-> vcidu-mv-up
