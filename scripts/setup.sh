@@ -20,7 +20,7 @@ POLICY_MARK="written by vtopo's scripts/setup.sh"
 
 APT_PACKAGES=(
     # the data path and the tools vtopo drives
-    iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr
+    iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr tcpdump
     # virtual machines
     qemu-system-x86 qemu-utils libvirt-daemon-system
     # the venv, and building libvirt-python from PyPI

@@ -17,8 +17,9 @@ FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
 
 
 def _vertex(end: EndContext) -> Hashable:
-    """Switches and segments are one vertex; every other node's interfaces are vertices of their own."""
-    if end.kind.role in FORWARDING_ROLES:
+    """A switch or segment that passes frames between its ports is one vertex; every other node's interfaces, and
+    the ports of one that keeps them apart (macvlan private mode, OpenFlow rules), are vertices of their own."""
+    if end.kind.role in FORWARDING_ROLES and end.kind.joins_ports(end.owner):
         return ("node", end.node.id)
     return ("end", end.link.id, end.end.port, end.node.id)
 

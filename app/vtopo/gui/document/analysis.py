@@ -12,9 +12,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from vtopo.compile.plan import Plan
+from vtopo.compile.domains import Domain, broadcast_domains_of
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.workers import Worker, serial_pool
-from vtopo.lab import plan_of, problems_of
+from vtopo.lab import context_of, plan_of, problems_of
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Annotation, Node, Topology
 
@@ -26,6 +27,7 @@ class Analysis:
     generation: int
     problems: list[Problem] = field(default_factory=list)
     plan: Plan | None = None
+    domains: list[Domain] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Problem]:
@@ -37,7 +39,7 @@ def analyse(generation: int, topology: Topology) -> Analysis:
         problems = problems_of(topology)
         if errors_in(problems):
             return Analysis(generation, problems)
-        return Analysis(generation, problems, plan_of(topology))
+        return Analysis(generation, problems, plan_of(topology), broadcast_domains_of(context_of(topology)))
     except LabError as error:
         return Analysis(generation, error.problems)
     except Exception as error:  # a plugin's check may fail in any way: show it as a problem, with where it broke
