@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from vtopo import __version__
+from vtopo.cli_check import add_commands as add_check_commands
 from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.host import console
 from vtopo.host.cleanup import cleanup
@@ -231,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("lab")
     sub.add_argument("node")
     add_measure_commands(command)
+    add_check_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser

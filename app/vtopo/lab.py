@@ -5,9 +5,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from vtopo.checks.spec import typed_checks
 from vtopo.compile.compiler import analyse, check_lab, compile_lab
 from vtopo.compile.context import HostFacts, LabContext
 from vtopo.compile.plan import Plan
+from vtopo.experiment.spec import experiment_problems
 from vtopo.kinds.registry import Registry, load_registry
 from vtopo.model import io
 from vtopo.model.problems import LabError, Problem, errors_in
@@ -29,9 +31,15 @@ def open_lab(path: Path) -> OpenedLab:
     """Load a file and check its kinds and settings. Raises LabError with every problem."""
     topology = io.load(path)
     _, problems = registry().check_lab(topology)
+    problems += expectation_problems(topology, registry())
     if errors_in(problems):
         raise LabError(problems)
     return OpenedLab(Path(path), topology)
+
+
+def expectation_problems(topology: Topology, kinds: Registry) -> list[Problem]:
+    """What is wrong with the lab's checks and experiment, each problem naming the check or test and the field."""
+    return typed_checks(topology, kinds)[1] + experiment_problems(topology)
 
 
 def problems_of(topology: Topology, facts: HostFacts | None = None) -> list[Problem]:

@@ -12,7 +12,9 @@ from vtopo.compile.ops import (CreateNamespace, MakeDirectory, Op, SetSysctl, St
                                addresses_resource, dev_resource, up_resource)
 from vtopo.kinds.contract import NodeKind, PortSpec, Role
 from vtopo.kinds.settings import setting
+from vtopo.kinds.check_types import CheckType
 from vtopo.model.problems import Problem
+from vtopo_kinds.router_checks import OspfNeighbor
 
 BACKBONE = "0.0.0.0"
 
@@ -56,6 +58,9 @@ class RouterKind(NodeKind):
             directory = node.names.node_dir(node.node.name)
             argv = ["vtysh", "--vty_socket", directory, "--config_dir", directory, *argv[1:]]
         return super().command_in(node, argv)
+
+    def check_types(self) -> Iterable[CheckType]:
+        return (OspfNeighbor(),)
 
     def area_of(self, node: NodeContext, port: str) -> str:
         return normalise_area(node.settings.areas.get(port, BACKBONE))

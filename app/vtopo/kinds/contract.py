@@ -13,6 +13,7 @@ from vtopo.model.problems import Problem
 
 if TYPE_CHECKING:
     from vtopo.compile.context import EndContext, NodeContext
+    from vtopo.kinds.check_types import CheckType
 
 
 class CannotRunInside(Exception):
@@ -118,6 +119,10 @@ class NodeKind(ABC):
         return None
 
     def check(self, node: NodeContext) -> Iterable[Problem]:
+        return ()
+
+    def check_types(self) -> Iterable[CheckType]:
+        """Check types this kind adds to what a lab file's "checks" may use (a router adds `ospf-neighbor`)."""
         return ()
 
     def lower(self, node: NodeContext) -> Iterable[Op]:
