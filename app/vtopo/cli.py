@@ -12,6 +12,7 @@ from typing import Callable
 
 from vtopo import __version__
 from vtopo.cli_check import add_commands as add_check_commands
+from vtopo.cli_experiment import add_commands as add_experiment_commands
 from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.host import console
 from vtopo.host.cleanup import cleanup
@@ -233,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("node")
     add_measure_commands(command)
     add_check_commands(command)
+    add_experiment_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser

@@ -44,6 +44,8 @@ class Comparison:
     name: str
     cell: str
     versus: str
+    published: str = ""
+    """The figure the reference experiment published for this comparison, printed beside the one measured."""
 
 
 @dataclass

@@ -303,9 +303,11 @@ def _read_experiment(reader: _Reader, raw: dict[str, Any]) -> Experiment:
     tests = [Test(item["name"], item["tool"],
                   reader.field(item["raw"], "options", dict, item["where"], {}, item["subject"])) for item in
              _read_named(reader, reader.field(raw, "tests", list, path, []), f"{path}.tests", "test", ("tool",))]
-    comparisons = [Comparison(item["name"], item["cell"], item["versus"]) for item in
-                   _read_named(reader, reader.field(raw, "comparisons", list, path, []), f"{path}.comparisons",
-                               "comparison", ("cell", "versus"))]
+    raw_comparisons = _read_named(reader, reader.field(raw, "comparisons", list, path, []), f"{path}.comparisons",
+                                  "comparison", ("cell", "versus"))
+    comparisons = [Comparison(item["name"], item["cell"], item["versus"],
+                              reader.field(item["raw"], "published", str, item["where"], "", item["subject"]))
+                   for item in raw_comparisons]
     repeats = reader.field(raw, "repeats", int, path, 3, "experiment")
     warmup = reader.field(raw, "warmup", int, path, 0, "experiment")
     if not 1 <= repeats <= 100:
