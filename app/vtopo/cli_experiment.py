@@ -36,7 +36,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if topology.experiment.empty:
         print(f"lab {topology.name} has no experiment", file=sys.stderr)
         return 1
-    run = ExperimentRun(lab, topology.experiment, repeats=args.repeat, seconds=args.seconds)
+    run = ExperimentRun(lab, topology.experiment, repeats=args.repeat, warmup=args.warmup,
+                        seconds=args.seconds)
     kept: list[RunResult] = []
 
     def show(step: Step) -> None:
@@ -66,6 +67,8 @@ def add_commands(command: Command) -> None:
                   "mean/stdev/min/max per cell and the ratios, CSV, JSON and PNG")
     sub.add_argument("lab", help="the lab's name, or its .vtopo file")
     sub.add_argument("--repeat", type=int, metavar="N", help="runs per cell (default: the experiment's repeats)")
+    sub.add_argument("--warmup", type=int, metavar="N", help="warm-up runs per cell, not kept (default: the "
+                     "experiment's)")
     sub.add_argument("--seconds", type=float, metavar="S", help="shorten every iperf3 and request/response run to "
                      "S seconds (a quick run)")
     sub.add_argument("--out", type=Path, default=Path("."), help="where to write the CSV, JSON and PNG (default: .)")

@@ -74,9 +74,10 @@ def shortened(test: Test, seconds: float | None) -> dict[str, Any]:
 
 class ExperimentRun:
     def __init__(self, lab: DeployedLab, experiment: Experiment, *, repeats: int | None = None,
-                 seconds: float | None = None) -> None:
+                 warmup: int | None = None, seconds: float | None = None) -> None:
         self.lab = lab
-        self.experiment = dataclasses.replace(experiment, repeats=repeats or experiment.repeats)
+        self.experiment = dataclasses.replace(experiment, repeats=repeats or experiment.repeats,
+                                              warmup=experiment.warmup if warmup is None else warmup)
         self.seconds = seconds
         self.result = ExperimentResult(lab=lab.context.topology.name,
                                        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
