@@ -5,7 +5,7 @@
 LAB ?= topologies/l2-vs-l3.vtopo
 ARGS ?=
 
-.PHONY: run test bench setup guest
+.PHONY: run test bench setup guest reference-experiments reference-docs
 
 run:
 	@bash scripts/run.sh $(LAB)
@@ -21,3 +21,10 @@ setup:
 
 guest:
 	@bash resources/guest/build.sh
+
+# The reference experiments: measure them on this host (root), then write docs/reference-experiments.md
+reference-experiments:
+	@bash scripts/reference-experiments.sh
+
+reference-docs:
+	@.venv/bin/python scripts/reference_doc.py

@@ -55,7 +55,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     for path in write_outputs(result, args.out):
         print(f"wrote {path}")
     source = Path(args.lab) if args.lab.endswith(".vtopo") else Path(lab.source) if lab.source else None
-    if source is not None and kept:
+    if source is not None and kept and not args.no_history:
         history = history_path_for(source)
         save_history(history, [*load_history(history), *kept])
         print(f"added {len(kept)} iperf3 run(s) to {history}")
@@ -71,4 +71,5 @@ def add_commands(command: Command) -> None:
                      "experiment's)")
     sub.add_argument("--seconds", type=float, metavar="S", help="shorten every iperf3 and request/response run to "
                      "S seconds (a quick run)")
+    sub.add_argument("--no-history", action="store_true", help="do not add the iperf3 runs to the lab's history")
     sub.add_argument("--out", type=Path, default=Path("."), help="where to write the CSV, JSON and PNG (default: .)")
