@@ -258,6 +258,9 @@ class Actions:
         menu.addSeparator()
         if len(editor.scene.selected_node_ids()) == 2:
             menu.addAction(self.iperf_pair)
+            source, destination = editor.scene.selected_node_ids()
+            for text, reachable in (("Expect reachable", True), ("Expect unreachable", False)):
+                menu.addAction(text, lambda r=reachable: self.window.checks.expect(source, destination, r))
         for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
             action = menu.addAction(text, lambda pick=pick: pick(node_id))
             action.setEnabled(measure.can_measure(node_id))

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QW
 
 from vtopo.gui.actions import Actions
 from vtopo.gui.analysis import Analysis, LabAnalyzer
+from vtopo.gui.checks_panel import ChecksController, ChecksPanel
 from vtopo.gui.deploy_panel import DeployController, DeployLog, load_deployer
 from vtopo.gui.editor import Editor
 from vtopo.gui.explain_panel import SELECTION, ExplainPanel
@@ -40,6 +41,7 @@ class MainWindow(QMainWindow):
         self.explain = ExplainPanel()
         self.log = DeployLog()
         self.measure_panel = MeasurePanel()
+        self.checks_panel = ChecksPanel()
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(240)
         self.progress.hide()
@@ -59,6 +61,8 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(problems_dock, self.explain_dock)
         self.tabifyDockWidget(self.explain_dock, log_dock)
         self.tabifyDockWidget(log_dock, self.measure_dock)
+        self.checks_dock = self._dock("Checks", self.checks_panel, bottom)
+        self.tabifyDockWidget(self.measure_dock, self.checks_dock)
         problems_dock.raise_()
         self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
         self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
@@ -68,6 +72,7 @@ class MainWindow(QMainWindow):
         self.deploy = DeployController(self.editor, self.log, self.progress, deployer_loader, self)
         self.measure = MeasureController(self.editor, self.files, self.deploy, self.measure_panel,
                                          self.measure_dock, self)
+        self.checks = ChecksController(self.editor, self.checks_panel, parent=self)
         self.actions = Actions(self)
         self._wire()
         self._update_title()
@@ -150,6 +155,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.measure_panel.shutdown()
         self.measure.shutdown()
+        self.checks.shutdown()
         self.analyzer.shutdown()
         self.editor.scene.release()
         event.accept()
