@@ -13,6 +13,7 @@ from vtopo.gui.analysis import Analysis, LabAnalyzer
 from vtopo.gui.checks_panel import ChecksController, ChecksPanel
 from vtopo.gui.deploy_panel import DeployController, DeployLog, load_deployer
 from vtopo.gui.editor import Editor
+from vtopo.gui.experiment_run import ExperimentController
 from vtopo.gui.explain_panel import SELECTION, ExplainPanel
 from vtopo.gui.files import FileController
 from vtopo.gui.icons import IconCache
@@ -73,6 +74,7 @@ class MainWindow(QMainWindow):
         self.measure = MeasureController(self.editor, self.files, self.deploy, self.measure_panel,
                                          self.measure_dock, self)
         self.checks = ChecksController(self.editor, self.checks_panel, parent=self)
+        self.experiment = ExperimentController(self.editor, self.measure_panel, parent=self)
         self.actions = Actions(self)
         self._wire()
         self._update_title()
@@ -156,6 +158,7 @@ class MainWindow(QMainWindow):
         self.measure_panel.shutdown()
         self.measure.shutdown()
         self.checks.shutdown()
+        self.experiment.shutdown()
         self.analyzer.shutdown()
         self.editor.scene.release()
         event.accept()
