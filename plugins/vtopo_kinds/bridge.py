@@ -16,13 +16,13 @@ from vtopo.model.problems import Problem
 class BridgeSettings:
     stp: bool = setting(False, "STP", "Run the spanning tree protocol, to break loops between bridges")
     forward_delay: float = setting(15.0, "Forward delay (s)", "How long a port listens and learns before forwarding; "
-                                   "0 forwards at once (seed 003)", minimum=0, maximum=30)
+                                   "0 forwards at once", minimum=0, maximum=30)
     ageing: float = setting(300.0, "Ageing time (s)", "How long a learned MAC address is kept", minimum=0,
                             maximum=1_000_000)
     host_addresses: list[str] = setting([], "Host addresses", "Addresses the host gets on this bridge, which makes it "
                                         "a numbered bridge (host-only networking)")
     host_routing: bool = setting(False, "Host routes", "The host forwards packets arriving on this bridge, so it "
-                                 "routes between its numbered bridges (seed 003). Only this bridge's own forwarding "
+                                 "routes between its numbered bridges. Only this bridge's own forwarding "
                                  "sysctl is set; the host's global setting is left alone.")
 
 

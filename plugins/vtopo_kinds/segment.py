@@ -121,7 +121,7 @@ class MacvlanKind(LowerDeviceSegment):
 class MacvtapKind(LowerDeviceSegment):
     name = "macvtap"
     label = "macvtap segment"
-    description = ("VM NICs as macvtap devices on one lower device, no bridge needed (seed 000). QEMU gets the "
+    description = ("VM NICs as macvtap devices on one lower device, no bridge needed. QEMU gets the "
                    "/dev/tapN of each, and the guest's MAC must equal the macvtap's.")
     child_media = {Role.MACHINE: "macvtap", Role.NAMESPACE: "macvlan"}
     child_word = "macvtap"

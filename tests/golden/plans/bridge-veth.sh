@@ -2,7 +2,7 @@
 # vtopo plan for lab 'bridge-veth': every object below is named vt1ee-*
 set -e
 #
-# Containers on a Linux bridge, each joined by a veth pair (seed 001, case a).
+# Containers on a Linux bridge, each joined by a veth pair (case a of the containers experiment, docs/reference-experiments.md).
 # One end of each veth is eth0 inside the container's namespace; the other end stays in the host
 # and is enslaved to the bridge. The bridge learns MAC addresses and switches frames between ports.
 # Try: vtopo ping bridge-veth c1 c2, then vtopo iperf bridge-veth c1 c2.

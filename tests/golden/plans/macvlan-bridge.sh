@@ -2,10 +2,10 @@
 # vtopo plan for lab 'macvlan-bridge': every object below is named vtac1-*
 set -e
 #
-# Containers on macvlan, bridge mode (seed 001, case b).
+# Containers on macvlan, bridge mode (case b of the containers experiment, docs/reference-experiments.md).
 # In bridge mode the macvlan driver switches frames between siblings itself: no bridge, no veth.
 # The host reaches the containers only through a macvlan of its own on the same lower device,
-# which is what the host node's link to the segment gives it (seed 001).
+# which is what the host node's link to the segment gives it (the containers experiment, veth+bridge against macvlan, docs/reference-experiments.md).
 
 # ---- node mv
 # [1] create veth pair vtac1-mv <-> vtac1-mv-up

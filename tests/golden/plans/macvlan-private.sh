@@ -2,7 +2,7 @@
 # vtopo plan for lab 'macvlan-private': every object below is named vt8de-*
 set -e
 #
-# Containers on macvlan, private mode (seed 001, case b).
+# Containers on macvlan, private mode (case b of the containers experiment, docs/reference-experiments.md).
 # In private mode siblings never reach each other, even when the switch beyond reflects frames.
 # c1 and c2 cannot ping each other; both can still be reached from outside the segment.
 

@@ -2,7 +2,7 @@
 # vtopo plan for lab 'macvlan-vepa': every object below is named vt266-*
 set -e
 #
-# Containers on macvlan, vepa mode (seed 001, case b).
+# Containers on macvlan, vepa mode (case b of the containers experiment, docs/reference-experiments.md).
 # In VEPA mode (the kernel's default) siblings cannot talk directly: every frame leaves through the
 # lower device and the switch beyond must reflect it back (hairpin). vtopo's own lower device ends in a
 # small bridge with hairpin on, so here the containers do reach each other, the long way round.

@@ -2,7 +2,7 @@
 # vtopo plan for lab 'ovs-openflow': every object below is named vt693-*
 set -e
 #
-# An Open vSwitch bridge between three containers, driven by OpenFlow rules (seed 004's form).
+# An Open vSwitch bridge between three containers, driven by OpenFlow rules (the form of the OVS vhost-user experiment).
 # Fail mode is secure, so only the rules forward: port 1 and port 3 are wired together, port 2 is cut off.
 # c1 and c3 ping each other and run iperf3; c2 reaches nobody. Delete the rules in the inspector and watch.
 # Without the kernel module OVS runs its userspace (netdev) datapath; vtopo then turns TX checksum offload
