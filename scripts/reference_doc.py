@@ -106,7 +106,9 @@ def measured(lab: str) -> str:
     lines += ["", "| comparison | measured here | published |", "|---|---:|---|"]
     for ratio in data["ratios"]:
         lines.append(f"| {ratio['name']} | {_figure(ratio['value'])} | {ratio['published'] or '–'} |")
-    lines += ["", "Host: " + ", ".join(f"{key} {value}" for key, value in data["host"].items()) + ".", ""]
+    lines += ["", "Host: " + ", ".join(f"{key} {value}" for key, value in data["host"].items()) + "."]
+    lines += [f"- Not reproducible here: {limitation}" for limitation in data.get("limitations", [])]
+    lines.append("")
     return "\n".join(lines)
 
 

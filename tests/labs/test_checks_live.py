@@ -97,6 +97,8 @@ def _assert_complete(result) -> None:
     assert result.cells and all(cell.complete for cell in result.cells), [(c.name, c.errors) for c in result.cells]
     assert result.ratios and all(math.isfinite(r.value) and r.value > 0 for r in result.ratios)
     assert {"kernel", "cpu", "vm acceleration", "vhost-net", "ovs datapath"} <= set(result.host)
+    if result.lab == "ovs-openflow":
+        assert any(limitation.startswith("no vhost-user") for limitation in result.limitations)
 
 
 @pytest.mark.parametrize("name", CONTAINER_EXPERIMENTS + VM_EXPERIMENTS)

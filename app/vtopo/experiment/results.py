@@ -60,6 +60,8 @@ class ExperimentResult:
     warmup: int
     cells: list[Cell] = field(default_factory=list)
     ratios: list[Ratio] = field(default_factory=list)
+    limitations: list[str] = field(default_factory=list)
+    """Why this host cannot reproduce what the lab was drawn for (no KVM, no vhost-net, no OVS kernel datapath)."""
 
     def cell(self, name: str) -> Cell:
         return next(c for c in self.cells if c.name == name)
@@ -102,6 +104,7 @@ class ExperimentResult:
             published = f"   (published: {ratio.published})" if ratio.published else ""
             lines.append(f"{ratio.name}: {ratio.cell} / {ratio.versus} = {ratio.value:.3f}{published}")
         lines.append("host: " + ", ".join(f"{k} {v}" for k, v in self.host.items()))
+        lines += [f"not reproducible here: {limitation}" for limitation in self.limitations]
         return "\n".join(lines)
 
 
