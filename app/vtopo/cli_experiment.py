@@ -10,6 +10,9 @@ from vtopo.cli_check import lab_and_topology
 from vtopo.experiment.chart import write_png
 from vtopo.experiment.runner import ExperimentRun, Step
 from vtopo.experiment.results import ExperimentResult
+from vtopo.host.deployed import NotDeployed
+from vtopo.host.deployer import Deployer
+from vtopo.lab import open_lab
 from vtopo.measure import RunResult, history_path_for, load_history, save_history
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
@@ -32,6 +35,24 @@ def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
+    """On a FILE whose lab is not deployed, deploy it for the experiment and destroy it after: one command."""
+    path = Path(args.lab)
+    try:
+        return _experiment(args)
+    except NotDeployed:
+        if path.suffix != ".vtopo" or not path.exists():
+            raise
+    topology = open_lab(path).topology
+    deployer = Deployer()
+    print(f"lab {topology.name} is not deployed: deploying it for the experiment, and destroying it after", flush=True)
+    deployer.deploy(topology, source=path.resolve())
+    try:
+        return _experiment(args)
+    finally:
+        deployer.destroy(topology.name)
+
+
+def _experiment(args: argparse.Namespace) -> int:
     lab, topology = lab_and_topology(args.lab)
     if topology.experiment.empty:
         print(f"lab {topology.name} has no experiment", file=sys.stderr)

@@ -105,3 +105,18 @@ def _assert_complete(result) -> None:
 def test_reference_experiments_give_a_complete_table(deployed, name):
     running = deployed(name)
     _assert_complete(ExperimentRun(running.lab, running.topology.experiment, repeats=1, warmup=0, seconds=1).run())
+
+
+def test_one_command_deploys_runs_and_destroys(tmp_path):
+    """`vtopo experiment FILE` on a lab that is not deployed: the table with its ratio, and nothing left after."""
+    from residue import snapshot
+
+    before = snapshot()
+    done = subprocess.run([sys.executable, "-m", "vtopo", "experiment", str(TOPOLOGIES / "macvlan-vs-veth.vtopo"),
+                           "--repeat", "1", "--warmup", "0", "--seconds", "1", "--no-history", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "macvlan bridge vs veth+bridge: macvlan bridge/tcp / veth+bridge/tcp = " in done.stdout
+    assert "(published: 94.033 / 94.016 Mb/s = 1.000)" in done.stdout
+    assert {p.name for p in tmp_path.iterdir()} == {f"macvlan-vs-veth.experiment.{ext}" for ext in ("csv", "json", "png")}
+    assert snapshot() - before == {}
