@@ -60,7 +60,7 @@ class LiveProbe:
         return describe_ping_failure(source, address, destination, text, returncode, REACH_DEADLINE_S)
 
     def hops(self, source: str, address: str) -> list[str]:
-        hops = []
+        hops: list[str] = []
         for ttl in range(1, MAX_HOPS + 1):
             _, text = self._ping(source, address, "-c", "1", "-W", "1", "-t", str(ttl), timeout_s=6)
             if (reply := _REPLY.search(text)) is not None:

@@ -94,7 +94,7 @@ class ExperimentResult:
 
     def table(self) -> str:
         """The results as a plain-text table, cells then ratios, then the host they were measured on."""
-        rows = [("cell", "unit", "runs", "mean", "stdev", "min", "max")]
+        rows: list[tuple[str, ...]] = [("cell", "unit", "runs", "mean", "stdev", "min", "max")]
         rows += [(c.name, c.unit, str(len(c.values)), *(_figure(v) for v in (c.mean, c.stdev, c.minimum, c.maximum)))
                  for c in self.cells]
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

@@ -109,12 +109,12 @@ class ExperimentRun:
             raise ValueError(f"test {test.name}: {problems[0][1]}")
         source, destination = self.lab.endpoint(pair.source), self.lab.endpoint(pair.destination)
         address = self.lab.target_address(pair.source, pair.destination)[0]
-        where = {"lab": self.result.lab, "path": self.lab.path(pair.source, pair.destination)}
+        lab, path = self.result.lab, self.lab.path(pair.source, pair.destination)
         if test.tool == "iperf":
-            return IperfRun(source, destination, address, options, **where)
+            return IperfRun(source, destination, address, options, lab=lab, path=path)
         if test.tool == "ping":
-            return PingRun(source, pair.destination, address, options, **where)
-        return RRRun(source, destination, address, options, **where)
+            return PingRun(source, pair.destination, address, options, lab=lab, path=path)
+        return RRRun(source, destination, address, options, lab=lab, path=path)
 
     def steps(self) -> Iterator[Step]:
         """Run the matrix, yielding each run as it ends; the result fills in as it goes."""

@@ -59,13 +59,16 @@ class ChecksPanel(QWidget):
         self.tree.setHeaderLabels(["Check", "Result", "Why"])
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.setWordWrap(True)
-        self.tree.currentItemChanged.connect(lambda item, _: item is not None and
-                                             self.check_selected.emit(item.data(0, NAME_ROLE)))
+        self.tree.currentItemChanged.connect(self._current_changed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.run_button)
         layout.addWidget(self.summary)
         layout.addWidget(self.tree)
+
+    def _current_changed(self, item: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None) -> None:
+        if item is not None:
+            self.check_selected.emit(item.data(0, NAME_ROLE))
 
     def show_checks(self, checks: list[TypedCheck]) -> None:
         self.tree.clear()
@@ -76,8 +79,8 @@ class ChecksPanel(QWidget):
             self.tree.addTopLevelItem(item)
 
     def row(self, name: str) -> QTreeWidgetItem:
-        return next(self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())
-                    if self.tree.topLevelItem(i).data(0, NAME_ROLE) == name)
+        rows = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return next(item for item in rows if item is not None and item.data(0, NAME_ROLE) == name)
 
     def show_outcome(self, outcome: Outcome) -> None:
         item = self.row(outcome.check.check.name)
