@@ -82,7 +82,7 @@ def test_a_copy_with_a_wrong_mask_fails_only_that_hosts_check(deployed):
     outcomes = _judge(running, topology)
     assert {name for name, o in outcomes.items() if not o.passed} == {"h2 reaches h3"}
     outcome = outcomes["h2 reaches h3"]
-    assert "h2 cannot reach 10.2.0.10 (h3): host unreachable" in outcome.verdict.why
+    assert outcome.verdict.why.startswith("h2 ") and "10.2.0.10 (h3)" in outcome.verdict.why
     assert outcome.check.explanation.startswith("Like h1, h2 needs a /24 mask")
 
 
