@@ -18,6 +18,15 @@ _REPLY = re.compile(r"bytes from (?P<hop>[^:\s]+)")
 COMMAND_TIMEOUT_S = 15.0
 
 
+def answer_at_ttl(ping_output: str) -> tuple[str, bool] | None:
+    """Who answered a TTL-limited ping, and whether it was the destination itself; None when nobody did."""
+    if (reply := _REPLY.search(ping_output)) is not None:
+        return reply.group("hop"), True
+    if (exceeded := _TTL_EXCEEDED.search(ping_output)) is not None:
+        return exceeded.group("hop"), False
+    return None
+
+
 def same_broadcast_domain(lab: LabContext, a: str, b: str) -> bool:
     """Whether interfaces `a` and `b` (NODE:PORT) are joined by switches and segments alone."""
     def key(reference: str) -> tuple[str, str]:
@@ -63,12 +72,12 @@ class LiveProbe:
         hops: list[str] = []
         for ttl in range(1, MAX_HOPS + 1):
             _, text = self._ping(source, address, "-c", "1", "-W", "1", "-t", str(ttl), timeout_s=6)
-            if (reply := _REPLY.search(text)) is not None:
-                return [*hops, reply.group("hop")]
-            exceeded = _TTL_EXCEEDED.search(text)
-            if exceeded is None:
+            answer = answer_at_ttl(text)
+            if answer is None:
                 return hops
-            hops.append(exceeded.group("hop"))
+            hops.append(answer[0])
+            if answer[1]:
+                return hops
         return hops
 
     def run(self, node: str, argv: list[str]) -> str:
