@@ -26,8 +26,7 @@ def _show(step: Step) -> None:
 
 def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
-    stem = directory / f"{result.lab}.experiment"
-    paths = [stem.with_suffix(".csv"), stem.with_suffix(".json"), stem.with_suffix(".png")]
+    paths = [directory / f"{result.lab}.experiment.{extension}" for extension in ("csv", "json", "png")]
     paths[0].write_text(result.to_csv(), encoding="utf-8")
     paths[1].write_text(result.to_json(), encoding="utf-8")
     write_png(result, paths[2])

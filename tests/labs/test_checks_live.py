@@ -76,7 +76,7 @@ def test_a_copy_without_the_router_link_fails_the_routing_checks(deployed):
 def test_a_copy_with_a_wrong_mask_fails_only_that_hosts_check(deployed):
     topology = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
     h2_link = topology.links["h2-eth0--lan1-p2"]
-    topology.update_link(h2_link.id, a=type(h2_link.a.interface)(addresses=["10.1.0.11/16"]))
+    topology.update_link(h2_link.id, a=type(h2_link.a.interface)(addresses=["10.1.0.11/8"]))
     running = deployed(topology)
     _wait_for_ospf(running, topology)
     outcomes = _judge(running, topology)
