@@ -98,8 +98,7 @@ def test_checks_and_experiment_round_trip(tmp_path):
     from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Test
 
     topology = io.load(TOPOLOGIES / "bridge-veth.vtopo")
-    topology.checks.clear()
-    topology.add_check(Check("c1 reaches c2", "reach", {"source": "c1", "destination": "c2"}, "one bridge"))
+    topology.update_checks([Check("c1 reaches c2", "reach", {"source": "c1", "destination": "c2"}, "one bridge")])
     topology.experiment = Experiment([Pair("veth", "c1", "c2")], [Test("tcp", "iperf", {"duration_s": 1})],
                                      [Comparison("self", "veth/tcp", "veth/tcp")], repeats=2, warmup=1)
     io.save(topology, tmp_path / "lab.vtopo")

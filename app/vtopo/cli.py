@@ -14,9 +14,9 @@ from vtopo import __version__
 from vtopo.cli_check import add_commands as add_check_commands
 from vtopo.cli_experiment import add_commands as add_experiment_commands
 from vtopo.cli_measure import add_commands as add_measure_commands
+from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host import console
 from vtopo.host.cleanup import cleanup
-from vtopo.host.deployed import DeployedLab, NotDeployed
 from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
 from vtopo.host.preflight import PreflightFailed
 from vtopo.kinds.contract import CannotRunInside

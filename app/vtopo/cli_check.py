@@ -11,7 +11,7 @@ from typing import Callable
 from vtopo.checks.engine import Outcome, run_checks
 from vtopo.checks.live import LiveProbe
 from vtopo.checks.spec import typed_checks
-from vtopo.host.deployed import DeployedLab
+from vtopo.deployed import DeployedLab
 from vtopo.lab import open_lab, registry
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology

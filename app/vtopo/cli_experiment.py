@@ -8,9 +8,9 @@ from typing import Callable
 
 from vtopo.cli_check import lab_and_topology
 from vtopo.experiment.chart import write_png
-from vtopo.experiment.runner import ExperimentRun, Step
-from vtopo.experiment.results import ExperimentResult
-from vtopo.host.deployed import NotDeployed
+from vtopo.experiment.results import ExperimentResult, Step
+from vtopo.experiment.runner import ExperimentRun
+from vtopo.deployed import NotDeployed
 from vtopo.host.deployer import Deployer
 from vtopo.lab import open_lab
 from vtopo.measure import RunResult, history_path_for, load_history, save_history

@@ -4,8 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from vtopo.kinds.check_types import CheckType, Probe, Verdict
-from vtopo.kinds.settings import setting
+from vtopo.kinds.api import CheckType, Probe, Verdict, setting
 
 
 @dataclass(frozen=True)

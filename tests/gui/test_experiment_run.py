@@ -9,8 +9,7 @@ from typing import Callable
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from vtopo.experiment.results import Cell, ExperimentResult, Ratio
-from vtopo.experiment.runner import Step
+from vtopo.experiment.results import Cell, ExperimentResult, Ratio, Step
 from vtopo.gui.main_window import MainWindow
 from vtopo.measure import IperfOptions, RunResult, history_path_for, load_history
 from vtopo.measure.results import DirectionTotals, Totals

@@ -5,8 +5,8 @@ import ipaddress
 import re
 
 from vtopo.compile.analysis import broadcast_domains
-from vtopo.compile.context import LabContext
-from vtopo.host.deployed import DeployedLab
+from vtopo.kinds.contract import LabContext
+from vtopo.deployed import DeployedLab
 from vtopo.measure import IperfOptions, IperfRun, MeasureError
 from vtopo.measure.preflight import describe_ping_failure
 from vtopo.measure.process import run_quick

@@ -9,6 +9,8 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from vtopo.measure.record import RunRecord
+
 
 @dataclass
 class Cell:
@@ -112,3 +114,16 @@ def _figure(value: float) -> str:
     if not math.isfinite(value):
         return "-"
     return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3f}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One run ended: which cell, which repeat (0 for warm-up), its value, and the record it came from."""
+
+    cell: Cell
+    repeat: int
+    warmup: bool
+    value: float
+    record: RunRecord
+    done: int
+    total: int

@@ -6,32 +6,17 @@ import math
 import os
 import platform
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from vtopo.experiment.results import Cell, ExperimentResult, Ratio
+from vtopo.experiment.results import Cell, ExperimentResult, Ratio, Step
 from vtopo.experiment.spec import UNITS, options_of
-from vtopo.host.deployed import DeployedLab
+from vtopo.deployed import DeployedLab
 from vtopo.lab import problems_of
 from vtopo.model.problems import Severity
 from vtopo.measure import IperfRun, PingRun, RRRun
 from vtopo.measure.base import MeasureRun
-from vtopo.measure.record import RunRecord
 from vtopo.model.expectations import Experiment, Pair, Test, cell_name
-
-
-@dataclass(frozen=True)
-class Step:
-    """One run ended: which cell, which repeat (0 for warm-up), its value, and the record it came from."""
-
-    cell: Cell
-    repeat: int
-    warmup: bool
-    value: float
-    record: RunRecord
-    done: int
-    total: int
 
 
 def host_facts(lab: DeployedLab) -> dict[str, Any]:

@@ -11,14 +11,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from vtopo.compile import ops as o
-from vtopo.compile.context import HostFacts
+from vtopo import ops as o
+from vtopo.compile.compiler import compile_lab
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import ovs, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.state import Journal, LabRecord, StateStore
-from vtopo.lab import plan_of
+from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
 
@@ -87,9 +88,11 @@ class LabStatus:
 
 
 class Deployer:
-    def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None):
+    def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None,
+                 kinds: Registry | None = None):
         self.store = store or StateStore()
         self._facts = facts
+        self.kinds = kinds or installed_kinds()
 
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
@@ -102,7 +105,7 @@ class Deployer:
                ) -> DeployReport:
         started = time.monotonic()
         facts = self.facts_for(topology)
-        plan = plan_of(topology, facts)
+        plan = compile_lab(topology, self.kinds, facts)
         notices = [str(w) for w in plan.warnings]
         applier = Applier(plan.prefix)
         try:
@@ -131,7 +134,7 @@ class Deployer:
         if record is None:
             return self.deploy(topology, progress, source)
         started = time.monotonic()
-        plan = plan_of(topology, record.facts())
+        plan = compile_lab(topology, self.kinds, record.facts())
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):

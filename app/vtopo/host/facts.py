@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from vtopo.compile.context import HostFacts
+from vtopo.kinds.environment import HostFacts
 
 KVM_PROBE_SECONDS = 3.0
 QUAGGA_DIRS = ("/usr/lib/quagga", "/usr/sbin")

@@ -237,13 +237,6 @@ class Topology:
             self.notes = notes
         self.events.lab_changed.emit(self)
 
-    def add_check(self, check: Check, index: int | None = None) -> None:
-        self.checks.insert(len(self.checks) if index is None else index, check)
+    def update_checks(self, checks: list[Check]) -> None:
+        self.checks = list(checks)
         self.events.checks_changed.emit(self)
-
-    def remove_check(self, name: str) -> tuple[int, Check]:
-        """Remove the check called `name`; returns where it was, so an undo puts it back in place."""
-        index = next(i for i, check in enumerate(self.checks) if check.name == name)
-        check = self.checks.pop(index)
-        self.events.checks_changed.emit(self)
-        return index, check

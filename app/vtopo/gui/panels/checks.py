@@ -12,9 +12,8 @@ from PySide6.QtWidgets import (QHeaderView, QLabel, QPushButton, QStyle, QTreeWi
 from vtopo.checks.engine import Outcome, run_checks
 from vtopo.checks.spec import TypedCheck, typed_checks
 from vtopo.compile.analysis import path_between
-from vtopo.gui.commands import Command
-from vtopo.gui.editor import Editor
-from vtopo.host.deployed import DeployedLab, NotDeployed
+from vtopo.gui.document.commands import SetFieldsCommand
+from vtopo.gui.document.editor import Editor
 from vtopo.kinds.check_types import Probe
 from vtopo.lab import context_of
 from vtopo.model.expectations import Check
@@ -25,23 +24,19 @@ PASS, FAIL = QColor("#2e9e44"), QColor("#d03c3c")
 NAME_ROLE = Qt.ItemDataRole.UserRole
 
 
+class LabUnavailable(Exception):
+    """The lab cannot be checked: it is not deployed, or the host layer is not installed."""
+
+
 def live_probe(topology: Topology) -> Probe:
+    """The deployed lab's probe. The host layer is imported here, so the designer runs without it."""
     from vtopo.checks.live import LiveProbe
+    from vtopo.deployed import DeployedLab, NotDeployed
 
-    return LiveProbe(DeployedLab.find(topology.name))
-
-
-class AddCheckCommand(Command):
-    def __init__(self, topology: Topology, check: Check) -> None:
-        super().__init__(f"Add check {check.name}")
-        self._topology = topology
-        self._check = check
-
-    def redo(self) -> None:
-        self._topology.add_check(self._check)
-
-    def undo(self) -> None:
-        self._topology.remove_check(self._check.name)
+    try:
+        return LiveProbe(DeployedLab.find(topology.name))
+    except NotDeployed as error:
+        raise LabUnavailable(str(error)) from error
 
 
 class ChecksPanel(QWidget):
@@ -111,7 +106,7 @@ class _Job(QRunnable):
     def run(self) -> None:
         try:
             outcomes = run_checks(self._checks, self._probe_for(self._topology), self._signals.outcome.emit)
-        except NotDeployed as error:
+        except LabUnavailable as error:
             self._signals.finished.emit(str(error))
             return
         self._signals.finished.emit(outcomes)
@@ -210,7 +205,8 @@ class ChecksController(QObject):
             self.editor.status_message.emit(f"the lab already expects that: {name}")
             return
         check = Check(name, "reach", {"source": source, "destination": destination, "expect": reachable})
-        self.editor.undo_stack.push(AddCheckCommand(topology, check))
+        self.editor.undo_stack.push(SetFieldsCommand(f"Add check {name}", topology.update_checks,
+                                                     {"checks": topology.checks}, {"checks": [*topology.checks, check]}))
 
     def shutdown(self) -> None:
         self._pool.waitForDone()

@@ -8,11 +8,9 @@ from typing import Protocol
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtWidgets import QPushButton
 
-from vtopo.experiment.results import ExperimentResult
-from vtopo.experiment.runner import ExperimentRun, Step
-from vtopo.gui.editor import Editor
-from vtopo.gui.measure_panel import MeasurePanel
-from vtopo.host.deployed import DeployedLab, NotDeployed
+from vtopo.experiment.results import ExperimentResult, Step
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.measure import MeasureError, RunResult
 from vtopo.model.topology import Topology
 
@@ -25,8 +23,19 @@ class Runnable(Protocol):
     def cancel(self) -> None: ...
 
 
+class LabUnavailable(Exception):
+    """The experiment cannot run: the lab is not deployed, or the host layer is not installed."""
+
+
 def live_experiment(topology: Topology) -> Runnable:
-    return ExperimentRun(DeployedLab.find(topology.name), topology.experiment)
+    """The experiment on the deployed lab. The host layer is imported here, so the designer runs without it."""
+    from vtopo.deployed import DeployedLab, NotDeployed
+    from vtopo.experiment.runner import ExperimentRun
+
+    try:
+        return ExperimentRun(DeployedLab.find(topology.name), topology.experiment)
+    except NotDeployed as error:
+        raise LabUnavailable(str(error)) from error
 
 
 class _Signals(QObject):
@@ -46,7 +55,7 @@ class _Job(QRunnable):
             self._started(experiment)
             for step in experiment.steps():
                 self._signals.step.emit(step)
-        except (NotDeployed, MeasureError, ValueError) as error:
+        except (LabUnavailable, MeasureError, ValueError) as error:
             self._signals.finished.emit(str(error))
             return
         self._signals.finished.emit(experiment.result)
