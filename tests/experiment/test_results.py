@@ -83,3 +83,24 @@ def test_bad_experiments_are_reported_by_name_and_field(change, message):
     change(document["experiment"])
     problems = [str(p) for p in expectation_problems(io.from_document(document), registry())]
     assert any(p.startswith(f"error: {message}") for p in problems), problems
+
+
+def test_a_quick_run_caps_durations_and_ping_counts():
+    from vtopo.experiment.runner import shortened
+    from vtopo.model.expectations import Test
+
+    assert shortened(Test("tcp", "iperf", {"duration_s": 5, "length": "64"}), 1) == {"duration_s": 1, "length": "64"}
+    assert shortened(Test("rr", "rr", {"duration_s": 3}), 1) == {"duration_s": 1.0}
+    assert shortened(Test("ping", "ping", {"count": 20}), 1) == {"count": 5}
+    assert shortened(Test("tcp", "iperf", {"duration_s": 5}), None) == {"duration_s": 5}
+
+
+def test_a_failed_run_gives_no_figure():
+    from types import SimpleNamespace
+
+    from vtopo.experiment.runner import value_of
+
+    assert math.isnan(value_of("iperf", SimpleNamespace(status="failed", mean_bits_per_second=1e9)))
+    assert value_of("iperf", SimpleNamespace(status="ok", mean_bits_per_second=2e9)) == 2000.0
+    assert value_of("ping", SimpleNamespace(status="ok", rtt_avg_ms=0.05)) == 0.05
+    assert math.isnan(value_of("rr", SimpleNamespace(status="ok", transactions_per_second=0)))
