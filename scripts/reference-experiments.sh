@@ -6,15 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 OUT=docs/experiments
-LABS=(macvlan-vs-veth host-routed-bridges ovs-openflow vm-tap-vs-macvtap vhost-on-off)
+read -r -a LABS <<< "${LABS:-macvlan-vs-veth host-routed-bridges ovs-openflow vm-tap-vs-macvtap vhost-on-off}"
 mkdir -p "$OUT"
 for lab in "${LABS[@]}"; do
     file="topologies/$lab.vtopo"
     "$PYTHON" -m vtopo deploy "$file"
     trap '"$PYTHON" -m vtopo destroy "$file"' EXIT
-    "$PYTHON" -m vtopo check "$file" || true
     "$PYTHON" -m vtopo experiment "$file" --out "$OUT" --repeat "${REPEAT:-3}" --warmup "${WARMUP:-1}" \
         --seconds "${SECONDS_PER_RUN:-3}" --no-history || true
+    "$PYTHON" -m vtopo check "$file" || true
     "$PYTHON" -m vtopo destroy "$file"
     trap - EXIT
 done

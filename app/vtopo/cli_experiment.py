@@ -58,6 +58,9 @@ def _experiment(args: argparse.Namespace) -> int:
         return 1
     run = ExperimentRun(lab, topology.experiment, repeats=args.repeat, warmup=args.warmup,
                         seconds=args.seconds)
+    print("waiting until every pair answers a ping (a VM does once its guest has booted)", flush=True)
+    for silent in run.wait_until_answering():
+        print(f"note: pair {silent} does not answer; its cells will be empty", flush=True)
     kept: list[RunResult] = []
 
     def show(step: Step) -> None:

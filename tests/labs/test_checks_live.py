@@ -104,7 +104,9 @@ def _assert_complete(result) -> None:
 @pytest.mark.parametrize("name", CONTAINER_EXPERIMENTS + VM_EXPERIMENTS)
 def test_reference_experiments_give_a_complete_table(deployed, name):
     running = deployed(name)
-    _assert_complete(ExperimentRun(running.lab, running.topology.experiment, repeats=1, warmup=0, seconds=1).run())
+    run = ExperimentRun(running.lab, running.topology.experiment, repeats=1, warmup=0, seconds=1)
+    assert run.wait_until_answering() == []
+    _assert_complete(run.run())
 
 
 def test_one_command_deploys_runs_and_destroys(tmp_path):

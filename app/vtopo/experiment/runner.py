@@ -5,6 +5,7 @@ import dataclasses
 import math
 import os
 import platform
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from typing import Any
@@ -14,9 +15,12 @@ from vtopo.experiment.spec import UNITS, options_of
 from vtopo.deployed import DeployedLab
 from vtopo.lab import problems_of
 from vtopo.model.problems import Severity
-from vtopo.measure import IperfRun, PingRun, RRRun
+from vtopo.measure import IperfRun, MeasureError, PingRun, RRRun, check_reachable
 from vtopo.measure.base import MeasureRun
 from vtopo.model.expectations import Experiment, Pair, Test, cell_name
+
+
+ANSWER_WITHIN_S = 90.0  # a VM under TCG takes tens of seconds to boot
 
 
 def host_facts(lab: DeployedLab) -> dict[str, Any]:
@@ -100,6 +104,25 @@ class ExperimentRun:
         if test.tool == "ping":
             return PingRun(source, pair.destination, address, options, lab=lab, path=path)
         return RRRun(source, destination, address, options, lab=lab, path=path)
+
+    def wait_until_answering(self, seconds: float = ANSWER_WITHIN_S) -> list[str]:
+        """Wait until every pair's destination answers a ping from its source (a VM answers only once its guest has
+        booted); returns the pairs that never answered, whose cells will then say why they are empty."""
+        waiting = {pair.name: pair for pair in self.experiment.pairs}
+        deadline = time.monotonic() + seconds
+        while waiting and not self._cancelled:
+            for name, pair in list(waiting.items()):
+                address = self.lab.target_address(pair.source, pair.destination)[0]
+                try:
+                    check_reachable(self.lab.endpoint(pair.source), address, destination=pair.destination)
+                    del waiting[name]
+                except MeasureError:
+                    pass
+            if time.monotonic() > deadline:
+                break
+            if waiting:
+                time.sleep(0.5)
+        return sorted(waiting)
 
     def steps(self) -> Iterator[Step]:
         """Run the matrix, yielding each run as it ends; the result fills in as it goes."""

@@ -18,6 +18,8 @@ from vtopo.model.topology import Topology
 class Runnable(Protocol):
     result: ExperimentResult
 
+    def wait_until_answering(self) -> list[str]: ...
+
     def steps(self) -> Iterator[Step]: ...
 
     def cancel(self) -> None: ...
@@ -53,6 +55,7 @@ class _Job(QRunnable):
         try:
             experiment = self._start(self._topology)
             self._started(experiment)
+            experiment.wait_until_answering()
             for step in experiment.steps():
                 self._signals.step.emit(step)
         except (LabUnavailable, MeasureError, ValueError) as error:
