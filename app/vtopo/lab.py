@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vtopo.checks.spec import typed_checks
-from vtopo.compile.compiler import analyse, check_lab, compile_lab
+from vtopo.compile.compiler import check_lab, compile_lab, lab_context
 from vtopo.compile.plan import Plan
 from vtopo.experiment.spec import experiment_problems
 from vtopo.kinds.contract import LabContext
@@ -26,7 +26,7 @@ class OpenedLab:
 def open_lab(path: Path) -> OpenedLab:
     """Load a file and check its kinds and settings. Raises LabError with every problem."""
     topology = io.load(path)
-    _, problems = registry().check_lab(topology)
+    _, problems = registry().check_nodes(topology)
     problems += expectation_problems(topology, registry())
     if errors_in(problems):
         raise LabError(problems)
@@ -47,4 +47,4 @@ def plan_of(topology: Topology, facts: HostFacts | None = None) -> Plan:
 
 
 def context_of(topology: Topology, facts: HostFacts | None = None) -> LabContext:
-    return analyse(topology, registry(), facts)
+    return lab_context(topology, registry(), facts)

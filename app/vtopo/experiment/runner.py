@@ -35,16 +35,11 @@ def host_facts(lab: DeployedLab) -> dict[str, Any]:
 
 def limitations(lab: DeployedLab) -> list[str]:
     """Why this host cannot give the figures the lab was drawn for: the compiler's warnings about it (no KVM, no
-    vhost-net) and what OVS lacks here."""
-    topology, facts = lab.context.topology, lab.context.facts
-    found = [problem.message for problem in problems_of(topology, facts) if problem.severity is Severity.WARNING]
-    if any(node.kind == "ovs" for node in topology.nodes.values()):
-        if facts.ovs_datapath != "system":
-            found.append(f"OVS forwards on its userspace ({facts.ovs_datapath}) datapath: this host has no "
-                         "openvswitch kernel module")
-        if not facts.ovs_dpdk:
-            found.append("no vhost-user: this host's OVS has no DPDK datapath and no hugepages for it, so QEMU cannot "
-                         "be attached by dpdkvhostuser ports; the same flow rules are measured between containers")
+    vhost-net) and what each kind says the host keeps it from being (OVS without its kernel datapath)."""
+    context = lab.context
+    found = [problem.message for problem in problems_of(context.topology, context.facts)
+             if problem.severity is Severity.WARNING]
+    found += [limit for node in context.nodes.values() for limit in node.kind.limitations(node)]
     return list(dict.fromkeys(found))
 
 
@@ -102,7 +97,7 @@ class ExperimentRun:
         if test.tool == "iperf":
             return IperfRun(source, destination, address, options, lab=lab, path=path)
         if test.tool == "ping":
-            return PingRun(source, pair.destination, address, options, lab=lab, path=path)
+            return PingRun(source, destination, address, options, lab=lab, path=path)
         return RRRun(source, destination, address, options, lab=lab, path=path)
 
     def wait_until_answering(self, seconds: float = ANSWER_WITHIN_S) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from vtopo.measure import Endpoint
+from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
 
 
@@ -53,7 +53,7 @@ class Deployer(Protocol):
 
 
 class DeployedLab(Protocol):
-    def measurable(self) -> Sequence[tuple[Endpoint, Sequence[str]]]: ...
+    def measurable(self) -> Sequence[tuple[MeasureEndpoint, Sequence[str]]]: ...
 
     def path(self, source: str, destination: str) -> str: ...
 

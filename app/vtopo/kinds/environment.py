@@ -4,6 +4,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from vtopo.model.rules import lab_tag
+
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
 
 
@@ -36,7 +38,7 @@ class LabNames:
 
     @property
     def tag(self) -> str:
-        return f"vtopo:{self.prefix}"
+        return lab_tag(self.prefix)
 
     @property
     def run_dir(self) -> str:

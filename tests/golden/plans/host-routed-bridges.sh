@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'host-routed-bridges': every object below is named vtd5a-*
 set -e
+LAB_TAG=vtopo:vtd5a  # the tag on every object the lab makes
 #
 # Host networking for VMs and containers (the host networking experiment, docs/reference-experiments.md). Two numbered bridges: the host has 172.16.1.1 on br1 and
 # 172.16.2.1 on br2, so it is the router between them (L3), while the hosts on one bridge are switched (L2).
@@ -30,17 +31,17 @@ sysctl -qw net.ipv4.conf.vtd5a-br2.forwarding=1
 # ---- node c1
 # [9] create network namespace vtd5a-c1
 ip netns add vtd5a-c1
-ip -n vtd5a-c1 link set lo up
+ip -n vtd5a-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [10] create network namespace vtd5a-c2
 ip netns add vtd5a-c2
-ip -n vtd5a-c2 link set lo up
+ip -n vtd5a-c2 link set lo up alias "$LAB_TAG"
 
 # ---- node c3
 # [11] create network namespace vtd5a-c3
 ip netns add vtd5a-c3
-ip -n vtd5a-c3 link set lo up
+ip -n vtd5a-c3 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-br1:p1
 # [12] create veth pair vtd5a-br1-p1 <-> eth0 (after 9)

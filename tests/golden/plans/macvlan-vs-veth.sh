@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'macvlan-vs-veth': every object below is named vtc13-*
 set -e
+LAB_TAG=vtopo:vtc13  # the tag on every object the lab makes
 #
 # Containers joined two ways on one canvas. On the left, v1 and v2 hang off a Linux bridge by veth pairs; on the
 # right, m1 and m2 are macvlan children of one lower device in bridge mode, with no bridge and no veth.
@@ -16,12 +17,12 @@ ip link set dev vtc13-br0 alias vtopo:vtc13 up
 # ---- node v1
 # [3] create network namespace vtc13-v1
 ip netns add vtc13-v1
-ip -n vtc13-v1 link set lo up
+ip -n vtc13-v1 link set lo up alias "$LAB_TAG"
 
 # ---- node v2
 # [4] create network namespace vtc13-v2
 ip netns add vtc13-v2
-ip -n vtc13-v2 link set lo up
+ip -n vtc13-v2 link set lo up alias "$LAB_TAG"
 
 # ---- node mv
 # [5] create veth pair vtc13-mv <-> vtc13-mv-up
@@ -34,12 +35,12 @@ ip link set dev vtc13-mv-up alias vtopo:vtc13 up
 # ---- node m1
 # [8] create network namespace vtc13-m1
 ip netns add vtc13-m1
-ip -n vtc13-m1 link set lo up
+ip -n vtc13-m1 link set lo up alias "$LAB_TAG"
 
 # ---- node m2
 # [9] create network namespace vtc13-m2
 ip netns add vtc13-m2
-ip -n vtc13-m2 link set lo up
+ip -n vtc13-m2 link set lo up alias "$LAB_TAG"
 
 # ---- link v1:eth0-br0:p1
 # [10] create veth pair vtc13-br0-p1 <-> eth0 (after 3)
