@@ -18,11 +18,14 @@ from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host import console
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
+from vtopo.host.errors import HostError
 from vtopo.host.preflight import PreflightFailed
 from vtopo.kinds.contract import CannotRunInside
-from vtopo.lab import open_lab, plan_of, problems_of, registry
+from vtopo.kinds.environment import HostFacts
+from vtopo.lab import context_of, open_lab, plan_of, problems_of, registry
 from vtopo.measure import MeasureError
 from vtopo.model.problems import LabError, Problem, errors_in
+from vtopo.model.topology import Topology
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
@@ -32,9 +35,25 @@ def print_problems(problems: list[Problem]) -> None:
         print(problem, file=sys.stderr)
 
 
+def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
+    """This host's facts, or None (the defaults) with --offline, for CI and for a lab meant for other hosts."""
+    return None if args.offline else Deployer().facts_for(topology)
+
+
+def _missing_on_host(topology: Topology, facts: HostFacts | None) -> list[Problem]:
+    from vtopo.host.netlink import Netlink
+    from vtopo.host.preflight import missing_on_host
+
+    with Netlink() as netlink:
+        return missing_on_host(plan_of(topology, facts), context_of(topology, facts), netlink)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     lab = open_lab(args.file)
-    problems = problems_of(lab.topology)
+    facts = _facts(args, lab.topology)
+    problems = problems_of(lab.topology, facts)
+    if facts is not None and not errors_in(problems):
+        problems += _missing_on_host(lab.topology, facts)
     print_problems(problems)
     if errors_in(problems):
         print(f"{args.file}: {len(errors_in(problems))} error(s)", file=sys.stderr)
@@ -47,7 +66,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     lab = open_lab(args.file)
-    plan = plan_of(lab.topology)
+    plan = plan_of(lab.topology, _facts(args, lab.topology))
     if args.json:
         sys.stdout.write(plan.dumps())
         return EXIT_OK
@@ -145,10 +164,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not labs:
         print("no lab is deployed")
     for lab in labs:
-        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}")
-        for node in lab.nodes:
-            print(f"  {node.name:<12} {node.state}{node.detail}")
-    return EXIT_OK
+        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}: {lab.state}")
+        for kind, parts in (("node", lab.nodes), ("link", lab.links)):
+            for part in parts:
+                print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
+    return EXIT_OK if all(lab.up for lab in labs) else EXIT_FAILED
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
@@ -203,10 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    sub = command("validate", cmd_validate, "check a lab file; exit 2 and list every problem if it is not valid")
+    offline = "use default host facts instead of probing this host (for CI, or a lab meant for other hosts)"
+    sub = command("validate", cmd_validate, "check a lab file against this host (lower devices, images, KVM); "
+                  "exit 2 and list every problem if it is not valid")
     sub.add_argument("file", type=Path)
-    sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to")
+    sub.add_argument("--offline", action="store_true", help=offline)
+    sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to on this host")
     sub.add_argument("file", type=Path)
+    sub.add_argument("--offline", action="store_true", help=offline)
     sub.add_argument("--explain", action="store_true", help="print the plan as a commented shell script")
     sub.add_argument("--json", action="store_true", help="print the plan as JSON, for tools")
     sub.add_argument("--node", action="append", metavar="NAME", help="with --explain: only these nodes and their links")
@@ -251,7 +275,12 @@ def main(argv: list[str] | None = None) -> int:
         print_problems(error.problems)
         print("nothing was applied", file=sys.stderr)
         return EXIT_FAILED
-    except (DeployError, DestroyError, NotDeployed, CannotRunInside, MeasureError) as error:
+    except DeployError as error:
+        print(f"error: {error}", file=sys.stderr)
+        print(error.details if getattr(args, "verbose", False) else "(vtopo deploy -v shows the details)",
+              file=sys.stderr)
+        return EXIT_FAILED
+    except (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

@@ -73,6 +73,15 @@ class VmKind(NodeKind[VmSettings]):
                           "this host's OVS has no DPDK. Turn vhost_user off to use a tap port.", subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
 
+    def host_files(self, node: NodeContext[VmSettings]) -> list[str]:
+        if node.settings.image != "builtin":
+            return [node.settings.image]
+        return [f"{node.facts.guest_dir}/{self._guest_kernel(node)}", f"{node.facts.guest_dir}/initrd.img"]
+
+    @staticmethod
+    def _guest_kernel(node: NodeContext[VmSettings]) -> str:
+        return "vmlinuz" if node.settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
+
     def guest_cmdline(self, node: NodeContext[VmSettings]) -> str:
         parts = ["console=ttyS0", "quiet", "panic=-1", f"vtopo.hostname={node.node.name}"]
         for index, end in enumerate(self._nics(node)):
@@ -96,7 +105,7 @@ class VmKind(NodeKind[VmSettings]):
                             f"logfile={directory}/console.log",
                 "-serial", "chardev:console", "-daemonize", "-pidfile", f"{directory}/qemu.pid"]
         if settings.image == "builtin":
-            kernel = "vmlinuz" if settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
+            kernel = self._guest_kernel(node)
             argv += ["-kernel", f"{facts.guest_dir}/{kernel}", "-initrd", f"{facts.guest_dir}/initrd.img",
                      "-append", self.guest_cmdline(node), "-no-reboot"]
         else:
@@ -111,7 +120,10 @@ class VmKind(NodeKind[VmSettings]):
                 argv += ["-netdev", f"tap,id={netdev},fd={fd},vhost={vhost}"]
             else:
                 argv += ["-netdev", f"tap,id={netdev},ifname={end.device},script=no,downscript=no,vhost={vhost}"]
-            argv += ["-device", f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"]
+            device = f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"
+            if settings.nic_model == "virtio" and end.other.kind.leaves_checksums_partial(end.other.owner):
+                device += ",csum=off"  # the guest then sends every frame fully checksummed
+            argv += ["-device", device]
         return argv, tap_fds
 
     def lower(self, node: NodeContext[VmSettings]) -> Iterable[Op]:

@@ -228,6 +228,16 @@ class NodeKind(ABC, Generic[S]):
         """Check types this kind adds to what a lab file's "checks" may use (a router adds `ospf-neighbor`)."""
         return ()
 
+    def leaves_checksums_partial(self, node: NodeContext[S]) -> bool:
+        """Whether frames cross this switch with their checksum left for a NIC to finish (OVS's userspace
+        datapath): whatever sends into it must checksum in full."""
+        return False
+
+    def host_files(self, node: NodeContext[S]) -> list[str]:
+        """Files on the host the node reads when it starts (a VM's disk image, the guest kernel): validate and
+        deploy check that they exist before anything is applied."""
+        return []
+
     def lower(self, node: NodeContext[S]) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""
         return ()
