@@ -6,15 +6,14 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from vtopo.checks.engine import Outcome, run_checks
-from vtopo.checks.live import LiveProbe
-from vtopo.checks.spec import typed_checks
-from vtopo.deployed import DeployedLab
-from vtopo.lab import open_lab, registry
 from vtopo.model.problems import LabError
-from vtopo.model.topology import Topology
+
+if TYPE_CHECKING:
+    from vtopo.checks.engine import Outcome
+    from vtopo.deployed import DeployedLab
+    from vtopo.model.topology import Topology
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
@@ -22,6 +21,9 @@ Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.Arg
 def lab_and_topology(target: str) -> tuple[DeployedLab, Topology]:
     """The deployed lab and the topology whose checks and experiment apply: the file's when a file is given
     (edited since the deploy, say), else the one saved with the deployed lab."""
+    from vtopo.deployed import DeployedLab
+    from vtopo.lab import open_lab
+
     path = Path(target)
     if path.suffix == ".vtopo" and path.exists():
         topology = open_lab(path).topology
@@ -31,6 +33,11 @@ def lab_and_topology(target: str) -> tuple[DeployedLab, Topology]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from vtopo.checks.engine import run_checks
+    from vtopo.checks.live import LiveProbe
+    from vtopo.checks.spec import typed_checks
+    from vtopo.lab import registry
+
     lab, topology = lab_and_topology(args.lab)
     checks, problems = typed_checks(topology, registry())
     if problems:

@@ -4,16 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from vtopo.cli_check import lab_and_topology
-from vtopo.experiment.chart import write_png
-from vtopo.experiment.results import ExperimentResult, Step
-from vtopo.experiment.runner import ExperimentRun
-from vtopo.deployed import NotDeployed
-from vtopo.host.deployer import Deployer
-from vtopo.lab import open_lab
-from vtopo.measure import RunResult, history_path_for, load_history, save_history
+
+if TYPE_CHECKING:
+    from vtopo.experiment.results import ExperimentResult, Step
+    from vtopo.measure import RunResult
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
@@ -25,6 +22,8 @@ def _show(step: Step) -> None:
 
 
 def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
+    from vtopo.experiment.chart import write_png
+
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"{result.lab}.experiment.{extension}" for extension in ("csv", "json", "png")]
     paths[0].write_text(result.to_csv(), encoding="utf-8")
@@ -35,6 +34,10 @@ def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     """On a FILE whose lab is not deployed, deploy it for the experiment and destroy it after: one command."""
+    from vtopo.deployed import NotDeployed
+    from vtopo.host.deployer import Deployer
+    from vtopo.lab import open_lab
+
     path = Path(args.lab)
     try:
         return _experiment(args)
@@ -52,6 +55,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def _experiment(args: argparse.Namespace) -> int:
+    from vtopo.experiment.runner import ExperimentRun
+    from vtopo.measure import RunResult, history_path_for, load_history, save_history
+
     lab, topology = lab_and_topology(args.lab)
     if topology.experiment.empty:
         print(f"lab {topology.name} has no experiment", file=sys.stderr)

@@ -55,6 +55,9 @@ class OvsKind(NodeKind[OvsSettings]):
             yield Problem("fail mode secure with no OpenFlow rules forwards nothing", node.subject, "", node.node.id,
                           Severity.WARNING)
 
+    def joins_ports(self, node: NodeContext[OvsSettings]) -> bool:
+        return not node.settings.flows
+
     def limitations(self, node: NodeContext[OvsSettings]) -> Iterable[str]:
         if self.datapath(node) != "system":
             yield (f"OVS forwards on its userspace ({self.datapath(node)}) datapath: this host has no openvswitch "

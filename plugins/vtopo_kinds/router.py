@@ -56,6 +56,9 @@ class RouterKind(NodeKind[RouterSettings]):
             argv = ["vtysh", "--vty_socket", directory, "--config_dir", directory, *argv[1:]]
         return super().command_in(node, argv)
 
+    def routes(self, node: NodeContext[RouterSettings]) -> bool:
+        return True
+
     def check_types(self) -> Iterable[CheckType]:
         return (OspfNeighbor(),)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from vtopo.compile.analysis import broadcast_domains
+from vtopo.compile.domains import broadcast_domains_of
 from vtopo.kinds.contract import LabContext
 from vtopo.deployed import DeployedLab
 from vtopo.measure import IperfOptions, IperfRun, MeasureError
@@ -29,12 +29,7 @@ def answer_at_ttl(ping_output: str) -> tuple[str, bool] | None:
 
 def same_broadcast_domain(lab: LabContext, a: str, b: str) -> bool:
     """Whether interfaces `a` and `b` (NODE:PORT) are joined by switches and segments alone."""
-    def key(reference: str) -> tuple[str, str]:
-        node, _, port = reference.partition(":")
-        return node, port
-
-    wanted = {key(a), key(b)}
-    return any(wanted <= {(end.node.name, end.end.port) for end in domain} for domain in broadcast_domains(lab))
+    return any({a, b} <= {member.name for member in domain.members} for domain in broadcast_domains_of(lab))
 
 
 class LiveProbe:

@@ -4,19 +4,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from vtopo.measure import IperfOptions, PingOptions, RROptions
 from vtopo.model.expectations import Experiment, cell_name
 from vtopo.model.problems import Problem
 from vtopo.model.topology import Topology
 
-TOOLS: dict[str, type] = {"iperf": IperfOptions, "ping": PingOptions, "rr": RROptions}
+TOOLS = ("iperf", "ping", "rr")
 UNITS = {"iperf": "Mbit/s", "ping": "ms", "rr": "transactions/s"}
 NOT_FROM_A_FILE = {"python"}  # the interpreter run as root inside nodes is vtopo's choice, never a lab file's
 
 
 def options_of(tool: str, raw: dict[str, Any]) -> tuple[Any, list[tuple[str, str]]]:
     """The typed options of a test, or (field, message) for each thing wrong with them."""
-    options_type = TOOLS[tool]
+    from vtopo.measure import IperfOptions, PingOptions, RROptions  # the measure layer loads only to run a test
+
+    options_type: type = {"iperf": IperfOptions, "ping": PingOptions, "rr": RROptions}[tool]
     fields = {f.name: f for f in dataclasses.fields(options_type) if f.name not in NOT_FROM_A_FILE}
     wrong = [(key, f"{tool} has no option {key!r} (it has: {', '.join(fields)})") for key in raw if key not in fields]
     for key, value in raw.items():
