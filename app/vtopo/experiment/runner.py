@@ -131,7 +131,13 @@ class ExperimentRun:
                 if self._cancelled:
                     return
                 self._current = self._measure(pair, test)
-                record = self._current.run()
+                try:
+                    record = self._current.run()
+                except MeasureError as error:  # one failed run leaves its cell short, not the table empty
+                    if not self._current.has_result:
+                        raise
+                    record = self._current.result
+                    record.error = record.error or str(error)
                 value = value_of(test.tool, record)
                 warmup = index < self.experiment.warmup
                 if not warmup:
