@@ -136,7 +136,7 @@ def add_commands(command: Command) -> None:
     sub.add_argument("-R", "--reverse", action="store_true", help="the destination sends")
     sub.add_argument("--bidir", action="store_true", help="both directions at once")
     sub.add_argument("-b", "--bitrate", help="target bitrate, e.g. 100M (UDP)")
-    sub.add_argument("-l", "--length", help="buffer length, e.g. 64 or 1K (the OVS experiment's packet sizes)")
+    sub.add_argument("-l", "--length", help="buffer length, e.g. 64 or 1K (the OVS vhost-user experiment's sizes)")
     sub.add_argument("-w", "--window", help="socket buffer / TCP window, e.g. 256K")
     sub.add_argument("-Z", "--zerocopy", action="store_true", help="zero-copy send (TCP)")
     sub.add_argument("--json", action="store_true", help="print one machine-readable result instead")

@@ -1,4 +1,4 @@
-"""A Linux bridge, optionally numbered (the host gets an address on it, seed 003)."""
+"""A Linux bridge, optionally numbered (the host gets an address on it, as in the host-networking experiment)."""
 from __future__ import annotations
 
 import ipaddress
@@ -13,7 +13,7 @@ from vtopo.kinds.api import (AddAddress, ConfigureLink, CreateBridge, EndContext
 class BridgeSettings:
     stp: bool = setting(False, "STP", "Run the spanning tree protocol, to break loops between bridges")
     forward_delay: float = setting(15.0, "Forward delay (s)", "How long a port listens and learns before forwarding; "
-                                   "0 forwards at once", minimum=0, maximum=30)
+                                   "0 forwards at once (the host-networking experiment)", minimum=0, maximum=30)
     ageing: float = setting(300.0, "Ageing time (s)", "How long a learned MAC address is kept", minimum=0,
                             maximum=1_000_000)
     host_addresses: list[str] = setting([], "Host addresses", "Addresses the host gets on this bridge, which makes it "

@@ -1,4 +1,4 @@
-"""A container: a network namespace with interfaces, routes and sysctls (seed 001)."""
+"""A container: a network namespace with interfaces, routes and sysctls (the veth-vs-macvlan experiment)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""The host itself: its own namespace, as in the seeds' host-to-VM and host-to-container tests."""
+"""The host itself: its own namespace, as in the reference experiments' host-to-VM and host-to-container tests."""
 from __future__ import annotations
 
 from vtopo.kinds.api import EmptySettings, NodeContext, NodeKind, PortSpec, Role

@@ -1,4 +1,4 @@
-"""An Open vSwitch bridge with optional OpenFlow rules (seed 004)."""
+"""An Open vSwitch bridge with optional OpenFlow rules (the OVS vhost-user experiment)."""
 from __future__ import annotations
 
 import re

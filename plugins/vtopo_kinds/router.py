@@ -1,4 +1,5 @@
-"""An OSPF router: a namespace running zebra and ospfd (FRR, or Quagga: the configuration is the same, seed 003)."""
+"""An OSPF router: a namespace running zebra and ospfd (FRR, or Quagga: the configuration is the same, as in the
+host-networking experiment)."""
 from __future__ import annotations
 
 import ipaddress
@@ -79,9 +80,9 @@ class RouterKind(NodeKind[RouterSettings]):
             try:
                 ipaddress.IPv4Address(settings.router_id)
             except ValueError:
-                yield Problem(f"router_id {settings.router_id!r} must be an IPv4 address", subject, "", node_id)
+                yield Problem(f"Router ID {settings.router_id!r} must be an IPv4 address", subject, "", node_id)
         elif not self.router_id(node):
-            yield Problem("the router has no IPv4 address to take its router ID from; set router_id", subject, "",
+            yield Problem("the router has no IPv4 address to take its router ID from; set its Router ID", subject, "",
                           node_id)
         if settings.dead_interval <= settings.hello_interval:
             yield Problem("the dead interval must be longer than the hello interval", subject, "", node_id)

@@ -1,4 +1,5 @@
-"""macvlan and macvtap segments: children hung off one lower device in a mode (seeds 000 and 001).
+"""macvlan and macvtap segments: children hung off one lower device in a mode (the tap-vs-macvtap and
+veth-vs-macvlan experiments).
 
 With no lower device given, vtopo makes its own: a veth pair whose far end is up. In VEPA mode the far end is
 put on a small bridge with hairpin on, which plays the external switch that reflects frames back.
@@ -102,7 +103,8 @@ class MacvlanKind(LowerDeviceSegment):
         yield from self._host_reachability(node)
 
     def _host_reachability(self, node: NodeContext[SegmentSettings]) -> Iterable[Problem]:
-        """Seed 001: the host talks to macvlan children only through a macvlan of its own on the same lower."""
+        """The host talks to macvlan children only through a macvlan of its own on the same lower (as the
+        veth-vs-macvlan experiment found)."""
         host_is_child = any(end.other.kind.name == "host" for end in node.ends)
         if host_is_child:
             return
@@ -127,8 +129,8 @@ class MacvtapKind(LowerDeviceSegment):
     name = "macvtap"
     name_stem = "mvt"
     label = "macvtap segment"
-    description = ("VM NICs as macvtap devices on one lower device, no bridge needed. QEMU gets the "
-                   "/dev/tapN of each, and the guest's MAC must equal the macvtap's.")
+    description = ("VM NICs as macvtap devices on one lower device, no bridge needed (the tap-vs-macvtap experiment). "
+                   "QEMU gets the /dev/tapN of each, and the guest's MAC must equal the macvtap's.")
     child_media = {Role.MACHINE: "macvtap", Role.NAMESPACE: "macvlan"}
     child_word = "macvtap"
     connects_to = frozenset({"vm", "host"})

@@ -1,5 +1,6 @@
-"""A QEMU virtual machine. NICs are backed by a tap (on a bridge, OVS or the host), a macvtap (seed 000) or
-vhost-user to an OVS-DPDK port (seed 004). vhost-net can be turned on or off per VM (seed 002).
+"""A QEMU virtual machine. NICs are backed by a tap (on a bridge, OVS or the host), a macvtap (the tap-vs-macvtap
+experiment) or vhost-user to an OVS-DPDK port (the OVS vhost-user experiment). vhost-net can be turned on or off per
+VM (the vhost-net experiment).
 """
 from __future__ import annotations
 
@@ -24,12 +25,13 @@ class VmSettings:
     image: str = setting("builtin", "Disk image", "builtin: vtopo's small guest (a kernel and a busybox initrd with "
                          "iperf3). Or the path of a disk image, booted as a snapshot.")
     nic_model: str = setting("virtio", "NIC model", choices=tuple(NIC_DEVICES))
-    vhost: bool = setting(True, "vhost-net", "Let the kernel's vhost-net move packets instead of QEMU (the vhost-net experiment)")
-    vhost_user: bool = setting(False, "vhost-user to OVS", "NICs on an OVS switch use a dpdkvhostuser port, as in "
-                               "the OVS vhost-user experiment; needs OVS with DPDK and hugepages")
+    vhost: bool = setting(True, "vhost-net", "Let the kernel's vhost-net move packets instead of QEMU (the vhost-net "
+                          "experiment)")
+    vhost_user: bool = setting(False, "vhost-user to OVS", "NICs on an OVS switch use a dpdkvhostuser port (the OVS "
+                               "vhost-user experiment); needs OVS with DPDK and hugepages")
     default_route: str = setting("", "Default gateway", "Next hop for the guest's default route (built-in guest)")
     forwarding: bool = setting(False, "IP forwarding", "The guest routes between its NICs: a Linux router "
-                               "gateway, as in the host networking experiment (built-in guest)")
+                               "gateway, as in the host-networking experiment (built-in guest)")
 
 
 class VmKind(NodeKind[VmSettings]):

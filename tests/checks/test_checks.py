@@ -97,7 +97,7 @@ def test_a_probe_that_cannot_answer_fails_the_check_with_its_reason():
     ({"name": "x", "type": "reach", "source": "h1", "destination": "h9"},
      "check x at $.checks[0].destination: destination names node 'h9', which is not in the lab"),
     ({"name": "x", "type": "reach", "source": "h1", "destination": "h3", "expect": "yes"},
-     "check x at $.checks[0].expect: expect must be true or false"),
+     "check x at $.checks[0].expect: Reachable must be true or false"),
     ({"name": "x", "type": "path", "source": "h1", "destination": "h3"},
      "check x at $.checks[0].via: say what the path must do"),
     ({"name": "x", "type": "route", "node": "r1", "prefix": "10.2.0.1/24"},
@@ -105,7 +105,7 @@ def test_a_probe_that_cannot_answer_fails_the_check_with_its_reason():
     ({"name": "x", "type": "same-domain", "a": "h1", "b": "h2:eth0"},
      "check x at $.checks[0].a: a must name a linked interface as NODE:PORT"),
     ({"name": "x", "type": "ospf-neighbor", "router": "r1", "neighbor": "r2", "state": "Down"},
-     "check x at $.checks[0].state: state must be one of Full, 2-Way"),
+     "check x at $.checks[0].state: State must be one of Full, 2-Way"),
     ({"name": "x", "type": "reach", "source": "h1", "destination": "h3", "speed": 1},
      "check x at $.checks[0].speed: unknown setting 'speed'"),
 ])

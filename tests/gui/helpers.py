@@ -1,11 +1,17 @@
 """Driving the canvas like a user: mouse presses, moves and releases at scene positions."""
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, Qt
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import QMouseEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
+from pytestqt.qtbot import QtBot
 
 from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.main_window import MainWindow
 
 
 def view_point(view: CanvasView, scene_point: QPointF) -> QPoint:
@@ -34,3 +40,81 @@ def click(view: CanvasView, at: QPointF, modifiers: Qt.KeyboardModifier = Qt.Key
     left = Qt.MouseButton.LeftButton
     send(view, QMouseEvent.Type.MouseButtonPress, point, left, left, modifiers)
     send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton, modifiers)
+
+
+def right_click(view: CanvasView, at: QPointF) -> None:
+    point = view_point(view, at)
+    right = Qt.MouseButton.RightButton
+    send(view, QMouseEvent.Type.MouseButtonPress, point, right, right)
+    send(view, QMouseEvent.Type.MouseButtonRelease, point, right, Qt.MouseButton.NoButton)
+
+
+def double_click(view: CanvasView, at: QPointF) -> None:
+    point = view_point(view, at)
+    left = Qt.MouseButton.LeftButton
+    send(view, QMouseEvent.Type.MouseButtonPress, point, left, left)
+    send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton)
+    send(view, QMouseEvent.Type.MouseButtonDblClick, point, left, left)
+    send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton)
+
+
+def when_menu_opens(pick: Callable[[QMenu], None]) -> list[list[str]]:
+    """Once a popup menu is open, hand it to `pick` (which chooses an entry, or closes it). Returns the list
+    the menu's entry texts are put in, to look at afterwards."""
+    seen: list[list[str]] = []
+
+    def look() -> None:
+        menu = QApplication.activePopupWidget()
+        if not isinstance(menu, QMenu):
+            QTimer.singleShot(20, look)
+            return
+        seen.append([action.text() for action in menu.actions() if not action.isSeparator()])
+        pick(menu)
+
+    QTimer.singleShot(0, look)
+    return seen
+
+
+def choose(text: str) -> Callable[[QMenu], None]:
+    """Pick the entry with this text as a user would: make it current, press Return."""
+    def pick(menu: QMenu) -> None:
+        action = next(action for action in menu.actions() if action.text() == text)
+        assert action.isEnabled(), f"{text} is disabled"
+        menu.setActiveAction(action)
+        QTest.keyClick(menu, Qt.Key.Key_Return)
+    return pick
+
+
+def dismiss(menu: QMenu) -> None:
+    QTest.keyClick(menu, Qt.Key.Key_Escape)
+
+
+def answer_next_dialog(button_text: str) -> list[str]:
+    """Click a button of the next message box once it is open, as a user would. Returns the list its text is put in."""
+    texts: list[str] = []
+
+    def look() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, look)
+            return
+        texts.append(f"{box.text()}\n{box.informativeText()}")
+        button = next(button for button in box.buttons() if button.text() == button_text)
+        QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(0, look)
+    return texts
+
+
+@contextmanager
+def dark_theme(window: MainWindow, qtbot: QtBot) -> Iterator[None]:
+    """The dark theme while the block runs, then the application's palette as it was."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    original = app.palette()
+    try:
+        window.menu_actions.themes["dark"].trigger()
+        qtbot.waitUntil(lambda: window.editor.scene.colors.base.lightness() < 80)
+        yield
+    finally:
+        app.setPalette(original)

@@ -5,7 +5,7 @@ from typing import Any, Callable
 
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
-from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtGui import QCursor, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from tests.gui.helpers import click, drag
@@ -62,7 +62,7 @@ def test_draw_links_with_the_mouse_takes_the_next_free_ports(make_window: Callab
     c2 = editor.place_node("container", QPointF(0, 200))
     br = editor.place_node("bridge", QPointF(200, 100))
     assert c1 and c2 and br
-    window.actions.link_mode.trigger()
+    window.menu_actions.link_mode.trigger()
     drag(window.view, QPointF(0, 0), QPointF(200, 100))
     drag(window.view, QPointF(0, 200), QPointF(200, 100))
     links = list(editor.topology.links.values())
@@ -146,7 +146,7 @@ def test_delete_removes_a_node_and_its_links_as_one_step(make_window: Callable[.
     editor = window.editor
     before = io.dumps(editor.topology)
     editor.scene.select_ids(["lan1", "r1-eth1--r2-eth1"])
-    window.actions.delete.trigger()
+    window.menu_actions.delete.trigger()
     assert "lan1" not in editor.topology.nodes
     assert len(editor.topology.links) == 2
     assert set(editor.scene.links) == set(editor.topology.links)
@@ -161,8 +161,9 @@ def test_copy_paste_keeps_the_links_inside_the_selection(make_window: Callable[.
     window = make_window()
     editor = window.editor
     editor.scene.select_ids(["h1", "h2", "lan1"])
-    window.actions.copy.trigger()
-    window.actions.paste.trigger()
+    window.menu_actions.copy.trigger()
+    QCursor.setPos(window.view.viewport().mapToGlobal(QPoint(-100, -100)))  # off the canvas: beside the original
+    window.menu_actions.paste.trigger()
     topology = editor.topology
     assert len(topology.nodes) == 10
     new = [n for n in topology.nodes.values() if n.id not in {"h1", "h2", "h3", "lan1", "lan2", "r1", "r2"}]
@@ -179,7 +180,7 @@ def test_copy_paste_keeps_the_links_inside_the_selection(make_window: Callable[.
     assert len(topology.nodes) == 7 and len(topology.links) == 6
     # duplicate does the same without the clipboard
     editor.scene.select_ids(["r1", "r2"])
-    window.actions.duplicate.trigger()
+    window.menu_actions.duplicate.trigger()
     assert {n.name for n in topology.nodes.values()} >= {"r3", "r4"}
     assert any(topology.describe_link(link) == "r3:eth1-r4:eth1" for link in topology.links.values())
 
@@ -188,12 +189,12 @@ def test_align_and_snap(make_window: Callable[..., MainWindow]) -> None:
     window = make_window()
     editor = window.editor
     editor.scene.select_ids(["h1", "r1"])
-    window.actions.align_top.trigger()
+    window.menu_actions.align["top"].trigger()
     assert editor.topology.nodes["h1"].position.y == editor.topology.nodes["r1"].position.y == 100
-    window.actions.align_left.trigger()
+    window.menu_actions.align["left"].trigger()
     assert editor.topology.nodes["h1"].position.x == editor.topology.nodes["r1"].position.x == 100
     assert editor.undo_stack.undoText() == "Align left"
-    window.actions.snap.trigger()
+    window.menu_actions.snap.trigger()
     editor.scene.select_ids(["h2"])
     drag(window.view, QPointF(300, 300), QPointF(333, 347))
     h2 = editor.topology.nodes["h2"].position

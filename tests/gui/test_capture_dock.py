@@ -35,11 +35,11 @@ def packet(number: int, frame: Ether) -> tuple:  # type: ignore[type-arg]
 
 def test_capture_menu_waits_for_a_deployed_lab(make_window: Callable[..., MainWindow]) -> None:
     window = make_window("bridge-veth")
-    menu = window.actions.node_menu_for("c1")
+    menu = window.menu_actions.node_menu_for("c1")
     capture_menu = next(a.menu() for a in menu.actions() if a.text() == "Capture on")
     assert not capture_menu.isEnabled()
     assert [a.text() for a in capture_menu.actions()] == ["c1:eth0"]
-    bridge_menu = next(a.menu() for a in window.actions.node_menu_for("br0").actions() if a.text() == "Capture on")
+    bridge_menu = next(a.menu() for a in window.menu_actions.node_menu_for("br0").actions() if a.text() == "Capture on")
     assert [a.text() for a in bridge_menu.actions()] == ["br0 (every port)", "br0:p1", "br0:p2", "br0:p3"]
     assert "No capture yet" in window.capture_panel.empty.text()
 
@@ -47,7 +47,7 @@ def test_capture_menu_waits_for_a_deployed_lab(make_window: Callable[..., MainWi
 def test_right_click_on_a_link_offers_a_capture_on_each_end(make_window: Callable[..., MainWindow],
                                                               qtbot: QtBot) -> None:
     window = make_window("l2-vs-l3")
-    window.view.link_context_menu.disconnect(window.actions.link_menu)  # the menu would block the test in exec()
+    window.view.link_context_menu.disconnect(window.menu_actions.link_menu)  # the menu would block the test in exec()
     link = next(l for l in window.editor.topology.links.values()
                 if {window.editor.topology.nodes[e.node].name for e in l.ends} == {"h1", "lan1"})
     middle = window.editor.scene.links[link.id].line.center()
@@ -55,7 +55,7 @@ def test_right_click_on_a_link_offers_a_capture_on_each_end(make_window: Callabl
     with qtbot.waitSignal(window.view.link_context_menu) as asked:
         send(window.view, QMouseEvent.Type.MouseButtonPress, view_point(window.view, middle), right, right)
     assert asked.args[0] == link.id
-    entries = [a.text() for a in window.actions.link_menu_for(link.id).actions() if a.text().startswith("Capture")]
+    entries = [a.text() for a in window.menu_actions.link_menu_for(link.id).actions() if a.text().startswith("Capture")]
     assert sorted(entries) == ["Capture on h1:eth0", "Capture on lan1:p1"]
 
 
@@ -84,7 +84,7 @@ def test_packet_list_filter_and_details(qtbot: QtBot) -> None:
 
 
 def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
-    action = window.actions.deploy if deploy else window.actions.destroy
+    action = window.menu_actions.deploy if deploy else window.menu_actions.destroy
     qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
         action.trigger()
@@ -106,7 +106,7 @@ def test_capture_from_the_menu_then_a_flood_leaves_the_gui_responsive(make_windo
     scene = window.editor.scene
     try:
         _deploy(window, qtbot, True)
-        menu = window.actions.node_menu_for("c1")
+        menu = window.menu_actions.node_menu_for("c1")
         capture_menu = next(a.menu() for a in menu.actions() if a.text() == "Capture on")
         assert capture_menu.isEnabled()
         capture_menu.actions()[0].trigger()

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QPointF
 from pytestqt.qtbot import QtBot
 
+from tests.gui.helpers import answer_next_dialog
 from vtopo.gui import terminal
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.main_window import MainWindow
@@ -65,9 +66,9 @@ def test_deploy_and_destroy_run_in_a_worker(make_window: Callable[..., MainWindo
     deployer = FakeDeployer()
     window = make_window("bridge-veth", deployer_loader=lambda: (deployer, ""))
     qtbot.waitUntil(lambda: not window.deploy.busy)
-    assert window.actions.deploy.isEnabled()
+    assert window.menu_actions.deploy.isEnabled()
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
-        window.actions.deploy.trigger()
+        window.menu_actions.deploy.trigger()
     assert deployer.threads and deployer.threads[0] is not threading.main_thread()
     assert {n: s for n, s in window.deploy.states.items()} == {name: NodeState.RUNNING
                                                                for name in ("br0", "c1", "c2", "c3")}
@@ -76,12 +77,13 @@ def test_deploy_and_destroy_run_in_a_worker(make_window: Callable[..., MainWindo
     assert "[apply 2/4] node c1: create namespace" in log and "notice: a notice" in log
     window.editor.scene.select_ids(["c1"])
     expected = terminal.unavailable_reason(window.editor.registry.get("container"), True)
-    assert window.actions.terminal.isEnabled() == (expected == "")
+    assert window.menu_actions.terminal.isEnabled() == (expected == "")
     window.editor.scene.select_ids(["br0"])
-    assert not window.actions.terminal.isEnabled()
-    assert "no shell" in window.actions.terminal.toolTip()
+    assert not window.menu_actions.terminal.isEnabled()
+    assert "no shell" in window.menu_actions.terminal.toolTip()
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
-        window.actions.destroy.trigger()
+        answer_next_dialog("Destroy")
+        window.menu_actions.destroy.trigger()
     assert window.deploy.states == {}
     assert window.editor.scene.nodes["c1"].state is NodeState.NOT_DEPLOYED
 
@@ -91,7 +93,7 @@ def test_a_failed_deploy_marks_the_node_and_logs_the_error(make_window: Callable
     window = make_window("bridge-veth", deployer_loader=lambda: (FakeDeployer(fail_on="c2"), ""))
     qtbot.waitUntil(lambda: not window.deploy.busy)
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
-        window.actions.deploy.trigger()
+        window.menu_actions.deploy.trigger()
     assert window.editor.scene.nodes["c2"].state is NodeState.FAILED
     assert window.editor.scene.nodes["c1"].state is NodeState.NOT_DEPLOYED
     assert "FAILED: create namespace on node c2: File exists" in window.log.toPlainText()
@@ -99,11 +101,11 @@ def test_a_failed_deploy_marks_the_node_and_logs_the_error(make_window: Callable
 
 def test_without_an_executor_deploy_is_disabled_with_the_reason(make_window: Callable[..., MainWindow]) -> None:
     window = make_window()
-    assert not window.actions.deploy.isEnabled()
-    assert "no executor" in window.actions.deploy.toolTip()
+    assert not window.menu_actions.deploy.isEnabled()
+    assert "no executor" in window.menu_actions.deploy.toolTip()
     window.editor.scene.select_ids(["r1"])
-    assert not window.actions.terminal.isEnabled()
-    assert "deploy the lab first" in window.actions.terminal.toolTip()
+    assert not window.menu_actions.terminal.isEnabled()
+    assert "deploy the lab first" in window.menu_actions.terminal.toolTip()
 
 
 @pytest.mark.privileged
@@ -115,10 +117,10 @@ def test_deploy_and_destroy_bridge_veth_for_real(make_window: Callable[..., Main
     names = {"br0", "c1", "c2", "c3"}
     try:
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-            window.actions.deploy.trigger()
+            window.menu_actions.deploy.trigger()
         assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
-            window.actions.status.trigger()
+            window.menu_actions.status.trigger()
         assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
         assert window.drift.text() == ""
         added = window.editor.place_node("container", QPointF(600, 300))
@@ -126,16 +128,17 @@ def test_deploy_and_destroy_bridge_veth_for_real(make_window: Callable[..., Main
         window.editor.connect_nodes(added.id, "br0")
         assert "changed since" in window.drift.text()
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-            window.actions.deploy.trigger()
+            window.menu_actions.deploy.trigger()
         assert "applied only the" in window.log.toPlainText()
         assert window.drift.text() == ""
         names.add(added.name)
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
-            window.actions.status.trigger()
+            window.menu_actions.status.trigger()
         assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
     finally:
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-            window.actions.destroy.trigger()
+            answer_next_dialog("Destroy")
+            window.menu_actions.destroy.trigger()
     assert window.deploy.states == {}
     assert all(item.state is NodeState.NOT_DEPLOYED for item in window.editor.scene.nodes.values())
 

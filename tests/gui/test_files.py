@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from PySide6.QtCore import QPointF
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from vtopo.gui.canvas import export
@@ -27,8 +28,8 @@ def test_save_and_reopen_gives_the_same_lab_and_canvas(make_window: Callable[...
     assert window.isWindowModified()
     target = tmp_path / "mine.vtopo"
     monkeypatch.setattr("vtopo.gui.document.files.QFileDialog.getSaveFileName", lambda *a, **k: (str(target), ""))
-    assert window.actions.save.isEnabled()
-    window.actions.save.trigger()
+    assert window.menu_actions.save.isEnabled()
+    window.menu_actions.save.trigger()
     assert target.is_file() and not window.isWindowModified()
     assert window.windowTitle().startswith("l2-vs-l3[*] — ")
     again = make_window(target)
@@ -104,8 +105,16 @@ def test_export_png_and_svg(make_window: Callable[..., MainWindow], tmp_path: Pa
     assert window.editor.scene.selected_node_ids() == ["r1"]
 
 
-def test_dropping_a_file_on_the_window_opens_it(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+def test_dropping_a_file_on_the_canvas_opens_it(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    """The canvas takes palette drops only; a file dragged over it goes on to the window, which opens it."""
     window = make_window()
-    window.view.file_dropped.emit(TOPOLOGIES / "bridge-veth.vtopo")
+    viewport = window.view.viewport()
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(TOPOLOGIES / "bridge-veth.vtopo"))])
+    at, copy, left, none = QPoint(50, 50), Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(at, copy, data, left, none)
+    QApplication.sendEvent(viewport, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(window, QDropEvent(QPointF(window.mapFrom(viewport, at)), copy, data, left, none))
     assert window.editor.topology.name == "bridge-veth"
     assert set(window.editor.scene.nodes) == {"br0", "c1", "c2", "c3"}

@@ -72,7 +72,7 @@ def test_no_key_is_bound_twice_where_both_could_fire(make_window: Callable[..., 
     window = make_window(None)
     bindings: dict[str, list[str]] = {}
     actions = {action for widget in [window, *window.findChildren(QWidget)]
-               for action in QWidget.actions(widget)}  # MainWindow.actions is our Actions object
+               for action in widget.actions()}
     for action in actions:
         if action.shortcutContext() in (Qt.ShortcutContext.WindowShortcut, Qt.ShortcutContext.ApplicationShortcut):
             scopes = ["window"]
@@ -94,3 +94,50 @@ def test_no_key_is_bound_twice_where_both_could_fire(make_window: Callable[..., 
             # two different things on one key: only when neither is window-wide and the scopes differ
             assert "window" not in scopes and len(set(scopes)) == len(scopes), f"{key} is ambiguous: {owners}"
     assert QKeySequence("Ctrl+Z").toString() in bindings
+
+
+def one_selected_node(make_window: Callable[..., MainWindow], qtbot: Any, at: QPointF) -> tuple[MainWindow, str]:
+    """A window on a new lab with one container at `at`, selected, and the canvas focused."""
+    window = make_window(None)
+    focus_canvas(qtbot, window)
+    node = window.editor.place_node("container", at)
+    assert node
+    window.editor.scene.select_ids([node.id])
+    return window, node.id
+
+
+def test_arrow_keys_nudge_and_a_burst_is_one_undo_step(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    window, node_id = one_selected_node(make_window, qtbot, QPointF(100, 100))
+    editor = window.editor
+    for key in (Key.Key_Right, Key.Key_Right, Key.Key_Down):
+        qtbot.keyClick(window.view, key)
+    qtbot.keyClick(window.view, Key.Key_Left, Shift)
+    position = editor.topology.nodes[node_id].position
+    assert (position.x, position.y) == (119, 110)
+    assert editor.scene.nodes[node_id].pos() == QPointF(119, 110)
+    qtbot.keyClick(window.view, Key.Key_Z, Ctrl)
+    position = editor.topology.nodes[node_id].position
+    assert (position.x, position.y) == (100, 100)
+    assert editor.undo_stack.undoText().startswith("Add")
+
+
+def test_align_and_distribute(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window(None)
+    editor = window.editor
+    nodes = [editor.place_node("container", QPointF(x, y)) for x, y in ((0, 0), (50, 100), (300, 40))]
+    ids = [node.id for node in nodes if node]
+    positions = lambda: [(editor.topology.nodes[i].position.x, editor.topology.nodes[i].position.y) for i in ids]
+    editor.scene.select_ids(ids)
+    for mode, expected in (("right", [(300, 0), (300, 100), (300, 40)]),
+                           ("center", [(150, 0), (150, 100), (150, 40)]),
+                           ("bottom", [(0, 100), (50, 100), (300, 100)]),
+                           ("middle", [(0, 50), (50, 50), (300, 50)])):
+        editor.undo_stack.setIndex(3)
+        window.menu_actions.align[mode].trigger()
+        assert positions() == expected, mode
+        assert editor.undo_stack.index() == 4
+    editor.undo_stack.setIndex(3)
+    window.menu_actions.align["horizontal"].trigger()
+    assert positions() == [(0, 0), (150, 100), (300, 40)]
+    window.menu_actions.align["vertical"].trigger()
+    assert positions() == [(0, 0), (150, 100), (300, 50)]

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from tests.gui.helpers import dark_theme
 from vtopo.gui.main_window import MainWindow
 from vtopo.measure import IntervalSample, IperfOptions, RunResult, history_path_for, save_history
 from vtopo.resources import TOPOLOGIES
@@ -23,18 +23,11 @@ MEASURE_SCREENSHOT = SCREENSHOT.with_name("measure.png")
 
 def test_dark_and_light_themes(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
     window = make_window()
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    original = app.palette()
-    try:
-        window.actions.themes["dark"].trigger()
-        qtbot.waitUntil(lambda: window.editor.scene.colors.base.lightness() < 80)
+    with dark_theme(window, qtbot):
         assert window.editor.scene.colors.text.lightness() > 180
-        window.actions.themes["light"].trigger()
+        window.menu_actions.themes["light"].trigger()
         qtbot.waitUntil(lambda: window.editor.scene.colors.base.lightness() > 200)
         assert window.settings.value("view/theme") == "light"
-    finally:
-        app.setPalette(original)
 
 
 def test_screenshot_of_the_default_lab(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:

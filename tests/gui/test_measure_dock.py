@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from tests.gui.helpers import click
+from tests.gui.helpers import answer_next_dialog, click
 from tests.gui.test_deploy import FakeDeployer
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.measure.controller import NOT_DEPLOYED
@@ -82,7 +82,7 @@ def deployed_window(make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_pa
     FakeRun.release.set()
     qtbot.waitUntil(lambda: not window.deploy.busy)
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
-        window.actions.deploy.trigger()
+        window.menu_actions.deploy.trigger()
     qtbot.waitUntil(lambda: not window.measure.looking_up)
     yield window
     FakeRun.release.set()
@@ -102,8 +102,8 @@ def test_without_a_deployed_lab_the_panel_says_to_deploy(make_window: Callable[.
     assert not panel.run_button.isEnabled()
     assert panel.form.source_box.count() == 0
     window.editor.scene.select_ids(["c1", "c2"])
-    assert not window.actions.iperf_pair.isEnabled()
-    menu = window.actions.node_menu_for("c1")
+    assert not window.menu_actions.iperf_pair.isEnabled()
+    menu = window.menu_actions.node_menu_for("c1")
     assert [a.isEnabled() for a in menu.actions() if a.text().startswith("Measure")] == [False, False]
 
 
@@ -113,7 +113,8 @@ def test_targets_follow_deploy_and_destroy(deployed_window: MainWindow, qtbot: Q
     assert list(panel.targets) == ["c1", "c2", "c3"]
     assert panel.run_button.isEnabled()
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
-        window.actions.destroy.trigger()
+        answer_next_dialog("Destroy")
+        window.menu_actions.destroy.trigger()
     assert panel.targets == {} and not panel.run_button.isEnabled()
     assert panel.notice.text() == NOT_DEPLOYED
 
@@ -140,15 +141,15 @@ def test_iperf_between_two_selected_nodes_runs_and_shows_the_path(deployed_windo
     click(window.view, scene.nodes["c2"].pos())
     click(window.view, scene.nodes["c1"].pos(), Qt.KeyboardModifier.ControlModifier)
     assert scene.selected_node_ids() == ["c2", "c1"]
-    menu = window.actions.node_menu_for("c1")
-    assert window.actions.iperf_pair in menu.actions()
-    window.actions.iperf_pair.trigger()
+    menu = window.menu_actions.node_menu_for("c1")
+    assert window.menu_actions.iperf_pair in menu.actions()
+    window.menu_actions.iperf_pair.trigger()
     assert choices(window) == ("c2", "c1", "10.0.0.1")
     assert not panel.visibleRegion().isEmpty()  # the dock was raised over the Explain tab
 
     scene.select_ids(["c1"])
     scene.nodes["c2"].setSelected(True)
-    window.actions.iperf_pair.trigger()
+    window.menu_actions.iperf_pair.trigger()
     assert choices(window) == ("c1", "c2", "10.0.0.2")
     panel.form.duration_spin.setValue(3)
     FakeRun.release.clear()
@@ -169,7 +170,7 @@ def test_measure_from_here_and_to_here(deployed_window: MainWindow) -> None:
     window.measure_panel.select_pair("c1", "c2")
 
     def pick(node_id: str, text: str) -> None:
-        menu = window.actions.node_menu_for(node_id)
+        menu = window.menu_actions.node_menu_for(node_id)
         action = next(a for a in menu.actions() if a.text() == text)
         assert action.isEnabled()
         action.trigger()
@@ -178,7 +179,7 @@ def test_measure_from_here_and_to_here(deployed_window: MainWindow) -> None:
     assert choices(window) == ("c1", "c3", "10.0.0.3")
     pick("c3", "Measure from here")  # the destination was c3 itself: another node takes its place
     assert choices(window) == ("c3", "c1", "10.0.0.1")
-    menu = window.actions.node_menu_for("br0")
+    menu = window.menu_actions.node_menu_for("br0")
     assert not next(a for a in menu.actions() if a.text() == "Measure from here").isEnabled()
 
 
@@ -241,9 +242,11 @@ def test_runs_of_two_labs_are_compared_and_each_saved_with_its_own_lab(make_wind
 
 
 def _deployed(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
-    action = window.actions.deploy if deploy else window.actions.destroy
+    action = window.menu_actions.deploy if deploy else window.menu_actions.destroy
     qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)  # a status read may run
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+        if not deploy:
+            answer_next_dialog("Destroy")
         action.trigger()
     qtbot.waitUntil(lambda: not window.measure.looking_up)  # the panel reads the deployed lab off the GUI thread
 
@@ -263,9 +266,9 @@ def test_bridge_against_macvlan_from_the_gui_for_real(make_window: Callable[...,
         assert {"c1", "c2", "c3"} <= set(panel.targets), panel.notice.text() + window.log.toPlainText()
         scene.select_ids(["c1"])
         scene.nodes["c2"].setSelected(True)
-        menu = window.actions.node_menu_for("c2")
-        assert window.actions.iperf_pair in menu.actions() and window.actions.iperf_pair.isEnabled()
-        window.actions.iperf_pair.trigger()
+        menu = window.menu_actions.node_menu_for("c2")
+        assert window.menu_actions.iperf_pair in menu.actions() and window.menu_actions.iperf_pair.isEnabled()
+        window.menu_actions.iperf_pair.trigger()
         assert choices(window) == ("c1", "c2", "10.0.0.2")
         assert not panel.visibleRegion().isEmpty()
         panel.form.duration_spin.setValue(2)

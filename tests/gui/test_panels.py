@@ -103,7 +103,7 @@ def test_link_inspector_validates_addresses_as_you_type(make_window: Callable[..
 def test_annotations_are_edited_and_undone(make_window: Callable[..., MainWindow]) -> None:
     window = make_window()
     editor = window.editor
-    window.actions.add_rect.trigger()
+    window.menu_actions.add_rect.trigger()
     (new_id,) = set(editor.topology.annotations) - {"note-1", "note-2"}
     assert editor.topology.annotations[new_id].shape == "rect"
     window.inspector.refresh()
@@ -136,12 +136,12 @@ def test_undo_and_redo_everything(make_window: Callable[..., MainWindow]) -> Non
     end = io.dumps(editor.topology)
     steps = editor.undo_stack.count()
     while editor.undo_stack.canUndo():
-        window.actions.undo.trigger()
+        window.menu_actions.undo.trigger()
     assert io.dumps(editor.topology) == start
     assert set(editor.scene.nodes) == set(editor.topology.nodes)
     assert set(editor.scene.links) == set(editor.topology.links)
     for _ in range(steps):
-        window.actions.redo.trigger()
+        window.menu_actions.redo.trigger()
     assert io.dumps(editor.topology) == end
     assert set(editor.scene.links) == set(editor.topology.links)
     assert editor.scene.nodes[c.id].name == "web"

@@ -125,7 +125,7 @@ def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
 
 
 def numbered_bridge_between(lab: LabContext, host_id: str, other_id: str) -> NodeContext[Any] | None:
-    """A bridge the host's own namespace has an address on (a numbered bridge, seed 003) and that
+    """A bridge the host's own namespace has an address on (a numbered bridge) and that
     leads to `other_id`: the host reaches it that way, without a link in the drawing."""
     host = lab.nodes[host_id]
     if host.kind.role is not Role.NAMESPACE or host.kind.netns(host) is not None:

@@ -1,22 +1,57 @@
 """Menus, toolbar and shortcuts. Each action calls one method of a controller; no editing logic lives here."""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
-from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QStyle, QToolBar, QWidget
+from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
+from PySide6.QtGui import QAction, QActionGroup, QCursor, QIcon, QKeySequence
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QStyle, QWidget
 
 from vtopo.gui import terminal
 from vtopo.gui.canvas import export
+from vtopo.gui.capture.panel import CaptureController
 from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.context_menus import ContextMenus
+from vtopo.gui.document.analysis import LabAnalyzer
+from vtopo.gui.document.editor import ALIGN_MODES, Editor
+from vtopo.gui.document.files import FileController
+from vtopo.gui.measure.controller import MeasureController
+from vtopo.gui.overlays.domains import DomainView
+from vtopo.gui.overlays.rates import RateView
+from vtopo.gui.panels.checks import ChecksController
+from vtopo.gui.panels.deploy import DeployController, confirm_destroy
 from vtopo.gui.theme import THEMES, apply_theme
+from vtopo.gui.toolbar import build_toolbar, deploy_icon, destroy_icon, history_button
 
-if TYPE_CHECKING:
-    from vtopo.gui.main_window import MainWindow
+
+
+class WindowParts(Protocol):
+    """What the actions drive: the parts the main window is made of."""
+
+    editor: Editor
+    files: FileController
+    view: CanvasView
+    deploy: DeployController
+    measure: MeasureController
+    capture: CaptureController
+    checks: ChecksController
+    domains: DomainView
+    rates: RateView
+    analyzer: LabAnalyzer
+    settings: QSettings
+
+    def docks(self) -> list[QDockWidget]: ...
+
+    def explain_selection(self) -> None: ...
+
+    def show_inspector(self) -> None: ...
 
 Key = QKeySequence.StandardKey
+SNAP_KEY = "view/snap-to-grid"
+LABELS_KEY = "view/interface-labels"
 
 
 Shortcut = QKeySequence.StandardKey | str
@@ -36,9 +71,10 @@ def key_sequences(*keys: Shortcut) -> list[QKeySequence]:
 class Actions:
     """Every QAction of the main window, grouped into the menu bar and the toolbar."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: QMainWindow, parts: WindowParts) -> None:
         self.window = window
-        editor, files, view = window.editor, window.files, window.view
+        self.parts = parts
+        editor, files, view = parts.editor, parts.files, parts.view
         style = window.style()
         sp = QStyle.StandardPixmap
 
@@ -48,6 +84,8 @@ class Actions:
         self.save_as = self._action("Save &as…", files.save_as, Key.SaveAs)
         self.export_png = self._action("Export as &PNG…", lambda: self.export("png"))
         self.export_svg = self._action("Export as S&VG…", lambda: self.export("svg"))
+        self.export_print = self._action("Export for p&rint (PNG, white, no grid)…",
+                                         lambda: self.export("png", for_print=True))
         self.quit = self._action("&Quit", window.close, Key.Quit)
 
         self.undo = editor.undo_stack.createUndoAction(window, "&Undo")
@@ -60,34 +98,42 @@ class Actions:
         canvas = view
         self.cut = self._action("Cu&t", editor.cut_selection, Key.Cut, scope=canvas)
         self.copy = self._action("&Copy", editor.copy_selection, Key.Copy, scope=canvas)
-        self.paste = self._action("&Paste", self._paste, Key.Paste, scope=canvas)
+        self.paste = self._action("&Paste", lambda: self._paste(), Key.Paste, scope=canvas)
         self.duplicate = self._action("&Duplicate", editor.duplicate_selection, "Ctrl+D", scope=canvas)
         self.delete = self._action("De&lete", editor.delete_selection, (Key.Delete, "Backspace"), scope=canvas)
         self.select_all = self._action("Select &all", self._select_all, Key.SelectAll, scope=canvas)
         self.add_note = self._action("Add &note", lambda: self._annotate("note"), "Ctrl+Shift+N")
         self.add_rect = self._action("Add &rectangle", lambda: self._annotate("rect"), "Ctrl+Shift+R")
-        self.align_left = self._action("Align &left", lambda: editor.align("left"))
-        self.align_top = self._action("Align &top", lambda: editor.align("top"))
-        self.align_grid = self._action("Align to &grid", lambda: editor.align("grid"), "Ctrl+G")
+        self.align = {mode: self._action(text, lambda checked=False, m=mode: editor.align(m),
+                                         "Ctrl+G" if mode == "grid" else ())
+                      for mode, text in ALIGN_MODES.items()}
 
+        self.rename = self._action("&Rename", self._rename_selected, "F2", scope=canvas)
+        self.properties = self._action("P&roperties", parts.show_inspector)
         self.link_mode = self._action("Draw &links", self._toggle_link_mode, "L", scope=canvas)
         self.link_mode.setCheckable(True)
         self.link_mode.setToolTip("Drag from node to node to link them (Shift: choose the ports). "
                                   "A right-drag links in any mode, with a port menu.")
+        self.interface_labels = self._action("Show &interface labels", self._toggle_interface_labels)
+        self.interface_labels.setCheckable(True)
+        self.interface_labels.setChecked(bool(parts.settings.value(LABELS_KEY, True, type=bool)))
+        editor.scene.show_interface_labels(self.interface_labels.isChecked())
         self.snap = self._action("&Snap to grid", self._toggle_snap)
         self.snap.setCheckable(True)
+        self.snap.setChecked(bool(parts.settings.value(SNAP_KEY, False, type=bool)))
+        editor.scene.snap_to_grid = self.snap.isChecked()
         self.zoom_in = self._action("Zoom &in", lambda: view.zoom_by(1.25), Key.ZoomIn)
         self.zoom_out = self._action("Zoom &out", lambda: view.zoom_by(0.8), Key.ZoomOut)
         self.zoom_reset = self._action("&Actual size", view.reset_zoom, "Ctrl+0")
         self.fit = self._action("&Fit to view", view.fit_to_view, "Ctrl+1")
 
-        deploy = window.deploy
-        self.deploy = self._action("&Deploy", deploy.deploy, "F5", style.standardIcon(sp.SP_MediaPlay))
-        self.destroy = self._action("D&estroy", deploy.destroy, "Shift+F5", style.standardIcon(sp.SP_MediaStop))
+        deploy = parts.deploy
+        self.deploy = self._action("&Deploy", deploy.deploy, "F5", deploy_icon())
+        self.destroy = self._action("D&estroy…", self._destroy, "Shift+F5", destroy_icon())
         self.status = self._action("Refresh &status", deploy.refresh_status)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
         self.iperf_pair = self._action("iperf between these two", self._iperf_pair)
-        self.show_measure = self._action("&Measure…", window.measure.show_panel, "Ctrl+M")
+        self.show_measure = self._action("&Measure…", parts.measure.show_panel, "Ctrl+M")
 
         self.theme_group = QActionGroup(window)
         self.themes: dict[str, QAction] = {}
@@ -97,6 +143,7 @@ class Actions:
             self.theme_group.addAction(action)
             self.themes[name] = action
 
+        self.menus = ContextMenus()
         self.recent_menu = QMenu("Open &recent", window)
         self._build_menus()
         self._build_toolbar()
@@ -105,8 +152,8 @@ class Actions:
         editor.scene.selectionChanged.connect(self.update_enabled)
         deploy.busy_changed.connect(self.update_enabled)
         deploy.states_changed.connect(self.update_enabled)
-        window.analyzer.analysed.connect(self.update_enabled)
-        window.measure.targets_changed.connect(self.update_enabled)
+        parts.analyzer.analysed.connect(self.update_enabled)
+        parts.measure.targets_changed.connect(self.update_enabled)
         self.update_enabled()
 
     def _action(self, text: str, slot: Callable[..., object], shortcut: Shortcut | tuple[Shortcut, ...] = (),
@@ -129,26 +176,28 @@ class Actions:
         file_menu.addMenu(self.recent_menu)
         file_menu.addActions([self.save, self.save_as])
         file_menu.addSeparator()
-        file_menu.addActions([self.export_png, self.export_svg])
+        file_menu.addActions([self.export_png, self.export_svg, self.export_print])
         file_menu.addSeparator()
         file_menu.addAction(self.quit)
         edit = bar.addMenu("&Edit")
         edit.addActions([self.undo, self.redo])
         edit.addSeparator()
-        edit.addActions([self.cut, self.copy, self.paste, self.duplicate, self.delete, self.select_all])
+        edit.addActions([self.cut, self.copy, self.paste, self.duplicate, self.delete, self.select_all, self.rename])
         edit.addSeparator()
         edit.addActions([self.add_note, self.add_rect])
         edit.addSeparator()
-        edit.addActions([self.align_left, self.align_top, self.align_grid])
+        align = edit.addMenu("&Align")
+        align.addActions(list(self.align.values()))
         view = bar.addMenu("&View")
-        view.addActions([self.link_mode, self.snap, self.window.domains.toggle, self.window.rates.toggle])
+        view.addActions([self.link_mode, self.snap, self.interface_labels, self.parts.domains.toggle,
+                         self.parts.rates.toggle])
         view.addSeparator()
         view.addActions([self.zoom_in, self.zoom_out, self.zoom_reset, self.fit])
         view.addSeparator()
         themes = view.addMenu("&Theme")
         themes.addActions(list(self.themes.values()))
         panels = view.addMenu("&Panels")
-        for dock in self.window.docks():
+        for dock in self.parts.docks():
             panels.addAction(dock.toggleViewAction())
         lab = bar.addMenu("&Lab")
         lab.addActions([self.deploy, self.destroy, self.status])
@@ -156,94 +205,108 @@ class Actions:
         lab.addActions([self.terminal, self.show_measure, self.iperf_pair])
 
     def _build_toolbar(self) -> None:
-        toolbar = QToolBar("Main", self.window)
-        toolbar.setObjectName("main-toolbar")
-        toolbar.addActions([self.new, self.open, self.save])
-        toolbar.addSeparator()
-        toolbar.addActions([self.undo, self.redo])
-        toolbar.addSeparator()
-        toolbar.addActions([self.link_mode, self.snap, self.add_note, self.fit])
-        toolbar.addSeparator()
-        toolbar.addActions([self.deploy, self.destroy, self.terminal])
-        self.window.addToolBar(toolbar)
+        stack = self.parts.editor.undo_stack
+        self.toolbar_undo = history_button(self.window, stack, redo=False)
+        self.toolbar_redo = history_button(self.window, stack, redo=True)
+        build_toolbar(self.window, [[self.new, self.open, self.save], [self.toolbar_undo, self.toolbar_redo],
+                                    [self.link_mode, self.snap, self.add_note, self.fit],
+                                    [self.deploy, self.destroy, self.terminal]])
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
-        for path in self.window.files.recent():
-            self.recent_menu.addAction(str(path), lambda p=path: self.window.files.open_path(p))
+        for path in self.parts.files.recent():
+            self.recent_menu.addAction(str(path), partial(self.parts.files.open_path, path))
         self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
 
     # ------------------------------------------------------------ slots that need a little glue
 
-    def _paste(self) -> None:
-        self.window.editor.paste()
+    def _paste(self, at: QPointF | None = None) -> None:
+        """At the cursor when it is over the canvas (or at the given point)."""
+        view = self.parts.view
+        cursor = view.viewport().mapFromGlobal(QCursor.pos())
+        if at is None and view.viewport().rect().contains(cursor):
+            at = view.mapToScene(cursor)
+        self.parts.editor.paste(at)
 
     def _select_all(self) -> None:
-        for item in self.window.editor.scene.items():
+        for item in self.parts.editor.scene.items():
             if item.flags() & item.GraphicsItemFlag.ItemIsSelectable:
                 item.setSelected(True)
 
     def _annotate(self, shape: str, at: QPointF | None = None) -> None:
-        view = self.window.view
+        view = self.parts.view
         where = at if at is not None else view.mapToScene(view.viewport().rect().center())
-        annotation = self.window.editor.add_annotation(shape, where)
-        self.window.editor.scene.select_ids([annotation.id])
+        annotation = self.parts.editor.add_annotation(shape, where)
+        self.parts.editor.scene.select_ids([annotation.id])
 
     def _toggle_link_mode(self, checked: bool) -> None:
-        self.window.view.link_mode = checked
+        self.parts.view.link_mode = checked
 
     def _toggle_snap(self, checked: bool) -> None:
-        self.window.editor.scene.snap_to_grid = checked
+        self.parts.editor.scene.snap_to_grid = checked
+        self.parts.settings.setValue(SNAP_KEY, checked)
+
+    def _toggle_interface_labels(self, checked: bool) -> None:
+        self.parts.editor.scene.show_interface_labels(checked)
+        self.parts.settings.setValue(LABELS_KEY, checked)
+
+    def _destroy(self) -> None:
+        deploy, topology = self.parts.deploy, self.parts.editor.topology
+        if self.destroy.isEnabled() and confirm_destroy(self.window, deploy.deployed_lab, topology):
+            deploy.destroy()
 
     def set_theme(self, name: str) -> None:
         app = QApplication.instance()
         assert isinstance(app, QApplication)
         apply_theme(app, name)
         self.themes[name].setChecked(True)
-        self.window.settings.setValue("view/theme", name)
+        self.parts.settings.setValue("view/theme", name)
 
-    def export(self, fmt: str) -> None:
+    def export(self, fmt: str, for_print: bool = False) -> None:
         name, _ = QFileDialog.getSaveFileName(self.window, f"Export as {fmt.upper()}",
-                                              f"{self.window.editor.topology.name}.{fmt}", f"{fmt.upper()} (*.{fmt})")
+                                              f"{self.parts.editor.topology.name}.{fmt}", f"{fmt.upper()} (*.{fmt})")
         if not name:
             return
         path = Path(name)
-        ok = export.export_png(self.window.editor.scene, path) if fmt == "png" else \
-            export.export_svg(self.window.editor.scene, path, self.window.editor.topology.name)
+        scene = self.parts.editor.scene
+        ok = export.export_png(scene, path, for_print=for_print) if fmt == "png" else \
+            export.export_svg(scene, path, self.parts.editor.topology.name, for_print=for_print)
         self.window.statusBar().showMessage(f"exported {path}" if ok else f"could not write {path}", 5000)
 
     def selected_node(self) -> str:
-        nodes = self.window.editor.scene.selected_node_ids()
+        nodes = self.parts.editor.scene.selected_node_ids()
         return nodes[0] if len(nodes) == 1 else ""
 
     def open_terminal(self) -> None:
         node_id = self.selected_node()
         if not node_id or not self.terminal.isEnabled():
             return
-        editor = self.window.editor
+        editor = self.parts.editor
         node = editor.topology.nodes[node_id]
-        lab = self.window.deploy.deployed_lab or editor.topology.name
+        lab = self.parts.deploy.deployed_lab or editor.topology.name
         if not terminal.open_terminal(lab, node.name, editor.registry.get(node.kind)):
             self.window.statusBar().showMessage("the terminal emulator did not start", 5000)
 
     def update_enabled(self) -> None:
-        editor, deploy = self.window.editor, self.window.deploy
+        editor, deploy = self.parts.editor, self.parts.deploy
         scene = editor.scene
         has_selection = bool(scene.selectedItems())
         has_nodes = bool(scene.selected_node_ids() or scene.selected_annotation_ids())
         for action in (self.cut, self.copy, self.duplicate):
             action.setEnabled(has_nodes)
         self.delete.setEnabled(has_selection)
-        for action in (self.align_left, self.align_top, self.align_grid):
+        for action in self.align.values():
             action.setEnabled(has_nodes)
+        self.rename.setEnabled(bool(self.selected_node()))
         deployer_missing = deploy.deployer() is None
-        analysis = self.window.analyzer.latest
+        analysis = self.parts.analyzer.latest
         errors = bool(analysis is not None and analysis.errors)
         self.deploy.setEnabled(not deployer_missing and not deploy.busy and not errors)
         self.deploy.setToolTip(deploy.unavailable or ("fix the errors in the Problems panel first" if errors
                                                       else "Deploy the lab on this host"))
-        self.destroy.setEnabled(not deployer_missing and not deploy.busy)
-        self.destroy.setToolTip(deploy.unavailable or "Tear down everything the lab created")
+        self.destroy.setEnabled(not deployer_missing and not deploy.busy and bool(deploy.deployed_lab))
+        self.destroy.setToolTip(deploy.unavailable or (f"Tear down everything lab {deploy.deployed_lab} created"
+                                                       if deploy.deployed_lab else "the lab is not deployed"))
         self.status.setEnabled(not deployer_missing and not deploy.busy)
         node_id = self.selected_node()
         if not node_id:
@@ -256,41 +319,35 @@ class Actions:
         self.terminal.setToolTip(f"Open a terminal on the node ({reason})" if reason else
                                  "Open a terminal on the selected node")
         pair = scene.selected_node_ids()
-        measurable = len(pair) == 2 and all(self.window.measure.can_measure(node_id) for node_id in pair)
+        measurable = len(pair) == 2 and all(self.parts.measure.can_measure(node_id) for node_id in pair)
         self.iperf_pair.setEnabled(measurable)
         self.iperf_pair.setToolTip("Measure from the first selected node to the second" if measurable else
                                    "select two nodes of the deployed lab that can run iperf3")
 
     def _iperf_pair(self) -> None:
-        pair = self.window.editor.scene.selected_node_ids()
+        pair = self.parts.editor.scene.selected_node_ids()
         if len(pair) == 2 and self.iperf_pair.isEnabled():
-            self.window.measure.between(pair[0], pair[1])
+            self.parts.measure.between(pair[0], pair[1])
+
+    def _rename_selected(self) -> None:
+        node_id = self.selected_node()
+        if node_id:
+            self.parts.view.start_rename(node_id)
+
+    def activate_node(self, node_id: str) -> None:
+        """A double-click: a running node opens its terminal or console; otherwise the node is renamed."""
+        self.parts.editor.scene.select_ids([node_id])
+        if self.terminal.isEnabled():
+            self.open_terminal()
+        elif not self.parts.deploy.deployed_lab:
+            self.parts.view.start_rename(node_id)
+        else:
+            self.window.statusBar().showMessage(self.terminal.toolTip(), 6000)
 
     def node_menu(self, node_id: str, at: QPoint) -> None:
         menu = self.node_menu_for(node_id)
         menu.exec(at)
         menu.deleteLater()
-
-    def node_menu_for(self, node_id: str) -> QMenu:
-        """The context menu of a node; the node joins the selection first if it is not in it."""
-        editor, measure = self.window.editor, self.window.measure
-        if node_id not in editor.scene.selected_node_ids():
-            editor.scene.select_ids([node_id])
-        menu = QMenu(self.window)
-        menu.addActions([self.terminal, self.duplicate, self.copy, self.delete])
-        menu.addSeparator()
-        if len(editor.scene.selected_node_ids()) == 2:
-            menu.addAction(self.iperf_pair)
-            source, destination = editor.scene.selected_node_ids()
-            for text, reachable in (("Expect reachable", True), ("Expect unreachable", False)):
-                menu.addAction(text, lambda r=reachable: self.window.checks.expect(source, destination, r))
-        for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
-            action = menu.addAction(text, lambda pick=pick: pick(node_id))
-            action.setEnabled(measure.can_measure(node_id))
-        self.window.capture.add_menu_entries(menu, node_id, editor.scene.selected_node_ids())
-        menu.addSeparator()
-        menu.addAction("Explain this node", self.window.explain_selection)
-        return menu
 
     def link_menu(self, link_id: str, at: QPoint) -> None:
         menu = self.link_menu_for(link_id)
@@ -298,19 +355,44 @@ class Actions:
         menu.deleteLater()
 
     def link_menu_for(self, link_id: str) -> QMenu:
-        """The context menu of a link: capture on either end."""
-        self.window.editor.scene.select_ids([link_id])
+        """The context menu of a link: the link becomes the selection."""
+        self.parts.editor.scene.select_ids([link_id])
         menu = QMenu(self.window)
-        self.window.capture.add_link_entries(menu, link_id)
+        menu.addActions([self.properties, self.delete])
         menu.addSeparator()
-        menu.addAction(self.delete)
+        self.parts.capture.add_link_entries(menu, link_id)
+        self.menus.fill(menu, "link", link_id)
+        return menu
+
+    def node_menu_for(self, node_id: str) -> QMenu:
+        """The context menu of a node; the node joins the selection first if it is not in it."""
+        editor, measure = self.parts.editor, self.parts.measure
+        if node_id not in editor.scene.selected_node_ids():
+            editor.scene.select_ids([node_id])
+        menu = QMenu(self.window)
+        menu.addActions([self.terminal, self.rename, self.properties])
+        menu.addSeparator()
+        menu.addActions([self.duplicate, self.copy, self.delete])
+        menu.addSeparator()
+        if len(editor.scene.selected_node_ids()) == 2:
+            menu.addAction(self.iperf_pair)
+            source, destination = editor.scene.selected_node_ids()
+            for text, reachable in (("Expect reachable", True), ("Expect unreachable", False)):
+                menu.addAction(text, partial(self.parts.checks.expect, source, destination, reachable))
+        for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
+            action = menu.addAction(text, partial(pick, node_id))
+            action.setEnabled(measure.can_measure(node_id))
+        self.parts.capture.add_menu_entries(menu, node_id, editor.scene.selected_node_ids())
+        menu.addSeparator()
+        menu.addAction("Explain this node", self.parts.explain_selection)
+        self.menus.fill(menu, "node", node_id)
         return menu
 
     def canvas_menu(self, at: QPoint) -> None:
-        view = self.window.view
+        view = self.parts.view
         scene_at = view.mapToScene(view.mapFromGlobal(at))
         menu = QMenu(self.window)
-        menu.addAction(self.paste)
+        menu.addAction("Paste here", lambda: self._paste(scene_at)).setEnabled(self.paste.isEnabled())
         menu.addAction("Add note here", lambda: self._annotate("note", scene_at))
         menu.addAction("Add rectangle here", lambda: self._annotate("rect", scene_at))
         menu.addSeparator()

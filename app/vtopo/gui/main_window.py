@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QWidget
@@ -9,6 +10,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QW
 from vtopo.gui.actions import Actions
 from vtopo.gui.capture.panel import CaptureController, CapturePanel
 from vtopo.gui.canvas.icons import IconCache
+from vtopo.gui.canvas.states import legend_html
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.document.analysis import Analysis, LabAnalyzer
 from vtopo.gui.document.editor import Editor
@@ -26,6 +28,9 @@ from vtopo.gui.panels.inspector import Inspector
 from vtopo.gui.panels.kind_palette import KindPalette
 from vtopo.gui.panels.problems import ProblemsPanel
 from vtopo.kinds.registry import Registry
+
+
+BOTTOM_DOCK_HEIGHT = 300
 
 
 class MainWindow(QMainWindow):
@@ -49,14 +54,17 @@ class MainWindow(QMainWindow):
         self.progress.setMaximumWidth(240)
         self.progress.hide()
         self.drift = QLabel()
+        self.legend = QLabel(legend_html())
+        self.legend.setToolTip("The dot at a node's top right shows its state once the lab is deployed")
         self.statusBar().addPermanentWidget(self.drift)
+        self.statusBar().addPermanentWidget(self.legend)
         self.statusBar().addPermanentWidget(self.progress)
         self._docks: list[QDockWidget] = []
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         right = Qt.DockWidgetArea.RightDockWidgetArea
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
         self._dock("Kinds", self.palette_list, left)
-        self._dock("Inspector", self.inspector, right)
+        self.inspector_dock = self._dock("Inspector", self.inspector, right)
         problems_dock = self._dock("Problems", self.problems, bottom)
         self.explain_dock = self._dock("Explain", self.explain, bottom)
         log_dock = self._dock("Deploy log", self.log, bottom)
@@ -74,6 +82,8 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(domains_dock, self.checks_dock)
         problems_dock.raise_()
         self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
+        for roomy in (self.explain_dock, self.measure_dock):
+            roomy.visibilityChanged.connect(lambda visible, dock=roomy: self._make_room(dock, visible))
         self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
 
         self.analyzer = LabAnalyzer(self.editor, parent=self)
@@ -85,7 +95,7 @@ class MainWindow(QMainWindow):
         self.rates = RateView(self.editor.scene, self.deploy, self)
         self.checks = ChecksController(self.editor, self.checks_panel, parent=self)
         self.experiment = ExperimentController(self.editor, self.measure_panel, parent=self)
-        self.actions = Actions(self)
+        self.menu_actions = Actions(self, self)
         self._wire()
         self._update_title()
         self.setAcceptDrops(True)
@@ -94,9 +104,9 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         theme = str(settings.value("view/theme", "system"))
-        self.actions.themes.get(theme, self.actions.themes["system"]).setChecked(True)
+        self.menu_actions.themes.get(theme, self.menu_actions.themes["system"]).setChecked(True)
         if theme != "system":
-            self.actions.set_theme(theme)
+            self.menu_actions.set_theme(theme)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -113,12 +123,13 @@ class MainWindow(QMainWindow):
         editor, scene = self.editor, self.editor.scene
         self.palette_list.place_requested.connect(
             lambda kind: editor.place_node(kind, self.view.mapToScene(self.view.viewport().rect().center())))
-        self.view.file_dropped.connect(self.files.open_path)
-        self.view.node_context_menu.connect(self.actions.node_menu)
-        self.view.canvas_context_menu.connect(self.actions.canvas_menu)
-        self.view.link_context_menu.connect(self.actions.link_menu)
+        editor.topology_replaced.connect(self.view.fit_when_shown)
+        self.view.node_context_menu.connect(self.menu_actions.node_menu)
+        self.view.link_context_menu.connect(self.menu_actions.link_menu)
+        self.view.node_activated.connect(self.menu_actions.activate_node)
+        self.view.canvas_context_menu.connect(self.menu_actions.canvas_menu)
         editor.status_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
-        self.analyzer.busy_changed.connect(lambda busy: busy and self.problems.show_busy())
+        self.analyzer.busy_changed.connect(self._checking)
         self.analyzer.analysed.connect(self._analysed)
         self.problems.subject_activated.connect(self.reveal)
         scene.selectionChanged.connect(lambda: self.explain.set_selected_nodes(scene.selected_node_ids()))
@@ -127,6 +138,10 @@ class MainWindow(QMainWindow):
         editor.model_changed.connect(self._update_title)
         self.deploy.drift_changed.connect(self.drift.setText)
         self.rates.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+
+    def _checking(self, busy: bool) -> None:
+        if busy:
+            self.problems.show_busy()
 
     def _analysed(self, analysis: Analysis) -> None:
         self.editor.scene.mark_problems(analysis.problems)
@@ -147,10 +162,19 @@ class MainWindow(QMainWindow):
         self.editor.scene.select_ids([item_id])
         self.view.ensureVisible(item, 60, 60)
 
+    def show_inspector(self) -> None:
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
+
     def explain_selection(self) -> None:
         self.explain.scope.setCurrentIndex(SELECTION)
         self.explain_dock.show()
         self.explain_dock.raise_()
+
+    def _make_room(self, dock: QDockWidget, visible: bool) -> None:
+        """A bottom dock that is shown gets a useful height (the tabs it shares its place with need less)."""
+        if visible and not dock.isFloating() and dock.height() < BOTTOM_DOCK_HEIGHT:
+            self.resizeDocks([dock], [BOTTOM_DOCK_HEIGHT], Qt.Orientation.Vertical)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if any(url.toLocalFile().endswith(".vtopo") for url in event.mimeData().urls()):

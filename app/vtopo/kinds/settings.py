@@ -92,18 +92,19 @@ def parse_settings(settings_type: type, raw: dict[str, Any], path: str, subject:
             continue
         value = raw[name]
         where = f"{path}.{name}"
+        label = spec.info.label  # what the designer's form calls it; `where` names the file key
         if not _matches(value, spec.type):
-            problems.append(Problem(f"{name} must be {_describe(spec.type)}", subject, where, subject_id))
+            problems.append(Problem(f"{label} must be {_describe(spec.type)}", subject, where, subject_id))
             continue
         if spec.info.choices and value not in spec.info.choices:
-            problems.append(Problem(f"{name} must be one of {', '.join(spec.info.choices)}, not {value!r}", subject,
+            problems.append(Problem(f"{label} must be one of {', '.join(spec.info.choices)}, not {value!r}", subject,
                                     where, subject_id))
             continue
         if spec.info.minimum is not None and value < spec.info.minimum:
-            problems.append(Problem(f"{name} must be at least {spec.info.minimum:g}", subject, where, subject_id))
+            problems.append(Problem(f"{label} must be at least {spec.info.minimum:g}", subject, where, subject_id))
             continue
         if spec.info.maximum is not None and value > spec.info.maximum:
-            problems.append(Problem(f"{name} must be at most {spec.info.maximum:g}", subject, where, subject_id))
+            problems.append(Problem(f"{label} must be at most {spec.info.maximum:g}", subject, where, subject_id))
             continue
         values[name] = float(value) if spec.type is float else value
     if problems:

@@ -23,6 +23,12 @@ class Fragment:
     def empty(self) -> bool:
         return not (self.nodes or self.annotations)
 
+    def centre(self) -> Position:
+        """The middle of the nodes' and annotations' positions (where a paste at the cursor puts it)."""
+        positions = [n.position for n in self.nodes] + [a.position for a in self.annotations]
+        xs, ys = [p.x for p in positions], [p.y for p in positions]
+        return Position((min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2)
+
     def dumps(self) -> str:
         return io.dumps(Topology(name="clipboard", id="clipboard", nodes={n.id: n for n in self.nodes},
                                  links={link.id: link for link in self.links},

@@ -3,7 +3,7 @@
 set -e
 LAB_TAG=vtopo:vv7fc  # the tag on every object the lab makes
 #
-# Containers on a Linux bridge, each joined by a veth pair (case a of the containers experiment, docs/reference-experiments.md).
+# Containers on a Linux bridge, each joined by a veth pair (the veth-vs-macvlan experiment, veth case; see docs/reference-experiments.md).
 # One end of each veth is eth0 inside the container's namespace; the other end stays in the host
 # and is enslaved to the bridge. The bridge learns MAC addresses and switches frames between ports.
 # Try: vtopo ping bridge-veth c1 c2, then vtopo iperf bridge-veth c1 c2.

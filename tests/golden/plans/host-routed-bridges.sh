@@ -3,7 +3,7 @@
 set -e
 LAB_TAG=vtopo:vi9uz  # the tag on every object the lab makes
 #
-# Host networking for VMs and containers (the host networking experiment, docs/reference-experiments.md). Two numbered bridges: the host has 172.16.1.1 on br1 and
+# Host networking for VMs and containers, after the host-networking experiment (docs/reference-experiments.md). Two numbered bridges: the host has 172.16.1.1 on br1 and
 # 172.16.2.1 on br2, so it is the router between them (L3), while the hosts on one bridge are switched (L2).
 # Forward delay 0 makes new ports forward at once. c1 reaches c3 through the host's routing table; only the
 # forwarding switch of these two bridges is turned on, never the host's global ip_forward.

@@ -3,10 +3,10 @@
 set -e
 LAB_TAG=vtopo:vcidu  # the tag on every object the lab makes
 #
-# Containers on macvlan, bridge mode (case b of the containers experiment, docs/reference-experiments.md).
+# Containers on macvlan, bridge mode (the veth-vs-macvlan experiment, macvlan case; see docs/reference-experiments.md).
 # In bridge mode the macvlan driver switches frames between siblings itself: no bridge, no veth.
 # The host reaches the containers only through a macvlan of its own on the same lower device,
-# which is what the host node's link to the segment gives it (the containers experiment, veth+bridge against macvlan, docs/reference-experiments.md).
+# which is what the host node's link to the segment gives it.
 
 # ---- node mv
 # [1] create veth pair vcidu-mv <-> vcidu-mv-up

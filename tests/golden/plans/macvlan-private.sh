@@ -3,7 +3,7 @@
 set -e
 LAB_TAG=vtopo:v53yu  # the tag on every object the lab makes
 #
-# Containers on macvlan, private mode (case b of the containers experiment, docs/reference-experiments.md).
+# Containers on macvlan, private mode (the veth-vs-macvlan experiment, macvlan case; see docs/reference-experiments.md).
 # In private mode siblings never reach each other, even when the switch beyond reflects frames.
 # c1 and c2 cannot ping each other; both can still be reached from outside the segment.
 

@@ -3,7 +3,7 @@
 set -e
 LAB_TAG=vtopo:v59c2  # the tag on every object the lab makes
 #
-# Containers on macvlan, vepa mode (case b of the containers experiment, docs/reference-experiments.md).
+# Containers on macvlan, vepa mode (the veth-vs-macvlan experiment, macvlan case; see docs/reference-experiments.md).
 # In VEPA mode (the kernel's default) siblings cannot talk directly: every frame leaves through the
 # lower device and the switch beyond must reflect it back (hairpin). vtopo's own lower device ends in a
 # small bridge with hairpin on, so here the containers do reach each other, the long way round.

@@ -3,7 +3,7 @@
 set -e
 LAB_TAG=vtopo:vp7j7  # the tag on every object the lab makes
 #
-# An Open vSwitch bridge between three containers, driven by OpenFlow rules (the form of the OVS vhost-user experiment).
+# An Open vSwitch bridge between three containers, driven by OpenFlow rules of the form the OVS vhost-user experiment used (docs/reference-experiments.md).
 # Fail mode is secure, so only the rules forward: port 1 and port 3 are wired together, port 2 is cut off.
 # c1 and c3 ping each other and run iperf3; c2 reaches nobody. Delete the rules in the inspector and watch.
 # Without the kernel module OVS runs its userspace (netdev) datapath; vtopo then turns TX checksum offload

@@ -3,10 +3,10 @@
 set -e
 LAB_TAG=vtopo:vmt2w  # the tag on every object the lab makes
 #
-# vhost-net on and off (the vhost-net experiment, docs/reference-experiments.md). Both VMs sit on a numbered bridge, so the host reaches them through its
-# address on br0: measure host -> von and host -> voff, as the reference experiment did. With vhost on, the kernel's vhost-net
+# vhost-net on and off, as in the vhost-net experiment (docs/reference-experiments.md). Both VMs sit on a numbered bridge, so the host reaches them through its
+# address on br0: measure host -> von and host -> voff, as that experiment did. With vhost on, the kernel's vhost-net
 # thread moves packets between the tap and the guest; with vhost off (<driver name='qemu'/> in libvirt),
-# QEMU does it in read, ioctl and writev calls. The reference experiment measured host->guest iperf3 at 29.5 Gb/s with vhost
+# QEMU does it in read, ioctl and writev calls. It measured host->guest iperf3 at 29.5 Gb/s with vhost
 # and 16.4 Gb/s without. On a host whose kernel has no vhost-net, both run with vhost off and vtopo says so.
 # warning: node von: vhost-net is requested but this host's kernel has no vhost-net; the VM runs with vhost=off
 # warning: node von: KVM is not usable here, so this VM runs under TCG emulation (slower)

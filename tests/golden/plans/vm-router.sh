@@ -3,7 +3,7 @@
 set -e
 LAB_TAG=vtopo:v36gk  # the tag on every object the lab makes
 #
-# A VM as the Linux router gateway between two segments (the host networking experiment, docs/reference-experiments.md). vmr has a NIC on each bridge and IP
+# A VM as the Linux router gateway between two segments, as in the host-networking experiment (docs/reference-experiments.md). vmr has a NIC on each bridge and IP
 # forwarding on in its guest; c1 and c2 use it as their default gateway. Neither bridge gives the host an
 # address, so the host takes no part: every routed packet crosses the VM's two taps, and QEMU copies it twice.
 # Measure c1 -> c2 (routed through the VM) against c1 -> vmr (one hop) to see what the router VM costs.

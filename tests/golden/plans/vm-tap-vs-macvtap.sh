@@ -3,11 +3,11 @@
 set -e
 LAB_TAG=vtopo:voss0  # the tag on every object the lab makes
 #
-# Two ways to give a VM a NIC (the tap against macvtap experiment, docs/reference-experiments.md). vm1's NIC is a tap device enslaved to a Linux bridge that the host
+# Two ways to give a VM a NIC, as in the tap-vs-macvtap experiment (docs/reference-experiments.md). vm1's NIC is a tap device enslaved to a Linux bridge that the host
 # is numbered on. vm2's NIC is a macvtap in bridge mode: no bridge at all. QEMU has no macvtap option, so vtopo
 # opens /dev/tapN (N = the macvtap's ifindex) and passes it as -netdev tap,fd=3 3<>/dev/tapN, and gives the
 # guest the macvtap's MAC; with any other MAC the frames never arrive. The host reaches vm2 through a macvlan
-# of its own on the same lower device. Compare iperf host->vm1 with host->vm2: the reference experiment measured no difference.
+# of its own on the same lower device. Compare iperf host->vm1 with host->vm2: that experiment measured no difference.
 # warning: node vm1: vhost-net is requested but this host's kernel has no vhost-net; the VM runs with vhost=off
 # warning: node vm1: KVM is not usable here, so this VM runs under TCG emulation (slower)
 # warning: node vm2: vhost-net is requested but this host's kernel has no vhost-net; the VM runs with vhost=off

@@ -49,3 +49,9 @@ class Colors:
         return cls(palette.color(role.Text), palette.color(role.Base), palette.color(role.Window),
                    palette.color(role.Highlight), palette.color(role.Mid), palette.color(role.ToolTipBase),
                    palette.color(role.ToolTipText), palette.color(role.Accent))
+
+    @classmethod
+    def for_print(cls) -> Colors:
+        """Dark ink on white, whatever the theme: for exports meant for paper or slides."""
+        black, white = QColor("#1f2328"), QColor("white")
+        return cls(black, white, white, QColor("#2f6fde"), QColor("#b8bcc2"), QColor("#fff8c5"), black)

@@ -1,31 +1,35 @@
-"""Export the canvas as a PNG (bitmap, at twice the screen resolution) or an SVG (vector)."""
+"""Export the canvas as a PNG (bitmap, at twice the screen resolution) or an SVG (vector), in the theme's colours or
+in print style (white, no grid)."""
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
+from PySide6.QtGui import QImage, QImageWriter, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QGraphicsScene
+
+from vtopo.gui.canvas.scene import TopologyScene
 
 MARGIN = 30.0
 
 
-def _source_rect(scene: QGraphicsScene) -> QRectF:
+def _source_rect(scene: TopologyScene) -> QRectF:
     return scene.itemsBoundingRect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
 
 
-def _render(scene: QGraphicsScene, painter: QPainter, target: QRectF, source: QRectF) -> None:
+def _render(scene: TopologyScene, painter: QPainter, target: QRectF, source: QRectF, for_print: bool) -> None:
     selected = scene.selectedItems()
     scene.clearSelection()  # export the drawing, not the selection highlight
     try:
-        scene.render(painter, target, source, Qt.AspectRatioMode.KeepAspectRatio)
+        with scene.print_style() if for_print else nullcontext():
+            scene.render(painter, target, source, Qt.AspectRatioMode.KeepAspectRatio)
     finally:
         for item in selected:
             item.setSelected(True)
 
 
-def export_png(scene: QGraphicsScene, path: Path, scale: float = 2.0) -> bool:
+def export_png(scene: TopologyScene, path: Path, scale: float = 2.0, for_print: bool = False) -> bool:
     source = _source_rect(scene)
     size = QSize(max(1, int(source.width() * scale)), max(1, int(source.height() * scale)))
     image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
@@ -33,12 +37,12 @@ def export_png(scene: QGraphicsScene, path: Path, scale: float = 2.0) -> bool:
     painter = QPainter(image)
     painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.SmoothPixmapTransform
                            | QPainter.RenderHint.TextAntialiasing)
-    _render(scene, painter, QRectF(0, 0, size.width(), size.height()), source)
+    _render(scene, painter, QRectF(0, 0, size.width(), size.height()), source, for_print)
     painter.end()
-    return image.save(str(path), "PNG")
+    return QImageWriter(str(path), QByteArray(b"PNG")).write(image)
 
 
-def export_svg(scene: QGraphicsScene, path: Path, title: str = "vtopo lab") -> bool:
+def export_svg(scene: TopologyScene, path: Path, title: str = "vtopo lab", for_print: bool = False) -> bool:
     source = _source_rect(scene)
     generator = QSvgGenerator()
     generator.setFileName(str(path))
@@ -48,5 +52,5 @@ def export_svg(scene: QGraphicsScene, path: Path, title: str = "vtopo lab") -> b
     painter = QPainter()
     if not painter.begin(generator):
         return False
-    _render(scene, painter, QRectF(0, 0, source.width(), source.height()), source)
+    _render(scene, painter, QRectF(0, 0, source.width(), source.height()), source, for_print)
     return painter.end()

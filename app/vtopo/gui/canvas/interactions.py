@@ -1,17 +1,18 @@
-"""Canvas tools as small state machines: select/move, draw a link, place a node. Previews never enter the model."""
+"""Canvas tools as small state machines: select/move, draw a link, place a node. Previews never enter the model.
+
+The view picks the tool when a button goes down; the scene then hands each mouse event to it first. A tool that
+returns True has consumed the event; otherwise Qt's own handling (select, rubber band, move) runs.
+"""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from PySide6.QtCore import QLineF, QPoint, QPointF, Qt
-from PySide6.QtGui import QColor, QCursor, QMouseEvent, QPen
-from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsPixmapItem, QMenu, QWidget
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsPixmapItem, QGraphicsSceneMouseEvent, QMenu, QWidget
 
 from vtopo.gui.canvas.items import ICON_SIZE, NodeItem
 from vtopo.gui.document.editor import Editor
-
-if TYPE_CHECKING:
-    from vtopo.gui.canvas.view import CanvasView
 
 DRAG_THRESHOLD = 4
 
@@ -27,61 +28,76 @@ def choose_port(parent: QWidget, title: str, ports: list[str], at: QPoint) -> st
 
 
 class Interaction:
-    """One gesture on the canvas. The view forwards mouse events while it is active."""
+    """One gesture on the canvas, from a button press to its release."""
 
-    def __init__(self, view: CanvasView, editor: Editor) -> None:
-        self.view = view
+    def __init__(self, editor: Editor) -> None:
         self.editor = editor
 
-    def move(self, event: QMouseEvent) -> None:
-        pass
+    def mouse_press(self, event: QGraphicsSceneMouseEvent) -> bool:
+        return False
 
-    def release(self, event: QMouseEvent) -> None:
-        pass
+    def mouse_move(self, event: QGraphicsSceneMouseEvent) -> bool:
+        return False
+
+    def mouse_release(self, event: QGraphicsSceneMouseEvent) -> bool:
+        return False
 
     def cancel(self) -> None:
         pass
 
 
 class SelectInteraction(Interaction):
-    """Default behaviour (select, rubber band, move) is Qt's; a drag ends as one Move step on release."""
+    """Select, rubber band and move are Qt's own; a drag ends as one Move step on release."""
 
-    def release(self, event: QMouseEvent) -> None:
+    def mouse_release(self, event: QGraphicsSceneMouseEvent) -> bool:
         self.editor.commit_moves()
+        return False
 
 
 class LinkInteraction(Interaction):
-    """Press on a node, drag, release on another node. With ports chosen from a menu, or the next free ones."""
+    """Press on a node, drag, release on another node. With ports chosen from a menu, or the next free ones.
+    A press and release without a drag is a click: `clicked` gets the node and the screen position."""
 
-    def __init__(self, view: CanvasView, editor: Editor, source: NodeItem, press: QPoint, choose_ports: bool) -> None:
-        super().__init__(view, editor)
+    def __init__(self, editor: Editor, source: NodeItem, choose_ports: bool, menu_parent: QWidget,
+                 clicked: Callable[[NodeItem, QPoint], None] | None = None) -> None:
+        super().__init__(editor)
         self.source = source
         self.choose_ports = choose_ports
-        self._press = QPoint(press)
+        self._menu_parent = menu_parent
+        self._clicked = clicked
+        self._press = QPoint()
         self._moved = False
         self.preview = QGraphicsLineItem(QLineF(source.pos(), source.pos()))
-        pen = QPen(QColor(editor.scene.colors.highlight), 2, Qt.PenStyle.DashLine)
-        self.preview.setPen(pen)
+        self.preview.setPen(QPen(QColor(editor.scene.colors.highlight), 2, Qt.PenStyle.DashLine))
         self.preview.setZValue(100)
-        editor.scene.addItem(self.preview)
 
-    @property
-    def moved(self) -> bool:
-        return self._moved
+    def mouse_press(self, event: QGraphicsSceneMouseEvent) -> bool:
+        self._press = event.screenPos()
+        self.editor.scene.addItem(self.preview)
+        event.accept()
+        return True
 
-    def move(self, event: QMouseEvent) -> None:
-        if (event.position().toPoint() - self._press).manhattanLength() >= DRAG_THRESHOLD:
+    def mouse_move(self, event: QGraphicsSceneMouseEvent) -> bool:
+        if (event.screenPos() - self._press).manhattanLength() >= DRAG_THRESHOLD:
             self._moved = True
-        point = self.view.mapToScene(event.position().toPoint())
+        point = event.scenePos()
         target = self.editor.scene.node_at(point)
         target = target if target is not self.source else None
         self.preview.setLine(QLineF(self.source.pos(), target.pos() if target is not None else point))
+        return True
 
-    def release(self, event: QMouseEvent) -> None:
+    def mouse_release(self, event: QGraphicsSceneMouseEvent) -> bool:
         self.cancel()
-        target = self.editor.scene.node_at(self.view.mapToScene(event.position().toPoint()))
-        if target is None or target is self.source or not self._moved:
-            return
+        if not self._moved:
+            if self._clicked is not None:
+                self._clicked(self.source, event.screenPos())
+            return True
+        target = self.editor.scene.node_at(event.scenePos())
+        if target is not None and target is not self.source:
+            self._connect(target, event.screenPos())
+        return True
+
+    def _connect(self, target: NodeItem, at: QPoint) -> None:
         reason = self.editor.can_connect(self.source.node_id, target.node_id)
         if reason:
             self.editor.status_message.emit(reason)
@@ -89,8 +105,8 @@ class LinkInteraction(Interaction):
         ports: list[str | None] = [None, None]
         if self.choose_ports:
             for index, item in enumerate((self.source, target)):
-                ports[index] = choose_port(self.view, f"Port of {item.name}", self.editor.free_ports(item.node_id),
-                                           QCursor.pos())
+                ports[index] = choose_port(self._menu_parent, f"Port of {item.name}",
+                                           self.editor.free_ports(item.node_id), at)
                 if ports[index] is None:
                     return
         link = self.editor.connect_nodes(self.source.node_id, target.node_id, ports[0], ports[1])

@@ -21,8 +21,11 @@ class Look:
 
     colors: Colors
     snap: Callable[[QPointF], QPointF]
+    end_labels: bool = True
+    """Whether links show their interface labels (the impairment in the middle shows either way)."""
 
 
+USER_TYPE = 65536  # QGraphicsItem.UserType, which PySide6's type stubs leave out
 ICON_SIZE = 48
 LABEL_GAP = 3
 MIN_LOD_FOR_TEXT = 0.45
@@ -38,7 +41,7 @@ def _static_text(text: str) -> QStaticText:
 class NodeItem(QGraphicsItem):
     """A node: its kind's icon, its name below, a state dot, a red outline when it has problems."""
 
-    Type = QGraphicsItem.UserType + 1
+    Type = USER_TYPE + 1
 
     def __init__(self, node_id: str, name: str, pixmap: QPixmap, font: QFont, look: Look) -> None:
         super().__init__()
@@ -78,7 +81,6 @@ class NodeItem(QGraphicsItem):
         self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
         self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
-        self.setToolTip(name)
 
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:
@@ -128,6 +130,9 @@ class NodeItem(QGraphicsItem):
         painter.drawPixmap(icon.toRect(), self._pixmap)
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if lod >= MIN_LOD_FOR_TEXT:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colors.label_background)  # a link passing under the name does not strike it through
+            painter.drawRoundedRect(self._label_rect.adjusted(-2, 0, 2, 0), 3, 3)
             painter.setFont(self._font)
             painter.setPen(colors.text)
             painter.drawStaticText(self._label_rect.topLeft(), self._label)
@@ -152,7 +157,7 @@ MAX_LOAD_WIDTH = 8.0  # extra pen width of a link at full load
 class LinkItem(QGraphicsItem):
     """A line between two node items, with the interface name and addresses near each end."""
 
-    Type = QGraphicsItem.UserType + 2
+    Type = USER_TYPE + 2
 
     def __init__(self, link_id: str, a: NodeItem, b: NodeItem, font: QFont, look: Look) -> None:
         super().__init__()
@@ -254,31 +259,59 @@ class LinkItem(QGraphicsItem):
             self.update()
 
     def update_geometry(self) -> None:
+        """Place the line, then the labels so that none overlaps another: the two ends' labels on the same side of
+        the line, or on opposite sides when the link is too short for that; the impairment on the other side."""
         self.prepareGeometryChange()
         shift = self._parallel_shift()
         self._line = QLineF(self.a.pos() + shift, self.b.pos() + shift)
-        rects = []
-        for index, (near, far) in enumerate(((self._line.p1(), self._line.p2()), (self._line.p2(), self._line.p1()))):
-            rects.append(self._label_rect_at(near, far, self._label_sizes[index]))
-        self._label_rects = (rects[0], rects[1])
-        self._middle_rect.moveCenter(self._line.center() + QPointF(0, -self._middle_rect.height() / 2 - 2))
+        p1, p2 = self._line.p1(), self._line.p2()
+        if self._look.end_labels:
+            at_a = self._label_rect_at(p1, p2, self._label_sizes[0], 1)
+            at_b = self._label_rect_at(p2, p1, self._label_sizes[1], 1)
+            if at_a.intersects(at_b):
+                at_b = self._label_rect_at(p2, p1, self._label_sizes[1], -1)
+            self._label_rects = (at_a, at_b)
+        else:
+            self._label_rects = (QRectF(), QRectF())
+        self._place_middle()
         self._shape = None
         margin = 6 + MAX_LOAD_WIDTH * self.load / 2
-        bounds = QRectF(self._line.p1(), self._line.p2()).normalized().adjusted(-margin, -margin, margin, margin)
+        bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
         for rect in (*self._label_rects, self._middle_rect):
             if not rect.isEmpty():
                 bounds = bounds.united(rect)
         self._bounds = bounds.adjusted(-2, -2, 2, 2)
 
-    def _label_rect_at(self, near: QPointF, far: QPointF, size: QSizeF) -> QRectF:
-        """Beside the line, just outside the node's icon; never across the line itself."""
+    def _place_middle(self) -> None:
+        """The impairment below the line's middle, moved further out while it would cover an end's label."""
+        size = self._middle_rect.size()
+        if size.isEmpty() or self._line.length() < 1:
+            self._middle_rect.moveCenter(self._line.center())
+            return
+        _direction, normal = self._axes(self._line.p1(), self._line.p2())
+        across = abs(normal.x()) * size.width() / 2 + abs(normal.y()) * size.height() / 2 + 3
+        self._middle_rect.moveCenter(self._line.center() - normal * across)
+        for _ in range(3):
+            if not any(self._middle_rect.intersects(rect) for rect in self._label_rects if not rect.isEmpty()):
+                return
+            self._middle_rect.translate(-normal * (size.height() + 2))
+
+    @staticmethod
+    def _axes(near: QPointF, far: QPointF) -> tuple[QPointF, QPointF]:
+        """The unit vector along the line, and the normal that points up (or right): the labels' side."""
+        direction = (far - near) / QLineF(near, far).length()
+        normal = QPointF(-direction.y(), direction.x())
+        if normal.y() > 0 or (math.isclose(normal.y(), 0) and normal.x() < 0):
+            normal = -normal
+        return direction, normal
+
+    def _label_rect_at(self, near: QPointF, far: QPointF, size: QSizeF, side: int) -> QRectF:
+        """Beside the line (side 1: above or right of it; -1: the other side), just outside the node's icon."""
         length = QLineF(near, far).length()
         if length < 1 or size.isEmpty():
             return QRectF()
-        direction = (far - near) / length
-        normal = QPointF(-direction.y(), direction.x())
-        if normal.y() > 0 or (math.isclose(normal.y(), 0) and normal.x() < 0):
-            normal = -normal  # keep labels above (or right of) the line, the same side at both ends
+        direction, normal = self._axes(near, far)
+        normal *= side
         half = QPointF(size.width() / 2, size.height() / 2)
         extent_along = abs(direction.x()) * half.x() + abs(direction.y()) * half.y()
         extent_across = abs(normal.x()) * half.x() + abs(normal.y()) * half.y()
@@ -333,7 +366,7 @@ class LinkItem(QGraphicsItem):
 class AnnotationItem(QGraphicsObject):
     """A free-text note (filled) or a rectangle (dashed frame) with a resize grip when selected."""
 
-    Type = QGraphicsItem.UserType + 3
+    Type = USER_TYPE + 3
     GRIP = 10.0
     MIN_SIZE = 40.0
     resized = Signal(str, float, float)

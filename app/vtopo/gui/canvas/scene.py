@@ -3,37 +3,34 @@ beyond selection, problem marks and deploy states."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
-from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
+from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
+from vtopo.gui.canvas.labels import end_label, impairment_label
 from vtopo.gui.canvas.states import NodeState
 from vtopo.model.problems import Problem, Severity
-from vtopo.model.topology import Annotation, Endpoint, Impairment, Link, Node, Position, Topology
+from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
 
 
-def end_label(end: Endpoint) -> str:
-    """What a link end shows: the interface name (the port unless renamed), then its addresses."""
-    return "\n".join([end.interface.name or end.port, *end.interface.addresses])
+class Gesture(Protocol):
+    """A canvas tool (vtopo.gui.canvas.interactions) as the scene sees it: True when it consumed the event."""
 
+    def mouse_press(self, event: QGraphicsSceneMouseEvent) -> bool: ...
 
-def impairment_label(impairment: Impairment) -> str:
-    parts = []
-    if impairment.delay_ms:
-        jitter = f" ±{impairment.jitter_ms:g}" if impairment.jitter_ms else ""
-        parts.append(f"{impairment.delay_ms:g}{jitter} ms")
-    if impairment.loss_pct:
-        parts.append(f"{impairment.loss_pct:g}% loss")
-    if impairment.rate_mbit:
-        parts.append(f"{impairment.rate_mbit:g} Mbit/s")
-    return " · ".join(parts)
+    def mouse_move(self, event: QGraphicsSceneMouseEvent) -> bool: ...
+
+    def mouse_release(self, event: QGraphicsSceneMouseEvent) -> bool: ...
+
+    def cancel(self) -> None: ...
 
 
 class _Subscriptions:
@@ -61,6 +58,7 @@ class TopologyScene(QGraphicsScene):
         self.icons = icons
         self.look = Look(Colors.from_palette(QGuiApplication.palette()), self.snapped)
         self.snap_to_grid = False
+        self.draw_grid = True
         self.nodes: dict[str, NodeItem] = {}
         self.links: dict[str, LinkItem] = {}
         self.annotations: dict[str, AnnotationItem] = {}
@@ -69,6 +67,7 @@ class TopologyScene(QGraphicsScene):
         self._picked: list[str] = []  # the selected nodes' ids, in the order they were selected
         self.selectionChanged.connect(self._remember_selection_order)
         self._syncing = False
+        self._gesture: Gesture | None = None
         self._font = QFont(QGuiApplication.font())
         self._small_font = QFont(self._font)
         self._small_font.setPointSizeF(max(6.0, self._font.pointSizeF() * 0.8))
@@ -104,7 +103,6 @@ class TopologyScene(QGraphicsScene):
 
     def _node_added(self, node: Node) -> None:
         item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self._font, self.look)
-        item.setToolTip(f"{node.name} ({node.kind})")
         self._place(item, node.position)
         self.nodes[node.id] = item
         self.addItem(item)
@@ -116,7 +114,6 @@ class TopologyScene(QGraphicsScene):
     def _node_changed(self, node: Node) -> None:
         item = self.nodes[node.id]
         item.set_name(node.name)
-        item.setToolTip(f"{node.name} ({node.kind})")
         self._place(item, node.position)
 
     def _link_added(self, link: Link) -> None:
@@ -173,6 +170,23 @@ class TopologyScene(QGraphicsScene):
         self.look.colors = Colors.from_palette(palette)
         self.update()
 
+    def show_interface_labels(self, shown: bool) -> None:
+        """Show or hide the interface names and addresses at the links' ends."""
+        self.look.end_labels = shown
+        for link in self.links.values():
+            link.update_geometry()
+        self.update()
+
+    @contextmanager
+    def print_style(self) -> Iterator[None]:
+        """While exporting for print: white paper, dark ink, no grid."""
+        colors, grid = self.look.colors, self.draw_grid
+        self.look.colors, self.draw_grid = Colors.for_print(), False
+        try:
+            yield
+        finally:
+            self.look.colors, self.draw_grid = colors, grid
+
     def mark_problems(self, problems: Iterable[Problem]) -> None:
         """Outline the nodes and links problems name: red for errors, dashed orange for warnings."""
         worst: dict[str, str] = {}
@@ -196,10 +210,11 @@ class TopologyScene(QGraphicsScene):
         for link_id, link_item in self.links.items():
             link_item.set_on_path(link_id in on_path)
 
-    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+    def drawBackground(self, painter: QPainter, exposed: QRectF | QRect) -> None:
+        rect = QRectF(exposed)
         painter.fillRect(rect, self.colors.base)
         scale = painter.worldTransform().m11()
-        if scale * GRID < 6:
+        if not self.draw_grid or scale * GRID < 6:
             return
         left = math.floor(rect.left() / GRID) * GRID
         top = math.floor(rect.top() / GRID) * GRID
@@ -209,6 +224,31 @@ class TopologyScene(QGraphicsScene):
                   for y in (top + i * GRID for i in range(int((rect.bottom() - top) / GRID) + 1))]
         painter.setPen(QPen(self.colors.grid, 0))
         painter.drawLines(lines)
+
+    # ------------------------------------------------------------ the current tool gets mouse events first
+
+    def begin_gesture(self, gesture: Gesture) -> None:
+        """The tool for the press about to arrive; it ends with the release."""
+        self.cancel_gesture()
+        self._gesture = gesture
+
+    def cancel_gesture(self) -> None:
+        gesture, self._gesture = self._gesture, None
+        if gesture is not None:
+            gesture.cancel()
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self._gesture is None or not self._gesture.mouse_press(event):
+            super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self._gesture is None or not self._gesture.mouse_move(event):
+            super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        gesture, self._gesture = self._gesture, None
+        if gesture is None or not gesture.mouse_release(event):
+            super().mouseReleaseEvent(event)
 
     # ------------------------------------------------------------ selection
 
@@ -243,5 +283,11 @@ class TopologyScene(QGraphicsScene):
     def node_at(self, point: QPointF) -> NodeItem | None:
         for item in self.items(point):
             if isinstance(item, NodeItem):
+                return item
+        return None
+
+    def link_at(self, point: QPointF) -> LinkItem | None:
+        for item in self.items(point):
+            if isinstance(item, LinkItem):
                 return item
         return None

@@ -36,4 +36,11 @@ class NodeState(str, Enum):
         return cls.NOT_DEPLOYED
 
 
+def legend_html() -> str:
+    """One line naming the colour of each state, for the status bar."""
+    return "&nbsp;&nbsp;".join(f'<span style="color:{state.color.name()}">●</span>&nbsp;{state.value}'
+                               for state in (NodeState.RUNNING, NodeState.DEPLOYING, NodeState.FAILED,
+                                             NodeState.NOT_DEPLOYED))
+
+
 SEVERITY_COLORS = {"error": QColor("#d63939"), "warning": QColor("#f08c00")}

@@ -113,7 +113,7 @@ class CaptureTab(QWidget):
     def _failed(self, why: object) -> None:
         self.status.setText(f"capture failed: {why}")
 
-    def _arrived(self, batch: list) -> None:  # type: ignore[type-arg]
+    def _arrived(self, batch: list) -> None:
         scroll = self.view.verticalScrollBar()
         at_end = scroll.value() >= scroll.maximum() - 2
         self.table.add(batch)

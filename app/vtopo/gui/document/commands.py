@@ -113,6 +113,33 @@ class SetFieldsCommand(Command):
     def undo(self) -> None:
         self._update(**copy.deepcopy(self._old))
 
+    def absorb(self, later: SetFieldsCommand) -> None:
+        """Take a later edit of the same fields into this one: undo still goes back to before this one."""
+        self._new = later._new
+
+
+class MergingMacro(Command):
+    """A macro of SetFieldsCommands that absorbs the next one of the same kind over the same subjects, so that a
+    burst of arrow-key nudges is one undo step."""
+
+    def __init__(self, text: str, merge_id: int, subjects: frozenset[str]) -> None:
+        super().__init__(text)
+        self._merge_id = merge_id
+        self._subjects = subjects
+
+    def id(self) -> int:
+        return self._merge_id
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, MergingMacro) or other._subjects != self._subjects \
+                or len(other.children) != len(self.children):
+            return False
+        for mine, theirs in zip(self.children, other.children):
+            if not isinstance(mine, SetFieldsCommand) or not isinstance(theirs, SetFieldsCommand):
+                return False
+            mine.absorb(theirs)
+        return True
+
 
 class AddAnnotationCommand(Command):
     def __init__(self, topology: Topology, annotation: Annotation, parent: Command | None = None) -> None:

@@ -11,8 +11,8 @@ from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.scene import GRID, TopologyScene
 from vtopo.gui.document import clipboard
 from vtopo.gui.document.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, Command,
-                                         RemoveAnnotationCommand, RemoveLinkCommand, RemoveNodeCommand,
-                                         SetFieldsCommand, macro)
+                                         MergingMacro, RemoveAnnotationCommand, RemoveLinkCommand,
+                                         RemoveNodeCommand, SetFieldsCommand, macro)
 from vtopo.gui.document.naming import stem_for
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
@@ -21,7 +21,32 @@ from vtopo.model.rules import is_valid_node_name, link_refusal, unique_name
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
                                   new_id)
 
+UNTITLED = "untitled"
 PASTE_OFFSET = 40.0
+NUDGE_MERGE_ID = 1
+ALIGN_MODES = {"left": "Align left", "center": "Align centres", "right": "Align right", "top": "Align top",
+               "middle": "Align middles", "bottom": "Align bottom", "horizontal": "Distribute horizontally",
+               "vertical": "Distribute vertically", "grid": "Align to grid"}
+
+
+def aligned(positions: dict[str, Position], mode: str) -> dict[str, Position]:
+    """Where each position goes when they are aligned, distributed evenly, or snapped to the grid."""
+    xs, ys = [p.x for p in positions.values()], [p.y for p in positions.values()]
+    if mode in ("left", "center", "right"):
+        x = {"left": min(xs), "center": round((min(xs) + max(xs)) / 2, 1), "right": max(xs)}[mode]
+        return {i: Position(x, p.y) for i, p in positions.items()}
+    if mode in ("top", "middle", "bottom"):
+        y = {"top": min(ys), "middle": round((min(ys) + max(ys)) / 2, 1), "bottom": max(ys)}[mode]
+        return {i: Position(p.x, y) for i, p in positions.items()}
+    if mode in ("horizontal", "vertical"):
+        along = (lambda p: p.x) if mode == "horizontal" else (lambda p: p.y)
+        order = sorted(positions, key=lambda i: along(positions[i]))
+        first, last = along(positions[order[0]]), along(positions[order[-1]])
+        step = (last - first) / max(1, len(order) - 1)
+        spaced = {i: round(first + n * step, 1) for n, i in enumerate(order)}
+        return {i: Position(spaced[i], p.y) if mode == "horizontal" else Position(p.x, spaced[i])
+                for i, p in positions.items()}
+    return {i: Position(round(p.x / GRID) * GRID, round(p.y / GRID) * GRID) for i, p in positions.items()}
 
 
 class Editor(QObject):
@@ -42,7 +67,7 @@ class Editor(QObject):
         # the scene and the stack empty themselves while they are destroyed: nobody may hear that as an edit
         self.destroyed.connect(lambda: (scene.blockSignals(True), stack.blockSignals(True)))
         self._paste_count = 0
-        self.topology = Topology(name="untitled")
+        self.topology = Topology(name=UNTITLED)
         self.scene.set_topology(self.topology)
         self._listen(self.topology)
 
@@ -90,7 +115,7 @@ class Editor(QObject):
         if kind is None:
             return []
         used = set(self.topology.used_ports(node_id))
-        ports = []
+        ports: list[str] = []
         while len(ports) < count and (port := kind.ports.next_free(used)) is not None:
             ports.append(port)
             used.add(port)
@@ -219,8 +244,8 @@ class Editor(QObject):
                 moves[annotation_id] = Position(round(pos.x(), 1), round(pos.y(), 1))
         return moves
 
-    def _push_positions(self, text: str, positions: dict[str, Position]) -> None:
-        parent = macro(text)
+    def _push_positions(self, text: str, positions: dict[str, Position], parent: Command | None = None) -> None:
+        parent = parent or macro(text)
         for item_id, position in positions.items():
             if item_id in self.topology.nodes:
                 self._edit_node(item_id, "Move", parent, position=position)
@@ -228,23 +253,26 @@ class Editor(QObject):
                 self._edit_annotation(item_id, "Move", parent, position=position)
         self.undo_stack.push(parent)
 
-    def align(self, mode: str) -> None:
-        """Align the selected nodes and annotations: "left", "top" or "grid"."""
+    def _selected_positions(self) -> dict[str, Position]:
         positions = {i: self.topology.nodes[i].position for i in self.scene.selected_node_ids()}
-        positions |= {i: self.topology.annotations[i].position for i in self.scene.selected_annotation_ids()}
+        return positions | {i: self.topology.annotations[i].position for i in self.scene.selected_annotation_ids()}
+
+    def align(self, mode: str) -> None:
+        """Align the selected nodes and annotations (one of ALIGN_MODES); one undo step."""
+        positions = self._selected_positions()
         if not positions:
             return
-        if mode == "left":
-            x = min(p.x for p in positions.values())
-            target = {i: Position(x, p.y) for i, p in positions.items()}
-        elif mode == "top":
-            y = min(p.y for p in positions.values())
-            target = {i: Position(p.x, y) for i, p in positions.items()}
-        else:
-            target = {i: Position(round(p.x / GRID) * GRID, round(p.y / GRID) * GRID) for i, p in positions.items()}
+        target = aligned(positions, mode)
         changed = {i: p for i, p in target.items() if (p.x, p.y) != (positions[i].x, positions[i].y)}
         if changed:
-            self._push_positions(f"Align {mode}", changed)
+            self._push_positions(ALIGN_MODES[mode], changed)
+
+    def nudge(self, dx: float, dy: float) -> None:
+        """Move the selection by (dx, dy); a burst of nudges is one undo step."""
+        positions = self._selected_positions()
+        if positions:
+            moved = {i: Position(round(p.x + dx, 1), round(p.y + dy, 1)) for i, p in positions.items()}
+            self._push_positions("Nudge", moved, MergingMacro("Nudge", NUDGE_MERGE_ID, frozenset(moved)))
 
     def delete_selection(self) -> None:
         """One undo step: the selected links, every link of the selected nodes, the nodes, the annotations."""
@@ -279,23 +307,29 @@ class Editor(QObject):
         self.copy_selection()
         self.delete_selection()
 
-    def paste(self) -> None:
+    def paste(self, at: QPointF | None = None) -> None:
+        """Paste centred on `at` (the cursor), or a little further from the original at each paste."""
         fragment = clipboard.from_clipboard()
         if fragment is None or fragment.empty:
             self.status_message.emit("nothing to paste")
             return
-        self._paste_count += 1
-        self.insert_fragment(fragment, PASTE_OFFSET * self._paste_count, "Paste")
+        if at is None:
+            self._paste_count += 1
+            offset = Position(PASTE_OFFSET * self._paste_count, PASTE_OFFSET * self._paste_count)
+        else:
+            centre = fragment.centre()
+            offset = Position(round(at.x() - centre.x, 1), round(at.y() - centre.y, 1))
+        self.insert_fragment(fragment, offset, "Paste")
 
     def duplicate_selection(self) -> None:
         fragment = self.selection_fragment()
         if not fragment.empty:
-            self.insert_fragment(fragment, PASTE_OFFSET, "Duplicate")
+            self.insert_fragment(fragment, Position(PASTE_OFFSET, PASTE_OFFSET), "Duplicate")
 
-    def insert_fragment(self, fragment: Fragment, offset: float, text: str) -> None:
+    def insert_fragment(self, fragment: Fragment, offset: Position, text: str) -> None:
         """Add a copy of the fragment (new ids and names, shifted) as one undo step, and select it."""
         taken = {n.name for n in self.topology.nodes.values()}
-        copy = instantiate(fragment, taken, Position(offset, offset))
+        copy = instantiate(fragment, taken, offset)
         parent = macro(text)
         for node in copy.nodes:
             AddNodeCommand(self.topology, node, parent)

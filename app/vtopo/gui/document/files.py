@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from vtopo.gui.document.editor import Editor
+from vtopo.gui.document.editor import UNTITLED, Editor
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
@@ -53,7 +53,7 @@ class FileController(QObject):
 
     def new_lab(self) -> None:
         if self.maybe_save():
-            self._adopt(Topology(name="untitled"), None)
+            self._adopt(Topology(name=UNTITLED), None)
 
     def open_dialog(self) -> None:
         start = str(self.path.parent) if self.path else ""
@@ -117,6 +117,8 @@ class FileController(QObject):
         if not name:
             return False
         path = Path(name) if name.endswith(".vtopo") else Path(name + ".vtopo")
+        if self._editor.topology.name == UNTITLED:  # a new lab takes the file's name
+            self._editor.update_lab(name=re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem).strip("-") or UNTITLED)
         return self._write(path)
 
     def _write(self, path: Path) -> bool:
@@ -175,15 +177,11 @@ class FileController(QObject):
 
     def recent(self) -> list[Path]:
         value = self._settings.value(RECENT_KEY, [])
-        names = [value] if isinstance(value, str) else list(value or [])
+        names = [value] if isinstance(value, str) else [str(name) for name in value] if isinstance(value, list) else []
         return [Path(name) for name in names if name]
 
     def _remember(self, path: Path) -> None:
         resolved = str(Path(path).resolve())
         names = [resolved] + [str(p) for p in self.recent() if str(p) != resolved]
         self._settings.setValue(RECENT_KEY, names[:MAX_RECENT])
-        self.recent_changed.emit()
-
-    def clear_recent(self) -> None:
-        self._settings.remove(RECENT_KEY)
         self.recent_changed.emit()

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QDockWidget
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
@@ -21,7 +22,7 @@ from vtopo.measure import RunResult, history_path_for, load_history, save_histor
 
 DEPLOYED_MODULE = "vtopo.deployed"
 NOT_DEPLOYED = "Deploy the lab to measure: iperf3 runs between the nodes of a deployed lab."
-DOCK_HEIGHT = 300
+
 
 def find_deployed(lab: str) -> tuple[DeployedLab | None, str]:
     """The deployed lab named `lab`, as vtopo.deployed.DeployedLab, or why there is none."""
@@ -65,7 +66,6 @@ class MeasureController(QObject):
         panel.run_started.connect(self._show_path)
         panel.run_finished.connect(lambda: editor.scene.highlight_path([]))
         panel.history_changed.connect(self._save_history)
-        dock.visibilityChanged.connect(self._make_room)
         self.refresh()
 
     # ------------------------------------------------------------ what can be measured
@@ -145,14 +145,6 @@ class MeasureController(QObject):
     def show_panel(self) -> None:
         self._dock.show()
         self._dock.raise_()
-        self._make_room(True)
-
-    def _make_room(self, visible: bool) -> None:
-        """The charts need more height than the log and problems tabs the dock shares its place with."""
-        window = self._dock.parentWidget()
-        if visible and isinstance(window, QMainWindow) and not self._dock.isFloating() \
-                and self._dock.height() < DOCK_HEIGHT:
-            window.resizeDocks([self._dock], [DOCK_HEIGHT], Qt.Orientation.Vertical)
 
     # ------------------------------------------------------------ the path on the canvas
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
@@ -22,6 +23,7 @@ from vtopo.gui.measure.chart import ThroughputChart
 from vtopo.gui.measure.form import MeasureForm, MeasureTarget, PathDescriber, TargetLike
 from vtopo.gui.measure.format import format_rate, impairment_text
 from vtopo.gui.measure.history import HistoryView
+from vtopo.gui.wheel_guard import guard_wheel
 from vtopo.gui.workers import Report, Worker, serial_pool
 from vtopo.measure import IntervalSample, IperfRun, MeasureError, RunResult
 from vtopo.measure.history import load_history, save_history
@@ -78,10 +80,11 @@ class MeasurePanel(QWidget):
         controls = QWidget()
         controls_layout = QVBoxLayout(controls)
         controls_layout.addWidget(self.notice)
-        controls_layout.addWidget(self.form)
-        controls_layout.addLayout(buttons)
+        controls_layout.addLayout(buttons)  # above the form: Run stays in sight in a low dock
         controls_layout.addWidget(self.status_label)
+        controls_layout.addWidget(self.form)
         controls_layout.addStretch(1)
+        guard_wheel(self.form)
         scroll = QScrollArea()
         scroll.setWidget(controls)
         scroll.setWidgetResizable(True)

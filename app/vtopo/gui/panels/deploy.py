@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QWidget
+from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.document.editor import Editor
@@ -31,6 +31,21 @@ def load_deployer() -> tuple[Deployer | None, str]:
         return None, f"the executor ({DEPLOYER_MODULE}) is not available: {error}"
     deployer: Deployer = module.Deployer()
     return deployer, ""
+
+
+def confirm_destroy(parent: QWidget, lab: str, topology: Topology) -> bool:
+    """Ask before tearing a lab down, naming it and what goes."""
+    kinds = sorted({node.kind for node in topology.nodes.values()})
+    box = QMessageBox(QMessageBox.Icon.Warning, "Destroy lab",
+                      f"Destroy lab {lab} on this host?", QMessageBox.StandardButton.Cancel, parent)
+    box.setInformativeText(
+        f"This stops and removes its {len(topology.nodes)} nodes ({', '.join(kinds)}) and {len(topology.links)} "
+        "links: their namespaces, interfaces, bridges and switches, router daemons and VMs, and the lab's "
+        "files on this host. The lab file itself stays as it is.")
+    destroy = box.addButton("Destroy", QMessageBox.ButtonRole.DestructiveRole)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    return box.clickedButton() is destroy
 
 
 class DeployLog(QPlainTextEdit):

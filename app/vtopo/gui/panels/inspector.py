@@ -4,13 +4,24 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QFormLayout, QLabel, QLineEdit, QScrollArea, QSizePolicy, QStackedWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QFormLayout, QGridLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
+                               QStackedWidget, QVBoxLayout, QWidget)
 
-from vtopo.gui.document.editor import Editor
+from vtopo.gui.document.editor import ALIGN_MODES, Editor
+from vtopo.gui.panels.interface_table import InterfaceTable
 from vtopo.gui.panels.link_form import LinkForm
 from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, editor_for, mark_invalid
+from vtopo.gui.wheel_guard import guard_wheel
 from vtopo.kinds.settings import setting_fields
+
+
+def top_form(page: QWidget) -> QFormLayout:
+    """A form whose rows stay together at the top of a tall page."""
+    outer = QVBoxLayout(page)
+    form = QFormLayout()
+    outer.addLayout(form)
+    outer.addStretch(1)
+    return form
 
 
 class NodeForm(QWidget):
@@ -29,12 +40,15 @@ class NodeForm(QWidget):
         self.kind.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # wrap, never widen
         self.fields: dict[str, FieldEditor] = {}
         self._settings_host = QWidget()
+        self.interfaces = InterfaceTable(editor)
         self._layout = QVBoxLayout(self)
         head = QFormLayout()
         head.addRow("Name", self.name)
         head.addRow("Kind", self.kind)
         self._layout.addLayout(head)
         self._layout.addWidget(self._settings_host)
+        self._layout.addWidget(QLabel("Interfaces"))
+        self._layout.addWidget(self.interfaces)
         self._layout.addStretch(1)
 
     def show_node(self, node_id: str) -> None:
@@ -47,6 +61,7 @@ class NodeForm(QWidget):
             mark_invalid(self.name, "")
         for name, field_editor in self.fields.items():
             field_editor.set_value(node.settings.get(name, field_editor.field.default))
+        self.interfaces.show_node(node_id, self._editor.scene.nodes[node_id].state.value)
 
     def _build_fields(self, kind_name: str) -> None:
         self._kind_name = kind_name
@@ -67,6 +82,7 @@ class NodeForm(QWidget):
                 label.setToolTip(spec.info.help)
                 form.addRow(label, field_editor.widget)
                 self.fields[spec.name] = field_editor
+            guard_wheel(self._settings_host)
         self._layout.insertWidget(1, self._settings_host)
 
     def _check_name(self, text: str) -> None:
@@ -102,7 +118,7 @@ class AnnotationForm(QWidget):
         self.text.setLineWrapMode(LinesEdit.LineWrapMode.WidgetWidth)
         self.text.setFixedHeight(self.text.fontMetrics().lineSpacing() * 8 + 12)
         self.text.editing_finished.connect(self._commit)
-        layout = QFormLayout(self)
+        layout = top_form(self)
         layout.addRow("Shape", self.shape)
         layout.addRow("Text", self.text)
 
@@ -131,7 +147,7 @@ class LabForm(QWidget):
         self.notes.editing_finished.connect(lambda: self._editor.update_lab(notes=self.notes.toPlainText()))
         self.summary = QLabel()
         self.summary.setWordWrap(True)
-        layout = QFormLayout(self)
+        layout = top_form(self)
         layout.addRow("Lab", self.name)
         layout.addRow("Notes", self.notes)
         layout.addRow("", self.summary)
@@ -146,6 +162,26 @@ class LabForm(QWidget):
                              "Select a node, link or note to edit it.")
 
 
+class SelectionForm(QWidget):
+    """Shown for a multi-selection: what is selected, and buttons to align or distribute it (one undo step each)."""
+
+    def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        grid = QGridLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for index, (mode, text) in enumerate(ALIGN_MODES.items()):
+            button = QPushButton(text)
+            button.clicked.connect(lambda checked=False, m=mode: editor.align(m))
+            grid.addWidget(button, index // 2, index % 2)
+            self.buttons[mode] = button
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addLayout(grid)
+        layout.addStretch(1)
+
+
 class Inspector(QScrollArea):
     """Shows the form for the single selected item, and follows the model (undo included)."""
 
@@ -157,8 +193,7 @@ class Inspector(QScrollArea):
         self.node_form = NodeForm(editor)
         self.link_form = LinkForm(editor)
         self.annotation_form = AnnotationForm(editor)
-        self.multiple = QLabel()
-        self.multiple.setWordWrap(True)
+        self.multiple = SelectionForm(editor)
         for page in (self.lab_form, self.node_form, self.link_form, self.annotation_form, self.multiple):
             self.stack.addWidget(page)
         self.setWidget(self.stack)
@@ -182,7 +217,8 @@ class Inspector(QScrollArea):
             self.lab_form.show_lab()
             self.stack.setCurrentWidget(self.lab_form)
         elif count > 1:
-            self.multiple.setText(f"{len(nodes)} nodes, {len(links)} links and {len(annotations)} notes selected.")
+            self.multiple.summary.setText(f"{len(nodes)} nodes, {len(links)} links and {len(annotations)} notes "
+                                          "selected.")
             self.stack.setCurrentWidget(self.multiple)
         elif nodes:
             self.node_form.show_node(nodes[0])

@@ -21,6 +21,9 @@ def mark_invalid(widget: QWidget, error: str) -> None:
     widget.setProperty("invalid", bool(error))
 
 
+LIST_LINES = 8
+
+
 class LinesEdit(QPlainTextEdit):
     """A multi-line field that reports editing finished on focus out or Ctrl+Enter, like QLineEdit does."""
 
@@ -85,6 +88,8 @@ class FieldEditor(QObject):
 
 
 class BoolEditor(FieldEditor):
+    widget: QCheckBox
+
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, QCheckBox())
         self.widget.toggled.connect(self._commit)
@@ -97,6 +102,8 @@ class BoolEditor(FieldEditor):
 
 
 class ChoiceEditor(FieldEditor):
+    widget: QComboBox
+
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, QComboBox())
         self.widget.addItems(list(field.info.choices))
@@ -111,6 +118,8 @@ class ChoiceEditor(FieldEditor):
 
 
 class NumberEditor(FieldEditor):
+    widget: QSpinBox | QDoubleSpinBox
+
     def __init__(self, field: SettingField) -> None:
         is_int = field.type is int
         spin: QSpinBox | QDoubleSpinBox = QSpinBox() if is_int else QDoubleSpinBox()
@@ -134,6 +143,8 @@ class NumberEditor(FieldEditor):
 
 
 class TextEditor(FieldEditor):
+    widget: QLineEdit
+
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, QLineEdit())
         self.widget.setPlaceholderText(str(field.default) if field.default else "")
@@ -149,9 +160,13 @@ class TextEditor(FieldEditor):
 class ListEditor(FieldEditor):
     """list[str]: one item per line."""
 
+    widget: LinesEdit
+
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, LinesEdit())
         self.widget.setPlaceholderText("one per line")
+        self.widget.setLineWrapMode(LinesEdit.LineWrapMode.NoWrap)  # a rule or route is never broken mid-line
+        self.widget.setFixedHeight(self.widget.fontMetrics().lineSpacing() * LIST_LINES + 12)
         self.widget.editing_finished.connect(self._commit)
 
     def value(self) -> list[str]:
@@ -163,6 +178,8 @@ class ListEditor(FieldEditor):
 
 class MappingEditor(FieldEditor):
     """dict[str, str]: one "key = value" per line."""
+
+    widget: LinesEdit
 
     def __init__(self, field: SettingField) -> None:
         super().__init__(field, LinesEdit())

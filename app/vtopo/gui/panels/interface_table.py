@@ -1,0 +1,67 @@
+"""A node's interfaces in the inspector: port, peer, address, MAC and state, one row per link end.
+Addresses and MAC are edited in place; each edit is one undo step on the link."""
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from vtopo.gui.document.editor import Editor
+
+COLUMNS = ("Port", "Peer", "Address", "MAC", "State")
+ADDRESS, MAC = 2, 3
+END = Qt.ItemDataRole.UserRole
+
+
+class InterfaceTable(QTableWidget):
+    def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(COLUMNS), parent)
+        self._editor = editor
+        self.setHorizontalHeaderLabels(list(COLUMNS))
+        self.verticalHeader().hide()
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.horizontalHeader().setStretchLastSection(True)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
+                             | QAbstractItemView.EditTrigger.AnyKeyPressed)
+        self.setToolTip("Double-click an address or MAC to change it (addresses: comma-separated, with /prefix)")
+        self.itemChanged.connect(self._edited)
+
+    def show_node(self, node_id: str, state: str) -> None:
+        topology = self._editor.topology
+        rows = []
+        for link in topology.links_of(node_id):
+            for side, own, peer in (("a", link.a, link.b), ("b", link.b, link.a)):
+                if own.node == node_id:
+                    peer_node = topology.nodes.get(peer.node)
+                    rows.append((own.port, f"{peer_node.name if peer_node else peer.node} {peer.port}",
+                                 ", ".join(own.interface.addresses), own.interface.mac, state, (link.id, side)))
+        rows.sort(key=lambda row: row[0])
+        self.blockSignals(True)
+        self.setRowCount(len(rows))
+        for index, (*texts, end) in enumerate(rows):
+            for column, text in enumerate(texts):
+                cell = QTableWidgetItem(str(text))
+                if column not in (ADDRESS, MAC):
+                    cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                cell.setData(END, end)
+                self.setItem(index, column, cell)
+        self.blockSignals(False)
+        header = self.horizontalHeader().height() + 2 * self.frameWidth()
+        self.setFixedHeight(header + sum(self.rowHeight(row) for row in range(len(rows))) + 4)
+
+    def _edited(self, cell: QTableWidgetItem) -> None:
+        link_id, side = cell.data(END)
+        link = self._editor.topology.links.get(link_id)
+        if link is None:
+            return
+        interface = (link.a if side == "a" else link.b).interface
+        text = cell.text().strip()
+        if cell.column() == ADDRESS:
+            changed = dataclasses.replace(interface, addresses=[a.strip() for a in text.split(",") if a.strip()])
+        else:
+            changed = dataclasses.replace(interface, mac=text)
+        if side == "a":
+            self._editor.update_link(link_id, a=changed)
+        else:
+            self._editor.update_link(link_id, b=changed)

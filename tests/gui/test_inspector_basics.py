@@ -1,0 +1,50 @@
+"""The inspector lists a node's interfaces, edits them in place, and offers alignment for a multi-selection."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QAbstractItemView, QLineEdit
+
+from vtopo.gui.main_window import MainWindow
+from vtopo.gui.panels.interface_table import ADDRESS, COLUMNS
+
+
+def test_a_nodes_interfaces_are_listed_and_edited_in_place(make_window: Callable[..., MainWindow],
+                                                           qtbot: Any) -> None:
+    window = make_window()  # l2-vs-l3
+    window.editor.scene.select_ids(["r1"])
+    table = window.inspector.node_form.interfaces
+    qtbot.waitUntil(lambda: table.isVisible() and table.rowCount() == 2)
+    rows = [[table.item(row, column).text() for column in range(len(COLUMNS))] for row in range(table.rowCount())]
+    assert rows[0][:3] == ["eth0", "lan1 p3", "10.1.0.1/24"] and rows[0][4] == "not deployed"
+    assert rows[1][:3] == ["eth1", "r2 eth1", "10.0.12.1/30"]
+    table.scrollToItem(table.item(0, ADDRESS))
+    cell = table.visualItemRect(table.item(0, ADDRESS)).center()
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    qtbot.waitUntil(lambda: table.state() == QAbstractItemView.State.EditingState)
+    editor_widget = next(edit for edit in table.viewport().findChildren(QLineEdit) if edit.isVisible())
+    editor_widget.selectAll()
+    qtbot.keyClicks(editor_widget, "10.1.0.254/24")
+    qtbot.keyClick(editor_widget, Qt.Key.Key_Return)
+    link = next(link for link in window.editor.topology.links_of("r1") if "eth0" in (link.a.port, link.b.port))
+    end = link.a if link.a.node == "r1" else link.b
+    qtbot.waitUntil(lambda: end.interface.addresses == ["10.1.0.254/24"])  # the delegate commits on the next loop
+    qtbot.waitUntil(lambda: table.item(0, ADDRESS).text() == "10.1.0.254/24")
+    window.editor.undo_stack.undo()
+    end = next(e for e in window.editor.topology.links[link.id].ends if e.node == "r1")
+    assert end.interface.addresses == ["10.1.0.1/24"]
+
+
+def test_a_multi_selection_offers_align_and_distribute(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    window = make_window(None)
+    editor = window.editor
+    ids = [node.id for node in (editor.place_node("container", QPointF(x, y)) for x, y in ((0, 0), (90, 60)))
+           if node]
+    editor.scene.select_ids(ids)
+    form = window.inspector.multiple
+    qtbot.waitUntil(form.isVisible)
+    assert "2 nodes" in form.summary.text()
+    qtbot.mouseClick(form.buttons["top"], Qt.MouseButton.LeftButton)
+    assert {editor.topology.nodes[i].position.y for i in ids} == {0}
