@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Callable
 
 from vtopo import __version__
 from vtopo.cli_capture import add_commands as add_capture_commands
+from vtopo.cli_check import add_commands as add_check_commands
+from vtopo.cli_experiment import add_commands as add_experiment_commands
 from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
@@ -303,6 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("node")
     add_measure_commands(command)
     add_capture_commands(command)
+    add_check_commands(command)
+    add_experiment_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser

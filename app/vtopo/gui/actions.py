@@ -21,6 +21,7 @@ from vtopo.gui.document.files import FileController
 from vtopo.gui.measure.controller import MeasureController
 from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
+from vtopo.gui.panels.checks import ChecksController
 from vtopo.gui.panels.deploy import DeployController, confirm_destroy
 from vtopo.gui.theme import THEMES, apply_theme
 from vtopo.gui.toolbar import build_toolbar, deploy_icon, destroy_icon, history_button
@@ -36,6 +37,7 @@ class WindowParts(Protocol):
     deploy: DeployController
     measure: MeasureController
     capture: CaptureController
+    checks: ChecksController
     domains: DomainView
     rates: RateView
     analyzer: LabAnalyzer
@@ -374,6 +376,9 @@ class Actions:
         menu.addSeparator()
         if len(editor.scene.selected_node_ids()) == 2:
             menu.addAction(self.iperf_pair)
+            source, destination = editor.scene.selected_node_ids()
+            for text, reachable in (("Expect reachable", True), ("Expect unreachable", False)):
+                menu.addAction(text, partial(self.parts.checks.expect, source, destination, reachable))
         for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
             action = menu.addAction(text, partial(pick, node_id))
             action.setEnabled(measure.can_measure(node_id))

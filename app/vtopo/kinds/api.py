@@ -5,6 +5,7 @@ from its hooks. The rest of vtopo can change shape; this module keeps its names.
 """
 from __future__ import annotations
 
+from vtopo.kinds.check_types import CheckType, Probe, Verdict
 from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, EmptySettings, EndContext, LabContext,
                                   LoopProtection, NodeContext, NodeKind, PortSpec, Role, SegmentKind)
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, HostFacts, LabNames
@@ -15,9 +16,10 @@ from vtopo.ops import (AddAddress, AddRoute, ConfigureLink, CreateBridge, Create
                        WriteFile, addresses_resource, dev_resource, up_resource)
 
 __all__ = [
-    "ECHO_SERVER", "IPERF3_SERVER", "MAX_INTERFACE_NAME", "AddAddress", "AddRoute", "CannotRunInside", "ConfigureLink", "CreateBridge",
-    "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
-    "LoopProtection",    "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec",
-    "Problem", "Role", "SegmentKind", "SetMaster", "SetSysctl", "SetTxChecksum", "Severity", "StartProcess",
-    "WriteFile", "addresses_resource", "dev_resource", "setting", "up_resource",
+    "ECHO_SERVER", "IPERF3_SERVER", "MAX_INTERFACE_NAME", "AddAddress", "AddRoute", "CannotRunInside", "CheckType",
+    "ConfigureLink", "CreateBridge", "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "HostFacts",
+    "LabContext", "LabNames", "LoopProtection", "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge",
+    "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "Role", "SegmentKind", "SetMaster", "SetSysctl",
+    "SetTxChecksum", "Severity", "StartProcess", "Verdict", "WriteFile", "addresses_resource", "dev_resource",
+    "setting", "up_resource",
 ]

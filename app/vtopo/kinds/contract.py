@@ -8,12 +8,15 @@ from abc import ABC
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Iterable, TypeVar
 
 from vtopo.kinds.environment import HostFacts, LabNames
 from vtopo.model.problems import Problem
 from vtopo.model.topology import Endpoint, Link, Node, Topology
 from vtopo.ops import Op
+
+if TYPE_CHECKING:
+    from vtopo.kinds.check_types import CheckType
 
 
 S = TypeVar("S")  # a kind's settings dataclass
@@ -229,6 +232,15 @@ class NodeKind(ABC, Generic[S]):
         return None
 
     def check(self, node: NodeContext[S]) -> Iterable[Problem]:
+        return ()
+
+    def limitations(self, node: NodeContext[S]) -> Iterable[str]:
+        """What this host keeps the node from being, as an experiment on it must say (a switch without its kernel
+        datapath, say); the compiler's warnings are said already."""
+        return ()
+
+    def check_types(self) -> Iterable[CheckType]:
+        """Check types this kind adds to what a lab file's "checks" may use (a router adds `ospf-neighbor`)."""
         return ()
 
     def leaves_checksums_partial(self, node: NodeContext[S]) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Test
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
 from vtopo.model.topology import Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology
@@ -41,7 +42,7 @@ def to_document(topology: Topology) -> dict[str, Any]:
         if link.impairment.active:
             data["impairment"] = {k: v for k, v in asdict(link.impairment).items() if v}
         links.append(data)
-    return {
+    document: dict[str, Any] = {
         "format": FORMAT,
         "version": CURRENT_VERSION,
         "lab": lab,
@@ -52,6 +53,21 @@ def to_document(topology: Topology) -> dict[str, Any]:
         "links": links,
         "annotations": [asdict(a) for a in topology.annotations.values()],
     }
+    if topology.checks:
+        document["checks"] = [_check_to_json(check) for check in topology.checks]
+    if not topology.experiment.empty:
+        document["experiment"] = asdict(topology.experiment)
+    return document
+
+
+CHECK_KEYS = ("name", "type", "explain")
+
+
+def _check_to_json(check: Check) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": check.name, "type": check.type, **check.params}
+    if check.explain:
+        data["explain"] = check.explain
+    return data
 
 
 def dumps(topology: Topology) -> str:
@@ -233,6 +249,74 @@ def _read_annotations(reader: _Reader, raw_annotations: list[Any]) -> list[Annot
     return annotations
 
 
+def _read_checks(reader: _Reader, raw_checks: list[Any]) -> list[Check]:
+    checks = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_checks):
+        path = f"$.checks[{i}]"
+        if not reader.typed(raw, dict, path, "check"):
+            continue
+        name = reader.field(raw, "name", str, path, "")
+        subject = f"check {name or i + 1}"
+        check_type = reader.field(raw, "type", str, path, "", subject)
+        if not name or name in seen:
+            reader.fail(f"{path}.name", "every check needs a unique, non-empty name", subject)
+            continue
+        seen.add(name)
+        if not check_type:
+            reader.fail(f"{path}.type", "every check needs a type (reach, path, route, ...)", subject)
+            continue
+        params = {key: value for key, value in raw.items() if key not in CHECK_KEYS}
+        checks.append(Check(name, check_type, params, reader.field(raw, "explain", str, path, "", subject)))
+    return checks
+
+
+def _read_named(reader: _Reader, raw_items: list[Any], path: str, what: str, fields: tuple[str, ...]
+                ) -> list[dict[str, Any]]:
+    """Objects with a unique name and the given string fields, each reported by its name when wrong."""
+    items = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_items):
+        where = f"{path}[{i}]"
+        if not reader.typed(raw, dict, where, what):
+            continue
+        name = reader.field(raw, "name", str, where, "")
+        subject = f"{what} {name or i + 1}"
+        if not name or name in seen:
+            reader.fail(f"{where}.name", f"every {what} needs a unique, non-empty name", subject)
+            continue
+        seen.add(name)
+        values = {key: reader.field(raw, key, str, where, "", subject) for key in fields}
+        missing = [key for key in fields if not values[key]]
+        if missing:
+            reader.fail(f"{where}.{missing[0]}", f"{what} {name} needs a {missing[0]}", subject)
+            continue
+        items.append({"name": name, **values, "raw": raw, "where": where, "subject": subject})
+    return items
+
+
+def _read_experiment(reader: _Reader, raw: dict[str, Any]) -> Experiment:
+    path = "$.experiment"
+    pairs = [Pair(item["name"], item["source"], item["destination"]) for item in
+             _read_named(reader, reader.field(raw, "pairs", list, path, []), f"{path}.pairs", "pair",
+                         ("source", "destination"))]
+    tests = [Test(item["name"], item["tool"],
+                  reader.field(item["raw"], "options", dict, item["where"], {}, item["subject"])) for item in
+             _read_named(reader, reader.field(raw, "tests", list, path, []), f"{path}.tests", "test", ("tool",))]
+    raw_comparisons = _read_named(reader, reader.field(raw, "comparisons", list, path, []), f"{path}.comparisons",
+                                  "comparison", ("cell", "versus"))
+    comparisons = [Comparison(item["name"], item["cell"], item["versus"],
+                              reader.field(item["raw"], "published", str, item["where"], "", item["subject"]))
+                   for item in raw_comparisons]
+    repeats = reader.field(raw, "repeats", int, path, 3, "experiment")
+    warmup = reader.field(raw, "warmup", int, path, 0, "experiment")
+    if not 1 <= repeats <= 100:
+        reader.fail(f"{path}.repeats", "repeats must be between 1 and 100", "experiment")
+    if not 0 <= warmup <= 10:
+        reader.fail(f"{path}.warmup", "warmup must be between 0 and 10 runs", "experiment")
+    return Experiment(pairs, tests, comparisons, repeats, warmup)
+
+
 def loads(text: str, default_name: str = "lab") -> Topology:
     """Parse a .vtopo document. Raises LabError listing every structural problem found."""
     try:
@@ -265,6 +349,8 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
     nodes = {node.id: node for node in _read_nodes(reader, raw_nodes)}
     links = _read_links(reader, raw_links, nodes)
     annotations = _read_annotations(reader, raw_annotations)
+    checks = _read_checks(reader, reader.field(doc, "checks", list, "$", []))
+    experiment = _read_experiment(reader, reader.field(doc, "experiment", dict, "$", {}))
     if reader.problems:
         raise LabError(reader.problems)
     return Topology(
@@ -275,6 +361,8 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
         nodes=nodes,
         links={link.id: link for link in links},
         annotations={a.id: a for a in annotations},
+        checks=checks,
+        experiment=experiment,
     )
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 
 Document = dict[str, Any]
 
@@ -40,7 +40,12 @@ def _v1_to_v2(doc: Document) -> Document:
     }
 
 
-MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _v1_to_v2}
+def _v2_to_v3(doc: Document) -> Document:
+    """Version 3 adds the optional "checks" and "experiment" sections; a version 2 lab has neither."""
+    return {**{key: value for key, value in doc.items() if key not in ("checks", "experiment")}, "version": 3}
+
+
+MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def migrate(doc: Document, version: int) -> Document:

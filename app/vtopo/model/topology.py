@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from vtopo.model.events import Event
+from vtopo.model.expectations import Check, Experiment
 
 
 def new_id(prefix: str) -> str:
@@ -114,6 +115,7 @@ class ModelEvents:
     annotation_removed: Event[Annotation] = field(default_factory=Event)
     annotation_changed: Event[Annotation] = field(default_factory=Event)
     lab_changed: Event["Topology"] = field(default_factory=Event)
+    checks_changed: Event["Topology"] = field(default_factory=Event)
 
 
 @dataclass(eq=False)
@@ -127,6 +129,8 @@ class Topology:
     nodes: dict[str, Node] = field(default_factory=dict)
     links: dict[str, Link] = field(default_factory=dict)
     annotations: dict[str, Annotation] = field(default_factory=dict)
+    checks: list[Check] = field(default_factory=list)
+    experiment: Experiment = field(default_factory=Experiment)
     events: ModelEvents = field(default_factory=ModelEvents, repr=False, compare=False)
 
     # queries
@@ -141,7 +145,8 @@ class Topology:
         """A deep copy with no listeners, for a worker thread to read while the original is edited."""
         return Topology(name=self.name, id=self.id, notes=self.notes, prefix=self.prefix,
                         nodes=copy.deepcopy(self.nodes), links=copy.deepcopy(self.links),
-                        annotations=copy.deepcopy(self.annotations))
+                        annotations=copy.deepcopy(self.annotations), checks=copy.deepcopy(self.checks),
+                        experiment=copy.deepcopy(self.experiment))
 
     def used_ports(self, node_id: str) -> set[str]:
         return {end.port for link in self.links_of(node_id) for end in link.ends if end.node == node_id}
@@ -225,3 +230,7 @@ class Topology:
         if notes is not None:
             self.notes = notes
         self.events.lab_changed.emit(self)
+
+    def update_checks(self, checks: list[Check]) -> None:
+        self.checks = list(checks)
+        self.events.checks_changed.emit(self)
