@@ -17,7 +17,8 @@ from vtopo.host import console
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
 from vtopo.host.errors import HostError
-from vtopo.host.preflight import PreflightFailed
+from vtopo.host.netlink import Netlink
+from vtopo.host.preflight import PreflightFailed, missing_on_host
 from vtopo.kinds.contract import CannotRunInside
 from vtopo.kinds.environment import HostFacts
 from vtopo.lab import context_of, open_lab, plan_of, problems_of, registry
@@ -39,9 +40,6 @@ def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
 
 
 def _missing_on_host(topology: Topology, facts: HostFacts | None) -> list[Problem]:
-    from vtopo.host.netlink import Netlink
-    from vtopo.host.preflight import missing_on_host
-
     with Netlink() as netlink:
         return missing_on_host(plan_of(topology, facts), context_of(topology, facts), netlink)
 
