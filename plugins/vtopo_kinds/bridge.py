@@ -42,6 +42,9 @@ class BridgeKind(NodeKind[BridgeSettings]):
     def host_addresses(self, node: NodeContext[BridgeSettings]) -> list[str]:
         return list(node.settings.host_addresses)
 
+    def routes(self, node: NodeContext[BridgeSettings]) -> bool:
+        return bool(node.settings.host_routing)
+
     def check(self, node: NodeContext[BridgeSettings]) -> Iterable[Problem]:
         settings = node.settings
         if settings.host_routing and not settings.host_addresses:

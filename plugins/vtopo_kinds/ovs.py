@@ -55,6 +55,9 @@ class OvsKind(NodeKind[OvsSettings]):
             yield Problem("fail mode secure with no OpenFlow rules forwards nothing", node.subject, "", node.node.id,
                           Severity.WARNING)
 
+    def joins_ports(self, node: NodeContext[OvsSettings]) -> bool:
+        return not node.settings.flows
+
     def lower(self, node: NodeContext[OvsSettings]) -> Iterable[Op]:
         bridge = node.names.node_device(node.node.name)
         yield OvsAddBridge(owner=node.subject, name=bridge, datapath=self.datapath(node),

@@ -54,6 +54,12 @@ class VmKind(NodeKind[VmSettings]):
     def standing_servers(self, node: NodeContext[VmSettings]) -> dict[str, int]:
         return dict(GUEST_SERVERS) if node.settings.image == "builtin" else {}
 
+    def routes(self, node: NodeContext[VmSettings]) -> bool:
+        return bool(node.settings.forwarding)
+
+    def default_gateway(self, node: NodeContext[VmSettings]) -> str | None:
+        return None if node.settings.forwarding else str(node.settings.default_route)
+
     def console_socket(self, node: NodeContext[VmSettings]) -> str:
         return f"{node.names.node_dir(node.node.name)}/console.sock"
 

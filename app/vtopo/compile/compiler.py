@@ -9,6 +9,7 @@ from typing import Any, Callable
 import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
+from vtopo.compile.domains import domain_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.kinds.contract import EndContext, LabContext, LoopProtection, NodeContext, Role
@@ -111,6 +112,7 @@ class Compiler:
         for link_id in self.topology.links:
             self._check_impairment(link_id)
         self._check_domains()
+        self.problems.extend(domain_problems(self.lab))
         for loop in switching_loops(self.lab):
             self._check_loop([self.lab.nodes[n] for n in loop])
         for node in self.lab.nodes.values():

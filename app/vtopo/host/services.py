@@ -63,10 +63,10 @@ def host_lock(name: str, lock_dir: Path = LOCK_DIR) -> Iterator[None]:
     the holder unlinks it before letting go, and a waiter that wakes up on an unlinked file tries again."""
     path = lock_dir / f"{name}.lock"
     while True:
-        lock_dir.mkdir(parents=True, exist_ok=True)
         try:
+            lock_dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        except FileNotFoundError:  # the directory went away between mkdir and open
+        except (FileExistsError, FileNotFoundError):  # another holder removed the directory while we made or used it
             continue
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:

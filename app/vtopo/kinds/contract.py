@@ -205,6 +205,21 @@ class NodeKind(ABC, Generic[S]):
         reaches what lies behind it with no link in the drawing."""
         return []
 
+    def joins_ports(self, node: NodeContext[S]) -> bool:
+        """For a switch or segment: whether frames pass between its ports, making one broadcast domain of them
+        (a bridge, a macvlan segment in bridge mode); False where they never do or rules decide (private mode,
+        OpenFlow)."""
+        return True
+
+    def routes(self, node: NodeContext[S]) -> bool:
+        """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes
+        through its addresses on it. Routers are the borders of broadcast domains and the gateways of the rest."""
+        return False
+
+    def default_gateway(self, node: NodeContext[S]) -> str | None:
+        """The node's default route ("" when it has none), or None for a node that takes no default route."""
+        return None
+
     def protects_loops(self, node: NodeContext[S]) -> bool:
         """Whether this node runs its loop protection (a bridge with STP on)."""
         return False
