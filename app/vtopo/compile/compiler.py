@@ -17,7 +17,7 @@ from vtopo.compile.plan import Plan, Step
 from vtopo.kinds.contract import Role
 from vtopo.kinds.registry import Registry
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
-from vtopo.model.topology import Topology
+from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
 
 STAGES = ("validate", "name and address", "lower", "order")
 
@@ -43,15 +43,18 @@ class Compiler:
 
     # ------------------------------------------------------------ stage plumbing
 
-    def run(self) -> Plan:
+    def check(self) -> None:
+        """The stages before lowering; raises StageFailed at the end of the first stage that found an error."""
         stages: list[tuple[str, Callable[[], None]]] = [
             ("validate", self.validate), ("name and address", self.name_and_address)]
         for stage, body in stages:
             body()
             if errors_in(self.problems):
                 raise StageFailed(stage, self.problems)
-        ops = self.lower()
-        return self.order(ops)
+
+    def run(self) -> Plan:
+        self.check()
+        return self.order(self.lower())
 
     def error(self, message: str, subject: str = "", subject_id: str = "", path: str = "") -> None:
         self.problems.append(Problem(message, subject, path, subject_id))
@@ -76,6 +79,8 @@ class Compiler:
                 self.lab.nodes[node.id] = NodeContext(node, kind, settings[node.id], self.lab)
         for link in self.topology.links.values():
             self._validate_link_kinds(link.id)
+        for end in self.lab.ends:  # in this stage, so no kind check ever meets an address it cannot parse
+            self._check_interface(end)
 
     def _validate_link_kinds(self, link_id: str) -> None:
         link = self.topology.links[link_id]
@@ -109,8 +114,6 @@ class Compiler:
         for end in self.lab.ends:
             self._name_end(end)
         self._check_device_names()
-        for end in self.lab.ends:
-            self._check_interface(end)
         for link_id in self.topology.links:
             self._check_impairment(link_id)
         self._check_domains()
@@ -163,10 +166,11 @@ class Compiler:
     def _check_impairment(self, link_id: str) -> None:
         link = self.topology.links[link_id]
         impairment = link.impairment
-        values = (impairment.delay_ms, impairment.jitter_ms, impairment.loss_pct, impairment.rate_mbit)
         subject = f"link {self.topology.describe_link(link)}"
-        if min(values) < 0 or impairment.loss_pct > 100:
-            self.error("impairments must be positive, and loss a percentage up to 100", subject, link.id)
+        outside = [f"{key} {low:g} to {high:g}" for key, (low, high) in IMPAIRMENT_LIMITS.items()
+                   if not low <= getattr(impairment, key) <= high]
+        if outside:
+            self.error(f"impairments must be within their ranges: {', '.join(outside)}", subject, link.id)
         elif (impairment.delay_ms or impairment.jitter_ms or impairment.loss_pct) and not self.facts.netem:
             self.error("delay, jitter and loss need the kernel's netem qdisc (sch_netem), which this kernel does not "
                        "have; only a rate limit (tbf) can be applied here", subject, link.id)
@@ -258,10 +262,7 @@ def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None 
 def analyse(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> LabContext:
     """The lab in context (namespaces, devices, broadcast domains) without lowering it: for exec, ping, iperf."""
     compiler = Compiler(topology, registry, facts or HostFacts())
-    compiler.validate()
-    compiler.name_and_address()
-    if errors_in(compiler.problems):
-        raise StageFailed("name and address", compiler.problems)
+    compiler.check()
     return compiler.lab
 
 
