@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from vtopo import __version__
+from vtopo.cli_consent import add_consent_arguments, consent_of
 from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.host import console
 from vtopo.host.cleanup import cleanup
@@ -32,7 +33,7 @@ def print_problems(problems: list) -> None:  # type: ignore[type-arg]
 
 def cmd_validate(args: argparse.Namespace) -> int:
     lab = open_lab(args.file)
-    problems = problems_of(lab.topology)
+    problems = problems_of(lab.topology, trust=consent_of(args))
     print_problems(problems)
     if errors_in(problems):
         print(f"{args.file}: {len(errors_in(problems))} error(s)", file=sys.stderr)
@@ -45,7 +46,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     lab = open_lab(args.file)
-    plan = plan_of(lab.topology)
+    plan = plan_of(lab.topology, trust=consent_of(args))
     if args.json:
         sys.stdout.write(plan.dumps())
         return EXIT_OK
@@ -117,7 +118,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     lab = open_lab(args.file)
     deployer = Deployer()
     run = deployer.update if args.update else deployer.deploy
-    report = run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve())
+    report = run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve(), consent=consent_of(args))
     for notice in report.notices:
         print(f"note: {notice}")
     print(f"deployed lab {report.lab} (prefix {report.prefix}): {report.nodes} nodes, {report.links} links, "
@@ -203,11 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("validate", cmd_validate, "check a lab file; exit 2 and list every problem if it is not valid")
     sub.add_argument("file", type=Path)
+    add_consent_arguments(sub)
     sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to")
     sub.add_argument("file", type=Path)
     sub.add_argument("--explain", action="store_true", help="print the plan as a commented shell script")
     sub.add_argument("--json", action="store_true", help="print the plan as JSON, for tools")
     sub.add_argument("--node", action="append", metavar="NAME", help="with --explain: only these nodes and their links")
+    add_consent_arguments(sub)
     command("kinds", cmd_kinds, "list the node kinds installed (built-in and plugins)")
     sub = command("show", cmd_show, "summarise a lab file: nodes, links, addresses, notes")
     sub.add_argument("file", type=Path)
@@ -216,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("-v", "--verbose", action="store_true", help="print every operation as it is applied")
     sub.add_argument("--update", action="store_true", help="if the lab is deployed, apply only what the edit adds "
                      "(or destroy and deploy again when it changes more)")
+    add_consent_arguments(sub)
     sub = command("destroy", cmd_destroy, "remove everything a deployed lab made")
     sub.add_argument("lab", help="the lab's name, or its .vtopo file")
     sub.add_argument("-v", "--verbose", action="store_true")

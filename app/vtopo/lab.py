@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from vtopo.compile.compiler import analyse, check_lab, compile_lab
-from vtopo.compile.context import HostFacts, LabContext
+from vtopo.compile.context import HostFacts, LabContext, Trust
 from vtopo.compile.plan import Plan
 from vtopo.kinds.registry import Registry, load_registry
 from vtopo.model import io
@@ -34,13 +34,13 @@ def open_lab(path: Path) -> OpenedLab:
     return OpenedLab(Path(path), topology)
 
 
-def problems_of(topology: Topology, facts: HostFacts | None = None) -> list[Problem]:
-    return check_lab(topology, registry(), facts)
+def problems_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> list[Problem]:
+    return check_lab(topology, registry(), facts, trust)
 
 
-def plan_of(topology: Topology, facts: HostFacts | None = None) -> Plan:
-    return compile_lab(topology, registry(), facts)
+def plan_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> Plan:
+    return compile_lab(topology, registry(), facts, trust)
 
 
-def context_of(topology: Topology, facts: HostFacts | None = None) -> LabContext:
-    return analyse(topology, registry(), facts)
+def context_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> LabContext:
+    return analyse(topology, registry(), facts, trust)

@@ -10,7 +10,7 @@ import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
 from vtopo.compile.context import (MAX_INTERFACE_NAME, EndContext, HostFacts, LabContext, LabNames, NodeContext,
-                                   default_prefix)
+                                   Trust, default_prefix)
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.ops import HOST, MakeDirectory, Op
 from vtopo.compile.plan import Plan, Step
@@ -33,13 +33,13 @@ class StageFailed(LabError):
 
 
 class Compiler:
-    def __init__(self, topology: Topology, registry: Registry, facts: HostFacts):
+    def __init__(self, topology: Topology, registry: Registry, facts: HostFacts, trust: Trust | None = None):
         self.topology = topology
         self.registry = registry
         self.facts = facts
         self.problems: list[Problem] = []
         prefix = topology.prefix or default_prefix(topology.name)
-        self.lab = LabContext(topology, LabNames(prefix, facts.run_root), facts)
+        self.lab = LabContext(topology, LabNames(prefix, facts.run_root), facts, trust or Trust())
 
     # ------------------------------------------------------------ stage plumbing
 
@@ -254,21 +254,24 @@ class Compiler:
                     self.topology.notes)
 
 
-def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> Plan:
+def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
+                ) -> Plan:
     """Compile a lab. Raises StageFailed (a LabError) naming the stage and listing every problem."""
-    return Compiler(topology, registry, facts or HostFacts()).run()
+    return Compiler(topology, registry, facts or HostFacts(), trust).run()
 
 
-def analyse(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> LabContext:
+def analyse(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
+            ) -> LabContext:
     """The lab in context (namespaces, devices, broadcast domains) without lowering it: for exec, ping, iperf."""
-    compiler = Compiler(topology, registry, facts or HostFacts())
+    compiler = Compiler(topology, registry, facts or HostFacts(), trust)
     compiler.check()
     return compiler.lab
 
 
-def check_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> list[Problem]:
+def check_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
+              ) -> list[Problem]:
     """Every problem and warning, without raising: what `vtopo validate` and the GUI's problems panel show."""
-    compiler = Compiler(topology, registry, facts or HostFacts())
+    compiler = Compiler(topology, registry, facts or HostFacts(), trust)
     try:
         compiler.run()
     except StageFailed:

@@ -31,6 +31,20 @@ class HostFacts:
     run_root: str = "/run/vtopo"
 
 
+@dataclass(frozen=True)
+class Trust:
+    """What a lab may reach outside its own objects, as inputs to the compiler (a lab file can never give them).
+
+    The consent comes from the user at deploy time, on the command line or in a designer dialog. The host's own
+    interfaces and networks are probed by the host layer when it deploys; None when planning without a host.
+    """
+
+    host_devices: frozenset[str] = frozenset()  # host interfaces the user lets the lab hang devices on
+    images: frozenset[str] = frozenset()  # absolute paths of disk images the user named or picked
+    host_interfaces: frozenset[str] | None = None
+    host_networks: tuple[str, ...] = ()  # the host's own addresses and routes (CIDR), none of them a lab's
+
+
 def default_prefix(lab_name: str) -> str:
     return "vt" + hashlib.sha1(lab_name.encode()).hexdigest()[:3]
 
@@ -119,6 +133,7 @@ class LabContext:
     topology: Topology
     names: LabNames
     facts: HostFacts
+    trust: Trust = field(default_factory=Trust)
     nodes: dict[str, NodeContext] = field(default_factory=dict)
     ends: list[EndContext] = field(default_factory=list)
     l2: nx.Graph | None = None  # link ends joined where frames pass without routing

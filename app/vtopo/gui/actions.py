@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QStyle, QToolBar
 
-from vtopo.gui import export, terminal
+from vtopo.gui import consent, export, terminal
 from vtopo.gui.states import NodeState
 from vtopo.gui.theme import THEMES, apply_theme
 
@@ -64,7 +64,7 @@ class Actions:
         self.fit = self._action("&Fit to view", view.fit_to_view, "Ctrl+1")
 
         deploy = window.deploy
-        self.deploy = self._action("&Deploy", deploy.deploy, "F5", style.standardIcon(sp.SP_MediaPlay))
+        self.deploy = self._action("&Deploy", self.deploy_lab, "F5", style.standardIcon(sp.SP_MediaPlay))
         self.destroy = self._action("D&estroy", deploy.destroy, "Shift+F5", style.standardIcon(sp.SP_MediaStop))
         self.status = self._action("Refresh &status", deploy.refresh_status)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
@@ -203,6 +203,12 @@ class Actions:
         if not terminal.open_terminal(lab, node.name, editor.registry.get(node.kind)):
             self.window.statusBar().showMessage("the terminal emulator did not start", 5000)
 
+    def deploy_lab(self) -> None:
+        analysis = self.window.analyzer.latest
+        granted = consent.ask(self.window, consent.requests_in(analysis.problems if analysis else []))
+        if granted is not None:
+            self.window.deploy.deploy(granted)
+
     def update_enabled(self) -> None:
         editor, deploy = self.window.editor, self.window.deploy
         scene = editor.scene
@@ -215,7 +221,7 @@ class Actions:
             action.setEnabled(has_nodes)
         deployer_missing = deploy.deployer() is None
         analysis = self.window.analyzer.latest
-        errors = bool(analysis is not None and analysis.errors)
+        errors = bool(analysis is not None and consent.blocking(analysis.errors))
         self.deploy.setEnabled(not deployer_missing and not deploy.busy and not errors)
         self.deploy.setToolTip(deploy.unavailable or ("fix the errors in the Problems panel first" if errors
                                                       else "Deploy the lab on this host"))

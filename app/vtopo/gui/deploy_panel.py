@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QWidget
 
+from vtopo.compile.context import Trust
 from vtopo.gui.editor import Editor
 from vtopo.gui.states import NodeState
 from vtopo.model import io
@@ -51,8 +52,8 @@ class DeployWorker(QObject):
         except Exception as error:  # DeployError or anything unexpected: report it with what we know
             self.failed.emit(str(error) or repr(error), bool(getattr(error, "rolled_back", False)))
 
-    def deploy(self, topology: Topology) -> None:
-        self.deployed.emit(self._deployer.update(topology, self.progress.emit))
+    def deploy(self, topology: Topology, consent: Trust) -> None:
+        self.deployed.emit(self._deployer.update(topology, self.progress.emit, consent=consent))
 
     def destroy(self, lab_name: str) -> None:
         self._deployer.destroy(lab_name, self.progress.emit)
@@ -114,12 +115,13 @@ class DeployController(QObject):
 
     # ------------------------------------------------------------ jobs
 
-    def deploy(self) -> None:
+    def deploy(self, consent: Trust = Trust()) -> None:
+        """Deploy the lab as drawn; `consent` is what the user allowed outside it (see vtopo.gui.consent)."""
         topology = self._editor.topology.copy()
         self._deploying = topology
         self._set_states({name: NodeState.DEPLOYING for name in (n.name for n in topology.nodes.values())})
         self._log.log(f"deploying lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
-        self._start(lambda worker: worker.deploy(topology), "deploy")
+        self._start(lambda worker: worker.deploy(topology, consent), "deploy")
 
     def destroy(self) -> None:
         lab = self.deployed_lab or self._editor.topology.name

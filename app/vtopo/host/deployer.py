@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vtopo.compile import ops as o
-from vtopo.compile.context import HostFacts
+from vtopo.compile.context import HostFacts, Trust
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import ovs, preflight
 from vtopo.host.applier import Applier, OpFailed
-from vtopo.host.state import Journal, LabRecord, StateStore
+from vtopo.host.state import Journal, LabRecord, StateStore, consent_to_json
 from vtopo.lab import plan_of
 from vtopo.model import io
 from vtopo.model.topology import Topology
@@ -98,11 +98,13 @@ class Deployer:
 
     # ------------------------------------------------------------ deploy
 
-    def deploy(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None
-               ) -> DeployReport:
+    def deploy(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None,
+               consent: Trust = Trust()) -> DeployReport:
+        """Build the lab. `consent` is what the user allowed beyond the lab (host devices, image files); the
+        lab is compiled against it and against the host's own network, probed now."""
         started = time.monotonic()
         facts = self.facts_for(topology)
-        plan = plan_of(topology, facts)
+        plan = plan_of(topology, facts, host_facts.with_host_network(consent))
         notices = [str(w) for w in plan.warnings]
         applier = Applier(plan.prefix)
         try:
@@ -111,6 +113,7 @@ class Deployer:
             notices += self._ensure_ovs(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
+                                                     "consent": consent_to_json(consent),
                                                      "topology": io.to_document(topology)})
             self._apply(plan.steps, applier, record, progress)
         finally:
@@ -119,8 +122,8 @@ class Deployer:
         return DeployReport(topology.name, plan.prefix, nodes, len(topology.links), len(plan.steps),
                             time.monotonic() - started, notices)
 
-    def update(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None
-               ) -> DeployReport:
+    def update(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None,
+               consent: Trust = Trust()) -> DeployReport:
         """Bring a deployed lab in line with an edited topology (or deploy it if it is not deployed).
 
         When the edit only adds (nodes, links, settings that add ops), only the new ops are applied. Anything
@@ -129,9 +132,9 @@ class Deployer:
         """
         record = self.store.find(topology.name)
         if record is None:
-            return self.deploy(topology, progress, source)
+            return self.deploy(topology, progress, source, consent)
         started = time.monotonic()
-        plan = plan_of(topology, record.facts())
+        plan = plan_of(topology, record.facts(), host_facts.with_host_network(consent))
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
@@ -143,14 +146,15 @@ class Deployer:
             finally:
                 applier.close()
             data = record.read()
-            data.update(topology=io.to_document(topology), source=str(source or data.get("source", "")))
+            data.update(topology=io.to_document(topology), source=str(source or data.get("source", "")),
+                        consent=consent_to_json(consent))
             record.write(data)
             notice = (f"applied only the {len(new_steps)} new operations; the rest of the lab kept running"
                       if new_steps else "the running lab already matches; nothing to apply")
             return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links), len(new_steps),
                                 time.monotonic() - started, [notice])
         self.destroy(record.prefix, progress)
-        report = self.deploy(topology, progress, source)
+        report = self.deploy(topology, progress, source, consent)
         report.notices.insert(0, "the edit changes or removes parts of the running lab, so it was destroyed and "
                                  "deployed again")
         report.seconds = time.monotonic() - started
