@@ -1,10 +1,13 @@
 """The trust rules in the compiler: what the user's consent and the host's own network change. Pure, no host."""
 from __future__ import annotations
 
+import ipaddress
+
 from golden import GOLDEN
 from vtopo.compile.context import Trust
 from vtopo.lab import open_lab, problems_of
 from vtopo.model.problems import errors_in
+from vtopo.resources import TOPOLOGIES
 
 HOSTILE = GOLDEN / "hostile"
 
@@ -28,3 +31,12 @@ def test_passthru_with_consent_says_the_device_leaves_the_host():
     assert "warning: node m1: eth0 leaves the host while the lab runs (passthru, allowed with " \
            "--allow-host-device eth0)" in messages
     assert not [m for m in messages if m.startswith("error")]
+
+
+def test_host_addresses_may_not_overlap_the_hosts_own_networks():
+    lab = open_lab(TOPOLOGIES / "host-routed-bridges.vtopo").topology
+    assert errors_in(problems_of(lab, trust=Trust(host_networks=("192.0.2.0/24", "fd00::/64")))) == []
+    host_address = lab.nodes[next(n for n in lab.nodes if lab.nodes[n].kind == "bridge")].settings["host_addresses"][0]
+    clash = str(ipaddress.ip_interface(host_address).network.supernet(new_prefix=12))
+    errors = errors_in(problems_of(lab, trust=Trust(host_networks=(clash,))))
+    assert errors and f"overlaps {clash}, which the host already has" in errors[0].message

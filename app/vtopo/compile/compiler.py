@@ -14,6 +14,7 @@ from vtopo.compile.context import (MAX_INTERFACE_NAME, EndContext, HostFacts, La
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.ops import HOST, MakeDirectory, Op
 from vtopo.compile.plan import Plan, Step
+from vtopo.compile.trust import host_address_problem
 from vtopo.kinds.contract import Role
 from vtopo.kinds.registry import Registry
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
@@ -117,6 +118,7 @@ class Compiler:
         for link_id in self.topology.links:
             self._check_impairment(link_id)
         self._check_domains()
+        self._check_host_namespace_addresses()
         for loop in switching_loops(self.lab):
             names = [self.topology.nodes[n].name for n in loop]
             if not all(getattr(self.lab.nodes[n].settings, "stp", False) for n in loop):
@@ -195,6 +197,20 @@ class Compiler:
                 ipaddress.ip_interface(address)
             except ValueError:
                 self.error(f"{side}: {address!r} is not an IPv4 or IPv6 address with prefix", subject, end.link.id)
+
+    def _check_host_namespace_addresses(self) -> None:
+        """Addresses the lab gives the host's own namespace (the host node, numbered bridges)."""
+        placed: list[tuple[str, str, str]] = [(address, node.subject, node.node.id) for node in self.lab.nodes.values()
+                                              for address in node.kind.host_addresses(node)]
+        placed += [(address, f"link {end.link_name}", end.link.id) for end in self.lab.ends
+                   if end.kind.role is Role.NAMESPACE and end.netns is None for address in end.end.interface.addresses]
+        for address, subject, subject_id in placed:
+            try:
+                problem = host_address_problem(address, self.lab.trust.host_networks)
+            except ValueError:
+                continue  # not an address at all: the node's own check says so
+            if problem:
+                self.error(problem, subject, subject_id)
 
     def _check_domains(self) -> None:
         for domain in broadcast_domains(self.lab):
