@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipaddress
 
 from golden import GOLDEN
-from vtopo.compile.context import Trust
+from vtopo.compile.context import HostFacts, Trust
 from vtopo.lab import open_lab, problems_of
 from vtopo.model.problems import errors_in
 from vtopo.resources import TOPOLOGIES
@@ -40,3 +40,25 @@ def test_host_addresses_may_not_overlap_the_hosts_own_networks():
     clash = str(ipaddress.ip_interface(host_address).network.supernet(new_prefix=12))
     errors = errors_in(problems_of(lab, trust=Trust(host_networks=(clash,))))
     assert errors and f"overlaps {clash}, which the host already has" in errors[0].message
+
+
+def test_images_the_user_allowed_or_in_the_images_directory_are_accepted():
+    lab = open_lab(HOSTILE / "image-host-files.vtopo").topology
+    shadow = next(n for n in lab.nodes.values() if n.settings["image"] == "/etc/shadow")
+    errors = [p for p in errors_in(problems_of(lab)) if p.subject == f"node {shadow.name}"]
+    assert [p.consent.name for p in errors if p.consent] == ["/etc/shadow"]
+    allowed = [p for p in errors_in(problems_of(lab, trust=Trust(images=frozenset({"/etc/shadow"}))))
+               if p.subject == f"node {shadow.name}"]
+    assert allowed == []
+    for image in ("debian.qcow2", "/var/lib/vtopo/images/debian.qcow2"):
+        shadow.settings["image"] = image
+        assert [p for p in errors_in(problems_of(lab)) if p.subject == f"node {shadow.name}"] == []
+
+
+def test_vms_above_the_hosts_memory_are_refused():
+    lab = open_lab(TOPOLOGIES / "vm-router.vtopo").topology
+    memory = sum(n.settings.get("memory_mb", 256) for n in lab.nodes.values() if n.kind == "vm")
+    assert errors_in(problems_of(lab, HostFacts(memory_mb=memory))) == []
+    errors = errors_in(problems_of(lab, HostFacts(memory_mb=memory - 1)))
+    assert [str(e) for e in errors] == [f"error: lab: the lab's VMs need {memory:,} MiB of memory together and this "
+                                        f"host has {memory - 1:,} MiB; give them less memory or run fewer VMs"]

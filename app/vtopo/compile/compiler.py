@@ -119,6 +119,7 @@ class Compiler:
             self._check_impairment(link_id)
         self._check_domains()
         self._check_host_namespace_addresses()
+        self._check_resources()
         for loop in switching_loops(self.lab):
             names = [self.topology.nodes[n].name for n in loop]
             if not all(getattr(self.lab.nodes[n].settings, "stp", False) for n in loop):
@@ -211,6 +212,19 @@ class Compiler:
                 continue  # not an address at all: the node's own check says so
             if problem:
                 self.error(problem, subject, subject_id)
+
+    def _check_resources(self) -> None:
+        """The VMs' memory must fit in the host's, or the lab is refused before anything starts."""
+        taken = [node.kind.resources(node) for node in self.lab.nodes.values()]
+        memory, cpus = sum(m for m, _ in taken), sum(c for _, c in taken)
+        if self.facts.memory_mb and memory > self.facts.memory_mb:
+            self.error(f"the lab's VMs need {memory:,} MiB of memory together and this host has "
+                       f"{self.facts.memory_mb:,} MiB; give them less memory or run fewer VMs", "lab")
+        elif self.facts.memory_mb and memory > self.facts.memory_mb * 3 // 4:
+            self.warn(f"the lab's VMs take {memory:,} of the host's {self.facts.memory_mb:,} MiB of memory", "lab")
+        if self.facts.cpus and cpus > self.facts.cpus:
+            self.warn(f"the lab's VMs have {cpus} vCPUs together and this host has {self.facts.cpus} CPUs; they "
+                      "will share them and run slower", "lab")
 
     def _check_domains(self) -> None:
         for domain in broadcast_domains(self.lab):

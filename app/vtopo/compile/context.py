@@ -29,6 +29,10 @@ class HostFacts:
     routing_suite: str = "frr"  # "frr", or "quagga" where only Quagga is installed (older configuration syntax)
     frr_user: str = "frr"  # the user the routing daemons drop to
     run_root: str = "/run/vtopo"
+    images_dir: str = "/var/lib/vtopo/images"  # disk images any lab may boot, named without a path
+    qemu_user: str = "vtopo-qemu"  # the unprivileged user QEMU drops to once it has opened its devices
+    memory_mb: int = 0  # the host's memory, 0 when unknown
+    cpus: int = 0
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Callable
 from vtopo.compile import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs, processes
+from vtopo.host.images import open_image
 from vtopo.host.netlink import Netlink, NetlinkError
 
 DAEMON_START_SECONDS = 15.0
@@ -175,9 +176,17 @@ class Applier:
                 owner = Path(source).parent.stat()
                 os.chown(source, owner.st_uid, owner.st_gid)
                 private[Path(target)] = Path(source)
-        processes.start_daemon(list(op.argv), op.netns, Path(op.pid_file), Path(op.ready_path) if op.ready_path else None,
-                               DAEMON_START_SECONDS, log_file=Path(op.pid_file).with_suffix(".log"),
-                               private_dirs=private, open_files=taps)
+        images: dict[int, int] = {}
+        try:
+            for fd, path in op.image_fds:
+                images[fd] = open_image(path)
+            processes.start_daemon(list(op.argv), op.netns, Path(op.pid_file),
+                                   Path(op.ready_path) if op.ready_path else None, DAEMON_START_SECONDS,
+                                   log_file=Path(op.pid_file).with_suffix(".log"), private_dirs=private,
+                                   open_files=taps, inherited_fds=images)
+        finally:
+            for ours in images.values():
+                os.close(ours)
 
     def _stop_process(self, op: o.Op) -> None:
         assert isinstance(op, o.StopProcess)

@@ -69,6 +69,8 @@ def probe(needs_accel: bool = False) -> HostFacts:
         frr_dir=daemons,
         routing_suite=suite,
         frr_user=user,
+        memory_mb=os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20,
+        cpus=os.cpu_count() or 0,
     )
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 from pathlib import Path
 
@@ -63,8 +64,24 @@ def check(plan: Plan, netlink: Netlink, already_deployed: bool) -> None:
         problems.append(Problem(f"lab {plan.lab_name} is already deployed; destroy it first (vtopo destroy "
                                 f"{plan.lab_name})", "lab"))
     problems += _collisions(plan, netlink)
+    problems += _missing_users(plan)
     if problems:
         raise PreflightFailed(problems)
+
+
+def _missing_users(plan: Plan) -> list[Problem]:
+    """The users daemons drop to (QEMU's -runas) must exist, or the daemon would refuse to start."""
+    users = {op.argv[op.argv.index("-runas") + 1]: op.owner for op in plan.ops
+             if isinstance(op, o.StartProcess) and "-runas" in op.argv[:-1]}
+    problems = []
+    for user, owner in sorted(users.items()):
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            problems.append(Problem(f"QEMU runs as the unprivileged user {user}, which does not exist; create it with "
+                                    f"`useradd --system --no-create-home --shell /usr/sbin/nologin {user}` (or run "
+                                    "`make setup`)", owner))
+    return problems
 
 
 def _collisions(plan: Plan, netlink: Netlink) -> list[Problem]:

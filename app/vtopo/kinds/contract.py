@@ -120,6 +120,10 @@ class NodeKind(ABC):
     def check(self, node: NodeContext) -> Iterable[Problem]:
         return ()
 
+    def resources(self, node: NodeContext) -> tuple[int, int]:
+        """The host memory (MiB) and CPUs the node takes for itself, as a VM does; the compiler adds them up."""
+        return 0, 0
+
     def lower(self, node: NodeContext) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""
         return ()

@@ -37,7 +37,7 @@ ip tuntap add dev vt65e-von-nic0 mode tap
 
 # ---- node von
 # [8] start qemu@von (after 5, 7)
-qemu-system-x86_64 -name von -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vt65e/von/console.sock,server=on,wait=off,logfile=/run/vtopo/vt65e/von/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vt65e/von/qemu.pid -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=von vtopo.ip=eth0:10.0.20.2/24' -no-reboot -netdev tap,id=net0,ifname=vt65e-von-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:23:b2:0c
+qemu-system-x86_64 -name von -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vt65e/von/console.sock,server=on,wait=off,logfile=/run/vtopo/vt65e/von/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vt65e/von/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=von vtopo.ip=eth0:10.0.20.2/24' -no-reboot -netdev tap,id=net0,ifname=vt65e-von-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:23:b2:0c
 
 # ---- link von:nic0-br0:p1
 # [9] configure and bring up vt65e-von-nic0 (after 7)
@@ -53,7 +53,7 @@ ip tuntap add dev vt65e-voff-nic0 mode tap
 
 # ---- node voff
 # [12] start qemu@voff (after 6, 11)
-qemu-system-x86_64 -name voff -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vt65e/voff/console.sock,server=on,wait=off,logfile=/run/vtopo/vt65e/voff/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vt65e/voff/qemu.pid -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=voff vtopo.ip=eth0:10.0.20.3/24' -no-reboot -netdev tap,id=net0,ifname=vt65e-voff-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:15:0c:81
+qemu-system-x86_64 -name voff -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vt65e/voff/console.sock,server=on,wait=off,logfile=/run/vtopo/vt65e/voff/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vt65e/voff/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=voff vtopo.ip=eth0:10.0.20.3/24' -no-reboot -netdev tap,id=net0,ifname=vt65e-voff-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:15:0c:81
 
 # ---- link voff:nic0-br0:p2
 # [13] configure and bring up vt65e-voff-nic0 (after 11)
