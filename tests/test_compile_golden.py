@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from golden import GOLDEN, assert_golden
-from vtopo.compile.context import HostFacts
+from vtopo.kinds.environment import HostFacts
 from vtopo.lab import open_lab, plan_of
 from vtopo.resources import TOPOLOGIES
 

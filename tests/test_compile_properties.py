@@ -4,10 +4,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vtopo.compile.context import MAX_INTERFACE_NAME
-from vtopo.compile.ops import CreateBridge, CreateMacvlan, CreateMacvtap, CreateNamespace, CreateTap, CreateVeth
+from vtopo.kinds.environment import MAX_INTERFACE_NAME
 from vtopo.lab import plan_of
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
+from vtopo.ops import CreateBridge, CreateMacvlan, CreateMacvtap, CreateNamespace, CreateTap, CreateVeth
 
 SWITCH_KINDS = ("bridge", "ovs")
 LEAF_KINDS = ("container", "router")

@@ -31,7 +31,7 @@ def test_plan_of_invalid_lab_exits_2(capsys):
 
 
 def test_delay_without_netem_names_the_link():
-    from vtopo.compile.context import HostFacts
+    from vtopo.kinds.environment import HostFacts
     from vtopo.lab import open_lab, problems_of
     from vtopo.model.topology import Impairment
     from vtopo.resources import TOPOLOGIES

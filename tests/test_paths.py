@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from vtopo.compile.analysis import describe_path
-from vtopo.host.deployed import DeployedLab
+from vtopo.deployed import DeployedLab
 from vtopo.lab import context_of, open_lab
 from vtopo.resources import TOPOLOGIES
 

@@ -33,7 +33,7 @@ def installed_plugin(tmp_path_factory) -> Path:
 
 
 def run_vtopo(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(site))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]))
     return subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True, env=env)
 
 

@@ -13,9 +13,9 @@ from typing import Callable
 from vtopo import __version__
 from vtopo.cli_consent import add_consent_arguments, consent_of
 from vtopo.cli_measure import add_commands as add_measure_commands
+from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host import console
 from vtopo.host.cleanup import cleanup
-from vtopo.host.deployed import DeployedLab, NotDeployed
 from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
 from vtopo.host.preflight import PreflightFailed
 from vtopo.kinds.contract import CannotRunInside

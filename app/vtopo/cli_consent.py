@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from vtopo.compile.context import Trust
+from vtopo.kinds.environment import Trust
 
 
 def add_consent_arguments(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ import argparse
 import sys
 from typing import Callable
 
-from vtopo.host.deployed import DeployedLab
+from vtopo.deployed import DeployedLab
 from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, IperfRun, PingOptions, PingReply, PingRun,
                            RROptions, RRRun, RRSample, history_path_for, load_history, save_history)
 from vtopo.measure.base import MeasureRun

@@ -2,21 +2,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from vtopo.compile.compiler import analyse, check_lab, compile_lab
-from vtopo.compile.context import HostFacts, LabContext, Trust
 from vtopo.compile.plan import Plan
-from vtopo.kinds.registry import Registry, load_registry
+from vtopo.kinds.contract import LabContext
+from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.kinds.registry import installed_kinds as registry
 from vtopo.model import io
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
-
-
-@lru_cache(maxsize=1)
-def registry() -> Registry:
-    return load_registry()
 
 
 @dataclass

@@ -5,11 +5,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.compile.context import EndContext, NodeContext
-from vtopo.compile.ops import AddAddress, ConfigureLink, CreateBridge, Op, SetMaster, SetSysctl
-from vtopo.kinds.contract import NodeKind, PortSpec, Role
-from vtopo.kinds.settings import setting
-from vtopo.model.problems import Problem
+from vtopo.kinds.api import (AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext, NodeKind, Op, PortSpec,
+                             Problem, Role, SetMaster, SetSysctl, setting)
 
 
 @dataclass(frozen=True)

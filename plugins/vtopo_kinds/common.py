@@ -4,8 +4,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Iterator
 
-from vtopo.compile.context import NodeContext
-from vtopo.model.problems import Problem
+from vtopo.kinds.api import NodeContext, Problem
 
 
 def check_gateway(node: NodeContext, gateway: str, field: str) -> Iterator[Problem]:

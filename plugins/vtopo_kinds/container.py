@@ -4,11 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.compile.context import NodeContext
-from vtopo.compile.ops import AddRoute, CreateNamespace, Op, SetSysctl
-from vtopo.kinds.contract import NodeKind, PortSpec, Role
-from vtopo.kinds.settings import setting
-from vtopo.model.problems import Problem
+from vtopo.kinds.api import (AddRoute, CreateNamespace, NodeContext, NodeKind, Op, PortSpec, Problem, Role, SetSysctl,
+                             setting)
 from vtopo_kinds.common import check_gateway
 
 

@@ -1,8 +1,7 @@
 """The host itself: its own namespace, as in the seeds' host-to-VM and host-to-container tests."""
 from __future__ import annotations
 
-from vtopo.compile.context import NodeContext
-from vtopo.kinds.contract import NodeKind, PortSpec, Role
+from vtopo.kinds.api import NodeContext, NodeKind, PortSpec, Role
 
 
 class HostKind(NodeKind):

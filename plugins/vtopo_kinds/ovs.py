@@ -5,11 +5,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.compile.context import EndContext, NodeContext
-from vtopo.compile.ops import Op, OvsAddBridge, OvsAddFlows, OvsAddPort, SetTxChecksum
-from vtopo.kinds.contract import NodeKind, PortSpec, Role
-from vtopo.kinds.settings import setting
-from vtopo.model.problems import Problem, Severity
+from vtopo.kinds.api import (EndContext, NodeContext, NodeKind, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, PortSpec,
+                             Problem, Role, SetTxChecksum, Severity, setting)
 
 PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
 

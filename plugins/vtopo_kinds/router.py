@@ -6,13 +6,9 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.compile.analysis import broadcast_domains
-from vtopo.compile.context import EndContext, NodeContext
-from vtopo.compile.ops import (CreateNamespace, MakeDirectory, Op, SetSysctl, StartProcess, WriteFile,
-                               addresses_resource, dev_resource, up_resource)
-from vtopo.kinds.contract import NodeKind, PortSpec, Role
-from vtopo.kinds.settings import setting
-from vtopo.model.problems import Problem
+from vtopo.kinds.api import (CreateNamespace, EndContext, MakeDirectory, NodeContext, NodeKind, Op, PortSpec, Problem,
+                             Role, SetSysctl, StartProcess, WriteFile, addresses_resource, dev_resource, setting,
+                             up_resource)
 
 BACKBONE = "0.0.0.0"
 
@@ -104,7 +100,7 @@ class RouterKind(NodeKind):
 
     def _area_mismatches(self, node: NodeContext) -> Iterable[Problem]:
         own_ends = {id(e) for e in node.ends}
-        for domain in broadcast_domains(node.lab):
+        for domain in node.lab.domains:
             mine = [e for e in domain if id(e) in own_ends]
             for end in mine:
                 area = self._safe_area(node, end.end.port)

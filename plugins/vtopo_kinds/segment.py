@@ -9,11 +9,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
-from vtopo.compile.context import MAX_INTERFACE_NAME, NodeContext
-from vtopo.compile.ops import ConfigureLink, CreateBridge, CreateVeth, Op, SetMaster
-from vtopo.kinds.contract import PortSpec, Role, SegmentKind
-from vtopo.kinds.settings import setting
-from vtopo.model.problems import ConsentRequest, Problem, Severity
+from vtopo.kinds.api import (ConfigureLink, ConsentRequest, CreateBridge, CreateVeth, MAX_INTERFACE_NAME, NodeContext,
+                             Op, PortSpec, Problem, Role, SegmentKind, SetMaster, Severity, setting)
 
 MODES = ("bridge", "private", "vepa", "passthru", "source")
 

@@ -7,13 +7,9 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.compile.context import EndContext, NodeContext
-from vtopo.compile.links import guest_mac
-from vtopo.compile.ops import MakeDirectory, Op, StartProcess, dev_resource
-from vtopo.kinds.contract import CannotRunInside, NodeKind, PortSpec, Role
-from vtopo.kinds.settings import setting
-from vtopo.compile.trust import BUILTIN_IMAGE, image_path, image_problem
-from vtopo.model.problems import ConsentRequest, Problem, Severity
+from vtopo.kinds.api import (BUILTIN_IMAGE, CannotRunInside, ConsentRequest, EndContext, MakeDirectory, NodeContext,
+                             NodeKind, Op, PortSpec, Problem, Role, Severity, StartProcess, dev_resource, image_path,
+                             image_problem, setting)
 from vtopo_kinds.common import check_gateway
 
 FIRST_TAP_FD = 3
@@ -133,7 +129,7 @@ class VmKind(NodeKind):
                 argv += ["-netdev", f"tap,id={netdev},fd={fd},vhost={vhost}"]
             else:
                 argv += ["-netdev", f"tap,id={netdev},ifname={end.device},script=no,downscript=no,vhost={vhost}"]
-            argv += ["-device", f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={guest_mac(node.names, end)}"]
+            argv += ["-device", f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"]
         return argv, tap_fds
 
     def lower(self, node: NodeContext) -> Iterable[Op]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vtopo.host.deployed import DeployedLab
+from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 

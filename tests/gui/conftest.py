@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
-from vtopo.gui.clipboard import release_clipboard
+from vtopo.gui.document.clipboard import release_clipboard
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
 from vtopo.resources import TOPOLOGIES

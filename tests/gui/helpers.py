@@ -5,7 +5,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from vtopo.gui.view import CanvasView
+from vtopo.gui.canvas.view import CanvasView
 
 
 def view_point(view: CanvasView, scene_point: QPointF) -> QPoint:

@@ -9,10 +9,10 @@ from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from tests.gui.helpers import click, drag
-from vtopo.gui import interactions
-from vtopo.gui.items import PARALLEL_GAP
+from vtopo.gui.canvas import interactions
+from vtopo.gui.canvas.items import PARALLEL_GAP
+from vtopo.gui.canvas.view import KIND_MIME_TYPE
 from vtopo.gui.main_window import MainWindow
-from vtopo.gui.view import KIND_MIME_TYPE
 from vtopo.lab import registry
 from vtopo.model import io
 

@@ -9,9 +9,9 @@ import pytest
 from PySide6.QtCore import QPointF
 from pytestqt.qtbot import QtBot
 
-from vtopo.gui.main_window import MainWindow
-from vtopo.gui.states import NodeState
 from vtopo.gui import terminal
+from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
 
 
@@ -108,7 +108,7 @@ def test_without_an_executor_deploy_is_disabled_with_the_reason(make_window: Cal
 
 @pytest.mark.privileged
 def test_deploy_and_destroy_bridge_veth_for_real(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
-    from vtopo.gui.deploy_panel import load_deployer
+    from vtopo.gui.panels.deploy import load_deployer
 
     window = make_window("bridge-veth", deployer_loader=load_deployer)
     qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)

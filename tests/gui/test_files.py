@@ -10,7 +10,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
-from vtopo.gui import export
+from vtopo.gui.canvas import export
 from vtopo.gui.main_window import MainWindow
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
@@ -26,7 +26,7 @@ def test_save_and_reopen_gives_the_same_lab_and_canvas(make_window: Callable[...
     editor.add_annotation("rect", QPointF(40, 40), "Area 0")
     assert window.isWindowModified()
     target = tmp_path / "mine.vtopo"
-    monkeypatch.setattr("vtopo.gui.files.QFileDialog.getSaveFileName", lambda *a, **k: (str(target), ""))
+    monkeypatch.setattr("vtopo.gui.document.files.QFileDialog.getSaveFileName", lambda *a, **k: (str(target), ""))
     assert window.actions.save.isEnabled()
     window.actions.save.trigger()
     assert target.is_file() and not window.isWindowModified()

@@ -17,8 +17,8 @@ from pytestqt.qtbot import QtBot
 from tests.gui.helpers import click
 from tests.gui.test_deploy import FakeDeployer
 from vtopo.gui.main_window import MainWindow
-from vtopo.gui.measure_history import PATH_COLUMN
-from vtopo.gui.measure_link import NOT_DEPLOYED
+from vtopo.gui.measure.controller import NOT_DEPLOYED
+from vtopo.gui.measure.history import PATH_COLUMN
 from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, RunResult, history_path_for, load_history,
                            save_history)
 from vtopo.resources import TOPOLOGIES
@@ -28,7 +28,7 @@ PATH_LINKS = {("c1", "c2"): ["c1-eth0--br0-p1", "c2-eth0--br0-p2"]}
 
 
 class FakeDeployedLab:
-    """Answers like vtopo.host.deployed.DeployedLab for bridge-veth, without a kernel."""
+    """Answers like vtopo.deployed.DeployedLab for bridge-veth, without a kernel."""
 
     def measurable(self) -> list[tuple[Endpoint, list[str]]]:
         return [(Endpoint(name), [address]) for name, address in ADDRESSES.items()]
@@ -252,7 +252,7 @@ def _deployed(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
 def test_bridge_against_macvlan_from_the_gui_for_real(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
     """The issue's "done": deploy the bridge lab and the macvlan lab in turn, iperf between two containers in
     each while the chart grows and the path is lit, then compare the two runs side by side."""
-    from vtopo.gui.deploy_panel import load_deployer
+    from vtopo.gui.panels.deploy import load_deployer
 
     window = make_window("bridge-veth", deployer_loader=load_deployer)
     panel, scene = window.measure_panel, window.editor.scene

@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 
-from vtopo.gui.chart_view import PaletteChartView
-from vtopo.gui.measure_form import MeasureTarget
-from vtopo.gui.measure_panel import MeasurePanel
+from vtopo.gui.measure.chart_view import PaletteChartView
+from vtopo.gui.measure.form import MeasureTarget
+from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.measure import (
     DirectionTotals,
     Endpoint,

@@ -8,9 +8,9 @@ from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from tests.gui.conftest import wait_analysis
-from vtopo.model import io
-from vtopo.gui.explain_panel import SELECTION
 from vtopo.gui.main_window import MainWindow
+from vtopo.gui.panels.explain import SELECTION
+from vtopo.model import io
 from vtopo.model.topology import Interface
 
 

@@ -8,7 +8,7 @@ from typing import Callable, Iterator
 import pytest
 
 from residue import snapshot
-from vtopo.host.deployed import DeployedLab
+from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
 from vtopo.host.ovs import OvsService
 from vtopo.lab import open_lab

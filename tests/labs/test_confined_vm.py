@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
-from vtopo.compile.context import Trust
+from vtopo.kinds.environment import Trust
 from vtopo.host.deployer import Deployer, DeployError
 from vtopo.model.topology import Node, Topology
 

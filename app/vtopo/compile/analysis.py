@@ -6,8 +6,7 @@ from typing import Hashable
 
 import networkx as nx
 
-from vtopo.compile.context import EndContext, LabContext, NodeContext
-from vtopo.kinds.contract import Role
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
 
 FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
 

@@ -9,16 +9,15 @@ from typing import Callable
 import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
-from vtopo.compile.context import (MAX_INTERFACE_NAME, EndContext, HostFacts, LabContext, LabNames, NodeContext,
-                                   Trust, default_prefix)
 from vtopo.compile.links import configure_ends, create_medium, medium_for
-from vtopo.compile.ops import HOST, MakeDirectory, Op
 from vtopo.compile.plan import Plan, Step
-from vtopo.compile.trust import host_address_problem
-from vtopo.kinds.contract import Role
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.environment import MAX_INTERFACE_NAME, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
+from vtopo.kinds.trust import host_address_problem
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
+from vtopo.ops import HOST, MakeDirectory, Op
 
 STAGES = ("validate", "name and address", "lower", "order")
 
@@ -227,7 +226,8 @@ class Compiler:
                       "will share them and run slower", "lab")
 
     def _check_domains(self) -> None:
-        for domain in broadcast_domains(self.lab):
+        self.lab.domains = broadcast_domains(self.lab)
+        for domain in self.lab.domains:
             owners: dict[str, str] = {}
             for end in domain:
                 try:

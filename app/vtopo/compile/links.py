@@ -1,13 +1,12 @@
 """Choosing how a link is made (the medium) and the ops that make and configure it."""
 from __future__ import annotations
 
-import hashlib
 from typing import Iterator
 
-from vtopo.compile.context import EndContext, LabNames
-from vtopo.compile.ops import (AddAddress, ConfigureLink, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, Op,
+from vtopo.kinds.contract import EndContext, Role, SegmentKind
+from vtopo.kinds.environment import LabNames
+from vtopo.ops import (AddAddress, ConfigureLink, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, Op,
                                SetImpairment)
-from vtopo.kinds.contract import Role, SegmentKind
 
 
 def medium_for(a: EndContext, b: EndContext) -> str | None:
@@ -24,14 +23,6 @@ def medium_for(a: EndContext, b: EndContext) -> str | None:
     if roles in ({Role.MACHINE, Role.SWITCH}, {Role.MACHINE, Role.NAMESPACE}):
         return "tap"
     return None
-
-
-def guest_mac(names: LabNames, end: EndContext) -> str:
-    """A VM NIC's MAC: the user's, or a stable one in QEMU's 52:54:00 range."""
-    if end.end.interface.mac:
-        return end.end.interface.mac.lower()
-    digest = hashlib.sha1(f"{names.prefix}/{end.node.name}/{end.end.port}".encode()).hexdigest()
-    return "52:54:00:" + ":".join(digest[i:i + 2] for i in range(0, 6, 2))
 
 
 def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:
@@ -68,7 +59,7 @@ def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op
         seen.add((end.netns, end.device))
         interface = end.end.interface
         if end.kind.role is Role.MACHINE:
-            mac = guest_mac(names, end) if end.medium == "macvtap" else ""
+            mac = end.guest_mac() if end.medium == "macvtap" else ""
         else:
             mac = interface.mac
         yield ConfigureLink(owner=owner, name=end.device, netns=end.netns, mtu=interface.mtu or end.other.end.interface.mtu,

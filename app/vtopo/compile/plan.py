@@ -5,8 +5,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from vtopo.compile.ops import Op
 from vtopo.model.problems import Problem
+from vtopo.ops import Op
 
 
 @dataclass(frozen=True)

@@ -4,18 +4,34 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtCore import QPoint, QPointF
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QStyle, QToolBar
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QStyle, QToolBar, QWidget
 
-from vtopo.gui import consent, export, terminal
-from vtopo.gui.states import NodeState
+from vtopo.gui import terminal
+from vtopo.gui.canvas import export
+from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.panels import consent
 from vtopo.gui.theme import THEMES, apply_theme
 
 if TYPE_CHECKING:
     from vtopo.gui.main_window import MainWindow
 
 Key = QKeySequence.StandardKey
+
+
+Shortcut = QKeySequence.StandardKey | str
+
+
+def key_sequences(*keys: Shortcut) -> list[QKeySequence]:
+    """Every binding of the keys, each once: a platform's standard key may already be one of our extras, and a key
+    bound twice to one action is ambiguous, so Qt fires neither."""
+    unique: list[QKeySequence] = []
+    for key in keys:
+        for sequence in QKeySequence.keyBindings(key) if isinstance(key, Key) else [QKeySequence(key)]:
+            if not sequence.isEmpty() and sequence not in unique:
+                unique.append(sequence)
+    return unique
 
 
 class Actions:
@@ -36,23 +52,26 @@ class Actions:
         self.quit = self._action("&Quit", window.close, Key.Quit)
 
         self.undo = editor.undo_stack.createUndoAction(window, "&Undo")
-        self.undo.setShortcuts([QKeySequence(Key.Undo), QKeySequence("Ctrl+Z")])
+        self.undo.setShortcuts(key_sequences(Key.Undo))
         self.redo = editor.undo_stack.createRedoAction(window, "&Redo")
-        self.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
-        self.cut = self._action("Cu&t", editor.cut_selection, Key.Cut)
-        self.copy = self._action("&Copy", editor.copy_selection, Key.Copy)
-        self.paste = self._action("&Paste", editor.paste, Key.Paste)
-        self.duplicate = self._action("&Duplicate", editor.duplicate_selection, "Ctrl+D")
-        self.delete = self._action("De&lete", editor.delete_selection, Key.Delete)
-        self.delete.setShortcuts([QKeySequence(Key.Delete), QKeySequence("Backspace")])
-        self.select_all = self._action("Select &all", self._select_all, Key.SelectAll)
+        self.redo.setShortcuts(key_sequences(Key.Redo, "Ctrl+Shift+Z", "Ctrl+Y"))
+        for action in (self.undo, self.redo):
+            window.addAction(action)
+        # editing the selection: bound on the canvas only, so that Delete or Ctrl+C in a panel's table stays there
+        canvas = view
+        self.cut = self._action("Cu&t", editor.cut_selection, Key.Cut, scope=canvas)
+        self.copy = self._action("&Copy", editor.copy_selection, Key.Copy, scope=canvas)
+        self.paste = self._action("&Paste", self._paste, Key.Paste, scope=canvas)
+        self.duplicate = self._action("&Duplicate", editor.duplicate_selection, "Ctrl+D", scope=canvas)
+        self.delete = self._action("De&lete", editor.delete_selection, (Key.Delete, "Backspace"), scope=canvas)
+        self.select_all = self._action("Select &all", self._select_all, Key.SelectAll, scope=canvas)
         self.add_note = self._action("Add &note", lambda: self._annotate("note"), "Ctrl+Shift+N")
         self.add_rect = self._action("Add &rectangle", lambda: self._annotate("rect"), "Ctrl+Shift+R")
         self.align_left = self._action("Align &left", lambda: editor.align("left"))
         self.align_top = self._action("Align &top", lambda: editor.align("top"))
         self.align_grid = self._action("Align to &grid", lambda: editor.align("grid"), "Ctrl+G")
 
-        self.link_mode = self._action("Draw &links", self._toggle_link_mode, "L")
+        self.link_mode = self._action("Draw &links", self._toggle_link_mode, "L", scope=canvas)
         self.link_mode.setCheckable(True)
         self.link_mode.setToolTip("Drag from node to node to link them (Shift: choose the ports). "
                                   "A right-drag links in any mode, with a port menu.")
@@ -91,15 +110,17 @@ class Actions:
         window.measure.targets_changed.connect(self.update_enabled)
         self.update_enabled()
 
-    def _action(self, text: str, slot: Callable[..., object], shortcut: QKeySequence.StandardKey | str | None = None,
-                icon: object = None) -> QAction:
+    def _action(self, text: str, slot: Callable[..., object], shortcut: Shortcut | tuple[Shortcut, ...] = (),
+                icon: QIcon | None = None, scope: QWidget | None = None) -> QAction:
+        """An action whose shortcut works anywhere in the window, or only while `scope` (or a child) has focus."""
         action = QAction(text, self.window)
         if icon is not None:
-            action.setIcon(icon)  # type: ignore[arg-type]
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
+            action.setIcon(icon)
+        action.setShortcuts(key_sequences(*(shortcut if isinstance(shortcut, tuple) else (shortcut,))))
         action.triggered.connect(slot)
-        self.window.addAction(action)
+        if scope is not None:
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        (scope or self.window).addAction(action)
         return action
 
     def _build_menus(self) -> None:
@@ -154,6 +175,9 @@ class Actions:
         self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
 
     # ------------------------------------------------------------ slots that need a little glue
+
+    def _paste(self) -> None:
+        self.window.editor.paste()
 
     def _select_all(self) -> None:
         for item in self.window.editor.scene.items():

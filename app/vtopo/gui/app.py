@@ -7,8 +7,8 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
-from vtopo.gui.clipboard import release_clipboard
-from vtopo.gui.files import default_autosave_dir
+from vtopo.gui.document.clipboard import release_clipboard
+from vtopo.gui.document.files import default_autosave_dir
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
 from vtopo.resources import TOPOLOGIES

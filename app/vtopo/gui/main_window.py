@@ -2,31 +2,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
-
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QWidget
 
 from vtopo.gui.actions import Actions
-from vtopo.gui.analysis import Analysis, LabAnalyzer
-from vtopo.gui.deploy_panel import DeployController, DeployLog, load_deployer
-from vtopo.gui.editor import Editor
-from vtopo.gui.explain_panel import SELECTION, ExplainPanel
-from vtopo.gui.files import FileController
-from vtopo.gui.icons import IconCache
-from vtopo.gui.inspector import Inspector
-from vtopo.gui.kind_palette import KindPalette
-from vtopo.gui.measure_link import MeasureController
-from vtopo.gui.measure_panel import MeasurePanel
-from vtopo.gui.problems_panel import ProblemsPanel
-from vtopo.gui.view import CanvasView
+from vtopo.gui.canvas.icons import IconCache
+from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.document.analysis import Analysis, LabAnalyzer
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.document.files import FileController
+from vtopo.gui.host_api import DeployerLoader
+from vtopo.gui.measure.controller import MeasureController
+from vtopo.gui.measure.panel import MeasurePanel
+from vtopo.gui.panels.deploy import DeployController, DeployLog, load_deployer
+from vtopo.gui.panels.explain import SELECTION, ExplainPanel
+from vtopo.gui.panels.inspector import Inspector
+from vtopo.gui.panels.kind_palette import KindPalette
+from vtopo.gui.panels.problems import ProblemsPanel
 from vtopo.kinds.registry import Registry
 
 
 class MainWindow(QMainWindow):
     def __init__(self, registry: Registry, settings: QSettings, autosave_dir: Path,
-                 deployer_loader: Callable[[], tuple[Any, str]] = load_deployer,
+                 deployer_loader: DeployerLoader = load_deployer,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings

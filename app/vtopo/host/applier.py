@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from vtopo.compile import ops as o
+from vtopo import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs, processes
 from vtopo.host.images import open_image

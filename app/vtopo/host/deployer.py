@@ -11,14 +11,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from vtopo.compile import ops as o
-from vtopo.compile.context import HostFacts, Trust
+from vtopo import ops as o
+from vtopo.compile.compiler import compile_lab
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import ovs, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.state import Journal, LabRecord, StateStore, consent_to_json
-from vtopo.lab import plan_of
+from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
 
@@ -87,9 +88,11 @@ class LabStatus:
 
 
 class Deployer:
-    def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None):
+    def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None,
+                 kinds: Registry | None = None):
         self.store = store or StateStore()
         self._facts = facts
+        self.kinds = kinds or installed_kinds()
 
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
@@ -104,7 +107,7 @@ class Deployer:
         lab is compiled against it and against the host's own network, probed now."""
         started = time.monotonic()
         facts = self.facts_for(topology)
-        plan = plan_of(topology, facts, host_facts.with_host_network(consent))
+        plan = compile_lab(topology, self.kinds, facts, host_facts.with_host_network(consent))
         notices = [str(w) for w in plan.warnings]
         applier = Applier(plan.prefix)
         try:
@@ -134,7 +137,7 @@ class Deployer:
         if record is None:
             return self.deploy(topology, progress, source, consent)
         started = time.monotonic()
-        plan = plan_of(topology, record.facts(), host_facts.with_host_network(consent))
+        plan = compile_lab(topology, self.kinds, record.facts(), host_facts.with_host_network(consent))
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):

@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from vtopo.compile.context import HostFacts, Trust
+from vtopo.kinds.environment import HostFacts, Trust
 
 KVM_PROBE_SECONDS = 3.0
 QUAGGA_DIRS = ("/usr/lib/quagga", "/usr/sbin")

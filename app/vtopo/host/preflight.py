@@ -6,7 +6,7 @@ import pwd
 import shutil
 from pathlib import Path
 
-from vtopo.compile import ops as o
+from vtopo import ops as o
 from vtopo.compile.plan import Plan
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from vtopo.compile.context import HostFacts, Trust
-from vtopo.compile.ops import Op, op_from_json
+from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.ops import Op, op_from_json
 
 DEFAULT_ROOT = Path(os.environ.get("VTOPO_STATE_DIR", "/var/lib/vtopo"))
 

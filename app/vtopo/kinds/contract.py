@@ -1,18 +1,19 @@
-"""What a node kind is: the contract every plugin implements, built-in or third-party."""
+"""What a node kind is: the contract every plugin implements, built-in or third-party, and the node and link ends
+in context that its hooks receive."""
 from __future__ import annotations
 
+import hashlib
 import re
 from abc import ABC
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import Any, ClassVar, Iterable
 
-from vtopo.compile.ops import Op
+from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
-
-if TYPE_CHECKING:
-    from vtopo.compile.context import EndContext, NodeContext
+from vtopo.model.topology import Endpoint, Link, Node, Topology
+from vtopo.ops import Op
 
 
 class CannotRunInside(Exception):
@@ -65,6 +66,78 @@ class PortSpec:
 @dataclass(frozen=True)
 class EmptySettings:
     pass
+
+
+@dataclass(eq=False)
+class EndContext:
+    """One end of a link, once the compiler has chosen the medium and named the device."""
+
+    link: Link
+    end: Endpoint
+    owner: NodeContext
+    link_name: str
+    medium: str = ""
+    device: str = ""  # empty when this end has no device of its own (a macvlan segment's end)
+    netns: str | None = None
+    peer: EndContext | None = None
+
+    @property
+    def node(self) -> Node:
+        return self.owner.node
+
+    @property
+    def kind(self) -> NodeKind:
+        return self.owner.kind
+
+    @property
+    def other(self) -> EndContext:
+        assert self.peer is not None
+        return self.peer
+
+    def guest_mac(self) -> str:
+        """A VM NIC's MAC: the user's, or a stable one in QEMU's 52:54:00 range."""
+        if self.end.interface.mac:
+            return self.end.interface.mac.lower()
+        digest = hashlib.sha1(f"{self.owner.names.prefix}/{self.node.name}/{self.end.port}".encode()).hexdigest()
+        return "52:54:00:" + ":".join(digest[i:i + 2] for i in range(0, 6, 2))
+
+
+@dataclass(eq=False)
+class NodeContext:
+    node: Node
+    kind: NodeKind
+    settings: Any
+    lab: LabContext
+    ends: list[EndContext] = field(default_factory=list)
+
+    @property
+    def names(self) -> LabNames:
+        return self.lab.names
+
+    @property
+    def facts(self) -> HostFacts:
+        return self.lab.facts
+
+    @property
+    def subject(self) -> str:
+        return f"node {self.node.name}"
+
+    def end_on(self, port: str) -> EndContext | None:
+        return next((e for e in self.ends if e.end.port == port), None)
+
+
+@dataclass(eq=False)
+class LabContext:
+    topology: Topology
+    names: LabNames
+    facts: HostFacts
+    trust: Trust = field(default_factory=Trust)
+    nodes: dict[str, NodeContext] = field(default_factory=dict)
+    ends: list[EndContext] = field(default_factory=list)
+    domains: list[list[EndContext]] = field(default_factory=list)  # the ends on each L2 segment, once named
+
+    def node_named(self, name: str) -> NodeContext | None:
+        return next((n for n in self.nodes.values() if n.node.name == name), None)
 
 
 class NodeKind(ABC):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -70,3 +71,9 @@ def load_registry() -> Registry:
             continue
         registry.register(kind)
     return registry
+
+
+@lru_cache(maxsize=1)
+def installed_kinds() -> Registry:
+    """The registry of every installed kind, loaded once per process."""
+    return load_registry()

@@ -1,9 +1,7 @@
 """A third-party node kind, as someone else would ship it: a namespace that forwards and filters."""
 from dataclasses import dataclass
 
-from vtopo.compile.ops import CreateNamespace, SetSysctl
-from vtopo.kinds.contract import NodeKind, PortSpec, Role
-from vtopo.kinds.settings import setting
+from vtopo.kinds.api import CreateNamespace, NodeKind, PortSpec, Role, SetSysctl, setting
 
 
 @dataclass(frozen=True)

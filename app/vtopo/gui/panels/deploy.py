@@ -9,58 +9,29 @@ import importlib
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QWidget
 
-from vtopo.compile.context import Trust
-from vtopo.gui.editor import Editor
-from vtopo.gui.states import NodeState
+from vtopo.gui.canvas.states import NodeState
+from vtopo.kinds.environment import Trust
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.host_api import Deployer, DeployerLoader, DeployReport, LabStatus, Progress, ProgressCallback
+from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
 from vtopo.model.topology import Topology
 
 DEPLOYER_MODULE = "vtopo.host.deployer"
 
 
-def load_deployer() -> tuple[Any, str]:
+def load_deployer() -> tuple[Deployer | None, str]:
     """(a Deployer, "") or (None, why Deploy is unavailable)."""
     try:
         module = importlib.import_module(DEPLOYER_MODULE)
     except ImportError as error:
         return None, f"the executor ({DEPLOYER_MODULE}) is not available: {error}"
-    return module.Deployer(), ""
-
-
-class DeployWorker(QObject):
-    """Runs one executor call in its own thread. Never touches widgets or the live model."""
-
-    progress = Signal(object)
-    deployed = Signal(object)
-    torn_down = Signal()
-    status_read = Signal(object)
-    failed = Signal(str, bool)
-
-    def __init__(self, deployer: Any, job: Callable[[DeployWorker], None]) -> None:
-        super().__init__()
-        self._deployer = deployer
-        self._job = job
-
-    @Slot()
-    def run(self) -> None:
-        try:
-            self._job(self)
-        except Exception as error:  # DeployError or anything unexpected: report it with what we know
-            self.failed.emit(str(error) or repr(error), bool(getattr(error, "rolled_back", False)))
-
-    def deploy(self, topology: Topology, consent: Trust) -> None:
-        self.deployed.emit(self._deployer.update(topology, self.progress.emit, consent=consent))
-
-    def destroy(self, lab_name: str) -> None:
-        self._deployer.destroy(lab_name, self.progress.emit)
-        self.torn_down.emit()
-
-    def status(self) -> None:
-        self.status_read.emit(self._deployer.status(None))
+    deployer: Deployer = module.Deployer()
+    return deployer, ""
 
 
 class DeployLog(QPlainTextEdit):
@@ -82,17 +53,17 @@ class DeployController(QObject):
     drift_changed = Signal(str)  # "" when the canvas is what runs; otherwise what to tell the user
 
     def __init__(self, editor: Editor, log: DeployLog, progress_bar: QProgressBar,
-                 deployer_loader: Callable[[], tuple[Any, str]] = load_deployer,
+                 deployer_loader: DeployerLoader = load_deployer,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._editor = editor
         self._log = log
         self._bar = progress_bar
         self._loader = deployer_loader
-        self._deployer: Any = None
+        self._deployer: Deployer | None = None
         self.unavailable = ""
-        self._thread: QThread | None = None
-        self._worker: DeployWorker | None = None
+        self._pool = serial_pool(self)
+        self._worker: Worker | None = None
         self._job_name = ""
         self.states: dict[str, NodeState] = {}  # by node name: the executor knows nodes by name
         self.deployed_lab = ""
@@ -103,9 +74,9 @@ class DeployController(QObject):
 
     @property
     def busy(self) -> bool:
-        return self._thread is not None
+        return self._worker is not None
 
-    def deployer(self) -> Any:
+    def deployer(self) -> Deployer | None:
         if self._deployer is None and not self.unavailable:
             self._deployer, self.unavailable = self._loader()
         return self._deployer
@@ -116,53 +87,47 @@ class DeployController(QObject):
     # ------------------------------------------------------------ jobs
 
     def deploy(self, consent: Trust = Trust()) -> None:
-        """Deploy the lab as drawn; `consent` is what the user allowed outside it (see vtopo.gui.consent)."""
+        """Deploy the lab as drawn; `consent` is what the user allowed outside it (see vtopo.gui.panels.consent)."""
         topology = self._editor.topology.copy()
         self._deploying = topology
         self._set_states({name: NodeState.DEPLOYING for name in (n.name for n in topology.nodes.values())})
         self._log.log(f"deploying lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
-        self._start(lambda worker: worker.deploy(topology, consent), "deploy")
+        self._start("deploy", lambda deployer, report: deployer.update(topology, report, consent=consent),
+                    self._deployed)
 
     def destroy(self) -> None:
         lab = self.deployed_lab or self._editor.topology.name
         self._log.log(f"destroying lab {lab}")
         self._set_states({name: NodeState.DEPLOYING for name, state in self.states.items()
                           if state is not NodeState.NOT_DEPLOYED})
-        self._start(lambda worker: worker.destroy(lab), "destroy")
+        self._start("destroy", lambda deployer, report: deployer.destroy(lab, report), self._torn_down)
 
     def refresh_status(self) -> None:
-        self._start(DeployWorker.status, "status")
+        self._start("status", lambda deployer, _report: deployer.status(None), self._status_read)
 
-    def _start(self, job: Callable[[DeployWorker], None], name: str) -> None:
+    def _start(self, name: str, job: Callable[[Deployer, ProgressCallback], Any],
+               done: Callable[[Any], None]) -> None:
         deployer = self.deployer()
         if deployer is None or self.busy:
             self._log.log(self.unavailable or "another deploy job is still running")
             return
-        thread = QThread(self)
-        worker = DeployWorker(deployer, job)
-        worker.moveToThread(thread)
-        thread.started.connect(worker.run)
-        worker.progress.connect(self._progress)
-        worker.deployed.connect(self._deployed)
-        worker.torn_down.connect(self._torn_down)
-        worker.status_read.connect(self._status_read)
-        worker.failed.connect(self._failed)
-        for signal in (worker.deployed, worker.torn_down, worker.status_read, worker.failed):
-            signal.connect(thread.quit)
-        thread.finished.connect(self._finished)
-        self._thread, self._worker, self._job_name = thread, worker, name
+        worker = Worker(lambda report: job(deployer, report))
+        worker.yielded.connect(self._progress)
+        worker.returned.connect(done)
+        worker.errored.connect(self._failed)
+        worker.finished.connect(self._finished)
+        self._worker, self._job_name = worker, name
         self._bar.setRange(0, 0)
         self._bar.show()
         self.busy_changed.emit(True)
-        thread.start()
+        worker.start(self._pool)
 
     def wait(self, timeout_ms: int = 60_000) -> None:
-        if self._thread is not None:
-            self._thread.wait(timeout_ms)
+        self._pool.waitForDone(timeout_ms)
 
     # ------------------------------------------------------------ results, on the GUI thread
 
-    def _progress(self, progress: Any) -> None:
+    def _progress(self, progress: Progress) -> None:
         self._bar.setRange(0, max(progress.total, 1))
         self._bar.setValue(progress.done)
         self._bar.setFormat(f"{progress.stage} %v/%m")
@@ -182,7 +147,7 @@ class DeployController(QObject):
     def _check_drift(self) -> None:
         self.drift_changed.emit(self.drift())
 
-    def _deployed(self, report: Any) -> None:
+    def _deployed(self, report: DeployReport) -> None:
         self.deployed_lab = report.lab
         if self._deploying is not None:
             self._deployed_text = io.dumps(self._deploying)
@@ -191,13 +156,13 @@ class DeployController(QObject):
             self._log.log(f"notice: {notice}")
         self._set_states({name: NodeState.RUNNING for name in self.states})
 
-    def _torn_down(self) -> None:
+    def _torn_down(self, _removed: int) -> None:
         self._log.log("lab destroyed")
         self.deployed_lab = ""
         self._deployed_text = ""
         self._set_states({name: NodeState.NOT_DEPLOYED for name in self.states})
 
-    def _status_read(self, labs: list[Any]) -> None:
+    def _status_read(self, labs: list[LabStatus]) -> None:
         """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name."""
         ours = next((lab for lab in labs if lab.lab == self._editor.topology.name), None)
         self.deployed_lab = ours.lab if ours is not None else ""
@@ -209,7 +174,10 @@ class DeployController(QObject):
                 if node.detail:
                     self._log.log(f"node {node.name}: {node.state}{node.detail}")
 
-    def _failed(self, message: str, rolled_back: bool) -> None:
+    def _failed(self, error: Exception) -> None:
+        """A DeployError (perhaps rolled back) or anything unexpected: report it with what we know."""
+        message = str(error) or repr(error)
+        rolled_back = bool(getattr(error, "rolled_back", False))
         if self._job_name == "status":
             self._log.log(f"could not read the state of deployed labs: {message}")
             return
@@ -222,11 +190,7 @@ class DeployController(QObject):
             self._log.log("everything the deploy had created was rolled back")
 
     def _finished(self) -> None:
-        if self._thread is not None:
-            self._thread.deleteLater()
-        if self._worker is not None:
-            self._worker.deleteLater()
-        self._thread, self._worker = None, None
+        self._worker = None
         self._bar.setRange(0, 1)
         self._bar.setValue(1)
         self._bar.hide()

@@ -4,10 +4,11 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from vtopo.compile.plan import Plan
-from vtopo.gui.editor import Editor
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.workers import Worker, serial_pool
 from vtopo.lab import plan_of, problems_of
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
@@ -40,21 +41,6 @@ def analyse(generation: int, topology: Topology) -> Analysis:
                                              f"({where.filename}:{where.lineno}); please report it")])
 
 
-class _Results(QObject):
-    finished = Signal(object)
-
-
-class _Job(QRunnable):
-    def __init__(self, generation: int, topology: Topology, results: _Results) -> None:
-        super().__init__()
-        self._generation = generation
-        self._topology = topology
-        self._results = results
-
-    def run(self) -> None:
-        self._results.finished.emit(analyse(self._generation, self._topology))
-
-
 class LabAnalyzer(QObject):
     """Re-checks the lab a moment after the last edit; stale results (from older edits) are dropped."""
 
@@ -65,10 +51,8 @@ class LabAnalyzer(QObject):
         super().__init__(parent)
         self._editor = editor
         self._generation = 0
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._results = _Results(self)
-        self._results.finished.connect(self._finished)
+        self._pool = serial_pool(self)
+        self._workers: set[Worker] = set()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(delay_ms)
@@ -86,7 +70,12 @@ class LabAnalyzer(QObject):
         self._timer.stop()
         self._generation += 1
         self.busy_changed.emit(True)
-        self._pool.start(_Job(self._generation, self._editor.topology.copy(), self._results))
+        generation, topology = self._generation, self._editor.topology.copy()
+        worker = Worker(lambda _report: analyse(generation, topology))
+        worker.returned.connect(self._finished)
+        worker.finished.connect(lambda: self._workers.discard(worker))
+        self._workers.add(worker)
+        worker.start(self._pool)
 
     def _finished(self, analysis: Analysis) -> None:
         if analysis.generation != self._generation:

@@ -2,19 +2,26 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Callable
 
-from PySide6.QtCore import QLineF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen,
                            QPixmap, QStaticText)
-from PySide6.QtWidgets import (QGraphicsItem, QGraphicsSceneMouseEvent, QStyle, QStyleOptionGraphicsItem,
-                               QWidget)
+from PySide6.QtWidgets import (QGraphicsItem, QGraphicsObject, QGraphicsSceneMouseEvent, QStyle,
+                               QStyleOptionGraphicsItem, QWidget)
 
-from vtopo.gui.colors import Colors
-from vtopo.gui.states import SEVERITY_COLORS, NodeState
+from vtopo.gui.canvas.colors import Colors
+from vtopo.gui.canvas.states import SEVERITY_COLORS, NodeState
 
-if TYPE_CHECKING:
-    from vtopo.gui.scene import TopologyScene
+@dataclass
+class Look:
+    """What the scene tells every item it creates: the colours to paint with (replaced on a theme change) and how
+    to snap a dragged position. Items never ask the scene."""
+
+    colors: Colors
+    snap: Callable[[QPointF], QPointF]
+
 
 ICON_SIZE = 48
 LABEL_GAP = 3
@@ -33,9 +40,10 @@ class NodeItem(QGraphicsItem):
 
     Type = QGraphicsItem.UserType + 1
 
-    def __init__(self, node_id: str, name: str, pixmap: QPixmap, font: QFont) -> None:
+    def __init__(self, node_id: str, name: str, pixmap: QPixmap, font: QFont, look: Look) -> None:
         super().__init__()
         self.node_id = node_id
+        self._look = look
         self.links: list[LinkItem] = []
         self._pixmap = pixmap
         self._font = font
@@ -72,10 +80,6 @@ class NodeItem(QGraphicsItem):
         self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
         self.setToolTip(name)
 
-    def set_pixmap(self, pixmap: QPixmap) -> None:
-        self._pixmap = pixmap
-        self.update()
-
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:
             self.state = state
@@ -101,7 +105,7 @@ class NodeItem(QGraphicsItem):
         return path
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        colors = self._colors()
+        colors = self._look.colors
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         if selected:
@@ -132,16 +136,10 @@ class NodeItem(QGraphicsItem):
             painter.setBrush(self.state.color)
             painter.drawEllipse(QPointF(ICON_SIZE / 2 - 2, -ICON_SIZE / 2 + 2), 6, 6)
 
-    def _colors(self) -> Colors:
-        scene = self.scene()
-        return scene.colors if scene is not None else Colors.default()  # type: ignore[attr-defined]
-
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and isinstance(value, QPointF):
-            scene: TopologyScene | None = self.scene()  # type: ignore[assignment]
-            if scene is not None:
-                return scene.snapped(value)
-        elif change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            return self._look.snap(value)
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
             for link in self.links:
                 link.update_geometry()
         return super().itemChange(change, value)
@@ -155,9 +153,10 @@ class LinkItem(QGraphicsItem):
 
     Type = QGraphicsItem.UserType + 2
 
-    def __init__(self, link_id: str, a: NodeItem, b: NodeItem, font: QFont) -> None:
+    def __init__(self, link_id: str, a: NodeItem, b: NodeItem, font: QFont, look: Look) -> None:
         super().__init__()
         self.link_id = link_id
+        self._look = look
         self.a = a
         self.b = b
         self._font = font
@@ -288,7 +287,7 @@ class LinkItem(QGraphicsItem):
         return self._shape
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        colors: Colors = self.scene().colors  # type: ignore[attr-defined]
+        colors = self._look.colors
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         if self.on_path:
             painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
@@ -316,16 +315,19 @@ class LinkItem(QGraphicsItem):
             painter.drawStaticText(self._middle_rect.topLeft(), self._middle)
 
 
-class AnnotationItem(QGraphicsItem):
+class AnnotationItem(QGraphicsObject):
     """A free-text note (filled) or a rectangle (dashed frame) with a resize grip when selected."""
 
     Type = QGraphicsItem.UserType + 3
     GRIP = 10.0
     MIN_SIZE = 40.0
+    resized = Signal(str, float, float)
+    """(annotation id, width, height) when a resize with the grip ends."""
 
-    def __init__(self, annotation_id: str, shape: str, font: QFont) -> None:
+    def __init__(self, annotation_id: str, shape: str, font: QFont, look: Look) -> None:
         super().__init__()
         self.annotation_id = annotation_id
+        self._look = look
         self.shape_name = shape
         self._font = font
         self._text = ""
@@ -357,7 +359,7 @@ class AnnotationItem(QGraphicsItem):
         return QRectF(self._size.width() - self.GRIP, self._size.height() - self.GRIP, self.GRIP, self.GRIP)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        colors: Colors = self.scene().colors  # type: ignore[attr-defined]
+        colors = self._look.colors
         rect = QRectF(QPointF(), self._size)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         if self.shape_name == "note":
@@ -398,15 +400,11 @@ class AnnotationItem(QGraphicsItem):
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._resize_from is not None:
             self._resize_from = None
-            scene: TopologyScene | None = self.scene()  # type: ignore[assignment]
-            if scene is not None:
-                scene.annotation_resized.emit(self.annotation_id, self._size.width(), self._size.height())
+            self.resized.emit(self.annotation_id, self._size.width(), self._size.height())
             return
         super().mouseReleaseEvent(event)
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and isinstance(value, QPointF):
-            scene: TopologyScene | None = self.scene()  # type: ignore[assignment]
-            if scene is not None:
-                return scene.snapped(value)
+            return self._look.snap(value)
         return super().itemChange(change, value)

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from vtopo.gui.editor import Editor
+from vtopo.gui.document.editor import Editor
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QGuiApplication
 
-from vtopo.gui.naming import stem_of_name, unique_name
+from vtopo.gui.document.naming import stem_of_name, unique_name
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Annotation, Endpoint, Link, Node, Position, Topology, new_id

@@ -1,59 +1,41 @@
 """Keeps the Measure panel in step with the window: its targets come from the deployed lab, a run's path shows
 on the canvas, and the history lives beside the lab file.
 
-The panel knows nothing of labs; this controller tells it what to measure. The deployed lab (vtopo.host.deployed)
+The panel knows nothing of labs; this controller tells it what to measure. The deployed lab (vtopo.deployed)
 is imported lazily, like the executor, so the designer runs where the host layer is not installed.
 """
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any, Callable
-
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-from vtopo.gui.deploy_panel import DeployController
-from vtopo.gui.editor import Editor
-from vtopo.gui.files import FileController
-from vtopo.gui.measure_panel import MeasurePanel
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.document.files import FileController
+from vtopo.gui.host_api import DeployedLab, LabFinder
+from vtopo.gui.measure.panel import MeasurePanel
+from vtopo.gui.panels.deploy import DeployController
+from vtopo.gui.workers import Worker, serial_pool
 from vtopo.measure import RunResult, history_path_for, load_history, save_history
 
-DEPLOYED_MODULE = "vtopo.host.deployed"
+DEPLOYED_MODULE = "vtopo.deployed"
 NOT_DEPLOYED = "Deploy the lab to measure: iperf3 runs between the nodes of a deployed lab."
 DOCK_HEIGHT = 300
 
-LabFinder = Callable[[str], tuple[Any, str]]
-"""lab name -> (its DeployedLab, "") or (None, why it cannot be measured)."""
-
-
-def find_deployed(lab: str) -> tuple[Any, str]:
-    """The deployed lab named `lab`, as vtopo.host.deployed.DeployedLab, or why there is none."""
+def find_deployed(lab: str) -> tuple[DeployedLab | None, str]:
+    """The deployed lab named `lab`, as vtopo.deployed.DeployedLab, or why there is none."""
     try:
         module = importlib.import_module(DEPLOYED_MODULE)
     except ImportError as error:
         return None, f"measuring needs the host layer ({DEPLOYED_MODULE}): {error}"
     try:
-        return module.DeployedLab.find(lab), ""
+        found: DeployedLab = module.DeployedLab.find(lab)
+        return found, ""
     except module.NotDeployed as error:
         return None, str(error)
     except OSError as error:
         return None, f"cannot read how lab {lab} is deployed: {error}"
-
-
-class _Answers(QObject):
-    found = Signal(int, object, str)  # (lookup number, DeployedLab or None, why not)
-
-
-class _Lookup(QRunnable):
-    """Reads back how a lab is deployed (its state file, recompiled): work for a pool thread, not the GUI's."""
-
-    def __init__(self, number: int, lab: str, find: LabFinder, answers: _Answers) -> None:
-        super().__init__()
-        self._number, self._lab, self._find, self._answers = number, lab, find, answers
-
-    def run(self) -> None:
-        self._answers.found.emit(self._number, *self._find(self._lab))
 
 
 class MeasureController(QObject):
@@ -70,13 +52,11 @@ class MeasureController(QObject):
         self._panel = panel
         self._dock = dock
         self.find_lab: LabFinder = find_deployed
-        self._lab: Any = None  # the DeployedLab the targets come from
+        self._lab: DeployedLab | None = None  # the lab the targets come from
         self._topology = editor.topology  # to tell "another lab was opened" from "this lab was saved elsewhere"
         self._history_path: Path | None = None
-        self._lookups = QThreadPool(self)
-        self._lookups.setMaxThreadCount(1)
-        self._answers = _Answers(self)
-        self._answers.found.connect(self._found)
+        self._lookups = serial_pool(self)
+        self._workers: set[Worker] = set()
         self._asked = self._answered = 0
         self._asked_about = ""
         deploy.busy_changed.connect(self._deploy_busy)
@@ -100,7 +80,12 @@ class MeasureController(QObject):
         self._asked += 1
         self._asked_about = name = self._deploy.deployed_lab
         if name:
-            self._lookups.start(_Lookup(self._asked, name, self.find_lab, self._answers))
+            number, find = self._asked, self.find_lab
+            worker = Worker(lambda _report: find(name))  # reads the state file and recompiles: not on the GUI thread
+            worker.returned.connect(lambda answer: self._found(number, *answer))
+            worker.finished.connect(lambda: self._workers.discard(worker))
+            self._workers.add(worker)
+            worker.start(self._lookups)
         else:
             self._found(self._asked, None, NOT_DEPLOYED)
 
@@ -111,7 +96,7 @@ class MeasureController(QObject):
     def shutdown(self) -> None:
         self._lookups.waitForDone()
 
-    def _found(self, number: int, lab: Any, why: str) -> None:
+    def _found(self, number: int, lab: DeployedLab | None, why: str) -> None:
         if number != self._asked:
             return
         self._answered = number

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from vtopo.compile.context import Trust
+from vtopo.kinds.environment import Trust
 from vtopo.model.problems import ConsentRequest, Problem
 
 

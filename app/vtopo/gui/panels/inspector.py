@@ -7,9 +7,9 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QFormLayout, QLabel, QLineEdit, QScrollArea, QSizePolicy, QStackedWidget, QVBoxLayout,
                                QWidget)
 
-from vtopo.gui.editor import Editor
-from vtopo.gui.link_form import LinkForm
-from vtopo.gui.setting_editors import FieldEditor, LinesEdit, editor_for, mark_invalid
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.panels.link_form import LinkForm
+from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, editor_for, mark_invalid
 from vtopo.kinds.settings import setting_fields
 
 

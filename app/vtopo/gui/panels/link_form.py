@@ -7,8 +7,8 @@ from typing import Callable
 
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
-from vtopo.gui.editor import Editor
-from vtopo.gui.setting_editors import LinesEdit, mark_invalid
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
 from vtopo.model.topology import Impairment, Interface
 
 MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")

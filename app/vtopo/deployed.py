@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from vtopo.compile.analysis import broadcast_domains, describe_path, numbered_bridge_between, path_between
-from vtopo.compile.context import EndContext, LabContext, NodeContext
+from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_between
 from vtopo.host.state import StateStore
-from vtopo.kinds.contract import CannotRunInside, Role
-from vtopo.measure.nodes import Endpoint, InNode
+from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
 from vtopo.lab import context_of
+from vtopo.measure.nodes import Endpoint, InNode
 from vtopo.model import io
 
 
@@ -112,7 +111,7 @@ class DeployedLab:
         bridge the source is behind; otherwise the destination's first IPv4.
         """
         src, dst = self.node(source), self.node(destination)
-        for domain in broadcast_domains(self.context):
+        for domain in self.context.domains:
             if any(e.node.id == src.node.id for e in domain):
                 for end in domain:
                     if end.node.id == dst.node.id and end.end.interface.addresses:

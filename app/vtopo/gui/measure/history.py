@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vtopo.gui.measure_format import format_rate, impairment_text
+from vtopo.gui.measure.format import format_rate, impairment_text
 from vtopo.measure import RunResult
 from vtopo.measure.history import dump_history, history_csv
 

@@ -9,10 +9,10 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from vtopo.gui.icons import IconCache
-from vtopo.gui.colors import Colors
-from vtopo.gui.items import ICON_SIZE, AnnotationItem, LinkItem, NodeItem
-from vtopo.gui.states import NodeState
+from vtopo.gui.canvas.colors import Colors
+from vtopo.gui.canvas.icons import IconCache
+from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
+from vtopo.gui.canvas.states import NodeState
 from vtopo.model.problems import Problem, Severity
 from vtopo.model.topology import Annotation, Endpoint, Impairment, Link, Node, Position, Topology
 
@@ -59,7 +59,7 @@ class TopologyScene(QGraphicsScene):
         super().__init__(parent)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.icons = icons
-        self.colors = Colors.from_palette(QGuiApplication.palette())
+        self.look = Look(Colors.from_palette(QGuiApplication.palette()), self.snapped)
         self.snap_to_grid = False
         self.nodes: dict[str, NodeItem] = {}
         self.links: dict[str, LinkItem] = {}
@@ -103,7 +103,7 @@ class TopologyScene(QGraphicsScene):
         self._subscriptions.disconnect_all()
 
     def _node_added(self, node: Node) -> None:
-        item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self._font)
+        item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self._font, self.look)
         item.setToolTip(f"{node.name} ({node.kind})")
         self._place(item, node.position)
         self.nodes[node.id] = item
@@ -120,7 +120,7 @@ class TopologyScene(QGraphicsScene):
         self._place(item, node.position)
 
     def _link_added(self, link: Link) -> None:
-        item = LinkItem(link.id, self.nodes[link.a.node], self.nodes[link.b.node], self._small_font)
+        item = LinkItem(link.id, self.nodes[link.a.node], self.nodes[link.b.node], self._small_font, self.look)
         item.set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
         for parallel in item.parallels():
             parallel.update_geometry()
@@ -136,7 +136,8 @@ class TopologyScene(QGraphicsScene):
         self.links[link.id].set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
 
     def _annotation_added(self, annotation: Annotation) -> None:
-        item = AnnotationItem(annotation.id, annotation.shape, self._font)
+        item = AnnotationItem(annotation.id, annotation.shape, self._font, self.look)
+        item.resized.connect(self.annotation_resized)
         item.set_content(annotation.text, annotation.width, annotation.height)
         self._place(item, annotation.position)
         self.annotations[annotation.id] = item
@@ -164,8 +165,12 @@ class TopologyScene(QGraphicsScene):
             return point
         return QPointF(round(point.x() / GRID) * GRID, round(point.y() / GRID) * GRID)
 
+    @property
+    def colors(self) -> Colors:
+        return self.look.colors
+
     def refresh_colors(self, palette: QPalette) -> None:
-        self.colors = Colors.from_palette(palette)
+        self.look.colors = Colors.from_palette(palette)
         self.update()
 
     def mark_problems(self, problems: Iterable[Problem]) -> None:

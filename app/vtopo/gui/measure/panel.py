@@ -6,27 +6,34 @@ name and a path describer, and listens to `run_started(source, destination)` / `
 highlight the path on the canvas, and to `history_changed()` to save the history
 (`save_history(path)`) beside the lab.
 
-The run itself (`vtopo.measure.IperfRun`) is iterated in a worker thread (measure_worker) that emits
-one signal per interval sample; the chart is only touched on the GUI thread.
+The run itself (`vtopo.measure.IperfRun`) is iterated by a Worker (vtopo.gui.workers) that yields
+each interval sample; the chart is only touched on the GUI thread.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-
-from PySide6.QtCore import Qt, QThread, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-from vtopo.gui.measure_bars import MeanBars
-from vtopo.gui.measure_chart import ThroughputChart
-from vtopo.gui.measure_form import MeasureForm, MeasureTarget, PathDescriber, TargetLike
-from vtopo.gui.measure_format import format_rate, impairment_text
-from vtopo.gui.measure_history import HistoryView
-from vtopo.gui.measure_worker import MeasureWorker, RunnerFactory
-from vtopo.measure import IntervalSample, IperfRun, RunResult
+from vtopo.gui.measure.bars import MeanBars
+from vtopo.gui.measure.chart import ThroughputChart
+from vtopo.gui.measure.form import MeasureForm, MeasureTarget, PathDescriber, TargetLike
+from vtopo.gui.measure.format import format_rate, impairment_text
+from vtopo.gui.measure.history import HistoryView
+from vtopo.gui.workers import Report, Worker, serial_pool
+from vtopo.measure import IntervalSample, IperfRun, MeasureError, RunResult
 from vtopo.measure.history import load_history, save_history
+
+RunnerFactory = Callable[..., IperfRun]
+"""Makes the run: (source Endpoint, destination Endpoint, address, IperfOptions, lab=, path=) -> IperfRun."""
+
+
+def _iterate(run: IperfRun, report: Report) -> RunResult:
+    for sample in run:
+        report(sample)
+    return run.result
 
 
 class MeasurePanel(QWidget):
@@ -43,8 +50,8 @@ class MeasurePanel(QWidget):
         self.setObjectName("measurePanel")
         self._lab = ""
         self._describe_path: PathDescriber | None = None
-        self._thread: QThread | None = None
-        self._worker: MeasureWorker | None = None
+        self._pool = serial_pool(self)
+        self._worker: Worker | None = None
         self._run: IperfRun | None = None
         self.runner_factory: RunnerFactory = IperfRun
         self._build()
@@ -134,7 +141,7 @@ class MeasurePanel(QWidget):
 
     @property
     def running(self) -> bool:
-        return self._thread is not None
+        return self._worker is not None
 
     def _sync_buttons(self) -> None:
         self.run_button.setEnabled(not self.running and len(self.form.targets) >= 1)
@@ -167,21 +174,16 @@ class MeasurePanel(QWidget):
         self.chart.begin(f"{source.name} → {destination.name}  {options.describe()}", options.protocol,
                          options.duration_s)
         self.bars.hide()
-        thread = QThread(self)
-        worker = MeasureWorker(run)
-        worker.moveToThread(thread)
-        thread.started.connect(worker.work)
-        worker.sample.connect(self._sample)
-        worker.done.connect(self._done)
-        worker.failed.connect(self._failed)
-        worker.done.connect(thread.quit)
-        worker.failed.connect(thread.quit)
-        thread.finished.connect(self._thread_finished)
-        self._thread, self._worker, self._run = thread, worker, run
+        worker = Worker(lambda report: _iterate(run, report))
+        worker.yielded.connect(self._sample)
+        worker.returned.connect(self._done)
+        worker.errored.connect(self._failed)
+        worker.finished.connect(self._worker_finished)
+        self._worker, self._run = worker, run
         self._sync_buttons()
         self.say(f"running {source.name} → {destination.name} ({address}), {options.describe()}…")
         self.run_started.emit(source.name, destination.name)
-        thread.start()
+        worker.start(self._pool)
         return True
 
     @Slot()
@@ -191,9 +193,8 @@ class MeasurePanel(QWidget):
             self.say("cancelling…")
 
     def wait(self, timeout_ms: int = 60_000) -> bool:
-        """Block until the current run's thread has ended (for tests and shutdown)."""
-        thread = self._thread
-        return thread.wait(timeout_ms) if thread is not None else True
+        """Block until the current run has ended (for tests and shutdown)."""
+        return self._pool.waitForDone(timeout_ms)
 
     def shutdown(self) -> None:
         """Cancel any run and wait for it; call before the panel goes away."""
@@ -220,15 +221,12 @@ class MeasurePanel(QWidget):
             self.history_view.append(result)
             self.history_changed.emit()
 
-    def _failed(self, message: str, result: Any) -> None:
-        self.say(message, error=True)
+    def _failed(self, error: Exception) -> None:
+        self.say(str(error) if isinstance(error, MeasureError) else f"the run failed unexpectedly: {error!r}",
+                 error=True)
 
-    def _thread_finished(self) -> None:
-        if self._thread is not None:
-            self._thread.deleteLater()
-        if self._worker is not None:
-            self._worker.deleteLater()
-        self._thread = self._worker = None
+    def _worker_finished(self) -> None:
+        self._worker = None
         self._run = None
         self._sync_buttons()
         self.run_finished.emit()

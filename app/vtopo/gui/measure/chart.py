@@ -8,8 +8,8 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QWidget
 
-from vtopo.gui.chart_view import PaletteChartView
-from vtopo.gui.measure_format import rate_unit
+from vtopo.gui.measure.chart_view import PaletteChartView
+from vtopo.gui.measure.format import rate_unit
 from vtopo.measure import IntervalSample, RunResult
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHeaderView, QLabel, QStyle, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from vtopo.gui.analysis import Analysis
+from vtopo.gui.document.analysis import Analysis
 from vtopo.model.problems import Severity
 
 SUBJECT_ID_ROLE = Qt.ItemDataRole.UserRole

@@ -7,11 +7,11 @@ from PySide6.QtCore import QLineF, QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QCursor, QMouseEvent, QPen
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsPixmapItem, QMenu, QWidget
 
-from vtopo.gui.editor import Editor
-from vtopo.gui.items import ICON_SIZE, NodeItem
+from vtopo.gui.canvas.items import ICON_SIZE, NodeItem
+from vtopo.gui.document.editor import Editor
 
 if TYPE_CHECKING:
-    from vtopo.gui.view import CanvasView
+    from vtopo.gui.canvas.view import CanvasView
 
 DRAG_THRESHOLD = 4
 

@@ -5,8 +5,8 @@ from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QDrag
 from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem, QWidget
 
-from vtopo.gui.icons import IconCache
-from vtopo.gui.view import KIND_MIME_TYPE
+from vtopo.gui.canvas.icons import IconCache
+from vtopo.gui.canvas.view import KIND_MIME_TYPE
 from vtopo.kinds.registry import Registry
 
 KIND_ROLE = Qt.ItemDataRole.UserRole

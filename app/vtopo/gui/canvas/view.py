@@ -9,8 +9,8 @@ from PySide6.QtGui import (QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDr
                            QPainter, QWheelEvent)
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
-from vtopo.gui.editor import Editor
-from vtopo.gui.interactions import Interaction, LinkInteraction, PlaceInteraction, SelectInteraction
+from vtopo.gui.canvas.interactions import Interaction, LinkInteraction, PlaceInteraction, SelectInteraction
+from vtopo.gui.document.editor import Editor
 
 KIND_MIME_TYPE = "application/x-vtopo-kind"
 MIN_SCALE, MAX_SCALE = 0.05, 6.0

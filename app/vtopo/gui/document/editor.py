@@ -1,18 +1,19 @@
 """The editor: turns user gestures into undo commands on the lab. The one place commands are built."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QObject, QPointF, Signal
 from PySide6.QtGui import QUndoStack
 
-from vtopo.gui import clipboard
-from vtopo.gui.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, MoveNodeCommand,
-                                RemoveAnnotationCommand, RemoveLinkCommand, RemoveNodeCommand, UpdateAnnotationCommand,
-                                UpdateLabCommand, UpdateLinkCommand, UpdateNodeCommand, macro)
-from vtopo.gui.icons import IconCache
-from vtopo.gui.naming import is_valid_name, stem_for, unique_name
-from vtopo.gui.scene import GRID, TopologyScene
+from vtopo.gui.canvas.icons import IconCache
+from vtopo.gui.canvas.scene import GRID, TopologyScene
+from vtopo.gui.document import clipboard
+from vtopo.gui.document.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, Command,
+                                         RemoveAnnotationCommand, RemoveLinkCommand, RemoveNodeCommand,
+                                         SetFieldsCommand, macro)
+from vtopo.gui.document.naming import is_valid_name, stem_for, unique_name
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
@@ -132,26 +133,45 @@ class Editor(QObject):
             return ""
         error = self.name_error(node_id, name)
         if not error:
-            self.undo_stack.push(UpdateNodeCommand(self.topology, node_id, name=name))
+            old = self.topology.nodes[node_id].name
+            self.undo_stack.push(self._edit_node(node_id, f"Rename {old} to {name}", name=name))
         return error
 
     def set_node_settings(self, node_id: str, settings: dict[str, object]) -> None:
         if settings != self.topology.nodes[node_id].settings:
-            self.undo_stack.push(UpdateNodeCommand(self.topology, node_id, settings=settings))
+            node = self.topology.nodes[node_id]
+            self.undo_stack.push(self._edit_node(node_id, f"Edit {node.name}", settings=settings))
 
     def update_link(self, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
                     impairment: Impairment | None = None) -> None:
         link = self.topology.links[link_id]
-        unchanged = ((a is None or a == link.a.interface) and (b is None or b == link.b.interface)
-                     and (impairment is None or impairment == link.impairment))
-        if not unchanged:
-            self.undo_stack.push(UpdateLinkCommand(self.topology, link_id, a=a, b=b, impairment=impairment))
+        current = {"a": link.a.interface, "b": link.b.interface, "impairment": link.impairment}
+        new = {field: value for field, value in (("a", a), ("b", b), ("impairment", impairment))
+               if value is not None and value != current[field]}
+        if new:
+            self.undo_stack.push(SetFieldsCommand(f"Edit link {self.topology.describe_link(link)}",
+                                                  partial(self.topology.update_link, link_id),
+                                                  {field: current[field] for field in new}, new))
 
     def update_lab(self, *, name: str | None = None, notes: str | None = None) -> None:
         name = name if name and name != self.topology.name else None
         notes = notes if notes is not None and notes != self.topology.notes else None
         if name is not None or notes is not None:
-            self.undo_stack.push(UpdateLabCommand(self.topology, name=name, notes=notes))
+            new = {field: value for field, value in (("name", name), ("notes", notes)) if value is not None}
+            old = {field: getattr(self.topology, field) for field in new}
+            self.undo_stack.push(SetFieldsCommand("Edit lab", self.topology.update_lab, old, new))
+
+    def _edit_node(self, node_id: str, title: str, parent: Command | None = None, /,
+                   **new: Any) -> SetFieldsCommand:
+        node = self.topology.nodes[node_id]
+        return SetFieldsCommand(title, partial(self.topology.update_node, node_id),
+                                {field: getattr(node, field) for field in new}, new, parent)
+
+    def _edit_annotation(self, annotation_id: str, title: str, parent: Command | None = None, /,
+                         **new: Any) -> SetFieldsCommand:
+        annotation = self.topology.annotations[annotation_id]
+        return SetFieldsCommand(title, partial(self.topology.update_annotation, annotation_id),
+                                {field: getattr(annotation, field) for field in new}, new, parent)
 
     # ------------------------------------------------------------ annotations
 
@@ -164,13 +184,13 @@ class Editor(QObject):
 
     def set_annotation_text(self, annotation_id: str, text: str) -> None:
         if text != self.topology.annotations[annotation_id].text:
-            self.undo_stack.push(UpdateAnnotationCommand(self.topology, annotation_id, text=text))
+            self.undo_stack.push(self._edit_annotation(annotation_id, "Edit note", text=text))
 
     def resize_annotation(self, annotation_id: str, width: float, height: float) -> None:
         annotation = self.topology.annotations[annotation_id]
         if (annotation.width, annotation.height) != (width, height):
-            self.undo_stack.push(UpdateAnnotationCommand(self.topology, annotation_id, width=round(width, 1),
-                                                         height=round(height, 1)))
+            self.undo_stack.push(self._edit_annotation(annotation_id, "Resize", width=round(width, 1),
+                                                       height=round(height, 1)))
 
     # ------------------------------------------------------------ selection-wide edits
 
@@ -199,9 +219,9 @@ class Editor(QObject):
         parent = macro(text)
         for item_id, position in positions.items():
             if item_id in self.topology.nodes:
-                MoveNodeCommand(self.topology, item_id, self.topology.nodes[item_id].position, position, parent)
+                self._edit_node(item_id, "Move", parent, position=position)
             else:
-                UpdateAnnotationCommand(self.topology, item_id, position=position, parent=parent)
+                self._edit_annotation(item_id, "Move", parent, position=position)
         self.undo_stack.push(parent)
 
     def align(self, mode: str) -> None:

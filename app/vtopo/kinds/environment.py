@@ -1,16 +1,8 @@
-"""What the compiler knows while it works: names, host facts, and each node and link end in context."""
+"""What a lab is compiled against: the host's facts, and the names its objects get on the host."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from vtopo.model.topology import Endpoint, Link, Node, Topology
-
-if TYPE_CHECKING:
-    import networkx as nx
-
-    from vtopo.kinds.contract import NodeKind
+from dataclasses import dataclass
 
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
 
@@ -79,68 +71,3 @@ class LabNames:
 
     def host_device(self, node_name: str, suffix: str) -> str:
         return f"{self.prefix}-{node_name}-{suffix}"
-
-
-@dataclass(eq=False)
-class EndContext:
-    """One end of a link, once the compiler has chosen the medium and named the device."""
-
-    link: Link
-    end: Endpoint
-    owner: NodeContext
-    link_name: str
-    medium: str = ""
-    device: str = ""  # empty when this end has no device of its own (a macvlan segment's end)
-    netns: str | None = None
-    peer: EndContext | None = None
-
-    @property
-    def node(self) -> Node:
-        return self.owner.node
-
-    @property
-    def kind(self) -> NodeKind:
-        return self.owner.kind
-
-    @property
-    def other(self) -> EndContext:
-        assert self.peer is not None
-        return self.peer
-
-
-@dataclass(eq=False)
-class NodeContext:
-    node: Node
-    kind: NodeKind
-    settings: Any
-    lab: LabContext
-    ends: list[EndContext] = field(default_factory=list)
-
-    @property
-    def names(self) -> LabNames:
-        return self.lab.names
-
-    @property
-    def facts(self) -> HostFacts:
-        return self.lab.facts
-
-    @property
-    def subject(self) -> str:
-        return f"node {self.node.name}"
-
-    def end_on(self, port: str) -> EndContext | None:
-        return next((e for e in self.ends if e.end.port == port), None)
-
-
-@dataclass(eq=False)
-class LabContext:
-    topology: Topology
-    names: LabNames
-    facts: HostFacts
-    trust: Trust = field(default_factory=Trust)
-    nodes: dict[str, NodeContext] = field(default_factory=dict)
-    ends: list[EndContext] = field(default_factory=list)
-    l2: nx.Graph | None = None  # link ends joined where frames pass without routing
-
-    def node_named(self, name: str) -> NodeContext | None:
-        return next((n for n in self.nodes.values() if n.node.name == name), None)

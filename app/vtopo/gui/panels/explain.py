@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from vtopo.gui.analysis import Analysis
+from vtopo.gui.document.analysis import Analysis
 from vtopo.model.topology import Topology
 
 WHOLE_LAB, SELECTION = 0, 1

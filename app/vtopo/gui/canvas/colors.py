@@ -44,11 +44,6 @@ class Colors:
         self.path_glow.setAlpha(90 if dark else 70)
 
     @classmethod
-    def default(cls) -> Colors:
-        black, white = QColor("black"), QColor("white")
-        return cls(black, white, white, QColor("#3574f0"), QColor("gray"), QColor("#ffffdc"), black)
-
-    @classmethod
     def from_palette(cls, palette: QPalette) -> Colors:
         role = QPalette.ColorRole
         return cls(palette.color(role.Text), palette.color(role.Base), palette.color(role.Window),

@@ -1,0 +1,70 @@
+"""What the designer uses of the host layer, as typed Protocols.
+
+The host layer (vtopo.host.deployer, vtopo.deployed) is imported lazily, so that the designer runs, with
+Deploy and Measure disabled, where it is not installed. These Protocols say what the GUI expects of it, so the
+type checker sees the boundary instead of `Any`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from vtopo.kinds.environment import Trust
+from vtopo.measure import Endpoint
+from vtopo.model.topology import Topology
+
+
+class Progress(Protocol):
+    stage: str
+    done: int
+    total: int
+    message: str
+    owner: str
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class DeployReport(Protocol):
+    lab: str
+    nodes: int
+    links: int
+    seconds: float
+    notices: list[str]
+
+
+class NodeStatus(Protocol):
+    name: str
+    state: str
+    detail: str
+
+
+class LabStatus(Protocol):
+    lab: str
+    nodes: Sequence[NodeStatus]
+    document: dict[str, Any]
+
+
+class Deployer(Protocol):
+    def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = ...) -> DeployReport: ...
+
+    def destroy(self, lab: str, progress: ProgressCallback) -> int: ...
+
+    def status(self, lab: str | None = None) -> Sequence[LabStatus]: ...
+
+
+class DeployedLab(Protocol):
+    def measurable(self) -> Sequence[tuple[Endpoint, Sequence[str]]]: ...
+
+    def path(self, source: str, destination: str) -> str: ...
+
+    def path_links(self, source: str, destination: str) -> list[str]: ...
+
+    def target_address(self, source: str, destination: str) -> tuple[str, str]: ...
+
+
+DeployerLoader = Callable[[], tuple[Deployer | None, str]]
+"""() -> (a Deployer, "") or (None, why Deploy is unavailable)."""
+
+LabFinder = Callable[[str], tuple[DeployedLab | None, str]]
+"""lab name -> (its DeployedLab, "") or (None, why it cannot be measured)."""
