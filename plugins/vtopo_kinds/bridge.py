@@ -36,6 +36,9 @@ class BridgeKind(NodeKind):
     def host_addresses(self, node: NodeContext) -> list[str]:
         return list(node.settings.host_addresses)
 
+    def forwards_in_host(self, node: NodeContext) -> bool:
+        return bool(node.settings.host_routing)
+
     def check(self, node: NodeContext) -> Iterable[Problem]:
         settings = node.settings
         if settings.host_routing and not settings.host_addresses:

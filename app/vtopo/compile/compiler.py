@@ -17,7 +17,7 @@ from vtopo.kinds.registry import Registry
 from vtopo.kinds.trust import host_address_problem
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
-from vtopo.ops import HOST, MakeDirectory, Op
+from vtopo.ops import HOST, ContainForwarding, MakeDirectory, Op
 
 STAGES = ("validate", "name and address", "lower", "order")
 
@@ -257,6 +257,9 @@ class Compiler:
             ops.extend(configure_ends(end, end.other, self.lab.names))
             for side in (end, end.other):
                 ops.extend(side.kind.attach(side.owner, side))
+        names = self.lab.names
+        if any(node.kind.forwards_in_host(node) for node in self.lab.nodes.values()):  # first, before any forwarding
+            ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix))
         if any(f"file:{self.lab.names.run_dir}" in op.requires() for op in ops):
             ops.insert(0, MakeDirectory(owner="lab", path=self.lab.names.run_dir))
         return ops

@@ -14,7 +14,7 @@ from typing import Callable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
-from vtopo.host import ovs, processes
+from vtopo.host import nftables, ovs, processes
 from vtopo.host.images import open_image
 from vtopo.host.netlink import Netlink, NetlinkError
 
@@ -61,6 +61,7 @@ class Applier:
             o.MakeDirectory: self._make_directory,
             o.WriteFile: lambda op: Path(op.path).write_text(op.content),
             o.StartProcess: self._start_process,
+            o.ContainForwarding: lambda op: nftables.contain_forwarding(op.table, op.device_prefix),
         }
         self._undo: dict[type[o.Op], Callable[[o.Op], None]] = {
             o.DeleteNamespace: self._delete_namespace,
@@ -69,6 +70,7 @@ class Applier:
             o.RemoveDirectory: lambda op: shutil.rmtree(op.path, ignore_errors=True),
             o.RemoveFile: lambda op: Path(op.path).unlink(missing_ok=True),
             o.StopProcess: self._stop_process,
+            o.RemoveNftTable: lambda op: nftables.delete_table(op.table),
         }
 
     def close(self) -> None:
@@ -79,13 +81,13 @@ class Applier:
     def apply(self, op: o.Op) -> None:
         try:
             self._apply[type(op)](op)
-        except (NetlinkError, ovs.OvsError, processes.DaemonError, OSError, ValueError) as error:
+        except (NetlinkError, ovs.OvsError, processes.DaemonError, nftables.NftError, OSError, ValueError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def undo(self, op: o.Op) -> None:
         try:
             self._undo[type(op)](op)
-        except (NetlinkError, ovs.OvsError, OSError) as error:
+        except (NetlinkError, ovs.OvsError, nftables.NftError, OSError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def apply_ovs_batch(self, batch: list[o.Op]) -> None:
@@ -114,6 +116,8 @@ class Applier:
             return self.netlink.link_exists(op.name, None)
         if isinstance(op, o.OvsAddBridge):
             return ovs.OvsService().running() and op.name in ovs.vsctl([["list-br"]]).split()
+        if isinstance(op, o.ContainForwarding):
+            return op.table in nftables.tables()
         if isinstance(op, o.StartProcess):
             pid = _read_pid(Path(op.pid_file))
             return pid is not None and processes.process_alive(pid, Path(op.argv[0]).name)

@@ -15,7 +15,7 @@ from vtopo.model.problems import Problem
 
 CAP_NET_ADMIN = 12
 PACKAGE_OF = {"ovs-vsctl": "openvswitch-switch", "ovs-ofctl": "openvswitch-switch", "zebra": "frr", "ospfd": "frr",
-              "qemu-system-x86_64": "qemu-system-x86", "ip": "iproute2"}
+              "qemu-system-x86_64": "qemu-system-x86", "ip": "iproute2", "nft": "nftables"}
 
 
 class PreflightFailed(Exception):
@@ -40,6 +40,8 @@ def required_binaries(plan: Plan) -> set[str]:
             needed.add("ovs-vsctl")
         elif isinstance(op, o.OvsAddFlows):
             needed.add("ovs-ofctl")
+        elif isinstance(op, o.ContainForwarding):
+            needed.add("nft")
         elif isinstance(op, o.StartProcess):
             needed.add(op.argv[0])
             if op.netns:

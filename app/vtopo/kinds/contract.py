@@ -193,6 +193,11 @@ class NodeKind(ABC):
     def check(self, node: NodeContext) -> Iterable[Problem]:
         return ()
 
+    def forwards_in_host(self, node: NodeContext) -> bool:
+        """Whether the node turns on forwarding in the host's own namespace (a routing numbered bridge): the lab
+        then gets an nftables table that keeps what the host forwards between the lab's own devices."""
+        return False
+
     def resources(self, node: NodeContext) -> tuple[int, int]:
         """The host memory (MiB) and CPUs the node takes for itself, as a VM does; the compiler adds them up."""
         return 0, 0

@@ -5,6 +5,7 @@ import hashlib
 from dataclasses import dataclass
 
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
+NFT_TABLE_PREFIX = "vtopo-"  # the nftables tables of labs are named vtopo-<prefix>: cleanup finds them by it
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,15 @@ class LabNames:
         return f"vtopo:{self.prefix}"
 
     @property
+    def nft_table(self) -> str:
+        return f"{NFT_TABLE_PREFIX}{self.prefix}"
+
+    @property
+    def device_prefix(self) -> str:
+        """What the name of every interface the lab makes in the host's namespace starts with."""
+        return f"{self.prefix}-"
+
+    @property
     def run_dir(self) -> str:
         return f"{self.run_root}/{self.prefix}"
 
@@ -67,7 +77,7 @@ class LabNames:
         return f"{self.prefix}-{node_name}"
 
     def node_device(self, node_name: str) -> str:
-        return f"{self.prefix}-{node_name}"
+        return f"{self.device_prefix}{node_name}"
 
     def host_device(self, node_name: str, suffix: str) -> str:
-        return f"{self.prefix}-{node_name}-{suffix}"
+        return f"{self.device_prefix}{node_name}-{suffix}"

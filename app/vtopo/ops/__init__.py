@@ -555,11 +555,47 @@ class StopProcess(Op):
         return [f"kill $(cat {shlex.quote(self.pid_file)})"]
 
 
+# ---------------------------------------------------------------- containment
+
+@dataclass(frozen=True, kw_only=True)
+class ContainForwarding(Op):
+    """An nftables table of the lab's own: what the host forwards from the lab's devices (named `device_prefix`*)
+    goes only to devices of the same lab, and nothing is forwarded into them from elsewhere; the rest is dropped and
+    counted. Installed before the lab turns forwarding on anywhere in the host."""
+
+    table: str
+    device_prefix: str
+    summary_text: ClassVar[str] = "contain forwarding to the lab's own devices (nftables table {table})"
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({f"nftables:{self.table}"})
+
+    def explain(self) -> list[str]:
+        devices = shlex.quote(f"{self.device_prefix}*")
+        chain = f"inet {self.table} forward"
+        return [f"nft add table inet {self.table}",
+                f"nft add chain {chain} '{{ type filter hook forward priority 0; policy accept; }}'",
+                f"nft add rule {chain} iifname {devices} oifname != {devices} counter drop",
+                f"nft add rule {chain} oifname {devices} iifname != {devices} counter drop"]
+
+    def inverse(self) -> Op:
+        return RemoveNftTable(owner=self.owner, table=self.table)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoveNftTable(Op):
+    table: str
+    summary_text: ClassVar[str] = "delete nftables table {table}"
+
+    def explain(self) -> list[str]:
+        return [f"nft delete table inet {self.table}"]
+
+
 OP_TYPES: dict[str, type[Op]] = {cls.__name__: cls for cls in (
     CreateNamespace, DeleteNamespace, DeleteLink, CreateBridge, CreateVeth, CreateMacvlan, CreateMacvtap, CreateTap,
     SetMaster, ConfigureLink, AddAddress, AddRoute, SetSysctl, SetImpairment, SetTxChecksum, OvsAddBridge,
     OvsDeleteBridge, OvsAddPort, OvsAddFlows, MakeDirectory, RemoveDirectory, WriteFile, RemoveFile, StartProcess,
-    StopProcess,
+    StopProcess, ContainForwarding, RemoveNftTable,
 )}
 
 
