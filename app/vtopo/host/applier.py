@@ -14,7 +14,7 @@ from typing import Callable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
-from vtopo.host import nftables, ovs, processes
+from vtopo.host import nftables, ovs, owned_files, processes
 from vtopo.host.images import open_image
 from vtopo.host.netlink import Netlink, NetlinkError
 
@@ -59,7 +59,7 @@ class Applier:
             o.SetTxChecksum: lambda op: self.netlink.set_tx_checksum(op.name, op.netns, op.enabled),
             o.OvsAddFlows: lambda op: ovs.add_flows(op.bridge, list(op.flows)),
             o.MakeDirectory: self._make_directory,
-            o.WriteFile: lambda op: Path(op.path).write_text(op.content),
+            o.WriteFile: lambda op: owned_files.write_file(op.path, op.content),
             o.StartProcess: self._start_process,
             o.ContainForwarding: lambda op: nftables.contain_forwarding(op.table, op.device_prefix),
         }
@@ -176,9 +176,7 @@ class Applier:
         private: dict[Path, Path] = {}
         for target, source in op.private_dirs:
             if Path(target).is_dir():  # a bind mount needs its target to exist
-                Path(source).mkdir(exist_ok=True)
-                owner = Path(source).parent.stat()
-                os.chown(source, owner.st_uid, owner.st_gid)
+                owned_files.private_directory(source, str(Path(source).parent))
                 private[Path(target)] = Path(source)
         images: dict[int, int] = {}
         try:
