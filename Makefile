@@ -5,7 +5,7 @@
 LAB ?= topologies/l2-vs-l3.vtopo
 ARGS ?=
 
-.PHONY: run test bench setup guest
+.PHONY: run test bench setup guest docs
 
 run:
 	@bash scripts/run.sh $(LAB)
@@ -15,6 +15,9 @@ test:
 
 bench:
 	@bash scripts/test.sh --bench $(ARGS)
+
+docs:  # the screenshots in docs/, rendered by the GUI tests (a plain test run writes them to build/screenshots)
+	@VTOPO_SCREENSHOT_DIR=$(CURDIR)/docs bash scripts/test.sh tests/gui/test_look.py -k screenshot
 
 setup:
 	@bash scripts/setup.sh

@@ -2,6 +2,8 @@
 # Run vtopo's test suite, as root: first make sure the Debian packages and the venv are there
 # (scripts/setup.sh: quick when they are, and the guest image the VM tests boot), then pytest offscreen.
 #
+# Before the suite: the import layers and cycles (lint-imports, contracts in setup.cfg) and the types (mypy).
+#
 # Usage: scripts/test.sh [pytest args...]           the suite, without tests/benchmarks
 #        scripts/test.sh --bench [pytest args...]   only tests/benchmarks, with their output (-s)
 set -euo pipefail
@@ -26,11 +28,22 @@ else
     args=(--ignore=tests/benchmarks)
 fi
 
+checks=0
+if [[ $MODE == test ]]; then
+    echo "test: import layers and cycles (lint-imports)"
+    "$ROOT/.venv/bin/lint-imports" --config setup.cfg --no-logo --no-cache || checks=1
+    echo "test: types (mypy)"
+    "$ROOT/.venv/bin/python" -m mypy --cache-dir=/dev/null || checks=1
+fi
 status=0
 "$ROOT/.venv/bin/python" -m pytest "${args[@]}" "$@" || status=$?
 if [[ $status -eq 5 ]]; then
     # pytest's "no tests collected" is not a failure of the code under test.
     echo "test: pytest collected no tests"
-    exit 0
+    status=0
+fi
+if [[ $checks -ne 0 ]]; then
+    echo "test: lint-imports or mypy failed (see above)"
+    exit 1
 fi
 exit "$status"

@@ -71,7 +71,7 @@ def mutated_labs(draw: st.DrawFn) -> str:
 def _drive(text: str) -> None:
     try:
         topology = io.loads(text)
-        _, problems = registry().check_lab(topology)
+        _, problems = registry().check_nodes(topology)
         if errors_in(problems):
             return
         if errors_in(problems_of(topology)):

@@ -21,12 +21,12 @@ from vtopo.host.preflight import PreflightFailed
 from vtopo.kinds.contract import CannotRunInside
 from vtopo.lab import open_lab, plan_of, problems_of, registry
 from vtopo.measure import MeasureError
-from vtopo.model.problems import LabError, errors_in
+from vtopo.model.problems import LabError, Problem, errors_in
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
 
-def print_problems(problems: list) -> None:  # type: ignore[type-arg]
+def print_problems(problems: list[Problem]) -> None:
     for problem in problems:
         print(problem, file=sys.stderr)
 

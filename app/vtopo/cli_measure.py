@@ -6,21 +6,21 @@ import sys
 from typing import Callable
 
 from vtopo.deployed import DeployedLab
-from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, IperfRun, PingOptions, PingReply, PingRun,
-                           RROptions, RRRun, RRSample, history_path_for, load_history, save_history)
-from vtopo.measure.base import MeasureRun
+from vtopo.measure import (MeasureEndpoint, IntervalSample, IperfOptions, IperfRun, PingOptions, PingReply, PingRun,
+                           RROptions, RRRun, RRSample, RunResult, history_path_for, load_history, save_history)
+from vtopo.measure.base import R, S, MeasureRun
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
-def _pair(args: argparse.Namespace) -> tuple[DeployedLab, Endpoint, Endpoint, str, str]:
+def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:
     lab = DeployedLab.find(args.lab)
     source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
     address = args.address or lab.target_address(args.source, args.destination)[0]
     return lab, source, destination, address, lab.path(args.source, args.destination)
 
 
-def _run(run: MeasureRun, show: Callable | None):  # type: ignore[type-arg, no-untyped-def]
+def _run(run: MeasureRun[S, R], show: Callable[[S], None] | None) -> R:
     """Run to the end; Ctrl-C cancels it and leaves no process behind."""
     try:
         return run.run(on_sample=show)
@@ -73,7 +73,7 @@ def cmd_iperf(args: argparse.Namespace) -> int:
     return 0
 
 
-def _save(lab: DeployedLab, result) -> None:  # type: ignore[no-untyped-def]
+def _save(lab: DeployedLab, result: RunResult) -> None:
     if not lab.source:
         print("note: the lab was not deployed from a file, so the run is not saved", file=sys.stderr)
         return
@@ -92,7 +92,7 @@ def cmd_ping(args: argparse.Namespace) -> int:
     source, destination = args.source, args.destination
     address = args.address or lab.target_address(source, destination)[0]
     print(f"ping {destination} ({address}, {lab.path(source, destination)}) from {source}", flush=True)
-    run = PingRun(lab.endpoint(source), destination, address,
+    run = PingRun(lab.endpoint(source), lab.endpoint(destination), address,
                   PingOptions(count=args.count, interval_s=args.interval))
     result = _run(run, _show_reply)
     print(result.summary())

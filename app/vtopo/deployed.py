@@ -11,7 +11,7 @@ from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_
 from vtopo.host.state import StateStore
 from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
 from vtopo.lab import context_of
-from vtopo.measure.nodes import Endpoint, InNode
+from vtopo.measure.nodes import MeasureEndpoint, InNode
 from vtopo.model import io
 
 
@@ -44,7 +44,7 @@ class DeployedLab:
         node = self.node(name)
         return node.kind.command_in(node, argv)
 
-    def measurable(self) -> list[tuple[Endpoint, list[str]]]:
+    def measurable(self) -> list[tuple[MeasureEndpoint, list[str]]]:
         """Each node a measurement can run in or aim at, as an endpoint, with its addresses."""
         targets = []
         for node in self.context.nodes.values():
@@ -72,7 +72,7 @@ class DeployedLab:
                               f"{self.context.topology.name} {name}` opens a shell in it")
         return path
 
-    def endpoint(self, name: str) -> Endpoint:
+    def endpoint(self, name: str) -> MeasureEndpoint:
         """A node as one side of a measurement, with the servers that always run in it (a VM's guest). The host's
         own namespace refuses addresses it would route out of the lab."""
         node = self.node(name)
@@ -80,9 +80,9 @@ class DeployedLab:
         try:
             in_node = self.in_node(name)
         except CannotRunInside as why:
-            return Endpoint(name, None, servers, str(why))
+            return MeasureEndpoint(name, None, servers, str(why))
         in_host = node.kind.role is Role.NAMESPACE and node.kind.netns(node) is None
-        return Endpoint(name, in_node, servers, refuses=self._leaves_the_lab if in_host else None)
+        return MeasureEndpoint(name, in_node, servers, refuses=self._leaves_the_lab if in_host else None)
 
     def _leaves_the_lab(self, address: str) -> str | None:
         prefix, lab = self.context.names.prefix, self.context.topology.name

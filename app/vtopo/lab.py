@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from vtopo.compile.compiler import analyse, check_lab, compile_lab
+from vtopo.compile.compiler import check_lab, compile_lab, lab_context
 from vtopo.compile.plan import Plan
 from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import HostFacts, Trust
@@ -23,7 +23,7 @@ class OpenedLab:
 def open_lab(path: Path) -> OpenedLab:
     """Load a file and check its kinds and settings. Raises LabError with every problem."""
     topology = io.load(path)
-    _, problems = registry().check_lab(topology)
+    _, problems = registry().check_nodes(topology)
     if errors_in(problems):
         raise LabError(problems)
     return OpenedLab(Path(path), topology)
@@ -38,4 +38,4 @@ def plan_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | N
 
 
 def context_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> LabContext:
-    return analyse(topology, registry(), facts, trust)
+    return lab_context(topology, registry(), facts, trust)

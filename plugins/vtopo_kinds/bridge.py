@@ -5,8 +5,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext, NodeKind, Op, PortSpec,
-                             Problem, Role, SetMaster, SetSysctl, setting)
+from vtopo.kinds.api import (AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext, LoopProtection, NodeKind, Op,
+                             PortSpec, Problem, Role, SetMaster, SetSysctl, setting)
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class BridgeSettings:
                                  "sysctl is set; the host's global setting is left alone.")
 
 
-class BridgeKind(NodeKind):
+class BridgeKind(NodeKind[BridgeSettings]):
     name = "bridge"
     label = "Linux bridge"
     description = "A Linux bridge in the host: a learning switch in the kernel. Give it host addresses to number it."
@@ -32,14 +32,20 @@ class BridgeKind(NodeKind):
     connects_to = frozenset({"container", "router", "host", "vm", "bridge", "ovs"})
     connect_hint = "Bridges take containers, routers, VMs, the host, and other switches."
     settings_type = BridgeSettings
+    name_stem = "br"
+    loop_protection = LoopProtection.STP
+    address_hint = "use the bridge's host address setting"
 
-    def host_addresses(self, node: NodeContext) -> list[str]:
+    def protects_loops(self, node: NodeContext[BridgeSettings]) -> bool:
+        return node.settings.stp
+
+    def host_addresses(self, node: NodeContext[BridgeSettings]) -> list[str]:
         return list(node.settings.host_addresses)
 
-    def forwards_in_host(self, node: NodeContext) -> bool:
-        return bool(node.settings.host_routing)
+    def forwards_in_host(self, node: NodeContext[BridgeSettings]) -> bool:
+        return node.settings.host_routing
 
-    def check(self, node: NodeContext) -> Iterable[Problem]:
+    def check(self, node: NodeContext[BridgeSettings]) -> Iterable[Problem]:
         settings = node.settings
         if settings.host_routing and not settings.host_addresses:
             yield Problem("host routing needs a host address on this bridge", node.subject, "", node.node.id)
@@ -55,7 +61,7 @@ class BridgeKind(NodeKind):
                 yield Problem(f"host address {address!r} must be an address with prefix, e.g. 10.0.1.1/24",
                               node.subject, "", node.node.id)
 
-    def lower(self, node: NodeContext) -> Iterable[Op]:
+    def lower(self, node: NodeContext[BridgeSettings]) -> Iterable[Op]:
         settings, owner = node.settings, node.subject
         name = node.names.node_device(node.node.name)
         yield CreateBridge(owner=owner, name=name, stp=settings.stp, forward_delay_s=settings.forward_delay,
@@ -66,5 +72,5 @@ class BridgeKind(NodeKind):
         if settings.host_routing:
             yield SetSysctl(owner=owner, netns=None, key=f"net.ipv4.conf.{name}.forwarding", value="1", device=name)
 
-    def attach(self, node: NodeContext, end: EndContext) -> Iterable[Op]:
+    def attach(self, node: NodeContext[BridgeSettings], end: EndContext) -> Iterable[Op]:
         yield SetMaster(owner=node.subject, name=end.device, master=node.names.node_device(node.node.name))

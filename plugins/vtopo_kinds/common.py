@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Iterator
+from typing import Any, Iterator
 
 from vtopo.kinds.api import NodeContext, Problem
 
 
-def check_gateway(node: NodeContext, gateway: str, field: str) -> Iterator[Problem]:
+def check_gateway(node: NodeContext[Any], gateway: str, field: str) -> Iterator[Problem]:
     """A default gateway must be an IPv4 address on one of the node's own subnets."""
     if not gateway:
         return

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (AddRoute, CreateNamespace, NodeContext, NodeKind, Op, PortSpec, Problem, Role, SetSysctl,
-                             setting)
+from vtopo.kinds.api import (AddRoute, CreateNamespace, EndContext, NodeContext, NodeKind, Op, PortSpec, Problem, Role,
+                             SetSysctl, setting)
 from vtopo_kinds.common import check_gateway
 
 
@@ -15,7 +15,7 @@ class ContainerSettings:
     sysctls: dict[str, str] = setting({}, "sysctls", "Namespace sysctls, e.g. net.ipv4.ip_forward = 1")
 
 
-class ContainerKind(NodeKind):
+class ContainerKind(NodeKind[ContainerSettings]):
     name = "container"
     label = "Container"
     description = "A network namespace, like a container without a filesystem: interfaces, routes, sysctls."
@@ -24,19 +24,20 @@ class ContainerKind(NodeKind):
     connects_to = frozenset({"bridge", "ovs", "macvlan", "container", "router", "host"})
     connect_hint = "Containers join bridges, OVS switches, macvlan segments, routers, the host or each other."
     settings_type = ContainerSettings
+    name_stem = "c"
 
-    def device_name(self, node: NodeContext, end) -> str:  # type: ignore[no-untyped-def]
+    def device_name(self, node: NodeContext[ContainerSettings], end: EndContext) -> str:
         return end.end.interface.name or end.end.port
 
-    def check(self, node: NodeContext) -> Iterable[Problem]:
+    def check(self, node: NodeContext[ContainerSettings]) -> Iterable[Problem]:
         yield from check_gateway(node, node.settings.default_route, "default_route")
         for key in node.settings.sysctls:
             if not key.startswith("net."):
                 yield Problem(f"sysctl {key} is not per-namespace (only net.* sysctls are); setting it would change "
                               "the whole host", node.subject, subject_id=node.node.id)
 
-    def lower(self, node: NodeContext) -> Iterable[Op]:
-        netns = self.netns(node)
+    def lower(self, node: NodeContext[ContainerSettings]) -> Iterable[Op]:
+        netns = node.names.netns(node.node.name)
         owner = node.subject
         yield CreateNamespace(owner=owner, name=netns)
         for key, value in sorted(node.settings.sysctls.items()):

@@ -21,7 +21,7 @@ class OvsSettings:
                                "p1 is OpenFlow port 1.")
 
 
-class OvsKind(NodeKind):
+class OvsKind(NodeKind[OvsSettings]):
     name = "ovs"
     label = "Open vSwitch"
     description = "An Open vSwitch bridge. Port pN is OpenFlow port N, so rules like in_port=1,actions=output:3 work."
@@ -31,11 +31,11 @@ class OvsKind(NodeKind):
     connect_hint = "OVS switches take containers, routers, VMs, the host, and other switches."
     settings_type = OvsSettings
 
-    def datapath(self, node: NodeContext) -> str:
+    def datapath(self, node: NodeContext[OvsSettings]) -> str:
         chosen = node.settings.datapath
         return node.facts.ovs_datapath if chosen == "auto" else chosen
 
-    def check(self, node: NodeContext) -> Iterable[Problem]:
+    def check(self, node: NodeContext[OvsSettings]) -> Iterable[Problem]:
         settings = node.settings
         if settings.datapath == "system" and node.facts.ovs_datapath != "system":
             yield Problem("datapath system needs the openvswitch kernel module, which this host does not have; "
@@ -52,7 +52,7 @@ class OvsKind(NodeKind):
             yield Problem("fail mode secure with no OpenFlow rules forwards nothing", node.subject, "", node.node.id,
                           Severity.WARNING)
 
-    def lower(self, node: NodeContext) -> Iterable[Op]:
+    def lower(self, node: NodeContext[OvsSettings]) -> Iterable[Op]:
         bridge = node.names.node_device(node.node.name)
         yield OvsAddBridge(owner=node.subject, name=bridge, datapath=self.datapath(node),
                            fail_mode=node.settings.fail_mode, lab=node.names.prefix)
@@ -61,7 +61,7 @@ class OvsKind(NodeKind):
                             if int(p) in {self.ports.index_of(e.end.port) for e in node.ends}})
             yield OvsAddFlows(owner=node.subject, bridge=bridge, flows=tuple(node.settings.flows), ports=tuple(ports))
 
-    def attach(self, node: NodeContext, end: EndContext) -> Iterable[Op]:
+    def attach(self, node: NodeContext[OvsSettings], end: EndContext) -> Iterable[Op]:
         bridge = node.names.node_device(node.node.name)
         ofport = self.ports.index_of(end.end.port)
         assert ofport is not None

@@ -33,7 +33,7 @@ def normalise_area(area: str) -> str:
     return str(ipaddress.IPv4Address(int(area))) if area.isdigit() else str(ipaddress.IPv4Address(area))
 
 
-class RouterKind(NodeKind):
+class RouterKind(NodeKind[RouterSettings]):
     name = "router"
     label = "OSPF router"
     description = "A namespace running zebra and ospfd (FRR, Quagga-compatible), with IP forwarding on."
@@ -42,28 +42,30 @@ class RouterKind(NodeKind):
     connects_to = frozenset({"container", "router", "bridge", "ovs", "macvlan", "host"})
     connect_hint = "Routers join containers, other routers, bridges, OVS switches, macvlan segments and the host."
     settings_type = RouterSettings
+    name_stem = "r"
+    shell = ("vtysh",)  # FRR's shell
 
-    def device_name(self, node: NodeContext, end: EndContext) -> str:
+    def device_name(self, node: NodeContext[RouterSettings], end: EndContext) -> str:
         return end.end.interface.name or end.end.port
 
-    def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
+    def command_in(self, node: NodeContext[RouterSettings], argv: list[str]) -> list[str]:
         """vtysh reaches this router's own daemons through their vty sockets."""
         if argv and argv[0] == "vtysh":
             directory = node.names.node_dir(node.node.name)
             argv = ["vtysh", "--vty_socket", directory, "--config_dir", directory, *argv[1:]]
         return super().command_in(node, argv)
 
-    def area_of(self, node: NodeContext, port: str) -> str:
+    def area_of(self, node: NodeContext[RouterSettings], port: str) -> str:
         return normalise_area(node.settings.areas.get(port, BACKBONE))
 
-    def router_id(self, node: NodeContext) -> str:
+    def router_id(self, node: NodeContext[RouterSettings]) -> str:
         if node.settings.router_id:
             return node.settings.router_id
         addresses = [ipaddress.ip_interface(a).ip for end in node.ends for a in end.end.interface.addresses
                      if "/" in a and ipaddress.ip_interface(a).version == 4]
         return str(max(addresses)) if addresses else ""
 
-    def check(self, node: NodeContext) -> Iterable[Problem]:
+    def check(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         settings, subject, node_id = node.settings, node.subject, node.node.id
         ports = {end.end.port for end in node.ends}
         if settings.router_id:
@@ -90,7 +92,7 @@ class RouterKind(NodeKind):
         yield from self._overlaps(node)
         yield from self._area_mismatches(node)
 
-    def _overlaps(self, node: NodeContext) -> Iterable[Problem]:
+    def _overlaps(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         networks = [(end.end.port, ipaddress.ip_interface(a).network) for end in node.ends
                     for a in end.end.interface.addresses if "/" in a]
         for (port_a, net_a), (port_b, net_b) in itertools.combinations(networks, 2):
@@ -98,7 +100,7 @@ class RouterKind(NodeKind):
                 yield Problem(f"subnets overlap on two ports: {port_a} has {net_a} and {port_b} has {net_b}; a router "
                               "needs a distinct subnet per interface", node.subject, "", node.node.id)
 
-    def _area_mismatches(self, node: NodeContext) -> Iterable[Problem]:
+    def _area_mismatches(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         own_ends = {id(e) for e in node.ends}
         for domain in node.lab.domains:
             mine = [e for e in domain if id(e) in own_ends]
@@ -113,7 +115,7 @@ class RouterKind(NodeKind):
                                       f"in area {area}, {other.node.name}:{other.end.port} in area {theirs}; they "
                                       "will never become neighbours", f"link {end.link_name}", "", end.link.id)
 
-    def _safe_area(self, node: NodeContext, port: str) -> str:
+    def _safe_area(self, node: NodeContext[RouterSettings], port: str) -> str:
         try:
             return self.area_of(node, port)
         except ValueError:
@@ -121,10 +123,10 @@ class RouterKind(NodeKind):
 
     # ------------------------------------------------------------ lowering
 
-    def zebra_conf(self, node: NodeContext) -> str:
+    def zebra_conf(self, node: NodeContext[RouterSettings]) -> str:
         return f"hostname {node.node.name}\nlog file {node.names.node_dir(node.node.name)}/zebra.log\n"
 
-    def ospfd_conf(self, node: NodeContext) -> str:
+    def ospfd_conf(self, node: NodeContext[RouterSettings]) -> str:
         settings, frr = node.settings, node.facts.routing_suite == "frr"
         lines = [f"hostname {node.node.name}", f"log file {node.names.node_dir(node.node.name)}/ospfd.log", "!"]
         for end in sorted(node.ends, key=lambda e: e.end.port):
@@ -151,9 +153,9 @@ class RouterKind(NodeKind):
             lines.append(" default-information originate always")
         return "\n".join(lines + ["!"]) + "\n"
 
-    def lower(self, node: NodeContext) -> Iterable[Op]:
+    def lower(self, node: NodeContext[RouterSettings]) -> Iterable[Op]:
         owner, name, facts = node.subject, node.node.name, node.facts
-        netns, directory = self.netns(node), node.names.node_dir(name)
+        netns, directory = node.names.netns(name), node.names.node_dir(name)
         yield CreateNamespace(owner=owner, name=netns)
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")

@@ -24,29 +24,32 @@ class SegmentSettings:
                          "(a veth pair), so the host's own NICs are never touched.")
 
 
-def uplink(node: NodeContext) -> str:
+def uplink(node: NodeContext[SegmentSettings]) -> str:
     return node.names.host_device(node.node.name, "up")
 
 
-def reflector(node: NodeContext) -> str:
+def reflector(node: NodeContext[SegmentSettings]) -> str:
     return node.names.host_device(node.node.name, "sw")
 
 
-class LowerDeviceSegment(SegmentKind):
+class LowerDeviceSegment(SegmentKind[SegmentSettings]):
     ports = PortSpec("c", 1)
     settings_type = SegmentSettings
     child_word: ClassVar[str]
 
-    def lower_device(self, node: NodeContext) -> str:
+    def mode(self, node: NodeContext[SegmentSettings]) -> str:
+        return node.settings.mode
+
+    def lower_device(self, node: NodeContext[SegmentSettings]) -> str:
         return node.settings.lower or node.names.node_device(node.node.name)
 
-    def own_devices(self, node: NodeContext) -> list[str]:
+    def own_devices(self, node: NodeContext[SegmentSettings]) -> list[str]:
         if node.settings.lower:
             return []
         devices = [self.lower_device(node), uplink(node)]
         return devices + ([reflector(node)] if node.settings.mode == "vepa" else [])
 
-    def check(self, node: NodeContext) -> Iterable[Problem]:
+    def check(self, node: NodeContext[SegmentSettings]) -> Iterable[Problem]:
         mode, lower = node.settings.mode, node.settings.lower
         if lower:
             yield from self._host_device(node, lower, mode)
@@ -67,7 +70,7 @@ class LowerDeviceSegment(SegmentKind):
                           "back (hairpin), or the children cannot reach each other", node.subject, "", node.node.id,
                           Severity.WARNING)
 
-    def lower(self, node: NodeContext) -> Iterable[Op]:
+    def lower(self, node: NodeContext[SegmentSettings]) -> Iterable[Op]:
         if node.settings.lower:
             return
         owner, tag = node.subject, node.names.tag
@@ -106,6 +109,7 @@ class LowerDeviceSegment(SegmentKind):
 
 class MacvlanKind(LowerDeviceSegment):
     name = "macvlan"
+    name_stem = "mvl"
     label = "macvlan segment"
     description = ("Containers get macvlan interfaces on one lower device: no bridge, no veth. In bridge mode the "
                    "host reaches them only through a macvlan of its own on the same lower device.")
@@ -114,11 +118,11 @@ class MacvlanKind(LowerDeviceSegment):
     connects_to = frozenset({"container", "router", "host"})
     connect_hint = "A macvlan segment takes containers, routers and the host; VMs need a macvtap segment."
 
-    def check(self, node: NodeContext) -> Iterable[Problem]:
+    def check(self, node: NodeContext[SegmentSettings]) -> Iterable[Problem]:
         yield from super().check(node)
         yield from self._host_reachability(node)
 
-    def _host_reachability(self, node: NodeContext) -> Iterable[Problem]:
+    def _host_reachability(self, node: NodeContext[SegmentSettings]) -> Iterable[Problem]:
         """Seed 001: the host talks to macvlan children only through a macvlan of its own on the same lower."""
         host_is_child = any(end.other.kind.name == "host" for end in node.ends)
         if host_is_child:
@@ -142,6 +146,7 @@ class MacvlanKind(LowerDeviceSegment):
 
 class MacvtapKind(LowerDeviceSegment):
     name = "macvtap"
+    name_stem = "mvt"
     label = "macvtap segment"
     description = ("VM NICs as macvtap devices on one lower device, no bridge needed (seed 000). QEMU gets the "
                    "/dev/tapN of each, and the guest's MAC must equal the macvtap's.")

@@ -7,9 +7,9 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (BUILTIN_IMAGE, CannotRunInside, ConsentRequest, EndContext, MakeDirectory, NodeContext,
-                             NodeKind, Op, PortSpec, Problem, Role, Severity, StartProcess, dev_resource, image_path,
-                             image_problem, setting)
+from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, CannotRunInside, ConsentRequest, EndContext,
+                             MakeDirectory, NodeContext, NodeKind, Op, PortSpec, Problem, Role, Severity, StartProcess,
+                             dev_resource, image_path, image_problem, setting)
 from vtopo_kinds.common import check_gateway
 
 FIRST_TAP_FD = 3
@@ -18,7 +18,7 @@ IMAGE_FDSET = 1
 SANDBOX = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
 """QEMU's seccomp filter: no obsolete system calls, no setuid/setgid, no fork or exec, no CPU affinity or
 scheduler changes. Together with -runas, a guest that breaks out of QEMU holds an unprivileged user's process."""
-GUEST_SERVERS = {"iperf3": 5201, "echo": 5202}
+GUEST_SERVERS = {IPERF3_SERVER: 5201, ECHO_SERVER: 5202}
 """What the built-in guest's init starts: `iperf3 -s` on iperf3's default port, and an echo server."""
 NIC_DEVICES = {"virtio": "virtio-net-pci", "e1000": "e1000"}
 
@@ -39,7 +39,7 @@ class VmSettings:
                                "gateway, as in seed 003 (built-in guest)")
 
 
-class VmKind(NodeKind):
+class VmKind(NodeKind[VmSettings]):
     name = "vm"
     label = "Virtual machine"
     description = "A QEMU/KVM virtual machine with virtio or e1000 NICs on taps, macvtaps or vhost-user."
@@ -49,24 +49,25 @@ class VmKind(NodeKind):
     connect_hint = "A VM's NICs join bridges, OVS switches, macvtap segments or the host; put a bridge between a VM " \
                    "and a container or router."
     settings_type = VmSettings
+    needs_acceleration = True
 
-    def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
+    def command_in(self, node: NodeContext[VmSettings], argv: list[str]) -> list[str]:
         """Typed into the built-in guest's root shell on the serial console (see vtopo.host.console_exec)."""
         if node.settings.image != BUILTIN_IMAGE:
             raise CannotRunInside(f"{node.node.name} boots its own image, whose console vtopo cannot drive; "
                                   f"`vtopo console` attaches to it")
         return [sys.executable, "-m", "vtopo.host.console_exec", self.console_socket(node), "--", *argv]
 
-    def standing_servers(self, node: NodeContext) -> dict[str, int]:
+    def standing_servers(self, node: NodeContext[VmSettings]) -> dict[str, int]:
         return dict(GUEST_SERVERS) if node.settings.image == BUILTIN_IMAGE else {}
 
-    def console_socket(self, node: NodeContext) -> str:
+    def console_socket(self, node: NodeContext[VmSettings]) -> str:
         return f"{node.names.node_dir(node.node.name)}/console.sock"
 
-    def vhost_on(self, node: NodeContext) -> bool:
+    def vhost_on(self, node: NodeContext[VmSettings]) -> bool:
         return node.settings.vhost and node.facts.vhost_net
 
-    def check(self, node: NodeContext) -> Iterable[Problem]:
+    def check(self, node: NodeContext[VmSettings]) -> Iterable[Problem]:
         settings, subject, node_id = node.settings, node.subject, node.node.id
         if settings.vhost and not node.facts.vhost_net:
             yield Problem("vhost-net is requested but this host's kernel has no vhost-net; the VM runs with "
@@ -88,7 +89,7 @@ class VmKind(NodeKind):
     def resources(self, node: NodeContext) -> tuple[int, int]:
         return node.settings.memory_mb, node.settings.vcpus
 
-    def guest_cmdline(self, node: NodeContext) -> str:
+    def guest_cmdline(self, node: NodeContext[VmSettings]) -> str:
         parts = ["console=ttyS0", "quiet", "panic=-1", f"vtopo.hostname={node.node.name}"]
         for index, end in enumerate(self._nics(node)):
             for address in end.end.interface.addresses:
@@ -99,10 +100,10 @@ class VmKind(NodeKind):
             parts.append("vtopo.forward=1")
         return " ".join(parts)
 
-    def _nics(self, node: NodeContext) -> list[EndContext]:
+    def _nics(self, node: NodeContext[VmSettings]) -> list[EndContext]:
         return sorted(node.ends, key=lambda e: self.ports.index_of(e.end.port) or 0)
 
-    def qemu_argv(self, node: NodeContext, directory: str) -> tuple[list[str], list[tuple[int, str]]]:
+    def qemu_argv(self, node: NodeContext[VmSettings], directory: str) -> tuple[list[str], list[tuple[int, str]]]:
         settings, facts = node.settings, node.facts
         argv = ["qemu-system-x86_64", "-name", node.node.name, "-machine", f"q35,accel={facts.accel}",
                 "-cpu", "host" if facts.accel == "kvm" else "max", "-smp", str(settings.vcpus),
@@ -132,7 +133,7 @@ class VmKind(NodeKind):
             argv += ["-device", f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"]
         return argv, tap_fds
 
-    def lower(self, node: NodeContext) -> Iterable[Op]:
+    def lower(self, node: NodeContext[VmSettings]) -> Iterable[Op]:
         owner, directory = node.subject, node.names.node_dir(node.node.name)
         argv, tap_fds = self.qemu_argv(node, directory)
         yield MakeDirectory(owner=owner, path=directory)

@@ -1,6 +1,7 @@
-"""Themes, and the screenshots in docs/: the default lab, and two labs' runs compared in the Measure dock."""
+"""Themes, and the screenshots of docs/ (`make docs`): the default lab, and two labs' runs in the Measure dock."""
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Callable
@@ -13,7 +14,10 @@ from vtopo.gui.main_window import MainWindow
 from vtopo.measure import IntervalSample, IperfOptions, RunResult, history_path_for, save_history
 from vtopo.resources import TOPOLOGIES
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshot.png"
+# In build/ (ignored by git), so a test run changes nothing tracked; `make docs` points this at docs/.
+SCREENSHOTS = Path(os.environ.get("VTOPO_SCREENSHOT_DIR")
+                   or Path(__file__).resolve().parents[2] / "build" / "screenshots")
+SCREENSHOT = SCREENSHOTS / "screenshot.png"
 MEASURE_SCREENSHOT = SCREENSHOT.with_name("measure.png")
 
 
@@ -41,7 +45,7 @@ def test_screenshot_of_the_default_lab(make_window: Callable[..., MainWindow], q
     window.editor.scene.select_ids(["r1"])
     window.explain_dock.raise_()
     qtbot.wait(100)
-    SCREENSHOT.parent.mkdir(exist_ok=True)
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     image = window.grab()
     assert image.save(str(SCREENSHOT))
     assert image.width() >= 1400 and image.height() >= 900
@@ -69,5 +73,6 @@ def test_screenshot_of_two_labs_compared(make_window: Callable[..., MainWindow],
     window.view.fit_to_view()
     qtbot.wait(100)
     image = window.grab()
+    MEASURE_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     assert image.save(str(MEASURE_SCREENSHOT))
     assert window.measure_panel.bars.values == pytest.approx([13.8, 16.1], rel=0.01)

@@ -19,7 +19,7 @@ from tests.gui.test_deploy import FakeDeployer
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.measure.controller import NOT_DEPLOYED
 from vtopo.gui.measure.history import PATH_COLUMN
-from vtopo.measure import (Endpoint, IntervalSample, IperfOptions, RunResult, history_path_for, load_history,
+from vtopo.measure import (MeasureEndpoint, IntervalSample, IperfOptions, RunResult, history_path_for, load_history,
                            save_history)
 from vtopo.resources import TOPOLOGIES
 
@@ -30,8 +30,8 @@ PATH_LINKS = {("c1", "c2"): ["c1-eth0--br0-p1", "c2-eth0--br0-p2"]}
 class FakeDeployedLab:
     """Answers like vtopo.deployed.DeployedLab for bridge-veth, without a kernel."""
 
-    def measurable(self) -> list[tuple[Endpoint, list[str]]]:
-        return [(Endpoint(name), [address]) for name, address in ADDRESSES.items()]
+    def measurable(self) -> list[tuple[MeasureEndpoint, list[str]]]:
+        return [(MeasureEndpoint(name), [address]) for name, address in ADDRESSES.items()]
 
     def path(self, source: str, destination: str) -> str:
         return "veth → br0 → veth"
@@ -48,7 +48,7 @@ class FakeRun:
 
     release = threading.Event()  # the run's last sample waits for it, so a test can look while it runs
 
-    def __init__(self, source: Endpoint, destination: Endpoint, address: str, options: IperfOptions, *,
+    def __init__(self, source: MeasureEndpoint, destination: MeasureEndpoint, address: str, options: IperfOptions, *,
                  lab: str = "", path: str = "") -> None:
         self.result = RunResult(source=source.name, destination=destination.name, address=address, options=options,
                                 lab=lab, path=path)

@@ -15,9 +15,9 @@ from vtopo.gui.measure.form import MeasureTarget
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.measure import (
     DirectionTotals,
-    Endpoint,
     IntervalSample,
     IperfOptions,
+    MeasureEndpoint,
     RunResult,
     Totals,
     save_history,
@@ -61,7 +61,7 @@ def targets(p: NetnsPair) -> list[MeasureTarget]:
 
 
 def test_targets_fill_the_pair_boxes(panel: MeasurePanel) -> None:
-    panel.set_targets([(Endpoint("h1"), ["10.0.0.1"]), (Endpoint("h2"), ["10.0.0.2", "fd00::2"])], lab="lab")
+    panel.set_targets([(MeasureEndpoint("h1"), ["10.0.0.1"]), (MeasureEndpoint("h2"), ["10.0.0.2", "fd00::2"])], lab="lab")
     assert [panel.form.source_box.itemText(i) for i in range(panel.form.source_box.count())] == ["h1", "h2"]
     assert panel.form.source_box.currentText() == "h1" and panel.form.destination_box.currentText() == "h2"
     assert [panel.form.address_box.itemText(i) for i in range(panel.form.address_box.count())] == ["10.0.0.2", "fd00::2"]
@@ -70,7 +70,7 @@ def test_targets_fill_the_pair_boxes(panel: MeasurePanel) -> None:
 
 
 def test_bad_options_are_reported_not_run(panel: MeasurePanel, qtbot: Any) -> None:
-    panel.set_targets([(Endpoint("h1"), ["10.0.0.1"]), (Endpoint("h2"), ["10.0.0.2"])])
+    panel.set_targets([(MeasureEndpoint("h1"), ["10.0.0.1"]), (MeasureEndpoint("h2"), ["10.0.0.2"])])
     panel.form.bitrate_edit.setText("lots")
     with qtbot.assertNotEmitted(panel.run_started):
         assert not panel.start_run()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from vtopo.host import ovs
+from vtopo.ops import ovs_lab_tag
 from vtopo.host.ovs import OvsError, OvsService
 
 SUFFIX = f"{os.getpid() % 100000}"
@@ -32,8 +33,8 @@ def test_ovs_error_shortens_huge_commands() -> None:
     assert "2001 args" in str(err)
 
 
-def test_lab_tag_setting_quotes_value() -> None:
-    assert ovs.lab_tag_setting("lab 1") == 'external_ids:vtopo-lab="lab 1"'
+def test_ovs_lab_tag_quotes_value() -> None:
+    assert ovs_lab_tag("lab 1") == 'external_ids:vtopo-lab="lab 1"'
 
 
 def test_empty_batches_run_nothing() -> None:
@@ -87,7 +88,7 @@ class Lab:
         ovs.vsctl(
             [
                 ["add-port", self.bridge, host_end],
-                ["set", "Port", host_end, ovs.lab_tag_setting(LAB)],
+                ["set", "Port", host_end, ovs_lab_tag(LAB)],
                 ["set", "Interface", host_end, f"ofport_request={i}"],
             ]
         )
@@ -166,7 +167,7 @@ def lab(ovs_service: OvsService) -> Iterator[Lab]:
         ovs.vsctl(
             [
                 ["add-br", lab.bridge],
-                ["set", "Bridge", lab.bridge, f"datapath_type={datapath}", ovs.lab_tag_setting(LAB)],
+                ["set", "Bridge", lab.bridge, f"datapath_type={datapath}", ovs_lab_tag(LAB)],
             ]
         )
         yield lab
@@ -203,13 +204,13 @@ def test_one_batch_creates_bridge_and_100_ports(ovs_service: OvsService) -> None
     bridge = f"vtopo-b{SUFFIX}"
     commands = [
         ["add-br", bridge],
-        ["set", "Bridge", bridge, f"datapath_type={ovs_service.default_datapath()}", ovs.lab_tag_setting(tag)],
+        ["set", "Bridge", bridge, f"datapath_type={ovs_service.default_datapath()}", ovs_lab_tag(tag)],
     ]
     ports = [f"vt{SUFFIX}p{i}" for i in range(100)]
     for i, port in enumerate(ports, start=1):
         commands += [
             ["add-port", bridge, port],
-            ["set", "Port", port, ovs.lab_tag_setting(tag)],
+            ["set", "Port", port, ovs_lab_tag(tag)],
             ["set", "Interface", port, "type=internal", f"ofport_request={i}"],
         ]
     try:

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from vtopo.measure import Endpoint, IperfOptions, IperfRun, MeasureError, UnreachableError, in_netns
+from vtopo.measure import MeasureEndpoint, IperfOptions, IperfRun, MeasureError, UnreachableError, in_netns
 from vtopo.measure.testing import NetnsPair, samples_with_arrivals
 
 pytestmark = pytest.mark.privileged
@@ -156,7 +156,7 @@ def test_a_second_run_after_the_first_uses_a_fresh_server(pair: NetnsPair) -> No
 
 
 def test_unreachable_destination_fails_before_iperf_starts(pair: NetnsPair) -> None:
-    c3 = Endpoint("c3", in_netns(pair.netns_a))
+    c3 = MeasureEndpoint("c3", in_netns(pair.netns_a))
     run = IperfRun(c3, pair.b, "10.99.0.9", IperfOptions(duration_s=2))
     with pytest.raises(UnreachableError, match=r"c3 has no route to 10\.99\.0\.9"):
         list(run)
@@ -171,7 +171,7 @@ def test_silent_destination_on_the_link_gives_no_reply_message(pair: NetnsPair) 
 
 
 def test_invalid_options_fail_with_the_problem() -> None:
-    run = IperfRun(Endpoint("a"), Endpoint("b"), "127.0.0.1", IperfOptions(protocol="udp", zerocopy=True))
+    run = IperfRun(MeasureEndpoint("a"), MeasureEndpoint("b"), "127.0.0.1", IperfOptions(protocol="udp", zerocopy=True))
     with pytest.raises(MeasureError, match="zero-copy"):
         list(run)
 
@@ -184,6 +184,7 @@ def test_iperf3_missing_in_the_destination_is_named(pair: NetnsPair) -> None:
 
 
 def test_a_run_can_use_loopback_on_the_host() -> None:
-    run = IperfRun(Endpoint("host"), Endpoint("host"), "127.0.0.1", IperfOptions(duration_s=1), preflight=False)
+    run = IperfRun(MeasureEndpoint("host"), MeasureEndpoint("host"), "127.0.0.1", IperfOptions(duration_s=1),
+                   preflight=False)
     run.run()
     assert run.result.status == "ok"

@@ -4,14 +4,14 @@ import time
 
 import pytest
 
-from vtopo.measure import MeasureError, PingOptions, PingResult, PingRun, RROptions, RRResult, RRRun
+from vtopo.measure import MeasureEndpoint, MeasureError, PingOptions, PingResult, PingRun, RROptions, RRResult, RRRun
 from vtopo.measure.testing import NetnsPair
 
 pytestmark = pytest.mark.privileged
 
 
 def test_ping_gives_rtt_stats_and_a_reply_per_probe(pair: NetnsPair) -> None:
-    run = PingRun(pair.a, "b", pair.address_b, PingOptions(count=5, interval_s=0.1))
+    run = PingRun(pair.a, pair.b, pair.address_b, PingOptions(count=5, interval_s=0.1))
     replies = list(run)
     result = run.result
     assert result.status == "ok"
@@ -26,28 +26,29 @@ def test_ping_gives_rtt_stats_and_a_reply_per_probe(pair: NetnsPair) -> None:
 
 
 def test_ping_replies_arrive_as_they_come(pair: NetnsPair) -> None:
-    run = PingRun(pair.a, "b", pair.address_b, PingOptions(count=4, interval_s=0.3))
+    run = PingRun(pair.a, pair.b, pair.address_b, PingOptions(count=4, interval_s=0.3))
     t0 = time.monotonic()
     arrivals = [time.monotonic() - t0 for _ in run]
     assert arrivals[-1] - arrivals[0] > 0.6
 
 
 def test_ping_without_route_says_so(pair: NetnsPair) -> None:
-    run = PingRun(pair.a, "far", "10.98.0.1", PingOptions(count=2))
+    run = PingRun(pair.a, MeasureEndpoint("far", None), "10.98.0.1", PingOptions(count=2))
     with pytest.raises(MeasureError, match=r"a has no route to 10\.98\.0\.1 \(far\)"):
         list(run)
     assert run.result.status == "failed"
 
 
 def test_ping_to_a_silent_address_reports_total_loss(pair: NetnsPair) -> None:
-    run = PingRun(pair.a, "ghost", "10.251.0.99", PingOptions(count=2, interval_s=0.2, timeout_s=1))
+    run = PingRun(pair.a, MeasureEndpoint("ghost", None), "10.251.0.99",
+                  PingOptions(count=2, interval_s=0.2, timeout_s=1))
     with pytest.raises(MeasureError, match="ghost"):
         list(run)
     assert run.result.transmitted == 2 and run.result.received == 0 and run.result.loss_percent == 100
 
 
 def test_ping_cancel(pair: NetnsPair) -> None:
-    run = PingRun(pair.a, "b", pair.address_b, PingOptions(count=100, interval_s=0.1))
+    run = PingRun(pair.a, pair.b, pair.address_b, PingOptions(count=100, interval_s=0.1))
     for _ in run:
         run.cancel()
     assert run.result.status == "cancelled"

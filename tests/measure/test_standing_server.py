@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from vtopo.measure import Endpoint, IperfOptions, IperfRun, MeasureError
+from vtopo.measure import MeasureEndpoint, IperfOptions, IperfRun, MeasureError
 from vtopo.measure.testing import NetnsPair, samples_with_arrivals, standing_iperf3_server
 
 pytestmark = pytest.mark.privileged
@@ -15,12 +15,12 @@ PORT = 5299
 
 
 @pytest.fixture(scope="module")
-def vm_like(pair: NetnsPair) -> Iterator[Endpoint]:
+def vm_like(pair: NetnsPair) -> Iterator[MeasureEndpoint]:
     with standing_iperf3_server(pair, PORT) as endpoint:
         yield endpoint
 
 
-def test_tcp_to_a_standing_server_is_live_and_summed(pair: NetnsPair, vm_like: Endpoint) -> None:
+def test_tcp_to_a_standing_server_is_live_and_summed(pair: NetnsPair, vm_like: MeasureEndpoint) -> None:
     run = IperfRun(pair.a, vm_like, pair.address_b, IperfOptions(duration_s=3))
     samples, arrivals = samples_with_arrivals(run)
     result = run.result
@@ -38,7 +38,7 @@ def test_tcp_to_a_standing_server_is_live_and_summed(pair: NetnsPair, vm_like: E
     assert result.port == PORT
 
 
-def test_udp_to_a_standing_server_reports_loss(pair: NetnsPair, vm_like: Endpoint) -> None:
+def test_udp_to_a_standing_server_reports_loss(pair: NetnsPair, vm_like: MeasureEndpoint) -> None:
     run = IperfRun(pair.a, vm_like, pair.address_b, IperfOptions(protocol="udp", duration_s=2, bitrate="50M"))
     list(run)
     result = run.result
@@ -49,7 +49,7 @@ def test_udp_to_a_standing_server_reports_loss(pair: NetnsPair, vm_like: Endpoin
     assert 30e6 < received.bits_per_second < 70e6
 
 
-def test_bidirectional_to_a_standing_server(pair: NetnsPair, vm_like: Endpoint) -> None:
+def test_bidirectional_to_a_standing_server(pair: NetnsPair, vm_like: MeasureEndpoint) -> None:
     run = IperfRun(pair.a, vm_like, pair.address_b, IperfOptions(duration_s=2, bidir=True))
     samples = list(run)
     result = run.result
@@ -58,7 +58,7 @@ def test_bidirectional_to_a_standing_server(pair: NetnsPair, vm_like: Endpoint) 
     assert result.forward is not None and result.reverse is not None
 
 
-def test_a_node_that_cannot_run_commands_cannot_be_the_client(pair: NetnsPair, vm_like: Endpoint) -> None:
+def test_a_node_that_cannot_run_commands_cannot_be_the_client(pair: NetnsPair, vm_like: MeasureEndpoint) -> None:
     run = IperfRun(vm_like, pair.a, pair.address_a, IperfOptions(duration_s=1))
     with pytest.raises(MeasureError, match="b is a VM.*cannot run the iperf3 client"):
         list(run)
@@ -66,6 +66,6 @@ def test_a_node_that_cannot_run_commands_cannot_be_the_client(pair: NetnsPair, v
 
 
 def test_a_vm_without_a_server_gets_a_clear_message(pair: NetnsPair) -> None:
-    mute = Endpoint("b", None, {}, "b is a VM: vtopo has no shell inside it")
+    mute = MeasureEndpoint("b", None, {}, "b is a VM: vtopo has no shell inside it")
     with pytest.raises(MeasureError, match="b is a VM.*no iperf3 server"):
         list(IperfRun(pair.a, mute, pair.address_b, IperfOptions(duration_s=1)))

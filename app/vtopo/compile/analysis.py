@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Hashable
+from typing import Any, Hashable
 
 import networkx as nx
 
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role, SegmentKind
 
 FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
 
@@ -18,8 +18,8 @@ def _vertex(end: EndContext) -> Hashable:
     return ("end", end.link.id, end.end.port, end.node.id)
 
 
-def l2_graph(lab: LabContext) -> nx.MultiGraph:
-    graph = nx.MultiGraph()
+def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
+    graph: nx.MultiGraph[Hashable] = nx.MultiGraph()
     for end in lab.ends:
         graph.add_node(_vertex(end), end=end if end.kind.role not in FORWARDING_ROLES else None)
     for end in lab.ends:
@@ -43,7 +43,7 @@ def broadcast_domains(lab: LabContext) -> list[list[EndContext]]:
 
 def switching_loops(lab: LabContext) -> list[list[str]]:
     """Cycles made only of switches and segments, as lists of node ids."""
-    graph = nx.MultiGraph()
+    graph: nx.MultiGraph[str] = nx.MultiGraph()
     for end in lab.ends:
         if end.peer is not None and end.kind.role in FORWARDING_ROLES and end.peer.kind.role in FORWARDING_ROLES:
             graph.add_edge(end.node.id, end.peer.node.id, key=end.link.id)
@@ -51,7 +51,7 @@ def switching_loops(lab: LabContext) -> list[list[str]]:
     for u, v, count in {(min(u, v), max(u, v), graph.number_of_edges(u, v)) for u, v in graph.edges()}:
         if count > 1:
             loops.append([u, v])
-    simple = nx.Graph(graph)
+    simple: nx.Graph[str] = nx.Graph(graph)
     loops.extend(sorted(cycle) for cycle in nx.cycle_basis(simple))
     return sorted(loops)
 
@@ -60,9 +60,9 @@ def interface_networks(end: EndContext) -> list[ipaddress.IPv4Interface | ipaddr
     return [ipaddress.ip_interface(address) for address in end.end.interface.addresses]
 
 
-def node_graph(lab: LabContext) -> nx.MultiGraph:
+def node_graph(lab: LabContext) -> nx.MultiGraph[str]:
     """Nodes joined by their links, the link id on each edge."""
-    graph = nx.MultiGraph()
+    graph: nx.MultiGraph[str] = nx.MultiGraph()
     graph.add_nodes_from(lab.nodes)
     for end in lab.ends:
         if end.peer is not None and end.node.id < end.peer.node.id:
@@ -96,7 +96,8 @@ def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
         if end.kind.role is Role.SEGMENT:
             continue  # said with the hop into the segment
         if peer.kind.role is Role.SEGMENT:
-            mode = getattr(lab.nodes[peer.node.id].settings, "mode", "")
+            segment = peer.owner
+            mode = segment.kind.mode(segment) if isinstance(segment.kind, SegmentKind) else ""
             onward = path[index + 1].medium if index + 1 < len(path) else end.medium
             media = end.medium if onward == end.medium else f"{end.medium} ⇄ {onward}"
             words.append(f"{media} {mode} mode".strip())
@@ -107,7 +108,7 @@ def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
     return " → ".join(words)
 
 
-def numbered_bridge_between(lab: LabContext, host_id: str, other_id: str) -> NodeContext | None:
+def numbered_bridge_between(lab: LabContext, host_id: str, other_id: str) -> NodeContext[Any] | None:
     """A bridge the host's own namespace has an address on (a numbered bridge, seed 003) and that
     leads to `other_id`: the host reaches it that way, without a link in the drawing."""
     host = lab.nodes[host_id]

@@ -4,24 +4,24 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
-from typing import Callable
+from typing import Any, Callable
 
 import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.contract import EndContext, LabContext, LoopProtection, NodeContext, Role
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.trust import host_address_problem
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
+from vtopo.model.rules import NODE_NAME_RULE, is_valid_node_name, link_refusal
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
 from vtopo.ops import HOST, ContainForwarding, MakeDirectory, Op
 
 STAGES = ("validate", "name and address", "lower", "order")
 
-NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 PREFIX = re.compile(r"[a-z][a-z0-9]{1,6}")
 MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
 
@@ -65,15 +65,14 @@ class Compiler:
     # ------------------------------------------------------------ stage 1: validate
 
     def validate(self) -> None:
-        settings, problems = self.registry.check_lab(self.topology)
+        settings, problems = self.registry.check_nodes(self.topology)
         self.problems.extend(problems)
         if not PREFIX.fullmatch(self.lab.names.prefix):
             self.error("the prefix must be 2 to 7 lowercase letters or digits, starting with a letter",
                        "lab", path="$.lab.prefix")
         for node in self.topology.nodes.values():
-            if not NODE_NAME.fullmatch(node.name):
-                self.error("a node name may hold only letters, digits, '-' and '_', and must start with a letter or "
-                           "digit", f"node {node.name}", node.id)
+            if not is_valid_node_name(node.name):
+                self.error(NODE_NAME_RULE, f"node {node.name}", node.id)
             kind = self.registry.get(node.kind)
             if kind is not None and node.id in settings:
                 self.lab.nodes[node.id] = NodeContext(node, kind, settings[node.id], self.lab)
@@ -91,9 +90,8 @@ class Compiler:
         a, b = self.lab.nodes.get(link.a.node), self.lab.nodes.get(link.b.node)
         if a is None or b is None:
             return
-        if b.kind.name not in a.kind.connects_to and a.kind.name not in b.kind.connects_to:
-            hint = f" {a.kind.connect_hint}" if a.kind.connect_hint else ""
-            self.error(f"a {a.kind.name} cannot be linked to a {b.kind.name}.{hint}", subject, link.id)
+        if refusal := link_refusal(a.kind, b.kind):
+            self.error(refusal, subject, link.id)
             return
         end_a = EndContext(link, link.a, a, self.topology.describe_link(link))
         end_b = EndContext(link, link.b, b, end_a.link_name)
@@ -120,12 +118,20 @@ class Compiler:
         self._check_host_namespace_addresses()
         self._check_resources()
         for loop in switching_loops(self.lab):
-            names = [self.topology.nodes[n].name for n in loop]
-            if not all(getattr(self.lab.nodes[n].settings, "stp", False) for n in loop):
-                self.warn(f"the switches {', '.join(names)} form a loop and not all of them run STP; broadcasts "
-                          "will circle forever. Turn STP on for these bridges.", f"node {names[0]}", loop[0])
+            self._check_loop([self.lab.nodes[n] for n in loop])
         for node in self.lab.nodes.values():
             self.problems.extend(node.kind.check(node))
+
+    def _check_loop(self, loop: list[NodeContext[Any]]) -> None:
+        unprotected = [node for node in loop if not node.kind.protects_loops(node)]
+        if not unprotected:
+            return
+        names = ", ".join(node.node.name for node in loop)
+        without = [node.node.name for node in unprotected if node.kind.loop_protection is LoopProtection.NONE]
+        advice = (f"{', '.join(without)} cannot run STP: take a link out of the loop." if without else
+                  "Turn STP on for these bridges.")
+        self.warn(f"the switches {names} form a loop and not all of them run STP; broadcasts will circle forever. "
+                  f"{advice}", f"node {loop[0].node.name}", loop[0].node.id)
 
     def _name_end(self, end: EndContext) -> None:
         kind, node = end.kind, end.owner
@@ -158,7 +164,7 @@ class Compiler:
         for (place, device), count in sorted(by_place.items()):
             if count > 1:
                 self.error(f"{count} links want an interface named {device!r} in the same namespace",
-                           f"namespace {place or 'host'}")
+                           f"namespace {place}" if place else "the host's namespace")
         for node in self.lab.nodes.values():
             own = node.kind.role is Role.SWITCH and node.names.node_device(node.node.name)
             if own and len(own) > MAX_INTERFACE_NAME:
@@ -187,7 +193,7 @@ class Compiler:
             self.error(f"{side}: MTU {interface.mtu} is outside 68..65535", subject, end.link.id)
         if interface.addresses and end.kind.role in (Role.SWITCH, Role.SEGMENT):
             self.error(f"{side}: a {end.kind.name} port takes no address; give the address to the node at the other "
-                       "end" + (", or use the bridge's host address setting" if end.kind.name == "bridge" else ""),
+                       "end" + (f", or {end.kind.address_hint}" if end.kind.address_hint else ""),
                        subject, end.link.id)
         for address in interface.addresses:
             if "/" not in address:
@@ -271,7 +277,7 @@ class Compiler:
         for index, op in enumerate(ops):
             for resource in op.provides():
                 providers.setdefault(resource, []).append(index)
-        graph = nx.DiGraph()
+        graph: nx.DiGraph[int] = nx.DiGraph()
         graph.add_nodes_from(range(len(ops)))
         for index, op in enumerate(ops):
             for resource in op.requires():
@@ -293,8 +299,8 @@ def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None 
     return Compiler(topology, registry, facts or HostFacts(), trust).run()
 
 
-def analyse(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
-            ) -> LabContext:
+def lab_context(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
+                ) -> LabContext:
     """The lab in context (namespaces, devices, broadcast domains) without lowering it: for exec, ping, iperf."""
     compiler = Compiler(topology, registry, facts or HostFacts(), trust)
     compiler.check()

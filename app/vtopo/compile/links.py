@@ -5,8 +5,8 @@ from typing import Iterator
 
 from vtopo.kinds.contract import EndContext, Role, SegmentKind
 from vtopo.kinds.environment import LabNames
-from vtopo.ops import (AddAddress, ConfigureLink, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, Op,
-                               SetImpairment)
+from vtopo.ops import (AddAddress, ConfigureLink, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, LinkType, Op,
+                       SetImpairment)
 
 
 def medium_for(a: EndContext, b: EndContext) -> str | None:
@@ -33,12 +33,12 @@ def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]
                          peer_netns=other.netns)
         return
     segment, child = (a, b) if a.kind.role is Role.SEGMENT else (b, a)
-    if a.medium == "macvlan":
+    if a.medium == LinkType.MACVLAN:
         assert isinstance(segment.kind, SegmentKind)
         context = segment.owner
         yield CreateMacvlan(owner=owner, name=child.device, netns=child.netns,
                             lower=segment.kind.lower_device(context), lower_netns=None, mode=segment.kind.mode(context))
-    elif a.medium == "macvtap":
+    elif a.medium == LinkType.MACVTAP:
         assert isinstance(segment.kind, SegmentKind)
         context = segment.owner
         yield CreateMacvtap(owner=owner, name=child.device, lower=segment.kind.lower_device(context),
@@ -59,7 +59,7 @@ def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op
         seen.add((end.netns, end.device))
         interface = end.end.interface
         if end.kind.role is Role.MACHINE:
-            mac = end.guest_mac() if end.medium == "macvtap" else ""
+            mac = end.guest_mac() if end.medium == LinkType.MACVTAP else ""
         else:
             mac = interface.mac
         yield ConfigureLink(owner=owner, name=end.device, netns=end.netns, mtu=interface.mtu or end.other.end.interface.mtu,

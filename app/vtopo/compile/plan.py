@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 from vtopo.model.problems import Problem
-from vtopo.ops import Op
+from vtopo.model.rules import lab_tag
+from vtopo.ops import Op, comment
 
 
 @dataclass(frozen=True)
@@ -48,23 +50,24 @@ class Plan:
 
     def explain(self, owners: set[str] | None = None) -> str:
         """The plan as a commented shell script. `owners` limits it to some nodes and links."""
-        lines = ["#!/bin/sh", f"# vtopo plan for lab {self.lab_name!r}: every object below is named {self.prefix}-*",
-                 "set -e"]
+        lines = ["#!/bin/sh",
+                 f"# vtopo plan for lab {comment(repr(self.lab_name))}: every object below is named {self.prefix}-*",
+                 "set -e", f"LAB_TAG={shlex.quote(lab_tag(self.prefix))}  # the tag on every object the lab makes"]
         if self.notes:
-            lines += ["#"] + [f"# {line}".rstrip() for line in self.notes.splitlines()]
+            lines += ["#"] + [f"# {comment(line)}".rstrip() for line in self.notes.splitlines()]
         for warning in self.warnings:
-            lines.append(f"# {warning}")
+            lines.append(f"# {comment(str(warning))}")
         current_owner = None
         for step in self.steps:
             if owners is not None and step.op.owner not in owners:
                 continue
             if step.op.owner != current_owner:
                 current_owner = step.op.owner
-                lines += ["", f"# ---- {current_owner}"]
+                lines += ["", f"# ---- {comment(current_owner)}"]
             after = f" (after {', '.join(str(d) for d in step.deps)})" if step.deps else ""
-            lines.append(f"# [{step.index}] {step.op.summary()}{after}")
+            lines.append(f"# [{step.index}] {comment(step.op.summary())}{after}")
             lines.extend(step.op.explain())
         teardown = self.teardown()
         lines += ["", "# ---- to tear it all down again (vtopo destroy does this):"]
-        lines += [f"#   {command}" for op in teardown for command in op.explain()]
+        lines += [f"#   {comment(command)}" for op in teardown for command in op.explain()]
         return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from vtopo.kinds.environment import Trust
-from vtopo.measure import Endpoint
+from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
 
 
@@ -54,7 +54,7 @@ class Deployer(Protocol):
 
 
 class DeployedLab(Protocol):
-    def measurable(self) -> Sequence[tuple[Endpoint, Sequence[str]]]: ...
+    def measurable(self) -> Sequence[tuple[MeasureEndpoint, Sequence[str]]]: ...
 
     def path(self, source: str, destination: str) -> str: ...
 

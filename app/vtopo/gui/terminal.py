@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from typing import Any
 
 from PySide6.QtCore import QProcess
 
@@ -19,9 +20,9 @@ def terminal_emulator() -> list[str] | None:
     return None
 
 
-def shell_for(kind: NodeKind | None) -> list[str]:
-    """Routers open vtysh (the FRR shell); everything else a bash."""
-    return ["vtysh"] if kind is not None and kind.name == "router" else ["bash"]
+def shell_for(kind: NodeKind[Any] | None) -> list[str]:
+    """The kind's shell (vtysh on a router), or a bash."""
+    return list(kind.shell) if kind is not None else ["bash"]
 
 
 def unavailable_reason(kind: NodeKind | None, deployed: bool) -> str:

@@ -10,17 +10,16 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Callable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host import nftables, ovs, owned_files, processes
 from vtopo.host.images import open_image
 from vtopo.host.netlink import Netlink, NetlinkError
+from vtopo.model.rules import lab_tag
 
 DAEMON_START_SECONDS = 15.0
 LINGER_SECONDS = 30.0
-TAG_PREFIX = "vtopo:"
 
 
 class OpFailed(Exception):
@@ -40,38 +39,6 @@ class Applier:
     def __init__(self, tag: str):
         self.tag = tag
         self.netlink = Netlink()
-        self._apply: dict[type[o.Op], Callable[[o.Op], None]] = {
-            o.CreateNamespace: self._create_namespace,
-            o.CreateBridge: lambda op: self.netlink.add_bridge(op.name, None, op.stp, op.forward_delay_s, op.ageing_s),
-            o.CreateVeth: lambda op: self.netlink.add_veth(op.name, op.netns, op.peer, op.peer_netns),
-            o.CreateMacvlan: lambda op: self.netlink.add_macvlan(op.name, op.netns, op.lower, op.lower_netns, op.mode),
-            o.CreateMacvtap: lambda op: self.netlink.add_macvtap(op.name, op.lower, None, op.mode),
-            o.CreateTap: lambda op: self.netlink.add_tap(op.name, None),
-            o.SetMaster: self._set_master,
-            o.ConfigureLink: lambda op: self.netlink.set_link(op.name, op.netns, mtu=op.mtu or None, mac=op.mac or None,
-                                                              alias=op.alias or None, up=op.up),
-            o.AddAddress: lambda op: self.netlink.add_address(op.name, op.netns, op.cidr),
-            o.AddRoute: lambda op: self.netlink.add_route(op.netns, op.destination, op.gateway),
-            o.SetSysctl: lambda op: self.netlink.set_sysctl(op.netns, op.key, op.value),
-            o.SetImpairment: lambda op: self.netlink.set_impairment(
-                op.name, op.netns, delay_ms=op.delay_ms, jitter_ms=op.jitter_ms, loss_pct=op.loss_pct,
-                rate_mbit=op.rate_mbit),
-            o.SetTxChecksum: lambda op: self.netlink.set_tx_checksum(op.name, op.netns, op.enabled),
-            o.OvsAddFlows: lambda op: ovs.add_flows(op.bridge, list(op.flows)),
-            o.MakeDirectory: self._make_directory,
-            o.WriteFile: lambda op: owned_files.write_file(op.path, op.content),
-            o.StartProcess: self._start_process,
-            o.ContainForwarding: lambda op: nftables.contain_forwarding(op.table, op.device_prefix),
-        }
-        self._undo: dict[type[o.Op], Callable[[o.Op], None]] = {
-            o.DeleteNamespace: self._delete_namespace,
-            o.DeleteLink: self._delete_link,
-            o.OvsDeleteBridge: lambda op: ovs.vsctl([["--if-exists", "del-br", op.name]]),
-            o.RemoveDirectory: lambda op: shutil.rmtree(op.path, ignore_errors=True),
-            o.RemoveFile: lambda op: Path(op.path).unlink(missing_ok=True),
-            o.StopProcess: self._stop_process,
-            o.RemoveNftTable: lambda op: nftables.delete_table(op.table),
-        }
 
     def close(self) -> None:
         self.netlink.close()
@@ -80,29 +47,81 @@ class Applier:
 
     def apply(self, op: o.Op) -> None:
         try:
-            self._apply[type(op)](op)
+            self._apply(op)
         except (NetlinkError, ovs.OvsError, processes.DaemonError, nftables.NftError, OSError, ValueError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def undo(self, op: o.Op) -> None:
         try:
-            self._undo[type(op)](op)
+            self._undo(op)
         except (NetlinkError, ovs.OvsError, nftables.NftError, OSError) as error:
             raise OpFailed(op, _reason(error)) from error
 
+    def _apply(self, op: o.Op) -> None:
+        match op:
+            case o.CreateNamespace():
+                self._create_namespace(op)
+            case o.CreateBridge():
+                self.netlink.add_bridge(op.name, None, op.stp, op.forward_delay_s, op.ageing_s)
+            case o.CreateVeth():
+                self.netlink.add_veth(op.name, op.netns, op.peer, op.peer_netns)
+            case o.CreateMacvlan():
+                self.netlink.add_macvlan(op.name, op.netns, op.lower, op.lower_netns, op.mode)
+            case o.CreateMacvtap():
+                self.netlink.add_macvtap(op.name, op.lower, None, op.mode)
+            case o.CreateTap():
+                self.netlink.add_tap(op.name, None)
+            case o.SetMaster():
+                self._set_master(op)
+            case o.ConfigureLink():
+                self.netlink.set_link(op.name, op.netns, mtu=op.mtu or None, mac=op.mac or None, alias=op.alias or None,
+                                      up=op.up)
+            case o.AddAddress():
+                self.netlink.add_address(op.name, op.netns, op.cidr)
+            case o.AddRoute():
+                self.netlink.add_route(op.netns, op.destination, op.gateway)
+            case o.SetSysctl():
+                self.netlink.set_sysctl(op.netns, op.key, op.value)
+            case o.SetImpairment():
+                self.netlink.set_impairment(op.name, op.netns, delay_ms=op.delay_ms, jitter_ms=op.jitter_ms,
+                                            loss_pct=op.loss_pct, rate_mbit=op.rate_mbit)
+            case o.SetTxChecksum():
+                self.netlink.set_tx_checksum(op.name, op.netns, op.enabled)
+            case o.OvsAddFlows():
+                ovs.add_flows(op.bridge, list(op.flows))
+            case o.MakeDirectory():
+                self._make_directory(op)
+            case o.ContainForwarding():
+                nftables.contain_forwarding(op.table, op.device_prefix)
+            case o.WriteFile():
+                owned_files.write_file(op.path, op.content)
+            case o.StartProcess():
+                self._start_process(op)
+            case _:
+                raise KeyError(f"the applier has no way to apply {op.name_of_op}")
+
+    def _undo(self, op: o.Op) -> None:
+        match op:
+            case o.DeleteNamespace():
+                self._delete_namespace(op)
+            case o.DeleteLink():
+                self._delete_link(op)
+            case o.OvsDeleteBridge():
+                ovs.vsctl(op.vsctl())
+            case o.RemoveDirectory():
+                shutil.rmtree(op.path, ignore_errors=True)
+            case o.RemoveFile():
+                Path(op.path).unlink(missing_ok=True)
+            case o.RemoveNftTable():
+                nftables.delete_table(op.table)
+            case o.StopProcess():
+                self._stop_process(op)
+            case _:
+                raise KeyError(f"the applier has no way to undo {op.name_of_op}")
+
     def apply_ovs_batch(self, batch: list[o.Op]) -> None:
         """Bridges and ports in one ovs-vsctl transaction: all of them are made, or none."""
-        commands: list[list[str]] = []
-        for op in batch:
-            tag = ovs.lab_tag_setting(self.tag)
-            if isinstance(op, o.OvsAddBridge):
-                commands += [["add-br", op.name], ["set", "Bridge", op.name, f"datapath_type={op.datapath}",
-                                                   f"fail_mode={op.fail_mode}", tag]]
-            elif isinstance(op, o.OvsAddPort):
-                interface = ["set", "Interface", op.name, f"ofport_request={op.ofport}", tag]
-                if op.port_type:
-                    interface.append(f"type={op.port_type}")
-                commands += [["add-port", op.bridge, op.name], ["set", "Port", op.name, tag], interface]
+        commands = [command for op in batch if isinstance(op, (o.OvsAddBridge, o.OvsAddPort)) for command in op.vsctl()]
         try:
             ovs.vsctl(commands)
         except ovs.OvsError as error:
@@ -136,42 +155,36 @@ class Applier:
 
     # ------------------------------------------------------------ handlers
 
-    def _create_namespace(self, op: o.Op) -> None:
-        assert isinstance(op, o.CreateNamespace)
+    def _create_namespace(self, op: o.CreateNamespace) -> None:
         namespaces.create_netns(op.name)
-        self.netlink.set_link("lo", op.name, up=True, alias=f"{TAG_PREFIX}{self.tag}")
+        self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
 
-    def _delete_namespace(self, op: o.Op) -> None:
-        assert isinstance(op, o.DeleteNamespace)
+    def _delete_namespace(self, op: o.DeleteNamespace) -> None:
         self.netlink.release(op.name)
         try:
             namespaces.delete_netns(op.name)
         except namespaces.NetnsNotFoundError:
             pass
 
-    def _delete_link(self, op: o.Op) -> None:
-        assert isinstance(op, o.DeleteLink)
+    def _delete_link(self, op: o.DeleteLink) -> None:
         try:
             self.netlink.delete_link(op.name, op.netns)
         except NetlinkError as error:
             if not _absent(error):
                 raise
 
-    def _set_master(self, op: o.Op) -> None:
-        assert isinstance(op, o.SetMaster)
+    def _set_master(self, op: o.SetMaster) -> None:
         self.netlink.set_master(op.name, None, op.master)
         if op.hairpin:
             self.netlink.set_hairpin(op.name, None, True)
 
-    def _make_directory(self, op: o.Op) -> None:
-        assert isinstance(op, o.MakeDirectory)
+    def _make_directory(self, op: o.MakeDirectory) -> None:
         path = Path(op.path)
         path.mkdir(parents=True, exist_ok=False)
         if op.user:
             shutil.chown(path, op.user, op.user)
 
-    def _start_process(self, op: o.Op) -> None:
-        assert isinstance(op, o.StartProcess)
+    def _start_process(self, op: o.StartProcess) -> None:
         taps = {fd: Path(f"/dev/tap{self.netlink.index(interface, None)}") for fd, interface in op.tap_fds}
         private: dict[Path, Path] = {}
         for target, source in op.private_dirs:
@@ -190,8 +203,7 @@ class Applier:
             for ours in images.values():
                 os.close(ours)
 
-    def _stop_process(self, op: o.Op) -> None:
-        assert isinstance(op, o.StopProcess)
+    def _stop_process(self, op: o.StopProcess) -> None:
         pid = _read_pid(Path(op.pid_file))
         if pid is not None:
             processes.stop_process(pid, Path(op.match).name)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from vtopo.host import netns as namespaces
 from vtopo.host import nftables, ovs, processes
-from vtopo.host.applier import TAG_PREFIX
 from vtopo.host.deployer import Deployer, DestroyError, Progress, ProgressCallback
 from vtopo.host.netlink import Netlink, NetlinkError
+from vtopo.model.rules import LAB_TAG_PREFIX, OVS_LAB_KEY
 
 RUN_ROOT = Path("/run/vtopo")
 
@@ -71,7 +71,7 @@ def _delete_stray_ovs_bridges() -> list[str]:
     if not ovs.OvsService().running():
         return []
     listing = json.loads(ovs.vsctl([["--columns=name,external_ids", "list", "Bridge"]], options=["--format=json"]))
-    tagged = [row[0] for row in listing["data"] if any(key == "vtopo-lab" for key, _ in row[1][1])]
+    tagged = [row[0] for row in listing["data"] if any(key == OVS_LAB_KEY for key, _ in row[1][1])]
     if tagged:
         ovs.vsctl([["--if-exists", "del-br", name] for name in tagged])
     return [f"OVS bridge {name}" for name in tagged]
@@ -89,7 +89,7 @@ def _delete_stray_nft_tables() -> list[str]:
 def _delete_stray_links(netlink: Netlink) -> list[str]:
     deleted = []
     for link in netlink.links(None):
-        if (link.alias or "").startswith(TAG_PREFIX):
+        if (link.alias or "").startswith(LAB_TAG_PREFIX):
             try:
                 netlink.delete_link(link.name, None)
                 deleted.append(f"interface {link.name}")
@@ -106,7 +106,7 @@ def _delete_stray_namespaces(netlink: Netlink) -> list[str]:
         except NetlinkError:
             continue
         netlink.release(name)
-        if lo is not None and (lo.alias or "").startswith(TAG_PREFIX):
+        if lo is not None and (lo.alias or "").startswith(LAB_TAG_PREFIX):
             namespaces.delete_netns(name)
             deleted.append(f"namespace {name}")
     return deleted

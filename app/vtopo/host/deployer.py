@@ -72,7 +72,7 @@ class DestroyError(Exception):
 
 
 @dataclass
-class NodeState:
+class NodeStatus:
     name: str
     state: str  # "running", "degraded", "not deployed"
     detail: str = ""
@@ -83,7 +83,7 @@ class LabStatus:
     lab: str
     prefix: str
     source: str
-    nodes: list[NodeState]
+    nodes: list[NodeStatus]
     document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
 
 
@@ -97,7 +97,8 @@ class Deployer:
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
             return self._facts
-        return host_facts.probe(needs_accel=any(node.kind == "vm" for node in topology.nodes.values()))
+        kinds = (self.kinds.get(node.kind) for node in topology.nodes.values())
+        return host_facts.probe(needs_accel=any(kind is not None and kind.needs_acceleration for kind in kinds))
 
     # ------------------------------------------------------------ deploy
 
@@ -308,5 +309,5 @@ class Deployer:
             owned = by_owner.get(f"node {node.name}", [])
             missing = [op.summary() for op in owned if applier.exists(op) is False]
             state = "degraded" if missing else "running"
-            nodes.append(NodeState(node.name, state, "; missing: " + ", ".join(missing) if missing else ""))
+            nodes.append(NodeStatus(node.name, state, "; missing: " + ", ".join(missing) if missing else ""))
         return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"])

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.model.rules import LAB_TAG_PREFIX
 
 KVM_PROBE_SECONDS = 3.0
 QUAGGA_DIRS = ("/usr/lib/quagga", "/usr/sbin")
@@ -74,7 +75,6 @@ def probe(needs_accel: bool = False) -> HostFacts:
     )
 
 
-LAB_TAG = "vtopo:"  # the ifalias of every interface a lab made (see vtopo.host.applier)
 MAIN_TABLE = 254
 
 
@@ -85,7 +85,7 @@ def with_host_network(consent: Trust) -> Trust:
 
     with IPRoute() as ipr:
         links = {msg["index"]: (msg.get("ifname"), msg.get("ifalias") or "") for msg in ipr.link("dump")}
-        theirs = {index for index, (_, alias) in links.items() if not alias.startswith(LAB_TAG)}
+        theirs = {index for index, (_, alias) in links.items() if not alias.startswith(LAB_TAG_PREFIX)}
         networks = {str(ipaddress.ip_interface(f"{msg.get('IFA_ADDRESS')}/{msg['prefixlen']}").network)
                     for msg in ipr.addr("dump") if msg["index"] in theirs}
         for msg in ipr.route("dump", table=MAIN_TABLE):

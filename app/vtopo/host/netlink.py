@@ -24,10 +24,11 @@ from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError as _Pyroute2Error
 
 from vtopo.host.netns import NetlinkError, NetnsNotFoundError, entered, open_netns
+from vtopo.ops import TBF_LATENCY_MS, LinkType, MacvlanMode, tbf_burst, tbf_rate
 
 __all__ = ["LinkInfo", "Netlink", "NetlinkError", "NetnsNotFoundError", "MACVLAN_MODES"]
 
-MACVLAN_MODES = frozenset({"private", "vepa", "bridge", "passthru", "source"})
+MACVLAN_MODES = frozenset(mode.value for mode in MacvlanMode)
 
 _USER_HZ = 100  # bridge timers travel in clock_t, i.e. centiseconds
 _IFNAMSIZ = 16
@@ -41,8 +42,6 @@ _ETHTOOL_STXCSUM = 0x17
 _IFREQ_SIZE = 40
 _TC_H_ROOT = 0xFFFFFFFF
 _MAX_TC_RATE = 2**32 - 1  # bytes/s in tbf's 32-bit rate, about 34 Gbit/s
-_MIN_TBF_BURST = 2 * 1514
-_TBF_LATENCY_US = 50_000  # queue at most this much traffic, as `tc ... tbf latency 50ms`
 _DEVICE_WAIT_S = 2.0
 
 
@@ -161,7 +160,7 @@ class Netlink:
             self._ipr(netns).link(
                 "add",
                 ifname=name,
-                kind="bridge",
+                kind=LinkType.BRIDGE.value,
                 br_stp_state=int(stp),
                 br_forward_delay=round(forward_delay_s * _USER_HZ),
                 br_ageing_time=round(ageing_s * _USER_HZ),
@@ -171,7 +170,7 @@ class Netlink:
         """Create a veth pair in one request, each end directly in its namespace under its final name."""
         with _kernel(f"add veth {name}{_where(netns)} peer {peer}{_where(peer_netns)}"):
             with self._placed(peer_netns, netns) as placement:
-                self._ipr(netns).link("add", ifname=name, kind="veth", peer={"ifname": peer, **placement})
+                self._ipr(netns).link("add", ifname=name, kind=LinkType.VETH.value, peer={"ifname": peer, **placement})
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         """Create a macvlan on `lower`, directly in `netns` under its final name."""
@@ -180,7 +179,7 @@ class Netlink:
             with self._placed(netns, lower_netns) as placement:
                 link = self._index(lower, lower_netns)
                 self._ipr(lower_netns).link(
-                    "add", ifname=name, kind="macvlan", link=link, macvlan_mode=mode, **placement
+                    "add", ifname=name, kind=LinkType.MACVLAN.value, link=link, macvlan_mode=mode, **placement
                 )
 
     def add_macvtap(self, name: str, lower: str, lower_netns: str | None, mode: str) -> str:
@@ -196,7 +195,7 @@ class Netlink:
             while os.path.exists(f"/dev/tap{index}"):
                 index += 1
             self._ipr(lower_netns).link(
-                "add", index=index, ifname=name, kind="macvtap", link=link, macvtap_mode=mode
+                "add", index=index, ifname=name, kind=LinkType.MACVTAP.value, link=link, macvtap_mode=mode
             )
         path = f"/dev/tap{index}"
         deadline = time.monotonic() + _DEVICE_WAIT_S
@@ -310,7 +309,7 @@ class Netlink:
         """
         if min(delay_ms, jitter_ms, loss_pct, rate_mbit) < 0 or loss_pct > 100:
             raise ValueError("impairments are non-negative and loss is a percentage")
-        rate = round(rate_mbit * 1_000_000 / 8)  # bytes/s
+        rate = tbf_rate(rate_mbit)
         if rate > _MAX_TC_RATE:
             raise ValueError(f"rate {rate_mbit} Mbit/s is above what tbf takes")
         with _kernel(f"set impairment of {name}{_where(netns)}"):
@@ -334,10 +333,9 @@ class Netlink:
                 )
                 tbf_parent = 0x10001  # 1:1, netem's only class
             if rate:
-                burst = max(rate // 100, _MIN_TBF_BURST)  # 10 ms worth, at least two frames
                 ipr.tc(
-                    "add", "tbf", index=index, handle="2:", parent=tbf_parent, rate=rate, burst=burst,
-                    latency=_TBF_LATENCY_US,
+                    "add", "tbf", index=index, handle="2:", parent=tbf_parent, rate=rate, burst=tbf_burst(rate_mbit),
+                    latency=TBF_LATENCY_MS * 1000,  # microseconds
                 )
 
     def set_tx_checksum(self, name: str, netns: str | None, enabled: bool) -> None:

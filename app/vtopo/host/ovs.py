@@ -25,11 +25,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from vtopo.ops import ovs_lab_tag
+
 OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
 OVS_RUNDIR = Path(os.environ.get("OVS_RUNDIR", "/var/run/openvswitch"))
 OVS_LOGDIR = Path(os.environ.get("OVS_LOGDIR", "/var/log/openvswitch"))
-LAB_KEY = "vtopo-lab"
-"""The external_ids key that marks an OVS object as belonging to a vtopo lab."""
 
 # Options for `ovs-ctl start` without systemd. Mirrors Debian's ovsdb-server/ovs-vswitchd units
 # (--system-id=random, --no-record-hostname); --no-mlockall because a lab tool has no need to pin
@@ -202,19 +202,9 @@ def add_flows(bridge: str, flows: list[str]) -> None:
     _run(["ovs-ofctl", "add-flows", bridge, "-"], input="\n".join(flows) + "\n")
 
 
-def lab_tag_setting(lab_tag: str) -> str:
-    """The column setting that tags an object, for `set Bridge|Port|Interface NAME <this>`."""
-    return f"external_ids:{LAB_KEY}={_ovsdb_string(lab_tag)}"
-
-
-def _ovsdb_string(value: str) -> str:
-    # ovs-vsctl parses values as OVSDB atoms; a JSON-quoted string is always taken literally.
-    return json.dumps(value)
-
-
 def _find_names(table: str, lab_tag: str) -> list[str]:
     out = vsctl(
-        [["--columns=name", "find", table, lab_tag_setting(lab_tag)]], options=["--format=json"]
+        [["--columns=name", "find", table, ovs_lab_tag(lab_tag)]], options=["--format=json"]
     )
     data = json.loads(out)["data"] if out.strip() else []
     return sorted(row[0] for row in data)

@@ -53,13 +53,13 @@ def _missing_binary(binary: str) -> Problem:
     name = Path(binary).name
     package = PACKAGE_OF.get(name, name)
     return Problem(f"{binary} is not installed; install it with `apt-get install {package}` (or run `make setup`)",
-                   "host")
+                   "this host")
 
 
 def check(plan: Plan, netlink: Netlink, already_deployed: bool) -> None:
     """Raise PreflightFailed listing every reason the plan cannot be applied here, before touching anything."""
     if not has_net_admin():
-        raise PreflightFailed([Problem("deploying needs root (CAP_NET_ADMIN); run it with sudo", "host")])
+        raise PreflightFailed([Problem("deploying needs root (CAP_NET_ADMIN); run it with sudo", "this host")])
     problems = [_missing_binary(b) for b in sorted(required_binaries(plan))
                 if (shutil.which(b) if "/" not in b else (b if os.access(b, os.X_OK) else None)) is None]
     if already_deployed:

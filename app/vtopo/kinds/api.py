@@ -5,8 +5,8 @@ from its hooks. The rest of vtopo can change shape; this module keeps its names.
 """
 from __future__ import annotations
 
-from vtopo.kinds.contract import (CannotRunInside, EmptySettings, EndContext, LabContext, NodeContext, NodeKind,
-                                  PortSpec, Role, SegmentKind)
+from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, EmptySettings, EndContext, LabContext,
+                                  LoopProtection, NodeContext, NodeKind, PortSpec, Role, SegmentKind)
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
@@ -16,10 +16,10 @@ from vtopo.ops import (AddAddress, AddRoute, ConfigureLink, CreateBridge, Create
                        WriteFile, addresses_resource, dev_resource, up_resource)
 
 __all__ = [
-    "BUILTIN_IMAGE", "MAX_INTERFACE_NAME", "AddAddress", "AddRoute", "CannotRunInside", "ConfigureLink",
-    "ConsentRequest", "CreateBridge",
+    "BUILTIN_IMAGE", "ECHO_SERVER", "IPERF3_SERVER", "MAX_INTERFACE_NAME", "AddAddress", "AddRoute",
+    "CannotRunInside", "ConfigureLink", "ConsentRequest", "CreateBridge",
     "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
-    "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec",
+    "LoopProtection",    "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec",
     "Problem", "Role", "SegmentKind", "SetMaster", "SetSysctl", "SetTxChecksum", "Severity", "StartProcess",
     "WriteFile", "addresses_resource", "dev_resource", "image_path", "image_problem", "setting", "up_resource",
 ]

@@ -8,7 +8,7 @@ from abc import ABC
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar, Generic, Iterable, TypeVar
 
 from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
@@ -16,8 +16,24 @@ from vtopo.model.topology import Endpoint, Link, Node, Topology
 from vtopo.ops import Op
 
 
+S = TypeVar("S")  # a kind's settings dataclass
+
+
 class CannotRunInside(Exception):
     """The node has no place to run a command in (a VM without a shell, say); the message says what exists."""
+
+
+IPERF3_SERVER = "iperf3"
+"""A standing server (NodeKind.standing_servers): `iperf3 -s`, serving one test at a time."""
+ECHO_SERVER = "echo"
+"""A standing server: a TCP server that sends back what it receives, the other end of a request/response test."""
+
+
+class LoopProtection(str, Enum):
+    """What a switch kind can run against switching loops."""
+
+    NONE = "none"
+    STP = "stp"  # the spanning tree protocol, when the node's settings turn it on
 
 
 class Role(str, Enum):
@@ -74,7 +90,7 @@ class EndContext:
 
     link: Link
     end: Endpoint
-    owner: NodeContext
+    owner: NodeContext[Any]
     link_name: str
     medium: str = ""
     device: str = ""  # empty when this end has no device of its own (a macvlan segment's end)
@@ -86,7 +102,7 @@ class EndContext:
         return self.owner.node
 
     @property
-    def kind(self) -> NodeKind:
+    def kind(self) -> NodeKind[Any]:
         return self.owner.kind
 
     @property
@@ -103,10 +119,12 @@ class EndContext:
 
 
 @dataclass(eq=False)
-class NodeContext:
+class NodeContext(Generic[S]):
+    """A node in context: its kind, its settings parsed into the kind's settings dataclass, and its link ends."""
+
     node: Node
-    kind: NodeKind
-    settings: Any
+    kind: NodeKind[S]
+    settings: S
     lab: LabContext
     ends: list[EndContext] = field(default_factory=list)
 
@@ -122,9 +140,6 @@ class NodeContext:
     def subject(self) -> str:
         return f"node {self.node.name}"
 
-    def end_on(self, port: str) -> EndContext | None:
-        return next((e for e in self.ends if e.end.port == port), None)
-
 
 @dataclass(eq=False)
 class LabContext:
@@ -132,15 +147,15 @@ class LabContext:
     names: LabNames
     facts: HostFacts
     trust: Trust = field(default_factory=Trust)
-    nodes: dict[str, NodeContext] = field(default_factory=dict)
+    nodes: dict[str, NodeContext[Any]] = field(default_factory=dict)
     ends: list[EndContext] = field(default_factory=list)
     domains: list[list[EndContext]] = field(default_factory=list)  # the ends on each L2 segment, once named
 
-    def node_named(self, name: str) -> NodeContext | None:
+    def node_named(self, name: str) -> NodeContext[Any] | None:
         return next((n for n in self.nodes.values() if n.node.name == name), None)
 
 
-class NodeKind(ABC):
+class NodeKind(ABC, Generic[S]):
     """A kind of node. Subclasses set the class attributes and override the hooks they need."""
 
     name: ClassVar[str]
@@ -152,6 +167,11 @@ class NodeKind(ABC):
     settings_type: ClassVar[type] = EmptySettings
     connect_hint: ClassVar[str] = ""
     icon_file: ClassVar[str] = ""
+    name_stem: ClassVar[str] = ""  # new nodes are named stem+number (r1, br2); "" uses the kind's name
+    shell: ClassVar[tuple[str, ...]] = ("bash",)  # what a terminal on a running node opens
+    needs_acceleration: ClassVar[bool] = False  # a lab with such a node makes the host probe for KVM
+    loop_protection: ClassVar[LoopProtection] = LoopProtection.NONE
+    address_hint: ClassVar[str] = ""  # where an address goes instead, said when a port of this kind is given one
 
     def icon_path(self) -> Path:
         """The kind's SVG icon. Built-in kinds keep theirs in resources/icons."""
@@ -159,15 +179,15 @@ class NodeKind(ABC):
 
         return icon(self.icon_file or f"{self.name}.svg")
 
-    def netns(self, node: NodeContext) -> str | None:
+    def netns(self, node: NodeContext[S]) -> str | None:
         """The namespace a NAMESPACE-role node's interfaces live in; None for the host's own."""
         return node.names.netns(node.node.name)
 
-    def device_name(self, node: NodeContext, end: EndContext) -> str:
+    def device_name(self, node: NodeContext[S], end: EndContext) -> str:
         """The name of the device at this end of a link, as it appears where it lives."""
         return node.names.host_device(node.node.name, end.end.port)
 
-    def command_in(self, node: NodeContext, argv: list[str]) -> list[str]:
+    def command_in(self, node: NodeContext[S], argv: list[str]) -> list[str]:
         """The argv that runs `argv` inside this node (measurements and `vtopo exec` use it); CannotRunInside
         for a node with no namespace of its own (a switch or segment forwards frames; it has no shell)."""
         if self.role is not Role.NAMESPACE:
@@ -176,57 +196,53 @@ class NodeKind(ABC):
         netns = self.netns(node)
         return ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
 
-    def standing_servers(self, node: NodeContext) -> dict[str, int]:
+    def standing_servers(self, node: NodeContext[S]) -> dict[str, int]:
         """Services that always listen in this node, by name (see vtopo.measure.nodes) with their ports:
         measurements aim at them instead of starting their own."""
         return {}
 
-    def host_addresses(self, node: NodeContext) -> list[str]:
+    def host_addresses(self, node: NodeContext[S]) -> list[str]:
         """Addresses (with prefix) the host's own namespace has on this node, as on a numbered bridge: the host
         reaches what lies behind it with no link in the drawing."""
         return []
 
-    def console_socket(self, node: NodeContext) -> str | None:
+    def protects_loops(self, node: NodeContext[S]) -> bool:
+        """Whether this node runs its loop protection (a bridge with STP on)."""
+        return False
+
+    def console_socket(self, node: NodeContext[S]) -> str | None:
         """The unix socket of the node's serial console, for a node without a shell vtopo can start (a VM)."""
         return None
 
-    def check(self, node: NodeContext) -> Iterable[Problem]:
+    def check(self, node: NodeContext[S]) -> Iterable[Problem]:
         return ()
 
-    def forwards_in_host(self, node: NodeContext) -> bool:
+    def forwards_in_host(self, node: NodeContext[S]) -> bool:
         """Whether the node turns on forwarding in the host's own namespace (a routing numbered bridge): the lab
         then gets an nftables table that keeps what the host forwards between the lab's own devices."""
         return False
 
-    def resources(self, node: NodeContext) -> tuple[int, int]:
+    def resources(self, node: NodeContext[S]) -> tuple[int, int]:
         """The host memory (MiB) and CPUs the node takes for itself, as a VM does; the compiler adds them up."""
         return 0, 0
 
-    def lower(self, node: NodeContext) -> Iterable[Op]:
+    def lower(self, node: NodeContext[S]) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""
         return ()
 
-    def attach(self, node: NodeContext, end: EndContext) -> Iterable[Op]:
+    def attach(self, node: NodeContext[S], end: EndContext) -> Iterable[Op]:
         """Kind-specific ops for a link end that has landed on this node (enslave, add-port...)."""
         return ()
 
-    def settings_of(self, raw: dict[str, Any]) -> Any:
-        from vtopo.kinds.settings import parse_settings
 
-        settings, problems = parse_settings(self.settings_type, raw, "$", self.name, "")
-        if problems:
-            raise ValueError("; ".join(p.message for p in problems))
-        return settings
-
-
-class SegmentKind(NodeKind):
+class SegmentKind(NodeKind[S]):
     """macvlan and macvtap: each link end is a child device hung off one lower device in a given mode."""
 
     role = Role.SEGMENT
     child_media: ClassVar[dict[Role, str]]  # the device made for a child of each role
 
-    def lower_device(self, node: NodeContext) -> str:
+    def lower_device(self, node: NodeContext[S]) -> str:
         raise NotImplementedError
 
-    def mode(self, node: NodeContext) -> str:
-        return str(node.settings.mode)
+    def mode(self, node: NodeContext[S]) -> str:
+        raise NotImplementedError

@@ -4,6 +4,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from vtopo.model.rules import lab_tag
+
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
 NFT_TABLE_PREFIX = "vtopo-"  # the nftables tables of labs are named vtopo-<prefix>: cleanup finds them by it
 
@@ -55,7 +57,7 @@ class LabNames:
 
     @property
     def tag(self) -> str:
-        return f"vtopo:{self.prefix}"
+        return lab_tag(self.prefix)
 
     @property
     def nft_table(self) -> str:

@@ -16,19 +16,19 @@ ENTRY_POINT_GROUP = "vtopo.kinds"
 
 @dataclass
 class Registry:
-    kinds: dict[str, NodeKind] = field(default_factory=dict)
+    kinds: dict[str, NodeKind[Any]] = field(default_factory=dict)
     load_problems: list[str] = field(default_factory=list)
 
-    def register(self, kind: NodeKind) -> None:
+    def register(self, kind: NodeKind[Any]) -> None:
         self.kinds[kind.name] = kind
 
-    def get(self, name: str) -> NodeKind | None:
+    def get(self, name: str) -> NodeKind[Any] | None:
         return self.kinds.get(name)
 
     def __contains__(self, name: str) -> bool:
         return name in self.kinds
 
-    def check_lab(self, topology: Topology) -> tuple[dict[str, Any], list[Problem]]:
+    def check_nodes(self, topology: Topology) -> tuple[dict[str, Any], list[Problem]]:
         """Check kinds, settings and port names. Returns the typed settings of each node by id, and the problems."""
         problems: list[Problem] = []
         settings: dict[str, Any] = {}

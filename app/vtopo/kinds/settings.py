@@ -39,7 +39,12 @@ def setting_fields(settings_type: type) -> list[SettingField]:
     hints = typing.get_type_hints(settings_type)
     result = []
     for f in dataclasses.fields(settings_type):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            raise TypeError(f"setting {settings_type.__name__}.{f.name} has no default")
         result.append(SettingField(f.name, hints[f.name], default, f.metadata.get("vtopo", SettingInfo(f.name))))
     return result
 
@@ -104,7 +109,3 @@ def parse_settings(settings_type: type, raw: dict[str, Any], path: str, subject:
     if problems:
         return None, problems
     return settings_type(**values), []
-
-
-def settings_to_dict(settings: Any) -> dict[str, Any]:
-    return dataclasses.asdict(settings)

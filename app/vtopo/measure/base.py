@@ -78,8 +78,8 @@ class MeasureRun(Generic[S, R]):
         try:
             yield from self._measure()
             if self.cancelled:
-                raise _Cancelled()
-        except _Cancelled:
+                raise Cancelled()
+        except Cancelled:
             result.status = "cancelled"
         except GeneratorExit:  # the caller stopped iterating: the run was cut short
             result.status = "cancelled"
@@ -100,7 +100,7 @@ class MeasureRun(Generic[S, R]):
     def _start(self, argv: list[str], *, what: str, lines: bool) -> Child:
         with self._children_lock:
             if self._cancel.is_set():
-                raise _Cancelled()
+                raise Cancelled()
             child = Child(argv, what=what, lines=lines)
             self._children.append(child)
             self.pids.append(child.pid)
@@ -113,5 +113,5 @@ class MeasureRun(Generic[S, R]):
             child.stop()
 
 
-class _Cancelled(Exception):
+class Cancelled(Exception):
     """Raised inside a run when it was cancelled before a process could start."""

@@ -24,11 +24,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
-from vtopo.measure.base import MeasureRun, _Cancelled
+from vtopo.measure.base import MeasureRun, Cancelled
 from vtopo.measure.iperf_parse import (LISTENING, ClientReport, IntervalAssembler, merge_intervals,
                                        parse_client_json)
 from vtopo.measure.iperf_text import client_error, parse_client_text
-from vtopo.measure.nodes import IPERF3_SERVER, Endpoint, MeasureError
+from vtopo.measure.nodes import IPERF3_SERVER, MeasureEndpoint, MeasureError
 from vtopo.measure.ports import release_port, reserve_port
 from vtopo.measure.preflight import check_reachable
 from vtopo.measure.process import Child
@@ -43,7 +43,7 @@ PORT_ATTEMPTS = 5
 class IperfRun(MeasureRun[IntervalSample, RunResult]):
     """One iperf3 measurement from `source` to `address` (which belongs to `destination`).
 
-        run = IperfRun(Endpoint("h1", in_netns("lab-h1")), Endpoint("h2", in_netns("lab-h2")),
+        run = IperfRun(MeasureEndpoint("h1", in_netns("lab-h1")), MeasureEndpoint("h2", in_netns("lab-h2")),
                        "10.0.0.2", IperfOptions(duration_s=5))
         for sample in run:            # one per interval (two with --bidir), as they arrive
             print(sample.end, sample.bits_per_second)
@@ -55,8 +55,8 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
 
     def __init__(
         self,
-        source: Endpoint,
-        destination: Endpoint,
+        source: MeasureEndpoint,
+        destination: MeasureEndpoint,
         address: str,
         options: IperfOptions | None = None,
         *,
@@ -127,7 +127,7 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
             while True:
                 if self.cancelled:
                     release_port(port)
-                    raise _Cancelled()
+                    raise Cancelled()
                 if time.monotonic() > deadline:
                     server.stop()
                     release_port(port)
@@ -262,7 +262,8 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         error = client_error(lines)
         if error is not None:
             hint = f" (the iperf3 server in {self.destination.name} runs one test at a time)" if "busy" in error else ""
-            raise MeasureError(f"iperf3 client in {self.source.name} to {self.destination.name} at {address} port {port}: "
+            raise MeasureError(f"iperf3 client in {self.source.name} to {self.destination.name} at {address} "
+                               f"port {port}: "
                                f"{error}{hint}")
         report = parse_client_text(lines, options, live)
         if report.forward is None and report.reverse is None:

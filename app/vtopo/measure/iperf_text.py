@@ -5,7 +5,7 @@ whose output vtopo cannot read (a VM's built-in guest), so the client is the onl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vtopo.measure.iperf_parse import (A_COUNT, BYTE_UNITS, INTERVAL_LINE, RATE_UNITS, UDP_RECEIVER, ClientReport,
                                        role_direction)
@@ -45,21 +45,19 @@ def _summary_line(line: str, default: Direction) -> _SummaryLine | None:
         return None
     rest = rest[: -len(side)].strip()
     direction = role_direction(m["role"], default)
-    fields: dict[str, float | int] = {}
-    if (udp := UDP_RECEIVER.match(rest)) is not None:
-        fields["packets"] = int(udp["total"])
-        if side == "receiver":
-            lost = max(0, int(udp["lost"]))
-            fields.update(jitter_ms=float(udp["jitter"]), lost_packets=lost,
-                          lost_percent=100.0 * lost / int(udp["total"]) if int(udp["total"]) else 0.0)
-    elif (tcp := A_COUNT.match(rest)) is not None and side == "sender":
-        fields["retransmits"] = int(tcp["count"])
     totals = Totals(
         bytes=int(float(m["xfer"]) * BYTE_UNITS[m["xunit"]]),
         seconds=float(m["end"]) - float(m["start"]),
         bits_per_second=float(m["rate"]) * RATE_UNITS[m["runit"]],
-        **fields,  # type: ignore[arg-type]
     )
+    if (udp := UDP_RECEIVER.match(rest)) is not None:
+        totals = replace(totals, packets=int(udp["total"]))
+        if side == "receiver":
+            lost = max(0, int(udp["lost"]))
+            totals = replace(totals, jitter_ms=float(udp["jitter"]), lost_packets=lost,
+                             lost_percent=100.0 * lost / int(udp["total"]) if int(udp["total"]) else 0.0)
+    elif (tcp := A_COUNT.match(rest)) is not None and side == "sender":
+        totals = replace(totals, retransmits=int(tcp["count"]))
     return _SummaryLine(m["id"], direction, side, totals)
 
 

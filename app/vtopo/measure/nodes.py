@@ -8,12 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from vtopo.kinds.contract import ECHO_SERVER, IPERF3_SERVER
+
 InNode = Callable[[list[str]], list[str]]
 
-IPERF3_SERVER = "iperf3"
-"""`iperf3 -s`, serving one test at a time."""
-ECHO_SERVER = "echo"
-"""A TCP server that sends back what it receives: the other end of a request/response test."""
 
 Refusal = Callable[[str], "str | None"]
 """Why a node must not send to an address, or None when it may."""
@@ -34,7 +32,7 @@ def in_netns(netns: str) -> InNode:
 
 
 @dataclass(frozen=True)
-class Endpoint:
+class MeasureEndpoint:
     """One side of a measurement: the node's name (for messages) and how to run a command in it.
 
     A node vtopo cannot run commands in has no `in_node`, and `cannot_run` says why. `servers` are the

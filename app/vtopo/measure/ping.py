@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from vtopo.measure.base import MeasureRun, _Cancelled
-from vtopo.measure.nodes import Endpoint, MeasureError
+from vtopo.measure.base import MeasureRun, Cancelled
+from vtopo.measure.nodes import MeasureEndpoint, MeasureError
 from vtopo.measure.preflight import describe_ping_failure
 from vtopo.measure.record import RunRecord
 
@@ -98,8 +98,8 @@ class PingRun(MeasureRun[PingReply, PingResult]):
 
     def __init__(
         self,
-        source: Endpoint,
-        destination: str,
+        source: MeasureEndpoint,
+        destination: MeasureEndpoint,
         address: str,
         options: PingOptions | None = None,
         *,
@@ -107,7 +107,7 @@ class PingRun(MeasureRun[PingReply, PingResult]):
         path: str = "",
     ) -> None:
         self.options = options or PingOptions()
-        super().__init__(PingResult(source=source.name, destination=destination, address=address,
+        super().__init__(PingResult(source=source.name, destination=destination.name, address=address,
                                     options=self.options, lab=lab, path=path))
         self.source = source
         self.address = address
@@ -134,7 +134,7 @@ class PingRun(MeasureRun[PingReply, PingResult]):
         reported: set[int] = set()
         while True:
             if self.cancelled:
-                raise _Cancelled()
+                raise Cancelled()
             if time.monotonic() > deadline:
                 raise MeasureError(f"ping in {self.source.name} to {self.address} did not end in time")
             try:

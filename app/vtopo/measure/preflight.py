@@ -1,11 +1,11 @@
 """Before a measurement: can the source reach the destination address at all?"""
 from __future__ import annotations
 
-from vtopo.measure.nodes import Endpoint, UnreachableError
+from vtopo.measure.nodes import MeasureEndpoint, UnreachableError
 from vtopo.measure.process import run_quick
 
 
-def check_reachable(source: Endpoint, address: str, *, destination: str = "", timeout_s: float = 1.0) -> None:
+def check_reachable(source: MeasureEndpoint, address: str, *, destination: str = "", timeout_s: float = 1.0) -> None:
     """One ping from `source` to `address`; raises `UnreachableError` with a message that says why.
 
     `destination` is the node that owns the address, named in the message when given.

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import IO
+from typing import IO, Any
 
 _EOF = None
 
@@ -34,7 +34,7 @@ class Child:
         self._stop_lock = threading.Lock()
         try:
             if lines:
-                self.popen = subprocess.Popen(
+                self.popen: subprocess.Popen[Any] = subprocess.Popen(
                     argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     start_new_session=True, text=True, bufsize=1, errors="replace",
                 )

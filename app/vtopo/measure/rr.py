@@ -16,8 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from vtopo.measure.base import MeasureRun, _Cancelled
-from vtopo.measure.nodes import ECHO_SERVER, Endpoint, MeasureError
+from vtopo.measure.base import MeasureRun, Cancelled
+from vtopo.measure.nodes import ECHO_SERVER, MeasureEndpoint, MeasureError
 from vtopo.measure.preflight import check_reachable
 from vtopo.measure.process import Child
 from vtopo.measure.record import RunRecord
@@ -97,8 +97,8 @@ class RRRun(MeasureRun[RRSample, RRResult]):
 
     def __init__(
         self,
-        source: Endpoint,
-        destination: Endpoint,
+        source: MeasureEndpoint,
+        destination: MeasureEndpoint,
         address: str,
         options: RROptions | None = None,
         *,
@@ -114,7 +114,7 @@ class RRRun(MeasureRun[RRSample, RRResult]):
         self.address = address
         self.preflight = preflight
 
-    def _agent(self, endpoint: Endpoint, args: list[str]) -> list[str]:
+    def _agent(self, endpoint: MeasureEndpoint, args: list[str]) -> list[str]:
         return endpoint.argv([self.options.python, "-c", agent_source(), *args])
 
     def _measure(self) -> Iterator[RRSample]:
@@ -142,7 +142,7 @@ class RRRun(MeasureRun[RRSample, RRResult]):
         seen: list[str] = []
         while time.monotonic() < deadline:
             if self.cancelled:
-                raise _Cancelled()
+                raise Cancelled()
             try:
                 line = server.next_line(timeout=0.05)
             except queue.Empty:

@@ -13,15 +13,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from vtopo.measure.nodes import IPERF3_SERVER, Endpoint, in_netns
+from vtopo.measure.nodes import IPERF3_SERVER, MeasureEndpoint, in_netns
 
 S = TypeVar("S")
 
 
 @dataclass(frozen=True)
 class NetnsPair:
-    a: Endpoint
-    b: Endpoint
+    a: MeasureEndpoint
+    b: MeasureEndpoint
     netns_a: str
     netns_b: str
     address_a: str
@@ -57,7 +57,8 @@ def netns_pair(tag: str = "t", subnet: str = "10.251") -> Iterator[NetnsPair]:
             _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
             _ip("-n", ns, "link", "set", dev, "up")
             _ip("-n", ns, "link", "set", "lo", "up")
-        yield NetnsPair(Endpoint("a", in_netns(ns_a)), Endpoint("b", in_netns(ns_b)), ns_a, ns_b, addr_a, addr_b)
+        yield NetnsPair(MeasureEndpoint("a", in_netns(ns_a)), MeasureEndpoint("b", in_netns(ns_b)), ns_a, ns_b, addr_a,
+                        addr_b)
     finally:
         for ns in created:
             _end_processes_in(ns)
@@ -65,7 +66,7 @@ def netns_pair(tag: str = "t", subnet: str = "10.251") -> Iterator[NetnsPair]:
 
 
 @contextmanager
-def standing_iperf3_server(pair: NetnsPair, port: int) -> Iterator[Endpoint]:
+def standing_iperf3_server(pair: NetnsPair, port: int) -> Iterator[MeasureEndpoint]:
     """b as a VM would be: an `iperf3 -s` that always runs in it, and no way to run commands there."""
     server = subprocess.Popen(["ip", "netns", "exec", pair.netns_b, "iperf3", "-s", "-p", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -75,7 +76,8 @@ def standing_iperf3_server(pair: NetnsPair, port: int) -> Iterator[Endpoint]:
             ["ip", "netns", "exec", pair.netns_b, "ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True
         ).stdout.strip():
             time.sleep(0.05)
-        yield Endpoint(pair.b.name, None, {IPERF3_SERVER: port}, f"{pair.b.name} is a VM: vtopo has no shell inside it")
+        yield MeasureEndpoint(pair.b.name, None, {IPERF3_SERVER: port},
+                              f"{pair.b.name} is a VM: vtopo has no shell inside it")
     finally:
         server.terminate()
         server.wait(5)

@@ -94,12 +94,6 @@ class Link:
     def ends(self) -> tuple[Endpoint, Endpoint]:
         return (self.a, self.b)
 
-    def end_at(self, node_id: str) -> Endpoint:
-        return self.a if self.a.node == node_id else self.b
-
-    def other_end(self, node_id: str) -> Endpoint:
-        return self.b if self.a.node == node_id else self.a
-
 
 @dataclass
 class Annotation:

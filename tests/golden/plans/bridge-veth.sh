@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'bridge-veth': every object below is named vt1ee-*
 set -e
+LAB_TAG=vtopo:vt1ee  # the tag on every object the lab makes
 #
 # Containers on a Linux bridge, each joined by a veth pair (seed 001, case a).
 # One end of each veth is eth0 inside the container's namespace; the other end stays in the host
@@ -16,17 +17,17 @@ ip link set dev vt1ee-br0 alias vtopo:vt1ee up
 # ---- node c1
 # [3] create network namespace vt1ee-c1
 ip netns add vt1ee-c1
-ip -n vt1ee-c1 link set lo up
+ip -n vt1ee-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [4] create network namespace vt1ee-c2
 ip netns add vt1ee-c2
-ip -n vt1ee-c2 link set lo up
+ip -n vt1ee-c2 link set lo up alias "$LAB_TAG"
 
 # ---- node c3
 # [5] create network namespace vt1ee-c3
 ip netns add vt1ee-c3
-ip -n vt1ee-c3 link set lo up
+ip -n vt1ee-c3 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-br0:p1
 # [6] create veth pair vt1ee-br0-p1 <-> eth0 (after 3)

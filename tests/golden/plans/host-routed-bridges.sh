@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'host-routed-bridges': every object below is named vtd5a-*
 set -e
+LAB_TAG=vtopo:vtd5a  # the tag on every object the lab makes
 #
 # Host networking for VMs and containers (seed 003). Two numbered bridges: the host has 172.16.1.1 on br1 and
 # 172.16.2.1 on br2, so it is the router between them (L3), while the hosts on one bridge are switched (L2).
@@ -11,8 +12,8 @@ set -e
 # [1] contain forwarding to the lab's own devices (nftables table vtopo-vtd5a)
 nft add table inet vtopo-vtd5a
 nft add chain inet vtopo-vtd5a forward '{ type filter hook forward priority 0; policy accept; }'
-nft add rule inet vtopo-vtd5a forward iifname 'vtd5a-*' oifname != 'vtd5a-*' counter drop
-nft add rule inet vtopo-vtd5a forward oifname 'vtd5a-*' iifname != 'vtd5a-*' counter drop
+nft add rule inet vtopo-vtd5a forward iifname 'vtd5a-*' oifname '!=' 'vtd5a-*' counter drop
+nft add rule inet vtopo-vtd5a forward oifname 'vtd5a-*' iifname '!=' 'vtd5a-*' counter drop
 
 # ---- node br1
 # [2] create Linux bridge vtd5a-br1
@@ -37,17 +38,17 @@ sysctl -qw net.ipv4.conf.vtd5a-br2.forwarding=1
 # ---- node c1
 # [10] create network namespace vtd5a-c1
 ip netns add vtd5a-c1
-ip -n vtd5a-c1 link set lo up
+ip -n vtd5a-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [11] create network namespace vtd5a-c2
 ip netns add vtd5a-c2
-ip -n vtd5a-c2 link set lo up
+ip -n vtd5a-c2 link set lo up alias "$LAB_TAG"
 
 # ---- node c3
 # [12] create network namespace vtd5a-c3
 ip netns add vtd5a-c3
-ip -n vtd5a-c3 link set lo up
+ip -n vtd5a-c3 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-br1:p1
 # [13] create veth pair vtd5a-br1-p1 <-> eth0 (after 10)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'l2-vs-l3': every object below is named vtd05-*
 set -e
+LAB_TAG=vtopo:vtd05  # the tag on every object the lab makes
 #
 # L2 against L3. On the left, h1 and h2 share one bridge: one broadcast domain, frames switched by MAC.
 # Between the LANs, two OSPF routers (zebra + ospfd) route by IP: lan1 (10.1.0.0/24) and lan2 (10.2.0.0/24)
@@ -28,7 +29,7 @@ ip link set dev vtd05-lan2 alias vtopo:vtd05 up
 # ---- node r1
 # [6] create network namespace vtd05-r1
 ip netns add vtd05-r1
-ip -n vtd05-r1 link set lo up
+ip -n vtd05-r1 link set lo up alias "$LAB_TAG"
 # [7] sysctl net.ipv4.ip_forward=1 (after 6)
 ip netns exec vtd05-r1 sysctl -qw net.ipv4.ip_forward=1
 # [8] sysctl net.ipv6.conf.all.forwarding=1 (after 6)
@@ -71,7 +72,7 @@ EOF
 # ---- node r2
 # [13] create network namespace vtd05-r2
 ip netns add vtd05-r2
-ip -n vtd05-r2 link set lo up
+ip -n vtd05-r2 link set lo up alias "$LAB_TAG"
 # [14] sysctl net.ipv4.ip_forward=1 (after 13)
 ip netns exec vtd05-r2 sysctl -qw net.ipv4.ip_forward=1
 # [15] sysctl net.ipv6.conf.all.forwarding=1 (after 13)
@@ -114,17 +115,17 @@ EOF
 # ---- node h1
 # [20] create network namespace vtd05-h1
 ip netns add vtd05-h1
-ip -n vtd05-h1 link set lo up
+ip -n vtd05-h1 link set lo up alias "$LAB_TAG"
 
 # ---- node h2
 # [21] create network namespace vtd05-h2
 ip netns add vtd05-h2
-ip -n vtd05-h2 link set lo up
+ip -n vtd05-h2 link set lo up alias "$LAB_TAG"
 
 # ---- node h3
 # [22] create network namespace vtd05-h3
 ip netns add vtd05-h3
-ip -n vtd05-h3 link set lo up
+ip -n vtd05-h3 link set lo up alias "$LAB_TAG"
 
 # ---- link h1:eth0-lan1:p1
 # [23] create veth pair vtd05-lan1-p1 <-> eth0 (after 20)

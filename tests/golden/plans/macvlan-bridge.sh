@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'macvlan-bridge': every object below is named vtac1-*
 set -e
+LAB_TAG=vtopo:vtac1  # the tag on every object the lab makes
 #
 # Containers on macvlan, bridge mode (seed 001, case b).
 # In bridge mode the macvlan driver switches frames between siblings itself: no bridge, no veth.
@@ -18,12 +19,12 @@ ip link set dev vtac1-mv-up alias vtopo:vtac1 up
 # ---- node c1
 # [4] create network namespace vtac1-c1
 ip netns add vtac1-c1
-ip -n vtac1-c1 link set lo up
+ip -n vtac1-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [5] create network namespace vtac1-c2
 ip netns add vtac1-c2
-ip -n vtac1-c2 link set lo up
+ip -n vtac1-c2 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-mv:c1
 # [6] create macvlan eth0 on vtac1-mv, mode bridge (after 1, 4)

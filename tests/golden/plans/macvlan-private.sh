@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'macvlan-private': every object below is named vt8de-*
 set -e
+LAB_TAG=vtopo:vt8de  # the tag on every object the lab makes
 #
 # Containers on macvlan, private mode (seed 001, case b).
 # In private mode siblings never reach each other, even when the switch beyond reflects frames.
@@ -17,12 +18,12 @@ ip link set dev vt8de-mv-up alias vtopo:vt8de up
 # ---- node c1
 # [4] create network namespace vt8de-c1
 ip netns add vt8de-c1
-ip -n vt8de-c1 link set lo up
+ip -n vt8de-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [5] create network namespace vt8de-c2
 ip netns add vt8de-c2
-ip -n vt8de-c2 link set lo up
+ip -n vt8de-c2 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-mv:c1
 # [6] create macvlan eth0 on vt8de-mv, mode private (after 1, 4)

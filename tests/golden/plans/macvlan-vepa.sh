@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'macvlan-vepa': every object below is named vt266-*
 set -e
+LAB_TAG=vtopo:vt266  # the tag on every object the lab makes
 #
 # Containers on macvlan, vepa mode (seed 001, case b).
 # In VEPA mode (the kernel's default) siblings cannot talk directly: every frame leaves through the
@@ -25,12 +26,12 @@ bridge link set dev vt266-mv-up hairpin on
 # ---- node c1
 # [7] create network namespace vt266-c1
 ip netns add vt266-c1
-ip -n vt266-c1 link set lo up
+ip -n vt266-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [8] create network namespace vt266-c2
 ip netns add vt266-c2
-ip -n vt266-c2 link set lo up
+ip -n vt266-c2 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-mv:c1
 # [9] create macvlan eth0 on vt266-mv, mode vepa (after 1, 7)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'ovs-openflow': every object below is named vt693-*
 set -e
+LAB_TAG=vtopo:vt693  # the tag on every object the lab makes
 #
 # An Open vSwitch bridge between three containers, driven by OpenFlow rules (seed 004's form).
 # Fail mode is secure, so only the rules forward: port 1 and port 3 are wired together, port 2 is cut off.
@@ -10,22 +11,22 @@ set -e
 
 # ---- node sw
 # [1] create Open vSwitch bridge vt693-sw (netdev datapath)
-ovs-vsctl add-br vt693-sw -- set bridge vt693-sw datapath_type=netdev fail_mode=secure external_ids:vtopo-lab=vt693
+ovs-vsctl add-br vt693-sw -- set Bridge vt693-sw datapath_type=netdev fail_mode=secure 'external_ids:vtopo-lab="vt693"'
 
 # ---- node c1
 # [2] create network namespace vt693-c1
 ip netns add vt693-c1
-ip -n vt693-c1 link set lo up
+ip -n vt693-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [3] create network namespace vt693-c2
 ip netns add vt693-c2
-ip -n vt693-c2 link set lo up
+ip -n vt693-c2 link set lo up alias "$LAB_TAG"
 
 # ---- node c3
 # [4] create network namespace vt693-c3
 ip netns add vt693-c3
-ip -n vt693-c3 link set lo up
+ip -n vt693-c3 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-sw:p1
 # [5] create veth pair vt693-sw-p1 <-> eth0 (after 2)
@@ -39,7 +40,7 @@ ip link set dev vt693-sw-p1 alias vtopo:vt693 up
 
 # ---- node sw
 # [9] add port vt693-sw-p1 to vt693-sw as OpenFlow port 1 (after 1, 5)
-ovs-vsctl add-port vt693-sw vt693-sw-p1 -- set interface vt693-sw-p1 ofport_request=1 external_ids:vtopo-lab=vt693
+ovs-vsctl add-port vt693-sw vt693-sw-p1 -- set Port vt693-sw-p1 'external_ids:vtopo-lab="vt693"' -- set Interface vt693-sw-p1 ofport_request=1 'external_ids:vtopo-lab="vt693"'
 # [10] turn TX checksum offload off on eth0 (OVS userspace datapath) (after 5)
 ip netns exec vt693-c1 ethtool -K eth0 tx off
 
@@ -55,7 +56,7 @@ ip link set dev vt693-sw-p2 alias vtopo:vt693 up
 
 # ---- node sw
 # [15] add port vt693-sw-p2 to vt693-sw as OpenFlow port 2 (after 1, 11)
-ovs-vsctl add-port vt693-sw vt693-sw-p2 -- set interface vt693-sw-p2 ofport_request=2 external_ids:vtopo-lab=vt693
+ovs-vsctl add-port vt693-sw vt693-sw-p2 -- set Port vt693-sw-p2 'external_ids:vtopo-lab="vt693"' -- set Interface vt693-sw-p2 ofport_request=2 'external_ids:vtopo-lab="vt693"'
 # [16] turn TX checksum offload off on eth0 (OVS userspace datapath) (after 11)
 ip netns exec vt693-c2 ethtool -K eth0 tx off
 
@@ -71,11 +72,13 @@ ip link set dev vt693-sw-p3 alias vtopo:vt693 up
 
 # ---- node sw
 # [21] add port vt693-sw-p3 to vt693-sw as OpenFlow port 3 (after 1, 17)
-ovs-vsctl add-port vt693-sw vt693-sw-p3 -- set interface vt693-sw-p3 ofport_request=3 external_ids:vtopo-lab=vt693
+ovs-vsctl add-port vt693-sw vt693-sw-p3 -- set Port vt693-sw-p3 'external_ids:vtopo-lab="vt693"' -- set Interface vt693-sw-p3 ofport_request=3 'external_ids:vtopo-lab="vt693"'
 # [22] install OpenFlow rules on vt693-sw (after 1, 9, 21)
-ovs-ofctl add-flow vt693-sw priority=100,in_port=1,actions=output:3
-ovs-ofctl add-flow vt693-sw priority=100,in_port=3,actions=output:1
-ovs-ofctl add-flow vt693-sw priority=10,actions=drop
+ovs-ofctl add-flows vt693-sw - <<'EOF'
+priority=100,in_port=1,actions=output:3
+priority=100,in_port=3,actions=output:1
+priority=10,actions=drop
+EOF
 # [23] turn TX checksum offload off on eth0 (OVS userspace datapath) (after 17)
 ip netns exec vt693-c3 ethtool -K eth0 tx off
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'vhost-on-off': every object below is named vt65e-*
 set -e
+LAB_TAG=vtopo:vt65e  # the tag on every object the lab makes
 #
 # vhost-net on and off (seed 002). Both VMs sit on a numbered bridge, so the host reaches them through its
 # address on br0: measure host -> von and host -> voff, as the seed did. With vhost on, the kernel's vhost-net

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'vm-router': every object below is named vtc98-*
 set -e
+LAB_TAG=vtopo:vtc98  # the tag on every object the lab makes
 #
 # A VM as the Linux router gateway between two segments (seed 003). vmr has a NIC on each bridge and IP
 # forwarding on in its guest; c1 and c2 use it as their default gateway. Neither bridge gives the host an
@@ -32,12 +33,12 @@ mkdir -p /run/vtopo/vtc98/vmr
 # ---- node c1
 # [7] create network namespace vtc98-c1
 ip netns add vtc98-c1
-ip -n vtc98-c1 link set lo up
+ip -n vtc98-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
 # [8] create network namespace vtc98-c2
 ip netns add vtc98-c2
-ip -n vtc98-c2 link set lo up
+ip -n vtc98-c2 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-br1:p1
 # [9] create veth pair vtc98-br1-p1 <-> eth0 (after 7)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vtopo plan for lab 'vm-tap-vs-macvtap': every object below is named vt00b-*
 set -e
+LAB_TAG=vtopo:vt00b  # the tag on every object the lab makes
 #
 # Two ways to give a VM a NIC (seed 000). vm1's NIC is a tap device enslaved to a Linux bridge that the host
 # is numbered on. vm2's NIC is a macvtap in bridge mode: no bridge at all. QEMU has no macvtap option, so vtopo

@@ -13,9 +13,11 @@ from vtopo.gui.document import clipboard
 from vtopo.gui.document.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, Command,
                                          RemoveAnnotationCommand, RemoveLinkCommand, RemoveNodeCommand,
                                          SetFieldsCommand, macro)
-from vtopo.gui.document.naming import is_valid_name, stem_for, unique_name
+from vtopo.gui.document.naming import stem_for
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
+from vtopo.model.fragment import Fragment, fragment_of, instantiate
+from vtopo.model.rules import is_valid_node_name, link_refusal, unique_name
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
                                   new_id)
 
@@ -75,7 +77,7 @@ class Editor(QObject):
             return None
         at = self.scene.snapped(at) if self.scene.snap_to_grid else at
         taken = {n.name for n in self.topology.nodes.values()}
-        node = Node(new_id("node"), unique_name(stem_for(kind_name), taken), kind_name,
+        node = Node(new_id("node"), unique_name(stem_for(self.registry.kinds[kind_name]), taken), kind_name,
                     position=Position(round(at.x(), 1), round(at.y(), 1)))
         self.undo_stack.push(AddNodeCommand(self.topology, node))
         return node
@@ -97,10 +99,10 @@ class Editor(QObject):
         if a_id == b_id:
             return "a link must join two different nodes"
         a, b = self.topology.nodes[a_id], self.topology.nodes[b_id]
-        for this, other in ((a, b), (b, a)):
-            kind = self.registry.get(this.kind)
-            if kind is not None and other.kind not in kind.connects_to:
-                return f"a {this.kind} cannot be linked to a {other.kind}. {kind.connect_hint}".strip()
+        a_kind, b_kind = self.registry.get(a.kind), self.registry.get(b.kind)
+        if a_kind is not None and b_kind is not None and (refusal := link_refusal(a_kind, b_kind)):
+            return refusal
+        for this, kind in ((a, a_kind), (b, b_kind)):
             if kind is not None and kind.ports.next_free(self.topology.used_ports(this.id)) is None:
                 return f"{this.name} has no free port left ({kind.ports.describe()})"
         return ""
@@ -120,7 +122,7 @@ class Editor(QObject):
         """Why a node may not take this name, or ""."""
         if not name:
             return "a node needs a name"
-        if not is_valid_name(name):
+        if not is_valid_node_name(name):
             return "letters, digits, '-' and '_' only, starting with a letter or digit"
         other = self.topology.node_named(name)
         if other is not None and other.id != node_id:
@@ -261,8 +263,8 @@ class Editor(QObject):
             RemoveAnnotationCommand(self.topology, annotation_id, parent)
         self.undo_stack.push(parent)
 
-    def selection_fragment(self) -> clipboard.Fragment:
-        return clipboard.fragment_of(self.topology, set(self.scene.selected_node_ids()),
+    def selection_fragment(self) -> Fragment:
+        return fragment_of(self.topology, set(self.scene.selected_node_ids()),
                                      set(self.scene.selected_annotation_ids()))
 
     def copy_selection(self) -> None:
@@ -288,10 +290,10 @@ class Editor(QObject):
         if not fragment.empty:
             self.insert_fragment(fragment, PASTE_OFFSET, "Duplicate")
 
-    def insert_fragment(self, fragment: clipboard.Fragment, offset: float, text: str) -> None:
+    def insert_fragment(self, fragment: Fragment, offset: float, text: str) -> None:
         """Add a copy of the fragment (new ids and names, shifted) as one undo step, and select it."""
         taken = {n.name for n in self.topology.nodes.values()}
-        copy = clipboard.instantiate(fragment, taken, Position(offset, offset))
+        copy = instantiate(fragment, taken, Position(offset, offset))
         parent = macro(text)
         for node in copy.nodes:
             AddNodeCommand(self.topology, node, parent)

@@ -17,14 +17,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vtopo.measure import Endpoint, IperfOptions
+from vtopo.measure import MeasureEndpoint, IperfOptions
 
 
 class MeasureTarget(NamedTuple):
     """A node the panel may measure from or to (as DeployedLab.measurable() gives it), and the addresses it
     can be reached at."""
 
-    endpoint: Endpoint
+    endpoint: MeasureEndpoint
     addresses: Sequence[str] = ()
 
     @property
@@ -35,7 +35,7 @@ class MeasureTarget(NamedTuple):
 PathDescriber = Callable[[str, str, str], str]
 """(source, destination, address) -> a description of the path, e.g. "h1 - s1 - r1 - h2"."""
 
-TargetLike = MeasureTarget | tuple[Endpoint, Sequence[str]]
+TargetLike = MeasureTarget | tuple[MeasureEndpoint, Sequence[str]]
 
 
 class MeasureForm(QWidget):

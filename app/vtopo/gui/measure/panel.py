@@ -27,7 +27,7 @@ from vtopo.measure import IntervalSample, IperfRun, MeasureError, RunResult
 from vtopo.measure.history import load_history, save_history
 
 RunnerFactory = Callable[..., IperfRun]
-"""Makes the run: (source Endpoint, destination Endpoint, address, IperfOptions, lab=, path=) -> IperfRun."""
+"""Makes the run: (source MeasureEndpoint, destination MeasureEndpoint, address, IperfOptions, lab=, path=) -> IperfRun."""
 
 
 def _iterate(run: IperfRun, report: Report) -> RunResult:

@@ -1,0 +1,56 @@
+"""Rules that the editor, the loader, the compiler and the host layer share, written once so they cannot drift."""
+from __future__ import annotations
+
+import re
+from typing import Collection, Protocol
+
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+NODE_NAME_RULE = "a node name may hold only letters, digits, '-' and '_', and must start with a letter or digit"
+
+LAB_TAG_PREFIX = "vtopo:"
+"""Link aliases (`ip link set ... alias`) of the devices a lab made start with this, then the lab's prefix."""
+OVS_LAB_KEY = "vtopo-lab"
+"""The external_ids key that marks an OVS bridge, port or interface as a lab's; its value is the lab's prefix."""
+
+
+def is_valid_node_name(name: str) -> bool:
+    return NODE_NAME.fullmatch(name) is not None
+
+
+def unique_name(stem: str, taken: Collection[str]) -> str:
+    """stem1, or the next number no name in `taken` has."""
+    number = 1
+    while f"{stem}{number}" in taken:
+        number += 1
+    return f"{stem}{number}"
+
+
+def stem_of_name(name: str) -> str:
+    """c12 -> c, lan-a3 -> lan-a, r -> r: the stem a copy of this node is renamed from."""
+    stem = name.rstrip("0123456789")
+    return stem if stem and is_valid_node_name(stem) else "n"
+
+
+def lab_tag(prefix: str) -> str:
+    """The tag on everything a lab makes, so that destroy and cleanup find its objects and no others."""
+    return f"{LAB_TAG_PREFIX}{prefix}"
+
+
+class LinkableKind(Protocol):
+    """What the link rule needs to know about a node kind."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def connects_to(self) -> frozenset[str]: ...
+
+    @property
+    def connect_hint(self) -> str: ...
+
+
+def link_refusal(a: LinkableKind, b: LinkableKind) -> str:
+    """Why nodes of these two kinds cannot be linked, or "": a link is allowed when either kind lists the other."""
+    if b.name in a.connects_to or a.name in b.connects_to:
+        return ""
+    return f"a {a.name} cannot be linked to a {b.name}. {a.connect_hint}".strip()

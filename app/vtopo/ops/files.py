@@ -1,0 +1,70 @@
+"""Ops on files and directories under the lab's run directory."""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import ClassVar
+
+from vtopo.ops.base import Op, heredoc, sh
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileOp(Op, register=False):
+    """An op that makes `path`: it needs the directory the path is in."""
+
+    path: str
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({f"file:{self.path.rsplit('/', 1)[0]}"})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({f"file:{self.path}"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class MakeDirectory(FileOp):
+    """A directory, owned by `user` when a daemon that drops privileges must write in it."""
+
+    user: str = ""
+    summary_text: ClassVar[str] = "create directory {path}"
+
+    def explain(self) -> list[str]:
+        lines = [sh("mkdir", "-p", self.path)]
+        if self.user:
+            lines.append(sh("chown", f"{self.user}:", self.path))
+        return lines
+
+    def inverse(self) -> Op:
+        return RemoveDirectory(owner=self.owner, path=self.path)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoveDirectory(Op):
+    """Removes the directory and whatever the lab's daemons left in it (pid files, sockets, logs)."""
+
+    path: str
+    summary_text: ClassVar[str] = "remove directory {path}"
+
+    def explain(self) -> list[str]:
+        return [sh("rm", "-rf", self.path)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriteFile(FileOp):
+    content: str
+    summary_text: ClassVar[str] = "write {path}"
+
+    def explain(self) -> list[str]:
+        return heredoc(f"cat > {shlex.quote(self.path)}", self.content)
+
+    def inverse(self) -> Op:
+        return RemoveFile(owner=self.owner, path=self.path)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoveFile(Op):
+    path: str
+    summary_text: ClassVar[str] = "remove {path}"
+
+    def explain(self) -> list[str]:
+        return [sh("rm", "-f", self.path)]

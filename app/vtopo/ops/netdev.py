@@ -1,0 +1,335 @@
+"""Ops on network devices and namespaces: netlink's work, explained as the iproute2, tc and sysctl commands."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import ClassVar
+
+from vtopo.ops.base import (Op, addresses_resource, comment, dev_resource, in_netns, ip_cmd, ns_resource, sh,
+                            tap_device, up_resource)
+
+TBF_LATENCY_MS = 50  # tbf queues at most this much traffic
+
+
+def tbf_rate(rate_mbit: float) -> int:
+    """A rate in Mbit/s as tbf takes it, in bytes per second."""
+    return round(rate_mbit * 1_000_000 / 8)
+
+
+def tbf_burst(rate_mbit: float) -> int:
+    """The bucket of a tbf at this rate, in bytes: 10 ms worth, two full frames at least."""
+    return max(tbf_rate(rate_mbit) // 100, 2 * 1514)
+
+
+class LinkType(StrEnum):
+    """The kernel's names of the link types vtopo makes (`ip link add ... type T`, netlink's IFLA_INFO_KIND)."""
+
+    BRIDGE = "bridge"
+    VETH = "veth"
+    MACVLAN = "macvlan"
+    MACVTAP = "macvtap"
+    TAP = "tap"
+
+
+class Tool(StrEnum):
+    """Programs of the explained script whose names are also words of the model."""
+
+    BRIDGE = "bridge"  # iproute2's bridge tool
+
+
+class MacvlanMode(StrEnum):
+    """The kernel's macvlan and macvtap modes."""
+
+    PRIVATE = "private"
+    VEPA = "vepa"
+    BRIDGE = "bridge"
+    PASSTHRU = "passthru"
+    SOURCE = "source"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceOp(Op, register=False):
+    """An op on one device that exists already: it needs that device."""
+
+    name: str
+    netns: str | None
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({dev_resource(self.netns, self.name)})
+
+
+# ---------------------------------------------------------------- namespaces
+
+@dataclass(frozen=True, kw_only=True)
+class CreateNamespace(Op):
+    name: str
+    summary_text: ClassVar[str] = "create network namespace {name}"
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({ns_resource(self.name), dev_resource(self.name, "lo")})
+
+    def explain(self) -> list[str]:
+        """lo carries the lab's tag (the plan's script sets LAB_TAG), so cleanup finds the namespace."""
+        return [sh("ip", "netns", "add", self.name), f'{ip_cmd(self.name, "link", "set", "lo", "up")} alias "$LAB_TAG"']
+
+    def inverse(self) -> Op:
+        return DeleteNamespace(owner=self.owner, name=self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteNamespace(Op):
+    name: str
+    summary_text: ClassVar[str] = "delete network namespace {name}"
+
+    def explain(self) -> list[str]:
+        return [sh("ip", "netns", "del", self.name)]
+
+
+# ---------------------------------------------------------------- links
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteLink(Op):
+    name: str
+    netns: str | None = None
+    summary_text: ClassVar[str] = "delete interface {name}"
+
+    def explain(self) -> list[str]:
+        return [ip_cmd(self.netns, "link", "del", self.name)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateBridge(Op):
+    name: str
+    stp: bool = False
+    forward_delay_s: float = 15.0
+    ageing_s: float = 300.0
+    summary_text: ClassVar[str] = "create Linux bridge {name}"
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({dev_resource(None, self.name)})
+
+    def explain(self) -> list[str]:
+        return [ip_cmd(None, "link", "add", self.name, "type", LinkType.BRIDGE, "stp_state", "1" if self.stp else "0",
+                       "forward_delay", str(round(self.forward_delay_s * 100)),
+                       "ageing_time", str(round(self.ageing_s * 100)))]
+
+    def inverse(self) -> Op:
+        return DeleteLink(owner=self.owner, name=self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateVeth(Op):
+    """A veth pair. When an end lives in a lab namespace, the pair dies with the namespace: the kernel then
+    removes all of a destroyed lab's veths in one batch, far faster than one at a time."""
+
+    name: str
+    netns: str | None
+    peer: str
+    peer_netns: str | None
+    summary_text: ClassVar[str] = "create veth pair {name} <-> {peer}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({ns_resource(self.netns), ns_resource(self.peer_netns)})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({dev_resource(self.netns, self.name), dev_resource(self.peer_netns, self.peer)})
+
+    def explain(self) -> list[str]:
+        args = ["link", "add", self.name, "type", "veth", "peer", "name", self.peer]
+        if self.peer_netns:
+            args += ["netns", self.peer_netns]
+        return [ip_cmd(self.netns, *args)]
+
+    def inverse(self) -> Op | None:
+        if self.netns is None and self.peer_netns is None:
+            return DeleteLink(owner=self.owner, name=self.name)
+        return None
+
+    def host_ends(self) -> list[str]:
+        return [name for name, netns in ((self.name, self.netns), (self.peer, self.peer_netns)) if netns is None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateMacvlan(Op):
+    name: str
+    netns: str | None
+    lower: str
+    lower_netns: str | None
+    mode: str
+    summary_text: ClassVar[str] = "create macvlan {name} on {lower}, mode {mode}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({ns_resource(self.netns), dev_resource(self.lower_netns, self.lower)})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({dev_resource(self.netns, self.name)})
+
+    def explain(self) -> list[str]:
+        args = ["link", "add", "link", self.lower, "name", self.name]
+        if self.netns:
+            args += ["netns", self.netns]
+        return [ip_cmd(self.lower_netns, *args, "type", LinkType.MACVLAN, "mode", self.mode)]
+
+    def inverse(self) -> Op | None:
+        return None if self.netns else DeleteLink(owner=self.owner, name=self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateMacvtap(Op):
+    """A macvtap in the host namespace. QEMU opens /dev/tapN, where N is its ifindex."""
+
+    name: str
+    lower: str
+    mode: str
+    summary_text: ClassVar[str] = "create macvtap {name} on {lower}, mode {mode}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({dev_resource(None, self.lower)})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({dev_resource(None, self.name)})
+
+    def explain(self) -> list[str]:
+        return [ip_cmd(None, "link", "add", "link", self.lower, "name", self.name, "type", LinkType.MACVTAP, "mode",
+                       self.mode),
+                f"# its character device: {comment(tap_device(self.name))}"]
+
+    def inverse(self) -> Op:
+        return DeleteLink(owner=self.owner, name=self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateTap(Op):
+    name: str
+    summary_text: ClassVar[str] = "create tap device {name}"
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({dev_resource(None, self.name)})
+
+    def explain(self) -> list[str]:
+        return [ip_cmd(None, "tuntap", "add", "dev", self.name, "mode", "tap")]
+
+    def inverse(self) -> Op:
+        return DeleteLink(owner=self.owner, name=self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetMaster(Op):
+    name: str
+    master: str
+    hairpin: bool = False
+    summary_text: ClassVar[str] = "attach {name} to bridge {master}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({dev_resource(None, self.name), dev_resource(None, self.master)})
+
+    def explain(self) -> list[str]:
+        lines = [ip_cmd(None, "link", "set", self.name, "master", self.master)]
+        if self.hairpin:
+            lines.append(sh(Tool.BRIDGE, "link", "set", "dev", self.name, "hairpin", "on"))
+        return lines
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigureLink(DeviceOp):
+    """MTU, MAC, the ownership tag (ifalias) and link state of one interface."""
+
+    mtu: int = 0
+    mac: str = ""
+    alias: str = ""
+    up: bool = True
+    summary_text: ClassVar[str] = "configure and bring up {name}"
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({up_resource(self.netns, self.name)}) if self.up else frozenset()
+
+    def explain(self) -> list[str]:
+        args = ["link", "set", "dev", self.name]
+        if self.mtu:
+            args += ["mtu", str(self.mtu)]
+        if self.mac:
+            args += ["address", self.mac]
+        if self.alias:
+            args += ["alias", self.alias]
+        args.append("up" if self.up else "down")
+        return [ip_cmd(self.netns, *args)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddAddress(DeviceOp):
+    cidr: str
+    summary_text: ClassVar[str] = "address {cidr} on {name}"
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({addresses_resource(self.netns)})
+
+    def explain(self) -> list[str]:
+        return [ip_cmd(self.netns, "addr", "add", self.cidr, "dev", self.name)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddRoute(Op):
+    netns: str | None
+    destination: str
+    gateway: str
+    summary_text: ClassVar[str] = "route {destination} via {gateway}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({addresses_resource(self.netns)})
+
+    def explain(self) -> list[str]:
+        return [ip_cmd(self.netns, "route", "add", self.destination, "via", self.gateway)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetSysctl(Op):
+    """A per-namespace sysctl; in the host namespace only the per-device sysctl of a device the lab made."""
+
+    netns: str | None
+    key: str
+    value: str
+    device: str = ""
+    summary_text: ClassVar[str] = "sysctl {key}={value}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({ns_resource(self.netns)} | ({dev_resource(self.netns, self.device)} if self.device else set()))
+
+    def explain(self) -> list[str]:
+        return [in_netns(self.netns, ["sysctl", "-qw", f"{self.key}={self.value}"])]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetImpairment(DeviceOp):
+    delay_ms: float = 0.0
+    jitter_ms: float = 0.0
+    loss_pct: float = 0.0
+    rate_mbit: float = 0.0
+    summary_text: ClassVar[str] = "impair {name} with netem"
+
+    def explain(self) -> list[str]:
+        tc = ["tc", *(["-n", self.netns] if self.netns else [])]
+        lines, parent = [], ["root"]
+        if self.delay_ms or self.jitter_ms or self.loss_pct:
+            args = ["qdisc", "add", "dev", self.name, "root", "handle", "1:", "netem"]
+            if self.delay_ms or self.jitter_ms:
+                args += ["delay", f"{self.delay_ms:g}ms"] + ([f"{self.jitter_ms:g}ms"] if self.jitter_ms else [])
+            if self.loss_pct:
+                args += ["loss", f"{self.loss_pct:g}%"]
+            lines.append(sh(*tc, *args))
+            parent = ["parent", "1:1"]
+        if self.rate_mbit:
+            lines.append(sh(*tc, "qdisc", "add", "dev", self.name, *parent, "handle", "2:", "tbf", "rate",
+                            f"{self.rate_mbit:g}mbit", "burst", str(tbf_burst(self.rate_mbit)), "latency",
+                            f"{TBF_LATENCY_MS}ms"))
+        return lines
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetTxChecksum(DeviceOp):
+    """OVS's userspace datapath does not fill in TCP checksums that veth offloaded, so the sender must."""
+
+    enabled: bool = False
+    summary_text: ClassVar[str] = "turn TX checksum offload off on {name} (OVS userspace datapath)"
+
+    def explain(self) -> list[str]:
+        return [in_netns(self.netns, ["ethtool", "-K", self.name, "tx", "on" if self.enabled else "off"])]

@@ -1,0 +1,100 @@
+"""Open vSwitch ops: each renders its ovs-vsctl commands once, for the applier and for the explanation."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import ClassVar
+
+from vtopo.model.rules import OVS_LAB_KEY
+from vtopo.ops.base import Op, dev_resource, heredoc, sh
+
+def ovs_lab_tag(lab: str) -> str:
+    """The column setting that tags an OVS object as the lab's, for `set Bridge|Port|Interface NAME <this>`.
+    ovs-vsctl parses values as OVSDB atoms; a JSON-quoted string is always taken literally."""
+    return f"external_ids:{OVS_LAB_KEY}={json.dumps(lab)}"
+
+
+def vsctl_line(commands: list[list[str]]) -> str:
+    """One ovs-vsctl call that runs `commands` in one transaction, as host.ovs.vsctl runs them."""
+    words: list[str] = []
+    for command in commands:
+        words += (["--"] if words else []) + command
+    return sh("ovs-vsctl", *words)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OvsAddBridge(Op):
+    name: str
+    datapath: str
+    fail_mode: str
+    lab: str
+    summary_text: ClassVar[str] = "create Open vSwitch bridge {name} ({datapath} datapath)"
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({f"ovs:{self.name}"})
+
+    def vsctl(self) -> list[list[str]]:
+        return [["add-br", self.name], ["set", "Bridge", self.name, f"datapath_type={self.datapath}",
+                                         f"fail_mode={self.fail_mode}", ovs_lab_tag(self.lab)]]
+
+    def explain(self) -> list[str]:
+        return [vsctl_line(self.vsctl())]
+
+    def inverse(self) -> Op:
+        return OvsDeleteBridge(owner=self.owner, name=self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OvsDeleteBridge(Op):
+    name: str
+    summary_text: ClassVar[str] = "delete Open vSwitch bridge {name}"
+
+    def vsctl(self) -> list[list[str]]:
+        return [["--if-exists", "del-br", self.name]]
+
+    def explain(self) -> list[str]:
+        return [vsctl_line(self.vsctl())]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OvsAddPort(Op):
+    bridge: str
+    name: str
+    ofport: int
+    lab: str
+    port_type: str = ""
+    summary_text: ClassVar[str] = "add port {name} to {bridge} as OpenFlow port {ofport}"
+
+    def requires(self) -> frozenset[str]:
+        needs = {f"ovs:{self.bridge}"}
+        if not self.port_type:
+            needs.add(dev_resource(None, self.name))
+        return frozenset(needs)
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({f"ovsport:{self.bridge}/{self.ofport}"})
+
+    def vsctl(self) -> list[list[str]]:
+        tag = ovs_lab_tag(self.lab)
+        interface = ["set", "Interface", self.name, f"ofport_request={self.ofport}", tag]
+        if self.port_type:
+            interface.append(f"type={self.port_type}")
+        return [["add-port", self.bridge, self.name], ["set", "Port", self.name, tag], interface]
+
+    def explain(self) -> list[str]:
+        return [vsctl_line(self.vsctl())]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OvsAddFlows(Op):
+    bridge: str
+    flows: tuple[str, ...]
+    ports: tuple[int, ...]
+    summary_text: ClassVar[str] = "install OpenFlow rules on {bridge}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({f"ovs:{self.bridge}"} | {f"ovsport:{self.bridge}/{p}" for p in self.ports})
+
+    def explain(self) -> list[str]:
+        """As host.ovs.add_flows feeds them: one ovs-ofctl call, the flows on its stdin."""
+        return heredoc(sh("ovs-ofctl", "add-flows", self.bridge, "-"), "\n".join(self.flows))

@@ -1,0 +1,60 @@
+"""Ops that start and stop the lab's long-running processes (routing daemons, QEMU)."""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import ClassVar
+
+from vtopo.ops.base import Op, in_netns, ns_resource, tap_device
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartProcess(Op):
+    """A long-running process inside a namespace (zebra, ospfd, qemu).
+
+    `tap_fds` maps a file descriptor number to a macvtap interface whose /dev/tapN the process gets on that fd.
+    `image_fds` maps a file descriptor number to a disk image that vtopo opens read-only (a regular file, never
+    through a symlink) and hands over on that fd, so the process never opens a path itself.
+    `after` lists extra resources that must exist first (the interfaces a daemon should see at start).
+    `private_dirs` maps a path the program insists on (FRR's /var/tmp/frr, /var/run/frr) to a directory of
+    the lab's, bind-mounted over it for this process only, so labs never share or leave files there.
+    """
+
+    name: str
+    argv: tuple[str, ...]
+    netns: str | None
+    pid_file: str
+    ready_path: str = ""
+    tap_fds: tuple[tuple[int, str], ...] = ()
+    image_fds: tuple[tuple[int, str], ...] = ()
+    after: tuple[str, ...] = ()
+    private_dirs: tuple[tuple[str, str], ...] = ()
+    summary_text: ClassVar[str] = "start {name}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({ns_resource(self.netns), f"file:{self.pid_file.rsplit('/', 1)[0]}", *self.after})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({f"process:{self.name}"})
+
+    def explain(self) -> list[str]:
+        command = in_netns(self.netns, self.argv)
+        for fd, interface in self.tap_fds:
+            command += f" {fd}<>{tap_device(interface)}"
+        for fd, path in self.image_fds:
+            command += f" {fd}<{shlex.quote(path)}"
+        return [command]
+
+    def inverse(self) -> Op:
+        return StopProcess(owner=self.owner, name=self.name, pid_file=self.pid_file, match=self.argv[0])
+
+
+@dataclass(frozen=True, kw_only=True)
+class StopProcess(Op):
+    name: str
+    pid_file: str
+    match: str
+    summary_text: ClassVar[str] = "stop {name}"
+
+    def explain(self) -> list[str]:
+        return [f"kill $(cat {shlex.quote(self.pid_file)})"]
