@@ -93,7 +93,7 @@ class LowerDeviceSegment(SegmentKind[SegmentSettings]):
         return (f"in {mode} mode each {self.child_word} gets a MAC address of its own on {lower}, and sends and "
                 f"receives on the network {lower} is plugged into like another machine there")
 
-    def _host_device(self, node: NodeContext, lower: str, mode: str) -> Iterable[Problem]:
+    def _host_device(self, node: NodeContext[SegmentSettings], lower: str, mode: str) -> Iterable[Problem]:
         trust, subject, node_id = node.lab.trust, node.subject, node.node.id
         if trust.host_interfaces is not None and lower not in trust.host_interfaces:
             yield Problem(f"the lower device {lower} does not exist on this host", subject, "", node_id)

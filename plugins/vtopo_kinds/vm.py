@@ -86,7 +86,7 @@ class VmKind(NodeKind[VmSettings]):
                 if refusal.consent_path else None
             yield Problem(refusal.message, subject, "", node_id, consent=consent)
 
-    def resources(self, node: NodeContext) -> tuple[int, int]:
+    def resources(self, node: NodeContext[VmSettings]) -> tuple[int, int]:
         return node.settings.memory_mb, node.settings.vcpus
 
     def guest_cmdline(self, node: NodeContext[VmSettings]) -> str:
