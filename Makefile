@@ -1,6 +1,7 @@
 # vtopo, as root on Debian 12. The two commands of the README:
 #   make run    install everything (Debian packages, .venv, guest image) and open the designer
 #   make test   install what the tests need if missing, then run the test suite
+#   make bench  run the benchmarks (tests/benchmarks) and write their figures into README.md
 # The work is done by scripts/ and resources/guest/build.sh; this file only names it.
 LAB ?= topologies/l2-vs-l3.vtopo
 ARGS ?=
@@ -15,6 +16,7 @@ test:
 
 bench:
 	@bash scripts/test.sh --bench $(ARGS)
+	@.venv/bin/python scripts/bench_readme.py
 
 docs:  # the screenshots in docs/, rendered by the GUI tests (a plain test run writes them to build/screenshots)
 	@VTOPO_SCREENSHOT_DIR=$(CURDIR)/docs bash scripts/test.sh tests/gui/test_look.py -k screenshot

@@ -5,7 +5,7 @@
 # packages, pip only when a setup.cfg or pyproject.toml or the pip list below changed, the guest
 # build only when its recipe changed.
 #
-# Usage: scripts/setup.sh [--no-guest]
+# Usage: scripts/setup.sh [--no-guest] [--bench]   (--bench: also what `make bench` compares with)
 # Apt's and pip's output goes to $VTOPO_SETUP_LOG (default /tmp/vtopo-setup.log); its tail is
 # shown when a step fails. Open vSwitch and FRR are installed but not started here: vtopo and
 # the tests start Open vSwitch when they need it.
@@ -20,7 +20,7 @@ POLICY_MARK="written by vtopo's scripts/setup.sh"
 
 APT_PACKAGES=(
     # the data path and the tools vtopo drives
-    iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr nftables
+    iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr tcpdump nftables
     # virtual machines
     qemu-system-x86 qemu-utils libvirt-daemon-system
     # the venv, and building libvirt-python from PyPI
@@ -34,6 +34,8 @@ APT_PACKAGES=(
     libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 libxcb-util1 libxcb-xfixes0
     libxcb-xkb1 libxkbcommon0 libxkbcommon-x11-0
 )
+# Only for `make bench`: Mininet, the peer the deploy benchmark runs beside vtopo (its Linux bridge needs brctl).
+BENCH_APT_PACKAGES=(mininet bridge-utils)
 # Installed into the venv: vtopo and its built-in kinds (a plugin package) editable, and more.
 PIP_EDITABLE=("${ROOT}[test]")
 [[ -f $ROOT/plugins/setup.cfg || -f $ROOT/plugins/pyproject.toml ]] && PIP_EDITABLE+=("$ROOT/plugins")
@@ -52,7 +54,8 @@ WITH_GUEST=1
 for arg in "$@"; do
     case "$arg" in
         --no-guest) WITH_GUEST=0 ;;
-        *) die "usage: $0 [--no-guest]" ;;
+        --bench) APT_PACKAGES+=("${BENCH_APT_PACKAGES[@]}") ;;
+        *) die "usage: $0 [--no-guest] [--bench]" ;;
     esac
 done
 

@@ -15,7 +15,11 @@ if [[ ${1:-} == --bench ]]; then
     shift
 fi
 
-bash "$ROOT/scripts/setup.sh"
+if [[ $MODE == bench ]]; then
+    bash "$ROOT/scripts/setup.sh" --bench
+else
+    bash "$ROOT/scripts/setup.sh"
+fi
 cd "$ROOT"
 export QT_QPA_PLATFORM=offscreen
 if [[ $MODE == bench ]]; then

@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-DAEMONS = {"zebra", "ospfd", "qemu-system-x86", "iperf3", "watchfrr", "staticd"}
+DAEMONS = {"zebra", "ospfd", "qemu-system-x86", "iperf3", "watchfrr", "staticd", "tcpdump"}
 STATE_PATHS = (Path("/run/vtopo"), Path("/var/lib/vtopo"))
 # On a machine shared with other work, objects matching this regex are not counted (CI leaves it unset).
 IGNORED = re.compile(os.environ["VTOPO_RESIDUE_IGNORE"]) if os.environ.get("VTOPO_RESIDUE_IGNORE") else None

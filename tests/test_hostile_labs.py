@@ -13,12 +13,12 @@ HOSTILE = sorted((GOLDEN / "hostile").glob("*.vtopo"))
 
 @pytest.mark.parametrize("lab_file", HOSTILE, ids=[p.stem for p in HOSTILE])
 def test_hostile_lab_is_refused(lab_file, capsys):
-    code = main(["validate", str(lab_file)])
+    code = main(["validate", "--offline", str(lab_file)])
     output = capsys.readouterr().err.replace(str(lab_file), lab_file.name)
     assert "Traceback" not in output
     assert_golden(lab_file.with_suffix(".txt"), output)
     assert code == 2
-    assert main(["plan", "--explain", str(lab_file)]) == 2
+    assert main(["plan", "--offline", "--explain", str(lab_file)]) == 2
     explained = capsys.readouterr()
     assert explained.out == "" and explained.err
 

@@ -11,7 +11,7 @@ INVALID = sorted((GOLDEN / "invalid").glob("*.vtopo"))
 
 @pytest.mark.parametrize("lab_file", INVALID, ids=[p.stem for p in INVALID])
 def test_validate_reports_problems(lab_file, capsys):
-    code = main(["validate", str(lab_file)])
+    code = main(["validate", "--offline", str(lab_file)])
     captured = capsys.readouterr()
     output = captured.err.replace(str(lab_file), lab_file.name)
     assert "Traceback" not in output
@@ -26,7 +26,7 @@ def test_missing_file_is_a_clear_error(capsys, tmp_path):
 
 
 def test_plan_of_invalid_lab_exits_2(capsys):
-    assert main(["plan", str(GOLDEN / "invalid" / "passthru-two-children.vtopo")]) == 2
+    assert main(["plan", "--offline", str(GOLDEN / "invalid" / "passthru-two-children.vtopo")]) == 2
     assert "passthru" in capsys.readouterr().err
 
 

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 HEADLESS = ["vtopo.model.io", "vtopo.kinds.registry", "vtopo.compile.compiler", "vtopo.lab", "vtopo.cli",
-            "vtopo.host", "vtopo.measure"]
+            "vtopo.host", "vtopo.measure", "vtopo.capture"]
 
 
 def test_headless_layers_do_not_import_qt():

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from vtopo.kinds.environment import default_prefix
 from vtopo.lab import registry
 from vtopo.resources import TOPOLOGIES
 
@@ -50,9 +51,9 @@ def test_third_party_kind_compiles_in_a_lab(installed_plugin, tmp_path):
     doc["links"].append({"id": "fw-link", "a": {"node": "fw", "port": "eth0"}, "b": {"node": "br0", "port": "p9"}})
     lab = tmp_path / "with-firewall.vtopo"
     lab.write_text(json.dumps(doc))
-    result = run_vtopo(installed_plugin, "plan", str(lab), "--explain")
+    result = run_vtopo(installed_plugin, "plan", "--offline", str(lab), "--explain")
     assert result.returncode == 0, result.stderr
-    assert "ip netns add vt" in result.stdout and "-fw" in result.stdout
+    assert f"ip netns add {default_prefix(doc['lab']['name'])}-fw" in result.stdout
     assert "net.ipv4.ip_forward=1" in result.stdout
-    without = run_vtopo(Path("/nonexistent"), "validate", str(lab))
+    without = run_vtopo(Path("/nonexistent"), "validate", "--offline", str(lab))
     assert without.returncode == 2 and "unknown kind 'firewall'" in without.stderr

@@ -1,4 +1,9 @@
-"""The vtopo command line: the same engine as the designer, without a screen."""
+"""The vtopo command line: the same engine as the designer, without a screen.
+
+`vtopo --help` and `vtopo kinds` start at once because this module and the cli_* modules it registers import
+the host layer (pyroute2), the measure layer and Qt only inside the handlers that use them, and the compiler
+(NetworkX) only through `vtopo.lab` inside handlers. tests/test_cli_startup.py checks it.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,22 +13,29 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from vtopo import __version__
+from vtopo.cli_capture import add_commands as add_capture_commands
 from vtopo.cli_consent import add_consent_arguments, consent_of
 from vtopo.cli_measure import add_commands as add_measure_commands
-from vtopo.deployed import DeployedLab, NotDeployed
-from vtopo.host import console
-from vtopo.host.cleanup import cleanup
-from vtopo.host.deployer import Deployer, DeployError, DestroyError, Progress
-from vtopo.host.preflight import PreflightFailed
-from vtopo.kinds.contract import CannotRunInside
-from vtopo.lab import open_lab, plan_of, problems_of, registry
-from vtopo.measure import MeasureError
 from vtopo.model.problems import LabError, Problem, errors_in
+from vtopo.model.topology import Topology
+
+if TYPE_CHECKING:
+    from vtopo.deployed import DeployedLab
+    from vtopo.host.deployer import Progress
+    from vtopo.kinds.environment import HostFacts, Trust
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
+
+# Refusals that end a command with one line instead of a traceback, named as "module:Class" so that naming them
+# loads nothing: an error can only have been raised if its module was imported.
+ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.deployed:NotDeployed",
+                   "vtopo.kinds.contract:CannotRunInside", "vtopo.measure.nodes:MeasureError",
+                   "vtopo.host.errors:HostError")
+DEPLOY_FAILED = ("vtopo.host.deployer:DeployError",)
+PREFLIGHT_FAILED = ("vtopo.host.preflight:PreflightFailed",)
 
 
 def print_problems(problems: list[Problem]) -> None:
@@ -31,9 +43,38 @@ def print_problems(problems: list[Problem]) -> None:
         print(problem, file=sys.stderr)
 
 
+def _loaded(names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
+    """The exception classes among `names` whose modules are imported."""
+    modules = (name.partition(":") for name in names)
+    return tuple(getattr(sys.modules[module], cls) for module, _, cls in modules if module in sys.modules)
+
+
+def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
+    """This host's facts, or None (the defaults) with --offline, for CI and for a lab meant for other hosts."""
+    if args.offline:
+        return None
+    from vtopo.host.deployer import Deployer
+
+    return Deployer().facts_for(topology)
+
+
+def _missing_on_host(topology: Topology, facts: HostFacts | None, consent: Trust) -> list[Problem]:
+    from vtopo.host.netlink import Netlink
+    from vtopo.host.preflight import missing_on_host
+    from vtopo.lab import context_of, plan_of
+
+    with Netlink() as netlink:
+        return missing_on_host(plan_of(topology, facts, consent), context_of(topology, facts, consent), netlink)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
+    from vtopo.lab import open_lab, problems_of
+
     lab = open_lab(args.file)
-    problems = problems_of(lab.topology, trust=consent_of(args))
+    facts = _facts(args, lab.topology)
+    problems = problems_of(lab.topology, facts, consent_of(args))
+    if facts is not None and not errors_in(problems):
+        problems += _missing_on_host(lab.topology, facts, consent_of(args))
     print_problems(problems)
     if errors_in(problems):
         print(f"{args.file}: {len(errors_in(problems))} error(s)", file=sys.stderr)
@@ -45,8 +86,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from vtopo.lab import open_lab, plan_of
+
     lab = open_lab(args.file)
-    plan = plan_of(lab.topology, trust=consent_of(args))
+    plan = plan_of(lab.topology, _facts(args, lab.topology), consent_of(args))
     if args.json:
         sys.stdout.write(plan.dumps())
         return EXIT_OK
@@ -66,7 +109,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_kinds(args: argparse.Namespace) -> int:
-    kinds = registry()
+    from vtopo.kinds.registry import load_registry
+
+    kinds = load_registry()
     for problem in kinds.load_problems:
         print(f"warning: {problem}", file=sys.stderr)
     for name, kind in sorted(kinds.kinds.items()):
@@ -75,6 +120,8 @@ def cmd_kinds(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from vtopo.lab import open_lab
+
     topology = open_lab(args.file).topology
     print(f"lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
     if topology.notes:
@@ -115,6 +162,9 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
+    from vtopo.host.deployer import Deployer
+    from vtopo.lab import open_lab
+
     lab = open_lab(args.file)
     deployer = Deployer()
     run = deployer.update if args.update else deployer.deploy
@@ -127,11 +177,15 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 
 def _lab_name(target: str) -> str:
+    from vtopo.lab import open_lab
+
     path = Path(target)
     return open_lab(path).topology.name if path.suffix == ".vtopo" and path.exists() else target
 
 
 def cmd_destroy(args: argparse.Namespace) -> int:
+    from vtopo.host.deployer import Deployer
+
     started = time.monotonic()
     name = _lab_name(args.lab)
     steps = Deployer().destroy(name, _progress_printer(args.verbose))
@@ -140,17 +194,23 @@ def cmd_destroy(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from vtopo.host.deployer import Deployer
+
     labs = Deployer().status(_lab_name(args.lab) if args.lab else None)
     if not labs:
         print("no lab is deployed")
     for lab in labs:
-        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}")
-        for node in lab.nodes:
-            print(f"  {node.name:<12} {node.state}{node.detail}")
-    return EXIT_OK
+        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}: {lab.state}")
+        for kind, parts in (("node", lab.nodes), ("link", lab.links)):
+            for part in parts:
+                print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
+    return EXIT_OK if all(lab.up for lab in labs) else EXIT_FAILED
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
+    from vtopo.host.cleanup import cleanup
+    from vtopo.host.deployer import Deployer
+
     report = cleanup(Deployer(), _progress_printer(args.verbose))
     for name in report.labs:
         print(f"destroyed lab {name}")
@@ -164,6 +224,8 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
+    from vtopo.deployed import DeployedLab
+
     command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
     lab = DeployedLab.find(args.lab)
     if not command:
@@ -176,10 +238,15 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 
 def cmd_console(args: argparse.Namespace) -> int:
+    from vtopo.deployed import DeployedLab
+
     return _attach_console(DeployedLab.find(args.lab), args.node)
 
 
 def _attach_console(lab: DeployedLab, node: str) -> int:
+    from vtopo.host import console
+    from vtopo.deployed import NotDeployed
+
     path = lab.console_socket(node)
     if os.isatty(0):
         print(f"console of {node} ({lab.context.topology.name}); Ctrl-] leaves it, the VM keeps running\r",
@@ -202,11 +269,15 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    sub = command("validate", cmd_validate, "check a lab file; exit 2 and list every problem if it is not valid")
+    offline = "use default host facts instead of probing this host (for CI, or a lab meant for other hosts)"
+    sub = command("validate", cmd_validate, "check a lab file against this host (lower devices, images, KVM); "
+                  "exit 2 and list every problem if it is not valid")
     sub.add_argument("file", type=Path)
+    sub.add_argument("--offline", action="store_true", help=offline)
     add_consent_arguments(sub)
-    sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to")
+    sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to on this host")
     sub.add_argument("file", type=Path)
+    sub.add_argument("--offline", action="store_true", help=offline)
     sub.add_argument("--explain", action="store_true", help="print the plan as a commented shell script")
     sub.add_argument("--json", action="store_true", help="print the plan as JSON, for tools")
     sub.add_argument("--node", action="append", metavar="NAME", help="with --explain: only these nodes and their links")
@@ -235,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("lab")
     sub.add_argument("node")
     add_measure_commands(command)
+    add_capture_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser
@@ -247,11 +319,16 @@ def main(argv: list[str] | None = None) -> int:
     except LabError as error:
         print_problems(error.problems)
         return EXIT_BAD_LAB
-    except PreflightFailed as error:
-        print_problems(error.problems)
+    except _loaded(PREFLIGHT_FAILED) as error:
+        print_problems(error.problems)  # type: ignore[attr-defined]
         print("nothing was applied", file=sys.stderr)
         return EXIT_FAILED
-    except (DeployError, DestroyError, NotDeployed, CannotRunInside, MeasureError) as error:
+    except _loaded(DEPLOY_FAILED) as error:
+        print(f"error: {error}", file=sys.stderr)
+        details = error.details  # type: ignore[attr-defined]
+        print(details if getattr(args, "verbose", False) else "(vtopo deploy -v shows the details)", file=sys.stderr)
+        return EXIT_FAILED
+    except _loaded(ONE_LINE_ERRORS) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

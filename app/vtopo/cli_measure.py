@@ -1,19 +1,24 @@
-"""`vtopo iperf`, `vtopo ping` and `vtopo rr`: measurements between two nodes of a deployed lab, from a terminal."""
+"""`vtopo iperf`, `vtopo ping` and `vtopo rr`: measurements between two nodes of a deployed lab, from a terminal.
+
+The host and measure layers are imported inside the handlers, so that registering these commands costs nothing.
+"""
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from vtopo.deployed import DeployedLab
-from vtopo.measure import (MeasureEndpoint, IntervalSample, IperfOptions, IperfRun, PingOptions, PingReply, PingRun,
-                           RROptions, RRRun, RRSample, RunResult, history_path_for, load_history, save_history)
-from vtopo.measure.base import R, S, MeasureRun
+if TYPE_CHECKING:
+    from vtopo.deployed import DeployedLab
+    from vtopo.measure import IntervalSample, MeasureEndpoint, PingReply, RRSample, RunResult
+    from vtopo.measure.base import MeasureRun, R, S
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
 def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:
+    from vtopo.deployed import DeployedLab
+
     lab = DeployedLab.find(args.lab)
     source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
     address = args.address or lab.target_address(args.source, args.destination)[0]
@@ -46,6 +51,8 @@ def _show_interval(sample: IntervalSample) -> None:
 
 
 def cmd_iperf(args: argparse.Namespace) -> int:
+    from vtopo.measure import IperfOptions, IperfRun
+
     lab, source, destination, address, path = _pair(args)
     options = IperfOptions(protocol="udp" if args.udp else "tcp", duration_s=args.time, interval_s=args.interval,
                            parallel=args.parallel, reverse=args.reverse, bidir=args.bidir, bitrate=args.bitrate,
@@ -74,6 +81,8 @@ def cmd_iperf(args: argparse.Namespace) -> int:
 
 
 def _save(lab: DeployedLab, result: RunResult) -> None:
+    from vtopo.measure import history_path_for, load_history, save_history
+
     if not lab.source:
         print("note: the lab was not deployed from a file, so the run is not saved", file=sys.stderr)
         return
@@ -88,6 +97,9 @@ def _show_reply(reply: PingReply) -> None:
 
 
 def cmd_ping(args: argparse.Namespace) -> int:
+    from vtopo.deployed import DeployedLab
+    from vtopo.measure import PingOptions, PingRun
+
     lab = DeployedLab.find(args.lab)
     source, destination = args.source, args.destination
     address = args.address or lab.target_address(source, destination)[0]
@@ -104,6 +116,8 @@ def _show_rr(sample: RRSample) -> None:
 
 
 def cmd_rr(args: argparse.Namespace) -> int:
+    from vtopo.measure import RROptions, RRRun
+
     lab, source, destination, address, path = _pair(args)
     print(f"TCP request/response {args.source} -> {args.destination} ({address}, {path}), {args.size}-byte "
           "messages", flush=True)

@@ -42,8 +42,8 @@ class BridgeKind(NodeKind[BridgeSettings]):
     def host_addresses(self, node: NodeContext[BridgeSettings]) -> list[str]:
         return list(node.settings.host_addresses)
 
-    def forwards_in_host(self, node: NodeContext[BridgeSettings]) -> bool:
-        return node.settings.host_routing
+    def routes(self, node: NodeContext[BridgeSettings]) -> bool:
+        return bool(node.settings.host_routing)
 
     def check(self, node: NodeContext[BridgeSettings]) -> Iterable[Problem]:
         settings = node.settings

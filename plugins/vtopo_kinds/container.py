@@ -29,6 +29,9 @@ class ContainerKind(NodeKind[ContainerSettings]):
     def device_name(self, node: NodeContext[ContainerSettings], end: EndContext) -> str:
         return end.end.interface.name or end.end.port
 
+    def default_gateway(self, node: NodeContext[ContainerSettings]) -> str | None:
+        return str(node.settings.default_route)
+
     def check(self, node: NodeContext[ContainerSettings]) -> Iterable[Problem]:
         yield from check_gateway(node, node.settings.default_route, "default_route")
         for key in node.settings.sysctls:

@@ -35,6 +35,9 @@ class OvsKind(NodeKind[OvsSettings]):
         chosen = node.settings.datapath
         return node.facts.ovs_datapath if chosen == "auto" else chosen
 
+    def leaves_checksums_partial(self, node: NodeContext[OvsSettings]) -> bool:
+        return self.datapath(node) == "netdev"
+
     def check(self, node: NodeContext[OvsSettings]) -> Iterable[Problem]:
         settings = node.settings
         if settings.datapath == "system" and node.facts.ovs_datapath != "system":
@@ -52,6 +55,9 @@ class OvsKind(NodeKind[OvsSettings]):
             yield Problem("fail mode secure with no OpenFlow rules forwards nothing", node.subject, "", node.node.id,
                           Severity.WARNING)
 
+    def joins_ports(self, node: NodeContext[OvsSettings]) -> bool:
+        return not node.settings.flows
+
     def lower(self, node: NodeContext[OvsSettings]) -> Iterable[Op]:
         bridge = node.names.node_device(node.node.name)
         yield OvsAddBridge(owner=node.subject, name=bridge, datapath=self.datapath(node),
@@ -66,5 +72,5 @@ class OvsKind(NodeKind[OvsSettings]):
         ofport = self.ports.index_of(end.end.port)
         assert ofport is not None
         yield OvsAddPort(owner=node.subject, bridge=bridge, name=end.device, ofport=ofport, lab=node.names.prefix)
-        if self.datapath(node) == "netdev" and end.medium == "veth" and end.other.kind.role is Role.NAMESPACE:
+        if self.leaves_checksums_partial(node) and end.medium == "veth" and end.other.kind.role is Role.NAMESPACE:
             yield SetTxChecksum(owner=node.subject, name=end.other.device, netns=end.other.netns, enabled=False)

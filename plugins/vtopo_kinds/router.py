@@ -55,6 +55,9 @@ class RouterKind(NodeKind[RouterSettings]):
             argv = ["vtysh", "--vty_socket", directory, "--config_dir", directory, *argv[1:]]
         return super().command_in(node, argv)
 
+    def routes(self, node: NodeContext[RouterSettings]) -> bool:
+        return True
+
     def area_of(self, node: NodeContext[RouterSettings], port: str) -> str:
         return normalise_area(node.settings.areas.get(port, BACKBONE))
 

@@ -49,6 +49,10 @@ class LowerDeviceSegment(SegmentKind[SegmentSettings]):
         devices = [self.lower_device(node), uplink(node)]
         return devices + ([reflector(node)] if node.settings.mode == "vepa" else [])
 
+    def joins_ports(self, node: NodeContext[SegmentSettings]) -> bool:
+        """Bridge mode switches between children; VEPA does too, through vtopo's own hairpin reflector."""
+        return node.settings.mode == "bridge" or (node.settings.mode == "vepa" and not node.settings.lower)
+
     def check(self, node: NodeContext[SegmentSettings]) -> Iterable[Problem]:
         mode, lower = node.settings.mode, node.settings.lower
         if lower:

@@ -61,6 +61,12 @@ class VmKind(NodeKind[VmSettings]):
     def standing_servers(self, node: NodeContext[VmSettings]) -> dict[str, int]:
         return dict(GUEST_SERVERS) if node.settings.image == BUILTIN_IMAGE else {}
 
+    def routes(self, node: NodeContext[VmSettings]) -> bool:
+        return bool(node.settings.forwarding)
+
+    def default_gateway(self, node: NodeContext[VmSettings]) -> str | None:
+        return None if node.settings.forwarding else str(node.settings.default_route)
+
     def console_socket(self, node: NodeContext[VmSettings]) -> str:
         return f"{node.names.node_dir(node.node.name)}/console.sock"
 
@@ -89,6 +95,15 @@ class VmKind(NodeKind[VmSettings]):
     def resources(self, node: NodeContext[VmSettings]) -> tuple[int, int]:
         return node.settings.memory_mb, node.settings.vcpus
 
+    def host_files(self, node: NodeContext[VmSettings]) -> list[str]:
+        if node.settings.image != BUILTIN_IMAGE:
+            return [image_path(node.settings.image, node.facts.images_dir)]
+        return [f"{node.facts.guest_dir}/{self._guest_kernel(node)}", f"{node.facts.guest_dir}/initrd.img"]
+
+    @staticmethod
+    def _guest_kernel(node: NodeContext[VmSettings]) -> str:
+        return "vmlinuz" if node.settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
+
     def guest_cmdline(self, node: NodeContext[VmSettings]) -> str:
         parts = ["console=ttyS0", "quiet", "panic=-1", f"vtopo.hostname={node.node.name}"]
         for index, end in enumerate(self._nics(node)):
@@ -113,7 +128,7 @@ class VmKind(NodeKind[VmSettings]):
                 "-serial", "chardev:console", "-daemonize", "-pidfile", f"{directory}/qemu.pid",
                 "-sandbox", SANDBOX, "-runas", facts.qemu_user]
         if settings.image == BUILTIN_IMAGE:
-            kernel = "vmlinuz" if settings.nic_model == "virtio" else "vmlinuz-generic"  # the cloud kernel has no e1000
+            kernel = self._guest_kernel(node)
             argv += ["-kernel", f"{facts.guest_dir}/{kernel}", "-initrd", f"{facts.guest_dir}/initrd.img",
                      "-append", self.guest_cmdline(node), "-no-reboot"]
         else:  # vtopo opens the file and hands QEMU the descriptor; the format is never probed (see image_fds)
@@ -130,7 +145,10 @@ class VmKind(NodeKind[VmSettings]):
                 argv += ["-netdev", f"tap,id={netdev},fd={fd},vhost={vhost}"]
             else:
                 argv += ["-netdev", f"tap,id={netdev},ifname={end.device},script=no,downscript=no,vhost={vhost}"]
-            argv += ["-device", f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"]
+            device = f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"
+            if settings.nic_model == "virtio" and end.other.kind.leaves_checksums_partial(end.other.owner):
+                device += ",csum=off"  # the guest then sends every frame fully checksummed
+            argv += ["-device", device]
         return argv, tap_fds
 
     def lower(self, node: NodeContext[VmSettings]) -> Iterable[Op]:

@@ -1,27 +1,55 @@
-"""Deploy and destroy speed against the iproute2 floor, and OSPF convergence. Prints figures; asserts no times.
+"""Deploy and destroy speed against the iproute2 floor and Mininet, and OSPF convergence. Prints; asserts no times.
 
-Run with `make bench`. The floor does the same kernel work with iproute2: one `ip -batch` file for everything
-in the host namespace, plus one `ip -n NS -batch` per namespace for what must happen inside it (iproute2 has
-no way to address another namespace from a batch line).
+Run with `make bench`. The floor is the same kernel work in two iproute2 processes: one `ip -batch` that makes
+every namespace, every veth pair (the peer made directly in a namespace), enslaves and brings up the host ends,
+and one `ip -n NS -batch` that brings up and addresses all the inner ends, moved into a single namespace since a
+batch line cannot address another one. Mininet 2.3 (Debian's package, Linux bridge, no controller) builds the
+same star; it runs in the same session as vtopo, each size alternating between the tools.
 """
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from benchmarks.report import BENCH_DOCS, machine_facts, write_fragment
 from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
+from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 
-MININET_SECONDS = {100: 2.8, 400: 11.9}  # Mininet 2.3, Linux bridge, no controller, this kind of machine
-TRIALS = 3
+COUNTS = (10, 100, 400, 1000)
+TRIALS = {10: 3, 100: 3, 400: 3, 1000: 1}
+TOOLS = ("vtopo in-process", "vtopo CLI", "floor", "Mininet")
+PLOT = BENCH_DOCS / "deploy-time.png"
+MININET_STAR = """
+import json, sys, time
+from mininet.net import Mininet
+from mininet.nodelib import LinuxBridge
+from mininet.topo import SingleSwitchTopo
+started = time.perf_counter()
+net = Mininet(topo=SingleSwitchTopo(int(sys.argv[1])), switch=LinuxBridge, controller=None)
+try:
+    net.start()
+    built = time.perf_counter() - started
+finally:
+    stopping = time.perf_counter()
+    net.stop()
+print(json.dumps([built, time.perf_counter() - stopping]))
+"""
+
+Timing = tuple[float, float]  # seconds to build, seconds to take down
 
 
 def star(count: int) -> Topology:
@@ -29,10 +57,31 @@ def star(count: int) -> Topology:
     topology.add_node(Node(id="br", name="br", kind="bridge", settings={"forward_delay": 0.0}))
     for i in range(count):
         topology.add_node(Node(id=f"c{i}", name=f"c{i}", kind="container"))
-        address = f"10.{i // 250}.{i % 250}.1/8"
-        topology.add_link(Link(id=f"l{i}", a=Endpoint(f"c{i}", "eth0", Interface(addresses=[address])),
+        topology.add_link(Link(id=f"l{i}", a=Endpoint(f"c{i}", "eth0", Interface(addresses=[address(i)])),
                                b=Endpoint("br", f"p{i + 1}")))
     return topology
+
+
+def address(i: int) -> str:
+    return f"10.{i // 250}.{i % 250}.1/8"
+
+
+def timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def vtopo_in_process(topology: Topology) -> Timing:
+    deployer = Deployer()
+    return timed(lambda: deployer.deploy(topology)), timed(lambda: deployer.destroy(topology.name))
+
+
+def vtopo_cli(lab_file: Path, name: str) -> Timing:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}  # as installed
+    vtopo = [sys.executable, "-m", "vtopo"]
+    return (timed(lambda: subprocess.run([*vtopo, "deploy", str(lab_file)], env=env, check=True, capture_output=True)),
+            timed(lambda: subprocess.run([*vtopo, "destroy", name], env=env, check=True, capture_output=True)))
 
 
 def ip_batch(lines: list[str], netns: str | None = None) -> None:
@@ -42,46 +91,138 @@ def ip_batch(lines: list[str], netns: str | None = None) -> None:
         subprocess.run(["ip", *(["-n", netns] if netns else []), "-batch", batch.name], check=True)
 
 
-def floor_deploy(count: int) -> None:
-    host = ["link add fb-br type bridge forward_delay 0", "link set fb-br up"]
-    for i in range(count):
-        host += [f"netns add fb-c{i}", f"link add fb-br-p{i + 1} type veth peer name eth0 netns fb-c{i}",
-                 f"link set fb-br-p{i + 1} master fb-br up"]
-    ip_batch(host)
-    for i in range(count):
-        ip_batch(["link set lo up", "link set eth0 up", f"addr add 10.{i // 250}.{i % 250}.1/8 dev eth0"], f"fb-c{i}")
+def floor(count: int) -> Timing:
+    def deploy() -> None:
+        host = ["netns add fb-inner", "link add fb-br type bridge forward_delay 0", "link set fb-br up"]
+        for i in range(count):
+            host += [f"netns add fb-c{i}", f"link add fb-p{i} type veth peer name fb-e{i} netns fb-inner",
+                     f"link set fb-p{i} master fb-br up"]
+        ip_batch(host)
+        inner = ["link set lo up"]
+        for i in range(count):
+            inner += [f"link set fb-e{i} up", f"addr add {address(i)} dev fb-e{i}"]
+        ip_batch(inner, "fb-inner")
+
+    def destroy() -> None:
+        ip_batch(["netns del fb-inner", *(f"netns del fb-c{i}" for i in range(count)), "link del fb-br"])
+
+    return timed(deploy), timed(destroy)
 
 
-def floor_destroy(count: int) -> None:
-    ip_batch([f"link del fb-br-p{i + 1}" for i in range(count)] + [f"netns del fb-c{i}" for i in range(count)]
-             + ["link del fb-br"])
+def mininet(count: int) -> Timing:
+    result = subprocess.run(["/usr/bin/python3", "-c", MININET_STAR, str(count)], capture_output=True, text=True,
+                            check=True)
+    build, stop = json.loads(result.stdout.splitlines()[-1])
+    return build, stop
 
 
-def timed(action) -> float:  # type: ignore[no-untyped-def]
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
+def mininet_version() -> str | None:
+    if shutil.which("mn") is None:
+        return None
+    result = subprocess.run(["mn", "--version"], capture_output=True, text=True)
+    return f"Mininet {(result.stdout or result.stderr).strip()}"
 
 
-@pytest.mark.parametrize("count", [10, 100, 400])
-def test_containers_on_a_bridge_against_ip_batch(count):
-    topology = star(count)
-    deployer = Deployer()
-    figures: dict[str, list[float]] = {"vtopo deploy": [], "vtopo destroy": [], "floor deploy": [], "floor destroy": []}
-    for _ in range(TRIALS):  # alternate, so both see the same machine
-        figures["vtopo deploy"].append(timed(lambda: deployer.deploy(topology)))
-        figures["vtopo destroy"].append(timed(lambda: deployer.destroy(topology.name)))
-        figures["floor deploy"].append(timed(lambda: floor_deploy(count)))
-        figures["floor destroy"].append(timed(lambda: floor_destroy(count)))
-    median = {name: statistics.median(values) for name, values in figures.items()}
-    print(f"\n{count} containers on one bridge (median of {TRIALS}):")
-    for phase in ("deploy", "destroy"):
-        ratio = median[f"vtopo {phase}"] / median[f"floor {phase}"]
-        print(f"  {phase:<8} vtopo {median[f'vtopo {phase}']:.3f} s   iproute2 floor {median[f'floor {phase}']:.3f} s"
-              f"   vtopo/floor {ratio:.2f}   (target <= 2.5)")
-    if count in MININET_SECONDS:
-        print(f"  Mininet 2.3 builds {count} hosts in {MININET_SECONDS[count]} s: vtopo is "
-              f"{MININET_SECONDS[count] / median['vtopo deploy']:.0f}x faster")
+def seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} s" if value >= 0.1 else f"{value * 1000:.0f} ms"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None else f"{a / b:.1f}x"
+
+
+def plot(medians: dict[str, dict[int, Timing]], path: Path) -> None:
+    """Deploy time against the number of containers, log-log, one line per tool: a PNG for the README."""
+    from PySide6.QtCharts import QChart, QChartView, QLineSeries, QLogValueAxis
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QPainter
+
+    chart = QChart()
+    chart.setTitle("Deploying N containers on one Linux bridge (median seconds, log-log)")
+    x_axis, y_axis = QLogValueAxis(), QLogValueAxis()
+    x_axis.setTitleText("containers")
+    x_axis.setLabelFormat("%g")
+    y_axis.setTitleText("seconds")
+    y_axis.setLabelFormat("%g")
+    chart.addAxis(x_axis, Qt.AlignmentFlag.AlignBottom)
+    chart.addAxis(y_axis, Qt.AlignmentFlag.AlignLeft)
+    deploys = [deploy for by_count in medians.values() for deploy, _ in by_count.values()]
+    x_axis.setRange(min(COUNTS) / 1.5, max(COUNTS) * 1.5)  # a log axis does not widen itself to its points
+    y_axis.setRange(min(deploys) / 1.5, max(deploys) * 1.5)
+    for tool, by_count in medians.items():
+        if not by_count:
+            continue
+        series = QLineSeries()
+        series.setName(tool)
+        series.setPointsVisible(True)
+        for count, (deploy, _) in sorted(by_count.items()):
+            series.append(count, deploy)
+        chart.addSeries(series)
+        series.attachAxis(x_axis)
+        series.attachAxis(y_axis)
+    view = QChartView(chart)
+    view.setRenderHint(QPainter.RenderHint.Antialiasing)
+    view.resize(900, 560)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    view.grab().save(str(path))
+
+
+def test_containers_on_a_bridge_against_the_floor_and_mininet(qapp, tmp_path):  # type: ignore[no-untyped-def]
+    facts = machine_facts()
+    mininet_release = mininet_version()
+    runners: dict[str, Callable[[int, Path, str], Timing]] = {
+        "vtopo in-process": lambda count, _, __: vtopo_in_process(star(count)),
+        "vtopo CLI": lambda _, lab_file, name: vtopo_cli(lab_file, name),
+        "floor": lambda count, _, __: floor(count),
+    }
+    if mininet_release is not None:
+        runners["Mininet"] = lambda count, _, __: mininet(count)
+    medians: dict[str, dict[int, Timing]] = {tool: {} for tool in runners}
+    for count in COUNTS:
+        topology = star(count)
+        lab_file = tmp_path / f"{topology.name}.vtopo"
+        io.save(topology, lab_file)
+        runs: dict[str, list[Timing]] = {tool: [] for tool in runners}
+        for _ in range(TRIALS[count]):  # alternate, so that every tool sees the same machine
+            for tool, run in runners.items():
+                runs[tool].append(run(count, lab_file, topology.name))
+        for tool, timings in runs.items():
+            medians[tool][count] = (statistics.median(t[0] for t in timings), statistics.median(t[1] for t in timings))
+        print(f"\n{count} containers on one bridge (median of {TRIALS[count]}):")
+        for tool in runners:
+            deploy, destroy = medians[tool][count]
+            print(f"  {tool:<17} deploy {seconds(deploy):>8}   destroy {seconds(destroy):>8}")
+        cli, bottom = medians["vtopo CLI"][count][0], medians["floor"][count][0]
+        peer = medians.get("Mininet", {}).get(count, (None, None))[0]
+        print(f"  CLI deploy / floor {ratio(cli, bottom)} (target <= 2x at 400)   "
+              f"Mininet / CLI deploy {ratio(peer, cli)} (target >= 5x)")
+    plot(medians, PLOT)
+    write_fragment("deploy", deploy_markdown(medians, facts, mininet_release))
+
+
+def deploy_markdown(medians: dict[str, dict[int, Timing]], facts: str, mininet_release: str | None) -> str:
+    def figure(tool: str, count: int, phase: int) -> float | None:
+        return medians.get(tool, {}).get(count, (None, None))[phase]
+
+    lines = ["### Deploying and destroying containers", "", facts, "",
+             "N containers, each linked to one Linux bridge with an address; median of "
+             + ", ".join(f"{TRIALS[c]} at {c}" for c in COUNTS) + " runs, the tools alternating. The floor is the "
+             "same kernel work in two `ip -batch` processes; Mininet is "
+             + (f"Debian's {mininet_release} (Linux bridge, no controller)." if mininet_release else
+                "not installed on this machine, so it has no figures."), "",
+             "| N | vtopo in-process | `vtopo deploy` | floor | CLI / floor | Mininet build | Mininet / CLI |",
+             "|---|---|---|---|---|---|---|"]
+    for count in COUNTS:
+        cli, bottom, peer = figure("vtopo CLI", count, 0), figure("floor", count, 0), figure("Mininet", count, 0)
+        lines.append(f"| {count} | {seconds(figure('vtopo in-process', count, 0))} | {seconds(cli)} | "
+                     f"{seconds(bottom)} | {ratio(cli, bottom)} | {seconds(peer)} | {ratio(peer, cli)} |")
+    lines += ["", "| N | vtopo in-process destroy | `vtopo destroy` | floor | Mininet stop |", "|---|---|---|---|---|"]
+    for count in COUNTS:
+        lines.append(f"| {count} | {seconds(figure('vtopo in-process', count, 1))} | "
+                     f"{seconds(figure('vtopo CLI', count, 1))} | {seconds(figure('floor', count, 1))} | "
+                     f"{seconds(figure('Mininet', count, 1))} |")
+    lines += ["", f"![Deploy time against N](docs/bench/{PLOT.name})"]
+    return "\n".join(lines)
 
 
 def ring(routers: int) -> Topology:

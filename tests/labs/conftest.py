@@ -10,7 +10,7 @@ import pytest
 from residue import snapshot
 from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
-from vtopo.host.ovs import OvsService
+from vtopo.host.ovs import OvsService, vsctl
 from vtopo.lab import open_lab
 from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
@@ -68,3 +68,13 @@ def deployed(deployer: Deployer) -> Iterator[Callable[[str | Path | Topology], R
     for running in labs:
         deployer.destroy(running.topology.name)
     assert snapshot() - before == {}, "destroy left something behind"
+
+
+@pytest.fixture
+def ovs_stopped() -> None:
+    """Open vSwitch is stopped, so the test sees vtopo start it (skips if OVS holds bridges vtopo did not make)."""
+    service = OvsService()
+    if service.running():
+        if vsctl([["list-br"]]).split():
+            pytest.skip("Open vSwitch runs with bridges vtopo did not make; this test needs to stop it")
+        service.stop()

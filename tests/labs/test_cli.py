@@ -25,7 +25,7 @@ def test_cli_deploy_status_exec_ping_destroy():
         assert "deployed lab l2-vs-l3" in deployed.stdout and "7 nodes, 6 links" in deployed.stdout
         assert vtopo("deploy", lab).returncode == 1, "a second deploy is refused"
         status = vtopo("status", "l2-vs-l3")
-        assert status.returncode == 0 and status.stdout.count("running") == 7
+        assert status.returncode == 0 and status.stdout.count(" running") == 1 + 7 + 6, "the lab, its nodes and links"
         addresses = vtopo("exec", "l2-vs-l3", "h1", "--", "ip", "-br", "addr", "show", "eth0")
         assert "10.1.0.10/24" in addresses.stdout
         assert vtopo("ping", "l2-vs-l3", "h1", "h2").returncode == 0

@@ -5,11 +5,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from crashes import deploy_killed_at_call
 from residue import open_fds, snapshot
 from vtopo.host import preflight
 from vtopo.host.applier import Applier, OpFailed
@@ -17,6 +17,7 @@ from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer, DeployError
 from vtopo.host.facts import netem_available
 from vtopo.host.netlink import Netlink
+from vtopo.kinds.environment import default_prefix
 from vtopo.host.preflight import PreflightFailed
 from vtopo.lab import open_lab
 from vtopo.model.topology import Impairment
@@ -82,15 +83,16 @@ def test_deploy_destroy_twenty_times_leaks_nothing():
 
 def test_a_name_that_exists_on_the_host_is_refused_and_nothing_is_applied():
     topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    squatted = f"{default_prefix(topology.name)}-br0"
     with Netlink() as netlink:
-        netlink.add_veth("vt1ee-br0", None, "vtt-squat", None)
+        netlink.add_veth(squatted, None, "vtt-squat", None)
         try:
             before = snapshot()
-            with pytest.raises(PreflightFailed, match="vt1ee-br0 already exists"):
+            with pytest.raises(PreflightFailed, match=f"{squatted} already exists"):
                 Deployer().deploy(topology)
             assert snapshot() - before == {}
         finally:
-            netlink.delete_link("vt1ee-br0", None)
+            netlink.delete_link(squatted, None)
 
 
 def test_missing_privileges_and_tools_are_named_before_anything_runs(monkeypatch):
@@ -118,27 +120,9 @@ def test_deploying_a_lab_twice_is_refused():
         deployer.destroy(topology.name)
 
 
-CRASHING_DEPLOY = """
-import os, sys
-from vtopo.host.applier import Applier
-from vtopo.host.deployer import Deployer
-from vtopo.lab import open_lab
-calls = [0]
-real = Applier.apply
-def apply(self, op):
-    calls[0] += 1
-    if calls[0] == int(sys.argv[2]):
-        os._exit(9)  # killed mid-deploy: no rollback, no destroy
-    real(self, op)
-Applier.apply = apply
-Deployer().deploy(open_lab(sys.argv[1]).topology)
-"""
-
-
 def test_cleanup_recovers_a_deploy_killed_halfway():
     before = snapshot()
-    crashed = subprocess.run([sys.executable, "-c", CRASHING_DEPLOY, str(MIXED), "40"])
-    assert crashed.returncode == 9
+    assert deploy_killed_at_call(MIXED, 30) == 9
     assert snapshot() - before != {}, "the crash should have left the half-built lab"
     report = cleanup(Deployer(), lambda progress: None)
     assert report.labs == ["mixed"] and not report.errors
@@ -152,8 +136,9 @@ def test_cleanup_finds_objects_by_their_tags_when_the_journal_is_lost():
     deployer.deploy(topology)
     shutil.rmtree(deployer.store.root)  # the state directory is gone: only the tags are left
     report = cleanup(Deployer(), lambda progress: None)
-    assert any(s.startswith("namespace vtd05-") for s in report.strays)
-    assert any(s.startswith("interface vtd05-") for s in report.strays)
+    prefix = default_prefix(topology.name)
+    assert any(s.startswith(f"namespace {prefix}-") for s in report.strays)
+    assert any(s.startswith(f"interface {prefix}-") for s in report.strays)
     assert any(s.startswith("process ") for s in report.strays)
     assert snapshot() - before == {}
 
@@ -201,12 +186,12 @@ def test_update_applies_only_what_an_edit_adds_and_redeploys_otherwise():
                                b=Endpoint("br0", "p4")))
         report = deployer.update(topology)
         assert "only the" in report.notices[0] and report.ops == 6
-        ping = subprocess.run(["ip", "netns", "exec", "vt1ee-c4", "ping", "-c1", "-W1", "10.0.0.1"])
+        ping = subprocess.run(["ip", "netns", "exec", f"{default_prefix(topology.name)}-c4", "ping", "-c1", "-W1", "10.0.0.1"])
         assert ping.returncode == 0
         topology.update_link("c4-link", a=Interface(addresses=["10.0.0.44/24"]))
         report = deployer.update(topology)
         assert "destroyed and deployed again" in report.notices[0]
-        ping = subprocess.run(["ip", "netns", "exec", "vt1ee-c1", "ping", "-c1", "-W1", "10.0.0.44"])
+        ping = subprocess.run(["ip", "netns", "exec", f"{default_prefix(topology.name)}-c1", "ping", "-c1", "-W1", "10.0.0.44"])
         assert ping.returncode == 0
     finally:
         deployer.destroy(topology.name)

@@ -1,10 +1,15 @@
-"""Graph questions about a lab, answered with NetworkX: broadcast domains, switching loops, paths."""
+"""Graph questions about a lab, answered with NetworkX: broadcast domains, switching loops, paths.
+
+NetworkX is imported by the functions that build a graph: the kind plugins import this module, and listing
+the kinds (`vtopo kinds`) should not pay for NetworkX.
+"""
 from __future__ import annotations
 
 import ipaddress
-from typing import Any, Hashable
+from typing import TYPE_CHECKING, Any, Hashable
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role, SegmentKind
 
@@ -12,13 +17,16 @@ FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
 
 
 def _vertex(end: EndContext) -> Hashable:
-    """Switches and segments are one vertex; every other node's interfaces are vertices of their own."""
-    if end.kind.role in FORWARDING_ROLES:
+    """A switch or segment that passes frames between its ports is one vertex; every other node's interfaces, and
+    the ports of one that keeps them apart (macvlan private mode, OpenFlow rules), are vertices of their own."""
+    if end.kind.role in FORWARDING_ROLES and end.kind.joins_ports(end.owner):
         return ("node", end.node.id)
     return ("end", end.link.id, end.end.port, end.node.id)
 
 
 def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
+    import networkx as nx
+
     graph: nx.MultiGraph[Hashable] = nx.MultiGraph()
     for end in lab.ends:
         graph.add_node(_vertex(end), end=end if end.kind.role not in FORWARDING_ROLES else None)
@@ -30,6 +38,8 @@ def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
 
 def broadcast_domains(lab: LabContext) -> list[list[EndContext]]:
     """The interfaces that share each L2 segment, in a stable order."""
+    import networkx as nx
+
     graph = l2_graph(lab)
     domains = []
     for component in nx.connected_components(graph):
@@ -43,6 +53,8 @@ def broadcast_domains(lab: LabContext) -> list[list[EndContext]]:
 
 def switching_loops(lab: LabContext) -> list[list[str]]:
     """Cycles made only of switches and segments, as lists of node ids."""
+    import networkx as nx
+
     graph: nx.MultiGraph[str] = nx.MultiGraph()
     for end in lab.ends:
         if end.peer is not None and end.kind.role in FORWARDING_ROLES and end.peer.kind.role in FORWARDING_ROLES:
@@ -62,6 +74,8 @@ def interface_networks(end: EndContext) -> list[ipaddress.IPv4Interface | ipaddr
 
 def node_graph(lab: LabContext) -> nx.MultiGraph[str]:
     """Nodes joined by their links, the link id on each edge."""
+    import networkx as nx
+
     graph: nx.MultiGraph[str] = nx.MultiGraph()
     graph.add_nodes_from(lab.nodes)
     for end in lab.ends:
@@ -72,6 +86,8 @@ def node_graph(lab: LabContext) -> nx.MultiGraph[str]:
 
 def path_between(lab: LabContext, source_id: str, destination_id: str) -> list[EndContext]:
     """The link ends leaving each hop on a shortest path from one node to another (empty if none)."""
+    import networkx as nx
+
     graph = node_graph(lab)
     try:
         hops = nx.shortest_path(graph, source_id, destination_id)

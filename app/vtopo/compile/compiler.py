@@ -9,6 +9,7 @@ from typing import Any, Callable
 import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
+from vtopo.compile.domains import domain_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.kinds.contract import EndContext, LabContext, LoopProtection, NodeContext, Role
@@ -115,6 +116,7 @@ class Compiler:
         for link_id in self.topology.links:
             self._check_impairment(link_id)
         self._check_domains()
+        self.problems.extend(domain_problems(self.lab))
         self._check_host_namespace_addresses()
         self._check_resources()
         for loop in switching_loops(self.lab):
@@ -264,7 +266,8 @@ class Compiler:
             for side in (end, end.other):
                 ops.extend(side.kind.attach(side.owner, side))
         names = self.lab.names
-        if any(node.kind.forwards_in_host(node) for node in self.lab.nodes.values()):  # first, before any forwarding
+        if any(node.kind.role is Role.SWITCH and node.kind.routes(node)  # the host forwards: contain it first
+               for node in self.lab.nodes.values()):
             ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix))
         if any(f"file:{self.lab.names.run_dir}" in op.requires() for op in ops):
             ops.insert(0, MakeDirectory(owner="lab", path=self.lab.names.run_dir))

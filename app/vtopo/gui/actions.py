@@ -142,7 +142,7 @@ class Actions:
         edit.addSeparator()
         edit.addActions([self.align_left, self.align_top, self.align_grid])
         view = bar.addMenu("&View")
-        view.addActions([self.link_mode, self.snap])
+        view.addActions([self.link_mode, self.snap, self.window.domains.toggle, self.window.rates.toggle])
         view.addSeparator()
         view.addActions([self.zoom_in, self.zoom_out, self.zoom_reset, self.fit])
         view.addSeparator()
@@ -291,8 +291,23 @@ class Actions:
         for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
             action = menu.addAction(text, lambda pick=pick: pick(node_id))
             action.setEnabled(measure.can_measure(node_id))
+        self.window.capture.add_menu_entries(menu, node_id, editor.scene.selected_node_ids())
         menu.addSeparator()
         menu.addAction("Explain this node", self.window.explain_selection)
+        return menu
+
+    def link_menu(self, link_id: str, at: QPoint) -> None:
+        menu = self.link_menu_for(link_id)
+        menu.exec(at)
+        menu.deleteLater()
+
+    def link_menu_for(self, link_id: str) -> QMenu:
+        """The context menu of a link: capture on either end."""
+        self.window.editor.scene.select_ids([link_id])
+        menu = QMenu(self.window)
+        self.window.capture.add_link_entries(menu, link_id)
+        menu.addSeparator()
+        menu.addAction(self.delete)
         return menu
 
     def canvas_menu(self, at: QPoint) -> None:

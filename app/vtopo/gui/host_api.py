@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import Trust
 from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
@@ -54,6 +55,11 @@ class Deployer(Protocol):
 
 
 class DeployedLab(Protocol):
+    context: LabContext
+    """The lab as compiled for this host: where each link end lives (captures, link rates, domains)."""
+
+    def command_in(self, name: str, argv: list[str]) -> list[str]: ...
+
     def measurable(self) -> Sequence[tuple[MeasureEndpoint, Sequence[str]]]: ...
 
     def path(self, source: str, destination: str) -> str: ...

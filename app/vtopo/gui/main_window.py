@@ -7,6 +7,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QWidget
 
 from vtopo.gui.actions import Actions
+from vtopo.gui.capture.panel import CaptureController, CapturePanel
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.document.analysis import Analysis, LabAnalyzer
@@ -15,6 +16,8 @@ from vtopo.gui.document.files import FileController
 from vtopo.gui.host_api import DeployerLoader
 from vtopo.gui.measure.controller import MeasureController
 from vtopo.gui.measure.panel import MeasurePanel
+from vtopo.gui.overlays.domains import DomainView
+from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.panels.deploy import DeployController, DeployLog, load_deployer
 from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
@@ -58,6 +61,12 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(problems_dock, self.explain_dock)
         self.tabifyDockWidget(self.explain_dock, log_dock)
         self.tabifyDockWidget(log_dock, self.measure_dock)
+        self.capture_panel = CapturePanel()
+        self.capture_dock = self._dock("Capture", self.capture_panel, bottom)
+        self.tabifyDockWidget(self.measure_dock, self.capture_dock)
+        domains_dock = self._dock("Broadcast domains", QWidget(), bottom)
+        self.tabifyDockWidget(self.capture_dock, domains_dock)
+        self.domains = DomainView(self.editor.scene, domains_dock, self)
         problems_dock.raise_()
         self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
         self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
@@ -67,6 +76,8 @@ class MainWindow(QMainWindow):
         self.deploy = DeployController(self.editor, self.log, self.progress, deployer_loader, self)
         self.measure = MeasureController(self.editor, self.files, self.deploy, self.measure_panel,
                                          self.measure_dock, self)
+        self.capture = CaptureController(self.editor, self.deploy, self.capture_panel, self.capture_dock, self)
+        self.rates = RateView(self.editor.scene, self.deploy, self)
         self.actions = Actions(self)
         self._wire()
         self._update_title()
@@ -98,6 +109,7 @@ class MainWindow(QMainWindow):
         self.view.file_dropped.connect(self.files.open_path)
         self.view.node_context_menu.connect(self.actions.node_menu)
         self.view.canvas_context_menu.connect(self.actions.canvas_menu)
+        self.view.link_context_menu.connect(self.actions.link_menu)
         editor.status_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.analyzer.busy_changed.connect(lambda busy: busy and self.problems.show_busy())
         self.analyzer.analysed.connect(self._analysed)
@@ -107,11 +119,13 @@ class MainWindow(QMainWindow):
         self.files.modified_changed.connect(self.setWindowModified)
         editor.model_changed.connect(self._update_title)
         self.deploy.drift_changed.connect(self.drift.setText)
+        self.rates.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
 
     def _analysed(self, analysis: Analysis) -> None:
         self.editor.scene.mark_problems(analysis.problems)
         self.problems.show_analysis(analysis)
         self.explain.show_analysis(analysis, self.editor.topology)
+        self.domains.show_analysis(analysis)
 
     def _update_title(self) -> None:
         where = f" — {self.files.path}" if self.files.path else " — unsaved"
@@ -149,6 +163,8 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.measure_panel.shutdown()
         self.measure.shutdown()
+        self.capture.shutdown()
+        self.rates.shutdown()
         self.analyzer.shutdown()
         self.editor.scene.release()
         event.accept()

@@ -132,15 +132,34 @@ class Applier:
         if isinstance(op, o.CreateNamespace):
             return op.name in namespaces.list_netns()
         if isinstance(op, (o.CreateBridge, o.CreateMacvtap, o.CreateTap)):
-            return self.netlink.link_exists(op.name, None)
+            return self._link_present(op.name, None)
+        if isinstance(op, o.CreateVeth):
+            return self._link_present(op.name, op.netns) and self._link_present(op.peer, op.peer_netns)
+        if isinstance(op, o.CreateMacvlan):
+            return self._link_present(op.name, op.netns)
+        if isinstance(op, o.SetMaster):
+            host = {link.name: link for link in self.netlink.links(None)}
+            port, master = host.get(op.name), host.get(op.master)
+            return port is not None and master is not None and port.master_index == master.index
         if isinstance(op, o.OvsAddBridge):
             return ovs.OvsService().running() and op.name in ovs.vsctl([["list-br"]]).split()
         if isinstance(op, o.ContainForwarding):
             return op.table in nftables.tables()
+        if isinstance(op, o.OvsAddPort):
+            try:
+                return op.name in ovs.vsctl([["list-ports", op.bridge]]).split()
+            except ovs.OvsError:  # OVS or the bridge is gone
+                return False
         if isinstance(op, o.StartProcess):
             pid = _read_pid(Path(op.pid_file))
             return pid is not None and processes.process_alive(pid, Path(op.argv[0]).name)
         return None
+
+    def _link_present(self, name: str, netns: str | None) -> bool:
+        try:
+            return self.netlink.link_exists(name, netns)
+        except NetlinkError:  # its namespace is gone
+            return False
 
     def wait_gone(self, host_links: list[str], timeout_s: float = LINGER_SECONDS) -> list[str]:
         """Namespaces die asynchronously; wait until the host ends of their veths are gone. Returns stragglers."""

@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vtopo.host import facts as host_facts
 from vtopo.host import netns as namespaces
 from vtopo.host import nftables, ovs, processes
 from vtopo.host.deployer import Deployer, DestroyError, Progress, ProgressCallback
@@ -39,6 +40,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
         except DestroyError as error:
             report.errors.append(str(error))
     report.strays += _stop_stray_processes(run_root)
+    report.strays += _stop_orphaned_probes()
     report.strays += _delete_stray_ovs_bridges()
     report.strays += _delete_stray_nft_tables()
     with Netlink() as netlink:
@@ -49,7 +51,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
         report.strays.append(f"directory {directory}")
     if run_root.is_dir() and not any(run_root.iterdir()):
         run_root.rmdir()
-    deployer.stop_ovs_if_ours()
+    report.strays += [f"service {label} (started by vtopo)" for label in deployer.services.release_unused()]
     return report
 
 
@@ -64,6 +66,14 @@ def _stop_stray_processes(run_root: Path) -> list[str]:
         if processes.process_alive(pid, lab_dir):  # its command line names the lab's run directory
             processes.stop_process(pid, lab_dir)
             stopped.append(f"process {pid} ({pid_file.stem})")
+    return stopped
+
+
+def _stop_orphaned_probes() -> list[str]:
+    stopped = []
+    for pid in host_facts.orphaned_probes():
+        processes.stop_process(pid, host_facts.PROBE_NAME)
+        stopped.append(f"process {pid} (a KVM probe whose vtopo was killed)")
     return stopped
 
 

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_lab
+from vtopo.compile.compiler import compile_lab, lab_context
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
-from vtopo.host import ovs, preflight
+from vtopo.host import preflight
 from vtopo.host.applier import Applier, OpFailed
+from vtopo.host.services import Services, services_of
 from vtopo.host.state import Journal, LabRecord, StateStore, consent_to_json
 from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry, installed_kinds
@@ -25,7 +26,6 @@ from vtopo.model.topology import Topology
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
-OVS_MARKER = "ovs-started-by-vtopo"
 
 
 @dataclass(frozen=True)
@@ -56,15 +56,21 @@ class DeployReport:
 
 
 class DeployError(Exception):
-    """A deploy that failed and was rolled back (or, if `rolled_back` is False, needs `vtopo cleanup`)."""
+    """A deploy that failed and was rolled back (or, if `rolled_back` is False, needs `vtopo cleanup`).
+
+    The message is one line: what failed, where, and what to do. `details` holds the rest."""
 
     def __init__(self, failure: OpFailed, rolled_back: bool, rollback_errors: list[str]):
         self.failure = failure
         self.rolled_back = rolled_back
         self.rollback_errors = rollback_errors
-        outcome = "everything applied before it was rolled back" if rolled_back else \
-            "the rollback was incomplete (" + "; ".join(rollback_errors) + "); run `vtopo cleanup`"
-        super().__init__(f"{failure}\n{outcome}")
+        reason = failure.reason.strip().splitlines()[0] if failure.reason.strip() else "no reason given"
+        advice = "the host is as it was; fix that and deploy again" if rolled_back else \
+            "the rollback was incomplete; run `vtopo cleanup`"
+        super().__init__(f"{failure.op.owner}: could not {failure.op.summary()}: {reason} ({advice})")
+        self.details = "\n".join([f"failed: {failure}",
+                                   "everything applied before it was rolled back" if rolled_back else
+                                   "the rollback failed at:", *rollback_errors])
 
 
 class DestroyError(Exception):
@@ -73,8 +79,10 @@ class DestroyError(Exception):
 
 @dataclass
 class NodeStatus:
+    """A node or a link of a deployed lab, compared with the plan."""
+
     name: str
-    state: str  # "running", "degraded", "not deployed"
+    state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied)
     detail: str = ""
 
 
@@ -85,12 +93,28 @@ class LabStatus:
     source: str
     nodes: list[NodeStatus]
     document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
+    links: list[NodeStatus] = field(default_factory=list)
+    applied: int = 0  # ops of the plan that were applied (journaled)
+    total: int = 0  # ops in the plan
+
+    @property
+    def state(self) -> str:
+        if self.applied < self.total:
+            return f"incomplete (deploy was interrupted at op {self.applied} of {self.total})"
+        if any(part.state != "running" for part in self.nodes + self.links):
+            return "degraded"
+        return "running"
+
+    @property
+    def up(self) -> bool:
+        return self.state == "running"
 
 
 class Deployer:
     def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None,
                  kinds: Registry | None = None):
         self.store = store or StateStore()
+        self.services = Services(self.store)
         self._facts = facts
         self.kinds = kinds or installed_kinds()
 
@@ -113,12 +137,18 @@ class Deployer:
         applier = Applier(plan.prefix)
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
-            preflight.check(plan, applier.netlink, self.store.find(plan.prefix) is not None)
-            notices += self._ensure_ovs(plan)
+            owner = self.store.find(plan.prefix)
+            preflight.check(plan, lab_context(topology, self.kinds, facts), applier.netlink, owner.name if owner else None)
+            services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
                                                      "consent": consent_to_json(consent),
-                                                     "topology": io.to_document(topology)})
+                                                     "services": services, "topology": io.to_document(topology)})
+            try:
+                notices += self.services.ensure(services)
+            except BaseException:
+                self._forget(record)
+                raise
             self._apply(plan.steps, applier, record, progress)
         finally:
             applier.close()
@@ -145,7 +175,9 @@ class Deployer:
             applier = Applier(plan.prefix)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, applier.netlink, already_deployed=False)
+                preflight.check(additions, lab_context(topology, self.kinds, record.facts()), applier.netlink, prefix_owner=None)
+                record.write({**record.read(), "services": services_of(plan)})
+                self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)
             finally:
                 applier.close()
@@ -163,18 +195,6 @@ class Deployer:
                                  "deployed again")
         report.seconds = time.monotonic() - started
         return report
-
-    def _ensure_ovs(self, plan: Plan) -> list[str]:
-        if not any(isinstance(op, OVS_BATCHED) for op in plan.ops):
-            return []
-        service = ovs.OvsService()
-        if service.running():
-            return []
-        service.start()
-        self.store.root.mkdir(parents=True, exist_ok=True)
-        self.store.marker(OVS_MARKER).touch()
-        return ["Open vSwitch was not running: started ovsdb-server and ovs-vswitchd with ovs-ctl (vtopo stops them "
-                "again when its last lab is destroyed)"]
 
     def _apply(self, steps: list[Step], applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
         journal = Journal(record.directory / "journal.jsonl")
@@ -271,17 +291,7 @@ class Deployer:
         self.store.forget(record)
         if run_root.is_dir() and not any(run_root.iterdir()):
             run_root.rmdir()
-        self.stop_ovs_if_ours()
-
-    def stop_ovs_if_ours(self) -> None:
-        marker = self.store.marker(OVS_MARKER)
-        if not marker.exists() or any(True for _ in self.store.labs()):
-            return
-        service = ovs.OvsService()
-        if service.running() and not ovs.vsctl([["list-br"]]).split():
-            service.stop()
-        marker.unlink(missing_ok=True)
-        self.store.remove_empty_directories()
+        self.services.release_unused()
 
     # ------------------------------------------------------------ status
 
@@ -299,15 +309,27 @@ class Deployer:
         return result
 
     def _status_of(self, record: LabRecord, applier: Applier) -> LabStatus:
+        """Compare the plan with what exists: each node and link is running, degraded or incomplete."""
         data = record.read()
         topology = io.from_document(data["topology"])
+        plan = compile_lab(topology, self.kinds, record.facts())
+        applied = set(record.journal())
         by_owner: dict[str, list[o.Op]] = {}
-        for op in record.journal():
+        for op in plan.ops:
             by_owner.setdefault(op.owner, []).append(op)
-        nodes = []
-        for node in topology.nodes.values():
-            owned = by_owner.get(f"node {node.name}", [])
-            missing = [op.summary() for op in owned if applier.exists(op) is False]
-            state = "degraded" if missing else "running"
-            nodes.append(NodeStatus(node.name, state, "; missing: " + ", ".join(missing) if missing else ""))
-        return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"])
+
+        def state_of(owner: str) -> NodeStatus:
+            ops = by_owner.get(owner, [])
+            missing = [op.summary() for op in ops if op in applied and applier.exists(op) is False]
+            not_applied = sum(1 for op in ops if op not in applied)
+            name = owner.split(" ", 1)[1]
+            if missing:
+                return NodeStatus(name, "degraded", "; missing: " + ", ".join(missing))
+            if not_applied:
+                return NodeStatus(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
+            return NodeStatus(name, "running")
+
+        nodes = [state_of(f"node {node.name}") for node in topology.nodes.values()]
+        links = [state_of(f"link {topology.describe_link(link)}") for link in topology.links.values()]
+        return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"], links,
+                         sum(1 for op in plan.ops if op in applied), len(plan.ops))

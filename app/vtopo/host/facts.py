@@ -12,6 +12,7 @@ from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.model.rules import LAB_TAG_PREFIX
 
 KVM_PROBE_SECONDS = 3.0
+PROBE_NAME = "vtopo-kvm-probe-of-"  # + the pid of the vtopo process that runs the probe
 QUAGGA_DIRS = ("/usr/lib/quagga", "/usr/sbin")
 
 
@@ -38,21 +39,35 @@ def netem_available() -> bool:
 def kvm_usable(guest_dir: str) -> bool:
     """/dev/kvm can be there and a KVM guest still hang, so boot the guest kernel for a moment under KVM.
 
-    A working KVM prints the kernel's banner on the serial console within a fraction of a second.
+    A working KVM prints the kernel's banner on the serial console within a fraction of a second. The probe runs
+    under `timeout -s KILL`, a deadline that holds even if vtopo itself is killed, and carries its owner's pid in
+    its name, so `vtopo cleanup` can tell an orphaned probe (see :func:`orphaned_probes`).
     """
     kernel = Path(guest_dir, "vmlinuz")
     if not os.path.exists("/dev/kvm") or shutil.which("qemu-system-x86_64") is None or not kernel.exists():
         return False
-    argv = ["qemu-system-x86_64", "-machine", "q35,accel=kvm", "-m", "128", "-nodefaults", "-display", "none",
-            "-serial", "stdio", "-no-reboot", "-kernel", str(kernel),
+    argv = ["timeout", "--signal=KILL", f"{KVM_PROBE_SECONDS:g}",
+            "qemu-system-x86_64", "-name", f"{PROBE_NAME}{os.getpid()}", "-machine", "q35,accel=kvm", "-m", "128",
+            "-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", str(kernel),
             "-append", "console=ttyS0 panic=-1 init=/nonexistent"]
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as qemu:
+    probe = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=KVM_PROBE_SECONDS + 5)
+    return b"Linux version" in probe.stdout
+
+
+def orphaned_probes() -> list[int]:
+    """Pids of KVM probes (and their `timeout` wrappers) whose vtopo process is gone."""
+    orphans = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
         try:
-            output, _ = qemu.communicate(timeout=KVM_PROBE_SECONDS)
-        except subprocess.TimeoutExpired:
-            qemu.kill()
-            output, _ = qemu.communicate()
-    return b"Linux version" in output
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        owner = next((arg[len(PROBE_NAME):] for arg in argv if arg.startswith(PROBE_NAME)), None)
+        if owner is not None and owner.isdigit() and not Path("/proc", owner).exists():
+            orphans.append(int(entry.name))
+    return orphans
 
 
 def probe(needs_accel: bool = False) -> HostFacts:

@@ -11,6 +11,8 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from vtopo.host.errors import HostError
+
 NETNS_RUN_DIR = "/run/netns"
 
 _THREAD_NETNS = b"/proc/thread-self/ns/net"
@@ -27,7 +29,7 @@ _libc.unshare.argtypes = [ctypes.c_int]
 _libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 
 
-class NetlinkError(Exception):
+class NetlinkError(HostError):
     """A host networking operation the kernel refused, with its errno as `code`.
 
     Defined here, below `vtopo.host.netlink` which re-exports it, so that both modules raise it.

@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from vtopo.host.errors import HostError
 from vtopo.ops import ovs_lab_tag
 
 OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
@@ -39,7 +40,7 @@ OVS_CTL_START_OPTIONS = ("--system-id=random", "--no-record-hostname", "--no-mlo
 _MAX_SHOWN = 300
 
 
-class OvsError(Exception):
+class OvsError(HostError):
     """An OVS command failed. Names the command and what the tool said."""
 
     def __init__(self, command: Sequence[str], message: str, returncode: int | None = None):

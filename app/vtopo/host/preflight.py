@@ -8,6 +8,7 @@ from pathlib import Path
 
 from vtopo import ops as o
 from vtopo.compile.plan import Plan
+from vtopo.kinds.contract import LabContext
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs
 from vtopo.host.netlink import Netlink
@@ -56,17 +57,22 @@ def _missing_binary(binary: str) -> Problem:
                    "this host")
 
 
-def check(plan: Plan, netlink: Netlink, already_deployed: bool) -> None:
-    """Raise PreflightFailed listing every reason the plan cannot be applied here, before touching anything."""
+def check(plan: Plan, context: LabContext, netlink: Netlink, prefix_owner: str | None) -> None:
+    """Raise PreflightFailed listing every reason the plan cannot be applied here, before touching anything.
+
+    `prefix_owner` is the name of the deployed lab that already uses the plan's prefix, if one does."""
     if not has_net_admin():
         raise PreflightFailed([Problem("deploying needs root (CAP_NET_ADMIN); run it with sudo", "this host")])
     problems = [_missing_binary(b) for b in sorted(required_binaries(plan))
                 if (shutil.which(b) if "/" not in b else (b if os.access(b, os.X_OK) else None)) is None]
-    if already_deployed:
+    if prefix_owner == plan.lab_name:
         problems.append(Problem(f"lab {plan.lab_name} is already deployed; destroy it first (vtopo destroy "
                                 f"{plan.lab_name})", "lab"))
-    problems += _collisions(plan, netlink)
-    problems += _missing_users(plan)
+    elif prefix_owner is not None:
+        problems.append(Problem(f"the deployed lab {prefix_owner} already uses the prefix {plan.prefix}; destroy it "
+                                f"(vtopo destroy {prefix_owner}) or give lab {plan.lab_name} its own prefix "
+                                "(lab.prefix in the file)", "lab", "$.lab.prefix"))
+    problems += _collisions(plan, netlink) + missing_on_host(plan, context, netlink) + _missing_users(plan)
     if problems:
         raise PreflightFailed(problems)
 
@@ -91,7 +97,6 @@ def _collisions(plan: Plan, netlink: Netlink) -> list[Problem]:
     existing_netns = set(namespaces.list_netns())
     bridges = set(ovs.vsctl([["list-br"]]).split()) if any(isinstance(op, o.OvsAddBridge) for op in plan.ops) and \
         ovs.OvsService().running() else set()
-    made: set[str] = set()
     problems = []
     for op in plan.ops:
         clash = None
@@ -112,8 +117,23 @@ def _collisions(plan: Plan, netlink: Netlink) -> list[Problem]:
         if clash:
             problems.append(Problem(f"{clash}; vtopo never takes over objects it did not create. Rename the node, set "
                                     "another lab prefix, or remove the object.", op.owner))
-        lower = getattr(op, "lower", None)
-        if isinstance(op, (o.CreateMacvlan, o.CreateMacvtap)) and lower not in made and lower not in host_links:
-            problems.append(Problem(f"the lower device {lower} does not exist on the host", op.owner))
+    return problems
+
+
+def missing_on_host(plan: Plan, context: LabContext, netlink: Netlink) -> list[Problem]:
+    """What the lab takes from the host that is not there: lower devices and files (VM images, guest kernels).
+    Reads only, so `vtopo validate` can ask it too."""
+    host_links = {link.name for link in netlink.links(None)}
+    made: set[str] = set()
+    problems = []
+    for op in plan.ops:
+        if isinstance(op, (o.CreateMacvlan, o.CreateMacvtap)) and op.lower not in made | host_links:
+            problems.append(Problem(f"the lower device {op.lower} does not exist on the host; pick one that `ip link` "
+                                    "lists", op.owner))
         made |= {name for name in (getattr(op, "name", None), getattr(op, "peer", None)) if name}
+    for node in context.nodes.values():
+        for path in node.kind.host_files(node):
+            if not Path(path).is_file():
+                problems.append(Problem(f"{path} does not exist on the host (or is not a file)", node.subject,
+                                        subject_id=node.node.id))
     return problems

@@ -31,6 +31,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from vtopo.host.errors import HostError
+
 _TAIL_BYTES = 4000
 _POLL_S = 0.02
 
@@ -43,7 +45,7 @@ _BIND_SCRIPT = (
 )
 
 
-class DaemonError(Exception):
+class DaemonError(HostError):
     """A daemon did not start (or could not be stopped). Carries what it said."""
 
     def __init__(self, message: str, output: str = ""):

@@ -39,6 +39,13 @@ class LabRecord:
     def name(self) -> str:
         return str(self.read()["name"])
 
+    def services(self) -> list[str]:
+        """The shared host services (e.g. "openvswitch") the lab needs; recorded before they are started."""
+        try:
+            return list(self.read().get("services", []))
+        except FileNotFoundError:  # forgotten meanwhile
+            return []
+
     def facts(self) -> HostFacts:
         return HostFacts(**self.read()["facts"])
 
@@ -84,9 +91,13 @@ class StateStore:
         self.labs_dir = self.root / "labs"
 
     def create(self, prefix: str, lab: dict[str, Any]) -> LabRecord:
-        self.labs_dir.mkdir(parents=True, exist_ok=True)
         directory = self.labs_dir / prefix
-        directory.mkdir()
+        while True:
+            try:
+                directory.mkdir(parents=True)  # FileExistsError if the prefix is taken
+                break
+            except FileNotFoundError:  # another vtopo removed the empty parents meanwhile
+                continue
         record = LabRecord(directory)
         record.write(lab)
         return record

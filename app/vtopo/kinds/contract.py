@@ -206,6 +206,21 @@ class NodeKind(ABC, Generic[S]):
         reaches what lies behind it with no link in the drawing."""
         return []
 
+    def joins_ports(self, node: NodeContext[S]) -> bool:
+        """For a switch or segment: whether frames pass between its ports, making one broadcast domain of them
+        (a bridge, a macvlan segment in bridge mode); False where they never do or rules decide (private mode,
+        OpenFlow)."""
+        return True
+
+    def routes(self, node: NodeContext[S]) -> bool:
+        """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes
+        through its addresses on it. Routers are the borders of broadcast domains and the gateways of the rest."""
+        return False
+
+    def default_gateway(self, node: NodeContext[S]) -> str | None:
+        """The node's default route ("" when it has none), or None for a node that takes no default route."""
+        return None
+
     def protects_loops(self, node: NodeContext[S]) -> bool:
         """Whether this node runs its loop protection (a bridge with STP on)."""
         return False
@@ -217,10 +232,15 @@ class NodeKind(ABC, Generic[S]):
     def check(self, node: NodeContext[S]) -> Iterable[Problem]:
         return ()
 
-    def forwards_in_host(self, node: NodeContext[S]) -> bool:
-        """Whether the node turns on forwarding in the host's own namespace (a routing numbered bridge): the lab
-        then gets an nftables table that keeps what the host forwards between the lab's own devices."""
+    def leaves_checksums_partial(self, node: NodeContext[S]) -> bool:
+        """Whether frames cross this switch with their checksum left for a NIC to finish (OVS's userspace
+        datapath): whatever sends into it must checksum in full."""
         return False
+
+    def host_files(self, node: NodeContext[S]) -> list[str]:
+        """Files on the host the node reads when it starts (a VM's disk image, the guest kernel): validate and
+        deploy check that they exist before anything is applied."""
+        return []
 
     def resources(self, node: NodeContext[S]) -> tuple[int, int]:
         """The host memory (MiB) and CPUs the node takes for itself, as a VM does; the compiler adds them up."""

@@ -44,8 +44,20 @@ class Trust:
     host_networks: tuple[str, ...] = ()  # the host's own addresses and routes (CIDR), none of them a lab's
 
 
+PREFIX_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+DEFAULT_PREFIX_LENGTH = 5
+"""The longest device vtopo names is a host end, ``<prefix>-<node>-<port>`` (``v2k9q-host-eth0``): five characters
+of prefix leave ten to the node and its port, as the shipped labs need. Within that, the prefix holds as much of the
+lab name's hash as it can: "v" and four base-36 digits, 1,679,616 values (three hex digits had 4,096)."""
+
+
 def default_prefix(lab_name: str) -> str:
-    return "vt" + hashlib.sha1(lab_name.encode()).hexdigest()[:3]
+    value = int(hashlib.sha1(lab_name.encode()).hexdigest(), 16)
+    digits = ""
+    for _ in range(DEFAULT_PREFIX_LENGTH - 1):
+        value, digit = divmod(value, len(PREFIX_ALPHABET))
+        digits += PREFIX_ALPHABET[digit]
+    return "v" + digits
 
 
 @dataclass(frozen=True)

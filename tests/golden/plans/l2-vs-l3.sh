@@ -1,7 +1,7 @@
 #!/bin/sh
-# vtopo plan for lab 'l2-vs-l3': every object below is named vtd05-*
+# vtopo plan for lab 'l2-vs-l3': every object below is named v2grl-*
 set -e
-LAB_TAG=vtopo:vtd05  # the tag on every object the lab makes
+LAB_TAG=vtopo:v2grl  # the tag on every object the lab makes
 #
 # L2 against L3. On the left, h1 and h2 share one bridge: one broadcast domain, frames switched by MAC.
 # Between the LANs, two OSPF routers (zebra + ospfd) route by IP: lan1 (10.1.0.0/24) and lan2 (10.2.0.0/24)
@@ -11,41 +11,41 @@ LAB_TAG=vtopo:vtd05  # the tag on every object the lab makes
 # with h1->h3 (routed twice).
 
 # ---- lab
-# [1] create directory /run/vtopo/vtd05
-mkdir -p /run/vtopo/vtd05
+# [1] create directory /run/vtopo/v2grl
+mkdir -p /run/vtopo/v2grl
 
 # ---- node lan1
-# [2] create Linux bridge vtd05-lan1
-ip link add vtd05-lan1 type bridge stp_state 0 forward_delay 1500 ageing_time 30000
-# [3] configure and bring up vtd05-lan1 (after 2)
-ip link set dev vtd05-lan1 alias vtopo:vtd05 up
+# [2] create Linux bridge v2grl-lan1
+ip link add v2grl-lan1 type bridge stp_state 0 forward_delay 1500 ageing_time 30000
+# [3] configure and bring up v2grl-lan1 (after 2)
+ip link set dev v2grl-lan1 alias vtopo:v2grl up
 
 # ---- node lan2
-# [4] create Linux bridge vtd05-lan2
-ip link add vtd05-lan2 type bridge stp_state 0 forward_delay 1500 ageing_time 30000
-# [5] configure and bring up vtd05-lan2 (after 4)
-ip link set dev vtd05-lan2 alias vtopo:vtd05 up
+# [4] create Linux bridge v2grl-lan2
+ip link add v2grl-lan2 type bridge stp_state 0 forward_delay 1500 ageing_time 30000
+# [5] configure and bring up v2grl-lan2 (after 4)
+ip link set dev v2grl-lan2 alias vtopo:v2grl up
 
 # ---- node r1
-# [6] create network namespace vtd05-r1
-ip netns add vtd05-r1
-ip -n vtd05-r1 link set lo up alias "$LAB_TAG"
+# [6] create network namespace v2grl-r1
+ip netns add v2grl-r1
+ip -n v2grl-r1 link set lo up alias "$LAB_TAG"
 # [7] sysctl net.ipv4.ip_forward=1 (after 6)
-ip netns exec vtd05-r1 sysctl -qw net.ipv4.ip_forward=1
+ip netns exec v2grl-r1 sysctl -qw net.ipv4.ip_forward=1
 # [8] sysctl net.ipv6.conf.all.forwarding=1 (after 6)
-ip netns exec vtd05-r1 sysctl -qw net.ipv6.conf.all.forwarding=1
-# [9] create directory /run/vtopo/vtd05/r1 (after 1)
-mkdir -p /run/vtopo/vtd05/r1
-chown frr: /run/vtopo/vtd05/r1
-# [10] write /run/vtopo/vtd05/r1/zebra.conf (after 9)
-cat > /run/vtopo/vtd05/r1/zebra.conf <<'EOF'
+ip netns exec v2grl-r1 sysctl -qw net.ipv6.conf.all.forwarding=1
+# [9] create directory /run/vtopo/v2grl/r1 (after 1)
+mkdir -p /run/vtopo/v2grl/r1
+chown frr: /run/vtopo/v2grl/r1
+# [10] write /run/vtopo/v2grl/r1/zebra.conf (after 9)
+cat > /run/vtopo/v2grl/r1/zebra.conf <<'EOF'
 hostname r1
-log file /run/vtopo/vtd05/r1/zebra.log
+log file /run/vtopo/v2grl/r1/zebra.log
 EOF
-# [11] write /run/vtopo/vtd05/r1/ospfd.conf (after 9)
-cat > /run/vtopo/vtd05/r1/ospfd.conf <<'EOF'
+# [11] write /run/vtopo/v2grl/r1/ospfd.conf (after 9)
+cat > /run/vtopo/v2grl/r1/ospfd.conf <<'EOF'
 hostname r1
-log file /run/vtopo/vtd05/r1/ospfd.log
+log file /run/vtopo/v2grl/r1/ospfd.log
 !
 interface eth0
  ip ospf hello-interval 1
@@ -64,31 +64,31 @@ router ospf
  network 10.0.12.0/30 area 0.0.0.0
 !
 EOF
-# [12] write /run/vtopo/vtd05/r1/vtysh.conf (after 9)
-cat > /run/vtopo/vtd05/r1/vtysh.conf <<'EOF'
+# [12] write /run/vtopo/v2grl/r1/vtysh.conf (after 9)
+cat > /run/vtopo/v2grl/r1/vtysh.conf <<'EOF'
 ! vtysh for this router only
 EOF
 
 # ---- node r2
-# [13] create network namespace vtd05-r2
-ip netns add vtd05-r2
-ip -n vtd05-r2 link set lo up alias "$LAB_TAG"
+# [13] create network namespace v2grl-r2
+ip netns add v2grl-r2
+ip -n v2grl-r2 link set lo up alias "$LAB_TAG"
 # [14] sysctl net.ipv4.ip_forward=1 (after 13)
-ip netns exec vtd05-r2 sysctl -qw net.ipv4.ip_forward=1
+ip netns exec v2grl-r2 sysctl -qw net.ipv4.ip_forward=1
 # [15] sysctl net.ipv6.conf.all.forwarding=1 (after 13)
-ip netns exec vtd05-r2 sysctl -qw net.ipv6.conf.all.forwarding=1
-# [16] create directory /run/vtopo/vtd05/r2 (after 1)
-mkdir -p /run/vtopo/vtd05/r2
-chown frr: /run/vtopo/vtd05/r2
-# [17] write /run/vtopo/vtd05/r2/zebra.conf (after 16)
-cat > /run/vtopo/vtd05/r2/zebra.conf <<'EOF'
+ip netns exec v2grl-r2 sysctl -qw net.ipv6.conf.all.forwarding=1
+# [16] create directory /run/vtopo/v2grl/r2 (after 1)
+mkdir -p /run/vtopo/v2grl/r2
+chown frr: /run/vtopo/v2grl/r2
+# [17] write /run/vtopo/v2grl/r2/zebra.conf (after 16)
+cat > /run/vtopo/v2grl/r2/zebra.conf <<'EOF'
 hostname r2
-log file /run/vtopo/vtd05/r2/zebra.log
+log file /run/vtopo/v2grl/r2/zebra.log
 EOF
-# [18] write /run/vtopo/vtd05/r2/ospfd.conf (after 16)
-cat > /run/vtopo/vtd05/r2/ospfd.conf <<'EOF'
+# [18] write /run/vtopo/v2grl/r2/ospfd.conf (after 16)
+cat > /run/vtopo/v2grl/r2/ospfd.conf <<'EOF'
 hostname r2
-log file /run/vtopo/vtd05/r2/ospfd.log
+log file /run/vtopo/v2grl/r2/ospfd.log
 !
 interface eth0
  ip ospf hello-interval 1
@@ -107,158 +107,158 @@ router ospf
  network 10.0.12.0/30 area 0.0.0.0
 !
 EOF
-# [19] write /run/vtopo/vtd05/r2/vtysh.conf (after 16)
-cat > /run/vtopo/vtd05/r2/vtysh.conf <<'EOF'
+# [19] write /run/vtopo/v2grl/r2/vtysh.conf (after 16)
+cat > /run/vtopo/v2grl/r2/vtysh.conf <<'EOF'
 ! vtysh for this router only
 EOF
 
 # ---- node h1
-# [20] create network namespace vtd05-h1
-ip netns add vtd05-h1
-ip -n vtd05-h1 link set lo up alias "$LAB_TAG"
+# [20] create network namespace v2grl-h1
+ip netns add v2grl-h1
+ip -n v2grl-h1 link set lo up alias "$LAB_TAG"
 
 # ---- node h2
-# [21] create network namespace vtd05-h2
-ip netns add vtd05-h2
-ip -n vtd05-h2 link set lo up alias "$LAB_TAG"
+# [21] create network namespace v2grl-h2
+ip netns add v2grl-h2
+ip -n v2grl-h2 link set lo up alias "$LAB_TAG"
 
 # ---- node h3
-# [22] create network namespace vtd05-h3
-ip netns add vtd05-h3
-ip -n vtd05-h3 link set lo up alias "$LAB_TAG"
+# [22] create network namespace v2grl-h3
+ip netns add v2grl-h3
+ip -n v2grl-h3 link set lo up alias "$LAB_TAG"
 
 # ---- link h1:eth0-lan1:p1
-# [23] create veth pair vtd05-lan1-p1 <-> eth0 (after 20)
-ip link add vtd05-lan1-p1 type veth peer name eth0 netns vtd05-h1
+# [23] create veth pair v2grl-lan1-p1 <-> eth0 (after 20)
+ip link add v2grl-lan1-p1 type veth peer name eth0 netns v2grl-h1
 # [24] configure and bring up eth0 (after 23)
-ip -n vtd05-h1 link set dev eth0 up
+ip -n v2grl-h1 link set dev eth0 up
 # [25] address 10.1.0.10/24 on eth0 (after 23)
-ip -n vtd05-h1 addr add 10.1.0.10/24 dev eth0
+ip -n v2grl-h1 addr add 10.1.0.10/24 dev eth0
 
 # ---- node h1
 # [26] route default via 10.1.0.1 (after 25)
-ip -n vtd05-h1 route add default via 10.1.0.1
+ip -n v2grl-h1 route add default via 10.1.0.1
 
 # ---- link h1:eth0-lan1:p1
-# [27] configure and bring up vtd05-lan1-p1 (after 23)
-ip link set dev vtd05-lan1-p1 alias vtopo:vtd05 up
+# [27] configure and bring up v2grl-lan1-p1 (after 23)
+ip link set dev v2grl-lan1-p1 alias vtopo:v2grl up
 
 # ---- node lan1
-# [28] attach vtd05-lan1-p1 to bridge vtd05-lan1 (after 2, 23)
-ip link set vtd05-lan1-p1 master vtd05-lan1
+# [28] attach v2grl-lan1-p1 to bridge v2grl-lan1 (after 2, 23)
+ip link set v2grl-lan1-p1 master v2grl-lan1
 
 # ---- link h2:eth0-lan1:p2
-# [29] create veth pair vtd05-lan1-p2 <-> eth0 (after 21)
-ip link add vtd05-lan1-p2 type veth peer name eth0 netns vtd05-h2
+# [29] create veth pair v2grl-lan1-p2 <-> eth0 (after 21)
+ip link add v2grl-lan1-p2 type veth peer name eth0 netns v2grl-h2
 # [30] configure and bring up eth0 (after 29)
-ip -n vtd05-h2 link set dev eth0 up
+ip -n v2grl-h2 link set dev eth0 up
 # [31] address 10.1.0.11/24 on eth0 (after 29)
-ip -n vtd05-h2 addr add 10.1.0.11/24 dev eth0
+ip -n v2grl-h2 addr add 10.1.0.11/24 dev eth0
 
 # ---- node h2
 # [32] route default via 10.1.0.1 (after 31)
-ip -n vtd05-h2 route add default via 10.1.0.1
+ip -n v2grl-h2 route add default via 10.1.0.1
 
 # ---- link h2:eth0-lan1:p2
-# [33] configure and bring up vtd05-lan1-p2 (after 29)
-ip link set dev vtd05-lan1-p2 alias vtopo:vtd05 up
+# [33] configure and bring up v2grl-lan1-p2 (after 29)
+ip link set dev v2grl-lan1-p2 alias vtopo:v2grl up
 
 # ---- node lan1
-# [34] attach vtd05-lan1-p2 to bridge vtd05-lan1 (after 2, 29)
-ip link set vtd05-lan1-p2 master vtd05-lan1
+# [34] attach v2grl-lan1-p2 to bridge v2grl-lan1 (after 2, 29)
+ip link set v2grl-lan1-p2 master v2grl-lan1
 
 # ---- link r1:eth0-lan1:p3
-# [35] create veth pair vtd05-lan1-p3 <-> eth0 (after 6)
-ip link add vtd05-lan1-p3 type veth peer name eth0 netns vtd05-r1
+# [35] create veth pair v2grl-lan1-p3 <-> eth0 (after 6)
+ip link add v2grl-lan1-p3 type veth peer name eth0 netns v2grl-r1
 # [36] configure and bring up eth0 (after 35)
-ip -n vtd05-r1 link set dev eth0 up
+ip -n v2grl-r1 link set dev eth0 up
 # [37] address 10.1.0.1/24 on eth0 (after 35)
-ip -n vtd05-r1 addr add 10.1.0.1/24 dev eth0
-# [38] configure and bring up vtd05-lan1-p3 (after 35)
-ip link set dev vtd05-lan1-p3 alias vtopo:vtd05 up
+ip -n v2grl-r1 addr add 10.1.0.1/24 dev eth0
+# [38] configure and bring up v2grl-lan1-p3 (after 35)
+ip link set dev v2grl-lan1-p3 alias vtopo:v2grl up
 
 # ---- node lan1
-# [39] attach vtd05-lan1-p3 to bridge vtd05-lan1 (after 2, 35)
-ip link set vtd05-lan1-p3 master vtd05-lan1
+# [39] attach v2grl-lan1-p3 to bridge v2grl-lan1 (after 2, 35)
+ip link set v2grl-lan1-p3 master v2grl-lan1
 
 # ---- link r1:eth1-r2:eth1
 # [40] create veth pair eth1 <-> eth1 (after 6, 13)
-ip -n vtd05-r1 link add eth1 type veth peer name eth1 netns vtd05-r2
+ip -n v2grl-r1 link add eth1 type veth peer name eth1 netns v2grl-r2
 # [41] configure and bring up eth1 (after 40)
-ip -n vtd05-r1 link set dev eth1 up
+ip -n v2grl-r1 link set dev eth1 up
 # [42] address 10.0.12.1/30 on eth1 (after 40)
-ip -n vtd05-r1 addr add 10.0.12.1/30 dev eth1
+ip -n v2grl-r1 addr add 10.0.12.1/30 dev eth1
 # [43] configure and bring up eth1 (after 40)
-ip -n vtd05-r2 link set dev eth1 up
+ip -n v2grl-r2 link set dev eth1 up
 
 # ---- node r1
 # [44] start zebra@r1 (after 6, 9, 10, 35, 36, 37, 38, 40, 41, 42, 43)
-ip netns exec vtd05-r1 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/vtd05/r1/zebra.conf -i /run/vtopo/vtd05/r1/zebra.pid -z /run/vtopo/vtd05/r1/zserv.api --vty_socket /run/vtopo/vtd05/r1 -P 0 --log file:/run/vtopo/vtd05/r1/zebra.log
+ip netns exec v2grl-r1 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/v2grl/r1/zebra.conf -i /run/vtopo/v2grl/r1/zebra.pid -z /run/vtopo/v2grl/r1/zserv.api --vty_socket /run/vtopo/v2grl/r1 -P 0 --log file:/run/vtopo/v2grl/r1/zebra.log
 # [45] start ospfd@r1 (after 6, 9, 11, 44)
-ip netns exec vtd05-r1 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/vtd05/r1/ospfd.conf -i /run/vtopo/vtd05/r1/ospfd.pid -z /run/vtopo/vtd05/r1/zserv.api --vty_socket /run/vtopo/vtd05/r1 -P 0 --log file:/run/vtopo/vtd05/r1/ospfd.log
+ip netns exec v2grl-r1 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/v2grl/r1/ospfd.conf -i /run/vtopo/v2grl/r1/ospfd.pid -z /run/vtopo/v2grl/r1/zserv.api --vty_socket /run/vtopo/v2grl/r1 -P 0 --log file:/run/vtopo/v2grl/r1/ospfd.log
 
 # ---- link r1:eth1-r2:eth1
 # [46] address 10.0.12.2/30 on eth1 (after 40)
-ip -n vtd05-r2 addr add 10.0.12.2/30 dev eth1
+ip -n v2grl-r2 addr add 10.0.12.2/30 dev eth1
 
 # ---- link r2:eth0-lan2:p1
-# [47] create veth pair vtd05-lan2-p1 <-> eth0 (after 13)
-ip link add vtd05-lan2-p1 type veth peer name eth0 netns vtd05-r2
+# [47] create veth pair v2grl-lan2-p1 <-> eth0 (after 13)
+ip link add v2grl-lan2-p1 type veth peer name eth0 netns v2grl-r2
 # [48] configure and bring up eth0 (after 47)
-ip -n vtd05-r2 link set dev eth0 up
+ip -n v2grl-r2 link set dev eth0 up
 # [49] address 10.2.0.1/24 on eth0 (after 47)
-ip -n vtd05-r2 addr add 10.2.0.1/24 dev eth0
-# [50] configure and bring up vtd05-lan2-p1 (after 47)
-ip link set dev vtd05-lan2-p1 alias vtopo:vtd05 up
+ip -n v2grl-r2 addr add 10.2.0.1/24 dev eth0
+# [50] configure and bring up v2grl-lan2-p1 (after 47)
+ip link set dev v2grl-lan2-p1 alias vtopo:v2grl up
 
 # ---- node r2
 # [51] start zebra@r2 (after 13, 16, 17, 40, 41, 43, 46, 47, 48, 49, 50)
-ip netns exec vtd05-r2 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/vtd05/r2/zebra.conf -i /run/vtopo/vtd05/r2/zebra.pid -z /run/vtopo/vtd05/r2/zserv.api --vty_socket /run/vtopo/vtd05/r2 -P 0 --log file:/run/vtopo/vtd05/r2/zebra.log
+ip netns exec v2grl-r2 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/v2grl/r2/zebra.conf -i /run/vtopo/v2grl/r2/zebra.pid -z /run/vtopo/v2grl/r2/zserv.api --vty_socket /run/vtopo/v2grl/r2 -P 0 --log file:/run/vtopo/v2grl/r2/zebra.log
 # [52] start ospfd@r2 (after 13, 16, 18, 51)
-ip netns exec vtd05-r2 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/vtd05/r2/ospfd.conf -i /run/vtopo/vtd05/r2/ospfd.pid -z /run/vtopo/vtd05/r2/zserv.api --vty_socket /run/vtopo/vtd05/r2 -P 0 --log file:/run/vtopo/vtd05/r2/ospfd.log
+ip netns exec v2grl-r2 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/v2grl/r2/ospfd.conf -i /run/vtopo/v2grl/r2/ospfd.pid -z /run/vtopo/v2grl/r2/zserv.api --vty_socket /run/vtopo/v2grl/r2 -P 0 --log file:/run/vtopo/v2grl/r2/ospfd.log
 
 # ---- node lan2
-# [53] attach vtd05-lan2-p1 to bridge vtd05-lan2 (after 4, 47)
-ip link set vtd05-lan2-p1 master vtd05-lan2
+# [53] attach v2grl-lan2-p1 to bridge v2grl-lan2 (after 4, 47)
+ip link set v2grl-lan2-p1 master v2grl-lan2
 
 # ---- link h3:eth0-lan2:p2
-# [54] create veth pair vtd05-lan2-p2 <-> eth0 (after 22)
-ip link add vtd05-lan2-p2 type veth peer name eth0 netns vtd05-h3
+# [54] create veth pair v2grl-lan2-p2 <-> eth0 (after 22)
+ip link add v2grl-lan2-p2 type veth peer name eth0 netns v2grl-h3
 # [55] configure and bring up eth0 (after 54)
-ip -n vtd05-h3 link set dev eth0 up
+ip -n v2grl-h3 link set dev eth0 up
 # [56] address 10.2.0.10/24 on eth0 (after 54)
-ip -n vtd05-h3 addr add 10.2.0.10/24 dev eth0
+ip -n v2grl-h3 addr add 10.2.0.10/24 dev eth0
 
 # ---- node h3
 # [57] route default via 10.2.0.1 (after 56)
-ip -n vtd05-h3 route add default via 10.2.0.1
+ip -n v2grl-h3 route add default via 10.2.0.1
 
 # ---- link h3:eth0-lan2:p2
-# [58] configure and bring up vtd05-lan2-p2 (after 54)
-ip link set dev vtd05-lan2-p2 alias vtopo:vtd05 up
+# [58] configure and bring up v2grl-lan2-p2 (after 54)
+ip link set dev v2grl-lan2-p2 alias vtopo:v2grl up
 
 # ---- node lan2
-# [59] attach vtd05-lan2-p2 to bridge vtd05-lan2 (after 4, 54)
-ip link set vtd05-lan2-p2 master vtd05-lan2
+# [59] attach v2grl-lan2-p2 to bridge v2grl-lan2 (after 4, 54)
+ip link set v2grl-lan2-p2 master v2grl-lan2
 
 # ---- to tear it all down again (vtopo destroy does this):
-#   kill $(cat /run/vtopo/vtd05/r2/ospfd.pid)
-#   kill $(cat /run/vtopo/vtd05/r2/zebra.pid)
-#   kill $(cat /run/vtopo/vtd05/r1/ospfd.pid)
-#   kill $(cat /run/vtopo/vtd05/r1/zebra.pid)
-#   ip netns del vtd05-h3
-#   ip netns del vtd05-h2
-#   ip netns del vtd05-h1
-#   rm -f /run/vtopo/vtd05/r2/vtysh.conf
-#   rm -f /run/vtopo/vtd05/r2/ospfd.conf
-#   rm -f /run/vtopo/vtd05/r2/zebra.conf
-#   rm -rf /run/vtopo/vtd05/r2
-#   ip netns del vtd05-r2
-#   rm -f /run/vtopo/vtd05/r1/vtysh.conf
-#   rm -f /run/vtopo/vtd05/r1/ospfd.conf
-#   rm -f /run/vtopo/vtd05/r1/zebra.conf
-#   rm -rf /run/vtopo/vtd05/r1
-#   ip netns del vtd05-r1
-#   ip link del vtd05-lan2
-#   ip link del vtd05-lan1
-#   rm -rf /run/vtopo/vtd05
+#   kill $(cat /run/vtopo/v2grl/r2/ospfd.pid)
+#   kill $(cat /run/vtopo/v2grl/r2/zebra.pid)
+#   kill $(cat /run/vtopo/v2grl/r1/ospfd.pid)
+#   kill $(cat /run/vtopo/v2grl/r1/zebra.pid)
+#   ip netns del v2grl-h3
+#   ip netns del v2grl-h2
+#   ip netns del v2grl-h1
+#   rm -f /run/vtopo/v2grl/r2/vtysh.conf
+#   rm -f /run/vtopo/v2grl/r2/ospfd.conf
+#   rm -f /run/vtopo/v2grl/r2/zebra.conf
+#   rm -rf /run/vtopo/v2grl/r2
+#   ip netns del v2grl-r2
+#   rm -f /run/vtopo/v2grl/r1/vtysh.conf
+#   rm -f /run/vtopo/v2grl/r1/ospfd.conf
+#   rm -f /run/vtopo/v2grl/r1/zebra.conf
+#   rm -rf /run/vtopo/v2grl/r1
+#   ip netns del v2grl-r1
+#   ip link del v2grl-lan2
+#   ip link del v2grl-lan1
+#   rm -rf /run/vtopo/v2grl

@@ -1,7 +1,7 @@
 #!/bin/sh
-# vtopo plan for lab 'macvlan-vepa': every object below is named vt266-*
+# vtopo plan for lab 'macvlan-vepa': every object below is named v59c2-*
 set -e
-LAB_TAG=vtopo:vt266  # the tag on every object the lab makes
+LAB_TAG=vtopo:v59c2  # the tag on every object the lab makes
 #
 # Containers on macvlan, vepa mode (seed 001, case b).
 # In VEPA mode (the kernel's default) siblings cannot talk directly: every frame leaves through the
@@ -9,48 +9,48 @@ LAB_TAG=vtopo:vt266  # the tag on every object the lab makes
 # small bridge with hairpin on, so here the containers do reach each other, the long way round.
 
 # ---- node mv
-# [1] create veth pair vt266-mv <-> vt266-mv-up
-ip link add vt266-mv type veth peer name vt266-mv-up
-# [2] configure and bring up vt266-mv (after 1)
-ip link set dev vt266-mv alias vtopo:vt266 up
-# [3] configure and bring up vt266-mv-up (after 1)
-ip link set dev vt266-mv-up alias vtopo:vt266 up
-# [4] create Linux bridge vt266-mv-sw
-ip link add vt266-mv-sw type bridge stp_state 0 forward_delay 0 ageing_time 30000
-# [5] configure and bring up vt266-mv-sw (after 4)
-ip link set dev vt266-mv-sw alias vtopo:vt266 up
-# [6] attach vt266-mv-up to bridge vt266-mv-sw (after 1, 4)
-ip link set vt266-mv-up master vt266-mv-sw
-bridge link set dev vt266-mv-up hairpin on
+# [1] create veth pair v59c2-mv <-> v59c2-mv-up
+ip link add v59c2-mv type veth peer name v59c2-mv-up
+# [2] configure and bring up v59c2-mv (after 1)
+ip link set dev v59c2-mv alias vtopo:v59c2 up
+# [3] configure and bring up v59c2-mv-up (after 1)
+ip link set dev v59c2-mv-up alias vtopo:v59c2 up
+# [4] create Linux bridge v59c2-mv-sw
+ip link add v59c2-mv-sw type bridge stp_state 0 forward_delay 0 ageing_time 30000
+# [5] configure and bring up v59c2-mv-sw (after 4)
+ip link set dev v59c2-mv-sw alias vtopo:v59c2 up
+# [6] attach v59c2-mv-up to bridge v59c2-mv-sw (after 1, 4)
+ip link set v59c2-mv-up master v59c2-mv-sw
+bridge link set dev v59c2-mv-up hairpin on
 
 # ---- node c1
-# [7] create network namespace vt266-c1
-ip netns add vt266-c1
-ip -n vt266-c1 link set lo up alias "$LAB_TAG"
+# [7] create network namespace v59c2-c1
+ip netns add v59c2-c1
+ip -n v59c2-c1 link set lo up alias "$LAB_TAG"
 
 # ---- node c2
-# [8] create network namespace vt266-c2
-ip netns add vt266-c2
-ip -n vt266-c2 link set lo up alias "$LAB_TAG"
+# [8] create network namespace v59c2-c2
+ip netns add v59c2-c2
+ip -n v59c2-c2 link set lo up alias "$LAB_TAG"
 
 # ---- link c1:eth0-mv:c1
-# [9] create macvlan eth0 on vt266-mv, mode vepa (after 1, 7)
-ip link add link vt266-mv name eth0 netns vt266-c1 type macvlan mode vepa
+# [9] create macvlan eth0 on v59c2-mv, mode vepa (after 1, 7)
+ip link add link v59c2-mv name eth0 netns v59c2-c1 type macvlan mode vepa
 # [10] configure and bring up eth0 (after 9)
-ip -n vt266-c1 link set dev eth0 up
+ip -n v59c2-c1 link set dev eth0 up
 # [11] address 10.0.1.1/24 on eth0 (after 9)
-ip -n vt266-c1 addr add 10.0.1.1/24 dev eth0
+ip -n v59c2-c1 addr add 10.0.1.1/24 dev eth0
 
 # ---- link c2:eth0-mv:c2
-# [12] create macvlan eth0 on vt266-mv, mode vepa (after 1, 8)
-ip link add link vt266-mv name eth0 netns vt266-c2 type macvlan mode vepa
+# [12] create macvlan eth0 on v59c2-mv, mode vepa (after 1, 8)
+ip link add link v59c2-mv name eth0 netns v59c2-c2 type macvlan mode vepa
 # [13] configure and bring up eth0 (after 12)
-ip -n vt266-c2 link set dev eth0 up
+ip -n v59c2-c2 link set dev eth0 up
 # [14] address 10.0.1.2/24 on eth0 (after 12)
-ip -n vt266-c2 addr add 10.0.1.2/24 dev eth0
+ip -n v59c2-c2 addr add 10.0.1.2/24 dev eth0
 
 # ---- to tear it all down again (vtopo destroy does this):
-#   ip netns del vt266-c2
-#   ip netns del vt266-c1
-#   ip link del vt266-mv-sw
-#   ip link del vt266-mv
+#   ip netns del v59c2-c2
+#   ip netns del v59c2-c1
+#   ip link del v59c2-mv-sw
+#   ip link del v59c2-mv

@@ -1,7 +1,7 @@
 #!/bin/sh
-# vtopo plan for lab 'vhost-on-off': every object below is named vt65e-*
+# vtopo plan for lab 'vhost-on-off': every object below is named vmt2w-*
 set -e
-LAB_TAG=vtopo:vt65e  # the tag on every object the lab makes
+LAB_TAG=vtopo:vmt2w  # the tag on every object the lab makes
 #
 # vhost-net on and off (seed 002). Both VMs sit on a numbered bridge, so the host reaches them through its
 # address on br0: measure host -> von and host -> voff, as the seed did. With vhost on, the kernel's vhost-net
@@ -13,63 +13,63 @@ LAB_TAG=vtopo:vt65e  # the tag on every object the lab makes
 # warning: node voff: KVM is not usable here, so this VM runs under TCG emulation (slower)
 
 # ---- lab
-# [1] create directory /run/vtopo/vt65e
-mkdir -p /run/vtopo/vt65e
+# [1] create directory /run/vtopo/vmt2w
+mkdir -p /run/vtopo/vmt2w
 
 # ---- node br0
-# [2] create Linux bridge vt65e-br0
-ip link add vt65e-br0 type bridge stp_state 0 forward_delay 0 ageing_time 30000
-# [3] configure and bring up vt65e-br0 (after 2)
-ip link set dev vt65e-br0 alias vtopo:vt65e up
-# [4] address 10.0.20.1/24 on vt65e-br0 (after 2)
-ip addr add 10.0.20.1/24 dev vt65e-br0
+# [2] create Linux bridge vmt2w-br0
+ip link add vmt2w-br0 type bridge stp_state 0 forward_delay 0 ageing_time 30000
+# [3] configure and bring up vmt2w-br0 (after 2)
+ip link set dev vmt2w-br0 alias vtopo:vmt2w up
+# [4] address 10.0.20.1/24 on vmt2w-br0 (after 2)
+ip addr add 10.0.20.1/24 dev vmt2w-br0
 
 # ---- node von
-# [5] create directory /run/vtopo/vt65e/von (after 1)
-mkdir -p /run/vtopo/vt65e/von
+# [5] create directory /run/vtopo/vmt2w/von (after 1)
+mkdir -p /run/vtopo/vmt2w/von
 
 # ---- node voff
-# [6] create directory /run/vtopo/vt65e/voff (after 1)
-mkdir -p /run/vtopo/vt65e/voff
+# [6] create directory /run/vtopo/vmt2w/voff (after 1)
+mkdir -p /run/vtopo/vmt2w/voff
 
 # ---- link von:nic0-br0:p1
-# [7] create tap device vt65e-von-nic0
-ip tuntap add dev vt65e-von-nic0 mode tap
+# [7] create tap device vmt2w-von-nic0
+ip tuntap add dev vmt2w-von-nic0 mode tap
 
 # ---- node von
 # [8] start qemu@von (after 5, 7)
-qemu-system-x86_64 -name von -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vt65e/von/console.sock,server=on,wait=off,logfile=/run/vtopo/vt65e/von/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vt65e/von/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=von vtopo.ip=eth0:10.0.20.2/24' -no-reboot -netdev tap,id=net0,ifname=vt65e-von-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:23:b2:0c
+qemu-system-x86_64 -name von -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/von/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/von/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vmt2w/von/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=von vtopo.ip=eth0:10.0.20.2/24' -no-reboot -netdev tap,id=net0,ifname=vmt2w-von-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:80:0c:f5
 
 # ---- link von:nic0-br0:p1
-# [9] configure and bring up vt65e-von-nic0 (after 7)
-ip link set dev vt65e-von-nic0 alias vtopo:vt65e up
+# [9] configure and bring up vmt2w-von-nic0 (after 7)
+ip link set dev vmt2w-von-nic0 alias vtopo:vmt2w up
 
 # ---- node br0
-# [10] attach vt65e-von-nic0 to bridge vt65e-br0 (after 2, 7)
-ip link set vt65e-von-nic0 master vt65e-br0
+# [10] attach vmt2w-von-nic0 to bridge vmt2w-br0 (after 2, 7)
+ip link set vmt2w-von-nic0 master vmt2w-br0
 
 # ---- link voff:nic0-br0:p2
-# [11] create tap device vt65e-voff-nic0
-ip tuntap add dev vt65e-voff-nic0 mode tap
+# [11] create tap device vmt2w-voff-nic0
+ip tuntap add dev vmt2w-voff-nic0 mode tap
 
 # ---- node voff
 # [12] start qemu@voff (after 6, 11)
-qemu-system-x86_64 -name voff -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vt65e/voff/console.sock,server=on,wait=off,logfile=/run/vtopo/vt65e/voff/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vt65e/voff/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=voff vtopo.ip=eth0:10.0.20.3/24' -no-reboot -netdev tap,id=net0,ifname=vt65e-voff-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:15:0c:81
+qemu-system-x86_64 -name voff -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/voff/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/voff/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vmt2w/voff/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=voff vtopo.ip=eth0:10.0.20.3/24' -no-reboot -netdev tap,id=net0,ifname=vmt2w-voff-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:39:0a:ee
 
 # ---- link voff:nic0-br0:p2
-# [13] configure and bring up vt65e-voff-nic0 (after 11)
-ip link set dev vt65e-voff-nic0 alias vtopo:vt65e up
+# [13] configure and bring up vmt2w-voff-nic0 (after 11)
+ip link set dev vmt2w-voff-nic0 alias vtopo:vmt2w up
 
 # ---- node br0
-# [14] attach vt65e-voff-nic0 to bridge vt65e-br0 (after 2, 11)
-ip link set vt65e-voff-nic0 master vt65e-br0
+# [14] attach vmt2w-voff-nic0 to bridge vmt2w-br0 (after 2, 11)
+ip link set vmt2w-voff-nic0 master vmt2w-br0
 
 # ---- to tear it all down again (vtopo destroy does this):
-#   kill $(cat /run/vtopo/vt65e/voff/qemu.pid)
-#   ip link del vt65e-voff-nic0
-#   kill $(cat /run/vtopo/vt65e/von/qemu.pid)
-#   ip link del vt65e-von-nic0
-#   rm -rf /run/vtopo/vt65e/voff
-#   rm -rf /run/vtopo/vt65e/von
-#   ip link del vt65e-br0
-#   rm -rf /run/vtopo/vt65e
+#   kill $(cat /run/vtopo/vmt2w/voff/qemu.pid)
+#   ip link del vmt2w-voff-nic0
+#   kill $(cat /run/vtopo/vmt2w/von/qemu.pid)
+#   ip link del vmt2w-von-nic0
+#   rm -rf /run/vtopo/vmt2w/voff
+#   rm -rf /run/vtopo/vmt2w/von
+#   ip link del vmt2w-br0
+#   rm -rf /run/vtopo/vmt2w

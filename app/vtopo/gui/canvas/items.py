@@ -146,6 +146,7 @@ class NodeItem(QGraphicsItem):
 
 
 PARALLEL_GAP = 12.0
+MAX_LOAD_WIDTH = 8.0  # extra pen width of a link at full load
 
 
 class LinkItem(QGraphicsItem):
@@ -173,6 +174,8 @@ class LinkItem(QGraphicsItem):
         self._shape: QPainterPath | None = None
         self.severity = ""
         self.on_path = False
+        self.tint: QColor | None = None  # an overlay's colour (the link's broadcast domain), None for none
+        self.load = 0.0  # live traffic, 0 (none or not shown) to 1 (10 Gb/s): drawn as extra width
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         a.links.append(self)
@@ -234,6 +237,16 @@ class LinkItem(QGraphicsItem):
             self.severity = severity
             self.update()
 
+    def set_load(self, load: float) -> None:
+        if load != self.load:
+            self.load = load
+            self.update_geometry()
+
+    def set_tint(self, tint: QColor | None) -> None:
+        if tint != self.tint:
+            self.tint = tint
+            self.update()
+
     def set_on_path(self, on_path: bool) -> None:
         """Part of the path being measured: drawn thick, in the path color."""
         if on_path != self.on_path:
@@ -250,7 +263,8 @@ class LinkItem(QGraphicsItem):
         self._label_rects = (rects[0], rects[1])
         self._middle_rect.moveCenter(self._line.center() + QPointF(0, -self._middle_rect.height() / 2 - 2))
         self._shape = None
-        bounds = QRectF(self._line.p1(), self._line.p2()).normalized().adjusted(-6, -6, 6, 6)
+        margin = 6 + MAX_LOAD_WIDTH * self.load / 2
+        bounds = QRectF(self._line.p1(), self._line.p2()).normalized().adjusted(-margin, -margin, margin, margin)
         for rect in (*self._label_rects, self._middle_rect):
             if not rect.isEmpty():
                 bounds = bounds.united(rect)
@@ -292,8 +306,9 @@ class LinkItem(QGraphicsItem):
         if self.on_path:
             painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
             painter.drawLine(self._line)
-        color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, colors.link)
-        pen = QPen(colors.highlight if selected else color, 3.5 if selected or self.on_path else 2)
+        color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, self.tint or colors.link)
+        width = 3.5 if selected or self.on_path or self.tint else 2
+        pen = QPen(colors.highlight if selected else color, width + MAX_LOAD_WIDTH * self.load)
         if self.severity == "warning" and not selected:
             pen.setStyle(Qt.PenStyle.DashLine)
         painter.setPen(pen)

@@ -10,22 +10,28 @@ class NodeState(str, Enum):
     NOT_DEPLOYED = "not deployed"
     DEPLOYING = "deploying"
     RUNNING = "running"
+    DEGRADED = "degraded"  # deployed, but something it made is gone
+    INCOMPLETE = "incomplete"  # its deploy was interrupted before all of it was applied
     FAILED = "failed"
 
     @property
     def color(self) -> QColor:
         return QColor({"not deployed": "#9e9e9e", "deploying": "#f0a202", "running": "#2fb344",
-                       "failed": "#d63939"}[self.value])
+                       "degraded": "#e8590c", "incomplete": "#ae3ec9", "failed": "#d63939"}[self.value])
 
     @classmethod
     def parse(cls, text: str) -> NodeState:
-        """Map an executor's state word ("running", "up", "failed"...) onto the four the canvas shows."""
+        """Map an executor's state word ("running", "degraded", "failed"...) onto the states the canvas shows."""
         word = text.strip().lower()
         if word in ("running", "up", "deployed", "ok"):
             return cls.RUNNING
         if word in ("deploying", "starting", "applying", "destroying"):
             return cls.DEPLOYING
-        if word in ("failed", "error", "crashed", "dead", "degraded"):
+        if word == "degraded":
+            return cls.DEGRADED
+        if word == "incomplete":
+            return cls.INCOMPLETE
+        if word in ("failed", "error", "crashed", "dead"):
             return cls.FAILED
         return cls.NOT_DEPLOYED
 

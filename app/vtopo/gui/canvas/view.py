@@ -10,6 +10,7 @@ from PySide6.QtGui import (QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDr
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 from vtopo.gui.canvas.interactions import Interaction, LinkInteraction, PlaceInteraction, SelectInteraction
+from vtopo.gui.canvas.items import LinkItem
 from vtopo.gui.document.editor import Editor
 
 KIND_MIME_TYPE = "application/x-vtopo-kind"
@@ -20,6 +21,7 @@ ZOOM_STEP = 1.15
 class CanvasView(QGraphicsView):
     file_dropped = Signal(Path)
     node_context_menu = Signal(str, QPoint)
+    link_context_menu = Signal(str, QPoint)
     canvas_context_menu = Signal(QPoint)
 
     def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
@@ -118,7 +120,11 @@ class CanvasView(QGraphicsView):
                                                 choose_ports=button == Qt.MouseButton.RightButton or shift)
             return
         if button == Qt.MouseButton.RightButton:
-            self.canvas_context_menu.emit(event.globalPosition().toPoint())
+            link = next((item for item in self.items(at) if isinstance(item, LinkItem)), None)
+            if link is not None:
+                self.link_context_menu.emit(link.link_id, event.globalPosition().toPoint())
+            else:
+                self.canvas_context_menu.emit(event.globalPosition().toPoint())
             return
         self._interaction = SelectInteraction(self, self.editor)
         super().mousePressEvent(event)

@@ -29,6 +29,7 @@ class Editor(QObject):
 
     topology_replaced = Signal()
     model_changed = Signal()
+    edited = Signal(object)  # with model_changed: the node, link, annotation or topology that changed
     status_message = Signal(str)
 
     def __init__(self, registry: Registry, icons: IconCache, parent: QObject | None = None) -> None:
@@ -66,7 +67,8 @@ class Editor(QObject):
         return [e.node_added, e.node_removed, e.node_changed, e.link_added, e.link_removed, e.link_changed,
                 e.annotation_added, e.annotation_removed, e.annotation_changed, e.lab_changed]
 
-    def _changed(self, _subject: object) -> None:
+    def _changed(self, subject: object) -> None:
+        self.edited.emit(subject)
         self.model_changed.emit()
 
     # ------------------------------------------------------------ nodes and links

@@ -1,0 +1,198 @@
+"""The Capture dock and its controller: captures started from the canvas' menus, one tab each, the captured links
+marked on the canvas, a clicked packet's hop highlighted, and "follow this ping" along a path."""
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QStackedLayout, QTabWidget, QWidget
+
+from vtopo.capture import CaptureError, CaptureTarget, path_targets, resolve
+from vtopo.gui.capture.feed import TargetFinder
+from vtopo.gui.capture.tab import CaptureTab
+from vtopo.gui.panels.deploy import DeployController
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.measure.controller import find_deployed
+from vtopo.kinds.contract import Role
+
+EMPTY = ("No capture yet. On a deployed lab, right-click a node and choose Capture on…, or select two nodes and "
+         "choose Follow a ping.")
+PING = ["ping", "-c", "3", "-i", "0.5", "-W", "2"]
+
+
+class CapturePanel(QWidget):
+    tab_closed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tabs = QTabWidget(tabsClosable=True, movable=True)
+        self.empty = QLabel(EMPTY, wordWrap=True)
+        self._stack = QStackedLayout(self)
+        self._stack.addWidget(self.empty)
+        self._stack.addWidget(self.tabs)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+
+    def add(self, tab: CaptureTab) -> None:
+        self.tabs.addTab(tab, tab.title)
+        self.tabs.setCurrentWidget(tab)
+        self._stack.setCurrentWidget(self.tabs)
+
+    def captures(self) -> list[CaptureTab]:
+        return [self.tabs.widget(i) for i in range(self.tabs.count())]  # type: ignore[misc]
+
+    def close_tab(self, index: int) -> None:
+        tab = self.tabs.widget(index)
+        self.tabs.removeTab(index)
+        if isinstance(tab, CaptureTab):
+            tab.close_capture()
+            tab.deleteLater()
+        if not self.tabs.count():
+            self._stack.setCurrentWidget(self.empty)
+        self.tab_closed.emit()
+
+    def shutdown(self) -> None:
+        while self.tabs.count():
+            self.close_tab(0)
+
+
+class _Answers(QObject):
+    path = Signal(str, str, object)  # source, destination, list of CaptureTarget (or the CaptureError's text)
+
+
+class _FindPath(QRunnable):
+    def __init__(self, lab: str, source: str, destination: str, answers: _Answers) -> None:
+        super().__init__()
+        self._lab, self._source, self._destination, self._answers = lab, source, destination, answers
+
+    def run(self) -> None:
+        lab, why = find_deployed(self._lab)
+        try:
+            if lab is None:
+                raise CaptureError(why)
+            self._answers.path.emit(self._source, self._destination,
+                                    path_targets(lab.context, self._source, self._destination))
+        except CaptureError as error:
+            self._answers.path.emit(self._source, self._destination, str(error))
+
+
+class _Ping(QRunnable):
+    def __init__(self, lab: str, source: str, destination: str) -> None:
+        super().__init__()
+        self._lab, self._source, self._destination = lab, source, destination
+
+    def run(self) -> None:
+        lab, _why = find_deployed(self._lab)
+        if lab is not None:
+            address = lab.target_address(self._source, self._destination)[0]
+            subprocess.run(lab.command_in(self._source, [*PING, address]), capture_output=True, timeout=15)
+
+
+class CaptureController(QObject):
+    def __init__(self, editor: Editor, deploy: DeployController, panel: CapturePanel, dock: QDockWidget,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._editor, self._deploy, self._panel, self._dock = editor, deploy, panel, dock
+        self._pool = QThreadPool(self)
+        self._answers = _Answers(self)
+        self._answers.path.connect(self._follow)
+        self._marked: dict[CaptureTab, str] = {}
+        panel.tab_closed.connect(self._mark)
+
+    @property
+    def available(self) -> bool:
+        return bool(self._deploy.deployed_lab)
+
+    def add_menu_entries(self, menu: QMenu, node_id: str, selected: list[str]) -> None:
+        """"Capture on NODE:PORT" for each of the node's links, and "Follow a ping" for two selected nodes."""
+        topology = self._editor.topology
+        node = topology.nodes[node_id]
+        ports = sorted(end.port for link in topology.links_of(node_id) for end in link.ends if end.node == node_id)
+        capture_menu = menu.addMenu("Capture on")
+        capture_menu.setEnabled(self.available and bool(ports))
+        kind = self._editor.registry.get(node.kind)
+        if kind is not None and kind.role is Role.SWITCH:
+            capture_menu.addAction(f"{node.name} (every port)", self._starter(node.name))
+        for spec in (f"{node.name}:{port}" for port in ports):
+            capture_menu.addAction(spec, self._starter(spec))
+        if len(selected) == 2:
+            source, destination = (topology.nodes[i].name for i in selected)
+            action = menu.addAction(f"Follow a ping from {source} to {destination}",
+                                    lambda: self.follow_ping(source, destination))
+            action.setEnabled(self.available)
+
+    def add_link_entries(self, menu: QMenu, link_id: str) -> None:
+        """"Capture on c1:eth0" and "Capture on br0:p1": each end of the link."""
+        topology = self._editor.topology
+        link = topology.links[link_id]
+        for end in link.ends:
+            spec = f"{topology.nodes[end.node].name}:{end.port}"
+            menu.addAction(f"Capture on {spec}", self._starter(spec)).setEnabled(self.available)
+
+    def _starter(self, spec: str) -> Callable[[], None]:
+        def start() -> None:
+            self.capture(spec)
+
+        return start
+
+    def capture(self, spec: str, bpf: str = "") -> CaptureTab:
+        lab = self._deploy.deployed_lab
+
+        def find_target() -> CaptureTarget:
+            deployed, why = find_deployed(lab)
+            if deployed is None:
+                raise CaptureError(why)
+            return resolve(deployed.context, spec)
+
+        return self._open(spec, find_target, bpf)
+
+    def follow_ping(self, source: str, destination: str) -> None:
+        """Capture ICMP on every link of the path, then send three pings: each tab shows the same id and seq,
+        with the TTL one lower past each router."""
+        self._pool.start(_FindPath(self._deploy.deployed_lab, source, destination, self._answers))
+
+    def _follow(self, source: str, destination: str, targets: Any) -> None:
+        if isinstance(targets, str):
+            self._editor.status_message.emit(f"cannot follow a ping from {source} to {destination}: {targets}")
+            return
+        tabs = [self._open(f"{index}. {target.label}", _known(target), "icmp") for index, target in enumerate(targets, 1)]
+        waiting = set(tabs)
+
+        def listening(tab: CaptureTab) -> None:
+            waiting.discard(tab)
+            if not waiting:
+                self._pool.start(_Ping(self._deploy.deployed_lab, source, destination))
+
+        for tab in tabs:
+            tab.started.connect(lambda _target, tab=tab: listening(tab))
+
+    def _open(self, title: str, find_target: TargetFinder, bpf: str) -> CaptureTab:
+        tab = CaptureTab(title, find_target, bpf)
+        tab.started.connect(lambda target, tab=tab: self._mark(tab, target.link_id))
+        tab.packet_chosen.connect(self._show_hop)
+        self._panel.add(tab)
+        self._dock.show()
+        self._dock.raise_()
+        return tab
+
+    def _mark(self, tab: CaptureTab | None = None, link_id: str | None = None) -> None:
+        """The links under capture stand out on the canvas."""
+        if tab is not None and link_id:
+            self._marked[tab] = link_id
+        open_tabs = set(self._panel.captures())
+        self._marked = {t: link for t, link in self._marked.items() if t in open_tabs}
+        self._editor.scene.highlight_path(self._marked.values())
+
+    def _show_hop(self, link_id: str) -> None:
+        link = self._editor.topology.links.get(link_id)
+        if link is not None:
+            self._editor.scene.highlight_path([link_id, link.a.node, link.b.node])
+
+    def shutdown(self) -> None:
+        self._panel.shutdown()
+        self._pool.waitForDone()
+
+
+def _known(target: CaptureTarget) -> TargetFinder:
+    return lambda: target

@@ -1,0 +1,1 @@
+"""Views laid over the canvas: broadcast domains."""

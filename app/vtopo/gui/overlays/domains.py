@@ -1,0 +1,66 @@
+"""The broadcast-domain view: each L2 domain's links in a colour of its own, and a legend naming its subnets and
+members. The domains come with each analysis of the lab (computed off the GUI thread)."""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QColor
+from PySide6.QtWidgets import QDockWidget, QLabel
+
+from vtopo.compile.domains import Domain
+from vtopo.gui.document.analysis import Analysis
+from vtopo.gui.canvas.scene import TopologyScene
+
+DOMAIN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+OFF = "View ▸ Broadcast domains colours each L2 broadcast domain; routers are the borders between them."
+
+
+def domain_color(domain: Domain) -> QColor:
+    return QColor(DOMAIN_COLORS[(domain.number - 1) % len(DOMAIN_COLORS)])
+
+
+class DomainView(QObject):
+    def __init__(self, scene: TopologyScene, dock: QDockWidget, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._scene = scene
+        self._dock = dock
+        self.legend = QLabel(OFF, wordWrap=True, textFormat=Qt.TextFormat.RichText,
+                             alignment=Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        dock.setWidget(self.legend)
+        self.toggle = QAction("&Broadcast domains", self, checkable=True)
+        self.toggle.setShortcut("Ctrl+Shift+B")
+        self.toggle.toggled.connect(self._toggled)
+        self.domains: list[Domain] = []
+
+    def show_analysis(self, analysis: Analysis) -> None:
+        self.domains = analysis.domains
+        if self.toggle.isChecked():
+            self._apply()
+
+    def _toggled(self, on: bool) -> None:
+        self._apply()
+        if on:
+            self._dock.show()
+            self._dock.raise_()
+
+    def _apply(self) -> None:
+        on = self.toggle.isChecked()
+        tints = {link: domain_color(d) for d in self.domains for link in d.link_ids} if on else {}
+        for link_id, item in self._scene.links.items():
+            item.set_tint(tints.get(link_id))
+        self.legend.setText(self._legend() if on else OFF)
+
+    def _legend(self) -> str:
+        if not self.domains:
+            return "No broadcast domain: the lab has no valid interfaces yet (see Problems)."
+        rows = []
+        for domain in self.domains:
+            subnets = ", ".join(map(str, domain.subnets)) or "no subnet"
+            members = ", ".join(m.name for m in domain.members)
+            via = f" via {', '.join(domain.switches)}" if domain.switches else ""
+            rows.append(f"<tr><td><span style='color:{domain_color(domain).name()}'>■■</span> "
+                        f"<b>domain {domain.number}</b></td><td>{html.escape(subnets)}</td>"
+                        f"<td>{html.escape(members)}{html.escape(via)}</td></tr>")
+        return ("<table cellspacing='6'><tr><th align='left'>Domain</th><th align='left'>Subnets</th>"
+                "<th align='left'>Members</th></tr>" + "".join(rows) + "</table>")

@@ -1,0 +1,159 @@
+"""The Capture dock: menus on the canvas, the packet list with its filter and details, and (privileged) live
+captures on a deployed lab, including a flood that must leave the GUI responsive."""
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QTabBar
+from pytestqt.qtbot import QtBot
+from scapy.layers.inet import ICMP, IP
+from scapy.layers.l2 import ARP, Ether
+
+from tests.gui.helpers import send, view_point
+from tests.residue import snapshot
+from vtopo.capture import CaptureError, RawPacket, summarize
+from vtopo.gui.capture.tab import CaptureTab
+from vtopo.gui.main_window import MainWindow
+
+RESPONSIVE_MS = 50
+
+
+def cannot_start() -> None:
+    raise CaptureError("lab bridge-veth is not deployed")
+
+
+def packet(number: int, frame: Ether) -> tuple:  # type: ignore[type-arg]
+    raw = RawPacket(number, 1000.0 + number / 10, bytes(frame), len(bytes(frame)))
+    return summarize(raw), raw
+
+
+def test_capture_menu_waits_for_a_deployed_lab(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window("bridge-veth")
+    menu = window.actions.node_menu_for("c1")
+    capture_menu = next(a.menu() for a in menu.actions() if a.text() == "Capture on")
+    assert not capture_menu.isEnabled()
+    assert [a.text() for a in capture_menu.actions()] == ["c1:eth0"]
+    bridge_menu = next(a.menu() for a in window.actions.node_menu_for("br0").actions() if a.text() == "Capture on")
+    assert [a.text() for a in bridge_menu.actions()] == ["br0 (every port)", "br0:p1", "br0:p2", "br0:p3"]
+    assert "No capture yet" in window.capture_panel.empty.text()
+
+
+def test_right_click_on_a_link_offers_a_capture_on_each_end(make_window: Callable[..., MainWindow],
+                                                              qtbot: QtBot) -> None:
+    window = make_window("l2-vs-l3")
+    window.view.link_context_menu.disconnect(window.actions.link_menu)  # the menu would block the test in exec()
+    link = next(l for l in window.editor.topology.links.values()
+                if {window.editor.topology.nodes[e.node].name for e in l.ends} == {"h1", "lan1"})
+    middle = window.editor.scene.links[link.id].line.center()
+    right = Qt.MouseButton.RightButton
+    with qtbot.waitSignal(window.view.link_context_menu) as asked:
+        send(window.view, QMouseEvent.Type.MouseButtonPress, view_point(window.view, middle), right, right)
+    assert asked.args[0] == link.id
+    entries = [a.text() for a in window.actions.link_menu_for(link.id).actions() if a.text().startswith("Capture")]
+    assert sorted(entries) == ["Capture on h1:eth0", "Capture on lan1:p1"]
+
+
+def test_packet_list_filter_and_details(qtbot: QtBot) -> None:
+    tab = CaptureTab("c1:eth0", cannot_start)
+    qtbot.addWidget(tab)
+    tab.show()
+    qtbot.waitUntil(lambda: "capture failed" in tab.status.text())
+    assert "not deployed" in tab.status.text()
+    c1, c2 = "02:00:00:00:00:01", "02:00:00:00:00:02"
+    tab._arrived([packet(1, Ether(src=c1, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="10.0.0.1", pdst="10.0.0.2")),
+                  packet(2, Ether(src=c1, dst=c2) / IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(id=7, seq=1)),
+                  packet(3, Ether(src=c2, dst=c1) / IP(src="10.0.0.2", dst="10.0.0.1") / ICMP(type=0, id=7, seq=1))])
+    assert tab.shown.rowCount() == 3
+    qtbot.keyClicks(tab.filter_box, "echo reply")
+    assert tab.shown.rowCount() == 1
+    row = tab.view.visualRect(tab.shown.index(0, 9)).center()
+    qtbot.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=row)
+    names = [tab.layers.topLevelItem(i).text(0) for i in range(tab.layers.topLevelItemCount())]
+    assert names[:3] == ["Ethernet", "IP", "ICMP"]
+    assert "0000" in tab.hex.toPlainText()
+    tab.filter_box.clear()
+    qtbot.mouseClick(tab.clear, Qt.MouseButton.LeftButton)
+    assert tab.shown.rowCount() == 0
+    tab.close_capture()
+
+
+def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
+    action = window.actions.deploy if deploy else window.actions.destroy
+    qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+        action.trigger()
+
+
+def _in(window: MainWindow, node: str, *argv: str) -> list[str]:
+    from vtopo.deployed import DeployedLab
+
+    return DeployedLab.find(window.editor.topology.name).command_in(node, list(argv))
+
+
+@pytest.mark.privileged
+def test_capture_from_the_menu_then_a_flood_leaves_the_gui_responsive(make_window: Callable[..., MainWindow],
+                                                                       qtbot: QtBot) -> None:
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    window = make_window("bridge-veth", deployer_loader=load_deployer)
+    scene = window.editor.scene
+    try:
+        _deploy(window, qtbot, True)
+        menu = window.actions.node_menu_for("c1")
+        capture_menu = next(a.menu() for a in menu.actions() if a.text() == "Capture on")
+        assert capture_menu.isEnabled()
+        capture_menu.actions()[0].trigger()
+        tab = window.capture_panel.captures()[0]
+        qtbot.waitUntil(lambda: tab.target is not None, timeout=10_000)
+        assert scene.links["c1-eth0--br0-p1"].on_path
+        subprocess.run(_in(window, "c1", "ping", "-c", "2", "-i", "0.3", "10.0.0.2"), check=True, timeout=10)
+        qtbot.waitUntil(lambda: sum("echo" in tab.table.rows[r][0].info for r in range(len(tab.table.rows))) >= 4,
+                        timeout=5000)
+
+        gaps: list[float] = []
+        clock = QElapsedTimer()
+        clock.start()
+        timer = QTimer()
+        timer.setInterval(10)
+        timer.timeout.connect(lambda: (gaps.append(clock.restart())))
+        timer.start()
+        flood = subprocess.Popen(_in(window, "c1", "ping", "-f", "-l", "16", "-q", "-w", "10", "-s", "16", "10.0.0.2"),
+                                 stdout=subprocess.PIPE, text=True)
+        captured_before = int(tab.status.text().split(": ")[1].split()[0]) if ": " in tab.status.text() else 0
+        started = time.monotonic()
+        link = "c1-eth0--br0-p1"
+        qtbot.waitUntil(lambda: link in window.rates.latest and window.rates.latest[link].packets_per_second > 5000,
+                        timeout=5000)
+        assert scene.links[link].load > 0.3 and "packets/s" in scene.links[link].toolTip()
+        qtbot.waitUntil(lambda: flood.poll() is not None, timeout=20_000)
+        seconds = time.monotonic() - started
+        timer.stop()
+        qtbot.wait(1500)  # the last counters
+        captured = int(tab.status.text().split(": ")[1].split()[0])
+        rate = (captured - captured_before) / seconds
+        print(f"flood: {rate:,.0f} packets/s captured for {seconds:.1f} s; longest GUI stall {max(gaps[1:]):.0f} ms "
+              f"(budget {RESPONSIVE_MS}); {len(tab.table.rows)} rows kept; {tab.status.text()}")
+        assert rate >= 10_000
+        assert max(gaps[1:]) < RESPONSIVE_MS
+        assert len(tab.table.rows) <= 5000
+        row = tab.view.visualRect(tab.shown.index(0, 0)).center()
+        qtbot.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=row)
+        assert {i for i, item in scene.links.items() if item.on_path} == {"c1-eth0--br0-p1"}
+        tabs = window.capture_panel.tabs
+        close = tabs.tabBar().tabButton(0, QTabBar.ButtonPosition.RightSide)
+        qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+        assert tabs.count() == 0
+        assert not scene.links["c1-eth0--br0-p1"].on_path
+    finally:
+        window.capture.shutdown()
+        if window.deploy.deployed_lab:
+            _deploy(window, qtbot, False)
+    assert snapshot() - before == {}
+    assert not list(Path("/tmp").glob("vtopo-capture-*"))

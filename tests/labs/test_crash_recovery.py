@@ -1,0 +1,128 @@
+"""kill -9 at every phase of a deploy (the KVM probe, the Open vSwitch start, any op of a lab with containers,
+routers, OVS and a VM): `vtopo cleanup` then leaves the host exactly as it was."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from crashes import deploy_killed_at_call
+from residue import snapshot
+from vtopo import ops as o
+from vtopo.kinds.environment import HostFacts
+from vtopo.host import facts as host_facts
+from vtopo.host.cleanup import cleanup
+from vtopo.host.deployer import Deployer
+from vtopo.lab import open_lab, plan_of
+from vtopo.model import io
+from vtopo.model.topology import Endpoint, Interface, Link, Node
+
+pytestmark = pytest.mark.privileged
+
+MIXED = Path(__file__).parents[1] / "data" / "mixed.vtopo"
+GUEST_DIR = os.environ.get("VTOPO_GUEST_DIR", HostFacts.guest_dir)
+
+KILLED_IN_OVS_START = """
+import os, sys
+from vtopo.host import ovs
+from vtopo.host.deployer import Deployer
+from vtopo.lab import open_lab
+real_run = ovs._run
+def run(argv, **options):
+    output = real_run(argv, **options)
+    if argv[-1] == "start":
+        os._exit(9)  # the daemons run, nothing after the start was recorded
+    return output
+ovs._run = run
+Deployer().deploy(open_lab(sys.argv[1]).topology)
+"""
+
+
+def proc_files(name: str) -> list[str]:
+    """/proc/PID/<name> of every process, read as text; processes that end meanwhile are skipped."""
+    texts = []
+    for path in Path("/proc").glob(f"[0-9]*/{name}"):
+        try:
+            texts.append(path.read_bytes().decode(errors="replace"))
+        except OSError:
+            continue
+    return texts
+
+
+def ovs_daemons() -> list[str]:
+    return [comm for comm in proc_files("comm") if comm.strip() in ("ovsdb-server", "ovs-vswitchd")]
+
+
+def recovered(before: object) -> list[str]:
+    report = cleanup(Deployer(), lambda progress: None)
+    assert not report.errors, report.errors
+    assert snapshot() - before == {}
+    return report.strays
+
+
+def test_kill_during_the_kvm_probe_leaves_no_qemu():
+    if not (os.path.exists("/dev/kvm") and Path(GUEST_DIR, "vmlinuz").exists()):
+        pytest.skip("no /dev/kvm or no guest kernel: vtopo does not probe KVM here")
+    before = snapshot()
+    prober = subprocess.Popen([sys.executable, "-c", "import sys; from vtopo.host.facts import kvm_usable; "
+                               "kvm_usable(sys.argv[1])", GUEST_DIR])
+    name = f"{host_facts.PROBE_NAME}{prober.pid}"
+    deadline = time.monotonic() + 10
+    while not any(name in cmdline for cmdline in proc_files("cmdline")):
+        if time.monotonic() > deadline or prober.poll() is not None:
+            prober.kill()
+            pytest.skip("the KVM probe finished before it could be killed (KVM works here)")
+        time.sleep(0.02)
+    os.kill(prober.pid, signal.SIGKILL)
+    prober.wait()
+    assert host_facts.orphaned_probes(), "the probe outlives the vtopo that started it"
+    strays = recovered(before)
+    assert any("KVM probe" in stray for stray in strays)
+    assert not host_facts.orphaned_probes()
+
+
+def test_kill_during_the_ovs_start_and_cleanup_stops_the_daemons(ovs_stopped):
+    before = snapshot()
+    crashed = subprocess.run([sys.executable, "-c", KILLED_IN_OVS_START, str(MIXED)])
+    assert crashed.returncode == 9 and ovs_daemons(), "killed right after ovs-ctl started a daemon"
+    recovered(before)
+    assert not ovs_daemons(), "vtopo started OVS for the killed deploy, so cleanup stops it"
+
+
+def mixed_with_a_vm(directory: Path) -> Path:
+    topology = open_lab(MIXED).topology
+    topology.add_node(Node(id="vm1", name="vm1", kind="vm"))
+    topology.add_link(Link(id="vm1-sw", a=Endpoint("vm1", "nic0", Interface(addresses=["10.2.0.20/24"])),
+                           b=Endpoint("sw", "p3")))
+    path = directory / "mixed-vm.vtopo"
+    path.write_text(json.dumps(io.to_document(topology)))
+    return path
+
+
+def host_calls(path: Path) -> tuple[int, int]:
+    """How many apply calls a deploy of the lab makes (an OVS batch is one), and which one starts the VM."""
+    calls, vm_call, batching = 0, 0, False
+    for step in plan_of(open_lab(path).topology).steps:
+        batched = isinstance(step.op, (o.OvsAddBridge, o.OvsAddPort))
+        calls += 0 if batched and batching else 1
+        batching = batched
+        if isinstance(step.op, o.StartProcess) and step.op.owner == "node vm1":
+            vm_call = calls
+    return calls, vm_call
+
+
+def test_kill_at_random_ops_of_a_lab_with_containers_routers_ovs_and_a_vm(tmp_path):
+    lab = mixed_with_a_vm(tmp_path)
+    calls, vm_call = host_calls(lab)
+    assert vm_call, "the VM is started by the plan"
+    before = snapshot()
+    for call in sorted({1, vm_call + 1, *random.Random(11).sample(range(2, calls), 3)}):
+        assert deploy_killed_at_call(lab, call) == 9, f"the deploy should have been killed at call {call} of {calls}"
+        recovered(before)

@@ -1,0 +1,32 @@
+"""The CLI starts at once: importing it, and the commands that need no host, load no heavy library."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("pyroute2", "networkx", "PySide6", "shiboken6", "vtopo.measure", "vtopo.host.netlink", "vtopo.gui")
+LAB = Path(__file__).parents[1] / "topologies" / "l2-vs-l3.vtopo"
+
+
+def heavy_modules_after(statements: str) -> set[str]:
+    """The HEAVY packages a fresh interpreter has loaded after running `statements`."""
+    code = f"{statements}\nimport sys\nprint(' '.join(sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = result.stdout.splitlines()[-1].split()
+    return {heavy for heavy in HEAVY if any(name == heavy or name.startswith(heavy + ".") for name in loaded)}
+
+
+def test_importing_the_cli_and_building_its_parser_loads_nothing_heavy():
+    assert heavy_modules_after("import vtopo.cli\nvtopo.cli.build_parser()") == set()
+
+
+def test_listing_kinds_loads_nothing_heavy():
+    assert heavy_modules_after("from vtopo.cli import main\nmain(['kinds'])") == set()
+
+
+@pytest.mark.parametrize("argv", [["validate", "--offline"], ["plan", "--offline"], ["show"]])
+def test_reading_a_lab_without_the_host_loads_only_networkx(argv):
+    assert heavy_modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}
