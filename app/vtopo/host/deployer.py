@@ -132,13 +132,15 @@ class Deployer:
         lab is compiled against it and against the host's own network, probed now."""
         started = time.monotonic()
         facts = self.facts_for(topology)
-        plan = compile_lab(topology, self.kinds, facts, host_facts.with_host_network(consent))
+        trust = host_facts.with_host_network(consent)
+        plan = compile_lab(topology, self.kinds, facts, trust)
         notices = [str(w) for w in plan.warnings]
         applier = Applier(plan.prefix)
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             owner = self.store.find(plan.prefix)
-            preflight.check(plan, lab_context(topology, self.kinds, facts), applier.netlink, owner.name if owner else None)
+            preflight.check(plan, lab_context(topology, self.kinds, facts, trust), applier.netlink,
+                            owner.name if owner else None)
             services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
@@ -168,14 +170,16 @@ class Deployer:
         if record is None:
             return self.deploy(topology, progress, source, consent)
         started = time.monotonic()
-        plan = compile_lab(topology, self.kinds, record.facts(), host_facts.with_host_network(consent))
+        trust = host_facts.with_host_network(consent)
+        plan = compile_lab(topology, self.kinds, record.facts(), trust)
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
             applier = Applier(plan.prefix)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, lab_context(topology, self.kinds, record.facts()), applier.netlink, prefix_owner=None)
+                preflight.check(additions, lab_context(topology, self.kinds, record.facts(), trust), applier.netlink,
+                                prefix_owner=None)
                 record.write({**record.read(), "services": services_of(plan)})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)
