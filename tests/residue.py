@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,11 @@ class Residue:
     ovs: frozenset[str]
     processes: frozenset[str]
     files: frozenset[str]
+    nftables: frozenset[str]
 
     def __sub__(self, before: Residue) -> dict[str, set[str]]:
         grown = {}
-        for field in ("namespaces", "links", "ovs", "processes", "files"):
+        for field in ("namespaces", "links", "ovs", "processes", "files", "nftables"):
             extra = {item for item in set(getattr(self, field)) - set(getattr(before, field))
                      if not (IGNORED and IGNORED.search(item))}
             if extra:
@@ -71,6 +73,7 @@ def snapshot() -> Residue:
         ovs=frozenset(_ovs()),
         processes=frozenset(_processes()),
         files=frozenset(_files()),
+        nftables=frozenset(_lines(["nft", "list", "tables"]) if shutil.which("nft") else ()),
     )
 
 

@@ -30,7 +30,8 @@ class DeployedLab:
         if record is None:
             raise NotDeployed(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
         data = record.read()
-        return cls(context_of(io.from_document(data["topology"]), record.facts()), data.get("source", ""))
+        return cls(context_of(io.from_document(data["topology"]), record.facts(), record.consent()),
+                   data.get("source", ""))
 
     def node(self, name: str) -> NodeContext:
         node = self.context.node_named(name)

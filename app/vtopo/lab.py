@@ -9,7 +9,7 @@ from vtopo.compile.compiler import check_lab, compile_lab, lab_context
 from vtopo.compile.plan import Plan
 from vtopo.experiment.spec import experiment_problems
 from vtopo.kinds.contract import LabContext
-from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.registry import installed_kinds as registry
 from vtopo.model import io
@@ -38,13 +38,13 @@ def expectation_problems(topology: Topology, kinds: Registry) -> list[Problem]:
     return typed_checks(topology, kinds)[1] + experiment_problems(topology)
 
 
-def problems_of(topology: Topology, facts: HostFacts | None = None) -> list[Problem]:
-    return check_lab(topology, registry(), facts)
+def problems_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> list[Problem]:
+    return check_lab(topology, registry(), facts, trust)
 
 
-def plan_of(topology: Topology, facts: HostFacts | None = None) -> Plan:
-    return compile_lab(topology, registry(), facts)
+def plan_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> Plan:
+    return compile_lab(topology, registry(), facts, trust)
 
 
-def context_of(topology: Topology, facts: HostFacts | None = None) -> LabContext:
-    return lab_context(topology, registry(), facts)
+def context_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> LabContext:
+    return lab_context(topology, registry(), facts, trust)

@@ -8,11 +8,17 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, EndContext, MakeDirectory, NodeContext,
-                             NodeKind, Op, PortSpec, Problem, Role, Severity, StartProcess, dev_resource, setting)
+from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, CannotRunInside, ConsentRequest, EndContext,
+                             MakeDirectory, NodeContext, NodeKind, Op, PortSpec, Problem, Role, Severity, StartProcess,
+                             dev_resource, image_path, image_problem, setting)
 from vtopo_kinds.common import check_gateway
 
 FIRST_TAP_FD = 3
+IMAGE_FD = 20  # past any macvtap's descriptor (at most 8 NICs from FIRST_TAP_FD)
+IMAGE_FDSET = 1
+SANDBOX = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
+"""QEMU's seccomp filter: no obsolete system calls, no setuid/setgid, no fork or exec, no CPU affinity or
+scheduler changes. Together with -runas, a guest that breaks out of QEMU holds an unprivileged user's process."""
 GUEST_SERVERS = {IPERF3_SERVER: 5201, ECHO_SERVER: 5202}
 """What the built-in guest's init starts: `iperf3 -s` on iperf3's default port, and an echo server."""
 NIC_DEVICES = {"virtio": "virtio-net-pci", "e1000": "e1000"}
@@ -23,7 +29,8 @@ class VmSettings:
     vcpus: int = setting(1, "vCPUs", minimum=1, maximum=64)
     memory_mb: int = setting(256, "Memory (MiB)", minimum=64, maximum=1_048_576)
     image: str = setting("builtin", "Disk image", "builtin: vtopo's small guest (a kernel and a busybox initrd with "
-                         "iperf3). Or the path of a disk image, booted as a snapshot.")
+                         "iperf3). Or a raw or .qcow2 disk image, booted as a snapshot: a file name in vtopo's images "
+                         "directory, or an absolute path the user allows when deploying.")
     nic_model: str = setting("virtio", "NIC model", choices=tuple(NIC_DEVICES))
     vhost: bool = setting(True, "vhost-net", "Let the kernel's vhost-net move packets instead of QEMU (the vhost-net "
                           "experiment)")
@@ -48,13 +55,13 @@ class VmKind(NodeKind[VmSettings]):
 
     def command_in(self, node: NodeContext[VmSettings], argv: list[str]) -> list[str]:
         """Typed into the built-in guest's root shell on the serial console (see vtopo.host.console_exec)."""
-        if node.settings.image != "builtin":
+        if node.settings.image != BUILTIN_IMAGE:
             raise CannotRunInside(f"{node.node.name} boots its own image, whose console vtopo cannot drive; "
                                   f"`vtopo console` attaches to it")
         return [sys.executable, "-m", "vtopo.host.console_exec", self.console_socket(node), "--", *argv]
 
     def standing_servers(self, node: NodeContext[VmSettings]) -> dict[str, int]:
-        return dict(GUEST_SERVERS) if node.settings.image == "builtin" else {}
+        return dict(GUEST_SERVERS) if node.settings.image == BUILTIN_IMAGE else {}
 
     def routes(self, node: NodeContext[VmSettings]) -> bool:
         return bool(node.settings.forwarding)
@@ -80,10 +87,19 @@ class VmKind(NodeKind[VmSettings]):
             yield Problem("vhost-user needs Open vSwitch built with DPDK (openvswitch-switch-dpdk) and hugepages; "
                           "this host's OVS has no DPDK. Turn vhost_user off to use a tap port.", subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
+        refusal = image_problem(settings.image, node.facts.images_dir, node.lab.trust.images)
+        if refusal is not None:
+            consent = ConsentRequest("disk image", refusal.consent_path, "the VM boots from this file; QEMU reads it "
+                                     "and writes nothing back (its changes go to a temporary snapshot)") \
+                if refusal.consent_path else None
+            yield Problem(refusal.message, subject, "", node_id, consent=consent)
+
+    def resources(self, node: NodeContext[VmSettings]) -> tuple[int, int]:
+        return node.settings.memory_mb, node.settings.vcpus
 
     def host_files(self, node: NodeContext[VmSettings]) -> list[str]:
-        if node.settings.image != "builtin":
-            return [node.settings.image]
+        if node.settings.image != BUILTIN_IMAGE:
+            return [image_path(node.settings.image, node.facts.images_dir)]
         return [f"{node.facts.guest_dir}/{self._guest_kernel(node)}", f"{node.facts.guest_dir}/initrd.img"]
 
     @staticmethod
@@ -111,13 +127,16 @@ class VmKind(NodeKind[VmSettings]):
                 "-m", str(settings.memory_mb), "-nodefaults", "-display", "none",
                 "-chardev", f"socket,id=console,path={directory}/console.sock,server=on,wait=off,"
                             f"logfile={directory}/console.log",
-                "-serial", "chardev:console", "-daemonize", "-pidfile", f"{directory}/qemu.pid"]
-        if settings.image == "builtin":
+                "-serial", "chardev:console", "-daemonize", "-pidfile", f"{directory}/qemu.pid",
+                "-sandbox", SANDBOX, "-runas", facts.qemu_user]
+        if settings.image == BUILTIN_IMAGE:
             kernel = self._guest_kernel(node)
             argv += ["-kernel", f"{facts.guest_dir}/{kernel}", "-initrd", f"{facts.guest_dir}/initrd.img",
                      "-append", self.guest_cmdline(node), "-no-reboot"]
-        else:
-            argv += ["-drive", f"file={settings.image},if=virtio,snapshot=on"]
+        else:  # vtopo opens the file and hands QEMU the descriptor; the format is never probed (see image_fds)
+            image_format = "qcow2" if settings.image.endswith(".qcow2") else "raw"
+            argv += ["-add-fd", f"fd={IMAGE_FD},set={IMAGE_FDSET}",
+                     "-drive", f"file=/dev/fdset/{IMAGE_FDSET},format={image_format},if=virtio,snapshot=on"]
         tap_fds: list[tuple[int, str]] = []
         vhost = "on" if self.vhost_on(node) else "off"
         for index, end in enumerate(self._nics(node)):
@@ -138,6 +157,8 @@ class VmKind(NodeKind[VmSettings]):
         owner, directory = node.subject, node.names.node_dir(node.node.name)
         argv, tap_fds = self.qemu_argv(node, directory)
         yield MakeDirectory(owner=owner, path=directory)
+        image = node.settings.image
+        image_fds = () if image == BUILTIN_IMAGE else ((IMAGE_FD, image_path(image, node.facts.images_dir)),)
         yield StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(argv), netns=None,
-                           pid_file=f"{directory}/qemu.pid", tap_fds=tuple(tap_fds),
+                           pid_file=f"{directory}/qemu.pid", tap_fds=tuple(tap_fds), image_fds=image_fds,
                            after=tuple(dev_resource(None, end.device) for end in node.ends))

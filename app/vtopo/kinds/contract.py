@@ -10,7 +10,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Iterable, TypeVar
 
-from vtopo.kinds.environment import HostFacts, LabNames
+from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
 from vtopo.model.topology import Endpoint, Link, Node, Topology
 from vtopo.ops import Op
@@ -149,6 +149,7 @@ class LabContext:
     topology: Topology
     names: LabNames
     facts: HostFacts
+    trust: Trust = field(default_factory=Trust)
     nodes: dict[str, NodeContext[Any]] = field(default_factory=dict)
     ends: list[EndContext] = field(default_factory=list)
     domains: list[list[EndContext]] = field(default_factory=list)  # the ends on each L2 segment, once named
@@ -252,6 +253,10 @@ class NodeKind(ABC, Generic[S]):
         """Files on the host the node reads when it starts (a VM's disk image, the guest kernel): validate and
         deploy check that they exist before anything is applied."""
         return []
+
+    def resources(self, node: NodeContext[S]) -> tuple[int, int]:
+        """The host memory (MiB) and CPUs the node takes for itself, as a VM does; the compiler adds them up."""
+        return 0, 0
 
     def lower(self, node: NodeContext[S]) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""

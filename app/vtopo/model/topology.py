@@ -27,6 +27,14 @@ def _insert(items: dict[str, T], key: str, value: T, index: int | None) -> dict[
     return dict(ordered)
 
 
+Range = tuple[float, float]
+COORDINATE: Range = (-1_000_000.0, 1_000_000.0)
+ANNOTATION_SIZE: Range = (0.0, 100_000.0)
+MTU: Range = (0, 65535)  # 0: the kernel's default; the compiler asks for 68 at least otherwise
+IMPAIRMENT_LIMITS: dict[str, Range] = {"delay_ms": (0.0, 60_000.0), "jitter_ms": (0.0, 60_000.0),
+                                       "loss_pct": (0.0, 100.0), "rate_mbit": (0.0, 1_000_000.0)}
+
+
 @dataclass
 class Position:
     x: float = 0.0
