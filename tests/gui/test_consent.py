@@ -55,7 +55,7 @@ def test_deploy_asks_for_the_host_device_and_passes_the_answer(make_window: Call
     deployer = RecordingDeployer()
     window = make_window(LAB, deployer_loader=lambda: (deployer, ""))
     qtbot.waitUntil(lambda: not window.deploy.busy)  # the status read at start
-    assert window.actions.deploy.isEnabled()  # the only error is one the user may clear
+    assert window.menu_actions.deploy.isEnabled()  # the only error is one the user may clear
     seen: list[str] = []
 
     _answer(qtbot, QMessageBox.StandardButton.No, seen)
