@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 
-from tests.gui.helpers import send, view_point
+from tests.gui.helpers import answer_next_dialog, send, view_point
 from tests.residue import snapshot
 from vtopo.capture import CaptureError, RawPacket, summarize
 from vtopo.gui.capture.tab import CaptureTab
@@ -88,6 +88,8 @@ def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
     action = window.menu_actions.deploy if deploy else window.menu_actions.destroy
     qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+        if not deploy:
+            answer_next_dialog("Destroy")
         action.trigger()
 
 
