@@ -16,9 +16,11 @@ from vtopo_kinds.common import check_gateway
 FIRST_TAP_FD = 3
 IMAGE_FD = 20  # past any macvtap's descriptor (at most 8 NICs from FIRST_TAP_FD)
 IMAGE_FDSET = 1
-SANDBOX = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
-"""QEMU's seccomp filter: no obsolete system calls, no setuid/setgid, no fork or exec, no CPU affinity or
-scheduler changes. Together with -runas, a guest that breaks out of QEMU holds an unprivileged user's process."""
+SANDBOX = "on,obsolete=deny,resourcecontrol=deny"
+"""QEMU's seccomp filter: no obsolete system calls, no CPU affinity or scheduler changes. QEMU 7.2 installs the
+filter before it daemonizes and drops to the -runas user, so spawn=deny kills it with SIGSYS at -daemonize and
+elevateprivileges=deny makes -runas fail; with -runas, a guest that breaks out of QEMU still holds only an
+unprivileged user's process."""
 GUEST_SERVERS = {IPERF3_SERVER: 5201, ECHO_SERVER: 5202}
 """What the built-in guest's init starts: `iperf3 -s` on iperf3's default port, and an echo server."""
 NIC_DEVICES = {"virtio": "virtio-net-pci", "e1000": "e1000"}

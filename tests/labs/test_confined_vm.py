@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import time
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,11 @@ def test_qemu_runs_as_an_unprivileged_user_in_its_sandbox_with_the_image_on_a_de
     report = deployer.deploy(_vm_lab("confined", str(image)), consent=Trust(images=frozenset({str(image)})))
     try:
         pid = int(Path(f"/run/vtopo/{report.prefix}/v1/qemu.pid").read_text().split()[0])
-        status = _status(pid)
         user = pwd.getpwnam("vtopo-qemu")
+        deadline = time.monotonic() + 10  # -runas takes effect once QEMU has set the machine up
+        while _status(pid)["Uid"].split()[0] == "0" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        status = _status(pid)
         assert status["Uid"].split() == [str(user.pw_uid)] * 4 and status["Gid"].split() == [str(user.pw_gid)] * 4
         assert status["Seccomp"] == "2"  # a seccomp filter is in force
         open_files = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
