@@ -10,10 +10,11 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
+from vtopo.compile.compiler import check_lab
 from vtopo.experiment.results import Cell, ExperimentResult, Ratio, Step
 from vtopo.experiment.spec import UNITS, options_of
 from vtopo.deployed import DeployedLab
-from vtopo.lab import problems_of
+from vtopo.kinds.registry import installed_kinds
 from vtopo.model.problems import Severity
 from vtopo.measure import IperfRun, MeasureError, PingRun, RRRun, check_reachable
 from vtopo.measure.base import MeasureRun
@@ -37,7 +38,7 @@ def limitations(lab: DeployedLab) -> list[str]:
     """Why this host cannot give the figures the lab was drawn for: the compiler's warnings about it (no KVM, no
     vhost-net) and what each kind says the host keeps it from being (OVS without its kernel datapath)."""
     context = lab.context
-    found = [problem.message for problem in problems_of(context.topology, context.facts)
+    found = [problem.message for problem in check_lab(context.topology, installed_kinds(), context.facts)
              if problem.severity is Severity.WARNING]
     found += [limit for node in context.nodes.values() for limit in node.kind.limitations(node)]
     return list(dict.fromkeys(found))
