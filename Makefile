@@ -6,7 +6,7 @@
 LAB ?= topologies/l2-vs-l3.vtopo
 ARGS ?=
 
-.PHONY: run test bench setup guest docs
+.PHONY: run test bench setup guest docs reference-experiments reference-docs
 
 run:
 	@bash scripts/run.sh $(LAB)
@@ -26,3 +26,10 @@ setup:
 
 guest:
 	@bash resources/guest/build.sh
+
+# The reference experiments: measure them on this host (root), then write docs/reference-experiments.md
+reference-experiments:
+	@bash scripts/reference-experiments.sh
+
+reference-docs:
+	@.venv/bin/python scripts/reference_doc.py

@@ -20,7 +20,7 @@ POLICY_MARK="written by vtopo's scripts/setup.sh"
 
 APT_PACKAGES=(
     # the data path and the tools vtopo drives
-    iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr tcpdump
+    iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr tcpdump nftables
     # virtual machines
     qemu-system-x86 qemu-utils libvirt-daemon-system
     # virt-xml-validate (in libvirt-clients) checks domain XML with xmllint
@@ -115,6 +115,12 @@ EOF
     policy_cleanup
     trap - EXIT
     say "Debian packages: installed"
+fi
+
+# The unprivileged user QEMU drops to (-runas) once it has opened the devices vtopo hands it.
+if ! getent passwd vtopo-qemu >/dev/null; then
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin vtopo-qemu
+    say "system user vtopo-qemu: created (QEMU runs as it)"
 fi
 
 # libvirtd for the VMs' libvirt backend: systemd keeps it running; without systemd, vtopo starts `libvirtd -d`

@@ -21,11 +21,12 @@ class Residue:
     ovs: frozenset[str]
     processes: frozenset[str]
     files: frozenset[str]
+    nftables: frozenset[str]
     domains: frozenset[str]
 
     def __sub__(self, before: Residue) -> dict[str, set[str]]:
         grown = {}
-        for field in ("namespaces", "links", "ovs", "processes", "files", "domains"):
+        for field in ("namespaces", "links", "ovs", "processes", "files", "nftables", "domains"):
             extra = {item for item in set(getattr(self, field)) - set(getattr(before, field))
                      if not (IGNORED and IGNORED.search(item))}
             if extra:
@@ -78,6 +79,7 @@ def snapshot() -> Residue:
         ovs=frozenset(_ovs()),
         processes=frozenset(_processes()),
         files=frozenset(_files()),
+        nftables=frozenset(_lines(["nft", "list", "tables"]) if shutil.which("nft") else ()),
         domains=frozenset(_domains()),
     )
 

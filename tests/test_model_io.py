@@ -82,3 +82,44 @@ def test_labs_match_the_shipped_json_schema():
     schema = json.loads((TOPOLOGIES.parent / "resources" / "schema" / "vtopo.schema.json").read_text())
     for lab_file in TOPOLOGIES.glob("*.vtopo"):
         jsonschema.validate(json.loads(lab_file.read_text()), schema)
+
+
+def test_version_2_is_migrated_to_a_lab_without_checks():
+    document = json.loads((TOPOLOGIES / "bridge-veth.vtopo").read_text())
+    document["version"] = 2
+    topology = io.from_document(document)
+    assert topology.checks == [] and topology.experiment.empty
+    saved = json.loads(io.dumps(topology))
+    assert saved["version"] == 3 == CURRENT_VERSION
+    assert "checks" not in saved and "experiment" not in saved
+
+
+def test_checks_and_experiment_round_trip(tmp_path):
+    from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Test
+
+    topology = io.load(TOPOLOGIES / "bridge-veth.vtopo")
+    topology.update_checks([Check("c1 reaches c2", "reach", {"source": "c1", "destination": "c2"}, "one bridge")])
+    topology.experiment = Experiment([Pair("veth", "c1", "c2")], [Test("tcp", "iperf", {"duration_s": 1})],
+                                     [Comparison("self", "veth/tcp", "veth/tcp")], repeats=2, warmup=1)
+    io.save(topology, tmp_path / "lab.vtopo")
+    document = json.loads((tmp_path / "lab.vtopo").read_text())
+    assert document["checks"] == [{"name": "c1 reaches c2", "type": "reach", "source": "c1", "destination": "c2",
+                                   "explain": "one bridge"}]
+    again = io.load(tmp_path / "lab.vtopo")
+    assert again.checks == topology.checks and again.experiment == topology.experiment
+
+
+@pytest.mark.parametrize("section, message", [
+    ({"checks": [{"name": "a", "type": "reach"}, {"name": "a", "type": "reach"}]},
+     "check a at $.checks[1].name: every check needs a unique, non-empty name"),
+    ({"checks": [{"name": "a"}]}, "check a at $.checks[0].type: every check needs a type (reach, path, route, ...)"),
+    ({"experiment": {"pairs": [{"name": "p", "source": "c1"}]}},
+     "pair p at $.experiment.pairs[0].destination: pair p needs a destination"),
+    ({"experiment": {"repeats": 0}}, "experiment at $.experiment.repeats: repeats must be between 1 and 100"),
+])
+def test_malformed_checks_and_experiment_are_named(section, message):
+    document = json.loads((TOPOLOGIES / "bridge-veth.vtopo").read_text())
+    document.update(section)
+    with pytest.raises(LabError) as raised:
+        io.from_document(document)
+    assert any(str(p) == f"error: {message}" for p in raised.value.problems), [str(p) for p in raised.value.problems]

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Callable
 
 from vtopo import __version__
 from vtopo.cli_capture import add_commands as add_capture_commands
+from vtopo.cli_check import add_commands as add_check_commands
+from vtopo.cli_experiment import add_commands as add_experiment_commands
+from vtopo.cli_consent import add_consent_arguments, consent_of
 from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
@@ -24,7 +27,7 @@ from vtopo.model.topology import Topology
 if TYPE_CHECKING:
     from vtopo.deployed import DeployedLab
     from vtopo.host.deployer import Progress
-    from vtopo.kinds.environment import HostFacts
+    from vtopo.kinds.environment import HostFacts, Trust
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
@@ -57,13 +60,13 @@ def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
     return Deployer().facts_for(topology)
 
 
-def _missing_on_host(topology: Topology, facts: HostFacts | None) -> list[Problem]:
+def _missing_on_host(topology: Topology, facts: HostFacts | None, consent: Trust) -> list[Problem]:
     from vtopo.host.netlink import Netlink
     from vtopo.host.preflight import missing_on_host
     from vtopo.lab import context_of, plan_of
 
     with Netlink() as netlink:
-        return missing_on_host(plan_of(topology, facts), context_of(topology, facts), netlink)
+        return missing_on_host(plan_of(topology, facts, consent), context_of(topology, facts, consent), netlink)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -71,9 +74,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     lab = open_lab(args.file)
     facts = _facts(args, lab.topology)
-    problems = problems_of(lab.topology, facts)
+    problems = problems_of(lab.topology, facts, consent_of(args))
     if facts is not None and not errors_in(problems):
-        problems += _missing_on_host(lab.topology, facts)
+        problems += _missing_on_host(lab.topology, facts, consent_of(args))
     print_problems(problems)
     if errors_in(problems):
         print(f"{args.file}: {len(errors_in(problems))} error(s)", file=sys.stderr)
@@ -88,7 +91,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from vtopo.lab import open_lab, plan_of
 
     lab = open_lab(args.file)
-    plan = plan_of(lab.topology, _facts(args, lab.topology))
+    plan = plan_of(lab.topology, _facts(args, lab.topology), consent_of(args))
     if args.json:
         sys.stdout.write(plan.dumps())
         return EXIT_OK
@@ -167,7 +170,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     lab = open_lab(args.file)
     deployer = Deployer()
     run = deployer.update if args.update else deployer.deploy
-    report = run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve())
+    report = run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve(), consent=consent_of(args))
     for notice in report.notices:
         print(f"note: {notice}")
     print(f"deployed lab {report.lab} (prefix {report.prefix}): {report.nodes} nodes, {report.links} links, "
@@ -277,12 +280,14 @@ def build_parser() -> argparse.ArgumentParser:
                   "exit 2 and list every problem if it is not valid")
     sub.add_argument("file", type=Path)
     sub.add_argument("--offline", action="store_true", help=offline)
+    add_consent_arguments(sub)
     sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to on this host")
     sub.add_argument("file", type=Path)
     sub.add_argument("--offline", action="store_true", help=offline)
     sub.add_argument("--explain", action="store_true", help="print the plan as a commented shell script")
     sub.add_argument("--json", action="store_true", help="print the plan as JSON, for tools")
     sub.add_argument("--node", action="append", metavar="NAME", help="with --explain: only these nodes and their links")
+    add_consent_arguments(sub)
     command("kinds", cmd_kinds, "list the node kinds installed (built-in and plugins)")
     sub = command("show", cmd_show, "summarise a lab file: nodes, links, addresses, notes")
     sub.add_argument("file", type=Path)
@@ -291,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("-v", "--verbose", action="store_true", help="print every operation as it is applied")
     sub.add_argument("--update", action="store_true", help="if the lab is deployed, apply only what the edit adds "
                      "(or destroy and deploy again when it changes more)")
+    add_consent_arguments(sub)
     sub = command("destroy", cmd_destroy, "remove everything a deployed lab made")
     sub.add_argument("lab", help="the lab's name, or its .vtopo file")
     sub.add_argument("-v", "--verbose", action="store_true")
@@ -309,6 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("node")
     add_measure_commands(command)
     add_capture_commands(command)
+    add_check_commands(command)
+    add_experiment_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser

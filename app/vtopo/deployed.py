@@ -9,10 +9,11 @@ from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
 from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_between
+from vtopo.compile.compiler import lab_context
 from vtopo.host import domains, vhost
 from vtopo.host.state import StateStore
 from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
-from vtopo.lab import context_of
+from vtopo.kinds.registry import installed_kinds
 from vtopo.measure.nodes import MeasureEndpoint, InNode
 from vtopo.model import io
 
@@ -32,7 +33,8 @@ class DeployedLab:
         if record is None:
             raise NotDeployed(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
         data = record.read()
-        return cls(context_of(io.from_document(data["topology"]), record.facts()), data.get("source", ""))
+        return cls(lab_context(io.from_document(data["topology"]), installed_kinds(), record.facts(), record.consent()),
+                   data.get("source", ""))
 
     def node(self, name: str) -> NodeContext:
         node = self.context.node_named(name)

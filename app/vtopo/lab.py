@@ -4,10 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from vtopo.checks.spec import typed_checks
 from vtopo.compile.compiler import check_lab, compile_lab, lab_context
 from vtopo.compile.plan import Plan
+from vtopo.experiment.spec import experiment_problems
 from vtopo.kinds.contract import LabContext
-from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.kinds.registry import Registry
 from vtopo.kinds.registry import installed_kinds as registry
 from vtopo.model import io
 from vtopo.model.problems import LabError, Problem, errors_in
@@ -24,18 +27,24 @@ def open_lab(path: Path) -> OpenedLab:
     """Load a file and check its kinds and settings. Raises LabError with every problem."""
     topology = io.load(path)
     _, problems = registry().check_nodes(topology)
+    problems += expectation_problems(topology, registry())
     if errors_in(problems):
         raise LabError(problems)
     return OpenedLab(Path(path), topology)
 
 
-def problems_of(topology: Topology, facts: HostFacts | None = None) -> list[Problem]:
-    return check_lab(topology, registry(), facts)
+def expectation_problems(topology: Topology, kinds: Registry) -> list[Problem]:
+    """What is wrong with the lab's checks and experiment, each problem naming the check or test and the field."""
+    return typed_checks(topology, kinds)[1] + experiment_problems(topology)
 
 
-def plan_of(topology: Topology, facts: HostFacts | None = None) -> Plan:
-    return compile_lab(topology, registry(), facts)
+def problems_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> list[Problem]:
+    return check_lab(topology, registry(), facts, trust)
 
 
-def context_of(topology: Topology, facts: HostFacts | None = None) -> LabContext:
-    return lab_context(topology, registry(), facts)
+def plan_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> Plan:
+    return compile_lab(topology, registry(), facts, trust)
+
+
+def context_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> LabContext:
+    return lab_context(topology, registry(), facts, trust)

@@ -58,6 +58,14 @@ class OvsKind(NodeKind[OvsSettings]):
     def joins_ports(self, node: NodeContext[OvsSettings]) -> bool:
         return not node.settings.flows
 
+    def limitations(self, node: NodeContext[OvsSettings]) -> Iterable[str]:
+        if self.datapath(node) != "system":
+            yield (f"OVS forwards on its userspace ({self.datapath(node)}) datapath: this host has no openvswitch "
+                   "kernel module")
+        if not node.facts.ovs_dpdk:
+            yield ("no vhost-user: this host's OVS has no DPDK datapath and no hugepages for it, so QEMU cannot be "
+                   "attached by dpdkvhostuser ports; the same flow rules are measured between containers")
+
     def lower(self, node: NodeContext[OvsSettings]) -> Iterable[Op]:
         bridge = node.names.node_device(node.node.name)
         yield OvsAddBridge(owner=node.subject, name=bridge, datapath=self.datapath(node),

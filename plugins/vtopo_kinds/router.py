@@ -7,9 +7,10 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (CreateNamespace, EndContext, MakeDirectory, NodeContext, NodeKind, Op, PortSpec, Problem,
-                             Role, SetSysctl, StartProcess, WriteFile, addresses_resource, dev_resource, setting,
-                             up_resource)
+from vtopo.kinds.api import (CheckType, CreateNamespace, EndContext, MakeDirectory, NodeContext, NodeKind, Op, PortSpec,
+                             Problem, Role, SetSysctl, StartProcess, WriteFile, addresses_resource, dev_resource,
+                             setting, up_resource)
+from vtopo_kinds.router_checks import OspfNeighbor
 
 BACKBONE = "0.0.0.0"
 
@@ -58,6 +59,9 @@ class RouterKind(NodeKind[RouterSettings]):
 
     def routes(self, node: NodeContext[RouterSettings]) -> bool:
         return True
+
+    def check_types(self) -> Iterable[CheckType]:
+        return (OspfNeighbor(),)
 
     def area_of(self, node: NodeContext[RouterSettings], port: str) -> str:
         return normalise_area(node.settings.areas.get(port, BACKBONE))

@@ -10,8 +10,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
-from vtopo.kinds.api import (ConfigureLink, CreateBridge, CreateVeth, MAX_INTERFACE_NAME, NodeContext, Op, PortSpec,
-                             Problem, Role, SegmentKind, SetMaster, Severity, setting)
+from vtopo.kinds.api import (ConfigureLink, ConsentRequest, CreateBridge, CreateVeth, MAX_INTERFACE_NAME, NodeContext,
+                             Op, PortSpec, Problem, Role, SegmentKind, SetMaster, Severity, setting)
 
 MODES = ("bridge", "private", "vepa", "passthru", "source")
 
@@ -56,6 +56,8 @@ class LowerDeviceSegment(SegmentKind[SegmentSettings]):
 
     def check(self, node: NodeContext[SegmentSettings]) -> Iterable[Problem]:
         mode, lower = node.settings.mode, node.settings.lower
+        if lower:
+            yield from self._host_device(node, lower, mode)
         for device in self.own_devices(node):
             if len(device) > MAX_INTERFACE_NAME:
                 yield Problem(f"the lower device would be named {device!r}, over the kernel's {MAX_INTERFACE_NAME} "
@@ -85,6 +87,29 @@ class LowerDeviceSegment(SegmentKind[SegmentSettings]):
             yield CreateBridge(owner=owner, name=reflector(node), stp=False, forward_delay_s=0, ageing_s=300)
             yield ConfigureLink(owner=owner, name=reflector(node), netns=None, alias=tag)
             yield SetMaster(owner=owner, name=up, master=reflector(node), hairpin=True)
+
+
+    def host_device_effect(self, lower: str, mode: str) -> str:
+        """What hanging this segment on the host's interface `lower` does to it, for the consent question."""
+        if mode == "passthru":
+            return (f"in passthru mode the {self.child_word} takes {lower} over: the device leaves the host, which "
+                    f"has no network on {lower} until the lab is destroyed, and the lab gets the network {lower} is "
+                    "plugged into")
+        return (f"in {mode} mode each {self.child_word} gets a MAC address of its own on {lower}, and sends and "
+                f"receives on the network {lower} is plugged into like another machine there")
+
+    def _host_device(self, node: NodeContext[SegmentSettings], lower: str, mode: str) -> Iterable[Problem]:
+        trust, subject, node_id = node.lab.trust, node.subject, node.node.id
+        if trust.host_interfaces is not None and lower not in trust.host_interfaces:
+            yield Problem(f"the lower device {lower} does not exist on this host", subject, "", node_id)
+        elif lower not in trust.host_devices:
+            effect = self.host_device_effect(lower, mode)
+            yield Problem(f"the lower device {lower} is a host interface outside the lab: {effect}. A lab file "
+                          f"cannot decide that; to allow it, pass --allow-host-device {lower} to vtopo deploy (the "
+                          "designer asks)", subject, "", node_id, consent=ConsentRequest("host device", lower, effect))
+        elif mode == "passthru":
+            yield Problem(f"{lower} leaves the host while the lab runs (passthru, allowed with "
+                          f"--allow-host-device {lower})", subject, "", node_id, Severity.WARNING)
 
 
 class MacvlanKind(LowerDeviceSegment):

@@ -8,13 +8,21 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (ECHO_SERVER, IPERF3_SERVER, LIBVIRT_QEMU_RUN_DIR, CannotRunInside, EndContext,
-                             MachineProcess, MakeDirectory, NodeContext, NodeKind, Op, PortSpec, Problem, Role, Severity,
-                             StartDomain, StartProcess, dev_resource, setting, up_resource)
+from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, LIBVIRT_QEMU_RUN_DIR, CannotRunInside,
+                             ConsentRequest, EndContext, MachineProcess, MakeDirectory, NodeContext, NodeKind, Op,
+                             PortSpec, Problem, Role, Severity, StartDomain, StartProcess, dev_resource, image_path,
+                             image_problem, setting, up_resource)
 from vtopo_kinds.common import check_gateway
 from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
 FIRST_TAP_FD = 3
+IMAGE_FD = 20  # past any macvtap's descriptor (at most 8 NICs from FIRST_TAP_FD)
+IMAGE_FDSET = 1
+SANDBOX = "on,obsolete=deny,resourcecontrol=deny"
+"""QEMU's seccomp filter: no obsolete system calls, no CPU affinity or scheduler changes. QEMU 7.2 installs the
+filter before it daemonizes and drops to the -runas user, so spawn=deny kills it with SIGSYS at -daemonize and
+elevateprivileges=deny makes -runas fail; with -runas, a guest that breaks out of QEMU still holds only an
+unprivileged user's process."""
 GUEST_SERVERS = {IPERF3_SERVER: 5201, ECHO_SERVER: 5202}
 """What the built-in guest's init starts: `iperf3 -s` on iperf3's default port, and an echo server."""
 NIC_DEVICES = {"virtio": "virtio-net-pci", "e1000": "e1000"}
@@ -25,7 +33,8 @@ class VmSettings:
     vcpus: int = setting(1, "vCPUs", minimum=1, maximum=64)
     memory_mb: int = setting(256, "Memory (MiB)", minimum=64, maximum=1_048_576)
     image: str = setting("builtin", "Disk image", "builtin: vtopo's small guest (a kernel and a busybox initrd with "
-                         "iperf3). Or the path of a disk image, booted as a snapshot.")
+                         "iperf3). Or a raw or .qcow2 disk image, booted as a snapshot: a file name in vtopo's images "
+                         "directory, or an absolute path the user allows when deploying.")
     nic_model: str = setting("virtio", "NIC model", choices=tuple(NIC_DEVICES))
     vhost: bool = setting(True, "vhost-net", "Let the kernel's vhost-net move packets instead of QEMU (the vhost-net "
                           "experiment)")
@@ -34,6 +43,11 @@ class VmSettings:
     default_route: str = setting("", "Default gateway", "Next hop for the guest's default route (built-in guest)")
     forwarding: bool = setting(False, "IP forwarding", "The guest routes between its NICs: a Linux router "
                                "gateway, as in the host-networking experiment (built-in guest)")
+
+
+def image_format(image: str) -> str:
+    """Named by the file's suffix, never probed: a raw image that looks like qcow2 must not pull in a backing file."""
+    return "qcow2" if image.endswith(".qcow2") else "raw"
 
 
 class VmKind(NodeKind[VmSettings]):
@@ -50,13 +64,13 @@ class VmKind(NodeKind[VmSettings]):
 
     def command_in(self, node: NodeContext[VmSettings], argv: list[str]) -> list[str]:
         """Typed into the built-in guest's root shell on the serial console (see vtopo.host.console_exec)."""
-        if node.settings.image != "builtin":
+        if node.settings.image != BUILTIN_IMAGE:
             raise CannotRunInside(f"{node.node.name} boots its own image, whose console vtopo cannot drive; "
                                   f"`vtopo console` attaches to it")
         return [sys.executable, "-m", "vtopo.host.console_exec", self.console_socket(node), "--", *argv]
 
     def standing_servers(self, node: NodeContext[VmSettings]) -> dict[str, int]:
-        return dict(GUEST_SERVERS) if node.settings.image == "builtin" else {}
+        return dict(GUEST_SERVERS) if node.settings.image == BUILTIN_IMAGE else {}
 
     def routes(self, node: NodeContext[VmSettings]) -> bool:
         return bool(node.settings.forwarding)
@@ -93,10 +107,19 @@ class VmKind(NodeKind[VmSettings]):
             yield Problem("vtopo does not make vhost-user ports yet (dpdkvhostuserclient on OVS, vhost-user NICs in "
                           "QEMU): turn vhost_user off to use a tap port." + dpdk, subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
+        refusal = image_problem(settings.image, node.facts.images_dir, node.lab.trust.images)
+        if refusal is not None:
+            consent = ConsentRequest("disk image", refusal.consent_path, "the VM boots from this file; QEMU reads it "
+                                     "and writes nothing back (its changes go to a temporary snapshot)") \
+                if refusal.consent_path else None
+            yield Problem(refusal.message, subject, "", node_id, consent=consent)
+
+    def resources(self, node: NodeContext[VmSettings]) -> tuple[int, int]:
+        return node.settings.memory_mb, node.settings.vcpus
 
     def host_files(self, node: NodeContext[VmSettings]) -> list[str]:
-        if node.settings.image != "builtin":
-            return [node.settings.image]
+        if node.settings.image != BUILTIN_IMAGE:
+            return [image_path(node.settings.image, node.facts.images_dir)]
         return [f"{node.facts.guest_dir}/{self._guest_kernel(node)}", f"{node.facts.guest_dir}/initrd.img"]
 
     @staticmethod
@@ -125,7 +148,7 @@ class VmKind(NodeKind[VmSettings]):
         return f"{node.names.prefix}-{node.node.name}"
 
     def domain(self, node: NodeContext[VmSettings], directory: str) -> DomainSpec:
-        settings, builtin = node.settings, node.settings.image == "builtin"
+        settings, builtin = node.settings, node.settings.image == BUILTIN_IMAGE
         kernel, initrd = self.guest_boot(node) if builtin else ("", "")
         nics = tuple(DomainNic(mac=end.guest_mac(), model=settings.nic_model, vhost=self.vhost_on(node),
                                device=end.device, full_checksums=self._full_checksums(node, end))
@@ -135,7 +158,8 @@ class VmKind(NodeKind[VmSettings]):
                           memory_mb=settings.memory_mb, console_socket=self.console_socket(node),
                           console_log=f"{directory}/console.log", nics=nics, kernel=kernel, initrd=initrd,
                           cmdline=self.guest_cmdline(node) if builtin else "",
-                          disk_image="" if builtin else settings.image)
+                          disk_image="" if builtin else image_path(settings.image, node.facts.images_dir),
+                          disk_format="" if builtin else image_format(settings.image))
 
     @staticmethod
     def _full_checksums(node: NodeContext[VmSettings], end: EndContext) -> bool:
@@ -149,12 +173,15 @@ class VmKind(NodeKind[VmSettings]):
                 "-m", str(settings.memory_mb), "-nodefaults", "-display", "none",
                 "-chardev", f"socket,id=console,path={directory}/console.sock,server=on,wait=off,"
                             f"logfile={directory}/console.log",
-                "-serial", "chardev:console", "-daemonize", "-pidfile", self.machine(node).pid_file]
-        if settings.image == "builtin":
+                "-serial", "chardev:console", "-daemonize", "-pidfile", self.machine(node).pid_file,
+                "-sandbox", SANDBOX, "-runas", facts.qemu_user]
+        if settings.image == BUILTIN_IMAGE:
             kernel, initrd = self.guest_boot(node)
             argv += ["-kernel", kernel, "-initrd", initrd, "-append", self.guest_cmdline(node), "-no-reboot"]
-        else:
-            argv += ["-drive", f"file={settings.image},if=virtio,snapshot=on"]
+        else:  # vtopo opens the file and hands QEMU the descriptor; the format is never probed (see image_fds)
+            argv += ["-add-fd", f"fd={IMAGE_FD},set={IMAGE_FDSET}",
+                     "-drive", f"file=/dev/fdset/{IMAGE_FDSET},format={image_format(settings.image)},if=virtio,"
+                               "snapshot=on"]
         tap_fds: list[tuple[int, str]] = []
         vhost = "on" if self.vhost_on(node) else "off"
         for index, end in enumerate(self._nics(node)):
@@ -182,6 +209,8 @@ class VmKind(NodeKind[VmSettings]):
                               after=(f"file:{directory}", *configured))
             return
         argv, tap_fds = self.qemu_argv(node, directory)
+        image = node.settings.image
+        image_fds = () if image == BUILTIN_IMAGE else ((IMAGE_FD, image_path(image, node.facts.images_dir)),)
         yield StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(argv), netns=None,
-                           pid_file=self.machine(node).pid_file, tap_fds=tuple(tap_fds),
+                           pid_file=self.machine(node).pid_file, tap_fds=tuple(tap_fds), image_fds=image_fds,
                            after=tuple(dev_resource(None, end.device) for end in node.ends))

@@ -44,6 +44,7 @@ class DomainSpec:
     initrd: str = ""
     cmdline: str = ""
     disk_image: str = ""
+    disk_format: str = ""  # "qcow2" or "raw", from the file's name: libvirt must not probe an untrusted image
 
 
 def _sub(parent: ElementTree.Element, tag: str, text: str = "", **attributes: str) -> ElementTree.Element:
@@ -75,6 +76,7 @@ def domain_xml(spec: DomainSpec) -> str:
     devices = _sub(domain, "devices")
     if spec.disk_image:
         disk = _sub(devices, "disk", type="file", device="disk")
+        _sub(disk, "driver", name="qemu", type=spec.disk_format)
         _sub(disk, "source", file=spec.disk_image)
         _sub(disk, "target", dev="vda", bus="virtio")
         _sub(disk, "transient")  # booted as a snapshot: the image is never written

@@ -45,7 +45,7 @@ class FakeDeployer:
         self.threads: list[threading.Thread] = []
         self.fail_on = fail_on
 
-    def update(self, topology: Any, progress: Callable[[Any], None]) -> FakeReport:
+    def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> FakeReport:
         self.threads.append(threading.current_thread())
         names = [n.name for n in topology.nodes.values()]
         for index, name in enumerate(names):

@@ -214,12 +214,13 @@ def test_macvlan_siblings(nl: Netlink, make_netns: NetnsFactory, mode: str, sibl
     assert (_ping(h1, "10.77.2.2") is not None) is siblings_talk
 
 
-def test_macvtap_gets_its_own_char_device(nl: Netlink, make_netns: NetnsFactory) -> None:
+def test_macvtap_gets_its_own_char_device_in_its_mode(nl: Netlink, make_netns: NetnsFactory) -> None:
     first, second = make_netns("a"), make_netns("b")
     paths = []
-    for netns in (first, second):
+    for netns, mode in ((first, "bridge"), (second, "private")):
         nl.add_veth("lower", netns, "lower-peer", netns)
-        paths.append(nl.add_macvtap("mvt0", "lower", netns, "bridge"))
+        paths.append(nl.add_macvtap("mvt0", "lower", netns, mode))
+        assert f"macvtap mode {mode} " in _in_netns(netns, "ip", "-d", "link", "show", "mvt0")
     assert paths[0] != paths[1]  # both namespaces would hand out the same first free ifindex
     for netns, path in zip((first, second), paths):
         assert stat.S_ISCHR(os.stat(path).st_mode)

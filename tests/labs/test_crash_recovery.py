@@ -19,7 +19,7 @@ from vtopo import ops as o
 from vtopo.kinds.environment import HostFacts
 from vtopo.host import facts as host_facts
 from vtopo.host.cleanup import cleanup
-from vtopo.host.deployer import Deployer
+from vtopo.host.deployer import OVS_BATCHED, Deployer
 from vtopo.lab import open_lab, plan_of
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node
@@ -32,7 +32,7 @@ GUEST_DIR = os.environ.get("VTOPO_GUEST_DIR", HostFacts.guest_dir)
 KILLED_IN_OVS_START = """
 import os, sys
 from vtopo.host import ovs
-from vtopo.host.deployer import Deployer
+from vtopo.host.deployer import OVS_BATCHED, Deployer
 from vtopo.lab import open_lab
 real_run = ovs._run
 def run(argv, **options):
@@ -107,15 +107,19 @@ def mixed_with_a_vm(directory: Path) -> Path:
 
 
 def host_calls(path: Path) -> tuple[int, int]:
-    """How many apply calls a deploy of the lab makes (an OVS batch is one), and which one starts the VM."""
-    calls, vm_call, batching = 0, 0, False
+    """How many apply calls a deploy of the lab makes, and which one starts the VM. Open vSwitch changes wait in
+    one batch until a later step depends on one of them, or the plan ends, as the deployer does."""
+    calls, vm_call, pending = 0, 0, set()
     for step in plan_of(open_lab(path).topology).steps:
-        batched = isinstance(step.op, (o.OvsAddBridge, o.OvsAddPort))
-        calls += 0 if batched and batching else 1
-        batching = batched
+        if isinstance(step.op, OVS_BATCHED):
+            pending.add(step.index)
+            continue
+        if pending.intersection(step.deps):
+            calls, pending = calls + 1, set()
+        calls += 1
         if isinstance(step.op, o.StartProcess) and step.op.owner == "node vm1":
             vm_call = calls
-    return calls, vm_call
+    return calls + (1 if pending else 0), vm_call
 
 
 def test_kill_at_random_ops_of_a_lab_with_containers_routers_ovs_and_a_vm(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from residue import snapshot
-from test_validate_host import lab_needing_what_the_host_lacks
+from test_validate_host import CONSENT, lab_needing_what_the_host_lacks
 from vtopo.cli import main
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.resources import TOPOLOGIES
@@ -43,9 +43,8 @@ def test_a_failed_deploy_is_one_line_and_details_come_with_v(monkeypatch, capsys
     assert snapshot() - before == {}
 
 
-def test_a_missing_lower_device_or_image_fails_in_preflight(tmp_path, capsys):
+def test_a_missing_lower_device_fails_before_anything_is_applied(tmp_path, capsys):
     before = snapshot()
-    assert main(["deploy", str(lab_needing_what_the_host_lacks(tmp_path))]) == 1
-    err = capsys.readouterr().err
-    assert "vtnolower0 does not exist" in err and "disk.qcow2 does not exist" in err and "nothing was applied" in err
+    assert main(["deploy", *CONSENT, str(lab_needing_what_the_host_lacks(tmp_path))]) == 2
+    assert "the lower device vtnolower0 does not exist on this host" in capsys.readouterr().err
     assert snapshot() - before == {}

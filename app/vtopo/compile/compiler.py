@@ -13,12 +13,13 @@ from vtopo.compile.domains import domain_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.kinds.contract import EndContext, LabContext, LoopProtection, NodeContext, Role
-from vtopo.kinds.environment import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, default_prefix
+from vtopo.kinds.environment import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
+from vtopo.kinds.trust import host_address_problem
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
 from vtopo.model.rules import NODE_NAME_RULE, is_valid_node_name, link_refusal
-from vtopo.model.topology import Topology
-from vtopo.ops import HOST, MakeDirectory, Op
+from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
+from vtopo.ops import HOST, ContainForwarding, MakeDirectory, Op
 
 STAGES = ("validate", "name and address", "lower", "order")
 
@@ -33,25 +34,28 @@ class StageFailed(LabError):
 
 
 class Compiler:
-    def __init__(self, topology: Topology, registry: Registry, facts: HostFacts):
+    def __init__(self, topology: Topology, registry: Registry, facts: HostFacts, trust: Trust | None = None):
         self.topology = topology
         self.registry = registry
         self.facts = facts
         self.problems: list[Problem] = []
         prefix = topology.prefix or default_prefix(topology.name)
-        self.lab = LabContext(topology, LabNames(prefix, facts.run_root), facts)
+        self.lab = LabContext(topology, LabNames(prefix, facts.run_root), facts, trust or Trust())
 
     # ------------------------------------------------------------ stage plumbing
 
-    def run(self) -> Plan:
+    def check(self) -> None:
+        """The stages before lowering; raises StageFailed at the end of the first stage that found an error."""
         stages: list[tuple[str, Callable[[], None]]] = [
             ("validate", self.validate), ("name and address", self.name_and_address)]
         for stage, body in stages:
             body()
             if errors_in(self.problems):
                 raise StageFailed(stage, self.problems)
-        ops = self.lower()
-        return self.order(ops)
+
+    def run(self) -> Plan:
+        self.check()
+        return self.order(self.lower())
 
     def error(self, message: str, subject: str = "", subject_id: str = "", path: str = "") -> None:
         self.problems.append(Problem(message, subject, path, subject_id))
@@ -78,6 +82,8 @@ class Compiler:
                 self.lab.nodes[node.id] = NodeContext(node, kind, settings[node.id], self.lab)
         for link in self.topology.links.values():
             self._validate_link_kinds(link.id)
+        for end in self.lab.ends:  # in this stage, so no kind check ever meets an address it cannot parse
+            self._check_interface(end)
 
     def _validate_link_kinds(self, link_id: str) -> None:
         link = self.topology.links[link_id]
@@ -110,12 +116,12 @@ class Compiler:
         for end in self.lab.ends:
             self._name_end(end)
         self._check_device_names()
-        for end in self.lab.ends:
-            self._check_interface(end)
         for link_id in self.topology.links:
             self._check_impairment(link_id)
         self._check_domains()
         self.problems.extend(domain_problems(self.lab))
+        self._check_host_namespace_addresses()
+        self._check_resources()
         for loop in switching_loops(self.lab):
             self._check_loop([self.lab.nodes[n] for n in loop])
         for node in self.lab.nodes.values():
@@ -173,10 +179,11 @@ class Compiler:
     def _check_impairment(self, link_id: str) -> None:
         link = self.topology.links[link_id]
         impairment = link.impairment
-        values = (impairment.delay_ms, impairment.jitter_ms, impairment.loss_pct, impairment.rate_mbit)
         subject = f"link {self.topology.describe_link(link)}"
-        if min(values) < 0 or impairment.loss_pct > 100:
-            self.error("impairments must be positive, and loss a percentage up to 100", subject, link.id)
+        outside = [f"{key} {low:g} to {high:g}" for key, (low, high) in IMPAIRMENT_LIMITS.items()
+                   if not low <= getattr(impairment, key) <= high]
+        if outside:
+            self.error(f"impairments must be within their ranges: {', '.join(outside)}", subject, link.id)
         elif (impairment.delay_ms or impairment.jitter_ms or impairment.loss_pct) and not self.facts.netem:
             self.error("delay, jitter and loss need the kernel's netem qdisc (sch_netem), which this kernel does not "
                        "have; only a rate limit (tbf) can be applied here", subject, link.id)
@@ -201,6 +208,33 @@ class Compiler:
                 ipaddress.ip_interface(address)
             except ValueError:
                 self.error(f"{side}: {address!r} is not an IPv4 or IPv6 address with prefix", subject, end.link.id)
+
+    def _check_host_namespace_addresses(self) -> None:
+        """Addresses the lab gives the host's own namespace (the host node, numbered bridges)."""
+        placed: list[tuple[str, str, str]] = [(address, node.subject, node.node.id) for node in self.lab.nodes.values()
+                                              for address in node.kind.host_addresses(node)]
+        placed += [(address, f"link {end.link_name}", end.link.id) for end in self.lab.ends
+                   if end.kind.role is Role.NAMESPACE and end.netns is None for address in end.end.interface.addresses]
+        for address, subject, subject_id in placed:
+            try:
+                problem = host_address_problem(address, self.lab.trust.host_networks)
+            except ValueError:
+                continue  # not an address at all: the node's own check says so
+            if problem:
+                self.error(problem, subject, subject_id)
+
+    def _check_resources(self) -> None:
+        """The VMs' memory must fit in the host's, or the lab is refused before anything starts."""
+        taken = [node.kind.resources(node) for node in self.lab.nodes.values()]
+        memory, cpus = sum(m for m, _ in taken), sum(c for _, c in taken)
+        if self.facts.memory_mb and memory > self.facts.memory_mb:
+            self.error(f"the lab's VMs need {memory:,} MiB of memory together and this host has "
+                       f"{self.facts.memory_mb:,} MiB; give them less memory or run fewer VMs", "lab")
+        elif self.facts.memory_mb and memory > self.facts.memory_mb * 3 // 4:
+            self.warn(f"the lab's VMs take {memory:,} of the host's {self.facts.memory_mb:,} MiB of memory", "lab")
+        if self.facts.cpus and cpus > self.facts.cpus:
+            self.warn(f"the lab's VMs have {cpus} vCPUs together and this host has {self.facts.cpus} CPUs; they "
+                      "will share them and run slower", "lab")
 
     def _check_domains(self) -> None:
         self.lab.domains = broadcast_domains(self.lab)
@@ -234,6 +268,10 @@ class Compiler:
             ops.extend(configure_ends(end, end.other, self.lab.names))
             for side in (end, end.other):
                 ops.extend(side.kind.attach(side.owner, side))
+        names = self.lab.names
+        if any(node.kind.role is Role.SWITCH and node.kind.routes(node)  # the host forwards: contain it first
+               for node in self.lab.nodes.values()):
+            ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix))
         if any(f"file:{self.lab.names.run_dir}" in op.requires() for op in ops):
             ops.insert(0, MakeDirectory(owner="lab", path=self.lab.names.run_dir))
         return ops
@@ -261,24 +299,24 @@ class Compiler:
                     self.topology.notes)
 
 
-def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> Plan:
+def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
+                ) -> Plan:
     """Compile a lab. Raises StageFailed (a LabError) naming the stage and listing every problem."""
-    return Compiler(topology, registry, facts or HostFacts()).run()
+    return Compiler(topology, registry, facts or HostFacts(), trust).run()
 
 
-def lab_context(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> LabContext:
+def lab_context(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
+                ) -> LabContext:
     """The lab in context (namespaces, devices, broadcast domains) without lowering it: for exec, ping, iperf."""
-    compiler = Compiler(topology, registry, facts or HostFacts())
-    compiler.validate()
-    compiler.name_and_address()
-    if errors_in(compiler.problems):
-        raise StageFailed("name and address", compiler.problems)
+    compiler = Compiler(topology, registry, facts or HostFacts(), trust)
+    compiler.check()
     return compiler.lab
 
 
-def check_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None) -> list[Problem]:
+def check_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
+              ) -> list[Problem]:
     """Every problem and warning, without raising: what `vtopo validate` and the GUI's problems panel show."""
-    compiler = Compiler(topology, registry, facts or HostFacts())
+    compiler = Compiler(topology, registry, facts or HostFacts(), trust)
     try:
         compiler.run()
     except StageFailed:

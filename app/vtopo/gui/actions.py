@@ -21,6 +21,8 @@ from vtopo.gui.document.files import FileController
 from vtopo.gui.measure.controller import MeasureController
 from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
+from vtopo.gui.panels import consent
+from vtopo.gui.panels.checks import ChecksController
 from vtopo.gui.panels.deploy import DeployController, confirm_destroy
 from vtopo.gui.theme import THEMES, apply_theme
 from vtopo.gui.toolbar import build_toolbar, deploy_icon, destroy_icon, history_button
@@ -36,6 +38,7 @@ class WindowParts(Protocol):
     deploy: DeployController
     measure: MeasureController
     capture: CaptureController
+    checks: ChecksController
     domains: DomainView
     rates: RateView
     analyzer: LabAnalyzer
@@ -126,7 +129,7 @@ class Actions:
         self.fit = self._action("&Fit to view", view.fit_to_view, "Ctrl+1")
 
         deploy = parts.deploy
-        self.deploy = self._action("&Deploy", deploy.deploy, "F5", deploy_icon())
+        self.deploy = self._action("&Deploy", self.deploy_lab, "F5", deploy_icon())
         self.destroy = self._action("D&estroy…", self._destroy, "Shift+F5", destroy_icon())
         self.status = self._action("Refresh &status", deploy.refresh_status)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
@@ -285,6 +288,12 @@ class Actions:
         if not terminal.open_terminal(lab, node.name, editor.registry.get(node.kind)):
             self.window.statusBar().showMessage("the terminal emulator did not start", 5000)
 
+    def deploy_lab(self) -> None:
+        analysis = self.parts.analyzer.latest
+        granted = consent.ask(self.window, consent.requests_in(analysis.problems if analysis else []))
+        if granted is not None:
+            self.parts.deploy.deploy(granted)
+
     def update_enabled(self) -> None:
         editor, deploy = self.parts.editor, self.parts.deploy
         scene = editor.scene
@@ -298,7 +307,7 @@ class Actions:
         self.rename.setEnabled(bool(self.selected_node()))
         deployer_missing = deploy.deployer() is None
         analysis = self.parts.analyzer.latest
-        errors = bool(analysis is not None and analysis.errors)
+        errors = bool(analysis is not None and consent.blocking(analysis.errors))
         self.deploy.setEnabled(not deployer_missing and not deploy.busy and not errors)
         self.deploy.setToolTip(deploy.unavailable or ("fix the errors in the Problems panel first" if errors
                                                       else "Deploy the lab on this host"))
@@ -374,6 +383,9 @@ class Actions:
         menu.addSeparator()
         if len(editor.scene.selected_node_ids()) == 2:
             menu.addAction(self.iperf_pair)
+            source, destination = editor.scene.selected_node_ids()
+            for text, reachable in (("Expect reachable", True), ("Expect unreachable", False)):
+                menu.addAction(text, partial(self.parts.checks.expect, source, destination, reachable))
         for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
             action = menu.addAction(text, partial(pick, node_id))
             action.setEnabled(measure.can_measure(node_id))

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from vtopo.kinds.contract import LabContext
+from vtopo.kinds.environment import Trust
 from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
 
@@ -46,7 +47,7 @@ class LabStatus(Protocol):
 
 
 class Deployer(Protocol):
-    def update(self, topology: Topology, progress: ProgressCallback) -> DeployReport: ...
+    def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = ...) -> DeployReport: ...
 
     def destroy(self, lab: str, progress: ProgressCallback) -> int: ...
 

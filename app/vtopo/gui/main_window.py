@@ -17,9 +17,11 @@ from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
 from vtopo.gui.host_api import DeployerLoader
 from vtopo.gui.measure.controller import MeasureController
+from vtopo.gui.measure.experiment import ExperimentController
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
+from vtopo.gui.panels.checks import ChecksController, ChecksPanel
 from vtopo.gui.panels.deploy import DeployController, DeployLog, load_deployer
 from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
@@ -47,6 +49,7 @@ class MainWindow(QMainWindow):
         self.explain = ExplainPanel()
         self.log = DeployLog()
         self.measure_panel = MeasurePanel()
+        self.checks_panel = ChecksPanel()
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(240)
         self.progress.hide()
@@ -75,6 +78,8 @@ class MainWindow(QMainWindow):
         domains_dock = self._dock("Broadcast domains", QWidget(), bottom)
         self.tabifyDockWidget(self.capture_dock, domains_dock)
         self.domains = DomainView(self.editor.scene, domains_dock, self)
+        self.checks_dock = self._dock("Checks", self.checks_panel, bottom)
+        self.tabifyDockWidget(domains_dock, self.checks_dock)
         problems_dock.raise_()
         self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
         for roomy in (self.explain_dock, self.measure_dock):
@@ -88,6 +93,8 @@ class MainWindow(QMainWindow):
                                          self.measure_dock, self)
         self.capture = CaptureController(self.editor, self.deploy, self.capture_panel, self.capture_dock, self)
         self.rates = RateView(self.editor.scene, self.deploy, self)
+        self.checks = ChecksController(self.editor, self.checks_panel, parent=self)
+        self.experiment = ExperimentController(self.editor, self.measure_panel, parent=self)
         self.menu_actions = Actions(self, self)
         self._wire()
         self._update_title()
@@ -189,6 +196,8 @@ class MainWindow(QMainWindow):
         self.measure.shutdown()
         self.capture.shutdown()
         self.rates.shutdown()
+        self.checks.shutdown()
+        self.experiment.shutdown()
         self.analyzer.shutdown()
         self.editor.scene.release()
         event.accept()

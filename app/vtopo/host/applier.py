@@ -13,7 +13,8 @@ from pathlib import Path
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
-from vtopo.host import domains, ovs, processes
+from vtopo.host import domains, nftables, ovs, owned_files, processes
+from vtopo.host.images import open_image
 from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.host.vhost import VHOST_DEVICE, holds_vhost
 from vtopo.model.rules import lab_tag
@@ -49,13 +50,14 @@ class Applier:
     def apply(self, op: o.Op) -> None:
         try:
             self._apply(op)
-        except (NetlinkError, ovs.OvsError, processes.DaemonError, domains.DomainError, OSError, ValueError) as error:
+        except (NetlinkError, ovs.OvsError, processes.DaemonError, domains.DomainError, nftables.NftError, OSError,
+                ValueError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def undo(self, op: o.Op) -> None:
         try:
             self._undo(op)
-        except (NetlinkError, ovs.OvsError, domains.DomainError, OSError) as error:
+        except (NetlinkError, ovs.OvsError, domains.DomainError, nftables.NftError, OSError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def _apply(self, op: o.Op) -> None:
@@ -92,8 +94,10 @@ class Applier:
                 ovs.add_flows(op.bridge, list(op.flows))
             case o.MakeDirectory():
                 self._make_directory(op)
+            case o.ContainForwarding():
+                nftables.contain_forwarding(op.table, op.device_prefix)
             case o.WriteFile():
-                Path(op.path).write_text(op.content)
+                owned_files.write_file(op.path, op.content)
             case o.StartProcess():
                 self._start_process(op)
             case o.StartDomain():
@@ -113,6 +117,8 @@ class Applier:
                 shutil.rmtree(op.path, ignore_errors=True)
             case o.RemoveFile():
                 Path(op.path).unlink(missing_ok=True)
+            case o.RemoveNftTable():
+                nftables.delete_table(op.table)
             case o.StopProcess():
                 self._stop_process(op)
             case o.DestroyDomain():
@@ -144,6 +150,8 @@ class Applier:
             return port is not None and master is not None and port.master_index == master.index
         if isinstance(op, o.OvsAddBridge):
             return ovs.OvsService().running() and op.name in ovs.vsctl([["list-br"]]).split()
+        if isinstance(op, o.ContainForwarding):
+            return op.table in nftables.tables()
         if isinstance(op, o.OvsAddPort):
             try:
                 return op.name in ovs.vsctl([["list-ports", op.bridge]]).split()
@@ -209,13 +217,19 @@ class Applier:
         private: dict[Path, Path] = {}
         for target, source in op.private_dirs:
             if Path(target).is_dir():  # a bind mount needs its target to exist
-                Path(source).mkdir(exist_ok=True)
-                owner = Path(source).parent.stat()
-                os.chown(source, owner.st_uid, owner.st_gid)
+                owned_files.private_directory(source, str(Path(source).parent))
                 private[Path(target)] = Path(source)
-        processes.start_daemon(list(op.argv), op.netns, Path(op.pid_file), Path(op.ready_path) if op.ready_path else None,
-                               DAEMON_START_SECONDS, log_file=Path(op.pid_file).with_suffix(".log"),
-                               private_dirs=private, open_files=taps)
+        images: dict[int, int] = {}
+        try:
+            for fd, path in op.image_fds:
+                images[fd] = open_image(path)
+            processes.start_daemon(list(op.argv), op.netns, Path(op.pid_file),
+                                   Path(op.ready_path) if op.ready_path else None, DAEMON_START_SECONDS,
+                                   log_file=Path(op.pid_file).with_suffix(".log"), private_dirs=private,
+                                   open_files=taps, inherited_fds=images)
+        finally:
+            for ours in images.values():
+                os.close(ours)
 
     def _start_domain(self, op: o.StartDomain) -> None:
         """Start the domain, then check on the host that vhost-net is what was asked: with no vhost-net for the

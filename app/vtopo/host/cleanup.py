@@ -1,8 +1,8 @@
 """Recovery after a crash: destroy every lab the journal knows, then remove stray objects found by their tags.
 
 Tags: host interfaces carry the alias `vtopo:<prefix>`, each lab namespace's `lo` carries it too, OVS
-bridges carry external_ids:vtopo-lab, libvirt domains carry vtopo's element in their <metadata>, and daemons run
-with their config under /run/vtopo/<prefix>.
+bridges carry external_ids:vtopo-lab, libvirt domains carry vtopo's element in their <metadata>, nftables tables
+are named vtopo-<prefix>, and daemons run with their config under /run/vtopo/<prefix>.
 Nothing without one of these marks is touched.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from vtopo.host import domains
 from vtopo.host import facts as host_facts
 from vtopo.host import netns as namespaces
-from vtopo.host import ovs, processes
+from vtopo.host import nftables, ovs, processes
 from vtopo.host.deployer import Deployer, DestroyError, Progress, ProgressCallback
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
@@ -46,6 +46,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
     report.strays += _stop_stray_processes(run_root)
     report.strays += _stop_orphaned_probes()
     report.strays += _delete_stray_ovs_bridges()
+    report.strays += _delete_stray_nft_tables()
     with Netlink() as netlink:
         report.strays += _delete_stray_links(netlink)
         report.strays += _delete_stray_namespaces(netlink)
@@ -97,6 +98,15 @@ def _delete_stray_ovs_bridges() -> list[str]:
     if tagged:
         ovs.vsctl([["--if-exists", "del-br", name] for name in tagged])
     return [f"OVS bridge {name}" for name in tagged]
+
+
+def _delete_stray_nft_tables() -> list[str]:
+    if shutil.which("nft") is None:
+        return []
+    stray = nftables.tables()
+    for table in stray:
+        nftables.delete_table(table)
+    return [f"nftables table {table}" for table in stray]
 
 
 def _delete_stray_links(netlink: Netlink) -> list[str]:

@@ -18,8 +18,8 @@ from vtopo.host import facts as host_facts
 from vtopo.host import preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services, services_of
-from vtopo.host.state import Journal, LabRecord, StateStore
-from vtopo.kinds.environment import HostFacts
+from vtopo.host.state import Journal, LabRecord, StateStore, consent_to_json
+from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
@@ -129,20 +129,25 @@ class Deployer:
 
     # ------------------------------------------------------------ deploy
 
-    def deploy(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None
-               ) -> DeployReport:
+    def deploy(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None,
+               consent: Trust = Trust()) -> DeployReport:
+        """Build the lab. `consent` is what the user allowed beyond the lab (host devices, image files); the
+        lab is compiled against it and against the host's own network, probed now."""
         started = time.monotonic()
         facts = self.facts_for(topology)
-        plan = compile_lab(topology, self.kinds, facts)
+        trust = host_facts.with_host_network(consent)
+        plan = compile_lab(topology, self.kinds, facts, trust)
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
         applier = Applier(plan.prefix)
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             owner = self.store.find(plan.prefix)
-            preflight.check(plan, lab_context(topology, self.kinds, facts), applier.netlink, owner.name if owner else None)
+            preflight.check(plan, lab_context(topology, self.kinds, facts, trust), applier.netlink,
+                            owner.name if owner else None)
             services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
+                                                     "consent": consent_to_json(consent),
                                                      "services": services, "topology": io.to_document(topology)})
             try:
                 notices += self.services.ensure(services)
@@ -157,8 +162,8 @@ class Deployer:
         return DeployReport(topology.name, plan.prefix, nodes, len(topology.links), len(plan.steps),
                             time.monotonic() - started, notices)
 
-    def update(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None
-               ) -> DeployReport:
+    def update(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None,
+               consent: Trust = Trust()) -> DeployReport:
         """Bring a deployed lab in line with an edited topology (or deploy it if it is not deployed).
 
         When the edit only adds (nodes, links, settings that add ops), only the new ops are applied. Anything
@@ -167,30 +172,33 @@ class Deployer:
         """
         record = self.store.find(topology.name)
         if record is None:
-            return self.deploy(topology, progress, source)
+            return self.deploy(topology, progress, source, consent)
         started = time.monotonic()
-        plan = compile_lab(topology, self.kinds, record.facts())
+        trust = host_facts.with_host_network(consent)
+        plan = compile_lab(topology, self.kinds, record.facts(), trust)
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
             applier = Applier(plan.prefix)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, lab_context(topology, self.kinds, record.facts()), applier.netlink, prefix_owner=None)
+                preflight.check(additions, lab_context(topology, self.kinds, record.facts(), trust), applier.netlink,
+                                prefix_owner=None)
                 record.write({**record.read(), "services": services_of(plan)})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)
             finally:
                 applier.close()
             data = record.read()
-            data.update(topology=io.to_document(topology), source=str(source or data.get("source", "")))
+            data.update(topology=io.to_document(topology), source=str(source or data.get("source", "")),
+                        consent=consent_to_json(consent))
             record.write(data)
             notice = (f"applied only the {len(new_steps)} new operations; the rest of the lab kept running"
                       if new_steps else "the running lab already matches; nothing to apply")
             return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links), len(new_steps),
                                 time.monotonic() - started, [notice])
         self.destroy(record.prefix, progress)
-        report = self.deploy(topology, progress, source)
+        report = self.deploy(topology, progress, source, consent)
         report.notices.insert(0, "the edit changes or removes parts of the running lab, so it was destroyed and "
                                  "deployed again")
         report.seconds = time.monotonic() - started

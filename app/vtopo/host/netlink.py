@@ -299,7 +299,7 @@ class Netlink:
             index = max(info.index for info in self.links(lower_netns)) + 1
             while os.path.exists(f"/dev/tap{index}"):
                 index += 1
-            macvtap = _link_kind(LinkType.MACVTAP.value, ("IFLA_MACVLAN_MODE", mode))
+            macvtap = _link_kind(LinkType.MACVTAP.value, ("IFLA_MACVTAP_MODE", mode))  # macvtap_data names it so
             self._change_link(lower_netns, _link_message(name, lower_link, macvtap, index=index), create=True)
         path = f"/dev/tap{index}"
         deadline = time.monotonic() + _DEVICE_WAIT_S

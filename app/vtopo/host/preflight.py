@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from vtopo.model.problems import Problem
 
 CAP_NET_ADMIN = 12
 PACKAGE_OF = {"ovs-vsctl": "openvswitch-switch", "ovs-ofctl": "openvswitch-switch", "zebra": "frr", "ospfd": "frr",
-              "qemu-system-x86_64": "qemu-system-x86", "ip": "iproute2"}
+              "qemu-system-x86_64": "qemu-system-x86", "ip": "iproute2", "nft": "nftables"}
 
 
 class PreflightFailed(Exception):
@@ -40,6 +41,8 @@ def required_binaries(plan: Plan) -> set[str]:
             needed.add("ovs-vsctl")
         elif isinstance(op, o.OvsAddFlows):
             needed.add("ovs-ofctl")
+        elif isinstance(op, o.ContainForwarding):
+            needed.add("nft")
         elif isinstance(op, o.StartProcess):
             needed.add(op.argv[0])
             if op.netns:
@@ -69,9 +72,24 @@ def check(plan: Plan, context: LabContext, netlink: Netlink, prefix_owner: str |
         problems.append(Problem(f"the deployed lab {prefix_owner} already uses the prefix {plan.prefix}; destroy it "
                                 f"(vtopo destroy {prefix_owner}) or give lab {plan.lab_name} its own prefix "
                                 "(lab.prefix in the file)", "lab", "$.lab.prefix"))
-    problems += _collisions(plan, netlink) + missing_on_host(plan, context, netlink)
+    problems += _collisions(plan, netlink) + missing_on_host(plan, context, netlink) + _missing_users(plan)
     if problems:
         raise PreflightFailed(problems)
+
+
+def _missing_users(plan: Plan) -> list[Problem]:
+    """The users daemons drop to (QEMU's -runas) must exist, or the daemon would refuse to start."""
+    users = {op.argv[op.argv.index("-runas") + 1]: op.owner for op in plan.ops
+             if isinstance(op, o.StartProcess) and "-runas" in op.argv[:-1]}
+    problems = []
+    for user, owner in sorted(users.items()):
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            problems.append(Problem(f"QEMU runs as the unprivileged user {user}, which does not exist; create it with "
+                                    f"`useradd --system --no-create-home --shell /usr/sbin/nologin {user}` (or run "
+                                    "`make setup`)", owner))
+    return problems
 
 
 def _collisions(plan: Plan, netlink: Netlink) -> list[Problem]:

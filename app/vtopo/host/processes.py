@@ -173,7 +173,8 @@ def _file_tail(path: Path | None) -> str:
         return ""
 
 
-def _launcher(netns: str | None, private_dirs: Mapping[Path, Path], open_files: Mapping[int, Path]) -> list[str]:
+def _launcher(netns: str | None, private_dirs: Mapping[Path, Path], open_files: Mapping[int, Path],
+              inherited: Mapping[int, int]) -> list[str]:
     argv: list[str] = []
     if netns is not None:
         argv = ["ip", "netns", "exec", netns]
@@ -184,9 +185,11 @@ def _launcher(netns: str | None, private_dirs: Mapping[Path, Path], open_files: 
         for target, source in private_dirs.items():
             argv += [str(source), str(target)]
         argv.append("--")
-    if open_files:  # the shell opens each file on its fd, as in `qemu ... 3<>/dev/tap7`, then becomes the daemon
-        redirects = " ".join(f"{fd}<>{shlex.quote(str(path))}" for fd, path in sorted(open_files.items()))
-        argv += ["sh", "-c", f'exec "$@" {redirects}', "vtopo-fds"]
+    if open_files or inherited:  # the shell puts each file on its fd, as in `qemu ... 3<>/dev/tap7`, then becomes
+        # the daemon; a descriptor vtopo opened itself moves to its number (`20<&5 5<&-`)
+        redirects = [f"{fd}<>{shlex.quote(str(path))}" for fd, path in sorted(open_files.items())]
+        redirects += [f"{fd}<&{ours} {ours}<&-" for fd, ours in sorted(inherited.items())]
+        argv += ["bash", "-c", f'exec "$@" {" ".join(redirects)}', "vtopo-fds"]  # dash takes fds 0-9 only
     return argv
 
 
@@ -200,6 +203,7 @@ def start_daemon(
     log_file: Path | None = None,
     private_dirs: Mapping[Path, Path] | None = None,
     open_files: Mapping[int, Path] | None = None,
+    inherited_fds: Mapping[int, int] | None = None,
 ) -> int:
     """Start a daemon (in network namespace `netns` if given) and return its pid once it is ready.
 
@@ -212,6 +216,8 @@ def start_daemon(
     bind-mounted over it in the daemon's own mount namespace (e.g. ``{Path("/var/tmp"): run/tmp}``
     keeps FRR's /var/tmp/frr crash-log directories inside the lab's run directory). `open_files` maps a
     file descriptor number to a file the daemon gets open read-write on it (QEMU's macvtap `fd=3`).
+    `inherited_fds` maps a file descriptor number of the daemon to a descriptor of ours it gets there (a disk
+    image vtopo opened itself).
 
     On failure or timeout raises DaemonError with the tail of the daemon's stdout/stderr and of
     `log_file`; whatever was started is stopped again. The daemon's stdout/stderr go to an
@@ -230,7 +236,8 @@ def start_daemon(
     if ready is not None and not ready.is_dir():
         ready.unlink(missing_ok=True)
 
-    command = _launcher(netns, dict(private_dirs or {}), dict(open_files or {})) + list(argv)
+    inherited = dict(inherited_fds or {})
+    command = _launcher(netns, dict(private_dirs or {}), dict(open_files or {}), inherited) + list(argv)
     with tempfile.TemporaryFile() as output:
         proc = subprocess.Popen(
             command,
@@ -239,6 +246,7 @@ def start_daemon(
             stderr=subprocess.STDOUT,
             start_new_session=True,  # no terminal signals from us; survives our process group
             close_fds=True,
+            pass_fds=tuple(inherited.values()),
         )
 
         def fail(reason: str) -> DaemonError:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.ops import Op, op_from_json
 
 DEFAULT_ROOT = Path(os.environ.get("VTOPO_STATE_DIR", "/var/lib/vtopo"))
@@ -49,6 +49,11 @@ class LabRecord:
     def facts(self) -> HostFacts:
         return HostFacts(**self.read()["facts"])
 
+    def consent(self) -> Trust:
+        """What the user allowed when the lab was deployed, so the running lab can be analysed again."""
+        data = self.read().get("consent", {})
+        return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())))
+
     def journal(self) -> list[Op]:
         path = self.directory / "journal.jsonl"
         if not path.exists():
@@ -61,6 +66,10 @@ class LabRecord:
                 except (ValueError, KeyError, TypeError):
                     continue  # a line cut short by a crash: its op never ran
         return ops
+
+
+def consent_to_json(consent: Trust) -> dict[str, list[str]]:
+    return {"host_devices": sorted(consent.host_devices), "images": sorted(consent.images)}
 
 
 class Journal:

@@ -5,21 +5,24 @@ from its hooks. The rest of vtopo can change shape; this module keeps its names.
 """
 from __future__ import annotations
 
+from vtopo.kinds.check_types import CheckType, Probe, Verdict
 from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, EmptySettings, EndContext, LabContext,
                                   LoopProtection, MachineProcess, NodeContext, NodeKind, PortSpec, Role, SegmentKind)
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.settings import setting
-from vtopo.model.problems import Problem, Severity
+from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
+from vtopo.model.problems import ConsentRequest, Problem, Severity
 from vtopo.ops import (DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, AddAddress, AddRoute, ConfigureLink, CreateBridge,
                        CreateNamespace, CreateVeth, MakeDirectory, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, SetMaster,
                        SetSysctl, SetTxChecksum, StartDomain, StartProcess, WriteFile, addresses_resource, dev_resource,
                        up_resource)
 
 __all__ = [
-    "AddAddress", "AddRoute", "CannotRunInside", "ConfigureLink", "CreateBridge", "CreateNamespace", "CreateVeth",
-    "DOMAIN_XMLNS", "ECHO_SERVER", "EmptySettings", "EndContext", "HostFacts", "IPERF3_SERVER",
-    "LIBVIRT_QEMU_RUN_DIR", "LabContext", "LabNames", "LoopProtection", "MAX_INTERFACE_NAME", "MachineProcess",
-    "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec",
-    "Problem", "Role", "SegmentKind", "SetMaster", "SetSysctl", "SetTxChecksum", "Severity", "StartDomain",
-    "StartProcess", "WriteFile", "addresses_resource", "dev_resource", "setting", "up_resource",
+    "BUILTIN_IMAGE", "DOMAIN_XMLNS", "ECHO_SERVER", "IPERF3_SERVER", "LIBVIRT_QEMU_RUN_DIR", "MAX_INTERFACE_NAME",
+    "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigureLink", "ConsentRequest", "CreateBridge",
+    "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
+    "LoopProtection", "MachineProcess", "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge",
+    "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "Role", "SegmentKind", "SetMaster", "SetSysctl",
+    "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "Verdict", "WriteFile", "addresses_resource",
+    "dev_resource", "image_path", "image_problem", "setting", "up_resource",
 ]

@@ -8,12 +8,15 @@ from abc import ABC
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Iterable, TypeVar
 
-from vtopo.kinds.environment import HostFacts, LabNames
+from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
 from vtopo.model.topology import Endpoint, Link, Node, Topology
 from vtopo.ops import Op
+
+if TYPE_CHECKING:
+    from vtopo.kinds.check_types import CheckType
 
 
 S = TypeVar("S")  # a kind's settings dataclass
@@ -157,6 +160,7 @@ class LabContext:
     topology: Topology
     names: LabNames
     facts: HostFacts
+    trust: Trust = field(default_factory=Trust)
     nodes: dict[str, NodeContext[Any]] = field(default_factory=dict)
     ends: list[EndContext] = field(default_factory=list)
     domains: list[list[EndContext]] = field(default_factory=list)  # the ends on each L2 segment, once named
@@ -254,6 +258,15 @@ class NodeKind(ABC, Generic[S]):
     def check(self, node: NodeContext[S]) -> Iterable[Problem]:
         return ()
 
+    def limitations(self, node: NodeContext[S]) -> Iterable[str]:
+        """What this host keeps the node from being, as an experiment on it must say (a switch without its kernel
+        datapath, say); the compiler's warnings are said already."""
+        return ()
+
+    def check_types(self) -> Iterable[CheckType]:
+        """Check types this kind adds to what a lab file's "checks" may use (a router adds `ospf-neighbor`)."""
+        return ()
+
     def leaves_checksums_partial(self, node: NodeContext[S]) -> bool:
         """Whether frames cross this switch with their checksum left for a NIC to finish (OVS's userspace
         datapath): whatever sends into it must checksum in full."""
@@ -263,6 +276,10 @@ class NodeKind(ABC, Generic[S]):
         """Files on the host the node reads when it starts (a VM's disk image, the guest kernel): validate and
         deploy check that they exist before anything is applied."""
         return []
+
+    def resources(self, node: NodeContext[S]) -> tuple[int, int]:
+        """The host memory (MiB) and CPUs the node takes for itself, as a VM does; the compiler adds them up."""
+        return 0, 0
 
     def lower(self, node: NodeContext[S]) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""

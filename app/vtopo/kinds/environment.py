@@ -8,6 +8,7 @@ from vtopo.model.rules import lab_tag
 
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
 VM_BACKENDS = ("", "auto", "libvirt", "qemu")  # a lab's vm_backend; "" is auto
+NFT_TABLE_PREFIX = "vtopo-"  # the nftables tables of labs are named vtopo-<prefix>: cleanup finds them by it
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,24 @@ class HostFacts:
     run_root: str = "/run/vtopo"
     libvirt: bool = False  # libvirtd answers at libvirt_uri
     libvirt_uri: str = "qemu:///system"  # the user's choice (VTOPO_LIBVIRT_URI), never the lab file's
+    images_dir: str = "/var/lib/vtopo/images"  # disk images any lab may boot, named without a path
+    qemu_user: str = "vtopo-qemu"  # the unprivileged user QEMU drops to once it has opened its devices
+    memory_mb: int = 0  # the host's memory, 0 when unknown
+    cpus: int = 0
+
+
+@dataclass(frozen=True)
+class Trust:
+    """What a lab may reach outside its own objects, as inputs to the compiler (a lab file can never give them).
+
+    The consent comes from the user at deploy time, on the command line or in a designer dialog. The host's own
+    interfaces and networks are probed by the host layer when it deploys; None when planning without a host.
+    """
+
+    host_devices: frozenset[str] = frozenset()  # host interfaces the user lets the lab hang devices on
+    images: frozenset[str] = frozenset()  # absolute paths of disk images the user named or picked
+    host_interfaces: frozenset[str] | None = None
+    host_networks: tuple[str, ...] = ()  # the host's own addresses and routes (CIDR), none of them a lab's
 
 
 PREFIX_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -56,6 +75,15 @@ class LabNames:
         return lab_tag(self.prefix)
 
     @property
+    def nft_table(self) -> str:
+        return f"{NFT_TABLE_PREFIX}{self.prefix}"
+
+    @property
+    def device_prefix(self) -> str:
+        """What the name of every interface the lab makes in the host's namespace starts with."""
+        return f"{self.prefix}-"
+
+    @property
     def run_dir(self) -> str:
         return f"{self.run_root}/{self.prefix}"
 
@@ -66,7 +94,7 @@ class LabNames:
         return f"{self.prefix}-{node_name}"
 
     def node_device(self, node_name: str) -> str:
-        return f"{self.prefix}-{node_name}"
+        return f"{self.device_prefix}{node_name}"
 
     def host_device(self, node_name: str, suffix: str) -> str:
-        return f"{self.prefix}-{node_name}-{suffix}"
+        return f"{self.device_prefix}{node_name}-{suffix}"

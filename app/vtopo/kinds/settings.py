@@ -77,16 +77,16 @@ def _describe(expected: Any) -> str:
     return {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}[expected]
 
 
-def parse_settings(settings_type: type, raw: dict[str, Any], path: str, subject: str, subject_id: str
-                   ) -> tuple[Any, list[Problem]]:
-    """Build the typed settings of a node, or say precisely what is wrong with them."""
+def parse_settings(settings_type: type, raw: dict[str, Any], path: str, subject: str, subject_id: str,
+                   owner: str = "this kind") -> tuple[Any, list[Problem]]:
+    """Build the typed settings of a node (or the parameters of a check), or say precisely what is wrong."""
     problems: list[Problem] = []
     values: dict[str, Any] = {}
     known = {f.name: f for f in setting_fields(settings_type)}
     for key in raw:
         if key not in known:
             names = ", ".join(sorted(known)) or "none"
-            problems.append(Problem(f"unknown setting {key!r} (this kind has: {names})", subject, f"{path}.{key}", subject_id))
+            problems.append(Problem(f"unknown setting {key!r} ({owner} has: {names})", subject, f"{path}.{key}", subject_id))
     for name, spec in known.items():
         if name not in raw:
             continue

@@ -3,14 +3,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Test
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
-from vtopo.model.topology import Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology
+from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS, MTU, Annotation, Endpoint,
+                                  Impairment, Interface, Link, Node, Position, Range, Topology)
+from vtopo.model.untrusted_json import MAX_BYTES, parse
 
 FORMAT = "vtopo"
 
@@ -43,7 +48,7 @@ def to_document(topology: Topology) -> dict[str, Any]:
         if link.impairment.active:
             data["impairment"] = {k: v for k, v in asdict(link.impairment).items() if v}
         links.append(data)
-    return {
+    document: dict[str, Any] = {
         "format": FORMAT,
         "version": CURRENT_VERSION,
         "lab": lab,
@@ -54,6 +59,21 @@ def to_document(topology: Topology) -> dict[str, Any]:
         "links": links,
         "annotations": [asdict(a) for a in topology.annotations.values()],
     }
+    if topology.checks:
+        document["checks"] = [_check_to_json(check) for check in topology.checks]
+    if not topology.experiment.empty:
+        document["experiment"] = asdict(topology.experiment)
+    return document
+
+
+CHECK_KEYS = ("name", "type", "explain")
+
+
+def _check_to_json(check: Check) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": check.name, "type": check.type, **check.params}
+    if check.explain:
+        data["explain"] = check.explain
+    return data
 
 
 def dumps(topology: Topology) -> str:
@@ -100,6 +120,21 @@ class _Reader:
         value = obj[key]
         return value if self.typed(value, expected, f"{path}.{key}", key, subject) else default
 
+    def number(self, obj: dict[str, Any], key: str, path: str, default: float, limits: Range,
+               subject: str = "", whole: bool = False) -> float:
+        """A number within `limits` (a whole one if `whole`), or `default` and a problem."""
+        value = self.field(obj, key, int if whole else (int, float), path, default, subject)
+        low, high = limits
+        if not low <= value <= high:
+            self.fail(f"{path}.{key}", f"{key} must be between {_number(low)} and {_number(high)}, not "
+                      f"{_number(value)}", subject)
+            return default
+        return value if whole else float(value)
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
+
 
 def _type_name(expected: type | tuple[type, ...]) -> str:
     names = {str: "a string", int: "an integer", float: "a number", dict: "an object", list: "a list", bool: "true or false"}
@@ -126,7 +161,7 @@ def _read_interface(reader: _Reader, raw: Any, path: str, subject: str) -> Inter
     return Interface(
         name=reader.field(raw, "name", str, path, "", subject),
         mac=reader.field(raw, "mac", str, path, "", subject),
-        mtu=reader.field(raw, "mtu", int, path, 0, subject),
+        mtu=int(reader.number(raw, "mtu", path, 0, MTU, subject, whole=True)),
         addresses=[a for a in addresses if isinstance(a, str)],
     )
 
@@ -161,10 +196,9 @@ def _read_nodes(reader: _Reader, raw_nodes: list[Any]) -> list[Node]:
             reader.fail(f"{path}.kind", "every node needs a kind", subject)
             continue
         position = reader.field(raw, "position", dict, path, {}, subject)
-        x = reader.field(position, "x", (int, float), f"{path}.position", 0, subject)
-        y = reader.field(position, "y", (int, float), f"{path}.position", 0, subject)
         settings = reader.field(raw, "settings", dict, path, {}, subject)
-        nodes.append(Node(id=node_id, name=name, kind=kind, settings=settings, position=Position(float(x), float(y))))
+        nodes.append(Node(id=node_id, name=name, kind=kind, settings=settings,
+                          position=_read_position(reader, position, f"{path}.position", subject)))
     return nodes
 
 
@@ -209,11 +243,16 @@ def _read_links(reader: _Reader, raw_links: list[Any], nodes: dict[str, Node]) -
             continue
         raw_impairment = reader.field(raw, "impairment", dict, path, {}, f"link {link_id}")
         impairment = Impairment(**{
-            key: float(reader.field(raw_impairment, key, (int, float), f"{path}.impairment", 0, f"link {link_id}"))
-            for key in ("delay_ms", "jitter_ms", "loss_pct", "rate_mbit")
+            key: reader.number(raw_impairment, key, f"{path}.impairment", 0, limits, f"link {link_id}")
+            for key, limits in IMPAIRMENT_LIMITS.items()
         })
         links.append(Link(id=link_id, a=ends[0], b=ends[1], impairment=impairment))
     return links
+
+
+def _read_position(reader: _Reader, raw: dict[str, Any], path: str, subject: str = "") -> Position:
+    return Position(reader.number(raw, "x", path, 0, COORDINATE, subject),
+                    reader.number(raw, "y", path, 0, COORDINATE, subject))
 
 
 def _read_annotations(reader: _Reader, raw_annotations: list[Any]) -> list[Annotation]:
@@ -227,24 +266,88 @@ def _read_annotations(reader: _Reader, raw_annotations: list[Any]) -> list[Annot
             id=reader.field(raw, "id", str, path, f"note-{i}"),
             shape=reader.field(raw, "shape", str, path, "note"),
             text=reader.field(raw, "text", str, path, ""),
-            position=Position(float(reader.field(position, "x", (int, float), f"{path}.position", 0)),
-                              float(reader.field(position, "y", (int, float), f"{path}.position", 0))),
-            width=float(reader.field(raw, "width", (int, float), path, 200.0)),
-            height=float(reader.field(raw, "height", (int, float), path, 100.0)),
+            position=_read_position(reader, position, f"{path}.position"),
+            width=reader.number(raw, "width", path, 200.0, ANNOTATION_SIZE),
+            height=reader.number(raw, "height", path, 100.0, ANNOTATION_SIZE),
         ))
     return annotations
 
 
+def _read_checks(reader: _Reader, raw_checks: list[Any]) -> list[Check]:
+    checks = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_checks):
+        path = f"$.checks[{i}]"
+        if not reader.typed(raw, dict, path, "check"):
+            continue
+        name = reader.field(raw, "name", str, path, "")
+        subject = f"check {name or i + 1}"
+        check_type = reader.field(raw, "type", str, path, "", subject)
+        if not name or name in seen:
+            reader.fail(f"{path}.name", "every check needs a unique, non-empty name", subject)
+            continue
+        seen.add(name)
+        if not check_type:
+            reader.fail(f"{path}.type", "every check needs a type (reach, path, route, ...)", subject)
+            continue
+        params = {key: value for key, value in raw.items() if key not in CHECK_KEYS}
+        checks.append(Check(name, check_type, params, reader.field(raw, "explain", str, path, "", subject)))
+    return checks
+
+
+def _read_named(reader: _Reader, raw_items: list[Any], path: str, what: str, fields: tuple[str, ...]
+                ) -> list[dict[str, Any]]:
+    """Objects with a unique name and the given string fields, each reported by its name when wrong."""
+    items = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_items):
+        where = f"{path}[{i}]"
+        if not reader.typed(raw, dict, where, what):
+            continue
+        name = reader.field(raw, "name", str, where, "")
+        subject = f"{what} {name or i + 1}"
+        if not name or name in seen:
+            reader.fail(f"{where}.name", f"every {what} needs a unique, non-empty name", subject)
+            continue
+        seen.add(name)
+        values = {key: reader.field(raw, key, str, where, "", subject) for key in fields}
+        missing = [key for key in fields if not values[key]]
+        if missing:
+            reader.fail(f"{where}.{missing[0]}", f"{what} {name} needs a {missing[0]}", subject)
+            continue
+        items.append({"name": name, **values, "raw": raw, "where": where, "subject": subject})
+    return items
+
+
+def _read_experiment(reader: _Reader, raw: dict[str, Any]) -> Experiment:
+    path = "$.experiment"
+    pairs = [Pair(item["name"], item["source"], item["destination"]) for item in
+             _read_named(reader, reader.field(raw, "pairs", list, path, []), f"{path}.pairs", "pair",
+                         ("source", "destination"))]
+    tests = [Test(item["name"], item["tool"],
+                  reader.field(item["raw"], "options", dict, item["where"], {}, item["subject"])) for item in
+             _read_named(reader, reader.field(raw, "tests", list, path, []), f"{path}.tests", "test", ("tool",))]
+    raw_comparisons = _read_named(reader, reader.field(raw, "comparisons", list, path, []), f"{path}.comparisons",
+                                  "comparison", ("cell", "versus"))
+    comparisons = [Comparison(item["name"], item["cell"], item["versus"],
+                              reader.field(item["raw"], "published", str, item["where"], "", item["subject"]))
+                   for item in raw_comparisons]
+    repeats = reader.field(raw, "repeats", int, path, 3, "experiment")
+    warmup = reader.field(raw, "warmup", int, path, 0, "experiment")
+    if not 1 <= repeats <= 100:
+        reader.fail(f"{path}.repeats", "repeats must be between 1 and 100", "experiment")
+    if not 0 <= warmup <= 10:
+        reader.fail(f"{path}.warmup", "warmup must be between 0 and 10 runs", "experiment")
+    return Experiment(pairs, tests, comparisons, repeats, warmup)
+
+
+NOTES = re.compile(r"\$\.(lab\.)?notes|\$\.annotations\[\d+\]\.text")
+"""Where a lab file may hold newlines: the lab's notes (at the top level in version 1) and canvas notes."""
+
+
 def loads(text: str, default_name: str = "lab") -> Topology:
-    """Parse a .vtopo document. Raises LabError listing every structural problem found."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        ending = "the file ends too early, it looks truncated" if exc.pos >= len(text.rstrip()) - 1 or \
-            exc.msg.startswith("Unterminated") else "it may have been edited by hand"
-        raise LabError([Problem(f"not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); {ending}",
-                                path="$")])
-    return from_document(doc, default_name)
+    """Parse a .vtopo document. Raises LabError listing every problem found, each with its JSON path."""
+    return from_document(parse(text, lambda path: NOTES.fullmatch(path) is not None), default_name)
 
 
 def from_document(doc: Any, default_name: str = "lab") -> Topology:
@@ -267,26 +370,43 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
     nodes = {node.id: node for node in _read_nodes(reader, raw_nodes)}
     links = _read_links(reader, raw_links, nodes)
     annotations = _read_annotations(reader, raw_annotations)
+    checks = _read_checks(reader, reader.field(doc, "checks", list, "$", []))
+    experiment = _read_experiment(reader, reader.field(doc, "experiment", dict, "$", {}))
+    name = reader.field(lab, "name", str, "$.lab", "") or default_name
+    lab_id = reader.field(lab, "id", str, "$.lab", "") or f"lab-{default_name}"
+    notes = reader.field(lab, "notes", str, "$.lab", "")
+    prefix = reader.field(lab, "prefix", str, "$.lab", "")
+    vm_backend = reader.field(lab, "vm_backend", str, "$.lab", "")
     if reader.problems:
         raise LabError(reader.problems)
     return Topology(
-        name=reader.field(lab, "name", str, "$.lab", "") or default_name,
-        id=reader.field(lab, "id", str, "$.lab", "") or f"lab-{default_name}",
-        notes=reader.field(lab, "notes", str, "$.lab", ""),
-        prefix=reader.field(lab, "prefix", str, "$.lab", ""),
-        vm_backend=reader.field(lab, "vm_backend", str, "$.lab", ""),
+        name=name,
+        id=lab_id,
+        notes=notes,
+        prefix=prefix,
+        vm_backend=vm_backend,
         nodes=nodes,
         links={link.id: link for link in links},
         annotations={a.id: a for a in annotations},
+        checks=checks,
+        experiment=experiment,
     )
 
 
 def load(path: Path) -> Topology:
+    """Read a lab file: a regular file of at most MAX_BYTES (a FIFO or /dev/zero would never end), in UTF-8."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise LabError([Problem(f"{path} is not a regular file")])
+            data = file.read(MAX_BYTES + 1)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise LabError([Problem(f"no such file: {path}")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LabError([Problem(f"cannot read {path}: {exc}")]) from None
+    except OSError as exc:
+        raise LabError([Problem(f"cannot read {path}: {exc.strerror or exc}")]) from None
+    except UnicodeDecodeError as exc:
+        raise LabError([Problem(f"the file is not UTF-8 text (byte {exc.start} cannot be decoded)", path="$")]) \
+            from None
     return loads(text, default_name=path.stem)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 
 Document = dict[str, Any]
 
@@ -17,19 +17,22 @@ def _v1_to_v2(doc: Document) -> Document:
         node, port = ref.rsplit(":", 1)
         return {"node": node, "port": port, "interface": interface if isinstance(interface, dict) else {}}
 
-    nodes = []
-    for node in doc.get("nodes", []):
-        if isinstance(node, dict):
-            node = dict(node)
-            node["position"] = {"x": node.pop("x", 0), "y": node.pop("y", 0)}
-        nodes.append(node)
-    links = []
-    for link in doc.get("links", []):
-        if isinstance(link, dict):
-            link = dict(link)
-            link["a"] = endpoint(link.pop("from", None), link.pop("from_interface", None))
-            link["b"] = endpoint(link.pop("to", None), link.pop("to_interface", None))
-        links.append(link)
+    def each(key: str, convert: Callable[[Document], Document]) -> Any:
+        """The list under `key` converted item by item; anything else is left for the reader to name."""
+        items = doc.get(key, [])
+        return [convert(dict(item)) if isinstance(item, dict) else item for item in items] \
+            if isinstance(items, list) else items
+
+    def node(node: Document) -> Document:
+        node["position"] = {"x": node.pop("x", 0), "y": node.pop("y", 0)}
+        return node
+
+    def link(link: Document) -> Document:
+        link["a"] = endpoint(link.pop("from", None), link.pop("from_interface", None))
+        link["b"] = endpoint(link.pop("to", None), link.pop("to_interface", None))
+        return link
+
+    nodes, links = each("nodes", node), each("links", link)
     return {
         "format": "vtopo",
         "version": 2,
@@ -40,7 +43,12 @@ def _v1_to_v2(doc: Document) -> Document:
     }
 
 
-MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _v1_to_v2}
+def _v2_to_v3(doc: Document) -> Document:
+    """Version 3 adds the optional "checks" and "experiment" sections; a version 2 lab has neither."""
+    return {**{key: value for key, value in doc.items() if key not in ("checks", "experiment")}, "version": 3}
+
+
+MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def migrate(doc: Document, version: int) -> Document:

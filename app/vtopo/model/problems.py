@@ -11,6 +11,15 @@ class Severity(str, Enum):
 
 
 @dataclass(frozen=True)
+class ConsentRequest:
+    """What the user may allow at deploy time to clear a problem; a lab file can never allow it itself."""
+
+    what: str  # "host device" or "disk image"
+    name: str  # the interface name, or the image's absolute path
+    effect: str  # what allowing it does, in the words the consent dialog shows
+
+
+@dataclass(frozen=True)
 class Problem:
     """One thing wrong with a lab, naming where it is.
 
@@ -24,6 +33,7 @@ class Problem:
     path: str = ""
     subject_id: str = ""
     severity: Severity = Severity.ERROR
+    consent: ConsentRequest | None = None  # set when the user's consent would clear this error
 
     def __str__(self) -> str:
         where = " ".join(part for part in (self.subject, f"at {self.path}" if self.path else "") if part)

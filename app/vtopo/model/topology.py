@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from vtopo.model.events import Event
+from vtopo.model.expectations import Check, Experiment
 
 
 def new_id(prefix: str) -> str:
@@ -24,6 +25,14 @@ def _insert(items: dict[str, T], key: str, value: T, index: int | None) -> dict[
     ordered = list(items.items())
     ordered.insert(index, (key, value))
     return dict(ordered)
+
+
+Range = tuple[float, float]
+COORDINATE: Range = (-1_000_000.0, 1_000_000.0)
+ANNOTATION_SIZE: Range = (0.0, 100_000.0)
+MTU: Range = (0, 65535)  # 0: the kernel's default; the compiler asks for 68 at least otherwise
+IMPAIRMENT_LIMITS: dict[str, Range] = {"delay_ms": (0.0, 60_000.0), "jitter_ms": (0.0, 60_000.0),
+                                       "loss_pct": (0.0, 100.0), "rate_mbit": (0.0, 1_000_000.0)}
 
 
 @dataclass
@@ -114,6 +123,7 @@ class ModelEvents:
     annotation_removed: Event[Annotation] = field(default_factory=Event)
     annotation_changed: Event[Annotation] = field(default_factory=Event)
     lab_changed: Event["Topology"] = field(default_factory=Event)
+    checks_changed: Event["Topology"] = field(default_factory=Event)
 
 
 @dataclass(eq=False)
@@ -128,6 +138,8 @@ class Topology:
     nodes: dict[str, Node] = field(default_factory=dict)
     links: dict[str, Link] = field(default_factory=dict)
     annotations: dict[str, Annotation] = field(default_factory=dict)
+    checks: list[Check] = field(default_factory=list)
+    experiment: Experiment = field(default_factory=Experiment)
     events: ModelEvents = field(default_factory=ModelEvents, repr=False, compare=False)
 
     # queries
@@ -142,7 +154,8 @@ class Topology:
         """A deep copy with no listeners, for a worker thread to read while the original is edited."""
         return Topology(name=self.name, id=self.id, notes=self.notes, prefix=self.prefix,
                         vm_backend=self.vm_backend, nodes=copy.deepcopy(self.nodes), links=copy.deepcopy(self.links),
-                        annotations=copy.deepcopy(self.annotations))
+                        annotations=copy.deepcopy(self.annotations), checks=copy.deepcopy(self.checks),
+                        experiment=copy.deepcopy(self.experiment))
 
     def used_ports(self, node_id: str) -> set[str]:
         return {end.port for link in self.links_of(node_id) for end in link.ends if end.node == node_id}
@@ -226,3 +239,7 @@ class Topology:
         if notes is not None:
             self.notes = notes
         self.events.lab_changed.emit(self)
+
+    def update_checks(self, checks: list[Check]) -> None:
+        self.checks = list(checks)
+        self.events.checks_changed.emit(self)

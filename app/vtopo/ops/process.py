@@ -13,6 +13,8 @@ class StartProcess(Op):
     """A long-running process inside a namespace (zebra, ospfd, qemu).
 
     `tap_fds` maps a file descriptor number to a macvtap interface whose /dev/tapN the process gets on that fd.
+    `image_fds` maps a file descriptor number to a disk image that vtopo opens read-only (a regular file, never
+    through a symlink) and hands over on that fd, so the process never opens a path itself.
     `after` lists extra resources that must exist first (the interfaces a daemon should see at start).
     `private_dirs` maps a path the program insists on (FRR's /var/tmp/frr, /var/run/frr) to a directory of
     the lab's, bind-mounted over it for this process only, so labs never share or leave files there.
@@ -24,6 +26,7 @@ class StartProcess(Op):
     pid_file: str
     ready_path: str = ""
     tap_fds: tuple[tuple[int, str], ...] = ()
+    image_fds: tuple[tuple[int, str], ...] = ()
     after: tuple[str, ...] = ()
     private_dirs: tuple[tuple[str, str], ...] = ()
     summary_text: ClassVar[str] = "start {name}"
@@ -38,6 +41,8 @@ class StartProcess(Op):
         command = in_netns(self.netns, self.argv)
         for fd, interface in self.tap_fds:
             command += f" {fd}<>{tap_device(interface)}"
+        for fd, path in self.image_fds:
+            command += f" {fd}<{shlex.quote(path)}"
         return [command]
 
     def inverse(self) -> Op:

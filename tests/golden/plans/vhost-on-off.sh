@@ -38,7 +38,7 @@ ip tuntap add dev vmt2w-von-nic0 mode tap
 
 # ---- node von
 # [8] start qemu@von (after 5, 7)
-qemu-system-x86_64 -name von -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/von/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/von/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vmt2w/von/qemu.pid -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=von vtopo.ip=eth0:10.0.20.2/24' -no-reboot -netdev tap,id=net0,ifname=vmt2w-von-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:80:0c:f5
+qemu-system-x86_64 -name von -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/von/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/von/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vmt2w/von/qemu.pid -sandbox on,obsolete=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=von vtopo.ip=eth0:10.0.20.2/24' -no-reboot -netdev tap,id=net0,ifname=vmt2w-von-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:80:0c:f5
 
 # ---- link von:nic0-br0:p1
 # [9] configure and bring up vmt2w-von-nic0 (after 7)
@@ -54,7 +54,7 @@ ip tuntap add dev vmt2w-voff-nic0 mode tap
 
 # ---- node voff
 # [12] start qemu@voff (after 6, 11)
-qemu-system-x86_64 -name voff -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/voff/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/voff/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vmt2w/voff/qemu.pid -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=voff vtopo.ip=eth0:10.0.20.3/24' -no-reboot -netdev tap,id=net0,ifname=vmt2w-voff-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:39:0a:ee
+qemu-system-x86_64 -name voff -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/voff/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/voff/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vmt2w/voff/qemu.pid -sandbox on,obsolete=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=voff vtopo.ip=eth0:10.0.20.3/24' -no-reboot -netdev tap,id=net0,ifname=vmt2w-voff-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:39:0a:ee
 
 # ---- link voff:nic0-br0:p2
 # [13] configure and bring up vmt2w-voff-nic0 (after 11)

@@ -47,7 +47,7 @@ ip tuntap add dev voss0-vm1-nic0 mode tap
 
 # ---- node vm1
 # [11] start qemu@vm1 (after 5, 10)
-qemu-system-x86_64 -name vm1 -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/voss0/vm1/console.sock,server=on,wait=off,logfile=/run/vtopo/voss0/vm1/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/voss0/vm1/qemu.pid -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vm1 vtopo.ip=eth0:10.0.10.2/24' -no-reboot -netdev tap,id=net0,ifname=voss0-vm1-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:a1:37:e5
+qemu-system-x86_64 -name vm1 -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/voss0/vm1/console.sock,server=on,wait=off,logfile=/run/vtopo/voss0/vm1/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/voss0/vm1/qemu.pid -sandbox on,obsolete=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vm1 vtopo.ip=eth0:10.0.10.2/24' -no-reboot -netdev tap,id=net0,ifname=voss0-vm1-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:a1:37:e5
 
 # ---- link vm1:nic0-br0:p1
 # [12] configure and bring up voss0-vm1-nic0 (after 10)
@@ -64,7 +64,7 @@ ip link add link voss0-mvt name voss0-vm2-nic0 type macvtap mode bridge
 
 # ---- node vm2
 # [15] start qemu@vm2 (after 9, 14)
-qemu-system-x86_64 -name vm2 -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/voss0/vm2/console.sock,server=on,wait=off,logfile=/run/vtopo/voss0/vm2/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/voss0/vm2/qemu.pid -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vm2 vtopo.ip=eth0:10.0.11.2/24' -no-reboot -netdev tap,id=net0,fd=3,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:5b:6b:22 3<>/dev/tap$(cat /sys/class/net/voss0-vm2-nic0/ifindex)
+qemu-system-x86_64 -name vm2 -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/voss0/vm2/console.sock,server=on,wait=off,logfile=/run/vtopo/voss0/vm2/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/voss0/vm2/qemu.pid -sandbox on,obsolete=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vm2 vtopo.ip=eth0:10.0.11.2/24' -no-reboot -netdev tap,id=net0,fd=3,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:5b:6b:22 3<>/dev/tap$(cat /sys/class/net/voss0-vm2-nic0/ifindex)
 
 # ---- link vm2:nic0-mvt:c1
 # [16] configure and bring up voss0-vm2-nic0 (after 14)

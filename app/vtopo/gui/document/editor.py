@@ -90,7 +90,7 @@ class Editor(QObject):
     def _events(topology: Topology) -> list[Event[Any]]:
         e = topology.events
         return [e.node_added, e.node_removed, e.node_changed, e.link_added, e.link_removed, e.link_changed,
-                e.annotation_added, e.annotation_removed, e.annotation_changed, e.lab_changed]
+                e.annotation_added, e.annotation_removed, e.annotation_changed, e.lab_changed, e.checks_changed]
 
     def _changed(self, subject: object) -> None:
         self.edited.emit(subject)

@@ -14,6 +14,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 
 from vtopo.gui.canvas.states import NodeState
+from vtopo.kinds.environment import Trust
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.host_api import Deployer, DeployerLoader, DeployReport, LabStatus, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
@@ -100,12 +101,14 @@ class DeployController(QObject):
 
     # ------------------------------------------------------------ jobs
 
-    def deploy(self) -> None:
+    def deploy(self, consent: Trust = Trust()) -> None:
+        """Deploy the lab as drawn; `consent` is what the user allowed outside it (see vtopo.gui.panels.consent)."""
         topology = self._editor.topology.copy()
         self._deploying = topology
         self._set_states({name: NodeState.DEPLOYING for name in (n.name for n in topology.nodes.values())})
         self._log.log(f"deploying lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
-        self._start("deploy", lambda deployer, report: deployer.update(topology, report), self._deployed)
+        self._start("deploy", lambda deployer, report: deployer.update(topology, report, consent=consent),
+                    self._deployed)
 
     def destroy(self) -> None:
         lab = self.deployed_lab or self._editor.topology.name

@@ -1,0 +1,94 @@
+"""The probe that asks a deployed lab: ping from inside nodes, TTL-limited pings for the path, iproute2, iperf3."""
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from vtopo.compile.domains import broadcast_domains_of
+from vtopo.kinds.contract import LabContext
+from vtopo.deployed import DeployedLab
+from vtopo.measure import IperfOptions, IperfRun, MeasureError
+from vtopo.measure.preflight import describe_ping_failure
+from vtopo.measure.process import run_quick
+from vtopo.checks.builtin import MAX_HOPS
+
+REACH_DEADLINE_S = 2
+_TTL_EXCEEDED = re.compile(r"^From (?P<hop>\S+?):? icmp_seq=\d+ Time to live exceeded", re.MULTILINE)
+_REPLY = re.compile(r"bytes from (?P<hop>[^:\s]+)")
+COMMAND_TIMEOUT_S = 15.0
+
+
+def answer_at_ttl(ping_output: str) -> tuple[str, bool] | None:
+    """Who answered a TTL-limited ping, and whether it was the destination itself; None when nobody did."""
+    if (reply := _REPLY.search(ping_output)) is not None:
+        return reply.group("hop"), True
+    if (exceeded := _TTL_EXCEEDED.search(ping_output)) is not None:
+        return exceeded.group("hop"), False
+    return None
+
+
+def same_broadcast_domain(lab: LabContext, a: str, b: str) -> bool:
+    """Whether interfaces `a` and `b` (NODE:PORT) are joined by switches and segments alone."""
+    return any({a, b} <= {member.name for member in domain.members} for domain in broadcast_domains_of(lab))
+
+
+class LiveProbe:
+    def __init__(self, lab: DeployedLab) -> None:
+        self.lab = lab
+        self._owners = {str(ipaddress.ip_interface(address).ip): node.node.name
+                        for node in lab.context.nodes.values()
+                        for address in [*(a for end in node.ends for a in end.end.interface.addresses),
+                                        *node.kind.host_addresses(node)]}
+
+    def address_of(self, source: str, destination: str) -> str:
+        return self.lab.target_address(source, destination)[0]
+
+    def addresses_of(self, node: str) -> list[str]:
+        return [address for address, owner in self._owners.items() if owner == node]
+
+    def node_of(self, address: str) -> str | None:
+        return self._owners.get(address)
+
+    def _ping(self, source: str, address: str, *flags: str, timeout_s: float) -> tuple[int, str]:
+        endpoint = self.lab.endpoint(source)
+        endpoint.check_address(address)
+        done = run_quick(endpoint.argv(["ping", "-n", *flags, address]), timeout_s=timeout_s)
+        return done.returncode, (done.stdout + done.stderr).strip()
+
+    def reach(self, source: str, destination: str, address: str) -> str | None:
+        """Pings every 0.2 s until the first reply, for at most REACH_DEADLINE_S."""
+        returncode, text = self._ping(source, address, "-c", "1", "-i", "0.2", "-w", str(REACH_DEADLINE_S),
+                                      timeout_s=REACH_DEADLINE_S + 5)
+        if returncode == 0:
+            return None
+        return describe_ping_failure(source, address, destination, text, returncode, REACH_DEADLINE_S)
+
+    def hops(self, source: str, address: str) -> list[str]:
+        hops: list[str] = []
+        for ttl in range(1, MAX_HOPS + 1):
+            _, text = self._ping(source, address, "-c", "1", "-W", "1", "-t", str(ttl), timeout_s=6)
+            answer = answer_at_ttl(text)
+            if answer is None:
+                return hops
+            hops.append(answer[0])
+            if answer[1]:
+                return hops
+        return hops
+
+    def run(self, node: str, argv: list[str]) -> str:
+        done = run_quick(self.lab.command_in(node, argv), timeout_s=COMMAND_TIMEOUT_S)
+        if done.returncode != 0:
+            raise MeasureError(f"`{' '.join(argv)}` failed in {node}: {done.stderr.strip() or done.returncode}")
+        return done.stdout
+
+    def same_domain(self, a: str, b: str) -> bool:
+        return same_broadcast_domain(self.lab.context, a, b)
+
+    def rate(self, source: str, destination: str, seconds: int) -> float:
+        address = self.address_of(source, destination)
+        run = IperfRun(self.lab.endpoint(source), self.lab.endpoint(destination), address,
+                       IperfOptions(duration_s=seconds), lab=self.lab.context.topology.name)
+        result = run.run()
+        if result.status != "ok" or result.mean_bits_per_second is None:
+            raise MeasureError(result.error or f"iperf3 {source} → {destination} gave no result")
+        return result.mean_bits_per_second

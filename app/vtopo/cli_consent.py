@@ -1,0 +1,21 @@
+"""Consent on the command line: what a lab may reach outside its own objects is named by the user, never the file."""
+from __future__ import annotations
+
+import argparse
+import os
+
+from vtopo.kinds.environment import Trust
+
+
+def add_consent_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-host-device", action="append", default=[], metavar="NAME",
+                        help="let the lab hang macvlan/macvtap segments on this host interface (in passthru mode it "
+                             "leaves the host while the lab runs)")
+    parser.add_argument("--allow-image", action="append", default=[], metavar="PATH",
+                        help="let the lab's VMs boot this disk image (a regular file; QEMU gets it read-only, as a "
+                             "snapshot)")
+
+
+def consent_of(args: argparse.Namespace) -> Trust:
+    return Trust(host_devices=frozenset(args.allow_host_device),
+                 images=frozenset(os.path.abspath(path) for path in args.allow_image))

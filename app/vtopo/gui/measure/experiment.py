@@ -1,0 +1,128 @@
+""""Run experiment" in the Measure dock: the lab's matrix run off the GUI thread, each iperf3 run added to the
+history table and the comparison bars as it ends, the ratios shown at the end."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtWidgets import QPushButton
+
+from vtopo.experiment.results import ExperimentResult, Step
+from vtopo.gui.document.editor import Editor
+from vtopo.gui.measure.panel import MeasurePanel
+from vtopo.measure import MeasureError, RunResult
+from vtopo.model.topology import Topology
+
+
+class Runnable(Protocol):
+    result: ExperimentResult
+
+    def wait_until_answering(self) -> list[str]: ...
+
+    def steps(self) -> Iterator[Step]: ...
+
+    def cancel(self) -> None: ...
+
+
+class LabUnavailable(Exception):
+    """The experiment cannot run: the lab is not deployed, or the host layer is not installed."""
+
+
+def live_experiment(topology: Topology) -> Runnable:
+    """The experiment on the deployed lab. The host layer is imported here, so the designer runs without it."""
+    from vtopo.deployed import DeployedLab, NotDeployed
+    from vtopo.experiment.runner import ExperimentRun
+
+    try:
+        return ExperimentRun(DeployedLab.find(topology.name), topology.experiment)
+    except NotDeployed as error:
+        raise LabUnavailable(str(error)) from error
+
+
+class _Signals(QObject):
+    step = Signal(object)
+    finished = Signal(object)  # the ExperimentResult, or why it could not run
+
+
+class _Job(QRunnable):
+    def __init__(self, topology: Topology, start: Callable[[Topology], Runnable], signals: _Signals,
+                 started: Callable[[Runnable], None]) -> None:
+        super().__init__()
+        self._topology, self._start, self._signals, self._started = topology, start, signals, started
+
+    def run(self) -> None:
+        try:
+            experiment = self._start(self._topology)
+            self._started(experiment)
+            experiment.wait_until_answering()
+            for step in experiment.steps():
+                self._signals.step.emit(step)
+        except (LabUnavailable, MeasureError, ValueError) as error:
+            self._signals.finished.emit(str(error))
+            return
+        self._signals.finished.emit(experiment.result)
+
+
+class ExperimentController(QObject):
+    finished = Signal()
+
+    def __init__(self, editor: Editor, panel: MeasurePanel, start: Callable[[Topology], Runnable] = live_experiment,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.editor, self.panel, self.start = editor, panel, start
+        self.button = QPushButton("Run experiment")
+        self.button.setToolTip("Run the lab's experiment: every test on every pair, filling the table and the bars")
+        self.button.clicked.connect(self.run)
+        panel.buttons.insertWidget(2, self.button)
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._signals = _Signals(self)
+        self._signals.step.connect(self._step)
+        self._signals.finished.connect(self._finished)
+        self._running: Runnable | None = None
+        self._kept: list[RunResult] = []
+        self._labels: list[str] = []
+        self.result: ExperimentResult | None = None
+
+    def run(self) -> None:
+        topology = self.editor.topology
+        if topology.experiment.empty:
+            self.panel.say("This lab has no experiment: its file names none.", error=True)
+            return
+        self.button.setEnabled(False)
+        self._kept, self._labels = [], []
+        self.panel.say("Starting the experiment…")
+        self._pool.start(_Job(topology.copy(), self.start, self._signals, self._remember))
+
+    def _remember(self, running: Runnable) -> None:
+        self._running = running
+
+    def _step(self, step: Step) -> None:
+        what = "warm-up" if step.warmup else f"run {step.repeat}"
+        self.panel.say(f"[{step.done}/{step.total}] {step.cell.name} {what}: {step.value:,.1f} {step.cell.unit}")
+        if step.warmup or not isinstance(step.record, RunResult):
+            return
+        self._kept.append(step.record)
+        self._labels.append(f"{step.cell.name} #{step.repeat}")
+        self.panel.history_view.append(step.record)
+        self.panel.history_changed.emit()
+        self.panel.bars.show_runs(self._kept, self._labels)
+        self.panel.bars.show()
+
+    def _finished(self, outcome: ExperimentResult | str) -> None:
+        self.button.setEnabled(True)
+        self._running = None
+        if isinstance(outcome, str):
+            self.panel.say(outcome, error=True)
+        else:
+            self.result = outcome
+            ratios = "; ".join(f"{r.name}: {r.value:.2f}" + (f" (published {r.published})" if r.published else "")
+                               for r in outcome.ratios)
+            self.panel.say(f"Experiment done. {ratios}" if ratios else "Experiment done.")
+        self.finished.emit()
+
+    def shutdown(self) -> None:
+        if self._running is not None:
+            self._running.cancel()
+        self._pool.waitForDone()

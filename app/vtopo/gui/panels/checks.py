@@ -1,0 +1,212 @@
+"""The Checks dock: run the lab's checks against the deployed lab, pass or fail with why, the pair or path lit
+on the canvas; and "expect reachable / unreachable" added from the canvas as undoable edits."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (QHeaderView, QLabel, QPushButton, QStyle, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
+                               QWidget)
+
+from vtopo.checks.engine import Outcome, run_checks
+from vtopo.checks.spec import TypedCheck, typed_checks
+from vtopo.compile.analysis import path_between
+from vtopo.gui.document.commands import SetFieldsCommand
+from vtopo.gui.document.editor import Editor
+from vtopo.kinds.check_types import Probe
+from vtopo.lab import context_of
+from vtopo.model.expectations import Check
+from vtopo.model.problems import LabError
+from vtopo.model.topology import Topology
+
+PASS, FAIL = QColor("#2e9e44"), QColor("#d03c3c")
+NAME_ROLE = Qt.ItemDataRole.UserRole
+
+
+class LabUnavailable(Exception):
+    """The lab cannot be checked: it is not deployed, or the host layer is not installed."""
+
+
+def live_probe(topology: Topology) -> Probe:
+    """The deployed lab's probe. The host layer is imported here, so the designer runs without it."""
+    from vtopo.checks.live import LiveProbe
+    from vtopo.deployed import DeployedLab, NotDeployed
+
+    try:
+        return LiveProbe(DeployedLab.find(topology.name))
+    except NotDeployed as error:
+        raise LabUnavailable(str(error)) from error
+
+
+class ChecksPanel(QWidget):
+    run_requested = Signal()
+    check_selected = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.run_button = QPushButton("Run checks")
+        self.run_button.clicked.connect(self.run_requested)
+        self.summary = QLabel("Deploy the lab, then run its checks.")
+        self.summary.setWordWrap(True)
+        self.tree = QTreeWidget()
+        self.tree.setRootIsDecorated(False)
+        self.tree.setHeaderLabels(["Check", "Result", "Why"])
+        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.setWordWrap(True)
+        self.tree.currentItemChanged.connect(self._current_changed)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.run_button)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.tree)
+
+    def _current_changed(self, item: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None) -> None:
+        if item is not None:
+            self.check_selected.emit(item.data(0, NAME_ROLE))
+
+    def show_checks(self, checks: list[TypedCheck]) -> None:
+        self.tree.clear()
+        for check in checks:
+            item = QTreeWidgetItem([check.check.name, "…", check.explanation])
+            item.setData(0, NAME_ROLE, check.check.name)
+            item.setToolTip(2, check.explanation)
+            self.tree.addTopLevelItem(item)
+
+    def row(self, name: str) -> QTreeWidgetItem:
+        rows = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return next(item for item in rows if item is not None and item.data(0, NAME_ROLE) == name)
+
+    def show_outcome(self, outcome: Outcome) -> None:
+        item = self.row(outcome.check.check.name)
+        passed = outcome.passed
+        item.setText(1, "pass" if passed else "FAIL")
+        item.setForeground(1, QBrush(PASS if passed else FAIL))
+        icon = QStyle.StandardPixmap.SP_DialogApplyButton if passed else QStyle.StandardPixmap.SP_MessageBoxCritical
+        item.setIcon(0, self.style().standardIcon(icon))
+        item.setText(2, outcome.verdict.why if passed else f"{outcome.verdict.why}\nExpected: "
+                     f"{outcome.check.explanation}")
+        item.setToolTip(2, item.text(2))
+
+    def show_summary(self, text: str) -> None:
+        self.summary.setText(text)
+
+
+class _Signals(QObject):
+    outcome = Signal(object)
+    finished = Signal(object)
+
+
+class _Job(QRunnable):
+    def __init__(self, topology: Topology, checks: list[TypedCheck], probe_for: Callable[[Topology], Probe],
+                 signals: _Signals) -> None:
+        super().__init__()
+        self._topology, self._checks, self._probe_for, self._signals = topology, checks, probe_for, signals
+
+    def run(self) -> None:
+        try:
+            outcomes = run_checks(self._checks, self._probe_for(self._topology), self._signals.outcome.emit)
+        except LabUnavailable as error:
+            self._signals.finished.emit(str(error))
+            return
+        self._signals.finished.emit(outcomes)
+
+
+class ChecksController(QObject):
+    """Runs the checks off the GUI thread and lights the selected check's nodes and path on the canvas."""
+
+    finished = Signal()
+
+    def __init__(self, editor: Editor, panel: ChecksPanel, probe_for: Callable[[Topology], Probe] = live_probe,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.editor, self.panel, self.probe_for = editor, panel, probe_for
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._signals = _Signals(self)
+        self._signals.outcome.connect(panel.show_outcome)
+        self._signals.finished.connect(self._finished)
+        self._checks: dict[str, TypedCheck] = {}
+        self.outcomes: dict[str, Outcome] = {}
+        panel.run_requested.connect(self.run_all)
+        panel.check_selected.connect(self.highlight)
+        self._watched = editor.topology
+        self._watched.events.checks_changed.connect(self._checks_changed)
+        editor.topology_replaced.connect(self._topology_replaced)
+        self._list()
+
+    def _topology_replaced(self) -> None:
+        self._watched.events.checks_changed.disconnect(self._checks_changed)
+        self._watched = self.editor.topology
+        self._watched.events.checks_changed.connect(self._checks_changed)
+        self._list()
+
+    def _checks_changed(self, _topology: Topology) -> None:
+        self._list()
+
+    def _typed(self) -> list[TypedCheck]:
+        checks, problems = typed_checks(self.editor.topology, self.editor.registry)
+        if problems:
+            raise LabError(problems)
+        return checks
+
+    def _list(self) -> None:
+        try:
+            checks = self._typed()
+        except LabError as error:
+            self.panel.show_summary(str(error.problems[0]))
+            return
+        self._checks = {c.check.name: c for c in checks}
+        self.outcomes = {}
+        self.panel.show_checks(checks)
+        self.panel.show_summary(f"{len(checks)} check(s). Deploy the lab, then run them." if checks else
+                                "This lab has no checks: select two nodes and right-click to expect them reachable.")
+
+    def run_all(self) -> None:
+        self._list()
+        if not self._checks:
+            return
+        self.panel.run_button.setEnabled(False)
+        self.panel.show_summary("Running…")
+        self._pool.start(_Job(self.editor.topology.copy(), list(self._checks.values()), self.probe_for,
+                              self._signals))
+
+    def _finished(self, result: list[Outcome] | str) -> None:
+        self.panel.run_button.setEnabled(True)
+        if isinstance(result, str):
+            self.panel.show_summary(result)
+            return
+        self.outcomes = {o.check.check.name: o for o in result}
+        failed = [o for o in result if not o.passed]
+        self.panel.show_summary(f"All {len(result)} checks pass." if not failed else
+                                f"{len(failed)} of {len(result)} checks fail.")
+        if failed:
+            self.panel.tree.setCurrentItem(self.panel.row(failed[0].check.check.name))
+        self.finished.emit()
+
+    def highlight(self, name: str) -> None:
+        """Light the check's nodes and, for a pair, the links of the path between them."""
+        check = self._checks.get(name)
+        topology = self.editor.topology
+        nodes = [node.id for n in (check.nodes() if check else []) if (node := topology.node_named(n))]
+        links: list[str] = []
+        if len(nodes) >= 2:
+            try:
+                links = [end.link.id for end in path_between(context_of(topology), nodes[0], nodes[1])]
+            except LabError:
+                links = []
+        self.editor.scene.highlight_path([*nodes, *links])
+
+    def expect(self, source_id: str, destination_id: str, reachable: bool) -> None:
+        topology = self.editor.topology
+        source, destination = topology.nodes[source_id].name, topology.nodes[destination_id].name
+        name = f"{source} {'reaches' if reachable else 'cannot reach'} {destination}"
+        if any(check.name == name for check in topology.checks):
+            self.editor.status_message.emit(f"the lab already expects that: {name}")
+            return
+        check = Check(name, "reach", {"source": source, "destination": destination, "expect": reachable})
+        self.editor.undo_stack.push(SetFieldsCommand(f"Add check {name}", topology.update_checks,
+                                                     {"checks": topology.checks}, {"checks": [*topology.checks, check]}))
+
+    def shutdown(self) -> None:
+        self._pool.waitForDone()

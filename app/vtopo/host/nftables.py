@@ -1,0 +1,72 @@
+"""nftables through `nft -j`: rulesets built as JSON data and read back as JSON, never pasted into rule text.
+
+(Debian's python3-nftables binds libnftables with the same JSON, but only for the system Python; vtopo runs in
+a venv, and `nft -j -f -` is the same API one process away.)
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+from vtopo.kinds.environment import NFT_TABLE_PREFIX
+
+FAMILY = "inet"
+CHAIN = "forward"
+
+
+class NftError(Exception):
+    pass
+
+
+def _nft(commands: list[dict[str, Any]] | None = None, listing: str = "") -> Any:
+    argv = ["nft", "-j"] + (["list", listing] if listing else ["-f", "-"])
+    done = subprocess.run(argv, input=json.dumps({"nftables": commands}) if commands is not None else None,
+                          capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise NftError(f"nft: {done.stderr.strip() or f'exit status {done.returncode}'}")
+    return json.loads(done.stdout) if done.stdout.strip() else {}
+
+
+def _name(key: str) -> dict[str, Any]:
+    return {"meta": {"key": key}}
+
+
+def _drop_unless_both(table: str, inside: str, outside: str, devices: str) -> dict[str, Any]:
+    """Drop and count what enters through `inside` (a lab device) and would leave through `outside` (any other)."""
+    return {"add": {"rule": {"family": FAMILY, "table": table, "chain": CHAIN, "expr": [
+        {"match": {"op": "==", "left": _name(inside), "right": devices}},
+        {"match": {"op": "!=", "left": _name(outside), "right": devices}},
+        {"counter": None}, {"drop": None}]}}}
+
+
+def contain_forwarding(table: str, device_prefix: str) -> None:
+    """Install the lab's table: forwarding between its own devices only (see vtopo.ops.ContainForwarding)."""
+    devices = f"{device_prefix}*"  # an interface name pattern, as nft's `iifname "vtabc-*"`
+    _nft([
+        {"add": {"table": {"family": FAMILY, "name": table}}},
+        {"add": {"chain": {"family": FAMILY, "table": table, "name": CHAIN, "type": "filter", "hook": "forward",
+                           "prio": 0, "policy": "accept"}}},
+        _drop_unless_both(table, "iifname", "oifname", devices),
+        _drop_unless_both(table, "oifname", "iifname", devices),
+    ])
+
+
+def delete_table(table: str) -> None:
+    """Remove the table; already gone is fine."""
+    if table in tables():
+        _nft([{"delete": {"table": {"family": FAMILY, "name": table}}}])
+
+
+def tables() -> list[str]:
+    """The names of vtopo's tables on this host."""
+    listing = _nft(listing="tables").get("nftables", [])
+    return [entry["table"]["name"] for entry in listing
+            if "table" in entry and entry["table"]["family"] == FAMILY and entry["table"]["name"].startswith(NFT_TABLE_PREFIX)]
+
+
+def dropped(table: str) -> int:
+    """Packets the table's rules have dropped so far."""
+    listing = _nft(listing=f"table {FAMILY} {table}").get("nftables", [])
+    return sum(expr["counter"]["packets"] for entry in listing if "rule" in entry
+               for expr in entry["rule"]["expr"] if "counter" in expr)

@@ -1,0 +1,51 @@
+"""Root never follows a symlink planted in a directory another user can write (a router's, owned by frr)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vtopo import ops as o
+from vtopo.host.applier import Applier, OpFailed
+
+
+@pytest.fixture
+def applier():
+    applier = Applier("vttest")
+    yield applier
+    applier.close()
+
+
+@pytest.mark.parametrize("planted", ["symlink", "fifo"])
+def test_a_config_is_never_written_through_what_another_user_planted(tmp_path: Path, applier, planted: str) -> None:
+    victim = tmp_path / "shadow"
+    victim.write_text("root:secret\n")
+    config = tmp_path / "router" / "zebra.conf"
+    config.parent.mkdir()
+    if planted == "symlink":
+        config.symlink_to(victim)
+    else:
+        os.mkfifo(config)
+    with pytest.raises(OpFailed, match="zebra.conf"):
+        applier.apply(o.WriteFile(owner="node r1", path=str(config), content="hostname r1\n"))
+    assert victim.read_text() == "root:secret\n"
+
+
+def test_a_config_is_written_when_nothing_was_planted(tmp_path: Path, applier) -> None:
+    config = tmp_path / "zebra.conf"
+    applier.apply(o.WriteFile(owner="node r1", path=str(config), content="hostname r1\n"))
+    assert config.read_text() == "hostname r1\n"
+
+
+def test_a_private_directory_that_is_a_symlink_is_refused(tmp_path: Path, applier) -> None:
+    router = tmp_path / "r1"
+    router.mkdir()
+    (router / "var-tmp").symlink_to("/etc")
+    before = os.stat("/etc")
+    start = o.StartProcess(owner="node r1", name="zebra@r1", argv=("true",), netns=None,
+                           pid_file=str(router / "zebra.pid"), private_dirs=(("/var/tmp", str(router / "var-tmp")),))
+    with pytest.raises(OpFailed, match="var-tmp"):
+        applier.apply(start)
+    after = os.stat("/etc")
+    assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
