@@ -196,6 +196,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from vtopo.deployed import DeployedLab
     from vtopo.host.deployer import Deployer
 
     labs = Deployer().status(_lab_name(args.lab) if args.lab else None)
@@ -207,8 +208,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         for kind, parts in (("node", lab.nodes), ("link", lab.links)):
             for part in parts:
                 print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
-                machine = deployed.vhost_state(part.name) if deployed is not None and kind == "node" else None
-                for line in machine.lines() if machine is not None else []:
+                for line in deployed.machine_lines(part.name) if deployed is not None and kind == "node" else []:
                     print(f"  {'':<29}   {line}")
     return EXIT_OK if all(lab.up for lab in labs) else EXIT_FAILED
 

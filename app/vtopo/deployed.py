@@ -90,6 +90,11 @@ class DeployedLab:
             drivers = tuple(domains.interface_drivers(domains.live_xml(machine.uri, machine.domain)))
         return vhost.inspect(machine.backend, pid, drivers)
 
+    def machine_lines(self, name: str) -> list[str]:
+        """What `vtopo status -v` and the designer's inspector show of a VM; empty for a node that runs none."""
+        state = self.vhost_state(name)
+        return state.lines() if state is not None else []
+
     def endpoint(self, name: str) -> MeasureEndpoint:
         """A node as one side of a measurement, with the servers that always run in it (a VM's guest). The host's
         own namespace refuses addresses it would route out of the lab."""

@@ -16,7 +16,7 @@ from vtopo.gui.document.analysis import Analysis, LabAnalyzer
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
 from vtopo.gui.host_api import DeployerLoader
-from vtopo.gui.measure.controller import MeasureController
+from vtopo.gui.measure.controller import MeasureController, find_deployed
 from vtopo.gui.measure.experiment import ExperimentController
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.overlays.domains import DomainView
@@ -91,6 +91,7 @@ class MainWindow(QMainWindow):
         self.deploy = DeployController(self.editor, self.log, self.progress, deployer_loader, self)
         self.measure = MeasureController(self.editor, self.files, self.deploy, self.measure_panel,
                                          self.measure_dock, self)
+        self.inspector.node_form.machine.find_lab = find_deployed
         self.capture = CaptureController(self.editor, self.deploy, self.capture_panel, self.capture_dock, self)
         self.rates = RateView(self.editor.scene, self.deploy, self)
         self.checks = ChecksController(self.editor, self.checks_panel, parent=self)

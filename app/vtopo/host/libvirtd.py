@@ -7,7 +7,10 @@ setup enables libvirtd and vtopo only asks systemd to start it.
 """
 from __future__ import annotations
 
+import grp
+import os
 import socket
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -19,6 +22,9 @@ DEFAULT_URI = "qemu:///system"
 START_SECONDS = 15.0
 DAEMONS = ("virtlogd", "libvirtd")  # in start order
 VIRTLOGD_SOCKET = "/run/libvirt/virtlogd-sock"
+KVM_DEVICE = "/dev/kvm"
+KVM_GROUP = "kvm"  # libvirt's QEMU user (libvirt-qemu) is in it
+KVM_WAS = "kvm-device.was"  # in the pid directory: /dev/kvm's group and mode before vtopo shared it
 
 
 class LibvirtdError(Exception):
@@ -77,6 +83,7 @@ class LibvirtService:
             subprocess.run(["systemctl", "start", "libvirtd.service"], capture_output=True, check=False)
         else:
             self.pid_dir.mkdir(parents=True, exist_ok=True)
+            self._share_kvm_device()
             for daemon in DAEMONS:
                 if not (daemon == "virtlogd" and _listening(VIRTLOGD_SOCKET)):  # another virtlogd may serve
                     self._start_daemon(daemon)
@@ -97,8 +104,39 @@ class LibvirtService:
             raise LibvirtdError(f"{daemon} is not installed; install libvirt-daemon-system (or run `make "
                                 f"setup`)") from error
 
+    def _share_kvm_device(self) -> None:
+        """Give /dev/kvm the group and mode udev gives it on a Debian host (group kvm, read-write), where no udev did.
+
+        libvirt runs QEMU as libvirt-qemu, and at every lookup of its cached QEMU capabilities it checks whether that
+        user can open /dev/kvm. The probe that filled the cache saw KVM, so with /dev/kvm root-only the cache is
+        stale at every lookup and libvirt probes QEMU again (two QEMU runs, about 5 s), several times per domain
+        start: a TCG domain took 40 s to start on this host instead of 1.5 s. :meth:`stop` puts the old group and
+        mode back."""
+        try:
+            kvm_gid = grp.getgrnam(KVM_GROUP).gr_gid
+            device = os.stat(KVM_DEVICE)
+        except (KeyError, OSError):
+            return  # no kvm group (libvirt is not installed) or no KVM device: nothing for libvirt to find stale
+        shared = stat.S_IRGRP | stat.S_IWGRP
+        if device.st_gid == kvm_gid and device.st_mode & shared == shared:
+            return
+        (self.pid_dir / KVM_WAS).write_text(f"{device.st_gid} {stat.S_IMODE(device.st_mode):o}\n")
+        os.chown(KVM_DEVICE, -1, kvm_gid)
+        os.chmod(KVM_DEVICE, stat.S_IMODE(device.st_mode) | shared)
+
+    def _unshare_kvm_device(self) -> None:
+        was = self.pid_dir / KVM_WAS
+        try:
+            gid, mode = was.read_text().split()
+        except (OSError, ValueError):
+            return
+        os.chown(KVM_DEVICE, -1, int(gid))
+        os.chmod(KVM_DEVICE, int(mode, 8))
+        was.unlink()
+
     def stop(self) -> None:
-        """Stop the daemons vtopo started (newest first). Others are left alone."""
+        """Stop the daemons vtopo started (newest first), and give /dev/kvm back its group and mode. Others are
+        left alone."""
         for daemon in reversed(DAEMONS):
             pid_file = self._pid_file(daemon)
             try:
@@ -108,6 +146,7 @@ class LibvirtService:
                 continue
             processes.stop_process(pid, daemon)
             pid_file.unlink(missing_ok=True)
+        self._unshare_kvm_device()
 
     def _pid_file(self, daemon: str) -> Path:
         return self.pid_dir / f"{daemon}.pid"

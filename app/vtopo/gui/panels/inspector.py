@@ -10,8 +10,11 @@ from PySide6.QtWidgets import (QFormLayout, QGridLayout, QLabel, QLineEdit, QPus
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.panels.interface_table import InterfaceTable
 from vtopo.gui.panels.link_form import LinkForm
+from vtopo.gui.panels.machine import MachineBox
 from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, editor_for, mark_invalid
+from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.wheel_guard import guard_wheel
+from vtopo.kinds.contract import Role
 from vtopo.kinds.settings import setting_fields
 
 
@@ -41,6 +44,7 @@ class NodeForm(QWidget):
         self.fields: dict[str, FieldEditor] = {}
         self._settings_host = QWidget()
         self.interfaces = InterfaceTable(editor)
+        self.machine = MachineBox()
         self._layout = QVBoxLayout(self)
         head = QFormLayout()
         head.addRow("Name", self.name)
@@ -49,6 +53,7 @@ class NodeForm(QWidget):
         self._layout.addWidget(self._settings_host)
         self._layout.addWidget(QLabel("Interfaces"))
         self._layout.addWidget(self.interfaces)
+        self._layout.addWidget(self.machine)
         self._layout.addStretch(1)
 
     def show_node(self, node_id: str) -> None:
@@ -61,7 +66,11 @@ class NodeForm(QWidget):
             mark_invalid(self.name, "")
         for name, field_editor in self.fields.items():
             field_editor.set_value(node.settings.get(name, field_editor.field.default))
-        self.interfaces.show_node(node_id, self._editor.scene.nodes[node_id].state.value)
+        state = self._editor.scene.nodes[node_id].state
+        self.interfaces.show_node(node_id, state.value)
+        kind = self._editor.registry.get(node.kind)
+        runs_a_machine = kind is not None and kind.role is Role.MACHINE and state is NodeState.RUNNING
+        self.machine.show_machine(self._editor.topology.name, node.name if runs_a_machine else None)
 
     def _build_fields(self, kind_name: str) -> None:
         self._kind_name = kind_name

@@ -1,0 +1,41 @@
+"""The inspector shows what runs behind a deployed VM: the backend, QEMU's pid, whether vhost-net is in effect."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from helpers import answer_next_dialog, click
+from vtopo.gui.main_window import MainWindow
+
+
+@pytest.mark.privileged
+def test_selecting_a_running_vm_shows_its_qemu_and_vhost(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    from vtopo.gui.panels.deploy import load_deployer
+
+    window = make_window("vm-router", deployer_loader=load_deployer)
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    box = window.inspector.node_form.machine
+    scene = window.editor.scene
+    click(window.view, scene.nodes["vmr"].pos())
+    assert box.isHidden(), "nothing runs before the lab is deployed"
+    try:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=180_000):
+            window.menu_actions.deploy.trigger()
+        click(window.view, scene.nodes["c1"].pos())
+        assert box.isHidden(), "a container runs no machine"
+        click(window.view, scene.nodes["vmr"].pos())
+        qtbot.waitUntil(lambda: "vhost-net:" in box.text.text(), timeout=10_000)
+        text = box.text.text()
+        assert box.isVisible() and "backend: " in text
+        pid = int(text.split("QEMU pid: ", 1)[1].split()[0])
+        assert "qemu-system-x86" in Path(f"/proc/{pid}/comm").read_text()
+        if not Path("/dev/vhost-net").exists():
+            assert "vhost-net: off: the kernel has no vhost-net" in text
+    finally:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            answer_next_dialog("Destroy")
+            window.menu_actions.destroy.trigger()
+        box.wait()
