@@ -5,9 +5,10 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from helpers import answer_next_dialog, click
+from tests.gui.helpers import answer_next_dialog, click
 from vtopo.gui.main_window import MainWindow
 
 
@@ -39,3 +40,20 @@ def test_selecting_a_running_vm_shows_its_qemu_and_vhost(make_window: Callable[.
             answer_next_dialog("Destroy")
             window.menu_actions.destroy.trigger()
         box.wait()
+
+
+def test_the_lab_chooses_how_its_vms_run_in_one_undo_step(make_window: Callable[..., MainWindow],
+                                                          qtbot: QtBot) -> None:
+    window = make_window("vm-router")
+    form = window.inspector.lab_form
+    qtbot.waitUntil(form.vm_backend.isVisible)
+    assert form.vm_backend.currentText() == "automatically"
+    qtbot.mouseClick(form.vm_backend, Qt.MouseButton.LeftButton)
+    qtbot.keyClick(form.vm_backend.view(), Qt.Key.Key_Down)
+    qtbot.keyClick(form.vm_backend.view(), Qt.Key.Key_Down)
+    qtbot.keyClick(form.vm_backend.view(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.editor.topology.vm_backend == "qemu")
+    assert form.vm_backend.currentText() == "as QEMU processes"
+    qtbot.keyClick(window.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: form.vm_backend.currentText() == "automatically")
+    assert window.editor.topology.vm_backend == ""

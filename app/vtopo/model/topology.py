@@ -233,11 +233,13 @@ class Topology:
             annotation.height = height
         self.events.annotation_changed.emit(annotation)
 
-    def update_lab(self, *, name: str | None = None, notes: str | None = None) -> None:
+    def update_lab(self, *, name: str | None = None, notes: str | None = None, vm_backend: str | None = None) -> None:
         if name is not None:
             self.name = name
         if notes is not None:
             self.notes = notes
+        if vm_backend is not None:
+            self.vm_backend = vm_backend
         self.events.lab_changed.emit(self)
 
     def update_checks(self, checks: list[Check]) -> None:

@@ -182,11 +182,10 @@ class Editor(QObject):
                                                   partial(self.topology.update_link, link_id),
                                                   {field: current[field] for field in new}, new))
 
-    def update_lab(self, *, name: str | None = None, notes: str | None = None) -> None:
-        name = name if name and name != self.topology.name else None
-        notes = notes if notes is not None and notes != self.topology.notes else None
-        if name is not None or notes is not None:
-            new = {field: value for field, value in (("name", name), ("notes", notes)) if value is not None}
+    def update_lab(self, *, name: str | None = None, notes: str | None = None, vm_backend: str | None = None) -> None:
+        new = {field: value for field, value in (("name", name or None), ("notes", notes), ("vm_backend", vm_backend))
+               if value is not None and value != getattr(self.topology, field)}
+        if new:
             old = {field: getattr(self.topology, field) for field in new}
             self.undo_stack.push(SetFieldsCommand("Edit lab", self.topology.update_lab, old, new))
 

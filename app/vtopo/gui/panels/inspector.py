@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QFormLayout, QGridLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
@@ -16,6 +16,9 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.wheel_guard import guard_wheel
 from vtopo.kinds.contract import Role
 from vtopo.kinds.settings import setting_fields
+
+
+VM_BACKEND_CHOICES = {"": "automatically", "libvirt": "as libvirt domains", "qemu": "as QEMU processes"}
 
 
 def top_form(page: QWidget) -> QFormLayout:
@@ -154,11 +157,20 @@ class LabForm(QWidget):
         self.notes = LinesEdit()
         self.notes.setFixedHeight(self.notes.fontMetrics().lineSpacing() * 12 + 12)
         self.notes.editing_finished.connect(lambda: self._editor.update_lab(notes=self.notes.toPlainText()))
+        self.vm_backend = QComboBox()
+        for backend, text in VM_BACKEND_CHOICES.items():
+            self.vm_backend.addItem(text, backend)
+        self.vm_backend.setToolTip("How the lab's VMs run on deploy. Automatic: as libvirt domains (seen in virsh "
+                                   "and virt-manager) when libvirtd answers, otherwise as QEMU processes.")
+        self.vm_backend.activated.connect(
+            lambda index: self._editor.update_lab(vm_backend=self.vm_backend.itemData(index)))
+        guard_wheel(self, [self.vm_backend])
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         layout = top_form(self)
         layout.addRow("Lab", self.name)
         layout.addRow("Notes", self.notes)
+        layout.addRow("VMs run", self.vm_backend)
         layout.addRow("", self.summary)
 
     def show_lab(self) -> None:
@@ -167,6 +179,7 @@ class LabForm(QWidget):
             self.name.setText(topology.name)
         if not self.notes.hasFocus() and self.notes.toPlainText() != topology.notes:
             self.notes.setPlainText(topology.notes)
+        self.vm_backend.setCurrentIndex(max(self.vm_backend.findData(topology.vm_backend), 0))
         self.summary.setText(f"{len(topology.nodes)} nodes, {len(topology.links)} links. "
                              "Select a node, link or note to edit it.")
 
