@@ -14,10 +14,10 @@ from golden import GOLDEN, assert_golden
 from vtopo import ops as o
 from vtopo.host.facts import libvirt_uri
 from vtopo.host.services import services_of
-from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.lab import open_lab, plan_of, problems_of
 from vtopo.model import io
-from vtopo.model.problems import errors_in
+from vtopo.model.problems import Severity, errors_in
 from vtopo.model.topology import Endpoint, Link, Node
 from vtopo.resources import TOPOLOGIES
 
@@ -146,3 +146,17 @@ def test_a_vm_on_a_userspace_ovs_checksums_its_frames_in_full(tmp_path):
     driver = ElementTree.fromstring(domain.xml).find("devices/interface/driver")
     assert driver is not None and driver.find("host").get("csum") == "off", "as QEMU's csum=off on the direct backend"
     assert_valid(domain, tmp_path)
+
+
+def test_a_vm_that_boots_a_disk_image_runs_as_qemu_on_a_descriptor_vtopo_opened():
+    topology = open_lab(TOPOLOGIES / "vm-router.vtopo").topology
+    topology.nodes["vmr"].settings["image"] = "/srv/images/router.qcow2"
+    trust = Trust(images=frozenset({"/srv/images/router.qcow2"}))
+    plan = plan_of(topology, LIBVIRT, trust)
+    assert not [op for op in plan.ops if isinstance(op, o.StartDomain)], "libvirt would open the image by its path"
+    (qemu,) = [op for op in plan.ops if isinstance(op, o.StartProcess) and op.argv[0] == "qemu-system-x86_64"]
+    assert qemu.image_fds == ((20, "/srv/images/router.qcow2"),)
+    assert not [p for p in problems_of(topology, LIBVIRT, trust) if "runs as a QEMU process" in p.message]
+    topology.vm_backend = "libvirt"
+    (warning,) = [p for p in problems_of(topology, LIBVIRT, trust) if "runs as a QEMU process" in p.message]
+    assert warning.subject == "node vmr" and warning.severity is Severity.WARNING

@@ -45,11 +45,6 @@ class VmSettings:
                                "gateway, as in the host-networking experiment (built-in guest)")
 
 
-def image_format(image: str) -> str:
-    """Named by the file's suffix, never probed: a raw image that looks like qcow2 must not pull in a backing file."""
-    return "qcow2" if image.endswith(".qcow2") else "raw"
-
-
 class VmKind(NodeKind[VmSettings]):
     name = "vm"
     label = "Virtual machine"
@@ -81,8 +76,15 @@ class VmKind(NodeKind[VmSettings]):
     def console_socket(self, node: NodeContext[VmSettings]) -> str:
         return f"{node.names.node_dir(node.node.name)}/console.sock"
 
+    @staticmethod
+    def backend(node: NodeContext[VmSettings]) -> str:
+        """"libvirt" or "qemu". A VM that boots a disk image runs as a QEMU process: vtopo hands QEMU the image on a
+        descriptor it opened and checked itself, where libvirt would open the file by its path (and give it to its
+        QEMU user)."""
+        return "qemu" if node.settings.image != BUILTIN_IMAGE else node.lab.vm_backend
+
     def machine(self, node: NodeContext[VmSettings]) -> MachineProcess:
-        if node.lab.vm_backend == "libvirt":
+        if self.backend(node) == "libvirt":
             name = self.domain_name(node)
             return MachineProcess("libvirt", f"{LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name, node.facts.libvirt_uri)
         return MachineProcess("qemu", f"{node.names.node_dir(node.node.name)}/qemu.pid")
@@ -107,6 +109,10 @@ class VmKind(NodeKind[VmSettings]):
             yield Problem("vtopo does not make vhost-user ports yet (dpdkvhostuserclient on OVS, vhost-user NICs in "
                           "QEMU): turn vhost_user off to use a tap port." + dpdk, subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
+        if settings.image != BUILTIN_IMAGE and node.lab.topology.vm_backend == "libvirt":
+            yield Problem("this VM boots a disk image, so it runs as a QEMU process, not a libvirt domain: vtopo hands "
+                          "QEMU the image on a descriptor it opened and checked itself, where libvirt would open the "
+                          "file by its path", subject, "", node_id, Severity.WARNING)
         refusal = image_problem(settings.image, node.facts.images_dir, node.lab.trust.images)
         if refusal is not None:
             consent = ConsentRequest("disk image", refusal.consent_path, "the VM boots from this file; QEMU reads it "
@@ -148,8 +154,8 @@ class VmKind(NodeKind[VmSettings]):
         return f"{node.names.prefix}-{node.node.name}"
 
     def domain(self, node: NodeContext[VmSettings], directory: str) -> DomainSpec:
-        settings, builtin = node.settings, node.settings.image == BUILTIN_IMAGE
-        kernel, initrd = self.guest_boot(node) if builtin else ("", "")
+        settings = node.settings
+        kernel, initrd = self.guest_boot(node)
         nics = tuple(DomainNic(mac=end.guest_mac(), model=settings.nic_model, vhost=self.vhost_on(node),
                                device=end.device, full_checksums=self._full_checksums(node, end))
                      for end in self._nics(node))
@@ -157,9 +163,7 @@ class VmKind(NodeKind[VmSettings]):
                           node_id=node.node.id, accel=node.facts.accel, vcpus=settings.vcpus,
                           memory_mb=settings.memory_mb, console_socket=self.console_socket(node),
                           console_log=f"{directory}/console.log", nics=nics, kernel=kernel, initrd=initrd,
-                          cmdline=self.guest_cmdline(node) if builtin else "",
-                          disk_image="" if builtin else image_path(settings.image, node.facts.images_dir),
-                          disk_format="" if builtin else image_format(settings.image))
+                          cmdline=self.guest_cmdline(node))
 
     @staticmethod
     def _full_checksums(node: NodeContext[VmSettings], end: EndContext) -> bool:
@@ -179,9 +183,9 @@ class VmKind(NodeKind[VmSettings]):
             kernel, initrd = self.guest_boot(node)
             argv += ["-kernel", kernel, "-initrd", initrd, "-append", self.guest_cmdline(node), "-no-reboot"]
         else:  # vtopo opens the file and hands QEMU the descriptor; the format is never probed (see image_fds)
+            image_format = "qcow2" if settings.image.endswith(".qcow2") else "raw"
             argv += ["-add-fd", f"fd={IMAGE_FD},set={IMAGE_FDSET}",
-                     "-drive", f"file=/dev/fdset/{IMAGE_FDSET},format={image_format(settings.image)},if=virtio,"
-                               "snapshot=on"]
+                     "-drive", f"file=/dev/fdset/{IMAGE_FDSET},format={image_format},if=virtio,snapshot=on"]
         tap_fds: list[tuple[int, str]] = []
         vhost = "on" if self.vhost_on(node) else "off"
         for index, end in enumerate(self._nics(node)):
@@ -201,7 +205,7 @@ class VmKind(NodeKind[VmSettings]):
     def lower(self, node: NodeContext[VmSettings]) -> Iterable[Op]:
         owner, directory = node.subject, node.names.node_dir(node.node.name)
         yield MakeDirectory(owner=owner, path=directory)
-        if node.lab.vm_backend == "libvirt":
+        if self.backend(node) == "libvirt":
             # after its NICs are configured, so each carries the lab's tag: cleanup finds them even without a journal
             configured = tuple(up_resource(None, end.device) for end in node.ends)
             yield StartDomain(owner=owner, name=self.domain_name(node), uri=node.facts.libvirt_uri,

@@ -40,11 +40,9 @@ class DomainSpec:
     console_socket: str
     console_log: str
     nics: tuple[DomainNic, ...]
-    kernel: str = ""
-    initrd: str = ""
-    cmdline: str = ""
-    disk_image: str = ""
-    disk_format: str = ""  # "qcow2" or "raw", from the file's name: libvirt must not probe an untrusted image
+    kernel: str
+    initrd: str
+    cmdline: str
 
 
 def _sub(parent: ElementTree.Element, tag: str, text: str = "", **attributes: str) -> ElementTree.Element:
@@ -63,10 +61,9 @@ def domain_xml(spec: DomainSpec) -> str:
     _sub(domain, "vcpu", str(spec.vcpus))
     os_element = _sub(domain, "os")
     _sub(os_element, "type", "hvm", arch="x86_64", machine="q35")
-    if spec.kernel:
-        _sub(os_element, "kernel", spec.kernel)
-        _sub(os_element, "initrd", spec.initrd)
-        _sub(os_element, "cmdline", spec.cmdline)
+    _sub(os_element, "kernel", spec.kernel)  # the built-in guest: a libvirt domain never boots a disk image
+    _sub(os_element, "initrd", spec.initrd)
+    _sub(os_element, "cmdline", spec.cmdline)
     if spec.accel == "kvm":
         _sub(domain, "cpu", mode="host-passthrough")
     else:
@@ -74,12 +71,6 @@ def domain_xml(spec: DomainSpec) -> str:
     for event in ("on_poweroff", "on_reboot", "on_crash"):
         _sub(domain, event, "destroy")  # as QEMU's -no-reboot: a guest that stops is gone
     devices = _sub(domain, "devices")
-    if spec.disk_image:
-        disk = _sub(devices, "disk", type="file", device="disk")
-        _sub(disk, "driver", name="qemu", type=spec.disk_format)
-        _sub(disk, "source", file=spec.disk_image)
-        _sub(disk, "target", dev="vda", bus="virtio")
-        _sub(disk, "transient")  # booted as a snapshot: the image is never written
     serial = _sub(devices, "serial", type="unix")
     _sub(serial, "source", mode="bind", path=spec.console_socket)
     _sub(serial, "log", file=spec.console_log)
