@@ -101,13 +101,8 @@ class VmKind(NodeKind[VmSettings]):
             yield Problem("KVM is not usable here, so this VM runs under TCG emulation (slower)", subject, "",
                           node_id, Severity.WARNING)
         if settings.vhost_user and any(e.other.kind.name == "ovs" for e in node.ends):
-            dpdk = "" if node.facts.ovs_dpdk else (
-                " Besides, the running Open vSwitch has not initialised DPDK: install openvswitch-switch-dpdk, switch "
-                "ovs-vswitchd to it (update-alternatives --set ovs-vswitchd /usr/lib/openvswitch-switch-dpdk/"
-                "ovs-vswitchd-dpdk), reserve 2 MB hugepages (sysctl vm.nr_hugepages=512) and set "
-                "other_config:dpdk-init=true.")
-            yield Problem("vtopo does not make vhost-user ports yet (dpdkvhostuserclient on OVS, vhost-user NICs in "
-                          "QEMU): turn vhost_user off to use a tap port." + dpdk, subject, "", node_id)
+            yield Problem("; ".join(self._vhost_user_refusals(node)) + ". Turn vhost_user off to use a tap port.",
+                          subject, "", node_id)
         yield from check_gateway(node, settings.default_route, "default_route")
         if settings.image != BUILTIN_IMAGE and node.lab.topology.vm_backend == "libvirt":
             yield Problem("this VM boots a disk image, so it runs as a QEMU process, not a libvirt domain: vtopo hands "
@@ -119,6 +114,22 @@ class VmKind(NodeKind[VmSettings]):
                                      "and writes nothing back (its changes go to a temporary snapshot)") \
                 if refusal.consent_path else None
             yield Problem(refusal.message, subject, "", node_id, consent=consent)
+
+    @staticmethod
+    def _vhost_user_refusals(node: NodeContext[VmSettings]) -> list[str]:
+        """Why a vhost-user NIC cannot run, most basic first (README, "Known limits of this host", has the commands and
+        errors)."""
+        reasons = ["vtopo does not make vhost-user ports yet (dpdkvhostuserclient on OVS, vhost-user NICs in QEMU)"]
+        if node.facts.accel != "kvm":
+            reasons.append("a vhost-user NIC needs KVM: under TCG emulation QEMU 7.2 crashes (segfault) as soon as "
+                           "the guest enables the NIC's rings, although OVS with DPDK 22.11 runs here on 2 MB "
+                           "hugepages and its dpdkvhostuserclient ports connect")
+        if not node.facts.ovs_dpdk:
+            reasons.append("the running Open vSwitch has not initialised DPDK: install openvswitch-switch-dpdk, switch "
+                           "ovs-vswitchd to it (update-alternatives --set ovs-vswitchd /usr/lib/openvswitch-switch-"
+                           "dpdk/ovs-vswitchd-dpdk), reserve 2 MB hugepages (sysctl vm.nr_hugepages=512) and set "
+                           "other_config:dpdk-init=true")
+        return reasons
 
     def resources(self, node: NodeContext[VmSettings]) -> tuple[int, int]:
         return node.settings.memory_mb, node.settings.vcpus
