@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DAEMONS = {"zebra", "ospfd", "qemu-system-x86", "iperf3", "watchfrr", "staticd", "tcpdump"}
-STATE_PATHS = (Path("/run/vtopo"), Path("/var/lib/vtopo"))
+STATE_PATHS = (Path("/run/vtopo"), Path("/var/lib/vtopo"), Path("/var/log/libvirt/qemu"))
 # On a machine shared with other work, objects matching this regex are not counted (CI leaves it unset).
 IGNORED = re.compile(os.environ["VTOPO_RESIDUE_IGNORE"]) if os.environ.get("VTOPO_RESIDUE_IGNORE") else None
 

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from vtopo.ops import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR
-from vtopo.host.libvirtd import load_libvirt
+from vtopo.host.libvirtd import DEFAULT_URI, load_libvirt
+
+LIBVIRT_QEMU_LOG_DIR = Path("/var/log/libvirt/qemu")  # where qemu:///system keeps each domain's <name>.log
 
 
 class DomainError(Exception):
@@ -63,11 +65,14 @@ def start(uri: str, xml: str) -> str:
 
 
 def destroy(uri: str, name: str) -> None:
-    """Stop the domain at once (a transient one is then gone). A domain that is already gone is fine."""
+    """Stop the domain at once (a transient one is then gone), and remove the log libvirt kept of it on this host.
+    A domain that is already gone is fine."""
     with _connection(uri) as connection:
         domain = _lookup(connection, name)
         if domain is not None:
             domain.destroy()
+    if uri == DEFAULT_URI:
+        (LIBVIRT_QEMU_LOG_DIR / f"{name}.log").unlink(missing_ok=True)
 
 
 def running(uri: str, name: str) -> bool:
