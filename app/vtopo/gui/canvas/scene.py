@@ -14,6 +14,7 @@ from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
 from vtopo.gui.canvas.labels import end_label, impairment_label
+from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.states import NodeState
 from vtopo.model.problems import Problem, Severity
 from vtopo.model.topology import Annotation, Link, Node, Position, Topology
@@ -56,12 +57,15 @@ class TopologyScene(QGraphicsScene):
         super().__init__(parent)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.icons = icons
-        self.look = Look(Colors.from_palette(QGuiApplication.palette()), self.snapped)
+        self.look = Look(Colors.from_palette(QGuiApplication.palette()), self.snapped, self._node_moved)
         self.snap_to_grid = False
         self.draw_grid = True
         self.nodes: dict[str, NodeItem] = {}
         self.links: dict[str, LinkItem] = {}
         self.annotations: dict[str, AnnotationItem] = {}
+        self._overview = OverviewItem(self.nodes, self.links, self.look)
+        self.look.overview_stale = self._overview.invalidate
+        self._moved_links: set[LinkItem] | None = None  # while a gesture step moves nodes: the links to follow
         self.topology: Topology | None = None
         self._subscriptions = _Subscriptions()
         self._picked: list[str] = []  # the selected nodes' ids, in the order they were selected
@@ -76,6 +80,8 @@ class TopologyScene(QGraphicsScene):
 
     def set_topology(self, topology: Topology) -> None:
         self._subscriptions.disconnect_all()
+        if self._overview.scene() is self:
+            self.removeItem(self._overview)  # clear() would delete it
         self.clear()
         self.nodes.clear()
         self.links.clear()
@@ -95,6 +101,8 @@ class TopologyScene(QGraphicsScene):
             self._link_added(link)
         for annotation in topology.annotations.values():
             self._annotation_added(annotation)
+        if not self.look.detailed:
+            self.addItem(self._overview)
         self.setSceneRect(QRectF())
 
     def release(self) -> None:
@@ -102,14 +110,22 @@ class TopologyScene(QGraphicsScene):
         self._subscriptions.disconnect_all()
 
     def _node_added(self, node: Node) -> None:
-        item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self._font, self.look)
+        item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self.icons.swatch(node.kind),
+                        self._font, self.look)
         self._place(item, node.position)
         self.nodes[node.id] = item
+        self._add_drawn(item)
+
+    def _add_drawn(self, item: QGraphicsItem) -> None:
+        """A node or link item: it paints itself unless the overview draws the lab."""
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, not self.look.detailed)
         self.addItem(item)
+        self._overview.invalidate()
 
     def _node_removed(self, node: Node) -> None:
         item = self.nodes.pop(node.id)
         self.removeItem(item)
+        self._overview.invalidate()
 
     def _node_changed(self, node: Node) -> None:
         item = self.nodes[node.id]
@@ -122,12 +138,13 @@ class TopologyScene(QGraphicsScene):
         for parallel in item.parallels():
             parallel.update_geometry()
         self.links[link.id] = item
-        self.addItem(item)
+        self._add_drawn(item)
 
     def _link_removed(self, link: Link) -> None:
         item = self.links.pop(link.id)
         item.detach()
         self.removeItem(item)
+        self._overview.invalidate()
 
     def _link_changed(self, link: Link) -> None:
         self.links[link.id].set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
@@ -155,7 +172,56 @@ class TopologyScene(QGraphicsScene):
         finally:
             self._syncing = False
 
+    def _node_moved(self, node: NodeItem) -> None:
+        if self._moved_links is not None:
+            self._moved_links.update(node.links)
+        else:
+            for link in node.links:
+                link.update_geometry()
+        self._overview.invalidate()
+
+    @contextmanager
+    def _links_following_once(self) -> Iterator[None]:
+        """While many nodes move in one step, a link follows once, after the step, however many ends moved."""
+        self._moved_links = set()
+        try:
+            yield
+        finally:
+            moved, self._moved_links = self._moved_links, None
+            for link in moved:
+                link.update_geometry()
+
     # ------------------------------------------------------------ view state
+
+    @property
+    def detailed(self) -> bool:
+        return self.look.detailed
+
+    def set_detailed(self, detailed: bool) -> None:
+        """Let every node and link draw itself, with its labels (zoomed in), or draw the lab as an overview."""
+        if detailed == self.look.detailed:
+            return
+        self.look.detailed = detailed
+        for item in (*self.nodes.values(), *self.links.values()):
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, not detailed)
+        if detailed:
+            self.removeItem(self._overview)
+            for link in self.links.values():
+                if not link.placed:
+                    link.update_geometry()
+        else:
+            self.addItem(self._overview)
+            self._overview.invalidate()
+
+    @contextmanager
+    def in_detail(self) -> Iterator[None]:
+        """Every item drawing itself for a while, whatever the zoom (an export)."""
+        detailed = self.look.detailed
+        self.set_detailed(True)
+        try:
+            yield
+        finally:
+            self.set_detailed(detailed)
 
     def snapped(self, point: QPointF) -> QPointF:
         if not self.snap_to_grid or self._syncing:
@@ -168,6 +234,7 @@ class TopologyScene(QGraphicsScene):
 
     def refresh_colors(self, palette: QPalette) -> None:
         self.look.colors = Colors.from_palette(palette)
+        self._overview.invalidate()
         self.update()
 
     def show_interface_labels(self, shown: bool) -> None:
@@ -243,7 +310,8 @@ class TopologyScene(QGraphicsScene):
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._gesture is None or not self._gesture.mouse_move(event):
-            super().mouseMoveEvent(event)
+            with self._links_following_once():  # Qt moves every selected node here
+                super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         gesture, self._gesture = self._gesture, None
