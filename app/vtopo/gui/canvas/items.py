@@ -29,6 +29,8 @@ class Look:
     """Whether links show their interface labels (the impairment in the middle shows either way)."""
     detailed: bool = True
     """Whether items draw themselves (zoomed in), or the overview draws the whole lab (zoomed out)."""
+    labels_later: bool = False
+    """While a lab is built: links place only their lines; the scene places their labels afterwards, in batches."""
 
 
 USER_TYPE = 65536  # QGraphicsItem.UserType, which PySide6's type stubs leave out
@@ -192,6 +194,7 @@ class LinkItem(QGraphicsItem):
         self.placed = False
         """Whether the labels have their places (the overview leaves them unplaced until the view zooms in)."""
         self._line = QLineF()
+        self._ends = (QPointF(), QPointF())  # where its nodes were when it was last placed
         self._bounds = QRectF()
         self._shape: QPainterPath | None = None
         self.severity = ""
@@ -293,11 +296,12 @@ class LinkItem(QGraphicsItem):
         In the overview only the line is placed: nothing there shows a label."""
         self.prepareGeometryChange()
         shift = self._parallel_shift()
-        self._line = QLineF(self.a.pos() + shift, self.b.pos() + shift)
+        self._ends = (self.a.pos(), self.b.pos())
+        self._line = QLineF(self._ends[0] + shift, self._ends[1] + shift)
         p1, p2 = self._line.p1(), self._line.p2()
         self._shape = None
         self._look.overview_stale()
-        self.placed = self._look.detailed
+        self.placed = self._look.detailed and not self._look.labels_later
         if not self.placed:
             margin = 8 + MAX_LOAD_WIDTH * self.load / 2
             self._label_rects = (QRectF(), QRectF())
@@ -319,6 +323,22 @@ class LinkItem(QGraphicsItem):
             if not rect.isEmpty():
                 bounds = bounds.united(rect)
         self._bounds = bounds.adjusted(-2, -2, 2, 2)
+
+    def follow_nodes(self) -> None:
+        """After its nodes moved: when both moved alike (a dragged selection), the link and its labels move with
+        them as they are; otherwise it is placed afresh."""
+        delta = self.a.pos() - self._ends[0]
+        if delta != self.b.pos() - self._ends[1]:
+            self.update_geometry()
+            return
+        self.prepareGeometryChange()
+        self._ends = (self.a.pos(), self.b.pos())
+        self._line.translate(delta)
+        self._label_rects = (self._label_rects[0].translated(delta), self._label_rects[1].translated(delta))
+        self._middle_rect.translate(delta)
+        self._bounds.translate(delta)
+        self._shape = None
+        self._look.overview_stale()
 
     def _place_middle(self) -> None:
         """The impairment below the line's middle, moved further out while it would cover an end's label."""

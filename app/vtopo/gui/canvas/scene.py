@@ -6,7 +6,7 @@ import math
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
-from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Signal
+from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, QTimer, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
@@ -20,6 +20,7 @@ from vtopo.model.problems import Problem, Severity
 from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
+LABEL_BATCH = 150  # links whose labels are placed per turn of the event loop, after a lab was built
 
 
 class Gesture(Protocol):
@@ -66,6 +67,9 @@ class TopologyScene(QGraphicsScene):
         self._overview = OverviewItem(self.nodes, self.links, self.look)
         self.look.overview_stale = self._overview.invalidate
         self._moved_links: set[LinkItem] | None = None  # while a gesture step moves nodes: the links to follow
+        self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn
+        self._labelling.setInterval(0)
+        self._labelling.timeout.connect(self._place_label_batch)
         self.topology: Topology | None = None
         self._subscriptions = _Subscriptions()
         self._picked: list[str] = []  # the selected nodes' ids, in the order they were selected
@@ -88,6 +92,7 @@ class TopologyScene(QGraphicsScene):
         self.annotations.clear()
         self.topology = topology
         events = topology.events
+        self.look.labels_later = True
         for event, listener in ((events.node_added, self._node_added), (events.node_removed, self._node_removed),
                                 (events.node_changed, self._node_changed), (events.link_added, self._link_added),
                                 (events.link_removed, self._link_removed), (events.link_changed, self._link_changed),
@@ -99,9 +104,12 @@ class TopologyScene(QGraphicsScene):
             self._node_added(node)
         for link in topology.links.values():
             self._link_added(link)
+        self.look.labels_later = False
         for annotation in topology.annotations.values():
             self._annotation_added(annotation)
-        if not self.look.detailed:
+        if self.look.detailed:
+            self._labelling.start()
+        else:
             self.addItem(self._overview)
         self.setSceneRect(QRectF())
 
@@ -118,7 +126,8 @@ class TopologyScene(QGraphicsScene):
 
     def _add_drawn(self, item: QGraphicsItem) -> None:
         """A node or link item: it paints itself unless the overview draws the lab."""
-        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, not self.look.detailed)
+        if not self.look.detailed:
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
         self.addItem(item)
         self._overview.invalidate()
 
@@ -135,7 +144,8 @@ class TopologyScene(QGraphicsScene):
     def _link_added(self, link: Link) -> None:
         item = LinkItem(link.id, self.nodes[link.a.node], self.nodes[link.b.node], self._small_font, self.look)
         item.set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
-        for parallel in item.parallels():
+        siblings = item.parallels()
+        for parallel in siblings if len(siblings) > 1 else ():
             parallel.update_geometry()
         self.links[link.id] = item
         self._add_drawn(item)
@@ -177,7 +187,7 @@ class TopologyScene(QGraphicsScene):
             self._moved_links.update(node.links)
         else:
             for link in node.links:
-                link.update_geometry()
+                link.follow_nodes()
         self._overview.invalidate()
 
     @contextmanager
@@ -189,7 +199,7 @@ class TopologyScene(QGraphicsScene):
         finally:
             moved, self._moved_links = self._moved_links, None
             for link in moved:
-                link.update_geometry()
+                link.follow_nodes()
 
     # ------------------------------------------------------------ view state
 
@@ -206,18 +216,31 @@ class TopologyScene(QGraphicsScene):
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, not detailed)
         if detailed:
             self.removeItem(self._overview)
-            for link in self.links.values():
-                if not link.placed:
-                    link.update_geometry()
+            self._labelling.start()
         else:
+            self._labelling.stop()
             self.addItem(self._overview)
             self._overview.invalidate()
+
+    def _place_label_batch(self) -> None:
+        """Place the labels of a batch of links, those in view first; stop when every link has its labels."""
+        views = self.views()
+        in_view = (self.items(views[0].mapToScene(views[0].viewport().rect()).boundingRect()) if views else [])
+        first = [item for item in in_view if isinstance(item, LinkItem) and not item.placed]
+        batch = first[:LABEL_BATCH] or [link for link in self.links.values() if not link.placed][:LABEL_BATCH]
+        for link in batch:
+            link.update_geometry()
+        if not batch:
+            self._labelling.stop()
 
     @contextmanager
     def in_detail(self) -> Iterator[None]:
         """Every item drawing itself for a while, whatever the zoom (an export)."""
         detailed = self.look.detailed
         self.set_detailed(True)
+        for link in self.links.values():
+            if not link.placed:
+                link.update_geometry()
         try:
             yield
         finally:

@@ -119,7 +119,7 @@ class LabAnalyzer(QObject):
         self.latest: Analysis | None = None
         self._checked_nodes: dict[str, CheckedPart] = {}  # what the last check read of each node
         editor.edited.connect(self._edited)
-        editor.topology_replaced.connect(self.run_now)
+        editor.topology_replaced.connect(self._timer.start)  # after the new lab's first paint
         self._timer.start()
 
     @property
