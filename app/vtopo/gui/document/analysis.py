@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from vtopo.compile.compiler import Compiler, StageFailed
 from vtopo.compile.domains import Domain, broadcast_domains_of
 from vtopo.compile.plan import Plan
+from vtopo.gui import heap
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.kinds.environment import HostFacts
@@ -36,6 +37,8 @@ class Analysis:
     problems: list[Problem] = field(default_factory=list)
     plan: Plan | None = None
     domains: list[Domain] = field(default_factory=list)
+    explanation: str = ""
+    """The whole plan explained (the Explain dock's script), written on the worker thread."""
 
     @property
     def errors(self) -> list[Problem]:
@@ -62,7 +65,9 @@ def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = la
         except StageFailed:
             return Analysis(generation, compiler.problems)
         step()
-        return Analysis(generation, compiler.problems, plan, broadcast_domains_of(compiler.lab))
+        domains = broadcast_domains_of(compiler.lab)
+        step()
+        return Analysis(generation, compiler.problems, plan, domains, plan.explain())
     except Stale:
         raise
     except LabError as error:
@@ -118,8 +123,9 @@ class LabAnalyzer(QObject):
         self._timer.timeout.connect(self.run_now)
         self.latest: Analysis | None = None
         self._checked_nodes: dict[str, CheckedPart] = {}  # what the last check read of each node
+        self._lab_replaced = True
         editor.edited.connect(self._edited)
-        editor.topology_replaced.connect(self._timer.start)  # after the new lab's first paint
+        editor.topology_replaced.connect(self._replaced)
         self._timer.start()
 
     @property
@@ -134,8 +140,15 @@ class LabAnalyzer(QObject):
             return  # moved only
         self._timer.start()
 
+    def _replaced(self) -> None:
+        self._lab_replaced = True
+        self._timer.start()  # after the new lab's first paint
+
     def run_now(self) -> None:
         self._timer.stop()
+        if self._lab_replaced:  # the new lab is built and painted: out of the collector's sight before checking
+            self._lab_replaced = False
+            heap.settle()
         self._generation += 1
         self.busy_changed.emit(True)
         topology = self._editor.topology
