@@ -24,7 +24,7 @@ class Look:
     node_moved: Callable[[NodeItem], None]
     """Told after a node moved: its links follow (once per gesture step, however many of their ends moved)."""
     overview_stale: Callable[[], None] = lambda: None
-    """Told when something the overview draws changed: a position, a selection, a mark, a state."""
+    """Told when something the overview draws changed: a position, a mark, a state (the scene hears selections)."""
     end_labels: bool = True
     """Whether links show their interface labels (the impairment in the middle shows either way)."""
     detailed: bool = True
@@ -37,6 +37,8 @@ USER_TYPE = 65536  # QGraphicsItem.UserType, which PySide6's type stubs leave ou
 ICON_SIZE = 48
 LABEL_GAP = 3
 MIN_LOD_FOR_TEXT = 0.45
+POSITION_CHANGE = QGraphicsItem.GraphicsItemChange.ItemPositionChange  # looked up once: itemChange runs for
+POSITION_HAS_CHANGED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged  # every change of every item
 
 
 def _static_text(text: str) -> QStaticText:
@@ -158,12 +160,10 @@ class NodeItem(QGraphicsItem):
             painter.drawEllipse(QPointF(ICON_SIZE / 2 - 2, -ICON_SIZE / 2 + 2), 6, 6)
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and isinstance(value, QPointF):
+        if change == POSITION_CHANGE and isinstance(value, QPointF):
             return self._look.snap(value)
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+        if change == POSITION_HAS_CHANGED:
             self._look.node_moved(self)
-        elif change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
-            self._look.overview_stale()
         return super().itemChange(change, value)
 
 
@@ -284,11 +284,6 @@ class LinkItem(QGraphicsItem):
     def _redraw(self) -> None:
         self.update()
         self._look.overview_stale()
-
-    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
-        if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
-            self._look.overview_stale()
-        return super().itemChange(change, value)
 
     def update_geometry(self) -> None:
         """Place the line, then the labels so that none overlaps another: the two ends' labels on the same side of
@@ -523,6 +518,6 @@ class AnnotationItem(QGraphicsObject):
         super().mouseReleaseEvent(event)
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and isinstance(value, QPointF):
+        if change == POSITION_CHANGE and isinstance(value, QPointF):
             return self._look.snap(value)
         return super().itemChange(change, value)

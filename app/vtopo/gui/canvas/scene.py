@@ -67,6 +67,7 @@ class TopologyScene(QGraphicsScene):
         self.annotations: dict[str, AnnotationItem] = {}
         self._overview = OverviewItem(self.nodes, self.links, self.look)
         self.look.overview_stale = self._overview.invalidate
+        self.selectionChanged.connect(self._overview.invalidate)
         self._moved_links: set[LinkItem] | None = None  # while a gesture step moves nodes: the links to follow
         self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn
         self._labelling.setInterval(0)

@@ -28,6 +28,8 @@ from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Annotation, Link, Node, Topology
 
 DEBOUNCE_MS = 250
+FIRST_CHECK_MS_PER_NODE = 0.5
+"""A newly opened lab is checked once it is painted: a moment later, longer for a bigger lab (1 s at 2,000 nodes)."""
 CheckedPart = tuple[str, str, dict[str, Any]]
 
 
@@ -119,6 +121,7 @@ class LabAnalyzer(QObject):
         self._workers: set[Worker] = set()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
+        self._delay_ms = delay_ms
         self._timer.setInterval(delay_ms)
         self._timer.timeout.connect(self.run_now)
         self.latest: Analysis | None = None
@@ -142,10 +145,11 @@ class LabAnalyzer(QObject):
 
     def _replaced(self) -> None:
         self._lab_replaced = True
-        self._timer.start()  # after the new lab's first paint
+        self._timer.start(max(self._delay_ms, int(len(self._editor.topology.nodes) * FIRST_CHECK_MS_PER_NODE)))
 
     def run_now(self) -> None:
         self._timer.stop()
+        self._timer.setInterval(self._delay_ms)
         if self._lab_replaced:  # the new lab is built and painted: out of the collector's sight before checking
             self._lab_replaced = False
             heap.settle()
@@ -155,7 +159,7 @@ class LabAnalyzer(QObject):
         snapshot = _Snapshot(self._generation, topology, list(topology.nodes.values()), list(topology.links.values()))
         worker = Worker(lambda _report: self._check(snapshot))
         worker.returned.connect(self._finished)
-        worker.errored.connect(self._timer.start)  # the copy met an edit half-way: try again a moment later
+        worker.errored.connect(lambda _error: self._timer.start())  # the copy met an edit half-way: try again
         worker.finished.connect(lambda: self._workers.discard(worker))
         self._workers.add(worker)
         worker.start(self._pool)
