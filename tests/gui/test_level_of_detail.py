@@ -152,3 +152,20 @@ def test_an_export_from_the_overview_draws_every_item(make_window: Callable[...,
     x, y = (h1.pos().x() - source.left()) * 2, (h1.pos().y() - source.top()) * 2
     kind = window.editor.topology.nodes["h1"].kind
     assert not same_color(image.pixelColor(int(x), int(y)), scene.icons.swatch(kind)), "exported as a square"
+
+
+def test_the_rubber_band_selects_in_the_overview_and_the_overview_outlines_the_selection(
+        make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    wheel(view, ZOOM_OUT)
+    assert not scene.detailed
+    around = scene.itemsBoundingRect()
+    margin = QPointF(30, 30) / view.zoom  # 30 pixels outside every node: the press lands on empty canvas
+    drag(view, around.topLeft() - margin, around.bottomRight() + margin)
+    assert set(scene.selected_node_ids()) == set(scene.nodes)
+    h1 = scene.nodes["h1"]
+    outline = view.mapFromScene(h1.pos() + QPointF(ICON_SIZE / 2 + 6, 0))
+    image = view.viewport().grab().toImage()
+    assert any(same_color(image.pixelColor(outline.x() + dx, outline.y()), scene.colors.highlight)
+               for dx in (-1, 0, 1)), "the selected node has no outline in the overview"
