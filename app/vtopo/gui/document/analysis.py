@@ -171,12 +171,13 @@ class LabAnalyzer(QObject):
 
         if not wanted():
             return None
-        lab = snapshot.copied()
-        read = {node.id: _checked_part(node) for node in lab.nodes.values()}
-        try:
-            return _Checked(analyse(snapshot.generation, lab, wanted), read)
-        except Stale:
-            return None
+        with heap.collection_paused():  # one collection after the check, not one every few thousand objects
+            lab = snapshot.copied()
+            read = {node.id: _checked_part(node) for node in lab.nodes.values()}
+            try:
+                return _Checked(analyse(snapshot.generation, lab, wanted), read)
+            except Stale:
+                return None
 
     def _finished(self, checked: _Checked | None) -> None:
         if checked is None or checked.analysis.generation != self._generation:
