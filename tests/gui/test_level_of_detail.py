@@ -101,13 +101,14 @@ def test_dragging_a_selection_moves_the_links_between_its_nodes_with_their_label
     ends = {"h1", "lan1"}
     link = next(item for item in scene.links.values() if {item.a.node_id, item.b.node_id} == ends)
     scene.select_ids(ends)
-    rects_before = [QRectF(rect) for rect in link._label_rects]
+    rects_before = [link.mapRectToScene(rect) for rect in link._label_rects]
     start = scene.nodes["h1"].pos()
     drag(view, start, start + QPointF(80, 40))
     delta = scene.nodes["h1"].pos() - start
     assert delta != QPointF()
     assert link.line.p1() in (scene.nodes["h1"].pos(), scene.nodes["lan1"].pos())
-    assert [rect.topLeft() for rect in link._label_rects] == [rect.topLeft() + delta for rect in rects_before]
+    assert [link.mapRectToScene(rect).topLeft() for rect in link._label_rects] == [
+        rect.topLeft() + delta for rect in rects_before]
 
 
 def test_an_edit_after_a_drag_still_reaches_the_problems_panel(make_window: Callable[..., MainWindow],

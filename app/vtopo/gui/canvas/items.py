@@ -212,7 +212,7 @@ class LinkItem(QGraphicsItem):
     @property
     def line(self) -> QLineF:
         """Where the link is drawn, in scene coordinates."""
-        return QLineF(self._line)
+        return self._line.translated(self.pos())
 
     def detach(self) -> None:
         for end in (self.a, self.b):
@@ -290,6 +290,8 @@ class LinkItem(QGraphicsItem):
         the line, or on opposite sides when the link is too short for that; the impairment on the other side.
         In the overview only the line is placed: nothing there shows a label."""
         self.prepareGeometryChange()
+        if not self.pos().isNull():
+            self.setPos(0, 0)  # placed in scene coordinates; a drag of both ends only moves it (follow_nodes)
         shift = self._parallel_shift()
         self._ends = (self.a.pos(), self.b.pos())
         self._line = QLineF(self._ends[0] + shift, self._ends[1] + shift)
@@ -320,19 +322,14 @@ class LinkItem(QGraphicsItem):
         self._bounds = bounds.adjusted(-2, -2, 2, 2)
 
     def follow_nodes(self) -> None:
-        """After its nodes moved: when both moved alike (a dragged selection), the link and its labels move with
-        them as they are; otherwise it is placed afresh."""
+        """After its nodes moved: when both moved alike (a dragged selection), the link moves with them as it is,
+        labels and all; otherwise it is placed afresh."""
         delta = self.a.pos() - self._ends[0]
         if delta != self.b.pos() - self._ends[1]:
             self.update_geometry()
             return
-        self.prepareGeometryChange()
         self._ends = (self.a.pos(), self.b.pos())
-        self._line.translate(delta)
-        self._label_rects = (self._label_rects[0].translated(delta), self._label_rects[1].translated(delta))
-        self._middle_rect.translate(delta)
-        self._bounds.translate(delta)
-        self._shape = None
+        self.moveBy(delta.x(), delta.y())
         self._look.overview_stale()
 
     def _place_middle(self) -> None:
