@@ -161,3 +161,12 @@ def test_a_vm_that_boots_a_disk_image_runs_as_qemu_on_a_descriptor_vtopo_opened(
     topology.vm_backend = "libvirt"
     (warning,) = [p for p in problems_of(topology, LIBVIRT, trust) if "runs as a QEMU process" in p.message]
     assert warning.subject == "node vmr" and warning.severity is Severity.WARNING
+
+
+def test_every_domain_is_created_paused_and_resumed_once_all_exist():
+    plan = plan_of(open_lab(TOPOLOGIES / "vhost-on-off.vtopo").topology, LIBVIRT)
+    started = [index for index, op in enumerate(plan.ops) if isinstance(op, o.StartDomain)]
+    resumed = [op for op in plan.ops[max(started):] if isinstance(op, o.ResumeDomain)]
+    assert len(started) == 2 and {op.name for op in resumed} == {plan.ops[i].name for i in started}
+    assert all("--paused" in plan.ops[i].explain()[0] for i in started)
+    assert resumed[0].explain() == [f"virsh -c qemu:///system resume {resumed[0].name}"]

@@ -10,8 +10,8 @@ from typing import Iterable
 
 from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, LIBVIRT_QEMU_RUN_DIR, CannotRunInside,
                              ConsentRequest, EndContext, MachineProcess, MakeDirectory, NodeContext, NodeKind, Op,
-                             PortSpec, Problem, Role, Severity, StartDomain, StartProcess, dev_resource, image_path,
-                             image_problem, setting, up_resource)
+                             PortSpec, Problem, ResumeDomain, Role, Severity, StartDomain, StartProcess, dev_resource,
+                             image_path, image_problem, setting, up_resource)
 from vtopo_kinds.common import check_gateway
 from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
@@ -219,9 +219,12 @@ class VmKind(NodeKind[VmSettings]):
         if self.backend(node) == "libvirt":
             # after its NICs are configured, so each carries the lab's tag: cleanup finds them even without a journal
             configured = tuple(up_resource(None, end.device) for end in node.ends)
-            yield StartDomain(owner=owner, name=self.domain_name(node), uri=node.facts.libvirt_uri,
-                              xml=domain_xml(self.domain(node, directory)), vhost=self.vhost_on(node),
-                              after=(f"file:{directory}", *configured))
+            name, uri = self.domain_name(node), node.facts.libvirt_uri
+            yield StartDomain(owner=owner, name=name, uri=uri, xml=domain_xml(self.domain(node, directory)),
+                              vhost=self.vhost_on(node), after=(f"file:{directory}", *configured))
+            every_domain = tuple(f"domain:{self.domain_name(vm)}" for vm in node.lab.nodes.values()
+                                 if vm.kind.name == self.name and self.backend(vm) == "libvirt")
+            yield ResumeDomain(owner=owner, name=name, uri=uri, after=every_domain)
             return
         argv, tap_fds = self.qemu_argv(node, directory)
         image = node.settings.image

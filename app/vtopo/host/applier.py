@@ -102,6 +102,8 @@ class Applier:
                 self._start_process(op)
             case o.StartDomain():
                 self._start_domain(op)
+            case o.ResumeDomain():
+                domains.resume(op.uri, op.name)
             case _:
                 raise KeyError(f"the applier has no way to apply {op.name_of_op}")
 

@@ -59,9 +59,18 @@ def _lookup(connection: Any, name: str) -> Any:
 
 
 def start(uri: str, xml: str) -> str:
-    """Create and start the transient domain; returns its live XML."""
+    """Create the transient domain, paused (QEMU set up, the guest not yet running); returns its live XML."""
+    libvirt = load_libvirt()
     with _connection(uri) as connection:
-        return str(connection.createXML(xml, 0).XMLDesc(0))
+        return str(connection.createXML(xml, libvirt.VIR_DOMAIN_START_PAUSED).XMLDesc(0))
+
+
+def resume(uri: str, name: str) -> None:
+    with _connection(uri) as connection:
+        domain = _lookup(connection, name)
+        if domain is None:
+            raise DomainError(f"no libvirt domain is named {name}")
+        domain.resume()
 
 
 def destroy(uri: str, name: str) -> None:

@@ -13,16 +13,16 @@ from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.model.problems import ConsentRequest, Problem, Severity
 from vtopo.ops import (DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, AddAddress, AddRoute, ConfigureLink, CreateBridge,
-                       CreateNamespace, CreateVeth, MakeDirectory, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, SetMaster,
-                       SetSysctl, SetTxChecksum, StartDomain, StartProcess, WriteFile, addresses_resource, dev_resource,
-                       up_resource)
+                       CreateNamespace, CreateVeth, MakeDirectory, Op, OvsAddBridge, OvsAddFlows, OvsAddPort,
+                       ResumeDomain, SetMaster, SetSysctl, SetTxChecksum, StartDomain, StartProcess, WriteFile,
+                       addresses_resource, dev_resource, up_resource)
 
 __all__ = [
     "BUILTIN_IMAGE", "DOMAIN_XMLNS", "ECHO_SERVER", "IPERF3_SERVER", "LIBVIRT_QEMU_RUN_DIR", "MAX_INTERFACE_NAME",
     "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigureLink", "ConsentRequest", "CreateBridge",
     "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
     "LoopProtection", "MachineProcess", "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge",
-    "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "Role", "SegmentKind", "SetMaster", "SetSysctl",
-    "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "Verdict", "WriteFile", "addresses_resource",
-    "dev_resource", "image_path", "image_problem", "setting", "up_resource",
+    "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "ResumeDomain", "Role", "SegmentKind", "SetMaster",
+    "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "Verdict", "WriteFile",
+    "addresses_resource", "dev_resource", "image_path", "image_problem", "setting", "up_resource",
 ]

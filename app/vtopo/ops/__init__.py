@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from vtopo.ops.base import (HOST, OP_TYPES, Op, addresses_resource, comment, dev_resource, heredoc, in_netns,
                             ip_cmd, ns_resource, op_from_json, sh, tap_device, up_resource)
-from vtopo.ops.domains import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain, StartDomain
+from vtopo.ops.domains import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain, ResumeDomain, StartDomain
 from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
 from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile
 from vtopo.ops.netdev import (TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink, CreateBridge, CreateMacvlan,
@@ -22,8 +22,8 @@ __all__ = [
     "CreateNamespace", "CreateTap", "CreateVeth", "DOMAIN_XMLNS", "DeleteLink", "DeleteNamespace", "DestroyDomain",
     "DeviceOp", "FileOp", "HOST", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "MacvlanMode", "MakeDirectory", "OP_TYPES", "Op",
     "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge", "RemoveDirectory", "RemoveFile", "RemoveNftTable",
-    "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess", "StopProcess",
-    "TBF_LATENCY_MS", "Tool", "WriteFile", "addresses_resource", "comment", "dev_resource", "heredoc", "in_netns",
-    "ip_cmd", "ns_resource", "op_from_json", "ovs_lab_tag", "sh", "tap_device", "tbf_burst", "tbf_rate", "up_resource",
-    "vsctl_line",
+    "ResumeDomain", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
+    "StopProcess", "TBF_LATENCY_MS", "Tool", "WriteFile", "addresses_resource", "comment", "dev_resource", "heredoc",
+    "in_netns", "ip_cmd", "ns_resource", "op_from_json", "ovs_lab_tag", "sh", "tap_device", "tbf_burst", "tbf_rate",
+    "up_resource", "vsctl_line",
 ]

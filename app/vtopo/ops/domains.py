@@ -12,35 +12,50 @@ LIBVIRT_QEMU_RUN_DIR = "/run/libvirt/qemu"  # where libvirtd (qemu:///system) ke
 
 
 @dataclass(frozen=True, kw_only=True)
-class StartDomain(Op):
-    """A transient libvirt domain (createXML): destroying it leaves no definition behind, and one that outlives a
-    crashed vtopo is found again by the vtopo <metadata> in its XML. `vhost` is the driver asked for, which the
-    host layer checks against what QEMU really holds."""
+class DomainOp(Op, register=False):
+    """An op on the libvirt domain `name` at `uri`, done once the resources in `after` exist."""
 
     name: str
     uri: str
-    xml: str
-    vhost: bool
     after: tuple[str, ...] = ()
-    summary_text: ClassVar[str] = "start libvirt domain {name}"
 
     def requires(self) -> frozenset[str]:
         return frozenset(self.after)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartDomain(DomainOp):
+    """A transient libvirt domain (createXML), created paused (see ResumeDomain): destroying it leaves no definition
+    behind, and one that outlives a crashed vtopo is found again by the vtopo <metadata> in its XML. `vhost` is the
+    driver asked for, which the host layer checks against what QEMU really holds."""
+
+    xml: str
+    vhost: bool
+    summary_text: ClassVar[str] = "start libvirt domain {name}"
 
     def provides(self) -> frozenset[str]:
         return frozenset({f"domain:{self.name}"})
 
     def explain(self) -> list[str]:
-        return heredoc(sh("virsh", "-c", self.uri, "create", "/dev/stdin"), self.xml)
+        return heredoc(sh("virsh", "-c", self.uri, "create", "--paused", "/dev/stdin"), self.xml)
 
     def inverse(self) -> Op:
         return DestroyDomain(owner=self.owner, name=self.name, uri=self.uri)
 
 
 @dataclass(frozen=True, kw_only=True)
-class DestroyDomain(Op):
-    name: str
-    uri: str
+class ResumeDomain(DomainOp):
+    """Let a domain's guest run, once every domain of the lab is created: libvirt sets up each new QEMU over many
+    monitor calls, which take seconds while earlier guests boot beside it under emulation."""
+
+    summary_text: ClassVar[str] = "resume libvirt domain {name}"
+
+    def explain(self) -> list[str]:
+        return [sh("virsh", "-c", self.uri, "resume", self.name)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DestroyDomain(DomainOp):
     summary_text: ClassVar[str] = "destroy libvirt domain {name}"
 
     def explain(self) -> list[str]:
