@@ -25,10 +25,15 @@ def test_selecting_a_running_vm_shows_its_qemu_and_vhost(make_window: Callable[.
     try:
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=180_000):
             window.menu_actions.deploy.trigger()
+        qtbot.waitUntil(box.isVisible, timeout=5_000)  # vmr is selected, and now it runs
         click(window.view, scene.nodes["c1"].pos())
-        assert box.isHidden(), "a container runs no machine"
+        qtbot.waitUntil(box.isHidden, timeout=5_000)  # a container runs no machine
         click(window.view, scene.nodes["vmr"].pos())
-        qtbot.waitUntil(lambda: "vhost-net:" in box.text.text(), timeout=10_000)
+
+        def read() -> None:
+            assert "vhost-net:" in box.text.text(), f"the Machine box says {box.text.text()!r}"
+
+        qtbot.waitUntil(read, timeout=10_000)
         text = box.text.text()
         assert box.isVisible() and "backend: " in text
         pid = int(text.split("QEMU pid: ", 1)[1].split()[0])

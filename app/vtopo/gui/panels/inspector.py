@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
                                QStackedWidget, QVBoxLayout, QWidget)
 
@@ -228,6 +228,10 @@ class Inspector(QScrollArea):
         editor.model_changed.connect(self._refresh_timer.start)
         editor.topology_replaced.connect(self._refresh_timer.start)
         editor.scene.selectionChanged.connect(self._refresh_timer.start)
+
+    def follow_states(self, states_changed: SignalInstance) -> None:
+        """Refresh when the deployed nodes' states change: a VM that starts running shows its Machine box."""
+        states_changed.connect(self._refresh_timer.start)
         self.refresh()
 
     def refresh(self) -> None:

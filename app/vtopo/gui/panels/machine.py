@@ -26,6 +26,7 @@ class MachineBox(QGroupBox):
         QVBoxLayout(self).addWidget(self.text)
         self._pool = serial_pool(self)
         self._shown: tuple[str, str] | None = None  # (lab, node) the box is for
+        self._worker: Worker | None = None
         self.hide()
 
     def show_machine(self, lab: str, node: str | None) -> None:
@@ -40,14 +41,20 @@ class MachineBox(QGroupBox):
         self.text.setText("reading from the host…")
         self.show()
         find_lab, wanted = self.find_lab, (lab, node)
-        worker = Worker(lambda _report: _machine_lines(find_lab, lab, node))
-        worker.returned.connect(lambda lines: self._arrived(wanted, lines))
-        worker.errored.connect(lambda error: self._arrived(wanted, [f"cannot read the VM: {error}"]))
+        worker = Worker(lambda _report: (wanted, _machine_lines(find_lab, lab, node)))
+        worker.returned.connect(self._arrived)  # a method of this widget: delivered on the GUI thread
+        worker.errored.connect(self._failed)
+        self._worker = worker  # kept until its signals are delivered
         worker.start(self._pool)
 
-    def _arrived(self, wanted: tuple[str, str], lines: list[str]) -> None:
+    def _arrived(self, result: tuple[tuple[str, str], list[str]]) -> None:
+        wanted, lines = result
         if self._shown == wanted:
             self.text.setText("\n".join(lines))
+
+    def _failed(self, error: Exception) -> None:
+        if self._shown is not None:
+            self.text.setText(f"cannot read the VM: {error}")
 
     def wait(self, timeout_ms: int = 5000) -> bool:
         return self._pool.waitForDone(timeout_ms)
