@@ -179,6 +179,7 @@ class Applier:
         self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
 
     def _delete_namespace(self, op: o.DeleteNamespace) -> None:
+        processes.kill_each(namespaces.pids_in(op.name))  # what ran inside would keep the namespace alive
         self.netlink.release(op.name)
         try:
             namespaces.delete_netns(op.name)

@@ -77,12 +77,16 @@ class DestroyError(Exception):
     pass
 
 
+INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link taken down by the user is as it should be
+
+
 @dataclass
 class NodeStatus:
     """A node or a link of a deployed lab, compared with the plan."""
 
     name: str
-    state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied)
+    state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied),
+    # "stopped" (a node the user stopped), "down" (a link the user took down)
     detail: str = ""
 
 
@@ -101,7 +105,7 @@ class LabStatus:
     def state(self) -> str:
         if self.applied < self.total:
             return f"incomplete (deploy was interrupted at op {self.applied} of {self.total})"
-        if any(part.state != "running" for part in self.nodes + self.links):
+        if any(part.state not in INTENDED_STATES for part in self.nodes + self.links):
             return "degraded"
         return "running"
 
@@ -316,24 +320,29 @@ class Deployer:
         """Compare the plan with what exists: each node and link is running, degraded or incomplete."""
         data = record.read()
         topology = io.from_document(data["topology"])
-        plan = compile_lab(topology, self.kinds, record.facts())
+        plan = compile_lab(topology, self.kinds, record.facts(), record.consent())
         applied = set(record.journal())
+        operated = record.operated()
         by_owner: dict[str, list[o.Op]] = {}
         for op in plan.ops:
             by_owner.setdefault(op.owner, []).append(op)
 
-        def state_of(owner: str) -> NodeStatus:
+        def state_of(owner: str, intended: str = "running") -> NodeStatus:
             ops = by_owner.get(owner, [])
-            missing = [op.summary() for op in ops if op in applied and applier.exists(op) is False]
+            stopped = intended == "stopped"  # its processes are meant to be gone
+            missing = [op.summary() for op in ops if op in applied and not (stopped and isinstance(op, o.StartProcess))
+                       and applier.exists(op) is False]
             not_applied = sum(1 for op in ops if op not in applied)
             name = owner.split(" ", 1)[1]
             if missing:
                 return NodeStatus(name, "degraded", "; missing: " + ", ".join(missing))
             if not_applied:
                 return NodeStatus(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
-            return NodeStatus(name, "running")
+            return NodeStatus(name, intended)
 
-        nodes = [state_of(f"node {node.name}") for node in topology.nodes.values()]
-        links = [state_of(f"link {topology.describe_link(link)}") for link in topology.links.values()]
+        nodes = [state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running")
+                 for node in topology.nodes.values()]
+        links = [state_of(f"link {topology.describe_link(link)}", "down" if link.id in operated.down else "running")
+                 for link in topology.links.values()]
         return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"], links,
                          sum(1 for op in plan.ops if op in applied), len(plan.ops))

@@ -148,6 +148,29 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5) -> 
         os.close(pidfd)
 
 
+def signal_each(pids: Sequence[int], sig: signal.Signals) -> None:
+    """Send `sig` to each process still there, through a pidfd (a process that is gone is skipped)."""
+    for pid in pids:
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            signal.pidfd_send_signal(pidfd, sig)
+        except ProcessLookupError:
+            pass
+        finally:
+            os.close(pidfd)
+
+
+def kill_each(pids: Sequence[int], timeout_s: float = 5) -> None:
+    """SIGKILL each process (stopped ones too) and wait until they are gone or zombies."""
+    signal_each(pids, signal.SIGKILL)
+    deadline = time.monotonic() + timeout_s
+    while any(not _gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(_POLL_S)
+
+
 # -- start ---------------------------------------------------------------------------------------
 def _read_pid(pid_file: Path) -> int | None:
     try:
