@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsObject, QGraphicsSceneMou
                                QStyleOptionGraphicsItem, QWidget)
 
 from vtopo.gui.canvas.colors import Colors
-from vtopo.gui.canvas.states import SEVERITY_COLORS, NodeState
+from vtopo.gui.canvas.states import LINK_DOWN_COLOR, SEVERITY_COLORS, NodeState
 
 @dataclass
 class Look:
@@ -181,6 +181,7 @@ class LinkItem(QGraphicsItem):
         self.on_path = False
         self.tint: QColor | None = None  # an overlay's colour (the link's broadcast domain), None for none
         self.load = 0.0  # live traffic, 0 (none or not shown) to 1 (10 Gb/s): drawn as extra width
+        self.down = False  # taken down on the running lab: drawn as a dashed red line
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         a.links.append(self)
@@ -240,6 +241,11 @@ class LinkItem(QGraphicsItem):
     def set_severity(self, severity: str) -> None:
         if severity != self.severity:
             self.severity = severity
+            self.update()
+
+    def set_down(self, down: bool) -> None:
+        if down != self.down:
+            self.down = down
             self.update()
 
     def set_load(self, load: float) -> None:
@@ -340,9 +346,11 @@ class LinkItem(QGraphicsItem):
             painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
             painter.drawLine(self._line)
         color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, self.tint or colors.link)
+        if self.down:
+            color = LINK_DOWN_COLOR
         width = 3.5 if selected or self.on_path or self.tint else 2
         pen = QPen(colors.highlight if selected else color, width + MAX_LOAD_WIDTH * self.load)
-        if self.severity == "warning" and not selected:
+        if self.down or (self.severity == "warning" and not selected):
             pen.setStyle(Qt.PenStyle.DashLine)
         painter.setPen(pen)
         painter.drawLine(self._line)
