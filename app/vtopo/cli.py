@@ -131,6 +131,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         print("\n" + topology.notes.strip() + "\n")
     for node in topology.nodes.values():
         print(f"  node {node.name:<10} {node.kind:<10} {json.dumps(node.settings) if node.settings else ''}")
+        for command in node.startup_commands:
+            print(f"       startup command: {command}")
     for link in topology.links.values():
         addresses = [", ".join(e.interface.addresses) for e in link.ends]
         print(f"  link {topology.describe_link(link):<24} {' | '.join(a or '-' for a in addresses)}")
@@ -155,6 +157,10 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
     last_stage = [""]
 
     def show(progress: Progress) -> None:
+        if progress.stage == "output":  # what a startup command printed: always shown
+            for line in progress.message.splitlines():
+                print(f"  {progress.owner.removeprefix('node ')}| {line}", flush=True)
+            return
         if progress.stage != last_stage[0]:
             last_stage[0] = progress.stage
             print(f"== {progress.stage}", flush=True)

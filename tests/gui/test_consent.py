@@ -69,3 +69,26 @@ def test_deploy_asks_for_the_host_device_and_passes_the_answer(make_window: Call
     qtbot.keyClick(window, Qt.Key.Key_F5)
     qtbot.waitUntil(lambda: not window.deploy.busy and deployer.consents != [])
     assert deployer.consents[0].host_devices == frozenset({"eth0"})
+
+
+def test_deploy_shows_the_startup_commands_and_asks_before_they_run(make_window: Callable[..., MainWindow],
+                                                                    qtbot: QtBot, tmp_path: Any) -> None:
+    import json
+
+    from vtopo.resources import TOPOLOGIES
+
+    document = json.loads((TOPOLOGIES / "bridge-veth.vtopo").read_text())
+    document["nodes"][1]["startup_commands"] = ["ip route add 10.9.0.0/24 via 10.0.0.2"]
+    path = tmp_path / "startup.vtopo"
+    path.write_text(json.dumps(document))
+    deployer = RecordingDeployer()
+    window = make_window(path, deployer_loader=lambda: (deployer, ""))
+    qtbot.waitUntil(lambda: not window.deploy.busy)
+    assert window.menu_actions.deploy.isEnabled()
+    seen: list[str] = []
+    _answer(qtbot, QMessageBox.StandardButton.Yes, seen)
+    qtbot.keyClick(window, Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: not window.deploy.busy and deployer.consents != [])
+    assert seen[0].startswith("This lab wants to run commands inside c1, as root.\n")
+    assert "ip route add 10.9.0.0/24 via 10.0.0.2" in seen[0] and "cannot allow this by itself" in seen[0]
+    assert deployer.consents[0].startup_commands == frozenset({"c1"})

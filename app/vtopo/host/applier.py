@@ -10,6 +10,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Callable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
@@ -19,6 +20,7 @@ from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.model.rules import lab_tag
 
 DAEMON_START_SECONDS = 15.0
+COMMAND_SECONDS = 60.0  # a startup command that has not ended by then fails the deploy
 LINGER_SECONDS = 2.0
 
 
@@ -35,10 +37,18 @@ def _absent(error: NetlinkError) -> bool:
     return any(word in error.kernel_message for word in ("No such device", "Cannot find device", "No such file"))
 
 
+OutputCallback = Callable[[o.RunCommand, str], None]
+
+
+def _ignore_output(_op: o.RunCommand, _text: str) -> None:
+    pass
+
+
 class Applier:
-    def __init__(self, tag: str):
+    def __init__(self, tag: str, on_output: OutputCallback = _ignore_output):
         self.tag = tag
         self.netlink = Netlink()
+        self.on_output = on_output  # what a startup command printed, for the deploy log
 
     def close(self) -> None:
         self.netlink.close()
@@ -48,7 +58,8 @@ class Applier:
     def apply(self, op: o.Op) -> None:
         try:
             self._apply(op)
-        except (NetlinkError, ovs.OvsError, processes.DaemonError, nftables.NftError, OSError, ValueError) as error:
+        except (NetlinkError, ovs.OvsError, processes.DaemonError, processes.CommandFailed, nftables.NftError, OSError,
+                ValueError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def undo(self, op: o.Op) -> None:
@@ -97,6 +108,8 @@ class Applier:
                 owned_files.write_file(op.path, op.content)
             case o.StartProcess():
                 self._start_process(op)
+            case o.RunCommand():
+                self.on_output(op, processes.run_command(op.argv, COMMAND_SECONDS))
             case _:
                 raise KeyError(f"the applier has no way to apply {op.name_of_op}")
 

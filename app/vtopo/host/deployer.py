@@ -30,7 +30,7 @@ PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though
 
 @dataclass(frozen=True)
 class Progress:
-    stage: str  # "preflight", "apply", "rollback", "destroy", "cleanup"
+    stage: str  # "preflight", "apply", "output" (what a startup command printed), "rollback", "destroy", "cleanup"
     done: int
     total: int
     message: str
@@ -114,6 +114,13 @@ class LabStatus:
         return self.state == "running"
 
 
+def _output_to(progress: ProgressCallback) -> Callable[[o.RunCommand, str], None]:
+    """What a startup command printed, as progress of the stage "output" (the deploy log shows it)."""
+    def show(op: o.RunCommand, text: str) -> None:
+        progress(Progress("output", 0, 0, f"$ {op.command}\n{text}".rstrip("\n"), op.owner))
+    return show
+
+
 class Deployer:
     def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None,
                  kinds: Registry | None = None):
@@ -139,7 +146,7 @@ class Deployer:
         trust = host_facts.with_host_network(consent)
         plan = compile_lab(topology, self.kinds, facts, trust)
         notices = [str(w) for w in plan.warnings]
-        applier = Applier(plan.prefix)
+        applier = Applier(plan.prefix, _output_to(progress))
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             owner = self.store.find(plan.prefix)
@@ -179,7 +186,7 @@ class Deployer:
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
-            applier = Applier(plan.prefix)
+            applier = Applier(plan.prefix, _output_to(progress))
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
                 preflight.check(additions, lab_context(topology, self.kinds, record.facts(), trust), applier.netlink,

@@ -65,7 +65,8 @@ class LabRecord:
     def consent(self) -> Trust:
         """What the user allowed when the lab was deployed, so the running lab can be analysed again."""
         data = self.read().get("consent", {})
-        return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())))
+        return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())),
+                     startup_commands=frozenset(data.get("startup_commands", ())))
 
     def operated(self) -> Operated:
         data = self.read().get("operated", {})
@@ -108,7 +109,8 @@ class LabRecord:
 
 
 def consent_to_json(consent: Trust) -> dict[str, list[str]]:
-    return {"host_devices": sorted(consent.host_devices), "images": sorted(consent.images)}
+    return {"host_devices": sorted(consent.host_devices), "images": sorted(consent.images),
+            "startup_commands": sorted(consent.startup_commands)}
 
 
 class Journal:

@@ -82,6 +82,7 @@ class Node:
     kind: str
     settings: dict[str, Any] = field(default_factory=dict)
     position: Position = field(default_factory=Position)
+    startup_commands: list[str] = field(default_factory=list)  # shell commands run inside the node after deploy
 
 
 @dataclass
