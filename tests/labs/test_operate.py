@@ -6,6 +6,7 @@ that destroy stays exact with a node stopped or a link down.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -237,3 +238,33 @@ def test_a_stopped_router_stops_its_daemons_and_starts_them_again(deployed, caps
         wait_for(lambda: "Full" in lab.run("r1", "vtysh", "-c", "show ip ospf neighbor").stdout, 20)
     assert wait_for(lambda: lab.pings("h1", "h3", count=1), 20)
     assert vtopo(capsys, "node", "l2-vs-l3", "r2", "stop")[0] == 0  # destroyed with a router stopped
+
+
+def test_a_stopped_vm_is_powered_off_and_boots_again_on_the_same_taps(deployed, capsys):
+    from tests.labs.test_vms import qemu_of, wait_ready
+
+    lab = deployed("vm-tap-vs-macvtap")
+    prefix = lab.lab.context.names.prefix
+    for vm in ("vm1", "vm2"):
+        wait_ready(prefix, vm)
+    first = {vm: qemu_of(prefix, vm) for vm in ("vm1", "vm2")}
+    tap_index = int(Path(f"/sys/class/net/{prefix}-vm2-nic0/ifindex").read_text())
+    assert lab.pings("host", "vm1")
+
+    for vm in ("vm1", "vm2"):
+        assert vtopo(capsys, "node", "vm-tap-vs-macvtap", vm, "stop")[0] == 0
+        assert not Path(f"/proc/{first[vm]}").exists() or process_state(first[vm]) in "ZX", "QEMU has ended"
+    assert not is_up(None, f"{prefix}-vm1-nic0") and not is_up(None, f"{prefix}-vm2-nic0")
+    assert not lab.pings("host", "vm1", count=1)
+    code, out, _ = vtopo(capsys, "status", "vm-tap-vs-macvtap")
+    assert code == 0 and any(line.split()[:3] == ["node", "vm1", "stopped"] for line in out.splitlines()), out
+
+    for vm in ("vm1", "vm2"):
+        assert vtopo(capsys, "node", "vm-tap-vs-macvtap", vm, "start")[0] == 0
+    for vm in ("vm1", "vm2"):
+        wait_ready(prefix, vm)
+        assert qemu_of(prefix, vm) != first[vm]
+    assert os.readlink(f"/proc/{qemu_of(prefix, 'vm2')}/fd/3") == f"/dev/tap{tap_index}", "the same macvtap"
+    assert f"ifname={prefix}-vm1-nic0" in Path(f"/proc/{qemu_of(prefix, 'vm1')}/cmdline").read_text().replace("\0", " ")
+    assert wait_for(lambda: lab.pings("host", "vm1", count=1) and lab.pings("host", "vm2", count=1), 30)
+    assert vtopo(capsys, "node", "vm-tap-vs-macvtap", "vm1", "stop")[0] == 0  # destroyed with a VM stopped
