@@ -140,3 +140,22 @@ def test_operate_a_running_lab_from_the_canvas(make_window: Callable[..., MainWi
         if window.deploy.deployed_lab:
             _deploy(window, qtbot, False)
     assert snapshot() - before == {}
+
+
+def test_startup_commands_are_typed_in_the_inspector_as_one_undo_step(make_window: Callable[..., MainWindow],
+                                                                      qtbot: QtBot) -> None:
+    window = make_window("bridge-veth")
+    click(window.view, node_at(window, "c1"))
+    startup = window.inspector.node_form.startup
+    qtbot.waitUntil(lambda: window.inspector.node_form.node_id == "c1" and startup.isVisible())
+    startup.setFocus()
+    qtbot.keyClicks(startup, "ip route add 10.9.0.0/24 via 10.0.0.2")
+    qtbot.keyClick(startup, Qt.Key.Key_Return)
+    qtbot.keyClicks(startup, "  echo ready  ")
+    qtbot.keyClick(startup, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    node = window.editor.topology.node_named("c1")
+    assert node.startup_commands == ["ip route add 10.9.0.0/24 via 10.0.0.2", "echo ready"]
+    window.view.setFocus()
+    qtbot.keyClick(window.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert node.startup_commands == []
+    qtbot.waitUntil(lambda: startup.toPlainText() == "")

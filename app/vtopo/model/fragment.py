@@ -62,7 +62,8 @@ def instantiate(fragment: Fragment, taken_names: set[str], offset: Position) -> 
         taken.add(name)
         new_ids[node.id] = new_id("node")
         nodes.append(Node(new_ids[node.id], name, node.kind, copy.deepcopy(node.settings),
-                          Position(node.position.x + offset.x, node.position.y + offset.y)))
+                          Position(node.position.x + offset.x, node.position.y + offset.y),
+                          list(node.startup_commands)))
 
     def moved(end: Endpoint) -> Endpoint:
         return Endpoint(new_ids[end.node], end.port, copy.deepcopy(end.interface))

@@ -171,6 +171,12 @@ class Editor(QObject):
             node = self.topology.nodes[node_id]
             self.undo_stack.push(self._edit_node(node_id, f"Edit {node.name}", settings=settings))
 
+    def set_startup_commands(self, node_id: str, commands: list[str]) -> None:
+        node = self.topology.nodes[node_id]
+        if commands != node.startup_commands:
+            self.undo_stack.push(self._edit_node(node_id, f"Edit the startup commands of {node.name}",
+                                                 startup_commands=commands))
+
     def update_link(self, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
                     impairment: Impairment | None = None) -> None:
         link = self.topology.links[link_id]
