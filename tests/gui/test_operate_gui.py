@@ -159,3 +159,21 @@ def test_startup_commands_are_typed_in_the_inspector_as_one_undo_step(make_windo
     qtbot.keyClick(window.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert node.startup_commands == []
     qtbot.waitUntil(lambda: startup.toPlainText() == "")
+
+
+def test_what_startup_commands_print_goes_to_the_deploy_log(make_window: Callable[..., MainWindow],
+                                                            qtbot: QtBot) -> None:
+    from tests.gui.test_deploy import FakeDeployer, FakeProgress, FakeReport
+
+    class PrintingDeployer(FakeDeployer):
+        def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> FakeReport:
+            progress(FakeProgress("output", 0, 0, "$ echo serving\nserving on 10.0.0.1", "node c1"))
+            return super().update(topology, progress, consent)
+
+    window = make_window("bridge-veth", deployer_loader=lambda: (PrintingDeployer(), ""))
+    qtbot.waitUntil(lambda: not window.deploy.busy)
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        qtbot.keyClick(window, Qt.Key.Key_F5)
+    lines = window.log.toPlainText().splitlines()
+    assert [line.split("  ", 1)[1] for line in lines if "| " in line] == ["c1| $ echo serving",
+                                                                          "c1| serving on 10.0.0.1"]

@@ -144,6 +144,10 @@ class DeployController(QObject):
     # ------------------------------------------------------------ results, on the GUI thread
 
     def _progress(self, progress: Progress) -> None:
+        if progress.stage == "output":  # what a startup command printed
+            for line in progress.message.splitlines():
+                self._log.log(f"{progress.owner.removeprefix('node ')}| {line}")
+            return
         self._bar.setRange(0, max(progress.total, 1))
         self._bar.setValue(progress.done)
         self._bar.setFormat(f"{progress.stage} %v/%m")
