@@ -131,7 +131,6 @@ def test_operate_a_running_lab_from_the_canvas(make_window: Callable[..., MainWi
         qtbot.keyClick(rate, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: idle() and "rate 12Mbit" in _qdisc(window, "c2"), timeout=20_000)
         qtbot.waitUntil(lambda: window.deploy.drift() == "", timeout=20_000)  # applied live: nothing to redeploy
-        assert "a running" not in window.drift.text()
 
         open_menu(window, node_at(window, "c3"), choose("Stop"))  # destroyed with a node stopped
         qtbot.waitUntil(lambda: idle() and scene.nodes["c3"].state is NodeState.STOPPED, timeout=20_000)

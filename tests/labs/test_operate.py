@@ -268,3 +268,24 @@ def test_a_stopped_vm_is_powered_off_and_boots_again_on_the_same_taps(deployed, 
     assert f"ifname={prefix}-vm1-nic0" in Path(f"/proc/{qemu_of(prefix, 'vm1')}/cmdline").read_text().replace("\0", " ")
     assert wait_for(lambda: lab.pings("host", "vm1", count=1) and lab.pings("host", "vm2", count=1), 30)
     assert vtopo(capsys, "node", "vm-tap-vs-macvtap", "vm1", "stop")[0] == 0  # destroyed with a VM stopped
+
+
+def test_cleanup_after_a_crash_removes_a_lab_with_a_node_stopped_and_a_link_down(capsys):
+    from residue import snapshot
+    from vtopo.host.deployer import Deployer
+    from vtopo.lab import open_lab
+    from vtopo.resources import TOPOLOGIES
+
+    before = snapshot()
+    Deployer().deploy(open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology)
+    lab = Deployer().store.find("l2-vs-l3")
+    assert lab is not None
+    netns = f"{lab.prefix}-h1"
+    frozen = subprocess.Popen(["ip", "netns", "exec", netns, "sleep", "300"])
+    assert vtopo(capsys, "node", "l2-vs-l3", "h1", "stop")[0] == 0
+    assert vtopo(capsys, "node", "l2-vs-l3", "r1", "stop")[0] == 0
+    assert vtopo(capsys, "link", "l2-vs-l3", "h3", "lan2", "down")[0] == 0
+    code, out, _ = vtopo(capsys, "cleanup")
+    assert code == 0 and "destroyed lab l2-vs-l3\n" in out and "stray" not in out
+    assert frozen.wait(5) == -9
+    assert snapshot() - before == {}
