@@ -56,15 +56,28 @@ def test_operate_entries_wait_for_a_deployed_lab(make_window: Callable[..., Main
                                                                                   "Bring link up": False}
 
 
+def red_runs_along(window: MainWindow, link_id: str) -> list[bool]:
+    """Whether each pixel along the middle of the link, as the view draws it, is the down link's red."""
+    view = window.view
+    line = window.editor.scene.links[link_id].line
+    image = view.viewport().grab().toImage()
+    samples = []
+    for step in range(30, 71):
+        point = view.mapFromScene(line.pointAt(step / 100))
+        color = image.pixelColor(point.x(), point.y())
+        samples.append(color.red() > 180 and color.green() < 110 and color.blue() < 110)
+    return samples
+
+
 def test_a_down_link_is_drawn_dashed_red(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
     window = make_window("bridge-veth")
-    item = window.editor.scene.links[LINK]
+    assert not any(red_runs_along(window, LINK))
     window.editor.scene.set_links_down({LINK})
-    assert item.down
-    image = window.view.grab().toImage()
-    assert not image.isNull()
+    qtbot.waitUntil(lambda: any(red_runs_along(window, LINK)))
+    samples = red_runs_along(window, LINK)
+    assert 0.3 < sum(samples) / len(samples) < 0.95, "red dashes with gaps between them (0.80 measured)"
     window.editor.scene.set_links_down(set())
-    assert not item.down
+    qtbot.waitUntil(lambda: not any(red_runs_along(window, LINK)))
 
 
 def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
