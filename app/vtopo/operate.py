@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_lab, lab_context
+from vtopo.compile.compiler import Compiler, compile_lab
 from vtopo.compile.plan import Plan
 from vtopo.host import netns as namespaces
 from vtopo.host import processes
@@ -107,12 +107,11 @@ def running_lab(lab: str, store: StateStore | None = None) -> Iterator[RunningLa
     with record.locked():
         data = record.read()
         topology = io.from_document(data["topology"])
-        kinds = installed_kinds()
-        plan = compile_lab(topology, kinds, record.facts(), record.consent())
-        context = lab_context(topology, kinds, record.facts(), record.consent())
+        compiler = Compiler(topology, installed_kinds(), record.facts(), record.consent())
+        plan = compiler.run()
         applier = Applier(record.prefix)
         try:
-            yield RunningLab(record, topology, plan, context, applier)
+            yield RunningLab(record, topology, plan, compiler.lab, applier)
         except OpFailed as failure:
             raise OperateError(str(failure)) from failure
         finally:
