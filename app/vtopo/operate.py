@@ -13,6 +13,7 @@ designer and the privileged agent call them alike.
 """
 from __future__ import annotations
 
+import errno
 import signal
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from vtopo.compile.plan import Plan
 from vtopo.host import netns as namespaces
 from vtopo.host import processes
 from vtopo.host.applier import Applier, OpFailed
+from vtopo.host.netlink import NetlinkError
 from vtopo.host.state import LabRecord, Operated, StateStore
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
@@ -92,10 +94,26 @@ class RunningLab:
         return [op for op in self.plan.ops if isinstance(op, o.StartProcess) and op.owner == node.subject]
 
     def set_carrier(self, ends: list[EndContext], operated: Operated) -> None:
-        """Each end up unless its node is stopped or its link is down."""
+        """Each end up unless its node is stopped or its link is down. The kernel drops an interface's routes (and
+        IPv6 addresses) when it goes down, so where one comes up the plan's addresses and routes are put back."""
+        came_up: set[str | None] = set()
         for end in ends:
             up = end.node.name not in operated.stopped and end.link.id not in operated.down
             self.applier.netlink.set_link(end.device, end.netns, up=up)
+            if up:
+                came_up.add(end.netns)
+        for op in self.plan.ops:
+            if isinstance(op, (o.AddAddress, o.AddRoute)) and op.netns in came_up:
+                self._put_back(op)
+
+    def _put_back(self, op: o.AddAddress | o.AddRoute) -> None:
+        try:
+            self.applier.apply(op)
+        except OpFailed as failure:
+            refusal = failure.__cause__
+            # still there (an IPv4 address survives), or a route via a link still down: it returns with that link
+            if not isinstance(refusal, NetlinkError) or refusal.code not in (errno.EEXIST, errno.ENETUNREACH):
+                raise
 
 
 @contextmanager

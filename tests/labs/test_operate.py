@@ -237,6 +237,17 @@ def test_a_stopped_router_stops_its_daemons_and_starts_them_again(deployed, caps
     assert "Full" in lab.run("r1", "vtysh", "-c", "show ip ospf neighbor").stdout or \
         wait_for(lambda: "Full" in lab.run("r1", "vtysh", "-c", "show ip ospf neighbor").stdout, 20)
     assert wait_for(lambda: lab.pings("h1", "h3", count=1), 20)
+
+    def default_route(node: str) -> str:
+        return lab.run(node, "ip", "route", "show", "default").stdout
+
+    assert "via 10.1.0.1" in default_route("h1") and "via 10.2.0.1" in default_route("h3")
+    assert vtopo(capsys, "node", "l2-vs-l3", "h1", "restart")[0] == 0  # the kernel drops routes of a link going down
+    assert vtopo(capsys, "link", "l2-vs-l3", "h3", "lan2", "down")[0] == 0
+    assert default_route("h3") == ""
+    assert vtopo(capsys, "link", "l2-vs-l3", "h3", "lan2", "up")[0] == 0
+    assert "via 10.1.0.1" in default_route("h1") and "via 10.2.0.1" in default_route("h3"), "put back"
+    assert wait_for(lambda: lab.pings("h1", "h3", count=1), 10)
     assert vtopo(capsys, "node", "l2-vs-l3", "r2", "stop")[0] == 0  # destroyed with a router stopped
 
 
