@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindo
 from vtopo.gui import terminal
 from vtopo.gui.canvas import export
 from vtopo.gui.capture.panel import CaptureController
+from vtopo.gui.console.dock import TerminalTabs
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.context_menus import ContextMenus
@@ -26,6 +27,7 @@ from vtopo.gui.panels.checks import ChecksController
 from vtopo.gui.panels.deploy import DeployController, confirm_destroy
 from vtopo.gui.theme import THEMES, apply_theme
 from vtopo.gui.toolbar import build_toolbar, deploy_icon, destroy_icon, history_button
+from vtopo.kinds.contract import NodeKind
 
 
 
@@ -42,6 +44,7 @@ class WindowParts(Protocol):
     domains: DomainView
     rates: RateView
     analyzer: LabAnalyzer
+    terminals: TerminalTabs
     settings: QSettings
 
     def docks(self) -> list[QDockWidget]: ...
@@ -133,6 +136,7 @@ class Actions:
         self.destroy = self._action("D&estroy…", self._destroy, "Shift+F5", destroy_icon())
         self.status = self._action("Refresh &status", deploy.refresh_status)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
+        self.external_terminal = self._action("Open in e&xternal terminal", self.open_external_terminal)
         self.iperf_pair = self._action("iperf between these two", self._iperf_pair)
         self.show_measure = self._action("&Measure…", parts.measure.show_panel, "Ctrl+M")
 
@@ -203,7 +207,7 @@ class Actions:
         lab = bar.addMenu("&Lab")
         lab.addActions([self.deploy, self.destroy, self.status])
         lab.addSeparator()
-        lab.addActions([self.terminal, self.show_measure, self.iperf_pair])
+        lab.addActions([self.terminal, self.external_terminal, self.show_measure, self.iperf_pair])
 
     def _build_toolbar(self) -> None:
         stack = self.parts.editor.undo_stack
@@ -278,14 +282,25 @@ class Actions:
         nodes = self.parts.editor.scene.selected_node_ids()
         return nodes[0] if len(nodes) == 1 else ""
 
-    def open_terminal(self) -> None:
+    def _terminal_target(self, action: QAction) -> tuple[str, str, NodeKind | None] | None:
+        """The lab, name and kind of the selected node, when `action` can open a terminal on it."""
         node_id = self.selected_node()
-        if not node_id or not self.terminal.isEnabled():
-            return
+        if not node_id or not action.isEnabled():
+            return None
         editor = self.parts.editor
         node = editor.topology.nodes[node_id]
-        lab = self.parts.deploy.deployed_lab or editor.topology.name
-        if not terminal.open_terminal(lab, node.name, editor.registry.get(node.kind)):
+        return self.parts.deploy.deployed_lab or editor.topology.name, node.name, editor.registry.get(node.kind)
+
+    def open_terminal(self) -> None:
+        """A tab in the terminal dock on the selected node."""
+        if target := self._terminal_target(self.terminal):
+            try:
+                self.parts.terminals.open(target[1], terminal.node_argv(*target))
+            except OSError as error:
+                self.window.statusBar().showMessage(f"the terminal on {target[1]} did not start: {error}", 5000)
+
+    def open_external_terminal(self) -> None:
+        if (target := self._terminal_target(self.external_terminal)) and not terminal.open_terminal(*target):
             self.window.statusBar().showMessage("the terminal emulator did not start", 5000)
 
     def deploy_lab(self) -> None:
@@ -317,14 +332,18 @@ class Actions:
         self.status.setEnabled(not deployer_missing and not deploy.busy)
         node_id = self.selected_node()
         if not node_id:
-            reason = "select one node"
+            reason = external_reason = "select one node"
         else:
             node = editor.topology.nodes[node_id]
             running = deploy.state_of(node.name) is NodeState.RUNNING
             reason = terminal.unavailable_reason(editor.registry.get(node.kind), running)
+            external_reason = terminal.external_unavailable_reason(editor.registry.get(node.kind), running)
         self.terminal.setEnabled(not reason)
         self.terminal.setToolTip(f"Open a terminal on the node ({reason})" if reason else
-                                 "Open a terminal on the selected node")
+                                 "Open a terminal on the selected node in the Terminal panel")
+        self.external_terminal.setEnabled(not external_reason)
+        self.external_terminal.setToolTip(f"Open a terminal window ({external_reason})" if external_reason else
+                                          "Open a terminal on the selected node in a window of its own")
         pair = scene.selected_node_ids()
         measurable = len(pair) == 2 and all(self.parts.measure.can_measure(node_id) for node_id in pair)
         self.iperf_pair.setEnabled(measurable)
@@ -377,7 +396,7 @@ class Actions:
         if node_id not in editor.scene.selected_node_ids():
             editor.scene.select_ids([node_id])
         menu = QMenu(self.window)
-        menu.addActions([self.terminal, self.rename, self.properties])
+        menu.addActions([self.terminal, self.external_terminal, self.rename, self.properties])
         menu.addSeparator()
         menu.addActions([self.duplicate, self.copy, self.delete])
         menu.addSeparator()
