@@ -19,6 +19,7 @@ from vtopo.gui.context_menus import ContextMenus
 from vtopo.gui.document.analysis import LabAnalyzer
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.document.files import FileController
+from vtopo.gui.document.layout import LAYOUTS
 from vtopo.gui.measure.controller import MeasureController
 from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
@@ -112,6 +113,9 @@ class Actions:
                                          "Ctrl+G" if mode == "grid" else ())
                       for mode, text in ALIGN_MODES.items()}
 
+        self.auto_layout = {style: self._action(text, lambda checked=False, s=style: self._auto_layout(s),
+                                                "Ctrl+Shift+L" if style == "layered" else ())
+                            for style, text in LAYOUTS.items()}
         self.rename = self._action("&Rename", self._rename_selected, "F2", scope=canvas)
         self.properties = self._action("P&roperties", parts.show_inspector)
         self.link_mode = self._action("Draw &links", self._toggle_link_mode, "L", scope=canvas)
@@ -193,6 +197,7 @@ class Actions:
         edit.addSeparator()
         align = edit.addMenu("&Align")
         align.addActions(list(self.align.values()))
+        edit.addActions(list(self.auto_layout.values()))
         view = bar.addMenu("&View")
         view.addActions([self.link_mode, self.snap, self.interface_labels, self.parts.domains.toggle,
                          self.parts.rates.toggle])
@@ -243,6 +248,10 @@ class Actions:
         where = at if at is not None else view.mapToScene(view.viewport().rect().center())
         annotation = self.parts.editor.add_annotation(shape, where)
         self.parts.editor.scene.select_ids([annotation.id])
+
+    def _auto_layout(self, style: str) -> None:
+        self.parts.editor.auto_layout(style)
+        self.parts.view.fit_to_view()
 
     def _toggle_link_mode(self, checked: bool) -> None:
         self.parts.view.link_mode = checked
@@ -423,4 +432,6 @@ class Actions:
         menu.addAction("Add rectangle here", lambda: self._annotate("rect", scene_at))
         menu.addSeparator()
         menu.addActions([self.select_all, self.fit])
+        menu.addSeparator()
+        menu.addActions(list(self.auto_layout.values()))
         menu.exec(at)
