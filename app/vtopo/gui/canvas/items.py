@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen,
@@ -82,6 +82,11 @@ class NodeItem(QGraphicsItem):
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
         self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
 
+    def occupied(self) -> list[QRectF]:
+        """The icon and the name, in scene coordinates: what the labels of its links must not cover."""
+        icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
+        return [icon.translated(self.pos()), self._label_rect.translated(self.pos())]
+
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:
             self.state = state
@@ -151,6 +156,9 @@ class NodeItem(QGraphicsItem):
 
 
 PARALLEL_GAP = 12.0
+MIDDLE_TRIES = 6  # places for the impairment, each a line further from the link, before it settles on the last
+
+
 MAX_LOAD_WIDTH = 8.0  # extra pen width of a link at full load
 
 
@@ -169,8 +177,10 @@ class LinkItem(QGraphicsItem):
         self._texts = ("", "")
         self._labels: tuple[list[QStaticText], list[QStaticText]] = ([], [])
         self._line_height = 0.0
-        self._label_sizes = (QSizeF(), QSizeF())
+        self._label_sizes: tuple[list[QSizeF], list[QSizeF]] = ([], [])
         self._label_rects = (QRectF(), QRectF())
+        self._shown_lines = (0, 0)
+        self._making_room = False
         self._middle_text = ""
         self._middle = _static_text("")
         self._middle_rect = QRectF()
@@ -228,8 +238,8 @@ class LinkItem(QGraphicsItem):
         for text in (text_a, text_b):
             lines = text.splitlines()
             labels.append([_static_text(line) for line in lines])
-            sizes.append(QSizeF(max((metrics.horizontalAdvance(line) for line in lines), default=0),
-                                metrics.height() * len(lines)))
+            sizes.append([QSizeF(max((metrics.horizontalAdvance(line) for line in lines[:count]), default=0),
+                                 metrics.height() * count) for count in range(len(lines), 0, -1)])
         self._labels = (labels[0], labels[1])
         self._label_sizes = (sizes[0], sizes[1])
         self._middle_text = middle
@@ -258,22 +268,50 @@ class LinkItem(QGraphicsItem):
             self.on_path = on_path
             self.update()
 
+    def label_rects(self) -> list[QRectF]:
+        """Where the end labels and the impairment are drawn, in scene coordinates (none for hidden ones)."""
+        return [rect for rect in (*self._label_rects, self._middle_rect) if not rect.isEmpty()]
+
+    def _taken(self, own: list[QRectF], others: list[LinkItem]) -> list[QRectF]:
+        """What this link's labels must not cover: its nodes (`own`), the labels of the other links at them, and
+        the icons and names of those links' far nodes. A link placed later avoids this one's labels in turn, so no
+        two of them overlap."""
+        taken = list(own)
+        for link in others:
+            taken.extend(link.label_rects())
+            taken.extend(link.b.occupied() if link.a in (self.a, self.b) else link.a.occupied())
+        return taken
+
+    def _make_room(self, own: list[QRectF], others: list[LinkItem]) -> None:
+        """The other links at this link's nodes whose labels its labels or nodes now cover take another place,
+        clear of these (one level: they move nobody else)."""
+        mine = [*self.label_rects(), *own]
+        for link in others:
+            if any(rect.intersects(other) for rect in mine for other in link.label_rects()):
+                link._making_room = True
+                link.update_geometry()
+                link._making_room = False
+
     def update_geometry(self) -> None:
-        """Place the line, then the labels so that none overlaps another: the two ends' labels on the same side of
-        the line, or on opposite sides when the link is too short for that; the impairment on the other side."""
+        """Place the line, then the labels: each end's label beside the line near its node, on either side and
+        further along while it would cover another text, cut to the interface name if no place is free, left out if
+        none is free for that either; then the impairment, clear of them."""
         self.prepareGeometryChange()
         shift = self._parallel_shift()
         self._line = QLineF(self.a.pos() + shift, self.b.pos() + shift)
         p1, p2 = self._line.p1(), self._line.p2()
+        self._label_rects = (QRectF(), QRectF())
+        self._shown_lines = (0, 0)
+        own = [*self.a.occupied(), *self.b.occupied()]
+        others = sorted({*self.a.links, *self.b.links} - {self}, key=lambda link: link.link_id)
+        taken = self._taken(own, others)
         if self._look.end_labels:
-            at_a = self._label_rect_at(p1, p2, self._label_sizes[0], 1)
-            at_b = self._label_rect_at(p2, p1, self._label_sizes[1], 1)
-            if at_a.intersects(at_b):
-                at_b = self._label_rect_at(p2, p1, self._label_sizes[1], -1)
-            self._label_rects = (at_a, at_b)
-        else:
-            self._label_rects = (QRectF(), QRectF())
-        self._place_middle()
+            at_a, lines_a = self._place_end(p1, p2, self._label_sizes[0], taken)
+            at_b, lines_b = self._place_end(p2, p1, self._label_sizes[1], [*taken, at_a])
+            self._label_rects, self._shown_lines = (at_a, at_b), (lines_a, lines_b)
+        self._place_middle([*taken, *self._label_rects])
+        if not self._making_room:
+            self._make_room(own, others)
         self._shape = None
         margin = 6 + MAX_LOAD_WIDTH * self.load / 2
         bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
@@ -282,8 +320,8 @@ class LinkItem(QGraphicsItem):
                 bounds = bounds.united(rect)
         self._bounds = bounds.adjusted(-2, -2, 2, 2)
 
-    def _place_middle(self) -> None:
-        """The impairment below the line's middle, moved further out while it would cover an end's label."""
+    def _place_middle(self, taken: list[QRectF]) -> None:
+        """The impairment below the line's middle, moved further out while it would cover another text."""
         size = self._middle_rect.size()
         if size.isEmpty() or self._line.length() < 1:
             self._middle_rect.moveCenter(self._line.center())
@@ -291,8 +329,9 @@ class LinkItem(QGraphicsItem):
         _direction, normal = self._axes(self._line.p1(), self._line.p2())
         across = abs(normal.x()) * size.width() / 2 + abs(normal.y()) * size.height() / 2 + 3
         self._middle_rect.moveCenter(self._line.center() - normal * across)
-        for _ in range(3):
-            if not any(self._middle_rect.intersects(rect) for rect in self._label_rects if not rect.isEmpty()):
+        taken = [rect for rect in taken if not rect.isEmpty()]
+        for _ in range(MIDDLE_TRIES):
+            if not any(self._middle_rect.intersects(rect) for rect in taken):
                 return
             self._middle_rect.translate(-normal * (size.height() + 2))
 
@@ -305,20 +344,36 @@ class LinkItem(QGraphicsItem):
             normal = -normal
         return direction, normal
 
-    def _label_rect_at(self, near: QPointF, far: QPointF, size: QSizeF, side: int) -> QRectF:
-        """Beside the line (side 1: above or right of it; -1: the other side), just outside the node's icon."""
+    def _place_end(self, near: QPointF, far: QPointF, sizes: list[QSizeF], taken: list[QRectF]
+                   ) -> tuple[QRectF, int]:
+        """The first free place for an end's label (whole, then cut to fewer lines), and how many lines show; no
+        label where none is free (the link's tooltip still names the interface and its addresses)."""
+        taken = [rect for rect in taken if not rect.isEmpty()]
+        for size in sizes:
+            for place in self._label_places(near, far, size):
+                if not any(place.intersects(rect) for rect in taken):
+                    return place, round(size.height() / self._line_height)
+        return QRectF(), 0
+
+    def _label_places(self, near: QPointF, far: QPointF, size: QSizeF) -> Iterator[QRectF]:
+        """Beside the line near the node, above or right of it first, then the other side; then a step further
+        along, until the far node's icon (the nearest place only, on a line too short for more)."""
         length = QLineF(near, far).length()
         if length < 1 or size.isEmpty():
-            return QRectF()
+            return
         direction, normal = self._axes(near, far)
-        normal *= side
         half = QPointF(size.width() / 2, size.height() / 2)
         extent_along = abs(direction.x()) * half.x() + abs(direction.y()) * half.y()
-        extent_across = abs(normal.x()) * half.x() + abs(normal.y()) * half.y()
         below = max(0.0, direction.y()) * (self._line_height + LABEL_GAP)  # clear the node's name label
         distance = min(ICON_SIZE / 2 + 6 + extent_along + below, length / 2)
-        center = near + direction * distance + normal * (extent_across + 3)
-        return QRectF(center - half, size)
+        last = length - ICON_SIZE / 2 - 6 - extent_along
+        sides = [(normal * side, abs(normal.x()) * half.x() + abs(normal.y()) * half.y() + 3) for side in (1, -1)]
+        while True:
+            for across, clearance in sides:
+                yield QRectF(near + direction * distance + across * clearance - half, size)
+            distance += 2 * extent_along + LABEL_GAP
+            if distance > last:
+                return
 
     def boundingRect(self) -> QRectF:
         return self._bounds
@@ -349,9 +404,10 @@ class LinkItem(QGraphicsItem):
         if option.levelOfDetailFromTransform(painter.worldTransform()) < MIN_LOD_FOR_TEXT:
             return
         painter.setFont(self._font)
-        for lines, rect in zip(self._labels, self._label_rects):
+        for lines, rect, shown in zip(self._labels, self._label_rects, self._shown_lines):
             if rect.isEmpty():
                 continue
+            lines = lines[:shown]
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colors.label_background)
             painter.drawRoundedRect(rect.adjusted(-2, -1, 2, 1), 3, 3)

@@ -2,6 +2,8 @@
 or force-directed. Positions only; notes stay where they are."""
 from __future__ import annotations
 
+import itertools
+import math
 from statistics import mean
 
 import networkx as nx
@@ -84,13 +86,21 @@ def _by_barycentre(graph: nx.Graph[str], row: list[str], fractions: dict[str, fl
 
 
 def force_directed(topology: Topology) -> dict[str, Position]:
-    """NetworkX's spring layout (Fruchterman–Reingold), with a fixed seed: the same lab gets the same drawing."""
+    """NetworkX's spring layout (Fruchterman–Reingold) of each connected part, with a fixed seed (the same lab gets
+    the same drawing), spread until no two nodes are closer than a column; the parts side by side."""
     graph = lab_graph(topology)
-    if not graph:
-        return {}
-    spread = COLUMN_SPACING * max(1.0, len(graph) ** 0.5)
-    computed = nx.spring_layout(graph, seed=7, scale=spread)
-    return _centred(topology, {node_id: (float(x), float(y)) for node_id, (x, y) in computed.items()})
+    places: dict[str, tuple[float, float]] = {}
+    left = 0.0
+    for part in sorted(nx.connected_components(graph), key=lambda nodes: (-len(nodes), min(nodes))):
+        computed = nx.spring_layout(graph.subgraph(part), seed=7, scale=COLUMN_SPACING * len(part) ** 0.5)
+        points = {node_id: (float(x), float(y)) for node_id, (x, y) in computed.items()}
+        closest = min((math.dist(p, q) for p, q in itertools.combinations(points.values(), 2)), default=1.0)
+        grow = max(1.0, COLUMN_SPACING / max(closest, 1.0))
+        xs = [x for x, _ in points.values()]
+        for node_id, (x, y) in points.items():
+            places[node_id] = (left + (x - min(xs)) * grow, y * grow)
+        left += (max(xs) - min(xs)) * grow + COLUMN_SPACING
+    return _centred(topology, places)
 
 
 def _centred(topology: Topology, places: dict[str, tuple[float, float]]) -> dict[str, Position]:
