@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QGuiApplication, QWheelEvent
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from vtopo.gui.console.dock import TerminalTabs
@@ -16,6 +18,7 @@ from vtopo.gui.console.widget import TerminalWidget
 
 Key = Qt.Key
 Mod = Qt.KeyboardModifier
+CTRL_SHIFT = Mod.ControlModifier | Mod.ShiftModifier
 SHELL = ["bash", "--norc", "--noprofile", "-i"]
 
 
@@ -141,3 +144,37 @@ def test_exit_marks_the_tab(qtbot: QtBot, tabs: TerminalTabs) -> None:
         type_line(qtbot, terminal, "exit 3")
     assert tabs.tabText(0).endswith("(exited)")
     wait_for(qtbot, terminal, "[exited with code 3]")
+
+
+def wheel(terminal: TerminalWidget, notches: int) -> None:
+    centre = QPointF(terminal.rect().center())
+    event = QWheelEvent(centre, QPointF(terminal.mapToGlobal(centre.toPoint())), QPoint(), QPoint(0, 120 * notches),
+                        Qt.MouseButton.NoButton, Mod.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(terminal, event)
+
+
+def test_the_wheel_and_shift_page_up_scroll_back_and_output_returns(qtbot: QtBot, tabs: TerminalTabs) -> None:
+    terminal = open_shell(qtbot, tabs)
+    type_line(qtbot, terminal, "seq 1 300")
+    qtbot.waitUntil(lambda: "300" in terminal.text())
+    wheel(terminal, 1)
+    assert terminal.screen_model.scrolled_back and "300" not in terminal.text()
+    qtbot.keyClick(terminal, Key.Key_PageUp, Mod.ShiftModifier)
+    qtbot.keyClick(terminal, Key.Key_PageUp, Mod.ShiftModifier)
+    early = [int(line) for line in terminal.text() if line.isdigit()]
+    assert early and max(early) < 300 - terminal.screen_model.lines
+    wheel(terminal, -1)
+    type_line(qtbot, terminal, "echo back-$((1+1))")
+    wait_for(qtbot, terminal, "back-2")
+    assert not terminal.screen_model.scrolled_back
+
+
+def test_ctrl_shift_v_pastes_without_running_the_pasted_lines(qtbot: QtBot, tabs: TerminalTabs) -> None:
+    terminal = open_shell(qtbot, tabs)
+    type_line(qtbot, terminal, "bind 'set enable-bracketed-paste on'")
+    QGuiApplication.clipboard().setText("echo pasted-$((2+3))\n")
+    qtbot.keyClick(terminal, Key.Key_V, CTRL_SHIFT)
+    qtbot.waitUntil(lambda: any(line.endswith("echo pasted-$((2+3))") for line in terminal.text()))
+    assert not any("pasted-5" in line for line in terminal.text())  # bracketed: the newline did not run it
+    qtbot.keyClick(terminal, Key.Key_Return)
+    wait_for(qtbot, terminal, "pasted-5")

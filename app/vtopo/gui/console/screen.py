@@ -1,5 +1,5 @@
 """pyte's screen with what full-screen programs expect beyond it: answers to queries go back to the program,
-and the alternate screen (vim, top, less) is restored when the program leaves it."""
+the alternate screen (vim, top, less) is restored when the program leaves it, and bracketed paste is known."""
 from __future__ import annotations
 
 import copy
@@ -10,8 +10,10 @@ from pyte.screens import Cursor
 
 ALTERNATE_SCREEN_MODES = {47 << 5, 1047 << 5, 1049 << 5}
 """Private modes that switch to the alternate screen (pyte shifts private modes by 5 bits)."""
+SCROLLBACK = 5000
 APPLICATION_CURSOR = 1 << 5
 """DECCKM: cursor keys send ESC O x."""
+BRACKETED_PASTE = 2004 << 5
 
 
 
@@ -27,15 +29,26 @@ def _public_only(name: str) -> Callable[..., None]:
     return public_only
 
 
-class TerminalScreen(pyte.Screen):
+class TerminalScreen(pyte.HistoryScreen):
+    """With SCROLLBACK lines above the screen to page back through (new output pages forward again)."""
+
     def __init__(self, columns: int, lines: int, reply: Callable[[str], None]) -> None:
-        super().__init__(columns, lines)
+        super().__init__(columns, lines, history=SCROLLBACK)
         self._reply = reply
         self._saved: tuple[dict[int, Any], Cursor] | None = None
 
     @property
     def application_cursor(self) -> bool:
         return APPLICATION_CURSOR in self.mode
+
+    @property
+    def bracketed_paste(self) -> bool:
+        """The program wants pasted text marked (bash and vim ask), so that a pasted newline runs nothing."""
+        return BRACKETED_PASTE in self.mode
+
+    @property
+    def scrolled_back(self) -> bool:
+        return self.history.position < self.history.size
 
     def write_process_input(self, data: str) -> None:
         self._reply(data)

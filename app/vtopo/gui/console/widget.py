@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pyte
 from PySide6.QtCore import QEvent, QRect, Qt, Signal
-from PySide6.QtGui import (QColor, QFocusEvent, QFont, QFontDatabase, QFontMetrics, QKeyEvent, QPainter,
-                           QPaintEvent, QResizeEvent)
+from PySide6.QtGui import (QColor, QFocusEvent, QFont, QFontDatabase, QFontMetrics, QGuiApplication, QKeyEvent,
+                           QPainter, QPaintEvent, QResizeEvent, QWheelEvent)
 from PySide6.QtWidgets import QWidget
 
 from vtopo.gui.console.keys import key_bytes
@@ -86,7 +86,34 @@ class TerminalWidget(QWidget):
     def focusNextPrevChild(self, next: bool) -> bool:
         return False  # Tab completes in the shell and in vtysh; it does not move the focus
 
+    def paste(self, text: str) -> None:
+        data = text.replace("\r\n", "\r").replace("\n", "\r")
+        if self.screen_model.bracketed_paste:
+            data = f"\x1b[200~{data}\x1b[201~"
+        self.process.write(data.encode())
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        """The wheel pages through the scrollback (the program's own screen, in vim or less, has none)."""
+        steps = event.angleDelta().y()
+        if steps:
+            self._page(back=steps > 0)
+        event.accept()
+
+    def _page(self, back: bool) -> None:
+        if back:
+            self.screen_model.prev_page()
+        else:
+            self.screen_model.next_page()
+        self.update()
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        shift_only = event.modifiers() == Qt.KeyboardModifier.ShiftModifier
+        if shift_only and event.key() in (Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
+            self._page(back=event.key() == Qt.Key.Key_PageUp)
+            return
+        if (shift_only and event.key() == Qt.Key.Key_Insert) or _is_ctrl_shift(event, Qt.Key.Key_V):
+            self.paste(QGuiApplication.clipboard().text())  # Ctrl+V stays the program's (vim's block selection)
+            return
         data = key_bytes(event.key(), event.modifiers(), event.text(), self.screen_model.application_cursor)
         if data:
             self.process.write(data)
@@ -152,7 +179,7 @@ class TerminalWidget(QWidget):
 
     def _paint_cursor(self, painter: QPainter) -> None:
         cursor = self.screen_model.cursor
-        if cursor.hidden or not self.process.running:
+        if cursor.hidden or not self.process.running or self.screen_model.scrolled_back:
             return
         cell = QRect(cursor.x * self.cell_width, cursor.y * self.cell_height, self.cell_width, self.cell_height)
         if self.hasFocus():
@@ -164,6 +191,11 @@ class TerminalWidget(QWidget):
         else:
             painter.setPen(DEFAULT_FOREGROUND)
             painter.drawRect(cell.adjusted(0, 0, -1, -1))
+
+
+def _is_ctrl_shift(event: QKeyEvent, key: Qt.Key) -> bool:
+    both = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    return event.modifiers() == both and event.key() == key
 
 
 def _same_style(a: pyte.screens.Char, b: pyte.screens.Char) -> bool:
