@@ -53,6 +53,7 @@ class NodeItem(QGraphicsItem):
         self._name = ""
         self._label = _static_text("")
         self._label_rect = QRectF()
+        self._occupied: list[QRectF] | None = None
         self._bounds = QRectF()
         self.state = NodeState.NOT_DEPLOYED
         self.severity = ""
@@ -79,13 +80,16 @@ class NodeItem(QGraphicsItem):
         width = QFontMetricsF(self._font).horizontalAdvance(name)
         height = QFontMetricsF(self._font).height()
         self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
+        self._occupied = None
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
         self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
 
     def occupied(self) -> list[QRectF]:
         """The icon and the name, in scene coordinates: what the labels of its links must not cover."""
-        icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
-        return [icon.translated(self.pos()), self._label_rect.translated(self.pos())]
+        if self._occupied is None:
+            icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
+            self._occupied = [icon.translated(self.pos()), self._label_rect.translated(self.pos())]
+        return self._occupied
 
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:
@@ -150,6 +154,7 @@ class NodeItem(QGraphicsItem):
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and isinstance(value, QPointF):
             return self._look.snap(value)
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            self._occupied = None
             for link in self.links:
                 link.update_geometry()
         return super().itemChange(change, value)
