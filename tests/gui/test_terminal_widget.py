@@ -178,3 +178,19 @@ def test_ctrl_shift_v_pastes_without_running_the_pasted_lines(qtbot: QtBot, tabs
     assert not any("pasted-5" in line for line in terminal.text())  # bracketed: the newline did not run it
     qtbot.keyClick(terminal, Key.Key_Return)
     wait_for(qtbot, terminal, "pasted-5")
+
+
+def test_dragging_selects_and_ctrl_shift_c_copies(qtbot: QtBot, tabs: TerminalTabs) -> None:
+    terminal = open_shell(qtbot, tabs)
+    type_line(qtbot, terminal, "echo sel-$((6*7)) tail")
+    qtbot.waitUntil(lambda: "sel-42 tail" in terminal.text())
+    line = terminal.text().index("sel-42 tail")
+    middle = line * terminal.cell_height + terminal.cell_height // 2
+    start, end = QPoint(1, middle), QPoint(6 * terminal.cell_width - 1, middle)
+    qtbot.mousePress(terminal, Qt.MouseButton.LeftButton, pos=start)
+    qtbot.mouseMove(terminal, end)
+    qtbot.mouseRelease(terminal, Qt.MouseButton.LeftButton, pos=end)
+    assert terminal.selected_text() == "sel-42"
+    qtbot.keyClick(terminal, Key.Key_C, CTRL_SHIFT)
+    assert QGuiApplication.clipboard().text() == "sel-42"
+    assert terminal.process.running  # Ctrl+Shift+C copied; it sent no interrupt

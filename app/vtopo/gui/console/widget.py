@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import pyte
-from PySide6.QtCore import QEvent, QRect, Qt, Signal
-from PySide6.QtGui import (QColor, QFocusEvent, QFont, QFontDatabase, QFontMetrics, QGuiApplication, QKeyEvent,
-                           QPainter, QPaintEvent, QResizeEvent, QWheelEvent)
+from PySide6.QtCore import QEvent, QPointF, QRect, Qt, Signal
+from PySide6.QtGui import (QClipboard, QColor, QFocusEvent, QFont, QFontDatabase, QFontMetrics, QGuiApplication,
+                           QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent)
 from PySide6.QtWidgets import QWidget
 
 from vtopo.gui.console.keys import key_bytes
 from vtopo.gui.console.pty_process import PtyProcess
 from vtopo.gui.console.screen import TerminalScreen
+from vtopo.gui.console.selection import Cell, Selection
 
 DEFAULT_FOREGROUND = QColor("#d0d0d0")
 DEFAULT_BACKGROUND = QColor("#101214")
@@ -21,6 +22,7 @@ NAMED_COLOURS = {
     "brightcyan": "#29b8db", "brightwhite": "#ffffff",
 }
 INITIAL_SIZE = (80, 24)
+SELECTION_COLOUR = QColor(90, 140, 230, 110)
 
 
 def colour(name: str, default: QColor) -> QColor:
@@ -55,12 +57,14 @@ class TerminalWidget(QWidget):
         self.setMinimumSize(self.cell_width * 20, self.cell_height * 4)
         self.screen_model = TerminalScreen(columns, lines, reply=lambda text: self.process.write(text.encode()))
         self._stream = pyte.ByteStream(self.screen_model)
+        self.selection: Selection | None = None
         self.process = PtyProcess(argv, columns, lines, self)
         self.process.output.connect(self.feed)
         self.process.finished.connect(self._finished)
 
     def feed(self, data: bytes) -> None:
         self._stream.feed(data)
+        self.selection = None  # the text under it may have changed
         self.update()
 
     def text(self) -> list[str]:
@@ -92,6 +96,45 @@ class TerminalWidget(QWidget):
             data = f"\x1b[200~{data}\x1b[201~"
         self.process.write(data.encode())
 
+    def selected_text(self) -> str:
+        return self.selection.text(self.screen_model.display) if self.selection else ""
+
+    def copy(self) -> None:
+        if text := self.selected_text():
+            QGuiApplication.clipboard().setText(text)
+
+    def _cell_at(self, point: QPointF) -> Cell:
+        """The cell under a point; a point past a cell's middle selects from the next one."""
+        line = min(self.screen_model.lines - 1, max(0, int(point.y()) // self.cell_height))
+        column = min(self.screen_model.columns, max(0, round(point.x() / self.cell_width)))
+        return line, column
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            cell = self._cell_at(event.position())
+            self.selection = Selection(cell, cell)
+            self.update()
+        elif event.button() == Qt.MouseButton.MiddleButton:
+            self.paste(QGuiApplication.clipboard().text(QClipboard.Mode.Selection))
+        self.setFocus()
+        event.accept()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self.selection is not None and event.buttons() & Qt.MouseButton.LeftButton:
+            self.selection.end = self._cell_at(event.position())
+            self.update()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        """As in xterm, what is selected is at once the primary selection (a middle click pastes it)."""
+        if self.selection is not None and event.button() == Qt.MouseButton.LeftButton:
+            if self.selection.empty:
+                self.selection = None
+            elif text := self.selected_text():
+                clipboard = QGuiApplication.clipboard()
+                if clipboard.supportsSelection():
+                    clipboard.setText(text, QClipboard.Mode.Selection)
+            self.update()
+
     def wheelEvent(self, event: QWheelEvent) -> None:
         """The wheel pages through the scrollback (the program's own screen, in vim or less, has none)."""
         steps = event.angleDelta().y()
@@ -110,6 +153,9 @@ class TerminalWidget(QWidget):
         shift_only = event.modifiers() == Qt.KeyboardModifier.ShiftModifier
         if shift_only and event.key() in (Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
             self._page(back=event.key() == Qt.Key.Key_PageUp)
+            return
+        if _is_ctrl_shift(event, Qt.Key.Key_C):
+            self.copy()  # Ctrl+C stays the program's interrupt
             return
         if (shift_only and event.key() == Qt.Key.Key_Insert) or _is_ctrl_shift(event, Qt.Key.Key_V):
             self.paste(QGuiApplication.clipboard().text())  # Ctrl+V stays the program's (vim's block selection)
@@ -148,6 +194,10 @@ class TerminalWidget(QWidget):
         last = min(self.screen_model.lines - 1, event.rect().bottom() // self.cell_height)
         for y in range(first, last + 1):
             self._paint_line(painter, y, bold)
+        if self.selection is not None:
+            for line, start, stop in self.selection.spans(self.screen_model.columns):
+                painter.fillRect(start * self.cell_width, line * self.cell_height, (stop - start) * self.cell_width,
+                                 self.cell_height, SELECTION_COLOUR)
         self._paint_cursor(painter)
         painter.end()
 
