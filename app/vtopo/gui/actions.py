@@ -267,6 +267,7 @@ class Actions:
     def _destroy(self) -> None:
         deploy, topology = self.parts.deploy, self.parts.editor.topology
         if self.destroy.isEnabled() and confirm_destroy(self.window, deploy.deployed_lab, topology):
+            self.parts.terminals.shutdown()  # a shell left inside would keep its namespace alive
             deploy.destroy()
 
     def set_theme(self, name: str) -> None:
