@@ -28,6 +28,7 @@ def label_rects(item: LinkItem) -> list[QRectF]:
 def overlaps(window: MainWindow) -> list[tuple[str, str]]:
     """Pairs of texts on the canvas that cover each other: link labels (ends and impairment) and node names."""
     scene = window.editor.scene
+    assert all(item.placed for item in scene.links.values())  # each link's labels have their places
     texts = [(link_id, rect) for link_id, item in scene.links.items() for rect in item.label_rects()]
     texts += [(node_id, node.occupied()[1]) for node_id, node in scene.nodes.items()]
     return [(a, b) for (a, first), (b, second) in itertools.combinations(texts, 2)
@@ -99,8 +100,8 @@ def test_a_crowded_end_is_cut_to_its_interface_name_or_left_to_the_tooltip(
     window = make_window(None)
     star(window, 12, 150)
     assert overlaps(window) == []
-    ends = [(link_id, shown, len(lines)) for link_id, item in window.editor.scene.links.items()
-            for shown, lines in zip(item._shown_lines, item._labels)]
+    ends = [(link_id, shown, len(text.splitlines())) for link_id, item in window.editor.scene.links.items()
+            for shown, text in zip(item._shown_lines, item._texts)]
     assert any(0 < shown < lines for _, shown, lines in ends)
     for link_id, shown, _lines in ends:
         if shown == 0:
