@@ -138,7 +138,7 @@ def test_double_click_on_a_deployed_node_opens_its_terminal(make_window: Callabl
     assert window.terminals.count() == 1 and window.terminals.tabText(0) == "c1"
     opened = window.terminals.terminals()[0]
     container = window.editor.registry.get("container")
-    assert opened.process.process.args == terminal.node_argv("bridge-veth", "c1", container)
+    assert opened.process.argv == terminal.node_argv("bridge-veth", "c1", container)
     assert window.terminals.dock is not None and window.terminals.dock.isVisible()
     qtbot.waitUntil(lambda: not opened.process.running, timeout=20_000)
     assert not window.view.viewport().findChildren(InlineRename)

@@ -13,17 +13,16 @@ import termios
 from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
 TERM = "xterm-256color"
+IN_NEW_SESSION = ["setsid", "--ctty"]
+"""util-linux's setsid: a new session whose controlling terminal is the pty on stdin (job control, ^C, SIGWINCH).
+Not a preexec_fn, which is unsafe in a process with threads. The child is no group leader, so setsid does not fork
+and the process started is the session's leader."""
 HANGUP_GRACE_S = 2.0
 
 
 def set_window_size(fd: int, columns: int, lines: int) -> None:
     """TIOCSWINSZ: the kernel then sends SIGWINCH to the terminal's foreground process group."""
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
-
-
-def _take_the_terminal() -> None:
-    """In the child, after setsid: the pty on stdin becomes its controlling terminal (job control, ^C, SIGWINCH)."""
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 class PtyProcess(QObject):
@@ -34,12 +33,12 @@ class PtyProcess(QObject):
 
     def __init__(self, argv: list[str], columns: int, lines: int, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.argv = argv
         self.master, slave = pty.openpty()
         try:
             set_window_size(slave, columns, lines)
-            self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
-                                            env={**os.environ, "TERM": TERM}, start_new_session=True,
-                                            preexec_fn=_take_the_terminal)
+            self.process = subprocess.Popen([*IN_NEW_SESSION, *argv], stdin=slave, stdout=slave, stderr=slave,
+                                            env={**os.environ, "TERM": TERM})
         except BaseException:
             os.close(self.master)
             raise
