@@ -185,8 +185,8 @@ def test_dragging_selects_and_ctrl_shift_c_copies(qtbot: QtBot, tabs: TerminalTa
     type_line(qtbot, terminal, "echo sel-$((6*7)) tail")
     qtbot.waitUntil(lambda: "sel-42 tail" in terminal.text())
     line = terminal.text().index("sel-42 tail")
-    middle = line * terminal.cell_height + terminal.cell_height // 2
-    start, end = QPoint(1, middle), QPoint(6 * terminal.cell_width - 1, middle)
+    middle = int((line + 0.5) * terminal.cell_height)
+    start, end = QPoint(1, middle), QPoint(int(6 * terminal.cell_width) - 1, middle)
     qtbot.mousePress(terminal, Qt.MouseButton.LeftButton, pos=start)
     qtbot.mouseMove(terminal, end)
     qtbot.mouseRelease(terminal, Qt.MouseButton.LeftButton, pos=end)
@@ -194,3 +194,13 @@ def test_dragging_selects_and_ctrl_shift_c_copies(qtbot: QtBot, tabs: TerminalTa
     qtbot.keyClick(terminal, Key.Key_C, CTRL_SHIFT)
     assert QGuiApplication.clipboard().text() == "sel-42"
     assert terminal.process.running  # Ctrl+Shift+C copied; it sent no interrupt
+
+
+def test_coloured_text_is_drawn_in_its_own_cells(qtbot: QtBot, tabs: TerminalTabs) -> None:
+    terminal = tabs.open("cat", ["cat"])
+    terminal.feed(b"x" * 40 + b"\x1b[1;31m" + b"W" * 3 + b"\x1b[0m" + b"z" * 5)
+    image = terminal.grab().toImage()
+    row = int(terminal.cell_height / 2)
+    red = [x for x in range(image.width()) if (lambda c: c.red() > 150 and c.green() < 90)(image.pixelColor(x, row))]
+    assert red, "no red text drawn"
+    assert 40 * terminal.cell_width - 1 <= min(red) and max(red) <= 43 * terminal.cell_width + 1

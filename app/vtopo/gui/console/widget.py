@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pyte
-from PySide6.QtCore import QEvent, QPointF, QRect, Qt, Signal
-from PySide6.QtGui import (QClipboard, QColor, QFocusEvent, QFont, QFontDatabase, QFontMetrics, QGuiApplication,
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (QClipboard, QColor, QFocusEvent, QFont, QFontDatabase, QFontMetricsF, QGuiApplication,
                            QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent)
 from PySide6.QtWidgets import QWidget
 
@@ -46,15 +46,16 @@ class TerminalWidget(QWidget):
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setStyleHint(QFont.StyleHint.Monospace)
         self.setFont(font)
-        metrics = QFontMetrics(font)
-        self.cell_width = max(1, metrics.horizontalAdvance("M"))
-        self.cell_height = max(1, metrics.height())
+        font.setKerning(False)
+        metrics = QFontMetricsF(font)
+        self.cell_width = max(1.0, metrics.horizontalAdvance("M"))  # fractional: a run of n cells is n advances
+        self.cell_height = max(1.0, metrics.height())
         self._ascent = metrics.ascent()
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setAttribute(Qt.WidgetAttribute.WA_InputMethodEnabled)
         columns, lines = INITIAL_SIZE
-        self.setMinimumSize(self.cell_width * 20, self.cell_height * 4)
+        self.setMinimumSize(round(self.cell_width * 20), round(self.cell_height * 4))
         self.screen_model = TerminalScreen(columns, lines, reply=lambda text: self.process.write(text.encode()))
         self._stream = pyte.ByteStream(self.screen_model)
         self.selection: Selection | None = None
@@ -105,7 +106,7 @@ class TerminalWidget(QWidget):
 
     def _cell_at(self, point: QPointF) -> Cell:
         """The cell under a point; a point past a cell's middle selects from the next one."""
-        line = min(self.screen_model.lines - 1, max(0, int(point.y()) // self.cell_height))
+        line = min(self.screen_model.lines - 1, max(0, int(point.y() // self.cell_height)))
         column = min(self.screen_model.columns, max(0, round(point.x() / self.cell_width)))
         return line, column
 
@@ -178,8 +179,8 @@ class TerminalWidget(QWidget):
     # --------------------------------------------------------------------------------------- size and paint
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        columns = max(2, self.width() // self.cell_width)
-        lines = max(1, self.height() // self.cell_height)
+        columns = max(2, int(self.width() // self.cell_width))
+        lines = max(1, int(self.height() // self.cell_height))
         if (columns, lines) != (self.screen_model.columns, self.screen_model.lines):
             self.screen_model.resize(lines, columns)
             self.process.resize(columns, lines)
@@ -190,14 +191,14 @@ class TerminalWidget(QWidget):
         painter.fillRect(self.rect(), DEFAULT_BACKGROUND)
         bold = QFont(self.font())
         bold.setBold(True)
-        first = max(0, event.rect().top() // self.cell_height)
-        last = min(self.screen_model.lines - 1, event.rect().bottom() // self.cell_height)
+        first = max(0, int(event.rect().top() // self.cell_height))
+        last = min(self.screen_model.lines - 1, int(event.rect().bottom() // self.cell_height))
         for y in range(first, last + 1):
             self._paint_line(painter, y, bold)
         if self.selection is not None:
             for line, start, stop in self.selection.spans(self.screen_model.columns):
-                painter.fillRect(start * self.cell_width, line * self.cell_height, (stop - start) * self.cell_width,
-                                 self.cell_height, SELECTION_COLOUR)
+                painter.fillRect(QRectF(start * self.cell_width, line * self.cell_height,
+                                        (stop - start) * self.cell_width, self.cell_height), SELECTION_COLOUR)
         self._paint_cursor(painter)
         painter.end()
 
@@ -215,29 +216,29 @@ class TerminalWidget(QWidget):
             background = colour(style.bg, DEFAULT_BACKGROUND)
             if style.reverse:
                 foreground, background = background, foreground
-            cells = QRect(start * self.cell_width, y * self.cell_height, (x - start) * self.cell_width,
-                          self.cell_height)
+            cells = QRectF(start * self.cell_width, y * self.cell_height, (x - start) * self.cell_width,
+                           self.cell_height)
             if background != DEFAULT_BACKGROUND:
                 painter.fillRect(cells, background)
             content = "".join(text)
             if content.strip():
                 painter.setFont(bold if style.bold else self.font())
                 painter.setPen(foreground)
-                painter.drawText(cells.left(), cells.top() + self._ascent, content)
+                painter.drawText(QPointF(cells.left(), cells.top() + self._ascent), content)
             if style.underscore:
-                painter.fillRect(cells.left(), cells.bottom() - 1, cells.width(), 1, foreground)
+                painter.fillRect(QRectF(cells.left(), cells.bottom() - 1, cells.width(), 1), foreground)
 
     def _paint_cursor(self, painter: QPainter) -> None:
         cursor = self.screen_model.cursor
         if cursor.hidden or not self.process.running or self.screen_model.scrolled_back:
             return
-        cell = QRect(cursor.x * self.cell_width, cursor.y * self.cell_height, self.cell_width, self.cell_height)
+        cell = QRectF(cursor.x * self.cell_width, cursor.y * self.cell_height, self.cell_width, self.cell_height)
         if self.hasFocus():
             painter.fillRect(cell, DEFAULT_FOREGROUND)
             under = self.screen_model.buffer[cursor.y][cursor.x].data
             if under.strip():
                 painter.setPen(DEFAULT_BACKGROUND)
-                painter.drawText(cell.left(), cell.top() + self._ascent, under)
+                painter.drawText(QPointF(cell.left(), cell.top() + self._ascent), under)
         else:
             painter.setPen(DEFAULT_FOREGROUND)
             painter.drawRect(cell.adjusted(0, 0, -1, -1))
