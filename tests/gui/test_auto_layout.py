@@ -8,7 +8,9 @@ from PySide6.QtCore import QPointF, Qt
 
 from tests.gui.helpers import choose, right_click, when_menu_opens
 from tests.gui.test_keyboard import focus_canvas
+from vtopo.gui.document.layout import FORCE_DIRECTED_LIMIT
 from vtopo.gui.main_window import MainWindow
+from vtopo.model.topology import Node, Position
 
 Key = Qt.Key
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
@@ -61,3 +63,16 @@ def test_force_directed_from_the_canvas_menu_spreads_the_nodes(make_window: Call
     nodes = [after[n.name] for n in window.editor.topology.nodes.values()]
     closest = min(((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5 for a, b in itertools.combinations(nodes, 2))
     assert closest > 60, closest
+
+
+def test_force_directed_declines_a_lab_too_big_for_it(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    window = make_window(None)
+    topology = window.editor.topology
+    for index in range(FORCE_DIRECTED_LIMIT + 1):
+        topology.nodes[f"n{index}"] = Node(f"n{index}", f"c{index}", "container", {}, Position(index * 10.0, 0))
+    window.editor.set_topology(topology)
+    before = positions(window)
+    when_menu_opens(choose("Auto-layout: &force-directed"))
+    right_click(window.view, window.view.mapToScene(window.view.viewport().rect().bottomRight()) - QPointF(5, 5))
+    assert positions(window) == before
+    assert "use the layered layout" in window.statusBar().currentMessage()

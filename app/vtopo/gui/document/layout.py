@@ -17,6 +17,9 @@ from vtopo.model.topology import Position, Topology
 LAYOUTS = {"layered": "Auto-layout: &layered by role", "force": "Auto-layout: &force-directed"}
 COLUMN_SPACING = 150.0
 ROW_SPACING = 170.0
+FORCE_DIRECTED_LIMIT = 500
+"""NetworkX lays out up to this many nodes with its dense spring layout in about a second; beyond, its sparse
+methods take 15–25 s for 2,000 nodes (measured here), too long for an edit."""
 SWEEPS = 4
 """Down-and-up passes that order each row by its neighbours' places (the barycentre heuristic of Sugiyama)."""
 
