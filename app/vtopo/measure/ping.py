@@ -71,16 +71,6 @@ class PingResult(RunRecord):
     rtt_mdev_ms: float | None = None
     replies: list[PingReply] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PingResult:
-        data = dict(data)
-        data["options"] = PingOptions(**data.get("options", {}))
-        data["replies"] = [PingReply(**r) for r in data.get("replies", [])]
-        return cls(**data)
-
 
     def summary(self) -> str:
         rtt = (

@@ -211,25 +211,6 @@ class RunResult(RunRecord):
 
     # -- JSON ---------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunResult:
-        data = dict(data)
-        data["options"] = IperfOptions(**data.get("options", {}))
-        data["intervals"] = [IntervalSample(**s) for s in data.get("intervals", [])]
-        for key in ("forward", "reverse"):
-            value = data.get(key)
-            data[key] = (
-                DirectionTotals(sent=Totals(**value["sent"]), received=Totals(**value["received"])) if value else None
-            )
-        for key in ("cpu_host", "cpu_remote"):
-            value = data.get(key)
-            data[key] = CpuUsage(**value) if value else None
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
 
     # -- CSV ----------------------------------------------------------------------------------
 

@@ -83,13 +83,6 @@ class RRResult(RunRecord):
         data["transactions_per_second"] = self.transactions_per_second
         return data
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RRResult:
-        data = {k: v for k, v in data.items() if k != "transactions_per_second"}
-        data["options"] = RROptions(**data.get("options", {}))
-        data["samples"] = [RRSample(**s) for s in data.get("samples", [])]
-        return cls(**data)
-
 
 
 class RRRun(MeasureRun[RRSample, RRResult]):
