@@ -92,7 +92,7 @@ class VmKind(NodeKind[VmSettings]):
         refusal = image_problem(settings.image, node.facts.images_dir, node.lab.trust.images)
         if refusal is not None:
             consent = ConsentRequest("disk image", refusal.consent_path, "the VM boots from this file; QEMU reads it "
-                                     "and writes nothing back (its changes go to a temporary snapshot)", "image") \
+                                     "and writes nothing back (its changes go to a temporary snapshot)") \
                 if refusal.consent_path else None
             yield Problem(refusal.message, subject, "", node_id, consent=consent)
 

@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QMessageBox
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog, QLineEdit, QListView, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from golden import GOLDEN
+from tests.gui.helpers import when_open
 from vtopo.gui.main_window import MainWindow
 
 LAB = GOLDEN / "hostile" / "host-device-macvtap-passthru-on-eth0.vtopo"
@@ -40,16 +41,12 @@ class RecordingDeployer:
 
 
 def _answer(qtbot: QtBot, button: QMessageBox.StandardButton, seen: list[str]) -> None:
-    """Click `button` on the consent dialog once it is open (it runs its own event loop)."""
-    def click() -> None:
-        box = QApplication.activeModalWidget()
-        if not isinstance(box, QMessageBox):
-            QTimer.singleShot(10, click)
-            return
+    """Click `button` on the consent dialog once it is open."""
+    def click(box: QMessageBox) -> None:
         seen.append(f"{box.text()}\n{box.informativeText()}")
         qtbot.mouseClick(box.button(button), Qt.MouseButton.LeftButton)
 
-    QTimer.singleShot(10, click)
+    when_open(QMessageBox, click)
 
 
 def test_deploy_asks_for_the_host_device_and_passes_the_answer(make_window: Callable[..., MainWindow],
@@ -84,17 +81,18 @@ def _lab_with_images(tmp_path: Path, images: list[Path]) -> Path:
 
 def _in_file_dialog(qtbot: QtBot, act: Callable[[QFileDialog, QLineEdit], None], seen: list[str]) -> None:
     """Once the consent file dialog is open, note what it shows and `act` on it with real key events."""
-    def look() -> None:
-        dialog = QApplication.activeModalWidget()
-        if not isinstance(dialog, QFileDialog):
-            QTimer.singleShot(10, look)
-            return
-        name_box = dialog.findChild(QLineEdit, "fileNameEdit")
-        qtbot.waitUntil(lambda: bool(name_box.text()))  # the dialog lists the folder before it selects the file
-        seen.append(f"{dialog.windowTitle()}\n{dialog.directory().absolutePath()}\n{name_box.text()}")
-        act(dialog, name_box)
+    def look(dialog: QFileDialog) -> None:
+        try:
+            name_box = dialog.findChild(QLineEdit, "fileNameEdit")
+            files = dialog.findChild(QListView, "listView")  # the folder is listed, then the file is selected in it
+            qtbot.waitUntil(lambda: files.selectionModel().hasSelection() and bool(name_box.text()))
+            seen.append(f"{dialog.windowTitle()}\n{dialog.directory().absolutePath()}\n{name_box.text()}")
+            act(dialog, name_box)
+        except BaseException:
+            dialog.reject()  # a failed step fails the test instead of leaving the dialog waiting
+            raise
 
-    QTimer.singleShot(10, look)
+    when_open(QFileDialog, look)
 
 
 def _deploy_with_f5(qtbot: QtBot, window: MainWindow) -> None:
@@ -105,10 +103,9 @@ def _deploy_with_f5(qtbot: QtBot, window: MainWindow) -> None:
 
 def test_a_host_file_is_used_only_when_the_user_chooses_it_in_a_file_dialog(
         make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path) -> None:
-    asked, other = tmp_path / "asked" / "disk.qcow2", tmp_path / "mine.qcow2"
-    for image in (asked, other):
-        image.parent.mkdir(exist_ok=True)
-        image.write_bytes(b"\0" * 512)
+    (tmp_path / "images").mkdir()
+    asked = tmp_path / "images" / "disk.qcow2"
+    asked.write_bytes(b"\0" * 512)
     deployer = RecordingDeployer()
     window = make_window(_lab_with_images(tmp_path, [asked, asked]), deployer_loader=lambda: (deployer, ""))
     qtbot.waitUntil(lambda: not window.deploy.busy)
@@ -126,17 +123,3 @@ def test_a_host_file_is_used_only_when_the_user_chooses_it_in_a_file_dialog(
     qtbot.waitUntil(lambda: not window.deploy.busy and len(deployer.consents) == 1)
     assert deployer.consents[0].images == frozenset({str(asked)})
     assert window.editor.undo_stack.count() == 0, "choosing the file the lab names changes nothing in the lab"
-
-    def pick_other(dialog: QFileDialog, box: QLineEdit) -> None:
-        box.selectAll()
-        qtbot.keyClicks(box, str(other))
-        qtbot.keyClick(box, Qt.Key.Key_Return)
-
-    _in_file_dialog(qtbot, pick_other, seen)
-    _deploy_with_f5(qtbot, window)
-    qtbot.waitUntil(lambda: not window.deploy.busy and len(deployer.consents) == 2)
-    assert deployer.consents[1].images == frozenset({str(other)})
-    nodes = window.editor.topology.nodes
-    assert [nodes[i].settings["image"] for i in ("v0", "v1")] == [str(other)] * 2, "both VMs boot the file picked"
-    window.editor.undo_stack.undo()
-    assert [nodes[i].settings["image"] for i in ("v0", "v1")] == [str(asked)] * 2

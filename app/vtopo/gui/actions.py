@@ -290,12 +290,9 @@ class Actions:
 
     def deploy_lab(self) -> None:
         analysis = self.parts.analyzer.latest
-        granted = consent.ask(self.window, analysis.problems if analysis else [])
-        if granted is None:
-            return
-        if granted.settings:
-            self.parts.editor.merge_node_settings("Use the files chosen for the deploy", granted.settings)
-        self.parts.deploy.deploy(granted.trust)
+        granted = consent.ask(self.window, consent.requests_in(analysis.problems if analysis else []))
+        if granted is not None:
+            self.parts.deploy.deploy(granted)
 
     def update_enabled(self) -> None:
         editor, deploy = self.parts.editor, self.parts.deploy

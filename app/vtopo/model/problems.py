@@ -17,7 +17,6 @@ class ConsentRequest:
     what: str  # "host device" or "disk image"
     name: str  # the interface name, or the image's absolute path
     effect: str  # what allowing it does, in the words the consent dialog shows
-    setting: str = ""  # the node setting that names a host file, so the designer can put the file the user picked
 
 
 @dataclass(frozen=True)

@@ -172,14 +172,6 @@ class Editor(QObject):
             node = self.topology.nodes[node_id]
             self.undo_stack.push(self._edit_node(node_id, f"Edit {node.name}", settings=settings))
 
-    def merge_node_settings(self, title: str, changes: dict[str, dict[str, str]]) -> None:
-        """Merge each node's `changes` into its settings, as one undo step."""
-        parent = macro(title)
-        for node_id, settings in changes.items():
-            node = self.topology.nodes[node_id]
-            self._edit_node(node_id, f"Edit {node.name}", parent, settings={**node.settings, **settings})
-        self.undo_stack.push(parent)
-
     def update_link(self, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
                     impairment: Impairment | None = None) -> None:
         link = self.topology.links[link_id]

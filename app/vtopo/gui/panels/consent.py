@@ -1,14 +1,13 @@
 """Before a deploy, the designer asks the user about everything the lab would reach outside itself.
 
 A lab file can ask for a host device or a host file; only the user's answer here allows it, for this deploy. A
-device is a yes/no question that names it and says what the mode does to it. A file is chosen by the user in a
-file dialog, which opens on the file the lab names: the user boots that file by choosing it, or picks another,
-and the VMs that named it are changed to the file picked (one undo step).
+device is a yes/no question that names it and says what the mode does to it. A file must be chosen by the user in
+a file dialog, which opens on the file the lab names; choosing another file allows nothing (the VM's disk image
+setting is where another file is named).
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
 
@@ -16,14 +15,6 @@ from vtopo.kinds.environment import Trust
 from vtopo.model.problems import ConsentRequest, Problem
 
 HOST_FILE = "disk image"
-
-
-@dataclass(frozen=True)
-class Consent:
-    """What the user allowed, and the node settings to change to the files the user picked."""
-
-    trust: Trust = Trust()
-    settings: dict[str, dict[str, str]] = field(default_factory=dict)  # node id -> setting -> new value
 
 
 def requests_in(problems: list[Problem]) -> list[ConsentRequest]:
@@ -35,26 +26,25 @@ def blocking(problems: list[Problem]) -> list[Problem]:
     return [p for p in problems if p.consent is None]
 
 
-def ask(parent: QWidget, problems: list[Problem]) -> Consent | None:
-    """One question per host device or file the problems ask for; None as soon as the user refuses one."""
+def ask(parent: QWidget, requests: list[ConsentRequest]) -> Trust | None:
+    """One question per host device or file; None as soon as the user refuses one."""
     devices: set[str] = set()
     images: set[str] = set()
-    settings: dict[str, dict[str, str]] = {}
-    for request in requests_in(problems):
+    for request in requests:
         if request.what == HOST_FILE:
             chosen = _choose_file(parent, request)
-            if chosen is None:
+            if chosen != request.name:
+                if chosen is not None:
+                    QMessageBox.information(parent, "Another file", f"The lab asks for {request.name}, and you chose "
+                                            f"{chosen}. To boot another file, name it in the VM's disk image setting "
+                                            "and deploy again.")
                 return None
             images.add(chosen)
-            if chosen != request.name:
-                for problem in problems:
-                    if problem.consent == request and problem.subject_id:
-                        settings.setdefault(problem.subject_id, {})[request.setting] = chosen
         elif _allowed(parent, request):
             devices.add(request.name)
         else:
             return None
-    return Consent(Trust(host_devices=frozenset(devices), images=frozenset(images)), settings)
+    return Trust(host_devices=frozenset(devices), images=frozenset(images))
 
 
 def _allowed(parent: QWidget, request: ConsentRequest) -> bool:
@@ -79,9 +69,10 @@ def _choose_file(parent: QWidget, request: ConsentRequest) -> str | None:
     dialog.setLabelText(QFileDialog.DialogLabel.Accept, "Use this file")
     dialog.setDirectory(os.path.dirname(request.name))
     dialog.selectFile(os.path.basename(request.name))
-    if dialog.exec() != QDialog.DialogCode.Accepted or not dialog.selectedFiles():
-        return None
-    return os.path.normpath(dialog.selectedFiles()[0])
+    accepted = dialog.exec() == QDialog.DialogCode.Accepted
+    chosen = dialog.selectedFiles()
+    dialog.deleteLater()
+    return os.path.normpath(chosen[0]) if accepted and chosen else None
 
 
 def _sentence(text: str) -> str:
