@@ -232,7 +232,7 @@ class Applier:
         private: dict[Path, Path] = {}
         for target, source in op.private_dirs:
             if Path(target).is_dir():  # a bind mount needs its target to exist
-                owned_files.private_directory(source, str(Path(source).parent))
+                owned_files.private_directory(source, owner_of=str(Path(op.pid_file).parent))
                 private[Path(target)] = Path(source)
         images: dict[int, int] = {}
         try:
@@ -260,7 +260,8 @@ def _read_pid(path: Path) -> int | None:
 
 
 def _reason(error: BaseException) -> str:
-    if isinstance(error, OSError) and error.errno is not None and not isinstance(error, NetlinkError):
+    if isinstance(error, OSError) and error.errno is not None and not isinstance(error, (NetlinkError,
+                                                                                      owned_files.Planted)):
         return f"{os.strerror(error.errno)} ({errno.errorcode.get(error.errno, error.errno)})" + (
             f": {error.filename}" if error.filename else "")
     return str(error)

@@ -6,7 +6,6 @@ import copy
 from dataclasses import dataclass, field
 
 from vtopo.model import io
-from vtopo.model.problems import LabError
 from vtopo.model.rules import stem_of_name, unique_name
 from vtopo.model.topology import Annotation, Endpoint, Link, Node, Position, Topology, new_id
 
@@ -35,11 +34,9 @@ class Fragment:
                                  annotations={a.id: a for a in self.annotations}))
 
     @classmethod
-    def loads(cls, text: str) -> Fragment | None:
-        try:
-            topology = io.loads(text)
-        except LabError:
-            return None
+    def loads(cls, text: str) -> Fragment:
+        """The fragment `text` holds; LabError when it is not a valid lab (clipboard data comes from any program)."""
+        topology = io.loads(text)
         return cls(list(topology.nodes.values()), list(topology.links.values()), list(topology.annotations.values()))
 
 

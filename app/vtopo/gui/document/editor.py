@@ -17,6 +17,7 @@ from vtopo.gui.document.naming import stem_for
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
 from vtopo.model.fragment import Fragment, fragment_of, instantiate
+from vtopo.model.problems import LabError
 from vtopo.model.rules import is_valid_node_name, link_refusal, unique_name
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
                                   new_id)
@@ -328,7 +329,11 @@ class Editor(QObject):
 
     def paste(self, at: QPointF | None = None) -> None:
         """Paste centred on `at` (the cursor), or a little further from the original at each paste."""
-        fragment = clipboard.from_clipboard()
+        try:
+            fragment = clipboard.from_clipboard()
+        except LabError as error:
+            self.status_message.emit(f"cannot paste, the clipboard's vtopo data is damaged: {error.problems[0]}")
+            return
         if fragment is None or fragment.empty:
             self.status_message.emit("nothing to paste")
             return
