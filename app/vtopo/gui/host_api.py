@@ -43,6 +43,7 @@ class NodeStatus(Protocol):
 class LabStatus(Protocol):
     lab: str
     nodes: Sequence[NodeStatus]
+    links: Sequence[NodeStatus]
     document: dict[str, Any]
 
 

@@ -12,6 +12,7 @@ from vtopo.gui.capture.panel import CaptureController, CapturePanel
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.states import legend_html
 from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.console.dock import TerminalTabs
 from vtopo.gui.document.analysis import Analysis, LabAnalyzer
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
@@ -26,6 +27,7 @@ from vtopo.gui.panels.deploy import DeployController, DeployLog, load_deployer
 from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
 from vtopo.gui.panels.kind_palette import KindPalette
+from vtopo.gui.panels.operate import OperateController
 from vtopo.gui.panels.problems import ProblemsPanel
 from vtopo.kinds.registry import Registry
 
@@ -81,9 +83,12 @@ class MainWindow(QMainWindow):
         self.domains = DomainView(self.editor.scene, domains_dock, self)
         self.checks_dock = self._dock("Checks", self.checks_panel, bottom)
         self.tabifyDockWidget(domains_dock, self.checks_dock)
+        self.terminals = TerminalTabs()
+        self.terminals.dock = self._dock("Terminal", self.terminals, bottom)
+        self.tabifyDockWidget(self.checks_dock, self.terminals.dock)
         problems_dock.raise_()
         self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
-        for roomy in (self.explain_dock, self.measure_dock):
+        for roomy in (self.explain_dock, self.measure_dock, self.terminals.dock):
             roomy.visibilityChanged.connect(lambda visible, dock=roomy: self._make_room(dock, visible))
         self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
 
@@ -99,6 +104,7 @@ class MainWindow(QMainWindow):
         self.checks = ChecksController(self.editor, self.checks_panel, parent=self)
         self.experiment = ExperimentController(self.editor, self.measure_panel, parent=self)
         self.menu_actions = Actions(self, self)
+        self.operate = OperateController(self.editor, self.deploy, self.menu_actions.menus, self.log, self)
         self._wire()
         self._update_title()
         self.setAcceptDrops(True)
@@ -141,6 +147,7 @@ class MainWindow(QMainWindow):
         editor.model_changed.connect(self._update_title)
         self.deploy.drift_changed.connect(self.drift.setText)
         self.rates.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        self.operate.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
 
     def _checking(self, busy: bool) -> None:
         if busy:
@@ -199,8 +206,10 @@ class MainWindow(QMainWindow):
         self.measure.shutdown()
         self.capture.shutdown()
         self.rates.shutdown()
+        self.operate.wait()
         self.checks.shutdown()
         self.experiment.shutdown()
+        self.terminals.shutdown()
         self.analyzer.shutdown()
         self.editor.scene.release()
         event.accept()

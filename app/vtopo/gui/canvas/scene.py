@@ -298,6 +298,10 @@ class TopologyScene(QGraphicsScene):
         for node_id, item in self.nodes.items():
             item.set_state(states.get(node_id, NodeState.NOT_DEPLOYED))
 
+    def set_links_down(self, down: set[str]) -> None:
+        for link_id, item in self.links.items():
+            item.set_down(link_id in down)
+
     def highlight_path(self, ids: Iterable[str]) -> None:
         """Show the nodes and links a measurement runs through (no ids: show none)."""
         on_path = set(ids)
