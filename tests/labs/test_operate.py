@@ -252,13 +252,13 @@ def test_a_stopped_router_stops_its_daemons_and_starts_them_again(deployed, caps
 
 
 def test_a_stopped_vm_is_powered_off_and_boots_again_on_the_same_taps(deployed, capsys):
-    from tests.labs.test_vms import qemu_of, wait_ready
+    from tests.labs.test_vms import deploy_on, qemu_of, wait_ready
 
-    lab = deployed("vm-tap-vs-macvtap")
+    lab = deploy_on(deployed, "vm-tap-vs-macvtap", "qemu")  # QEMU's own descriptors and command line are checked
     prefix = lab.lab.context.names.prefix
     for vm in ("vm1", "vm2"):
         wait_ready(prefix, vm)
-    first = {vm: qemu_of(prefix, vm) for vm in ("vm1", "vm2")}
+    first = {vm: qemu_of(lab, vm) for vm in ("vm1", "vm2")}
     tap_index = int(Path(f"/sys/class/net/{prefix}-vm2-nic0/ifindex").read_text())
     assert lab.pings("host", "vm1")
 
@@ -274,9 +274,9 @@ def test_a_stopped_vm_is_powered_off_and_boots_again_on_the_same_taps(deployed, 
         assert vtopo(capsys, "node", "vm-tap-vs-macvtap", vm, "start")[0] == 0
     for vm in ("vm1", "vm2"):
         wait_ready(prefix, vm)
-        assert qemu_of(prefix, vm) != first[vm]
-    assert os.readlink(f"/proc/{qemu_of(prefix, 'vm2')}/fd/3") == f"/dev/tap{tap_index}", "the same macvtap"
-    assert f"ifname={prefix}-vm1-nic0" in Path(f"/proc/{qemu_of(prefix, 'vm1')}/cmdline").read_text().replace("\0", " ")
+        assert qemu_of(lab, vm) != first[vm]
+    assert os.readlink(f"/proc/{qemu_of(lab, 'vm2')}/fd/3") == f"/dev/tap{tap_index}", "the same macvtap"
+    assert f"ifname={prefix}-vm1-nic0" in Path(f"/proc/{qemu_of(lab, 'vm1')}/cmdline").read_text().replace("\0", " ")
     assert wait_for(lambda: lab.pings("host", "vm1", count=1) and lab.pings("host", "vm2", count=1), 30)
     assert vtopo(capsys, "node", "vm-tap-vs-macvtap", "vm1", "stop")[0] == 0  # destroyed with a VM stopped
 
