@@ -57,6 +57,7 @@ class NodeItem(QGraphicsItem):
         self.state = NodeState.NOT_DEPLOYED
         self.severity = ""
         self.on_path = False
+        self.verdict: QColor | None = None  # a check's result on this node: pass or fail colour
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
         self.setZValue(10)
@@ -80,7 +81,7 @@ class NodeItem(QGraphicsItem):
         height = QFontMetricsF(self._font).height()
         self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
-        self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
+        self._bounds = icon.united(self._label_rect).adjusted(-8, -8, 8, 8)
 
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:
@@ -96,6 +97,11 @@ class NodeItem(QGraphicsItem):
         """An end of the path being measured."""
         if on_path != self.on_path:
             self.on_path = on_path
+            self.update()
+
+    def set_verdict(self, verdict: QColor | None) -> None:
+        if verdict != self.verdict:
+            self.verdict = verdict
             self.update()
 
     def boundingRect(self) -> QRectF:
@@ -120,6 +126,10 @@ class NodeItem(QGraphicsItem):
             painter.setPen(QPen(colors.path, 3))
             painter.setBrush(colors.path_glow)
             painter.drawRoundedRect(icon.adjusted(-2, -2, 2, 2), 8, 8)
+        if self.verdict is not None:
+            painter.setPen(QPen(self.verdict, 3))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(icon.adjusted(-6, -6, 6, 6), 9, 9)
         if self.severity:
             pen = QPen(SEVERITY_COLORS[self.severity], 2.5)
             if self.severity == "warning":
@@ -179,6 +189,7 @@ class LinkItem(QGraphicsItem):
         self._shape: QPainterPath | None = None
         self.severity = ""
         self.on_path = False
+        self.verdict: QColor | None = None  # a check's result along this link: drawn beneath it
         self.tint: QColor | None = None  # an overlay's colour (the link's broadcast domain), None for none
         self.load = 0.0  # live traffic, 0 (none or not shown) to 1 (10 Gb/s): drawn as extra width
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
@@ -256,6 +267,11 @@ class LinkItem(QGraphicsItem):
         """Part of the path being measured: drawn thick, in the path color."""
         if on_path != self.on_path:
             self.on_path = on_path
+            self.update()
+
+    def set_verdict(self, verdict: QColor | None) -> None:
+        if verdict != self.verdict:
+            self.verdict = verdict
             self.update()
 
     def update_geometry(self) -> None:
@@ -336,6 +352,11 @@ class LinkItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         colors = self._look.colors
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if self.verdict is not None:
+            under = QColor(self.verdict)
+            under.setAlpha(110)
+            painter.setPen(QPen(under, 12, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+            painter.drawLine(self._line)
         if self.on_path:
             painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
             painter.drawLine(self._line)
