@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 OUT=docs/experiments
-read -r -a LABS <<< "${LABS:-macvlan-vs-veth host-routed-bridges ovs-openflow vm-tap-vs-macvtap vhost-on-off}"
+read -r -a LABS <<< "${LABS:-macvlan-vs-veth host-routed-bridges ovs-openflow vm-tap-vs-macvtap vhost-on-off vm-router}"
 mkdir -p "$OUT"
 for lab in "${LABS[@]}"; do
     file="topologies/$lab.vtopo"
