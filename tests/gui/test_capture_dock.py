@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 
-from tests.gui.helpers import answer_next_dialog, send, view_point
+from tests.gui.helpers import answer_next_dialog, choose, click, right_click, send, view_point, when_menu_opens
 from tests.residue import snapshot
 from vtopo.capture import CaptureError, RawPacket, summarize
 from vtopo.gui.capture.tab import CaptureTab
@@ -160,3 +160,51 @@ def test_capture_from_the_menu_then_a_flood_leaves_the_gui_responsive(make_windo
             _deploy(window, qtbot, False)
     assert snapshot() - before == {}
     assert not list(Path("/tmp").glob("vtopo-capture-*"))
+
+
+@pytest.mark.privileged
+def test_follow_a_ping_from_the_menu_of_two_selected_nodes(make_window: Callable[..., MainWindow],
+                                                           qtbot: QtBot) -> None:
+    """The teacher's "L2 against L3, seen directly": h1 and h3 selected with the mouse, "Follow a ping" from the
+    right-click menu, and a tab per link of the path showing the same echo with the TTL dropping at each router."""
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    window = make_window("l2-vs-l3", deployer_loader=load_deployer)
+    scene, view = window.editor.scene, window.view
+    try:
+        _deploy(window, qtbot, True)
+        deadline = time.monotonic() + 30
+        while subprocess.run(_in(window, "h1", "ping", "-c", "1", "-W", "1", "10.2.0.10"),
+                             capture_output=True).returncode:  # OSPF has converged when h1 reaches h3
+            assert time.monotonic() < deadline, "h1 never reached h3"
+        click(view, scene.nodes["h1"].pos())
+        click(view, scene.nodes["h3"].pos(), Qt.KeyboardModifier.ControlModifier)
+        when_menu_opens(choose("Follow a ping from h1 to h3"))
+        right_click(view, scene.nodes["h3"].pos())
+        tabs = window.capture_panel.captures
+        qtbot.waitUntil(lambda: len(tabs()) == 5, timeout=10_000)
+        assert [tab.title for tab in tabs()] == ["1. h1:eth0", "2. lan1:p3", "3. r1:eth1", "4. r2:eth0", "5. lan2:p2"]
+
+        def requests(tab: CaptureTab) -> list:  # type: ignore[type-arg]
+            rows = (tab.table.packet(row)[0] for row in range(len(tab.table.rows)))
+            return [p for p in rows if p.info.startswith("echo request")]
+
+        qtbot.waitUntil(lambda: all(len(requests(tab)) == 3 for tab in tabs()), timeout=15_000)
+        first = [requests(tab)[0] for tab in tabs()]
+        assert [p.ttl for p in first] == [64, 64, 63, 62, 62]
+        assert len({p.echo for p in first}) == 1
+        assert first[1].src_mac == first[0].src_mac != first[2].src_mac != first[3].src_mac
+        assert {(p.src_ip, p.dst_ip) for p in first} == {("10.1.0.10", "10.2.0.10")}
+
+        router_link = tabs()[2]
+        window.capture_panel.tabs.setCurrentWidget(router_link)
+        qtbot.mouseClick(router_link.view.viewport(), Qt.MouseButton.LeftButton,
+                         pos=router_link.view.visualRect(router_link.shown.index(0, 0)).center())
+        assert {i for i, item in [*scene.nodes.items(), *scene.links.items()] if item.on_path} == {
+            "r1", "r2", "r1-eth1--r2-eth1"}
+    finally:
+        window.capture.shutdown()
+        if window.deploy.deployed_lab:
+            _deploy(window, qtbot, False)
+    assert snapshot() - before == {}
