@@ -37,6 +37,10 @@ from vtopo.measure.results import Direction, IntervalSample, IperfOptions, RunRe
 IPERF3 = "iperf3"
 SERVER_START_TIMEOUT_S = 5.0
 CONNECT_TIMEOUT_MS = 3000
+REOPEN_WAIT_S = 10.0
+"""How long a run waits for a standing iperf3 server that refused it: `iperf3 -s` closes its listening socket at
+the end of each test and opens a new one for the next, which takes a guest under TCG a moment."""
+REOPEN_POLL_S = 0.5
 PORT_ATTEMPTS = 5
 
 
@@ -204,22 +208,15 @@ class IperfRun(MeasureRun[IntervalSample, RunResult, IperfOptions]):
         result.port = port
         argv = self.source.argv([self.iperf3, "-c", address, "-p", str(port), "-f", "k", "-V", "--forceflush",
                                 "--connect-timeout", str(CONNECT_TIMEOUT_MS), *options.client_args()])
-        client = self._start(argv, what=f"iperf3 client in {self.source.name}", lines=True)
-        assembler = IntervalAssembler(options)
-        default: Direction = "reverse" if options.reverse else "forward"
-        deadline = time.monotonic() + options.duration_s + 30.0
-        lines: list[str] = []
-        live: list[IntervalSample] = []
-        for line in self._lines(client, deadline, lambda: f"iperf3 from {self.source.name} to {self.destination.name} "
-                                f"did not end {options.duration_s + 30:.0f} s after it started"):
-            lines.append(line)
-            sample = assembler.feed(line, default)
-            if sample is not None:
-                live.append(sample)
-                result.intervals = list(live)
-                yield sample
-        client.wait(timeout=5.0)
-        error = client_error(lines)
+        reopened_by = time.monotonic() + REOPEN_WAIT_S
+        while True:
+            lines: list[str] = []
+            live: list[IntervalSample] = []
+            yield from self._client_lines(argv, lines, live)
+            error = client_error(lines)
+            if error is None or "Connection refused" not in error or live or time.monotonic() > reopened_by:
+                break
+            time.sleep(REOPEN_POLL_S)
         if error is not None:
             hint = f" (the iperf3 server in {self.destination.name} runs one test at a time)" if "busy" in error else ""
             raise MeasureError(f"iperf3 client in {self.source.name} to {self.destination.name} at {address} "
@@ -230,4 +227,21 @@ class IperfRun(MeasureRun[IntervalSample, RunResult, IperfOptions]):
             last = next((l.strip() for l in reversed(lines) if l.strip()), "no output")
             raise MeasureError(f"iperf3 client in {self.source.name} gave no summary: {last}")
         self._record(report)
+
+    def _client_lines(self, argv: list[str], lines: list[str], live: list[IntervalSample]) -> Iterator[IntervalSample]:
+        """Run the client against the standing server: its output lines, and the samples as they come."""
+        options, result = self.options, self._partial
+        client = self._start(argv, what=f"iperf3 client in {self.source.name}", lines=True)
+        assembler = IntervalAssembler(options)
+        default: Direction = "reverse" if options.reverse else "forward"
+        deadline = time.monotonic() + options.duration_s + 30.0
+        for line in self._lines(client, deadline, lambda: f"iperf3 from {self.source.name} to {self.destination.name} "
+                                f"did not end {options.duration_s + 30:.0f} s after it started"):
+            lines.append(line)
+            sample = assembler.feed(line, default)
+            if sample is not None:
+                live.append(sample)
+                result.intervals = list(live)
+                yield sample
+        client.wait(timeout=5.0)
 
