@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install everything vtopo needs on Debian 12, as root: Debian packages, the venv .venv (vtopo
-# editable with its test extras, the built-in kinds in plugins/ editable, and libvirt-python),
-# and the guest image. Idempotent, and quick when nothing changed: apt runs only for missing
-# packages, pip only when a setup.cfg or pyproject.toml or the pip list below changed, the guest
-# build only when its recipe changed.
+# editable with its test extras, libvirt-python built against libvirt-dev among its dependencies, and
+# the built-in kinds in plugins/ editable), and the guest image. Idempotent, and quick when nothing
+# changed: apt runs only for missing packages, pip only when a setup.cfg or pyproject.toml changed,
+# the guest build only when its recipe changed.
 #
 # Usage: scripts/setup.sh [--no-guest] [--bench]   (--bench: also what `make bench` compares with)
 # Apt's and pip's output goes to $VTOPO_SETUP_LOG (default /tmp/vtopo-setup.log); its tail is
@@ -41,7 +41,6 @@ BENCH_APT_PACKAGES=(mininet bridge-utils)
 # Installed into the venv: vtopo and its built-in kinds (a plugin package) editable, and more.
 PIP_EDITABLE=("${ROOT}[test]")
 [[ -f $ROOT/plugins/setup.cfg || -f $ROOT/plugins/pyproject.toml ]] && PIP_EDITABLE+=("$ROOT/plugins")
-PIP_EXTRA=(libvirt-python)
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -136,7 +135,7 @@ stamp_now() {
     {
         readlink -f "$PYTHON"
         cat "$ROOT/setup.cfg" "$ROOT/pyproject.toml" "$ROOT"/plugins/{setup.cfg,pyproject.toml} 2>/dev/null || true
-        echo "${PIP_EDITABLE[*]} ${PIP_EXTRA[*]}"
+        echo "${PIP_EDITABLE[*]}"
     } | sha256sum | cut -d' ' -f1
 }
 STAMP_FILE=$VENV/.vtopo-setup-stamp
@@ -156,7 +155,7 @@ else
     fi
     editable=()
     for path in "${PIP_EDITABLE[@]}"; do editable+=(-e "$path"); done
-    logged "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${editable[@]}" "${PIP_EXTRA[@]}"
+    logged "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${editable[@]}"
     # PySide6 finds every library it needs, and libvirt-python loads.
     logged env QT_QPA_PLATFORM=offscreen "$VENV/bin/python" -c '
 from PySide6.QtWidgets import QApplication
