@@ -172,7 +172,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     agent = agent_client()
     report: DeployReport | DeploySummary
     if agent is not None:
-        report = agent.deploy(_read_text(args.file), consent_of(args), _progress_printer(args.verbose), args.update,
+        from vtopo.model.io import read_text
+
+        report = agent.deploy(read_text(args.file), consent_of(args), _progress_printer(args.verbose), args.update,
                               str(args.file.resolve()))
     else:
         report = _deploy_here(args)
@@ -191,14 +193,6 @@ def _deploy_here(args: argparse.Namespace) -> DeployReport:
     deployer = Deployer()
     run = deployer.update if args.update else deployer.deploy
     return run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve(), consent=consent_of(args))
-
-
-def _read_text(path: Path) -> str:
-    """A lab file's text, for the agent, which loads it under the trust rules (size, encoding, fields) itself."""
-    from vtopo.model.untrusted_json import MAX_BYTES
-
-    with path.open("rb") as file:
-        return file.read(MAX_BYTES + 1).decode("utf-8", errors="replace")
 
 
 def _lab_name(target: str) -> str:

@@ -28,9 +28,9 @@ def open_lab(path: Path) -> OpenedLab:
     return OpenedLab(Path(path), _checked(io.load(path)))
 
 
-def read_lab(text: str) -> Topology:
+def read_lab(text: str, default_name: str = "lab") -> Topology:
     """A lab document received as text (the agent's input), loaded and checked as `open_lab` checks a file."""
-    return _checked(io.loads(text))
+    return _checked(io.loads(text, default_name))
 
 
 def _checked(topology: Topology) -> Topology:

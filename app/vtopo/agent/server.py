@@ -157,7 +157,7 @@ class Agent:
     # ------------------------------------------------------------ verbs
 
     def deploy(self, request: p.DeployRequest, caller: Caller, send: Replies) -> p.Result:
-        topology = read_lab(request.document)
+        topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
         consent = _consent(request.consent, caller)
         with self.locks.held(topology.name):
             deployer = Deployer()

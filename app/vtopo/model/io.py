@@ -390,14 +390,18 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
 
 
 def load(path: Path) -> Topology:
-    """Read a lab file: a regular file of at most MAX_BYTES (a FIFO or /dev/zero would never end), in UTF-8."""
     path = Path(path)
+    return loads(read_text(path), default_name=path.stem)
+
+
+def read_text(path: Path) -> str:
+    """A lab file's text: a regular file of at most MAX_BYTES (a FIFO or /dev/zero would never end), in UTF-8."""
     try:
         with path.open("rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
                 raise LabError([Problem(f"{path} is not a regular file")])
             data = file.read(MAX_BYTES + 1)
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise LabError([Problem(f"no such file: {path}")]) from None
     except OSError as exc:
@@ -405,4 +409,3 @@ def load(path: Path) -> Topology:
     except UnicodeDecodeError as exc:
         raise LabError([Problem(f"the file is not UTF-8 text (byte {exc.start} cannot be decoded)", path="$")]) \
             from None
-    return loads(text, default_name=path.stem)
