@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from vtopo.agent.client import agent_running
+
 GROUP = "vtopo"
 USERS = {"a": "vtopo-test-a", "b": "vtopo-test-b", "c": "vtopo-test-c"}  # a and b in the group, c outside
 
@@ -41,7 +43,7 @@ class Agent:
         self.process = subprocess.Popen([sys.executable, "-m", "vtopo", "agent"], env=self.env,
                                         stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
-        while not _listening(self.socket):
+        while not agent_running(self.socket):
             assert self.process.poll() is None, "the agent exited at start"
             assert time.monotonic() < deadline, "the agent did not listen within 30 s"
             time.sleep(0.05)
@@ -62,19 +64,6 @@ class Agent:
         runner = ["runuser", "-u", user, "--"] if user else []
         return subprocess.Popen([*runner, sys.executable, "-m", "vtopo", *args], env=self.env, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd="/")
-
-
-def _listening(path: Path) -> bool:
-    import socket
-
-    if not path.is_socket():
-        return False
-    with socket.socket(socket.AF_UNIX) as probe:
-        try:
-            probe.connect(str(path))
-        except OSError:
-            return False
-    return True
 
 
 @pytest.fixture

@@ -327,10 +327,15 @@ def _readable_by(caller: Caller, path: str) -> bool:
 # ---------------------------------------------------------------- starting and stopping
 
 
-def listen(path: Path, group: str) -> socket.socket:
-    """The agent's socket, root:GROUP mode 0660; a systemd-passed socket (LISTEN_FDS) if there is one."""
+def passed_by_systemd() -> socket.socket | None:
+    """The socket systemd opened for the agent (vtopo-agent.socket), if it started it."""
     if os.environ.get("LISTEN_PID") == str(os.getpid()) and os.environ.get("LISTEN_FDS") == "1":
         return socket.socket(fileno=3)
+    return None
+
+
+def listen(path: Path, group: str) -> socket.socket:
+    """The agent's socket, root:GROUP mode 0660, over one a killed agent left."""
     path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
     if path.is_socket():
         probe = socket.socket(socket.AF_UNIX)
@@ -360,13 +365,16 @@ def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE
         print(f"vtopo agent: there is no group {group!r}; create it (`groupadd --system {group}`, as "
               "scripts/setup.sh does) and add the users who may deploy labs", file=sys.stderr)
         return EXIT_FAILED
-    listener = listen(path, group)
+    listener = passed_by_systemd()
+    ours = listener is None  # a socket systemd made stays when the agent stops
+    listener = listener or listen(path, group)
     if daemon:
         _daemonize()
         _write_pid_file(pid_file)
 
     def stop(*_: object) -> None:
-        path.unlink(missing_ok=True)
+        if ours:
+            path.unlink(missing_ok=True)
         if daemon:
             pid_file.unlink(missing_ok=True)
         os._exit(0)
