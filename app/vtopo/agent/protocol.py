@@ -41,12 +41,12 @@ def refusal(user: str) -> str:
             f"administrator to run `usermod -aG {GROUP} {user}`, then log out and in again")
 
 
-@dataclass(frozen=True)
+@dataclass
 class Message:
     type: ClassVar[str]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Consent:
     """What the user allows beyond the lab's own objects, as the trust rules name it (never the lab file)."""
 
@@ -57,7 +57,7 @@ class Consent:
 # ---------------------------------------------------------------- requests
 
 
-@dataclass(frozen=True)
+@dataclass
 class DeployRequest(Message):
     type: ClassVar[str] = "deploy"
     document: str  # the .vtopo file's text
@@ -66,19 +66,19 @@ class DeployRequest(Message):
     source: str = ""  # where the client read the document, shown by status; never opened
 
 
-@dataclass(frozen=True)
+@dataclass
 class DestroyRequest(Message):
     type: ClassVar[str] = "destroy"
     lab: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class StatusRequest(Message):
     type: ClassVar[str] = "status"
     lab: str = ""  # "" for every lab
 
 
-@dataclass(frozen=True)
+@dataclass
 class ExecRequest(Message):
     """Run `argv` inside a node as the caller. With `terminal`, the agent answers with a pty's master end
     (an `ExecStarted` event carrying the descriptor); otherwise the client sends its stdin, stdout and stderr
@@ -94,7 +94,7 @@ class ExecRequest(Message):
     columns: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass
 class CleanupRequest(Message):
     type: ClassVar[str] = "cleanup"
 
@@ -102,7 +102,7 @@ class CleanupRequest(Message):
 # ---------------------------------------------------------------- answers
 
 
-@dataclass(frozen=True)
+@dataclass
 class ProgressEvent(Message):
     type: ClassVar[str] = "progress"
     stage: str
@@ -112,14 +112,14 @@ class ProgressEvent(Message):
     owner: str = "lab"
 
 
-@dataclass(frozen=True)
+@dataclass
 class ExecStarted(Message):
     """The command runs; the pty's master end comes with this line (SCM_RIGHTS)."""
 
     type: ClassVar[str] = "exec-started"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Result(Message):
     """The end of an answer. `code` is the exit status the CLI returns; `errors` are lines for stderr and
     `data` the verb's typed result as JSON (decoded by the client)."""
@@ -134,7 +134,7 @@ class Result(Message):
 # ---------------------------------------------------------------- results, as Result.data
 
 
-@dataclass(frozen=True)
+@dataclass
 class PartState:
     """A node or link of a deployed lab: "running", "degraded" or "incomplete", and what is missing."""
 
@@ -143,7 +143,7 @@ class PartState:
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass
 class LabSummary:
     lab: str
     prefix: str
@@ -157,7 +157,7 @@ class LabSummary:
     document: dict[str, Any]  # the lab as deployed, to compare with an edited one
 
 
-@dataclass(frozen=True)
+@dataclass
 class DeploySummary:
     lab: str
     prefix: str
@@ -168,7 +168,7 @@ class DeploySummary:
     notices: list[str]
 
 
-@dataclass(frozen=True)
+@dataclass
 class CleanupSummary:
     labs: list[str]  # labs destroyed from their journals
     strays: list[str]  # tagged objects found without a journal, removed

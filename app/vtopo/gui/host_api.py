@@ -41,9 +41,14 @@ class NodeStatus(Protocol):
 
 
 class LabStatus(Protocol):
-    lab: str
-    nodes: Sequence[NodeStatus]
-    document: dict[str, Any]
+    @property
+    def lab(self) -> str: ...
+
+    @property
+    def nodes(self) -> Sequence[NodeStatus]: ...  # read-only, so that a list of any NodeStatus fits
+
+    @property
+    def document(self) -> dict[str, Any]: ...
 
 
 class Deployer(Protocol):
