@@ -4,6 +4,7 @@ that `vtopo cleanup` does not remove."""
 from __future__ import annotations
 
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -40,6 +41,11 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
         assert inside.stdout.strip() == str(users["a"].pw_uid)
         capabilities = agent.vtopo(a, "exec", "bridge-veth", "c1", "--", "grep", "CapEff", "/proc/self/status")
         assert capabilities.stdout.split()[1] == f"{(1 << 12) | (1 << 13):016x}"  # CAP_NET_ADMIN, CAP_NET_RAW only
+        on_a_terminal = agent.run_as(a, "script", "-qec", f"{sys.executable} -m vtopo exec bridge-veth c1 -- "
+                                     "sh -c 'id -u; tty; test -w /root || echo cannot write /root'", "/dev/null")
+        assert on_a_terminal.returncode == 0, on_a_terminal.stderr
+        uid, terminal, root = on_a_terminal.stdout.replace("\r", "").splitlines()[-3:]
+        assert uid == str(users["a"].pw_uid) and terminal.startswith("/dev/pts/") and root == "cannot write /root"
         root_file = agent.vtopo(a, "exec", "bridge-veth", "c1", "--", "sh", "-c", "echo x > /root/vtopo-agent-test")
         assert root_file.returncode != 0 and "Permission denied" in root_file.stderr
         assert not Path("/root/vtopo-agent-test").exists()

@@ -130,6 +130,7 @@ class AgentClient:
 def _answers(connection: socket.socket) -> Any:
     """(message, descriptor or None) for each line the agent sends, until it closes the connection."""
     buffer = b""
+    descriptor: int | None = None
     while True:
         data, fds, _, _ = socket.recv_fds(connection, 1 << 16, 1)
         if not data:
@@ -137,11 +138,15 @@ def _answers(connection: socket.socket) -> Any:
                 os.close(fd)
             return
         buffer += data
-        descriptor = fds[0] if fds else None
+        descriptor = fds[0] if fds else descriptor
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
-            yield p.decode(line, p.ANSWERS), descriptor
-            descriptor = None
+            message = p.decode(line, p.ANSWERS)
+            if isinstance(message, p.ExecStarted):  # the descriptor came with this line, perhaps after others
+                yield message, descriptor
+                descriptor = None
+            else:
+                yield message, None
 
 
 class AgentDeployer:

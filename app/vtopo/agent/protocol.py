@@ -205,10 +205,20 @@ def read_as(cls: type[Any], raw: Any) -> Any:
     return _build(cls, raw, cls.__name__)
 
 
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    """The field types of a message class, resolved once (a deploy's answer has one event per operation)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
 def _build(cls: type[Any], raw: Any, where: str) -> Any:
     if not isinstance(raw, dict):
         raise ProtocolError(f"{where} must be an object")
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     known = {f.name for f in fields(cls)}
     unknown = set(raw) - known
     if unknown:

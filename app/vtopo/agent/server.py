@@ -255,21 +255,32 @@ def _run_on_pty(argv: list[str], environment: dict[str, str], directory: str, re
 
 
 class Replies:
-    """Answers to one client, until it goes away; after that, work in progress (a deploy) goes on unheard."""
+    """Answers to one client, until it goes away; after that, work in progress (a deploy) goes on unheard.
+
+    Progress events are written in batches, at most every FLUSH_EVERY seconds (a deploy makes one per operation);
+    any other answer goes at once, after the events before it."""
+
+    FLUSH_EVERY = 0.05
 
     def __init__(self, connection: socket.socket) -> None:
         self._connection = connection
         self._gone = False
+        self._pending = bytearray()
+        self._flushed = time.monotonic()
 
     def send(self, message: p.Message, fd: int | None = None) -> None:
         """Send one line; with `fd`, the descriptor goes with it (SCM_RIGHTS)."""
+        self._pending += p.encode(message)
+        if isinstance(message, p.ProgressEvent) and time.monotonic() - self._flushed < self.FLUSH_EVERY:
+            return
+        data, self._pending, self._flushed = bytes(self._pending), bytearray(), time.monotonic()
         if self._gone:
             return
         try:
             if fd is None:
-                self._connection.sendall(p.encode(message))
+                self._connection.sendall(data)
             else:
-                socket.send_fds(self._connection, [p.encode(message)], [fd])
+                socket.send_fds(self._connection, [data], [fd])
         except OSError:
             self._gone = True
 
