@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtGui import QMouseEvent, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 from pytestqt.qtbot import QtBot
@@ -33,6 +33,14 @@ def drag(view: CanvasView, start: QPointF, end: QPointF, button: Qt.MouseButton 
         at = a + (b - a) * (i / steps)
         send(view, QMouseEvent.Type.MouseMove, at, Qt.MouseButton.NoButton, button, modifiers)
     send(view, QMouseEvent.Type.MouseButtonRelease, b, button, Qt.MouseButton.NoButton, modifiers)
+
+
+def wheel(view: CanvasView, notches: int) -> None:
+    """Turn the mouse wheel over the middle of the canvas: positive notches zoom in, negative ones out."""
+    at = QPointF(view.viewport().rect().center())
+    event = QWheelEvent(at, QPointF(view.viewport().mapToGlobal(at)), QPoint(), QPoint(0, 120 * notches),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(view.viewport(), event)
 
 
 def click(view: CanvasView, at: QPointF, modifiers: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:

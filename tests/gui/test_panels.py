@@ -159,6 +159,7 @@ def test_problems_are_listed_marked_and_select_their_subject(make_window: Callab
     assert window.editor.scene.nodes["r2"].severity == ""
     window.problems.tree.itemClicked.emit(item, 0)
     assert window.editor.scene.selected_node_ids() == ["r1"]
+    window.explain_dock.raise_()
     assert "does not compile" in window.explain.text.toPlainText()
     window.editor.undo_stack.undo()
     wait_analysis(qtbot, window)
@@ -169,6 +170,7 @@ def test_problems_are_listed_marked_and_select_their_subject(make_window: Callab
 def test_explain_shows_the_plan_for_the_lab_or_the_selection(make_window: Callable[..., MainWindow]) -> None:
     window = make_window()
     text = window.explain.text
+    window.explain_dock.raise_()
     assert text.toPlainText().startswith("#!/bin/sh")
     assert "# ---- node h1" in text.toPlainText()
     window.explain.scope.setCurrentIndex(SELECTION)

@@ -68,6 +68,21 @@ def test_a_failure_at_any_op_rolls_everything_back(monkeypatch):
         assert snapshot() - before == {}, f"residue after a failure at call {k} of {total}"
 
 
+def test_destroy_removes_the_veths_of_a_namespace_something_still_holds():
+    """A deleted namespace lives on while anything holds it (here an open descriptor; in practice a closing TCP
+    connection of a process that ran there); its veths must still go."""
+    topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    deployer = Deployer()
+    before = snapshot()
+    deployer.deploy(topology)
+    held = os.open(f"/run/netns/{default_prefix(topology.name)}-c1", os.O_RDONLY)
+    try:
+        deployer.destroy(topology.name)
+        assert snapshot() - before == {}
+    finally:
+        os.close(held)
+
+
 def test_deploy_destroy_twenty_times_leaks_nothing():
     topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
     deployer = Deployer()

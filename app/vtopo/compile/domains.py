@@ -67,7 +67,9 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
                     for s in switches if s.kind.host_addresses(s)]
         if not members:
             continue
-        links = {key for _, _, key in graph.subgraph(component).edges(keys=True)} | {e.link.id for e in ends}
+        # the edges at a component's vertices are the component's edges (a subgraph view would leave a cycle of
+        # views behind per domain, garbage that only the cycle collector frees, with the interpreter lock held)
+        links = {key for _, _, key in graph.edges(component, keys=True)} | {e.link.id for e in ends}
         found.append((members, tuple(sorted(s.node.name for s in switches)), frozenset(links)))
     found.sort(key=lambda item: item[0][0].name)
     return [Domain(index, tuple(members), switches, links) for index, (members, switches, links) in

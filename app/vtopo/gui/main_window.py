@@ -67,6 +67,7 @@ class MainWindow(QMainWindow):
         self.inspector_dock = self._dock("Inspector", self.inspector, right)
         problems_dock = self._dock("Problems", self.problems, bottom)
         self.explain_dock = self._dock("Explain", self.explain, bottom)
+        self.explain_dock.visibilityChanged.connect(self.explain.set_shown)
         log_dock = self._dock("Deploy log", self.log, bottom)
         self.measure_dock = self._dock("Measure", self.measure_panel, bottom)
         self.tabifyDockWidget(problems_dock, self.explain_dock)

@@ -11,12 +11,16 @@ The job never touches widgets or the live model: it gets copies, and hands resul
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
 Report = Callable[[Any], None]
 Job = Callable[[Report], Any]
+SWITCH_INTERVAL_S = 0.0002
+"""How long a job may keep the interpreter once the GUI thread waits for it. Python's default, 5 ms, is paid again
+at each of the many calls from Qt into Python that one frame of the canvas makes."""
 
 
 class Worker(QObject):
@@ -30,6 +34,7 @@ class Worker(QObject):
         self._job = job
 
     def start(self, pool: QThreadPool) -> None:
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         pool.start(self._run)
 
     def _run(self) -> None:

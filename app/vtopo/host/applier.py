@@ -19,7 +19,7 @@ from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.model.rules import lab_tag
 
 DAEMON_START_SECONDS = 15.0
-LINGER_SECONDS = 30.0
+LINGER_SECONDS = 2.0
 
 
 class OpFailed(Exception):
@@ -161,8 +161,18 @@ class Applier:
         except NetlinkError:  # its namespace is gone
             return False
 
-    def wait_gone(self, host_links: list[str], timeout_s: float = LINGER_SECONDS) -> list[str]:
-        """Namespaces die asynchronously; wait until the host ends of their veths are gone. Returns stragglers."""
+    def remove_lingering(self, host_links: list[str]) -> list[str]:
+        """Make sure the host ends of veths whose namespaces were deleted are gone. Returns those that stay.
+
+        A deleted namespace dies, taking its veths, once nothing holds it any more; something can hold it
+        for minutes (a socket of a process that ran there, still closing its TCP connections). After
+        LINGER_SECONDS the host ends still present are deleted: a veth takes its peer with it."""
+        lingering = self._wait_gone(host_links, LINGER_SECONDS)
+        for name in lingering:
+            self.undo(o.DeleteLink(owner=self.tag, name=name))
+        return self._wait_gone(lingering, LINGER_SECONDS)
+
+    def _wait_gone(self, host_links: list[str], timeout_s: float) -> list[str]:
         pending = set(host_links)
         deadline = time.monotonic() + timeout_s
         while pending:

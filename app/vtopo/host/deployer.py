@@ -266,9 +266,13 @@ class Deployer:
                 errors.append(str(error))
         host_ends = [name for op in applied if isinstance(op, o.CreateVeth) and op.inverse() is None
                      for name in op.host_ends()]
-        lingering = applier.wait_gone(host_ends)
-        if lingering:
-            errors.append(f"the kernel did not remove {', '.join(lingering)} after their namespaces were deleted")
+        try:
+            lingering = applier.remove_lingering(host_ends)
+        except OpFailed as error:
+            errors.append(str(error))
+        else:
+            if lingering:
+                errors.append(f"the kernel did not remove {', '.join(lingering)}")
         return errors
 
     # ------------------------------------------------------------ destroy

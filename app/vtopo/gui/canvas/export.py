@@ -22,7 +22,7 @@ def _render(scene: TopologyScene, painter: QPainter, target: QRectF, source: QRe
     selected = scene.selectedItems()
     scene.clearSelection()  # export the drawing, not the selection highlight
     try:
-        with scene.print_style() if for_print else nullcontext():
+        with scene.in_detail(), scene.print_style() if for_print else nullcontext():
             scene.render(painter, target, source, Qt.AspectRatioMode.KeepAspectRatio)
     finally:
         for item in selected:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QIcon, QPainter, QPixmap
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
 from vtopo.kinds.registry import Registry
@@ -16,6 +16,7 @@ class IconCache:
     def __init__(self, registry: Registry) -> None:
         self._registry = registry
         self._pixmaps: dict[tuple[str, int], QPixmap] = {}
+        self._swatches: dict[str, QColor] = {}
 
     def pixmap(self, kind_name: str, size: int) -> QPixmap:
         key = (kind_name, size)
@@ -24,6 +25,17 @@ class IconCache:
             pixmap = self._render(kind_name, size)
             self._pixmaps[key] = pixmap
         return pixmap
+
+    def swatch(self, kind_name: str) -> QColor:
+        """The icon's average colour, opaque: what a node of this kind looks like from far away."""
+        color = self._swatches.get(kind_name)
+        if color is None:
+            image = self.pixmap(kind_name, 16).toImage().scaled(1, 1, Qt.AspectRatioMode.IgnoreAspectRatio,
+                                                                Qt.TransformationMode.SmoothTransformation)
+            color = image.pixelColor(0, 0)
+            color.setAlpha(255)
+            self._swatches[kind_name] = color
+        return color
 
     def icon(self, kind_name: str) -> QIcon:
         icon = QIcon()

@@ -21,14 +21,24 @@ class Look:
 
     colors: Colors
     snap: Callable[[QPointF], QPointF]
+    node_moved: Callable[[NodeItem], None]
+    """Told after a node moved: its links follow (once per gesture step, however many of their ends moved)."""
+    overview_stale: Callable[[], None] = lambda: None
+    """Told when something the overview draws changed: a position, a mark, a state (the scene hears selections)."""
     end_labels: bool = True
     """Whether links show their interface labels (the impairment in the middle shows either way)."""
+    detailed: bool = True
+    """Whether items draw themselves (zoomed in), or the overview draws the whole lab (zoomed out)."""
+    labels_later: bool = False
+    """While a lab is built: links place only their lines; the scene places their labels afterwards, in batches."""
 
 
 USER_TYPE = 65536  # QGraphicsItem.UserType, which PySide6's type stubs leave out
 ICON_SIZE = 48
 LABEL_GAP = 3
 MIN_LOD_FOR_TEXT = 0.45
+POSITION_CHANGE = QGraphicsItem.GraphicsItemChange.ItemPositionChange  # looked up once: itemChange runs for
+POSITION_HAS_CHANGED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged  # every change of every item
 
 
 def _static_text(text: str) -> QStaticText:
@@ -43,15 +53,17 @@ class NodeItem(QGraphicsItem):
 
     Type = USER_TYPE + 1
 
-    def __init__(self, node_id: str, name: str, pixmap: QPixmap, font: QFont, look: Look) -> None:
+    def __init__(self, node_id: str, name: str, pixmap: QPixmap, swatch: QColor, font: QFont, look: Look) -> None:
         super().__init__()
         self.node_id = node_id
         self._look = look
         self.links: list[LinkItem] = []
         self._pixmap = pixmap
+        self.swatch = swatch
+        """The plain colour the overview fills the node with."""
         self._font = font
         self._name = ""
-        self._label = _static_text("")
+        self._label: QStaticText | None = None  # laid out when first drawn
         self._label_rect = QRectF()
         self._bounds = QRectF()
         self.state = NodeState.NOT_DEPLOYED
@@ -74,10 +86,9 @@ class NodeItem(QGraphicsItem):
             return
         self.prepareGeometryChange()
         self._name = name
-        self._label = _static_text(name)
-        self._label.prepare(font=self._font)
-        width = QFontMetricsF(self._font).horizontalAdvance(name)
-        height = QFontMetricsF(self._font).height()
+        self._label = None
+        metrics = QFontMetricsF(self._font)
+        width, height = metrics.horizontalAdvance(name), metrics.height()
         self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
         self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
@@ -85,18 +96,22 @@ class NodeItem(QGraphicsItem):
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:
             self.state = state
-            self.update()
+            self._redraw()
 
     def set_severity(self, severity: str) -> None:
         if severity != self.severity:
             self.severity = severity
-            self.update()
+            self._redraw()
 
     def set_on_path(self, on_path: bool) -> None:
         """An end of the path being measured."""
         if on_path != self.on_path:
             self.on_path = on_path
-            self.update()
+            self._redraw()
+
+    def _redraw(self) -> None:
+        self.update()
+        self._look.overview_stale()
 
     def boundingRect(self) -> QRectF:
         return self._bounds
@@ -130,6 +145,9 @@ class NodeItem(QGraphicsItem):
         painter.drawPixmap(icon.toRect(), self._pixmap)
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if lod >= MIN_LOD_FOR_TEXT:
+            if self._label is None:
+                self._label = _static_text(self._name)
+                self._label.prepare(font=self._font)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colors.label_background)  # a link passing under the name does not strike it through
             painter.drawRoundedRect(self._label_rect.adjusted(-2, 0, 2, 0), 3, 3)
@@ -142,11 +160,10 @@ class NodeItem(QGraphicsItem):
             painter.drawEllipse(QPointF(ICON_SIZE / 2 - 2, -ICON_SIZE / 2 + 2), 6, 6)
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and isinstance(value, QPointF):
+        if change == POSITION_CHANGE and isinstance(value, QPointF):
             return self._look.snap(value)
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
-            for link in self.links:
-                link.update_geometry()
+        if change == POSITION_HAS_CHANGED:
+            self._look.node_moved(self)
         return super().itemChange(change, value)
 
 
@@ -167,14 +184,17 @@ class LinkItem(QGraphicsItem):
         self.b = b
         self._font = font
         self._texts = ("", "")
-        self._labels: tuple[list[QStaticText], list[QStaticText]] = ([], [])
+        self._labels: tuple[list[QStaticText], list[QStaticText]] | None = None  # laid out when first drawn
         self._line_height = 0.0
-        self._label_sizes = (QSizeF(), QSizeF())
+        self._label_sizes: tuple[QSizeF, QSizeF] | None = None  # measured when first placed
         self._label_rects = (QRectF(), QRectF())
         self._middle_text = ""
-        self._middle = _static_text("")
+        self._middle: QStaticText | None = None
         self._middle_rect = QRectF()
+        self.placed = False
+        """Whether the labels have their places (the overview leaves them unplaced until the view zooms in)."""
         self._line = QLineF()
+        self._ends = (QPointF(), QPointF())  # where its nodes were when it was last placed
         self._bounds = QRectF()
         self._shape: QPainterPath | None = None
         self.severity = ""
@@ -192,7 +212,7 @@ class LinkItem(QGraphicsItem):
     @property
     def line(self) -> QLineF:
         """Where the link is drawn, in scene coordinates."""
-        return QLineF(self._line)
+        return self._line.translated(self.pos())
 
     def detach(self) -> None:
         for end in (self.a, self.b):
@@ -221,26 +241,29 @@ class LinkItem(QGraphicsItem):
     def set_labels(self, text_a: str, text_b: str, middle: str) -> None:
         if (text_a, text_b) == self._texts and middle == self._middle_text:
             return
-        metrics = QFontMetricsF(self._font)
         self._texts = (text_a, text_b)
-        self._line_height = metrics.height()
-        labels, sizes = [], []
-        for text in (text_a, text_b):
-            lines = text.splitlines()
-            labels.append([_static_text(line) for line in lines])
-            sizes.append(QSizeF(max((metrics.horizontalAdvance(line) for line in lines), default=0),
-                                metrics.height() * len(lines)))
-        self._labels = (labels[0], labels[1])
-        self._label_sizes = (sizes[0], sizes[1])
         self._middle_text = middle
-        self._middle = _static_text(middle)
-        self._middle_rect = QRectF(QPointF(), QSizeF(metrics.horizontalAdvance(middle), metrics.height()))
+        self._labels, self._label_sizes, self._middle = None, None, None
         self.update_geometry()
+
+    def _measure_labels(self) -> tuple[QSizeF, QSizeF]:
+        if self._label_sizes is None:
+            metrics = QFontMetricsF(self._font)
+            self._line_height = metrics.height()
+            sizes = []
+            for text in self._texts:
+                lines = text.splitlines()
+                sizes.append(QSizeF(max((metrics.horizontalAdvance(line) for line in lines), default=0),
+                                    metrics.height() * len(lines)))
+            self._label_sizes = (sizes[0], sizes[1])
+            self._middle_rect = QRectF(QPointF(), QSizeF(metrics.horizontalAdvance(self._middle_text),
+                                                         metrics.height()))
+        return self._label_sizes
 
     def set_severity(self, severity: str) -> None:
         if severity != self.severity:
             self.severity = severity
-            self.update()
+            self._redraw()
 
     def set_load(self, load: float) -> None:
         if load != self.load:
@@ -250,37 +273,64 @@ class LinkItem(QGraphicsItem):
     def set_tint(self, tint: QColor | None) -> None:
         if tint != self.tint:
             self.tint = tint
-            self.update()
+            self._redraw()
 
     def set_on_path(self, on_path: bool) -> None:
         """Part of the path being measured: drawn thick, in the path color."""
         if on_path != self.on_path:
             self.on_path = on_path
-            self.update()
+            self._redraw()
+
+    def _redraw(self) -> None:
+        self.update()
+        self._look.overview_stale()
 
     def update_geometry(self) -> None:
         """Place the line, then the labels so that none overlaps another: the two ends' labels on the same side of
-        the line, or on opposite sides when the link is too short for that; the impairment on the other side."""
+        the line, or on opposite sides when the link is too short for that; the impairment on the other side.
+        In the overview only the line is placed: nothing there shows a label."""
         self.prepareGeometryChange()
+        if not self.pos().isNull():
+            self.setPos(0, 0)  # placed in scene coordinates; a drag of both ends only moves it (follow_nodes)
         shift = self._parallel_shift()
-        self._line = QLineF(self.a.pos() + shift, self.b.pos() + shift)
+        self._ends = (self.a.pos(), self.b.pos())
+        self._line = QLineF(self._ends[0] + shift, self._ends[1] + shift)
         p1, p2 = self._line.p1(), self._line.p2()
+        self._shape = None
+        self._look.overview_stale()
+        self.placed = self._look.detailed and not self._look.labels_later
+        if not self.placed:
+            margin = 8 + MAX_LOAD_WIDTH * self.load / 2
+            self._label_rects = (QRectF(), QRectF())
+            self._bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
+            return
+        sizes = self._measure_labels()
         if self._look.end_labels:
-            at_a = self._label_rect_at(p1, p2, self._label_sizes[0], 1)
-            at_b = self._label_rect_at(p2, p1, self._label_sizes[1], 1)
+            at_a = self._label_rect_at(p1, p2, sizes[0], 1)
+            at_b = self._label_rect_at(p2, p1, sizes[1], 1)
             if at_a.intersects(at_b):
-                at_b = self._label_rect_at(p2, p1, self._label_sizes[1], -1)
+                at_b = self._label_rect_at(p2, p1, sizes[1], -1)
             self._label_rects = (at_a, at_b)
         else:
             self._label_rects = (QRectF(), QRectF())
         self._place_middle()
-        self._shape = None
         margin = 6 + MAX_LOAD_WIDTH * self.load / 2
         bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
         for rect in (*self._label_rects, self._middle_rect):
             if not rect.isEmpty():
                 bounds = bounds.united(rect)
         self._bounds = bounds.adjusted(-2, -2, 2, 2)
+
+    def follow_nodes(self) -> None:
+        """After its nodes moved: when both moved alike (a dragged selection), the link moves with them as it is,
+        labels and all; otherwise it is placed afresh."""
+        delta = self.a.pos() - self._ends[0]
+        if delta != self.b.pos() - self._ends[1]:
+            self.update_geometry()
+            return
+        self._ends = (self.a.pos(), self.b.pos())
+        self.moveBy(delta.x(), delta.y())
+        self._look.overview_stale()
 
     def _place_middle(self) -> None:
         """The impairment below the line's middle, moved further out while it would cover an end's label."""
@@ -333,21 +383,33 @@ class LinkItem(QGraphicsItem):
             self._shape = stroker.createStroke(path)
         return self._shape
 
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+    @property
+    def marked(self) -> bool:
+        """Drawn in its own colour or width (the overview draws it on its own, above the plain links)."""
+        return bool(self.severity or self.tint or self.on_path or self.load or self.isSelected())
+
+    def pen(self, selected: bool) -> QPen:
         colors = self._look.colors
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        if self.on_path:
-            painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
-            painter.drawLine(self._line)
         color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, self.tint or colors.link)
         width = 3.5 if selected or self.on_path or self.tint else 2
         pen = QPen(colors.highlight if selected else color, width + MAX_LOAD_WIDTH * self.load)
         if self.severity == "warning" and not selected:
             pen.setStyle(Qt.PenStyle.DashLine)
-        painter.setPen(pen)
+        return pen
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        colors = self._look.colors
+        if self.on_path:
+            painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+            painter.drawLine(self._line)
+        painter.setPen(self.pen(bool(option.state & QStyle.StateFlag.State_Selected)))
         painter.drawLine(self._line)
         if option.levelOfDetailFromTransform(painter.worldTransform()) < MIN_LOD_FOR_TEXT:
             return
+        if self._labels is None:
+            self._labels = ([_static_text(line) for line in self._texts[0].splitlines()],
+                            [_static_text(line) for line in self._texts[1].splitlines()])
+            self._middle = _static_text(self._middle_text)
         painter.setFont(self._font)
         for lines, rect in zip(self._labels, self._label_rects):
             if rect.isEmpty():
@@ -358,7 +420,7 @@ class LinkItem(QGraphicsItem):
             painter.setPen(colors.subtle_text)
             for row, line in enumerate(lines):
                 painter.drawStaticText(QPointF(rect.left(), rect.top() + row * self._line_height), line)
-        if self._middle_text:
+        if self._middle_text and self._middle is not None:
             painter.setPen(colors.impairment)
             painter.drawStaticText(self._middle_rect.topLeft(), self._middle)
 
@@ -453,6 +515,6 @@ class AnnotationItem(QGraphicsObject):
         super().mouseReleaseEvent(event)
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and isinstance(value, QPointF):
+        if change == POSITION_CHANGE and isinstance(value, QPointF):
             return self._look.snap(value)
         return super().itemChange(change, value)

@@ -6,7 +6,7 @@ import math
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
-from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Signal
+from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, QTimer, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
@@ -14,11 +14,14 @@ from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
 from vtopo.gui.canvas.labels import end_label, impairment_label
+from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.heap import collection_paused
 from vtopo.model.problems import Problem, Severity
 from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
+LABEL_BATCH = 150  # links whose labels are placed per turn of the event loop, after a lab was built
 
 
 class Gesture(Protocol):
@@ -56,12 +59,19 @@ class TopologyScene(QGraphicsScene):
         super().__init__(parent)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.icons = icons
-        self.look = Look(Colors.from_palette(QGuiApplication.palette()), self.snapped)
+        self.look = Look(Colors.from_palette(QGuiApplication.palette()), self.snapped, self._node_moved)
         self.snap_to_grid = False
         self.draw_grid = True
         self.nodes: dict[str, NodeItem] = {}
         self.links: dict[str, LinkItem] = {}
         self.annotations: dict[str, AnnotationItem] = {}
+        self._overview = OverviewItem(self.nodes, self.links, self.look)
+        self.look.overview_stale = self._overview.invalidate
+        self.selectionChanged.connect(self._overview.invalidate)
+        self._moved_links: set[LinkItem] | None = None  # while a gesture step moves nodes: the links to follow
+        self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn
+        self._labelling.setInterval(0)
+        self._labelling.timeout.connect(self._place_label_batch)
         self.topology: Topology | None = None
         self._subscriptions = _Subscriptions()
         self._picked: list[str] = []  # the selected nodes' ids, in the order they were selected
@@ -75,13 +85,20 @@ class TopologyScene(QGraphicsScene):
     # ------------------------------------------------------------ following a topology
 
     def set_topology(self, topology: Topology) -> None:
+        with collection_paused():
+            self._build(topology)
+
+    def _build(self, topology: Topology) -> None:
         self._subscriptions.disconnect_all()
+        if self._overview.scene() is self:
+            self.removeItem(self._overview)  # clear() would delete it
         self.clear()
         self.nodes.clear()
         self.links.clear()
         self.annotations.clear()
         self.topology = topology
         events = topology.events
+        self.look.labels_later = True
         for event, listener in ((events.node_added, self._node_added), (events.node_removed, self._node_removed),
                                 (events.node_changed, self._node_changed), (events.link_added, self._link_added),
                                 (events.link_removed, self._link_removed), (events.link_changed, self._link_changed),
@@ -93,8 +110,13 @@ class TopologyScene(QGraphicsScene):
             self._node_added(node)
         for link in topology.links.values():
             self._link_added(link)
+        self.look.labels_later = False
         for annotation in topology.annotations.values():
             self._annotation_added(annotation)
+        if self.look.detailed:
+            self._labelling.start()
+        else:
+            self.addItem(self._overview)
         self.setSceneRect(QRectF())
 
     def release(self) -> None:
@@ -102,14 +124,23 @@ class TopologyScene(QGraphicsScene):
         self._subscriptions.disconnect_all()
 
     def _node_added(self, node: Node) -> None:
-        item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self._font, self.look)
+        item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self.icons.swatch(node.kind),
+                        self._font, self.look)
         self._place(item, node.position)
         self.nodes[node.id] = item
+        self._add_drawn(item)
+
+    def _add_drawn(self, item: QGraphicsItem) -> None:
+        """A node or link item: it paints itself unless the overview draws the lab."""
+        if not self.look.detailed:
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
         self.addItem(item)
+        self._overview.invalidate()
 
     def _node_removed(self, node: Node) -> None:
         item = self.nodes.pop(node.id)
         self.removeItem(item)
+        self._overview.invalidate()
 
     def _node_changed(self, node: Node) -> None:
         item = self.nodes[node.id]
@@ -119,15 +150,17 @@ class TopologyScene(QGraphicsScene):
     def _link_added(self, link: Link) -> None:
         item = LinkItem(link.id, self.nodes[link.a.node], self.nodes[link.b.node], self._small_font, self.look)
         item.set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
-        for parallel in item.parallels():
+        siblings = item.parallels()
+        for parallel in siblings if len(siblings) > 1 else ():
             parallel.update_geometry()
         self.links[link.id] = item
-        self.addItem(item)
+        self._add_drawn(item)
 
     def _link_removed(self, link: Link) -> None:
         item = self.links.pop(link.id)
         item.detach()
         self.removeItem(item)
+        self._overview.invalidate()
 
     def _link_changed(self, link: Link) -> None:
         self.links[link.id].set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
@@ -155,7 +188,69 @@ class TopologyScene(QGraphicsScene):
         finally:
             self._syncing = False
 
+    def _node_moved(self, node: NodeItem) -> None:
+        if self._moved_links is not None:
+            self._moved_links.update(node.links)
+        else:
+            for link in node.links:
+                link.follow_nodes()
+        self._overview.invalidate()
+
+    @contextmanager
+    def _links_following_once(self) -> Iterator[None]:
+        """While many nodes move in one step, a link follows once, after the step, however many ends moved."""
+        self._moved_links = set()
+        try:
+            yield
+        finally:
+            moved, self._moved_links = self._moved_links, None
+            for link in moved:
+                link.follow_nodes()
+
     # ------------------------------------------------------------ view state
+
+    @property
+    def detailed(self) -> bool:
+        return self.look.detailed
+
+    def set_detailed(self, detailed: bool) -> None:
+        """Let every node and link draw itself, with its labels (zoomed in), or draw the lab as an overview."""
+        if detailed == self.look.detailed:
+            return
+        self.look.detailed = detailed
+        for item in (*self.nodes.values(), *self.links.values()):
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, not detailed)
+        if detailed:
+            self.removeItem(self._overview)
+            self._labelling.start()
+        else:
+            self._labelling.stop()
+            self.addItem(self._overview)
+            self._overview.invalidate()
+
+    def _place_label_batch(self) -> None:
+        """Place the labels of a batch of links, those in view first; stop when every link has its labels."""
+        views = self.views()
+        in_view = (self.items(views[0].mapToScene(views[0].viewport().rect()).boundingRect()) if views else [])
+        first = [item for item in in_view if isinstance(item, LinkItem) and not item.placed]
+        batch = first[:LABEL_BATCH] or [link for link in self.links.values() if not link.placed][:LABEL_BATCH]
+        for link in batch:
+            link.update_geometry()
+        if not batch:
+            self._labelling.stop()
+
+    @contextmanager
+    def in_detail(self) -> Iterator[None]:
+        """Every item drawing itself for a while, whatever the zoom (an export)."""
+        detailed = self.look.detailed
+        self.set_detailed(True)
+        for link in self.links.values():
+            if not link.placed:
+                link.update_geometry()
+        try:
+            yield
+        finally:
+            self.set_detailed(detailed)
 
     def snapped(self, point: QPointF) -> QPointF:
         if not self.snap_to_grid or self._syncing:
@@ -168,6 +263,7 @@ class TopologyScene(QGraphicsScene):
 
     def refresh_colors(self, palette: QPalette) -> None:
         self.look.colors = Colors.from_palette(palette)
+        self._overview.invalidate()
         self.update()
 
     def show_interface_labels(self, shown: bool) -> None:
@@ -243,7 +339,8 @@ class TopologyScene(QGraphicsScene):
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._gesture is None or not self._gesture.mouse_move(event):
-            super().mouseMoveEvent(event)
+            with self._links_following_once():  # Qt moves every selected node here
+                super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         gesture, self._gesture = self._gesture, None

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QGraphicsView, QToolTip, QWidget
 
 from vtopo.gui.canvas.interactions import LinkInteraction, PlaceInteraction, SelectInteraction
 from vtopo.gui.canvas.items import ICON_SIZE, LABEL_GAP, NodeItem
+from vtopo.gui.canvas.overview import DETAIL_ZOOM
 from vtopo.gui.canvas.rename import InlineRename
 from vtopo.gui.canvas.scene import GRID
 from vtopo.gui.canvas.tooltips import link_tooltip, node_tooltip
@@ -55,14 +56,20 @@ class CanvasView(QGraphicsView):
     def zoom_by(self, factor: float) -> None:
         factor = max(MIN_SCALE / self.zoom, min(MAX_SCALE / self.zoom, factor))
         self.scale(factor, factor)
+        self._zoom_changed()
 
     def reset_zoom(self) -> None:
         self.resetTransform()
+        self._zoom_changed()
+
+    def _zoom_changed(self) -> None:
+        """Zoomed out far enough, the scene draws the lab as an overview (vtopo.gui.canvas.overview)."""
+        self.editor.scene.set_detailed(self.zoom >= DETAIL_ZOOM)
 
     def fit_to_view(self) -> None:
         rect = self.editor.scene.itemsBoundingRect()
         if rect.isEmpty():
-            self.resetTransform()
+            self.reset_zoom()
             return
         rect = rect.adjusted(-40, -40, 40, 40)
         self.setSceneRect(rect.united(self.editor.scene.sceneRect()))
@@ -71,6 +78,7 @@ class CanvasView(QGraphicsView):
             self.resetTransform()
             self.scale(1.25, 1.25)
             self.centerOn(rect.center())
+        self._zoom_changed()
 
     def fit_when_shown(self) -> None:
         """Fit the lab once the view has its size (a lab opened before the window shows is fitted then)."""

@@ -1,25 +1,36 @@
 """Checking and compiling the lab off the GUI thread, debounced after edits. Panels show the latest result.
 
-Moving nodes and editing notes change nothing the checks read, so those edits start no check: dropping a
-hundred dragged nodes of a 2,000-node lab leaves the Problems panel as it was.
+The GUI thread does nothing in proportion to the lab: it hands the worker the lists of the lab's nodes and links,
+and the worker copies them and checks the copy. An edit while it works makes its result stale: a newer check
+starts after the debounce, and the stale one stops at its next step (copy, check, plan, domains) and is dropped.
+An edit the copy missed half-way always starts a newer check, for every edit the checks read starts one.
+Moving nodes and editing notes change nothing the checks read, so those edits start no check: dropping a hundred
+dragged nodes of a 2,000-node lab leaves the Problems panel as it was.
 """
 from __future__ import annotations
 
+import copy
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from vtopo.compile.plan import Plan
+from vtopo.compile.compiler import Compiler, StageFailed
 from vtopo.compile.domains import Domain, broadcast_domains_of
+from vtopo.compile.plan import Plan
+from vtopo.gui import heap
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.workers import Worker, serial_pool
-from vtopo.lab import context_of, plan_of, problems_of
+from vtopo.kinds.environment import HostFacts
+from vtopo.lab import registry
 from vtopo.model.problems import LabError, Problem, errors_in
-from vtopo.model.topology import Annotation, Node, Topology
+from vtopo.model.topology import Annotation, Link, Node, Topology
 
 DEBOUNCE_MS = 250
+FIRST_CHECK_MS_PER_NODE = 0.5
+"""A newly opened lab is checked once it is painted: a moment later, longer for a bigger lab (1 s at 2,000 nodes)."""
+CheckedPart = tuple[str, str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -28,18 +39,39 @@ class Analysis:
     problems: list[Problem] = field(default_factory=list)
     plan: Plan | None = None
     domains: list[Domain] = field(default_factory=list)
+    explanation: str = ""
+    """The whole plan explained (the Explain dock's script), written on the worker thread."""
 
     @property
     def errors(self) -> list[Problem]:
         return errors_in(self.problems)
 
 
-def analyse(generation: int, topology: Topology) -> Analysis:
+class Stale(Exception):
+    """A newer edit made this check pointless."""
+
+
+def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = lambda: True) -> Analysis:
+    """Check and compile the lab once: its problems, and when it has no errors its plan and broadcast domains.
+    Raises Stale between steps once `wanted` says the result is no longer wanted."""
+    def step() -> None:
+        if not wanted():
+            raise Stale()
+
     try:
-        problems = problems_of(topology)
-        if errors_in(problems):
-            return Analysis(generation, problems)
-        return Analysis(generation, problems, plan_of(topology), broadcast_domains_of(context_of(topology)))
+        compiler = Compiler(topology, registry(), HostFacts())
+        try:
+            compiler.check()
+            step()
+            plan = compiler.order(compiler.lower())
+        except StageFailed:
+            return Analysis(generation, compiler.problems)
+        step()
+        domains = broadcast_domains_of(compiler.lab)
+        step()
+        return Analysis(generation, compiler.problems, plan, domains, plan.explain())
+    except Stale:
+        raise
     except LabError as error:
         return Analysis(generation, error.problems)
     except Exception as error:  # a plugin's check may fail in any way: show it as a problem, with where it broke
@@ -48,8 +80,31 @@ def analyse(generation: int, topology: Topology) -> Analysis:
                                              f"({where.filename}:{where.lineno}); please report it")])
 
 
-def _checked_part(node: Node) -> tuple[str, str, dict[str, Any]]:
+def _checked_part(node: Node) -> CheckedPart:
     return node.name, node.kind, node.settings
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """What the GUI thread hands over: the lab's fields and the lists of its objects, not yet copied."""
+
+    generation: int
+    lab: Topology
+    nodes: list[Node]
+    links: list[Link]
+
+    def copied(self) -> Topology:
+        lab = self.lab
+        return Topology(name=lab.name, id=lab.id, notes=lab.notes, prefix=lab.prefix,
+                        nodes={node.id: copy.deepcopy(node) for node in self.nodes},
+                        links={link.id: copy.deepcopy(link) for link in self.links},
+                        checks=copy.deepcopy(lab.checks), experiment=copy.deepcopy(lab.experiment))
+
+
+@dataclass(frozen=True)
+class _Checked:
+    analysis: Analysis
+    read: dict[str, CheckedPart]  # what the check read of each node
 
 
 class LabAnalyzer(QObject):
@@ -66,12 +121,14 @@ class LabAnalyzer(QObject):
         self._workers: set[Worker] = set()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
+        self._delay_ms = delay_ms
         self._timer.setInterval(delay_ms)
         self._timer.timeout.connect(self.run_now)
         self.latest: Analysis | None = None
-        self._checked_nodes: dict[str, tuple[str, str, dict[str, Any]]] = {}  # what the last check read of each node
+        self._checked_nodes: dict[str, CheckedPart] = {}  # what the last check read of each node
+        self._lab_replaced = True
         editor.edited.connect(self._edited)
-        editor.topology_replaced.connect(self.run_now)
+        editor.topology_replaced.connect(self._replaced)
         self._timer.start()
 
     @property
@@ -86,25 +143,51 @@ class LabAnalyzer(QObject):
             return  # moved only
         self._timer.start()
 
+    def _replaced(self) -> None:
+        self._lab_replaced = True
+        self._timer.start(max(self._delay_ms, int(len(self._editor.topology.nodes) * FIRST_CHECK_MS_PER_NODE)))
+
     def run_now(self) -> None:
         self._timer.stop()
+        self._timer.setInterval(self._delay_ms)
+        if self._lab_replaced:  # the new lab is built and painted: out of the collector's sight before checking
+            self._lab_replaced = False
+            heap.settle()
         self._generation += 1
         self.busy_changed.emit(True)
-        generation, topology = self._generation, self._editor.topology.copy()
-        self._checked_nodes = {node.id: _checked_part(node) for node in topology.nodes.values()}
-        worker = Worker(lambda _report: analyse(generation, topology))
+        topology = self._editor.topology
+        snapshot = _Snapshot(self._generation, topology, list(topology.nodes.values()), list(topology.links.values()))
+        worker = Worker(lambda _report: self._check(snapshot))
         worker.returned.connect(self._finished)
+        worker.errored.connect(lambda _error: self._timer.start())  # the copy met an edit half-way: try again
         worker.finished.connect(lambda: self._workers.discard(worker))
         self._workers.add(worker)
         worker.start(self._pool)
 
-    def _finished(self, analysis: Analysis) -> None:
-        if analysis.generation != self._generation:
+    def _check(self, snapshot: _Snapshot) -> _Checked | None:
+        """On the worker thread."""
+        def wanted() -> bool:
+            return snapshot.generation == self._generation
+
+        if not wanted():
+            return None
+        with heap.collection_paused():  # one collection after the check, not one every few thousand objects
+            lab = snapshot.copied()
+            read = {node.id: _checked_part(node) for node in lab.nodes.values()}
+            try:
+                return _Checked(analyse(snapshot.generation, lab, wanted), read)
+            except Stale:
+                return None
+
+    def _finished(self, checked: _Checked | None) -> None:
+        if checked is None or checked.analysis.generation != self._generation:
             return
-        self.latest = analysis
+        self._checked_nodes = checked.read
+        self.latest = checked.analysis
         self.busy_changed.emit(False)
-        self.analysed.emit(analysis)
+        self.analysed.emit(checked.analysis)
 
     def shutdown(self) -> None:
         self._timer.stop()
+        self._generation += 1  # a running check stops at its next step
         self._pool.waitForDone()

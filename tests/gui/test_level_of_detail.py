@@ -1,0 +1,172 @@
+"""Zoomed out, the canvas draws the lab as an overview; zoomed in, every node and link draws itself with its labels.
+A drag moves the links of the dragged nodes, and edits still reach the Problems panel. Real wheel and mouse events."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QGraphicsItem
+
+from tests.gui.conftest import wait_analysis
+from tests.gui.helpers import drag, wheel
+from vtopo.gui.canvas import export
+from vtopo.gui.canvas.items import ICON_SIZE, LABEL_GAP, NodeItem
+from vtopo.gui.canvas.overview import DETAIL_ZOOM, OverviewItem
+from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.document.analysis import Stale, analyse
+from vtopo.gui.main_window import MainWindow
+from vtopo.resources import TOPOLOGIES
+from vtopo.model import io
+
+ZOOM_OUT, ZOOM_IN = -24, 24  # wheel notches: zoomed out to 1.15^-24 (or the least zoom), in to the most
+
+
+def ink_share(view: CanvasView, image: QImage, rect: QRectF) -> float:
+    """The share of the pixels in a scene rectangle that differ clearly from the canvas background."""
+    base = view.editor.scene.colors.base
+    area = view.mapFromScene(rect).boundingRect().intersected(image.rect())
+    pixels = [image.pixelColor(x, y) for x in range(area.left(), area.right() + 1)
+              for y in range(area.top(), area.bottom() + 1)]
+    inked = [c for c in pixels if abs(c.lightness() - base.lightness()) > 60]
+    return len(inked) / max(1, len(pixels))
+
+
+def name_rect(item: NodeItem) -> QRectF:
+    """Where a node's name is written: the middle of the strip below its icon."""
+    return QRectF(item.pos() + QPointF(-12, ICON_SIZE / 2 + LABEL_GAP + 2), item.pos() +
+                  QPointF(12, ICON_SIZE / 2 + LABEL_GAP + 10))
+
+
+def same_color(a: QColor, b: QColor) -> bool:
+    return max(abs(a.red() - b.red()), abs(a.green() - b.green()), abs(a.blue() - b.blue())) <= 8
+
+
+def test_zooming_out_draws_the_overview_and_zooming_in_the_items_with_their_labels(
+        make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    wheel(view, ZOOM_IN)
+    wheel(view, -6)  # about zoom 1: names are written
+    assert view.zoom >= DETAIL_ZOOM and scene.detailed
+    qtbot.waitUntil(lambda: all(link.placed for link in scene.links.values()))
+    h1 = scene.nodes["h1"]
+    view.centerOn(h1)
+    detailed = view.viewport().grab().toImage()
+    assert ink_share(view, detailed, name_rect(h1)) > 0.05, "no name under the node"
+    assert all(not isinstance(item, OverviewItem) for item in scene.items())
+
+    wheel(view, ZOOM_OUT)
+    assert view.zoom < DETAIL_ZOOM and not scene.detailed
+    overview = view.viewport().grab().toImage()
+    for node_id, item in scene.nodes.items():
+        assert item.flags() & QGraphicsItem.GraphicsItemFlag.ItemHasNoContents
+        center = view.mapFromScene(item.pos())
+        kind = window.editor.topology.nodes[node_id].kind
+        assert same_color(overview.pixelColor(center), scene.icons.swatch(kind)), node_id
+    assert ink_share(view, overview, name_rect(h1)) < 0.05, "a name is written in the overview"
+
+    wheel(view, ZOOM_IN)
+    assert scene.detailed
+    assert not any(item.flags() & QGraphicsItem.GraphicsItemFlag.ItemHasNoContents for item in scene.nodes.values())
+    view.centerOn(h1)
+    assert ink_share(view, view.viewport().grab().toImage(), name_rect(h1)) > 0.05
+
+
+def test_a_drag_moves_the_links_of_the_dragged_nodes_zoomed_in_and_out(
+        make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    for notches in (0, ZOOM_OUT):
+        wheel(view, notches)
+        h1 = scene.nodes["h1"]
+        attached = list(h1.links)
+        assert attached
+        start = h1.pos()
+        drag(view, start, start + QPointF(80, 40) / view.zoom)  # 80 by 40 pixels on screen
+        moved = h1.pos()
+        assert moved != start
+        for link in attached:
+            assert moved in (link.line.p1(), link.line.p2()), "the link stayed where the node was"
+        node = window.editor.topology.nodes["h1"]
+        assert (node.position.x, node.position.y) == pytest.approx((moved.x(), moved.y()), abs=0.1)
+
+
+def test_dragging_a_selection_moves_the_links_between_its_nodes_with_their_labels(
+        make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    ends = {"h1", "lan1"}
+    link = next(item for item in scene.links.values() if {item.a.node_id, item.b.node_id} == ends)
+    scene.select_ids(ends)
+    rects_before = [link.mapRectToScene(rect) for rect in link._label_rects]
+    start = scene.nodes["h1"].pos()
+    drag(view, start, start + QPointF(80, 40))
+    delta = scene.nodes["h1"].pos() - start
+    assert delta != QPointF()
+    assert link.line.p1() in (scene.nodes["h1"].pos(), scene.nodes["lan1"].pos())
+    assert [link.mapRectToScene(rect).topLeft() for rect in link._label_rects] == [
+        rect.topLeft() + delta for rect in rects_before]
+
+
+def test_an_edit_after_a_drag_still_reaches_the_problems_panel(make_window: Callable[..., MainWindow],
+                                                                 qtbot: Any) -> None:
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    wheel(view, ZOOM_OUT)
+    checked = window.analyzer.latest
+    start = scene.nodes["r1"].pos()
+    drag(view, start, start + QPointF(200, 0))
+    assert not window.analyzer.pending and window.analyzer.latest is checked, "a drag started a check"
+    window.editor.set_node_settings("r1", {"hello_interval": 5, "dead_interval": 4})
+    qtbot.waitUntil(lambda: window.problems.tree.topLevelItemCount() > 0, timeout=5000)
+    item = window.problems.tree.topLevelItem(0)
+    assert item.text(0) == "node r1" and "dead interval" in item.text(1)
+    assert scene.nodes["r1"].severity == "error"
+    window.editor.undo_stack.undo()
+    wait_analysis(qtbot, window)
+    assert window.problems.tree.topLevelItemCount() == 0
+    assert scene.nodes["r1"].severity == ""
+
+
+def test_a_check_no_longer_wanted_stops() -> None:
+    topology = io.load(TOPOLOGIES / "l2-vs-l3.vtopo")
+    assert analyse(1, topology).plan is not None
+    with pytest.raises(Stale):
+        analyse(2, topology, wanted=lambda: False)
+
+
+def test_an_export_from_the_overview_draws_every_item(make_window: Callable[..., MainWindow],
+                                                     tmp_path: Path) -> None:
+    window = make_window()
+    scene = window.editor.scene
+    wheel(window.view, ZOOM_OUT)
+    assert not scene.detailed
+    path = tmp_path / "lab.png"
+    assert export.export_png(scene, path)
+    assert not scene.detailed, "the export left the overview"
+    image = QImage(str(path))
+    source = export._source_rect(scene)
+    h1 = scene.nodes["h1"]
+    x, y = (h1.pos().x() - source.left()) * 2, (h1.pos().y() - source.top()) * 2
+    kind = window.editor.topology.nodes["h1"].kind
+    assert not same_color(image.pixelColor(int(x), int(y)), scene.icons.swatch(kind)), "exported as a square"
+
+
+def test_the_rubber_band_selects_in_the_overview_and_the_overview_outlines_the_selection(
+        make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    wheel(view, ZOOM_OUT)
+    assert not scene.detailed
+    around = scene.itemsBoundingRect()
+    margin = QPointF(30, 30) / view.zoom  # 30 pixels outside every node: the press lands on empty canvas
+    drag(view, around.topLeft() - margin, around.bottomRight() + margin)
+    assert set(scene.selected_node_ids()) == set(scene.nodes)
+    h1 = scene.nodes["h1"]
+    outline = view.mapFromScene(h1.pos() + QPointF(ICON_SIZE / 2 + 6, 0))
+    image = view.viewport().grab().toImage()
+    assert any(same_color(image.pixelColor(outline.x() + dx, outline.y()), scene.colors.highlight)
+               for dx in (-1, 0, 1)), "the selected node has no outline in the overview"
