@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -11,7 +12,8 @@ if TYPE_CHECKING:
 
 AGENT_HELP = ("run the privileged agent that deploys labs for root and the members of the vtopo group, on "
               "/run/vtopo/agent.sock (the other commands use it whenever it runs)")
-IN_PROCESS_NOTE = ("When the vtopo agent runs (`vtopo agent`), deploy, destroy, status, cleanup and exec ask it, "
+IN_PROCESS_NOTE = ("When the vtopo agent runs (`vtopo agent`), deploy, destroy, status, cleanup, exec, ping, iperf and rr "
+                   "ask it, "
                    "as the calling user. Without an agent, root applies plans in its own process.")
 
 
@@ -44,3 +46,8 @@ def agent_client() -> AgentClient | None:
         return None
     raise AgentUnavailable("no vtopo agent is running, and only root can deploy without one; start it with "
                            "`sudo vtopo agent --daemon` (or `make run`)")
+
+
+def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
+    """The argv that runs `argv` in a node through the agent (`vtopo exec`), for measurements run by a client."""
+    return [sys.executable, "-m", "vtopo", "exec", lab, node, "--", *argv]

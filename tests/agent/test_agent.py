@@ -3,7 +3,9 @@ member sees the lab but cannot touch it; a non-member is refused at the socket; 
 that `vtopo cleanup` does not remove."""
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,6 +22,12 @@ pytestmark = pytest.mark.privileged
 
 BRIDGE_VETH = str(TOPOLOGIES / "bridge-veth.vtopo")  # c1 10.0.0.1, c2 10.0.0.2, c3 10.0.0.3 on br0
 STATE = Path("/var/lib/vtopo/labs")
+
+
+def ps_users() -> list[str]:
+    """`user command` of every process."""
+    return subprocess.run(["ps", "-eo", "user:32,comm", "--no-headers"], capture_output=True, text=True).stdout \
+        .splitlines()
 
 
 def save_readable(topology: Topology, path: Path) -> None:
@@ -56,6 +64,14 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
         in_node = agent.vtopo(a, "exec", "bridge-veth", "c1", "--", "ip", "route", "show", "192.0.2.0/24")
         assert "192.0.2.0/24 dev eth0" in in_node.stdout
 
+        measured = agent.vtopo(a, "ping", "bridge-veth", "c1", "c2", "-c", "2")
+        assert measured.returncode == 0 and "2 received" in measured.stdout, measured.stdout + measured.stderr
+        rate = agent.vtopo(a, "iperf", "bridge-veth", "c1", "c2", "-t", "1", "--json")
+        assert rate.returncode == 0, rate.stderr
+        result = json.loads(rate.stdout)
+        assert result["status"] == "ok" and result["forward"]["received"]["bits_per_second"] > 1e6, rate.stdout
+        assert not [line for line in ps_users() if line.split()[0] == a]  # the iperf3 server went with the run
+
         seen = agent.vtopo(b, "status")
         assert f"lab bridge-veth (prefix" in seen.stdout and f"owner {a}" in seen.stdout
         for refused in (agent.vtopo(b, "destroy", "bridge-veth"),
@@ -65,6 +81,8 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
             assert refused.stderr.strip().startswith(f"error: lab bridge-veth belongs to {a}; only {a} or root "
                                                      "may "), refused.stderr
             assert refused.stdout == ""
+        not_theirs = agent.vtopo(b, "ping", "bridge-veth", "c1", "c2", "-c", "1")
+        assert not_theirs.returncode != 0 and f"belongs to {a}" in not_theirs.stdout + not_theirs.stderr
         assert agent.vtopo(b, "cleanup").stderr.strip() == ("error: only root may clean up: it destroys every "
                                                            "user's interrupted labs")
 

@@ -21,7 +21,7 @@ class AgentUnavailable(Exception):
 
 
 class AgentRefused(Exception):
-    """The socket's mode turned the caller away (not in the group); the message is the line to print."""
+    """The caller may not do this (not in the group, or not the lab's owner); the message is the line to print."""
 
 
 class AgentError(Exception):
@@ -104,6 +104,13 @@ class AgentClient:
 
     def status(self, lab: str | None = None) -> list[p.LabSummary]:
         return [p.read_as(p.LabSummary, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
+
+    def require_owner(self, lab: str, action: str) -> None:
+        """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this
+        says so before a measurement starts, instead of as a failed command."""
+        owner = next((summary.owner for summary in self.status(lab)), os.getuid())
+        if os.getuid() not in (0, owner):
+            raise AgentRefused(p.not_the_owner(lab, owner, action))
 
     def cleanup(self, progress: ProgressCallback | None = None) -> p.CleanupSummary:
         result = self.call(p.CleanupRequest(), progress)

@@ -34,6 +34,12 @@ def user_name(uid: int) -> str:
         return str(uid)
 
 
+def not_the_owner(lab: str, owner: int, action: str) -> str:
+    """Why a member of the group may not `action` another member's lab."""
+    name = user_name(owner)
+    return f"lab {lab} belongs to {name}; only {name} or root may {action} it"
+
+
 def refusal(user: str) -> str:
     """The one line a caller outside the group gets, from the agent or, when the socket's mode stops it first,
     from the client."""

@@ -11,6 +11,7 @@ import fcntl
 import grp
 import os
 import pwd
+import selectors
 import signal
 import socket
 import struct
@@ -211,7 +212,18 @@ class Agent:
             raise p.ProtocolError("exec without a terminal needs the client's stdin, stdout and stderr")
         child = subprocess.Popen(argv, stdin=fds[0], stdout=fds[1], stderr=fds[2], env=environment, cwd=directory,
                                  start_new_session=True)
-        return p.Result(_exit_status(child.wait()))
+        return p.Result(_exit_status(_wait_while_connected(child, send.connection)))
+
+
+def _wait_while_connected(child: subprocess.Popen[bytes], connection: socket.socket) -> int:
+    """The command's status; if the client goes away first (a cancelled measurement), its session is ended."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(connection, selectors.EVENT_READ)
+        while child.poll() is None:
+            if selector.select(0.1) and not connection.recv(1, socket.MSG_PEEK):
+                os.killpg(child.pid, signal.SIGTERM)
+                return child.wait()
+    return child.returncode
 
 
 def _exit_status(returncode: int) -> int:
@@ -263,7 +275,7 @@ class Replies:
     FLUSH_EVERY = 0.05
 
     def __init__(self, connection: socket.socket) -> None:
-        self._connection = connection
+        self.connection = connection
         self._gone = False
         self._pending = bytearray()
         self._flushed = time.monotonic()
@@ -278,9 +290,9 @@ class Replies:
             return
         try:
             if fd is None:
-                self._connection.sendall(data)
+                self.connection.sendall(data)
             else:
-                socket.send_fds(self._connection, [data], [fd])
+                socket.send_fds(self.connection, [data], [fd])
         except OSError:
             self._gone = True
 
@@ -313,8 +325,7 @@ def _record(deployer: Deployer, lab: str) -> LabRecord:
 def _require_owner(record: LabRecord, caller: Caller, action: str) -> None:
     if caller.root or record.owner == caller.uid:
         return
-    owner = p.user_name(record.owner)
-    raise Refused(f"lab {record.name} belongs to {owner}; only {owner} or root may {action} it")
+    raise Refused(p.not_the_owner(record.name, record.owner, action))
 
 
 def _consent(consent: p.Consent, caller: Caller) -> Trust:
