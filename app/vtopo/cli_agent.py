@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -46,7 +45,3 @@ def agent_client() -> AgentClient | None:
     raise AgentUnavailable("no vtopo agent is running, and only root can deploy without one; start it with "
                            "`sudo vtopo agent --daemon` (or `make run`)")
 
-
-def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
-    """The argv that runs `argv` in a node through the agent (`vtopo exec`), for measurements run by a client."""
-    return [sys.executable, "-m", "vtopo", "exec", lab, node, "--", *argv]

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Callable
 
-from vtopo.cli_agent import agent_client, exec_argv
+from vtopo.cli_agent import agent_client
 
 if TYPE_CHECKING:
     from vtopo.deployed import DeployedLab
@@ -20,6 +20,7 @@ Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.Arg
 
 def _deployed(name: str) -> DeployedLab:
     """The lab; its commands run through the agent, as the calling user, when an agent runs."""
+    from vtopo.agent.client import exec_argv
     from vtopo.deployed import DeployedLab
 
     lab = DeployedLab.find(name)

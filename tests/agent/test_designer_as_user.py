@@ -1,5 +1,5 @@
 """The designer, run as a member of the vtopo group (offscreen), deploys and destroys through the agent and shows the
-node states, without importing the executor; run as root, it shows a bar recommending a normal user."""
+node states, without importing the executor, and measures through it; run as root, it shows a bar recommending a normal user."""
 from __future__ import annotations
 
 import json
@@ -23,6 +23,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolBar
 from tests.gui.helpers import answer_next_dialog
 from vtopo.gui.app import create_window
+from vtopo.gui.measure.controller import find_deployed
+from vtopo.measure import PingOptions, PingRun
 from vtopo.resources import TOPOLOGIES
 
 def wait_for(condition):
@@ -44,11 +46,14 @@ QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.deploy), Qt.MouseBu
 wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab != "")
 deployed = {name: state.name for name, state in window.deploy.states.items()}
 painted = {name: item.state.name for name, item in window.editor.scene.nodes.items()}
+lab, why = find_deployed("bridge-veth")  # what the Measure dock runs its runs on
+pinged = PingRun(lab.endpoint("c1"), lab.endpoint("c2"), "10.0.0.2", PingOptions(count=2, interval_s=0.2)).run()
 answer_next_dialog("Destroy")
 QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.destroy), Qt.MouseButton.LeftButton)
 wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab == "")
 print(json.dumps({"deployed": deployed, "painted": painted, "after": {n: s.name for n, s in window.deploy.states.items()},
-                  "executor": "vtopo.host.deployer" in sys.modules, "log": window.log.toPlainText(),
+                  "executor": "vtopo.host.deployer" in sys.modules,
+                  "pinged": pinged.received, "log": window.log.toPlainText(),
                   "root_bar": window.findChild(QToolBar, "root-warning") is not None}))
 """
 
@@ -70,6 +75,7 @@ def test_the_designer_as_a_member_deploys_and_destroys_through_the_agent(agent, 
     assert seen["after"] == {} and "lab destroyed" in seen["log"]
     assert not seen["executor"], "the designer imported the executor although the agent deploys"
     assert not seen["root_bar"]
+    assert seen["pinged"] == 2  # the Measure dock's commands ran through the agent, as the user
     assert snapshot() - before == {}
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,12 @@ class AgentError(Exception):
         super().__init__("\n".join(line.removeprefix("error: ") for line in result.errors) or "the agent failed")
         self.result = result
         self.details = result.details
+
+
+def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
+    """The argv that runs `argv` in a node through the agent (`vtopo exec`), as the calling user: how a client's
+    measurements run their commands."""
+    return [sys.executable, "-m", "vtopo", "exec", lab, node, "--", *argv]
 
 
 def agent_running(path: Path = p.SOCKET) -> bool:
