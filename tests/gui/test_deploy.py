@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pytest
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 from pytestqt.qtbot import QtBot
 
 from tests.gui.helpers import answer_next_dialog
@@ -151,3 +151,17 @@ def test_terminals_open_a_shell_vtysh_or_a_vms_console() -> None:
     assert terminal.terminal_argv("lab", "vm1", kinds.get("vm"))[-3:] == ["console", "lab", "vm1"]
     assert "no shell" in terminal.unavailable_reason(kinds.get("bridge"), True)
     assert "deploy the lab first" in terminal.unavailable_reason(kinds.get("vm"), False)
+
+
+def test_destroy_hangs_up_the_labs_terminals(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    window = make_window("bridge-veth", deployer_loader=lambda: (FakeDeployer(), ""))
+    qtbot.waitUntil(lambda: not window.deploy.busy)
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        window.menu_actions.deploy.trigger()
+    shell = window.terminals.open("c1", ["bash", "--norc", "-i"]).process
+    window.view.setFocus()
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        answer_next_dialog("Destroy")
+        qtbot.keyClick(window.view, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+    assert window.terminals.count() == 0
+    assert shell.process.returncode is not None

@@ -1,22 +1,54 @@
 """Link labels never overlap, can be hidden, and exports can be made for print."""
 from __future__ import annotations
 
+import itertools
+import math
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QPointF
+import pytest
+from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
-from tests.gui.helpers import dark_theme
+from tests.gui.helpers import dark_theme, drag
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import LinkItem
+from vtopo.gui.canvas.tooltips import link_tooltip
+from vtopo.gui.document.layout import LAYOUTS
 from vtopo.gui.main_window import MainWindow
 from vtopo.model.topology import Impairment, Interface
+from vtopo.resources import TOPOLOGIES
 
 
-def label_rects(item: LinkItem) -> list:
-    return [rect for rect in (*item._label_rects, item._middle_rect) if not rect.isEmpty()]
+def label_rects(item: LinkItem) -> list[QRectF]:
+    return item.label_rects()
+
+
+def overlaps(window: MainWindow) -> list[tuple[str, str]]:
+    """Pairs of texts on the canvas that cover each other: link labels (ends and impairment) and node names."""
+    scene = window.editor.scene
+    assert all(item.placed for item in scene.links.values())  # each link's labels have their places
+    texts = [(link_id, rect) for link_id, item in scene.links.items() for rect in item.label_rects()]
+    texts += [(node_id, node.occupied()[1]) for node_id, node in scene.nodes.items()]
+    return [(a, b) for (a, first), (b, second) in itertools.combinations(texts, 2)
+            if a != b and first.intersects(second)]
+
+
+def star(window: MainWindow, spokes: int, radius: float) -> str:
+    """A router with `spokes` /30 links to containers around it; returns the router's id."""
+    editor = window.editor
+    hub = editor.place_node("router", QPointF(0, 0))
+    assert hub
+    for index in range(spokes):
+        angle = 2 * math.pi * index / spokes
+        leaf = editor.place_node("container", QPointF(radius * math.cos(angle), radius * math.sin(angle)))
+        assert leaf
+        link = editor.connect_nodes(hub.id, leaf.id)
+        assert link
+        editor.update_link(link.id, a=Interface(addresses=[f"10.0.{index}.1/30"]),
+                           b=Interface(addresses=[f"10.0.{index}.2/30"]))
+    return hub.id
 
 
 def short_impaired_link(window: MainWindow, dx: float, dy: float) -> LinkItem:
@@ -40,6 +72,40 @@ def test_labels_of_a_short_link_do_not_overlap(make_window: Callable[..., MainWi
         for i, first in enumerate(rects):
             for second in rects[i + 1:]:
                 assert not first.intersects(second), (dx, dy, first, second)
+
+
+@pytest.mark.parametrize("lab", sorted(path.stem for path in TOPOLOGIES.glob("*.vtopo")))
+def test_no_texts_overlap_in_a_shipped_lab_as_drawn_and_after_each_auto_layout(
+        make_window: Callable[..., MainWindow], lab: str) -> None:
+    window = make_window(lab, show=False)
+    assert overlaps(window) == []
+    for style in LAYOUTS:
+        window.editor.auto_layout(style)
+        assert overlaps(window) == [], style
+
+
+def test_labels_of_links_meeting_at_a_node_do_not_overlap(make_window: Callable[..., MainWindow],
+                                                          qtbot: QtBot) -> None:
+    window = make_window(None)
+    hub = star(window, 12, 220)
+    assert overlaps(window) == []
+    leaf = window.editor.scene.nodes[window.editor.topology.links_of(hub)[0].b.node]
+    drag(window.view, leaf.pos(), QPointF(120, 40))  # a spoke made short and close to its neighbours
+    assert leaf.pos() != QPointF(220, 0)
+    assert overlaps(window) == []
+
+
+def test_a_crowded_end_is_cut_to_its_interface_name_or_left_to_the_tooltip(
+        make_window: Callable[..., MainWindow]) -> None:
+    window = make_window(None)
+    star(window, 12, 150)
+    assert overlaps(window) == []
+    ends = [(link_id, shown, len(text.splitlines())) for link_id, item in window.editor.scene.links.items()
+            for shown, text in zip(item._shown_lines, item._texts)]
+    assert any(0 < shown < lines for _, shown, lines in ends)
+    for link_id, shown, _lines in ends:
+        if shown == 0:
+            assert "10.0." in link_tooltip(window.editor.topology, link_id)
 
 
 def test_interface_labels_can_be_hidden_and_the_choice_is_kept(make_window: Callable[..., MainWindow]) -> None:

@@ -128,14 +128,17 @@ def test_a_refused_name_says_why(make_window: Callable[..., MainWindow], qtbot: 
 
 def test_double_click_on_a_deployed_node_opens_its_terminal(make_window: Callable[..., MainWindow], qtbot: Any,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    opened: list[str] = []
-    # the terminal emulator is an outside program: record the request instead of starting one
-    monkeypatch.setattr(terminal, "open_terminal", lambda lab, node, kind: opened.append(f"{lab}/{node}") or True)
+    # the fake deployer creates nothing: the tab runs `vtopo exec`, which reports that the lab is not deployed
     monkeypatch.setattr(terminal, "unavailable_reason", lambda kind, running: "" if running else "deploy first")
     window = make_window("bridge-veth", deployer_loader=lambda: (FakeDeployer(), ""))
     qtbot.waitUntil(lambda: not window.deploy.busy)
     with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
         window.menu_actions.deploy.trigger()
     double_click(window.view, window.editor.scene.nodes["c1"].pos())
-    assert opened == ["bridge-veth/c1"]
+    assert window.terminals.count() == 1 and window.terminals.tabText(0) == "c1"
+    opened = window.terminals.terminals()[0]
+    container = window.editor.registry.get("container")
+    assert opened.process.argv == terminal.node_argv("bridge-veth", "c1", container)
+    assert window.terminals.dock is not None and window.terminals.dock.isVisible()
+    qtbot.waitUntil(lambda: not opened.process.running, timeout=20_000)
     assert not window.view.viewport().findChildren(InlineRename)

@@ -12,12 +12,14 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindo
 from vtopo.gui import terminal
 from vtopo.gui.canvas import export
 from vtopo.gui.capture.panel import CaptureController
+from vtopo.gui.console.dock import TerminalTabs
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.context_menus import ContextMenus
 from vtopo.gui.document.analysis import LabAnalyzer
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.document.files import FileController
+from vtopo.gui.document.layout import LAYOUTS
 from vtopo.gui.measure.controller import MeasureController
 from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
@@ -26,6 +28,7 @@ from vtopo.gui.panels.checks import ChecksController
 from vtopo.gui.panels.deploy import DeployController, confirm_destroy
 from vtopo.gui.theme import THEMES, apply_theme
 from vtopo.gui.toolbar import build_toolbar, deploy_icon, destroy_icon, history_button
+from vtopo.kinds.contract import NodeKind
 
 
 
@@ -42,6 +45,7 @@ class WindowParts(Protocol):
     domains: DomainView
     rates: RateView
     analyzer: LabAnalyzer
+    terminals: TerminalTabs
     settings: QSettings
 
     def docks(self) -> list[QDockWidget]: ...
@@ -109,6 +113,9 @@ class Actions:
                                          "Ctrl+G" if mode == "grid" else ())
                       for mode, text in ALIGN_MODES.items()}
 
+        self.auto_layout = {style: self._action(text, lambda checked=False, s=style: self._auto_layout(s),
+                                                "Ctrl+Shift+L" if style == "layered" else ())
+                            for style, text in LAYOUTS.items()}
         self.rename = self._action("&Rename", self._rename_selected, "F2", scope=canvas)
         self.properties = self._action("P&roperties", parts.show_inspector)
         self.link_mode = self._action("Draw &links", self._toggle_link_mode, "L", scope=canvas)
@@ -133,6 +140,7 @@ class Actions:
         self.destroy = self._action("D&estroy…", self._destroy, "Shift+F5", destroy_icon())
         self.status = self._action("Refresh &status", deploy.refresh_status)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
+        self.external_terminal = self._action("Open in e&xternal terminal", self.open_external_terminal)
         self.iperf_pair = self._action("iperf between these two", self._iperf_pair)
         self.show_measure = self._action("&Measure…", parts.measure.show_panel, "Ctrl+M")
 
@@ -189,6 +197,7 @@ class Actions:
         edit.addSeparator()
         align = edit.addMenu("&Align")
         align.addActions(list(self.align.values()))
+        edit.addActions(list(self.auto_layout.values()))
         view = bar.addMenu("&View")
         view.addActions([self.link_mode, self.snap, self.interface_labels, self.parts.domains.toggle,
                          self.parts.rates.toggle])
@@ -203,7 +212,7 @@ class Actions:
         lab = bar.addMenu("&Lab")
         lab.addActions([self.deploy, self.destroy, self.status])
         lab.addSeparator()
-        lab.addActions([self.terminal, self.show_measure, self.iperf_pair])
+        lab.addActions([self.terminal, self.external_terminal, self.show_measure, self.iperf_pair])
 
     def _build_toolbar(self) -> None:
         stack = self.parts.editor.undo_stack
@@ -240,6 +249,10 @@ class Actions:
         annotation = self.parts.editor.add_annotation(shape, where)
         self.parts.editor.scene.select_ids([annotation.id])
 
+    def _auto_layout(self, style: str) -> None:
+        self.parts.editor.auto_layout(style)
+        self.parts.view.fit_to_view()
+
     def _toggle_link_mode(self, checked: bool) -> None:
         self.parts.view.link_mode = checked
 
@@ -254,6 +267,7 @@ class Actions:
     def _destroy(self) -> None:
         deploy, topology = self.parts.deploy, self.parts.editor.topology
         if self.destroy.isEnabled() and confirm_destroy(self.window, deploy.deployed_lab, topology):
+            self.parts.terminals.shutdown()  # a shell left inside would keep its namespace alive
             deploy.destroy()
 
     def set_theme(self, name: str) -> None:
@@ -278,14 +292,25 @@ class Actions:
         nodes = self.parts.editor.scene.selected_node_ids()
         return nodes[0] if len(nodes) == 1 else ""
 
-    def open_terminal(self) -> None:
+    def _terminal_target(self, action: QAction) -> tuple[str, str, NodeKind | None] | None:
+        """The lab, name and kind of the selected node, when `action` can open a terminal on it."""
         node_id = self.selected_node()
-        if not node_id or not self.terminal.isEnabled():
-            return
+        if not node_id or not action.isEnabled():
+            return None
         editor = self.parts.editor
         node = editor.topology.nodes[node_id]
-        lab = self.parts.deploy.deployed_lab or editor.topology.name
-        if not terminal.open_terminal(lab, node.name, editor.registry.get(node.kind)):
+        return self.parts.deploy.deployed_lab or editor.topology.name, node.name, editor.registry.get(node.kind)
+
+    def open_terminal(self) -> None:
+        """A tab in the terminal dock on the selected node."""
+        if target := self._terminal_target(self.terminal):
+            try:
+                self.parts.terminals.open(target[1], terminal.node_argv(*target))
+            except OSError as error:
+                self.window.statusBar().showMessage(f"the terminal on {target[1]} did not start: {error}", 5000)
+
+    def open_external_terminal(self) -> None:
+        if (target := self._terminal_target(self.external_terminal)) and not terminal.open_terminal(*target):
             self.window.statusBar().showMessage("the terminal emulator did not start", 5000)
 
     def deploy_lab(self) -> None:
@@ -317,14 +342,18 @@ class Actions:
         self.status.setEnabled(not deployer_missing and not deploy.busy)
         node_id = self.selected_node()
         if not node_id:
-            reason = "select one node"
+            reason = external_reason = "select one node"
         else:
             node = editor.topology.nodes[node_id]
             running = deploy.state_of(node.name) is NodeState.RUNNING
             reason = terminal.unavailable_reason(editor.registry.get(node.kind), running)
+            external_reason = terminal.external_unavailable_reason(editor.registry.get(node.kind), running)
         self.terminal.setEnabled(not reason)
         self.terminal.setToolTip(f"Open a terminal on the node ({reason})" if reason else
-                                 "Open a terminal on the selected node")
+                                 "Open a terminal on the selected node in the Terminal panel")
+        self.external_terminal.setEnabled(not external_reason)
+        self.external_terminal.setToolTip(f"Open a terminal window ({external_reason})" if external_reason else
+                                          "Open a terminal on the selected node in a window of its own")
         pair = scene.selected_node_ids()
         measurable = len(pair) == 2 and all(self.parts.measure.can_measure(node_id) for node_id in pair)
         self.iperf_pair.setEnabled(measurable)
@@ -377,7 +406,7 @@ class Actions:
         if node_id not in editor.scene.selected_node_ids():
             editor.scene.select_ids([node_id])
         menu = QMenu(self.window)
-        menu.addActions([self.terminal, self.rename, self.properties])
+        menu.addActions([self.terminal, self.external_terminal, self.rename, self.properties])
         menu.addSeparator()
         menu.addActions([self.duplicate, self.copy, self.delete])
         menu.addSeparator()
@@ -404,4 +433,6 @@ class Actions:
         menu.addAction("Add rectangle here", lambda: self._annotate("rect", scene_at))
         menu.addSeparator()
         menu.addActions([self.select_all, self.fit])
+        menu.addSeparator()
+        menu.addActions(list(self.auto_layout.values()))
         menu.exec(at)

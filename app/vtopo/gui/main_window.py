@@ -12,6 +12,7 @@ from vtopo.gui.capture.panel import CaptureController, CapturePanel
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.states import legend_html
 from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.console.dock import TerminalTabs
 from vtopo.gui.document.analysis import Analysis, LabAnalyzer
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
@@ -81,9 +82,12 @@ class MainWindow(QMainWindow):
         self.domains = DomainView(self.editor.scene, domains_dock, self)
         self.checks_dock = self._dock("Checks", self.checks_panel, bottom)
         self.tabifyDockWidget(domains_dock, self.checks_dock)
+        self.terminals = TerminalTabs()
+        self.terminals.dock = self._dock("Terminal", self.terminals, bottom)
+        self.tabifyDockWidget(self.checks_dock, self.terminals.dock)
         problems_dock.raise_()
         self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
-        for roomy in (self.explain_dock, self.measure_dock):
+        for roomy in (self.explain_dock, self.measure_dock, self.terminals.dock):
             roomy.visibilityChanged.connect(lambda visible, dock=roomy: self._make_room(dock, visible))
         self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
 
@@ -199,6 +203,7 @@ class MainWindow(QMainWindow):
         self.rates.shutdown()
         self.checks.shutdown()
         self.experiment.shutdown()
+        self.terminals.shutdown()
         self.analyzer.shutdown()
         self.editor.scene.release()
         event.accept()

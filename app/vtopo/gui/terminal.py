@@ -1,5 +1,5 @@
-"""A terminal on a deployed node: x-terminal-emulator (or $TERMINAL, or xterm) running `vtopo exec`, or
-`vtopo console` for a VM's serial console."""
+"""A terminal on a deployed node runs `vtopo exec` (a shell, or vtysh on a router), or `vtopo console` for a VM's
+serial console: in the designer's terminal dock, or in x-terminal-emulator (or $TERMINAL, or xterm)."""
 from __future__ import annotations
 
 import os
@@ -33,18 +33,30 @@ def unavailable_reason(kind: NodeKind | None, deployed: bool) -> str:
         return f"a {kind.label} has no shell of its own (containers, routers, the host and VMs do)"
     if not deployed:
         return "deploy the lab first: the node is not running"
+    return ""
+
+
+def external_unavailable_reason(kind: NodeKind | None, deployed: bool) -> str:
+    """Why a node's terminal cannot open in a terminal emulator of its own, or ""."""
+    if reason := unavailable_reason(kind, deployed):
+        return reason
     if terminal_emulator() is None:
         return "no terminal emulator found: set $TERMINAL or install xterm"
     return ""
 
 
-def terminal_argv(lab: str, node_name: str, kind: NodeKind | None) -> list[str]:
-    emulator = terminal_emulator() or ["xterm"]
+def node_argv(lab: str, node_name: str, kind: NodeKind | None) -> list[str]:
+    """The program a terminal on the node runs: the node's shell, or a VM's serial console."""
     if kind is not None and kind.role is Role.MACHINE:
         inside = ["console", lab, node_name]
     else:
         inside = ["exec", lab, node_name, "--", *shell_for(kind)]
-    return [*emulator, "-T", f"{lab}: {node_name}", "-e", sys.executable, "-m", "vtopo", *inside]
+    return [sys.executable, "-m", "vtopo", *inside]
+
+
+def terminal_argv(lab: str, node_name: str, kind: NodeKind | None) -> list[str]:
+    emulator = terminal_emulator() or ["xterm"]
+    return [*emulator, "-T", f"{lab}: {node_name}", "-e", *node_argv(lab, node_name, kind)]
 
 
 def open_terminal(lab: str, node_name: str, kind: NodeKind | None) -> bool:

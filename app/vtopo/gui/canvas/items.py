@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen,
@@ -65,6 +65,7 @@ class NodeItem(QGraphicsItem):
         self._name = ""
         self._label: QStaticText | None = None  # laid out when first drawn
         self._label_rect = QRectF()
+        self._occupied: list[QRectF] | None = None
         self._bounds = QRectF()
         self.state = NodeState.NOT_DEPLOYED
         self.severity = ""
@@ -90,8 +91,16 @@ class NodeItem(QGraphicsItem):
         metrics = QFontMetricsF(self._font)
         width, height = metrics.horizontalAdvance(name), metrics.height()
         self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
+        self._occupied = None
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
         self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
+
+    def occupied(self) -> list[QRectF]:
+        """The icon and the name, in scene coordinates: what the labels of its links must not cover."""
+        if self._occupied is None:
+            icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
+            self._occupied = [icon.translated(self.pos()), self._label_rect.translated(self.pos())]
+        return self._occupied
 
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:
@@ -163,11 +172,13 @@ class NodeItem(QGraphicsItem):
         if change == POSITION_CHANGE and isinstance(value, QPointF):
             return self._look.snap(value)
         if change == POSITION_HAS_CHANGED:
+            self._occupied = None
             self._look.node_moved(self)
         return super().itemChange(change, value)
 
 
 PARALLEL_GAP = 12.0
+MIDDLE_TRIES = 6  # places for the impairment, each a line further from the link, before it settles on the last
 MAX_LOAD_WIDTH = 8.0  # extra pen width of a link at full load
 
 
@@ -186,8 +197,10 @@ class LinkItem(QGraphicsItem):
         self._texts = ("", "")
         self._labels: tuple[list[QStaticText], list[QStaticText]] | None = None  # laid out when first drawn
         self._line_height = 0.0
-        self._label_sizes: tuple[QSizeF, QSizeF] | None = None  # measured when first placed
+        self._label_sizes: tuple[list[QSizeF], list[QSizeF]] | None = None  # measured when first placed
         self._label_rects = (QRectF(), QRectF())
+        self._shown_lines = (0, 0)
+        self._making_room = False
         self._middle_text = ""
         self._middle: QStaticText | None = None
         self._middle_rect = QRectF()
@@ -246,15 +259,16 @@ class LinkItem(QGraphicsItem):
         self._labels, self._label_sizes, self._middle = None, None, None
         self.update_geometry()
 
-    def _measure_labels(self) -> tuple[QSizeF, QSizeF]:
+    def _measure_labels(self) -> tuple[list[QSizeF], list[QSizeF]]:
+        """Each end's label's size whole, then with one line fewer each time, down to the interface name."""
         if self._label_sizes is None:
             metrics = QFontMetricsF(self._font)
             self._line_height = metrics.height()
             sizes = []
             for text in self._texts:
                 lines = text.splitlines()
-                sizes.append(QSizeF(max((metrics.horizontalAdvance(line) for line in lines), default=0),
-                                    metrics.height() * len(lines)))
+                sizes.append([QSizeF(max((metrics.horizontalAdvance(line) for line in lines[:count]), default=0),
+                                     metrics.height() * count) for count in range(len(lines), 0, -1)])
             self._label_sizes = (sizes[0], sizes[1])
             self._middle_rect = QRectF(QPointF(), QSizeF(metrics.horizontalAdvance(self._middle_text),
                                                          metrics.height()))
@@ -285,10 +299,39 @@ class LinkItem(QGraphicsItem):
         self.update()
         self._look.overview_stale()
 
+    def label_rects(self) -> list[QRectF]:
+        """Where the end labels and the impairment are drawn, in scene coordinates (none for hidden or unplaced
+        ones). A link that moved with both its nodes keeps its labels in its own coordinates."""
+        if not self.placed:
+            return []
+        shift = self.pos()
+        return [rect.translated(shift) for rect in (*self._label_rects, self._middle_rect) if not rect.isEmpty()]
+
+    def _taken(self, own: list[QRectF], others: list[LinkItem]) -> list[QRectF]:
+        """What this link's labels must not cover: its nodes (`own`), the labels of the other links at them, and
+        the icons and names of those links' far nodes. A link placed later avoids this one's labels in turn, so no
+        two of them overlap."""
+        taken = list(own)
+        for link in others:
+            taken.extend(link.label_rects())
+            taken.extend(link.b.occupied() if link.a in (self.a, self.b) else link.a.occupied())
+        return taken
+
+    def _make_room(self, own: list[QRectF], others: list[LinkItem]) -> None:
+        """The other links at this link's nodes whose labels its labels or nodes now cover take another place,
+        clear of these (one level: they move nobody else)."""
+        mine = [*self.label_rects(), *own]
+        for link in others:
+            if any(rect.intersects(other) for rect in mine for other in link.label_rects()):
+                link._making_room = True
+                link.update_geometry()
+                link._making_room = False
+
     def update_geometry(self) -> None:
-        """Place the line, then the labels so that none overlaps another: the two ends' labels on the same side of
-        the line, or on opposite sides when the link is too short for that; the impairment on the other side.
-        In the overview only the line is placed: nothing there shows a label."""
+        """Place the line, then the labels: each end's label beside the line near its node, on either side and
+        further along while it would cover another text, cut to the interface name if no place is free, left out if
+        none is free for that either; then the impairment, clear of them. In the overview only the line is placed:
+        nothing there shows a label."""
         self.prepareGeometryChange()
         if not self.pos().isNull():
             self.setPos(0, 0)  # placed in scene coordinates; a drag of both ends only moves it (follow_nodes)
@@ -299,21 +342,23 @@ class LinkItem(QGraphicsItem):
         self._shape = None
         self._look.overview_stale()
         self.placed = self._look.detailed and not self._look.labels_later
+        self._label_rects = (QRectF(), QRectF())
+        self._shown_lines = (0, 0)
         if not self.placed:
             margin = 8 + MAX_LOAD_WIDTH * self.load / 2
-            self._label_rects = (QRectF(), QRectF())
             self._bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
             return
         sizes = self._measure_labels()
+        own = [*self.a.occupied(), *self.b.occupied()]
+        others = sorted({*self.a.links, *self.b.links} - {self}, key=lambda link: link.link_id)
+        taken = self._taken(own, others)
         if self._look.end_labels:
-            at_a = self._label_rect_at(p1, p2, sizes[0], 1)
-            at_b = self._label_rect_at(p2, p1, sizes[1], 1)
-            if at_a.intersects(at_b):
-                at_b = self._label_rect_at(p2, p1, sizes[1], -1)
-            self._label_rects = (at_a, at_b)
-        else:
-            self._label_rects = (QRectF(), QRectF())
-        self._place_middle()
+            at_a, lines_a = self._place_end(p1, p2, sizes[0], taken)
+            at_b, lines_b = self._place_end(p2, p1, sizes[1], [*taken, at_a])
+            self._label_rects, self._shown_lines = (at_a, at_b), (lines_a, lines_b)
+        self._place_middle([*taken, *self._label_rects])
+        if not self._making_room:
+            self._make_room(own, others)
         margin = 6 + MAX_LOAD_WIDTH * self.load / 2
         bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
         for rect in (*self._label_rects, self._middle_rect):
@@ -332,8 +377,8 @@ class LinkItem(QGraphicsItem):
         self.moveBy(delta.x(), delta.y())
         self._look.overview_stale()
 
-    def _place_middle(self) -> None:
-        """The impairment below the line's middle, moved further out while it would cover an end's label."""
+    def _place_middle(self, taken: list[QRectF]) -> None:
+        """The impairment below the line's middle, moved further out while it would cover another text."""
         size = self._middle_rect.size()
         if size.isEmpty() or self._line.length() < 1:
             self._middle_rect.moveCenter(self._line.center())
@@ -341,8 +386,9 @@ class LinkItem(QGraphicsItem):
         _direction, normal = self._axes(self._line.p1(), self._line.p2())
         across = abs(normal.x()) * size.width() / 2 + abs(normal.y()) * size.height() / 2 + 3
         self._middle_rect.moveCenter(self._line.center() - normal * across)
-        for _ in range(3):
-            if not any(self._middle_rect.intersects(rect) for rect in self._label_rects if not rect.isEmpty()):
+        taken = [rect for rect in taken if not rect.isEmpty()]
+        for _ in range(MIDDLE_TRIES):
+            if not any(self._middle_rect.intersects(rect) for rect in taken):
                 return
             self._middle_rect.translate(-normal * (size.height() + 2))
 
@@ -355,20 +401,36 @@ class LinkItem(QGraphicsItem):
             normal = -normal
         return direction, normal
 
-    def _label_rect_at(self, near: QPointF, far: QPointF, size: QSizeF, side: int) -> QRectF:
-        """Beside the line (side 1: above or right of it; -1: the other side), just outside the node's icon."""
+    def _place_end(self, near: QPointF, far: QPointF, sizes: list[QSizeF], taken: list[QRectF]
+                   ) -> tuple[QRectF, int]:
+        """The first free place for an end's label (whole, then cut to fewer lines), and how many lines show; no
+        label where none is free (the link's tooltip still names the interface and its addresses)."""
+        taken = [rect for rect in taken if not rect.isEmpty()]
+        for size in sizes:
+            for place in self._label_places(near, far, size):
+                if not any(place.intersects(rect) for rect in taken):
+                    return place, round(size.height() / self._line_height)
+        return QRectF(), 0
+
+    def _label_places(self, near: QPointF, far: QPointF, size: QSizeF) -> Iterator[QRectF]:
+        """Beside the line near the node, above or right of it first, then the other side; then a step further
+        along, until the far node's icon (the nearest place only, on a line too short for more)."""
         length = QLineF(near, far).length()
         if length < 1 or size.isEmpty():
-            return QRectF()
+            return
         direction, normal = self._axes(near, far)
-        normal *= side
         half = QPointF(size.width() / 2, size.height() / 2)
         extent_along = abs(direction.x()) * half.x() + abs(direction.y()) * half.y()
-        extent_across = abs(normal.x()) * half.x() + abs(normal.y()) * half.y()
         below = max(0.0, direction.y()) * (self._line_height + LABEL_GAP)  # clear the node's name label
         distance = min(ICON_SIZE / 2 + 6 + extent_along + below, length / 2)
-        center = near + direction * distance + normal * (extent_across + 3)
-        return QRectF(center - half, size)
+        last = length - ICON_SIZE / 2 - 6 - extent_along
+        sides = [(normal * side, abs(normal.x()) * half.x() + abs(normal.y()) * half.y() + 3) for side in (1, -1)]
+        while True:
+            for across, clearance in sides:
+                yield QRectF(near + direction * distance + across * clearance - half, size)
+            distance += 2 * extent_along + LABEL_GAP
+            if distance > last:
+                return
 
     def boundingRect(self) -> QRectF:
         return self._bounds
@@ -411,9 +473,10 @@ class LinkItem(QGraphicsItem):
                             [_static_text(line) for line in self._texts[1].splitlines()])
             self._middle = _static_text(self._middle_text)
         painter.setFont(self._font)
-        for lines, rect in zip(self._labels, self._label_rects):
+        for lines, rect, shown in zip(self._labels, self._label_rects, self._shown_lines):
             if rect.isEmpty():
                 continue
+            lines = lines[:shown]
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colors.label_background)
             painter.drawRoundedRect(rect.adjusted(-2, -1, 2, 1), 3, 3)

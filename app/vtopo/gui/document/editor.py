@@ -9,7 +9,7 @@ from PySide6.QtGui import QUndoStack
 
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.scene import GRID, TopologyScene
-from vtopo.gui.document import clipboard
+from vtopo.gui.document import clipboard, layout
 from vtopo.gui.document.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, Command,
                                          MergingMacro, RemoveAnnotationCommand, RemoveLinkCommand,
                                          RemoveNodeCommand, SetFieldsCommand, macro)
@@ -266,6 +266,19 @@ class Editor(QObject):
         changed = {i: p for i, p in target.items() if (p.x, p.y) != (positions[i].x, positions[i].y)}
         if changed:
             self._push_positions(ALIGN_MODES[mode], changed)
+
+    def auto_layout(self, style: str) -> None:
+        """Lay the nodes out (one of layout.LAYOUTS) as one undo step; notes stay where they are."""
+        if style == "force" and len(self.topology.nodes) > layout.FORCE_DIRECTED_LIMIT:
+            self.status_message.emit(f"the force-directed layout is for labs of up to {layout.FORCE_DIRECTED_LIMIT} "
+                                     f"nodes (this one has {len(self.topology.nodes)}): use the layered layout")
+            return
+        target = layout.layered(self.topology, self.registry) if style == "layered" else \
+            layout.force_directed(self.topology)
+        current = {i: n.position for i, n in self.topology.nodes.items()}
+        changed = {i: p for i, p in target.items() if (p.x, p.y) != (current[i].x, current[i].y)}
+        if changed:
+            self._push_positions("Auto-layout", changed)
 
     def nudge(self, dx: float, dy: float) -> None:
         """Move the selection by (dx, dy); a burst of nudges is one undo step."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -25,6 +25,9 @@ from vtopo.measure.history import dump_history, history_csv
 HISTORY_COLUMNS = ("#", "When", "Lab", "Pair", "Path", "Options", "Mean", "Retr / loss", "Status")
 PATH_COLUMN = HISTORY_COLUMNS.index("Path")
 STATUS_COLUMN = HISTORY_COLUMNS.index("Status")
+SHARING_COLUMNS = {HISTORY_COLUMNS.index(name) for name in ("When", "Lab", "Pair", "Path")}
+"""Long texts: these share what the short columns leave and are elided; the short ones always show whole."""
+SHARED_MINIMUM = 36
 
 
 class HistoryView(QWidget):
@@ -36,6 +39,8 @@ class HistoryView(QWidget):
     """(text, is an error) about an export."""
     removed = Signal()
     """Runs were removed from the history by the user."""
+    refreshed = Signal()
+    """The rows were rebuilt: the width the columns want may have changed."""
 
     def __init__(self, chart: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -47,8 +52,7 @@ class HistoryView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self._fit_columns()
         self.table.itemSelectionChanged.connect(self._selection_changed)
 
         self.remove_button = QPushButton("Remove")
@@ -73,6 +77,50 @@ class HistoryView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.table)
         layout.addLayout(exports)
+
+    def _fit_columns(self) -> None:
+        """Every column in view however narrow the panel: each short column shows whole, the long ones share the
+        rest (elided in the middle, whole in their tooltips), the Path column taking what is left over."""
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setWordWrap(False)
+        self.table.viewport().installEventFilter(self)
+
+    def content_widths(self) -> list[int]:
+        """What each column needs to show its header and cells whole."""
+        header = self.table.horizontalHeader()
+        return [max(header.sectionSizeFromContents(column).width(), self.table.sizeHintForColumn(column))
+                for column in range(len(HISTORY_COLUMNS))]
+
+    def wanted_width(self) -> int:
+        """The table's width with every column whole."""
+        return sum(self.content_widths()) + self._frame_width()
+
+    def _frame_width(self) -> int:
+        return 2 * self.table.frameWidth() + self.table.verticalScrollBar().sizeHint().width()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self._share_width()
+        return super().eventFilter(watched, event)
+
+    def _share_width(self) -> None:
+        wanted = self.content_widths()
+        short = sum(width for column, width in enumerate(wanted) if column not in SHARING_COLUMNS)
+        self.table.setMinimumWidth(short + len(SHARING_COLUMNS) * SHARED_MINIMUM + self._frame_width())
+        room = self.table.viewport().width()
+        long = sum(wanted[column] for column in SHARING_COLUMNS)
+        spare = room - short - long
+        header = self.table.horizontalHeader()
+        header.setMinimumSectionSize(1)
+        for column, width in enumerate(wanted):
+            if column in SHARING_COLUMNS and spare < 0:
+                width = max(1, (room - short) * width // max(1, long))
+            elif column == PATH_COLUMN:
+                width += spare
+            header.resizeSection(column, width)
 
     # -- the runs -------------------------------------------------------------------------------
 
@@ -108,12 +156,15 @@ class HistoryView(QWidget):
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, r.id)
+                item.setToolTip(text)  # the whole text of an elided cell
                 if column == PATH_COLUMN:
                     item.setToolTip(f"{r.address}\n{r.path}" if r.path else r.address)
                 if column == STATUS_COLUMN and r.error:
                     item.setToolTip(r.error)
                 table.setItem(row, column, item)
         table.blockSignals(False)
+        self._share_width()
+        self.refreshed.emit()
 
     # -- selection ------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from vtopo.gui.measure.bars import MeanBars
@@ -37,6 +37,8 @@ def _iterate(run: IperfRun, report: Report) -> RunResult:
         report(sample)
     return run.result
 
+
+MIN_CHART_WIDTH = 320
 
 class MeasurePanel(QWidget):
     """iperf3 between any two nodes, charted live, with a history of runs to compare."""
@@ -103,15 +105,36 @@ class MeasurePanel(QWidget):
         self.history_view.selection_changed.connect(self._compare)
         self.history_view.message.connect(self.say)
         self.history_view.removed.connect(self.history_changed)
+        self.history_view.refreshed.connect(self._widen_history)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         for widget, stretch in ((scroll, 0), (charts, 3), (self.history_view, 2)):
             splitter.addWidget(widget)
             splitter.setStretchFactor(splitter.count() - 1, stretch)
         splitter.setChildrenCollapsible(False)
+        self._splitter = splitter
+        self._splitter_moved = False
+        splitter.splitterMoved.connect(self._user_moved_splitter)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._widen_history()
+
+    def _user_moved_splitter(self) -> None:
+        self._splitter_moved = True
+
+    def _widen_history(self) -> None:
+        """The history gets the width its columns want, as far as the chart keeps MIN_CHART_WIDTH, until the user
+        moves the splitter."""
+        if self._splitter_moved or not self.isVisible():
+            return
+        controls, chart, history = self._splitter.sizes()
+        wanted = min(self.history_view.wanted_width(), chart + history - MIN_CHART_WIDTH)
+        if wanted > history:
+            self._splitter.setSizes([controls, chart + history - wanted, wanted])
 
     # -- what the host app sets ---------------------------------------------------------------
 
