@@ -6,7 +6,7 @@
 LAB ?= topologies/l2-vs-l3.vtopo
 ARGS ?=
 
-.PHONY: run test bench setup guest docs reference-experiments reference-docs
+.PHONY: run test bench setup guest docs measure-runs reference-experiments reference-docs
 
 run:
 	@bash scripts/run.sh $(LAB)
@@ -20,6 +20,9 @@ bench:
 
 docs:  # the screenshots in docs/, rendered by the GUI tests (a plain test run writes them to build/screenshots)
 	@VTOPO_SCREENSHOT_DIR=$(CURDIR)/docs bash scripts/test.sh tests/gui/test_look.py -k screenshot
+
+measure-runs:  # the two runs docs/measure.png compares, measured on this host (root) into docs/measure/; then make docs
+	@bash scripts/measure-screenshot.sh
 
 setup:
 	@bash scripts/setup.sh

@@ -1,6 +1,7 @@
 """Write docs/reference-experiments.md: each reference experiment in our words with its published figures, beside
-the figures `vtopo experiment` measured on this host (docs/experiments/LAB.experiment.json). No figure is typed
-by hand: run `make reference-experiments` (as root) to measure again, `make reference-docs` to rewrite the page."""
+the figures `vtopo experiment` measured on this host (docs/experiments/LAB.experiment.json); and README.md's table
+of VM figures from the same results. No figure is typed by hand: run `make reference-experiments` (as root) to
+measure again, `make reference-docs` to rewrite the page and the README table."""
 from __future__ import annotations
 
 import json
@@ -10,6 +11,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "experiments"
 TARGET = ROOT / "docs" / "reference-experiments.md"
+README = ROOT / "README.md"
+README_START = "<!-- make reference-docs writes this table: start -->"
+README_END = "<!-- make reference-docs writes this table: end -->"
+VM_LABS = ("vm-tap-vs-macvtap", "vhost-on-off", "vm-router")
 
 HEADER = """# The reference experiments, reproduced
 
@@ -130,9 +135,38 @@ def render() -> str:
     return "\n".join(parts)
 
 
+def vm_figures() -> str:
+    """README's table of the VM labs' experiments: each cell's path and mean, then each lab's ratios."""
+    lines = ["| lab | measured | path | mean (min–max) |", "|---|---|---|---:|"]
+    ratios, hosts = [], set()
+    for lab in VM_LABS:
+        path = RESULTS / f"{lab}.experiment.json"
+        if not path.exists():
+            lines.append(f"| `{lab}` | not measured on this host yet: run `make reference-experiments` | | |")
+            continue
+        data = json.loads(path.read_text())
+        hosts.add(", ".join(f"{key} {value}" for key, value in data["host"].items()))
+        for cell in data["cells"]:
+            failed = f", {len(cell['errors'])} failed" if cell["errors"] else ""
+            lines.append(f"| `{lab}` | {cell['name']} | {cell.get('path', '')} | {_figure(cell['mean'])} "
+                         f"{cell['unit']} ({_figure(cell['min'])}–{_figure(cell['max'])}, {len(cell['values'])} runs"
+                         f"{failed}) |")
+        ratios += [f"- {ratio['name']} (`{lab}`): {_figure(ratio['value'])}" for ratio in data["ratios"]]
+    lines += ["", *ratios, ""]
+    lines += [f"Host: {host}." for host in sorted(hosts)]
+    return "\n".join(lines).strip()
+
+
+def readme_with_vm_figures(readme: str) -> str:
+    head, rest = readme.split(README_START, 1)
+    tail = rest.split(README_END, 1)[1]
+    return f"{head}{README_START}\n{vm_figures()}\n{README_END}{tail}"
+
+
 def main() -> None:
     TARGET.write_text(render())
-    print(f"wrote {TARGET.relative_to(ROOT)}")
+    README.write_text(readme_with_vm_figures(README.read_text()))
+    print(f"wrote {TARGET.relative_to(ROOT)} and the VM figures in {README.name}")
 
 
 if __name__ == "__main__":

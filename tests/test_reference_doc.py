@@ -1,4 +1,5 @@
-"""docs/reference-experiments.md is written from `vtopo experiment` results, never edited by hand."""
+"""docs/reference-experiments.md and README's VM figures are written from `vtopo experiment` results, never edited by
+hand."""
 from __future__ import annotations
 
 import importlib.util
@@ -15,3 +16,5 @@ def test_the_reference_page_is_what_the_generator_writes_from_the_measured_resul
     page = (ROOT / "docs" / "reference-experiments.md").read_text()
     assert page == module.render(), "docs/reference-experiments.md was edited by hand; run make reference-docs"
     assert "seed" not in page.lower()
+    readme = (ROOT / "README.md").read_text()
+    assert readme == module.readme_with_vm_figures(readme), "README's VM figures were edited; run make reference-docs"

@@ -23,6 +23,7 @@ from vtopo.cli_check import add_commands as add_check_commands
 from vtopo.cli_experiment import add_commands as add_experiment_commands
 from vtopo.cli_consent import add_consent_arguments, consent_of
 from vtopo.cli_measure import add_commands as add_measure_commands
+from vtopo.cli_operate import add_commands as add_operate_commands
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
 
@@ -38,7 +39,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 # loads nothing: an error can only have been raised if its module was imported.
 ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.deployed:NotDeployed",
                    "vtopo.kinds.contract:CannotRunInside", "vtopo.measure.nodes:MeasureError",
-                   "vtopo.host.errors:HostError", "vtopo.agent.client:AgentRefused",
+                   "vtopo.host.errors:HostError", "vtopo.operate:OperateError", "vtopo.agent.client:AgentRefused",
                    "vtopo.agent.client:AgentUnavailable")
 AGENT_FAILED = ("vtopo.agent.client:AgentError",)
 DEPLOY_FAILED = ("vtopo.host.deployer:DeployError",)
@@ -135,6 +136,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         print("\n" + topology.notes.strip() + "\n")
     for node in topology.nodes.values():
         print(f"  node {node.name:<10} {node.kind:<10} {json.dumps(node.settings) if node.settings else ''}")
+        for command in node.startup_commands:
+            print(f"       startup command: {command}")
     for link in topology.links.values():
         addresses = [", ".join(e.interface.addresses) for e in link.ends]
         print(f"  link {topology.describe_link(link):<24} {' | '.join(a or '-' for a in addresses)}")
@@ -159,6 +162,10 @@ def _progress_printer(verbose: bool) -> Callable[[Progress | ProgressEvent], Non
     last_stage = [""]
 
     def show(progress: Progress | ProgressEvent) -> None:
+        if progress.stage == "output":  # what a startup command printed: always shown
+            for line in progress.message.splitlines():
+                print(f"  {progress.owner.removeprefix('node ')}| {line}", flush=True)
+            return
         if progress.stage != last_stage[0]:
             last_stage[0] = progress.stage
             print(f"== {progress.stage}", flush=True)
@@ -342,6 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_capture_commands(command)
     add_check_commands(command)
     add_experiment_commands(command)
+    add_operate_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser

@@ -14,8 +14,12 @@ def add_consent_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-image", action="append", default=[], metavar="PATH",
                         help="let the lab's VMs boot this disk image (a regular file; QEMU gets it read-only, as a "
                              "snapshot)")
+    parser.add_argument("--allow-commands", action="append", default=[], metavar="NODE",
+                        help="let the lab run the startup commands the file gives this node, as root inside it, "
+                             "after the deploy (`vtopo show` lists them)")
 
 
 def consent_of(args: argparse.Namespace) -> Trust:
     return Trust(host_devices=frozenset(args.allow_host_device),
-                 images=frozenset(os.path.abspath(path) for path in args.allow_image))
+                 images=frozenset(os.path.abspath(path) for path in args.allow_image),
+                 startup_commands=frozenset(args.allow_commands))

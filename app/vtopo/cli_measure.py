@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from vtopo.cli_agent import agent_client
 
@@ -38,7 +38,7 @@ def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, Measu
     return lab, source, destination, address, lab.path(args.source, args.destination)
 
 
-def _run(run: MeasureRun[S, R], show: Callable[[S], None] | None) -> R:
+def _run(run: MeasureRun[S, R, Any], show: Callable[[S], None] | None) -> R:
     """Run to the end; Ctrl-C cancels it and leaves no process behind."""
     try:
         return run.run(on_sample=show)

@@ -175,7 +175,10 @@ class RouterKind(NodeKind[RouterSettings]):
         # ospfd must first see each interface with carrier: seen without, FRR 8.4 may keep it as type "Null"
         # and leave its network out of the router LSA
         carrier = tuple(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device)
-        private = (("/var/tmp", f"{directory}/var-tmp"), ("/var/run/frr", f"{directory}/run-frr"))
+        # root's own directory: frr, which owns `directory`, cannot swap these for symlinks before the bind mounts
+        private_root = f"{directory}.private"
+        yield MakeDirectory(owner=owner, path=private_root)
+        private = (("/var/tmp", f"{private_root}/var-tmp"), ("/var/run/frr", f"{private_root}/run-frr"))
         after = {"zebra": (addresses_resource(netns), *interfaces, *carrier), "ospfd": (f"process:zebra@{name}",)}
         for daemon in ("zebra", "ospfd"):
             yield StartProcess(owner=owner, name=f"{daemon}@{name}", netns=netns, pid_file=f"{directory}/{daemon}.pid",
@@ -184,4 +187,4 @@ class RouterKind(NodeKind[RouterSettings]):
                                      "-f", f"{directory}/{daemon}.conf", "-i", f"{directory}/{daemon}.pid",
                                      "-z", f"{directory}/zserv.api", "--vty_socket", directory, "-P", "0",
                                      "--log", f"file:{directory}/{daemon}.log"),
-                               after=(f"file:{directory}/{daemon}.conf", *after[daemon]))
+                               after=(f"file:{directory}/{daemon}.conf", f"file:{private_root}", *after[daemon]))

@@ -48,6 +48,6 @@ def test_sampling_400_links_once_a_second(namespace: str) -> None:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     baseline = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     print(f"\n{LINKS} links sampled once a second for {SECONDS} s:")
-    print(f"  vtopo (kernel counters read in the namespace): {busy / SECONDS * 100:.2f}% of one core")
+    print(f"  vtopo (one RTM_GETSTATS dump of IFLA_STATS64): {busy / SECONDS * 100:.2f}% of one core")
     print(f"  baseline, `ip -s link show` once a second: {baseline / SECONDS * 100:.2f}% of one core")
     print(f"  ratio: {busy / baseline:.2f}")

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import QMouseEvent, QWheelEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from vtopo.gui.canvas.view import CanvasView
@@ -66,20 +66,31 @@ def double_click(view: CanvasView, at: QPointF) -> None:
     send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton)
 
 
+W = TypeVar("W", bound=QWidget)
+
+
+def when_open(kind: type[W], act: Callable[[W], None], *, popup: bool = False) -> None:
+    """Once a `kind` is the active modal widget (or popup), which runs its own event loop, `act` on it."""
+    def look() -> None:
+        widget = QApplication.activePopupWidget() if popup else QApplication.activeModalWidget()
+        if not isinstance(widget, kind):
+            QTimer.singleShot(20, look)
+            return
+        act(widget)
+
+    QTimer.singleShot(0, look)
+
+
 def when_menu_opens(pick: Callable[[QMenu], None]) -> list[list[str]]:
     """Once a popup menu is open, hand it to `pick` (which chooses an entry, or closes it). Returns the list
     the menu's entry texts are put in, to look at afterwards."""
     seen: list[list[str]] = []
 
-    def look() -> None:
-        menu = QApplication.activePopupWidget()
-        if not isinstance(menu, QMenu):
-            QTimer.singleShot(20, look)
-            return
+    def opened(menu: QMenu) -> None:
         seen.append([action.text() for action in menu.actions() if not action.isSeparator()])
         pick(menu)
 
-    QTimer.singleShot(0, look)
+    when_open(QMenu, opened, popup=True)
     return seen
 
 
@@ -101,16 +112,12 @@ def answer_next_dialog(button_text: str) -> list[str]:
     """Click a button of the next message box once it is open, as a user would. Returns the list its text is put in."""
     texts: list[str] = []
 
-    def look() -> None:
-        box = QApplication.activeModalWidget()
-        if not isinstance(box, QMessageBox):
-            QTimer.singleShot(20, look)
-            return
+    def answer(box: QMessageBox) -> None:
         texts.append(f"{box.text()}\n{box.informativeText()}")
         button = next(button for button in box.buttons() if button.text() == button_text)
         QTest.mouseClick(button, Qt.MouseButton.LeftButton)
 
-    QTimer.singleShot(0, look)
+    when_open(QMessageBox, answer)
     return texts
 
 

@@ -1,5 +1,5 @@
-"""The Checks dock: run all with a click, pass or fail per check, the failing pair lit on the canvas; and checks
-added from the right-click menu of two selected nodes, undoable."""
+"""The Checks dock: run all with a click, pass or fail per check, every check's result marked on the canvas and the
+failing pair lit; and checks added from the right-click menu of two selected nodes, undoable."""
 from __future__ import annotations
 
 from typing import Callable
@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 from fake_lab import FakeLab
 from tests.gui.helpers import click, send, view_point
 from vtopo.gui.main_window import MainWindow
+from vtopo.gui.panels.checks import FAIL, PASS
 
 
 def _run(window: MainWindow, qtbot: QtBot) -> list[tuple[str, str]]:
@@ -22,7 +23,7 @@ def _run(window: MainWindow, qtbot: QtBot) -> list[tuple[str, str]]:
             for i in range(panel.tree.topLevelItemCount())]
 
 
-def test_run_checks_shows_each_result_and_lights_the_failing_pair(make_window: Callable[..., MainWindow],
+def test_run_checks_marks_every_result_on_the_canvas_and_lights_the_failing_pair(make_window: Callable[..., MainWindow],
                                                                    qtbot: QtBot) -> None:
     window = make_window()
     lab = FakeLab()
@@ -30,13 +31,18 @@ def test_run_checks_shows_each_result_and_lights_the_failing_pair(make_window: C
     rows = _run(window, qtbot)
     assert len(rows) == 20 and {result for _, result in rows} == {"pass"}
     assert window.checks_panel.summary.text() == "All 20 checks pass."
+    scene = window.editor.scene
+    items = {**scene.nodes, **scene.links}
+    assert {item_id for item_id, item in items.items() if item.verdict == PASS} == set(items)
 
     lab.unreachable[("h2", "h3")] = "h2 cannot reach 10.2.0.10 (h3): host unreachable (no answer to ARP/ND)"
     rows = _run(window, qtbot)
     assert [name for name, result in rows if result == "FAIL"] == ["h2 reaches h3"]
     current = window.checks_panel.tree.currentItem()
     assert current.text(0) == "h2 reaches h3" and "Expected: Like h1, h2 needs a /24 mask" in current.text(2)
-    scene = window.editor.scene
+    failed = {item_id for item_id, item in items.items() if item.verdict == FAIL}
+    assert {"h2", "h3", "r1-eth1--r2-eth1"} <= failed and "h1" not in failed
+    assert items["h1"].verdict == PASS
     lit = {item_id for item_id, item in [*scene.nodes.items(), *scene.links.items()] if item.on_path}
     assert {"h2", "h3", "r1-eth1--r2-eth1"} <= lit and "h1" not in lit
 

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QMimeData, QPointF, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QMenu, QToolBar, QToolButton, QWidget
 
+from vtopo.gui.document.clipboard import MIME_TYPE
 from vtopo.gui.main_window import MainWindow
 
 Key = Qt.Key
@@ -141,3 +142,19 @@ def test_align_and_distribute(make_window: Callable[..., MainWindow]) -> None:
     assert positions() == [(0, 0), (150, 100), (300, 40)]
     window.menu_actions.align["vertical"].trigger()
     assert positions() == [(0, 0), (150, 100), (300, 50)]
+
+
+def test_ctrl_v_of_damaged_clipboard_data_says_so_and_adds_nothing(make_window: Callable[..., MainWindow],
+                                                                    qtbot: Any) -> None:
+    window = make_window(None)
+    focus_canvas(qtbot, window)
+    for damaged, says in ((b'{"format": "vtopo", "nodes": [\xff\xfe', "not UTF-8 text"),
+                          (b'{"format": "vtopo", "version": 3, "nodes": [[[]]]}', "cannot paste"),
+                          (b"[" * 5000, "nested")):
+        data = QMimeData()
+        data.setData(MIME_TYPE, damaged)
+        QApplication.clipboard().setMimeData(data)
+        qtbot.keyClick(window.view, Key.Key_V, Ctrl)
+        message = window.statusBar().currentMessage()
+        assert message.startswith("cannot paste, the clipboard's vtopo data is damaged: ") and says in message
+        assert not window.editor.topology.nodes

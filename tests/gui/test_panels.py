@@ -1,10 +1,10 @@
 """Inspector, problems, explain: edit through the widgets, see the model; break the lab, see the problem."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, TypeVar
 
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLineEdit
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLineEdit, QWidget
 from pytestqt.qtbot import QtBot
 
 from tests.gui.conftest import wait_analysis
@@ -13,13 +13,20 @@ from vtopo.gui.panels.explain import SELECTION
 from vtopo.model import io
 from vtopo.model.topology import Interface
 
+F = TypeVar("F", bound=QWidget)
+
+
+def inspect(window: MainWindow, item_id: str, form: F) -> F:
+    """Select one node or link and show it in the inspector, which must show it in `form`."""
+    window.editor.scene.select_ids([item_id])
+    window.inspector.refresh()
+    assert window.inspector.stack.currentWidget() is form
+    return form
+
 
 def test_inspector_edits_node_settings_and_name(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
     window = make_window()
-    editor, form = window.editor, window.inspector.node_form
-    editor.scene.select_ids(["lan1"])
-    window.inspector.refresh()
-    assert window.inspector.stack.currentWidget() is form
+    editor, form = window.editor, inspect(window, "lan1", window.inspector.node_form)
     stp = form.fields["stp"].widget
     assert isinstance(stp, QCheckBox)
     qtbot.mouseClick(stp, Qt.MouseButton.LeftButton, pos=QPoint(8, stp.height() // 2))
@@ -54,9 +61,7 @@ def test_inspector_edits_node_settings_and_name(make_window: Callable[..., MainW
 
 def test_dict_settings_are_key_value_lines(make_window: Callable[..., MainWindow]) -> None:
     window = make_window()
-    editor, form = window.editor, window.inspector.node_form
-    editor.scene.select_ids(["h1"])
-    window.inspector.refresh()
+    editor, form = window.editor, inspect(window, "h1", window.inspector.node_form)
     sysctls = form.fields["sysctls"]
     sysctls.widget.setPlainText("net.ipv4.ip_forward = 1\nnet.ipv6.conf.all.disable_ipv6=1")
     sysctls.widget.editing_finished.emit()
@@ -70,10 +75,7 @@ def test_dict_settings_are_key_value_lines(make_window: Callable[..., MainWindow
 
 def test_link_inspector_validates_addresses_as_you_type(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
     window = make_window()
-    editor, form = window.editor, window.inspector.link_form
-    editor.scene.select_ids(["h1-eth0--lan1-p1"])
-    window.inspector.refresh()
-    assert window.inspector.stack.currentWidget() is form
+    editor, form = window.editor, inspect(window, "h1-eth0--lan1-p1", window.inspector.link_form)
     addresses = form.a.addresses
     assert addresses.toPlainText() == "10.1.0.10/24"
     addresses.setPlainText("10.1.0.300/24")

@@ -154,13 +154,19 @@ def test_entered_moves_only_the_block(make_netns: NetnsFactory) -> None:
         pass
 
 
-def test_veth_joins_two_namespaces(nl: Netlink, make_netns: NetnsFactory) -> None:
+def _linked_pair(nl: Netlink, make_netns: NetnsFactory, subnet: str) -> tuple[str, str]:
+    """Two namespaces joined by a veth eth0-eth0, both ends up with .1 and .2 of `subnet` (say "10.77.3")."""
     a, b = make_netns("a"), make_netns("b")
     nl.add_veth("eth0", a, "eth0", b)
-    _up(nl, a, "eth0", "10.77.0.1/24")
-    _up(nl, b, "eth0", "10.77.0.2/24")
+    _up(nl, a, "eth0", f"{subnet}.1/24")
+    _up(nl, b, "eth0", f"{subnet}.2/24")
     _wait_up(a, "eth0")
     _wait_up(b, "eth0")
+    return a, b
+
+
+def test_veth_joins_two_namespaces(nl: Netlink, make_netns: NetnsFactory) -> None:
+    a, b = _linked_pair(nl, make_netns, "10.77.0")
     assert "eth0@" in _in_netns(b, "ip", "-o", "link", "show", "eth0")
     assert _ping(a, "10.77.0.2") is not None
     assert _ping(b, "10.77.0.1") is not None
@@ -251,11 +257,7 @@ def _netem_or_skip(nl: Netlink, netns: str, name: str, **impairment: float) -> N
 
 
 def test_netem_delay_shows_in_the_rtt(nl: Netlink, make_netns: NetnsFactory) -> None:
-    a, b = make_netns("a"), make_netns("b")
-    nl.add_veth("eth0", a, "eth0", b)
-    _up(nl, a, "eth0", "10.77.3.1/24")
-    _up(nl, b, "eth0", "10.77.3.2/24")
-    _wait_up(a, "eth0")
+    a, b = _linked_pair(nl, make_netns, "10.77.3")
     assert _ping(a, "10.77.3.2") is not None  # resolves ARP before timing
     _netem_or_skip(nl, a, "eth0", delay_ms=50, loss_pct=0, rate_mbit=100)
     qdiscs = _in_netns(a, "tc", "qdisc", "show", "dev", "eth0")
@@ -293,12 +295,7 @@ def _transfer_seconds(sender: str, receiver: str, address: str, size: int) -> fl
 
 
 def test_rate_limit_and_clearing(nl: Netlink, make_netns: NetnsFactory) -> None:
-    a, b = make_netns("a"), make_netns("b")
-    nl.add_veth("eth0", a, "eth0", b)
-    _up(nl, a, "eth0", "10.77.4.1/24")
-    _up(nl, b, "eth0", "10.77.4.2/24")
-    _wait_up(a, "eth0")
-    _wait_up(b, "eth0")
+    a, b = _linked_pair(nl, make_netns, "10.77.4")
     nl.set_impairment("eth0", a, rate_mbit=20)
     assert "tbf 2: root" in _in_netns(a, "tc", "qdisc", "show", "dev", "eth0")
     assert "rate 20Mbit" in _in_netns(a, "tc", "qdisc", "show", "dev", "eth0")

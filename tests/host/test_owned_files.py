@@ -49,3 +49,31 @@ def test_a_private_directory_that_is_a_symlink_is_refused(tmp_path: Path, applie
         applier.apply(start)
     after = os.stat("/etc")
     assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
+
+
+def test_a_private_directory_under_a_parent_another_user_can_write_is_refused(tmp_path: Path, applier) -> None:
+    router = tmp_path / "r1"  # the daemon's own directory: a user other than root could swap its entries
+    router.mkdir()
+    os.chown(router, 65534, 65534)
+    start = o.StartProcess(owner="node r1", name="zebra@r1", argv=("true",), netns=None,
+                           pid_file=str(router / "zebra.pid"), private_dirs=(("/var/tmp", str(router / "var-tmp")),))
+    with pytest.raises(OpFailed, match="parent can be written by another user"):
+        applier.apply(start)
+    assert not (router / "var-tmp").exists()
+
+
+def test_the_shipped_router_keeps_its_private_directories_in_a_directory_of_roots() -> None:
+    from vtopo.lab import plan_of
+    from vtopo.model import io
+    from vtopo.resources import TOPOLOGIES
+
+    plan = plan_of(io.load(TOPOLOGIES / "l2-vs-l3.vtopo"))
+    made = {op.path: op.user for op in plan.ops if isinstance(op, o.MakeDirectory)}
+    starts = [op for op in plan.ops if isinstance(op, o.StartProcess) and op.private_dirs]
+    assert starts
+    for start in starts:
+        daemon_dir = start.pid_file.rsplit("/", 1)[0]
+        assert made[daemon_dir] == "frr"
+        for _, source in start.private_dirs:
+            parent = source.rsplit("/", 1)[0]
+            assert made[parent] == "", f"{source} must sit in a directory owned by root, not by the daemon's user"

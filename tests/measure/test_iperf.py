@@ -177,7 +177,8 @@ def test_invalid_options_fail_with_the_problem() -> None:
 
 
 def test_iperf3_missing_in_the_destination_is_named(pair: NetnsPair) -> None:
-    run = IperfRun(pair.a, pair.b, pair.address_b, IperfOptions(duration_s=1), iperf3="iperf3-not-here")
+    run = IperfRun(pair.a, pair.b, pair.address_b, IperfOptions(duration_s=1))
+    run.iperf3 = "iperf3-not-here"
     with pytest.raises(MeasureError, match=r"iperf3 server in b"):
         list(run)
     assert pair.pids() == set()

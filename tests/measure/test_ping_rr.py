@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import time
+from typing import Any, Callable
 
 import pytest
 
+from vtopo.measure.base import MeasureRun
 from vtopo.measure import MeasureEndpoint, MeasureError, PingOptions, PingResult, PingRun, RROptions, RRResult, RRRun
 from vtopo.measure.testing import NetnsPair
 
@@ -47,8 +49,12 @@ def test_ping_to_a_silent_address_reports_total_loss(pair: NetnsPair) -> None:
     assert run.result.transmitted == 2 and run.result.received == 0 and run.result.loss_percent == 100
 
 
-def test_ping_cancel(pair: NetnsPair) -> None:
-    run = PingRun(pair.a, pair.b, pair.address_b, PingOptions(count=100, interval_s=0.1))
+@pytest.mark.parametrize("make_run", [
+    lambda pair: PingRun(pair.a, pair.b, pair.address_b, PingOptions(count=100, interval_s=0.1)),
+    lambda pair: RRRun(pair.a, pair.b, pair.address_b, RROptions(duration_s=30, interval_s=0.2)),
+], ids=["ping", "request-response"])
+def test_a_cancelled_run_ends_its_processes(pair: NetnsPair, make_run: Callable[[NetnsPair], MeasureRun[Any, Any, Any]]) -> None:
+    run = make_run(pair)
     for _ in run:
         run.cancel()
     assert run.result.status == "cancelled"
@@ -67,14 +73,6 @@ def test_request_response_rate(pair: NetnsPair) -> None:
     assert result.latency_us_mean is not None and result.latency_us_min is not None
     assert result.latency_us_min <= result.latency_us_mean
     assert RRResult.from_json(result.to_json()) == result
-    assert pair.pids() == set()
-
-
-def test_request_response_cancel(pair: NetnsPair) -> None:
-    run = RRRun(pair.a, pair.b, pair.address_b, RROptions(duration_s=30, interval_s=0.2))
-    for _ in run:
-        run.cancel()
-    assert run.result.status == "cancelled"
     assert pair.pids() == set()
 
 

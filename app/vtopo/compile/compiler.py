@@ -12,6 +12,7 @@ from vtopo.compile.analysis import broadcast_domains, interface_networks, switch
 from vtopo.compile.domains import domain_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
+from vtopo.compile.startup import startup_ops, startup_problems
 from vtopo.kinds.contract import EndContext, LabContext, LoopProtection, NodeContext, Role
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
@@ -19,7 +20,7 @@ from vtopo.kinds.trust import host_address_problem
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
 from vtopo.model.rules import NODE_NAME_RULE, is_valid_node_name, link_refusal
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
-from vtopo.ops import HOST, ContainForwarding, MakeDirectory, Op
+from vtopo.ops import HOST, ContainForwarding, MakeDirectory, Op, RunCommand
 
 STAGES = ("validate", "name and address", "lower", "order")
 
@@ -123,6 +124,9 @@ class Compiler:
             self._check_loop([self.lab.nodes[n] for n in loop])
         for node in self.lab.nodes.values():
             self.problems.extend(node.kind.check(node))
+        for index, node_id in enumerate(self.topology.nodes):
+            if node_id in self.lab.nodes:
+                self.problems.extend(startup_problems(self.lab.nodes[node_id], f"$.nodes[{index}].startup_commands"))
 
     def _check_loop(self, loop: list[NodeContext[Any]]) -> None:
         unprotected = [node for node in loop if not node.kind.protects_loops(node)]
@@ -271,6 +275,8 @@ class Compiler:
             ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix))
         if any(f"file:{self.lab.names.run_dir}" in op.requires() for op in ops):
             ops.insert(0, MakeDirectory(owner="lab", path=self.lab.names.run_dir))
+        for node in self.lab.nodes.values():
+            ops.extend(startup_ops(node))
         return ops
 
     # ------------------------------------------------------------ stage 4: order
@@ -287,6 +293,10 @@ class Compiler:
                 for provider in providers.get(resource, ()):
                     if provider != index:
                         graph.add_edge(provider, index)
+        last = [index for index, op in enumerate(ops) if isinstance(op, RunCommand)]  # once all else is built
+        for command in last:
+            graph.add_edges_from((index, command) for index in range(len(ops)) if index not in last)
+        graph.add_edges_from(zip(last, last[1:]))
         order = list(nx.lexicographical_topological_sort(graph))
         position = {old: new for new, old in enumerate(order, start=1)}
         steps = [Step(position[old], ops[old], tuple(sorted(position[p] for p in graph.predecessors(old))))

@@ -85,10 +85,10 @@ class ExperimentRun:
                                        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                        host=host_facts(lab), repeats=self.experiment.repeats,
                                        warmup=self.experiment.warmup, limitations=limitations(lab))
-        self._current: MeasureRun[Any, Any] | None = None
+        self._current: MeasureRun[Any, Any, Any] | None = None
         self._cancelled = False
 
-    def _measure(self, pair: Pair, test: Test) -> MeasureRun[Any, Any]:
+    def _measure(self, pair: Pair, test: Test) -> MeasureRun[Any, Any, Any]:
         options, problems = options_of(test.tool, shortened(test, self.seconds))
         if problems:
             raise ValueError(f"test {test.name}: {problems[0][1]}")

@@ -153,6 +153,7 @@ class Actions:
             self.themes[name] = action
 
         self.menus = ContextMenus()
+        parts.capture.register_menu_entries(self.menus)
         self.recent_menu = QMenu("Open &recent", window)
         self._build_menus()
         self._build_toolbar()
@@ -396,7 +397,6 @@ class Actions:
         menu = QMenu(self.window)
         menu.addActions([self.properties, self.delete])
         menu.addSeparator()
-        self.parts.capture.add_link_entries(menu, link_id)
         self.menus.fill(menu, "link", link_id)
         return menu
 
@@ -418,7 +418,6 @@ class Actions:
         for text, pick in (("Measure from here", measure.from_node), ("Measure to here", measure.to_node)):
             action = menu.addAction(text, partial(pick, node_id))
             action.setEnabled(measure.can_measure(node_id))
-        self.parts.capture.add_menu_entries(menu, node_id, editor.scene.selected_node_ids())
         menu.addSeparator()
         menu.addAction("Explain this node", self.parts.explain_selection)
         self.menus.fill(menu, "node", node_id)

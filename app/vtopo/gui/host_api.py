@@ -48,6 +48,9 @@ class LabStatus(Protocol):
     def nodes(self) -> Sequence[NodeStatus]: ...  # read-only, so that a list of any NodeStatus fits
 
     @property
+    def links(self) -> Sequence[NodeStatus]: ...
+
+    @property
     def document(self) -> dict[str, Any]: ...
 
 

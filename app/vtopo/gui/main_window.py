@@ -27,6 +27,7 @@ from vtopo.gui.panels.deploy import DeployController, DeployLog, load_deployer
 from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
 from vtopo.gui.panels.kind_palette import KindPalette
+from vtopo.gui.panels.operate import OperateController
 from vtopo.gui.panels.problems import ProblemsPanel
 from vtopo.kinds.registry import Registry
 
@@ -101,6 +102,7 @@ class MainWindow(QMainWindow):
         self.checks = ChecksController(self.editor, self.checks_panel, parent=self)
         self.experiment = ExperimentController(self.editor, self.measure_panel, parent=self)
         self.menu_actions = Actions(self, self)
+        self.operate = OperateController(self.editor, self.deploy, self.menu_actions.menus, self.log, self)
         self._wire()
         self._update_title()
         self.setAcceptDrops(True)
@@ -143,6 +145,7 @@ class MainWindow(QMainWindow):
         editor.model_changed.connect(self._update_title)
         self.deploy.drift_changed.connect(self.drift.setText)
         self.rates.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        self.operate.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
 
     def _checking(self, busy: bool) -> None:
         if busy:
@@ -201,6 +204,7 @@ class MainWindow(QMainWindow):
         self.measure.shutdown()
         self.capture.shutdown()
         self.rates.shutdown()
+        self.operate.wait()
         self.checks.shutdown()
         self.experiment.shutdown()
         self.terminals.shutdown()

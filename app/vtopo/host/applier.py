@@ -10,6 +10,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Callable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
@@ -19,6 +20,7 @@ from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.model.rules import lab_tag
 
 DAEMON_START_SECONDS = 15.0
+COMMAND_SECONDS = 60.0  # a startup command that has not ended by then fails the deploy
 LINGER_SECONDS = 2.0
 
 
@@ -35,10 +37,18 @@ def _absent(error: NetlinkError) -> bool:
     return any(word in error.kernel_message for word in ("No such device", "Cannot find device", "No such file"))
 
 
+OutputCallback = Callable[[o.RunCommand, str], None]
+
+
+def _ignore_output(_op: o.RunCommand, _text: str) -> None:
+    pass
+
+
 class Applier:
-    def __init__(self, tag: str):
+    def __init__(self, tag: str, on_output: OutputCallback = _ignore_output):
         self.tag = tag
         self.netlink = Netlink()
+        self.on_output = on_output  # what a startup command printed, for the deploy log
 
     def close(self) -> None:
         self.netlink.close()
@@ -48,7 +58,8 @@ class Applier:
     def apply(self, op: o.Op) -> None:
         try:
             self._apply(op)
-        except (NetlinkError, ovs.OvsError, processes.DaemonError, nftables.NftError, OSError, ValueError) as error:
+        except (NetlinkError, ovs.OvsError, processes.DaemonError, processes.CommandFailed, nftables.NftError, OSError,
+                ValueError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def undo(self, op: o.Op) -> None:
@@ -97,6 +108,8 @@ class Applier:
                 owned_files.write_file(op.path, op.content)
             case o.StartProcess():
                 self._start_process(op)
+            case o.RunCommand():
+                self.on_output(op, processes.run_command(op.argv, COMMAND_SECONDS))
             case _:
                 raise KeyError(f"the applier has no way to apply {op.name_of_op}")
 
@@ -189,6 +202,7 @@ class Applier:
         self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
 
     def _delete_namespace(self, op: o.DeleteNamespace) -> None:
+        processes.kill_each(namespaces.pids_in(op.name))  # what ran inside would keep the namespace alive
         self.netlink.release(op.name)
         try:
             namespaces.delete_netns(op.name)
@@ -218,7 +232,7 @@ class Applier:
         private: dict[Path, Path] = {}
         for target, source in op.private_dirs:
             if Path(target).is_dir():  # a bind mount needs its target to exist
-                owned_files.private_directory(source, str(Path(source).parent))
+                owned_files.private_directory(source, owner_of=str(Path(op.pid_file).parent))
                 private[Path(target)] = Path(source)
         images: dict[int, int] = {}
         try:
@@ -246,7 +260,8 @@ def _read_pid(path: Path) -> int | None:
 
 
 def _reason(error: BaseException) -> str:
-    if isinstance(error, OSError) and error.errno is not None and not isinstance(error, NetlinkError):
+    if isinstance(error, OSError) and error.errno is not None and not isinstance(error, (NetlinkError,
+                                                                                      owned_files.Planted)):
         return f"{os.strerror(error.errno)} ({errno.errorcode.get(error.errno, error.errno)})" + (
             f": {error.filename}" if error.filename else "")
     return str(error)

@@ -30,7 +30,7 @@ PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though
 
 @dataclass(frozen=True)
 class Progress:
-    stage: str  # "preflight", "apply", "rollback", "destroy", "cleanup"
+    stage: str  # "preflight", "apply", "output" (what a startup command printed), "rollback", "destroy", "cleanup"
     done: int
     total: int
     message: str
@@ -77,12 +77,16 @@ class DestroyError(Exception):
     pass
 
 
+INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link taken down by the user is as it should be
+
+
 @dataclass
 class NodeStatus:
     """A node or a link of a deployed lab, compared with the plan."""
 
     name: str
-    state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied)
+    state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied),
+    # "stopped" (a node the user stopped), "down" (a link the user took down)
     detail: str = ""
 
 
@@ -102,13 +106,20 @@ class LabStatus:
     def state(self) -> str:
         if self.applied < self.total:
             return f"incomplete (deploy was interrupted at op {self.applied} of {self.total})"
-        if any(part.state != "running" for part in self.nodes + self.links):
+        if any(part.state not in INTENDED_STATES for part in self.nodes + self.links):
             return "degraded"
         return "running"
 
     @property
     def up(self) -> bool:
         return self.state == "running"
+
+
+def _output_to(progress: ProgressCallback) -> Callable[[o.RunCommand, str], None]:
+    """What a startup command printed, as progress of the stage "output" (the deploy log shows it)."""
+    def show(op: o.RunCommand, text: str) -> None:
+        progress(Progress("output", 0, 0, f"$ {op.command}\n{text}".rstrip("\n"), op.owner))
+    return show
 
 
 class Deployer:
@@ -137,7 +148,7 @@ class Deployer:
         trust = host_facts.with_host_network(consent)
         plan = compile_lab(topology, self.kinds, facts, trust)
         notices = [str(w) for w in plan.warnings]
-        applier = Applier(plan.prefix)
+        applier = Applier(plan.prefix, _output_to(progress))
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             holder = self.store.find(plan.prefix)
@@ -177,7 +188,7 @@ class Deployer:
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
-            applier = Applier(plan.prefix)
+            applier = Applier(plan.prefix, _output_to(progress))
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
                 preflight.check(additions, lab_context(topology, self.kinds, record.facts(), trust), applier.netlink,
@@ -322,24 +333,29 @@ class Deployer:
         """Compare the plan with what exists: each node and link is running, degraded or incomplete."""
         data = record.read()
         topology = io.from_document(data["topology"])
-        plan = compile_lab(topology, self.kinds, record.facts())
+        plan = compile_lab(topology, self.kinds, record.facts(), record.consent())
         applied = set(record.journal())
+        operated = record.operated()
         by_owner: dict[str, list[o.Op]] = {}
         for op in plan.ops:
             by_owner.setdefault(op.owner, []).append(op)
 
-        def state_of(owner: str) -> NodeStatus:
+        def state_of(owner: str, intended: str = "running") -> NodeStatus:
             ops = by_owner.get(owner, [])
-            missing = [op.summary() for op in ops if op in applied and applier.exists(op) is False]
+            stopped = intended == "stopped"  # its processes are meant to be gone
+            missing = [op.summary() for op in ops if op in applied and not (stopped and isinstance(op, o.StartProcess))
+                       and applier.exists(op) is False]
             not_applied = sum(1 for op in ops if op not in applied)
             name = owner.split(" ", 1)[1]
             if missing:
                 return NodeStatus(name, "degraded", "; missing: " + ", ".join(missing))
             if not_applied:
                 return NodeStatus(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
-            return NodeStatus(name, "running")
+            return NodeStatus(name, intended)
 
-        nodes = [state_of(f"node {node.name}") for node in topology.nodes.values()]
-        links = [state_of(f"link {topology.describe_link(link)}") for link in topology.links.values()]
+        nodes = [state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running")
+                 for node in topology.nodes.values()]
+        links = [state_of(f"link {topology.describe_link(link)}", "down" if link.id in operated.down else "running")
+                 for link in topology.links.values()]
         return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"], links,
                          sum(1 for op in plan.ops if op in applied), len(plan.ops), data.get("owner", 0))

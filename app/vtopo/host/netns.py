@@ -125,6 +125,25 @@ def list_netns() -> list[str]:
         return []
 
 
+def pids_in(name: str) -> list[int]:
+    """The processes living in namespace `name` (this one excepted): what runs inside a container or router."""
+    try:
+        target = os.stat(netns_path(name))
+    except OSError:
+        return []
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            namespace = os.stat(f"/proc/{entry.name}/ns/net")
+        except OSError:  # gone meanwhile, or a kernel thread
+            continue
+        if (namespace.st_dev, namespace.st_ino) == (target.st_dev, target.st_ino):
+            found.append(int(entry.name))
+    return found
+
+
 @contextmanager
 def entered(name: str | None) -> Iterator[None]:
     """Run the calling thread inside namespace `name` for the block (None: stay where it is)."""

@@ -1,4 +1,5 @@
-"""Writing as root into directories another user can write (a router's directory belongs to frr).
+"""Writing as root into directories another user can write (a router's directory belongs to frr), and making
+the directories root bind-mounts into a daemon's mount namespace.
 
 Root never follows a symlink there: a daemon running as that user could plant one, pointing at /etc/shadow, so
 that root's next write or chown lands on it. Files are opened with O_NOFOLLOW (and O_NONBLOCK, so a planted FIFO
@@ -15,6 +16,9 @@ _WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK |
 class Planted(OSError):
     """Something other than what vtopo makes sits where it writes."""
 
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
 
 def write_file(path: str, content: str) -> None:
     try:
@@ -28,7 +32,15 @@ def write_file(path: str, content: str) -> None:
 
 
 def private_directory(path: str, owner_of: str) -> None:
-    """Make `path` a real directory (never a symlink) owned by the owner of `owner_of`."""
+    """Make `path` a real directory (never a symlink) owned by the owner of `owner_of` (the daemon's directory).
+
+    Its parent must be root's and writable by root alone: in a directory the daemon's user can write, the user
+    could rename the checked directory away and put a symlink in its place before root bind-mounts it.
+    """
+    parent = os.lstat(os.path.dirname(path))
+    if parent.st_uid != 0 or parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or not stat.S_ISDIR(parent.st_mode):
+        raise Planted(0, "its parent can be written by another user than root; refusing to bind-mount from it",
+                      path)
     try:
         os.mkdir(path, 0o755)
     except FileExistsError:

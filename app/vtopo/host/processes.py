@@ -148,6 +148,58 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5) -> 
         os.close(pidfd)
 
 
+def signal_each(pids: Sequence[int], sig: signal.Signals) -> None:
+    """Send `sig` to each process still there, through a pidfd (a process that is gone is skipped)."""
+    for pid in pids:
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            signal.pidfd_send_signal(pidfd, sig)
+        except ProcessLookupError:
+            pass
+        finally:
+            os.close(pidfd)
+
+
+def kill_each(pids: Sequence[int], timeout_s: float = 5) -> None:
+    """SIGKILL each process (stopped ones too) and wait until they are gone or zombies."""
+    signal_each(pids, signal.SIGKILL)
+    deadline = time.monotonic() + timeout_s
+    while any(not _gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(_POLL_S)
+
+
+class CommandFailed(HostError):
+    """A command that exited non-zero or ran too long; the message holds the end of what it printed."""
+
+
+def run_command(argv: Sequence[str], timeout_s: float) -> str:
+    """Run a command to its end and return what it printed (stdout and stderr together).
+
+    The output goes to an unlinked temporary file, not a pipe: a command that leaves a server running in the
+    background (`... &`) would hold a pipe open forever, while the file is simply not read any more.
+    """
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
+                                   start_new_session=True, close_fds=True)
+        try:
+            code = process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            code = None
+        output.seek(0)
+        said = _tail(output.read()).rstrip("\n")
+    if code is None:
+        raise CommandFailed(f"did not end within {timeout_s:g} s (end a command that starts a server with `&`)"
+                            + (f"; it printed: {said}" if said else ""))
+    if code != 0:
+        raise CommandFailed(f"exited with status {code}" + (f": {said}" if said else ""))
+    return said
+
+
 # -- start ---------------------------------------------------------------------------------------
 def _read_pid(pid_file: Path) -> int | None:
     try:

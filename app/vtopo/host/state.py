@@ -4,17 +4,30 @@ The journal records each op *before* it runs, so after a crash `vtopo cleanup` k
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.ops import Op, op_from_json
 
 DEFAULT_ROOT = Path(os.environ.get("VTOPO_STATE_DIR", "/var/lib/vtopo"))
+
+
+@dataclass
+class Operated:
+    """What the user changed on the running lab since it was deployed: nodes stopped and links taken down."""
+
+    stopped: set[str] = field(default_factory=set)  # node names
+    down: set[str] = field(default_factory=set)  # link ids
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"stopped": sorted(self.stopped), "down": sorted(self.down)}
 
 
 @dataclass
@@ -57,7 +70,34 @@ class LabRecord:
     def consent(self) -> Trust:
         """What the user allowed when the lab was deployed, so the running lab can be analysed again."""
         data = self.read().get("consent", {})
-        return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())))
+        return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())),
+                     startup_commands=frozenset(data.get("startup_commands", ())))
+
+    def operated(self) -> Operated:
+        data = self.read().get("operated", {})
+        return Operated(set(data.get("stopped", ())), set(data.get("down", ())))
+
+    def write_operated(self, operated: Operated) -> None:
+        self.write({**self.read(), "operated": operated.to_json()})
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """One change to the running lab at a time (the CLI and the designer may both operate it)."""
+        fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def replace_in_journal(self, drop: Callable[[Op], bool], add: list[Op]) -> None:
+        """Rewrite the journal without the ops `drop` picks and with `add` at its end, in one rename. Only for ops
+        that destroy does not undo (an impairment changed live), so a crash mid-way loses nothing destroy needs."""
+        path = self.directory / "journal.jsonl"
+        kept = [op for op in self.journal() if not drop(op)]
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text("".join(json.dumps(op.to_json(), sort_keys=True) + "\n" for op in kept + add))
+        temporary.replace(path)
 
     def journal(self) -> list[Op]:
         path = self.directory / "journal.jsonl"
@@ -74,7 +114,8 @@ class LabRecord:
 
 
 def consent_to_json(consent: Trust) -> dict[str, list[str]]:
-    return {"host_devices": sorted(consent.host_devices), "images": sorted(consent.images)}
+    return {"host_devices": sorted(consent.host_devices), "images": sorted(consent.images),
+            "startup_commands": sorted(consent.startup_commands)}
 
 
 class Journal:

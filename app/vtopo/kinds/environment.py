@@ -40,6 +40,7 @@ class Trust:
 
     host_devices: frozenset[str] = frozenset()  # host interfaces the user lets the lab hang devices on
     images: frozenset[str] = frozenset()  # absolute paths of disk images the user named or picked
+    startup_commands: frozenset[str] = frozenset()  # nodes whose startup commands the user lets run
     host_interfaces: frozenset[str] | None = None
     host_networks: tuple[str, ...] = ()  # the host's own addresses and routes (CIDR), none of them a lab's
 

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from vtopo.measure.results import RunResult
+from vtopo.model import untrusted_json
+from vtopo.model.problems import LabError
 
 HISTORY_FORMAT = "vtopo-measure-history"
 HISTORY_VERSION = 1
@@ -25,29 +27,36 @@ def dump_history(results: Iterable[RunResult]) -> str:
     document = {
         "format": HISTORY_FORMAT,
         "version": HISTORY_VERSION,
-        "runs": [r.to_dict() for r in results],
+        "runs": [untrusted_json.readable(r.to_dict()) for r in results],  # tools' error texts can hold tabs
     }
     return json.dumps(document, indent=1)
 
 
 def parse_history(text: str, *, source: str = "history") -> list[RunResult]:
+    """The runs in a history file's text. A history is someone else's file as much as a lab is: whatever it
+    holds, the only exception is a ValueError that names the source and what is wrong."""
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{source}: not JSON ({e.msg} at line {e.lineno})") from e
+        document = untrusted_json.parse(text, multiline=lambda path: True)  # error texts span lines
+    except LabError as error:
+        raise ValueError(f"{source}: {error.problems[0].path}: {error.problems[0].message}") from None
     if isinstance(document, list):  # a bare list of runs is accepted too
         runs = document
     elif isinstance(document, dict) and document.get("format") == HISTORY_FORMAT:
-        if int(document.get("version", 0)) > HISTORY_VERSION:
-            raise ValueError(f"{source}: history version {document['version']} is newer than this vtopo reads")
+        version = document.get("version", 0)
+        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+            raise ValueError(f"{source}: the history version must be a whole number, not {json.dumps(version)}")
+        if version > HISTORY_VERSION:
+            raise ValueError(f"{source}: history version {version} is newer than this vtopo reads")
         runs = document.get("runs", [])
+        if not isinstance(runs, list):
+            raise ValueError(f"{source}: \"runs\" must be a list of runs")
     else:
         raise ValueError(f"{source}: not a vtopo measurement history")
     results = []
     for index, run in enumerate(runs):
         try:
             results.append(RunResult.from_dict(run))
-        except (TypeError, KeyError, ValueError) as e:
+        except ValueError as e:
             raise ValueError(f"{source}: run {index + 1} is malformed: {e}") from e
     return results
 
@@ -71,7 +80,11 @@ def load_history(path: str | os.PathLike[str]) -> list[RunResult]:
     target = Path(path)
     if not target.exists():
         return []
-    return parse_history(target.read_text(encoding="utf-8"), source=str(target))
+    try:
+        text = target.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{target}: not a vtopo measurement history (the file is not UTF-8 text)") from None
+    return parse_history(text, source=str(target))
 
 
 def history_csv(results: Iterable[RunResult]) -> str:

@@ -22,25 +22,29 @@ import json
 import queue
 import time
 from collections.abc import Iterator
+from typing import Unpack
 from dataclasses import replace
 
-from vtopo.measure.base import MeasureRun, Cancelled
+from vtopo.measure.base import Cancelled, MeasureRun, Who
 from vtopo.measure.iperf_parse import (LISTENING, ClientReport, IntervalAssembler, merge_intervals,
                                        parse_client_json)
 from vtopo.measure.iperf_text import client_error, parse_client_text
-from vtopo.measure.nodes import IPERF3_SERVER, MeasureEndpoint, MeasureError
+from vtopo.measure.nodes import IPERF3_SERVER, MeasureError
 from vtopo.measure.ports import release_port, reserve_port
-from vtopo.measure.preflight import check_reachable
 from vtopo.measure.process import Child
 from vtopo.measure.results import Direction, IntervalSample, IperfOptions, RunResult
 
 IPERF3 = "iperf3"
 SERVER_START_TIMEOUT_S = 5.0
 CONNECT_TIMEOUT_MS = 3000
+REOPEN_WAIT_S = 10.0
+"""How long a run waits for a standing iperf3 server that refused it: `iperf3 -s` closes its listening socket at
+the end of each test and opens a new one for the next, which takes a guest under TCG a moment."""
+REOPEN_POLL_S = 0.5
 PORT_ATTEMPTS = 5
 
 
-class IperfRun(MeasureRun[IntervalSample, RunResult]):
+class IperfRun(MeasureRun[IntervalSample, RunResult, IperfOptions]):
     """One iperf3 measurement from `source` to `address` (which belongs to `destination`).
 
         run = IperfRun(MeasureEndpoint("h1", in_netns("lab-h1")), MeasureEndpoint("h2", in_netns("lab-h2")),
@@ -48,38 +52,21 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         for sample in run:            # one per interval (two with --bidir), as they arrive
             print(sample.end, sample.bits_per_second)
         print(run.result.mean_bits_per_second)
-
-    `lab` and `path` are copied into the result for the history. With `preflight` (default)
-    one ping checks that the address is reachable before iperf3 starts.
     """
 
-    def __init__(
-        self,
-        source: MeasureEndpoint,
-        destination: MeasureEndpoint,
-        address: str,
-        options: IperfOptions | None = None,
-        *,
-        lab: str = "",
-        path: str = "",
-        preflight: bool = True,
-        iperf3: str = IPERF3,
-    ) -> None:
-        self.options = options or IperfOptions()
-        super().__init__(RunResult(source=source.name, destination=destination.name, address=address,
-                                   options=self.options, lab=lab, path=path))
-        self.source = source
-        self.destination = destination
-        self.address = address
-        self.preflight = preflight
-        self.iperf3 = iperf3
+    what = "iperf3"
+    iperf3 = IPERF3  # the program, in the nodes
+
+    def _default_options(self) -> IperfOptions:
+        return IperfOptions()
+
+    def _new_result(self, **who: Unpack[Who]) -> RunResult:
+        return RunResult(options=self.options, **who)
 
     # -- the run ------------------------------------------------------------------------------
 
     def _measure(self) -> Iterator[IntervalSample]:
-        problems = self.options.problems()
-        if problems:
-            raise MeasureError("iperf3 options: " + "; ".join(problems))
+        self._check_options()
         if self._against_standing_server():
             yield from self._measure_against_standing_server()
         else:
@@ -89,9 +76,7 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
         result = self._partial
         port = 0
         try:
-            self.source.check_address(self.address)
-            if self.preflight:
-                check_reachable(self.source, self.address, destination=self.destination.name)
+            self._check_path(self.address)
             server, port = self._start_server()
             result.port = port
             client = self._start(self._client_argv(port), what=f"iperf3 client in {self.source.name}", lines=False)
@@ -124,25 +109,16 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
             server = self._start(self._server_argv(port), what=f"iperf3 server in {where}", lines=True)
             seen: list[str] = []
             deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-            while True:
-                if self.cancelled:
-                    release_port(port)
-                    raise Cancelled()
-                if time.monotonic() > deadline:
-                    server.stop()
-                    release_port(port)
-                    raise MeasureError(
-                        f"iperf3 server in {where} did not start listening within {SERVER_START_TIMEOUT_S:.0f} s"
-                    )
-                try:
-                    line = server.next_line(timeout=0.05)
-                except queue.Empty:
-                    continue
-                if line is None:
-                    break
-                seen.append(line)
-                if LISTENING.match(line):
-                    return server, port
+            try:
+                for line in self._lines(server, deadline, lambda: f"iperf3 server in {where} did not start listening "
+                                        f"within {SERVER_START_TIMEOUT_S:.0f} s", poll_s=0.05):
+                    seen.append(line)
+                    if LISTENING.match(line):
+                        return server, port
+            except (Cancelled, MeasureError):
+                server.stop()
+                release_port(port)
+                raise
             server.stop()
             release_port(port)
             text = " ".join(l.strip() for l in seen if l.strip())
@@ -227,39 +203,20 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
 
     def _measure_against_standing_server(self) -> Iterator[IntervalSample]:
         result, options, address = self._partial, self.options, self.address
-        self.source.check_address(address)
-        if self.preflight:
-            check_reachable(self.source, address, destination=self.destination.name)
+        self._check_path(address)
         port = self.destination.servers[IPERF3_SERVER]
         result.port = port
         argv = self.source.argv([self.iperf3, "-c", address, "-p", str(port), "-f", "k", "-V", "--forceflush",
                                 "--connect-timeout", str(CONNECT_TIMEOUT_MS), *options.client_args()])
-        client = self._start(argv, what=f"iperf3 client in {self.source.name}", lines=True)
-        assembler = IntervalAssembler(options)
-        default: Direction = "reverse" if options.reverse else "forward"
-        deadline = time.monotonic() + options.duration_s + 30.0
-        lines: list[str] = []
-        live: list[IntervalSample] = []
-        while not self.cancelled:
-            try:
-                line = client.next_line(timeout=0.1)
-            except queue.Empty:
-                if time.monotonic() > deadline:
-                    raise MeasureError(f"iperf3 from {self.source.name} to {self.destination.name} did not end "
-                                       f"{options.duration_s + 30:.0f} s after it started") from None
-                continue
-            if line is None:
+        reopened_by = time.monotonic() + REOPEN_WAIT_S
+        while True:
+            lines: list[str] = []
+            live: list[IntervalSample] = []
+            yield from self._client_lines(argv, lines, live)
+            error = client_error(lines)
+            if error is None or "Connection refused" not in error or live or time.monotonic() > reopened_by:
                 break
-            lines.append(line)
-            sample = assembler.feed(line, default)
-            if sample is not None:
-                live.append(sample)
-                result.intervals = list(live)
-                yield sample
-        if self.cancelled:
-            return
-        client.wait(timeout=5.0)
-        error = client_error(lines)
+            time.sleep(REOPEN_POLL_S)
         if error is not None:
             hint = f" (the iperf3 server in {self.destination.name} runs one test at a time)" if "busy" in error else ""
             raise MeasureError(f"iperf3 client in {self.source.name} to {self.destination.name} at {address} "
@@ -270,4 +227,21 @@ class IperfRun(MeasureRun[IntervalSample, RunResult]):
             last = next((l.strip() for l in reversed(lines) if l.strip()), "no output")
             raise MeasureError(f"iperf3 client in {self.source.name} gave no summary: {last}")
         self._record(report)
+
+    def _client_lines(self, argv: list[str], lines: list[str], live: list[IntervalSample]) -> Iterator[IntervalSample]:
+        """Run the client against the standing server: its output lines, and the samples as they come."""
+        options, result = self.options, self._partial
+        client = self._start(argv, what=f"iperf3 client in {self.source.name}", lines=True)
+        assembler = IntervalAssembler(options)
+        default: Direction = "reverse" if options.reverse else "forward"
+        deadline = time.monotonic() + options.duration_s + 30.0
+        for line in self._lines(client, deadline, lambda: f"iperf3 from {self.source.name} to {self.destination.name} "
+                                f"did not end {options.duration_s + 30:.0f} s after it started"):
+            lines.append(line)
+            sample = assembler.feed(line, default)
+            if sample is not None:
+                live.append(sample)
+                result.intervals = list(live)
+                yield sample
+        client.wait(timeout=5.0)
 

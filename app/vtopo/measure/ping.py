@@ -2,17 +2,16 @@
 then min/avg/max/mdev and loss from ping's own summary."""
 from __future__ import annotations
 
-import dataclasses
-import queue
 import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Unpack
 
-from vtopo.measure.base import MeasureRun, Cancelled
+from vtopo.measure.base import MeasureRun, Who
 from vtopo.measure.nodes import MeasureEndpoint, MeasureError
 from vtopo.measure.preflight import describe_ping_failure
+from vtopo.measure.ranges import outside
 from vtopo.measure.record import RunRecord
 
 _REPLY = re.compile(r"icmp_seq=(?P<seq>\d+)\s+ttl=(?P<ttl>\d+)\s+time=(?P<rtt>[\d.]+)\s*ms(?P<dup>.*DUP!)?")
@@ -31,16 +30,10 @@ class PingOptions:
     size: int = 56
 
     def problems(self) -> list[str]:
-        found = []
-        if not 1 <= self.count <= 100000:
-            found.append("count must be between 1 and 100000")
-        if not 0.002 <= self.interval_s <= 60:
-            found.append("interval must be between 0.002 s and 60 s")
-        if not 0.1 <= self.timeout_s <= 60:
-            found.append("timeout must be between 0.1 s and 60 s")
-        if not 0 <= self.size <= 65507:
-            found.append("size must be between 0 and 65507 bytes")
-        return found
+        return outside(("count", self.count, 1, 100000, "1 and 100000"),
+                       ("interval", self.interval_s, 0.002, 60, "0.002 s and 60 s"),
+                       ("timeout", self.timeout_s, 0.1, 60, "0.1 s and 60 s"),
+                       ("size", self.size, 0, 65507, "0 and 65507 bytes"))
 
     def describe(self) -> str:
         return f"ping -c {self.count} -i {self.interval_s:g} -s {self.size}"
@@ -71,16 +64,6 @@ class PingResult(RunRecord):
     rtt_mdev_ms: float | None = None
     replies: list[PingReply] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PingResult:
-        data = dict(data)
-        data["options"] = PingOptions(**data.get("options", {}))
-        data["replies"] = [PingReply(**r) for r in data.get("replies", [])]
-        return cls(**data)
-
 
     def summary(self) -> str:
         rtt = (
@@ -93,24 +76,17 @@ class PingResult(RunRecord):
                 f"{self.received} received, {self.loss_percent:g}% loss, {rtt}")
 
 
-class PingRun(MeasureRun[PingReply, PingResult]):
-    """`ping` from `source` to `address`, yielding a `PingReply` per reply or missing reply."""
+class PingRun(MeasureRun[PingReply, PingResult, PingOptions]):
+    """`ping` from `source` to `address`, yielding a `PingReply` per reply or missing reply. A ping needs no
+    preflight: it is one."""
 
-    def __init__(
-        self,
-        source: MeasureEndpoint,
-        destination: MeasureEndpoint,
-        address: str,
-        options: PingOptions | None = None,
-        *,
-        lab: str = "",
-        path: str = "",
-    ) -> None:
-        self.options = options or PingOptions()
-        super().__init__(PingResult(source=source.name, destination=destination.name, address=address,
-                                    options=self.options, lab=lab, path=path))
-        self.source = source
-        self.address = address
+    what = "ping"
+
+    def _default_options(self) -> PingOptions:
+        return PingOptions()
+
+    def _new_result(self, **who: Unpack[Who]) -> PingResult:
+        return PingResult(options=self.options, **who)
 
     def _argv(self) -> list[str]:
         o = self.options
@@ -122,9 +98,7 @@ class PingRun(MeasureRun[PingReply, PingResult]):
 
     def _measure(self) -> Iterator[PingReply]:
         result = self._partial
-        problems = self.options.problems()
-        if problems:
-            raise MeasureError("ping options: " + "; ".join(problems))
+        self._check_options()
         self.source.check_address(self.address)
         child = self._start(self._argv(), what=f"ping in {self.source.name}", lines=True)
         t0 = time.monotonic()
@@ -132,17 +106,8 @@ class PingRun(MeasureRun[PingReply, PingResult]):
         deadline = t0 + o.count * o.interval_s + o.timeout_s + 10.0
         lines: list[str] = []
         reported: set[int] = set()
-        while True:
-            if self.cancelled:
-                raise Cancelled()
-            if time.monotonic() > deadline:
-                raise MeasureError(f"ping in {self.source.name} to {self.address} did not end in time")
-            try:
-                line = child.next_line(timeout=0.1)
-            except queue.Empty:
-                continue
-            if line is None:
-                break
+        for line in self._lines(child, deadline, lambda: f"ping in {self.source.name} to {self.address} did not end "
+                                "in time"):
             lines.append(line)
             reply = _parse_reply(line, time.monotonic() - t0)
             if reply is None or (reply.rtt_ms is None and reply.seq in reported):

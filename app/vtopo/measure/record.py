@@ -1,15 +1,26 @@
 """What every measurement result carries: who measured what, when, how it ended; and its JSON form."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, TypeVar
 
+import dacite
+
 Status = Literal["ok", "cancelled", "failed"]
 
 T = TypeVar("T", bound="RunRecord")
+
+
+def _as_float(value: Any) -> Any:
+    """JSON writes 3.0 as 3: an integer is a fine value for a float field."""
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+_FROM_JSON = dacite.Config(type_hooks={float: _as_float}, strict=False)  # derived figures in the JSON are skipped
 
 
 def _now() -> str:
@@ -30,11 +41,18 @@ class RunRecord:
     error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
+        return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls: type[T], data: dict[str, Any]) -> T:
-        raise NotImplementedError
+    def from_dict(cls: type[T], data: Any) -> T:
+        """The record `data` describes, every field checked against its type; ValueError names the field that
+        does not fit (a history file is someone else's data)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a run is an object, not {type(data).__name__}")
+        try:
+            return dacite.from_dict(cls, data, config=_FROM_JSON)
+        except dacite.DaciteError as error:
+            raise ValueError(str(error)) from None
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)

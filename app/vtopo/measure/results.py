@@ -5,12 +5,11 @@ so a history of runs can be saved beside a lab, and flatten to one CSV row each.
 """
 from __future__ import annotations
 
-import dataclasses
-import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from vtopo.measure.ranges import outside
 from vtopo.measure.record import RunRecord
 
 Protocol = Literal["tcp", "udp"]
@@ -38,15 +37,10 @@ class IperfOptions:
     """-Z, TCP only."""
 
     def problems(self) -> list[str]:
-        found = []
-        if self.protocol not in ("tcp", "udp"):
-            found.append(f"protocol must be tcp or udp, not {self.protocol!r}")
-        if not 1 <= self.duration_s <= 86400:
-            found.append("duration must be between 1 s and 1 day")
-        if not 0.1 <= self.interval_s <= 60:
-            found.append("interval must be between 0.1 s and 60 s")
-        if not 1 <= self.parallel <= 128:
-            found.append("parallel streams must be between 1 and 128")
+        found = [] if self.protocol in ("tcp", "udp") else [f"protocol must be tcp or udp, not {self.protocol!r}"]
+        found += outside(("duration", self.duration_s, 1, 86400, "1 s and 1 day"),
+                         ("interval", self.interval_s, 0.1, 60, "0.1 s and 60 s"),
+                         ("parallel streams", self.parallel, 1, 128, "1 and 128"))
         if self.reverse and self.bidir:
             found.append("reverse and bidirectional cannot be combined")
         if self.zerocopy and self.protocol != "tcp":
@@ -210,25 +204,6 @@ class RunResult(RunRecord):
         return [s for s in self.intervals if s.direction == direction]
 
     # -- JSON ---------------------------------------------------------------------------------
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunResult:
-        data = dict(data)
-        data["options"] = IperfOptions(**data.get("options", {}))
-        data["intervals"] = [IntervalSample(**s) for s in data.get("intervals", [])]
-        for key in ("forward", "reverse"):
-            value = data.get(key)
-            data[key] = (
-                DirectionTotals(sent=Totals(**value["sent"]), received=Totals(**value["received"])) if value else None
-            )
-        for key in ("cpu_host", "cpu_remote"):
-            value = data.get(key)
-            data[key] = CpuUsage(**value) if value else None
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
 
     # -- CSV ----------------------------------------------------------------------------------

@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import queue
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from vtopo.measure.base import MeasureRun, Cancelled
+from vtopo.measure.base import MeasureRun, Who
 from vtopo.measure.nodes import ECHO_SERVER, MeasureEndpoint, MeasureError
-from vtopo.measure.preflight import check_reachable
 from vtopo.measure.process import Child
+from vtopo.measure.ranges import outside
 from vtopo.measure.record import RunRecord
 
 SERVER_START_TIMEOUT_S = 10.0
@@ -40,14 +39,9 @@ class RROptions:
     """The interpreter to run inside the nodes; "python3" for nodes that do not share this host's files."""
 
     def problems(self) -> list[str]:
-        found = []
-        if not 0.5 <= self.duration_s <= 86400:
-            found.append("duration must be between 0.5 s and 1 day")
-        if not 0.1 <= self.interval_s <= 60:
-            found.append("interval must be between 0.1 s and 60 s")
-        if not 1 <= self.size <= 65536:
-            found.append("size must be between 1 and 65536 bytes")
-        return found
+        return outside(("duration", self.duration_s, 0.5, 86400, "0.5 s and 1 day"),
+                       ("interval", self.interval_s, 0.1, 60, "0.1 s and 60 s"),
+                       ("size", self.size, 1, 65536, "1 and 65536 bytes"))
 
     def describe(self) -> str:
         return f"TCP_RR {self.duration_s:g}s {self.size}B"
@@ -83,47 +77,25 @@ class RRResult(RunRecord):
         data["transactions_per_second"] = self.transactions_per_second
         return data
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RRResult:
-        data = {k: v for k, v in data.items() if k != "transactions_per_second"}
-        data["options"] = RROptions(**data.get("options", {}))
-        data["samples"] = [RRSample(**s) for s in data.get("samples", [])]
-        return cls(**data)
 
 
-
-class RRRun(MeasureRun[RRSample, RRResult]):
+class RRRun(MeasureRun[RRSample, RRResult, RROptions]):
     """Request/response between `source` (client) and `destination` (server) at `address`."""
 
-    def __init__(
-        self,
-        source: MeasureEndpoint,
-        destination: MeasureEndpoint,
-        address: str,
-        options: RROptions | None = None,
-        *,
-        lab: str = "",
-        path: str = "",
-        preflight: bool = True,
-    ) -> None:
-        self.options = options or RROptions()
-        super().__init__(RRResult(source=source.name, destination=destination.name, address=address,
-                                  options=self.options, lab=lab, path=path))
-        self.source = source
-        self.destination = destination
-        self.address = address
-        self.preflight = preflight
+    what = "request/response"
+
+    def _default_options(self) -> RROptions:
+        return RROptions()
+
+    def _new_result(self, **who: Unpack[Who]) -> RRResult:
+        return RRResult(options=self.options, **who)
 
     def _agent(self, endpoint: MeasureEndpoint, args: list[str]) -> list[str]:
         return endpoint.argv([self.options.python, "-c", agent_source(), *args])
 
     def _measure(self) -> Iterator[RRSample]:
-        problems = self.options.problems()
-        if problems:
-            raise MeasureError("request/response options: " + "; ".join(problems))
-        self.source.check_address(self.address)
-        if self.preflight:
-            check_reachable(self.source, self.address, destination=self.destination.name)
+        self._check_options()
+        self._check_path(self.address)
         port = self.destination.servers.get(ECHO_SERVER)
         if port is None:
             server = self._start(self._agent(self.destination, ["server"]),
@@ -140,41 +112,25 @@ class RRRun(MeasureRun[RRSample, RRResult]):
     def _wait_listening(self, server: Child) -> int:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
         seen: list[str] = []
-        while time.monotonic() < deadline:
-            if self.cancelled:
-                raise Cancelled()
-            try:
-                line = server.next_line(timeout=0.05)
-            except queue.Empty:
-                continue
-            if line is None:
-                break
+        for line in self._lines(server, deadline, lambda: self._not_listening(seen), poll_s=0.05):
             if line.startswith("LISTENING "):
                 return int(line.split()[1])
             seen.append(line)
-        said = " ".join(seen[-3:])
+        raise MeasureError(self._not_listening(seen))
+
+    def _not_listening(self, said_lines: list[str]) -> str:
+        said = " ".join(said_lines[-3:])
         hint = " (the request/response agent is a Python script: the node needs Python 3)" if "not found" in said \
             else ""
-        raise MeasureError(
-            f"request/response server in {self.destination.name} did not start: "
-            + (said or f"no output within {SERVER_START_TIMEOUT_S:.0f} s") + hint
-        )
+        return (f"request/response server in {self.destination.name} did not start: "
+                + (said or f"no output within {SERVER_START_TIMEOUT_S:.0f} s") + hint)
 
     def _follow(self, client: Child) -> Iterator[RRSample]:
         result = self._partial
         deadline = time.monotonic() + self.options.duration_s + 20.0
         other: list[str] = []
-        while True:
-            if self.cancelled:
-                return
-            if time.monotonic() > deadline:
-                raise MeasureError(f"request/response client in {self.source.name} did not end in time")
-            try:
-                line = client.next_line(timeout=0.1)
-            except queue.Empty:
-                continue
-            if line is None:
-                break
+        for line in self._lines(client, deadline,
+                                lambda: f"request/response client in {self.source.name} did not end in time"):
             try:
                 data = json.loads(line)
             except json.JSONDecodeError:

@@ -6,7 +6,6 @@ import copy
 from dataclasses import dataclass, field
 
 from vtopo.model import io
-from vtopo.model.problems import LabError
 from vtopo.model.rules import stem_of_name, unique_name
 from vtopo.model.topology import Annotation, Endpoint, Link, Node, Position, Topology, new_id
 
@@ -35,11 +34,9 @@ class Fragment:
                                  annotations={a.id: a for a in self.annotations}))
 
     @classmethod
-    def loads(cls, text: str) -> Fragment | None:
-        try:
-            topology = io.loads(text)
-        except LabError:
-            return None
+    def loads(cls, text: str) -> Fragment:
+        """The fragment `text` holds; LabError when it is not a valid lab (clipboard data comes from any program)."""
+        topology = io.loads(text)
         return cls(list(topology.nodes.values()), list(topology.links.values()), list(topology.annotations.values()))
 
 
@@ -62,7 +59,8 @@ def instantiate(fragment: Fragment, taken_names: set[str], offset: Position) -> 
         taken.add(name)
         new_ids[node.id] = new_id("node")
         nodes.append(Node(new_ids[node.id], name, node.kind, copy.deepcopy(node.settings),
-                          Position(node.position.x + offset.x, node.position.y + offset.y)))
+                          Position(node.position.x + offset.x, node.position.y + offset.y),
+                          list(node.startup_commands)))
 
     def moved(end: Endpoint) -> Endpoint:
         return Endpoint(new_ids[end.node], end.port, copy.deepcopy(end.interface))

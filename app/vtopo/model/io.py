@@ -18,6 +18,8 @@ from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS
 from vtopo.model.untrusted_json import MAX_BYTES, parse
 
 FORMAT = "vtopo"
+MAX_STARTUP_COMMANDS = 32
+MAX_COMMAND_LENGTH = 1000
 
 
 # ---------------------------------------------------------------- writing
@@ -31,6 +33,14 @@ def _endpoint_to_json(end: Endpoint) -> dict[str, Any]:
     interface = _interface_to_json(end.interface)
     if interface:
         data["interface"] = interface
+    return data
+
+
+def _node_to_json(node: Node) -> dict[str, Any]:
+    data = {"id": node.id, "name": node.name, "kind": node.kind, "position": asdict(node.position),
+            "settings": node.settings}
+    if node.startup_commands:
+        data["startup_commands"] = list(node.startup_commands)
     return data
 
 
@@ -50,10 +60,7 @@ def to_document(topology: Topology) -> dict[str, Any]:
         "format": FORMAT,
         "version": CURRENT_VERSION,
         "lab": lab,
-        "nodes": [
-            {"id": n.id, "name": n.name, "kind": n.kind, "position": asdict(n.position), "settings": n.settings}
-            for n in topology.nodes.values()
-        ],
+        "nodes": [_node_to_json(n) for n in topology.nodes.values()],
         "links": links,
         "annotations": [asdict(a) for a in topology.annotations.values()],
     }
@@ -196,8 +203,29 @@ def _read_nodes(reader: _Reader, raw_nodes: list[Any]) -> list[Node]:
         position = reader.field(raw, "position", dict, path, {}, subject)
         settings = reader.field(raw, "settings", dict, path, {}, subject)
         nodes.append(Node(id=node_id, name=name, kind=kind, settings=settings,
-                          position=_read_position(reader, position, f"{path}.position", subject)))
+                          position=_read_position(reader, position, f"{path}.position", subject),
+                          startup_commands=_read_commands(reader, raw, f"{path}.startup_commands", subject)))
     return nodes
+
+
+def _read_commands(reader: _Reader, raw: dict[str, Any], path: str, subject: str) -> list[str]:
+    commands = reader.field(raw, "startup_commands", list, path.rsplit(".", 1)[0], [], subject)
+    if len(commands) > MAX_STARTUP_COMMANDS:
+        reader.fail(path, f"at most {MAX_STARTUP_COMMANDS} startup commands per node, not {len(commands)}", subject)
+        return []
+    kept = []
+    for index, command in enumerate(commands):
+        where = f"{path}[{index}]"
+        if not reader.typed(command, str, where, "startup command", subject):
+            continue
+        if not command.strip():
+            reader.fail(where, "a startup command is empty", subject)
+        elif len(command) > MAX_COMMAND_LENGTH:
+            reader.fail(where, f"a startup command is at most {MAX_COMMAND_LENGTH} characters, not {len(command)}",
+                        subject)
+        else:
+            kept.append(command)
+    return kept
 
 
 def _read_links(reader: _Reader, raw_links: list[Any], nodes: dict[str, Node]) -> list[Link]:

@@ -14,7 +14,7 @@ class Severity(str, Enum):
 class ConsentRequest:
     """What the user may allow at deploy time to clear a problem; a lab file can never allow it itself."""
 
-    what: str  # "host device" or "disk image"
+    what: str  # "host device", "disk image" or "startup commands"
     name: str  # the interface name, or the image's absolute path
     effect: str  # what allowing it does, in the words the consent dialog shows
 

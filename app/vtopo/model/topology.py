@@ -82,6 +82,7 @@ class Node:
     kind: str
     settings: dict[str, Any] = field(default_factory=dict)
     position: Position = field(default_factory=Position)
+    startup_commands: list[str] = field(default_factory=list)  # shell commands run inside the node after deploy
 
 
 @dataclass
@@ -180,8 +181,10 @@ class Topology:
         return node
 
     def update_node(self, node_id: str, *, name: str | None = None, settings: dict[str, Any] | None = None,
-                    position: Position | None = None) -> None:
+                    position: Position | None = None, startup_commands: list[str] | None = None) -> None:
         node = self.nodes[node_id]
+        if startup_commands is not None:
+            node.startup_commands = list(startup_commands)
         if name is not None:
             node.name = name
         if settings is not None:

@@ -24,6 +24,18 @@ _NAMES = {"\n": "a newline", "\t": "a tab", "\r": "a carriage return", "\x00": "
           "\x1b": "an escape character"}
 
 
+def readable(value: Any) -> Any:
+    """`value` (JSON data) with every character `parse` refuses in text, newlines apart, made a space: for writing
+    a file of our own that `parse` will read back."""
+    if isinstance(value, str):
+        return _FORBIDDEN.sub(lambda match: match.group() if match.group() == "\n" else " ", value)
+    if isinstance(value, dict):
+        return {readable(key): readable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [readable(item) for item in value]
+    return value
+
+
 @dataclass(frozen=True)
 class _BadNumber:
     text: str

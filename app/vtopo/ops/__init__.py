@@ -13,13 +13,13 @@ from vtopo.ops.netdev import (TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLin
                               DeviceOp, LinkType, MacvlanMode, SetImpairment, SetMaster, SetSysctl, SetTxChecksum,
                               Tool, tbf_burst, tbf_rate)
 from vtopo.ops.ovs import OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag, vsctl_line
-from vtopo.ops.process import StartProcess, StopProcess
+from vtopo.ops.process import RunCommand, StartProcess, StopProcess
 
 __all__ = [
     "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
     "CreateNamespace", "CreateTap", "CreateVeth", "DeleteLink", "DeleteNamespace", "DeviceOp", "FileOp", "HOST",
     "LinkType", "MacvlanMode", "MakeDirectory", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort",
-    "OvsDeleteBridge", "RemoveDirectory", "RemoveFile", "RemoveNftTable", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum",
+    "OvsDeleteBridge", "RemoveDirectory", "RemoveFile", "RemoveNftTable", "RunCommand", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum",
     "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "WriteFile", "addresses_resource", "comment",
     "dev_resource", "heredoc", "in_netns", "ip_cmd", "ns_resource", "op_from_json", "ovs_lab_tag", "sh",
     "tap_device", "tbf_burst", "tbf_rate", "up_resource", "vsctl_line",

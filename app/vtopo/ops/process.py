@@ -1,11 +1,11 @@
-"""Ops that start and stop the lab's long-running processes (routing daemons, QEMU)."""
+"""Ops that start and stop the lab's long-running processes (routing daemons, QEMU), and run its startup commands."""
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
 from typing import ClassVar
 
-from vtopo.ops.base import Op, in_netns, ns_resource, tap_device
+from vtopo.ops.base import Op, comment, in_netns, ns_resource, sh, tap_device
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,3 +58,18 @@ class StopProcess(Op):
 
     def explain(self) -> list[str]:
         return [f"kill $(cat {shlex.quote(self.pid_file)})"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunCommand(Op):
+    """A startup command of a node, run once the whole lab is built (the compiler puts these last); its output goes to
+    the deploy log, and a non-zero exit fails the deploy. `argv` runs `command` inside the node (the kind's
+    command_in); what the command leaves running ends with the node's namespace."""
+
+    node: str
+    command: str
+    argv: tuple[str, ...]
+    summary_text: ClassVar[str] = "run on {node}: {command}"
+
+    def explain(self) -> list[str]:
+        return [f"# startup command of {comment(self.node)}, allowed by the user at deploy time", sh(*self.argv)]

@@ -68,24 +68,26 @@ EOF
 cat > /run/vtopo/v2grl/r1/vtysh.conf <<'EOF'
 ! vtysh for this router only
 EOF
+# [13] create directory /run/vtopo/v2grl/r1.private (after 1)
+mkdir -p /run/vtopo/v2grl/r1.private
 
 # ---- node r2
-# [13] create network namespace v2grl-r2
+# [14] create network namespace v2grl-r2
 ip netns add v2grl-r2
 ip -n v2grl-r2 link set lo up alias "$LAB_TAG"
-# [14] sysctl net.ipv4.ip_forward=1 (after 13)
+# [15] sysctl net.ipv4.ip_forward=1 (after 14)
 ip netns exec v2grl-r2 sysctl -qw net.ipv4.ip_forward=1
-# [15] sysctl net.ipv6.conf.all.forwarding=1 (after 13)
+# [16] sysctl net.ipv6.conf.all.forwarding=1 (after 14)
 ip netns exec v2grl-r2 sysctl -qw net.ipv6.conf.all.forwarding=1
-# [16] create directory /run/vtopo/v2grl/r2 (after 1)
+# [17] create directory /run/vtopo/v2grl/r2 (after 1)
 mkdir -p /run/vtopo/v2grl/r2
 chown frr: /run/vtopo/v2grl/r2
-# [17] write /run/vtopo/v2grl/r2/zebra.conf (after 16)
+# [18] write /run/vtopo/v2grl/r2/zebra.conf (after 17)
 cat > /run/vtopo/v2grl/r2/zebra.conf <<'EOF'
 hostname r2
 log file /run/vtopo/v2grl/r2/zebra.log
 EOF
-# [18] write /run/vtopo/v2grl/r2/ospfd.conf (after 16)
+# [19] write /run/vtopo/v2grl/r2/ospfd.conf (after 17)
 cat > /run/vtopo/v2grl/r2/ospfd.conf <<'EOF'
 hostname r2
 log file /run/vtopo/v2grl/r2/ospfd.log
@@ -107,138 +109,140 @@ router ospf
  network 10.0.12.0/30 area 0.0.0.0
 !
 EOF
-# [19] write /run/vtopo/v2grl/r2/vtysh.conf (after 16)
+# [20] write /run/vtopo/v2grl/r2/vtysh.conf (after 17)
 cat > /run/vtopo/v2grl/r2/vtysh.conf <<'EOF'
 ! vtysh for this router only
 EOF
+# [21] create directory /run/vtopo/v2grl/r2.private (after 1)
+mkdir -p /run/vtopo/v2grl/r2.private
 
 # ---- node h1
-# [20] create network namespace v2grl-h1
+# [22] create network namespace v2grl-h1
 ip netns add v2grl-h1
 ip -n v2grl-h1 link set lo up alias "$LAB_TAG"
 
 # ---- node h2
-# [21] create network namespace v2grl-h2
+# [23] create network namespace v2grl-h2
 ip netns add v2grl-h2
 ip -n v2grl-h2 link set lo up alias "$LAB_TAG"
 
 # ---- node h3
-# [22] create network namespace v2grl-h3
+# [24] create network namespace v2grl-h3
 ip netns add v2grl-h3
 ip -n v2grl-h3 link set lo up alias "$LAB_TAG"
 
 # ---- link h1:eth0-lan1:p1
-# [23] create veth pair v2grl-lan1-p1 <-> eth0 (after 20)
+# [25] create veth pair v2grl-lan1-p1 <-> eth0 (after 22)
 ip link add v2grl-lan1-p1 type veth peer name eth0 netns v2grl-h1
-# [24] configure and bring up eth0 (after 23)
+# [26] configure and bring up eth0 (after 25)
 ip -n v2grl-h1 link set dev eth0 up
-# [25] address 10.1.0.10/24 on eth0 (after 23)
+# [27] address 10.1.0.10/24 on eth0 (after 25)
 ip -n v2grl-h1 addr add 10.1.0.10/24 dev eth0
 
 # ---- node h1
-# [26] route default via 10.1.0.1 (after 25)
+# [28] route default via 10.1.0.1 (after 27)
 ip -n v2grl-h1 route add default via 10.1.0.1
 
 # ---- link h1:eth0-lan1:p1
-# [27] configure and bring up v2grl-lan1-p1 (after 23)
+# [29] configure and bring up v2grl-lan1-p1 (after 25)
 ip link set dev v2grl-lan1-p1 alias vtopo:v2grl up
 
 # ---- node lan1
-# [28] attach v2grl-lan1-p1 to bridge v2grl-lan1 (after 2, 23)
+# [30] attach v2grl-lan1-p1 to bridge v2grl-lan1 (after 2, 25)
 ip link set v2grl-lan1-p1 master v2grl-lan1
 
 # ---- link h2:eth0-lan1:p2
-# [29] create veth pair v2grl-lan1-p2 <-> eth0 (after 21)
+# [31] create veth pair v2grl-lan1-p2 <-> eth0 (after 23)
 ip link add v2grl-lan1-p2 type veth peer name eth0 netns v2grl-h2
-# [30] configure and bring up eth0 (after 29)
+# [32] configure and bring up eth0 (after 31)
 ip -n v2grl-h2 link set dev eth0 up
-# [31] address 10.1.0.11/24 on eth0 (after 29)
+# [33] address 10.1.0.11/24 on eth0 (after 31)
 ip -n v2grl-h2 addr add 10.1.0.11/24 dev eth0
 
 # ---- node h2
-# [32] route default via 10.1.0.1 (after 31)
+# [34] route default via 10.1.0.1 (after 33)
 ip -n v2grl-h2 route add default via 10.1.0.1
 
 # ---- link h2:eth0-lan1:p2
-# [33] configure and bring up v2grl-lan1-p2 (after 29)
+# [35] configure and bring up v2grl-lan1-p2 (after 31)
 ip link set dev v2grl-lan1-p2 alias vtopo:v2grl up
 
 # ---- node lan1
-# [34] attach v2grl-lan1-p2 to bridge v2grl-lan1 (after 2, 29)
+# [36] attach v2grl-lan1-p2 to bridge v2grl-lan1 (after 2, 31)
 ip link set v2grl-lan1-p2 master v2grl-lan1
 
 # ---- link r1:eth0-lan1:p3
-# [35] create veth pair v2grl-lan1-p3 <-> eth0 (after 6)
+# [37] create veth pair v2grl-lan1-p3 <-> eth0 (after 6)
 ip link add v2grl-lan1-p3 type veth peer name eth0 netns v2grl-r1
-# [36] configure and bring up eth0 (after 35)
+# [38] configure and bring up eth0 (after 37)
 ip -n v2grl-r1 link set dev eth0 up
-# [37] address 10.1.0.1/24 on eth0 (after 35)
+# [39] address 10.1.0.1/24 on eth0 (after 37)
 ip -n v2grl-r1 addr add 10.1.0.1/24 dev eth0
-# [38] configure and bring up v2grl-lan1-p3 (after 35)
+# [40] configure and bring up v2grl-lan1-p3 (after 37)
 ip link set dev v2grl-lan1-p3 alias vtopo:v2grl up
 
 # ---- node lan1
-# [39] attach v2grl-lan1-p3 to bridge v2grl-lan1 (after 2, 35)
+# [41] attach v2grl-lan1-p3 to bridge v2grl-lan1 (after 2, 37)
 ip link set v2grl-lan1-p3 master v2grl-lan1
 
 # ---- link r1:eth1-r2:eth1
-# [40] create veth pair eth1 <-> eth1 (after 6, 13)
+# [42] create veth pair eth1 <-> eth1 (after 6, 14)
 ip -n v2grl-r1 link add eth1 type veth peer name eth1 netns v2grl-r2
-# [41] configure and bring up eth1 (after 40)
+# [43] configure and bring up eth1 (after 42)
 ip -n v2grl-r1 link set dev eth1 up
-# [42] address 10.0.12.1/30 on eth1 (after 40)
+# [44] address 10.0.12.1/30 on eth1 (after 42)
 ip -n v2grl-r1 addr add 10.0.12.1/30 dev eth1
-# [43] configure and bring up eth1 (after 40)
+# [45] configure and bring up eth1 (after 42)
 ip -n v2grl-r2 link set dev eth1 up
 
 # ---- node r1
-# [44] start zebra@r1 (after 6, 9, 10, 35, 36, 37, 38, 40, 41, 42, 43)
+# [46] start zebra@r1 (after 6, 9, 10, 13, 37, 38, 39, 40, 42, 43, 44, 45)
 ip netns exec v2grl-r1 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/v2grl/r1/zebra.conf -i /run/vtopo/v2grl/r1/zebra.pid -z /run/vtopo/v2grl/r1/zserv.api --vty_socket /run/vtopo/v2grl/r1 -P 0 --log file:/run/vtopo/v2grl/r1/zebra.log
-# [45] start ospfd@r1 (after 6, 9, 11, 44)
+# [47] start ospfd@r1 (after 6, 9, 11, 13, 46)
 ip netns exec v2grl-r1 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/v2grl/r1/ospfd.conf -i /run/vtopo/v2grl/r1/ospfd.pid -z /run/vtopo/v2grl/r1/zserv.api --vty_socket /run/vtopo/v2grl/r1 -P 0 --log file:/run/vtopo/v2grl/r1/ospfd.log
 
 # ---- link r1:eth1-r2:eth1
-# [46] address 10.0.12.2/30 on eth1 (after 40)
+# [48] address 10.0.12.2/30 on eth1 (after 42)
 ip -n v2grl-r2 addr add 10.0.12.2/30 dev eth1
 
 # ---- link r2:eth0-lan2:p1
-# [47] create veth pair v2grl-lan2-p1 <-> eth0 (after 13)
+# [49] create veth pair v2grl-lan2-p1 <-> eth0 (after 14)
 ip link add v2grl-lan2-p1 type veth peer name eth0 netns v2grl-r2
-# [48] configure and bring up eth0 (after 47)
+# [50] configure and bring up eth0 (after 49)
 ip -n v2grl-r2 link set dev eth0 up
-# [49] address 10.2.0.1/24 on eth0 (after 47)
+# [51] address 10.2.0.1/24 on eth0 (after 49)
 ip -n v2grl-r2 addr add 10.2.0.1/24 dev eth0
-# [50] configure and bring up v2grl-lan2-p1 (after 47)
+# [52] configure and bring up v2grl-lan2-p1 (after 49)
 ip link set dev v2grl-lan2-p1 alias vtopo:v2grl up
 
 # ---- node r2
-# [51] start zebra@r2 (after 13, 16, 17, 40, 41, 43, 46, 47, 48, 49, 50)
+# [53] start zebra@r2 (after 14, 17, 18, 21, 42, 43, 45, 48, 49, 50, 51, 52)
 ip netns exec v2grl-r2 /usr/lib/frr/zebra -d -u frr -g frr -f /run/vtopo/v2grl/r2/zebra.conf -i /run/vtopo/v2grl/r2/zebra.pid -z /run/vtopo/v2grl/r2/zserv.api --vty_socket /run/vtopo/v2grl/r2 -P 0 --log file:/run/vtopo/v2grl/r2/zebra.log
-# [52] start ospfd@r2 (after 13, 16, 18, 51)
+# [54] start ospfd@r2 (after 14, 17, 19, 21, 53)
 ip netns exec v2grl-r2 /usr/lib/frr/ospfd -d -u frr -g frr -f /run/vtopo/v2grl/r2/ospfd.conf -i /run/vtopo/v2grl/r2/ospfd.pid -z /run/vtopo/v2grl/r2/zserv.api --vty_socket /run/vtopo/v2grl/r2 -P 0 --log file:/run/vtopo/v2grl/r2/ospfd.log
 
 # ---- node lan2
-# [53] attach v2grl-lan2-p1 to bridge v2grl-lan2 (after 4, 47)
+# [55] attach v2grl-lan2-p1 to bridge v2grl-lan2 (after 4, 49)
 ip link set v2grl-lan2-p1 master v2grl-lan2
 
 # ---- link h3:eth0-lan2:p2
-# [54] create veth pair v2grl-lan2-p2 <-> eth0 (after 22)
+# [56] create veth pair v2grl-lan2-p2 <-> eth0 (after 24)
 ip link add v2grl-lan2-p2 type veth peer name eth0 netns v2grl-h3
-# [55] configure and bring up eth0 (after 54)
+# [57] configure and bring up eth0 (after 56)
 ip -n v2grl-h3 link set dev eth0 up
-# [56] address 10.2.0.10/24 on eth0 (after 54)
+# [58] address 10.2.0.10/24 on eth0 (after 56)
 ip -n v2grl-h3 addr add 10.2.0.10/24 dev eth0
 
 # ---- node h3
-# [57] route default via 10.2.0.1 (after 56)
+# [59] route default via 10.2.0.1 (after 58)
 ip -n v2grl-h3 route add default via 10.2.0.1
 
 # ---- link h3:eth0-lan2:p2
-# [58] configure and bring up v2grl-lan2-p2 (after 54)
+# [60] configure and bring up v2grl-lan2-p2 (after 56)
 ip link set dev v2grl-lan2-p2 alias vtopo:v2grl up
 
 # ---- node lan2
-# [59] attach v2grl-lan2-p2 to bridge v2grl-lan2 (after 4, 54)
+# [61] attach v2grl-lan2-p2 to bridge v2grl-lan2 (after 4, 56)
 ip link set v2grl-lan2-p2 master v2grl-lan2
 
 # ---- to tear it all down again (vtopo destroy does this):
@@ -249,11 +253,13 @@ ip link set v2grl-lan2-p2 master v2grl-lan2
 #   ip netns del v2grl-h3
 #   ip netns del v2grl-h2
 #   ip netns del v2grl-h1
+#   rm -rf /run/vtopo/v2grl/r2.private
 #   rm -f /run/vtopo/v2grl/r2/vtysh.conf
 #   rm -f /run/vtopo/v2grl/r2/ospfd.conf
 #   rm -f /run/vtopo/v2grl/r2/zebra.conf
 #   rm -rf /run/vtopo/v2grl/r2
 #   ip netns del v2grl-r2
+#   rm -rf /run/vtopo/v2grl/r1.private
 #   rm -f /run/vtopo/v2grl/r1/vtysh.conf
 #   rm -f /run/vtopo/v2grl/r1/ospfd.conf
 #   rm -f /run/vtopo/v2grl/r1/zebra.conf

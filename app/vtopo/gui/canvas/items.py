@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsObject, QGraphicsSceneMou
                                QStyleOptionGraphicsItem, QWidget)
 
 from vtopo.gui.canvas.colors import Colors
-from vtopo.gui.canvas.states import SEVERITY_COLORS, NodeState
+from vtopo.gui.canvas.states import LINK_DOWN_COLOR, SEVERITY_COLORS, NodeState
 
 @dataclass
 class Look:
@@ -70,6 +70,7 @@ class NodeItem(QGraphicsItem):
         self.state = NodeState.NOT_DEPLOYED
         self.severity = ""
         self.on_path = False
+        self.verdict: QColor | None = None  # a check's result on this node: pass or fail colour
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
         self.setZValue(10)
@@ -122,6 +123,11 @@ class NodeItem(QGraphicsItem):
         self.update()
         self._look.overview_stale()
 
+    def set_verdict(self, verdict: QColor | None) -> None:
+        if verdict != self.verdict:
+            self.verdict = verdict
+            self._redraw()
+
     def boundingRect(self) -> QRectF:
         return self._bounds
 
@@ -144,6 +150,10 @@ class NodeItem(QGraphicsItem):
             painter.setPen(QPen(colors.path, 3))
             painter.setBrush(colors.path_glow)
             painter.drawRoundedRect(icon.adjusted(-2, -2, 2, 2), 8, 8)
+        if self.verdict is not None:
+            painter.setPen(QPen(self.verdict, 3))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(icon.adjusted(-3, -3, 3, 3), 8, 8)
         if self.severity:
             pen = QPen(SEVERITY_COLORS[self.severity], 2.5)
             if self.severity == "warning":
@@ -212,8 +222,10 @@ class LinkItem(QGraphicsItem):
         self._shape: QPainterPath | None = None
         self.severity = ""
         self.on_path = False
+        self.verdict: QColor | None = None  # a check's result along this link: drawn beneath it
         self.tint: QColor | None = None  # an overlay's colour (the link's broadcast domain), None for none
         self.load = 0.0  # live traffic, 0 (none or not shown) to 1 (10 Gb/s): drawn as extra width
+        self.down = False  # taken down on the running lab: drawn as a dashed red line
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         a.links.append(self)
@@ -279,6 +291,11 @@ class LinkItem(QGraphicsItem):
             self.severity = severity
             self._redraw()
 
+    def set_down(self, down: bool) -> None:
+        if down != self.down:
+            self.down = down
+            self.update()
+
     def set_load(self, load: float) -> None:
         if load != self.load:
             self.load = load
@@ -298,6 +315,11 @@ class LinkItem(QGraphicsItem):
     def _redraw(self) -> None:
         self.update()
         self._look.overview_stale()
+
+    def set_verdict(self, verdict: QColor | None) -> None:
+        if verdict != self.verdict:
+            self.verdict = verdict
+            self._redraw()
 
     def label_rects(self) -> list[QRectF]:
         """Where the end labels and the impairment are drawn, in scene coordinates (none for hidden or unplaced
@@ -453,14 +475,21 @@ class LinkItem(QGraphicsItem):
     def pen(self, selected: bool) -> QPen:
         colors = self._look.colors
         color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, self.tint or colors.link)
+        if self.down:
+            color = LINK_DOWN_COLOR
         width = 3.5 if selected or self.on_path or self.tint else 2
         pen = QPen(colors.highlight if selected else color, width + MAX_LOAD_WIDTH * self.load)
-        if self.severity == "warning" and not selected:
+        if self.down or (self.severity == "warning" and not selected):
             pen.setStyle(Qt.PenStyle.DashLine)
         return pen
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         colors = self._look.colors
+        if self.verdict is not None:
+            under = QColor(self.verdict)
+            under.setAlpha(110)
+            painter.setPen(QPen(under, 12, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+            painter.drawLine(self._line)
         if self.on_path:
             painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
             painter.drawLine(self._line)

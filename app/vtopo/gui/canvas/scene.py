@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, QTimer, Signal
-from PySide6.QtGui import QFont, QGuiApplication, QPainter, QPalette, QPen
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
 from vtopo.gui.canvas.colors import Colors
@@ -297,6 +297,17 @@ class TopologyScene(QGraphicsScene):
     def set_node_states(self, states: dict[str, NodeState]) -> None:
         for node_id, item in self.nodes.items():
             item.set_state(states.get(node_id, NodeState.NOT_DEPLOYED))
+
+    def set_links_down(self, down: set[str]) -> None:
+        for link_id, item in self.links.items():
+            item.set_down(link_id in down)
+
+    def mark_verdicts(self, verdicts: dict[str, QColor]) -> None:
+        """Colour the nodes and links checks ran over with their result (no entry: no mark)."""
+        for node_id, node_item in self.nodes.items():
+            node_item.set_verdict(verdicts.get(node_id))
+        for link_id, link_item in self.links.items():
+            link_item.set_verdict(verdicts.get(link_id))
 
     def highlight_path(self, ids: Iterable[str]) -> None:
         """Show the nodes and links a measurement runs through (no ids: show none)."""

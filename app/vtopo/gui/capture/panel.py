@@ -7,11 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
-from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QStackedLayout, QTabWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QStackedLayout, QTabWidget, QWidget
 
 from vtopo.capture import CaptureError, CaptureTarget, path_targets, resolve
 from vtopo.gui.capture.feed import TargetFinder
 from vtopo.gui.capture.tab import CaptureTab
+from vtopo.gui.context_menus import ContextMenus, MenuEntries, MenuEntry
 from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.measure.controller import find_deployed
@@ -104,34 +105,42 @@ class CaptureController(QObject):
     def available(self) -> bool:
         return bool(self._deploy.deployed_lab)
 
-    def add_menu_entries(self, menu: QMenu, node_id: str, selected: list[str]) -> None:
-        """"Capture on NODE:PORT" for each of the node's links, and "Follow a ping" for two selected nodes."""
+    def register_menu_entries(self, menus: ContextMenus) -> None:
+        """"Capture on" each port of a node (every port of a switch), "Follow a ping" for two selected nodes,
+        and "Capture on" each end of a link."""
+        menus.add_node_entry(MenuEntries(self._port_entries, submenu="Capture on", section="capture"))
+        menus.add_node_entry(MenuEntries(self._follow_entries, section="capture"))
+        menus.add_link_entry(MenuEntries(self._link_entries, section="capture"))
+
+    def _enabled(self, _subject_id: str) -> bool:
+        return self.available
+
+    def _port_entries(self, node_id: str) -> list[MenuEntry]:
         topology = self._editor.topology
         node = topology.nodes[node_id]
         ports = sorted(end.port for link in topology.links_of(node_id) for end in link.ends if end.node == node_id)
-        capture_menu = menu.addMenu("Capture on")
-        capture_menu.setEnabled(self.available and bool(ports))
+        specs = [f"{node.name}:{port}" for port in ports]
         kind = self._editor.registry.get(node.kind)
-        if kind is not None and kind.role is Role.SWITCH:
-            capture_menu.addAction(f"{node.name} (every port)", self._starter(node.name))
-        for spec in (f"{node.name}:{port}" for port in ports):
-            capture_menu.addAction(spec, self._starter(spec))
-        if len(selected) == 2:
-            source, destination = (topology.nodes[i].name for i in selected)
-            action = menu.addAction(f"Follow a ping from {source} to {destination}",
-                                    lambda: self.follow_ping(source, destination))
-            action.setEnabled(self.available)
+        if ports and kind is not None and kind.role is Role.SWITCH:
+            specs.insert(0, node.name)
+        return [MenuEntry(f"{node.name} (every port)" if spec == node.name else spec, self._starter(spec),
+                          self._enabled) for spec in specs]
 
-    def add_link_entries(self, menu: QMenu, link_id: str) -> None:
-        """"Capture on c1:eth0" and "Capture on br0:p1": each end of the link."""
+    def _follow_entries(self, _node_id: str) -> list[MenuEntry]:
+        topology, selected = self._editor.topology, self._editor.scene.selected_node_ids()
+        if len(selected) != 2:
+            return []
+        source, destination = (topology.nodes[i].name for i in selected)
+        return [MenuEntry(f"Follow a ping from {source} to {destination}",
+                          lambda _id: self.follow_ping(source, destination), self._enabled)]
+
+    def _link_entries(self, link_id: str) -> list[MenuEntry]:
         topology = self._editor.topology
-        link = topology.links[link_id]
-        for end in link.ends:
-            spec = f"{topology.nodes[end.node].name}:{end.port}"
-            menu.addAction(f"Capture on {spec}", self._starter(spec)).setEnabled(self.available)
+        specs = [f"{topology.nodes[end.node].name}:{end.port}" for end in topology.links[link_id].ends]
+        return [MenuEntry(f"Capture on {spec}", self._starter(spec), self._enabled) for spec in specs]
 
-    def _starter(self, spec: str) -> Callable[[], None]:
-        def start() -> None:
+    def _starter(self, spec: str) -> Callable[[str], None]:
+        def start(_subject_id: str) -> None:
             self.capture(spec)
 
         return start

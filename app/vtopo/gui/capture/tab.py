@@ -8,7 +8,7 @@ import subprocess
 from PySide6.QtCore import QItemSelection, Qt, QThreadPool, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
-                               QSplitter, QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+                               QSizePolicy, QSplitter, QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from vtopo.capture import CaptureTarget, hex_dump, layers
 from vtopo.capture.agent import Report
@@ -39,6 +39,8 @@ class CaptureTab(QWidget):
         self.save = QPushButton("Save as pcapng…")
         self.wireshark = QPushButton("Open in Wireshark")
         self.status = QLabel("starting tcpdump…")
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # its text, which changes
+        # with every batch, never resizes the dock (and so never repaints the window around it)
         self.view = QTableView()
         self.view.setModel(self.shown)
         self.view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)

@@ -6,6 +6,7 @@ from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QGuiApplication
 
 from vtopo.model.fragment import Fragment
+from vtopo.model.problems import LabError, Problem
 
 MIME_TYPE = "application/x-vtopo-fragment"
 
@@ -30,7 +31,13 @@ def release_clipboard() -> None:
 
 
 def from_clipboard() -> Fragment | None:
+    """The fragment on the clipboard, None when there is none; LabError when another program put damaged data
+    under vtopo's type."""
     data = QGuiApplication.clipboard().mimeData()
     if data is None or not data.hasFormat(MIME_TYPE):
         return None
-    return Fragment.loads(bytes(data.data(MIME_TYPE).data()).decode("utf-8"))
+    try:
+        text = bytes(data.data(MIME_TYPE).data()).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise LabError([Problem(f"the clipboard's vtopo data is not UTF-8 text (byte {error.start})")]) from None
+    return Fragment.loads(text)

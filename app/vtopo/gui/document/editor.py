@@ -17,6 +17,7 @@ from vtopo.gui.document.naming import stem_for
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
 from vtopo.model.fragment import Fragment, fragment_of, instantiate
+from vtopo.model.problems import LabError
 from vtopo.model.rules import is_valid_node_name, link_refusal, unique_name
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
                                   new_id)
@@ -171,6 +172,12 @@ class Editor(QObject):
             node = self.topology.nodes[node_id]
             self.undo_stack.push(self._edit_node(node_id, f"Edit {node.name}", settings=settings))
 
+    def set_startup_commands(self, node_id: str, commands: list[str]) -> None:
+        node = self.topology.nodes[node_id]
+        if commands != node.startup_commands:
+            self.undo_stack.push(self._edit_node(node_id, f"Edit the startup commands of {node.name}",
+                                                 startup_commands=commands))
+
     def update_link(self, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
                     impairment: Impairment | None = None) -> None:
         link = self.topology.links[link_id]
@@ -322,7 +329,11 @@ class Editor(QObject):
 
     def paste(self, at: QPointF | None = None) -> None:
         """Paste centred on `at` (the cursor), or a little further from the original at each paste."""
-        fragment = clipboard.from_clipboard()
+        try:
+            fragment = clipboard.from_clipboard()
+        except LabError as error:
+            self.status_message.emit(f"cannot paste, the clipboard's vtopo data is damaged: {error.problems[0]}")
+            return
         if fragment is None or fragment.empty:
             self.status_message.emit("nothing to paste")
             return

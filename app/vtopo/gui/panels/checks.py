@@ -3,6 +3,7 @@ on the canvas; and "expect reachable / unreachable" added from the canvas as und
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -94,7 +95,7 @@ class ChecksPanel(QWidget):
 
 class _Signals(QObject):
     outcome = Signal(object)
-    finished = Signal(object)
+    finished = Signal(object)  # Results, or why the lab cannot be checked
 
 
 class _Job(QRunnable):
@@ -109,11 +110,47 @@ class _Job(QRunnable):
         except LabUnavailable as error:
             self._signals.finished.emit(str(error))
             return
-        self._signals.finished.emit(outcomes)
+        self._signals.finished.emit(Results(outcomes, subjects_of(self._topology, self._checks)))
+
+
+@dataclass(frozen=True)
+class Results:
+    outcomes: list[Outcome]
+    subjects: dict[str, list[str]]
+    """Each check's name -> the ids of the nodes it names and of the nodes and links on its pair's path."""
+
+
+def subjects_of(topology: Topology, checks: list[TypedCheck]) -> dict[str, list[str]]:
+    """The canvas items each check is about: its nodes and, for a pair, the nodes and links of the path between
+    them."""
+    context = None
+    subjects: dict[str, list[str]] = {}
+    for check in checks:
+        nodes = [node.id for n in check.nodes() if (node := topology.node_named(n))]
+        path: list[str] = []
+        if len(nodes) >= 2:
+            context = context or context_of(topology)
+            try:
+                path = [item for end in path_between(context, nodes[0], nodes[1]) for item in (end.node.id, end.link.id)]
+            except LabError:
+                path = []
+        subjects[check.check.name] = list(dict.fromkeys([*nodes, *path]))
+    return subjects
+
+
+def verdicts_of(results: Results) -> dict[str, QColor]:
+    """Every node and link a check ran over, green when all its checks pass, red when one fails."""
+    verdicts: dict[str, QColor] = {}
+    for outcome in results.outcomes:
+        for subject in results.subjects.get(outcome.check.check.name, []):
+            if not outcome.passed or subject not in verdicts:
+                verdicts[subject] = PASS if outcome.passed else FAIL
+    return verdicts
 
 
 class ChecksController(QObject):
-    """Runs the checks off the GUI thread and lights the selected check's nodes and path on the canvas."""
+    """Runs the checks off the GUI thread, marks every check's nodes and path on the canvas with its result, and
+    lights the selected check's."""
 
     finished = Signal()
 
@@ -127,6 +164,7 @@ class ChecksController(QObject):
         self._signals.outcome.connect(panel.show_outcome)
         self._signals.finished.connect(self._finished)
         self._checks: dict[str, TypedCheck] = {}
+        self._subjects: dict[str, list[str]] = {}
         self.outcomes: dict[str, Outcome] = {}
         panel.run_requested.connect(self.run_all)
         panel.check_selected.connect(self.highlight)
@@ -157,7 +195,9 @@ class ChecksController(QObject):
             self.panel.show_summary(str(error.problems[0]))
             return
         self._checks = {c.check.name: c for c in checks}
+        self._subjects = {}
         self.outcomes = {}
+        self.editor.scene.mark_verdicts({})
         self.panel.show_checks(checks)
         self.panel.show_summary(f"{len(checks)} check(s). Deploy the lab, then run them." if checks else
                                 "This lab has no checks: select two nodes and right-click to expect them reachable.")
@@ -171,31 +211,27 @@ class ChecksController(QObject):
         self._pool.start(_Job(self.editor.topology.copy(), list(self._checks.values()), self.probe_for,
                               self._signals))
 
-    def _finished(self, result: list[Outcome] | str) -> None:
+    def _finished(self, result: Results | str) -> None:
         self.panel.run_button.setEnabled(True)
         if isinstance(result, str):
             self.panel.show_summary(result)
             return
-        self.outcomes = {o.check.check.name: o for o in result}
-        failed = [o for o in result if not o.passed]
-        self.panel.show_summary(f"All {len(result)} checks pass." if not failed else
-                                f"{len(failed)} of {len(result)} checks fail.")
+        outcomes = result.outcomes
+        self.outcomes = {o.check.check.name: o for o in outcomes}
+        self._subjects = result.subjects
+        self.editor.scene.mark_verdicts(verdicts_of(result))
+        failed = [o for o in outcomes if not o.passed]
+        self.panel.show_summary(f"All {len(outcomes)} checks pass." if not failed else
+                                f"{len(failed)} of {len(outcomes)} checks fail.")
         if failed:
             self.panel.tree.setCurrentItem(self.panel.row(failed[0].check.check.name))
         self.finished.emit()
 
     def highlight(self, name: str) -> None:
-        """Light the check's nodes and, for a pair, the links of the path between them."""
-        check = self._checks.get(name)
-        topology = self.editor.topology
-        nodes = [node.id for n in (check.nodes() if check else []) if (node := topology.node_named(n))]
-        links: list[str] = []
-        if len(nodes) >= 2:
-            try:
-                links = [end.link.id for end in path_between(context_of(topology), nodes[0], nodes[1])]
-            except LabError:
-                links = []
-        self.editor.scene.highlight_path([*nodes, *links])
+        """Light the check's nodes and, for a pair, the nodes and links of the path between them."""
+        if name not in self._subjects and name in self._checks:
+            self._subjects.update(subjects_of(self.editor.topology, [self._checks[name]]))
+        self.editor.scene.highlight_path(self._subjects.get(name, []))
 
     def expect(self, source_id: str, destination_id: str, reachable: bool) -> None:
         topology = self.editor.topology

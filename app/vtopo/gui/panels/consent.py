@@ -1,13 +1,22 @@
 """Before a deploy, the designer asks the user about everything the lab would reach outside itself.
 
-A lab file can ask for a host device or a disk image; only the user's answer here allows it, for this deploy.
+A lab file can ask for a host device, a host file or startup commands run inside a node; only the user's answer
+here allows it, for this deploy. A device or a node's commands is a yes/no question that names it and says what
+allowing it does. A file must be chosen by the user in
+a file dialog, which opens on the file the lab names; choosing another file allows nothing (the VM's disk image
+setting is where another file is named).
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMessageBox, QWidget
+import os
 
+from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
+
+from vtopo.compile.startup import STARTUP_COMMANDS
 from vtopo.kinds.environment import Trust
 from vtopo.model.problems import ConsentRequest, Problem
+
+HOST_FILE = "disk image"
 
 
 def requests_in(problems: list[Problem]) -> list[ConsentRequest]:
@@ -20,18 +29,59 @@ def blocking(problems: list[Problem]) -> list[Problem]:
 
 
 def ask(parent: QWidget, requests: list[ConsentRequest]) -> Trust | None:
-    """One question per request, naming the device or file and what allowing it does; None if any is refused."""
+    """One question per host device, file or node's commands; None as soon as the user refuses one."""
     devices: set[str] = set()
     images: set[str] = set()
+    commands: set[str] = set()
     for request in requests:
-        box = QMessageBox(QMessageBox.Icon.Warning, f"Allow the {request.what} {request.name}?",
-                          f"This lab wants to use the {request.what} {request.name}, which is outside the lab.",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, parent)
-        box.setInformativeText(f"{request.effect[0].upper()}{request.effect[1:]}.\n\nThe lab file cannot allow this "
-                               "by itself. Allow it for this deploy?")
-        box.setDefaultButton(QMessageBox.StandardButton.No)
-        box.setObjectName("consent")
-        if box.exec() != QMessageBox.StandardButton.Yes:
+        if request.what == HOST_FILE:
+            chosen = _choose_file(parent, request)
+            if chosen != request.name:
+                if chosen is not None:
+                    QMessageBox.information(parent, "Another file", f"The lab asks for {request.name}, and you chose "
+                                            f"{chosen}. To boot another file, name it in the VM's disk image setting "
+                                            "and deploy again.")
+                return None
+            images.add(chosen)
+        elif _allowed(parent, request):
+            (commands if request.what == STARTUP_COMMANDS else devices).add(request.name)
+        else:
             return None
-        (devices if request.what == "host device" else images).add(request.name)
-    return Trust(host_devices=frozenset(devices), images=frozenset(images))
+    return Trust(host_devices=frozenset(devices), images=frozenset(images), startup_commands=frozenset(commands))
+
+
+def _allowed(parent: QWidget, request: ConsentRequest) -> bool:
+    if request.what == STARTUP_COMMANDS:
+        title = f"Run the startup commands of {request.name}?"
+        text = f"This lab wants to run commands inside {request.name}, as root."
+    else:
+        title = f"Allow the {request.what} {request.name}?"
+        text = f"This lab wants to use the {request.what} {request.name}, which is outside the lab."
+    box = QMessageBox(QMessageBox.Icon.Warning, title, text,
+                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, parent)
+    box.setInformativeText(f"{_sentence(request.effect)}\n\nThe lab file cannot allow this by itself. Allow it for "
+                           "this deploy?")
+    box.setDefaultButton(QMessageBox.StandardButton.No)
+    box.setObjectName("consent")
+    return box.exec() == QMessageBox.StandardButton.Yes
+
+
+def _choose_file(parent: QWidget, request: ConsentRequest) -> str | None:
+    """The file the user picks to stand for `request.name`, or None if the user cancels."""
+    dialog = QFileDialog(parent, f"Choose the {request.what} to use: the lab asks for {request.name}, a file outside "
+                                 f"the lab. {_sentence(request.effect)}")
+    dialog.setObjectName("consent-file")
+    dialog.setOption(QFileDialog.Option.DontUseNativeDialog)  # the native one cannot show the lab's reason
+    dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptOpen)
+    dialog.setLabelText(QFileDialog.DialogLabel.Accept, "Use this file")
+    dialog.setDirectory(os.path.dirname(request.name))
+    dialog.selectFile(os.path.basename(request.name))
+    accepted = dialog.exec() == QDialog.DialogCode.Accepted
+    chosen = dialog.selectedFiles()
+    dialog.deleteLater()
+    return os.path.normpath(chosen[0]) if accepted and chosen else None
+
+
+def _sentence(text: str) -> str:
+    return f"{text[0].upper()}{text[1:]}."

@@ -21,7 +21,7 @@ from vtopo.gui.document.editor import Editor
 from vtopo.gui.host_api import Deployer, DeployerLoader, DeployReport, LabStatus, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
-from vtopo.model.topology import Topology
+from vtopo.model.topology import Impairment, Topology
 
 DEPLOYER_MODULE = "vtopo.host.deployer"
 
@@ -92,6 +92,7 @@ class DeployController(QObject):
         self._job_name = ""
         self.states: dict[str, NodeState] = {}  # by node name: the executor knows nodes by name
         self.deployed_lab = ""
+        self.links_down: set[str] = set()  # ids of links taken down on the running lab
         self._deployed_text = ""  # the lab as it was deployed, as saved text
         self._deploying: Topology | None = None
         editor.topology_replaced.connect(self._forget)
@@ -153,6 +154,10 @@ class DeployController(QObject):
     # ------------------------------------------------------------ results, on the GUI thread
 
     def _progress(self, progress: Progress) -> None:
+        if progress.stage == "output":  # what a startup command printed
+            for line in progress.message.splitlines():
+                self._log.log(f"{progress.owner.removeprefix('node ')}| {line}")
+            return
         self._bar.setRange(0, max(progress.total, 1))
         self._bar.setValue(progress.done)
         self._bar.setFormat(f"{progress.stage} %v/%m")
@@ -161,6 +166,13 @@ class DeployController(QObject):
             name = progress.owner.removeprefix("node ")
             if progress.stage == "apply":
                 self._set_states({name: NodeState.DEPLOYING})
+
+    def deployed_impairment(self, link_id: str) -> Impairment | None:
+        """The impairment the running lab has on this link; None when the lab or the link is not deployed."""
+        if not self.deployed_lab or not self._deployed_text:
+            return None
+        link = io.loads(self._deployed_text).links.get(link_id)
+        return link.impairment if link is not None else None
 
     def drift(self) -> str:
         if not self.deployed_lab or not self._deployed_text:
@@ -186,6 +198,7 @@ class DeployController(QObject):
         self.deployed_lab = ""
         self._deployed_text = ""
         self._set_states({name: NodeState.NOT_DEPLOYED for name in self.states})
+        self._set_links_down(set())
 
     def _status_read(self, labs: list[LabStatus]) -> None:
         """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name."""
@@ -194,6 +207,10 @@ class DeployController(QObject):
         self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None else ""
         self.states = {}
         self._set_states({node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {})
+        topology = self._editor.topology
+        ids = {topology.describe_link(link): link.id for link in topology.links.values()}
+        self._set_links_down({ids[link.name] for link in ours.links if link.state == "down" and link.name in ids}
+                             if ours else set())
         if ours is not None:
             for node in ours.nodes:
                 if node.detail:
@@ -229,9 +246,15 @@ class DeployController(QObject):
         self._editor.scene.set_node_states({node.id: self.state_of(node.name) for node in topology.nodes.values()})
         self.states_changed.emit()
 
+    def _set_links_down(self, down: set[str]) -> None:
+        self.links_down = down
+        self._editor.scene.set_links_down(down)
+        self.states_changed.emit()
+
     def _forget(self) -> None:
         """Another lab is open: drop the old states, and ask the executor whether this one is deployed."""
         self.states = {}
+        self.links_down = set()
         self.deployed_lab = ""
         self._deployed_text = ""
         self._editor.scene.set_node_states({})

@@ -40,6 +40,11 @@ class NodeForm(QWidget):
         self.kind.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # wrap, never widen
         self.fields: dict[str, FieldEditor] = {}
         self._settings_host = QWidget()
+        self.startup = LinesEdit()
+        self.startup.setPlaceholderText("e.g. ip route add 10.9.0.0/24 via 10.0.0.2")
+        self.startup.setToolTip("Shell commands run inside the node, one per line, once the lab is deployed; their "
+                                "output goes to the deploy log. Deploy asks before it runs them.")
+        self.startup.editing_finished.connect(self._commit_startup)
         self.interfaces = InterfaceTable(editor)
         self._layout = QVBoxLayout(self)
         head = QFormLayout()
@@ -47,6 +52,8 @@ class NodeForm(QWidget):
         head.addRow("Kind", self.kind)
         self._layout.addLayout(head)
         self._layout.addWidget(self._settings_host)
+        self._layout.addWidget(QLabel("Startup commands (one per line)"))
+        self._layout.addWidget(self.startup)
         self._layout.addWidget(QLabel("Interfaces"))
         self._layout.addWidget(self.interfaces)
         self._layout.addStretch(1)
@@ -61,6 +68,8 @@ class NodeForm(QWidget):
             mark_invalid(self.name, "")
         for name, field_editor in self.fields.items():
             field_editor.set_value(node.settings.get(name, field_editor.field.default))
+        if not self.startup.hasFocus():
+            self.startup.setPlainText("\n".join(node.startup_commands))
         self.interfaces.show_node(node_id, self._editor.scene.nodes[node_id].state.value)
 
     def _build_fields(self, kind_name: str) -> None:
@@ -106,6 +115,10 @@ class NodeForm(QWidget):
             else:
                 settings[name] = value
         self._editor.set_node_settings(self.node_id, settings)
+
+    def _commit_startup(self) -> None:
+        if self.node_id in self._editor.topology.nodes:
+            self._editor.set_startup_commands(self.node_id, self.startup.lines())
 
 
 class AnnotationForm(QWidget):

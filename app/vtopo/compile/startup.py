@@ -1,0 +1,41 @@
+"""A node's startup commands: allowed only by the user at deploy time, run inside the node once the lab is built."""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from vtopo.kinds.contract import CannotRunInside, NodeContext
+from vtopo.model.problems import ConsentRequest, Problem
+from vtopo.ops import RunCommand
+
+STARTUP_COMMANDS = "startup commands"
+"""ConsentRequest.what for a node's startup commands; its name is the node's."""
+
+
+def _in_node(node: NodeContext[Any], command: str) -> list[str]:
+    return node.kind.command_in(node, ["sh", "-c", command])
+
+
+def startup_problems(node: NodeContext[Any], path: str) -> Iterator[Problem]:
+    """Commands on a node that has no shell, or that the user did not allow; `path` is the node's in the file."""
+    commands, name = node.node.startup_commands, node.node.name
+    if not commands:
+        return
+    try:
+        _in_node(node, "true")
+    except CannotRunInside as why:
+        yield Problem(f"startup commands need a shell to run in: {why}", node.subject, path, node.node.id)
+        return
+    if name in node.lab.trust.startup_commands:
+        return
+    listed = "; ".join(commands)
+    yield Problem(f"the lab file asks to run {len(commands)} startup command(s) inside {name} as root: {listed}. A lab "
+                  f"file cannot allow that by itself: pass --allow-commands {name} to vtopo deploy (the designer asks)",
+                  node.subject, path, node.node.id,
+                  consent=ConsentRequest(STARTUP_COMMANDS, name, f"vtopo runs these commands inside {name}, as root, "
+                                         f"once the lab is built: {listed}"))
+
+
+def startup_ops(node: NodeContext[Any]) -> Iterator[RunCommand]:
+    for command in node.node.startup_commands:
+        yield RunCommand(owner=node.subject, node=node.node.name, command=command,
+                         argv=tuple(_in_node(node, command)))

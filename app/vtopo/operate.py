@@ -1,0 +1,273 @@
+"""Operating a running lab: stop, start and restart a node, take a link down and up, change a link's impairment.
+
+What is stopped or down is written to the lab's record before the host is touched, so `vtopo status` shows it and
+destroy and `vtopo cleanup` stay exact: a stopped node's daemons are already gone (their stop is a no-op then), its
+frozen processes are killed with its namespace, and a down link's devices go the way they always go.
+
+- A stopped container or router keeps its namespace; its interfaces go down (its neighbours lose carrier), the
+  processes inside are frozen (SIGSTOP) and the daemons vtopo started for it (zebra, ospfd) are stopped.
+- A stopped VM is powered off (QEMU ends); its taps stay, and start boots it again on the same taps.
+
+Each function takes plain values (lab and node names, link ends) and returns a one-line summary, so the CLI, the
+designer and the privileged agent call them alike.
+"""
+from __future__ import annotations
+
+import errno
+import signal
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator
+
+from vtopo import ops as o
+from vtopo.compile.compiler import Compiler, compile_lab
+from vtopo.compile.plan import Plan
+from vtopo.host import netns as namespaces
+from vtopo.host import processes
+from vtopo.host.applier import Applier, OpFailed
+from vtopo.host.netlink import NetlinkError
+from vtopo.host.state import LabRecord, Operated, StateStore
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.registry import installed_kinds
+from vtopo.model import io
+from vtopo.model.problems import LabError
+from vtopo.model.topology import Impairment, Link, Topology
+
+
+class OperateError(Exception):
+    """An operation on a running lab that cannot be done; the message names the lab and the node or link."""
+
+
+NODE_ACTIONS = ("start", "stop", "restart")
+
+
+@dataclass
+class RunningLab:
+    """A deployed lab as its record knows it, compiled again to find each node's devices and daemons."""
+
+    record: LabRecord
+    topology: Topology
+    plan: Plan
+    context: LabContext
+    applier: Applier
+
+    @property
+    def name(self) -> str:
+        return self.topology.name
+
+    def node(self, name: str) -> NodeContext[Any]:
+        node = self.context.node_named(name)
+        if node is None:
+            names = ", ".join(sorted(n.node.name for n in self.context.nodes.values()))
+            raise OperateError(f"lab {self.name} has no node {name!r} (it has: {names})")
+        return node
+
+    def link(self, a: str, b: str) -> Link:
+        """The link between `a` and `b`, each a node name with an optional ":PORT"."""
+        (name_a, _, port_a), (name_b, _, port_b) = a.partition(":"), b.partition(":")
+        node_a, node_b = self.node(name_a).node, self.node(name_b).node
+        matches = []
+        for link in self.topology.links.values():
+            for first, second in ((link.a, link.b), (link.b, link.a)):
+                if (first.node, second.node) == (node_a.id, node_b.id) and port_a in ("", first.port) \
+                        and port_b in ("", second.port):
+                    matches.append(link)
+                    break
+        if not matches:
+            raise OperateError(f"lab {self.name} has no link between {a} and {b}")
+        if len(matches) > 1:
+            found = ", ".join(self.topology.describe_link(link) for link in matches)
+            raise OperateError(f"{name_a} and {name_b} have {len(matches)} links ({found}) in lab {self.name}; name "
+                               f"the ports, as in {name_a}:PORT {name_b}:PORT")
+        return matches[0]
+
+    def link_name(self, link: Link) -> str:
+        return self.topology.describe_link(link)
+
+    def ends_of_link(self, link: Link) -> list[EndContext]:
+        return [end for end in self.context.ends if end.link.id == link.id and end.device]
+
+    def ends_of_node(self, node: NodeContext[Any]) -> list[EndContext]:
+        return [end for end in node.ends if end.device]
+
+    def processes_of(self, node: NodeContext[Any]) -> list[o.StartProcess]:
+        return [op for op in self.plan.ops if isinstance(op, o.StartProcess) and op.owner == node.subject]
+
+    def set_carrier(self, ends: list[EndContext], operated: Operated) -> None:
+        """Each end up unless its node is stopped or its link is down. The kernel drops an interface's routes (and
+        IPv6 addresses) when it goes down, so where one comes up the plan's addresses and routes are put back."""
+        came_up: set[str | None] = set()
+        for end in ends:
+            up = end.node.name not in operated.stopped and end.link.id not in operated.down
+            self.applier.netlink.set_link(end.device, end.netns, up=up)
+            if up:
+                came_up.add(end.netns)
+        for op in self.plan.ops:
+            if isinstance(op, (o.AddAddress, o.AddRoute)) and op.netns in came_up:
+                self._put_back(op)
+
+    def _put_back(self, op: o.AddAddress | o.AddRoute) -> None:
+        try:
+            self.applier.apply(op)
+        except OpFailed as failure:
+            refusal = failure.__cause__
+            # still there (an IPv4 address survives), or a route via a link still down: it returns with that link
+            if not isinstance(refusal, NetlinkError) or refusal.code not in (errno.EEXIST, errno.ENETUNREACH):
+                raise
+
+
+@contextmanager
+def running_lab(lab: str, store: StateStore | None = None) -> Iterator[RunningLab]:
+    """The deployed lab named `lab` (or with that prefix), held against other changes while the block runs."""
+    record = (store or StateStore()).find(lab)
+    if record is None:
+        raise OperateError(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+    with record.locked():
+        data = record.read()
+        topology = io.from_document(data["topology"])
+        compiler = Compiler(topology, installed_kinds(), record.facts(), record.consent())
+        plan = compiler.run()
+        applier = Applier(record.prefix)
+        try:
+            yield RunningLab(record, topology, plan, compiler.lab, applier)
+        except OpFailed as failure:
+            raise OperateError(str(failure)) from failure
+        finally:
+            applier.close()
+
+
+def _stoppable(lab: RunningLab, node: NodeContext[Any]) -> None:
+    if node.kind.role is Role.MACHINE or (node.kind.role is Role.NAMESPACE and node.kind.netns(node) is not None):
+        return
+    what = "the host's own namespace" if node.kind.role is Role.NAMESPACE else f"a {node.kind.label}"
+    raise OperateError(f"{node.node.name} in lab {lab.name} is {what}: it cannot be stopped or started; take its "
+                       "links down instead (vtopo link LAB A B down)")
+
+
+NodeChange = Callable[[RunningLab, NodeContext[Any], Operated], None]
+
+
+def _on_node(lab: str, node: str, store: StateStore | None, change: NodeChange) -> str:
+    """Apply `change` to a node that can be stopped; returns the lab's name."""
+    with running_lab(lab, store) as running:
+        target = running.node(node)
+        _stoppable(running, target)
+        change(running, target, running.record.operated())
+    return running.name
+
+
+def stop_node(lab: str, node: str, store: StateStore | None = None) -> str:
+    return f"stopped {node} in lab {_on_node(lab, node, store, _stop_running)}"
+
+
+def start_node(lab: str, node: str, store: StateStore | None = None) -> str:
+    return f"started {node} in lab {_on_node(lab, node, store, _start_stopped)}"
+
+
+def restart_node(lab: str, node: str, store: StateStore | None = None) -> str:
+    return f"restarted {node} in lab {_on_node(lab, node, store, _restart)}"
+
+
+def operate_node(lab: str, node: str, action: str, store: StateStore | None = None) -> str:
+    """`action` is one of NODE_ACTIONS."""
+    actions = {"start": start_node, "stop": stop_node, "restart": restart_node}
+    if action not in actions:
+        raise OperateError(f"unknown action {action!r} for node {node}: use {', '.join(NODE_ACTIONS)}")
+    return actions[action](lab, node, store)
+
+
+def _stop_running(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+    if node.node.name in operated.stopped:
+        raise OperateError(f"{node.node.name} in lab {running.name} is already stopped")
+    _stop(running, node, operated)
+
+
+def _start_stopped(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+    if node.node.name not in operated.stopped:
+        raise OperateError(f"{node.node.name} in lab {running.name} is running already")
+    _start(running, node, operated)
+
+
+def _restart(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+    if node.node.name not in operated.stopped:
+        _stop(running, node, operated)
+    _start(running, node, operated)
+
+
+def _stop(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+    operated.stopped.add(node.node.name)
+    running.record.write_operated(operated)  # first, so that a crash half-way still knows
+    for start in reversed(running.processes_of(node)):
+        running.applier.undo(start.inverse())
+    netns = _namespace_of(node)
+    if netns is not None:
+        processes.signal_each(namespaces.pids_in(netns), signal.SIGSTOP)
+    running.set_carrier(running.ends_of_node(node), operated)
+
+
+def _start(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+    operated.stopped.discard(node.node.name)
+    running.set_carrier(running.ends_of_node(node), operated)
+    netns = _namespace_of(node)
+    if netns is not None:
+        processes.signal_each(namespaces.pids_in(netns), signal.SIGCONT)
+    for start in running.processes_of(node):  # in plan order: zebra before ospfd
+        running.applier.apply(start)
+    running.record.write_operated(operated)
+
+
+def _namespace_of(node: NodeContext[Any]) -> str | None:
+    return node.kind.netns(node) if node.kind.role is Role.NAMESPACE else None
+
+
+def set_link_state(lab: str, a: str, b: str, up: bool, store: StateStore | None = None) -> str:
+    """Take the link between `a` and `b` (node names, each with an optional ":PORT") up or down."""
+    with running_lab(lab, store) as running:
+        link = running.link(a, b)
+        name = running.link_name(link)
+        operated = running.record.operated()
+        if (link.id not in operated.down) == up:
+            raise OperateError(f"link {name} in lab {running.name} is {'up' if up else 'down'} already")
+        (operated.down.discard if up else operated.down.add)(link.id)
+        running.record.write_operated(operated)
+        running.set_carrier(running.ends_of_link(link), operated)
+        stopped = sorted({end.node.name for end in running.ends_of_link(link)} & operated.stopped)
+    note = f" ({', '.join(stopped)} stopped: its end stays down)" if up and stopped else ""
+    return f"link {name} in lab {running.name} is {'up' if up else 'down'}{note}"
+
+
+def set_link_impairment(lab: str, a: str, b: str, *, rate_mbit: float | None = None, delay_ms: float | None = None,
+                        jitter_ms: float | None = None, loss_pct: float | None = None,
+                        store: StateStore | None = None) -> str:
+    """Change a running link's rate, delay, jitter or loss (None keeps the value it has; 0 removes it), live.
+
+    The lab as recorded takes the new impairment, and the journal's impairment of the link is replaced, so status,
+    `deploy --update` and the designer see the link as if it had been deployed so.
+    """
+    with running_lab(lab, store) as running:
+        link = running.link(a, b)
+        changes = {"rate_mbit": rate_mbit, "delay_ms": delay_ms, "jitter_ms": jitter_ms, "loss_pct": loss_pct}
+        impairment = replace(link.impairment, **{key: value for key, value in changes.items() if value is not None})
+        owner = f"link {running.link_name(link)}"
+        changed = running.topology.copy()
+        changed.links[link.id].impairment = impairment
+        try:
+            plan = compile_lab(changed, installed_kinds(), running.record.facts(), running.record.consent())
+        except LabError as error:
+            raise OperateError("; ".join(str(problem) for problem in error.errors)) from None
+        impairments = [op for op in plan.ops if isinstance(op, o.SetImpairment) and op.owner == owner]
+        for end in running.ends_of_link(link):
+            running.applier.netlink.set_impairment(end.device, end.netns, delay_ms=impairment.delay_ms,
+                                                   jitter_ms=impairment.jitter_ms, loss_pct=impairment.loss_pct,
+                                                   rate_mbit=impairment.rate_mbit)
+        running.record.replace_in_journal(lambda op: isinstance(op, o.SetImpairment) and op.owner == owner,
+                                          list(impairments))
+        running.record.write({**running.record.read(), "topology": io.to_document(changed)})
+    return f"{owner} in lab {running.name}: {describe_impairment(impairment)}"
+
+
+def describe_impairment(impairment: Impairment) -> str:
+    parts = [f"{label} {value:g}{unit}" for label, value, unit in (
+        ("rate", impairment.rate_mbit, " Mbit/s"), ("delay", impairment.delay_ms, " ms"),
+        ("jitter", impairment.jitter_ms, " ms"), ("loss", impairment.loss_pct, "%")) if value]
+    return ", ".join(parts) if parts else "no impairment"
