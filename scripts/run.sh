@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install everything (scripts/setup.sh) and open the designer on a lab, as root.
-# Without a display it says so and shows the headless command line instead.
+# Install everything (scripts/setup.sh), make sure the agent runs (scripts/agent.sh) and open the designer on a
+# lab. Run through sudo, the designer opens as the invoking user ($SUDO_USER, added to the vtopo group) and deploys
+# through the agent. Without a display it says so and shows the headless command line instead.
 #
 # Usage: scripts/run.sh [LAB]   (default: topologies/l2-vs-l3.vtopo)
 set -euo pipefail
@@ -9,6 +10,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=${1:-topologies/l2-vs-l3.vtopo}
 
 bash "$ROOT/scripts/setup.sh"
+bash "$ROOT/scripts/agent.sh"
 cd "$ROOT"
 
 if [[ -z ${DISPLAY:-} && -z ${WAYLAND_DISPLAY:-} ]]; then
@@ -28,5 +30,13 @@ MSG
     exit 0
 fi
 
-echo "run: opening the designer on $LAB"
+if [[ -n ${SUDO_USER:-} && $SUDO_USER != root ]]; then
+    if ! id -nG "$SUDO_USER" | tr ' ' '\n' | grep -qx vtopo; then
+        usermod -aG vtopo "$SUDO_USER"
+        echo "run: added $SUDO_USER to the vtopo group (other sessions see it after logging in again)"
+    fi
+    echo "run: opening the designer on $LAB as $SUDO_USER"
+    exec runuser -u "$SUDO_USER" -- "$ROOT/.venv/bin/vtopo" gui "$LAB"
+fi
+echo "run: opening the designer on $LAB (as root: it shows a warning; run 'sudo make run' from your own account)"
 exec "$ROOT/.venv/bin/vtopo" gui "$LAB"

@@ -129,6 +129,12 @@ if [[ -d /run/systemd/system ]]; then
     say "libvirtd: enabled and running (systemd)"
 fi
 
+# The group whose members may deploy labs through the agent (root always may).
+if ! getent group vtopo >/dev/null; then
+    groupadd --system vtopo
+    say "group vtopo: created (its members deploy labs through the agent: usermod -aG vtopo USER)"
+fi
+
 # 2. The venv, from Debian's Python, keyed on what decides its contents.
 [[ -x $PYTHON ]] || die "$PYTHON is missing although python3 is installed"
 stamp_now() {
@@ -169,4 +175,15 @@ fi
 # 3. The guest image for VM labs.
 if [[ $WITH_GUEST == 1 ]]; then
     bash "$ROOT/resources/guest/build.sh"
+fi
+
+# 4. Under systemd, the agent's socket and service units (the agent then starts on the first connection).
+# Without systemd, `make run` starts `vtopo agent --daemon` (scripts/agent.sh); the tests start their own.
+if [[ -d /run/systemd/system ]]; then
+    install -m 0644 "$ROOT/resources/systemd/vtopo-agent.socket" /etc/systemd/system/vtopo-agent.socket
+    sed "s|@VTOPO@|$VENV/bin/vtopo|" "$ROOT/resources/systemd/vtopo-agent.service" >/etc/systemd/system/vtopo-agent.service
+    chmod 0644 /etc/systemd/system/vtopo-agent.service
+    systemctl daemon-reload
+    systemctl enable --now vtopo-agent.socket >/dev/null 2>&1
+    say "agent: vtopo-agent.socket enabled"
 fi

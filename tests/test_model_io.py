@@ -38,6 +38,22 @@ def test_save_is_atomic_when_the_write_fails(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["lab.vtopo"]
 
 
+def test_a_saved_lab_can_be_shared_and_keeps_the_mode_it_had(tmp_path):
+    """A new file gets the mode open() would give (a lab is a file to hand on), a saved-over file keeps its own."""
+    topology = io.load(TOPOLOGIES / "bridge-veth.vtopo")
+    umask = os.umask(0o022)
+    try:
+        io.save(topology, tmp_path / "new.vtopo")
+        private = tmp_path / "private.vtopo"
+        private.write_text("")
+        private.chmod(0o600)
+        io.save(topology, private)
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "new.vtopo").stat().st_mode & 0o777 == 0o644
+    assert private.stat().st_mode & 0o777 == 0o600
+
+
 def test_save_then_load_keeps_everything(tmp_path):
     topology = io.load(TOPOLOGIES / "l2-vs-l3.vtopo")
     io.save(topology, tmp_path / "copy.vtopo")

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Callable
 
 from vtopo import __version__
 from vtopo.cli_capture import add_commands as add_capture_commands
+from vtopo.cli_agent import IN_PROCESS_NOTE, agent_client
+from vtopo.cli_agent import add_commands as add_agent_commands
 from vtopo.cli_check import add_commands as add_check_commands
 from vtopo.cli_experiment import add_commands as add_experiment_commands
 from vtopo.cli_consent import add_consent_arguments, consent_of
@@ -26,8 +28,9 @@ from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
 
 if TYPE_CHECKING:
+    from vtopo.agent.protocol import DeploySummary, ProgressEvent
     from vtopo.deployed import DeployedLab
-    from vtopo.host.deployer import Progress
+    from vtopo.host.deployer import DeployReport, Progress
     from vtopo.kinds.environment import HostFacts, Trust
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
@@ -36,7 +39,9 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 # loads nothing: an error can only have been raised if its module was imported.
 ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.deployed:NotDeployed",
                    "vtopo.kinds.contract:CannotRunInside", "vtopo.measure.nodes:MeasureError",
-                   "vtopo.host.errors:HostError", "vtopo.operate:OperateError")
+                   "vtopo.host.errors:HostError", "vtopo.operate:OperateError", "vtopo.agent.client:AgentRefused",
+                   "vtopo.agent.client:AgentUnavailable")
+AGENT_FAILED = ("vtopo.agent.client:AgentError",)
 DEPLOY_FAILED = ("vtopo.host.deployer:DeployError",)
 PREFLIGHT_FAILED = ("vtopo.host.preflight:PreflightFailed",)
 
@@ -153,10 +158,10 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return run(args.file)
 
 
-def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
+def _progress_printer(verbose: bool) -> Callable[[Progress | ProgressEvent], None]:
     last_stage = [""]
 
-    def show(progress: Progress) -> None:
+    def show(progress: Progress | ProgressEvent) -> None:
         if progress.stage == "output":  # what a startup command printed: always shown
             for line in progress.message.splitlines():
                 print(f"  {progress.owner.removeprefix('node ')}| {line}", flush=True)
@@ -171,18 +176,30 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
+    agent = agent_client()
+    report: DeployReport | DeploySummary
+    if agent is not None:
+        from vtopo.model.io import read_text
+
+        report = agent.deploy(read_text(args.file), consent_of(args), _progress_printer(args.verbose), args.update,
+                              str(args.file.resolve()))
+    else:
+        report = _deploy_here(args)
+    for notice in report.notices:
+        print(f"note: {notice}")
+    print(f"deployed lab {report.lab} (prefix {report.prefix}): {report.nodes} nodes, {report.links} links, "
+          f"{report.ops} operations in {report.seconds:.2f} s")
+    return EXIT_OK
+
+
+def _deploy_here(args: argparse.Namespace) -> DeployReport:
     from vtopo.host.deployer import Deployer
     from vtopo.lab import open_lab
 
     lab = open_lab(args.file)
     deployer = Deployer()
     run = deployer.update if args.update else deployer.deploy
-    report = run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve(), consent=consent_of(args))
-    for notice in report.notices:
-        print(f"note: {notice}")
-    print(f"deployed lab {report.lab} (prefix {report.prefix}): {report.nodes} nodes, {report.links} links, "
-          f"{report.ops} operations in {report.seconds:.2f} s")
-    return EXIT_OK
+    return run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve(), consent=consent_of(args))
 
 
 def _lab_name(target: str) -> str:
@@ -197,20 +214,26 @@ def cmd_destroy(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     name = _lab_name(args.lab)
-    steps = Deployer().destroy(name, _progress_printer(args.verbose))
+    agent = agent_client()
+    steps = (agent.destroy(name, _progress_printer(args.verbose)) if agent is not None
+             else Deployer().destroy(name, _progress_printer(args.verbose)))
     print(f"destroyed lab {name}: {steps} operations undone in {time.monotonic() - started:.2f} s")
     return EXIT_OK
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from vtopo.agent.protocol import user_name
     from vtopo.deployed import DeployedLab
     from vtopo.host.deployer import Deployer
 
-    labs = Deployer().status(_lab_name(args.lab) if args.lab else None)
+    name = _lab_name(args.lab) if args.lab else None
+    agent = agent_client()
+    labs = agent.status(name) if agent is not None else Deployer().status(name)
     if not labs:
         print("no lab is deployed")
     for lab in labs:
-        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}: {lab.state}")
+        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}, owner "
+              f"{user_name(lab.owner)}: {lab.state}")
         deployed = DeployedLab.find(lab.prefix) if args.verbose else None
         for kind, parts in (("node", lab.nodes), ("link", lab.links)):
             for part in parts:
@@ -224,7 +247,9 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     from vtopo.host.cleanup import cleanup
     from vtopo.host.deployer import Deployer
 
-    report = cleanup(Deployer(), _progress_printer(args.verbose))
+    agent = agent_client()
+    report = (agent.cleanup(_progress_printer(args.verbose)) if agent is not None
+              else cleanup(Deployer(), _progress_printer(args.verbose)))
     for name in report.labs:
         print(f"destroyed lab {name}")
     for stray in report.strays:
@@ -240,6 +265,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
     from vtopo.deployed import DeployedLab
 
     command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
+    agent = agent_client()
+    if agent is not None:
+        return agent.exec(args.lab, args.node, command)
     lab = DeployedLab.find(args.lab)
     if not command:
         node = lab.node(args.node)
@@ -273,7 +301,8 @@ def _attach_console(lab: DeployedLab, node: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vtopo", description="Draw, deploy and measure virtual network labs.")
+    parser = argparse.ArgumentParser(prog="vtopo", description="Draw, deploy and measure virtual network labs. "
+                                     + IN_PROCESS_NOTE)
     parser.add_argument("--version", action="version", version=f"vtopo {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -321,6 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("lab")
     sub.add_argument("node")
     add_measure_commands(command)
+    add_agent_commands(command)
     add_capture_commands(command)
     add_check_commands(command)
     add_experiment_commands(command)
@@ -346,6 +376,11 @@ def main(argv: list[str] | None = None) -> int:
         details = error.details  # type: ignore[attr-defined]
         print(details if getattr(args, "verbose", False) else "(vtopo deploy -v shows the details)", file=sys.stderr)
         return EXIT_FAILED
+    except _loaded(AGENT_FAILED) as error:
+        print("\n".join(error.result.errors), file=sys.stderr)  # type: ignore[attr-defined]
+        if error.details and getattr(args, "verbose", False):  # type: ignore[attr-defined]
+            print(error.details, file=sys.stderr)  # type: ignore[attr-defined]
+        return int(error.result.code)  # type: ignore[attr-defined]
     except _loaded(ONE_LINE_ERRORS) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED

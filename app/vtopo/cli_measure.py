@@ -8,6 +8,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from vtopo.cli_agent import agent_client
+
 if TYPE_CHECKING:
     from vtopo.deployed import DeployedLab
     from vtopo.measure import IntervalSample, MeasureEndpoint, PingReply, RRSample, RunResult
@@ -16,10 +18,21 @@ if TYPE_CHECKING:
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
-def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:
+def _deployed(name: str) -> DeployedLab:
+    """The lab; its commands run through the agent, as the calling user, when an agent runs."""
+    from vtopo.agent.client import exec_argv
     from vtopo.deployed import DeployedLab
 
-    lab = DeployedLab.find(args.lab)
+    lab = DeployedLab.find(name)
+    agent = agent_client()
+    if agent is None:
+        return lab
+    agent.require_owner(lab.context.topology.name, "measure")
+    return lab.through(lambda node, argv: exec_argv(name, node, argv))
+
+
+def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:
+    lab = _deployed(args.lab)
     source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
     address = args.address or lab.target_address(args.source, args.destination)[0]
     return lab, source, destination, address, lab.path(args.source, args.destination)
@@ -97,10 +110,9 @@ def _show_reply(reply: PingReply) -> None:
 
 
 def cmd_ping(args: argparse.Namespace) -> int:
-    from vtopo.deployed import DeployedLab
     from vtopo.measure import PingOptions, PingRun
 
-    lab = DeployedLab.find(args.lab)
+    lab = _deployed(args.lab)
     source, destination = args.source, args.destination
     address = args.address or lab.target_address(source, destination)[0]
     print(f"ping {destination} ({address}, {lab.path(source, destination)}) from {source}", flush=True)

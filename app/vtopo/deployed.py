@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pyroute2 import IPRoute
@@ -26,6 +27,11 @@ class NotDeployed(Exception):
 class DeployedLab:
     context: LabContext
     source: str = ""  # the .vtopo file it was deployed from, if any
+    runner: Callable[[str, list[str]], list[str]] | None = None  # (node, argv) -> argv, when not this process
+
+    def through(self, runner: Callable[[str, list[str]], list[str]]) -> DeployedLab:
+        """The same lab, whose measurements run their commands through `runner` (the agent's exec, as the user)."""
+        return replace(self, runner=runner)
 
     @classmethod
     def find(cls, lab: str, store: StateStore | None = None) -> DeployedLab:
@@ -64,6 +70,9 @@ class DeployedLab:
         """How to run a command in a node; raises CannotRunInside for nodes without a place to run it."""
         node = self.node(name)
         node.kind.command_in(node, ["true"])
+        if self.runner is not None:
+            runner = self.runner
+            return lambda argv: runner(name, argv)
         return _bound(node)
 
     def console_socket(self, name: str) -> str:

@@ -25,12 +25,20 @@ class OpenedLab:
 
 def open_lab(path: Path) -> OpenedLab:
     """Load a file and check its kinds and settings. Raises LabError with every problem."""
-    topology = io.load(path)
+    return OpenedLab(Path(path), _checked(io.load(path)))
+
+
+def read_lab(text: str, default_name: str = "lab") -> Topology:
+    """A lab document received as text (the agent's input), loaded and checked as `open_lab` checks a file."""
+    return _checked(io.loads(text, default_name))
+
+
+def _checked(topology: Topology) -> Topology:
     _, problems = registry().check_nodes(topology)
     problems += expectation_problems(topology, registry())
     if errors_in(problems):
         raise LabError(problems)
-    return OpenedLab(Path(path), topology)
+    return topology
 
 
 def expectation_problems(topology: Topology, kinds: Registry) -> list[Problem]:

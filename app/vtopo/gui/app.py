@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 from vtopo.gui.document.clipboard import release_clipboard
 from vtopo.gui.document.files import default_autosave_dir
 from vtopo.gui.main_window import MainWindow
+from vtopo.gui.panels.root_warning import add_root_warning
 from vtopo.lab import registry
 from vtopo.resources import TOPOLOGIES
 
@@ -20,6 +21,7 @@ def create_window(path: Path | None, settings: QSettings | None = None,
                   autosave_dir: Path | None = None) -> MainWindow:
     """A main window on FILE, or on the default teaching lab (opened untitled, so saving asks where)."""
     window = MainWindow(registry(), settings or QSettings("vtopo", "vtopo"), autosave_dir or default_autosave_dir())
+    add_root_warning(window)
     for problem in registry().load_problems:
         window.log.log(f"warning: {problem}")
     if path is not None:

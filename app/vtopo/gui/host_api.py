@@ -41,10 +41,17 @@ class NodeStatus(Protocol):
 
 
 class LabStatus(Protocol):
-    lab: str
-    nodes: Sequence[NodeStatus]
-    links: Sequence[NodeStatus]
-    document: dict[str, Any]
+    @property
+    def lab(self) -> str: ...
+
+    @property
+    def nodes(self) -> Sequence[NodeStatus]: ...  # read-only, so that a list of any NodeStatus fits
+
+    @property
+    def links(self) -> Sequence[NodeStatus]: ...
+
+    @property
+    def document(self) -> dict[str, Any]: ...
 
 
 class Deployer(Protocol):

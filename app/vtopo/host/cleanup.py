@@ -50,7 +50,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
     with Netlink() as netlink:
         report.strays += _delete_stray_links(netlink)
         report.strays += _delete_stray_namespaces(netlink)
-    for directory in sorted(run_root.glob("*")) if run_root.is_dir() else []:
+    for directory in sorted(run_root.glob("*/")) if run_root.is_dir() else []:  # not the agent's socket
         shutil.rmtree(directory, ignore_errors=True)
         report.strays.append(f"directory {directory}")
     if run_root.is_dir() and not any(run_root.iterdir()):

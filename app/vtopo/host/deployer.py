@@ -100,6 +100,7 @@ class LabStatus:
     links: list[NodeStatus] = field(default_factory=list)
     applied: int = 0  # ops of the plan that were applied (journaled)
     total: int = 0  # ops in the plan
+    owner: int = 0  # the uid that deployed it
 
     @property
     def state(self) -> str:
@@ -141,9 +142,10 @@ class Deployer:
     # ------------------------------------------------------------ deploy
 
     def deploy(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None,
-               consent: Trust = Trust()) -> DeployReport:
+               consent: Trust = Trust(), owner: int = 0) -> DeployReport:
         """Build the lab. `consent` is what the user allowed beyond the lab (host devices, image files); the
-        lab is compiled against it and against the host's own network, probed now."""
+        lab is compiled against it and against the host's own network, probed now. `owner` is the uid recorded
+        as the lab's owner (the agent's caller; root in-process)."""
         started = time.monotonic()
         facts = self.facts_for(topology)
         trust = host_facts.with_host_network(consent)
@@ -152,13 +154,13 @@ class Deployer:
         applier = Applier(plan.prefix, _output_to(progress))
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
-            owner = self.store.find(plan.prefix)
+            holder = self.store.find(plan.prefix)
             preflight.check(plan, lab_context(topology, self.kinds, facts, trust), applier.netlink,
-                            owner.name if owner else None)
+                            holder.name if holder else None)
             services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
-                                                     "consent": consent_to_json(consent),
+                                                     "consent": consent_to_json(consent), "owner": owner,
                                                      "services": services, "topology": io.to_document(topology)})
             try:
                 notices += self.services.ensure(services)
@@ -174,7 +176,7 @@ class Deployer:
                             time.monotonic() - started, notices)
 
     def update(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None,
-               consent: Trust = Trust()) -> DeployReport:
+               consent: Trust = Trust(), owner: int = 0) -> DeployReport:
         """Bring a deployed lab in line with an edited topology (or deploy it if it is not deployed).
 
         When the edit only adds (nodes, links, settings that add ops), only the new ops are applied. Anything
@@ -183,7 +185,7 @@ class Deployer:
         """
         record = self.store.find(topology.name)
         if record is None:
-            return self.deploy(topology, progress, source, consent)
+            return self.deploy(topology, progress, source, consent, owner)
         started = time.monotonic()
         trust = host_facts.with_host_network(consent)
         plan = compile_lab(topology, self.kinds, record.facts(), trust)
@@ -209,7 +211,7 @@ class Deployer:
             return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links), len(new_steps),
                                 time.monotonic() - started, [notice])
         self.destroy(record.prefix, progress)
-        report = self.deploy(topology, progress, source, consent)
+        report = self.deploy(topology, progress, source, consent, owner)
         report.notices.insert(0, "the edit changes or removes parts of the running lab, so it was destroyed and "
                                  "deployed again")
         report.seconds = time.monotonic() - started
@@ -367,4 +369,4 @@ class Deployer:
         links = [state_of(f"link {topology.describe_link(link)}", "down" if link.id in operated.down else "running")
                  for link in topology.links.values()]
         return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"], links,
-                         sum(1 for op in plan.ops if op in applied), len(plan.ops))
+                         sum(1 for op in plan.ops if op in applied), len(plan.ops), data.get("owner", 0))

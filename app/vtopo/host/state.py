@@ -52,6 +52,11 @@ class LabRecord:
     def name(self) -> str:
         return str(self.read()["name"])
 
+    @property
+    def owner(self) -> int:
+        """The uid that deployed the lab (root for labs deployed in-process or before owners were recorded)."""
+        return int(self.read().get("owner", 0))
+
     def services(self) -> list[str]:
         """The shared host services (e.g. "openvswitch") the lab needs; recorded before they are started."""
         try:

@@ -5,12 +5,12 @@ import csv
 import io
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from vtopo.measure.results import RunResult
 from vtopo.model import untrusted_json
+from vtopo.model.io import write_atomically
 from vtopo.model.problems import LabError
 
 HISTORY_FORMAT = "vtopo-measure-history"
@@ -62,17 +62,7 @@ def parse_history(text: str, *, source: str = "history") -> list[RunResult]:
 
 
 def save_history(path: str | os.PathLike[str], results: Iterable[RunResult]) -> None:
-    """Write atomically (a temporary file renamed over the old one)."""
-    target = Path(path)
-    text = dump_history(results)
-    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomically(Path(path), dump_history(results))
 
 
 def load_history(path: str | os.PathLike[str]) -> list[RunResult]:

@@ -88,19 +88,32 @@ def dumps(topology: Topology) -> str:
 
 
 def save(topology: Topology, path: Path) -> None:
-    """Write atomically: a full disk or a crash leaves the previous file intact."""
-    path = Path(path)
-    text = dumps(topology)
+    write_atomically(Path(path), dumps(topology))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` so that a full disk or a crash leaves the previous file intact. The file keeps the
+    mode it had, or gets the one a plain open() would give it (a lab is a file to share, not a secret)."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as tmp:
             tmp.write(text)
             tmp.flush()
+            os.fchmod(tmp.fileno(), _mode_of(path))
             os.fsync(tmp.fileno())
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 # ---------------------------------------------------------------- reading
@@ -422,14 +435,18 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
 
 
 def load(path: Path) -> Topology:
-    """Read a lab file: a regular file of at most MAX_BYTES (a FIFO or /dev/zero would never end), in UTF-8."""
     path = Path(path)
+    return loads(read_text(path), default_name=path.stem)
+
+
+def read_text(path: Path) -> str:
+    """A lab file's text: a regular file of at most MAX_BYTES (a FIFO or /dev/zero would never end), in UTF-8."""
     try:
         with path.open("rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
                 raise LabError([Problem(f"{path} is not a regular file")])
             data = file.read(MAX_BYTES + 1)
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise LabError([Problem(f"no such file: {path}")]) from None
     except OSError as exc:
@@ -437,4 +454,3 @@ def load(path: Path) -> Topology:
     except UnicodeDecodeError as exc:
         raise LabError([Problem(f"the file is not UTF-8 text (byte {exc.start} cannot be decoded)", path="$")]) \
             from None
-    return loads(text, default_name=path.stem)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDockWidget
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
+from vtopo.agent.client import agent_running, exec_argv
 from vtopo.gui.host_api import DeployedLab, LabFinder
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.panels.deploy import DeployController
@@ -31,7 +32,10 @@ def find_deployed(lab: str) -> tuple[DeployedLab | None, str]:
     except ImportError as error:
         return None, f"measuring needs the host layer ({DEPLOYED_MODULE}): {error}"
     try:
-        found: DeployedLab = module.DeployedLab.find(lab)
+        deployed = module.DeployedLab.find(lab)
+        if agent_running():  # the runs' commands go through the agent, as the user who runs the designer
+            deployed = deployed.through(lambda node, argv: exec_argv(lab, node, argv))
+        found: DeployedLab = deployed
         return found, ""
     except module.NotDeployed as error:
         return None, str(error)

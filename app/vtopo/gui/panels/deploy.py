@@ -1,11 +1,13 @@
 """Deploy and destroy in a worker thread: progress through signals, a log dock, node states on the canvas.
 
-The executor lives in vtopo.host.deployer (Deployer, Progress, DeployError). The GUI imports it lazily, so
-the designer works, with Deploy disabled, where it is not installed.
+The vtopo agent does the host work (vtopo.agent.client). Only root with no agent running uses the executor,
+vtopo.host.deployer (Deployer, Progress, DeployError), imported lazily, so that the designer works, with Deploy
+disabled, where it is not installed.
 """
 from __future__ import annotations
 
 import importlib
+import os
 import time
 from typing import Any, Callable
 
@@ -25,7 +27,15 @@ DEPLOYER_MODULE = "vtopo.host.deployer"
 
 
 def load_deployer() -> tuple[Deployer | None, str]:
-    """(a Deployer, "") or (None, why Deploy is unavailable)."""
+    """(a Deployer, "") or (None, why Deploy is unavailable). The agent deploys whenever it runs; only root
+    without an agent applies plans in the designer's own process (the executor is not even imported otherwise)."""
+    from vtopo.agent.client import AgentDeployer, agent_running
+
+    if agent_running():
+        return AgentDeployer(), ""
+    if os.geteuid() != 0:
+        return None, ("no vtopo agent is running to deploy for you: start it with `sudo vtopo agent --daemon` "
+                      "(`sudo make run` does), then open the designer again")
     try:
         module = importlib.import_module(DEPLOYER_MODULE)
     except ImportError as error:

@@ -1,0 +1,265 @@
+"""What the agent and its clients say to each other: one JSON object per line, each a typed message.
+
+A client sends one request, the agent answers with progress events and ends with one `Result`. A request never
+carries an operation, a host path to act on or a command for root: a deploy carries the lab *document* (the file's
+text) and the user's consent, and the agent loads, checks and compiles it itself. Each verb is its own request
+type, so a new verb is a new dataclass here and a handler in the agent.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import types
+import typing
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar, Union
+
+VERSION = 1
+GROUP = "vtopo"
+SOCKET = Path(os.environ.get("VTOPO_AGENT_SOCKET", "/run/vtopo/agent.sock"))
+PID_FILE = SOCKET.with_name("agent.pid")
+MAX_LINE = 8 * 1024 * 1024  # a lab document is at most 4 MiB; its JSON string escapes can double that
+
+
+class ProtocolError(Exception):
+    """A message that is not a valid line of this protocol."""
+
+
+def user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def not_the_owner(lab: str, owner: int, action: str) -> str:
+    """Why a member of the group may not `action` another member's lab."""
+    name = user_name(owner)
+    return f"lab {lab} belongs to {name}; only {name} or root may {action} it"
+
+
+def refusal(user: str) -> str:
+    """The one line a caller outside the group gets, from the agent or, when the socket's mode stops it first,
+    from the client."""
+    return (f"{user} may not use the vtopo agent: only root and members of the {GROUP} group may. Ask an "
+            f"administrator to run `usermod -aG {GROUP} {user}`, then log out and in again")
+
+
+@dataclass
+class Message:
+    type: ClassVar[str]
+
+
+@dataclass
+class Consent:
+    """What the user allows beyond the lab's own objects, as the trust rules name it (never the lab file)."""
+
+    host_devices: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)  # absolute paths; the caller must be able to read each
+
+
+# ---------------------------------------------------------------- requests
+
+
+@dataclass
+class DeployRequest(Message):
+    type: ClassVar[str] = "deploy"
+    document: str  # the .vtopo file's text
+    consent: Consent = field(default_factory=Consent)
+    update: bool = False  # apply only what an edit adds to the running lab
+    source: str = ""  # where the client read the document, shown by status; never opened
+
+
+@dataclass
+class DestroyRequest(Message):
+    type: ClassVar[str] = "destroy"
+    lab: str
+
+
+@dataclass
+class StatusRequest(Message):
+    type: ClassVar[str] = "status"
+    lab: str = ""  # "" for every lab
+
+
+@dataclass
+class ExecRequest(Message):
+    """Run `argv` inside a node as the caller. With `terminal`, the agent answers with a pty's master end
+    (an `ExecStarted` event carrying the descriptor); otherwise the client sends its stdin, stdout and stderr
+    with the request and the command uses them."""
+
+    type: ClassVar[str] = "exec"
+    lab: str
+    node: str
+    argv: list[str]  # [] for the caller's login shell
+    terminal: bool = False
+    term: str = ""  # $TERM for the command
+    rows: int = 0  # the terminal's size, with `terminal`
+    columns: int = 0
+
+
+@dataclass
+class CleanupRequest(Message):
+    type: ClassVar[str] = "cleanup"
+
+
+# ---------------------------------------------------------------- answers
+
+
+@dataclass
+class ProgressEvent(Message):
+    type: ClassVar[str] = "progress"
+    stage: str
+    done: int
+    total: int
+    message: str
+    owner: str = "lab"
+
+
+@dataclass
+class ExecStarted(Message):
+    """The command runs; the pty's master end comes with this line (SCM_RIGHTS)."""
+
+    type: ClassVar[str] = "exec-started"
+
+
+@dataclass
+class Result(Message):
+    """The end of an answer. `code` is the exit status the CLI returns; `errors` are lines for stderr and
+    `data` the verb's typed result as JSON (decoded by the client)."""
+
+    type: ClassVar[str] = "result"
+    code: int
+    errors: list[str] = field(default_factory=list)
+    details: str = ""  # what `-v` adds to a failed deploy
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- results, as Result.data
+
+
+@dataclass
+class PartState:
+    """A node or link of a deployed lab: "running", "degraded" or "incomplete", and what is missing."""
+
+    name: str
+    state: str
+    detail: str = ""
+
+
+@dataclass
+class LabSummary:
+    lab: str
+    prefix: str
+    source: str
+    owner: int  # the uid that deployed it
+    owner_name: str
+    state: str
+    up: bool
+    nodes: list[PartState]
+    links: list[PartState]
+    document: dict[str, Any]  # the lab as deployed, to compare with an edited one
+
+
+@dataclass
+class DeploySummary:
+    lab: str
+    prefix: str
+    nodes: int
+    links: int
+    ops: int
+    seconds: float
+    notices: list[str]
+
+
+@dataclass
+class CleanupSummary:
+    labs: list[str]  # labs destroyed from their journals
+    strays: list[str]  # tagged objects found without a journal, removed
+    errors: list[str]
+
+
+REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, DestroyRequest, StatusRequest,
+                                                                 ExecRequest, CleanupRequest)}
+ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, Result)}
+
+
+def encode(message: Message) -> bytes:
+    return (json.dumps({"v": VERSION, "type": message.type, **asdict(message)}, ensure_ascii=False) + "\n").encode()
+
+
+def decode(line: bytes, allowed: dict[str, type[Message]]) -> Message:
+    """One line as the message it names, each field checked against its declared type."""
+    try:
+        raw = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ProtocolError(f"not a JSON line: {error}") from None
+    if not isinstance(raw, dict):
+        raise ProtocolError("a message is a JSON object")
+    if raw.pop("v", None) != VERSION:
+        raise ProtocolError(f"this agent speaks protocol version {VERSION}; update vtopo on both sides")
+    cls = allowed.get(raw.pop("type", None))
+    if cls is None:
+        raise ProtocolError(f"unknown message type; expected one of: {', '.join(sorted(allowed))}")
+    return _build(cls, raw, cls.type)
+
+
+def read_as(cls: type[Any], raw: Any) -> Any:
+    """A result's `data` (or part of it) as the dataclass it was written from."""
+    return _build(cls, raw, cls.__name__)
+
+
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    """The field types of a message class, resolved once (a deploy's answer has one event per operation)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _build(cls: type[Any], raw: Any, where: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"{where} must be an object")
+    hints = _hints(cls)
+    known = {f.name for f in fields(cls)}
+    unknown = set(raw) - known
+    if unknown:
+        raise ProtocolError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    values = {name: _checked(hints[name], value, f"{where}.{name}") for name, value in raw.items()}
+    try:
+        return cls(**values)
+    except TypeError as error:
+        raise ProtocolError(f"{where}: {error}") from None
+
+
+def _checked(hint: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        for option in typing.get_args(hint):
+            try:
+                return _checked(option, value, where)
+            except ProtocolError:
+                continue
+        raise ProtocolError(f"{where} has the wrong type")
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise ProtocolError(f"{where} must be a list")
+        return [_checked(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ProtocolError(f"{where} must be an object")
+        return value
+    if isinstance(hint, type) and hasattr(hint, "__dataclass_fields__"):
+        return _build(hint, value, where)
+    if hint is Any:
+        return value
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
+        raise ProtocolError(f"{where} must be {getattr(hint, '__name__', hint)}")
+    return value

@@ -1,0 +1,427 @@
+"""`vtopo agent`: the one privileged process. It serves the CLI and the designer on a unix socket.
+
+Each connection carries one request from one caller, identified by the kernel (SO_PEERCRED), never by what the
+client says. Only root and members of the vtopo group get an answer. The agent loads and compiles lab documents
+itself, under the same trust rules as the CLI; a lab belongs to the uid that deployed it, and only that user or
+root may change it, run commands in it or destroy it. Requests for one lab run one at a time; other labs go on.
+"""
+from __future__ import annotations
+
+import fcntl
+import grp
+import os
+import pwd
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from vtopo.agent import protocol as p
+from vtopo.deployed import DeployedLab, NotDeployed
+from vtopo.host.cleanup import cleanup
+from vtopo.host.deployer import DeployError, Deployer, DestroyError, Progress
+from vtopo.host.errors import HostError
+from vtopo.host.netns import netns_path
+from vtopo.host.preflight import PreflightFailed
+from vtopo.host.state import LabRecord
+from vtopo.kinds.contract import CannotRunInside, NodeContext, Role
+from vtopo.kinds.environment import Trust
+from vtopo.lab import read_lab
+from vtopo.measure.nodes import MeasureError
+from vtopo.model.problems import LabError
+
+EXIT_FAILED, EXIT_BAD_LAB = 1, 2
+REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
+NODE_CAPABILITIES = "net_admin,net_raw"  # what a user's command keeps, inside the node's namespace only
+SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError)
+
+class Refused(Exception):
+    """A request the caller may not make; the message says why and who may."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    pid: int
+    uid: int
+    gid: int
+
+    @property
+    def root(self) -> bool:
+        return self.uid == 0
+
+    @property
+    def name(self) -> str:
+        return p.user_name(self.uid)
+
+    def may_connect(self, group: str) -> bool:
+        if self.root:
+            return True
+        try:
+            account, members_gid = pwd.getpwuid(self.uid), grp.getgrnam(group).gr_gid
+        except KeyError:
+            return False
+        return members_gid in os.getgrouplist(account.pw_name, account.pw_gid)
+
+
+def caller_of(connection: socket.socket) -> Caller:
+    pid, uid, gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                              struct.calcsize("3i")))
+    return Caller(pid, uid, gid)
+
+
+class LabLocks:
+    """One lock per lab name: requests touching the same lab are serialized, different labs run at once."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    @contextmanager
+    def held(self, lab: str) -> Iterator[None]:
+        with self._guard:
+            lock = self._locks.setdefault(lab, threading.Lock())
+        with lock:
+            yield
+
+
+class Agent:
+    def __init__(self, group: str = p.GROUP) -> None:
+        self.group = group
+        self.locks = LabLocks()
+
+    # ------------------------------------------------------------ connections
+
+    def serve(self, listener: socket.socket) -> None:
+        while True:
+            connection, _ = listener.accept()
+            threading.Thread(target=self.answer, args=(connection,), daemon=True).start()
+
+    def answer(self, connection: socket.socket) -> None:
+        with connection:
+            caller = caller_of(connection)
+            send = Replies(connection)
+            if not caller.may_connect(self.group):
+                send.send(p.Result(EXIT_FAILED, errors=[f"error: {p.refusal(caller.name)}"]))
+                return
+            fds: list[int] = []
+            try:
+                connection.settimeout(REQUEST_TIMEOUT)
+                request, fds = _read_request(connection)
+                connection.settimeout(None)
+                send.send(self.handle(request, caller, fds, send))
+            except (p.ProtocolError, OSError) as error:
+                send.send(p.Result(EXIT_FAILED, errors=[f"error: {error}"]))
+            finally:
+                for fd in fds:
+                    os.close(fd)
+
+    def handle(self, request: p.Message, caller: Caller, fds: list[int], send: Replies) -> p.Result:
+        """Run one request; every refusal and failure becomes a Result, as the CLI would print it."""
+        try:
+            if isinstance(request, p.DeployRequest):
+                return self.deploy(request, caller, send)
+            if isinstance(request, p.DestroyRequest):
+                return self.destroy(request, caller, send)
+            if isinstance(request, p.StatusRequest):
+                return self.status(request)
+            if isinstance(request, p.ExecRequest):
+                return self.exec(request, caller, fds, send)
+            if isinstance(request, p.CleanupRequest):
+                return self.cleanup(caller, send)
+            raise p.ProtocolError(f"no handler for {request.type}")
+        except Refused as why:
+            return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
+        except LabError as error:
+            return p.Result(EXIT_BAD_LAB, errors=[str(problem) for problem in error.problems])
+        except PreflightFailed as error:
+            return p.Result(EXIT_FAILED, errors=[*(str(problem) for problem in error.problems),
+                                                 "nothing was applied"])
+        except DeployError as error:
+            return p.Result(EXIT_FAILED, errors=[f"error: {error}"], details=error.details)
+        except ONE_LINE_ERRORS as error:
+            return p.Result(EXIT_FAILED, errors=[f"error: {error}"])
+        except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback
+            traceback.print_exc()
+            return p.Result(EXIT_FAILED, errors=[f"error: the agent failed: {type(error).__name__}: {error}"])
+
+    # ------------------------------------------------------------ verbs
+
+    def deploy(self, request: p.DeployRequest, caller: Caller, send: Replies) -> p.Result:
+        topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
+        consent = _consent(request.consent, caller)
+        with self.locks.held(topology.name):
+            deployer = Deployer()
+            record = deployer.store.find(topology.name)
+            if record is not None and request.update:
+                _require_owner(record, caller, "update")
+            run = deployer.update if request.update else deployer.deploy
+            report = run(topology, _progress_to(send), source=Path(request.source) if request.source else None,
+                         consent=consent, owner=caller.uid)
+        summary = p.DeploySummary(report.lab, report.prefix, report.nodes, report.links, report.ops,
+                                  report.seconds, report.notices)
+        return p.Result(0, data=asdict(summary))
+
+    def destroy(self, request: p.DestroyRequest, caller: Caller, send: Replies) -> p.Result:
+        started = time.monotonic()
+        deployer = Deployer()
+        record = _record(deployer, request.lab)
+        _require_owner(record, caller, "destroy")
+        name = record.name
+        with self.locks.held(name):
+            steps = deployer.destroy(record.prefix, _progress_to(send))
+        return p.Result(0, data={"lab": name, "ops": steps, "seconds": time.monotonic() - started})
+
+    def status(self, request: p.StatusRequest) -> p.Result:
+        labs = [p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, p.user_name(lab.owner), lab.state,
+                             lab.up, [p.PartState(n.name, n.state, n.detail) for n in lab.nodes],
+                             [p.PartState(n.name, n.state, n.detail) for n in lab.links], lab.document)
+                for lab in Deployer().status(request.lab or None)]
+        return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
+
+    def cleanup(self, caller: Caller, send: Replies) -> p.Result:
+        if not caller.root:
+            raise Refused("only root may clean up: it destroys every user's interrupted labs")
+        report = cleanup(Deployer(), _progress_to(send))
+        summary = p.CleanupSummary(report.labs, report.strays, report.errors)
+        return p.Result(EXIT_FAILED if report.errors else 0, data=asdict(summary))
+
+    def exec(self, request: p.ExecRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
+        record = _record(Deployer(), request.lab)
+        _require_owner(record, caller, "run commands in")
+        node = DeployedLab.find(record.prefix).node(request.node)
+        account = pwd.getpwuid(caller.uid)
+        argv = request.argv or [account.pw_shell or "/bin/sh"]
+        argv = node.kind.command_in(node, argv) if caller.root else _as_user(node, caller, argv)
+        environment = {"HOME": account.pw_dir, "USER": account.pw_name, "LOGNAME": account.pw_name,
+                       "SHELL": account.pw_shell, "PATH": SEARCH_PATH, "TERM": request.term or "dumb"}
+        directory = account.pw_dir if os.path.isdir(account.pw_dir) else "/"
+        if request.terminal:
+            return _run_on_pty(argv, environment, directory, request, send)
+        if len(fds) != 3:
+            raise p.ProtocolError("exec without a terminal needs the client's stdin, stdout and stderr")
+        child = subprocess.Popen(argv, stdin=fds[0], stdout=fds[1], stderr=fds[2], env=environment, cwd=directory,
+                                 start_new_session=True)
+        return p.Result(_exit_status(_wait_while_connected(child, send.connection)))
+
+
+def _wait_while_connected(child: subprocess.Popen[bytes], connection: socket.socket) -> int:
+    """The command's status; if the client goes away first (a cancelled measurement), its session is ended."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(connection, selectors.EVENT_READ)
+        while child.poll() is None:
+            if selector.select(0.1) and not connection.recv(1, socket.MSG_PEEK):
+                os.killpg(child.pid, signal.SIGTERM)
+                return child.wait()
+    return child.returncode
+
+
+def _exit_status(returncode: int) -> int:
+    """A shell's $? for the command: 128 + the signal that ended it."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _as_user(node: NodeContext, caller: Caller, argv: list[str]) -> list[str]:
+    """`argv` run as the caller inside the node's network namespace, with only the network capabilities, and only
+    there (util-linux's nsenter enters the namespace as root, setpriv drops to the user and keeps the two
+    capabilities as ambient ones; no_new_privs stops a set-uid program from getting any more)."""
+    netns = node.kind.netns(node) if node.kind.role is Role.NAMESPACE else None
+    if netns is None:
+        raise CannotRunInside(f"{node.node.name} is a {node.kind.label}: only root can run commands in it through "
+                              "the agent (it has no network namespace of its own to confine the command to)")
+    account = pwd.getpwuid(caller.uid)
+    return ["nsenter", f"--net={netns_path(netns)}", "--",
+            "setpriv", f"--reuid={caller.uid}", f"--regid={account.pw_gid}", "--init-groups", "--no-new-privs",
+            f"--inh-caps=-all,+{NODE_CAPABILITIES.replace(',', ',+')}",
+            f"--ambient-caps=-all,+{NODE_CAPABILITIES.replace(',', ',+')}",
+            f"--bounding-set=-all,+{NODE_CAPABILITIES.replace(',', ',+')}", "--", *argv]
+
+
+def _run_on_pty(argv: list[str], environment: dict[str, str], directory: str, request: p.ExecRequest,
+                send: Replies) -> p.Result:
+    """Start `argv` on a new pty (its controlling terminal, through setsid -c), hand the master end to the
+    client and wait for the command to end."""
+    master, slave = os.openpty()
+    try:
+        if request.rows and request.columns:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("4H", request.rows, request.columns, 0, 0))
+        child = subprocess.Popen(["setsid", "-c", *argv], stdin=slave, stdout=slave, stderr=slave, env=environment,
+                                 cwd=directory)
+    finally:
+        os.close(slave)
+    try:
+        send.send(p.ExecStarted(), master)
+    finally:
+        os.close(master)
+    return p.Result(_exit_status(child.wait()))
+
+
+class Replies:
+    """Answers to one client, until it goes away; after that, work in progress (a deploy) goes on unheard.
+
+    Progress events are written in batches, at most every FLUSH_EVERY seconds (a deploy makes one per operation);
+    any other answer goes at once, after the events before it."""
+
+    FLUSH_EVERY = 0.05
+
+    def __init__(self, connection: socket.socket) -> None:
+        self.connection = connection
+        self._gone = False
+        self._pending = bytearray()
+        self._flushed = time.monotonic()
+
+    def send(self, message: p.Message, fd: int | None = None) -> None:
+        """Send one line; with `fd`, the descriptor goes with it (SCM_RIGHTS)."""
+        self._pending += p.encode(message)
+        if isinstance(message, p.ProgressEvent) and time.monotonic() - self._flushed < self.FLUSH_EVERY:
+            return
+        data, self._pending, self._flushed = bytes(self._pending), bytearray(), time.monotonic()
+        if self._gone:
+            return
+        try:
+            if fd is None:
+                self.connection.sendall(data)
+            else:
+                socket.send_fds(self.connection, [data], [fd])
+        except OSError:
+            self._gone = True
+
+
+def _progress_to(send: Replies) -> Callable[[Progress], None]:
+    return lambda progress: send.send(p.ProgressEvent(progress.stage, progress.done, progress.total, progress.message,
+                                                 progress.owner))
+
+
+def _read_request(connection: socket.socket) -> tuple[p.Message, list[int]]:
+    data, fds, _, _ = socket.recv_fds(connection, 65536, 3)
+    buffer = bytearray(data)
+    while b"\n" not in buffer:
+        if len(buffer) > p.MAX_LINE:
+            raise p.ProtocolError(f"a request is at most {p.MAX_LINE} bytes")
+        chunk = connection.recv(1 << 20)
+        if not chunk:
+            raise p.ProtocolError("the client closed the connection before its request was complete")
+        buffer += chunk
+    return p.decode(bytes(buffer.split(b"\n", 1)[0]), p.REQUESTS), fds
+
+
+def _record(deployer: Deployer, lab: str) -> LabRecord:
+    record = deployer.store.find(lab)
+    if record is None:
+        raise NotDeployed(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+    return record
+
+
+def _require_owner(record: LabRecord, caller: Caller, action: str) -> None:
+    if caller.root or record.owner == caller.uid:
+        return
+    raise Refused(p.not_the_owner(record.name, record.owner, action))
+
+
+def _consent(consent: p.Consent, caller: Caller) -> Trust:
+    """The caller's consent as the compiler's Trust. A user may only consent to images they can read themselves:
+    the agent opens them as root."""
+    for image in consent.images:
+        if not os.path.isabs(image):
+            raise Refused(f"--allow-image {image}: give the image's absolute path")
+        if not caller.root and not _readable_by(caller, image):
+            raise Refused(f"--allow-image {image}: {caller.name} cannot read that file, so the lab may not use it")
+    return Trust(host_devices=frozenset(consent.host_devices), images=frozenset(consent.images))
+
+
+def _readable_by(caller: Caller, path: str) -> bool:
+    account = pwd.getpwuid(caller.uid)
+    check = subprocess.run(["setpriv", f"--reuid={caller.uid}", f"--regid={account.pw_gid}", "--init-groups", "--",
+                            "test", "-r", path], stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    return check.returncode == 0
+
+
+# ---------------------------------------------------------------- starting and stopping
+
+
+def passed_by_systemd() -> socket.socket | None:
+    """The socket systemd opened for the agent (vtopo-agent.socket), if it started it."""
+    if os.environ.get("LISTEN_PID") == str(os.getpid()) and os.environ.get("LISTEN_FDS") == "1":
+        return socket.socket(fileno=3)
+    return None
+
+
+def listen(path: Path, group: str) -> socket.socket:
+    """The agent's socket, root:GROUP mode 0660, over one a killed agent left."""
+    path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    if path.is_socket():
+        probe = socket.socket(socket.AF_UNIX)
+        try:
+            probe.connect(str(path))
+            raise HostError(f"a vtopo agent already listens on {path}")
+        except ConnectionRefusedError:
+            path.unlink()  # left by an agent that was killed
+        finally:
+            probe.close()
+    listener = socket.socket(socket.AF_UNIX)
+    old_umask = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    os.chown(path, 0, grp.getgrnam(group).gr_gid)
+    os.chmod(path, 0o660)
+    listener.listen(64)
+    return listener
+
+
+def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE, group: str = p.GROUP) -> int:
+    try:
+        grp.getgrnam(group)
+    except KeyError:
+        print(f"vtopo agent: there is no group {group!r}; create it (`groupadd --system {group}`, as "
+              "scripts/setup.sh does) and add the users who may deploy labs", file=sys.stderr)
+        return EXIT_FAILED
+    listener = passed_by_systemd()
+    ours = listener is None  # a socket systemd made stays when the agent stops
+    listener = listener or listen(path, group)
+    if daemon:
+        _daemonize()
+        _write_pid_file(pid_file)
+
+    def stop(*_: object) -> None:
+        if ours:
+            path.unlink(missing_ok=True)
+        if daemon:
+            pid_file.unlink(missing_ok=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(f"vtopo agent: listening on {path}", flush=True)
+    Agent(group).serve(listener)
+    return 0
+
+
+def _daemonize() -> None:
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    os.chdir("/")
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def _write_pid_file(pid_file: Path) -> None:
+    fd = os.open(pid_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w") as file:
+        file.write(f"{os.getpid()}\n")

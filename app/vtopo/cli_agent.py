@@ -1,0 +1,47 @@
+"""`vtopo agent`, and how the other commands decide between the agent and applying plans in their own process."""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from vtopo.agent.client import AgentClient
+
+AGENT_HELP = ("run the privileged agent that deploys labs for root and the members of the vtopo group, on "
+              "/run/vtopo/agent.sock (the other commands use it whenever it runs)")
+IN_PROCESS_NOTE = ("When the vtopo agent runs (`vtopo agent`), deploy, destroy, status, cleanup, exec, ping, iperf "
+                   "and rr ask it, as the calling user. Without an agent, root applies plans in its own process.")
+
+
+def add_commands(command: Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]) -> None:
+    sub = command("agent", cmd_agent, AGENT_HELP)
+    sub.add_argument("--daemon", action="store_true", help="detach, and write the agent's pid to --pid-file "
+                     "(for machines without systemd; there the socket unit starts it)")
+    sub.add_argument("--pid-file", type=Path, help="where --daemon writes the pid (default /run/vtopo/agent.pid)")
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    from vtopo.agent import protocol
+    from vtopo.agent.server import run
+
+    if os.geteuid() != 0:
+        print("vtopo agent: the agent changes the host's networking and must run as root "
+              "(`sudo vtopo agent --daemon`)")
+        return 1
+    return run(protocol.SOCKET, args.daemon, args.pid_file or protocol.PID_FILE)
+
+
+def agent_client() -> AgentClient | None:
+    """The agent to ask, or None when this process applies plans itself: root, with no agent running. Anyone else
+    without an agent gets AgentUnavailable, saying how to start one."""
+    from vtopo.agent.client import AgentClient, AgentUnavailable, agent_running
+
+    if agent_running():
+        return AgentClient()
+    if os.geteuid() == 0:
+        return None
+    raise AgentUnavailable("no vtopo agent is running, and only root can deploy without one; start it with "
+                           "`sudo vtopo agent --daemon` (or `make run`)")
+

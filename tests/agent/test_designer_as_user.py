@@ -1,0 +1,98 @@
+"""The designer, run as a member of the vtopo group (offscreen), deploys and destroys through the agent and shows the
+node states, without importing the executor, and measures through it; run as root, it shows a bar recommending a normal user."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from residue import snapshot
+
+REPOSITORY = Path(__file__).parents[2]
+
+DESIGNER = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QToolBar
+from tests.gui.helpers import answer_next_dialog
+from vtopo.gui.app import create_window
+from vtopo.gui.measure.controller import find_deployed
+from vtopo.measure import PingOptions, PingRun
+from vtopo.resources import TOPOLOGIES
+
+def wait_for(condition):
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert time.monotonic() < deadline, (window.log.toPlainText(), window.menu_actions.deploy.toolTip())
+        QTest.qWait(20)
+
+
+app = QApplication([])
+work = Path(sys.argv[2])
+window = create_window(TOPOLOGIES / "bridge-veth.vtopo", QSettings(str(work / "settings.ini"),
+                       QSettings.Format.IniFormat), work / "autosave")
+window.show()
+QTest.qWaitForWindowExposed(window)
+toolbar = window.findChild(QToolBar, "main-toolbar")
+wait_for(lambda: window.menu_actions.deploy.isEnabled())
+QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.deploy), Qt.MouseButton.LeftButton)
+wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab != "")
+deployed = {name: state.name for name, state in window.deploy.states.items()}
+painted = {name: item.state.name for name, item in window.editor.scene.nodes.items()}
+lab, why = find_deployed("bridge-veth")  # what the Measure dock runs its runs on
+pinged = PingRun(lab.endpoint("c1"), lab.endpoint("c2"), "10.0.0.2", PingOptions(count=2, interval_s=0.2)).run()
+answer_next_dialog("Destroy")
+QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.destroy), Qt.MouseButton.LeftButton)
+wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab == "")
+print(json.dumps({"deployed": deployed, "painted": painted, "after": {n: s.name for n, s in window.deploy.states.items()},
+                  "executor": "vtopo.host.deployer" in sys.modules,
+                  "pinged": pinged.received, "log": window.log.toPlainText(),
+                  "root_bar": window.findChild(QToolBar, "root-warning") is not None}))
+"""
+
+
+@pytest.mark.privileged
+def test_the_designer_as_a_member_deploys_and_destroys_through_the_agent(agent, users, readable_dir):
+    user = users["a"]
+    os.chown(readable_dir, user.pw_uid, user.pw_gid)
+    before = snapshot()
+    env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(readable_dir),
+           "HOME": str(readable_dir)}
+    run = subprocess.run(["runuser", "-u", user.pw_name, "--", sys.executable, "-c", DESIGNER, str(REPOSITORY),
+                          str(readable_dir)], env=env, capture_output=True, text=True, timeout=300, cwd="/")
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout.splitlines()[-1])
+    nodes = {"br0", "c1", "c2", "c3"}
+    assert seen["deployed"] == {name: "RUNNING" for name in nodes}, seen["log"]
+    assert seen["painted"] == {name: "RUNNING" for name in nodes}
+    assert seen["after"] == {} and "lab destroyed" in seen["log"]
+    assert not seen["executor"], "the designer imported the executor although the agent deploys"
+    assert not seen["root_bar"]
+    assert seen["pinged"] == 2  # the Measure dock's commands ran through the agent, as the user
+    assert snapshot() - before == {}
+
+
+def test_the_designer_as_root_shows_a_warning_bar(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QLabel, QToolBar
+
+    from vtopo.gui.app import create_window
+
+    for euid, shown in ((0, True), (1000, False)):
+        monkeypatch.setattr(os, "geteuid", lambda euid=euid: euid)
+        window = create_window(None, QSettings(str(tmp_path / f"{euid}.ini"), QSettings.Format.IniFormat),
+                               tmp_path / "autosave")
+        qtbot.addWidget(window)
+        window.show()
+        bar = window.findChild(QToolBar, "root-warning")
+        assert (bar is not None and bar.isVisible()) == shown
+        if shown:
+            assert "Run it as yourself" in bar.findChild(QLabel).text()
+        window.analyzer.shutdown()
