@@ -61,6 +61,17 @@ def test_right_click_on_a_link_offers_a_capture_on_each_end(make_window: Callabl
     assert sorted(entries) == ["Capture on h1:eth0", "Capture on lan1:p1"]
 
 
+def test_a_measurement_ending_keeps_the_links_under_capture_marked(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window("bridge-veth")
+    scene = window.editor.scene
+    scene.highlight_path(["c1-eth0--br0-p1"], "capture")
+    scene.highlight_path(["c2", "c2-eth0--br0-p2", "br0", "c3-eth0--br0-p3", "c3"], "measure")
+    assert scene.links["c1-eth0--br0-p1"].on_path and scene.nodes["c3"].on_path
+    window.measure_panel.run_finished.emit()
+    assert scene.links["c1-eth0--br0-p1"].on_path, "the capture's mark outlives the measurement"
+    assert not scene.nodes["c3"].on_path and not scene.links["c2-eth0--br0-p2"].on_path
+
+
 def test_packet_list_filter_and_details(qtbot: QtBot) -> None:
     tab = CaptureTab("c1:eth0", cannot_start)
     qtbot.addWidget(tab)

@@ -147,6 +147,10 @@ def test_operate_a_running_lab_from_the_canvas(make_window: Callable[..., MainWi
 
         open_menu(window, node_at(window, "c3"), choose("Stop"))  # destroyed with a node stopped
         qtbot.waitUntil(lambda: idle() and scene.nodes["c3"].state is NodeState.STOPPED, timeout=20_000)
+        _deploy(window, qtbot, True)  # nothing new to apply: c3 stays stopped, on the host and on the canvas
+        qtbot.waitUntil(idle, timeout=20_000)
+        assert scene.nodes["c3"].state is NodeState.STOPPED and scene.nodes["c1"].state is NodeState.RUNNING
+        assert not _link_up(window, "c3", "eth0")
     finally:
         window.operate.wait()
         if window.deploy.deployed_lab:

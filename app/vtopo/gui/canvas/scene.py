@@ -65,6 +65,7 @@ class TopologyScene(QGraphicsScene):
         self.nodes: dict[str, NodeItem] = {}
         self.links: dict[str, LinkItem] = {}
         self.annotations: dict[str, AnnotationItem] = {}
+        self._paths: dict[str, set[str]] = {}  # what each feature lights (a measurement, captures, a check)
         self._overview = OverviewItem(self.nodes, self.links, self.look)
         self.look.overview_stale = self._overview.invalidate
         self.selectionChanged.connect(self._overview.invalidate)
@@ -94,6 +95,7 @@ class TopologyScene(QGraphicsScene):
             self.removeItem(self._overview)  # clear() would delete it
         self.clear()
         self.nodes.clear()
+        self._paths.clear()
         self.links.clear()
         self.annotations.clear()
         self.topology = topology
@@ -309,9 +311,11 @@ class TopologyScene(QGraphicsScene):
         for link_id, link_item in self.links.items():
             link_item.set_verdict(verdicts.get(link_id))
 
-    def highlight_path(self, ids: Iterable[str]) -> None:
-        """Show the nodes and links a measurement runs through (no ids: show none)."""
-        on_path = set(ids)
+    def highlight_path(self, ids: Iterable[str], by: str) -> None:
+        """Light the nodes and links that feature `by` points at (a measurement's path, the links under capture, a
+        check's pair), in place of what it lit before; what other features light stays lit."""
+        self._paths[by] = set(ids)
+        on_path = set().union(*self._paths.values())
         for node_id, node_item in self.nodes.items():
             node_item.set_on_path(node_id in on_path)
         for link_id, link_item in self.links.items():

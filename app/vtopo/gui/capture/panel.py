@@ -191,12 +191,12 @@ class CaptureController(QObject):
             self._marked[tab] = link_id
         open_tabs = set(self._panel.captures())
         self._marked = {t: link for t, link in self._marked.items() if t in open_tabs}
-        self._editor.scene.highlight_path(self._marked.values())
+        self._editor.scene.highlight_path(self._marked.values(), "capture")
 
     def _show_hop(self, link_id: str) -> None:
         link = self._editor.topology.links.get(link_id)
         if link is not None:
-            self._editor.scene.highlight_path([link_id, link.a.node, link.b.node])
+            self._editor.scene.highlight_path([link_id, link.a.node, link.b.node], "capture")
 
     def shutdown(self) -> None:
         self._panel.shutdown()

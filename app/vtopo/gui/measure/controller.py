@@ -68,7 +68,7 @@ class MeasureController(QObject):
         editor.topology_replaced.connect(self.refresh)
         files.path_changed.connect(self._follow_file)
         panel.run_started.connect(self._show_path)
-        panel.run_finished.connect(lambda: editor.scene.highlight_path([]))
+        panel.run_finished.connect(lambda: editor.scene.highlight_path([], "measure"))
         panel.history_changed.connect(self._save_history)
         self.refresh()
 
@@ -157,7 +157,7 @@ class MeasureController(QObject):
             return
         topology = self._editor.topology
         ends = [node.id for node in (topology.node_named(source), topology.node_named(destination)) if node]
-        self._editor.scene.highlight_path([*ends, *self._lab.path_links(source, destination)])
+        self._editor.scene.highlight_path([*ends, *self._lab.path_links(source, destination)], "measure")
 
     # ------------------------------------------------------------ the history beside the lab
 

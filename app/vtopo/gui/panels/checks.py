@@ -231,7 +231,7 @@ class ChecksController(QObject):
         """Light the check's nodes and, for a pair, the nodes and links of the path between them."""
         if name not in self._subjects and name in self._checks:
             self._subjects.update(subjects_of(self.editor.topology, [self._checks[name]]))
-        self.editor.scene.highlight_path(self._subjects.get(name, []))
+        self.editor.scene.highlight_path(self._subjects.get(name, []), "checks")
 
     def expect(self, source_id: str, destination_id: str, reachable: bool) -> None:
         topology = self.editor.topology

@@ -95,6 +95,7 @@ class DeployController(QObject):
         self.links_down: set[str] = set()  # ids of links taken down on the running lab
         self._deployed_text = ""  # the lab as it was deployed, as saved text
         self._deploying: Topology | None = None
+        self._read_status_next = False  # after a deploy that may have kept stopped nodes and links down
         editor.topology_replaced.connect(self._forget)
         editor.model_changed.connect(self._check_drift)
 
@@ -191,7 +192,10 @@ class DeployController(QObject):
         self._log.log(f"lab {report.lab} is up: {report.nodes} nodes, {report.links} links in {report.seconds:.1f} s")
         for notice in report.notices:
             self._log.log(f"notice: {notice}")
-        self._set_states({name: NodeState.RUNNING for name in self.states})
+        operated = {name for name, state in self.states.items() if state is NodeState.STOPPED}
+        self._set_states({name: NodeState.RUNNING for name in self.states if name not in operated})
+        # An update that only adds keeps what the user stopped or took down; a redeploy starts everything: ask.
+        self._read_status_next = bool(operated or self.links_down)
 
     def _torn_down(self, _removed: int) -> None:
         self._log.log("lab destroyed")
@@ -238,6 +242,9 @@ class DeployController(QObject):
         self._bar.hide()
         self.busy_changed.emit(False)
         self._check_drift()
+        if self._read_status_next:
+            self._read_status_next = False
+            self.refresh_status()
 
     def _set_states(self, changes: dict[str, NodeState]) -> None:
         self.states.update(changes)
