@@ -30,12 +30,12 @@ def test_selecting_a_running_vm_shows_its_qemu_and_vhost(make_window: Callable[.
         qtbot.waitUntil(box.isHidden, timeout=5_000)  # a container runs no machine
         click(window.view, scene.nodes["vmr"].pos())
 
-        def read() -> None:
-            assert "vhost-net:" in box.text.text(), f"the Machine box says {box.text.text()!r}"
+        def read() -> None:  # the inspector follows the selection a moment later: wait for the box, then its text
+            assert box.isVisible() and "vhost-net:" in box.text.text(), f"the Machine box says {box.text.text()!r}"
 
         qtbot.waitUntil(read, timeout=10_000)
         text = box.text.text()
-        assert box.isVisible() and "backend: " in text
+        assert "backend: " in text
         pid = int(text.split("QEMU pid: ", 1)[1].split()[0])
         assert "qemu-system-x86" in Path(f"/proc/{pid}/comm").read_text()
         if not Path("/dev/vhost-net").exists():

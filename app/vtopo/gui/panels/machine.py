@@ -37,6 +37,7 @@ class MachineBox(QGroupBox):
         self._shown = (lab, node) if node is not None else None
         if node is None:
             self.hide()
+            self.text.clear()
             return
         self.text.setText("reading from the host…")
         self.show()
