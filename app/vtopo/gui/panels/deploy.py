@@ -117,7 +117,11 @@ class DeployController(QObject):
         """Deploy the lab as drawn; `consent` is what the user allowed outside it (see vtopo.gui.panels.consent)."""
         topology = self._editor.topology.copy()
         self._deploying = topology
-        self._set_states({name: NodeState.DEPLOYING for name in (n.name for n in topology.nodes.values())})
+        stopped = {name for name, state in self.states.items() if state is NodeState.STOPPED}
+        # An update that only adds keeps what the user stopped or took down; a redeploy starts everything: ask.
+        self._read_status_next = bool(stopped or self.links_down)
+        self._set_states({name: NodeState.DEPLOYING for name in (n.name for n in topology.nodes.values())
+                          if name not in stopped})
         self._log.log(f"deploying lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
         self._start("deploy", lambda deployer, report: deployer.update(topology, report, consent=consent),
                     self._deployed)
@@ -192,10 +196,8 @@ class DeployController(QObject):
         self._log.log(f"lab {report.lab} is up: {report.nodes} nodes, {report.links} links in {report.seconds:.1f} s")
         for notice in report.notices:
             self._log.log(f"notice: {notice}")
-        operated = {name for name, state in self.states.items() if state is NodeState.STOPPED}
-        self._set_states({name: NodeState.RUNNING for name in self.states if name not in operated})
-        # An update that only adds keeps what the user stopped or took down; a redeploy starts everything: ask.
-        self._read_status_next = bool(operated or self.links_down)
+        self._set_states({name: NodeState.RUNNING for name, state in self.states.items()
+                          if state is not NodeState.STOPPED})  # a stopped node the update rebuilt was DEPLOYING
 
     def _torn_down(self, _removed: int) -> None:
         self._log.log("lab destroyed")
