@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, cast
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen,
@@ -48,7 +48,30 @@ def _static_text(text: str) -> QStaticText:
     return static
 
 
-class NodeItem(QGraphicsItem):
+class _Marked:
+    """What features mark on a node or link: on a measured path (drawn in the path colour) and a check's verdict.
+    Both redraw the item and the zoomed-out overview."""
+
+    _look: Look
+    on_path: bool
+    verdict: QColor | None
+
+    def set_on_path(self, on_path: bool) -> None:
+        if on_path != self.on_path:
+            self.on_path = on_path
+            self._redraw()
+
+    def set_verdict(self, verdict: QColor | None) -> None:
+        if verdict != self.verdict:
+            self.verdict = verdict
+            self._redraw()
+
+    def _redraw(self) -> None:
+        cast(QGraphicsItem, self).update()
+        self._look.overview_stale()
+
+
+class NodeItem(_Marked, QGraphicsItem):
     """A node: its kind's icon, its name below, a state dot, a red outline when it has problems."""
 
     Type = USER_TYPE + 1
@@ -111,21 +134,6 @@ class NodeItem(QGraphicsItem):
     def set_severity(self, severity: str) -> None:
         if severity != self.severity:
             self.severity = severity
-            self._redraw()
-
-    def set_on_path(self, on_path: bool) -> None:
-        """An end of the path being measured."""
-        if on_path != self.on_path:
-            self.on_path = on_path
-            self._redraw()
-
-    def _redraw(self) -> None:
-        self.update()
-        self._look.overview_stale()
-
-    def set_verdict(self, verdict: QColor | None) -> None:
-        if verdict != self.verdict:
-            self.verdict = verdict
             self._redraw()
 
     def boundingRect(self) -> QRectF:
@@ -192,7 +200,7 @@ MIDDLE_TRIES = 6  # places for the impairment, each a line further from the link
 MAX_LOAD_WIDTH = 8.0  # extra pen width of a link at full load
 
 
-class LinkItem(QGraphicsItem):
+class LinkItem(_Marked, QGraphicsItem):
     """A line between two node items, with the interface name and addresses near each end."""
 
     Type = USER_TYPE + 2
@@ -304,21 +312,6 @@ class LinkItem(QGraphicsItem):
     def set_tint(self, tint: QColor | None) -> None:
         if tint != self.tint:
             self.tint = tint
-            self._redraw()
-
-    def set_on_path(self, on_path: bool) -> None:
-        """Part of the path being measured: drawn thick, in the path color."""
-        if on_path != self.on_path:
-            self.on_path = on_path
-            self._redraw()
-
-    def _redraw(self) -> None:
-        self.update()
-        self._look.overview_stale()
-
-    def set_verdict(self, verdict: QColor | None) -> None:
-        if verdict != self.verdict:
-            self.verdict = verdict
             self._redraw()
 
     def label_rects(self) -> list[QRectF]:
