@@ -8,10 +8,10 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE,
-                             CannotRunInside, ConsentRequest, EndContext, MachineProcess, MakeDirectory, NodeContext,
-                             NodeKind, Op, PortSpec, Problem, ResumeDomain, Role, Severity, StartDomain, StartProcess,
-                             dev_resource, image_path, image_problem, setting, up_resource)
+from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, LIBVIRT_QEMU_RUN_DIR,
+                             VHOST_DEVICE, CannotRunInside, ConsentRequest, EndContext, MachineProcess, MakeDirectory,
+                             NodeContext, NodeKind, Op, PortSpec, Problem, ResumeDomain, Role, Severity, StartDomain,
+                             StartProcess, dev_resource, image_path, image_problem, setting, up_resource)
 from vtopo_kinds.common import check_gateway
 from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
@@ -23,7 +23,6 @@ SANDBOX = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=de
 """QEMU's seccomp filter: no obsolete system calls, no setuid or capability changes, no fork or exec, no CPU
 affinity or scheduler changes. QEMU starts as the unprivileged vtopo-qemu user with every file it needs already open,
 in the foreground, so it needs none of these."""
-KVM_GROUP = "kvm"  # /dev/kvm's group on a host where udev made it
 QMP_GREETING = '{"QMP":'
 """How QEMU's monitor greets a client, once the machine is set up and QEMU runs its main loop: QEMU is ready."""
 GUEST_SERVERS = {IPERF3_SERVER: 5201, ECHO_SERVER: 5202}
