@@ -28,10 +28,9 @@ from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
 
 if TYPE_CHECKING:
-    from vtopo.agent.protocol import DeploySummary, ProgressEvent
     from vtopo.deployed import DeployedLab
-    from vtopo.host.deployer import DeployReport, Progress
     from vtopo.kinds.environment import HostFacts, Trust
+    from vtopo.progress import DeployReport, Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
@@ -158,10 +157,10 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return run(args.file)
 
 
-def _progress_printer(verbose: bool) -> Callable[[Progress | ProgressEvent], None]:
+def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
     last_stage = [""]
 
-    def show(progress: Progress | ProgressEvent) -> None:
+    def show(progress: Progress) -> None:
         if progress.stage == "output":  # what a startup command printed: always shown
             for line in progress.message.splitlines():
                 print(f"  {progress.owner.removeprefix('node ')}| {line}", flush=True)
@@ -177,7 +176,7 @@ def _progress_printer(verbose: bool) -> Callable[[Progress | ProgressEvent], Non
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     agent = agent_client()
-    report: DeployReport | DeploySummary
+    report: DeployReport
     if agent is not None:
         from vtopo.model.io import read_text
 

@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Union
 
+from vtopo.progress import Progress
+
 VERSION = 1
 GROUP = "vtopo"
 SOCKET = Path(os.environ.get("VTOPO_AGENT_SOCKET", "/run/vtopo/agent.sock"))
@@ -47,9 +49,11 @@ def refusal(user: str) -> str:
             f"administrator to run `usermod -aG {GROUP} {user}`, then log out and in again")
 
 
-@dataclass
 class Message:
+    """A line of this protocol. Each kind of line is a dataclass below, named by `type`."""
+
     type: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
 
 @dataclass
@@ -108,14 +112,11 @@ class CleanupRequest(Message):
 # ---------------------------------------------------------------- answers
 
 
-@dataclass
-class ProgressEvent(Message):
+@dataclass(frozen=True)
+class ProgressEvent(Progress, Message):
+    """A `Progress` of the agent's job, as it goes over the socket."""
+
     type: ClassVar[str] = "progress"
-    stage: str
-    done: int
-    total: int
-    message: str
-    owner: str = "lab"
 
 
 @dataclass
@@ -161,17 +162,6 @@ class LabSummary:
     nodes: list[PartState]
     links: list[PartState]
     document: dict[str, Any]  # the lab as deployed, to compare with an edited one
-
-
-@dataclass
-class DeploySummary:
-    lab: str
-    prefix: str
-    nodes: int
-    links: int
-    ops: int
-    seconds: float
-    notices: list[str]
 
 
 @dataclass

@@ -21,7 +21,7 @@ import termios
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,7 +29,7 @@ from pathlib import Path
 from vtopo.agent import protocol as p
 from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
-from vtopo.host.deployer import DeployError, Deployer, DestroyError, Progress
+from vtopo.host.deployer import DeployError, Deployer, DestroyError
 from vtopo.host.errors import HostError
 from vtopo.host.netns import netns_path
 from vtopo.host.preflight import PreflightFailed
@@ -39,6 +39,7 @@ from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
 from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
+from vtopo.progress import ProgressCallback
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
@@ -168,9 +169,7 @@ class Agent:
             run = deployer.update if request.update else deployer.deploy
             report = run(topology, _progress_to(send), source=Path(request.source) if request.source else None,
                          consent=consent, owner=caller.uid)
-        summary = p.DeploySummary(report.lab, report.prefix, report.nodes, report.links, report.ops,
-                                  report.seconds, report.notices)
-        return p.Result(0, data=asdict(summary))
+        return p.Result(0, data=asdict(report))
 
     def destroy(self, request: p.DestroyRequest, caller: Caller, send: Replies) -> p.Result:
         started = time.monotonic()
@@ -297,9 +296,8 @@ class Replies:
             self._gone = True
 
 
-def _progress_to(send: Replies) -> Callable[[Progress], None]:
-    return lambda progress: send.send(p.ProgressEvent(progress.stage, progress.done, progress.total, progress.message,
-                                                 progress.owner))
+def _progress_to(send: Replies) -> ProgressCallback:
+    return lambda progress: send.send(p.ProgressEvent(**asdict(progress)))
 
 
 def _read_request(connection: socket.socket) -> tuple[p.Message, list[int]]:

@@ -13,25 +13,7 @@ from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import Trust
 from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
-
-
-class Progress(Protocol):
-    stage: str
-    done: int
-    total: int
-    message: str
-    owner: str
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
-class DeployReport(Protocol):
-    lab: str
-    nodes: int
-    links: int
-    seconds: float
-    notices: list[str]
+from vtopo.progress import DeployReport, ProgressCallback
 
 
 class NodeStatus(Protocol):

@@ -23,36 +23,14 @@ from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
+from vtopo.progress import DeployReport, Progress, ProgressCallback
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
 
 
-@dataclass(frozen=True)
-class Progress:
-    stage: str  # "preflight", "apply", "output" (what a startup command printed), "rollback", "destroy", "cleanup"
-    done: int
-    total: int
-    message: str
-    owner: str = "lab"
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
 def _quiet(_: Progress) -> None:
     pass
-
-
-@dataclass
-class DeployReport:
-    lab: str
-    prefix: str
-    nodes: int
-    links: int
-    ops: int
-    seconds: float
-    notices: list[str] = field(default_factory=list)
 
 
 class DeployError(Exception):

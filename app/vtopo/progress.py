@@ -1,0 +1,32 @@
+"""What a long host job (deploy, destroy, cleanup) tells its caller as it runs, and what a deploy did.
+
+The host layer makes these, the agent carries them over its socket unchanged, and the CLI and the designer show
+them: so they live below all three, free of Qt and of the host layer.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Progress:
+    stage: str  # "preflight", "apply", "output" (what a startup command printed), "rollback", "destroy", "cleanup"
+    done: int
+    total: int
+    message: str
+    owner: str = "lab"
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass
+class DeployReport:
+    lab: str
+    prefix: str
+    nodes: int
+    links: int
+    ops: int
+    seconds: float
+    notices: list[str] = field(default_factory=list)
