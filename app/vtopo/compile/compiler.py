@@ -22,8 +22,6 @@ from vtopo.model.rules import NODE_NAME_RULE, is_valid_node_name, link_refusal
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
 from vtopo.ops import HOST, ContainForwarding, MakeDirectory, Op, RunCommand
 
-STAGES = ("validate", "name and address", "lower", "order")
-
 PREFIX = re.compile(r"[a-z][a-z0-9]{1,6}")
 MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
 
