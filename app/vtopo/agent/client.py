@@ -13,10 +13,7 @@ from vtopo.agent.terminal import relay_terminal
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
-from vtopo.progress import DeployReport
-
-ProgressCallback = Callable[[p.ProgressEvent], None]
-
+from vtopo.progress import DeployReport, ProgressCallback
 
 class AgentUnavailable(Exception):
     """No agent listens on the socket."""
