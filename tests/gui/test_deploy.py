@@ -9,8 +9,8 @@ from PySide6.QtCore import QPointF, Qt
 from pytestqt.qtbot import QtBot
 
 from tests.gui.helpers import answer_next_dialog
-from vtopo.gui import terminal
 from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.console import terminal
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
 from vtopo.progress import DeployReport, Progress
