@@ -8,7 +8,7 @@ from typing import Protocol
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QPushButton
 
-from vtopo.experiment.results import ExperimentResult, Step
+from vtopo.experiment.results import CellRun, ExperimentResult
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.workers import Report, Worker, serial_pool
@@ -21,7 +21,7 @@ class Runnable(Protocol):
 
     def wait_until_answering(self) -> list[str]: ...
 
-    def steps(self) -> Iterator[Step]: ...
+    def steps(self) -> Iterator[CellRun]: ...
 
     def cancel(self) -> None: ...
 
@@ -86,7 +86,7 @@ class ExperimentController(QObject):
         self._worker = worker  # kept until its signals are delivered
         worker.start(self._pool)
 
-    def _step(self, step: Step) -> None:
+    def _step(self, step: CellRun) -> None:
         what = "warm-up" if step.warmup else f"run {step.repeat}"
         self.panel.say(f"[{step.done}/{step.total}] {step.cell.name} {what}: {step.value:,.1f} {step.cell.unit}")
         if step.warmup or not isinstance(step.record, RunResult):
