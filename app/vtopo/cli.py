@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from vtopo.host.deployer import DeployError
     from vtopo.host.preflight import PreflightFailed
     from vtopo.kinds.environment import HostFacts, Trust
-    from vtopo.progress import DeployReport, Progress
+    from vtopo.reports import DeployReport, Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 

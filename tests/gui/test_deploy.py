@@ -13,7 +13,7 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.console import terminal
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
-from vtopo.progress import DeployReport, Progress
+from vtopo.reports import DeployReport, Progress
 
 
 class FakeError(Exception):

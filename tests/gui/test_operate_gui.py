@@ -181,7 +181,7 @@ def test_startup_commands_are_typed_in_the_inspector_as_one_undo_step(make_windo
 def test_what_startup_commands_print_goes_to_the_deploy_log(make_window: Callable[..., MainWindow],
                                                             qtbot: QtBot) -> None:
     from tests.gui.test_deploy import FakeDeployer
-    from vtopo.progress import DeployReport, Progress
+    from vtopo.reports import DeployReport, Progress
 
     class PrintingDeployer(FakeDeployer):
         def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> DeployReport:

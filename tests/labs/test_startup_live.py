@@ -11,7 +11,7 @@ from residue import snapshot
 from vtopo.host.deployer import DeployError, Deployer
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
-from vtopo.progress import Progress
+from vtopo.reports import Progress
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged

@@ -13,7 +13,7 @@ from vtopo.agent.terminal import relay_terminal
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
-from vtopo.progress import DeployReport, ProgressCallback
+from vtopo.reports import DeployReport, ProgressCallback
 
 class AgentUnavailable(Exception):
     """No agent listens on the socket."""

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Union
 
-from vtopo.progress import Progress
+from vtopo.reports import PartState, Progress
 
 VERSION = 1
 GROUP = "vtopo"
@@ -139,15 +139,6 @@ class Result(Message):
 
 
 # ---------------------------------------------------------------- results, as Result.data
-
-
-@dataclass
-class PartState:
-    """A node or link of a deployed lab: "running", "degraded" or "incomplete", and what is missing."""
-
-    name: str
-    state: str
-    detail: str = ""
 
 
 @dataclass

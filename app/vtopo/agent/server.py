@@ -39,7 +39,7 @@ from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
 from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
-from vtopo.progress import ProgressCallback
+from vtopo.reports import ProgressCallback
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
@@ -183,8 +183,7 @@ class Agent:
 
     def status(self, request: p.StatusRequest) -> p.Result:
         labs = [p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, p.user_name(lab.owner), lab.state,
-                             lab.up, [p.PartState(n.name, n.state, n.detail) for n in lab.nodes],
-                             [p.PartState(n.name, n.state, n.detail) for n in lab.links], lab.document)
+                             lab.up, lab.nodes, lab.links, lab.document)
                 for lab in Deployer().status(request.lab or None)]
         return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
 

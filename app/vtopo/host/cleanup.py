@@ -20,7 +20,7 @@ from vtopo.host.deployer import Deployer, DestroyError
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.model.rules import LAB_TAG_PREFIX, OVS_LAB_KEY
-from vtopo.progress import Progress, ProgressCallback
+from vtopo.reports import Progress, ProgressCallback
 
 RUN_ROOT = Path("/run/vtopo")
 

@@ -19,7 +19,7 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.kinds.environment import Trust
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.host_api import Deployer, DeployerLoader, LabStatus
-from vtopo.progress import DeployReport, Progress, ProgressCallback
+from vtopo.reports import DeployReport, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
 from vtopo.model.topology import Impairment, Topology
