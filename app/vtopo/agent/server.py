@@ -315,7 +315,7 @@ def _read_request(connection: socket.socket) -> tuple[p.Message, list[int]]:
 def _record(deployer: Deployer, lab: str) -> LabRecord:
     record = deployer.store.find(lab)
     if record is None:
-        raise NotDeployed(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+        raise NotDeployed(deployer.store.not_found(lab))
     return record
 
 

@@ -31,8 +31,7 @@ def resolve(lab: LabContext, spec: str) -> CaptureTarget:
     name, _, port = spec.partition(":")
     node = lab.node_named(name)
     if node is None:
-        names = ", ".join(sorted(n.node.name for n in lab.nodes.values()))
-        raise CaptureError(f"lab {lab.topology.name} has no node {name!r} (it has: {names})")
+        raise CaptureError(lab.no_node_named(name))
     if port:
         end = next((e for e in node.ends if port in (e.end.port, e.end.interface.name, e.device)), None)
         if end is None:

@@ -270,7 +270,7 @@ class Deployer:
         """Undo everything the lab's journal says was applied. Returns the number of undo steps."""
         record = self.store.find(lab)
         if record is None:
-            raise DestroyError(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+            raise DestroyError(self.store.not_found(lab))
         return self._destroy_record(record, progress)
 
     def _destroy_record(self, record: LabRecord, progress: ProgressCallback) -> int:

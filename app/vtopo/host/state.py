@@ -157,6 +157,11 @@ class StateStore:
     def find(self, name_or_prefix: str) -> LabRecord | None:
         return next((lab for lab in self.labs() if name_or_prefix in (lab.prefix, lab.name)), None)
 
+    @staticmethod
+    def not_found(name_or_prefix: str) -> str:
+        """What to say when `find` found no lab."""
+        return f"no deployed lab is named {name_or_prefix!r}; `vtopo status` lists the deployed labs"
+
     def forget(self, record: LabRecord) -> None:
         shutil.rmtree(record.directory, ignore_errors=True)
         self.remove_empty_directories()
