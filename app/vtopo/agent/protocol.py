@@ -184,7 +184,8 @@ def decode(line: bytes, allowed: dict[str, type[Message]]) -> Message:
     cls = allowed.get(raw.pop("type", None))
     if cls is None:
         raise ProtocolError(f"unknown message type; expected one of: {', '.join(sorted(allowed))}")
-    return _build(cls, raw, cls.type)
+    message: Message = _build(cls, raw, cls.type)
+    return message
 
 
 def read_as(cls: type[Any], raw: Any) -> Any:

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from vtopo.agent import protocol as p
 from vtopo.deployed import DeployedLab, NotDeployed
@@ -229,7 +230,7 @@ def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _as_user(node: NodeContext, caller: Caller, argv: list[str]) -> list[str]:
+def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str]) -> list[str]:
     """`argv` run as the caller inside the node's network namespace, with only the network capabilities, and only
     there (util-linux's nsenter enters the namespace as root, setpriv drops to the user and keeps the two
     capabilities as ambient ones; no_new_privs stops a set-uid program from getting any more)."""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from vtopo.compile.analysis import path_between
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
@@ -69,5 +70,5 @@ def _with_device(end: EndContext) -> CaptureTarget:
     return end_target(end)
 
 
-def _ports(node: NodeContext) -> str:
+def _ports(node: NodeContext[Any]) -> str:
     return ", ".join(e.end.port for e in node.ends) or "none"

@@ -41,7 +41,8 @@ class LabRecord:
         return self.directory.name
 
     def read(self) -> dict[str, Any]:
-        return json.loads((self.directory / "lab.json").read_text())
+        lab: dict[str, Any] = json.loads((self.directory / "lab.json").read_text())
+        return lab
 
     def write(self, data: dict[str, Any]) -> None:
         path = self.directory / "lab.json"
