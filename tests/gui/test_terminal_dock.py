@@ -22,7 +22,7 @@ BOOT_S = 180.0
 @contextmanager
 def deployed_from_the_view(make_window: Callable[..., MainWindow], qtbot: QtBot, lab: str, node: str,
                            timeout_ms: int) -> Iterator[MainWindow]:
-    """The lab opened and deployed with F5 on the canvas, `node` running; destroyed with Shift+F5 afterwards."""
+    """The lab opened and deployed with F5 on the canvas, `node` running; destroyed afterwards."""
     from vtopo.gui.panels.deploy import load_deployer
 
     window = make_window(lab, deployer_loader=load_deployer)
@@ -36,10 +36,9 @@ def deployed_from_the_view(make_window: Callable[..., MainWindow], qtbot: QtBot,
         yield window
     finally:
         window.terminals.shutdown()  # hangs up: a VM's console is free for the next client
-        window.view.setFocus()
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
             answer_next_dialog("Destroy")
-            qtbot.keyClick(window.view, Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+            window.menu_actions.destroy.trigger()
     assert window.deploy.states == {}
 
 
