@@ -29,7 +29,8 @@ def test_builtin_kinds_come_through_entry_points():
 @pytest.fixture(scope="module")
 def installed_plugin(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("site")
-    source = shutil.copytree(THIRD_PARTY, tmp_path_factory.mktemp("plugin") / THIRD_PARTY.name)  # builds write there
+    source = tmp_path_factory.mktemp("source") / THIRD_PARTY.name  # pip builds in place: not in the tracked tree
+    shutil.copytree(THIRD_PARTY, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
                     "--target", str(target), str(source)], check=True, capture_output=True)
     return target
