@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_lab, lab_context
+from vtopo.compile.compiler import compile_in_context, compile_lab
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import preflight
@@ -149,14 +149,13 @@ class Deployer:
         started = time.monotonic()
         facts = self.facts_for(topology)
         trust = host_facts.with_host_network(consent)
-        plan = compile_lab(topology, self.kinds, facts, trust)
+        plan, context = compile_in_context(topology, self.kinds, facts, trust)
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
         applier = Applier(plan.prefix, _output_to(progress))
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             holder = self.store.find(plan.prefix)
-            preflight.check(plan, lab_context(topology, self.kinds, facts, trust), applier.netlink,
-                            holder.name if holder else None)
+            preflight.check(plan, context, applier.netlink, holder.name if holder else None)
             services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
@@ -188,15 +187,14 @@ class Deployer:
             return self.deploy(topology, progress, source, consent, owner)
         started = time.monotonic()
         trust = host_facts.with_host_network(consent)
-        plan = compile_lab(topology, self.kinds, record.facts(), trust)
+        plan, context = compile_in_context(topology, self.kinds, record.facts(), trust)
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
             applier = Applier(plan.prefix, _output_to(progress))
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, lab_context(topology, self.kinds, record.facts(), trust), applier.netlink,
-                                prefix_owner=None)
+                preflight.check(additions, context, applier.netlink, prefix_owner=None)
                 record.write({**record.read(), "services": services_of(plan)})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)

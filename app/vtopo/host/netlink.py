@@ -66,6 +66,8 @@ _CREATE = _CHANGE | NLM_F_CREATE | NLM_F_EXCL
 _RT_TABLE_MAIN = 254
 _RTPROT_STATIC = 4
 _RTN_UNICAST = 1
+_HEADER = struct.Struct("=IHHII")  # struct nlmsghdr: length, type, flags, sequence number, port id
+_ERRNO = struct.Struct("=i")  # the first field of an NLMSG_ERROR's payload; 0 in an ack
 _STATS_LINK_64 = 1 << (1 - 1)  # IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64): the filter_mask bit of the 64-bit counters
 
 
@@ -149,14 +151,18 @@ class _Rtnl:
         replies: list[nlmsg] = []
         while True:
             size = self._socket.recv_into(self._buffer)
-            for reply in self._marshal.parse(bytes(self._buffer[:size])):
-                header = reply["header"]
-                if header["sequence_number"] != self._sequence:
+            offset = 0
+            while offset + _HEADER.size <= size:
+                length, reply_type, _, sequence, _ = _HEADER.unpack_from(self._buffer, offset)
+                start, offset = offset, offset + max(_HEADER.size, (length + 3) & ~3)
+                if sequence != self._sequence:
                     continue  # a late answer to an earlier request
-                if header["error"] is not None:
-                    raise header["error"]
-                if header["type"] in (NLMSG_ERROR, NLMSG_DONE):
-                    return replies
+                if reply_type == NLMSG_DONE or (
+                        reply_type == NLMSG_ERROR and _ERRNO.unpack_from(self._buffer, start + _HEADER.size)[0] == 0):
+                    return replies  # a plain ack is read without decoding it: most requests get only that
+                (reply,) = self._marshal.parse(bytes(self._buffer[start:start + length]))
+                if reply["header"]["error"] is not None:
+                    raise reply["header"]["error"]
                 replies.append(reply)
 
 
