@@ -33,8 +33,8 @@ COUNTS = (10, 100, 400, 1000)
 TRIALS = {10: 3, 100: 3, 400: 3, 1000: 1}
 TOOLS = ("vtopo in-process", "vtopo CLI", "floor", "Mininet")
 PLOT = BENCH_DOCS / "deploy-time.png"
-SETTLE_SECONDS = 60.0
-SLAB_SLACK = 8  # the slab count is approximate by a slab's worth of objects
+SETTLE_SECONDS = 30.0
+QUIET_SECONDS = 0.5
 MININET_STAR = """
 import json, sys, time
 from mininet.net import Mininet
@@ -74,24 +74,26 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def namespaces_alive() -> int | None:
-    """Network namespaces the kernel holds, those still being torn down included (None: no /proc/slabinfo)."""
-    try:
-        lines = Path("/proc/slabinfo").read_text().splitlines()
-    except OSError:
-        return None
-    return next((int(line.split()[1]) for line in lines if line.startswith("net_namespace ")), None)
+def tearing_down_namespaces() -> bool:
+    """Whether a kernel worker is tearing down deleted namespaces now (it is named kworker/...+netns meanwhile)."""
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().startswith("kworker") and "+netns" in comm.read_text():
+                return True
+        except OSError:  # gone meanwhile
+            continue
+    return False
 
 
-def settle(baseline: int | None) -> None:
-    """Wait until the kernel has torn down the namespaces the last run deleted: it does so after `netns del` has
-    returned, under the same lock as every link change, so the next tool timed would pay for it."""
+def settle() -> None:
+    """Wait until the kernel has stopped tearing down the namespaces of the run before: it does so after `netns del`
+    has returned, under the lock every link change takes, so the next tool timed would pay for it."""
     deadline = time.monotonic() + SETTLE_SECONDS
-    while baseline is not None and time.monotonic() < deadline:
-        alive = namespaces_alive()
-        if alive is None or alive <= baseline + SLAB_SLACK:
-            return
-        time.sleep(0.1)
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - quiet_since < QUIET_SECONDS:
+        if tearing_down_namespaces():
+            quiet_since = time.monotonic()
+        time.sleep(0.05)
 
 
 def vtopo_in_process(topology: Topology) -> Timing:
@@ -200,7 +202,6 @@ def test_containers_on_a_bridge_against_the_floor_and_mininet(qapp, tmp_path):  
     if mininet_release is not None:
         runners["Mininet"] = lambda count, _, __: mininet(count)
     medians: dict[str, dict[int, Timing]] = {tool: {} for tool in runners}
-    baseline = namespaces_alive()
     for count in COUNTS:
         topology = star(count)
         lab_file = tmp_path / f"{topology.name}.vtopo"
@@ -208,7 +209,7 @@ def test_containers_on_a_bridge_against_the_floor_and_mininet(qapp, tmp_path):  
         runs: dict[str, list[Timing]] = {tool: [] for tool in runners}
         for _ in range(TRIALS[count]):  # alternate, so that every tool sees the same machine
             for tool, run in runners.items():
-                settle(baseline)
+                settle()
                 runs[tool].append(run(count, lab_file, topology.name))
         for tool, timings in runs.items():
             medians[tool][count] = (statistics.median(t[0] for t in timings), statistics.median(t[1] for t in timings))
@@ -230,9 +231,9 @@ def deploy_markdown(medians: dict[str, dict[int, Timing]], facts: str, mininet_r
 
     lines = ["### Deploying and destroying containers", "", facts, "",
              "N containers, each linked to one Linux bridge with an address; median of "
-             + ", ".join(f"{TRIALS[c]} at {c}" for c in COUNTS) + " runs, the tools alternating, each run started once "
-             "the kernel had torn down the namespaces of the run before. The floor is the "
-             "same kernel work in two `ip -batch` processes; Mininet is "
+             + ", ".join(f"{TRIALS[c]} at {c}" for c in COUNTS) + " runs, the tools alternating, each run started "
+             "when no kernel worker was tearing down namespaces deleted before it (waiting at most "
+             f"{SETTLE_SECONDS:.0f} s). The floor is the same kernel work in two `ip -batch` processes; Mininet is "
              + (f"Debian's {mininet_release} (Linux bridge, no controller)." if mininet_release else
                 "not installed on this machine, so it has no figures."), "",
              "| N | vtopo in-process | `vtopo deploy` | floor | CLI / floor | Mininet build | Mininet / CLI |",
