@@ -38,7 +38,7 @@ from pyroute2.netlink.rtnl.ifstatsmsg import ifstatsmsg
 from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 from pyroute2.netlink.rtnl.rtmsg import rtmsg
 
-from vtopo.host.netns import NetlinkError, NetnsNotFoundError, entered, open_netns
+from vtopo.host.netns import NetlinkError, NetnsNotFoundError, create_netns, entered, open_netns
 from vtopo.ops import TBF_LATENCY_MS, LinkType, MacvlanMode, tbf_burst, tbf_rate
 
 __all__ = ["LinkInfo", "Netlink", "NetlinkError", "NetnsNotFoundError", "MACVLAN_MODES", "link_counters"]
@@ -53,6 +53,8 @@ _IFF_TAP = 0x0002
 _IFF_NO_PI = 0x1000
 _IFF_TUN_EXCL = 0x8000
 _SIOCETHTOOL = 0x8946
+_SIOCGIFINDEX = 0x8933
+_IFREQ_INDEX = struct.Struct("16si20x")  # struct ifreq: the name, then ifr_ifindex
 _ETHTOOL_STXCSUM = 0x17
 _IFREQ_SIZE = 40
 _TC_H_ROOT = 0xFFFFFFFF
@@ -136,6 +138,11 @@ class _Rtnl:
 
     def close(self) -> None:
         self._socket.close()
+
+    def index(self, name: str) -> int:
+        """The ifindex of `name` in the socket's namespace (SIOCGIFINDEX works on any socket, this one included)."""
+        ifreq = fcntl.ioctl(self._socket.fileno(), _SIOCGIFINDEX, _IFREQ_INDEX.pack(_ifname(name), 0))
+        return int(_IFREQ_INDEX.unpack(ifreq)[1])
 
     def request(self, message: nlmsg, kind: int, flags: int = _CHANGE) -> list[nlmsg]:
         """Send `message` and wait for its ack (or a dump's end); return the replies before it.
@@ -232,6 +239,15 @@ class Netlink:
                 rtnl = self._sockets[netns] = _Rtnl()
         return rtnl
 
+    def add_netns(self, name: str) -> None:
+        """Create namespace `name`, opening its socket while this thread is inside it anyway."""
+        self._check_usable()
+
+        def open_socket() -> None:
+            self._sockets[name] = _Rtnl()
+
+        create_netns(name, inside=open_socket)
+
     def _qdisc_socket(self, netns: str | None) -> IPRoute:
         self._check_usable()
         ipr = self._qdisc_sockets.get(netns)
@@ -246,12 +262,12 @@ class Netlink:
         """The ifindex of `name`, looked up once: building a lab configures each link several times."""
         key = (netns, name)
         if key not in self._indexes:
-            self._check_usable()
-            with entered(netns):  # a tenth of the time of RTM_GETLINK, whose whole answer pyroute2 decodes
-                try:
-                    self._indexes[key] = socket.if_nametoindex(name)
-                except OSError:
+            try:  # a tenth of the time of RTM_GETLINK, whose whole answer pyroute2 decodes
+                self._indexes[key] = self._rtnl(netns).index(name)
+            except OSError as e:
+                if e.errno in (errno.ENODEV, errno.EINVAL):
                     raise OSError(errno.ENODEV, os.strerror(errno.ENODEV), name) from None
+                raise
         return self._indexes[key]
 
     def _change_link(self, netns: str | None, message: ifinfmsg, create: bool = False) -> None:
