@@ -1,6 +1,7 @@
 """Deploy and destroy from the GUI: a fake executor for the wiring, the real one when root is available."""
 from __future__ import annotations
 
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -165,3 +166,38 @@ def test_destroy_hangs_up_the_labs_terminals(make_window: Callable[..., MainWind
         qtbot.keyClick(window.view, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
     assert window.terminals.count() == 0
     assert shell.process.returncode is not None
+
+
+@pytest.mark.privileged
+def test_a_link_deleted_by_hand_shows_as_degraded_on_the_canvas(make_window: Callable[..., MainWindow],
+                                                                qtbot: QtBot) -> None:
+    from residue import snapshot
+    from vtopo import ops as o
+    from vtopo.gui.canvas.tooltips import link_tooltip
+    from vtopo.gui.panels.deploy import load_deployer
+    from vtopo.lab import plan_of
+
+    before = snapshot()
+    window = make_window("bridge-veth", deployer_loader=load_deployer)
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    try:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            window.menu_actions.deploy.trigger()
+        topology = window.editor.topology
+        veth = next(op for op in plan_of(topology).ops if isinstance(op, o.CreateVeth) and op.netns is None)
+        subprocess.run(["ip", "link", "del", veth.name], check=True)
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
+            window.menu_actions.status.trigger()
+        broken = {link_id: item.fault for link_id, item in window.editor.scene.links.items() if item.fault}
+        assert len(broken) == 1, window.log.toPlainText()
+        link_id, fault = broken.popitem()
+        assert fault.startswith("degraded; missing: ") and veth.name in fault
+        assert veth.name in link_tooltip(topology, link_id, fault)
+        assert NodeState.DEGRADED in window.deploy.states.values()
+        assert "lab bridge-veth: degraded" in window.log.toPlainText()
+    finally:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            answer_next_dialog("Destroy")
+            window.menu_actions.destroy.trigger()
+    assert not any(item.fault for item in window.editor.scene.links.values())
+    assert snapshot() - before == {}

@@ -53,6 +53,12 @@ class LabStatus(Protocol):
     @property
     def document(self) -> dict[str, Any]: ...
 
+    @property
+    def state(self) -> str: ...  # "running", "degraded" or "incomplete (deploy was interrupted at op k of n)"
+
+    @property
+    def up(self) -> bool: ...
+
 
 class Deployer(Protocol):
     def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = ...) -> DeployReport: ...

@@ -234,6 +234,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self.tint: QColor | None = None  # an overlay's colour (the link's broadcast domain), None for none
         self.load = 0.0  # live traffic, 0 (none or not shown) to 1 (10 Gb/s): drawn as extra width
         self.down = False  # taken down on the running lab: drawn as a dashed red line
+        self.fault = ""  # what the running lab lacks of this link ("degraded; missing: ..."), drawn dotted
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         a.links.append(self)
@@ -302,6 +303,11 @@ class LinkItem(_Marked, QGraphicsItem):
     def set_down(self, down: bool) -> None:
         if down != self.down:
             self.down = down
+            self.update()
+
+    def set_fault(self, fault: str) -> None:
+        if fault != self.fault:
+            self.fault = fault
             self.update()
 
     def set_load(self, load: float) -> None:
@@ -470,10 +476,14 @@ class LinkItem(_Marked, QGraphicsItem):
         color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, self.tint or colors.link)
         if self.down:
             color = LINK_DOWN_COLOR
+        elif self.fault:
+            color = NodeState.parse(self.fault.split(";")[0]).color
         width = 3.5 if selected or self.on_path or self.tint else 2
         pen = QPen(colors.highlight if selected else color, width + MAX_LOAD_WIDTH * self.load)
         if self.down or (self.severity == "warning" and not selected):
             pen.setStyle(Qt.PenStyle.DashLine)
+        elif self.fault:
+            pen.setStyle(Qt.PenStyle.DotLine)
         return pen
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
