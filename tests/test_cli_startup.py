@@ -42,3 +42,7 @@ def test_help_of_every_command_prints():
     assert "vtopo link" in parser.format_help()
     for name, command in commands.choices.items():
         assert command.format_help(), name
+
+
+def test_validating_against_this_hosts_facts_loads_only_networkx():
+    assert heavy_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})") == {"networkx"}

@@ -133,11 +133,7 @@ class Deployer:
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
             return self._facts
-        return host_facts.probe(needs_accel=self._runs_vms(topology))
-
-    def _runs_vms(self, topology: Topology) -> bool:
-        kinds = (self.kinds.get(node.kind) for node in topology.nodes.values())
-        return any(kind is not None and kind.needs_acceleration for kind in kinds)
+        return host_facts.probe_for(topology, self.kinds)
 
     # ------------------------------------------------------------ deploy
 
@@ -216,7 +212,7 @@ class Deployer:
         return report
 
     def _backend_notices(self, topology: Topology, facts: HostFacts) -> list[str]:
-        if topology.vm_backend not in ("", "auto") or facts.libvirt or not self._runs_vms(topology):
+        if topology.vm_backend not in ("", "auto") or facts.libvirt or not host_facts.runs_vms(topology, self.kinds):
             return []
         return [f"libvirtd does not answer at {facts.libvirt_uri}, so the VMs run as plain QEMU processes, not "
                 "libvirt domains (start libvirtd, or set the lab's vm_backend to libvirt)"]
