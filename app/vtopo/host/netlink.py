@@ -1,13 +1,15 @@
 """Links, addresses, routes, sysctls and qdiscs through rtnetlink, one socket per network namespace.
 
 A netlink socket stays bound to the namespace it was opened in, so each namespace's socket is opened
-once, inside `entered()`, and reused: no helper process per namespace.
+once (inside `entered()`, or while the namespace is being made) and reused: no helper process per namespace.
 
 Each request is a message built with pyroute2's message classes and sent on a plain rtnetlink socket, and
-its acknowledgement is read back at once. pyroute2's `IPRoute` runs an asyncio request machine around every
-call, about 250 us of Python per request against the kernel's few microseconds; sending many requests before
-reading their acks would save only about 2 us more each (measured), and would report a failure after later
-requests had run. qdiscs, whose options pyroute2's tc plugins compute, still go through `IPRoute`.
+its acknowledgement is read back at once, with struct unless it is a refusal. pyroute2's `IPRoute` runs an
+asyncio request machine around every call, about 250 us of Python per request against the kernel's few
+microseconds. Sending many requests before reading their acks saves nothing measurable (400 link changes in
+one namespace: 18 us each either way; 400 veth pairs: 440-650 us each either way, the kernel's own work), and
+would report a failure after later requests had run. qdiscs, whose options pyroute2's tc plugins compute,
+still go through `IPRoute`.
 """
 from __future__ import annotations
 
