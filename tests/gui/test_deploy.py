@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import subprocess
 import threading
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pytest
@@ -11,28 +10,11 @@ from PySide6.QtCore import QPointF, Qt
 from pytestqt.qtbot import QtBot
 
 from tests.gui.helpers import answer_next_dialog
-from vtopo.gui import terminal
 from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.console import terminal
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
-
-
-@dataclass(frozen=True)
-class FakeProgress:
-    stage: str
-    done: int
-    total: int
-    message: str
-    owner: str = "lab"
-
-
-@dataclass
-class FakeReport:
-    lab: str
-    nodes: int
-    links: int
-    seconds: float
-    notices: list[str] = field(default_factory=list)
+from vtopo.reports import DeployReport, Progress
 
 
 class FakeError(Exception):
@@ -46,17 +28,17 @@ class FakeDeployer:
         self.threads: list[threading.Thread] = []
         self.fail_on = fail_on
 
-    def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> FakeReport:
+    def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> DeployReport:
         self.threads.append(threading.current_thread())
         names = [n.name for n in topology.nodes.values()]
         for index, name in enumerate(names):
-            progress(FakeProgress("apply", index + 1, len(names), "create namespace", f"node {name}"))
+            progress(Progress("apply", index + 1, len(names), "create namespace", f"node {name}"))
             if name == self.fail_on:
                 raise FakeError(f"create namespace on node {name}: File exists")
-        return FakeReport(topology.name, len(names), len(topology.links), 0.1, ["a notice"])
+        return DeployReport(topology.name, "vtfake", len(names), len(topology.links), len(names), 0.1, ["a notice"])
 
     def destroy(self, lab: str, progress: Callable[[Any], None]) -> int:
-        progress(FakeProgress("destroy", 1, 1, "delete everything"))
+        progress(Progress("destroy", 1, 1, "delete everything"))
         return 1
 
     def status(self, lab: str | None = None) -> list[Any]:

@@ -49,12 +49,13 @@ def _static_text(text: str) -> QStaticText:
 
 
 class _Marked:
-    """What features mark on a node or link: on a measured path (drawn in the path colour) and a check's verdict.
-    Both redraw the item and the zoomed-out overview."""
+    """What features mark on a node or link: on a measured path (drawn in the path colour), a check's verdict and
+    the severity of its worst problem. Each redraws the item and the zoomed-out overview."""
 
     _look: Look
     on_path: bool
     verdict: QColor | None
+    severity: str
 
     def set_on_path(self, on_path: bool) -> None:
         if on_path != self.on_path:
@@ -64,6 +65,11 @@ class _Marked:
     def set_verdict(self, verdict: QColor | None) -> None:
         if verdict != self.verdict:
             self.verdict = verdict
+            self._redraw()
+
+    def set_severity(self, severity: str) -> None:
+        if severity != self.severity:
+            self.severity = severity
             self._redraw()
 
     def _redraw(self) -> None:
@@ -129,11 +135,6 @@ class NodeItem(_Marked, QGraphicsItem):
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:
             self.state = state
-            self._redraw()
-
-    def set_severity(self, severity: str) -> None:
-        if severity != self.severity:
-            self.severity = severity
             self._redraw()
 
     def boundingRect(self) -> QRectF:
@@ -294,11 +295,6 @@ class LinkItem(_Marked, QGraphicsItem):
             self._middle_rect = QRectF(QPointF(), QSizeF(metrics.horizontalAdvance(self._middle_text),
                                                          metrics.height()))
         return self._label_sizes
-
-    def set_severity(self, severity: str) -> None:
-        if severity != self.severity:
-            self.severity = severity
-            self._redraw()
 
     def set_down(self, down: bool) -> None:
         if down != self.down:
