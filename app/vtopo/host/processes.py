@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from vtopo.host.errors import HostError
+from vtopo.host.owned_files import DAEMON_UMASK
 
 _TAIL_BYTES = 4000
 _POLL_S = 0.02
@@ -299,6 +300,7 @@ def start_daemon(
             start_new_session=True,  # no terminal signals from us; survives our process group
             close_fds=True,
             pass_fds=tuple(inherited.values()),
+            umask=DAEMON_UMASK,
         )
 
         def fail(reason: str) -> DaemonError:
