@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
+from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
@@ -64,9 +65,12 @@ def vtopo_as_root(umask: int, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("umask", [0, 0o077], ids=["umask-000", "umask-077"])
-def test_a_router_and_a_vm_get_the_modes_vtopo_chose_whatever_the_umask(umask):
+def test_a_router_and_a_vm_get_the_modes_vtopo_chose_whatever_the_umask(umask, tmp_path):
+    topology = io.load(TOPOLOGIES / "vm-router.vtopo")
+    topology.vm_backend = "qemu"  # QEMU started by vtopo, whose console log vtopo's directory holds
+    io.save(topology, tmp_path / "vm-router.vtopo")
     before = snapshot()
-    deployed = vtopo_as_root(umask, "deploy", str(TOPOLOGIES / "vm-router.vtopo"))
+    deployed = vtopo_as_root(umask, "deploy", str(tmp_path / "vm-router.vtopo"))
     assert deployed.returncode == 0, deployed.stderr
     try:
         run_dir = next(Path("/run/vtopo").glob("*/vmr"), None)

@@ -16,7 +16,7 @@ from vtopo import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host.as_user import in_namespace_as
 from vtopo.host import domains, nftables, ovs, owned_files, processes
-from vtopo.host.images import open_image
+from vtopo.host.images import open_device, open_image
 from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.host.vhost import VHOST_DEVICE, holds_vhost
 from vtopo.model.rules import lab_tag
@@ -236,7 +236,7 @@ class Applier:
             self.netlink.set_hairpin(op.name, None, True)
 
     def _make_directory(self, op: o.MakeDirectory) -> None:
-        owned_files.make_directory(op.path)
+        owned_files.make_directory(op.path, owned_files.PRIVATE if op.mode is None else op.mode)
         if op.user:
             owned_files.hand_over(op.path, op.user)
 
@@ -247,16 +247,22 @@ class Applier:
             if Path(target).is_dir():  # a bind mount needs its target to exist
                 owned_files.private_directory(source, owner_of=str(Path(op.pid_file).parent))
                 private[Path(target)] = Path(source)
-        images: dict[int, int] = {}
+        handed: dict[int, int] = {}
         try:
+            for fd, interface in op.tun_fds:
+                handed[fd] = self.netlink.attach_tap(interface)
+            for fd, path in op.device_fds:
+                handed[fd] = open_device(path)
             for fd, path in op.image_fds:
-                images[fd] = open_image(path)
+                handed[fd] = open_image(path)
             processes.start_daemon(list(op.argv), op.netns, Path(op.pid_file),
                                    Path(op.ready_path) if op.ready_path else None, DAEMON_START_SECONDS,
                                    log_file=Path(op.pid_file).with_suffix(".log"), private_dirs=private,
-                                   open_files=taps, inherited_fds=images)
+                                   open_files=taps, inherited_fds=handed,
+                                   privileges=o.drop_privileges(op.user, op.groups) if op.user else (),
+                                   ready_banner=op.ready_banner.encode())
         finally:
-            for ours in images.values():
+            for ours in handed.values():
                 os.close(ours)
 
     def _start_domain(self, op: o.StartDomain) -> None:
