@@ -18,6 +18,7 @@ from vtopo.host.as_user import in_namespace_as
 from vtopo.host import domains, nftables, ovs, owned_files, processes
 from vtopo.host.images import open_device, open_image
 from vtopo.host.netlink import Netlink, NetlinkError
+from vtopo.host.owned_files import DAEMON_UMASK
 from vtopo.host.vhost import VHOST_DEVICE, holds_vhost
 from vtopo.model.rules import lab_tag
 
@@ -260,7 +261,7 @@ class Applier:
                                    log_file=Path(op.pid_file).with_suffix(".log"), private_dirs=private,
                                    open_files=taps, inherited_fds=handed,
                                    privileges=o.drop_privileges(op.user, op.groups) if op.user else (),
-                                   ready_banner=op.ready_banner.encode())
+                                   umask=DAEMON_UMASK, ready_banner=op.ready_banner.encode())
         finally:
             for ours in handed.values():
                 os.close(ours)
