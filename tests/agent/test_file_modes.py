@@ -43,9 +43,12 @@ def mode_problems() -> list[str]:
     problems = []
     for path, info in entries():
         mode, owner, group = stat.S_IMODE(info.st_mode), pwd.getpwuid(info.st_uid).pw_name, group_name(info.st_gid)
-        private_parent = stat.S_IMODE(path.parent.lstat().st_mode) == PRIVATE
-        if owner != "root":  # a daemon's directory, or what the daemon made in it
-            right = mode == PRIVATE if stat.S_ISDIR(info.st_mode) else private_parent
+        parent = path.parent.lstat()
+        private_parent = stat.S_IMODE(parent.st_mode) == PRIVATE
+        if private_parent and parent.st_uid != 0:
+            right = True  # in a daemon's own directory, which only its user can enter: its files are its business
+        elif owner != "root":  # a directory handed to a daemon
+            right = stat.S_ISDIR(info.st_mode) and mode == PRIVATE
         elif stat.S_ISDIR(info.st_mode):
             right = mode in (PRIVATE, PASSAGE) or (mode == SHARED and group == "vtopo")
         elif stat.S_ISREG(info.st_mode):
@@ -103,6 +106,9 @@ def test_members_read_the_records_through_the_group_and_an_outsider_reads_nothin
                 assert (stat.S_IMODE(record.stat().st_mode), group_name(record.stat().st_gid)) == (0o640, "vtopo")
                 assert stat.S_IMODE(router_dir.parent.stat().st_mode) == PASSAGE  # frr passes through to r1
                 assert pwd.getpwuid(router_dir.stat().st_uid).pw_name == "frr"
+                assert stat.S_IMODE(router_dir.stat().st_mode) == PRIVATE
+                config = (router_dir / "zebra.conf").stat()
+                assert (stat.S_IMODE(config.st_mode), config.st_uid, group_name(config.st_gid)) == (0o640, 0, "frr")
                 assert stat.S_IMODE((record.parent / "journal.jsonl").stat().st_mode) == 0o600
 
                 status = agent.vtopo(a, "status", "l2-vs-l3")
