@@ -213,7 +213,7 @@ class Applier:
     # ------------------------------------------------------------ handlers
 
     def _create_namespace(self, op: o.CreateNamespace) -> None:
-        namespaces.create_netns(op.name)
+        self.netlink.add_netns(op.name)
         self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
 
     def _delete_namespace(self, op: o.DeleteNamespace) -> None:
