@@ -5,7 +5,8 @@
 # changed: apt runs only for missing packages, pip only when a setup.cfg or pyproject.toml changed,
 # the guest build only when its recipe changed.
 #
-# Usage: scripts/setup.sh [--no-guest] [--bench]   (--bench: also what `make bench` compares with)
+# Usage: scripts/setup.sh [--no-guest] [--bench] [--no-agent]   (--bench: also what `make bench` compares with;
+#        --no-agent: install, but start no agent, as the test suite wants: it runs its own)
 # Apt's and pip's output goes to $VTOPO_SETUP_LOG (default /tmp/vtopo-setup.log); its tail is
 # shown when a step fails. Open vSwitch and FRR are installed but not started here: vtopo and
 # the tests start Open vSwitch when they need it.
@@ -52,11 +53,13 @@ logged() {  # run a command with its output in the log; on failure show the log'
 }
 
 WITH_GUEST=1
+WITH_AGENT=1
 for arg in "$@"; do
     case "$arg" in
         --no-guest) WITH_GUEST=0 ;;
         --bench) APT_PACKAGES+=("${BENCH_APT_PACKAGES[@]}") ;;
-        *) die "usage: $0 [--no-guest] [--bench]" ;;
+        --no-agent) WITH_AGENT=0 ;;
+        *) die "usage: $0 [--no-guest] [--bench] [--no-agent]" ;;
     esac
 done
 
@@ -179,7 +182,11 @@ fi
 
 # 4. The agent: under systemd its socket and service units (systemd starts it on the first connection); without
 # systemd, `vtopo agent --daemon` with a pid file. scripts/agent.sh leaves an agent that already listens alone.
-# The test suite never uses it: tests/conftest.py points vtopo at a socket of the test session.
+# The test suite neither starts nor uses it (scripts/test.sh passes --no-agent, and tests/conftest.py points vtopo at
+# a socket of the test session), so a throwaway clone leaves no agent running its code behind.
+if [[ $WITH_AGENT == 0 ]]; then
+    exit 0
+fi
 if [[ -d /run/systemd/system ]]; then
     install -m 0644 "$ROOT/resources/systemd/vtopo-agent.socket" /etc/systemd/system/vtopo-agent.socket
     sed "s|@VTOPO@|$VENV/bin/vtopo|" "$ROOT/resources/systemd/vtopo-agent.service" >/etc/systemd/system/vtopo-agent.service
