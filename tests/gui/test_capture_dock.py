@@ -2,6 +2,7 @@
 captures on a deployed lab, including a flood whose list stays bounded."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -17,7 +18,8 @@ from scapy.layers.l2 import ARP, Ether
 
 from tests.gui.helpers import answer_next_dialog, choose, click, right_click, send, view_point, when_menu_opens
 from tests.residue import snapshot
-from vtopo.capture import CaptureError, RawPacket, summarize
+from vtopo.capture import CaptureError, CaptureTarget, RawPacket, summarize
+from vtopo.capture.wireshark import MISSING
 from vtopo.gui.capture.tab import CaptureTab
 from vtopo.gui.main_window import MainWindow
 
@@ -94,6 +96,73 @@ def test_packet_list_filter_and_details(qtbot: QtBot) -> None:
     qtbot.mouseClick(tab.clear, Qt.MouseButton.LeftButton)
     assert tab.shown.rowCount() == 0
     tab.close_capture()
+
+
+LOOPBACK = CaptureTarget("lo", "lo", None)
+"""The host's loopback: a capture that listens without a lab (traffic to 127.0.0.1 is vtopo's own)."""
+
+
+def listening_tab(qtbot: QtBot) -> CaptureTab:
+    tab = CaptureTab("lo", lambda: LOOPBACK, "icmp")
+    qtbot.addWidget(tab)
+    tab.show()
+    qtbot.waitUntil(lambda: tab.target is not None, timeout=15_000)
+    return tab
+
+
+@pytest.mark.privileged
+def test_open_in_wireshark_pipes_the_live_capture_into_wireshark(qtbot: QtBot) -> None:
+    """The real Wireshark (offscreen, as in the suite) gets tcpdump's stream and writes what it reads into its own
+    temporary pcapng, which tshark then decodes; closing the tab ends both and leaves no file."""
+    if shutil.which("wireshark") is None or shutil.which("tshark") is None:
+        pytest.skip("Wireshark is not installed (scripts/setup.sh installs wireshark-qt and tshark)")
+    tab = listening_tab(qtbot)
+    try:
+        assert tab.wireshark.isEnabled() and tab.wireshark.toolTip() == "Wireshark shows the packets on lo live"
+        qtbot.mouseClick(tab.wireshark, Qt.MouseButton.LeftButton)
+        shark = tab._wireshark[0]
+        directory = Path(shark.directory)
+        qtbot.waitUntil(lambda: any(directory.glob("wireshark_*.pcapng")), timeout=20_000)
+        seen: list[str] = []
+
+        def wireshark_decoded_the_echoes() -> bool:
+            subprocess.run(["ping", "-c", "1", "127.0.0.1"], capture_output=True, timeout=5)
+            seen[:] = subprocess.run(["tshark", "-r", str(next(directory.glob("wireshark_*.pcapng"))), "-Y",
+                                      "icmp.type == 8 && ip.dst == 127.0.0.1", "-T", "fields", "-e", "icmp.seq"],
+                                     capture_output=True, text=True, timeout=20).stdout.split()
+            return len(seen) >= 3
+
+        qtbot.waitUntil(wireshark_decoded_the_echoes, timeout=30_000)
+        assert shark.viewer.poll() is None and shark.dump.poll() is None
+    finally:
+        tab.close_capture()
+    assert shark.viewer.poll() is not None and shark.dump.poll() is not None and not directory.exists()
+
+
+def test_without_wireshark_the_entry_is_disabled_and_says_why(qtbot: QtBot, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it, Wireshark least of all
+    tab = CaptureTab("c1:eth0", cannot_start)
+    qtbot.addWidget(tab)
+    tab.show()
+    qtbot.waitUntil(lambda: "capture failed" in tab.status.text())
+    assert not tab.wireshark.isEnabled() and tab.wireshark.toolTip() == MISSING
+    tab.close_capture()
+
+
+@pytest.mark.privileged
+def test_without_wireshark_a_listening_capture_keeps_the_entry_disabled(qtbot: QtBot, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    tcpdump = shutil.which("tcpdump")
+    if tcpdump is None:
+        pytest.skip("tcpdump is not installed (scripts/setup.sh installs it)")
+    (tmp_path / "tcpdump").symlink_to(tcpdump)
+    monkeypatch.setenv("PATH", str(tmp_path))  # tcpdump and nothing else
+    tab = listening_tab(qtbot)
+    try:
+        assert not tab.wireshark.isEnabled() and tab.wireshark.toolTip() == MISSING
+    finally:
+        tab.close_capture()
 
 
 def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
