@@ -53,12 +53,12 @@ def deployed_window(qtbot: Any, tmp_path: Path) -> Iterator[MainWindow]:
 
 
 def flood_gaps(qtbot: Any, window: MainWindow) -> tuple[TickGaps, float]:
-    """The GUI thread's ticks while c1 floods c2, and the packets/s the flood put on the wire."""
+    """The GUI thread's ticks while c1 floods c2 with UDP, and the packets/s the flood put on the wire."""
     lab = DeployedLab.find(window.editor.topology.name)
-    with TickGaps() as ticks:
-        flood = PacedFlood(lambda argv: lab.command_in("c1", argv), "10.0.0.2", PACKETS_PER_S)
+    with TickGaps() as ticks, PacedFlood(lab.command_in, "c1", "c2", "10.0.0.2", PACKETS_PER_S) as flood:
         qtbot.waitUntil(lambda: not flood.running, timeout=30_000)
-    return ticks, flood.packets_per_s()
+        rate = flood.packets_per_s()
+    return ticks, rate
 
 
 def test_gui_stall_under_a_flood_with_a_capture_open(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -71,7 +71,7 @@ def test_gui_stall_under_a_flood_with_a_capture_open(qtbot: Any, tmp_path: Path,
         with_capture, rate_with = flood_gaps(qtbot, window)
         qtbot.wait(1500)  # the agent's last counters
         status, rows = tab.status.text(), len(tab.table.rows)
-    print(f"\n10 s flood ping c1 -> c2 on bridge-veth at {rate_with:,.0f} packets/s ({rate_without:,.0f} without the "
+    print(f"\n10 s UDP flood c1 -> c2 on bridge-veth at {rate_with:,.0f} packets/s ({rate_without:,.0f} without the "
           f"capture), gaps between the GUI thread's {TICK_MS} ms ticks (budget {BUDGET_MS} ms; {machine_facts()}):")
     print(f"  with the capture listing it: {with_capture.describe()}")
     print(f"  baseline, no capture open:   {without.describe()}")

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QTabBar
 from pytestqt.qtbot import QtBot
 from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
+from scapy.utils import rdpcap
 
 from tests.floods import PacedFlood, TickGaps
 from tests.gui.helpers import answer_next_dialog, choose, click, right_click, send, view_point, when_menu_opens
@@ -144,6 +145,44 @@ def test_open_in_wireshark_pipes_the_live_capture_into_wireshark(qtbot: QtBot) -
     assert shark.viewer.poll() is not None and shark.dump.poll() is not None and not directory.exists()
 
 
+@pytest.mark.privileged
+def test_pause_holds_the_list_and_save_writes_every_packet_as_pcapng(qtbot: QtBot, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    tab = listening_tab(qtbot)
+
+    def echoes() -> int:
+        rows = (tab.table.packet(row)[0] for row in range(len(tab.table.rows)))
+        return sum(p.info.startswith("echo request") and p.dst_ip == "127.0.0.1" for p in rows)
+
+    def ping(count: int) -> None:
+        subprocess.run(["ping", "-c", str(count), "-i", "0.2", "127.0.0.1"], capture_output=True, timeout=10)
+
+    try:
+        ping(2)
+        qtbot.waitUntil(lambda: echoes() >= 2, timeout=5000)
+        qtbot.mouseClick(tab.pause, Qt.MouseButton.LeftButton)
+        listed = len(tab.table.rows)
+        ping(3)
+        qtbot.waitUntil(lambda: "not listed" in tab.status.text(), timeout=5000)
+        assert len(tab.table.rows) == listed
+        qtbot.mouseClick(tab.pause, Qt.MouseButton.LeftButton)
+        ping(1)
+        qtbot.waitUntil(lambda: len(tab.table.rows) > listed, timeout=5000)
+        qtbot.wait(600)  # the agent writes the capture file out every half second
+
+        saved = tmp_path / "lo.pcapng"
+
+        # the platform's file dialog, as test_basics.py answers it for "Save lab as"
+        monkeypatch.setattr("vtopo.gui.capture.tab.QFileDialog.getSaveFileName", lambda *a, **k: (str(saved), ""))
+        qtbot.mouseClick(tab.save, Qt.MouseButton.LeftButton)
+        assert tab.status.text() == f"saved in {saved}"
+    finally:
+        tab.close_capture()
+    packets = rdpcap(str(saved))
+    requests = [p for p in packets if ICMP in p and p[ICMP].type == 8 and p[IP].dst == "127.0.0.1"]
+    assert len(requests) >= 6, "the paused packets are in the file too"
+
+
 def test_without_wireshark_the_entry_is_disabled_and_says_why(qtbot: QtBot, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it, Wireshark least of all
@@ -196,7 +235,7 @@ def test_capture_from_the_menu_then_a_10000_packets_a_second_flood_stays_within_
         make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
     """A 10 s flood at 10,000 packets/s while the capture lists it: the GUI thread never stalls past BUDGET_MS (a
     Qt timer's ticks), every packet is captured or counted as dropped, the list stays bounded, the link's rate
-    shows on the canvas."""
+    shows on the canvas and Ctrl+Shift+T hides it."""
     from vtopo.gui.panels.deploy import load_deployer
 
     before = snapshot()
@@ -216,17 +255,29 @@ def test_capture_from_the_menu_then_a_10000_packets_a_second_flood_stays_within_
         qtbot.wait(1000)  # the designer settles after the deploy
         captured_before = captured_count(tab)
         link = "c1-eth0--br0-p1"
-        with TickGaps() as ticks:
-            flood = PacedFlood(lambda argv: _in(window, "c1", *argv), "10.0.0.2", 10_000, seconds=10)
-            qtbot.waitUntil(lambda: link in window.rates.latest and window.rates.latest[link].packets_per_second > 5000,
-                            timeout=5000)
+        window.activateWindow()  # the menu had the focus; Ctrl+Shift+T is a shortcut of the active window
+        qtbot.waitUntil(window.isActiveWindow)
+        rates_key = (Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+
+        def link_busy() -> bool:
+            rate = window.rates.latest.get(link)
+            return rate is not None and rate.packets_per_second > 5000
+
+        with TickGaps() as ticks, PacedFlood(lambda node, argv: _in(window, node, *argv), "c1", "c2", "10.0.0.2",
+                                             10_000, seconds=10) as flood:
+            qtbot.waitUntil(link_busy, timeout=5000)
+            assert scene.links[link].load > 0.3 and "packets/s" in scene.links[link].toolTip()
+            qtbot.keyClick(window.view, *rates_key)
+            assert not window.rates.toggle.isChecked()
+            assert scene.links[link].load == 0 and scene.links[link].toolTip() == ""
+            qtbot.keyClick(window.view, *rates_key)
             assert scene.links[link].load > 0.3 and "packets/s" in scene.links[link].toolTip()
             qtbot.waitUntil(lambda: not flood.running, timeout=30_000)
-        on_the_wire = flood.packets_per_s()
+            on_the_wire = flood.packets_per_s()
         qtbot.wait(1500)  # the last counters
         captured = captured_count(tab) - captured_before
         dropped = int(tab.status.text().split(" dropped by the kernel")[0].rsplit(None, 1)[1])
-        print(f"\n{on_the_wire:,.0f} packets/s on the wire for 10 s, {captured / 10:,.0f} packets/s captured, "
+        print(f"\n{on_the_wire:,.0f} UDP packets/s on the wire for 10 s, {captured / 10:,.0f} packets/s captured, "
               f"{dropped} dropped by the kernel; GUI thread: {ticks.describe()}")
         assert on_the_wire > 9000 and captured + dropped > 0.95 * on_the_wire * 10
         assert ticks.longest <= BUDGET_MS, ticks.describe()
