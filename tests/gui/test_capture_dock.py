@@ -12,13 +12,14 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QTabBar
+from pytestqt.exceptions import TimeoutError as WaitTimeout
 from pytestqt.qtbot import QtBot
 from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 from scapy.utils import rdpcap
 
 from tests.floods import PacedFlood, TickGaps
-from tests.gui.helpers import answer_next_dialog, choose, click, right_click, send, view_point, when_menu_opens
+from tests.gui.helpers import choose, click, deploy_or_destroy, right_click, send, view_point, when_menu_opens
 from tests.residue import snapshot
 from vtopo.capture import CaptureError, CaptureTarget, RawPacket, summarize
 from vtopo.capture.wireshark import MISSING
@@ -112,7 +113,11 @@ def listening_tab(qtbot: QtBot) -> CaptureTab:
     tab = CaptureTab("lo", lambda: LOOPBACK, "icmp")
     qtbot.addWidget(tab)
     tab.show()
-    qtbot.waitUntil(lambda: tab.target is not None, timeout=15_000)
+    try:
+        qtbot.waitUntil(lambda: tab.target is not None, timeout=15_000)
+    except WaitTimeout:
+        tab.close_capture()
+        pytest.fail(f"the capture on lo never listened: {tab.status.text()}")
     return tab
 
 
@@ -209,15 +214,6 @@ def test_without_wireshark_a_listening_capture_keeps_the_entry_disabled(qtbot: Q
         tab.close_capture()
 
 
-def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
-    action = window.menu_actions.deploy if deploy else window.menu_actions.destroy
-    qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)
-    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-        if not deploy:
-            answer_next_dialog("Destroy")
-        action.trigger()
-
-
 def captured_count(tab: CaptureTab) -> int:
     """The count the status line shows: "c1:eth0: 1234 packets captured, 0 dropped by the kernel"."""
     text = tab.status.text()
@@ -242,7 +238,7 @@ def test_capture_from_the_menu_then_a_10000_packets_a_second_flood_stays_within_
     window = make_window("bridge-veth", deployer_loader=load_deployer)
     scene = window.editor.scene
     try:
-        _deploy(window, qtbot, True)
+        deploy_or_destroy(window, qtbot, True)
         when_menu_opens(choose("Capture on c1:eth0"))
         right_click(window.view, scene.links["c1-eth0--br0-p1"].line.center())
         tab = window.capture_panel.captures()[0]
@@ -293,7 +289,7 @@ def test_capture_from_the_menu_then_a_10000_packets_a_second_flood_stays_within_
     finally:
         window.capture.shutdown()
         if window.deploy.deployed_lab:
-            _deploy(window, qtbot, False)
+            deploy_or_destroy(window, qtbot, False)
     assert snapshot() - before == {}
     assert not list(Path("/tmp").glob("vtopo-capture-*"))
 
@@ -320,7 +316,7 @@ def test_follow_a_ping_from_the_menu_of_two_selected_nodes(make_window: Callable
     window = make_window("l2-vs-l3", deployer_loader=load_deployer)
     scene, view = window.editor.scene, window.view
     try:
-        _deploy(window, qtbot, True)
+        deploy_or_destroy(window, qtbot, True)
         wait_until_reached(window, "h1", "10.2.0.10")  # OSPF has converged
         click(view, scene.nodes["h1"].pos())
         click(view, scene.nodes["h3"].pos(), Qt.KeyboardModifier.ControlModifier)
@@ -350,5 +346,5 @@ def test_follow_a_ping_from_the_menu_of_two_selected_nodes(make_window: Callable
     finally:
         window.capture.shutdown()
         if window.deploy.deployed_lab:
-            _deploy(window, qtbot, False)
+            deploy_or_destroy(window, qtbot, False)
     assert snapshot() - before == {}
