@@ -65,6 +65,7 @@ def test_gui_stall_under_a_flood_with_a_capture_open(qtbot: Any, tmp_path: Path,
                                                      ) -> None:
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
     with deployed_window(qtbot, tmp_path) as window:
+        qtbot.wait(1000)  # the designer settles after the deploy (its states read back, the first rates)
         without, rate_without = flood_gaps(qtbot, window)
         tab = window.capture.capture("c1:eth0")
         qtbot.waitUntil(lambda: tab.target is not None, timeout=10_000)
