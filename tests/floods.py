@@ -47,7 +47,9 @@ class PacedFlood:
         for process in (self._client, self._server):
             if process.poll() is None:
                 process.kill()
-            process.communicate()
+            process.wait()
+        if self._client.stdout is not None:
+            self._client.stdout.close()
 
     @property
     def running(self) -> bool:
