@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import statistics
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 
@@ -62,17 +63,31 @@ class PacedFlood:
         return float(total["packets"]) / float(total["seconds"])
 
 
+def _waited_for_a_cpu_ms() -> float:
+    """How long this thread has been ready to run but waiting for a CPU, in all (the kernel's schedstat)."""
+    with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as stats:
+        return int(stats.read().split()[1]) / 1e6
+
+
 class TickGaps:
-    """The gaps, in ms, between the ticks of a TICK_MS timer on the GUI thread, while in the `with` block."""
+    """The gaps, in ms, between the ticks of a TICK_MS timer on the GUI thread, while in the `with` block; and of
+    each gap, how long the thread was ready to run but the kernel gave it no CPU (other processes had them all)."""
 
     def __init__(self) -> None:
-        self.gaps: list[float] = []
+        self.gaps: list[tuple[float, float]] = []
         self._clock = QElapsedTimer()
+        self._waited = 0.0
         self._timer = QTimer()
         self._timer.setInterval(TICK_MS)
-        self._timer.timeout.connect(lambda: self.gaps.append(self._clock.restart()))
+        self._timer.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        waited = _waited_for_a_cpu_ms()
+        self.gaps.append((float(self._clock.restart()), waited - self._waited))
+        self._waited = waited
 
     def __enter__(self) -> TickGaps:
+        self._waited = _waited_for_a_cpu_ms()
         self._clock.start()
         self._timer.start()
         return self
@@ -82,9 +97,17 @@ class TickGaps:
 
     @property
     def longest(self) -> float:
-        return max(self.gaps[1:])
+        """The longest gap."""
+        return max(gap for gap, _ in self.gaps[1:])
+
+    @property
+    def longest_blocked(self) -> float:
+        """The longest gap less the time the thread waited for a CPU: how long the designer itself held it up."""
+        return max(gap - min(gap, waited) for gap, waited in self.gaps[1:])
 
     def describe(self) -> str:
         ordered = sorted(self.gaps[1:])
-        return (f"longest {ordered[-1]:.0f} ms, 99th percentile {ordered[int(len(ordered) * 0.99)]:.0f} ms, "
-                f"median {statistics.median(ordered):.0f} ms")
+        gap, waited = ordered[-1]
+        return (f"longest gap {gap:.0f} ms ({waited:.0f} ms of it waiting for a CPU), longest held up "
+                f"{self.longest_blocked:.0f} ms, 99th percentile gap {ordered[int(len(ordered) * 0.99)][0]:.0f} ms, "
+                f"median {statistics.median(g for g, _ in ordered):.0f} ms")

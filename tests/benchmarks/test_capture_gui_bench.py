@@ -76,6 +76,6 @@ def test_gui_stall_under_a_flood_with_a_capture_open(qtbot: Any, tmp_path: Path,
           f"capture), gaps between the GUI thread's {TICK_MS} ms ticks (budget {BUDGET_MS} ms; {machine_facts()}):")
     print(f"  with the capture listing it: {with_capture.describe()}")
     print(f"  baseline, no capture open:   {without.describe()}")
-    print(f"  ratio of the longest stalls: {with_capture.longest / without.longest:.2f}")
+    print(f"  ratio of the longest gaps: {with_capture.longest / without.longest:.2f}")
     print(f"  {status}; {rows} rows kept")
     assert rows

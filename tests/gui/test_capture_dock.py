@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -27,7 +28,9 @@ from vtopo.gui.capture.tab import CaptureTab
 from vtopo.gui.main_window import MainWindow
 
 BUDGET_MS = 50
-"""The longest the GUI thread may stall while a capture lists a 10,000 packets/s flood (the issue's budget)."""
+"""The longest the designer may hold its GUI thread up while a capture lists a 10,000 packets/s flood (the issue's
+budget): a gap between a 10 ms timer's ticks, less the time the kernel had no CPU for the thread (tests/floods.py;
+the suite runs beside other work, and the test prints the whole gap too)."""
 
 
 def cannot_start() -> None:
@@ -214,6 +217,10 @@ def test_without_wireshark_a_listening_capture_keeps_the_entry_disabled(qtbot: Q
         tab.close_capture()
 
 
+def capture_files() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("vtopo-capture-*"))
+
+
 def captured_count(tab: CaptureTab) -> int:
     """The count the status line shows: "c1:eth0: 1234 packets captured, 0 dropped by the kernel"."""
     text = tab.status.text()
@@ -229,12 +236,12 @@ def _in(window: MainWindow, node: str, *argv: str) -> list[str]:
 @pytest.mark.privileged
 def test_capture_from_the_menu_then_a_10000_packets_a_second_flood_stays_within_the_budget(
         make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
-    """A 10 s flood at 10,000 packets/s while the capture lists it: the GUI thread never stalls past BUDGET_MS (a
-    Qt timer's ticks), every packet is captured or counted as dropped, the list stays bounded, the link's rate
+    """A 10 s flood at 10,000 packets/s while the capture lists it: the designer never holds its GUI thread up past
+    BUDGET_MS (a Qt timer's ticks), every packet is captured or counted as dropped, the list stays bounded, the link's rate
     shows on the canvas and Ctrl+Shift+T hides it."""
     from vtopo.gui.panels.deploy import load_deployer
 
-    before = snapshot()
+    before, files_before = snapshot(), capture_files()
     window = make_window("bridge-veth", deployer_loader=load_deployer)
     scene = window.editor.scene
     try:
@@ -276,7 +283,7 @@ def test_capture_from_the_menu_then_a_10000_packets_a_second_flood_stays_within_
         print(f"\n{on_the_wire:,.0f} UDP packets/s on the wire for 10 s, {captured / 10:,.0f} packets/s captured, "
               f"{dropped} dropped by the kernel; GUI thread: {ticks.describe()}")
         assert on_the_wire > 9000 and captured + dropped > 0.95 * on_the_wire * 10
-        assert ticks.longest <= BUDGET_MS, ticks.describe()
+        assert ticks.longest_blocked <= BUDGET_MS, ticks.describe()
         assert len(tab.table.rows) <= 5000
         row = tab.view.visualRect(tab.shown.index(0, 0)).center()
         qtbot.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=row)
@@ -291,7 +298,7 @@ def test_capture_from_the_menu_then_a_10000_packets_a_second_flood_stays_within_
         if window.deploy.deployed_lab:
             deploy_or_destroy(window, qtbot, False)
     assert snapshot() - before == {}
-    assert not list(Path("/tmp").glob("vtopo-capture-*"))
+    assert capture_files() <= files_before, "the capture's temporary file is removed with its tab"
 
 
 def wait_until_reached(window: MainWindow, source: str, address: str, timeout_s: float = 30) -> None:
