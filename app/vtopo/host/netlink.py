@@ -51,6 +51,7 @@ _TUNSETIFF = 0x400454CA  # _IOW('T', 202, int), as on x86 and arm
 _TUNSETPERSIST = 0x400454CB
 _IFF_TAP = 0x0002
 _IFF_NO_PI = 0x1000
+_IFF_VNET_HDR = 0x4000
 _IFF_TUN_EXCL = 0x8000
 _SIOCETHTOOL = 0x8946
 _ETHTOOL_STXCSUM = 0x17
@@ -321,6 +322,19 @@ class Netlink:
                 fcntl.ioctl(fd, _TUNSETPERSIST, 1)
             finally:
                 os.close(fd)
+
+    def attach_tap(self, name: str) -> int:
+        """A descriptor of /dev/net/tun attached to the host's tap `name`, with virtio-net headers (what QEMU's
+        `-netdev tap,fd=N` expects, and what it would ask for itself given the name)."""
+        ifreq = struct.pack("16sH", _ifname(name), _IFF_TAP | _IFF_NO_PI | _IFF_VNET_HDR).ljust(_IFREQ_SIZE, b"\0")
+        with _kernel(f"attach to tap {name}"):
+            fd = os.open("/dev/net/tun", os.O_RDWR | os.O_CLOEXEC)
+            try:
+                fcntl.ioctl(fd, _TUNSETIFF, ifreq)
+            except BaseException:
+                os.close(fd)
+                raise
+        return fd
 
     def delete_link(self, name: str, netns: str | None) -> None:
         """Delete a link (a veth takes its peer with it)."""

@@ -78,16 +78,15 @@ def check(plan: Plan, context: LabContext, netlink: Netlink, prefix_owner: str |
 
 
 def _missing_users(plan: Plan) -> list[Problem]:
-    """The users daemons drop to (QEMU's -runas) must exist, or the daemon would refuse to start."""
-    users = {op.argv[op.argv.index("-runas") + 1]: op.owner for op in plan.ops
-             if isinstance(op, o.StartProcess) and "-runas" in op.argv[:-1]}
+    """The users processes run as (QEMU's) must exist, or they could not start."""
+    users = {op.user: op.owner for op in plan.ops if isinstance(op, o.StartProcess) and op.user}
     problems = []
     for user, owner in sorted(users.items()):
         try:
             pwd.getpwnam(user)
         except KeyError:
-            problems.append(Problem(f"QEMU runs as the unprivileged user {user}, which does not exist; create it with "
-                                    f"`useradd --system --no-create-home --shell /usr/sbin/nologin {user}` (or run "
+            problems.append(Problem(f"its process runs as the unprivileged user {user}, which does not exist; create it "
+                                    f"with `useradd --system --no-create-home --shell /usr/sbin/nologin {user}` (or run "
                                     "`make setup`)", owner))
     return problems
 
