@@ -22,6 +22,8 @@ POLICY_MARK="written by vtopo's scripts/setup.sh"
 APT_PACKAGES=(
     # the data path and the tools vtopo drives
     iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr tcpdump nftables
+    # "Open in Wireshark" in the Capture dock; tshark reads back in the tests what Wireshark was piped
+    wireshark-qt tshark
     # virtual machines
     qemu-system-x86 qemu-utils libvirt-daemon-system
     # virt-xml-validate (in libvirt-clients) checks domain XML with xmllint
@@ -111,6 +113,8 @@ EOF
         chmod 755 "$POLICY"
     fi
     export DEBIAN_FRONTEND=noninteractive
+    # wireshark-common asks whether non-root users may capture: no (vtopo runs tcpdump itself, as root)
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | logged debconf-set-selections
     logged apt-get update -q
     logged apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 \
         -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}"
