@@ -7,6 +7,8 @@ frozen processes are killed with its namespace, and a down link's devices go the
 - A stopped container or router keeps its namespace; its interfaces go down (its neighbours lose carrier), the
   processes inside are frozen (SIGSTOP) and the daemons vtopo started for it (zebra, ospfd) are stopped.
 - A stopped VM is powered off (QEMU ends); its taps stay, and start boots it again on the same taps.
+- Start resumes what was frozen. Restart is a container's restart: everything running in the node is killed, it
+  starts afresh and its startup commands run again.
 
 Each function takes plain values (lab and node names, link ends) and returns a one-line summary, so the CLI, the
 designer and the privileged agent call them alike.
@@ -95,6 +97,10 @@ class RunningLab:
         created and then resumed)."""
         return [op for op in self.plan.ops if isinstance(op, (o.StartProcess, o.StartDomain, o.ResumeDomain))
                 and op.owner == node.subject]
+
+    def startup_commands_of(self, node: NodeContext[Any]) -> list[o.RunCommand]:
+        """The node's startup commands as the deploy ran them (none where the user did not allow them)."""
+        return [op for op in self.plan.ops if isinstance(op, o.RunCommand) and op.owner == node.subject]
 
     def set_carrier(self, ends: list[EndContext], operated: Operated) -> None:
         """Each end up unless its node is stopped or its link is down. The kernel drops an interface's routes (and
@@ -192,9 +198,16 @@ def _start_stopped(running: RunningLab, node: NodeContext[Any], operated: Operat
 
 
 def _restart(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+    """Like a container's restart: what ran in the node ends (a server a startup command left running too), then
+    the node starts afresh and its startup commands run again. A VM is powered off and boots again."""
     if node.node.name not in operated.stopped:
         _stop(running, node, operated)
+    netns = _namespace_of(node)
+    if netns is not None:
+        processes.kill_each(namespaces.pids_in(netns))
     _start(running, node, operated)
+    for command in running.startup_commands_of(node):
+        running.applier.apply(command)
 
 
 def _stop(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
