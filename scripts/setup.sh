@@ -116,7 +116,7 @@ EOF
     say "Debian packages: installed"
 fi
 
-# The unprivileged user QEMU drops to (-runas) once it has opened the devices vtopo hands it.
+# The unprivileged user vtopo starts QEMU as, handing it the devices it opened.
 if ! getent passwd vtopo-qemu >/dev/null; then
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin vtopo-qemu
     say "system user vtopo-qemu: created (QEMU runs as it)"

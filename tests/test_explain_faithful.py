@@ -6,6 +6,7 @@ must be what the explanation says.
 """
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -81,9 +82,44 @@ def test_explanation_and_applier_agree(lab_file: Path, monkeypatch: pytest.Monke
                 assert str(o.tbf_burst(op.rate_mbit)) in command and f"{o.TBF_LATENCY_MS}ms" in command
         elif isinstance(op, (o.MakeDirectory, o.WriteFile)):
             assert op.path in explained[0]
+            if isinstance(op, o.MakeDirectory) and op.mode is not None:
+                assert ["chmod", f"{op.mode:o}", op.path] in explained and ["chown", f"{op.user}:", op.path] in explained
         elif isinstance(op, o.StartProcess):
-            command = explained[0]
-            start = 4 if op.netns else 0
-            assert command[:start] == (["ip", "netns", "exec", op.netns] if op.netns else [])
-            assert command[start:start + len(op.argv)] == list(op.argv)
-            assert all(f"/sys/class/net/{interface}/ifindex)" in command for _, interface in op.tap_fds)
+            assert_start_explained(applier, op, explained[-1], monkeypatch)
+
+
+class HostDevices(Recorder):
+    """Netlink for a process start: an interface's index, and a descriptor (of /dev/null) for each tap attached."""
+
+    def index(self, _name: str, _netns: str | None) -> int:
+        return 7
+
+    def attach_tap(self, _name: str) -> int:
+        return os.open(os.devnull, os.O_RDWR)
+
+
+def assert_start_explained(applier: Applier, op: o.StartProcess, command: list[str],
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The explanation runs the argv the applier starts, behind the same namespace entry and privilege drop, with
+    the same umask, and redirects exactly the descriptors the applier hands over."""
+    applier.netlink = HostDevices()
+    monkeypatch.setattr(applier_module, "processes", started := Recorder())
+    monkeypatch.setattr(applier_module, "owned_files", Recorder())
+    monkeypatch.setattr(applier_module, "open_device", lambda _path: os.open(os.devnull, os.O_RDWR))
+    monkeypatch.setattr(applier_module, "open_image", lambda _path: os.open(os.devnull, os.O_RDONLY))
+    applier.apply(op)
+    [(name, (argv, netns, *_), kwargs)] = started.calls
+    assert name == "start_daemon" and argv == list(op.argv) and netns == op.netns
+    if op.user:
+        assert command[:5] == ["(", "umask", "077", "&&", "exec"] and command[-2:] == [")", "&"]
+        assert kwargs["umask"] == 0o077
+        command = command[5:-2]
+        assert "--no-new-privs" in kwargs["privileges"] and f"--reuid={op.user}" in kwargs["privileges"]
+    launch = (["ip", "netns", "exec", op.netns] if op.netns else []) + list(kwargs["privileges"])
+    assert command[:len(launch) + len(argv)] == launch + argv
+    redirected = {int(word.split("<")[0]): word for word in command[len(launch) + len(argv):] if "<" in word}
+    assert set(redirected) == set(kwargs["open_files"]) | set(kwargs["inherited_fds"]), (redirected, kwargs)
+    for fd, interface in op.tap_fds:
+        assert redirected[fd] == f"{fd}<>/dev/tap$(cat" and f"/sys/class/net/{interface}/ifindex)" in " ".join(command)
+    for fd, _interface in op.tun_fds:
+        assert redirected[fd] == f"{fd}<>/dev/net/tun"

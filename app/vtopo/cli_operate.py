@@ -66,7 +66,7 @@ def add_commands(command: Command) -> None:
     sub.add_argument("node")
     sub.add_argument("action", choices=("start", "stop", "restart"))
     sub = command("link", cmd_link, "take a link of a running lab down or up, or change its impairment live: "
-                  "vtopo link LAB A[:PORT] B[:PORT] up|down|set [--rate 10mbit] [--delay 20ms] [--loss 1%]")
+                  "vtopo link LAB A[:PORT] B[:PORT] up|down|set [--rate 10mbit] [--delay 20ms] [--loss 1%%]")
     sub.set_defaults(parser=sub)
     sub.add_argument("lab")
     sub.add_argument("a", metavar="A[:PORT]")

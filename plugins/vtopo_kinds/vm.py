@@ -8,21 +8,23 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, LIBVIRT_QEMU_RUN_DIR, CannotRunInside,
-                             ConsentRequest, EndContext, MachineProcess, MakeDirectory, NodeContext, NodeKind, Op,
-                             PortSpec, Problem, ResumeDomain, Role, Severity, StartDomain, StartProcess, dev_resource,
-                             image_path, image_problem, setting, up_resource)
+from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, LIBVIRT_QEMU_RUN_DIR,
+                             VHOST_DEVICE, CannotRunInside, ConsentRequest, EndContext, MachineProcess, MakeDirectory,
+                             NodeContext, NodeKind, Op, PortSpec, Problem, ResumeDomain, Role, Severity, StartDomain,
+                             StartProcess, dev_resource, image_path, image_problem, setting, up_resource)
 from vtopo_kinds.common import check_gateway
 from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
-FIRST_TAP_FD = 3
-IMAGE_FD = 20  # past any macvtap's descriptor (at most 8 NICs from FIRST_TAP_FD)
+FIRST_TAP_FD = 3  # NIC i's tap or macvtap is on fd 3 + i (at most 8 NICs)
+FIRST_VHOST_FD = 11  # its /dev/vhost-net on fd 11 + i
+IMAGE_FD = 20
 IMAGE_FDSET = 1
-SANDBOX = "on,obsolete=deny,resourcecontrol=deny"
-"""QEMU's seccomp filter: no obsolete system calls, no CPU affinity or scheduler changes. QEMU 7.2 installs the
-filter before it daemonizes and drops to the -runas user, so spawn=deny kills it with SIGSYS at -daemonize and
-elevateprivileges=deny makes -runas fail; with -runas, a guest that breaks out of QEMU still holds only an
-unprivileged user's process."""
+SANDBOX = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
+"""QEMU's seccomp filter: no obsolete system calls, no setuid or capability changes, no fork or exec, no CPU
+affinity or scheduler changes. QEMU starts as the unprivileged vtopo-qemu user with every file it needs already open,
+in the foreground, so it needs none of these."""
+QMP_GREETING = '{"QMP":'
+"""How QEMU's monitor greets a client, once the machine is set up and QEMU runs its main loop: QEMU is ready."""
 GUEST_SERVERS = {IPERF3_SERVER: 5201, ECHO_SERVER: 5202}
 """What the built-in guest's init starts: `iperf3 -s` on iperf3's default port, and an echo server."""
 NIC_DEVICES = {"virtio": "virtio-net-pci", "e1000": "e1000"}
@@ -82,6 +84,9 @@ class VmKind(NodeKind[VmSettings]):
         descriptor it opened and checked itself, where libvirt would open the file by its path (and give it to its
         QEMU user)."""
         return "qemu" if node.settings.image != BUILTIN_IMAGE else node.lab.vm_backend
+
+    def qmp_socket(self, node: NodeContext[VmSettings]) -> str:
+        return f"{node.names.node_dir(node.node.name)}/qmp.sock"
 
     def machine(self, node: NodeContext[VmSettings]) -> MachineProcess:
         if self.backend(node) == "libvirt":
@@ -181,15 +186,17 @@ class VmKind(NodeKind[VmSettings]):
         """csum=off on a virtio NIC whose switch leaves checksums partial: the guest then checksums every frame."""
         return node.settings.nic_model == "virtio" and end.other.kind.leaves_checksums_partial(end.other.owner)
 
-    def qemu_argv(self, node: NodeContext[VmSettings], directory: str) -> tuple[list[str], list[tuple[int, str]]]:
+    def qemu_argv(self, node: NodeContext[VmSettings], directory: str) -> list[str]:
+        """QEMU's command line: in the foreground (vtopo starts it as the unprivileged user), with every tap, macvtap,
+        vhost-net and disk image on a descriptor vtopo opened (see nic_fds and lower)."""
         settings, facts = node.settings, node.facts
         argv = ["qemu-system-x86_64", "-name", node.node.name, "-machine", f"q35,accel={facts.accel}",
                 "-cpu", "host" if facts.accel == "kvm" else "max", "-smp", str(settings.vcpus),
                 "-m", str(settings.memory_mb), "-nodefaults", "-display", "none",
                 "-chardev", f"socket,id=console,path={directory}/console.sock,server=on,wait=off,"
                             f"logfile={directory}/console.log",
-                "-serial", "chardev:console", "-daemonize", "-pidfile", self.machine(node).pid_file,
-                "-sandbox", SANDBOX, "-runas", facts.qemu_user]
+                "-serial", "chardev:console", "-qmp", f"unix:{self.qmp_socket(node)},server=on,wait=off",
+                "-pidfile", self.machine(node).pid_file, "-sandbox", SANDBOX]
         if settings.image == BUILTIN_IMAGE:
             kernel, initrd = self.guest_boot(node)
             argv += ["-kernel", kernel, "-initrd", initrd, "-append", self.guest_cmdline(node), "-no-reboot"]
@@ -197,26 +204,29 @@ class VmKind(NodeKind[VmSettings]):
             image_format = "qcow2" if settings.image.endswith(".qcow2") else "raw"
             argv += ["-add-fd", f"fd={IMAGE_FD},set={IMAGE_FDSET}",
                      "-drive", f"file=/dev/fdset/{IMAGE_FDSET},format={image_format},if=virtio,snapshot=on"]
-        tap_fds: list[tuple[int, str]] = []
-        vhost = "on" if self.vhost_on(node) else "off"
+        vhost = self.vhost_on(node)
         for index, end in enumerate(self._nics(node)):
             netdev = f"net{index}"
-            if end.medium == "macvtap":
-                fd = FIRST_TAP_FD + len(tap_fds)
-                tap_fds.append((fd, end.device))
-                argv += ["-netdev", f"tap,id={netdev},fd={fd},vhost={vhost}"]
-            else:
-                argv += ["-netdev", f"tap,id={netdev},ifname={end.device},script=no,downscript=no,vhost={vhost}"]
+            vhost_option = f"vhost=on,vhostfd={FIRST_VHOST_FD + index}" if vhost else "vhost=off"
+            argv += ["-netdev", f"tap,id={netdev},fd={FIRST_TAP_FD + index},{vhost_option}"]
             device = f"{NIC_DEVICES[settings.nic_model]},netdev={netdev},mac={end.guest_mac()}"
             if self._full_checksums(node, end):
                 device += ",csum=off"
             argv += ["-device", device]
-        return argv, tap_fds
+        return argv
+
+    def nic_fds(self, node: NodeContext[VmSettings]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+        """Which descriptor carries each NIC's macvtap or tap: ([(fd, macvtap)], [(fd, tap)])."""
+        macvtaps: list[tuple[int, str]] = []
+        taps: list[tuple[int, str]] = []
+        for index, end in enumerate(self._nics(node)):
+            (macvtaps if end.medium == "macvtap" else taps).append((FIRST_TAP_FD + index, end.device))
+        return macvtaps, taps
 
     def lower(self, node: NodeContext[VmSettings]) -> Iterable[Op]:
         owner, directory = node.subject, node.names.node_dir(node.node.name)
-        yield MakeDirectory(owner=owner, path=directory)
         if self.backend(node) == "libvirt":
+            yield MakeDirectory(owner=owner, path=directory)
             # after its NICs are configured, so each carries the lab's tag: cleanup finds them even without a journal
             configured = tuple(up_resource(None, end.device) for end in node.ends)
             name, uri = self.domain_name(node), node.facts.libvirt_uri
@@ -226,9 +236,15 @@ class VmKind(NodeKind[VmSettings]):
                                  if vm.kind.name == self.name and self.backend(vm) == "libvirt")
             yield ResumeDomain(owner=owner, name=name, uri=uri, after=every_domain)
             return
-        argv, tap_fds = self.qemu_argv(node, directory)
+        yield MakeDirectory(owner=owner, path=directory, user=node.facts.qemu_user, mode=0o700)  # QEMU's sockets, log
+        macvtaps, taps = self.nic_fds(node)
         image = node.settings.image
         image_fds = () if image == BUILTIN_IMAGE else ((IMAGE_FD, image_path(image, node.facts.images_dir)),)
-        yield StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(argv), netns=None,
-                           pid_file=self.machine(node).pid_file, tap_fds=tuple(tap_fds), image_fds=image_fds,
+        vhost_fds = tuple((FIRST_VHOST_FD + index, VHOST_DEVICE) for index in range(len(node.ends))) \
+            if self.vhost_on(node) else ()
+        yield StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(self.qemu_argv(node, directory)),
+                           netns=None, pid_file=self.machine(node).pid_file, ready_path=self.qmp_socket(node),
+                           ready_banner=QMP_GREETING, user=node.facts.qemu_user,
+                           groups=(KVM_GROUP,) if node.facts.accel == "kvm" else (), tap_fds=tuple(macvtaps),
+                           tun_fds=tuple(taps), device_fds=vhost_fds, image_fds=image_fds,
                            after=tuple(dev_resource(None, end.device) for end in node.ends))

@@ -10,24 +10,16 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from vtopo.cli import main
 from vtopo.model import io
 from vtopo.model.topology import Topology
+from waiting import wait_for
 
 pytestmark = pytest.mark.privileged
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
 
 
 def vtopo(capsys: Any, *argv: str) -> tuple[int, str, str]:
@@ -276,7 +268,7 @@ def test_a_stopped_vm_is_powered_off_and_boots_again_on_the_same_taps(deployed, 
         wait_ready(prefix, vm)
         assert qemu_of(lab, vm) != first[vm]
     assert os.readlink(f"/proc/{qemu_of(lab, 'vm2')}/fd/3") == f"/dev/tap{tap_index}", "the same macvtap"
-    assert f"ifname={prefix}-vm1-nic0" in Path(f"/proc/{qemu_of(lab, 'vm1')}/cmdline").read_text().replace("\0", " ")
+    assert f"iff:\t{prefix}-vm1-nic0" in Path(f"/proc/{qemu_of(lab, 'vm1')}/fdinfo/3").read_text(), "the same tap"
     assert wait_for(lambda: lab.pings("host", "vm1", count=1) and lab.pings("host", "vm2", count=1), 30)
     assert vtopo(capsys, "node", "vm-tap-vs-macvtap", "vm1", "stop")[0] == 0  # destroyed with a VM stopped
 

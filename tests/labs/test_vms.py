@@ -160,12 +160,13 @@ def test_a_vm_routes_between_two_bridges(backend, deployed):
     wait_ready(lab.lab.context.names.prefix, "vmr")
     assert_backend(lab, backend, ("vmr",))
     assert lab.run("vmr", "cat", "/proc/sys/net/ipv4/ip_forward").stdout.strip() == "1"
-    if backend == "libvirt":  # libvirt starts QEMU unprivileged and in the foreground: its whole sandbox applies
-        qemu = qemu_of(lab, "vmr")
-        status = dict(line.split(":", 1) for line in Path(f"/proc/{qemu}/status").read_text().splitlines())
-        assert status["Uid"].split()[0] != "0" and status["Seccomp"].strip() == "2"
-        sandbox = Path(f"/proc/{qemu}/cmdline").read_text().split("\0")
-        assert any("spawn=deny" in arg and "elevateprivileges=deny" in arg for arg in sandbox), sandbox
+    # both backends start QEMU unprivileged and in the foreground: its whole sandbox applies
+    qemu = qemu_of(lab, "vmr")
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{qemu}/status").read_text().splitlines())
+    assert status["Uid"].split()[0] != "0" and status["Seccomp"].strip() == "2"
+    assert int(status["CapEff"], 16) == int(status["CapPrm"], 16) == 0, "no capability left"
+    sandbox = Path(f"/proc/{qemu}/cmdline").read_text().split("\0")
+    assert any("spawn=deny" in arg and "elevateprivileges=deny" in arg for arg in sandbox), sandbox
     assert "ttl=63" in lab.run("c1", "ping", "-c", "1", "-W", "2", "10.1.2.10").stdout, "one routed hop: the VM"
     assert lab.lab.target_address("c1", "c2") == ("10.1.2.10", "routed")
     assert vtopo_iperf("vm-router", "c1", "c2") > 20e6

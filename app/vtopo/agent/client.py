@@ -13,9 +13,7 @@ from vtopo.agent.terminal import relay_terminal
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
-
-ProgressCallback = Callable[[p.ProgressEvent], None]
-
+from vtopo.reports import DeployReport, ProgressCallback
 
 class AgentUnavailable(Exception):
     """No agent listens on the socket."""
@@ -100,11 +98,11 @@ class AgentClient:
     # ------------------------------------------------------------ verbs
 
     def deploy(self, document: str, consent: Trust, progress: ProgressCallback | None = None, update: bool = False,
-               source: str = "") -> p.DeploySummary:
+               source: str = "") -> DeployReport:
         request = p.DeployRequest(document, p.Consent(sorted(consent.host_devices), sorted(consent.images)),
                                   update, source)
-        summary: p.DeploySummary = p.read_as(p.DeploySummary, self.checked(request, progress))
-        return summary
+        report: DeployReport = p.read_as(DeployReport, self.checked(request, progress))
+        return report
 
     def destroy(self, lab: str, progress: ProgressCallback | None = None) -> int:
         return int(self.checked(p.DestroyRequest(lab), progress)["ops"])
@@ -169,7 +167,7 @@ class AgentDeployer:
     def __init__(self, client: AgentClient | None = None) -> None:
         self.client = client or AgentClient()
 
-    def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = Trust()) -> p.DeploySummary:
+    def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = Trust()) -> DeployReport:
         return self.client.deploy(io.dumps(topology), consent, progress, update=True)
 
     def destroy(self, lab: str, progress: ProgressCallback) -> int:

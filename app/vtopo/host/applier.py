@@ -15,7 +15,7 @@ from typing import Callable
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host import domains, nftables, ovs, owned_files, processes
-from vtopo.host.images import open_image
+from vtopo.host.images import open_device, open_image
 from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.host.vhost import VHOST_DEVICE, holds_vhost
 from vtopo.model.rules import lab_tag
@@ -208,7 +208,7 @@ class Applier:
     # ------------------------------------------------------------ handlers
 
     def _create_namespace(self, op: o.CreateNamespace) -> None:
-        namespaces.create_netns(op.name)
+        self.netlink.add_netns(op.name)
         self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
 
     def _delete_namespace(self, op: o.DeleteNamespace) -> None:
@@ -234,6 +234,8 @@ class Applier:
     def _make_directory(self, op: o.MakeDirectory) -> None:
         path = Path(op.path)
         path.mkdir(parents=True, exist_ok=False)
+        if op.mode is not None:
+            path.chmod(op.mode)
         if op.user:
             shutil.chown(path, op.user, op.user)
 
@@ -244,16 +246,22 @@ class Applier:
             if Path(target).is_dir():  # a bind mount needs its target to exist
                 owned_files.private_directory(source, owner_of=str(Path(op.pid_file).parent))
                 private[Path(target)] = Path(source)
-        images: dict[int, int] = {}
+        handed: dict[int, int] = {}
         try:
+            for fd, interface in op.tun_fds:
+                handed[fd] = self.netlink.attach_tap(interface)
+            for fd, path in op.device_fds:
+                handed[fd] = open_device(path)
             for fd, path in op.image_fds:
-                images[fd] = open_image(path)
+                handed[fd] = open_image(path)
             processes.start_daemon(list(op.argv), op.netns, Path(op.pid_file),
                                    Path(op.ready_path) if op.ready_path else None, DAEMON_START_SECONDS,
                                    log_file=Path(op.pid_file).with_suffix(".log"), private_dirs=private,
-                                   open_files=taps, inherited_fds=images)
+                                   open_files=taps, inherited_fds=handed,
+                                   privileges=o.drop_privileges(op.user, op.groups) if op.user else (),
+                                   umask=0o077 if op.user else -1, ready_banner=op.ready_banner.encode())
         finally:
-            for ours in images.values():
+            for ours in handed.values():
                 os.close(ours)
 
     def _start_domain(self, op: o.StartDomain) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_lab, lab_context
+from vtopo.compile.compiler import compile_in_context, compile_lab
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import preflight
@@ -23,36 +23,14 @@ from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
+from vtopo.reports import DeployReport, PartState, Progress, ProgressCallback
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
 
 
-@dataclass(frozen=True)
-class Progress:
-    stage: str  # "preflight", "apply", "output" (what a startup command printed), "rollback", "destroy", "cleanup"
-    done: int
-    total: int
-    message: str
-    owner: str = "lab"
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
 def _quiet(_: Progress) -> None:
     pass
-
-
-@dataclass
-class DeployReport:
-    lab: str
-    prefix: str
-    nodes: int
-    links: int
-    ops: int
-    seconds: float
-    notices: list[str] = field(default_factory=list)
 
 
 class DeployError(Exception):
@@ -81,23 +59,13 @@ INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link tak
 
 
 @dataclass
-class NodeStatus:
-    """A node or a link of a deployed lab, compared with the plan."""
-
-    name: str
-    state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied),
-    # "stopped" (a node the user stopped), "down" (a link the user took down)
-    detail: str = ""
-
-
-@dataclass
 class LabStatus:
     lab: str
     prefix: str
     source: str
-    nodes: list[NodeStatus]
+    nodes: list[PartState]
     document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
-    links: list[NodeStatus] = field(default_factory=list)
+    links: list[PartState] = field(default_factory=list)
     applied: int = 0  # ops of the plan that were applied (journaled)
     total: int = 0  # ops in the plan
     owner: int = 0  # the uid that deployed it
@@ -133,11 +101,7 @@ class Deployer:
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
             return self._facts
-        return host_facts.probe(needs_accel=self._runs_vms(topology))
-
-    def _runs_vms(self, topology: Topology) -> bool:
-        kinds = (self.kinds.get(node.kind) for node in topology.nodes.values())
-        return any(kind is not None and kind.needs_acceleration for kind in kinds)
+        return host_facts.probe_for(topology, self.kinds)
 
     # ------------------------------------------------------------ deploy
 
@@ -149,14 +113,13 @@ class Deployer:
         started = time.monotonic()
         facts = self.facts_for(topology)
         trust = host_facts.with_host_network(consent)
-        plan = compile_lab(topology, self.kinds, facts, trust)
+        plan, context = compile_in_context(topology, self.kinds, facts, trust)
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
         applier = Applier(plan.prefix, _output_to(progress))
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             holder = self.store.find(plan.prefix)
-            preflight.check(plan, lab_context(topology, self.kinds, facts, trust), applier.netlink,
-                            holder.name if holder else None)
+            preflight.check(plan, context, applier.netlink, holder.name if holder else None)
             services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
@@ -193,15 +156,14 @@ class Deployer:
                 consent: Trust, owner: int) -> DeployReport:
         started = time.monotonic()
         trust = host_facts.with_host_network(consent)
-        plan = compile_lab(topology, self.kinds, record.facts(), trust)
+        plan, context = compile_in_context(topology, self.kinds, record.facts(), trust)
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
             applier = Applier(plan.prefix, _output_to(progress))
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, lab_context(topology, self.kinds, record.facts(), trust), applier.netlink,
-                                prefix_owner=None)
+                preflight.check(additions, context, applier.netlink, prefix_owner=None)
                 record.write({**record.read(), "services": services_of(plan)})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)
@@ -223,7 +185,7 @@ class Deployer:
         return report
 
     def _backend_notices(self, topology: Topology, facts: HostFacts) -> list[str]:
-        if topology.vm_backend not in ("", "auto") or facts.libvirt or not self._runs_vms(topology):
+        if topology.vm_backend not in ("", "auto") or facts.libvirt or not host_facts.runs_vms(topology, self.kinds):
             return []
         return [f"libvirtd does not answer at {facts.libvirt_uri}, so the VMs run as plain QEMU processes, not "
                 "libvirt domains (start libvirtd, or set the lab's vm_backend to libvirt)"]
@@ -307,7 +269,7 @@ class Deployer:
         """Undo everything the lab's journal says was applied. Returns the number of undo steps."""
         record = self.store.find(lab)
         if record is None:
-            raise DestroyError(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+            raise DestroyError(self.store.not_found(lab))
         return self._destroy_record(record, progress)
 
     def _destroy_record(self, record: LabRecord, progress: ProgressCallback) -> int:
@@ -355,7 +317,7 @@ class Deployer:
         for op in plan.ops:
             by_owner.setdefault(op.owner, []).append(op)
 
-        def state_of(owner: str, intended: str = "running") -> NodeStatus:
+        def state_of(owner: str, intended: str = "running") -> PartState:
             ops = by_owner.get(owner, [])
             stopped = intended == "stopped"  # its processes are meant to be gone
             missing = [op.summary() for op in ops if op in applied
@@ -364,10 +326,10 @@ class Deployer:
             not_applied = sum(1 for op in ops if op not in applied)
             name = owner.split(" ", 1)[1]
             if missing:
-                return NodeStatus(name, "degraded", "; missing: " + ", ".join(missing))
+                return PartState(name, "degraded", "; missing: " + ", ".join(missing))
             if not_applied:
-                return NodeStatus(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
-            return NodeStatus(name, intended)
+                return PartState(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
+            return PartState(name, intended)
 
         nodes = [state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running")
                  for node in topology.nodes.values()]

@@ -1,4 +1,5 @@
-"""Disk images for VMs: opened by vtopo, never by QEMU, so a lab can only ever hand a guest the file it names.
+"""Disk images (and devices) for VMs: opened by vtopo, never by QEMU, so a lab can only ever hand a guest the file it
+names.
 
 The file must be a regular file reached without a symlink at its end, and a qcow2 image must be self-contained:
 a backing file or an external data file would make QEMU open another path the lab chose.
@@ -31,6 +32,15 @@ def open_image(path: str) -> int:
     except BaseException:
         os.close(fd)
         raise
+    return fd
+
+
+def open_device(path: str) -> int:
+    """A read-write descriptor of the character device at `path` (/dev/vhost-net), inheritable by a child."""
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    if not stat.S_ISCHR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ImageRefused(f"{path} is not a character device")
     return fd
 
 

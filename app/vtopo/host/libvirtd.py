@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from vtopo.host import processes
+from vtopo.kinds.environment import KVM_GROUP
 
 DEFAULT_URI = "qemu:///system"
 START_SECONDS = 15.0
 DAEMONS = ("virtlogd", "libvirtd")  # in start order
 VIRTLOGD_SOCKET = "/run/libvirt/virtlogd-sock"
 KVM_DEVICE = "/dev/kvm"
-KVM_GROUP = "kvm"  # libvirt's QEMU user (libvirt-qemu) is in it
 KVM_WAS = "kvm-device.was"  # in the pid directory: /dev/kvm's group and mode before vtopo shared it
 
 

@@ -22,9 +22,11 @@ removed on a clean exit only) and /var/run/frr/ospfd-gr.json (shared by every os
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -245,6 +247,28 @@ def _launcher(netns: str | None, private_dirs: Mapping[Path, Path], open_files: 
     return argv
 
 
+def _greets(path: Path, banner: bytes, timeout_s: float) -> bool:
+    """The unix socket at `path` accepts a connection and says `banner` first (QEMU's QMP greeting comes once QEMU
+    has set the whole machine up and runs its main loop)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(timeout_s)
+        try:
+            client.connect(str(path))
+            said = b""
+            while len(said) < len(banner) and (more := client.recv(len(banner) - len(said))):
+                said += more
+        except OSError:
+            return False
+    return said == banner
+
+
+def _above_targets(inherited: Mapping[int, int]) -> dict[int, int]:
+    """Copies of our descriptors numbered above every target, so moving one to its number never overwrites another
+    still to move (`3<&4 4<&-` then `4<&3` would lose one)."""
+    floor = max(inherited, default=0) + 1
+    return {fd: fcntl.fcntl(ours, fcntl.F_DUPFD_CLOEXEC, floor) for fd, ours in inherited.items()}
+
+
 def start_daemon(
     argv: list[str],
     netns: str | None,
@@ -256,6 +280,9 @@ def start_daemon(
     private_dirs: Mapping[Path, Path] | None = None,
     open_files: Mapping[int, Path] | None = None,
     inherited_fds: Mapping[int, int] | None = None,
+    privileges: Sequence[str] = (),
+    umask: int = -1,
+    ready_banner: bytes = b"",
 ) -> int:
     """Start a daemon (in network namespace `netns` if given) and return its pid once it is ready.
 
@@ -269,7 +296,9 @@ def start_daemon(
     keeps FRR's /var/tmp/frr crash-log directories inside the lab's run directory). `open_files` maps a
     file descriptor number to a file the daemon gets open read-write on it (QEMU's macvtap `fd=3`).
     `inherited_fds` maps a file descriptor number of the daemon to a descriptor of ours it gets there (a disk
-    image vtopo opened itself).
+    image or a tap vtopo opened itself). `privileges` is the command that drops them (setpriv's words), run once
+    every file is open, right before the daemon; `umask` is the daemon's. With `ready_banner`, `ready` is a unix
+    socket that must say it first.
 
     On failure or timeout raises DaemonError with the tail of the daemon's stdout/stderr and of
     `log_file`; whatever was started is stopped again. The daemon's stdout/stderr go to an
@@ -288,18 +317,23 @@ def start_daemon(
     if ready is not None and not ready.is_dir():
         ready.unlink(missing_ok=True)
 
-    inherited = dict(inherited_fds or {})
-    command = _launcher(netns, dict(private_dirs or {}), dict(open_files or {}), inherited) + list(argv)
+    inherited = _above_targets(inherited_fds or {})
+    command = _launcher(netns, dict(private_dirs or {}), dict(open_files or {}), inherited) + [*privileges, *argv]
     with tempfile.TemporaryFile() as output:
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # no terminal signals from us; survives our process group
-            close_fds=True,
-            pass_fds=tuple(inherited.values()),
-        )
+        try:
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # no terminal signals from us; survives our process group
+                close_fds=True,
+                pass_fds=tuple(inherited.values()),
+                umask=umask,
+            )
+        finally:
+            for copy in inherited.values():
+                os.close(copy)
 
         def fail(reason: str) -> DaemonError:
             output.seek(0)
@@ -314,7 +348,7 @@ def start_daemon(
             rc = proc.poll()
             pid = _read_pid(pid_file)
             if pid is not None and process_alive(pid, name):
-                if ready is None or ready.exists():
+                if ready is None or (_greets(ready, ready_banner, _POLL_S * 25) if ready_banner else ready.exists()):
                     if proc.poll() is None:
                         _CHILDREN[proc.pid] = proc
                     return pid

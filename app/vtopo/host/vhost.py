@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-VHOST_DEVICE = "/dev/vhost-net"
+from vtopo.ops import VHOST_DEVICE
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from vtopo.model.rules import lab_tag
 
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
 VM_BACKENDS = ("", "auto", "libvirt", "qemu")  # a lab's vm_backend; "" is auto
+KVM_GROUP = "kvm"  # /dev/kvm's group where udev made it; libvirt's QEMU user and vtopo's QEMU run in it
 NFT_TABLE_PREFIX = "vtopo-"  # the nftables tables of labs are named vtopo-<prefix>: cleanup finds them by it
 
 
@@ -28,7 +29,7 @@ class HostFacts:
     libvirt: bool = False  # libvirtd answers at libvirt_uri
     libvirt_uri: str = "qemu:///system"  # the user's choice (VTOPO_LIBVIRT_URI), never the lab file's
     images_dir: str = "/var/lib/vtopo/images"  # disk images any lab may boot, named without a path
-    qemu_user: str = "vtopo-qemu"  # the unprivileged user QEMU drops to once it has opened its devices
+    qemu_user: str = "vtopo-qemu"  # the unprivileged user vtopo starts QEMU as, with its devices already open
     memory_mb: int = 0  # the host's memory, 0 when unknown
     cpus: int = 0
 

@@ -15,7 +15,7 @@ from vtopo.ops.netdev import (TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLin
                               DeviceOp, LinkType, MacvlanMode, SetImpairment, SetMaster, SetSysctl, SetTxChecksum,
                               Tool, tbf_burst, tbf_rate)
 from vtopo.ops.ovs import OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag, vsctl_line
-from vtopo.ops.process import RunCommand, StartProcess, StopProcess
+from vtopo.ops.process import VHOST_DEVICE, RunCommand, StartProcess, StopProcess, drop_privileges
 
 __all__ = [
     "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
@@ -23,7 +23,7 @@ __all__ = [
     "DeviceOp", "FileOp", "HOST", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "MacvlanMode", "MakeDirectory", "OP_TYPES", "Op",
     "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge", "RemoveDirectory", "RemoveFile", "RemoveNftTable",
     "ResumeDomain", "RunCommand", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain",
-    "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "WriteFile", "addresses_resource", "comment",
-    "dev_resource", "heredoc", "in_netns", "ip_cmd", "ns_resource", "op_from_json", "ovs_lab_tag", "sh", "tap_device",
-    "tbf_burst", "tbf_rate", "up_resource", "vsctl_line",
+    "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "VHOST_DEVICE", "WriteFile", "addresses_resource", "comment",
+    "dev_resource", "drop_privileges", "heredoc", "in_netns", "ip_cmd", "ns_resource", "op_from_json", "ovs_lab_tag",
+    "sh", "tap_device", "tbf_burst", "tbf_rate", "up_resource", "vsctl_line",
 ]

@@ -23,13 +23,17 @@ class FileOp(Op, register=False):
 
 @dataclass(frozen=True, kw_only=True)
 class MakeDirectory(FileOp):
-    """A directory, owned by `user` when a daemon that drops privileges must write in it."""
+    """A directory, owned by `user` when a daemon that drops privileges must write in it, with `mode` when the
+    umask must not decide."""
 
     user: str = ""
+    mode: int | None = None
     summary_text: ClassVar[str] = "create directory {path}"
 
     def explain(self) -> list[str]:
         lines = [sh("mkdir", "-p", self.path)]
+        if self.mode is not None:
+            lines.append(sh("chmod", f"{self.mode:o}", self.path))
         if self.user:
             lines.append(sh("chown", f"{self.user}:", self.path))
         return lines

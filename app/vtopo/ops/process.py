@@ -5,16 +5,25 @@ import shlex
 from dataclasses import dataclass
 from typing import ClassVar
 
-from vtopo.ops.base import Op, comment, in_netns, ns_resource, sh, tap_device
+from vtopo.ops.base import Op, comment, ns_resource, sh, tap_device
+
+VHOST_DEVICE = "/dev/vhost-net"
 
 
 @dataclass(frozen=True, kw_only=True)
 class StartProcess(Op):
     """A long-running process inside a namespace (zebra, ospfd, qemu).
 
+    `user`, when set, is who the process runs as from its first instruction: that user, its group and `groups`
+    only, no capabilities (an empty bounding set), no_new_privs, and umask 077. Such a process stays in the
+    foreground (under its sandbox it could not daemonize), in a session of its own. Root opens everything it needs
+    first and hands the descriptors over:
     `tap_fds` maps a file descriptor number to a macvtap interface whose /dev/tapN the process gets on that fd.
+    `tun_fds` maps a file descriptor number to a tap interface: /dev/net/tun attached to it (TUNSETIFF).
+    `device_fds` maps a file descriptor number to a character device opened read-write (/dev/vhost-net).
     `image_fds` maps a file descriptor number to a disk image that vtopo opens read-only (a regular file, never
     through a symlink) and hands over on that fd, so the process never opens a path itself.
+    `ready_banner`: the process is ready once `ready_path` is a socket that says this first (QEMU's QMP greeting).
     `after` lists extra resources that must exist first (the interfaces a daemon should see at start).
     `private_dirs` maps a path the program insists on (FRR's /var/tmp/frr, /var/run/frr) to a directory of
     the lab's, bind-mounted over it for this process only, so labs never share or leave files there.
@@ -25,7 +34,12 @@ class StartProcess(Op):
     netns: str | None
     pid_file: str
     ready_path: str = ""
+    ready_banner: str = ""
+    user: str = ""
+    groups: tuple[str, ...] = ()
     tap_fds: tuple[tuple[int, str], ...] = ()
+    tun_fds: tuple[tuple[int, str], ...] = ()
+    device_fds: tuple[tuple[int, str], ...] = ()
     image_fds: tuple[tuple[int, str], ...] = ()
     after: tuple[str, ...] = ()
     private_dirs: tuple[tuple[str, str], ...] = ()
@@ -37,16 +51,35 @@ class StartProcess(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({f"process:{self.name}"})
 
+    def launch_argv(self) -> list[str]:
+        """What runs as root before the process itself: entering the namespace, then dropping to `user`."""
+        argv = ["ip", "netns", "exec", self.netns] if self.netns else []
+        return argv + drop_privileges(self.user, self.groups) if self.user else argv
+
     def explain(self) -> list[str]:
-        command = in_netns(self.netns, self.argv)
+        lines = [f"# fd {fd}: /dev/net/tun attached to the tap {comment(interface)} by vtopo (ioctl TUNSETIFF, which "
+                 "no shell command makes)" for fd, interface in self.tun_fds]
+        command = sh(*self.launch_argv(), *self.argv)
         for fd, interface in self.tap_fds:
             command += f" {fd}<>{tap_device(interface)}"
+        for fd, _interface in self.tun_fds:
+            command += f" {fd}<>/dev/net/tun"
+        for fd, path in self.device_fds:
+            command += f" {fd}<>{shlex.quote(path)}"
         for fd, path in self.image_fds:
             command += f" {fd}<{shlex.quote(path)}"
-        return [command]
+        return lines + [f"( umask 077 && exec {command} ) &" if self.user else command]
 
     def inverse(self) -> Op:
         return StopProcess(owner=self.owner, name=self.name, pid_file=self.pid_file, match=self.argv[0])
+
+
+def drop_privileges(user: str, groups: tuple[str, ...]) -> list[str]:
+    """setpriv's words that run what follows as `user` (and its group), in `groups` alone, with no capability left and
+    none to gain."""
+    return ["setpriv", f"--reuid={user}", f"--regid={user}",
+            f"--groups={','.join(groups)}" if groups else "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -27,10 +27,14 @@ ip addr add 10.0.20.1/24 dev vmt2w-br0
 # ---- node von
 # [5] create directory /run/vtopo/vmt2w/von (after 1)
 mkdir -p /run/vtopo/vmt2w/von
+chmod 700 /run/vtopo/vmt2w/von
+chown vtopo-qemu: /run/vtopo/vmt2w/von
 
 # ---- node voff
 # [6] create directory /run/vtopo/vmt2w/voff (after 1)
 mkdir -p /run/vtopo/vmt2w/voff
+chmod 700 /run/vtopo/vmt2w/voff
+chown vtopo-qemu: /run/vtopo/vmt2w/voff
 
 # ---- link von:nic0-br0:p1
 # [7] create tap device vmt2w-von-nic0
@@ -38,7 +42,8 @@ ip tuntap add dev vmt2w-von-nic0 mode tap
 
 # ---- node von
 # [8] start qemu@von (after 5, 7)
-qemu-system-x86_64 -name von -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/von/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/von/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vmt2w/von/qemu.pid -sandbox on,obsolete=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=von vtopo.ip=eth0:10.0.20.2/24' -no-reboot -netdev tap,id=net0,ifname=vmt2w-von-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:80:0c:f5
+# fd 3: /dev/net/tun attached to the tap vmt2w-von-nic0 by vtopo (ioctl TUNSETIFF, which no shell command makes)
+( umask 077 && exec setpriv --reuid=vtopo-qemu --regid=vtopo-qemu --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- qemu-system-x86_64 -name von -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/von/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/von/console.log -serial chardev:console -qmp unix:/run/vtopo/vmt2w/von/qmp.sock,server=on,wait=off -pidfile /run/vtopo/vmt2w/von/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=von vtopo.ip=eth0:10.0.20.2/24' -no-reboot -netdev tap,id=net0,fd=3,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:80:0c:f5 3<>/dev/net/tun ) &
 
 # ---- link von:nic0-br0:p1
 # [9] configure and bring up vmt2w-von-nic0 (after 7)
@@ -54,7 +59,8 @@ ip tuntap add dev vmt2w-voff-nic0 mode tap
 
 # ---- node voff
 # [12] start qemu@voff (after 6, 11)
-qemu-system-x86_64 -name voff -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/voff/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/voff/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/vmt2w/voff/qemu.pid -sandbox on,obsolete=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=voff vtopo.ip=eth0:10.0.20.3/24' -no-reboot -netdev tap,id=net0,ifname=vmt2w-voff-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:39:0a:ee
+# fd 3: /dev/net/tun attached to the tap vmt2w-voff-nic0 by vtopo (ioctl TUNSETIFF, which no shell command makes)
+( umask 077 && exec setpriv --reuid=vtopo-qemu --regid=vtopo-qemu --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- qemu-system-x86_64 -name voff -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/vmt2w/voff/console.sock,server=on,wait=off,logfile=/run/vtopo/vmt2w/voff/console.log -serial chardev:console -qmp unix:/run/vtopo/vmt2w/voff/qmp.sock,server=on,wait=off -pidfile /run/vtopo/vmt2w/voff/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=voff vtopo.ip=eth0:10.0.20.3/24' -no-reboot -netdev tap,id=net0,fd=3,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:39:0a:ee 3<>/dev/net/tun ) &
 
 # ---- link voff:nic0-br0:p2
 # [13] configure and bring up vmt2w-voff-nic0 (after 11)

@@ -29,6 +29,8 @@ ip link set dev v36gk-br2 alias vtopo:v36gk up
 # ---- node vmr
 # [6] create directory /run/vtopo/v36gk/vmr (after 1)
 mkdir -p /run/vtopo/v36gk/vmr
+chmod 700 /run/vtopo/v36gk/vmr
+chown vtopo-qemu: /run/vtopo/v36gk/vmr
 
 # ---- node c1
 # [7] create network namespace v36gk-c1
@@ -76,7 +78,9 @@ ip tuntap add dev v36gk-vmr-nic1 mode tap
 
 # ---- node vmr
 # [19] start qemu@vmr (after 6, 15, 18)
-qemu-system-x86_64 -name vmr -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/v36gk/vmr/console.sock,server=on,wait=off,logfile=/run/vtopo/v36gk/vmr/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/v36gk/vmr/qemu.pid -sandbox on,obsolete=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vmr vtopo.ip=eth0:10.1.1.1/24 vtopo.ip=eth1:10.1.2.1/24 vtopo.forward=1' -no-reboot -netdev tap,id=net0,ifname=v36gk-vmr-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:bf:d1:f2 -netdev tap,id=net1,ifname=v36gk-vmr-nic1,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net1,mac=52:54:00:0d:96:54
+# fd 3: /dev/net/tun attached to the tap v36gk-vmr-nic0 by vtopo (ioctl TUNSETIFF, which no shell command makes)
+# fd 4: /dev/net/tun attached to the tap v36gk-vmr-nic1 by vtopo (ioctl TUNSETIFF, which no shell command makes)
+( umask 077 && exec setpriv --reuid=vtopo-qemu --regid=vtopo-qemu --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- qemu-system-x86_64 -name vmr -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/v36gk/vmr/console.sock,server=on,wait=off,logfile=/run/vtopo/v36gk/vmr/console.log -serial chardev:console -qmp unix:/run/vtopo/v36gk/vmr/qmp.sock,server=on,wait=off -pidfile /run/vtopo/v36gk/vmr/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vmr vtopo.ip=eth0:10.1.1.1/24 vtopo.ip=eth1:10.1.2.1/24 vtopo.forward=1' -no-reboot -netdev tap,id=net0,fd=3,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:bf:d1:f2 -netdev tap,id=net1,fd=4,vhost=off -device virtio-net-pci,netdev=net1,mac=52:54:00:0d:96:54 3<>/dev/net/tun 4<>/dev/net/tun ) &
 
 # ---- link vmr:nic1-br2:p1
 # [20] configure and bring up v36gk-vmr-nic1 (after 18)

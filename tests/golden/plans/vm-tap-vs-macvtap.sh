@@ -28,6 +28,8 @@ ip addr add 10.0.10.1/24 dev voss0-br0
 # ---- node vm1
 # [5] create directory /run/vtopo/voss0/vm1 (after 1)
 mkdir -p /run/vtopo/voss0/vm1
+chmod 700 /run/vtopo/voss0/vm1
+chown vtopo-qemu: /run/vtopo/voss0/vm1
 
 # ---- node mvt
 # [6] create veth pair voss0-mvt <-> voss0-mvt-up
@@ -40,6 +42,8 @@ ip link set dev voss0-mvt-up alias vtopo:voss0 up
 # ---- node vm2
 # [9] create directory /run/vtopo/voss0/vm2 (after 1)
 mkdir -p /run/vtopo/voss0/vm2
+chmod 700 /run/vtopo/voss0/vm2
+chown vtopo-qemu: /run/vtopo/voss0/vm2
 
 # ---- link vm1:nic0-br0:p1
 # [10] create tap device voss0-vm1-nic0
@@ -47,7 +51,8 @@ ip tuntap add dev voss0-vm1-nic0 mode tap
 
 # ---- node vm1
 # [11] start qemu@vm1 (after 5, 10)
-qemu-system-x86_64 -name vm1 -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/voss0/vm1/console.sock,server=on,wait=off,logfile=/run/vtopo/voss0/vm1/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/voss0/vm1/qemu.pid -sandbox on,obsolete=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vm1 vtopo.ip=eth0:10.0.10.2/24' -no-reboot -netdev tap,id=net0,ifname=voss0-vm1-nic0,script=no,downscript=no,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:a1:37:e5
+# fd 3: /dev/net/tun attached to the tap voss0-vm1-nic0 by vtopo (ioctl TUNSETIFF, which no shell command makes)
+( umask 077 && exec setpriv --reuid=vtopo-qemu --regid=vtopo-qemu --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- qemu-system-x86_64 -name vm1 -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/voss0/vm1/console.sock,server=on,wait=off,logfile=/run/vtopo/voss0/vm1/console.log -serial chardev:console -qmp unix:/run/vtopo/voss0/vm1/qmp.sock,server=on,wait=off -pidfile /run/vtopo/voss0/vm1/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vm1 vtopo.ip=eth0:10.0.10.2/24' -no-reboot -netdev tap,id=net0,fd=3,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:a1:37:e5 3<>/dev/net/tun ) &
 
 # ---- link vm1:nic0-br0:p1
 # [12] configure and bring up voss0-vm1-nic0 (after 10)
@@ -64,7 +69,7 @@ ip link add link voss0-mvt name voss0-vm2-nic0 type macvtap mode bridge
 
 # ---- node vm2
 # [15] start qemu@vm2 (after 9, 14)
-qemu-system-x86_64 -name vm2 -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/voss0/vm2/console.sock,server=on,wait=off,logfile=/run/vtopo/voss0/vm2/console.log -serial chardev:console -daemonize -pidfile /run/vtopo/voss0/vm2/qemu.pid -sandbox on,obsolete=deny,resourcecontrol=deny -runas vtopo-qemu -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vm2 vtopo.ip=eth0:10.0.11.2/24' -no-reboot -netdev tap,id=net0,fd=3,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:5b:6b:22 3<>/dev/tap$(cat /sys/class/net/voss0-vm2-nic0/ifindex)
+( umask 077 && exec setpriv --reuid=vtopo-qemu --regid=vtopo-qemu --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- qemu-system-x86_64 -name vm2 -machine q35,accel=tcg -cpu max -smp 1 -m 256 -nodefaults -display none -chardev socket,id=console,path=/run/vtopo/voss0/vm2/console.sock,server=on,wait=off,logfile=/run/vtopo/voss0/vm2/console.log -serial chardev:console -qmp unix:/run/vtopo/voss0/vm2/qmp.sock,server=on,wait=off -pidfile /run/vtopo/voss0/vm2/qemu.pid -sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny -kernel /var/cache/vtopo/guest/vmlinuz -initrd /var/cache/vtopo/guest/initrd.img -append 'console=ttyS0 quiet panic=-1 vtopo.hostname=vm2 vtopo.ip=eth0:10.0.11.2/24' -no-reboot -netdev tap,id=net0,fd=3,vhost=off -device virtio-net-pci,netdev=net0,mac=52:54:00:5b:6b:22 3<>/dev/tap$(cat /sys/class/net/voss0-vm2-nic0/ifindex) ) &
 
 # ---- link vm2:nic0-mvt:c1
 # [16] configure and bring up voss0-vm2-nic0 (after 14)
