@@ -177,13 +177,14 @@ if [[ $WITH_GUEST == 1 ]]; then
     bash "$ROOT/resources/guest/build.sh"
 fi
 
-# 4. Under systemd, the agent's socket and service units (the agent then starts on the first connection).
-# Without systemd, `make run` starts `vtopo agent --daemon` (scripts/agent.sh); the tests start their own.
+# 4. The agent: under systemd its socket and service units (systemd starts it on the first connection); without
+# systemd, `vtopo agent --daemon` with a pid file. scripts/agent.sh leaves an agent that already listens alone.
+# The test suite never uses it: tests/conftest.py points vtopo at a socket of the test session.
 if [[ -d /run/systemd/system ]]; then
     install -m 0644 "$ROOT/resources/systemd/vtopo-agent.socket" /etc/systemd/system/vtopo-agent.socket
     sed "s|@VTOPO@|$VENV/bin/vtopo|" "$ROOT/resources/systemd/vtopo-agent.service" >/etc/systemd/system/vtopo-agent.service
     chmod 0644 /etc/systemd/system/vtopo-agent.service
     systemctl daemon-reload
-    systemctl enable --now vtopo-agent.socket >/dev/null 2>&1
-    say "agent: vtopo-agent.socket enabled"
+    systemctl enable vtopo-agent.socket >/dev/null 2>&1
 fi
+bash "$ROOT/scripts/agent.sh" | sed 's/^/setup: /'

@@ -115,7 +115,7 @@ class Deployer:
         trust = host_facts.with_host_network(consent)
         plan, context = compile_in_context(topology, self.kinds, facts, trust)
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
-        applier = Applier(plan.prefix, _output_to(progress))
+        applier = Applier(plan.prefix, _output_to(progress), owner)
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             holder = self.store.find(plan.prefix)
@@ -160,7 +160,7 @@ class Deployer:
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
-            applier = Applier(plan.prefix, _output_to(progress))
+            applier = Applier(plan.prefix, _output_to(progress), owner)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
                 preflight.check(additions, context, applier.netlink, prefix_owner=None)
