@@ -60,7 +60,8 @@ def cmd_link(args: argparse.Namespace) -> int:
 def add_commands(command: Command) -> None:
     sub = command("node", cmd_node, "start, stop or restart one node of a running lab: vtopo node LAB NODE "
                   "start|stop|restart (a stopped container or router keeps its namespace with its interfaces down "
-                  "and its processes frozen; a stopped VM is powered off and boots again on start)")
+                  "and its processes frozen, and start resumes them; a stopped VM is powered off and boots again on "
+                  "start; restart kills what runs in the node and runs its startup commands again)")
     sub.add_argument("lab")
     sub.add_argument("node")
     sub.add_argument("action", choices=("start", "stop", "restart"))

@@ -149,6 +149,11 @@ class Deployer:
         record = self.store.find(topology.name)
         if record is None:
             return self.deploy(topology, progress, source, consent, owner)
+        with record.locked():  # a live change to the running lab (vtopo.operate) finishes first
+            return self._update(record, topology, progress, source, consent, owner)
+
+    def _update(self, record: LabRecord, topology: Topology, progress: ProgressCallback, source: Path | None,
+                consent: Trust, owner: int) -> DeployReport:
         started = time.monotonic()
         trust = host_facts.with_host_network(consent)
         plan, context = compile_in_context(topology, self.kinds, record.facts(), trust)
