@@ -34,8 +34,8 @@ def test_ctrl_shift_l_puts_routers_over_switches_over_hosts_and_ctrl_z_undoes_it
     before = positions(window)
     steps = window.editor.undo_stack.count()
     qtbot.keyClick(window.view, Key.Key_L, CTRL_SHIFT)
+    qtbot.waitUntil(lambda: window.editor.undo_stack.count() == steps + 1)
     after = positions(window)
-    assert window.editor.undo_stack.count() == steps + 1
     assert window.editor.undo_stack.undoText() == "Auto-layout"
     y = {name: after[name][1] for name in ("r1", "r2", "lan1", "lan2", "h1", "h2", "h3")}
     assert max(y["r1"], y["r2"]) < min(y["lan1"], y["lan2"])
@@ -58,8 +58,9 @@ def test_force_directed_from_the_canvas_menu_spreads_the_nodes(make_window: Call
     empty = window.view.mapToScene(window.view.viewport().rect().bottomRight()) - QPointF(20, 20)
     when_menu_opens(choose("Auto-layout: &force-directed"))
     right_click(window.view, empty)
+    qtbot.waitUntil(lambda: window.editor.undo_stack.undoText() == "Auto-layout")
     after = positions(window)
-    assert after != before and window.editor.undo_stack.undoText() == "Auto-layout"
+    assert after != before
     nodes = [after[n.name] for n in window.editor.topology.nodes.values()]
     closest = min(((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5 for a, b in itertools.combinations(nodes, 2))
     assert closest > 60, closest
@@ -104,6 +105,8 @@ def test_force_directed_lays_out_2000_nodes_as_one_undo_step(make_window: Callab
     window.view.centerOn(empty)
     when_menu_opens(choose("Auto-layout: &force-directed"))
     right_click(window.view, empty)
+    assert window.editor.laying_out, "2,000 nodes are laid out off the GUI thread"
+    qtbot.waitUntil(lambda: not window.editor.laying_out, timeout=60_000)
     after = positions(window)
     assert window.editor.undo_stack.count() == steps + 1 and window.editor.undo_stack.undoText() == "Auto-layout"
     assert sum(after[name] != before[name] for name in before) > 2000

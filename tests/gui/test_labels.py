@@ -76,11 +76,12 @@ def test_labels_of_a_short_link_do_not_overlap(make_window: Callable[..., MainWi
 
 @pytest.mark.parametrize("lab", sorted(path.stem for path in TOPOLOGIES.glob("*.vtopo")))
 def test_no_texts_overlap_in_a_shipped_lab_as_drawn_and_after_each_auto_layout(
-        make_window: Callable[..., MainWindow], lab: str) -> None:
+        make_window: Callable[..., MainWindow], lab: str, qtbot: QtBot) -> None:
     window = make_window(lab, show=False)
     assert overlaps(window) == []
     for style in LAYOUTS:
         window.editor.auto_layout(style)
+        qtbot.waitUntil(lambda: not window.editor.laying_out)
         assert overlaps(window) == [], style
 
 

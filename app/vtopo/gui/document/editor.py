@@ -13,6 +13,7 @@ from vtopo.gui.document import clipboard, layout
 from vtopo.gui.document.commands import (AddCommand, Command, MergingMacro, RemoveCommand, SetFieldsCommand, macro,
                                          remove_node)
 from vtopo.gui.document.naming import stem_for
+from vtopo.gui.workers import Worker, serial_pool
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
 from vtopo.model.fragment import Fragment, fragment_of, instantiate
@@ -67,6 +68,9 @@ class Editor(QObject):
         # the scene and the stack empty themselves while they are destroyed: nobody may hear that as an edit
         self.destroyed.connect(lambda: (scene.blockSignals(True), stack.blockSignals(True)))
         self._paste_count = 0
+        self._layout_pool = serial_pool(self)
+        self._layout_worker: Worker | None = None
+        self._revision = 0  # counts edits, so that a layout computed meanwhile is not applied over them
         self.topology = Topology(name=UNTITLED)
         self.scene.set_topology(self.topology)
         self._listen(self.topology)
@@ -76,6 +80,7 @@ class Editor(QObject):
         for event in self._events(self.topology):
             event.disconnect(self._changed)
         self.topology = topology
+        self._revision += 1
         self.scene.set_topology(topology)  # the scene hears about edits first, then the panels
         self._listen(topology)
         self.undo_stack.clear()
@@ -93,6 +98,7 @@ class Editor(QObject):
                 e.annotation_added, e.annotation_removed, e.annotation_changed, e.lab_changed, e.checks_changed]
 
     def _changed(self, subject: object) -> None:
+        self._revision += 1
         self.edited.emit(subject)
         self.model_changed.emit()
 
@@ -272,14 +278,37 @@ class Editor(QObject):
         if changed:
             self._push_positions(ALIGN_MODES[mode], changed)
 
+    @property
+    def laying_out(self) -> bool:
+        return self._layout_worker is not None
+
     def auto_layout(self, style: str) -> None:
-        """Lay the nodes out (one of layout.LAYOUTS) as one undo step; notes stay where they are."""
-        target = layout.layered(self.topology, self.registry) if style == "layered" else \
-            layout.force_directed(self.topology)
+        """Lay the nodes out (one of layout.LAYOUTS) on a pool thread, then as one undo step; notes stay where they
+        are. A big lab takes seconds, and the canvas stays live meanwhile; an edit made meanwhile wins."""
+        if self.laying_out:
+            return
+        topology, registry, revision = self.topology.copy(), self.registry, self._revision
+        worker = Worker(lambda _report: layout.layered(topology, registry) if style == "layered" else
+                        layout.force_directed(topology))
+        worker.returned.connect(lambda target: self._laid_out(target, revision))
+        worker.errored.connect(lambda error: self.status_message.emit(f"auto-layout failed: {error}"))
+        worker.finished.connect(self._layout_finished)
+        self._layout_worker = worker
+        self.status_message.emit(f"laying out {len(topology.nodes)} nodes…")
+        worker.start(self._layout_pool)
+
+    def _layout_finished(self) -> None:
+        self._layout_worker = None
+
+    def _laid_out(self, target: dict[str, Position], revision: int) -> None:
+        if revision != self._revision:
+            self.status_message.emit("the lab changed while it was being laid out; lay it out again")
+            return
         current = {i: n.position for i, n in self.topology.nodes.items()}
         changed = {i: p for i, p in target.items() if (p.x, p.y) != (current[i].x, current[i].y)}
         if changed:
             self._push_positions("Auto-layout", changed)
+        self.status_message.emit("")
 
     def nudge(self, dx: float, dy: float) -> None:
         """Move the selection by (dx, dy); a burst of nudges is one undo step."""
