@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install everything (scripts/setup.sh), make sure the agent runs (scripts/agent.sh) and open the designer on a
-# lab. Run through sudo, the designer opens as the invoking user ($SUDO_USER, added to the vtopo group) and deploys
+# Install everything and make sure the agent runs (scripts/setup.sh, which calls scripts/agent.sh), then open the
+# designer on a lab. Run through sudo, the designer opens as the invoking user ($SUDO_USER, added to the vtopo group) and deploys
 # through the agent. Without a display it says so and shows the headless command line instead.
 #
 # Usage: scripts/run.sh [LAB]   (default: topologies/l2-vs-l3.vtopo)
@@ -10,7 +10,6 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=${1:-topologies/l2-vs-l3.vtopo}
 
 bash "$ROOT/scripts/setup.sh"
-bash "$ROOT/scripts/agent.sh"
 cd "$ROOT"
 
 if [[ -z ${DISPLAY:-} && -z ${WAYLAND_DISPLAY:-} ]]; then

@@ -5,7 +5,8 @@
 # changed: apt runs only for missing packages, pip only when a setup.cfg or pyproject.toml changed,
 # the guest build only when its recipe changed.
 #
-# Usage: scripts/setup.sh [--no-guest] [--bench]   (--bench: also what `make bench` compares with)
+# Usage: scripts/setup.sh [--no-guest] [--bench] [--no-agent]   (--bench: also what `make bench` compares with;
+#        --no-agent: install, but start no agent, as the test suite wants: it runs its own)
 # Apt's and pip's output goes to $VTOPO_SETUP_LOG (default /tmp/vtopo-setup.log); its tail is
 # shown when a step fails. Open vSwitch and FRR are installed but not started here: vtopo and
 # the tests start Open vSwitch when they need it.
@@ -21,6 +22,8 @@ POLICY_MARK="written by vtopo's scripts/setup.sh"
 APT_PACKAGES=(
     # the data path and the tools vtopo drives
     iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr tcpdump nftables
+    # "Open in Wireshark" in the Capture dock; tshark reads back in the tests what Wireshark was piped
+    wireshark-qt tshark
     # virtual machines
     qemu-system-x86 qemu-utils libvirt-daemon-system
     # virt-xml-validate (in libvirt-clients) checks domain XML with xmllint
@@ -52,11 +55,13 @@ logged() {  # run a command with its output in the log; on failure show the log'
 }
 
 WITH_GUEST=1
+WITH_AGENT=1
 for arg in "$@"; do
     case "$arg" in
         --no-guest) WITH_GUEST=0 ;;
         --bench) APT_PACKAGES+=("${BENCH_APT_PACKAGES[@]}") ;;
-        *) die "usage: $0 [--no-guest] [--bench]" ;;
+        --no-agent) WITH_AGENT=0 ;;
+        *) die "usage: $0 [--no-guest] [--bench] [--no-agent]" ;;
     esac
 done
 
@@ -108,6 +113,8 @@ EOF
         chmod 755 "$POLICY"
     fi
     export DEBIAN_FRONTEND=noninteractive
+    # wireshark-common asks whether non-root users may capture: no (vtopo runs tcpdump itself, as root)
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | logged debconf-set-selections
     logged apt-get update -q
     logged apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 \
         -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}"
@@ -177,13 +184,18 @@ if [[ $WITH_GUEST == 1 ]]; then
     bash "$ROOT/resources/guest/build.sh"
 fi
 
-# 4. Under systemd, the agent's socket and service units (the agent then starts on the first connection).
-# Without systemd, `make run` starts `vtopo agent --daemon` (scripts/agent.sh); the tests start their own.
+# 4. The agent: under systemd its socket and service units (systemd starts it on the first connection); without
+# systemd, `vtopo agent --daemon` with a pid file. scripts/agent.sh leaves an agent that already listens alone.
+# The test suite neither starts nor uses it (scripts/test.sh passes --no-agent, and tests/conftest.py points vtopo at
+# a socket of the test session), so a throwaway clone leaves no agent running its code behind.
+if [[ $WITH_AGENT == 0 ]]; then
+    exit 0
+fi
 if [[ -d /run/systemd/system ]]; then
     install -m 0644 "$ROOT/resources/systemd/vtopo-agent.socket" /etc/systemd/system/vtopo-agent.socket
     sed "s|@VTOPO@|$VENV/bin/vtopo|" "$ROOT/resources/systemd/vtopo-agent.service" >/etc/systemd/system/vtopo-agent.service
     chmod 0644 /etc/systemd/system/vtopo-agent.service
     systemctl daemon-reload
-    systemctl enable --now vtopo-agent.socket >/dev/null 2>&1
-    say "agent: vtopo-agent.socket enabled"
+    systemctl enable vtopo-agent.socket >/dev/null 2>&1
 fi
+bash "$ROOT/scripts/agent.sh" | sed 's/^/setup: /'

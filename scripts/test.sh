@@ -17,9 +17,9 @@ if [[ ${1:-} == --bench ]]; then
 fi
 
 if [[ $MODE == bench ]]; then
-    bash "$ROOT/scripts/setup.sh" --bench
+    bash "$ROOT/scripts/setup.sh" --bench --no-agent
 else
-    bash "$ROOT/scripts/setup.sh"
+    bash "$ROOT/scripts/setup.sh" --no-agent
 fi
 cd "$ROOT"
 export QT_QPA_PLATFORM=offscreen

@@ -12,7 +12,13 @@ from typing import Iterator
 
 import pytest
 
-from vtopo.host.libvirtd import LibvirtService
+# The suite is never served by an agent that setup started, which may run another checkout's code: vtopo's clients
+# look for the agent on a socket of this session, where nothing listens, so root applies plans in its own process
+# (this checkout's code). The tests of the agent start their own agents (tests/agent_process.py). Set before vtopo
+# is imported: the socket's path is read once.
+os.environ["VTOPO_AGENT_SOCKET"] = f"/run/vtopo-tests-{os.getpid()}/agent.sock"
+
+from vtopo.host.libvirtd import LibvirtService  # noqa: E402
 
 REQUIRED_TOOLS = ("ip", "ovs-vsctl", "iperf3", "ethtool")
 

@@ -1,6 +1,7 @@
 """The CLI starts at once: importing it, and the commands that need no host, load no heavy library."""
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -30,3 +31,18 @@ def test_listing_kinds_loads_nothing_heavy():
 @pytest.mark.parametrize("argv", [["validate", "--offline"], ["plan", "--offline"], ["show"]])
 def test_reading_a_lab_without_the_host_loads_only_networkx(argv):
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}
+
+
+def test_help_of_every_command_prints():
+    """argparse expands % in help texts only when it prints them, so a stray % breaks `vtopo --help` alone."""
+    from vtopo.cli import build_parser
+
+    parser = build_parser()
+    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    assert "vtopo link" in parser.format_help()
+    for name, command in commands.choices.items():
+        assert command.format_help(), name
+
+
+def test_validating_against_this_hosts_facts_loads_only_networkx():
+    assert heavy_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})") == {"networkx"}

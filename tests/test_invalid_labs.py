@@ -44,3 +44,19 @@ def test_delay_without_netem_names_the_link():
                                           "qdisc (sch_netem), which this kernel does not have; only a rate limit "
                                           "(tbf) can be applied here"]
     assert problems_of(topology, HostFacts(netem=True)) == []
+
+
+def test_problems_name_settings_by_their_form_labels_not_their_file_keys():
+    from vtopo.kinds.environment import HostFacts
+    from vtopo.lab import open_lab, problems_of
+    from vtopo.resources import TOPOLOGIES
+
+    topology = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
+    topology.node_named("r1").settings["router_id"] = "not-an-ip"
+    topology.node_named("h1").settings["default_route"] = "nonsense"
+    topology.node_named("h2").settings["default_route"] = "192.0.2.1"
+    texts = [str(p) for p in problems_of(topology, HostFacts())]
+    assert "error: node r1: Router ID 'not-an-ip' must be an IPv4 address" in texts
+    assert "error: node h1: Default gateway 'nonsense' is not an IP address" in texts
+    assert any(text.startswith("error: node h2: Default gateway 192.0.2.1 is not on any") for text in texts), texts
+    assert not any("router_id" in text or "default_route" in text for text in texts), texts

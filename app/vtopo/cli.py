@@ -63,18 +63,20 @@ def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
     """This host's facts, or None (the defaults) with --offline, for CI and for a lab meant for other hosts."""
     if args.offline:
         return None
-    from vtopo.host.deployer import Deployer
+    from vtopo.host.facts import probe_for
+    from vtopo.kinds.registry import installed_kinds
 
-    return Deployer().facts_for(topology)
+    return probe_for(topology, installed_kinds())
 
 
 def _missing_on_host(topology: Topology, facts: HostFacts | None, consent: Trust) -> list[Problem]:
-    from vtopo.host.netlink import Netlink
+    import socket
+
     from vtopo.host.preflight import missing_on_host
     from vtopo.lab import context_of, plan_of
 
-    with Netlink() as netlink:
-        return missing_on_host(plan_of(topology, facts, consent), context_of(topology, facts, consent), netlink)
+    host_links = {name for _, name in socket.if_nameindex()}
+    return missing_on_host(plan_of(topology, facts, consent), context_of(topology, facts, consent), host_links)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

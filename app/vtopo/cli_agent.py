@@ -20,6 +20,8 @@ def add_commands(command: Callable[[str, Callable[[argparse.Namespace], int], st
     sub.add_argument("--daemon", action="store_true", help="detach, and write the agent's pid to --pid-file "
                      "(for machines without systemd; there the socket unit starts it)")
     sub.add_argument("--pid-file", type=Path, help="where --daemon writes the pid (default /run/vtopo/agent.pid)")
+    sub.add_argument("--config", type=Path, help="what members of the vtopo group may allow beyond root's labs: host "
+                     "devices and image directories (default /etc/vtopo/agent.toml; see README, Security model)")
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
@@ -30,7 +32,9 @@ def cmd_agent(args: argparse.Namespace) -> int:
         print("vtopo agent: the agent changes the host's networking and must run as root "
               "(`sudo vtopo agent --daemon`)")
         return 1
-    return run(protocol.SOCKET, args.daemon, args.pid_file or protocol.PID_FILE)
+    from vtopo.agent.policy import CONFIG
+
+    return run(protocol.SOCKET, args.daemon, args.pid_file or protocol.PID_FILE, policy=args.config or CONFIG)
 
 
 def agent_client() -> AgentClient | None:

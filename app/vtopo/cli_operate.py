@@ -60,12 +60,13 @@ def cmd_link(args: argparse.Namespace) -> int:
 def add_commands(command: Command) -> None:
     sub = command("node", cmd_node, "start, stop or restart one node of a running lab: vtopo node LAB NODE "
                   "start|stop|restart (a stopped container or router keeps its namespace with its interfaces down "
-                  "and its processes frozen; a stopped VM is powered off and boots again on start)")
+                  "and its processes frozen, and start resumes them; a stopped VM is powered off and boots again on "
+                  "start; restart kills what runs in the node and runs its startup commands again)")
     sub.add_argument("lab")
     sub.add_argument("node")
     sub.add_argument("action", choices=("start", "stop", "restart"))
     sub = command("link", cmd_link, "take a link of a running lab down or up, or change its impairment live: "
-                  "vtopo link LAB A[:PORT] B[:PORT] up|down|set [--rate 10mbit] [--delay 20ms] [--loss 1%]")
+                  "vtopo link LAB A[:PORT] B[:PORT] up|down|set [--rate 10mbit] [--delay 20ms] [--loss 1%%]")
     sub.set_defaults(parser=sub)
     sub.add_argument("lab")
     sub.add_argument("a", metavar="A[:PORT]")

@@ -7,6 +7,8 @@ frozen processes are killed with its namespace, and a down link's devices go the
 - A stopped container or router keeps its namespace; its interfaces go down (its neighbours lose carrier), the
   processes inside are frozen (SIGSTOP) and the daemons vtopo started for it (zebra, ospfd) are stopped.
 - A stopped VM is powered off (QEMU ends); its taps stay, and start boots it again on the same taps.
+- Start resumes what was frozen (a VM boots afresh, so its startup commands run again). Restart is a container's
+  restart: everything running in the node is killed, it starts afresh and its startup commands run again.
 
 Each function takes plain values (lab and node names, link ends) and returns a one-line summary, so the CLI, the
 designer and the privileged agent call them alike.
@@ -94,6 +96,10 @@ class RunningLab:
         created and then resumed)."""
         return [op for op in self.plan.ops if isinstance(op, (o.StartProcess, o.StartDomain, o.ResumeDomain))
                 and op.owner == node.subject]
+
+    def startup_commands_of(self, node: NodeContext[Any]) -> list[o.RunCommand]:
+        """The node's startup commands as the deploy ran them (none where the user did not allow them)."""
+        return [op for op in self.plan.ops if isinstance(op, o.RunCommand) and op.owner == node.subject]
 
     def set_carrier(self, ends: list[EndContext], operated: Operated) -> None:
         """Each end up unless its node is stopped or its link is down. The kernel drops an interface's routes (and
@@ -188,12 +194,25 @@ def _start_stopped(running: RunningLab, node: NodeContext[Any], operated: Operat
     if node.node.name not in operated.stopped:
         raise OperateError(f"{node.node.name} in lab {running.name} is running already")
     _start(running, node, operated)
+    if node.kind.role is Role.MACHINE:  # it booted afresh: nothing of what its commands did is left
+        _run_startup_commands(running, node)
 
 
 def _restart(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+    """Like a container's restart: what ran in the node ends (a server a startup command left running too), then
+    the node starts afresh and its startup commands run again. A VM is powered off and boots again."""
     if node.node.name not in operated.stopped:
         _stop(running, node, operated)
+    netns = _namespace_of(node)
+    if netns is not None:
+        processes.kill_each(namespaces.pids_in(netns))
     _start(running, node, operated)
+    _run_startup_commands(running, node)
+
+
+def _run_startup_commands(running: RunningLab, node: NodeContext[Any]) -> None:
+    for command in running.startup_commands_of(node):
+        running.applier.apply(command)
 
 
 def _stop(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:

@@ -33,7 +33,7 @@ class ContainerKind(NodeKind[ContainerSettings]):
         return str(node.settings.default_route)
 
     def check(self, node: NodeContext[ContainerSettings]) -> Iterable[Problem]:
-        yield from check_gateway(node, node.settings.default_route, "default_route")
+        yield from check_gateway(node, node.settings.default_route, "Default gateway")
         for key in node.settings.sysctls:
             if not key.startswith("net."):
                 yield Problem(f"sysctl {key} is not per-namespace (only net.* sysctls are); setting it would change "

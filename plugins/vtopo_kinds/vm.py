@@ -108,7 +108,7 @@ class VmKind(NodeKind[VmSettings]):
         if settings.vhost_user and any(e.other.kind.name == "ovs" for e in node.ends):
             yield Problem("; ".join(self._vhost_user_refusals(node)) + ". Turn vhost_user off to use a tap port.",
                           subject, "", node_id)
-        yield from check_gateway(node, settings.default_route, "default_route")
+        yield from check_gateway(node, settings.default_route, "Default gateway")
         if settings.image != BUILTIN_IMAGE and node.lab.topology.vm_backend == "libvirt":
             yield Problem("this VM boots a disk image, so it runs as a QEMU process, not a libvirt domain: vtopo hands "
                           "QEMU the image on a descriptor it opened and checked itself, where libvirt would open the "

@@ -95,9 +95,10 @@ def test_save_as_names_a_new_lab_after_its_file(make_window: Callable[..., MainW
     assert not window.isWindowModified() and window.windowTitle().startswith("l2l3")
 
 
-def test_snap_to_grid_is_remembered(make_window: Callable[..., MainWindow]) -> None:
+def test_snap_to_grid_is_remembered(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
     window = make_window(None)
-    window.menu_actions.snap.trigger()
+    toolbar = window.findChild(QToolBar, "main-toolbar")
+    qtbot.mouseClick(toolbar.widgetForAction(window.menu_actions.snap), Qt.MouseButton.LeftButton)
     assert window.editor.scene.snap_to_grid
     again = MainWindow(registry(), window.settings, Path(window.settings.fileName()).parent / "autosave-2",
                        no_deployer)

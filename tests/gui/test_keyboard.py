@@ -122,25 +122,28 @@ def test_arrow_keys_nudge_and_a_burst_is_one_undo_step(make_window: Callable[...
     assert editor.undo_stack.undoText().startswith("Add")
 
 
-def test_align_and_distribute(make_window: Callable[..., MainWindow]) -> None:
+def test_align_and_distribute(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    """With the buttons the inspector shows for a multi-selection, clicked with the mouse."""
     window = make_window(None)
     editor = window.editor
     nodes = [editor.place_node("container", QPointF(x, y)) for x, y in ((0, 0), (50, 100), (300, 40))]
     ids = [node.id for node in nodes if node]
     positions = lambda: [(editor.topology.nodes[i].position.x, editor.topology.nodes[i].position.y) for i in ids]
     editor.scene.select_ids(ids)
+    buttons = window.inspector.multiple.buttons
+    qtbot.waitUntil(window.inspector.multiple.isVisible)
     for mode, expected in (("right", [(300, 0), (300, 100), (300, 40)]),
                            ("center", [(150, 0), (150, 100), (150, 40)]),
                            ("bottom", [(0, 100), (50, 100), (300, 100)]),
                            ("middle", [(0, 50), (50, 50), (300, 50)])):
         editor.undo_stack.setIndex(3)
-        window.menu_actions.align[mode].trigger()
+        qtbot.mouseClick(buttons[mode], Qt.MouseButton.LeftButton)
         assert positions() == expected, mode
         assert editor.undo_stack.index() == 4
     editor.undo_stack.setIndex(3)
-    window.menu_actions.align["horizontal"].trigger()
+    qtbot.mouseClick(buttons["horizontal"], Qt.MouseButton.LeftButton)
     assert positions() == [(0, 0), (150, 100), (300, 40)]
-    window.menu_actions.align["vertical"].trigger()
+    qtbot.mouseClick(buttons["vertical"], Qt.MouseButton.LeftButton)
     assert positions() == [(0, 0), (150, 100), (300, 50)]
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 import itertools
 import math
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
-from tests.gui.helpers import dark_theme, drag
+from tests.gui.helpers import choose, dark_theme, drag, when_menu_opens
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import LinkItem
 from vtopo.gui.canvas.tooltips import link_tooltip
@@ -108,10 +108,13 @@ def test_a_crowded_end_is_cut_to_its_interface_name_or_left_to_the_tooltip(
             assert "10.0." in link_tooltip(window.editor.topology, link_id)
 
 
-def test_interface_labels_can_be_hidden_and_the_choice_is_kept(make_window: Callable[..., MainWindow]) -> None:
+def test_interface_labels_can_be_hidden_and_the_choice_is_kept(make_window: Callable[..., MainWindow],
+                                                                qtbot: Any) -> None:
     window = make_window(None)
     item = short_impaired_link(window, 200, 0)
-    window.menu_actions.interface_labels.trigger()
+    when_menu_opens(choose("Show &interface labels"))  # from the View menu, opened with its Alt key
+    qtbot.keyClick(window, Qt.Key.Key_V, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: not window.menu_actions.interface_labels.isChecked())
     assert [rect.isEmpty() for rect in item._label_rects] == [True, True]
     assert not item._middle_rect.isEmpty()  # the impairment still shows
     assert window.settings.value("view/interface-labels", type=bool) is False

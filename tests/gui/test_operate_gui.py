@@ -2,6 +2,7 @@
 they draw, and a running link's rate typed into the inspector."""
 from __future__ import annotations
 
+import os
 import subprocess
 from typing import Any, Callable
 
@@ -195,3 +196,62 @@ def test_what_startup_commands_print_goes_to_the_deploy_log(make_window: Callabl
     lines = window.log.toPlainText().splitlines()
     assert [line.split("  ", 1)[1] for line in lines if "| " in line] == ["c1| $ echo serving",
                                                                           "c1| serving on 10.0.0.1"]
+
+
+def _namespace_inodes(window: MainWindow) -> dict[str, int]:
+    """Each container's namespace by its inode: a namespace destroyed and made again has a new one."""
+    from vtopo.deployed import DeployedLab
+
+    lab = DeployedLab.find(window.editor.topology.name)
+    inodes = {}
+    for name in ("c1", "c2", "c3"):
+        context = lab.node(name)
+        inodes[name] = os.stat(f"/run/netns/{context.kind.netns(context)}").st_ino
+    return inodes
+
+
+@pytest.mark.privileged
+def test_deploy_right_after_a_live_rate_change_keeps_the_lab_running(make_window: Callable[..., MainWindow],
+                                                                     qtbot: QtBot) -> None:
+    """The rate typed into the inspector is applied live; Deploy pressed at once (before that has finished) must
+    find nothing to apply, not destroy the lab and build it again."""
+    from tests.labs.conftest import Running
+    from tests.labs.test_operate import iperf_mbit
+    from vtopo.gui.panels.deploy import load_deployer
+    from vtopo.host.deployer import Deployer
+
+    before = snapshot()
+    window = make_window("bridge-veth", deployer_loader=load_deployer)
+    idle = lambda: not window.operate.busy and not window.deploy.busy  # noqa: E731
+    try:
+        _deploy(window, qtbot, True)
+        qtbot.waitUntil(idle, timeout=20_000)
+        inodes = _namespace_inodes(window)
+        window.log.clear()
+
+        click(window.view, link_at(window, LINK))
+        rate = window.inspector.link_form.rate
+        qtbot.waitUntil(lambda: window.inspector.link_form.link_id == LINK and rate.isVisible())
+        for typed in ("20", "12"):  # the second change replaces an impairment the running lab has
+            rate.setFocus()
+            rate.selectAll()
+            qtbot.keyClicks(rate, typed)
+            qtbot.keyClick(rate, Qt.Key.Key_Return)
+            if typed == "20":
+                qtbot.waitUntil(lambda: idle() and "rate 20Mbit" in _qdisc(window, "c2"), timeout=20_000)
+        qtbot.keyClick(rate, Qt.Key.Key_F5)  # Deploy, while the live change may still be running
+        qtbot.waitUntil(lambda: idle() and "lab bridge-veth is up" in window.log.toPlainText(), timeout=60_000)
+        qtbot.waitUntil(lambda: idle() and window.deploy.drift() == "", timeout=20_000)
+        log = window.log.toPlainText()
+        assert "destroyed and deployed again" not in log and "[destroy" not in log, log
+        assert "the running lab already matches; nothing to apply" in log, log
+        assert _namespace_inodes(window) == inodes, "no namespace was made again"
+        assert "rate 12Mbit" in _qdisc(window, "c2")
+        measured = iperf_mbit(Running(Deployer(), window.editor.topology), "c2", "c1")
+        print(f"iperf c2->c1 after the rate was set to 12 Mbit/s in the inspector: {measured:.1f} Mbit/s")
+        assert 9.5 <= measured <= 12.6
+    finally:
+        window.operate.wait()
+        if window.deploy.deployed_lab:
+            _deploy(window, qtbot, False)
+    assert snapshot() - before == {}

@@ -129,6 +129,22 @@ def test_create_netns_is_an_iproute2_namespace() -> None:
     assert missing.value.kernel_message == "No such file or directory"
 
 
+def test_a_namespace_netlink_makes_is_configured_through_the_socket_opened_inside_it(nl: Netlink) -> None:
+    name = f"vtt-{secrets.token_hex(3)}-made"
+    home = os.stat("/proc/thread-self/ns/net").st_ino
+    try:
+        nl.add_netns(name)
+        assert os.stat("/proc/thread-self/ns/net").st_ino == home
+        nl.set_link("lo", name, up=True, alias="vtopo:lab1")
+        assert "alias vtopo:lab1" in _in_netns(name, "ip", "-o", "link", "show", "lo")
+        assert nl.index("lo", name) == 1
+        with pytest.raises(NetlinkError, match="No such device"):
+            nl.index("nope0", name)
+    finally:
+        nl.release(name)
+        delete_netns(name)
+
+
 def test_entered_moves_only_the_block(make_netns: NetnsFactory) -> None:
     name = make_netns("a")
     home = os.stat("/proc/thread-self/ns/net").st_ino

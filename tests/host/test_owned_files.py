@@ -1,12 +1,15 @@
 """Root never follows a symlink planted in a directory another user can write (a router's, owned by frr)."""
 from __future__ import annotations
 
+import grp
 import os
+import stat
 from pathlib import Path
 
 import pytest
 
 from vtopo import ops as o
+from vtopo.host import owned_files
 from vtopo.host.applier import Applier, OpFailed
 
 
@@ -77,3 +80,30 @@ def test_the_shipped_router_keeps_its_private_directories_in_a_directory_of_root
         for _, source in start.private_dirs:
             parent = source.rsplit("/", 1)[0]
             assert made[parent] == "", f"{source} must sit in a directory owned by root, not by the daemon's user"
+
+
+@pytest.mark.parametrize("umask", [0, 0o077, 0o277])
+def test_directories_and_files_get_their_mode_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        lab = tmp_path / "run" / "vtopo" / "vtabc"
+        owned_files.make_directory(lab)
+        owned_files.make_directory(lab / "r1")
+        owned_files.hand_over(str(lab / "r1"), "frr")
+        owned_files.write_for_daemon(str(lab / "r1" / "zebra.conf"), "hostname r1\n")
+        records = tmp_path / "state" / "labs" / "vtabc"
+        owned_files.make_directory(records, owned_files.SHARED, gid=owned_files.clients_gid())
+        owned_files.write_file(records / "lab.json", "{}", owned_files.SHARED_FILE, gid=owned_files.clients_gid())
+        owned_files.write_file(records / "journal.jsonl", "")
+    finally:
+        os.umask(old)
+
+    def mode(path: Path) -> int:
+        return stat.S_IMODE(path.stat().st_mode)
+    assert [mode(path) for path in (tmp_path / "run", tmp_path / "run" / "vtopo", lab, lab / "r1")] == \
+        [owned_files.PASSAGE, owned_files.PASSAGE, owned_files.PASSAGE, owned_files.PRIVATE]
+    config = (lab / "r1" / "zebra.conf").stat()
+    assert (mode(lab / "r1" / "zebra.conf"), config.st_gid) == (0o640, (lab / "r1").stat().st_gid)
+    assert [mode(path) for path in (tmp_path / "state", records.parent, records)] == [owned_files.SHARED] * 3
+    assert (mode(records / "lab.json"), mode(records / "journal.jsonl")) == (0o640, 0o600)
+    assert (records / "lab.json").stat().st_gid == grp.getgrnam("vtopo").gr_gid

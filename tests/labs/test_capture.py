@@ -12,7 +12,8 @@ import pytest
 from scapy.layers.inet import ICMP
 from scapy.utils import rdpcap
 
-from vtopo.capture import Capture, PacketSummary, path_targets, resolve, summarize
+from vtopo.capture import Capture, CaptureTarget, PacketSummary, path_targets, resolve, summarize
+from vtopo.measure.testing import netns_pair
 
 pytestmark = pytest.mark.privileged
 
@@ -133,3 +134,32 @@ def test_a_bad_target_or_filter_is_named(deployed):
                          capture_output=True, text=True, timeout=30)
     assert bad.returncode == 1 and "capture on c1:eth0 (eth0) failed" in bad.stderr and "Traceback" not in bad.stderr
     assert lab.lab.context.topology.name == "bridge-veth"
+
+
+def test_vxlan_and_tcp_seen_on_the_underlay():
+    """The kernel's own VXLAN between two namespaces, and a TCP connection refused: the capture on the underlay veth
+    names the VNI and the inner ping, and the TCP flags, seq and ack."""
+    with netns_pair("X", "10.250") as pair:
+        for netns, local, remote, inner in ((pair.netns_a, pair.address_a, pair.address_b, "10.9.0.1"),
+                                            (pair.netns_b, pair.address_b, pair.address_a, "10.9.0.2")):
+            subprocess.run(["ip", "-n", netns, "link", "add", "vx42", "type", "vxlan", "id", "42", "local", local,
+                            "remote", remote, "dstport", "4789"], check=True)
+            subprocess.run(["ip", "-n", netns, "addr", "add", f"{inner}/24", "dev", "vx42"], check=True)
+            subprocess.run(["ip", "-n", netns, "link", "set", "vx42", "up"], check=True)
+        capture = Capture(CaptureTarget("a", pair.netns_a[:15], pair.netns_a), bpf="udp port 4789 or tcp")
+        capture.start()
+        try:
+            in_a = ["ip", "netns", "exec", pair.netns_a]
+            assert subprocess.run([*in_a, "ping", "-c", "2", "-i", "0.3", "-W", "2", "10.9.0.2"]).returncode == 0
+            subprocess.run([*in_a, "bash", "-c", f"echo > /dev/tcp/{pair.address_b}/9"], capture_output=True)
+            seen = collect(capture, lambda s: sum(p.protocol == "TCP" for p in s) >= 2 and
+                           sum("echo reply" in p.info for p in s) >= 2)
+        finally:
+            capture.close()
+    tunnelled = [p.info for p in seen if p.protocol == "VXLAN"]
+    assert "vni 42: 10.9.0.1 → 10.9.0.2 ICMP echo request id" in " ".join(tunnelled), tunnelled
+    assert any(info.startswith("vni 42: ARP who-has 10.9.0.2 tell 10.9.0.1") for info in tunnelled), tunnelled
+    syn, refused = [p for p in seen if p.protocol == "TCP"][:2]
+    port, arrow, to, flags, _, seq, *_ = syn.info.split()
+    assert (arrow, to, flags, syn.src_ip, syn.dst_ip) == ("→", "9", "[S]", pair.address_a, pair.address_b)
+    assert refused.info == f"9 → {port} [RA] seq 0 ack {int(seq) + 1} len 0"

@@ -76,3 +76,34 @@ def test_cli_deploy_needs_consent_and_prints_the_output(tmp_path, capsys) -> Non
     assert main(["status", "startup-live"]) == 0
     assert main(["destroy", "startup-live"]) == 0
     assert snapshot() - before == {}
+
+
+def iperf_servers(netns: str) -> set[int]:
+    pids = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True, check=True).stdout.split()
+    return {int(pid) for pid in pids if open(f"/proc/{pid}/comm").read().strip() == "iperf3"}
+
+
+def test_restart_ends_what_a_startup_command_started_and_runs_the_commands_again() -> None:
+    """Like a container's restart; stop and start only freeze and resume the server."""
+    from vtopo.operate import operate_node
+
+    before = snapshot()
+    deployer = Deployer()
+    topology = lab_with({"c1": ["iperf3 -s -D -p 5301"]})
+    report = deployer.deploy(topology, consent=Trust(startup_commands=frozenset({"c1"})))
+    try:
+        netns = f"{report.prefix}-c1"
+        first = iperf_servers(netns)
+        assert len(first) == 1
+        operate_node(topology.name, "c1", "stop")
+        operate_node(topology.name, "c1", "start")
+        assert iperf_servers(netns) == first, "stop and start keep the server (frozen, then resumed)"
+        assert operate_node(topology.name, "c1", "restart") == f"restarted c1 in lab {topology.name}"
+        again = iperf_servers(netns)
+        assert len(again) == 1 and again != first, "the old server ended, the startup command started a new one"
+        client = subprocess.run(["ip", "netns", "exec", f"{report.prefix}-c2", "iperf3", "-c", "10.0.0.1", "-p", "5301",
+                                 "-t", "1"], capture_output=True, text=True, timeout=30)
+        assert client.returncode == 0, client.stdout + client.stderr
+    finally:
+        deployer.destroy(topology.name)
+    assert snapshot() - before == {}

@@ -211,3 +211,50 @@ def test_cleanup_finds_a_domain_by_its_metadata_when_the_journal_is_lost(libvirt
     done = vtopo("cleanup")
     assert done.returncode == 0 and "libvirt domain " in done.stdout and "-vmr (lab vm-router)" in done.stdout
     assert snapshot() - before == {}
+
+
+def guest_addresses(lab, vm: str) -> str:  # type: ignore[no-untyped-def]
+    return lab.run(vm, "ip", "-o", "addr", "show", "dev", "lo", check=True, timeout=60).stdout
+
+
+def test_a_libvirt_vm_runs_startup_commands_stops_and_boots_again_on_the_same_taps(libvirtd) -> None:
+    """Under libvirt, stop destroys the (transient) domain and start creates it again on the same taps; the guest
+    boots afresh, so its startup commands run again."""
+    from tests.labs.conftest import Running
+    from vtopo.host.deployer import Deployer, Progress
+    from vtopo.kinds.environment import Trust
+    from vtopo.operate import operate_node
+
+    before = snapshot()
+    topology = open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology
+    topology.vm_backend = "libvirt"
+    topology.node_named("vm1").startup_commands = ["ip addr add 10.99.0.1/32 dev lo", "echo started on $(hostname)"]
+    deployer, log = Deployer(), []
+    report = deployer.deploy(topology, log.append, consent=Trust(startup_commands=frozenset({"vm1"})))
+    try:
+        lab = Running(deployer, topology)
+        prefix = report.prefix
+        output = [progress.message for progress in log if progress.stage == "output"]
+        assert output[0] == "$ ip addr add 10.99.0.1/32 dev lo" and output[1].startswith("$ echo started on"), output
+        assert "10.99.0.1/32" in guest_addresses(lab, "vm1")
+        tap = int(Path(f"/sys/class/net/{prefix}-vm1-nic0/ifindex").read_text())
+        first = qemu_of(lab, "vm1")
+
+        operate_node(topology.name, "vm1", "stop")
+        assert f"{prefix}-vm1" not in domains_listed(prefix) and f"{prefix}-vm2" in domains_listed(prefix)
+        assert not Path(f"/proc/{first}").exists() or "Z" in Path(f"/proc/{first}/stat").read_text().split(")")[1][:3]
+        assert not lab.pings("host", "vm1", count=1)
+
+        operate_node(topology.name, "vm1", "start")
+        assert f"{prefix}-vm1" in domains_listed(prefix)
+        wait_ready(prefix, "vm1")
+        assert qemu_of(lab, "vm1") != first
+        assert int(Path(f"/sys/class/net/{prefix}-vm1-nic0/ifindex").read_text()) == tap, "the same tap"
+        assert "10.99.0.1/32" in guest_addresses(lab, "vm1"), "the startup commands ran again on the fresh boot"
+        deadline = time.monotonic() + 30
+        while not lab.pings("host", "vm1", count=1) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert lab.pings("host", "vm1", count=1)
+    finally:
+        deployer.destroy(topology.name)
+    assert snapshot() - before == {}

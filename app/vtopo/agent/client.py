@@ -99,8 +99,8 @@ class AgentClient:
 
     def deploy(self, document: str, consent: Trust, progress: ProgressCallback | None = None, update: bool = False,
                source: str = "") -> DeployReport:
-        request = p.DeployRequest(document, p.Consent(sorted(consent.host_devices), sorted(consent.images)),
-                                  update, source)
+        request = p.DeployRequest(document, p.Consent(sorted(consent.host_devices), sorted(consent.images),
+                                                      sorted(consent.startup_commands)), update, source)
         report: DeployReport = p.read_as(DeployReport, self.checked(request, progress))
         return report
 

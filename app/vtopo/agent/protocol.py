@@ -16,10 +16,12 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Union
 
+from vtopo.kinds.environment import CLIENTS_GROUP
+
 from vtopo.reports import PartState, Progress
 
 VERSION = 1
-GROUP = "vtopo"
+GROUP = CLIENTS_GROUP
 SOCKET = Path(os.environ.get("VTOPO_AGENT_SOCKET", "/run/vtopo/agent.sock"))
 PID_FILE = SOCKET.with_name("agent.pid")
 MAX_LINE = 8 * 1024 * 1024  # a lab document is at most 4 MiB; its JSON string escapes can double that
@@ -60,8 +62,9 @@ class Message:
 class Consent:
     """What the user allows beyond the lab's own objects, as the trust rules name it (never the lab file)."""
 
-    host_devices: list[str] = field(default_factory=list)
+    host_devices: list[str] = field(default_factory=list)  # root's to give, or listed in the agent's configuration
     images: list[str] = field(default_factory=list)  # absolute paths; the caller must be able to read each
+    startup_commands: list[str] = field(default_factory=list)  # nodes; the commands run as the lab's owner
 
 
 # ---------------------------------------------------------------- requests

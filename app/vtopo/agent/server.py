@@ -28,11 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from vtopo.agent import protocol as p
+from vtopo.agent.policy import CONFIG, Policy, PolicyError
 from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import DeployError, Deployer, DestroyError
 from vtopo.host.errors import HostError
-from vtopo.host.netns import netns_path
+from vtopo.host.as_user import in_namespace_as
+from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabRecord
 from vtopo.kinds.contract import CannotRunInside, NodeContext, Role
@@ -44,7 +46,6 @@ from vtopo.reports import ProgressCallback
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
-NODE_CAPABILITIES = "net_admin,net_raw"  # what a user's command keeps, inside the node's namespace only
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError)
 
@@ -98,8 +99,9 @@ class LabLocks:
 
 
 class Agent:
-    def __init__(self, group: str = p.GROUP) -> None:
+    def __init__(self, group: str = p.GROUP, policy: Path = CONFIG) -> None:
         self.group = group
+        self.policy = policy  # the administrator's configuration, read at each deploy
         self.locks = LabLocks()
 
     # ------------------------------------------------------------ connections
@@ -161,7 +163,11 @@ class Agent:
 
     def deploy(self, request: p.DeployRequest, caller: Caller, send: Replies) -> p.Result:
         topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
-        consent = _consent(request.consent, caller)
+        try:
+            policy = Policy.read(self.policy)
+        except PolicyError as error:
+            raise Refused(str(error)) from None
+        consent = _consent(request.consent, caller, policy)
         with self.locks.held(topology.name):
             deployer = Deployer()
             record = deployer.store.find(topology.name)
@@ -232,18 +238,12 @@ def _exit_status(returncode: int) -> int:
 
 def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str]) -> list[str]:
     """`argv` run as the caller inside the node's network namespace, with only the network capabilities, and only
-    there (util-linux's nsenter enters the namespace as root, setpriv drops to the user and keeps the two
-    capabilities as ambient ones; no_new_privs stops a set-uid program from getting any more)."""
+    there."""
     netns = node.kind.netns(node) if node.kind.role is Role.NAMESPACE else None
     if netns is None:
         raise CannotRunInside(f"{node.node.name} is a {node.kind.label}: only root can run commands in it through "
                               "the agent (it has no network namespace of its own to confine the command to)")
-    account = pwd.getpwuid(caller.uid)
-    return ["nsenter", f"--net={netns_path(netns)}", "--",
-            "setpriv", f"--reuid={caller.uid}", f"--regid={account.pw_gid}", "--init-groups", "--no-new-privs",
-            f"--inh-caps=-all,+{NODE_CAPABILITIES.replace(',', ',+')}",
-            f"--ambient-caps=-all,+{NODE_CAPABILITIES.replace(',', ',+')}",
-            f"--bounding-set=-all,+{NODE_CAPABILITIES.replace(',', ',+')}", "--", *argv]
+    return in_namespace_as(caller.uid, netns, argv)
 
 
 def _run_on_pty(argv: list[str], environment: dict[str, str], directory: str, request: p.ExecRequest,
@@ -326,15 +326,29 @@ def _require_owner(record: LabRecord, caller: Caller, action: str) -> None:
     raise Refused(p.not_the_owner(record.name, record.owner, action))
 
 
-def _consent(consent: p.Consent, caller: Caller) -> Trust:
-    """The caller's consent as the compiler's Trust. A user may only consent to images they can read themselves:
-    the agent opens them as root."""
+def _consent(consent: p.Consent, caller: Caller, policy: Policy) -> Trust:
+    """The caller's consent as the compiler's Trust. Host devices, and images outside vtopo's images directory, reach
+    past the lab: only root may allow them, or a member for what the administrator listed in the agent's
+    configuration. A user may only consent to images they can read themselves: the agent opens them as root.
+    Startup commands are the owner's own: they run as the owner, inside the lab's nodes."""
     for image in consent.images:
         if not os.path.isabs(image):
             raise Refused(f"--allow-image {image}: give the image's absolute path")
-        if not caller.root and not _readable_by(caller, image):
-            raise Refused(f"--allow-image {image}: {caller.name} cannot read that file, so the lab may not use it")
-    return Trust(host_devices=frozenset(consent.host_devices), images=frozenset(consent.images))
+    if not caller.root:
+        for device in consent.host_devices:
+            if device not in policy.host_devices:
+                raise Refused(f"--allow-host-device {device}: only root may hand a host device to a lab (its nodes "
+                              f"would sit on the host's own network); ask an administrator to deploy the lab, or to "
+                              f'let the {p.GROUP} group use {device} in {policy.source}: host_devices = ["{device}"]')
+        for image in consent.images:
+            if not policy.allows_image(image):
+                raise Refused(f"--allow-image {image}: only root may let a lab boot a file from outside vtopo's images "
+                              f"directory; ask an administrator to copy it there, or to let the {p.GROUP} group use "
+                              f'its directory in {policy.source}: image_dirs = ["{os.path.dirname(image)}"]')
+            if not _readable_by(caller, image):
+                raise Refused(f"--allow-image {image}: {caller.name} cannot read that file, so the lab may not use it")
+    return Trust(host_devices=frozenset(consent.host_devices), images=frozenset(consent.images),
+                 startup_commands=frozenset(consent.startup_commands))
 
 
 def _readable_by(caller: Caller, path: str) -> bool:
@@ -356,7 +370,7 @@ def passed_by_systemd() -> socket.socket | None:
 
 def listen(path: Path, group: str) -> socket.socket:
     """The agent's socket, root:GROUP mode 0660, over one a killed agent left."""
-    path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    make_directory(path.parent, PASSAGE, exist_ok=True)  # clients reach the socket, and list nothing
     if path.is_socket():
         probe = socket.socket(socket.AF_UNIX)
         try:
@@ -378,7 +392,8 @@ def listen(path: Path, group: str) -> socket.socket:
     return listener
 
 
-def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE, group: str = p.GROUP) -> int:
+def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE, group: str = p.GROUP,
+        policy: Path = CONFIG) -> int:
     try:
         grp.getgrnam(group)
     except KeyError:
@@ -402,7 +417,7 @@ def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     print(f"vtopo agent: listening on {path}", flush=True)
-    Agent(group).serve(listener)
+    Agent(group, policy).serve(listener)
     return 0
 
 
@@ -420,6 +435,4 @@ def _daemonize() -> None:
 
 
 def _write_pid_file(pid_file: Path) -> None:
-    fd = os.open(pid_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w") as file:
-        file.write(f"{os.getpid()}\n")
+    write_file(pid_file, f"{os.getpid()}\n", 0o644)

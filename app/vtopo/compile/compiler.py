@@ -309,7 +309,14 @@ class Compiler:
 def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
                 ) -> Plan:
     """Compile a lab. Raises StageFailed (a LabError) naming the stage and listing every problem."""
-    return Compiler(topology, registry, facts or HostFacts(), trust).run()
+    return compile_in_context(topology, registry, facts, trust)[0]
+
+
+def compile_in_context(topology: Topology, registry: Registry, facts: HostFacts | None = None,
+                       trust: Trust | None = None) -> tuple[Plan, LabContext]:
+    """The plan and the lab in context it was compiled in, from one pass (deploy checks the host against both)."""
+    compiler = Compiler(topology, registry, facts or HostFacts(), trust)
+    return compiler.run(), compiler.lab
 
 
 def lab_context(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None

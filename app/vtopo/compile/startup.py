@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from vtopo.kinds.contract import CannotRunInside, NodeContext
+from vtopo.kinds.contract import CannotRunInside, NodeContext, Role
 from vtopo.model.problems import ConsentRequest, Problem
 from vtopo.ops import RunCommand
 
@@ -38,4 +38,5 @@ def startup_problems(node: NodeContext[Any], path: str) -> Iterator[Problem]:
 def startup_ops(node: NodeContext[Any]) -> Iterator[RunCommand]:
     for command in node.node.startup_commands:
         yield RunCommand(owner=node.subject, node=node.node.name, command=command,
-                         argv=tuple(_in_node(node, command)))
+                         argv=tuple(_in_node(node, command)),
+                         netns=node.kind.netns(node) if node.kind.role is Role.NAMESPACE else None)

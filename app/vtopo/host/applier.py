@@ -14,9 +14,11 @@ from typing import Callable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
+from vtopo.host.as_user import in_namespace_as
 from vtopo.host import domains, nftables, ovs, owned_files, processes
 from vtopo.host.images import open_device, open_image
 from vtopo.host.netlink import Netlink, NetlinkError
+from vtopo.host.owned_files import DAEMON_UMASK
 from vtopo.host.vhost import VHOST_DEVICE, holds_vhost
 from vtopo.model.rules import lab_tag
 
@@ -46,8 +48,9 @@ def _ignore_output(_op: o.RunCommand, _text: str) -> None:
 
 
 class Applier:
-    def __init__(self, tag: str, on_output: OutputCallback = _ignore_output):
+    def __init__(self, tag: str, on_output: OutputCallback = _ignore_output, owner: int = 0):
         self.tag = tag
+        self.owner = owner  # the uid startup commands run as (see RunCommand)
         self.netlink = Netlink()
         self.notices: list[str] = []  # what the user should know about ops that did not do all they were asked
         self.on_output = on_output  # what a startup command printed, for the deploy log
@@ -107,7 +110,7 @@ class Applier:
             case o.ContainForwarding():
                 nftables.contain_forwarding(op.table, op.device_prefix)
             case o.WriteFile():
-                owned_files.write_file(op.path, op.content)
+                owned_files.write_for_daemon(op.path, op.content)
             case o.StartProcess():
                 self._start_process(op)
             case o.StartDomain():
@@ -115,7 +118,9 @@ class Applier:
             case o.ResumeDomain():
                 domains.resume(op.uri, op.name)
             case o.RunCommand():
-                self.on_output(op, processes.run_command(op.argv, COMMAND_SECONDS))
+                argv = op.argv if self.owner == 0 or op.netns is None else \
+                    in_namespace_as(self.owner, op.netns, ["sh", "-c", op.command])
+                self.on_output(op, processes.run_command(argv, COMMAND_SECONDS))
             case _:
                 raise KeyError(f"the applier has no way to apply {op.name_of_op}")
 
@@ -208,7 +213,7 @@ class Applier:
     # ------------------------------------------------------------ handlers
 
     def _create_namespace(self, op: o.CreateNamespace) -> None:
-        namespaces.create_netns(op.name)
+        self.netlink.add_netns(op.name)
         self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
 
     def _delete_namespace(self, op: o.DeleteNamespace) -> None:
@@ -232,12 +237,9 @@ class Applier:
             self.netlink.set_hairpin(op.name, None, True)
 
     def _make_directory(self, op: o.MakeDirectory) -> None:
-        path = Path(op.path)
-        path.mkdir(parents=True, exist_ok=False)
-        if op.mode is not None:
-            path.chmod(op.mode)
+        owned_files.make_directory(op.path, owned_files.PRIVATE if op.mode is None else op.mode)
         if op.user:
-            shutil.chown(path, op.user, op.user)
+            owned_files.hand_over(op.path, op.user)
 
     def _start_process(self, op: o.StartProcess) -> None:
         taps = {fd: Path(f"/dev/tap{self.netlink.index(interface, None)}") for fd, interface in op.tap_fds}
@@ -259,7 +261,7 @@ class Applier:
                                    log_file=Path(op.pid_file).with_suffix(".log"), private_dirs=private,
                                    open_files=taps, inherited_fds=handed,
                                    privileges=o.drop_privileges(op.user, op.groups) if op.user else (),
-                                   umask=0o077 if op.user else -1, ready_banner=op.ready_banner.encode())
+                                   umask=DAEMON_UMASK, ready_banner=op.ready_banner.encode())
         finally:
             for ours in handed.values():
                 os.close(ours)

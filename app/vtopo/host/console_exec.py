@@ -20,6 +20,9 @@ from types import FrameType
 
 MARKER_TIMEOUT_S = 15.0
 """How long the shell may take to start the command: a guest under TCG on a busy host is slow."""
+SHELL_WAIT_S = 120.0
+"""How long a guest may take to give its console a shell: a startup command runs while the VM is still booting."""
+PROBE_INTERVAL_S = 1.0
 CTRL_C = b"\x03"
 _ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
@@ -52,9 +55,33 @@ def run(path: str, argv: list[str]) -> int:
         signal.signal(signal.SIGTERM, interrupt)
         signal.signal(signal.SIGINT, interrupt)
         console.sendall(CTRL_C)  # a half-typed line or a command left running goes first
-        time.sleep(0.2)
+        _wait_for_shell(console, nonce)
         console.sendall(typed_line(argv, nonce))
         return _relay(console, start, exit_line)
+
+
+def _wait_for_shell(console: socket.socket, nonce: str) -> None:
+    """Type a harmless echo until the shell answers it: what is typed while the guest still boots is lost, and
+    the command itself must be typed only once."""
+    answer = f"vtopo-ready-{nonce}".encode()
+    deadline = time.monotonic() + SHELL_WAIT_S
+    pending = b""
+    while time.monotonic() < deadline:
+        console.sendall(f'echo vtopo-ready-"{nonce}"\n'.encode())
+        console.settimeout(PROBE_INTERVAL_S)
+        try:
+            while True:
+                data = console.recv(65536)
+                if not data:
+                    raise ConsoleBusy("the VM's console closed: the VM stopped")
+                pending += data
+                *lines, pending = pending.split(b"\n")
+                if any(_ESCAPES.sub(b"", line).endswith(answer) for line in lines):
+                    return
+        except TimeoutError:
+            continue
+    raise ConsoleBusy(f"the VM's console did not answer within {SHELL_WAIT_S:g} s: is a `vtopo console` attached "
+                      "to it?")
 
 
 def _relay(console: socket.socket, start: bytes, exit_line: re.Pattern[bytes]) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_lab, lab_context
+from vtopo.compile.compiler import compile_in_context, compile_lab
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import preflight
@@ -101,11 +101,7 @@ class Deployer:
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
             return self._facts
-        return host_facts.probe(needs_accel=self._runs_vms(topology))
-
-    def _runs_vms(self, topology: Topology) -> bool:
-        kinds = (self.kinds.get(node.kind) for node in topology.nodes.values())
-        return any(kind is not None and kind.needs_acceleration for kind in kinds)
+        return host_facts.probe_for(topology, self.kinds)
 
     # ------------------------------------------------------------ deploy
 
@@ -117,14 +113,13 @@ class Deployer:
         started = time.monotonic()
         facts = self.facts_for(topology)
         trust = host_facts.with_host_network(consent)
-        plan = compile_lab(topology, self.kinds, facts, trust)
+        plan, context = compile_in_context(topology, self.kinds, facts, trust)
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
-        applier = Applier(plan.prefix, _output_to(progress))
+        applier = Applier(plan.prefix, _output_to(progress), owner)
         try:
             progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
             holder = self.store.find(plan.prefix)
-            preflight.check(plan, lab_context(topology, self.kinds, facts, trust), applier.netlink,
-                            holder.name if holder else None)
+            preflight.check(plan, context, applier.netlink, holder.name if holder else None)
             services = services_of(plan)
             record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
                                                      "source": str(source or ""), "facts": asdict(facts),
@@ -154,17 +149,21 @@ class Deployer:
         record = self.store.find(topology.name)
         if record is None:
             return self.deploy(topology, progress, source, consent, owner)
+        with record.locked():  # a live change to the running lab (vtopo.operate) finishes first
+            return self._update(record, topology, progress, source, consent, owner)
+
+    def _update(self, record: LabRecord, topology: Topology, progress: ProgressCallback, source: Path | None,
+                consent: Trust, owner: int) -> DeployReport:
         started = time.monotonic()
         trust = host_facts.with_host_network(consent)
-        plan = compile_lab(topology, self.kinds, record.facts(), trust)
+        plan, context = compile_in_context(topology, self.kinds, record.facts(), trust)
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
         if plan.prefix == record.prefix and applied <= set(plan.ops):
-            applier = Applier(plan.prefix, _output_to(progress))
+            applier = Applier(plan.prefix, _output_to(progress), owner)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, lab_context(topology, self.kinds, record.facts(), trust), applier.netlink,
-                                prefix_owner=None)
+                preflight.check(additions, context, applier.netlink, prefix_owner=None)
                 record.write({**record.read(), "services": services_of(plan)})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)
@@ -186,7 +185,7 @@ class Deployer:
         return report
 
     def _backend_notices(self, topology: Topology, facts: HostFacts) -> list[str]:
-        if topology.vm_backend not in ("", "auto") or facts.libvirt or not self._runs_vms(topology):
+        if topology.vm_backend not in ("", "auto") or facts.libvirt or not host_facts.runs_vms(topology, self.kinds):
             return []
         return [f"libvirtd does not answer at {facts.libvirt_uri}, so the VMs run as plain QEMU processes, not "
                 "libvirt domains (start libvirtd, or set the lab's vm_backend to libvirt)"]

@@ -9,7 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.kinds.registry import Registry
 from vtopo.model.rules import LAB_TAG_PREFIX
+from vtopo.model.topology import Topology
 
 KVM_PROBE_SECONDS = 3.0
 PROBE_NAME = "vtopo-kvm-probe-of-"  # + the pid of the vtopo process that runs the probe
@@ -113,6 +115,17 @@ def probe(needs_accel: bool = False) -> HostFacts:
         memory_mb=os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20,
         cpus=os.cpu_count() or 0,
     )
+
+
+def runs_vms(topology: Topology, kinds: Registry) -> bool:
+    """Whether the lab has a node whose kind needs hardware acceleration (a VM)."""
+    found = (kinds.get(node.kind) for node in topology.nodes.values())
+    return any(kind is not None and kind.needs_acceleration for kind in found)
+
+
+def probe_for(topology: Topology, kinds: Registry) -> HostFacts:
+    """The facts `topology` is compiled against: KVM and libvirtd are probed only for a lab with VMs."""
+    return probe(needs_accel=runs_vms(topology, kinds))
 
 
 MAIN_TABLE = 254

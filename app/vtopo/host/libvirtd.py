@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vtopo.host import processes
+from vtopo.host.owned_files import make_directory, write_file
 from vtopo.kinds.environment import KVM_GROUP
 
 DEFAULT_URI = "qemu:///system"
@@ -82,7 +83,7 @@ class LibvirtService:
         if systemd_runs():
             subprocess.run(["systemctl", "start", "libvirtd.service"], capture_output=True, check=False)
         else:
-            self.pid_dir.mkdir(parents=True, exist_ok=True)
+            make_directory(self.pid_dir, exist_ok=True)
             self._share_kvm_device()
             for daemon in DAEMONS:
                 if not (daemon == "virtlogd" and _listening(VIRTLOGD_SOCKET)):  # another virtlogd may serve
@@ -120,7 +121,7 @@ class LibvirtService:
         shared = stat.S_IRGRP | stat.S_IWGRP
         if device.st_gid == kvm_gid and device.st_mode & shared == shared:
             return
-        (self.pid_dir / KVM_WAS).write_text(f"{device.st_gid} {stat.S_IMODE(device.st_mode):o}\n")
+        write_file(self.pid_dir / KVM_WAS, f"{device.st_gid} {stat.S_IMODE(device.st_mode):o}\n")
         os.chown(KVM_DEVICE, -1, kvm_gid)
         os.chmod(KVM_DEVICE, stat.S_IMODE(device.st_mode) | shared)
 

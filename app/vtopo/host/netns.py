@@ -8,7 +8,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from vtopo.host.errors import HostError
@@ -82,8 +82,10 @@ def _share_run_dir() -> None:
     _call(_libc.mount(b"", run_dir, b"none", _MS_SHARED | _MS_REC, None), f"share {NETNS_RUN_DIR}")
 
 
-def create_netns(name: str) -> None:
-    """Create namespace `name` like `ip netns add`: unshare in this thread, bind-mount it, switch back."""
+def create_netns(name: str, inside: Callable[[], None] | None = None) -> None:
+    """Create namespace `name` like `ip netns add`: unshare in this thread, bind-mount it, switch back.
+
+    `inside` runs in the new namespace before the switch back: what opens a socket there saves entering it again."""
     operation = f"create netns {name}"
     path = netns_path(name)
     _share_run_dir()
@@ -97,6 +99,8 @@ def create_netns(name: str) -> None:
             _call(_libc.unshare(_CLONE_NEWNET), operation)
             try:
                 _call(_libc.mount(_THREAD_NETNS, path.encode(), b"none", _MS_BIND, None), operation)
+                if inside is not None:
+                    inside()
             finally:
                 _call(_libc.setns(home, _CLONE_NEWNET), f"{operation}: return to the original netns")
         finally:

@@ -12,6 +12,14 @@ Facts this module is built on (verified on Debian 12, OVS 3.1):
   namespace end of every veth (``ethtool -K IF tx off``): the userspace datapath forwards the
   partially-checksummed frames as they are, and the receiver drops them. ICMP still works, so a
   ping alone does not prove a netdev lab is usable.
+* Speed on the netdev datapath (measured on a 2-core host, container to container, against ~15 Gb/s on a Linux
+  bridge; tests/benchmarks/test_ovs_bench.py): system ports 0.65-0.9 Gb/s with ~45,000 retransmits in 5 s, because
+  the packet socket OVS reads each port with keeps the default receive buffer (net.core.rmem_default, 208 KiB) and
+  overflows. ``other_config:userspace-tso-enable=true`` gives 5-9 Gb/s but 300,000+ retransmits (64 KiB frames fill
+  that buffer after three); with rmem_default at 4 MiB it reaches 13 Gb/s with ~2,000 retransmits, but that is a
+  host-wide setting, so vtopo does not make it. Capping the sender's gso_max_size does not help. AF_XDP ports
+  (``type=afxdp-nonpmd``) give 1.2-1.6 Gb/s with no retransmits but cost ~75 MB of ovs-vswitchd memory each, so
+  they are the OVS kind's opt-in ``ports: afxdp`` setting, not the default.
 * ``ovs-ctl start`` needs ``--system-id`` (we pass ``random``, as Debian's own units do: it reuses
   or creates /etc/openvswitch/system-id.conf). Without systemd it daemonizes by itself.
 """

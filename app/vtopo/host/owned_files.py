@@ -1,15 +1,32 @@
-"""Writing as root into directories another user can write (a router's directory belongs to frr), and making
-the directories root bind-mounts into a daemon's mount namespace.
+"""Every directory and file vtopo makes under /run/vtopo and /var/lib/vtopo: made with an explicit mode, never
+the one the umask of whoever runs vtopo would leave, and written as root without following a symlink.
 
-Root never follows a symlink there: a daemon running as that user could plant one, pointing at /etc/shadow, so
-that root's next write or chown lands on it. Files are opened with O_NOFOLLOW (and O_NONBLOCK, so a planted FIFO
-fails instead of blocking), and directories are checked with lstat and handed over with lchown.
+Directories are PRIVATE (root alone, or the daemon a directory is handed to), SHARED with the vtopo group (the lab
+records its members' clients read), or a PASSAGE that other users may go through but not list (the lab's directory,
+once it holds a directory of frr's or of the QEMU user's). Journals, console logs and daemons' files are PRIVATE_FILE;
+lab records are SHARED_FILE, root:vtopo.
+
+Some of these directories belong to another user (a router's directory belongs to frr). Root never follows a
+symlink there: a daemon running as that user could plant one, pointing at /etc/shadow, so that root's next write or
+chown lands on it. Files are opened with O_NOFOLLOW (and O_NONBLOCK, so a planted FIFO fails instead of blocking),
+and directories are checked with lstat and handed over with lchown.
 """
 from __future__ import annotations
 
+import errno
+import grp
 import os
+import shutil
 import stat
+from pathlib import Path
 
+from vtopo.kinds.environment import CLIENTS_GROUP
+
+PRIVATE, SHARED, PASSAGE = 0o700, 0o750, 0o711
+PRIVATE_FILE, SHARED_FILE = 0o600, 0o640
+DAEMON_UMASK = 0o077  # the daemons vtopo starts make their pid files, sockets and logs for themselves alone
+
+_PLANTED = {errno.ELOOP, errno.ENOTDIR, errno.ENXIO, errno.EISDIR}  # a symlink, a FIFO, a directory where we open
 _WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -20,15 +37,84 @@ class Planted(OSError):
         return f"{self.filename}: {self.strerror}"
 
 
-def write_file(path: str, content: str) -> None:
+def clients_gid() -> int:
+    """The vtopo group's id, or -1 (keep root's group) on a host where setup did not create it."""
     try:
-        fd = os.open(path, _WRITE, 0o644)
+        return grp.getgrnam(CLIENTS_GROUP).gr_gid
+    except KeyError:
+        return -1
+
+
+def make_directory(path: str | Path, mode: int = PRIVATE, *, gid: int = -1, exist_ok: bool = False) -> None:
+    """Make the directory `path` with exactly `mode` (and group `gid`); the parents it lacks become a PASSAGE, or
+    get `mode` and `gid` when `mode` is SHARED. With `exist_ok`, a directory already there (a real one, root's) gets
+    the mode and group too."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        parents = (mode, gid) if mode == SHARED else (PASSAGE, -1)
+        make_directory(path.parent, parents[0], gid=parents[1], exist_ok=True)
+    try:
+        os.mkdir(path, mode)
+    except FileExistsError:
+        if not exist_ok:
+            raise
+    _set_mode(path, mode, gid)
+
+
+def _set_mode(path: str | Path, mode: int, gid: int = -1) -> None:
+    """Give the directory `path`, when it is a real one of ours, exactly `mode` (mkdir's passes through the umask)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as error:
-        raise Planted(error.errno, f"{os.strerror(error.errno or 0)}; refusing to write through it", path) from None
-    with os.fdopen(fd, "w") as file:
+        if error.errno not in _PLANTED:
+            raise
+        raise Planted(error.errno, f"{os.strerror(error.errno or 0)}; refusing to use it", str(path)) from None
+    try:
+        if os.fstat(fd).st_uid == os.geteuid():
+            os.fchmod(fd, mode)
+            if gid != -1:
+                os.fchown(fd, -1, gid)
+    finally:
+        os.close(fd)
+
+
+def open_file(path: str | Path, flags: int, mode: int = PRIVATE_FILE, *, gid: int = -1) -> int:
+    """A descriptor on the regular file `path`, created (or, when already there, set) with exactly `mode` and group
+    `gid`; never through a symlink."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as error:
+        if error.errno not in _PLANTED:
+            raise
+        raise Planted(error.errno, f"{os.strerror(error.errno or 0)}; refusing to write through it",
+                      str(path)) from None
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise Planted(0, "not a regular file; refusing to write to it", path)
+            raise Planted(0, "not a regular file; refusing to write to it", str(path))
+        os.fchmod(fd, mode)
+        if gid != -1:
+            os.fchown(fd, -1, gid)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_file(path: str | Path, content: str, mode: int = PRIVATE_FILE, *, gid: int = -1) -> None:
+    with os.fdopen(open_file(path, _WRITE, mode, gid=gid), "w") as file:
         file.write(content)
+
+
+def write_for_daemon(path: str, content: str) -> None:
+    """A file root writes for a daemon into its directory (a router's config): readable by the directory's group."""
+    write_file(path, content, SHARED_FILE, gid=os.lstat(os.path.dirname(path)).st_gid)
+
+
+def hand_over(path: str, user: str) -> None:
+    """Give the directory `path` to a daemon's user (user and group of that name); the directory it is in becomes a
+    PASSAGE, so that the user reaches it without seeing what else is there."""
+    shutil.chown(path, user, user)
+    _set_mode(os.path.dirname(path), PASSAGE)
 
 
 def private_directory(path: str, owner_of: str) -> None:
@@ -42,10 +128,11 @@ def private_directory(path: str, owner_of: str) -> None:
         raise Planted(0, "its parent can be written by another user than root; refusing to bind-mount from it",
                       path)
     try:
-        os.mkdir(path, 0o755)
+        os.mkdir(path, PRIVATE)
     except FileExistsError:
         pass
     if not stat.S_ISDIR(os.lstat(path).st_mode):
         raise Planted(0, "not a directory (a symlink?); refusing to use it", path)
+    _set_mode(path, PRIVATE)
     owner = os.lstat(owner_of)
     os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)

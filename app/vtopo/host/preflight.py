@@ -5,14 +5,17 @@ import os
 import pwd
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vtopo import ops as o
 from vtopo.compile.plan import Plan
 from vtopo.kinds.contract import LabContext
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs
-from vtopo.host.netlink import Netlink
 from vtopo.model.problems import Problem
+
+if TYPE_CHECKING:
+    from vtopo.host.netlink import Netlink
 
 CAP_NET_ADMIN = 12
 PACKAGE_OF = {"ovs-vsctl": "openvswitch-switch", "ovs-ofctl": "openvswitch-switch", "zebra": "frr", "ospfd": "frr",
@@ -72,7 +75,8 @@ def check(plan: Plan, context: LabContext, netlink: Netlink, prefix_owner: str |
         problems.append(Problem(f"the deployed lab {prefix_owner} already uses the prefix {plan.prefix}; destroy it "
                                 f"(vtopo destroy {prefix_owner}) or give lab {plan.lab_name} its own prefix "
                                 "(lab.prefix in the file)", "lab", "$.lab.prefix"))
-    problems += _collisions(plan, netlink) + missing_on_host(plan, context, netlink) + _missing_users(plan)
+    problems += _collisions(plan, netlink) + missing_on_host(plan, context, {link.name for link in netlink.links(None)}) \
+        + _missing_users(plan)
     if problems:
         raise PreflightFailed(problems)
 
@@ -119,10 +123,9 @@ def _collisions(plan: Plan, netlink: Netlink) -> list[Problem]:
     return problems
 
 
-def missing_on_host(plan: Plan, context: LabContext, netlink: Netlink) -> list[Problem]:
-    """What the lab takes from the host that is not there: lower devices and files (VM images, guest kernels).
-    Reads only, so `vtopo validate` can ask it too."""
-    host_links = {link.name for link in netlink.links(None)}
+def missing_on_host(plan: Plan, context: LabContext, host_links: set[str]) -> list[Problem]:
+    """What the lab takes from the host whose interfaces are `host_links` that is not there: lower devices and files
+    (VM images, guest kernels). Reads only, so `vtopo validate` can ask it too."""
     made: set[str] = set()
     problems = []
     for op in plan.ops:

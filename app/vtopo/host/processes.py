@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from vtopo.host.errors import HostError
+from vtopo.host.owned_files import DAEMON_UMASK
 
 _TAIL_BYTES = 4000
 _POLL_S = 0.02
@@ -281,7 +282,7 @@ def start_daemon(
     open_files: Mapping[int, Path] | None = None,
     inherited_fds: Mapping[int, int] | None = None,
     privileges: Sequence[str] = (),
-    umask: int = -1,
+    umask: int = DAEMON_UMASK,
     ready_banner: bytes = b"",
 ) -> int:
     """Start a daemon (in network namespace `netns` if given) and return its pid once it is ready.

@@ -23,6 +23,7 @@ from vtopo.compile.plan import Plan
 from vtopo.host import domains, ovs
 from vtopo.host.facts import libvirt_uri
 from vtopo.host.libvirtd import LibvirtService
+from vtopo.host.owned_files import make_directory, open_file
 from vtopo.host.state import StateStore
 
 LOCK_DIR = Path(os.environ.get("VTOPO_LOCK_DIR", "/run/vtopo-locks"))  # beside /run/vtopo, which cleanup empties
@@ -79,8 +80,8 @@ def host_lock(name: str, lock_dir: Path = LOCK_DIR) -> Iterator[None]:
     path = lock_dir / f"{name}.lock"
     while True:
         try:
-            lock_dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            make_directory(lock_dir, exist_ok=True)
+            fd = open_file(path, os.O_RDWR | os.O_CREAT)
         except (FileExistsError, FileNotFoundError):  # another holder removed the directory while we made or used it
             continue
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -123,8 +124,7 @@ class Services:
                 daemon = service.daemon()
                 if daemon.running():
                     continue
-                self.store.root.mkdir(parents=True, exist_ok=True)
-                self.marker(service).touch()  # intent first: a crash inside start() still leaves a trace
+                self.store.write_marker(self.marker(service).name)  # intent first: a crash in start() leaves a trace
                 daemon.start()
             notices.append(f"{service.label} was not running: vtopo started it and stops it again when its last lab "
                            "is destroyed")

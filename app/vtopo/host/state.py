@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from vtopo.host.owned_files import PRIVATE_FILE, SHARED, SHARED_FILE, clients_gid, make_directory, open_file, write_file
 from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.ops import Op, op_from_json
 
@@ -46,7 +47,7 @@ class LabRecord:
 
     def write(self, data: dict[str, Any]) -> None:
         path = self.directory / "lab.json"
-        path.with_suffix(".tmp").write_text(json.dumps(data, sort_keys=True, indent=1))
+        write_file(path.with_suffix(".tmp"), json.dumps(data, sort_keys=True, indent=1), SHARED_FILE, gid=clients_gid())
         path.with_suffix(".tmp").replace(path)
 
     @property
@@ -97,7 +98,7 @@ class LabRecord:
         path = self.directory / "journal.jsonl"
         kept = [op for op in self.journal() if not drop(op)]
         temporary = path.with_suffix(".tmp")
-        temporary.write_text("".join(json.dumps(op.to_json(), sort_keys=True) + "\n" for op in kept + add))
+        write_file(temporary, "".join(json.dumps(op.to_json(), sort_keys=True) + "\n" for op in kept + add))
         temporary.replace(path)
 
     def journal(self) -> list[Op]:
@@ -123,7 +124,7 @@ class Journal:
     """Append-only; one write per op, flushed to the kernel before the op runs."""
 
     def __init__(self, path: Path):
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
 
     def record(self, op: Op) -> None:
         os.write(self._fd, (json.dumps(op.to_json(), sort_keys=True) + "\n").encode())
@@ -141,7 +142,7 @@ class StateStore:
         directory = self.labs_dir / prefix
         while True:
             try:
-                directory.mkdir(parents=True)  # FileExistsError if the prefix is taken
+                make_directory(directory, SHARED, gid=clients_gid())  # FileExistsError if the prefix is taken
                 break
             except FileNotFoundError:  # another vtopo removed the empty parents meanwhile
                 continue
@@ -179,3 +180,7 @@ class StateStore:
 
     def marker(self, name: str) -> Path:
         return self.root / name
+
+    def write_marker(self, name: str) -> None:
+        make_directory(self.root, SHARED, gid=clients_gid(), exist_ok=True)
+        write_file(self.marker(name), "")

@@ -9,6 +9,7 @@ from vtopo.model.rules import lab_tag
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
 VM_BACKENDS = ("", "auto", "libvirt", "qemu")  # a lab's vm_backend; "" is auto
 KVM_GROUP = "kvm"  # /dev/kvm's group where udev made it; libvirt's QEMU user and vtopo's QEMU run in it
+CLIENTS_GROUP = "vtopo"  # root and its members may use the agent; they read the lab records (root:vtopo, 0640)
 NFT_TABLE_PREFIX = "vtopo-"  # the nftables tables of labs are named vtopo-<prefix>: cleanup finds them by it
 
 

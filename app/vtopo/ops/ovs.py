@@ -62,14 +62,11 @@ class OvsAddPort(Op):
     name: str
     ofport: int
     lab: str
-    port_type: str = ""
+    port_type: str = ""  # the Interface type; "" is a system port (a packet socket on the device)
     summary_text: ClassVar[str] = "add port {name} to {bridge} as OpenFlow port {ofport}"
 
     def requires(self) -> frozenset[str]:
-        needs = {f"ovs:{self.bridge}"}
-        if not self.port_type:
-            needs.add(dev_resource(None, self.name))
-        return frozenset(needs)
+        return frozenset({f"ovs:{self.bridge}", dev_resource(None, self.name)})
 
     def provides(self) -> frozenset[str]:
         return frozenset({f"ovsport:{self.bridge}/{self.ofport}"})

@@ -96,12 +96,15 @@ class StopProcess(Op):
 @dataclass(frozen=True, kw_only=True)
 class RunCommand(Op):
     """A startup command of a node, run once the whole lab is built (the compiler puts these last); its output goes to
-    the deploy log, and a non-zero exit fails the deploy. `argv` runs `command` inside the node (the kind's
-    command_in); what the command leaves running ends with the node's namespace."""
+    the deploy log, and a non-zero exit fails the deploy. `argv` runs `command` inside the node as root (the kind's
+    command_in), for a lab root deploys; for another owner it runs as them in `netns`, or as `argv` when the node
+    has none of its own (a VM: the command runs in the guest). What it leaves running ends with the node's
+    namespace."""
 
     node: str
     command: str
     argv: tuple[str, ...]
+    netns: str | None = None  # the node's network namespace: where the command runs as the lab's owner, not root
     summary_text: ClassVar[str] = "run on {node}: {command}"
 
     def explain(self) -> list[str]:

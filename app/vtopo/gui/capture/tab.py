@@ -3,7 +3,6 @@ selected packet's layers as a tree and its bytes in hex."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 from PySide6.QtCore import QItemSelection, Qt, QThreadPool, Signal
 from PySide6.QtGui import QFontDatabase
@@ -12,12 +11,10 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QL
 
 from vtopo.capture import CaptureTarget, hex_dump, layers
 from vtopo.capture.agent import Report
-from vtopo.capture.engine import tcpdump_argv
+from vtopo.capture.wireshark import Piped, why_not
 from vtopo.gui.capture.feed import CaptureFeed, TargetFinder
 from vtopo.gui.capture.packets import DisplayFilter, PacketTable
 from vtopo.gui.workers import Worker
-
-NO_WIRESHARK = "Wireshark is not installed (apt-get install wireshark-qt); the list here shows the same packets"
 
 
 class CaptureTab(QWidget):
@@ -29,7 +26,7 @@ class CaptureTab(QWidget):
         self.title = title
         self.target: CaptureTarget | None = None
         self._bpf = bpf
-        self._wireshark: list[subprocess.Popen[bytes]] = []
+        self._wireshark: list[Piped] = []
         self.table = PacketTable(self)
         self.shown = DisplayFilter(self.table)
         self.filter_box = QLineEdit(placeholderText="display filter: icmp, arp, 10.0.0.2, Hello, ttl 63 …")
@@ -55,7 +52,7 @@ class CaptureTab(QWidget):
         self._lay_out()
         self.save.setEnabled(False)
         self.wireshark.setEnabled(False)
-        self.wireshark.setToolTip("" if shutil.which("wireshark") else NO_WIRESHARK)
+        self.wireshark.setToolTip(why_not() or "Wireshark opens once the capture listens")
         self.filter_box.textChanged.connect(self.shown.set_text)
         self.clear.clicked.connect(self.table.clear)
         self.save.clicked.connect(self._save)
@@ -109,7 +106,8 @@ class CaptureTab(QWidget):
         where = f"namespace {target.netns}" if target.netns else "the host"
         self.status.setText(f"listening on {target.label} ({target.device} in {where})")
         self.save.setEnabled(True)
-        self.wireshark.setEnabled(bool(shutil.which("wireshark")))
+        self.wireshark.setEnabled(not why_not())
+        self.wireshark.setToolTip(why_not() or f"Wireshark shows the packets on {target.label} live")
         self.started.emit(target)
 
     def _failed(self, why: object) -> None:
@@ -152,20 +150,12 @@ class CaptureTab(QWidget):
 
     def _open_wireshark(self) -> None:
         """A second tcpdump on the same device, piped into `wireshark -k -i -`; both end with the tab."""
-        if self.target is None:
-            return
-        dump = subprocess.Popen(tcpdump_argv(self.target, self._bpf), stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-        shark = subprocess.Popen(["wireshark", "-k", "-i", "-"], stdin=dump.stdout, stderr=subprocess.DEVNULL,
-                                 start_new_session=True)
-        assert dump.stdout is not None
-        dump.stdout.close()
-        self._wireshark += [dump, shark]
+        if self.target is not None:
+            self._wireshark.append(Piped(self.target, self._bpf))
 
     def close_capture(self) -> None:
         """End tcpdump (and any Wireshark this tab opened), wait for the worker, remove the temporary file."""
         self.feed.close()
         self._pool.waitForDone()
-        for process in self._wireshark:
-            process.terminate()
-            process.wait()
+        for piped in self._wireshark:
+            piped.close()

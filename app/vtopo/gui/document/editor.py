@@ -274,10 +274,6 @@ class Editor(QObject):
 
     def auto_layout(self, style: str) -> None:
         """Lay the nodes out (one of layout.LAYOUTS) as one undo step; notes stay where they are."""
-        if style == "force" and len(self.topology.nodes) > layout.FORCE_DIRECTED_LIMIT:
-            self.status_message.emit(f"the force-directed layout is for labs of up to {layout.FORCE_DIRECTED_LIMIT} "
-                                     f"nodes (this one has {len(self.topology.nodes)}): use the layered layout")
-            return
         target = layout.layered(self.topology, self.registry) if style == "layered" else \
             layout.force_directed(self.topology)
         current = {i: n.position for i, n in self.topology.nodes.items()}

@@ -1,12 +1,12 @@
-"""Auto-layout of a lab with NetworkX: layered by role (routers, then switches and segments, then hosts and VMs),
-or force-directed. Positions only; notes stay where they are."""
+"""Auto-layout of a lab: layered by role with NetworkX (routers, then switches and segments, then hosts and VMs), or
+force-directed with igraph. Positions only; notes stay where they are."""
 from __future__ import annotations
 
-import itertools
-import math
 from statistics import mean
 
+import igraph
 import networkx as nx
+import numpy as np
 
 from vtopo.compile.compiler import lab_context
 from vtopo.kinds.contract import Role
@@ -17,9 +17,6 @@ from vtopo.model.topology import Position, Topology
 LAYOUTS = {"layered": "Auto-layout: &layered by role", "force": "Auto-layout: &force-directed"}
 COLUMN_SPACING = 150.0
 ROW_SPACING = 170.0
-FORCE_DIRECTED_LIMIT = 500
-"""NetworkX lays out up to this many nodes with its dense spring layout in about a second; beyond, its sparse
-methods take 15–25 s for 2,000 nodes (measured here), too long for an edit."""
 SWEEPS = 4
 """Down-and-up passes that order each row by its neighbours' places (the barycentre heuristic of Sugiyama)."""
 
@@ -89,21 +86,44 @@ def _by_barycentre(graph: nx.Graph[str], row: list[str], fractions: dict[str, fl
 
 
 def force_directed(topology: Topology) -> dict[str, Position]:
-    """NetworkX's spring layout (Fruchterman–Reingold) of each connected part, with a fixed seed (the same lab gets
-    the same drawing), spread until no two nodes are closer than a column; the parts side by side."""
+    """igraph's Fruchterman–Reingold layout (on a grid for big parts) of each connected part, from a seeded
+    start (the same lab gets the same drawing), spread until nodes are a column apart (see _spacing); the parts
+    side by side."""
     graph = lab_graph(topology)
     places: dict[str, tuple[float, float]] = {}
     left = 0.0
     for part in sorted(nx.connected_components(graph), key=lambda nodes: (-len(nodes), min(nodes))):
-        computed = nx.spring_layout(graph.subgraph(part), seed=7, scale=COLUMN_SPACING * len(part) ** 0.5)
-        points = {node_id: (float(x), float(y)) for node_id, (x, y) in computed.items()}
-        closest = min((math.dist(p, q) for p, q in itertools.combinations(points.values(), 2)), default=1.0)
-        grow = max(1.0, COLUMN_SPACING / max(closest, 1.0))
-        xs = [x for x, _ in points.values()]
-        for node_id, (x, y) in points.items():
-            places[node_id] = (left + (x - min(xs)) * grow, y * grow)
-        left += (max(xs) - min(xs)) * grow + COLUMN_SPACING
+        points = _spring(graph.subgraph(part))
+        grow = COLUMN_SPACING / max(_spacing(points), 1e-6)
+        xs = points[:, 0]
+        for node_id, (x, y) in zip(sorted(part), points.tolist()):
+            places[node_id] = (left + (x - xs.min()) * grow, y * grow)
+        left += float(np.ptp(xs)) * grow + COLUMN_SPACING
     return _centred(topology, places)
+
+
+def _spring(part: nx.Graph[str]) -> np.ndarray:
+    """Places of the part's nodes, in sorted order, one row each."""
+    order = sorted(part)
+    if len(order) == 1:
+        return np.zeros((1, 2))
+    index = {node_id: i for i, node_id in enumerate(order)}
+    graph = igraph.Graph(n=len(order), edges=[(index[a], index[b]) for a, b in part.edges()])
+    # A start in the unit square: a wider one is faster on igraph's grid (0.6-1.2 s for 2,000 nodes against
+    # 3.5 s) but leaves the links 6-8 times longer, as FR cools before it pulls the parts together.
+    start = np.random.default_rng(7).random((len(order), 2))
+    return np.array(graph.layout_fruchterman_reingold(seed=start.tolist(), grid="auto").coords)
+
+
+def _spacing(points: np.ndarray) -> float:
+    """The distance to stretch to a column: the closest two points, or, where a big part was drawn with a few
+    nodes almost on top of each other, the distance from a node to its nearest one that 95% of the nodes keep
+    (stretching to the closest pair would then blow the drawing up a hundredfold)."""
+    if len(points) < 2:
+        return 1.0
+    nearest = np.array([np.hypot(*np.delete(points - point, index, axis=0).T).min()
+                        for index, point in enumerate(points)])
+    return max(float(nearest.min()), float(np.percentile(nearest, 5)))
 
 
 def _centred(topology: Topology, places: dict[str, tuple[float, float]]) -> dict[str, Position]:

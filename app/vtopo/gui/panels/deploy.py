@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 
@@ -104,6 +104,13 @@ class DeployController(QObject):
     @property
     def busy(self) -> bool:
         return self._worker is not None
+
+    @property
+    def pool(self) -> QThreadPool:
+        """The window's one queue of jobs on the host: deploys, status reads and changes to the running lab run in
+        the order they were asked for, so a Deploy pressed during a live change sees the lab as that change left
+        it (and finds nothing to apply, where it used to find the old rate and rebuild the lab)."""
+        return self._pool
 
     def deployer(self) -> Deployer | None:
         if self._deployer is None and not self.unavailable:

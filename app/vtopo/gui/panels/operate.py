@@ -17,7 +17,7 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.context_menus import ContextMenus, MenuEntry
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.deploy import DeployController, DeployLog
-from vtopo.gui.workers import Worker, serial_pool
+from vtopo.gui.workers import Worker
 from vtopo.kinds.contract import Role
 from vtopo.model.topology import Link
 
@@ -34,7 +34,7 @@ class OperateController(QObject):
         self._editor = editor
         self._deploy = deploy
         self._log = log
-        self._pool = serial_pool(self)
+        self._pool = deploy.pool
         self._running = 0
         for text, action, enabled in (("Start", "start", self._can_start), ("Stop", "stop", self._can_stop),
                                       ("Restart", "restart", self._can_stop)):

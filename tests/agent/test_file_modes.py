@@ -1,0 +1,127 @@
+"""Every directory and file vtopo makes under /run/vtopo and /var/lib/vtopo has the mode vtopo chose, whatever the
+umask of whoever deployed: a student outside the vtopo group reads nothing there, a member's client reads the lab
+records it compiles the lab from, and the daemons' own files sit in directories only their user can enter."""
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from residue import snapshot
+from vtopo.model import io
+from vtopo.resources import TOPOLOGIES
+
+pytestmark = pytest.mark.privileged
+
+ROOTS = (Path("/run/vtopo"), Path("/var/lib/vtopo"))
+PRIVATE, SHARED, PASSAGE = 0o700, 0o750, 0o711
+
+
+def entries() -> Iterator[tuple[Path, os.stat_result]]:
+    for root in ROOTS:
+        if root.exists():
+            yield root, root.lstat()
+            for directory, names, files in os.walk(root):
+                for name in names + files:
+                    path = Path(directory, name)
+                    yield path, path.lstat()
+
+
+def group_name(gid: int) -> str:
+    return grp.getgrgid(gid).gr_name
+
+
+def mode_problems() -> list[str]:
+    """Each entry whose mode breaks the rules, as `path: mode owner:group`."""
+    problems = []
+    for path, info in entries():
+        mode, owner, group = stat.S_IMODE(info.st_mode), pwd.getpwuid(info.st_uid).pw_name, group_name(info.st_gid)
+        parent = path.parent.lstat()
+        private_parent = stat.S_IMODE(parent.st_mode) == PRIVATE
+        if private_parent and parent.st_uid != 0:
+            right = True  # in a daemon's own directory, which only its user can enter: its files are its business
+        elif owner != "root":  # a directory handed to a daemon
+            right = stat.S_ISDIR(info.st_mode) and mode == PRIVATE
+        elif stat.S_ISDIR(info.st_mode):
+            right = mode in (PRIVATE, PASSAGE) or (mode == SHARED and group == "vtopo")
+        elif stat.S_ISREG(info.st_mode):
+            right = mode == 0o600 or (mode == 0o640 and (group == "vtopo" and path.name == "lab.json"
+                                                         or group == "frr" and path.suffix == ".conf"))
+        else:  # a socket a daemon running as root made
+            right = mode & 0o077 == 0 or private_parent
+        if not right:
+            problems.append(f"{path}: {mode:o} {owner}:{group}")
+    return problems
+
+
+def vtopo_as_root(umask: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """`vtopo ARGS` as root in its own process (no agent), under `umask`."""
+    return subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True, timeout=180,
+                          umask=umask, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("umask", [0, 0o077], ids=["umask-000", "umask-077"])
+def test_a_router_and_a_vm_get_the_modes_vtopo_chose_whatever_the_umask(umask, tmp_path):
+    topology = io.load(TOPOLOGIES / "vm-router.vtopo")
+    topology.vm_backend = "qemu"  # QEMU started by vtopo, whose console log vtopo's directory holds
+    io.save(topology, tmp_path / "vm-router.vtopo")
+    before = snapshot()
+    deployed = vtopo_as_root(umask, "deploy", str(tmp_path / "vm-router.vtopo"))
+    assert deployed.returncode == 0, deployed.stderr
+    try:
+        run_dir = next(Path("/run/vtopo").glob("*/vmr"), None)
+        assert run_dir is not None and (run_dir / "console.log").exists(), sorted(map(str, Path("/run/vtopo").iterdir()))
+        assert stat.S_IMODE((run_dir / "console.log").stat().st_mode) == 0o600
+        assert mode_problems() == []
+    finally:
+        destroyed = vtopo_as_root(umask, "destroy", "vm-router")
+    assert destroyed.returncode == 0, destroyed.stderr
+    assert snapshot() - before == {}
+
+
+def test_members_read_the_records_through_the_group_and_an_outsider_reads_nothing(users):
+    """The agent itself runs under umask 0; a member deploys a lab with routers, measures it and reads its status;
+    a user outside the group can neither list the run directory nor read the lab's record."""
+    from agent_process import Agent
+
+    a, c = users["a"].pw_name, users["c"].pw_name
+    before = snapshot()
+    old_umask = os.umask(0)
+    try:
+        with Agent.running() as agent:
+            os.umask(old_umask)
+            deployed = agent.vtopo(a, "deploy", str(TOPOLOGIES / "l2-vs-l3.vtopo"))
+            assert deployed.returncode == 0, deployed.stderr
+            try:
+                assert mode_problems() == []
+                record = next(Path("/var/lib/vtopo/labs").glob("*/lab.json"))
+                router_dir = next(Path("/run/vtopo").glob("*/r1"))
+                assert (stat.S_IMODE(record.stat().st_mode), group_name(record.stat().st_gid)) == (0o640, "vtopo")
+                assert stat.S_IMODE(router_dir.parent.stat().st_mode) == PASSAGE  # frr passes through to r1
+                assert pwd.getpwuid(router_dir.stat().st_uid).pw_name == "frr"
+                assert stat.S_IMODE(router_dir.stat().st_mode) == PRIVATE
+                config = (router_dir / "zebra.conf").stat()
+                assert (stat.S_IMODE(config.st_mode), config.st_uid, group_name(config.st_gid)) == (0o640, 0, "frr")
+                assert stat.S_IMODE((record.parent / "journal.jsonl").stat().st_mode) == 0o600
+
+                status = agent.vtopo(a, "status", "l2-vs-l3")
+                assert status.returncode == 0 and f"owner {a}: running" in status.stdout, status.stdout + status.stderr
+                ping = agent.vtopo(a, "ping", "l2-vs-l3", "h1", "h2", "-c", "1")
+                assert ping.returncode == 0 and "1 received" in ping.stdout, ping.stdout + ping.stderr
+                for path, argv in ((record, ["cat", str(record)]), (Path("/run/vtopo"), ["ls", "/run/vtopo"]),
+                                   (router_dir, ["ls", str(router_dir)])):
+                    peek = agent.run_as(c, *argv)
+                    assert peek.returncode != 0 and "Permission denied" in peek.stderr, (path, peek.stdout)
+            finally:
+                destroyed = agent.vtopo(a, "destroy", "l2-vs-l3")
+            assert destroyed.returncode == 0, destroyed.stderr
+    finally:
+        os.umask(old_umask)
+    assert snapshot() - before == {}
