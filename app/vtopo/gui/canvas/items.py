@@ -191,9 +191,13 @@ class NodeItem(_Marked, QGraphicsItem):
         if change == POSITION_CHANGE and isinstance(value, QPointF):
             return self._look.snap(value)
         if change == POSITION_HAS_CHANGED:
-            self._occupied = None
-            self._look.node_moved(self)
+            self.moved()
         return super().itemChange(change, value)
+
+    def moved(self) -> None:
+        """After its position changed (told by Qt, or by the scene for a node it drags without telling)."""
+        self._occupied = None
+        self._look.node_moved(self)
 
 
 PARALLEL_GAP = 12.0
@@ -386,11 +390,12 @@ class LinkItem(_Marked, QGraphicsItem):
     def follow_nodes(self) -> None:
         """After its nodes moved: when both moved alike (a dragged selection), the link moves with them as it is,
         labels and all; otherwise it is placed afresh."""
-        delta = self.a.pos() - self._ends[0]
-        if delta != self.b.pos() - self._ends[1]:
+        at_a, at_b = self.a.pos(), self.b.pos()
+        delta = at_a - self._ends[0]
+        if delta != at_b - self._ends[1]:
             self.update_geometry()
             return
-        self._ends = (self.a.pos(), self.b.pos())
+        self._ends = (at_a, at_b)
         self.moveBy(delta.x(), delta.y())
         self._look.overview_stale()
 

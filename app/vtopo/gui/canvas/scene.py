@@ -6,7 +6,7 @@ import math
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
-from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, QTimer, Signal
+from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
@@ -70,6 +70,7 @@ class TopologyScene(QGraphicsScene):
         self.look.overview_stale = self._overview.invalidate
         self.selectionChanged.connect(self._overview.invalidate)
         self._moved_links: set[LinkItem] | None = None  # while a gesture step moves nodes: the links to follow
+        self._dragged: list[NodeItem] = []  # nodes a mouse drag moves without Qt telling each move (see _drag_quietly)
         self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn
         self._labelling.setInterval(0)
         self._labelling.timeout.connect(self._place_label_batch)
@@ -193,9 +194,9 @@ class TopologyScene(QGraphicsScene):
     def _node_moved(self, node: NodeItem) -> None:
         if self._moved_links is not None:
             self._moved_links.update(node.links)
-        else:
-            for link in node.links:
-                link.follow_nodes()
+            return
+        for link in node.links:
+            link.follow_nodes()
         self._overview.invalidate()
 
     @contextmanager
@@ -208,6 +209,7 @@ class TopologyScene(QGraphicsScene):
             moved, self._moved_links = self._moved_links, None
             for link in moved:
                 link.follow_nodes()
+            self._overview.invalidate()
 
     # ------------------------------------------------------------ view state
 
@@ -356,16 +358,41 @@ class TopologyScene(QGraphicsScene):
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._gesture is None or not self._gesture.mouse_press(event):
             super().mousePressEvent(event)
+            if event.button() == Qt.MouseButton.LeftButton:
+                self._drag_quietly()
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._gesture is None or not self._gesture.mouse_move(event):
             with self._links_following_once():  # Qt moves every selected node here
                 super().mouseMoveEvent(event)
+                for node in self._dragged:
+                    node.moved()
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        self._stop_dragging_quietly()  # before the drop: it may place the nodes again (the model's positions)
         gesture, self._gesture = self._gesture, None
         if gesture is None or not gesture.mouse_release(event):
             super().mouseReleaseEvent(event)
+
+    def _drag_quietly(self) -> None:
+        """The nodes the mouse may now drag (the selection and the pressed node) stop telling Qt's itemChange of
+        each move: two Python calls per node per frame. The scene tells them once per step instead. With snapping
+        on they keep telling, as the snap happens there."""
+        self._stop_dragging_quietly()
+        if self.snap_to_grid:
+            return
+        dragged = {item for item in self.selectedItems() if isinstance(item, NodeItem)}
+        grabber = self.mouseGrabberItem()
+        if isinstance(grabber, NodeItem):
+            dragged.add(grabber)
+        for node in dragged:
+            node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
+        self._dragged = sorted(dragged, key=lambda node: node.node_id)
+
+    def _stop_dragging_quietly(self) -> None:
+        dragged, self._dragged = self._dragged, []
+        for node in dragged:
+            node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
 
     # ------------------------------------------------------------ selection
 
