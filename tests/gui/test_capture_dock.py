@@ -355,3 +355,22 @@ def test_follow_a_ping_from_the_menu_of_two_selected_nodes(make_window: Callable
         if window.deploy.deployed_lab:
             deploy_or_destroy(window, qtbot, False)
     assert snapshot() - before == {}
+
+
+@pytest.mark.privileged
+def test_a_wireshark_that_ends_at_once_is_reported_in_the_tab(qtbot: QtBot, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    tcpdump = shutil.which("tcpdump")
+    if tcpdump is None:
+        pytest.skip("tcpdump is not installed (scripts/setup.sh installs it)")
+    (tmp_path / "tcpdump").symlink_to(tcpdump)
+    fake = tmp_path / "wireshark"  # the fault: a Wireshark that finds no display and gives up
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    tab = listening_tab(qtbot)
+    try:
+        qtbot.mouseClick(tab.wireshark, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "Wireshark ended at once (exit status 1)" in tab.status.text(), timeout=10_000)
+    finally:
+        tab.close_capture()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from PySide6.QtCore import QItemSelection, Qt, QThreadPool, Signal
+from PySide6.QtCore import QItemSelection, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QSizePolicy, QSplitter, QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
@@ -15,6 +15,9 @@ from vtopo.capture.wireshark import Piped, why_not
 from vtopo.gui.capture.feed import CaptureFeed, TargetFinder
 from vtopo.gui.capture.packets import DisplayFilter, PacketTable
 from vtopo.gui.workers import Worker
+
+
+VIEWER_SETTLE_MS = 2000  # a Wireshark still running after this has found its display
 
 
 class CaptureTab(QWidget):
@@ -36,6 +39,7 @@ class CaptureTab(QWidget):
         self.save = QPushButton("Save as pcapng…")
         self.wireshark = QPushButton("Open in Wireshark")
         self.status = QLabel("starting tcpdump…")
+        self._notice = ""  # the last thing the user's own action led to, kept beside the running count
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # its text, which changes
         # with every batch, never resizes the dock (and so never repaints the window around it)
         self.view = QTableView()
@@ -122,8 +126,13 @@ class CaptureTab(QWidget):
 
     def _count(self, captured: int, dropped: int, not_shown: int) -> None:
         hidden = f", {not_shown} not listed (all are in the capture file)" if not_shown else ""
+        notice = f"; {self._notice}" if self._notice else ""
         self.status.setText(f"{self.target.label if self.target else self.title}: {captured} packets captured, "
-                            f"{dropped} dropped by the kernel{hidden}")
+                            f"{dropped} dropped by the kernel{hidden}{notice}")
+
+    def _tell(self, notice: str) -> None:
+        self._notice = notice
+        self.status.setText(notice)
 
     def _chosen(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
         rows = selected.indexes()
@@ -144,14 +153,32 @@ class CaptureTab(QWidget):
     def _save(self) -> None:
         name, _ = QFileDialog.getSaveFileName(self, "Save capture", f"{self.title.replace(':', '-')}.pcapng",
                                               "pcapng (*.pcapng)")
-        if name:
+        if not name:
+            return
+        try:
             shutil.copyfile(self.feed.file, name)  # the agent flushes it every half second
-            self.status.setText(f"saved in {name}")
+        except OSError as error:
+            self._tell(f"could not save the capture in {name}: {error.strerror or error}")
+        else:
+            self._tell(f"saved in {name}")
 
     def _open_wireshark(self) -> None:
         """A second tcpdump on the same device, piped into `wireshark -k -i -`; both end with the tab."""
-        if self.target is not None:
-            self._wireshark.append(Piped(self.target, self._bpf))
+        if self.target is None:
+            return
+        try:
+            piped = Piped(self.target, self._bpf)
+        except OSError as error:
+            self._tell(f"Wireshark could not start: {error.strerror or error}")
+            return
+        self._wireshark.append(piped)
+        QTimer.singleShot(VIEWER_SETTLE_MS, lambda: self._viewer_check(piped))
+
+    def _viewer_check(self, piped: Piped) -> None:
+        """A Wireshark that ends at once (no display, a refused capture) would leave the button looking dead."""
+        code = piped.viewer.poll()
+        if code is not None and piped in self._wireshark:
+            self._tell(f"Wireshark ended at once (exit status {code}); is there a display?")
 
     def close_capture(self) -> None:
         """End tcpdump (and any Wireshark this tab opened), wait for the worker, remove the temporary file."""
