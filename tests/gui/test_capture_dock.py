@@ -202,14 +202,19 @@ def test_without_wireshark_the_entry_is_disabled_and_says_why(qtbot: QtBot, tmp_
     tab.close_capture()
 
 
-@pytest.mark.privileged
-def test_without_wireshark_a_listening_capture_keeps_the_entry_disabled(qtbot: QtBot, tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def only_tcpdump_on_path(directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH is `directory`, holding tcpdump and nothing else (Wireshark least of all)."""
     tcpdump = shutil.which("tcpdump")
     if tcpdump is None:
         pytest.skip("tcpdump is not installed (scripts/setup.sh installs it)")
-    (tmp_path / "tcpdump").symlink_to(tcpdump)
-    monkeypatch.setenv("PATH", str(tmp_path))  # tcpdump and nothing else
+    (directory / "tcpdump").symlink_to(tcpdump)
+    monkeypatch.setenv("PATH", str(directory))
+
+
+@pytest.mark.privileged
+def test_without_wireshark_a_listening_capture_keeps_the_entry_disabled(qtbot: QtBot, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    only_tcpdump_on_path(tmp_path, monkeypatch)
     tab = listening_tab(qtbot)
     try:
         assert not tab.wireshark.isEnabled() and tab.wireshark.toolTip() == MISSING
@@ -360,14 +365,10 @@ def test_follow_a_ping_from_the_menu_of_two_selected_nodes(make_window: Callable
 @pytest.mark.privileged
 def test_a_wireshark_that_ends_at_once_is_reported_in_the_tab(qtbot: QtBot, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    tcpdump = shutil.which("tcpdump")
-    if tcpdump is None:
-        pytest.skip("tcpdump is not installed (scripts/setup.sh installs it)")
-    (tmp_path / "tcpdump").symlink_to(tcpdump)
+    only_tcpdump_on_path(tmp_path, monkeypatch)
     fake = tmp_path / "wireshark"  # the fault: a Wireshark that finds no display and gives up
     fake.write_text("#!/bin/sh\nexit 1\n")
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", str(tmp_path))
     tab = listening_tab(qtbot)
     try:
         qtbot.mouseClick(tab.wireshark, Qt.MouseButton.LeftButton)
