@@ -163,3 +163,21 @@ def test_vxlan_and_tcp_seen_on_the_underlay():
     port, arrow, to, flags, _, seq, *_ = syn.info.split()
     assert (arrow, to, flags, syn.src_ip, syn.dst_ip) == ("→", "9", "[S]", pair.address_a, pair.address_b)
     assert refused.info == f"9 → {port} [RA] seq 0 ack {int(seq) + 1} len 0"
+
+
+def test_captures_on_a_vms_tap_and_its_macvtap_see_its_echoes(deployed):
+    """The host-side devices of VMs: the tap on a bridge and the macvtap on a segment, each seen from the host."""
+    lab = deployed("vm-tap-vs-macvtap")
+    for vm, address in (("vm1", "10.0.10.2"), ("vm2", "10.0.11.2")):
+        target = resolve(lab.lab.context, f"{vm}:nic0")
+        assert target.netns is None, "a VM's NIC lives in the host"
+        capture = Capture(target, bpf="icmp")
+        capture.start()
+        try:
+            wait_for_routes(lab, "host", vm)
+            seen = collect(capture, lambda s: any(p.info.startswith("echo reply") for p in s))
+        finally:
+            capture.close()
+        guest_mac = lab.run(vm, "cat", "/sys/class/net/eth0/address", check=True, timeout=60).stdout.strip()
+        replies = [p for p in seen if p.info.startswith("echo reply")]
+        assert replies and all((p.src_ip, p.src_mac) == (address, guest_mac) for p in replies), (target, seen)
