@@ -7,15 +7,16 @@ import socket
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtopo.agent import protocol as p
 from vtopo.agent.terminal import relay_terminal
-from vtopo.deployed import DeployedLab
-from vtopo.host import console, console_exec
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
+
+if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
+    from vtopo.deployed import DeployedLab
 
 ProgressCallback = Callable[[p.ProgressEvent], None]
 
@@ -193,6 +194,8 @@ class AgentClient:
 
 def _use_console(descriptor: int, argv: list[str]) -> int:
     """Type `argv` on a VM's console and return its status, or, with no command, attach this terminal to it."""
+    from vtopo.host import console, console_exec
+
     with socket.socket(fileno=descriptor) as connected:
         if argv:
             return console_exec.run(connected, argv)
