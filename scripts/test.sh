@@ -2,7 +2,8 @@
 # Run vtopo's test suite, as root: first make sure the Debian packages and the venv are there
 # (scripts/setup.sh: quick when they are, and the guest image the VM tests boot), then pytest offscreen.
 #
-# Before the suite: the import layers and cycles (lint-imports, contracts in setup.cfg) and the types (mypy).
+# Before the suite: the import layers and cycles (lint-imports, contracts in setup.cfg), the types (mypy) and
+# copied code (pylint's duplicate-code check alone, configured in setup.cfg).
 #
 # Usage: scripts/test.sh [pytest args...]           the suite, without tests/benchmarks
 #        scripts/test.sh --bench [pytest args...]   only tests/benchmarks, with their output (-s)
@@ -38,6 +39,8 @@ if [[ $MODE == test ]]; then
     "$ROOT/.venv/bin/lint-imports" --config setup.cfg --no-logo --no-cache || checks=1
     echo "test: types (mypy)"
     "$ROOT/.venv/bin/python" -m mypy --cache-dir=/dev/null || checks=1
+    echo "test: copied code (pylint duplicate-code)"
+    "$ROOT/.venv/bin/python" -m pylint app/vtopo plugins/vtopo_kinds tests || checks=1
 fi
 status=0
 "$ROOT/.venv/bin/python" -m pytest "${args[@]}" "$@" || status=$?
@@ -47,7 +50,7 @@ if [[ $status -eq 5 ]]; then
     status=0
 fi
 if [[ $checks -ne 0 ]]; then
-    echo "test: lint-imports or mypy failed (see above)"
+    echo "test: lint-imports, mypy or the copied-code check failed (see above)"
     exit 1
 fi
 exit "$status"

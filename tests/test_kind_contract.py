@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from vtopo.gui.document.naming import stem_for
-from vtopo.gui.terminal import shell_for
+from vtopo.gui.console.terminal import shell_for
 from vtopo.lab import problems_of, registry
 from vtopo.model.topology import Endpoint, Link, Node, Topology
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,8 +29,10 @@ def test_builtin_kinds_come_through_entry_points():
 @pytest.fixture(scope="module")
 def installed_plugin(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("site")
+    source = tmp_path_factory.mktemp("source") / THIRD_PARTY.name  # pip builds in place: not in the tracked tree
+    shutil.copytree(THIRD_PARTY, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--target", str(target), str(THIRD_PARTY)], check=True, capture_output=True)
+                    "--target", str(target), str(source)], check=True, capture_output=True)
     return target
 
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, cast
 
 from vtopo import __version__
 from vtopo.cli_capture import add_commands as add_capture_commands
@@ -28,10 +28,12 @@ from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
 
 if TYPE_CHECKING:
-    from vtopo.agent.protocol import DeploySummary, ProgressEvent
+    from vtopo.agent.client import AgentError
     from vtopo.deployed import DeployedLab
-    from vtopo.host.deployer import DeployReport, Progress
+    from vtopo.host.deployer import DeployError
+    from vtopo.host.preflight import PreflightFailed
     from vtopo.kinds.environment import HostFacts, Trust
+    from vtopo.reports import DeployReport, Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
@@ -158,10 +160,10 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return run(args.file)
 
 
-def _progress_printer(verbose: bool) -> Callable[[Progress | ProgressEvent], None]:
+def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
     last_stage = [""]
 
-    def show(progress: Progress | ProgressEvent) -> None:
+    def show(progress: Progress) -> None:
         if progress.stage == "output":  # what a startup command printed: always shown
             for line in progress.message.splitlines():
                 print(f"  {progress.owner.removeprefix('node ')}| {line}", flush=True)
@@ -177,7 +179,7 @@ def _progress_printer(verbose: bool) -> Callable[[Progress | ProgressEvent], Non
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     agent = agent_client()
-    report: DeployReport | DeploySummary
+    report: DeployReport
     if agent is not None:
         from vtopo.model.io import read_text
 
@@ -376,19 +378,20 @@ def main(argv: list[str] | None = None) -> int:
         print_problems(error.problems)
         return EXIT_BAD_LAB
     except _loaded(PREFLIGHT_FAILED) as error:
-        print_problems(error.problems)  # type: ignore[attr-defined]
+        print_problems(cast("PreflightFailed", error).problems)
         print("nothing was applied", file=sys.stderr)
         return EXIT_FAILED
     except _loaded(DEPLOY_FAILED) as error:
         print(f"error: {error}", file=sys.stderr)
-        details = error.details  # type: ignore[attr-defined]
+        details = cast("DeployError", error).details
         print(details if getattr(args, "verbose", False) else "(vtopo deploy -v shows the details)", file=sys.stderr)
         return EXIT_FAILED
-    except _loaded(AGENT_FAILED) as error:
-        print("\n".join(error.result.errors), file=sys.stderr)  # type: ignore[attr-defined]
-        if error.details and getattr(args, "verbose", False):  # type: ignore[attr-defined]
-            print(error.details, file=sys.stderr)  # type: ignore[attr-defined]
-        return int(error.result.code)  # type: ignore[attr-defined]
+    except _loaded(AGENT_FAILED) as failed:
+        agent_error = cast("AgentError", failed)
+        print("\n".join(agent_error.result.errors), file=sys.stderr)
+        if agent_error.details and getattr(args, "verbose", False):
+            print(agent_error.details, file=sys.stderr)
+        return agent_error.result.code
     except _loaded(ONE_LINE_ERRORS) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED

@@ -10,13 +10,13 @@ from vtopo.cli_agent import agent_client
 from vtopo.cli_check import lab_and_topology
 
 if TYPE_CHECKING:
-    from vtopo.experiment.results import ExperimentResult, Step
+    from vtopo.experiment.results import CellRun, ExperimentResult
     from vtopo.measure import RunResult
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
-def _show(step: Step) -> None:
+def _show(step: CellRun) -> None:
     what = "warm-up" if step.warmup else f"run {step.repeat}"
     value = f"{step.value:,.1f} {step.cell.unit}" if step.value == step.value else f"failed: {step.record.error}"
     print(f"[{step.done}/{step.total}] {step.cell.name} {what}: {value}", flush=True)
@@ -78,7 +78,7 @@ def _experiment(args: argparse.Namespace) -> int:
         print(f"note: pair {silent} does not answer; its cells will be empty", flush=True)
     kept: list[RunResult] = []
 
-    def show(step: Step) -> None:
+    def show(step: CellRun) -> None:
         _show(step)
         if not step.warmup and isinstance(step.record, RunResult):
             kept.append(step.record)

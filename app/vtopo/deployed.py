@@ -37,7 +37,7 @@ class DeployedLab:
     def find(cls, lab: str, store: StateStore | None = None) -> DeployedLab:
         record = (store or StateStore()).find(lab)
         if record is None:
-            raise NotDeployed(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+            raise NotDeployed(StateStore.not_found(lab))
         data = record.read()
         return cls(lab_context(io.from_document(data["topology"]), installed_kinds(), record.facts(), record.consent()),
                    data.get("source", ""))
@@ -45,8 +45,7 @@ class DeployedLab:
     def node(self, name: str) -> NodeContext:
         node = self.context.node_named(name)
         if node is None:
-            names = ", ".join(sorted(n.node.name for n in self.context.nodes.values()))
-            raise NotDeployed(f"lab {self.context.topology.name} has no node {name!r} (it has: {names})")
+            raise NotDeployed(self.context.no_node_named(name))
         return node
 
     def command_in(self, name: str, argv: list[str]) -> list[str]:

@@ -58,8 +58,7 @@ class RunningLab:
     def node(self, name: str) -> NodeContext[Any]:
         node = self.context.node_named(name)
         if node is None:
-            names = ", ".join(sorted(n.node.name for n in self.context.nodes.values()))
-            raise OperateError(f"lab {self.name} has no node {name!r} (it has: {names})")
+            raise OperateError(self.context.no_node_named(name))
         return node
 
     def link(self, a: str, b: str) -> Link:
@@ -124,7 +123,7 @@ def running_lab(lab: str, store: StateStore | None = None) -> Iterator[RunningLa
     """The deployed lab named `lab` (or with that prefix), held against other changes while the block runs."""
     record = (store or StateStore()).find(lab)
     if record is None:
-        raise OperateError(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+        raise OperateError(StateStore.not_found(lab))
     with record.locked():
         data = record.read()
         topology = io.from_document(data["topology"])

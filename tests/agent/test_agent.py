@@ -8,13 +8,13 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from benchmarks.test_deploy_bench import star
 from residue import snapshot
+from waiting import wait_for
 from vtopo.model import io
 from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
@@ -29,15 +29,6 @@ def ps_users() -> list[str]:
     """`user command` of every process."""
     return subprocess.run(["ps", "-eo", "user:32,comm", "--no-headers"], capture_output=True, text=True).stdout \
         .splitlines()
-
-
-def gone_within(seconds: float, condition: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def save_readable(topology: Topology, path: Path) -> None:
@@ -80,7 +71,7 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
         assert rate.returncode == 0, rate.stderr
         result = json.loads(rate.stdout)
         assert result["status"] == "ok" and result["forward"]["received"]["bits_per_second"] > 1e6, rate.stdout
-        assert gone_within(5, lambda: not [line for line in ps_users() if line.split()[0] == a]), \
+        assert wait_for(lambda: not [line for line in ps_users() if line.split()[0] == a], 5), \
             "the iperf3 server outlived the run"  # the agent ends it once its client is gone (polled every 0.1 s)
 
         seen = agent.vtopo(b, "status")

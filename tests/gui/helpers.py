@@ -121,6 +121,16 @@ def answer_next_dialog(button_text: str) -> list[str]:
     return texts
 
 
+def deploy_or_destroy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
+    """Deploy (or destroy, answering its question) from the menu once the window is idle, and wait until done."""
+    action = window.menu_actions.deploy if deploy else window.menu_actions.destroy
+    qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)  # a status read may run
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+        if not deploy:
+            answer_next_dialog("Destroy")
+        action.trigger()
+
+
 @contextmanager
 def dark_theme(window: MainWindow, qtbot: QtBot) -> Iterator[None]:
     """The dark theme while the block runs, then the application's palette as it was."""

@@ -15,7 +15,8 @@ from pytestqt.qtbot import QtBot
 from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 
-from tests.gui.helpers import answer_next_dialog, choose, click, right_click, send, view_point, when_menu_opens
+from tests.gui.helpers import (choose, click, deploy_or_destroy, right_click, send, view_point,
+                               when_menu_opens)
 from tests.residue import snapshot
 from vtopo.capture import CaptureError, RawPacket, summarize
 from vtopo.gui.capture.tab import CaptureTab
@@ -96,15 +97,6 @@ def test_packet_list_filter_and_details(qtbot: QtBot) -> None:
     tab.close_capture()
 
 
-def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
-    action = window.menu_actions.deploy if deploy else window.menu_actions.destroy
-    qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)
-    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-        if not deploy:
-            answer_next_dialog("Destroy")
-        action.trigger()
-
-
 def _in(window: MainWindow, node: str, *argv: str) -> list[str]:
     from vtopo.deployed import DeployedLab
 
@@ -120,7 +112,7 @@ def test_capture_from_the_menu_then_a_flood_keeps_the_list_bounded(make_window: 
     window = make_window("bridge-veth", deployer_loader=load_deployer)
     scene = window.editor.scene
     try:
-        _deploy(window, qtbot, True)
+        deploy_or_destroy(window, qtbot, True)
         menu = window.menu_actions.node_menu_for("c1")
         capture_menu = next(a.menu() for a in menu.actions() if a.text() == "Capture on")
         assert capture_menu.isEnabled()
@@ -154,7 +146,7 @@ def test_capture_from_the_menu_then_a_flood_keeps_the_list_bounded(make_window: 
     finally:
         window.capture.shutdown()
         if window.deploy.deployed_lab:
-            _deploy(window, qtbot, False)
+            deploy_or_destroy(window, qtbot, False)
     assert snapshot() - before == {}
     assert not list(Path("/tmp").glob("vtopo-capture-*"))
 
@@ -170,7 +162,7 @@ def test_follow_a_ping_from_the_menu_of_two_selected_nodes(make_window: Callable
     window = make_window("l2-vs-l3", deployer_loader=load_deployer)
     scene, view = window.editor.scene, window.view
     try:
-        _deploy(window, qtbot, True)
+        deploy_or_destroy(window, qtbot, True)
         deadline = time.monotonic() + 30
         while subprocess.run(_in(window, "h1", "ping", "-c", "1", "-W", "1", "10.2.0.10"),
                              capture_output=True).returncode:  # OSPF has converged when h1 reaches h3
@@ -203,5 +195,5 @@ def test_follow_a_ping_from_the_menu_of_two_selected_nodes(make_window: Callable
     finally:
         window.capture.shutdown()
         if window.deploy.deployed_lab:
-            _deploy(window, qtbot, False)
+            deploy_or_destroy(window, qtbot, False)
     assert snapshot() - before == {}

@@ -1,8 +1,8 @@
 """Deploy and destroy from the GUI: a fake executor for the wiring, the real one when root is available."""
 from __future__ import annotations
 
+import subprocess
 import threading
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pytest
@@ -10,28 +10,11 @@ from PySide6.QtCore import QPointF, Qt
 from pytestqt.qtbot import QtBot
 
 from tests.gui.helpers import answer_next_dialog
-from vtopo.gui import terminal
 from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.console import terminal
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
-
-
-@dataclass(frozen=True)
-class FakeProgress:
-    stage: str
-    done: int
-    total: int
-    message: str
-    owner: str = "lab"
-
-
-@dataclass
-class FakeReport:
-    lab: str
-    nodes: int
-    links: int
-    seconds: float
-    notices: list[str] = field(default_factory=list)
+from vtopo.reports import DeployReport, Progress
 
 
 class FakeError(Exception):
@@ -45,17 +28,17 @@ class FakeDeployer:
         self.threads: list[threading.Thread] = []
         self.fail_on = fail_on
 
-    def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> FakeReport:
+    def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> DeployReport:
         self.threads.append(threading.current_thread())
         names = [n.name for n in topology.nodes.values()]
         for index, name in enumerate(names):
-            progress(FakeProgress("apply", index + 1, len(names), "create namespace", f"node {name}"))
+            progress(Progress("apply", index + 1, len(names), "create namespace", f"node {name}"))
             if name == self.fail_on:
                 raise FakeError(f"create namespace on node {name}: File exists")
-        return FakeReport(topology.name, len(names), len(topology.links), 0.1, ["a notice"])
+        return DeployReport(topology.name, "vtfake", len(names), len(topology.links), len(names), 0.1, ["a notice"])
 
     def destroy(self, lab: str, progress: Callable[[Any], None]) -> int:
-        progress(FakeProgress("destroy", 1, 1, "delete everything"))
+        progress(Progress("destroy", 1, 1, "delete everything"))
         return 1
 
     def status(self, lab: str | None = None) -> list[Any]:
@@ -165,3 +148,38 @@ def test_destroy_hangs_up_the_labs_terminals(make_window: Callable[..., MainWind
         qtbot.keyClick(window.view, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
     assert window.terminals.count() == 0
     assert shell.process.returncode is not None
+
+
+@pytest.mark.privileged
+def test_a_link_deleted_by_hand_shows_as_degraded_on_the_canvas(make_window: Callable[..., MainWindow],
+                                                                qtbot: QtBot) -> None:
+    from residue import snapshot
+    from vtopo import ops as o
+    from vtopo.gui.canvas.tooltips import link_tooltip
+    from vtopo.gui.panels.deploy import load_deployer
+    from vtopo.lab import plan_of
+
+    before = snapshot()
+    window = make_window("bridge-veth", deployer_loader=load_deployer)
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    try:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            window.menu_actions.deploy.trigger()
+        topology = window.editor.topology
+        veth = next(op for op in plan_of(topology).ops if isinstance(op, o.CreateVeth) and op.netns is None)
+        subprocess.run(["ip", "link", "del", veth.name], check=True)
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
+            window.menu_actions.status.trigger()
+        broken = {link_id: item.fault for link_id, item in window.editor.scene.links.items() if item.fault}
+        assert len(broken) == 1, window.log.toPlainText()
+        link_id, fault = broken.popitem()
+        assert fault.startswith("degraded; missing: ") and veth.name in fault
+        assert veth.name in link_tooltip(topology, link_id, fault)
+        assert NodeState.DEGRADED in window.deploy.states.values()
+        assert "lab bridge-veth: degraded" in window.log.toPlainText()
+    finally:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            answer_next_dialog("Destroy")
+            window.menu_actions.destroy.trigger()
+    assert not any(item.fault for item in window.editor.scene.links.values())
+    assert snapshot() - before == {}

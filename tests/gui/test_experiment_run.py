@@ -9,7 +9,7 @@ from typing import Callable
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from vtopo.experiment.results import Cell, ExperimentResult, Ratio, Step
+from vtopo.experiment.results import Cell, CellRun, ExperimentResult, Ratio
 from vtopo.gui.main_window import MainWindow
 from vtopo.measure import IperfOptions, RunResult, history_path_for, load_history
 from vtopo.measure.results import DirectionTotals, Totals
@@ -24,7 +24,7 @@ class RecordedExperiment:
         self.experiment = topology.experiment
         self.result = ExperimentResult(topology.name, "2026-01-01T00:00:00+00:00", {"kernel": "test"}, 2, 0)
 
-    def steps(self) -> Iterator[Step]:
+    def steps(self) -> Iterator[CellRun]:
         rates = {"veth+bridge": 10e9, "macvlan bridge": 12e9}
         cells = [(pair, test) for pair, test in self.experiment.cells() if pair.name in rates and test.tool == "iperf"]
         for done, (pair, test) in enumerate(cells, start=1):
@@ -35,7 +35,7 @@ class RecordedExperiment:
                                options=IperfOptions(duration_s=1), lab="macvlan-vs-veth",
                                forward=DirectionTotals(Totals(int(rate / 8), 1.0, rate), Totals(int(rate / 8), 1.0, rate)))
             cell.values.append(rate / 1e6)
-            yield Step(cell, 1, False, rate / 1e6, record, done, len(cells))
+            yield CellRun(cell, 1, False, rate / 1e6, record, done, len(cells))
         self.result.ratios = [Ratio("macvlan bridge vs veth+bridge", "macvlan bridge/tcp", "veth+bridge/tcp", 1.2,
                                     "94.033 / 94.016 Mb/s = 1.000")]
 

@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from tests.gui.helpers import answer_next_dialog, click
+from tests.gui.helpers import answer_next_dialog, click, deploy_or_destroy
 from tests.gui.test_deploy import FakeDeployer
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.measure.controller import NOT_DEPLOYED
@@ -242,12 +242,7 @@ def test_runs_of_two_labs_are_compared_and_each_saved_with_its_own_lab(make_wind
 
 
 def _deployed(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
-    action = window.menu_actions.deploy if deploy else window.menu_actions.destroy
-    qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)  # a status read may run
-    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-        if not deploy:
-            answer_next_dialog("Destroy")
-        action.trigger()
+    deploy_or_destroy(window, qtbot, deploy)
     qtbot.waitUntil(lambda: not window.measure.looking_up)  # the panel reads the deployed lab off the GUI thread
 
 

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from tests.gui.helpers import choose, dismiss, double_click, right_click, view_point, when_menu_opens
 from tests.gui.test_deploy import FakeDeployer
 from tests.gui.test_keyboard import focus_canvas
-from vtopo.gui import terminal
 from vtopo.gui.canvas.rename import InlineRename
+from vtopo.gui.console import terminal
 from vtopo.gui.context_menus import MenuEntry
 from vtopo.gui.main_window import MainWindow
 

@@ -180,11 +180,12 @@ def test_startup_commands_are_typed_in_the_inspector_as_one_undo_step(make_windo
 
 def test_what_startup_commands_print_goes_to_the_deploy_log(make_window: Callable[..., MainWindow],
                                                             qtbot: QtBot) -> None:
-    from tests.gui.test_deploy import FakeDeployer, FakeProgress, FakeReport
+    from tests.gui.test_deploy import FakeDeployer
+    from vtopo.reports import DeployReport, Progress
 
     class PrintingDeployer(FakeDeployer):
-        def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> FakeReport:
-            progress(FakeProgress("output", 0, 0, "$ echo serving\nserving on 10.0.0.1", "node c1"))
+        def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> DeployReport:
+            progress(Progress("output", 0, 0, "$ echo serving\nserving on 10.0.0.1", "node c1"))
             return super().update(topology, progress, consent)
 
     window = make_window("bridge-veth", deployer_loader=lambda: (PrintingDeployer(), ""))

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from PySide6.QtCore import Qt
@@ -18,6 +19,29 @@ Key = Qt.Key
 BOOT_S = 180.0
 
 
+@contextmanager
+def deployed_from_the_view(make_window: Callable[..., MainWindow], qtbot: QtBot, lab: str, node: str,
+                           timeout_ms: int) -> Iterator[MainWindow]:
+    """The lab opened and deployed with F5 on the canvas, `node` running; destroyed afterwards."""
+    from vtopo.gui.panels.deploy import load_deployer
+
+    window = make_window(lab, deployer_loader=load_deployer)
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    window.resize(1400, 1000)
+    window.view.setFocus()
+    try:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=timeout_ms):
+            qtbot.keyClick(window.view, Key.Key_F5)
+        assert window.deploy.state_of(node) is NodeState.RUNNING, window.log.toPlainText()
+        yield window
+    finally:
+        window.terminals.shutdown()  # hangs up: a VM's console is free for the next client
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            answer_next_dialog("Destroy")
+            window.menu_actions.destroy.trigger()
+    assert window.deploy.states == {}
+
+
 def wait_for_the_shell(qtbot: QtBot, console: TerminalWidget) -> None:
     """The guest may still be booting under TCG: press Return until its shell shows a prompt."""
     deadline = time.monotonic() + BOOT_S
@@ -30,18 +54,8 @@ def wait_for_the_shell(qtbot: QtBot, console: TerminalWidget) -> None:
 @pytest.mark.privileged
 def test_a_shell_and_vtysh_in_the_dock_of_a_deployed_lab(make_window: Callable[..., MainWindow],
                                                          qtbot: QtBot) -> None:
-    from vtopo.gui.panels.deploy import load_deployer
-
-    window = make_window("l2-vs-l3", deployer_loader=load_deployer)
-    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
-    window.resize(1400, 1000)
-    view = window.view
-    view.setFocus()
-    try:
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-            qtbot.keyClick(view, Key.Key_F5)
-        assert window.deploy.state_of("h1") is NodeState.RUNNING, window.log.toPlainText()
-
+    with deployed_from_the_view(make_window, qtbot, "l2-vs-l3", "h1", timeout_ms=120_000) as window:
+        view = window.view
         double_click(view, window.editor.scene.nodes["h1"].pos())
         assert window.terminals.tabText(0) == "h1"
         shell = window.terminals.terminals()[0]
@@ -68,34 +82,13 @@ def test_a_shell_and_vtysh_in_the_dock_of_a_deployed_lab(make_window: Callable[.
         for terminal in (vtysh, shell):
             with qtbot.waitSignal(terminal.finished, timeout=10_000):
                 type_line(qtbot, terminal, "exit")
-    finally:
-        window.terminals.shutdown()
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-            answer_next_dialog("Destroy")
-            window.menu_actions.destroy.trigger()
-    assert window.deploy.states == {}
 
 
 @pytest.mark.privileged
 def test_a_vms_serial_console_in_the_dock(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
-    from vtopo.gui.panels.deploy import load_deployer
-
-    window = make_window("vm-router", deployer_loader=load_deployer)
-    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
-    view = window.view
-    view.setFocus()
-    try:
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=300_000):
-            qtbot.keyClick(view, Key.Key_F5)
-        assert window.deploy.state_of("vmr") is NodeState.RUNNING, window.log.toPlainText()
-        double_click(view, window.editor.scene.nodes["vmr"].pos())
+    with deployed_from_the_view(make_window, qtbot, "vm-router", "vmr", timeout_ms=300_000) as window:
+        double_click(window.view, window.editor.scene.nodes["vmr"].pos())
         console = window.terminals.terminals()[0]
         wait_for_the_shell(qtbot, console)
         type_line(qtbot, console, "echo hel''lo-$((3*4))")
         wait_for(qtbot, console, "hello-12", timeout=30_000)
-    finally:
-        window.terminals.shutdown()  # hangs up: the console is free for the next client
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-            answer_next_dialog("Destroy")
-            window.menu_actions.destroy.trigger()
-    assert window.deploy.states == {}

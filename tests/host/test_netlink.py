@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from waiting import wait_for
 from vtopo.host.netlink import LinkInfo, Netlink, NetlinkError
 from vtopo.host.netns import NetnsNotFoundError, create_netns, delete_netns, entered, list_netns
 
@@ -37,21 +38,11 @@ def _host_link_names() -> set[str]:
     return {line.split(":")[1].strip().split("@")[0] for line in _run("ip", "-o", "link").splitlines()}
 
 
-def _wait_for(predicate: Callable[[], bool], timeout: float = 3.0) -> bool:
-    """Namespaces die asynchronously: poll for what their death removes."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def _wait_up(netns: str, *names: str) -> None:
     """Wait until the kernel reports the links operational: until its link watcher has run, a fresh
     link drops what it is given to send, so a first ping can be lost."""
     for name in names:
-        assert _wait_for(lambda: " state UP " in _in_netns(netns, "ip", "-o", "link", "show", name)), name
+        assert wait_for(lambda: " state UP " in _in_netns(netns, "ip", "-o", "link", "show", name), 3), name
 
 
 def _checksum(data: bytes) -> int:
@@ -233,7 +224,7 @@ def test_macvtap_gets_its_own_char_device_in_its_mode(nl: Netlink, make_netns: N
         index = _in_netns(netns, "ip", "-o", "link", "show", "mvt0").split(":")[0]
         assert path == f"/dev/tap{index}"
     nl.delete_link("mvt0", first)
-    assert _wait_for(lambda: not os.path.exists(paths[0]))
+    assert wait_for(lambda: not os.path.exists(paths[0]), 3)
     assert os.path.exists(paths[1])
 
 
@@ -399,8 +390,8 @@ def test_delete_netns_leaves_nothing(make_netns: NetnsFactory) -> None:
         nl.release(netns)
         delete_netns(netns)
     assert netns not in list_netns() and netns not in _run("ip", "netns", "list").split()
-    assert _wait_for(lambda: host_end not in _host_link_names())
-    assert _wait_for(lambda: not os.path.exists(tap_device))
+    assert wait_for(lambda: host_end not in _host_link_names(), 3)
+    assert wait_for(lambda: not os.path.exists(tap_device), 3)
 
 
 def test_netlink_belongs_to_its_thread(nl: Netlink) -> None:

@@ -4,20 +4,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 
 import pytest
 
+from waiting import wait_for
+
 pytestmark = pytest.mark.privileged
-
-
-def wait_for(predicate, timeout: float, interval: float = 0.25) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return bool(predicate())
 
 
 def test_bridge_veth(deployed):

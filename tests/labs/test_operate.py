@@ -10,24 +10,16 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from vtopo.cli import main
 from vtopo.model import io
 from vtopo.model.topology import Topology
+from waiting import wait_for
 
 pytestmark = pytest.mark.privileged
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
 
 
 def vtopo(capsys: Any, *argv: str) -> tuple[int, str, str]:

@@ -8,9 +8,10 @@ import subprocess
 import pytest
 
 from residue import snapshot
-from vtopo.host.deployer import DeployError, Deployer, Progress
+from vtopo.host.deployer import DeployError, Deployer
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
+from vtopo.reports import Progress
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged

@@ -9,18 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from vtopo.measure import (
-    CpuUsage,
-    DirectionTotals,
-    IntervalSample,
-    IperfOptions,
-    RunResult,
-    Totals,
-    history_csv,
-    history_path_for,
-    load_history,
-    save_history,
-)
+from vtopo.measure import (CpuUsage, DirectionTotals, IntervalSample, IperfOptions, RunResult, Totals, history_csv,
+                           history_path_for, load_history, save_history)
 
 
 def make_result(mbps: float = 100.0, **kw: object) -> RunResult:

@@ -14,11 +14,10 @@ from vtopo.agent.terminal import relay_terminal
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
+from vtopo.reports import DeployReport, ProgressCallback
 
 if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
     from vtopo.deployed import DeployedLab
-
-ProgressCallback = Callable[[p.ProgressEvent], None]
 
 
 class AgentUnavailable(Exception):
@@ -123,11 +122,11 @@ class AgentClient:
     # ------------------------------------------------------------ verbs
 
     def deploy(self, document: str, consent: Trust, progress: ProgressCallback | None = None, update: bool = False,
-               source: str = "") -> p.DeploySummary:
+               source: str = "") -> DeployReport:
         request = p.DeployRequest(document, p.Consent(sorted(consent.host_devices), sorted(consent.images)),
                                   update, source)
-        summary: p.DeploySummary = p.read_as(p.DeploySummary, self.checked(request, progress))
-        return summary
+        report: DeployReport = p.read_as(DeployReport, self.checked(request, progress))
+        return report
 
     def destroy(self, lab: str, progress: ProgressCallback | None = None) -> int:
         return int(self.checked(p.DestroyRequest(lab), progress)["ops"])
@@ -231,7 +230,7 @@ class AgentDeployer:
     def __init__(self, client: AgentClient | None = None) -> None:
         self.client = client or AgentClient()
 
-    def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = Trust()) -> p.DeploySummary:
+    def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = Trust()) -> DeployReport:
         return self.client.deploy(io.dumps(topology), consent, progress, update=True)
 
     def destroy(self, lab: str, progress: ProgressCallback) -> int:

@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Union
 
+from vtopo.reports import PartState, Progress
+
 VERSION = 1
 GROUP = "vtopo"
 SOCKET = Path(os.environ.get("VTOPO_AGENT_SOCKET", "/run/vtopo/agent.sock"))
@@ -47,9 +49,11 @@ def refusal(user: str) -> str:
             f"administrator to run `usermod -aG {GROUP} {user}`, then log out and in again")
 
 
-@dataclass
 class Message:
+    """A line of this protocol. Each kind of line is a dataclass below, named by `type`."""
+
     type: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
 
 @dataclass
@@ -137,14 +141,11 @@ class CaptureCounters(Message):
 # ---------------------------------------------------------------- answers
 
 
-@dataclass
-class ProgressEvent(Message):
+@dataclass(frozen=True)
+class ProgressEvent(Progress, Message):
+    """A `Progress` of the agent's job, as it goes over the socket."""
+
     type: ClassVar[str] = "progress"
-    stage: str
-    done: int
-    total: int
-    message: str
-    owner: str = "lab"
 
 
 @dataclass
@@ -178,15 +179,6 @@ class Result(Message):
 
 
 @dataclass
-class PartState:
-    """A node or link of a deployed lab: "running", "degraded" or "incomplete", and what is missing."""
-
-    name: str
-    state: str
-    detail: str = ""
-
-
-@dataclass
 class LabSummary:
     lab: str
     prefix: str
@@ -198,17 +190,6 @@ class LabSummary:
     nodes: list[PartState]
     links: list[PartState]
     document: dict[str, Any]  # the lab as deployed, to compare with an edited one
-
-
-@dataclass
-class DeploySummary:
-    lab: str
-    prefix: str
-    nodes: int
-    links: int
-    ops: int
-    seconds: float
-    notices: list[str]
 
 
 @dataclass
@@ -242,7 +223,8 @@ def decode(line: bytes, allowed: dict[str, type[Message]]) -> Message:
     cls = allowed.get(raw.pop("type", None))
     if cls is None:
         raise ProtocolError(f"unknown message type; expected one of: {', '.join(sorted(allowed))}")
-    return _build(cls, raw, cls.type)
+    message: Message = _build(cls, raw, cls.type)
+    return message
 
 
 def read_as(cls: type[Any], raw: Any) -> Any:

@@ -21,15 +21,16 @@ import termios
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from vtopo.agent import protocol as p
 from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
-from vtopo.host.deployer import DeployError, Deployer, DestroyError, Progress
+from vtopo.host.deployer import DeployError, Deployer, DestroyError
 from vtopo.host.errors import HostError
 from vtopo.host.netns import netns_path
 from vtopo.host.preflight import PreflightFailed
@@ -39,6 +40,7 @@ from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
 from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
+from vtopo.reports import ProgressCallback
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
@@ -189,9 +191,7 @@ class Agent:
             run = deployer.update if request.update else deployer.deploy
             report = run(topology, _progress_to(send), source=Path(request.source) if request.source else None,
                          consent=consent, owner=caller.uid)
-        summary = p.DeploySummary(report.lab, report.prefix, report.nodes, report.links, report.ops,
-                                  report.seconds, report.notices)
-        return p.Result(0, data=asdict(summary))
+        return p.Result(0, data=asdict(report))
 
     def destroy(self, request: p.DestroyRequest, caller: Caller, send: Replies) -> p.Result:
         started = time.monotonic()
@@ -205,8 +205,7 @@ class Agent:
 
     def status(self, request: p.StatusRequest) -> p.Result:
         labs = [p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, p.user_name(lab.owner), lab.state,
-                             lab.up, [p.PartState(n.name, n.state, n.detail) for n in lab.nodes],
-                             [p.PartState(n.name, n.state, n.detail) for n in lab.links], lab.document)
+                             lab.up, lab.nodes, lab.links, lab.document)
                 for lab in Deployer().status(request.lab or None)]
         return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
 
@@ -316,7 +315,7 @@ def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _as_user(node: NodeContext, caller: Caller, argv: list[str]) -> list[str]:
+def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str]) -> list[str]:
     """`argv` run as the caller inside the node's network namespace, with only the network capabilities, and only
     there (util-linux's nsenter enters the namespace as root, setpriv drops to the user and keeps the two
     capabilities as ambient ones; no_new_privs stops a set-uid program from getting any more)."""
@@ -399,9 +398,8 @@ class Replies:
             self._gone = True
 
 
-def _progress_to(send: Replies) -> Callable[[Progress], None]:
-    return lambda progress: send.send(p.ProgressEvent(progress.stage, progress.done, progress.total, progress.message,
-                                                 progress.owner))
+def _progress_to(send: Replies) -> ProgressCallback:
+    return lambda progress: send.send(p.ProgressEvent(**asdict(progress)))
 
 
 def _read_request(connection: socket.socket) -> tuple[p.Message, list[int]]:
@@ -420,7 +418,7 @@ def _read_request(connection: socket.socket) -> tuple[p.Message, list[int]]:
 def _record(deployer: Deployer, lab: str) -> LabRecord:
     record = deployer.store.find(lab)
     if record is None:
-        raise NotDeployed(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+        raise NotDeployed(deployer.store.not_found(lab))
     return record
 
 

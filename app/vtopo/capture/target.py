@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from vtopo.compile.analysis import path_between
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
@@ -35,8 +36,7 @@ def resolve(lab: LabContext, spec: str) -> CaptureTarget:
     name, _, port = spec.partition(":")
     node = lab.node_named(name)
     if node is None:
-        names = ", ".join(sorted(n.node.name for n in lab.nodes.values()))
-        raise CaptureError(f"lab {lab.topology.name} has no node {name!r} (it has: {names})")
+        raise CaptureError(lab.no_node_named(name))
     if port:
         end = next((e for e in node.ends if port in (e.end.port, e.end.interface.name, e.device)), None)
         if end is None:
@@ -74,5 +74,5 @@ def _with_device(end: EndContext) -> CaptureTarget:
     return end_target(end)
 
 
-def _ports(node: NodeContext) -> str:
+def _ports(node: NodeContext[Any]) -> str:
     return ", ".join(e.end.port for e in node.ends) or "none"

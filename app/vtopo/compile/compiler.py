@@ -18,14 +18,11 @@ from vtopo.kinds.environment import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, 
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.trust import host_address_problem
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
-from vtopo.model.rules import NODE_NAME_RULE, is_valid_node_name, link_refusal
+from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS, NODE_NAME_RULE, is_valid_node_name, link_refusal
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
 from vtopo.ops import HOST, ContainForwarding, MakeDirectory, Op, RunCommand
 
-STAGES = ("validate", "name and address", "lower", "order")
-
 PREFIX = re.compile(r"[a-z][a-z0-9]{1,6}")
-MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
 
 
 class StageFailed(LabError):
@@ -167,7 +164,7 @@ class Compiler:
                            f"{len(end.device)} characters; the kernel allows {MAX_INTERFACE_NAME}. Use a shorter node "
                            "name" + (" or interface name." if end.netns else " or a shorter lab prefix."),
                            subject, end.node.id)
-            elif not re.fullmatch(r"[A-Za-z0-9_.-]+", end.device):
+            elif not INTERFACE_NAME.fullmatch(end.device):
                 self.error(f"interface name {end.device!r} may hold only letters, digits, '.', '-' and '_'",
                            subject, end.node.id)
         for (place, device), count in sorted(by_place.items()):
@@ -196,7 +193,7 @@ class Compiler:
         interface = end.end.interface
         subject = f"link {end.link_name}"
         side = f"{end.node.name}:{end.end.port}"
-        if interface.mac and not MAC.fullmatch(interface.mac):
+        if interface.mac and not MAC_ADDRESS.fullmatch(interface.mac):
             self.error(f"{side}: MAC {interface.mac!r} is not of the form 02:00:00:00:00:01", subject, end.link.id)
         if interface.mtu and not 68 <= interface.mtu <= 65535:
             self.error(f"{side}: MTU {interface.mtu} is outside 68..65535", subject, end.link.id)

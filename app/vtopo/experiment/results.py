@@ -117,7 +117,7 @@ def _figure(value: float) -> str:
 
 
 @dataclass(frozen=True)
-class Step:
+class CellRun:
     """One run ended: which cell, which repeat (0 for warm-up), its value, and the record it came from."""
 
     cell: Cell

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from vtopo.compile.compiler import check_lab
-from vtopo.experiment.results import Cell, ExperimentResult, Ratio, Step
+from vtopo.experiment.results import Cell, CellRun, ExperimentResult, Ratio
 from vtopo.experiment.spec import UNITS, options_of
 from vtopo.deployed import DeployedLab
 from vtopo.kinds.registry import installed_kinds
@@ -120,7 +120,7 @@ class ExperimentRun:
                 time.sleep(0.5)
         return sorted(waiting)
 
-    def steps(self) -> Iterator[Step]:
+    def steps(self) -> Iterator[CellRun]:
         """Run the matrix, yielding each run as it ends; the result fills in as it goes."""
         per_cell = self.experiment.warmup + self.experiment.repeats
         total, done = per_cell * len(self.experiment.cells()), 0
@@ -145,7 +145,7 @@ class ExperimentRun:
                     (cell.values.append(value) if math.isfinite(value) else
                      cell.errors.append(record.error or "the run gave no figure"))
                 done += 1
-                yield Step(cell, index - self.experiment.warmup + 1, warmup, value, record, done, total)
+                yield CellRun(cell, index - self.experiment.warmup + 1, warmup, value, record, done, total)
         self.result.ratios = [self._ratio(c.name, c.cell, c.versus, c.published)
                               for c in self.experiment.comparisons]
 
@@ -153,7 +153,7 @@ class ExperimentRun:
         over = self.result.cell(versus).mean
         return Ratio(name, cell, versus, self.result.cell(cell).mean / over if over else math.nan, published)
 
-    def run(self, on_step: Callable[[Step], None] | None = None) -> ExperimentResult:
+    def run(self, on_step: Callable[[CellRun], None] | None = None) -> ExperimentResult:
         for step in self.steps():
             if on_step is not None:
                 on_step(step)

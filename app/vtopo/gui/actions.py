@@ -9,9 +9,9 @@ from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QCursor, QIcon, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QStyle, QWidget
 
-from vtopo.gui import terminal
 from vtopo.gui.canvas import export
 from vtopo.gui.capture.panel import CaptureController
+from vtopo.gui.console import terminal
 from vtopo.gui.console.dock import TerminalTabs
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.canvas.view import CanvasView

@@ -13,31 +13,7 @@ from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import Trust
 from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
-
-
-class Progress(Protocol):
-    stage: str
-    done: int
-    total: int
-    message: str
-    owner: str
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
-class DeployReport(Protocol):
-    lab: str
-    nodes: int
-    links: int
-    seconds: float
-    notices: list[str]
-
-
-class NodeStatus(Protocol):
-    name: str
-    state: str
-    detail: str
+from vtopo.reports import DeployReport, PartState, ProgressCallback
 
 
 class LabStatus(Protocol):
@@ -45,13 +21,19 @@ class LabStatus(Protocol):
     def lab(self) -> str: ...
 
     @property
-    def nodes(self) -> Sequence[NodeStatus]: ...  # read-only, so that a list of any NodeStatus fits
+    def nodes(self) -> Sequence[PartState]: ...
 
     @property
-    def links(self) -> Sequence[NodeStatus]: ...
+    def links(self) -> Sequence[PartState]: ...
 
     @property
     def document(self) -> dict[str, Any]: ...
+
+    @property
+    def state(self) -> str: ...  # "running", "degraded" or "incomplete (deploy was interrupted at op k of n)"
+
+    @property
+    def up(self) -> bool: ...
 
 
 class Deployer(Protocol):

@@ -16,10 +16,11 @@ from vtopo.host import domains
 from vtopo.host import facts as host_facts
 from vtopo.host import netns as namespaces
 from vtopo.host import nftables, ovs, processes
-from vtopo.host.deployer import Deployer, DestroyError, Progress, ProgressCallback
+from vtopo.host.deployer import Deployer, DestroyError
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.model.rules import LAB_TAG_PREFIX, OVS_LAB_KEY
+from vtopo.reports import Progress, ProgressCallback
 
 RUN_ROOT = Path("/run/vtopo")
 

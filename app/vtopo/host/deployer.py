@@ -23,36 +23,14 @@ from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
+from vtopo.reports import DeployReport, PartState, Progress, ProgressCallback
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
 
 
-@dataclass(frozen=True)
-class Progress:
-    stage: str  # "preflight", "apply", "output" (what a startup command printed), "rollback", "destroy", "cleanup"
-    done: int
-    total: int
-    message: str
-    owner: str = "lab"
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
 def _quiet(_: Progress) -> None:
     pass
-
-
-@dataclass
-class DeployReport:
-    lab: str
-    prefix: str
-    nodes: int
-    links: int
-    ops: int
-    seconds: float
-    notices: list[str] = field(default_factory=list)
 
 
 class DeployError(Exception):
@@ -81,23 +59,13 @@ INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link tak
 
 
 @dataclass
-class NodeStatus:
-    """A node or a link of a deployed lab, compared with the plan."""
-
-    name: str
-    state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied),
-    # "stopped" (a node the user stopped), "down" (a link the user took down)
-    detail: str = ""
-
-
-@dataclass
 class LabStatus:
     lab: str
     prefix: str
     source: str
-    nodes: list[NodeStatus]
+    nodes: list[PartState]
     document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
-    links: list[NodeStatus] = field(default_factory=list)
+    links: list[PartState] = field(default_factory=list)
     applied: int = 0  # ops of the plan that were applied (journaled)
     total: int = 0  # ops in the plan
     owner: int = 0  # the uid that deployed it
@@ -302,7 +270,7 @@ class Deployer:
         """Undo everything the lab's journal says was applied. Returns the number of undo steps."""
         record = self.store.find(lab)
         if record is None:
-            raise DestroyError(f"no deployed lab is named {lab!r}; `vtopo status` lists the deployed labs")
+            raise DestroyError(self.store.not_found(lab))
         return self._destroy_record(record, progress)
 
     def _destroy_record(self, record: LabRecord, progress: ProgressCallback) -> int:
@@ -350,7 +318,7 @@ class Deployer:
         for op in plan.ops:
             by_owner.setdefault(op.owner, []).append(op)
 
-        def state_of(owner: str, intended: str = "running") -> NodeStatus:
+        def state_of(owner: str, intended: str = "running") -> PartState:
             ops = by_owner.get(owner, [])
             stopped = intended == "stopped"  # its processes are meant to be gone
             missing = [op.summary() for op in ops if op in applied
@@ -359,10 +327,10 @@ class Deployer:
             not_applied = sum(1 for op in ops if op not in applied)
             name = owner.split(" ", 1)[1]
             if missing:
-                return NodeStatus(name, "degraded", "; missing: " + ", ".join(missing))
+                return PartState(name, "degraded", "; missing: " + ", ".join(missing))
             if not_applied:
-                return NodeStatus(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
-            return NodeStatus(name, intended)
+                return PartState(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
+            return PartState(name, intended)
 
         nodes = [state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running")
                  for node in topology.nodes.values()]

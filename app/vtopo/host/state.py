@@ -41,7 +41,8 @@ class LabRecord:
         return self.directory.name
 
     def read(self) -> dict[str, Any]:
-        return json.loads((self.directory / "lab.json").read_text())
+        lab: dict[str, Any] = json.loads((self.directory / "lab.json").read_text())
+        return lab
 
     def write(self, data: dict[str, Any]) -> None:
         path = self.directory / "lab.json"
@@ -156,6 +157,11 @@ class StateStore:
 
     def find(self, name_or_prefix: str) -> LabRecord | None:
         return next((lab for lab in self.labs() if name_or_prefix in (lab.prefix, lab.name)), None)
+
+    @staticmethod
+    def not_found(name_or_prefix: str) -> str:
+        """What to say when `find` found no lab."""
+        return f"no deployed lab is named {name_or_prefix!r}; `vtopo status` lists the deployed labs"
 
     def forget(self, record: LabRecord) -> None:
         shutil.rmtree(record.directory, ignore_errors=True)

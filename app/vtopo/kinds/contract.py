@@ -182,6 +182,11 @@ class LabContext:
     def node_named(self, name: str) -> NodeContext[Any] | None:
         return next((n for n in self.nodes.values() if n.node.name == name), None)
 
+    def no_node_named(self, name: str) -> str:
+        """What to say when `node_named` found no node: the names there are."""
+        names = ", ".join(sorted(n.node.name for n in self.nodes.values()))
+        return f"lab {self.topology.name} has no node {name!r} (it has: {names})"
+
     @property
     def vm_backend(self) -> str:
         """"libvirt" or "qemu": the lab's choice, or for auto, libvirt when libvirtd answers."""

@@ -25,11 +25,12 @@ from collections.abc import Iterator
 from typing import Unpack
 from dataclasses import replace
 
+from vtopo.kinds.contract import IPERF3_SERVER
 from vtopo.measure.base import Cancelled, MeasureRun, Who
 from vtopo.measure.iperf_parse import (LISTENING, ClientReport, IntervalAssembler, merge_intervals,
                                        parse_client_json)
 from vtopo.measure.iperf_text import client_error, parse_client_text
-from vtopo.measure.nodes import IPERF3_SERVER, MeasureError
+from vtopo.measure.nodes import MeasureError
 from vtopo.measure.ports import release_port, reserve_port
 from vtopo.measure.process import Child
 from vtopo.measure.results import Direction, IntervalSample, IperfOptions, RunResult

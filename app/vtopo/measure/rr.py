@@ -15,8 +15,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Unpack
 
+from vtopo.kinds.contract import ECHO_SERVER
 from vtopo.measure.base import MeasureRun, Who
-from vtopo.measure.nodes import ECHO_SERVER, MeasureEndpoint, MeasureError
+from vtopo.measure.nodes import MeasureEndpoint, MeasureError
 from vtopo.measure.process import Child
 from vtopo.measure.ranges import outside
 from vtopo.measure.record import RunRecord

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from vtopo.measure.nodes import IPERF3_SERVER, MeasureEndpoint, in_netns
+from vtopo.kinds.contract import IPERF3_SERVER
+from vtopo.measure.nodes import MeasureEndpoint, in_netns
 
 S = TypeVar("S")
 

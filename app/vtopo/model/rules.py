@@ -6,6 +6,8 @@ from typing import Collection, Protocol
 
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 NODE_NAME_RULE = "a node name may hold only letters, digits, '-' and '_', and must start with a letter or digit"
+INTERFACE_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # and no longer than the kernel allows (kinds.environment)
+MAC_ADDRESS = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
 
 LAB_TAG_PREFIX = "vtopo:"
 """Link aliases (`ip link set ... alias`) of the devices a lab made start with this, then the lab's prefix."""

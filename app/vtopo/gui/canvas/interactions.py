@@ -11,8 +11,8 @@ from PySide6.QtCore import QLineF, QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsPixmapItem, QGraphicsSceneMouseEvent, QMenu, QWidget
 
+from vtopo.gui.canvas.editing import CanvasEditor
 from vtopo.gui.canvas.items import ICON_SIZE, NodeItem
-from vtopo.gui.document.editor import Editor
 
 DRAG_THRESHOLD = 4
 
@@ -30,7 +30,7 @@ def choose_port(parent: QWidget, title: str, ports: list[str], at: QPoint) -> st
 class Interaction:
     """One gesture on the canvas, from a button press to its release."""
 
-    def __init__(self, editor: Editor) -> None:
+    def __init__(self, editor: CanvasEditor) -> None:
         self.editor = editor
 
     def mouse_press(self, event: QGraphicsSceneMouseEvent) -> bool:
@@ -58,7 +58,7 @@ class LinkInteraction(Interaction):
     """Press on a node, drag, release on another node. With ports chosen from a menu, or the next free ones.
     A press and release without a drag is a click: `clicked` gets the node and the screen position."""
 
-    def __init__(self, editor: Editor, source: NodeItem, choose_ports: bool, menu_parent: QWidget,
+    def __init__(self, editor: CanvasEditor, source: NodeItem, choose_ports: bool, menu_parent: QWidget,
                  clicked: Callable[[NodeItem, QPoint], None] | None = None) -> None:
         super().__init__(editor)
         self.source = source
@@ -121,7 +121,7 @@ class LinkInteraction(Interaction):
 class PlaceInteraction:
     """A kind dragged from the palette: a ghost icon follows the cursor, the drop adds the node."""
 
-    def __init__(self, editor: Editor, kind_name: str) -> None:
+    def __init__(self, editor: CanvasEditor, kind_name: str) -> None:
         self.editor = editor
         self.kind_name = kind_name
         self.ghost = QGraphicsPixmapItem(editor.scene.icons.pixmap(kind_name, ICON_SIZE))

@@ -49,12 +49,13 @@ def _static_text(text: str) -> QStaticText:
 
 
 class _Marked:
-    """What features mark on a node or link: on a measured path (drawn in the path colour) and a check's verdict.
-    Both redraw the item and the zoomed-out overview."""
+    """What features mark on a node or link: on a measured path (drawn in the path colour), a check's verdict and
+    the severity of its worst problem. Each redraws the item and the zoomed-out overview."""
 
     _look: Look
     on_path: bool
     verdict: QColor | None
+    severity: str
 
     def set_on_path(self, on_path: bool) -> None:
         if on_path != self.on_path:
@@ -64,6 +65,11 @@ class _Marked:
     def set_verdict(self, verdict: QColor | None) -> None:
         if verdict != self.verdict:
             self.verdict = verdict
+            self._redraw()
+
+    def set_severity(self, severity: str) -> None:
+        if severity != self.severity:
+            self.severity = severity
             self._redraw()
 
     def _redraw(self) -> None:
@@ -129,11 +135,6 @@ class NodeItem(_Marked, QGraphicsItem):
     def set_state(self, state: NodeState) -> None:
         if state is not self.state:
             self.state = state
-            self._redraw()
-
-    def set_severity(self, severity: str) -> None:
-        if severity != self.severity:
-            self.severity = severity
             self._redraw()
 
     def boundingRect(self) -> QRectF:
@@ -234,6 +235,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self.tint: QColor | None = None  # an overlay's colour (the link's broadcast domain), None for none
         self.load = 0.0  # live traffic, 0 (none or not shown) to 1 (10 Gb/s): drawn as extra width
         self.down = False  # taken down on the running lab: drawn as a dashed red line
+        self.fault = ""  # what the running lab lacks of this link ("degraded; missing: ..."), drawn dotted
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(0)
         a.links.append(self)
@@ -294,14 +296,14 @@ class LinkItem(_Marked, QGraphicsItem):
                                                          metrics.height()))
         return self._label_sizes
 
-    def set_severity(self, severity: str) -> None:
-        if severity != self.severity:
-            self.severity = severity
-            self._redraw()
-
     def set_down(self, down: bool) -> None:
         if down != self.down:
             self.down = down
+            self.update()
+
+    def set_fault(self, fault: str) -> None:
+        if fault != self.fault:
+            self.fault = fault
             self.update()
 
     def set_load(self, load: float) -> None:
@@ -470,10 +472,14 @@ class LinkItem(_Marked, QGraphicsItem):
         color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, self.tint or colors.link)
         if self.down:
             color = LINK_DOWN_COLOR
+        elif self.fault:
+            color = NodeState.parse(self.fault.split(";")[0]).color
         width = 3.5 if selected or self.on_path or self.tint else 2
         pen = QPen(colors.highlight if selected else color, width + MAX_LOAD_WIDTH * self.load)
         if self.down or (self.severity == "warning" and not selected):
             pen.setStyle(Qt.PenStyle.DashLine)
+        elif self.fault:
+            pen.setStyle(Qt.PenStyle.DotLine)
         return pen
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:

@@ -304,6 +304,11 @@ class TopologyScene(QGraphicsScene):
         for link_id, item in self.links.items():
             item.set_down(link_id in down)
 
+    def set_link_faults(self, faults: dict[str, str]) -> None:
+        """What the running lab lacks of each link, by link id (no entry: nothing is missing)."""
+        for link_id, item in self.links.items():
+            item.set_fault(faults.get(link_id, ""))
+
     def mark_verdicts(self, verdicts: dict[str, QColor]) -> None:
         """Colour the nodes and links checks ran over with their result (no entry: no mark)."""
         for node_id, node_item in self.nodes.items():

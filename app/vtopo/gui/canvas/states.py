@@ -44,7 +44,8 @@ def legend_html() -> str:
     """One line naming the colour of each state, for the status bar."""
     return "&nbsp;&nbsp;".join(f'<span style="color:{state.color.name()}">●</span>&nbsp;{state.value}'
                                for state in (NodeState.RUNNING, NodeState.STOPPED, NodeState.DEPLOYING,
-                                             NodeState.FAILED, NodeState.NOT_DEPLOYED)) + \
+                                             NodeState.DEGRADED, NodeState.INCOMPLETE, NodeState.FAILED,
+                                             NodeState.NOT_DEPLOYED)) + \
         '&nbsp;&nbsp;<span style="color:#d63939">╌</span>&nbsp;link down'
 
 

@@ -17,9 +17,11 @@ def _end_text(topology: Topology, end: Endpoint) -> str:
     return f"<b>{escape(name)}</b> {escape(port)}: {escape(addresses)}"
 
 
-def link_tooltip(topology: Topology, link_id: str) -> str:
+def link_tooltip(topology: Topology, link_id: str, fault: str = "") -> str:
     link = topology.links[link_id]
     lines = [_end_text(topology, link.a), _end_text(topology, link.b)]
+    if fault:
+        lines.append(f"<b>{escape(fault)}</b>")
     impairment = impairment_label(link.impairment)
     lines.append(f"impairment: {escape(impairment)}" if impairment else "no impairment")
     return "<br>".join(lines)

@@ -7,13 +7,13 @@ from PySide6.QtGui import (QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent, QDr
                            QMouseEvent, QPainter, QShowEvent, QWheelEvent)
 from PySide6.QtWidgets import QGraphicsView, QToolTip, QWidget
 
+from vtopo.gui.canvas.editing import CanvasEditor
 from vtopo.gui.canvas.interactions import LinkInteraction, PlaceInteraction, SelectInteraction
 from vtopo.gui.canvas.items import ICON_SIZE, LABEL_GAP, NodeItem
 from vtopo.gui.canvas.overview import DETAIL_ZOOM
 from vtopo.gui.canvas.rename import InlineRename
 from vtopo.gui.canvas.scene import GRID
 from vtopo.gui.canvas.tooltips import link_tooltip, node_tooltip
-from vtopo.gui.document.editor import Editor
 
 KIND_MIME_TYPE = "application/x-vtopo-kind"
 MIN_SCALE, MAX_SCALE = 0.05, 6.0
@@ -29,7 +29,7 @@ class CanvasView(QGraphicsView):
     link_context_menu = Signal(str, QPoint)
     canvas_context_menu = Signal(QPoint)
 
-    def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
+    def __init__(self, editor: CanvasEditor, parent: QWidget | None = None) -> None:
         super().__init__(editor.scene, parent)
         self.editor = editor
         self.link_mode = False
@@ -259,7 +259,7 @@ class CanvasView(QGraphicsView):
             kind = self.editor.registry.get(kind_name)
             return node_tooltip(topology, node.node_id, kind.label if kind is not None else kind_name, node.state)
         link = scene.link_at(point)
-        return link_tooltip(topology, link.link_id) if link is not None else ""
+        return link_tooltip(topology, link.link_id, link.fault) if link is not None else ""
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:

@@ -6,7 +6,7 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtWidgets import QDockWidget, QLabel, QStackedLayout, QTabWidget, QWidget
 
 from vtopo.capture import CaptureError, CaptureTarget, path_targets, resolve
@@ -16,6 +16,7 @@ from vtopo.gui.context_menus import ContextMenus, MenuEntries, MenuEntry
 from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.measure.controller import find_deployed
+from vtopo.gui.workers import Worker
 from vtopo.kinds.contract import Role
 
 EMPTY = ("No capture yet. On a deployed lab, right-click a node and choose Capture on…, or select two nodes and "
@@ -58,36 +59,22 @@ class CapturePanel(QWidget):
             self.close_tab(0)
 
 
-class _Answers(QObject):
-    path = Signal(str, str, object)  # source, destination, list of CaptureTarget (or the CaptureError's text)
+def _path(lab_name: str, source: str, destination: str) -> tuple[str, str, list[CaptureTarget] | str]:
+    """The capture targets along the path (or why there are none), on a pool thread."""
+    lab, why = find_deployed(lab_name)
+    try:
+        if lab is None:
+            raise CaptureError(why)
+        return source, destination, path_targets(lab.context, source, destination)
+    except CaptureError as error:
+        return source, destination, str(error)
 
 
-class _FindPath(QRunnable):
-    def __init__(self, lab: str, source: str, destination: str, answers: _Answers) -> None:
-        super().__init__()
-        self._lab, self._source, self._destination, self._answers = lab, source, destination, answers
-
-    def run(self) -> None:
-        lab, why = find_deployed(self._lab)
-        try:
-            if lab is None:
-                raise CaptureError(why)
-            self._answers.path.emit(self._source, self._destination,
-                                    path_targets(lab.context, self._source, self._destination))
-        except CaptureError as error:
-            self._answers.path.emit(self._source, self._destination, str(error))
-
-
-class _Ping(QRunnable):
-    def __init__(self, lab: str, source: str, destination: str) -> None:
-        super().__init__()
-        self._lab, self._source, self._destination = lab, source, destination
-
-    def run(self) -> None:
-        lab, _why = find_deployed(self._lab)
-        if lab is not None:
-            address = lab.target_address(self._source, self._destination)[0]
-            subprocess.run(lab.command_in(self._source, [*PING, address]), capture_output=True, timeout=15)
+def _ping(lab_name: str, source: str, destination: str) -> None:
+    lab, _why = find_deployed(lab_name)
+    if lab is not None:
+        address = lab.target_address(source, destination)[0]
+        subprocess.run(lab.command_in(source, [*PING, address]), capture_output=True, timeout=15)
 
 
 class CaptureController(QObject):
@@ -96,8 +83,7 @@ class CaptureController(QObject):
         super().__init__(parent)
         self._editor, self._deploy, self._panel, self._dock = editor, deploy, panel, dock
         self._pool = QThreadPool(self)
-        self._answers = _Answers(self)
-        self._answers.path.connect(self._follow)
+        self._workers: set[Worker] = set()
         self._marked: dict[CaptureTab, str] = {}
         panel.tab_closed.connect(self._mark)
 
@@ -159,9 +145,18 @@ class CaptureController(QObject):
     def follow_ping(self, source: str, destination: str) -> None:
         """Capture ICMP on every link of the path, then send three pings: each tab shows the same id and seq,
         with the TTL one lower past each router."""
-        self._pool.start(_FindPath(self._deploy.deployed_lab, source, destination, self._answers))
+        lab = self._deploy.deployed_lab
+        self._start(Worker(lambda _report: _path(lab, source, destination)), self._follow)
 
-    def _follow(self, source: str, destination: str, targets: Any) -> None:
+    def _start(self, worker: Worker, returned: Callable[[Any], None] | None = None) -> None:
+        if returned is not None:
+            worker.returned.connect(returned)  # a method of this controller: delivered on the GUI thread
+        worker.finished.connect(lambda: self._workers.discard(worker))
+        self._workers.add(worker)  # kept until its signals are delivered
+        worker.start(self._pool)
+
+    def _follow(self, answer: tuple[str, str, list[CaptureTarget] | str]) -> None:
+        source, destination, targets = answer
         if isinstance(targets, str):
             self._editor.status_message.emit(f"cannot follow a ping from {source} to {destination}: {targets}")
             return
@@ -171,7 +166,8 @@ class CaptureController(QObject):
         def listening(tab: CaptureTab) -> None:
             waiting.discard(tab)
             if not waiting:
-                self._pool.start(_Ping(self._deploy.deployed_lab, source, destination))
+                lab = self._deploy.deployed_lab
+                self._start(Worker(lambda _report: _ping(lab, source, destination)))
 
         for tab in tabs:
             tab.started.connect(lambda _target, tab=tab: listening(tab))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from PySide6.QtGui import QUndoCommand
@@ -31,69 +32,74 @@ class Command(QUndoCommand):
             child.undo()
 
 
-class AddNodeCommand(Command):
-    def __init__(self, topology: Topology, node: Node, parent: Command | None = None) -> None:
-        super().__init__(f"Add {node.name}", parent)
+Part = Node | Link | Annotation
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How a topology holds one kind of part, and how an undo step names it."""
+
+    collection: Callable[[Topology], Mapping[str, Part]]
+    add: Callable[[Topology, Any, int | None], None]
+    remove: Callable[[Topology, str], object]
+    adding: Callable[[Topology, Any], str]
+    removing: Callable[[Topology, Any], str]
+
+
+_KINDS: dict[type, _Kind] = {
+    Node: _Kind(lambda t: t.nodes, Topology.add_node, Topology.remove_node,
+                lambda _, node: f"Add {node.name}", lambda _, node: f"Remove {node.name}"),
+    Link: _Kind(lambda t: t.links, Topology.add_link, Topology.remove_link,
+                lambda t, link: f"Link {t.describe_link(link)}",
+                lambda t, link: f"Remove link {t.describe_link(link)}"),
+    Annotation: _Kind(lambda t: t.annotations, Topology.add_annotation, Topology.remove_annotation,
+                      lambda _, note: f"Add {note.shape}", lambda _, note: f"Remove {note.shape}"),
+}
+
+
+class AddCommand(Command):
+    """Adds a node, a link or an annotation at the end; undo removes it."""
+
+    def __init__(self, topology: Topology, part: Part, parent: Command | None = None) -> None:
+        self._kind = _KINDS[type(part)]
+        super().__init__(self._kind.adding(topology, part), parent)
         self._topology = topology
-        self._node = node
+        self._part = part
 
     def redo(self) -> None:
-        self._topology.add_node(self._node)
+        self._kind.add(self._topology, self._part, None)
 
     def undo(self) -> None:
-        self._topology.remove_node(self._node.id)
+        self._kind.remove(self._topology, self._part.id)
 
 
-class AddLinkCommand(Command):
-    def __init__(self, topology: Topology, link: Link, parent: Command | None = None) -> None:
-        super().__init__(f"Link {topology.describe_link(link)}", parent)
+class RemoveCommand(Command):
+    """Removes a node, a link or an annotation, after its child steps; undo puts it back where it was, then
+    undoes the children."""
+
+    def __init__(self, topology: Topology, part: Part, parent: Command | None = None) -> None:
+        self._kind = _KINDS[type(part)]
+        super().__init__(self._kind.removing(topology, part), parent)
         self._topology = topology
-        self._link = link
-
-    def redo(self) -> None:
-        self._topology.add_link(self._link)
-
-    def undo(self) -> None:
-        self._topology.remove_link(self._link.id)
-
-
-class RemoveLinkCommand(Command):
-    def __init__(self, topology: Topology, link_id: str, parent: Command | None = None) -> None:
-        link = topology.links[link_id]
-        super().__init__(f"Remove link {topology.describe_link(link)}", parent)
-        self._topology = topology
-        self._link = link
+        self._part = part
         self._index = 0
-
-    def redo(self) -> None:
-        self._index = list(self._topology.links).index(self._link.id)  # where it is now, just before it goes
-        self._topology.remove_link(self._link.id)
-
-    def undo(self) -> None:
-        self._topology.add_link(self._link, self._index)
-
-
-class RemoveNodeCommand(Command):
-    """Removes the given links (children, run first), then the node. Undo restores the node, then its links."""
-
-    def __init__(self, topology: Topology, node_id: str, link_ids: Iterable[str],
-                 parent: Command | None = None) -> None:
-        node = topology.nodes[node_id]
-        super().__init__(f"Remove {node.name}", parent)
-        self._topology = topology
-        self._node = node
-        self._index = 0
-        for link_id in link_ids:
-            RemoveLinkCommand(topology, link_id, self)
 
     def redo(self) -> None:
         super().redo()
-        self._index = list(self._topology.nodes).index(self._node.id)
-        self._topology.remove_node(self._node.id)
+        self._index = list(self._kind.collection(self._topology)).index(self._part.id)  # where it is just before
+        self._kind.remove(self._topology, self._part.id)
 
     def undo(self) -> None:
-        self._topology.add_node(self._node, self._index)
+        self._kind.add(self._topology, self._part, self._index)
         super().undo()
+
+
+def remove_node(topology: Topology, node_id: str, link_ids: Iterable[str], parent: Command | None = None) -> Command:
+    """Removes the given links (children, run first), then the node. Undo restores the node, then its links."""
+    command = RemoveCommand(topology, topology.nodes[node_id], parent)
+    for link_id in link_ids:
+        RemoveCommand(topology, topology.links[link_id], command)
+    return command
 
 
 class SetFieldsCommand(Command):
@@ -139,35 +145,6 @@ class MergingMacro(Command):
                 return False
             mine.absorb(theirs)
         return True
-
-
-class AddAnnotationCommand(Command):
-    def __init__(self, topology: Topology, annotation: Annotation, parent: Command | None = None) -> None:
-        super().__init__(f"Add {annotation.shape}", parent)
-        self._topology = topology
-        self._annotation = annotation
-
-    def redo(self) -> None:
-        self._topology.add_annotation(self._annotation)
-
-    def undo(self) -> None:
-        self._topology.remove_annotation(self._annotation.id)
-
-
-class RemoveAnnotationCommand(Command):
-    def __init__(self, topology: Topology, annotation_id: str, parent: Command | None = None) -> None:
-        annotation = topology.annotations[annotation_id]
-        super().__init__(f"Remove {annotation.shape}", parent)
-        self._topology = topology
-        self._annotation = annotation
-        self._index = 0
-
-    def redo(self) -> None:
-        self._index = list(self._topology.annotations).index(self._annotation.id)
-        self._topology.remove_annotation(self._annotation.id)
-
-    def undo(self) -> None:
-        self._topology.add_annotation(self._annotation, self._index)
 
 
 def macro(text: str) -> Command:

@@ -10,9 +10,8 @@ from PySide6.QtGui import QUndoStack
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.scene import GRID, TopologyScene
 from vtopo.gui.document import clipboard, layout
-from vtopo.gui.document.commands import (AddAnnotationCommand, AddLinkCommand, AddNodeCommand, Command,
-                                         MergingMacro, RemoveAnnotationCommand, RemoveLinkCommand,
-                                         RemoveNodeCommand, SetFieldsCommand, macro)
+from vtopo.gui.document.commands import (AddCommand, Command, MergingMacro, RemoveCommand, SetFieldsCommand, macro,
+                                         remove_node)
 from vtopo.gui.document.naming import stem_for
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
@@ -107,7 +106,7 @@ class Editor(QObject):
         taken = {n.name for n in self.topology.nodes.values()}
         node = Node(new_id("node"), unique_name(stem_for(self.registry.kinds[kind_name]), taken), kind_name,
                     position=Position(round(at.x(), 1), round(at.y(), 1)))
-        self.undo_stack.push(AddNodeCommand(self.topology, node))
+        self.undo_stack.push(AddCommand(self.topology, node))
         return node
 
     def free_ports(self, node_id: str, count: int = 8) -> list[str]:
@@ -143,7 +142,7 @@ class Editor(QObject):
             self.status_message.emit(reason or "no free port")
             return None
         link = Link(new_id("link"), Endpoint(a_id, a_port), Endpoint(b_id, b_port))
-        self.undo_stack.push(AddLinkCommand(self.topology, link))
+        self.undo_stack.push(AddCommand(self.topology, link))
         return link
 
     def name_error(self, node_id: str, name: str) -> str:
@@ -214,7 +213,7 @@ class Editor(QObject):
         width, height = (220.0, 60.0) if shape == "note" else (240.0, 160.0)
         annotation = Annotation(new_id("note"), shape, text or ("Note" if shape == "note" else ""),
                                 Position(round(at.x(), 1), round(at.y(), 1)), width, height)
-        self.undo_stack.push(AddAnnotationCommand(self.topology, annotation))
+        self.undo_stack.push(AddCommand(self.topology, annotation))
         return annotation
 
     def set_annotation_text(self, annotation_id: str, text: str) -> None:
@@ -303,13 +302,13 @@ class Editor(QObject):
         parent = macro("Delete")
         claimed = set(link_ids) - {link.id for node_id in node_ids for link in self.topology.links_of(node_id)}
         for link_id in claimed:
-            RemoveLinkCommand(self.topology, link_id, parent)
+            RemoveCommand(self.topology, self.topology.links[link_id], parent)
         for node_id in node_ids:
             own = [link.id for link in self.topology.links_of(node_id) if link.id not in claimed]
             claimed.update(own)
-            RemoveNodeCommand(self.topology, node_id, own, parent)
+            remove_node(self.topology, node_id, own, parent)
         for annotation_id in annotation_ids:
-            RemoveAnnotationCommand(self.topology, annotation_id, parent)
+            RemoveCommand(self.topology, self.topology.annotations[annotation_id], parent)
         self.undo_stack.push(parent)
 
     def selection_fragment(self) -> Fragment:
@@ -355,10 +354,10 @@ class Editor(QObject):
         copy = instantiate(fragment, taken, offset)
         parent = macro(text)
         for node in copy.nodes:
-            AddNodeCommand(self.topology, node, parent)
+            AddCommand(self.topology, node, parent)
         for link in copy.links:
-            AddLinkCommand(self.topology, link, parent)
+            AddCommand(self.topology, link, parent)
         for annotation in copy.annotations:
-            AddAnnotationCommand(self.topology, annotation, parent)
+            AddCommand(self.topology, annotation, parent)
         self.undo_stack.push(parent)
         self.scene.select_ids([n.id for n in copy.nodes] + [a.id for a in copy.annotations])

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QPushButton
 
-from vtopo.experiment.results import ExperimentResult, Step
+from vtopo.experiment.results import CellRun, ExperimentResult
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.measure.panel import MeasurePanel
+from vtopo.gui.workers import Report, Worker, serial_pool
 from vtopo.measure import MeasureError, RunResult
 from vtopo.model.topology import Topology
 
@@ -20,7 +21,7 @@ class Runnable(Protocol):
 
     def wait_until_answering(self) -> list[str]: ...
 
-    def steps(self) -> Iterator[Step]: ...
+    def steps(self) -> Iterator[CellRun]: ...
 
     def cancel(self) -> None: ...
 
@@ -41,30 +42,6 @@ def live_experiment(topology: Topology) -> Runnable:
         raise LabUnavailable(str(error)) from error
 
 
-class _Signals(QObject):
-    step = Signal(object)
-    finished = Signal(object)  # the ExperimentResult, or why it could not run
-
-
-class _Job(QRunnable):
-    def __init__(self, topology: Topology, start: Callable[[Topology], Runnable], signals: _Signals,
-                 started: Callable[[Runnable], None]) -> None:
-        super().__init__()
-        self._topology, self._start, self._signals, self._started = topology, start, signals, started
-
-    def run(self) -> None:
-        try:
-            experiment = self._start(self._topology)
-            self._started(experiment)
-            experiment.wait_until_answering()
-            for step in experiment.steps():
-                self._signals.step.emit(step)
-        except (LabUnavailable, MeasureError, ValueError) as error:
-            self._signals.finished.emit(str(error))
-            return
-        self._signals.finished.emit(experiment.result)
-
-
 class ExperimentController(QObject):
     finished = Signal()
 
@@ -76,11 +53,8 @@ class ExperimentController(QObject):
         self.button.setToolTip("Run the lab's experiment: every test on every pair, filling the table and the bars")
         self.button.clicked.connect(self.run)
         panel.buttons.insertWidget(2, self.button)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._signals = _Signals(self)
-        self._signals.step.connect(self._step)
-        self._signals.finished.connect(self._finished)
+        self._pool = serial_pool(self)
+        self._worker: Worker | None = None
         self._running: Runnable | None = None
         self._kept: list[RunResult] = []
         self._labels: list[str] = []
@@ -94,12 +68,26 @@ class ExperimentController(QObject):
         self.button.setEnabled(False)
         self._kept, self._labels = [], []
         self.panel.say("Starting the experiment…")
-        self._pool.start(_Job(topology.copy(), self.start, self._signals, self._remember))
+        copy, start = topology.copy(), self.start
 
-    def _remember(self, running: Runnable) -> None:
-        self._running = running
+        def job(report: Report) -> ExperimentResult | str:
+            try:
+                self._running = experiment = start(copy)  # so that shutdown can cancel it
+                experiment.wait_until_answering()
+                for step in experiment.steps():
+                    report(step)
+            except (LabUnavailable, MeasureError, ValueError) as error:
+                return str(error)
+            return experiment.result
 
-    def _step(self, step: Step) -> None:
+        worker = Worker(job)
+        worker.yielded.connect(self._step)
+        worker.returned.connect(self._finished)
+        worker.errored.connect(lambda error: self._finished(f"the experiment failed: {error}"))
+        self._worker = worker  # kept until its signals are delivered
+        worker.start(self._pool)
+
+    def _step(self, step: CellRun) -> None:
         what = "warm-up" if step.warmup else f"run {step.repeat}"
         self.panel.say(f"[{step.done}/{step.total}] {step.cell.name} {what}: {step.value:,.1f} {step.cell.unit}")
         if step.warmup or not isinstance(step.record, RunResult):

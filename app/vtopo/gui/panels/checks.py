@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QHeaderView, QLabel, QPushButton, QStyle, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
                                QWidget)
@@ -15,6 +15,7 @@ from vtopo.checks.spec import TypedCheck, typed_checks
 from vtopo.compile.analysis import path_between
 from vtopo.gui.document.commands import SetFieldsCommand
 from vtopo.gui.document.editor import Editor
+from vtopo.gui.workers import Report, Worker, serial_pool
 from vtopo.kinds.check_types import Probe
 from vtopo.lab import context_of
 from vtopo.model.expectations import Check
@@ -94,26 +95,6 @@ class ChecksPanel(QWidget):
         self.summary.setText(text)
 
 
-class _Signals(QObject):
-    outcome = Signal(object)
-    finished = Signal(object)  # Results, or why the lab cannot be checked
-
-
-class _Job(QRunnable):
-    def __init__(self, topology: Topology, checks: list[TypedCheck], probe_for: Callable[[Topology], Probe],
-                 signals: _Signals) -> None:
-        super().__init__()
-        self._topology, self._checks, self._probe_for, self._signals = topology, checks, probe_for, signals
-
-    def run(self) -> None:
-        try:
-            outcomes = run_checks(self._checks, self._probe_for(self._topology), self._signals.outcome.emit)
-        except LabUnavailable as error:
-            self._signals.finished.emit(str(error))
-            return
-        self._signals.finished.emit(Results(outcomes, subjects_of(self._topology, self._checks)))
-
-
 @dataclass(frozen=True)
 class Results:
     outcomes: list[Outcome]
@@ -159,11 +140,8 @@ class ChecksController(QObject):
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.editor, self.panel, self.probe_for = editor, panel, probe_for
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._signals = _Signals(self)
-        self._signals.outcome.connect(panel.show_outcome)
-        self._signals.finished.connect(self._finished)
+        self._pool = serial_pool(self)
+        self._worker: Worker | None = None
         self._checks: dict[str, TypedCheck] = {}
         self._subjects: dict[str, list[str]] = {}
         self.outcomes: dict[str, Outcome] = {}
@@ -209,8 +187,21 @@ class ChecksController(QObject):
             return
         self.panel.run_button.setEnabled(False)
         self.panel.show_summary("Running…")
-        self._pool.start(_Job(self.editor.topology.copy(), list(self._checks.values()), self.probe_for,
-                              self._signals))
+        topology, checks, probe_for = self.editor.topology.copy(), list(self._checks.values()), self.probe_for
+
+        def job(report: Report) -> Results | str:
+            try:
+                outcomes = run_checks(checks, probe_for(topology), report)
+            except LabUnavailable as error:
+                return str(error)
+            return Results(outcomes, subjects_of(topology, checks))
+
+        worker = Worker(job)
+        worker.yielded.connect(self.panel.show_outcome)
+        worker.returned.connect(self._finished)
+        worker.errored.connect(lambda error: self._finished(f"the checks could not run: {error}"))
+        self._worker = worker  # kept until its signals are delivered
+        worker.start(self._pool)
 
     def _finished(self, result: Results | str) -> None:
         self.panel.run_button.setEnabled(True)

@@ -18,12 +18,14 @@ from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 from vtopo.gui.canvas.states import NodeState
 from vtopo.kinds.environment import Trust
 from vtopo.gui.document.editor import Editor
-from vtopo.gui.host_api import Deployer, DeployerLoader, DeployReport, LabStatus, Progress, ProgressCallback
+from vtopo.gui.host_api import Deployer, DeployerLoader, LabStatus
+from vtopo.reports import DeployReport, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
 from vtopo.model.topology import Impairment, Topology
 
 DEPLOYER_MODULE = "vtopo.host.deployer"
+FAULTS = ("degraded", "incomplete")  # the states of a link the running lab lacks
 
 
 def load_deployer() -> tuple[Deployer | None, str]:
@@ -205,6 +207,7 @@ class DeployController(QObject):
         self._deployed_text = ""
         self._set_states({name: NodeState.NOT_DEPLOYED for name in self.states})
         self._set_links_down(set())
+        self._editor.scene.set_link_faults({})
 
     def _status_read(self, labs: list[LabStatus]) -> None:
         """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name."""
@@ -217,10 +220,18 @@ class DeployController(QObject):
         ids = {topology.describe_link(link): link.id for link in topology.links.values()}
         self._set_links_down({ids[link.name] for link in ours.links if link.state == "down" and link.name in ids}
                              if ours else set())
-        if ours is not None:
-            for node in ours.nodes:
-                if node.detail:
-                    self._log.log(f"node {node.name}: {node.state}{node.detail}")
+        self._editor.scene.set_link_faults({ids[link.name]: f"{link.state}{link.detail}" for link in ours.links
+                                            if link.state in FAULTS and link.name in ids} if ours else {})
+        if ours is None:
+            return
+        if not ours.up:
+            self._log.log(f"lab {ours.lab}: {ours.state}")
+        for node in ours.nodes:
+            if node.detail:
+                self._log.log(f"node {node.name}: {node.state}{node.detail}")
+        for link in ours.links:
+            if link.state in FAULTS:
+                self._log.log(f"link {link.name}: {link.state}{link.detail}")
 
     def _failed(self, error: Exception) -> None:
         """A DeployError (perhaps rolled back) or anything unexpected: report it with what we know."""
@@ -267,6 +278,7 @@ class DeployController(QObject):
         self.deployed_lab = ""
         self._deployed_text = ""
         self._editor.scene.set_node_states({})
+        self._editor.scene.set_link_faults({})
         self.states_changed.emit()
         if self.deployer() is not None and not self.busy:
             self.refresh_status()

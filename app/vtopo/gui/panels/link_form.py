@@ -2,17 +2,15 @@
 from __future__ import annotations
 
 import ipaddress
-import re
 from typing import Callable
 
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
+from vtopo.kinds.environment import MAX_INTERFACE_NAME
+from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS
 from vtopo.model.topology import Impairment, Interface
-
-MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
-INTERFACE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")
 
 
 def address_error(lines: list[str]) -> str:
@@ -57,11 +55,13 @@ class EndEditor(QGroupBox):
 
     def name_error(self) -> str:
         name = self.name.text().strip()
-        return "" if not name or INTERFACE_NAME.fullmatch(name) else "up to 15 letters, digits, '.', '-' or '_'"
+        if not name or (INTERFACE_NAME.fullmatch(name) and len(name) <= MAX_INTERFACE_NAME):
+            return ""
+        return f"up to {MAX_INTERFACE_NAME} letters, digits, '.', '-' or '_'"
 
     def mac_error(self) -> str:
         mac = self.mac.text().strip()
-        return "" if not mac or MAC.fullmatch(mac) else "write a MAC as six hex pairs, e.g. 02:00:00:00:00:01"
+        return "" if not mac or MAC_ADDRESS.fullmatch(mac) else "write a MAC as six hex pairs, e.g. 02:00:00:00:00:01"
 
     def error(self) -> str:
         return self.name_error() or self.mac_error() or address_error(self.addresses.lines())

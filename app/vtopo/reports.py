@@ -1,0 +1,43 @@
+"""What the host layer reports: a long job's progress (deploy, destroy, cleanup), what a deploy did, and the state
+of a deployed lab's nodes and links.
+
+The host layer makes these, the agent carries them over its socket unchanged, and the CLI and the designer show
+them: so they live below all three, free of Qt and of the host layer.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Progress:
+    stage: str  # "preflight", "apply", "output" (what a startup command printed), "rollback", "destroy", "cleanup"
+    done: int
+    total: int
+    message: str
+    owner: str = "lab"
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass
+class DeployReport:
+    lab: str
+    prefix: str
+    nodes: int
+    links: int
+    ops: int
+    seconds: float
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PartState:
+    """A node or a link of a deployed lab, compared with the plan."""
+
+    name: str
+    state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied),
+    # "stopped" (a node the user stopped), "down" (a link the user took down)
+    detail: str = ""

@@ -1,0 +1,38 @@
+"""The agent's wire format: the host layer's own reports go over the socket and come back as what they were, and a
+line that is not a valid message is refused with the field it names."""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import pytest
+
+from vtopo.agent import protocol as p
+from vtopo.reports import DeployReport, PartState, Progress
+
+
+def test_a_progress_goes_over_the_socket_as_itself() -> None:
+    progress = Progress("apply", 3, 7, "create veth", "node c1")
+    message = p.decode(p.encode(p.ProgressEvent(**asdict(progress))), p.ANSWERS)
+    assert isinstance(message, p.ProgressEvent) and isinstance(message, Progress)
+    assert asdict(message) == asdict(progress)
+
+
+def test_a_deploys_report_and_a_labs_parts_come_back_typed() -> None:
+    report = DeployReport("l2-vs-l3", "vtab", 5, 4, 61, 1.25, ["a notice"])
+    answer = p.decode(p.encode(p.Result(0, data=asdict(report))), p.ANSWERS)
+    assert isinstance(answer, p.Result) and p.read_as(DeployReport, answer.data) == report
+    summary = p.LabSummary("l2-vs-l3", "vtab", "", 1000, "a", "degraded", False,
+                           [PartState("h1", "running")], [PartState("h1-br0", "degraded", "; missing: veth")], {})
+    assert p.read_as(p.LabSummary, asdict(summary)) == summary
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    (b'{"v": 1, "type": "progress", "stage": "apply", "done": "3", "total": 7, "message": ""}', "progress.done"),
+    (b'{"v": 1, "type": "progress", "stage": "apply", "done": 3, "total": 7, "message": "", "x": 1}', r"unknown field\(s\) x"),
+    (b'{"v": 2, "type": "progress"}', "protocol version"),
+    (b'{"v": 1, "type": "deploy"}', "unknown message type"),
+    (b"[1]", "JSON object"),
+])
+def test_a_bad_line_is_refused_naming_what_is_wrong(line: bytes, says: str) -> None:
+    with pytest.raises(p.ProtocolError, match=says):
+        p.decode(line, p.ANSWERS)
