@@ -66,7 +66,8 @@ class RouterKind(NodeKind[RouterSettings]):
         suite = node.facts.routing_suite
         argv = ["vtysh", "--vty_socket", socket_dir, "--config_dir", socket_dir, *argv[1:]]
         return DaemonShell(node.names.node_dir(node.node.name), tuple(f"{daemon}.vty" for daemon in DAEMONS),
-                           VTY_GROUP[suite], tuple(argv), HOST_VTY_DIRS[suite])
+                           VTY_GROUP[suite], tuple(argv), HOST_VTY_DIRS[suite], "vtysh.conf",
+                           "username {user} nopassword")  # vtysh asks PAM otherwise, which refuses a user
 
     def routes(self, node: NodeContext[RouterSettings]) -> bool:
         return True

@@ -54,9 +54,10 @@ DAEMON_SOCKETS = "vty"  # where a user's daemon shell finds its node's sockets: 
 # every lab's run directory and the host's own daemon sockets under empty tmpfs mounts, binds the node's sockets
 # into a directory of their own there, leaves the hidden tree and becomes the command (setpriv, as the user).
 _DAEMON_SHELL_SCRIPT = """set -e
-cd "$1"; jail=$2; shift 2
+cd "$1"; jail=$2; config_name=$3; config=$4; shift 4
 while [ "$1" != -- ]; do mount -t tmpfs -o size=64k,mode=0755,nosuid,nodev vtopo-hidden "$1"; shift; done; shift
 mkdir -p "$jail"
+printf '%s\n' "$config" > "$jail/$config_name"
 while [ "$1" != -- ]; do
   if [ -S "$1" ]; then : > "$jail/$1"; mount --no-canonicalize --bind "$1" "$jail/$1"; fi
   shift
@@ -342,7 +343,8 @@ def _daemon_shell_as_user(node: NodeContext, caller: Caller, shell: DaemonShell,
     hidden = dict.fromkeys(os.path.realpath(path) for path in (node.names.run_root, *shell.hidden)
                            if os.path.isdir(path))
     return ["ip", "netns", "exec", netns, "sh", "-c", _DAEMON_SHELL_SCRIPT, "vtopo-daemon-shell", shell.directory,
-            jail, *hidden, "--", *shell.sockets, "--",
+            jail, shell.config_name, shell.config.replace("{user}", account.pw_name), *hidden, "--", *shell.sockets,
+            "--",
             "setpriv", f"--reuid={caller.uid}", f"--regid={account.pw_gid}",
             f"--groups={grp.getgrnam(shell.group).gr_gid}", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all",
             "--", *shell.argv]

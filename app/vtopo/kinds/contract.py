@@ -103,13 +103,16 @@ class DaemonShell:
     """A shell that talks to the node's own daemons over unix sockets, as FRR's vtysh does. Run for a user who is
     not root, it gets `group` (the one the sockets admit) and a view of the file system in which `sockets` (names in
     `directory`) are the only daemon sockets there are, at the place `argv` was pointed to; `hidden` are where the
-    host's own daemons of the same suite keep theirs."""
+    host's own daemons of the same suite keep theirs. The shell's own configuration, `config_name` there, is
+    `config` with "{user}" replaced by the user's name."""
 
     directory: str
     sockets: tuple[str, ...]
     group: str
     argv: tuple[str, ...]
     hidden: tuple[str, ...] = ()
+    config_name: str = "config"
+    config: str = ""
 
 
 @dataclass(eq=False)
