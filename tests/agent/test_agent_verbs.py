@@ -31,9 +31,9 @@ def refused_by_owner(result: subprocess.CompletedProcess[str], owner: str) -> bo
     return result.returncode != 0 and len(lines) == 1 and f"belongs to {owner}; only {owner} or root" in lines[0]
 
 
-def saved_copy(name: str, directory: Path, **changes: str) -> Path:
+def saved_copy(shipped: str, directory: Path, **changes: str) -> Path:
     """A shipped lab, changed (name, prefix, vm_backend), saved where every test user can read it."""
-    topology = open_lab(TOPOLOGIES / f"{name}.vtopo").topology
+    topology = open_lab(TOPOLOGIES / f"{shipped}.vtopo").topology
     for field, value in changes.items():
         setattr(topology, field, value)
     path = directory / f"{topology.name}.vtopo"
