@@ -3,11 +3,14 @@ reaches this router only), the checks, a capture, a VM's console and commands in
 an experiment. Another member of the group is refused each with one line."""
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import select
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -47,6 +50,7 @@ class Terminal:
 
     def __init__(self, agent, user: str, *argv: str) -> None:  # type: ignore[no-untyped-def]
         self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("4H", 24, 100, 0, 0))
         os.set_blocking(self.master, False)
         self.process = subprocess.Popen(["runuser", "-u", user, "--", sys.executable, "-m", "vtopo", *argv],
                                         stdin=slave, stdout=slave, stderr=slave, env={**agent.env, "TERM": "xterm"},
