@@ -285,7 +285,17 @@ def cmd_exec(args: argparse.Namespace) -> int:
 def cmd_console(args: argparse.Namespace) -> int:
     from vtopo.deployed import DeployedLab
 
+    agent = agent_client()
+    if agent is not None:
+        _console_banner(args.lab, args.node)
+        agent.console(args.lab, args.node)
+        return 0
     return _attach_console(DeployedLab.find(args.lab), args.node)
+
+
+def _console_banner(lab: str, node: str) -> None:
+    if os.isatty(0):
+        print(f"console of {node} ({lab}); Ctrl-] leaves it, the VM keeps running\r", file=sys.stderr)
 
 
 def _attach_console(lab: DeployedLab, node: str) -> int:
@@ -293,9 +303,7 @@ def _attach_console(lab: DeployedLab, node: str) -> int:
     from vtopo.deployed import NotDeployed
 
     path = lab.console_socket(node)
-    if os.isatty(0):
-        print(f"console of {node} ({lab.context.topology.name}); Ctrl-] leaves it, the VM keeps running\r",
-              file=sys.stderr)
+    _console_banner(lab.context.topology.name, node)
     try:
         console.attach(path)
     except OSError as error:

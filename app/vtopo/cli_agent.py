@@ -11,8 +11,9 @@ if TYPE_CHECKING:
 
 AGENT_HELP = ("run the privileged agent that deploys labs for root and the members of the vtopo group, on "
               "/run/vtopo/agent.sock (the other commands use it whenever it runs)")
-IN_PROCESS_NOTE = ("When the vtopo agent runs (`vtopo agent`), deploy, destroy, status, cleanup, exec, ping, iperf "
-                   "and rr ask it, as the calling user. Without an agent, root applies plans in its own process.")
+IN_PROCESS_NOTE = ("When the vtopo agent runs (`vtopo agent`), deploy, destroy, status, cleanup, exec, console, ping, "
+                   "iperf, rr, check and experiment ask it, as the calling user, and so does capture for a user who "
+                   "is not root. Without an agent, root applies plans in its own process.")
 
 
 def add_commands(command: Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]) -> None:

@@ -11,9 +11,10 @@ Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.Arg
 
 def cmd_capture(args: argparse.Namespace) -> int:
     from vtopo.capture import Capture, CaptureError, resolve, summarize  # scapy takes a second to import
+    from vtopo.cli_measure import as_caller
     from vtopo.deployed import DeployedLab
 
-    lab = DeployedLab.find(args.lab)
+    lab = as_caller(DeployedLab.find(args.lab), "capture on")  # the agent captures for a user who is not root
     try:
         target = resolve(lab.context, args.target)
         capture = Capture(target, args.filter, args.count, ring_size=100_000)

@@ -18,18 +18,20 @@ if TYPE_CHECKING:
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
-def lab_and_topology(target: str) -> tuple[DeployedLab, Topology]:
+def lab_and_topology(target: str, action: str) -> tuple[DeployedLab, Topology]:
     """The deployed lab and the topology whose checks and experiment apply: the file's when a file is given
-    (edited since the deploy, say), else the one saved with the deployed lab."""
+    (edited since the deploy, say), else the one saved with the deployed lab. When an agent runs, the lab's commands
+    go through it as the calling user, who must own the lab to `action` it."""
+    from vtopo.cli_measure import as_caller
     from vtopo.deployed import DeployedLab
     from vtopo.lab import open_lab
 
     path = Path(target)
     if path.suffix == ".vtopo" and path.exists():
         topology = open_lab(path).topology
-        return DeployedLab.find(topology.name), topology
+        return as_caller(DeployedLab.find(topology.name), action), topology
     lab = DeployedLab.find(target)
-    return lab, lab.context.topology
+    return as_caller(lab, action), lab.context.topology
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -38,7 +40,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from vtopo.checks.spec import typed_checks
     from vtopo.lab import registry
 
-    lab, topology = lab_and_topology(args.lab)
+    lab, topology = lab_and_topology(args.lab, "check")
     checks, problems = typed_checks(topology, registry())
     if problems:
         raise LabError(problems)

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from vtopo.cli_agent import agent_client
 from vtopo.cli_check import lab_and_topology
 
 if TYPE_CHECKING:
@@ -36,7 +37,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     """On a FILE whose lab is not deployed, deploy it for the experiment and destroy it after: one command."""
     from vtopo.deployed import NotDeployed
     from vtopo.host.deployer import Deployer
+    from vtopo.kinds.environment import Trust
     from vtopo.lab import open_lab
+    from vtopo.model.io import read_text
 
     path = Path(args.lab)
     try:
@@ -45,20 +48,26 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         if path.suffix != ".vtopo" or not path.exists():
             raise
     topology = open_lab(path).topology
-    deployer = Deployer()
+    agent = agent_client()
     print(f"lab {topology.name} is not deployed: deploying it for the experiment, and destroying it after", flush=True)
-    deployer.deploy(topology, source=path.resolve())
+    if agent is None:
+        Deployer().deploy(topology, source=path.resolve())
+    else:
+        agent.deploy(read_text(path), Trust(), source=str(path.resolve()))
     try:
         return _experiment(args)
     finally:
-        deployer.destroy(topology.name)
+        if agent is None:
+            Deployer().destroy(topology.name)
+        else:
+            agent.destroy(topology.name)
 
 
 def _experiment(args: argparse.Namespace) -> int:
     from vtopo.experiment.runner import ExperimentRun
     from vtopo.measure import RunResult, history_path_for, load_history, save_history
 
-    lab, topology = lab_and_topology(args.lab)
+    lab, topology = lab_and_topology(args.lab, "measure")
     if topology.experiment.empty:
         print(f"lab {topology.name} has no experiment", file=sys.stderr)
         return 1

@@ -20,15 +20,17 @@ Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.Arg
 
 def _deployed(name: str) -> DeployedLab:
     """The lab; its commands run through the agent, as the calling user, when an agent runs."""
-    from vtopo.agent.client import exec_argv
     from vtopo.deployed import DeployedLab
 
-    lab = DeployedLab.find(name)
+    return as_caller(DeployedLab.find(name), "measure")
+
+
+def as_caller(lab: DeployedLab, action: str) -> DeployedLab:
+    """The lab, whose commands run through the agent as the calling user when an agent runs."""
+    from vtopo.agent.client import through_agent
+
     agent = agent_client()
-    if agent is None:
-        return lab
-    agent.require_owner(lab.context.topology.name, "measure")
-    return lab.through(lambda node, argv: exec_argv(name, node, argv))
+    return lab if agent is None else through_agent(lab, agent, action)
 
 
 def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:

@@ -50,7 +50,8 @@ class DeployedLab:
 
     def command_in(self, name: str, argv: list[str]) -> list[str]:
         node = self.node(name)
-        return node.kind.command_in(node, argv)
+        inside = node.kind.command_in(node, argv)
+        return inside if self.runner is None else self.runner(name, argv)
 
     def measurable(self) -> list[tuple[MeasureEndpoint, list[str]]]:
         """Each node a measurement can run in or aim at, as an endpoint, with its addresses."""

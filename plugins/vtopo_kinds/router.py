@@ -7,12 +7,15 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (CheckType, CreateNamespace, EndContext, MakeDirectory, NodeContext, NodeKind, Op, PortSpec,
-                             Problem, Role, SetSysctl, StartProcess, WriteFile, addresses_resource, dev_resource,
-                             setting, up_resource)
+from vtopo.kinds.api import (CheckType, CreateNamespace, DaemonShell, EndContext, MakeDirectory, NodeContext, NodeKind,
+                             Op, PortSpec, Problem, Role, SetSysctl, StartProcess, WriteFile, addresses_resource,
+                             dev_resource, setting, up_resource)
 from vtopo_kinds.router_checks import OspfNeighbor
 
 BACKBONE = "0.0.0.0"
+DAEMONS = ("zebra", "ospfd")
+VTY_GROUP = {"frr": "frrvty", "quagga": "quaggavty"}  # the group the daemons' vty sockets admit
+HOST_VTY_DIRS = {"frr": ("/run/frr",), "quagga": ("/run/quagga",)}  # where the host's own daemons keep theirs
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,15 @@ class RouterKind(NodeKind[RouterSettings]):
             directory = node.names.node_dir(node.node.name)
             argv = ["vtysh", "--vty_socket", directory, "--config_dir", directory, *argv[1:]]
         return super().command_in(node, argv)
+
+    def daemon_shell(self, node: NodeContext[RouterSettings], argv: list[str], socket_dir: str) -> DaemonShell | None:
+        if argv[:1] != ["vtysh"]:
+            return None
+        suite = node.facts.routing_suite
+        argv = ["vtysh", "--vty_socket", socket_dir, "--config_dir", socket_dir, *argv[1:]]
+        return DaemonShell(node.names.node_dir(node.node.name), tuple(f"{daemon}.vty" for daemon in DAEMONS),
+                           VTY_GROUP[suite], tuple(argv), HOST_VTY_DIRS[suite], "vtysh.conf",
+                           "username {user} nopassword")  # vtysh asks PAM otherwise, which refuses a user
 
     def routes(self, node: NodeContext[RouterSettings]) -> bool:
         return True
@@ -180,7 +192,7 @@ class RouterKind(NodeKind[RouterSettings]):
         yield MakeDirectory(owner=owner, path=private_root)
         private = (("/var/tmp", f"{private_root}/var-tmp"), ("/var/run/frr", f"{private_root}/run-frr"))
         after = {"zebra": (addresses_resource(netns), *interfaces, *carrier), "ospfd": (f"process:zebra@{name}",)}
-        for daemon in ("zebra", "ospfd"):
+        for daemon in DAEMONS:
             yield StartProcess(owner=owner, name=f"{daemon}@{name}", netns=netns, pid_file=f"{directory}/{daemon}.pid",
                                ready_path=f"{directory}/{daemon}.vty", private_dirs=private,
                                argv=(f"{facts.frr_dir}/{daemon}", "-d", "-u", facts.frr_user, "-g", facts.frr_user,

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtopo.agent import protocol as p
 from vtopo.agent.terminal import relay_terminal
@@ -14,6 +15,10 @@ from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
 from vtopo.reports import DeployReport, ProgressCallback
+
+if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
+    from vtopo.deployed import DeployedLab
+
 
 class AgentUnavailable(Exception):
     """No agent listens on the socket."""
@@ -36,6 +41,19 @@ def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
     """The argv that runs `argv` in a node through the agent (`vtopo exec`), as the calling user: how a client's
     measurements run their commands."""
     return [sys.executable, "-m", "vtopo", "exec", lab, node, "--", *argv]
+
+
+def through_agent(lab: DeployedLab, client: AgentClient, action: str) -> DeployedLab:
+    """The lab, whose commands (measurements, checks, experiments) run through the agent as the calling user;
+    AgentRefused at once unless the caller owns it or is root."""
+    name = lab.context.topology.name
+    client.require_owner(name, action)
+    return lab.through(lambda node, argv: exec_argv(name, node, argv))
+
+
+def through_agent_if_running(lab: DeployedLab, action: str) -> DeployedLab:
+    """The designer's view of a deployed lab: its commands go through the agent whenever one runs."""
+    return through_agent(lab, AgentClient(), action) if agent_running() else lab
 
 
 def agent_running(path: Path = p.SOCKET) -> bool:
@@ -70,7 +88,8 @@ class AgentClient:
         return connection
 
     def call(self, request: p.Message, progress: ProgressCallback | None = None, fds: Sequence[int] = (),
-             on_descriptor: Callable[[int], None] | None = None) -> p.Result:
+             on_descriptor: Callable[[p.Message, int], object] | None = None,
+             on_connected: Callable[[socket.socket], None] | None = None) -> p.Result:
         """Send one request and follow the answer to its Result. Raises AgentRefused when the caller may not use
         the agent; a Result with a non-zero code is returned as it is."""
         with self.connect() as connection:
@@ -79,11 +98,16 @@ class AgentClient:
                 socket.send_fds(connection, [line], list(fds))
             else:
                 connection.sendall(line)
+            if on_connected is not None:
+                on_connected(connection)
             for message, descriptor in _answers(connection):
                 if isinstance(message, p.ProgressEvent) and progress is not None:
                     progress(message)
-                elif isinstance(message, p.ExecStarted) and descriptor is not None and on_descriptor is not None:
-                    on_descriptor(descriptor)
+                elif descriptor is not None:
+                    if on_descriptor is None:
+                        os.close(descriptor)
+                    else:
+                        on_descriptor(message, descriptor)
                 elif isinstance(message, p.Result):
                     return message
         raise AgentUnavailable("the agent closed the connection without an answer; see its log")
@@ -126,17 +150,56 @@ class AgentClient:
 
     def exec(self, lab: str, node: str, argv: list[str]) -> int:
         """Run `argv` (or the login shell) in a node as the calling user; its exit status. On a terminal the
-        command gets a pty of its own, relayed here; otherwise it uses this process's stdin, stdout and stderr."""
+        command gets a pty of its own, relayed here; otherwise it uses this process's stdin, stdout and stderr.
+        In a VM, the command is typed on its serial console (or, with none, the console is attached here)."""
+        on_console: list[int] = []
+
+        def take(message: p.Message, descriptor: int) -> None:
+            if isinstance(message, p.ConsoleOpened):
+                on_console.append(_use_console(descriptor, argv))
+            else:
+                relay_terminal(descriptor)
+
         if os.isatty(0):
             rows, columns = os.get_terminal_size(0)
             request = p.ExecRequest(lab, node, argv, terminal=True, term=os.environ.get("TERM", ""), rows=rows,
                                     columns=columns)
-            result = self.call(request, on_descriptor=relay_terminal)
+            result = self.call(request, on_descriptor=take)
         else:
-            result = self.call(p.ExecRequest(lab, node, argv), fds=(0, 1, 2))
+            result = self.call(p.ExecRequest(lab, node, argv), fds=(0, 1, 2), on_descriptor=take)
         if result.errors:  # the agent's own refusal or failure; a command that fails only has its status
             raise AgentError(result)
+        return on_console[0] if on_console else result.code
+
+    def console(self, lab: str, node: str) -> None:
+        """Attach this terminal to a VM's serial console, through a socket the agent connected to it."""
+        result = self.call(p.ConsoleRequest(lab, node),
+                           on_descriptor=lambda _, descriptor: _use_console(descriptor, []))
+        if result.code != 0:
+            raise AgentError(result)
+
+    def capture(self, lab: str, target: str, bpf: str, count: int) -> int:
+        """tcpdump's pcap stream on this process's stdout and its messages on stderr, run by the agent on the
+        target of a lab the caller owns; SIGUSR1 asks it for its counters, as it would tcpdump. Its exit status."""
+        def ask_for_counters(connection: socket.socket) -> None:
+            line = p.encode(p.CaptureCounters())
+            signal.signal(signal.SIGUSR1, lambda _signal, _frame: connection.sendall(line))
+
+        result = self.call(p.CaptureRequest(lab, target, bpf, count), fds=(1, 2), on_connected=ask_for_counters)
+        if result.errors:
+            raise AgentError(result)
         return result.code
+
+
+def _use_console(descriptor: int, argv: list[str]) -> int:
+    """Type `argv` on a VM's console and return its status, or, with no command, attach this terminal to it."""
+    from vtopo.host import console, console_exec
+
+    with socket.socket(fileno=descriptor) as connected:
+        if argv:
+            return console_exec.run(connected, argv)
+        console.attach(connected)
+        return 0
 
 
 def _answers(connection: socket.socket) -> Any:
@@ -154,7 +217,7 @@ def _answers(connection: socket.socket) -> Any:
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
             message = p.decode(line, p.ANSWERS)
-            if isinstance(message, p.ExecStarted):  # the descriptor came with this line, perhaps after others
+            if isinstance(message, (p.ExecStarted, p.ConsoleOpened)):  # the descriptor came with this line
                 yield message, descriptor
                 descriptor = None
             else:

@@ -112,6 +112,35 @@ class CleanupRequest(Message):
     type: ClassVar[str] = "cleanup"
 
 
+@dataclass
+class ConsoleRequest(Message):
+    """A VM's serial console: the agent answers with a `ConsoleOpened` event carrying a socket connected to it."""
+
+    type: ClassVar[str] = "console"
+    lab: str
+    node: str
+
+
+@dataclass
+class CaptureRequest(Message):
+    """tcpdump on a link end, interface or bridge of a lab, named as `vtopo capture` names it ("c1:eth0", "br0").
+    The agent finds the device itself and writes the pcap stream to the first descriptor sent with the request and
+    tcpdump's messages to the second; a `CaptureCounters` line sent afterwards asks tcpdump for its counters."""
+
+    type: ClassVar[str] = "capture"
+    lab: str
+    target: str
+    filter: str = ""  # a tcpdump filter expression
+    count: int = 0  # stop after this many packets; 0 for no limit
+
+
+@dataclass
+class CaptureCounters(Message):
+    """Sent during a capture: tcpdump writes its packet and drop counters to its messages (SIGUSR1)."""
+
+    type: ClassVar[str] = "capture-counters"
+
+
 # ---------------------------------------------------------------- answers
 
 
@@ -127,6 +156,14 @@ class ExecStarted(Message):
     """The command runs; the pty's master end comes with this line (SCM_RIGHTS)."""
 
     type: ClassVar[str] = "exec-started"
+
+
+@dataclass
+class ConsoleOpened(Message):
+    """A socket connected to the VM's serial console comes with this line (SCM_RIGHTS). For an exec, the client
+    types the command there (vtopo.host.console_exec); without a command, it attaches to the console."""
+
+    type: ClassVar[str] = "console-opened"
 
 
 @dataclass
@@ -166,8 +203,10 @@ class CleanupSummary:
 
 
 REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, DestroyRequest, StatusRequest,
-                                                                 ExecRequest, CleanupRequest)}
-ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, Result)}
+                                                                 ExecRequest, CleanupRequest, ConsoleRequest,
+                                                                 CaptureRequest)}
+DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
+ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened, Result)}
 
 
 def encode(message: Message) -> bytes:

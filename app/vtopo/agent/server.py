@@ -21,7 +21,7 @@ import termios
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,7 +37,7 @@ from vtopo.host.as_user import in_namespace_as
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabRecord
-from vtopo.kinds.contract import CannotRunInside, NodeContext, Role
+from vtopo.kinds.contract import CannotRunInside, DaemonShell, NodeContext, Role
 from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
 from vtopo.measure.nodes import MeasureError
@@ -48,6 +48,24 @@ EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError)
+MAX_FILTER = 4096  # characters of a capture filter
+DAEMON_SOCKETS = "vty"  # where a user's daemon shell finds its node's sockets: under the lab's run root, all hidden
+# Runs as root in the node's network namespace and a mount namespace of its own (`ip netns exec` makes one, slave to
+# the host's, so nothing here is seen outside): holding the node's directory as its working directory, it hides
+# every lab's run directory and the host's own daemon sockets under empty tmpfs mounts, binds the node's sockets
+# into a directory of their own there, leaves the hidden tree and becomes the command (setpriv, as the user).
+_DAEMON_SHELL_SCRIPT = """set -e
+cd "$1"; jail=$2; config_name=$3; config=$4; shift 4
+while [ "$1" != -- ]; do mount -t tmpfs -o size=64k,mode=0755,nosuid,nodev vtopo-hidden "$1"; shift; done; shift
+mkdir -p "$jail"
+printf '%s\n' "$config" > "$jail/$config_name"
+while [ "$1" != -- ]; do
+  if [ -S "$1" ]; then : > "$jail/$1"; mount --no-canonicalize --bind "$1" "$jail/$1"; fi
+  shift
+done; shift
+cd /
+exec "$@"
+"""
 
 class Refused(Exception):
     """A request the caller may not make; the message says why and who may."""
@@ -143,6 +161,10 @@ class Agent:
                 return self.exec(request, caller, fds, send)
             if isinstance(request, p.CleanupRequest):
                 return self.cleanup(caller, send)
+            if isinstance(request, p.ConsoleRequest):
+                return self.console(request, caller, send)
+            if isinstance(request, p.CaptureRequest):
+                return self.capture(request, caller, fds, send)
             raise p.ProtocolError(f"no handler for {request.type}")
         except Refused as why:
             return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
@@ -204,10 +226,21 @@ class Agent:
     def exec(self, request: p.ExecRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
         record = _record(Deployer(), request.lab)
         _require_owner(record, caller, "run commands in")
-        node = DeployedLab.find(record.prefix).node(request.node)
+        lab = DeployedLab.find(record.prefix)
+        node = lab.node(request.node)
+        if node.kind.console_socket(node) is not None:  # a VM: the client types the command on its console
+            if request.argv:
+                node.kind.command_in(node, request.argv)  # CannotRunInside when vtopo cannot drive that console
+            return _hand_over_console(lab, request.node, send)
         account = pwd.getpwuid(caller.uid)
         argv = request.argv or [account.pw_shell or "/bin/sh"]
-        argv = node.kind.command_in(node, argv) if caller.root else _as_user(node, caller, argv)
+        jail = f"{node.names.run_root}/{DAEMON_SOCKETS}"
+        if caller.root:
+            argv = node.kind.command_in(node, argv)
+        elif (shell := node.kind.daemon_shell(node, argv, jail)) is not None:
+            argv = _daemon_shell_as_user(node, caller, shell, jail)
+        else:
+            argv = _as_user(node, caller, argv)
         environment = {"HOME": account.pw_dir, "USER": account.pw_name, "LOGNAME": account.pw_name,
                        "SHELL": account.pw_shell, "PATH": SEARCH_PATH, "TERM": request.term or "dumb"}
         directory = account.pw_dir if os.path.isdir(account.pw_dir) else "/"
@@ -219,13 +252,66 @@ class Agent:
                                  start_new_session=True)
         return p.Result(_exit_status(_wait_while_connected(child, send.connection)))
 
+    def console(self, request: p.ConsoleRequest, caller: Caller, send: Replies) -> p.Result:
+        record = _record(Deployer(), request.lab)
+        _require_owner(record, caller, "attach to the consoles of")
+        return _hand_over_console(DeployedLab.find(record.prefix), request.node, send)
 
-def _wait_while_connected(child: subprocess.Popen[bytes], connection: socket.socket) -> int:
-    """The command's status; if the client goes away first (a cancelled measurement), its session is ended."""
+    def capture(self, request: p.CaptureRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
+        """tcpdump as root on the device the target names in the caller's lab, writing to the caller's descriptors:
+        the agent chooses the device, the options and the namespace; the caller only the filter and a count."""
+        from vtopo.capture.engine import tcpdump_argv
+        from vtopo.capture.target import CaptureError, resolve
+
+        record = _record(Deployer(), request.lab)
+        _require_owner(record, caller, "capture on")
+        if len(fds) != 2:
+            raise p.ProtocolError("a capture needs the client's descriptors for the packets and the messages")
+        if len(request.filter) > MAX_FILTER or request.count < 0:
+            raise p.ProtocolError(f"a capture filter is at most {MAX_FILTER} characters, and its count not negative")
+        try:
+            target = resolve(DeployedLab.find(record.prefix).context, request.target)
+        except CaptureError as error:
+            raise Refused(str(error)) from None
+        child = subprocess.Popen(tcpdump_argv(target, request.filter, request.count or None),
+                                 stdin=subprocess.DEVNULL, stdout=fds[0], stderr=fds[1], start_new_session=True)
+        counters = lambda: os.killpg(child.pid, signal.SIGUSR1)  # noqa: E731
+        return p.Result(_exit_status(_wait_while_connected(child, send.connection, counters)))
+
+
+def _hand_over_console(lab: DeployedLab, node: str, send: Replies) -> p.Result:
+    """Connect to a VM's serial console and send the connected socket to the client."""
+    path = lab.console_socket(node)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as console:
+        try:
+            console.connect(path)
+        except OSError as error:
+            raise NotDeployed(f"cannot open the console of {node}: {error.strerror}; is the VM running "
+                              "(`vtopo status`)?") from None
+        send.send(p.ConsoleOpened(), console.fileno())
+    return p.Result(0)
+
+
+def _wait_while_connected(child: subprocess.Popen[bytes], connection: socket.socket,
+                          on_counters: Callable[[], None] | None = None) -> int:
+    """The command's status; if the client goes away first (a cancelled measurement), its session is ended. During
+    a capture, the client's CaptureCounters lines call `on_counters`; any other line ends the command."""
+    pending = b""
     with selectors.DefaultSelector() as selector:
         selector.register(connection, selectors.EVENT_READ)
         while child.poll() is None:
-            if selector.select(0.1) and not connection.recv(1, socket.MSG_PEEK):
+            if not selector.select(0.1):
+                continue
+            data = connection.recv(4096)
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            try:
+                if not data or (lines and on_counters is None) or len(pending) > 4096:
+                    raise p.ProtocolError("the client went away or sent more than its request")
+                for line in lines:
+                    p.decode(line, p.DURING_CAPTURE)
+                    on_counters()  # type: ignore[misc]  # not None when there are lines
+            except p.ProtocolError:
                 os.killpg(child.pid, signal.SIGTERM)
                 return child.wait()
     return child.returncode
@@ -244,6 +330,24 @@ def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str]) -> list[st
         raise CannotRunInside(f"{node.node.name} is a {node.kind.label}: only root can run commands in it through "
                               "the agent (it has no network namespace of its own to confine the command to)")
     return in_namespace_as(caller.uid, netns, argv)
+
+
+def _daemon_shell_as_user(node: NodeContext, caller: Caller, shell: DaemonShell, jail: str) -> list[str]:
+    """The node's daemon shell (vtysh) run as the caller with only the sockets' group, in the node's network
+    namespace, in a mount namespace where this node's sockets are the only daemon sockets to be found: what it can
+    start (vtysh's start-shell) is the caller's own shell, and reaches no other lab's router and not the host's."""
+    netns = node.kind.netns(node)
+    if netns is None:
+        raise CannotRunInside(f"{node.node.name} has no network namespace of its own to confine its shell to")
+    account = pwd.getpwuid(caller.uid)
+    hidden = dict.fromkeys(os.path.realpath(path) for path in (node.names.run_root, *shell.hidden)
+                           if os.path.isdir(path))
+    return ["ip", "netns", "exec", netns, "sh", "-c", _DAEMON_SHELL_SCRIPT, "vtopo-daemon-shell", shell.directory,
+            jail, shell.config_name, shell.config.replace("{user}", account.pw_name), *hidden, "--", *shell.sockets,
+            "--",
+            "setpriv", f"--reuid={caller.uid}", f"--regid={account.pw_gid}",
+            f"--groups={grp.getgrnam(shell.group).gr_gid}", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all",
+            "--", *shell.argv]
 
 
 def _run_on_pty(argv: list[str], environment: dict[str, str], directory: str, request: p.ExecRequest,

@@ -10,6 +10,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,16 +34,19 @@ KERNEL_BUFFER_KIB = 16384
 
 
 def tcpdump_argv(target: CaptureTarget, bpf: str = "", count: int | None = None) -> list[str]:
-    """tcpdump writing raw pcap to stdout, each packet whole, in the target's namespace.
+    """tcpdump writing raw pcap to stdout, each packet whole, in the target's namespace. For a user who is not root,
+    the vtopo agent runs it (vtopo.agent.pcap relays its output and takes its signals).
 
     Not --immediate-mode: the kernel hands packets over in blocks (at the latest after tcpdump's 1 s timeout), which
     keeps a 30,000 packets/s flood without drops where immediate mode dropped most of it; a large kernel buffer
     absorbs bursts. -U writes each packet as soon as tcpdump has it."""
+    if target.lab and os.geteuid() != 0:
+        return [sys.executable, "-m", "vtopo.agent.pcap", target.lab, target.label, bpf, str(count or 0)]
     argv = ["tcpdump", "-i", target.device, "-n", "-s", "0", "-B", str(KERNEL_BUFFER_KIB), "-U", "-w", "-"]
     if count:
         argv += ["-c", str(count)]
     if bpf:
-        argv.append(bpf)
+        argv += ["--", bpf]  # an expression, never an option
     return ["ip", "netns", "exec", target.netns, *argv] if target.netns else argv
 
 

@@ -21,10 +21,14 @@ class CaptureTarget:
     """The namespace the device lives in; None for the host's own (bridge ports, taps, macvtaps, bridges)."""
     link_id: str | None = None
     """The link this device is an end of; None for a whole bridge."""
+    lab: str = ""
+    """The deployed lab's name: a user who is not root captures through the vtopo agent, which finds the device
+    again from the lab and the label."""
 
 
 def end_target(end: EndContext) -> CaptureTarget:
-    return CaptureTarget(f"{end.node.name}:{end.end.port}", end.device, end.netns, end.link.id)
+    return CaptureTarget(f"{end.node.name}:{end.end.port}", end.device, end.netns, end.link.id,
+                         end.owner.lab.topology.name)
 
 
 def resolve(lab: LabContext, spec: str) -> CaptureTarget:
@@ -39,7 +43,7 @@ def resolve(lab: LabContext, spec: str) -> CaptureTarget:
             raise CaptureError(f"{name} has no port {port!r} (it has: {_ports(node)})")
         return _with_device(end)
     if node.kind.role is Role.SWITCH:
-        return CaptureTarget(name, node.names.node_device(name), None)
+        return CaptureTarget(name, node.names.node_device(name), None, lab=lab.topology.name)
     if len(node.ends) == 1:
         return _with_device(node.ends[0])
     if not node.ends:

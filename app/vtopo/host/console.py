@@ -12,11 +12,11 @@ ESCAPE = b"\x1d"
 """Ctrl-]: leaves the console (as in telnet and virsh console); the VM keeps running."""
 
 
-def attach(path: str, *, stdin: int = 0, stdout: int = 1, linger_s: float = 1.0) -> None:
-    """Copy the console to `stdout` and `stdin` to the console until the VM goes away, Ctrl-] is typed (on a
-    terminal), or `stdin` ends; then wait `linger_s` for the last output. Raises OSError if it cannot connect."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as console:
-        console.connect(path)
+def attach(where: str | socket.socket, *, stdin: int = 0, stdout: int = 1, linger_s: float = 1.0) -> None:
+    """Copy the console (its socket's path, or a socket connected to it) to `stdout` and `stdin` to the console until
+    the VM goes away, Ctrl-] is typed (on a terminal), or `stdin` ends; then wait `linger_s` for the last output.
+    Raises OSError if it cannot connect."""
+    with connected(where) as console:
         saved = termios.tcgetattr(stdin) if os.isatty(stdin) else None
         if saved is not None:
             tty.setraw(stdin)
@@ -25,6 +25,19 @@ def attach(path: str, *, stdin: int = 0, stdout: int = 1, linger_s: float = 1.0)
         finally:
             if saved is not None:
                 termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
+
+
+def connected(console: str | socket.socket) -> socket.socket:
+    """A socket connected to the console at `console`, or `console` itself when it is one."""
+    if isinstance(console, socket.socket):
+        return console
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(console)
+    except OSError:
+        connection.close()
+        raise
+    return connection
 
 
 def _copy(console: socket.socket, stdin: int, stdout: int, *, typed: bool, linger_s: float) -> None:

@@ -18,6 +18,8 @@ import sys
 import time
 from types import FrameType
 
+from vtopo.host.console import connected
+
 MARKER_TIMEOUT_S = 15.0
 """How long the shell may take to start the command: a guest under TCG on a busy host is slow."""
 SHELL_WAIT_S = 120.0
@@ -41,12 +43,12 @@ def typed_line(argv: list[str], nonce: str) -> bytes:
     return f'echo vtopo-start-"{nonce}"; {command}; echo vtopo-exit-$?-"{nonce}"\n'.encode()
 
 
-def run(path: str, argv: list[str]) -> int:
+def run(path: str | socket.socket, argv: list[str]) -> int:
+    """Run `argv` on the console at `path` (or on a socket connected to it); its exit status."""
     nonce = secrets.token_hex(4)
     start = f"vtopo-start-{nonce}".encode()
     exit_line = re.compile(rb"vtopo-exit-(\d+)-" + nonce.encode())
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as console:
-        console.connect(path)
+    with connected(path) as console:
 
         def interrupt(signum: int, _frame: FrameType | None) -> None:
             console.sendall(CTRL_C)

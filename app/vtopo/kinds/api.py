@@ -6,8 +6,9 @@ from its hooks. The rest of vtopo can change shape; this module keeps its names.
 from __future__ import annotations
 
 from vtopo.kinds.check_types import CheckType, Probe, Verdict
-from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, EmptySettings, EndContext, LabContext,
-                                  LoopProtection, MachineProcess, NodeContext, NodeKind, PortSpec, Role, SegmentKind)
+from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, DaemonShell, EmptySettings, EndContext,
+                                  LabContext, LoopProtection, MachineProcess, NodeContext, NodeKind, PortSpec, Role,
+                                  SegmentKind)
 from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
@@ -21,8 +22,8 @@ __all__ = [
     "BUILTIN_IMAGE", "DOMAIN_XMLNS", "ECHO_SERVER", "IPERF3_SERVER", "KVM_GROUP", "LIBVIRT_QEMU_RUN_DIR",
     "MAX_INTERFACE_NAME",
     "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigureLink", "ConsentRequest", "CreateBridge",
-    "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
-    "LoopProtection", "MachineProcess", "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge",
+    "CreateNamespace", "CreateVeth", "DaemonShell", "EmptySettings", "EndContext", "HostFacts", "LabContext",
+    "LabNames", "LoopProtection", "MachineProcess", "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge",
     "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "ResumeDomain", "Role", "SegmentKind", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
     "addresses_resource", "dev_resource", "image_path", "image_problem", "setting", "up_resource",

@@ -98,6 +98,23 @@ class MachineProcess:
     uri: str = ""
 
 
+@dataclass(frozen=True)
+class DaemonShell:
+    """A shell that talks to the node's own daemons over unix sockets, as FRR's vtysh does. Run for a user who is
+    not root, it gets `group` (the one the sockets admit) and a view of the file system in which `sockets` (names in
+    `directory`) are the only daemon sockets there are, at the place `argv` was pointed to; `hidden` are where the
+    host's own daemons of the same suite keep theirs. The shell's own configuration, `config_name` there, is
+    `config` with "{user}" replaced by the user's name."""
+
+    directory: str
+    sockets: tuple[str, ...]
+    group: str
+    argv: tuple[str, ...]
+    hidden: tuple[str, ...] = ()
+    config_name: str = "config"
+    config: str = ""
+
+
 @dataclass(eq=False)
 class EndContext:
     """One end of a link, once the compiler has chosen the medium and named the device."""
@@ -222,6 +239,11 @@ class NodeKind(ABC, Generic[S]):
                                   "address of its own; pick a container, router, VM or the host")
         netns = self.netns(node)
         return ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
+
+    def daemon_shell(self, node: NodeContext[S], argv: list[str], socket_dir: str) -> DaemonShell | None:
+        """When `argv` is a shell that reaches the node's daemons through their sockets (vtysh on a router): how to
+        run it with the sockets found in `socket_dir`. None for any other command."""
+        return None
 
     def standing_servers(self, node: NodeContext[S]) -> dict[str, int]:
         """Services that always listen in this node, by name (see vtopo.measure.nodes) with their ports:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QDockWidget
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
-from vtopo.agent.client import agent_running, exec_argv
+from vtopo.agent.client import AgentRefused, through_agent_if_running
 from vtopo.gui.host_api import DeployedLab, LabFinder
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.panels.deploy import DeployController
@@ -32,12 +32,10 @@ def find_deployed(lab: str) -> tuple[DeployedLab | None, str]:
     except ImportError as error:
         return None, f"measuring needs the host layer ({DEPLOYED_MODULE}): {error}"
     try:
-        deployed = module.DeployedLab.find(lab)
-        if agent_running():  # the runs' commands go through the agent, as the user who runs the designer
-            deployed = deployed.through(lambda node, argv: exec_argv(lab, node, argv))
-        found: DeployedLab = deployed
+        # the runs' commands go through the agent whenever one runs, as the user who runs the designer
+        found: DeployedLab = through_agent_if_running(module.DeployedLab.find(lab), "measure")
         return found, ""
-    except module.NotDeployed as error:
+    except (module.NotDeployed, AgentRefused) as error:
         return None, str(error)
     except OSError as error:
         return None, f"cannot read how lab {lab} is deployed: {error}"

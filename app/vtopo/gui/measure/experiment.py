@@ -32,12 +32,13 @@ class LabUnavailable(Exception):
 
 def live_experiment(topology: Topology) -> Runnable:
     """The experiment on the deployed lab. The host layer is imported here, so the designer runs without it."""
+    from vtopo.agent.client import AgentRefused, through_agent_if_running
     from vtopo.deployed import DeployedLab, NotDeployed
     from vtopo.experiment.runner import ExperimentRun
 
     try:
-        return ExperimentRun(DeployedLab.find(topology.name), topology.experiment)
-    except NotDeployed as error:
+        return ExperimentRun(through_agent_if_running(DeployedLab.find(topology.name), "measure"), topology.experiment)
+    except (NotDeployed, AgentRefused) as error:
         raise LabUnavailable(str(error)) from error
 
 

@@ -32,12 +32,13 @@ class LabUnavailable(Exception):
 
 def live_probe(topology: Topology) -> Probe:
     """The deployed lab's probe. The host layer is imported here, so the designer runs without it."""
+    from vtopo.agent.client import AgentRefused, through_agent_if_running
     from vtopo.checks.live import LiveProbe
     from vtopo.deployed import DeployedLab, NotDeployed
 
     try:
-        return LiveProbe(DeployedLab.find(topology.name))
-    except NotDeployed as error:
+        return LiveProbe(through_agent_if_running(DeployedLab.find(topology.name), "check"))
+    except (NotDeployed, AgentRefused) as error:
         raise LabUnavailable(str(error)) from error
 
 

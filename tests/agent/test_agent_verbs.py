@@ -1,0 +1,195 @@
+"""What a lab's owner does through the agent besides deploying, as a user who is not root: vtysh on a router (that
+reaches this router only), the checks, a capture, a VM's console and commands in a VM, measurements from a VM and
+an experiment. Another member of the group is refused each with one line."""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from residue import snapshot
+from vtopo.lab import open_lab
+from vtopo.model import io
+from vtopo.resources import TOPOLOGIES
+
+pytestmark = pytest.mark.privileged
+
+OSPF_SECONDS = 30
+BOOT_SECONDS = 90
+PROMPT = r"[\w.-]+# "  # vtysh's, in its enable node
+
+
+def refused_by_owner(result: subprocess.CompletedProcess[str], owner: str) -> bool:
+    """One line on stderr, naming the owner."""
+    lines = result.stderr.strip().splitlines()
+    return result.returncode != 0 and len(lines) == 1 and f"belongs to {owner}; only {owner} or root" in lines[0]
+
+
+def saved_copy(shipped: str, directory: Path, **changes: str) -> Path:
+    """A shipped lab, changed (name, prefix, vm_backend), saved where every test user can read it."""
+    topology = open_lab(TOPOLOGIES / f"{shipped}.vtopo").topology
+    for field, value in changes.items():
+        setattr(topology, field, value)
+    path = directory / f"{topology.name}.vtopo"
+    io.save(topology, path)
+    path.chmod(0o644)
+    return path
+
+
+class Terminal:
+    """A command run as a user on a pty of its own, typed into and read as a person would."""
+
+    def __init__(self, agent, user: str, *argv: str) -> None:  # type: ignore[no-untyped-def]
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("4H", 24, 100, 0, 0))
+        os.set_blocking(self.master, False)
+        self.process = subprocess.Popen(["runuser", "-u", user, "--", sys.executable, "-m", "vtopo", *argv],
+                                        stdin=slave, stdout=slave, stderr=slave, env={**agent.env, "TERM": "xterm"},
+                                        cwd="/", start_new_session=True)
+        os.close(slave)
+        self.seen = b""
+
+    def type(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def expect(self, pattern: str, seconds: float = 20) -> re.Match[bytes]:
+        """Wait until the output since the last match holds `pattern`."""
+        deadline = time.monotonic() + seconds
+        while (found := re.search(pattern.encode(), self.seen)) is None:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {pattern!r} in {self.seen.decode(errors='replace')!r}"
+            if select.select([self.master], [], [], left)[0]:
+                try:
+                    self.seen += os.read(self.master, 65536)
+                except OSError:  # the command ended
+                    assert False, f"ended before {pattern!r}: {self.seen.decode(errors='replace')!r}"
+        self.seen = self.seen[found.end():]
+        return found
+
+    def close(self) -> int:
+        try:
+            return self.process.wait(timeout=10)
+        finally:
+            os.close(self.master)
+
+
+def test_vtysh_checks_and_capture_for_the_owner_only(agent, users, readable_dir):
+    a, b = users["a"].pw_name, users["b"].pw_name
+    before = snapshot()
+    mine = saved_copy("l2-vs-l3", readable_dir)
+    theirs = saved_copy("l2-vs-l3", readable_dir, name="l2-vs-l3-b", prefix="vtb")
+    for user, path in ((a, mine), (b, theirs)):
+        deployed = agent.vtopo(user, "deploy", str(path))
+        assert deployed.returncode == 0, deployed.stderr
+    a_prefix = next(line.split("prefix ")[1].split(")")[0] for line in agent.vtopo(None, "status", "l2-vs-l3").stdout
+                    .splitlines() if line.startswith("lab l2-vs-l3 "))
+    try:
+        deadline = time.monotonic() + OSPF_SECONDS
+        while "Full" not in (shown := agent.vtopo(a, "exec", "l2-vs-l3", "r1", "--", "vtysh", "-c",
+                                                  "show ip ospf neighbor")).stdout:
+            assert time.monotonic() < deadline, shown.stdout + shown.stderr
+            time.sleep(0.5)
+        assert re.search(r"10\.2\.0\.1 .*Full.*10\.0\.12\.2 ", shown.stdout), shown.stdout  # r2, over eth1
+
+        vtysh = Terminal(agent, a, "exec", "l2-vs-l3", "r1", "--", "vtysh")
+        try:
+            vtysh.expect(PROMPT)
+            vtysh.type("sh\tip osp\tnei\t\r")  # Tab completes each word
+            vtysh.expect(r"show ip ospf neighbor")  # typed: sh, ip osp, nei
+            vtysh.expect(r"10\.2\.0\.1 .*Full")
+            vtysh.type("start-shell\r")  # FRR's way out of vtysh: the user's own shell, in this router only
+            vtysh.type("echo uid=$(id -u) groups=$(id -G); ls /run/vtopo /run/vtopo/vty; "
+                       f"ls /run/vtopo/{a_prefix} || echo hidden\r")
+            vtysh.expect(rf"uid={users['a'].pw_uid} groups=\d+ \d+\r\n")
+            vtysh.expect(r"vty\s.*ospfd\.vty\s+zebra\.vty.*hidden", 10)
+            vtysh.type("exit\rexit\r")
+            assert vtysh.close() == 0
+        finally:
+            vtysh.process.kill()
+
+        escape = Terminal(agent, b, "exec", "l2-vs-l3-b", "r1", "--", "vtysh")  # b's own router, b's own shell
+        try:
+            escape.expect(PROMPT)
+            escape.type("start-shell\r")
+            escape.type(f"vtysh --vty_socket /run/vtopo/{a_prefix}/r1 -c 'show ip ospf neighbor' || echo no-$((6*7))\r")
+            escape.expect(r"no-42")  # nothing of a's router answers
+            escape.type(f"ls /run/vtopo/{a_prefix}/r1/zebra.vty /run/frr/zebra.vty 2>&1 | grep -c 'No such file'\r")
+            escape.expect(r"\r\n2\r\n")
+            escape.type("exit\rexit\r")
+            assert escape.close() == 0
+        finally:
+            escape.process.kill()
+        assert refused_by_owner(agent.vtopo(b, "exec", "l2-vs-l3", "r1", "--", "vtysh", "-c", "show version"), a)
+
+        checked = agent.vtopo(a, "check", "l2-vs-l3", timeout=180)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert re.search(r"^(\d+) of \1 checks pass", checked.stdout, re.MULTILINE), checked.stdout
+        assert "pass  r1 and r2 are OSPF neighbours" in checked.stdout or "ospf" in checked.stdout.lower()
+        assert refused_by_owner(agent.vtopo(b, "check", "l2-vs-l3"), a)
+
+        capture = agent.spawn(a, "capture", "l2-vs-l3", "r1:eth1", "-c", "4", "-f", "icmp")
+        time.sleep(2)  # the capture listens
+        ping = agent.vtopo(a, "exec", "l2-vs-l3", "h1", "--", "ping", "-c", "3", "-i", "0.2", "10.2.0.10")
+        assert ping.returncode == 0, ping.stdout + ping.stderr
+        captured, messages = capture.communicate(timeout=30)
+        assert capture.returncode == 0, messages
+        assert "capturing on r1:eth1" in messages and "4 packets captured" in messages, messages
+        assert len(re.findall(r"10\.1\.0\.10 → 10\.2\.0\.10 .*ICMP|10\.1\.0\.10 > 10\.2\.0\.10|ICMP", captured)) >= 4, \
+            captured
+        assert refused_by_owner(agent.vtopo(b, "capture", "l2-vs-l3", "r1:eth1", "-c", "1"), a)
+    finally:
+        for user, lab in ((a, "l2-vs-l3"), (b, "l2-vs-l3-b")):
+            agent.vtopo(user, "destroy", lab)
+    assert snapshot() - before == {}
+
+
+def test_vm_console_exec_measurements_and_experiment_for_the_owner_only(agent, users, readable_dir):
+    a, b = users["a"].pw_name, users["b"].pw_name
+    before = snapshot()
+    path = saved_copy("vm-router", readable_dir, vm_backend="qemu")
+    deployed = agent.vtopo(a, "deploy", str(path))
+    assert deployed.returncode == 0, deployed.stderr
+    try:
+        deadline = time.monotonic() + BOOT_SECONDS
+        while (inside := agent.vtopo(a, "exec", "vm-router", "vmr", "--", "ip", "-4", "-o", "addr")).returncode:
+            assert time.monotonic() < deadline, inside.stderr
+            time.sleep(1)
+        assert "10.1.1.1/" in inside.stdout and "10.1.2.1/" in inside.stdout, inside.stdout
+        assert agent.vtopo(a, "exec", "vm-router", "vmr", "--", "sh", "-c", "exit 3").returncode == 3
+
+        console = subprocess.run(["runuser", "-u", a, "--", sys.executable, "-m", "vtopo", "console", "vm-router",
+                                  "vmr"], input="echo vtopo-$((6*7))\n", env=agent.env, capture_output=True,
+                                 text=True, timeout=60, cwd="/")
+        assert console.returncode == 0, console.stderr
+        assert "vtopo-42" in console.stdout, console.stdout  # typed, run by the guest's shell, echoed back
+
+        pinged = agent.vtopo(a, "ping", "vm-router", "vmr", "c2", "-c", "2")
+        assert pinged.returncode == 0 and "2 received" in pinged.stdout, pinged.stdout + pinged.stderr
+        rate = agent.vtopo(a, "iperf", "vm-router", "c1", "vmr", "-t", "1")
+        assert rate.returncode == 0 and "Mb/s" in rate.stdout, rate.stdout + rate.stderr
+
+        out = readable_dir / "out"
+        out.mkdir()
+        os.chown(out, users["a"].pw_uid, users["a"].pw_gid)
+        experiment = agent.vtopo(a, "experiment", "vm-router", "--repeat", "1", "--warmup", "0", "--seconds", "1",
+                                 "--no-history", "--out", str(out), timeout=240)
+        assert experiment.returncode == 0, experiment.stdout + experiment.stderr
+        assert (out / "vm-router.experiment.csv").exists() and "routed through the VM" in experiment.stdout
+
+        for refused in (agent.vtopo(b, "console", "vm-router", "vmr"),
+                        agent.vtopo(b, "exec", "vm-router", "vmr", "--", "true"),
+                        agent.vtopo(b, "experiment", "vm-router", "--seconds", "1")):
+            assert refused_by_owner(refused, a), refused.stderr
+    finally:
+        destroyed = agent.vtopo(a, "destroy", "vm-router")
+    assert destroyed.returncode == 0, destroyed.stderr
+    assert snapshot() - before == {}
