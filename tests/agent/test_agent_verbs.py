@@ -82,6 +82,19 @@ class Terminal:
             os.close(self.master)
 
 
+def vtysh_owners() -> set[int]:
+    """The uids of the vtysh processes running on the host."""
+    owners = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        except OSError:
+            continue
+        if fields.get("Name", "").strip() == "vtysh":
+            owners.add(int(fields["Uid"].split()[0]))
+    return owners
+
+
 def test_vtysh_checks_and_capture_for_the_owner_only(agent, users, readable_dir):
     a, b = users["a"].pw_name, users["b"].pw_name
     before = snapshot()
@@ -106,28 +119,17 @@ def test_vtysh_checks_and_capture_for_the_owner_only(agent, users, readable_dir)
             vtysh.type("sh\tip osp\tnei\t\r")  # Tab completes each word
             vtysh.expect(r"show ip ospf neighbor")  # typed: sh, ip osp, nei
             vtysh.expect(r"10\.2\.0\.1 .*Full")
-            vtysh.type("start-shell\r")  # FRR's way out of vtysh: the user's own shell, in this router only
-            vtysh.type("echo uid=$(id -u) groups=$(id -G); ls /run/vtopo /run/vtopo/vty; "
-                       f"ls /run/vtopo/{a_prefix} || echo hidden\r")
-            vtysh.expect(rf"uid={users['a'].pw_uid} groups=\d+ \d+\r\n")
-            vtysh.expect(r"vty\s.*ospfd\.vty\s+zebra\.vty.*hidden", 10)
-            vtysh.type("exit\rexit\r")
+            assert vtysh_owners() == {users["a"].pw_uid}, "a's vtysh runs as a, not as root"
+            vtysh.type("start-shell\r")  # FRR's way out of vtysh, when it is built with one: this build has none
+            vtysh.expect(r"Unknown command: start-shell")
+            vtysh.type("exit\r")
             assert vtysh.close() == 0
         finally:
             vtysh.process.kill()
 
-        escape = Terminal(agent, b, "exec", "l2-vs-l3-b", "r1", "--", "vtysh")  # b's own router, b's own shell
-        try:
-            escape.expect(PROMPT)
-            escape.type("start-shell\r")
-            escape.type(f"vtysh --vty_socket /run/vtopo/{a_prefix}/r1 -c 'show ip ospf neighbor' || echo no-$((6*7))\r")
-            escape.expect(r"no-42")  # nothing of a's router answers
-            escape.type(f"ls /run/vtopo/{a_prefix}/r1/zebra.vty /run/frr/zebra.vty 2>&1 | grep -c 'No such file'\r")
-            escape.expect(r"\r\n2\r\n")
-            escape.type("exit\rexit\r")
-            assert escape.close() == 0
-        finally:
-            escape.process.kill()
+        peek = agent.vtopo(b, "exec", "l2-vs-l3-b", "r1", "--", "sh", "-c",
+                           f"ls /run/vtopo/{a_prefix}/r1/zebra.vty 2>&1; ls /run/vtopo 2>&1")
+        assert peek.stdout.count("Permission denied") == 2, peek.stdout + peek.stderr  # nothing of a's router shows
         assert refused_by_owner(agent.vtopo(b, "exec", "l2-vs-l3", "r1", "--", "vtysh", "-c", "show version"), a)
 
         checked = agent.vtopo(a, "check", "l2-vs-l3", timeout=180)
