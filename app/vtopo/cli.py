@@ -266,12 +266,12 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
-    from vtopo.deployed import DeployedLab
-
     command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
     agent = agent_client()
-    if agent is not None:
+    if agent is not None:  # the agent does the work: this process stays light, as measurements start many of it
         return agent.exec(args.lab, args.node, command)
+    from vtopo.deployed import DeployedLab
+
     lab = DeployedLab.find(args.lab)
     if not command:
         node = lab.node(args.node)

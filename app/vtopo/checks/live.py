@@ -15,7 +15,6 @@ from vtopo.checks.builtin import MAX_HOPS
 REACH_DEADLINE_S = 2
 _TTL_EXCEEDED = re.compile(r"^From (?P<hop>\S+?):? icmp_seq=\d+ Time to live exceeded", re.MULTILINE)
 _REPLY = re.compile(r"bytes from (?P<hop>[^:\s]+)")
-COMMAND_TIMEOUT_S = 15.0
 
 
 def answer_at_ttl(ping_output: str) -> tuple[str, bool] | None:
@@ -49,16 +48,15 @@ class LiveProbe:
     def node_of(self, address: str) -> str | None:
         return self._owners.get(address)
 
-    def _ping(self, source: str, address: str, *flags: str, timeout_s: float) -> tuple[int, str]:
+    def _ping(self, source: str, address: str, *flags: str) -> tuple[int, str]:
         endpoint = self.lab.endpoint(source)
         endpoint.check_address(address)
-        done = run_quick(endpoint.argv(["ping", "-n", *flags, address]), timeout_s=timeout_s)
+        done = run_quick(endpoint.argv(["ping", "-n", *flags, address]))
         return done.returncode, (done.stdout + done.stderr).strip()
 
     def reach(self, source: str, destination: str, address: str) -> str | None:
         """Pings every 0.2 s until the first reply, for at most REACH_DEADLINE_S."""
-        returncode, text = self._ping(source, address, "-c", "1", "-i", "0.2", "-w", str(REACH_DEADLINE_S),
-                                      timeout_s=REACH_DEADLINE_S + 5)
+        returncode, text = self._ping(source, address, "-c", "1", "-i", "0.2", "-w", str(REACH_DEADLINE_S))
         if returncode == 0:
             return None
         return describe_ping_failure(source, address, destination, text, returncode, REACH_DEADLINE_S)
@@ -66,7 +64,7 @@ class LiveProbe:
     def hops(self, source: str, address: str) -> list[str]:
         hops: list[str] = []
         for ttl in range(1, MAX_HOPS + 1):
-            _, text = self._ping(source, address, "-c", "1", "-W", "1", "-t", str(ttl), timeout_s=6)
+            _, text = self._ping(source, address, "-c", "1", "-W", "1", "-t", str(ttl))
             answer = answer_at_ttl(text)
             if answer is None:
                 return hops
@@ -76,7 +74,7 @@ class LiveProbe:
         return hops
 
     def run(self, node: str, argv: list[str]) -> str:
-        done = run_quick(self.lab.command_in(node, argv), timeout_s=COMMAND_TIMEOUT_S)
+        done = run_quick(self.lab.command_in(node, argv))
         if done.returncode != 0:
             raise MeasureError(f"`{' '.join(argv)}` failed in {node}: {done.stderr.strip() or done.returncode}")
         return done.stdout

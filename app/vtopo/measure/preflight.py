@@ -1,6 +1,8 @@
 """Before a measurement: can the source reach the destination address at all?"""
 from __future__ import annotations
 
+import signal
+
 from vtopo.measure.nodes import MeasureEndpoint, UnreachableError
 from vtopo.measure.process import run_quick
 
@@ -13,7 +15,7 @@ def check_reachable(source: MeasureEndpoint, address: str, *, destination: str =
     wait = max(1, round(timeout_s))
     argv = source.argv(["ping", "-n", "-c", "1", "-W", str(wait), address])
     try:
-        done = run_quick(argv, timeout_s=wait + 5.0)
+        done = run_quick(argv)
     except OSError as e:
         raise UnreachableError(f"cannot run ping in {source.name}: {e.strerror}") from e
     if done.returncode == 0:
@@ -34,6 +36,8 @@ def describe_ping_failure(source: str, address: str, destination: str, text: str
         return f"{source}: {address!r} is not a usable address"
     elif "not found" in lowered and returncode == 127:
         return f"ping is not installed in {source}"
+    elif returncode < 0:
+        reason = f"ping in {source} was ended by {signal.Signals(-returncode).name} before it answered for {target}"
     elif returncode == 1:
         reason = f"{source} gets no reply from {target} within {wait:g} s"
     else:

@@ -120,8 +120,14 @@ class Child:
         self._close_files()
 
 
-def run_quick(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
-    """Run a short command (a probe) to completion; its whole session is killed on timeout."""
+HUNG_AFTER_S = 60.0
+
+
+def run_quick(argv: list[str], timeout_s: float = HUNG_AFTER_S) -> subprocess.CompletedProcess[str]:
+    """Run a short command (a probe) to completion; its whole session is killed on timeout.
+
+    A probe bounds its own time (ping's -w and -W), so the default timeout only ends one that hangs: starting a
+    command through the agent can take seconds on a busy machine, and that wait is not the probe's."""
     child = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, errors="replace", start_new_session=True,
