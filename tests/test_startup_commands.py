@@ -56,8 +56,8 @@ def test_commands_from_the_file_need_the_users_consent() -> None:
     assert len(problems) == 1
     problem = problems[0]
     assert (problem.subject, problem.path) == ("node c1", "$.nodes[1].startup_commands")
-    assert "run 2 startup command(s) inside c1 as root: ip route add 10.9.0.0/24 via 10.0.0.2; echo 'ready'" \
-        in problem.message and "--allow-commands c1" in problem.message
+    assert ("run 2 startup command(s) inside c1 as the user who deploys it: ip route add 10.9.0.0/24 via 10.0.0.2; "
+            "echo 'ready'") in problem.message and "--allow-commands c1" in problem.message
     assert problem.consent is not None and (problem.consent.what, problem.consent.name) == (STARTUP_COMMANDS, "c1")
     assert problems_of(topology, trust=Trust(startup_commands=frozenset({"c2"}))) != []  # consent is per node
     assert problems_of(topology, trust=Trust(startup_commands=frozenset({"c1"}))) == []

@@ -11,10 +11,9 @@ Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.Arg
 
 def cmd_capture(args: argparse.Namespace) -> int:
     from vtopo.capture import Capture, CaptureError, resolve, summarize  # scapy takes a second to import
-    from vtopo.cli_measure import as_caller
-    from vtopo.deployed import DeployedLab
+    from vtopo.cli_measure import deployed_for_caller
 
-    lab = as_caller(DeployedLab.find(args.lab), "capture on")  # the agent captures for a user who is not root
+    lab = deployed_for_caller(args.lab, "capture on")  # the agent captures for a user who is not root
     try:
         target = resolve(lab.context, args.target)
         capture = Capture(target, args.filter, args.count, ring_size=100_000)

@@ -22,16 +22,15 @@ def lab_and_topology(target: str, action: str) -> tuple[DeployedLab, Topology]:
     """The deployed lab and the topology whose checks and experiment apply: the file's when a file is given
     (edited since the deploy, say), else the one saved with the deployed lab. When an agent runs, the lab's commands
     go through it as the calling user, who must own the lab to `action` it."""
-    from vtopo.cli_measure import as_caller
-    from vtopo.deployed import DeployedLab
+    from vtopo.cli_measure import deployed_for_caller
     from vtopo.lab import open_lab
 
     path = Path(target)
     if path.suffix == ".vtopo" and path.exists():
         topology = open_lab(path).topology
-        return as_caller(DeployedLab.find(topology.name), action), topology
-    lab = DeployedLab.find(target)
-    return as_caller(lab, action), lab.context.topology
+        return deployed_for_caller(topology.name, action), topology
+    lab = deployed_for_caller(target, action)
+    return lab, lab.context.topology
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -15,7 +15,8 @@ def add_consent_arguments(parser: argparse.ArgumentParser) -> None:
                         help="let the lab's VMs boot this disk image (a regular file; QEMU gets it read-only, as a "
                              "snapshot)")
     parser.add_argument("--allow-commands", action="append", default=[], metavar="NODE",
-                        help="let the lab run the startup commands the file gives this node, as root inside it, "
+                        help="let the lab run the startup commands the file gives this node, inside it as the user "
+                             "who deploys (a member of the vtopo group keeps only the node's network privileges), "
                              "after the deploy (`vtopo show` lists them)")
 
 

@@ -18,23 +18,15 @@ if TYPE_CHECKING:
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
-def _deployed(name: str) -> DeployedLab:
+def deployed_for_caller(name: str, action: str = "measure") -> DeployedLab:
     """The lab; its commands run through the agent, as the calling user, when an agent runs."""
-    from vtopo.deployed import DeployedLab
+    from vtopo.agent.client import deployed_for
 
-    return as_caller(DeployedLab.find(name), "measure")
-
-
-def as_caller(lab: DeployedLab, action: str) -> DeployedLab:
-    """The lab, whose commands run through the agent as the calling user when an agent runs."""
-    from vtopo.agent.client import through_agent
-
-    agent = agent_client()
-    return lab if agent is None else through_agent(lab, agent, action)
+    return deployed_for(name, action, agent_client())
 
 
 def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:
-    lab = _deployed(args.lab)
+    lab = deployed_for_caller(args.lab)
     source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
     address = args.address or lab.target_address(args.source, args.destination)[0]
     return lab, source, destination, address, lab.path(args.source, args.destination)
@@ -114,7 +106,7 @@ def _show_reply(reply: PingReply) -> None:
 def cmd_ping(args: argparse.Namespace) -> int:
     from vtopo.measure import PingOptions, PingRun
 
-    lab = _deployed(args.lab)
+    lab = deployed_for_caller(args.lab)
     source, destination = args.source, args.destination
     address = args.address or lab.target_address(source, destination)[0]
     print(f"ping {destination} ({address}, {lab.path(source, destination)}) from {source}", flush=True)

@@ -5,6 +5,7 @@ import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
@@ -12,7 +13,7 @@ from pyroute2.netlink.exceptions import NetlinkError
 from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_between
 from vtopo.compile.compiler import lab_context
 from vtopo.host import domains, vhost
-from vtopo.host.state import StateStore
+from vtopo.host.state import StateStore, consent_of, facts_of
 from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
 from vtopo.measure.nodes import MeasureEndpoint, InNode
@@ -35,12 +36,18 @@ class DeployedLab:
 
     @classmethod
     def find(cls, lab: str, store: StateStore | None = None) -> DeployedLab:
+        """From the lab's record, which only root reads (a user's client asks the agent: `of_deployment`)."""
         record = (store or StateStore()).find(lab)
         if record is None:
             raise NotDeployed(StateStore.not_found(lab))
-        data = record.read()
-        return cls(lab_context(io.from_document(data["topology"]), installed_kinds(), record.facts(), record.consent()),
-                   data.get("source", ""))
+        return cls.of_deployment(record.deployment())
+
+    @classmethod
+    def of_deployment(cls, deployment: dict[str, Any]) -> DeployedLab:
+        """The lab compiled as it was deployed, from `LabRecord.deployment()`."""
+        topology = io.from_document(deployment["topology"])
+        return cls(lab_context(topology, installed_kinds(), facts_of(deployment), consent_of(deployment)),
+                   deployment.get("source", ""))
 
     def node(self, name: str) -> NodeContext:
         node = self.context.node_named(name)

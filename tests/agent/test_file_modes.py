@@ -1,9 +1,11 @@
 """Every directory and file vtopo makes under /run/vtopo and /var/lib/vtopo has the mode vtopo chose, whatever the
-umask of whoever deployed: a student outside the vtopo group reads nothing there, a member's client reads the lab
-records it compiles the lab from, and the daemons' own files sit in directories only their user can enter."""
+umask of whoever deployed: a student outside the vtopo group reads nothing there, lab records are root's alone (a
+member's client asks the agent about the member's own labs), and the daemons' own files sit in directories only
+their user can enter."""
 from __future__ import annotations
 
 import grp
+import json
 import os
 import pwd
 import stat
@@ -22,6 +24,8 @@ pytestmark = pytest.mark.privileged
 
 ROOTS = (Path("/run/vtopo"), Path("/var/lib/vtopo"))
 PRIVATE, SHARED, PASSAGE = 0o700, 0o750, 0o711
+STATUS_DOCUMENTS = ("from pathlib import Path\nfrom vtopo.agent.client import AgentClient\n"
+                    "for lab in AgentClient(Path({socket!r})).status(): print(lab.lab, len(lab.document))")
 
 
 def entries() -> Iterator[tuple[Path, os.stat_result]]:
@@ -52,8 +56,7 @@ def mode_problems() -> list[str]:
         elif stat.S_ISDIR(info.st_mode):
             right = mode in (PRIVATE, PASSAGE) or (mode == SHARED and group == "vtopo")
         elif stat.S_ISREG(info.st_mode):
-            right = mode == 0o600 or (mode == 0o640 and (group == "vtopo" and path.name == "lab.json"
-                                                         or group == "frr" and path.suffix == ".conf"))
+            right = mode == 0o600 or (mode == 0o640 and group == "frr" and path.suffix == ".conf")
         else:  # a socket a daemon running as root made
             right = mode & 0o077 == 0 or private_parent
         if not right:
@@ -86,12 +89,13 @@ def test_a_router_and_a_vm_get_the_modes_vtopo_chose_whatever_the_umask(umask, t
     assert snapshot() - before == {}
 
 
-def test_members_read_the_records_through_the_group_and_an_outsider_reads_nothing(users):
-    """The agent itself runs under umask 0; a member deploys a lab with routers, measures it and reads its status;
-    a user outside the group can neither list the run directory nor read the lab's record."""
+def test_an_owner_uses_the_lab_through_the_agent_and_nobody_else_reads_its_record(users):
+    """The agent itself runs under umask 0; a member deploys a lab with routers, measures it and reads its status
+    through the agent. Lab records are root's alone: neither the owner, nor another member, nor a user outside the
+    group reads one, nor lists the run directory; another member's status shows the lab's state, not how it is made."""
     from agent_process import Agent
 
-    a, c = users["a"].pw_name, users["c"].pw_name
+    a, b, c = users["a"].pw_name, users["b"].pw_name, users["c"].pw_name
     before = snapshot()
     old_umask = os.umask(0)
     try:
@@ -103,7 +107,7 @@ def test_members_read_the_records_through_the_group_and_an_outsider_reads_nothin
                 assert mode_problems() == []
                 record = next(Path("/var/lib/vtopo/labs").glob("*/lab.json"))
                 router_dir = next(Path("/run/vtopo").glob("*/r1"))
-                assert (stat.S_IMODE(record.stat().st_mode), group_name(record.stat().st_gid)) == (0o640, "vtopo")
+                assert (stat.S_IMODE(record.stat().st_mode), record.stat().st_uid) == (0o600, 0)
                 assert stat.S_IMODE(router_dir.parent.stat().st_mode) == PASSAGE  # frr passes through to r1
                 assert pwd.getpwuid(router_dir.stat().st_uid).pw_name == "frr"
                 assert stat.S_IMODE(router_dir.stat().st_mode) == PRIVATE
@@ -115,10 +119,19 @@ def test_members_read_the_records_through_the_group_and_an_outsider_reads_nothin
                 assert status.returncode == 0 and f"owner {a}: running" in status.stdout, status.stdout + status.stderr
                 ping = agent.vtopo(a, "ping", "l2-vs-l3", "h1", "h2", "-c", "1")
                 assert ping.returncode == 0 and "1 received" in ping.stdout, ping.stdout + ping.stderr
+                checked = agent.vtopo(a, "check", "l2-vs-l3", "--json", timeout=180)  # compiled from the agent's answer
+                assert json.loads(checked.stdout)["checks"], checked.stdout + checked.stderr
+                for user in (a, b):
+                    peek = agent.run_as(user, "cat", str(record))
+                    assert peek.returncode != 0 and "Permission denied" in peek.stderr, (user, peek.stdout)
                 for path, argv in ((record, ["cat", str(record)]), (Path("/run/vtopo"), ["ls", "/run/vtopo"]),
                                    (router_dir, ["ls", str(router_dir)])):
                     peek = agent.run_as(c, *argv)
                     assert peek.returncode != 0 and "Permission denied" in peek.stderr, (path, peek.stdout)
+                summaries = agent.run_as(b, sys.executable, "-c", STATUS_DOCUMENTS.format(socket=str(agent.socket)))
+                assert summaries.stdout.split() == ["l2-vs-l3", "0"], summaries.stdout + summaries.stderr
+                theirs = agent.vtopo(b, "check", "l2-vs-l3")
+                assert theirs.returncode != 0 and f"belongs to {a}" in theirs.stderr, theirs.stdout + theirs.stderr
             finally:
                 destroyed = agent.vtopo(a, "destroy", "l2-vs-l3")
             assert destroyed.returncode == 0, destroyed.stderr

@@ -21,7 +21,7 @@ def test_a_deploys_report_and_a_labs_parts_come_back_typed() -> None:
     report = DeployReport("l2-vs-l3", "vtab", 5, 4, 61, 1.25, ["a notice"])
     answer = p.decode(p.encode(p.Result(0, data=asdict(report))), p.ANSWERS)
     assert isinstance(answer, p.Result) and p.read_as(DeployReport, answer.data) == report
-    summary = p.LabSummary("l2-vs-l3", "vtab", "", 1000, "a", "degraded", False,
+    summary = p.LabSummary("l2-vs-l3", "vtab", "", 1000, "degraded", False,
                            [PartState("h1", "running")], [PartState("h1-br0", "degraded", "; missing: veth")], {})
     assert p.read_as(p.LabSummary, asdict(summary)) == summary
 

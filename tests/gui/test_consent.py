@@ -88,7 +88,7 @@ def test_deploy_shows_the_startup_commands_and_asks_before_they_run(make_window:
     _answer(qtbot, QMessageBox.StandardButton.Yes, seen)
     qtbot.keyClick(window, Qt.Key.Key_F5)
     qtbot.waitUntil(lambda: not window.deploy.busy and deployer.consents != [])
-    assert seen[0].startswith("This lab wants to run commands inside c1, as root.\n")
+    assert seen[0].startswith("This lab wants to run commands inside c1, as you.\n")
     assert "ip route add 10.9.0.0/24 via 10.0.0.2" in seen[0] and "cannot allow this by itself" in seen[0]
     assert deployer.consents[0].startup_commands == frozenset({"c1"})
 

@@ -43,17 +43,30 @@ def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
     return [sys.executable, "-m", "vtopo", "exec", lab, node, "--", *argv]
 
 
-def through_agent(lab: DeployedLab, client: AgentClient, action: str) -> DeployedLab:
-    """The lab, whose commands (measurements, checks, experiments) run through the agent as the calling user;
-    AgentRefused at once unless the caller owns it or is root."""
-    name = lab.context.topology.name
-    client.require_owner(name, action)
-    return lab.through(lambda node, argv: exec_argv(name, node, argv))
+def deployed_for(lab: str, action: str, client: AgentClient | None) -> DeployedLab:
+    """The deployed lab as the caller may use it to `action` it (measure, check, capture on). With an agent, its
+    commands run through the agent as the caller, who must own it or be root (AgentRefused at once otherwise), and a
+    caller who is not root learns how it is deployed from the agent: lab records are root's alone. With no agent
+    (root only), it is read from its record. NotDeployed when there is no such lab."""
+    from vtopo.deployed import DeployedLab, NotDeployed
+
+    if client is None:
+        return DeployedLab.find(lab)
+    client.require_owner(lab, action)
+    if os.getuid() == 0:
+        deployed = DeployedLab.find(lab)
+    else:
+        try:
+            deployed = DeployedLab.of_deployment(client.deployment(lab))
+        except AgentError as error:
+            raise NotDeployed(str(error)) from None
+    name = deployed.context.topology.name
+    return deployed.through(lambda node, argv: exec_argv(name, node, argv))
 
 
-def through_agent_if_running(lab: DeployedLab, action: str) -> DeployedLab:
-    """The designer's view of a deployed lab: its commands go through the agent whenever one runs."""
-    return through_agent(lab, AgentClient(), action) if agent_running() else lab
+def deployed_for_designer(lab: str, action: str) -> DeployedLab:
+    """The designer's view of a deployed lab: through the agent whenever one runs."""
+    return deployed_for(lab, action, AgentClient() if agent_running() else None)
 
 
 def agent_running(path: Path = p.SOCKET) -> bool:
@@ -133,6 +146,10 @@ class AgentClient:
 
     def status(self, lab: str | None = None) -> list[p.LabSummary]:
         return [p.read_as(p.LabSummary, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
+
+    def deployment(self, lab: str) -> dict[str, Any]:
+        """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
+        return self.checked(p.RecordRequest(lab))
 
     def require_owner(self, lab: str, action: str) -> None:
         """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this

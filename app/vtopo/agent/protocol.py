@@ -92,6 +92,15 @@ class StatusRequest(Message):
 
 
 @dataclass
+class RecordRequest(Message):
+    """How a lab is deployed (its topology, the host's facts and the consent it was deployed with, as in its record),
+    for its owner's client to compile the lab it measures, checks or captures on. Records are root's alone."""
+
+    type: ClassVar[str] = "record"
+    lab: str
+
+
+@dataclass
 class ExecRequest(Message):
     """Run `argv` inside a node as the caller. With `terminal`, the agent answers with a pty's master end
     (an `ExecStarted` event carrying the descriptor); otherwise the client sends its stdin, stdout and stderr
@@ -187,12 +196,11 @@ class LabSummary:
     prefix: str
     source: str
     owner: int  # the uid that deployed it
-    owner_name: str
     state: str
     up: bool
     nodes: list[PartState]
     links: list[PartState]
-    document: dict[str, Any]  # the lab as deployed, to compare with an edited one
+    document: dict[str, Any]  # the lab as deployed, to compare with an edited one; {} for another user's lab
 
 
 @dataclass
@@ -203,8 +211,8 @@ class CleanupSummary:
 
 
 REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, DestroyRequest, StatusRequest,
-                                                                 ExecRequest, CleanupRequest, ConsoleRequest,
-                                                                 CaptureRequest)}
+                                                                 RecordRequest, ExecRequest, CleanupRequest,
+                                                                 ConsoleRequest, CaptureRequest)}
 DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
 ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened, Result)}
 

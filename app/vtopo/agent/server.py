@@ -85,6 +85,10 @@ class Caller:
     def name(self) -> str:
         return p.user_name(self.uid)
 
+    def owns(self, owner: int) -> bool:
+        """Whether the caller may act on a lab `owner` deployed: its owner and root may."""
+        return self.root or self.uid == owner
+
     def may_connect(self, group: str) -> bool:
         if self.root:
             return True
@@ -156,7 +160,9 @@ class Agent:
             if isinstance(request, p.DestroyRequest):
                 return self.destroy(request, caller, send)
             if isinstance(request, p.StatusRequest):
-                return self.status(request)
+                return self.status(request, caller)
+            if isinstance(request, p.RecordRequest):
+                return self.record(request, caller)
             if isinstance(request, p.ExecRequest):
                 return self.exec(request, caller, fds, send)
             if isinstance(request, p.CleanupRequest):
@@ -210,11 +216,17 @@ class Agent:
             steps = deployer.destroy(record.prefix, _progress_to(send))
         return p.Result(0, data={"lab": name, "ops": steps, "seconds": time.monotonic() - started})
 
-    def status(self, request: p.StatusRequest) -> p.Result:
-        labs = [p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, p.user_name(lab.owner), lab.state,
-                             lab.up, lab.nodes, lab.links, lab.document)
+    def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
+        """Every member sees every lab's state; only its owner (and root) how it is made."""
+        labs = [p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, lab.state,
+                             lab.up, lab.nodes, lab.links, lab.document if caller.owns(lab.owner) else {})
                 for lab in Deployer().status(request.lab or None)]
         return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
+
+    def record(self, request: p.RecordRequest, caller: Caller) -> p.Result:
+        record = _record(Deployer(), request.lab)
+        _require_owner(record, caller, "read how it is deployed")
+        return p.Result(0, data=record.deployment())
 
     def cleanup(self, caller: Caller, send: Replies) -> p.Result:
         if not caller.root:
@@ -425,7 +437,7 @@ def _record(deployer: Deployer, lab: str) -> LabRecord:
 
 
 def _require_owner(record: LabRecord, caller: Caller, action: str) -> None:
-    if caller.root or record.owner == caller.uid:
+    if caller.owns(record.owner):
         return
     raise Refused(p.not_the_owner(record.name, record.owner, action))
 

@@ -28,11 +28,13 @@ def startup_problems(node: NodeContext[Any], path: str) -> Iterator[Problem]:
     if name in node.lab.trust.startup_commands:
         return
     listed = "; ".join(commands)
-    yield Problem(f"the lab file asks to run {len(commands)} startup command(s) inside {name} as root: {listed}. A lab "
-                  f"file cannot allow that by itself: pass --allow-commands {name} to vtopo deploy (the designer asks)",
+    yield Problem(f"the lab file asks to run {len(commands)} startup command(s) inside {name} as the user who deploys "
+                  f"it: {listed}. A lab file cannot allow that by itself: pass --allow-commands {name} to vtopo deploy "
+                  "(the designer asks)",
                   node.subject, path, node.node.id,
-                  consent=ConsentRequest(STARTUP_COMMANDS, name, f"vtopo runs these commands inside {name}, as root, "
-                                         f"once the lab is built: {listed}"))
+                  consent=ConsentRequest(STARTUP_COMMANDS, name, f"vtopo runs these commands inside {name} as the user "
+                                         "who deploys the lab (with only the node's network privileges, unless that "
+                                         f"user is root), once the lab is built: {listed}"))
 
 
 def startup_ops(node: NodeContext[Any]) -> Iterator[RunCommand]:

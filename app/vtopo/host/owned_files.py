@@ -1,10 +1,11 @@
 """Every directory and file vtopo makes under /run/vtopo and /var/lib/vtopo: made with an explicit mode, never
 the one the umask of whoever runs vtopo would leave, and written as root without following a symlink.
 
-Directories are PRIVATE (root alone, or the daemon a directory is handed to), SHARED with the vtopo group (the lab
-records its members' clients read), or a PASSAGE that other users may go through but not list (the lab's directory,
-once it holds a directory of frr's or of the QEMU user's). Journals, console logs and daemons' files are PRIVATE_FILE;
-lab records are SHARED_FILE, root:vtopo.
+Directories are PRIVATE (root alone, or the daemon a directory is handed to), SHARED with the vtopo group (the
+directories of lab records, which members may list), or a PASSAGE that other users may go through but not list (the
+lab's directory, once it holds a directory of frr's or of the QEMU user's). Lab records, journals, console logs and
+daemons' files are PRIVATE_FILE: a member's client asks the agent about the member's own labs. A daemon's
+configuration is SHARED_FILE, readable by the daemon's group.
 
 Some of these directories belong to another user (a router's directory belongs to frr). Root never follows a
 symlink there: a daemon running as that user could plant one, pointing at /etc/shadow, so that root's next write or

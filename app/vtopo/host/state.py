@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from vtopo.host.owned_files import PRIVATE_FILE, SHARED, SHARED_FILE, clients_gid, make_directory, open_file, write_file
+from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, make_directory, open_file, write_file
 from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.ops import Op, op_from_json
 
@@ -31,6 +31,21 @@ class Operated:
         return {"stopped": sorted(self.stopped), "down": sorted(self.down)}
 
 
+DEPLOYMENT_FIELDS = ("name", "topology", "facts", "consent", "source")
+
+
+def facts_of(deployment: dict[str, Any]) -> HostFacts:
+    """The host's facts a lab was compiled against, from its record (or the deployment the agent sent)."""
+    return HostFacts(**deployment["facts"])
+
+
+def consent_of(deployment: dict[str, Any]) -> Trust:
+    """What the user allowed when the lab was deployed, so the running lab can be analysed again."""
+    data = deployment.get("consent", {})
+    return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())),
+                 startup_commands=frozenset(data.get("startup_commands", ())))
+
+
 @dataclass
 class LabRecord:
     """A deployed (or half-deployed) lab as the state directory knows it."""
@@ -46,9 +61,14 @@ class LabRecord:
         return lab
 
     def write(self, data: dict[str, Any]) -> None:
+        """Root's alone: a user's client asks the agent for what it may know of a lab (`deployment`)."""
         path = self.directory / "lab.json"
-        write_file(path.with_suffix(".tmp"), json.dumps(data, sort_keys=True, indent=1), SHARED_FILE, gid=clients_gid())
+        write_file(path.with_suffix(".tmp"), json.dumps(data, sort_keys=True, indent=1), PRIVATE_FILE)
         path.with_suffix(".tmp").replace(path)
+
+    def deployment(self) -> dict[str, Any]:
+        """What compiles the lab as it was deployed (see `facts_of`, `consent_of`): what the agent gives the owner."""
+        return {key: value for key, value in self.read().items() if key in DEPLOYMENT_FIELDS}
 
     @property
     def name(self) -> str:
@@ -67,13 +87,10 @@ class LabRecord:
             return []
 
     def facts(self) -> HostFacts:
-        return HostFacts(**self.read()["facts"])
+        return facts_of(self.read())
 
     def consent(self) -> Trust:
-        """What the user allowed when the lab was deployed, so the running lab can be analysed again."""
-        data = self.read().get("consent", {})
-        return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())),
-                     startup_commands=frozenset(data.get("startup_commands", ())))
+        return consent_of(self.read())
 
     def operated(self) -> Operated:
         data = self.read().get("operated", {})
@@ -151,10 +168,13 @@ class StateStore:
         return record
 
     def labs(self) -> Iterator[LabRecord]:
-        if self.labs_dir.is_dir():
-            for directory in sorted(self.labs_dir.iterdir()):
-                if (directory / "lab.json").exists():
-                    yield LabRecord(directory)
+        try:
+            directories = sorted(self.labs_dir.iterdir())
+        except FileNotFoundError:  # no lab, or the last one's destroy has just removed the directory
+            return
+        for directory in directories:
+            if (directory / "lab.json").exists():
+                yield LabRecord(directory)
 
     def find(self, name_or_prefix: str) -> LabRecord | None:
         return next((lab for lab in self.labs() if name_or_prefix in (lab.prefix, lab.name)), None)

@@ -2,11 +2,11 @@
 on the canvas, and the history lives beside the lab file.
 
 The panel knows nothing of labs; this controller tells it what to measure. The deployed lab (vtopo.deployed)
-is imported lazily, like the executor, so the designer runs where the host layer is not installed.
+is imported lazily (vtopo.gui.deployed_lab), like the executor, so the designer runs where the host layer is not
+installed.
 """
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -14,31 +14,23 @@ from PySide6.QtWidgets import QDockWidget
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
-from vtopo.agent.client import AgentRefused, through_agent_if_running
+from vtopo.gui.deployed_lab import LabUnavailable, deployed_lab
 from vtopo.gui.host_api import DeployedLab, LabFinder
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.measure import RunResult, history_path_for, load_history, save_history
 
-DEPLOYED_MODULE = "vtopo.deployed"
 NOT_DEPLOYED = "Deploy the lab to measure: iperf3 runs between the nodes of a deployed lab."
 
 
 def find_deployed(lab: str) -> tuple[DeployedLab | None, str]:
-    """The deployed lab named `lab`, as vtopo.deployed.DeployedLab, or why there is none."""
+    """The deployed lab named `lab`, as vtopo.deployed.DeployedLab, or why there is none; the runs' commands go
+    through the agent whenever one runs, as the user who runs the designer."""
     try:
-        module = importlib.import_module(DEPLOYED_MODULE)
-    except ImportError as error:
-        return None, f"measuring needs the host layer ({DEPLOYED_MODULE}): {error}"
-    try:
-        # the runs' commands go through the agent whenever one runs, as the user who runs the designer
-        found: DeployedLab = through_agent_if_running(module.DeployedLab.find(lab), "measure")
-        return found, ""
-    except (module.NotDeployed, AgentRefused) as error:
+        return deployed_lab(lab, "measure"), ""
+    except LabUnavailable as error:
         return None, str(error)
-    except OSError as error:
-        return None, f"cannot read how lab {lab} is deployed: {error}"
 
 
 class MeasureController(QObject):

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QPushButton
 
 from vtopo.experiment.results import CellRun, ExperimentResult
+from vtopo.gui.deployed_lab import LabUnavailable, deployed_lab
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.workers import Report, Worker, serial_pool
@@ -26,20 +27,11 @@ class Runnable(Protocol):
     def cancel(self) -> None: ...
 
 
-class LabUnavailable(Exception):
-    """The experiment cannot run: the lab is not deployed, or the host layer is not installed."""
-
-
 def live_experiment(topology: Topology) -> Runnable:
-    """The experiment on the deployed lab. The host layer is imported here, so the designer runs without it."""
-    from vtopo.agent.client import AgentRefused, through_agent_if_running
-    from vtopo.deployed import DeployedLab, NotDeployed
+    """The experiment on the deployed lab (LabUnavailable when there is none)."""
     from vtopo.experiment.runner import ExperimentRun
 
-    try:
-        return ExperimentRun(through_agent_if_running(DeployedLab.find(topology.name), "measure"), topology.experiment)
-    except (NotDeployed, AgentRefused) as error:
-        raise LabUnavailable(str(error)) from error
+    return ExperimentRun(deployed_lab(topology.name, "measure"), topology.experiment)
 
 
 class ExperimentController(QObject):

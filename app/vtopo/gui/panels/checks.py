@@ -14,6 +14,7 @@ from vtopo.checks.engine import Outcome, run_checks
 from vtopo.checks.spec import TypedCheck, typed_checks
 from vtopo.compile.analysis import path_between
 from vtopo.gui.document.commands import SetFieldsCommand
+from vtopo.gui.deployed_lab import LabUnavailable, deployed_lab
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.workers import Report, Worker, serial_pool
 from vtopo.kinds.check_types import Probe
@@ -26,20 +27,11 @@ PASS, FAIL = QColor("#2e9e44"), QColor("#d03c3c")
 NAME_ROLE = Qt.ItemDataRole.UserRole
 
 
-class LabUnavailable(Exception):
-    """The lab cannot be checked: it is not deployed, or the host layer is not installed."""
-
-
 def live_probe(topology: Topology) -> Probe:
-    """The deployed lab's probe. The host layer is imported here, so the designer runs without it."""
-    from vtopo.agent.client import AgentRefused, through_agent_if_running
+    """The deployed lab's probe (LabUnavailable when there is none)."""
     from vtopo.checks.live import LiveProbe
-    from vtopo.deployed import DeployedLab, NotDeployed
 
-    try:
-        return LiveProbe(through_agent_if_running(DeployedLab.find(topology.name), "check"))
-    except (NotDeployed, AgentRefused) as error:
-        raise LabUnavailable(str(error)) from error
+    return LiveProbe(deployed_lab(topology.name, "check"))
 
 
 class ChecksPanel(QWidget):

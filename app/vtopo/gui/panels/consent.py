@@ -53,7 +53,7 @@ def ask(parent: QWidget, requests: list[ConsentRequest]) -> Trust | None:
 def _allowed(parent: QWidget, request: ConsentRequest) -> bool:
     if request.what == STARTUP_COMMANDS:
         title = f"Run the startup commands of {request.name}?"
-        text = f"This lab wants to run commands inside {request.name}, as root."
+        text = f"This lab wants to run commands inside {request.name}, as you."
     else:
         title = f"Allow the {request.what} {request.name}?"
         text = f"This lab wants to use the {request.what} {request.name}, which is outside the lab."

@@ -220,7 +220,7 @@ class DeployController(QObject):
         """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name."""
         ours = next((lab for lab in labs if lab.lab == self._editor.topology.name), None)
         self.deployed_lab = ours.lab if ours is not None else ""
-        self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None else ""
+        self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None and ours.document else ""
         self.states = {}
         self._set_states({node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {})
         topology = self._editor.topology
