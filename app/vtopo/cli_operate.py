@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+from vtopo.cli_agent import agent_client
+
+if TYPE_CHECKING:
+    from vtopo.operate import Operator
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
@@ -36,25 +41,32 @@ def _percent(text: str) -> float:
 
 
 def cmd_node(args: argparse.Namespace) -> int:
-    from vtopo.operate import operate_node
-
-    print(operate_node(args.lab, args.node, args.action))
+    print(_operator().operate_node(args.lab, args.node, args.action))
     return 0
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    from vtopo.operate import set_link_impairment, set_link_state
-
     changes = {"rate_mbit": args.rate, "delay_ms": args.delay, "jitter_ms": args.jitter, "loss_pct": args.loss}
+    if args.action == "set" and all(value is None for value in changes.values()):
+        args.parser.error("link ... set needs at least one of --rate, --delay, --jitter, --loss")
+    if args.action != "set" and any(value is not None for value in changes.values()):
+        args.parser.error(f"--rate, --delay, --jitter and --loss go with `set`, not `{args.action}`")
+    operator = _operator()
     if args.action == "set":
-        if all(value is None for value in changes.values()):
-            args.parser.error("link ... set needs at least one of --rate, --delay, --jitter, --loss")
-        print(set_link_impairment(args.lab, args.a, args.b, **changes))
+        print(operator.set_link_impairment(args.lab, args.a, args.b, **changes))
     else:
-        if any(value is not None for value in changes.values()):
-            args.parser.error(f"--rate, --delay, --jitter and --loss go with `set`, not `{args.action}`")
-        print(set_link_state(args.lab, args.a, args.b, up=args.action == "up"))
+        print(operator.set_link_state(args.lab, args.a, args.b, up=args.action == "up"))
     return 0
+
+
+def _operator() -> Operator:
+    """The agent, when one runs (it operates the caller's labs); else vtopo.operate in this process (root)."""
+    agent = agent_client()
+    if agent is not None:
+        return agent
+    from vtopo import operate
+
+    return operate
 
 
 def add_commands(command: Command) -> None:

@@ -19,7 +19,7 @@ import errno
 import signal
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 from vtopo import ops as o
 from vtopo.compile.compiler import Compiler, compile_lab
@@ -41,6 +41,19 @@ class OperateError(Exception):
 
 
 NODE_ACTIONS = ("start", "stop", "restart")
+
+
+class Operator(Protocol):
+    """What operates a running lab: this module's functions in this process (root), or the agent's client
+    (vtopo.agent.client.AgentClient) for the lab's owner. Each says what it did, in a line."""
+
+    def operate_node(self, lab: str, node: str, action: str) -> str: ...
+
+    def set_link_state(self, lab: str, a: str, b: str, up: bool) -> str: ...
+
+    def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
+                            delay_ms: float | None = None, jitter_ms: float | None = None,
+                            loss_pct: float | None = None) -> str: ...
 
 
 @dataclass
@@ -135,7 +148,7 @@ def running_lab(lab: str, store: StateStore | None = None) -> Iterator[RunningLa
         topology = io.from_document(data["topology"])
         compiler = Compiler(topology, installed_kinds(), record.facts(), record.consent())
         plan = compiler.run()
-        applier = Applier(record.prefix)
+        applier = Applier(record.prefix, owner=record.owner)  # startup commands run as at the deploy
         try:
             yield RunningLab(record, topology, plan, compiler.lab, applier)
         except OpFailed as failure:

@@ -71,6 +71,16 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
         in_node = agent.vtopo(a, "exec", "bridge-veth", "c1", "--", "ip", "route", "show", "192.0.2.0/24")
         assert "192.0.2.0/24 dev eth0" in in_node.stdout
 
+        stopped = agent.vtopo(a, "node", "bridge-veth", "c2", "stop")  # the agent operates the owner's lab
+        assert stopped.stdout.strip() == "stopped c2 in lab bridge-veth", stopped.stdout + stopped.stderr
+        down = agent.vtopo(a, "link", "bridge-veth", "c3", "br0:p3", "down")
+        assert down.returncode == 0, down.stderr
+        for target in ("10.0.0.2", "10.0.0.3"):
+            assert agent.vtopo(a, "exec", "bridge-veth", "c1", "--", "ping", "-c", "1", "-W", "1", target) \
+                .returncode == 1, f"{target} answers although its node is stopped or its link down"
+        for again in (agent.vtopo(a, "node", "bridge-veth", "c2", "start"),
+                      agent.vtopo(a, "link", "bridge-veth", "c3", "br0:p3", "up")):
+            assert again.returncode == 0, again.stderr
         measured = agent.vtopo(a, "ping", "bridge-veth", "c1", "c2", "-c", "2")
         assert measured.returncode == 0 and "2 received" in measured.stdout, measured.stdout + measured.stderr
         rate = agent.vtopo(a, "iperf", "bridge-veth", "c1", "c2", "-t", "1", "--json")
@@ -84,6 +94,8 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
         assert f"lab bridge-veth (prefix" in seen.stdout and f"owner {a}" in seen.stdout
         for refused in (agent.vtopo(b, "destroy", "bridge-veth"),
                         agent.vtopo(b, "exec", "bridge-veth", "c1", "--", "id", "-u"),
+                        agent.vtopo(b, "node", "bridge-veth", "c2", "stop"),
+                        agent.vtopo(b, "link", "bridge-veth", "c3", "br0:p3", "down"),
                         agent.vtopo(b, "deploy", "--update", BRIDGE_VETH)):
             assert refused.returncode == 1
             assert refused.stderr.strip().startswith(f"error: lab bridge-veth belongs to {a}; only {a} or root "

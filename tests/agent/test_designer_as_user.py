@@ -1,5 +1,5 @@
 """The designer, run as a member of the vtopo group (offscreen), deploys and destroys through the agent and shows the
-node states, without importing the executor, and measures through it; run as root, it shows a bar recommending a normal user."""
+node states, without importing the executor, measures through it and stops a node from the canvas' menu; run as root, it shows a bar recommending a normal user."""
 from __future__ import annotations
 
 import json
@@ -21,10 +21,10 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolBar
-from tests.gui.helpers import answer_next_dialog
+from tests.gui.helpers import answer_next_dialog, choose, right_click, when_menu_opens
 from vtopo.gui.app import create_window
 from vtopo.gui.measure.controller import find_deployed
-from vtopo.measure import PingOptions, PingRun
+from vtopo.measure import MeasureError, PingOptions, PingRun
 from vtopo.resources import TOPOLOGIES
 
 def wait_for(condition):
@@ -48,12 +48,21 @@ deployed = {name: state.name for name, state in window.deploy.states.items()}
 painted = {name: item.state.name for name, item in window.editor.scene.nodes.items()}
 lab, why = find_deployed("bridge-veth")  # what the Measure dock runs its runs on
 pinged = PingRun(lab.endpoint("c1"), lab.endpoint("c2"), "10.0.0.2", PingOptions(count=2, interval_s=0.2)).run()
+when_menu_opens(choose("Stop"))  # the node's menu on the canvas: the agent stops c2 for its owner
+right_click(window.view, window.editor.scene.nodes["c2"].scenePos())
+wait_for(lambda: not window.operate.busy and window.deploy.state_of("c2").name == "STOPPED")
+stopped = window.editor.scene.nodes["c2"].state.name
+try:
+    unanswered = str(PingRun(lab.endpoint("c1"), lab.endpoint("c2"), "10.0.0.2", PingOptions(count=1)).run())
+except MeasureError as error:
+    unanswered = str(error)
 answer_next_dialog("Destroy")
 QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.destroy), Qt.MouseButton.LeftButton)
 wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab == "")
 print(json.dumps({"deployed": deployed, "painted": painted, "after": {n: s.name for n, s in window.deploy.states.items()},
                   "executor": "vtopo.host.deployer" in sys.modules,
-                  "pinged": pinged.received, "log": window.log.toPlainText(),
+                  "pinged": pinged.received, "log": window.log.toPlainText(), "stopped": stopped,
+                  "after_stop": unanswered, "operate": "vtopo.operate" in sys.modules,
                   "root_bar": window.findChild(QToolBar, "root-warning") is not None}))
 """
 
@@ -76,6 +85,8 @@ def test_the_designer_as_a_member_deploys_and_destroys_through_the_agent(agent, 
     assert not seen["executor"], "the designer imported the executor although the agent deploys"
     assert not seen["root_bar"]
     assert seen["pinged"] == 2  # the Measure dock's commands ran through the agent, as the user
+    assert seen["stopped"] == "STOPPED" and "c1 gets no reply from 10.0.0.2" in seen["after_stop"], seen["log"]
+    assert "stopped c2 in lab bridge-veth" in seen["log"] and not seen["operate"]  # the agent did it
     assert snapshot() - before == {}
 
 

@@ -151,6 +151,20 @@ class AgentClient:
         """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
         return self.checked(p.RecordRequest(lab))
 
+    # vtopo.operate's three functions, done by the agent on a lab of the caller's; each says what it did, in a line
+
+    def operate_node(self, lab: str, node: str, action: str) -> str:
+        return str(self.checked(p.NodeRequest(lab, node, action))["said"])
+
+    def set_link_state(self, lab: str, a: str, b: str, up: bool) -> str:
+        return str(self.checked(p.LinkRequest(lab, a, b, "up" if up else "down"))["said"])
+
+    def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
+                            delay_ms: float | None = None, jitter_ms: float | None = None,
+                            loss_pct: float | None = None) -> str:
+        request = p.LinkRequest(lab, a, b, "set", rate_mbit, delay_ms, jitter_ms, loss_pct)
+        return str(self.checked(request)["said"])
+
     def require_owner(self, lab: str, action: str) -> None:
         """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this
         says so before a measurement starts, instead of as a failed command."""

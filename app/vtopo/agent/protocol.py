@@ -101,6 +101,32 @@ class RecordRequest(Message):
 
 
 @dataclass
+class NodeRequest(Message):
+    """Start, stop or restart a node of a running lab (vtopo.operate.NODE_ACTIONS)."""
+
+    type: ClassVar[str] = "node"
+    lab: str
+    node: str
+    action: str
+
+
+@dataclass
+class LinkRequest(Message):
+    """Take the link between nodes a and b of a running lab "down" or "up", or "set" its impairment (the values
+    given; None leaves one as it is)."""
+
+    type: ClassVar[str] = "link"
+    lab: str
+    a: str
+    b: str
+    action: str
+    rate_mbit: float | None = None
+    delay_ms: float | None = None
+    jitter_ms: float | None = None
+    loss_pct: float | None = None
+
+
+@dataclass
 class ExecRequest(Message):
     """Run `argv` inside a node as the caller. With `terminal`, the agent answers with a pty's master end
     (an `ExecStarted` event carrying the descriptor); otherwise the client sends its stdin, stdout and stderr
@@ -211,8 +237,9 @@ class CleanupSummary:
 
 
 REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, DestroyRequest, StatusRequest,
-                                                                 RecordRequest, ExecRequest, CleanupRequest,
-                                                                 ConsoleRequest, CaptureRequest)}
+                                                                 RecordRequest, NodeRequest, LinkRequest,
+                                                                 ExecRequest, CleanupRequest, ConsoleRequest,
+                                                                 CaptureRequest)}
 DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
 ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened, Result)}
 

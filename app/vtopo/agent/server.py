@@ -42,12 +42,13 @@ from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
 from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
+from vtopo.operate import OperateError, operate_node, set_link_impairment, set_link_state
 from vtopo.reports import ProgressCallback
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError)
+ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError)
 MAX_FILTER = 4096  # characters of a capture filter
 DAEMON_SOCKETS = "vty"  # where a user's daemon shell finds its node's sockets: under the lab's run root, all hidden
 # Runs as root in the node's network namespace and a mount namespace of its own (`ip netns exec` makes one, slave to
@@ -163,6 +164,10 @@ class Agent:
                 return self.status(request, caller)
             if isinstance(request, p.RecordRequest):
                 return self.record(request, caller)
+            if isinstance(request, p.NodeRequest):
+                return self.operate_node(request, caller)
+            if isinstance(request, p.LinkRequest):
+                return self.operate_link(request, caller)
             if isinstance(request, p.ExecRequest):
                 return self.exec(request, caller, fds, send)
             if isinstance(request, p.CleanupRequest):
@@ -227,6 +232,26 @@ class Agent:
         record = _record(Deployer(), request.lab)
         _require_owner(record, caller, "read how it is deployed")
         return p.Result(0, data=record.deployment())
+
+    def operate_node(self, request: p.NodeRequest, caller: Caller) -> p.Result:
+        record = _record(Deployer(), request.lab)
+        _require_owner(record, caller, f"{request.action} nodes of")
+        with self.locks.held(record.name):
+            return p.Result(0, data={"said": operate_node(record.prefix, request.node, request.action)})
+
+    def operate_link(self, request: p.LinkRequest, caller: Caller) -> p.Result:
+        record = _record(Deployer(), request.lab)
+        _require_owner(record, caller, "change the links of")
+        with self.locks.held(record.name):
+            if request.action == "set":
+                said = set_link_impairment(record.prefix, request.a, request.b, rate_mbit=request.rate_mbit,
+                                           delay_ms=request.delay_ms, jitter_ms=request.jitter_ms,
+                                           loss_pct=request.loss_pct)
+            elif request.action in ("up", "down"):
+                said = set_link_state(record.prefix, request.a, request.b, up=request.action == "up")
+            else:
+                raise p.ProtocolError(f"a link's action is up, down or set, not {request.action!r}")
+        return p.Result(0, data={"said": said})
 
     def cleanup(self, caller: Caller, send: Replies) -> p.Result:
         if not caller.root:

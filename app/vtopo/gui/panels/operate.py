@@ -1,15 +1,14 @@
 """Operating the running lab from the canvas: Start, Stop and Restart in a node's menu, Take down and Bring up in a
 link's, and a running link's impairment, edited in the inspector, applied at once without a redeploy.
 
-The work is vtopo.operate's (the same functions as `vtopo node` and `vtopo link`), run in a worker; the canvas
-then reads the lab's status again, which draws stopped nodes and down links.
+The work is vtopo.operate's (the same functions as `vtopo node` and `vtopo link`, done by the agent when one runs),
+run in a worker; the canvas then reads the lab's status again, which draws stopped nodes and down links.
 """
 from __future__ import annotations
 
 import importlib
 from functools import partial
-from types import ModuleType
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -21,8 +20,21 @@ from vtopo.gui.workers import Worker
 from vtopo.kinds.contract import Role
 from vtopo.model.topology import Link
 
+if TYPE_CHECKING:
+    from vtopo.operate import Operator
+
 OPERATE_MODULE = "vtopo.operate"
 STOPPABLE_ROLES = (Role.NAMESPACE, Role.MACHINE)
+
+
+def _operator() -> Operator:
+    """The agent, whenever one runs (it operates the labs of the user who runs the designer), else vtopo.operate in
+    this process, imported only now."""
+    from vtopo.agent.client import AgentClient, agent_running
+
+    if agent_running():
+        return AgentClient()
+    return cast("Operator", importlib.import_module(OPERATE_MODULE))
 
 
 class OperateController(QObject):
@@ -99,9 +111,9 @@ class OperateController(QObject):
         a, b = (f"{nodes[end.node].name}:{end.port}" for end in link.ends)
         return a, b
 
-    def _run(self, what: str, job: Callable[[ModuleType], str]) -> None:
+    def _run(self, what: str, job: Callable[[Operator], str]) -> None:
         self._log.log(f"{what} on the running lab")
-        worker = Worker(lambda _report: job(importlib.import_module(OPERATE_MODULE)))
+        worker = Worker(lambda _report: job(_operator()))
         worker.returned.connect(self._done)
         worker.errored.connect(lambda error: self._failed(what, error))
         worker.finished.connect(self._finished)
