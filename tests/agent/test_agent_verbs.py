@@ -26,6 +26,19 @@ pytestmark = pytest.mark.privileged
 OSPF_SECONDS = 30
 BOOT_SECONDS = 90
 PROMPT = r"[\w.-]+# "  # vtysh's, in its enable node
+PINGS = ("exec", "l2-vs-l3", "h1", "--", "ping", "-c", "40", "-i", "0.2", "10.2.0.10")  # h1 to h3 for 8 s, via r1
+WIRESHARK_PIPE = """
+import sys
+from vtopo.agent.client import AgentClient, deployed_for
+from vtopo.capture import resolve
+from vtopo.capture.wireshark import Piped
+
+lab = deployed_for("l2-vs-l3", "capture on", AgentClient())
+viewer = ["sh", "-c", f"exec tshark -l -n -r - -c 3 > {sys.argv[1]}"]  # in Wireshark's place, on the same pipe
+piped = Piped(resolve(lab.context, "r1:eth1"), "icmp", viewer=viewer)
+assert piped.viewer.wait(timeout=50) == 0
+piped.close()
+"""  # "Open in Wireshark", as the lab's owner who is not root: the agent runs the tcpdump
 
 
 def refused_by_owner(result: subprocess.CompletedProcess[str], owner: str) -> bool:
@@ -139,15 +152,26 @@ def test_vtysh_checks_and_capture_for_the_owner_only(agent, users, readable_dir)
         assert refused_by_owner(agent.vtopo(b, "check", "l2-vs-l3"), a)
 
         capture = agent.spawn(a, "capture", "l2-vs-l3", "r1:eth1", "-c", "4", "-f", "icmp")
-        time.sleep(2)  # the capture listens
-        ping = agent.vtopo(a, "exec", "l2-vs-l3", "h1", "--", "ping", "-c", "3", "-i", "0.2", "10.2.0.10")
-        assert ping.returncode == 0, ping.stdout + ping.stderr
+        pings = agent.spawn(a, *PINGS)  # until well after the capture listens, whenever that is
         captured, messages = capture.communicate(timeout=30)
+        assert pings.wait(timeout=30) == 0
         assert capture.returncode == 0, messages
         assert "capturing on r1:eth1" in messages and "4 packets captured" in messages, messages
         assert len(re.findall(r"10\.1\.0\.10 → 10\.2\.0\.10 .*ICMP|10\.1\.0\.10 > 10\.2\.0\.10|ICMP", captured)) >= 4, \
             captured
         assert refused_by_owner(agent.vtopo(b, "capture", "l2-vs-l3", "r1:eth1", "-c", "1"), a)
+
+        shown = readable_dir / a / "wireshark.txt"
+        shown.parent.mkdir()
+        os.chown(shown.parent, users["a"].pw_uid, users["a"].pw_gid)
+        shark = subprocess.Popen(["runuser", "-u", a, "--", sys.executable, "-c", WIRESHARK_PIPE, str(shown)],
+                                 env={**agent.env, "HOME": str(readable_dir)}, cwd="/", text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        pings = agent.spawn(a, *PINGS)
+        out, err = shark.communicate(timeout=60)
+        assert pings.wait(timeout=30) == 0
+        assert shark.returncode == 0, out + err
+        assert len(re.findall(r"10\.1\.0\.10 → 10\.2\.0\.10 +ICMP", shown.read_text())) >= 1, shown.read_text()
     finally:
         for user, lab in ((a, "l2-vs-l3"), (b, "l2-vs-l3-b")):
             agent.vtopo(user, "destroy", lab)
