@@ -438,7 +438,7 @@ class Replies:
 
 
 def _progress_to(send: Replies) -> ProgressCallback:
-    return lambda progress: send.send(p.ProgressEvent(**asdict(progress)))
+    return lambda progress: send.send(p.ProgressEvent(**vars(progress)))
 
 
 def _read_request(connection: socket.socket) -> tuple[p.Message, list[int]]:
