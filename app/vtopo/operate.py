@@ -18,7 +18,7 @@ from __future__ import annotations
 import errno
 import signal
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Protocol
 
 from vtopo import ops as o
@@ -45,7 +45,7 @@ NODE_ACTIONS = ("start", "stop", "restart")
 
 class Operator(Protocol):
     """What operates a running lab: this module's functions in this process (root), or the agent's client
-    (vtopo.agent.client.AgentClient) for the lab's owner. Each says what it did, in a line."""
+    (vtopo.agent.client.AgentClient) for the lab's owner. Each says what it did in its first line; a start or restart adds what the node's startup commands printed."""
 
     def operate_node(self, lab: str, node: str, action: str) -> str: ...
 
@@ -65,6 +65,12 @@ class RunningLab:
     plan: Plan
     context: LabContext
     applier: Applier
+    printed: list[str] = field(default_factory=list)
+    """What the startup commands run meanwhile printed, a line each, as `vtopo deploy` shows it ("  c1| ...")."""
+
+    def show_output(self, op: o.RunCommand, text: str) -> None:
+        node = op.owner.removeprefix("node ")
+        self.printed.extend(f"  {node}| {line}" for line in f"$ {op.command}\n{text}".rstrip("\n").splitlines())
 
     @property
     def name(self) -> str:
@@ -149,8 +155,10 @@ def running_lab(lab: str, store: StateStore | None = None) -> Iterator[RunningLa
         compiler = Compiler(topology, installed_kinds(), record.facts(), record.consent())
         plan = compiler.run()
         applier = Applier(record.prefix, owner=record.owner)  # startup commands run as at the deploy
+        running = RunningLab(record, topology, plan, compiler.lab, applier)
+        applier.on_output = running.show_output
         try:
-            yield RunningLab(record, topology, plan, compiler.lab, applier)
+            yield running
         except OpFailed as failure:
             raise OperateError(str(failure)) from failure
         finally:
@@ -168,25 +176,25 @@ def _stoppable(lab: RunningLab, node: NodeContext[Any]) -> None:
 NodeChange = Callable[[RunningLab, NodeContext[Any], Operated], None]
 
 
-def _on_node(lab: str, node: str, store: StateStore | None, change: NodeChange) -> str:
-    """Apply `change` to a node that can be stopped; returns the lab's name."""
+def _on_node(lab: str, node: str, store: StateStore | None, change: NodeChange, done: str) -> str:
+    """Apply `change` to a node that can be stopped; says what was `done`, then what its startup commands printed."""
     with running_lab(lab, store) as running:
         target = running.node(node)
         _stoppable(running, target)
         change(running, target, running.record.operated())
-    return running.name
+    return "\n".join([f"{done} {node} in lab {running.name}", *running.printed])
 
 
 def stop_node(lab: str, node: str, store: StateStore | None = None) -> str:
-    return f"stopped {node} in lab {_on_node(lab, node, store, _stop_running)}"
+    return _on_node(lab, node, store, _stop_running, "stopped")
 
 
 def start_node(lab: str, node: str, store: StateStore | None = None) -> str:
-    return f"started {node} in lab {_on_node(lab, node, store, _start_stopped)}"
+    return _on_node(lab, node, store, _start_stopped, "started")
 
 
 def restart_node(lab: str, node: str, store: StateStore | None = None) -> str:
-    return f"restarted {node} in lab {_on_node(lab, node, store, _restart)}"
+    return _on_node(lab, node, store, _restart, "restarted")
 
 
 def operate_node(lab: str, node: str, action: str, store: StateStore | None = None) -> str:

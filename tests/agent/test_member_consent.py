@@ -1,5 +1,5 @@
 """Consent through the agent, as a member of the vtopo group gives it: the startup commands of their own lab run as
-them, inside the node; a host device is refused in one line that says who may allow it, before anything is built."""
+them, inside the node, at the deploy and again at a restart, which shows what they printed; a host device is refused in one line that says who may allow it, before anything is built."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,6 +33,11 @@ def test_a_members_startup_commands_run_as_them_and_a_host_device_is_roots_to_gi
         assert deployed.returncode == 0, deployed.stderr
         said = deployed.stdout + deployed.stderr
         assert f"  c1| {users['a'].pw_uid}\n" in said and "  c1| cannot write /root" in said, said
+        restarted = agent.vtopo(a, "node", "bridge-veth", "c1", "restart")  # they run again, as a, and say so
+        assert restarted.stdout.splitlines() == ["restarted c1 in lab bridge-veth", "  c1| $ id -u",
+                                                 f"  c1| {users['a'].pw_uid}",
+                                                 "  c1| $ test -w /root || echo cannot write /root",
+                                                 "  c1| cannot write /root"], restarted.stdout + restarted.stderr
     finally:
         destroyed = agent.vtopo(a, "destroy", "bridge-veth")
     assert destroyed.returncode == 0, destroyed.stderr

@@ -98,7 +98,8 @@ def test_restart_ends_what_a_startup_command_started_and_runs_the_commands_again
         operate_node(topology.name, "c1", "stop")
         operate_node(topology.name, "c1", "start")
         assert iperf_servers(netns) == first, "stop and start keep the server (frozen, then resumed)"
-        assert operate_node(topology.name, "c1", "restart") == f"restarted c1 in lab {topology.name}"
+        assert operate_node(topology.name, "c1", "restart").splitlines() == [
+            f"restarted c1 in lab {topology.name}", "  c1| $ iperf3 -s -D -p 5301"]  # the command, as it ran again
         again = iperf_servers(netns)
         assert len(again) == 1 and again != first, "the old server ended, the startup command started a new one"
         client = subprocess.run(["ip", "netns", "exec", f"{report.prefix}-c2", "iperf3", "-c", "10.0.0.1", "-p", "5301",

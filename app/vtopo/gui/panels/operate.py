@@ -121,8 +121,10 @@ class OperateController(QObject):
         worker.start(self._pool)
 
     def _done(self, summary: str) -> None:
-        self._log.log(summary)
-        self.message.emit(summary)
+        """The first line says what was done; any after it are what the node's startup commands printed."""
+        for line in summary.splitlines():
+            self._log.log(line)
+        self.message.emit(summary.splitlines()[0])
 
     def _failed(self, what: str, error: Exception) -> None:
         text = f"could not {what}: {error}"
