@@ -16,7 +16,7 @@ FACTS = HostFacts()  # this kind of machine: userspace OVS, no vhost-net, TCG
 def test_lab_plan_matches_golden(lab_file):
     plan = plan_of(open_lab(lab_file).topology, FACTS)
     assert_golden(GOLDEN / "plans" / f"{lab_file.stem}.json", plan.dumps())
-    assert_golden(GOLDEN / "plans" / f"{lab_file.stem}.sh", plan.explain())
+    assert_golden(GOLDEN / "plans" / f"{lab_file.stem}.explain", plan.explain())
 
 
 @pytest.mark.parametrize("lab_file", LABS, ids=[p.stem for p in LABS])
