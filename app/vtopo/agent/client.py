@@ -151,7 +151,7 @@ class AgentClient:
         """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
         return self.checked(p.RecordRequest(lab))
 
-    # vtopo.operate's three functions, done by the agent on a lab of the caller's; each says what it did, in a line
+    # vtopo.operate's three functions (vtopo.operate.Operator), done by the agent on a lab of the caller's
 
     def operate_node(self, lab: str, node: str, action: str) -> str:
         return str(self.checked(p.NodeRequest(lab, node, action))["said"])
