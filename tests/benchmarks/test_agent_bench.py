@@ -12,6 +12,7 @@ import time
 import pytest
 
 from agent_process import Agent
+from benchmarks.report import machine_facts, write_fragment
 from benchmarks.test_deploy_bench import seconds, star
 from vtopo.agent.client import AgentClient
 from vtopo.host.deployer import Deployer
@@ -21,7 +22,7 @@ from vtopo.model import io
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 
-COUNTS = tuple(int(n) for n in os.environ.get("VTOPO_AGENT_BENCH_COUNTS", "100").split(","))
+COUNTS = tuple(int(n) for n in os.environ.get("VTOPO_AGENT_BENCH_COUNTS", "100,400").split(","))
 TRIALS = 5
 
 
@@ -43,6 +44,11 @@ def through_agent(client: AgentClient, text: str, name: str) -> float:
 
 
 def test_deploying_through_the_agent_against_in_process() -> None:
+    lines = ["### Deploying through the agent", "", machine_facts(), "",
+             f"N containers on one bridge, deployed from the lab's text in this process and through `vtopo agent` "
+             f"(the socket, its progress events and the agent's own process), alternating, median of {TRIALS}. "
+             "Target: at most 10% more.", "", "| N | in-process | through the agent | agent / in-process |",
+             "|---|---|---|---|"]
     with Agent.running() as agent:
         client = AgentClient(agent.socket)
         for count in COUNTS:
@@ -58,3 +64,5 @@ def test_deploying_through_the_agent_against_in_process() -> None:
             print(f"  in-process     {seconds(here):>8}   {' '.join(seconds(t) for t in runs['in-process'])}")
             print(f"  through agent  {seconds(there):>8}   {' '.join(seconds(t) for t in runs['agent'])}")
             print(f"  agent / in-process {there / here:.2f} (target <= 1.10)")
+            lines.append(f"| {count} | {seconds(here)} | {seconds(there)} | {there / here:.2f}x |")
+    write_fragment("agent", "\n".join(lines))
