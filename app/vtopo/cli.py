@@ -30,7 +30,8 @@ from vtopo.model.topology import Topology
 if TYPE_CHECKING:
     from vtopo.agent.client import AgentError
     from vtopo.deployed import DeployedLab
-    from vtopo.host.deployer import DeployError
+    from vtopo.host.cleanup import CleanupReport
+    from vtopo.host.deployer import Deployer, DeployError
     from vtopo.host.preflight import PreflightFailed
     from vtopo.kinds.environment import HostFacts, Trust
     from vtopo.reports import DeployReport, Progress
@@ -197,48 +198,59 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 
 def _deploy_here(args: argparse.Namespace) -> DeployReport:
-    from vtopo.host.deployer import Deployer
     from vtopo.lab import open_lab
 
     lab = open_lab(args.file)
-    deployer = Deployer()
+    deployer = _deployer()
     run = deployer.update if args.update else deployer.deploy
     return run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve(), consent=consent_of(args))
 
 
 def _lab_name(target: str) -> str:
+    """The name of the lab `target` is, or names: a lab file is read (which loads the compiler) only if it is one."""
+    path = Path(target)
+    if path.suffix != ".vtopo" or not path.exists():
+        return target
     from vtopo.lab import open_lab
 
-    path = Path(target)
-    return open_lab(path).topology.name if path.suffix == ".vtopo" and path.exists() else target
+    return open_lab(path).topology.name
 
 
 def cmd_destroy(args: argparse.Namespace) -> int:
-    from vtopo.host.deployer import Deployer
-
     started = time.monotonic()
     name = _lab_name(args.lab)
     agent = agent_client()
     steps = (agent.destroy(name, _progress_printer(args.verbose)) if agent is not None
-             else Deployer().destroy(name, _progress_printer(args.verbose)))
+             else _deployer().destroy(name, _progress_printer(args.verbose)))
     print(f"destroyed lab {name}: {steps} operations undone in {time.monotonic() - started:.2f} s")
     return EXIT_OK
 
 
+def _deployer() -> Deployer:
+    """This process's own deployer: root's, with no agent running. Only then is the deploy stack imported."""
+    from vtopo.host.deployer import Deployer
+
+    return Deployer()
+
+
+def _record_of(prefix: str) -> DeployedLab:
+    from vtopo.deployed import DeployedLab
+
+    return DeployedLab.find(prefix)
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from vtopo.agent.protocol import user_name
-    from vtopo.deployed import DeployedLab
-    from vtopo.host.deployer import Deployer
 
     name = _lab_name(args.lab) if args.lab else None
     agent = agent_client()
-    labs = agent.status(name) if agent is not None else Deployer().status(name)
+    labs = agent.status(name) if agent is not None else _deployer().status(name)
     if not labs:
         print("no lab is deployed")
     for lab in labs:
         print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}, owner "
               f"{user_name(lab.owner)}: {lab.state}")
-        deployed = DeployedLab.find(lab.prefix) if args.verbose and os.geteuid() == 0 else None  # root reads records
+        deployed = _record_of(lab.prefix) if args.verbose and os.geteuid() == 0 else None  # root reads records
         for kind, parts in (("node", lab.nodes), ("link", lab.links)):
             for part in parts:
                 print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
@@ -247,13 +259,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK if all(lab.up for lab in labs) else EXIT_FAILED
 
 
-def cmd_cleanup(args: argparse.Namespace) -> int:
+def _cleanup_here(args: argparse.Namespace) -> CleanupReport:
     from vtopo.host.cleanup import cleanup
-    from vtopo.host.deployer import Deployer
 
+    return cleanup(_deployer(), _progress_printer(args.verbose))
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
     agent = agent_client()
-    report = (agent.cleanup(_progress_printer(args.verbose)) if agent is not None
-              else cleanup(Deployer(), _progress_printer(args.verbose)))
+    report = agent.cleanup(_progress_printer(args.verbose)) if agent is not None else _cleanup_here(args)
     for name in report.labs:
         print(f"destroyed lab {name}")
     for stray in report.strays:

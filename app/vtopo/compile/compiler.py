@@ -20,9 +20,11 @@ from vtopo.kinds.trust import host_address_problem
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS, NODE_NAME_RULE, is_valid_node_name, link_refusal
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
-from vtopo.ops import HOST, ContainForwarding, MakeDirectory, Op, RunCommand
+from vtopo.ops import (HOST, AddAddress, AddRoute, ConfigureLink, ContainForwarding, MakeDirectory, Op, RunCommand,
+                       SetImpairment, SetMaster, SetSysctl, SetTxChecksum)
 
 PREFIX = re.compile(r"[a-z][a-z0-9]{1,6}")
+CONFIGURING = (ConfigureLink, SetMaster, AddAddress, AddRoute, SetSysctl, SetImpairment, SetTxChecksum)
 
 
 class StageFailed(LabError):
@@ -297,13 +299,23 @@ class Compiler:
         for command in last:
             graph.add_edges_from((index, command) for index in range(len(ops)) if index not in last)
         graph.add_edges_from(zip(last, last[1:]))
-        order = list(nx.lexicographical_topological_sort(graph))
+        order = list(nx.lexicographical_topological_sort(graph, key=lambda index: (build_phase(ops[index]), index)))
         position = {old: new for new, old in enumerate(order, start=1)}
         steps = [Step(position[old], ops[old], tuple(sorted(position[p] for p in graph.predecessors(old))))
                  for old in order]
         warnings = [p for p in self.problems if p.severity is Severity.WARNING]
         return Plan(self.topology.name, self.lab.names.prefix, self.lab.names.run_dir, steps, warnings,
                     self.topology.notes)
+
+
+def build_phase(op: Op) -> int:
+    """Where an op goes among those its dependencies leave free to move: first every op that makes something,
+    then the configuration inside namespaces, then the host's (host ends up, and attached to their bridges).
+    The kernel creates 400 veth pairs in 0.3 s when they come first, and in 0.6-0.9 s when each follows the
+    previous link's ports coming up (measured on the deploy benchmark's star)."""
+    if not isinstance(op, CONFIGURING):
+        return 0
+    return 2 if getattr(op, "netns", None) is None else 1
 
 
 def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 HOST = ""  # the resource name of the host's own network namespace
@@ -104,9 +104,13 @@ class Op:
         return self.summary_text.format(**{f.name: getattr(self, f.name) for f in fields(self)})
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"op": self.name_of_op}
-        data.update({k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()})
-        return data
+        """The op as JSON data. Its fields hold plain values and tuples of them: nothing to copy deeply, which
+        `asdict` would do for each of a deploy's thousands of journal lines."""
+        return {"op": self.name_of_op, **{f.name: _json_value(getattr(self, f.name)) for f in fields(self)}}
+
+
+def _json_value(value: Any) -> Any:
+    return [_json_value(item) for item in value] if isinstance(value, tuple) else value
 
 
 def op_from_json(data: dict[str, Any]) -> Op:
