@@ -1,6 +1,8 @@
 """Every lab in topologies/ compiles to its expected plan (JSON) and explanation (shell script)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from golden import GOLDEN, assert_golden
@@ -37,10 +39,14 @@ def test_macvtap_lab_passes_the_tap_device_on_fd_3():
     assert "3<>/dev/tap$(cat /sys/class/net/" in script
 
 
-def test_ovs_on_userspace_datapath_turns_tx_checksum_off_in_each_container():
-    plan = plan_of(open_lab(TOPOLOGIES / "ovs-openflow.vtopo").topology, FACTS)
-    script = plan.explain()
+def test_ovs_on_userspace_datapath_gives_each_container_its_own_port_or_turns_tx_checksum_off_on_veths():
+    topology = open_lab(TOPOLOGIES / "ovs-openflow.vtopo").topology
+    script = plan_of(topology, FACTS).explain()
     assert "datapath_type=netdev" in script
-    assert script.count("ethtool -K eth0 tx off") == 3
-    system = plan_of(open_lab(TOPOLOGIES / "ovs-openflow.vtopo").topology, HostFacts(ovs_datapath="system"))
+    assert script.count("type=internal") == 3 and "ethtool" not in script and "type veth" not in script
+    assert re.search(r"ip link set dev \S+-sw-p1 netns \S+-c1 name eth0", script), script
+    topology.nodes["sw"].settings["ports"] = "system"
+    veths = plan_of(topology, FACTS).explain()
+    assert veths.count("ethtool -K eth0 tx off") == 3 and "type=internal" not in veths
+    system = plan_of(topology, HostFacts(ovs_datapath="system"))
     assert "ethtool" not in system.explain()

@@ -52,7 +52,7 @@ def test_ovs_openflow_rules_steer_traffic_and_tcp_passes(deployed):
     flows = subprocess.run(["ovs-ofctl", "dump-flows", bridge], capture_output=True, text=True).stdout
     steering = next(line for line in flows.splitlines() if "in_port=1" in line)
     assert int(re.search(r"n_packets=(\d+)", steering).group(1)) > 0
-    assert "tx-checksumming: off" in lab.run("c1", "ethtool", "-k", "eth0").stdout
+    assert "tun type tap" in lab.run("c1", "ip", "-d", "link", "show", "eth0").stdout, "eth0 is the switch's own port"
     server = subprocess.Popen(lab.lab.command_in("c3", ["iperf3", "-s", "-1", "-p", "5301"]),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -60,7 +60,7 @@ def test_ovs_openflow_rules_steer_traffic_and_tcp_passes(deployed):
         result = lab.run("c1", "iperf3", "-c", lab.address("c1", "c3"), "-p", "5301", "-t", "2", "-J", timeout=20)
         assert result.returncode == 0, result.stdout[-500:]
         received = json.loads(result.stdout)["end"]["sum_received"]["bits_per_second"]
-        assert received > 1e6, f"TCP through the userspace datapath: {received / 1e6:.1f} Mb/s"  # 0 without tx off
+        assert received > 1e6, f"TCP through the userspace datapath: {received / 1e6:.1f} Mb/s"
     finally:
         server.kill()
         server.wait()

@@ -1,4 +1,5 @@
-"""An OVS switch whose container ports are read through AF_XDP (the `ports: afxdp` setting) on the userspace datapath."""
+"""An OVS switch on the userspace datapath reaching its containers through its own internal ports (the default) or
+through veths read with AF_XDP (the `ports: afxdp` setting)."""
 from __future__ import annotations
 
 import json
@@ -7,33 +8,56 @@ import subprocess
 import pytest
 
 from tests.labs.test_labs import wait_for
-from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
+from vtopo.model.topology import Endpoint, Impairment, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
 
 
-def afxdp_lab() -> Topology:
-    topology = Topology(name="ovs-afxdp")
-    topology.add_node(Node(id="sw", name="sw", kind="ovs", settings={"ports": "afxdp"}))
-    for port, node in enumerate(("c1", "c2"), start=1):
+def ovs_lab(ports: str, impaired: bool = False) -> Topology:
+    topology = Topology(name=f"ovs-{ports}")
+    topology.add_node(Node(id="sw", name="sw", kind="ovs", settings={"ports": ports}))
+    for port, node in enumerate(("c1", "c2", "c3"), start=1):
         topology.add_node(Node(id=node, name=node, kind="container"))
         topology.add_link(Link(id=f"{node}-sw", a=Endpoint(node, "eth0", Interface(addresses=[f"10.83.0.{port}/24"])),
                                b=Endpoint("sw", f"p{port}")))
+    if impaired:
+        topology.update_link("c3-sw", impairment=Impairment(rate_mbit=50))
     return topology
 
 
-def test_afxdp_ports_carry_tcp_without_retransmits(deployed):
-    lab = deployed(afxdp_lab())
-    prefix = lab.lab.context.names.prefix
+def interface_types(prefix: str) -> dict[str, str]:
     rows = json.loads(subprocess.run(["ovs-vsctl", "--format=json", "--columns=name,type", "find", "Interface",
                                       f'external_ids:vtopo-lab="{prefix}"'], capture_output=True, text=True).stdout)
-    assert sorted(row[1] for row in rows["data"]) == ["afxdp-nonpmd", "afxdp-nonpmd"], rows
+    return {name: kind for name, kind in rows["data"]}
+
+
+def test_internal_ports_are_the_containers_interfaces_and_an_impaired_link_keeps_a_veth(deployed):
+    lab = deployed(ovs_lab("internal", impaired=True))
+    prefix = lab.lab.context.names.prefix
+    assert interface_types(prefix) == {f"{prefix}-sw-p1": "internal", f"{prefix}-sw-p2": "internal",
+                                       f"{prefix}-sw-p3": ""}, "the impaired link's port is a veth's host end"
+    inside = lab.run("c1", "ip", "-d", "link", "show", "eth0").stdout
+    assert "tun type tap" in inside, inside
+    host = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert f"{prefix}-sw-p1" not in host and f"{prefix}-sw-p3" in host
+    assert lab.pings("c1", "c2") and lab.pings("c1", "c3")
+    assert_tcp_without_retransmits(lab, "c1", "c2", "10.83.0.2", 5301)
+
+
+def test_afxdp_ports_carry_tcp_without_retransmits(deployed):
+    lab = deployed(ovs_lab("afxdp"))
+    prefix = lab.lab.context.names.prefix
+    assert set(interface_types(prefix).values()) == {"afxdp-nonpmd"}
     assert lab.pings("c1", "c2")
-    server = subprocess.Popen(lab.lab.command_in("c2", ["iperf3", "-s", "-1", "-p", "5302"]),
+    assert_tcp_without_retransmits(lab, "c1", "c2", "10.83.0.2", 5302)
+
+
+def assert_tcp_without_retransmits(lab, client: str, server_node: str, address: str, port: int) -> None:
+    server = subprocess.Popen(lab.lab.command_in(server_node, ["iperf3", "-s", "-1", "-p", str(port)]),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert wait_for(lambda: ":5302" in lab.run("c2", "ss", "-ltn").stdout, 5)
-        result = lab.run("c1", "iperf3", "-c", "10.83.0.2", "-p", "5302", "-t", "2", "-J", timeout=20)
+        assert wait_for(lambda: f":{port}" in lab.run(server_node, "ss", "-ltn").stdout, 5)
+        result = lab.run(client, "iperf3", "-c", address, "-p", str(port), "-t", "2", "-J", timeout=20)
         assert result.returncode == 0, result.stdout[-500:]
         end = json.loads(result.stdout)["end"]
         assert end["sum_received"]["bits_per_second"] > 1e6

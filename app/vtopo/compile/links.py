@@ -3,15 +3,22 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from vtopo.kinds.contract import EndContext, Role, SegmentKind
+from vtopo.kinds.contract import SWITCH_PORT, EndContext, Role, SegmentKind
 from vtopo.kinds.environment import LabNames
 from vtopo.ops import (AddAddress, ConfigureLink, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, LinkType, Op,
                        SetImpairment)
 
 
 def medium_for(a: EndContext, b: EndContext) -> str | None:
-    """veth, macvlan, macvtap or tap; None when these two roles cannot be linked."""
+    """veth, a switch port, macvlan, macvtap or tap; None when these two roles cannot be linked. A link with an
+    impairment stays a veth: its qdiscs go on both ends, and a switch's own port has none. So does a link to the
+    host's own namespace, which has no namespace to move a port into."""
     roles = {a.kind.role, b.kind.role}
+    if roles == {Role.NAMESPACE, Role.SWITCH}:
+        switch, node = (a, b) if a.kind.role is Role.SWITCH else (b, a)
+        makes_port = (switch.kind.makes_namespace_ports(switch.owner) and not a.link.impairment.active
+                      and node.kind.netns(node.owner) is not None)
+        return SWITCH_PORT if makes_port else "veth"
     if roles <= {Role.NAMESPACE, Role.SWITCH}:
         return "veth"
     if Role.SEGMENT in roles and len(roles) == 2:
@@ -46,6 +53,7 @@ def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]
     elif a.medium == "tap":
         machine = a if a.kind.role is Role.MACHINE else b
         yield CreateTap(owner=owner, name=machine.device)
+    # a SWITCH_PORT is made by the switch's attach
 
 
 def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:

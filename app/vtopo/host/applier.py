@@ -89,6 +89,8 @@ class Applier:
                 self.netlink.add_tap(op.name, None)
             case o.SetMaster():
                 self._set_master(op)
+            case o.MoveLink():
+                self.netlink.move_link(op.name, op.netns, op.new_name)
             case o.ConfigureLink():
                 self.netlink.set_link(op.name, op.netns, mtu=op.mtu or None, mac=op.mac or None, alias=op.alias or None,
                                       up=op.up)

@@ -344,6 +344,14 @@ class Netlink:
                 raise
         return fd
 
+    def move_link(self, name: str, netns: str, new_name: str) -> None:
+        """Move host interface `name` into `netns`, renamed `new_name` there, in one request."""
+        with _kernel(f"move {name} into netns {netns} as {new_name}"):
+            with self._placed(netns, None) as placement:
+                message = wire.link(wire.text(wire.IFLA_IFNAME, new_name), *placement, index=self._index(name, None))
+                self._change_link(None, message)
+        self._indexes.pop((None, name), None)
+
     def delete_link(self, name: str, netns: str | None) -> None:
         """Delete a link (a veth takes its peer with it)."""
         self._indexes.clear()  # a veth takes its peer, a lower device its macvlans

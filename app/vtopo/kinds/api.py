@@ -8,22 +8,22 @@ from __future__ import annotations
 from vtopo.kinds.check_types import CheckType, Probe, Verdict
 from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, DaemonShell, EmptySettings, EndContext,
                                   LabContext, LoopProtection, MachineProcess, NodeContext, NodeKind, PortSpec, Role,
-                                  SegmentKind)
+                                  SegmentKind, SWITCH_PORT)
 from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.model.problems import ConsentRequest, Problem, Severity
 from vtopo.ops import (DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, AddAddress, AddRoute, ConfigureLink, CreateBridge,
-                       CreateNamespace, CreateVeth, MakeDirectory, Op, OvsAddBridge, OvsAddFlows, OvsAddPort,
-                       ResumeDomain, SetMaster, SetSysctl, SetTxChecksum, StartDomain, StartProcess, VHOST_DEVICE,
+                       CreateNamespace, CreateVeth, INTERNAL_PORT, MakeDirectory, MoveLink, Op, OvsAddBridge,
+                       OvsAddFlows, OvsAddPort, ResumeDomain, SetMaster, SetSysctl, SetTxChecksum, StartDomain, StartProcess, VHOST_DEVICE,
                        WriteFile, addresses_resource, dev_resource, up_resource)
 
 __all__ = [
-    "BUILTIN_IMAGE", "DOMAIN_XMLNS", "ECHO_SERVER", "IPERF3_SERVER", "KVM_GROUP", "LIBVIRT_QEMU_RUN_DIR",
-    "MAX_INTERFACE_NAME",
+    "BUILTIN_IMAGE", "DOMAIN_XMLNS", "ECHO_SERVER", "INTERNAL_PORT", "IPERF3_SERVER", "KVM_GROUP",
+    "LIBVIRT_QEMU_RUN_DIR", "MAX_INTERFACE_NAME", "SWITCH_PORT",
     "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigureLink", "ConsentRequest", "CreateBridge",
     "CreateNamespace", "CreateVeth", "DaemonShell", "EmptySettings", "EndContext", "HostFacts", "LabContext",
-    "LabNames", "LoopProtection", "MachineProcess", "MakeDirectory", "NodeContext", "NodeKind", "Op", "OvsAddBridge",
+    "LabNames", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeKind", "Op", "OvsAddBridge",
     "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "ResumeDomain", "Role", "SegmentKind", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
     "addresses_resource", "dev_resource", "image_path", "image_problem", "setting", "up_resource",

@@ -39,6 +39,9 @@ class LoopProtection(str, Enum):
     STP = "stp"  # the spanning tree protocol, when the node's settings turn it on
 
 
+SWITCH_PORT = "switch port"  # the medium of a link whose switch makes the namespace's interface (makes_namespace_ports)
+
+
 class Role(str, Enum):
     """How a kind takes part in links. The compiler picks the link medium from the two roles."""
 
@@ -293,6 +296,11 @@ class NodeKind(ABC, Generic[S]):
     def check_types(self) -> Iterable[CheckType]:
         """Check types this kind adds to what a lab file's "checks" may use (a router adds `ospf-neighbor`)."""
         return ()
+
+    def makes_namespace_ports(self, node: NodeContext[S]) -> bool:
+        """Whether this switch makes the interface of a namespace linked to it itself, as one of its own ports,
+        and moves it into the namespace (OVS's internal ports), instead of taking the host end of a veth pair."""
+        return False
 
     def leaves_checksums_partial(self, node: NodeContext[S]) -> bool:
         """Whether frames cross this switch with their checksum left for a NIC to finish (OVS's userspace

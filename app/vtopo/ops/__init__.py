@@ -12,15 +12,17 @@ from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
 from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile
 from vtopo.ops.netdev import (TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink, CreateBridge, CreateMacvlan,
                               CreateMacvtap, CreateNamespace, CreateTap, CreateVeth, DeleteLink, DeleteNamespace,
-                              DeviceOp, LinkType, MacvlanMode, SetImpairment, SetMaster, SetSysctl, SetTxChecksum,
-                              Tool, tbf_burst, tbf_rate)
-from vtopo.ops.ovs import OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag, vsctl_line
+                              DeviceOp, LinkType, MacvlanMode, MoveLink, SetImpairment, SetMaster, SetSysctl,
+                              SetTxChecksum, Tool, tbf_burst, tbf_rate)
+from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag,
+                           vsctl_line)
 from vtopo.ops.process import VHOST_DEVICE, RunCommand, StartProcess, StopProcess, drop_privileges
 
 __all__ = [
     "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
     "CreateNamespace", "CreateTap", "CreateVeth", "DOMAIN_XMLNS", "DeleteLink", "DeleteNamespace", "DestroyDomain",
-    "DeviceOp", "FileOp", "HOST", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "MacvlanMode", "MakeDirectory", "OP_TYPES", "Op",
+    "DeviceOp", "FileOp", "HOST", "INTERNAL_PORT", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "MacvlanMode", "MakeDirectory",
+    "MoveLink", "OP_TYPES", "Op",
     "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge", "RemoveDirectory", "RemoveFile", "RemoveNftTable",
     "ResumeDomain", "RunCommand", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain",
     "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "VHOST_DEVICE", "WriteFile", "addresses_resource", "comment",

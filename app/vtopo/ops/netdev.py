@@ -214,6 +214,26 @@ class CreateTap(Op):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MoveLink(Op):
+    """Move a host interface into a namespace under its name there: a switch's own port (an OVS internal port)
+    becomes a node's interface. It needs no undo: it goes with the switch's port, or with the namespace."""
+
+    name: str
+    netns: str
+    new_name: str
+    summary_text: ClassVar[str] = "move {name} into {netns} as {new_name}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({dev_resource(None, self.name), ns_resource(self.netns)})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({dev_resource(self.netns, self.new_name)})
+
+    def explain(self) -> list[str]:
+        return [ip_cmd(None, "link", "set", "dev", self.name, "netns", self.netns, "name", self.new_name)]
+
+
+@dataclass(frozen=True, kw_only=True)
 class SetMaster(Op):
     name: str
     master: str

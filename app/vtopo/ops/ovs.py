@@ -8,6 +8,9 @@ from typing import ClassVar
 from vtopo.model.rules import OVS_LAB_KEY
 from vtopo.ops.base import Op, dev_resource, heredoc, sh
 
+INTERNAL_PORT = "internal"
+
+
 def ovs_lab_tag(lab: str) -> str:
     """The column setting that tags an OVS object as the lab's, for `set Bridge|Port|Interface NAME <this>`.
     ovs-vsctl parses values as OVSDB atoms; a JSON-quoted string is always taken literally."""
@@ -65,11 +68,17 @@ class OvsAddPort(Op):
     port_type: str = ""  # the Interface type; "" is a system port (a packet socket on the device)
     summary_text: ClassVar[str] = "add port {name} to {bridge} as OpenFlow port {ofport}"
 
+    @property
+    def makes_device(self) -> bool:
+        """An internal port is a device OVS makes; any other port is a device that exists already."""
+        return self.port_type == INTERNAL_PORT
+
     def requires(self) -> frozenset[str]:
-        return frozenset({f"ovs:{self.bridge}", dev_resource(None, self.name)})
+        return frozenset({f"ovs:{self.bridge}"} | (set() if self.makes_device else {dev_resource(None, self.name)}))
 
     def provides(self) -> frozenset[str]:
-        return frozenset({f"ovsport:{self.bridge}/{self.ofport}"})
+        return frozenset({f"ovsport:{self.bridge}/{self.ofport}"} |
+                         ({dev_resource(None, self.name)} if self.makes_device else set()))
 
     def vsctl(self) -> list[list[str]]:
         tag = ovs_lab_tag(self.lab)
