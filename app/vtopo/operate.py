@@ -29,7 +29,7 @@ from vtopo.host import processes
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.netlink import NetlinkError
 from vtopo.host.state import LabRecord, Operated, StateStore
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
 from vtopo.model import io
 from vtopo.model.problems import LabError
@@ -291,6 +291,10 @@ def set_link_impairment(lab: str, a: str, b: str, *, rate_mbit: float | None = N
     """
     with running_lab(lab, store) as running:
         link = running.link(a, b)
+        if any(end.medium == SWITCH_PORT for end in running.ends_of_link(link)):
+            raise OperateError(f"link {running.link_name(link)} in lab {running.name} is the switch's own port, "
+                               "which has no queue on the switch's side to shape: set the impairment in the lab and "
+                               "deploy it again (`vtopo deploy --update`), which makes the link a veth pair")
         changes = {"rate_mbit": rate_mbit, "delay_ms": delay_ms, "jitter_ms": jitter_ms, "loss_pct": loss_pct}
         impairment = replace(link.impairment, **{key: value for key, value in changes.items() if value is not None})
         owner = f"link {running.link_name(link)}"

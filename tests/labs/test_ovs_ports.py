@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from tests.labs.test_labs import wait_for
+from vtopo.operate import OperateError, set_link_impairment
 from vtopo.model.topology import Endpoint, Impairment, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
@@ -42,6 +43,9 @@ def test_internal_ports_are_the_containers_interfaces_and_an_impaired_link_keeps
     assert f"{prefix}-sw-p1" not in host and f"{prefix}-sw-p3" in host
     assert lab.pings("c1", "c2") and lab.pings("c1", "c3")
     assert_tcp_without_retransmits(lab, "c1", "c2", "10.83.0.2", 5301)
+    with pytest.raises(OperateError, match="is the switch's own port, which has no queue"):
+        set_link_impairment("ovs-internal", "c1", "sw", rate_mbit=10)
+    assert "qdisc tbf" not in lab.run("c1", "tc", "qdisc", "show", "dev", "eth0").stdout
 
 
 def test_afxdp_ports_carry_tcp_without_retransmits(deployed):
