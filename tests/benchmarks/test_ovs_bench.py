@@ -1,7 +1,8 @@
 """TCP between two containers through Open vSwitch as vtopo sets it up, against a Linux bridge, in the same run.
 
 Both labs are deployed by vtopo and stay up together; trials alternate (bridge, OVS, bridge, ...) so drift hits both
-alike. Prints throughput and retransmits per trial, the means and the ratio; asserts only that TCP works.
+alike. Prints throughput and retransmits per trial, the means and the ratio, and writes them into the README's
+performance section; asserts only that TCP works.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from benchmarks.report import machine_facts, write_fragment
 from vtopo.deployed import DeployedLab
 from vtopo.host import ovs
 from vtopo.host.deployer import Deployer
@@ -25,8 +27,10 @@ pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 TRIALS = 3
 SECONDS = 5
 SWITCHES = {"bridge": ("ovsbench-br", "ob", 81), "ovs": ("ovsbench-ovs", "oo", 82),
-            "ovs-afxdp": ("ovsbench-xdp", "ox", 83)}
-SETTINGS = {"ovs-afxdp": {"ports": "afxdp"}}  # the opt-in AF_XDP ports, beside vtopo's defaults
+            "ovs-veth": ("ovsbench-veth", "ov", 84), "ovs-afxdp": ("ovsbench-xdp", "ox", 83)}
+SETTINGS = {"ovs-veth": {"ports": "system"}, "ovs-afxdp": {"ports": "afxdp"}}  # the opt-in port types
+LABELS = {"bridge": "Linux bridge", "ovs": "OVS, vtopo's defaults (internal ports)",
+          "ovs-veth": "OVS, `ports: system` (veths)", "ovs-afxdp": "OVS, `ports: afxdp` (veths read with AF_XDP)"}
 
 
 @dataclass(frozen=True)
@@ -97,16 +101,31 @@ def summary(trials: list[Trial]) -> str:
 
 def test_ovs_defaults_against_a_linux_bridge(labs: dict[str, DeployedLab]) -> None:
     trials: dict[str, list[Trial]] = {kind: [] for kind in SWITCHES}
+    facts = machine_facts()
     loads = [os.getloadavg()[0]]
     for _ in range(TRIALS):
         for kind, lab in labs.items():
             trials[kind].append(iperf3(lab, kind))
         loads.append(os.getloadavg()[0])
     means = {kind: statistics.mean(t.bits_per_second for t in trials[kind]) for kind in SWITCHES}
-    print(f"\nOVS as vtopo sets it up: {ovs_settings()}; {TRIALS} x {SECONDS} s each, "
-          f"load {min(loads):.2f}-{max(loads):.2f}")
-    print(f"linux bridge:               {summary(trials['bridge'])}")
-    for kind, label in (("ovs", "OVS, vtopo's defaults:     "), ("ovs-afxdp", "OVS, ports afxdp (opt-in): ")):
-        print(f"{label}{summary(trials[kind])}; / bridge = {means[kind] / means['bridge']:.3f}")
+    settings = ovs_settings()
+    print(f"\nOVS as vtopo sets it up: {settings}; {TRIALS} x {SECONDS} s each, load {min(loads):.2f}-{max(loads):.2f}")
+    for kind in SWITCHES:
+        print(f"{LABELS[kind]:<46} {summary(trials[kind])}; / bridge = {means[kind] / means['bridge']:.3f}")
     print("target: OVS / bridge >= 0.25 with retransmits near zero")
+    write_fragment("ovs", ovs_markdown(trials, means, settings, facts, (min(loads), max(loads))))
     assert all(t.bits_per_second > 1e6 for kind in trials for t in trials[kind])
+
+
+def ovs_markdown(trials: dict[str, list[Trial]], means: dict[str, float], settings: str, facts: str,
+                 loads: tuple[float, float]) -> str:
+    lines = ["### Open vSwitch against a Linux bridge", "", facts, "",
+             f"TCP between two containers (iperf3, {TRIALS} trials of {SECONDS} s each, the switches alternating, load "
+             f"{loads[0]:.2f}-{loads[1]:.2f}). OVS runs on its userspace datapath as vtopo set it up: {settings}.", "",
+             "| switch | mean | trials | retransmits | / bridge |", "|---|---|---|---|---|"]
+    for kind in SWITCHES:
+        rates = ", ".join(f"{t.bits_per_second / 1e9:.2f}" for t in trials[kind])
+        retransmits = ", ".join(str(t.retransmits) for t in trials[kind])
+        lines.append(f"| {LABELS[kind]} | {means[kind] / 1e9:.2f} Gb/s | {rates} | {retransmits} | "
+                     f"{means[kind] / means['bridge']:.2f} |")
+    return "\n".join(lines)

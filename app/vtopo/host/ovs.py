@@ -148,7 +148,10 @@ class OvsService:
     def stop(self) -> None:
         """Stop both daemons with `ovs-ctl stop`, taking back the setting `start` made. Call only for an OVS that
         we started."""
-        vsctl([["remove", "Open_vSwitch", ".", "other_config", USERSPACE_TSO]], options=["--no-wait"])
+        try:
+            vsctl([["remove", "Open_vSwitch", ".", "other_config", USERSPACE_TSO]], options=["--no-wait"])
+        except OvsError:  # no database answers (a start killed before it): there is nothing to take back
+            pass
         _run([self.ovs_ctl, "stop"], timeout_s=self.start_timeout_s)
         self.started = False
 
