@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
 from typing import Iterator
 
@@ -17,6 +18,10 @@ import pytest
 # (this checkout's code). The tests of the agent start their own agents (tests/agent_process.py). Set before vtopo
 # is imported: the socket's path is read once.
 os.environ["VTOPO_AGENT_SOCKET"] = f"/run/vtopo-tests-{os.getpid()}/agent.sock"
+
+# Tests press Ctrl-C in the processes they start (vtopo iperf, a node's shell). A run started in the background by a
+# non-interactive shell inherits SIGINT ignored, and so would every process it starts; the interrupt is put back.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from vtopo.host.libvirtd import LibvirtService  # noqa: E402
 
