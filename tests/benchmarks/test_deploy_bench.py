@@ -246,8 +246,9 @@ def deploy_markdown(medians: dict[str, dict[int, Timing]], facts: str, mininet_r
              f"{SETTLE_SECONDS:.0f} s). The floor is the same kernel work in two `ip -batch` processes; Mininet is "
              + (f"Debian's {mininet_release} (Linux bridge, no controller)." if mininet_release else
                 "not installed on this machine, so it has no figures."), "",
-             "`vtopo deploy` runs the deploy in its own process, as root does with no agent; through the agent (started "
-             "from this checkout, as `make run` starts one) the command only sends the lab and follows the progress.",
+             "`vtopo deploy` runs the deploy in its own process, as root does with no agent; through the agent "
+             "(started from this checkout, as `make run` starts one) the command only sends the lab and follows the "
+             "progress.",
              "",
              "| N | vtopo in-process | `vtopo deploy` | through the agent | floor | floor ratio (own process, agent) | "
              "Mininet build | Mininet / agent |",

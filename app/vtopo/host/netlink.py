@@ -6,9 +6,9 @@ once (inside `entered()`, or while the namespace is being made) and reused: no h
 Each request is packed with struct (vtopo.host.rtnl_wire) and sent on a plain rtnetlink socket, and its
 acknowledgement is read back at once, with struct unless it is a refusal, which pyroute2 decodes. pyroute2's
 `IPRoute` runs an asyncio request machine around every call, about 250 us of Python per request against the
-kernel's few microseconds. Sending many requests before reading their acks saves nothing measurable (400 link changes in
-one namespace: 18 us each either way; 400 veth pairs: 440-650 us each either way, the kernel's own work), and
-would report a failure after later requests had run. qdiscs, whose options pyroute2's tc plugins compute,
+kernel's few microseconds. Sending many requests before reading their acks saves nothing measurable (400 link
+changes in one namespace: 18 us each either way; 400 veth pairs: 440-650 us each either way, the kernel's own
+work), and would report a failure after later requests had run. qdiscs, whose options pyroute2's tc plugins compute,
 still go through `IPRoute`.
 """
 from __future__ import annotations
