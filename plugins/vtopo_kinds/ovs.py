@@ -18,8 +18,8 @@ class OvsSettings:
     fail_mode: str = setting("standalone", "Fail mode", "standalone: a learning switch until rules say otherwise. "
                              "secure: only the OpenFlow rules forward.", choices=("standalone", "secure"))
     ports: str = setting("internal", "Port type", "How the userspace (netdev) datapath reaches containers and "
-                         "routers. internal: OVS's own port device (a tap it reads with vhost headers), moved into "
-                         "the node as its interface: about 15 times the TCP throughput of system, no retransmits. "
+                         "routers. internal: OVS's own port device (a tap it reads with virtio-net headers), moved "
+                         "into the node as its interface: about 15 times the TCP throughput of system, no retransmits. "
                          "system: a veth pair, OVS reading its host end with a packet socket. afxdp: a veth read with "
                          "AF_XDP, about 75 MB of memory per port. A link with an impairment, and a VM's port, are "
                          "always system.", choices=("internal", "system", "afxdp"))
