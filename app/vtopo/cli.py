@@ -26,6 +26,7 @@ from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.cli_operate import add_commands as add_operate_commands
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
+from vtopo.reports import OUTPUT_STAGE
 
 if TYPE_CHECKING:
     from vtopo.agent.client import AgentError
@@ -167,7 +168,7 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
     last_stage = [""]
 
     def show(progress: Progress) -> None:
-        if progress.stage == "output":  # what a startup command printed: always shown
+        if progress.stage == OUTPUT_STAGE:  # what a startup command printed: always shown
             for line in progress.message.splitlines():
                 print(f"  {progress.owner.removeprefix('node ')}| {line}", flush=True)
             return
@@ -187,7 +188,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         from vtopo.model.io import read_text
 
         report = agent.deploy(read_text(args.file), consent_of(args), _progress_printer(args.verbose), args.update,
-                              str(args.file.resolve()))
+                              str(args.file.resolve()), every_step=args.verbose)
     else:
         report = _deploy_here(args)
     for notice in report.notices:
@@ -220,7 +221,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     started = time.monotonic()
     name = _lab_name(args.lab)
     agent = agent_client()
-    steps = (agent.destroy(name, _progress_printer(args.verbose)) if agent is not None
+    steps = (agent.destroy(name, _progress_printer(args.verbose), every_step=args.verbose) if agent is not None
              else _deployer().destroy(name, _progress_printer(args.verbose)))
     print(f"destroyed lab {name}: {steps} operations undone in {time.monotonic() - started:.2f} s")
     return EXIT_OK

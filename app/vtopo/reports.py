@@ -10,6 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
+OUTPUT_STAGE = "output"
+"""The progress stage of what a startup command printed: shown whole, however little of the rest is."""
+
+
 @dataclass(frozen=True)
 class Progress:
     stage: str  # "preflight", "apply", "output" (what a startup command printed), "rollback", "destroy", "cleanup"

@@ -43,6 +43,7 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
     before = snapshot()
     deployed = agent.vtopo(a, "deploy", BRIDGE_VETH)
     assert deployed.returncode == 0, deployed.stderr
+    assert "== apply" in deployed.stdout and "[1/" not in deployed.stdout  # each stage, not each operation
     try:
         status = agent.vtopo(None, "status", "bridge-veth")
         assert f"owner {a}: running" in status.stdout
@@ -130,11 +131,13 @@ def test_two_users_deploy_two_labs_at_once(agent, users, readable_dir):
         topology.name, topology.prefix = f"agent-{key}", prefix
         save_readable(topology, readable_dir / f"{key}.vtopo")
         labs[key] = topology.name
-    deploys = {key: agent.spawn(users[key].pw_name, "deploy", str(readable_dir / f"{key}.vtopo")) for key in labs}
+    deploys = {key: agent.spawn(users[key].pw_name, "deploy", "-v", str(readable_dir / f"{key}.vtopo"))
+               for key in labs}
     try:
         for key, process in deploys.items():
-            _, errors = process.communicate(timeout=120)
+            shown, errors = process.communicate(timeout=120)
             assert process.returncode == 0, errors
+            assert "[1/" in shown, shown  # -v: each operation
         for key, name in labs.items():
             ping = agent.vtopo(users[key].pw_name, "exec", name, "c0", "--", "ping", "-c", "1", "-W", "2", "10.0.1.1")
             assert ping.returncode == 0, ping.stdout + ping.stderr

@@ -135,14 +135,17 @@ class AgentClient:
     # ------------------------------------------------------------ verbs
 
     def deploy(self, document: str, consent: Trust, progress: ProgressCallback | None = None, update: bool = False,
-               source: str = "") -> DeployReport:
+               source: str = "", every_step: bool = True) -> DeployReport:
+        """`every_step` False: `progress` hears of each stage once (and of what nodes print), not of each operation."""
         request = p.DeployRequest(document, p.Consent(sorted(consent.host_devices), sorted(consent.images),
-                                                      sorted(consent.startup_commands)), update, source)
+                                                      sorted(consent.startup_commands)), update, source,
+                                  every_step and progress is not None)
         report: DeployReport = p.read_as(DeployReport, self.checked(request, progress))
         return report
 
-    def destroy(self, lab: str, progress: ProgressCallback | None = None) -> int:
-        return int(self.checked(p.DestroyRequest(lab), progress)["ops"])
+    def destroy(self, lab: str, progress: ProgressCallback | None = None, every_step: bool = True) -> int:
+        request = p.DestroyRequest(lab, every_step and progress is not None)
+        return int(self.checked(request, progress)["ops"])
 
     def status(self, lab: str | None = None) -> list[p.LabSummary]:
         return [p.read_as(p.LabSummary, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]

@@ -77,12 +77,14 @@ class DeployRequest(Message):
     consent: Consent = field(default_factory=Consent)
     update: bool = False  # apply only what an edit adds to the running lab
     source: str = ""  # where the client read the document, shown by status; never opened
+    every_step: bool = True  # a progress event per operation; False: only each stage's first, and what nodes print
 
 
 @dataclass
 class DestroyRequest(Message):
     type: ClassVar[str] = "destroy"
     lab: str
+    every_step: bool = True
 
 
 @dataclass

@@ -43,7 +43,7 @@ from vtopo.lab import read_lab
 from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
 from vtopo.operate import OperateError, operate_node, set_link_impairment, set_link_state
-from vtopo.reports import ProgressCallback
+from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
@@ -207,7 +207,7 @@ class Agent:
             if record is not None and request.update:
                 _require_owner(record, caller, "update")
             run = deployer.update if request.update else deployer.deploy
-            report = run(topology, _progress_to(send), source=Path(request.source) if request.source else None,
+            report = run(topology, _progress_to(send, request.every_step), source=Path(request.source) if request.source else None,
                          consent=consent, owner=caller.uid)
         return p.Result(0, data=asdict(report))
 
@@ -218,7 +218,7 @@ class Agent:
         _require_owner(record, caller, "destroy")
         name = record.name
         with self.locks.held(name):
-            steps = deployer.destroy(record.prefix, _progress_to(send))
+            steps = deployer.destroy(record.prefix, _progress_to(send, request.every_step))
         return p.Result(0, data={"lab": name, "ops": steps, "seconds": time.monotonic() - started})
 
     def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
@@ -437,8 +437,20 @@ class Replies:
             self._gone = True
 
 
-def _progress_to(send: Replies) -> ProgressCallback:
-    return lambda progress: send.send(p.ProgressEvent(**vars(progress)))
+def _progress_to(send: Replies, every_step: bool = True) -> ProgressCallback:
+    """Progress as events to the client; without `every_step`, only each stage's first event and what nodes print
+    (a deploy makes an event per operation, which a client that shows stages would decode only to drop)."""
+    if every_step:
+        return lambda progress: send.send(p.ProgressEvent(**vars(progress)))
+    stage = [""]
+
+    def stage_changes(progress: Progress) -> None:
+        if progress.stage == OUTPUT_STAGE or progress.stage != stage[0]:
+            if progress.stage != OUTPUT_STAGE:
+                stage[0] = progress.stage
+            send.send(p.ProgressEvent(**vars(progress)))
+
+    return stage_changes
 
 
 def _read_request(connection: socket.socket) -> tuple[p.Message, list[int]]:

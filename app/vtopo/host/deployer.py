@@ -23,7 +23,7 @@ from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
-from vtopo.reports import DeployReport, PartState, Progress, ProgressCallback
+from vtopo.reports import OUTPUT_STAGE, DeployReport, PartState, Progress, ProgressCallback
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
@@ -86,7 +86,7 @@ class LabStatus:
 def _output_to(progress: ProgressCallback) -> Callable[[o.RunCommand, str], None]:
     """What a startup command printed, as progress of the stage "output" (the deploy log shows it)."""
     def show(op: o.RunCommand, text: str) -> None:
-        progress(Progress("output", 0, 0, f"$ {op.command}\n{text}".rstrip("\n"), op.owner))
+        progress(Progress(OUTPUT_STAGE, 0, 0, f"$ {op.command}\n{text}".rstrip("\n"), op.owner))
     return show
 
 

@@ -72,14 +72,22 @@ def open_netns(name: str) -> int:
         raise _error(f"open netns {name}", e.errno or errno.EIO) from e
 
 
+_shared_run_dir: list[tuple[int, int]] = []  # (st_dev, st_ino) of the run dir this process made a shared mount
+
+
 def _share_run_dir() -> None:
-    # As iproute2 does: make the run dir a shared mount so bind mounts propagate to other mount namespaces.
+    """As iproute2 does: make the run dir a shared mount so bind mounts propagate to other mount namespaces. Once
+    per directory: the recursive flag change walks every namespace already mounted there."""
     os.makedirs(NETNS_RUN_DIR, exist_ok=True)
     run_dir = NETNS_RUN_DIR.encode()
-    if _libc.mount(b"", run_dir, b"none", _MS_SHARED | _MS_REC, None) == 0:
+    identity = os.stat(NETNS_RUN_DIR)
+    if (identity.st_dev, identity.st_ino) in _shared_run_dir:
         return
-    _call(_libc.mount(run_dir, run_dir, b"none", _MS_BIND | _MS_REC, None), f"bind mount {NETNS_RUN_DIR}")
-    _call(_libc.mount(b"", run_dir, b"none", _MS_SHARED | _MS_REC, None), f"share {NETNS_RUN_DIR}")
+    if _libc.mount(b"", run_dir, b"none", _MS_SHARED | _MS_REC, None) != 0:
+        _call(_libc.mount(run_dir, run_dir, b"none", _MS_BIND | _MS_REC, None), f"bind mount {NETNS_RUN_DIR}")
+        _call(_libc.mount(b"", run_dir, b"none", _MS_SHARED | _MS_REC, None), f"share {NETNS_RUN_DIR}")
+    shared = os.stat(NETNS_RUN_DIR)  # the bind mount, when one was needed
+    _shared_run_dir.append((shared.st_dev, shared.st_ino))
 
 
 def create_netns(name: str, inside: Callable[[], None] | None = None) -> None:

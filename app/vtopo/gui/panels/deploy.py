@@ -19,7 +19,7 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.kinds.environment import Trust
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.host_api import Deployer, DeployerLoader, LabStatus
-from vtopo.reports import DeployReport, Progress, ProgressCallback
+from vtopo.reports import OUTPUT_STAGE, DeployReport, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
 from vtopo.model.topology import Impairment, Topology
@@ -168,7 +168,7 @@ class DeployController(QObject):
     # ------------------------------------------------------------ results, on the GUI thread
 
     def _progress(self, progress: Progress) -> None:
-        if progress.stage == "output":  # what a startup command printed
+        if progress.stage == OUTPUT_STAGE:  # what a startup command printed
             for line in progress.message.splitlines():
                 self._log.log(f"{progress.owner.removeprefix('node ')}| {line}")
             return
