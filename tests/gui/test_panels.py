@@ -152,20 +152,23 @@ def test_undo_and_redo_everything(make_window: Callable[..., MainWindow]) -> Non
 def test_problems_are_listed_marked_and_select_their_subject(make_window: Callable[..., MainWindow],
                                                              qtbot: QtBot) -> None:
     window = make_window()
-    assert window.problems.tree.topLevelItemCount() == 0
+    problems = window.problems
+    assert problems.model.rowCount() == 0
     window.editor.set_node_settings("r1", {"hello_interval": 5, "dead_interval": 4, "passive": ["eth0"]})
-    qtbot.waitUntil(lambda: window.problems.tree.topLevelItemCount() > 0, timeout=3000)
-    item = window.problems.tree.topLevelItem(0)
-    assert item.text(0) == "node r1" and "dead interval" in item.text(1)
+    qtbot.waitUntil(lambda: problems.model.rowCount() > 0, timeout=3000)
+    where, message = (problems.model.index(0, column).data() for column in (0, 1))
+    assert where == "node r1" and "dead interval" in message
     assert window.editor.scene.nodes["r1"].severity == "error"
     assert window.editor.scene.nodes["r2"].severity == ""
-    window.problems.tree.itemClicked.emit(item, 0)
+    row = problems.tree.visualRect(problems.model.index(0, 1)).center()
+    qtbot.mouseClick(problems.tree.viewport(), Qt.MouseButton.LeftButton, pos=row)
     assert window.editor.scene.selected_node_ids() == ["r1"]
+    assert "dead interval" in problems.current.text()  # the clicked problem, whole
     window.explain_dock.raise_()
     assert "does not compile" in window.explain.text.toPlainText()
     window.editor.undo_stack.undo()
     wait_analysis(qtbot, window)
-    assert window.problems.tree.topLevelItemCount() == 0
+    assert problems.model.rowCount() == 0 and problems.current.text() == ""
     assert window.editor.scene.nodes["r1"].severity == ""
 
 

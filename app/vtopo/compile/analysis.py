@@ -6,7 +6,9 @@ the kinds (`vtopo kinds`) should not pay for NetworkX.
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Any, Hashable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Hashable, TypeVar
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -14,6 +16,19 @@ if TYPE_CHECKING:
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role, SegmentKind
 
 FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
+G = TypeVar("G", bound="nx.Graph[Any]")
+
+
+@contextmanager
+def emptied_after(graph: G) -> Iterator[G]:
+    """A graph to use and drop, emptied afterwards. NetworkX keeps the views it hands out (`G.nodes`, `G.edges`,
+    `G.in_degree`) on the graph, each pointing back at it: a dropped graph waits for the cycle collector, with all
+    it holds, and that pass holds the interpreter lock (the designer compiles a lab of thousands of nodes after
+    each edit, on a worker thread beside the GUI's)."""
+    try:
+        yield graph
+    finally:
+        graph.clear()
 
 
 def _vertex(end: EndContext) -> Hashable:
@@ -40,13 +55,13 @@ def broadcast_domains(lab: LabContext) -> list[list[EndContext]]:
     """The interfaces that share each L2 segment, in a stable order."""
     import networkx as nx
 
-    graph = l2_graph(lab)
     domains = []
-    for component in nx.connected_components(graph):
-        ends = [graph.nodes[v]["end"] for v in component if graph.nodes[v]["end"] is not None]
-        ends.sort(key=lambda e: (e.node.name, e.end.port))
-        if ends:
-            domains.append(ends)
+    with emptied_after(l2_graph(lab)) as graph:
+        for component in nx.connected_components(graph):
+            ends = [graph.nodes[v]["end"] for v in component if graph.nodes[v]["end"] is not None]
+            ends.sort(key=lambda e: (e.node.name, e.end.port))
+            if ends:
+                domains.append(ends)
     domains.sort(key=lambda ends: (ends[0].node.name, ends[0].end.port))
     return domains
 
@@ -56,15 +71,17 @@ def switching_loops(lab: LabContext) -> list[list[str]]:
     import networkx as nx
 
     graph: nx.MultiGraph[str] = nx.MultiGraph()
-    for end in lab.ends:
-        if end.peer is not None and end.kind.role in FORWARDING_ROLES and end.peer.kind.role in FORWARDING_ROLES:
-            graph.add_edge(end.node.id, end.peer.node.id, key=end.link.id)
-    loops = []
-    for u, v, count in {(min(u, v), max(u, v), graph.number_of_edges(u, v)) for u, v in graph.edges()}:
-        if count > 1:
-            loops.append([u, v])
-    simple: nx.Graph[str] = nx.Graph(graph)
-    loops.extend(sorted(cycle) for cycle in nx.cycle_basis(simple))
+    with emptied_after(graph):
+        for end in lab.ends:
+            if end.peer is not None and end.kind.role in FORWARDING_ROLES and end.peer.kind.role in FORWARDING_ROLES:
+                graph.add_edge(end.node.id, end.peer.node.id, key=end.link.id)
+        loops = []
+        for u, v, count in {(min(u, v), max(u, v), graph.number_of_edges(u, v)) for u, v in graph.edges()}:
+            if count > 1:
+                loops.append([u, v])
+        simple: nx.Graph[str] = nx.Graph(graph)
+        with emptied_after(simple):
+            loops.extend(sorted(cycle) for cycle in nx.cycle_basis(simple))
     return sorted(loops)
 
 

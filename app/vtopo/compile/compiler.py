@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import networkx as nx
 
-from vtopo.compile.analysis import broadcast_domains, interface_networks, switching_loops
+from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_networks, switching_loops
 from vtopo.compile.domains import domain_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
@@ -291,20 +291,22 @@ class Compiler:
             for resource in op.provides():
                 providers.setdefault(resource, []).append(index)
         graph: nx.DiGraph[int] = nx.DiGraph()
-        graph.add_nodes_from(range(len(ops)))
-        for index, op in enumerate(ops):
-            for resource in op.requires():
-                for provider in providers.get(resource, ()):
-                    if provider != index:
-                        graph.add_edge(provider, index)
-        last = [index for index, op in enumerate(ops) if isinstance(op, RunCommand)]  # once all else is built
-        for command in last:
-            graph.add_edges_from((index, command) for index in range(len(ops)) if index not in last)
-        graph.add_edges_from(zip(last, last[1:]))
-        order = list(nx.lexicographical_topological_sort(graph, key=lambda index: (build_phase(ops[index]), index)))
-        position = {old: new for new, old in enumerate(order, start=1)}
-        steps = [Step(position[old], ops[old], tuple(sorted(position[p] for p in graph.predecessors(old))))
-                 for old in order]
+        with emptied_after(graph):
+            graph.add_nodes_from(range(len(ops)))
+            for index, op in enumerate(ops):
+                for resource in op.requires():
+                    for provider in providers.get(resource, ()):
+                        if provider != index:
+                            graph.add_edge(provider, index)
+            last = [index for index, op in enumerate(ops) if isinstance(op, RunCommand)]  # once all else is built
+            for command in last:
+                graph.add_edges_from((index, command) for index in range(len(ops)) if index not in last)
+            graph.add_edges_from(zip(last, last[1:]))
+            order = list(nx.lexicographical_topological_sort(graph,
+                                                             key=lambda index: (build_phase(ops[index]), index)))
+            position = {old: new for new, old in enumerate(order, start=1)}
+            steps = [Step(position[old], ops[old], tuple(sorted(position[p] for p in graph.predecessors(old))))
+                     for old in order]
         warnings = [p for p in self.problems if p.severity is Severity.WARNING]
         return Plan(self.topology.name, self.lab.names.prefix, self.lab.names.run_dir, steps, warnings,
                     self.topology.notes)

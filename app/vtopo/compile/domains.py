@@ -12,7 +12,7 @@ from typing import Any
 
 import networkx as nx
 
-from vtopo.compile.analysis import l2_graph
+from vtopo.compile.analysis import emptied_after, l2_graph
 from vtopo.kinds.contract import LabContext, NodeContext
 from vtopo.model.problems import Problem, Severity
 
@@ -54,23 +54,23 @@ class Domain:
 
 def broadcast_domains_of(lab: LabContext) -> list[Domain]:
     """Every broadcast domain with at least one interface, in a stable order, numbered from 1."""
-    graph = l2_graph(lab)
     found = []
-    for component in nx.connected_components(graph):
-        ends = sorted((graph.nodes[v]["end"] for v in component if graph.nodes[v]["end"] is not None),
-                      key=lambda e: (e.node.name, e.end.port))
-        switch_ids = sorted({v[1] for v in component if isinstance(v, tuple) and v[0] == "node"})
-        switches = [lab.nodes[i] for i in switch_ids]
-        members = [Member(f"{e.node.name}:{e.end.port}", e.node.id, tuple(e.end.interface.addresses),
-                          e.kind.routes(e.owner)) for e in ends]
-        members += [Member(f"host on {s.node.name}", s.node.id, tuple(s.kind.host_addresses(s)), s.kind.routes(s))
-                    for s in switches if s.kind.host_addresses(s)]
-        if not members:
-            continue
-        # the edges at a component's vertices are the component's edges (a subgraph view would leave a cycle of
-        # views behind per domain, garbage that only the cycle collector frees, with the interpreter lock held)
-        links = {key for _, _, key in graph.edges(component, keys=True)} | {e.link.id for e in ends}
-        found.append((members, tuple(sorted(s.node.name for s in switches)), frozenset(links)))
+    with emptied_after(l2_graph(lab)) as graph:
+        for component in nx.connected_components(graph):
+            ends = sorted((graph.nodes[v]["end"] for v in component if graph.nodes[v]["end"] is not None),
+                          key=lambda e: (e.node.name, e.end.port))
+            switch_ids = sorted({v[1] for v in component if isinstance(v, tuple) and v[0] == "node"})
+            switches = [lab.nodes[i] for i in switch_ids]
+            members = [Member(f"{e.node.name}:{e.end.port}", e.node.id, tuple(e.end.interface.addresses),
+                              e.kind.routes(e.owner)) for e in ends]
+            members += [Member(f"host on {s.node.name}", s.node.id, tuple(s.kind.host_addresses(s)), s.kind.routes(s))
+                        for s in switches if s.kind.host_addresses(s)]
+            if not members:
+                continue
+            # the edges at a component's vertices are the component's edges (a subgraph view would leave a cycle of
+            # views behind per domain, garbage that only the cycle collector frees, with the interpreter lock held)
+            links = {key for _, _, key in graph.edges(component, keys=True)} | {e.link.id for e in ends}
+            found.append((members, tuple(sorted(s.node.name for s in switches)), frozenset(links)))
     found.sort(key=lambda item: item[0][0].name)
     return [Domain(index, tuple(members), switches, links) for index, (members, switches, links) in
             enumerate(found, 1)]

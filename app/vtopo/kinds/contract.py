@@ -188,6 +188,16 @@ class LabContext:
     def node_named(self, name: str) -> NodeContext[Any] | None:
         return next((n for n in self.nodes.values() if n.node.name == name), None)
 
+    def release(self) -> None:
+        """Undo the references between the lab, its nodes and their ends, so that they are freed as soon as they
+        are dropped, not by a pass of the cycle collector (which holds the interpreter lock for all of it: the
+        designer compiles a lab of thousands of nodes after each edit). The contexts are unusable afterwards."""
+        for end in self.ends:
+            end.peer = None
+        for node in self.nodes.values():
+            node.ends = []
+        self.nodes, self.ends, self.domains = {}, [], []
+
     def no_node_named(self, name: str) -> str:
         """What to say when `node_named` found no node: the names there are."""
         names = ", ".join(sorted(n.node.name for n in self.nodes.values()))

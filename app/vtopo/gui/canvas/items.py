@@ -24,7 +24,9 @@ class Look:
     node_moved: Callable[[NodeItem], None]
     """Told after a node moved: its links follow (once per gesture step, however many of their ends moved)."""
     overview_stale: Callable[[], None] = lambda: None
-    """Told when something the overview draws changed: a position, a mark, a state (the scene hears selections)."""
+    """Told when something the overview places changed: a position, a link's line."""
+    overview_marks_stale: Callable[[], None] = lambda: None
+    """Told when a mark the overview draws changed: a state, a problem, a path (the scene hears selections)."""
     end_labels: bool = True
     """Whether links show their interface labels (the impairment in the middle shows either way)."""
     detailed: bool = True
@@ -74,7 +76,7 @@ class _Marked:
 
     def _redraw(self) -> None:
         cast(QGraphicsItem, self).update()
-        self._look.overview_stale()
+        self._look.overview_marks_stale()
 
 
 class NodeItem(_Marked, QGraphicsItem):

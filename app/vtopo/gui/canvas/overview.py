@@ -22,7 +22,8 @@ MARK_WIDTH = 2.5  # pixels, whatever the zoom: an outline or a marked link must 
 
 
 class OverviewItem(QGraphicsItem):
-    """Draws the nodes and links it is given; rebuilt lazily after something it draws changed."""
+    """Draws the nodes and links it is given; rebuilt lazily after something it draws changed. Marks (selection,
+    problems, states, a measured path) are rebuilt on their own: a check's result or a click moves nothing."""
 
     def __init__(self, nodes: Mapping[str, NodeItem], links: Mapping[str, LinkItem], look: Look) -> None:
         super().__init__()
@@ -30,6 +31,7 @@ class OverviewItem(QGraphicsItem):
         self._links = links
         self._look = look
         self._stale = True
+        self._marks_stale = True
         self._bounds = QRectF()
         self._link_path = QPainterPath()
         self._marked_links: list[tuple[QLineF, QPen]] = []
@@ -40,13 +42,20 @@ class OverviewItem(QGraphicsItem):
         self.setZValue(5)  # above the links' items, below the nodes' (neither paints while the overview shows)
 
     def invalidate(self) -> None:
-        """Something it draws changed: rebuild before the next paint. Cheap to call many times in a row."""
+        """Something it places changed (a position, a node or link added or removed): rebuild all before the next
+        paint. Cheap to call many times in a row."""
         if self._stale or self.scene() is None:
             self._stale = True
             return
         self.prepareGeometryChange()  # Qt may ask for the old bounds here, so mark stale only afterwards
         self._stale = True
         self.update()
+
+    def invalidate_marks(self) -> None:
+        """Only marks changed: redraw them before the next paint; the bounds stay."""
+        if not (self._stale or self._marks_stale):
+            self._marks_stale = True
+            self.update()
 
     def boundingRect(self) -> QRectF:
         if self._stale:
@@ -57,33 +66,45 @@ class OverviewItem(QGraphicsItem):
         self._stale = False
         half = ICON_SIZE / 2
         squares: dict[int, tuple[QColor, list[QRectF]]] = {}
-        outlines: list[tuple[QRectF, QPen]] = []
-        dots: list[tuple[QRectF, QColor]] = []
-        bounds = QRectF()
-        colors = self._look.colors
+        xs, ys = [], []
         for node in self._nodes.values():
             at = node.pos()
-            square = QRectF(at.x() - half, at.y() - half, ICON_SIZE, ICON_SIZE)
-            squares.setdefault(node.swatch.rgba(), (node.swatch, []))[1].append(square)
-            bounds = bounds.united(square)
+            x, y = at.x(), at.y()
+            xs.append(x)
+            ys.append(y)
+            squares.setdefault(node.swatch.rgba(), (node.swatch, []))[1].append(
+                QRectF(x - half, y - half, ICON_SIZE, ICON_SIZE))
+        path = QPainterPath()
+        for link in self._links.values():  # marked links are drawn again over it
+            line = link.line
+            path.moveTo(line.p1())
+            path.lineTo(line.p2())
+        self._squares, self._link_path = squares, path
+        self._bounds = (QRectF(min(xs) - half, min(ys) - half, max(xs) - min(xs) + ICON_SIZE,
+                               max(ys) - min(ys) + ICON_SIZE).adjusted(-8, -8, 8, 8) if xs else QRectF())
+        self._rebuild_marks()
+
+    def _rebuild_marks(self) -> None:
+        self._marks_stale = False
+        half = ICON_SIZE / 2
+        outlines: list[tuple[QRectF, QPen]] = []
+        dots: list[tuple[QRectF, QColor]] = []
+        colors = self._look.colors
+        for node in self._nodes.values():
             color = (colors.highlight if node.isSelected() else colors.path if node.on_path
                      else SEVERITY_COLORS.get(node.severity))
+            deployed = node.state is not NodeState.NOT_DEPLOYED
+            if color is None and not deployed:
+                continue
+            at = node.pos()
+            square = QRectF(at.x() - half, at.y() - half, ICON_SIZE, ICON_SIZE)
             if color is not None:
                 outlines.append((square.adjusted(-6, -6, 6, 6), self._cosmetic(QPen(color))))
-            if node.state is not NodeState.NOT_DEPLOYED:
+            if deployed:
                 dots.append((QRectF(square.center(), square.bottomRight()), node.state.color))
-        path = QPainterPath()
-        marked: list[tuple[QLineF, QPen]] = []
-        for link in self._links.values():
-            line = link.line
-            if link.marked:
-                marked.append((line, self._cosmetic(link.pen(link.isSelected()))))
-            else:
-                path.moveTo(line.p1())
-                path.lineTo(line.p2())
-        self._squares, self._outlines, self._dots = squares, outlines, dots
-        self._link_path, self._marked_links = path, marked
-        self._bounds = bounds.adjusted(-8, -8, 8, 8)
+        self._outlines, self._dots = outlines, dots
+        self._marked_links = [(link.line, self._cosmetic(link.pen(link.isSelected())))
+                              for link in self._links.values() if link.marked]
 
     @staticmethod
     def _cosmetic(pen: QPen) -> QPen:
@@ -94,6 +115,8 @@ class OverviewItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         if self._stale:
             self._rebuild()
+        elif self._marks_stale:
+            self._rebuild_marks()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         link_pen = QPen(self._look.colors.link, 1)
         link_pen.setCosmetic(True)

@@ -68,7 +68,8 @@ class TopologyScene(QGraphicsScene):
         self._paths: dict[str, set[str]] = {}  # what each feature lights (a measurement, captures, a check)
         self._overview = OverviewItem(self.nodes, self.links, self.look)
         self.look.overview_stale = self._overview.invalidate
-        self.selectionChanged.connect(self._overview.invalidate)
+        self.look.overview_marks_stale = self._overview.invalidate_marks
+        self.selectionChanged.connect(self._overview.invalidate_marks)
         self._moved_links: set[LinkItem] | None = None  # while a gesture step moves nodes: the links to follow
         self._dragged: list[NodeItem] = []  # nodes a mouse drag moves without Qt telling each move (see _drag_quietly)
         self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn

@@ -64,10 +64,12 @@ def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = la
             compiler.check()
             step()
             plan = compiler.order(compiler.lower())
+            step()
+            domains = broadcast_domains_of(compiler.lab)
         except StageFailed:
             return Analysis(generation, compiler.problems)
-        step()
-        domains = broadcast_domains_of(compiler.lab)
+        finally:
+            compiler.lab.release()
         step()
         return Analysis(generation, compiler.problems, plan, domains, plan.explain())
     except Stale:

@@ -1,13 +1,63 @@
-"""The problems dock: every error and warning of the lab; clicking one selects its node or link."""
+"""The problems dock: every error and warning of the lab; clicking one selects its node or link.
+
+A lab of thousands of nodes can have a thousand problems, and each edit a new list: the list is a model the view
+asks only for the rows it shows, one line each, so taking a new list costs the GUI thread nothing in proportion to
+it: a table's rows all have one height, where a tree view would ask the model about each row to lay them out. The
+current problem is shown whole below the list."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHeaderView, QLabel, QStyle, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QStyle, QTableView, QVBoxLayout, QWidget
 
 from vtopo.gui.document.analysis import Analysis
 from vtopo.model.problems import Problem, Severity
 
 SUBJECT_ID_ROLE = Qt.ItemDataRole.UserRole
+SIZED_ROWS = 100
+"""How many rows the "Where" column is sized to fit (Qt's default reads a thousand)."""
+Index = QModelIndex | QPersistentModelIndex
+
+
+class ProblemsModel(QAbstractTableModel):
+    """Problems, errors first: where (the node or link), and the message."""
+
+    HEADERS = ("Where", "Problem")
+
+    def __init__(self, icons: dict[Severity, QIcon]) -> None:
+        super().__init__()
+        self._icons = icons
+        self.problems: list[Problem] = []
+
+    def set_problems(self, problems: list[Problem]) -> None:
+        self.beginResetModel()
+        self.problems = sorted(problems, key=lambda p: p.severity is not Severity.ERROR)
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.problems)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation is Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        problem = self.problems[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (problem.subject or "lab") if index.column() == 0 else problem.message
+        if role == Qt.ItemDataRole.DecorationRole and index.column() == 0:
+            return self._icons[problem.severity]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return str(problem)
+        if role == SUBJECT_ID_ROLE:
+            return problem.subject_id
+        return None
 
 
 class ProblemsPanel(QWidget):
@@ -16,22 +66,40 @@ class ProblemsPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.summary = QLabel("Checking…")
-        self.tree = QTreeWidget()
-        self.tree.setRootIsDecorated(False)
-        self.tree.setHeaderLabels(["Where", "Problem"])
-        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.tree.setWordWrap(True)
-        self.tree.itemClicked.connect(self._clicked)
-        self.tree.itemActivated.connect(self._clicked)
+        style = self.style()
+        self.model = ProblemsModel({Severity.ERROR: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxCritical),
+                                    Severity.WARNING: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)})
+        self.tree = QTableView()
+        self.tree.setModel(self.model)
+        self.tree.setShowGrid(False)
+        self.tree.setWordWrap(False)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.tree.verticalHeader().hide()
+        self.tree.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        columns = self.tree.horizontalHeader()
+        columns.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        columns.setResizeContentsPrecision(SIZED_ROWS)
+        columns.setStretchLastSection(True)
+        columns.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft)
+        self.tree.clicked.connect(self._clicked)
+        self.tree.activated.connect(self._clicked)
+        self.tree.selectionModel().currentChanged.connect(self._show_current)
+        self.current = QLabel()
+        self.current.setWordWrap(True)
+        self.current.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)
         layout.addWidget(self.tree)
+        layout.addWidget(self.current)
         self._listed: list[Problem] = []
 
     def show_analysis(self, analysis: Analysis) -> None:
         if analysis.problems != self._listed:  # an edit mostly leaves the list as it was: keep the rows then
-            self._list(analysis.problems)
+            self._listed = list(analysis.problems)
+            self.model.set_problems(analysis.problems)
+            self.current.clear()
         errors = len(analysis.errors)
         warnings = len(analysis.problems) - errors
         if not analysis.problems:
@@ -39,25 +107,13 @@ class ProblemsPanel(QWidget):
         else:
             self.summary.setText(f"{errors} error(s), {warnings} warning(s)")
 
-    def _list(self, problems: list[Problem]) -> None:
-        self._listed = list(problems)
-        style = self.style()
-        icons = {Severity.ERROR: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxCritical),
-                 Severity.WARNING: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)}
-        items = []
-        for problem in sorted(problems, key=lambda p: p.severity is not Severity.ERROR):
-            item = QTreeWidgetItem([problem.subject or "lab", problem.message])
-            item.setIcon(0, icons[problem.severity])
-            item.setToolTip(1, str(problem))
-            item.setData(0, SUBJECT_ID_ROLE, problem.subject_id)
-            items.append(item)
-        self.tree.clear()
-        self.tree.addTopLevelItems(items)  # at once: the first column sizes itself to its contents once
-
     def show_busy(self) -> None:
         self.summary.setText("Checking…")
 
-    def _clicked(self, item: QTreeWidgetItem) -> None:
-        subject_id = item.data(0, SUBJECT_ID_ROLE)
+    def _show_current(self, index: QModelIndex) -> None:
+        self.current.setText(str(index.data(Qt.ItemDataRole.ToolTipRole) or "") if index.isValid() else "")
+
+    def _clicked(self, index: QModelIndex) -> None:
+        subject_id = index.data(SUBJECT_ID_ROLE)
         if subject_id:
             self.subject_activated.emit(subject_id)
