@@ -28,6 +28,7 @@ from vtopo.model.topology import Endpoint, Interface, Link, Node, Position, Topo
 
 NODES, LINKS, COLUMNS, SPACING = 2000, 2000, 50, 140.0
 DRAGGED, DROPPED, DRAG_STEPS = 200, 100, 20
+MIN_TURNS = 5
 
 
 def generated_lab() -> Topology:
@@ -138,11 +139,14 @@ def mouse_drag(window: MainWindow, node_id: str, steps: int, per_step: Callable[
 
 
 def until_idle(window: MainWindow, frame: Callable[[], Any]) -> tuple[float, float]:
-    """Keep the event loop turning, with a frame of the canvas in each turn, until the lab is checked again.
+    """Keep the event loop turning, with a frame of the canvas in each turn, until the lab is checked again, and
+    for at least MIN_TURNS turns (an edit that starts no check still has its repaint to come).
     Returns the ms it took and the longest turn (how long the window was unresponsive at most)."""
     start = last = time.perf_counter()
     longest = 0.0
-    while window.analyzer.pending:
+    turns = 0
+    while window.analyzer.pending or turns < MIN_TURNS:
+        turns += 1
         QApplication.processEvents()
         frame()
         now = time.perf_counter()

@@ -23,8 +23,8 @@ class Look:
     snap: Callable[[QPointF], QPointF]
     node_moved: Callable[[NodeItem], None]
     """Told after a node moved: its links follow (once per gesture step, however many of their ends moved)."""
-    overview_stale: Callable[[], None] = lambda: None
-    """Told when something the overview places changed: a position, a link's line."""
+    overview_moved: Callable[[NodeItem | LinkItem], None] = lambda item: None
+    """Told when a link's line moved (the scene tells of its nodes' moves)."""
     overview_marks_stale: Callable[[], None] = lambda: None
     """Told when a mark the overview draws changed: a state, a problem, a path (the scene hears selections)."""
     end_labels: bool = True
@@ -363,7 +363,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self._line = QLineF(self._ends[0] + shift, self._ends[1] + shift)
         p1, p2 = self._line.p1(), self._line.p2()
         self._shape = None
-        self._look.overview_stale()
+        self._look.overview_moved(self)
         self.placed = self._look.detailed and not self._look.labels_later
         self._label_rects = (QRectF(), QRectF())
         self._shown_lines = (0, 0)
@@ -399,7 +399,7 @@ class LinkItem(_Marked, QGraphicsItem):
             return
         self._ends = (at_a, at_b)
         self.moveBy(delta.x(), delta.y())
-        self._look.overview_stale()
+        self._look.overview_moved(self)
 
     def _place_middle(self, taken: list[QRectF]) -> None:
         """The impairment below the line's middle, moved further out while it would cover another text."""

@@ -1,7 +1,7 @@
 """The whole lab at a glance: one item that draws every node and link when the view is zoomed out.
 
 Below DETAIL_ZOOM a node's icon and name are a few pixels wide, and painting thousands of items one by one costs
-more than the frame has. The overview draws the links as one path and the nodes as plain squares in their kind's
+more than the frame has. The overview draws the links as one list of lines and the nodes as plain squares in their kind's
 colour, grouped by colour, with outlines for the selection and for problems. The items stay in the scene, so
 clicks, the rubber band and tooltips find them as before; they just paint nothing meanwhile.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from PySide6.QtCore import QLineF, QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from vtopo.gui.canvas.items import ICON_SIZE, LinkItem, Look, NodeItem
@@ -22,8 +22,9 @@ MARK_WIDTH = 2.5  # pixels, whatever the zoom: an outline or a marked link must 
 
 
 class OverviewItem(QGraphicsItem):
-    """Draws the nodes and links it is given; rebuilt lazily after something it draws changed. Marks (selection,
-    problems, states, a measured path) are rebuilt on their own: a check's result or a click moves nothing."""
+    """Draws the nodes and links it is given; brought up to date lazily, before it is measured or painted. What
+    moved is redrawn where it now is (a drop of a hundred nodes redraws a hundred squares and their links); marks
+    (selection, problems, states, a measured path) are rebuilt on their own; anything else rebuilds it all."""
 
     def __init__(self, nodes: Mapping[str, NodeItem], links: Mapping[str, LinkItem], look: Look) -> None:
         super().__init__()
@@ -31,25 +32,37 @@ class OverviewItem(QGraphicsItem):
         self._links = links
         self._look = look
         self._stale = True
+        self._moved: set[NodeItem | LinkItem] = set()
         self._marks_stale = True
         self._bounds = QRectF()
-        self._link_path = QPainterPath()
-        self._marked_links: list[tuple[QLineF, QPen]] = []
+        self._lines: list[QLineF] = []
+        self._line_of: dict[LinkItem, int] = {}
         self._squares: dict[int, tuple[QColor, list[QRectF]]] = {}
+        self._square_of: dict[NodeItem, tuple[int, int]] = {}  # (the colour's key, the index in its list)
+        self._marked_links: list[tuple[QLineF, QPen]] = []
         self._outlines: list[tuple[QRectF, QPen]] = []
         self._dots: list[tuple[QRectF, QColor]] = []
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         self.setZValue(5)  # above the links' items, below the nodes' (neither paints while the overview shows)
 
     def invalidate(self) -> None:
-        """Something it places changed (a position, a node or link added or removed): rebuild all before the next
-        paint. Cheap to call many times in a row."""
+        """Nodes or links came or went, or the colours changed: rebuild all. Cheap to call many times in a row."""
         if self._stale or self.scene() is None:
             self._stale = True
             return
         self.prepareGeometryChange()  # Qt may ask for the old bounds here, so mark stale only afterwards
         self._stale = True
         self.update()
+
+    def moved(self, item: NodeItem | LinkItem) -> None:
+        """A node or a link's line moved."""
+        if self._stale or self.scene() is None:
+            self._stale = True
+            return
+        if not self._moved:
+            self.prepareGeometryChange()
+            self.update()
+        self._moved.add(item)
 
     def invalidate_marks(self) -> None:
         """Only marks changed: redraw them before the next paint; the bounds stay."""
@@ -58,35 +71,54 @@ class OverviewItem(QGraphicsItem):
             self.update()
 
     def boundingRect(self) -> QRectF:
-        if self._stale:
-            self._rebuild()
+        self._bring_up_to_date()
         return self._bounds
 
+    def _bring_up_to_date(self) -> None:
+        if self._stale:
+            self._rebuild()
+        elif self._moved:
+            self._follow_moves()
+        if self._marks_stale:
+            self._rebuild_marks()
+
     def _rebuild(self) -> None:
-        self._stale = False
-        half = ICON_SIZE / 2
+        self._stale, self._moved = False, set()
         squares: dict[int, tuple[QColor, list[QRectF]]] = {}
-        xs, ys = [], []
+        self._square_of = {}
         for node in self._nodes.values():
-            at = node.pos()
-            x, y = at.x(), at.y()
-            xs.append(x)
-            ys.append(y)
-            squares.setdefault(node.swatch.rgba(), (node.swatch, []))[1].append(
-                QRectF(x - half, y - half, ICON_SIZE, ICON_SIZE))
-        path = QPainterPath()
-        for link in self._links.values():  # marked links are drawn again over it
-            line = link.line
-            path.moveTo(line.p1())
-            path.lineTo(line.p2())
-        self._squares, self._link_path = squares, path
+            key = node.swatch.rgba()
+            listed = squares.setdefault(key, (node.swatch, []))[1]
+            self._square_of[node] = (key, len(listed))
+            listed.append(self._square(node))
+        self._squares = squares
+        self._line_of = {link: index for index, link in enumerate(self._links.values())}
+        self._lines = [link.line for link in self._links.values()]
+        xs = [square.center().x() for _, listed in squares.values() for square in listed]
+        ys = [square.center().y() for _, listed in squares.values() for square in listed]
+        half = ICON_SIZE / 2
         self._bounds = (QRectF(min(xs) - half, min(ys) - half, max(xs) - min(xs) + ICON_SIZE,
                                max(ys) - min(ys) + ICON_SIZE).adjusted(-8, -8, 8, 8) if xs else QRectF())
-        self._rebuild_marks()
+        self._marks_stale = True
+
+    def _follow_moves(self) -> None:
+        moved, self._moved = self._moved, set()
+        for item in moved:
+            if isinstance(item, NodeItem) and item in self._square_of:
+                key, index = self._square_of[item]
+                square = self._squares[key][1][index] = self._square(item)
+                self._bounds = self._bounds.united(square.adjusted(-8, -8, 8, 8))
+            elif isinstance(item, LinkItem) and item in self._line_of:
+                self._lines[self._line_of[item]] = item.line
+        self._marks_stale = True
+
+    @staticmethod
+    def _square(node: NodeItem) -> QRectF:
+        at = node.pos()
+        return QRectF(at.x() - ICON_SIZE / 2, at.y() - ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
 
     def _rebuild_marks(self) -> None:
         self._marks_stale = False
-        half = ICON_SIZE / 2
         outlines: list[tuple[QRectF, QPen]] = []
         dots: list[tuple[QRectF, QColor]] = []
         colors = self._look.colors
@@ -96,8 +128,7 @@ class OverviewItem(QGraphicsItem):
             deployed = node.state is not NodeState.NOT_DEPLOYED
             if color is None and not deployed:
                 continue
-            at = node.pos()
-            square = QRectF(at.x() - half, at.y() - half, ICON_SIZE, ICON_SIZE)
+            square = self._square(node)
             if color is not None:
                 outlines.append((square.adjusted(-6, -6, 6, 6), self._cosmetic(QPen(color))))
             if deployed:
@@ -113,16 +144,13 @@ class OverviewItem(QGraphicsItem):
         return pen
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        if self._stale:
-            self._rebuild()
-        elif self._marks_stale:
-            self._rebuild_marks()
+        self._bring_up_to_date()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         link_pen = QPen(self._look.colors.link, 1)
         link_pen.setCosmetic(True)
         painter.setPen(link_pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawPath(self._link_path)
+        painter.drawLines(self._lines)  # the marked ones again below, over these
         for line, pen in self._marked_links:
             painter.setPen(pen)
             painter.drawLine(line)

@@ -67,7 +67,7 @@ class TopologyScene(QGraphicsScene):
         self.annotations: dict[str, AnnotationItem] = {}
         self._paths: dict[str, set[str]] = {}  # what each feature lights (a measurement, captures, a check)
         self._overview = OverviewItem(self.nodes, self.links, self.look)
-        self.look.overview_stale = self._overview.invalidate
+        self.look.overview_moved = self._overview.moved
         self.look.overview_marks_stale = self._overview.invalidate_marks
         self.selectionChanged.connect(self._overview.invalidate_marks)
         self._moved_links: set[LinkItem] | None = None  # while a gesture step moves nodes: the links to follow
@@ -193,12 +193,12 @@ class TopologyScene(QGraphicsScene):
             self._syncing = False
 
     def _node_moved(self, node: NodeItem) -> None:
+        self._overview.moved(node)
         if self._moved_links is not None:
             self._moved_links.update(node.links)
             return
         for link in node.links:
             link.follow_nodes()
-        self._overview.invalidate()
 
     @contextmanager
     def _links_following_once(self) -> Iterator[None]:
@@ -210,7 +210,6 @@ class TopologyScene(QGraphicsScene):
             moved, self._moved_links = self._moved_links, None
             for link in moved:
                 link.follow_nodes()
-            self._overview.invalidate()
 
     # ------------------------------------------------------------ view state
 
