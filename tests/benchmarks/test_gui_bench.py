@@ -226,6 +226,8 @@ def test_gui_with_2000_nodes_and_2000_links(qtbot: Any, tmp_path: Path, monkeypa
     view.fit_to_view()
     qtbot.waitUntil(lambda: not window.analyzer.pending, timeout=60_000)
     scene.select_ids([f"n{i}" for i in range(DROPPED)])
+    QApplication.processEvents()
+    view.viewport().grab()  # the zoomed-out lab and the selection are on screen before the drag starts
     moved_from = scene.nodes["n0"].pos()
     _frames, drop_ms = mouse_drag(window, "n10", 4, lambda: None)
     assert scene.nodes["n0"].pos() != moved_from, "the drag did not move the selection"
