@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests.labs.test_labs import wait_for
+from vtopo.host.ovs import USERSPACE_TSO, userspace_tso_off
+from vtopo.model import io
 from vtopo.operate import OperateError, set_link_impairment
 from vtopo.model.topology import Endpoint, Impairment, Interface, Link, Node, Topology
 
@@ -69,3 +73,25 @@ def assert_tcp_without_retransmits(lab, client: str, server_node: str, address: 
     finally:
         server.kill()
         server.wait()
+
+
+def test_an_open_vswitch_with_userspace_tso_off_is_named_when_validating(deployed, tmp_path: Path):
+    deployed(ovs_lab("internal"))  # vtopo starts OVS, with userspace TSO on
+    lab_file = tmp_path / "lab.vtopo"
+    io.save(ovs_lab("system"), lab_file)
+
+    def warnings() -> str:
+        checked = subprocess.run([sys.executable, "-m", "vtopo", "validate", str(lab_file)], capture_output=True,
+                                 text=True, timeout=60)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        return checked.stdout + checked.stderr
+
+    assert not userspace_tso_off() and "userspace TSO off" not in warnings()
+    subprocess.run(["ovs-vsctl", "set", "Open_vSwitch", ".", f"other_config:{USERSPACE_TSO}=false"], check=True)
+    try:
+        assert userspace_tso_off()
+        shown = warnings()
+        assert "node sw" in shown and "has userspace TSO off" in shown and "userspace-tso-enable=true" in shown, \
+            shown
+    finally:
+        subprocess.run(["ovs-vsctl", "set", "Open_vSwitch", ".", f"other_config:{USERSPACE_TSO}=true"], check=True)

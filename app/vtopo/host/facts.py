@@ -95,7 +95,7 @@ def libvirt_uri() -> str:
 def probe(needs_accel: bool = False) -> HostFacts:
     """`needs_accel`: the lab has VMs, so probe KVM and libvirtd too."""
     from vtopo.host.libvirtd import answers
-    from vtopo.host.ovs import OvsService
+    from vtopo.host.ovs import OvsService, userspace_tso_off
 
     suite, daemons, user = routing_suite()
     guest_dir = os.environ.get("VTOPO_GUEST_DIR", HostFacts.guest_dir)
@@ -104,6 +104,7 @@ def probe(needs_accel: bool = False) -> HostFacts:
         ovs_datapath=OvsService().default_datapath(),
         vhost_net=os.path.exists("/dev/vhost-net"),
         ovs_dpdk=needs_accel and ovs_dpdk_initialised(),
+        ovs_tso_off=userspace_tso_off(),
         netem=netem_available(),
         accel="kvm" if needs_accel and kvm_usable(guest_dir) else "tcg",
         guest_dir=guest_dir,

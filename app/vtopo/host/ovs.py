@@ -182,6 +182,16 @@ class OvsService:
 
 
 # -- ovs-vsctl / ovs-ofctl -----------------------------------------------------------------------
+def userspace_tso_off() -> bool:
+    """An Open vSwitch database answers, and does not turn userspace TSO on (one that vtopo starts does)."""
+    try:
+        value = vsctl([["--if-exists", "get", "Open_vSwitch", ".", f"other_config:{USERSPACE_TSO}"]],
+                      timeout_s=1)
+    except OvsError:  # none runs, or none is installed: vtopo starts its own, with TSO on
+        return False
+    return value.strip() != '"true"'
+
+
 def vsctl(commands: list[list[str]], *, options: Sequence[str] = (), timeout_s: int = 5) -> str:
     """Run all `commands` in ONE `ovs-vsctl --timeout=N` invocation, joined by `--`.
 

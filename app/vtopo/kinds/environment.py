@@ -20,6 +20,7 @@ class HostFacts:
     ovs_datapath: str = "netdev"  # what an OVS datapath of "auto" becomes
     vhost_net: bool = False
     ovs_dpdk: bool = False
+    ovs_tso_off: bool = False  # a running Open vSwitch (not vtopo's: it turns it on) has userspace TSO off
     netem: bool = False  # the kernel has sch_netem (delay, jitter, loss); tbf (rate) is always assumed
     accel: str = "tcg"
     guest_dir: str = "/var/cache/vtopo/guest"
