@@ -151,9 +151,9 @@ def test_ovs_defaults_against_a_linux_bridge(labs: dict[str, DeployedLab]) -> No
 def ovs_markdown(trials: dict[str, list[Trial]], means: dict[str, float], settings: str, facts: str,
                  loads: tuple[float, float]) -> str:
     lines = ["### Open vSwitch against a Linux bridge", "", facts, "",
-             f"TCP from container c1 to c2, a container or a VM under TCG (iperf3, {TRIALS} trials of {SECONDS} s each, "
-             f"the labs alternating, load {loads[0]:.2f}-{loads[1]:.2f}). OVS runs on its userspace datapath as vtopo "
-             f"set it up: {settings}.", "",
+             f"TCP from container c1 to c2, a container or a VM under TCG (iperf3, {TRIALS} trials of {SECONDS} s "
+             f"each, the labs alternating, load {loads[0]:.2f}-{loads[1]:.2f}). OVS runs on its userspace datapath as "
+             f"vtopo set it up: {settings}.", "",
              "| c2 | switch | mean | trials | retransmits | / bridge |", "|---|---|---|---|---|---|"]
     for kind in SWITCHES:
         rates = ", ".join(f"{t.bits_per_second / 1e9:.2f}" for t in trials[kind])

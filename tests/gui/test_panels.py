@@ -160,8 +160,8 @@ def test_problems_are_listed_marked_and_select_their_subject(make_window: Callab
     assert where == "node r1" and "dead interval" in message
     assert window.editor.scene.nodes["r1"].severity == "error"
     assert window.editor.scene.nodes["r2"].severity == ""
-    row = problems.tree.visualRect(problems.model.index(0, 1)).center()
-    qtbot.mouseClick(problems.tree.viewport(), Qt.MouseButton.LeftButton, pos=row)
+    row = problems.table.visualRect(problems.model.index(0, 1)).center()
+    qtbot.mouseClick(problems.table.viewport(), Qt.MouseButton.LeftButton, pos=row)
     assert window.editor.scene.selected_node_ids() == ["r1"]
     assert "dead interval" in problems.current.text()  # the clicked problem, whole
     window.explain_dock.raise_()

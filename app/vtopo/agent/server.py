@@ -207,8 +207,8 @@ class Agent:
             if record is not None and request.update:
                 _require_owner(record, caller, "update")
             run = deployer.update if request.update else deployer.deploy
-            report = run(topology, _progress_to(send, request.every_step), source=Path(request.source) if request.source else None,
-                         consent=consent, owner=caller.uid)
+            report = run(topology, _progress_to(send, request.every_step),
+                         source=Path(request.source) if request.source else None, consent=consent, owner=caller.uid)
         return p.Result(0, data=asdict(report))
 
     def destroy(self, request: p.DestroyRequest, caller: Caller, send: Replies) -> p.Result:
@@ -442,13 +442,14 @@ def _progress_to(send: Replies, every_step: bool = True) -> ProgressCallback:
     (a deploy makes an event per operation, which a client that shows stages would decode only to drop)."""
     if every_step:
         return lambda progress: send.send(p.ProgressEvent(**vars(progress)))
-    stage = [""]
+    last_stage = [""]
 
     def stage_changes(progress: Progress) -> None:
-        if progress.stage == OUTPUT_STAGE or progress.stage != stage[0]:
-            if progress.stage != OUTPUT_STAGE:
-                stage[0] = progress.stage
-            send.send(p.ProgressEvent(**vars(progress)))
+        if progress.stage != OUTPUT_STAGE:
+            if progress.stage == last_stage[0]:
+                return
+            last_stage[0] = progress.stage
+        send.send(p.ProgressEvent(**vars(progress)))
 
     return stage_changes
 

@@ -1,8 +1,8 @@
 """The whole lab at a glance: one item that draws every node and link when the view is zoomed out.
 
 Below DETAIL_ZOOM a node's icon and name are a few pixels wide, and painting thousands of items one by one costs
-more than the frame has. The overview draws the links as one list of lines and the nodes as plain squares in their kind's
-colour, grouped by colour, with outlines for the selection and for problems. The items stay in the scene, so
+more than the frame has. The overview draws the links as one list of lines and the nodes as plain squares in their
+kind's colour, grouped by colour, with outlines for the selection and for problems. The items stay in the scene, so
 clicks, the rubber band and tooltips find them as before; they just paint nothing meanwhile.
 """
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The problems dock: every error and warning of the lab; clicking one selects its node or link.
 
-A lab of thousands of nodes can have a thousand problems, and each edit a new list: the list is a model the view
-asks only for the rows it shows, one line each, so taking a new list costs the GUI thread nothing in proportion to
-it: a table's rows all have one height, where a tree view would ask the model about each row to lay them out. The
-current problem is shown whole below the list."""
+A lab of thousands of nodes can have a thousand problems, and each edit a new list. The list is a model that a
+table view asks only for the rows it shows, one line each (a tree view would ask about every row to lay them out),
+so taking a new list costs the GUI thread nothing in proportion to it. The current problem is shown whole below."""
 from __future__ import annotations
 
 from typing import Any
@@ -69,29 +68,29 @@ class ProblemsPanel(QWidget):
         style = self.style()
         self.model = ProblemsModel({Severity.ERROR: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxCritical),
                                     Severity.WARNING: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)})
-        self.tree = QTableView()
-        self.tree.setModel(self.model)
-        self.tree.setShowGrid(False)
-        self.tree.setWordWrap(False)
-        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.tree.verticalHeader().hide()
-        self.tree.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        columns = self.tree.horizontalHeader()
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        columns = self.table.horizontalHeader()
         columns.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         columns.setResizeContentsPrecision(SIZED_ROWS)
         columns.setStretchLastSection(True)
         columns.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft)
-        self.tree.clicked.connect(self._clicked)
-        self.tree.activated.connect(self._clicked)
-        self.tree.selectionModel().currentChanged.connect(self._show_current)
+        self.table.clicked.connect(self._clicked)
+        self.table.activated.connect(self._clicked)
+        self.table.selectionModel().currentChanged.connect(self._show_current)
         self.current = QLabel()
         self.current.setWordWrap(True)
         self.current.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)
-        layout.addWidget(self.tree)
+        layout.addWidget(self.table)
         layout.addWidget(self.current)
         self._listed: list[Problem] = []
 
