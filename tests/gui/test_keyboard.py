@@ -1,6 +1,7 @@
 """Keyboard habits, tested with real key events on the focused widget (not action.trigger())."""
 from __future__ import annotations
 
+from dataclasses import astuple
 from typing import Any, Callable
 
 from PySide6.QtCore import QMimeData, QPointF, Qt
@@ -161,3 +162,29 @@ def test_ctrl_v_of_damaged_clipboard_data_says_so_and_adds_nothing(make_window: 
         message = window.statusBar().currentMessage()
         assert message.startswith("cannot paste, the clipboard's vtopo data is damaged: ") and says in message
         assert not window.editor.topology.nodes
+
+
+def test_ctrl_z_after_a_selection_moved_takes_every_link_back_with_its_nodes(
+        make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    """The nodes of one undo step move together: each link follows once, after the last of them, to where they are."""
+    window = make_window()
+    focus_canvas(qtbot, window)
+    editor, scene = window.editor, window.editor.scene
+    where = lambda: {node_id: astuple(node.position) for node_id, node in editor.topology.nodes.items()}
+    before = where()
+    first = next(iter(before))
+    scene.select_ids([node_id for node_id in before if node_id != first])
+    for key in (Key.Key_Right, Key.Key_Down):
+        qtbot.keyClick(window.view, key, Shift)
+    scene.select_ids([first])
+    qtbot.keyClick(window.view, Key.Key_Left, Shift)
+    moved = where()
+    assert all(moved[node_id] != before[node_id] for node_id in before)
+    for _ in range(2):
+        qtbot.keyClick(window.view, Key.Key_Z, Ctrl)
+        for link in editor.topology.links.values():
+            line = scene.links[link.id].line
+            ends = (scene.nodes[link.a.node].pos(), scene.nodes[link.b.node].pos())
+            assert (line.p1(), line.p2()) == ends, editor.topology.describe_link(link)
+    assert where() == before
+    assert all(scene.nodes[node_id].pos() == QPointF(*at) for node_id, at in before.items())

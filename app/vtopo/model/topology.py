@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import copy
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Iterator, TypeVar
 
 from vtopo.model.events import Event
 from vtopo.model.expectations import Check, Experiment
@@ -125,6 +126,7 @@ class ModelEvents:
     annotation_changed: Event[Annotation] = field(default_factory=Event)
     lab_changed: Event["Topology"] = field(default_factory=Event)
     checks_changed: Event["Topology"] = field(default_factory=Event)
+    together: Event[bool] = field(default_factory=Event)  # True before edits made as one step, False after them
 
 
 @dataclass(eq=False)
@@ -169,6 +171,15 @@ class Topology:
         return f"{end(link.a)}-{end(link.b)}"
 
     # edits
+
+    @contextmanager
+    def edits_together(self) -> Iterator[None]:
+        """Edits made as one step (a move of 200 nodes undone, say): a view may catch up once, after the last."""
+        self.events.together.emit(True)
+        try:
+            yield
+        finally:
+            self.events.together.emit(False)
 
     def add_node(self, node: Node, index: int | None = None) -> None:
         self.nodes = _insert(self.nodes, node.id, node, index)

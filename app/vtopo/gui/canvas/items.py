@@ -105,6 +105,7 @@ class NodeItem(_Marked, QGraphicsItem):
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
         self.setZValue(10)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.set_name(name)
 
     def type(self) -> int:

@@ -70,7 +70,8 @@ class TopologyScene(QGraphicsScene):
         self.look.overview_moved = self._overview.moved
         self.look.overview_marks_stale = self._overview.invalidate_marks
         self.selectionChanged.connect(self._overview.invalidate_marks)
-        self._moved_links: set[LinkItem] | None = None  # while a gesture step moves nodes: the links to follow
+        self._moved_links: set[LinkItem] | None = None  # while nodes move together: the links to follow after
+        self._moving_together = 0  # how deep in steps that move nodes together (a drag's step, a macro undone)
         self._dragged: list[NodeItem] = []  # nodes a mouse drag moves without Qt telling each move (see _drag_quietly)
         self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn
         self._labelling.setInterval(0)
@@ -108,7 +109,8 @@ class TopologyScene(QGraphicsScene):
                                 (events.link_removed, self._link_removed), (events.link_changed, self._link_changed),
                                 (events.annotation_added, self._annotation_added),
                                 (events.annotation_removed, self._annotation_removed),
-                                (events.annotation_changed, self._annotation_changed)):
+                                (events.annotation_changed, self._annotation_changed),
+                                (events.together, self._edits_together)):
             self._subscriptions.connect(event, listener)
         for node in topology.nodes.values():
             self._node_added(node)
@@ -203,13 +205,24 @@ class TopologyScene(QGraphicsScene):
     @contextmanager
     def _links_following_once(self) -> Iterator[None]:
         """While many nodes move in one step, a link follows once, after the step, however many ends moved."""
-        self._moved_links = set()
+        self._edits_together(True)
         try:
             yield
         finally:
+            self._edits_together(False)
+
+    def _edits_together(self, starting: bool) -> None:
+        if starting:
+            self._moving_together += 1
+            if self._moved_links is None:
+                self._moved_links = set()
+            return
+        self._moving_together -= 1
+        if self._moving_together == 0 and self._moved_links is not None:
             moved, self._moved_links = self._moved_links, None
-            for link in moved:
-                link.follow_nodes()
+            for link in sorted(moved, key=lambda item: item.link_id):  # labels placed in the same order each time
+                if link.scene() is self:  # not removed in the same step
+                    link.follow_nodes()
 
     # ------------------------------------------------------------ view state
 

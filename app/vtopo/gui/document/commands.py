@@ -124,12 +124,28 @@ class SetFieldsCommand(Command):
         self._new = later._new
 
 
-class MergingMacro(Command):
+class Macro(Command):
+    """A parent for child commands, whose edits the topology's views hear as made together."""
+
+    def __init__(self, text: str, topology: Topology) -> None:
+        super().__init__(text)
+        self._topology = topology
+
+    def redo(self) -> None:
+        with self._topology.edits_together():
+            super().redo()
+
+    def undo(self) -> None:
+        with self._topology.edits_together():
+            super().undo()
+
+
+class MergingMacro(Macro):
     """A macro of SetFieldsCommands that absorbs the next one of the same kind over the same subjects, so that a
     burst of arrow-key nudges is one undo step."""
 
-    def __init__(self, text: str, merge_id: int, subjects: frozenset[str]) -> None:
-        super().__init__(text)
+    def __init__(self, text: str, topology: Topology, merge_id: int, subjects: frozenset[str]) -> None:
+        super().__init__(text, topology)
         self._merge_id = merge_id
         self._subjects = subjects
 
@@ -145,8 +161,3 @@ class MergingMacro(Command):
                 return False
             mine.absorb(theirs)
         return True
-
-
-def macro(text: str) -> Command:
-    """A parent for child commands."""
-    return Command(text)

@@ -10,7 +10,7 @@ from PySide6.QtGui import QUndoStack
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.scene import GRID, TopologyScene
 from vtopo.gui.document import clipboard, layout
-from vtopo.gui.document.commands import (AddCommand, Command, MergingMacro, RemoveCommand, SetFieldsCommand, macro,
+from vtopo.gui.document.commands import (AddCommand, Command, Macro, MergingMacro, RemoveCommand, SetFieldsCommand,
                                          remove_node)
 from vtopo.gui.document.naming import stem_for
 from vtopo.gui.workers import Worker, serial_pool
@@ -256,7 +256,7 @@ class Editor(QObject):
         return moves
 
     def _push_positions(self, text: str, positions: dict[str, Position], parent: Command | None = None) -> None:
-        parent = parent or macro(text)
+        parent = parent or Macro(text, self.topology)
         for item_id, position in positions.items():
             if item_id in self.topology.nodes:
                 self._edit_node(item_id, "Move", parent, position=position)
@@ -315,7 +315,8 @@ class Editor(QObject):
         positions = self._selected_positions()
         if positions:
             moved = {i: Position(round(p.x + dx, 1), round(p.y + dy, 1)) for i, p in positions.items()}
-            self._push_positions("Nudge", moved, MergingMacro("Nudge", NUDGE_MERGE_ID, frozenset(moved)))
+            nudges = MergingMacro("Nudge", self.topology, NUDGE_MERGE_ID, frozenset(moved))
+            self._push_positions("Nudge", moved, nudges)
 
     def delete_selection(self) -> None:
         """One undo step: the selected links, every link of the selected nodes, the nodes, the annotations."""
@@ -324,7 +325,7 @@ class Editor(QObject):
         annotation_ids = self.scene.selected_annotation_ids()
         if not (node_ids or link_ids or annotation_ids):
             return
-        parent = macro("Delete")
+        parent = Macro("Delete", self.topology)
         claimed = set(link_ids) - {link.id for node_id in node_ids for link in self.topology.links_of(node_id)}
         for link_id in claimed:
             RemoveCommand(self.topology, self.topology.links[link_id], parent)
@@ -377,7 +378,7 @@ class Editor(QObject):
         """Add a copy of the fragment (new ids and names, shifted) as one undo step, and select it."""
         taken = {n.name for n in self.topology.nodes.values()}
         copy = instantiate(fragment, taken, offset)
-        parent = macro(text)
+        parent = Macro(text, self.topology)
         for node in copy.nodes:
             AddCommand(self.topology, node, parent)
         for link in copy.links:
