@@ -36,13 +36,17 @@ IMPAIRMENT_LIMITS: dict[str, Range] = {"delay_ms": (0.0, 60_000.0), "jitter_ms":
                                        "loss_pct": (0.0, 100.0), "rate_mbit": (0.0, 1_000_000.0)}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Position:
     x: float = 0.0
     y: float = 0.0
 
     def __post_init__(self) -> None:
-        self.x, self.y = float(self.x), float(self.y)
+        object.__setattr__(self, "x", float(self.x))
+        object.__setattr__(self, "y", float(self.y))
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Position:
+        return self  # immutable: an undo step or a worker's copy of the lab can share it
 
 
 @dataclass
@@ -202,7 +206,7 @@ class Topology:
         if settings is not None:
             node.settings = dict(settings)
         if position is not None:
-            node.position = Position(position.x, position.y)
+            node.position = position
         self.events.node_changed.emit(node)
 
     def add_link(self, link: Link, index: int | None = None) -> None:
@@ -240,7 +244,7 @@ class Topology:
         if text is not None:
             annotation.text = text
         if position is not None:
-            annotation.position = Position(position.x, position.y)
+            annotation.position = position
         if width is not None:
             annotation.width = width
         if height is not None:
