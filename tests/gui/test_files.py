@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -101,7 +102,9 @@ def test_export_png_and_svg(make_window: Callable[..., MainWindow], tmp_path: Pa
     assert export.export_svg(window.editor.scene, tmp_path / "lab.svg", "l2-vs-l3")
     assert (tmp_path / "lab.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = (tmp_path / "lab.svg").read_text()
-    assert "<svg" in svg and "r1" in svg
+    assert "<svg" in svg
+    texts = set(re.findall(r">([^<>]+)</text>", svg))
+    assert {node.name for node in window.editor.topology.nodes.values()} <= texts  # names as text, not bitmaps
     assert window.editor.scene.selected_node_ids() == ["r1"]
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
 from tests.gui.helpers import dark_theme
@@ -22,13 +24,27 @@ MEASURE_SCREENSHOT = SCREENSHOT.with_name("measure.png")
 MEASURED = Path(__file__).resolve().parents[2] / "docs" / "measure"  # real runs: scripts/measure-screenshot.sh
 
 
+def name_plate(window: MainWindow) -> QColor:
+    """The colour on screen just left of r1's name, inside the plate drawn under it."""
+    view, node = window.view, window.editor.scene.nodes["r1"]
+    view.reset_zoom()
+    view.centerOn(node)
+    name = node.occupied()[1]
+    at = view.mapFromScene(QPointF(name.left() - 1, name.center().y()))
+    return QColor(view.viewport().grab().toImage().pixel(at))
+
+
 def test_dark_and_light_themes(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    """Every node is drawn again in the theme's colours (a node keeps a pixmap of itself for the screen)."""
     window = make_window()
+    light = name_plate(window)
     with dark_theme(window, qtbot):
         assert window.editor.scene.colors.text.lightness() > 180
+        assert name_plate(window).lightness() < light.lightness() - 100
         window.menu_actions.themes["light"].trigger()
         qtbot.waitUntil(lambda: window.editor.scene.colors.base.lightness() > 200)
         assert window.settings.value("view/theme") == "light"
+        assert name_plate(window) == light
 
 
 def test_screenshot_of_the_default_lab(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouse
 
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
-from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
+from vtopo.gui.canvas.items import ICON_SIZE, NODE_CACHE, AnnotationItem, LinkItem, Look, NodeItem
 from vtopo.gui.canvas.labels import end_label, impairment_label
 from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.states import NodeState
@@ -258,16 +258,24 @@ class TopologyScene(QGraphicsScene):
 
     @contextmanager
     def in_detail(self) -> Iterator[None]:
-        """Every item drawing itself for a while, whatever the zoom (an export)."""
+        """Every item drawing itself for a while, whatever the zoom, and not from the pixmap a node keeps for the
+        screen (an export: an SVG gets shapes and text, print style its own colours)."""
         detailed = self.look.detailed
         self.set_detailed(True)
         for link in self.links.values():
             if not link.placed:
                 link.update_geometry()
+        self._cache_nodes(False)
         try:
             yield
         finally:
+            self._cache_nodes(True)
             self.set_detailed(detailed)
+
+    def _cache_nodes(self, cached: bool) -> None:
+        mode = NODE_CACHE if cached else QGraphicsItem.CacheMode.NoCache
+        for node in self.nodes.values():
+            node.setCacheMode(mode)
 
     def snapped(self, point: QPointF) -> QPointF:
         if not self.snap_to_grid or self._syncing:
@@ -281,6 +289,8 @@ class TopologyScene(QGraphicsScene):
     def refresh_colors(self, palette: QPalette) -> None:
         self.look.colors = Colors.from_palette(palette)
         self._overview.invalidate()
+        for node in self.nodes.values():
+            node.update()  # drops the pixmap it drew in the old colours
         self.update()
 
     def show_interface_labels(self, shown: bool) -> None:
