@@ -30,6 +30,7 @@ from vtopo.reports import OUTPUT_STAGE
 
 if TYPE_CHECKING:
     from vtopo.agent.client import AgentError
+    from vtopo.compile.compiler import CheckedLab
     from vtopo.deployed import DeployedLab
     from vtopo.host.cleanup import CleanupReport
     from vtopo.host.deployer import Deployer, DeployError
@@ -71,24 +72,26 @@ def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
     return probe_for(topology, installed_kinds())
 
 
-def _missing_on_host(topology: Topology, facts: HostFacts | None, consent: Trust) -> list[Problem]:
+def _missing_on_host(checked: CheckedLab) -> list[Problem]:
     import socket
 
     from vtopo.host.preflight import missing_on_host
-    from vtopo.lab import context_of, plan_of
 
+    if checked.plan is None:
+        return []
     host_links = {name for _, name in socket.if_nameindex()}
-    return missing_on_host(plan_of(topology, facts, consent), context_of(topology, facts, consent), host_links)
+    return missing_on_host(checked.plan, checked.lab, host_links)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from vtopo.lab import open_lab, problems_of
+    from vtopo.lab import checked_of, open_lab
 
     lab = open_lab(args.file)
     facts = _facts(args, lab.topology)
-    problems = problems_of(lab.topology, facts, consent_of(args))
+    checked = checked_of(lab.topology, facts, consent_of(args))
+    problems = list(checked.problems)
     if facts is not None and not errors_in(problems):
-        problems += _missing_on_host(lab.topology, facts, consent_of(args))
+        problems += _missing_on_host(checked)
     print_problems(problems)
     if errors_in(problems):
         print(f"{args.file}: {len(errors_in(problems))} error(s)", file=sys.stderr)

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vtopo.checks.spec import typed_checks
-from vtopo.compile.compiler import check_lab, compile_lab, lab_context
+from vtopo.compile.compiler import CheckedLab, check_lab, checked_lab, compile_lab, lab_context
 from vtopo.compile.plan import Plan
 from vtopo.experiment.spec import experiment_problems
 from vtopo.kinds.contract import LabContext
@@ -48,6 +48,10 @@ def expectation_problems(topology: Topology, kinds: Registry) -> list[Problem]:
 
 def problems_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> list[Problem]:
     return check_lab(topology, registry(), facts, trust)
+
+
+def checked_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> CheckedLab:
+    return checked_lab(topology, registry(), facts, trust)
 
 
 def plan_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> Plan:

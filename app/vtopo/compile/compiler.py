@@ -4,6 +4,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import networkx as nx
@@ -344,12 +345,26 @@ def lab_context(topology: Topology, registry: Registry, facts: HostFacts | None 
     return compiler.lab
 
 
+@dataclass(frozen=True)
+class CheckedLab:
+    """A lab checked and, unless an error stopped it, compiled, in one pass: what `vtopo validate` reports on."""
+
+    problems: list[Problem]
+    plan: Plan | None  # None when an error stopped the compile
+    lab: LabContext
+
+
+def checked_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
+                ) -> CheckedLab:
+    compiler = Compiler(topology, registry, facts or HostFacts(), trust)
+    try:
+        plan: Plan | None = compiler.run()
+    except StageFailed:
+        plan = None
+    return CheckedLab(compiler.problems, plan, compiler.lab)
+
+
 def check_lab(topology: Topology, registry: Registry, facts: HostFacts | None = None, trust: Trust | None = None
               ) -> list[Problem]:
     """Every problem and warning, without raising: what `vtopo validate` and the GUI's problems panel show."""
-    compiler = Compiler(topology, registry, facts or HostFacts(), trust)
-    try:
-        compiler.run()
-    except StageFailed:
-        pass
-    return compiler.problems
+    return checked_lab(topology, registry, facts, trust).problems
