@@ -39,7 +39,6 @@ USER_TYPE = 65536  # QGraphicsItem.UserType, which PySide6's type stubs leave ou
 ICON_SIZE = 48
 LABEL_GAP = 3
 MIN_LOD_FOR_TEXT = 0.45
-NODE_CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache  # on screen a node is painted once; moved, it is copied
 POSITION_CHANGE = QGraphicsItem.GraphicsItemChange.ItemPositionChange  # looked up once: itemChange runs for
 POSITION_HAS_CHANGED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged  # every change of every item
 
@@ -106,7 +105,6 @@ class NodeItem(_Marked, QGraphicsItem):
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
         self.setZValue(10)
-        self.setCacheMode(NODE_CACHE)
         self.set_name(name)
 
     def type(self) -> int:

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouse
 
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
-from vtopo.gui.canvas.items import ICON_SIZE, NODE_CACHE, AnnotationItem, LinkItem, Look, NodeItem
+from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
 from vtopo.gui.canvas.labels import end_label, impairment_label
 from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.states import NodeState
@@ -72,7 +72,8 @@ class TopologyScene(QGraphicsScene):
         self.selectionChanged.connect(self._overview.invalidate_marks)
         self._moved_links: set[LinkItem] | None = None  # while nodes move together: the links to follow after
         self._moving_together = 0  # how deep in steps that move nodes together (a drag's step, a macro undone)
-        self._dragged: list[NodeItem] = []  # nodes a mouse drag moves without Qt telling each move (see _drag_quietly)
+        self._dragged: list[NodeItem] = []  # the nodes a mouse drag moves (see _start_dragging)
+        self._dragged_quietly = False  # without Qt telling each move
         self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn
         self._labelling.setInterval(0)
         self._labelling.timeout.connect(self._place_label_batch)
@@ -258,24 +259,16 @@ class TopologyScene(QGraphicsScene):
 
     @contextmanager
     def in_detail(self) -> Iterator[None]:
-        """Every item drawing itself for a while, whatever the zoom, and not from the pixmap a node keeps for the
-        screen (an export: an SVG gets shapes and text, print style its own colours)."""
+        """Every item drawing itself for a while, whatever the zoom (an export)."""
         detailed = self.look.detailed
         self.set_detailed(True)
         for link in self.links.values():
             if not link.placed:
                 link.update_geometry()
-        self._cache_nodes(False)
         try:
             yield
         finally:
-            self._cache_nodes(True)
             self.set_detailed(detailed)
-
-    def _cache_nodes(self, cached: bool) -> None:
-        mode = NODE_CACHE if cached else QGraphicsItem.CacheMode.NoCache
-        for node in self.nodes.values():
-            node.setCacheMode(mode)
 
     def snapped(self, point: QPointF) -> QPointF:
         if not self.snap_to_grid or self._syncing:
@@ -289,8 +282,6 @@ class TopologyScene(QGraphicsScene):
     def refresh_colors(self, palette: QPalette) -> None:
         self.look.colors = Colors.from_palette(palette)
         self._overview.invalidate()
-        for node in self.nodes.values():
-            node.update()  # drops the pixmap it drew in the old colours
         self.update()
 
     def show_interface_labels(self, shown: bool) -> None:
@@ -382,39 +373,41 @@ class TopologyScene(QGraphicsScene):
         if self._gesture is None or not self._gesture.mouse_press(event):
             super().mousePressEvent(event)
             if event.button() == Qt.MouseButton.LeftButton:
-                self._drag_quietly()
+                self._start_dragging()
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._gesture is None or not self._gesture.mouse_move(event):
             with self._links_following_once():  # Qt moves every selected node here
                 super().mouseMoveEvent(event)
-                for node in self._dragged:
+                for node in self._dragged if self._dragged_quietly else ():
                     node.moved()
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
-        self._stop_dragging_quietly()  # before the drop: it may place the nodes again (the model's positions)
+        self._stop_dragging()  # before the drop: it may place the nodes again (the model's positions)
         gesture, self._gesture = self._gesture, None
         if gesture is None or not gesture.mouse_release(event):
             super().mouseReleaseEvent(event)
 
-    def _drag_quietly(self) -> None:
-        """The nodes the mouse may now drag (the selection and the pressed node) stop telling Qt's itemChange of
-        each move: two Python calls per node per frame. The scene tells them once per step instead. With snapping
-        on they keep telling, as the snap happens there."""
-        self._stop_dragging_quietly()
-        if self.snap_to_grid:
-            return
+    def _start_dragging(self) -> None:
+        """The nodes the mouse may now drag (the selection and the pressed node) are painted once into a pixmap
+        that each frame of the drag copies, and stop telling Qt's itemChange of each move: two Python calls per node
+        per frame. The scene tells them once per step instead. With snapping on they keep telling, as the snap
+        happens there."""
+        self._stop_dragging()
         dragged = {item for item in self.selectedItems() if isinstance(item, NodeItem)}
         grabber = self.mouseGrabberItem()
         if isinstance(grabber, NodeItem):
             dragged.add(grabber)
+        self._dragged_quietly = not self.snap_to_grid
         for node in dragged:
-            node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
+            node.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, not self._dragged_quietly)
         self._dragged = sorted(dragged, key=lambda node: node.node_id)
 
-    def _stop_dragging_quietly(self) -> None:
+    def _stop_dragging(self) -> None:
         dragged, self._dragged = self._dragged, []
         for node in dragged:
+            node.setCacheMode(QGraphicsItem.CacheMode.NoCache)
             node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
 
     # ------------------------------------------------------------ selection
