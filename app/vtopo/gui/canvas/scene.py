@@ -72,8 +72,7 @@ class TopologyScene(QGraphicsScene):
         self.selectionChanged.connect(self._overview.invalidate_marks)
         self._moved_links: set[LinkItem] | None = None  # while nodes move together: the links to follow after
         self._moving_together = 0  # how deep in steps that move nodes together (a drag's step, a macro undone)
-        self._dragged: list[NodeItem] = []  # the nodes a mouse drag moves (see _start_dragging)
-        self._dragged_quietly = False  # without Qt telling each move
+        self._dragged: list[NodeItem] = []  # nodes a mouse drag moves without Qt telling each move (see _drag_quietly)
         self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn
         self._labelling.setInterval(0)
         self._labelling.timeout.connect(self._place_label_batch)
@@ -81,6 +80,8 @@ class TopologyScene(QGraphicsScene):
         self._subscriptions = _Subscriptions()
         self._picked: list[str] = []  # the selected nodes' ids, in the order they were selected
         self.selectionChanged.connect(self._remember_selection_order)
+        self._cached: set[NodeItem] = set()
+        self.selectionChanged.connect(self._cache_the_selection)
         self._syncing = False
         self._gesture: Gesture | None = None
         self._font = QFont(QGuiApplication.font())
@@ -98,6 +99,7 @@ class TopologyScene(QGraphicsScene):
         if self._overview.scene() is self:
             self.removeItem(self._overview)  # clear() would delete it
         self.clear()
+        self._cached.clear()
         self.nodes.clear()
         self._paths.clear()
         self.links.clear()
@@ -282,6 +284,8 @@ class TopologyScene(QGraphicsScene):
     def refresh_colors(self, palette: QPalette) -> None:
         self.look.colors = Colors.from_palette(palette)
         self._overview.invalidate()
+        for node in self._cached:
+            node.update()  # drops the pixmap it drew in the old colours
         self.update()
 
     def show_interface_labels(self, shown: bool) -> None:
@@ -373,41 +377,39 @@ class TopologyScene(QGraphicsScene):
         if self._gesture is None or not self._gesture.mouse_press(event):
             super().mousePressEvent(event)
             if event.button() == Qt.MouseButton.LeftButton:
-                self._start_dragging()
+                self._drag_quietly()
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._gesture is None or not self._gesture.mouse_move(event):
             with self._links_following_once():  # Qt moves every selected node here
                 super().mouseMoveEvent(event)
-                for node in self._dragged if self._dragged_quietly else ():
+                for node in self._dragged:
                     node.moved()
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
-        self._stop_dragging()  # before the drop: it may place the nodes again (the model's positions)
+        self._stop_dragging_quietly()  # before the drop: it may place the nodes again (the model's positions)
         gesture, self._gesture = self._gesture, None
         if gesture is None or not gesture.mouse_release(event):
             super().mouseReleaseEvent(event)
 
-    def _start_dragging(self) -> None:
-        """The nodes the mouse may now drag (the selection and the pressed node) are painted once into a pixmap
-        that each frame of the drag copies, and stop telling Qt's itemChange of each move: two Python calls per node
-        per frame. The scene tells them once per step instead. With snapping on they keep telling, as the snap
-        happens there."""
-        self._stop_dragging()
+    def _drag_quietly(self) -> None:
+        """The nodes the mouse may now drag (the selection and the pressed node) stop telling Qt's itemChange of
+        each move: two Python calls per node per frame. The scene tells them once per step instead. With snapping
+        on they keep telling, as the snap happens there."""
+        self._stop_dragging_quietly()
+        if self.snap_to_grid:
+            return
         dragged = {item for item in self.selectedItems() if isinstance(item, NodeItem)}
         grabber = self.mouseGrabberItem()
         if isinstance(grabber, NodeItem):
             dragged.add(grabber)
-        self._dragged_quietly = not self.snap_to_grid
         for node in dragged:
-            node.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, not self._dragged_quietly)
+            node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
         self._dragged = sorted(dragged, key=lambda node: node.node_id)
 
-    def _stop_dragging(self) -> None:
+    def _stop_dragging_quietly(self) -> None:
         dragged, self._dragged = self._dragged, []
         for node in dragged:
-            node.setCacheMode(QGraphicsItem.CacheMode.NoCache)
             node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
 
     # ------------------------------------------------------------ selection
@@ -417,6 +419,17 @@ class TopologyScene(QGraphicsScene):
         selected = [item.node_id for item in self.selectedItems() if isinstance(item, NodeItem)]
         order = {node_id: index for index, node_id in enumerate(self._picked)}
         return sorted(selected, key=lambda node_id: order.get(node_id, len(order)))
+
+    def _cache_the_selection(self) -> None:
+        """A selected node keeps its drawing as a pixmap, made while the selection is drawn: a drag of the
+        selection copies it each frame instead of painting the node again. The others draw afresh, so a zoom
+        repaints no pixmaps but the selection's (an export clears the selection first)."""
+        selected = {item for item in self.selectedItems() if isinstance(item, NodeItem)}
+        for node in self._cached - selected:
+            node.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        for node in selected - self._cached:
+            node.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self._cached = selected
 
     def _remember_selection_order(self) -> None:
         selected = [item.node_id for item in self.selectedItems() if isinstance(item, NodeItem)]
