@@ -121,3 +121,17 @@ def test_dropping_a_file_on_the_canvas_opens_it(make_window: Callable[..., MainW
     QApplication.sendEvent(window, QDropEvent(QPointF(window.mapFrom(viewport, at)), copy, data, left, none))
     assert window.editor.topology.name == "bridge-veth"
     assert set(window.editor.scene.nodes) == {"br0", "c1", "c2", "c3"}
+
+
+def test_opening_a_lab_while_nodes_are_selected(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    """The selection goes with the old lab's items; nothing of it is touched once they are deleted."""
+    window = make_window()
+    scene = window.editor.scene
+    scene.select_ids(["r1", "h1"])
+    window.view.viewport().grab()  # the selection drawn (selected nodes keep a pixmap of themselves)
+    assert window.files.open_path(TOPOLOGIES / "bridge-veth.vtopo", as_template=True)
+    qtbot.wait(50)
+    assert set(scene.nodes) == {"br0", "c1", "c2", "c3"} and scene.selected_node_ids() == []
+    scene.select_ids(["c1"])
+    window.view.viewport().grab()
+    assert scene.selected_node_ids() == ["c1"]

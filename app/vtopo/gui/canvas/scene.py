@@ -98,8 +98,8 @@ class TopologyScene(QGraphicsScene):
         self._subscriptions.disconnect_all()
         if self._overview.scene() is self:
             self.removeItem(self._overview)  # clear() would delete it
+        self.clearSelection()  # while its items live: clear() tells of the selection only after deleting them
         self.clear()
-        self._cached.clear()
         self.nodes.clear()
         self._paths.clear()
         self.links.clear()
