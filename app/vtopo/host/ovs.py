@@ -184,6 +184,8 @@ class OvsService:
 # -- ovs-vsctl / ovs-ofctl -----------------------------------------------------------------------
 def userspace_tso_off() -> bool:
     """An Open vSwitch database answers, and does not turn userspace TSO on (one that vtopo starts does)."""
+    if not (OVS_RUNDIR / "db.sock").exists():
+        return False  # none runs (the usual case): asked of every lab validated, so no ovs-vsctl is started
     try:
         value = vsctl([["--if-exists", "get", "Open_vSwitch", ".", f"other_config:{USERSPACE_TSO}"]],
                       timeout_s=1)
