@@ -86,3 +86,16 @@ def snapshot() -> Residue:
 
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
+
+
+def zombie_children(parent: int) -> set[int]:
+    """The children of `parent` that ended and whose exit status it has not collected."""
+    zombies = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == "Z" and int(fields[1]) == parent:
+            zombies.add(int(stat.parent.name))
+    return zombies

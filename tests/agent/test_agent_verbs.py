@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from residue import snapshot
+from residue import snapshot, zombie_children
 from vtopo.lab import open_lab
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
@@ -176,6 +176,7 @@ def test_vtysh_checks_and_capture_for_the_owner_only(agent, users, readable_dir)
         for user, lab in ((a, "l2-vs-l3"), (b, "l2-vs-l3-b")):
             agent.vtopo(user, "destroy", lab)
     assert snapshot() - before == {}
+    assert agent.process is not None and not zombie_children(agent.process.pid), "FRR's launchers were not reaped"
 
 
 def test_vm_console_exec_measurements_and_experiment_for_the_owner_only(agent, users, readable_dir):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from residue import zombie_children
 from vtopo.host.processes import DaemonError, process_alive, start_daemon, stop_process
 
 SUFFIX = f"{os.getpid() % 100000}"
@@ -32,8 +33,17 @@ time.sleep(120)
 """
 
 
-def fake_daemon(pid_file: Path, ready: Path | None, marker: str = "-") -> list[str]:
-    return [sys.executable, "-c", FAKE_DAEMON, str(pid_file), str(ready or "-"), marker]
+# A stand-in for FRR's -d: the child becomes the daemon; the parent exits a moment after the child is ready.
+DETACHING_DAEMON = """
+import os, sys, time
+if os.fork():
+    time.sleep(0.3)
+    sys.exit(0)
+""" + FAKE_DAEMON
+
+
+def fake_daemon(pid_file: Path, ready: Path | None, marker: str = "-", code: str = FAKE_DAEMON) -> list[str]:
+    return [sys.executable, "-c", code, str(pid_file), str(ready or "-"), marker]
 
 
 @pytest.fixture
@@ -57,6 +67,20 @@ def test_start_wait_ready_and_stop(run_dir: Path) -> None:
         stop_process(pid, str(pid_file))
     assert not process_alive(pid, str(pid_file))
     assert not Path(f"/proc/{pid}").exists()  # our child: reaped, not a zombie
+
+
+def test_a_daemon_that_detaches_leaves_no_zombie_behind(run_dir: Path) -> None:
+    before = zombie_children(os.getpid())
+    pid_file, ready = run_dir / "d.pid", run_dir / "d.ready"
+    pid = start_daemon(fake_daemon(pid_file, ready, code=DETACHING_DAEMON), None, pid_file, ready, timeout_s=10)
+    try:
+        deadline = time.monotonic() + 10
+        while not zombie_children(os.getpid()) - before and time.monotonic() < deadline:
+            time.sleep(0.05)  # the parent half exits after start_daemon returned
+        assert zombie_children(os.getpid()) - before, "the launcher did not end"
+    finally:
+        stop_process(pid, str(pid_file))
+    assert not zombie_children(os.getpid()) - before
 
 
 def test_stop_refuses_a_process_with_another_cmdline() -> None:

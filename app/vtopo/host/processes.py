@@ -87,24 +87,23 @@ def _is_zombie(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
-# Launchers that are still running when start_daemon returns (daemons that stay in the
-# foreground), kept so that they are reaped by us and not reported as leaked by Popen.__del__.
+# Launchers that are still running when start_daemon returns, kept so that they are reaped by us and not
+# reported as leaked by Popen.__del__: a daemon that stays in the foreground, or the parent half of one that
+# detaches itself (FRR's -d parent exits a moment after the child is ready).
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 
-def _reap(pid: int) -> None:
-    """Collect the exit status of a daemon start_daemon left as our child (no lingering zombie).
-
-    Other children of the caller are left alone (their Popen owns the status); a zombie counts as
-    gone anyway.
-    """
-    child = _CHILDREN.get(pid)
-    if child is not None and child.poll() is not None:
-        del _CHILDREN[pid]
+def _reap() -> None:
+    """Collect the exit status of every launcher start_daemon left as our child that has ended, so that a
+    long-lived caller (the agent) keeps no zombie. Other children of the caller are left alone (their Popen
+    owns the status); a zombie counts as gone anyway."""
+    for pid, child in list(_CHILDREN.items()):
+        if child.poll() is not None:
+            del _CHILDREN[pid]
 
 
 def _gone(pid: int) -> bool:
-    _reap(pid)
+    _reap()
     return not Path(f"/proc/{pid}").exists() or _is_zombie(pid)
 
 
@@ -134,7 +133,7 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5) -> 
         # The pidfd pins this very process: if the cmdline matches now, every signal below
         # reaches it or fails with ProcessLookupError, never a newcomer with the same pid.
         if not process_alive(pid, expected_cmdline_part):
-            _reap(pid)
+            _reap()
             return
         for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, max(timeout_s, 2.0))):
             try:
@@ -308,6 +307,7 @@ def start_daemon(
     """
     if not argv:
         raise ValueError("empty argv")
+    _reap()
     pid_file = Path(pid_file)
     ready = Path(ready) if ready is not None else None
     name = Path(argv[0]).name  # what the daemon's cmdline holds even if it rewrites the rest
