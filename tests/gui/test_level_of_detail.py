@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from benchmarks.test_deploy_bench import star
 from tests.gui.conftest import wait_analysis
-from tests.gui.helpers import drag, wheel
+from tests.gui.helpers import click, drag, wheel
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import ICON_SIZE, LABEL_GAP, NodeItem
 from vtopo.gui.canvas.overview import DETAIL_ZOOM, OverviewItem
@@ -192,3 +192,24 @@ def test_the_rubber_band_selects_in_the_overview_and_the_overview_outlines_the_s
     image = view.viewport().grab().toImage()
     assert any(same_color(image.pixelColor(outline.x() + dx, outline.y()), scene.colors.highlight)
                for dx in (-1, 0, 1)), "the selected node has no outline in the overview"
+
+
+def test_a_dragged_node_takes_its_outline_along_in_the_overview(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    wheel(view, ZOOM_OUT)
+    assert not scene.detailed
+    h1 = scene.nodes["h1"]
+    start = h1.pos()
+    click(view, start)
+    view.viewport().grab()  # the outline is drawn before the drag: only the move is left for the overview
+    drag(view, start, start + QPointF(0, 80) / view.zoom)
+
+    def outlined(at: QPointF) -> bool:
+        edge = view.mapFromScene(at + QPointF(ICON_SIZE / 2 + 6, 0))
+        image = view.viewport().grab().toImage()
+        return any(same_color(image.pixelColor(edge.x() + dx, edge.y()), scene.colors.highlight) for dx in (-1, 0, 1))
+
+    assert scene.selected_node_ids() == ["h1"] and h1.pos() != start
+    assert outlined(h1.pos()), "the outline stayed behind"
+    assert not outlined(start), "the outline stayed where the node was"

@@ -24,7 +24,8 @@ MARK_WIDTH = 2.5  # pixels, whatever the zoom: an outline or a marked link must 
 class OverviewItem(QGraphicsItem):
     """Draws the nodes and links it is given; brought up to date lazily, before it is measured or painted. What
     moved is redrawn where it now is (a drop of a hundred nodes redraws a hundred squares and their links); marks
-    (selection, problems, states, a measured path) are rebuilt on their own; anything else rebuilds it all."""
+    (selection, problems, states, a measured path) are rebuilt on their own, and the marks of what moved follow it;
+    anything else rebuilds it all."""
 
     def __init__(self, nodes: Mapping[str, NodeItem], links: Mapping[str, LinkItem], look: Look) -> None:
         super().__init__()
@@ -39,9 +40,9 @@ class OverviewItem(QGraphicsItem):
         self._line_of: dict[LinkItem, int] = {}
         self._squares: dict[int, tuple[QColor, list[QRectF]]] = {}
         self._square_of: dict[NodeItem, tuple[int, int]] = {}  # (the colour's key, the index in its list)
-        self._marked_links: list[tuple[QLineF, QPen]] = []
-        self._outlines: list[tuple[QRectF, QPen]] = []
-        self._dots: list[tuple[QRectF, QColor]] = []
+        self._marked_links: dict[LinkItem, tuple[QLineF, QPen]] = {}
+        self._outlines: dict[NodeItem, tuple[QRectF, QPen]] = {}
+        self._dots: dict[NodeItem, tuple[QRectF, QColor]] = {}
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         self.setZValue(5)  # above the links' items, below the nodes' (neither paints while the overview shows)
 
@@ -108,9 +109,14 @@ class OverviewItem(QGraphicsItem):
                 key, index = self._square_of[item]
                 square = self._squares[key][1][index] = self._square(item)
                 self._bounds = self._bounds.united(square.adjusted(-8, -8, 8, 8))
+                if item in self._outlines:
+                    self._outlines[item] = (_outline(square), self._outlines[item][1])
+                if item in self._dots:
+                    self._dots[item] = (_dot(square), self._dots[item][1])
             elif isinstance(item, LinkItem) and item in self._line_of:
                 self._lines[self._line_of[item]] = item.line
-        self._marks_stale = True
+                if item in self._marked_links:
+                    self._marked_links[item] = (item.line, self._marked_links[item][1])
 
     @staticmethod
     def _square(node: NodeItem) -> QRectF:
@@ -119,8 +125,8 @@ class OverviewItem(QGraphicsItem):
 
     def _rebuild_marks(self) -> None:
         self._marks_stale = False
-        outlines: list[tuple[QRectF, QPen]] = []
-        dots: list[tuple[QRectF, QColor]] = []
+        outlines: dict[NodeItem, tuple[QRectF, QPen]] = {}
+        dots: dict[NodeItem, tuple[QRectF, QColor]] = {}
         colors = self._look.colors
         for node in self._nodes.values():
             color = (colors.highlight if node.isSelected() else colors.path if node.on_path
@@ -130,12 +136,12 @@ class OverviewItem(QGraphicsItem):
                 continue
             square = self._square(node)
             if color is not None:
-                outlines.append((square.adjusted(-6, -6, 6, 6), self._cosmetic(QPen(color))))
+                outlines[node] = (_outline(square), self._cosmetic(QPen(color)))
             if deployed:
-                dots.append((QRectF(square.center(), square.bottomRight()), node.state.color))
+                dots[node] = (_dot(square), node.state.color)
         self._outlines, self._dots = outlines, dots
-        self._marked_links = [(link.line, self._cosmetic(link.pen(link.isSelected())))
-                              for link in self._links.values() if link.marked]
+        self._marked_links = {link: (link.line, self._cosmetic(link.pen(link.isSelected())))
+                              for link in self._links.values() if link.marked}
 
     @staticmethod
     def _cosmetic(pen: QPen) -> QPen:
@@ -151,17 +157,26 @@ class OverviewItem(QGraphicsItem):
         painter.setPen(link_pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawLines(self._lines)  # the marked ones again below, over these
-        for line, pen in self._marked_links:
+        for line, pen in self._marked_links.values():
             painter.setPen(pen)
             painter.drawLine(line)
         painter.setPen(Qt.PenStyle.NoPen)
         for color, squares in self._squares.values():
             painter.setBrush(color)
             painter.drawRects(squares)
-        for square, color in self._dots:
+        for square, color in self._dots.values():
             painter.setBrush(color)
             painter.drawRect(square)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        for outline, pen in self._outlines:
+        for outline, pen in self._outlines.values():
             painter.setPen(pen)
             painter.drawRect(outline)
+
+
+def _outline(square: QRectF) -> QRectF:
+    return square.adjusted(-6, -6, 6, 6)
+
+
+def _dot(square: QRectF) -> QRectF:
+    """A deployed node's state, in the square's lower right quarter."""
+    return QRectF(square.center(), square.bottomRight())
