@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,33 @@ def test_startup_commands_run_inside_their_node_with_output_in_the_log() -> None
     finally:
         deployer.destroy(topology.name)
     assert snapshot() - before == {}  # the server started by a command ended with its namespace
+
+
+def processes_in_namespace(inode: int) -> list[str]:
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if entry.joinpath("ns/net").stat().st_ino == inode:
+                found.append(f"{entry.joinpath('comm').read_text().strip()}({entry.name})")
+        except OSError:
+            continue
+    return found
+
+
+def test_destroy_ends_what_runs_in_every_node_even_a_loop_that_keeps_forking() -> None:
+    before = snapshot()
+    deployer = Deployer()
+    topology = lab_with({"c1": ["sleep 600 > /dev/null 2>&1 &"],
+                         "c2": ["sh -c 'while true; do sleep 0.01; done' > /dev/null 2>&1 &"],
+                         "c3": ["sleep 600 > /dev/null 2>&1 &", "sleep 700 > /dev/null 2>&1 &"]}, name="forking")
+    report = deployer.deploy(topology, consent=Trust(startup_commands=frozenset({"c1", "c2", "c3"})))
+    try:
+        inodes = {node: Path(f"/run/netns/{report.prefix}-{node}").stat().st_ino for node in ("c1", "c2", "c3")}
+        assert all(processes_in_namespace(inode) for inode in inodes.values())
+    finally:
+        deployer.destroy(topology.name)
+    assert {node: processes_in_namespace(inode) for node, inode in inodes.items()} == {"c1": [], "c2": [], "c3": []}
+    assert snapshot() - before == {}
 
 
 def test_a_failing_startup_command_fails_the_deploy_and_rolls_it_back() -> None:

@@ -10,7 +10,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
@@ -25,6 +25,7 @@ from vtopo.model.rules import lab_tag
 DAEMON_START_SECONDS = 15.0
 COMMAND_SECONDS = 60.0  # a startup command that has not ended by then fails the deploy
 LINGER_SECONDS = 2.0
+EMPTYING_ROUNDS = 3  # passes over /proc while emptying namespaces: a process may fork while the others are killed
 
 
 class OpFailed(Exception):
@@ -54,6 +55,8 @@ class Applier:
         self.netlink = Netlink()
         self.notices: list[str] = []  # what the user should know about ops that did not do all they were asked
         self.on_output = on_output  # what a startup command printed, for the deploy log
+        self._deleted_together: set[str] = set()  # namespaces a teardown deletes, emptied all at the first deletion
+        self._emptied: set[str] = set()  # namespaces nothing runs in any more, until they are deleted
 
     def close(self) -> None:
         self.netlink.close()
@@ -218,13 +221,30 @@ class Applier:
         self.netlink.add_netns(op.name)
         self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
 
+    def delete_together(self, names: Iterable[str]) -> None:
+        """The namespaces a teardown is going to delete. The first deletion empties them all, once each node's
+        processes were stopped their own way: one pass over /proc for all of them rather than one per namespace
+        (400 passes took 0.26 s)."""
+        self._deleted_together, self._emptied = set(names), set()
+
     def _delete_namespace(self, op: o.DeleteNamespace) -> None:
-        processes.kill_each(namespaces.pids_in(op.name))  # what ran inside would keep the namespace alive
+        if op.name not in self._emptied:
+            self._empty(self._deleted_together if op.name in self._deleted_together else {op.name})
+        self._emptied.discard(op.name)
         self.netlink.release(op.name)
         try:
             namespaces.delete_netns(op.name)
         except namespaces.NetnsNotFoundError:
             pass
+
+    def _empty(self, names: set[str]) -> None:
+        """Kill whatever runs in these namespaces: it would keep a deleted namespace alive."""
+        for _ in range(EMPTYING_ROUNDS):
+            pids = [pid for found in namespaces.pids_in_each(names).values() for pid in found]
+            if not pids:
+                break
+            processes.kill_each(pids)
+        self._emptied |= names
 
     def _delete_link(self, op: o.DeleteLink) -> None:
         try:

@@ -245,6 +245,7 @@ class Deployer:
 
     def _undo_all(self, applied: list[o.Op], applier: Applier, stage: str, progress: ProgressCallback) -> list[str]:
         inverses = [inverse for op in reversed(applied) if (inverse := op.inverse()) is not None]
+        applier.delete_together([inverse.name for inverse in inverses if isinstance(inverse, o.DeleteNamespace)])
         errors = []
         for done, inverse in enumerate(inverses, start=1):
             progress(Progress(stage, done, len(inverses), inverse.summary(), inverse.owner))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from vtopo.host.errors import HostError
@@ -139,11 +139,21 @@ def list_netns() -> list[str]:
 
 def pids_in(name: str) -> list[int]:
     """The processes living in namespace `name` (this one excepted): what runs inside a container or router."""
-    try:
-        target = os.stat(netns_path(name))
-    except OSError:
-        return []
-    found = []
+    return pids_in_each([name]).get(name, [])
+
+
+def pids_in_each(names: Iterable[str]) -> dict[str, list[int]]:
+    """The processes living in each of the namespaces `names` (this one excepted), from one pass over /proc."""
+    named = {}
+    for name in names:
+        try:
+            target = os.stat(netns_path(name))
+        except OSError:
+            continue
+        named[(target.st_dev, target.st_ino)] = name
+    found: dict[str, list[int]] = {name: [] for name in named.values()}
+    if not named:
+        return found
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -151,8 +161,9 @@ def pids_in(name: str) -> list[int]:
             namespace = os.stat(f"/proc/{entry.name}/ns/net")
         except OSError:  # gone meanwhile, or a kernel thread
             continue
-        if (namespace.st_dev, namespace.st_ino) == (target.st_dev, target.st_ino):
-            found.append(int(entry.name))
+        holder = named.get((namespace.st_dev, namespace.st_ino))
+        if holder is not None:
+            found[holder].append(int(entry.name))
     return found
 
 
