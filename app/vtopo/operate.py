@@ -227,7 +227,7 @@ def _restart(running: RunningLab, node: NodeContext[Any], operated: Operated) ->
         _stop(running, node, operated)
     netns = _namespace_of(node)
     if netns is not None:
-        processes.kill_each(namespaces.pids_in(netns))
+        namespaces.end_processes_in({netns})
     _start(running, node, operated)
     _run_startup_commands(running, node)
 

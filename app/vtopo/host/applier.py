@@ -25,7 +25,6 @@ from vtopo.model.rules import lab_tag
 DAEMON_START_SECONDS = 15.0
 COMMAND_SECONDS = 60.0  # a startup command that has not ended by then fails the deploy
 LINGER_SECONDS = 2.0
-EMPTYING_ROUNDS = 3  # passes over /proc while emptying namespaces: a process may fork while the others are killed
 
 
 class OpFailed(Exception):
@@ -229,22 +228,15 @@ class Applier:
 
     def _delete_namespace(self, op: o.DeleteNamespace) -> None:
         if op.name not in self._emptied:
-            self._empty(self._deleted_together if op.name in self._deleted_together else {op.name})
+            emptied = self._deleted_together if op.name in self._deleted_together else {op.name}
+            namespaces.end_processes_in(emptied)
+            self._emptied |= emptied
         self._emptied.discard(op.name)
         self.netlink.release(op.name)
         try:
             namespaces.delete_netns(op.name)
         except namespaces.NetnsNotFoundError:
             pass
-
-    def _empty(self, names: set[str]) -> None:
-        """Kill whatever runs in these namespaces: it would keep a deleted namespace alive."""
-        for _ in range(EMPTYING_ROUNDS):
-            pids = [pid for found in namespaces.pids_in_each(names).values() for pid in found]
-            if not pids:
-                break
-            processes.kill_each(pids)
-        self._emptied |= names
 
     def _delete_link(self, op: o.DeleteLink) -> None:
         try:

@@ -131,7 +131,7 @@ def _delete_stray_namespaces(netlink: Netlink) -> list[str]:
             continue
         netlink.release(name)
         if lo is not None and (lo.alias or "").startswith(LAB_TAG_PREFIX):
-            processes.kill_each(namespaces.pids_in(name))
+            namespaces.end_processes_in({name})
             namespaces.delete_netns(name)
             deleted.append(f"namespace {name}")
     return deleted

@@ -12,8 +12,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from vtopo.host.errors import HostError
+from vtopo.host.processes import kill_each
 
 NETNS_RUN_DIR = "/run/netns"
+ENDING_ROUNDS = 3
 
 _THREAD_NETNS = b"/proc/thread-self/ns/net"
 _CLONE_NEWNET = 0x40000000
@@ -140,6 +142,17 @@ def list_netns() -> list[str]:
 def pids_in(name: str) -> list[int]:
     """The processes living in namespace `name` (this one excepted): what runs inside a container or router."""
     return pids_in_each([name]).get(name, [])
+
+
+def end_processes_in(names: set[str]) -> None:
+    """Kill whatever runs in these namespaces: it would keep a deleted namespace alive, or a restarted node running
+    what ran before. One pass over /proc serves all of them, and passes go on until one finds nothing, since a
+    process may fork while the others die."""
+    for _ in range(ENDING_ROUNDS):
+        pids = [pid for found in pids_in_each(names).values() for pid in found]
+        if not pids:
+            return
+        kill_each(pids)
 
 
 def pids_in_each(names: Iterable[str]) -> dict[str, list[int]]:
