@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLineEdit, QWidget
 from pytestqt.qtbot import QtBot
 
 from tests.gui.conftest import wait_analysis
+from tests.gui.helpers import click
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.explain import SELECTION
 from vtopo.model import io
@@ -170,6 +171,22 @@ def test_problems_are_listed_marked_and_select_their_subject(make_window: Callab
     wait_analysis(qtbot, window)
     assert problems.model.rowCount() == 0 and problems.current.text() == ""
     assert window.editor.scene.nodes["r1"].severity == ""
+
+
+def test_a_node_deleted_with_its_error_is_marked_again_when_the_delete_is_undone(
+        make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    window = make_window()
+    editor, view = window.editor, window.view
+    editor.set_node_settings("r1", {"hello_interval": 5, "dead_interval": 4})
+    wait_analysis(qtbot, window)
+    assert editor.scene.nodes["r1"].severity == "error"
+    click(view, editor.scene.nodes["r1"].pos())
+    qtbot.keyClick(view, Qt.Key.Key_Delete)
+    assert "r1" not in editor.scene.nodes
+    qtbot.keyClick(view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # back before the lab is checked again
+    wait_analysis(qtbot, window)
+    assert editor.scene.nodes["r1"].severity == "error", "the node came back unmarked"
+    assert {item.severity for node_id, item in editor.scene.nodes.items() if node_id != "r1"} == {""}
 
 
 def test_explain_shows_the_plan_for_the_lab_or_the_selection(make_window: Callable[..., MainWindow]) -> None:

@@ -66,6 +66,7 @@ class TopologyScene(QGraphicsScene):
         self.links: dict[str, LinkItem] = {}
         self.annotations: dict[str, AnnotationItem] = {}
         self._paths: dict[str, set[str]] = {}  # what each feature lights (a measurement, captures, a check)
+        self._severities: dict[str, str] = {}  # the nodes and links problems name, by id: "error" or "warning"
         self._overview = OverviewItem(self.nodes, self.links, self.look)
         self.look.overview_moved = self._overview.moved
         self.look.overview_marks_stale = self._overview.invalidate_marks
@@ -102,6 +103,7 @@ class TopologyScene(QGraphicsScene):
         self.clear()
         self.nodes.clear()
         self._paths.clear()
+        self._severities.clear()
         self.links.clear()
         self.annotations.clear()
         self.topology = topology
@@ -311,10 +313,12 @@ class TopologyScene(QGraphicsScene):
         for problem in problems:
             if problem.subject_id and worst.get(problem.subject_id) != "error":
                 worst[problem.subject_id] = "error" if problem.severity is Severity.ERROR else "warning"
-        for node_id, node_item in self.nodes.items():
-            node_item.set_severity(worst.get(node_id, ""))
-        for link_id, link_item in self.links.items():
-            link_item.set_severity(worst.get(link_id, ""))
+        for subject_id in self._severities.keys() | worst.keys():  # what was marked or is now: not every item
+            for items in (self.nodes, self.links):
+                item = items.get(subject_id)
+                if item is not None:
+                    item.set_severity(worst.get(subject_id, ""))
+        self._severities = worst
 
     def set_node_states(self, states: dict[str, NodeState]) -> None:
         for node_id, item in self.nodes.items():
