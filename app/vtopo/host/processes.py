@@ -95,15 +95,15 @@ _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 def _reap() -> None:
     """Collect the exit status of every launcher start_daemon left as our child that has ended, so that a
-    long-lived caller (the agent) keeps no zombie. Other children of the caller are left alone (their Popen
-    owns the status); a zombie counts as gone anyway."""
+    long-lived caller (the agent) keeps no zombie: once per start and per stop, not in the loops that wait for
+    processes to end (a zombie counts as gone there). Other children of the caller are left alone (their Popen
+    owns the status)."""
     for pid, child in list(_CHILDREN.items()):
         if child.poll() is not None:
             del _CHILDREN[pid]
 
 
 def _gone(pid: int) -> bool:
-    _reap()
     return not Path(f"/proc/{pid}").exists() or _is_zombie(pid)
 
 
@@ -133,7 +133,6 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5) -> 
         # The pidfd pins this very process: if the cmdline matches now, every signal below
         # reaches it or fails with ProcessLookupError, never a newcomer with the same pid.
         if not process_alive(pid, expected_cmdline_part):
-            _reap()
             return
         for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, max(timeout_s, 2.0))):
             try:
@@ -148,6 +147,7 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5) -> 
         raise DaemonError(f"process {pid} ({expected_cmdline_part}) survived SIGKILL")
     finally:
         os.close(pidfd)
+        _reap()
 
 
 def signal_each(pids: Sequence[int], sig: signal.Signals) -> None:
@@ -171,6 +171,7 @@ def kill_each(pids: Sequence[int], timeout_s: float = 5) -> None:
     deadline = time.monotonic() + timeout_s
     while any(not _gone(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(_POLL_S)
+    _reap()
 
 
 class CommandFailed(HostError):
