@@ -48,13 +48,15 @@ def test_validating_against_this_hosts_facts_loads_only_networkx():
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})") == {"networkx"}
 
 
-def test_output_cut_short_by_its_reader_ends_quietly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("vtopo", [f"{sys.executable} -m vtopo", str(Path(sys.executable).with_name("vtopo"))],
+                         ids=["python -m vtopo", "console script"])
+def test_output_cut_short_by_its_reader_ends_quietly(tmp_path: Path, vtopo: str) -> None:
     """`vtopo plan LAB | head -1`: the reader goes away long before vtopo has printed the 2,402 steps."""
     from benchmarks.test_deploy_bench import star
     from vtopo.model import io
 
     lab = tmp_path / "big.vtopo"
     io.save(star(400), lab)
-    shell = f"{sys.executable} -m vtopo plan --offline {lab} | head -1"
+    shell = f"{vtopo} plan --offline {lab} | head -1"
     result = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, check=True)
     assert result.stdout.split()[:2] == ["1.", "create"] and result.stderr == ""

@@ -7,13 +7,14 @@ the host layer (pyroute2), the measure layer and Qt only inside the handlers tha
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, cast
+from typing import TYPE_CHECKING, Callable, NoReturn, cast
 
 from vtopo import __version__
 from vtopo.cli_capture import add_commands as add_capture_commands
@@ -388,6 +389,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser
+
+
+def run() -> NoReturn:
+    """`vtopo` as a program: its console script and `python -m vtopo`."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`vtopo status | head`): stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the flush at exit fails no more
+        code = 141  # 128 + SIGPIPE, as a shell reports a tool ended by it
+    gc.freeze()  # the heap goes with the process: the collections of the interpreter's exit would cost ~40 ms
+    raise SystemExit(code)
 
 
 def main(argv: list[str] | None = None) -> int:

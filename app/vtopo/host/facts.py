@@ -33,7 +33,7 @@ def netem_available() -> bool:
         import gzip
 
         with gzip.open("/proc/config.gz", "rt") as config:
-            return any(line.startswith("CONFIG_NET_SCH_NETEM=") for line in config)
+            return "\nCONFIG_NET_SCH_NETEM=" in config.read()
     except OSError:
         return subprocess.run(["modprobe", "-n", "sch_netem"], capture_output=True).returncode == 0
 
