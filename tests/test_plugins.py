@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from vtopo.kinds.environment import default_prefix
+from vtopo.kinds.registry import ENTRY_POINT_GROUP, load_registry
 from vtopo.lab import registry
+from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 
 THIRD_PARTY = Path(__file__).parent / "data" / "thirdparty_kind"
@@ -24,6 +26,30 @@ def test_builtin_kinds_come_through_entry_points():
     assert not kinds.load_problems
     for kind in kinds.kinds.values():
         assert kind.icon_path().suffix == ".svg"
+
+
+def test_checking_a_lab_loads_the_plugins_of_its_kinds_alone():
+    lab = TOPOLOGIES / "bridge-veth.vtopo"  # a bridge and containers
+    code = (f"from vtopo.cli import main\nassert main(['validate', '--offline', {str(lab)!r}]) == 0\nimport sys\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('vtopo_kinds.'))))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = result.stdout.splitlines()[-1].split()
+    assert loaded == ["vtopo_kinds.bridge", "vtopo_kinds.common", "vtopo_kinds.container"]
+
+
+def test_a_kind_whose_plugin_fails_to_load_troubles_only_the_labs_that_use_it():
+    from importlib.metadata import EntryPoint
+
+    kinds = load_registry()
+    kinds.unloaded["gateway"] = EntryPoint("gateway", "vtopo_no_such_plugin:GatewayKind", ENTRY_POINT_GROUP)
+    lab = io.load(TOPOLOGIES / "bridge-veth.vtopo")
+    assert kinds.check_nodes(lab)[1] == []
+    node = next(iter(lab.nodes.values()))
+    node.kind = "gateway"
+    [problem] = kinds.check_nodes(lab)[1]
+    assert problem.subject == f"node {node.name}" and problem.path == "$.nodes[0].kind"
+    assert problem.message.startswith("plugin gateway (vtopo_no_such_plugin:GatewayKind) failed to load: No module")
+    assert "gateway" not in kinds.names() and kinds.load_problems == [problem.message]
 
 
 @pytest.fixture(scope="module")

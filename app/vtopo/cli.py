@@ -27,7 +27,6 @@ from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.cli_operate import add_commands as add_operate_commands
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
-from vtopo.reports import OUTPUT_STAGE
 
 if TYPE_CHECKING:
     from vtopo.agent.client import AgentError
@@ -169,6 +168,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
 
 def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
+    from vtopo.reports import OUTPUT_STAGE
+
     last_stage = [""]
 
     def show(progress: Progress) -> None:

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 from vtopo.checks.builtin import BUILTIN
 from vtopo.kinds.check_types import CheckType
+from vtopo.kinds.contract import NodeKind
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.settings import parse_settings
 from vtopo.model.expectations import Check
@@ -30,16 +31,25 @@ class TypedCheck:
         return [name for name in names if name]
 
 
-def check_types(registry: Registry) -> dict[str, CheckType]:
+def check_types(registry: Registry, kinds: Iterable[NodeKind[Any]] | None = None) -> dict[str, CheckType]:
+    """The built-in check types and those of `kinds`, or of every installed kind."""
     types = {t.name: t for t in BUILTIN}
-    for kind in registry.kinds.values():
+    for kind in registry.kinds.values() if kinds is None else kinds:
         types.update({t.name: t for t in kind.check_types()})
     return types
 
 
+def _types_named_by(topology: Topology, registry: Registry) -> dict[str, CheckType]:
+    """Check types enough for the lab's checks: those of its own kinds when they hold every type its checks name,
+    else those of every installed kind (which loads every plugin)."""
+    own_kinds = filter(None, (registry.get(name) for name in sorted({node.kind for node in topology.nodes.values()})))
+    types = check_types(registry, own_kinds)
+    return types if all(check.type in types for check in topology.checks) else check_types(registry)
+
+
 def typed_checks(topology: Topology, registry: Registry) -> tuple[list[TypedCheck], list[Problem]]:
     """Every check of the lab with its type and parameters, and what is wrong with the others."""
-    types = check_types(registry)
+    types = _types_named_by(topology, registry)
     typed, problems = [], []
     for index, check in enumerate(topology.checks):
         path, subject = f"$.checks[{index}]", f"check {check.name}"

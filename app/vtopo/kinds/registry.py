@@ -1,9 +1,13 @@
-"""The registry of node kinds, filled from the `vtopo.kinds` entry-point group, built-ins included."""
+"""The registry of node kinds, filled from the `vtopo.kinds` entry-point group, built-ins included.
+
+A kind's plugin is imported when something first asks for the kind: checking a lab of containers loads no VM
+code, and a broken plugin troubles only the labs that use its kind, and the lists of every kind.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from vtopo.kinds.contract import NodeKind
@@ -16,17 +20,57 @@ ENTRY_POINT_GROUP = "vtopo.kinds"
 
 @dataclass
 class Registry:
-    kinds: dict[str, NodeKind[Any]] = field(default_factory=dict)
-    load_problems: list[str] = field(default_factory=list)
+    unloaded: dict[str, EntryPoint] = field(default_factory=dict)
+    """Installed kinds whose plugin nobody has asked for yet, by kind name (the entry point's name)."""
+    loaded: dict[str, NodeKind[Any]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    """Why a kind's plugin did not load, by kind name."""
 
     def register(self, kind: NodeKind[Any]) -> None:
-        self.kinds[kind.name] = kind
+        self.loaded[kind.name] = kind
 
     def get(self, name: str) -> NodeKind[Any] | None:
-        return self.kinds.get(name)
+        entry = self.unloaded.pop(name, None)
+        if entry is not None:
+            self._load(entry)
+        return self.loaded.get(name)
 
     def __contains__(self, name: str) -> bool:
-        return name in self.kinds
+        return self.get(name) is not None
+
+    def names(self) -> list[str]:
+        """The name of every installed kind not known to be broken, without loading a plugin."""
+        return sorted({*self.unloaded, *self.loaded})
+
+    def load_all(self) -> dict[str, NodeKind[Any]]:
+        """Every installed kind that loads, by name: the plugins nobody had asked for are loaded now."""
+        for name in list(self.unloaded):
+            self.get(name)
+        return self.loaded
+
+    @property
+    def kinds(self) -> dict[str, NodeKind[Any]]:
+        return self.load_all()
+
+    @property
+    def load_problems(self) -> list[str]:
+        """Why plugins failed to load, every installed kind tried."""
+        self.load_all()
+        return [self.failed[name] for name in sorted(self.failed)]
+
+    def _load(self, entry: EntryPoint) -> None:
+        try:
+            kind = entry.load()()
+        except Exception as exc:  # a third-party plugin may fail in any way; report it and go on
+            self.failed[entry.name] = f"plugin {entry.name} ({entry.value}) failed to load: {exc}"
+            return
+        if not isinstance(kind, NodeKind):
+            self.failed[entry.name] = f"plugin {entry.name} ({entry.value}) is not a vtopo NodeKind"
+        elif kind.name != entry.name:
+            self.failed[entry.name] = (f"plugin {entry.name} ({entry.value}) makes the kind {kind.name!r}: its entry "
+                                       "point must carry the kind's name")
+        else:
+            self.register(kind)
 
     def check_nodes(self, topology: Topology) -> tuple[dict[str, Any], list[Problem]]:
         """Check kinds, settings and port names. Returns the typed settings of each node by id, and the problems."""
@@ -37,9 +81,10 @@ class Registry:
             subject = f"node {node.name}"
             kind = self.get(node.kind)
             if kind is None:
-                known = ", ".join(sorted(self.kinds))
-                problems.append(Problem(f"unknown kind {node.kind!r} (known kinds: {known}; a plugin may be missing)",
-                                        subject, f"{path}.kind", node.id))
+                known = ", ".join(self.names())
+                message = self.failed.get(node.kind) or (f"unknown kind {node.kind!r} (known kinds: {known}; a plugin "
+                                                         "may be missing)")
+                problems.append(Problem(message, subject, f"{path}.kind", node.id))
                 continue
             parsed, found = parse_settings(kind.settings_type, node.settings, f"{path}.settings", subject, node.id)
             problems.extend(found)
@@ -57,20 +102,9 @@ class Registry:
 
 
 def load_registry() -> Registry:
-    """Every installed kind. A broken plugin is reported, not fatal."""
-    registry = Registry()
-    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        try:
-            kind_class = entry.load()
-            kind = kind_class()
-        except Exception as exc:  # a third-party plugin may fail in any way; report it and go on
-            registry.load_problems.append(f"plugin {entry.name} ({entry.value}) failed to load: {exc}")
-            continue
-        if not isinstance(kind, NodeKind):
-            registry.load_problems.append(f"plugin {entry.name} ({entry.value}) is not a vtopo NodeKind")
-            continue
-        registry.register(kind)
-    return registry
+    """Every installed kind, each plugin to be loaded when its kind is first asked for. A broken plugin is
+    reported, not fatal."""
+    return Registry(unloaded={entry.name: entry for entry in entry_points(group=ENTRY_POINT_GROUP)})
 
 
 @lru_cache(maxsize=1)

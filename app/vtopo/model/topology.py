@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import copy
-import uuid
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, TypeVar
@@ -12,7 +12,7 @@ from vtopo.model.expectations import Check, Experiment
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+    return f"{prefix}-{os.urandom(4).hex()}"
 
 
 T = TypeVar("T")
