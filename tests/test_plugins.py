@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vtopo.kinds.environment import default_prefix
-from vtopo.kinds.registry import ENTRY_POINT_GROUP, load_registry
+from vtopo.kinds.registry import ENTRY_POINT_GROUP, Registry, load_registry
 from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
@@ -50,6 +50,25 @@ def test_a_kind_whose_plugin_fails_to_load_troubles_only_the_labs_that_use_it():
     assert problem.subject == f"node {node.name}" and problem.path == "$.nodes[0].kind"
     assert problem.message.startswith("plugin gateway (vtopo_no_such_plugin:GatewayKind) failed to load: No module")
     assert "gateway" not in kinds.names() and kinds.load_problems == [problem.message]
+
+
+def test_threads_asking_for_a_kind_while_its_plugin_loads_all_get_it(tmp_path, monkeypatch):
+    """The designer checks on a worker thread while its GUI thread may ask for the same kind."""
+    from importlib.metadata import EntryPoint
+    from threading import Thread
+
+    (tmp_path / "vtopo_slow_plugin.py").write_text(
+        "import time\ntime.sleep(0.3)\nfrom vtopo_kinds.container import ContainerKind\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kinds = Registry(unloaded={"container": EntryPoint("container", "vtopo_slow_plugin:ContainerKind",
+                                                       ENTRY_POINT_GROUP)})
+    found: list[object] = []
+    threads = [Thread(target=lambda: found.append(kinds.get("container"))) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(found) == 3 and all(kind is kinds.loaded["container"] for kind in found)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
+from threading import RLock
 from typing import Any
 
 from vtopo.kinds.contract import NodeKind
@@ -25,14 +26,19 @@ class Registry:
     loaded: dict[str, NodeKind[Any]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     """Why a kind's plugin did not load, by kind name."""
+    _loading: RLock = field(default_factory=RLock, init=False, repr=False, compare=False)
+    """Held while a plugin loads, so that a thread asking for the same kind meanwhile waits for it."""
 
     def register(self, kind: NodeKind[Any]) -> None:
         self.loaded[kind.name] = kind
 
     def get(self, name: str) -> NodeKind[Any] | None:
-        entry = self.unloaded.pop(name, None)
-        if entry is not None:
-            self._load(entry)
+        if name in self.unloaded:
+            with self._loading:
+                entry = self.unloaded.get(name)
+                if entry is not None:  # else another thread loaded it while this one waited
+                    self._load(entry)
+                    del self.unloaded[name]
         return self.loaded.get(name)
 
     def __contains__(self, name: str) -> bool:
