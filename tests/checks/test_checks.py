@@ -119,7 +119,7 @@ def test_bad_checks_are_reported_by_name_and_field(check, message):
 def test_the_router_kind_brings_its_own_check_type():
     from vtopo.checks.spec import check_types
 
-    types = check_types(registry())
+    types = check_types(registry().kinds.values())
     assert "ospf-neighbor" in types and type(types["ospf-neighbor"]).__module__ == "vtopo_kinds.router_checks"
 
 
@@ -135,3 +135,16 @@ def test_parallel_runs_use_threads():
     lab.reach = reach  # type: ignore[method-assign]
     run_checks(_checks(), lab)
     assert len(seen) > 1
+
+
+def test_a_check_type_of_a_kind_the_lab_does_not_use_is_found_in_the_plugins_not_loaded_yet():
+    """A lab's check types come from its own kinds' plugins first; a check naming another type loads the rest."""
+    from vtopo.kinds.registry import load_registry
+
+    document = json.loads((TOPOLOGIES / "bridge-veth.vtopo").read_text())  # a bridge and containers: no router
+    document["checks"] = [{"name": "x", "type": "ospf-neighbor", "router": "c1", "neighbor": "c2"}]
+    [typed], problems = typed_checks(io.from_document(document), load_registry())
+    assert problems == [] and typed.type.name == "ospf-neighbor"
+    document["checks"] = [{"name": "x", "type": "teleport"}]
+    [problem] = typed_checks(io.from_document(document), load_registry())[1]
+    assert "ospf-neighbor" in problem.message

@@ -31,10 +31,10 @@ class TypedCheck:
         return [name for name in names if name]
 
 
-def check_types(registry: Registry, kinds: Iterable[NodeKind[Any]] | None = None) -> dict[str, CheckType]:
-    """The built-in check types and those of `kinds`, or of every installed kind."""
+def check_types(kinds: Iterable[NodeKind[Any]]) -> dict[str, CheckType]:
+    """The built-in check types and those the kinds add."""
     types = {t.name: t for t in BUILTIN}
-    for kind in registry.kinds.values() if kinds is None else kinds:
+    for kind in kinds:
         types.update({t.name: t for t in kind.check_types()})
     return types
 
@@ -43,8 +43,8 @@ def _types_named_by(topology: Topology, registry: Registry) -> dict[str, CheckTy
     """Check types enough for the lab's checks: those of its own kinds when they hold every type its checks name,
     else those of every installed kind (which loads every plugin)."""
     own_kinds = filter(None, (registry.get(name) for name in sorted({node.kind for node in topology.nodes.values()})))
-    types = check_types(registry, own_kinds)
-    return types if all(check.type in types for check in topology.checks) else check_types(registry)
+    types = check_types(own_kinds)
+    return types if all(check.type in types for check in topology.checks) else check_types(registry.kinds.values())
 
 
 def typed_checks(topology: Topology, registry: Registry) -> tuple[list[TypedCheck], list[Problem]]:
