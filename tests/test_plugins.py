@@ -52,6 +52,16 @@ def test_a_kind_whose_plugin_fails_to_load_troubles_only_the_labs_that_use_it():
     assert "gateway" not in kinds.names() and kinds.load_problems == [problem.message]
 
 
+def test_an_entry_point_must_carry_its_kinds_name():
+    from importlib.metadata import EntryPoint
+
+    kinds = Registry(unloaded={"gateway": EntryPoint("gateway", "vtopo_kinds.container:ContainerKind",
+                                                     ENTRY_POINT_GROUP)})
+    assert kinds.get("gateway") is None and kinds.get("container") is None
+    assert kinds.load_problems == ["plugin gateway (vtopo_kinds.container:ContainerKind) makes the kind 'container': "
+                                   "its entry point must carry the kind's name"]
+
+
 def test_threads_asking_for_a_kind_while_its_plugin_loads_all_get_it(tmp_path, monkeypatch):
     """The designer checks on a worker thread while its GUI thread may ask for the same kind."""
     from importlib.metadata import EntryPoint
