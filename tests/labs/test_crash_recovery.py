@@ -18,6 +18,7 @@ from residue import snapshot
 from vtopo import ops as o
 from vtopo.kinds.environment import HostFacts
 from vtopo.host import facts as host_facts
+from vtopo.host.applier import Applier
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import OVS_BATCHED, Deployer
 from vtopo.lab import open_lab, plan_of
@@ -130,3 +131,21 @@ def test_kill_at_random_ops_of_a_lab_with_containers_routers_ovs_and_a_vm(tmp_pa
     for call in sorted({1, vm_call + 1, *random.Random(11).sample(range(2, calls), 3)}):
         assert deploy_killed_at_call(lab, call) == 9, f"the deploy should have been killed at call {call} of {calls}"
         recovered(before)
+
+
+def test_cleanup_removes_an_untagged_host_end_at_once_though_something_still_holds_its_namespace():
+    """A deploy killed after making a container's veth and before configuring it leaves the host end without the
+    lab's tag; only the namespace is marked. Cleanup must not wait for the namespace to die, which happens when
+    nothing holds it any more (here: this test's descriptor of it)."""
+    before = snapshot()
+    applier = Applier("vzk9q")
+    applier.apply(o.CreateNamespace(owner="node c1", name="vzk9q-c1"))
+    applier.apply(o.CreateVeth(owner="link c1:eth0-br1:p1", name="vzk9q-br1-p1", netns=None, peer="eth0",
+                               peer_netns="vzk9q-c1"))
+    applier.close()
+    holder = os.open("/run/netns/vzk9q-c1", os.O_RDONLY)
+    try:
+        strays = recovered(before)
+    finally:
+        os.close(holder)
+    assert strays == ["namespace vzk9q-c1"]

@@ -126,12 +126,27 @@ def _delete_stray_namespaces(netlink: Netlink) -> list[str]:
     deleted = []
     for name in namespaces.list_netns():
         try:
-            lo = next((link for link in netlink.links(name) if link.name == "lo"), None)
+            links = netlink.links(name)
         except NetlinkError:
             continue
+        lo = next((link for link in links if link.name == "lo"), None)
+        if lo is None or not (lo.alias or "").startswith(LAB_TAG_PREFIX):
+            netlink.release(name)
+            continue
+        namespaces.end_processes_in({name})
+        _delete_links_of(netlink, name, [link.name for link in links if link is not lo])
         netlink.release(name)
-        if lo is not None and (lo.alias or "").startswith(LAB_TAG_PREFIX):
-            namespaces.end_processes_in({name})
-            namespaces.delete_netns(name)
-            deleted.append(f"namespace {name}")
+        namespaces.delete_netns(name)
+        deleted.append(f"namespace {name}")
     return deleted
+
+
+def _delete_links_of(netlink: Netlink, netns: str, names: list[str]) -> None:
+    """Delete a lab namespace's interfaces before the namespace: a veth takes its host end with it at once, which
+    the namespace's own death would do only later, from a kernel worker (a host end not yet tagged when the
+    deploy was killed has no other mark)."""
+    for name in names:
+        try:
+            netlink.delete_link(name, netns)
+        except NetlinkError:
+            continue  # gone with its veth peer, or a device its owner alone may delete (an OVS internal port)
