@@ -46,21 +46,29 @@ def test_internal_ports_are_the_containers_interfaces_and_an_impaired_link_keeps
     host = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     assert f"{prefix}-sw-p1" not in host and f"{prefix}-sw-p3" in host
     assert lab.pings("c1", "c2") and lab.pings("c1", "c3")
-    assert_tcp_without_retransmits(lab, "c1", "c2", "10.83.0.2", 5301)
+    assert tcp_sent(lab, "c1", "c2", "10.83.0.2", 5301)["retransmits"] < 100
     with pytest.raises(OperateError, match="is the switch's own port, which has no queue"):
         set_link_impairment("ovs-internal", "c1", "sw", rate_mbit=10)
     assert "qdisc tbf" not in lab.run("c1", "tc", "qdisc", "show", "dev", "eth0").stdout
 
 
-def test_afxdp_ports_carry_tcp_without_retransmits(deployed):
+def test_afxdp_ports_carry_tcp_losing_almost_nothing(deployed):
+    """ovs-vswitchd's main thread polls AF_XDP ports; while it waits for a busy CPU, a port's 2,048-frame ring
+    overflows and the veth drops what XDP could not hand over (rx_queue_0_drops in its `ethtool -S`). Beside a
+    busy loop that is a few hundred of some 500,000 segments in 2 s; system ports lose about an eighth."""
     lab = deployed(ovs_lab("afxdp"))
     prefix = lab.lab.context.names.prefix
     assert set(interface_types(prefix).values()) == {"afxdp-nonpmd"}
     assert lab.pings("c1", "c2")
-    assert_tcp_without_retransmits(lab, "c1", "c2", "10.83.0.2", 5302)
+    sent = tcp_sent(lab, "c1", "c2", "10.83.0.2", 5302)
+    assert sent["retransmits"] < 0.01 * sent["bytes"] / TCP_SEGMENT_BYTES, sent
 
 
-def assert_tcp_without_retransmits(lab, client: str, server_node: str, address: str, port: int) -> None:
+TCP_SEGMENT_BYTES = 1448  # an MTU of 1,500 less the IP and TCP headers with timestamps
+
+
+def tcp_sent(lab, client: str, server_node: str, address: str, port: int) -> dict:
+    """iperf3's summary of what `client` sent to `server_node` over TCP in 2 s, the data having arrived."""
     server = subprocess.Popen(lab.lab.command_in(server_node, ["iperf3", "-s", "-1", "-p", str(port)]),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -69,7 +77,7 @@ def assert_tcp_without_retransmits(lab, client: str, server_node: str, address: 
         assert result.returncode == 0, result.stdout[-500:]
         end = json.loads(result.stdout)["end"]
         assert end["sum_received"]["bits_per_second"] > 1e6
-        assert end["sum_sent"]["retransmits"] < 100, end["sum_sent"]
+        return end["sum_sent"]
     finally:
         server.kill()
         server.wait()

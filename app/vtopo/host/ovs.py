@@ -17,8 +17,10 @@ Facts this module is built on (verified on Debian 12, OVS 3.1):
   the packet socket OVS reads each port with keeps the default receive buffer (net.core.rmem_default, 208 KiB) and
   overflows. ``other_config:userspace-tso-enable=true`` gives 5-9 Gb/s but 300,000+ retransmits (64 KiB frames fill
   that buffer after three); with rmem_default at 4 MiB it reaches 13 Gb/s with ~2,000 retransmits, but that is a
-  host-wide setting, so vtopo does not make it. AF_XDP ports (``type=afxdp-nonpmd``) give 1.2-1.6 Gb/s with no
-  retransmits but cost ~75 MB of ovs-vswitchd memory each. OVS's own internal ports (taps it reads with virtio-net
+  host-wide setting, so vtopo does not make it. AF_XDP ports (``type=afxdp-nonpmd``) give 1.2-3 Gb/s with no
+  retransmits on a quiet host but cost ~75 MB of ovs-vswitchd memory each; ovs-vswitchd's main thread polls them,
+  and while it waits for a busy CPU a port's 2,048-frame ring overflows (a few hundred drops in 2 s at 3 Gb/s
+  beside a busy loop, counted as rx_queue_0_drops by the veth). OVS's own internal ports (taps it reads with virtio-net
   headers), moved into the containers, give 1.6 Gb/s without userspace TSO and 10-11 Gb/s with it, against 19 Gb/s
   on a Linux bridge, with no retransmits: they are the default, and an OVS that vtopo starts gets userspace TSO.
 * ``ovs-ctl start`` needs ``--system-id`` (we pass ``random``, as Debian's own units do: it reuses
