@@ -19,10 +19,10 @@ class OvsSettings:
                              "secure: only the OpenFlow rules forward.", choices=("standalone", "secure"))
     ports: str = setting("internal", "Port type", "How the userspace (netdev) datapath reaches containers and "
                          "routers. internal: OVS's own port device (a tap it reads with virtio-net headers), moved "
-                         "into the node as its interface: about 15 times the TCP throughput of system, no retransmits. "
-                         "system: a veth pair, OVS reading its host end with a packet socket. afxdp: a veth read with "
-                         "AF_XDP, about 75 MB of memory per port. A link with an impairment, and a VM's port, are "
-                         "always system.", choices=("internal", "system", "afxdp"))
+                         "into the node as its interface: ten times or more the TCP throughput of system, no "
+                         "retransmits. system: a veth pair, OVS reading its host end with a packet socket. afxdp: a "
+                         "veth read with AF_XDP, about 75 MB of memory per port. A link with an impairment, and a VM's "
+                         "port, are always system.", choices=("internal", "system", "afxdp"))
     flows: list[str] = setting([], "OpenFlow rules", "One rule per line, e.g. in_port=1,actions=output:3. Port "
                                "p1 is OpenFlow port 1.")
 
