@@ -20,6 +20,7 @@ from vtopo.host.netlink import Netlink
 from vtopo.kinds.environment import default_prefix
 from vtopo.host.preflight import PreflightFailed
 from vtopo.lab import open_lab
+from vtopo.model.problems import LabError
 from vtopo.model.topology import Impairment
 from vtopo.resources import TOPOLOGIES
 
@@ -177,11 +178,18 @@ def test_rate_limit_shows_in_iperf(deployed):
         server.wait()
 
 
-@pytest.mark.skipif(not netem_available(), reason="this kernel is built without netem (CONFIG_NET_SCH_NETEM)")
-def test_netem_delay_shows_in_ping_rtt(deployed):
+def test_a_delay_shows_in_ping_rtt_or_a_kernel_without_netem_refuses_the_lab_naming_the_link(deployed):
+    """Where the kernel has netem the delay is applied; where it has not (this CI host), the host probe finds that
+    out and the deploy is refused before it touches anything."""
     topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
     link = next(iter(topology.links.values()))
     topology.update_link(link.id, impairment=Impairment(delay_ms=40))
+    if not netem_available():
+        before = snapshot()
+        with pytest.raises(LabError, match="link c1:eth0-br0:p1: delay, jitter and loss need the kernel's netem"):
+            Deployer().deploy(topology)
+        assert snapshot() - before == {}
+        return
     lab = deployed(topology)
     result = lab.run("c1", "ping", "-c", "3", "-i", "0.2", lab.address("c1", "c2"))
     average = float(result.stdout.rsplit("=", 1)[1].split("/")[1])
