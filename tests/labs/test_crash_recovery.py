@@ -21,6 +21,7 @@ from vtopo.host import facts as host_facts
 from vtopo.host.applier import Applier
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import OVS_BATCHED, Deployer
+from vtopo.host.netns import netns_path
 from vtopo.lab import open_lab, plan_of
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node
@@ -143,7 +144,7 @@ def test_cleanup_removes_an_untagged_host_end_at_once_though_something_still_hol
     applier.apply(o.CreateVeth(owner="link c1:eth0-br1:p1", name="vzk9q-br1-p1", netns=None, peer="eth0",
                                peer_netns="vzk9q-c1"))
     applier.close()
-    holder = os.open("/run/netns/vzk9q-c1", os.O_RDONLY)
+    holder = os.open(netns_path("vzk9q-c1"), os.O_RDONLY)
     try:
         strays = recovered(before)
     finally:
