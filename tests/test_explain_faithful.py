@@ -53,7 +53,7 @@ def test_explanation_and_applier_agree(lab_file: Path, monkeypatch: pytest.Monke
     ovs_calls: list[tuple[list[str], str | None]] = []
     monkeypatch.setattr(ovs, "_run", lambda argv, input=None, timeout_s=0: ovs_calls.append((list(argv), input)) or "")
     applier = Applier.__new__(Applier)
-    applier.tag = plan.prefix
+    applier.tag, applier.owner = plan.prefix, 0
     for op in plan.ops:
         explained = words_of(op.explain(), plan.prefix)
         if isinstance(op, NETDEV_OPS):

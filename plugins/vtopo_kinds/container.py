@@ -1,10 +1,11 @@
-"""A container: a network namespace with interfaces, routes and sysctls (the veth-vs-macvlan experiment)."""
+"""A container: network, mount and UTS namespaces of its own (vtopo makes those for every node with a namespace), with
+interfaces, routes and sysctls (the veth-vs-macvlan experiment)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (AddRoute, CreateNamespace, EndContext, NodeContext, NodeKind, Op, PortSpec, Problem, Role,
+from vtopo.kinds.api import (AddRoute, EndContext, NodeContext, NodeKind, Op, PortSpec, Problem, Role,
                              SetSysctl, setting)
 from vtopo_kinds.common import check_gateway
 
@@ -18,7 +19,8 @@ class ContainerSettings:
 class ContainerKind(NodeKind[ContainerSettings]):
     name = "container"
     label = "Container"
-    description = "A network namespace, like a container without a filesystem: interfaces, routes, sysctls."
+    description = ("A lightweight container: its own network, hostname, /etc/hosts and /tmp, sharing the host's "
+                   "programs: interfaces, routes, sysctls.")
     role = Role.NAMESPACE
     ports = PortSpec("eth", 0)
     connects_to = frozenset({"bridge", "ovs", "macvlan", "container", "router", "host"})
@@ -42,7 +44,6 @@ class ContainerKind(NodeKind[ContainerSettings]):
     def lower(self, node: NodeContext[ContainerSettings]) -> Iterable[Op]:
         netns = node.names.netns(node.node.name)
         owner = node.subject
-        yield CreateNamespace(owner=owner, name=netns)
         for key, value in sorted(node.settings.sysctls.items()):
             yield SetSysctl(owner=owner, netns=netns, key=key, value=value)
         if node.settings.default_route:

@@ -7,7 +7,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (CheckType, CreateNamespace, DaemonShell, EndContext, MakeDirectory, NodeContext, NodeKind,
+from vtopo.kinds.api import (CheckType, DaemonShell, EndContext, MakeDirectory, NodeContext, NodeKind,
                              Op, PortSpec, Problem, Role, SetSysctl, StartProcess, WriteFile, addresses_resource,
                              dev_resource, setting, up_resource)
 from vtopo_kinds.router_checks import OspfNeighbor
@@ -55,9 +55,10 @@ class RouterKind(NodeKind[RouterSettings]):
 
     def command_in(self, node: NodeContext[RouterSettings], argv: list[str]) -> list[str]:
         """vtysh reaches this router's own daemons through their vty sockets."""
-        if argv and argv[0] == "vtysh":
+        if argv and argv[0] == "vtysh":  # in the network namespace alone: the node's own /run hides the sockets
             directory = node.names.node_dir(node.node.name)
-            argv = ["vtysh", "--vty_socket", directory, "--config_dir", directory, *argv[1:]]
+            return ["ip", "netns", "exec", node.names.netns(node.node.name), "vtysh", "--vty_socket", directory,
+                    "--config_dir", directory, *argv[1:]]
         return super().command_in(node, argv)
 
     def daemon_shell(self, node: NodeContext[RouterSettings], argv: list[str], socket_dir: str) -> DaemonShell | None:
@@ -176,7 +177,6 @@ class RouterKind(NodeKind[RouterSettings]):
     def lower(self, node: NodeContext[RouterSettings]) -> Iterable[Op]:
         owner, name, facts = node.subject, node.node.name, node.facts
         netns, directory = node.names.netns(name), node.names.node_dir(name)
-        yield CreateNamespace(owner=owner, name=netns)
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
         yield MakeDirectory(owner=owner, path=directory, user=facts.frr_user)

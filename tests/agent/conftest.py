@@ -2,11 +2,8 @@
 (tests/agent_process.py) on a socket of its own."""
 from __future__ import annotations
 
-import grp
-import os
 import pwd
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,29 +11,14 @@ from pathlib import Path
 import pytest
 
 from agent_process import Agent
-
-GROUP = "vtopo"
-USERS = {"a": "vtopo-test-a", "b": "vtopo-test-b", "c": "vtopo-test-c"}  # a and b in the group, c outside
+from members import members
 
 
 @pytest.fixture
 def users() -> Iterator[dict[str, pwd.struct_passwd]]:
     """Users a and b in the vtopo group, c outside it; removed afterwards."""
-    try:
-        grp.getgrnam(GROUP)
-    except KeyError:
-        pytest.skip(f"no group {GROUP}: scripts/setup.sh creates it")
-    for name in USERS.values():
-        subprocess.run(["userdel", name], capture_output=True)  # left by an interrupted run
-    try:
-        for key, name in USERS.items():
-            groups = ["-G", GROUP] if key in "ab" else []
-            subprocess.run(["useradd", "--no-create-home", "--no-user-group", "--shell", "/bin/sh", *groups, name],
-                           check=True, capture_output=True)
-        yield {key: pwd.getpwnam(name) for key, name in USERS.items()}
-    finally:
-        for name in USERS.values():
-            subprocess.run(["userdel", name], capture_output=True)
+    with members() as created:
+        yield created
 
 
 @pytest.fixture

@@ -1,5 +1,7 @@
 """Consent through the agent, as a member of the vtopo group gives it: the startup commands of their own lab run as
-them, inside the node, at the deploy and again at a restart, which shows what they printed; a host device is refused in one line that says who may allow it, before anything is built."""
+root of the lab's user namespace (uid 0 inside, the member outside), inside the node, at the deploy and again at a
+restart, which shows what they printed; a host device is refused in one line that says who may allow it, before
+anything is built."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,7 +19,7 @@ def test_a_members_startup_commands_run_as_them_and_a_host_device_is_roots_to_gi
     a = users["a"].pw_name
     topology = io.load(TOPOLOGIES / "bridge-veth.vtopo")
     next(node for node in topology.nodes.values() if node.name == "c1").startup_commands = [
-        "id -u", "test -w /root || echo cannot write /root"]
+        "id -u", "awk '{print $2}' /proc/self/uid_map", "test -w /root || echo cannot write /root"]
     lab = readable_dir / "startup.vtopo"
     io.save(topology, lab)
     lab.chmod(0o644)
@@ -32,9 +34,11 @@ def test_a_members_startup_commands_run_as_them_and_a_host_device_is_roots_to_gi
     try:
         assert deployed.returncode == 0, deployed.stderr
         said = deployed.stdout + deployed.stderr
-        assert f"  c1| {users['a'].pw_uid}\n" in said and "  c1| cannot write /root" in said, said
+        assert f"  c1| 0\n  c1| $ awk '{{print $2}}' /proc/self/uid_map\n  c1| {users['a'].pw_uid}\n" in said, said
+        assert "  c1| cannot write /root" in said, said
         restarted = agent.vtopo(a, "node", "bridge-veth", "c1", "restart")  # they run again, as a, and say so
-        assert restarted.stdout.splitlines() == ["restarted c1 in lab bridge-veth", "  c1| $ id -u",
+        assert restarted.stdout.splitlines() == ["restarted c1 in lab bridge-veth", "  c1| $ id -u", "  c1| 0",
+                                                 "  c1| $ awk '{print $2}' /proc/self/uid_map",
                                                  f"  c1| {users['a'].pw_uid}",
                                                  "  c1| $ test -w /root || echo cannot write /root",
                                                  "  c1| cannot write /root"], restarted.stdout + restarted.stderr

@@ -33,7 +33,6 @@ from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import DeployError, Deployer, DestroyError
 from vtopo.host.errors import HostError
-from vtopo.host.as_user import in_namespace_as
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabRecord
@@ -272,15 +271,15 @@ class Agent:
         account = pwd.getpwuid(caller.uid)
         argv = request.argv or [account.pw_shell or "/bin/sh"]
         jail = f"{node.names.run_root}/{DAEMON_SOCKETS}"
+        directory = account.pw_dir if os.path.isdir(account.pw_dir) else "/"
         if caller.root:
             argv = node.kind.command_in(node, argv)
         elif (shell := node.kind.daemon_shell(node, argv, jail)) is not None:
             argv = _daemon_shell_as_user(node, caller, shell, jail)
         else:
-            argv = _as_user(node, caller, argv)
+            argv = _as_user(node, caller, argv, directory)
         environment = {"HOME": account.pw_dir, "USER": account.pw_name, "LOGNAME": account.pw_name,
                        "SHELL": account.pw_shell, "PATH": SEARCH_PATH, "TERM": request.term or "dumb"}
-        directory = account.pw_dir if os.path.isdir(account.pw_dir) else "/"
         if request.terminal:
             return _run_on_pty(argv, environment, directory, request, send)
         if len(fds) != 3:
@@ -359,14 +358,16 @@ def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str]) -> list[str]:
-    """`argv` run as the caller inside the node's network namespace, with only the network capabilities, and only
-    there."""
-    netns = node.kind.netns(node) if node.kind.role is Role.NAMESPACE else None
-    if netns is None:
+def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str], workdir: str) -> list[str]:
+    """`argv` run inside the node as root of the caller's lab: its user namespace maps the caller to root there, and
+    gives them no power over anything outside the lab."""
+    if node.kind.role is not Role.NAMESPACE or node.kind.netns(node) is None:
         raise CannotRunInside(f"{node.node.name} is a {node.kind.label}: only root can run commands in it through "
-                              "the agent (it has no network namespace of its own to confine the command to)")
-    return in_namespace_as(caller.uid, netns, argv)
+                              "the agent (it has no namespaces of its own to confine the command to)")
+    if node.lab.trust.owner.uid != caller.uid:
+        raise CannotRunInside(f"{node.lab.topology.name} was deployed before each lab had a user namespace of its "
+                              "own: destroy it and deploy it again to run commands in its nodes")
+    return node.enter(argv, workdir)
 
 
 def _daemon_shell_as_user(node: NodeContext, caller: Caller, shell: DaemonShell, jail: str) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_networks, switching_loops
+from vtopo.compile.containers import container_ops
 from vtopo.compile.domains import domain_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
@@ -262,7 +263,7 @@ class Compiler:
     # ------------------------------------------------------------ stage 3: lower
 
     def lower(self) -> list[Op]:
-        ops: list[Op] = []
+        ops: list[Op] = list(container_ops(self.lab))
         for node in self.lab.nodes.values():
             ops.extend(node.kind.lower(node))
         done: set[str] = set()

@@ -5,7 +5,7 @@ from typing import Any, Iterator
 
 from vtopo.kinds.contract import CannotRunInside, NodeContext, Role
 from vtopo.model.problems import ConsentRequest, Problem
-from vtopo.ops import RunCommand
+from vtopo.ops import Place, RunCommand
 
 STARTUP_COMMANDS = "startup commands"
 """ConsentRequest.what for a node's startup commands; its name is the node's."""
@@ -25,6 +25,11 @@ def startup_problems(node: NodeContext[Any], path: str) -> Iterator[Problem]:
     except CannotRunInside as why:
         yield Problem(f"startup commands need a shell to run in: {why}", node.subject, path, node.node.id)
         return
+    if node.lab.trust.owner.confined and _place(node) is Place.HOST:
+        yield Problem(f"only root may run startup commands on {name}: it is the host's own namespace, so they would "
+                      "run on the host itself, outside the lab; remove them, or ask an administrator to deploy the lab",
+                      node.subject, path, node.node.id)
+        return
     if name in node.lab.trust.startup_commands:
         return
     listed = "; ".join(commands)
@@ -37,8 +42,13 @@ def startup_problems(node: NodeContext[Any], path: str) -> Iterator[Problem]:
                                          f"user is root), once the lab is built: {listed}"))
 
 
+def _place(node: NodeContext[Any]) -> Place:
+    if node.kind.role is Role.MACHINE:
+        return Place.GUEST
+    return Place.NODE if node.kind.netns(node) else Place.HOST
+
+
 def startup_ops(node: NodeContext[Any]) -> Iterator[RunCommand]:
     for command in node.node.startup_commands:
-        yield RunCommand(owner=node.subject, node=node.node.name, command=command,
-                         argv=tuple(_in_node(node, command)),
-                         netns=node.kind.netns(node) if node.kind.role is Role.NAMESPACE else None)
+        yield RunCommand(owner=node.subject, node=node.node.name, command=command, argv=tuple(_in_node(node, command)),
+                         place=_place(node))

@@ -14,9 +14,9 @@ from typing import Callable, Iterable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
-from vtopo.host.as_user import in_namespace_as
-from vtopo.host import domains, nftables, ovs, owned_files, processes
+from vtopo.host import domains, namespace_maker, nftables, ovs, owned_files, processes
 from vtopo.host.images import open_device, open_image
+from vtopo.host.namespace_maker import NamespaceError, NamespaceMaker
 from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.host.owned_files import DAEMON_UMASK
 from vtopo.host.vhost import VHOST_DEVICE, holds_vhost
@@ -56,9 +56,12 @@ class Applier:
         self.on_output = on_output  # what a startup command printed, for the deploy log
         self._deleted_together: set[str] = set()  # namespaces a teardown deletes, emptied all at the first deletion
         self._emptied: set[str] = set()  # namespaces nothing runs in any more, until they are deleted
+        self._makers: dict[str, NamespaceMaker] = {}  # by the user namespace they work in ("": the host's)
 
     def close(self) -> None:
         self.netlink.close()
+        while self._makers:
+            self._makers.popitem()[1].close()
 
     # ------------------------------------------------------------ dispatch
 
@@ -66,7 +69,7 @@ class Applier:
         try:
             self._apply(op)
         except (NetlinkError, ovs.OvsError, processes.DaemonError, processes.CommandFailed, domains.DomainError,
-                nftables.NftError, OSError, ValueError) as error:
+                nftables.NftError, NamespaceError, OSError, ValueError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def undo(self, op: o.Op) -> None:
@@ -77,8 +80,12 @@ class Applier:
 
     def _apply(self, op: o.Op) -> None:
         match op:
+            case o.CreateUserNamespace():
+                self._makers[op.path] = NamespaceMaker.new_user_namespace(op.path, op.uid, op.gid)
             case o.CreateNamespace():
                 self._create_namespace(op)
+            case o.IsolateNode():
+                self._maker(op.userns).isolate(op.netns, op.hostname, op.hosts_file, op.mount_ns, op.uts_ns)
             case o.CreateBridge():
                 self.netlink.add_bridge(op.name, None, op.stp, op.forward_delay_s, op.ageing_s)
             case o.CreateVeth():
@@ -122,9 +129,10 @@ class Applier:
             case o.ResumeDomain():
                 domains.resume(op.uri, op.name)
             case o.RunCommand():
-                argv = op.argv if self.owner == 0 or op.netns is None else \
-                    in_namespace_as(self.owner, op.netns, ["sh", "-c", op.command])
-                self.on_output(op, processes.run_command(argv, COMMAND_SECONDS))
+                if self.owner != 0 and op.place not in (o.Place.NODE, o.Place.GUEST):
+                    raise ValueError(f"only root may run commands on the host itself, and uid {self.owner} deploys "
+                                     "this lab")
+                self.on_output(op, processes.run_command(list(op.argv), COMMAND_SECONDS))
             case _:
                 raise KeyError(f"the applier has no way to apply {op.name_of_op}")
 
@@ -142,6 +150,8 @@ class Applier:
                 Path(op.path).unlink(missing_ok=True)
             case o.RemoveNftTable():
                 nftables.delete_table(op.table)
+            case o.RemoveNamespaceFiles():
+                namespace_maker.remove(list(op.paths))
             case o.StopProcess():
                 self._stop_process(op)
             case o.DestroyDomain():
@@ -217,8 +227,22 @@ class Applier:
     # ------------------------------------------------------------ handlers
 
     def _create_namespace(self, op: o.CreateNamespace) -> None:
-        self.netlink.add_netns(op.name)
+        if op.userns:
+            self._maker(op.userns).network_namespace(op.name)
+        elif self.owner != 0:
+            raise ValueError(f"uid {self.owner} deploys this lab, whose namespaces must be made inside its user "
+                             "namespace, and this one names none")
+        else:
+            self.netlink.add_netns(op.name)
         self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
+
+    def _maker(self, userns: str) -> NamespaceMaker:
+        """The helper that makes namespaces inside `userns` ("": the host's user namespace), started on first use."""
+        maker = self._makers.get(userns)
+        if maker is None:
+            maker = NamespaceMaker.in_user_namespace(userns) if userns else NamespaceMaker.in_initial()
+            self._makers[userns] = maker
+        return maker
 
     def delete_together(self, names: Iterable[str]) -> None:
         """The namespaces a teardown is going to delete. The first deletion empties them all, once each node's

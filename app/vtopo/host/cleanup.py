@@ -2,7 +2,8 @@
 
 Tags: host interfaces carry the alias `vtopo:<prefix>`, each lab namespace's `lo` carries it too, OVS
 bridges carry external_ids:vtopo-lab, libvirt domains carry vtopo's element in their <metadata>, nftables tables
-are named vtopo-<prefix>, and daemons run with their config under /run/vtopo/<prefix>.
+are named vtopo-<prefix>, daemons run with their config under /run/vtopo/<prefix>, and the user, mount and UTS
+namespaces of labs are kept under /run/vtopo/ns.
 Nothing without one of these marks is touched.
 """
 from __future__ import annotations
@@ -15,10 +16,11 @@ from pathlib import Path
 from vtopo.host import domains
 from vtopo.host import facts as host_facts
 from vtopo.host import netns as namespaces
-from vtopo.host import nftables, ovs, processes
+from vtopo.host import namespace_maker, nftables, ovs, processes
 from vtopo.host.deployer import Deployer, DestroyError
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
+from vtopo.kinds.environment import namespaces_dir
 from vtopo.model.rules import LAB_TAG_PREFIX, OVS_LAB_KEY
 from vtopo.reports import Progress, ProgressCallback
 
@@ -51,6 +53,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
     with Netlink() as netlink:
         report.strays += _delete_stray_links(netlink)
         report.strays += _delete_stray_namespaces(netlink)
+    report.strays += _remove_namespace_files(namespaces_dir(str(run_root)))
     for directory in sorted(run_root.glob("*/")) if run_root.is_dir() else []:  # not the agent's socket
         shutil.rmtree(directory, ignore_errors=True)
         report.strays.append(f"directory {directory}")
@@ -58,6 +61,17 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
         run_root.rmdir()
     report.strays += [f"service {label} (started by vtopo)" for label in deployer.services.release_unused()]
     return report
+
+
+def _remove_namespace_files(directory: str) -> list[str]:
+    """The user, mount and UTS namespaces of labs whose journal is lost: every file there is a lab's."""
+    try:
+        paths = sorted(str(path) for path in Path(directory).iterdir())
+    except FileNotFoundError:
+        return []
+    namespace_maker.remove(paths)
+    namespace_maker.release_directory(directory)
+    return [f"namespace {path}" for path in paths]
 
 
 def _destroy_stray_domains(uri: str) -> list[str]:

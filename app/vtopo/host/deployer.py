@@ -6,8 +6,9 @@ destroy = the inverses of the journal's ops, newest first. Nothing is ever touch
 """
 from __future__ import annotations
 
+import pwd
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,11 +16,11 @@ from vtopo import ops as o
 from vtopo.compile.compiler import compile_in_context, compile_lab
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
-from vtopo.host import preflight
+from vtopo.host import namespace_maker, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services, services_of
 from vtopo.host.state import Journal, LabRecord, StateStore, consent_to_json
-from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.kinds.environment import HostFacts, LabOwner, Trust, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
@@ -90,6 +91,11 @@ def _output_to(progress: ProgressCallback) -> Callable[[o.RunCommand, str], None
     return show
 
 
+def lab_owner(uid: int) -> LabOwner:
+    """Who owns a lab deployed by `uid`: root's lab has no user namespace; a member's maps them and their group."""
+    return LabOwner(uid, pwd.getpwuid(uid).pw_gid) if uid else LabOwner()
+
+
 class Deployer:
     def __init__(self, store: StateStore | None = None, facts: HostFacts | None = None,
                  kinds: Registry | None = None):
@@ -112,6 +118,7 @@ class Deployer:
         as the lab's owner (the agent's caller; root in-process)."""
         started = time.monotonic()
         facts = self.facts_for(topology)
+        consent = replace(consent, owner=lab_owner(owner))
         trust = host_facts.with_host_network(consent)
         plan, context = compile_in_context(topology, self.kinds, facts, trust)
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
@@ -155,6 +162,7 @@ class Deployer:
     def _update(self, record: LabRecord, topology: Topology, progress: ProgressCallback, source: Path | None,
                 consent: Trust, owner: int) -> DeployReport:
         started = time.monotonic()
+        consent = replace(consent, owner=lab_owner(owner))
         trust = host_facts.with_host_network(consent)
         plan, context = compile_in_context(topology, self.kinds, record.facts(), trust)
         applied = set(record.journal())
@@ -288,6 +296,7 @@ class Deployer:
     def _forget(self, record: LabRecord) -> None:
         run_root = Path(record.facts().run_root)
         self.store.forget(record)
+        namespace_maker.release_directory(namespaces_dir(str(run_root)))
         if run_root.is_dir() and not any(run_root.iterdir()):
             run_root.rmdir()
         self.services.release_unused()

@@ -5,30 +5,19 @@ per thread, so `entered()` moves only the calling thread and puts it back afterw
 """
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
+from vtopo.host import syscalls
 from vtopo.host.errors import HostError
 from vtopo.host.processes import kill_each
+from vtopo.host.syscalls import CLONE_NEWNET, MS_BIND, MS_REC, MS_SHARED
+from vtopo.ops import NETNS_DIR as NETNS_RUN_DIR
 
-NETNS_RUN_DIR = "/run/netns"
 ENDING_ROUNDS = 3
-
-_THREAD_NETNS = b"/proc/thread-self/ns/net"
-_CLONE_NEWNET = 0x40000000
-_MS_BIND = 0x1000
-_MS_REC = 0x4000
-_MS_SHARED = 1 << 20
-_MNT_DETACH = 2
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
-_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
-_libc.unshare.argtypes = [ctypes.c_int]
-_libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
+THREAD_NETNS = "/proc/thread-self/ns/net"
 
 
 class NetlinkError(HostError):
@@ -53,10 +42,12 @@ def _error(operation: str, code: int) -> NetlinkError:
     return cls(operation, os.strerror(code), code)
 
 
-def _call(result: int, operation: str) -> None:
-    if result != 0:
-        code = ctypes.get_errno()
-        raise NetlinkError(operation, os.strerror(code), code)
+@contextmanager
+def _as_netlink_error(operation: str) -> Iterator[None]:
+    try:
+        yield
+    except OSError as error:
+        raise NetlinkError(operation, os.strerror(error.errno or errno.EIO), error.errno or errno.EIO) from None
 
 
 def netns_path(name: str) -> str:
@@ -81,13 +72,15 @@ def _share_run_dir() -> None:
     """As iproute2 does: make the run dir a shared mount so bind mounts propagate to other mount namespaces. Once
     per directory: the recursive flag change walks every namespace already mounted there."""
     os.makedirs(NETNS_RUN_DIR, exist_ok=True)
-    run_dir = NETNS_RUN_DIR.encode()
     identity = os.stat(NETNS_RUN_DIR)
     if (identity.st_dev, identity.st_ino) in _shared_run_dir:
         return
-    if _libc.mount(b"", run_dir, b"none", _MS_SHARED | _MS_REC, None) != 0:
-        _call(_libc.mount(run_dir, run_dir, b"none", _MS_BIND | _MS_REC, None), f"bind mount {NETNS_RUN_DIR}")
-        _call(_libc.mount(b"", run_dir, b"none", _MS_SHARED | _MS_REC, None), f"share {NETNS_RUN_DIR}")
+    try:
+        syscalls.mount("", NETNS_RUN_DIR, None, MS_SHARED | MS_REC)
+    except OSError:  # not a mount point yet
+        with _as_netlink_error(f"share {NETNS_RUN_DIR}"):
+            syscalls.mount(NETNS_RUN_DIR, NETNS_RUN_DIR, None, MS_BIND | MS_REC)
+            syscalls.mount("", NETNS_RUN_DIR, None, MS_SHARED | MS_REC)
     shared = os.stat(NETNS_RUN_DIR)  # the bind mount, when one was needed
     _shared_run_dir.append((shared.st_dev, shared.st_ino))
 
@@ -97,26 +90,46 @@ def create_netns(name: str, inside: Callable[[], None] | None = None) -> None:
 
     `inside` runs in the new namespace before the switch back: what opens a socket there saves entering it again."""
     operation = f"create netns {name}"
+    path = _placeholder(name)
+    try:
+        home = os.open(THREAD_NETNS, os.O_RDONLY)
+        try:
+            with _as_netlink_error(operation):
+                syscalls.unshare(CLONE_NEWNET)
+            try:
+                with _as_netlink_error(operation):
+                    syscalls.mount(THREAD_NETNS, path, None, MS_BIND)
+                if inside is not None:
+                    inside()
+            finally:
+                with _as_netlink_error(f"{operation}: return to the original netns"):
+                    syscalls.setns(home, CLONE_NEWNET)
+        finally:
+            os.close(home)
+    except BaseException:
+        syscalls.umount(path)
+        os.unlink(path)
+        raise
+
+
+def _placeholder(name: str) -> str:
+    """The empty file that namespace `name` is going to be bind-mounted on (it must not exist yet): its path."""
     path = netns_path(name)
     _share_run_dir()
     try:
         os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
     except OSError as e:
-        raise _error(operation, e.errno or errno.EIO) from e
+        raise _error(f"create netns {name}", e.errno or errno.EIO) from e
+    return path
+
+
+def attach_netns(name: str, namespace_fd: int) -> None:
+    """Keep the network namespace open on `namespace_fd` as `name`, as `ip netns attach` does."""
+    path = _placeholder(name)
     try:
-        home = os.open(_THREAD_NETNS, os.O_RDONLY)
-        try:
-            _call(_libc.unshare(_CLONE_NEWNET), operation)
-            try:
-                _call(_libc.mount(_THREAD_NETNS, path.encode(), b"none", _MS_BIND, None), operation)
-                if inside is not None:
-                    inside()
-            finally:
-                _call(_libc.setns(home, _CLONE_NEWNET), f"{operation}: return to the original netns")
-        finally:
-            os.close(home)
+        with _as_netlink_error(f"create netns {name}"):
+            syscalls.mount(f"/proc/self/fd/{namespace_fd}", path, None, MS_BIND)
     except BaseException:
-        _libc.umount2(path.encode(), _MNT_DETACH)
         os.unlink(path)
         raise
 
@@ -124,7 +137,7 @@ def create_netns(name: str, inside: Callable[[], None] | None = None) -> None:
 def delete_netns(name: str) -> None:
     """Delete namespace `name` like `ip netns del`; it dies once nothing else holds it."""
     path = netns_path(name)
-    _libc.umount2(path.encode(), _MNT_DETACH)  # fails harmlessly when missing or not mounted
+    syscalls.umount(path)  # fails harmlessly when missing or not mounted
     try:
         os.unlink(path)
     except OSError as e:
@@ -188,13 +201,15 @@ def entered(name: str | None) -> Iterator[None]:
         return
     target = open_netns(name)
     try:
-        home = os.open(_THREAD_NETNS, os.O_RDONLY)
+        home = os.open(THREAD_NETNS, os.O_RDONLY)
         try:
-            _call(_libc.setns(target, _CLONE_NEWNET), f"enter netns {name}")
+            with _as_netlink_error(f"enter netns {name}"):
+                syscalls.setns(target, CLONE_NEWNET)
             try:
                 yield
             finally:
-                _call(_libc.setns(home, _CLONE_NEWNET), f"leave netns {name}")
+                with _as_netlink_error(f"leave netns {name}"):
+                    syscalls.setns(home, CLONE_NEWNET)
         finally:
             os.close(home)
     finally:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, make_directory, open_file, write_file
-from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.kinds.environment import HostFacts, LabOwner, Trust
 from vtopo.ops import Op, op_from_json
 
 DEFAULT_ROOT = Path(os.environ.get("VTOPO_STATE_DIR", "/var/lib/vtopo"))
@@ -42,8 +42,9 @@ def facts_of(deployment: dict[str, Any]) -> HostFacts:
 def consent_of(deployment: dict[str, Any]) -> Trust:
     """What the user allowed when the lab was deployed, so the running lab can be analysed again."""
     data = deployment.get("consent", {})
+    uid, gid = data.get("owner", (0, 0))
     return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())),
-                 startup_commands=frozenset(data.get("startup_commands", ())))
+                 startup_commands=frozenset(data.get("startup_commands", ())), owner=LabOwner(int(uid), int(gid)))
 
 
 @dataclass
@@ -132,9 +133,9 @@ class LabRecord:
         return ops
 
 
-def consent_to_json(consent: Trust) -> dict[str, list[str]]:
+def consent_to_json(consent: Trust) -> dict[str, Any]:
     return {"host_devices": sorted(consent.host_devices), "images": sorted(consent.images),
-            "startup_commands": sorted(consent.startup_commands)}
+            "startup_commands": sorted(consent.startup_commands), "owner": [consent.owner.uid, consent.owner.gid]}
 
 
 class Journal:

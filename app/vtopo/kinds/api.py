@@ -14,7 +14,7 @@ from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.model.problems import ConsentRequest, Problem, Severity
 from vtopo.ops import (DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress, AddRoute,
-                       ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, MakeDirectory, MoveLink, Op,
+                       ConfigureLink, CreateBridge, CreateVeth, MakeDirectory, MoveLink, Op,
                        OvsAddBridge, OvsAddFlows, OvsAddPort, ResumeDomain, SetMaster, SetSysctl, SetTxChecksum,
                        StartDomain, StartProcess, WriteFile, addresses_resource, dev_resource, up_resource)
 
@@ -22,7 +22,7 @@ __all__ = [
     "BUILTIN_IMAGE", "DOMAIN_XMLNS", "ECHO_SERVER", "INTERNAL_PORT", "IPERF3_SERVER", "KVM_GROUP",
     "LIBVIRT_QEMU_RUN_DIR", "MAX_INTERFACE_NAME", "SWITCH_PORT",
     "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigureLink", "ConsentRequest", "CreateBridge",
-    "CreateNamespace", "CreateVeth", "DaemonShell", "EmptySettings", "EndContext", "HostFacts", "LabContext",
+    "CreateVeth", "DaemonShell", "EmptySettings", "EndContext", "HostFacts", "LabContext",
     "LabNames", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeKind", "Op",
     "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "ResumeDomain", "Role", "SegmentKind", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",

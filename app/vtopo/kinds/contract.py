@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Iterable, TypeVar
 from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
 from vtopo.model.topology import Endpoint, Link, Node, Topology
-from vtopo.ops import Op
+from vtopo.ops import NETNS_DIR, Op
 
 if TYPE_CHECKING:
     from vtopo.kinds.check_types import CheckType
@@ -174,6 +174,19 @@ class NodeContext(Generic[S]):
     def subject(self) -> str:
         return f"node {self.node.name}"
 
+    def enter(self, argv: list[str], workdir: str = "") -> list[str]:
+        """`argv` run inside the node, a container: its network, mount and UTS namespaces (see IsolateNode), as root
+        of the lab's user namespace in a member's lab (nsenter enters that one last, as uid 0 inside: the owner).
+        `workdir`: where the command starts, inside the node's mount namespace ("/" by default)."""
+        netns = self.kind.netns(self)
+        if netns is None:
+            raise CannotRunInside(f"{self.node.name} is the host's own namespace, not a container")
+        names = self.names
+        user = [f"--user={names.user_namespace}"] if self.lab.trust.owner.confined else []
+        return ["nsenter", *user, f"--net={NETNS_DIR}/{netns}", f"--mount={names.node_namespace(self.node.name, 'mnt')}",
+                f"--uts={names.node_namespace(self.node.name, 'uts')}", *([f"--wdns={workdir}"] if workdir else []),
+                "--", *argv]
+
 
 @dataclass(eq=False)
 class LabContext:
@@ -250,8 +263,7 @@ class NodeKind(ABC, Generic[S]):
         if self.role is not Role.NAMESPACE:
             raise CannotRunInside(f"{node.node.name} is a {self.label}: it forwards frames and has no shell or "
                                   "address of its own; pick a container, router, VM or the host")
-        netns = self.netns(node)
-        return ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
+        return node.enter(argv) if self.netns(node) else list(argv)
 
     def daemon_shell(self, node: NodeContext[S], argv: list[str], socket_dir: str) -> DaemonShell | None:
         """When `argv` is a shell that reaches the node's daemons through their sockets (vtysh on a router): how to

@@ -37,6 +37,19 @@ class HostFacts:
 
 
 @dataclass(frozen=True)
+class LabOwner:
+    """Who deployed the lab. A member's lab (any uid but root's) lives in a user namespace of its own, which maps the
+    owner (and their group) to root inside: they are root of their nodes, and of nothing else."""
+
+    uid: int = 0
+    gid: int = 0
+
+    @property
+    def confined(self) -> bool:
+        return self.uid != 0
+
+
+@dataclass(frozen=True)
 class Trust:
     """What a lab may reach outside its own objects, as inputs to the compiler (a lab file can never give them).
 
@@ -49,6 +62,7 @@ class Trust:
     startup_commands: frozenset[str] = frozenset()  # nodes whose startup commands the user lets run
     host_interfaces: frozenset[str] | None = None
     host_networks: tuple[str, ...] = ()  # the host's own addresses and routes (CIDR), none of them a lab's
+    owner: LabOwner = LabOwner()
 
 
 PREFIX_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -65,6 +79,12 @@ def default_prefix(lab_name: str) -> str:
         value, digit = divmod(value, len(PREFIX_ALPHABET))
         digits += PREFIX_ALPHABET[digit]
     return "v" + digits
+
+
+def namespaces_dir(run_root: str) -> str:
+    """Where labs' user namespaces and their nodes' mount and UTS namespaces are kept, as bind mounts of their files
+    (as /run/netns keeps network namespaces); a private mount, so none of them propagates into a node."""
+    return f"{run_root}/ns"
 
 
 @dataclass(frozen=True)
@@ -93,6 +113,23 @@ class LabNames:
 
     def node_dir(self, node_name: str) -> str:
         return f"{self.run_dir}/{node_name}"
+
+    @property
+    def hosts_file(self) -> str:
+        """The lab's /etc/hosts: every node's name with its addresses, copied into each node."""
+        return f"{self.run_dir}/hosts"
+
+    @property
+    def namespaces_dir(self) -> str:
+        return namespaces_dir(self.run_root)
+
+    @property
+    def user_namespace(self) -> str:
+        return f"{self.namespaces_dir}/{self.prefix}.user"
+
+    def node_namespace(self, node_name: str, kind: str) -> str:
+        """The file of a node's `kind` namespace ("mnt" or "uts")."""
+        return f"{self.namespaces_dir}/{self.netns(node_name)}.{kind}"
 
     def netns(self, node_name: str) -> str:
         return f"{self.prefix}-{node_name}"

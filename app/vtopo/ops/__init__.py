@@ -1,5 +1,5 @@
-"""Typed host operations, in a package by what they act on: netdev, ovs, files, process, domains (base: what all
-share).
+"""Typed host operations, in a package by what they act on: namespaces, netdev, ovs, files, process, domains (base:
+what all share).
 
 Import them from here: `from vtopo import ops as o`, then `o.CreateVeth(...)`.
 """
@@ -10,22 +10,24 @@ from vtopo.ops.base import (HOST, OP_TYPES, Op, addresses_resource, comment, dev
 from vtopo.ops.domains import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain, ResumeDomain, StartDomain
 from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
 from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile
+from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
+                                  DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
 from vtopo.ops.netdev import (TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink, CreateBridge, CreateMacvlan,
-                              CreateMacvtap, CreateNamespace, CreateTap, CreateVeth, DeleteLink, DeleteNamespace,
-                              DeviceOp, LinkType, MacvlanMode, MoveLink, SetImpairment, SetMaster, SetSysctl,
-                              SetTxChecksum, Tool, tbf_burst, tbf_rate)
+                              CreateMacvtap, CreateTap, CreateVeth, DeleteLink, DeviceOp, LinkType, MacvlanMode,
+                              MoveLink, SetImpairment, SetMaster, SetSysctl, SetTxChecksum, Tool, tbf_burst, tbf_rate)
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag,
                            vsctl_line)
-from vtopo.ops.process import VHOST_DEVICE, RunCommand, StartProcess, StopProcess, drop_privileges
+from vtopo.ops.process import VHOST_DEVICE, Place, RunCommand, StartProcess, StopProcess, drop_privileges
 
 __all__ = [
     "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
-    "CreateNamespace", "CreateTap", "CreateVeth", "DOMAIN_XMLNS", "DeleteLink", "DeleteNamespace", "DestroyDomain",
+    "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "DOMAIN_XMLNS", "DeleteLink",
+    "DeleteNamespace", "DestroyDomain", "IsolateNode", "NETNS_DIR", "NODE_FILES_DIR", "NODE_TMPFS", "RemoveNamespaceFiles",
     "DeviceOp", "FileOp", "HOST", "INTERNAL_PORT", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "MacvlanMode", "MakeDirectory",
-    "MoveLink", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge", "RemoveDirectory",
+    "MoveLink", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge", "Place", "RemoveDirectory",
     "RemoveFile", "RemoveNftTable",
     "ResumeDomain", "RunCommand", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain",
     "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "VHOST_DEVICE", "WriteFile", "addresses_resource", "comment",
     "dev_resource", "drop_privileges", "heredoc", "in_netns", "ip_cmd", "ns_resource", "op_from_json", "ovs_lab_tag",
-    "sh", "tap_device", "tbf_burst", "tbf_rate", "up_resource", "vsctl_line",
+    "node_resource", "sh", "tap_device", "tbf_burst", "tbf_rate", "up_resource", "user_resource", "vsctl_line",
 ]

@@ -58,33 +58,6 @@ class DeviceOp(Op, register=False):
         return frozenset({dev_resource(self.netns, self.name)})
 
 
-# ---------------------------------------------------------------- namespaces
-
-@dataclass(frozen=True, kw_only=True)
-class CreateNamespace(Op):
-    name: str
-    summary_text: ClassVar[str] = "create network namespace {name}"
-
-    def provides(self) -> frozenset[str]:
-        return frozenset({ns_resource(self.name), dev_resource(self.name, "lo")})
-
-    def explain(self) -> list[str]:
-        """lo carries the lab's tag (the plan's script sets LAB_TAG), so cleanup finds the namespace."""
-        return [sh("ip", "netns", "add", self.name), f'{ip_cmd(self.name, "link", "set", "lo", "up")} alias "$LAB_TAG"']
-
-    def inverse(self) -> Op:
-        return DeleteNamespace(owner=self.owner, name=self.name)
-
-
-@dataclass(frozen=True, kw_only=True)
-class DeleteNamespace(Op):
-    name: str
-    summary_text: ClassVar[str] = "delete network namespace {name}"
-
-    def explain(self) -> list[str]:
-        return [sh("ip", "netns", "del", self.name)]
-
-
 # ---------------------------------------------------------------- links
 
 @dataclass(frozen=True, kw_only=True)

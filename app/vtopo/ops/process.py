@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import ClassVar
 
 from vtopo.ops.base import Op, comment, ns_resource, sh, tap_device
@@ -93,18 +94,24 @@ class StopProcess(Op):
         return [f"kill $(cat {shlex.quote(self.pid_file)})"]
 
 
+class Place(StrEnum):
+    """Where a startup command runs."""
+
+    NODE = "node"  # inside a container or router, as root of the lab's user namespace in a member's lab
+    GUEST = "guest"  # typed into a VM's console: it runs in the guest
+    HOST = "host"  # the host node: on the host itself, which only a lab root deploys may do
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunCommand(Op):
     """A startup command of a node, run once the whole lab is built (the compiler puts these last); its output goes to
-    the deploy log, and a non-zero exit fails the deploy. `argv` runs `command` inside the node as root (the kind's
-    command_in), for a lab root deploys; for another owner it runs as them in `netns`, or as `argv` when the node
-    has none of its own (a VM: the command runs in the guest). What it leaves running ends with the node's
-    namespace."""
+    the deploy log, and a non-zero exit fails the deploy. `argv` runs `command` at its `place` (the kind's
+    command_in). What it leaves running in a node ends with the node's namespaces."""
 
     node: str
     command: str
     argv: tuple[str, ...]
-    netns: str | None = None  # the node's network namespace: where the command runs as the lab's owner, not root
+    place: Place = Place.HOST
     summary_text: ClassVar[str] = "run on {node}: {command}"
 
     def explain(self) -> list[str]:

@@ -1,7 +1,7 @@
 """A third-party node kind, as someone else would ship it: a namespace that forwards and filters."""
 from dataclasses import dataclass
 
-from vtopo.kinds.api import CreateNamespace, NodeKind, PortSpec, Role, SetSysctl, setting
+from vtopo.kinds.api import NodeKind, PortSpec, Role, SetSysctl, setting
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,5 @@ class FirewallKind(NodeKind):
     connects_to = frozenset({"container", "bridge", "firewall"})
     settings_type = FirewallSettings
 
-    def lower(self, node):
-        netns = self.netns(node)
-        yield CreateNamespace(owner=node.subject, name=netns)
-        yield SetSysctl(owner=node.subject, netns=netns, key="net.ipv4.ip_forward", value="1")
+    def lower(self, node):  # vtopo makes the node's namespaces: a namespace kind configures what is inside
+        yield SetSysctl(owner=node.subject, netns=self.netns(node), key="net.ipv4.ip_forward", value="1")

@@ -1,0 +1,52 @@
+"""Every node with a namespace of its own is a lightweight container, and a member's lab lives in a user namespace of
+its own: the ops that make them, ahead of what the kinds lower."""
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+from typing import Any
+
+from vtopo.kinds.contract import LabContext, NodeContext, Role
+from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, WriteFile
+
+LOOPBACK_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+
+
+def containers(lab: LabContext) -> list[tuple[NodeContext[Any], str]]:
+    """The nodes that get namespaces of their own (containers and routers, not the host), with their netns."""
+    return [(node, netns) for node in lab.nodes.values()
+            if node.kind.role is Role.NAMESPACE and (netns := node.kind.netns(node))]
+
+
+def container_ops(lab: LabContext) -> Iterator[Op]:
+    """The lab's user namespace (a member's lab), its hosts file, and each container's namespaces."""
+    names, owner = lab.names, lab.trust.owner
+    nodes = containers(lab)
+    if not nodes:
+        return
+    userns = names.user_namespace if owner.confined else ""
+    if userns:
+        yield CreateUserNamespace(owner="lab", path=userns, uid=owner.uid, gid=owner.gid)
+    yield WriteFile(owner="lab", path=names.hosts_file, content=hosts_text(lab))
+    for node, netns in nodes:
+        name = node.node.name
+        yield CreateNamespace(owner=node.subject, name=netns, userns=userns)
+        yield IsolateNode(owner=node.subject, netns=netns, hostname=name, hosts_file=names.hosts_file,
+                          mount_ns=names.node_namespace(name, "mnt"), uts_ns=names.node_namespace(name, "uts"),
+                          userns=userns)
+
+
+def hosts_text(lab: LabContext) -> str:
+    """/etc/hosts for the lab's nodes: each address of each node with the node's name (IPv4 first, so that `ping h3`
+    picks the address a student expects)."""
+    entries: list[tuple[int, str, str]] = []
+    for node in sorted(lab.nodes.values(), key=lambda n: n.node.name):
+        for end in sorted(node.ends, key=lambda e: e.end.port):
+            for address in end.end.interface.addresses:
+                try:
+                    ip = ipaddress.ip_interface(address).ip
+                except ValueError:
+                    continue
+                if not ip.is_link_local:
+                    entries.append((ip.version, str(ip), node.node.name))
+    return LOOPBACK_HOSTS + "".join(f"{ip}\t{name}\n" for _, ip, name in sorted(entries, key=lambda e: e[0]))

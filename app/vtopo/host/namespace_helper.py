@@ -1,0 +1,110 @@
+"""The process that makes a lab's namespaces for vtopo.host.namespace_maker, one request at a time on the socket it
+gets as file descriptor FD. It runs single-threaded, which entering a user namespace needs (a threaded process may not).
+
+    python -m vtopo.host.namespace_helper FD initial          in the initial user namespace (root's lab)
+    python -m vtopo.host.namespace_helper FD new-user         in a new user namespace, whose maps the parent writes
+    python -m vtopo.host.namespace_helper FD enter-user PATH  in the user namespace kept at PATH
+
+Requests and answers are JSON messages on a SOCK_SEQPACKET socket, with namespace files passed as descriptors:
+    {"op": "net"}                             -> a new network namespace                  [its fd]
+    {"op": "node", "hostname": H} [net, hosts] -> the node's mount and UTS namespaces     [mnt fd, uts fd]
+Every answer is {"ok": true} or {"error": "..."}.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+
+from vtopo.host import syscalls
+from vtopo.host.syscalls import (CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWUTS, MS_BIND, MS_NODEV,
+                                 MS_NOEXEC, MS_NOSUID, MS_REC, MS_SLAVE)
+from vtopo.ops import NODE_FILES_DIR, NODE_TMPFS
+
+MAX_MESSAGE = 4096
+THREAD_NS = "/proc/thread-self/ns"
+TMPFS_MODES = {"/run": "mode=0755"}  # the others are world-writable with the sticky bit, as /tmp is
+
+
+def main(argv: list[str]) -> int:
+    channel = socket.socket(fileno=int(argv[0]))
+    mode, argv = argv[1], argv[2:]
+    if mode == "new-user":
+        syscalls.unshare(CLONE_NEWUSER)
+        channel.send(b"unshared")
+        if channel.recv(MAX_MESSAGE) != b"mapped":
+            return 1
+        _become_root()
+    elif mode == "enter-user":
+        user = os.open(argv[0], os.O_RDONLY)
+        syscalls.setns(user, CLONE_NEWUSER)
+        os.close(user)
+        _become_root()
+    if mode != "initial":  # a mount namespace of the lab's own to come back to after each node's
+        syscalls.unshare(CLONE_NEWNS)
+    base = os.open(f"{THREAD_NS}/mnt", os.O_RDONLY)
+    channel.send(b"ready")
+    while True:
+        message, fds, _, _ = socket.recv_fds(channel, MAX_MESSAGE, 2)
+        if not message:
+            return 0
+        try:
+            request = json.loads(message)
+            if request["op"] == "net":
+                syscalls.unshare(CLONE_NEWNET)
+                _answer(channel, {"ok": True}, [f"{THREAD_NS}/net"])
+            elif request["op"] == "node":
+                _isolate(request["hostname"], fds[0], fds[1])
+                _answer(channel, {"ok": True}, [f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
+                syscalls.setns(base, CLONE_NEWNS)
+            else:
+                _answer(channel, {"error": f"no such request: {request['op']}"}, [])
+        except (OSError, KeyError, IndexError, ValueError) as error:
+            _answer(channel, {"error": str(error)}, [])
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+
+def _become_root() -> None:
+    """uid and gid 0 inside the user namespace, the lab's owner outside: what this process makes is the owner's."""
+    os.setgroups([])
+    os.setresgid(0, 0, 0)
+    os.setresuid(0, 0, 0)
+
+
+def _isolate(hostname: str, netns: int, hosts: int) -> None:
+    """Unshare the node's mount and UTS namespaces while inside its network namespace, and furnish them."""
+    syscalls.setns(netns, CLONE_NEWNET)
+    syscalls.unshare(CLONE_NEWNS | CLONE_NEWUTS)
+    syscalls.mount("", "/", None, MS_REC | MS_SLAVE)
+    syscalls.sethostname(hostname)
+    try:  # the node's own interfaces under /sys/class/net, as `ip netns exec` shows them
+        syscalls.mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except PermissionError:  # a kernel that refuses a fresh sysfs here: the host's stays, and `ip` is unaffected
+        pass
+    hosts_text = os.read(hosts, 1 << 24)
+    for path in NODE_TMPFS:
+        syscalls.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_MODES.get(path, "mode=1777"))
+    os.mkdir(NODE_FILES_DIR, 0o755)
+    for name, content in (("hostname", f"{hostname}\n".encode()), ("hosts", hosts_text)):
+        path = f"{NODE_FILES_DIR}/{name}"
+        with open(path, "wb") as file:
+            file.write(content)
+        os.chmod(path, 0o644)
+        if os.path.exists(f"/etc/{name}"):
+            syscalls.mount(path, f"/etc/{name}", None, MS_BIND)
+
+
+def _answer(channel: socket.socket, answer: dict[str, object], namespaces: list[str]) -> None:
+    fds = [os.open(path, os.O_RDONLY) for path in namespaces]
+    try:
+        socket.send_fds(channel, [json.dumps(answer).encode()], fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

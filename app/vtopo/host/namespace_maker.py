@@ -1,0 +1,176 @@
+"""Namespaces that vtopo's own process cannot make: those inside a lab's user namespace (a threaded process may not
+enter one), and each node's mount and UTS namespaces. A helper process (vtopo.host.namespace_helper) makes them and
+hands their files back; this side keeps each by a bind mount, as `ip netns` keeps a network namespace.
+
+The files live in the lab's namespaces directory, a private mount of its own: a node's mount namespace is a copy of
+the host's, and a bind mount of its file that propagated into such a copy would hold namespaces in a loop.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from vtopo.host import netns as namespaces
+from vtopo.host import syscalls
+from vtopo.host.errors import HostError
+from vtopo.host.owned_files import PASSAGE, make_directory
+from vtopo.host.syscalls import MS_BIND, MS_PRIVATE
+
+HELPER_SECONDS = 30.0
+MAX_ANSWER = 4096
+
+
+class NamespaceError(HostError):
+    """The helper could not make a namespace; the message says which and why."""
+
+
+class NamespaceMaker:
+    """One helper process, in the host's user namespace or in one lab's."""
+
+    def __init__(self, mode: str, *args: str) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.settimeout(HELPER_SECONDS)
+        self._channel = ours
+        with theirs:
+            self._process = subprocess.Popen([sys.executable, "-m", "vtopo.host.namespace_helper",
+                                              str(theirs.fileno()), mode, *args],
+                                             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
+
+    @classmethod
+    def in_initial(cls) -> NamespaceMaker:
+        """A maker in the initial user namespace, where root's labs live."""
+        maker = cls("initial")
+        maker._expect(b"ready")
+        return maker
+
+    @classmethod
+    def in_user_namespace(cls, path: str) -> NamespaceMaker:
+        maker = cls("enter-user", path)
+        maker._expect(b"ready")
+        return maker
+
+    @classmethod
+    def new_user_namespace(cls, path: str, uid: int, gid: int) -> NamespaceMaker:
+        """A user namespace where `uid` and `gid` are root, kept at `path`; the maker works inside it."""
+        maker = cls("new-user")
+        try:
+            maker._expect(b"unshared")
+            pid = maker._process.pid
+            Path(f"/proc/{pid}/uid_map").write_text(f"0 {uid} 1\n")
+            Path(f"/proc/{pid}/gid_map").write_text(f"0 {gid} 1\n")
+            _keep(f"/proc/{pid}/ns/user", path)
+            maker._channel.send(b"mapped")
+            maker._expect(b"ready")
+        except BaseException:
+            maker.close()
+            raise
+        return maker
+
+    def network_namespace(self, name: str) -> None:
+        """A new network namespace, kept at /run/netns/NAME."""
+        (fd,) = self._ask({"op": "net"}, [], 1, f"create network namespace {name}")
+        try:
+            namespaces.attach_netns(name, fd)
+        finally:
+            os.close(fd)
+
+    def isolate(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str) -> None:
+        """The node's mount and UTS namespaces, kept at `mount_ns` and `uts_ns`."""
+        given = [namespaces.open_netns(netns), os.open(hosts_file, os.O_RDONLY | os.O_NOFOLLOW)]
+        try:
+            mount, uts = self._ask({"op": "node", "hostname": hostname}, given, 2, f"make {hostname} a container")
+        finally:
+            for fd in given:
+                os.close(fd)
+        try:
+            _keep(f"/proc/self/fd/{mount}", mount_ns)
+            _keep(f"/proc/self/fd/{uts}", uts_ns)
+        except BaseException:
+            remove([mount_ns, uts_ns])
+            raise
+        finally:
+            os.close(mount)
+            os.close(uts)
+
+    def close(self) -> None:
+        self._channel.close()
+        try:
+            self._process.wait(HELPER_SECONDS)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+    def _expect(self, word: bytes) -> None:
+        try:
+            said = self._channel.recv(MAX_ANSWER)
+        except OSError as error:
+            said = str(error).encode()
+        if said != word:
+            self.close()
+            raise NamespaceError(f"the namespace helper did not start (it said {said!r}, exit status "
+                                 f"{self._process.returncode})")
+
+    def _ask(self, request: dict[str, str], fds: list[int], expected: int, what: str) -> list[int]:
+        socket.send_fds(self._channel, [json.dumps(request).encode()], fds)
+        message, received, _, _ = socket.recv_fds(self._channel, MAX_ANSWER, expected)
+        answer = json.loads(message) if message else {"error": "the namespace helper ended"}
+        if "error" in answer or len(received) != expected:
+            for fd in received:
+                os.close(fd)
+            raise NamespaceError(f"could not {what}: {answer.get('error', 'no namespace came back')}")
+        return received
+
+
+_private_dirs: set[tuple[int, int]] = set()
+
+
+def _keep(namespace_file: str, path: str) -> None:
+    """Bind-mount `namespace_file` on `path`, a new empty file in a private directory."""
+    directory = os.path.dirname(path)
+    _private_directory(directory)
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
+    try:
+        syscalls.mount(namespace_file, path, None, MS_BIND)
+    except BaseException:
+        os.unlink(path)
+        raise
+
+
+def _private_directory(path: str) -> None:
+    make_directory(path, PASSAGE, exist_ok=True)
+    identity = os.stat(path)
+    if (identity.st_dev, identity.st_ino) in _private_dirs:
+        return
+    if not _is_mount_point(path):
+        syscalls.mount(path, path, None, MS_BIND)
+    syscalls.mount("", path, None, MS_PRIVATE)
+    mounted = os.stat(path)
+    _private_dirs.add((mounted.st_dev, mounted.st_ino))
+
+
+def _is_mount_point(path: str) -> bool:
+    with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
+        return any(line.split()[4] == path for line in mounts)
+
+
+def remove(paths: list[str]) -> None:
+    """Unmount and remove namespace files; each namespace ends once nothing else holds it."""
+    for path in paths:
+        syscalls.umount(path)
+        Path(path).unlink(missing_ok=True)
+
+
+def release_directory(path: str) -> None:
+    """Remove the namespaces directory once it keeps nothing: unmount it and delete it."""
+    try:
+        if os.listdir(path):
+            return
+    except FileNotFoundError:
+        return
+    syscalls.umount(path)
+    _private_dirs.clear()
+    os.rmdir(path)

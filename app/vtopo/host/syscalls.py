@@ -1,0 +1,55 @@
+"""The namespace and mount system calls that Python's os module lacks, through libc."""
+from __future__ import annotations
+
+import ctypes
+import os
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
+MS_SLAVE = 1 << 19
+MS_SHARED = 1 << 20
+MNT_DETACH = 2
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.unshare.argtypes = [ctypes.c_int]
+_libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
+_libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+
+
+def _checked(result: int, operation: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{operation}: {os.strerror(code)}")
+
+
+def mount(source: str, target: str, fstype: str | None, flags: int, options: str = "") -> None:
+    _checked(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                         options.encode() or None), f"mount {target}")
+
+
+def umount(target: str) -> bool:
+    """Detach the mount on `target`; False when nothing is mounted there."""
+    return _libc.umount2(target.encode(), MNT_DETACH) == 0
+
+
+def unshare(flags: int) -> None:
+    _checked(_libc.unshare(flags), "unshare")
+
+
+def setns(fd: int, kind: int) -> None:
+    _checked(_libc.setns(fd, kind), "setns")
+
+
+def sethostname(name: str) -> None:
+    encoded = name.encode()
+    _checked(_libc.sethostname(encoded, len(encoded)), "sethostname")
