@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from vtopo.kinds.contract import LabContext, NodeContext, Role
-from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, WriteFile
+from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, WriteHostsFile
 
 LOOPBACK_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
@@ -27,7 +27,7 @@ def container_ops(lab: LabContext) -> Iterator[Op]:
     userns = names.user_namespace if owner.confined else ""
     if userns:
         yield CreateUserNamespace(owner="lab", path=userns, uid=owner.uid, gid=owner.gid)
-    yield WriteFile(owner="lab", path=names.hosts_file, content=hosts_text(lab))
+    yield WriteHostsFile(owner="lab", path=names.hosts_file, content=hosts_text(lab))
     for node, netns in nodes:
         name = node.node.name
         yield CreateNamespace(owner=node.subject, name=netns, userns=userns)

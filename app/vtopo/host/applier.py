@@ -85,7 +85,8 @@ class Applier:
             case o.CreateNamespace():
                 self._create_namespace(op)
             case o.IsolateNode():
-                self._maker(op.userns).isolate(op.netns, op.hostname, op.hosts_file, op.mount_ns, op.uts_ns)
+                maker = self._maker(op.userns, os.path.dirname(op.mount_ns))
+                maker.isolate(op.netns, op.hostname, op.hosts_file, op.mount_ns, op.uts_ns)
             case o.CreateBridge():
                 self.netlink.add_bridge(op.name, None, op.stp, op.forward_delay_s, op.ageing_s)
             case o.CreateVeth():
@@ -228,7 +229,7 @@ class Applier:
 
     def _create_namespace(self, op: o.CreateNamespace) -> None:
         if op.userns:
-            self._maker(op.userns).network_namespace(op.name)
+            self._maker(op.userns, os.path.dirname(op.userns)).network_namespace(op.name)
         elif self.owner != 0:
             raise ValueError(f"uid {self.owner} deploys this lab, whose namespaces must be made inside its user "
                              "namespace, and this one names none")
@@ -236,11 +237,11 @@ class Applier:
             self.netlink.add_netns(op.name)
         self.netlink.set_link("lo", op.name, up=True, alias=lab_tag(self.tag))
 
-    def _maker(self, userns: str) -> NamespaceMaker:
-        """The helper that makes namespaces inside `userns` ("": the host's user namespace), started on first use."""
+    def _maker(self, userns: str, namespaces_dir: str) -> NamespaceMaker:
+        """The helper that makes namespaces inside `userns` ("": the initial user namespace), started on first use."""
         maker = self._makers.get(userns)
         if maker is None:
-            maker = NamespaceMaker.in_user_namespace(userns) if userns else NamespaceMaker.in_initial()
+            maker = NamespaceMaker.in_user_namespace(userns) if userns else NamespaceMaker.in_initial(namespaces_dir)
             self._makers[userns] = maker
         return maker
 

@@ -1,9 +1,14 @@
 """The process that makes a lab's namespaces for vtopo.host.namespace_maker, one request at a time on the socket it
 gets as file descriptor FD. It runs single-threaded, which entering a user namespace needs (a threaded process may not).
 
-    python -m vtopo.host.namespace_helper FD initial          in the initial user namespace (root's lab)
-    python -m vtopo.host.namespace_helper FD new-user         in a new user namespace, whose maps the parent writes
-    python -m vtopo.host.namespace_helper FD enter-user PATH  in the user namespace kept at PATH
+    python -m vtopo.host.namespace_helper FD initial '' HIDDEN...       in the initial user namespace (root's lab)
+    python -m vtopo.host.namespace_helper FD new-user '' HIDDEN...      in a new user namespace, whose maps the parent
+                                                                       writes
+    python -m vtopo.host.namespace_helper FD enter-user PATH HIDDEN...  in the user namespace kept at PATH
+
+Each node's mount namespace is a copy of the helper's own, from which the HIDDEN mounts are gone (/run/netns and the
+namespaces directory, which hold a mount per namespace of every lab): copying them for each node would cost time and
+memory in proportion to the number of namespaces on the host.
 
 Requests and answers are JSON messages on a SOCK_SEQPACKET socket, with namespace files passed as descriptors:
     {"op": "net"}                             -> a new network namespace                  [its fd]
@@ -29,7 +34,11 @@ TMPFS_MODES = {"/run": "mode=0755"}  # the others are world-writable with the st
 
 def main(argv: list[str]) -> int:
     channel = socket.socket(fileno=int(argv[0]))
-    mode, argv = argv[1], argv[2:]
+    mode, userns, hidden = argv[1], argv[2], argv[3:]
+    syscalls.unshare(CLONE_NEWNS)  # owned by the initial user namespace, which may unmount what is hidden
+    syscalls.mount("", "/", None, MS_REC | MS_SLAVE)
+    for path in hidden:
+        syscalls.umount(path)
     if mode == "new-user":
         syscalls.unshare(CLONE_NEWUSER)
         channel.send(b"unshared")
@@ -37,11 +46,11 @@ def main(argv: list[str]) -> int:
             return 1
         _become_root()
     elif mode == "enter-user":
-        user = os.open(argv[0], os.O_RDONLY)
+        user = os.open(userns, os.O_RDONLY)
         syscalls.setns(user, CLONE_NEWUSER)
         os.close(user)
         _become_root()
-    if mode != "initial":  # a mount namespace of the lab's own to come back to after each node's
+    if mode != "initial":  # a mount namespace of the lab's user namespace, to come back to after each node's
         syscalls.unshare(CLONE_NEWNS)
     base = os.open(f"{THREAD_NS}/mnt", os.O_RDONLY)
     channel.send(b"ready")

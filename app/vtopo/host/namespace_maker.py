@@ -19,6 +19,7 @@ from vtopo.host import syscalls
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory
 from vtopo.host.syscalls import MS_BIND, MS_PRIVATE
+from vtopo.ops import NETNS_DIR
 
 HELPER_SECONDS = 30.0
 MAX_ANSWER = 4096
@@ -31,32 +32,34 @@ class NamespaceError(HostError):
 class NamespaceMaker:
     """One helper process, in the host's user namespace or in one lab's."""
 
-    def __init__(self, mode: str, *args: str) -> None:
+    def __init__(self, mode: str, userns: str, namespaces_dir: str) -> None:
+        """`namespaces_dir` is where the files of user, mount and UTS namespaces are kept (LabNames.namespaces_dir)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.settimeout(HELPER_SECONDS)
         self._channel = ours
         with theirs:
             self._process = subprocess.Popen([sys.executable, "-m", "vtopo.host.namespace_helper",
-                                              str(theirs.fileno()), mode, *args],
+                                              str(theirs.fileno()), mode, userns,
+                                              *(path for path in (NETNS_DIR, namespaces_dir) if _is_mount_point(path))],
                                              pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
 
     @classmethod
-    def in_initial(cls) -> NamespaceMaker:
+    def in_initial(cls, namespaces_dir: str) -> NamespaceMaker:
         """A maker in the initial user namespace, where root's labs live."""
-        maker = cls("initial")
+        maker = cls("initial", "", namespaces_dir)
         maker._expect(b"ready")
         return maker
 
     @classmethod
     def in_user_namespace(cls, path: str) -> NamespaceMaker:
-        maker = cls("enter-user", path)
+        maker = cls("enter-user", path, os.path.dirname(path))
         maker._expect(b"ready")
         return maker
 
     @classmethod
     def new_user_namespace(cls, path: str, uid: int, gid: int) -> NamespaceMaker:
         """A user namespace where `uid` and `gid` are root, kept at `path`; the maker works inside it."""
-        maker = cls("new-user")
+        maker = cls("new-user", "", os.path.dirname(path))
         try:
             maker._expect(b"unshared")
             pid = maker._process.pid

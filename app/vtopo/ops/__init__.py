@@ -9,7 +9,7 @@ from vtopo.ops.base import (HOST, OP_TYPES, Op, addresses_resource, comment, dev
                             ip_cmd, ns_resource, op_from_json, sh, tap_device, up_resource)
 from vtopo.ops.domains import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain, ResumeDomain, StartDomain
 from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
-from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile
+from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile
 from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
                                   DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
 from vtopo.ops.netdev import (TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink, CreateBridge, CreateMacvlan,
@@ -27,7 +27,8 @@ __all__ = [
     "MoveLink", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge", "Place", "RemoveDirectory",
     "RemoveFile", "RemoveNftTable",
     "ResumeDomain", "RunCommand", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain",
-    "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "VHOST_DEVICE", "WriteFile", "addresses_resource", "comment",
+    "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
+    "addresses_resource", "comment",
     "dev_resource", "drop_privileges", "heredoc", "in_netns", "ip_cmd", "ns_resource", "op_from_json", "ovs_lab_tag",
     "node_resource", "sh", "tap_device", "tbf_burst", "tbf_rate", "up_resource", "user_resource", "vsctl_line",
 ]

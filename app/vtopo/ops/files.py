@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from vtopo.ops.base import Op, heredoc, sh
@@ -63,6 +63,15 @@ class WriteFile(FileOp):
 
     def inverse(self) -> Op:
         return RemoveFile(owner=self.owner, path=self.path)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriteHostsFile(WriteFile):
+    """The lab's hosts file, copied into each node as it is made. Its content is not part of its identity, so that a
+    lab which gains a node is updated in place, not deployed again (the file and the nodes' copies stay as they were).
+    """
+
+    content: str = field(compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)
