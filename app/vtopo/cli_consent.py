@@ -16,7 +16,8 @@ def add_consent_arguments(parser: argparse.ArgumentParser) -> None:
                              "snapshot)")
     parser.add_argument("--allow-commands", action="append", default=[], metavar="NODE",
                         help="let the lab run the startup commands the file gives this node, inside it as the user "
-                             "who deploys (a member of the vtopo group keeps only the node's network privileges), "
+                             "who deploys (a member of the vtopo group is root of their lab's user namespace there, "
+                             "and of nothing else; only root may allow the host node's), "
                              "after the deploy (`vtopo show` lists them)")
 
 

@@ -1,18 +1,24 @@
 """Deploying through the agent against deploying in-process, in the same run. Prints; asserts no times.
 
 Both sides start from the lab's text and load, check, compile and apply it; the agent's side adds the socket, the
-JSON lines of its progress events and the agent's own process. Target: at most 10% more than in-process.
+JSON lines of its progress events and the agent's own process. Target: at most 10% more than in-process. A member's
+deploy adds the lab's user namespace (every namespace of the lab made inside it by a helper process): its cost is
+the member's column against root's through the agent.
 """
 from __future__ import annotations
 
 import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from agent_process import Agent
 from benchmarks.report import machine_facts, write_fragment
+from members import members
 from benchmarks.test_deploy_bench import seconds, star
 from vtopo.agent.client import AgentClient
 from vtopo.host.deployer import Deployer
@@ -43,26 +49,56 @@ def through_agent(client: AgentClient, text: str, name: str) -> float:
     return took
 
 
-def test_deploying_through_the_agent_against_in_process() -> None:
+MEMBER_DEPLOY = """
+import sys, time
+from vtopo.agent.client import AgentClient
+from vtopo.kinds.environment import Trust
+client, text = AgentClient(sys.argv[1]), open(sys.argv[2]).read()
+started = time.perf_counter()
+client.deploy(text, Trust(), progress=lambda event: None)
+print(time.perf_counter() - started)
+client.destroy(sys.argv[3])
+"""
+
+
+def as_member(agent: Agent, member: str, lab_file: Path, name: str) -> float:
+    """The deploy as a member's client times it, in the member's own process."""
+    timed = subprocess.run(["runuser", "-u", member, "--", sys.executable, "-c", MEMBER_DEPLOY, str(agent.socket),
+                            str(lab_file), name], env=agent.env, capture_output=True, text=True, check=True, cwd="/")
+    return float(timed.stdout)
+
+
+def test_deploying_through_the_agent_against_in_process(tmp_path: Path) -> None:
     lines = ["### Deploying through the agent", "", machine_facts(), "",
              f"N containers on one bridge, deployed from the lab's text in this process and through `vtopo agent` "
-             f"(the socket, its progress events and the agent's own process), alternating, median of {TRIALS}. "
-             "Target: at most 10% more.", "", "| N | in-process | through the agent | agent / in-process |",
-             "|---|---|---|---|"]
-    with Agent.running() as agent:
+             f"(the socket, its progress events and the agent's own process), as root and as a member of the vtopo "
+             f"group (whose lab lives in a user namespace of its own), alternating, median of {TRIALS}. "
+             "Target: at most 10% more.", "",
+             "| N | in-process | through the agent | agent / in-process | a member, through the agent | member / root |",
+             "|---|---|---|---|---|---|"]
+    tmp_path.chmod(0o755)
+    with Agent.running() as agent, members() as users:
         client = AgentClient(agent.socket)
+        member = users["a"].pw_name
         for count in COUNTS:
             topology = star(count)
             text = io.dumps(topology)
-            runs: dict[str, list[float]] = {"in-process": [], "agent": []}
-            for _ in range(TRIALS):  # alternate, so that both see the same machine
+            lab_file = tmp_path / f"star{count}.vtopo"
+            lab_file.write_text(text)
+            lab_file.chmod(0o644)
+            runs: dict[str, list[float]] = {"in-process": [], "agent": [], "member": []}
+            for _ in range(TRIALS):  # alternate, so that all see the same machine
                 runs["in-process"].append(in_process(text, topology.name))
                 runs["agent"].append(through_agent(client, text, topology.name))
-            here, there = statistics.median(runs["in-process"]), statistics.median(runs["agent"])
+                runs["member"].append(as_member(agent, member, lab_file, topology.name))
+            here, there, theirs = (statistics.median(runs[key]) for key in ("in-process", "agent", "member"))
             print(f"\n{count} containers on one bridge, deploy (median of {TRIALS}; load "
                   f"{os.getloadavg()[0]:.2f}):")
-            print(f"  in-process     {seconds(here):>8}   {' '.join(seconds(t) for t in runs['in-process'])}")
-            print(f"  through agent  {seconds(there):>8}   {' '.join(seconds(t) for t in runs['agent'])}")
-            print(f"  agent / in-process {there / here:.2f} (target <= 1.10)")
-            lines.append(f"| {count} | {seconds(here)} | {seconds(there)} | {there / here:.2f}x |")
+            for label, key in (("in-process", "in-process"), ("through agent", "agent"), ("a member", "member")):
+                print(f"  {label:<14} {seconds(statistics.median(runs[key])):>8}   "
+                      f"{' '.join(seconds(t) for t in runs[key])}")
+            print(f"  agent / in-process {there / here:.2f} (target <= 1.10); member / root through the agent "
+                  f"{theirs / there:.2f} (the user namespace's cost)")
+            lines.append(f"| {count} | {seconds(here)} | {seconds(there)} | {there / here:.2f}x | {seconds(theirs)} | "
+                         f"{theirs / there:.2f}x |")
     write_fragment("agent", "\n".join(lines))

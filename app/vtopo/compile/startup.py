@@ -38,7 +38,7 @@ def startup_problems(node: NodeContext[Any], path: str) -> Iterator[Problem]:
                   "(the designer asks)",
                   node.subject, path, node.node.id,
                   consent=ConsentRequest(STARTUP_COMMANDS, name, f"vtopo runs these commands inside {name} as the user "
-                                         "who deploys the lab (with only the node's network privileges, unless that "
+                                         "who deploys the lab (as root of the lab's own user namespace, unless that "
                                          f"user is root), once the lab is built: {listed}"))
 
 

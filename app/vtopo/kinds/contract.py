@@ -181,11 +181,10 @@ class NodeContext(Generic[S]):
         netns = self.kind.netns(self)
         if netns is None:
             raise CannotRunInside(f"{self.node.name} is the host's own namespace, not a container")
-        names = self.names
+        names, name = self.names, self.node.name
         user = [f"--user={names.user_namespace}"] if self.lab.trust.owner.confined else []
-        return ["nsenter", *user, f"--net={NETNS_DIR}/{netns}", f"--mount={names.node_namespace(self.node.name, 'mnt')}",
-                f"--uts={names.node_namespace(self.node.name, 'uts')}", *([f"--wdns={workdir}"] if workdir else []),
-                "--", *argv]
+        return ["nsenter", *user, f"--net={NETNS_DIR}/{netns}", f"--mount={names.node_namespace(name, 'mnt')}",
+                f"--uts={names.node_namespace(name, 'uts')}", *([f"--wdns={workdir}"] if workdir else []), "--", *argv]
 
 
 @dataclass(eq=False)
