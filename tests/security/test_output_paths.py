@@ -5,6 +5,7 @@ writer's own data directory (VTOPO_DATA_DIR here, root's /var/lib/vtopo otherwis
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,3 +96,27 @@ def test_a_lab_name_cannot_lead_a_history_out_of_the_data_directory(users, data_
     assert [p.name for p in (data_home / "histories").iterdir()] == ["_.._.._.._etc_y.measure.json"]
     assert len(load_history(chosen)) == 1
     assert not Path("/etc/y.measure.json").exists()
+
+
+def test_an_experiment_on_a_file_leaves_nothing_beside_it_or_where_it_ran(data_home: Path, tmp_path: Path) -> None:
+    """`vtopo experiment topologies/LAB.vtopo` in a checkout: the lab is deployed, measured and destroyed, and the
+    checkout holds what it held; -o puts the CSV, JSON and PNG where it says."""
+    checkout = tmp_path / "checkout"
+    (checkout / "topologies").mkdir(parents=True)
+    shutil.copy(TOPOLOGIES / f"{LAB}.vtopo", checkout / "topologies")
+    quick = ("--repeat", "1", "--warmup", "0", "--seconds", "1")
+    done = subprocess.run([sys.executable, "-m", "vtopo", "experiment", f"topologies/{LAB}.vtopo", *quick],
+                          capture_output=True, text=True, timeout=300, cwd=checkout, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(str(path.relative_to(checkout)) for path in checkout.rglob("*")) == [
+        "topologies", f"topologies/{LAB}.vtopo"]
+    assert len(load_history(data_home / "histories" / f"{LAB}.measure.json")) == 2
+    outputs = [f"{LAB}.experiment.{extension}" for extension in ("csv", "json", "png")]
+    assert sorted(path.name for path in (data_home / "experiments").iterdir()) == outputs
+
+    asked = subprocess.run([sys.executable, "-m", "vtopo", "experiment", f"topologies/{LAB}.vtopo", *quick,
+                            "--no-history", "-o", "results"], capture_output=True, text=True, timeout=300,
+                           cwd=checkout, stdin=subprocess.DEVNULL)
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert sorted(path.name for path in (checkout / "results").iterdir()) == outputs
+    assert len(load_history(data_home / "histories" / f"{LAB}.measure.json")) == 2
