@@ -9,6 +9,7 @@ closure of the wheel's Requires-Dist as this venv has them installed.
 from __future__ import annotations
 
 import email
+import json
 import os
 import shutil
 import subprocess
@@ -126,6 +127,18 @@ def test_without_the_libvirt_extra_vms_run_as_qemu_processes(clean_venv: Path, t
     planned = run(clean_venv, "vtopo", "plan", f"{lab.stdout.strip()}/vm-router.vtopo", cwd=tmp_path)
     assert planned.returncode == 0 and "start qemu@vmr" in planned.stdout, planned.stdout + planned.stderr
     assert "libvirt" not in planned.stdout
+
+
+@pytest.mark.privileged  # a deploy, refused in its preflight: nothing is built
+def test_a_lab_that_asks_for_libvirt_is_refused_naming_the_extra(clean_venv: Path, tmp_path: Path) -> None:
+    lab = json.loads((CHECKOUT / "topologies" / "vm-router.vtopo").read_text())
+    lab["lab"].update(name="wheel-libvirt", vm_backend="libvirt")
+    (tmp_path / "wheel-libvirt.vtopo").write_text(json.dumps(lab))
+    deployed = run(clean_venv, "vtopo", "deploy", "wheel-libvirt.vtopo", cwd=tmp_path)
+    assert deployed.returncode == 1, deployed.stdout + deployed.stderr
+    assert ("lab at $.lab.vm_backend: libvirt-python is not installed: pip install 'vtopo[libvirt]' (building it "
+            "needs the Debian packages libvirt-dev, pkg-config and gcc)") in deployed.stderr
+    assert "nothing was applied" in deployed.stderr
 
 
 def test_the_designer_is_an_extra(clean_venv: Path, tmp_path: Path) -> None:
