@@ -13,7 +13,8 @@ for lab in bridge-veth macvlan-bridge; do
     cp "topologies/$lab.vtopo" "$WORK/"
     "$PYTHON" -m vtopo deploy "$WORK/$lab.vtopo"
     status=0
-    "$PYTHON" -m vtopo iperf "$lab" c1 c2 -t "${SECONDS_PER_RUN:-5}" --save || status=$?
+    rm -f "$WORK/$lab.measure.json"
+    "$PYTHON" -m vtopo iperf "$lab" c1 c2 -t "${SECONDS_PER_RUN:-5}" -o "$WORK/$lab.measure.json" || status=$?
     "$PYTHON" -m vtopo destroy "$WORK/$lab.vtopo"
     [ "$status" -eq 0 ] || exit "$status"
     mv "$WORK/$lab.measure.json" "$OUT/"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Install everything vtopo needs on Debian 12, as root: Debian packages, the venv .venv (vtopo
-# editable with its test extras, libvirt-python built against libvirt-dev among its dependencies, and
-# the built-in kinds in plugins/ editable), and the guest image. Idempotent, and quick when nothing
+# Install everything vtopo needs on Debian 12, as root: Debian packages, the venv .venv (vtopo and its
+# built-in kinds editable, with the extras gui, libvirt (libvirt-python, built against libvirt-dev) and
+# test), and the guest image. Idempotent, and quick when nothing
 # changed: apt runs only for missing packages, pip only when a setup.cfg or pyproject.toml changed,
 # the guest build only when its recipe changed.
 #
@@ -41,9 +41,14 @@ APT_PACKAGES=(
 )
 # Only for `make bench`: Mininet, the peer the deploy benchmark runs beside vtopo (its Linux bridge needs brctl).
 BENCH_APT_PACKAGES=(mininet bridge-utils)
-# Installed into the venv: vtopo and its built-in kinds (a plugin package) editable, and more.
-PIP_EDITABLE=("${ROOT}[test]")
-[[ -f $ROOT/plugins/setup.cfg || -f $ROOT/plugins/pyproject.toml ]] && PIP_EDITABLE+=("$ROOT/plugins")
+# Installed into the venv, editable: vtopo (with its built-in kinds) and all its extras.
+PIP_EDITABLE=("${ROOT}[gui,libvirt,test]")
+missing_build_packages() {  # the Debian packages that building libvirt-python from PyPI needs and lacks
+    command -v gcc >/dev/null || echo gcc
+    command -v pkg-config >/dev/null || echo pkg-config
+    pkg-config --exists libvirt 2>/dev/null || echo libvirt-dev
+    [[ -e $("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("include"))')/Python.h ]] || echo python3-dev
+}
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -147,7 +152,7 @@ fi
 stamp_now() {
     {
         readlink -f "$PYTHON"
-        cat "$ROOT/setup.cfg" "$ROOT/pyproject.toml" "$ROOT"/plugins/{setup.cfg,pyproject.toml} 2>/dev/null || true
+        cat "$ROOT/setup.cfg" "$ROOT/setup.py" "$ROOT/pyproject.toml" 2>/dev/null || true
         echo "${PIP_EDITABLE[*]}"
     } | sha256sum | cut -d' ' -f1
 }
@@ -166,14 +171,23 @@ else
         logged "$PYTHON" -m venv "$VENV"
         logged "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
     fi
+    missing_build=$(missing_build_packages | xargs)
+    [[ -z $missing_build ]] || die "building libvirt-python needs the Debian packages $missing_build: apt-get install $missing_build"
+    # The built-in kinds were a distribution of their own before they joined vtopo's: their entry points would
+    # stand twice.
+    if "$VENV/bin/python" -m pip show -q vtopo-builtin-kinds >/dev/null 2>&1; then
+        logged "$VENV/bin/python" -m pip uninstall -y -q vtopo-builtin-kinds
+    fi
     editable=()
     for path in "${PIP_EDITABLE[@]}"; do editable+=(-e "$path"); done
     logged "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${editable[@]}"
-    # PySide6 finds every library it needs, and libvirt-python loads.
+    # PySide6 finds every library it needs, libvirt-python loads, and the built-in kinds are registered.
     logged env QT_QPA_PLATFORM=offscreen "$VENV/bin/python" -c '
 from PySide6.QtWidgets import QApplication
 from PySide6 import QtCharts
 import libvirt, vtopo
+from vtopo.kinds.registry import load_registry
+assert len(load_registry().kinds) == 8, "the built-in kinds are not all registered"
 QApplication([])'
     echo "$STAMP" >"$STAMP_FILE"
     say "venv: ready"

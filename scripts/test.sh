@@ -23,6 +23,25 @@ else
 fi
 cd "$ROOT"
 export QT_QPA_PLATFORM=offscreen
+
+# The agent's tests run vtopo as test users, members of the group vtopo and not: they must reach the checkout and
+# its venv. A checkout under a directory only its owner may enter (a home of mode 0700) fails them with "Permission
+# denied" on the venv's python; say so now, naming the directory.
+if ! failure=$(runuser -u nobody -- "$ROOT/.venv/bin/python" -c 'import vtopo, vtopo_kinds' 2>&1); then
+    path=""
+    for part in ${ROOT//\// } .venv bin; do
+        path=$path/$part
+        if ! runuser -u nobody -- test -x "$path"; then
+            echo "test: other users cannot enter $path (mode $(stat -c %a "$path")), and the agent's tests run vtopo" \
+                 "from this checkout as test users: let them in (chmod o+x $path), or clone vtopo where they can" \
+                 "(/opt, /srv)" >&2
+            exit 1
+        fi
+    done
+    echo "test: as another user, this checkout's vtopo does not import (the agent's tests run it as test users):" \
+         "${failure##*$'\n'}" >&2
+    exit 1
+fi
 if [[ $MODE == bench ]]; then
     if [[ ! -d tests/benchmarks ]]; then
         echo "test: no tests/benchmarks yet"

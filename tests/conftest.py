@@ -48,6 +48,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's histories and experiment outputs go to a data directory of its own (VTOPO_DATA_DIR, which the
+    commands it starts inherit), never to the user's."""
+    home = tmp_path_factory.mktemp("data")
+    monkeypatch.setenv("VTOPO_DATA_DIR", str(home))
+    return home
+
+
 @pytest.fixture(scope="session")
 def libvirtd() -> Iterator[LibvirtService]:
     """libvirtd for the libvirt backend, started the way vtopo starts it (pid files of its own) and stopped after the

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import os
 import subprocess
@@ -131,6 +132,10 @@ def cmd_kinds(args: argparse.Namespace) -> int:
     kinds = load_registry()
     for problem in kinds.load_problems:
         print(f"warning: {problem}", file=sys.stderr)
+    if not kinds.kinds:
+        print("no node kinds are installed: vtopo's own come with its distribution, registered as entry points "
+              "(pip install . in a checkout; a folder on PYTHONPATH registers none)", file=sys.stderr)
+        return EXIT_FAILED
     for name, kind in sorted(kinds.kinds.items()):
         print(f"{name:<10} {kind.role.value:<9} {kind.label}: {kind.description}")
     return EXIT_OK
@@ -161,6 +166,10 @@ def cmd_gui(args: argparse.Namespace) -> int:
               "  vtopo plan topologies/l2-vs-l3.vtopo --explain\n"
               "  vtopo deploy topologies/l2-vs-l3.vtopo\n"
               "  vtopo --help", file=sys.stderr)
+        return EXIT_FAILED
+    if importlib.util.find_spec("PySide6") is None:
+        print("vtopo gui: the designer needs Qt, which this vtopo was installed without: pip install 'vtopo[gui]'",
+              file=sys.stderr)
         return EXIT_FAILED
     from vtopo.gui.app import run
 

@@ -1,4 +1,5 @@
-"""`vtopo experiment LAB|FILE`: run the lab's measurement matrix; table, ratios, CSV, JSON, PNG and history."""
+"""`vtopo experiment LAB|FILE`: run the lab's measurement matrix; table, ratios, CSV, JSON, PNG and history, written
+to the user's data directory (vtopo.user_data) unless -o names a folder."""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from vtopo import user_data
 from vtopo.cli_agent import agent_client
 from vtopo.cli_check import lab_and_topology
 
@@ -23,13 +25,16 @@ def _show(step: CellRun) -> None:
 
 
 def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
-    from vtopo.experiment.chart import write_png
+    """LAB.experiment.csv, .json and .png in `directory`, private to the user when they are new."""
+    from vtopo.experiment.chart import png_of
+    from vtopo.model.io import write_atomically
 
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = [directory / f"{result.lab}.experiment.{extension}" for extension in ("csv", "json", "png")]
-    paths[0].write_text(result.to_csv(), encoding="utf-8")
-    paths[1].write_text(result.to_json(), encoding="utf-8")
-    write_png(result, paths[2])
+    user_data.make_directory(directory)
+    outputs: dict[str, str | bytes] = {"csv": result.to_csv(), "json": result.to_json(), "png": png_of(result)}
+    paths = []
+    for extension, content in outputs.items():
+        paths.append(directory / f"{user_data.file_stem(result.lab)}.experiment.{extension}")
+        write_atomically(paths[-1], content, user_data.PRIVATE_FILE)
     return paths
 
 
@@ -65,7 +70,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 def _experiment(args: argparse.Namespace) -> int:
     from vtopo.experiment.runner import ExperimentRun
-    from vtopo.measure import RunResult, history_path_for, load_history, save_history
+    from vtopo.measure import RunResult, history_path, load_history, save_history
 
     lab, topology = lab_and_topology(args.lab, "measure")
     if topology.experiment.empty:
@@ -90,11 +95,10 @@ def _experiment(args: argparse.Namespace) -> int:
         raise
     print()
     print(result.table())
-    for path in write_outputs(result, args.out):
+    for path in write_outputs(result, args.out or user_data.folder(user_data.EXPERIMENTS)):
         print(f"wrote {path}")
-    source = Path(args.lab) if args.lab.endswith(".vtopo") else Path(lab.source) if lab.source else None
-    if source is not None and kept and not args.no_history:
-        history = history_path_for(source)
+    if kept and not args.no_history:
+        history = history_path(topology.name)
         save_history(history, [*load_history(history), *kept])
         print(f"added {len(kept)} iperf3 run(s) to {history}")
     return 0 if result.complete else 1
@@ -110,4 +114,5 @@ def add_commands(command: Command) -> None:
     sub.add_argument("--seconds", type=float, metavar="S", help="shorten every iperf3 and request/response run to "
                      "S seconds (a quick run)")
     sub.add_argument("--no-history", action="store_true", help="do not add the iperf3 runs to the lab's history")
-    sub.add_argument("--out", type=Path, default=Path("."), help="where to write the CSV, JSON and PNG (default: .)")
+    sub.add_argument("-o", "--out", type=Path, metavar="DIR", help="where to write the CSV, JSON and PNG (default: "
+                     "your data directory's experiments/: ~/.local/share/vtopo, root's /var/lib/vtopo)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from vtopo.cli_agent import agent_client
@@ -82,18 +83,17 @@ def cmd_iperf(args: argparse.Namespace) -> int:
         print(f"sender {sent}, receiver {_rate(result.mean_bits_per_second)}"
               + (f", {result.retransmits} retransmits" if result.retransmits is not None else "")
               + (f", {result.lost_percent:.2f}% lost" if result.lost_percent is not None else "") + cpu)
-    if args.save:
-        _save(lab, result)
+    if args.save or args.out:
+        _save(args.out, lab.context.topology.name, result)
     return 0
 
 
-def _save(lab: DeployedLab, result: RunResult) -> None:
-    from vtopo.measure import history_path_for, load_history, save_history
+def _save(out: Path | None, lab: str, result: RunResult) -> None:
+    """Add the run to the history file named with -o, or else to the lab's own in the user's data directory; never
+    to a path the lab's record holds (its source is whatever the deploying client said)."""
+    from vtopo.measure import history_path, load_history, save_history
 
-    if not lab.source:
-        print("note: the lab was not deployed from a file, so the run is not saved", file=sys.stderr)
-        return
-    path = history_path_for(lab.source)
+    path = out or history_path(lab)
     save_history(path, [*load_history(path), result])
     print(f"saved in {path}", file=sys.stderr)
 
@@ -146,7 +146,9 @@ def add_commands(command: Command) -> None:
     sub.add_argument("-w", "--window", help="socket buffer / TCP window, e.g. 256K")
     sub.add_argument("-Z", "--zerocopy", action="store_true", help="zero-copy send (TCP)")
     sub.add_argument("--json", action="store_true", help="print one machine-readable result instead")
-    sub.add_argument("--save", action="store_true", help="add the run to the lab's history (LAB.measure.json)")
+    sub.add_argument("--save", action="store_true", help="add the run to the lab's history (LAB.measure.json in "
+                     "your data directory: ~/.local/share/vtopo/histories, root's /var/lib/vtopo/histories)")
+    sub.add_argument("-o", "--out", type=Path, metavar="FILE", help="add the run to this history file instead")
     sub = command("ping", cmd_ping, "ping from node A to node B: reachability and RTT min/avg/max/mdev")
     _pair_arguments(sub)
     sub.add_argument("-c", "--count", type=int, default=5)

@@ -28,6 +28,12 @@ STATUS_DOCUMENTS = ("from pathlib import Path\nfrom vtopo.agent.client import Ag
                     "for lab in AgentClient(Path({socket!r})).status(): print(lab.lab, len(lab.document))")
 
 
+# The system agent's own files, which `make run` leaves (scripts/agent.sh, or systemd's vtopo-agent.socket): its socket,
+# which members connect to, and its pid file. They have modes of their own, checked here instead of the labs' rules.
+SYSTEM_AGENT = {Path("/run/vtopo/agent.sock"): (stat.S_IFSOCK, 0o660, "vtopo"),
+                Path("/run/vtopo/agent.pid"): (stat.S_IFREG, 0o644, "root")}
+
+
 def entries() -> Iterator[tuple[Path, os.stat_result]]:
     for root in ROOTS:
         if root.exists():
@@ -49,7 +55,9 @@ def mode_problems() -> list[str]:
         mode, owner, group = stat.S_IMODE(info.st_mode), pwd.getpwuid(info.st_uid).pw_name, group_name(info.st_gid)
         parent = path.parent.lstat()
         private_parent = stat.S_IMODE(parent.st_mode) == PRIVATE
-        if private_parent and parent.st_uid != 0:
+        if path in SYSTEM_AGENT:
+            right = (stat.S_IFMT(info.st_mode), mode, group) == SYSTEM_AGENT[path] and owner == "root"
+        elif private_parent and parent.st_uid != 0:
             right = True  # in a daemon's own directory, which only its user can enter: its files are its business
         elif owner != "root":  # a directory handed to a daemon
             right = stat.S_ISDIR(info.st_mode) and mode == PRIVATE

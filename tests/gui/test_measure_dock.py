@@ -19,7 +19,7 @@ from tests.gui.test_deploy import FakeDeployer
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.measure.controller import NOT_DEPLOYED
 from vtopo.gui.measure.history import PATH_COLUMN
-from vtopo.measure import (MeasureEndpoint, IntervalSample, IperfOptions, RunResult, history_path_for, load_history,
+from vtopo.measure import (MeasureEndpoint, IntervalSample, IperfOptions, RunResult, history_path, load_history,
                            save_history)
 from vtopo.resources import TOPOLOGIES
 
@@ -183,9 +183,11 @@ def test_measure_from_here_and_to_here(deployed_window: MainWindow) -> None:
     assert not next(a for a in menu.actions() if a.text() == "Measure from here").isEnabled()
 
 
-def test_history_lives_beside_the_lab(deployed_window: MainWindow, qtbot: QtBot, tmp_path: Path) -> None:
+def test_history_lives_in_the_data_directory(deployed_window: MainWindow, qtbot: QtBot, tmp_path: Path,
+                                            data_home: Path) -> None:
     window, panel = deployed_window, deployed_window.measure_panel
-    history = history_path_for(tmp_path / "bridge-veth.vtopo")
+    history = history_path("bridge-veth")
+    assert history == data_home / "histories" / "bridge-veth.measure.json"
     assert not history.exists()  # opening a lab writes nothing
     panel.form.duration_spin.setValue(2)
     with qtbot.waitSignal(panel.run_finished, timeout=5000):
@@ -196,6 +198,7 @@ def test_history_lives_beside_the_lab(deployed_window: MainWindow, qtbot: QtBot,
     assert [r.lab for r in panel.history] == ["bridge-veth"]
     window.files.open_path(tmp_path / "bridge-veth.vtopo")
     assert len(panel.history) == 1
+    assert not list(tmp_path.glob("*.measure.json")), "nothing beside the lab's file"
 
 
 def test_the_comparison_shows_two_runs_from_the_saved_history(make_window: Callable[..., MainWindow],
@@ -208,7 +211,7 @@ def test_the_comparison_shows_two_runs_from_the_saved_history(make_window: Calla
                         lab="bridge-veth", path="veth → br0 → veth")
         run.intervals = [IntervalSample(float(t), float(t + 1), mbps * 1e6, 1000) for t in range(2)]
         runs.append(run)
-    save_history(history_path_for(lab), runs)
+    save_history(history_path("bridge-veth"), runs)
     window = make_window(lab)
     panel = window.measure_panel
     window.measure_dock.raise_()
@@ -227,7 +230,7 @@ def test_runs_of_two_labs_are_compared_and_each_saved_with_its_own_lab(make_wind
         run = RunResult(source="c1", destination="c2", address="10.0.0.2", options=IperfOptions(duration_s=2),
                         lab=lab, path=lab)
         run.intervals = [IntervalSample(float(t), float(t + 1), mbps * 1e6, 1000) for t in range(2)]
-        save_history(history_path_for(files[lab]), [run])
+        save_history(history_path(lab), [run])
     window = make_window(files["bridge-veth"])
     window.files.open_path(files["macvlan-bridge"])
     panel = window.measure_panel
@@ -237,8 +240,8 @@ def test_runs_of_two_labs_are_compared_and_each_saved_with_its_own_lab(make_wind
     assert panel.chart.series_names() == ["#1 bridge-veth c1→c2", "#2 macvlan-bridge c1→c2"]
     panel.history_view.select_rows([0])
     panel.history_view.delete_selected()
-    assert [r.lab for r in load_history(history_path_for(files["macvlan-bridge"]))] == ["macvlan-bridge"]
-    assert [r.lab for r in load_history(history_path_for(files["bridge-veth"]))] == ["bridge-veth"]
+    assert [r.lab for r in load_history(history_path("macvlan-bridge"))] == ["macvlan-bridge"]
+    assert [r.lab for r in load_history(history_path("bridge-veth"))] == ["bridge-veth"]
 
 
 def _deployed(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:

@@ -82,6 +82,7 @@ def test_the_shipped_router_keeps_its_private_directories_in_a_directory_of_root
             assert made[parent] == "", f"{source} must sit in a directory owned by root, not by the daemon's user"
 
 
+@pytest.mark.privileged  # gives directories and files to the group vtopo and the user frr
 @pytest.mark.parametrize("umask", [0, 0o077, 0o277])
 def test_directories_and_files_get_their_mode_whatever_the_umask(tmp_path: Path, umask: int) -> None:
     old = os.umask(umask)

@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from vtopo.host.services import Services, SharedService, host_lock
 from vtopo.host.state import StateStore
 
@@ -43,6 +45,7 @@ def deploy_and_destroy(root: Path, lab: str) -> None:
     shared.release_unused()
 
 
+@pytest.mark.privileged  # a lab's record directory belongs to the group vtopo
 def test_racing_labs_start_the_daemon_once_and_the_last_one_stops_it(tmp_path):
     context = multiprocessing.get_context("fork")
     for round_ in range(20):

@@ -3,6 +3,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vtopo.measure import (CpuUsage, DirectionTotals, IntervalSample, IperfOptions, RunResult, Totals, history_csv,
-                           history_path_for, load_history, save_history)
+                           history_path, load_history, save_history)
 
 
 def make_result(mbps: float = 100.0, **kw: object) -> RunResult:
@@ -42,12 +43,13 @@ def test_csv_row_matches_the_header() -> None:
     assert row["mean_mbps"] == "99.000" and row["retransmits"] == "3" and row["options"] == "TCP 2s"
 
 
-def test_history_save_and_load(tmp_path: Path) -> None:
-    path = history_path_for(tmp_path / "lab1.vtopo")
-    assert path.name == "lab1.measure.json"
+def test_history_save_and_load(data_home: Path) -> None:
+    path = history_path("lab1")
+    assert path == data_home / "histories" / "lab1.measure.json"
     assert load_history(path) == []
     runs = [make_result(), make_result(10, status="cancelled")]
     save_history(path, runs)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert json.loads(path.read_text())["format"] == "vtopo-measure-history"
     assert load_history(path) == runs
 

@@ -1,12 +1,13 @@
 """The experiment's chart as a PNG: one panel per test, a bar per pair with its min-max range. No Qt."""
 from __future__ import annotations
 
-from pathlib import Path
+import io
 
 from vtopo.experiment.results import ExperimentResult
 
 
-def write_png(result: ExperimentResult, path: Path) -> None:
+def png_of(result: ExperimentResult) -> bytes:
+    """The experiment's chart as a PNG image."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no Qt
@@ -25,4 +26,6 @@ def write_png(result: ExperimentResult, path: Path) -> None:
         axes.set_ylabel(cells[0].unit)
         axes.tick_params(axis="x", labelrotation=20)
     figure.suptitle(f"{result.lab}: mean of {result.repeats} run(s), bars from min to max", fontsize=10)
-    figure.savefig(path, dpi=100)
+    image = io.BytesIO()
+    figure.savefig(image, dpi=100, format="png")
+    return image.getvalue()

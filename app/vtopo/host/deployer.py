@@ -16,7 +16,7 @@ from vtopo import ops as o
 from vtopo.compile.compiler import compile_in_context, compile_lab
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
-from vtopo.host import namespace_maker, preflight
+from vtopo.host import libvirtd, namespace_maker, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services, services_of
 from vtopo.host.state import Journal, LabRecord, StateStore, consent_to_json
@@ -195,6 +195,8 @@ class Deployer:
     def _backend_notices(self, topology: Topology, facts: HostFacts) -> list[str]:
         if topology.vm_backend not in ("", "auto") or facts.libvirt or not host_facts.runs_vms(topology, self.kinds):
             return []
+        if not libvirtd.module_installed():
+            return [f"{libvirtd.MISSING_MODULE}, so the VMs run as plain QEMU processes, not libvirt domains"]
         return [f"libvirtd does not answer at {facts.libvirt_uri}, so the VMs run as plain QEMU processes, not "
                 "libvirt domains (start libvirtd, or set the lab's vm_backend to libvirt)"]
 

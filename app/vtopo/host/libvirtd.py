@@ -8,6 +8,7 @@ setup enables libvirtd and vtopo only asks systemd to start it.
 from __future__ import annotations
 
 import grp
+import importlib.util
 import os
 import socket
 import stat
@@ -32,6 +33,15 @@ class LibvirtdError(Exception):
     pass
 
 
+# libvirt-python is vtopo's `libvirt` extra: without it, VMs run as plain QEMU processes.
+MISSING_MODULE = ("libvirt-python is not installed: pip install 'vtopo[libvirt]' (building it needs the Debian "
+                  "packages libvirt-dev, pkg-config and gcc)")
+
+
+def module_installed() -> bool:
+    return importlib.util.find_spec("libvirt") is not None
+
+
 def load_libvirt() -> Any:
     """libvirt-python, with its default error handler (which prints every error on stderr) silenced."""
     import libvirt
@@ -41,6 +51,9 @@ def load_libvirt() -> Any:
 
 
 def answers(uri: str = DEFAULT_URI) -> bool:
+    """Whether libvirtd answers at `uri`; never without libvirt-python, which vtopo talks to it through."""
+    if not module_installed():
+        return False
     libvirt = load_libvirt()
     try:
         libvirt.open(uri).close()

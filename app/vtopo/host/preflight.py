@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from vtopo import ops as o
 from vtopo.compile.plan import Plan
 from vtopo.kinds.contract import LabContext
+from vtopo.host import libvirtd, ovs
 from vtopo.host import netns as namespaces
-from vtopo.host import ovs
 from vtopo.model.problems import Problem
 
 if TYPE_CHECKING:
@@ -75,6 +75,9 @@ def check(plan: Plan, context: LabContext, netlink: Netlink, prefix_owner: str |
         problems.append(Problem(f"the deployed lab {prefix_owner} already uses the prefix {plan.prefix}; destroy it "
                                 f"(vtopo destroy {prefix_owner}) or give lab {plan.lab_name} its own prefix "
                                 "(lab.prefix in the file)", "lab", "$.lab.prefix"))
+    if any(isinstance(op, o.StartDomain) for op in plan.ops) and not libvirtd.module_installed():
+        problems.append(Problem(f"{libvirtd.MISSING_MODULE}; or set the lab's vm_backend to qemu", "lab",
+                                "$.lab.vm_backend"))
     problems += _collisions(plan, netlink) + missing_on_host(plan, context, {link.name for link in netlink.links(None)}) \
         + _missing_users(plan)
     if problems:

@@ -1,4 +1,4 @@
-"""A lab's iperf3 run history: a JSON file beside the lab, and CSV for spreadsheets."""
+"""A lab's iperf3 run history: a JSON file in the user's data directory (vtopo.user_data), and CSV for spreadsheets."""
 from __future__ import annotations
 
 import csv
@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from vtopo import user_data
 from vtopo.measure.results import RunResult
 from vtopo.model import untrusted_json
 from vtopo.model.io import write_atomically
@@ -17,10 +18,10 @@ HISTORY_FORMAT = "vtopo-measure-history"
 HISTORY_VERSION = 1
 
 
-def history_path_for(lab_file: str | os.PathLike[str]) -> Path:
-    """Where a lab's history lives: `lab.vtopo` -> `lab.measure.json` in the same folder."""
-    lab = Path(lab_file)
-    return lab.with_name(lab.stem + ".measure.json")
+def history_path(lab_name: str) -> Path:
+    """Where the history of the lab named `lab_name` lives: LAB.measure.json in the user's data directory, whoever
+    deployed the lab and wherever its file is."""
+    return user_data.folder(user_data.HISTORIES) / f"{user_data.file_stem(lab_name)}.measure.json"
 
 
 def dump_history(results: Iterable[RunResult]) -> str:
@@ -62,7 +63,10 @@ def parse_history(text: str, *, source: str = "history") -> list[RunResult]:
 
 
 def save_history(path: str | os.PathLike[str], results: Iterable[RunResult]) -> None:
-    write_atomically(Path(path), dump_history(results))
+    """Write the history, private to the user when the file is new, making its folder if it is missing."""
+    target = Path(path)
+    user_data.make_directory(target.parent)
+    write_atomically(target, dump_history(results), user_data.PRIVATE_FILE)
 
 
 def load_history(path: str | os.PathLike[str]) -> list[RunResult]:

@@ -91,15 +91,16 @@ def save(topology: Topology, path: Path) -> None:
     write_atomically(Path(path), dumps(topology))
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a full disk or a crash leaves the previous file intact. The file keeps the
-    mode it had, or gets the one a plain open() would give it (a lab is a file to share, not a secret)."""
+def write_atomically(path: Path, content: str | bytes, new_mode: int | None = None) -> None:
+    """Write `content` to `path` so that a full disk or a crash leaves the previous file intact. The file keeps the
+    mode it had, or gets `new_mode`, or else the one a plain open() would give it (a lab is a file to share, not a
+    secret)."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as tmp:
-            tmp.write(text)
+        with os.fdopen(fd, "wb") as tmp:
+            tmp.write(content.encode("utf-8") if isinstance(content, str) else content)
             tmp.flush()
-            os.fchmod(tmp.fileno(), _mode_of(path))
+            os.fchmod(tmp.fileno(), _mode_of(path, new_mode))
             os.fsync(tmp.fileno())
         os.replace(tmp_name, path)
     except BaseException:
@@ -107,10 +108,12 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def _mode_of(path: Path) -> int:
+def _mode_of(path: Path, new_mode: int | None) -> int:
     try:
         return stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
+        if new_mode is not None:
+            return new_mode
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask

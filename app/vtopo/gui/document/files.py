@@ -12,6 +12,7 @@ from vtopo.gui.document.editor import UNTITLED, Editor
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
+from vtopo.user_data import file_stem
 
 RECENT_KEY = "files/recent"
 MAX_RECENT = 8
@@ -154,8 +155,7 @@ class FileController(QObject):
     # ------------------------------------------------------------ autosave
 
     def autosave_path(self, topology: Topology) -> Path:
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", topology.name) or "untitled"
-        return self.autosave_dir / f"{safe}.vtopo"
+        return self.autosave_dir / f"{file_stem(topology.name)}.vtopo"
 
     def autosave(self) -> Path | None:
         """Write unsaved changes aside (never over the lab's own file)."""

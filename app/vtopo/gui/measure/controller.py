@@ -1,5 +1,5 @@
 """Keeps the Measure panel in step with the window: its targets come from the deployed lab, a run's path shows
-on the canvas, and the history lives beside the lab file.
+on the canvas, and a lab saved to a file keeps its history in the user's data directory.
 
 The panel knows nothing of labs; this controller tells it what to measure. The deployed lab (vtopo.deployed)
 is imported lazily (vtopo.gui.deployed_lab), like the executor, so the designer runs where the host layer is not
@@ -19,7 +19,7 @@ from vtopo.gui.host_api import DeployedLab, LabFinder
 from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.workers import Worker, serial_pool
-from vtopo.measure import RunResult, history_path_for, load_history, save_history
+from vtopo.measure import RunResult, history_path, load_history, save_history
 
 NOT_DEPLOYED = "Deploy the lab to measure: iperf3 runs between the nodes of a deployed lab."
 
@@ -149,13 +149,12 @@ class MeasureController(QObject):
         ends = [node.id for node in (topology.node_named(source), topology.node_named(destination)) if node]
         self._editor.scene.highlight_path([*ends, *self._lab.path_links(source, destination)], "measure")
 
-    # ------------------------------------------------------------ the history beside the lab
+    # ------------------------------------------------------------ the lab's history
 
     def _follow_file(self) -> None:
         """Another lab: its saved runs join the table, and the runs of the labs before stay, so that a
         session compares labs side by side (bridge against macvlan). Only a lab's own runs are saved with it."""
-        path = self._files.path
-        history = history_path_for(path) if path is not None else None
+        history = history_path(self._editor.topology.name) if self._files.path is not None else None
         same_lab = self._editor.topology is self._topology
         self._topology = self._editor.topology
         if same_lab:  # saved, perhaps elsewhere: the runs so far go with it

@@ -1,0 +1,48 @@
+"""Where vtopo writes what it makes for a user: measurement histories and experiment outputs.
+
+Never beside a lab's file, which may sit in a checkout, a shared folder or /etc, and whose path may come from someone
+else (the source a member's client reported when it deployed): in a data directory of the user's own, private to them.
+Root's is /var/lib/vtopo, a user's $XDG_DATA_HOME/vtopo (~/.local/share/vtopo), and $VTOPO_DATA_DIR names another.
+A command writes anywhere else only when asked to with -o.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+ROOT_DATA_HOME = Path("/var/lib/vtopo")
+PRIVATE_DIRECTORY, PRIVATE_FILE = 0o700, 0o600
+HISTORIES, EXPERIMENTS = "histories", "experiments"
+
+
+def data_home() -> Path:
+    chosen = os.environ.get("VTOPO_DATA_DIR")
+    if chosen:
+        return Path(chosen)
+    if os.geteuid() == 0:
+        return ROOT_DATA_HOME
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share") / "vtopo"
+
+
+def file_stem(name: str) -> str:
+    """A lab's name as one file name: every character but letters, digits, '.', '-' and '_' becomes '_', and it
+    never starts with a dot (so never names a folder above)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") or "untitled"
+
+
+def folder(name: str) -> Path:
+    """A folder of the data home (HISTORIES, EXPERIMENTS)."""
+    return data_home() / name
+
+
+def make_directory(path: Path) -> None:
+    """`path` and the folders above it that are missing; those made here are private to the user."""
+    missing = [directory for directory in (path, *path.parents) if not directory.exists()]
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(PRIVATE_DIRECTORY)
+        except FileExistsError:
+            continue  # made meanwhile by another command
+        directory.chmod(PRIVATE_DIRECTORY)  # whatever the umask
