@@ -1,5 +1,7 @@
 """The designer, run as a member of the vtopo group (offscreen), deploys and destroys through the agent and shows the
-node states, without importing the executor, measures through it and stops a node from the canvas' menu; run as root, it shows a bar recommending a normal user."""
+node states, without importing the executor, opens a terminal on a node (a container: its hostname and the lab's
+/etc/hosts, as root of the lab's user namespace), measures through it and stops a node from the canvas' menu; run as
+root, it shows a bar recommending a normal user."""
 from __future__ import annotations
 
 import json
@@ -21,7 +23,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolBar
-from tests.gui.helpers import answer_next_dialog, choose, right_click, when_menu_opens
+from tests.gui.helpers import answer_next_dialog, choose, double_click, right_click, when_menu_opens
 from vtopo.gui.app import create_window
 from vtopo.gui.measure.controller import find_deployed
 from vtopo.measure import MeasureError, PingOptions, PingRun
@@ -46,6 +48,13 @@ QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.deploy), Qt.MouseBu
 wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab != "")
 deployed = {name: state.name for name, state in window.deploy.states.items()}
 painted = {name: item.state.name for name, item in window.editor.scene.nodes.items()}
+double_click(window.view, window.editor.scene.nodes["c1"].pos())
+shell = window.terminals.terminals()[0]
+wait_for(lambda: any(shell.text()))
+QTest.keyClicks(shell, 'echo "host:$(hostname) hosts:$(grep -cw c3 /etc/hosts) uid:$(id -u) tmp:$(ls -A /tmp | wc -l)"')
+QTest.keyClick(shell, Qt.Key.Key_Return)
+wait_for(lambda: any("host:c1" in line for line in shell.text()))
+in_terminal = next(line for line in shell.text() if line.startswith("host:c1"))
 lab, why = find_deployed("bridge-veth")  # what the Measure dock runs its runs on
 pinged = PingRun(lab.endpoint("c1"), lab.endpoint("c2"), "10.0.0.2", PingOptions(count=2, interval_s=0.2)).run()
 when_menu_opens(choose("Stop"))  # the node's menu on the canvas: the agent stops c2 for its owner
@@ -63,7 +72,7 @@ print(json.dumps({"deployed": deployed, "painted": painted, "after": {n: s.name 
                   "executor": "vtopo.host.deployer" in sys.modules,
                   "pinged": pinged.received, "log": window.log.toPlainText(), "stopped": stopped,
                   "after_stop": unanswered, "operate": "vtopo.operate" in sys.modules,
-                  "root_bar": window.findChild(QToolBar, "root-warning") is not None}))
+                  "root_bar": window.findChild(QToolBar, "root-warning") is not None, "terminal": in_terminal}))
 """
 
 
@@ -82,6 +91,7 @@ def test_the_designer_as_a_member_deploys_and_destroys_through_the_agent(agent, 
     assert seen["deployed"] == {name: "RUNNING" for name in nodes}, seen["log"]
     assert seen["painted"] == {name: "RUNNING" for name in nodes}
     assert seen["after"] == {} and "lab destroyed" in seen["log"]
+    assert seen["terminal"].strip() == "host:c1 hosts:1 uid:0 tmp:0", seen["terminal"]
     assert not seen["executor"], "the designer imported the executor although the agent deploys"
     assert not seen["root_bar"]
     assert seen["pinged"] == 2  # the Measure dock's commands ran through the agent, as the user
