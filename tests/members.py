@@ -1,16 +1,23 @@
-"""Test users for the agent's tests: a and b in the vtopo group, c outside it, created and removed around a block."""
+"""Fixtures for the tests that go through the agent (tests/agent, tests/security): test users in and out of the vtopo
+group, and an agent started and stopped by pid (tests/agent_process.py) on a socket of its own. Each package's
+conftest.py imports them; `members()` makes the users for a whole module or a benchmark."""
 from __future__ import annotations
 
 import grp
 import pwd
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
+from agent_process import Agent
+
 GROUP = "vtopo"
-USERS = {"a": "vtopo-test-a", "b": "vtopo-test-b", "c": "vtopo-test-c"}  # a and b in the group, c outside it
+USERS = {"a": "vtopo-test-a", "b": "vtopo-test-b", "c": "vtopo-test-c"}  # a and b in the group, c outside
 
 
 @contextmanager
@@ -31,3 +38,24 @@ def members() -> Iterator[dict[str, pwd.struct_passwd]]:
     finally:
         for name in USERS.values():
             subprocess.run(["userdel", name], capture_output=True)
+
+
+@pytest.fixture
+def users() -> Iterator[dict[str, pwd.struct_passwd]]:
+    with members() as created:
+        yield created
+
+
+@pytest.fixture
+def agent() -> Iterator[Agent]:
+    with Agent.running() as running:
+        yield running
+
+
+@pytest.fixture
+def readable_dir() -> Iterator[Path]:
+    """A directory every test user can read lab files from."""
+    directory = Path(tempfile.mkdtemp(prefix="vtopo-agent-labs-"))
+    directory.chmod(0o755)
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)

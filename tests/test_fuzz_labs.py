@@ -14,7 +14,7 @@ from vtopo.model import io
 from vtopo.model.problems import LabError, errors_in
 from vtopo.resources import TOPOLOGIES
 
-from tests.fuzzing import EXAMPLES, json_values, mutated_text
+from tests.fuzzing import EXAMPLES, json_values, mutated_text, with_numbers_in_strings
 
 SHIPPED = {path.name: json.loads(path.read_text()) for path in sorted(Path(TOPOLOGIES).glob("*.vtopo"))}
 
@@ -40,6 +40,17 @@ def _drive(text: str) -> None:
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(mutated_labs())
 def test_mutated_shipped_labs_never_crash(text: str) -> None:
+    _drive(text)
+
+
+@st.composite
+def labs_with_numbers_in_strings(draw: st.DrawFn) -> str:
+    return with_numbers_in_strings(draw, SHIPPED[draw(st.sampled_from(sorted(SHIPPED)))])
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(labs_with_numbers_in_strings())
+def test_numbers_inside_strings_never_crash(text: str) -> None:
     _drive(text)
 
 

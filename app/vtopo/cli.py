@@ -248,14 +248,14 @@ def _deployer() -> Deployer:
     return Deployer()
 
 
-def _record_of(prefix: str) -> DeployedLab:
+def _record_of(name: str) -> DeployedLab:
     from vtopo.deployed import DeployedLab
 
-    return DeployedLab.find(prefix)
+    return DeployedLab.find(name)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from vtopo.agent.protocol import user_name
+    from vtopo.reports import user_name
 
     name = _lab_name(args.lab) if args.lab else None
     agent = agent_client()
@@ -263,9 +263,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not labs:
         print("no lab is deployed")
     for lab in labs:
-        print(f"lab {lab.lab} (prefix {lab.prefix}){f' from {lab.source}' if lab.source else ''}, owner "
-              f"{user_name(lab.owner)}: {lab.state}")
-        deployed = _record_of(lab.prefix) if args.verbose and os.geteuid() == 0 else None  # root reads records
+        print(f"lab {lab.lab}{f' (prefix {lab.prefix})' if lab.prefix else ''}"
+              f"{f' from {lab.source}' if lab.source else ''}, owner {user_name(lab.owner)}: {lab.state}")
+        deployed = _record_of(lab.lab) if args.verbose and os.geteuid() == 0 else None  # root reads records
         for kind, parts in (("node", lab.nodes), ("link", lab.links)):
             for part in parts:
                 print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
@@ -329,15 +329,10 @@ def _console_banner(lab: str, node: str) -> None:
 
 def _attach_console(lab: DeployedLab, node: str) -> int:
     from vtopo.host import console
-    from vtopo.deployed import NotDeployed
 
-    path = lab.console_socket(node)
+    connection = lab.open_console(node)
     _console_banner(lab.context.topology.name, node)
-    try:
-        console.attach(path)
-    except OSError as error:
-        raise NotDeployed(f"cannot open the console of {node} at {path}: {error.strerror}; is the VM running "
-                          "(`vtopo status`), or is another console attached?") from error
+    console.attach(connection)
     return 0
 
 

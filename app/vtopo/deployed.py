@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import ipaddress
+import pwd
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -12,12 +14,11 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_between
 from vtopo.compile.compiler import lab_context
-from vtopo.host import domains, vhost
-from vtopo.host.state import StateStore, consent_of, facts_of
+from vtopo.host import console, domains, vhost
+from vtopo.host.state import StateStore, consent_of, facts_of, topology_of
 from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
 from vtopo.measure.nodes import MeasureEndpoint, InNode
-from vtopo.model import io
 
 
 class NotDeployed(Exception):
@@ -36,8 +37,9 @@ class DeployedLab:
 
     @classmethod
     def find(cls, lab: str, store: StateStore | None = None) -> DeployedLab:
-        """From the lab's record, which only root reads (a user's client asks the agent: `of_deployment`)."""
-        record = (store or StateStore()).find(lab)
+        """The lab named `lab`, from its record, which only root reads (a user's client asks the agent:
+        `of_deployment`)."""
+        record = (store or StateStore()).named(lab)
         if record is None:
             raise NotDeployed(StateStore.not_found(lab))
         return cls.of_deployment(record.deployment())
@@ -45,9 +47,8 @@ class DeployedLab:
     @classmethod
     def of_deployment(cls, deployment: dict[str, Any]) -> DeployedLab:
         """The lab compiled as it was deployed, from `LabRecord.deployment()`."""
-        topology = io.from_document(deployment["topology"])
-        return cls(lab_context(topology, installed_kinds(), facts_of(deployment), consent_of(deployment)),
-                   deployment.get("source", ""))
+        return cls(lab_context(topology_of(deployment), installed_kinds(), facts_of(deployment),
+                               consent_of(deployment)), deployment.get("source", ""))
 
     def node(self, name: str) -> NodeContext:
         node = self.context.node_named(name)
@@ -90,6 +91,20 @@ class DeployedLab:
             raise NotDeployed(f"{name} is a {node.kind.label} with no serial console; `vtopo exec "
                               f"{self.context.topology.name} {name}` opens a shell in it")
         return path
+
+    def open_console(self, name: str) -> socket.socket:
+        """A socket connected to a VM's serial console, which lies in a directory of root's or of the QEMU user's
+        (vtopo.host.console.connected); NotDeployed, saying why, when it cannot be opened."""
+        path = self.console_socket(name)
+        try:
+            owners = {0, pwd.getpwnam(self.context.facts.qemu_user).pw_uid}
+        except KeyError:  # no such user: the VMs run under libvirt, in root's directories
+            owners = {0}
+        try:
+            return console.connected(path, owners)
+        except OSError as error:
+            raise NotDeployed(f"cannot open the console of {name}: {error.strerror}; is the VM running (`vtopo "
+                              "status`)?") from None
 
     def vhost_state(self, name: str) -> vhost.VhostState | None:
         """For a node that runs a VM: its backend, QEMU's pid, and whether vhost-net is really in effect."""

@@ -31,7 +31,6 @@ from vtopo.host.netlink import NetlinkError
 from vtopo.host.state import LabRecord, Operated, StateStore
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
-from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Impairment, Link, Topology
 
@@ -145,14 +144,14 @@ class RunningLab:
 
 
 @contextmanager
-def running_lab(lab: str, store: StateStore | None = None) -> Iterator[RunningLab]:
-    """The deployed lab named `lab` (or with that prefix), held against other changes while the block runs."""
-    record = (store or StateStore()).find(lab)
+def running_lab(lab: str | LabRecord, store: StateStore | None = None) -> Iterator[RunningLab]:
+    """The deployed lab named `lab` (or the record the caller looked up), held against other changes while the block
+    runs."""
+    record = (store or StateStore()).named(lab) if isinstance(lab, str) else lab
     if record is None:
-        raise OperateError(StateStore.not_found(lab))
+        raise OperateError(StateStore.not_found(str(lab)))
     with record.locked():
-        data = record.read()
-        topology = io.from_document(data["topology"])
+        topology = record.topology()
         compiler = Compiler(topology, installed_kinds(), record.facts(), record.consent())
         plan = compiler.run()
         applier = Applier(record.prefix, owner=record.owner)  # startup commands run as at the deploy
@@ -177,7 +176,7 @@ def _stoppable(lab: RunningLab, node: NodeContext[Any]) -> None:
 NodeChange = Callable[[RunningLab, NodeContext[Any], Operated], None]
 
 
-def _on_node(lab: str, node: str, store: StateStore | None, change: NodeChange, done: str) -> str:
+def _on_node(lab: str | LabRecord, node: str, store: StateStore | None, change: NodeChange, done: str) -> str:
     """Apply `change` to a node that can be stopped; says what was `done`, then what its startup commands printed."""
     with running_lab(lab, store) as running:
         target = running.node(node)
@@ -186,20 +185,20 @@ def _on_node(lab: str, node: str, store: StateStore | None, change: NodeChange, 
     return "\n".join([f"{done} {node} in lab {running.name}", *running.printed])
 
 
-def stop_node(lab: str, node: str, store: StateStore | None = None) -> str:
+def stop_node(lab: str | LabRecord, node: str, store: StateStore | None = None) -> str:
     return _on_node(lab, node, store, _stop_running, "stopped")
 
 
-def start_node(lab: str, node: str, store: StateStore | None = None) -> str:
+def start_node(lab: str | LabRecord, node: str, store: StateStore | None = None) -> str:
     return _on_node(lab, node, store, _start_stopped, "started")
 
 
-def restart_node(lab: str, node: str, store: StateStore | None = None) -> str:
+def restart_node(lab: str | LabRecord, node: str, store: StateStore | None = None) -> str:
     return _on_node(lab, node, store, _restart, "restarted")
 
 
-def operate_node(lab: str, node: str, action: str, store: StateStore | None = None) -> str:
-    """`action` is one of NODE_ACTIONS."""
+def operate_node(lab: str | LabRecord, node: str, action: str, store: StateStore | None = None) -> str:
+    """`action` is one of NODE_ACTIONS; `lab` a lab's name, or the record the caller looked up."""
     actions = {"start": start_node, "stop": stop_node, "restart": restart_node}
     if action not in actions:
         raise OperateError(f"unknown action {action!r} for node {node}: use {', '.join(NODE_ACTIONS)}")
@@ -265,7 +264,7 @@ def _namespace_of(node: NodeContext[Any]) -> str | None:
     return node.kind.netns(node) if node.kind.role is Role.NAMESPACE else None
 
 
-def set_link_state(lab: str, a: str, b: str, up: bool, store: StateStore | None = None) -> str:
+def set_link_state(lab: str | LabRecord, a: str, b: str, up: bool, store: StateStore | None = None) -> str:
     """Take the link between `a` and `b` (node names, each with an optional ":PORT") up or down."""
     with running_lab(lab, store) as running:
         link = running.link(a, b)
@@ -281,7 +280,7 @@ def set_link_state(lab: str, a: str, b: str, up: bool, store: StateStore | None 
     return f"link {name} in lab {running.name} is {'up' if up else 'down'}{note}"
 
 
-def set_link_impairment(lab: str, a: str, b: str, *, rate_mbit: float | None = None, delay_ms: float | None = None,
+def set_link_impairment(lab: str | LabRecord, a: str, b: str, *, rate_mbit: float | None = None, delay_ms: float | None = None,
                         jitter_ms: float | None = None, loss_pct: float | None = None,
                         store: StateStore | None = None) -> str:
     """Change a running link's rate, delay, jitter or loss (None keeps the value it has; 0 removes it), live.
@@ -311,7 +310,7 @@ def set_link_impairment(lab: str, a: str, b: str, *, rate_mbit: float | None = N
                                                    rate_mbit=impairment.rate_mbit)
         running.record.replace_in_journal(lambda op: isinstance(op, o.SetImpairment) and op.owner == owner,
                                           list(impairments))
-        running.record.write({**running.record.read(), "topology": io.to_document(changed)})
+        running.record.write_topology(changed)
     return f"{owner} in lab {running.name}: {describe_impairment(impairment)}"
 
 

@@ -6,6 +6,7 @@ them: so they live below all three, free of Qt and of the host layer.
 """
 from __future__ import annotations
 
+import pwd
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,6 +25,14 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+
+
+def user_name(uid: int) -> str:
+    """How a report names the user `uid` (a lab's owner): their login, or the number when it has none."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 @dataclass

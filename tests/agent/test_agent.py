@@ -90,7 +90,7 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
             "the iperf3 server outlived the run"  # the agent ends it once its client is gone (polled every 0.1 s)
 
         seen = agent.vtopo(b, "status")
-        assert f"lab bridge-veth (prefix" in seen.stdout and f"owner {a}" in seen.stdout
+        assert f"lab bridge-veth, owner {a}: running" in seen.stdout and "prefix" not in seen.stdout  # root's, a's
         for refused in (agent.vtopo(b, "destroy", "bridge-veth"),
                         agent.vtopo(b, "exec", "bridge-veth", "c1", "--", "id", "-u"),
                         agent.vtopo(b, "node", "bridge-veth", "c2", "stop"),

@@ -281,7 +281,7 @@ def test_cleanup_after_a_crash_removes_a_lab_with_a_node_stopped_and_a_link_down
 
     before = snapshot()
     Deployer().deploy(open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology)
-    lab = Deployer().store.find("l2-vs-l3")
+    lab = Deployer().store.named("l2-vs-l3")
     assert lab is not None
     netns = f"{lab.prefix}-h1"
     frozen = subprocess.Popen(["ip", "netns", "exec", netns, "sleep", "300"])

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from agent.conftest import users  # noqa: F401  (the fixture: members a and b, outsider c)
 from agent_process import Agent
 from vtopo.measure import load_history
 from vtopo.resources import TOPOLOGIES

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import types
 import typing
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
@@ -18,24 +17,17 @@ from typing import Any, ClassVar, Union
 
 from vtopo.kinds.environment import CLIENTS_GROUP
 
-from vtopo.reports import PartState, Progress
+from vtopo.reports import PartState, Progress, user_name
 
 VERSION = 1
 GROUP = CLIENTS_GROUP
 SOCKET = Path(os.environ.get("VTOPO_AGENT_SOCKET", "/run/vtopo/agent.sock"))
 PID_FILE = SOCKET.with_name("agent.pid")
-MAX_LINE = 8 * 1024 * 1024  # a lab document is at most 4 MiB; its JSON string escapes can double that
+MAX_DIGITS = 20  # longer integers are refused before Python converts them, as in a lab file
 
 
 class ProtocolError(Exception):
     """A message that is not a valid line of this protocol."""
-
-
-def user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
 
 
 def not_the_owner(lab: str, owner: int, action: str) -> str:
@@ -262,8 +254,10 @@ def _object_of(value: Any) -> dict[str, Any]:
 def decode(line: bytes, allowed: dict[str, type[Message]]) -> Message:
     """One line as the message it names, each field checked against its declared type."""
     try:
-        raw = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raw = json.loads(line, parse_int=_integer)
+    except RecursionError:
+        raise ProtocolError("not a JSON line: it is nested too deeply") from None
+    except (UnicodeDecodeError, ValueError) as error:  # json.JSONDecodeError is a ValueError
         raise ProtocolError(f"not a JSON line: {error}") from None
     if not isinstance(raw, dict):
         raise ProtocolError("a message is a JSON object")
@@ -274,6 +268,12 @@ def decode(line: bytes, allowed: dict[str, type[Message]]) -> Message:
         raise ProtocolError(f"unknown message type; expected one of: {', '.join(sorted(allowed))}")
     message: Message = _build(cls, raw, cls.type)
     return message
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"a number has more than {MAX_DIGITS} digits")
+    return int(text)
 
 
 def read_as(cls: type[Any], raw: Any) -> Any:

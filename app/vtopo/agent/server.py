@@ -21,6 +21,7 @@ import termios
 import threading
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -31,21 +32,20 @@ from vtopo.agent import protocol as p
 from vtopo.agent.policy import CONFIG, Policy, PolicyError
 from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
-from vtopo.host.deployer import DeployError, Deployer, DestroyError
+from vtopo.host.deployer import Admission, DeployError, Deployer, DestroyError, usage_of
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
-from vtopo.host.state import LabRecord
-from vtopo.kinds.contract import CannotRunInside, DaemonShell, NodeContext, Role
+from vtopo.host.state import LabRecord, StateStore, Usage
+from vtopo.kinds.contract import CannotRunInside, DaemonShell, LabContext, NodeContext, Role
 from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
 from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
 from vtopo.operate import OperateError, operate_node, set_link_impairment, set_link_state
-from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback
+from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback, user_name
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
-REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError)
 MAX_FILTER = 4096  # characters of a capture filter
@@ -83,7 +83,7 @@ class Caller:
 
     @property
     def name(self) -> str:
-        return p.user_name(self.uid)
+        return user_name(self.uid)
 
     def owns(self, owner: int) -> bool:
         """Whether the caller may act on a lab `owner` deployed: its owner and root may."""
@@ -106,25 +106,60 @@ def caller_of(connection: socket.socket) -> Caller:
 
 
 class LabLocks:
-    """One lock per lab name: requests touching the same lab are serialized, different labs run at once."""
+    """One lock per lab name: requests touching the same lab are serialized, different labs run at once. A lock is
+    kept only while a request holds or waits for it (requests may name any lab)."""
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
-        self._locks: dict[str, threading.Lock] = {}
+        self._locks: dict[str, tuple[threading.Lock, int]] = {}
 
     @contextmanager
     def held(self, lab: str) -> Iterator[None]:
         with self._guard:
-            lock = self._locks.setdefault(lab, threading.Lock())
-        with lock:
-            yield
+            lock, users = self._locks.get(lab, (threading.Lock(), 0))
+            self._locks[lab] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._guard:
+                users = self._locks[lab][1] - 1
+                if users:
+                    self._locks[lab] = (lock, users)
+                else:
+                    del self._locks[lab]
+
+
+class Connections:
+    """The connections each user has open, up to the configured number (root's are not counted)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._open: Counter[int] = Counter()
+
+    @contextmanager
+    def opened(self, caller: Caller, policy: Policy) -> Iterator[bool]:
+        """Counts the connection while the block runs; yields whether it is within the user's limit."""
+        with self._guard:
+            allowed = caller.root or self._open[caller.uid] < policy.connections_per_user
+            if allowed:
+                self._open[caller.uid] += 1
+        try:
+            yield allowed
+        finally:
+            if allowed:
+                with self._guard:
+                    self._open[caller.uid] -= 1
+                    if not self._open[caller.uid]:
+                        del self._open[caller.uid]
 
 
 class Agent:
     def __init__(self, group: str = p.GROUP, policy: Path = CONFIG) -> None:
         self.group = group
-        self.policy = policy  # the administrator's configuration, read at each deploy
+        self.policy = policy  # the administrator's configuration, read for each connection
         self.locks = LabLocks()
+        self.connections = Connections()
 
     # ------------------------------------------------------------ connections
 
@@ -134,29 +169,45 @@ class Agent:
             threading.Thread(target=self.answer, args=(connection,), daemon=True).start()
 
     def answer(self, connection: socket.socket) -> None:
+        """Read the request within the configured time and size, run it, and answer: every request gets an answer,
+        if only a line saying why it was refused."""
         with connection:
             caller = caller_of(connection)
             send = Replies(connection)
             if not caller.may_connect(self.group):
                 send.send(p.Result(EXIT_FAILED, errors=[f"error: {p.refusal(caller.name)}"]))
                 return
-            fds: list[int] = []
             try:
-                connection.settimeout(REQUEST_TIMEOUT)
-                request, fds = _read_request(connection)
-                connection.settimeout(None)
-                send.send(self.handle(request, caller, fds, send))
-            except (p.ProtocolError, OSError) as error:
-                send.send(p.Result(EXIT_FAILED, errors=[f"error: {error}"]))
-            finally:
-                for fd in fds:
-                    os.close(fd)
+                policy, broken = Policy.read(self.policy), ""
+            except PolicyError as error:  # the limits still hold; a deploy says what is wrong
+                policy, broken = Policy(self.policy), str(error)
+            fds: list[int] = []
+            with self.connections.opened(caller, policy) as allowed:
+                try:
+                    if not allowed:
+                        raise Refused(f"{caller.name} has {policy.connections_per_user} connections to the agent open "
+                                      "already, the most one user may; close one (a terminal, a capture) and try "
+                                      f"again, or ask an administrator to raise connections_per_user in "
+                                      f"{policy.source}")
+                    request = _read_request(connection, policy, fds)
+                    connection.settimeout(None)
+                    if broken and isinstance(request, p.DeployRequest):
+                        raise Refused(broken)
+                    send.send(self.handle(request, caller, fds, send, policy))
+                except (p.ProtocolError, Refused, OSError) as error:
+                    send.send(p.Result(EXIT_FAILED, errors=[f"error: {error}"]))
+                except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback
+                    traceback.print_exc()
+                    send.send(p.Result(EXIT_FAILED, errors=[f"error: the agent failed: {type(error).__name__}"]))
+                finally:
+                    for fd in fds:
+                        os.close(fd)
 
-    def handle(self, request: p.Message, caller: Caller, fds: list[int], send: Replies) -> p.Result:
+    def handle(self, request: p.Message, caller: Caller, fds: list[int], send: Replies, policy: Policy) -> p.Result:
         """Run one request; every refusal and failure becomes a Result, as the CLI would print it."""
         try:
             if isinstance(request, p.DeployRequest):
-                return self.deploy(request, caller, send)
+                return self.deploy(request, caller, send, policy)
             if isinstance(request, p.DestroyRequest):
                 return self.destroy(request, caller, send)
             if isinstance(request, p.StatusRequest):
@@ -193,61 +244,71 @@ class Agent:
 
     # ------------------------------------------------------------ verbs
 
-    def deploy(self, request: p.DeployRequest, caller: Caller, send: Replies) -> p.Result:
+    def deploy(self, request: p.DeployRequest, caller: Caller, send: Replies, policy: Policy) -> p.Result:
         topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
-        try:
-            policy = Policy.read(self.policy)
-        except PolicyError as error:
-            raise Refused(str(error)) from None
         consent = _consent(request.consent, caller, policy)
         with self.locks.held(topology.name):
             deployer = Deployer()
-            record = deployer.store.find(topology.name)
+            record = deployer.store.named(topology.name)  # a lab of that name, which only update may change
             if record is not None and request.update:
                 _require_owner(record, caller, "update")
-            run = deployer.update if request.update else deployer.deploy
-            report = run(topology, _progress_to(send, request.every_step),
-                         source=Path(request.source) if request.source else None, consent=consent, owner=caller.uid)
+            source = Path(request.source) if request.source else None
+            admit = _admission(caller, policy)
+            if request.update:
+                report = deployer.update_record(record, topology, _progress_to(send, request.every_step), source,
+                                                consent, caller.uid, admit)
+            else:
+                report = deployer.deploy(topology, _progress_to(send, request.every_step), source, consent,
+                                         caller.uid, admit)
         return p.Result(0, data=asdict(report))
+
+    @contextmanager
+    def _owned(self, lab: str, caller: Caller, action: str) -> Iterator[LabRecord]:
+        """The record of the lab named `lab`, which the caller must own (or be root) to `action` it: looked up once,
+        and held against the agent's other requests on that lab while the block acts on it."""
+        with self.locks.held(lab):
+            record = StateStore().named(lab)
+            if record is None:
+                raise NotDeployed(StateStore.not_found(lab))
+            _require_owner(record, caller, action)
+            yield record
+
+    def _deployed(self, lab: str, caller: Caller, action: str) -> DeployedLab:
+        """The caller's lab named `lab`, compiled from its record as deployed (see `_owned`)."""
+        with self._owned(lab, caller, action) as record:
+            return DeployedLab.of_deployment(record.deployment())
 
     def destroy(self, request: p.DestroyRequest, caller: Caller, send: Replies) -> p.Result:
         started = time.monotonic()
-        deployer = Deployer()
-        record = _record(deployer, request.lab)
-        _require_owner(record, caller, "destroy")
-        name = record.name
-        with self.locks.held(name):
-            steps = deployer.destroy(record.prefix, _progress_to(send, request.every_step))
-        return p.Result(0, data={"lab": name, "ops": steps, "seconds": time.monotonic() - started})
+        with self._owned(request.lab, caller, "destroy") as record:
+            steps = Deployer().destroy(record, _progress_to(send, request.every_step))
+        return p.Result(0, data={"lab": request.lab, "ops": steps, "seconds": time.monotonic() - started})
 
     def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
-        """Every member sees every lab's state; only its owner (and root) how it is made."""
-        labs = [p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, lab.state,
-                             lab.up, lab.nodes, lab.links, lab.document if caller.owns(lab.owner) else {})
+        """Every member sees every lab's name, owner and state; only its owner (and root) its prefix, where it was
+        deployed from and how it is made."""
+        labs = [p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, lab.state, lab.up, lab.nodes, lab.links,
+                             lab.document) if caller.owns(lab.owner) else
+                p.LabSummary(lab.lab, "", "", lab.owner, lab.state, lab.up, lab.nodes, lab.links, {})
                 for lab in Deployer().status(request.lab or None)]
         return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
 
     def record(self, request: p.RecordRequest, caller: Caller) -> p.Result:
-        record = _record(Deployer(), request.lab)
-        _require_owner(record, caller, "read how it is deployed")
-        return p.Result(0, data=record.deployment())
+        with self._owned(request.lab, caller, "read how it is deployed") as record:
+            return p.Result(0, data=record.deployment())
 
     def operate_node(self, request: p.NodeRequest, caller: Caller) -> p.Result:
-        record = _record(Deployer(), request.lab)
-        _require_owner(record, caller, f"{request.action} nodes of")
-        with self.locks.held(record.name):
-            return p.Result(0, data={"said": operate_node(record.prefix, request.node, request.action)})
+        with self._owned(request.lab, caller, f"{request.action} nodes of") as record:
+            return p.Result(0, data={"said": operate_node(record, request.node, request.action)})
 
     def operate_link(self, request: p.LinkRequest, caller: Caller) -> p.Result:
-        record = _record(Deployer(), request.lab)
-        _require_owner(record, caller, "change the links of")
-        with self.locks.held(record.name):
+        with self._owned(request.lab, caller, "change the links of") as record:
             if request.action == "set":
-                said = set_link_impairment(record.prefix, request.a, request.b, rate_mbit=request.rate_mbit,
+                said = set_link_impairment(record, request.a, request.b, rate_mbit=request.rate_mbit,
                                            delay_ms=request.delay_ms, jitter_ms=request.jitter_ms,
                                            loss_pct=request.loss_pct)
             elif request.action in ("up", "down"):
-                said = set_link_state(record.prefix, request.a, request.b, up=request.action == "up")
+                said = set_link_state(record, request.a, request.b, up=request.action == "up")
             else:
                 raise p.ProtocolError(f"a link's action is up, down or set, not {request.action!r}")
         return p.Result(0, data={"said": said})
@@ -260,9 +321,7 @@ class Agent:
         return p.Result(EXIT_FAILED if report.errors else 0, data=asdict(summary))
 
     def exec(self, request: p.ExecRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
-        record = _record(Deployer(), request.lab)
-        _require_owner(record, caller, "run commands in")
-        lab = DeployedLab.find(record.prefix)
+        lab = self._deployed(request.lab, caller, "run commands in")
         node = lab.node(request.node)
         if node.kind.console_socket(node) is not None:  # a VM: the client types the command on its console
             if request.argv:
@@ -289,9 +348,8 @@ class Agent:
         return p.Result(_exit_status(_wait_while_connected(child, send.connection)))
 
     def console(self, request: p.ConsoleRequest, caller: Caller, send: Replies) -> p.Result:
-        record = _record(Deployer(), request.lab)
-        _require_owner(record, caller, "attach to the consoles of")
-        return _hand_over_console(DeployedLab.find(record.prefix), request.node, send)
+        return _hand_over_console(self._deployed(request.lab, caller, "attach to the consoles of"), request.node,
+                                  send)
 
     def capture(self, request: p.CaptureRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
         """tcpdump as root on the device the target names in the caller's lab, writing to the caller's descriptors:
@@ -299,14 +357,13 @@ class Agent:
         from vtopo.capture.engine import tcpdump_argv
         from vtopo.capture.target import CaptureError, resolve
 
-        record = _record(Deployer(), request.lab)
-        _require_owner(record, caller, "capture on")
+        lab = self._deployed(request.lab, caller, "capture on")
         if len(fds) != 2:
             raise p.ProtocolError("a capture needs the client's descriptors for the packets and the messages")
         if len(request.filter) > MAX_FILTER or request.count < 0:
             raise p.ProtocolError(f"a capture filter is at most {MAX_FILTER} characters, and its count not negative")
         try:
-            target = resolve(DeployedLab.find(record.prefix).context, request.target)
+            target = resolve(lab.context, request.target)
         except CaptureError as error:
             raise Refused(str(error)) from None
         child = subprocess.Popen(tcpdump_argv(target, request.filter, request.count or None),
@@ -317,13 +374,7 @@ class Agent:
 
 def _hand_over_console(lab: DeployedLab, node: str, send: Replies) -> p.Result:
     """Connect to a VM's serial console and send the connected socket to the client."""
-    path = lab.console_socket(node)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as console:
-        try:
-            console.connect(path)
-        except OSError as error:
-            raise NotDeployed(f"cannot open the console of {node}: {error.strerror}; is the VM running "
-                              "(`vtopo status`)?") from None
+    with lab.open_console(node) as console:
         send.send(p.ConsoleOpened(), console.fileno())
     return p.Result(0)
 
@@ -455,30 +506,80 @@ def _progress_to(send: Replies, every_step: bool = True) -> ProgressCallback:
     return stage_changes
 
 
-def _read_request(connection: socket.socket) -> tuple[p.Message, list[int]]:
-    data, fds, _, _ = socket.recv_fds(connection, 65536, 3)
-    buffer = bytearray(data)
-    while b"\n" not in buffer:
-        if len(buffer) > p.MAX_LINE:
-            raise p.ProtocolError(f"a request is at most {p.MAX_LINE} bytes")
-        chunk = connection.recv(1 << 20)
-        if not chunk:
+def _read_request(connection: socket.socket, policy: Policy, fds: list[int]) -> p.Message:
+    """The request line, sent whole within the configured time and no longer than the configured size; the
+    descriptors sent with it are added to `fds`."""
+    deadline = time.monotonic() + policy.request_seconds
+    buffer = bytearray()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise p.ProtocolError(f"the request did not arrive within {policy.request_seconds} s")
+        connection.settimeout(remaining)
+        try:
+            data, received, _, _ = socket.recv_fds(connection, min(1 << 20, policy.request_bytes + 1 - len(buffer)),
+                                                   3)
+        except TimeoutError:
+            raise p.ProtocolError(f"the request did not arrive within {policy.request_seconds} s") from None
+        fds += received
+        if not data:
             raise p.ProtocolError("the client closed the connection before its request was complete")
-        buffer += chunk
-    return p.decode(bytes(buffer.split(b"\n", 1)[0]), p.REQUESTS), fds
+        end = data.find(b"\n")
+        buffer += data if end < 0 else data[:end]
+        if len(buffer) > policy.request_bytes:
+            raise p.ProtocolError(f"a request is at most {policy.request_bytes} bytes")
+        if end >= 0:
+            return p.decode(bytes(buffer), p.REQUESTS)
 
 
-def _record(deployer: Deployer, lab: str) -> LabRecord:
-    record = deployer.store.find(lab)
-    if record is None:
-        raise NotDeployed(deployer.store.not_found(lab))
-    return record
+def _admission(caller: Caller, policy: Policy) -> Admission:
+    """What refuses a member's lab before anything is built: startup commands only root may allow, and the member's
+    quota of labs, nodes and VM memory, counted with their other deployed labs."""
+    def admit(lab: LabContext, others: list[LabRecord]) -> None:
+        if caller.root:
+            return
+        _refuse_commands_outside_the_lab(lab)
+        theirs = [record.usage() for record in others if _owner_of(record) == caller.uid]
+        total = sum(theirs, Usage())
+        this = usage_of(lab)
+        name, ask = lab.topology.name, f"or ask an administrator to raise it in {policy.source}"
+        if len(theirs) >= policy.labs_per_member:
+            raise Refused(f"lab {name}: {caller.name} has {len(theirs)} labs deployed, the most one member may "
+                          f"(labs_per_member); destroy one first, {ask}")
+        if total.nodes + this.nodes > policy.nodes_per_member:
+            raise Refused(f"lab {name} has {this.nodes} nodes and {caller.name}'s other labs {total.nodes}: more than "
+                          f"the {policy.nodes_per_member} one member may have (nodes_per_member); destroy a lab "
+                          f"first, {ask}")
+        if total.vm_memory_mb + this.vm_memory_mb > policy.vm_memory_mb_per_member:
+            raise Refused(f"lab {name}'s VMs take {this.vm_memory_mb:,} MiB and {caller.name}'s other VMs "
+                          f"{total.vm_memory_mb:,} MiB: more than the {policy.vm_memory_mb_per_member:,} MiB one member "
+                          f"may have (vm_memory_mb_per_member); give them less memory, destroy a lab first, {ask}")
+    return admit
+
+
+def _refuse_commands_outside_the_lab(lab: LabContext) -> None:
+    """A member may allow startup commands only where they run inside the lab: in a node's namespace, or a VM's
+    guest. On a node without either (a `host` node) they would run on the host itself."""
+    for name in sorted(lab.trust.startup_commands):
+        node = lab.node_named(name)
+        if node is None or node.kind.role is Role.MACHINE or not node.node.startup_commands:
+            continue
+        if node.kind.role is not Role.NAMESPACE or node.kind.netns(node) is None:
+            raise Refused(f"--allow-commands {name}: only root may allow startup commands on {name}, a "
+                          f"{node.kind.label} with no namespace of its own: they would run on the host itself; ask "
+                          "an administrator to deploy the lab")
 
 
 def _require_owner(record: LabRecord, caller: Caller, action: str) -> None:
-    if caller.owns(record.owner):
-        return
-    raise Refused(p.not_the_owner(record.name, record.owner, action))
+    if not caller.owns(record.owner):
+        raise Refused(p.not_the_owner(record.name, record.owner, action))
+
+
+def _owner_of(record: LabRecord) -> int | None:
+    try:
+        return record.owner
+    except FileNotFoundError:  # destroyed meanwhile
+        return None
 
 
 def _consent(consent: p.Consent, caller: Caller, policy: Policy) -> Trust:

@@ -40,7 +40,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
         name = record.name
         progress(Progress("cleanup", 0, 0, f"destroying lab {name} from its journal"))
         try:
-            deployer.destroy(record.prefix, progress)
+            deployer.destroy(record, progress)
             report.labs.append(name)
         except DestroyError as error:
             report.errors.append(str(error))

@@ -1,10 +1,18 @@
-"""Attach the terminal to a VM's serial console: QEMU serves it on a unix socket (`-chardev socket`)."""
+"""Attach the terminal to a VM's serial console: QEMU serves it on a unix socket (`-chardev socket`).
+
+The socket lies in the VM's directory, which belongs to the QEMU user on the direct backend: a QEMU that escaped its
+guest could put a symlink there, or a link to another service's socket, and root connecting to it would hand that
+service a client it sees as root. So the directory is opened without following a symlink, the socket must be one
+(not a symlink) and belong to the directory's owner, and root connects through a descriptor on that very socket.
+"""
 from __future__ import annotations
 
 import os
 import selectors
 import socket
+import stat
 import termios
+from collections.abc import Collection
 import time
 import tty
 
@@ -27,17 +35,35 @@ def attach(where: str | socket.socket, *, stdin: int = 0, stdout: int = 1, linge
                 termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
 
 
-def connected(console: str | socket.socket) -> socket.socket:
-    """A socket connected to the console at `console`, or `console` itself when it is one."""
+def connected(console: str | socket.socket, owners: Collection[int] | None = None) -> socket.socket:
+    """A socket connected to the console at `console`, or `console` itself when it is one. The socket's directory
+    must belong to one of `owners` (any user when None) and be writable by its owner alone, and the socket must
+    belong to the directory's owner; no symlink is followed. OSError, saying why, otherwise."""
     if isinstance(console, socket.socket):
         return console
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    directory = os.open(os.path.dirname(console) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        connection.connect(console)
-    except OSError:
-        connection.close()
-        raise
-    return connection
+        place = os.fstat(directory)
+        if (owners is not None and place.st_uid not in owners) or place.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise PermissionError(0, "its directory may be written by a user the console does not belong to",
+                                  console)
+        target = os.open(os.path.basename(console), os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=directory)
+        try:
+            found = os.fstat(target)
+            if not stat.S_ISSOCK(found.st_mode) or found.st_uid != place.st_uid:
+                raise PermissionError(0, "it is not a socket of its directory's owner (a symlink, or planted)",
+                                      console)
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                connection.connect(f"/proc/self/fd/{target}")
+            except OSError:
+                connection.close()
+                raise
+            return connection
+        finally:
+            os.close(target)
+    finally:
+        os.close(directory)
 
 
 def _copy(console: socket.socket, stdin: int, stdout: int, *, typed: bool, linger_s: float) -> None:

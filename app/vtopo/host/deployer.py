@@ -19,10 +19,12 @@ from vtopo.host import facts as host_facts
 from vtopo.host import libvirtd, namespace_maker, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services, services_of
-from vtopo.host.state import Journal, LabRecord, StateStore, consent_to_json
-from vtopo.kinds.environment import HostFacts, LabOwner, Trust, namespaces_dir
+from vtopo.host.state import Journal, LabRecord, LabTaken, StateStore, Usage, consent_to_json
+from vtopo.kinds.contract import LabContext
+from vtopo.kinds.environment import HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
+from vtopo.model.problems import Problem
 from vtopo.model.topology import Topology
 from vtopo.reports import OUTPUT_STAGE, DeployReport, PartState, Progress, ProgressCallback
 
@@ -32,6 +34,19 @@ PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though
 
 def _quiet(_: Progress) -> None:
     pass
+
+
+Admission = Callable[[LabContext, list[LabRecord]], None]
+"""What may refuse a lab before anything is built (the agent's quotas and consent rules): it sees the lab in context and
+every other deployed lab, and raises to refuse."""
+
+
+def _admit_all(_lab: LabContext, _others: list[LabRecord]) -> None:
+    pass
+
+
+def usage_of(context: LabContext) -> Usage:
+    return Usage(len(context.nodes), sum(node.kind.resources(node)[0] for node in context.nodes.values()))
 
 
 class DeployError(Exception):
@@ -112,31 +127,48 @@ class Deployer:
     # ------------------------------------------------------------ deploy
 
     def deploy(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None,
-               consent: Trust = Trust(), owner: int = 0) -> DeployReport:
+               consent: Trust = Trust(), owner: int = 0, admit: Admission = _admit_all) -> DeployReport:
         """Build the lab. `consent` is what the user allowed beyond the lab (host devices, image files); the
         lab is compiled against it and against the host's own network, probed now. `owner` is the uid recorded
-        as the lab's owner (the agent's caller; root in-process)."""
+        as the lab's owner (the agent's caller; root in-process). The lab's name must be free on the host; vtopo
+        chooses its prefix (see StateStore.claim), and `admit` may refuse it, seeing it in context and the other
+        deployed labs, before anything is built."""
         started = time.monotonic()
         facts = self.facts_for(topology)
         consent = replace(consent, owner=lab_owner(owner))
         trust = host_facts.with_host_network(consent)
+        document, hint = io.to_document(topology), topology.prefix  # as the user gave it, which the designer edits
+        topology = replace(topology, prefix=hint or default_prefix(topology.name))
         plan, context = compile_in_context(topology, self.kinds, facts, trust)
-        notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
-        applier = Applier(plan.prefix, _output_to(progress), owner)
+        progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
+        preflight.require_privileges()
+        services = services_of(plan)
+        usage = usage_of(context)
+
+        def lab(prefix: str) -> dict[str, Any]:
+            return {"name": topology.name, "prefix": prefix, "source": str(source or ""), "facts": asdict(facts),
+                    "consent": consent_to_json(consent), "owner": owner, "services": services,
+                    "usage": asdict(usage), "topology": document}
+
         try:
-            progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
-            holder = self.store.find(plan.prefix)
-            preflight.check(plan, context, applier.netlink, holder.name if holder else None)
-            services = services_of(plan)
-            record = self.store.create(plan.prefix, {"name": topology.name, "prefix": plan.prefix,
-                                                     "source": str(source or ""), "facts": asdict(facts),
-                                                     "consent": consent_to_json(consent), "owner": owner,
-                                                     "services": services, "topology": io.to_document(topology)})
-            try:
-                notices += self.services.ensure(services)
-            except BaseException:
-                self._forget(record)
-                raise
+            record = self.store.claim(topology.name, hint, lab, lambda others: admit(context, others))
+        except LabTaken as taken:
+            raise preflight.PreflightFailed([Problem(str(taken), "lab", "$.lab")]) from None
+        notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
+        applier: Applier | None = None
+        try:
+            if record.prefix != plan.prefix:  # a deployed lab holds the prefix the name gives: the lab gets another
+                topology = replace(topology, prefix=record.prefix)
+                plan, context = compile_in_context(topology, self.kinds, facts, trust)
+            applier = Applier(record.prefix, _output_to(progress), owner)
+            preflight.check(plan, context, applier.netlink)
+            notices += self.services.ensure(services)
+        except BaseException:
+            if applier is not None:
+                applier.close()
+            self._forget(record)
+            raise
+        try:
             self._apply(plan.steps, applier, record, progress)
             notices += applier.notices
         finally:
@@ -147,46 +179,54 @@ class Deployer:
 
     def update(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None,
                consent: Trust = Trust(), owner: int = 0) -> DeployReport:
-        """Bring a deployed lab in line with an edited topology (or deploy it if it is not deployed).
+        """Bring the deployed lab of the topology's name in line with the edited topology (see `update_record`)."""
+        return self.update_record(self.store.named(topology.name), topology, progress, source, consent, owner)
+
+    def update_record(self, record: LabRecord | None, topology: Topology, progress: ProgressCallback = _quiet,
+                      source: Path | None = None, consent: Trust = Trust(), owner: int = 0,
+                      admit: Admission = _admit_all) -> DeployReport:
+        """Bring the deployed lab `record` in line with an edited topology (or deploy it if `record` is None).
 
         When the edit only adds (nodes, links, settings that add ops), only the new ops are applied. Anything
         else (a changed address, a removed link, a new router config) is a destroy and a fresh deploy, and the
-        report says so.
+        report says so. The lab keeps its prefix, and its owner.
         """
-        record = self.store.find(topology.name)
         if record is None:
-            return self.deploy(topology, progress, source, consent, owner)
+            return self.deploy(topology, progress, source, consent, owner, admit)
         with record.locked():  # a live change to the running lab (vtopo.operate) finishes first
-            return self._update(record, topology, progress, source, consent, owner)
+            return self._update(record, topology, progress, source, consent, admit)
 
     def _update(self, record: LabRecord, topology: Topology, progress: ProgressCallback, source: Path | None,
-                consent: Trust, owner: int) -> DeployReport:
+                consent: Trust, admit: Admission) -> DeployReport:
         started = time.monotonic()
+        edited, owner = topology, record.owner
         consent = replace(consent, owner=lab_owner(owner))
         trust = host_facts.with_host_network(consent)
+        topology = replace(edited, prefix=record.prefix)
         plan, context = compile_in_context(topology, self.kinds, record.facts(), trust)
         applied = set(record.journal())
         new_steps = [step for step in plan.steps if step.op not in applied]
-        if plan.prefix == record.prefix and applied <= set(plan.ops):
+        if applied <= set(plan.ops):
+            self.store.admit(record, lambda others: admit(context, others))
             applier = Applier(plan.prefix, _output_to(progress), owner)
             try:
                 additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, context, applier.netlink, prefix_owner=None)
-                record.write({**record.read(), "services": services_of(plan)})
+                preflight.check(additions, context, applier.netlink)
+                record.write({**record.read(), "services": services_of(plan), "usage": asdict(usage_of(context))})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress)
             finally:
                 applier.close()
             data = record.read()
-            data.update(topology=io.to_document(topology), source=str(source or data.get("source", "")),
+            data.update(topology=io.to_document(edited), source=str(source or data.get("source", "")),
                         consent=consent_to_json(consent))
             record.write(data)
             notice = (f"applied only the {len(new_steps)} new operations; the rest of the lab kept running"
                       if new_steps else "the running lab already matches; nothing to apply")
             return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links), len(new_steps),
                                 time.monotonic() - started, [notice])
-        self.destroy(record.prefix, progress)
-        report = self.deploy(topology, progress, source, consent, owner)
+        self.destroy(record, progress)
+        report = self.deploy(edited, progress, source, consent, owner, admit)
         report.notices.insert(0, "the edit changes or removes parts of the running lab, so it was destroyed and "
                                  "deployed again")
         report.seconds = time.monotonic() - started
@@ -276,11 +316,12 @@ class Deployer:
 
     # ------------------------------------------------------------ destroy
 
-    def destroy(self, lab: str, progress: ProgressCallback = _quiet) -> int:
-        """Undo everything the lab's journal says was applied. Returns the number of undo steps."""
-        record = self.store.find(lab)
+    def destroy(self, lab: str | LabRecord, progress: ProgressCallback = _quiet) -> int:
+        """Undo everything the journal of the lab (named `lab`, or its record) says was applied. Returns the number
+        of undo steps."""
+        record = self.store.named(lab) if isinstance(lab, str) else lab
         if record is None:
-            raise DestroyError(self.store.not_found(lab))
+            raise DestroyError(self.store.not_found(str(lab)))
         return self._destroy_record(record, progress)
 
     def _destroy_record(self, record: LabRecord, progress: ProgressCallback) -> int:
@@ -306,9 +347,13 @@ class Deployer:
     # ------------------------------------------------------------ status
 
     def status(self, lab: str | None = None) -> list[LabStatus]:
-        records = [r for r in self.store.labs() if lab is None or lab in (r.name, r.prefix)]
-        if lab is not None and not records:
-            raise DestroyError(f"no deployed lab is named {lab!r}")
+        """Every deployed lab's status, or the one named `lab`'s."""
+        if lab is None:
+            records = list(self.store.labs())
+        elif (named := self.store.named(lab)) is not None:
+            records = [named]
+        else:
+            raise DestroyError(self.store.not_found(lab))
         result = []
         for record in records:
             applier = Applier(record.prefix)
@@ -321,7 +366,7 @@ class Deployer:
     def _status_of(self, record: LabRecord, applier: Applier) -> LabStatus:
         """Compare the plan with what exists: each node and link is running, degraded or incomplete."""
         data = record.read()
-        topology = io.from_document(data["topology"])
+        topology = record.topology()
         plan = compile_lab(topology, self.kinds, record.facts(), record.consent())
         applied = set(record.journal())
         operated = record.operated()

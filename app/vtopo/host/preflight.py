@@ -60,21 +60,17 @@ def _missing_binary(binary: str) -> Problem:
                    "this host")
 
 
-def check(plan: Plan, context: LabContext, netlink: Netlink, prefix_owner: str | None) -> None:
-    """Raise PreflightFailed listing every reason the plan cannot be applied here, before touching anything.
-
-    `prefix_owner` is the name of the deployed lab that already uses the plan's prefix, if one does."""
+def require_privileges() -> None:
+    """PreflightFailed unless this process may deploy: checked before a lab is even recorded."""
     if not has_net_admin():
         raise PreflightFailed([Problem("deploying needs root (CAP_NET_ADMIN); run it with sudo", "this host")])
+
+
+def check(plan: Plan, context: LabContext, netlink: Netlink) -> None:
+    """Raise PreflightFailed listing every reason the plan cannot be applied here, before touching anything."""
+    require_privileges()
     problems = [_missing_binary(b) for b in sorted(required_binaries(plan))
                 if (shutil.which(b) if "/" not in b else (b if os.access(b, os.X_OK) else None)) is None]
-    if prefix_owner == plan.lab_name:
-        problems.append(Problem(f"lab {plan.lab_name} is already deployed; destroy it first (vtopo destroy "
-                                f"{plan.lab_name})", "lab"))
-    elif prefix_owner is not None:
-        problems.append(Problem(f"the deployed lab {prefix_owner} already uses the prefix {plan.prefix}; destroy it "
-                                f"(vtopo destroy {prefix_owner}) or give lab {plan.lab_name} its own prefix "
-                                "(lab.prefix in the file)", "lab", "$.lab.prefix"))
     if any(isinstance(op, o.StartDomain) for op in plan.ops) and not libvirtd.module_installed():
         problems.append(Problem(f"{libvirtd.MISSING_MODULE}; or set the lab's vm_backend to qemu", "lab",
                                 "$.lab.vm_backend"))

@@ -1,6 +1,10 @@
 """Where vtopo remembers deployed labs: one directory per lab, holding the lab and the journal of applied ops.
 
 The journal records each op *before* it runs, so after a crash `vtopo cleanup` knows everything that may exist.
+
+A lab has one identity on the host: its name, unique among deployed labs, and a prefix vtopo chooses for it (every
+device, namespace and table of the lab is named by it). No string is both a lab's name and another's prefix. A lab is
+looked up by its name, once; what acts on it is handed the record.
 """
 from __future__ import annotations
 
@@ -9,13 +13,16 @@ import json
 import os
 import shutil
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, make_directory, open_file, write_file
-from vtopo.kinds.environment import HostFacts, LabOwner, Trust
+from vtopo.kinds.environment import HostFacts, LabOwner, Trust, default_prefix
+from vtopo.model import io
+from vtopo.model.topology import Topology
 from vtopo.ops import Op, op_from_json
+from vtopo.reports import user_name
 
 DEFAULT_ROOT = Path(os.environ.get("VTOPO_STATE_DIR", "/var/lib/vtopo"))
 
@@ -31,7 +38,30 @@ class Operated:
         return {"stopped": sorted(self.stopped), "down": sorted(self.down)}
 
 
-DEPLOYMENT_FIELDS = ("name", "topology", "facts", "consent", "source")
+DEPLOYMENT_FIELDS = ("name", "prefix", "topology", "facts", "consent", "source")
+
+
+class LabTaken(Exception):
+    """A lab that cannot be deployed under its name or prefix hint: the message names the lab that holds it, and its
+    owner."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a lab takes of the host, as its owner's quota counts it."""
+
+    nodes: int = 0
+    vm_memory_mb: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.nodes + other.nodes, self.vm_memory_mb + other.vm_memory_mb)
+
+
+def topology_of(deployment: dict[str, Any]) -> Topology:
+    """The lab as deployed, under the prefix vtopo chose for it (the file's own prefix was at most a hint)."""
+    topology = io.from_document(deployment["topology"])
+    topology.prefix = deployment.get("prefix", topology.prefix)
+    return topology
 
 
 def facts_of(deployment: dict[str, Any]) -> HostFacts:
@@ -74,6 +104,21 @@ class LabRecord:
     @property
     def name(self) -> str:
         return str(self.read()["name"])
+
+    def topology(self) -> Topology:
+        return topology_of(self.read())
+
+    def write_topology(self, topology: Topology) -> None:
+        """Record the lab as changed while it runs, with the prefix hint its file gave (the designer compares its
+        edits with what is recorded)."""
+        data = self.read()
+        hint = data["topology"].get("lab", {}).get("prefix", "")
+        self.write({**data, "topology": io.to_document(replace(topology, prefix=hint))})
+
+    def usage(self) -> Usage:
+        data = self.read()
+        usage = data.get("usage", {})
+        return Usage(int(usage.get("nodes", len(data["topology"].get("nodes", [])))), int(usage.get("vm_memory_mb", 0)))
 
     @property
     def owner(self) -> int:
@@ -177,27 +222,95 @@ class StateStore:
             if (directory / "lab.json").exists():
                 yield LabRecord(directory)
 
-    def find(self, name_or_prefix: str) -> LabRecord | None:
-        return next((lab for lab in self.labs() if name_or_prefix in (lab.prefix, lab.name)), None)
+    def named(self, name: str) -> LabRecord | None:
+        """The deployed lab named `name` (names are unique on the host)."""
+        for record in self.labs():
+            try:
+                if record.name == name:
+                    return record
+            except FileNotFoundError:  # destroyed meanwhile
+                continue
+        return None
 
     @staticmethod
-    def not_found(name_or_prefix: str) -> str:
-        """What to say when `find` found no lab."""
-        return f"no deployed lab is named {name_or_prefix!r}; `vtopo status` lists the deployed labs"
+    def not_found(name: str) -> str:
+        """What to say when no lab is `named` so."""
+        return f"no deployed lab is named {name!r}; `vtopo status` lists the deployed labs"
+
+    def claim(self, name: str, hint: str, lab: Callable[[str], dict[str, Any]],
+              admit: Callable[[list[LabRecord]], None] = lambda others: None) -> LabRecord:
+        """The record of a new lab `name`, under a prefix chosen here: `hint` (the lab file's prefix) when it is
+        free, else the first free one derived from the name. `lab(prefix)` is what the record holds. Raises LabTaken
+        when a deployed lab has this name, or has the hint or this name as its name or prefix; `admit` sees every
+        other deployed lab and raises to refuse this one (a quota). One claim at a time, in any process."""
+        with self._held() as deployed:
+            taken: dict[str, LabRecord] = {}
+            others = []
+            for record in deployed:
+                try:
+                    taken.update({record.name: record, record.prefix: record})
+                except FileNotFoundError:  # destroyed meanwhile
+                    continue
+                others.append(record)
+            holder = taken.get(name)
+            if holder is not None:
+                raise LabTaken(_taken_message(name, holder))
+            if hint and hint in taken:
+                raise LabTaken(f"lab {name} asks for the prefix {hint}, which is the name or prefix of a deployed "
+                               f"lab; remove lab.prefix from the file and vtopo chooses one")
+            admit(others)
+            prefix = hint or next(candidate for attempt in range(len(taken) + 2)
+                                  if (candidate := default_prefix(name, attempt)) not in taken and candidate != name)
+            return self.create(prefix, lab(prefix))
+
+    def admit(self, record: LabRecord, admit: Callable[[list[LabRecord]], None]) -> None:
+        """`admit` an addition to `record`'s lab against every other deployed lab, as `claim` admits a new one."""
+        with self._held() as deployed:
+            admit([other for other in deployed if other.directory != record.directory])
+
+    @contextmanager
+    def _held(self) -> Iterator[list[LabRecord]]:
+        """The deployed labs, while no other claim (in this process or another) can add one: a lock on the labs
+        directory, made again when the last destroy removed it meanwhile."""
+        while True:
+            make_directory(self.labs_dir, SHARED, gid=clients_gid(), exist_ok=True)
+            fd = os.open(self.labs_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    current = os.path.samestat(os.fstat(fd), os.stat(self.labs_dir))
+                except FileNotFoundError:
+                    current = False
+                if current:
+                    yield list(self.labs())
+                    return
+            finally:
+                os.close(fd)
 
     def forget(self, record: LabRecord) -> None:
         shutil.rmtree(record.directory, ignore_errors=True)
         self.remove_empty_directories()
 
     def remove_empty_directories(self) -> None:
-        """Once the last lab is gone, vtopo leaves not even its own empty directories behind."""
-        for directory in (self.labs_dir, self.root):
-            try:
-                directory.rmdir()
-            except FileNotFoundError:
-                continue
-            except OSError:
-                break
+        """Once the last lab is gone, vtopo leaves not even its own empty directories behind. The labs directory goes
+        under the claims' lock, so that a claim never makes its record in a directory being removed."""
+        try:
+            fd = os.open(self.labs_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = -1
+        try:
+            if fd != -1:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            for directory in (self.labs_dir, self.root):
+                try:
+                    directory.rmdir()
+                except FileNotFoundError:
+                    continue
+                except OSError:
+                    break
+        finally:
+            if fd != -1:
+                os.close(fd)
 
     def marker(self, name: str) -> Path:
         return self.root / name
@@ -205,3 +318,10 @@ class StateStore:
     def write_marker(self, name: str) -> None:
         make_directory(self.root, SHARED, gid=clients_gid(), exist_ok=True)
         write_file(self.marker(name), "")
+
+
+def _taken_message(name: str, holder: LabRecord) -> str:
+    if holder.name == name:
+        return (f"a lab named {name} is already deployed, by {user_name(holder.owner)}; destroy it first, or give "
+                "this lab another name")
+    return f"{name} is the prefix of a deployed lab; give this lab another name"

@@ -72,8 +72,9 @@ of prefix leave ten to the node and its port, as the shipped labs need. Within t
 lab name's hash as it can: "v" and four base-36 digits, 1,679,616 values (three hex digits had 4,096)."""
 
 
-def default_prefix(lab_name: str) -> str:
-    value = int(hashlib.sha1(lab_name.encode()).hexdigest(), 16)
+def default_prefix(lab_name: str, attempt: int = 0) -> str:
+    """The prefix of a lab named `lab_name`; the next `attempt` when a deployed lab holds the one before."""
+    value = int(hashlib.sha1((lab_name if not attempt else f"{lab_name}\n{attempt}").encode()).hexdigest(), 16)
     digits = ""
     for _ in range(DEFAULT_PREFIX_LENGTH - 1):
         value, digit = divmod(value, len(PREFIX_ALPHABET))

@@ -17,6 +17,7 @@ MAX_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 32
 MAX_MAGNITUDE = 2**53  # past this a JSON number loses precision in most readers; no lab field is near it
 _MAX_DIGITS = 20  # longer integer literals are refused before Python converts them (10**4000 takes a while)
+_LONG_NUMBER = re.compile(rf"\d{{{_MAX_DIGITS + 1},}}")  # the same in text: a port's index, an OpenFlow port
 # C0 and C1 controls, DEL, lone surrogates, line and paragraph separators, and the bidi overrides that make text
 # display in another order than it runs ("Trojan source")
 _FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -86,11 +87,14 @@ class _Scanner:
         self.problems.append(Problem(message, path=path))
 
     def text(self, value: str, path: str, what: str) -> None:
-        allowed = "\n" if what == "value" and self.multiline(path) else ""
+        prose = what == "value" and self.multiline(path)  # notes: nothing reads a number out of them
         for match in _FORBIDDEN.finditer(value):
-            if match.group() not in allowed:
+            if not (prose and match.group() == "\n"):
                 self.fail(path, _problem_with(match.group(), what))
                 return
+        if not prose and (number := _LONG_NUMBER.search(value)):
+            self.fail(path, f"this {what} holds a number of {len(number.group()):,} digits; numbers in a lab file "
+                      f"have at most {_MAX_DIGITS}")
 
     def clean(self, value: Any, path: str, depth: int) -> Any:
         if depth > MAX_DEPTH:
