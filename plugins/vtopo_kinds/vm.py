@@ -102,10 +102,10 @@ class VmKind(NodeKind[VmSettings]):
 
     def check(self, node: NodeContext[VmSettings]) -> Iterable[Problem]:
         settings, subject, node_id = node.settings, node.subject, node.node.id
-        if settings.vhost and not node.facts.vhost_net:
+        if settings.vhost and not node.facts.vhost_net and node.facts.probed:
             yield Problem("vhost-net is requested but this host's kernel has no vhost-net; the VM runs with "
                           "vhost=off", subject, "", node_id, Severity.WARNING)
-        if node.facts.accel != "kvm":
+        if node.facts.accel != "kvm" and node.facts.probed:
             yield Problem("KVM is not usable here, so this VM runs under TCG emulation (slower)", subject, "",
                           node_id, Severity.WARNING)
         if settings.vhost_user and any(e.other.kind.name == "ovs" for e in node.ends):
