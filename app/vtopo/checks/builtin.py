@@ -35,7 +35,14 @@ class Reach(CheckType):
         why_not = probe.reach(params.source, params.destination, address)
         if why_not is None:
             return Verdict(params.expect, f"{params.source} gets replies from {address} ({params.destination})")
-        return Verdict(not params.expect, why_not)
+        if not params.expect:
+            return Verdict(True, why_not)
+        return Verdict(False, with_cause(why_not, probe.diagnose(params.source, params.destination, address)))
+
+
+def with_cause(what: str, cause: str) -> str:
+    """What was seen, then why, or where to look when the lab shows no cause."""
+    return f"{what}: {cause}" if cause else f"{what}; check the links, addresses and routes on the path"
 
 
 @dataclass(frozen=True)
@@ -68,9 +75,10 @@ class Path(CheckType):
         address = probe.address_of(params.source, params.destination)
         hops = probe.hops(params.source, address)
         named = [f"{hop} ({probe.node_of(hop) or '?'})" for hop in hops]
-        trace = " → ".join([params.source, *named]) if named else f"{params.source}: no hop answered"
+        trace = " → ".join([params.source, *named]) if named else f"{params.source}: no router answered"
         if not hops or hops[-1] != address:
-            return Verdict(False, f"{trace}: {address} was not reached within {MAX_HOPS} hops")
+            return Verdict(False, with_cause(f"{trace}: {address} was not reached",
+                                             probe.diagnose(params.source, params.destination, address)))
         routers = len(hops) - 1
         if params.routers >= 0 and routers != params.routers:
             return Verdict(False, f"{trace}: {routers} router{'s' if routers != 1 else ''}, expected {params.routers}")

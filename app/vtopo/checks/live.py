@@ -8,9 +8,10 @@ from vtopo.compile.domains import broadcast_domains_of
 from vtopo.kinds.contract import LabContext
 from vtopo.deployed import DeployedLab
 from vtopo.measure import IperfOptions, IperfRun, MeasureError
-from vtopo.measure.preflight import describe_ping_failure
+from vtopo.measure.preflight import ping_failure
 from vtopo.measure.process import run_quick
 from vtopo.checks.builtin import MAX_HOPS
+from vtopo.checks.walk import RouteWalk
 
 REACH_DEADLINE_S = 2
 _TTL_EXCEEDED = re.compile(r"^From (?P<hop>\S+?):? icmp_seq=\d+ Time to live exceeded", re.MULTILINE)
@@ -59,7 +60,10 @@ class LiveProbe:
         returncode, text = self._ping(source, address, "-c", "1", "-i", "0.2", "-w", str(REACH_DEADLINE_S))
         if returncode == 0:
             return None
-        return describe_ping_failure(source, address, destination, text, returncode, REACH_DEADLINE_S)
+        return ping_failure(source, address, destination, text, returncode, REACH_DEADLINE_S)
+
+    def diagnose(self, source: str, destination: str, address: str) -> str:
+        return RouteWalk(self.lab.context, self.run, self.node_of).why(source, destination, address)
 
     def hops(self, source: str, address: str) -> list[str]:
         hops: list[str] = []
