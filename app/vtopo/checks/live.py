@@ -14,8 +14,9 @@ from vtopo.checks.builtin import MAX_HOPS
 from vtopo.checks.walk import RouteWalk
 
 REACH_DEADLINE_S = 2
-_TTL_EXCEEDED = re.compile(r"^From (?P<hop>\S+?):? icmp_seq=\d+ Time to live exceeded", re.MULTILINE)
-_REPLY = re.compile(r"bytes from (?P<hop>[^:\s]+)")
+_TTL_EXCEEDED = re.compile(r"^From (?P<hop>\S+?):? icmp_seq=\d+ (Time to live exceeded|Time exceeded: Hop limit)",
+                           re.MULTILINE)  # IPv4's and IPv6's words
+_REPLY = re.compile(r"bytes from (?P<hop>\S+?):? icmp_seq=")
 
 
 def answer_at_ttl(ping_output: str) -> tuple[str, bool] | None:
