@@ -25,6 +25,7 @@ class FakeLab:
     domains: list[set[str]] = field(default_factory=lambda: [
         {"h1:eth0", "h2:eth0", "r1:eth0"}, {"r1:eth1", "r2:eth1"}, {"r2:eth0", "h3:eth0"}])
     rates: dict[tuple[str, str], float] = field(default_factory=dict)
+    causes: dict[tuple[str, str], str] = field(default_factory=dict)
     delay_s: float = 0.0
 
     def address_of(self, source: str, destination: str) -> str:
@@ -46,6 +47,9 @@ class FakeLab:
         if source == "h3" and self.owners[address] == "h1":
             return ["10.2.0.1", "10.0.12.1", address]
         return [address]
+
+    def diagnose(self, source: str, destination: str, address: str) -> str:
+        return self.causes.get((source, destination), "")
 
     def run(self, node: str, argv: list[str]) -> str:
         if argv[0] == "vtysh":

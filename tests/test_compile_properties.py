@@ -31,14 +31,24 @@ def labs(draw: st.DrawFn) -> Topology:
 
     switches = [add(draw(st.sampled_from(SWITCH_KINDS)), f"s{i}") for i in range(draw(st.integers(0, 3)))]
     ports = {s: 1 for s in switches}
+    joined = len(switches) > 1 and draw(st.booleans())  # s0 and s1 linked: one broadcast domain
+    domain_of = {s: switches[0] if joined and s == switches[1] else s for s in switches}
+    hosts = {s: iter(range(1, 250)) for s in switches}
+    wires = {s: next(subnet) for s in switches}  # every interface on a domain is in its subnet, as routers need
     leaf_count = draw(st.integers(1, 8))
     for i in range(leaf_count):
         kind = draw(st.sampled_from(LEAF_KINDS))
         leaf = add(kind, f"{kind[0]}{i}", **({"router_id": f"10.255.0.{i + 1}"} if kind == "router" else {}))
+        used: set[str] = set()
         for port in range(draw(st.integers(0, 3))):
-            if switches and draw(st.booleans()):
-                switch = draw(st.sampled_from(switches))
-                connect(leaf, f"eth{port}", switch, f"p{ports[switch]}", True, False)
+            free = [s for s in switches if kind != "router" or domain_of[s] not in used]  # one port per domain
+            if free and draw(st.booleans()):
+                switch = draw(st.sampled_from(free))
+                domain = domain_of[switch]
+                used.add(domain)
+                address = f"10.{wires[domain] // 250}.{wires[domain] % 250}.{next(hosts[domain])}/24"
+                topology.add_link(Link(id=f"l{next(subnet)}", a=Endpoint(leaf, f"eth{port}", Interface(
+                    addresses=[address])), b=Endpoint(switch, f"p{ports[switch]}")))
                 ports[switch] += 1
     if draw(st.booleans()):
         segment = add("macvlan", "mv", mode=draw(st.sampled_from(("bridge", "private", "vepa"))))
@@ -50,7 +60,7 @@ def labs(draw: st.DrawFn) -> Topology:
         for i in range(draw(st.integers(1, 3))):
             vm = add("vm", f"v{i}")
             connect(vm, "nic0", segment, f"c{i + 1}", False, False)
-    if len(switches) > 1 and draw(st.booleans()):
+    if joined:
         connect(switches[0], f"p{ports[switches[0]]}", switches[1], f"p{ports[switches[1]]}", False, False)
     return topology
 

@@ -60,8 +60,8 @@ def test_an_interface_off_its_domains_subnet_is_named():
     topology = lab("l2-vs-l3")
     readdress(topology, "h2", "10.1.1.11/24")
     found = messages(topology)
-    assert any(m.startswith("node h2: h2:eth0 is on 10.1.1.0/24 but the rest of its broadcast domain is on "
-                            "10.1.0.0/24") for m in found), found
+    assert any(m.startswith("node h2: h2:eth0 is on 10.1.1.0/24 (10.1.1.11) but the rest of its broadcast domain "
+                            "is on 10.1.0.0/24") and "cannot reach h1:eth0, r1:eth0" in m for m in found), found
 
 
 def test_two_subnets_in_one_domain():
@@ -76,7 +76,7 @@ def test_two_subnets_in_one_domain():
 def test_container_without_default_route_in_a_routed_lab():
     topology = lab("l2-vs-l3")
     topology.update_node(topology.node_named("h3").id, settings={})
-    assert any(m.startswith("node h3: h3 has no default route") and "10.2.0.1" in m for m in messages(topology))
+    assert any(m.startswith("node h3: h3 has no IPv4 default route") and "10.2.0.1" in m for m in messages(topology))
 
 
 def test_container_with_no_router_on_its_wire():

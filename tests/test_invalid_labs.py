@@ -39,7 +39,7 @@ def test_delay_without_netem_names_the_link():
     topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
     link = next(iter(topology.links.values()))
     topology.update_link(link.id, impairment=Impairment(delay_ms=40))
-    problems = problems_of(topology, HostFacts(netem=False))
+    problems = problems_of(topology, HostFacts(netem=False, probed=True))
     assert [str(p) for p in problems] == ["error: link c1:eth0-br0:p1: delay, jitter and loss need the kernel's netem "
                                           "qdisc (sch_netem), which this kernel does not have; only a rate limit "
                                           "(tbf) can be applied here"]
@@ -60,3 +60,22 @@ def test_problems_name_settings_by_their_form_labels_not_their_file_keys():
     assert "error: node h1: Default gateway 'nonsense' is not an IP address" in texts
     assert any(text.startswith("error: node h2: Default gateway 192.0.2.1 is not on any") for text in texts), texts
     assert not any("router_id" in text or "default_route" in text for text in texts), texts
+
+
+def test_offline_validation_claims_nothing_about_a_host_it_did_not_probe(capsys):
+    from vtopo.kinds.environment import HostFacts
+    from vtopo.lab import open_lab, problems_of
+    from vtopo.model.topology import Impairment
+    from vtopo.resources import TOPOLOGIES
+
+    lab_file = TOPOLOGIES / "vhost-on-off.vtopo"
+    assert main(["validate", "--offline", str(lab_file)]) == 0
+    assert capsys.readouterr().out == f"{lab_file}: valid (4 nodes, 2 links)\n"
+    topology = open_lab(lab_file).topology
+    probed = [str(p) for p in problems_of(topology, HostFacts(probed=True))]
+    assert "warning: node von: KVM is not usable here, so this VM runs under TCG emulation (slower)" in probed
+    assert "warning: node von: vhost-net is requested but this host's kernel has no vhost-net; the VM runs with " \
+           "vhost=off" in probed
+    link = next(iter(topology.links.values()))
+    topology.update_link(link.id, impairment=Impairment(delay_ms=40))
+    assert problems_of(topology, HostFacts()) == []  # netem is not known to be missing either

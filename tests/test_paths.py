@@ -19,6 +19,7 @@ def path(lab: str, source: str, destination: str) -> str:
     ("bridge-veth", "c1", "c2", "veth → br0 → veth"),
     ("vm-tap-vs-macvtap", "host", "vm1", "br0 (host address) → tap"),
     ("vm-tap-vs-macvtap", "vm1", "host", "tap → br0 (host address)"),
+    ("host-routed-bridges", "c1", "c3", "veth → br1 → the host routes → br2 → veth"),
 ])
 def test_paths_read_as_a_student_would_say_them(lab: str, source: str, destination: str, expected: str) -> None:
     assert path(lab, source, destination) == expected

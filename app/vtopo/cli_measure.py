@@ -29,7 +29,7 @@ def deployed_for_caller(name: str, action: str = "measure") -> DeployedLab:
 def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:
     lab = deployed_for_caller(args.lab)
     source, destination = lab.endpoint(args.source), lab.endpoint(args.destination)
-    address = args.address or lab.target_address(args.source, args.destination)[0]
+    address = args.address or lab.target_address(args.source, args.destination, args.ip_version)[0]
     return lab, source, destination, address, lab.path(args.source, args.destination)
 
 
@@ -108,7 +108,7 @@ def cmd_ping(args: argparse.Namespace) -> int:
 
     lab = deployed_for_caller(args.lab)
     source, destination = args.source, args.destination
-    address = args.address or lab.target_address(source, destination)[0]
+    address = args.address or lab.target_address(source, destination, args.ip_version)[0]
     print(f"ping {destination} ({address}, {lab.path(source, destination)}) from {source}", flush=True)
     run = PingRun(lab.endpoint(source), lab.endpoint(destination), address,
                   PingOptions(count=args.count, interval_s=args.interval))
@@ -164,3 +164,7 @@ def _pair_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("source")
     sub.add_argument("destination")
     sub.add_argument("--address", help="aim at this address of the destination instead of the one vtopo picks")
+    family = sub.add_mutually_exclusive_group()
+    family.add_argument("-4", dest="ip_version", action="store_const", const=4, help="aim at an IPv4 address")
+    family.add_argument("-6", dest="ip_version", action="store_const", const=6,
+                        help="aim at an IPv6 address of the destination (never a link-local one)")

@@ -158,35 +158,43 @@ class DeployedLab:
         return [end.link.id for end in path_between(self.context, self.node(source).node.id,
                                                      self.node(destination).node.id)]
 
-    def target_address(self, source: str, destination: str) -> tuple[str, str]:
+    def target_address(self, source: str, destination: str, version: int | None = None) -> tuple[str, str]:
         """The address of `destination` to aim at from `source`, and how it is reached ("same segment"/"routed").
 
         Prefer an address on a segment both share (no router in between), or the host's address on a numbered
-        bridge the source is behind; otherwise the destination's first IPv4.
+        bridge the source is behind; otherwise the destination's first address. `version` 4 or 6 takes only
+        addresses of that IP version (an IPv6 one never link-local, which would need the source's port); None the
+        first address there is.
         """
         src, dst = self.node(source), self.node(destination)
         for domain in self.context.domains:
             if any(e.node.id == src.node.id for e in domain):
                 for end in domain:
-                    if end.node.id == dst.node.id and end.end.interface.addresses:
-                        return _ip(end), "same segment"
+                    if end.node.id == dst.node.id and (address := _ip(end.end.interface.addresses, version)):
+                        return address, "same segment"
         bridge = numbered_bridge_between(self.context, dst.node.id, src.node.id)
-        if bridge is not None:
-            return str(ipaddress.ip_interface(bridge.kind.host_addresses(bridge)[0]).ip), "same segment"
+        if bridge is not None and (address := _ip(bridge.kind.host_addresses(bridge), version)):
+            return address, "same segment"
         bridge = numbered_bridge_between(self.context, src.node.id, dst.node.id)
         if bridge is not None:
             arrival = path_between(self.context, bridge.node.id, dst.node.id)[-1].other
-            if arrival.end.interface.addresses:
-                return _ip(arrival), "same segment"
+            if address := _ip(arrival.end.interface.addresses, version):
+                return address, "same segment"
         for end in dst.ends:
-            if end.end.interface.addresses:
-                return _ip(end), "routed"
-        raise NotDeployed(f"{destination} has no IP address to reach")
+            if address := _ip(end.end.interface.addresses, version):
+                return address, "routed"
+        family = f"IPv{version} " if version else "IP "
+        raise NotDeployed(f"{destination} has no {family}address to reach")
 
 
 def _bound(node: NodeContext) -> InNode:
     return lambda argv: node.kind.command_in(node, argv)
 
 
-def _ip(end: EndContext) -> str:
-    return str(ipaddress.ip_interface(end.end.interface.addresses[0]).ip)
+def _ip(addresses: list[str], version: int | None) -> str:
+    """The first address (without its prefix length) of `version`, or of any when None; "" when there is none."""
+    for address in addresses:
+        ip = ipaddress.ip_interface(address).ip
+        if version is None or (ip.version == version and not ip.is_link_local):
+            return str(ip)
+    return ""

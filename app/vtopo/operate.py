@@ -9,6 +9,9 @@ frozen processes are killed with its namespace, and a down link's devices go the
 - A stopped VM is powered off (QEMU ends); its taps stay, and start boots it again on the same taps.
 - Start resumes what was frozen (a VM boots afresh, so its startup commands run again). Restart is a container's
   restart: everything running in the node is killed, it starts afresh and its startup commands run again.
+- A link taken down is a cable pulled wherever the medium allows it: the nodes' interfaces stay up and lose carrier
+  (NO-CARRIER), as after a pulled cable or GNS3's link suspend, and routing daemons see the link go at once
+  (`RunningLab.pulled_ends` says which end goes down instead, where one must).
 
 Each function takes plain values (lab and node names, link ends) and returns a one-line summary, so the CLI, the
 designer and the privileged agent call them alike.
@@ -19,7 +22,7 @@ import errno
 import signal
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from vtopo import ops as o
 from vtopo.compile.compiler import Compiler, compile_lab
@@ -121,17 +124,50 @@ class RunningLab:
         return [op for op in self.plan.ops if isinstance(op, o.RunCommand) and op.owner == node.subject]
 
     def set_carrier(self, ends: list[EndContext], operated: Operated) -> None:
-        """Each end up unless its node is stopped or its link is down. The kernel drops an interface's routes (and
-        IPv6 addresses) when it goes down, so where one comes up the plan's addresses and routes are put back."""
+        """Each end up unless its node is stopped, or its link is down and it is the end pulled (`pulled_ends`).
+        The kernel drops an interface's routes (and IPv6 addresses) when it goes down, so where one comes up the
+        plan's addresses and routes are put back."""
         came_up: set[str | None] = set()
+        pulled = {id(end) for link_id in operated.down for end in self.pulled_ends(self.topology.links[link_id])
+                  if link_id in self.topology.links}
         for end in ends:
-            up = end.node.name not in operated.stopped and end.link.id not in operated.down
+            up = end.node.name not in operated.stopped and id(end) not in pulled
             self.applier.netlink.set_link(end.device, end.netns, up=up)
             if up:
                 came_up.add(end.netns)
         for op in self.plan.ops:
             if isinstance(op, (o.AddAddress, o.AddRoute)) and op.netns in came_up:
                 self._put_back(op)
+
+    def pulled_ends(self, link: Link) -> list[EndContext]:
+        """The ends set down when the link is down: as far as the medium allows, a cable pulled, where the nodes'
+        interfaces stay up and lose carrier. A veth's end on a switch goes down, so the node's end loses carrier;
+        of a veth between two nodes (where neither end can lose carrier while both stay up) the end of one node goes
+        down: one that does not route, so a router keeps its interface, or else the later by name. A device with
+        no peer to take down (a macvlan child, a switch's own port, a VM's tap) goes down itself."""
+        ends = self.ends_of_link(link)
+        veths = [end for end in ends if end.medium == "veth"]
+        if len(veths) < 2:
+            return ends
+        on_switch = [end for end in veths if end.kind.role is Role.SWITCH]
+        if on_switch:
+            return on_switch
+        routing = [end.kind.routes(end.owner) for end in veths]
+        if routing[0] != routing[1]:
+            return [veths[routing.index(False)]]
+        return [max(veths, key=lambda end: (end.node.name, end.end.port))]
+
+    def describe_pull(self, link: Link) -> str:
+        """What a link down does to its ends, as `vtopo link ... down` says it."""
+        pulled = self.pulled_ends(link)
+        down = {id(end) for end in pulled}
+        kept = _port_names(end for end in self.ends_of_link(link) if id(end) not in down)
+        if kept and pulled[0].kind.role is Role.SWITCH:
+            return f"{kept} stays up without carrier, its cable pulled at {pulled[0].node.name}"
+        if kept:
+            return (f"{kept} stays up without carrier and {_port_names(pulled)} is set down (a veth between two "
+                    "nodes cannot lose carrier at both ends)")
+        return f"{_port_names(pulled)} is set down (a {pulled[0].medium} has no peer whose carrier could be cut)"
 
     def _put_back(self, op: o.AddAddress | o.AddRoute) -> None:
         try:
@@ -163,6 +199,11 @@ def running_lab(lab: str | LabRecord, store: StateStore | None = None) -> Iterat
             raise OperateError(str(failure)) from failure
         finally:
             applier.close()
+
+
+def _port_names(ends: Iterable[EndContext]) -> str:
+    """The nodes' ports among `ends`, as NODE:PORT (a switch's end of a link is not a port a student sees)."""
+    return " and ".join(f"{end.node.name}:{end.end.port}" for end in ends if end.kind.role is not Role.SWITCH)
 
 
 def _stoppable(lab: RunningLab, node: NodeContext[Any]) -> None:
@@ -276,8 +317,11 @@ def set_link_state(lab: str | LabRecord, a: str, b: str, up: bool, store: StateS
         running.record.write_operated(operated)
         running.set_carrier(running.ends_of_link(link), operated)
         stopped = sorted({end.node.name for end in running.ends_of_link(link)} & operated.stopped)
-    note = f" ({', '.join(stopped)} stopped: its end stays down)" if up and stopped else ""
-    return f"link {name} in lab {running.name} is {'up' if up else 'down'}{note}"
+        pull = running.describe_pull(link)
+    if up:
+        note = f" ({', '.join(stopped)} stopped: its end stays down)" if stopped else ""
+        return f"link {name} in lab {running.name} is up{note}"
+    return f"link {name} in lab {running.name} is down: {pull}"
 
 
 def set_link_impairment(lab: str | LabRecord, a: str, b: str, *, rate_mbit: float | None = None, delay_ms: float | None = None,

@@ -1,23 +1,77 @@
-"""Small checks shared by several built-in kinds."""
+"""Small checks and ops shared by several built-in kinds: default gateways, IPv4 and IPv6."""
 from __future__ import annotations
 
 import ipaddress
 from typing import Any, Iterator
 
-from vtopo.kinds.api import NodeContext, Problem
+from vtopo.kinds.api import AddRoute, NodeContext, Problem
+
+GATEWAY6_HELP = ("Next hop for the IPv6 default route, e.g. 2001:db8:1::1, or a router's link-local address with "
+                 "the port it is reached on, e.g. fe80::1%eth0")
 
 
-def check_gateway(node: NodeContext[Any], gateway: str, label: str) -> Iterator[Problem]:
-    """A default gateway must be an IPv4 address on one of the node's own subnets; `label` is its form label."""
+def check_default_routes(node: NodeContext[Any], gateway: str, gateway6: str, link_local: bool = True
+                         ) -> Iterator[Problem]:
+    """The two default gateway settings: "Default gateway" (IPv4, or IPv6 on a node with no other) and "IPv6
+    default gateway"."""
+    yield from check_gateway(node, gateway, "Default gateway", link_local=link_local)
+    yield from check_gateway(node, gateway6, "IPv6 default gateway", 6, link_local)
+    if gateway6 and ":" in gateway:
+        yield Problem(f"Default gateway {gateway} and IPv6 default gateway {gateway6} are both IPv6: a node has one "
+                      "IPv6 default route; clear one of them", node.subject, subject_id=node.node.id)
+
+
+def check_gateway(node: NodeContext[Any], gateway: str, label: str, version: int | None = None,
+                  link_local: bool = True) -> Iterator[Problem]:
+    """A default gateway must be an address on one of the node's own subnets, or an IPv6 link-local address on one
+    of its ports (where `link_local` allows). `label` is its form label; `version` the one IP version it takes."""
     if not gateway:
         return
+    text, _, port = gateway.partition("%")
     try:
-        address = ipaddress.ip_address(gateway)
+        address = ipaddress.ip_address(text)
     except ValueError:
         yield Problem(f"{label} {gateway!r} is not an IP address", node.subject, subject_id=node.node.id)
         return
-    networks = [ipaddress.ip_interface(a).network for end in node.ends for a in end.end.interface.addresses
-                if "/" in a]
-    if not any(address in network for network in networks):
+    if version is not None and address.version != version:
+        yield Problem(f"{label} {gateway} is not an IPv{version} address", node.subject, subject_id=node.node.id)
+    elif _link_local6(address):
+        yield from _check_link_local(node, gateway, port, label, link_local)
+    elif port:
+        yield Problem(f"{label} {gateway}: only a link-local (fe80::) gateway names its port after a %",
+                      node.subject, subject_id=node.node.id)
+    elif not any(address in network for network in _networks(node)):
         yield Problem(f"{label} {gateway} is not on any of this node's subnets; it would be unreachable",
                       node.subject, subject_id=node.node.id)
+
+
+def _check_link_local(node: NodeContext[Any], gateway: str, port: str, label: str, allowed: bool
+                      ) -> Iterator[Problem]:
+    ports = sorted(end.end.port for end in node.ends)
+    if not allowed:
+        yield Problem(f"{label} {gateway}: this node cannot take a link-local gateway; use the router's global "
+                      "IPv6 address", node.subject, subject_id=node.node.id)
+    elif port and port not in ports:
+        yield Problem(f"{label} {gateway} names port {port}, which has no link (linked: {', '.join(ports) or 'none'})",
+                      node.subject, subject_id=node.node.id)
+    elif not port and len(ports) != 1:
+        yield Problem(f"{label} {gateway} is link-local: say which port it is reached on, e.g. "
+                      f"{gateway}%{ports[0] if ports else 'eth0'}", node.subject, subject_id=node.node.id)
+
+
+def _networks(node: NodeContext[Any]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    return [ipaddress.ip_interface(a).network for end in node.ends for a in end.end.interface.addresses if "/" in a]
+
+
+def gateway_route(node: NodeContext[Any], netns: str, gateway: str) -> AddRoute:
+    """The default route via `gateway`; a link-local one goes out of the port it names (or the only port)."""
+    address, _, port = gateway.partition("%")
+    device = ""
+    if _link_local6(ipaddress.ip_address(address)):
+        end = next(e for e in node.ends if e.end.port == port) if port else node.ends[0]
+        device = end.device
+    return AddRoute(owner=node.subject, netns=netns, destination="default", gateway=address, device=device)
+
+
+def _link_local6(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return address.version == 6 and address.is_link_local

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (AddRoute, EndContext, NodeContext, NodeKind, Op, PortSpec, Problem, Role,
-                             SetSysctl, setting)
-from vtopo_kinds.common import check_gateway
+from vtopo.kinds.api import EndContext, NodeContext, NodeKind, Op, PortSpec, Problem, Role, SetSysctl, setting
+from vtopo_kinds.common import GATEWAY6_HELP, check_default_routes, gateway_route
 
 
 @dataclass(frozen=True)
 class ContainerSettings:
     default_route: str = setting("", "Default gateway", "Next hop for the default route, e.g. 10.0.1.1")
+    default_route6: str = setting("", "IPv6 default gateway", GATEWAY6_HELP)
     sysctls: dict[str, str] = setting({}, "sysctls", "Namespace sysctls, e.g. net.ipv4.ip_forward = 1")
 
 
@@ -31,11 +31,11 @@ class ContainerKind(NodeKind[ContainerSettings]):
     def device_name(self, node: NodeContext[ContainerSettings], end: EndContext) -> str:
         return end.end.interface.name or end.end.port
 
-    def default_gateway(self, node: NodeContext[ContainerSettings]) -> str | None:
-        return str(node.settings.default_route)
+    def default_gateways(self, node: NodeContext[ContainerSettings]) -> list[str]:
+        return [gateway for gateway in (node.settings.default_route, node.settings.default_route6) if gateway]
 
     def check(self, node: NodeContext[ContainerSettings]) -> Iterable[Problem]:
-        yield from check_gateway(node, node.settings.default_route, "Default gateway")
+        yield from check_default_routes(node, node.settings.default_route, node.settings.default_route6)
         for key in node.settings.sysctls:
             if not key.startswith("net."):
                 yield Problem(f"sysctl {key} is not per-namespace (only net.* sysctls are); setting it would change "
@@ -46,5 +46,5 @@ class ContainerKind(NodeKind[ContainerSettings]):
         owner = node.subject
         for key, value in sorted(node.settings.sysctls.items()):
             yield SetSysctl(owner=owner, netns=netns, key=key, value=value)
-        if node.settings.default_route:
-            yield AddRoute(owner=owner, netns=netns, destination="default", gateway=node.settings.default_route)
+        for gateway in self.default_gateways(node):
+            yield gateway_route(node, netns, gateway)

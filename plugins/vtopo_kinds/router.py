@@ -10,9 +10,9 @@ from typing import Iterable
 from vtopo.kinds.api import (CheckType, DaemonShell, EndContext, MakeDirectory, NodeContext, NodeKind,
                              Op, PortSpec, Problem, Role, SetSysctl, StartProcess, WriteFile, addresses_resource,
                              dev_resource, setting, up_resource)
+from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import OspfNeighbor
 
-BACKBONE = "0.0.0.0"
 DAEMONS = ("zebra", "ospfd")
 VTY_GROUP = {"frr": "frrvty", "quagga": "quaggavty"}  # the group the daemons' vty sockets admit
 HOST_VTY_DIRS = {"frr": ("/run/frr",), "quagga": ("/run/quagga",)}  # where the host's own daemons keep theirs
@@ -112,10 +112,11 @@ class RouterKind(NodeKind[RouterSettings]):
                 yield Problem(f"passive names port {port}, which has no link", subject, "", node_id)
         yield from self._overlaps(node)
         yield from self._area_mismatches(node)
+        yield from design_problems(node, self.area_of)
 
     def _overlaps(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         networks = [(end.end.port, ipaddress.ip_interface(a).network) for end in node.ends
-                    for a in end.end.interface.addresses if "/" in a]
+                    for a in end.end.interface.addresses if "/" in a and not ipaddress.ip_interface(a).is_link_local]
         for (port_a, net_a), (port_b, net_b) in itertools.combinations(networks, 2):
             if port_a != port_b and net_a.version == net_b.version and net_a.overlaps(net_b):
                 yield Problem(f"subnets overlap on two ports: {port_a} has {net_a} and {port_b} has {net_b}; a router "

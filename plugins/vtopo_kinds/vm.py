@@ -12,7 +12,7 @@ from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROU
                              VHOST_DEVICE, CannotRunInside, ConsentRequest, EndContext, MachineProcess, MakeDirectory,
                              NodeContext, NodeKind, Op, PortSpec, Problem, ResumeDomain, Role, Severity, StartDomain,
                              StartProcess, dev_resource, image_path, image_problem, setting, up_resource)
-from vtopo_kinds.common import check_gateway
+from vtopo_kinds.common import check_default_routes
 from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
 FIRST_TAP_FD = 3  # NIC i's tap or macvtap is on fd 3 + i (at most 8 NICs)
@@ -43,6 +43,8 @@ class VmSettings:
     vhost_user: bool = setting(False, "vhost-user to OVS", "NICs on an OVS switch use a dpdkvhostuser port (the OVS "
                                "vhost-user experiment); needs OVS with DPDK and hugepages")
     default_route: str = setting("", "Default gateway", "Next hop for the guest's default route (built-in guest)")
+    default_route6: str = setting("", "IPv6 default gateway", "Next hop for the guest's IPv6 default route, e.g. "
+                                  "2001:db8:1::1 (built-in guest)")
     forwarding: bool = setting(False, "IP forwarding", "The guest routes between its NICs: a Linux router "
                                "gateway, as in the host-networking experiment (built-in guest)")
 
@@ -72,8 +74,9 @@ class VmKind(NodeKind[VmSettings]):
     def routes(self, node: NodeContext[VmSettings]) -> bool:
         return bool(node.settings.forwarding)
 
-    def default_gateway(self, node: NodeContext[VmSettings]) -> str | None:
-        return None if node.settings.forwarding else str(node.settings.default_route)
+    def default_gateways(self, node: NodeContext[VmSettings]) -> list[str] | None:
+        settings = node.settings
+        return None if settings.forwarding else [g for g in (settings.default_route, settings.default_route6) if g]
 
     def console_socket(self, node: NodeContext[VmSettings]) -> str:
         return f"{node.names.node_dir(node.node.name)}/console.sock"
@@ -99,16 +102,17 @@ class VmKind(NodeKind[VmSettings]):
 
     def check(self, node: NodeContext[VmSettings]) -> Iterable[Problem]:
         settings, subject, node_id = node.settings, node.subject, node.node.id
-        if settings.vhost and not node.facts.vhost_net:
+        if settings.vhost and not node.facts.vhost_net and node.facts.probed:
             yield Problem("vhost-net is requested but this host's kernel has no vhost-net; the VM runs with "
                           "vhost=off", subject, "", node_id, Severity.WARNING)
-        if node.facts.accel != "kvm":
+        if node.facts.accel != "kvm" and node.facts.probed:
             yield Problem("KVM is not usable here, so this VM runs under TCG emulation (slower)", subject, "",
                           node_id, Severity.WARNING)
         if settings.vhost_user and any(e.other.kind.name == "ovs" for e in node.ends):
             yield Problem("; ".join(self._vhost_user_refusals(node)) + ". Turn vhost_user off to use a tap port.",
                           subject, "", node_id)
-        yield from check_gateway(node, settings.default_route, "Default gateway")
+        # the built-in guest's init takes no device for a gateway, so none can be link-local
+        yield from check_default_routes(node, settings.default_route, settings.default_route6, link_local=False)
         if settings.image != BUILTIN_IMAGE and node.lab.topology.vm_backend == "libvirt":
             yield Problem("this VM boots a disk image, so it runs as a QEMU process, not a libvirt domain: vtopo hands "
                           "QEMU the image on a descriptor it opened and checked itself, where libvirt would open the "
@@ -153,8 +157,8 @@ class VmKind(NodeKind[VmSettings]):
         for index, end in enumerate(self._nics(node)):
             for address in end.end.interface.addresses:
                 parts.append(f"vtopo.ip=eth{index}:{address}")
-        if node.settings.default_route:
-            parts.append(f"vtopo.gw={node.settings.default_route}")
+        parts += [f"vtopo.gw={gateway}" for gateway in (node.settings.default_route, node.settings.default_route6)
+                  if gateway]
         if node.settings.forwarding:
             parts.append("vtopo.forward=1")
         return " ".join(parts)

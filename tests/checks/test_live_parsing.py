@@ -17,6 +17,19 @@ From 10.1.0.1 icmp_seq=1 Destination Net Unreachable
 """
 
 
+EXCEEDED6 = """PING 2001:db8:2::10(2001:db8:2::10) 56 data bytes
+From 2001:db8:1::1 icmp_seq=1 Time exceeded: Hop limit
+"""
+REPLY6 = """PING 2001:db8:2::10(2001:db8:2::10) 56 data bytes
+64 bytes from 2001:db8:2::10: icmp_seq=1 ttl=62 time=0.091 ms
+"""
+
+
+def test_over_ipv6_the_hop_limit_runs_out_and_the_destination_answers():
+    assert answer_at_ttl(EXCEEDED6) == ("2001:db8:1::1", False)
+    assert answer_at_ttl(REPLY6) == ("2001:db8:2::10", True)
+
+
 def test_a_router_on_the_way_answers_time_exceeded():
     assert answer_at_ttl(EXCEEDED) == ("10.1.0.1", False)
 

@@ -375,6 +375,18 @@ def test_link_properties_addresses_and_routes(nl: Netlink, make_netns: NetnsFact
         nl.add_route(a, "10.0.0.0/8", "fd00:77::fe")
 
 
+def test_ipv6_addresses_skip_dad_and_a_link_local_gateway_takes_its_device(nl: Netlink, make_netns: NetnsFactory
+                                                                          ) -> None:
+    a, b = make_netns("a"), make_netns("b")
+    nl.add_veth("eth0", a, "eth0", b)
+    nl.set_link("eth0", a, up=True)
+    nl.add_address("eth0", a, "fd00:79::1/64")
+    shown = _in_netns(a, "ip", "-6", "-o", "addr", "show", "eth0", "scope", "global")
+    assert "fd00:79::1/64" in shown and "nodad" in shown and "tentative" not in shown, "usable at once"
+    nl.add_route(a, "default", "fe80::1", "eth0")
+    assert "default via fe80::1 dev eth0" in _in_netns(a, "ip", "-6", "route")
+
+
 def test_errors_name_the_operation_and_the_interface(nl: Netlink, make_netns: NetnsFactory) -> None:
     a, b = make_netns("a"), make_netns("b")
     nl.add_veth("eth0", a, "eth0", b)

@@ -36,6 +36,19 @@ def mac_of(lab, node: str, device: str = "eth0") -> str:  # type: ignore[no-unty
     return json.loads(lab.run(node, "ip", "-j", "link", "show", device, check=True).stdout)[0]["address"]
 
 
+def seen_along(targets: list[CaptureTarget], bpf: str, send) -> list[list[PacketSummary]]:  # type: ignore[no-untyped-def]
+    """What each target sees of one packet: captures start on all of them, then `send()` (true when it went)."""
+    captures = [Capture(target, bpf=bpf) for target in targets]
+    try:
+        for capture in captures:
+            capture.start()
+        assert send()
+        return [collect(capture, lambda s: len(s) >= 1, timeout=5) for capture in captures]
+    finally:
+        for capture in captures:
+            capture.close()
+
+
 def wait_for_routes(lab, source: str, destination: str) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + 30
     while not lab.pings(source, destination, count=1):
@@ -91,15 +104,8 @@ def test_follow_a_ping_across_two_routers_ttl_drops_at_each(deployed):
     wait_for_routes(lab, "h1", "h3")
     targets = path_targets(lab.lab.context, "h1", "h3")
     assert [t.label for t in targets] == ["h1:eth0", "lan1:p3", "r1:eth1", "r2:eth0", "lan2:p2"]
-    captures = [Capture(target, bpf="icmp[icmptype] == icmp-echo") for target in targets]
-    try:
-        for capture in captures:
-            capture.start()
-        assert lab.run("h1", "ping", "-c", "1", "-W", "2", "10.2.0.10").returncode == 0
-        hops = [collect(capture, lambda s: len(s) >= 1, timeout=5) for capture in captures]
-    finally:
-        for capture in captures:
-            capture.close()
+    hops = seen_along(targets, "icmp[icmptype] == icmp-echo",
+                      lambda: lab.run("h1", "ping", "-c", "1", "-W", "2", "10.2.0.10").returncode == 0)
     assert all(len(hop) == 1 for hop in hops), hops
     requests = [hop[0] for hop in hops]
     assert [p.ttl for p in requests] == [64, 64, 63, 62, 62]

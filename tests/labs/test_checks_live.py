@@ -83,7 +83,30 @@ def test_a_copy_with_a_wrong_mask_fails_only_that_hosts_check(deployed):
     assert {name for name, o in outcomes.items() if not o.passed} == {"h2 reaches h3"}
     outcome = outcomes["h2 reaches h3"]
     assert outcome.verdict.why.startswith("h2 ") and "10.2.0.10 (h3)" in outcome.verdict.why
+    assert ": the mask is wrong: h2:eth0 has 10.1.0.11/8, whose subnet 10.0.0.0/8 takes in 10.2.0.10, so h2 looks " \
+           "for 10.2.0.10 on its own wire instead of sending it to a router; the rest of its wire is on " \
+           "10.1.0.0/24." in outcome.verdict.why, outcome.verdict.why
     assert outcome.check.explanation.startswith("Like h1, h2 needs a /24 mask")
+
+
+def test_a_failed_check_names_the_link_that_is_down_on_the_path(deployed):
+    from vtopo.operate import set_link_state
+
+    running = deployed("l2-vs-l3")
+    topology = running.topology
+    _wait_for_ospf(running, topology)
+    set_link_state("l2-vs-l3", "h3", "lan2", up=False)
+    outcomes = _judge(running, topology)
+    reach, path = outcomes["h1 reaches h3"].verdict.why, outcomes["h1 to h3 crosses r1 and r2"].verdict.why
+    assert reach == ("h1 gets no reply from 10.2.0.10 (h3) within 2 s: link h3:eth0-lan2:p2 on the path is down: "
+                     "h3:eth0 has no carrier"), reach
+    assert path.startswith("h1 → 10.1.0.1 (r1) → 10.0.12.2 (r2)") and path.endswith(
+        ": 10.2.0.10 was not reached: link h3:eth0-lan2:p2 on the path is down: h3:eth0 has no carrier"), path
+    set_link_state("l2-vs-l3", "h3", "lan2", up=True)
+    set_link_state("l2-vs-l3", "r1", "r2", up=False)
+    why = _judge(running, topology)["h1 reaches h3"].verdict.why
+    assert why.endswith("r1 has no route to 10.2.0.10: link r1:eth1-r2:eth1 on the path is down: r1:eth1 has no "
+                        "carrier"), why
 
 
 def test_a_private_macvlan_turned_bridge_fails_its_isolation_check(deployed):

@@ -77,24 +77,34 @@ def test_a_stopped_container_keeps_its_namespace_with_interfaces_down_and_proces
     lab.deployer.deploy(lab.topology)  # the fixture destroys it again and checks the residue
 
 
-def test_a_link_taken_down_drops_carrier_on_both_ends_and_stays_down_through_a_node_restart(deployed, capsys):
+def has_carrier(netns: str | None, device: str) -> bool:
+    details = subprocess.run(["ip", *(["-n", netns] if netns else []), "-d", "link", "show", device],
+                             capture_output=True, text=True, check=True).stdout
+    return "NO-CARRIER" not in details and "LOWER_UP" in details
+
+
+def test_a_link_taken_down_is_a_cable_pull_and_stays_down_through_a_node_restart(deployed, capsys):
     lab = deployed("bridge-veth")
     netns = netns_of(lab, "c1")
     bridge_end = lab.lab.context.node_named("c1").ends[0].other.device
     code, out, _ = vtopo(capsys, "link", "bridge-veth", "c1", "br0:p1", "down")
-    assert (code, out) == (0, "link c1:eth0-br0:p1 in lab bridge-veth is down\n")
-    assert not is_up(netns, "eth0") and not is_up(None, bridge_end)
+    assert (code, out) == (0, "link c1:eth0-br0:p1 in lab bridge-veth is down: c1:eth0 stays up without carrier, "
+                              "its cable pulled at br0\n")
+    assert is_up(netns, "eth0") and not has_carrier(netns, "eth0") and not is_up(None, bridge_end)
+    routes = lab.run("c1", "ip", "route", "show", "10.0.0.0/24").stdout
+    assert "src 10.0.0.1 linkdown" in routes, "the address and its route stay, as after a pulled cable"
     assert not lab.pings("c2", "c1", count=1)
     code, out, _ = vtopo(capsys, "status", "bridge-veth")
     assert any(line.split()[:3] == ["link", "c1:eth0-br0:p1", "down"] for line in out.splitlines()), out
 
     assert vtopo(capsys, "node", "bridge-veth", "c1", "restart")[0] == 0
-    assert not is_up(netns, "eth0"), "a down link stays down when its node starts"
+    assert is_up(netns, "eth0") and not has_carrier(netns, "eth0"), "a down link stays down when its node starts"
     assert vtopo(capsys, "node", "bridge-veth", "c1", "stop")[0] == 0
     code, out, _ = vtopo(capsys, "link", "bridge-veth", "br0", "c1", "up")
     assert (code, out) == (0, "link c1:eth0-br0:p1 in lab bridge-veth is up (c1 stopped: its end stays down)\n")
     assert is_up(None, bridge_end) and not is_up(netns, "eth0")
     assert vtopo(capsys, "node", "bridge-veth", "c1", "start")[0] == 0
+    assert has_carrier(netns, "eth0")
     assert wait_for(lambda: lab.pings("c2", "c1", count=1), 10)
     assert vtopo(capsys, "link", "bridge-veth", "c2", "br0", "down")[0] == 0  # destroyed down: nothing left
 
@@ -182,10 +192,26 @@ def test_ospf_reroutes_around_a_ring_link_taken_down(deployed, capsys):
     assert wait_for(lambda: lab.pings("h1", "h2", count=1), 10)
 
     started = time.monotonic()
-    assert vtopo(capsys, "link", "ospf-ring", "r1", "r2", "down")[0] == 0
+    code, out, _ = vtopo(capsys, "link", "ospf-ring", "r1", "r2", "down")
+    assert (code, out) == (0, "link r1:eth1-r2:eth1 in lab ospf-ring is down: r1:eth1 stays up without carrier and "
+                              "r2:eth1 is set down (a veth between two nodes cannot lose carrier at both ends)\n")
     assert wait_for(lambda: ospf_gateway(lab, "r1", "10.2.0.0/24") == "10.0.31.1", 15, interval=0.01)
     rerouted = time.monotonic() - started
     assert wait_for(lambda: lab.pings("h1", "h2", count=1), 10)
+    r1 = netns_of(lab, "r1")
+    assert is_up(r1, "eth1") and not has_carrier(r1, "eth1") and not is_up(netns_of(lab, "r2"), "eth1")
+    state = json.loads(lab.run("r1", "vtysh", "-c", "show interface eth1 json").stdout)["eth1"]
+    assert (state["administrativeStatus"], state["operationalStatus"]) == ("up", "down"), "zebra: line protocol down"
+    assert "10.0.12.1/30" in lab.run("r1", "ip", "-o", "addr", "show", "eth1").stdout, "the address stays"
+    connected = json.loads(lab.run("r1", "vtysh", "-c", "show ip route 10.0.12.0/30 json").stdout or "{}")
+    assert not any(route.get("selected") for route in connected.get("10.0.12.0/30", [])), "no connected route used"
+    assert "10.0.12.2" not in lab.run("r1", "vtysh", "-c", "show ip ospf neighbor").stdout
+
+    code, out, _ = vtopo(capsys, "link", "ospf-ring", "h1", "r1", "down")  # a router's LAN port keeps its interface
+    assert out == "link h1:eth0-r1:eth0 in lab ospf-ring is down: r1:eth0 stays up without carrier and h1:eth0 is " \
+                  "set down (a veth between two nodes cannot lose carrier at both ends)\n"
+    assert wait_for(lambda: ospf_gateway(lab, "r3", "10.1.0.0/24") == "", 15), "r1 stops announcing lan1"
+    assert vtopo(capsys, "link", "ospf-ring", "h1", "r1", "up")[0] == 0
 
     started = time.monotonic()
     assert vtopo(capsys, "link", "ospf-ring", "r1:eth1", "r2:eth1", "up")[0] == 0
@@ -236,7 +262,7 @@ def test_a_stopped_router_stops_its_daemons_and_starts_them_again(deployed, caps
     assert "via 10.1.0.1" in default_route("h1") and "via 10.2.0.1" in default_route("h3")
     assert vtopo(capsys, "node", "l2-vs-l3", "h1", "restart")[0] == 0  # the kernel drops routes of a link going down
     assert vtopo(capsys, "link", "l2-vs-l3", "h3", "lan2", "down")[0] == 0
-    assert default_route("h3") == ""
+    assert "linkdown" in default_route("h3"), "a pulled cable leaves the route, unusable"
     assert vtopo(capsys, "link", "l2-vs-l3", "h3", "lan2", "up")[0] == 0
     assert "via 10.1.0.1" in default_route("h1") and "via 10.2.0.1" in default_route("h3"), "put back"
     assert wait_for(lambda: lab.pings("h1", "h3", count=1), 10)

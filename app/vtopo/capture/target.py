@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vtopo.compile.analysis import path_between
+from vtopo.compile.analysis import host_routed_legs, path_between
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
 
 
@@ -62,8 +62,10 @@ def path_targets(lab: LabContext, source: str, destination: str) -> list[Capture
     if src is None or dst is None:
         raise CaptureError(f"lab {lab.topology.name} has no node {source if src is None else destination!r}")
     path = path_between(lab, src.node.id, dst.node.id)
+    if not path and (legs := host_routed_legs(lab, src.node.id, dst.node.id)) is not None:
+        path = [*legs[0], *legs[1]]  # the host routes between the two legs, with no link in the drawing
     if not path:
-        raise CaptureError(f"{source} and {destination} are not linked in the drawing")
+        raise CaptureError(f"{source} and {destination} are not linked in the drawing, and no host route joins them")
     return [end_target(end if end.device else end.other) for end in path]
 
 

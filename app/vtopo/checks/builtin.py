@@ -35,13 +35,22 @@ class Reach(CheckType):
         why_not = probe.reach(params.source, params.destination, address)
         if why_not is None:
             return Verdict(params.expect, f"{params.source} gets replies from {address} ({params.destination})")
-        return Verdict(not params.expect, why_not)
+        if not params.expect:
+            return Verdict(True, why_not)
+        return Verdict(False, with_cause(why_not, probe.diagnose(params.source, params.destination, address)))
+
+
+def with_cause(what: str, cause: str) -> str:
+    """What was seen, then why, or where to look when the lab shows no cause."""
+    return f"{what}: {cause}" if cause else f"{what}; check the links, addresses and routes on the path"
 
 
 @dataclass(frozen=True)
 class PathParams:
     source: str = setting("", "From", "where the path starts")
     destination: str = setting("", "To", "where the path ends")
+    address: str = setting("", "Address", "follow the path to this address of the destination, e.g. an IPv6 one "
+                           "(empty: the one vtopo picks)")
     via: str = setting("", "Through node", "a node the packets must pass (empty: any)")
     routers: int = setting(-1, "Routers crossed", "how many routers lie between, counted by TTL (-1: any)",
                            minimum=-1, maximum=MAX_HOPS - 1)
@@ -65,12 +74,13 @@ class Path(CheckType):
         return f"{params.source} reaches {params.destination} " + " and ".join(parts)
 
     def run(self, params: PathParams, probe: Probe) -> Verdict:
-        address = probe.address_of(params.source, params.destination)
+        address = params.address or probe.address_of(params.source, params.destination)
         hops = probe.hops(params.source, address)
         named = [f"{hop} ({probe.node_of(hop) or '?'})" for hop in hops]
-        trace = " → ".join([params.source, *named]) if named else f"{params.source}: no hop answered"
+        trace = " → ".join([params.source, *named]) if named else f"{params.source}: no router answered"
         if not hops or hops[-1] != address:
-            return Verdict(False, f"{trace}: {address} was not reached within {MAX_HOPS} hops")
+            return Verdict(False, with_cause(f"{trace}: {address} was not reached",
+                                             probe.diagnose(params.source, params.destination, address)))
         routers = len(hops) - 1
         if params.routers >= 0 and routers != params.routers:
             return Verdict(False, f"{trace}: {routers} router{'s' if routers != 1 else ''}, expected {params.routers}")
@@ -82,7 +92,8 @@ class Path(CheckType):
 @dataclass(frozen=True)
 class RouteParams:
     node: str = setting("", "Node", "whose routing table is read")
-    prefix: str = setting("", "Prefix", "the destination network, e.g. 10.2.0.0/24, or default")
+    prefix: str = setting("", "Prefix", "the destination network, e.g. 10.2.0.0/24 or 2001:db8:2::/64; default "
+                          "(IPv4's default route) or ::/0 (IPv6's)")
     protocol: str = setting("", "Learned by", "kernel (connected), static, ospf...; empty: any",
                             choices=("", "kernel", "static", "boot", "ospf", "bgp", "rip", "dhcp"))
     expect: bool = setting(True, "Present", "false when the route must NOT be there")
@@ -108,8 +119,12 @@ class Route(CheckType):
         return f"{params.node} {'has' if params.expect else 'has no'} a route to {params.prefix}{how}"
 
     def run(self, params: RouteParams, probe: Probe) -> Verdict:
-        routes: list[dict[str, Any]] = json.loads(probe.run(params.node, ["ip", "-j", "route", "show"]) or "[]")
-        found = [r for r in routes if r.get("dst") == params.prefix]
+        family = ["-6"] if ":" in params.prefix else []  # "::/0" is IPv6's default route
+        wanted = "default" if params.prefix in ("default", "::/0", "0.0.0.0/0") else str(ipaddress.ip_network(
+            params.prefix))  # as ip writes it: 2001:db8:2::/64
+        routes: list[dict[str, Any]] = json.loads(probe.run(params.node, ["ip", "-j", *family, "route", "show"])
+                                                  or "[]")
+        found = [r for r in routes if r.get("dst") == wanted]
         protocols = sorted({str(r.get("protocol", "kernel")) for r in found})
         present = bool(found) and (not params.protocol or params.protocol in protocols)
         if found:

@@ -8,13 +8,15 @@ from vtopo.compile.domains import broadcast_domains_of
 from vtopo.kinds.contract import LabContext
 from vtopo.deployed import DeployedLab
 from vtopo.measure import IperfOptions, IperfRun, MeasureError
-from vtopo.measure.preflight import describe_ping_failure
+from vtopo.measure.preflight import ping_failure
 from vtopo.measure.process import run_quick
 from vtopo.checks.builtin import MAX_HOPS
+from vtopo.checks.walk import RouteWalk
 
 REACH_DEADLINE_S = 2
-_TTL_EXCEEDED = re.compile(r"^From (?P<hop>\S+?):? icmp_seq=\d+ Time to live exceeded", re.MULTILINE)
-_REPLY = re.compile(r"bytes from (?P<hop>[^:\s]+)")
+_TTL_EXCEEDED = re.compile(r"^From (?P<hop>\S+?):? icmp_seq=\d+ (Time to live exceeded|Time exceeded: Hop limit)",
+                           re.MULTILINE)  # IPv4's and IPv6's words
+_REPLY = re.compile(r"bytes from (?P<hop>\S+?):? icmp_seq=")
 
 
 def answer_at_ttl(ping_output: str) -> tuple[str, bool] | None:
@@ -59,7 +61,10 @@ class LiveProbe:
         returncode, text = self._ping(source, address, "-c", "1", "-i", "0.2", "-w", str(REACH_DEADLINE_S))
         if returncode == 0:
             return None
-        return describe_ping_failure(source, address, destination, text, returncode, REACH_DEADLINE_S)
+        return ping_failure(source, address, destination, text, returncode, REACH_DEADLINE_S)
+
+    def diagnose(self, source: str, destination: str, address: str) -> str:
+        return RouteWalk(self.lab.context, self.run, self.node_of).why(source, destination, address)
 
     def hops(self, source: str, address: str) -> list[str]:
         hops: list[str] = []

@@ -122,7 +122,8 @@ def describe_path(lab: LabContext, source_id: str, destination_id: str) -> str:
     """What lies between two nodes, as a student would say it: "veth → br0 → veth", "macvlan bridge mode"."""
     path = path_between(lab, source_id, destination_id)
     if not path:
-        return _through_host_address(lab, source_id, destination_id) or "not linked in the drawing"
+        return (_through_host_address(lab, source_id, destination_id) or
+                _through_host_routing(lab, source_id, destination_id) or "not linked in the drawing")
     words: list[str] = []
     for index, end in enumerate(path):
         peer = end.other
@@ -161,3 +162,25 @@ def _through_host_address(lab: LabContext, source_id: str, destination_id: str) 
         leg = describe_path(lab, bridge.node.id, source_id)
         return " → ".join([*reversed(leg.split(" → ")), f"{bridge.node.name} (host address)"])
     return None
+
+
+def host_routed_legs(lab: LabContext, source_id: str, destination_id: str
+                     ) -> tuple[list[EndContext], list[EndContext]] | None:
+    """Between two nodes with no link in the drawing, behind two numbered bridges the host routes between: the path
+    to the first bridge and the path from the second."""
+    bridges = [n for n in lab.nodes.values() if n.kind.host_addresses(n) and n.kind.routes(n)]
+    near = next((path for b in bridges if (path := path_between(lab, source_id, b.node.id))), None)
+    far = next((path for b in bridges if (path := path_between(lab, b.node.id, destination_id))), None)
+    if near is None or far is None or near[-1].other.node.id == far[0].node.id:
+        return None
+    return near, far
+
+
+def _through_host_routing(lab: LabContext, source_id: str, destination_id: str) -> str | None:
+    """ "veth → br1 → the host routes → br2 → veth" between nodes behind two numbered bridges."""
+    legs = host_routed_legs(lab, source_id, destination_id)
+    if legs is None:
+        return None
+    near, far = legs[0][-1].other.owner, legs[1][0].owner
+    return (f"{describe_path(lab, source_id, near.node.id)} → {near.node.name} → the host routes → "
+            f"{far.node.name} → {describe_path(lab, far.node.id, destination_id)}")

@@ -191,7 +191,8 @@ class Compiler:
                    if not low <= getattr(impairment, key) <= high]
         if outside:
             self.error(f"impairments must be within their ranges: {', '.join(outside)}", subject, link.id)
-        elif (impairment.delay_ms or impairment.jitter_ms or impairment.loss_pct) and not self.facts.netem:
+        elif (impairment.delay_ms or impairment.jitter_ms or impairment.loss_pct) and not self.facts.netem \
+                and self.facts.probed:
             self.error("delay, jitter and loss need the kernel's netem qdisc (sch_netem), which this kernel does not "
                        "have; only a rate limit (tbf) can be applied here", subject, link.id)
 

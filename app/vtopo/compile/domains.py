@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter
+from itertools import combinations
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from vtopo.kinds.contract import LabContext, NodeContext
 from vtopo.model.problems import Problem, Severity
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Interface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
 
 
 @dataclass(frozen=True)
@@ -28,10 +30,19 @@ class Member:
     addresses: tuple[str, ...]
     routes: bool
     """The node routes: it is a gateway out of this domain."""
+    link_id: str = ""
+    """The link this end belongs to ("" for the host's address on a bridge)."""
+
+    @property
+    def interfaces(self) -> list[Interface]:
+        """The member's addresses with their prefixes, link-local ones (fe80::/10) left out: every IPv6 interface
+        has one, and no router forwards to them."""
+        found = [ipaddress.ip_interface(a) for a in self.addresses if _valid(a)]
+        return [i for i in found if not i.is_link_local]
 
     @property
     def networks(self) -> set[Network]:
-        return {ipaddress.ip_interface(a).network for a in self.addresses if _valid(a)}
+        return {i.network for i in self.interfaces}
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,7 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
             switch_ids = sorted({v[1] for v in component if isinstance(v, tuple) and v[0] == "node"})
             switches = [lab.nodes[i] for i in switch_ids]
             members = [Member(f"{e.node.name}:{e.end.port}", e.node.id, tuple(e.end.interface.addresses),
-                              e.kind.routes(e.owner)) for e in ends]
+                              e.kind.routes(e.owner), e.link.id) for e in ends]
             members += [Member(f"host on {s.node.name}", s.node.id, tuple(s.kind.host_addresses(s)), s.kind.routes(s))
                         for s in switches if s.kind.host_addresses(s)]
             if not members:
@@ -77,60 +88,113 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
 
 
 def domain_problems(lab: LabContext) -> list[Problem]:
-    """Warnings, in plain words, for subnets that do not match their wire and containers cut off from routers."""
+    """Subnets that do not match their wire, and nodes cut off from the lab's routers, in plain words: warnings,
+    and errors where only routers share the wire (they would exchange no routes over it)."""
     domains = broadcast_domains_of(lab)
-    problems = [*_subnet_mismatches(domains)]
-    routed = {n for d in domains for m in d.members if m.routes for n in m.networks}
-    if routed:
-        problems += _unreachable_gateways(lab, domains, routed)
+    problems = [problem for domain in domains for version in (4, 6) for problem in _subnet_mismatches(domain, version)]
+    for version in (4, 6):
+        routed = {n for d in domains for m in d.members if m.routes for n in m.networks if n.version == version}
+        if routed:
+            problems += _unreachable_gateways(lab, domains, routed, version)
     return problems
 
 
-def _subnet_mismatches(domains: list[Domain]) -> list[Problem]:
+def _on_link(a: Interface, b: Interface) -> bool:
+    """Whether two interfaces on one wire talk without a router: each one's address lies in the other's subnet
+    (10.0.12.1/24 and 10.0.12.2/30 do, though their masks differ)."""
+    return a.ip in b.network and b.ip in a.network
+
+
+def _subnet_mismatches(domain: Domain, version: int) -> list[Problem]:
+    """A member off the subnet of the rest of its wire. A warning, or an error where routers cannot reach each other:
+    they would exchange no routes over it."""
+    interfaces = [(m, i) for m in domain.members for i in m.interfaces if i.version == version]
+    counts = Counter(i.network for _, i in interfaces)
+    if len(counts) < 2:
+        return []
+    (top, top_count), (_, second_count) = counts.most_common(2)
+    across = [((a, x), (b, y)) for (a, x), (b, y) in combinations(interfaces, 2) if x.network != y.network]
+    apart_pairs = [(a, b) for (a, x), (b, y) in across if not _on_link(x, y)]
+    if top_count == second_count and len(apart_pairs) == len(across):
+        subnets = " and ".join(str(n) for n in sorted(counts))
+        severity = _severity(apart_pairs)
+        why, fix = (("routers on different subnets never become neighbours nor exchange routes", "") if severity is
+                    Severity.ERROR else ("hosts on different subnets do not talk without a router",
+                                         ", or put a router between two separate segments"))
+        return [Problem(
+            f"one broadcast domain holds two subnets, {subnets}: their frames reach each other, but {why}, so "
+            f"nothing passes between them. Give every interface on this wire the same subnet{fix}.",
+            f"domain {domain.number} ({', '.join(m.name for m in domain.members)})", "", _one_link(domain),
+            severity)]
+    rest = [(m, i) for m, i in interfaces if i.network == top]
+    on_top = {id(m) for m, _ in rest}
     problems = []
-    for domain in domains:
-        counts = Counter(n for m in domain.members for n in m.networks if n.version == 4)
-        if len(counts) < 2:
+    for member, interface in interfaces:
+        if id(member) in on_top:
             continue
-        (top, top_count), (_, second_count) = counts.most_common(2)
-        if top_count == second_count:
-            subnets = " and ".join(str(n) for n in sorted(counts))
-            problems.append(Problem(
-                f"one broadcast domain holds two subnets, {subnets}: their frames reach each other, but hosts on "
-                "different subnets do not talk without a router, so nothing passes between them. Give every "
-                "interface on this wire the same subnet, or put a router between two separate segments.",
-                f"domain {domain.number} ({', '.join(m.name for m in domain.members)})", "", "",
-                Severity.WARNING))
-            continue
-        for member in domain.members:
-            mine = {n for n in member.networks if n.version == 4}
-            if mine and top not in mine:
-                problems.append(Problem(
-                    f"{member.name} is on {', '.join(map(str, sorted(mine)))} but the rest of its broadcast domain is "
-                    f"on {top}: it shares their wire, not their subnet, so it cannot reach them. Use an address in "
-                    f"{top}.", f"node {member.name.split(':')[0]}", "", member.node_id, Severity.WARNING))
+        on_top.add(id(member))  # one problem per member
+        apart = [other for other, theirs in rest if not _on_link(interface, theirs)]
+        severity = _severity([(member, other) for other in apart])
+        if apart:
+            routes = " nor exchange routes with them" if severity is Severity.ERROR else ""
+            message = (f"{member.name} is on {interface.network} ({interface.ip}) but the rest of its broadcast "
+                       f"domain is on {top}: it shares their wire, not their subnet, so it cannot reach "
+                       f"{_names(apart)}{routes}. Use an address in {top}.")
+        else:
+            message = (f"{member.name} has {interface} where the rest of its broadcast domain is on {top}: they "
+                       "still reach each other, as each address lies in the other's subnet, but the masks differ. "
+                       f"Give every interface on this wire the same mask (/{top.prefixlen}).")
+        problems.append(Problem(message, f"node {member.name.split(':')[0]}", "", member.node_id, severity))
     return problems
 
 
-def _unreachable_gateways(lab: LabContext, domains: list[Domain], routed: set[Network]) -> list[Problem]:
+def _severity(apart: list[tuple[Member, Member]]) -> Severity:
+    """An error when two routers on one wire cannot reach each other (they exchange no routes over it), else a
+    warning."""
+    return Severity.ERROR if any(a.routes and b.routes and a.node_id != b.node_id for a, b in apart) \
+        else Severity.WARNING
+
+
+def _names(members: list[Member]) -> str:
+    names = [m.name for m in members]
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _one_link(domain: Domain) -> str:
+    """The domain's link, for the designer to select, when it has only one (two nodes linked straight)."""
+    return next(iter(domain.link_ids)) if len(domain.link_ids) == 1 else ""
+
+
+def _unreachable_gateways(lab: LabContext, domains: list[Domain], routed: set[Network], version: int
+                          ) -> list[Problem]:
     problems = []
+    ip = "IPv4" if version == 4 else "IPv6"
     for node in lab.nodes.values():
-        gateway = node.kind.default_gateway(node)
+        gateways = node.kind.default_gateways(node)
         own = [d for d in domains if any(m.node_id == node.node.id and m.addresses for m in d.members)]
-        if gateway is None or not own:
+        mine = {n for d in own for m in d.members if m.node_id == node.node.id for n in m.networks}
+        if gateways is None or not own or not any(n.version == version for n in mine):
             continue
-        gateways = {ipaddress.ip_interface(a).ip for d in own for m in d.members if m.routes and m.node_id !=
-                    node.node.id for a in m.addresses if _valid(a)}
-        beyond = sorted(routed - {n for d in own for m in d.members if m.node_id == node.node.id for n in m.networks})
-        if not gateways and beyond:
+        routers = {i.ip for d in own for m in d.members if m.routes and m.node_id != node.node.id
+                   for i in m.interfaces if i.version == version}
+        beyond = sorted(routed - mine)
+        if not routers and beyond:
             problems.append(_warn(node, f"no router shares a broadcast domain with {node.node.name}, so it can reach "
-                                        f"none of the subnets the lab's routers know ({_some(beyond)}). Link it to "
-                                        "a segment a router is on."))
-        elif not gateway and beyond:
-            problems.append(_warn(node, f"{node.node.name} has no default route, so it can only reach its own "
-                                        f"segment, not {_some(beyond)} behind the routers. Set its default gateway "
-                                        f"to {', '.join(sorted(map(str, gateways)))}."))
+                                        f"none of the {ip} subnets the lab's routers know ({_some(beyond)}). Link it "
+                                        "to a segment a router is on."))
+        elif beyond and not any(_version_of(g) == version for g in gateways):
+            setting = "default gateway" if version == 4 else "IPv6 default gateway"
+            problems.append(_warn(node, f"{node.node.name} has no {ip} default route, so it can only reach its own "
+                                        f"segment, not {_some(beyond)} behind the routers. Set its {setting} to "
+                                        f"{', '.join(sorted(map(str, routers)))}."))
     return problems
+
+
+def _version_of(address: str) -> int:
+    try:
+        return ipaddress.ip_address(address.partition("%")[0]).version
+    except ValueError:
+        return 0
 
 
 def _warn(node: NodeContext[Any], message: str) -> Problem:

@@ -107,7 +107,7 @@ class Applier:
             case o.AddAddress():
                 self.netlink.add_address(op.name, op.netns, op.cidr)
             case o.AddRoute():
-                self.netlink.add_route(op.netns, op.destination, op.gateway)
+                self.netlink.add_route(op.netns, op.destination, op.gateway, op.device)
             case o.SetSysctl():
                 self.netlink.set_sysctl(op.netns, op.key, op.value)
             case o.SetImpairment():

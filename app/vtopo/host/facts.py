@@ -115,6 +115,7 @@ def probe(needs_accel: bool = False) -> HostFacts:
         libvirt_uri=uri,
         memory_mb=os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20,
         cpus=os.cpu_count() or 0,
+        probed=True,
     )
 
 

@@ -395,19 +395,23 @@ class Netlink:
             self._change_link(netns, message)
 
     def add_address(self, name: str, netns: str | None, cidr: str) -> None:
-        """Add an IPv4 or IPv6 address given as "address/prefix"."""
+        """Add an IPv4 or IPv6 address given as "address/prefix"; an IPv6 one without duplicate address detection
+        (usable at once, as a lab's addresses are planned)."""
         interface = ipaddress.ip_interface(cidr)
         with _kernel(f"add address {cidr} to {name}{_where(netns)}"):
             self._rtnl(netns).request(wire.address(interface, self._index(name, netns)), RTM_NEWADDR, _CREATE)
 
-    def add_route(self, netns: str | None, destination: str, gateway: str) -> None:
-        """Add a route to `destination` (a network or "default") via `gateway`."""
+    def add_route(self, netns: str | None, destination: str, gateway: str, device: str = "") -> None:
+        """Add a route to `destination` (a network or "default") via `gateway`, out of `device` if given (a
+        link-local gateway needs it)."""
         via = ipaddress.ip_address(gateway)
         network = None if destination == "default" else ipaddress.ip_network(destination)
         if network is not None and network.version != via.version:
             raise ValueError(f"route to {destination} via {gateway} mixes IPv4 and IPv6")
-        with _kernel(f"add route {destination} via {gateway}{_where(netns)}"):
-            self._rtnl(netns).request(wire.route(network, via, _RT_TABLE_MAIN, _RTPROT_STATIC, _RTN_UNICAST),
+        out = f" dev {device}" if device else ""
+        with _kernel(f"add route {destination} via {gateway}{out}{_where(netns)}"):
+            index = self._index(device, netns) if device else 0
+            self._rtnl(netns).request(wire.route(network, via, _RT_TABLE_MAIN, _RTPROT_STATIC, _RTN_UNICAST, index),
                                       RTM_NEWROUTE, _CREATE)
 
     def set_sysctl(self, netns: str | None, key: str, value: str) -> None:

@@ -22,7 +22,8 @@ IFLA_BRPORT_MODE = 4
 IFLA_MACVLAN_MODE = 1
 VETH_INFO_PEER = 1
 IFA_ADDRESS, IFA_LOCAL = 1, 2
-RTA_DST, RTA_GATEWAY = 1, 5
+IFA_F_NODAD = 0x02
+RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
 MACVLAN_MODES = {MacvlanMode.PRIVATE: 1, MacvlanMode.VEPA: 2, MacvlanMode.BRIDGE: 4, MacvlanMode.PASSTHRU: 8,
                  MacvlanMode.SOURCE: 16}  # enum macvlan_mode
 
@@ -82,17 +83,23 @@ def alias(value: str) -> bytes:
 
 
 def address(interface: ipaddress.IPv4Interface | ipaddress.IPv6Interface, index: int) -> bytes:
+    """An address; an IPv6 one with IFA_F_NODAD, as `ip addr add ... nodad` sends it."""
     packed = interface.ip.packed
     attributes = attribute(IFA_ADDRESS, packed) + (attribute(IFA_LOCAL, packed) if interface.version == 4 else b"")
-    return _ADDRESS.pack(family(interface.version), interface.network.prefixlen, 0, 0, index) + attributes
+    flags = IFA_F_NODAD if interface.version == 6 else 0
+    return _ADDRESS.pack(family(interface.version), interface.network.prefixlen, flags, 0, index) + attributes
 
 
 def route(destination: ipaddress.IPv4Network | ipaddress.IPv6Network | None,
-          gateway: ipaddress.IPv4Address | ipaddress.IPv6Address, table: int, protocol: int, kind: int) -> bytes:
-    """A route to `destination` (None: the default route) via `gateway`, of universe scope."""
+          gateway: ipaddress.IPv4Address | ipaddress.IPv6Address, table: int, protocol: int, kind: int,
+          device_index: int = 0) -> bytes:
+    """A route to `destination` (None: the default route) via `gateway`, of universe scope, out of the device
+    with `device_index` if not 0."""
     attributes = attribute(RTA_GATEWAY, gateway.packed)
     if destination is not None:
         attributes += attribute(RTA_DST, destination.network_address.packed)
+    if device_index:
+        attributes += u32(RTA_OIF, device_index)
     prefix_length = 0 if destination is None else destination.prefixlen
     return _ROUTE.pack(family(gateway.version), prefix_length, 0, 0, table, protocol, 0, kind, 0) + attributes
 

@@ -35,6 +35,11 @@ class Probe(Protocol):
     def hops(self, source: str, address: str) -> list[str]:
         """The address answering at each TTL from 1 on; the last is `address` itself when it was reached."""
 
+    def diagnose(self, source: str, destination: str, address: str) -> str:
+        """What keeps `source`'s packets from `address` (of `destination`) or its replies from coming back, in one
+        sentence a student can act on (a link down on the path, a wrong mask, a missing route); "" when nothing
+        shows."""
+
     def run(self, node: str, argv: list[str]) -> str:
         """The standard output of `argv` run inside `node`."""
 

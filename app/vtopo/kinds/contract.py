@@ -290,8 +290,9 @@ class NodeKind(ABC, Generic[S]):
         through its addresses on it. Routers are the borders of broadcast domains and the gateways of the rest."""
         return False
 
-    def default_gateway(self, node: NodeContext[S]) -> str | None:
-        """The node's default route ("" when it has none), or None for a node that takes no default route."""
+    def default_gateways(self, node: NodeContext[S]) -> list[str] | None:
+        """The next hops of the node's default routes, IPv4 and IPv6 (empty when it has none), or None for a node
+        that takes no default route."""
         return None
 
     def protects_loops(self, node: NodeContext[S]) -> bool:

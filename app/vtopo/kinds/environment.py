@@ -34,6 +34,9 @@ class HostFacts:
     qemu_user: str = "vtopo-qemu"  # the unprivileged user vtopo starts QEMU as, with its devices already open
     memory_mb: int = 0  # the host's memory, 0 when unknown
     cpus: int = 0
+    probed: bool = False
+    """The facts come from probing this host (validate, deploy), not defaults (--offline, the designer's checks):
+    only then may a check say what the host lacks."""
 
 
 @dataclass(frozen=True)

@@ -26,21 +26,34 @@ def check_reachable(source: MeasureEndpoint, address: str, *, destination: str =
 
 def describe_ping_failure(source: str, address: str, destination: str, text: str, returncode: int, wait: float) -> str:
     """Why a ping from `source` got no reply, from its output, as one sentence for the user."""
+    return _unusable(source, address, text, returncode) or \
+        f"{ping_failure(source, address, destination, text, returncode, wait)}; check the link, addresses and routes " \
+        "on the path"
+
+
+def ping_failure(source: str, address: str, destination: str, text: str, returncode: int, wait: float) -> str:
+    """What ping's output says of a ping that got no reply, without advice."""
+    if unusable := _unusable(source, address, text, returncode):
+        return unusable
     target = f"{address} ({destination})" if destination else address
     lowered = text.lower()
     if "network is unreachable" in lowered or "no route" in lowered:
-        reason = f"{source} has no route to {target}"
-    elif "destination host unreachable" in lowered:
-        reason = f"{source} cannot reach {target}: host unreachable (no answer to ARP/ND)"
-    elif "name or service not known" in lowered or "bad address" in lowered:
+        return f"{source} has no route to {target}"
+    if "destination host unreachable" in lowered or "address unreachable" in lowered:
+        return f"{source} cannot reach {target}: host unreachable (no answer to ARP/ND)"
+    if returncode < 0:
+        return f"ping in {source} was ended by {signal.Signals(-returncode).name} before it answered for {target}"
+    if returncode == 1:
+        return f"{source} gets no reply from {target} within {wait:g} s"
+    last = text.splitlines()[-1] if text else f"exit status {returncode}"
+    return f"{source} cannot ping {target}: {last}"
+
+
+def _unusable(source: str, address: str, text: str, returncode: int) -> str:
+    """Why ping could not even try, or "": no path to look along."""
+    lowered = text.lower()
+    if "name or service not known" in lowered or "bad address" in lowered:
         return f"{source}: {address!r} is not a usable address"
-    elif "not found" in lowered and returncode == 127:
+    if "not found" in lowered and returncode == 127:
         return f"ping is not installed in {source}"
-    elif returncode < 0:
-        reason = f"ping in {source} was ended by {signal.Signals(-returncode).name} before it answered for {target}"
-    elif returncode == 1:
-        reason = f"{source} gets no reply from {target} within {wait:g} s"
-    else:
-        last = text.splitlines()[-1] if text else f"exit status {returncode}"
-        reason = f"{source} cannot ping {target}: {last}"
-    return reason + "; check the link, addresses and routes on the path"
+    return ""

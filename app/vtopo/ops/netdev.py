@@ -257,21 +257,30 @@ class AddAddress(DeviceOp):
         return frozenset({addresses_resource(self.netns)})
 
     def explain(self) -> list[str]:
-        return [ip_cmd(self.netns, "addr", "add", self.cidr, "dev", self.name)]
+        """An IPv6 address skips duplicate address detection: usable at once (see rtnl_wire.address)."""
+        nodad = ["nodad"] if ":" in self.cidr else []
+        return [ip_cmd(self.netns, "addr", "add", self.cidr, "dev", self.name, *nodad)]
 
 
 @dataclass(frozen=True, kw_only=True)
 class AddRoute(Op):
+    """A route via `gateway`, IPv4 or IPv6; out of `device` when the gateway is link-local (fe80::), which only
+    the device it is reached on makes unique."""
+
     netns: str | None
     destination: str
     gateway: str
+    device: str = ""
     summary_text: ClassVar[str] = "route {destination} via {gateway}"
 
     def requires(self) -> frozenset[str]:
-        return frozenset({addresses_resource(self.netns)})
+        device = {dev_resource(self.netns, self.device), up_resource(self.netns, self.device)} if self.device else set()
+        return frozenset({addresses_resource(self.netns), *device})
 
     def explain(self) -> list[str]:
-        return [ip_cmd(self.netns, "route", "add", self.destination, "via", self.gateway)]
+        family = ["-6"] if ":" in self.gateway else []
+        return [ip_cmd(self.netns, *family, "route", "add", self.destination, "via", self.gateway,
+                       *(["dev", self.device] if self.device else []))]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,6 +2,7 @@
 marked on the canvas, a clicked packet's hop highlighted, and "follow this ping" along a path."""
 from __future__ import annotations
 
+import ipaddress
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ from vtopo.gui.document.editor import Editor
 from vtopo.gui.measure.controller import find_deployed
 from vtopo.gui.workers import Worker
 from vtopo.kinds.contract import Role
+from vtopo.model.topology import Topology
 
 EMPTY = ("No capture yet. On a deployed lab, right-click a node and choose Capture on…, or select two nodes and "
          "choose Follow a ping.")
@@ -70,10 +72,25 @@ def _path(lab_name: str, source: str, destination: str) -> tuple[str, str, list[
         return source, destination, str(error)
 
 
-def _ping(lab_name: str, source: str, destination: str) -> None:
+def _has_ipv6(topology: Topology, node_id: str) -> bool:
+    """Whether the node has an IPv6 address that is not link-local, for a ping to aim at."""
+    addresses = (a for link in topology.links_of(node_id) for end in link.ends if end.node == node_id
+                 for a in end.interface.addresses)
+    return any(_ipv6_to_aim_at(a) for a in addresses)
+
+
+def _ipv6_to_aim_at(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_interface(address).ip
+    except ValueError:
+        return False
+    return ip.version == 6 and not ip.is_link_local
+
+
+def _ping(lab_name: str, source: str, destination: str, version: int | None) -> None:
     lab, _why = find_deployed(lab_name)
     if lab is not None:
-        address = lab.target_address(source, destination)[0]
+        address = lab.target_address(source, destination, version)[0]
         subprocess.run(lab.command_in(source, [*PING, address]), capture_output=True, timeout=15)
 
 
@@ -117,8 +134,12 @@ class CaptureController(QObject):
         if len(selected) != 2:
             return []
         source, destination = (topology.nodes[i].name for i in selected)
-        return [MenuEntry(f"Follow a ping from {source} to {destination}",
-                          lambda _id: self.follow_ping(source, destination), self._enabled)]
+        entries = [MenuEntry(f"Follow a ping from {source} to {destination}",
+                             lambda _id: self.follow_ping(source, destination), self._enabled)]
+        if _has_ipv6(topology, selected[1]):
+            entries.append(MenuEntry(f"Follow an IPv6 ping from {source} to {destination}",
+                                     lambda _id: self.follow_ping(source, destination, 6), self._enabled))
+        return entries
 
     def _link_entries(self, link_id: str) -> list[MenuEntry]:
         topology = self._editor.topology
@@ -142,11 +163,11 @@ class CaptureController(QObject):
 
         return self._open(spec, find_target, bpf)
 
-    def follow_ping(self, source: str, destination: str) -> None:
-        """Capture ICMP on every link of the path, then send three pings: each tab shows the same id and seq,
-        with the TTL one lower past each router."""
+    def follow_ping(self, source: str, destination: str, version: int | None = None) -> None:
+        """Capture ICMP (and ICMPv6) on every link of the path, then send three pings, to an address of `version`
+        if given: each tab shows the same id and seq, with the TTL (IPv6's hop limit) one lower past each router."""
         lab = self._deploy.deployed_lab
-        self._start(Worker(lambda _report: _path(lab, source, destination)), self._follow)
+        self._start(Worker(lambda _report: (*_path(lab, source, destination), version)), self._follow)
 
     def _start(self, worker: Worker, returned: Callable[[Any], None] | None = None) -> None:
         if returned is not None:
@@ -155,19 +176,20 @@ class CaptureController(QObject):
         self._workers.add(worker)  # kept until its signals are delivered
         worker.start(self._pool)
 
-    def _follow(self, answer: tuple[str, str, list[CaptureTarget] | str]) -> None:
-        source, destination, targets = answer
+    def _follow(self, answer: tuple[str, str, list[CaptureTarget] | str, int | None]) -> None:
+        source, destination, targets, version = answer
         if isinstance(targets, str):
             self._editor.status_message.emit(f"cannot follow a ping from {source} to {destination}: {targets}")
             return
-        tabs = [self._open(f"{index}. {target.label}", _known(target), "icmp") for index, target in enumerate(targets, 1)]
+        tabs = [self._open(f"{index}. {target.label}", _known(target), "icmp or icmp6")
+                for index, target in enumerate(targets, 1)]
         waiting = set(tabs)
 
         def listening(tab: CaptureTab) -> None:
             waiting.discard(tab)
             if not waiting:
                 lab = self._deploy.deployed_lab
-                self._start(Worker(lambda _report: _ping(lab, source, destination)))
+                self._start(Worker(lambda _report: _ping(lab, source, destination, version)))
 
         for tab in tabs:
             tab.started.connect(lambda _target, tab=tab: listening(tab))
