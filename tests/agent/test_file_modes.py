@@ -44,6 +44,12 @@ def entries() -> Iterator[tuple[Path, os.stat_result]]:
                     yield path, path.lstat()
 
 
+def namespace_files() -> set[Path]:
+    """The files that keep namespaces (bind mounts of the kernel's nsfs, whose mode the kernel sets: 0444)."""
+    with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
+        return {Path(line.split()[4]) for line in mounts if line.split(" - ", 1)[1].startswith("nsfs ")}
+
+
 def group_name(gid: int) -> str:
     return grp.getgrgid(gid).gr_name
 
@@ -51,12 +57,15 @@ def group_name(gid: int) -> str:
 def mode_problems() -> list[str]:
     """Each entry whose mode breaks the rules, as `path: mode owner:group`."""
     problems = []
+    namespaces = namespace_files()
     for path, info in entries():
         mode, owner, group = stat.S_IMODE(info.st_mode), pwd.getpwuid(info.st_uid).pw_name, group_name(info.st_gid)
         parent = path.parent.lstat()
         private_parent = stat.S_IMODE(parent.st_mode) == PRIVATE
         if path in SYSTEM_AGENT:
             right = (stat.S_IFMT(info.st_mode), mode, group) == SYSTEM_AGENT[path] and owner == "root"
+        elif path in namespaces:
+            right = path.parent == Path("/run/vtopo/ns") and owner == "root"
         elif private_parent and parent.st_uid != 0:
             right = True  # in a daemon's own directory, which only its user can enter: its files are its business
         elif owner != "root":  # a directory handed to a daemon

@@ -121,6 +121,8 @@ class Applier:
                 self._make_directory(op)
             case o.ContainForwarding():
                 nftables.contain_forwarding(op.table, op.device_prefix)
+            case o.WriteHostsFile():  # root's alone: each node gets a copy of its own
+                owned_files.write_file(op.path, op.content, owned_files.PRIVATE_FILE)
             case o.WriteFile():
                 owned_files.write_for_daemon(op.path, op.content)
             case o.StartProcess():
