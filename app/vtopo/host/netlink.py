@@ -38,7 +38,7 @@ from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 
 from vtopo.host import rtnl_wire as wire
 from vtopo.host.netns import NetlinkError, NetnsNotFoundError, create_netns, entered, open_netns
-from vtopo.ops import TBF_LATENCY_MS, LinkType, MacvlanMode, tbf_burst, tbf_rate
+from vtopo.ops import ROUTE_PROTOCOL, TBF_LATENCY_MS, LinkType, MacvlanMode, tbf_burst, tbf_rate
 
 __all__ = ["LinkInfo", "Netlink", "NetlinkError", "NetnsNotFoundError", "MACVLAN_MODES", "link_counters"]
 
@@ -66,7 +66,7 @@ _RECEIVE_BUFFER = 1 << 16  # the kernel's dump chunks are at most 32 KiB
 _CHANGE = NLM_F_REQUEST | NLM_F_ACK
 _CREATE = _CHANGE | NLM_F_CREATE | NLM_F_EXCL
 _RT_TABLE_MAIN = 254
-_RTPROT_STATIC = 4
+_RTPROT = {"static": 4}  # the kernel's route protocols, by iproute2's names (rt_protos)
 _RTN_UNICAST = 1
 _HEADER = struct.Struct("=IHHII")  # struct nlmsghdr: length, type, flags, sequence number, port id
 _ERRNO = struct.Struct("=i")  # the first field of an NLMSG_ERROR's payload; 0 in an ack
@@ -411,8 +411,8 @@ class Netlink:
         out = f" dev {device}" if device else ""
         with _kernel(f"add route {destination} via {gateway}{out}{_where(netns)}"):
             index = self._index(device, netns) if device else 0
-            self._rtnl(netns).request(wire.route(network, via, _RT_TABLE_MAIN, _RTPROT_STATIC, _RTN_UNICAST, index),
-                                      RTM_NEWROUTE, _CREATE)
+            request = wire.route(network, via, _RT_TABLE_MAIN, _RTPROT[ROUTE_PROTOCOL], _RTN_UNICAST, index)
+            self._rtnl(netns).request(request, RTM_NEWROUTE, _CREATE)
 
     def set_sysctl(self, netns: str | None, key: str, value: str) -> None:
         """Write a net.* sysctl of `netns`, e.g. "net.ipv4.ip_forward" (slashes if a name has dots)."""

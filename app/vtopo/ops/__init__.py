@@ -12,7 +12,7 @@ from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
 from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile
 from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
                                   DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
-from vtopo.ops.netdev import (TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink, CreateBridge, CreateMacvlan,
+from vtopo.ops.netdev import (ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink, CreateBridge, CreateMacvlan,
                               CreateMacvtap, CreateTap, CreateVeth, DeleteLink, DeviceOp, LinkType, MacvlanMode,
                               MoveLink, SetImpairment, SetMaster, SetSysctl, SetTxChecksum, Tool, tbf_burst, tbf_rate)
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag,
@@ -25,7 +25,7 @@ __all__ = [
     "DeleteNamespace", "DestroyDomain", "IsolateNode", "NETNS_DIR", "NODE_FILES_DIR", "NODE_TMPFS", "RemoveNamespaceFiles",
     "DeviceOp", "FileOp", "HOST", "INTERNAL_PORT", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "MacvlanMode", "MakeDirectory",
     "MoveLink", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge", "Place", "RemoveDirectory",
-    "RemoveFile", "RemoveNftTable",
+    "ROUTE_PROTOCOL", "RemoveFile", "RemoveNftTable",
     "ResumeDomain", "RunCommand", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain",
     "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
     "addresses_resource", "comment",

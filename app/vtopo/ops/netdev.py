@@ -9,6 +9,7 @@ from vtopo.ops.base import (Op, addresses_resource, comment, dev_resource, in_ne
                             tap_device, up_resource)
 
 TBF_LATENCY_MS = 50  # tbf queues at most this much traffic
+ROUTE_PROTOCOL = "static"  # what the routes vtopo adds are tagged with: the kernel's RTPROT_STATIC, iproute2's name
 
 
 def tbf_rate(rate_mbit: float) -> int:
@@ -280,7 +281,7 @@ class AddRoute(Op):
     def explain(self) -> list[str]:
         family = ["-6"] if ":" in self.gateway else []
         return [ip_cmd(self.netns, *family, "route", "add", self.destination, "via", self.gateway,
-                       *(["dev", self.device] if self.device else []))]
+                       *(["dev", self.device] if self.device else []), "proto", ROUTE_PROTOCOL)]
 
 
 @dataclass(frozen=True, kw_only=True)
