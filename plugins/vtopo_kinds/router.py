@@ -75,7 +75,7 @@ class RouterKind(NodeKind[RouterSettings]):
         argv = ["vtysh", "--vty_socket", socket_dir, "--config_dir", socket_dir, *argv[1:]]
         return DaemonShell(node.names.node_dir(node.node.name), tuple(f"{d}.vty" for d in self.daemons(node)),
                            VTY_GROUP[suite], tuple(argv), HOST_VTY_DIRS[suite], "vtysh.conf",
-                           "username {user} nopassword")  # vtysh asks PAM otherwise, which refuses a user
+                           self._shell_config(node) + "username {user} nopassword")  # else vtysh asks PAM: refused
 
     def routes(self, node: NodeContext[RouterSettings]) -> bool:
         return True
@@ -236,6 +236,12 @@ class RouterKind(NodeKind[RouterSettings]):
         return "\n".join(lines) + "\n"
 
     @staticmethod
+    def _shell_config(node: NodeContext[RouterSettings]) -> str:
+        """vtysh's own configuration for this router: FRR 8.4's vtysh keeps the hostname itself (its prompt, and the
+        `hostname` line of `show running-config`), taking the host's unless told."""
+        return f"hostname {node.node.name}\n"
+
+    @staticmethod
     def _announcements(settings: RouterSettings) -> list[str]:
         return ([" redistribute connected"] if settings.redistribute_connected else []) + \
             ([" default-information originate always"] if settings.default_originate else [])
@@ -249,7 +255,7 @@ class RouterKind(NodeKind[RouterSettings]):
         yield MakeDirectory(owner=owner, path=directory, user=facts.frr_user)
         config_file, shell_file = f"{directory}/{CONFIG_FILE}", f"{directory}/vtysh.conf"
         yield WriteFile(owner=owner, path=config_file, content=self.configuration(node))
-        yield WriteFile(owner=owner, path=shell_file, content="! vtysh for this router only\n")
+        yield WriteFile(owner=owner, path=shell_file, content=self._shell_config(node))
         interfaces = tuple(dev_resource(netns, end.device) for end in node.ends)
         # the daemons must first see each interface with carrier: seen without, FRR 8.4's ospfd may keep it as type
         # "Null" and leave its network out of the router LSA

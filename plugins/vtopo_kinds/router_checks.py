@@ -21,6 +21,14 @@ def _vtysh(probe: Probe, router: str, command: str) -> Any:
         return {}
 
 
+def _prefix_problems(prefix: str) -> list[tuple[str, str]]:
+    try:
+        ipaddress.ip_network(prefix, strict=False)
+    except ValueError:
+        return [("prefix", f"{prefix!r} is not a prefix like 10.2.0.0/24 or 2001:db8::/64")]
+    return []
+
+
 def _family(prefix: str) -> str:
     return "ipv6" if ipaddress.ip_network(prefix, strict=False).version == 6 else "ipv4"
 
@@ -46,11 +54,7 @@ class RouteVia(CheckType):
     node_fields = ("router",)
 
     def problems(self, params: RouteViaParams) -> list[tuple[str, str]]:
-        try:
-            ipaddress.ip_network(params.prefix, strict=False)
-        except ValueError:
-            return [("prefix", f"{params.prefix!r} is not a prefix like 10.2.0.0/24 or 2001:db8::/64")]
-        return []
+        return _prefix_problems(params.prefix)
 
     def describe(self, params: RouteViaParams) -> str:
         how = [f"via {params.via}"] if params.via else []
@@ -157,12 +161,7 @@ class BgpSession(CheckType):
     node_fields = ("router", "neighbor")
 
     def problems(self, params: BgpParams) -> list[tuple[str, str]]:
-        try:
-            if params.prefix:
-                ipaddress.ip_network(params.prefix, strict=False)
-        except ValueError:
-            return [("prefix", f"{params.prefix!r} is not a prefix like 10.2.0.0/24 or 2001:db8::/64")]
-        return []
+        return _prefix_problems(params.prefix) if params.prefix else []
 
     def describe(self, params: BgpParams) -> str:
         received = f" and receives {params.prefix} from it" if params.prefix else ""

@@ -104,6 +104,9 @@ def parse_settings(settings_type: type, raw: dict[str, Any], path: str, subject:
         if not _matches(value, spec.type):
             problems.append(Problem(f"{label} must be {_describe(spec.type)}", subject, where, subject_id))
             continue
+        if isinstance(value, str) and "\n" in value and not spec.info.multiline:
+            problems.append(Problem(f"{label} must be one line", subject, where, subject_id))
+            continue
         if spec.info.choices and value not in spec.info.choices:
             problems.append(Problem(f"{label} must be one of {', '.join(spec.info.choices)}, not {value!r}", subject,
                                     where, subject_id))
