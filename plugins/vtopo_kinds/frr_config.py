@@ -18,8 +18,9 @@ _NEEDS: dict[str, re.Pattern[str]] = {
     "staticd": re.compile(r"(ip route|ipv6 route)(\s|$)"),
     "bfdd": re.compile(r"bfd$|bfd\s|(neighbor \S+|ip ospf|ipv6 ospf6|isis) bfd(\s|$)"),
 }
-# Lines that would make a daemon (running as the frr user, like every router's) open a file of the config's choosing.
-_WRITES_FILES = re.compile(r"(no\s+)?(log\s+file|dump\s+bgp)(\s|$)")
+# Lines that would make a daemon (running as the frr user, like every router's) open a file of the config's choosing
+# outside the router's directory (its logs/, their working directory): a log file named with a path, and BGP's MRT dumps.
+_WRITES_FILES = re.compile(r"(log\s+file\s+\S*/|dump\s+bgp(\s|$))")
 _HEADER = ("Building configuration...", "Current configuration:")
 
 
@@ -37,7 +38,7 @@ def daemons_for(text: str) -> list[str]:
 
 
 def file_writes(text: str) -> list[tuple[int, str]]:
-    """The statements that would write a file where the text says (`log file`, `dump bgp`), by line number."""
+    """The statements that would write a file outside the router's directory, by line number."""
     return [(number, line) for number, line in _statements(text) if _WRITES_FILES.match(line)]
 
 

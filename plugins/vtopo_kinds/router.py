@@ -133,9 +133,9 @@ class RouterKind(NodeKind[RouterSettings]):
                 yield Problem(f"daemon {daemon!r} is not one a router runs (it runs: {', '.join(DAEMONS)})", subject,
                               "", node_id)
         for number, line in file_writes(node.settings.config):
-            yield Problem(f"line {number} of its configuration, {line!r}, would have FRR write a file of the "
-                          "configuration's choosing; remove it (each daemon already logs to the router's own "
-                          "directory: vtopo exec LAB ROUTER -- vtysh -c 'show logging')", subject, "", node_id)
+            yield Problem(f"line {number} of its configuration, {line!r}, would have FRR write a file outside the "
+                          "router's own directory; name a log file without a path (each daemon already logs there: "
+                          "vtopo exec LAB ROUTER -- vtysh -c 'show logging')", subject, "", node_id)
 
     def _generated_problems(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         settings, subject, node_id = node.settings, node.subject, node.node.id
@@ -264,16 +264,20 @@ class RouterKind(NodeKind[RouterSettings]):
         private_root = f"{directory}.private"
         yield MakeDirectory(owner=owner, path=private_root)
         private = (("/var/tmp", f"{private_root}/var-tmp"), ("/var/run/frr", f"{private_root}/run-frr"))
+        # the daemons' working directory: a log file the configuration names without a path lands there (beside the
+        # logs vtopo has them keep, which root opens for them, and which they could not open again)
+        logs = f"{directory}/logs"
+        yield MakeDirectory(owner=owner, path=logs, user=facts.frr_user)
         daemons = self.daemons(node)
         for daemon in daemons:  # each starts empty (/dev/null, never the host's /etc/frr); vtysh -b configures them
             after = (addresses_resource(netns), *interfaces, *carrier) if daemon == ZEBRA else (f"process:zebra@{name}",)
             yield StartProcess(owner=owner, name=f"{daemon}@{name}", netns=netns, pid_file=f"{directory}/{daemon}.pid",
-                               ready_path=f"{directory}/{daemon}.vty", private_dirs=private,
+                               ready_path=f"{directory}/{daemon}.vty", private_dirs=private, directory=logs,
                                argv=(f"{facts.frr_dir}/{daemon}", "-d", "-u", facts.frr_user, "-g", facts.frr_user,
                                      "-f", "/dev/null", "-i", f"{directory}/{daemon}.pid",
                                      "-z", f"{directory}/zserv.api", "--vty_socket", directory, "-P", "0",
                                      "--log", f"file:{directory}/{daemon}.log"),
-                               after=(f"file:{private_root}", *after))
+                               after=(f"file:{private_root}", f"file:{logs}", *after))
         yield LoadConfig(owner=owner, node=name, netns=netns, directory=directory,
                          argv=("vtysh", "--vty_socket", directory, "--config_dir", directory, "-b"),
                          after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{d}@{name}" for d in daemons)))

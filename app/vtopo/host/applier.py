@@ -277,7 +277,8 @@ class Applier:
                                    log_file=Path(op.pid_file).with_suffix(".log"), private_dirs=private,
                                    open_files=taps, inherited_fds=handed,
                                    privileges=o.drop_privileges(op.user, op.groups) if op.user else (),
-                                   umask=DAEMON_UMASK, ready_banner=op.ready_banner.encode())
+                                   umask=DAEMON_UMASK, ready_banner=op.ready_banner.encode(),
+                                   cwd=Path(op.directory) if op.directory else None)
         finally:
             for ours in handed.values():
                 os.close(ours)

@@ -27,6 +27,7 @@ class StartProcess(Op):
     `after` lists extra resources that must exist first (the interfaces a daemon should see at start).
     `private_dirs` maps a path the program insists on (FRR's /var/tmp/frr, /var/run/frr) to a directory of
     the lab's, bind-mounted over it for this process only, so labs never share or leave files there.
+    `directory`, when set, is its working directory: a file its configuration names without a path lands there.
     """
 
     name: str
@@ -43,6 +44,7 @@ class StartProcess(Op):
     image_fds: tuple[tuple[int, str], ...] = ()
     after: tuple[str, ...] = ()
     private_dirs: tuple[tuple[str, str], ...] = ()
+    directory: str = ""
     summary_text: ClassVar[str] = "start {name}"
 
     def requires(self) -> frozenset[str]:
@@ -68,6 +70,8 @@ class StartProcess(Op):
             command += f" {fd}<>{shlex.quote(path)}"
         for fd, path in self.image_fds:
             command += f" {fd}<{shlex.quote(path)}"
+        if self.directory:
+            command = f"( cd {shlex.quote(self.directory)} && {command} )"
         return lines + [f"( umask 077 && exec {command} ) &" if self.user else command]
 
     def inverse(self) -> Op:
