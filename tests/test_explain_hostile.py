@@ -21,12 +21,17 @@ PROGRAMS = ["ip", "tc", "bridge", "sysctl", "ethtool", "ovs-vsctl", "ovs-ofctl",
             "kill", "qemu-system-x86_64", "touch", "sleep", "mount", "nsenter", "unshare", "umount", "pwned"]
 
 
+def lower_device(payload: str) -> str:
+    """The payload as a macvlan's lower device: an interface name, on one line as every one-line setting must be."""
+    return " ".join(payload[:15].splitlines())
+
+
 def hostile_lab(payload: str) -> Topology:
     topology = Topology(name="hostile" + payload, notes=payload)
     topology.add_node(Node(id="c1", name="c1", kind="container",
                            settings={"sysctls": {"net.ipv4.ip_forward": payload, f"net.x{payload}": "1"}}))
     topology.add_node(Node(id="c2", name="c2", kind="container"))
-    topology.add_node(Node(id="m1", name="m1", kind="macvlan", settings={"lower": payload[:15]}))
+    topology.add_node(Node(id="m1", name="m1", kind="macvlan", settings={"lower": lower_device(payload)}))
     topology.add_link(Link(id="l1", a=Endpoint("c1", "eth0", Interface(addresses=["10.0.0.1/24"])),
                            b=Endpoint("c2", "eth0", Interface(addresses=["10.0.0.2/24"]))))
     topology.add_link(Link(id="l2", a=Endpoint("m1", "c1"), b=Endpoint("c2", "eth1")))
@@ -46,7 +51,7 @@ def stubs(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("payload", PAYLOADS)
 def test_only_the_stubs_run(payload: str, stubs: Path, tmp_path: Path):
-    plan = plan_of(hostile_lab(payload), trust=Trust(host_devices=frozenset({payload[:15]})))  # the user's consent
+    plan = plan_of(hostile_lab(payload), trust=Trust(host_devices=frozenset({lower_device(payload)})))  # the user's consent
     script = plan.explain()
     log = tmp_path / "log"
     log.touch()

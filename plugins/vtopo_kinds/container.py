@@ -5,14 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import EndContext, NodeContext, NodeKind, Op, PortSpec, Problem, Role, SetSysctl, setting
-from vtopo_kinds.common import GATEWAY6_HELP, check_default_routes, gateway_route
+from vtopo.kinds.api import (AddRoute, EndContext, NodeContext, NodeKind, Op, PortSpec, Problem, Reader, Role,
+                             SavedState, SetSysctl, setting)
+from vtopo_kinds.common import (GATEWAY6_HELP, check_default_routes, check_route, gateway_route, kernel_addresses,
+                                kernel_routes)
 
 
 @dataclass(frozen=True)
 class ContainerSettings:
     default_route: str = setting("", "Default gateway", "Next hop for the default route, e.g. 10.0.1.1")
     default_route6: str = setting("", "IPv6 default gateway", GATEWAY6_HELP)
+    routes: list[str] = setting([], "Routes", "One per line, e.g. 10.9.0.0/16 via 10.0.1.1 or 2001:db8:9::/48 via "
+                                "2001:db8:1::1")
     sysctls: dict[str, str] = setting({}, "sysctls", "Namespace sysctls, e.g. net.ipv4.ip_forward = 1")
 
 
@@ -36,6 +40,8 @@ class ContainerKind(NodeKind[ContainerSettings]):
 
     def check(self, node: NodeContext[ContainerSettings]) -> Iterable[Problem]:
         yield from check_default_routes(node, node.settings.default_route, node.settings.default_route6)
+        for route in node.settings.routes:
+            yield from check_route(node, route)
         for key in node.settings.sysctls:
             if not key.startswith("net."):
                 yield Problem(f"sysctl {key} is not per-namespace (only net.* sysctls are); setting it would change "
@@ -48,3 +54,16 @@ class ContainerKind(NodeKind[ContainerSettings]):
             yield SetSysctl(owner=owner, netns=netns, key=key, value=value)
         for gateway in self.default_gateways(node):
             yield gateway_route(node, netns, gateway)
+        for route in node.settings.routes:
+            destination, _, gateway = route.partition(" via ")
+            yield AddRoute(owner=owner, netns=netns, destination=destination.strip(), gateway=gateway.strip())
+
+    def saved_state(self, node: NodeContext[ContainerSettings], read: Reader) -> SavedState:
+        """The addresses on its ports and the routes students add with `ip`; the default routes are its gateways."""
+        routes = kernel_routes(read)
+        defaults = {destination: gateway for destination, gateway in routes if destination in ("default", "::/0")}
+        return SavedState(settings={"default_route": defaults.get("default", ""),
+                                    "default_route6": defaults.get("::/0", ""),
+                                    "routes": [f"{destination} via {gateway}" for destination, gateway in routes
+                                               if destination not in defaults]},
+                          addresses=kernel_addresses(node, read))

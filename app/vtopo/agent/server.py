@@ -44,6 +44,7 @@ from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
 from vtopo.operate import OperateError, operate_node, set_link_impairment, set_link_state
 from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback, user_name
+from vtopo.saving import read_running
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -226,6 +227,8 @@ class Agent:
                 return self.console(request, caller, send)
             if isinstance(request, p.CaptureRequest):
                 return self.capture(request, caller, fds, send)
+            if isinstance(request, p.SaveRequest):
+                return self.save(request, caller)
             raise p.ProtocolError(f"no handler for {request.type}")
         except Refused as why:
             return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
@@ -312,6 +315,10 @@ class Agent:
             else:
                 raise p.ProtocolError(f"a link's action is up, down or set, not {request.action!r}")
         return p.Result(0, data={"said": said})
+
+    def save(self, request: p.SaveRequest, caller: Caller) -> p.Result:
+        with self._owned(request.lab, caller, "save the running state of") as record:
+            return p.Result(0, data=read_running(record).to_json())
 
     def cleanup(self, caller: Caller, send: Replies) -> p.Result:
         if not caller.root:

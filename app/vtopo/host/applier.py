@@ -131,6 +131,8 @@ class Applier:
                 self._start_domain(op)
             case o.ResumeDomain():
                 domains.resume(op.uri, op.name)
+            case o.LoadConfig():
+                processes.run_command(["ip", "netns", "exec", op.netns, *op.argv], COMMAND_SECONDS, cwd=op.directory)
             case o.RunCommand():
                 if self.owner != 0 and op.place not in (o.Place.NODE, o.Place.GUEST):
                     raise ValueError(f"only root may run commands on the host itself, and uid {self.owner} deploys "
@@ -302,7 +304,8 @@ class Applier:
                                    log_file=Path(op.pid_file).with_suffix(".log"), private_dirs=private,
                                    open_files=taps, inherited_fds=handed,
                                    privileges=o.drop_privileges(op.user, op.groups) if op.user else (),
-                                   umask=DAEMON_UMASK, ready_banner=op.ready_banner.encode())
+                                   umask=DAEMON_UMASK, ready_banner=op.ready_banner.encode(),
+                                   cwd=Path(op.directory) if op.directory else None)
         finally:
             for ours in handed.values():
                 os.close(ours)

@@ -12,23 +12,23 @@ from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
 from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile
 from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
                                   DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
-from vtopo.ops.netdev import (ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink, CreateBridge, CreateMacvlan,
-                              CreateMacvtap, CreateTap, CreateVeth, DeleteLink, DeviceOp, LinkType, MacvlanMode,
-                              MoveLink, SetImpairment, SetMaster, SetSysctl, SetTxChecksum, Tool, tbf_burst, tbf_rate)
+from vtopo.ops.netdev import (ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink, CreateBridge,
+                              CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, DeleteLink, DeviceOp, LinkType,
+                              MacvlanMode, MoveLink, SetImpairment, SetMaster, SetSysctl, SetTxChecksum, Tool, tbf_burst,
+                              tbf_rate)
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag,
                            vsctl_line)
-from vtopo.ops.process import VHOST_DEVICE, Place, RunCommand, StartProcess, StopProcess, drop_privileges
+from vtopo.ops.process import VHOST_DEVICE, LoadConfig, Place, RunCommand, StartProcess, StopProcess, drop_privileges
 
 __all__ = [
     "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
     "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "DOMAIN_XMLNS", "DeleteLink",
-    "DeleteNamespace", "DestroyDomain", "IsolateNode", "NETNS_DIR", "NODE_FILES_DIR", "NODE_TMPFS", "RemoveNamespaceFiles",
-    "DeviceOp", "FileOp", "HOST", "INTERNAL_PORT", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "MacvlanMode", "MakeDirectory",
-    "MoveLink", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge", "Place", "RemoveDirectory",
-    "ROUTE_PROTOCOL", "RemoveFile", "RemoveNftTable",
+    "DeleteNamespace", "DestroyDomain", "DeviceOp", "FileOp", "HOST", "INTERNAL_PORT", "IsolateNode",
+    "LIBVIRT_QEMU_RUN_DIR", "LinkType", "LoadConfig", "MacvlanMode", "MakeDirectory", "MoveLink", "NETNS_DIR",
+    "NODE_FILES_DIR", "NODE_TMPFS", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge",
+    "Place", "ROUTE_PROTOCOL", "RemoveDirectory", "RemoveFile", "RemoveNamespaceFiles", "RemoveNftTable",
     "ResumeDomain", "RunCommand", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain",
     "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
-    "addresses_resource", "comment",
-    "dev_resource", "drop_privileges", "heredoc", "in_netns", "ip_cmd", "ns_resource", "op_from_json", "ovs_lab_tag",
-    "node_resource", "sh", "tap_device", "tbf_burst", "tbf_rate", "up_resource", "user_resource", "vsctl_line",
+    "addresses_resource", "comment", "dev_resource", "drop_privileges", "heredoc", "in_netns", "ip_cmd", "node_resource",
+    "ns_resource", "op_from_json", "ovs_lab_tag", "sh", "tap_device", "tbf_burst", "tbf_rate", "up_resource", "user_resource", "vsctl_line",
 ]
