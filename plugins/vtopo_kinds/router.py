@@ -141,6 +141,11 @@ class RouterKind(NodeKind[RouterSettings]):
         except ValueError:
             return ""
 
+    def generated_settings(self, node: NodeContext[RouterSettings]) -> dict[str, str]:
+        """The integrated FRR configuration of the OSPF vtopo runs on this router (its daemons' logs aside)."""
+        ospf = [line for line in self.ospfd_conf(node).splitlines() if not line.startswith("log file")]
+        return {"config": "\n".join(ospf) + "\n"}
+
     # ------------------------------------------------------------ lowering
 
     def zebra_conf(self, node: NodeContext[RouterSettings]) -> str:

@@ -19,7 +19,7 @@ from vtopo.gui.context_menus import ContextMenus
 from vtopo.gui.document.analysis import LabAnalyzer
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.document.files import FileController
-from vtopo.gui.document.layout import LAYOUTS
+from vtopo.layout import LAYOUTS
 from vtopo.gui.measure.controller import MeasureController
 from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView

@@ -326,6 +326,11 @@ class NodeKind(ABC, Generic[S]):
         """The host memory (MiB) and CPUs the node takes for itself, as a VM does; the compiler adds them up."""
         return 0, 0
 
+    def generated_settings(self, node: NodeContext[S]) -> dict[str, str]:
+        """For a text setting left empty, what vtopo generates in its place (a router's OSPF configuration), by
+        setting name: what the inspector shows, and what "Edit" starts from."""
+        return {}
+
     def lower(self, node: NodeContext[S]) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""
         return ()
