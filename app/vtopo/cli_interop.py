@@ -30,11 +30,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         problems = problems_of(topology)
     except LabError as error:
         problems = error.problems
+    to_fix = [problem for problem in errors_in(problems) if problem.consent is None]  # consent comes at deploy
     for problem in problems:
-        print(problem, file=sys.stderr)
-    if errors_in(problems):
-        print(f"{target} needs {len(errors_in(problems))} fix(es) before it deploys (vtopo validate {target})",
-              file=sys.stderr)
+        if problem in to_fix or problem.consent is None:
+            print(problem, file=sys.stderr)
+        else:
+            print(f"note: {problem.subject}: {problem.message}")
+    if to_fix:
+        print(f"{target} needs {len(to_fix)} fix(es) before it deploys (vtopo validate {target})", file=sys.stderr)
         return EXIT_BAD_LAB
     return EXIT_OK
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vtopo import layout
+from vtopo.kinds.contract import Role
+from vtopo.kinds.environment import DEFAULT_PREFIX_LENGTH, MAX_INTERFACE_NAME
 from vtopo.kinds.registry import Registry
 from vtopo.model.rules import INTERFACE_NAME, NODE_NAME, unique_name
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Position, Topology
@@ -102,6 +104,7 @@ class LabBuilder:
 
     def build(self) -> Imported:
         ports = self._ports()
+        self._shorten_host_names(ports)
         for link in self._links:
             ends = []
             for end in (link.a, link.b):
@@ -118,6 +121,27 @@ class LabBuilder:
             self.notify("", "the source gives no position for every node: the lab is laid out by role (routers, "
                         "then switches, then hosts)")
         return Imported(self.topology, self.notices)
+
+    def _shorten_host_names(self, ports: dict[int, str]) -> None:
+        """Renames a node whose devices in the host (a bridge, its ports, a VM's taps, the host's own ends) would
+        pass the kernel's 15 characters once vtopo names them `<lab prefix>-<node>-<port>`."""
+        taken = {node.name for node in self.topology.nodes.values()}
+        for source_name, node_id in self._ids.items():
+            node = self.topology.nodes[node_id]
+            kind = self.registry.get(node.kind)
+            if kind is None or (kind.role is Role.NAMESPACE and kind.name != "host"):
+                continue
+            longest = max((len(ports[id(end)]) for end in self.ends_of(source_name)), default=0)
+            if len(node.name) + longest + 2 + DEFAULT_PREFIX_LENGTH <= MAX_INTERFACE_NAME:
+                continue
+            stem = kind.name_stem or kind.name
+            old, node.name = node.name, stem if stem not in taken else unique_name(stem, taken)
+            taken.add(node.name)
+            self.notices = [Notice(f"node {node.name}", notice.message) if notice.subject == f"node {old}" else notice
+                            for notice in self.notices]
+            self.notify(f"node {node.name}", f"named {old!r} in the source, too long for the names vtopo gives its "
+                        f"devices in the host (<lab prefix>-{old}-<port> would pass the kernel's "
+                        f"{MAX_INTERFACE_NAME} characters)")
 
     def _ports(self) -> dict[int, str]:
         """The port of every end (by id of the End): its own name where that is a free port of the kind, else the

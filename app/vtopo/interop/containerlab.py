@@ -190,6 +190,8 @@ class _Reading:
             made.exec_lines = self._texts(source, "exec")
         elif self._texts(source, "exec"):
             made.facts.append("its exec lines are left out (it has no shell vtopo runs them in)")
+        if self._text(source, "network-mode") == "host":
+            made.facts.append("network-mode host is not carried: the node gets a namespace of its own, as any other")
         for key in ("mgmt-ipv4", "mgmt-ipv6"):
             address = self._text(source, key)
             if address:
@@ -339,6 +341,10 @@ class _Reading:
             if end.node in self.made:
                 continue
             if end.node == "host" and "host" not in self.nodes:
+                declared = next((key for key, made in self.made.items() if made.kind == "host"), None)
+                if declared is not None:
+                    end.node = declared
+                    continue
                 self.builder.add_node("host", "host")
                 self.made["host"] = _Node("host", ["the host itself (links to `host:IF` in the source)"])
             elif end.node.startswith("macvlan:") or end.node == "macvlan":

@@ -22,7 +22,7 @@ from typing import Any
 
 from vtopo.interop import frr
 from vtopo.interop.building import End, Imported, LabBuilder, Notice
-from vtopo.interop.folder import TopologyFolder, Unreadable
+from vtopo.interop.folder import Missing, TopologyFolder, Unreadable, unreadable
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import Reader
 from vtopo.model.problems import LabError, Problem
@@ -142,9 +142,11 @@ class _Reading:
             relative = f"project-files/{node_type}/{node_id}/{name}"
             try:
                 return self.folder.read(relative), relative
+            except Missing:
+                continue
             except Unreadable as error:
-                if str(error) != "does not exist":
-                    self.reader.fail("", f"{relative} {error}", f"node {self.names[node_id]}")
+                self.reader.problems.append(unreadable(f"node {self.names[node_id]}", "", "saved file", relative,
+                                                       error))
         return "", ""
 
     def _vpcs(self, node_id: str, subject: str) -> tuple[str, dict[str, Any], list[str], list[str]]:
