@@ -30,7 +30,7 @@ from vtopo.model.untrusted_json import child_path
 
 FRR_IMAGE = re.compile(r"(?:^|/)frr[^/:@]*(?:[:@]|$)")  # frr, frrouting/frr:10.5.1, quay.io/frrouting/frr@sha256:...
 SPECIAL_NODES = ("host", "macvlan", "mgmt-net")  # endpoint names that are no node of the topology
-MULTILINE = re.compile(r".*\.startup-config")  # an inline configuration
+MULTILINE = re.compile(r'.*\["startup-config"\]')  # an inline configuration
 VM_KIND = re.compile(r"generic_vm|vr[-_].+")
 POSITION_LABELS = ("graph-posX", "graph-posY")  # as containerlab's graph and TopoViewer write them
 
@@ -150,6 +150,9 @@ class _Reading:
         return str(value)
 
     def _texts(self, source: NodeSource, key: str) -> list[tuple[str, str]]:
+        for path, definition in source.layers:
+            if definition.get(key) is not None and not isinstance(definition[key], list):
+                self.reader.fail(child_path(path, key), f"{key} must be a list", f"node {source.name}")
         items = []
         for item, path in source.merged(key):
             if self.reader.typed(item, str, path, f"each of {key}", f"node {source.name}"):

@@ -20,6 +20,7 @@ from vtopo.compile.compiler import lab_context
 from vtopo.interop import frr
 from vtopo.interop.building import Notice
 from vtopo.kinds.contract import EndContext, NodeContext
+from vtopo.kinds.environment import HostFacts
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import write_atomically
 from vtopo.model.topology import Topology
@@ -52,7 +53,7 @@ class Exported:
 def to_containerlab(topology: Topology, registry: Registry, image: str = CONTAINER_IMAGE,
                     router_image: str = ROUTER_IMAGE) -> Exported:
     """The containerlab topology of a lab. Raises LabError when the lab does not compile."""
-    lab = lab_context(topology, registry)
+    lab = lab_context(topology, registry, HostFacts(netem=True))  # for another host: its impairments are said
     return _Export(topology, image, router_image).run(lab.nodes.values())
 
 

@@ -31,7 +31,7 @@ def chosen_daemons(listed: list[str]) -> tuple[list[str], list[str]]:
     """(the daemons a router should run, or [] for vtopo's choice; those of `listed` a vtopo router does not run)."""
     kept = [daemon for daemon in listed if daemon in ROUTER_DAEMONS]
     dropped = [daemon for daemon in listed if daemon not in ROUTER_DAEMONS]
-    return ([] if set(kept) == set(ROUTER_DAEMONS) else kept), dropped
+    return ([] if set(kept) | {ALWAYS} == set(ROUTER_DAEMONS) else kept), dropped
 
 
 def daemons_file(daemons: list[str]) -> str:

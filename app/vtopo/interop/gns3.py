@@ -36,8 +36,8 @@ SWITCHES = {"ethernet_switch": "an Ethernet switch", "ethernet_hub": "an Etherne
 LEFT_OUT = {"dynamips": "a Cisco IOS router (Dynamips)", "iou": "a Cisco IOU device", "cloud": "a cloud (a host "
             "interface)", "nat": "a NAT node (the host's internet connection)", "virtualbox": "a VirtualBox VM",
             "vmware": "a VMware VM", "frame_relay_switch": "a Frame Relay switch", "atm_switch": "an ATM switch"}
-VPCS_IP = re.compile(r"ip (?P<address>[0-9.]+)(?:/(?P<prefix>\d{1,2})| (?P<mask>[0-9.]+))?(?: (?P<gateway>[0-9.]+))?"
-                     r"(?: (?P<prefix2>\d{1,2}))?")
+VPCS_IP = re.compile(r"ip (?P<address>[0-9.]+)(?:/(?P<prefix>\d{1,2}))?(?P<rest>(?: [0-9.]+){0,2})")
+"""VPCS's `ip ADDRESS[/PREFIX] [GATEWAY] [PREFIX or MASK]`, as its startup.vpc saves it (ip 10.0.0.2 10.0.0.1 24)."""
 SVG_TEXT = re.compile(r"<text\b[^>]*>(?P<text>.*?)</text>", re.DOTALL)
 SVG_SIZE = re.compile(r"<svg\b[^>]*?\bwidth=\"(?P<width>[0-9.]+)\"[^>]*?\bheight=\"(?P<height>[0-9.]+)\"|"
                       r"<svg\b[^>]*?\bheight=\"(?P<height2>[0-9.]+)\"[^>]*?\bwidth=\"(?P<width2>[0-9.]+)\"")
@@ -157,17 +157,21 @@ class _Reading:
             match = VPCS_IP.fullmatch(line.strip())
             if not match:
                 continue
-            prefix = match.group("prefix") or match.group("prefix2") or match.group("mask") or "24"
+            prefix, gateway = match.group("prefix") or "24", ""
+            for word in match.group("rest").split():
+                if "." in word and not word.startswith("255."):
+                    gateway = word
+                else:
+                    prefix = word
             try:
                 address = ipaddress.ip_interface(f"{match.group('address')}/{prefix}")
             except ValueError:
                 self.reader.fail("", f"{name}: {line.strip()!r} is not an address vtopo understands", subject)
                 continue
             self.addresses.setdefault(node_id, {}).setdefault("eth0", []).append(address.with_prefixlen)
-            if match.group("gateway"):
-                settings["default_route"] = match.group("gateway")
-            facts.append(f"address {address.with_prefixlen}"
-                         f"{' via ' + match.group('gateway') if match.group('gateway') else ''} from its {name}")
+            if gateway:
+                settings["default_route"] = gateway
+            facts.append(f"address {address.with_prefixlen}{' via ' + gateway if gateway else ''} from its {name}")
         return "container", settings, facts, []
 
     def _docker_addresses(self, node_id: str, subject: str) -> tuple[dict[str, Any], list[str]]:
