@@ -110,8 +110,9 @@ def parse(text: str, multiline: Callable[[str], bool] = lambda path: False) -> A
     if len(text) > MAX_BYTES:
         raise LabError([Problem(f"the file is larger than {MAX_BYTES // 1024 // 1024} MiB; no topology is that big",
                                 path="$")])
-    loader = _Loader(text)
+    loader: _Loader | None = None
     try:
+        loader = _Loader(text)  # reads the text's start: a character YAML does not allow stops it here
         raw = loader.get_single_data()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
@@ -122,5 +123,6 @@ def parse(text: str, multiline: Callable[[str], bool] = lambda path: False) -> A
     except (ValueError, RecursionError) as error:  # an integer of 5,000 digits; a key nested past the stack
         raise LabError([Problem(f"not a usable topology: {str(error).split(';')[0]}", path="$")]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return checked(raw, multiline)

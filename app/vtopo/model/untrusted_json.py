@@ -104,7 +104,8 @@ class _Scanner:
             self.fail(path, f"{value} is not a usable number: numbers must be finite")
             return None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > MAX_MAGNITUDE:
-            self.fail(path, f"{value:.3g} is too large: numbers must be at most {MAX_MAGNITUDE:,} in size")
+            shown = f"{value:.3g}" if isinstance(value, float) else f"{str(value)[:24]}..."  # a YAML integer's digits
+            self.fail(path, f"{shown} is too large: numbers must be at most {MAX_MAGNITUDE:,} in size")
             return None
         if isinstance(value, str):
             self.text(value, path, "value")
