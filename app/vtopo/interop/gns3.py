@@ -126,8 +126,10 @@ class _Reading:
             return "container", settings, facts, []
         if node_type in SWITCHES:
             facts = [f"a Linux bridge ({SWITCHES[node_type]})"]
-            vlans = {port.get("vlan") for port in properties.get("ports_mapping", []) if isinstance(port, dict)}
-            if vlans - {None, 1}:
+            mapping = properties.get("ports_mapping")
+            vlans = {port.get("vlan") for port in mapping if isinstance(port, dict) and
+                     isinstance(port.get("vlan"), int)} if isinstance(mapping, list) else set()
+            if vlans - {1}:
                 facts.append("its VLANs are not carried: every port is on one segment")
             return "bridge", {}, facts, []
         if node_type == "qemu":
