@@ -121,6 +121,8 @@ class Applier:
                 self._start_domain(op)
             case o.ResumeDomain():
                 domains.resume(op.uri, op.name)
+            case o.LoadConfig():
+                processes.run_command(["ip", "netns", "exec", op.netns, *op.argv], COMMAND_SECONDS, cwd=op.directory)
             case o.RunCommand():
                 argv = op.argv if self.owner == 0 or op.netns is None else \
                     in_namespace_as(self.owner, op.netns, ["sh", "-c", op.command])

@@ -178,15 +178,15 @@ class CommandFailed(HostError):
     """A command that exited non-zero or ran too long; the message holds the end of what it printed."""
 
 
-def run_command(argv: Sequence[str], timeout_s: float) -> str:
-    """Run a command to its end and return what it printed (stdout and stderr together).
+def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None) -> str:
+    """Run a command (in `cwd`, when given) to its end and return what it printed (stdout and stderr together).
 
     The output goes to an unlinked temporary file, not a pipe: a command that leaves a server running in the
     background (`... &`) would hold a pipe open forever, while the file is simply not read any more.
     """
     with tempfile.TemporaryFile() as output:
         process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-                                   start_new_session=True, close_fds=True)
+                                   start_new_session=True, close_fds=True, cwd=cwd)
         try:
             code = process.wait(timeout_s)
         except subprocess.TimeoutExpired:

@@ -17,12 +17,13 @@ class SettingInfo:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
+    multiline: bool = False  # a text of many lines (a configuration file), kept verbatim
 
 
 def setting(default: Any, label: str, help: str = "", choices: tuple[str, ...] = (), minimum: float | None = None,
-            maximum: float | None = None) -> Any:
+            maximum: float | None = None, multiline: bool = False) -> Any:
     """Declare one setting of a node kind."""
-    info = SettingInfo(label=label, help=help, choices=choices, minimum=minimum, maximum=maximum)
+    info = SettingInfo(label=label, help=help, choices=choices, minimum=minimum, maximum=maximum, multiline=multiline)
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata={"vtopo": info})
     return field(default=default, metadata={"vtopo": info})

@@ -94,6 +94,26 @@ class StopProcess(Op):
 
 
 @dataclass(frozen=True, kw_only=True)
+class LoadConfig(Op):
+    """A node's daemons, once started, given their configuration by a shell of theirs run as root in `netns`, from
+    `directory` (FRR's `vtysh -b` reads the integrated frr.conf there and sends each daemon its part). It is what
+    starts the node's routing, so a restarted node loads it again."""
+
+    node: str
+    netns: str
+    directory: str
+    argv: tuple[str, ...]
+    after: tuple[str, ...] = ()
+    summary_text: ClassVar[str] = "load the configuration of {node}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({ns_resource(self.netns), *self.after})
+
+    def explain(self) -> list[str]:
+        return [f"( cd {shlex.quote(self.directory)} && {sh('ip', 'netns', 'exec', self.netns, *self.argv)} )"]
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunCommand(Op):
     """A startup command of a node, run once the whole lab is built (the compiler puts these last); its output goes to
     the deploy log, and a non-zero exit fails the deploy. `argv` runs `command` inside the node as root (the kind's
