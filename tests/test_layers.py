@@ -25,11 +25,18 @@ def enum_member_values(tree: ast.Module) -> set[int]:
     return values
 
 
+TRANSLATORS = "interop"
+"""The one room that names built-in kinds: it writes other tools' labs as vtopo labs, which name their kinds as a lab
+file does (a containerlab `bridge` becomes a vtopo `bridge`), and reads them back out."""
+
+
 def test_the_core_names_no_builtin_kind():
     names = builtin_kind_names()
     assert {"bridge", "router", "vm"} <= names
     found = []
     for path in sorted(CORE.rglob("*.py")):
+        if path.relative_to(CORE).parts[0] == TRANSLATORS:
+            continue
         tree = ast.parse(path.read_text(), str(path))
         allowed = enum_member_values(tree)
         found += [f"{path.relative_to(CORE)}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)

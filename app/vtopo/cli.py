@@ -24,6 +24,7 @@ from vtopo.cli_agent import add_commands as add_agent_commands
 from vtopo.cli_check import add_commands as add_check_commands
 from vtopo.cli_experiment import add_commands as add_experiment_commands
 from vtopo.cli_consent import add_consent_arguments, consent_of
+from vtopo.cli_interop import add_commands as add_interop_commands
 from vtopo.cli_measure import add_commands as add_measure_commands
 from vtopo.cli_operate import add_commands as add_operate_commands
 from vtopo.model.problems import LabError, Problem, errors_in
@@ -391,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_check_commands(command)
     add_experiment_commands(command)
     add_operate_commands(command)
+    add_interop_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser

@@ -15,7 +15,7 @@ from tests.gui.helpers import choose, dark_theme, drag, when_menu_opens
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import LinkItem
 from vtopo.gui.canvas.tooltips import link_tooltip
-from vtopo.gui.document.layout import LAYOUTS
+from vtopo.layout import LAYOUTS
 from vtopo.gui.main_window import MainWindow
 from vtopo.model.topology import Impairment, Interface
 from vtopo.resources import TOPOLOGIES

@@ -19,7 +19,7 @@ from vtopo.gui.context_menus import ContextMenus
 from vtopo.gui.document.analysis import LabAnalyzer
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.document.files import FileController
-from vtopo.gui.document.layout import LAYOUTS
+from vtopo.layout import LAYOUTS
 from vtopo.gui.measure.controller import MeasureController
 from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
@@ -89,6 +89,7 @@ class Actions:
         self.open = self._action("&Open…", files.open_dialog, Key.Open, style.standardIcon(sp.SP_DialogOpenButton))
         self.save = self._action("&Save", files.save, Key.Save, style.standardIcon(sp.SP_DialogSaveButton))
         self.save_as = self._action("Save &as…", files.save_as, Key.SaveAs)
+        self.import_lab = self._action("&Import containerlab or GNS3…", files.import_dialog, "Ctrl+I")
         self.export_png = self._action("Export as &PNG…", lambda: self.export("png"))
         self.export_svg = self._action("Export as S&VG…", lambda: self.export("svg"))
         self.export_print = self._action("Export for p&rint (PNG, white, no grid)…",
@@ -190,6 +191,8 @@ class Actions:
         file_menu.addActions([self.new, self.open])
         file_menu.addMenu(self.recent_menu)
         file_menu.addActions([self.save, self.save_as])
+        file_menu.addSeparator()
+        file_menu.addAction(self.import_lab)
         file_menu.addSeparator()
         file_menu.addActions([self.export_png, self.export_svg, self.export_print])
         file_menu.addSeparator()

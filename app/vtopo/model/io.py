@@ -121,7 +121,7 @@ def _mode_of(path: Path, new_mode: int | None) -> int:
 
 # ---------------------------------------------------------------- reading
 
-class _Reader:
+class Reader:
     """Walks a JSON document, collecting every type problem with its JSON path."""
 
     def __init__(self) -> None:
@@ -173,7 +173,7 @@ def _json_type(value: Any) -> str:
         type(value), type(value).__name__)
 
 
-def _read_interface(reader: _Reader, raw: Any, path: str, subject: str) -> Interface:
+def _read_interface(reader: Reader, raw: Any, path: str, subject: str) -> Interface:
     if raw is None:
         return Interface()
     if not reader.typed(raw, dict, path, "interface", subject):
@@ -189,7 +189,7 @@ def _read_interface(reader: _Reader, raw: Any, path: str, subject: str) -> Inter
     )
 
 
-def _read_nodes(reader: _Reader, raw_nodes: list[Any]) -> list[Node]:
+def _read_nodes(reader: Reader, raw_nodes: list[Any]) -> list[Node]:
     nodes: list[Node] = []
     seen_ids: dict[str, str] = {}
     seen_names: dict[str, str] = {}
@@ -226,7 +226,7 @@ def _read_nodes(reader: _Reader, raw_nodes: list[Any]) -> list[Node]:
     return nodes
 
 
-def _read_commands(reader: _Reader, raw: dict[str, Any], path: str, subject: str) -> list[str]:
+def _read_commands(reader: Reader, raw: dict[str, Any], path: str, subject: str) -> list[str]:
     commands = reader.field(raw, "startup_commands", list, path.rsplit(".", 1)[0], [], subject)
     if len(commands) > MAX_STARTUP_COMMANDS:
         reader.fail(path, f"at most {MAX_STARTUP_COMMANDS} startup commands per node, not {len(commands)}", subject)
@@ -246,7 +246,7 @@ def _read_commands(reader: _Reader, raw: dict[str, Any], path: str, subject: str
     return kept
 
 
-def _read_links(reader: _Reader, raw_links: list[Any], nodes: dict[str, Node]) -> list[Link]:
+def _read_links(reader: Reader, raw_links: list[Any], nodes: dict[str, Node]) -> list[Link]:
     links: list[Link] = []
     seen_ids: set[str] = set()
     port_owner: dict[tuple[str, str], str] = {}
@@ -294,12 +294,12 @@ def _read_links(reader: _Reader, raw_links: list[Any], nodes: dict[str, Node]) -
     return links
 
 
-def _read_position(reader: _Reader, raw: dict[str, Any], path: str, subject: str = "") -> Position:
+def _read_position(reader: Reader, raw: dict[str, Any], path: str, subject: str = "") -> Position:
     return Position(reader.number(raw, "x", path, 0, COORDINATE, subject),
                     reader.number(raw, "y", path, 0, COORDINATE, subject))
 
 
-def _read_annotations(reader: _Reader, raw_annotations: list[Any]) -> list[Annotation]:
+def _read_annotations(reader: Reader, raw_annotations: list[Any]) -> list[Annotation]:
     annotations = []
     for i, raw in enumerate(raw_annotations):
         path = f"$.annotations[{i}]"
@@ -317,7 +317,7 @@ def _read_annotations(reader: _Reader, raw_annotations: list[Any]) -> list[Annot
     return annotations
 
 
-def _read_checks(reader: _Reader, raw_checks: list[Any]) -> list[Check]:
+def _read_checks(reader: Reader, raw_checks: list[Any]) -> list[Check]:
     checks = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_checks):
@@ -339,7 +339,7 @@ def _read_checks(reader: _Reader, raw_checks: list[Any]) -> list[Check]:
     return checks
 
 
-def _read_named(reader: _Reader, raw_items: list[Any], path: str, what: str, fields: tuple[str, ...]
+def _read_named(reader: Reader, raw_items: list[Any], path: str, what: str, fields: tuple[str, ...]
                 ) -> list[dict[str, Any]]:
     """Objects with a unique name and the given string fields, each reported by its name when wrong."""
     items = []
@@ -363,7 +363,7 @@ def _read_named(reader: _Reader, raw_items: list[Any], path: str, what: str, fie
     return items
 
 
-def _read_experiment(reader: _Reader, raw: dict[str, Any]) -> Experiment:
+def _read_experiment(reader: Reader, raw: dict[str, Any]) -> Experiment:
     path = "$.experiment"
     pairs = [Pair(item["name"], item["source"], item["destination"]) for item in
              _read_named(reader, reader.field(raw, "pairs", list, path, []), f"{path}.pairs", "pair",
@@ -407,7 +407,7 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
                                 f"versions up to {CURRENT_VERSION}. Upgrade vtopo to open it.", path="$.version")])
     doc = migrate(doc, version)
 
-    reader = _Reader()
+    reader = Reader()
     lab = reader.field(doc, "lab", dict, "$", {})
     raw_nodes = reader.field(doc, "nodes", list, "$", [])
     raw_links = reader.field(doc, "links", list, "$", [])

@@ -104,16 +104,20 @@ class _Scanner:
             self.fail(path, f"{value.text[:24]}{'...' if len(value.text) > 24 else ''} is not a usable number: "
                       f"numbers must be finite and at most {MAX_MAGNITUDE:,} in size")
             return None
+        if isinstance(value, float) and not math.isfinite(value):
+            self.fail(path, f"{value} is not a usable number: numbers must be finite")
+            return None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > MAX_MAGNITUDE:
-            self.fail(path, f"{value:.3g} is too large: numbers must be at most {MAX_MAGNITUDE:,} in size")
+            shown = f"{value:.3g}" if isinstance(value, float) else f"{str(value)[:24]}..."  # a YAML integer's digits
+            self.fail(path, f"{shown} is too large: numbers must be at most {MAX_MAGNITUDE:,} in size")
             return None
         if isinstance(value, str):
             self.text(value, path, "value")
             return value
         if isinstance(value, list):
             return [self.clean(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
-        if isinstance(value, _Object):
-            for key in dict.fromkeys(value.duplicates):
+        if isinstance(value, dict):
+            for key in dict.fromkeys(getattr(value, "duplicates", ())):
                 self.fail(child_path(path, key), f"the key {key!r} is written more than once in this object; "
                           "which one counts is ambiguous")
             result = {}
@@ -141,6 +145,12 @@ def parse(text: str, multiline: Callable[[str], bool] = lambda path: False) -> A
     except RecursionError:
         raise LabError([Problem(f"lists and objects are nested far more than {MAX_DEPTH} levels deep", path="$")]
                        ) from None
+    return checked(raw, multiline)
+
+
+def checked(raw: Any, multiline: Callable[[str], bool] = lambda path: False) -> Any:
+    """Data parsed from an untrusted file (JSON here, or YAML), checked as `parse` checks it: nesting, numbers,
+    text and keys written twice (an object that has a `duplicates` list of them)."""
     scanner = _Scanner(multiline)
     document = scanner.clean(raw, "$", 0)
     if scanner.problems:

@@ -7,9 +7,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QPointF, Signal
 from PySide6.QtGui import QUndoStack
 
+from vtopo import layout
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.scene import GRID, TopologyScene
-from vtopo.gui.document import clipboard, layout
+from vtopo.gui.document import clipboard
 from vtopo.gui.document.commands import (AddCommand, Command, Macro, MergingMacro, RemoveCommand, SetFieldsCommand,
                                          remove_node)
 from vtopo.gui.document.naming import stem_for

@@ -9,8 +9,11 @@ from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from vtopo.gui.document.editor import UNTITLED, Editor
+from vtopo.interop.folder import OUTSIDE_FILE
+from vtopo.interop.importing import FORMATS as IMPORT_FORMATS
+from vtopo.interop.importing import import_lab
 from vtopo.model import io
-from vtopo.model.problems import LabError
+from vtopo.model.problems import LabError, Problem
 from vtopo.model.topology import Topology
 from vtopo.user_data import file_stem
 
@@ -77,6 +80,49 @@ class FileController(QObject):
         if not as_template:
             self._remember(Path(path))
         return True
+
+    def import_dialog(self) -> None:
+        start = str(self.path.parent) if self.path else ""
+        name, _ = QFileDialog.getOpenFileName(self._window, "Import a containerlab topology or GNS3 project", start,
+                                              IMPORT_FORMATS)
+        if name:
+            self.import_path(Path(name))
+
+    def import_path(self, path: Path, allowed: frozenset[Path] = frozenset()) -> bool:
+        """Import another tool's lab as a new, unsaved lab, and say node by node what did not come over. A file it
+        names outside its folder is read only when the user picks that very file in a dialog (as --allow-outside)."""
+        if not self.maybe_save():
+            return False
+        while True:
+            try:
+                imported = import_lab(path, self._editor.registry, allowed)
+                break
+            except LabError as error:
+                more = self._allow_outside(error.problems)
+                if more:
+                    allowed |= more
+                    continue
+                details = "\n".join(str(problem) for problem in error.problems)
+                QMessageBox.critical(self._window, "Cannot import", f"{path} cannot be imported:\n\n{details}")
+                return False
+        self._adopt(imported.topology, None, restored=True)  # unsaved: Save asks where
+        summary = (f"{path.name}: {len(imported.topology.nodes)} nodes, {len(imported.topology.links)} links "
+                   "imported.\n\n" + "\n".join(f"• {notice}" for notice in imported.notices))
+        QMessageBox.information(self._window, "Imported", summary)
+        return True
+
+    def _allow_outside(self, problems: list[Problem]) -> frozenset[Path]:
+        """The files outside the topology's folder the user allows, by choosing each in a file dialog."""
+        allowed = set()
+        for problem in problems:
+            if problem.consent is None or problem.consent.what != OUTSIDE_FILE:
+                continue
+            wanted = Path(problem.consent.name)
+            name, _ = QFileDialog.getOpenFileName(self._window, f"{problem.subject} reads {wanted}, outside the "
+                                                  "topology's folder: choose it to allow it", str(wanted))
+            if name and Path(name).resolve() == wanted:
+                allowed.add(wanted)
+        return frozenset(allowed)
 
     def _offer_autosave(self, topology: Topology, path: Path) -> Topology | None:
         autosave = self.autosave_path(topology)

@@ -1,5 +1,6 @@
 """Auto-layout of a lab: layered by role with NetworkX (routers, then switches and segments, then hosts and VMs), or
-force-directed with igraph. Positions only; notes stay where they are."""
+force-directed with igraph. Positions only; notes stay where they are. The designer lays out on request, `vtopo
+import` a lab that came without positions."""
 from __future__ import annotations
 
 from statistics import mean

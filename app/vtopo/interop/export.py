@@ -1,0 +1,208 @@
+"""A vtopo lab as a containerlab topology: a `.clab.yml` and each router's frr.conf and daemons, which containerlab
+deploys as they are.
+
+Containers become `linux` nodes on a small image, their addresses and default route `exec` lines, their startup
+commands after them; routers become `linux` nodes on FRR's image with their configuration bound to /etc/frr;
+bridges and OVS switches become `bridge` and `ovs-bridge` nodes, which containerlab expects to exist before it
+deploys. What containerlab has no place for (VMs on vtopo's guest, macvlan and macvtap segments, impairments, OpenFlow
+rules) is said node by node, with the command that does it where there is one.
+"""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vtopo.compile.compiler import lab_context
+from vtopo.interop import frr
+from vtopo.interop.building import Notice
+from vtopo.kinds.contract import EndContext, NodeContext
+from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.registry import Registry
+from vtopo.model.io import write_atomically
+from vtopo.model.topology import Topology
+
+CONTAINER_IMAGE = "alpine:3"
+ROUTER_IMAGE = "quay.io/frrouting/frr:10.5.1"
+MAX_HOST_INTERFACE = 15
+LINUX_KINDS = ("container", "router")
+
+
+@dataclass(frozen=True)
+class Exported:
+    files: dict[str, str]  # relative path -> text
+    notices: list[Notice]
+
+    @property
+    def topology_file(self) -> str:
+        return next(name for name in self.files if name.endswith(".clab.yml"))
+
+    def write(self, directory: Path) -> list[Path]:
+        written = []
+        for name, text in self.files.items():
+            path = directory / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(path, text)
+            written.append(path)
+        return written
+
+
+def to_containerlab(topology: Topology, registry: Registry, image: str = CONTAINER_IMAGE,
+                    router_image: str = ROUTER_IMAGE) -> Exported:
+    """The containerlab topology of a lab. Raises LabError when the lab does not compile."""
+    lab = lab_context(topology, registry, HostFacts(netem=True))  # for another host: its impairments are said
+    return _Export(topology, image, router_image).run(lab.nodes.values())
+
+
+class _Export:
+    def __init__(self, topology: Topology, image: str, router_image: str) -> None:
+        self.topology = topology
+        self.image, self.router_image = image, router_image
+        self.files: dict[str, str] = {}
+        self.notices: list[Notice] = []
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.interfaces: dict[int, str] = {}  # id of an EndContext -> its interface name in containerlab
+
+    def run(self, nodes: Any) -> Exported:
+        contexts: list[NodeContext[Any]] = list(nodes)
+        for node in contexts:
+            for end in node.ends:
+                self.interfaces[id(end)] = self._interface(node, end)
+        for node in contexts:
+            definition = self._node(node)
+            if definition is not None:
+                self.nodes[node.node.name] = definition
+        links = [link for node in contexts for end in node.ends if (link := self._link(node, end)) is not None]
+        document = {"name": self.topology.name, "topology": {"nodes": self.nodes, "links": links}}
+        header = f"# {self.topology.name}, exported by vtopo for containerlab (containerlab deploy -t THIS FILE)\n"
+        header += "".join(f"# {notice}\n" for notice in self.notices)
+        self.files[f"{self.topology.name}.clab.yml"] = header + yaml.safe_dump(document, sort_keys=False, width=1000)
+        return Exported(dict(sorted(self.files.items(), key=lambda item: not item[0].endswith(".clab.yml"))),
+                        self.notices)
+
+    def notify(self, subject: str, message: str) -> None:
+        self.notices.append(Notice(subject, message))
+
+    def _kept(self, node: NodeContext[Any]) -> bool:
+        return node.node.kind in (*LINUX_KINDS, "bridge", "ovs", "host")
+
+    # ------------------------------------------------------------ nodes
+
+    def _node(self, node: NodeContext[Any]) -> dict[str, Any] | None:
+        kind, name = node.node.kind, node.node.name
+        subject = node.subject
+        definition: dict[str, Any]
+        if kind == "container":
+            definition = {"kind": "linux", "image": self.image, "exec": self._exec(node, set())}
+            if node.settings.sysctls:
+                definition["sysctls"] = dict(node.settings.sysctls)
+        elif kind == "router":
+            config = node.node.settings.get("config") or node.kind.generated_settings(node).get("config", "")
+            daemons = node.node.settings.get("daemons") or list(frr.ROUTER_DAEMONS)
+            self.files[f"{name}/frr.conf"] = config
+            self.files[f"{name}/daemons"] = frr.daemons_file(daemons)
+            in_config = {a for addresses in frr.interface_addresses(config).values() for a in addresses}
+            definition = {"kind": "linux", "image": self.router_image,
+                          "binds": [f"{name}/frr.conf:{frr.CONFIG_FILE}", f"{name}/daemons:{frr.DAEMONS_FILE}"],
+                          "exec": self._exec(node, in_config)}
+        elif kind in ("bridge", "ovs"):
+            return self._switch(node)
+        elif kind == "host":
+            return None  # containerlab's links name the host as `host:IF`; it is no node of the topology
+        else:
+            self.notify(subject, f"left out: containerlab has no counterpart of a {node.kind.label} "
+                        f"({'it runs vendor images, not vtopo' + chr(39) + 's built-in guest' if kind == 'vm' else kind})"
+                        "; its links are left out too")
+            return None
+        if not definition["exec"]:
+            del definition["exec"]
+        if any(self.interfaces[id(end)] == "eth0" for end in node.ends):
+            definition["network-mode"] = "none"  # eth0 is containerlab's management interface otherwise
+        definition["labels"] = {"graph-posX": str(round(node.node.position.x)),
+                                "graph-posY": str(round(node.node.position.y))}
+        return definition
+
+    def _exec(self, node: NodeContext[Any], configured: set[str]) -> list[str]:
+        lines = []
+        for end in sorted(node.ends, key=lambda e: e.end.port):
+            for address in end.end.interface.addresses:
+                if address not in configured:
+                    family = "-6 " if ipaddress.ip_interface(address).version == 6 else ""
+                    lines.append(f"ip {family}addr add {address} dev {self.interfaces[id(end)]}")
+        for gateway in node.kind.default_gateways(node) or []:  # over containerlab's own, through eth0
+            address, _, port = gateway.partition("%")
+            family = "-6 " if ":" in address else ""
+            out = next((f" dev {self.interfaces[id(end)]}" for end in node.ends if end.end.port == port), "")
+            lines.append(f"ip {family}route replace default via {address}{out}")
+        lines += node.node.startup_commands
+        return lines
+
+    def _switch(self, node: NodeContext[Any]) -> dict[str, Any]:
+        name, settings = node.node.name, node.node.settings
+        if node.node.kind == "bridge":
+            self.notify(node.subject, f"a bridge node: containerlab expects the bridge made before it deploys: "
+                        f"ip link add {name} type bridge && ip link set {name} up"
+                        + ("; its STP and host addresses are not carried" if settings.get("stp") or
+                           settings.get("host_addresses") else ""))
+            definition: dict[str, Any] = {"kind": "bridge"}
+        else:
+            self.notify(node.subject, f"an ovs-bridge node: containerlab expects it made before it deploys: "
+                        f"ovs-vsctl add-br {name}"
+                        + (f"; its OpenFlow rules are not carried: ovs-ofctl add-flow {name} RULE for each of "
+                           f"{settings['flows']}" if settings.get("flows") else ""))
+            definition = {"kind": "ovs-bridge"}
+        if len(name) > MAX_HOST_INTERFACE:
+            self.notify(node.subject, f"containerlab names the host's switch after the node, and {name!r} is longer "
+                        f"than the kernel's {MAX_HOST_INTERFACE} characters: rename it before deploying")
+        definition["labels"] = {"graph-posX": str(round(node.node.position.x)),
+                                "graph-posY": str(round(node.node.position.y))}
+        return definition
+
+    # ------------------------------------------------------------ links
+
+    def _interface(self, node: NodeContext[Any], end: EndContext) -> str:
+        """The end's name in containerlab: the interface inside a container or router, a host interface (which must
+        be unique on the host) on a switch or the host."""
+        if node.node.kind in LINUX_KINDS:
+            return end.device
+        owner = node.node.name if node.node.kind != "host" else end.other.node.name
+        port = end.end.port if node.node.kind != "host" else end.other.end.port
+        return f"{owner[:MAX_HOST_INTERFACE - len(port) - 1]}-{port}"
+
+    def _link(self, node: NodeContext[Any], end: EndContext) -> dict[str, Any] | None:
+        other = end.other
+        if end.end is not end.link.a:
+            return None  # each link once, from its first end
+        if not (self._kept(node) and self._kept(other.owner)):
+            return None
+        link = end.link
+        names = [self._endpoint(e) for e in (end, other)]
+        definition: dict[str, Any] = {"endpoints": names}
+        mtu = max(end.end.interface.mtu, other.end.interface.mtu)
+        if mtu:
+            definition["mtu"] = mtu
+        if any(e.end.interface.mac for e in (end, other)):
+            definition = {"type": "veth", "endpoints": [
+                {"node": n.split(":")[0], "interface": n.split(":")[1], **({"mac": e.end.interface.mac}
+                                                                        if e.end.interface.mac else {})}
+                for n, e in zip(names, (end, other))], **({"mtu": mtu} if mtu else {})}
+        if link.impairment.active:
+            impairment = link.impairment
+            options = " ".join(f"--{flag} {value}" for flag, value in (
+                ("delay", f"{impairment.delay_ms:g}ms" if impairment.delay_ms else ""),
+                ("jitter", f"{impairment.jitter_ms:g}ms" if impairment.jitter_ms else ""),
+                ("loss", f"{impairment.loss_pct:g}" if impairment.loss_pct else ""),
+                ("rate", f"{impairment.rate_mbit * 1000:g}" if impairment.rate_mbit else "")) if value)
+            target = next((e for e in (end, other) if e.owner.node.kind in LINUX_KINDS), None)
+            command = (f": containerlab tools netem set -n clab-{self.topology.name}-{target.owner.node.name} "
+                       f"-i {self.interfaces[id(target)]} {options}") if target is not None else ""
+            self.notify(f"link {self.topology.describe_link(link)}", f"its impairment is not part of a containerlab "
+                        f"topology; set it once deployed{command}")
+        return definition
+
+    def _endpoint(self, end: EndContext) -> str:
+        node = "host" if end.owner.node.kind == "host" else end.owner.node.name
+        return f"{node}:{self.interfaces[id(end)]}"

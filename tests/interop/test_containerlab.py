@@ -1,0 +1,255 @@
+"""containerlab topologies in and out: what each kind and link becomes, how properties resolve, what is said about
+what does not come over, and what is refused (naming the node, link and field), without a traceback."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vtopo.cli import main
+from vtopo.interop.export import to_containerlab
+from vtopo.interop.importing import import_lab
+from vtopo.interop.building import Imported
+from vtopo.lab import open_lab, registry
+from vtopo.model.problems import LabError
+from vtopo.model.topology import Topology
+from vtopo.resources import TOPOLOGIES
+
+HERE = Path(__file__).parent
+FRR01 = HERE / "containerlab" / "frr01" / "frr01.clab.yml"
+OSPF_LAB = HERE / "containerlab" / "ospf-lab" / "ospf-lab.clab.yml"
+SMOKE = HERE / "containerlab" / "smoke"
+
+
+def imported(path: Path, allowed: frozenset[Path] = frozenset()) -> Imported:
+    return import_lab(path, registry(), allowed)
+
+
+def topology_of(tmp_path: Path, text: str, name: str = "t.clab.yml") -> Topology:
+    path = tmp_path / name
+    path.write_text(text)
+    return imported(path).topology
+
+
+def ends(topology: Topology) -> set[frozenset[str]]:
+    """Each link as the set of its two ends, node:interface (the interface's own name, or its port)."""
+    def end(e):  # type: ignore[no-untyped-def]
+        return f"{topology.nodes[e.node].name}:{e.interface.name or e.port}"
+    return {frozenset(end(e) for e in link.ends) for link in topology.links.values()}
+
+
+def addresses(topology: Topology) -> dict[str, list[str]]:
+    return {f"{topology.nodes[e.node].name}:{e.interface.name or e.port}": e.interface.addresses
+            for link in topology.links.values() for e in link.ends if e.interface.addresses}
+
+
+def test_frr01_routers_keep_their_configuration_and_hosts_get_their_addresses() -> None:
+    result = imported(FRR01)
+    topology = result.topology
+    kinds = {node.name: node.kind for node in topology.nodes.values()}
+    assert kinds == {"router1": "router", "router2": "router", "router3": "router", "PC1": "container",
+                     "PC2": "container", "PC3": "container"}
+    assert ends(topology) == {frozenset({"router1:eth1", "router2:eth1"}), frozenset({"router1:eth2", "router3:eth1"}),
+                              frozenset({"router2:eth2", "router3:eth2"}), frozenset({"PC1:eth1", "router1:eth3"}),
+                              frozenset({"PC2:eth1", "router2:eth3"}), frozenset({"PC3:eth1", "router3:eth3"})}
+    router1 = topology.node_named("router1")
+    assert router1 is not None
+    assert router1.settings["config"] == (FRR01.parent / "router1" / "frr.conf").read_text()
+    assert router1.settings["daemons"] == ["zebra", "ospfd"]  # its daemons file; ldpd is no vtopo router's
+    found = addresses(topology)
+    assert found["PC1:eth1"] == ["192.168.11.2/24"] and found["router1:eth3"] == ["192.168.11.1/24"]
+    pc1 = topology.node_named("PC1")
+    assert pc1 is not None and pc1.startup_commands == ["ip route add 192.168.0.0/16 via 192.168.11.1 dev eth1",
+                                                        "ip route add 10.10.10.0/24 via 192.168.11.1 dev eth1"]
+    notices = {notice.subject: notice.message for notice in result.notices}
+    assert "ldpd, which a vtopo router does not run" in notices["node router1"]
+    assert "--allow-commands PC1" in notices["node PC1"]
+
+
+def test_properties_resolve_node_then_group_then_kind_then_defaults(tmp_path: Path) -> None:
+    topology = topology_of(tmp_path, """
+name: resolve
+topology:
+  defaults: {kind: linux, image: alpine, exec: ["echo defaults"]}
+  kinds:
+    linux: {image: debian, exec: ["echo kind"]}
+    frr: {startup-config: "hostname kindwide\\n"}
+  groups:
+    routers: {kind: frr, exec: ["echo group"]}
+  nodes:
+    a: {}
+    b: {group: routers}
+    c: {group: routers, startup-config: "hostname own\\n", exec: ["echo node"]}
+""")
+    a, b, c = (topology.node_named(name) for name in "abc")
+    assert a is not None and b is not None and c is not None
+    assert (a.kind, b.kind, c.kind) == ("container", "router", "router")
+    assert a.startup_commands == ["echo defaults", "echo kind"]
+    assert b.settings["config"] == "hostname kindwide\n" and c.settings["config"] == "hostname own\n"
+    assert c.startup_commands == ["echo defaults", "echo group", "echo node"]
+
+
+def test_each_kind_vtopo_cannot_run_is_left_out_in_one_line_with_its_links(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.clab.yml"
+    path.write_text("""
+name: mixed
+topology:
+  nodes:
+    srl: {kind: nokia_srlinux, image: ghcr.io/nokia/srlinux}
+    ceos: {kind: arista_ceos, image: ceos:4.32}
+    vm1: {kind: generic_vm, image: debian}
+    vr: {kind: vr-sros, image: vrnetlab/sros}
+    h1: {kind: linux, image: alpine}
+  links:
+    - endpoints: ["srl:e1-1", "h1:eth1"]
+    - endpoints: ["ceos:eth1", "srl:e1-2"]
+""")
+    result = imported(path)
+    assert sorted(node.kind for node in result.topology.nodes.values()) == ["container", "vm", "vm"]
+    assert not result.topology.links
+    lines = [str(notice) for notice in result.notices]
+    assert sum("node srl: left out: kind nokia_srlinux, ghcr.io/nokia/srlinux" in line for line in lines) == 1
+    assert sum(line.startswith("node ceos: left out") for line in lines) == 1
+    assert any(line.startswith("node vm1: a VM on vtopo's built-in guest, not debian") for line in lines)
+
+
+def test_containerlab_smoke_topology_keeps_mtu_macs_and_host_links() -> None:
+    result = imported(SMOKE / "01-linux-nodes.clab.yml")
+    topology = result.topology
+    assert ends(topology) == {frozenset({"l1:eth1", "l2:some1"}), frozenset({"l1:eth2", "l2:eth2"}),
+                              frozenset({"l1:eth3", "l2:eth3"}), frozenset({"l2:eth4", "host:eth4"})}
+    by_ends = {frozenset(f"{topology.nodes[e.node].name}:{e.interface.name or e.port}" for e in link.ends): link
+               for link in topology.links.values()}
+    assert {e.interface.mtu for e in by_ends[frozenset({"l1:eth1", "l2:some1"})].ends} == {2000}
+    assert {e.interface.mac for e in by_ends[frozenset({"l1:eth3", "l2:eth3"})].ends} == {"02:00:00:00:00:00",
+                                                                                         "02:00:00:00:00:01"}
+    lines = [str(notice) for notice in result.notices]
+    assert "link 4: left out: a mgmt-net link has no vtopo counterpart" in lines
+    assert "link 5: left out: a dummy link has no vtopo counterpart" in lines
+
+
+def test_positions_come_from_graph_labels_or_the_auto_layout() -> None:
+    placed = imported(OSPF_LAB).topology
+    r1 = placed.node_named("r1")
+    assert r1 is not None and (r1.position.x, r1.position.y) == (300, 100)
+    laid_out = imported(SMOKE / "03-linux-nodes-to-bridge-and-host.clab.yml").topology
+    rows = {node.name: node.position.y for node in laid_out.nodes.values()}
+    assert rows["br"] < rows["l1"] == rows["host"]  # switches above hosts
+    assert len({(node.position.x, node.position.y) for node in laid_out.nodes.values()}) == 3
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("name: x\ntopology:\n  nodes:\n    h1: {kind: linux, exec: echo}\n  links: []",
+     "node h1 at $.topology.nodes.h1.exec: exec must be a list"),
+    ("name: x\ntopology:\n  nodes:\n    h1: {group: nope, kind: linux}",
+     "node h1 at $.topology.nodes.h1.group: group 'nope' is not defined"),
+    ("name: x\ntopology:\n  nodes:\n    h1: {kind: linux}\n  links:\n    - endpoints: [\"h1:eth1\", \"h9:eth1\"]",
+     "link 0 at $.topology.links[0].endpoints: endpoint h9:eth1 names node 'h9'"),
+    ("name: x\ntopology:\n  nodes:\n    h1: {kind: linux}\n  links:\n    - endpoints: [\"h1-eth1\", \"h1:eth2\"]",
+     "endpoint 'h1-eth1' must be written node:interface"),
+    ("name: x\ntopology:\n  nodes:\n    r1: {kind: frr, startup-config: missing.conf}",
+     "node r1 at $.topology.nodes.r1[\"startup-config\"]: startup-config 'missing.conf' does not exist"),
+    ("name: x\ntopology:\n  nodes:\n    r1: {kind: frr, extras: {frr: {daemons: ospfd}}}",
+     "extras.frr.daemons must be a list of FRR daemon names"),
+    ("- just\n- a list", "not a containerlab topology"),
+    ("name: x\ntopology: {nodes: {a: {kind: linux}}}\nname: y", "the key 'name' is written more than once"),
+])
+def test_a_bad_field_gets_one_message_naming_node_link_and_field(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "bad.clab.yml"
+    path.write_text(text)
+    with pytest.raises(LabError) as error:
+        imported(path)
+    messages = [str(problem) for problem in error.value.problems]
+    assert any(expected in message for message in messages), messages
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.conf"
+    secret.write_text("hostname stolen\n")
+    (tmp_path / "lab").mkdir()
+    return secret
+
+
+@pytest.mark.parametrize("reference", ["../outside/secret.conf", "{secret}", "link.conf", "linked/secret.conf"])
+def test_a_file_outside_the_topology_folder_is_read_only_with_the_users_consent(secret: Path, reference: str) -> None:
+    lab = secret.parent.parent / "lab"
+    os.symlink(secret, lab / "link.conf")
+    os.symlink(secret.parent, lab / "linked")
+    path = lab / "r.clab.yml"
+    path.write_text(f"name: r\ntopology:\n  nodes:\n    r1: {{kind: frr, startup-config: {reference.format(secret=secret)}}}\n")
+    with pytest.raises(LabError) as error:
+        imported(path)
+    (problem,) = error.value.problems
+    assert problem.subject == "node r1" and problem.path.endswith('["startup-config"]')
+    assert problem.consent is not None and problem.consent.name == str(secret)
+    assert "--allow-outside" in problem.message
+    router = imported(path, frozenset({secret})).topology.node_named("r1")
+    assert router is not None and router.settings["config"] == "hostname stolen\n"
+
+
+def test_a_fifo_or_a_huge_file_in_the_folder_is_refused_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo.conf")
+    (tmp_path / "huge.conf").write_bytes(b"!" * (2 * 1024 * 1024))
+    path = tmp_path / "r.clab.yml"
+    path.write_text("name: r\ntopology:\n  nodes:\n    r1: {kind: frr, startup-config: fifo.conf}\n"
+                    "    r2: {kind: frr, startup-config: huge.conf}\n")
+    with pytest.raises(LabError) as error:
+        imported(path)
+    assert [p.message for p in error.value.problems] == ["startup-config 'fifo.conf' is not a regular file",
+                                                         "startup-config 'huge.conf' is larger than 1024 kB; no "
+                                                         "configuration is that big"]
+
+
+def test_round_trip_through_containerlab_keeps_nodes_links_interfaces_addresses_and_router_configuration(
+        tmp_path: Path) -> None:
+    original = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
+    exported = to_containerlab(original, registry())
+    exported.write(tmp_path)
+    again = imported(tmp_path / exported.topology_file).topology
+    assert {(n.name, n.kind) for n in again.nodes.values()} == {(n.name, n.kind) for n in original.nodes.values()}
+    assert ends(again) == ends(original)
+    assert addresses(again) == addresses(original)
+    for node in original.nodes.values():
+        copy = again.node_named(node.name)
+        assert copy is not None
+        assert copy.settings.get("default_route", "") == node.settings.get("default_route", "")
+        assert (copy.position.x, copy.position.y) == (node.position.x, node.position.y)
+        if node.kind == "router":
+            kind = registry().get("router")
+            assert kind is not None
+            from vtopo.lab import context_of
+            generated = kind.generated_settings(context_of(original).nodes[node.id])["config"]
+            assert copy.settings["config"] == generated and "daemons" not in copy.settings
+
+
+def test_export_says_node_by_node_what_containerlab_cannot_carry(tmp_path: Path) -> None:
+    lab = open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology
+    exported = to_containerlab(lab, registry())
+    lines = [str(notice) for notice in exported.notices]
+    vms = [node.name for node in lab.nodes.values() if node.kind == "vm"]
+    segments = [node.name for node in lab.nodes.values() if node.kind == "macvtap"]
+    for name in vms + segments:
+        assert sum(line.startswith(f"node {name}: left out") for line in lines) == 1, (name, lines)
+    impaired = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    link = next(iter(impaired.links.values()))
+    impaired.update_link(link.id, impairment=type(link.impairment)(delay_ms=20, loss_pct=1))
+    notes = [str(n) for n in to_containerlab(impaired, registry()).notices]
+    assert any("containerlab tools netem set -n clab-bridge-veth-" in n and "--delay 20ms --loss 1" in n
+               for n in notes), notes
+
+
+def test_cli_imports_then_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "ospf.vtopo"
+    code = main(["import", str(SMOKE / "03-linux-nodes-to-bridge-and-host.clab.yml"), "-o", str(target)])
+    out = capsys.readouterr().out
+    assert code == 0 and target.is_file()
+    assert "note: node br: named 'br-01-03-clab' in the source" in out
+    assert main(["import", str(SMOKE / "03-linux-nodes-to-bridge-and-host.clab.yml"), "-o", str(target)]) == 2
+    assert "exists; choose another with -o, or --force" in capsys.readouterr().err
+    assert main(["export", str(target), "--to", "containerlab", "-o", str(tmp_path / "out")]) == 0
+    written = (tmp_path / "out" / "03-bridge-and-host.clab.yml").read_text()
+    assert "kind: bridge" in written and "host:" in written

@@ -1,0 +1,38 @@
+"""A GNS3 project (tests/interop/gns3/campus, written for these tests in GNS3 2.2's project format) as a vtopo lab."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from vtopo.interop.importing import import_lab
+from vtopo.lab import registry
+
+CAMPUS = Path(__file__).parent / "gns3" / "campus" / "campus.gns3"
+
+
+def test_a_gns3_project_maps_node_by_node_with_its_saved_configurations() -> None:
+    result = import_lab(CAMPUS, registry())
+    topology = result.topology
+    assert {node.name: node.kind for node in topology.nodes.values()} == {
+        "PC1": "container", "PC2": "container", "web": "container", "SW1": "bridge", "OVS1": "ovs", "R1": "router",
+        "R2": "router", "vm": "vm"}
+    r1 = topology.node_named("R1")
+    pc1 = topology.node_named("PC1")
+    web = topology.node_named("web")
+    assert r1 is not None and pc1 is not None and web is not None
+    assert r1.settings["config"].startswith("frr version 8.4.1\n") and r1.settings["daemons"] == ["zebra", "ospfd"]
+    assert pc1.settings == {"default_route": "10.10.1.1"} and web.settings == {"default_route": "10.10.1.1"}
+    addresses = {f"{topology.nodes[e.node].name}:{e.port}": e.interface.addresses
+                 for link in topology.links.values() for e in link.ends}
+    assert addresses["PC1:eth0"] == ["10.10.1.11/24"] and addresses["web:eth0"] == ["10.10.1.20/24"]
+    assert addresses["R1:eth1"] == ["10.0.12.1/30"] and addresses["SW1:p8"] == []
+    notes = {a.shape: a for a in topology.annotations.values()}
+    assert notes["note"].text == "Campus LAN & core (OSPF area 0)" and (notes["rect"].width, notes["rect"].height) == \
+        (420, 220)
+    lines = [str(notice) for notice in result.notices]
+    assert "node IOU1: left out: a Cisco IOU device is not something vtopo runs; its links are left out too" in lines
+    assert any(line.startswith("node vm: a VM on vtopo's built-in guest, not debian-12.qcow2") for line in lines)
+    assert any(line.startswith("node R2: a router (qemu image frr-8.2.2.qcow2); no saved FRR configuration")
+               for line in lines)
+    assert any("R2 - IOU1: left out with IOU1" in line for line in lines)
+    assert any("packet filters (delay, loss...) are not carried" in line for line in lines)
+    assert sum(line.startswith("drawing ") for line in lines) == 1
