@@ -195,7 +195,7 @@ class AgentClient:
                 relay_terminal(descriptor)
 
         if os.isatty(0):
-            rows, columns = os.get_terminal_size(0)
+            columns, rows = os.get_terminal_size(0)  # columns first, as the kernel's struct winsize is not
             request = p.ExecRequest(lab, node, argv, terminal=True, term=os.environ.get("TERM", ""), rows=rows,
                                     columns=columns)
             result = self.call(request, on_descriptor=take)
