@@ -23,7 +23,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,8 @@ from vtopo.agent import protocol as p
 from vtopo.agent.policy import CONFIG, Policy, PolicyError
 from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
-from vtopo.host.deployer import DeployError, Deployer, DestroyError
+from vtopo.agent.jobs import DEPLOYING, DESTROYING, Job, LabJobs
+from vtopo.host.deployer import DeployCancelled, DeployError, Deployer, DestroyError
 from vtopo.host.errors import HostError
 from vtopo.host.as_user import in_namespace_as
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
@@ -48,8 +49,10 @@ from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError)
+ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError,
+                   DeployCancelled)
 MAX_FILTER = 4096  # characters of a capture filter
+COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read
 DAEMON_SOCKETS = "vty"  # where a user's daemon shell finds its node's sockets: under the lab's run root, all hidden
 # Runs as root in the node's network namespace and a mount namespace of its own (`ip netns exec` makes one, slave to
 # the host's, so nothing here is seen outside): holding the node's directory as its working directory, it hides
@@ -126,6 +129,7 @@ class Agent:
         self.group = group
         self.policy = policy  # the administrator's configuration, read at each deploy
         self.locks = LabLocks()
+        self.jobs = LabJobs()
 
     # ------------------------------------------------------------ connections
 
@@ -176,6 +180,12 @@ class Agent:
                 return self.console(request, caller, send)
             if isinstance(request, p.CaptureRequest):
                 return self.capture(request, caller, fds, send)
+            if isinstance(request, p.LinkCountersRequest):
+                return self.link_counters(request, caller, send)
+            if isinstance(request, p.CancelRequest):
+                return self.cancel(request, caller)
+            if isinstance(request, p.LabsRequest):
+                return self.labs()
             raise p.ProtocolError(f"no handler for {request.type}")
         except Refused as why:
             return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
@@ -201,8 +211,8 @@ class Agent:
         except PolicyError as error:
             raise Refused(str(error)) from None
         consent = _consent(request.consent, caller, policy)
-        with self.locks.held(topology.name):
-            deployer = Deployer()
+        deployer = Deployer()
+        with self.locks.held(topology.name), self.jobs.running(topology.name, Job(DEPLOYING, deployer, caller.uid)):
             record = deployer.store.find(topology.name)
             if record is not None and request.update:
                 _require_owner(record, caller, "update")
@@ -217,14 +227,14 @@ class Agent:
         record = _record(deployer, request.lab)
         _require_owner(record, caller, "destroy")
         name = record.name
-        with self.locks.held(name):
+        with self.locks.held(name), self.jobs.running(name, Job(DESTROYING, deployer, caller.uid)):
             steps = deployer.destroy(record.prefix, _progress_to(send, request.every_step))
         return p.Result(0, data={"lab": name, "ops": steps, "seconds": time.monotonic() - started})
 
     def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
         """Every member sees every lab's state; only its owner (and root) how it is made."""
-        labs = [p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, lab.state,
-                             lab.up, lab.nodes, lab.links, lab.document if caller.owns(lab.owner) else {})
+        labs = [self.jobs.shown(p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, lab.state, lab.up, lab.nodes,
+                                             lab.links, lab.document if caller.owns(lab.owner) else {}))
                 for lab in Deployer().status(request.lab or None)]
         return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
 
@@ -314,6 +324,43 @@ class Agent:
                                  stdin=subprocess.DEVNULL, stdout=fds[0], stderr=fds[1], start_new_session=True)
         counters = lambda: os.killpg(child.pid, signal.SIGUSR1)  # noqa: E731
         return p.Result(_exit_status(_wait_while_connected(child, send.connection, counters)))
+
+    def link_counters(self, request: p.LinkCountersRequest, caller: Caller, send: Replies) -> p.Result:
+        """The counters of the caller's lab's links, read in its namespaces every `every_s` seconds (at most
+        COUNTERS_PER_S times a second) until the client goes away."""
+        from vtopo.host.rates import LinkCounters, RatesUnavailable
+
+        record = _record(Deployer(), request.lab)
+        _require_owner(record, caller, "read the link counters of")
+        counters = LinkCounters.of_lab(DeployedLab.find(record.prefix).context)
+        every_s = max(request.every_s, 1 / COUNTERS_PER_S)
+        with selectors.DefaultSelector() as selector:
+            selector.register(send.connection, selectors.EVENT_READ)
+            while True:
+                try:
+                    totals = counters.read()
+                except RatesUnavailable as error:
+                    raise NotDeployed(f"cannot read the link counters of lab {record.name}: {error}") from None
+                send.send(p.LinkCountersRead({link: list(read) for link, read in totals.items()}))
+                if selector.select(every_s):  # the client closed the connection, or said more than its request
+                    return p.Result(0)
+
+
+    def cancel(self, request: p.CancelRequest, caller: Caller) -> p.Result:
+        """Cancel the deploy of the caller's lab that runs now: it stops after the operation in progress and rolls
+        back, and its own client hears so."""
+        job = self.jobs.job(request.lab)
+        if job is None or job.doing != DEPLOYING:
+            return p.Result(0, data={"cancelled": False})
+        if not caller.owns(job.owner):
+            raise Refused(p.not_the_owner(request.lab, job.owner, "cancel the deploy of"))
+        job.deployer.cancel()
+        return p.Result(0, data={"cancelled": True})
+
+    def labs(self) -> p.Result:
+        """Every member may see which labs run and whose they are, as `vtopo status` shows them."""
+        entries = [replace(entry, doing=self.jobs.doing(entry.lab)) for entry in Deployer().labs()]
+        return p.Result(0, data={"labs": [asdict(entry) for entry in entries]})
 
 
 def _hand_over_console(lab: DeployedLab, node: str, send: Replies) -> p.Result:

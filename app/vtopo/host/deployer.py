@@ -6,6 +6,7 @@ destroy = the inverses of the journal's ops, newest first. Nothing is ever touch
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
-from vtopo.reports import OUTPUT_STAGE, DeployReport, PartState, Progress, ProgressCallback
+from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, PartState, Progress, ProgressCallback
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
@@ -53,6 +54,10 @@ class DeployError(Exception):
 
 class DestroyError(Exception):
     pass
+
+
+class DeployCancelled(Exception):
+    """The user cancelled a deploy: what it had applied was rolled back."""
 
 
 INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link taken down by the user is as it should be
@@ -97,6 +102,16 @@ class Deployer:
         self.services = Services(self.store)
         self._facts = facts
         self.kinds = kinds or installed_kinds()
+        self._cancelled = threading.Event()
+
+    def cancel(self, lab: str = "") -> None:
+        """Stop the deploy this deployer runs (of `lab`) after the operation in progress, and roll it back; from any
+        thread."""
+        self._cancelled.set()
+
+    def _check_cancelled(self, lab: str) -> None:
+        if self._cancelled.is_set():
+            raise DeployCancelled(f"the deploy of lab {lab} was cancelled; everything it had applied was rolled back")
 
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
@@ -111,6 +126,7 @@ class Deployer:
         lab is compiled against it and against the host's own network, probed now. `owner` is the uid recorded
         as the lab's owner (the agent's caller; root in-process)."""
         started = time.monotonic()
+        self._check_cancelled(topology.name)
         facts = self.facts_for(topology)
         trust = host_facts.with_host_network(consent)
         plan, context = compile_in_context(topology, self.kinds, facts, trust)
@@ -130,7 +146,7 @@ class Deployer:
             except BaseException:
                 self._forget(record)
                 raise
-            self._apply(plan.steps, applier, record, progress)
+            self._apply(plan.steps, applier, record, progress, topology.name)
             notices += applier.notices
         finally:
             applier.close()
@@ -146,6 +162,7 @@ class Deployer:
         else (a changed address, a removed link, a new router config) is a destroy and a fresh deploy, and the
         report says so.
         """
+        self._cancelled.clear()
         record = self.store.find(topology.name)
         if record is None:
             return self.deploy(topology, progress, source, consent, owner)
@@ -166,7 +183,7 @@ class Deployer:
                 preflight.check(additions, context, applier.netlink, prefix_owner=None)
                 record.write({**record.read(), "services": services_of(plan)})
                 self.services.ensure(services_of(plan))
-                self._apply(new_steps, applier, record, progress)
+                self._apply(new_steps, applier, record, progress, topology.name)
             finally:
                 applier.close()
             data = record.read()
@@ -190,7 +207,9 @@ class Deployer:
         return [f"libvirtd does not answer at {facts.libvirt_uri}, so the VMs run as plain QEMU processes, not "
                 "libvirt domains (start libvirtd, or set the lab's vm_backend to libvirt)"]
 
-    def _apply(self, steps: list[Step], applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
+    def _apply(self, steps: list[Step], applier: Applier, record: LabRecord, progress: ProgressCallback,
+               lab: str) -> None:
+        """Each step in order, or (when one fails, or the deploy is cancelled between two) none."""
         journal = Journal(record.directory / "journal.jsonl")
         applied: list[o.Op] = []
         pending: list[o.Op] = []
@@ -198,14 +217,16 @@ class Deployer:
         total = len(steps)
 
         def run(op: o.Op) -> None:
+            self._check_cancelled(lab)
             journal.record(op)
             applied.append(op)
-            progress(Progress("apply", len(applied), total, op.summary(), op.owner))
+            progress(Progress("apply", len(applied), total, op.doing(), op.owner))
             applier.apply(op)
 
         def flush() -> None:
             if not pending:
                 return
+            self._check_cancelled(lab)
             for op in pending:
                 journal.record(op)
                 applied.append(op)
@@ -293,6 +314,9 @@ class Deployer:
         self.services.release_unused()
 
     # ------------------------------------------------------------ status
+
+    def labs(self) -> list[LabEntry]:
+        return [LabEntry(record.name, record.owner) for record in self.store.labs()]
 
     def status(self, lab: str | None = None) -> list[LabStatus]:
         records = [r for r in self.store.labs() if lab is None or lab in (r.name, r.prefix)]
