@@ -102,7 +102,7 @@ def test_a_member_sees_the_labs_truth_the_link_rates_and_a_terminal_of_the_docks
         agent.vtopo(a.pw_name, "destroy", "day-lab")
         assert agent.vtopo(b.pw_name, "destroy", "their-lab").returncode == 0
     assert seen["seen"] < 1.5 and seen["gone"] < 1.5, seen  # a read a second, and the read itself
-    assert seen["labs"] == [("day-lab", a.pw_uid), ("their-lab", b.pw_uid)]
+    assert [tuple(entry) for entry in seen["labs"]] == [("day-lab", a.pw_uid), ("their-lab", b.pw_uid)]
     assert seen["rates"][-1] > 200_000, seen["rates"]  # the agent read the counters for a, who cannot enter
     assert seen["size"] and seen["columns"] > 80 and seen["top_width"] > 80, seen
     assert seen["closed"], "closing the window with no lab running asks nothing"
