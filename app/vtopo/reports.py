@@ -54,3 +54,39 @@ class PartState:
     state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied),
     # "stopped" (a node the user stopped), "down" (a link the user took down)
     detail: str = ""
+
+
+@dataclass
+class LabEntry:
+    """A deployed lab as the list of running labs shows it, to every user."""
+
+    lab: str
+    owner: int  # the uid that deployed it
+    doing: str = ""  # "deploying" or "destroying" while the agent does so; "" otherwise
+
+
+LinkTotals = dict[str, tuple[int, int]]
+"""link id -> the octets and packets its interface counters have seen, both directions added"""
+
+
+@dataclass(frozen=True)
+class LinkRate:
+    bits_per_second: float
+    packets_per_second: float
+
+
+class RateMeter:
+    """Each link's rate between one reading of the counters and the next."""
+
+    def __init__(self) -> None:
+        self._last: LinkTotals = {}
+        self._last_at = 0.0
+
+    def rates(self, totals: LinkTotals, at: float) -> dict[str, LinkRate]:
+        """The rates since the previous reading (none at the first); `at` is when these were read, in seconds."""
+        elapsed, last = at - self._last_at, self._last
+        self._last, self._last_at = totals, at
+        if not last or elapsed <= 0:
+            return {}
+        return {link: LinkRate(max(0, octets - last[link][0]) * 8 / elapsed, max(0, packets - last[link][1]) / elapsed)
+                for link, (octets, packets) in totals.items() if link in last}

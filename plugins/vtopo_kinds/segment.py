@@ -34,7 +34,7 @@ def reflector(node: NodeContext[SegmentSettings]) -> str:
 
 
 class LowerDeviceSegment(SegmentKind[SegmentSettings]):
-    ports = PortSpec("c", 1)
+    ports = PortSpec("mv", 1, older=("c",))  # "c" named them like the containers they serve
     settings_type = SegmentSettings
     child_word: ClassVar[str]
 

@@ -61,15 +61,21 @@ def saved_copy(shipped: str, directory: Path, **changes: str) -> Path:
 class Terminal:
     """A command run as a user on a pty of its own, typed into and read as a person would."""
 
-    def __init__(self, agent, user: str, *argv: str) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, agent, user: str, *argv: str, rows: int = 24, columns: int = 100) -> None:  # type: ignore[no-untyped-def]
         self.master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("4H", 24, 100, 0, 0))
+        self.resize(rows, columns, slave)
         os.set_blocking(self.master, False)
-        self.process = subprocess.Popen(["runuser", "-u", user, "--", sys.executable, "-m", "vtopo", *argv],
-                                        stdin=slave, stdout=slave, stderr=slave, env={**agent.env, "TERM": "xterm"},
-                                        cwd="/", start_new_session=True)
+        # in a session of its own whose controlling terminal is the pty, as in a terminal emulator: ^C and resizes
+        # reach the command (util-linux's setsid; the child is no group leader, so it does not fork)
+        self.process = subprocess.Popen(["setsid", "--ctty", "runuser", "-u", user, "--", sys.executable, "-m",
+                                         "vtopo", *argv], stdin=slave, stdout=slave, stderr=slave,
+                                        env={**agent.env, "TERM": "xterm"}, cwd="/")
         os.close(slave)
         self.seen = b""
+
+    def resize(self, rows: int, columns: int, end: int | None = None) -> None:
+        """As a terminal emulator does when its window changes: the kernel tells the command (SIGWINCH)."""
+        fcntl.ioctl(self.master if end is None else end, termios.TIOCSWINSZ, struct.pack("4H", rows, columns, 0, 0))
 
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())

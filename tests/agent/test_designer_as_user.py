@@ -104,8 +104,11 @@ def test_the_designer_as_root_shows_a_warning_bar(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QLabel, QToolBar
 
+    from tests.gui.conftest import leave_it_running
     from vtopo.gui.app import create_window
+    from vtopo.gui.panels import leaving
 
+    monkeypatch.setattr(leaving, "ask", leave_it_running)  # the machine may run a lab of the default lab's name
     for euid, shown in ((0, True), (1000, False)):
         monkeypatch.setattr(os, "geteuid", lambda euid=euid: euid)
         window = create_window(None, QSettings(str(tmp_path / f"{euid}.ini"), QSettings.Format.IniFormat),

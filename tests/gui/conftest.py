@@ -9,6 +9,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
 from vtopo.gui.document.clipboard import release_clipboard
+from vtopo.gui.panels import leaving
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
 from vtopo.resources import TOPOLOGIES
@@ -18,11 +19,21 @@ def no_deployer() -> tuple[Any, str]:
     return None, "no executor in GUI tests"
 
 
+ASK_FOR_REAL = leaving.ask
+"""The question a window asks before it leaves a running lab, for the tests of that question."""
+
+
+def leave_it_running(_parent: Any, _text: str, _informative: str, choices: list[str]) -> str:
+    """A window a test closes leaves its lab as it is, as a teacher who leaves it running for the class."""
+    return next((choice for choice in choices if choice.startswith("Leave it")), leaving.KEEP_WORKING)
+
+
 @pytest.fixture
 def make_window(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., MainWindow]]:
     windows: list[MainWindow] = []
     # a window with unsaved changes asks on close; the tests answer "discard"
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
+    monkeypatch.setattr(leaving, "ask", leave_it_running)
 
     def make(lab: str | Path | None = "l2-vs-l3", deployer_loader: Callable[[], tuple[Any, str]] = no_deployer,
              show: bool = True) -> MainWindow:

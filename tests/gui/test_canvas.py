@@ -169,7 +169,9 @@ def test_copy_paste_keeps_the_links_inside_the_selection(make_window: Callable[.
     new = [n for n in topology.nodes.values() if n.id not in {"h1", "h2", "h3", "lan1", "lan2", "r1", "r2"}]
     assert sorted(n.name for n in new) == ["h4", "h5", "lan3"]
     by_name = {n.name: n for n in new}
-    assert by_name["h4"].position.x == topology.nodes["h1"].position.x + 40
+    shift = by_name["h4"].position.x - topology.nodes["h1"].position.x
+    assert shift == by_name["h4"].position.y - topology.nodes["h1"].position.y and shift % 40 == 0 and shift >= 40
+    assert shift > 40, "40 px from its original, a copy covers it: it moves on until it is clear"
     assert by_name["h4"].settings == {"default_route": "10.1.0.1"}
     new_links = [link for link in topology.links.values() if link.a.node in {n.id for n in new}]
     assert len(new_links) == 2  # h1-lan1 and h2-lan1; r1-lan1 reaches outside the selection

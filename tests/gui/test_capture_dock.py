@@ -175,9 +175,8 @@ def test_pause_holds_the_list_and_save_writes_every_packet_as_pcapng(qtbot: QtBo
         assert len(tab.table.rows) == listed
         qtbot.mouseClick(tab.pause, Qt.MouseButton.LeftButton)
         ping(1)
-        qtbot.waitUntil(lambda: len(tab.table.rows) > listed, timeout=5000)
-        qtbot.wait(600)  # the agent writes the capture file out every half second
-
+        qtbot.waitUntil(lambda: echoes() >= 3, timeout=5000)  # the 3 sent while paused are only counted
+        shown = [tab.table.packet(row)[1] for row in range(len(tab.table.rows))]
         saved = tmp_path / "lo.pcapng"
 
         # the platform's file dialog, as test_basics.py answers it for "Save lab as"
@@ -189,6 +188,10 @@ def test_pause_holds_the_list_and_save_writes_every_packet_as_pcapng(qtbot: QtBo
     packets = rdpcap(str(saved))
     requests = [p for p in packets if ICMP in p and p[ICMP].type == 8 and p[IP].dst == "127.0.0.1"]
     assert len(requests) >= 6, "the paused packets are in the file too"
+    times = {bytes(p): p.time for p in packets}
+    assert all(raw.data in times for raw in shown), "every packet listed is in the file, at once"
+    assert all(abs(float(times[raw.data]) - raw.time_s) < 1e-6 for raw in shown)
+    assert len({float(p.time) % 1 for p in packets}) > 1, "timestamps keep their fraction of a second"
 
 
 def test_without_wireshark_the_entry_is_disabled_and_says_why(qtbot: QtBot, tmp_path: Path,

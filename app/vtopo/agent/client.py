@@ -5,7 +5,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ from vtopo.agent.terminal import relay_terminal
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
-from vtopo.reports import DeployReport, ProgressCallback
+from vtopo.reports import DeployReport, LinkTotals, ProgressCallback
 
 if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
     from vtopo.deployed import DeployedLab
@@ -151,6 +151,14 @@ class AgentClient:
     def status(self, lab: str | None = None) -> list[p.LabSummary]:
         return [p.read_as(p.LabSummary, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
 
+    def labs(self) -> list[p.LabEntry]:
+        """Every deployed lab, whoever owns it, and what the agent is doing to it now."""
+        return [p.read_as(p.LabEntry, raw) for raw in self.checked(p.LabsRequest())["labs"]]
+
+    def cancel(self, lab: str) -> bool:
+        """Cancel the caller's deploy of `lab` (it rolls back); whether one was running."""
+        return bool(self.checked(p.CancelRequest(lab))["cancelled"])
+
     def deployment(self, lab: str) -> dict[str, Any]:
         """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
         return self.checked(p.RecordRequest(lab))
@@ -202,7 +210,7 @@ class AgentClient:
                 relay_terminal(descriptor)
 
         if os.isatty(0):
-            rows, columns = os.get_terminal_size(0)
+            columns, rows = os.get_terminal_size(0)  # columns first, as the kernel's struct winsize is not
             request = p.ExecRequest(lab, node, argv, terminal=True, term=os.environ.get("TERM", ""), rows=rows,
                                     columns=columns)
             result = self.call(request, on_descriptor=take)
@@ -218,6 +226,20 @@ class AgentClient:
                            on_descriptor=lambda _, descriptor: _use_console(descriptor, []))
         if result.code != 0:
             raise AgentError(result)
+
+    def link_counters(self, lab: str, every_s: float = 1.0) -> Iterator[LinkTotals]:
+        """Each link's counters, read by the agent every `every_s` seconds, for as long as the caller iterates;
+        AgentError when the lab is not the caller's or is gone."""
+        with self.connect() as connection:
+            connection.sendall(p.encode(p.LinkCountersRequest(lab, every_s)))
+            for message, _ in _answers(connection):
+                if isinstance(message, p.LinkCountersRead):
+                    yield {link: (read[0], read[1]) for link, read in message.links.items() if len(read) == 2}
+                elif isinstance(message, p.Result):
+                    if message.code != 0:
+                        raise AgentError(message)
+                    return
+        raise AgentUnavailable("the agent closed the connection without an answer; see its log")
 
     def capture(self, lab: str, target: str, bpf: str, count: int) -> int:
         """tcpdump's pcap stream on this process's stdout and its messages on stderr, run by the agent on the
@@ -279,3 +301,9 @@ class AgentDeployer:
 
     def status(self, lab: str | None = None) -> list[p.LabSummary]:
         return self.client.status(lab)
+
+    def cancel(self, lab: str) -> None:
+        self.client.cancel(lab)
+
+    def labs(self) -> list[p.LabEntry]:
+        return self.client.labs()

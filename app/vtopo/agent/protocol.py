@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Union
 
 from vtopo.kinds.environment import CLIENTS_GROUP
 
-from vtopo.reports import PartState, Progress, user_name
+from vtopo.reports import LabEntry, PartState, Progress, user_name
 
 VERSION = 1
 GROUP = CLIENTS_GROUP
@@ -146,6 +146,21 @@ class ExecRequest(Message):
 
 
 @dataclass
+class CancelRequest(Message):
+    """Stop a deploy of the caller's lab after the operation in progress, and roll it back."""
+
+    type: ClassVar[str] = "cancel"
+    lab: str
+
+
+@dataclass
+class LabsRequest(Message):
+    """Every deployed lab's name, owner and what the agent is doing to it: a cheap list, for every member."""
+
+    type: ClassVar[str] = "labs"
+
+
+@dataclass
 class CleanupRequest(Message):
     type: ClassVar[str] = "cleanup"
 
@@ -173,6 +188,16 @@ class CaptureRequest(Message):
 
 
 @dataclass
+class LinkCountersRequest(Message):
+    """The interface counters of each link of a running lab, read by the agent (the owner cannot enter its
+    namespaces): a `LinkCountersRead` every `every_s` seconds, until the client closes the connection."""
+
+    type: ClassVar[str] = "link-counters"
+    lab: str
+    every_s: float = 1.0
+
+
+@dataclass
 class CaptureCounters(Message):
     """Sent during a capture: tcpdump writes its packet and drop counters to its messages (SIGUSR1)."""
 
@@ -194,6 +219,14 @@ class ExecStarted(Message):
     """The command runs; the pty's master end comes with this line (SCM_RIGHTS)."""
 
     type: ClassVar[str] = "exec-started"
+
+
+@dataclass
+class LinkCountersRead(Message):
+    """One reading of a lab's link counters: link id -> [octets, packets], both directions added."""
+
+    type: ClassVar[str] = "link-counters-read"
+    links: dict[str, list[int]]
 
 
 @dataclass
@@ -242,9 +275,11 @@ class CleanupSummary:
 REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, DestroyRequest, StatusRequest,
                                                                  RecordRequest, NodeRequest, LinkRequest,
                                                                  ExecRequest, CleanupRequest, ConsoleRequest,
-                                                                 CaptureRequest, SaveRequest)}
+                                                                 CaptureRequest, SaveRequest, LinkCountersRequest,
+                                                                 CancelRequest, LabsRequest)}
 DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
-ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened, Result)}
+ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened,
+                                                                LinkCountersRead, Result)}
 
 
 def encode(message: Message) -> bytes:

@@ -24,7 +24,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ from vtopo.agent import protocol as p
 from vtopo.agent.policy import CONFIG, Policy, PolicyError
 from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
-from vtopo.host.deployer import Admission, DeployError, Deployer, DestroyError, usage_of
+from vtopo.agent.jobs import DEPLOYING, DESTROYING, Job, LabJobs
+from vtopo.host.deployer import Admission, DeployCancelled, DeployError, Deployer, DestroyError, usage_of
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
@@ -48,8 +49,10 @@ from vtopo.saving import read_running
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError)
+ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError,
+                   DeployCancelled)
 MAX_FILTER = 4096  # characters of a capture filter
+COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read
 DAEMON_SOCKETS = "vty"  # where a user's daemon shell finds its node's sockets: under the lab's run root, all hidden
 # Runs as root in the node's network namespace and a mount namespace of its own (`ip netns exec` makes one, slave to
 # the host's, so nothing here is seen outside): holding the node's directory as its working directory, it hides
@@ -161,6 +164,7 @@ class Agent:
         self.policy = policy  # the administrator's configuration, read for each connection
         self.locks = LabLocks()
         self.connections = Connections()
+        self.jobs = LabJobs()
 
     # ------------------------------------------------------------ connections
 
@@ -229,6 +233,12 @@ class Agent:
                 return self.capture(request, caller, fds, send)
             if isinstance(request, p.SaveRequest):
                 return self.save(request, caller)
+            if isinstance(request, p.LinkCountersRequest):
+                return self.link_counters(request, caller, send)
+            if isinstance(request, p.CancelRequest):
+                return self.cancel(request, caller)
+            if isinstance(request, p.LabsRequest):
+                return self.labs()
             raise p.ProtocolError(f"no handler for {request.type}")
         except Refused as why:
             return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
@@ -250,8 +260,8 @@ class Agent:
     def deploy(self, request: p.DeployRequest, caller: Caller, send: Replies, policy: Policy) -> p.Result:
         topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
         consent = _consent(request.consent, caller, policy)
-        with self.locks.held(topology.name):
-            deployer = Deployer()
+        deployer = Deployer()
+        with self.locks.held(topology.name), self.jobs.running(topology.name, Job(DEPLOYING, deployer, caller.uid)):
             record = deployer.store.named(topology.name)  # a lab of that name, which only update may change
             if record is not None and request.update:
                 _require_owner(record, caller, "update")
@@ -283,16 +293,18 @@ class Agent:
 
     def destroy(self, request: p.DestroyRequest, caller: Caller, send: Replies) -> p.Result:
         started = time.monotonic()
-        with self._owned(request.lab, caller, "destroy") as record:
-            steps = Deployer().destroy(record, _progress_to(send, request.every_step))
+        deployer = Deployer()
+        with self._owned(request.lab, caller, "destroy") as record, \
+                self.jobs.running(record.name, Job(DESTROYING, deployer, caller.uid)):
+            steps = deployer.destroy(record, _progress_to(send, request.every_step))
         return p.Result(0, data={"lab": request.lab, "ops": steps, "seconds": time.monotonic() - started})
 
     def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
         """Every member sees every lab's name, owner and state; only its owner (and root) its prefix, where it was
         deployed from and how it is made."""
-        labs = [p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, lab.state, lab.up, lab.nodes, lab.links,
-                             lab.document) if caller.owns(lab.owner) else
-                p.LabSummary(lab.lab, "", "", lab.owner, lab.state, lab.up, lab.nodes, lab.links, {})
+        labs = [self.jobs.shown(p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, lab.state, lab.up, lab.nodes,
+                                             lab.links, lab.document) if caller.owns(lab.owner) else
+                                p.LabSummary(lab.lab, "", "", lab.owner, lab.state, lab.up, lab.nodes, lab.links, {}))
                 for lab in Deployer().status(request.lab or None)]
         return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
 
@@ -377,6 +389,41 @@ class Agent:
                                  stdin=subprocess.DEVNULL, stdout=fds[0], stderr=fds[1], start_new_session=True)
         counters = lambda: os.killpg(child.pid, signal.SIGUSR1)  # noqa: E731
         return p.Result(_exit_status(_wait_while_connected(child, send.connection, counters)))
+
+    def link_counters(self, request: p.LinkCountersRequest, caller: Caller, send: Replies) -> p.Result:
+        """The counters of the caller's lab's links, read in its namespaces every `every_s` seconds (at most
+        COUNTERS_PER_S times a second) until the client goes away."""
+        from vtopo.host.rates import LinkCounters, RatesUnavailable
+
+        counters = LinkCounters.of_lab(self._deployed(request.lab, caller, "read the link counters of").context)
+        every_s = max(request.every_s, 1 / COUNTERS_PER_S)
+        with selectors.DefaultSelector() as selector:
+            selector.register(send.connection, selectors.EVENT_READ)
+            while True:
+                try:
+                    totals = counters.read()
+                except RatesUnavailable as error:
+                    raise NotDeployed(f"cannot read the link counters of lab {request.lab}: {error}") from None
+                send.send(p.LinkCountersRead({link: list(read) for link, read in totals.items()}))
+                if selector.select(every_s):  # the client closed the connection, or said more than its request
+                    return p.Result(0)
+
+
+    def cancel(self, request: p.CancelRequest, caller: Caller) -> p.Result:
+        """Cancel the deploy of the caller's lab that runs now: it stops after the operation in progress and rolls
+        back, and its own client hears so."""
+        job = self.jobs.job(request.lab)
+        if job is None or job.doing != DEPLOYING:
+            return p.Result(0, data={"cancelled": False})
+        if not caller.owns(job.owner):
+            raise Refused(p.not_the_owner(request.lab, job.owner, "cancel the deploy of"))
+        job.deployer.cancel()
+        return p.Result(0, data={"cancelled": True})
+
+    def labs(self) -> p.Result:
+        """Every member may see which labs run and whose they are, as `vtopo status` shows them."""
+        entries = [replace(entry, doing=self.jobs.doing(entry.lab)) for entry in Deployer().labs()]
+        return p.Result(0, data={"labs": [asdict(entry) for entry in entries]})
 
 
 def _hand_over_console(lab: DeployedLab, node: str, send: Replies) -> p.Result:

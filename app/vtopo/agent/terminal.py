@@ -15,6 +15,7 @@ def relay_terminal(master: int, stdin: int = 0, stdout: int = 1) -> None:
     Closes `master`."""
     saved = termios.tcgetattr(stdin)
     previous = signal.signal(signal.SIGWINCH, lambda _signal, _frame: _copy_size(stdin, master))
+    _copy_size(stdin, master)  # a resize between the request and the handler above went unheard
     tty.setraw(stdin)
     selector = selectors.DefaultSelector()
     selector.register(master, selectors.EVENT_READ)

@@ -39,6 +39,7 @@ class Report:
     kernel_drops: int = 0
     not_listed: int = 0
     finished: bool = False
+    file_bytes: int = 0  # how much of the capture file holds whole packets: each one listed so far, and the rest
 
 
 def spec_of(target: CaptureTarget, bpf: str, file: Path) -> str:
@@ -77,12 +78,14 @@ def run(spec: str, out: IO[bytes]) -> int:
     try:
         while not stop.wait(BATCH_S) and capture.running:
             arrived = capture.take()
+            file_bytes = capture.flush()  # after `take`: every packet this report lists is in the file
             not_listed += max(0, len(arrived) - DECODE_PER_BATCH)
             report = Report(packets=[(summarize(p), p) for p in arrived[-DECODE_PER_BATCH:]])
             if time.monotonic() - counted >= COUNTERS_EVERY_S:
                 counted = time.monotonic()
                 capture.ask_for_drops()
             report.captured, report.kernel_drops, report.not_listed = capture.captured, capture.kernel_drops, not_listed
+            report.file_bytes = file_bytes
             _send(out, report)
     except BrokenPipeError:
         pass  # the designer went away
@@ -90,7 +93,7 @@ def run(spec: str, out: IO[bytes]) -> int:
         capture.close()
     try:
         _send(out, Report(captured=capture.captured, kernel_drops=capture.kernel_drops, not_listed=not_listed,
-                          finished=True))
+                          finished=True, file_bytes=capture.file_bytes))
     except BrokenPipeError:
         pass
     return 0

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,17 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from scapy.error import Scapy_Exception
-from scapy.utils import RawPcapNgWriter, RawPcapReader
+from scapy.utils import RawPcapReader
 
 from vtopo.capture.decode import RawPacket
+from vtopo.capture.pcapng import NanosecondPcapNgWriter, copy_head
 from vtopo.capture.target import CaptureError, CaptureTarget
 
 _DROPPED = re.compile(r"(\d+) packets? dropped by kernel")
 _STARTED = "listening on"
 START_TIMEOUT_S = 10.0
-FLUSH_EVERY_S = 0.5
-
-
 KERNEL_BUFFER_KIB = 16384
 
 
@@ -39,10 +36,11 @@ def tcpdump_argv(target: CaptureTarget, bpf: str = "", count: int | None = None)
 
     Not --immediate-mode: the kernel hands packets over in blocks (at the latest after tcpdump's 1 s timeout), which
     keeps a 30,000 packets/s flood without drops where immediate mode dropped most of it; a large kernel buffer
-    absorbs bursts. -U writes each packet as soon as tcpdump has it."""
+    absorbs bursts. -U writes each packet as soon as tcpdump has it, with the kernel's timestamp in nanoseconds."""
     if target.lab and os.geteuid() != 0:
         return [sys.executable, "-m", "vtopo.agent.pcap", target.lab, target.label, bpf, str(count or 0)]
-    argv = ["tcpdump", "-i", target.device, "-n", "-s", "0", "-B", str(KERNEL_BUFFER_KIB), "-U", "-w", "-"]
+    argv = ["tcpdump", "-i", target.device, "-n", "-s", "0", "-B", str(KERNEL_BUFFER_KIB), "-U",
+            "--time-stamp-precision=nano", "-w", "-"]
     if count:
         argv += ["-c", str(count)]
     if bpf:
@@ -75,7 +73,9 @@ class Capture:
         self._listening = threading.Event()
         self._finished = threading.Event()
         self._stderr: list[str] = []
-        self._writer: RawPcapNgWriter | None = None
+        self._writer: NanosecondPcapNgWriter | None = None
+        self.file_bytes = 0
+        """How much of `file` holds whole packets, each one `take()` has handed out (see `flush`)."""
         self._popen: subprocess.Popen[bytes] | None = None
         self._threads: list[threading.Thread] = []
 
@@ -131,12 +131,18 @@ class Capture:
         if self._popen is not None and self._popen.poll() is None:
             self._popen.send_signal(signal.SIGUSR1)
 
-    def save(self, path: Path) -> None:
-        """Copy the whole capture so far to `path` (pcapng)."""
+    def flush(self) -> int:
+        """Write every packet captured so far out to `file`; how many of its bytes hold them (`file_bytes`). A
+        copy of that many bytes has every packet `take()` handed out before, and no part of another."""
         with self._lock:
             if self._writer is not None:
                 self._writer.flush()
-            shutil.copyfile(self.file, path)
+                self.file_bytes = self._writer.f.tell()
+            return self.file_bytes
+
+    def save(self, path: Path) -> None:
+        """Copy the whole capture so far to `path` (pcapng)."""
+        copy_head(self.file, path, self.flush())
 
     def stop(self, grace_s: float = 2.0) -> None:
         """End tcpdump (TERM, then KILL) by its process group and wait for the last packets to be read."""
@@ -170,22 +176,20 @@ class Capture:
         except (EOFError, Scapy_Exception):
             self._end()
             return
-        writer = RawPcapNgWriter(str(self.file))
+        writer = NanosecondPcapNgWriter(str(self.file))
         writer.linktype = reader.linktype
         writer.write_header(None)
         self._writer = writer
-        flushed = time.monotonic()
+        scale = 1e-9 if reader.nano else 1e-6
         for data, meta in reader:
             with self._arrived:
-                writer.write_packet(data, sec=meta.sec, usec=meta.usec, caplen=meta.caplen, wirelen=meta.wirelen)
+                writer.write_raw(data, meta.sec, meta.usec, reader.nano, meta.wirelen)
                 self.captured += 1
-                self.ring.append(RawPacket(self.captured, meta.sec + meta.usec / 1e6, data, meta.wirelen))
+                self.ring.append(RawPacket(self.captured, meta.sec + meta.usec * scale, data, meta.wirelen))
                 self._arrived.notify_all()
-                if time.monotonic() - flushed > FLUSH_EVERY_S:
-                    writer.flush()
-                    flushed = time.monotonic()
         with self._lock:
             writer.close()
+            self.file_bytes = self.file.stat().st_size
             self._writer = None
         self._end()
 

@@ -10,8 +10,9 @@ from typing import Any, Callable
 import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_networks, switching_loops
+from vtopo.compile.addresses import address_clashes
 from vtopo.compile.containers import container_ops
-from vtopo.compile.domains import domain_problems
+from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
@@ -122,6 +123,7 @@ class Compiler:
             self._check_impairment(link_id)
         self._check_domains()
         self.problems.extend(domain_problems(self.lab))
+        self.problems.extend(address_clashes(broadcast_domains_of(self.lab)))
         self._check_host_namespace_addresses()
         self._check_resources()
         for loop in switching_loops(self.lab):

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
-from PySide6.QtGui import QAction, QActionGroup, QCursor, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCursor, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QStyle, QWidget
 
 from vtopo.gui.canvas import export
@@ -58,6 +58,7 @@ class WindowParts(Protocol):
 
 Key = QKeySequence.StandardKey
 SNAP_KEY = "view/snap-to-grid"
+PRESENTATION_UI = 1.35  # presentation mode: menus and panels this much larger
 LABELS_KEY = "view/interface-labels"
 
 
@@ -94,7 +95,7 @@ class Actions:
         self.export_svg = self._action("Export as S&VG…", lambda: self.export("svg"))
         self.export_print = self._action("Export for p&rint (PNG, white, no grid)…",
                                          lambda: self.export("png", for_print=True))
-        self.quit = self._action("&Quit", window.close, Key.Quit)
+        self.quit = self._action("&Quit", window.close, (Key.Quit, "Ctrl+Q"))  # a platform may bind Quit to no key
 
         self.undo = editor.undo_stack.createUndoAction(window, "&Undo")
         self.undo.setShortcuts(key_sequences(Key.Undo))
@@ -133,10 +134,15 @@ class Actions:
         self.snap.setCheckable(True)
         self.snap.setChecked(bool(parts.settings.value(SNAP_KEY, False, type=bool)))
         editor.scene.snap_to_grid = self.snap.isChecked()
-        self.zoom_in = self._action("Zoom &in", lambda: view.zoom_by(1.25), Key.ZoomIn)
+        # Ctrl+=: the "+" key unshifted, as most keyboards have it
+        self.zoom_in = self._action("Zoom &in", lambda: view.zoom_by(1.25), (Key.ZoomIn, "Ctrl+="))
         self.zoom_out = self._action("Zoom &out", lambda: view.zoom_by(0.8), Key.ZoomOut)
         self.zoom_reset = self._action("&Actual size", view.reset_zoom, "Ctrl+0")
         self.fit = self._action("&Fit to view", view.fit_to_view, "Ctrl+1")
+        self.presentation = self._action("&Presentation mode", self._toggle_presentation, "Ctrl+Shift+P")
+        self.presentation.setCheckable(True)
+        self.presentation.setToolTip("Large type and thick links, for a projector")
+        self._usual_font = QApplication.font()
 
         deploy = parts.deploy
         self.deploy = self._action("&Deploy", self.deploy_lab, "F5", deploy_icon())
@@ -145,6 +151,10 @@ class Actions:
         self.save_running = self._action("Save &running configuration…", parts.save_running.save_running)
         self.save_running.setToolTip("Write what the running lab has become (routers' configurations typed in vtysh, "
                                      "hosts' addresses and routes) into the lab, after showing what changes")
+        self.cancel_deploy = self._action("&Cancel deploy", deploy.cancel, (), destroy_icon())
+        self.cancel_deploy.setToolTip("Stop the deploy after its current step and remove what it built")
+        self.running_labs = QMenu("&Running labs", window)
+        self.running_labs.aboutToShow.connect(self._fill_running_labs)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
         self.external_terminal = self._action("Open in e&xternal terminal", self.open_external_terminal)
         self.iperf_pair = self._action("iperf between these two", self._iperf_pair)
@@ -168,6 +178,7 @@ class Actions:
         editor.scene.selectionChanged.connect(self.update_enabled)
         deploy.busy_changed.connect(self.update_enabled)
         deploy.states_changed.connect(self.update_enabled)
+        deploy.labs_changed.connect(self.update_enabled)
         parts.analyzer.analysed.connect(self.update_enabled)
         parts.measure.targets_changed.connect(self.update_enabled)
         self.update_enabled()
@@ -212,6 +223,7 @@ class Actions:
                          self.parts.rates.toggle])
         view.addSeparator()
         view.addActions([self.zoom_in, self.zoom_out, self.zoom_reset, self.fit])
+        view.addAction(self.presentation)
         view.addSeparator()
         themes = view.addMenu("&Theme")
         themes.addActions(list(self.themes.values()))
@@ -219,7 +231,8 @@ class Actions:
         for dock in self.parts.docks():
             panels.addAction(dock.toggleViewAction())
         lab = bar.addMenu("&Lab")
-        lab.addActions([self.deploy, self.destroy, self.status, self.save_running])
+        lab.addActions([self.deploy, self.cancel_deploy, self.destroy, self.status, self.save_running])
+        lab.addMenu(self.running_labs)
         lab.addSeparator()
         lab.addActions([self.terminal, self.external_terminal, self.show_measure, self.iperf_pair])
 
@@ -229,7 +242,7 @@ class Actions:
         self.toolbar_redo = history_button(self.window, stack, redo=True)
         build_toolbar(self.window, [[self.new, self.open, self.save], [self.toolbar_undo, self.toolbar_redo],
                                     [self.link_mode, self.snap, self.add_note, self.fit],
-                                    [self.deploy, self.destroy, self.terminal]])
+                                    [self.deploy, self.cancel_deploy, self.destroy, self.terminal]])
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -265,6 +278,14 @@ class Actions:
     def _toggle_link_mode(self, checked: bool) -> None:
         self.parts.view.link_mode = checked
 
+    def _toggle_presentation(self, on: bool) -> None:
+        """The canvas in large type with thick links, the menus and panels larger too, the lab fitted to the view."""
+        font = QFont(self._usual_font)
+        font.setPointSizeF(self._usual_font.pointSizeF() * (PRESENTATION_UI if on else 1.0))
+        QApplication.setFont(font)
+        self.parts.editor.scene.set_presentation(on)
+        self.parts.view.fit_to_view()
+
     def _toggle_snap(self, checked: bool) -> None:
         self.parts.editor.scene.snap_to_grid = checked
         self.parts.settings.setValue(SNAP_KEY, checked)
@@ -276,8 +297,24 @@ class Actions:
     def _destroy(self) -> None:
         deploy, topology = self.parts.deploy, self.parts.editor.topology
         if self.destroy.isEnabled() and confirm_destroy(self.window, deploy.deployed_lab, topology):
-            self.parts.terminals.shutdown()  # a shell left inside would keep its namespace alive
-            deploy.destroy()
+            self.destroy_now()
+
+    def destroy_now(self) -> None:
+        self.parts.terminals.shutdown()  # a shell left inside would keep its namespace alive
+        self.parts.deploy.destroy()
+
+    def _fill_running_labs(self) -> None:
+        """Every lab deployed on this host, with its owner and what the agent does to it now."""
+        from vtopo.agent.protocol import user_name
+
+        self.running_labs.clear()
+        labs = self.parts.deploy.running_labs
+        for entry in labs:
+            doing = f", {entry.doing}" if entry.doing else ""
+            mine = " (this window's lab)" if entry.lab == self.parts.deploy.deployed_lab else ""
+            self.running_labs.addAction(f"{entry.lab} — {user_name(entry.owner)}{doing}{mine}").setEnabled(False)
+        if not labs:
+            self.running_labs.addAction("no lab is deployed on this host").setEnabled(False)
 
     def set_theme(self, name: str) -> None:
         app = QApplication.instance()
@@ -287,7 +324,8 @@ class Actions:
         self.parts.settings.setValue("view/theme", name)
 
     def export(self, fmt: str, for_print: bool = False) -> None:
-        name, _ = QFileDialog.getSaveFileName(self.window, f"Export as {fmt.upper()}",
+        title = "Export for print (PNG, white, no grid)" if for_print else f"Export as {fmt.upper()}"
+        name, _ = QFileDialog.getSaveFileName(self.window, title,
                                               f"{self.parts.editor.topology.name}.{fmt}", f"{fmt.upper()} (*.{fmt})")
         if not name:
             return
@@ -342,10 +380,12 @@ class Actions:
         deployer_missing = deploy.deployer() is None
         analysis = self.parts.analyzer.latest
         errors = bool(analysis is not None and consent.blocking(analysis.errors))
-        self.deploy.setEnabled(not deployer_missing and not deploy.busy and not errors)
+        self.deploy.setEnabled(not deployer_missing and not deploy.busy and not deploy.agent_doing and not errors)
         self.deploy.setToolTip(deploy.unavailable or ("fix the errors in the Problems panel first" if errors
                                                       else "Deploy the lab on this host"))
-        self.destroy.setEnabled(not deployer_missing and not deploy.busy and bool(deploy.deployed_lab))
+        self.destroy.setEnabled(not deployer_missing and not deploy.busy and not deploy.agent_doing
+                                and bool(deploy.deployed_lab))
+        self.cancel_deploy.setEnabled(deploy.deploying)
         self.destroy.setToolTip(deploy.unavailable or (f"Tear down everything lab {deploy.deployed_lab} created"
                                                        if deploy.deployed_lab else "the lab is not deployed"))
         self.status.setEnabled(not deployer_missing and not deploy.busy)

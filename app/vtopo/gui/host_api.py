@@ -13,7 +13,7 @@ from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import Trust
 from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
-from vtopo.reports import DeployReport, PartState, ProgressCallback
+from vtopo.reports import DeployReport, LabEntry, PartState, ProgressCallback
 
 
 class LabStatus(Protocol):
@@ -42,6 +42,10 @@ class Deployer(Protocol):
     def destroy(self, lab: str, progress: ProgressCallback) -> int: ...
 
     def status(self, lab: str | None = None) -> Sequence[LabStatus]: ...
+
+    def cancel(self, lab: str) -> None: ...
+
+    def labs(self) -> Sequence[LabEntry]: ...
 
 
 class DeployedLab(Protocol):

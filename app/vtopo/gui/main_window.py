@@ -27,6 +27,7 @@ from vtopo.gui.panels.deploy import DeployController, DeployLog, load_deployer
 from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
 from vtopo.gui.panels.kind_palette import KindPalette
+from vtopo.gui.panels.leaving import Leaving
 from vtopo.gui.panels.operate import OperateController
 from vtopo.gui.panels.save_running import SaveRunningController
 from vtopo.gui.panels.problems import ProblemsPanel
@@ -34,6 +35,8 @@ from vtopo.kinds.registry import Registry
 
 
 BOTTOM_DOCK_HEIGHT = 300
+FIRST_BOTTOM_DOCK_HEIGHT = 260  # about ten rows of Problems, Checks or packets
+GEOMETRY_KEY, DOCKS_KEY = "window/geometry", "window/docks"
 
 
 class MainWindow(QMainWindow):
@@ -62,6 +65,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.drift)
         self.statusBar().addPermanentWidget(self.legend)
         self.statusBar().addPermanentWidget(self.progress)
+        # a message takes the legend's place while it shows, so the legend never cuts it off
+        self.statusBar().messageChanged.connect(lambda message: self.legend.setVisible(not message))
         self._docks: list[QDockWidget] = []
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         right = Qt.DockWidgetArea.RightDockWidgetArea
@@ -88,7 +93,7 @@ class MainWindow(QMainWindow):
         self.terminals.dock = self._dock("Terminal", self.terminals, bottom)
         self.tabifyDockWidget(self.checks_dock, self.terminals.dock)
         problems_dock.raise_()
-        self.resizeDocks([problems_dock], [170], Qt.Orientation.Vertical)
+        self.resizeDocks([problems_dock], [FIRST_BOTTOM_DOCK_HEIGHT], Qt.Orientation.Vertical)
         for roomy in (self.explain_dock, self.measure_dock, self.terminals.dock):
             roomy.visibilityChanged.connect(lambda visible, dock=roomy: self._make_room(dock, visible))
         self.resizeDocks([self._docks[0], self._docks[1]], [190, 330], Qt.Orientation.Horizontal)
@@ -107,13 +112,18 @@ class MainWindow(QMainWindow):
         self.save_running = SaveRunningController(self.editor, self.deploy, self.log, self)
         self.menu_actions = Actions(self, self)
         self.operate = OperateController(self.editor, self.deploy, self.menu_actions.menus, self.log, self)
+        self.leaving = Leaving(self, self.deploy, self.menu_actions.destroy_now)
+        self._running_as: tuple[object, ...] = ()  # the running lab's nodes and links, as check results saw them
+        self.files.may_leave = self.leaving.may_leave
         self._wire()
         self._update_title()
         self.setAcceptDrops(True)
         self.resize(1400, 900)
-        geometry = settings.value("window/geometry")
+        geometry, docks = settings.value(GEOMETRY_KEY), settings.value(DOCKS_KEY)
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
+        if isinstance(docks, QByteArray):
+            self.restoreState(docks)  # the docks as the user left them: where, which shown, how large
         theme = str(settings.value("view/theme", "system"))
         self.menu_actions.themes.get(theme, self.menu_actions.themes["system"]).setChecked(True)
         if theme != "system":
@@ -148,9 +158,20 @@ class MainWindow(QMainWindow):
         self.files.modified_changed.connect(self.setWindowModified)
         editor.model_changed.connect(self._update_title)
         self.deploy.drift_changed.connect(self.drift.setText)
+        self.deploy.states_changed.connect(self._lab_state_changed)
         self.rates.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.operate.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.save_running.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+
+    def _lab_state_changed(self) -> None:
+        """Check results and a measured path say what was true of the lab as it ran: once a node stops, a link goes
+        down or the lab is destroyed, they go."""
+        deploy = self.deploy
+        running = (deploy.deployed_lab, frozenset(deploy.states.items()), frozenset(deploy.links_down))
+        if running != self._running_as:
+            self._running_as = running
+            self.checks.forget_results()
+            self.editor.scene.highlight_path([], "measure")
 
     def _checking(self, busy: bool) -> None:
         if busy:
@@ -200,11 +221,15 @@ class MainWindow(QMainWindow):
                 event.acceptProposedAction()
                 return
 
+    def _close_again(self) -> None:
+        self.close()
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.deploy.busy or not self.files.maybe_save():
+        if not self.leaving.may_leave(self._close_again) or not self.files.maybe_save():
             event.ignore()
             return
-        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue(GEOMETRY_KEY, self.saveGeometry())
+        self.settings.setValue(DOCKS_KEY, self.saveState())
         self.measure_panel.shutdown()
         self.measure.shutdown()
         self.capture.shutdown()

@@ -7,6 +7,7 @@ destroy = the inverses of the journal's ops, newest first. Nothing is ever touch
 from __future__ import annotations
 
 import pwd
+import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -26,7 +27,7 @@ from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.problems import Problem
 from vtopo.model.topology import Topology
-from vtopo.reports import OUTPUT_STAGE, DeployReport, PartState, Progress, ProgressCallback
+from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, PartState, Progress, ProgressCallback
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
@@ -69,6 +70,10 @@ class DeployError(Exception):
 
 class DestroyError(Exception):
     pass
+
+
+class DeployCancelled(Exception):
+    """The user cancelled a deploy: what it had applied was rolled back."""
 
 
 INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link taken down by the user is as it should be
@@ -118,6 +123,16 @@ class Deployer:
         self.services = Services(self.store)
         self._facts = facts
         self.kinds = kinds or installed_kinds()
+        self._cancelled = threading.Event()
+
+    def cancel(self, lab: str = "") -> None:
+        """Stop the deploy this deployer runs (of `lab`) after the operation in progress, and roll it back; from any
+        thread."""
+        self._cancelled.set()
+
+    def _check_cancelled(self, lab: str) -> None:
+        if self._cancelled.is_set():
+            raise DeployCancelled(f"the deploy of lab {lab} was cancelled; everything it had applied was rolled back")
 
     def facts_for(self, topology: Topology) -> HostFacts:
         if self._facts is not None:
@@ -134,6 +149,7 @@ class Deployer:
         chooses its prefix (see StateStore.claim), and `admit` may refuse it, seeing it in context and the other
         deployed labs, before anything is built."""
         started = time.monotonic()
+        self._check_cancelled(topology.name)
         facts = self.facts_for(topology)
         consent = replace(consent, owner=lab_owner(owner))
         trust = host_facts.with_host_network(consent)
@@ -169,7 +185,7 @@ class Deployer:
             self._forget(record)
             raise
         try:
-            self._apply(plan.steps, applier, record, progress)
+            self._apply(plan.steps, applier, record, progress, topology.name)
             notices += applier.notices
         finally:
             applier.close()
@@ -191,6 +207,7 @@ class Deployer:
         else (a changed address, a removed link, a new router config) is a destroy and a fresh deploy, and the
         report says so. The lab keeps its prefix, and its owner.
         """
+        self._cancelled.clear()
         if record is None:
             return self.deploy(topology, progress, source, consent, owner, admit)
         with record.locked():  # a live change to the running lab (vtopo.operate) finishes first
@@ -214,7 +231,7 @@ class Deployer:
                 preflight.check(additions, context, applier.netlink)
                 record.write({**record.read(), "services": services_of(plan), "usage": asdict(usage_of(context))})
                 self.services.ensure(services_of(plan))
-                self._apply(new_steps, applier, record, progress)
+                self._apply(new_steps, applier, record, progress, topology.name)
             finally:
                 applier.close()
             data = record.read()
@@ -240,7 +257,9 @@ class Deployer:
         return [f"libvirtd does not answer at {facts.libvirt_uri}, so the VMs run as plain QEMU processes, not "
                 "libvirt domains (start libvirtd, or set the lab's vm_backend to libvirt)"]
 
-    def _apply(self, steps: list[Step], applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
+    def _apply(self, steps: list[Step], applier: Applier, record: LabRecord, progress: ProgressCallback,
+               lab: str) -> None:
+        """Each step in order, or (when one fails, or the deploy is cancelled between two) none."""
         journal = Journal(record.directory / "journal.jsonl")
         applied: list[o.Op] = []
         pending: list[o.Op] = []
@@ -248,14 +267,16 @@ class Deployer:
         total = len(steps)
 
         def run(op: o.Op) -> None:
+            self._check_cancelled(lab)
             journal.record(op)
             applied.append(op)
-            progress(Progress("apply", len(applied), total, op.summary(), op.owner))
+            progress(Progress("apply", len(applied), total, op.doing(), op.owner))
             applier.apply(op)
 
         def flush() -> None:
             if not pending:
                 return
+            self._check_cancelled(lab)
             for op in pending:
                 journal.record(op)
                 applied.append(op)
@@ -345,6 +366,9 @@ class Deployer:
         self.services.release_unused()
 
     # ------------------------------------------------------------ status
+
+    def labs(self) -> list[LabEntry]:
+        return [LabEntry(record.name, record.owner) for record in self.store.labs()]
 
     def status(self, lab: str | None = None) -> list[LabStatus]:
         """Every deployed lab's status, or the one named `lab`'s."""

@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import socket
 import time
-from dataclasses import dataclass
+from typing import Self
 
 from vtopo.host.netlink import link_counters
 from vtopo.host.netns import NetlinkError, entered
 from vtopo.kinds.contract import LabContext
+from vtopo.reports import LinkRate, LinkTotals, RateMeter
 
 RatesUnavailable = (OSError, NetlinkError)
 """What reading the counters raises when a namespace is gone: the lab was destroyed."""
-
-
-@dataclass(frozen=True)
-class LinkRate:
-    bits_per_second: float
-    packets_per_second: float
 
 
 def by_index(netns: str | None, devices: dict[str, str]) -> dict[int, str]:
@@ -37,19 +32,18 @@ def by_index(netns: str | None, devices: dict[str, str]) -> dict[int, str]:
     return found
 
 
-class LinkRates:
-    """`sample()` gives each link's rate since the previous call (both directions added)."""
+class LinkCounters:
+    """`read()` gives each link's counters now. The agent reads them for a lab's owner, who cannot enter its
+    namespaces."""
 
     def __init__(self, devices: dict[str | None, dict[str, str]]) -> None:
         self.devices = devices
         """namespace (None: the host's) -> device -> the id of the link it is an end of"""
         self._indexes: dict[str | None, dict[int, str]] = {}
         """namespace -> ifindex -> the id of the link, once looked up"""
-        self._last: dict[str, tuple[int, int]] = {}
-        self._last_at = 0.0
 
     @classmethod
-    def of_lab(cls, lab: LabContext) -> LinkRates:
+    def of_lab(cls, lab: LabContext) -> Self:
         devices: dict[str | None, dict[str, str]] = {}
         for link_id in lab.topology.links:
             ends = sorted((e for e in lab.ends if e.link.id == link_id and e.device), key=lambda e: e.netns is not None)
@@ -57,18 +51,23 @@ class LinkRates:
                 devices.setdefault(ends[0].netns, {})[ends[0].device] = link_id
         return cls(devices)
 
-    def sample(self) -> dict[str, LinkRate]:
-        now = time.monotonic()
+    def read(self) -> LinkTotals:
         if not self._indexes:
             self._indexes = {netns: by_index(netns, devices) for netns, devices in self.devices.items()}
-        totals: dict[str, tuple[int, int]] = {}
+        totals: LinkTotals = {}
         for netns, links in self._indexes.items():
             for index, counters in link_counters(netns).items():
                 if index in links:
                     totals[links[index]] = counters
-        elapsed, last = now - self._last_at, self._last
-        self._last, self._last_at = totals, now
-        if not last or elapsed <= 0:
-            return {}
-        return {link: LinkRate(max(0, octets - last[link][0]) * 8 / elapsed, max(0, packets - last[link][1]) / elapsed)
-                for link, (octets, packets) in totals.items() if link in last}
+        return totals
+
+
+class LinkRates(LinkCounters):
+    """`sample()` gives each link's rate since the previous call."""
+
+    def __init__(self, devices: dict[str | None, dict[str, str]]) -> None:
+        super().__init__(devices)
+        self._meter = RateMeter()
+
+    def sample(self) -> dict[str, LinkRate]:
+        return self._meter.rates(self.read(), time.monotonic())

@@ -53,17 +53,20 @@ class Role(str, Enum):
 
 @dataclass(frozen=True)
 class PortSpec:
-    """Ports are named prefix+number, e.g. eth0..eth7 or p1..p24."""
+    """Ports are named prefix+number, e.g. eth0..eth7 or p1..p24. New ports take `prefix`; a port named with one of
+    the `older` prefixes, as an earlier vtopo named them, is the same port still."""
 
     prefix: str
     first: int = 0
     limit: int | None = None
+    older: tuple[str, ...] = ()
 
     def name(self, index: int) -> str:
         return f"{self.prefix}{index}"
 
     def index_of(self, port: str) -> int | None:
-        match = re.fullmatch(re.escape(self.prefix) + r"(\d+)", port)
+        prefixes = "|".join(re.escape(prefix) for prefix in (self.prefix, *self.older))
+        match = re.fullmatch(f"(?:{prefixes})" + r"(\d+)", port)
         if not match:
             return None
         index = int(match.group(1))
@@ -72,9 +75,10 @@ class PortSpec:
         return index
 
     def next_free(self, used: set[str]) -> str | None:
+        taken = {self.index_of(port) for port in used}  # "c1" is "mv1" too
         index = self.first
         while self.limit is None or index < self.first + self.limit:
-            if self.name(index) not in used:
+            if index not in taken:
                 return self.name(index)
             index += 1
         return None

@@ -78,6 +78,7 @@ class Op:
 
     owner: str
     summary_text: ClassVar[str] = ""
+    waiting_text: ClassVar[str] = ""  # what a deploy waits for while this op runs, when that can take long
 
     def __init_subclass__(cls, register: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -102,6 +103,11 @@ class Op:
 
     def summary(self) -> str:
         return self.summary_text.format(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+    def doing(self) -> str:
+        """What a deploy's progress says while this op runs: what it waits for, when that can take long."""
+        text = self.waiting_text or self.summary_text
+        return text.format(**{f.name: getattr(self, f.name) for f in fields(self)})
 
     def to_json(self) -> dict[str, Any]:
         """The op as JSON data. Its fields hold plain values and tuples of them: nothing to copy deeply, which

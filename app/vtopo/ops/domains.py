@@ -32,6 +32,8 @@ class StartDomain(DomainOp):
     xml: str
     vhost: bool
     summary_text: ClassVar[str] = "start libvirt domain {name}"
+    waiting_text: ClassVar[str] = ("starting libvirt domain {name}: waiting for libvirtd to set up QEMU (the first "
+                                   "start on a host can take a minute while libvirt probes QEMU)")
 
     def provides(self) -> frozenset[str]:
         return frozenset({f"domain:{self.name}"})
@@ -49,6 +51,7 @@ class ResumeDomain(DomainOp):
     monitor calls, which take seconds while earlier guests boot beside it under emulation."""
 
     summary_text: ClassVar[str] = "resume libvirt domain {name}"
+    waiting_text: ClassVar[str] = "resuming libvirt domain {name}: the guest starts to boot"
 
     def explain(self) -> list[str]:
         return [sh("virsh", "-c", self.uri, "resume", self.name)]

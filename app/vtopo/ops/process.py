@@ -47,6 +47,7 @@ class StartProcess(Op):
     private_dirs: tuple[tuple[str, str], ...] = ()
     directory: str = ""
     summary_text: ClassVar[str] = "start {name}"
+    waiting_text: ClassVar[str] = "starting {name}: waiting until it is ready"
 
     def requires(self) -> frozenset[str]:
         return frozenset({ns_resource(self.netns), f"file:{self.pid_file.rsplit('/', 1)[0]}", *self.after})

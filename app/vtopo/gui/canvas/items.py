@@ -33,6 +33,8 @@ class Look:
     """Whether items draw themselves (zoomed in), or the overview draws the whole lab (zoomed out)."""
     labels_later: bool = False
     """While a lab is built: links place only their lines; the scene places their labels afterwards, in batches."""
+    line_scale: float = 1.0
+    """How much wider than usual links are drawn (presentation mode)."""
 
 
 USER_TYPE = 65536  # QGraphicsItem.UserType, which PySide6's type stubs leave out
@@ -115,17 +117,21 @@ class NodeItem(_Marked, QGraphicsItem):
         return self._name
 
     def set_name(self, name: str) -> None:
-        if name == self._name:
-            return
+        if name != self._name:
+            self._name = name
+            self.restyle()
+
+    def restyle(self) -> None:
+        """Lay the name out again, in the font as it is now."""
         self.prepareGeometryChange()
-        self._name = name
         self._label = None
         metrics = QFontMetricsF(self._font)
-        width, height = metrics.horizontalAdvance(name), metrics.height()
+        width, height = metrics.horizontalAdvance(self._name), metrics.height()
         self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
         self._occupied = None
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
         self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
+        self.update()  # a name as wide as the old one leaves the bounds as they were, which repaints nothing
 
     def occupied(self) -> list[QRectF]:
         """The icon and the name, in scene coordinates: what the labels of its links must not cover."""
@@ -350,6 +356,11 @@ class LinkItem(_Marked, QGraphicsItem):
                 link.update_geometry()
                 link._making_room = False
 
+    def restyle(self) -> None:
+        """Measure the labels again, in the font as it is now, and place them."""
+        self._labels, self._label_sizes, self._middle = None, None, None
+        self.update_geometry()
+
     def update_geometry(self) -> None:
         """Place the line, then the labels: each end's label beside the line near its node, on either side and
         further along while it would cover another text, cut to the interface name if no place is free, left out if
@@ -482,7 +493,7 @@ class LinkItem(_Marked, QGraphicsItem):
         elif self.fault:
             color = NodeState.parse(self.fault.split(";")[0]).color
         width = 3.5 if selected or self.on_path or self.tint else 2
-        pen = QPen(colors.highlight if selected else color, width + MAX_LOAD_WIDTH * self.load)
+        pen = QPen(colors.highlight if selected else color, (width + MAX_LOAD_WIDTH * self.load) * self._look.line_scale)
         if self.down or (self.severity == "warning" and not selected):
             pen.setStyle(Qt.PenStyle.DashLine)
         elif self.fault:

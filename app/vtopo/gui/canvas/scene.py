@@ -22,6 +22,8 @@ from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
 LABEL_BATCH = 150  # links whose labels are placed per turn of the event loop, after a lab was built
+PRESENTATION_TEXT = 1.8  # presentation mode: names and labels this much larger,
+PRESENTATION_LINES = 2.5  # and links this much wider
 
 
 class Gesture(Protocol):
@@ -85,9 +87,10 @@ class TopologyScene(QGraphicsScene):
         self.selectionChanged.connect(self._cache_the_selection)
         self._syncing = False
         self._gesture: Gesture | None = None
-        self._font = QFont(QGuiApplication.font())
+        self._font = QFont(QGuiApplication.font())  # the items draw their texts in these two, shared
         self._small_font = QFont(self._font)
-        self._small_font.setPointSizeF(max(6.0, self._font.pointSizeF() * 0.8))
+        self._points = self._font.pointSizeF()
+        self._scale_fonts(1.0)
 
     # ------------------------------------------------------------ following a topology
 
@@ -289,6 +292,23 @@ class TopologyScene(QGraphicsScene):
         for node in self._cached:
             node.update()  # drops the pixmap it drew in the old colours
         self.update()
+
+    def set_presentation(self, on: bool) -> None:
+        """Names and labels in large type and thick links, for a projector; or as usual."""
+        self._scale_fonts(PRESENTATION_TEXT if on else 1.0)
+        self.look.line_scale = PRESENTATION_LINES if on else 1.0
+        for node in self.nodes.values():
+            node.restyle()
+        for link in self.links.values():
+            link.restyle()
+        for annotation in self.annotations.values():
+            annotation.update()
+        self._overview.invalidate()
+        self.update()
+
+    def _scale_fonts(self, scale: float) -> None:
+        self._font.setPointSizeF(self._points * scale)
+        self._small_font.setPointSizeF(max(6.0, self._points * 0.8 * scale))
 
     def show_interface_labels(self, shown: bool) -> None:
         """Show or hide the interface names and addresses at the links' ends."""

@@ -10,6 +10,7 @@ from vtopo.capture import PacketSummary, RawPacket
 ROWS = 5_000
 COLUMNS = ("No.", "Time", "Source MAC", "Destination MAC", "Source IP", "Destination IP", "Protocol", "TTL",
            "Length", "Info")
+MAC_COLUMNS = (COLUMNS.index("Source MAC"), COLUMNS.index("Destination MAC"))
 Index = QModelIndex | QPersistentModelIndex
 
 

@@ -2,7 +2,7 @@
 selected packet's layers as a tree and its bytes in hex."""
 from __future__ import annotations
 
-import shutil
+from pathlib import Path
 
 from PySide6.QtCore import QItemSelection, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
@@ -11,9 +11,10 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QL
 
 from vtopo.capture import CaptureTarget, hex_dump, layers
 from vtopo.capture.agent import Report
+from vtopo.capture.pcapng import copy_head
 from vtopo.capture.wireshark import Piped, why_not
 from vtopo.gui.capture.feed import CaptureFeed, TargetFinder
-from vtopo.gui.capture.packets import DisplayFilter, PacketTable
+from vtopo.gui.capture.packets import MAC_COLUMNS, DisplayFilter, PacketTable
 from vtopo.gui.workers import Worker
 
 
@@ -49,6 +50,8 @@ class CaptureTab(QWidget):
         self.view.verticalHeader().hide()
         self.view.horizontalHeader().setStretchLastSection(True)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for column in MAC_COLUMNS:  # a MAC address whole, as its column is first shown
+            self.view.setColumnWidth(column, self.view.fontMetrics().horizontalAdvance("ff:ff:ff:ff:ff:ff") + 16)
         self.layers = QTreeWidget()
         self.layers.setHeaderLabels(["Layer / field", "Value"])
         self.hex = QPlainTextEdit(readOnly=True)
@@ -66,6 +69,7 @@ class CaptureTab(QWidget):
         self.feed = CaptureFeed(find_target, bpf)
         self._found: CaptureTarget | None = None
         self._not_listed_while_paused = 0
+        self._file_bytes = 0  # how much of the capture file holds the packets listed so far, whole
         self._pool = QThreadPool(self)  # a capture holds its thread while it runs
         self._worker = Worker(self.feed)
         self._worker.yielded.connect(self._report)
@@ -102,6 +106,7 @@ class CaptureTab(QWidget):
             self._not_listed_while_paused += len(message.packets)
         elif message.packets:
             self._arrived(message.packets)
+        self._file_bytes = max(self._file_bytes, message.file_bytes)
         if message.captured or message.finished:
             self._count(message.captured, message.kernel_drops, message.not_listed + self._not_listed_while_paused)
 
@@ -156,7 +161,7 @@ class CaptureTab(QWidget):
         if not name:
             return
         try:
-            shutil.copyfile(self.feed.file, name)  # the agent flushes it every half second
+            copy_head(self.feed.file, Path(name), self._file_bytes)
         except OSError as error:
             self._tell(f"could not save the capture in {name}: {error.strerror or error}")
         else:

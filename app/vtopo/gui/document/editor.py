@@ -14,6 +14,7 @@ from vtopo.gui.document import clipboard
 from vtopo.gui.document.commands import (AddCommand, Command, Macro, MergingMacro, RemoveCommand, SetFieldsCommand,
                                          remove_node)
 from vtopo.gui.document.naming import stem_for
+from vtopo.gui.document.placement import Occupied, clear_box, clear_offset
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.kinds.registry import Registry
 from vtopo.model.events import Event
@@ -242,8 +243,9 @@ class Editor(QObject):
 
     def add_annotation(self, shape: str, at: QPointF, text: str = "") -> Annotation:
         width, height = (220.0, 60.0) if shape == "note" else (240.0, 160.0)
-        annotation = Annotation(new_id("note"), shape, text or ("Note" if shape == "note" else ""),
-                                Position(round(at.x(), 1), round(at.y(), 1)), width, height)
+        where = clear_box(Position(round(at.x(), 1), round(at.y(), 1)), width, height, self._occupied())
+        annotation = Annotation(new_id("note"), shape, text or ("Note" if shape == "note" else ""), where, width,
+                                height)
         self.undo_stack.push(AddCommand(self.topology, annotation))
         return annotation
 
@@ -394,13 +396,18 @@ class Editor(QObject):
             offset = Position(round(at.x() - centre.x, 1), round(at.y() - centre.y, 1))
         self.insert_fragment(fragment, offset, "Paste")
 
+    def _occupied(self) -> Occupied:
+        return Occupied(node.position for node in self.topology.nodes.values())
+
     def duplicate_selection(self) -> None:
         fragment = self.selection_fragment()
         if not fragment.empty:
             self.insert_fragment(fragment, Position(PASTE_OFFSET, PASTE_OFFSET), "Duplicate")
 
     def insert_fragment(self, fragment: Fragment, offset: Position, text: str) -> None:
-        """Add a copy of the fragment (new ids and names, shifted) as one undo step, and select it."""
+        """Add a copy of the fragment (new ids and names, shifted, clear of the nodes drawn) as one undo step, and
+        select it."""
+        offset = clear_offset([n.position for n in fragment.nodes], offset, self._occupied())
         taken = {n.name for n in self.topology.nodes.values()}
         copy = instantiate(fragment, taken, offset)
         parent = Macro(text, self.topology)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
@@ -44,6 +45,9 @@ class FileController(QObject):
         self.autosave_dir = autosave_dir
         self.path: Path | None = None
         self._restored = False  # the lab came from an autosave: unsaved although the undo stack is clean
+        self.may_leave: Callable[[Callable[[], None]], bool] = lambda _then: True
+        """Whether the running lab may be left for another (vtopo.gui.panels.leaving); given what to do once it is
+        ended, when the user chooses to end it first."""
         editor.undo_stack.cleanChanged.connect(lambda _clean: self.modified_changed.emit(self.modified))
         self._autosave_timer = QTimer(self)
         self._autosave_timer.timeout.connect(self.autosave)
@@ -56,7 +60,7 @@ class FileController(QObject):
     # ------------------------------------------------------------ opening
 
     def new_lab(self) -> None:
-        if self.maybe_save():
+        if self.may_leave(self.new_lab) and self.maybe_save():
             self._adopt(Topology(name=UNTITLED), None)
 
     def open_dialog(self) -> None:
@@ -67,7 +71,7 @@ class FileController(QObject):
 
     def open_path(self, path: Path, *, as_template: bool = False) -> bool:
         """Open a lab file. A template (the default teaching lab) opens untitled, so Save never overwrites it."""
-        if not self.maybe_save():
+        if not self.may_leave(lambda: self._open_again(path, as_template)) or not self.maybe_save():
             return False
         try:
             topology = io.load(path)
@@ -123,6 +127,9 @@ class FileController(QObject):
             if name and Path(name).resolve() == wanted:
                 allowed.add(wanted)
         return frozenset(allowed)
+
+    def _open_again(self, path: Path, as_template: bool) -> None:
+        self.open_path(path, as_template=as_template)
 
     def _offer_autosave(self, topology: Topology, path: Path) -> Topology | None:
         autosave = self.autosave_path(topology)

@@ -1,10 +1,12 @@
 """Live traffic on the canvas: each deployed link drawn wider with its load, its bits/s and packets/s in the
-tooltip. A worker job samples the kernel's counters once a second; View ▸ Link rates hides them."""
+tooltip. A worker job samples the kernel's counters once a second, through the agent when one runs; View ▸ Link
+rates hides them."""
 from __future__ import annotations
 
 import math
 import threading
-from typing import Any
+import time
+from collections.abc import Iterator
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtGui import QAction
@@ -14,6 +16,7 @@ from vtopo.gui.measure.controller import find_deployed
 from vtopo.gui.measure.format import format_rate
 from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.workers import Report, Worker
+from vtopo.reports import LinkRate, LinkTotals, RateMeter
 
 SAMPLE_S = 1.0
 FULL_LOAD_BITS = 1e10  # 10 Gb/s draws a link at full width; the width grows with the logarithm of the rate
@@ -24,27 +27,45 @@ def load_of(bits_per_second: float) -> float:
 
 
 class RateSampling:
-    """The job: reports each link's LinkRate once a second until `stop()`."""
+    """The job: reports each link's LinkRate once a second until `stop()`. The agent reads the counters whenever it
+    runs (a member of the group cannot enter the lab's namespaces); root without an agent reads them itself."""
 
     def __init__(self, lab: str) -> None:
         self._lab = lab
         self._stop = threading.Event()
 
     def __call__(self, report: Report) -> None:
-        from vtopo.host.rates import LinkRates, RatesUnavailable  # the host layer, only once a lab is deployed
+        meter = RateMeter()
+        for totals in self._readings():
+            if self._stop.is_set():
+                return
+            report(meter.rates(totals, time.monotonic()))
+
+    def _readings(self) -> Iterator[LinkTotals]:
+        from vtopo.agent.client import AgentClient, AgentError, agent_running
+
+        if agent_running():
+            try:
+                yield from AgentClient().link_counters(self._lab, SAMPLE_S)
+            except AgentError as error:
+                raise LookupError(str(error)) from error
+            return
+        from vtopo.host.rates import LinkCounters, RatesUnavailable  # the host layer, only once a lab is deployed
 
         deployed, why = find_deployed(self._lab)
         if deployed is None:
             raise LookupError(why)
-        rates = LinkRates.of_lab(deployed.context)
+        counters = LinkCounters.of_lab(deployed.context)
         try:
-            rates.sample()
-            while not self._stop.wait(SAMPLE_S):
-                report(rates.sample())
+            while True:
+                yield counters.read()
+                if self._stop.wait(SAMPLE_S):
+                    return
         except RatesUnavailable as error:
             raise LookupError(f"cannot read the interface counters of lab {self._lab}: {error}") from error
 
     def stop(self) -> None:
+        """The job ends at its next reading, within SAMPLE_S."""
         self._stop.set()
 
 
@@ -60,8 +81,10 @@ class RateView(QObject):
         self.toggle.toggled.connect(self._toggled)
         self._pool = QThreadPool(self)
         self._sampling: RateSampling | None = None
-        self.latest: dict[str, Any] = {}
+        self.latest: dict[str, LinkRate] = {}
+        self._lab = ""  # the lab sampled
         deploy.busy_changed.connect(self._deploy_busy)
+        deploy.states_changed.connect(self._lab_changed)
 
     def _toggled(self, on: bool) -> None:
         self._show(self.latest if on else {})
@@ -70,26 +93,35 @@ class RateView(QObject):
         if not busy:
             self.follow()
 
+    def _lab_changed(self) -> None:
+        """A lab found deployed (by a read of its state) or gone, without a job of this window's."""
+        if self._deploy.deployed_lab != self._lab and not self._deploy.busy:
+            self.follow()
+
     def follow(self) -> None:
         """Sample the lab that is deployed now (or stop sampling when none is)."""
         self.shutdown()
-        if not self._deploy.deployed_lab:
+        self._lab = self._deploy.deployed_lab
+        if not self._lab:
             return
-        self._sampling = RateSampling(self._deploy.deployed_lab)
-        worker = Worker(self._sampling)
-        worker.yielded.connect(self._sampled)
-        worker.errored.connect(self._failed)
+        self._sampling = sampling = RateSampling(self._deploy.deployed_lab)
+        worker = Worker(sampling)
+        worker.yielded.connect(lambda rates: self._sampled(sampling, rates))
+        worker.errored.connect(lambda error: self._failed(sampling, error))
         worker.start(self._pool)
 
-    def _failed(self, error: object) -> None:
-        self.message.emit(str(error))
+    def _failed(self, sampling: RateSampling, error: object) -> None:
+        if sampling is self._sampling:
+            self.message.emit(str(error))
 
-    def _sampled(self, rates: dict[str, Any]) -> None:
+    def _sampled(self, sampling: RateSampling, rates: dict[str, LinkRate]) -> None:
+        if sampling is not self._sampling:  # a job stopped since, ending at its next reading
+            return
         self.latest = rates
         if self.toggle.isChecked():
             self._show(rates)
 
-    def _show(self, rates: dict[str, Any]) -> None:
+    def _show(self, rates: dict[str, LinkRate]) -> None:
         for link_id, item in self._scene.links.items():
             rate = rates.get(link_id)
             item.set_load(load_of(rate.bits_per_second) if rate else 0.0)
@@ -97,9 +129,9 @@ class RateView(QObject):
                             if rate else "")
 
     def shutdown(self) -> None:
+        """Stop sampling; the job ends by itself at its next reading (its readings are no longer shown)."""
         if self._sampling is not None:
             self._sampling.stop()
-            self._pool.waitForDone()
         self._sampling = None
         self.latest = {}
         self._show({})

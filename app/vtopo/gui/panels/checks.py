@@ -211,6 +211,14 @@ class ChecksController(QObject):
             self.panel.tree.setCurrentItem(self.panel.row(failed[0].check.check.name))
         self.finished.emit()
 
+    def forget_results(self) -> None:
+        """The lab changed under the results (a node stopped, a link went down, the lab was destroyed): they no
+        longer say what is true, so neither the canvas nor the panel shows them."""
+        if self.outcomes:
+            self._list()
+            self.panel.show_summary("The running lab changed since the checks ran: run them again.")
+        self.editor.scene.highlight_path([], "checks")
+
     def highlight(self, name: str) -> None:
         """Light the check's nodes and, for a pair, the nodes and links of the path between them."""
         if name not in self._subjects and name in self._checks:

@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 
@@ -19,13 +19,14 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.kinds.environment import Trust
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.host_api import Deployer, DeployerLoader, LabStatus
-from vtopo.reports import OUTPUT_STAGE, DeployReport, Progress, ProgressCallback
+from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
 from vtopo.model.topology import Impairment, Topology
 
 DEPLOYER_MODULE = "vtopo.host.deployer"
 FAULTS = ("degraded", "incomplete")  # the states of a link the running lab lacks
+FOLLOW_MS = 1000  # how often the designer reads the lab's state while it does nothing to it itself
 
 
 def load_deployer() -> tuple[Deployer | None, str]:
@@ -61,6 +62,26 @@ def confirm_destroy(parent: QWidget, lab: str, topology: Topology) -> bool:
     return box.clickedButton() is destroy
 
 
+def _read_lab(deployer: Deployer, lab: str,
+              seen: tuple[list[LabEntry], LabStatus | None] | None) -> tuple[list[LabEntry], LabStatus | None] | None:
+    """The running labs and this lab's state, on a pool thread; None when both are as `seen`. A lab of the same name
+    that another user deployed is theirs, not the one this window follows."""
+    labs = list(deployer.labs())
+    mine = any(entry.lab == lab and entry.owner == os.getuid() for entry in labs)
+    ours = next(iter(deployer.status(lab)), None) if mine else None
+    read = (labs, ours)
+    return None if seen is not None and _same(read, seen) else read
+
+
+def _same(read: tuple[list[LabEntry], LabStatus | None], seen: tuple[list[LabEntry], LabStatus | None]) -> bool:
+    (labs, ours), (seen_labs, seen_ours) = read, seen
+    if labs != seen_labs or (ours is None) != (seen_ours is None):
+        return False
+    return ours is None or seen_ours is None or (
+        (ours.state, list(ours.nodes), list(ours.links), ours.document) ==
+        (seen_ours.state, list(seen_ours.nodes), list(seen_ours.links), seen_ours.document))
+
+
 class DeployLog(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -78,6 +99,7 @@ class DeployController(QObject):
     busy_changed = Signal(bool)
     states_changed = Signal()
     drift_changed = Signal(str)  # "" when the canvas is what runs; otherwise what to tell the user
+    labs_changed = Signal()  # the list of running labs (`running_labs`)
 
     def __init__(self, editor: Editor, log: DeployLog, progress_bar: QProgressBar,
                  deployer_loader: DeployerLoader = load_deployer,
@@ -98,6 +120,15 @@ class DeployController(QObject):
         self._deployed_text = ""  # the lab as it was deployed, as saved text
         self._deploying: Topology | None = None
         self._read_status_next = False  # after a deploy that may have kept stopped nodes and links down
+        self.running_labs: list[LabEntry] = []  # every deployed lab on the host, whoever owns it
+        self.agent_doing = ""  # what the agent does to this lab for another client (or for a closed designer)
+        self._follower: Worker | None = None  # the read of the lab's state under way
+        self._canceller: Worker | None = None
+        self._seen: tuple[list[LabEntry], LabStatus | None] | None = None  # the last read, compared in the job
+        self._cancels = QThreadPool(self)  # a cancel must not queue behind the deploy it cancels
+        self._follow_timer = QTimer(self)
+        self._follow_timer.timeout.connect(self.follow)
+        self._follow_timer.start(FOLLOW_MS)
         editor.topology_replaced.connect(self._forget)
         editor.model_changed.connect(self._check_drift)
 
@@ -116,6 +147,22 @@ class DeployController(QObject):
         if self._deployer is None and not self.unavailable:
             self._deployer, self.unavailable = self._loader()
         return self._deployer
+
+    @property
+    def lab_name(self) -> str:
+        return self._editor.topology.name
+
+    @property
+    def outlives_window(self) -> bool:
+        """Whether a lab's jobs go on when the designer closes: the agent runs them, not this process."""
+        from vtopo.agent.client import AgentDeployer
+
+        return isinstance(self.deployer(), AgentDeployer)
+
+    @property
+    def deploying(self) -> bool:
+        """Whether a deploy of this lab runs: this window's, or the agent's for another client."""
+        return (self.busy and self._job_name == "deploy") or self.agent_doing == "deploying"
 
     def state_of(self, node_name: str) -> NodeState:
         return self.states.get(node_name, NodeState.NOT_DEPLOYED)
@@ -144,6 +191,51 @@ class DeployController(QObject):
 
     def refresh_status(self) -> None:
         self._start("status", lambda deployer, _report: deployer.status(None), self._status_read)
+
+    def cancel(self) -> None:
+        """Stop the deploy under way after its current step; it rolls back, and its end says so."""
+        deployer, lab = self.deployer(), self._editor.topology.name
+        if deployer is None or not self.deploying:
+            return
+        self._log.log(f"cancelling the deploy of lab {lab}: it stops after the current step and rolls back")
+        self._canceller = worker = Worker(lambda _report: deployer.cancel(lab))
+        worker.errored.connect(lambda error: self._log.log(f"could not cancel the deploy: {error}"))
+        worker.start(self._cancels)
+
+    def follow(self) -> None:
+        """Read the lab's state and the running labs, unless this window is doing something to the lab (its
+        progress says more). An agent started after the designer is found here."""
+        if self._deployer is None and self.unavailable:
+            self.unavailable = ""
+            if self.deployer() is not None:
+                self.states_changed.emit()  # Deploy and Destroy are available now
+        deployer, lab, seen = self.deployer(), self._editor.topology.name, self._seen
+        if deployer is None or self.busy or self._follower is not None:
+            return
+        self._follower = worker = Worker(lambda _report: _read_lab(deployer, lab, seen))
+        worker.returned.connect(self._followed)
+        worker.errored.connect(lambda _error: None)  # an agent that went away: the next read says so again
+        worker.finished.connect(self._followed_up)
+        worker.start(self._pool)
+
+    def _followed_up(self) -> None:
+        self._follower = None
+
+    def _followed(self, read: tuple[list[LabEntry], LabStatus | None] | None) -> None:
+        if read is None or self.busy:  # nothing changed, or this window started a job since
+            return
+        self._seen = read
+        labs, ours = read
+        if labs != self.running_labs:
+            self.running_labs = labs
+            self.labs_changed.emit()
+        doing = ours.state if ours is not None and ours.state in ("deploying", "destroying") else ""
+        if doing != self.agent_doing:
+            self.agent_doing = doing
+            self._log.log(f"lab {self._editor.topology.name} is {doing} (for another window, or for a designer that "
+                          "was closed): its state follows here" if doing else
+                          f"lab {self._editor.topology.name}: the agent's job on it has ended")
+        self._status_read([ours] if ours is not None else [], quiet=True)
 
     def _start(self, name: str, job: Callable[[Deployer, ProgressCallback], Any],
                done: Callable[[Any], None]) -> None:
@@ -174,7 +266,7 @@ class DeployController(QObject):
             return
         self._bar.setRange(0, max(progress.total, 1))
         self._bar.setValue(progress.done)
-        self._bar.setFormat(f"{progress.stage} %v/%m")
+        self._bar.setFormat(f"{progress.stage} %v/%m · {progress.owner.removeprefix('node ')}: {progress.message}")
         self._log.log(f"[{progress.stage} {progress.done}/{progress.total}] {progress.owner}: {progress.message}")
         if progress.owner.startswith("node "):
             name = progress.owner.removeprefix("node ")
@@ -216,8 +308,9 @@ class DeployController(QObject):
         self._set_links_down(set())
         self._editor.scene.set_link_faults({})
 
-    def _status_read(self, labs: list[LabStatus]) -> None:
-        """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name."""
+    def _status_read(self, labs: list[LabStatus], quiet: bool = False) -> None:
+        """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name. `quiet`: a
+        read of the timer, which logs nothing the last one did not."""
         ours = next((lab for lab in labs if lab.lab == self._editor.topology.name), None)
         self.deployed_lab = ours.lab if ours is not None else ""
         self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None and ours.document else ""
@@ -229,7 +322,7 @@ class DeployController(QObject):
                              if ours else set())
         self._editor.scene.set_link_faults({ids[link.name]: f"{link.state}{link.detail}" for link in ours.links
                                             if link.state in FAULTS and link.name in ids} if ours else {})
-        if ours is None:
+        if ours is None or quiet:
             return
         if not ours.up:
             self._log.log(f"lab {ours.lab}: {ours.state}")
@@ -248,6 +341,7 @@ class DeployController(QObject):
             self._log.log(f"could not read the state of deployed labs: {message}")
             return
         self._log.log(f"FAILED: {message}")
+        self._read_status_next = True  # what the failed job left: rolled back, or (a destroy) partly there
         failing = {name for name in self.states if f"node {name}" in message or f" {name}:" in message}
         after = NodeState.NOT_DEPLOYED if rolled_back else NodeState.FAILED
         self._set_states({name: NodeState.FAILED if name in failing else after
@@ -257,6 +351,7 @@ class DeployController(QObject):
 
     def _finished(self) -> None:
         self._worker = None
+        self._seen = None  # the next read shows what the job did
         self._bar.setRange(0, 1)
         self._bar.setValue(1)
         self._bar.hide()
@@ -284,6 +379,8 @@ class DeployController(QObject):
         self.links_down = set()
         self.deployed_lab = ""
         self._deployed_text = ""
+        self.agent_doing = ""
+        self._seen = None
         self._editor.scene.set_node_states({})
         self._editor.scene.set_link_faults({})
         self.states_changed.emit()

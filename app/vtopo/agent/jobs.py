@@ -1,0 +1,59 @@
+"""What the agent is doing to each lab right now: a deploy or a destroy that the lab's status shows as such (its
+record alone would say "interrupted" and its VMs "degraded"), and the deploy its owner may cancel."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from vtopo.agent import protocol as p
+from vtopo.host.deployer import Deployer
+from vtopo.reports import PartState
+
+DEPLOYING, DESTROYING = "deploying", "destroying"
+UNFINISHED = ("incomplete", "degraded")  # what a part of a lab being deployed or destroyed looks like meanwhile
+
+
+@dataclass(frozen=True)
+class Job:
+    doing: str  # DEPLOYING or DESTROYING
+    deployer: Deployer
+    owner: int  # the uid that asked for it
+
+
+class LabJobs:
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._jobs: dict[str, Job] = {}  # by lab name
+
+    @contextmanager
+    def running(self, lab: str, job: Job) -> Iterator[None]:
+        with self._guard:
+            self._jobs[lab] = job
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._jobs.pop(lab, None)
+
+    def job(self, lab: str) -> Job | None:
+        with self._guard:
+            return self._jobs.get(lab)
+
+    def doing(self, lab: str) -> str:
+        """DEPLOYING, DESTROYING, or "" when the agent does neither to the lab now."""
+        job = self.job(lab)
+        return job.doing if job is not None else ""
+
+    def shown(self, summary: p.LabSummary) -> p.LabSummary:
+        """A lab's status as the caller should read it: while a job runs, its unfinished parts are in progress."""
+        doing = self.doing(summary.lab)
+        if not doing:
+            return summary
+
+        def part(state: PartState) -> PartState:
+            return PartState(state.name, doing) if state.state in UNFINISHED else state
+
+        return replace(summary, state=doing, up=False, nodes=[part(n) for n in summary.nodes],
+                       links=[part(link) for link in summary.links])

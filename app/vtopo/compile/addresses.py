@@ -1,0 +1,54 @@
+"""Addresses that clash across a lab's broadcast domains: an address used in two of them, and a subnet routed on two
+(a copy pasted with the original's addresses makes both). Within one domain, the compiler refuses an address used
+twice outright. A subnet on two wires without a router is left alone: an OpenFlow switch or a private macvlan
+segment cuts one subnet into domains on purpose."""
+from __future__ import annotations
+
+import ipaddress
+from collections import defaultdict
+
+from vtopo.compile.domains import Domain, Member, Network
+from vtopo.model.problems import Problem, Severity
+
+
+def address_clashes(domains: list[Domain]) -> list[Problem]:
+    return [*_addresses_used_twice(domains), *_subnets_split(domains)]
+
+
+def _addresses_used_twice(domains: list[Domain]) -> list[Problem]:
+    users: dict[str, list[tuple[Domain, Member]]] = defaultdict(list)
+    for domain in domains:
+        for member in domain.members:
+            for address in member.addresses:
+                try:
+                    users[str(ipaddress.ip_interface(address).ip)].append((domain, member))
+                except ValueError:
+                    continue  # the compiler names the address that is not one
+    problems = []
+    for address, using in users.items():
+        if len({domain.number for domain, _ in using}) < 2:
+            continue
+        names = " and ".join(member.name for _, member in using)
+        _, last = using[-1]
+        problems.append(Problem(
+            f"address {address} is used twice in the lab, by {names}: a router that reaches both sends each one the "
+            f"other's traffic, and a ping answers from the wrong node. Give {last.name} an address of its own.",
+            f"node {last.name.split(':')[0]}", "", last.node_id, Severity.WARNING))
+    return problems
+
+
+def _subnets_split(domains: list[Domain]) -> list[Problem]:
+    homes: dict[Network, list[Domain]] = defaultdict(list)
+    for domain in domains:
+        for network in {n for member in domain.members if member.routes for n in member.networks}:
+            homes[network].append(domain)
+    problems = []
+    for network, split in homes.items():
+        if len(split) < 2:
+            continue
+        parts = "; ".join(", ".join(m.name for m in domain.members if network in m.networks) for domain in split)
+        problems.append(Problem(
+            f"subnet {network} is routed on {len(split)} wires ({parts}): the routers announce it twice, so traffic "
+            "for it reaches one wire only. Give each wire a subnet of its own.",
+            f"domain {split[1].number} ({', '.join(m.name for m in split[1].members)})", "", "", Severity.WARNING))
+    return problems

@@ -1,0 +1,67 @@
+"""`vtopo capture -w` as a member through the agent: the file holds every packet captured, with the kernel's
+timestamps in nanoseconds, and Wireshark's tools read it cleanly."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from residue import snapshot
+from tests.agent.test_agent_verbs import saved_copy
+
+pytestmark = pytest.mark.privileged
+
+PINGS = 1000
+INTERVAL_S = 0.005
+
+
+def epoch_times(path: str, *fields: str) -> list[list[str]]:
+    shown = subprocess.run(["tshark", "-r", path, "-T", "fields", *(f"-e{field}" for field in fields)],
+                           capture_output=True, text=True, check=True, timeout=60)
+    return [line.split("\t") for line in shown.stdout.splitlines()]
+
+
+def test_a_thousand_pings_every_5_ms_are_saved_whole_with_their_nanoseconds(agent, users, readable_dir):
+    a = users["a"]
+    before = snapshot()
+    lab = saved_copy("bridge-veth", readable_dir, name="pcap-lab", prefix="vpc")
+    saved, reference = readable_dir / "c1.pcapng", readable_dir / "reference.pcap"
+    os.chown(readable_dir, a.pw_uid, a.pw_gid)  # a writes the capture there
+    assert (deployed := agent.vtopo(a.pw_name, "deploy", str(lab))).returncode == 0, deployed.stderr
+    prefix = next(line.split("prefix ")[1].split(")")[0] for line in agent.vtopo(None, "status", "pcap-lab").stdout
+                  .splitlines() if line.startswith("lab pcap-lab "))
+    try:
+        assert agent.vtopo(a.pw_name, "exec", "pcap-lab", "c1", "--", "ping", "-c1", "10.0.0.2").returncode == 0
+        capture = agent.spawn(a.pw_name, "capture", "pcap-lab", "c1:eth0", "-f", "icmp", "-c", str(2 * PINGS),
+                              "-w", str(saved))
+        # root's own tcpdump on the same device, as the kernel timestamps each packet
+        own = subprocess.Popen(["ip", "netns", "exec", f"{prefix}-c1", "tcpdump", "-Z", "root", "-i", "eth0", "-n", "-c",
+                                str(2 * PINGS), "--time-stamp-precision=nano", "-w", str(reference), "icmp"],
+                               stderr=subprocess.DEVNULL)
+        time.sleep(2)  # both listen
+        pinged = agent.vtopo(a.pw_name, "exec", "pcap-lab", "c1", "--", "ping", "-q", "-c", str(PINGS), "-i",
+                             str(INTERVAL_S), "10.0.0.2", timeout=60)
+        assert pinged.returncode == 0, pinged.stdout + pinged.stderr
+        _, said = capture.communicate(timeout=30)
+        assert capture.returncode == 0, said
+        assert own.wait(timeout=30) == 0
+    finally:
+        assert agent.vtopo(a.pw_name, "destroy", "pcap-lab").returncode == 0
+    assert f"{2 * PINGS} packets captured" in said
+    rows = epoch_times(str(saved), "frame.time_epoch", "icmp.type", "icmp.seq")
+    assert len(rows) == 2 * PINGS, "every packet captured is in the file"
+    expected = {(kind, seq): when for when, kind, seq in epoch_times(str(reference), "frame.time_epoch", "icmp.type",
+                                                                     "icmp.seq")}
+    requests = [(float(when), (kind, seq)) for when, kind, seq in rows if kind == "8"]
+    assert len(requests) == PINGS
+    assert all(len(when.split(".")[1]) == 9 for when, _, _ in rows), "nanoseconds, as the file declares"
+    assert len({when.split(".")[1] for when, _, _ in rows}) > PINGS, "not cut to whole seconds or microseconds"
+    for (earlier, first), (later, second) in zip(requests, requests[1:]):
+        kernel = float(expected[second]) - float(expected[first])
+        assert abs((later - earlier) - kernel) < 0.001, (first, second, later - earlier, kernel)
+    info = subprocess.run(["capinfos", str(saved)], capture_output=True, text=True, timeout=60)
+    assert info.returncode == 0 and not info.stderr.strip(), info.stderr
+    assert "nanoseconds" in info.stdout and f"Number of packets:   {2 * PINGS}" in info.stdout, info.stdout
+    assert snapshot() - before == {}

@@ -1,0 +1,109 @@
+"""A teacher's first day, as a member of the vtopo group through a real agent, with real keys and mouse: the
+designer follows a lab deployed and destroyed from the command line within a second, lists the running labs with
+their owners, draws the link rates the agent reads, and its terminal has the dock's size from the first line."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from residue import snapshot
+from tests.agent.test_agent_verbs import saved_copy
+
+REPOSITORY = Path(__file__).parents[2]
+
+DESIGNER = """
+import json, subprocess, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from tests.gui.helpers import click
+from vtopo.gui.app import create_window
+from vtopo.gui.canvas.states import NodeState
+
+def wait_for(condition, seconds=60):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, window.log.toPlainText()
+        QTest.qWait(20)
+    return time.monotonic()
+
+def vtopo(*args):
+    return subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True, timeout=120)
+
+app = QApplication([])
+work, lab = Path(sys.argv[2]), Path(sys.argv[3])
+window = create_window(lab, QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat), work / "autosave")
+window.resize(1200, 900)
+window.show()
+QTest.qWaitForWindowExposed(window)
+wait_for(lambda: window.menu_actions.deploy.isEnabled())
+assert vtopo("deploy", str(lab)).returncode == 0
+deployed = time.monotonic()
+seen = wait_for(lambda: window.deploy.state_of("c1") is NodeState.RUNNING, 10) - deployed
+labs = sorted((entry.lab, entry.owner) for entry in window.deploy.running_labs)
+
+pinging = subprocess.Popen([sys.executable, "-m", "vtopo", "exec", "day-lab", "c1", "--", "ping", "-q", "-i", "0.01",
+                            "-s", "1000", "-w", "20", "10.0.0.2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+wait_for(lambda: any(rate.bits_per_second > 200_000 for rate in window.rates.latest.values()), 20)
+rates = sorted(round(rate.bits_per_second) for rate in window.rates.latest.values())
+pinging.kill(); pinging.wait()
+
+click(window.view, window.editor.scene.nodes[next(i for i, n in window.editor.topology.nodes.items()
+                                                   if n.name == "c1")].scenePos())
+QTest.keyClick(window.view, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+wait_for(lambda: window.terminals.count() == 1)
+shell = window.terminals.terminals()[0]
+wait_for(lambda: any(line.rstrip().endswith("$") for line in shell.text()), 30)
+QTest.keyClicks(shell, "stty size"); QTest.keyClick(shell, Qt.Key.Key_Return)
+size = f"{shell.screen_model.lines} {shell.screen_model.columns}"
+wait_for(lambda: size in shell.text(), 10)
+QTest.keyClicks(shell, "top -d 1"); QTest.keyClick(shell, Qt.Key.Key_Return)
+wait_for(lambda: shell.text()[0].startswith("top - ") and any("PID" in line for line in shell.text()), 20)
+header = next(i for i, line in enumerate(shell.text()) if "PID" in line)
+wait_for(lambda: sum(bool(line.strip()) for line in shell.text()[header + 1:]) >= 2, 10)
+top_width = max(len(line) for line in shell.text())
+QTest.keyClick(shell, Qt.Key.Key_Q)
+window.terminals.shutdown()
+
+assert vtopo("destroy", "day-lab").returncode == 0
+destroyed = time.monotonic()
+gone = wait_for(lambda: window.deploy.state_of("c1") is NodeState.NOT_DEPLOYED, 10) - destroyed
+window.close()
+print(json.dumps({"seen": seen, "gone": gone, "labs": labs, "rates": rates, "size": size,
+                  "columns": shell.screen_model.columns, "top_width": top_width, "closed": not window.isVisible(),
+                  "log": window.log.toPlainText()}))
+"""
+
+
+@pytest.mark.privileged
+def test_a_member_sees_the_labs_truth_the_link_rates_and_a_terminal_of_the_docks_size(agent, users, readable_dir):
+    a, b = users["a"], users["b"]
+    before = snapshot()
+    mine = saved_copy("bridge-veth", readable_dir, name="day-lab", prefix="vdl")
+    theirs = saved_copy("bridge-veth", readable_dir, name="their-lab", prefix="vtl")
+    os.chown(readable_dir, a.pw_uid, a.pw_gid)
+    assert (deployed := agent.vtopo(b.pw_name, "deploy", str(theirs))).returncode == 0, deployed.stderr
+    try:
+        env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(readable_dir),
+               "HOME": str(readable_dir), "TERM": "xterm"}
+        run = subprocess.run(["runuser", "-u", a.pw_name, "--", sys.executable, "-c", DESIGNER, str(REPOSITORY),
+                              str(readable_dir), str(mine)], env=env, capture_output=True, text=True, timeout=400,
+                             cwd="/")
+        assert run.returncode == 0, run.stderr[-4000:]
+        seen = json.loads(run.stdout.splitlines()[-1])
+    finally:
+        agent.vtopo(a.pw_name, "destroy", "day-lab")
+        assert agent.vtopo(b.pw_name, "destroy", "their-lab").returncode == 0
+    assert seen["seen"] < 1.5 and seen["gone"] < 1.5, seen  # a read a second, and the read itself
+    assert [tuple(entry) for entry in seen["labs"]] == [("day-lab", a.pw_uid), ("their-lab", b.pw_uid)]
+    assert seen["rates"][-1] > 200_000, seen["rates"]  # the agent read the counters for a, who cannot enter
+    assert seen["size"] and seen["columns"] > 80 and seen["top_width"] > 80, seen
+    assert seen["closed"], "closing the window with no lab running asks nothing"
+    assert snapshot() - before == {}
