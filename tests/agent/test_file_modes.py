@@ -128,7 +128,7 @@ def test_an_owner_uses_the_lab_through_the_agent_and_nobody_else_reads_its_recor
                 assert stat.S_IMODE(router_dir.parent.stat().st_mode) == PASSAGE  # frr passes through to r1
                 assert pwd.getpwuid(router_dir.stat().st_uid).pw_name == "frr"
                 assert stat.S_IMODE(router_dir.stat().st_mode) == PRIVATE
-                config = (router_dir / "zebra.conf").stat()
+                config = (router_dir / "frr.conf").stat()
                 assert (stat.S_IMODE(config.st_mode), config.st_uid, group_name(config.st_gid)) == (0o640, 0, "frr")
                 assert stat.S_IMODE((record.parent / "journal.jsonl").stat().st_mode) == 0o600
 

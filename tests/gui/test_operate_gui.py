@@ -91,14 +91,15 @@ def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
         action.trigger()
 
 
-def _link_up(window: MainWindow, node: str, device: str) -> bool:
+def _has_carrier(window: MainWindow, node: str, device: str) -> bool:
+    """Whether the node's interface has carrier (a link down is a cable pull: the interface stays up without it)."""
     from vtopo.deployed import DeployedLab
 
     context = DeployedLab.find(window.editor.topology.name).node(node)
     netns = context.kind.netns(context)
     flags = subprocess.run(["ip", "-n", netns, "-o", "link", "show", device], capture_output=True, text=True,
                            check=True).stdout.split("<", 1)[1].split(">", 1)[0].split(",")
-    return "UP" in flags
+    return "LOWER_UP" in flags
 
 
 def _qdisc(window: MainWindow, node: str) -> str:
@@ -124,22 +125,22 @@ def test_operate_a_running_lab_from_the_canvas(make_window: Callable[..., MainWi
         entries = open_menu(window, node_at(window, "c1"), choose("Stop"))
         assert (entries["Start"], entries["Stop"], entries["Restart"]) == (False, True, True)
         qtbot.waitUntil(lambda: idle() and scene.nodes["c1"].state is NodeState.STOPPED, timeout=20_000)
-        assert not _link_up(window, "c1", "eth0")
+        assert not _has_carrier(window, "c1", "eth0")
         _deploy(window, qtbot, True)  # nothing new to apply: c1 stays stopped, on the host and on the canvas
         qtbot.waitUntil(idle, timeout=20_000)
         assert scene.nodes["c1"].state is NodeState.STOPPED and scene.nodes["c2"].state is NodeState.RUNNING, \
             window.log.toPlainText()[-1500:]
-        assert not _link_up(window, "c1", "eth0")
+        assert not _has_carrier(window, "c1", "eth0")
         assert open_menu(window, node_at(window, "c1"), choose("Start"))["Start"]
         qtbot.waitUntil(lambda: idle() and scene.nodes["c1"].state is NodeState.RUNNING, timeout=20_000)
-        assert _link_up(window, "c1", "eth0")
+        assert _has_carrier(window, "c1", "eth0")
 
         assert open_menu(window, link_at(window, LINK), choose("Take link down"))["Take link down"]
         qtbot.waitUntil(lambda: idle() and scene.links[LINK].down, timeout=20_000)
-        assert not _link_up(window, "c2", "eth0")
+        assert not _has_carrier(window, "c2", "eth0")
         assert open_menu(window, link_at(window, LINK), choose("Bring link up"))["Bring link up"]
         qtbot.waitUntil(lambda: idle() and not scene.links[LINK].down, timeout=20_000)
-        assert _link_up(window, "c2", "eth0")
+        assert _has_carrier(window, "c2", "eth0")
 
         click(window.view, link_at(window, LINK))  # the inspector shows the link
         rate = window.inspector.link_form.rate

@@ -86,7 +86,7 @@ def test_a_failing_startup_command_fails_the_deploy_and_rolls_it_back() -> None:
     assert str(failed.value) == ("node c2: could not run on c2: echo no such thing >&2; exit 3: exited with status "
                                  "3: no such thing (the host is as it was; fix that and deploy again)")
     assert failed.value.rolled_back
-    assert deployer.store.find(topology.name) is None
+    assert deployer.store.named(topology.name) is None
     assert snapshot() - before == {}
 
 
