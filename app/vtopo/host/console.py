@@ -38,7 +38,8 @@ def attach(where: str | socket.socket, *, stdin: int = 0, stdout: int = 1, linge
 def connected(console: str | socket.socket, owners: Collection[int] | None = None) -> socket.socket:
     """A socket connected to the console at `console`, or `console` itself when it is one. The socket's directory
     must belong to one of `owners` (any user when None) and be writable by its owner alone, and the socket must
-    belong to the directory's owner; no symlink is followed. OSError, saying why, otherwise."""
+    belong to the directory's owner, unless that is root (libvirt's QEMU, whose user it is not, makes it in root's
+    directory); no symlink is followed. OSError, saying why, otherwise."""
     if isinstance(console, socket.socket):
         return console
     directory = os.open(os.path.dirname(console) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -50,7 +51,7 @@ def connected(console: str | socket.socket, owners: Collection[int] | None = Non
         target = os.open(os.path.basename(console), os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=directory)
         try:
             found = os.fstat(target)
-            if not stat.S_ISSOCK(found.st_mode) or found.st_uid != place.st_uid:
+            if not stat.S_ISSOCK(found.st_mode) or place.st_uid not in (0, found.st_uid):
                 raise PermissionError(0, "it is not a socket of its directory's owner (a symlink, or planted)",
                                       console)
             connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
