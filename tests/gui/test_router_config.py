@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QMenu
 from pytestqt.qtbot import QtBot
 
 from residue import snapshot
-from tests.gui.helpers import answer_next_dialog, click
+from tests.gui.helpers import click, deploy_or_destroy
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.save_running import RunningDiff
 from vtopo.gui.panels.setting_editors import TextFileEditor
@@ -63,7 +63,7 @@ def test_save_running_configuration_shows_a_diff_and_is_one_undo_step(make_windo
     before = snapshot()
     window = make_window("l2-vs-l3", deployer_loader=load_deployer)
     try:
-        _deploy(window, qtbot, True)
+        deploy_or_destroy(window, qtbot, True)
         lab = DeployedLab.find("l2-vs-l3")
         typed = subprocess.run(lab.command_in("r1", ["vtysh", "-c", "configure terminal", "-c", "interface eth1",
                                                      "-c", "ip ospf cost 50"]), capture_output=True, text=True)
@@ -101,14 +101,6 @@ def test_save_running_configuration_shows_a_diff_and_is_one_undo_step(make_windo
                    if node.kind == "router")
     finally:
         if window.deploy.deployed_lab:
-            _deploy(window, qtbot, False)
+            deploy_or_destroy(window, qtbot, False)
     assert snapshot() - before == {}
 
-
-def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
-    action = window.menu_actions.deploy if deploy else window.menu_actions.destroy
-    qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)
-    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
-        if not deploy:
-            answer_next_dialog("Destroy")
-        action.trigger()

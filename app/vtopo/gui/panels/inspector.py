@@ -1,6 +1,7 @@
 """The inspector dock: edits the selected node, link or annotation (or the lab). Every change is an undo step."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, SignalInstance
@@ -101,7 +102,7 @@ class NodeForm(QWidget):
                 field_editor = editor_for(spec)
                 field_editor.committed.connect(self._commit_settings)
                 if isinstance(field_editor, TextFileEditor):
-                    field_editor.generated = lambda name=spec.name: self._generated(name)
+                    field_editor.generated = partial(self._generated, spec.name)
                 label = QLabel(spec.info.label)
                 label.setToolTip(spec.info.help)
                 form.addRow(label, field_editor.widget)
