@@ -19,7 +19,8 @@ _NEEDS: dict[str, re.Pattern[str]] = {
     "bfdd": re.compile(r"bfd$|bfd\s|(neighbor \S+|ip ospf|ipv6 ospf6|isis) bfd(\s|$)"),
 }
 # Lines that would make a daemon (running as the frr user, like every router's) open a file of the config's choosing
-# outside the router's directory (its logs/, their working directory): a log file named with a path, and BGP's MRT dumps.
+# outside the router's own logs directory, their working directory: a log file named with a path, and BGP's MRT
+# dumps.
 _WRITES_FILES = re.compile(r"(log\s+file\s+\S*/|dump\s+bgp(\s|$))")
 _HEADER = ("Building configuration...", "Current configuration:")
 

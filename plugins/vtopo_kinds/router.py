@@ -136,7 +136,7 @@ class RouterKind(NodeKind[RouterSettings]):
                               "", node_id)
         for number, line in file_writes(node.settings.config):
             yield Problem(f"line {number} of its configuration, {line!r}, would have FRR write a file outside the "
-                          "router's own directory; name a log file without a path (each daemon already logs there: "
+                          "router's own logs directory; name a log file without a path (each daemon already logs there: "
                           "vtopo exec LAB ROUTER -- vtysh -c 'show logging')", subject, "", node_id)
 
     def _generated_problems(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
@@ -265,9 +265,9 @@ class RouterKind(NodeKind[RouterSettings]):
         private_root = f"{directory}.private"
         yield MakeDirectory(owner=owner, path=private_root)
         private = (("/var/tmp", f"{private_root}/var-tmp"), ("/var/run/frr", f"{private_root}/run-frr"))
-        # the daemons' working directory: a log file the configuration names without a path lands there (beside the
-        # logs vtopo has them keep, which root opens for them, and which they could not open again)
-        logs = f"{directory}/logs"
+        # the daemons' working directory, theirs: a log file the configuration names without a path lands there (not
+        # beside the logs vtopo has them keep, which root opens for them and which they could not open again)
+        logs = f"{private_root}/logs"
         yield MakeDirectory(owner=owner, path=logs, user=facts.frr_user)
         daemons = self.daemons(node)
         for daemon in daemons:  # each starts empty (/dev/null, never the host's /etc/frr); vtysh -b configures them

@@ -1,0 +1,106 @@
+"""A router's configuration as FRR's own text: the daemons it needs, what it may not do, FRR's own refusals in
+validate, and what `vtopo save` keeps of a running lab."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vtopo import ops as o
+from vtopo.kinds.contract import SavedState
+from vtopo.lab import plan_of, problems_of
+from vtopo.model import io
+from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
+from vtopo.saving import apply_state
+from vtopo_kinds.frr_config import daemons_for, file_writes, kept_running_config
+
+BGP_AND_STATIC = """hostname r1
+interface eth0
+ ip address 10.0.0.1/24
+!
+router bgp 65001
+ neighbor 10.0.0.2 remote-as 65002
+ neighbor 10.0.0.2 bfd
+!
+ip route 10.9.0.0/16 10.0.0.2
+ipv6 route 2001:db8:9::/48 2001:db8::2
+"""
+
+
+def two_routers(config: str = "", ipv6: bool = False) -> Topology:
+    topology = Topology(name="pair", prefix="vpr")
+    topology.add_node(Node(id="r1", name="r1", kind="router", settings={"config": config} if config else {}))
+    topology.add_node(Node(id="r2", name="r2", kind="router"))
+    a = ["10.0.0.1/30"] + (["2001:db8::1/64"] if ipv6 else [])
+    b = ["10.0.0.2/30"] + (["2001:db8::2/64"] if ipv6 else [])
+    topology.add_link(Link(id="l1", a=Endpoint("r1", "eth0", Interface(addresses=a)),
+                           b=Endpoint("r2", "eth0", Interface(addresses=b))))
+    return topology
+
+
+def started(topology: Topology, router: str) -> list[str]:
+    return [op.name.split("@")[0] for op in plan_of(topology).ops
+            if isinstance(op, o.StartProcess) and op.owner == f"node {router}"]
+
+
+def test_the_daemons_follow_from_the_configuration() -> None:
+    assert daemons_for(BGP_AND_STATIC) == ["zebra", "bgpd", "staticd", "bfdd"]
+    assert daemons_for("router ospf6\n ospf6 router-id 1.1.1.1\n") == ["zebra", "ospf6d"]
+    assert daemons_for("router rip\n network 10.0.0.0/8\nrouter ripng\n") == ["zebra", "ripd", "ripngd"]
+    assert daemons_for("interface eth0\n ip router isis lab\n") == ["zebra", "isisd"]
+    assert started(two_routers(BGP_AND_STATIC), "r1") == ["zebra", "bgpd", "staticd", "bfdd"]
+    assert started(two_routers(), "r1") == ["zebra", "ospfd"]
+    assert started(two_routers(ipv6=True), "r1") == ["zebra", "ospfd", "ospf6d"]  # OSPFv3 where there is IPv6
+
+
+def test_generated_configuration_speaks_ospfv3_where_the_router_has_ipv6() -> None:
+    config = next(op.content for op in plan_of(two_routers(ipv6=True)).ops
+                  if isinstance(op, o.WriteFile) and op.path.endswith("r1/frr.conf"))
+    assert "router ospf6\n ospf6 router-id 10.0.0.1" in config
+    assert " ipv6 ospf6 area 0.0.0.0\n" in config and " ipv6 ospf6 network point-to-point\n" in config
+
+
+def test_a_configuration_may_not_write_files_elsewhere() -> None:
+    text = "log file /etc/frr/frr.conf\nlog file ospfd.log\ndump bgp all /tmp/x\n"
+    assert file_writes(text) == [(1, "log file /etc/frr/frr.conf"), (3, "dump bgp all /tmp/x")]
+    problems = [p.message for p in problems_of(two_routers(text))]
+    assert any("line 1 of its configuration, 'log file /etc/frr/frr.conf', would have FRR write a file" in p
+               for p in problems), problems
+    assert not any("line 2" in p for p in problems)
+
+
+def test_running_configuration_is_kept_without_vtyshs_header() -> None:
+    shown = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\nhostname r1\n!\nend\n"
+    assert kept_running_config(shown) == "!\nfrr version 8.4.4\nhostname r1\n!\n"
+
+
+@pytest.mark.skipif(shutil.which("vtysh") is None, reason="FRR is not installed: validate leaves FRR's parser out")
+def test_validate_says_what_frr_refuses_with_its_line(tmp_path: Path) -> None:
+    lab = tmp_path / "pair.vtopo"
+    io.save(two_routers("hostname r1\nrouter ospf\n network 10.0.0.0/30 area 0\n netwrk 10.1.0.0/24 area 0\n"), lab)
+    result = subprocess.run([sys.executable, "-m", "vtopo", "validate", str(lab)], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert ("error: node r1 at $.nodes[0].settings.config: FRR refuses line 4 of its configuration "
+            "('netwrk 10.1.0.0/24 area 0'): % Unknown command") in result.stderr, result.stderr
+
+
+def test_saving_writes_each_nodes_state_and_says_what_changed() -> None:
+    topology = two_routers()
+    topology.add_node(Node(id="h1", name="h1", kind="container", settings={"default_route": "10.1.0.1"}))
+    topology.add_link(Link(id="l2", a=Endpoint("h1", "eth0", Interface(addresses=["10.1.0.10/24"])),
+                           b=Endpoint("r1", "eth1", Interface(addresses=["10.1.0.1/24"]))))
+    changes = apply_state(topology, {
+        "r1": SavedState({"config": "hostname r1\nrouter ospf\n network 10.0.0.0/8 area 0\n"}),
+        "r2": SavedState({}),
+        "h1": SavedState({"default_route": "", "routes": ["10.9.0.0/16 via 10.1.0.1"]},
+                         {"eth0": ["10.1.0.10/24", "10.1.0.20/24"]})})
+    assert [change.node for change in changes] == ["h1", "r1"]  # r2 runs as the lab says
+    assert topology.nodes["h1"].settings == {"routes": ["10.9.0.0/16 via 10.1.0.1"]}  # no default route any more
+    assert topology.links["l2"].a.interface.addresses == ["10.1.0.10/24", "10.1.0.20/24"]
+    diff = changes[0].diff()
+    assert '-default_route: "10.1.0.1"' in diff and "+eth0: 10.1.0.10/24, 10.1.0.20/24" in diff
+    assert "+   network 10.0.0.0/8 area 0" in changes[1].diff()
+    assert problems_of(topology) == [] or all(p.severity.value == "warning" for p in problems_of(topology))
