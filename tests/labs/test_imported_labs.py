@@ -73,14 +73,17 @@ def test_containerlab_smoke_lab_has_its_interfaces_mtu_and_macs(deploy) -> None:
     assert lab.run("l1", "sh", "-c", "echo ok").stdout == "ok\n"
 
 
-def test_containerlab_frr01_pcs_reach_each_other_and_the_router_loopbacks(deploy) -> None:  # type: ignore[no-untyped-def]
+def test_containerlab_frr01_pcs_reach_each_other_and_every_routers_lan(deploy) -> None:  # type: ignore[no-untyped-def]
+    """frr01's routers announce their links in OSPF but not their loopbacks (its frr.conf files have no network for
+    them): a PC reaches the other PCs, every router's LAN address, and its own router's loopback only."""
     lab = deploy(INTEROP / "frr01" / "frr01.clab.yml")
     pcs = {"PC1": "192.168.11.2", "PC2": "192.168.12.2", "PC3": "192.168.13.2"}
-    for source in pcs:
-        for target, address in [*pcs.items(), ("router1", "10.10.10.1"), ("router2", "10.10.10.2"),
-                                ("router3", "10.10.10.3")]:
+    lans = {"router1": "192.168.11.1", "router2": "192.168.12.1", "router3": "192.168.13.1"}
+    for number, source in enumerate(pcs, start=1):
+        for target, address in [*pcs.items(), *lans.items(), (f"router{number}", f"10.10.10.{number}")]:
             if target != source:
                 assert lab.eventually_pings(source, address), f"{source} cannot reach {target} ({address})"
+    assert not lab.pings("PC1", "10.10.10.2"), "router2's loopback is announced although frr01 does not announce it"
 
 
 def test_ospf_lab_hosts_reach_every_host_and_router_loopback(deploy) -> None:  # type: ignore[no-untyped-def]
