@@ -37,7 +37,7 @@ from vtopo.host.errors import HostError
 from vtopo.host.as_user import in_namespace_as
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
-from vtopo.host.state import LabRecord, StateStore, Usage
+from vtopo.host.state import LabRecord, LabTaken, StateStore, Usage
 from vtopo.kinds.contract import CannotRunInside, DaemonShell, LabContext, NodeContext, Role
 from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
@@ -48,7 +48,7 @@ from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback, user_name
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError)
+ONE_LINE_ERRORS = (DestroyError, LabTaken, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError)
 MAX_FILTER = 4096  # characters of a capture filter
 DAEMON_SOCKETS = "vty"  # where a user's daemon shell finds its node's sockets: under the lab's run root, all hidden
 # Runs as root in the node's network namespace and a mount namespace of its own (`ip netns exec` makes one, slave to
