@@ -25,6 +25,7 @@ class Agent:
     """`vtopo agent` in a subprocess, on its own socket."""
 
     directory: Path
+    config: str = ""  # the text of its agent.toml; "" for none (the defaults)
     process: subprocess.Popen[bytes] | None = None
     env: dict[str, str] = field(default_factory=dict)
 
@@ -32,10 +33,16 @@ class Agent:
     def socket(self) -> Path:
         return self.directory / "agent.sock"
 
+    @property
+    def config_file(self) -> Path:
+        return self.directory / "agent.toml"
+
     def start(self) -> None:
         self.env = {**os.environ, "VTOPO_AGENT_SOCKET": str(self.socket)}
-        self.process = subprocess.Popen([sys.executable, "-m", "vtopo", "agent"], env=self.env,
-                                        stdout=subprocess.DEVNULL)
+        if self.config:
+            self.config_file.write_text(self.config)
+        self.process = subprocess.Popen([sys.executable, "-m", "vtopo", "agent", "--config", str(self.config_file)],
+                                        env=self.env, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         while not agent_running(self.socket):
             assert self.process.poll() is None, "the agent exited at start"
@@ -64,10 +71,11 @@ class Agent:
 
     @classmethod
     @contextmanager
-    def running(cls) -> Iterator[Agent]:
+    def running(cls, config: str = "") -> Iterator[Agent]:
+        """An agent on a socket of its own; `config` is its agent.toml (the defaults without one)."""
         directory = Path(tempfile.mkdtemp(prefix="vtopo-agent-test-", dir="/run"))
         directory.chmod(0o755)
-        agent = cls(directory)
+        agent = cls(directory, config)
         agent.start()
         try:
             yield agent

@@ -44,7 +44,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
 # Refusals that end a command with one line instead of a traceback, named as "module:Class" so that naming them
 # loads nothing: an error can only have been raised if its module was imported.
-ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.deployed:NotDeployed",
+ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.host.state:LabTaken", "vtopo.deployed:NotDeployed",
                    "vtopo.kinds.contract:CannotRunInside", "vtopo.measure.nodes:MeasureError",
                    "vtopo.host.errors:HostError", "vtopo.operate:OperateError", "vtopo.agent.client:AgentRefused",
                    "vtopo.agent.client:AgentUnavailable")

@@ -21,8 +21,9 @@ def add_commands(command: Callable[[str, Callable[[argparse.Namespace], int], st
     sub.add_argument("--daemon", action="store_true", help="detach, and write the agent's pid to --pid-file "
                      "(for machines without systemd; there the socket unit starts it)")
     sub.add_argument("--pid-file", type=Path, help="where --daemon writes the pid (default /run/vtopo/agent.pid)")
-    sub.add_argument("--config", type=Path, help="what members of the vtopo group may allow beyond root's labs: host "
-                     "devices and image directories (default /etc/vtopo/agent.toml; see README, Security model)")
+    sub.add_argument("--config", type=Path, help="what members of the vtopo group may allow beyond root's labs (host "
+                     "devices and image directories) and how much one member may take (connections, labs, nodes, VM "
+                     "memory): default /etc/vtopo/agent.toml; see docs/security.md")
 
 
 def cmd_agent(args: argparse.Namespace) -> int:

@@ -32,6 +32,8 @@ def test_a_deploys_report_and_a_labs_parts_come_back_typed() -> None:
     (b'{"v": 2, "type": "progress"}', "protocol version"),
     (b'{"v": 1, "type": "deploy"}', "unknown message type"),
     (b"[1]", "JSON object"),
+    (b"[" * 200_000, "not a JSON line: it is nested too deeply"),
+    (b'{"v": 1, "type": "progress", "done": ' + b"9" * 5000 + b"}", "a number has more than 20 digits"),
 ])
 def test_a_bad_line_is_refused_naming_what_is_wrong(line: bytes, says: str) -> None:
     with pytest.raises(p.ProtocolError, match=says):

@@ -19,6 +19,7 @@ from vtopo.host.facts import netem_available
 from vtopo.host.netlink import Netlink
 from vtopo.kinds.environment import default_prefix
 from vtopo.host.preflight import PreflightFailed
+from vtopo.host.state import LabTaken
 from vtopo.lab import open_lab
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Impairment
@@ -130,7 +131,7 @@ def test_deploying_a_lab_twice_is_refused():
     deployer = Deployer()
     deployer.deploy(topology)
     try:
-        with pytest.raises(PreflightFailed, match="already deployed"):
+        with pytest.raises(LabTaken, match="a lab named macvlan-bridge is already deployed, by root"):
             deployer.deploy(topology)
     finally:
         deployer.destroy(topology.name)

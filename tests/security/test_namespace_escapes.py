@@ -232,7 +232,7 @@ outcome = {}
 for name, request, payload in (
         ("SIOCSIFFLAGS", 0x8914, struct.pack("16sH14x", probe, 0)),
         ("SIOCSIFADDR", 0x8916, struct.pack("16sH2s4s8x", probe, socket.AF_INET, b"\0\0",
-                                            socket.inet_aton("192.0.2.77"))),
+                                            socket.inet_aton("198.51.100.77"))),
         ("SIOCADDRT", 0x890B, bytes(120))):
     try:
         fcntl.ioctl(host.fileno(), request, payload)

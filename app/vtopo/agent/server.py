@@ -37,7 +37,7 @@ from vtopo.host.deployer import Admission, DeployCancelled, DeployError, Deploye
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
-from vtopo.host.state import LabRecord, StateStore, Usage
+from vtopo.host.state import LabRecord, LabTaken, StateStore, Usage
 from vtopo.kinds.contract import CannotRunInside, DaemonShell, LabContext, NodeContext, Role
 from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
@@ -49,7 +49,7 @@ from vtopo.saving import read_running
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-ONE_LINE_ERRORS = (DestroyError, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError,
+ONE_LINE_ERRORS = (DestroyError, LabTaken, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError,
                    DeployCancelled)
 MAX_FILTER = 4096  # characters of a capture filter
 COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read

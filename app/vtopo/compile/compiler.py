@@ -279,9 +279,11 @@ class Compiler:
             for side in (end, end.other):
                 ops.extend(side.kind.attach(side.owner, side))
         names = self.lab.names
-        if any(node.kind.role is Role.SWITCH and node.kind.routes(node)  # the host forwards: contain it first
-               for node in self.lab.nodes.values()):
-            ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix))
+        if any(end.device and end.netns is None for end in self.lab.ends):  # the lab has devices in the host's namespace
+            host_nodes = sorted({end.device for end in self.lab.ends
+                                 if end.kind.role is Role.NAMESPACE and end.netns is None and end.device})
+            ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix,
+                                            host_node_devices=tuple(host_nodes)))
         if any(f"file:{self.lab.names.run_dir}" in op.requires() for op in ops):
             ops.insert(0, MakeDirectory(owner="lab", path=self.lab.names.run_dir))
         for node in self.lab.nodes.values():

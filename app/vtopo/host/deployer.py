@@ -20,12 +20,11 @@ from vtopo.host import facts as host_facts
 from vtopo.host import libvirtd, namespace_maker, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services, services_of
-from vtopo.host.state import Journal, LabRecord, LabTaken, StateStore, Usage, consent_to_json
+from vtopo.host.state import Journal, LabRecord, StateStore, Usage, consent_to_json
 from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
-from vtopo.model.problems import Problem
 from vtopo.model.topology import Topology
 from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, PartState, Progress, ProgressCallback
 
@@ -166,10 +165,7 @@ class Deployer:
                     "consent": consent_to_json(consent), "owner": owner, "services": services,
                     "usage": asdict(usage), "topology": document}
 
-        try:
-            record = self.store.claim(topology.name, hint, lab, lambda others: admit(context, others))
-        except LabTaken as taken:
-            raise preflight.PreflightFailed([Problem(str(taken), "lab", "$.lab")]) from None
+        record = self.store.claim(topology.name, hint, lab, lambda others: admit(context, others))
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
         applier: Applier | None = None
         try:

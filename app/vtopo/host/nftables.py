@@ -13,6 +13,7 @@ from vtopo.kinds.environment import NFT_TABLE_PREFIX
 
 FAMILY = "inet"
 CHAIN = "forward"
+INPUT = "input"
 
 
 class NftError(Exception):
@@ -40,8 +41,24 @@ def _drop_unless_both(table: str, inside: str, outside: str, devices: str) -> di
         {"counter": None}, {"drop": None}]}}}
 
 
-def contain_forwarding(table: str, device_prefix: str) -> None:
-    """Install the lab's table: forwarding between its own devices only (see vtopo.ops.ContainForwarding)."""
+def _fib_type(*flags: str) -> dict[str, Any]:
+    return {"fib": {"result": "type", "flags": list(flags)}}
+
+
+def _drop_into_the_host(table: str, devices: str, host_node_devices: tuple[str, ...]) -> dict[str, Any]:
+    """Drop and count what enters through a lab device for an address of the host's on another interface."""
+    exempt = [{"match": {"op": "!=", "left": _name("iifname"), "right": {"set": list(host_node_devices)}}}] \
+        if host_node_devices else []
+    return {"add": {"rule": {"family": FAMILY, "table": table, "chain": INPUT, "expr": [
+        {"match": {"op": "==", "left": _name("iifname"), "right": devices}}, *exempt,
+        {"match": {"op": "!=", "left": _fib_type("daddr", "iif"), "right": "local"}},
+        {"match": {"op": "==", "left": _fib_type("daddr"), "right": "local"}},
+        {"counter": None}, {"drop": None}]}}}
+
+
+def contain_forwarding(table: str, device_prefix: str, host_node_devices: tuple[str, ...] = ()) -> None:
+    """Install the lab's table: forwarding between its own devices only, and none of the host's addresses reached
+    from them but those on the device they come in by (see vtopo.ops.ContainForwarding)."""
     devices = f"{device_prefix}*"  # an interface name pattern, as nft's `iifname "vtabc-*"`
     _nft([
         {"add": {"table": {"family": FAMILY, "name": table}}},
@@ -49,6 +66,9 @@ def contain_forwarding(table: str, device_prefix: str) -> None:
                            "prio": 0, "policy": "accept"}}},
         _drop_unless_both(table, "iifname", "oifname", devices),
         _drop_unless_both(table, "oifname", "iifname", devices),
+        {"add": {"chain": {"family": FAMILY, "table": table, "name": INPUT, "type": "filter", "hook": "input",
+                           "prio": 0, "policy": "accept"}}},
+        _drop_into_the_host(table, devices, host_node_devices),
     ])
 
 

@@ -243,25 +243,29 @@ class StateStore:
         free, else the first free one derived from the name. `lab(prefix)` is what the record holds. Raises LabTaken
         when a deployed lab has this name, or has the hint or this name as its name or prefix; `admit` sees every
         other deployed lab and raises to refuse this one (a quota). One claim at a time, in any process."""
-        with self._held() as deployed:
-            taken: dict[str, LabRecord] = {}
-            others = []
-            for record in deployed:
-                try:
-                    taken.update({record.name: record, record.prefix: record})
-                except FileNotFoundError:  # destroyed meanwhile
-                    continue
-                others.append(record)
-            holder = taken.get(name)
-            if holder is not None:
-                raise LabTaken(_taken_message(name, holder))
-            if hint and hint in taken:
-                raise LabTaken(f"lab {name} asks for the prefix {hint}, which is the name or prefix of a deployed "
-                               f"lab; remove lab.prefix from the file and vtopo chooses one")
-            admit(others)
-            prefix = hint or next(candidate for attempt in range(len(taken) + 2)
-                                  if (candidate := default_prefix(name, attempt)) not in taken and candidate != name)
-            return self.create(prefix, lab(prefix))
+        try:
+            with self._held() as deployed:
+                taken: dict[str, LabRecord] = {}
+                others = []
+                for record in deployed:
+                    try:
+                        taken.update({record.name: record, record.prefix: record})
+                    except FileNotFoundError:  # destroyed meanwhile
+                        continue
+                    others.append(record)
+                holder = taken.get(name)
+                if holder is not None:
+                    raise LabTaken(_taken_message(name, holder))
+                if hint and hint in taken:
+                    raise LabTaken(f"lab {name} asks for the prefix {hint}, which is the name or prefix of a deployed "
+                                   f"lab; remove lab.prefix from the file and vtopo chooses one")
+                admit(others)
+                prefix = hint or next(candidate for attempt in range(len(taken) + 2)
+                                      if (candidate := default_prefix(name, attempt)) not in taken and candidate != name)
+                return self.create(prefix, lab(prefix))
+        except BaseException:  # refused: the store's own directories go if no lab is left
+            self.remove_empty_directories()
+            raise
 
     def admit(self, record: LabRecord, admit: Callable[[list[LabRecord]], None]) -> None:
         """`admit` an addition to `record`'s lab against every other deployed lab, as `claim` admits a new one."""

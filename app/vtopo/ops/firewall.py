@@ -11,22 +11,31 @@ from vtopo.ops.base import Op, sh
 class ContainForwarding(Op):
     """An nftables table of the lab's own: what the host forwards from the lab's devices (named `device_prefix`*)
     goes only to devices of the same lab, and nothing is forwarded into them from elsewhere; the rest is dropped and
-    counted. Installed before the lab turns forwarding on anywhere in the host."""
+    counted. What the lab's devices send to the host's own addresses is dropped too, unless the address is on the
+    device it came in by (a numbered bridge's: the lab put the host on that segment) or it came in by one of
+    `host_node_devices` (a host node's: the lab links the host itself). Installed before the lab builds anything in
+    the host's namespace."""
 
     table: str
     device_prefix: str
-    summary_text: ClassVar[str] = "contain forwarding to the lab's own devices (nftables table {table})"
+    host_node_devices: tuple[str, ...] = ()
+    summary_text: ClassVar[str] = "contain the lab's traffic to its own devices (nftables table {table})"
 
     def provides(self) -> frozenset[str]:
         return frozenset({f"nftables:{self.table}"})
 
     def explain(self) -> list[str]:
         devices = f"{self.device_prefix}*"
-        chain = ("inet", self.table, "forward")
+        chain, into_host = ("inet", self.table, "forward"), ("inet", self.table, "input")
+        exempt = ["iifname", "!=", "{ " + ", ".join(self.host_node_devices) + " }"] if self.host_node_devices else []
         return [sh("nft", "add", "table", "inet", self.table),
                 sh("nft", "add", "chain", *chain, "{ type filter hook forward priority 0; policy accept; }"),
                 sh("nft", "add", "rule", *chain, "iifname", devices, "oifname", "!=", devices, "counter", "drop"),
-                sh("nft", "add", "rule", *chain, "oifname", devices, "iifname", "!=", devices, "counter", "drop")]
+                sh("nft", "add", "rule", *chain, "oifname", devices, "iifname", "!=", devices, "counter", "drop"),
+                "# what the lab sends to an address of the host's on another interface than it came in by",
+                sh("nft", "add", "chain", *into_host, "{ type filter hook input priority 0; policy accept; }"),
+                sh("nft", "add", "rule", *into_host, "iifname", devices, *exempt, "fib", "daddr", ".", "iif", "type",
+                   "!=", "local", "fib", "daddr", "type", "local", "counter", "drop")]
 
     def inverse(self) -> Op:
         return RemoveNftTable(owner=self.owner, table=self.table)

@@ -1,0 +1,125 @@
+"""Attacks 3 and 4: a lab has one identity. Names are unique on the host, vtopo chooses prefixes, and no string is
+both a lab's name and another's prefix: member b cannot take member a's name, a prefix equal to a's name, or a name
+equal to a's prefix, one after the other or at the same moment; and root's commands by name act on the lab of that
+name."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from residue import snapshot
+from security.members import namespace_file, namespace_of_exec, prefix_of, tiny_lab
+
+pytestmark = pytest.mark.privileged
+
+
+def one_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def deploy_both(agent, first: tuple[str, str], second: tuple[str, str]) -> dict[str, object]:
+    """Two deploys started at the same moment from two threads: {user: result}."""
+    results: dict[str, object] = {}
+    start = threading.Barrier(2)
+
+    def deploy(user: str, path: str) -> None:
+        start.wait()
+        results[user] = agent.vtopo(user, "deploy", path)
+
+    threads = [threading.Thread(target=deploy, args=pair) for pair in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def assert_lab_is_theirs(agent, owner: str, lab: str) -> None:
+    """`lab` runs, belongs to `owner`, and the owner's and root's commands by its name run in its namespace."""
+    shown = agent.vtopo(None, "status", lab)
+    assert f"lab {lab} (prefix {prefix_of(lab)})" in shown.stdout and f"owner {owner}: running" in shown.stdout, \
+        shown.stdout
+    assert namespace_of_exec(agent, owner, lab, "c1") == namespace_of_exec(agent, None, lab, "c1") == \
+        namespace_file(lab, "c1")
+
+
+@contextmanager
+def deployed_by(agent, user: str, lab: Path) -> Iterator[None]:
+    """The lab file `lab` deployed by `user` while the block runs; destroyed after, leaving the host as it was."""
+    before = snapshot()
+    assert agent.vtopo(user, "deploy", str(lab)).returncode == 0
+    try:
+        yield
+    finally:
+        assert agent.vtopo(user, "destroy", lab.stem).returncode == 0
+    assert snapshot() - before == {}
+
+
+def test_a_second_lab_of_a_name_is_refused_naming_its_owner(agent, users, readable_dir):
+    a, b = users["a"].pw_name, users["b"].pw_name
+    (readable_dir / "b").mkdir(mode=0o755)
+    with deployed_by(agent, a, tiny_lab(readable_dir, "shared", address="10.9.0.1/24")):
+        during = snapshot()
+        theirs = agent.vtopo(b, "deploy", str(tiny_lab(readable_dir / "b", "shared", address="10.9.0.2/24")))
+        assert one_line(theirs) == (f"error: a lab named shared is already deployed, by {a}; destroy it first, or give "
+                                    "this lab another name")
+        assert snapshot() - during == {}, "nothing of b's lab was built"
+        assert_lab_is_theirs(agent, a, "shared")
+        assert "10.9.0.1/24" in agent.vtopo(a, "exec", "shared", "c1", "--", "ip", "-br", "addr").stdout
+        refused = agent.vtopo(b, "destroy", "shared")
+        assert one_line(refused) == f"error: lab shared belongs to {a}; only {a} or root may destroy it"
+
+
+def test_a_prefix_equal_to_a_labs_name_or_prefix_is_refused(agent, users, readable_dir):
+    a, b = users["a"].pw_name, users["b"].pw_name
+    with deployed_by(agent, a, tiny_lab(readable_dir, "alpha")):
+        for hint in ("alpha", prefix_of("alpha")):
+            lab = tiny_lab(readable_dir, f"bravo-{hint}", prefix=hint)
+            assert one_line(agent.vtopo(b, "deploy", str(lab))) == (
+                f"error: lab bravo-{hint} asks for the prefix {hint}, which is the name or prefix of a deployed lab; "
+                "remove lab.prefix from the file and vtopo chooses one")
+        assert_lab_is_theirs(agent, a, "alpha")
+
+
+def test_a_name_equal_to_a_labs_prefix_is_refused(agent, users, readable_dir):
+    a, b = users["a"].pw_name, users["b"].pw_name
+    with deployed_by(agent, a, tiny_lab(readable_dir, "charlie")):
+        taken = prefix_of("charlie")
+        assert one_line(agent.vtopo(b, "deploy", str(tiny_lab(readable_dir, taken)))) == (
+            f"error: {taken} is the prefix of a deployed lab; give this lab another name")
+        for verb in (["destroy", taken], ["exec", taken, "c1", "--", "true"], ["status", taken]):
+            assert "no deployed lab is named" in one_line(agent.vtopo(b, *verb)), verb  # a prefix names no lab
+        assert_lab_is_theirs(agent, a, "charlie")
+
+
+@pytest.mark.parametrize("race", ["same name", "prefix equal to a name", "name equal to a prefix"])
+def test_two_members_racing_for_one_identity_leave_one_lab_which_everyone_finds(race, agent, users, readable_dir):
+    a, b = users["a"].pw_name, users["b"].pw_name
+    before = snapshot()
+    if race == "same name":
+        (readable_dir / "b").mkdir(mode=0o755)
+        labs = {a: tiny_lab(readable_dir, "delta"), b: tiny_lab(readable_dir / "b", "delta", address="10.9.0.2/24")}
+    elif race == "prefix equal to a name":
+        labs = {a: tiny_lab(readable_dir, "echo1"), b: tiny_lab(readable_dir, "foxtrot", prefix="echo1")}
+    else:
+        labs = {a: tiny_lab(readable_dir, "golf", prefix="hotel1"), b: tiny_lab(readable_dir, "hotel1")}
+    names = {user: path.stem for user, path in labs.items()}
+    results = deploy_both(agent, (a, str(labs[a])), (b, str(labs[b])))
+    won = [user for user, result in results.items() if result.returncode == 0]
+    try:
+        assert len(won) == 1, {user: result.stderr for user, result in results.items()}
+        (winner,), loser = won, b if won == [a] else a
+        assert "error: " in one_line(results[loser])
+        assert_lab_is_theirs(agent, winner, names[winner])
+        if names[loser] != names[winner]:
+            assert "no deployed lab is named" in one_line(agent.vtopo(None, "status", names[loser]))
+    finally:
+        for user in won:
+            assert agent.vtopo(user, "destroy", names[user]).returncode == 0
+    assert snapshot() - before == {}
