@@ -22,9 +22,10 @@ def test_a_members_startup_commands_on_a_host_node_are_refused_saying_only_root_
     lab.chmod(0o644)
     before = snapshot()
     refused = agent.vtopo(users["a"].pw_name, "deploy", "--allow-commands", "h1", str(lab))
-    assert refused.returncode == 1 and refused.stderr.strip() == (
-        "error: --allow-commands h1: only root may allow startup commands on h1, a Host with no namespace of its "
-        "own: they would run on the host itself; ask an administrator to deploy the lab")
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "error: node h1 at $.nodes[0].startup_commands: only root may run startup commands on h1: it is the host's "
+        "own namespace, so they would run on the host itself, outside the lab; remove them, or ask an administrator "
+        "to deploy the lab"), refused.stderr
     assert not witness.exists() and snapshot() - before == {}
 
 

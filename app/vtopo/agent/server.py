@@ -587,12 +587,11 @@ def _read_request(connection: socket.socket, policy: Policy, fds: list[int]) -> 
 
 
 def _admission(caller: Caller, policy: Policy) -> Admission:
-    """What refuses a member's lab before anything is built: startup commands only root may allow, and the member's
-    quota of labs, nodes and VM memory, counted with their other deployed labs."""
+    """What refuses a member's lab before anything is built: the member's quota of labs, nodes and VM memory, counted
+    with their other deployed labs. (Startup commands only root may allow are refused when the lab is compiled.)"""
     def admit(lab: LabContext, others: list[LabRecord]) -> None:
         if caller.root:
             return
-        _refuse_commands_outside_the_lab(lab)
         theirs = [record.usage() for record in others if _owner_of(record) == caller.uid]
         total = sum(theirs, Usage())
         this = usage_of(lab)
@@ -609,19 +608,6 @@ def _admission(caller: Caller, policy: Policy) -> Admission:
                           f"{total.vm_memory_mb:,} MiB: more than the {policy.vm_memory_mb_per_member:,} MiB one member "
                           f"may have (vm_memory_mb_per_member); give them less memory, destroy a lab first, {ask}")
     return admit
-
-
-def _refuse_commands_outside_the_lab(lab: LabContext) -> None:
-    """A member may allow startup commands only where they run inside the lab: in a node's namespace, or a VM's
-    guest. On a node without either (a `host` node) they would run on the host itself."""
-    for name in sorted(lab.trust.startup_commands):
-        node = lab.node_named(name)
-        if node is None or node.kind.role is Role.MACHINE or not node.node.startup_commands:
-            continue
-        if node.kind.role is not Role.NAMESPACE or node.kind.netns(node) is None:
-            raise Refused(f"--allow-commands {name}: only root may allow startup commands on {name}, a "
-                          f"{node.kind.label} with no namespace of its own: they would run on the host itself; ask "
-                          "an administrator to deploy the lab")
 
 
 def _require_owner(record: LabRecord, caller: Caller, action: str) -> None:
