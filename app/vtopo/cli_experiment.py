@@ -1,4 +1,5 @@
-"""`vtopo experiment LAB|FILE`: run the lab's measurement matrix; table, ratios, CSV, JSON, PNG and history."""
+"""`vtopo experiment LAB|FILE`: run the lab's measurement matrix, in rounds on a lab deployed afresh for each; table,
+ratios with their spread between rounds, CSV, JSON, PNG and history."""
 from __future__ import annotations
 
 import argparse
@@ -7,11 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from vtopo.cli_agent import agent_client
-from vtopo.cli_check import lab_and_topology
 
 if TYPE_CHECKING:
+    from vtopo.agent.client import AgentClient
     from vtopo.experiment.results import CellRun, ExperimentResult
     from vtopo.measure import RunResult
+    from vtopo.model.topology import Topology
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
@@ -33,50 +35,104 @@ def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
     return paths
 
 
+class LabHost:
+    """Deploys and destroys a lab file for an experiment: through the agent, as the caller, whenever one runs;
+    else in this process (root)."""
+
+    def __init__(self, agent: AgentClient | None, path: Path, topology: Topology) -> None:
+        self.agent, self.path, self.topology = agent, path, topology
+
+    @property
+    def name(self) -> str:
+        return self.topology.name
+
+    def deployed(self) -> bool:
+        if self.agent is not None:
+            return any(summary.lab == self.name for summary in self.agent.status())
+        from vtopo.host.state import StateStore
+
+        return StateStore().find(self.name) is not None
+
+    def deploy(self) -> list[str]:
+        """Deploy the file; the deploy's notices (what this host gives the lab instead of what it asks)."""
+        from vtopo.kinds.environment import Trust
+
+        if self.agent is not None:
+            from vtopo.model.io import read_text
+
+            return self.agent.deploy(read_text(self.path), Trust(), source=str(self.path.resolve())).notices
+        from vtopo.host.deployer import Deployer
+
+        return Deployer().deploy(self.topology, source=self.path.resolve()).notices
+
+    def destroy(self) -> None:
+        if self.agent is not None:
+            self.agent.destroy(self.name)
+        else:
+            from vtopo.host.deployer import Deployer
+
+            Deployer().destroy(self.name)
+
+
 def cmd_experiment(args: argparse.Namespace) -> int:
-    """On a FILE whose lab is not deployed, deploy it for the experiment and destroy it after: one command."""
-    from vtopo.deployed import NotDeployed
-    from vtopo.host.deployer import Deployer
-    from vtopo.kinds.environment import Trust
+    """On a FILE whose lab is not deployed, deploy it for each round and destroy it after: one command. A deployed
+    lab is measured as it is, in one round."""
+    from vtopo.cli_measure import deployed_for_caller
+    from vtopo.experiment.results import merged
     from vtopo.lab import open_lab
-    from vtopo.model.io import read_text
 
     path = Path(args.lab)
-    try:
-        return _experiment(args)
-    except NotDeployed:
-        if path.suffix != ".vtopo" or not path.exists():
-            raise
-    topology = open_lab(path).topology
-    agent = agent_client()
-    print(f"lab {topology.name} is not deployed: deploying it for the experiment, and destroying it after", flush=True)
-    if agent is None:
-        Deployer().deploy(topology, source=path.resolve())
+    source: Path | None = path
+    if path.suffix == ".vtopo" and path.exists():
+        topology = open_lab(path).topology
     else:
-        agent.deploy(read_text(path), Trust(), source=str(path.resolve()))
-    try:
-        return _experiment(args)
-    finally:
-        if agent is None:
-            Deployer().destroy(topology.name)
-        else:
-            agent.destroy(topology.name)
-
-
-def _experiment(args: argparse.Namespace) -> int:
-    from vtopo.experiment.runner import ExperimentRun
-    from vtopo.measure import RunResult, history_path_for, load_history, save_history
-
-    lab, topology = lab_and_topology(args.lab, "measure")
+        lab = deployed_for_caller(args.lab, "measure")
+        topology, source = lab.context.topology, Path(lab.source) if lab.source else None
     if topology.experiment.empty:
         print(f"lab {topology.name} has no experiment", file=sys.stderr)
         return 1
-    run = ExperimentRun(lab, topology.experiment, repeats=args.repeat, warmup=args.warmup,
-                        seconds=args.seconds)
+    host = LabHost(agent_client(), path, topology) if source == path else None
+    fresh = host is not None and not host.deployed()
+    if args.rounds > 1 and not fresh:
+        print(f"error: --rounds {args.rounds} deploys lab {topology.name} afresh for each round, but it is deployed "
+              f"now: destroy it first (`vtopo destroy {topology.name}`), or measure it as it is without --rounds",
+              file=sys.stderr)
+        return 1
+    rounds: list[ExperimentResult] = []
+    kept: list[RunResult] = []
+    if host is not None and fresh:
+        print(f"lab {topology.name} is not deployed: deploying it for each of {args.rounds} round(s), and "
+              "destroying it after", flush=True)
+        for number in range(1, args.rounds + 1):
+            print(f"round {number} of {args.rounds}: deploying lab {topology.name}", flush=True)
+            for notice in host.deploy():
+                print(f"note: {notice}", flush=True)
+            try:
+                rounds.append(_round(args, topology, kept))
+            finally:
+                host.destroy()
+    else:
+        rounds.append(_round(args, topology, kept))
+    result = merged(rounds)
+    print()
+    print(result.table())
+    for written in write_outputs(result, args.out):
+        print(f"wrote {written}")
+    _add_to_history(source, kept, args.no_history)
+    return 0 if result.complete else 1
+
+
+def _round(args: argparse.Namespace, topology: Topology, kept: list[RunResult]) -> ExperimentResult:
+    """One round of the experiment on the deployed lab; its iperf3 runs go to `kept`."""
+    from vtopo.cli_measure import deployed_for_caller
+    from vtopo.experiment.runner import ExperimentRun
+    from vtopo.measure import RunResult
+
+    run = ExperimentRun(deployed_for_caller(topology.name, "measure"), topology.experiment, repeats=args.repeat,
+                        warmup=args.warmup, seconds=args.seconds)
     print("waiting until every pair answers a ping (a VM does once its guest has booted)", flush=True)
     for silent in run.wait_until_answering():
         print(f"note: pair {silent} does not answer; its cells will be empty", flush=True)
-    kept: list[RunResult] = []
 
     def show(step: CellRun) -> None:
         _show(step)
@@ -84,27 +140,38 @@ def _experiment(args: argparse.Namespace) -> int:
             kept.append(step.record)
 
     try:
-        result = run.run(show)
+        return run.run(show)
     except KeyboardInterrupt:
         run.cancel()
         raise
-    print()
-    print(result.table())
-    for path in write_outputs(result, args.out):
-        print(f"wrote {path}")
-    source = Path(args.lab) if args.lab.endswith(".vtopo") else Path(lab.source) if lab.source else None
-    if source is not None and kept and not args.no_history:
-        history = history_path_for(source)
-        save_history(history, [*load_history(history), *kept])
-        print(f"added {len(kept)} iperf3 run(s) to {history}")
-    return 0 if result.complete else 1
+
+
+def _add_to_history(source: Path | None, kept: list[RunResult], skip: bool) -> None:
+    from vtopo.measure import history_path_for, load_history, save_history
+
+    if source is None or not kept or skip:
+        return
+    history = history_path_for(source)
+    save_history(history, [*load_history(history), *kept])
+    print(f"added {len(kept)} iperf3 run(s) to {history}")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 def add_commands(command: Command) -> None:
-    sub = command("experiment", cmd_experiment, "run a lab's experiment on the deployed lab: progress, a table of "
-                  "mean/stdev/min/max per cell and the ratios, CSV, JSON and PNG")
-    sub.add_argument("lab", help="the lab's name, or its .vtopo file")
-    sub.add_argument("--repeat", type=int, metavar="N", help="runs per cell (default: the experiment's repeats)")
+    sub = command("experiment", cmd_experiment, "run a lab's experiment: progress, a table of mean/stdev/min/max per "
+                  "cell and the ratios with their spread between rounds, CSV, JSON and PNG")
+    sub.add_argument("lab", help="the lab's name, or its .vtopo file (deployed for the experiment if it is not, and "
+                     "destroyed after)")
+    sub.add_argument("--rounds", type=_positive, default=1, metavar="N", help="deploy the lab file afresh N times and "
+                     "run the experiment on each; a ratio whose rounds fall on both sides of 1.0 is reported as no "
+                     "difference measurable here (default: 1)")
+    sub.add_argument("--repeat", type=int, metavar="N", help="runs per cell in each round (default: the experiment's "
+                     "repeats)")
     sub.add_argument("--warmup", type=int, metavar="N", help="warm-up runs per cell, not kept (default: the "
                      "experiment's)")
     sub.add_argument("--seconds", type=float, metavar="S", help="shorten every iperf3 and request/response run to "

@@ -98,7 +98,7 @@ class ExperimentController(QObject):
             self.panel.say(outcome, error=True)
         else:
             self.result = outcome
-            ratios = "; ".join(f"{r.name}: {r.value:.2f}" + (f" (published {r.published})" if r.published else "")
+            ratios = "; ".join(f"{r.name}: {r.verdict()}" + (f" (published {r.published})" if r.published else "")
                                for r in outcome.ratios)
             self.panel.say(f"Experiment done. {ratios}" if ratios else "Experiment done.")
         self.finished.emit()
