@@ -18,12 +18,6 @@ if TYPE_CHECKING:
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
-def _show(step: CellRun) -> None:
-    what = "warm-up" if step.warmup else f"run {step.repeat}"
-    value = f"{step.value:,.1f} {step.cell.unit}" if step.value == step.value else f"failed: {step.record.error}"
-    print(f"[{step.done}/{step.total}] {step.cell.name} {what}: {value}", flush=True)
-
-
 def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
     from vtopo.experiment.chart import write_png
 
@@ -125,17 +119,18 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 def _round(args: argparse.Namespace, topology: Topology, kept: list[RunResult]) -> ExperimentResult:
     """One round of the experiment on the deployed lab; its iperf3 runs go to `kept`."""
     from vtopo.cli_measure import deployed_for_caller
+    from vtopo.cli_operate import lab_operator
     from vtopo.experiment.runner import ExperimentRun
     from vtopo.measure import RunResult
 
     run = ExperimentRun(deployed_for_caller(topology.name, "measure"), topology.experiment, repeats=args.repeat,
-                        warmup=args.warmup, seconds=args.seconds)
+                        warmup=args.warmup, seconds=args.seconds, links=lab_operator())
     print("waiting until every pair answers a ping (a VM does once its guest has booted)", flush=True)
     for silent in run.wait_until_answering():
         print(f"note: pair {silent} does not answer; its cells will be empty", flush=True)
 
     def show(step: CellRun) -> None:
-        _show(step)
+        print(step.line(), flush=True)
         if not step.warmup and isinstance(step.record, RunResult):
             kept.append(step.record)
 

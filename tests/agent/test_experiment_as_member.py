@@ -1,6 +1,6 @@
 """`vtopo experiment FILE`, the one documented command, as a member of the group through the agent: the lab is
 deployed as theirs for each round and destroyed after; their deployed lab is measured as it is; another member is
-refused it with one line."""
+refused it with one line. A reconvergence test takes the member's link down and up through the agent."""
 from __future__ import annotations
 
 import json
@@ -9,6 +9,9 @@ import pytest
 
 from experiment_lab import lab_with_experiment
 from residue import snapshot
+from vtopo.lab import open_lab
+from vtopo.model import io
+from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
 
@@ -36,4 +39,22 @@ def test_a_member_runs_an_experiment_in_rounds_through_the_agent(agent, users, r
         assert refused.returncode != 0 and len(lines) == 1 and f"belongs to {a}" in lines[0], refused.stderr
     finally:
         agent.vtopo(a, "destroy", "experiment-member")
+    assert snapshot() - before == {}
+
+
+def test_a_members_reconvergence_takes_their_link_down_and_up_through_the_agent(agent, users, readable_dir):
+    a = users["a"].pw_name
+    before = snapshot()
+    topology = open_lab(TOPOLOGIES / "ospf-reconvergence.vtopo").topology
+    topology.name = "reconvergence-member"
+    path = readable_dir / "reconvergence-member.vtopo"
+    io.save(topology, path)
+    path.chmod(0o644)
+    out = readable_dir / "out"
+    out.mkdir()
+    out.chmod(0o777)
+    done = agent.vtopo(a, "experiment", str(path), "--repeat", "1", "--no-history", "--out", str(out), timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    cell = json.loads((out / "reconvergence-member.experiment.json").read_text())["cells"][0]
+    assert cell["unit"] == "s" and len(cell["values"]) == 1 and 0.0 <= cell["values"][0] < 1.0, cell
     assert snapshot() - before == {}

@@ -160,6 +160,25 @@ def test_bad_experiments_are_reported_by_name_and_field(change, message):
     assert any(p.startswith(f"error: {message}") for p in problems), problems
 
 
+@pytest.mark.parametrize("options, message", [
+    ({"link": "r1"}, "test r1-r3 down at $.experiment.tests[0].options: link must name the two ends of a link, as in "
+                     "\"r1 r3\" or \"r1:eth1 r3:eth1\", not 'r1'"),
+    ({"link": "r1 r9"}, "test r1-r3 down at $.experiment.tests[0].options.link: link names node 'r9', which is not in "
+                        "the lab"),
+    ({"link": "r1 r3", "interval_s": 0.0001}, "test r1-r3 down at $.experiment.tests[0].options: interval must be "
+                                              "between 0.002 s and 1 s"),
+])
+def test_a_bad_reconvergence_test_is_reported_by_name_and_field(options, message):
+    document = json.loads((TOPOLOGIES / "ospf-reconvergence.vtopo").read_text())
+    document["experiment"]["tests"][0]["options"] = options
+    problems = [str(p) for p in expectation_problems(io.from_document(document), registry())]
+    assert any(p.startswith(f"error: {message}") for p in problems), problems
+
+
+def test_the_reconvergence_lab_is_valid():
+    assert expectation_problems(io.load(TOPOLOGIES / "ospf-reconvergence.vtopo"), registry()) == []
+
+
 def test_a_quick_run_caps_durations_and_ping_counts():
     from vtopo.experiment.runner import shortened
     from vtopo.model.expectations import Test

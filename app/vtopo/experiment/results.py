@@ -154,8 +154,8 @@ class ExperimentResult:
         rounds = self.rounds > 1
         rows: list[tuple[str, ...]] = [("cell", "unit", "runs", "mean", "stdev", "min", "max",
                                         *(("round means",) if rounds else ()))]
-        rows += [(c.name, c.unit, str(len(c.values)), *(_figure(v) for v in (c.mean, c.stdev, c.minimum, c.maximum)),
-                  *((_spread(c.round_means),) if rounds else ())) for c in self.cells]
+        rows += [(c.name, c.unit, str(len(c.values)), *(figure(v) for v in (c.mean, c.stdev, c.minimum, c.maximum)),
+                  *((spread(c.round_means),) if rounds else ())) for c in self.cells]
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         lines = ["  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths)))
                  for row in rows]
@@ -185,18 +185,20 @@ def merged(rounds: list[ExperimentResult]) -> ExperimentResult:
         ratios.append(replace(ratio, value=value, rounds=[v for other in same for v in other.rounds],
                               not_measurable=why))
     return replace(first, rounds=len(rounds), cells=cells, ratios=ratios,
-                               limitations=list(dict.fromkeys(x for r in rounds for x in r.limitations)))
+                   limitations=list(dict.fromkeys(x for r in rounds for x in r.limitations)))
 
 
-def _figure(value: float) -> str:
+def figure(value: float) -> str:
+    """A figure as tables show it: 1,234.5, 12.3 or 0.123; a dash for none."""
     if not math.isfinite(value):
         return "-"
     return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3f}"
 
 
-def _spread(values: list[float]) -> str:
+def spread(values: list[float]) -> str:
+    """The lowest and highest of `values` ("400.0–510.0"), those that are figures."""
     finite = [v for v in values if math.isfinite(v)]
-    return f"{_figure(min(finite))}–{_figure(max(finite))}" if finite else "-"
+    return f"{figure(min(finite))}–{figure(max(finite))}" if finite else "-"
 
 
 @dataclass(frozen=True)
@@ -210,3 +212,10 @@ class CellRun:
     record: RunRecord
     done: int
     total: int
+
+    def line(self) -> str:
+        """The run as progress shows it: "[3/12] tap/tcp run 2: 612.3 Mbit/s", or why it gave no figure."""
+        what = "warm-up" if self.warmup else f"run {self.repeat}"
+        value = (f"{figure(self.value)} {self.cell.unit}" if math.isfinite(self.value) else
+                 f"failed: {self.record.error or 'the run gave no figure'}")
+        return f"[{self.done}/{self.total}] {self.cell.name} {what}: {value}"

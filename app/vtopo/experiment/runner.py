@@ -12,6 +12,7 @@ from typing import Any
 
 from vtopo.compile.compiler import check_lab
 from vtopo.experiment.conditions import not_measurable
+from vtopo.experiment.reconvergence import LinkSwitch, ReconvergenceRun
 from vtopo.experiment.results import Cell, CellRun, ExperimentResult, Ratio
 from vtopo.experiment.spec import UNITS, options_of
 from vtopo.deployed import DeployedLab
@@ -62,6 +63,8 @@ def value_of(tool: str, record: Any) -> float:
         return rate / 1e6 if rate is not None else math.nan
     if tool == "ping":
         return record.rtt_avg_ms if record.rtt_avg_ms is not None else math.nan
+    if tool == "reconvergence":
+        return record.seconds if record.seconds is not None else math.nan
     return float(record.transactions_per_second) or math.nan
 
 
@@ -77,8 +80,10 @@ def shortened(test: Test, seconds: float | None) -> dict[str, Any]:
 
 class ExperimentRun:
     def __init__(self, lab: DeployedLab, experiment: Experiment, *, repeats: int | None = None,
-                 warmup: int | None = None, seconds: float | None = None) -> None:
+                 warmup: int | None = None, seconds: float | None = None, links: LinkSwitch | None = None) -> None:
+        """`links` takes the lab's links down and up, for a reconvergence test."""
         self.lab = lab
+        self.links = links
         self.experiment = dataclasses.replace(experiment, repeats=repeats or experiment.repeats,
                                               warmup=experiment.warmup if warmup is None else warmup)
         self.seconds = seconds
@@ -100,6 +105,10 @@ class ExperimentRun:
             return IperfRun(source, destination, address, options, lab=lab, path=path)
         if test.tool == "ping":
             return PingRun(source, destination, address, options, lab=lab, path=path)
+        if test.tool == "reconvergence":
+            if self.links is None:
+                raise ValueError(f"test {test.name} takes a link down, which this experiment run cannot do")
+            return ReconvergenceRun(source, destination, address, options, links=self.links, lab=lab, path=path)
         return RRRun(source, destination, address, options, lab=lab, path=path)
 
     def wait_until_answering(self, seconds: float = ANSWER_WITHIN_S) -> list[str]:

@@ -80,8 +80,7 @@ class ExperimentController(QObject):
         worker.start(self._pool)
 
     def _step(self, step: CellRun) -> None:
-        what = "warm-up" if step.warmup else f"run {step.repeat}"
-        self.panel.say(f"[{step.done}/{step.total}] {step.cell.name} {what}: {step.value:,.1f} {step.cell.unit}")
+        self.panel.say(step.line())
         if step.warmup or not isinstance(step.record, RunResult):
             return
         self._kept.append(step.record)
