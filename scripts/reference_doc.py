@@ -106,19 +106,49 @@ def _published(lab: str) -> dict[str, str]:
     document = json.loads((ROOT / "topologies" / f"{lab}.vtopo").read_text())
     return {c["name"]: c.get("published") or "–" for c in document.get("experiment", {}).get("comparisons", [])}
 
-RECONVERGENCE = ("Reconvergence after a link goes down", "ospf-reconvergence", """\
+RECONVERGENCE_TITLE = "Reconvergence after a link goes down"
+RECONVERGENCE = """\
 This one is vtopo's own: no published figure stands beside it.
 
-**What is measured.** h1 pings h3 every 5 ms across three OSPF routers in a triangle. The experiment takes the
-link the pings use, r1–r3, down with the lab's own link operation (`vtopo link LAB r1 r3 down`), and counts the
+**What is measured.** h1 pings h3 every 5 ms across three routers in a triangle. The experiment takes the link
+the pings use, r1–r3, down with the lab's own link operation (`vtopo link LAB r1 r3 down`), and counts the
 requests lost until r1 and r3 send them round by r2 (the replies' TTL drops by one). The outage is known to
 within one interval, and one shorter than the interval loses no request: it counts as 0 s. The link then comes
-back up, and the next run starts once the pings take it again.
+back up, and the next run starts once the pings take it again. Taking a link down drops the carrier at both of
+its ends, so no protocol waits for a neighbour to fall silent: what differs is what each does next."""
+RECONVERGENCE_LABS = [
+    ("OSPF", "ospf-reconvergence", "hello 1 s, dead 4 s (vtopo's defaults for a router); FRR's SPF throttle as it "
+     "ships: 0 ms delay, 50 ms initial hold, 5 s maximum hold. Each end floods a new router LSA at once and runs "
+     "SPF."),
+]
 
-**Timers.** OSPF hello 1 s and dead 4 s, vtopo's defaults for a router; FRR's SPF throttle as it ships (0 ms
-delay, 50 ms initial hold, 5 s maximum hold). Taking a link down drops the carrier at both of its ends, so
-neither router waits for the dead interval: each floods a new router LSA at once and runs SPF. The dead interval
-would count only if a neighbour fell silent with its link still up.""")
+
+def reconvergence() -> str:
+    """The reconvergence section: one row per protocol, from each lab's results."""
+    lines = [f"## {RECONVERGENCE_TITLE}", "", RECONVERGENCE, "",
+             "| protocol | lab | timers | outage, mean | round means, lowest–highest | measured |",
+             "|---|---|---|---:|---:|---:|"]
+    hosts, dates = set(), []
+    for protocol, lab, timers in RECONVERGENCE_LABS:
+        path = RESULTS / f"{lab}.experiment.json"
+        link = f"[`{lab}`](../topologies/{lab}.vtopo)"
+        if not path.exists():
+            lines.append(f"| {protocol} | {link} | {timers} | not measured on this host yet | | |")
+            continue
+        data = json.loads(path.read_text())
+        cell = data["cells"][0]
+        failed = f" ({len(cell['errors'])} failed)" if cell["errors"] else ""
+        lines.append(f"| {protocol} | {link} | {timers} | {figure(cell['mean'])} {cell['unit']} | "
+                     f"{spread(cell['round_means'])} {cell['unit']} | {data['rounds']} rounds of {data['repeats']}"
+                     f"{failed} |")
+        hosts.add(", ".join(f"{key} {value}" for key, value in data["host"].items()))
+        dates.append(data["started_at"])
+    if dates:
+        when = min(dates) if min(dates) == max(dates) else f"{min(dates)} to {max(dates)}"
+        lines += ["", f"Measured {when} with `vtopo experiment topologies/LAB.vtopo --rounds N`, each round on the "
+                  "lab deployed afresh."]
+    lines += ["", *(f"Host: {host}." for host in sorted(hosts)), ""]
+    return "\n".join(lines)
 
 
 def measured(lab: str) -> str:
@@ -146,9 +176,10 @@ def measured(lab: str) -> str:
 
 def render() -> str:
     parts = [HEADER]
-    for title, lab, prose in [*SECTIONS, RECONVERGENCE]:
+    for title, lab, prose in SECTIONS:
         parts.append(f"## {title}\n\n{prose}\n\nLab: [`topologies/{lab}.vtopo`](../topologies/{lab}.vtopo)\n\n"
                      f"{measured(lab)}")
+    parts.append(reconvergence())
     return "\n".join(parts)
 
 

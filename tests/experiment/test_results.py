@@ -97,7 +97,7 @@ def test_a_ratio_whose_rounds_fall_on_both_sides_of_one_is_no_difference_measura
 
 
 def test_a_comparison_this_host_cannot_make_gives_no_ratio_but_why():
-    why = "neither guest uses vhost-net here: this host's kernel has no vhost-net"
+    why = "neither guest uses vhost-net (this host's kernel has no vhost-net)"
     result = merged([_round([500.0], [900.0], why=why), _round([510.0], [500.0], why=why)])
     ratio = result.ratios[0]
     assert math.isnan(ratio.value) and ratio.verdict() == f"not measurable here: {why}"
@@ -108,9 +108,9 @@ def test_a_comparison_this_host_cannot_make_gives_no_ratio_but_why():
 
 
 @pytest.mark.parametrize("kernel, von_fd, voff_fd, why", [
-    (False, False, False, "neither guest uses vhost-net here: this host's kernel has no vhost-net"),
-    (True, False, False, "neither guest uses vhost-net here: QEMU (pid 101) does not hold /dev/vhost-net"),
-    (True, True, True, "both guests use vhost-net here"),
+    (False, False, False, "neither guest uses vhost-net (this host's kernel has no vhost-net)"),
+    (True, False, False, "neither guest uses vhost-net (QEMU, pid 101, does not hold /dev/vhost-net)"),
+    (True, True, True, "both guests use vhost-net"),
     (True, True, False, ""),  # the difference is made: a ratio
     (True, None, False, ""),  # a member's client cannot see root's QEMU: it cannot tell, so the ratio stands
 ])

@@ -21,11 +21,11 @@ def vhost_unmade(sides: list[list[VhostState]]) -> str:
     if None in in_effect or in_effect[0] != in_effect[1]:
         return ""
     if in_effect[0]:
-        return "both guests use vhost-net here"
+        return "both guests use vhost-net"
     state = next(state for side in sides for state in side if state.asked)
     why = ("this host's kernel has no vhost-net" if not state.kernel_has_vhost else
-           f"QEMU (pid {state.pid}) does not hold {VHOST_DEVICE}")
-    return f"neither guest uses vhost-net here: {why}"
+           f"QEMU, pid {state.pid}, does not hold {VHOST_DEVICE}")
+    return f"neither guest uses vhost-net ({why})"
 
 
 def _vhost_states(lab: DeployedLab, pair: Pair) -> list[VhostState]:
