@@ -86,6 +86,11 @@ def test_explanation_and_applier_agree(lab_file: Path, monkeypatch: pytest.Monke
                 assert ["chmod", f"{op.mode:o}", op.path] in explained and ["chown", f"{op.user}:", op.path] in explained
         elif isinstance(op, o.StartProcess):
             assert_start_explained(applier, op, explained[-1], monkeypatch)
+        elif isinstance(op, o.LoadConfig):
+            monkeypatch.setattr(applier_module, "processes", ran := Recorder())
+            applier.apply(op)
+            [(name, (argv, _seconds), kwargs)] = ran.calls
+            assert name == "run_command" and explained == [["(", "cd", kwargs["cwd"], "&&", *argv, ")"]], op
 
 
 class HostDevices(Recorder):
@@ -115,6 +120,10 @@ def assert_start_explained(applier: Applier, op: o.StartProcess, command: list[s
         assert kwargs["umask"] == 0o077
         command = command[5:-2]
         assert "--no-new-privs" in kwargs["privileges"] and f"--reuid={op.user}" in kwargs["privileges"]
+    if op.directory:
+        assert command[:4] == ["(", "cd", op.directory, "&&"] and command[-1] == ")" and kwargs["cwd"] == Path(
+            op.directory)
+        command = command[4:-1]
     launch = (["ip", "netns", "exec", op.netns] if op.netns else []) + list(kwargs["privileges"])
     assert command[:len(launch) + len(argv)] == launch + argv
     redirected = {int(word.split("<")[0]): word for word in command[len(launch) + len(argv):] if "<" in word}

@@ -1,15 +1,18 @@
 """`vtopo node` and `vtopo link`: stop, start and restart a node of a running lab, take a link down or up, and
-change a running link's impairment without a redeploy."""
+change a running link's impairment without a redeploy. `vtopo save`: write what the running lab has become back
+into its file."""
 from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from vtopo.cli_agent import agent_client
 
 if TYPE_CHECKING:
     from vtopo.operate import Operator
+    from vtopo.saving import Saver
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
@@ -59,6 +62,34 @@ def cmd_link(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_save(args: argparse.Namespace) -> int:
+    from vtopo.model import io
+    from vtopo.saving import apply_state
+
+    running = _saver().read_running(args.lab)
+    if not (args.output or running.source):
+        args.parser.error(f"lab {args.lab} was not deployed from a file: say where to write it with -o FILE")
+    target = Path(args.output or running.source)
+    # into the file as it is now (its notes and drawing may have changed since the deploy); -o: the lab as deployed
+    topology = io.load(target) if not args.output else io.from_document(running.document)
+    changes = apply_state(topology, running.states)
+    io.save(topology, target)
+    for change in changes:
+        print(change.diff(), end="")
+    print(f"saved the running state of {len(running.states)} node(s) of lab {args.lab} into {target} "
+          f"({len(changes)} changed)")
+    return 0
+
+
+def _saver() -> Saver:
+    agent = agent_client()
+    if agent is not None:
+        return agent
+    from vtopo import saving
+
+    return saving
+
+
 def lab_operator() -> Operator:
     """The agent, when one runs (it operates the caller's labs); else vtopo.operate in this process (root)."""
     agent = agent_client()
@@ -77,6 +108,13 @@ def add_commands(command: Command) -> None:
     sub.add_argument("lab")
     sub.add_argument("node")
     sub.add_argument("action", choices=("start", "stop", "restart"))
+    sub = command("save", cmd_save, "write what a running lab has become back into its file: each router's running "
+                  "configuration (show running-config) and each container's addresses and routes, so that the next "
+                  "deploy rebuilds it; a restarted router keeps it too")
+    sub.set_defaults(parser=sub)
+    sub.add_argument("lab")
+    sub.add_argument("-o", "--output", metavar="FILE", help="write the lab as deployed, with that state, to FILE "
+                     "(default: into the file the lab was deployed from)")
     sub = command("link", cmd_link, "take a link of a running lab down or up, or change its impairment live: "
                   "vtopo link LAB A[:PORT] B[:PORT] up|down|set [--rate 10mbit] [--delay 20ms] [--loss 1%%]")
     sub.set_defaults(parser=sub)

@@ -5,7 +5,8 @@ destroy and `vtopo cleanup` stay exact: a stopped node's daemons are already gon
 frozen processes are killed with its namespace, and a down link's devices go the way they always go.
 
 - A stopped container or router keeps its namespace; its interfaces go down (its neighbours lose carrier), the
-  processes inside are frozen (SIGSTOP) and the daemons vtopo started for it (zebra, ospfd) are stopped.
+  processes inside are frozen (SIGSTOP) and the daemons vtopo started for it (zebra, ospfd...) are stopped. They
+  start again with the configuration the lab records (what `vtopo save` last kept).
 - A stopped VM is powered off (QEMU ends); its taps stay, and start boots it again on the same taps.
 - Start resumes what was frozen (a VM boots afresh, so its startup commands run again). Restart is a container's
   restart: everything running in the node is killed, it starts afresh and its startup commands run again.
@@ -114,8 +115,13 @@ class RunningLab:
     def processes_of(self, node: NodeContext[Any]) -> list[o.Op]:
         """What runs in the node, in plan order: its daemons, or its VM (a QEMU process, or a libvirt domain that is
         created and then resumed)."""
-        return [op for op in self.plan.ops if isinstance(op, (o.StartProcess, o.StartDomain, o.ResumeDomain))
-                and op.owner == node.subject]
+        return [op for op in self.plan.ops if isinstance(op, (o.StartProcess, o.StartDomain, o.ResumeDomain,
+                                                                 o.LoadConfig)) and op.owner == node.subject]
+
+    def files_of(self, node: NodeContext[Any]) -> list[o.WriteFile]:
+        """The files written for the node (a router's configuration), as the lab records it now: `vtopo save` may
+        have changed it since the deploy."""
+        return [op for op in self.plan.ops if isinstance(op, o.WriteFile) and op.owner == node.subject]
 
     def startup_commands_of(self, node: NodeContext[Any]) -> list[o.RunCommand]:
         """The node's startup commands as the deploy ran them (none where the user did not allow them)."""
@@ -256,7 +262,9 @@ def _start(running: RunningLab, node: NodeContext[Any], operated: Operated) -> N
     netns = _namespace_of(node)
     if netns is not None:
         processes.signal_each(namespaces.pids_in(netns), signal.SIGCONT)
-    for start in running.processes_of(node):  # in plan order: zebra before ospfd
+    for file in running.files_of(node):
+        running.applier.apply(file)
+    for start in running.processes_of(node):  # in plan order: zebra, the routing daemons, their configuration
         running.applier.apply(start)
     running.record.write_operated(operated)
 

@@ -1,5 +1,6 @@
-"""An OSPF router: a namespace running zebra and ospfd (FRR, or Quagga: the configuration is the same, as in the
-host-networking experiment)."""
+"""A router: a namespace running FRR's zebra and the routing daemons its configuration needs. The configuration is
+FRR's own integrated text (frr.conf), kept verbatim in the lab; a router without one runs the OSPF configuration vtopo
+writes from its settings (OSPFv2, and OSPFv3 where the router has IPv6 addresses). Quagga takes the same text."""
 from __future__ import annotations
 
 import ipaddress
@@ -7,19 +8,25 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (CheckType, CreateNamespace, DaemonShell, EndContext, MakeDirectory, NodeContext, NodeKind,
-                             Op, PortSpec, Problem, Role, SetSysctl, StartProcess, WriteFile, addresses_resource,
-                             dev_resource, setting, up_resource)
-from vtopo_kinds.router_checks import OspfNeighbor
+from vtopo.kinds.api import (CheckType, ConfigCheck, CreateNamespace, DaemonShell, EndContext, LoadConfig,
+                             MakeDirectory, NodeContext, NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState,
+                             SetSysctl, StartProcess, WriteFile, addresses_resource, dev_resource, setting, up_resource)
+from vtopo_kinds.frr_config import DAEMONS, ZEBRA, daemons_for, file_writes, kept_running_config
+from vtopo_kinds.router_checks import ROUTER_CHECKS
 
 BACKBONE = "0.0.0.0"
-DAEMONS = ("zebra", "ospfd")
+CONFIG_FILE = "frr.conf"
 VTY_GROUP = {"frr": "frrvty", "quagga": "quaggavty"}  # the group the daemons' vty sockets admit
 HOST_VTY_DIRS = {"frr": ("/run/frr",), "quagga": ("/run/quagga",)}  # where the host's own daemons keep theirs
+RUNNING_CONFIG = ["vtysh", "-c", "show running-config"]
 
 
 @dataclass(frozen=True)
 class RouterSettings:
+    config: str = setting("", "Configuration", "FRR's integrated configuration (frr.conf), kept as written. Empty: "
+                          "the OSPF configuration vtopo writes from the settings below.", multiline=True)
+    daemons: list[str] = setting([], "Daemons", "Empty: zebra and the daemons the configuration needs (ospfd, "
+                                 "ospf6d, bgpd, ripd, ripngd, isisd, staticd, bfdd)")
     router_id: str = setting("", "Router ID", "Empty: the highest IPv4 address of the router")
     hello_interval: int = setting(1, "Hello interval (s)", "OSPF hello timer. Short timers make a lab converge in "
                                   "seconds instead of the default 40.", minimum=1, maximum=65535)
@@ -40,8 +47,9 @@ def normalise_area(area: str) -> str:
 
 class RouterKind(NodeKind[RouterSettings]):
     name = "router"
-    label = "OSPF router"
-    description = "A namespace running zebra and ospfd (FRR, Quagga-compatible), with IP forwarding on."
+    label = "Router"
+    description = ("A namespace running FRR: zebra and the routing daemons of its configuration (OSPF by default; "
+                   "its own frr.conf for static routes, RIP, BGP, IS-IS...), with IP forwarding on.")
     role = Role.NAMESPACE
     ports = PortSpec("eth", 0)
     connects_to = frozenset({"container", "router", "bridge", "ovs", "macvlan", "host"})
@@ -65,15 +73,41 @@ class RouterKind(NodeKind[RouterSettings]):
             return None
         suite = node.facts.routing_suite
         argv = ["vtysh", "--vty_socket", socket_dir, "--config_dir", socket_dir, *argv[1:]]
-        return DaemonShell(node.names.node_dir(node.node.name), tuple(f"{daemon}.vty" for daemon in DAEMONS),
+        return DaemonShell(node.names.node_dir(node.node.name), tuple(f"{d}.vty" for d in self.daemons(node)),
                            VTY_GROUP[suite], tuple(argv), HOST_VTY_DIRS[suite], "vtysh.conf",
-                           "username {user} nopassword")  # vtysh asks PAM otherwise, which refuses a user
+                           self._shell_config(node) + "username {user} nopassword")  # else vtysh asks PAM: refused
 
     def routes(self, node: NodeContext[RouterSettings]) -> bool:
         return True
 
     def check_types(self) -> Iterable[CheckType]:
-        return (OspfNeighbor(),)
+        return ROUTER_CHECKS
+
+    # ------------------------------------------------------------ the configuration
+
+    def configuration(self, node: NodeContext[RouterSettings]) -> str:
+        """The router's frr.conf: its own, or the OSPF configuration generated from its settings."""
+        return node.settings.config or self.generated_configuration(node)
+
+    def daemons(self, node: NodeContext[RouterSettings]) -> list[str]:
+        """zebra first, then the routing daemons: those the settings name, or those the configuration needs."""
+        if node.settings.daemons:
+            return [d for d in DAEMONS if d == ZEBRA or d in node.settings.daemons]
+        return daemons_for(self.configuration(node))
+
+    def generated_settings(self, node: NodeContext[RouterSettings]) -> dict[str, str]:
+        return {"config": self.generated_configuration(node)}
+
+    def saved_state(self, node: NodeContext[RouterSettings], read: Reader) -> SavedState:
+        return SavedState(settings={"config": kept_running_config(read(RUNNING_CONFIG))})
+
+    def config_checks(self, node: NodeContext[RouterSettings]) -> Iterable[ConfigCheck]:
+        if node.settings.config and node.facts.routing_suite == "frr":
+            yield ConfigCheck("FRR", "config", node.settings.config, ("vtysh", "--config_dir", "{dir}", "-C", "-f",
+                                                                      "{file}"),
+                              CONFIG_FILE, (("vtysh.conf", ""),))
+
+    # ------------------------------------------------------------ checks
 
     def area_of(self, node: NodeContext[RouterSettings], port: str) -> str:
         return normalise_area(node.settings.areas.get(port, BACKBONE))
@@ -86,6 +120,24 @@ class RouterKind(NodeKind[RouterSettings]):
         return str(max(addresses)) if addresses else ""
 
     def check(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
+        yield from self._overlaps(node)
+        yield from self._configuration_problems(node)
+        if not node.settings.config:
+            yield from self._generated_problems(node)
+            yield from self._area_mismatches(node)
+
+    def _configuration_problems(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
+        subject, node_id = node.subject, node.node.id
+        for daemon in node.settings.daemons:
+            if daemon not in DAEMONS:
+                yield Problem(f"daemon {daemon!r} is not one a router runs (it runs: {', '.join(DAEMONS)})", subject,
+                              "", node_id)
+        for number, line in file_writes(node.settings.config):
+            yield Problem(f"line {number} of its configuration, {line!r}, would have FRR write a file outside the "
+                          "router's own directory; name a log file without a path (each daemon already logs there: "
+                          "vtopo exec LAB ROUTER -- vtysh -c 'show logging')", subject, "", node_id)
+
+    def _generated_problems(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         settings, subject, node_id = node.settings, node.subject, node.node.id
         ports = {end.end.port for end in node.ends}
         if settings.router_id:
@@ -109,8 +161,6 @@ class RouterKind(NodeKind[RouterSettings]):
         for port in settings.passive:
             if port not in ports:
                 yield Problem(f"passive names port {port}, which has no link", subject, "", node_id)
-        yield from self._overlaps(node)
-        yield from self._area_mismatches(node)
 
     def _overlaps(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         networks = [(end.end.port, ipaddress.ip_interface(a).network) for end in node.ends
@@ -136,6 +186,8 @@ class RouterKind(NodeKind[RouterSettings]):
                                       "will never become neighbours", f"link {end.link_name}", "", end.link.id)
 
     def _safe_area(self, node: NodeContext[RouterSettings], port: str) -> str:
+        if node.settings.config:
+            return ""  # its own configuration says which areas it is in
         try:
             return self.area_of(node, port)
         except ValueError:
@@ -143,35 +195,56 @@ class RouterKind(NodeKind[RouterSettings]):
 
     # ------------------------------------------------------------ lowering
 
-    def zebra_conf(self, node: NodeContext[RouterSettings]) -> str:
-        return f"hostname {node.node.name}\nlog file {node.names.node_dir(node.node.name)}/zebra.log\n"
+    def _speaks_ipv6(self, node: NodeContext[RouterSettings]) -> bool:
+        return any(ipaddress.ip_interface(a).version == 6 for end in node.ends for a in end.end.interface.addresses
+                   if "/" in a)
 
-    def ospfd_conf(self, node: NodeContext[RouterSettings]) -> str:
+    def generated_configuration(self, node: NodeContext[RouterSettings]) -> str:
+        """OSPFv2 on every port (and OSPFv3 where the router has IPv6), from the router's settings."""
         settings, frr = node.settings, node.facts.routing_suite == "frr"
-        lines = [f"hostname {node.node.name}", f"log file {node.names.node_dir(node.node.name)}/ospfd.log", "!"]
-        for end in sorted(node.ends, key=lambda e: e.end.port):
+        ipv6 = self._speaks_ipv6(node) and frr
+        ends = sorted(node.ends, key=lambda e: e.end.port)
+        lines = [f"hostname {node.node.name}", "!"]
+        for end in ends:
+            passive = end.end.port in settings.passive
+            point_to_point = end.other.kind.name == self.name  # no DR election: adjacent within a hello or two
             lines += [f"interface {end.device}", f" ip ospf hello-interval {settings.hello_interval}",
                       f" ip ospf dead-interval {settings.dead_interval}"]
-            if end.other.kind.name == self.name:
-                lines.append(" ip ospf network point-to-point")  # no DR election: adjacent within a hello or two
-            if end.end.port in settings.passive and frr:
-                lines.append(" ip ospf passive")
+            lines += [" ip ospf network point-to-point"] if point_to_point else []
+            lines += [" ip ospf passive"] if passive and frr else []
+            if ipv6:
+                lines += [f" ipv6 ospf6 area {self.area_of(node, end.end.port)}",
+                          f" ipv6 ospf6 hello-interval {settings.hello_interval}",
+                          f" ipv6 ospf6 dead-interval {settings.dead_interval}"]
+                lines += [" ipv6 ospf6 network point-to-point"] if point_to_point else []
+                lines += [" ipv6 ospf6 passive"] if passive else []
             lines.append("!")
         lines += ["router ospf", f" ospf router-id {self.router_id(node)}"]
         if frr:  # accept an LSA re-sent at once instead of waiting for the 5 s retransmit
             lines.append(" timers lsa min-arrival 0")
         else:  # Quagga's spelling of passive interfaces
-            lines += [f" passive-interface {e.device}" for e in node.ends if e.end.port in settings.passive]
-        for end in sorted(node.ends, key=lambda e: e.end.port):
+            lines += [f" passive-interface {e.device}" for e in ends if e.end.port in settings.passive]
+        for end in ends:
             for address in end.end.interface.addresses:
                 network = ipaddress.ip_interface(address).network
                 if network.version == 4:
                     lines.append(f" network {network} area {self.area_of(node, end.end.port)}")
-        if settings.redistribute_connected:
-            lines.append(" redistribute connected")
-        if settings.default_originate:
-            lines.append(" default-information originate always")
-        return "\n".join(lines + ["!"]) + "\n"
+        lines += self._announcements(settings)
+        lines.append("!")
+        if ipv6:
+            lines += ["router ospf6", f" ospf6 router-id {self.router_id(node)}", *self._announcements(settings), "!"]
+        return "\n".join(lines) + "\n"
+
+    @staticmethod
+    def _shell_config(node: NodeContext[RouterSettings]) -> str:
+        """vtysh's own configuration for this router: FRR 8.4's vtysh keeps the hostname itself (its prompt, and the
+        `hostname` line of `show running-config`), taking the host's unless told."""
+        return f"hostname {node.node.name}\n"
+
+    @staticmethod
+    def _announcements(settings: RouterSettings) -> list[str]:
+        return ([" redistribute connected"] if settings.redistribute_connected else []) + \
+            ([" default-information originate always"] if settings.default_originate else [])
 
     def lower(self, node: NodeContext[RouterSettings]) -> Iterable[Op]:
         owner, name, facts = node.subject, node.node.name, node.facts
@@ -180,23 +253,31 @@ class RouterKind(NodeKind[RouterSettings]):
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
         yield MakeDirectory(owner=owner, path=directory, user=facts.frr_user)
-        yield WriteFile(owner=owner, path=f"{directory}/zebra.conf", content=self.zebra_conf(node))
-        yield WriteFile(owner=owner, path=f"{directory}/ospfd.conf", content=self.ospfd_conf(node))
-        yield WriteFile(owner=owner, path=f"{directory}/vtysh.conf", content="! vtysh for this router only\n")
+        config_file, shell_file = f"{directory}/{CONFIG_FILE}", f"{directory}/vtysh.conf"
+        yield WriteFile(owner=owner, path=config_file, content=self.configuration(node))
+        yield WriteFile(owner=owner, path=shell_file, content=self._shell_config(node))
         interfaces = tuple(dev_resource(netns, end.device) for end in node.ends)
-        # ospfd must first see each interface with carrier: seen without, FRR 8.4 may keep it as type "Null"
-        # and leave its network out of the router LSA
+        # the daemons must first see each interface with carrier: seen without, FRR 8.4's ospfd may keep it as type
+        # "Null" and leave its network out of the router LSA
         carrier = tuple(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device)
         # root's own directory: frr, which owns `directory`, cannot swap these for symlinks before the bind mounts
         private_root = f"{directory}.private"
         yield MakeDirectory(owner=owner, path=private_root)
         private = (("/var/tmp", f"{private_root}/var-tmp"), ("/var/run/frr", f"{private_root}/run-frr"))
-        after = {"zebra": (addresses_resource(netns), *interfaces, *carrier), "ospfd": (f"process:zebra@{name}",)}
-        for daemon in DAEMONS:
+        # the daemons' working directory: a log file the configuration names without a path lands there (beside the
+        # logs vtopo has them keep, which root opens for them, and which they could not open again)
+        logs = f"{directory}/logs"
+        yield MakeDirectory(owner=owner, path=logs, user=facts.frr_user)
+        daemons = self.daemons(node)
+        for daemon in daemons:  # each starts empty (/dev/null, never the host's /etc/frr); vtysh -b configures them
+            after = (addresses_resource(netns), *interfaces, *carrier) if daemon == ZEBRA else (f"process:zebra@{name}",)
             yield StartProcess(owner=owner, name=f"{daemon}@{name}", netns=netns, pid_file=f"{directory}/{daemon}.pid",
-                               ready_path=f"{directory}/{daemon}.vty", private_dirs=private,
+                               ready_path=f"{directory}/{daemon}.vty", private_dirs=private, directory=logs,
                                argv=(f"{facts.frr_dir}/{daemon}", "-d", "-u", facts.frr_user, "-g", facts.frr_user,
-                                     "-f", f"{directory}/{daemon}.conf", "-i", f"{directory}/{daemon}.pid",
+                                     "-f", "/dev/null", "-i", f"{directory}/{daemon}.pid",
                                      "-z", f"{directory}/zserv.api", "--vty_socket", directory, "-P", "0",
                                      "--log", f"file:{directory}/{daemon}.log"),
-                               after=(f"file:{directory}/{daemon}.conf", f"file:{private_root}", *after[daemon]))
+                               after=(f"file:{private_root}", f"file:{logs}", *after))
+        yield LoadConfig(owner=owner, node=name, netns=netns, directory=directory,
+                         argv=("vtysh", "--vty_socket", directory, "--config_dir", directory, "-b"),
+                         after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{d}@{name}" for d in daemons)))

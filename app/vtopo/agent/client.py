@@ -18,6 +18,7 @@ from vtopo.reports import DeployReport, ProgressCallback
 
 if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
     from vtopo.deployed import DeployedLab
+    from vtopo.saving import RunningState
 
 
 class AgentUnavailable(Exception):
@@ -167,6 +168,12 @@ class AgentClient:
                             loss_pct: float | None = None) -> str:
         request = p.LinkRequest(lab, a, b, "set", rate_mbit, delay_ms, jitter_ms, loss_pct)
         return str(self.checked(request)["said"])
+
+    def read_running(self, lab: str) -> RunningState:
+        """vtopo.saving.Saver, done by the agent on a lab of the caller's."""
+        from vtopo.saving import RunningState
+
+        return RunningState.from_json(self.checked(p.SaveRequest(lab)))
 
     def require_owner(self, lab: str, action: str) -> None:
         """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this

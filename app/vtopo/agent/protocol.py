@@ -129,6 +129,15 @@ class LinkRequest(Message):
 
 
 @dataclass
+class SaveRequest(Message):
+    """Read what a running lab's nodes have become (routers' running configurations, containers' addresses and
+    routes) into its record, and send it back (vtopo.saving.RunningState) for the client to write into the file."""
+
+    type: ClassVar[str] = "save"
+    lab: str
+
+
+@dataclass
 class ExecRequest(Message):
     """Run `argv` inside a node as the caller. With `terminal`, the agent answers with a pty's master end
     (an `ExecStarted` event carrying the descriptor); otherwise the client sends its stdin, stdout and stderr
@@ -241,7 +250,7 @@ class CleanupSummary:
 REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, DestroyRequest, StatusRequest,
                                                                  RecordRequest, NodeRequest, LinkRequest,
                                                                  ExecRequest, CleanupRequest, ConsoleRequest,
-                                                                 CaptureRequest)}
+                                                                 CaptureRequest, SaveRequest)}
 DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
 ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened, Result)}
 

@@ -44,6 +44,7 @@ from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
 from vtopo.operate import OperateError, operate_node, set_link_impairment, set_link_state
 from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback
+from vtopo.saving import read_running
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
@@ -176,6 +177,8 @@ class Agent:
                 return self.console(request, caller, send)
             if isinstance(request, p.CaptureRequest):
                 return self.capture(request, caller, fds, send)
+            if isinstance(request, p.SaveRequest):
+                return self.save(request, caller)
             raise p.ProtocolError(f"no handler for {request.type}")
         except Refused as why:
             return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
@@ -252,6 +255,12 @@ class Agent:
             else:
                 raise p.ProtocolError(f"a link's action is up, down or set, not {request.action!r}")
         return p.Result(0, data={"said": said})
+
+    def save(self, request: p.SaveRequest, caller: Caller) -> p.Result:
+        record = _record(Deployer(), request.lab)
+        _require_owner(record, caller, "save the running state of")
+        with self.locks.held(record.name):
+            return p.Result(0, data=read_running(record.prefix).to_json())
 
     def cleanup(self, caller: Caller, send: Replies) -> p.Result:
         if not caller.root:

@@ -26,6 +26,7 @@ from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.panels import consent
 from vtopo.gui.panels.checks import ChecksController
 from vtopo.gui.panels.deploy import DeployController, confirm_destroy
+from vtopo.gui.panels.save_running import SaveRunningController
 from vtopo.gui.theme import THEMES, apply_theme
 from vtopo.gui.toolbar import build_toolbar, deploy_icon, destroy_icon, history_button
 from vtopo.kinds.contract import NodeKind
@@ -39,6 +40,7 @@ class WindowParts(Protocol):
     files: FileController
     view: CanvasView
     deploy: DeployController
+    save_running: SaveRunningController
     measure: MeasureController
     capture: CaptureController
     checks: ChecksController
@@ -139,6 +141,9 @@ class Actions:
         self.deploy = self._action("&Deploy", self.deploy_lab, "F5", deploy_icon())
         self.destroy = self._action("D&estroy…", self._destroy, "Shift+F5", destroy_icon())
         self.status = self._action("Refresh &status", deploy.refresh_status)
+        self.save_running = self._action("Save &running configuration…", parts.save_running.save_running)
+        self.save_running.setToolTip("Write what the running lab has become (routers' configurations typed in vtysh, "
+                                     "hosts' addresses and routes) into the lab, after showing what changes")
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
         self.external_terminal = self._action("Open in e&xternal terminal", self.open_external_terminal)
         self.iperf_pair = self._action("iperf between these two", self._iperf_pair)
@@ -211,7 +216,7 @@ class Actions:
         for dock in self.parts.docks():
             panels.addAction(dock.toggleViewAction())
         lab = bar.addMenu("&Lab")
-        lab.addActions([self.deploy, self.destroy, self.status])
+        lab.addActions([self.deploy, self.destroy, self.status, self.save_running])
         lab.addSeparator()
         lab.addActions([self.terminal, self.external_terminal, self.show_measure, self.iperf_pair])
 
@@ -341,6 +346,7 @@ class Actions:
         self.destroy.setToolTip(deploy.unavailable or (f"Tear down everything lab {deploy.deployed_lab} created"
                                                        if deploy.deployed_lab else "the lab is not deployed"))
         self.status.setEnabled(not deployer_missing and not deploy.busy)
+        self.save_running.setEnabled(not deployer_missing and not deploy.busy and bool(deploy.deployed_lab))
         node_id = self.selected_node()
         if not node_id:
             reason = external_reason = "select one node"

@@ -28,6 +28,7 @@ from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
 from vtopo.gui.panels.kind_palette import KindPalette
 from vtopo.gui.panels.operate import OperateController
+from vtopo.gui.panels.save_running import SaveRunningController
 from vtopo.gui.panels.problems import ProblemsPanel
 from vtopo.kinds.registry import Registry
 
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
         self.rates = RateView(self.editor.scene, self.deploy, self)
         self.checks = ChecksController(self.editor, self.checks_panel, parent=self)
         self.experiment = ExperimentController(self.editor, self.measure_panel, parent=self)
+        self.save_running = SaveRunningController(self.editor, self.deploy, self.log, self)
         self.menu_actions = Actions(self, self)
         self.operate = OperateController(self.editor, self.deploy, self.menu_actions.menus, self.log, self)
         self._wire()
@@ -148,6 +150,7 @@ class MainWindow(QMainWindow):
         self.deploy.drift_changed.connect(self.drift.setText)
         self.rates.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.operate.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        self.save_running.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
 
     def _checking(self, busy: bool) -> None:
         if busy:

@@ -121,6 +121,8 @@ class Applier:
                 self._start_domain(op)
             case o.ResumeDomain():
                 domains.resume(op.uri, op.name)
+            case o.LoadConfig():
+                processes.run_command(["ip", "netns", "exec", op.netns, *op.argv], COMMAND_SECONDS, cwd=op.directory)
             case o.RunCommand():
                 argv = op.argv if self.owner == 0 or op.netns is None else \
                     in_namespace_as(self.owner, op.netns, ["sh", "-c", op.command])
@@ -275,7 +277,8 @@ class Applier:
                                    log_file=Path(op.pid_file).with_suffix(".log"), private_dirs=private,
                                    open_files=taps, inherited_fds=handed,
                                    privileges=o.drop_privileges(op.user, op.groups) if op.user else (),
-                                   umask=DAEMON_UMASK, ready_banner=op.ready_banner.encode())
+                                   umask=DAEMON_UMASK, ready_banner=op.ready_banner.encode(),
+                                   cwd=Path(op.directory) if op.directory else None)
         finally:
             for ours in handed.values():
                 os.close(ours)

@@ -12,6 +12,7 @@ from vtopo.compile.plan import Plan
 from vtopo.kinds.contract import LabContext
 from vtopo.host import netns as namespaces
 from vtopo.host import ovs
+from vtopo.host.config_checks import config_problems
 from vtopo.model.problems import Problem
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def _collisions(plan: Plan, netlink: Netlink) -> list[Problem]:
 
 def missing_on_host(plan: Plan, context: LabContext, host_links: set[str]) -> list[Problem]:
     """What the lab takes from the host whose interfaces are `host_links` that is not there: lower devices and files
-    (VM images, guest kernels). Reads only, so `vtopo validate` can ask it too."""
+    (VM images, guest kernels); and what the host's programs refuse in its nodes' configurations. Reads only, so `vtopo validate` can ask it too."""
     made: set[str] = set()
     problems = []
     for op in plan.ops:
@@ -133,7 +134,9 @@ def missing_on_host(plan: Plan, context: LabContext, host_links: set[str]) -> li
             problems.append(Problem(f"the lower device {op.lower} does not exist on the host; pick one that `ip link` "
                                     "lists", op.owner))
         made |= {name for name in (getattr(op, "name", None), getattr(op, "peer", None)) if name}
+    paths = {node_id: f"$.nodes[{index}]" for index, node_id in enumerate(context.topology.nodes)}
     for node in context.nodes.values():
+        problems += config_problems(node, paths[node.node.id])
         for path in node.kind.host_files(node):
             if not Path(path).is_file():
                 problems.append(Problem(f"{path} does not exist on the host (or is not a file)", node.subject,

@@ -178,15 +178,15 @@ class CommandFailed(HostError):
     """A command that exited non-zero or ran too long; the message holds the end of what it printed."""
 
 
-def run_command(argv: Sequence[str], timeout_s: float) -> str:
-    """Run a command to its end and return what it printed (stdout and stderr together).
+def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None) -> str:
+    """Run a command (in `cwd`, when given) to its end and return what it printed (stdout and stderr together).
 
     The output goes to an unlinked temporary file, not a pipe: a command that leaves a server running in the
     background (`... &`) would hold a pipe open forever, while the file is simply not read any more.
     """
     with tempfile.TemporaryFile() as output:
         process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-                                   start_new_session=True, close_fds=True)
+                                   start_new_session=True, close_fds=True, cwd=cwd)
         try:
             code = process.wait(timeout_s)
         except subprocess.TimeoutExpired:
@@ -284,6 +284,7 @@ def start_daemon(
     privileges: Sequence[str] = (),
     umask: int = DAEMON_UMASK,
     ready_banner: bytes = b"",
+    cwd: Path | None = None,
 ) -> int:
     """Start a daemon (in network namespace `netns` if given) and return its pid once it is ready.
 
@@ -299,7 +300,7 @@ def start_daemon(
     `inherited_fds` maps a file descriptor number of the daemon to a descriptor of ours it gets there (a disk
     image or a tap vtopo opened itself). `privileges` is the command that drops them (setpriv's words), run once
     every file is open, right before the daemon; `umask` is the daemon's. With `ready_banner`, `ready` is a unix
-    socket that must say it first.
+    socket that must say it first. `cwd` is its working directory (where a relative file name it is given lands).
 
     On failure or timeout raises DaemonError with the tail of the daemon's stdout/stderr and of
     `log_file`; whatever was started is stopped again. The daemon's stdout/stderr go to an
@@ -332,6 +333,7 @@ def start_daemon(
                 close_fds=True,
                 pass_fds=tuple(inherited.values()),
                 umask=umask,
+                cwd=cwd,
             )
         finally:
             for copy in inherited.values():

@@ -6,25 +6,25 @@ from its hooks. The rest of vtopo can change shape; this module keeps its names.
 from __future__ import annotations
 
 from vtopo.kinds.check_types import CheckType, Probe, Verdict
-from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, DaemonShell, EmptySettings, EndContext,
-                                  LabContext, LoopProtection, MachineProcess, NodeContext, NodeKind, PortSpec, Role,
-                                  SegmentKind, SWITCH_PORT)
+from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, ConfigCheck, DaemonShell, EmptySettings, EndContext,
+                                  LabContext, LoopProtection, MachineProcess, NodeContext, NodeKind, PortSpec, Reader, Role,
+                                  SavedState, SegmentKind, SWITCH_PORT)
 from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.model.problems import ConsentRequest, Problem, Severity
 from vtopo.ops import (DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress, AddRoute,
-                       ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, MakeDirectory, MoveLink, Op,
+                       ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, LoadConfig, MakeDirectory, MoveLink, Op,
                        OvsAddBridge, OvsAddFlows, OvsAddPort, ResumeDomain, SetMaster, SetSysctl, SetTxChecksum,
                        StartDomain, StartProcess, WriteFile, addresses_resource, dev_resource, up_resource)
 
 __all__ = [
     "BUILTIN_IMAGE", "DOMAIN_XMLNS", "ECHO_SERVER", "INTERNAL_PORT", "IPERF3_SERVER", "KVM_GROUP",
     "LIBVIRT_QEMU_RUN_DIR", "MAX_INTERFACE_NAME", "SWITCH_PORT",
-    "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigureLink", "ConsentRequest", "CreateBridge",
+    "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigCheck", "ConfigureLink", "ConsentRequest", "CreateBridge",
     "CreateNamespace", "CreateVeth", "DaemonShell", "EmptySettings", "EndContext", "HostFacts", "LabContext",
-    "LabNames", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeKind", "Op",
-    "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "ResumeDomain", "Role", "SegmentKind", "SetMaster",
+    "LabNames", "LoadConfig", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeKind", "Op",
+    "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "Reader", "ResumeDomain", "Role", "SavedState", "SegmentKind", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
     "addresses_resource", "dev_resource", "image_path", "image_problem", "setting", "up_resource",
 ]

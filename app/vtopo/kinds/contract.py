@@ -8,7 +8,7 @@ from abc import ABC
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, TypeVar
 
 from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
@@ -117,6 +117,33 @@ class DaemonShell:
     hidden: tuple[str, ...] = ()
     config_name: str = "config"
     config: str = ""
+
+
+@dataclass(frozen=True)
+class ConfigCheck:
+    """A node's configuration that a program on the host must accept, asked by validate and deploy where that program
+    is installed. `argv` parses the file named by its "{file}" word, with "{dir}" a private directory it may use, and
+    says what it refuses on stderr, a line `line N: message` each (FRR's `vtysh -C -f`)."""
+
+    what: str  # "FRR", as the problem names it
+    setting: str  # the setting the text is, or "" for a text vtopo generated
+    text: str
+    argv: tuple[str, ...]
+    file_name: str = "config"
+    helpers: tuple[tuple[str, str], ...] = ()  # (name, content) of files written beside it in {dir}
+
+
+@dataclass(frozen=True)
+class SavedState:
+    """What a running node has become that a lab file can hold (`vtopo save`): settings to replace, and the addresses
+    on each of its ports."""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    addresses: dict[str, list[str]] = field(default_factory=dict)
+
+
+Reader = Callable[[list[str]], str]
+"""Runs a command inside a running node and returns what it printed."""
 
 
 @dataclass(eq=False)
@@ -326,6 +353,20 @@ class NodeKind(ABC, Generic[S]):
     def resources(self, node: NodeContext[S]) -> tuple[int, int]:
         """The host memory (MiB) and CPUs the node takes for itself, as a VM does; the compiler adds them up."""
         return 0, 0
+
+    def config_checks(self, node: NodeContext[S]) -> Iterable[ConfigCheck]:
+        """Texts of the node's that a program on the host must accept (a router's FRR configuration)."""
+        return ()
+
+    def generated_settings(self, node: NodeContext[S]) -> dict[str, str]:
+        """For a text setting left empty, what vtopo generates in its place (a router's OSPF configuration), by
+        setting name: what the inspector shows, and what "Edit" starts from."""
+        return {}
+
+    def saved_state(self, node: NodeContext[S], read: Reader) -> SavedState | None:
+        """What the running node has become that its settings and addresses can hold, read with `read` (a router's
+        running configuration, a container's addresses and routes); None for a node with nothing to keep."""
+        return None
 
     def lower(self, node: NodeContext[S]) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""

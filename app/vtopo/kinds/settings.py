@@ -17,12 +17,13 @@ class SettingInfo:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
+    multiline: bool = False  # a text of many lines (a configuration file), kept verbatim
 
 
 def setting(default: Any, label: str, help: str = "", choices: tuple[str, ...] = (), minimum: float | None = None,
-            maximum: float | None = None) -> Any:
+            maximum: float | None = None, multiline: bool = False) -> Any:
     """Declare one setting of a node kind."""
-    info = SettingInfo(label=label, help=help, choices=choices, minimum=minimum, maximum=maximum)
+    info = SettingInfo(label=label, help=help, choices=choices, minimum=minimum, maximum=maximum, multiline=multiline)
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata={"vtopo": info})
     return field(default=default, metadata={"vtopo": info})
@@ -102,6 +103,9 @@ def parse_settings(settings_type: type, raw: dict[str, Any], path: str, subject:
         label = spec.info.label  # what the designer's form calls it; `where` names the file key
         if not _matches(value, spec.type):
             problems.append(Problem(f"{label} must be {_describe(spec.type)}", subject, where, subject_id))
+            continue
+        if isinstance(value, str) and "\n" in value and not spec.info.multiline:
+            problems.append(Problem(f"{label} must be one line", subject, where, subject_id))
             continue
         if spec.info.choices and value not in spec.info.choices:
             problems.append(Problem(f"{label} must be one of {', '.join(spec.info.choices)}, not {value!r}", subject,

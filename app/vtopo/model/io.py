@@ -382,8 +382,9 @@ def _read_experiment(reader: _Reader, raw: dict[str, Any]) -> Experiment:
     return Experiment(pairs, tests, comparisons, repeats, warmup)
 
 
-NOTES = re.compile(r"\$\.(lab\.)?notes|\$\.annotations\[\d+\]\.text")
-"""Where a lab file may hold newlines: the lab's notes (at the top level in version 1) and canvas notes."""
+NOTES = re.compile(r"\$\.(lab\.)?notes|\$\.annotations\[\d+\]\.text|\$\.nodes\[\d+\]\.settings\.[A-Za-z_][A-Za-z0-9_]*")
+"""Where a lab file may hold newlines: the lab's notes (at the top level in version 1), canvas notes, and a node's
+text settings (the kind's settings refuse them but in a text of many lines, a router's configuration)."""
 
 
 def loads(text: str, default_name: str = "lab") -> Topology:

@@ -74,7 +74,7 @@ def _problem_with(char: str, what: str) -> str:
     if "\ud800" <= char <= "\udfff":
         return f"this {what} is not valid Unicode: it holds a lone surrogate (U+{ord(char):04X})"
     name = _NAMES.get(char, f"the control character U+{ord(char):04X}")
-    return f"this {what} holds {name}; lab files allow no control characters (only notes may hold newlines)"
+    return f"this {what} holds {name}; lab files allow no control characters (only notes and configuration texts may hold newlines)"
 
 
 class _Scanner:

@@ -16,12 +16,12 @@ from vtopo.ops.netdev import (TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLin
                               SetTxChecksum, Tool, tbf_burst, tbf_rate)
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag,
                            vsctl_line)
-from vtopo.ops.process import VHOST_DEVICE, RunCommand, StartProcess, StopProcess, drop_privileges
+from vtopo.ops.process import VHOST_DEVICE, LoadConfig, RunCommand, StartProcess, StopProcess, drop_privileges
 
 __all__ = [
     "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
     "CreateNamespace", "CreateTap", "CreateVeth", "DOMAIN_XMLNS", "DeleteLink", "DeleteNamespace", "DestroyDomain",
-    "DeviceOp", "FileOp", "HOST", "INTERNAL_PORT", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "MacvlanMode", "MakeDirectory",
+    "DeviceOp", "FileOp", "HOST", "INTERNAL_PORT", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "LoadConfig", "MacvlanMode", "MakeDirectory",
     "MoveLink", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge", "RemoveDirectory",
     "RemoveFile", "RemoveNftTable",
     "ResumeDomain", "RunCommand", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain",

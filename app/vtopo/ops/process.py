@@ -27,6 +27,7 @@ class StartProcess(Op):
     `after` lists extra resources that must exist first (the interfaces a daemon should see at start).
     `private_dirs` maps a path the program insists on (FRR's /var/tmp/frr, /var/run/frr) to a directory of
     the lab's, bind-mounted over it for this process only, so labs never share or leave files there.
+    `directory`, when set, is its working directory: a file its configuration names without a path lands there.
     """
 
     name: str
@@ -43,6 +44,7 @@ class StartProcess(Op):
     image_fds: tuple[tuple[int, str], ...] = ()
     after: tuple[str, ...] = ()
     private_dirs: tuple[tuple[str, str], ...] = ()
+    directory: str = ""
     summary_text: ClassVar[str] = "start {name}"
 
     def requires(self) -> frozenset[str]:
@@ -68,6 +70,8 @@ class StartProcess(Op):
             command += f" {fd}<>{shlex.quote(path)}"
         for fd, path in self.image_fds:
             command += f" {fd}<{shlex.quote(path)}"
+        if self.directory:
+            command = f"( cd {shlex.quote(self.directory)} && {command} )"
         return lines + [f"( umask 077 && exec {command} ) &" if self.user else command]
 
     def inverse(self) -> Op:
@@ -91,6 +95,26 @@ class StopProcess(Op):
 
     def explain(self) -> list[str]:
         return [f"kill $(cat {shlex.quote(self.pid_file)})"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadConfig(Op):
+    """A node's daemons, once started, given their configuration by a shell of theirs run as root in `netns`, from
+    `directory` (FRR's `vtysh -b` reads the integrated frr.conf there and sends each daemon its part). It is what
+    starts the node's routing, so a restarted node loads it again."""
+
+    node: str
+    netns: str
+    directory: str
+    argv: tuple[str, ...]
+    after: tuple[str, ...] = ()
+    summary_text: ClassVar[str] = "load the configuration of {node}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({ns_resource(self.netns), *self.after})
+
+    def explain(self) -> list[str]:
+        return [f"( cd {shlex.quote(self.directory)} && {sh('ip', 'netns', 'exec', self.netns, *self.argv)} )"]
 
 
 @dataclass(frozen=True, kw_only=True)

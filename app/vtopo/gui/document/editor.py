@@ -194,6 +194,30 @@ class Editor(QObject):
                                                   partial(self.topology.update_link, link_id),
                                                   {field: current[field] for field in new}, new))
 
+    def adopt(self, changed: Topology, node_names: list[str], title: str) -> None:
+        """Take the settings of the nodes named, and the interfaces of their links, from `changed` (a copy of the lab
+        edited outside the editor: what `vtopo save` found running), as one undo step."""
+        macro = Macro(title, self.topology)
+        for name in node_names:
+            node, theirs = self.topology.node_named(name), changed.node_named(name)
+            if node is None or theirs is None:
+                continue
+            if theirs.settings != node.settings:
+                self._edit_node(node.id, f"Edit {name}", macro, settings=theirs.settings)
+            for link in self.topology.links_of(node.id):
+                new = changed.links.get(link.id)
+                if new is None:
+                    continue
+                current = {"a": link.a.interface, "b": link.b.interface}
+                fields = {side: getattr(new, side).interface for side in current
+                          if getattr(new, side).interface != current[side]}
+                if fields:
+                    SetFieldsCommand(f"Edit link {self.topology.describe_link(link)}",
+                                     partial(self.topology.update_link, link.id),
+                                     {side: current[side] for side in fields}, fields, macro)
+        if macro.children:
+            self.undo_stack.push(macro)
+
     def update_lab(self, *, name: str | None = None, notes: str | None = None, vm_backend: str | None = None) -> None:
         new = {field: value for field, value in (("name", name or None), ("notes", notes), ("vm_backend", vm_backend))
                if value is not None and value != getattr(self.topology, field)}

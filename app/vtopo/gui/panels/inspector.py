@@ -11,11 +11,12 @@ from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.panels.interface_table import InterfaceTable
 from vtopo.gui.panels.link_form import LinkForm
 from vtopo.gui.panels.machine import MachineBox
-from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, editor_for, mark_invalid
+from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, TextFileEditor, editor_for, mark_invalid
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.wheel_guard import guard_wheel
 from vtopo.kinds.contract import Role
 from vtopo.kinds.settings import setting_fields
+from vtopo.model.problems import LabError
 
 
 VM_BACKEND_CHOICES = {"": "automatically", "libvirt": "as libvirt domains", "qemu": "as QEMU processes"}
@@ -99,12 +100,25 @@ class NodeForm(QWidget):
             for spec in setting_fields(kind.settings_type):
                 field_editor = editor_for(spec)
                 field_editor.committed.connect(self._commit_settings)
+                if isinstance(field_editor, TextFileEditor):
+                    field_editor.generated = lambda name=spec.name: self._generated(name)
                 label = QLabel(spec.info.label)
                 label.setToolTip(spec.info.help)
                 form.addRow(label, field_editor.widget)
                 self.fields[spec.name] = field_editor
             guard_wheel(self._settings_host)
         self._layout.insertWidget(1, self._settings_host)
+
+    def _generated(self, setting: str) -> str:
+        """What vtopo generates for an empty text setting of the shown node, from the lab as it is now."""
+        from vtopo.lab import context_of
+
+        try:
+            lab = context_of(self._editor.topology.copy())
+        except LabError:
+            return "! vtopo writes this configuration once the lab has no errors (see the Problems panel)\n"
+        node = lab.nodes.get(self.node_id)
+        return node.kind.generated_settings(node).get(setting, "") if node is not None else ""
 
     def _check_name(self, text: str) -> None:
         mark_invalid(self.name, self._editor.name_error(self.node_id, text.strip()))

@@ -5,8 +5,9 @@ import typing
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFocusEvent, QKeyEvent
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QPlainTextEdit, QSpinBox, QWidget
+from PySide6.QtGui import QFocusEvent, QFontDatabase, QKeyEvent
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox,
+                               QVBoxLayout, QWidget)
 
 from vtopo.kinds.settings import SettingField
 
@@ -200,12 +201,58 @@ class MappingEditor(FieldEditor):
         self.widget.setPlainText("\n".join(lines))
 
 
+TEXT_LINES = 16
+
+
+class TextFileEditor(FieldEditor):
+    """A text of many lines kept verbatim (a router's frr.conf). Left empty, it shows what vtopo generates in its place
+    (`generated`, asked when shown), read-only; "Edit configuration" makes that the node's own text."""
+
+    def __init__(self, field: SettingField) -> None:
+        super().__init__(field, QWidget())
+        self.generated: Callable[[], str] = lambda: ""
+        self.text = LinesEdit()
+        self.text.setLineWrapMode(LinesEdit.LineWrapMode.NoWrap)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setFixedHeight(self.text.fontMetrics().lineSpacing() * TEXT_LINES + 12)
+        self.text.setTabChangesFocus(False)  # indentation is part of the text
+        self.text.editing_finished.connect(self._commit)
+        self.edit = QPushButton("Edit configuration")
+        self.edit.setToolTip("Make the generated text this node's own, to change as you like (one undo step)")
+        self.edit.clicked.connect(self._make_own)
+        layout = QVBoxLayout(self.widget)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.text)
+        layout.addWidget(self.edit)
+        self._own = False
+
+    def value(self) -> str:
+        if not self._own:
+            return ""
+        text = self.text.toPlainText()
+        return text if text.strip() else ""  # emptied: back to the generated text
+
+    def _show(self, value: Any) -> None:
+        self._own = bool(value)
+        text = str(value) if self._own else self.generated()
+        if self.text.toPlainText() != text and not (self._own and self.text.hasFocus()):
+            self.text.setPlainText(text)
+        self.text.setReadOnly(not self._own)
+        self.edit.setVisible(not self._own)
+
+    def _make_own(self) -> None:
+        self._own = True
+        self.text.setPlainText(self.generated())
+        self._commit()
+
+
 def editor_for(field: SettingField) -> FieldEditor:
     origin = typing.get_origin(field.type)
     factories: list[tuple[Callable[[], bool], Callable[[SettingField], FieldEditor]]] = [
         (lambda: field.type is bool, BoolEditor),
         (lambda: bool(field.info.choices), ChoiceEditor),
         (lambda: field.type in (int, float), NumberEditor),
+        (lambda: field.type is str and field.info.multiline, TextFileEditor),
         (lambda: field.type is str, TextEditor),
         (lambda: origin is list, ListEditor),
         (lambda: origin is dict, MappingEditor),

@@ -1,0 +1,52 @@
+"""FRR's integrated configuration (frr.conf) as a router carries it: which daemons a text needs, what it may not do,
+and how `show running-config` becomes a text to keep."""
+from __future__ import annotations
+
+import re
+
+ZEBRA = "zebra"
+DAEMONS = ("zebra", "ospfd", "ospf6d", "bgpd", "ripd", "ripngd", "isisd", "staticd", "bfdd")
+"""The daemons a router may run, in the order they start (zebra first: the others connect to it)."""
+
+_NEEDS: dict[str, re.Pattern[str]] = {
+    "ospfd": re.compile(r"(router ospf|ip ospf)(\s|$)"),
+    "ospf6d": re.compile(r"(router ospf6|ipv6 ospf6)(\s|$)"),
+    "bgpd": re.compile(r"(router bgp|bgp)(\s|$)"),
+    "ripd": re.compile(r"(router rip|ip rip)(\s|$)"),
+    "ripngd": re.compile(r"(router ripng|ipv6 ripng)(\s|$)"),
+    "isisd": re.compile(r"(router isis|ip router isis|ipv6 router isis|isis)(\s|$)"),
+    "staticd": re.compile(r"(ip route|ipv6 route)(\s|$)"),
+    "bfdd": re.compile(r"bfd$|bfd\s|(neighbor \S+|ip ospf|ipv6 ospf6|isis) bfd(\s|$)"),
+}
+# Lines that would make a daemon (running as the frr user, like every router's) open a file of the config's choosing
+# outside the router's directory (its logs/, their working directory): a log file named with a path, and BGP's MRT dumps.
+_WRITES_FILES = re.compile(r"(log\s+file\s+\S*/|dump\s+bgp(\s|$))")
+_HEADER = ("Building configuration...", "Current configuration:")
+
+
+def _statements(text: str) -> list[tuple[int, str]]:
+    """(line number, statement) for each line that is not blank or a comment."""
+    return [(number, line.strip()) for number, line in enumerate(text.splitlines(), 1)
+            if line.strip() and not line.strip().startswith("!")]
+
+
+def daemons_for(text: str) -> list[str]:
+    """zebra, and each daemon of DAEMONS a statement of `text` belongs to."""
+    needed = {ZEBRA} | {daemon for _, line in _statements(text) for daemon, pattern in _NEEDS.items()
+                        if pattern.match(line)}
+    return [daemon for daemon in DAEMONS if daemon in needed]
+
+
+def file_writes(text: str) -> list[tuple[int, str]]:
+    """The statements that would write a file outside the router's directory, by line number."""
+    return [(number, line) for number, line in _statements(text) if _WRITES_FILES.match(line)]
+
+
+def kept_running_config(shown: str) -> str:
+    """`show running-config` as a configuration to keep: without vtysh's header lines and its closing `end`."""
+    lines = shown.strip("\n").splitlines()
+    while lines and (lines[0].strip() in _HEADER or not lines[0].strip()):
+        lines.pop(0)
+    if lines and lines[-1].strip() == "end":
+        lines.pop()
+    return "\n".join(line.rstrip() for line in lines) + "\n"

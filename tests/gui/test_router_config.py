@@ -1,0 +1,114 @@
+"""A router's configuration in the designer, with real mouse and key events: the inspector shows the OSPF text vtopo
+generates, "Edit configuration" makes it the router's own in one undo step; Lab ▸ Save running configuration shows
+what a student typed into vtysh as a diff per node and writes it into the lab as one undo step."""
+from __future__ import annotations
+
+import subprocess
+from typing import Callable
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialogButtonBox, QMenu
+from pytestqt.qtbot import QtBot
+
+from residue import snapshot
+from tests.gui.helpers import answer_next_dialog, click
+from vtopo.gui.main_window import MainWindow
+from vtopo.gui.panels.save_running import RunningDiff
+from vtopo.gui.panels.setting_editors import TextFileEditor
+
+
+def config_editor(window: MainWindow, qtbot: QtBot, node_id: str) -> TextFileEditor:
+    click(window.view, window.editor.scene.nodes[node_id].scenePos())
+    form = window.inspector.node_form
+    qtbot.waitUntil(lambda: form.node_id == node_id and "config" in form.fields and
+                    form.fields["config"].widget.isVisible())
+    editor = form.fields["config"]
+    assert isinstance(editor, TextFileEditor)
+    return editor
+
+
+def test_edit_configuration_makes_the_generated_text_the_routers_own(make_window: Callable[..., MainWindow],
+                                                                     qtbot: QtBot) -> None:
+    window = make_window()  # l2-vs-l3
+    editor = config_editor(window, qtbot, "r1")
+    generated = editor.text.toPlainText()
+    assert "router ospf" in generated and "network 10.0.12.0/30 area 0.0.0.0" in generated
+    assert editor.text.isReadOnly() and editor.edit.isVisible()
+    steps = window.editor.undo_stack.count()
+    qtbot.mouseClick(editor.edit, Qt.MouseButton.LeftButton)
+    node = window.editor.topology.nodes["r1"]
+    assert node.settings["config"] == generated and window.editor.undo_stack.count() == steps + 1
+    qtbot.waitUntil(lambda: not editor.text.isReadOnly() and not editor.edit.isVisible())
+
+    editor.text.setFocus()
+    editor.text.moveCursor(editor.text.textCursor().MoveOperation.End)
+    qtbot.keyClicks(editor.text, "ip route 10.9.0.0/16 10.0.12.2")
+    qtbot.keyClick(editor.text, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert node.settings["config"].endswith("ip route 10.9.0.0/16 10.0.12.2")
+    window.view.setFocus()
+    qtbot.keyClick(window.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert node.settings["config"] == generated
+    qtbot.keyClick(window.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert "config" not in node.settings
+    qtbot.waitUntil(lambda: editor.text.isReadOnly() and editor.text.toPlainText() == generated)
+
+
+@pytest.mark.privileged
+def test_save_running_configuration_shows_a_diff_and_is_one_undo_step(make_window: Callable[..., MainWindow],
+                                                                       qtbot: QtBot) -> None:
+    from vtopo.deployed import DeployedLab
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    window = make_window("l2-vs-l3", deployer_loader=load_deployer)
+    try:
+        _deploy(window, qtbot, True)
+        lab = DeployedLab.find("l2-vs-l3")
+        typed = subprocess.run(lab.command_in("r1", ["vtysh", "-c", "configure terminal", "-c", "interface eth1",
+                                                     "-c", "ip ospf cost 50"]), capture_output=True, text=True)
+        assert typed.returncode == 0, typed.stderr
+        steps = window.editor.undo_stack.count()
+        seen: list[RunningDiff] = []
+        window.save_running.dialog_opened.connect(seen.append)
+        lab_entry = next(action for action in window.menuBar().actions() if action.text() == "&Lab")
+        lab_menu = lab_entry.menu()
+        assert isinstance(lab_menu, QMenu)
+        qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton,
+                         pos=window.menuBar().actionGeometry(lab_entry).center())
+        qtbot.waitUntil(lab_menu.isVisible)
+        qtbot.mouseClick(lab_menu, Qt.MouseButton.LeftButton,
+                         pos=lab_menu.actionGeometry(window.menu_actions.save_running).center())
+        qtbot.waitUntil(lambda: bool(seen), timeout=30_000)
+        dialog = seen[0]
+        names = [dialog.nodes.item(row).text() for row in range(dialog.nodes.count())]
+        assert "r1" in names
+        row = names.index("r1")
+        qtbot.mouseClick(dialog.nodes.viewport(), Qt.MouseButton.LeftButton,
+                         pos=dialog.nodes.visualItemRect(dialog.nodes.item(row)).center())
+        assert "+   ip ospf cost 50" in dialog.diff.toPlainText()
+        write = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
+        qtbot.mouseClick(write, Qt.MouseButton.LeftButton)
+        r1 = window.editor.topology.nodes["r1"]
+        assert " ip ospf cost 50" in r1.settings["config"]
+        assert window.editor.undo_stack.count() == steps + 1
+        window.activateWindow()  # back from the dialog, as a click on the canvas would
+        qtbot.waitUntil(window.isActiveWindow)
+        window.view.setFocus()
+        qtbot.keyClick(window.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+        assert window.editor.undo_stack.index() == steps, window.editor.undo_stack.undoText()
+        assert all("config" not in node.settings for node in window.editor.topology.nodes.values()
+                   if node.kind == "router")
+    finally:
+        if window.deploy.deployed_lab:
+            _deploy(window, qtbot, False)
+    assert snapshot() - before == {}
+
+
+def _deploy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
+    action = window.menu_actions.deploy if deploy else window.menu_actions.destroy
+    qtbot.waitUntil(lambda: not window.deploy.busy and action.isEnabled(), timeout=30_000)
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+        if not deploy:
+            answer_next_dialog("Destroy")
+        action.trigger()
