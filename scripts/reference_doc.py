@@ -120,6 +120,12 @@ RECONVERGENCE_LABS = [
     ("OSPF", "ospf-reconvergence", "hello 1 s, dead 4 s (vtopo's defaults for a router); FRR's SPF throttle as it "
      "ships: 0 ms delay, 50 ms initial hold, 5 s maximum hold. Each end floods a new router LSA at once and runs "
      "SPF."),
+    ("RIP", "rip-reconvergence", "RIPv2 with FRR's timers, written in each router's configuration: update 30 s, "
+     "timeout 180 s, garbage collection 120 s. r1 and r3 drop what they learned over the link as it loses carrier, "
+     "but RIP keeps only the best route: the way round comes with r2's next periodic update."),
+    ("BGP", "bgp-reconvergence", "eBGP, an AS per router: keepalive 3 s, hold 9 s, advertisement interval 0. The "
+     "session over the link ends as its interface goes down (fast external failover, FRR's default), and the path "
+     "by r2, received already, takes over."),
 ]
 
 

@@ -17,7 +17,7 @@ from vtopo.measure.ping import PingReply
 from vtopo.measure.ranges import outside
 from vtopo.measure.record import RunRecord
 
-STEADY_REPLIES = 10  # replies in a row, with one TTL, that make a path steady
+STEADY_S = 2.0  # how long the replies must come in a row, with one TTL, for a path to be steady
 
 
 class LinkSwitch(Protocol):
@@ -129,7 +129,8 @@ class ReconvergenceRun(MeasureRun[PingReply, ReconvergenceResult, ReconvergenceO
                            f"{options.timeout_s:g} s")
 
     def _steady(self, replies: Iterator[PingReply], ttl: int | None, failure: str) -> PingReply:
-        """The reply that makes STEADY_REPLIES in a row answered with one TTL (`ttl`, if given)."""
+        """The reply that ends STEADY_S of requests answered in a row with one TTL (`ttl`, if given): a path that
+        routing has settled on, not one it is still choosing."""
         run: list[PingReply] = []
         started: float | None = None
         for reply in replies:
@@ -139,7 +140,7 @@ class ReconvergenceRun(MeasureRun[PingReply, ReconvergenceResult, ReconvergenceO
                 run.append(reply)
             else:
                 run = [reply] if reply.rtt_ms is not None and (ttl is None or reply.ttl == ttl) else []
-            if len(run) >= STEADY_REPLIES:
+            if run and run[-1].at_s - run[0].at_s >= STEADY_S:
                 return run[-1]
             if reply.at_s - started > self.options.timeout_s:
                 break
