@@ -1,10 +1,12 @@
 """Reconvergence after a link goes down, on a deployed ospf-reconvergence: the outage of h1's pings to h3 when the
 link they take goes down, the path round by r2 while it is down, the link up again and the pings back on it after
-each run; a link off their path is said to be one, and is up again after."""
+each run; a link off their path is said to be one, and is up again after. The same with eBGP, whose routers carry
+their own FRR configuration."""
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
@@ -20,13 +22,13 @@ from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
 
-OSPF_CONVERGED_WITHIN_S = 40.0
+CONVERGED_WITHIN_S = 40.0
 
 
-@pytest.fixture(scope="module")
-def ospf_lab() -> Iterator[tuple[DeployedLab, Topology]]:
+@contextmanager
+def _deployed(name: str) -> Iterator[tuple[DeployedLab, Topology]]:
     before = snapshot()
-    topology = open_lab(TOPOLOGIES / "ospf-reconvergence.vtopo").topology
+    topology = open_lab(TOPOLOGIES / f"{name}.vtopo").topology
     Deployer().deploy(topology)
     try:
         yield DeployedLab.find(topology.name), topology
@@ -35,11 +37,17 @@ def ospf_lab() -> Iterator[tuple[DeployedLab, Topology]]:
     assert snapshot() - before == {}
 
 
+@pytest.fixture(scope="module")
+def ospf_lab() -> Iterator[tuple[DeployedLab, Topology]]:
+    with _deployed("ospf-reconvergence") as lab:
+        yield lab
+
+
 def _run(lab: DeployedLab, topology: Topology, repeats: int, **options: object) -> ExperimentRun:
     test = topology.experiment.tests[0]
     experiment = replace(topology.experiment, tests=[replace(test, options={**test.options, **options})])
     run = ExperimentRun(lab, experiment, repeats=repeats, warmup=0, links=operate)
-    assert run.wait_until_answering(OSPF_CONVERGED_WITHIN_S) == []
+    assert run.wait_until_answering(CONVERGED_WITHIN_S) == []
     return run
 
 
@@ -68,6 +76,13 @@ def test_a_link_off_the_path_is_said_to_be_one_and_is_up_again_after(ospf_lab):
         "path?"]
     assert operate.set_link_state(topology.name, "r2", "r3", up=False).endswith("is down"), "it was up again"
     operate.set_link_state(topology.name, "r2", "r3", up=True)
+
+
+def test_ebgp_takes_the_path_it_holds_already_when_its_session_ends_with_the_link():
+    with _deployed("bgp-reconvergence") as (lab, topology):
+        cell = next(step.cell for step in _run(lab, topology, 1).steps())
+        assert cell.complete and 0.0 <= cell.values[0] < 1.0, cell.errors
+        assert "65002 65003" in _run_in(lab, "r1", "vtysh", "-c", "show ip bgp 10.3.0.0/24"), "the way round, held"
 
 
 def _run_in(lab: DeployedLab, node: str, *argv: str) -> str:

@@ -66,8 +66,8 @@ class ReconvergenceRun(MeasureRun[PingReply, ReconvergenceResult, ReconvergenceO
 
     what = "reconvergence"
 
-    def __init__(self, source: MeasureEndpoint, destination: MeasureEndpoint, address: str, options: ReconvergenceOptions, *,
-                 links: LinkSwitch, lab: str, path: str = "") -> None:
+    def __init__(self, source: MeasureEndpoint, destination: MeasureEndpoint, address: str,
+                 options: ReconvergenceOptions, *, links: LinkSwitch, lab: str, path: str = "") -> None:
         super().__init__(source, destination, address, options, lab=lab, path=path)
         self.links = links
         self._ping: PingRun | None = None
