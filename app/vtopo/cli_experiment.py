@@ -1,5 +1,6 @@
-"""`vtopo experiment LAB|FILE`: run the lab's measurement matrix; table, ratios, CSV, JSON, PNG and history, written
-to the user's data directory (vtopo.user_data) unless -o names a folder."""
+"""`vtopo experiment LAB|FILE`: run the lab's measurement matrix, in rounds on a lab deployed afresh for each; table,
+ratios with their spread between rounds, CSV, JSON, PNG and history, written to the user's data directory
+(vtopo.user_data) unless -o names a folder."""
 from __future__ import annotations
 
 import argparse
@@ -9,19 +10,14 @@ from typing import TYPE_CHECKING, Callable
 
 from vtopo import user_data
 from vtopo.cli_agent import agent_client
-from vtopo.cli_check import lab_and_topology
 
 if TYPE_CHECKING:
+    from vtopo.agent.client import AgentClient
     from vtopo.experiment.results import CellRun, ExperimentResult
     from vtopo.measure import RunResult
+    from vtopo.model.topology import Topology
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
-
-
-def _show(step: CellRun) -> None:
-    what = "warm-up" if step.warmup else f"run {step.repeat}"
-    value = f"{step.value:,.1f} {step.cell.unit}" if step.value == step.value else f"failed: {step.record.error}"
-    print(f"[{step.done}/{step.total}] {step.cell.name} {what}: {value}", flush=True)
 
 
 def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
@@ -38,77 +34,144 @@ def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
     return paths
 
 
+class LabHost:
+    """Deploys and destroys a lab file for an experiment: through the agent, as the caller, whenever one runs;
+    else in this process (root)."""
+
+    def __init__(self, agent: AgentClient | None, path: Path, topology: Topology) -> None:
+        self.agent, self.path, self.topology = agent, path, topology
+
+    @property
+    def name(self) -> str:
+        return self.topology.name
+
+    def deployed(self) -> bool:
+        if self.agent is not None:
+            return any(summary.lab == self.name for summary in self.agent.status())
+        from vtopo.host.state import StateStore
+
+        return StateStore().named(self.name) is not None
+
+    def deploy(self) -> list[str]:
+        """Deploy the file; the deploy's notices (what this host gives the lab instead of what it asks)."""
+        from vtopo.kinds.environment import Trust
+
+        if self.agent is not None:
+            from vtopo.model.io import read_text
+
+            return self.agent.deploy(read_text(self.path), Trust(), source=str(self.path.resolve())).notices
+        from vtopo.host.deployer import Deployer
+
+        return Deployer().deploy(self.topology, source=self.path.resolve()).notices
+
+    def destroy(self) -> None:
+        if self.agent is not None:
+            self.agent.destroy(self.name)
+        else:
+            from vtopo.host.deployer import Deployer
+
+            Deployer().destroy(self.name)
+
+
 def cmd_experiment(args: argparse.Namespace) -> int:
-    """On a FILE whose lab is not deployed, deploy it for the experiment and destroy it after: one command."""
-    from vtopo.deployed import NotDeployed
-    from vtopo.host.deployer import Deployer
-    from vtopo.kinds.environment import Trust
+    """On a FILE whose lab is not deployed, deploy it for each round and destroy it after: one command. A deployed
+    lab is measured as it is, in one round."""
+    from vtopo.cli_measure import deployed_for_caller
+    from vtopo.experiment.results import merged
     from vtopo.lab import open_lab
-    from vtopo.model.io import read_text
 
     path = Path(args.lab)
-    try:
-        return _experiment(args)
-    except NotDeployed:
-        if path.suffix != ".vtopo" or not path.exists():
-            raise
-    topology = open_lab(path).topology
-    agent = agent_client()
-    print(f"lab {topology.name} is not deployed: deploying it for the experiment, and destroying it after", flush=True)
-    if agent is None:
-        Deployer().deploy(topology, source=path.resolve())
+    source: Path | None = path
+    if path.suffix == ".vtopo" and path.exists():
+        topology = open_lab(path).topology
     else:
-        agent.deploy(read_text(path), Trust(), source=str(path.resolve()))
-    try:
-        return _experiment(args)
-    finally:
-        if agent is None:
-            Deployer().destroy(topology.name)
-        else:
-            agent.destroy(topology.name)
-
-
-def _experiment(args: argparse.Namespace) -> int:
-    from vtopo.experiment.runner import ExperimentRun
-    from vtopo.measure import RunResult, history_path, load_history, save_history
-
-    lab, topology = lab_and_topology(args.lab, "measure")
+        lab = deployed_for_caller(args.lab, "measure")
+        topology, source = lab.context.topology, Path(lab.source) if lab.source else None
     if topology.experiment.empty:
         print(f"lab {topology.name} has no experiment", file=sys.stderr)
         return 1
-    run = ExperimentRun(lab, topology.experiment, repeats=args.repeat, warmup=args.warmup,
-                        seconds=args.seconds)
+    host = LabHost(agent_client(), path, topology) if source == path else None
+    fresh = host is not None and not host.deployed()
+    if args.rounds > 1 and not fresh:
+        print(f"error: --rounds {args.rounds} deploys lab {topology.name} afresh for each round, but it is deployed "
+              f"now: destroy it first (`vtopo destroy {topology.name}`), or measure it as it is without --rounds",
+              file=sys.stderr)
+        return 1
+    rounds: list[ExperimentResult] = []
+    kept: list[RunResult] = []
+    if host is not None and fresh:
+        print(f"lab {topology.name} is not deployed: deploying it for each of {args.rounds} round(s), and "
+              "destroying it after", flush=True)
+        for number in range(1, args.rounds + 1):
+            print(f"round {number} of {args.rounds}: deploying lab {topology.name}", flush=True)
+            for notice in host.deploy():
+                print(f"note: {notice}", flush=True)
+            try:
+                rounds.append(_round(args, topology, kept))
+            finally:
+                host.destroy()
+    else:
+        rounds.append(_round(args, topology, kept))
+    result = merged(rounds)
+    print()
+    print(result.table())
+    for written in write_outputs(result, args.out or user_data.folder(user_data.EXPERIMENTS)):
+        print(f"wrote {written}")
+    _add_to_history(topology.name, kept, args.no_history)
+    return 0 if result.complete else 1
+
+
+def _round(args: argparse.Namespace, topology: Topology, kept: list[RunResult]) -> ExperimentResult:
+    """One round of the experiment on the deployed lab; its iperf3 runs go to `kept`."""
+    from vtopo.cli_measure import deployed_for_caller
+    from vtopo.cli_operate import lab_operator
+    from vtopo.experiment.runner import ExperimentRun
+    from vtopo.measure import RunResult
+
+    run = ExperimentRun(deployed_for_caller(topology.name, "measure"), topology.experiment, repeats=args.repeat,
+                        warmup=args.warmup, seconds=args.seconds, links=lab_operator())
     print("waiting until every pair answers a ping (a VM does once its guest has booted)", flush=True)
     for silent in run.wait_until_answering():
         print(f"note: pair {silent} does not answer; its cells will be empty", flush=True)
-    kept: list[RunResult] = []
 
     def show(step: CellRun) -> None:
-        _show(step)
+        print(step.line(), flush=True)
         if not step.warmup and isinstance(step.record, RunResult):
             kept.append(step.record)
 
     try:
-        result = run.run(show)
+        return run.run(show)
     except KeyboardInterrupt:
         run.cancel()
         raise
-    print()
-    print(result.table())
-    for path in write_outputs(result, args.out or user_data.folder(user_data.EXPERIMENTS)):
-        print(f"wrote {path}")
-    if kept and not args.no_history:
-        history = history_path(topology.name)
-        save_history(history, [*load_history(history), *kept])
-        print(f"added {len(kept)} iperf3 run(s) to {history}")
-    return 0 if result.complete else 1
+
+
+def _add_to_history(lab: str, kept: list[RunResult], skip: bool) -> None:
+    from vtopo.measure import history_path, load_history, save_history
+
+    if not kept or skip:
+        return
+    history = history_path(lab)
+    save_history(history, [*load_history(history), *kept])
+    print(f"added {len(kept)} iperf3 run(s) to {history}")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 def add_commands(command: Command) -> None:
-    sub = command("experiment", cmd_experiment, "run a lab's experiment on the deployed lab: progress, a table of "
-                  "mean/stdev/min/max per cell and the ratios, CSV, JSON and PNG")
-    sub.add_argument("lab", help="the lab's name, or its .vtopo file")
-    sub.add_argument("--repeat", type=int, metavar="N", help="runs per cell (default: the experiment's repeats)")
+    sub = command("experiment", cmd_experiment, "run a lab's experiment: progress, a table of mean/stdev/min/max per "
+                  "cell and the ratios with their spread between rounds, CSV, JSON and PNG")
+    sub.add_argument("lab", help="the lab's name, or its .vtopo file (deployed for the experiment if it is not, and "
+                     "destroyed after)")
+    sub.add_argument("--rounds", type=_positive, default=1, metavar="N", help="deploy the lab file afresh N times and "
+                     "run the experiment on each; a ratio whose rounds fall on both sides of 1.0 is reported as no "
+                     "difference measurable here (default: 1)")
+    sub.add_argument("--repeat", type=int, metavar="N", help="runs per cell in each round (default: the experiment's "
+                     "repeats)")
     sub.add_argument("--warmup", type=int, metavar="N", help="warm-up runs per cell, not kept (default: the "
                      "experiment's)")
     sub.add_argument("--seconds", type=float, metavar="S", help="shorten every iperf3 and request/response run to "

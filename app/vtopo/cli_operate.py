@@ -44,7 +44,7 @@ def _percent(text: str) -> float:
 
 
 def cmd_node(args: argparse.Namespace) -> int:
-    print(_operator().operate_node(args.lab, args.node, args.action))
+    print(lab_operator().operate_node(args.lab, args.node, args.action))
     return 0
 
 
@@ -54,7 +54,7 @@ def cmd_link(args: argparse.Namespace) -> int:
         args.parser.error("link ... set needs at least one of --rate, --delay, --jitter, --loss")
     if args.action != "set" and any(value is not None for value in changes.values()):
         args.parser.error(f"--rate, --delay, --jitter and --loss go with `set`, not `{args.action}`")
-    operator = _operator()
+    operator = lab_operator()
     if args.action == "set":
         print(operator.set_link_impairment(args.lab, args.a, args.b, **changes))
     else:
@@ -90,7 +90,7 @@ def _saver() -> Saver:
     return saving
 
 
-def _operator() -> Operator:
+def lab_operator() -> Operator:
     """The agent, when one runs (it operates the caller's labs); else vtopo.operate in this process (root)."""
     agent = agent_client()
     if agent is not None:

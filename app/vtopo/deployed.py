@@ -119,7 +119,7 @@ class DeployedLab:
         drivers: tuple[str, ...] = ()
         if machine.backend == "libvirt" and domains.running(machine.uri, machine.domain):
             drivers = tuple(domains.interface_drivers(domains.live_xml(machine.uri, machine.domain)))
-        return vhost.inspect(machine.backend, pid, drivers)
+        return vhost.inspect(machine.backend, pid, drivers, machine.vhost)
 
     def machine_lines(self, name: str) -> list[str]:
         """What `vtopo status -v` and the designer's inspector show of a VM; empty for a node that runs none."""

@@ -94,8 +94,9 @@ class VmKind(NodeKind[VmSettings]):
     def machine(self, node: NodeContext[VmSettings]) -> MachineProcess:
         if self.backend(node) == "libvirt":
             name = self.domain_name(node)
-            return MachineProcess("libvirt", f"{LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name, node.facts.libvirt_uri)
-        return MachineProcess("qemu", f"{node.names.node_dir(node.node.name)}/qemu.pid")
+            return MachineProcess("libvirt", f"{LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name, node.facts.libvirt_uri,
+                                  node.settings.vhost)
+        return MachineProcess("qemu", f"{node.names.node_dir(node.node.name)}/qemu.pid", vhost=node.settings.vhost)
 
     def vhost_on(self, node: NodeContext[VmSettings]) -> bool:
         return node.settings.vhost and node.facts.vhost_net

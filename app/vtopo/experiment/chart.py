@@ -1,9 +1,11 @@
-"""The experiment's chart as a PNG: one panel per test, a bar per pair with its min-max range. No Qt."""
+"""The experiment's chart as a PNG: one panel per test, a bar per pair with its spread between rounds (between runs,
+for one round). No Qt."""
 from __future__ import annotations
 
 import io
+import math
 
-from vtopo.experiment.results import ExperimentResult
+from vtopo.experiment.results import Cell, ExperimentResult
 
 
 def png_of(result: ExperimentResult) -> bytes:
@@ -19,13 +21,24 @@ def png_of(result: ExperimentResult) -> bytes:
         cells = [cell for cell in result.cells if cell.test == test]
         axes = figure.add_subplot(1, len(tests), index)
         means = [cell.mean for cell in cells]
-        below = [cell.mean - cell.minimum for cell in cells]
-        above = [cell.maximum - cell.mean for cell in cells]
+        lows, highs = zip(*(_range(cell, result.rounds) for cell in cells))
+        below = [mean - low for mean, low in zip(means, lows)]
+        above = [high - mean for mean, high in zip(means, highs)]
         axes.bar([cell.pair for cell in cells], means, yerr=[below, above], capsize=4, color="#3b7dd8")
         axes.set_title(f"{test} ({cells[0].tool})")
         axes.set_ylabel(cells[0].unit)
         axes.tick_params(axis="x", labelrotation=20)
-    figure.suptitle(f"{result.lab}: mean of {result.repeats} run(s), bars from min to max", fontsize=10)
+    spread = "the lowest to the highest round mean" if result.rounds > 1 else "min to max"
+    figure.suptitle(f"{result.lab}\nmean of {result.rounds} round(s) of {result.repeats} run(s),\nbars from {spread}",
+                    fontsize=9)
     image = io.BytesIO()
     figure.savefig(image, dpi=100, format="png")
     return image.getvalue()
+
+
+def _range(cell: Cell, rounds: int) -> tuple[float, float]:
+    """What a bar's whisker spans: the spread between rounds when there are several, else between runs."""
+    if rounds > 1:
+        finite = [mean for mean in cell.round_means if math.isfinite(mean)]
+        return (min(finite), max(finite)) if finite else (cell.mean, cell.mean)
+    return cell.minimum, cell.maximum

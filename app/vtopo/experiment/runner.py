@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from vtopo.compile.compiler import check_lab
+from vtopo.experiment.conditions import not_measurable
+from vtopo.experiment.reconvergence import LinkSwitch, ReconvergenceRun
 from vtopo.experiment.results import Cell, CellRun, ExperimentResult, Ratio
 from vtopo.experiment.spec import UNITS, options_of
 from vtopo.deployed import DeployedLab
@@ -18,7 +20,7 @@ from vtopo.kinds.registry import installed_kinds
 from vtopo.model.problems import Severity
 from vtopo.measure import IperfRun, MeasureError, PingRun, RRRun, check_reachable
 from vtopo.measure.base import MeasureRun
-from vtopo.model.expectations import Experiment, Pair, Test, cell_name
+from vtopo.model.expectations import Comparison, Experiment, Pair, Test, cell_name
 
 
 ANSWER_WITHIN_S = 90.0  # a VM under TCG takes tens of seconds to boot
@@ -61,6 +63,8 @@ def value_of(tool: str, record: Any) -> float:
         return rate / 1e6 if rate is not None else math.nan
     if tool == "ping":
         return record.rtt_avg_ms if record.rtt_avg_ms is not None else math.nan
+    if tool == "reconvergence":
+        return record.seconds if record.seconds is not None else math.nan
     return float(record.transactions_per_second) or math.nan
 
 
@@ -76,8 +80,10 @@ def shortened(test: Test, seconds: float | None) -> dict[str, Any]:
 
 class ExperimentRun:
     def __init__(self, lab: DeployedLab, experiment: Experiment, *, repeats: int | None = None,
-                 warmup: int | None = None, seconds: float | None = None) -> None:
+                 warmup: int | None = None, seconds: float | None = None, links: LinkSwitch | None = None) -> None:
+        """`links` takes the lab's links down and up, for a reconvergence test."""
         self.lab = lab
+        self.links = links
         self.experiment = dataclasses.replace(experiment, repeats=repeats or experiment.repeats,
                                               warmup=experiment.warmup if warmup is None else warmup)
         self.seconds = seconds
@@ -99,6 +105,10 @@ class ExperimentRun:
             return IperfRun(source, destination, address, options, lab=lab, path=path)
         if test.tool == "ping":
             return PingRun(source, destination, address, options, lab=lab, path=path)
+        if test.tool == "reconvergence":
+            if self.links is None:
+                raise ValueError(f"test {test.name} takes a link down, which this experiment run cannot do")
+            return ReconvergenceRun(source, destination, address, options, links=self.links, lab=lab, path=path)
         return RRRun(source, destination, address, options, lab=lab, path=path)
 
     def wait_until_answering(self, seconds: float = ANSWER_WITHIN_S) -> list[str]:
@@ -146,12 +156,16 @@ class ExperimentRun:
                      cell.errors.append(record.error or "the run gave no figure"))
                 done += 1
                 yield CellRun(cell, index - self.experiment.warmup + 1, warmup, value, record, done, total)
-        self.result.ratios = [self._ratio(c.name, c.cell, c.versus, c.published)
-                              for c in self.experiment.comparisons]
+            cell.end_round(0)
+        self.result.ratios = [self._ratio(comparison) for comparison in self.experiment.comparisons]
 
-    def _ratio(self, name: str, cell: str, versus: str, published: str) -> Ratio:
-        over = self.result.cell(versus).mean
-        return Ratio(name, cell, versus, self.result.cell(cell).mean / over if over else math.nan, published)
+    def _ratio(self, comparison: Comparison) -> Ratio:
+        """The comparison's ratio in this round, or why this host cannot make the difference it is about."""
+        pairs = {pair.name: pair for pair in self.experiment.pairs}
+        cell, versus = self.result.cell(comparison.cell), self.result.cell(comparison.versus)
+        why = not_measurable(self.lab, pairs[cell.pair], pairs[versus.pair])
+        value = math.nan if why or not versus.mean else cell.mean / versus.mean
+        return Ratio(comparison.name, cell.name, versus.name, value, comparison.published, [value], why)
 
     def run(self, on_step: Callable[[CellRun], None] | None = None) -> ExperimentResult:
         for step in self.steps():

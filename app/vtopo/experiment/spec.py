@@ -8,16 +8,18 @@ from vtopo.model.expectations import Experiment, cell_name
 from vtopo.model.problems import Problem
 from vtopo.model.topology import Topology
 
-TOOLS = ("iperf", "ping", "rr")
-UNITS = {"iperf": "Mbit/s", "ping": "ms", "rr": "transactions/s"}
+TOOLS = ("iperf", "ping", "rr", "reconvergence")
+UNITS = {"iperf": "Mbit/s", "ping": "ms", "rr": "transactions/s", "reconvergence": "s"}
 NOT_FROM_A_FILE = {"python"}  # the interpreter run as root inside nodes is vtopo's choice, never a lab file's
 
 
 def options_of(tool: str, raw: dict[str, Any]) -> tuple[Any, list[tuple[str, str]]]:
     """The typed options of a test, or (field, message) for each thing wrong with them."""
-    from vtopo.measure import IperfOptions, PingOptions, RROptions  # the measure layer loads only to run a test
+    from vtopo.experiment.reconvergence import ReconvergenceOptions  # the measure layer loads only to run a test
+    from vtopo.measure import IperfOptions, PingOptions, RROptions
 
-    options_type: type = {"iperf": IperfOptions, "ping": PingOptions, "rr": RROptions}[tool]
+    options_type: type = {"iperf": IperfOptions, "ping": PingOptions, "rr": RROptions,
+                          "reconvergence": ReconvergenceOptions}[tool]
     fields = {f.name: f for f in dataclasses.fields(options_type) if f.name not in NOT_FROM_A_FILE}
     wrong = [(key, f"{tool} has no option {key!r} (it has: {', '.join(fields)})") for key in raw if key not in fields]
     for key, value in raw.items():
@@ -49,9 +51,14 @@ def experiment_problems(topology: Topology) -> list[Problem]:
             problems.append(Problem(f"tool must be one of {', '.join(TOOLS)}, not {test.tool!r}", f"test {test.name}",
                                     f"{path}.tool"))
             continue
-        for field, message in options_of(test.tool, test.options)[1]:
+        options, wrong = options_of(test.tool, test.options)
+        for field, message in wrong:
             problems.append(Problem(message, f"test {test.name}", f"{path}.options.{field}".replace(".options.options",
                                                                                                   ".options")))
+        for end in options.ends if test.tool == "reconvergence" and options is not None else ():
+            if topology.node_named(end.partition(":")[0]) is None:
+                problems.append(Problem(f"link names node {end.partition(':')[0]!r}, which is not in the lab",
+                                        f"test {test.name}", f"{path}.options.link"))
     cells = {cell_name(pair, test) for pair, test in experiment.cells()}
     for index, comparison in enumerate(experiment.comparisons):
         for field in ("cell", "versus"):

@@ -315,7 +315,7 @@ class Applier:
         NIC (no kernel module, or QEMU under TCG without ioeventfd), QEMU quietly moves the packets itself."""
         live = domains.start(op.uri, op.xml)
         pid = domains.qemu_pid(op.name)
-        if op.vhost and pid is not None and not holds_vhost(pid):
+        if op.vhost and pid is not None and holds_vhost(pid) is False:
             drivers = ", ".join(sorted({d or "default" for d in domains.interface_drivers(live)}))
             self.notices.append(f"{op.owner}: vhost-net was asked for and libvirt reports driver {drivers}, but "
                                 f"QEMU (pid {pid}) does not hold {VHOST_DEVICE}: its NICs run without vhost-net")

@@ -103,6 +103,7 @@ class MachineProcess:
     pid_file: str
     domain: str = ""
     uri: str = ""
+    vhost: bool = False  # whether the lab asks for vhost-net (the host may not give it)
 
 
 @dataclass(frozen=True)

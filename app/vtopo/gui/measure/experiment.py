@@ -30,8 +30,9 @@ class Runnable(Protocol):
 def live_experiment(topology: Topology) -> Runnable:
     """The experiment on the deployed lab (LabUnavailable when there is none)."""
     from vtopo.experiment.runner import ExperimentRun
+    from vtopo.gui.panels.operate import lab_operator
 
-    return ExperimentRun(deployed_lab(topology.name, "measure"), topology.experiment)
+    return ExperimentRun(deployed_lab(topology.name, "measure"), topology.experiment, links=lab_operator())
 
 
 class ExperimentController(QObject):
@@ -80,8 +81,7 @@ class ExperimentController(QObject):
         worker.start(self._pool)
 
     def _step(self, step: CellRun) -> None:
-        what = "warm-up" if step.warmup else f"run {step.repeat}"
-        self.panel.say(f"[{step.done}/{step.total}] {step.cell.name} {what}: {step.value:,.1f} {step.cell.unit}")
+        self.panel.say(step.line())
         if step.warmup or not isinstance(step.record, RunResult):
             return
         self._kept.append(step.record)
@@ -98,7 +98,7 @@ class ExperimentController(QObject):
             self.panel.say(outcome, error=True)
         else:
             self.result = outcome
-            ratios = "; ".join(f"{r.name}: {r.value:.2f}" + (f" (published {r.published})" if r.published else "")
+            ratios = "; ".join(f"{r.name}: {r.verdict()}" + (f" (published {r.published})" if r.published else "")
                                for r in outcome.ratios)
             self.panel.say(f"Experiment done. {ratios}" if ratios else "Experiment done.")
         self.finished.emit()

@@ -27,7 +27,7 @@ OPERATE_MODULE = "vtopo.operate"
 STOPPABLE_ROLES = (Role.NAMESPACE, Role.MACHINE)
 
 
-def _operator() -> Operator:
+def lab_operator() -> Operator:
     """The agent, whenever one runs (it operates the labs of the user who runs the designer), else vtopo.operate in
     this process, imported only now."""
     from vtopo.agent.client import AgentClient, agent_running
@@ -113,7 +113,7 @@ class OperateController(QObject):
 
     def _run(self, what: str, job: Callable[[Operator], str]) -> None:
         self._log.log(f"{what} on the running lab")
-        worker = Worker(lambda _report: job(_operator()))
+        worker = Worker(lambda _report: job(lab_operator()))
         worker.returned.connect(self._done)
         worker.errored.connect(lambda error: self._failed(what, error))
         worker.finished.connect(self._finished)
