@@ -18,7 +18,7 @@ import pytest
 
 from agent_process import Agent
 from benchmarks.report import machine_facts, write_fragment
-from members import members
+from members import members, readable_dir  # noqa: F401  (a fixture)
 from benchmarks.test_deploy_bench import seconds, star
 from vtopo.agent.client import AgentClient
 from vtopo.host.deployer import Deployer
@@ -68,7 +68,7 @@ def as_member(agent: Agent, member: str, lab_file: Path, name: str) -> float:
     return float(timed.stdout)
 
 
-def test_deploying_through_the_agent_against_in_process(tmp_path: Path) -> None:
+def test_deploying_through_the_agent_against_in_process(readable_dir: Path) -> None:
     lines = ["### Deploying through the agent", "", machine_facts(), "",
              f"N containers on one bridge, deployed from the lab's text in this process and through `vtopo agent` "
              f"(the socket, its progress events and the agent's own process), as root and as a member of the vtopo "
@@ -76,14 +76,13 @@ def test_deploying_through_the_agent_against_in_process(tmp_path: Path) -> None:
              "Target: at most 10% more.", "",
              "| N | in-process | through the agent | agent / in-process | a member, through the agent | member / root |",
              "|---|---|---|---|---|---|"]
-    tmp_path.chmod(0o755)
     with Agent.running() as agent, members() as users:
         client = AgentClient(agent.socket)
         member = users["a"].pw_name
         for count in COUNTS:
             topology = star(count)
             text = io.dumps(topology)
-            lab_file = tmp_path / f"star{count}.vtopo"
+            lab_file = readable_dir / f"star{count}.vtopo"  # the member reads it
             lab_file.write_text(text)
             lab_file.chmod(0o644)
             runs: dict[str, list[float]] = {"in-process": [], "agent": [], "member": []}
