@@ -3,9 +3,6 @@ broken copy of it (the mistake a student makes) fails exactly the checks that mi
 line that points at the fix. A lab and its broken copy are deployed side by side, once per lab."""
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 
@@ -33,11 +30,6 @@ class Mistake:
 
 
 MISTAKES = {
-    "static-routing": Mistake("r2", "ip route 10.1.0.0/24 10.0.12.1\n", "", {
-        "h1 reaches h3": "h1 ",
-        "h3 reaches h1": "h3 ",
-        "r2 routes lan1 via r1": "r2 has no route to 10.1.0.0/24; check that a neighbour announces it",
-    }),
     "rip-ring": Mistake("r3", " network 10.3.0.0/24\n", "", {
         "h1 reaches h3": "h1 ",
         "h3 reaches h1": "h3 ",
@@ -52,25 +44,6 @@ MISTAKES = {
         "r3 learned lan1 by OSPF": "r3 routes 10.1.0.0/24 via 10.0.23.2 on eth2 (ospf), not via 10.0.13.1",
         "h1 to h3 crosses r1 and r3": "h1 → 10.1.0.1 (r1) → 10.0.12.2 (r2) → 10.0.23.3 (r3) → 10.3.0.10 (h3): "
                                       "crosses r1, r2, r3, not r1, r3",
-    }),
-    "bgp-two-as": Mistake("r3", "remote-as 65001\n", "remote-as 65003\n", {
-        "r2 and r3 peer by eBGP": "r2's BGP session with r3 (10.0.23.3) is ",
-        "r3 receives lan1 from AS 65001": "r3's BGP session with r2 (10.0.23.2) is ",
-        "r1 and r2 peer by iBGP": "r1 does not receive 10.3.0.0/24 from r2 (it has it from no neighbour); check "
-                                  "that r2 announces it",
-        "h1 reaches h3": "h1 ",
-        "h3 reaches h1": "h3 ",
-        "r1 routes lan3 via r2": "r1 has no route to 10.3.0.0/24",
-        "h1 to h3 crosses r1 and r2 and r3": "h1 → ",
-    }),
-    "ospf-multi-area": Mistake("r3", " network 10.0.23.0/30 area 1\n", " network 10.0.23.0/30 area 0\n", {
-        "r2 is adjacent to r3": "r2 has no OSPF neighbour r3 (neighbour ids: 1.1.1.1); check the link between them, "
-                                "its addresses, areas",
-        "r3 is adjacent to r2": "r3 has no OSPF neighbour r2 (neighbour ids: none)",
-        "r1 learned lan3 from the ABR": "r1 has no route to 10.3.0.0/24",
-        "r3 learned lan1 from the ABR": "r3 has no route to 10.1.0.0/24",
-        "h1 reaches h3": "h1 ",
-        "h1 to h3 crosses r1 and r2 and r3": "h1 → ",
     }),
     "dual-stack-ospf": Mistake("r2", " ipv6 ospf6 area 0\n ipv6 ospf6 network", " ipv6 ospf6 network", {
         "r1 is adjacent to r2 in OSPFv3": "r1 has no OSPFv3 neighbour r2 (neighbour ids: none)",
@@ -124,13 +97,3 @@ def test_a_routing_lab_passes_its_checks_and_its_broken_copy_fails_the_right_one
     for check, start in mistake.fails.items():
         why = outcomes[check].verdict.why
         assert why.startswith(start) and "\n" not in why, (check, why)
-
-
-def test_vtopo_check_passes_the_static_routing_lab(deployed):
-    """Static routes are in place as soon as the routers are up: `vtopo check` passes at once, no waiting."""
-    deployed("static-routing")
-    done = subprocess.run([sys.executable, "-m", "vtopo", "check", str(TOPOLOGIES / "static-routing.vtopo"), "--json"],
-                          capture_output=True, text=True, timeout=60)
-    report = json.loads(done.stdout)
-    assert done.returncode == 0, [c for c in report["checks"] if not c["passed"]]
-    assert len(report["checks"]) == 7
