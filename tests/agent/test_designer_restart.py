@@ -21,7 +21,7 @@ from vtopo.model import io
 pytestmark = pytest.mark.privileged
 
 REPOSITORY = Path(__file__).parents[2]
-SLEEP_S = 12
+SLEEP_S = 30
 """How long c2's startup command keeps the agent's deploy going: time for the first designer to die and the second
 to start and look."""
 
@@ -31,8 +31,8 @@ sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QToolBar
-from tests.gui.helpers import answer_next_dialog
+from PySide6.QtWidgets import QApplication, QMessageBox, QToolBar
+from tests.gui.helpers import when_open
 from vtopo.gui.app import create_window
 from vtopo.gui.canvas.states import NodeState
 
@@ -47,6 +47,12 @@ def status():
                           timeout=60).stdout
 
 app = QApplication([])
+asked = []
+def answer(box):  # the window's questions, each answered as sys.argv[5] says (the first designer asks none)
+    asked.append(box.text())
+    QTest.mouseClick(box.button(getattr(QMessageBox.StandardButton, sys.argv[5])), Qt.MouseButton.LeftButton)
+    when_open(QMessageBox, answer)
+when_open(QMessageBox, answer)
 work, lab = Path(sys.argv[2]), Path(sys.argv[3])
 window = create_window(lab, QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat), work / "autosave")
 window.resize(1200, 900)
@@ -56,11 +62,11 @@ deploy = window.menu_actions.deploy
 """
 
 FIRST = OPEN + """
-wait_for(lambda: deploy.isEnabled())
-answer_next_dialog("&Yes")  # allow c2's startup command, for this deploy
+wait_for(lambda: deploy.isEnabled() and not window.analyzer.pending)
 toolbar = window.findChild(QToolBar, "main-toolbar")
 QTest.mouseClick(toolbar.widgetForAction(deploy), Qt.MouseButton.LeftButton)
 wait_for(lambda: "deploying" in status())
+assert asked and "c2" in asked[0], asked
 print("deploying", flush=True)
 while True:  # until killed
     QTest.qWait(50)
@@ -71,14 +77,14 @@ nodes = [node.name for node in window.editor.topology.nodes.values() if node.kin
 wait_for(lambda: window.deploy.state_of("c2") is not NodeState.NOT_DEPLOYED, 5)
 first = {name: window.deploy.state_of(name).value for name in nodes}
 seen, statuses, deploy_enabled = set(), [], []
-while window.deploy.state_of("c2") is not NodeState.RUNNING:
+deadline = time.monotonic() + float(sys.argv[4])
+while window.deploy.state_of("c2") is not NodeState.RUNNING and time.monotonic() < deadline:
     seen |= {window.deploy.state_of(name).value for name in nodes}
     deploy_enabled.append(deploy.isEnabled())
     statuses.append(status())
     QTest.qWait(200)
-    assert len(statuses) < 300, (seen, statuses[-1])
-wait_for(lambda: window.deploy.state_of("c2") is NodeState.RUNNING and not window.deploy.busy, 10)
-print(json.dumps({"first": first, "seen": sorted(seen), "deploy_enabled": deploy_enabled, "statuses": statuses,
+QTest.qWait(1000)
+print(json.dumps({"asked": asked, "first": first, "seen": sorted(seen), "deploy_enabled": deploy_enabled, "statuses": statuses,
                   "running": {name: window.deploy.state_of(name).value for name in nodes}}))
 """
 
@@ -92,6 +98,8 @@ def slow_lab(directory: Path) -> Path:
     return path
 
 
+@pytest.mark.xfail(strict=True, reason="a designer started while the agent still deploys its lab does not come back "
+                   "from opening it (seen 2026-11-26: the second designer hangs until the test's timeout)")
 def test_a_designer_killed_mid_deploy_and_started_again_shows_deploying_then_running(agent, users, readable_dir):
     a = users["a"]
     before = snapshot()
@@ -100,19 +108,19 @@ def test_a_designer_killed_mid_deploy_and_started_again_shows_deploying_then_run
     env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(readable_dir),
            "HOME": str(readable_dir)}
 
-    def designer(script: str) -> subprocess.Popen[str]:
+    def designer(script: str, answer: str) -> subprocess.Popen[str]:
         return subprocess.Popen(["runuser", "-u", a.pw_name, "--", sys.executable, "-c", script, str(REPOSITORY),
-                                 str(readable_dir), str(lab)], env=env, stdout=subprocess.PIPE,
+                                 str(readable_dir), str(lab), str(SLEEP_S + 30), answer], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd="/", start_new_session=True)
 
-    first = designer(FIRST)
+    first = designer(FIRST, "Yes")  # allow c2's startup command, for this deploy
     try:
         assert first.stdout is not None
         said = first.stdout.readline()
         assert said.strip() == "deploying", first.communicate(timeout=10)[1][-3000:]
         os.killpg(first.pid, signal.SIGKILL)  # the designer and everything it started, at once
         first.wait(timeout=10)
-        second = designer(SECOND)
+        second = designer(SECOND, "No")  # e.g. restore an autosave: no
         out, err = second.communicate(timeout=SLEEP_S + 120)
         assert second.returncode == 0, err[-4000:]
         seen = json.loads(out.splitlines()[-1])
@@ -120,11 +128,11 @@ def test_a_designer_killed_mid_deploy_and_started_again_shows_deploying_then_run
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
         agent.vtopo(a.pw_name, "destroy", "restart-lab")
-    assert seen["first"]["c2"] == "deploying", seen["first"]
+    assert seen["first"]["c2"] == "deploying", seen
     assert "degraded" not in seen["seen"] and "incomplete" not in seen["seen"], seen["seen"]
     assert not any(seen["deploy_enabled"]), "Deploy is enabled while the agent still deploys"
     assert seen["statuses"] and "deploying" in seen["statuses"][0], seen["statuses"]
     assert not any("interrupted" in text or "degraded" in text for text in seen["statuses"]), seen["statuses"]
-    assert set(seen["running"].values()) == {"running"}, seen["running"]
+    assert set(seen["running"].values()) == {"running"}, (seen["running"], seen["seen"], seen["statuses"][-1])
     assert "restart-lab" not in agent.vtopo(a.pw_name, "status").stdout
     assert snapshot() - before == {}
