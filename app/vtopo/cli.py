@@ -329,9 +329,10 @@ def _console_banner(lab: str, node: str) -> None:
 
 
 def _attach_console(lab: DeployedLab, node: str) -> int:
+    from vtopo.agent.terminal import terminal_size
     from vtopo.host import console
 
-    connection = lab.open_console(node)
+    connection = lab.open_console(node, *terminal_size())
     _console_banner(lab.context.topology.name, node)
     console.attach(connection)
     return 0

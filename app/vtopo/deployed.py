@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import pwd
 import socket
 from collections.abc import Callable
@@ -92,19 +93,22 @@ class DeployedLab:
                               f"{self.context.topology.name} {name}` opens a shell in it")
         return path
 
-    def open_console(self, name: str) -> socket.socket:
+    def open_console(self, name: str, rows: int = 0, columns: int = 0) -> socket.socket:
         """A socket connected to a VM's serial console, which lies in a directory of root's or of the QEMU user's
-        (vtopo.host.console.connected); NotDeployed, saying why, when it cannot be opened."""
+        (vtopo.host.console.connected); NotDeployed, saying why, when it cannot be opened. With a terminal's size,
+        the built-in guest's shell is told it if it waits at its prompt (vtopo.host.console.say_size)."""
         path = self.console_socket(name)
         try:
             owners = {0, pwd.getpwnam(self.context.facts.qemu_user).pw_uid}
         except KeyError:  # no such user: the VMs run under libvirt, in root's directories
             owners = {0}
         try:
-            return console.connected(path, owners)
+            connection = console.connected(path, owners)
         except OSError as error:
             raise NotDeployed(f"cannot open the console of {name}: {error.strerror}; is the VM running (`vtopo "
                               "status`)?") from None
+        console.say_size(connection, os.path.join(os.path.dirname(path), "console.log"), rows, columns)
+        return connection
 
     def vhost_state(self, name: str) -> vhost.VhostState | None:
         """For a node that runs a VM: its backend, QEMU's pid, and whether vhost-net is really in effect."""

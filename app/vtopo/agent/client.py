@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtopo.agent import protocol as p
-from vtopo.agent.terminal import relay_terminal
+from vtopo.agent.terminal import relay_terminal, terminal_size
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
@@ -209,8 +209,8 @@ class AgentClient:
             else:
                 relay_terminal(descriptor)
 
-        if os.isatty(0):
-            columns, rows = os.get_terminal_size(0)  # columns first, as the kernel's struct winsize is not
+        rows, columns = terminal_size()
+        if rows:
             request = p.ExecRequest(lab, node, argv, terminal=True, term=os.environ.get("TERM", ""), rows=rows,
                                     columns=columns)
             result = self.call(request, on_descriptor=take)
@@ -222,7 +222,8 @@ class AgentClient:
 
     def console(self, lab: str, node: str) -> None:
         """Attach this terminal to a VM's serial console, through a socket the agent connected to it."""
-        result = self.call(p.ConsoleRequest(lab, node),
+        rows, columns = terminal_size()
+        result = self.call(p.ConsoleRequest(lab, node, rows, columns),
                            on_descriptor=lambda _, descriptor: _use_console(descriptor, []))
         if result.code != 0:
             raise AgentError(result)

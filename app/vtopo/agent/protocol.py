@@ -172,6 +172,8 @@ class ConsoleRequest(Message):
     type: ClassVar[str] = "console"
     lab: str
     node: str
+    rows: int = 0  # the client's terminal, told to the built-in guest's shell when it waits at its prompt
+    columns: int = 0
 
 
 @dataclass

@@ -367,8 +367,8 @@ class Agent:
         return p.Result(_exit_status(_wait_while_connected(child, send.connection)))
 
     def console(self, request: p.ConsoleRequest, caller: Caller, send: Replies) -> p.Result:
-        return _hand_over_console(self._deployed(request.lab, caller, "attach to the consoles of"), request.node,
-                                  send)
+        return _hand_over_console(self._deployed(request.lab, caller, "attach to the consoles of"), request.node, send,
+                                  request.rows, request.columns)
 
     def capture(self, request: p.CaptureRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
         """tcpdump as root on the device the target names in the caller's lab, writing to the caller's descriptors:
@@ -426,9 +426,10 @@ class Agent:
         return p.Result(0, data={"labs": [asdict(entry) for entry in entries]})
 
 
-def _hand_over_console(lab: DeployedLab, node: str, send: Replies) -> p.Result:
-    """Connect to a VM's serial console and send the connected socket to the client."""
-    with lab.open_console(node) as console:
+def _hand_over_console(lab: DeployedLab, node: str, send: Replies, rows: int = 0, columns: int = 0) -> p.Result:
+    """Connect to a VM's serial console (telling the guest the client's terminal size, if known) and send the
+    connected socket to the client."""
+    with lab.open_console(node, rows, columns) as console:
         send.send(p.ConsoleOpened(), console.fileno())
     return p.Result(0)
 

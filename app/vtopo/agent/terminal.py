@@ -10,6 +10,14 @@ import termios
 import tty
 
 
+def terminal_size(stdin: int = 0) -> tuple[int, int]:
+    """(rows, columns) of the terminal on `stdin`; (0, 0) when it is not one."""
+    if not os.isatty(stdin):
+        return 0, 0
+    columns, rows = os.get_terminal_size(stdin)  # columns first, as the kernel's struct winsize is not
+    return rows, columns
+
+
 def relay_terminal(master: int, stdin: int = 0, stdout: int = 1) -> None:
     """Copy keys to the command and its output here until the command ends; the pty follows this terminal's size.
     Closes `master`."""

@@ -8,6 +8,7 @@ service a client it sees as root. So the directory is opened without following a
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import socket
 import stat
@@ -18,6 +19,37 @@ import tty
 
 ESCAPE = b"\x1d"
 """Ctrl-]: leaves the console (as in telnet and virsh console); the VM keeps running."""
+GUEST_PROMPT = re.compile(rb"[\w.-]+:[^\n]*# ")
+"""The built-in guest's root shell, waiting for a line (resources/guest/build.sh: PS1="$(hostname):\\w# ")."""
+_ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\r")
+LOG_TAIL = 4096
+
+
+def at_guest_prompt(output: bytes) -> bool:
+    """Whether the console's last output ends at the built-in guest's prompt (nothing typed after it)."""
+    last = _ESCAPES.sub(b"", output).rsplit(b"\n", 1)[-1]
+    return GUEST_PROMPT.fullmatch(last) is not None
+
+
+def say_size(console: socket.socket, log: str, rows: int, columns: int) -> bool:
+    """A serial line carries no window size (TIOCSWINSZ never reaches the guest): when the console's log ends at
+    the built-in guest's prompt, type the terminal's size into its shell. Whether it did. The log is read without
+    following a symlink, and only if it is a plain file (the VM's directory may belong to the QEMU user)."""
+    if rows <= 0 or columns <= 0:
+        return False
+    try:
+        descriptor = os.open(log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(descriptor, "rb") as file:
+        size = os.fstat(descriptor).st_size
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return False
+        file.seek(max(0, size - LOG_TAIL))
+        if not at_guest_prompt(file.read(LOG_TAIL)):
+            return False
+    console.sendall(f"stty rows {rows} cols {columns}\n".encode())
+    return True
 
 
 def attach(where: str | socket.socket, *, stdin: int = 0, stdout: int = 1, linger_s: float = 1.0) -> None:

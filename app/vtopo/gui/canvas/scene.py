@@ -24,6 +24,9 @@ GRID = 20.0
 LABEL_BATCH = 150  # links whose labels are placed per turn of the event loop, after a lab was built
 PRESENTATION_TEXT = 1.8  # presentation mode: names and labels this much larger,
 PRESENTATION_LINES = 2.5  # and links this much wider
+ROOM = 0.25
+"""The scene's rect holds its items with room to spare, a quarter of the lab's size: Qt rebuilds its index of every
+item whenever the rect changes (several ms at 2,000 nodes), so the rect grows seldom, not by the pixels of a drop."""
 
 
 class Gesture(Protocol):
@@ -86,6 +89,7 @@ class TopologyScene(QGraphicsScene):
         self._cached: set[NodeItem] = set()
         self.selectionChanged.connect(self._cache_the_selection)
         self._syncing = False
+        self._room = QRectF()  # the scene's rect
         self._gesture: Gesture | None = None
         self._font = QFont(QGuiApplication.font())  # the items draw their texts in these two, shared
         self._small_font = QFont(self._font)
@@ -109,6 +113,8 @@ class TopologyScene(QGraphicsScene):
         self._severities.clear()
         self.links.clear()
         self.annotations.clear()
+        self._room = QRectF()
+        self.setSceneRect(QRectF())
         self.topology = topology
         events = topology.events
         self.look.labels_later = True
@@ -131,7 +137,8 @@ class TopologyScene(QGraphicsScene):
             self._labelling.start()
         else:
             self.addItem(self._overview)
-        self.setSceneRect(QRectF())
+        self._room = self.itemsBoundingRect()  # as Qt's own rect would start; it grows with room to spare
+        self.setSceneRect(self._room)
 
     def release(self) -> None:
         """Stop following the topology (before the scene is dropped)."""
@@ -201,6 +208,14 @@ class TopologyScene(QGraphicsScene):
             item.setPos(position.x, position.y)
         finally:
             self._syncing = False
+        self._make_room(item.sceneBoundingRect())
+
+    def _make_room(self, rect: QRectF) -> None:
+        if not self._room.contains(rect):
+            grown = self._room.united(rect)
+            room = ROOM * max(grown.width(), grown.height())
+            self._room = QRectF(grown.adjusted(-room, -room, room, room).toAlignedRect())
+            self.setSceneRect(self._room)
 
     def _node_moved(self, node: NodeItem) -> None:
         self._overview.moved(node)

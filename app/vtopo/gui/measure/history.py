@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import date, datetime
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -25,9 +26,22 @@ from vtopo.measure.history import dump_history, history_csv
 HISTORY_COLUMNS = ("#", "When", "Lab", "Pair", "Path", "Options", "Mean", "Retr / loss", "Status")
 PATH_COLUMN = HISTORY_COLUMNS.index("Path")
 STATUS_COLUMN = HISTORY_COLUMNS.index("Status")
+WHEN_COLUMN = HISTORY_COLUMNS.index("When")
 SHARING_COLUMNS = {HISTORY_COLUMNS.index(name) for name in ("When", "Lab", "Pair", "Path")}
 """Long texts: these share what the short columns leave and are elided; the short ones always show whole."""
-SHARED_MINIMUM = 36
+READABLE_CHARACTERS = 9
+"""A shared column never shows fewer characters than this (or than its text has): below that, the table scrolls."""
+
+
+def when(started_at: str, today: date | None = None) -> str:
+    """A run's start as the table shows it: the time alone for a run of today, with its date otherwise."""
+    try:
+        started = datetime.fromisoformat(started_at)
+    except ValueError:
+        return started_at
+    if started.date() == (today or datetime.now(started.tzinfo).date()):
+        return started.strftime("%H:%M:%S")
+    return started.strftime("%Y-%m-%d %H:%M")
 
 
 class HistoryView(QWidget):
@@ -79,11 +93,12 @@ class HistoryView(QWidget):
         layout.addLayout(exports)
 
     def _fit_columns(self) -> None:
-        """Every column in view however narrow the panel: each short column shows whole, the long ones share the
-        rest (elided in the middle, whole in their tooltips), the Path column taking what is left over."""
+        """Each short column shows whole, the long ones share the rest (elided in the middle, whole in their
+        tooltips), the Path column taking what is left over. A long column keeps READABLE_CHARACTERS: when the panel
+        is too narrow even for that, the table scrolls sideways rather than show "…" alone."""
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.setWordWrap(False)
         self.table.viewport().installEventFilter(self)
@@ -106,10 +121,15 @@ class HistoryView(QWidget):
             self._share_width()
         return super().eventFilter(watched, event)
 
+    def readable_widths(self) -> list[int]:
+        """The least each column shows: a short one whole, a long one READABLE_CHARACTERS of its text."""
+        readable = self.table.fontMetrics().horizontalAdvance("m" * READABLE_CHARACTERS)
+        return [min(width, readable) if column in SHARING_COLUMNS else width
+                for column, width in enumerate(self.content_widths())]
+
     def _share_width(self) -> None:
-        wanted = self.content_widths()
+        wanted, least = self.content_widths(), self.readable_widths()
         short = sum(width for column, width in enumerate(wanted) if column not in SHARING_COLUMNS)
-        self.table.setMinimumWidth(short + len(SHARING_COLUMNS) * SHARED_MINIMUM + self._frame_width())
         room = self.table.viewport().width()
         long = sum(wanted[column] for column in SHARING_COLUMNS)
         spare = room - short - long
@@ -117,7 +137,7 @@ class HistoryView(QWidget):
         header.setMinimumSectionSize(1)
         for column, width in enumerate(wanted):
             if column in SHARING_COLUMNS and spare < 0:
-                width = max(1, (room - short) * width // max(1, long))
+                width = max(least[column], (room - short) * width // max(1, long))
             elif column == PATH_COLUMN:
                 width += spare
             header.resizeSection(column, width)
@@ -149,7 +169,7 @@ class HistoryView(QWidget):
         table.setRowCount(len(self._history))
         for row, r in enumerate(self._history):
             cells = [
-                self.label(row), r.started_at.replace("T", " ")[:19], r.lab, f"{r.source} → {r.destination}",
+                self.label(row), when(r.started_at), r.lab, f"{r.source} → {r.destination}",
                 r.path or r.address, r.options.describe(), format_rate(r.mean_bits_per_second),
                 impairment_text(r), r.status,
             ]
@@ -157,6 +177,8 @@ class HistoryView(QWidget):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, r.id)
                 item.setToolTip(text)  # the whole text of an elided cell
+                if column == WHEN_COLUMN:
+                    item.setToolTip(r.started_at.replace("T", " ").replace("+00:00", " UTC"))
                 if column == PATH_COLUMN:
                     item.setToolTip(f"{r.address}\n{r.path}" if r.path else r.address)
                 if column == STATUS_COLUMN and r.error:
