@@ -22,8 +22,8 @@ def png_of(result: ExperimentResult) -> bytes:
         axes = figure.add_subplot(1, len(tests), index)
         means = [cell.mean for cell in cells]
         lows, highs = zip(*(_range(cell, result.rounds) for cell in cells))
-        below = [mean - low for mean, low in zip(means, lows)]
-        above = [high - mean for mean, high in zip(means, highs)]
+        below = [max(0.0, mean - low) for mean, low in zip(means, lows)]  # a mean over unequal rounds may lie
+        above = [max(0.0, high - mean) for mean, high in zip(means, highs)]  # outside their means, or round off
         axes.bar([cell.pair for cell in cells], means, yerr=[below, above], capsize=4, color="#3b7dd8")
         axes.set_title(f"{test} ({cells[0].tool})")
         axes.set_ylabel(cells[0].unit)
