@@ -16,6 +16,7 @@ README = ROOT / "README.md"
 README_START = "<!-- make reference-docs writes this table: start -->"
 README_END = "<!-- make reference-docs writes this table: end -->"
 VM_LABS = ("vm-tap-vs-macvtap", "vhost-on-off", "vm-router")
+NOT_MEASURED = "Not measured in rounds on this host yet: run `make reference-experiments`"
 
 HEADER = """# The reference experiments, reproduced
 
@@ -136,12 +137,10 @@ def reconvergence() -> str:
              "|---|---|---|---:|---:|---:|"]
     hosts, dates = set(), []
     for protocol, lab, timers in RECONVERGENCE_LABS:
-        path = RESULTS / f"{lab}.experiment.json"
-        link = f"[`{lab}`](../topologies/{lab}.vtopo)"
-        if not path.exists():
-            lines.append(f"| {protocol} | {link} | {timers} | not measured on this host yet | | |")
+        data, link = _results(lab), f"[`{lab}`](../topologies/{lab}.vtopo)"
+        if data is None:
+            lines.append(f"| {protocol} | {link} | {timers} | {NOT_MEASURED} | | |")
             continue
-        data = json.loads(path.read_text())
         cell = data["cells"][0]
         failed = f" ({len(cell['errors'])} failed)" if cell["errors"] else ""
         lines.append(f"| {protocol} | {link} | {timers} | {figure(cell['mean'])} {cell['unit']} | "
@@ -157,11 +156,17 @@ def reconvergence() -> str:
     return "\n".join(lines)
 
 
-def measured(lab: str) -> str:
+def _results(lab: str) -> dict | None:
+    """The lab's results, if it was measured in rounds; a result of one run says nothing of how far it holds."""
     path = RESULTS / f"{lab}.experiment.json"
-    if not path.exists():
-        return "*Not measured on this host yet: run `make reference-experiments`.*\n"
-    data = json.loads(path.read_text())
+    data = json.loads(path.read_text()) if path.exists() else None
+    return data if data is not None and "rounds" in data else None
+
+
+def measured(lab: str) -> str:
+    data = _results(lab)
+    if data is None:
+        return f"*{NOT_MEASURED}.*\n"
     rounds = data["rounds"]
     lines = [f"Measured {data['started_at']} in {rounds} round(s), each on the lab deployed afresh, of "
              f"{data['repeats']} run(s) per cell after {data['warmup']} warm-up run(s) (`vtopo experiment "
@@ -194,11 +199,10 @@ def vm_figures() -> str:
     lines = ["| lab | measured | path | mean (round means) |", "|---|---|---|---:|"]
     ratios, hosts = [], set()
     for lab in VM_LABS:
-        path = RESULTS / f"{lab}.experiment.json"
-        if not path.exists():
-            lines.append(f"| `{lab}` | not measured on this host yet: run `make reference-experiments` | | |")
+        data = _results(lab)
+        if data is None:
+            lines.append(f"| `{lab}` | {NOT_MEASURED} | | |")
             continue
-        data = json.loads(path.read_text())
         hosts.add(", ".join(f"{key} {value}" for key, value in data["host"].items()))
         for cell in data["cells"]:
             failed = f", {len(cell['errors'])} failed" if cell["errors"] else ""

@@ -28,6 +28,9 @@ def test_the_reference_page_shows_rounds_and_says_which_ratios_hold():
     page = (ROOT / "docs" / "reference-experiments.md").read_text()
     for path in sorted((ROOT / "docs" / "experiments").glob("*.experiment.json")):
         result = json.loads(path.read_text())
+        if "rounds" not in result:  # one run, from before rounds: the page does not show it
+            assert f"`{result['lab']}`" not in page or result["cells"][0]["name"] not in page, path.name
+            continue
         assert result["rounds"] >= 2, f"{path.name}: run make reference-experiments (ROUNDS >= 2)"
         for ratio in result["ratios"]:
             rounds = [value for value in ratio["rounds"] if value == value]
