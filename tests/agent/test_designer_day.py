@@ -12,38 +12,17 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
+from tests.agent.designer_script import IMPORTS, WINDOW
 from tests.agent.test_agent_verbs import saved_copy
 
 REPOSITORY = Path(__file__).parents[2]
 
-DESIGNER = """
-import json, subprocess, sys, time
-sys.path.insert(0, sys.argv[1])
-from pathlib import Path
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
-from tests.gui.helpers import click
-from vtopo.gui.app import create_window
-from vtopo.gui.canvas.states import NodeState
-
-def wait_for(condition, seconds=60):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, window.log.toPlainText()
-        QTest.qWait(20)
-    return time.monotonic()
-
+DESIGNER = IMPORTS + """
 def vtopo(*args):
     return subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True, timeout=120)
 
 app = QApplication([])
-work, lab = Path(sys.argv[2]), Path(sys.argv[3])
-window = create_window(lab, QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat), work / "autosave")
-window.resize(1200, 900)
-window.show()
-QTest.qWaitForWindowExposed(window)
-wait_for(lambda: window.menu_actions.deploy.isEnabled())
+""" + WINDOW + """wait_for(lambda: window.menu_actions.deploy.isEnabled())
 assert vtopo("deploy", str(lab)).returncode == 0
 deployed = time.monotonic()
 seen = wait_for(lambda: window.deploy.state_of("c1") is NodeState.RUNNING, 10) - deployed

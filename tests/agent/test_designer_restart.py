@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
+from tests.agent.designer_script import IMPORTS, WINDOW
 from tests.agent.test_agent_verbs import saved_copy
 from vtopo.lab import open_lab
 from vtopo.model import io
@@ -25,23 +26,7 @@ SLEEP_S = 30
 """How long c2's startup command keeps the agent's deploy going: time for the first designer to die and the second
 to start and look."""
 
-OPEN = """
-import json, subprocess, sys, time
-sys.path.insert(0, sys.argv[1])
-from pathlib import Path
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMessageBox, QToolBar
-from tests.gui.helpers import when_open
-from vtopo.gui.app import create_window
-from vtopo.gui.canvas.states import NodeState
-
-def wait_for(condition, seconds=60):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, window.log.toPlainText()[-2000:]
-        QTest.qWait(20)
-
+OPEN = IMPORTS + """
 def status():
     return subprocess.run([sys.executable, "-m", "vtopo", "status", "restart-lab"], capture_output=True, text=True,
                           timeout=60).stdout
@@ -53,12 +38,7 @@ def answer(box):  # the window's questions, each answered as sys.argv[5] says (t
     QTest.mouseClick(box.button(getattr(QMessageBox.StandardButton, sys.argv[5])), Qt.MouseButton.LeftButton)
     when_open(QMessageBox, answer)
 when_open(QMessageBox, answer)
-work, lab = Path(sys.argv[2]), Path(sys.argv[3])
-window = create_window(lab, QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat), work / "autosave")
-window.resize(1200, 900)
-window.show()
-QTest.qWaitForWindowExposed(window)
-deploy = window.menu_actions.deploy
+""" + WINDOW + """deploy = window.menu_actions.deploy
 """
 
 FIRST = OPEN + """
