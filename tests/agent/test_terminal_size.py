@@ -20,7 +20,7 @@ def test_exec_on_a_terminal_of_40_by_120_has_its_size_and_follows_a_resize(agent
         assert once.expect(r"\d+ \d+").group(0) == b"40 120"  # rows first; it said "120 40" when swapped
         assert once.close() == 0
         shell = Terminal(agent, a, "exec", "size-lab", "c1", rows=40, columns=120)
-        shell.expect(r"\$ ")
+        shell.expect(r"# ")  # root of the lab's user namespace
         shell.type("stty size\r")
         shell.expect(r"\r\n40 120\r\n")
         shell.resize(33, 91)

@@ -12,7 +12,9 @@ memory in proportion to the number of namespaces on the host.
 
 Requests and answers are JSON messages on a SOCK_SEQPACKET socket, with namespace files passed as descriptors:
     {"op": "net"}                             -> a new network namespace                  [its fd]
-    {"op": "node", "hostname": H} [net, hosts] -> the node's mount and UTS namespaces     [mnt fd, uts fd]
+    {"op": "node", "hostname": H, "keep": [PATH...]} [net, hosts]
+                                              -> the node's mount and UTS namespaces     [mnt fd, uts fd]
+       (each PATH under a directory the node gets empty stays visible there: vtopo's own code)
 Every answer is {"ok": true} or {"error": "..."}.
 """
 from __future__ import annotations
@@ -64,7 +66,7 @@ def main(argv: list[str]) -> int:
                 syscalls.unshare(CLONE_NEWNET)
                 _answer(channel, {"ok": True}, [f"{THREAD_NS}/net"])
             elif request["op"] == "node":
-                _isolate(request["hostname"], fds[0], fds[1])
+                _isolate(request["hostname"], fds[0], fds[1], request.get("keep", []))
                 _answer(channel, {"ok": True}, [f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
                 syscalls.setns(base, CLONE_NEWNS)
             else:
@@ -83,8 +85,9 @@ def _become_root() -> None:
     os.setresuid(0, 0, 0)
 
 
-def _isolate(hostname: str, netns: int, hosts: int) -> None:
-    """Unshare the node's mount and UTS namespaces while inside its network namespace, and furnish them."""
+def _isolate(hostname: str, netns: int, hosts: int, keep: list[str]) -> None:
+    """Unshare the node's mount and UTS namespaces while inside its network namespace, and furnish them; each of
+    `keep` stays visible where it is, though the directory it lies under becomes the node's own."""
     syscalls.setns(netns, CLONE_NEWNET)
     syscalls.unshare(CLONE_NEWNS | CLONE_NEWUTS)
     syscalls.mount("", "/", None, MS_REC | MS_SLAVE)
@@ -94,8 +97,13 @@ def _isolate(hostname: str, netns: int, hosts: int) -> None:
     except PermissionError:  # a kernel that refuses a fresh sysfs here: the host's stays, and `ip` is unaffected
         pass
     hosts_text = os.read(hosts, 1 << 24)
+    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in keep}
     for path in NODE_TMPFS:
         syscalls.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_MODES.get(path, "mode=1777"))
+    for path, fd in kept.items():
+        os.makedirs(path, exist_ok=True)
+        syscalls.mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
     os.mkdir(NODE_FILES_DIR, 0o755)
     for name, content in (("hostname", f"{hostname}\n".encode()), ("hosts", hosts_text)):
         path = f"{NODE_FILES_DIR}/{name}"

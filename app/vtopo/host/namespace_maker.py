@@ -19,7 +19,7 @@ from vtopo.host import syscalls
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory
 from vtopo.host.syscalls import MS_BIND, MS_PRIVATE
-from vtopo.ops import NETNS_DIR
+from vtopo.ops import NETNS_DIR, NODE_TMPFS
 
 HELPER_SECONDS = 30.0
 MAX_ANSWER = 4096
@@ -85,7 +85,8 @@ class NamespaceMaker:
         """The node's mount and UTS namespaces, kept at `mount_ns` and `uts_ns`."""
         given = [namespaces.open_netns(netns), os.open(hosts_file, os.O_RDONLY | os.O_NOFOLLOW)]
         try:
-            mount, uts = self._ask({"op": "node", "hostname": hostname}, given, 2, f"make {hostname} a container")
+            mount, uts = self._ask({"op": "node", "hostname": hostname, "keep": vtopos_own_paths()}, given, 2,
+                                   f"make {hostname} a container")
         finally:
             for fd in given:
                 os.close(fd)
@@ -117,7 +118,7 @@ class NamespaceMaker:
             raise NamespaceError(f"the namespace helper did not start (it said {said!r}, exit status "
                                  f"{self._process.returncode})")
 
-    def _ask(self, request: dict[str, str], fds: list[int], expected: int, what: str) -> list[int]:
+    def _ask(self, request: dict[str, str | list[str]], fds: list[int], expected: int, what: str) -> list[int]:
         socket.send_fds(self._channel, [json.dumps(request).encode()], fds)
         message, received, _, _ = socket.recv_fds(self._channel, MAX_ANSWER, expected)
         answer = json.loads(message) if message else {"error": "the namespace helper ended"}
@@ -126,6 +127,15 @@ class NamespaceMaker:
                 os.close(fd)
             raise NamespaceError(f"could not {what}: {answer.get('error', 'no namespace came back')}")
         return received
+
+
+def vtopos_own_paths() -> list[str]:
+    """Where vtopo's own Python and code lie under a directory each node gets empty (a checkout under /tmp): what
+    vtopo runs inside nodes (its request/response server) must still find them there."""
+    private = tuple(f"{path}/" for path in NODE_TMPFS)
+    found = sorted({os.path.realpath(path) for path in (sys.prefix, *sys.path) if path and os.path.isdir(path)})
+    inside = [path for path in found if path.startswith(private)]
+    return [path for path in inside if not any(path.startswith(f"{other}/") for other in inside)]
 
 
 _private_dirs: set[tuple[int, int]] = set()
