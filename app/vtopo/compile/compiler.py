@@ -219,13 +219,17 @@ class Compiler:
             except ValueError:
                 self.error(f"{side}: {address!r} is not an IPv4 or IPv6 address with prefix", subject, end.link.id)
 
-    def _check_host_namespace_addresses(self) -> None:
-        """Addresses the lab gives the host's own namespace (the host node, numbered bridges)."""
+    def _host_namespace_addresses(self) -> list[tuple[str, str, str]]:
+        """Addresses the lab gives the host's own namespace (the host node, numbered bridges), each with the subject
+        and id of what gives it."""
         placed: list[tuple[str, str, str]] = [(address, node.subject, node.node.id) for node in self.lab.nodes.values()
                                               for address in node.kind.host_addresses(node)]
         placed += [(address, f"link {end.link_name}", end.link.id) for end in self.lab.ends
                    if end.kind.role is Role.NAMESPACE and end.netns is None for address in end.end.interface.addresses]
-        for address, subject, subject_id in placed:
+        return placed
+
+    def _check_host_namespace_addresses(self) -> None:
+        for address, subject, subject_id in self._host_namespace_addresses():
             try:
                 problem = host_address_problem(address, self.lab.trust.host_networks)
             except ValueError:
@@ -282,8 +286,9 @@ class Compiler:
         if any(end.device and end.netns is None for end in self.lab.ends):  # the lab has devices in the host's namespace
             host_nodes = sorted({end.device for end in self.lab.ends
                                  if end.kind.role is Role.NAMESPACE and end.netns is None and end.device})
+            own = sorted({str(ipaddress.ip_interface(address).ip) for address, _, _ in self._host_namespace_addresses()})
             ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix,
-                                            host_node_devices=tuple(host_nodes)))
+                                            host_node_devices=tuple(host_nodes), host_addresses=tuple(own)))
         if any(f"file:{self.lab.names.run_dir}" in op.requires() for op in ops):
             ops.insert(0, MakeDirectory(owner="lab", path=self.lab.names.run_dir))
         for node in self.lab.nodes.values():

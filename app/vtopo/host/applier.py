@@ -120,7 +120,7 @@ class Applier:
             case o.MakeDirectory():
                 self._make_directory(op)
             case o.ContainForwarding():
-                nftables.contain_forwarding(op.table, op.device_prefix, op.host_node_devices)
+                nftables.contain_forwarding(op.table, op.device_prefix, op.host_node_devices, op.host_addresses)
             case o.WriteHostsFile():  # root's alone: each node gets a copy of its own
                 owned_files.write_file(op.path, op.content, owned_files.PRIVATE_FILE)
             case o.WriteFile():

@@ -10,6 +10,7 @@ import subprocess
 from typing import Any
 
 from vtopo.kinds.environment import NFT_TABLE_PREFIX
+from vtopo.ops.firewall import addresses_by_family
 
 FAMILY = "inet"
 CHAIN = "forward"
@@ -56,7 +57,17 @@ def _drop_into_the_host(table: str, devices: str, host_node_devices: tuple[str, 
         {"counter": None}, {"drop": None}]}}}
 
 
-def contain_forwarding(table: str, device_prefix: str, host_node_devices: tuple[str, ...] = ()) -> None:
+def _accept_the_labs_own(table: str, devices: str, family: str, addresses: list[str]) -> dict[str, Any]:
+    """Accept what enters through a lab device for an address the lab gave the host."""
+    return {"add": {"rule": {"family": FAMILY, "table": table, "chain": INPUT, "expr": [
+        {"match": {"op": "==", "left": _name("iifname"), "right": devices}},
+        {"match": {"op": "==", "left": {"payload": {"protocol": family, "field": "daddr"}},
+                   "right": {"set": addresses}}},
+        {"accept": None}]}}}
+
+
+def contain_forwarding(table: str, device_prefix: str, host_node_devices: tuple[str, ...] = (),
+                       host_addresses: tuple[str, ...] = ()) -> None:
     """Install the lab's table: forwarding between its own devices only, and none of the host's addresses reached
     from them but those on the device they come in by (see vtopo.ops.ContainForwarding)."""
     devices = f"{device_prefix}*"  # an interface name pattern, as nft's `iifname "vtabc-*"`
@@ -68,6 +79,8 @@ def contain_forwarding(table: str, device_prefix: str, host_node_devices: tuple[
         _drop_unless_both(table, "oifname", "iifname", devices),
         {"add": {"chain": {"family": FAMILY, "table": table, "name": INPUT, "type": "filter", "hook": "input",
                            "prio": 0, "policy": "accept"}}},
+        *(_accept_the_labs_own(table, devices, family, addresses)
+          for family, addresses in addresses_by_family(host_addresses)),
         _drop_into_the_host(table, devices, host_node_devices),
     ])
 

@@ -11,14 +11,15 @@ from vtopo.ops.base import Op, sh
 class ContainForwarding(Op):
     """An nftables table of the lab's own: what the host forwards from the lab's devices (named `device_prefix`*)
     goes only to devices of the same lab, and nothing is forwarded into them from elsewhere; the rest is dropped and
-    counted. What the lab's devices send to the host's own addresses is dropped too, unless the address is on the
-    device it came in by (a numbered bridge's: the lab put the host on that segment) or it came in by one of
-    `host_node_devices` (a host node's: the lab links the host itself). Installed before the lab builds anything in
-    the host's namespace."""
+    counted. What the lab's devices send to the host's own addresses is dropped too, unless the address is one the lab
+    gives the host (`host_addresses`: a host node's, a numbered bridge's), or on the device it came in by, or it came
+    in by one of `host_node_devices` (the lab links the host itself there). Installed before the lab builds anything
+    in the host's namespace."""
 
     table: str
     device_prefix: str
     host_node_devices: tuple[str, ...] = ()
+    host_addresses: tuple[str, ...] = ()
     summary_text: ClassVar[str] = "contain the lab's traffic to its own devices (nftables table {table})"
 
     def provides(self) -> frozenset[str]:
@@ -34,11 +35,20 @@ class ContainForwarding(Op):
                 sh("nft", "add", "rule", *chain, "oifname", devices, "iifname", "!=", devices, "counter", "drop"),
                 "# what the lab sends to an address of the host's on another interface than it came in by",
                 sh("nft", "add", "chain", *into_host, "{ type filter hook input priority 0; policy accept; }"),
+                *(sh("nft", "add", "rule", *into_host, "iifname", devices, family, "daddr",
+                     "{ " + ", ".join(addresses) + " }", "accept")
+                  for family, addresses in addresses_by_family(self.host_addresses)),
                 sh("nft", "add", "rule", *into_host, "iifname", devices, *exempt, "fib", "daddr", ".", "iif", "type",
                    "!=", "local", "fib", "daddr", "type", "local", "counter", "drop")]
 
     def inverse(self) -> Op:
         return RemoveNftTable(owner=self.owner, table=self.table)
+
+
+def addresses_by_family(addresses: tuple[str, ...]) -> list[tuple[str, list[str]]]:
+    """The addresses as nft's `ip` and `ip6` match them, leaving out a family with none."""
+    by_family = {"ip": [a for a in addresses if ":" not in a], "ip6": [a for a in addresses if ":" in a]}
+    return [(family, found) for family, found in by_family.items() if found]
 
 
 @dataclass(frozen=True, kw_only=True)
