@@ -21,9 +21,11 @@ def _addresses_used_twice(domains: list[Domain]) -> list[Problem]:
         for member in domain.members:
             for address in member.addresses:
                 try:
-                    users[str(ipaddress.ip_interface(address).ip)].append((domain, member))
+                    ip = ipaddress.ip_interface(address).ip
                 except ValueError:
                     continue  # the compiler names the address that is not one
+                if not ip.is_link_local:  # a link-local address means something on its own link alone
+                    users[str(ip)].append((domain, member))
     problems = []
     for address, using in users.items():
         if len({domain.number for domain, _ in using}) < 2:
