@@ -6,9 +6,22 @@ from __future__ import annotations
 
 import ipaddress
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 
 from vtopo.compile.domains import Domain, Member, Network
 from vtopo.model.problems import Problem, Severity
+
+
+def routable_ips(addresses: Iterable[str]) -> Iterator[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses that mean the same anywhere in the lab: not link-local ones (fe80::1 on each of a router's LANs
+    is normal), nor ones that are not addresses (the compiler names those)."""
+    for address in addresses:
+        try:
+            ip = ipaddress.ip_interface(address).ip
+        except ValueError:
+            continue
+        if not ip.is_link_local:
+            yield ip
 
 
 def address_clashes(domains: list[Domain]) -> list[Problem]:
@@ -19,13 +32,8 @@ def _addresses_used_twice(domains: list[Domain]) -> list[Problem]:
     users: dict[str, list[tuple[Domain, Member]]] = defaultdict(list)
     for domain in domains:
         for member in domain.members:
-            for address in member.addresses:
-                try:
-                    ip = ipaddress.ip_interface(address).ip
-                except ValueError:
-                    continue  # the compiler names the address that is not one
-                if not ip.is_link_local:  # a link-local address means something on its own link alone
-                    users[str(ip)].append((domain, member))
+            for ip in routable_ips(member.addresses):
+                users[str(ip)].append((domain, member))
     problems = []
     for address, using in users.items():
         if len({domain.number for domain, _ in using}) < 2:

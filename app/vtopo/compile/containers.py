@@ -2,10 +2,10 @@
 its own: the ops that make them, ahead of what the kinds lower."""
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterator
 from typing import Any
 
+from vtopo.compile.addresses import routable_ips
 from vtopo.kinds.contract import LabContext, NodeContext, Role
 from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, WriteHostsFile
 
@@ -42,11 +42,5 @@ def hosts_text(lab: LabContext) -> str:
     entries: list[tuple[int, str, str]] = []
     for node in sorted(lab.nodes.values(), key=lambda n: n.node.name):
         for end in sorted(node.ends, key=lambda e: e.end.port):
-            for address in end.end.interface.addresses:
-                try:
-                    ip = ipaddress.ip_interface(address).ip
-                except ValueError:
-                    continue
-                if not ip.is_link_local:
-                    entries.append((ip.version, str(ip), node.node.name))
+            entries += [(ip.version, str(ip), node.node.name) for ip in routable_ips(end.end.interface.addresses)]
     return LOOPBACK_HOSTS + "".join(f"{ip}\t{name}\n" for _, ip, name in sorted(entries, key=lambda e: e[0]))
