@@ -118,7 +118,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
             owners = {f"node {name}" for name in args.node}
             owners |= {f"link {lab.topology.describe_link(link)}" for link in lab.topology.links.values()
                        if {lab.topology.nodes[e.node].name for e in link.ends} & set(args.node)}
-        sys.stdout.write(plan.explain(owners))
+        from vtopo.sites import commands as sites
+
+        sites_text = sites.explain(lab.topology, _facts(args, lab.topology), consent_of(args), owners)
+        sys.stdout.write(sites_text if sites_text is not None else plan.explain(owners))
         return EXIT_OK
     print_problems(plan.warnings)
     width = len(str(len(plan.steps)))
@@ -197,7 +200,11 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
+    from vtopo.sites import commands as sites
+
     agent = agent_client()
+    if (spread := sites.deploy(args, agent, consent_of(args), _progress_printer(args.verbose))) is not None:
+        return spread
     report: DeployReport
     if agent is not None:
         from vtopo.model.io import read_text
@@ -236,6 +243,10 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     started = time.monotonic()
     name = _lab_name(args.lab)
     agent = agent_client()
+    from vtopo.sites import commands as sites
+
+    if (spread := sites.destroy(name, agent, _progress_printer(args.verbose))) is not None:
+        return spread
     steps = (agent.destroy(name, _progress_printer(args.verbose), every_step=args.verbose) if agent is not None
              else _deployer().destroy(name, _progress_printer(args.verbose)))
     print(f"destroyed lab {name}: {steps} operations undone in {time.monotonic() - started:.2f} s")
@@ -260,6 +271,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     name = _lab_name(args.lab) if args.lab else None
     agent = agent_client()
+    from vtopo.sites import commands as sites
+
+    if name and (spread := sites.status(name, agent)) is not None:
+        return spread
     labs = agent.status(name) if agent is not None else _deployer().status(name)
     if not labs:
         print("no lab is deployed")

@@ -21,6 +21,8 @@ def add_commands(command: Callable[[str, Callable[[argparse.Namespace], int], st
     sub.add_argument("--daemon", action="store_true", help="detach, and write the agent's pid to --pid-file "
                      "(for machines without systemd; there the socket unit starts it)")
     sub.add_argument("--pid-file", type=Path, help="where --daemon writes the pid (default /run/vtopo/agent.pid)")
+    sub.add_argument("--stdio", action="store_true", help="serve one connection to the running agent on stdin and "
+                     "stdout, as the calling user: what another site runs over ssh (docs/sites.md)")
     sub.add_argument("--config", type=Path, help="what members of the vtopo group may allow beyond root's labs (host "
                      "devices and image directories) and how much one member may take (connections, labs, nodes, VM "
                      "memory): default /etc/vtopo/agent.toml; see docs/security.md")
@@ -30,6 +32,10 @@ def cmd_agent(args: argparse.Namespace) -> int:
     from vtopo.agent import protocol
     from vtopo.agent.server import run
 
+    if args.stdio:
+        from vtopo.sites.relay import relay_stdio
+
+        return relay_stdio(protocol.SOCKET)
     if os.geteuid() != 0:
         print("vtopo agent: the agent changes the host's networking and must run as root "
               "(`sudo vtopo agent --daemon`)")

@@ -19,6 +19,9 @@ def add_consent_arguments(parser: argparse.ArgumentParser) -> None:
                              "who deploys (a member of the vtopo group is root of their lab's user namespace there, "
                              "and of nothing else; only root may allow the host node's), "
                              "after the deploy (`vtopo show` lists them)")
+    parser.add_argument("--allow-site", action="append", default=[], metavar="SITE",
+                        help="let vtopo connect to this site of the lab over ssh, with the destination, port, identity "
+                             "file and known hosts file the lab gives it (docs/sites.md)")
 
 
 def consent_of(args: argparse.Namespace) -> Trust:

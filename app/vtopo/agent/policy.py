@@ -12,6 +12,8 @@ must not put a container on the host's own network), and the limits below hold.
     labs_per_member = 10               # labs one member may have deployed at once
     nodes_per_member = 500             # nodes of all of one member's labs together
     vm_memory_mb_per_member = 8192     # memory of all of one member's VMs together; half the host's by default
+    tunnel_vnis = [1000000, 1999999]   # the VXLAN VNIs the tunnels of labs spread over sites may take (docs/sites.md)
+    tunnel_peers = ["198.18.0.3"]      # underlay addresses members' labs may tunnel to (root's may tunnel anywhere)
 
 The agent reads it for each connection, so a change needs no restart.
 """
@@ -22,8 +24,10 @@ import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from vtopo.model.sites import DEFAULT_VNIS, VNI_LIMITS, SitePart, Tunnel, is_address
+
 CONFIG = Path("/etc/vtopo/agent.toml")
-LISTS = ("host_devices", "image_dirs")
+LISTS = ("host_devices", "image_dirs", "tunnel_peers", "tunnel_vnis")
 
 
 def half_the_memory() -> int:
@@ -33,6 +37,10 @@ def half_the_memory() -> int:
 
 class PolicyError(Exception):
     """A configuration file the agent cannot use; the message names the file and the field."""
+
+
+class TunnelRefused(Exception):
+    """A tunnel of a lab spread over sites that the caller may not make; the message says why and who may allow it."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,8 @@ class Policy:
     labs_per_member: int = 10
     nodes_per_member: int = 500
     vm_memory_mb_per_member: int = field(default_factory=half_the_memory)
+    tunnel_vnis: tuple[int, int] = DEFAULT_VNIS
+    tunnel_peers: frozenset[str] = frozenset()
 
     @classmethod
     def read(cls, path: Path = CONFIG) -> Policy:
@@ -66,8 +76,26 @@ class Policy:
         if relative:
             raise PolicyError(f"the agent's configuration {path}: image_dirs must be absolute paths, not {relative[0]}")
         limits = {name: _positive(data, name, path) for name in names if name not in LISTS and name in data}
+        peers = _strings(data, "tunnel_peers", path)
+        if not all(is_address(peer) for peer in peers):
+            raise PolicyError(f"the agent's configuration {path}: tunnel_peers must be IP addresses")
         return cls(path, frozenset(devices), frozenset(os.path.normpath(directory) for directory in directories),
-                   **limits)
+                   tunnel_vnis=_vni_range(data, path), tunnel_peers=frozenset(peers), **limits)
+
+    def site_part(self, site: str, address: str, tunnels: list[Tunnel], root: bool) -> SitePart | None:
+        """The part of a lab spread over sites a deploy asks for, if its tunnels are allowed: VNIs from tunnel_vnis,
+        and for a member, only to the underlay addresses in tunnel_peers. None for a lab on this machine alone."""
+        if not site and not address and not tunnels:
+            return None
+        first, last = self.tunnel_vnis
+        for tunnel in tunnels:
+            if not first <= tunnel.vni <= last:
+                raise TunnelRefused(f"VNI {tunnel.vni} of link {tunnel.link} is outside this host's tunnel_vnis, "
+                                    f"{first}-{last} (in {self.source})")
+            if not root and tunnel.remote not in self.tunnel_peers:
+                raise TunnelRefused(f"only root may tunnel a lab to {tunnel.remote}; ask an administrator to list it "
+                                    f'in {self.source}: tunnel_peers = ["{tunnel.remote}"]')
+        return SitePart(site, address, tuple(tunnels))
 
     def allows_image(self, image: str) -> bool:
         """Whether `image` (an absolute path) lies directly in one of the listed directories."""
@@ -79,6 +107,16 @@ def _strings(data: dict[str, object], key: str, path: Path) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
         raise PolicyError(f"the agent's configuration {path}: {key} must be a list of strings")
     return list(value)
+
+
+def _vni_range(data: dict[str, object], path: Path) -> tuple[int, int]:
+    value = data.get("tunnel_vnis", list(DEFAULT_VNIS))
+    low, high = VNI_LIMITS
+    if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value)
+            and low <= value[0] <= value[1] <= high):
+        raise PolicyError(f"the agent's configuration {path}: tunnel_vnis must be [first, last], two VNIs from {low} "
+                          f"to {high}, the first no greater than the last")
+    return value[0], value[1]
 
 
 def _positive(data: dict[str, object], key: str, path: Path) -> int:

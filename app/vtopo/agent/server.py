@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from vtopo.agent import protocol as p
-from vtopo.agent.policy import CONFIG, Policy, PolicyError
+from vtopo.agent.policy import CONFIG, Policy, PolicyError, TunnelRefused
 from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
 from vtopo.agent.jobs import DEPLOYING, DESTROYING, Job, LabJobs
@@ -644,8 +644,12 @@ def _consent(consent: p.Consent, caller: Caller, policy: Policy) -> Trust:
                               f'its directory in {policy.source}: image_dirs = ["{os.path.dirname(image)}"]')
             if not _readable_by(caller, image):
                 raise Refused(f"--allow-image {image}: {caller.name} cannot read that file, so the lab may not use it")
+    try:
+        site = policy.site_part(consent.site, consent.site_address, consent.tunnels, caller.root)
+    except TunnelRefused as why:
+        raise Refused(str(why)) from None
     return Trust(host_devices=frozenset(consent.host_devices), images=frozenset(consent.images),
-                 startup_commands=frozenset(consent.startup_commands))
+                 startup_commands=frozenset(consent.startup_commands), site=site)
 
 
 def _readable_by(caller: Caller, path: str) -> bool:

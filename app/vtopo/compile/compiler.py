@@ -11,17 +11,20 @@ import networkx as nx
 
 from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_networks, switching_loops
 from vtopo.compile.addresses import address_clashes
-from vtopo.compile.containers import container_ops
+from vtopo.compile.containers import container_ops, hosts_text
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
+from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus, tunnel_end
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, LoopProtection, NodeContext, Role
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.trust import host_address_problem
+from vtopo.model.placement import crossing, site_of, site_parts, site_problems
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS, NODE_NAME_RULE, is_valid_node_name, link_refusal
+from vtopo.model.sites import LOCAL, SitePart
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
 from vtopo.ops import (HOST, AddAddress, AddRoute, ConfigureLink, ContainForwarding, MakeDirectory, Op, RunCommand,
                        MoveLink, SetImpairment, SetMaster, SetSysctl, SetTxChecksum)
@@ -38,12 +41,14 @@ class StageFailed(LabError):
 
 class Compiler:
     def __init__(self, topology: Topology, registry: Registry, facts: HostFacts, trust: Trust | None = None):
-        self.topology = topology
+        self.topology = topology.copy() if topology.sites else topology  # tunnels lower MTUs on its interfaces
         self.registry = registry
         self.facts = facts
         self.problems: list[Problem] = []
         prefix = topology.prefix or default_prefix(topology.name)
-        self.lab = LabContext(topology, LabNames(prefix, facts.run_root), facts, trust or Trust())
+        self.lab = LabContext(self.topology, LabNames(prefix, facts.run_root), facts, trust or Trust())
+        self.part = SitePart()  # this site's part of a lab spread over sites, once the sites are known to be right
+        self.crossing: set[str] = set()  # the links between sites
 
     # ------------------------------------------------------------ stage plumbing
 
@@ -71,6 +76,7 @@ class Compiler:
     def validate(self) -> None:
         settings, problems = self.registry.check_nodes(self.topology)
         self.problems.extend(problems)
+        self._validate_sites()
         if not PREFIX.fullmatch(self.lab.names.prefix):
             self.error("the prefix must be 2 to 7 lowercase letters or digits, starting with a letter",
                        "lab", path="$.lab.prefix")
@@ -88,6 +94,32 @@ class Compiler:
         for end in self.lab.ends:  # in this stage, so no kind check ever meets an address it cannot parse
             self._check_interface(end)
 
+    def _validate_sites(self) -> None:
+        problems = site_problems(self.topology)
+        self.problems.extend(problems)
+        if problems:
+            return
+        self.crossing = {link.id for link in self.topology.links.values() if crossing(self.topology, link)}
+        try:
+            self.part = self.lab.trust.site or site_parts(self.topology)[LOCAL]
+        except ValueError as error:
+            self.error(str(error), "lab", path="$.lab.sites")
+            return
+        if self.part.site != LOCAL and self.part.site not in self.topology.sites:
+            self.error(f"this host was asked to deploy the part of site {self.part.site!r}, which the lab does not "
+                       "name", "lab", path="$.lab.sites")
+        for link_id in sorted(self.crossing):
+            link = self.topology.links[link_id]
+            here = any(self._here(end.node) for end in link.ends)
+            if here and self.part.tunnel(link_id) is None:
+                self.error(f"this host deploys site {self.part.site or 'local'}'s part and was given no tunnel for "
+                           "this link between sites", f"link {self.topology.describe_link(link)}", link_id)
+
+    def _here(self, node_id: str) -> bool:
+        """Whether a node runs on the site this compile is for."""
+        node = self.topology.nodes.get(node_id)
+        return node is not None and site_of(self.topology, node) == self.part.site
+
     def _validate_link_kinds(self, link_id: str) -> None:
         link = self.topology.links[link_id]
         subject = f"link {self.topology.describe_link(link)}"
@@ -104,6 +136,13 @@ class Compiler:
         end_b = EndContext(link, link.b, b, end_a.link_name)
         end_a.peer, end_b.peer = end_b, end_a
         medium = medium_for(end_a, end_b)
+        if link.id in self.crossing:
+            if not {a.kind.role, b.kind.role} <= TUNNEL_ROLES:
+                self.error("a link between two sites must join containers, routers or switches; put a switch "
+                           f"next to the {a.kind.name if a.kind.role not in TUNNEL_ROLES else b.kind.name} on its site",
+                           subject, link.id)
+                return
+            medium = TUNNEL
         if medium is None:
             self.error(f"vtopo has no way to join a {a.kind.name} ({a.kind.role.value}) to a {b.kind.name} "
                        f"({b.kind.role.value})", subject, link.id)
@@ -122,6 +161,7 @@ class Compiler:
         for link_id in self.topology.links:
             self._check_impairment(link_id)
         self._check_domains()
+        lower_tunnel_mtus(self.lab, self.crossing)
         self.problems.extend(domain_problems(self.lab))
         self.problems.extend(address_clashes(broadcast_domains_of(self.lab)))
         self._check_host_namespace_addresses()
@@ -147,7 +187,7 @@ class Compiler:
 
     def _name_end(self, end: EndContext) -> None:
         kind, node = end.kind, end.owner
-        if kind.role is Role.SEGMENT:
+        if kind.role is Role.SEGMENT or not self._here(end.node.id):
             return  # the macvlan or macvtap child device belongs to the other end
         if kind.role is Role.NAMESPACE:
             end.netns = kind.netns(node)
@@ -269,8 +309,16 @@ class Compiler:
 
     # ------------------------------------------------------------ stage 3: lower
 
+    def keep_this_site(self) -> None:
+        """Leave in the lab in context only the nodes and ends this site deploys; the rest of the lab has been
+        checked as a whole."""
+        self.lab.nodes = {node_id: node for node_id, node in self.lab.nodes.items() if self._here(node_id)}
+        self.lab.ends = [end for end in self.lab.ends if end.node.id in self.lab.nodes]
+
     def lower(self) -> list[Op]:
-        ops: list[Op] = list(container_ops(self.lab))
+        hosts = hosts_text(self.lab)  # every site's nodes
+        self.keep_this_site()
+        ops: list[Op] = list(container_ops(self.lab, hosts))
         for node in self.lab.nodes.values():
             ops.extend(node.kind.lower(node))
         done: set[str] = set()
@@ -278,6 +326,11 @@ class Compiler:
             if end.link.id in done:
                 continue
             done.add(end.link.id)
+            if end.medium == TUNNEL:
+                ops.extend(tunnel_end(end, self.part))
+                ops.extend(configure_ends(end, end.other, self.lab.names))
+                ops.extend(end.kind.attach(end.owner, end))
+                continue
             ops.extend(create_medium(end, end.other, self.lab.names))
             ops.extend(configure_ends(end, end.other, self.lab.names))
             for side in (end, end.other):

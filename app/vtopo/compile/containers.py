@@ -18,8 +18,9 @@ def containers(lab: LabContext) -> list[tuple[NodeContext[Any], str]]:
             if node.kind.role is Role.NAMESPACE and (netns := node.kind.netns(node))]
 
 
-def container_ops(lab: LabContext) -> Iterator[Op]:
-    """The lab's user namespace (a member's lab), its hosts file, and each container's namespaces."""
+def container_ops(lab: LabContext, hosts: str = "") -> Iterator[Op]:
+    """The lab's user namespace (a member's lab), its hosts file (`hosts`, or its nodes' names and addresses), and each
+    container's namespaces."""
     names, owner = lab.names, lab.trust.owner
     nodes = containers(lab)
     if not nodes:
@@ -27,7 +28,7 @@ def container_ops(lab: LabContext) -> Iterator[Op]:
     userns = names.user_namespace if owner.confined else ""
     if userns:
         yield CreateUserNamespace(owner="lab", path=userns, uid=owner.uid, gid=owner.gid)
-    yield WriteHostsFile(owner="lab", path=names.hosts_file, content=hosts_text(lab))
+    yield WriteHostsFile(owner="lab", path=names.hosts_file, content=hosts or hosts_text(lab))
     for node, netns in nodes:
         name = node.node.name
         yield CreateNamespace(owner=node.subject, name=netns, userns=userns)

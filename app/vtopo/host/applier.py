@@ -97,6 +97,8 @@ class Applier:
                 self.netlink.add_macvtap(op.name, op.lower, None, op.mode)
             case o.CreateTap():
                 self.netlink.add_tap(op.name, None)
+            case o.CreateVxlan():
+                self.netlink.add_vxlan(op.name, op.netns, op.mtu, op.vni, op.local, op.remote, op.port)
             case o.SetMaster():
                 self._set_master(op)
             case o.MoveLink():
@@ -180,7 +182,7 @@ class Applier:
             return self._link_present(op.name, None)
         if isinstance(op, o.CreateVeth):
             return self._link_present(op.name, op.netns) and self._link_present(op.peer, op.peer_netns)
-        if isinstance(op, o.CreateMacvlan):
+        if isinstance(op, (o.CreateMacvlan, o.CreateVxlan)):
             return self._link_present(op.name, op.netns)
         if isinstance(op, o.SetMaster):
             host = {link.name: link for link in self.netlink.links(None)}

@@ -298,6 +298,14 @@ class Netlink:
                 macvlan = wire.macvlan_kind(LinkType.MACVLAN.value, mode)
                 self._change_link(lower_netns, _named_link(name, lower_link, macvlan, *placement), create=True)
 
+    def add_vxlan(self, name: str, netns: str | None, mtu: int, vni: int, local: str, remote: str, port: int) -> None:
+        """Create a VXLAN device through the host's socket, where its UDP socket stays, directly in `netns`."""
+        with _kernel(f"add vxlan {name}{_where(netns)} to {remote}, VNI {vni}"):
+            with self._placed(netns, None) as placement:
+                vxlan = wire.vxlan_kind(vni, local, remote, port)
+                self._change_link(None, _named_link(name, wire.u32(wire.IFLA_MTU, mtu), vxlan, *placement),
+                                  create=True)
+
     def add_macvtap(self, name: str, lower: str, lower_netns: str | None, mode: str) -> str:
         """Create a macvtap on `lower`, beside it; return its character device, /dev/tapN (N: ifindex).
 

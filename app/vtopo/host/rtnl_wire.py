@@ -21,6 +21,8 @@ IFLA_BR_FORWARD_DELAY, IFLA_BR_AGEING_TIME, IFLA_BR_STP_STATE = 1, 4, 5
 IFLA_BRPORT_MODE = 4
 IFLA_MACVLAN_MODE = 1
 VETH_INFO_PEER = 1
+IFLA_VXLAN_ID, IFLA_VXLAN_GROUP, IFLA_VXLAN_LOCAL, IFLA_VXLAN_PORT = 1, 2, 4, 15
+IFLA_VXLAN_GROUP6, IFLA_VXLAN_LOCAL6 = 16, 17
 IFA_ADDRESS, IFA_LOCAL = 1, 2
 IFA_F_NODAD = 0x02
 RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
@@ -71,6 +73,16 @@ def link_kind(kind: str, *data: bytes) -> bytes:
 def macvlan_kind(kind: str, mode: str) -> bytes:
     """IFLA_LINKINFO of a macvlan or macvtap (both take macvlan's attributes) in `mode`, e.g. "bridge"."""
     return link_kind(kind, u32(IFLA_MACVLAN_MODE, MACVLAN_MODES[MacvlanMode(mode)]))
+
+
+def vxlan_kind(vni: int, local: str, remote: str, port: int) -> bytes:
+    """IFLA_LINKINFO of a point-to-point VXLAN device: its VNI, both ends' underlay addresses and the UDP port."""
+    local_ip, remote_ip = ipaddress.ip_address(local), ipaddress.ip_address(remote)
+    v6 = local_ip.version == 6
+    return link_kind("vxlan", u32(IFLA_VXLAN_ID, vni),
+                     attribute(IFLA_VXLAN_LOCAL6 if v6 else IFLA_VXLAN_LOCAL, local_ip.packed),
+                     attribute(IFLA_VXLAN_GROUP6 if v6 else IFLA_VXLAN_GROUP, remote_ip.packed),
+                     attribute(IFLA_VXLAN_PORT, port.to_bytes(2, "big")))
 
 
 def mac(address: str) -> bytes:

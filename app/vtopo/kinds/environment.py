@@ -5,6 +5,7 @@ import hashlib
 from dataclasses import dataclass
 
 from vtopo.model.rules import lab_tag
+from vtopo.model.sites import SitePart
 
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
 VM_BACKENDS = ("", "auto", "libvirt", "qemu")  # a lab's vm_backend; "" is auto
@@ -66,6 +67,7 @@ class Trust:
     host_interfaces: frozenset[str] | None = None
     host_networks: tuple[str, ...] = ()  # the host's own addresses and routes (CIDR), none of them a lab's
     owner: LabOwner = LabOwner()
+    site: SitePart | None = None  # the part of a lab spread over sites this host deploys; None: this machine's part
 
 
 PREFIX_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"

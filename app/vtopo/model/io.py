@@ -13,6 +13,7 @@ from typing import Any
 from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Test
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
+from vtopo.model.sites import Site
 from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS, MTU, Annotation, Endpoint,
                                   Impairment, Interface, Link, Node, Position, Range, Topology)
 from vtopo.model.untrusted_json import MAX_BYTES, parse
@@ -41,7 +42,15 @@ def _node_to_json(node: Node) -> dict[str, Any]:
             "settings": node.settings}
     if node.startup_commands:
         data["startup_commands"] = list(node.startup_commands)
+    if node.site:
+        data["site"] = node.site
     return data
+
+
+def _site_to_json(site: Site) -> dict[str, Any]:
+    defaults = Site(site.name)
+    return {"name": site.name, **{key: value for key, value in asdict(site).items()
+                                  if key != "name" and value != getattr(defaults, key)}}
 
 
 def to_document(topology: Topology) -> dict[str, Any]:
@@ -52,6 +61,8 @@ def to_document(topology: Topology) -> dict[str, Any]:
         lab["notes"] = topology.notes
     if topology.vm_backend:
         lab["vm_backend"] = topology.vm_backend
+    if topology.sites:
+        lab["sites"] = [_site_to_json(site) for site in topology.sites.values()]
     links = []
     for link in topology.links.values():
         data: dict[str, Any] = {"id": link.id, "a": _endpoint_to_json(link.a), "b": _endpoint_to_json(link.b)}
@@ -222,7 +233,8 @@ def _read_nodes(reader: Reader, raw_nodes: list[Any]) -> list[Node]:
         settings = reader.field(raw, "settings", dict, path, {}, subject)
         nodes.append(Node(id=node_id, name=name, kind=kind, settings=settings,
                           position=_read_position(reader, position, f"{path}.position", subject),
-                          startup_commands=_read_commands(reader, raw, f"{path}.startup_commands", subject)))
+                          startup_commands=_read_commands(reader, raw, f"{path}.startup_commands", subject),
+                          site=reader.field(raw, "site", str, path, "", subject)))
     return nodes
 
 
@@ -363,6 +375,14 @@ def _read_named(reader: Reader, raw_items: list[Any], path: str, what: str, fiel
     return items
 
 
+def _read_sites(reader: Reader, raw_sites: list[Any]) -> list[Site]:
+    path = "$.lab.sites"
+    return [Site(item["name"], **{key: reader.field(item["raw"], key, str, item["where"], "", item["subject"])
+                                  for key in ("destination", "identity", "known_hosts", "address")},
+                 port=reader.field(item["raw"], "port", int, item["where"], 22, item["subject"]))
+            for item in _read_named(reader, raw_sites, path, "site", ())]
+
+
 def _read_experiment(reader: Reader, raw: dict[str, Any]) -> Experiment:
     path = "$.experiment"
     pairs = [Pair(item["name"], item["source"], item["destination"]) for item in
@@ -422,6 +442,7 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
     notes = reader.field(lab, "notes", str, "$.lab", "")
     prefix = reader.field(lab, "prefix", str, "$.lab", "")
     vm_backend = reader.field(lab, "vm_backend", str, "$.lab", "")
+    sites = _read_sites(reader, reader.field(lab, "sites", list, "$.lab", []))
     if reader.problems:
         raise LabError(reader.problems)
     return Topology(
@@ -435,6 +456,7 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
         annotations={a.id: a for a in annotations},
         checks=checks,
         experiment=experiment,
+        sites={site.name: site for site in sites},
     )
 
 

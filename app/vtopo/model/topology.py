@@ -9,6 +9,7 @@ from typing import Any, Iterator, TypeVar
 
 from vtopo.model.events import Event
 from vtopo.model.expectations import Check, Experiment
+from vtopo.model.sites import Site
 
 
 def new_id(prefix: str) -> str:
@@ -88,6 +89,7 @@ class Node:
     settings: dict[str, Any] = field(default_factory=dict)
     position: Position = field(default_factory=Position)
     startup_commands: list[str] = field(default_factory=list)  # shell commands run inside the node after deploy
+    site: str = ""  # the name of the site it runs on; "" for the machine vtopo runs on
 
 
 @dataclass
@@ -147,6 +149,7 @@ class Topology:
     annotations: dict[str, Annotation] = field(default_factory=dict)
     checks: list[Check] = field(default_factory=list)
     experiment: Experiment = field(default_factory=Experiment)
+    sites: dict[str, Site] = field(default_factory=dict)  # by name; none: the lab runs on this machine alone
     events: ModelEvents = field(default_factory=ModelEvents, repr=False, compare=False)
 
     # queries
@@ -162,7 +165,7 @@ class Topology:
         return Topology(name=self.name, id=self.id, notes=self.notes, prefix=self.prefix,
                         vm_backend=self.vm_backend, nodes=copy.deepcopy(self.nodes), links=copy.deepcopy(self.links),
                         annotations=copy.deepcopy(self.annotations), checks=copy.deepcopy(self.checks),
-                        experiment=copy.deepcopy(self.experiment))
+                        experiment=copy.deepcopy(self.experiment), sites=dict(self.sites))
 
     def used_ports(self, node_id: str) -> set[str]:
         return {end.port for link in self.links_of(node_id) for end in link.ends if end.node == node_id}
@@ -197,8 +200,11 @@ class Topology:
         return node
 
     def update_node(self, node_id: str, *, name: str | None = None, settings: dict[str, Any] | None = None,
-                    position: Position | None = None, startup_commands: list[str] | None = None) -> None:
+                    position: Position | None = None, startup_commands: list[str] | None = None,
+                    site: str | None = None) -> None:
         node = self.nodes[node_id]
+        if site is not None:
+            node.site = site
         if startup_commands is not None:
             node.startup_commands = list(startup_commands)
         if name is not None:

@@ -1,5 +1,5 @@
-"""Typed host operations, in a package by what they act on: namespaces, netdev, ovs, files, process, domains (base:
-what all share).
+"""Typed host operations, in a package by what they act on: namespaces, netdev, ovs, files, process, domains, tunnels
+(base: what all share).
 
 Import them from here: `from vtopo import ops as o`, then `o.CreateVeth(...)`.
 """
@@ -18,11 +18,12 @@ from vtopo.ops.netdev import (ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRou
                               tbf_rate)
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag,
                            vsctl_line)
+from vtopo.ops.tunnels import CreateVxlan
 from vtopo.ops.process import VHOST_DEVICE, LoadConfig, Place, RunCommand, StartProcess, StopProcess, drop_privileges
 
 __all__ = [
     "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
-    "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "DOMAIN_XMLNS", "DeleteLink",
+    "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "CreateVxlan", "DOMAIN_XMLNS", "DeleteLink",
     "DeleteNamespace", "DestroyDomain", "DeviceOp", "FileOp", "HOST", "INTERNAL_PORT", "IsolateNode",
     "LIBVIRT_QEMU_RUN_DIR", "LinkType", "LoadConfig", "MacvlanMode", "MakeDirectory", "MoveLink", "NETNS_DIR",
     "NODE_FILES_DIR", "NODE_TMPFS", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge",

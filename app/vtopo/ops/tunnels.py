@@ -1,0 +1,43 @@
+"""Ops that join a lab's parts on two sites: a kernel VXLAN device at each end of a link between sites."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from vtopo.ops.base import Op, comment, dev_resource, ip_cmd, ns_resource
+from vtopo.ops.netdev import DeleteLink
+
+VXLAN = "vxlan"  # the kernel's link type
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateVxlan(Op):
+    """A VXLAN device carrying one link to another site over the underlay. It is made from the host's namespace,
+    where its UDP socket stays, and put straight into `netns` under its name there when a node's interface is the
+    tunnel itself; it then goes with that namespace."""
+
+    name: str
+    netns: str | None
+    vni: int
+    local: str
+    remote: str
+    port: int
+    mtu: int
+    overhead: int  # bytes VXLAN adds to each frame: what the MTU leaves out of the underlay's
+    summary_text: ClassVar[str] = "tunnel {name} to {remote}, VXLAN VNI {vni}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({ns_resource(self.netns)})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({dev_resource(self.netns, self.name)})
+
+    def explain(self) -> list[str]:
+        placed = ["netns", self.netns] if self.netns else []
+        return [f"# MTU {self.mtu}: the underlay's {self.mtu + self.overhead} less {self.overhead} bytes of VXLAN "
+                f"headers ({comment('outer IP, UDP, VXLAN and inner Ethernet')})",
+                ip_cmd(None, "link", "add", self.name, *placed, "mtu", str(self.mtu), "type", VXLAN, "id",
+                       str(self.vni), "local", self.local, "remote", self.remote, "dstport", str(self.port))]
+
+    def inverse(self) -> Op | None:
+        return None if self.netns else DeleteLink(owner=self.owner, name=self.name)

@@ -1,0 +1,138 @@
+"""Deploy, destroy and ask the status of a lab spread over sites, each part through the owning site's agent.
+
+A deploy is all or nothing: the sites deploy their parts at once, and when one fails, every site that deployed its
+part destroys it again (the failed one has rolled its own back). The local site always deploys its part, if empty:
+its record keeps the lab's document, from which destroy and status learn the sites again.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from vtopo.agent import protocol as p
+from vtopo.agent.client import AgentClient, AgentError, AgentRefused, AgentUnavailable
+from vtopo.agent.policy import Policy, PolicyError
+from vtopo.kinds.environment import Trust
+from vtopo.model import io
+from vtopo.model.placement import site_parts, sites_used
+from vtopo.model.sites import LOCAL, DEFAULT_VNIS
+from vtopo.model.topology import Topology
+from vtopo.reports import DeployReport, Progress, ProgressCallback
+from vtopo.sites.transport import SiteClient
+
+FAILURES = (AgentError, AgentRefused, AgentUnavailable)
+T = TypeVar("T")
+
+
+class SitesFailed(Exception):
+    """What failed on which site; the message has a line per site."""
+
+
+def site_label(site: str) -> str:
+    return site or "local"
+
+
+def spread(topology: Topology) -> bool:
+    """Whether the lab places nodes on another site than this machine."""
+    return len(sites_used(topology)) > 1
+
+
+def not_allowed(topology: Topology, allowed: frozenset[str]) -> list[str]:
+    """The sites the lab's file names that the user has not allowed vtopo to connect to, each with what it would use."""
+    refused = []
+    for name in sites_used(topology)[1:]:
+        if name not in allowed:
+            site = topology.sites[name]
+            uses = ", ".join(f"{what} {value}" for what, value in (("identity", site.identity),
+                                                                    ("known hosts", site.known_hosts)) if value)
+            refused.append(f"site {name}: the lab would have vtopo connect to {site.destination} port {site.port}"
+                           f"{f' ({uses})' if uses else ''}; allow it with --allow-site {name}")
+    return refused
+
+
+def clients(topology: Topology, local: AgentClient) -> dict[str, AgentClient]:
+    """The agent of each site with nodes, the local one first."""
+    return {site: local if site == LOCAL else SiteClient(topology.sites[site]) for site in sites_used(topology)}
+
+
+def tunnel_vnis() -> tuple[int, int]:
+    """The VNI range of this host's agent configuration; the other sites' agents check it against theirs."""
+    try:
+        return Policy.read().tunnel_vnis
+    except (PolicyError, PermissionError):
+        return DEFAULT_VNIS
+
+
+def _on_each(agents: dict[str, AgentClient], work: Callable[[str, AgentClient], T]) -> dict[str, T | Exception]:
+    """`work` on every site at once; each site's result, or what failed there."""
+    def attempt(site: str) -> T | Exception:
+        try:
+            return work(site, agents[site])
+        except FAILURES as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=len(agents)) as pool:
+        return dict(zip(agents, pool.map(attempt, agents)))
+
+
+def _labelled(progress: ProgressCallback, site: str) -> ProgressCallback:
+    return lambda event: progress(replace(event, message=f"[{site_label(site)}] {event.message}"))
+
+
+def deploy(topology: Topology, consent: Trust, local: AgentClient, progress: ProgressCallback,
+           source: str = "") -> list[tuple[str, DeployReport]]:
+    """Deploy every site's part; on any failure, destroy what the others deployed and raise SitesFailed."""
+    document = io.dumps(topology)
+    parts = site_parts(topology, tunnel_vnis())
+    agents = clients(topology, local)
+
+    def deploy_part(site: str, agent: AgentClient) -> DeployReport:
+        return agent.deploy(document, replace(consent, site=parts[site]), _labelled(progress, site), source=source,
+                            every_step=False)
+
+    results = _on_each(agents, deploy_part)
+    failed = {site: result for site, result in results.items() if isinstance(result, Exception)}
+    if not failed:
+        return [(site, result) for site, result in results.items() if isinstance(result, DeployReport)]
+    deployed = {site: agents[site] for site in results if site not in failed}
+    progress(Progress("rollback", 0, len(deployed), f"destroying the parts of {', '.join(map(site_label, deployed))}"))
+    undone = _on_each(deployed, lambda site, agent: agent.destroy(topology.name)) if deployed else {}
+    lines = [f"site {site_label(site)}: {error}" for site, error in failed.items()]
+    lines += [f"site {site_label(site)}: rolling back failed too: {result}" for site, result in undone.items()
+              if isinstance(result, Exception)]
+    raise SitesFailed("\n".join(lines + ["every site's part was rolled back" if len(lines) == len(failed) else
+                                         "the sites above keep parts of the lab: run `vtopo cleanup` there"]))
+
+
+def deployed_topology(lab: str, local: AgentClient) -> Topology | None:
+    """The lab as the local site's record keeps it, when the caller may read it."""
+    summaries = local.status(lab)
+    if not summaries or not summaries[0].document:
+        return None
+    return io.from_document(summaries[0].document, lab)
+
+
+def destroy(topology: Topology, local: AgentClient, progress: ProgressCallback) -> dict[str, int]:
+    """Destroy every site's part, whatever fails on the others; the operations undone on each site."""
+    agents = clients(topology, local)
+    results = _on_each(agents, lambda site, agent: agent.destroy(topology.name, _labelled(progress, site)))
+    failed = [f"site {site_label(site)}: {result}" for site, result in results.items() if isinstance(result, Exception)]
+    if failed:
+        raise SitesFailed("\n".join(failed))
+    return {site: int(result) for site, result in results.items() if isinstance(result, int)}
+
+
+@dataclass(frozen=True)
+class SiteStatus:
+    site: str
+    labs: list[p.LabSummary]
+    error: str = ""
+
+
+def status(topology: Topology, local: AgentClient) -> list[SiteStatus]:
+    """Each site's view of its part of the lab."""
+    results = _on_each(clients(topology, local), lambda site, agent: agent.status(topology.name))
+    return [SiteStatus(site, [], str(result)) if isinstance(result, Exception) else SiteStatus(site, result)
+            for site, result in results.items()]

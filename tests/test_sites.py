@@ -1,0 +1,157 @@
+"""Labs spread over sites, without deploying: the file format, the problems a bad site gives, each site's plan and
+its tunnels, and what an agent and the client allow."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spread_labs import LabBuilder, here
+from vtopo.agent import protocol as p
+from vtopo.agent.policy import Policy, PolicyError, TunnelRefused
+from vtopo.cli import main
+from vtopo.kinds.environment import Trust
+from vtopo.lab import plan_of, problems_of
+from vtopo.model import io
+from vtopo.model.placement import site_parts
+from vtopo.model.sites import TUNNEL_MTU, Site, Tunnel
+from vtopo.ops import CreateNamespace, CreateVxlan, ConfigureLink
+from vtopo.sites.spread import not_allowed
+from vtopo.sites.transport import ssh_argv
+
+REMOTE = Site("b", "root@198.18.0.2", identity="/keys/b", known_hosts="/keys/b.known")
+
+
+def two_sites() -> LabBuilder:
+    lab = LabBuilder("two", [here(), REMOTE])
+    lab.node("c1", "container")
+    lab.node("c2", "container", site="b")
+    lab.link("c1", "c2", "10.0.0.1/24", "10.0.0.2/24")
+    return lab
+
+
+def test_sites_and_places_survive_saving_and_loading():
+    topology = two_sites().topology
+    loaded = io.loads(io.dumps(topology))
+    assert loaded.sites == topology.sites
+    assert loaded.nodes["c2"].site == "b" and loaded.nodes["c1"].site == ""
+
+
+@pytest.mark.parametrize("change, field, words", [
+    ({"destination": "-oProxyCommand=sh"}, "destination", "user@host"),
+    ({"identity": "keys/b"}, "identity", "absolute file path"),
+    ({"port": 0}, "port", "outside 1..65535"),
+    ({"address": "not-an-ip"}, "address", "not an IPv4 or IPv6 address"),
+    ({"name": "B!"}, "name", "site name"),
+])
+def test_a_bad_site_field_is_one_problem_naming_the_site_and_field(change, field, words):
+    lab = LabBuilder("bad", [here(), Site(**{**vars(REMOTE), **change})])
+    lab.node("c1", "container")
+    errors = [problem for problem in problems_of(lab.topology) if problem.severity.value == "error"]
+    assert len(errors) == 1, errors
+    assert errors[0].path == f"$.lab.sites[1].{field}" and words in errors[0].message
+
+
+def test_a_node_on_an_unknown_site_is_named_with_its_field():
+    lab = two_sites()
+    lab.topology.nodes["c2"].site = "mars"
+    [error] = [problem for problem in problems_of(lab.topology) if problem.severity.value == "error"]
+    assert error.subject == "node c2" and error.path == "$.nodes[1].site" and "'mars'" in error.message
+
+
+def test_a_wrongly_typed_site_in_a_file_is_a_problem_not_a_traceback(tmp_path: Path, capsys):
+    document = io.to_document(two_sites().topology)
+    document["lab"]["sites"][1]["port"] = "twenty-two"
+    path = tmp_path / "lab.vtopo"
+    path.write_text(__import__("json").dumps(document))
+    assert main(["validate", "--offline", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "$.lab.sites[1].port" in err and "Traceback" not in err
+
+
+def test_a_link_to_a_vm_on_another_site_is_refused_by_name():
+    lab = LabBuilder("vm", [here(), REMOTE])
+    lab.node("br0", "bridge")
+    lab.node("vm1", "vm", site="b")
+    lab.link("br0", "vm1")
+    messages = [str(problem) for problem in problems_of(lab.topology) if problem.severity.value == "error"]
+    assert messages == ["error: link br0:p1-vm1:nic0: a link between two sites must join containers, routers or "
+                        "switches; put a switch next to the vm on its site"]
+
+
+def test_each_site_plans_its_own_nodes_and_its_end_of_the_tunnel():
+    topology = two_sites().topology
+    parts = site_parts(topology, (5000, 5999))
+    local, remote = (plan_of(topology, trust=Trust(site=parts[site])) for site in ("", "b"))
+    for plan, node, peer in ((local, "c1", "198.18.0.2"), (remote, "c2", "198.18.0.1")):
+        assert [op.name for op in plan.ops if isinstance(op, CreateNamespace)] == [f"{plan.prefix}-{node}"]
+        [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
+        assert (tunnel.name, tunnel.netns, tunnel.remote, tunnel.mtu) == ("eth0", f"{plan.prefix}-{node}", peer,
+                                                                          TUNNEL_MTU)
+        assert 5000 <= tunnel.vni <= 5999
+        assert any(isinstance(op, ConfigureLink) and op.mtu == TUNNEL_MTU for op in plan.ops)
+    assert parts[""].tunnels[0].vni == parts["b"].tunnels[0].vni
+
+
+def test_a_bridge_spanning_sites_gets_the_tunnel_mtu_on_every_interface_of_its_segment():
+    lab = LabBuilder("span", [here(), REMOTE])
+    lab.node("br0", "bridge")
+    lab.node("c1", "container")
+    lab.node("c2", "container", site="b")
+    lab.link("c1", "br0", "10.0.0.1/24")
+    lab.link("c2", "br0", "10.0.0.2/24")
+    plan = plan_of(lab.topology)
+    mtus = {op.name: op.mtu for op in plan.ops if isinstance(op, ConfigureLink) and op.name != f"{plan.prefix}-br0"}
+    assert set(mtus.values()) == {TUNNEL_MTU} and len(mtus) == 3  # c1's eth0, its bridge port, the tunnel port
+    [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
+    assert (tunnel.name, tunnel.netns, tunnel.mtu) == (f"{plan.prefix}-br0-p2", None, TUNNEL_MTU)
+
+
+def test_explain_shows_each_sites_script_and_says_why_the_mtu_is_lower(tmp_path: Path, capsys):
+    path = tmp_path / "two.vtopo"
+    io.save(two_sites().topology, path)
+    assert main(["plan", "--offline", "--explain", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "# ======== site local (this machine)" in out and "# ======== site b (root@198.18.0.2)" in out
+    assert out.count("type vxlan id") == 2
+    assert "# MTU 1450: the underlay's 1500 less 50 bytes of VXLAN headers" in out
+
+
+def test_the_agent_refuses_vnis_outside_its_range_and_a_members_tunnel_to_an_unlisted_peer(tmp_path: Path):
+    config = tmp_path / "agent.toml"
+    config.write_text('tunnel_vnis = [100, 199]\ntunnel_peers = ["198.18.0.3"]\n')
+    policy = Policy.read(config)
+    with pytest.raises(TunnelRefused, match="outside this host's tunnel_vnis, 100-199"):
+        policy.site_part("b", "198.18.0.2", [Tunnel("l1", 200, "198.18.0.1")], root=True)
+    with pytest.raises(TunnelRefused, match="only root may tunnel a lab to 198.18.0.1"):
+        policy.site_part("b", "198.18.0.2", [Tunnel("l1", 150, "198.18.0.1")], root=False)
+    assert policy.site_part("b", "198.18.0.2", [Tunnel("l1", 150, "198.18.0.3")], root=False) is not None
+    assert policy.site_part("", "", [], root=False) is None
+    config.write_text("tunnel_vnis = [300, 200]\n")
+    with pytest.raises(PolicyError, match="tunnel_vnis must be"):
+        Policy.read(config)
+
+
+def test_a_deploy_request_carries_the_sites_part():
+    part = site_parts(two_sites().topology)["b"]
+    consent = p.Consent(site=part.site, site_address=part.address, tunnels=list(part.tunnels))
+    request = p.decode(p.encode(p.DeployRequest("{}", consent)).rstrip(b"\n"), p.REQUESTS)
+    assert isinstance(request, p.DeployRequest) and request.consent.tunnels == list(part.tunnels)
+
+
+def test_ssh_gets_the_destination_after_the_options_and_the_labs_key_only_when_allowed():
+    argv = ssh_argv(REMOTE)
+    assert argv[-5:] == ["--", "root@198.18.0.2", "vtopo", "agent", "--stdio"]
+    assert "BatchMode=yes" in argv and argv[argv.index("-i") + 1] == "/keys/b"
+    assert "UserKnownHostsFile=/keys/b.known" in argv
+    [refusal] = not_allowed(two_sites().topology, frozenset())
+    assert "--allow-site b" in refusal and "identity /keys/b" in refusal
+    assert not_allowed(two_sites().topology, frozenset({"b"})) == []
+
+
+def test_deploy_without_allow_site_connects_nowhere(tmp_path: Path, capsys, monkeypatch):
+    path = tmp_path / "two.vtopo"
+    io.save(two_sites().topology, path)
+    monkeypatch.setattr("vtopo.cli.agent_client", lambda: None)
+    assert main(["deploy", str(path)]) == 1
+    assert "allow it with --allow-site b" in capsys.readouterr().err
