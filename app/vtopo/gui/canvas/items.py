@@ -82,7 +82,8 @@ class _Marked:
 
 
 class NodeItem(_Marked, QGraphicsItem):
-    """A node: its kind's icon, its name below, a state dot, a red outline when it has problems."""
+    """A node: its kind's icon, its name below, a state dot, a red outline when it has problems, and the name of its
+    site in a badge above when the lab spreads over sites."""
 
     Type = USER_TYPE + 1
 
@@ -98,6 +99,8 @@ class NodeItem(_Marked, QGraphicsItem):
         self._name = ""
         self._label: QStaticText | None = None  # laid out when first drawn
         self._label_rect = QRectF()
+        self.site = ""
+        self._badge_rect = QRectF()
         self._occupied: list[QRectF] | None = None
         self._bounds = QRectF()
         self.state = NodeState.NOT_DEPLOYED
@@ -121,8 +124,13 @@ class NodeItem(_Marked, QGraphicsItem):
             self._name = name
             self.restyle()
 
+    def set_site(self, site: str) -> None:
+        if site != self.site:
+            self.site = site
+            self.restyle()
+
     def restyle(self) -> None:
-        """Lay the name out again, in the font as it is now."""
+        """Lay the name and the site's badge out again, in the font as it is now."""
         self.prepareGeometryChange()
         self._label = None
         metrics = QFontMetricsF(self._font)
@@ -130,7 +138,10 @@ class NodeItem(_Marked, QGraphicsItem):
         self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
         self._occupied = None
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
-        self._bounds = icon.united(self._label_rect).adjusted(-5, -5, 5, 5)
+        badge = metrics.horizontalAdvance(self.site) + 8
+        self._badge_rect = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2 - height - LABEL_GAP, badge, height) if self.site \
+            else QRectF()
+        self._bounds = icon.united(self._label_rect).united(self._badge_rect).adjusted(-5, -5, 5, 5)
         self.update()  # a name as wide as the old one leaves the bounds as they were, which repaints nothing
 
     def occupied(self) -> list[QRectF]:
@@ -190,6 +201,11 @@ class NodeItem(_Marked, QGraphicsItem):
             painter.setFont(self._font)
             painter.setPen(colors.text)
             painter.drawStaticText(self._label_rect.topLeft(), self._label)
+            if self.site:
+                painter.setPen(QPen(colors.text, 1))
+                painter.setBrush(colors.label_background)
+                painter.drawRoundedRect(self._badge_rect, 4, 4)
+                painter.drawText(self._badge_rect, Qt.AlignmentFlag.AlignCenter, self.site)
         if self.state is not NodeState.NOT_DEPLOYED:
             painter.setPen(QPen(colors.base, 1.5))
             painter.setBrush(self.state.color)

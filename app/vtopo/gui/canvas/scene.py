@@ -147,6 +147,7 @@ class TopologyScene(QGraphicsScene):
     def _node_added(self, node: Node) -> None:
         item = NodeItem(node.id, node.name, self.icons.pixmap(node.kind, ICON_SIZE), self.icons.swatch(node.kind),
                         self._font, self.look)
+        item.set_site(node.site)
         self._place(item, node.position)
         self.nodes[node.id] = item
         self._add_drawn(item)
@@ -166,6 +167,7 @@ class TopologyScene(QGraphicsScene):
     def _node_changed(self, node: Node) -> None:
         item = self.nodes[node.id]
         item.set_name(node.name)
+        item.set_site(node.site)
         self._place(item, node.position)
 
     def _link_added(self, link: Link) -> None:

@@ -185,6 +185,12 @@ class Editor(QObject):
             self.undo_stack.push(self._edit_node(node_id, f"Edit the startup commands of {node.name}",
                                                  startup_commands=commands))
 
+    def set_node_site(self, node_id: str, site: str) -> None:
+        node = self.topology.nodes[node_id]
+        if site != node.site:
+            where = f"site {site}" if site else "this machine"
+            self.undo_stack.push(self._edit_node(node_id, f"Place {node.name} on {where}", site=site))
+
     def update_link(self, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
                     impairment: Impairment | None = None) -> None:
         link = self.topology.links[link_id]

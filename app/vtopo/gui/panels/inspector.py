@@ -43,6 +43,9 @@ class NodeForm(QWidget):
         self.name = QLineEdit()
         self.name.editingFinished.connect(self._rename)
         self.name.textEdited.connect(self._check_name)
+        self.site = QComboBox()
+        self.site.setToolTip("The machine the node runs on: this one, or a site the lab names (docs/sites.md)")
+        self.site.activated.connect(self._commit_site)
         self.kind = QLabel()
         self.kind.setWordWrap(True)
         self.kind.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # wrap, never widen
@@ -59,6 +62,9 @@ class NodeForm(QWidget):
         head = QFormLayout()
         head.addRow("Name", self.name)
         head.addRow("Kind", self.kind)
+        head.addRow("Site", self.site)
+        self._site_row = head.rowCount() - 1
+        self._head = head
         self._layout.addLayout(head)
         self._layout.addWidget(self._settings_host)
         self._layout.addWidget(QLabel("Startup commands (one per line)"))
@@ -80,6 +86,7 @@ class NodeForm(QWidget):
             field_editor.set_value(node.settings.get(name, field_editor.field.default))
         if not self.startup.hasFocus():
             self.startup.setPlainText("\n".join(node.startup_commands))
+        self._show_site(node.site)
         state = self._editor.scene.nodes[node_id].state
         self.interfaces.show_node(node_id, state.value)
         kind = self._editor.registry.get(node.kind)
@@ -109,6 +116,23 @@ class NodeForm(QWidget):
                 self.fields[spec.name] = field_editor
             guard_wheel(self._settings_host)
         self._layout.insertWidget(1, self._settings_host)
+
+    def _show_site(self, site: str) -> None:
+        """The lab's sites to choose from, the node's chosen; the row only when the lab names sites."""
+        sites = self._editor.topology.sites
+        self._head.setRowVisible(self._site_row, bool(sites))
+        self.site.clear()
+        self.site.addItem("this machine", "")
+        for name, known in sites.items():
+            if not known.local:
+                self.site.addItem(f"{name} ({known.destination})", name)
+        if site and self.site.findData(site) < 0:
+            self.site.addItem(f"{site} (not among the lab's sites)", site)
+        self.site.setCurrentIndex(max(self.site.findData(site), 0))
+
+    def _commit_site(self) -> None:
+        if self.node_id in self._editor.topology.nodes:
+            self._editor.set_node_site(self.node_id, str(self.site.currentData()))
 
     def _generated(self, setting: str) -> str:
         """What vtopo generates for an empty text setting of the shown node, from the lab as it is now."""

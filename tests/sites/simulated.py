@@ -1,0 +1,72 @@
+"""Simulated hosts for tests (scripts/sim-host.sh): start and stop them, run commands inside, and list what labs left
+there."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from vtopo.model.sites import Site
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "sim-host.sh"
+ROOT = Path("/run/vtopo-sim")
+
+
+@dataclass(frozen=True)
+class SimulatedHost:
+    name: str
+    address: str
+
+    @property
+    def directory(self) -> Path:
+        return ROOT / self.name
+
+    @property
+    def site(self) -> Site:
+        ssh = self.directory / "ssh"
+        return Site(self.name, f"root@{self.address}", identity=str(ssh / "id_ed25519"),
+                    known_hosts=str(ssh / "known_hosts"))
+
+    @classmethod
+    def up(cls, name: str) -> SimulatedHost:
+        environment = {**os.environ, "VTOPO_PYTHON": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path)}
+        said = subprocess.run([str(SCRIPT), "up", name], capture_output=True, text=True, env=environment, timeout=60,
+                              check=True).stdout
+        match = re.search(r"address (\S+)$", said.strip())
+        assert match, said
+        return cls(name, match.group(1))
+
+    def down(self) -> None:
+        subprocess.run([str(SCRIPT), "down", self.name], capture_output=True, text=True, timeout=120, check=True)
+
+    def run(self, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """`argv` inside the host's network and mount namespaces."""
+        holder = (self.directory / "holder.pid").read_text().strip()
+        return subprocess.run(["nsenter", "--target", holder, "--net", "--mount", "--", *argv], capture_output=True,
+                              text=True, timeout=timeout)
+
+    def vtopo(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return self.run(str(self.directory / "bin" / "vtopo"), *args, timeout=timeout)
+
+    @property
+    def agent_pid(self) -> int:
+        return int((self.directory / "run" / "agent.pid").read_text())
+
+    def start_agent(self) -> None:
+        self.vtopo("agent", "--daemon", "--pid-file", "/run/vtopo/agent.pid", "--config",
+                   str(self.directory / "agent.toml"))
+
+    def residue(self) -> list[str]:
+        """What labs left on this host: namespaces, interfaces besides its own, nftables tables, lab records and run
+        directories, processes other than its sshd, agent and holder."""
+        left = [f"namespace {name}" for name in self.run("ip", "netns", "list").stdout.split()]
+        left += [f"link {line.split()[0]}" for line in self.run("ip", "-br", "link").stdout.splitlines()
+                 if line.split()[0].split("@")[0] not in ("lo", "uplink")]
+        left += [f"nft {line}" for line in self.run("nft", "list", "tables").stdout.splitlines() if "vtopo-" in line]
+        labs = self.directory / "lib" / "labs"
+        left += [f"record {path.name}" for path in labs.iterdir()] if labs.is_dir() else []
+        left += [f"run directory {path.name}" for path in (self.directory / "run").iterdir() if path.is_dir()]
+        return left
