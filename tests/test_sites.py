@@ -155,3 +155,31 @@ def test_deploy_without_allow_site_connects_nowhere(tmp_path: Path, capsys, monk
     monkeypatch.setattr("vtopo.cli.agent_client", lambda: None)
     assert main(["deploy", str(path)]) == 1
     assert "allow it with --allow-site b" in capsys.readouterr().err
+
+
+def test_place_splits_two_lans_at_their_one_link_with_the_vms_memory_balanced(tmp_path: Path, capsys):
+    lab = LabBuilder("lans", [here(), REMOTE])
+    for lan, memory in (("a", 1024), ("b", 1024)):
+        lab.node(f"sw{lan}", "bridge")
+        lab.node(f"vm{lan}", "vm", memory_mb=memory)
+        lab.link(f"sw{lan}", f"vm{lan}")
+        for index in range(3):
+            lab.node(f"c{lan}{index}", "container")
+            lab.link(f"c{lan}{index}", f"sw{lan}")
+    lab.link("swa", "swb")
+    path = tmp_path / "lans.vtopo"
+    io.save(lab.topology, path)
+    assert main(["place", str(path), "--sites", "here,b", "--write"]) == 0
+    out = capsys.readouterr().out
+    assert "1 link(s) between the sites; VM memory here 1,024 MiB, b 1,024 MiB" in out
+    placed = io.load(path)
+    sides = {node.name: node.site for node in placed.nodes.values()}
+    assert len({sides["swa"], sides["vma"], sides["ca0"], sides["ca1"], sides["ca2"]}) == 1
+    assert sides["swa"] != sides["swb"]
+
+
+def test_place_names_the_sites_it_does_not_know(tmp_path: Path, capsys):
+    path = tmp_path / "two.vtopo"
+    io.save(two_sites().topology, path)
+    assert main(["place", str(path), "--sites", "here,mars"]) == 2
+    assert "it has no mars" in capsys.readouterr().err

@@ -21,6 +21,7 @@ from vtopo import __version__
 from vtopo.cli_capture import add_commands as add_capture_commands
 from vtopo.cli_agent import IN_PROCESS_NOTE, agent_client
 from vtopo.cli_agent import add_commands as add_agent_commands
+from vtopo.sites.commands import add_commands as add_sites_commands
 from vtopo.cli_check import add_commands as add_check_commands
 from vtopo.cli_experiment import add_commands as add_experiment_commands
 from vtopo.cli_consent import add_consent_arguments, consent_of
@@ -409,6 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_experiment_commands(command)
     add_operate_commands(command)
     add_interop_commands(command)
+    add_sites_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")
     return parser

@@ -4,31 +4,72 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from vtopo.agent.client import AgentClient, AgentUnavailable
-from vtopo.compile.compiler import compile_lab
-from vtopo.compile.plan import Plan
-from vtopo.kinds.environment import HostFacts, Trust
-from vtopo.kinds.registry import installed_kinds
 from vtopo.model import io
-from vtopo.model.placement import site_parts, sites_used
+from vtopo.model.placement import sites_used
 from vtopo.model.topology import Topology
-from vtopo.reports import ProgressCallback, user_name
-from vtopo.sites import spread as s
 
-EXIT_OK, EXIT_FAILED = 0, 1
+if TYPE_CHECKING:  # the CLI builds its parser with this module: the rest loads when a command runs
+    from vtopo.agent.client import AgentClient
+    from vtopo.kinds.environment import HostFacts, Trust
+    from vtopo.reports import ProgressCallback
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
+PLACE_HELP = ("suggest how to split a lab over two sites: VM memory balanced, few links between them (Kernighan-Lin "
+              "bisection); --write puts it in the file")
+
+
+def add_commands(command: Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]) -> None:
+    sub = command("place", cmd_place, PLACE_HELP)
+    sub.add_argument("file", type=Path)
+    sub.add_argument("--sites", required=True, metavar="A,B", help="the two sites, named as in the lab ('' or the "
+                     "site without destination: this machine)")
+    sub.add_argument("--write", action="store_true", help="give each node its suggested site in the file")
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    from vtopo.lab import context_of
+    from vtopo.sites.place import suggest
+
+    topology = io.load(args.file)
+    names = args.sites.split(",")
+    unknown = [name for name in names if name and name not in topology.sites]
+    if len(names) != 2 or unknown:
+        print(f"error: --sites names two of the lab's sites ({', '.join(topology.sites) or 'it names none'})"
+              + (f"; it has no {', '.join(unknown)}" if unknown else ""), file=sys.stderr)
+        return EXIT_BAD_LAB
+    placement = suggest(context_of(topology), names[0], names[1])
+    for node_id, site in placement.sites.items():
+        print(f"  {topology.nodes[node_id].name:<24} {site or 'this machine'}")
+    print(f"{placement.crossing} link(s) between the sites; VM memory "
+          + ", ".join(f"{name or 'this machine'} {mb:,} MiB" for name, mb in placement.memory_mb.items()))
+    if args.write:
+        for node_id, site in placement.sites.items():
+            topology.update_node(node_id, site=site)
+        io.save(topology, args.file)
+        print(f"wrote the sites into {args.file}")
+    return EXIT_OK
+
+
+def spread(topology: Topology) -> bool:
+    """Whether the lab places nodes on another site than this machine."""
+    return len(sites_used(topology)) > 1
 
 
 def _spread_lab(path: Path) -> Topology | None:
     if path.suffix != ".vtopo" or not path.exists():
         return None
     topology = io.load(path)
-    return topology if s.spread(topology) else None
+    return topology if spread(topology) else None
 
 
 def _needs_agent(agent: AgentClient | None) -> AgentClient:
+    from vtopo.agent.client import AgentUnavailable
+
     if agent is None:
         raise AgentUnavailable("a lab spread over sites is deployed through the agents of its sites; start this "
                                "machine's with `sudo vtopo agent --daemon` (or `make run`)")
@@ -40,6 +81,8 @@ def deploy(args: argparse.Namespace, agent: AgentClient | None, consent: Trust, 
     topology = _spread_lab(args.file)
     if topology is None:
         return None
+    from vtopo.sites import spread as s
+
     refused = s.not_allowed(topology, frozenset(args.allow_site))
     if refused:
         print("\n".join(f"error: {line}" for line in refused), file=sys.stderr)
@@ -58,7 +101,9 @@ def deploy(args: argparse.Namespace, agent: AgentClient | None, consent: Trust, 
 
 
 def destroy(lab: str, agent: AgentClient | None, progress: ProgressCallback) -> int | None:
-    if agent is None or (topology := s.deployed_topology(lab, agent)) is None or not s.spread(topology):
+    from vtopo.sites import spread as s
+
+    if agent is None or (topology := s.deployed_topology(lab, agent)) is None or not spread(topology):
         return None
     try:
         steps = s.destroy(topology, agent, progress)
@@ -71,7 +116,10 @@ def destroy(lab: str, agent: AgentClient | None, progress: ProgressCallback) -> 
 
 
 def status(lab: str, agent: AgentClient | None) -> int | None:
-    if agent is None or (topology := s.deployed_topology(lab, agent)) is None or not s.spread(topology):
+    from vtopo.reports import user_name
+    from vtopo.sites import spread as s
+
+    if agent is None or (topology := s.deployed_topology(lab, agent)) is None or not spread(topology):
         return None
     up = True
     for site in s.status(topology, agent):
@@ -91,12 +139,17 @@ def status(lab: str, agent: AgentClient | None) -> int | None:
 def explain(topology: Topology, facts: HostFacts | None, consent: Trust,
             owners: set[str] | None) -> str | None:
     """The script of each site's part, one after the other."""
-    if not s.spread(topology):
+    if not spread(topology):
         return None
+    from vtopo.compile.compiler import compile_lab
+    from vtopo.kinds.registry import installed_kinds
+    from vtopo.model.placement import site_parts
+    from vtopo.sites import spread as s
+
     parts = site_parts(topology, s.tunnel_vnis())
     texts = []
     for site in sites_used(topology):
-        plan: Plan = compile_lab(topology, installed_kinds(), facts, replace(consent, site=parts[site]))
+        plan = compile_lab(topology, installed_kinds(), facts, replace(consent, site=parts[site]))
         where = topology.sites[site].destination if site else "this machine"
         texts.append(f"# ======== site {s.site_label(site)} ({where})\n{plan.explain(owners)}")
     return "\n".join(texts)

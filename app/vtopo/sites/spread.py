@@ -34,11 +34,6 @@ def site_label(site: str) -> str:
     return site or "local"
 
 
-def spread(topology: Topology) -> bool:
-    """Whether the lab places nodes on another site than this machine."""
-    return len(sites_used(topology)) > 1
-
-
 def not_allowed(topology: Topology, allowed: frozenset[str]) -> list[str]:
     """The sites the lab's file names that the user has not allowed vtopo to connect to, each with what it would use."""
     refused = []
