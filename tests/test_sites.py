@@ -14,8 +14,8 @@ from vtopo.kinds.environment import Trust
 from vtopo.lab import plan_of, problems_of
 from vtopo.model import io
 from vtopo.model.placement import site_parts
-from vtopo.model.sites import TUNNEL_MTU, Site, Tunnel
-from vtopo.ops import CreateNamespace, CreateVxlan, ConfigureLink
+from vtopo.model.sites import TUNNEL_MTU, Site
+from vtopo.ops import ConfigureLink, CreateBridge, CreateNamespace, CreateVxlan
 from vtopo.sites.spread import not_allowed
 from vtopo.sites.transport import ssh_argv
 
@@ -81,8 +81,7 @@ def test_a_link_to_a_vm_on_another_site_is_refused_by_name():
 
 def test_each_site_plans_its_own_nodes_and_its_end_of_the_tunnel():
     topology = two_sites().topology
-    parts = site_parts(topology, (5000, 5999))
-    local, remote = (plan_of(topology, trust=Trust(site=parts[site])) for site in ("", "b"))
+    local, remote = (plan_of(topology, trust=Trust(site=site, tunnel_vnis=(5000, 5999))) for site in ("", "b"))
     for plan, node, peer in ((local, "c1", "198.18.0.2"), (remote, "c2", "198.18.0.1")):
         assert [op.name for op in plan.ops if isinstance(op, CreateNamespace)] == [f"{plan.prefix}-{node}"]
         [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
@@ -90,7 +89,8 @@ def test_each_site_plans_its_own_nodes_and_its_end_of_the_tunnel():
                                                                           TUNNEL_MTU)
         assert 5000 <= tunnel.vni <= 5999
         assert any(isinstance(op, ConfigureLink) and op.mtu == TUNNEL_MTU for op in plan.ops)
-    assert parts[""].tunnels[0].vni == parts["b"].tunnels[0].vni
+    assert {op.vni for plan in (local, remote) for op in plan.ops if isinstance(op, CreateVxlan)} == {
+        site_parts(topology, (5000, 5999))["b"].tunnels[0].vni}  # both ends compute the same VNI
 
 
 def test_a_bridge_spanning_sites_gets_the_tunnel_mtu_on_every_interface_of_its_segment():
@@ -117,26 +117,34 @@ def test_explain_shows_each_sites_script_and_says_why_the_mtu_is_lower(tmp_path:
     assert "# MTU 1450: the underlay's 1500 less 50 bytes of VXLAN headers" in out
 
 
-def test_the_agent_refuses_vnis_outside_its_range_and_a_members_tunnel_to_an_unlisted_peer(tmp_path: Path):
+def test_the_agent_refuses_vnis_outside_its_range(tmp_path: Path):
     config = tmp_path / "agent.toml"
     config.write_text('tunnel_vnis = [100, 199]\ntunnel_peers = ["198.18.0.3"]\n')
     policy = Policy.read(config)
     with pytest.raises(TunnelRefused, match="outside this host's tunnel_vnis, 100-199"):
-        policy.site_part("b", "198.18.0.2", [Tunnel("l1", 200, "198.18.0.1")], root=True)
-    with pytest.raises(TunnelRefused, match="only root may tunnel a lab to 198.18.0.1"):
-        policy.site_part("b", "198.18.0.2", [Tunnel("l1", 150, "198.18.0.1")], root=False)
-    assert policy.site_part("b", "198.18.0.2", [Tunnel("l1", 150, "198.18.0.3")], root=False) is not None
-    assert policy.site_part("", "", [], root=False) is None
+        policy.vnis_within([150, 200])
+    assert policy.vnis_within([120, 130]) == (120, 130) and policy.vnis_within([]) == (100, 199)
+    assert policy.tunnel_peers == {"198.18.0.3"}
     config.write_text("tunnel_vnis = [300, 200]\n")
     with pytest.raises(PolicyError, match="tunnel_vnis must be"):
         Policy.read(config)
 
 
-def test_a_deploy_request_carries_the_sites_part():
-    part = site_parts(two_sites().topology)["b"]
-    consent = p.Consent(site=part.site, site_address=part.address, tunnels=list(part.tunnels))
+def test_a_members_lab_tunnels_only_to_the_peers_the_administrator_listed():
+    topology = two_sites().topology
+    [error] = [problem for problem in problems_of(topology, trust=Trust(site="b", tunnel_peers=frozenset()))
+               if problem.severity.value == "error"]
+    assert error.subject == "link c1:eth0-c2:eth0" and "only root may tunnel a lab to 198.18.0.1" in error.message
+    assert not [problem for problem in problems_of(topology, trust=Trust(site="b",
+                                                                         tunnel_peers=frozenset({"198.18.0.1"})))
+                if problem.severity.value == "error"]
+
+
+def test_a_deploy_request_carries_the_site_and_its_vni_range():
+    consent = p.Consent(site="b", tunnel_vnis=[5000, 5999])
     request = p.decode(p.encode(p.DeployRequest("{}", consent)).rstrip(b"\n"), p.REQUESTS)
-    assert isinstance(request, p.DeployRequest) and request.consent.tunnels == list(part.tunnels)
+    assert isinstance(request, p.DeployRequest) and (request.consent.site, request.consent.tunnel_vnis) == (
+        "b", [5000, 5999])
 
 
 def test_ssh_gets_the_destination_after_the_options_and_the_labs_key_only_when_allowed():
@@ -183,3 +191,18 @@ def test_place_names_the_sites_it_does_not_know(tmp_path: Path, capsys):
     io.save(two_sites().topology, path)
     assert main(["place", str(path), "--sites", "here,mars"]) == 2
     assert "it has no mars" in capsys.readouterr().err
+
+
+def test_a_bridge_with_two_nodes_on_another_site_gets_a_copy_there_joined_by_one_tunnel():
+    lab = LabBuilder("split", [here(), REMOTE])
+    lab.node("br0", "bridge")
+    for index, site in enumerate(("", "b", "b"), start=1):
+        lab.node(f"c{index}", "container", site=site)
+        lab.link(f"c{index}", "br0", f"10.0.1.{index}/24")
+    local, remote = (plan_of(lab.topology, trust=Trust(site=site)) for site in ("", "b"))
+    for plan in (local, remote):
+        [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
+        assert tunnel.netns is None and tunnel.owner.startswith("link br0:")  # the trunk between the two bridges
+    assert [op.name for op in remote.ops if isinstance(op, CreateBridge)] == [f"{remote.prefix}-br0"]
+    assert sorted(op.name for op in remote.ops if isinstance(op, CreateNamespace)) == [f"{remote.prefix}-c2",
+                                                                                      f"{remote.prefix}-c3"]

@@ -6,9 +6,15 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_process import Agent
+from spread_labs import LabBuilder, here
+from vtopo.model import io
 from vtopo.model.sites import Site
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "sim-host.sh"
@@ -42,14 +48,19 @@ class SimulatedHost:
     def down(self) -> None:
         subprocess.run([str(SCRIPT), "down", self.name], capture_output=True, text=True, timeout=120, check=True)
 
-    def run(self, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        """`argv` inside the host's network and mount namespaces."""
+    def inside(self, *argv: str) -> list[str]:
+        """The command line that runs `argv` inside the host's network and mount namespaces."""
         holder = (self.directory / "holder.pid").read_text().strip()
-        return subprocess.run(["nsenter", "--target", holder, "--net", "--mount", "--", *argv], capture_output=True,
-                              text=True, timeout=timeout)
+        return ["nsenter", "--target", holder, "--net", "--mount", "--", *argv]
+
+    def vtopo_argv(self, *args: str) -> list[str]:
+        return self.inside(str(self.directory / "bin" / "vtopo"), *args)
+
+    def run(self, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.inside(*argv), capture_output=True, text=True, timeout=timeout)
 
     def vtopo(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return self.run(str(self.directory / "bin" / "vtopo"), *args, timeout=timeout)
+        return subprocess.run(self.vtopo_argv(*args), capture_output=True, text=True, timeout=timeout)
 
     @property
     def agent_pid(self) -> int:
@@ -70,3 +81,47 @@ class SimulatedHost:
         left += [f"record {path.name}" for path in labs.iterdir()] if labs.is_dir() else []
         left += [f"run directory {path.name}" for path in (self.directory / "run").iterdir() if path.is_dir()]
         return left
+
+
+AGENT_CONFIG = 'tunnel_vnis = [3000000, 3099999]\n'
+
+
+@dataclass
+class Sites:
+    agent: Agent  # the real host's
+    b: SimulatedHost
+    c: SimulatedHost
+    directory: Path
+
+    def builder(self, name: str) -> LabBuilder:
+        return LabBuilder(name, [here(), self.b.site, self.c.site])
+
+    def save(self, lab: LabBuilder) -> Path:
+        path = self.directory / f"{lab.topology.name}.vtopo"
+        io.save(lab.topology, path)
+        return path
+
+    def deploy(self, lab: LabBuilder) -> subprocess.CompletedProcess[str]:
+        return self.agent.vtopo(None, "deploy", str(self.save(lab)), "--allow-site", "b", "--allow-site", "c",
+                                timeout=240)
+
+    def vtopo(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.agent.vtopo(None, *args, timeout=240)
+
+    def residue(self) -> dict[str, list[str]]:
+        return {host.name: left for host in (self.b, self.c) if (left := host.residue())}
+
+
+@contextmanager
+def running_sites() -> Iterator[Sites]:
+    """Simulated hosts b and c, and an agent of the tests' own on the real host, all with the same VNI range."""
+    hosts: list[SimulatedHost] = []
+    try:
+        hosts = [SimulatedHost.up("b"), SimulatedHost.up("c")]
+        for host in hosts:
+            (host.directory / "agent.toml").write_text(AGENT_CONFIG)
+        with Agent.running(AGENT_CONFIG) as agent, tempfile.TemporaryDirectory() as directory:
+            yield Sites(agent, hosts[0], hosts[1], Path(directory))
+    finally:
+        for host in hosts:
+            host.down()

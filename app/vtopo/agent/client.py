@@ -138,11 +138,9 @@ class AgentClient:
     def deploy(self, document: str, consent: Trust, progress: ProgressCallback | None = None, update: bool = False,
                source: str = "", every_step: bool = True) -> DeployReport:
         """`every_step` False: `progress` hears of each stage once (and of what nodes print), not of each operation."""
-        site = consent.site
         request = p.DeployRequest(document, p.Consent(sorted(consent.host_devices), sorted(consent.images),
-                                                      sorted(consent.startup_commands), site.site if site else "",
-                                                      site.address if site else "", list(site.tunnels) if site else []),
-                                  update, source,
+                                                      sorted(consent.startup_commands), consent.site,
+                                                      list(consent.tunnel_vnis)), update, source,
                                   every_step and progress is not None)
         report: DeployReport = p.read_as(DeployReport, self.checked(request, progress))
         return report

@@ -24,7 +24,7 @@ import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from vtopo.model.sites import DEFAULT_VNIS, VNI_LIMITS, SitePart, Tunnel, is_address
+from vtopo.model.sites import DEFAULT_VNIS, VNI_LIMITS, is_address
 
 CONFIG = Path("/etc/vtopo/agent.toml")
 LISTS = ("host_devices", "image_dirs", "tunnel_peers", "tunnel_vnis")
@@ -82,20 +82,15 @@ class Policy:
         return cls(path, frozenset(devices), frozenset(os.path.normpath(directory) for directory in directories),
                    tunnel_vnis=_vni_range(data, path), tunnel_peers=frozenset(peers), **limits)
 
-    def site_part(self, site: str, address: str, tunnels: list[Tunnel], root: bool) -> SitePart | None:
-        """The part of a lab spread over sites a deploy asks for, if its tunnels are allowed: VNIs from tunnel_vnis,
-        and for a member, only to the underlay addresses in tunnel_peers. None for a lab on this machine alone."""
-        if not site and not address and not tunnels:
-            return None
+    def vnis_within(self, asked: list[int]) -> tuple[int, int]:
+        """The VNI range a deploy asks its tunnels to take ([] for this agent's own), if it lies within tunnel_vnis."""
         first, last = self.tunnel_vnis
-        for tunnel in tunnels:
-            if not first <= tunnel.vni <= last:
-                raise TunnelRefused(f"VNI {tunnel.vni} of link {tunnel.link} is outside this host's tunnel_vnis, "
-                                    f"{first}-{last} (in {self.source})")
-            if not root and tunnel.remote not in self.tunnel_peers:
-                raise TunnelRefused(f"only root may tunnel a lab to {tunnel.remote}; ask an administrator to list it "
-                                    f'in {self.source}: tunnel_peers = ["{tunnel.remote}"]')
-        return SitePart(site, address, tuple(tunnels))
+        if not asked:
+            return first, last
+        if len(asked) != 2 or not first <= asked[0] <= asked[1] <= last:
+            raise TunnelRefused(f"the lab's tunnels would take VNIs {'-'.join(map(str, asked))}, outside this host's "
+                                f"tunnel_vnis, {first}-{last} (in {self.source}); give every site the same range")
+        return asked[0], asked[1]
 
     def allows_image(self, image: str) -> bool:
         """Whether `image` (an absolute path) lies directly in one of the listed directories."""

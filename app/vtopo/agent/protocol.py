@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Union
 
 from vtopo.kinds.environment import CLIENTS_GROUP
-from vtopo.model.sites import Tunnel
 
 from vtopo.reports import LabEntry, PartState, Progress, user_name
 
@@ -58,9 +57,8 @@ class Consent:
     host_devices: list[str] = field(default_factory=list)  # root's to give, or listed in the agent's configuration
     images: list[str] = field(default_factory=list)  # absolute paths; the caller must be able to read each
     startup_commands: list[str] = field(default_factory=list)  # nodes; the commands run as the lab's owner
-    site: str = ""  # of a lab spread over sites: the site whose part this host deploys ("" this machine's)...
-    site_address: str = ""  # ...its underlay address, and its ends of the tunnels (VNIs the agent's to allow)
-    tunnels: list[Tunnel] = field(default_factory=list)
+    site: str = ""  # of a lab spread over sites, the site whose part this host deploys ("" this machine's)
+    tunnel_vnis: list[int] = field(default_factory=list)  # [first, last] its tunnels' VNIs come from; [] the agent's
 
 
 # ---------------------------------------------------------------- requests

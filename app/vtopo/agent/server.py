@@ -645,11 +645,12 @@ def _consent(consent: p.Consent, caller: Caller, policy: Policy) -> Trust:
             if not _readable_by(caller, image):
                 raise Refused(f"--allow-image {image}: {caller.name} cannot read that file, so the lab may not use it")
     try:
-        site = policy.site_part(consent.site, consent.site_address, consent.tunnels, caller.root)
+        vnis = policy.vnis_within(consent.tunnel_vnis)
     except TunnelRefused as why:
         raise Refused(str(why)) from None
     return Trust(host_devices=frozenset(consent.host_devices), images=frozenset(consent.images),
-                 startup_commands=frozenset(consent.startup_commands), site=site)
+                 startup_commands=frozenset(consent.startup_commands), site=consent.site, tunnel_vnis=vnis,
+                 tunnel_peers=None if caller.root else policy.tunnel_peers)
 
 
 def _readable_by(caller: Caller, path: str) -> bool:

@@ -16,7 +16,7 @@ from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
-from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus, tunnel_end
+from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus, split_switches, tunnel_end
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, LoopProtection, NodeContext, Role
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
@@ -55,7 +55,8 @@ class Compiler:
     def check(self) -> None:
         """The stages before lowering; raises StageFailed at the end of the first stage that found an error."""
         stages: list[tuple[str, Callable[[], None]]] = [
-            ("validate", self.validate), ("name and address", self.name_and_address)]
+            ("validate", self.validate), ("split switches over sites", self.split_switches),
+            ("name and address", self.name_and_address)]
         for stage, body in stages:
             body()
             if errors_in(self.problems):
@@ -94,26 +95,35 @@ class Compiler:
         for end in self.lab.ends:  # in this stage, so no kind check ever meets an address it cannot parse
             self._check_interface(end)
 
+    def split_switches(self) -> None:
+        """A switch spanning sites becomes one per site joined by tunnels; the lab so changed is validated again."""
+        if self.crossing and split_switches(self.lab):
+            self.problems = []
+            self.lab = LabContext(self.topology, self.lab.names, self.facts, self.lab.trust)
+            self.validate()
+
     def _validate_sites(self) -> None:
         problems = site_problems(self.topology)
         self.problems.extend(problems)
         if problems:
             return
         self.crossing = {link.id for link in self.topology.links.values() if crossing(self.topology, link)}
+        trust = self.lab.trust
+        if trust.site != LOCAL and trust.site not in self.topology.sites:
+            self.error(f"this host was asked to deploy the part of site {trust.site!r}, which the lab does not name",
+                       "lab", path="$.lab.sites")
+            return
         try:
-            self.part = self.lab.trust.site or site_parts(self.topology)[LOCAL]
+            self.part = site_parts(self.topology, trust.tunnel_vnis).get(trust.site, SitePart(trust.site))
         except ValueError as error:
             self.error(str(error), "lab", path="$.lab.sites")
             return
-        if self.part.site != LOCAL and self.part.site not in self.topology.sites:
-            self.error(f"this host was asked to deploy the part of site {self.part.site!r}, which the lab does not "
-                       "name", "lab", path="$.lab.sites")
-        for link_id in sorted(self.crossing):
-            link = self.topology.links[link_id]
-            here = any(self._here(end.node) for end in link.ends)
-            if here and self.part.tunnel(link_id) is None:
-                self.error(f"this host deploys site {self.part.site or 'local'}'s part and was given no tunnel for "
-                           "this link between sites", f"link {self.topology.describe_link(link)}", link_id)
+        for tunnel in self.part.tunnels:
+            if trust.tunnel_peers is not None and tunnel.remote not in trust.tunnel_peers:
+                link = self.topology.links[tunnel.link]
+                self.error(f"only root may tunnel a lab to {tunnel.remote}; ask an administrator to list it in the "
+                           f'agent\'s configuration: tunnel_peers = ["{tunnel.remote}"]',
+                           f"link {self.topology.describe_link(link)}", link.id)
 
     def _here(self, node_id: str) -> bool:
         """Whether a node runs on the site this compile is for."""

@@ -1,11 +1,15 @@
 """Links between sites: each becomes a VXLAN tunnel, whose end on this site is the device the link would have had
-here (a node's interface, or a switch's port), with the MTU the tunnel leaves."""
+here (a node's interface, or a switch's port), with the MTU the tunnel leaves. A switch with several nodes on another
+site gets a copy of itself there, joined to it by one tunnel."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from vtopo.kinds.contract import EndContext, LabContext, Role
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.model.placement import site_of
 from vtopo.model.sites import TUNNEL_MTU, VXLAN_OVERHEAD, VXLAN_PORT, SitePart
+from vtopo.model.topology import Endpoint, Link, Node
 from vtopo.ops import CreateVxlan, Op
 
 TUNNEL = "vxlan tunnel"  # the medium of a link between sites
@@ -25,7 +29,48 @@ def lower_tunnel_mtus(lab: LabContext, crossing: set[str]) -> None:
 def tunnel_end(end: EndContext, part: SitePart) -> Iterator[Op]:
     """The VXLAN device of this site's end of a link between sites."""
     tunnel = part.tunnel(end.link.id)
-    assert tunnel is not None, "the compiler checks that the site's part has every tunnel of its nodes' links"
+    assert tunnel is not None, "a site's part has a tunnel for each of its nodes' links to other sites"
     yield CreateVxlan(owner=f"link {end.link_name}", name=end.device, netns=end.netns, vni=tunnel.vni,
                       local=part.address, remote=tunnel.remote, port=VXLAN_PORT, mtu=end.end.interface.mtu,
                       overhead=VXLAN_OVERHEAD)
+
+
+def split_switches(lab: LabContext) -> bool:
+    """Give each switch a copy on every other site where two or more of its links end, in the lab's topology: the
+    copy takes those links and is joined to the switch by one more (a trunk, one tunnel), so the segment stays one
+    broadcast domain while that site's nodes switch between them locally. A numbered switch (one that gives the host
+    an address) stays whole: the host's address belongs to its own site. Whether any switch was split."""
+    topology = lab.topology
+    split = False
+    for switch in [node for node in lab.nodes.values() if node.kind.role is Role.SWITCH]:
+        if switch.kind.host_addresses(switch):
+            continue
+        node = switch.node
+        home = site_of(topology, node)
+        away: dict[str, list[Endpoint]] = {}
+        for link in topology.links_of(node.id):
+            mine, theirs = (link.a, link.b) if link.a.node == node.id else (link.b, link.a)
+            there = site_of(topology, topology.nodes[theirs.node])
+            if there != home:
+                away.setdefault(there, []).append(mine)
+        for site, ends in sorted(away.items()):
+            if len(ends) >= 2:
+                _copy_switch(lab, switch, site, ends)
+                split = True
+    return split
+
+
+def _copy_switch(lab: LabContext, switch: NodeContext[Any], site: str, ends: list[Endpoint]) -> None:
+    topology, node = lab.topology, switch.node
+    copy = Node(f"{node.id}@{site}", node.name, node.kind, dict(node.settings), node.position, site=site)
+    topology.nodes[copy.id] = copy
+    for end in ends:
+        end.node = copy.id
+    ports = switch.kind.ports
+    here, there = ports.next_free(topology.used_ports(node.id)), ports.next_free({end.port for end in ends})
+    if here is not None and there is not None:  # a switch with every port taken keeps those links as they are
+        topology.links[f"{copy.id} trunk"] = Link(f"{copy.id} trunk", Endpoint(node.id, here), Endpoint(copy.id, there))
+    else:
+        for end in ends:
+            end.node = node.id
+        del topology.nodes[copy.id]

@@ -13,14 +13,14 @@ import json
 import os
 import shutil
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, make_directory, open_file, write_file
 from vtopo.kinds.environment import HostFacts, LabOwner, Trust, default_prefix
 from vtopo.model import io
-from vtopo.model.sites import SitePart
+from vtopo.model.sites import DEFAULT_VNIS, LOCAL
 from vtopo.model.topology import Topology
 from vtopo.ops import Op, op_from_json
 from vtopo.reports import user_name
@@ -76,7 +76,8 @@ def consent_of(deployment: dict[str, Any]) -> Trust:
     uid, gid = data.get("owner", (0, 0))
     return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())),
                  startup_commands=frozenset(data.get("startup_commands", ())), owner=LabOwner(int(uid), int(gid)),
-                 site=SitePart.from_json(data["site"]) if "site" in data else None)
+                 site=data.get("site", LOCAL), tunnel_vnis=tuple(data.get("tunnel_vnis", DEFAULT_VNIS)),
+                 tunnel_peers=None if data.get("tunnel_peers") is None else frozenset(data["tunnel_peers"]))
 
 
 @dataclass
@@ -183,7 +184,8 @@ class LabRecord:
 def consent_to_json(consent: Trust) -> dict[str, Any]:
     return {"host_devices": sorted(consent.host_devices), "images": sorted(consent.images),
             "startup_commands": sorted(consent.startup_commands), "owner": [consent.owner.uid, consent.owner.gid],
-            **({"site": asdict(consent.site)} if consent.site else {})}
+            "site": consent.site, "tunnel_vnis": list(consent.tunnel_vnis),
+            "tunnel_peers": None if consent.tunnel_peers is None else sorted(consent.tunnel_peers)}
 
 
 class Journal:

@@ -5,7 +5,7 @@ import hashlib
 from dataclasses import dataclass
 
 from vtopo.model.rules import lab_tag
-from vtopo.model.sites import SitePart
+from vtopo.model.sites import DEFAULT_VNIS, LOCAL
 
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
 VM_BACKENDS = ("", "auto", "libvirt", "qemu")  # a lab's vm_backend; "" is auto
@@ -67,7 +67,9 @@ class Trust:
     host_interfaces: frozenset[str] | None = None
     host_networks: tuple[str, ...] = ()  # the host's own addresses and routes (CIDR), none of them a lab's
     owner: LabOwner = LabOwner()
-    site: SitePart | None = None  # the part of a lab spread over sites this host deploys; None: this machine's part
+    site: str = LOCAL  # of a lab spread over sites, the site whose part this host deploys
+    tunnel_vnis: tuple[int, int] = DEFAULT_VNIS  # the VNIs its tunnels take (the agent's configuration allows them)
+    tunnel_peers: frozenset[str] | None = None  # the underlay addresses it may tunnel to; None: any (root's labs)
 
 
 PREFIX_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"

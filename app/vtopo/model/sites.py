@@ -9,7 +9,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Any
 
 LOCAL = ""  # the site of the machine vtopo runs on
 SITE_NAME = re.compile(r"[a-z][a-z0-9-]{0,15}")
@@ -64,12 +63,6 @@ class SitePart:
     site: str = LOCAL
     address: str = ""  # this site's underlay address
     tunnels: tuple[Tunnel, ...] = ()
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SitePart:
-        """The part as `dataclasses.asdict` wrote it (a lab's record keeps it)."""
-        return cls(str(data["site"]), str(data["address"]),
-                   tuple(Tunnel(str(t["link"]), int(t["vni"]), str(t["remote"])) for t in data["tunnels"]))
 
     def tunnel(self, link_id: str) -> Tunnel | None:
         return next((tunnel for tunnel in self.tunnels if tunnel.link == link_id), None)

@@ -143,13 +143,12 @@ def explain(topology: Topology, facts: HostFacts | None, consent: Trust,
         return None
     from vtopo.compile.compiler import compile_lab
     from vtopo.kinds.registry import installed_kinds
-    from vtopo.model.placement import site_parts
     from vtopo.sites import spread as s
 
-    parts = site_parts(topology, s.tunnel_vnis())
+    vnis = s.tunnel_vnis()
     texts = []
     for site in sites_used(topology):
-        plan = compile_lab(topology, installed_kinds(), facts, replace(consent, site=parts[site]))
+        plan = compile_lab(topology, installed_kinds(), facts, replace(consent, site=site, tunnel_vnis=vnis))
         where = topology.sites[site].destination if site else "this machine"
         texts.append(f"# ======== site {s.site_label(site)} ({where})\n{plan.explain(owners)}")
     return "\n".join(texts)

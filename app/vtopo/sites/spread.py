@@ -16,7 +16,7 @@ from vtopo.agent.client import AgentClient, AgentError, AgentRefused, AgentUnava
 from vtopo.agent.policy import Policy, PolicyError
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
-from vtopo.model.placement import site_parts, sites_used
+from vtopo.model.placement import sites_used
 from vtopo.model.sites import LOCAL, DEFAULT_VNIS
 from vtopo.model.topology import Topology
 from vtopo.reports import DeployReport, Progress, ProgressCallback
@@ -79,13 +79,12 @@ def _labelled(progress: ProgressCallback, site: str) -> ProgressCallback:
 def deploy(topology: Topology, consent: Trust, local: AgentClient, progress: ProgressCallback,
            source: str = "") -> list[tuple[str, DeployReport]]:
     """Deploy every site's part; on any failure, destroy what the others deployed and raise SitesFailed."""
-    document = io.dumps(topology)
-    parts = site_parts(topology, tunnel_vnis())
+    document, vnis = io.dumps(topology), tunnel_vnis()
     agents = clients(topology, local)
 
     def deploy_part(site: str, agent: AgentClient) -> DeployReport:
-        return agent.deploy(document, replace(consent, site=parts[site]), _labelled(progress, site), source=source,
-                            every_step=False)
+        return agent.deploy(document, replace(consent, site=site, tunnel_vnis=vnis), _labelled(progress, site),
+                            source=source, every_step=False)
 
     results = _on_each(agents, deploy_part)
     failed = {site: result for site, result in results.items() if isinstance(result, Exception)}
