@@ -288,8 +288,9 @@ class Compiler:
                 self.error(problem, subject, subject_id)
 
     def _check_resources(self) -> None:
-        """The VMs' memory must fit in the host's, or the lab is refused before anything starts."""
-        taken = [node.kind.resources(node) for node in self.lab.nodes.values()]
+        """The VMs' memory must fit in the host's (this site's, of a lab spread over sites), or the lab is refused
+        before anything starts."""
+        taken = [node.kind.resources(node) for node_id, node in self.lab.nodes.items() if self._here(node_id)]
         memory, cpus = sum(m for m, _ in taken), sum(c for _, c in taken)
         if self.facts.memory_mb and memory > self.facts.memory_mb:
             self.error(f"the lab's VMs need {memory:,} MiB of memory together and this host has "

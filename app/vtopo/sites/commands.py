@@ -83,6 +83,10 @@ def deploy(args: argparse.Namespace, agent: AgentClient | None, consent: Trust, 
         return None
     from vtopo.sites import spread as s
 
+    if args.update:
+        print(f"error: lab {topology.name} is spread over sites, which --update does not change yet; destroy it and "
+              "deploy it again", file=sys.stderr)
+        return EXIT_FAILED
     refused = s.not_allowed(topology, frozenset(args.allow_site))
     if refused:
         print("\n".join(f"error: {line}" for line in refused), file=sys.stderr)
