@@ -116,7 +116,7 @@ def test_a_failure_on_the_second_site_rolls_back_all_three(spread: Sites):
         spread.b.run("ip", "netns", "del", in_the_way)
     assert deployed.returncode == 1
     assert "site b:" in deployed.stderr and "every site's part was rolled back" in deployed.stderr
-    assert spread.vtopo("status", "fail").stdout.strip() == "no lab is deployed"
+    assert not [line for line in spread.vtopo("status").stdout.splitlines() if line.startswith("lab fail ")]
 
 
 def test_kill_9_of_a_sites_agent_then_cleanup_there(spread: Sites):

@@ -101,8 +101,11 @@ def deploy(topology: Topology, consent: Trust, local: AgentClient, progress: Pro
 
 
 def deployed_topology(lab: str, local: AgentClient) -> Topology | None:
-    """The lab as the local site's record keeps it, when the caller may read it."""
-    summaries = local.status(lab)
+    """The lab as the local site's record keeps it, when the caller may read it; None when there is none."""
+    try:
+        summaries = local.status(lab)
+    except AgentError:
+        return None
     if not summaries or not summaries[0].document:
         return None
     return io.from_document(summaries[0].document, lab)
