@@ -198,7 +198,7 @@ class Compiler:
     def _name_end(self, end: EndContext) -> None:
         kind, node = end.kind, end.owner
         if kind.role is Role.SEGMENT or not self._here(end.node.id):
-            return  # the macvlan or macvtap child device belongs to the other end
+            return  # a macvlan or macvtap child belongs to the other end; another site's node has no device here
         if kind.role is Role.NAMESPACE:
             end.netns = kind.netns(node)
         if end.medium == "tap" and kind.role is not Role.MACHINE:
