@@ -72,14 +72,15 @@ class SimulatedHost:
 
     def residue(self) -> list[str]:
         """What labs left on this host: namespaces, interfaces besides its own, nftables tables, lab records and run
-        directories, processes other than its sshd, agent and holder."""
+        directories."""
         left = [f"namespace {name}" for name in self.run("ip", "netns", "list").stdout.split()]
         left += [f"link {line.split()[0]}" for line in self.run("ip", "-br", "link").stdout.splitlines()
                  if line.split()[0].split("@")[0] not in ("lo", "uplink")]
         left += [f"nft {line}" for line in self.run("nft", "list", "tables").stdout.splitlines() if "vtopo-" in line]
         labs = self.directory / "lib" / "labs"
         left += [f"record {path.name}" for path in labs.iterdir()] if labs.is_dir() else []
-        left += [f"run directory {path.name}" for path in (self.directory / "run").iterdir() if path.is_dir()]
+        left += [f"run directory {path.name}" for path in (self.directory / "run").iterdir()
+                 if path.is_dir() and (path.name != "ns" or any(path.iterdir()))]  # ns: where labs keep namespaces
         return left
 
 
