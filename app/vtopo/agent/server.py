@@ -38,6 +38,7 @@ from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabRecord, LabTaken, StateStore, Usage
+from vtopo.host.syscalls import keep_large_blocks_mapped
 from vtopo.kinds.contract import CannotRunInside, DaemonShell, LabContext, NodeContext, Role
 from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
@@ -713,6 +714,7 @@ def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    keep_large_blocks_mapped()  # the requests' buffers: up to connections × request_bytes while a flood lasts
     print(f"vtopo agent: listening on {path}", flush=True)
     Agent(group, policy).serve(listener)
     return 0
