@@ -68,7 +68,7 @@ CASES = {
         encoded(ifaddrmsg, {"family": socket.AF_INET, "prefixlen": 24, "index": 5},
                 [("IFA_ADDRESS", "10.0.0.1"), ("IFA_LOCAL", "10.0.0.1")])),
     "an IPv6 address without duplicate detection": (
-        wire.address(ipaddress.ip_interface("2001:db8::1/64"), 5),
+        wire.address(ipaddress.ip_interface("2001:db8::1/64"), 5, wire.IFA_F_NODAD),
         encoded(ifaddrmsg, {"family": socket.AF_INET6, "prefixlen": 64, "index": 5, "flags": wire.IFA_F_NODAD},
                 [("IFA_ADDRESS", "2001:db8::1")])),
     "a default route via a gateway": (

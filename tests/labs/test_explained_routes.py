@@ -17,7 +17,7 @@ def test_the_default_route_of_a_container_is_the_explained_one(deployed):
     running = deployed("l2-vs-l3")
     plan = plan_of(running.topology)
     [route] = [op for op in plan.ops if isinstance(op, o.AddRoute) and op.netns == f"{plan.prefix}-h1"]
-    explained = shlex.split(route.explain()[-1])
+    explained = shlex.split(o.script_of(route)[-1])
     shown = subprocess.run(["ip", "-n", route.netns, "route", "show", "default"], capture_output=True, text=True,
                            check=True).stdout.split()
     assert shown[:3] == ["default", "via", route.gateway]
