@@ -39,9 +39,10 @@ def _ignore_output(_op: o.RunCommand, _text: str) -> None:
 
 
 class Applier:
+    """Applies the ops of the lab tagged `tag`, deployed by uid `owner`, on a KernelHost of its own."""
+
     def __init__(self, tag: str, on_output: OutputCallback = _ignore_output, owner: int = 0):
         self.tag = tag
-        self.owner = owner  # the uid startup commands run as (see RunCommand)
         self.kernel = KernelHost(tag, owner)
         self.notices: list[str] = []  # what the user should know about ops that did not do all they were asked
         self.on_output = on_output  # what a startup command printed, for the deploy log
@@ -74,12 +75,14 @@ class Applier:
     def _report(self, op: o.Op) -> None:
         """What the host had to tell about `op`: the notices, and what a startup command printed."""
         kernel = self.kernel
-        self.notices += [f"{op.owner}: {notice}" for notice in kernel.notices]
-        kernel.notices.clear()
-        if isinstance(op, o.RunCommand):
-            for text in kernel.printed:
-                self.on_output(op, text)
-        kernel.printed.clear()
+        if kernel.notices:
+            self.notices += [f"{op.owner}: {notice}" for notice in kernel.notices]
+            kernel.notices.clear()
+        if kernel.printed:
+            if isinstance(op, o.RunCommand):  # the only op whose host action prints
+                for text in kernel.printed:
+                    self.on_output(op, text)
+            kernel.printed.clear()
 
     def apply_ovs_batch(self, batch: list[o.Op]) -> None:
         """Bridges and ports in one ovs-vsctl transaction: all of them are made, or none."""

@@ -30,8 +30,9 @@ def _absent(error: NetlinkError) -> bool:
 
 
 class KernelHost:
-    """Does what ops ask, for the lab tagged `tag`, deployed by uid `owner` (0: root). What it has to tell about an
-    action, it keeps until `said()` takes it: `notices` for the user, `printed` what startup commands printed."""
+    """Does what ops ask, for the lab tagged `tag`, deployed by uid `owner` (0: root; a member may not run commands
+    on the host itself). What it has to tell about an action it keeps for the caller to take: `notices` for the user,
+    and `printed`, what startup commands printed."""
 
     def __init__(self, tag: str, owner: int = 0):
         self.tag = tag
