@@ -252,7 +252,7 @@ class Qdiscs:
         self.kernel, self.netns = kernel, netns
 
     def tc(self, command: str, kind: str = "", **options: Any) -> None:
-        if command == "add":
+        if command == "add":  # (the deletion of what was there first: a fresh device, as the script's, has nothing)
             index = options.pop("index")
             self.kernel.effects.append(("qdisc", self.netns, self.kernel.name_of(index), kind,
                                         tuple(sorted(options.items()))))
@@ -396,9 +396,9 @@ def kernel_effects(applier: Applier, kernel: Kernel, op: o.Op) -> list[Effect]:
 # ---------------------------------------------------------------- the script's side, read
 
 
-def script_effects(op: o.Op, kernel: Kernel) -> list[Effect]:
+def script_effects(op: o.Op) -> list[Effect]:
     """The op's lines as the tools they call would read them, in the effects the kernel side records."""
-    reader = ScriptReader(kernel)
+    reader = ScriptReader()
     lines = o.script_of(op)
     while lines:
         line = lines.pop(0)
@@ -440,8 +440,7 @@ def _netns_option(words: list[str]) -> tuple[str | None, list[str]]:
 class ScriptReader:
     """Reads each line as its tool does, into the kernel side's effects."""
 
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
+    def __init__(self) -> None:
         self.effects: list[Effect] = []
 
     def say(self, *effect: Any) -> None:
@@ -631,10 +630,9 @@ def _ms_in_us(text: str) -> int:
 # ---------------------------------------------------------------- what the two sides must share
 
 
-def comparable(effects: list[Effect], op: o.Op) -> list[Effect]:
-    """Effects as both sides can state them: the kernel side's nft JSON as the rule words nft reads, its qdisc
-    deletions (a fresh device has only the default) left out, its file, process and namespace calls as what they
-    do."""
+def comparable(effects: list[Effect]) -> list[Effect]:
+    """Effects as both sides state them: nft's JSON as the words of the nft commands that ask the same, netem's loss
+    as a number, tbf's parent (root unless netem is) stated."""
     result: list[Effect] = []
     for effect in effects:
         match effect:
@@ -686,12 +684,12 @@ def _nft_expression(expression: dict[str, Any]) -> list[str]:
     return [*words, *([] if value["op"] == "==" else [value["op"]]), shown]
 
 
-def script_side(op: o.Op, kernel: Kernel) -> list[Effect]:
-    return comparable(script_effects(op, kernel), op)
+def script_side(op: o.Op) -> list[Effect]:
+    return comparable(script_effects(op))
 
 
 def kernel_side(applier: Applier, kernel: Kernel, op: o.Op) -> list[Effect]:
-    return comparable(kernel_effects(applier, kernel, op), op)
+    return comparable(kernel_effects(applier, kernel, op))
 
 
 def assert_faithful(applier: Applier, kernel: Kernel, op: o.Op) -> None:
@@ -699,7 +697,7 @@ def assert_faithful(applier: Applier, kernel: Kernel, op: o.Op) -> None:
     the host (files, processes, namespaces, libvirt), whose work no kernel request shows as data, the script's lines
     must name what the call names, and say what it does (a directory's mode, a file's content, a process's argv)."""
     done = kernel_side(applier, kernel, op)
-    said = script_side(op, kernel)
+    said = script_side(op)
     calls = [effect for effect in done if _is_call(effect, op)]
     shell = [effect for effect in said if effect[0] in ("shell", "file", "comment") or _is_call(effect, op)]
     assert [e for e in done if e not in calls] == [e for e in said if e not in shell], op

@@ -123,14 +123,14 @@ class Sent:
         self.requests: list[tuple[str | None, int, int, bytes]] = []
 
     def socket(self, netns: str | None) -> Any:
-        sent = self
+        recorder = self
 
         class Socket:
             def index(self, name: str) -> int:
                 return INDEXES[name]
 
             def request(self, payload: bytes, kind: int, flags: int = CHANGE) -> list[Any]:
-                sent.requests.append((netns, kind, flags, payload))
+                recorder.requests.append((netns, kind, flags, payload))
                 return [{"index": 4, "ifname": "lower"}] if kind == RTM_GETLINK else []
 
             def close(self) -> None:
