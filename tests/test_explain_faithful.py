@@ -1,59 +1,32 @@
 """The explained script is what a deploy does, field by field.
 
-Every op of every shipped lab, and a specimen of every op with every field set (SPECIMENS), is applied twice: on a
-ScriptHost, whose lines are read back the way iproute2, tc, sysctl, ethtool, nft, ovs-vsctl and sh read them, and on
-the real KernelHost, with the kernel and the tools replaced at their last step by recorders: the bytes of each netlink
-request (read back with pyroute2's decoder), each tc request, the sysctl file written, each ioctl, the argv and stdin
-of ovs-vsctl and ovs-ofctl, the JSON handed to nft, the calls into files, processes and libvirt. Both readings must be
-the same list of effects. tests/test_explain_mutations.py breaks the kernel side on purpose and watches this fail.
+Every op of every shipped lab, and a specimen of every op with every field set (SPECIMENS), is applied twice: on the
+real KernelHost, with the kernel and the tools replaced at their last step by recorders (tests/recorded_kernel.py:
+the bytes of each netlink request read back with pyroute2's decoder, each tc request, the sysctl file written, each
+ioctl, the argv and stdin of ovs-vsctl and ovs-ofctl, the JSON handed to nft, the calls into files, processes and
+libvirt), and on a ScriptHost, whose lines are read back the way iproute2, tc, sysctl, ethtool, nft, ovs-vsctl and sh
+read them (tests/script_reader.py). Both readings must be the same list of effects. tests/test_explain_mutations.py
+breaks a copy of vtopo on purpose and watches this fail.
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import ipaddress
-import os
 import shlex
-import struct
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pyroute2.netlink.rtnl import RTM_DELLINK, RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWROUTE
-from pyroute2.netlink.rtnl.ifaddrmsg import ifaddrmsg
-from pyroute2.netlink.rtnl.ifinfmsg import IFF_UP, ifinfmsg
-from pyroute2.netlink.rtnl.rtmsg import rtmsg
 
+from recorded_kernel import Effect, Kernel, record_kernel
+from script_reader import script_effects
 from vtopo import ops as o
-from vtopo.host import kernel_host, netlink, nftables, ovs, owned_files
-from vtopo.host import rtnl_wire as wire
 from vtopo.host.applier import Applier
 from vtopo.kinds.environment import HostFacts
 from vtopo.lab import open_lab, plan_of
-from vtopo.model.rules import lab_tag
 from vtopo.resources import TOPOLOGIES
 
 LABS = sorted(TOPOLOGIES.glob("*.vtopo"))
 PREFIX = "vfth0"
-Effect = tuple[Any, ...]
-
-
-def _route_protocols() -> dict[str, int]:
-    """iproute2's own names of route protocols, from its rt_protos table when installed (else the kernel's header)."""
-    names = {"boot": 3, "static": 4}
-    for table in (Path("/etc/iproute2/rt_protos"), Path("/usr/share/iproute2/rt_protos"),
-                  Path("/usr/lib/iproute2/rt_protos")):
-        if table.exists():
-            for line in table.read_text().splitlines():
-                words = line.split("#")[0].split()
-                if len(words) == 2 and words[0].isdigit():
-                    names[words[1]] = int(words[0])
-    return names
-
-
-RT_PROTOS = _route_protocols()
 
 SPECIMENS: list[o.Op] = [
     o.CreateUserNamespace(owner="lab", path="/run/vtopo/ns/vfth0.user", uid=1001, gid=1002),
@@ -135,286 +108,19 @@ SPECIMENS: list[o.Op] = [
 ]
 
 
-# ---------------------------------------------------------------- the kernel's side, recorded
-
-
-class Kernel:
-    """Stands in for the kernel and the tools below KernelHost, and writes down each effect asked of them."""
-
-    def __init__(self) -> None:
-        self.effects: list[Effect] = []
-        self.netns: str | None = None  # the namespace the calling thread has entered
-        self.indexes: dict[tuple[str | None, str], int] = {}
-        self.fds: dict[int, str | None] = {}  # descriptors of namespaces, to the namespace's name
-        self.tun: dict[int, str] = {}  # descriptors of /dev/net/tun, to the tap they were attached to
-        self.tables = {"vtopo-vfth0"}  # the nftables tables there are
-
-    def index(self, netns: str | None, name: str) -> int:
-        return self.indexes.setdefault((netns, name), 100 + len(self.indexes))
-
-    def name_of(self, index: int) -> str:
-        return next(name for (_, name), number in self.indexes.items() if number == index)
-
-    @contextlib.contextmanager
-    def entered(self, netns: str | None) -> Iterator[None]:
-        outer, self.netns = self.netns, netns
-        try:
-            yield
-        finally:
-            self.netns = outer
-
-    def nft(self, commands: list[dict[str, Any]] | None = None, listing: str = "") -> Any:
-        if commands is None:
-            return {"nftables": [{"table": {"family": "inet", "name": name}} for name in sorted(self.tables)]}
-        self.tables |= {command["add"]["table"]["name"] for command in commands if "table" in command.get("add", {})}
-        self.effects.append(("nft", commands))
-        return {}
-
-    def open_netns(self, netns: str) -> int:
-        fd = os.open(os.devnull, os.O_RDONLY)
-        self.fds[fd] = netns
-        return fd
-
-
-class Rtnl:
-    """A rtnetlink socket in `netns`: each request decoded by pyroute2, as the kernel would read it."""
-
-    def __init__(self, kernel: Kernel, netns: str | None) -> None:
-        self.kernel, self.netns = kernel, netns
-
-    def index(self, name: str) -> int:
-        return self.kernel.index(self.netns, name)
-
-    def request(self, payload: bytes, kind: int, flags: int = 0) -> list[Any]:
-        header = struct.pack("=IHHII", 16 + len(payload), kind, flags, 0, 0)
-        if kind == RTM_GETLINK:
-            return [_decoded(ifinfmsg, wire.link(wire.text(wire.IFLA_IFNAME, name), index=number))
-                    for (netns, name), number in self.kernel.indexes.items() if netns == self.netns]
-        if kind in (RTM_NEWLINK, RTM_DELLINK):
-            self.kernel.effects.append(self._link(kind, _decoded(ifinfmsg, payload)))
-        elif kind == RTM_NEWADDR:
-            message = ifaddrmsg(header + payload)
-            message.decode()
-            address = message.get("IFA_ADDRESS")
-            assert message.get("IFA_LOCAL") in (None, address)
-            self.kernel.effects.append(("addr", self.netns, self.kernel.name_of(message["index"]),
-                                        f"{address}/{message['prefixlen']}", bool(message["flags"] & wire.IFA_F_NODAD)))
-        elif kind == RTM_NEWROUTE:
-            message = rtmsg(header + payload)
-            message.decode()
-            destination = message.get("RTA_DST")
-            oif = message.get("RTA_OIF")
-            self.kernel.effects.append((
-                "route", self.netns, f"{destination}/{message['dst_len']}" if destination else "default",
-                message.get("RTA_GATEWAY"), self.kernel.name_of(oif) if oif else "", message["proto"],
-                message["table"], message["type"], message["scope"]))
-        return []
-
-    def _link(self, kind: int, message: Any) -> Effect:
-        """A link request as what it asks: its fields, with indexes as names and namespace descriptors as names."""
-        fields = _flat(message["attrs"])
-        fields = {key: self._named(key, value) for key, value in fields.items()}
-        if message["index"] and (message["index"], self.netns) in [(n, ns) for (ns, _), n in self.kernel.indexes.items()]:
-            fields["index"] = self.kernel.name_of(message["index"])  # (vtopo numbers a new macvtap: no script word)
-        if message["change"] & IFF_UP:
-            fields["up"] = bool(message["flags"] & IFF_UP)
-        verb = "del" if kind == RTM_DELLINK else "new"
-        return ("link", verb, self.netns, tuple(sorted(fields.items())))
-
-    def _named(self, key: str, value: Any) -> Any:
-        if key.endswith("IFLA_NET_NS_FD"):
-            return self.kernel.fds[value]
-        if key in ("IFLA_LINK", "IFLA_MASTER") and value:
-            return self.kernel.name_of(value)
-        return value
-
-
-def _decoded(message_class: Any, payload: bytes) -> Any:
-    message = message_class(struct.pack("=IHHII", 16 + len(payload), 0, 0, 0, 0) + payload)
-    message.decode()
-    return message
-
-
-def _flat(attributes: list[Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for name, value in attributes:
-        if isinstance(value, dict) and "attrs" in value:
-            flat.update(_flat(value["attrs"], f"{prefix}{name}."))
-        else:
-            flat[prefix + name] = value
-    return flat
-
-
-class Qdiscs:
-    """pyroute2's IPRoute for traffic control in `netns`: each qdisc added, with its options as tc takes them."""
-
-    def __init__(self, kernel: Kernel, netns: str | None) -> None:
-        self.kernel, self.netns = kernel, netns
-
-    def tc(self, command: str, kind: str = "", **options: Any) -> None:
-        if command == "add":  # (the deletion of what was there first: a fresh device, as the script's, has nothing)
-            index = options.pop("index")
-            self.kernel.effects.append(("qdisc", self.netns, self.kernel.name_of(index), kind,
-                                        tuple(sorted(options.items()))))
-
-
-class Ioctls:
-    """fcntl for the kernel's ioctls: a tap made persistent, tun attached, ethtool's transmit checksum."""
-
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-
-    def ioctl(self, fd: int, request: int, argument: Any) -> Any:
-        if request == netlink._TUNSETIFF:
-            name, flags = struct.unpack_from("16sH", argument)
-            self.kernel.tun[fd] = name.rstrip(b"\0").decode()
-            self.kernel.effects.append(("tun", self.kernel.netns, self.kernel.tun[fd], flags))
-        elif request == netlink._TUNSETPERSIST:
-            self.kernel.effects.append(("persist", self.kernel.tun[fd], argument))
-        elif request == netlink._SIOCETHTOOL:
-            name, pointer = struct.unpack_from("16sP", argument)
-            command, value = struct.unpack("II", ctypes.string_at(pointer, 8))
-            assert command == netlink._ETHTOOL_STXCSUM
-            self.kernel.effects.append(("ethtool tx", self.kernel.netns, name.rstrip(b"\0").decode(), bool(value)))
-        else:
-            raise AssertionError(f"unexpected ioctl {request:#x}")
-        return argument
-
-
-class Calls:
-    """A module of host functions: each call written down as an effect named `prefix`.name."""
-
-    def __init__(self, kernel: Kernel, prefix: str, **answers: Any) -> None:
-        self.kernel, self.prefix, self.answers = kernel, prefix, answers
-
-    def __getattr__(self, name: str) -> Any:
-        if name.isupper():
-            return getattr(owned_files, name)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            self.kernel.effects.append((f"{self.prefix}.{name}", args, tuple(sorted(kwargs.items()))))
-            return self.answers.get(name)
-        return call
-
-
 @pytest.fixture
 def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Applier, Kernel]]:
-    """An Applier whose KernelHost runs down to the last step before the kernel and the tools, which record."""
-    kernel = Kernel()
-    monkeypatch.setattr(netlink.Netlink, "_rtnl", lambda self, netns: Rtnl(kernel, netns))
-    monkeypatch.setattr(netlink.Netlink, "_qdisc_socket", lambda self, netns: Qdiscs(kernel, netns))
-    monkeypatch.setattr(netlink, "entered", kernel.entered)
-    monkeypatch.setattr(netlink, "open_netns", kernel.open_netns)
-    monkeypatch.setattr(netlink, "create_netns", lambda name, inside: kernel.effects.append(("netns", name)))
-    monkeypatch.setattr(netlink, "fcntl", Ioctls(kernel))
-    monkeypatch.setattr(netlink, "open", lambda path, mode: _SysctlFile(kernel, path), raising=False)
-    monkeypatch.setattr(netlink, "os", _Os(kernel))
-    monkeypatch.setattr(ovs, "_run", lambda argv, input=None, timeout_s=0: kernel.effects.append(
-        ("run", tuple(argv), input)) or "")
-    monkeypatch.setattr(nftables, "_nft", kernel.nft)
-    monkeypatch.setattr(kernel_host, "namespaces", Calls(kernel, "netns"))
-    monkeypatch.setattr(kernel_host, "namespace_maker", Calls(kernel, "namespace_maker"))
-    monkeypatch.setattr(kernel_host, "NamespaceMaker", _Makers(kernel))
-    monkeypatch.setattr(kernel_host, "owned_files", Calls(kernel, "files"))
-    monkeypatch.setattr(kernel_host, "shutil", Calls(kernel, "shutil"))
-    monkeypatch.setattr(kernel_host, "Path", _Path)
-    _Path.kernel = kernel
-    monkeypatch.setattr(kernel_host, "processes", Calls(kernel, "processes", run_command=""))
-    monkeypatch.setattr(kernel_host, "read_pid", lambda path: kernel.effects.append(("read pid", str(path))) or 4242)
-    monkeypatch.setattr(kernel_host, "domains", Calls(kernel, "domains", start="<domain/>"))
-    monkeypatch.setattr(kernel_host, "open_device", lambda path: kernel.effects.append(("open", path, "rw")) or
-                        os.open(os.devnull, os.O_RDWR))
-    monkeypatch.setattr(kernel_host, "open_image", lambda path: kernel.effects.append(("open", path, "r")) or
-                        os.open(os.devnull, os.O_RDONLY))
-    applier = Applier(PREFIX)
-    kernel.fds[applier.netlink._host_fd] = None
+    applier, kernel = record_kernel(monkeypatch, PREFIX)
     try:
         yield applier, kernel
     finally:
         applier.close()
 
 
-class _SysctlFile(contextlib.AbstractContextManager["_SysctlFile"]):
-    def __init__(self, kernel: Kernel, path: str) -> None:
-        self.kernel, self.path = kernel, path
-
-    def __exit__(self, *_exc: object) -> None:
-        return None
-
-    def write(self, value: str) -> None:
-        self.kernel.effects.append(("sysctl", self.kernel.netns, self.path, value))
-
-
-class _Os:
-    """os for netlink.py: /dev/net/tun opened is /dev/null, and /dev/tapN appears as the kernel makes it."""
-
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-        self.path = types.SimpleNamespace(exists=self._exists)
-        self._asked: set[str] = set()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
-
-    def open(self, path: str, flags: int, *args: Any) -> int:
-        return os.open(os.devnull if path == "/dev/net/tun" else path, flags, *args)
-
-    def _exists(self, path: str) -> bool:
-        """A tap's device is not there before it is looked for the first time, and is there after."""
-        seen = path in self._asked
-        self._asked.add(path)
-        return seen
-
-
-class _Makers:
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-
-    def __getattr__(self, name: str) -> Any:
-        def make(*args: Any) -> Calls:
-            self.kernel.effects.append((f"maker.{name}", args))
-            return Calls(self.kernel, "maker")
-        return make
-
-
-class _Path(type(Path())):  # type: ignore[misc]
-    kernel: Kernel
-
-    def unlink(self, missing_ok: bool = False) -> None:
-        self.kernel.effects.append(("unlink", str(self), missing_ok))
-
-    def is_dir(self, **_: Any) -> bool:
-        return True
-
-
 def kernel_effects(applier: Applier, kernel: Kernel, op: o.Op) -> list[Effect]:
     kernel.effects.clear()
     applier.apply(op)
     return normalized(list(kernel.effects))
-
-
-# ---------------------------------------------------------------- the script's side, read
-
-
-def script_effects(op: o.Op) -> list[Effect]:
-    """The op's lines as the tools they call would read them, in the effects the kernel side records."""
-    reader = ScriptReader()
-    lines = o.script_of(op)
-    while lines:
-        line = lines.pop(0)
-        if line.startswith("#"):
-            reader.say("comment", line)
-            continue
-        if "<<'" in line:
-            command, delimiter = line.split(" <<'")
-            delimiter = delimiter.rstrip("'")
-            body = []
-            while (text := lines.pop(0)) != delimiter:
-                body.append(text)
-            reader.heredoc(shlex.split(command), body)
-            continue
-        reader.line(line)
-    return normalized(reader.effects)
 
 
 def normalized(effects: list[Effect]) -> list[Effect]:
@@ -429,202 +135,6 @@ def normalized(effects: list[Effect]) -> list[Effect]:
             effect = ("veth", frozenset(ends), len(fields))
         result.append(effect)
     return result
-
-
-def _netns_option(words: list[str]) -> tuple[str | None, list[str]]:
-    if words[1:2] == ["-n"]:
-        return words[2], [words[0], *words[3:]]
-    return None, words
-
-
-class ScriptReader:
-    """Reads each line as its tool does, into the kernel side's effects."""
-
-    def __init__(self) -> None:
-        self.effects: list[Effect] = []
-
-    def say(self, *effect: Any) -> None:
-        self.effects.append(effect)
-
-    def link(self, verb: str, netns: str | None, **fields: Any) -> None:
-        self.say("link", verb, netns, tuple(sorted(fields.items())))
-
-    def line(self, line: str) -> None:
-        words = shlex.split(line.replace('"$LAB_TAG"', shlex.quote(lab_tag(PREFIX))))
-        if words[:3] == ["ip", "netns", "exec"]:
-            self.inside(words[3], words[4:])
-        elif words[0] == "ip":
-            netns, words = _netns_option(words)
-            self.ip(netns, words[1:])
-        elif words[0] == "tc":
-            netns, words = _netns_option(words)
-            self.tc(netns, words[1:])
-        elif words[0] == "bridge":
-            assert words[1:4] == ["link", "set", "dev"] and words[5] == "hairpin"
-            self.link("new", None, IFLA_IFNAME=words[4], **{
-                "IFLA_LINKINFO.IFLA_INFO_SLAVE_KIND": "bridge",
-                "IFLA_LINKINFO.IFLA_INFO_SLAVE_DATA.IFLA_BRPORT_MODE": int(words[6] == "on")})
-        elif words[0] == "ovs-vsctl":
-            self.say("run", ("ovs-vsctl", "--timeout=5", *(["--"] + [w for w in words[1:]])), None)
-        elif words[0] == "nft":
-            self.nft(words[1:])
-        else:
-            self.inside(None, words)
-
-    def inside(self, netns: str | None, words: list[str]) -> None:
-        if words[0] == "sysctl":
-            assert words[1] == "-qw"
-            key, value = words[2].split("=", 1)
-            path = key if "/" in key else key.replace(".", "/")  # sysctl(8): dots separate unless slashes do
-            self.say("sysctl", netns, f"/proc/sys/{path}", value)
-        elif words[0] == "ethtool":
-            assert words[1] == "-K" and words[3] == "tx"
-            self.say("ethtool tx", netns, words[2], words[4] == "on")
-        else:
-            self.other(netns, words)
-
-    def ip(self, netns: str | None, words: list[str]) -> None:
-        family = words[0] == "-6"
-        words = words[1:] if family else words
-        match words[:2]:
-            case ["link", "add"]:
-                self.link_add(netns, words[2:])
-            case ["link", "del"]:
-                self.link("del", netns, IFLA_IFNAME=words[2])
-            case ["link", "set"]:
-                self.link_set(netns, words[2:])
-            case ["addr", "add"]:
-                assert words[3] == "dev"
-                self.say("addr", netns, words[4], words[2], words[5:] == ["nodad"])
-            case ["route", "add"]:
-                self.route(netns, words[2:], family)
-            case ["tuntap", "add"]:
-                assert words[2] == "dev" and words[4:] == ["mode", "tap"]
-                self.say("tun", netns, words[3], netlink._IFF_TAP | netlink._IFF_NO_PI | netlink._IFF_TUN_EXCL)
-                self.say("persist", words[3], 1)
-            case ["netns", "add"]:
-                self.say("netns", words[2])
-            case ["netns", "del"]:
-                self.say("netns.delete_netns", (words[2],), ())
-            case _:
-                raise AssertionError(f"unread ip command {words}")
-
-    def link_add(self, netns: str | None, words: list[str]) -> None:
-        fields: dict[str, Any] = {}
-        if words[0] == "link":  # link LOWER name NAME [netns N] type macvlan|macvtap mode M
-            fields["IFLA_LINK"] = words[1]
-            words = words[2:]
-            assert words[0] == "name"
-            words = words[1:]
-        fields["IFLA_IFNAME"] = words[0]
-        words = words[1:]
-        if words[0] == "netns":
-            fields["IFLA_NET_NS_FD"], words = words[1], words[2:]
-        assert words[0] == "type"
-        kind, options = words[1], words[2:]
-        fields["IFLA_LINKINFO.IFLA_INFO_KIND"] = kind
-        data = "IFLA_LINKINFO.IFLA_INFO_DATA."
-        if kind == "bridge":
-            names = {"stp_state": "IFLA_BR_STP_STATE", "forward_delay": "IFLA_BR_FORWARD_DELAY",
-                     "ageing_time": "IFLA_BR_AGEING_TIME"}
-            for option, value in zip(options[::2], options[1::2]):
-                fields[data + names[option]] = int(value)
-        elif kind == "veth":
-            assert options[:2] == ["peer", "name"]
-            fields[data + "VETH_INFO_PEER.IFLA_IFNAME"] = options[2]
-            if options[3:]:
-                assert options[3] == "netns"
-                fields[data + "VETH_INFO_PEER.IFLA_NET_NS_FD"] = options[4]
-        elif kind in ("macvlan", "macvtap"):
-            assert options[0] == "mode"
-            fields[f"{data}IFLA_{kind.upper()}_MODE"] = options[1]
-        else:
-            raise AssertionError(f"unread link type {kind}")
-        self.link("new", netns, **fields)
-
-    def link_set(self, netns: str | None, words: list[str]) -> None:
-        if words[1] == "master":  # ip link set NAME master M
-            self.link("new", netns, IFLA_IFNAME=words[0], IFLA_MASTER=words[2])
-            return
-        assert words[0] == "dev"
-        name, words = words[1], words[2:]
-        fields: dict[str, Any] = {"IFLA_IFNAME": name}
-        while words:
-            match words:
-                case ["mtu", value, *words]:
-                    fields["IFLA_MTU"] = int(value)
-                case ["address", value, *words]:
-                    fields["IFLA_ADDRESS"] = value
-                case ["alias", value, *words]:
-                    fields["IFLA_IFALIAS"] = value
-                case ["netns", target, "name", new_name, *words]:  # a move: the link by index, renamed there
-                    fields = {"index": name, "IFLA_IFNAME": new_name, "IFLA_NET_NS_FD": target}
-                case ["up" | "down" as state, *words]:
-                    fields["up"] = state == "up"
-                case _:
-                    raise AssertionError(f"unread ip link set {words}")
-        self.link("new", netns, **fields)
-
-    def route(self, netns: str | None, words: list[str], family: bool) -> None:
-        destination, words = words[0], words[1:]
-        options = dict(zip(words[::2], words[1::2]))
-        gateway = options["via"]
-        assert family == (ipaddress.ip_address(gateway).version == 6)
-        if destination != "default":
-            destination = str(ipaddress.ip_network(destination))
-        self.say("route", netns, destination, gateway, options.get("dev", ""), RT_PROTOS[options["proto"]],
-                 254, 1, 0)  # iproute2's defaults: the main table, a unicast route of universe scope
-
-    def tc(self, netns: str | None, words: list[str]) -> None:
-        assert words[:4] == ["qdisc", "add", "dev", words[3]]
-        device, words = words[3], words[4:]
-        parent = 0xFFFFFFFF
-        if words[0] == "root":
-            words = words[1:]
-        else:
-            assert words[:2] == ["parent", "1:1"]
-            parent, words = 0x10001, words[2:]
-        assert words[0] == "handle"
-        handle, kind, words = words[1], words[2], words[3:]
-        options: dict[str, Any] = {"handle": handle}
-        if kind == "netem":
-            options.update(delay=0, jitter=0, loss=0)
-            while words:
-                match words:
-                    case ["delay", delay, jitter, *words] if jitter.endswith("ms"):
-                        options.update(delay=_ms_in_us(delay), jitter=_ms_in_us(jitter))
-                    case ["delay", delay, *words]:
-                        options["delay"] = _ms_in_us(delay)
-                    case ["loss", loss, *words]:
-                        options["loss"] = float(loss.rstrip("%"))
-                    case _:
-                        raise AssertionError(f"unread netem options {words}")
-            assert parent == 0xFFFFFFFF
-        else:
-            assert kind == "tbf"
-            given = dict(zip(words[::2], words[1::2]))
-            options.update(parent=parent, rate=round(float(given["rate"].removesuffix("mbit")) * 1_000_000 / 8),
-                           burst=int(given["burst"]), latency=_ms_in_us(given["latency"]))
-        self.say("qdisc", netns, device, kind, tuple(sorted(options.items())))
-
-    def nft(self, words: list[str]) -> None:
-        self.say("nft words", tuple(words))
-
-    def heredoc(self, words: list[str], body: list[str]) -> None:
-        if words[0] == "ovs-ofctl":
-            self.say("run", tuple(words), "\n".join(body) + "\n")
-        elif words[0] == "cat":
-            self.say("file", words[2], "\n".join(body) + "\n")
-        else:
-            assert words[:2] == ["virsh", "-c"] and words[3:] == ["create", "--paused", "/dev/stdin"]
-            self.say("domains.start", (words[2], "\n".join(body)), ())
-
-    def other(self, netns: str | None, words: list[str]) -> None:
-        self.say("shell", netns, tuple(words))
-
-
-def _ms_in_us(text: str) -> int:
-    return round(float(text.removesuffix("ms")) * 1000)
 
 
 # ---------------------------------------------------------------- what the two sides must share
@@ -685,7 +195,7 @@ def _nft_expression(expression: dict[str, Any]) -> list[str]:
 
 
 def script_side(op: o.Op) -> list[Effect]:
-    return comparable(script_effects(op))
+    return comparable(normalized(script_effects(op, PREFIX)))
 
 
 def kernel_side(applier: Applier, kernel: Kernel, op: o.Op) -> list[Effect]:

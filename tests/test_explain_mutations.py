@@ -13,7 +13,7 @@ import pytest
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 COPIED = ("app", "plugins", "topologies", "resources", "setup.cfg", "pyproject.toml", "tests/conftest.py",
-          "tests/test_explain_faithful.py")
+          "tests/recorded_kernel.py", "tests/script_reader.py", "tests/test_explain_faithful.py")
 
 MUTATIONS = {
     "a bridge's STP flag inverted in the kernel host": (
