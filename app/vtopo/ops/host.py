@@ -13,8 +13,10 @@ Writing a new op:
 2. `requires()` and `provides()` name the resources it needs and makes; `inverse()` is the op that removes what it
    made (its `apply` must not mind when that is gone already), or None when it goes with what it lives in;
 3. `apply(self, host)` calls the methods below. If the op needs an action the host lacks, add the method here, its
-   lines to ScriptHost, its doing to KernelHost, and a specimen of the op to tests/test_explain_faithful.py, which
-   checks, field by field, that what KernelHost sends the kernel and the tools is what ScriptHost wrote.
+   lines to ScriptHost and its doing to KernelHost;
+4. a specimen of the op in tests/test_explain_faithful.py (a new command's reading goes in tests/script_reader.py, a
+   new kernel call's recording in tests/recorded_kernel.py): it checks, field by field, that what KernelHost asks of
+   the kernel and the tools is what ScriptHost wrote.
 """
 from __future__ import annotations
 
