@@ -3,6 +3,7 @@ At exit PySide deletes every QObject Python owns while pool threads still run; t
 once a second for as long as a lab runs, then raised "Signal source has been deleted" (issue 27)."""
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import threading
@@ -41,6 +42,22 @@ def test_a_job_ends_at_its_next_report_once_its_worker_is_deleted(qtbot: QtBot,
     assert ended.wait(5), "the job went on reporting to a deleted worker"
     assert pool.waitForDone(5000)
     assert "Signal source has been deleted" not in capfd.readouterr().err
+
+
+def test_a_worker_its_starter_lets_go_of_still_hands_back_the_result(qtbot: QtBot) -> None:
+    """The link rates' overlay keeps no reference to its worker: collected half-way, it lost the job's reports."""
+    pool = QThreadPool()
+    results: list[object] = []
+
+    def start() -> None:
+        worker = Worker(lambda _report: time.sleep(0.2) or "measured")
+        worker.returned.connect(results.append)
+        worker.start(pool)
+
+    start()
+    gc.collect()
+    qtbot.waitUntil(lambda: results == ["measured"], timeout=5000)
+    assert pool.waitForDone(5000)
 
 
 EXITING = """

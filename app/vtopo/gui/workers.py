@@ -18,7 +18,7 @@ import threading
 import weakref
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThreadPool, Signal, SignalInstance
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, SignalInstance
 
 Report = Callable[[Any], None]
 Job = Callable[[Report], Any]
@@ -65,20 +65,31 @@ atexit.register(Outlet.close_all)  # registered after PySide's own exit handler 
 
 
 class Worker(QObject):
+    """Alive from `start` until its signals have been handled, whether or not its starter keeps it: the pool holds
+    no reference to it, and a worker collected half-way lost its job's results (the link rates' job met a deleted
+    worker at its next report)."""
+
     yielded = Signal(object)
     returned = Signal(object)
     errored = Signal(object)
     finished = Signal()
+    _started: set[Worker] = set()
 
     def __init__(self, job: Job) -> None:
         super().__init__()
         self._job = job
         self._outlet = outlet = Outlet()
         self.destroyed.connect(outlet.close)
+        self.finished.connect(self._let_go)
 
     def start(self, pool: QThreadPool) -> None:
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+        Worker._started.add(self)
         pool.start(self._run)
+
+    def _let_go(self) -> None:
+        """After the other handlers of `finished`, on the GUI thread, where it is then freed."""
+        QTimer.singleShot(0, lambda: Worker._started.discard(self))
 
     def _report(self, value: object) -> None:
         if not self._outlet.emit(self.yielded, value):
