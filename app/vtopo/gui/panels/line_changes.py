@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QTextCursor, QTextDocument
 
+PIECE_CHARS = 1 << 16
+"""How much text one split takes at a time: the split of a whole 3 MB script holds the interpreter 4 ms, which the
+GUI thread then waits for."""
 SMALL_MIDDLE = 4000
 """Lines left between the common start and end of two texts of different lengths up to which they are compared
 line by line (difflib: quadratic at worst); past it the middle is replaced at once."""
@@ -28,7 +31,7 @@ class LineChange:
 def line_changes(old: str, new: str) -> list[LineChange]:
     """The changes that turn `old` into `new`, as lines (split at "\\n", as a QTextDocument splits its blocks),
     in order."""
-    before, after = old.split("\n"), new.split("\n")
+    before, after = _lines(old), _lines(new)
     head = 0
     limit = min(len(before), len(after))
     while head < limit and before[head] == after[head]:
@@ -44,6 +47,17 @@ def line_changes(old: str, new: str) -> list[LineChange]:
         return [LineChange(head + i1, head + i2, tuple(now[j1:j2]))
                 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
     return [LineChange(head, head + len(was), tuple(now))]
+
+
+def _lines(text: str) -> list[str]:
+    """text.split("\n"), a piece at a time."""
+    lines: list[str] = []
+    start = 0
+    while (end := text.find("\n", start + PIECE_CHARS)) != -1:
+        lines += text[start:end].split("\n")
+        start = end + 1
+    lines += text[start:].split("\n")
+    return lines
 
 
 def _runs(head: int, was: list[str], now: list[str]) -> list[LineChange]:
