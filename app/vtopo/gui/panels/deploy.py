@@ -229,13 +229,17 @@ class DeployController(QObject):
         if labs != self.running_labs:
             self.running_labs = labs
             self.labs_changed.emit()
+        self._status_read([ours] if ours is not None else [], quiet=True)
+
+    def _follow_agent_job(self, ours: LabStatus | None) -> None:
+        """What the agent does to the lab for another client (or for a designer that was closed), as its state says:
+        Deploy stays disabled until that job ends."""
         doing = ours.state if ours is not None and ours.state in ("deploying", "destroying") else ""
         if doing != self.agent_doing:
             self.agent_doing = doing
             self._log.log(f"lab {self._editor.topology.name} is {doing} (for another window, or for a designer that "
                           "was closed): its state follows here" if doing else
                           f"lab {self._editor.topology.name}: the agent's job on it has ended")
-        self._status_read([ours] if ours is not None else [], quiet=True)
 
     def _start(self, name: str, job: Callable[[Deployer, ProgressCallback], Any],
                done: Callable[[Any], None]) -> None:
@@ -312,10 +316,15 @@ class DeployController(QObject):
         """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name. `quiet`: a
         read of the timer, which logs nothing the last one did not."""
         ours = next((lab for lab in labs if lab.lab == self._editor.topology.name), None)
+        self._follow_agent_job(ours)
         self.deployed_lab = ours.lab if ours is not None else ""
         self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None and ours.document else ""
         self.states = {}
-        self._set_states({node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {})
+        states = {node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {}
+        if self.agent_doing:  # each node is in the agent's hands until its job ends (as in this window's own jobs)
+            states = {name: state if state is NodeState.STOPPED else NodeState.DEPLOYING
+                      for name, state in states.items()}
+        self._set_states(states)
         topology = self._editor.topology
         ids = {topology.describe_link(link): link.id for link in topology.links.values()}
         self._set_links_down({ids[link.name] for link in ours.links if link.state == "down" and link.name in ids}
