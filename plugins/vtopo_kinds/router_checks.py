@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from vtopo.kinds.api import CheckType, Probe, Verdict, setting
+from vtopo.kinds.api import CheckType, Probe, Verdict, setting, with_cause
 
 FAMILIES = ("ipv4", "ipv6")
 
@@ -223,9 +223,9 @@ class Traverses(CheckType):
         hops = probe.hops(params.source, address)
         crossed = [probe.node_of(hop) or hop for hop in hops[:-1]]
         trace = " → ".join([params.source, *(probe.node_of(hop) or hop for hop in hops)])
-        if not hops or hops[-1] != address:
-            return Verdict(False, f"{trace}: {address} ({params.destination}) was not reached; check the routes of the "
-                                  "last router that answered")
+        if not hops or hops[-1] != address:  # a router without a route answers "unreachable", not at its TTL
+            return Verdict(False, with_cause(f"{trace}: {address} ({params.destination}) was not reached",
+                                             probe.diagnose(params.source, params.destination, address)))
         if crossed != list(params.routers):
             return Verdict(False, f"{trace}: crosses {', '.join(crossed) or 'no router'}, not "
                                   f"{', '.join(params.routers)}; check the routes (and their costs) along the way")
