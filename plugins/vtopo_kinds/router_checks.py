@@ -80,6 +80,11 @@ class RouteVia(CheckType):
             return Verdict(False, f"{found}, not via {params.via}")
         if params.interface and not any(hop.get("interfaceName") == params.interface for hop in hops):
             return Verdict(False, f"{found}, not out of {params.interface}")
+        if route.get("failed"):  # selected by zebra, refused by the kernel: no packet takes it
+            return Verdict(False, f"{found}, but the kernel refused it (`r` in `show {ip} route` on {params.router}: "
+                                  "is the next hop a host on one of its subnets?)")
+        if not route.get("installed"):
+            return Verdict(False, f"{found}, but it is not in the kernel's table yet")
         return Verdict(True, found)
 
 
