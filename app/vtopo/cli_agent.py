@@ -1,4 +1,4 @@
-"""`vtopo agent`, and how the other commands decide between the agent and applying plans in their own process."""
+"""`vtopo agent`, and the agent the other commands ask."""
 from __future__ import annotations
 
 import argparse
@@ -11,9 +11,9 @@ if TYPE_CHECKING:
 
 AGENT_HELP = ("run the privileged agent that deploys labs for root and the members of the vtopo group, on "
               "/run/vtopo/agent.sock (the other commands use it whenever it runs)")
-IN_PROCESS_NOTE = ("When the vtopo agent runs (`vtopo agent`), deploy, destroy, status, cleanup, exec, console, ping, "
-                   "iperf, rr, check and experiment ask it, as the calling user, and so does capture for a user who "
-                   "is not root. Without an agent, root applies plans in its own process.")
+IN_PROCESS_NOTE = ("Deploy, destroy, status, cleanup, exec, console, ping, iperf, rr, check, capture and experiment "
+                   "ask the vtopo agent (`vtopo agent`), as the calling user. When none runs, root's commands run one "
+                   "in their own process.")
 
 
 def add_commands(command: Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]) -> None:
@@ -39,15 +39,9 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return run(protocol.SOCKET, args.daemon, args.pid_file or protocol.PID_FILE, policy=args.config or CONFIG)
 
 
-def agent_client() -> AgentClient | None:
-    """The agent to ask, or None when this process applies plans itself: root, with no agent running. Anyone else
-    without an agent gets AgentUnavailable, saying how to start one."""
-    from vtopo.agent.client import AgentClient, AgentUnavailable, agent_running
+def agent_client() -> AgentClient:
+    """The agent every command asks: the one that listens, or, for root when none does, one this process runs (see
+    vtopo.agent.client.connect). Imported only when a command needs it."""
+    from vtopo.agent.client import AgentClient
 
-    if agent_running():
-        return AgentClient()
-    if os.geteuid() == 0:
-        return None
-    raise AgentUnavailable("no vtopo agent is running, and only root can deploy without one; start it with "
-                           "`sudo vtopo agent --daemon` (or `make run`)")
-
+    return AgentClient()

@@ -35,10 +35,9 @@ def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
 
 
 class LabHost:
-    """Deploys and destroys a lab file for an experiment: through the agent, as the caller, whenever one runs;
-    else in this process (root)."""
+    """Deploys and destroys a lab file for an experiment, through the agent, as the caller."""
 
-    def __init__(self, agent: AgentClient | None, path: Path, topology: Topology) -> None:
+    def __init__(self, agent: AgentClient, path: Path, topology: Topology) -> None:
         self.agent, self.path, self.topology = agent, path, topology
 
     @property
@@ -46,31 +45,17 @@ class LabHost:
         return self.topology.name
 
     def deployed(self) -> bool:
-        if self.agent is not None:
-            return any(summary.lab == self.name for summary in self.agent.status())
-        from vtopo.host.state import StateStore
-
-        return StateStore().named(self.name) is not None
+        return any(summary.lab == self.name for summary in self.agent.status())
 
     def deploy(self) -> list[str]:
         """Deploy the file; the deploy's notices (what this host gives the lab instead of what it asks)."""
         from vtopo.kinds.environment import Trust
+        from vtopo.model.io import read_text
 
-        if self.agent is not None:
-            from vtopo.model.io import read_text
-
-            return self.agent.deploy(read_text(self.path), Trust(), source=str(self.path.resolve())).notices
-        from vtopo.host.deployer import Deployer
-
-        return Deployer().deploy(self.topology, source=self.path.resolve()).notices
+        return self.agent.deploy(read_text(self.path), Trust(), source=str(self.path.resolve())).notices
 
     def destroy(self) -> None:
-        if self.agent is not None:
-            self.agent.destroy(self.name)
-        else:
-            from vtopo.host.deployer import Deployer
-
-            Deployer().destroy(self.name)
+        self.agent.destroy(self.name)
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.Arg
 
 
 def deployed_for_caller(name: str, action: str = "measure") -> DeployedLab:
-    """The lab; its commands run through the agent, as the calling user, when an agent runs."""
+    """The lab, as the agent says it is deployed; a member's commands run through it, as the member."""
     from vtopo.agent.client import deployed_for
 
     return deployed_for(name, action, agent_client())

@@ -82,22 +82,12 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 
 def _saver() -> Saver:
-    agent = agent_client()
-    if agent is not None:
-        return agent
-    from vtopo import saving
-
-    return saving
+    return agent_client()
 
 
 def lab_operator() -> Operator:
-    """The agent, when one runs (it operates the caller's labs); else vtopo.operate in this process (root)."""
-    agent = agent_client()
-    if agent is not None:
-        return agent
-    from vtopo import operate
-
-    return operate
+    """The agent: it operates the caller's labs."""
+    return agent_client()
 
 
 def add_commands(command: Command) -> None:

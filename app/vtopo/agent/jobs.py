@@ -41,6 +41,13 @@ class LabJobs:
         with self._guard:
             return self._jobs.get(lab)
 
+    def cancel_deploys(self) -> None:
+        """Cancel every deploy under way: each stops after its operation in progress and rolls back."""
+        with self._guard:
+            deploys = [job for job in self._jobs.values() if job.doing == DEPLOYING]
+        for job in deploys:
+            job.deployer.cancel()
+
     def doing(self, lab: str) -> str:
         """DEPLOYING, DESTROYING, or "" when the agent does neither to the lab now."""
         job = self.job(lab)

@@ -248,7 +248,8 @@ class Agent:
             return p.Result(EXIT_FAILED, errors=[*(str(problem) for problem in error.problems),
                                                  "nothing was applied"])
         except DeployError as error:
-            return p.Result(EXIT_FAILED, errors=[f"error: {error}"], details=error.details)
+            return p.Result(EXIT_FAILED, errors=[f"error: {error}"], details=error.details,
+                            data={"rolled_back": error.rolled_back})
         except ONE_LINE_ERRORS as error:
             return p.Result(EXIT_FAILED, errors=[f"error: {error}"])
         except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback

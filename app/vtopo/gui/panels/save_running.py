@@ -1,10 +1,9 @@
 """Lab ▸ Save running configuration: what the running lab's nodes have become (routers' running configurations,
 containers' addresses and routes, as `vtopo save` reads them) shown as a diff per node, then written into the lab as
-one undo step. Reading is vtopo.saving's (done by the agent when one runs), in a worker."""
+one undo step. The agent reads it (vtopo.saving's), in a worker."""
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QFontDatabase
@@ -19,17 +18,13 @@ from vtopo.model.topology import Topology
 if TYPE_CHECKING:
     from vtopo.saving import NodeChange, RunningState, Saver
 
-SAVING_MODULE = "vtopo.saving"
 TITLE = "Save running configuration"
 
 
 def _saver() -> Saver:
-    """The agent, whenever one runs, else vtopo.saving in this process, imported only now."""
-    from vtopo.agent.client import AgentClient, agent_running
+    from vtopo.agent.client import AgentClient
 
-    if agent_running():
-        return AgentClient()
-    return cast("Saver", importlib.import_module(SAVING_MODULE))
+    return AgentClient()
 
 
 class RunningDiff(QDialog):
