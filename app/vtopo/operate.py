@@ -48,7 +48,7 @@ NODE_ACTIONS = ("start", "stop", "restart")
 
 class Operator(Protocol):
     """What operates a running lab: this module's functions in this process (root), or the agent's client
-    (vtopo.agent.client.AgentClient) for the lab's owner. Each says what it did in its first line; a start or
+    (vtopo.client.agent.AgentClient) for the lab's owner. Each says what it did in its first line; a start or
     restart adds what the node's startup commands printed."""
 
     def operate_node(self, lab: str, node: str, action: str) -> str: ...

@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import pytest
 
-from vtopo.agent import protocol as p
+from vtopo import protocol as p
 from vtopo.reports import DeployReport, PartState, Progress
 
 

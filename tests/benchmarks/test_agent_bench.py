@@ -20,7 +20,7 @@ from agent_process import Agent
 from benchmarks.report import machine_facts, write_fragment
 from members import members, readable_dir  # noqa: F401  (a fixture)
 from benchmarks.test_deploy_bench import seconds, star
-from vtopo.agent.client import AgentClient
+from vtopo.client.agent import AgentClient
 from vtopo.host.deployer import Deployer
 from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
@@ -51,7 +51,7 @@ def through_agent(client: AgentClient, text: str, name: str) -> float:
 
 MEMBER_DEPLOY = """
 import sys, time
-from vtopo.agent.client import AgentClient
+from vtopo.client.agent import AgentClient
 from vtopo.kinds.environment import Trust
 client, text = AgentClient(sys.argv[1]), open(sys.argv[2]).read()
 started = time.perf_counter()

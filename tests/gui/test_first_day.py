@@ -19,7 +19,7 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.document.placement import NODE_ROOM
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels import leaving
-from vtopo.agent.protocol import LabSummary
+from vtopo.protocol import LabSummary
 from vtopo.reports import DeployReport, LabEntry, PartState, Progress
 
 Key, Ctrl = Qt.Key, Qt.KeyboardModifier.ControlModifier

@@ -40,7 +40,7 @@ class RateSampling:
             report(meter.rates(totals, time.monotonic()))
 
     def _readings(self) -> Iterator[LinkTotals]:
-        from vtopo.agent.client import AgentClient, AgentError, AgentRefused, AgentUnavailable
+        from vtopo.client.agent import AgentClient, AgentError, AgentRefused, AgentUnavailable
 
         try:
             yield from AgentClient().link_counters(self._lab, SAMPLE_S)

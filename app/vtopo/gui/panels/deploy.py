@@ -1,6 +1,6 @@
 """Deploy and destroy in a worker thread: progress through signals, a log dock, node states on the canvas.
 
-The vtopo agent does the host work (vtopo.agent.client): the one that runs, or, for root when none does, one the
+The vtopo agent does the host work (vtopo.client.agent): the one that runs, or, for root when none does, one the
 designer's own process runs.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ FOLLOW_MS = 1000  # how often the designer reads the lab's state while it does n
 
 def load_deployer() -> tuple[Deployer | None, str]:
     """(a Deployer, "") or (None, why Deploy is unavailable): the agent deploys, and a member can reach none."""
-    from vtopo.agent.client import AgentDeployer, unavailable
+    from vtopo.client.agent import AgentDeployer, unavailable
 
     why = unavailable()
     return (None, why) if why else (AgentDeployer(), "")
@@ -142,7 +142,7 @@ class DeployController(QObject):
     @property
     def outlives_window(self) -> bool:
         """Whether a lab's jobs go on when the designer closes: an agent that listens runs them, not this process."""
-        from vtopo.agent.client import AgentDeployer
+        from vtopo.client.agent import AgentDeployer
 
         deployer = self.deployer()
         return isinstance(deployer, AgentDeployer) and deployer.client.outlives_caller

@@ -26,7 +26,7 @@ STOPPABLE_ROLES = (Role.NAMESPACE, Role.MACHINE)
 
 def lab_operator() -> Operator:
     """The agent: it operates the labs of the user who runs the designer."""
-    from vtopo.agent.client import AgentClient
+    from vtopo.client.agent import AgentClient
 
     return AgentClient()
 

@@ -22,7 +22,7 @@ TITLE = "Save running configuration"
 
 
 def _saver() -> Saver:
-    from vtopo.agent.client import AgentClient
+    from vtopo.client.agent import AgentClient
 
     return AgentClient()
 

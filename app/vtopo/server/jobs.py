@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from vtopo.agent import protocol as p
+from vtopo import protocol as p
 from vtopo.host.deployer import Deployer
 from vtopo.reports import PartState
 

@@ -1,6 +1,6 @@
 """The vtopo command line: the same engine as the designer, without a screen.
 
-`vtopo --help` and `vtopo kinds` start at once because this module and the cli_* modules it registers import
+`vtopo --help` and `vtopo kinds` start at once because this module and the families of commands it registers import
 the host layer (pyroute2), the measure layer and Qt only inside the handlers that use them, and the compiler
 (NetworkX) only through `vtopo.lab` inside handlers. tests/test_cli_startup.py checks it.
 """
@@ -17,20 +17,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NoReturn, cast
 
 from vtopo import __version__
-from vtopo.cli_capture import add_commands as add_capture_commands
-from vtopo.cli_agent import IN_PROCESS_NOTE, agent_client
-from vtopo.cli_agent import add_commands as add_agent_commands
-from vtopo.cli_check import add_commands as add_check_commands
-from vtopo.cli_experiment import add_commands as add_experiment_commands
-from vtopo.cli_consent import add_consent_arguments, consent_of
-from vtopo.cli_interop import add_commands as add_interop_commands
-from vtopo.cli_measure import add_commands as add_measure_commands
-from vtopo.cli_operate import add_commands as add_operate_commands
+from vtopo.cli.agent import IN_PROCESS_NOTE
+from vtopo.cli.agent import add_commands as add_agent_commands
+from vtopo.cli.capture import add_commands as add_capture_commands
+from vtopo.cli.check import add_commands as add_check_commands
+from vtopo.cli.common import agent_client
+from vtopo.cli.consent import add_consent_arguments, consent_of
+from vtopo.cli.experiment import add_commands as add_experiment_commands
+from vtopo.cli.interop import add_commands as add_interop_commands
+from vtopo.cli.measure import add_commands as add_measure_commands
+from vtopo.cli.operate import add_commands as add_operate_commands
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
 
 if TYPE_CHECKING:
-    from vtopo.agent.client import AgentClient, AgentError
+    from vtopo.client.agent import AgentClient, AgentError
     from vtopo.compile.compiler import CheckedLab
     from vtopo.deployed import DeployedLab
     from vtopo.kinds.environment import HostFacts
@@ -42,8 +43,8 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 # loads nothing: an error can only have been raised if its module was imported.
 ONE_LINE_ERRORS = ("vtopo.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
                    "vtopo.measure.nodes:MeasureError", "vtopo.host.errors:HostError",
-                   "vtopo.agent.client:AgentRefused", "vtopo.agent.client:AgentUnavailable")
-AGENT_FAILED = ("vtopo.agent.client:AgentError",)
+                   "vtopo.client.agent:AgentRefused", "vtopo.client.agent:AgentUnavailable")
+AGENT_FAILED = ("vtopo.client.agent:AgentError",)
 
 
 def print_problems(problems: list[Problem]) -> None:

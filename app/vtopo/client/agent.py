@@ -11,15 +11,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vtopo.agent import protocol as p
-from vtopo.agent.terminal import relay_terminal, terminal_size
+from vtopo import protocol as p
+from vtopo.client.terminal import relay_terminal, terminal_size
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
 from vtopo.reports import DeployReport, LinkTotals, ProgressCallback
 
 if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
-    from vtopo.agent.server import Agent
+    from vtopo.server.agent import Agent
     from vtopo.deployed import DeployedLab
     from vtopo.saving import RunningState
 
@@ -137,7 +137,7 @@ _STARTING = threading.Lock()
 
 
 def _in_process_agent() -> Agent:
-    from vtopo.agent.server import Agent
+    from vtopo.server.agent import Agent
 
     with _STARTING:
         if not _IN_PROCESS:
@@ -330,7 +330,7 @@ class AgentClient:
 
 def _use_console(descriptor: int, argv: list[str]) -> int:
     """Type `argv` on a VM's console and return its status, or, with no command, attach this terminal to it."""
-    from vtopo.host import console, console_exec
+    from vtopo.client import console, console_exec
 
     with socket.socket(fileno=descriptor) as connected:
         if argv:

@@ -28,11 +28,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vtopo.agent import protocol as p
-from vtopo.agent.policy import CONFIG, Policy, PolicyError
+from vtopo import protocol as p
+from vtopo.server.policy import CONFIG, Policy, PolicyError
 from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
-from vtopo.agent.jobs import DEPLOYING, DESTROYING, Job, LabJobs
+from vtopo.server.jobs import DEPLOYING, DESTROYING, Job, LabJobs
 from vtopo.host.deployer import Admission, DeployCancelled, DeployError, Deployer, DestroyError, usage_of
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file

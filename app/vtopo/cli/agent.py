@@ -1,13 +1,11 @@
-"""`vtopo agent`, and the agent the other commands ask."""
+"""`vtopo agent`: the privileged agent, in the foreground or as a daemon."""
 from __future__ import annotations
 
 import argparse
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
 
-if TYPE_CHECKING:
-    from vtopo.agent.client import AgentClient
+from vtopo.cli.common import Command
 
 AGENT_HELP = ("run the privileged agent that deploys labs for root and the members of the vtopo group, on "
               "/run/vtopo/agent.sock (the other commands use it whenever it runs)")
@@ -16,7 +14,7 @@ IN_PROCESS_NOTE = ("Deploy, destroy, status, cleanup, exec, console, ping, iperf
                    "in their own process.")
 
 
-def add_commands(command: Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]) -> None:
+def add_commands(command: Command) -> None:
     sub = command("agent", cmd_agent, AGENT_HELP)
     sub.add_argument("--daemon", action="store_true", help="detach, and write the agent's pid to --pid-file "
                      "(for machines without systemd; there the socket unit starts it)")
@@ -27,21 +25,13 @@ def add_commands(command: Callable[[str, Callable[[argparse.Namespace], int], st
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from vtopo.agent import protocol
-    from vtopo.agent.server import run
+    from vtopo import protocol
+    from vtopo.server.agent import run
 
     if os.geteuid() != 0:
         print("vtopo agent: the agent changes the host's networking and must run as root "
               "(`sudo vtopo agent --daemon`)")
         return 1
-    from vtopo.agent.policy import CONFIG
+    from vtopo.server.policy import CONFIG
 
     return run(protocol.SOCKET, args.daemon, args.pid_file or protocol.PID_FILE, policy=args.config or CONFIG)
-
-
-def agent_client() -> AgentClient:
-    """The agent every command asks: the one that listens, or, for root when none does, one this process runs (see
-    vtopo.agent.client.connect). Imported only when a command needs it."""
-    from vtopo.agent.client import AgentClient
-
-    return AgentClient()
