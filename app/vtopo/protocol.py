@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Union
 
 from vtopo.kinds.environment import CLIENTS_GROUP
 
-from vtopo.reports import LabEntry, PartState, Progress, user_name
+from vtopo.reports import Progress, user_name
 
 VERSION = 1
 GROUP = CLIENTS_GROUP
@@ -252,19 +252,6 @@ class Result(Message):
 
 
 # ---------------------------------------------------------------- results, as Result.data
-
-
-@dataclass
-class LabSummary:
-    lab: str
-    prefix: str
-    source: str
-    owner: int  # the uid that deployed it
-    state: str
-    up: bool
-    nodes: list[PartState]
-    links: list[PartState]
-    document: dict[str, Any]  # the lab as deployed, to compare with an edited one; {} for another user's lab
 
 
 @dataclass

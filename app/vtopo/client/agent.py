@@ -16,7 +16,7 @@ from vtopo.client.terminal import relay_terminal, terminal_size
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
-from vtopo.reports import DeployReport, LinkTotals, ProgressCallback
+from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, ProgressCallback
 
 if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
     from vtopo.server.agent import Agent
@@ -221,12 +221,12 @@ class AgentClient:
         request = p.DestroyRequest(lab, every_step and progress is not None)
         return int(self.checked(request, progress)["ops"])
 
-    def status(self, lab: str | None = None) -> list[p.LabSummary]:
-        return [p.read_as(p.LabSummary, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
+    def status(self, lab: str | None = None) -> list[LabStatus]:
+        return [p.read_as(LabStatus, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
 
-    def labs(self) -> list[p.LabEntry]:
+    def labs(self) -> list[LabEntry]:
         """Every deployed lab, whoever owns it, and what the agent is doing to it now."""
-        return [p.read_as(p.LabEntry, raw) for raw in self.checked(p.LabsRequest())["labs"]]
+        return [p.read_as(LabEntry, raw) for raw in self.checked(p.LabsRequest())["labs"]]
 
     def cancel(self, lab: str) -> bool:
         """Cancel the caller's deploy of `lab` (it rolls back); whether one was running."""
@@ -373,11 +373,11 @@ class AgentDeployer:
     def destroy(self, lab: str, progress: ProgressCallback) -> int:
         return self.client.destroy(lab, progress)
 
-    def status(self, lab: str | None = None) -> list[p.LabSummary]:
+    def status(self, lab: str | None = None) -> list[LabStatus]:
         return self.client.status(lab)
 
     def cancel(self, lab: str) -> None:
         self.client.cancel(lab)
 
-    def labs(self) -> list[p.LabEntry]:
+    def labs(self) -> list[LabEntry]:
         return self.client.labs()

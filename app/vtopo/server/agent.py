@@ -303,9 +303,7 @@ class Agent:
     def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
         """Every member sees every lab's name, owner and state; only its owner (and root) its prefix, where it was
         deployed from and how it is made."""
-        labs = [self.jobs.shown(p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, lab.state, lab.up, lab.nodes,
-                                             lab.links, lab.document) if caller.owns(lab.owner) else
-                                p.LabSummary(lab.lab, "", "", lab.owner, lab.state, lab.up, lab.nodes, lab.links, {}))
+        labs = [self.jobs.shown(lab if caller.owns(lab.owner) else replace(lab, prefix="", source="", document={}))
                 for lab in Deployer().status(request.lab or None)]
         return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
 

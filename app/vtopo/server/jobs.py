@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from vtopo import protocol as p
 from vtopo.host.deployer import Deployer
-from vtopo.reports import PartState
+from vtopo.reports import LabStatus, PartState
 
 DEPLOYING, DESTROYING = "deploying", "destroying"
 UNFINISHED = ("incomplete", "degraded")  # what a part of a lab being deployed or destroyed looks like meanwhile
@@ -53,14 +52,14 @@ class LabJobs:
         job = self.job(lab)
         return job.doing if job is not None else ""
 
-    def shown(self, summary: p.LabSummary) -> p.LabSummary:
+    def shown(self, status: LabStatus) -> LabStatus:
         """A lab's status as the caller should read it: while a job runs, its unfinished parts are in progress."""
-        doing = self.doing(summary.lab)
+        doing = self.doing(status.lab)
         if not doing:
-            return summary
+            return status
 
         def part(state: PartState) -> PartState:
             return PartState(state.name, doing) if state.state in UNFINISHED else state
 
-        return replace(summary, state=doing, up=False, nodes=[part(n) for n in summary.nodes],
-                       links=[part(link) for link in summary.links])
+        return replace(status, state=doing, nodes=[part(n) for n in status.nodes],
+                       links=[part(link) for link in status.links])

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 from vtopo.gui.canvas.states import NodeState
 from vtopo.kinds.environment import Trust
 from vtopo.gui.document.editor import Editor
-from vtopo.gui.host_api import Deployer, DeployerLoader, LabStatus
-from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, Progress, ProgressCallback
+from vtopo.gui.host_api import Deployer, DeployerLoader
+from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
 from vtopo.model.topology import Impairment, Topology
