@@ -33,7 +33,7 @@ class AgentRefused(Exception):
 
 
 class AgentError(Exception):
-    """A request that failed; `result` holds the lines the agent sent (what the CLI prints in-process)."""
+    """A request that failed; `result` holds the lines the agent sent (what the CLI prints)."""
 
     def __init__(self, result: p.Result) -> None:
         super().__init__("\n".join(line.removeprefix("error: ") for line in result.errors) or "the agent failed")
@@ -83,8 +83,10 @@ def agent_running(path: Path = p.SOCKET) -> bool:
 def unavailable(path: Path = p.SOCKET) -> str:
     """Why this user cannot reach an agent, or "" when they can: one listens on `path`, or the user is root, for
     whom `connect` starts one in this process."""
-    if os.geteuid() == 0 or agent_running(path):
-        return ""
+    return "" if os.geteuid() == 0 or agent_running(path) else _no_agent(path)
+
+
+def _no_agent(path: Path) -> str:
     return (f"no vtopo agent is running at {path}, and only root can work without one: start it with "
             "`sudo vtopo agent --daemon` (or `make run`)")
 
@@ -157,7 +159,7 @@ def connect(path: Path = p.SOCKET) -> Connection:
     except (FileNotFoundError, ConnectionRefusedError):
         connection.close()
         if os.geteuid() != 0:
-            raise AgentUnavailable(unavailable(path)) from None
+            raise AgentUnavailable(_no_agent(path)) from None
         ours, theirs = socket.socketpair(socket.AF_UNIX)
         serving = threading.Thread(target=_in_process_agent().answer, args=(theirs,), name="vtopo agent",
                                    daemon=True)
@@ -259,8 +261,10 @@ class AgentClient:
     def require_owner(self, lab: str, action: str) -> None:
         """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this
         says so before a measurement starts, instead of as a failed command."""
+        if os.getuid() == 0:
+            return
         owner = next((summary.owner for summary in self.status(lab)), os.getuid())
-        if os.getuid() not in (0, owner):
+        if owner != os.getuid():
             raise AgentRefused(p.not_the_owner(lab, owner, action))
 
     def cleanup(self, progress: ProgressCallback | None = None) -> p.CleanupSummary:
