@@ -238,7 +238,7 @@ class AgentClient:
         """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
         return self.checked(p.RecordRequest(lab))
 
-    # vtopo.operate's three functions (vtopo.operate.Operator), done by the agent on a lab of the caller's
+    # vtopo.operate's three functions, done by the agent on a lab of the caller's
 
     def operate_node(self, lab: str, node: str, action: str) -> str:
         return str(self.checked(p.NodeRequest(lab, node, action))["said"])
@@ -253,7 +253,7 @@ class AgentClient:
         return str(self.checked(request)["said"])
 
     def read_running(self, lab: str) -> RunningState:
-        """vtopo.saving.Saver, done by the agent on a lab of the caller's."""
+        """What the lab's nodes run now (vtopo.saving.read_running), read by the agent on a lab of the caller's."""
         from vtopo.saving import RunningState
 
         return RunningState.from_json(self.checked(p.SaveRequest(lab)))

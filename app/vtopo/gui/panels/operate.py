@@ -19,12 +19,12 @@ from vtopo.kinds.contract import Role
 from vtopo.model.topology import Link
 
 if TYPE_CHECKING:
-    from vtopo.operate import Operator
+    from vtopo.client.agent import AgentClient
 
 STOPPABLE_ROLES = (Role.NAMESPACE, Role.MACHINE)
 
 
-def lab_operator() -> Operator:
+def lab_operator() -> AgentClient:
     """The agent: it operates the labs of the user who runs the designer."""
     from vtopo.client.agent import AgentClient
 
@@ -105,7 +105,7 @@ class OperateController(QObject):
         a, b = (f"{nodes[end.node].name}:{end.port}" for end in link.ends)
         return a, b
 
-    def _run(self, what: str, job: Callable[[Operator], str]) -> None:
+    def _run(self, what: str, job: Callable[[AgentClient], str]) -> None:
         self._log.log(f"{what} on the running lab")
         worker = Worker(lambda _report: job(lab_operator()))
         worker.returned.connect(self._done)

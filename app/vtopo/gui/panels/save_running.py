@@ -16,15 +16,15 @@ from vtopo.gui.workers import Worker
 from vtopo.model.topology import Topology
 
 if TYPE_CHECKING:
-    from vtopo.saving import NodeChange, RunningState, Saver
+    from vtopo.saving import NodeChange, RunningState
 
 TITLE = "Save running configuration"
 
 
-def _saver() -> Saver:
+def _read_running(lab: str) -> RunningState:
     from vtopo.client.agent import AgentClient
 
-    return AgentClient()
+    return AgentClient().read_running(lab)
 
 
 class RunningDiff(QDialog):
@@ -74,7 +74,7 @@ class SaveRunningController(QObject):
             self.message.emit("deploy the lab first: there is nothing running to save")
             return
         self._log.log(f"reading the running state of lab {lab}")
-        worker = Worker(lambda _report: _saver().read_running(lab))
+        worker = Worker(lambda _report: _read_running(lab))
         worker.returned.connect(self._review)
         worker.errored.connect(lambda error: self._failed(str(error)))
         worker.start(self._deploy.pool)
