@@ -280,6 +280,9 @@ class Deployer:
         except OpFailed as failure:
             errors = self._roll_back(applied, failure.op, applier, record, progress)
             raise DeployError(failure, not errors, errors) from None
+        except DeployCancelled:  # seen between two operations: each one applied is whole, the last one too
+            self._roll_back(applied, None, applier, record, progress)
+            raise
         except BaseException:  # an interrupt or a bug: still leave the host as it was
             self._roll_back(applied, applied[-1] if applied else None, applier, record, progress)
             raise
