@@ -1,4 +1,5 @@
-"""The vtopo command line: the same engine as the designer, without a screen.
+"""`vtopo`'s parser, the commands on a lab itself (validate, plan, kinds, show, deploy, destroy, status, cleanup,
+exec, console, gui), and how a command's errors end it.
 
 `vtopo --help` and `vtopo kinds` start at once because this module and the families of commands it registers import
 the host layer (pyroute2), the measure layer and Qt only inside the handlers that use them, and the compiler
