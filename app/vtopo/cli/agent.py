@@ -9,7 +9,7 @@ from vtopo.cli.common import Command
 
 AGENT_HELP = ("run the privileged agent that deploys labs for root and the members of the vtopo group, on "
               "/run/vtopo/agent.sock (the other commands use it whenever it runs)")
-IN_PROCESS_NOTE = ("Deploy, destroy, status, cleanup, exec, console, ping, iperf, rr, check, capture and experiment "
+AGENT_NOTE = ("Deploy, destroy, status, cleanup, exec, console, ping, iperf, rr, check, capture and experiment "
                    "ask the vtopo agent (`vtopo agent`), as the calling user. When none runs, root's commands run one "
                    "in their own process.")
 

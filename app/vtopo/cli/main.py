@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NoReturn, cast
 
 from vtopo import __version__
-from vtopo.cli.agent import IN_PROCESS_NOTE
+from vtopo.cli.agent import AGENT_NOTE
 from vtopo.cli.agent import add_commands as add_agent_commands
 from vtopo.cli.capture import add_commands as add_capture_commands
 from vtopo.cli.check import add_commands as add_check_commands
@@ -274,7 +274,7 @@ def cmd_console(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vtopo", description="Draw, deploy and measure virtual network labs. "
-                                     + IN_PROCESS_NOTE)
+                                     + AGENT_NOTE)
     parser.add_argument("--version", action="version", version=f"vtopo {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
