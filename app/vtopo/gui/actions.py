@@ -308,7 +308,7 @@ class Actions:
 
     def _fill_running_labs(self) -> None:
         """Every lab deployed on this host, with its owner and what the agent does to it now."""
-        from vtopo.agent.protocol import user_name
+        from vtopo.protocol import user_name
 
         self.running_labs.clear()
         labs = self.parts.deploy.running_labs

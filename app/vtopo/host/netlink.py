@@ -537,3 +537,35 @@ def _ifname(name: str) -> bytes:
         raise ValueError(f"interface name {name!r} is not 1 to {_IFNAMSIZ - 1} bytes")
     return encoded
 
+
+
+# ---------------------------------------------------------------- the host's own network, read
+
+
+MAIN_TABLE = 254
+
+
+def host_network(lab_alias_prefix: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The host's interfaces by name, and the networks of the addresses and main-table routes that lie on an
+    interface no lab made (whose alias does not start with `lab_alias_prefix`). Default routes are left out."""
+    with IPRoute() as ipr:
+        links = {msg["index"]: (msg.get("ifname"), msg.get("ifalias") or "") for msg in ipr.link("dump")}
+        theirs = {index for index, (_, alias) in links.items() if not alias.startswith(lab_alias_prefix)}
+        networks = {str(ipaddress.ip_interface(f"{msg.get('IFA_ADDRESS')}/{msg['prefixlen']}").network)
+                    for msg in ipr.addr("dump") if msg["index"] in theirs}
+        for msg in ipr.route("dump", table=MAIN_TABLE):
+            destination, length = msg.get("RTA_DST"), msg["dst_len"]
+            if destination and length and msg.get("RTA_OIF", 0) in theirs | {0}:
+                networks.add(str(ipaddress.ip_network(f"{destination}/{length}", strict=False)))
+    return frozenset(name for name, _ in links.values() if name), tuple(sorted(networks))
+
+
+def route_device(address: str) -> str | None:
+    """The interface the host's own routing sends `address` out of; None when it has no route to it."""
+    try:
+        with IPRoute() as ipr:
+            route = ipr.route("get", dst=address)[0]
+            device: str = ipr.link("get", index=route.get_attr("RTA_OIF"))[0].get_attr("IFLA_IFNAME")
+    except (_Pyroute2Error, ValueError, IndexError):
+        return None
+    return device

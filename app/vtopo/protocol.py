@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Union
 
 from vtopo.kinds.environment import CLIENTS_GROUP
 
-from vtopo.reports import LabEntry, PartState, Progress, user_name
+from vtopo.reports import Progress, user_name
 
 VERSION = 1
 GROUP = CLIENTS_GROUP
@@ -234,7 +234,7 @@ class LinkCountersRead(Message):
 @dataclass
 class ConsoleOpened(Message):
     """A socket connected to the VM's serial console comes with this line (SCM_RIGHTS). For an exec, the client
-    types the command there (vtopo.host.console_exec); without a command, it attaches to the console."""
+    types the command there (vtopo.client.console_exec); without a command, it attaches to the console."""
 
     type: ClassVar[str] = "console-opened"
 
@@ -252,19 +252,6 @@ class Result(Message):
 
 
 # ---------------------------------------------------------------- results, as Result.data
-
-
-@dataclass
-class LabSummary:
-    lab: str
-    prefix: str
-    source: str
-    owner: int  # the uid that deployed it
-    state: str
-    up: bool
-    nodes: list[PartState]
-    links: list[PartState]
-    document: dict[str, Any]  # the lab as deployed, to compare with an edited one; {} for another user's lab
 
 
 @dataclass

@@ -6,18 +6,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from vtopo import user_data
-from vtopo.cli_agent import agent_client
+from vtopo.cli.common import Command, agent_client, deployed_for_caller
 
 if TYPE_CHECKING:
-    from vtopo.agent.client import AgentClient
+    from vtopo.client.agent import AgentClient
     from vtopo.experiment.results import CellRun, ExperimentResult
     from vtopo.measure import RunResult
     from vtopo.model.topology import Topology
-
-Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 
 def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
@@ -35,10 +33,9 @@ def write_outputs(result: ExperimentResult, directory: Path) -> list[Path]:
 
 
 class LabHost:
-    """Deploys and destroys a lab file for an experiment: through the agent, as the caller, whenever one runs;
-    else in this process (root)."""
+    """Deploys and destroys a lab file for an experiment, through the agent, as the caller."""
 
-    def __init__(self, agent: AgentClient | None, path: Path, topology: Topology) -> None:
+    def __init__(self, agent: AgentClient, path: Path, topology: Topology) -> None:
         self.agent, self.path, self.topology = agent, path, topology
 
     @property
@@ -46,37 +43,22 @@ class LabHost:
         return self.topology.name
 
     def deployed(self) -> bool:
-        if self.agent is not None:
-            return any(summary.lab == self.name for summary in self.agent.status())
-        from vtopo.host.state import StateStore
-
-        return StateStore().named(self.name) is not None
+        return any(summary.lab == self.name for summary in self.agent.status())
 
     def deploy(self) -> list[str]:
         """Deploy the file; the deploy's notices (what this host gives the lab instead of what it asks)."""
         from vtopo.kinds.environment import Trust
+        from vtopo.model.io import read_text
 
-        if self.agent is not None:
-            from vtopo.model.io import read_text
-
-            return self.agent.deploy(read_text(self.path), Trust(), source=str(self.path.resolve())).notices
-        from vtopo.host.deployer import Deployer
-
-        return Deployer().deploy(self.topology, source=self.path.resolve()).notices
+        return self.agent.deploy(read_text(self.path), Trust(), source=str(self.path.resolve())).notices
 
     def destroy(self) -> None:
-        if self.agent is not None:
-            self.agent.destroy(self.name)
-        else:
-            from vtopo.host.deployer import Deployer
-
-            Deployer().destroy(self.name)
+        self.agent.destroy(self.name)
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     """On a FILE whose lab is not deployed, deploy it for each round and destroy it after: one command. A deployed
     lab is measured as it is, in one round."""
-    from vtopo.cli_measure import deployed_for_caller
     from vtopo.experiment.results import merged
     from vtopo.lab import open_lab
 
@@ -123,13 +105,11 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 def _round(args: argparse.Namespace, topology: Topology, kept: list[RunResult]) -> ExperimentResult:
     """One round of the experiment on the deployed lab; its iperf3 runs go to `kept`."""
-    from vtopo.cli_measure import deployed_for_caller
-    from vtopo.cli_operate import lab_operator
     from vtopo.experiment.runner import ExperimentRun
     from vtopo.measure import RunResult
 
     run = ExperimentRun(deployed_for_caller(topology.name, "measure"), topology.experiment, repeats=args.repeat,
-                        warmup=args.warmup, seconds=args.seconds, links=lab_operator())
+                        warmup=args.warmup, seconds=args.seconds, links=agent_client())
     print("waiting until every pair answers a ping (a VM does once its guest has booted)", flush=True)
     for silent in run.wait_until_answering():
         print(f"note: pair {silent} does not answer; its cells will be empty", flush=True)

@@ -28,11 +28,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vtopo.agent import protocol as p
-from vtopo.agent.policy import CONFIG, Policy, PolicyError
+from vtopo import protocol as p
+from vtopo.server.policy import CONFIG, Policy, PolicyError
 from vtopo.deployed import DeployedLab, NotDeployed
 from vtopo.host.cleanup import cleanup
-from vtopo.agent.jobs import DEPLOYING, DESTROYING, Job, LabJobs
+from vtopo.server.jobs import DEPLOYING, DESTROYING, Job, LabJobs
 from vtopo.host.deployer import Admission, DeployCancelled, DeployError, Deployer, DestroyError, usage_of
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
@@ -249,7 +249,8 @@ class Agent:
             return p.Result(EXIT_FAILED, errors=[*(str(problem) for problem in error.problems),
                                                  "nothing was applied"])
         except DeployError as error:
-            return p.Result(EXIT_FAILED, errors=[f"error: {error}"], details=error.details)
+            return p.Result(EXIT_FAILED, errors=[f"error: {error}"], details=error.details,
+                            data={"rolled_back": error.rolled_back})
         except ONE_LINE_ERRORS as error:
             return p.Result(EXIT_FAILED, errors=[f"error: {error}"])
         except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback
@@ -303,9 +304,7 @@ class Agent:
     def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
         """Every member sees every lab's name, owner and state; only its owner (and root) its prefix, where it was
         deployed from and how it is made."""
-        labs = [self.jobs.shown(p.LabSummary(lab.lab, lab.prefix, lab.source, lab.owner, lab.state, lab.up, lab.nodes,
-                                             lab.links, lab.document) if caller.owns(lab.owner) else
-                                p.LabSummary(lab.lab, "", "", lab.owner, lab.state, lab.up, lab.nodes, lab.links, {}))
+        labs = [self.jobs.shown(lab if caller.owns(lab.owner) else replace(lab, prefix="", source="", document={}))
                 for lab in Deployer().status(request.lab or None)]
         return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
 

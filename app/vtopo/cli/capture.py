@@ -4,14 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable
 
-Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
+from vtopo.cli.common import Command, deployed_for_caller
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
     from vtopo.capture import Capture, CaptureError, resolve, summarize  # scapy takes a second to import
-    from vtopo.cli_measure import deployed_for_caller
 
     lab = deployed_for_caller(args.lab, "capture on")  # the agent captures for a user who is not root
     try:

@@ -1,6 +1,7 @@
-"""The vtopo command line: the same engine as the designer, without a screen.
+"""`vtopo`'s parser, the commands on a lab itself (validate, plan, kinds, show, deploy, destroy, status, cleanup,
+exec, console, gui), and how a command's errors end it.
 
-`vtopo --help` and `vtopo kinds` start at once because this module and the cli_* modules it registers import
+`vtopo --help` and `vtopo kinds` start at once because this module and the families of commands it registers import
 the host layer (pyroute2), the measure layer and Qt only inside the handlers that use them, and the compiler
 (NetworkX) only through `vtopo.lab` inside handlers. tests/test_cli_startup.py checks it.
 """
@@ -11,46 +12,40 @@ import gc
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NoReturn, cast
 
 from vtopo import __version__
-from vtopo.cli_capture import add_commands as add_capture_commands
-from vtopo.cli_agent import IN_PROCESS_NOTE, agent_client
-from vtopo.cli_agent import add_commands as add_agent_commands
-from vtopo.cli_check import add_commands as add_check_commands
-from vtopo.cli_experiment import add_commands as add_experiment_commands
-from vtopo.cli_consent import add_consent_arguments, consent_of
-from vtopo.cli_interop import add_commands as add_interop_commands
-from vtopo.cli_measure import add_commands as add_measure_commands
-from vtopo.cli_operate import add_commands as add_operate_commands
+from vtopo.cli.agent import AGENT_NOTE
+from vtopo.cli.agent import add_commands as add_agent_commands
+from vtopo.cli.capture import add_commands as add_capture_commands
+from vtopo.cli.check import add_commands as add_check_commands
+from vtopo.cli.common import agent_client
+from vtopo.cli.consent import add_consent_arguments, consent_of
+from vtopo.cli.experiment import add_commands as add_experiment_commands
+from vtopo.cli.interop import add_commands as add_interop_commands
+from vtopo.cli.measure import add_commands as add_measure_commands
+from vtopo.cli.operate import add_commands as add_operate_commands
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
 
 if TYPE_CHECKING:
-    from vtopo.agent.client import AgentError
+    from vtopo.client.agent import AgentClient, AgentError
     from vtopo.compile.compiler import CheckedLab
     from vtopo.deployed import DeployedLab
-    from vtopo.host.cleanup import CleanupReport
-    from vtopo.host.deployer import Deployer, DeployError
-    from vtopo.host.preflight import PreflightFailed
-    from vtopo.kinds.environment import HostFacts, Trust
-    from vtopo.reports import DeployReport, Progress
+    from vtopo.kinds.environment import HostFacts
+    from vtopo.reports import Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
 # Refusals that end a command with one line instead of a traceback, named as "module:Class" so that naming them
 # loads nothing: an error can only have been raised if its module was imported.
-ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.host.state:LabTaken", "vtopo.deployed:NotDeployed",
-                   "vtopo.kinds.contract:CannotRunInside", "vtopo.measure.nodes:MeasureError",
-                   "vtopo.host.errors:HostError", "vtopo.operate:OperateError", "vtopo.agent.client:AgentRefused",
-                   "vtopo.agent.client:AgentUnavailable")
-AGENT_FAILED = ("vtopo.agent.client:AgentError",)
-DEPLOY_FAILED = ("vtopo.host.deployer:DeployError",)
-PREFLIGHT_FAILED = ("vtopo.host.preflight:PreflightFailed",)
+ONE_LINE_ERRORS = ("vtopo.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
+                   "vtopo.measure.nodes:MeasureError", "vtopo.host.errors:HostError",
+                   "vtopo.client.agent:AgentRefused", "vtopo.client.agent:AgentUnavailable")
+AGENT_FAILED = ("vtopo.client.agent:AgentError",)
 
 
 def print_problems(problems: list[Problem]) -> None:
@@ -197,29 +192,15 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
-    agent = agent_client()
-    report: DeployReport
-    if agent is not None:
-        from vtopo.model.io import read_text
+    from vtopo.model.io import read_text
 
-        report = agent.deploy(read_text(args.file), consent_of(args), _progress_printer(args.verbose), args.update,
-                              str(args.file.resolve()), every_step=args.verbose)
-    else:
-        report = _deploy_here(args)
+    report = agent_client().deploy(read_text(args.file), consent_of(args), _progress_printer(args.verbose),
+                                   args.update, str(args.file.resolve()), every_step=args.verbose)
     for notice in report.notices:
         print(f"note: {notice}")
     print(f"deployed lab {report.lab} (prefix {report.prefix}): {report.nodes} nodes, {report.links} links, "
           f"{report.ops} operations in {report.seconds:.2f} s")
     return EXIT_OK
-
-
-def _deploy_here(args: argparse.Namespace) -> DeployReport:
-    from vtopo.lab import open_lab
-
-    lab = open_lab(args.file)
-    deployer = _deployer()
-    run = deployer.update if args.update else deployer.deploy
-    return run(lab.topology, _progress_printer(args.verbose), source=args.file.resolve(), consent=consent_of(args))
 
 
 def _lab_name(target: str) -> str:
@@ -235,24 +216,9 @@ def _lab_name(target: str) -> str:
 def cmd_destroy(args: argparse.Namespace) -> int:
     started = time.monotonic()
     name = _lab_name(args.lab)
-    agent = agent_client()
-    steps = (agent.destroy(name, _progress_printer(args.verbose), every_step=args.verbose) if agent is not None
-             else _deployer().destroy(name, _progress_printer(args.verbose)))
+    steps = agent_client().destroy(name, _progress_printer(args.verbose), every_step=args.verbose)
     print(f"destroyed lab {name}: {steps} operations undone in {time.monotonic() - started:.2f} s")
     return EXIT_OK
-
-
-def _deployer() -> Deployer:
-    """This process's own deployer: root's, with no agent running. Only then is the deploy stack imported."""
-    from vtopo.host.deployer import Deployer
-
-    return Deployer()
-
-
-def _record_of(name: str) -> DeployedLab:
-    from vtopo.deployed import DeployedLab
-
-    return DeployedLab.find(name)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -260,13 +226,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     name = _lab_name(args.lab) if args.lab else None
     agent = agent_client()
-    labs = agent.status(name) if agent is not None else _deployer().status(name)
+    labs = agent.status(name)
     if not labs:
         print("no lab is deployed")
     for lab in labs:
         print(f"lab {lab.lab}{f' (prefix {lab.prefix})' if lab.prefix else ''}"
               f"{f' from {lab.source}' if lab.source else ''}, owner {user_name(lab.owner)}: {lab.state}")
-        deployed = _record_of(lab.lab) if args.verbose and os.geteuid() == 0 else None  # root reads records
+        deployed = _deployed(agent, lab.lab) if args.verbose and os.geteuid() == 0 else None  # root's VMs' processes
         for kind, parts in (("node", lab.nodes), ("link", lab.links)):
             for part in parts:
                 print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
@@ -275,15 +241,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK if all(lab.up for lab in labs) else EXIT_FAILED
 
 
-def _cleanup_here(args: argparse.Namespace) -> CleanupReport:
-    from vtopo.host.cleanup import cleanup
+def _deployed(agent: AgentClient, lab: str) -> DeployedLab:
+    from vtopo.deployed import DeployedLab
 
-    return cleanup(_deployer(), _progress_printer(args.verbose))
+    return DeployedLab.of_deployment(agent.deployment(lab))
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
-    agent = agent_client()
-    report = agent.cleanup(_progress_printer(args.verbose)) if agent is not None else _cleanup_here(args)
+    report = agent_client().cleanup(_progress_printer(args.verbose))
     for name in report.labs:
         print(f"destroyed lab {name}")
     for stray in report.strays:
@@ -297,50 +262,19 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 
 def cmd_exec(args: argparse.Namespace) -> int:
     command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
-    agent = agent_client()
-    if agent is not None:  # the agent does the work: this process stays light, as measurements start many of it
-        return agent.exec(args.lab, args.node, command)
-    from vtopo.deployed import DeployedLab
-
-    lab = DeployedLab.find(args.lab)
-    if not command:
-        node = lab.node(args.node)
-        if node.kind.console_socket(node) is not None:
-            return _attach_console(lab, args.node)  # a VM's interactive shell is its console
-        command = [os.environ.get("SHELL", "/bin/sh")]
-    argv = lab.command_in(args.node, command)
-    return subprocess.run(argv).returncode
+    return agent_client().exec(args.lab, args.node, command)  # measurements start many of it: it stays light
 
 
 def cmd_console(args: argparse.Namespace) -> int:
-    from vtopo.deployed import DeployedLab
-
-    agent = agent_client()
-    if agent is not None:
-        _console_banner(args.lab, args.node)
-        agent.console(args.lab, args.node)
-        return 0
-    return _attach_console(DeployedLab.find(args.lab), args.node)
-
-
-def _console_banner(lab: str, node: str) -> None:
     if os.isatty(0):
-        print(f"console of {node} ({lab}); Ctrl-] leaves it, the VM keeps running\r", file=sys.stderr)
-
-
-def _attach_console(lab: DeployedLab, node: str) -> int:
-    from vtopo.agent.terminal import terminal_size
-    from vtopo.host import console
-
-    connection = lab.open_console(node, *terminal_size())
-    _console_banner(lab.context.topology.name, node)
-    console.attach(connection)
+        print(f"console of {args.node} ({args.lab}); Ctrl-] leaves it, the VM keeps running\r", file=sys.stderr)
+    agent_client().console(args.lab, args.node)
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vtopo", description="Draw, deploy and measure virtual network labs. "
-                                     + IN_PROCESS_NOTE)
+                                     + AGENT_NOTE)
     parser.add_argument("--version", action="version", version=f"vtopo {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -418,20 +352,12 @@ def main(argv: list[str] | None = None) -> int:
     except LabError as error:
         print_problems(error.problems)
         return EXIT_BAD_LAB
-    except _loaded(PREFLIGHT_FAILED) as error:
-        print_problems(cast("PreflightFailed", error).problems)
-        print("nothing was applied", file=sys.stderr)
-        return EXIT_FAILED
-    except _loaded(DEPLOY_FAILED) as error:
-        print(f"error: {error}", file=sys.stderr)
-        details = cast("DeployError", error).details
-        print(details if getattr(args, "verbose", False) else "(vtopo deploy -v shows the details)", file=sys.stderr)
-        return EXIT_FAILED
     except _loaded(AGENT_FAILED) as failed:
         agent_error = cast("AgentError", failed)
         print("\n".join(agent_error.result.errors), file=sys.stderr)
-        if agent_error.details and getattr(args, "verbose", False):
-            print(agent_error.details, file=sys.stderr)
+        if agent_error.details:
+            print(agent_error.details if getattr(args, "verbose", False) else "(vtopo deploy -v shows the details)",
+                  file=sys.stderr)
         return agent_error.result.code
     except _loaded(ONE_LINE_ERRORS) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -4,11 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable
 
+from vtopo.cli.common import Command
 from vtopo.model.problems import LabError, Problem, errors_in
-
-Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 EXIT_OK, EXIT_BAD_LAB = 0, 2
 
 

@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from vtopo.agent import protocol as p
 from vtopo.host.deployer import Deployer
-from vtopo.reports import PartState
+from vtopo.reports import LabStatus, PartState
 
 DEPLOYING, DESTROYING = "deploying", "destroying"
 UNFINISHED = ("incomplete", "degraded")  # what a part of a lab being deployed or destroyed looks like meanwhile
@@ -41,19 +40,26 @@ class LabJobs:
         with self._guard:
             return self._jobs.get(lab)
 
+    def cancel_deploys(self) -> None:
+        """Cancel every deploy under way: each stops after its operation in progress and rolls back."""
+        with self._guard:
+            deploys = [job for job in self._jobs.values() if job.doing == DEPLOYING]
+        for job in deploys:
+            job.deployer.cancel()
+
     def doing(self, lab: str) -> str:
         """DEPLOYING, DESTROYING, or "" when the agent does neither to the lab now."""
         job = self.job(lab)
         return job.doing if job is not None else ""
 
-    def shown(self, summary: p.LabSummary) -> p.LabSummary:
+    def shown(self, status: LabStatus) -> LabStatus:
         """A lab's status as the caller should read it: while a job runs, its unfinished parts are in progress."""
-        doing = self.doing(summary.lab)
+        doing = self.doing(status.lab)
         if not doing:
-            return summary
+            return status
 
         def part(state: PartState) -> PartState:
             return PartState(state.name, doing) if state.state in UNFINISHED else state
 
-        return replace(summary, state=doing, up=False, nodes=[part(n) for n in summary.nodes],
-                       links=[part(link) for link in summary.links])
+        return replace(status, state=doing, nodes=[part(n) for n in status.nodes],
+                       links=[part(link) for link in status.links])

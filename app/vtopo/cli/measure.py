@@ -9,21 +9,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from vtopo.cli_agent import agent_client
+from vtopo.cli.common import Command, deployed_for_caller
 
 if TYPE_CHECKING:
     from vtopo.deployed import DeployedLab
     from vtopo.measure import IntervalSample, MeasureEndpoint, PingReply, RRSample, RunResult
     from vtopo.measure.base import MeasureRun, R, S
-
-Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
-
-
-def deployed_for_caller(name: str, action: str = "measure") -> DeployedLab:
-    """The lab; its commands run through the agent, as the calling user, when an agent runs."""
-    from vtopo.agent.client import deployed_for
-
-    return deployed_for(name, action, agent_client())
 
 
 def _pair(args: argparse.Namespace) -> tuple[DeployedLab, MeasureEndpoint, MeasureEndpoint, str, str]:

@@ -6,8 +6,9 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
+from vtopo.cli.common import Command, deployed_for_caller
 from vtopo.model.problems import LabError
 
 if TYPE_CHECKING:
@@ -15,14 +16,11 @@ if TYPE_CHECKING:
     from vtopo.deployed import DeployedLab
     from vtopo.model.topology import Topology
 
-Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
-
 
 def lab_and_topology(target: str, action: str) -> tuple[DeployedLab, Topology]:
     """The deployed lab and the topology whose checks and experiment apply: the file's when a file is given
-    (edited since the deploy, say), else the one saved with the deployed lab. When an agent runs, the lab's commands
-    go through it as the calling user, who must own the lab to `action` it."""
-    from vtopo.cli_measure import deployed_for_caller
+    (edited since the deploy, say), else the one saved with the deployed lab. The caller must own the lab to
+    `action` it."""
     from vtopo.lab import open_lab
 
     path = Path(target)

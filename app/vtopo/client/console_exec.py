@@ -1,6 +1,6 @@
 """Run one command inside a VM through its serial console, as if it were a local process:
 
-    python -m vtopo.host.console_exec SOCKET -- CMD [ARG...]
+    python -m vtopo.client.console_exec SOCKET -- CMD [ARG...]
 
 The built-in guest keeps a root shell on its console (QEMU serves it on a unix socket). The command is
 typed there between two markers; what it prints between them comes out on stdout line by line, and its
@@ -114,7 +114,7 @@ def _relay(console: socket.socket, start: bytes, exit_line: re.Pattern[bytes]) -
 
 def main(args: list[str]) -> int:
     if len(args) < 3 or args[1] != "--":
-        print("usage: python -m vtopo.host.console_exec SOCKET -- CMD [ARG...]", file=sys.stderr)
+        print("usage: python -m vtopo.client.console_exec SOCKET -- CMD [ARG...]", file=sys.stderr)
         return 2
     try:
         return run(args[0], args[2:])

@@ -1,22 +1,25 @@
-"""Talking to the agent: what the CLI and the designer use instead of the executor when an agent runs."""
+"""Talking to the agent: the one way the CLI and the designer reach the host, through an agent that listens or, for
+root when none does, one this process runs."""
 from __future__ import annotations
 
 import os
 import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vtopo.agent import protocol as p
-from vtopo.agent.terminal import relay_terminal, terminal_size
+from vtopo import protocol as p
+from vtopo.client.terminal import relay_terminal, terminal_size
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
-from vtopo.reports import DeployReport, LinkTotals, ProgressCallback
+from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, ProgressCallback
 
 if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
+    from vtopo.server.agent import Agent
     from vtopo.deployed import DeployedLab
     from vtopo.saving import RunningState
 
@@ -30,12 +33,13 @@ class AgentRefused(Exception):
 
 
 class AgentError(Exception):
-    """A request that failed; `result` holds the lines the agent sent (what the CLI prints in-process)."""
+    """A request that failed; `result` holds the lines the agent sent (what the CLI prints)."""
 
     def __init__(self, result: p.Result) -> None:
         super().__init__("\n".join(line.removeprefix("error: ") for line in result.errors) or "the agent failed")
         self.result = result
         self.details = result.details
+        self.rolled_back = bool(result.data.get("rolled_back"))  # a failed deploy's: the host is as it was
 
 
 def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
@@ -44,30 +48,22 @@ def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
     return [sys.executable, "-m", "vtopo", "exec", lab, node, "--", *argv]
 
 
-def deployed_for(lab: str, action: str, client: AgentClient | None) -> DeployedLab:
-    """The deployed lab as the caller may use it to `action` it (measure, check, capture on). With an agent, its
-    commands run through the agent as the caller, who must own it or be root (AgentRefused at once otherwise), and a
-    caller who is not root learns how it is deployed from the agent: lab records are root's alone. With no agent
-    (root only), it is read from its record. NotDeployed when there is no such lab."""
+def deployed_for(lab: str, action: str, client: AgentClient | None = None) -> DeployedLab:
+    """The deployed lab as the caller may use it to `action` it (measure, check, capture on), learnt from the agent:
+    lab records are root's alone. The caller must own it or be root (AgentRefused at once otherwise). A member's
+    commands run through the agent, as the member; root runs them itself. NotDeployed when there is no such lab."""
     from vtopo.deployed import DeployedLab, NotDeployed
 
-    if client is None:
-        return DeployedLab.find(lab)
+    client = client or AgentClient()
     client.require_owner(lab, action)
+    try:
+        deployed = DeployedLab.of_deployment(client.deployment(lab))
+    except AgentError as error:
+        raise NotDeployed(str(error)) from None
     if os.getuid() == 0:
-        deployed = DeployedLab.find(lab)
-    else:
-        try:
-            deployed = DeployedLab.of_deployment(client.deployment(lab))
-        except AgentError as error:
-            raise NotDeployed(str(error)) from None
+        return deployed
     name = deployed.context.topology.name
     return deployed.through(lambda node, argv: exec_argv(name, node, argv))
-
-
-def deployed_for_designer(lab: str, action: str) -> DeployedLab:
-    """The designer's view of a deployed lab: through the agent whenever one runs."""
-    return deployed_for(lab, action, AgentClient() if agent_running() else None)
 
 
 def agent_running(path: Path = p.SOCKET) -> bool:
@@ -84,34 +80,113 @@ def agent_running(path: Path = p.SOCKET) -> bool:
     return True
 
 
+def unavailable(path: Path = p.SOCKET) -> str:
+    """Why this user cannot reach an agent, or "" when they can: one listens on `path`, or the user is root, for
+    whom `connect` starts one in this process."""
+    return "" if os.geteuid() == 0 or agent_running(path) else _no_agent(path)
+
+
+def _no_agent(path: Path) -> str:
+    return (f"no vtopo agent is running at {path}, and only root can work without one: start it with "
+            "`sudo vtopo agent --daemon` (or `make run`)")
+
+
+class Connection:
+    """One request's connection to an agent: the protocol's lines, and the descriptors that go with some of them."""
+
+    def __init__(self, connected: socket.socket) -> None:
+        self.socket = connected
+
+    def send(self, data: bytes, fds: Sequence[int] = ()) -> None:
+        if fds:
+            socket.send_fds(self.socket, [data], list(fds))
+        else:
+            self.socket.sendall(data)
+
+    def receive(self) -> tuple[bytes, list[int]]:
+        """What the agent sent next, and the descriptors with it; b"" once it closed the connection."""
+        data, fds, _, _ = socket.recv_fds(self.socket, 1 << 16, 1)
+        return data, fds
+
+    def close(self) -> None:
+        self.socket.close()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exception: object) -> None:
+        self.close()
+
+
+class InProcess(Connection):
+    """A connection to the agent this process runs for root when no agent listens: the same server code, answering
+    this one connection in a thread. When the client is interrupted (Ctrl-C), the deploy it asked for is cancelled
+    (it rolls back) and the process waits for the agent to finish, as a deploy in the process itself did."""
+
+    def __init__(self, connected: socket.socket, serving: threading.Thread) -> None:
+        super().__init__(connected)
+        self.serving = serving
+
+    def __exit__(self, kind: type[BaseException] | None, *exception: object) -> None:
+        self.close()
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            _in_process_agent().jobs.cancel_deploys()
+        self.serving.join()
+
+
+_IN_PROCESS: list[Agent] = []  # the agent this process runs, once it needs one
+_STARTING = threading.Lock()
+
+
+def _in_process_agent() -> Agent:
+    from vtopo.server.agent import Agent
+
+    with _STARTING:
+        if not _IN_PROCESS:
+            _IN_PROCESS.append(Agent())
+        return _IN_PROCESS[0]
+
+
+def connect(path: Path = p.SOCKET) -> Connection:
+    """The one way a client reaches an agent: the one that listens on `path`, or, for root when none does, one this
+    process runs. AgentRefused when the caller may not use it, AgentUnavailable when there is none to use."""
+    connection = socket.socket(socket.AF_UNIX)
+    try:
+        connection.connect(str(path))
+    except PermissionError:
+        connection.close()
+        raise AgentRefused(p.refusal(p.user_name(os.getuid()))) from None
+    except (FileNotFoundError, ConnectionRefusedError):
+        connection.close()
+        if os.geteuid() != 0:
+            raise AgentUnavailable(_no_agent(path)) from None
+        ours, theirs = socket.socketpair(socket.AF_UNIX)
+        serving = threading.Thread(target=_in_process_agent().answer, args=(theirs,), name="vtopo agent",
+                                   daemon=True)
+        serving.start()
+        return InProcess(ours, serving)
+    return Connection(connection)
+
+
 class AgentClient:
     def __init__(self, path: Path = p.SOCKET) -> None:
         self.path = path
 
-    def connect(self) -> socket.socket:
-        connection = socket.socket(socket.AF_UNIX)
-        try:
-            connection.connect(str(self.path))
-        except PermissionError:
-            connection.close()
-            raise AgentRefused(p.refusal(p.user_name(os.getuid()))) from None
-        except (FileNotFoundError, ConnectionRefusedError) as error:
-            connection.close()
-            raise AgentUnavailable(f"no vtopo agent is running at {self.path} ({error.strerror}); start it with "
-                                   "`sudo vtopo agent --daemon`, or `make run`") from None
-        return connection
+    def connect(self) -> Connection:
+        return connect(self.path)
+
+    @property
+    def outlives_caller(self) -> bool:
+        """Whether what the agent does goes on when this process ends: an agent listens, not one this process runs."""
+        return agent_running(self.path)
 
     def call(self, request: p.Message, progress: ProgressCallback | None = None, fds: Sequence[int] = (),
              on_descriptor: Callable[[p.Message, int], object] | None = None,
-             on_connected: Callable[[socket.socket], None] | None = None) -> p.Result:
+             on_connected: Callable[[Connection], None] | None = None) -> p.Result:
         """Send one request and follow the answer to its Result. Raises AgentRefused when the caller may not use
         the agent; a Result with a non-zero code is returned as it is."""
         with self.connect() as connection:
-            line = p.encode(request)
-            if fds:
-                socket.send_fds(connection, [line], list(fds))
-            else:
-                connection.sendall(line)
+            connection.send(p.encode(request), fds)
             if on_connected is not None:
                 on_connected(connection)
             for message, descriptor in _answers(connection):
@@ -148,12 +223,12 @@ class AgentClient:
         request = p.DestroyRequest(lab, every_step and progress is not None)
         return int(self.checked(request, progress)["ops"])
 
-    def status(self, lab: str | None = None) -> list[p.LabSummary]:
-        return [p.read_as(p.LabSummary, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
+    def status(self, lab: str | None = None) -> list[LabStatus]:
+        return [p.read_as(LabStatus, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
 
-    def labs(self) -> list[p.LabEntry]:
+    def labs(self) -> list[LabEntry]:
         """Every deployed lab, whoever owns it, and what the agent is doing to it now."""
-        return [p.read_as(p.LabEntry, raw) for raw in self.checked(p.LabsRequest())["labs"]]
+        return [p.read_as(LabEntry, raw) for raw in self.checked(p.LabsRequest())["labs"]]
 
     def cancel(self, lab: str) -> bool:
         """Cancel the caller's deploy of `lab` (it rolls back); whether one was running."""
@@ -163,7 +238,7 @@ class AgentClient:
         """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
         return self.checked(p.RecordRequest(lab))
 
-    # vtopo.operate's three functions (vtopo.operate.Operator), done by the agent on a lab of the caller's
+    # vtopo.operate's three functions, done by the agent on a lab of the caller's
 
     def operate_node(self, lab: str, node: str, action: str) -> str:
         return str(self.checked(p.NodeRequest(lab, node, action))["said"])
@@ -178,7 +253,7 @@ class AgentClient:
         return str(self.checked(request)["said"])
 
     def read_running(self, lab: str) -> RunningState:
-        """vtopo.saving.Saver, done by the agent on a lab of the caller's."""
+        """What the lab's nodes run now (vtopo.saving.read_running), read by the agent on a lab of the caller's."""
         from vtopo.saving import RunningState
 
         return RunningState.from_json(self.checked(p.SaveRequest(lab)))
@@ -186,8 +261,10 @@ class AgentClient:
     def require_owner(self, lab: str, action: str) -> None:
         """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this
         says so before a measurement starts, instead of as a failed command."""
+        if os.getuid() == 0:
+            return
         owner = next((summary.owner for summary in self.status(lab)), os.getuid())
-        if os.getuid() not in (0, owner):
+        if owner != os.getuid():
             raise AgentRefused(p.not_the_owner(lab, owner, action))
 
     def cleanup(self, progress: ProgressCallback | None = None) -> p.CleanupSummary:
@@ -232,7 +309,7 @@ class AgentClient:
         """Each link's counters, read by the agent every `every_s` seconds, for as long as the caller iterates;
         AgentError when the lab is not the caller's or is gone."""
         with self.connect() as connection:
-            connection.sendall(p.encode(p.LinkCountersRequest(lab, every_s)))
+            connection.send(p.encode(p.LinkCountersRequest(lab, every_s)))
             for message, _ in _answers(connection):
                 if isinstance(message, p.LinkCountersRead):
                     yield {link: (read[0], read[1]) for link, read in message.links.items() if len(read) == 2}
@@ -245,9 +322,9 @@ class AgentClient:
     def capture(self, lab: str, target: str, bpf: str, count: int) -> int:
         """tcpdump's pcap stream on this process's stdout and its messages on stderr, run by the agent on the
         target of a lab the caller owns; SIGUSR1 asks it for its counters, as it would tcpdump. Its exit status."""
-        def ask_for_counters(connection: socket.socket) -> None:
+        def ask_for_counters(connection: Connection) -> None:
             line = p.encode(p.CaptureCounters())
-            signal.signal(signal.SIGUSR1, lambda _signal, _frame: connection.sendall(line))
+            signal.signal(signal.SIGUSR1, lambda _signal, _frame: connection.send(line))
 
         result = self.call(p.CaptureRequest(lab, target, bpf, count), fds=(1, 2), on_connected=ask_for_counters)
         if result.errors:
@@ -257,7 +334,7 @@ class AgentClient:
 
 def _use_console(descriptor: int, argv: list[str]) -> int:
     """Type `argv` on a VM's console and return its status, or, with no command, attach this terminal to it."""
-    from vtopo.host import console, console_exec
+    from vtopo.client import console, console_exec
 
     with socket.socket(fileno=descriptor) as connected:
         if argv:
@@ -266,12 +343,12 @@ def _use_console(descriptor: int, argv: list[str]) -> int:
         return 0
 
 
-def _answers(connection: socket.socket) -> Any:
+def _answers(connection: Connection) -> Any:
     """(message, descriptor or None) for each line the agent sends, until it closes the connection."""
     buffer = b""
     descriptor: int | None = None
     while True:
-        data, fds, _, _ = socket.recv_fds(connection, 1 << 16, 1)
+        data, fds = connection.receive()
         if not data:
             for fd in fds:
                 os.close(fd)
@@ -300,11 +377,11 @@ class AgentDeployer:
     def destroy(self, lab: str, progress: ProgressCallback) -> int:
         return self.client.destroy(lab, progress)
 
-    def status(self, lab: str | None = None) -> list[p.LabSummary]:
+    def status(self, lab: str | None = None) -> list[LabStatus]:
         return self.client.status(lab)
 
     def cancel(self, lab: str) -> None:
         self.client.cancel(lab)
 
-    def labs(self) -> list[p.LabEntry]:
+    def labs(self) -> list[LabEntry]:
         return self.client.labs()

@@ -6,15 +6,9 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-from vtopo.cli_agent import agent_client
-
-if TYPE_CHECKING:
-    from vtopo.operate import Operator
-    from vtopo.saving import Saver
-
-Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
+from vtopo.cli.common import Command, agent_client
 
 RATE_UNITS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3}  # tc's words, in Mbit/s
 TIME_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}  # in ms
@@ -44,7 +38,7 @@ def _percent(text: str) -> float:
 
 
 def cmd_node(args: argparse.Namespace) -> int:
-    print(lab_operator().operate_node(args.lab, args.node, args.action))
+    print(agent_client().operate_node(args.lab, args.node, args.action))
     return 0
 
 
@@ -54,7 +48,7 @@ def cmd_link(args: argparse.Namespace) -> int:
         args.parser.error("link ... set needs at least one of --rate, --delay, --jitter, --loss")
     if args.action != "set" and any(value is not None for value in changes.values()):
         args.parser.error(f"--rate, --delay, --jitter and --loss go with `set`, not `{args.action}`")
-    operator = lab_operator()
+    operator = agent_client()
     if args.action == "set":
         print(operator.set_link_impairment(args.lab, args.a, args.b, **changes))
     else:
@@ -66,7 +60,7 @@ def cmd_save(args: argparse.Namespace) -> int:
     from vtopo.model import io
     from vtopo.saving import apply_state
 
-    running = _saver().read_running(args.lab)
+    running = agent_client().read_running(args.lab)
     if not (args.output or running.source):
         args.parser.error(f"lab {args.lab} was not deployed from a file: say where to write it with -o FILE")
     target = Path(args.output or running.source)
@@ -79,25 +73,6 @@ def cmd_save(args: argparse.Namespace) -> int:
     print(f"saved the running state of {len(running.states)} node(s) of lab {args.lab} into {target} "
           f"({len(changes)} changed)")
     return 0
-
-
-def _saver() -> Saver:
-    agent = agent_client()
-    if agent is not None:
-        return agent
-    from vtopo import saving
-
-    return saving
-
-
-def lab_operator() -> Operator:
-    """The agent, when one runs (it operates the caller's labs); else vtopo.operate in this process (root)."""
-    agent = agent_client()
-    if agent is not None:
-        return agent
-    from vtopo import operate
-
-    return operate
 
 
 def add_commands(command: Command) -> None:
