@@ -83,6 +83,16 @@ in area 0, and a VM as a Linux router gateway.
 **Here.** Two numbered bridges routed by the host, with containers instead of TCG guests so that the data path,
 not the emulated CPU, is measured: switched c1 → c2 against routed c1 → c3. The vm-router lab rebuilds the
 VM-as-router case; l2-vs-l3 does the OSPF part with FRR."""),
+    ("A VM as the router between two bridges", "vm-router", """\
+**What was set up.** The last case of the host-networking setup above: a VM with IP forwarding on as the router
+gateway between two bridges, with a NIC on each.
+
+**What was measured.** The reference publishes no figure of its own for the router VM, so the comparison has none.
+
+**Here.** vmr runs under TCG; containers c1 and c2 use it as their default gateway, and neither bridge gives the
+host an address, so every routed packet crosses the VM's two taps and QEMU copies it twice. c1 → c2 (forwarded by
+the guest's kernel) is compared with c1 → vmr (received by an iperf3 server in the guest, which copies every byte
+up to user space under emulation)."""),
     ("Open vSwitch by packet size", "ovs-openflow", """\
 **What was set up.** QEMU attached to Open vSwitch by vhost-user (OVS-DPDK): dpdkvhostuser ports, a hugepage
 memory backend shared with the switch, OpenFlow rules `in_port=1,actions=output:3`, PMD threads pinned to

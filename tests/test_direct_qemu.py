@@ -21,7 +21,7 @@ def test_qemu_runs_as_its_user_in_the_foreground_with_the_whole_sandbox():
         sandbox = start.argv[start.argv.index("-sandbox") + 1]
         assert sandbox == "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
         assert start.ready_path.endswith("/qmp.sock") and f"unix:{start.ready_path},server=on,wait=off" in start.argv
-        assert "( umask 077 && exec setpriv --reuid=vtopo-qemu --regid=vtopo-qemu --clear-groups" in start.explain()[-1]
+        assert "( umask 077 && exec setpriv --reuid=vtopo-qemu --regid=vtopo-qemu --clear-groups" in o.script_of(start)[-1]
 
 
 def test_each_nic_is_a_descriptor_root_opened():
@@ -51,7 +51,7 @@ def test_nics_get_distinct_descriptors():
 
 def test_kvm_adds_the_kvm_group_only():
     assert all(start.groups == ("kvm",) for start in qemu_starts(HostFacts(accel="kvm")))
-    assert "--groups=kvm" in qemu_starts(HostFacts(accel="kvm"))[0].explain()[-1]
+    assert "--groups=kvm" in o.script_of(qemu_starts(HostFacts(accel="kvm"))[0])[-1]
 
 
 def test_the_run_directory_belongs_to_qemu_and_no_one_else():

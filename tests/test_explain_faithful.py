@@ -1,134 +1,337 @@
-"""One rendering per op: the explanation names the devices, namespaces and arguments the applier uses.
+"""The explained script is what a deploy does, field by field.
 
-Every op of every shipped lab goes through the real Applier with the kernel and the OVS tools replaced by recorders,
-and through its explain() lines, read back the way sh reads them. What the applier handed the kernel or ovs-vsctl
-must be what the explanation says.
+Every op of every shipped lab, and a specimen of every op with every field set (SPECIMENS), is applied twice: on the
+real KernelHost, with the kernel and the tools replaced at their last step by recorders (tests/recorded_kernel.py:
+the bytes of each netlink request read back with pyroute2's decoder, each tc request, the sysctl file written, each
+ioctl, the argv and stdin of ovs-vsctl and ovs-ofctl, the JSON handed to nft, the calls into files, processes and
+libvirt), and on a ScriptHost, whose lines are read back the way iproute2, tc, sysctl, ethtool, nft, ovs-vsctl and sh
+read them (tests/script_reader.py). Both readings must be the same list of effects. tests/test_explain_mutations.py
+breaks a copy of vtopo on purpose and watches this fail.
 """
 from __future__ import annotations
 
-import os
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from recorded_kernel import Effect, Kernel, record_kernel
+from script_reader import script_effects
 from vtopo import ops as o
-from vtopo.host import applier as applier_module
-from vtopo.host import ovs
 from vtopo.host.applier import Applier
+from vtopo.kinds.environment import HostFacts
 from vtopo.lab import open_lab, plan_of
-from vtopo.model.rules import lab_tag
 from vtopo.resources import TOPOLOGIES
 
 LABS = sorted(TOPOLOGIES.glob("*.vtopo"))
-NETDEV_OPS = (o.CreateNamespace, o.CreateBridge, o.CreateVeth, o.CreateMacvlan, o.CreateMacvtap, o.CreateTap,
-              o.SetMaster, o.ConfigureLink, o.AddAddress, o.AddRoute, o.SetSysctl, o.SetTxChecksum)
+PREFIX = "vfth0"
+
+SPECIMENS: list[o.Op] = [
+    o.CreateUserNamespace(owner="lab", path="/run/vtopo/ns/vfth0.user", uid=1001, gid=1002),
+    o.CreateNamespace(owner="node c1", name="vfth0-c1"),
+    o.CreateNamespace(owner="node c2", name="vfth0-c2", userns="/run/vtopo/ns/vfth0.user"),
+    o.IsolateNode(owner="node c1", netns="vfth0-c1", hostname="c1", hosts_file="/run/vtopo/vfth0/hosts",
+                  mount_ns="/run/vtopo/ns/vfth0-c1.mnt", uts_ns="/run/vtopo/ns/vfth0-c1.uts",
+                  userns="/run/vtopo/ns/vfth0.user"),
+    o.CreateBridge(owner="node br", name="vfth0-br", stp=True, forward_delay_s=4.0, ageing_s=30.5),
+    o.CreateBridge(owner="node br", name="vfth0-br2", stp=False, forward_delay_s=0.0, ageing_s=300.0),
+    o.CreateVeth(owner="link", name="vfth0-br-p1", netns=None, peer="eth0", peer_netns="vfth0-c1"),
+    o.CreateVeth(owner="link", name="eth1", netns="vfth0-c1", peer="vfth0-br-p2", peer_netns=None),
+    o.CreateVeth(owner="link", name="eth2", netns="vfth0-c1", peer="eth2", peer_netns="vfth0-c2"),
+    o.CreateVeth(owner="link", name="vfth0-a", netns=None, peer="vfth0-b", peer_netns=None),
+    o.CreateMacvlan(owner="link", name="eth3", netns="vfth0-c1", lower="vfth0-mv", lower_netns=None, mode="vepa"),
+    o.CreateMacvlan(owner="link", name="eth4", netns=None, lower="vfth0-a", lower_netns=None, mode="private"),
+    o.CreateMacvtap(owner="link", name="vfth0-vm1-0", lower="vfth0-mv", mode="bridge"),
+    o.CreateTap(owner="link", name="vfth0-vm1-1"),
+    o.CreateVxlan(owner="link", name="eth6", netns="vfth0-c1", vni=1000007, local="198.18.0.1", remote="198.18.0.2",
+                  port=4789, mtu=1450),
+    o.CreateVxlan(owner="link", name="vfth0-br-t1", netns=None, vni=16777215, local="2001:db8::1",
+                  remote="2001:db8::2", port=8472, mtu=1430),
+    o.MoveLink(owner="node sw", name="vfth0-sw-p1", netns="vfth0-c1", new_name="eth5"),
+    o.SetMaster(owner="link", name="vfth0-br-p1", master="vfth0-br", hairpin=True),
+    o.SetMaster(owner="link", name="vfth0-br-p2", master="vfth0-br"),
+    o.ConfigureLink(owner="link", name="eth0", netns="vfth0-c1", mtu=1400, mac="02:00:00:00:00:01",
+                    alias="vtopo:vfth0", up=True),
+    o.ConfigureLink(owner="link", name="vfth0-br-p1", netns=None, mtu=9000, up=False),
+    o.ConfigureLink(owner="link", name="eth1", netns="vfth0-c1"),
+    o.AddAddress(owner="link", name="eth0", netns="vfth0-c1", cidr="10.0.0.1/24"),
+    o.AddAddress(owner="link", name="eth0", netns="vfth0-c1", cidr="2001:db8::1/64"),
+    o.AddAddress(owner="link", name="vfth0-br", netns=None, cidr="192.0.2.1/28"),
+    o.AddRoute(owner="node c1", netns="vfth0-c1", destination="default", gateway="10.0.0.254"),
+    o.AddRoute(owner="node c1", netns="vfth0-c1", destination="198.51.100.0/24", gateway="10.0.0.253"),
+    o.AddRoute(owner="node c1", netns="vfth0-c1", destination="2001:db8:1::/64", gateway="fe80::1", device="eth0"),
+    o.AddRoute(owner="node h", netns=None, destination="203.0.113.0/24", gateway="192.0.2.2"),
+    o.SetSysctl(owner="node r1", netns="vfth0-c1", key="net.ipv4.ip_forward", value="1"),
+    o.SetSysctl(owner="node r1", netns="vfth0-c1", key="net/ipv4/conf/eth0.10/rp_filter", value="2"),
+    o.SetSysctl(owner="link", netns=None, key="net.ipv6.conf.vfth0-br.disable_ipv6", value="1", device="vfth0-br"),
+    o.SetImpairment(owner="link", name="eth0", netns="vfth0-c1", delay_ms=20.5, jitter_ms=3, loss_pct=1.5,
+                    rate_mbit=100),
+    o.SetImpairment(owner="link", name="vfth0-br-p1", netns=None, delay_ms=7),
+    o.SetImpairment(owner="link", name="eth1", netns="vfth0-c1", loss_pct=0.25),
+    o.SetImpairment(owner="link", name="eth2", netns="vfth0-c1", rate_mbit=2.5),
+    o.SetTxChecksum(owner="link", name="eth0", netns="vfth0-c1"),
+    o.SetTxChecksum(owner="link", name="vfth0-br-p1", netns=None, enabled=True),
+    o.DeleteLink(owner="link", name="vfth0-a"),
+    o.DeleteLink(owner="link", name="eth9", netns="vfth0-c1"),
+    o.OvsAddBridge(owner="node sw", name="vfth0-sw", datapath="netdev", fail_mode="secure", lab=PREFIX),
+    o.OvsAddPort(owner="link", bridge="vfth0-sw", name="vfth0-sw-p1", ofport=1, lab=PREFIX, port_type="internal"),
+    o.OvsAddPort(owner="link", bridge="vfth0-sw", name="vfth0-sw-p2", ofport=2, lab=PREFIX),
+    o.OvsAddFlows(owner="node sw", bridge="vfth0-sw", flows=("in_port=1,actions=output:2", "priority=0,actions=drop"),
+                  ports=(1, 2)),
+    o.OvsDeleteBridge(owner="node sw", name="vfth0-sw"),
+    o.ContainForwarding(owner="lab", table="vtopo-vfth0", device_prefix="vfth0-"),
+    o.ContainForwarding(owner="lab", table="vtopo-vfth0", device_prefix="vfth0-", host_node_devices=("vfth0-h", "x"),
+                        host_addresses=("192.0.2.1", "2001:db8::1", "192.0.2.17")),
+    o.RemoveNftTable(owner="lab", table="vtopo-vfth0"),
+    o.MakeDirectory(owner="lab", path="/run/vtopo/vfth0"),
+    o.MakeDirectory(owner="node r1", path="/run/vtopo/vfth0/r1", user="frr", mode=0o750),
+    o.RemoveDirectory(owner="lab", path="/run/vtopo/vfth0"),
+    o.WriteFile(owner="node r1", path="/run/vtopo/vfth0/r1/frr.conf", content="hostname r1\nEOF\n"),
+    o.WriteHostsFile(owner="lab", path="/run/vtopo/vfth0/hosts", content="10.0.0.1 c1\n"),
+    o.RemoveFile(owner="lab", path="/run/vtopo/vfth0/hosts"),
+    o.RemoveNamespaceFiles(owner="node c1", paths=("/run/vtopo/ns/vfth0-c1.mnt", "/run/vtopo/ns/vfth0-c1.uts")),
+    o.DeleteNamespace(owner="node c1", name="vfth0-c1"),
+    o.StartProcess(owner="node vm", name="qemu vm", argv=("/usr/bin/qemu-system-x86_64", "-name", "vm"),
+                   netns=None, pid_file="/run/vtopo/vfth0/vm/qemu.pid", ready_path="/run/vtopo/vfth0/vm/qmp",
+                   ready_banner='{"QMP"', user="vtopo-qemu", groups=("kvm",), tap_fds=((3, "vfth0-vm1-0"),),
+                   tun_fds=((4, "vfth0-vm1-1"),), device_fds=((5, "/dev/vhost-net"),),
+                   image_fds=((6, "/var/lib/vtopo/disk.qcow2"),), private_dirs=(("/var/tmp/frr", "/run/x"),),
+                   directory="/run/vtopo/vfth0/vm"),
+    o.StartProcess(owner="node r1", name="zebra", argv=("/usr/lib/frr/zebra", "-d"), netns="vfth0-c1",
+                   pid_file="/run/vtopo/vfth0/r1/zebra.pid"),
+    o.StopProcess(owner="node r1", name="zebra", pid_file="/run/vtopo/vfth0/r1/zebra.pid", match="/usr/lib/frr/zebra"),
+    o.LoadConfig(owner="node r1", node="r1", netns="vfth0-c1", directory="/run/vtopo/vfth0/r1",
+                 argv=("vtysh", "-b", "--config_dir", "/run/vtopo/vfth0/r1")),
+    o.RunCommand(owner="node h1", node="h1", command="echo hi", argv=("sh", "-c", "echo hi")),
+    o.StartDomain(owner="node vm", name="vfth0-vm", uri="qemu:///system", xml="<domain>\n<name>vfth0-vm</name>\n</domain>",
+                  vhost=True),
+    o.ResumeDomain(owner="node vm", name="vfth0-vm", uri="qemu:///system"),
+    o.DestroyDomain(owner="node vm", name="vfth0-vm", uri="qemu:///system"),
+]
 
 
-class Recorder:
-    """Stands in for Netlink or a module of host functions: records each call."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return lambda *args, **kwargs: self.calls.append((name, args, kwargs))
-
-
-def words_of(lines: list[str], prefix: str) -> list[list[str]]:
-    """The explanation's commands as sh would split them, with the script's LAB_TAG filled in."""
-    return [shlex.split(line.replace('"$LAB_TAG"', shlex.quote(lab_tag(prefix)))) for line in lines
-            if line and not line.startswith("#")]
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Applier, Kernel]]:
+    applier, kernel = record_kernel(monkeypatch, PREFIX)
+    try:
+        yield applier, kernel
+    finally:
+        applier.close()
 
 
-def strings_in(call: tuple[str, tuple[Any, ...], dict[str, Any]]) -> list[str]:
-    _, args, kwargs = call
-    return [value for value in [*args, *kwargs.values()] if isinstance(value, str) and value]
-
-
-@pytest.mark.parametrize("lab_file", LABS, ids=[p.stem for p in LABS])
-def test_explanation_and_applier_agree(lab_file: Path, monkeypatch: pytest.MonkeyPatch):
-    plan = plan_of(open_lab(lab_file).topology)
-    ovs_calls: list[tuple[list[str], str | None]] = []
-    monkeypatch.setattr(ovs, "_run", lambda argv, input=None, timeout_s=0: ovs_calls.append((list(argv), input)) or "")
-    applier = Applier.__new__(Applier)
-    applier.tag, applier.owner = plan.prefix, 0
-    for op in plan.ops:
-        explained = words_of(op.explain(), plan.prefix)
-        if isinstance(op, NETDEV_OPS):
-            applier.netlink = netlink = Recorder()
-            monkeypatch.setattr(applier_module, "namespaces", namespaces := Recorder())
-            applier.apply(op)
-            words = {word for command in explained for word in command}
-            touched = [s for call in netlink.calls + namespaces.calls for s in strings_in(call)]
-            assert touched and all(s in words or any(s in word for word in words) for s in touched), (op, touched)
-        elif isinstance(op, (o.OvsAddBridge, o.OvsAddPort)):
-            ovs_calls.clear()
-            applier.apply_ovs_batch([op])
-            [(argv, _)] = ovs_calls
-            assert " ".join(argv).split(" -- ")[1:] == " ".join(explained[0][1:]).split(" -- "), op
-            assert explained[0][0] == argv[0] == "ovs-vsctl"
-        elif isinstance(op, o.OvsAddFlows):
-            ovs_calls.clear()
-            applier.apply(op)
-            [(argv, stdin)] = ovs_calls
-            first, *body, _ = op.explain()
-            assert shlex.split(first.split(" <<")[0]) == argv and body == stdin.splitlines(), op
-        elif isinstance(op, o.SetImpairment):
-            command = explained[-1]
-            assert op.name in command and (op.netns is None or op.netns in command)
-            if op.rate_mbit:
-                assert str(o.tbf_burst(op.rate_mbit)) in command and f"{o.TBF_LATENCY_MS}ms" in command
-        elif isinstance(op, (o.MakeDirectory, o.WriteFile)):
-            assert op.path in explained[0]
-            if isinstance(op, o.MakeDirectory) and op.mode is not None:
-                assert ["chmod", f"{op.mode:o}", op.path] in explained and ["chown", f"{op.user}:", op.path] in explained
-        elif isinstance(op, o.StartProcess):
-            assert_start_explained(applier, op, explained[-1], monkeypatch)
-        elif isinstance(op, o.LoadConfig):
-            monkeypatch.setattr(applier_module, "processes", ran := Recorder())
-            applier.apply(op)
-            [(name, (argv, _seconds), kwargs)] = ran.calls
-            assert name == "run_command" and explained == [["(", "cd", kwargs["cwd"], "&&", *argv, ")"]], op
-
-
-class HostDevices(Recorder):
-    """Netlink for a process start: an interface's index, and a descriptor (of /dev/null) for each tap attached."""
-
-    def index(self, _name: str, _netns: str | None) -> int:
-        return 7
-
-    def attach_tap(self, _name: str) -> int:
-        return os.open(os.devnull, os.O_RDWR)
-
-
-def assert_start_explained(applier: Applier, op: o.StartProcess, command: list[str],
-                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """The explanation runs the argv the applier starts, behind the same namespace entry and privilege drop, with
-    the same umask, and redirects exactly the descriptors the applier hands over."""
-    applier.netlink = HostDevices()
-    monkeypatch.setattr(applier_module, "processes", started := Recorder())
-    monkeypatch.setattr(applier_module, "owned_files", Recorder())
-    monkeypatch.setattr(applier_module, "open_device", lambda _path: os.open(os.devnull, os.O_RDWR))
-    monkeypatch.setattr(applier_module, "open_image", lambda _path: os.open(os.devnull, os.O_RDONLY))
+def kernel_effects(applier: Applier, kernel: Kernel, op: o.Op) -> list[Effect]:
+    kernel.effects.clear()
     applier.apply(op)
-    [(name, (argv, netns, *_), kwargs)] = started.calls
-    assert name == "start_daemon" and argv == list(op.argv) and netns == op.netns
+    return normalized(list(kernel.effects))
+
+
+def normalized(effects: list[Effect]) -> list[Effect]:
+    """A veth pair is one pair of ends, whichever end's namespace asked for it."""
+    result = []
+    for effect in effects:
+        if effect[:2] == ("link", "new") and dict(effect[3]).get("IFLA_LINKINFO.IFLA_INFO_KIND") == "veth":
+            fields = dict(effect[3])
+            ends = {(fields["IFLA_IFNAME"], fields.get("IFLA_NET_NS_FD", effect[2])),
+                    (fields["IFLA_LINKINFO.IFLA_INFO_DATA.VETH_INFO_PEER.IFLA_IFNAME"],
+                     fields.get("IFLA_LINKINFO.IFLA_INFO_DATA.VETH_INFO_PEER.IFLA_NET_NS_FD", effect[2]))}
+            effect = ("veth", frozenset(ends), len(fields))
+        result.append(effect)
+    return result
+
+
+# ---------------------------------------------------------------- what the two sides must share
+
+
+def comparable(effects: list[Effect]) -> list[Effect]:
+    """Effects as both sides state them: nft's JSON as the words of the nft commands that ask the same, netem's loss
+    as a number, tbf's parent (root unless netem is) stated."""
+    result: list[Effect] = []
+    for effect in effects:
+        match effect:
+            case ("nft", commands):
+                result += [("nft words", words) for words in nft_words(commands)]
+            case ("qdisc", netns, device, "netem", options):
+                result.append(("qdisc", netns, device, "netem", tuple(sorted(
+                    (key, float(value) if key == "loss" else value) for key, value in options))))
+            case ("qdisc", netns, device, "tbf", options):
+                fields = dict(options)
+                fields.setdefault("parent", 0xFFFFFFFF)
+                result.append(("qdisc", netns, device, "tbf", tuple(sorted(fields.items()))))
+            case _:
+                result.append(effect)
+    return result
+
+
+def nft_words(commands: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """nft's JSON commands as the words of `nft add ...` that ask the same."""
+    lines = []
+    for command in commands:
+        (verb, thing), = command.items()
+        (kind, spec), = thing.items()
+        if kind == "table":
+            lines.append((verb, "table", spec["family"], spec["name"]))
+        elif kind == "chain":
+            lines.append((verb, "chain", spec["family"], spec["table"], spec["name"],
+                          f"{{ type {spec['type']} hook {spec['hook']} priority {spec['prio']}; policy "
+                          f"{spec['policy']}; }}"))
+        else:
+            lines.append((verb, "rule", spec["family"], spec["table"], spec["chain"],
+                          *(word for expression in spec["expr"] for word in _nft_expression(expression))))
+    return lines
+
+
+def _nft_expression(expression: dict[str, Any]) -> list[str]:
+    (kind, value), = expression.items()
+    if kind != "match":
+        return [kind]
+    left = value["left"]
+    if "meta" in left:
+        words = [left["meta"]["key"]]
+    elif "payload" in left:
+        words = [left["payload"]["protocol"], left["payload"]["field"]]
+    else:
+        words = ["fib", *" . ".join(left["fib"]["flags"]).split(), left["fib"]["result"]]
+    right = value["right"]
+    shown = "{ " + ", ".join(right["set"]) + " }" if isinstance(right, dict) else right
+    return [*words, *([] if value["op"] == "==" else [value["op"]]), shown]
+
+
+def script_side(op: o.Op) -> list[Effect]:
+    return comparable(normalized(script_effects(op, PREFIX)))
+
+
+def kernel_side(applier: Applier, kernel: Kernel, op: o.Op) -> list[Effect]:
+    return comparable(kernel_effects(applier, kernel, op))
+
+
+def assert_faithful(applier: Applier, kernel: Kernel, op: o.Op) -> None:
+    """What the kernel and the tools were asked is what the script says. Where the kernel side calls into a module of
+    the host (files, processes, namespaces, libvirt), whose work no kernel request shows as data, the script's lines
+    must name what the call names, and say what it does (a directory's mode, a file's content, a process's argv)."""
+    done = kernel_side(applier, kernel, op)
+    said = script_side(op)
+    calls = [effect for effect in done if _is_call(effect, op)]
+    shell = [effect for effect in said if effect[0] in ("shell", "file", "comment") or _is_call(effect, op)]
+    assert [e for e in done if e not in calls] == [e for e in said if e not in shell], op
+    _assert_calls_said(op, calls, shell)
+
+
+def _is_call(effect: Effect, op: o.Op) -> bool:
+    """A call into a host module, or (for a process start) a tap opened for the process to inherit."""
+    return "." in effect[0] or effect[0] in ("unlink", "read pid", "open") or (
+        effect[0] == "tun" and isinstance(op, o.StartProcess))
+
+
+NAMED_IN_SCRIPT = ("netns.delete_netns", "maker.", "namespace_maker.", "files.", "shutil.", "unlink", "open", "read pid",
+                   "tun", "domains.start", "domains.resume", "domains.destroy")
+
+
+def _assert_calls_said(op: o.Op, calls: list[Effect], said: list[Effect]) -> None:
+    words = [word for effect in said for word in _words(effect)]
+    for call in calls:
+        if call[0].startswith(NAMED_IN_SCRIPT):  # their arguments, not the names of keyword arguments
+            for value in _values(call[1] if isinstance(call[1], tuple) else call[1:]):
+                if isinstance(value, str) and value not in ("", "r", "rw"):
+                    assert any(value in word for word in words), (op, call, said)
+    if isinstance(op, o.MakeDirectory):
+        [(_, (path, mode), _kw), *rest] = calls
+        assert ("shell", None, ("chmod", f"{mode:o}", path)) in said
+        assert [call[1] for call in rest] == ([(path, op.user)] if op.user else [])
+    if isinstance(op, (o.WriteFile, o.WriteHostsFile)):
+        [call] = calls
+        assert ("file", op.path, op.content) in said
+        assert call[0] == ("files.write_file" if isinstance(op, o.WriteHostsFile) else "files.write_for_daemon")
+    if isinstance(op, (o.RunCommand, o.LoadConfig)):
+        [(name, (argv, _seconds), kwargs)] = calls
+        [command] = [_command(effect) for effect in said if effect[0] == "shell"]
+        cwd = dict(kwargs).get("cwd")
+        assert name == "processes.run_command" and list(command) == (
+            ["(", "cd", cwd, "&&", *argv, ")"] if cwd else argv), op
+    if isinstance(op, o.StartProcess):
+        assert_start_said(op, calls, said)
+
+
+def _command(effect: Effect) -> list[str]:
+    """A shell line's words, with the `ip netns exec` the reader took apart put back."""
+    _, netns, words = effect
+    return (["ip", "netns", "exec", netns] if netns else []) + list(words)
+
+
+def _values(value: Any) -> Iterator[Any]:
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _values(item)
+    elif isinstance(value, dict):
+        yield from _values(list(value.items()))
+    elif isinstance(value, Path):
+        yield str(value)
+    else:
+        yield value
+
+
+def _words(effect: Effect) -> list[str]:
+    return [str(value) for value in _values(effect) if value is not None]
+
+
+def assert_start_said(op: o.StartProcess, calls: list[Effect], said: list[Effect]) -> None:
+    """The script runs the argv the kernel side starts, behind the same namespace entry and privilege drop, and
+    redirects exactly the descriptors the kernel side hands over."""
+    [(_, (argv, netns, *_rest), kwargs)] = [call for call in calls if call[0] == "processes.start_daemon"]
+    options = dict(kwargs)
+    [command] = [_command(effect) for effect in said if effect[0] == "shell"]
+    assert argv == list(op.argv) and netns == op.netns
     if op.user:
         assert command[:5] == ["(", "umask", "077", "&&", "exec"] and command[-2:] == [")", "&"]
-        assert kwargs["umask"] == 0o077
+        assert options["umask"] == 0o077
         command = command[5:-2]
-        assert "--no-new-privs" in kwargs["privileges"] and f"--reuid={op.user}" in kwargs["privileges"]
     if op.directory:
-        assert command[:4] == ["(", "cd", op.directory, "&&"] and command[-1] == ")" and kwargs["cwd"] == Path(
-            op.directory)
+        assert command[:4] == ["(", "cd", op.directory, "&&"] and command[-1] == ")"
+        assert options["cwd"] == Path(op.directory)
         command = command[4:-1]
-    launch = (["ip", "netns", "exec", op.netns] if op.netns else []) + list(kwargs["privileges"])
+    launch = (["ip", "netns", "exec", op.netns] if op.netns else []) + list(options["privileges"])
     assert command[:len(launch) + len(argv)] == launch + argv
-    redirected = {int(word.split("<")[0]): word for word in command[len(launch) + len(argv):] if "<" in word}
-    assert set(redirected) == set(kwargs["open_files"]) | set(kwargs["inherited_fds"]), (redirected, kwargs)
-    for fd, interface in op.tap_fds:
-        assert redirected[fd] == f"{fd}<>/dev/tap$(cat" and f"/sys/class/net/{interface}/ifindex)" in " ".join(command)
-    for fd, _interface in op.tun_fds:
-        assert redirected[fd] == f"{fd}<>/dev/net/tun"
+    redirected = {int(word.split("<")[0]) for word in command[len(launch) + len(argv):] if "<" in word}
+    assert redirected == set(options["open_files"]) | set(options["inherited_fds"])
+
+
+def plans() -> list[tuple[str, list[o.Op]]]:
+    """Each shipped lab's ops and their teardown, on this kind of machine and on one with kernel OVS and KVM."""
+    cases = []
+    for lab_file in LABS:
+        for facts in (HostFacts(), HostFacts(ovs_datapath="system", accel="kvm", vhost_net=True)):
+            plan = plan_of(open_lab(lab_file).topology, facts)
+            cases.append((lab_file.stem, plan.ops + plan.teardown()))
+    return cases
+
+
+PLANS = plans()
+
+
+@pytest.mark.parametrize("op", SPECIMENS, ids=[f"{op.name_of_op}-{i}" for i, op in enumerate(SPECIMENS)])
+def test_a_specimen_of_every_op_is_explained_as_it_runs(op: o.Op, recorded: tuple[Applier, Kernel]) -> None:
+    assert_faithful(*recorded, op)
+
+
+@pytest.mark.parametrize("case", PLANS, ids=[f"{name}-{i % 2}" for i, (name, _) in enumerate(PLANS)])
+def test_every_op_of_every_shipped_lab_is_explained_as_it_runs(case: tuple[str, list[o.Op]],
+                                                               recorded: tuple[Applier, Kernel]) -> None:
+    _, ops = case
+    for op in ops:
+        assert_faithful(*recorded, op)
+
+
+def test_the_specimens_cover_every_op() -> None:
+    assert {type(op) for op in SPECIMENS} == set(o.OP_TYPES.values())
+
+
+def test_one_ovs_transaction_runs_what_each_op_explains(recorded: tuple[Applier, Kernel]) -> None:
+    applier, kernel = recorded
+    batch = [op for op in SPECIMENS if isinstance(op, (o.OvsAddBridge, o.OvsAddPort))]
+    kernel.effects.clear()
+    applier.apply_ovs_batch(batch)
+    [(verb, argv, stdin)] = kernel.effects
+    assert verb == "run" and stdin is None
+    explained = [" ".join(shlex.split(line)[1:]) for op in batch for line in o.script_of(op)]
+    assert " ".join(argv).split(" -- ")[1:] == " -- ".join(explained).split(" -- ")

@@ -93,8 +93,8 @@ def test_the_uri_is_the_users_not_the_lab_files(monkeypatch):
     remote = replace(LIBVIRT, libvirt_uri=libvirt_uri())
     ops = domains_of(remote, "vm-router")
     assert ops[0].uri == "qemu+ssh://root@lab-host/system"
-    assert ops[0].explain()[0].startswith("virsh -c qemu+ssh://root@lab-host/system create")
-    assert ops[0].inverse().explain() == [f"virsh -c qemu+ssh://root@lab-host/system destroy {ops[0].name}"]
+    assert o.script_of(ops[0])[0].startswith("virsh -c qemu+ssh://root@lab-host/system create")
+    assert o.script_of(ops[0].inverse()) == [f"virsh -c qemu+ssh://root@lab-host/system destroy {ops[0].name}"]
     document = io.to_document(open_lab(TOPOLOGIES / "vm-router.vtopo").topology)
     document["lab"]["libvirt_uri"] = "qemu+ssh://root@elsewhere/system"
     from_file = [op for op in plan_of(io.from_document(document), remote).ops if isinstance(op, o.StartDomain)]
@@ -168,5 +168,5 @@ def test_every_domain_is_created_paused_and_resumed_once_all_exist():
     started = [index for index, op in enumerate(plan.ops) if isinstance(op, o.StartDomain)]
     resumed = [op for op in plan.ops[max(started):] if isinstance(op, o.ResumeDomain)]
     assert len(started) == 2 and {op.name for op in resumed} == {plan.ops[i].name for i in started}
-    assert all("--paused" in plan.ops[i].explain()[0] for i in started)
-    assert resumed[0].explain() == [f"virsh -c qemu:///system resume {resumed[0].name}"]
+    assert all("--paused" in o.script_of(plan.ops[i])[0] for i in started)
+    assert o.script_of(resumed[0]) == [f"virsh -c qemu:///system resume {resumed[0].name}"]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from spread_labs import LabBuilder, here
-from vtopo.agent import protocol as p
-from vtopo.agent.policy import Policy, PolicyError, TunnelRefused
+from vtopo import protocol as p
+from vtopo.client.ssh import ssh_argv
 from vtopo.cli import main
 from vtopo.kinds.environment import Trust
 from vtopo.lab import plan_of, problems_of
@@ -16,8 +16,8 @@ from vtopo.model import io
 from vtopo.model.placement import site_parts
 from vtopo.model.sites import TUNNEL_MTU, Site
 from vtopo.ops import ConfigureLink, CreateBridge, CreateNamespace, CreateVxlan
+from vtopo.server.policy import Policy, PolicyError, TunnelRefused
 from vtopo.sites.spread import not_allowed
-from vtopo.sites.transport import ssh_argv
 
 REMOTE = Site("b", "root@198.18.0.2", identity="/keys/b", known_hosts="/keys/b.known")
 
@@ -157,10 +157,9 @@ def test_ssh_gets_the_destination_after_the_options_and_the_labs_key_only_when_a
     assert not_allowed(two_sites().topology, frozenset({"b"})) == []
 
 
-def test_deploy_without_allow_site_connects_nowhere(tmp_path: Path, capsys, monkeypatch):
+def test_deploy_without_allow_site_connects_nowhere(tmp_path: Path, capsys):
     path = tmp_path / "two.vtopo"
     io.save(two_sites().topology, path)
-    monkeypatch.setattr("vtopo.cli.agent_client", lambda: None)
     assert main(["deploy", str(path)]) == 1
     assert "allow it with --allow-site b" in capsys.readouterr().err
 

@@ -10,12 +10,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pyroute2 import IPRoute
-from pyroute2.netlink.exceptions import NetlinkError
 
 from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_between
 from vtopo.compile.compiler import lab_context
-from vtopo.host import console, domains, vhost
+from vtopo.host import console, domains, netlink, vhost
 from vtopo.host.state import StateStore, consent_of, facts_of, topology_of
 from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
@@ -144,11 +142,8 @@ class DeployedLab:
 
     def _leaves_the_lab(self, address: str) -> str | None:
         prefix, lab = self.context.names.prefix, self.context.topology.name
-        try:
-            with IPRoute() as ipr:
-                route = ipr.route("get", dst=address)[0]
-                device = ipr.link("get", index=route.get_attr("RTA_OIF"))[0].get_attr("IFLA_IFNAME")
-        except (NetlinkError, ValueError, IndexError):
+        device = netlink.route_device(address)
+        if device is None:
             return f"the host has no route to {address}"
         if device == "lo" or device.startswith(f"{prefix}-"):
             return None

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from statistics import mean
 
-import igraph
 import networkx as nx
 import numpy as np
 
@@ -109,6 +108,8 @@ def _spring(part: nx.Graph[str]) -> np.ndarray:
     if len(order) == 1:
         return np.zeros((1, 2))
     index = {node_id: i for i, node_id in enumerate(order)}
+    import igraph  # on request only: it loads matplotlib's pyplot, which wants a writable home
+
     graph = igraph.Graph(n=len(order), edges=[(index[a], index[b]) for a, b in part.edges()])
     # A start in the unit square: a wider one is faster on igraph's grid (0.6-1.2 s for 2,000 nodes against
     # 3.5 s) but leaves the links 6-8 times longer, as FR cools before it pulls the parts together.

@@ -23,7 +23,7 @@ import errno
 import signal
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator
 
 from vtopo import ops as o
 from vtopo.compile.compiler import Compiler, compile_lab
@@ -44,20 +44,6 @@ class OperateError(Exception):
 
 
 NODE_ACTIONS = ("start", "stop", "restart")
-
-
-class Operator(Protocol):
-    """What operates a running lab: this module's functions in this process (root), or the agent's client
-    (vtopo.agent.client.AgentClient) for the lab's owner. Each says what it did in its first line; a start or
-    restart adds what the node's startup commands printed."""
-
-    def operate_node(self, lab: str, node: str, action: str) -> str: ...
-
-    def set_link_state(self, lab: str, a: str, b: str, up: bool) -> str: ...
-
-    def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
-                            delay_ms: float | None = None, jitter_ms: float | None = None,
-                            loss_pct: float | None = None) -> str: ...
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pwd
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 OUTPUT_STAGE = "output"
@@ -54,6 +55,26 @@ class PartState:
     state: str  # "running", "degraded" (something it made is gone), "incomplete" (not all of it was applied),
     # "stopped" (a node the user stopped), "down" (a link the user took down)
     detail: str = ""
+
+
+@dataclass
+class LabStatus:
+    """A deployed lab, each of its nodes and links compared with its plan: what `vtopo status` and the designer show.
+    The host layer makes it; the agent shows another member's lab without its prefix, source and document."""
+
+    lab: str
+    prefix: str
+    source: str  # the file it was deployed from
+    owner: int  # the uid that deployed it
+    state: str  # "running", "degraded", "incomplete (deploy was interrupted at op k of n)"; while the agent deploys
+    # or destroys it, "deploying" or "destroying"
+    nodes: list[PartState]
+    links: list[PartState]
+    document: dict[str, Any]  # the lab as deployed, to compare with an edited one
+
+    @property
+    def up(self) -> bool:
+        return self.state == "running"
 
 
 @dataclass

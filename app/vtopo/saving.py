@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from vtopo.host import processes
 from vtopo.host.state import LabRecord, StateStore
@@ -44,12 +44,6 @@ class RunningState:
                                          for port, addresses in value.get("addresses", {}).items()})
                   for name, value in data.get("states", {}).items() if isinstance(value, dict)}
         return cls(states, dict(data.get("document", {})), str(data.get("source", "")))
-
-
-class Saver(Protocol):
-    """What reads a running lab's state: this module in this process (root), or the agent's client."""
-
-    def read_running(self, lab: str) -> RunningState: ...
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from vtopo.kinds.api import CheckType, Probe, Verdict, setting
+from vtopo.kinds.api import CheckType, Probe, Verdict, setting, with_cause
 
 FAMILIES = ("ipv4", "ipv6")
 
@@ -80,6 +80,11 @@ class RouteVia(CheckType):
             return Verdict(False, f"{found}, not via {params.via}")
         if params.interface and not any(hop.get("interfaceName") == params.interface for hop in hops):
             return Verdict(False, f"{found}, not out of {params.interface}")
+        if route.get("failed"):  # selected by zebra, refused by the kernel: no packet takes it
+            return Verdict(False, f"{found}, but the kernel refused it (`r` in `show {ip} route` on {params.router}: "
+                                  "is the next hop a host on one of its subnets?)")
+        if not route.get("installed"):
+            return Verdict(False, f"{found}, but it is not in the kernel's table yet")
         return Verdict(True, found)
 
 
@@ -223,9 +228,9 @@ class Traverses(CheckType):
         hops = probe.hops(params.source, address)
         crossed = [probe.node_of(hop) or hop for hop in hops[:-1]]
         trace = " → ".join([params.source, *(probe.node_of(hop) or hop for hop in hops)])
-        if not hops or hops[-1] != address:
-            return Verdict(False, f"{trace}: {address} ({params.destination}) was not reached; check the routes of the "
-                                  "last router that answered")
+        if not hops or hops[-1] != address:  # a router without a route answers "unreachable", not at its TTL
+            return Verdict(False, with_cause(f"{trace}: {address} ({params.destination}) was not reached",
+                                             probe.diagnose(params.source, params.destination, address)))
         if crossed != list(params.routers):
             return Verdict(False, f"{trace}: crosses {', '.join(crossed) or 'no router'}, not "
                                   f"{', '.join(params.routers)}; check the routes (and their costs) along the way")

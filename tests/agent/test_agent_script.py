@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from waiting import wait_for
-from vtopo.agent import protocol
-from vtopo.agent.client import agent_running
+from vtopo import protocol
+from vtopo.client.agent import agent_running
 
 ROOT = Path(__file__).resolve().parents[2]
 

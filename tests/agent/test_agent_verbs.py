@@ -29,7 +29,7 @@ PROMPT = r"[\w.-]+# "  # vtysh's, in its enable node
 PINGS = ("exec", "l2-vs-l3", "h1", "--", "ping", "-c", "40", "-i", "0.2", "10.2.0.10")  # h1 to h3 for 8 s, via r1
 WIRESHARK_PIPE = """
 import sys
-from vtopo.agent.client import AgentClient, deployed_for
+from vtopo.client.agent import AgentClient, deployed_for
 from vtopo.capture import resolve
 from vtopo.capture.wireshark import Piped
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from vtopo.agent import protocol as p
-from vtopo.agent.policy import Policy, PolicyError
-from vtopo.agent.server import Caller, Refused, _consent
+from vtopo import protocol as p
+from vtopo.server.policy import Policy, PolicyError
+from vtopo.server.agent import Caller, Refused, _consent
 
 ROOT = Caller(pid=1, uid=0, gid=0)
 MEMBER = Caller(pid=1, uid=65534, gid=65534)  # nobody: a uid that is not root

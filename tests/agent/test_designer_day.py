@@ -39,7 +39,7 @@ click(window.view, window.editor.scene.nodes[next(i for i, n in window.editor.to
 QTest.keyClick(window.view, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
 wait_for(lambda: window.terminals.count() == 1)
 shell = window.terminals.terminals()[0]
-wait_for(lambda: any(line.rstrip().endswith("$") for line in shell.text()), 30)
+wait_for(lambda: any(line.rstrip().endswith("#") for line in shell.text()), 30)  # root of the lab's user namespace
 QTest.keyClicks(shell, "stty size"); QTest.keyClick(shell, Qt.Key.Key_Return)
 size = f"{shell.screen_model.lines} {shell.screen_model.columns}"
 wait_for(lambda: size in shell.text(), 10)

@@ -78,8 +78,6 @@ def slow_lab(directory: Path) -> Path:
     return path
 
 
-@pytest.mark.xfail(strict=True, reason="a designer started while the agent still deploys its lab does not come back "
-                   "from opening it (seen 2026-11-26: the second designer hangs until the test's timeout)")
 def test_a_designer_killed_mid_deploy_and_started_again_shows_deploying_then_running(agent, users, readable_dir):
     a = users["a"]
     before = snapshot()

@@ -6,8 +6,8 @@ from dataclasses import asdict
 
 import pytest
 
-from vtopo.agent import protocol as p
-from vtopo.reports import DeployReport, PartState, Progress
+from vtopo import protocol as p
+from vtopo.reports import DeployReport, LabStatus, PartState, Progress
 
 
 def test_a_progress_goes_over_the_socket_as_itself() -> None:
@@ -21,9 +21,9 @@ def test_a_deploys_report_and_a_labs_parts_come_back_typed() -> None:
     report = DeployReport("l2-vs-l3", "vtab", 5, 4, 61, 1.25, ["a notice"])
     answer = p.decode(p.encode(p.Result(0, data=asdict(report))), p.ANSWERS)
     assert isinstance(answer, p.Result) and p.read_as(DeployReport, answer.data) == report
-    summary = p.LabSummary("l2-vs-l3", "vtab", "", 1000, "degraded", False,
-                           [PartState("h1", "running")], [PartState("h1-br0", "degraded", "; missing: veth")], {})
-    assert p.read_as(p.LabSummary, asdict(summary)) == summary
+    status = LabStatus("l2-vs-l3", "vtab", "", 1000, "degraded", [PartState("h1", "running")],
+                       [PartState("h1-br0", "degraded", "; missing: veth")], {})
+    assert p.read_as(LabStatus, asdict(status)) == status
 
 
 @pytest.mark.parametrize(("line", "says"), [

@@ -1,9 +1,11 @@
-"""Deploying through the agent against deploying in-process, in the same run. Prints; asserts no times.
+"""Deploying through the agent against calling the executor in this process, in the same run. Prints; asserts no
+times.
 
-Both sides start from the lab's text and load, check, compile and apply it; the agent's side adds the socket, the
-JSON lines of its progress events and the agent's own process. Target: at most 10% more than in-process. A member's
-deploy adds the lab's user namespace (every namespace of the lab made inside it by a helper process): its cost is
-the member's column against root's through the agent.
+Every side starts from the lab's text and loads, checks, compiles and applies it. Root with no agent (what `vtopo
+deploy` and the designer do then) adds the agent's code on a socketpair in this process, and the JSON lines of its
+progress events; through `vtopo agent`, its socket and its own process too. Target: at most 10% more than calling
+the executor. A member's deploy adds the lab's user namespace (every namespace of the lab made inside it by a helper
+process): its cost is the member's column against root's through the agent.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from agent_process import Agent
 from benchmarks.report import machine_facts, write_fragment
 from members import members, readable_dir  # noqa: F401  (a fixture)
 from benchmarks.test_deploy_bench import seconds, star
-from vtopo.agent.client import AgentClient
+from vtopo.client.agent import AgentClient
 from vtopo.host.deployer import Deployer
 from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
@@ -51,7 +53,7 @@ def through_agent(client: AgentClient, text: str, name: str) -> float:
 
 MEMBER_DEPLOY = """
 import sys, time
-from vtopo.agent.client import AgentClient
+from vtopo.client.agent import AgentClient
 from vtopo.kinds.environment import Trust
 client, text = AgentClient(sys.argv[1]), open(sys.argv[2]).read()
 started = time.perf_counter()
@@ -70,14 +72,16 @@ def as_member(agent: Agent, member: str, lab_file: Path, name: str) -> float:
 
 def test_deploying_through_the_agent_against_in_process(readable_dir: Path) -> None:
     lines = ["### Deploying through the agent", "", machine_facts(), "",
-             f"N containers on one bridge, deployed from the lab's text in this process and through `vtopo agent` "
-             f"(the socket, its progress events and the agent's own process), as root and as a member of the vtopo "
-             f"group (whose lab lives in a user namespace of its own), alternating, median of {TRIALS}. "
+             f"N containers on one bridge, deployed from the lab's text by the executor called in this process, by "
+             f"root with no agent running (the agent's code on a socketpair in this process, and its progress "
+             f"events), and through `vtopo agent` (its socket and its own process too), as root and as a member of the "
+             f"vtopo group (whose lab lives in a user namespace of its own), alternating, median of {TRIALS}. "
              "Target: at most 10% more.", "",
-             "| N | in-process | through the agent | agent / in-process | a member, through the agent | member / root |",
-             "|---|---|---|---|---|---|"]
+             "| N | the executor | root, no agent | no agent / executor | through the agent | agent / executor | "
+             "a member, through the agent | member / root |",
+             "|---|---|---|---|---|---|---|---|"]
     with Agent.running() as agent, members() as users:
-        client = AgentClient(agent.socket)
+        client, no_agent = AgentClient(agent.socket), AgentClient(agent.directory / "nothing-listens.sock")
         member = users["a"].pw_name
         for count in COUNTS:
             topology = star(count)
@@ -85,19 +89,19 @@ def test_deploying_through_the_agent_against_in_process(readable_dir: Path) -> N
             lab_file = readable_dir / f"star{count}.vtopo"  # the member reads it
             lab_file.write_text(text)
             lab_file.chmod(0o644)
-            runs: dict[str, list[float]] = {"in-process": [], "agent": [], "member": []}
+            runs: dict[str, list[float]] = {"executor": [], "no agent": [], "agent": [], "member": []}
             for _ in range(TRIALS):  # alternate, so that all see the same machine
-                runs["in-process"].append(in_process(text, topology.name))
+                runs["executor"].append(in_process(text, topology.name))
+                runs["no agent"].append(through_agent(no_agent, text, topology.name))
                 runs["agent"].append(through_agent(client, text, topology.name))
                 runs["member"].append(as_member(agent, member, lab_file, topology.name))
-            here, there, theirs = (statistics.median(runs[key]) for key in ("in-process", "agent", "member"))
+            here, alone, there, theirs = (statistics.median(runs[key]) for key in runs)
             print(f"\n{count} containers on one bridge, deploy (median of {TRIALS}; load "
                   f"{os.getloadavg()[0]:.2f}):")
-            for label, key in (("in-process", "in-process"), ("through agent", "agent"), ("a member", "member")):
-                print(f"  {label:<14} {seconds(statistics.median(runs[key])):>8}   "
-                      f"{' '.join(seconds(t) for t in runs[key])}")
-            print(f"  agent / in-process {there / here:.2f} (target <= 1.10); member / root through the agent "
-                  f"{theirs / there:.2f} (the user namespace's cost)")
-            lines.append(f"| {count} | {seconds(here)} | {seconds(there)} | {there / here:.2f}x | {seconds(theirs)} | "
-                         f"{theirs / there:.2f}x |")
+            for key, taken in runs.items():
+                print(f"  {key:<14} {seconds(statistics.median(taken)):>8}   {' '.join(seconds(t) for t in taken)}")
+            print(f"  no agent / executor {alone / here:.2f}, agent / executor {there / here:.2f} (target <= 1.10); "
+                  f"member / root through the agent {theirs / there:.2f} (the user namespace's cost)")
+            lines.append(f"| {count} | {seconds(here)} | {seconds(alone)} | {alone / here:.2f}x | {seconds(there)} | "
+                         f"{there / here:.2f}x | {seconds(theirs)} | {theirs / there:.2f}x |")
     write_fragment("agent", "\n".join(lines))

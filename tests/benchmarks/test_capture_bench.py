@@ -11,7 +11,7 @@ import pytest
 
 from vtopo.capture import Capture, CaptureTarget, summarize
 from vtopo.measure import IperfOptions, IperfRun
-from vtopo.measure.testing import NetnsPair, netns_pair
+from netns_pairs import NetnsPair, netns_pair
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 

@@ -15,7 +15,7 @@ import pytest
 
 from vtopo.measure import IperfOptions, IperfRun
 from vtopo.measure.ports import release_port, reserve_port
-from vtopo.measure.testing import NetnsPair, netns_pair
+from netns_pairs import NetnsPair, netns_pair
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 

@@ -15,7 +15,7 @@ import pytest
 
 from sites.simulated import Sites, running_sites
 from spread_labs import LabBuilder
-from vtopo.sites.transport import SiteClient
+from vtopo.client.agent import AgentClient
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 
@@ -55,7 +55,7 @@ def deploy_and_destroy(sites: Sites, builder: LabBuilder) -> tuple[float, float]
 def test_three_sites_against_one_host(sites: Sites) -> None:
     one, _ = deploy_and_destroy(sites, three_lans(sites.builder("onehost"), spread=False))
     over, largest = deploy_and_destroy(sites, three_lans(sites.builder("threesites"), spread=True))
-    client = SiteClient(sites.b.site)
+    client = AgentClient(sites.b.site)
     started = time.perf_counter()
     for _ in range(5):
         client.labs()

@@ -81,6 +81,25 @@ def test_independent_checks_run_side_by_side():
     assert time.monotonic() - started < 0.3 * len(checks) / 2
 
 
+@pytest.mark.parametrize("state, why", [
+    ({"installed": True}, ""),
+    ({"failed": True}, ", but the kernel refused it (`r` in `show ip route` on r2: is the next hop a host on one of "
+                       "its subnets?)"),
+    ({"queued": True}, ", but it is not in the kernel's table yet"),
+])
+def test_a_route_is_there_only_once_in_the_kernel(state, why):
+    """zebra selects a route whose gateway the kernel then refuses ('Nexthop has invalid gateway'): no packet takes
+    it, so route-via fails, though FRR's JSON says "selected"."""
+    checks = _checks(io.load(TOPOLOGIES / "static-routing.vtopo"))
+    (check,) = [c for c in checks if c.check.name == "r2 routes lan3 via r3"]
+    route = {"prefix": "10.3.0.0/24", "protocol": "static", "selected": True, **state,
+             "nexthops": [{"ip": "10.0.23.2", "interfaceName": "eth2", "active": True}]}
+    lab = FakeLab()
+    lab.run = lambda node, argv: json.dumps({"10.3.0.0/24": [route]})  # type: ignore[method-assign]
+    (outcome,) = run_checks([check], lab)
+    found = "r2 routes 10.3.0.0/24 via 10.0.23.2 on eth2 (static)"
+    assert (outcome.passed, outcome.verdict.why) == (not why, found + why)
+
 def test_a_probe_that_cannot_answer_fails_the_check_with_its_reason():
     lab = FakeLab()
 

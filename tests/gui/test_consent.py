@@ -6,13 +6,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QLineEdit, QListView, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QLineEdit, QListView, QMessageBox, QToolBar
 from pytestqt.qtbot import QtBot
 
 from golden import GOLDEN
 from tests.gui.helpers import when_open
 from vtopo.gui.main_window import MainWindow
+from vtopo.kinds.environment import Trust
 
 LAB = GOLDEN / "hostile" / "host-device-macvtap-passthru-on-eth0.vtopo"
 
@@ -146,3 +148,52 @@ def test_a_host_file_is_used_only_when_the_user_chooses_it_in_a_file_dialog(
     qtbot.waitUntil(lambda: not window.deploy.busy and len(deployer.consents) == 1)
     assert deployer.consents[0].images == frozenset({str(asked)})
     assert window.editor.undo_stack.count() == 0, "choosing the file the lab names changes nothing in the lab"
+
+
+def _startup_lab(tmp_path: Path) -> Path:
+    from vtopo.resources import TOPOLOGIES
+
+    document = json.loads((TOPOLOGIES / "bridge-veth.vtopo").read_text())
+    document["nodes"][1]["startup_commands"] = ["ip route add 10.9.0.0/24 via 10.0.0.2"]
+    path = tmp_path / "startup.vtopo"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _opened_unchecked(make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path,
+                      monkeypatch: pytest.MonkeyPatch, deployer: RecordingDeployer) -> MainWindow:
+    """A window on the startup-commands lab whose first check has not started: its delay is made a minute."""
+    from vtopo.gui.document import analysis
+
+    window = make_window(None, deployer_loader=lambda: (deployer, ""))
+    monkeypatch.setattr(analysis, "FIRST_CHECK_MS_PER_NODE", 15_000.0)
+    assert window.files.open_path(_startup_lab(tmp_path))
+    qtbot.waitUntil(lambda: not window.deploy.busy)  # the status read of a lab just opened
+    assert window.analyzer.pending and window.menu_actions.deploy.isEnabled()
+    return window
+
+
+def test_deploy_pressed_before_the_first_check_waits_for_it_and_asks(
+        make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deployer = RecordingDeployer()
+    window = _opened_unchecked(make_window, qtbot, tmp_path, monkeypatch, deployer)
+    toolbar = window.findChild(QToolBar, "main-toolbar")
+    seen: list[str] = []
+    _answer(qtbot, QMessageBox.StandardButton.Yes, seen)
+    qtbot.mouseClick(toolbar.widgetForAction(window.menu_actions.deploy), Qt.MouseButton.LeftButton)
+    assert deployer.consents == [] and not window.menu_actions.deploy.isEnabled()  # waiting for the check
+    qtbot.waitUntil(lambda: not window.deploy.busy and deployer.consents != [])
+    assert seen and seen[0].startswith("This lab wants to run commands inside c1, as you.\n"), seen
+    assert deployer.consents == [Trust(startup_commands=frozenset({"c1"}))]
+
+
+def test_f5_before_the_first_check_deploys_nothing_the_user_refuses(
+        make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deployer = RecordingDeployer()
+    window = _opened_unchecked(make_window, qtbot, tmp_path, monkeypatch, deployer)
+    seen: list[str] = []
+    _answer(qtbot, QMessageBox.StandardButton.No, seen)
+    _deploy_with_f5(qtbot, window)
+    qtbot.waitUntil(lambda: bool(seen))
+    qtbot.waitUntil(lambda: window.menu_actions.deploy.isEnabled())
+    assert deployer.consents == [] and "inside c1" in seen[0]

@@ -19,7 +19,7 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.document.placement import NODE_ROOM
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels import leaving
-from vtopo.agent.protocol import LabSummary
+from vtopo.reports import LabStatus
 from vtopo.reports import DeployReport, LabEntry, PartState, Progress
 
 Key, Ctrl = Qt.Key, Qt.KeyboardModifier.ControlModifier
@@ -143,7 +143,7 @@ class HostDeployer(FakeDeployer):
         return report
 
     def status(self, lab: str | None = None) -> list[Any]:
-        return [LabSummary(name, "vtfake", "", 0, "running", True, nodes, [], {})
+        return [LabStatus(name, "vtfake", "", 0, "running", nodes, [], {})
                 for name, nodes in self.deployed.items() if lab in (None, name)]
 
     def cancel(self, lab: str) -> None:

@@ -22,7 +22,7 @@ from vtopo.measure import (
     Totals,
     save_history,
 )
-from vtopo.measure.testing import NetnsPair, netns_pair, standing_iperf3_server
+from netns_pairs import NetnsPair, netns_pair, standing_iperf3_server
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from waiting import wait_for
 from vtopo.host.facts import netem_available
 from vtopo.host.netlink import LinkInfo, Netlink, NetlinkError
 from vtopo.host.netns import NetnsNotFoundError, create_netns, delete_netns, entered, list_netns
+from vtopo.ops import RouteProtocol
 
 pytestmark = pytest.mark.privileged
 
@@ -107,7 +108,7 @@ def nl(make_netns: NetnsFactory) -> Iterator[Netlink]:
 
 def _up(nl: Netlink, netns: str, name: str, cidr: str | None = None) -> None:
     if cidr is not None:
-        nl.add_address(name, netns, cidr)
+        nl.add_address(name, netns, cidr, nodad=":" in cidr)
     nl.set_link(name, netns, up=True)
 
 
@@ -182,7 +183,7 @@ def test_veth_joins_two_namespaces(nl: Netlink, make_netns: NetnsFactory) -> Non
 
 def test_bridge_with_two_veths_forwards(nl: Netlink, make_netns: NetnsFactory) -> None:
     switch, h1, h2 = make_netns("sw"), make_netns("h1"), make_netns("h2")
-    nl.add_bridge("br0", switch, stp=False, forward_delay_s=0, ageing_s=300)
+    nl.add_bridge("br0", switch, stp=False, forward_delay=0, ageing_time=30000)
     for port, host, cidr in (("p1", h1, "10.77.1.1/24"), ("p2", h2, "10.77.1.2/24")):
         nl.add_veth(port, switch, "eth0", host)
         nl.set_master(port, switch, "br0")
@@ -206,7 +207,7 @@ def test_bridge_with_two_veths_forwards(nl: Netlink, make_netns: NetnsFactory) -
 
 def test_bridge_timers_and_stp_reach_the_kernel(nl: Netlink, make_netns: NetnsFactory) -> None:
     switch = make_netns("sw")
-    nl.add_bridge("br0", switch, stp=True, forward_delay_s=4, ageing_s=30)
+    nl.add_bridge("br0", switch, stp=True, forward_delay=400, ageing_time=3000)
     details = _in_netns(switch, "ip", "-d", "link", "show", "br0")
     assert "forward_delay 400 " in details
     assert "ageing_time 3000 " in details
@@ -355,10 +356,10 @@ def test_link_properties_addresses_and_routes(nl: Netlink, make_netns: NetnsFact
     a, b = make_netns("a"), make_netns("b")
     nl.add_veth("eth0", a, "eth0", b)
     nl.set_link("eth0", a, mtu=1400, mac="02:00:5e:00:77:01", up=True, alias="vtopo:lab1")
-    nl.add_address("eth0", a, "10.77.5.1/24")
-    nl.add_address("eth0", a, "fd00:77::1/64")
-    nl.add_route(a, "default", "10.77.5.254")
-    nl.add_route(a, "fd00:78::/64", "fd00:77::fe")
+    nl.add_address("eth0", a, "10.77.5.1/24", nodad=False)
+    nl.add_address("eth0", a, "fd00:77::1/64", nodad=True)
+    nl.add_route(a, "default", "10.77.5.254", protocol=RouteProtocol.STATIC)
+    nl.add_route(a, "fd00:78::/64", "fd00:77::fe", protocol=RouteProtocol.STATIC)
     shown = _in_netns(a, "ip", "-o", "link", "show", "eth0")
     assert "mtu 1400 " in shown and "02:00:5e:00:77:01" in shown and "alias vtopo:lab1" in shown
     assert ",UP" in shown
@@ -372,7 +373,7 @@ def test_link_properties_addresses_and_routes(nl: Netlink, make_netns: NetnsFact
     assert ",UP" not in _in_netns(a, "ip", "-o", "link", "show", "eth0")
     assert next(link for link in nl.links(a) if link.name == "eth0").alias is None
     with pytest.raises(ValueError):
-        nl.add_route(a, "10.0.0.0/8", "fd00:77::fe")
+        nl.add_route(a, "10.0.0.0/8", "fd00:77::fe", protocol=RouteProtocol.STATIC)
 
 
 def test_ipv6_addresses_skip_dad_and_a_link_local_gateway_takes_its_device(nl: Netlink, make_netns: NetnsFactory
@@ -380,10 +381,10 @@ def test_ipv6_addresses_skip_dad_and_a_link_local_gateway_takes_its_device(nl: N
     a, b = make_netns("a"), make_netns("b")
     nl.add_veth("eth0", a, "eth0", b)
     nl.set_link("eth0", a, up=True)
-    nl.add_address("eth0", a, "fd00:79::1/64")
+    nl.add_address("eth0", a, "fd00:79::1/64", nodad=True)
     shown = _in_netns(a, "ip", "-6", "-o", "addr", "show", "eth0", "scope", "global")
     assert "fd00:79::1/64" in shown and "nodad" in shown and "tentative" not in shown, "usable at once"
-    nl.add_route(a, "default", "fe80::1", "eth0")
+    nl.add_route(a, "default", "fe80::1", "eth0", protocol=RouteProtocol.STATIC)
     assert "default via fe80::1 dev eth0" in _in_netns(a, "ip", "-6", "route")
 
 
@@ -412,7 +413,7 @@ def test_delete_netns_leaves_nothing(make_netns: NetnsFactory) -> None:
     host_end = _host_name()
     with Netlink() as nl:
         nl.add_veth("eth0", netns, host_end, None)
-        nl.add_bridge("br0", netns, stp=False, forward_delay_s=0, ageing_s=300)
+        nl.add_bridge("br0", netns, stp=False, forward_delay=0, ageing_time=30000)
         nl.add_tap("tap0", netns)
         nl.add_veth("lower", netns, "lower-peer", netns)
         tap_device = nl.add_macvtap("mvt0", "lower", netns, "bridge")

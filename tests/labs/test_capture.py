@@ -13,7 +13,7 @@ from scapy.layers.inet import ICMP
 from scapy.utils import rdpcap
 
 from vtopo.capture import Capture, CaptureTarget, PacketSummary, path_targets, resolve, summarize
-from vtopo.measure.testing import netns_pair
+from netns_pairs import netns_pair
 
 pytestmark = pytest.mark.privileged
 

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from vtopo.measure.testing import NetnsPair, netns_pair
+from netns_pairs import NetnsPair, netns_pair
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from vtopo.measure import MeasureEndpoint, IperfOptions, IperfRun, MeasureError, UnreachableError, in_netns
-from vtopo.measure.testing import NetnsPair, samples_with_arrivals
+from netns_pairs import NetnsPair, samples_with_arrivals
 
 pytestmark = pytest.mark.privileged
 

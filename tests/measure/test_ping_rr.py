@@ -7,7 +7,7 @@ import pytest
 
 from vtopo.measure.base import MeasureRun
 from vtopo.measure import MeasureEndpoint, MeasureError, PingOptions, PingResult, PingRun, RROptions, RRResult, RRRun
-from vtopo.measure.testing import NetnsPair
+from netns_pairs import NetnsPair
 
 pytestmark = pytest.mark.privileged
 

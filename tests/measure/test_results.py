@@ -74,7 +74,7 @@ def test_options_problems_and_flags() -> None:
 
 def test_the_measure_layer_does_not_import_qt() -> None:
     code = (
-        "import sys, vtopo.measure, vtopo.measure.testing, vtopo.measure.rr_agent;"
+        "import sys, vtopo.measure, vtopo.measure.rr_agent;"
         "bad=[m for m in sys.modules if m.startswith(('PySide6','shiboken6','vtopo.gui'))];"
         "assert not bad, bad"
     )

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from vtopo.measure import MeasureEndpoint, IperfOptions, IperfRun, MeasureError
-from vtopo.measure.testing import NetnsPair, samples_with_arrivals, standing_iperf3_server
+from netns_pairs import NetnsPair, samples_with_arrivals, standing_iperf3_server
 
 pytestmark = pytest.mark.privileged
 

@@ -13,7 +13,7 @@ import pytest
 from agent_process import Agent
 from residue import snapshot
 from security.members import RAW_CLIENT, raw, tiny_lab
-from vtopo.agent.policy import Policy
+from vtopo.server.policy import Policy
 
 pytestmark = pytest.mark.privileged
 

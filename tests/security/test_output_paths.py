@@ -21,7 +21,7 @@ from vtopo.resources import TOPOLOGIES
 pytestmark = pytest.mark.privileged
 
 LAB = "host-routed-bridges"
-DEPLOY_WITH_SOURCE = ("import sys\nfrom pathlib import Path\nfrom vtopo.agent.client import AgentClient\n"
+DEPLOY_WITH_SOURCE = ("import sys\nfrom pathlib import Path\nfrom vtopo.client.agent import AgentClient\n"
                       "from vtopo.kinds.environment import Trust\n"
                       "AgentClient(Path(sys.argv[1])).deploy(sys.stdin.read(), Trust(), source=sys.argv[2])")
 

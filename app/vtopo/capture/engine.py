@@ -32,13 +32,13 @@ KERNEL_BUFFER_KIB = 16384
 
 def tcpdump_argv(target: CaptureTarget, bpf: str = "", count: int | None = None) -> list[str]:
     """tcpdump writing raw pcap to stdout, each packet whole, in the target's namespace. For a user who is not root,
-    the vtopo agent runs it (vtopo.agent.pcap relays its output and takes its signals).
+    the vtopo agent runs it (vtopo.client.pcap relays its output and takes its signals).
 
     Not --immediate-mode: the kernel hands packets over in blocks (at the latest after tcpdump's 1 s timeout), which
     keeps a 30,000 packets/s flood without drops where immediate mode dropped most of it; a large kernel buffer
     absorbs bursts. -U writes each packet as soon as tcpdump has it, with the kernel's timestamp in nanoseconds."""
     if target.lab and os.geteuid() != 0:
-        return [sys.executable, "-m", "vtopo.agent.pcap", target.lab, target.label, bpf, str(count or 0)]
+        return [sys.executable, "-m", "vtopo.client.pcap", target.lab, target.label, bpf, str(count or 0)]
     argv = ["tcpdump", "-i", target.device, "-n", "-s", "0", "-B", str(KERNEL_BUFFER_KIB), "-U",
             "--time-stamp-precision=nano", "-w", "-"]
     if count:

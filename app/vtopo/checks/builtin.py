@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from vtopo.kinds.check_types import CheckType, Probe, Verdict
+from vtopo.kinds.check_types import CheckType, Probe, Verdict, with_cause
 from vtopo.kinds.settings import setting
 
 MAX_HOPS = 8
@@ -38,11 +38,6 @@ class Reach(CheckType):
         if not params.expect:
             return Verdict(True, why_not)
         return Verdict(False, with_cause(why_not, probe.diagnose(params.source, params.destination, address)))
-
-
-def with_cause(what: str, cause: str) -> str:
-    """What was seen, then why, or where to look when the lab shows no cause."""
-    return f"{what}: {cause}" if cause else f"{what}; check the links, addresses and routes on the path"
 
 
 @dataclass(frozen=True)

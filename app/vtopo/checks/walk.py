@@ -78,8 +78,8 @@ class RouteWalk:
         for end in drawn:
             if down := self._down(end) or (self._down(end.other) if end.peer is not None else ""):
                 return f"{name} has no route to {address}: {down}"
-        return (f"{name} has no route to {address}: no routing protocol brought one (are its OSPF neighbours Full, "
-                "and is the destination's subnet announced?)")
+        return (f"{name} has no route to {address}: neither a static route nor a routing protocol gave it one (are "
+                "its OSPF or BGP neighbours up, and is the destination's subnet announced?)")
 
     def _down(self, end: EndContext) -> str:
         """What is down about the interface at `end`, read inside its node; "" when it is up with carrier."""

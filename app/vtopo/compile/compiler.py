@@ -265,9 +265,16 @@ class Compiler:
                 self.error(f"{side}: address {address!r} needs a prefix length, e.g. {address}/24", subject, end.link.id)
                 continue
             try:
-                ipaddress.ip_interface(address)
+                interface_address = ipaddress.ip_interface(address)
             except ValueError:
                 self.error(f"{side}: {address!r} is not an IPv4 or IPv6 address with prefix", subject, end.link.id)
+                continue
+            if _is_broadcast(interface_address):
+                network = interface_address.network
+                self.error(f"{side}: {address} is the broadcast address of {network}, which no host can hold: the "
+                           "kernel refuses it as a route's gateway ('Nexthop has invalid gateway') and sends packets "
+                           f"for it to every host on the wire. Use one of {network.network_address + 1}.."
+                           f"{network.broadcast_address - 1}", subject, end.link.id)
 
     def _host_namespace_addresses(self) -> list[tuple[str, str, str]]:
         """Addresses the lab gives the host's own namespace (the host node, numbered bridges), each with the subject
@@ -443,3 +450,9 @@ def check_lab(topology: Topology, registry: Registry, facts: HostFacts | None = 
               ) -> list[Problem]:
     """Every problem and warning, without raising: what `vtopo validate` and the GUI's problems panel show."""
     return checked_lab(topology, registry, facts, trust).problems
+
+
+def _is_broadcast(interface: ipaddress.IPv4Interface | ipaddress.IPv6Interface) -> bool:
+    """An IPv4 subnet's broadcast address given as an interface's own (/31 and /32 have none: RFC 3021)."""
+    network = interface.network
+    return network.version == 4 and network.prefixlen < 31 and interface.ip == network.broadcast_address

@@ -8,7 +8,7 @@ from typing import Any
 
 from vtopo.model.problems import Problem
 from vtopo.model.rules import lab_tag
-from vtopo.ops import Op, comment
+from vtopo.ops import Op, comment, script_of
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,8 @@ class Plan:
         return json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
 
     def explain(self, owners: set[str] | None = None) -> str:
-        """The plan as a commented shell script. `owners` limits it to some nodes and links."""
+        """The plan as a commented shell script: each op applied on a ScriptHost. `owners` limits it to some nodes and
+        links."""
         lines = ["#!/bin/sh",
                  f"# vtopo plan for lab {comment(repr(self.lab_name))}: every object below is named {self.prefix}-*",
                  "set -e", f"LAB_TAG={shlex.quote(lab_tag(self.prefix))}  # the tag on every object the lab makes"]
@@ -66,8 +67,8 @@ class Plan:
                 lines += ["", f"# ---- {comment(current_owner)}"]
             after = f" (after {', '.join(str(d) for d in step.deps)})" if step.deps else ""
             lines.append(f"# [{step.index}] {comment(step.op.summary())}{after}")
-            lines.extend(step.op.explain())
+            lines.extend(script_of(step.op))
         teardown = self.teardown()
         lines += ["", "# ---- to tear it all down again (vtopo destroy does this):"]
-        lines += [f"#   {comment(command)}" for op in teardown for command in op.explain()]
+        lines += [f"#   {comment(command)}" for op in teardown for command in script_of(op)]
         return "\n".join(lines) + "\n"

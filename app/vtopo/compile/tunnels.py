@@ -8,7 +8,7 @@ from typing import Any
 
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
 from vtopo.model.placement import site_of
-from vtopo.model.sites import TUNNEL_MTU, VXLAN_OVERHEAD, VXLAN_PORT, SitePart
+from vtopo.model.sites import TUNNEL_MTU, VXLAN_PORT, SitePart
 from vtopo.model.topology import Endpoint, Link, Node
 from vtopo.ops import CreateVxlan, Op
 
@@ -31,8 +31,7 @@ def tunnel_end(end: EndContext, part: SitePart) -> Iterator[Op]:
     tunnel = part.tunnel(end.link.id)
     assert tunnel is not None, "a site's part has a tunnel for each of its nodes' links to other sites"
     yield CreateVxlan(owner=f"link {end.link_name}", name=end.device, netns=end.netns, vni=tunnel.vni,
-                      local=part.address, remote=tunnel.remote, port=VXLAN_PORT, mtu=end.end.interface.mtu,
-                      overhead=VXLAN_OVERHEAD)
+                      local=part.address, remote=tunnel.remote, port=VXLAN_PORT, mtu=end.end.interface.mtu)
 
 
 def split_switches(lab: LabContext) -> bool:

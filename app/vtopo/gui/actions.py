@@ -26,6 +26,7 @@ from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.panels import consent
 from vtopo.gui.panels.checks import ChecksController
 from vtopo.gui.panels.deploy import DeployController, confirm_destroy
+from vtopo.gui.panels.deploy_request import DeployRequest
 from vtopo.gui.panels.save_running import SaveRunningController
 from vtopo.gui.theme import THEMES, apply_theme
 from vtopo.gui.toolbar import build_toolbar, deploy_icon, destroy_icon, history_button
@@ -145,7 +146,8 @@ class Actions:
         self._usual_font = QApplication.font()
 
         deploy = parts.deploy
-        self.deploy = self._action("&Deploy", self.deploy_lab, "F5", deploy_icon())
+        self.deploy_request = DeployRequest(window, parts.analyzer, deploy)
+        self.deploy = self._action("&Deploy", self.deploy_request.press, "F5", deploy_icon())
         self.destroy = self._action("D&estroy…", self._destroy, "Shift+F5", destroy_icon())
         self.status = self._action("Refresh &status", deploy.refresh_status)
         self.save_running = self._action("Save &running configuration…", parts.save_running.save_running)
@@ -179,6 +181,7 @@ class Actions:
         deploy.busy_changed.connect(self.update_enabled)
         deploy.states_changed.connect(self.update_enabled)
         deploy.labs_changed.connect(self.update_enabled)
+        self.deploy_request.waiting_changed.connect(self.update_enabled)
         parts.analyzer.analysed.connect(self.update_enabled)
         parts.measure.targets_changed.connect(self.update_enabled)
         self.update_enabled()
@@ -305,7 +308,7 @@ class Actions:
 
     def _fill_running_labs(self) -> None:
         """Every lab deployed on this host, with its owner and what the agent does to it now."""
-        from vtopo.agent.protocol import user_name
+        from vtopo.protocol import user_name
 
         self.running_labs.clear()
         labs = self.parts.deploy.running_labs
@@ -360,12 +363,6 @@ class Actions:
         if (target := self._terminal_target(self.external_terminal)) and not terminal.open_terminal(*target):
             self.window.statusBar().showMessage("the terminal emulator did not start", 5000)
 
-    def deploy_lab(self) -> None:
-        analysis = self.parts.analyzer.latest
-        granted = consent.ask(self.window, consent.requests_in(analysis.problems if analysis else []))
-        if granted is not None:
-            self.parts.deploy.deploy(granted)
-
     def update_enabled(self) -> None:
         editor, deploy = self.parts.editor, self.parts.deploy
         scene = editor.scene
@@ -380,7 +377,8 @@ class Actions:
         deployer_missing = deploy.deployer() is None
         analysis = self.parts.analyzer.latest
         errors = bool(analysis is not None and consent.blocking(analysis.errors))
-        self.deploy.setEnabled(not deployer_missing and not deploy.busy and not deploy.agent_doing and not errors)
+        self.deploy.setEnabled(not deployer_missing and not deploy.busy and not deploy.agent_doing and not errors
+                               and not self.deploy_request.waiting)
         self.deploy.setToolTip(deploy.unavailable or ("fix the errors in the Problems panel first" if errors
                                                       else "Deploy the lab on this host"))
         self.destroy.setEnabled(not deployer_missing and not deploy.busy and not deploy.agent_doing

@@ -1,5 +1,5 @@
-"""The deployed lab the designer measures, checks and captures on, found the way its user may use it (through the
-agent, when one runs). The host layer is imported here, so that the designer runs without it."""
+"""The deployed lab the designer measures, checks and captures on, found the way its user may use it: through the
+agent. The host layer is imported here, so that the designer runs without it."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -16,12 +16,12 @@ class LabUnavailable(Exception):
 def deployed_lab(lab: str, action: str) -> DeployedLab:
     """The deployed lab named `lab`, to `action` it ("measure", "check"); LabUnavailable says why not."""
     try:
-        from vtopo.agent.client import AgentRefused, AgentUnavailable, deployed_for_designer
+        from vtopo.client.agent import AgentRefused, AgentUnavailable, deployed_for
         from vtopo.deployed import NotDeployed
     except ImportError as error:
         raise LabUnavailable(f"this needs vtopo's host layer (vtopo.deployed): {error}") from error
     try:
-        return deployed_for_designer(lab, action)
+        return deployed_for(lab, action)
     except (NotDeployed, AgentRefused, AgentUnavailable) as error:
         raise LabUnavailable(str(error)) from error
     except OSError as error:

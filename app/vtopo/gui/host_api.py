@@ -7,33 +7,13 @@ type checker sees the boundary instead of `Any`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import Trust
 from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
-from vtopo.reports import DeployReport, LabEntry, PartState, ProgressCallback
-
-
-class LabStatus(Protocol):
-    @property
-    def lab(self) -> str: ...
-
-    @property
-    def nodes(self) -> Sequence[PartState]: ...
-
-    @property
-    def links(self) -> Sequence[PartState]: ...
-
-    @property
-    def document(self) -> dict[str, Any]: ...
-
-    @property
-    def state(self) -> str: ...  # "running", "degraded" or "incomplete (deploy was interrupted at op k of n)"
-
-    @property
-    def up(self) -> bool: ...
+from vtopo.reports import DeployReport, LabEntry, LabStatus, ProgressCallback
 
 
 class Deployer(Protocol):

@@ -7,14 +7,18 @@ create_worker: a job runs on a pool thread and reports through signals that arri
     worker.finished.connect(...)     # after either
     worker.start(pool)
 
-The job never touches widgets or the live model: it gets copies, and hands results back through the signals.
+The job never touches widgets or the live model: it gets copies, and hands results back through the signals. Once
+its worker is deleted, or the program exits, a job emits nothing more: its next `report` ends it (see `Outlet`).
 """
 from __future__ import annotations
 
+import atexit
 import sys
+import threading
+import weakref
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, SignalInstance
 
 Report = Callable[[Any], None]
 Job = Callable[[Report], Any]
@@ -23,29 +27,84 @@ SWITCH_INTERVAL_S = 0.0002
 at each of the many calls from Qt into Python that one frame of the canvas makes."""
 
 
+class JobEnded(BaseException):
+    """Raised by `report` once no one listens: it ends the job the way GeneratorExit ends a generator, through
+    `except Exception` blocks, and is no error."""
+
+
+class Outlet:
+    """The way out of a job's thread into its worker's signals, closed once the worker's QObject is deleted or the
+    program exits. At exit PySide deletes every QObject Python owns while pool threads still run; a job emitting
+    then raised "Signal source has been deleted" (and a job that reports forever kept the exit waiting for it)."""
+
+    _open_outlets: weakref.WeakSet[Outlet] = weakref.WeakSet()
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open = True
+        Outlet._open_outlets.add(self)
+
+    def emit(self, signal: SignalInstance, *value: object) -> bool:
+        """Emit `signal` unless the outlet is closed; say whether it was."""
+        with self._lock:  # held while emitting, so that close() returns only once no emit is under way
+            if self._open:
+                signal.emit(*value)
+            return self._open
+
+    def close(self) -> None:
+        with self._lock:
+            self._open = False
+
+    @classmethod
+    def close_all(cls) -> None:
+        for outlet in list(cls._open_outlets):
+            outlet.close()
+
+
+atexit.register(Outlet.close_all)  # registered after PySide's own exit handler (QtCore is imported), so it runs first
+
+
 class Worker(QObject):
+    """Alive from `start` until its signals have been handled, whether or not its starter keeps it: the pool holds
+    no reference to it, and a worker collected half-way lost its job's results (the link rates' job met a deleted
+    worker at its next report)."""
+
     yielded = Signal(object)
     returned = Signal(object)
     errored = Signal(object)
     finished = Signal()
+    _started: set[Worker] = set()
 
     def __init__(self, job: Job) -> None:
         super().__init__()
         self._job = job
+        self._outlet = outlet = Outlet()
+        self.destroyed.connect(outlet.close)
+        self.finished.connect(self._let_go)
 
     def start(self, pool: QThreadPool) -> None:
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+        Worker._started.add(self)
         pool.start(self._run)
+
+    def _let_go(self) -> None:
+        """After the other handlers of `finished`, on the GUI thread, where it is then freed."""
+        QTimer.singleShot(0, lambda: Worker._started.discard(self))
+
+    def _report(self, value: object) -> None:
+        if not self._outlet.emit(self.yielded, value):
+            raise JobEnded
 
     def _run(self) -> None:
         try:
-            result = self._job(self.yielded.emit)
+            result = self._job(self._report)
+        except JobEnded:
+            return
         except Exception as error:  # handed to the GUI thread, which names what failed
-            self.errored.emit(error)
+            self._outlet.emit(self.errored, error)
         else:
-            self.returned.emit(result)
-        finally:
-            self.finished.emit()
+            self._outlet.emit(self.returned, result)
+        self._outlet.emit(self.finished)
 
 
 def serial_pool(parent: QObject) -> QThreadPool:

@@ -1,4 +1,5 @@
-"""Attach the terminal to a VM's serial console: QEMU serves it on a unix socket (`-chardev socket`).
+"""Connect to a VM's serial console: QEMU serves it on a unix socket (`-chardev socket`). (A user's terminal attaches
+to it in vtopo.client.console.)
 
 The socket lies in the VM's directory, which belongs to the QEMU user on the direct backend: a QEMU that escaped its
 guest could put a symlink there, or a link to another service's socket, and root connecting to it would hand that
@@ -9,16 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-import selectors
 import socket
 import stat
-import termios
 from collections.abc import Collection
-import time
-import tty
 
-ESCAPE = b"\x1d"
-"""Ctrl-]: leaves the console (as in telnet and virsh console); the VM keeps running."""
 GUEST_PROMPT = re.compile(rb"[\w.-]+:[^\n]*# ")
 """The built-in guest's root shell, waiting for a line (resources/guest/build.sh: PS1="$(hostname):\\w# ")."""
 _ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\r")
@@ -52,21 +47,6 @@ def say_size(console: socket.socket, log: str, rows: int, columns: int) -> bool:
     return True
 
 
-def attach(where: str | socket.socket, *, stdin: int = 0, stdout: int = 1, linger_s: float = 1.0) -> None:
-    """Copy the console (its socket's path, or a socket connected to it) to `stdout` and `stdin` to the console until
-    the VM goes away, Ctrl-] is typed (on a terminal), or `stdin` ends; then wait `linger_s` for the last output.
-    Raises OSError if it cannot connect."""
-    with connected(where) as console:
-        saved = termios.tcgetattr(stdin) if os.isatty(stdin) else None
-        if saved is not None:
-            tty.setraw(stdin)
-        try:
-            _copy(console, stdin, stdout, typed=saved is not None, linger_s=linger_s)
-        finally:
-            if saved is not None:
-                termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
-
-
 def connected(console: str | socket.socket, owners: Collection[int] | None = None) -> socket.socket:
     """A socket connected to the console at `console`, or `console` itself when it is one. The socket's directory
     must belong to one of `owners` (any user when None) and be writable by its owner alone, and the socket must
@@ -97,28 +77,3 @@ def connected(console: str | socket.socket, owners: Collection[int] | None = Non
             os.close(target)
     finally:
         os.close(directory)
-
-
-def _copy(console: socket.socket, stdin: int, stdout: int, *, typed: bool, linger_s: float) -> None:
-    selector = selectors.DefaultSelector()
-    selector.register(console, selectors.EVENT_READ)
-    selector.register(stdin, selectors.EVENT_READ)
-    until: float | None = None
-    while until is None or time.monotonic() < until:
-        wait = None if until is None else max(0.0, until - time.monotonic())
-        for key, _ in selector.select(wait):
-            if key.fileobj is console:
-                data = console.recv(65536)
-                if not data:
-                    return  # the VM is gone
-                os.write(stdout, data)
-                continue
-            data = os.read(stdin, 4096)
-            if typed and ESCAPE in data:
-                console.sendall(data[: data.index(ESCAPE)])
-                return
-            if not data:
-                selector.unregister(stdin)
-                until = time.monotonic() + linger_s
-                continue
-            console.sendall(data)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pwd
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,7 +26,7 @@ from vtopo.kinds.environment import HostFacts, LabOwner, Trust, default_prefix, 
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Topology
-from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, PartState, Progress, ProgressCallback
+from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, PartState, Progress, ProgressCallback
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
@@ -78,29 +78,13 @@ class DeployCancelled(Exception):
 INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link taken down by the user is as it should be
 
 
-@dataclass
-class LabStatus:
-    lab: str
-    prefix: str
-    source: str
-    nodes: list[PartState]
-    document: dict[str, Any] = field(default_factory=dict)  # the lab as deployed, to compare with an edited one
-    links: list[PartState] = field(default_factory=list)
-    applied: int = 0  # ops of the plan that were applied (journaled)
-    total: int = 0  # ops in the plan
-    owner: int = 0  # the uid that deployed it
-
-    @property
-    def state(self) -> str:
-        if self.applied < self.total:
-            return f"incomplete (deploy was interrupted at op {self.applied} of {self.total})"
-        if any(part.state not in INTENDED_STATES for part in self.nodes + self.links):
-            return "degraded"
-        return "running"
-
-    @property
-    def up(self) -> bool:
-        return self.state == "running"
+def lab_state(applied: int, total: int, parts: list[PartState]) -> str:
+    """A lab's state from how many of its plan's `total` operations are `applied` (journaled) and its parts'."""
+    if applied < total:
+        return f"incomplete (deploy was interrupted at op {applied} of {total})"
+    if any(part.state not in INTENDED_STATES for part in parts):
+        return "degraded"
+    return "running"
 
 
 def _output_to(progress: ProgressCallback) -> Callable[[o.RunCommand, str], None]:
@@ -296,6 +280,9 @@ class Deployer:
         except OpFailed as failure:
             errors = self._roll_back(applied, failure.op, applier, record, progress)
             raise DeployError(failure, not errors, errors) from None
+        except DeployCancelled:  # seen between two operations: each one applied is whole, the last one too
+            self._roll_back(applied, None, applier, record, progress)
+            raise
         except BaseException:  # an interrupt or a bug: still leave the host as it was
             self._roll_back(applied, applied[-1] if applied else None, applier, record, progress)
             raise
@@ -412,5 +399,6 @@ class Deployer:
                  for node in topology.nodes.values()]
         links = [state_of(f"link {topology.describe_link(link)}", "down" if link.id in operated.down else "running")
                  for link in topology.links.values()]
-        return LabStatus(record.name, record.prefix, data.get("source", ""), nodes, data["topology"], links,
-                         sum(1 for op in plan.ops if op in applied), len(plan.ops), data.get("owner", 0))
+        state = lab_state(sum(1 for op in plan.ops if op in applied), len(plan.ops), nodes + links)
+        return LabStatus(record.name, record.prefix, data.get("source", ""), data.get("owner", 0), state, nodes, links,
+                         data["topology"])

@@ -1,7 +1,6 @@
 """What this host offers, probed once before compiling: OVS datapath, vhost-net, DPDK, KVM, FRR or Quagga."""
 from __future__ import annotations
 
-import ipaddress
 import os
 import shutil
 import subprocess
@@ -130,22 +129,10 @@ def probe_for(topology: Topology, kinds: Registry) -> HostFacts:
     return probe(needs_accel=runs_vms(topology, kinds))
 
 
-MAIN_TABLE = 254
-
-
 def with_host_network(consent: Trust) -> Trust:
     """The user's consent with the host's own network added: its interfaces, and the addresses and routes that are
     not on an interface of any lab. The default routes are left out: every lab address lies inside them."""
-    from pyroute2 import IPRoute
+    from vtopo.host import netlink  # pyroute2, only for a deploy
 
-    with IPRoute() as ipr:
-        links = {msg["index"]: (msg.get("ifname"), msg.get("ifalias") or "") for msg in ipr.link("dump")}
-        theirs = {index for index, (_, alias) in links.items() if not alias.startswith(LAB_TAG_PREFIX)}
-        networks = {str(ipaddress.ip_interface(f"{msg.get('IFA_ADDRESS')}/{msg['prefixlen']}").network)
-                    for msg in ipr.addr("dump") if msg["index"] in theirs}
-        for msg in ipr.route("dump", table=MAIN_TABLE):
-            destination, length = msg.get("RTA_DST"), msg["dst_len"]
-            if destination and length and msg.get("RTA_OIF", 0) in theirs | {0}:
-                networks.add(str(ipaddress.ip_network(f"{destination}/{length}", strict=False)))
-    return replace(consent, host_interfaces=frozenset(name for name, _ in links.values() if name),
-                   host_networks=tuple(sorted(networks)))
+    interfaces, networks = netlink.host_network(LAB_TAG_PREFIX)
+    return replace(consent, host_interfaces=interfaces, host_networks=networks)

@@ -38,13 +38,12 @@ from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 
 from vtopo.host import rtnl_wire as wire
 from vtopo.host.netns import NetlinkError, NetnsNotFoundError, create_netns, entered, open_netns
-from vtopo.ops import ROUTE_PROTOCOL, TBF_LATENCY_MS, LinkType, MacvlanMode, tbf_burst, tbf_rate
+from vtopo.ops import TBF_LATENCY_MS, LinkType, MacvlanMode, RouteProtocol, tbf_burst, tbf_rate
 
 __all__ = ["LinkInfo", "Netlink", "NetlinkError", "NetnsNotFoundError", "MACVLAN_MODES", "link_counters"]
 
 MACVLAN_MODES = frozenset(mode.value for mode in MacvlanMode)
 
-_USER_HZ = 100  # bridge timers travel in clock_t, i.e. centiseconds
 _IFNAMSIZ = 16
 _TUNSETIFF = 0x400454CA  # _IOW('T', 202, int), as on x86 and arm
 _TUNSETPERSIST = 0x400454CB
@@ -66,7 +65,6 @@ _RECEIVE_BUFFER = 1 << 16  # the kernel's dump chunks are at most 32 KiB
 _CHANGE = NLM_F_REQUEST | NLM_F_ACK
 _CREATE = _CHANGE | NLM_F_CREATE | NLM_F_EXCL
 _RT_TABLE_MAIN = 254
-_RTPROT = {"static": 4}  # the kernel's route protocols, by iproute2's names (rt_protos)
 _RTN_UNICAST = 1
 _HEADER = struct.Struct("=IHHII")  # struct nlmsghdr: length, type, flags, sequence number, port id
 _ERRNO = struct.Struct("=i")  # the first field of an NLMSG_ERROR's payload; 0 in an ack
@@ -268,12 +266,12 @@ class Netlink:
             finally:
                 os.close(fd)
 
-    def add_bridge(self, name: str, netns: str | None, stp: bool, forward_delay_s: float, ageing_s: float) -> None:
-        """Create a bridge; timers in seconds (the kernel takes centiseconds)."""
+    def add_bridge(self, name: str, netns: str | None, *, stp: bool, forward_delay: int, ageing_time: int) -> None:
+        """Create a bridge; its timers in clock_t (vtopo.ops.clock_t)."""
         with _kernel(f"add bridge {name}{_where(netns)}"):
             bridge = wire.link_kind(LinkType.BRIDGE.value, wire.u32(wire.IFLA_BR_STP_STATE, int(stp)),
-                                    wire.u32(wire.IFLA_BR_FORWARD_DELAY, round(forward_delay_s * _USER_HZ)),
-                                    wire.u32(wire.IFLA_BR_AGEING_TIME, round(ageing_s * _USER_HZ)))
+                                    wire.u32(wire.IFLA_BR_FORWARD_DELAY, forward_delay),
+                                    wire.u32(wire.IFLA_BR_AGEING_TIME, ageing_time))
             self._change_link(netns, _named_link(name, bridge), create=True)
 
     def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None:
@@ -303,7 +301,7 @@ class Netlink:
         with _kernel(f"add vxlan {name}{_where(netns)} to {remote}, VNI {vni}"):
             with self._placed(netns, None) as placement:
                 vxlan = wire.vxlan_kind(vni, local, remote, port)
-                self._change_link(None, _named_link(name, wire.u32(wire.IFLA_MTU, mtu), vxlan, *placement),
+                self._change_link(None, _named_link(name, wire.mtu(mtu), vxlan, *placement),
                                   create=True)
 
     def add_macvtap(self, name: str, lower: str, lower_netns: str | None, mode: str) -> str:
@@ -394,7 +392,7 @@ class Netlink:
         changes = {word: value for word, value in changes.items() if value is not None}
         if not changes and up is None:
             return
-        attributes = ([wire.u32(wire.IFLA_MTU, mtu)] if mtu is not None else []) + (
+        attributes = ([wire.mtu(mtu)] if mtu is not None else []) + (
             [wire.mac(mac)] if mac is not None else []) + ([wire.alias(alias)] if alias is not None else [])
         message = _named_link(name, *attributes, flags=IFF_UP if up else 0, change=0 if up is None else IFF_UP)
         settings = ", ".join([f"{word}={value!r}" for word, value in changes.items()]
@@ -402,16 +400,18 @@ class Netlink:
         with _kernel(f"set {settings} of {name}{_where(netns)}"):
             self._change_link(netns, message)
 
-    def add_address(self, name: str, netns: str | None, cidr: str) -> None:
-        """Add an IPv4 or IPv6 address given as "address/prefix"; an IPv6 one without duplicate address detection
-        (usable at once, as a lab's addresses are planned)."""
+    def add_address(self, name: str, netns: str | None, cidr: str, *, nodad: bool) -> None:
+        """Add an IPv4 or IPv6 address given as "address/prefix"; with `nodad`, without duplicate address detection
+        (an IPv6 one is then usable at once)."""
         interface = ipaddress.ip_interface(cidr)
         with _kernel(f"add address {cidr} to {name}{_where(netns)}"):
-            self._rtnl(netns).request(wire.address(interface, self._index(name, netns)), RTM_NEWADDR, _CREATE)
+            request = wire.address(interface, self._index(name, netns), wire.IFA_F_NODAD if nodad else 0)
+            self._rtnl(netns).request(request, RTM_NEWADDR, _CREATE)
 
-    def add_route(self, netns: str | None, destination: str, gateway: str, device: str = "") -> None:
+    def add_route(self, netns: str | None, destination: str, gateway: str, device: str = "", *,
+                  protocol: RouteProtocol) -> None:
         """Add a route to `destination` (a network or "default") via `gateway`, out of `device` if given (a
-        link-local gateway needs it)."""
+        link-local gateway needs it), tagged with `protocol`."""
         via = ipaddress.ip_address(gateway)
         network = None if destination == "default" else ipaddress.ip_network(destination)
         if network is not None and network.version != via.version:
@@ -419,7 +419,7 @@ class Netlink:
         out = f" dev {device}" if device else ""
         with _kernel(f"add route {destination} via {gateway}{out}{_where(netns)}"):
             index = self._index(device, netns) if device else 0
-            request = wire.route(network, via, _RT_TABLE_MAIN, _RTPROT[ROUTE_PROTOCOL], _RTN_UNICAST, index)
+            request = wire.route(network, via, _RT_TABLE_MAIN, protocol, _RTN_UNICAST, index)
             self._rtnl(netns).request(request, RTM_NEWROUTE, _CREATE)
 
     def set_sysctl(self, netns: str | None, key: str, value: str) -> None:
@@ -545,3 +545,35 @@ def _ifname(name: str) -> bytes:
         raise ValueError(f"interface name {name!r} is not 1 to {_IFNAMSIZ - 1} bytes")
     return encoded
 
+
+
+# ---------------------------------------------------------------- the host's own network, read
+
+
+MAIN_TABLE = 254
+
+
+def host_network(lab_alias_prefix: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The host's interfaces by name, and the networks of the addresses and main-table routes that lie on an
+    interface no lab made (whose alias does not start with `lab_alias_prefix`). Default routes are left out."""
+    with IPRoute() as ipr:
+        links = {msg["index"]: (msg.get("ifname"), msg.get("ifalias") or "") for msg in ipr.link("dump")}
+        theirs = {index for index, (_, alias) in links.items() if not alias.startswith(lab_alias_prefix)}
+        networks = {str(ipaddress.ip_interface(f"{msg.get('IFA_ADDRESS')}/{msg['prefixlen']}").network)
+                    for msg in ipr.addr("dump") if msg["index"] in theirs}
+        for msg in ipr.route("dump", table=MAIN_TABLE):
+            destination, length = msg.get("RTA_DST"), msg["dst_len"]
+            if destination and length and msg.get("RTA_OIF", 0) in theirs | {0}:
+                networks.add(str(ipaddress.ip_network(f"{destination}/{length}", strict=False)))
+    return frozenset(name for name, _ in links.values() if name), tuple(sorted(networks))
+
+
+def route_device(address: str) -> str | None:
+    """The interface the host's own routing sends `address` out of; None when it has no route to it."""
+    try:
+        with IPRoute() as ipr:
+            route = ipr.route("get", dst=address)[0]
+            device: str = ipr.link("get", index=route.get_attr("RTA_OIF"))[0].get_attr("IFLA_IFNAME")
+    except (_Pyroute2Error, ValueError, IndexError):
+        return None
+    return device

@@ -85,6 +85,10 @@ def vxlan_kind(vni: int, local: str, remote: str, port: int) -> bytes:
                      attribute(IFLA_VXLAN_PORT, port.to_bytes(2, "big")))
 
 
+def mtu(value: int) -> bytes:
+    return u32(IFLA_MTU, value)
+
+
 def mac(address: str) -> bytes:
     return attribute(IFLA_ADDRESS, bytes.fromhex(address.replace(":", "")))
 
@@ -94,11 +98,10 @@ def alias(value: str) -> bytes:
     return attribute(IFLA_IFALIAS, value.encode())
 
 
-def address(interface: ipaddress.IPv4Interface | ipaddress.IPv6Interface, index: int) -> bytes:
-    """An address; an IPv6 one with IFA_F_NODAD, as `ip addr add ... nodad` sends it."""
+def address(interface: ipaddress.IPv4Interface | ipaddress.IPv6Interface, index: int, flags: int = 0) -> bytes:
+    """An address, with IFA_F_* `flags` (IFA_F_NODAD as `ip addr add ... nodad` sends it)."""
     packed = interface.ip.packed
     attributes = attribute(IFA_ADDRESS, packed) + (attribute(IFA_LOCAL, packed) if interface.version == 4 else b"")
-    flags = IFA_F_NODAD if interface.version == 6 else 0
     return _ADDRESS.pack(family(interface.version), interface.network.prefixlen, flags, 0, index) + attributes
 
 

@@ -53,3 +53,15 @@ def setns(fd: int, kind: int) -> None:
 def sethostname(name: str) -> None:
     encoded = name.encode()
     _checked(_libc.sethostname(encoded, len(encoded)), "sethostname")
+
+
+M_MMAP_THRESHOLD = -3
+_libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+
+
+def keep_large_blocks_mapped(threshold: int = 128 << 10) -> None:
+    """Serve every block of `threshold` bytes or more with its own mapping, returned to the system when freed.
+    By default glibc raises the threshold each time such a block is freed, after which large blocks come from arenas
+    that keep their memory: a flood of large requests would leave a long-running process hundreds of MiB larger."""
+    if _libc.mallopt(M_MMAP_THRESHOLD, threshold) != 1:
+        raise OSError("mallopt(M_MMAP_THRESHOLD) refused")

@@ -5,7 +5,7 @@ from its hooks. The rest of vtopo can change shape; this module keeps its names.
 """
 from __future__ import annotations
 
-from vtopo.kinds.check_types import CheckType, Probe, Verdict
+from vtopo.kinds.check_types import CheckType, Probe, Verdict, with_cause
 from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, ConfigCheck, DaemonShell, EmptySettings, EndContext,
                                   LabContext, LoopProtection, MachineProcess, NodeContext, NodeKind, PortSpec, Reader, Role,
                                   SavedState, SegmentKind, SWITCH_PORT)
@@ -27,5 +27,5 @@ __all__ = [
     "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "Reader", "ResumeDomain", "Role",
     "SavedState", "SegmentKind", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
-    "addresses_resource", "dev_resource", "image_path", "image_problem", "setting", "up_resource",
+    "addresses_resource", "dev_resource", "image_path", "image_problem", "setting", "up_resource", "with_cause",
 ]

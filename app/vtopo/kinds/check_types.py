@@ -17,6 +17,11 @@ class Verdict:
     """What was observed, in one sentence: "h1 gets no reply from 10.2.0.10 (h3) within 2 s"."""
 
 
+def with_cause(what: str, cause: str) -> str:
+    """What was seen, then why (a probe's diagnosis), or where to look when the lab shows no cause."""
+    return f"{what}: {cause}" if cause else f"{what}; check the links, addresses and routes on the path"
+
+
 class Probe(Protocol):
     """What a check may ask of a deployed lab. The live probe asks the kernel; unit tests pass a fake."""
 

@@ -1,12 +1,12 @@
 """Typed host operations, in a package by what they act on: namespaces, netdev, ovs, files, process, domains, tunnels
-(base: what all share).
+(base: what all share). Each applies itself to a Host (host: the actions), which does it (vtopo.host.kernel_host) or
+writes it as a script (script).
 
 Import them from here: `from vtopo import ops as o`, then `o.CreateVeth(...)`.
 """
 from __future__ import annotations
 
-from vtopo.ops.base import (HOST, OP_TYPES, Op, addresses_resource, comment, dev_resource, heredoc, in_netns,
-                            ip_cmd, ns_resource, op_from_json, sh, tap_device, up_resource)
+from vtopo.ops.base import HOST, OP_TYPES, Op, addresses_resource, dev_resource, ns_resource, op_from_json, up_resource
 from vtopo.ops.domains import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain, ResumeDomain, StartDomain
 from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
 from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile
@@ -16,20 +16,22 @@ from vtopo.ops.netdev import (ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRou
                               CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, DeleteLink, DeviceOp, LinkType,
                               MacvlanMode, MoveLink, SetImpairment, SetMaster, SetSysctl, SetTxChecksum, Tool, tbf_burst,
                               tbf_rate)
-from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag,
-                           vsctl_line)
-from vtopo.ops.tunnels import CreateVxlan
+from vtopo.ops.host import USER_HZ, Host, RouteProtocol, clock_t
+from vtopo.ops.ovs import INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, ovs_lab_tag
 from vtopo.ops.process import VHOST_DEVICE, LoadConfig, Place, RunCommand, StartProcess, StopProcess, drop_privileges
+from vtopo.ops.script import ScriptHost, comment, script_of
+from vtopo.ops.tunnels import CreateVxlan
 
 __all__ = [
     "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
     "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "CreateVxlan", "DOMAIN_XMLNS", "DeleteLink",
-    "DeleteNamespace", "DestroyDomain", "DeviceOp", "FileOp", "HOST", "INTERNAL_PORT", "IsolateNode",
+    "DeleteNamespace", "DestroyDomain", "DeviceOp", "FileOp", "HOST", "Host", "INTERNAL_PORT", "IsolateNode",
     "LIBVIRT_QEMU_RUN_DIR", "LinkType", "LoadConfig", "MacvlanMode", "MakeDirectory", "MoveLink", "NETNS_DIR",
     "NODE_FILES_DIR", "NODE_TMPFS", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsDeleteBridge",
     "Place", "ROUTE_PROTOCOL", "RemoveDirectory", "RemoveFile", "RemoveNamespaceFiles", "RemoveNftTable",
-    "ResumeDomain", "RunCommand", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain",
-    "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
-    "addresses_resource", "comment", "dev_resource", "drop_privileges", "heredoc", "in_netns", "ip_cmd", "node_resource",
-    "ns_resource", "op_from_json", "ovs_lab_tag", "sh", "tap_device", "tbf_burst", "tbf_rate", "up_resource", "user_resource", "vsctl_line",
+    "ResumeDomain", "RouteProtocol", "RunCommand", "ScriptHost", "SetImpairment", "SetMaster", "SetSysctl",
+    "SetTxChecksum", "StartDomain", "StartProcess", "StopProcess", "TBF_LATENCY_MS", "Tool", "USER_HZ", "VHOST_DEVICE",
+    "WriteFile", "WriteHostsFile", "addresses_resource", "clock_t", "comment", "dev_resource", "drop_privileges",
+    "node_resource", "ns_resource", "op_from_json", "ovs_lab_tag", "script_of", "tbf_burst", "tbf_rate",
+    "up_resource", "user_resource",
 ]

@@ -1,15 +1,16 @@
-"""What every op is: typed data naming the resources it needs and makes, its inverse and its shell equivalent.
+"""What every op is: typed data naming the resources it needs and makes, what it asks of the host, and its inverse.
 
 An op whose inverse is None is undone by removing what it lives in (an address goes with its interface, an
-interface inside a lab namespace goes with the namespace). Ops are plain data: the host layer applies them, and
-explain() renders them from the same fields and constants, so the script a student reads is what runs.
+interface inside a lab namespace goes with the namespace). `apply(host)` is the op's one description of what it
+does (see vtopo.ops.host): the kernel host does it, the script host writes it down, so the script a student reads
+is what runs.
 """
 from __future__ import annotations
 
-import re
-import shlex
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
+
+from vtopo.ops.host import Host
 
 HOST = ""  # the resource name of the host's own network namespace
 OP_TYPES: dict[str, type[Op]] = {}
@@ -31,45 +32,6 @@ def up_resource(netns: str | None, name: str) -> str:
 
 def addresses_resource(netns: str | None) -> str:
     return f"addr:{netns or HOST}"
-
-
-# ---------------------------------------------------------------- rendering, for explain()
-# Every value is shell-quoted, and text that goes into a comment has its control characters escaped, so no value
-# can end a comment or a quoted word and run a command of its own in the explained script.
-
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def sh(*argv: str) -> str:
-    return shlex.join(argv)
-
-
-def comment(text: str) -> str:
-    """`text`, safe to put after a `#`: control characters (a newline first of all) are written as escapes."""
-    return CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
-
-
-def heredoc(command: str, content: str) -> list[str]:
-    """`command` reading `content` from a here-document, with a delimiter that no line of the content equals."""
-    lines = content.rstrip("\n").split("\n")
-    delimiter, number = "EOF", 0
-    while delimiter in lines:
-        number += 1
-        delimiter = f"EOF{number}"
-    return [f"{command} <<'{delimiter}'", *lines, delimiter]
-
-
-def ip_cmd(netns: str | None, *args: str) -> str:
-    return sh("ip", *(["-n", netns] if netns else []), *args)
-
-
-def in_netns(netns: str | None, argv: list[str] | tuple[str, ...]) -> str:
-    return sh("ip", "netns", "exec", netns, *argv) if netns else sh(*argv)
-
-
-def tap_device(interface: str) -> str:
-    """The shell's words for the character device of a macvtap: /dev/tapN, N its ifindex."""
-    return f"/dev/tap$(cat {shlex.quote(f'/sys/class/net/{interface}/ifindex')})"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,10 +57,12 @@ class Op:
     def provides(self) -> frozenset[str]:
         return frozenset()
 
-    def explain(self) -> list[str]:
+    def apply(self, host: Host) -> None:
+        """Ask `host` for what this op does (see vtopo.ops.host)."""
         raise NotImplementedError
 
     def inverse(self) -> Op | None:
+        """The op that removes what this one made: undoing is applying it, on the host as in the script."""
         return None
 
     def summary(self) -> str:

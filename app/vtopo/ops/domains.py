@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from vtopo.ops.base import Op, heredoc, sh
+from vtopo.ops.base import Op
+from vtopo.ops.host import Host
 
 DOMAIN_XMLNS = "https://vtopo.dev/xmlns/libvirt-domain/1"
 """The namespace of the <metadata> element that tags a libvirt domain as a lab's (its prefix and node id)."""
@@ -38,8 +39,8 @@ class StartDomain(DomainOp):
     def provides(self) -> frozenset[str]:
         return frozenset({f"domain:{self.name}"})
 
-    def explain(self) -> list[str]:
-        return heredoc(sh("virsh", "-c", self.uri, "create", "--paused", "/dev/stdin"), self.xml)
+    def apply(self, host: Host) -> None:
+        host.start_domain(self.uri, self.name, self.xml, self.vhost)
 
     def inverse(self) -> Op:
         return DestroyDomain(owner=self.owner, name=self.name, uri=self.uri)
@@ -53,13 +54,13 @@ class ResumeDomain(DomainOp):
     summary_text: ClassVar[str] = "resume libvirt domain {name}"
     waiting_text: ClassVar[str] = "resuming libvirt domain {name}: the guest starts to boot"
 
-    def explain(self) -> list[str]:
-        return [sh("virsh", "-c", self.uri, "resume", self.name)]
+    def apply(self, host: Host) -> None:
+        host.resume_domain(self.uri, self.name)
 
 
 @dataclass(frozen=True, kw_only=True)
 class DestroyDomain(DomainOp):
     summary_text: ClassVar[str] = "destroy libvirt domain {name}"
 
-    def explain(self) -> list[str]:
-        return [sh("virsh", "-c", self.uri, "destroy", self.name)]
+    def apply(self, host: Host) -> None:
+        host.destroy_domain(self.uri, self.name)

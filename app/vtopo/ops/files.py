@@ -1,11 +1,13 @@
 """Ops on files and directories under the lab's run directory."""
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from vtopo.ops.base import Op, heredoc, sh
+from vtopo.ops.base import Op
+from vtopo.ops.host import Host
+
+PRIVATE_DIRECTORY = 0o700  # a directory's mode when its op names none
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,13 +32,8 @@ class MakeDirectory(FileOp):
     mode: int | None = None
     summary_text: ClassVar[str] = "create directory {path}"
 
-    def explain(self) -> list[str]:
-        lines = [sh("mkdir", "-p", self.path)]
-        if self.mode is not None:
-            lines.append(sh("chmod", f"{self.mode:o}", self.path))
-        if self.user:
-            lines.append(sh("chown", f"{self.user}:", self.path))
-        return lines
+    def apply(self, host: Host) -> None:
+        host.make_directory(self.path, PRIVATE_DIRECTORY if self.mode is None else self.mode, self.user)
 
     def inverse(self) -> Op:
         return RemoveDirectory(owner=self.owner, path=self.path)
@@ -49,8 +46,8 @@ class RemoveDirectory(Op):
     path: str
     summary_text: ClassVar[str] = "remove directory {path}"
 
-    def explain(self) -> list[str]:
-        return [sh("rm", "-rf", self.path)]
+    def apply(self, host: Host) -> None:
+        host.remove_directory(self.path)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,8 +55,9 @@ class WriteFile(FileOp):
     content: str
     summary_text: ClassVar[str] = "write {path}"
 
-    def explain(self) -> list[str]:
-        return heredoc(f"cat > {shlex.quote(self.path)}", self.content)
+    def apply(self, host: Host) -> None:
+        """A file the lab's daemons read (dropping privileges first)."""
+        host.write_file(self.path, self.content, private=False)
 
     def inverse(self) -> Op:
         return RemoveFile(owner=self.owner, path=self.path)
@@ -73,11 +71,15 @@ class WriteHostsFile(WriteFile):
 
     content: str = field(compare=False)
 
+    def apply(self, host: Host) -> None:
+        """Root's alone: each node gets a copy of its own."""
+        host.write_file(self.path, self.content, private=True)
+
 
 @dataclass(frozen=True, kw_only=True)
 class RemoveFile(Op):
     path: str
     summary_text: ClassVar[str] = "remove {path}"
 
-    def explain(self) -> list[str]:
-        return [sh("rm", "-f", self.path)]
+    def apply(self, host: Host) -> None:
+        host.remove_file(self.path)

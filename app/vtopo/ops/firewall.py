@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from vtopo.ops.base import Op, sh
+from vtopo.ops.base import Op
+from vtopo.ops.host import Host
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,21 +26,8 @@ class ContainForwarding(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({f"nftables:{self.table}"})
 
-    def explain(self) -> list[str]:
-        devices = f"{self.device_prefix}*"
-        chain, into_host = ("inet", self.table, "forward"), ("inet", self.table, "input")
-        exempt = ["iifname", "!=", "{ " + ", ".join(self.host_node_devices) + " }"] if self.host_node_devices else []
-        return [sh("nft", "add", "table", "inet", self.table),
-                sh("nft", "add", "chain", *chain, "{ type filter hook forward priority 0; policy accept; }"),
-                sh("nft", "add", "rule", *chain, "iifname", devices, "oifname", "!=", devices, "counter", "drop"),
-                sh("nft", "add", "rule", *chain, "oifname", devices, "iifname", "!=", devices, "counter", "drop"),
-                "# what the lab sends to an address of the host's on another interface than it came in by",
-                sh("nft", "add", "chain", *into_host, "{ type filter hook input priority 0; policy accept; }"),
-                *(sh("nft", "add", "rule", *into_host, "iifname", devices, family, "daddr",
-                     "{ " + ", ".join(addresses) + " }", "accept")
-                  for family, addresses in addresses_by_family(self.host_addresses)),
-                sh("nft", "add", "rule", *into_host, "iifname", devices, *exempt, "fib", "daddr", ".", "iif", "type",
-                   "!=", "local", "fib", "daddr", "type", "local", "counter", "drop")]
+    def apply(self, host: Host) -> None:
+        host.contain_forwarding(self.table, self.device_prefix, self.host_node_devices, self.host_addresses)
 
     def inverse(self) -> Op:
         return RemoveNftTable(owner=self.owner, table=self.table)
@@ -56,5 +44,5 @@ class RemoveNftTable(Op):
     table: str
     summary_text: ClassVar[str] = "delete nftables table {table}"
 
-    def explain(self) -> list[str]:
-        return [sh("nft", "delete", "table", "inet", self.table)]
+    def apply(self, host: Host) -> None:
+        host.delete_nft_table(self.table)

@@ -1,17 +1,12 @@
 """Ops that make a lab's namespaces: its user namespace (a member's lab), each node's network namespace, and the mount
-and UTS namespaces that make a node a container.
-
-The shell cannot make a namespace inside another process's user namespace in one command, so the explained lines do
-what vtopo's helper process does: a placeholder process unshares it, and the namespace is kept by a bind mount of its
-file, as `ip netns add` keeps a network namespace.
-"""
+and UTS namespaces that make a node a container."""
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import ClassVar
 
-from vtopo.ops.base import Op, dev_resource, ip_cmd, ns_resource, sh
+from vtopo.ops.base import Op, dev_resource, ns_resource
+from vtopo.ops.host import Host
 
 NETNS_DIR = "/run/netns"  # where network namespaces are kept, as iproute2 keeps them
 NODE_TMPFS = ("/tmp", "/var/tmp", "/run")
@@ -28,14 +23,6 @@ def node_resource(netns: str) -> str:
     return f"node:{netns}"
 
 
-def _held_by_placeholder(unshare: list[str], mounts: list[tuple[str, str]]) -> list[str]:
-    """Shell lines: `unshare` runs a placeholder process, whose namespaces are then bind-mounted on their files."""
-    binds = "; ".join(f"mount --bind /proc/$holder/ns/{kind} {shlex.quote(path)}" for kind, path in mounts)
-    return [sh("touch", *(path for _, path in mounts)),
-            f"{sh(*unshare)} & holder=$!; sleep 0.1",
-            f"{binds}; kill $holder"]
-
-
 @dataclass(frozen=True, kw_only=True)
 class CreateUserNamespace(Op):
     """The user namespace of a member's lab, kept at `path`: `uid` and `gid` outside are root inside it. Every other
@@ -50,11 +37,8 @@ class CreateUserNamespace(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({user_resource(self.path)})
 
-    def explain(self) -> list[str]:
-        held = _held_by_placeholder(["unshare", "--user", "sleep", "infinity"], [("user", self.path)])
-        maps = (f"echo '0 {self.uid} 1' > /proc/$holder/uid_map; echo '0 {self.gid} 1' > /proc/$holder/gid_map")
-        return [f"# the lab's user namespace: uid {self.uid} and gid {self.gid} outside are root inside it, and own "
-                "nothing of the host's", held[0], held[1], maps, held[2]]
+    def apply(self, host: Host) -> None:
+        host.add_user_namespace(self.path, self.uid, self.gid)
 
     def inverse(self) -> Op:
         return RemoveNamespaceFiles(owner=self.owner, paths=(self.path,))
@@ -74,13 +58,10 @@ class CreateNamespace(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({ns_resource(self.name), dev_resource(self.name, "lo")})
 
-    def explain(self) -> list[str]:
-        """lo carries the lab's tag (the plan's script sets LAB_TAG), so cleanup finds the namespace."""
-        tag = f'{ip_cmd(self.name, "link", "set", "lo", "up")} alias "$LAB_TAG"'
-        if not self.userns:
-            return [sh("ip", "netns", "add", self.name), tag]
-        return [*_held_by_placeholder(["nsenter", f"--user={self.userns}", "unshare", "--net", "sleep", "infinity"],
-                                      [("net", f"{NETNS_DIR}/{self.name}")]), tag]
+    def apply(self, host: Host) -> None:
+        """lo carries the lab's tag, so cleanup finds the namespace."""
+        host.add_netns(self.name, self.userns)
+        host.set_link("lo", self.name, alias=host.lab_tag, up=True)
 
     def inverse(self) -> Op:
         return DeleteNamespace(owner=self.owner, name=self.name)
@@ -91,8 +72,8 @@ class DeleteNamespace(Op):
     name: str
     summary_text: ClassVar[str] = "delete network namespace {name}"
 
-    def explain(self) -> list[str]:
-        return [sh("ip", "netns", "del", self.name)]
+    def apply(self, host: Host) -> None:
+        host.delete_netns(self.name)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,16 +97,8 @@ class IsolateNode(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({node_resource(self.netns)})
 
-    def explain(self) -> list[str]:
-        inside = "; ".join([sh("hostname", self.hostname), "mount -t sysfs sysfs /sys",
-                            sh("mount", "--bind", self.hosts_file, "/etc/hosts"),
-                            *(sh("mount", "-t", "tmpfs", "tmpfs", path) for path in NODE_TMPFS),
-                            "exec sleep infinity"])
-        enter = ["nsenter", *([f"--user={self.userns}"] if self.userns else []), f"--net={NETNS_DIR}/{self.netns}"]
-        return [f"# {self.hostname} is a container: its own hostname, /etc/hosts naming the lab's nodes, and empty "
-                "/tmp, /var/tmp and /run",
-                *_held_by_placeholder([*enter, "unshare", "--mount", "--uts", "--propagation", "slave",
-                                       "sh", "-c", inside], [("mnt", self.mount_ns), ("uts", self.uts_ns)])]
+    def apply(self, host: Host) -> None:
+        host.isolate_node(self.netns, self.hostname, self.hosts_file, self.mount_ns, self.uts_ns, self.userns)
 
     def inverse(self) -> Op:
         return RemoveNamespaceFiles(owner=self.owner, paths=(self.mount_ns, self.uts_ns))
@@ -138,5 +111,5 @@ class RemoveNamespaceFiles(Op):
     paths: tuple[str, ...]
     summary_text: ClassVar[str] = "remove namespaces {paths}"
 
-    def explain(self) -> list[str]:
-        return [f"umount {shlex.join(self.paths)}; {sh('rm', '-f', *self.paths)}"]
+    def apply(self, host: Host) -> None:
+        host.remove_namespace_files(self.paths)

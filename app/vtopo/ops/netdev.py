@@ -1,15 +1,15 @@
-"""Ops on network devices and namespaces: netlink's work, explained as the iproute2, tc and sysctl commands."""
+"""Ops on network devices: netlink's work, shown as the iproute2, tc and sysctl commands."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
-from vtopo.ops.base import (Op, addresses_resource, comment, dev_resource, in_netns, ip_cmd, ns_resource, sh,
-                            tap_device, up_resource)
+from vtopo.ops.base import Op, addresses_resource, dev_resource, ns_resource, up_resource
+from vtopo.ops.host import Host, RouteProtocol, clock_t
 
 TBF_LATENCY_MS = 50  # tbf queues at most this much traffic
-ROUTE_PROTOCOL = "static"  # what the routes vtopo adds are tagged with: the kernel's RTPROT_STATIC, iproute2's name
+ROUTE_PROTOCOL = RouteProtocol.STATIC  # what the routes vtopo adds are tagged with
 
 
 def tbf_rate(rate_mbit: float) -> int:
@@ -29,6 +29,7 @@ class LinkType(StrEnum):
     VETH = "veth"
     MACVLAN = "macvlan"
     MACVTAP = "macvtap"
+    VXLAN = "vxlan"
     TAP = "tap"
 
 
@@ -67,8 +68,8 @@ class DeleteLink(Op):
     netns: str | None = None
     summary_text: ClassVar[str] = "delete interface {name}"
 
-    def explain(self) -> list[str]:
-        return [ip_cmd(self.netns, "link", "del", self.name)]
+    def apply(self, host: Host) -> None:
+        host.delete_link(self.name, self.netns)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,10 +83,9 @@ class CreateBridge(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({dev_resource(None, self.name)})
 
-    def explain(self) -> list[str]:
-        return [ip_cmd(None, "link", "add", self.name, "type", LinkType.BRIDGE, "stp_state", "1" if self.stp else "0",
-                       "forward_delay", str(round(self.forward_delay_s * 100)),
-                       "ageing_time", str(round(self.ageing_s * 100)))]
+    def apply(self, host: Host) -> None:
+        host.add_bridge(self.name, stp=self.stp, forward_delay=clock_t(self.forward_delay_s),
+                        ageing_time=clock_t(self.ageing_s))
 
     def inverse(self) -> Op:
         return DeleteLink(owner=self.owner, name=self.name)
@@ -108,11 +108,8 @@ class CreateVeth(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({dev_resource(self.netns, self.name), dev_resource(self.peer_netns, self.peer)})
 
-    def explain(self) -> list[str]:
-        args = ["link", "add", self.name, "type", "veth", "peer", "name", self.peer]
-        if self.peer_netns:
-            args += ["netns", self.peer_netns]
-        return [ip_cmd(self.netns, *args)]
+    def apply(self, host: Host) -> None:
+        host.add_veth(self.name, self.netns, self.peer, self.peer_netns)
 
     def inverse(self) -> Op | None:
         if self.netns is None and self.peer_netns is None:
@@ -138,11 +135,8 @@ class CreateMacvlan(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({dev_resource(self.netns, self.name)})
 
-    def explain(self) -> list[str]:
-        args = ["link", "add", "link", self.lower, "name", self.name]
-        if self.netns:
-            args += ["netns", self.netns]
-        return [ip_cmd(self.lower_netns, *args, "type", LinkType.MACVLAN, "mode", self.mode)]
+    def apply(self, host: Host) -> None:
+        host.add_macvlan(self.name, self.netns, self.lower, self.lower_netns, self.mode)
 
     def inverse(self) -> Op | None:
         return None if self.netns else DeleteLink(owner=self.owner, name=self.name)
@@ -163,10 +157,8 @@ class CreateMacvtap(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({dev_resource(None, self.name)})
 
-    def explain(self) -> list[str]:
-        return [ip_cmd(None, "link", "add", "link", self.lower, "name", self.name, "type", LinkType.MACVTAP, "mode",
-                       self.mode),
-                f"# its character device: {comment(tap_device(self.name))}"]
+    def apply(self, host: Host) -> None:
+        host.add_macvtap(self.name, self.lower, self.mode)
 
     def inverse(self) -> Op:
         return DeleteLink(owner=self.owner, name=self.name)
@@ -180,8 +172,8 @@ class CreateTap(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({dev_resource(None, self.name)})
 
-    def explain(self) -> list[str]:
-        return [ip_cmd(None, "tuntap", "add", "dev", self.name, "mode", "tap")]
+    def apply(self, host: Host) -> None:
+        host.add_tap(self.name)
 
     def inverse(self) -> Op:
         return DeleteLink(owner=self.owner, name=self.name)
@@ -203,8 +195,8 @@ class MoveLink(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({dev_resource(self.netns, self.new_name)})
 
-    def explain(self) -> list[str]:
-        return [ip_cmd(None, "link", "set", "dev", self.name, "netns", self.netns, "name", self.new_name)]
+    def apply(self, host: Host) -> None:
+        host.move_link(self.name, self.netns, self.new_name)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -217,11 +209,10 @@ class SetMaster(Op):
     def requires(self) -> frozenset[str]:
         return frozenset({dev_resource(None, self.name), dev_resource(None, self.master)})
 
-    def explain(self) -> list[str]:
-        lines = [ip_cmd(None, "link", "set", self.name, "master", self.master)]
+    def apply(self, host: Host) -> None:
+        host.set_master(self.name, self.master)
         if self.hairpin:
-            lines.append(sh(Tool.BRIDGE, "link", "set", "dev", self.name, "hairpin", "on"))
-        return lines
+            host.set_hairpin(self.name, True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -237,16 +228,9 @@ class ConfigureLink(DeviceOp):
     def provides(self) -> frozenset[str]:
         return frozenset({up_resource(self.netns, self.name)}) if self.up else frozenset()
 
-    def explain(self) -> list[str]:
-        args = ["link", "set", "dev", self.name]
-        if self.mtu:
-            args += ["mtu", str(self.mtu)]
-        if self.mac:
-            args += ["address", self.mac]
-        if self.alias:
-            args += ["alias", self.alias]
-        args.append("up" if self.up else "down")
-        return [ip_cmd(self.netns, *args)]
+    def apply(self, host: Host) -> None:
+        host.set_link(self.name, self.netns, mtu=self.mtu or None, mac=self.mac or None, alias=self.alias or None,
+                      up=self.up)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,10 +241,9 @@ class AddAddress(DeviceOp):
     def provides(self) -> frozenset[str]:
         return frozenset({addresses_resource(self.netns)})
 
-    def explain(self) -> list[str]:
-        """An IPv6 address skips duplicate address detection: usable at once (see rtnl_wire.address)."""
-        nodad = ["nodad"] if ":" in self.cidr else []
-        return [ip_cmd(self.netns, "addr", "add", self.cidr, "dev", self.name, *nodad)]
+    def apply(self, host: Host) -> None:
+        """An IPv6 address skips duplicate address detection: usable at once, as a lab's addresses are planned."""
+        host.add_address(self.name, self.netns, self.cidr, nodad=":" in self.cidr)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -278,10 +261,8 @@ class AddRoute(Op):
         device = {dev_resource(self.netns, self.device), up_resource(self.netns, self.device)} if self.device else set()
         return frozenset({addresses_resource(self.netns), *device})
 
-    def explain(self) -> list[str]:
-        family = ["-6"] if ":" in self.gateway else []
-        return [ip_cmd(self.netns, *family, "route", "add", self.destination, "via", self.gateway,
-                       *(["dev", self.device] if self.device else []), "proto", ROUTE_PROTOCOL)]
+    def apply(self, host: Host) -> None:
+        host.add_route(self.netns, self.destination, self.gateway, self.device, ROUTE_PROTOCOL)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -297,8 +278,8 @@ class SetSysctl(Op):
     def requires(self) -> frozenset[str]:
         return frozenset({ns_resource(self.netns)} | ({dev_resource(self.netns, self.device)} if self.device else set()))
 
-    def explain(self) -> list[str]:
-        return [in_netns(self.netns, ["sysctl", "-qw", f"{self.key}={self.value}"])]
+    def apply(self, host: Host) -> None:
+        host.set_sysctl(self.netns, self.key, self.value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -309,22 +290,9 @@ class SetImpairment(DeviceOp):
     rate_mbit: float = 0.0
     summary_text: ClassVar[str] = "impair {name} with netem"
 
-    def explain(self) -> list[str]:
-        tc = ["tc", *(["-n", self.netns] if self.netns else [])]
-        lines, parent = [], ["root"]
-        if self.delay_ms or self.jitter_ms or self.loss_pct:
-            args = ["qdisc", "add", "dev", self.name, "root", "handle", "1:", "netem"]
-            if self.delay_ms or self.jitter_ms:
-                args += ["delay", f"{self.delay_ms:g}ms"] + ([f"{self.jitter_ms:g}ms"] if self.jitter_ms else [])
-            if self.loss_pct:
-                args += ["loss", f"{self.loss_pct:g}%"]
-            lines.append(sh(*tc, *args))
-            parent = ["parent", "1:1"]
-        if self.rate_mbit:
-            lines.append(sh(*tc, "qdisc", "add", "dev", self.name, *parent, "handle", "2:", "tbf", "rate",
-                            f"{self.rate_mbit:g}mbit", "burst", str(tbf_burst(self.rate_mbit)), "latency",
-                            f"{TBF_LATENCY_MS}ms"))
-        return lines
+    def apply(self, host: Host) -> None:
+        host.set_impairment(self.name, self.netns, delay_ms=self.delay_ms, jitter_ms=self.jitter_ms,
+                            loss_pct=self.loss_pct, rate_mbit=self.rate_mbit)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -334,5 +302,5 @@ class SetTxChecksum(DeviceOp):
     enabled: bool = False
     summary_text: ClassVar[str] = "turn TX checksum offload off on {name} (OVS userspace datapath)"
 
-    def explain(self) -> list[str]:
-        return [in_netns(self.netns, ["ethtool", "-K", self.name, "tx", "on" if self.enabled else "off"])]
+    def apply(self, host: Host) -> None:
+        host.set_tx_checksum(self.name, self.netns, self.enabled)

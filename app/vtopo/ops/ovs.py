@@ -1,4 +1,4 @@
-"""Open vSwitch ops: each renders its ovs-vsctl commands once, for the applier and for the explanation."""
+"""Open vSwitch ops: each gives its ovs-vsctl commands once, which the host runs (a deploy batches them) or shows."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from vtopo.model.rules import OVS_LAB_KEY
-from vtopo.ops.base import Op, dev_resource, heredoc, sh
+from vtopo.ops.base import Op, dev_resource
+from vtopo.ops.host import Host
 
 INTERNAL_PORT = "internal"
 
@@ -15,14 +16,6 @@ def ovs_lab_tag(lab: str) -> str:
     """The column setting that tags an OVS object as the lab's, for `set Bridge|Port|Interface NAME <this>`.
     ovs-vsctl parses values as OVSDB atoms; a JSON-quoted string is always taken literally."""
     return f"external_ids:{OVS_LAB_KEY}={json.dumps(lab)}"
-
-
-def vsctl_line(commands: list[list[str]]) -> str:
-    """One ovs-vsctl call that runs `commands` in one transaction, as host.ovs.vsctl runs them."""
-    words: list[str] = []
-    for command in commands:
-        words += (["--"] if words else []) + command
-    return sh("ovs-vsctl", *words)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,8 +33,8 @@ class OvsAddBridge(Op):
         return [["add-br", self.name], ["set", "Bridge", self.name, f"datapath_type={self.datapath}",
                                          f"fail_mode={self.fail_mode}", ovs_lab_tag(self.lab)]]
 
-    def explain(self) -> list[str]:
-        return [vsctl_line(self.vsctl())]
+    def apply(self, host: Host) -> None:
+        host.vsctl(self.vsctl())
 
     def inverse(self) -> Op:
         return OvsDeleteBridge(owner=self.owner, name=self.name)
@@ -55,8 +48,8 @@ class OvsDeleteBridge(Op):
     def vsctl(self) -> list[list[str]]:
         return [["--if-exists", "del-br", self.name]]
 
-    def explain(self) -> list[str]:
-        return [vsctl_line(self.vsctl())]
+    def apply(self, host: Host) -> None:
+        host.vsctl(self.vsctl())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,8 +80,8 @@ class OvsAddPort(Op):
             interface.append(f"type={self.port_type}")
         return [["add-port", self.bridge, self.name], ["set", "Port", self.name, tag], interface]
 
-    def explain(self) -> list[str]:
-        return [vsctl_line(self.vsctl())]
+    def apply(self, host: Host) -> None:
+        host.vsctl(self.vsctl())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +94,5 @@ class OvsAddFlows(Op):
     def requires(self) -> frozenset[str]:
         return frozenset({f"ovs:{self.bridge}"} | {f"ovsport:{self.bridge}/{p}" for p in self.ports})
 
-    def explain(self) -> list[str]:
-        """As host.ovs.add_flows feeds them: one ovs-ofctl call, the flows on its stdin."""
-        return heredoc(sh("ovs-ofctl", "add-flows", self.bridge, "-"), "\n".join(self.flows))
+    def apply(self, host: Host) -> None:
+        host.add_flows(self.bridge, self.flows)

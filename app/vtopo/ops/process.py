@@ -1,12 +1,12 @@
 """Ops that start and stop the lab's long-running processes (routing daemons, QEMU), and run its startup commands."""
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
-from vtopo.ops.base import Op, comment, ns_resource, sh, tap_device
+from vtopo.ops.base import Op, ns_resource
+from vtopo.ops.host import Host
 
 VHOST_DEVICE = "/dev/vhost-net"
 
@@ -55,26 +55,11 @@ class StartProcess(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({f"process:{self.name}"})
 
-    def launch_argv(self) -> list[str]:
-        """What runs as root before the process itself: entering the namespace, then dropping to `user`."""
-        argv = ["ip", "netns", "exec", self.netns] if self.netns else []
-        return argv + drop_privileges(self.user, self.groups) if self.user else argv
-
-    def explain(self) -> list[str]:
-        lines = [f"# fd {fd}: /dev/net/tun attached to the tap {comment(interface)} by vtopo (ioctl TUNSETIFF, which "
-                 "no shell command makes)" for fd, interface in self.tun_fds]
-        command = sh(*self.launch_argv(), *self.argv)
-        for fd, interface in self.tap_fds:
-            command += f" {fd}<>{tap_device(interface)}"
-        for fd, _interface in self.tun_fds:
-            command += f" {fd}<>/dev/net/tun"
-        for fd, path in self.device_fds:
-            command += f" {fd}<>{shlex.quote(path)}"
-        for fd, path in self.image_fds:
-            command += f" {fd}<{shlex.quote(path)}"
-        if self.directory:
-            command = f"( cd {shlex.quote(self.directory)} && {command} )"
-        return lines + [f"( umask 077 && exec {command} ) &" if self.user else command]
+    def apply(self, host: Host) -> None:
+        host.start_process(argv=self.argv, netns=self.netns, pid_file=self.pid_file, ready_path=self.ready_path,
+                           ready_banner=self.ready_banner, user=self.user, groups=self.groups, tap_fds=self.tap_fds,
+                           tun_fds=self.tun_fds, device_fds=self.device_fds, image_fds=self.image_fds,
+                           private_dirs=self.private_dirs, directory=self.directory)
 
     def inverse(self) -> Op:
         return StopProcess(owner=self.owner, name=self.name, pid_file=self.pid_file, match=self.argv[0])
@@ -95,8 +80,8 @@ class StopProcess(Op):
     match: str
     summary_text: ClassVar[str] = "stop {name}"
 
-    def explain(self) -> list[str]:
-        return [f"kill $(cat {shlex.quote(self.pid_file)})"]
+    def apply(self, host: Host) -> None:
+        host.stop_process(self.pid_file, self.match)
 
 
 class Place(StrEnum):
@@ -123,8 +108,8 @@ class LoadConfig(Op):
     def requires(self) -> frozenset[str]:
         return frozenset({ns_resource(self.netns), *self.after})
 
-    def explain(self) -> list[str]:
-        return [f"( cd {shlex.quote(self.directory)} && {sh('ip', 'netns', 'exec', self.netns, *self.argv)} )"]
+    def apply(self, host: Host) -> None:
+        host.load_config(self.netns, self.directory, self.argv)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,5 +124,5 @@ class RunCommand(Op):
     place: Place = Place.HOST
     summary_text: ClassVar[str] = "run on {node}: {command}"
 
-    def explain(self) -> list[str]:
-        return [f"# startup command of {comment(self.node)}, allowed by the user at deploy time", sh(*self.argv)]
+    def apply(self, host: Host) -> None:
+        host.run_command(self.node, self.argv, self.place)

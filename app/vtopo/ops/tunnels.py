@@ -4,10 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from vtopo.ops.base import Op, comment, dev_resource, ip_cmd, ns_resource
+from vtopo.ops.base import Op, dev_resource, ns_resource
+from vtopo.ops.host import Host
 from vtopo.ops.netdev import DeleteLink
-
-VXLAN = "vxlan"  # the kernel's link type
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,7 +22,6 @@ class CreateVxlan(Op):
     remote: str
     port: int
     mtu: int
-    overhead: int  # bytes VXLAN adds to each frame: what the MTU leaves out of the underlay's
     summary_text: ClassVar[str] = "tunnel {name} to {remote}, VXLAN VNI {vni}"
 
     def requires(self) -> frozenset[str]:
@@ -32,12 +30,9 @@ class CreateVxlan(Op):
     def provides(self) -> frozenset[str]:
         return frozenset({dev_resource(self.netns, self.name)})
 
-    def explain(self) -> list[str]:
-        placed = ["netns", self.netns] if self.netns else []
-        return [f"# MTU {self.mtu}: the underlay's {self.mtu + self.overhead} less {self.overhead} bytes of VXLAN "
-                f"headers ({comment('outer IP, UDP, VXLAN and inner Ethernet')})",
-                ip_cmd(None, "link", "add", self.name, *placed, "mtu", str(self.mtu), "type", VXLAN, "id",
-                       str(self.vni), "local", self.local, "remote", self.remote, "dstport", str(self.port))]
+    def apply(self, host: Host) -> None:
+        host.add_vxlan(self.name, self.netns, vni=self.vni, local=self.local, remote=self.remote, port=self.port,
+                       mtu=self.mtu)
 
     def inverse(self) -> Op | None:
         return None if self.netns else DeleteLink(owner=self.owner, name=self.name)

@@ -8,30 +8,35 @@ import sys
 import threading
 from pathlib import Path
 
-from vtopo.agent.client import AgentClient, AgentRefused, AgentUnavailable
+from vtopo.client.agent import AgentRefused, AgentUnavailable, Connection, connect
 
 CHUNK = 1 << 16
 
 
 def relay_stdio(path: Path) -> int:
     try:
-        connection = AgentClient(path).connect()
+        connection = connect(path)
     except (AgentRefused, AgentUnavailable) as error:
         print(f"vtopo agent --stdio: {error}", file=sys.stderr)
         return 1
     with connection:
         threading.Thread(target=_requests, args=(connection,), daemon=True).start()
-        while data := connection.recv(CHUNK):
+        while True:
+            data, fds = connection.receive()
+            for fd in fds:  # a descriptor does not cross ssh: the caller on the other site gets none
+                os.close(fd)
+            if not data:
+                break
             _write_all(1, data)
     return 0
 
 
-def _requests(connection: socket.socket) -> None:
+def _requests(connection: Connection) -> None:
     """stdin to the agent, until stdin ends; then the agent hears that the client is done sending."""
     try:
         while data := os.read(0, CHUNK):
-            connection.sendall(data)
-        connection.shutdown(socket.SHUT_WR)
+            connection.send(data)
+        connection.socket.shutdown(socket.SHUT_WR)
     except OSError:
         return
 

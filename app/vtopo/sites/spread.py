@@ -11,16 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from vtopo.agent import protocol as p
-from vtopo.agent.client import AgentClient, AgentError, AgentRefused, AgentUnavailable
-from vtopo.agent.policy import Policy, PolicyError
+from vtopo.client.agent import AgentClient, AgentError, AgentRefused, AgentUnavailable
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.placement import sites_used
 from vtopo.model.sites import LOCAL, DEFAULT_VNIS
 from vtopo.model.topology import Topology
-from vtopo.reports import DeployReport, Progress, ProgressCallback
-from vtopo.sites.transport import SiteClient
+from vtopo.reports import DeployReport, LabStatus, Progress, ProgressCallback
+from vtopo.server.policy import Policy, PolicyError
 
 FAILURES = (AgentError, AgentRefused, AgentUnavailable)
 T = TypeVar("T")
@@ -49,7 +47,7 @@ def not_allowed(topology: Topology, allowed: frozenset[str]) -> list[str]:
 
 def clients(topology: Topology, local: AgentClient) -> dict[str, AgentClient]:
     """The agent of each site with nodes, the local one first."""
-    return {site: local if site == LOCAL else SiteClient(topology.sites[site]) for site in sites_used(topology)}
+    return {site: local if site == LOCAL else AgentClient(topology.sites[site]) for site in sites_used(topology)}
 
 
 def tunnel_vnis() -> tuple[int, int]:
@@ -124,7 +122,7 @@ def destroy(topology: Topology, local: AgentClient, progress: ProgressCallback) 
 @dataclass(frozen=True)
 class SiteStatus:
     site: str
-    labs: list[p.LabSummary]
+    labs: list[LabStatus]
     error: str = ""
 
 

@@ -151,6 +151,11 @@ class LabAnalyzer(QObject):
         self._lab_replaced = True
         self._timer.start(max(self._delay_ms, int(len(self._editor.topology.nodes) * FIRST_CHECK_MS_PER_NODE)))
 
+    def run_soon(self) -> None:
+        """Check now rather than after the debounce, unless a check of the latest edit is under way."""
+        if self._timer.isActive():
+            self.run_now()
+
     def run_now(self) -> None:
         self._timer.stop()
         self._timer.setInterval(self._delay_ms)

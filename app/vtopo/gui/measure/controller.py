@@ -25,8 +25,8 @@ NOT_DEPLOYED = "Deploy the lab to measure: iperf3 runs between the nodes of a de
 
 
 def find_deployed(lab: str) -> tuple[DeployedLab | None, str]:
-    """The deployed lab named `lab`, as vtopo.deployed.DeployedLab, or why there is none; the runs' commands go
-    through the agent whenever one runs, as the user who runs the designer."""
+    """The deployed lab named `lab`, as vtopo.deployed.DeployedLab, or why there is none; a member's runs have their
+    commands run by the agent, as the member."""
     try:
         return deployed_lab(lab, "measure"), ""
     except LabUnavailable as error:

@@ -1,6 +1,5 @@
 """Live traffic on the canvas: each deployed link drawn wider with its load, its bits/s and packets/s in the
-tooltip. A worker job samples the kernel's counters once a second, through the agent when one runs; View ▸ Link
-rates hides them."""
+tooltip. A worker job has the agent sample the kernel's counters once a second; View ▸ Link rates hides them."""
 from __future__ import annotations
 
 import math
@@ -12,7 +11,6 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtGui import QAction
 
 from vtopo.gui.canvas.scene import TopologyScene
-from vtopo.gui.measure.controller import find_deployed
 from vtopo.gui.measure.format import format_rate
 from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.workers import Report, Worker
@@ -27,8 +25,8 @@ def load_of(bits_per_second: float) -> float:
 
 
 class RateSampling:
-    """The job: reports each link's LinkRate once a second until `stop()`. The agent reads the counters whenever it
-    runs (a member of the group cannot enter the lab's namespaces); root without an agent reads them itself."""
+    """The job: reports each link's LinkRate once a second until `stop()`. The agent reads the counters (a member of
+    the group cannot enter the lab's namespaces)."""
 
     def __init__(self, lab: str) -> None:
         self._lab = lab
@@ -42,27 +40,12 @@ class RateSampling:
             report(meter.rates(totals, time.monotonic()))
 
     def _readings(self) -> Iterator[LinkTotals]:
-        from vtopo.agent.client import AgentClient, AgentError, agent_running
+        from vtopo.client.agent import AgentClient, AgentError, AgentRefused, AgentUnavailable
 
-        if agent_running():
-            try:
-                yield from AgentClient().link_counters(self._lab, SAMPLE_S)
-            except AgentError as error:
-                raise LookupError(str(error)) from error
-            return
-        from vtopo.host.rates import LinkCounters, RatesUnavailable  # the host layer, only once a lab is deployed
-
-        deployed, why = find_deployed(self._lab)
-        if deployed is None:
-            raise LookupError(why)
-        counters = LinkCounters.of_lab(deployed.context)
         try:
-            while True:
-                yield counters.read()
-                if self._stop.wait(SAMPLE_S):
-                    return
-        except RatesUnavailable as error:
-            raise LookupError(f"cannot read the interface counters of lab {self._lab}: {error}") from error
+            yield from AgentClient().link_counters(self._lab, SAMPLE_S)
+        except (AgentError, AgentRefused, AgentUnavailable) as error:
+            raise LookupError(str(error)) from error
 
     def stop(self) -> None:
         """The job ends at its next reading, within SAMPLE_S."""

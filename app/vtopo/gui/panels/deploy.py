@@ -1,12 +1,10 @@
 """Deploy and destroy in a worker thread: progress through signals, a log dock, node states on the canvas.
 
-The vtopo agent does the host work (vtopo.agent.client). Only root with no agent running uses the executor,
-vtopo.host.deployer (Deployer, Progress, DeployError), imported lazily, so that the designer works, with Deploy
-disabled, where it is not installed.
+The vtopo agent does the host work (vtopo.client.agent): the one that runs, or, for root when none does, one the
+designer's own process runs.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import time
 from typing import Any, Callable
@@ -18,33 +16,22 @@ from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 from vtopo.gui.canvas.states import NodeState
 from vtopo.kinds.environment import Trust
 from vtopo.gui.document.editor import Editor
-from vtopo.gui.host_api import Deployer, DeployerLoader, LabStatus
-from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, Progress, ProgressCallback
+from vtopo.gui.host_api import Deployer, DeployerLoader
+from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
 from vtopo.model.topology import Impairment, Topology
 
-DEPLOYER_MODULE = "vtopo.host.deployer"
 FAULTS = ("degraded", "incomplete")  # the states of a link the running lab lacks
 FOLLOW_MS = 1000  # how often the designer reads the lab's state while it does nothing to it itself
 
 
 def load_deployer() -> tuple[Deployer | None, str]:
-    """(a Deployer, "") or (None, why Deploy is unavailable). The agent deploys whenever it runs; only root
-    without an agent applies plans in the designer's own process (the executor is not even imported otherwise)."""
-    from vtopo.agent.client import AgentDeployer, agent_running
+    """(a Deployer, "") or (None, why Deploy is unavailable): the agent deploys, and a member can reach none."""
+    from vtopo.client.agent import AgentDeployer, unavailable
 
-    if agent_running():
-        return AgentDeployer(), ""
-    if os.geteuid() != 0:
-        return None, ("no vtopo agent is running to deploy for you: start it with `sudo vtopo agent --daemon` "
-                      "(`sudo make run` does), then open the designer again")
-    try:
-        module = importlib.import_module(DEPLOYER_MODULE)
-    except ImportError as error:
-        return None, f"the executor ({DEPLOYER_MODULE}) is not available: {error}"
-    deployer: Deployer = module.Deployer()
-    return deployer, ""
+    why = unavailable()
+    return (None, why) if why else (AgentDeployer(), "")
 
 
 def confirm_destroy(parent: QWidget, lab: str, topology: Topology) -> bool:
@@ -154,10 +141,11 @@ class DeployController(QObject):
 
     @property
     def outlives_window(self) -> bool:
-        """Whether a lab's jobs go on when the designer closes: the agent runs them, not this process."""
-        from vtopo.agent.client import AgentDeployer
+        """Whether a lab's jobs go on when the designer closes: an agent that listens runs them, not this process."""
+        from vtopo.client.agent import AgentDeployer
 
-        return isinstance(self.deployer(), AgentDeployer)
+        deployer = self.deployer()
+        return isinstance(deployer, AgentDeployer) and deployer.client.outlives_caller
 
     @property
     def deploying(self) -> bool:
@@ -229,13 +217,17 @@ class DeployController(QObject):
         if labs != self.running_labs:
             self.running_labs = labs
             self.labs_changed.emit()
+        self._status_read([ours] if ours is not None else [], quiet=True)
+
+    def _follow_agent_job(self, ours: LabStatus | None) -> None:
+        """What the agent does to the lab for another client (or for a designer that was closed), as its state says:
+        Deploy stays disabled until that job ends."""
         doing = ours.state if ours is not None and ours.state in ("deploying", "destroying") else ""
         if doing != self.agent_doing:
             self.agent_doing = doing
             self._log.log(f"lab {self._editor.topology.name} is {doing} (for another window, or for a designer that "
                           "was closed): its state follows here" if doing else
                           f"lab {self._editor.topology.name}: the agent's job on it has ended")
-        self._status_read([ours] if ours is not None else [], quiet=True)
 
     def _start(self, name: str, job: Callable[[Deployer, ProgressCallback], Any],
                done: Callable[[Any], None]) -> None:
@@ -312,10 +304,15 @@ class DeployController(QObject):
         """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name. `quiet`: a
         read of the timer, which logs nothing the last one did not."""
         ours = next((lab for lab in labs if lab.lab == self._editor.topology.name), None)
+        self._follow_agent_job(ours)
         self.deployed_lab = ours.lab if ours is not None else ""
         self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None and ours.document else ""
         self.states = {}
-        self._set_states({node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {})
+        states = {node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {}
+        if self.agent_doing:  # each node is in the agent's hands until its job ends (as in this window's own jobs)
+            states = {name: state if state is NodeState.STOPPED else NodeState.DEPLOYING
+                      for name, state in states.items()}
+        self._set_states(states)
         topology = self._editor.topology
         ids = {topology.describe_link(link): link.id for link in topology.links.values()}
         self._set_links_down({ids[link.name] for link in ours.links if link.state == "down" and link.name in ids}

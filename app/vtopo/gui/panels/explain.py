@@ -1,14 +1,18 @@
 """The explain dock: the compiled plan as a commented shell script, for the whole lab or the selection.
-It writes the script only while it is shown: the plan of a 2,000-node lab is 30,000 lines."""
+It writes the script only while it is shown: the plan of a 2,000-node lab is 60,000 lines, of which it changes only
+the lines an edit changed (see line_changes)."""
 from __future__ import annotations
 
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from vtopo.gui.document.analysis import Analysis
+from vtopo.gui.panels.line_changes import LineChange, apply_changes, line_changes
+from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model.topology import Topology
 
 WHOLE_LAB, SELECTION = 0, 1
+SET_AT_ONCE_CHARS = 100_000  # a text this short is set whole (3 ms); a longer one changes by its changed lines
 
 
 def owners_for(topology: Topology, node_ids: list[str]) -> set[str]:
@@ -27,6 +31,7 @@ class ExplainPanel(QWidget):
         self.scope.addItems(["Whole lab", "Selected nodes"])
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
+        self.text.setUndoRedoEnabled(False)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         top = QHBoxLayout()
@@ -38,6 +43,9 @@ class ExplainPanel(QWidget):
         layout.addWidget(self.text)
         self._analysis: Analysis | None = None
         self._topology: Topology | None = None
+        self._text = ""  # what the document shows
+        self._asked = 0  # the number of the latest text asked for; an older one's changes are dropped
+        self._diffs = serial_pool(self)
         self._selected: list[str] = []
         self._shown = True
         self._outdated = False
@@ -64,19 +72,37 @@ class ExplainPanel(QWidget):
             return
         analysis, topology = self._analysis, self._topology
         if analysis is None or topology is None:
-            self.text.setPlainText("Compiling…")
+            self._show("Compiling…")
             return
         if analysis.plan is None:
             lines = ["# The lab has errors, so it does not compile yet:", "#"]
             lines += [f"#   {problem}" for problem in analysis.errors]
-            self.text.setPlainText("\n".join(lines))
+            self._show("\n".join(lines))
             return
         owners = None
         if self.scope.currentIndex() == SELECTION:
             if not self._selected:
-                self.text.setPlainText("# Select one or more nodes to see only their part of the plan.")
+                self._show("# Select one or more nodes to see only their part of the plan.")
                 return
             owners = owners_for(topology, self._selected)
-        scroll = self.text.verticalScrollBar().value()
-        self.text.setPlainText(analysis.explanation if owners is None else analysis.plan.explain(owners))
-        self.text.verticalScrollBar().setValue(scroll)
+        self._show(analysis.explanation if owners is None else analysis.plan.explain(owners))
+
+    def _show(self, text: str) -> None:
+        self._asked += 1
+        if text == self._text:
+            return
+        if len(text) < SET_AT_ONCE_CHARS and len(self._text) < SET_AT_ONCE_CHARS:
+            scroll = self.text.verticalScrollBar().value()
+            self.text.setPlainText(text)
+            self.text.verticalScrollBar().setValue(scroll)
+            self._text = text
+            return
+        asked, shown = self._asked, self._text
+        worker = Worker(lambda _report: line_changes(shown, text))
+        worker.returned.connect(lambda changes: self._change(asked, text, changes))
+        worker.start(self._diffs)
+
+    def _change(self, asked: int, text: str, changes: list[LineChange]) -> None:
+        if asked == self._asked:
+            apply_changes(self.text.document(), changes)
+            self._text = text

@@ -1,10 +1,9 @@
 """Lab ▸ Save running configuration: what the running lab's nodes have become (routers' running configurations,
 containers' addresses and routes, as `vtopo save` reads them) shown as a diff per node, then written into the lab as
-one undo step. Reading is vtopo.saving's (done by the agent when one runs), in a worker."""
+one undo step. The agent reads it (vtopo.saving's), in a worker."""
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QFontDatabase
@@ -17,19 +16,15 @@ from vtopo.gui.workers import Worker
 from vtopo.model.topology import Topology
 
 if TYPE_CHECKING:
-    from vtopo.saving import NodeChange, RunningState, Saver
+    from vtopo.saving import NodeChange, RunningState
 
-SAVING_MODULE = "vtopo.saving"
 TITLE = "Save running configuration"
 
 
-def _saver() -> Saver:
-    """The agent, whenever one runs, else vtopo.saving in this process, imported only now."""
-    from vtopo.agent.client import AgentClient, agent_running
+def _read_running(lab: str) -> RunningState:
+    from vtopo.client.agent import AgentClient
 
-    if agent_running():
-        return AgentClient()
-    return cast("Saver", importlib.import_module(SAVING_MODULE))
+    return AgentClient().read_running(lab)
 
 
 class RunningDiff(QDialog):
@@ -79,7 +74,7 @@ class SaveRunningController(QObject):
             self.message.emit("deploy the lab first: there is nothing running to save")
             return
         self._log.log(f"reading the running state of lab {lab}")
-        worker = Worker(lambda _report: _saver().read_running(lab))
+        worker = Worker(lambda _report: _read_running(lab))
         worker.returned.connect(self._review)
         worker.errored.connect(lambda error: self._failed(str(error)))
         worker.start(self._deploy.pool)

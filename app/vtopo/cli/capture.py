@@ -1,0 +1,47 @@
+"""`vtopo capture`: packets on a link end, interface or bridge of a deployed lab, one line each as they arrive."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from vtopo.cli.common import Command, deployed_for_caller
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    from vtopo.capture import Capture, CaptureError, resolve, summarize  # scapy takes a second to import
+
+    lab = deployed_for_caller(args.lab, "capture on")  # the agent captures for a user who is not root
+    try:
+        target = resolve(lab.context, args.target)
+        capture = Capture(target, args.filter, args.count, ring_size=100_000)
+        capture.start()
+    except CaptureError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    where = f"namespace {target.netns}" if target.netns else "the host"
+    bpf = f", filter {args.filter!r}" if args.filter else ""
+    print(f"capturing on {target.label} ({target.device} in {where}){bpf}", file=sys.stderr, flush=True)
+    try:
+        for packet in capture.follow():
+            print(summarize(packet).line(capture.started_s), flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        capture.stop()
+        if args.write:
+            capture.save(args.write)
+        capture.close()
+    print(f"{capture.captured} packets captured, {capture.kernel_drops} dropped by the kernel"
+          + (f"; saved in {args.write}" if args.write else ""), file=sys.stderr)
+    return 0
+
+
+def add_commands(command: Command) -> None:
+    sub = command("capture", cmd_capture, "show packets on a node's interface or a bridge of a deployed lab "
+                  "as they pass: vtopo capture LAB NODE[:IFACE]")
+    sub.add_argument("lab")
+    sub.add_argument("target", metavar="NODE[:IFACE]", help="c1:eth0, a bridge port br0:p1, or a whole bridge br0")
+    sub.add_argument("-f", "--filter", default="", metavar="BPF", help="a tcpdump filter, e.g. 'icmp or arp'")
+    sub.add_argument("-c", "--count", type=int, help="stop after this many packets")
+    sub.add_argument("-w", "--write", type=Path, metavar="FILE.pcapng", help="also save the whole capture here")

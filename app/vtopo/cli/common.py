@@ -1,0 +1,28 @@
+"""What every family of commands uses: the agent it asks, the deployed lab as the caller may use it, and how a
+family registers its commands. The families import each other never, and this module only."""
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from vtopo.client.agent import AgentClient
+    from vtopo.deployed import DeployedLab
+
+Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
+"""How a family adds a command: command(name, handler, help) -> its parser, for the arguments."""
+
+
+def agent_client() -> AgentClient:
+    """The agent every command asks: the one that listens, or, for root when none does, one this process runs (see
+    vtopo.client.agent.connect). Imported only when a command needs it."""
+    from vtopo.client.agent import AgentClient
+
+    return AgentClient()
+
+
+def deployed_for_caller(name: str, action: str = "measure") -> DeployedLab:
+    """The lab, as the agent says it is deployed; a member's commands run through it, as the member."""
+    from vtopo.client.agent import deployed_for
+
+    return deployed_for(name, action, agent_client())

@@ -1,0 +1,147 @@
+"""`vtopo place`, and what `vtopo deploy`, `destroy`, `status` and `plan --explain` do for a lab spread over sites.
+Each of the *_spread functions returns None for a lab on this machine alone, which the command then handles itself."""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vtopo.cli.common import Command, agent_client
+from vtopo.model import io
+from vtopo.model.placement import sites_used
+from vtopo.model.topology import Topology
+
+if TYPE_CHECKING:  # the CLI builds its parser with this module: the rest loads when a command runs
+    from vtopo.client.agent import AgentClient
+    from vtopo.kinds.environment import HostFacts, Trust
+    from vtopo.reports import ProgressCallback
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
+PLACE_HELP = ("suggest how to split a lab over two sites: VM memory balanced, few links between them (Kernighan-Lin "
+              "bisection); --write puts it in the file")
+
+
+def add_commands(command: Command) -> None:
+    sub = command("place", cmd_place, PLACE_HELP)
+    sub.add_argument("file", type=Path)
+    sub.add_argument("--sites", required=True, metavar="A,B", help="the two sites, named as in the lab ('' or the "
+                     "site without destination: this machine)")
+    sub.add_argument("--write", action="store_true", help="give each node its suggested site in the file")
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    from vtopo.lab import context_of
+    from vtopo.sites.place import suggest
+
+    topology = io.load(args.file)
+    names = args.sites.split(",")
+    unknown = [name for name in names if name and name not in topology.sites]
+    if len(names) != 2 or unknown:
+        print(f"error: --sites names two of the lab's sites ({', '.join(topology.sites) or 'it names none'})"
+              + (f"; it has no {', '.join(unknown)}" if unknown else ""), file=sys.stderr)
+        return EXIT_BAD_LAB
+    placement = suggest(context_of(topology), names[0], names[1])
+    for node_id, site in placement.sites.items():
+        print(f"  {topology.nodes[node_id].name:<24} {site or 'this machine'}")
+    print(f"{placement.crossing} link(s) between the sites; VM memory "
+          + ", ".join(f"{name or 'this machine'} {mb:,} MiB" for name, mb in placement.memory_mb.items()))
+    if args.write:
+        for node_id, site in placement.sites.items():
+            topology.update_node(node_id, site=site)
+        io.save(topology, args.file)
+        print(f"wrote the sites into {args.file}")
+    return EXIT_OK
+
+
+def spread(topology: Topology) -> bool:
+    """Whether the lab places nodes on another site than this machine."""
+    return len(sites_used(topology)) > 1
+
+
+def _spread_lab(path: Path) -> Topology | None:
+    if path.suffix != ".vtopo" or not path.exists():
+        return None
+    topology = io.load(path)
+    return topology if spread(topology) else None
+
+
+def deploy_spread(args: argparse.Namespace, consent: Trust, progress: ProgressCallback) -> int | None:
+    topology = _spread_lab(args.file)
+    if topology is None:
+        return None
+    from vtopo.sites import spread as s
+
+    if args.update:
+        print(f"error: lab {topology.name} is spread over sites, which --update does not change yet; destroy it and "
+              "deploy it again", file=sys.stderr)
+        return EXIT_FAILED
+    refused = s.not_allowed(topology, frozenset(args.allow_site))
+    if refused:
+        print("\n".join(f"error: {line}" for line in refused), file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        reports = s.deploy(topology, consent, agent_client(), progress, str(args.file.resolve()))
+    except s.SitesFailed as error:
+        print(f"error: the deploy of lab {topology.name} failed:\n{error}", file=sys.stderr)
+        return EXIT_FAILED
+    for site, report in reports:
+        for notice in report.notices:
+            print(f"note: [{s.site_label(site)}] {notice}")
+        print(f"deployed site {s.site_label(site)}'s part of lab {report.lab} (prefix {report.prefix}): "
+              f"{report.ops} operations in {report.seconds:.2f} s")
+    return EXIT_OK
+
+
+def destroy_spread(lab: str, agent: AgentClient, progress: ProgressCallback) -> int | None:
+    from vtopo.sites import spread as s
+
+    if (topology := s.deployed_topology(lab, agent)) is None or not spread(topology):
+        return None
+    try:
+        steps = s.destroy(topology, agent, progress)
+    except s.SitesFailed as error:
+        print(f"error: the destroy of lab {lab} failed:\n{error}", file=sys.stderr)
+        return EXIT_FAILED
+    for site, count in steps.items():
+        print(f"destroyed site {s.site_label(site)}'s part of lab {lab}: {count} operations")
+    return EXIT_OK
+
+
+def status_spread(lab: str, agent: AgentClient) -> int | None:
+    from vtopo.reports import user_name
+    from vtopo.sites import spread as s
+
+    if (topology := s.deployed_topology(lab, agent)) is None or not spread(topology):
+        return None
+    up = True
+    for site in s.status(topology, agent):
+        label = s.site_label(site.site)
+        if site.error or not site.labs:
+            print(f"site {label}: {site.error or 'its part is not deployed'}")
+            up = False
+        for summary in site.labs:
+            print(f"site {label}: lab {summary.lab}, owner {user_name(summary.owner)}: {summary.state}")
+            for kind, parts in (("node", summary.nodes), ("link", summary.links)):
+                for part in parts:
+                    print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
+            up = up and summary.up
+    return EXIT_OK if up else EXIT_FAILED
+
+
+def explain_spread(topology: Topology, facts: HostFacts | None, consent: Trust, owners: set[str] | None) -> str | None:
+    """The script of each site's part, one after the other."""
+    if not spread(topology):
+        return None
+    from vtopo.compile.compiler import compile_lab
+    from vtopo.kinds.registry import installed_kinds
+    from vtopo.sites import spread as s
+
+    vnis = s.tunnel_vnis()
+    texts = []
+    for site in sites_used(topology):
+        plan = compile_lab(topology, installed_kinds(), facts, replace(consent, site=site, tunnel_vnis=vnis))
+        where = topology.sites[site].destination if site else "this machine"
+        texts.append(f"# ======== site {s.site_label(site)} ({where})\n{plan.explain(owners)}")
+    return "\n".join(texts)

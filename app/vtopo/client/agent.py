@@ -1,0 +1,439 @@
+"""Talking to the agent: the one way the CLI and the designer reach the host, through an agent that listens or, for
+root when none does, one this process runs."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vtopo import protocol as p
+from vtopo.client.ssh import finish, start_ssh
+from vtopo.client.terminal import relay_terminal, terminal_size
+from vtopo.kinds.environment import Trust
+from vtopo.model import io
+from vtopo.model.sites import Site
+from vtopo.model.topology import Topology
+from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, ProgressCallback
+
+if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
+    from vtopo.server.agent import Agent
+    from vtopo.deployed import DeployedLab
+    from vtopo.saving import RunningState
+
+
+class AgentUnavailable(Exception):
+    """No agent listens on the socket."""
+
+
+class AgentRefused(Exception):
+    """The caller may not do this (not in the group, or not the lab's owner); the message is the line to print."""
+
+
+class AgentError(Exception):
+    """A request that failed; `result` holds the lines the agent sent (what the CLI prints)."""
+
+    def __init__(self, result: p.Result) -> None:
+        super().__init__("\n".join(line.removeprefix("error: ") for line in result.errors) or "the agent failed")
+        self.result = result
+        self.details = result.details
+        self.rolled_back = bool(result.data.get("rolled_back"))  # a failed deploy's: the host is as it was
+
+
+def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
+    """The argv that runs `argv` in a node through the agent (`vtopo exec`), as the calling user: how a client's
+    measurements run their commands."""
+    return [sys.executable, "-m", "vtopo", "exec", lab, node, "--", *argv]
+
+
+def deployed_for(lab: str, action: str, client: AgentClient | None = None) -> DeployedLab:
+    """The deployed lab as the caller may use it to `action` it (measure, check, capture on), learnt from the agent:
+    lab records are root's alone. The caller must own it or be root (AgentRefused at once otherwise). A member's
+    commands run through the agent, as the member; root runs them itself. NotDeployed when there is no such lab."""
+    from vtopo.deployed import DeployedLab, NotDeployed
+
+    client = client or AgentClient()
+    client.require_owner(lab, action)
+    try:
+        deployed = DeployedLab.of_deployment(client.deployment(lab))
+    except AgentError as error:
+        raise NotDeployed(str(error)) from None
+    if os.getuid() == 0:
+        return deployed
+    name = deployed.context.topology.name
+    return deployed.through(lambda node, argv: exec_argv(name, node, argv))
+
+
+def agent_running(path: Path = p.SOCKET) -> bool:
+    """Whether an agent listens on `path` (a socket left by a killed agent refuses connections)."""
+    if not path.is_socket():
+        return False
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(str(path))
+        except ConnectionRefusedError:
+            return False
+        except PermissionError:
+            return True  # it runs; calling it says why it refuses
+    return True
+
+
+def unavailable(path: Path = p.SOCKET) -> str:
+    """Why this user cannot reach an agent, or "" when they can: one listens on `path`, or the user is root, for
+    whom `connect` starts one in this process."""
+    return "" if os.geteuid() == 0 or agent_running(path) else _no_agent(path)
+
+
+def _no_agent(path: Path) -> str:
+    return (f"no vtopo agent is running at {path}, and only root can work without one: start it with "
+            "`sudo vtopo agent --daemon` (or `make run`)")
+
+
+class Connection:
+    """One request's connection to an agent: the protocol's lines, and the descriptors that go with some of them."""
+
+    def __init__(self, connected: socket.socket) -> None:
+        self.socket = connected
+
+    def send(self, data: bytes, fds: Sequence[int] = ()) -> None:
+        if fds:
+            socket.send_fds(self.socket, [data], list(fds))
+        else:
+            self.socket.sendall(data)
+
+    def receive(self) -> tuple[bytes, list[int]]:
+        """What the agent sent next, and the descriptors with it; b"" once it closed the connection."""
+        data, fds, _, _ = socket.recv_fds(self.socket, 1 << 16, 1)
+        return data, fds
+
+    def close(self) -> None:
+        self.socket.close()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exception: object) -> None:
+        self.close()
+
+
+class InProcess(Connection):
+    """A connection to the agent this process runs for root when no agent listens: the same server code, answering
+    this one connection in a thread. When the client is interrupted (Ctrl-C), the deploy it asked for is cancelled
+    (it rolls back) and the process waits for the agent to finish, as a deploy in the process itself did."""
+
+    def __init__(self, connected: socket.socket, serving: threading.Thread) -> None:
+        super().__init__(connected)
+        self.serving = serving
+
+    def __exit__(self, kind: type[BaseException] | None, *exception: object) -> None:
+        self.close()
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            _in_process_agent().jobs.cancel_deploys()
+        self.serving.join()
+
+
+class OverSsh(Connection):
+    """A connection to another site's agent through ssh (vtopo.client.ssh). Descriptors do not cross it. When the
+    site does not answer, what ssh said is the reason given."""
+
+    def __init__(self, site: Site) -> None:
+        try:
+            ours, self.ssh = start_ssh(site)
+        except OSError as error:
+            raise AgentUnavailable(f"site {site.name}: cannot run ssh: {error}") from None
+        super().__init__(ours)
+        self.site = site
+        self._said: str | None = None
+
+    def send(self, data: bytes, fds: Sequence[int] = ()) -> None:
+        if fds:
+            raise AgentUnavailable(f"site {self.site.name}: descriptors cannot be sent to another site's agent")
+        try:
+            super().send(data)
+        except OSError:
+            raise self._unanswered() from None
+
+    def receive(self) -> tuple[bytes, list[int]]:
+        data, fds = super().receive()
+        if not data:
+            self._ended()
+            if self.ssh.returncode:  # ssh failed, or the site's `vtopo agent --stdio` could not reach its agent
+                raise self._unanswered()
+        return data, fds
+
+    def close(self) -> None:
+        self._ended()
+
+    def _ended(self) -> str:
+        """Close our end, wait for ssh to end (once): what it said."""
+        super().close()
+        if self._said is None:
+            self._said = finish(self.ssh)
+        return self._said
+
+    def _unanswered(self) -> AgentUnavailable:
+        return AgentUnavailable(f"site {self.site.name} ({self.site.destination}) did not answer: "
+                                f"{self._ended() or 'its agent closed the connection'}")
+
+
+_IN_PROCESS: list[Agent] = []  # the agent this process runs, once it needs one
+_STARTING = threading.Lock()
+
+
+def _in_process_agent() -> Agent:
+    from vtopo.server.agent import Agent
+
+    with _STARTING:
+        if not _IN_PROCESS:
+            _IN_PROCESS.append(Agent())
+        return _IN_PROCESS[0]
+
+
+def connect(path: Path | Site = p.SOCKET) -> Connection:
+    """The one way a client reaches an agent: the one that listens on `path`, or, for root when none does, one this
+    process runs, or another site's through ssh. AgentRefused when the caller may not use it, AgentUnavailable when
+    there is none to use."""
+    if isinstance(path, Site):
+        return OverSsh(path)
+    connection = socket.socket(socket.AF_UNIX)
+    try:
+        connection.connect(str(path))
+    except PermissionError:
+        connection.close()
+        raise AgentRefused(p.refusal(p.user_name(os.getuid()))) from None
+    except (FileNotFoundError, ConnectionRefusedError):
+        connection.close()
+        if os.geteuid() != 0:
+            raise AgentUnavailable(_no_agent(path)) from None
+        ours, theirs = socket.socketpair(socket.AF_UNIX)
+        serving = threading.Thread(target=_in_process_agent().answer, args=(theirs,), name="vtopo agent",
+                                   daemon=True)
+        serving.start()
+        return InProcess(ours, serving)
+    return Connection(connection)
+
+
+class AgentClient:
+    """The agent at `path`, or another site's (`path` a Site)."""
+
+    def __init__(self, path: Path | Site = p.SOCKET) -> None:
+        self.path = path
+
+    def connect(self) -> Connection:
+        return connect(self.path)
+
+    @property
+    def outlives_caller(self) -> bool:
+        """Whether what the agent does goes on when this process ends: an agent listens, not one this process runs."""
+        return isinstance(self.path, Site) or agent_running(self.path)
+
+    def call(self, request: p.Message, progress: ProgressCallback | None = None, fds: Sequence[int] = (),
+             on_descriptor: Callable[[p.Message, int], object] | None = None,
+             on_connected: Callable[[Connection], None] | None = None) -> p.Result:
+        """Send one request and follow the answer to its Result. Raises AgentRefused when the caller may not use
+        the agent; a Result with a non-zero code is returned as it is."""
+        with self.connect() as connection:
+            connection.send(p.encode(request), fds)
+            if on_connected is not None:
+                on_connected(connection)
+            for message, descriptor in _answers(connection):
+                if isinstance(message, p.ProgressEvent) and progress is not None:
+                    progress(message)
+                elif descriptor is not None:
+                    if on_descriptor is None:
+                        os.close(descriptor)
+                    else:
+                        on_descriptor(message, descriptor)
+                elif isinstance(message, p.Result):
+                    return message
+        raise AgentUnavailable("the agent closed the connection without an answer; see its log")
+
+    def checked(self, request: p.Message, progress: ProgressCallback | None = None) -> dict[str, Any]:
+        """The result's data, or AgentError with the agent's lines."""
+        result = self.call(request, progress)
+        if result.code != 0:
+            raise AgentError(result)
+        return result.data
+
+    # ------------------------------------------------------------ verbs
+
+    def deploy(self, document: str, consent: Trust, progress: ProgressCallback | None = None, update: bool = False,
+               source: str = "", every_step: bool = True) -> DeployReport:
+        """`every_step` False: `progress` hears of each stage once (and of what nodes print), not of each operation."""
+        request = p.DeployRequest(document, p.Consent(sorted(consent.host_devices), sorted(consent.images),
+                                                      sorted(consent.startup_commands), consent.site,
+                                                      list(consent.tunnel_vnis)), update, source,
+                                  every_step and progress is not None)
+        report: DeployReport = p.read_as(DeployReport, self.checked(request, progress))
+        return report
+
+    def destroy(self, lab: str, progress: ProgressCallback | None = None, every_step: bool = True) -> int:
+        request = p.DestroyRequest(lab, every_step and progress is not None)
+        return int(self.checked(request, progress)["ops"])
+
+    def status(self, lab: str | None = None) -> list[LabStatus]:
+        return [p.read_as(LabStatus, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
+
+    def labs(self) -> list[LabEntry]:
+        """Every deployed lab, whoever owns it, and what the agent is doing to it now."""
+        return [p.read_as(LabEntry, raw) for raw in self.checked(p.LabsRequest())["labs"]]
+
+    def cancel(self, lab: str) -> bool:
+        """Cancel the caller's deploy of `lab` (it rolls back); whether one was running."""
+        return bool(self.checked(p.CancelRequest(lab))["cancelled"])
+
+    def deployment(self, lab: str) -> dict[str, Any]:
+        """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
+        return self.checked(p.RecordRequest(lab))
+
+    # vtopo.operate's three functions, done by the agent on a lab of the caller's
+
+    def operate_node(self, lab: str, node: str, action: str) -> str:
+        return str(self.checked(p.NodeRequest(lab, node, action))["said"])
+
+    def set_link_state(self, lab: str, a: str, b: str, up: bool) -> str:
+        return str(self.checked(p.LinkRequest(lab, a, b, "up" if up else "down"))["said"])
+
+    def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
+                            delay_ms: float | None = None, jitter_ms: float | None = None,
+                            loss_pct: float | None = None) -> str:
+        request = p.LinkRequest(lab, a, b, "set", rate_mbit, delay_ms, jitter_ms, loss_pct)
+        return str(self.checked(request)["said"])
+
+    def read_running(self, lab: str) -> RunningState:
+        """What the lab's nodes run now (vtopo.saving.read_running), read by the agent on a lab of the caller's."""
+        from vtopo.saving import RunningState
+
+        return RunningState.from_json(self.checked(p.SaveRequest(lab)))
+
+    def require_owner(self, lab: str, action: str) -> None:
+        """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this
+        says so before a measurement starts, instead of as a failed command."""
+        if os.getuid() == 0:
+            return
+        owner = next((summary.owner for summary in self.status(lab)), os.getuid())
+        if owner != os.getuid():
+            raise AgentRefused(p.not_the_owner(lab, owner, action))
+
+    def cleanup(self, progress: ProgressCallback | None = None) -> p.CleanupSummary:
+        result = self.call(p.CleanupRequest(), progress)
+        if not result.data:  # refused
+            raise AgentError(result)
+        summary: p.CleanupSummary = p.read_as(p.CleanupSummary, result.data)
+        return summary
+
+    def exec(self, lab: str, node: str, argv: list[str]) -> int:
+        """Run `argv` (or the login shell) in a node as the calling user; its exit status. On a terminal the
+        command gets a pty of its own, relayed here; otherwise it uses this process's stdin, stdout and stderr.
+        In a VM, the command is typed on its serial console (or, with none, the console is attached here)."""
+        on_console: list[int] = []
+
+        def take(message: p.Message, descriptor: int) -> None:
+            if isinstance(message, p.ConsoleOpened):
+                on_console.append(_use_console(descriptor, argv))
+            else:
+                relay_terminal(descriptor)
+
+        rows, columns = terminal_size()
+        if rows:
+            request = p.ExecRequest(lab, node, argv, terminal=True, term=os.environ.get("TERM", ""), rows=rows,
+                                    columns=columns)
+            result = self.call(request, on_descriptor=take)
+        else:
+            result = self.call(p.ExecRequest(lab, node, argv), fds=(0, 1, 2), on_descriptor=take)
+        if result.errors:  # the agent's own refusal or failure; a command that fails only has its status
+            raise AgentError(result)
+        return on_console[0] if on_console else result.code
+
+    def console(self, lab: str, node: str) -> None:
+        """Attach this terminal to a VM's serial console, through a socket the agent connected to it."""
+        rows, columns = terminal_size()
+        result = self.call(p.ConsoleRequest(lab, node, rows, columns),
+                           on_descriptor=lambda _, descriptor: _use_console(descriptor, []))
+        if result.code != 0:
+            raise AgentError(result)
+
+    def link_counters(self, lab: str, every_s: float = 1.0) -> Iterator[LinkTotals]:
+        """Each link's counters, read by the agent every `every_s` seconds, for as long as the caller iterates;
+        AgentError when the lab is not the caller's or is gone."""
+        with self.connect() as connection:
+            connection.send(p.encode(p.LinkCountersRequest(lab, every_s)))
+            for message, _ in _answers(connection):
+                if isinstance(message, p.LinkCountersRead):
+                    yield {link: (read[0], read[1]) for link, read in message.links.items() if len(read) == 2}
+                elif isinstance(message, p.Result):
+                    if message.code != 0:
+                        raise AgentError(message)
+                    return
+        raise AgentUnavailable("the agent closed the connection without an answer; see its log")
+
+    def capture(self, lab: str, target: str, bpf: str, count: int) -> int:
+        """tcpdump's pcap stream on this process's stdout and its messages on stderr, run by the agent on the
+        target of a lab the caller owns; SIGUSR1 asks it for its counters, as it would tcpdump. Its exit status."""
+        def ask_for_counters(connection: Connection) -> None:
+            line = p.encode(p.CaptureCounters())
+            signal.signal(signal.SIGUSR1, lambda _signal, _frame: connection.send(line))
+
+        result = self.call(p.CaptureRequest(lab, target, bpf, count), fds=(1, 2), on_connected=ask_for_counters)
+        if result.errors:
+            raise AgentError(result)
+        return result.code
+
+
+def _use_console(descriptor: int, argv: list[str]) -> int:
+    """Type `argv` on a VM's console and return its status, or, with no command, attach this terminal to it."""
+    from vtopo.client import console, console_exec
+
+    with socket.socket(fileno=descriptor) as connected:
+        if argv:
+            return console_exec.run(connected, argv)
+        console.attach(connected)
+        return 0
+
+
+def _answers(connection: Connection) -> Any:
+    """(message, descriptor or None) for each line the agent sends, until it closes the connection."""
+    buffer = b""
+    descriptor: int | None = None
+    while True:
+        data, fds = connection.receive()
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            return
+        buffer += data
+        descriptor = fds[0] if fds else descriptor
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            message = p.decode(line, p.ANSWERS)
+            if isinstance(message, (p.ExecStarted, p.ConsoleOpened)):  # the descriptor came with this line
+                yield message, descriptor
+                descriptor = None
+            else:
+                yield message, None
+
+
+class AgentDeployer:
+    """The designer's Deployer (gui.host_api.Deployer) when the agent does the host work."""
+
+    def __init__(self, client: AgentClient | None = None) -> None:
+        self.client = client or AgentClient()
+
+    def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = Trust()) -> DeployReport:
+        return self.client.deploy(io.dumps(topology), consent, progress, update=True)
+
+    def destroy(self, lab: str, progress: ProgressCallback) -> int:
+        return self.client.destroy(lab, progress)
+
+    def status(self, lab: str | None = None) -> list[LabStatus]:
+        return self.client.status(lab)
+
+    def cancel(self, lab: str) -> None:
+        self.client.cancel(lab)
+
+    def labs(self) -> list[LabEntry]:
+        return self.client.labs()

@@ -1,0 +1,306 @@
+"""ScriptHost: the host that writes what it is asked to do as shell lines (iproute2, tc, nft, ovs-vsctl, ...).
+
+`vtopo deploy --explain` applies every op on one. Every value is shell-quoted, and text that goes into a comment has
+its control characters escaped, so no value can end a comment or a quoted word and run a command of its own in the
+explained script.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+
+from vtopo.model.sites import VXLAN_OVERHEAD
+from vtopo.ops.base import Op
+from vtopo.ops.firewall import addresses_by_family
+from vtopo.ops.host import RouteProtocol
+from vtopo.ops.namespaces import NETNS_DIR, NODE_TMPFS
+from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
+from vtopo.ops.process import drop_privileges
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+LAB_TAG_VARIABLE = "LAB_TAG"  # the script sets it first (vtopo.compile.plan)
+
+
+class ShellVariable(str):
+    """A word the script takes from one of its variables: written "$NAME", not quoted away."""
+
+
+def word(value: str) -> str:
+    return f'"${value}"' if isinstance(value, ShellVariable) else shlex.quote(value)
+
+
+def sh(*argv: str) -> str:
+    return " ".join(word(value) for value in argv)
+
+
+def comment(text: str) -> str:
+    """`text`, safe to put after a `#`: control characters (a newline first of all) are written as escapes."""
+    return CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def heredoc(command: str, content: str) -> list[str]:
+    """`command` reading `content` from a here-document, with a delimiter that no line of the content equals."""
+    lines = content.rstrip("\n").split("\n")
+    delimiter, number = "EOF", 0
+    while delimiter in lines:
+        number += 1
+        delimiter = f"EOF{number}"
+    return [f"{command} <<'{delimiter}'", *lines, delimiter]
+
+
+def ip_cmd(netns: str | None, *args: str) -> str:
+    return sh("ip", *(["-n", netns] if netns else []), *args)
+
+
+def in_netns(netns: str | None, argv: list[str] | tuple[str, ...]) -> str:
+    return sh("ip", "netns", "exec", netns, *argv) if netns else sh(*argv)
+
+
+def tap_device(interface: str) -> str:
+    """The shell's words for the character device of a macvtap: /dev/tapN, N its ifindex."""
+    return f"/dev/tap$(cat {shlex.quote(f'/sys/class/net/{interface}/ifindex')})"
+
+
+def vsctl_line(commands: list[list[str]]) -> str:
+    """One ovs-vsctl call that runs `commands` in one transaction, as host.ovs.vsctl runs them."""
+    words: list[str] = []
+    for command in commands:
+        words += (["--"] if words else []) + command
+    return sh("ovs-vsctl", *words)
+
+
+def _held_by_placeholder(unshare: list[str], mounts: list[tuple[str, str]]) -> list[str]:
+    """Shell lines: `unshare` runs a placeholder process, whose namespaces are then bind-mounted on their files.
+    The shell cannot make a namespace inside another process's user namespace in one command, so these lines do what
+    vtopo's helper process does, and the namespace is kept by a bind mount of its file, as `ip netns add` keeps one."""
+    binds = "; ".join(f"mount --bind /proc/$holder/ns/{kind} {shlex.quote(path)}" for kind, path in mounts)
+    return [sh("touch", *(path for _, path in mounts)),
+            f"{sh(*unshare)} & holder=$!; sleep 0.1",
+            f"{binds}; kill $holder"]
+
+
+def script_of(op: Op) -> list[str]:
+    """The lines that do what `op` does."""
+    host = ScriptHost()
+    op.apply(host)
+    return host.lines
+
+
+class ScriptHost:
+    """Records the shell lines of each action it is asked for, in `lines`."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    @property
+    def lab_tag(self) -> str:
+        return ShellVariable(LAB_TAG_VARIABLE)
+
+    def _say(self, *lines: str) -> None:
+        self.lines.extend(lines)
+
+    # ---------------------------------------------------------------- namespaces
+
+    def add_user_namespace(self, path: str, uid: int, gid: int) -> None:
+        held = _held_by_placeholder(["unshare", "--user", "sleep", "infinity"], [("user", path)])
+        self._say(f"# the lab's user namespace: uid {uid} and gid {gid} outside are root inside it, and own nothing "
+                  "of the host's", held[0], held[1],
+                  f"echo '0 {uid} 1' > /proc/$holder/uid_map; echo '0 {gid} 1' > /proc/$holder/gid_map", held[2])
+
+    def add_netns(self, name: str, userns: str) -> None:
+        if not userns:
+            self._say(sh("ip", "netns", "add", name))
+        else:
+            self._say(*_held_by_placeholder(["nsenter", f"--user={userns}", "unshare", "--net", "sleep", "infinity"],
+                                            [("net", f"{NETNS_DIR}/{name}")]))
+
+    def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str,
+                     userns: str) -> None:
+        inside = "; ".join([sh("hostname", hostname), "mount -t sysfs sysfs /sys",
+                            sh("mount", "--bind", hosts_file, "/etc/hosts"),
+                            *(sh("mount", "-t", "tmpfs", "tmpfs", path) for path in NODE_TMPFS),
+                            "exec sleep infinity"])
+        enter = ["nsenter", *([f"--user={userns}"] if userns else []), f"--net={NETNS_DIR}/{netns}"]
+        self._say(f"# {comment(hostname)} is a container: its own hostname, /etc/hosts naming the lab's nodes, and "
+                  "empty /tmp, /var/tmp and /run",
+                  *_held_by_placeholder([*enter, "unshare", "--mount", "--uts", "--propagation", "slave",
+                                         "sh", "-c", inside], [("mnt", mount_ns), ("uts", uts_ns)]))
+
+    def delete_netns(self, name: str) -> None:
+        self._say(sh("ip", "netns", "del", name))
+
+    def remove_namespace_files(self, paths: tuple[str, ...]) -> None:
+        self._say(f"umount {shlex.join(paths)}; {sh('rm', '-f', *paths)}")
+
+    # ---------------------------------------------------------------- network devices
+
+    def add_bridge(self, name: str, *, stp: bool, forward_delay: int, ageing_time: int) -> None:
+        self._say(ip_cmd(None, "link", "add", name, "type", LinkType.BRIDGE, "stp_state", str(int(stp)),
+                         "forward_delay", str(forward_delay), "ageing_time", str(ageing_time)))
+
+    def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None:
+        if netns is not None and peer_netns is None:  # the host's end first: `ip` has no word for the host's netns
+            name, netns, peer, peer_netns = peer, peer_netns, name, netns
+        self._say(ip_cmd(netns, "link", "add", name, "type", LinkType.VETH, "peer", "name", peer,
+                         *(["netns", peer_netns] if peer_netns else [])))
+
+    def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
+        self._say(ip_cmd(lower_netns, "link", "add", "link", lower, "name", name,
+                         *(["netns", netns] if netns else []), "type", LinkType.MACVLAN, "mode", mode))
+
+    def add_macvtap(self, name: str, lower: str, mode: str) -> None:
+        self._say(ip_cmd(None, "link", "add", "link", lower, "name", name, "type", LinkType.MACVTAP, "mode", mode),
+                  f"# its character device: {comment(tap_device(name))}")
+
+    def add_tap(self, name: str) -> None:
+        self._say(ip_cmd(None, "tuntap", "add", "dev", name, "mode", LinkType.TAP))
+
+    def add_vxlan(self, name: str, netns: str | None, *, vni: int, local: str, remote: str, port: int,
+                  mtu: int) -> None:
+        self._say(f"# MTU {mtu}: the underlay's {mtu + VXLAN_OVERHEAD} less {VXLAN_OVERHEAD} bytes of VXLAN headers "
+                  "(outer IP, UDP, VXLAN and inner Ethernet)",
+                  ip_cmd(None, "link", "add", name, *(["netns", netns] if netns else []), "mtu", str(mtu), "type",
+                         LinkType.VXLAN, "id", str(vni), "local", local, "remote", remote, "dstport", str(port)))
+
+    def move_link(self, name: str, netns: str, new_name: str) -> None:
+        self._say(ip_cmd(None, "link", "set", "dev", name, "netns", netns, "name", new_name))
+
+    def delete_link(self, name: str, netns: str | None) -> None:
+        self._say(ip_cmd(netns, "link", "del", name))
+
+    def set_master(self, name: str, master: str) -> None:
+        self._say(ip_cmd(None, "link", "set", name, "master", master))
+
+    def set_hairpin(self, name: str, enabled: bool) -> None:
+        self._say(sh(Tool.BRIDGE, "link", "set", "dev", name, "hairpin", "on" if enabled else "off"))
+
+    def set_link(self, name: str, netns: str | None, *, mtu: int | None = None, mac: str | None = None,
+                 alias: str | None = None, up: bool | None = None) -> None:
+        args = ["link", "set", "dev", name]
+        if mtu is not None:
+            args += ["mtu", str(mtu)]
+        if mac is not None:
+            args += ["address", mac]
+        if alias is not None:
+            args += ["alias", alias]
+        if up is not None:
+            args.append("up" if up else "down")
+        self._say(ip_cmd(netns, *args))
+
+    def add_address(self, name: str, netns: str | None, cidr: str, *, nodad: bool) -> None:
+        self._say(ip_cmd(netns, "addr", "add", cidr, "dev", name, *(["nodad"] if nodad else [])))
+
+    def add_route(self, netns: str | None, destination: str, gateway: str, device: str,
+                  protocol: RouteProtocol) -> None:
+        family = ["-6"] if ":" in gateway else []
+        self._say(ip_cmd(netns, *family, "route", "add", destination, "via", gateway,
+                         *(["dev", device] if device else []), "proto", protocol.word))
+
+    def set_sysctl(self, netns: str | None, key: str, value: str) -> None:
+        self._say(in_netns(netns, ["sysctl", "-qw", f"{key}={value}"]))
+
+    def set_impairment(self, name: str, netns: str | None, *, delay_ms: float, jitter_ms: float, loss_pct: float,
+                       rate_mbit: float) -> None:
+        tc, parent = ["tc", *(["-n", netns] if netns else [])], ["root"]
+        if delay_ms or jitter_ms or loss_pct:
+            args = ["qdisc", "add", "dev", name, "root", "handle", "1:", "netem"]
+            if delay_ms or jitter_ms:
+                args += ["delay", f"{delay_ms:g}ms"] + ([f"{jitter_ms:g}ms"] if jitter_ms else [])
+            if loss_pct:
+                args += ["loss", f"{loss_pct:g}%"]
+            self._say(sh(*tc, *args))
+            parent = ["parent", "1:1"]
+        if rate_mbit:
+            self._say(sh(*tc, "qdisc", "add", "dev", name, *parent, "handle", "2:", "tbf", "rate", f"{rate_mbit:g}mbit",
+                         "burst", str(tbf_burst(rate_mbit)), "latency", f"{TBF_LATENCY_MS}ms"))
+
+    def set_tx_checksum(self, name: str, netns: str | None, enabled: bool) -> None:
+        self._say(in_netns(netns, ["ethtool", "-K", name, "tx", "on" if enabled else "off"]))
+
+    # ---------------------------------------------------------------- Open vSwitch and nftables
+
+    def vsctl(self, commands: list[list[str]]) -> None:
+        self._say(vsctl_line(commands))
+
+    def add_flows(self, bridge: str, flows: tuple[str, ...]) -> None:
+        """As host.ovs.add_flows feeds them: one ovs-ofctl call, the flows on its stdin."""
+        self._say(*heredoc(sh("ovs-ofctl", "add-flows", bridge, "-"), "\n".join(flows)))
+
+    def contain_forwarding(self, table: str, device_prefix: str, host_node_devices: tuple[str, ...],
+                           host_addresses: tuple[str, ...]) -> None:
+        devices = f"{device_prefix}*"
+        chain, into_host = ("inet", table, "forward"), ("inet", table, "input")
+        exempt = ["iifname", "!=", "{ " + ", ".join(host_node_devices) + " }"] if host_node_devices else []
+        self._say(sh("nft", "add", "table", "inet", table),
+                  sh("nft", "add", "chain", *chain, "{ type filter hook forward priority 0; policy accept; }"),
+                  sh("nft", "add", "rule", *chain, "iifname", devices, "oifname", "!=", devices, "counter", "drop"),
+                  sh("nft", "add", "rule", *chain, "oifname", devices, "iifname", "!=", devices, "counter", "drop"),
+                  "# what the lab sends to an address of the host's on another interface than it came in by",
+                  sh("nft", "add", "chain", *into_host, "{ type filter hook input priority 0; policy accept; }"),
+                  *(sh("nft", "add", "rule", *into_host, "iifname", devices, family, "daddr",
+                       "{ " + ", ".join(addresses) + " }", "accept")
+                    for family, addresses in addresses_by_family(host_addresses)),
+                  sh("nft", "add", "rule", *into_host, "iifname", devices, *exempt, "fib", "daddr", ".", "iif",
+                     "type", "!=", "local", "fib", "daddr", "type", "local", "counter", "drop"))
+
+    def delete_nft_table(self, table: str) -> None:
+        self._say(sh("nft", "delete", "table", "inet", table))
+
+    # ---------------------------------------------------------------- files
+
+    def make_directory(self, path: str, mode: int, user: str) -> None:
+        self._say(sh("mkdir", "-p", path), sh("chmod", f"{mode:o}", path))
+        if user:
+            self._say(sh("chown", f"{user}:", path))
+
+    def write_file(self, path: str, content: str, *, private: bool) -> None:
+        self._say(*heredoc(f"cat > {shlex.quote(path)}", content))
+
+    def remove_directory(self, path: str) -> None:
+        self._say(sh("rm", "-rf", path))
+
+    def remove_file(self, path: str) -> None:
+        self._say(sh("rm", "-f", path))
+
+    # ---------------------------------------------------------------- processes and domains
+
+    def start_process(self, *, argv: tuple[str, ...], netns: str | None, pid_file: str, ready_path: str,
+                      ready_banner: str, user: str, groups: tuple[str, ...], tap_fds: tuple[tuple[int, str], ...],
+                      tun_fds: tuple[tuple[int, str], ...], device_fds: tuple[tuple[int, str], ...],
+                      image_fds: tuple[tuple[int, str], ...], private_dirs: tuple[tuple[str, str], ...],
+                      directory: str) -> None:
+        self._say(*(f"# fd {fd}: /dev/net/tun attached to the tap {comment(interface)} by vtopo (ioctl TUNSETIFF, "
+                    "which no shell command makes)" for fd, interface in tun_fds),
+                  *(f"# {comment(source)} bind-mounted over {comment(target)} for this process alone (when that "
+                    "directory exists here)" for target, source in private_dirs))
+        launch = ["ip", "netns", "exec", netns] if netns else []
+        command = sh(*launch, *(drop_privileges(user, groups) if user else []), *argv)
+        for fd, interface in tap_fds:
+            command += f" {fd}<>{tap_device(interface)}"
+        for fd, _interface in tun_fds:
+            command += f" {fd}<>/dev/net/tun"
+        for fd, path in device_fds:
+            command += f" {fd}<>{shlex.quote(path)}"
+        for fd, path in image_fds:
+            command += f" {fd}<{shlex.quote(path)}"
+        if directory:
+            command = f"( cd {shlex.quote(directory)} && {command} )"
+        self._say(f"( umask 077 && exec {command} ) &" if user else command)
+
+    def stop_process(self, pid_file: str, match: str) -> None:
+        self._say(f"kill $(cat {shlex.quote(pid_file)})")
+
+    def load_config(self, netns: str, directory: str, argv: tuple[str, ...]) -> None:
+        self._say(f"( cd {shlex.quote(directory)} && {sh('ip', 'netns', 'exec', netns, *argv)} )")
+
+    def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None:
+        self._say(f"# startup command of {comment(node)}, allowed by the user at deploy time", sh(*argv))
+
+    def start_domain(self, uri: str, name: str, xml: str, vhost: bool) -> None:
+        self._say(*heredoc(sh("virsh", "-c", uri, "create", "--paused", "/dev/stdin"), xml))
+
+    def resume_domain(self, uri: str, name: str) -> None:
+        self._say(sh("virsh", "-c", uri, "resume", name))
+
+    def destroy_domain(self, uri: str, name: str) -> None:
+        self._say(sh("virsh", "-c", uri, "destroy", name))

@@ -1,0 +1,370 @@
+"""What the agent and its clients say to each other: one JSON object per line, each a typed message.
+
+A client sends one request, the agent answers with progress events and ends with one `Result`. A request never
+carries an operation, a host path to act on or a command for root: a deploy carries the lab *document* (the file's
+text) and the user's consent, and the agent loads, checks and compiles it itself. Each verb is its own request
+type, so a new verb is a new dataclass here and a handler in the agent.
+"""
+from __future__ import annotations
+
+import json
+import os
+import types
+import typing
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Union
+
+from vtopo.kinds.environment import CLIENTS_GROUP
+
+from vtopo.reports import Progress, user_name
+
+VERSION = 1
+GROUP = CLIENTS_GROUP
+SOCKET = Path(os.environ.get("VTOPO_AGENT_SOCKET", "/run/vtopo/agent.sock"))
+PID_FILE = SOCKET.with_name("agent.pid")
+MAX_DIGITS = 20  # longer integers are refused before Python converts them, as in a lab file
+
+
+class ProtocolError(Exception):
+    """A message that is not a valid line of this protocol."""
+
+
+def not_the_owner(lab: str, owner: int, action: str) -> str:
+    """Why a member of the group may not `action` another member's lab."""
+    name = user_name(owner)
+    return f"lab {lab} belongs to {name}; only {name} or root may {action} it"
+
+
+def refusal(user: str) -> str:
+    """The one line a caller outside the group gets, from the agent or, when the socket's mode stops it first,
+    from the client."""
+    return (f"{user} may not use the vtopo agent: only root and members of the {GROUP} group may. Ask an "
+            f"administrator to run `usermod -aG {GROUP} {user}`, then log out and in again")
+
+
+class Message:
+    """A line of this protocol. Each kind of line is a dataclass below, named by `type`."""
+
+    type: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+@dataclass
+class Consent:
+    """What the user allows beyond the lab's own objects, as the trust rules name it (never the lab file)."""
+
+    host_devices: list[str] = field(default_factory=list)  # root's to give, or listed in the agent's configuration
+    images: list[str] = field(default_factory=list)  # absolute paths; the caller must be able to read each
+    startup_commands: list[str] = field(default_factory=list)  # nodes; the commands run as the lab's owner
+    site: str = ""  # of a lab spread over sites, the site whose part this host deploys ("" this machine's)
+    tunnel_vnis: list[int] = field(default_factory=list)  # [first, last] its tunnels' VNIs come from; [] the agent's
+
+
+# ---------------------------------------------------------------- requests
+
+
+@dataclass
+class DeployRequest(Message):
+    type: ClassVar[str] = "deploy"
+    document: str  # the .vtopo file's text
+    consent: Consent = field(default_factory=Consent)
+    update: bool = False  # apply only what an edit adds to the running lab
+    source: str = ""  # where the client read the document, shown by status; never opened
+    every_step: bool = True  # a progress event per operation; False: only each stage's first, and what nodes print
+
+
+@dataclass
+class DestroyRequest(Message):
+    type: ClassVar[str] = "destroy"
+    lab: str
+    every_step: bool = True
+
+
+@dataclass
+class StatusRequest(Message):
+    type: ClassVar[str] = "status"
+    lab: str = ""  # "" for every lab
+
+
+@dataclass
+class RecordRequest(Message):
+    """How a lab is deployed (its topology, the host's facts and the consent it was deployed with, as in its record),
+    for its owner's client to compile the lab it measures, checks or captures on. Records are root's alone."""
+
+    type: ClassVar[str] = "record"
+    lab: str
+
+
+@dataclass
+class NodeRequest(Message):
+    """Start, stop or restart a node of a running lab (vtopo.operate.NODE_ACTIONS)."""
+
+    type: ClassVar[str] = "node"
+    lab: str
+    node: str
+    action: str
+
+
+@dataclass
+class LinkRequest(Message):
+    """Take the link between nodes a and b of a running lab "down" or "up", or "set" its impairment (the values
+    given; None leaves one as it is)."""
+
+    type: ClassVar[str] = "link"
+    lab: str
+    a: str
+    b: str
+    action: str
+    rate_mbit: float | None = None
+    delay_ms: float | None = None
+    jitter_ms: float | None = None
+    loss_pct: float | None = None
+
+
+@dataclass
+class SaveRequest(Message):
+    """Read what a running lab's nodes have become (routers' running configurations, containers' addresses and
+    routes) into its record, and send it back (vtopo.saving.RunningState) for the client to write into the file."""
+
+    type: ClassVar[str] = "save"
+    lab: str
+
+
+@dataclass
+class ExecRequest(Message):
+    """Run `argv` inside a node as the caller. With `terminal`, the agent answers with a pty's master end
+    (an `ExecStarted` event carrying the descriptor); otherwise the client sends its stdin, stdout and stderr
+    with the request and the command uses them."""
+
+    type: ClassVar[str] = "exec"
+    lab: str
+    node: str
+    argv: list[str]  # [] for the caller's login shell
+    terminal: bool = False
+    term: str = ""  # $TERM for the command
+    rows: int = 0  # the terminal's size, with `terminal`
+    columns: int = 0
+
+
+@dataclass
+class CancelRequest(Message):
+    """Stop a deploy of the caller's lab after the operation in progress, and roll it back."""
+
+    type: ClassVar[str] = "cancel"
+    lab: str
+
+
+@dataclass
+class LabsRequest(Message):
+    """Every deployed lab's name, owner and what the agent is doing to it: a cheap list, for every member."""
+
+    type: ClassVar[str] = "labs"
+
+
+@dataclass
+class CleanupRequest(Message):
+    type: ClassVar[str] = "cleanup"
+
+
+@dataclass
+class ConsoleRequest(Message):
+    """A VM's serial console: the agent answers with a `ConsoleOpened` event carrying a socket connected to it."""
+
+    type: ClassVar[str] = "console"
+    lab: str
+    node: str
+    rows: int = 0  # the client's terminal, told to the built-in guest's shell when it waits at its prompt
+    columns: int = 0
+
+
+@dataclass
+class CaptureRequest(Message):
+    """tcpdump on a link end, interface or bridge of a lab, named as `vtopo capture` names it ("c1:eth0", "br0").
+    The agent finds the device itself and writes the pcap stream to the first descriptor sent with the request and
+    tcpdump's messages to the second; a `CaptureCounters` line sent afterwards asks tcpdump for its counters."""
+
+    type: ClassVar[str] = "capture"
+    lab: str
+    target: str
+    filter: str = ""  # a tcpdump filter expression
+    count: int = 0  # stop after this many packets; 0 for no limit
+
+
+@dataclass
+class LinkCountersRequest(Message):
+    """The interface counters of each link of a running lab, read by the agent (the owner cannot enter its
+    namespaces): a `LinkCountersRead` every `every_s` seconds, until the client closes the connection."""
+
+    type: ClassVar[str] = "link-counters"
+    lab: str
+    every_s: float = 1.0
+
+
+@dataclass
+class CaptureCounters(Message):
+    """Sent during a capture: tcpdump writes its packet and drop counters to its messages (SIGUSR1)."""
+
+    type: ClassVar[str] = "capture-counters"
+
+
+# ---------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True)
+class ProgressEvent(Progress, Message):
+    """A `Progress` of the agent's job, as it goes over the socket."""
+
+    type: ClassVar[str] = "progress"
+
+
+@dataclass
+class ExecStarted(Message):
+    """The command runs; the pty's master end comes with this line (SCM_RIGHTS)."""
+
+    type: ClassVar[str] = "exec-started"
+
+
+@dataclass
+class LinkCountersRead(Message):
+    """One reading of a lab's link counters: link id -> [octets, packets], both directions added."""
+
+    type: ClassVar[str] = "link-counters-read"
+    links: dict[str, list[int]]
+
+
+@dataclass
+class ConsoleOpened(Message):
+    """A socket connected to the VM's serial console comes with this line (SCM_RIGHTS). For an exec, the client
+    types the command there (vtopo.client.console_exec); without a command, it attaches to the console."""
+
+    type: ClassVar[str] = "console-opened"
+
+
+@dataclass
+class Result(Message):
+    """The end of an answer. `code` is the exit status the CLI returns; `errors` are lines for stderr and
+    `data` the verb's typed result as JSON (decoded by the client)."""
+
+    type: ClassVar[str] = "result"
+    code: int
+    errors: list[str] = field(default_factory=list)
+    details: str = ""  # what `-v` adds to a failed deploy
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- results, as Result.data
+
+
+@dataclass
+class CleanupSummary:
+    labs: list[str]  # labs destroyed from their journals
+    strays: list[str]  # tagged objects found without a journal, removed
+    errors: list[str]
+
+
+REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, DestroyRequest, StatusRequest,
+                                                                 RecordRequest, NodeRequest, LinkRequest,
+                                                                 ExecRequest, CleanupRequest, ConsoleRequest,
+                                                                 CaptureRequest, SaveRequest, LinkCountersRequest,
+                                                                 CancelRequest, LabsRequest)}
+DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
+ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened,
+                                                                LinkCountersRead, Result)}
+
+
+def encode(message: Message) -> bytes:
+    """One line. The message's own fields as they are, and a dataclass inside one as an object: a deploy sends
+    one ProgressEvent per operation, so asdict's deep copy of each would cost the deploy time."""
+    fields_and_values = {"v": VERSION, "type": message.type, **vars(message)}
+    return (json.dumps(fields_and_values, ensure_ascii=False, default=_object_of) + "\n").encode()
+
+
+def _object_of(value: Any) -> dict[str, Any]:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    raise TypeError(f"{type(value).__name__} does not go over the agent's socket")
+
+
+def decode(line: bytes, allowed: dict[str, type[Message]]) -> Message:
+    """One line as the message it names, each field checked against its declared type."""
+    try:
+        raw = json.loads(line, parse_int=_integer)
+    except RecursionError:
+        raise ProtocolError("not a JSON line: it is nested too deeply") from None
+    except (UnicodeDecodeError, ValueError) as error:  # json.JSONDecodeError is a ValueError
+        raise ProtocolError(f"not a JSON line: {error}") from None
+    if not isinstance(raw, dict):
+        raise ProtocolError("a message is a JSON object")
+    if raw.pop("v", None) != VERSION:
+        raise ProtocolError(f"this agent speaks protocol version {VERSION}; update vtopo on both sides")
+    cls = allowed.get(raw.pop("type", None))
+    if cls is None:
+        raise ProtocolError(f"unknown message type; expected one of: {', '.join(sorted(allowed))}")
+    message: Message = _build(cls, raw, cls.type)
+    return message
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"a number has more than {MAX_DIGITS} digits")
+    return int(text)
+
+
+def read_as(cls: type[Any], raw: Any) -> Any:
+    """A result's `data` (or part of it) as the dataclass it was written from."""
+    return _build(cls, raw, cls.__name__)
+
+
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    """The field types of a message class, resolved once (a deploy's answer has one event per operation)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _build(cls: type[Any], raw: Any, where: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"{where} must be an object")
+    hints = _hints(cls)
+    known = {f.name for f in fields(cls)}
+    unknown = set(raw) - known
+    if unknown:
+        raise ProtocolError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    values = {name: _checked(hints[name], value, f"{where}.{name}") for name, value in raw.items()}
+    try:
+        return cls(**values)
+    except TypeError as error:
+        raise ProtocolError(f"{where}: {error}") from None
+
+
+def _checked(hint: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        for option in typing.get_args(hint):
+            try:
+                return _checked(option, value, where)
+            except ProtocolError:
+                continue
+        raise ProtocolError(f"{where} has the wrong type")
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise ProtocolError(f"{where} must be a list")
+        return [_checked(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ProtocolError(f"{where} must be an object")
+        return value
+    if isinstance(hint, type) and hasattr(hint, "__dataclass_fields__"):
+        return _build(hint, value, where)
+    if hint is Any:
+        return value
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
+        raise ProtocolError(f"{where} must be {getattr(hint, '__name__', hint)}")
+    return value

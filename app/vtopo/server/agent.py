@@ -1,0 +1,741 @@
+"""`vtopo agent`: the one privileged process. It serves the CLI and the designer on a unix socket.
+
+Each connection carries one request from one caller, identified by the kernel (SO_PEERCRED), never by what the
+client says. Only root and members of the vtopo group get an answer. The agent loads and compiles lab documents
+itself, under the same trust rules as the CLI; a lab belongs to the uid that deployed it, and only that user or
+root may change it, run commands in it or destroy it. Requests for one lab run one at a time; other labs go on.
+"""
+from __future__ import annotations
+
+import fcntl
+import grp
+import os
+import pwd
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from vtopo import protocol as p
+from vtopo.server.policy import CONFIG, Policy, PolicyError, TunnelRefused
+from vtopo.deployed import DeployedLab, NotDeployed
+from vtopo.host.cleanup import cleanup
+from vtopo.server.jobs import DEPLOYING, DESTROYING, Job, LabJobs
+from vtopo.host.deployer import Admission, DeployCancelled, DeployError, Deployer, DestroyError, usage_of
+from vtopo.host.errors import HostError
+from vtopo.host.owned_files import PASSAGE, make_directory, write_file
+from vtopo.host.preflight import PreflightFailed
+from vtopo.host.state import LabRecord, LabTaken, StateStore, Usage
+from vtopo.host.syscalls import keep_large_blocks_mapped
+from vtopo.kinds.contract import CannotRunInside, DaemonShell, LabContext, NodeContext, Role
+from vtopo.kinds.environment import Trust
+from vtopo.lab import read_lab
+from vtopo.measure.nodes import MeasureError
+from vtopo.model.problems import LabError
+from vtopo.operate import OperateError, operate_node, set_link_impairment, set_link_state
+from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback, user_name
+from vtopo.saving import read_running
+
+EXIT_FAILED, EXIT_BAD_LAB = 1, 2
+SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+ONE_LINE_ERRORS = (DestroyError, LabTaken, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError,
+                   DeployCancelled)
+MAX_FILTER = 4096  # characters of a capture filter
+COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read
+DAEMON_SOCKETS = "vty"  # where a user's daemon shell finds its node's sockets: under the lab's run root, all hidden
+# Runs as root in the node's network namespace and a mount namespace of its own (`ip netns exec` makes one, slave to
+# the host's, so nothing here is seen outside): holding the node's directory as its working directory, it hides
+# every lab's run directory and the host's own daemon sockets under empty tmpfs mounts, binds the node's sockets
+# into a directory of their own there, leaves the hidden tree and becomes the command (setpriv, as the user).
+_DAEMON_SHELL_SCRIPT = """set -e
+cd "$1"; jail=$2; config_name=$3; config=$4; shift 4
+while [ "$1" != -- ]; do mount -t tmpfs -o size=64k,mode=0755,nosuid,nodev vtopo-hidden "$1"; shift; done; shift
+mkdir -p "$jail"
+printf '%s\n' "$config" > "$jail/$config_name"
+while [ "$1" != -- ]; do
+  if [ -S "$1" ]; then : > "$jail/$1"; mount --no-canonicalize --bind "$1" "$jail/$1"; fi
+  shift
+done; shift
+cd /
+exec "$@"
+"""
+
+class Refused(Exception):
+    """A request the caller may not make; the message says why and who may."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    pid: int
+    uid: int
+    gid: int
+
+    @property
+    def root(self) -> bool:
+        return self.uid == 0
+
+    @property
+    def name(self) -> str:
+        return user_name(self.uid)
+
+    def owns(self, owner: int) -> bool:
+        """Whether the caller may act on a lab `owner` deployed: its owner and root may."""
+        return self.root or self.uid == owner
+
+    def may_connect(self, group: str) -> bool:
+        if self.root:
+            return True
+        try:
+            account, members_gid = pwd.getpwuid(self.uid), grp.getgrnam(group).gr_gid
+        except KeyError:
+            return False
+        return members_gid in os.getgrouplist(account.pw_name, account.pw_gid)
+
+
+def caller_of(connection: socket.socket) -> Caller:
+    pid, uid, gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                              struct.calcsize("3i")))
+    return Caller(pid, uid, gid)
+
+
+class LabLocks:
+    """One lock per lab name: requests touching the same lab are serialized, different labs run at once. A lock is
+    kept only while a request holds or waits for it (requests may name any lab)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, tuple[threading.Lock, int]] = {}
+
+    @contextmanager
+    def held(self, lab: str) -> Iterator[None]:
+        with self._guard:
+            lock, users = self._locks.get(lab, (threading.Lock(), 0))
+            self._locks[lab] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._guard:
+                users = self._locks[lab][1] - 1
+                if users:
+                    self._locks[lab] = (lock, users)
+                else:
+                    del self._locks[lab]
+
+
+class Connections:
+    """The connections each user has open, up to the configured number (root's are not counted)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._open: Counter[int] = Counter()
+
+    @contextmanager
+    def opened(self, caller: Caller, policy: Policy) -> Iterator[bool]:
+        """Counts the connection while the block runs; yields whether it is within the user's limit."""
+        with self._guard:
+            allowed = caller.root or self._open[caller.uid] < policy.connections_per_user
+            if allowed:
+                self._open[caller.uid] += 1
+        try:
+            yield allowed
+        finally:
+            if allowed:
+                with self._guard:
+                    self._open[caller.uid] -= 1
+                    if not self._open[caller.uid]:
+                        del self._open[caller.uid]
+
+
+class Agent:
+    def __init__(self, group: str = p.GROUP, policy: Path = CONFIG) -> None:
+        self.group = group
+        self.policy = policy  # the administrator's configuration, read for each connection
+        self.locks = LabLocks()
+        self.connections = Connections()
+        self.jobs = LabJobs()
+
+    # ------------------------------------------------------------ connections
+
+    def serve(self, listener: socket.socket) -> None:
+        while True:
+            connection, _ = listener.accept()
+            threading.Thread(target=self.answer, args=(connection,), daemon=True).start()
+
+    def answer(self, connection: socket.socket) -> None:
+        """Read the request within the configured time and size, run it, and answer: every request gets an answer,
+        if only a line saying why it was refused."""
+        with connection:
+            caller = caller_of(connection)
+            send = Replies(connection)
+            if not caller.may_connect(self.group):
+                send.send(p.Result(EXIT_FAILED, errors=[f"error: {p.refusal(caller.name)}"]))
+                return
+            try:
+                policy, broken = Policy.read(self.policy), ""
+            except PolicyError as error:  # the limits still hold; a deploy says what is wrong
+                policy, broken = Policy(self.policy), str(error)
+            fds: list[int] = []
+            with self.connections.opened(caller, policy) as allowed:
+                try:
+                    if not allowed:
+                        raise Refused(f"{caller.name} has {policy.connections_per_user} connections to the agent open "
+                                      "already, the most one user may; close one (a terminal, a capture) and try "
+                                      f"again, or ask an administrator to raise connections_per_user in "
+                                      f"{policy.source}")
+                    request = _read_request(connection, policy, fds)
+                    connection.settimeout(None)
+                    if broken and isinstance(request, p.DeployRequest):
+                        raise Refused(broken)
+                    send.send(self.handle(request, caller, fds, send, policy))
+                except (p.ProtocolError, Refused, OSError) as error:
+                    send.send(p.Result(EXIT_FAILED, errors=[f"error: {error}"]))
+                except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback
+                    traceback.print_exc()
+                    send.send(p.Result(EXIT_FAILED, errors=[f"error: the agent failed: {type(error).__name__}"]))
+                finally:
+                    for fd in fds:
+                        os.close(fd)
+
+    def handle(self, request: p.Message, caller: Caller, fds: list[int], send: Replies, policy: Policy) -> p.Result:
+        """Run one request; every refusal and failure becomes a Result, as the CLI would print it."""
+        try:
+            if isinstance(request, p.DeployRequest):
+                return self.deploy(request, caller, send, policy)
+            if isinstance(request, p.DestroyRequest):
+                return self.destroy(request, caller, send)
+            if isinstance(request, p.StatusRequest):
+                return self.status(request, caller)
+            if isinstance(request, p.RecordRequest):
+                return self.record(request, caller)
+            if isinstance(request, p.NodeRequest):
+                return self.operate_node(request, caller)
+            if isinstance(request, p.LinkRequest):
+                return self.operate_link(request, caller)
+            if isinstance(request, p.ExecRequest):
+                return self.exec(request, caller, fds, send)
+            if isinstance(request, p.CleanupRequest):
+                return self.cleanup(caller, send)
+            if isinstance(request, p.ConsoleRequest):
+                return self.console(request, caller, send)
+            if isinstance(request, p.CaptureRequest):
+                return self.capture(request, caller, fds, send)
+            if isinstance(request, p.SaveRequest):
+                return self.save(request, caller)
+            if isinstance(request, p.LinkCountersRequest):
+                return self.link_counters(request, caller, send)
+            if isinstance(request, p.CancelRequest):
+                return self.cancel(request, caller)
+            if isinstance(request, p.LabsRequest):
+                return self.labs()
+            raise p.ProtocolError(f"no handler for {request.type}")
+        except Refused as why:
+            return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
+        except LabError as error:
+            return p.Result(EXIT_BAD_LAB, errors=[str(problem) for problem in error.problems])
+        except PreflightFailed as error:
+            return p.Result(EXIT_FAILED, errors=[*(str(problem) for problem in error.problems),
+                                                 "nothing was applied"])
+        except DeployError as error:
+            return p.Result(EXIT_FAILED, errors=[f"error: {error}"], details=error.details,
+                            data={"rolled_back": error.rolled_back})
+        except ONE_LINE_ERRORS as error:
+            return p.Result(EXIT_FAILED, errors=[f"error: {error}"])
+        except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback
+            traceback.print_exc()
+            return p.Result(EXIT_FAILED, errors=[f"error: the agent failed: {type(error).__name__}: {error}"])
+
+    # ------------------------------------------------------------ verbs
+
+    def deploy(self, request: p.DeployRequest, caller: Caller, send: Replies, policy: Policy) -> p.Result:
+        topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
+        consent = _consent(request.consent, caller, policy)
+        deployer = Deployer()
+        with self.locks.held(topology.name), self.jobs.running(topology.name, Job(DEPLOYING, deployer, caller.uid)):
+            record = deployer.store.named(topology.name)  # a lab of that name, which only update may change
+            if record is not None and request.update:
+                _require_owner(record, caller, "update")
+            source = Path(request.source) if request.source else None
+            admit = _admission(caller, policy)
+            if request.update:
+                report = deployer.update_record(record, topology, _progress_to(send, request.every_step), source,
+                                                consent, caller.uid, admit)
+            else:
+                report = deployer.deploy(topology, _progress_to(send, request.every_step), source, consent,
+                                         caller.uid, admit)
+        return p.Result(0, data=asdict(report))
+
+    @contextmanager
+    def _owned(self, lab: str, caller: Caller, action: str) -> Iterator[LabRecord]:
+        """The record of the lab named `lab`, which the caller must own (or be root) to `action` it: looked up once,
+        and held against the agent's other requests on that lab while the block acts on it."""
+        with self.locks.held(lab):
+            record = StateStore().named(lab)
+            if record is None:
+                raise NotDeployed(StateStore.not_found(lab))
+            _require_owner(record, caller, action)
+            yield record
+
+    def _deployed(self, lab: str, caller: Caller, action: str) -> DeployedLab:
+        """The caller's lab named `lab`, compiled from its record as deployed (see `_owned`)."""
+        with self._owned(lab, caller, action) as record:
+            return DeployedLab.of_deployment(record.deployment())
+
+    def destroy(self, request: p.DestroyRequest, caller: Caller, send: Replies) -> p.Result:
+        started = time.monotonic()
+        deployer = Deployer()
+        with self._owned(request.lab, caller, "destroy") as record, \
+                self.jobs.running(record.name, Job(DESTROYING, deployer, caller.uid)):
+            steps = deployer.destroy(record, _progress_to(send, request.every_step))
+        return p.Result(0, data={"lab": request.lab, "ops": steps, "seconds": time.monotonic() - started})
+
+    def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
+        """Every member sees every lab's name, owner and state; only its owner (and root) its prefix, where it was
+        deployed from and how it is made."""
+        labs = [self.jobs.shown(lab if caller.owns(lab.owner) else replace(lab, prefix="", source="", document={}))
+                for lab in Deployer().status(request.lab or None)]
+        return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
+
+    def record(self, request: p.RecordRequest, caller: Caller) -> p.Result:
+        with self._owned(request.lab, caller, "read how it is deployed") as record:
+            return p.Result(0, data=record.deployment())
+
+    def operate_node(self, request: p.NodeRequest, caller: Caller) -> p.Result:
+        with self._owned(request.lab, caller, f"{request.action} nodes of") as record:
+            return p.Result(0, data={"said": operate_node(record, request.node, request.action)})
+
+    def operate_link(self, request: p.LinkRequest, caller: Caller) -> p.Result:
+        with self._owned(request.lab, caller, "change the links of") as record:
+            if request.action == "set":
+                said = set_link_impairment(record, request.a, request.b, rate_mbit=request.rate_mbit,
+                                           delay_ms=request.delay_ms, jitter_ms=request.jitter_ms,
+                                           loss_pct=request.loss_pct)
+            elif request.action in ("up", "down"):
+                said = set_link_state(record, request.a, request.b, up=request.action == "up")
+            else:
+                raise p.ProtocolError(f"a link's action is up, down or set, not {request.action!r}")
+        return p.Result(0, data={"said": said})
+
+    def save(self, request: p.SaveRequest, caller: Caller) -> p.Result:
+        with self._owned(request.lab, caller, "save the running state of") as record:
+            return p.Result(0, data=read_running(record).to_json())
+
+    def cleanup(self, caller: Caller, send: Replies) -> p.Result:
+        if not caller.root:
+            raise Refused("only root may clean up: it destroys every user's interrupted labs")
+        report = cleanup(Deployer(), _progress_to(send))
+        summary = p.CleanupSummary(report.labs, report.strays, report.errors)
+        return p.Result(EXIT_FAILED if report.errors else 0, data=asdict(summary))
+
+    def exec(self, request: p.ExecRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
+        lab = self._deployed(request.lab, caller, "run commands in")
+        node = lab.node(request.node)
+        if node.kind.console_socket(node) is not None:  # a VM: the client types the command on its console
+            if request.argv:
+                node.kind.command_in(node, request.argv)  # CannotRunInside when vtopo cannot drive that console
+            return _hand_over_console(lab, request.node, send)
+        account = pwd.getpwuid(caller.uid)
+        argv = request.argv or [account.pw_shell or "/bin/sh"]
+        jail = f"{node.names.run_root}/{DAEMON_SOCKETS}"
+        directory = account.pw_dir if os.path.isdir(account.pw_dir) else "/"
+        if caller.root:
+            argv = node.kind.command_in(node, argv)
+        elif (shell := node.kind.daemon_shell(node, argv, jail)) is not None:
+            argv = _daemon_shell_as_user(node, caller, shell, jail)
+        else:
+            argv = _as_user(node, caller, argv, directory)
+        environment = {"HOME": account.pw_dir, "USER": account.pw_name, "LOGNAME": account.pw_name,
+                       "SHELL": account.pw_shell, "PATH": SEARCH_PATH, "TERM": request.term or "dumb"}
+        if request.terminal:
+            return _run_on_pty(argv, environment, directory, request, send)
+        if len(fds) != 3:
+            raise p.ProtocolError("exec without a terminal needs the client's stdin, stdout and stderr")
+        child = subprocess.Popen(argv, stdin=fds[0], stdout=fds[1], stderr=fds[2], env=environment, cwd=directory,
+                                 start_new_session=True)
+        return p.Result(_exit_status(_wait_while_connected(child, send.connection)))
+
+    def console(self, request: p.ConsoleRequest, caller: Caller, send: Replies) -> p.Result:
+        return _hand_over_console(self._deployed(request.lab, caller, "attach to the consoles of"), request.node, send,
+                                  request.rows, request.columns)
+
+    def capture(self, request: p.CaptureRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
+        """tcpdump as root on the device the target names in the caller's lab, writing to the caller's descriptors:
+        the agent chooses the device, the options and the namespace; the caller only the filter and a count."""
+        from vtopo.capture.engine import tcpdump_argv
+        from vtopo.capture.target import CaptureError, resolve
+
+        lab = self._deployed(request.lab, caller, "capture on")
+        if len(fds) != 2:
+            raise p.ProtocolError("a capture needs the client's descriptors for the packets and the messages")
+        if len(request.filter) > MAX_FILTER or request.count < 0:
+            raise p.ProtocolError(f"a capture filter is at most {MAX_FILTER} characters, and its count not negative")
+        try:
+            target = resolve(lab.context, request.target)
+        except CaptureError as error:
+            raise Refused(str(error)) from None
+        child = subprocess.Popen(tcpdump_argv(target, request.filter, request.count or None),
+                                 stdin=subprocess.DEVNULL, stdout=fds[0], stderr=fds[1], start_new_session=True)
+        counters = lambda: os.killpg(child.pid, signal.SIGUSR1)  # noqa: E731
+        return p.Result(_exit_status(_wait_while_connected(child, send.connection, counters)))
+
+    def link_counters(self, request: p.LinkCountersRequest, caller: Caller, send: Replies) -> p.Result:
+        """The counters of the caller's lab's links, read in its namespaces every `every_s` seconds (at most
+        COUNTERS_PER_S times a second) until the client goes away."""
+        from vtopo.host.rates import LinkCounters, RatesUnavailable
+
+        counters = LinkCounters.of_lab(self._deployed(request.lab, caller, "read the link counters of").context)
+        every_s = max(request.every_s, 1 / COUNTERS_PER_S)
+        with selectors.DefaultSelector() as selector:
+            selector.register(send.connection, selectors.EVENT_READ)
+            while True:
+                try:
+                    totals = counters.read()
+                except RatesUnavailable as error:
+                    raise NotDeployed(f"cannot read the link counters of lab {request.lab}: {error}") from None
+                send.send(p.LinkCountersRead({link: list(read) for link, read in totals.items()}))
+                if selector.select(every_s):  # the client closed the connection, or said more than its request
+                    return p.Result(0)
+
+
+    def cancel(self, request: p.CancelRequest, caller: Caller) -> p.Result:
+        """Cancel the deploy of the caller's lab that runs now: it stops after the operation in progress and rolls
+        back, and its own client hears so."""
+        job = self.jobs.job(request.lab)
+        if job is None or job.doing != DEPLOYING:
+            return p.Result(0, data={"cancelled": False})
+        if not caller.owns(job.owner):
+            raise Refused(p.not_the_owner(request.lab, job.owner, "cancel the deploy of"))
+        job.deployer.cancel()
+        return p.Result(0, data={"cancelled": True})
+
+    def labs(self) -> p.Result:
+        """Every member may see which labs run and whose they are, as `vtopo status` shows them."""
+        entries = [replace(entry, doing=self.jobs.doing(entry.lab)) for entry in Deployer().labs()]
+        return p.Result(0, data={"labs": [asdict(entry) for entry in entries]})
+
+
+def _hand_over_console(lab: DeployedLab, node: str, send: Replies, rows: int = 0, columns: int = 0) -> p.Result:
+    """Connect to a VM's serial console (telling the guest the client's terminal size, if known) and send the
+    connected socket to the client."""
+    with lab.open_console(node, rows, columns) as console:
+        send.send(p.ConsoleOpened(), console.fileno())
+    return p.Result(0)
+
+
+def _wait_while_connected(child: subprocess.Popen[bytes], connection: socket.socket,
+                          on_counters: Callable[[], None] | None = None) -> int:
+    """The command's status; if the client goes away first (a cancelled measurement), its session is ended. During
+    a capture, the client's CaptureCounters lines call `on_counters`; any other line ends the command."""
+    pending = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(connection, selectors.EVENT_READ)
+        while child.poll() is None:
+            if not selector.select(0.1):
+                continue
+            data = connection.recv(4096)
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            try:
+                if not data or (lines and on_counters is None) or len(pending) > 4096:
+                    raise p.ProtocolError("the client went away or sent more than its request")
+                for line in lines:
+                    p.decode(line, p.DURING_CAPTURE)
+                    on_counters()  # type: ignore[misc]  # not None when there are lines
+            except p.ProtocolError:
+                os.killpg(child.pid, signal.SIGTERM)
+                return child.wait()
+    return child.returncode
+
+
+def _exit_status(returncode: int) -> int:
+    """A shell's $? for the command: 128 + the signal that ended it."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str], workdir: str) -> list[str]:
+    """`argv` run inside the node as root of the caller's lab: its user namespace maps the caller to root there, and
+    gives them no power over anything outside the lab."""
+    if node.kind.role is not Role.NAMESPACE or node.kind.netns(node) is None:
+        raise CannotRunInside(f"{node.node.name} is a {node.kind.label}: only root can run commands in it through "
+                              "the agent (it has no namespaces of its own to confine the command to)")
+    if node.lab.trust.owner.uid != caller.uid:
+        raise CannotRunInside(f"{node.lab.topology.name} was deployed before each lab had a user namespace of its "
+                              "own: destroy it and deploy it again to run commands in its nodes")
+    return node.enter(argv, workdir)
+
+
+def _daemon_shell_as_user(node: NodeContext, caller: Caller, shell: DaemonShell, jail: str) -> list[str]:
+    """The node's daemon shell (vtysh) run as the caller with only the sockets' group, in the node's network
+    namespace, in a mount namespace where this node's sockets are the only daemon sockets to be found: what it can
+    start (vtysh's start-shell) is the caller's own shell, and reaches no other lab's router and not the host's."""
+    netns = node.kind.netns(node)
+    if netns is None:
+        raise CannotRunInside(f"{node.node.name} has no network namespace of its own to confine its shell to")
+    account = pwd.getpwuid(caller.uid)
+    hidden = dict.fromkeys(os.path.realpath(path) for path in (node.names.run_root, *shell.hidden)
+                           if os.path.isdir(path))
+    return ["ip", "netns", "exec", netns, "sh", "-c", _DAEMON_SHELL_SCRIPT, "vtopo-daemon-shell", shell.directory,
+            jail, shell.config_name, shell.config.replace("{user}", account.pw_name), *hidden, "--", *shell.sockets,
+            "--",
+            "setpriv", f"--reuid={caller.uid}", f"--regid={account.pw_gid}",
+            f"--groups={grp.getgrnam(shell.group).gr_gid}", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all",
+            "--", *shell.argv]
+
+
+def _run_on_pty(argv: list[str], environment: dict[str, str], directory: str, request: p.ExecRequest,
+                send: Replies) -> p.Result:
+    """Start `argv` on a new pty (its controlling terminal, through setsid -c), hand the master end to the
+    client and wait for the command to end."""
+    master, slave = os.openpty()
+    try:
+        if request.rows and request.columns:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("4H", request.rows, request.columns, 0, 0))
+        child = subprocess.Popen(["setsid", "-c", *argv], stdin=slave, stdout=slave, stderr=slave, env=environment,
+                                 cwd=directory)
+    finally:
+        os.close(slave)
+    try:
+        send.send(p.ExecStarted(), master)
+    finally:
+        os.close(master)
+    return p.Result(_exit_status(child.wait()))
+
+
+class Replies:
+    """Answers to one client, until it goes away; after that, work in progress (a deploy) goes on unheard.
+
+    Progress events are written in batches, at most every FLUSH_EVERY seconds (a deploy makes one per operation);
+    any other answer goes at once, after the events before it."""
+
+    FLUSH_EVERY = 0.05
+
+    def __init__(self, connection: socket.socket) -> None:
+        self.connection = connection
+        self._gone = False
+        self._pending = bytearray()
+        self._flushed = time.monotonic()
+
+    def send(self, message: p.Message, fd: int | None = None) -> None:
+        """Send one line; with `fd`, the descriptor goes with it (SCM_RIGHTS)."""
+        self._pending += p.encode(message)
+        if isinstance(message, p.ProgressEvent) and time.monotonic() - self._flushed < self.FLUSH_EVERY:
+            return
+        data, self._pending, self._flushed = bytes(self._pending), bytearray(), time.monotonic()
+        if self._gone:
+            return
+        try:
+            if fd is None:
+                self.connection.sendall(data)
+            else:
+                socket.send_fds(self.connection, [data], [fd])
+        except OSError:
+            self._gone = True
+
+
+def _progress_to(send: Replies, every_step: bool = True) -> ProgressCallback:
+    """Progress as events to the client; without `every_step`, only each stage's first event and what nodes print
+    (a deploy makes an event per operation, which a client that shows stages would decode only to drop)."""
+    if every_step:
+        return lambda progress: send.send(p.ProgressEvent(**vars(progress)))
+    last_stage = [""]
+
+    def stage_changes(progress: Progress) -> None:
+        if progress.stage != OUTPUT_STAGE:
+            if progress.stage == last_stage[0]:
+                return
+            last_stage[0] = progress.stage
+        send.send(p.ProgressEvent(**vars(progress)))
+
+    return stage_changes
+
+
+def _read_request(connection: socket.socket, policy: Policy, fds: list[int]) -> p.Message:
+    """The request line, sent whole within the configured time and no longer than the configured size; the
+    descriptors sent with it are added to `fds`."""
+    deadline = time.monotonic() + policy.request_seconds
+    buffer = bytearray()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise p.ProtocolError(f"the request did not arrive within {policy.request_seconds} s")
+        connection.settimeout(remaining)
+        try:
+            data, received, _, _ = socket.recv_fds(connection, min(1 << 20, policy.request_bytes + 1 - len(buffer)),
+                                                   3)
+        except TimeoutError:
+            raise p.ProtocolError(f"the request did not arrive within {policy.request_seconds} s") from None
+        fds += received
+        if not data:
+            raise p.ProtocolError("the client closed the connection before its request was complete")
+        end = data.find(b"\n")
+        buffer += data if end < 0 else data[:end]
+        if len(buffer) > policy.request_bytes:
+            raise p.ProtocolError(f"a request is at most {policy.request_bytes} bytes")
+        if end >= 0:
+            return p.decode(bytes(buffer), p.REQUESTS)
+
+
+def _admission(caller: Caller, policy: Policy) -> Admission:
+    """What refuses a member's lab before anything is built: the member's quota of labs, nodes and VM memory, counted
+    with their other deployed labs. (Startup commands only root may allow are refused when the lab is compiled.)"""
+    def admit(lab: LabContext, others: list[LabRecord]) -> None:
+        if caller.root:
+            return
+        theirs = [record.usage() for record in others if _owner_of(record) == caller.uid]
+        total = sum(theirs, Usage())
+        this = usage_of(lab)
+        name, ask = lab.topology.name, f"or ask an administrator to raise it in {policy.source}"
+        if len(theirs) >= policy.labs_per_member:
+            raise Refused(f"lab {name}: {caller.name} has {len(theirs)} labs deployed, the most one member may "
+                          f"(labs_per_member); destroy one first, {ask}")
+        if total.nodes + this.nodes > policy.nodes_per_member:
+            raise Refused(f"lab {name} has {this.nodes} nodes and {caller.name}'s other labs {total.nodes}: more than "
+                          f"the {policy.nodes_per_member} one member may have (nodes_per_member); destroy a lab "
+                          f"first, {ask}")
+        if total.vm_memory_mb + this.vm_memory_mb > policy.vm_memory_mb_per_member:
+            raise Refused(f"lab {name}'s VMs take {this.vm_memory_mb:,} MiB and {caller.name}'s other VMs "
+                          f"{total.vm_memory_mb:,} MiB: more than the {policy.vm_memory_mb_per_member:,} MiB one member "
+                          f"may have (vm_memory_mb_per_member); give them less memory, destroy a lab first, {ask}")
+    return admit
+
+
+def _require_owner(record: LabRecord, caller: Caller, action: str) -> None:
+    if not caller.owns(record.owner):
+        raise Refused(p.not_the_owner(record.name, record.owner, action))
+
+
+def _owner_of(record: LabRecord) -> int | None:
+    try:
+        return record.owner
+    except FileNotFoundError:  # destroyed meanwhile
+        return None
+
+
+def _consent(consent: p.Consent, caller: Caller, policy: Policy) -> Trust:
+    """The caller's consent as the compiler's Trust. Host devices, and images outside vtopo's images directory, reach
+    past the lab: only root may allow them, or a member for what the administrator listed in the agent's
+    configuration. A user may only consent to images they can read themselves: the agent opens them as root.
+    Startup commands are the owner's own: they run as the owner, inside the lab's nodes."""
+    for image in consent.images:
+        if not os.path.isabs(image):
+            raise Refused(f"--allow-image {image}: give the image's absolute path")
+    if not caller.root:
+        for device in consent.host_devices:
+            if device not in policy.host_devices:
+                raise Refused(f"--allow-host-device {device}: only root may hand a host device to a lab (its nodes "
+                              f"would sit on the host's own network); ask an administrator to deploy the lab, or to "
+                              f'let the {p.GROUP} group use {device} in {policy.source}: host_devices = ["{device}"]')
+        for image in consent.images:
+            if not policy.allows_image(image):
+                raise Refused(f"--allow-image {image}: only root may let a lab boot a file from outside vtopo's images "
+                              f"directory; ask an administrator to copy it there, or to let the {p.GROUP} group use "
+                              f'its directory in {policy.source}: image_dirs = ["{os.path.dirname(image)}"]')
+            if not _readable_by(caller, image):
+                raise Refused(f"--allow-image {image}: {caller.name} cannot read that file, so the lab may not use it")
+    try:
+        vnis = policy.vnis_within(consent.tunnel_vnis)
+    except TunnelRefused as why:
+        raise Refused(str(why)) from None
+    return Trust(host_devices=frozenset(consent.host_devices), images=frozenset(consent.images),
+                 startup_commands=frozenset(consent.startup_commands), site=consent.site, tunnel_vnis=vnis,
+                 tunnel_peers=None if caller.root else policy.tunnel_peers)
+
+
+def _readable_by(caller: Caller, path: str) -> bool:
+    account = pwd.getpwuid(caller.uid)
+    check = subprocess.run(["setpriv", f"--reuid={caller.uid}", f"--regid={account.pw_gid}", "--init-groups", "--",
+                            "test", "-r", path], stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    return check.returncode == 0
+
+
+# ---------------------------------------------------------------- starting and stopping
+
+
+def passed_by_systemd() -> socket.socket | None:
+    """The socket systemd opened for the agent (vtopo-agent.socket), if it started it."""
+    if os.environ.get("LISTEN_PID") == str(os.getpid()) and os.environ.get("LISTEN_FDS") == "1":
+        return socket.socket(fileno=3)
+    return None
+
+
+def listen(path: Path, group: str) -> socket.socket:
+    """The agent's socket, root:GROUP mode 0660, over one a killed agent left."""
+    make_directory(path.parent, PASSAGE, exist_ok=True)  # clients reach the socket, and list nothing
+    if path.is_socket():
+        probe = socket.socket(socket.AF_UNIX)
+        try:
+            probe.connect(str(path))
+            raise HostError(f"a vtopo agent already listens on {path}")
+        except ConnectionRefusedError:
+            path.unlink()  # left by an agent that was killed
+        finally:
+            probe.close()
+    listener = socket.socket(socket.AF_UNIX)
+    old_umask = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    os.chown(path, 0, grp.getgrnam(group).gr_gid)
+    os.chmod(path, 0o660)
+    listener.listen(64)
+    return listener
+
+
+def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE, group: str = p.GROUP,
+        policy: Path = CONFIG) -> int:
+    try:
+        grp.getgrnam(group)
+    except KeyError:
+        print(f"vtopo agent: there is no group {group!r}; create it (`groupadd --system {group}`, as "
+              "scripts/setup.sh does) and add the users who may deploy labs", file=sys.stderr)
+        return EXIT_FAILED
+    listener = passed_by_systemd()
+    ours = listener is None  # a socket systemd made stays when the agent stops
+    listener = listener or listen(path, group)
+    if daemon:
+        _daemonize()
+        _write_pid_file(pid_file)
+
+    def stop(*_: object) -> None:
+        if ours:
+            path.unlink(missing_ok=True)
+        if daemon:
+            pid_file.unlink(missing_ok=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    keep_large_blocks_mapped()  # the requests' buffers: up to connections × request_bytes while a flood lasts
+    print(f"vtopo agent: listening on {path}", flush=True)
+    Agent(group, policy).serve(listener)
+    return 0
+
+
+def _daemonize() -> None:
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    os.chdir("/")
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def _write_pid_file(pid_file: Path) -> None:
+    write_file(pid_file, f"{os.getpid()}\n", 0o644)

@@ -1,0 +1,72 @@
+"""Root with no agent running is served by the agent's own code, in its own process on a socketpair: the same
+requests and the same answers as through `vtopo agent`. A member with no agent is told how to start one."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.test_deploy_bench import star
+from residue import snapshot
+from vtopo import protocol
+from vtopo.cli import main
+from vtopo.client.agent import agent_running
+from vtopo.host.state import StateStore
+from vtopo.model import io
+from vtopo.resources import TOPOLOGIES
+from vtopo.server.agent import SEARCH_PATH
+
+pytestmark = pytest.mark.privileged
+
+
+def test_root_without_an_agent_deploys_runs_commands_and_destroys_through_the_agents_code(capfd, monkeypatch):
+    assert not agent_running(protocol.SOCKET)
+    monkeypatch.setenv("VTOPO_TEST_MARK", "this process's")
+    before = snapshot()
+    try:
+        assert main(["deploy", str(TOPOLOGIES / "bridge-veth.vtopo")]) == 0
+        assert main(["exec", "bridge-veth", "c1", "--", "ping", "-c", "1", "-W", "2", "10.0.0.2"]) == 0
+        capfd.readouterr()
+        # the command runs as the agent runs every command: in the environment it gives, not this process's
+        assert main(["exec", "bridge-veth", "c1", "--", "sh", "-c", 'echo "$PATH [$VTOPO_TEST_MARK]"']) == 0
+        assert capfd.readouterr().out.strip() == f"{SEARCH_PATH} []"
+        assert main(["status", "bridge-veth"]) == 0
+        assert "lab bridge-veth" in capfd.readouterr().out
+    finally:
+        assert main(["destroy", "bridge-veth"]) == 0
+    assert snapshot() - before == {}
+
+
+def test_ctrl_c_during_a_deploy_without_an_agent_cancels_it_and_rolls_it_back(tmp_path: Path):
+    topology = star(60)
+    lab = tmp_path / "star.vtopo"
+    io.save(topology, lab)
+    before = snapshot()
+    deploy = subprocess.Popen([sys.executable, "-m", "vtopo", "deploy", "-v", str(lab)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    assert deploy.stdout is not None
+    applied = 0
+    for line in deploy.stdout:  # interrupt it once the agent has applied a few operations
+        applied += line.startswith("  [") and "(node " in line
+        if applied == 5:
+            break
+    deploy.send_signal(signal.SIGINT)
+    assert deploy.wait(timeout=120) == 130, deploy.stderr.read() if deploy.stderr else ""
+    assert StateStore().named(topology.name) is None
+    assert snapshot() - before == {}
+
+
+def test_a_member_without_an_agent_is_told_how_to_start_one(users):
+    nowhere = Path(f"/tmp/vtopo-no-agent-{os.getpid()}/agent.sock")
+    member = users["a"].pw_name
+    for args in (["status"], ["deploy", str(TOPOLOGIES / "bridge-veth.vtopo")], ["exec", "any", "c1", "--", "true"]):
+        result = subprocess.run(["runuser", "-u", member, "--", sys.executable, "-m", "vtopo", *args],
+                                env={**os.environ, "VTOPO_AGENT_SOCKET": str(nowhere)}, capture_output=True,
+                                text=True, timeout=60, stdin=subprocess.DEVNULL, cwd="/")
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.strip() == (f"error: no vtopo agent is running at {nowhere}, and only root can work "
+                                         "without one: start it with `sudo vtopo agent --daemon` (or `make run`)")

@@ -1,0 +1,95 @@
+"""A job never emits on a deleted worker: once its worker is gone, or the program exits, its next report ends it.
+At exit PySide deletes every QObject Python owns while pool threads still run; the link rates' job, which reports
+once a second for as long as a lab runs, then raised "Signal source has been deleted" (issue 27)."""
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import shiboken6
+from PySide6.QtCore import QThreadPool
+from pytestqt.qtbot import QtBot
+
+from vtopo.gui.workers import Report, Worker
+
+REPOSITORY = Path(__file__).parents[2]
+
+
+def test_a_job_ends_at_its_next_report_once_its_worker_is_deleted(qtbot: QtBot,
+                                                                 capfd: pytest.CaptureFixture[str]) -> None:
+    pool = QThreadPool()
+    reports: list[object] = []
+    ended = threading.Event()
+
+    def job(report: Report) -> None:
+        try:
+            while True:
+                report(len(reports))
+                time.sleep(0.005)
+        finally:
+            ended.set()
+
+    worker = Worker(job)
+    worker.yielded.connect(reports.append)
+    worker.start(pool)
+    qtbot.waitUntil(lambda: len(reports) > 3)
+    shiboken6.delete(worker)
+    assert ended.wait(5), "the job went on reporting to a deleted worker"
+    assert pool.waitForDone(5000)
+    assert "Signal source has been deleted" not in capfd.readouterr().err
+
+
+def test_a_worker_its_starter_lets_go_of_still_hands_back_the_result(qtbot: QtBot) -> None:
+    """The link rates' overlay keeps no reference to its worker: collected half-way, it lost the job's reports."""
+    pool = QThreadPool()
+    results: list[object] = []
+
+    def start() -> None:
+        worker = Worker(lambda _report: time.sleep(0.2) or "measured")
+        worker.returned.connect(results.append)
+        worker.start(pool)
+
+    start()
+    gc.collect()
+    qtbot.waitUntil(lambda: results == ["measured"], timeout=5000)
+    assert pool.waitForDone(5000)
+
+
+EXITING = """
+import sys, time
+from PySide6.QtCore import QObject, QThreadPool
+from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtTest import QTest
+from vtopo.gui.workers import Worker
+
+def forever(report):
+    while True:
+        report(time.monotonic())
+        time.sleep(0.01)
+
+app = QApplication([])
+window = QMainWindow()
+holder = QObject(window)
+pool = QThreadPool(holder)
+for _ in range(3):
+    worker = Worker(forever)
+    worker.yielded.connect(lambda _value: None)
+    worker.start(pool)
+window.show()
+QTest.qWait(200)
+print("leaving", flush=True)
+"""
+
+
+def test_the_program_exits_at_once_while_jobs_still_report() -> None:
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-c", EXITING], capture_output=True, text=True, timeout=30,
+                         env={"QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(REPOSITORY / "app")})
+    assert run.returncode == 0 and run.stdout.strip() == "leaving", run.stderr
+    assert "Signal source has been deleted" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert time.monotonic() - started < 15
