@@ -4,6 +4,7 @@ addresses are flagged, presentation mode for a projector, status messages over t
 deploying lab is not left without a question."""
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Callable
 
@@ -19,8 +20,7 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.document.placement import NODE_ROOM
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels import leaving
-from vtopo.reports import LabStatus
-from vtopo.reports import DeployReport, LabEntry, PartState, Progress
+from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState, Progress, user_name
 
 Key, Ctrl = Qt.Key, Qt.KeyboardModifier.ControlModifier
 Shift = Qt.KeyboardModifier.ShiftModifier
@@ -150,7 +150,7 @@ class HostDeployer(FakeDeployer):
         pass
 
     def labs(self) -> list[LabEntry]:
-        return [LabEntry(lab, 0) for lab in self.deployed] + [LabEntry("their-lab", 4242, "deploying")]
+        return [LabEntry(lab, os.getuid()) for lab in self.deployed] + [LabEntry("their-lab", 4242, "deploying")]
 
 
 class BlockingDeployer(HostDeployer):
@@ -204,7 +204,7 @@ def test_closing_or_opening_while_a_lab_runs_asks_and_the_running_labs_are_liste
     menu = window.menu_actions.running_labs
     menu.aboutToShow.emit()
     texts = [action.text() for action in menu.actions()]
-    assert any(text.startswith("bridge-veth — root") for text in texts), texts
+    assert any(text.startswith(f"bridge-veth — {user_name(os.getuid())}") for text in texts), texts
     assert any(text.startswith("their-lab — ") and "deploying" in text for text in texts), texts
     asked = answer_next_dialog("Keep working")
     qtbot.keyClick(window.view, Key.Key_N, Ctrl)

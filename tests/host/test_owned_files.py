@@ -54,6 +54,7 @@ def test_a_private_directory_that_is_a_symlink_is_refused(tmp_path: Path, applie
     assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
 
 
+@pytest.mark.privileged  # gives the directory to another user
 def test_a_private_directory_under_a_parent_another_user_can_write_is_refused(tmp_path: Path, applier) -> None:
     router = tmp_path / "r1"  # the daemon's own directory: a user other than root could swap its entries
     router.mkdir()
