@@ -56,11 +56,9 @@ up() {
     ip -n "$netns" link set uplink up
     ip -n "$netns" link set lo up
 
-    # the mount namespace: held by a sleeping process, entered by sshd and the agent. /run/netns is shared and the
-    # namespaces directory a private mount from the start, as vtopo leaves them on a host after its first lab
+    # the mount namespace: held by a sleeping process, entered by sshd and the agent
     ip netns exec "$netns" unshare --mount --propagation private sh -c '
-        mount --bind "$1/run" /run/vtopo && mount --bind "$1/netns" /run/netns && mount --make-shared /run/netns
-        mkdir -p /run/vtopo/ns && mount --bind /run/vtopo/ns /run/vtopo/ns && mount --make-private /run/vtopo/ns
+        mount --bind "$1/run" /run/vtopo && mount --bind "$1/netns" /run/netns
         exec sleep infinity' sh "$state" >/dev/null 2>&1 &
     echo $! >"$state/holder.pid"
     for _ in $(seq 50); do inside mountpoint -q /run/vtopo 2>/dev/null && break; sleep 0.1; done

@@ -79,8 +79,7 @@ class SimulatedHost:
         left += [f"nft {line}" for line in self.run("nft", "list", "tables").stdout.splitlines() if "vtopo-" in line]
         labs = self.directory / "lib" / "labs"
         left += [f"record {path.name}" for path in labs.iterdir()] if labs.is_dir() else []
-        left += [f"run directory {path.name}" for path in (self.directory / "run").iterdir()
-                 if path.is_dir() and (path.name != "ns" or any(path.iterdir()))]  # ns: where labs keep namespaces
+        left += [f"run directory {path.name}" for path in (self.directory / "run").iterdir() if path.is_dir()]
         return left
 
 

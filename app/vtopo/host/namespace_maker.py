@@ -166,8 +166,22 @@ def _private_directory(path: str) -> None:
 
 
 def _is_mount_point(path: str) -> bool:
-    with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
-        return any(line.split()[4] == path for line in mounts)
+    """Whether the mount `path` resolves to has its root there. /proc/self/mountinfo is no answer: it lists mounts
+    hidden under one on a parent directory too (a simulated host's /run/vtopo over the host's own), and making such a
+    path private fails (EINVAL)."""
+    try:
+        return _mount_id(path) != _mount_id(os.path.dirname(path))
+    except FileNotFoundError:
+        return False
+
+
+def _mount_id(path: str) -> int:
+    fd = os.open(path, os.O_PATH)
+    try:
+        with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as info:
+            return next(int(line.split()[1]) for line in info if line.startswith("mnt_id:"))
+    finally:
+        os.close(fd)
 
 
 def remove(paths: list[str]) -> None:
