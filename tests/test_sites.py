@@ -8,7 +8,7 @@ import pytest
 
 from spread_labs import LabBuilder, here
 from vtopo import protocol as p
-from vtopo.client.ssh import ssh_argv
+from vtopo.host.ssh import ssh_argv
 from vtopo.cli import main
 from vtopo.kinds.environment import Trust
 from vtopo.lab import plan_of, problems_of
@@ -149,7 +149,7 @@ def test_a_deploy_request_carries_the_site_and_its_vni_range():
 
 def test_ssh_gets_the_destination_after_the_options_and_the_labs_key_only_when_allowed():
     argv = ssh_argv(REMOTE)
-    assert argv[-5:] == ["--", "root@198.18.0.2", "vtopo", "agent", "--stdio"]
+    assert argv[-3:] == ["--", "root@198.18.0.2", "vtopo agent --stdio"]
     assert "BatchMode=yes" in argv and argv[argv.index("-i") + 1] == "/keys/b"
     assert "UserKnownHostsFile=/keys/b.known" in argv
     [refusal] = not_allowed(two_sites().topology, frozenset())
@@ -205,3 +205,23 @@ def test_a_bridge_with_two_nodes_on_another_site_gets_a_copy_there_joined_by_one
     assert [op.name for op in remote.ops if isinstance(op, CreateBridge)] == [f"{remote.prefix}-br0"]
     assert sorted(op.name for op in remote.ops if isinstance(op, CreateNamespace)) == [f"{remote.prefix}-c2",
                                                                                       f"{remote.prefix}-c3"]
+
+
+def test_a_command_for_another_site_is_one_quoted_line_for_its_shell():
+    argv = ssh_argv(REMOTE, ["vtopo", "exec", "two", "c2", "--", "sh", "-c", "echo $HOME; touch /tmp/x"], terminal=True)
+    assert argv[1] == "-tt" and argv[-2:] == ["root@198.18.0.2",
+                                              "vtopo exec two c2 -- sh -c 'echo $HOME; touch /tmp/x'"]
+
+
+def test_a_capture_on_another_sites_end_runs_there_and_on_a_local_end_here():
+    from vtopo.capture import resolve
+    from vtopo.capture.engine import tcpdump_argv
+    from vtopo.compile.compiler import lab_context
+    from vtopo.kinds.environment import HostFacts
+    from vtopo.kinds.registry import installed_kinds
+
+    context = lab_context(two_sites().topology, installed_kinds(), HostFacts(), Trust())
+    there = resolve(context, "c2:eth0")
+    assert there.site == REMOTE and tcpdump_argv(there, "icmp", 5)[-1] == "vtopo capture two c2:eth0 --pcap -f icmp -c 5"
+    here_ = resolve(context, "c1:eth0")
+    assert here_.site is None and tcpdump_argv(here_)[:4] == ["ip", "netns", "exec", here_.netns]

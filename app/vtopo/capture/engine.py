@@ -23,6 +23,7 @@ from scapy.utils import RawPcapReader
 from vtopo.capture.decode import RawPacket
 from vtopo.capture.pcapng import NanosecondPcapNgWriter, copy_head
 from vtopo.capture.target import CaptureError, CaptureTarget
+from vtopo.host.ssh import ssh_argv
 
 _DROPPED = re.compile(r"(\d+) packets? dropped by kernel")
 _STARTED = "listening on"
@@ -36,7 +37,12 @@ def tcpdump_argv(target: CaptureTarget, bpf: str = "", count: int | None = None)
 
     Not --immediate-mode: the kernel hands packets over in blocks (at the latest after tcpdump's 1 s timeout), which
     keeps a 30,000 packets/s flood without drops where immediate mode dropped most of it; a large kernel buffer
-    absorbs bursts. -U writes each packet as soon as tcpdump has it, with the kernel's timestamp in nanoseconds."""
+    absorbs bursts. -U writes each packet as soon as tcpdump has it, with the kernel's timestamp in nanoseconds.
+
+    On another site, `vtopo capture --pcap` runs this there, over ssh."""
+    if target.site is not None:
+        options = [*(["-f", bpf] if bpf else []), *(["-c", str(count)] if count else [])]
+        return ssh_argv(target.site, ["vtopo", "capture", target.lab, target.label, "--pcap", *options])
     if target.lab and os.geteuid() != 0:
         return [sys.executable, "-m", "vtopo.client.pcap", target.lab, target.label, bpf, str(count or 0)]
     argv = ["tcpdump", "-i", target.device, "-n", "-s", "0", "-B", str(KERNEL_BUFFER_KIB), "-U",
@@ -46,6 +52,24 @@ def tcpdump_argv(target: CaptureTarget, bpf: str = "", count: int | None = None)
     if bpf:
         argv += ["--", bpf]  # an expression, never an option
     return ["ip", "netns", "exec", target.netns, *argv] if target.netns else argv
+
+
+def stream_pcap(target: CaptureTarget, bpf: str, count: int | None) -> int:
+    """tcpdump's pcap stream on this process's stdout and its messages on stderr, until tcpdump ends or stdin does:
+    over ssh, stdin ends when the other site stops the capture or goes away. tcpdump's exit status."""
+    try:
+        tcpdump = subprocess.Popen(tcpdump_argv(target, bpf, count), stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError as error:
+        raise CaptureError(f"cannot start tcpdump for {target.label}: {error.strerror}") from error
+
+    def stop_when_stdin_ends() -> None:
+        while os.read(0, 4096):
+            pass
+        if tcpdump.poll() is None:
+            os.killpg(tcpdump.pid, signal.SIGTERM)
+
+    threading.Thread(target=stop_when_stdin_ends, daemon=True).start()
+    return tcpdump.wait()
 
 
 def new_capture_file() -> Path:
@@ -82,7 +106,9 @@ class Capture:
     def start(self) -> None:
         """Start tcpdump and return once it listens; CaptureError with tcpdump's words when it cannot."""
         try:
-            self._popen = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            # ssh's stdin stays open until the capture stops: on another site, its end tells the capture to stop
+            stdin = subprocess.PIPE if self.target.site else subprocess.DEVNULL
+            self._popen = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, start_new_session=True)
         except OSError as error:
             self.close()
@@ -127,8 +153,9 @@ class Capture:
                 return
 
     def ask_for_drops(self) -> None:
-        """Ask tcpdump for its counters (SIGUSR1); `kernel_drops` follows when it answers."""
-        if self._popen is not None and self._popen.poll() is None:
+        """Ask tcpdump for its counters (SIGUSR1); `kernel_drops` follows when it answers. A signal does not cross
+        ssh: a capture on another site counts its drops when it ends."""
+        if self._popen is not None and self._popen.poll() is None and self.target.site is None:
             self._popen.send_signal(signal.SIGUSR1)
 
     def flush(self) -> int:
@@ -163,7 +190,7 @@ class Capture:
 
     def close(self) -> None:
         self.stop()
-        for stream in (self._popen.stdout, self._popen.stderr) if self._popen else ():
+        for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr) if self._popen else ():
             if stream is not None:
                 stream.close()
         if self._owns_file:

@@ -6,6 +6,8 @@ from typing import Any
 
 from vtopo.compile.analysis import host_routed_legs, path_between
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.model.placement import remote_site
+from vtopo.model.sites import Site
 
 
 class CaptureError(Exception):
@@ -24,11 +26,15 @@ class CaptureTarget:
     lab: str = ""
     """The deployed lab's name: a user who is not root captures through the vtopo agent, which finds the device
     again from the lab and the label."""
+    site: Site | None = None
+    """The site the device is on, when that is another machine: the capture runs there, over ssh, and the device is
+    found there from the lab and the label."""
 
 
 def end_target(end: EndContext) -> CaptureTarget:
-    return CaptureTarget(f"{end.node.name}:{end.end.port}", end.device, end.netns, end.link.id,
-                         end.owner.lab.topology.name)
+    topology = end.owner.lab.topology
+    return CaptureTarget(f"{end.node.name}:{end.end.port}", end.device, end.netns, end.link.id, topology.name,
+                         remote_site(topology, end.node.name))
 
 
 def resolve(lab: LabContext, spec: str) -> CaptureTarget:
@@ -43,7 +49,8 @@ def resolve(lab: LabContext, spec: str) -> CaptureTarget:
             raise CaptureError(f"{name} has no port {port!r} (it has: {_ports(node)})")
         return _with_device(end)
     if node.kind.role is Role.SWITCH:
-        return CaptureTarget(name, node.names.node_device(name), None, lab=lab.topology.name)
+        return CaptureTarget(name, node.names.node_device(name), None, lab=lab.topology.name,
+                             site=remote_site(lab.topology, name))
     if len(node.ends) == 1:
         return _with_device(node.ends[0])
     if not node.ends:
@@ -53,7 +60,7 @@ def resolve(lab: LabContext, spec: str) -> CaptureTarget:
 
 def link_targets(lab: LabContext, link_id: str) -> list[CaptureTarget]:
     """Both ends of a link that have a device to listen on."""
-    return [end_target(end) for end in lab.ends if end.link.id == link_id and end.device]
+    return [end_target(end) for end in lab.ends if end.link.id == link_id and _listenable(end)]
 
 
 def path_targets(lab: LabContext, source: str, destination: str) -> list[CaptureTarget]:
@@ -66,11 +73,16 @@ def path_targets(lab: LabContext, source: str, destination: str) -> list[Capture
         path = [*legs[0], *legs[1]]  # the host routes between the two legs, with no link in the drawing
     if not path:
         raise CaptureError(f"{source} and {destination} are not linked in the drawing, and no host route joins them")
-    return [end_target(end if end.device else end.other) for end in path]
+    return [end_target(end if _listenable(end) else end.other) for end in path]
+
+
+def _listenable(end: EndContext) -> bool:
+    """Whether the end has a device of its own, here or on its site."""
+    return bool(end.device) or remote_site(end.owner.lab.topology, end.node.name) is not None
 
 
 def _with_device(end: EndContext) -> CaptureTarget:
-    if not end.device:
+    if not _listenable(end):
         raise CaptureError(f"{end.node.name}:{end.end.port} is a {end.medium} segment's end with no device of its own; "
                            f"capture on the other end, {end.other.node.name}:{end.other.end.port}")
     return end_target(end)

@@ -9,11 +9,13 @@ from vtopo.cli.common import Command, deployed_for_caller
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
-    from vtopo.capture import Capture, CaptureError, resolve, summarize  # scapy takes a second to import
+    from vtopo.capture import Capture, CaptureError, resolve, stream_pcap, summarize  # scapy takes a second
 
     lab = deployed_for_caller(args.lab, "capture on")  # the agent captures for a user who is not root
     try:
         target = resolve(lab.context, args.target)
+        if args.pcap:
+            return stream_pcap(target, args.filter, args.count)
         capture = Capture(target, args.filter, args.count, ring_size=100_000)
         capture.start()
     except CaptureError as error:
@@ -45,3 +47,5 @@ def add_commands(command: Command) -> None:
     sub.add_argument("-f", "--filter", default="", metavar="BPF", help="a tcpdump filter, e.g. 'icmp or arp'")
     sub.add_argument("-c", "--count", type=int, help="stop after this many packets")
     sub.add_argument("-w", "--write", type=Path, metavar="FILE.pcapng", help="also save the whole capture here")
+    sub.add_argument("--pcap", action="store_true", help="write tcpdump's raw pcap stream on stdout until stdin "
+                     "ends (how another site's vtopo captures on this one, over ssh)")

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtopo import protocol as p
-from vtopo.client.ssh import finish, start_ssh
+from vtopo.host.ssh import finish, ssh_argv, start_ssh
 from vtopo.client.terminal import relay_terminal, terminal_size
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
+from vtopo.model.placement import remote_site
 from vtopo.model.sites import Site
 from vtopo.model.topology import Topology
 from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, ProgressCallback
@@ -53,7 +54,8 @@ def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
 def deployed_for(lab: str, action: str, client: AgentClient | None = None) -> DeployedLab:
     """The deployed lab as the caller may use it to `action` it (measure, check, capture on), learnt from the agent:
     lab records are root's alone. The caller must own it or be root (AgentRefused at once otherwise). A member's
-    commands run through the agent, as the member; root runs them itself. NotDeployed when there is no such lab."""
+    commands run through the agent, as the member; root runs them itself; a command in a node on another site runs
+    there, through ssh and that site's `vtopo exec`. NotDeployed when there is no such lab."""
     from vtopo.deployed import DeployedLab, NotDeployed
 
     client = client or AgentClient()
@@ -62,10 +64,18 @@ def deployed_for(lab: str, action: str, client: AgentClient | None = None) -> De
         deployed = DeployedLab.of_deployment(client.deployment(lab))
     except AgentError as error:
         raise NotDeployed(str(error)) from None
-    if os.getuid() == 0:
+    topology = deployed.context.topology
+    if os.getuid() == 0 and not topology.sites:
         return deployed
-    name = deployed.context.topology.name
-    return deployed.through(lambda node, argv: exec_argv(name, node, argv))
+
+    def run(node: str, argv: list[str]) -> list[str]:
+        if site := remote_site(topology, node):
+            return ssh_argv(site, ["vtopo", "exec", topology.name, node, "--", *argv])
+        if os.getuid() == 0:
+            return deployed.node(node).kind.command_in(deployed.node(node), argv)
+        return exec_argv(topology.name, node, argv)
+
+    return deployed.through(run)
 
 
 def agent_running(path: Path = p.SOCKET) -> bool:
@@ -137,7 +147,7 @@ class InProcess(Connection):
 
 
 class OverSsh(Connection):
-    """A connection to another site's agent through ssh (vtopo.client.ssh). Descriptors do not cross it. When the
+    """A connection to another site's agent through ssh (vtopo.host.ssh). Descriptors do not cross it. When the
     site does not answer, what ssh said is the reason given."""
 
     def __init__(self, site: Site) -> None:
@@ -289,6 +299,10 @@ class AgentClient:
     def deployment(self, lab: str) -> dict[str, Any]:
         """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
         return self.checked(p.RecordRequest(lab))
+
+    def site_of_node(self, lab: str, node: str) -> Site | None:
+        """The site a node of the caller's lab runs on, when that is another machine; None for a node here."""
+        return remote_site(io.from_document(self.deployment(lab)["topology"]), node)
 
     # vtopo.operate's three functions, done by the agent on a lab of the caller's
 

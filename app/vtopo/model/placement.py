@@ -4,7 +4,8 @@ from __future__ import annotations
 import hashlib
 
 from vtopo.model.problems import Problem
-from vtopo.model.sites import LOCAL, DEFAULT_VNIS, DESTINATION, SITE_NAME, SITE_NAME_RULE, SitePart, Tunnel, is_address
+from vtopo.model.sites import (LOCAL, DEFAULT_VNIS, DESTINATION, SITE_NAME, SITE_NAME_RULE, Site, SitePart, Tunnel,
+                               is_address)
 from vtopo.model.topology import Link, Node, Topology
 
 
@@ -12,6 +13,13 @@ def site_of(topology: Topology, node: Node) -> str:
     """The site a node runs on: LOCAL for the machine vtopo runs on, whatever name the lab gives that site."""
     site = topology.sites.get(node.site)
     return LOCAL if site is None or site.local else site.name
+
+
+def remote_site(topology: Topology, node_name: str) -> Site | None:
+    """The site a node runs on when that is another machine than the one vtopo runs on; None for a local node."""
+    node = topology.node_named(node_name)
+    site = topology.sites.get(node.site) if node is not None else None
+    return None if site is None or site.local else site
 
 
 def sites_used(topology: Topology) -> list[str]:
