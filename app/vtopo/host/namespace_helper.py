@@ -121,21 +121,24 @@ def _unshare_above(keeper: int | None, base: int) -> None:
     file be bind-mounted only in a namespace of a lower id (mnt_ns_loop), and hands ids out in per-CPU batches: one
     made on another CPU than the keeper's may have a lower id though it is newer (EINVAL when the maker keeps it: seen
     with a maker in a mount namespace of its own, as a simulated host's agent is). The CPU whose batch held the
-    keeper's id, or any CPU once its batch is used up, gives a higher one."""
-    allowed = os.sched_getaffinity(0)
+    keeper's id, or any CPU once its batch is used up, gives a higher one; this process may move to any CPU of its
+    cpuset, whatever affinity it inherited."""
+    inherited = os.sched_getaffinity(0)
     try:
-        for cpu in [None, *sorted(allowed)]:
+        for cpu in [None, *range(os.cpu_count() or 1)]:
             if cpu is not None:
+                try:
+                    os.sched_setaffinity(0, {cpu})
+                except OSError:
+                    continue  # outside this process's cpuset, or offline
                 syscalls.setns(base, CLONE_NEWNS)
-                os.sched_setaffinity(0, {cpu})
             syscalls.unshare(CLONE_NEWNS | CLONE_NEWUTS)
             made = syscalls.mount_namespace_id(f"{THREAD_NS}/mnt")
             if keeper is None or made is None or made > keeper:
                 return
-        raise OSError(errno.EAGAIN, f"no CPU this process may run on made a mount namespace of an id above {keeper}, "
-                                    "its keeper's")
+        raise OSError(errno.EAGAIN, f"no CPU made a mount namespace of an id above {keeper}, its keeper's")
     finally:
-        os.sched_setaffinity(0, allowed)
+        os.sched_setaffinity(0, inherited)
 
 
 def _answer(channel: socket.socket, answer: dict[str, object], namespaces: list[str]) -> None:
