@@ -21,6 +21,7 @@ from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
 from vtopo.measure.nodes import MeasureError
 
 MAX_STEPS = 8
+NO_ROUTE = ("Network is unreachable", "No route to host")  # what `ip route get` says when the table has no route
 Run = Callable[[str, list[str]], str]
 """The standard output of a command run inside a node; MeasureError when it fails."""
 
@@ -51,7 +52,11 @@ class RouteWalk:
                 return "", source_address  # a VM's or a switch's tables are not ours to read
             try:
                 route: dict[str, Any] = json.loads(self.run(name, ["ip", "-j", "route", "get", address]))[0]
-            except (MeasureError, ValueError, IndexError, KeyError):
+            except MeasureError as error:
+                if not any(words in str(error) for words in NO_ROUTE):
+                    return f"{name}'s route to {address} could not be read: {error}", source_address
+                return self._no_route(node, address, target), source_address
+            except (ValueError, IndexError, KeyError):
                 return self._no_route(node, address, target), source_address
             source_address = source_address or str(route.get("prefsrc", ""))
             end = next((e for e in node.ends if e.device and e.device == route.get("dev")), None)
