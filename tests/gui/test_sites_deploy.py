@@ -1,24 +1,36 @@
 """The designer deploys a lab spread over sites: it asks which other machines vtopo may connect to (none ticked), a
 site left unticked stops the deploy and says why, an edit of a running spread lab is refused with what to do, and the
-lab's state is each site's own part of it."""
+lab's state is each site's own part of it. Privileged: the teaching lab split between this machine and a simulated
+host (scripts/sim-host.sh) deploys from the designer, converges over the tunnel, passes its checks, captures across
+the tunnel, opens a terminal on the other site and is destroyed with nothing left on either."""
 from __future__ import annotations
 
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
+
+import pytest
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QPushButton
 from pytestqt.qtbot import QtBot
 
+from residue import snapshot
+from sites.simulated import SimulatedHost
 from spread_labs import here
-from tests.gui.helpers import click, deploy_with_f5, drag, when_open
+from tests.gui.helpers import (answer_next_dialog, choose, click, deploy_with_f5, double_click, drag, right_click,
+                               when_menu_opens, when_open)
+from tests.gui.test_terminal_widget import type_line, wait_for
 from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.deployed_lab import deployed_lab
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.sites_deployer import merged
 from vtopo.model import io
 from vtopo.model.sites import Site
 from vtopo.model.topology import Topology
-from vtopo.reports import DeployReport, LabStatus, PartState
+from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState
 from vtopo.resources import TOPOLOGIES
 from vtopo.sites.spread import SiteStatus
 
@@ -55,8 +67,8 @@ class RecordingDeployer:
         return [LabStatus(t.name, "vtfake", "", 0, "running", [PartState(n.name, "running") for n in t.nodes.values()],
                           [], io.to_document(t)) for t in self.deployed[-1:]]
 
-    def labs(self) -> list[Any]:
-        return []
+    def labs(self) -> list[LabEntry]:
+        return [LabEntry(t.name, os.getuid()) for t in self.deployed[-1:]]
 
 
 def answer_sites(qtbot: QtBot, tick: list[str], button: str, seen: list[tuple[str, bool]]) -> None:
@@ -165,3 +177,91 @@ def test_a_spread_labs_state_is_each_sites_own_part_and_an_unreachable_site_is_n
     assert {p.name: p.detail for p in gone.nodes if p.state == "degraded"}["r2"] == "; site b has no part of the lab"
     deploying = lab("deploying", {}, {})
     assert merged(topology, deploying, [SiteStatus("b", [], refused)]).state == "deploying"  # the agent's job shows
+
+
+@pytest.fixture(scope="module")
+def other_host() -> Iterator[SimulatedHost]:
+    """One simulated host for the module (started once: it takes seconds)."""
+    host = SimulatedHost.up("d")
+    try:
+        yield host
+    finally:
+        host.down()
+
+
+@pytest.mark.privileged
+def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable[..., MainWindow], qtbot: QtBot,
+                                                          tmp_path: Path, other_host: SimulatedHost) -> None:
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    path = saved(split_teaching_lab(other_host.site), tmp_path)
+    window = make_window(path, deployer_loader=load_deployer)
+    view, scene = window.view, window.editor.scene
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    seen: list[tuple[str, bool]] = []
+    answer_sites(qtbot, ["d"], "Deploy", seen)
+    view.setFocus()
+    try:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=240_000):
+            qtbot.keyClick(view, Qt.Key.Key_F5)
+        log = window.log.toPlainText()
+        assert seen == [(f"site d: root@{other_host.address} port 22 (identity {other_host.site.identity}, known "
+                         f"hosts {other_host.site.known_hosts})", False)]
+        assert window.deploy.states == {name: NodeState.RUNNING for name in scene_names(window)}, log
+        assert "] [d] " in log and "] [local] " in log and "site d: " in log  # each site's progress, labelled
+        assert other_host.residue(), "site d runs r2's side"
+
+        lab = deployed_lab("l2-vs-l3", "check")
+        converged = False
+        for _ in range(60):  # OSPF's hello 1 s, dead 4 s: r1 learns lan2 over the tunnel in seconds
+            ping = subprocess.run(lab.command_in("h1", ["ping", "-c", "1", "-W", "1", "10.2.0.10"]),
+                                  capture_output=True, text=True, timeout=30)
+            if ping.returncode == 0:
+                converged = True
+                break
+        assert converged, ping.stdout + ping.stderr
+        neighbours = subprocess.run(lab.command_in("r1", ["vtysh", "-c", "show ip ospf neighbor"]),
+                                    capture_output=True, text=True, timeout=30).stdout
+        assert "Full" in neighbours and "10.0.12.2" in neighbours, neighbours
+
+        panel = window.checks_panel
+        with qtbot.waitSignal(window.checks.finished, timeout=180_000):
+            qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+        rows = [(panel.tree.topLevelItem(i).text(0), panel.tree.topLevelItem(i).text(1), panel.tree.topLevelItem(i).text(2))
+                for i in range(panel.tree.topLevelItemCount())]
+        assert rows and all(result == "pass" for _name, result, _why in rows), rows
+
+        when_menu_opens(choose("Capture on r2:eth1"))  # r2's end of the tunnel, on site d
+        right_click(view, scene.links["r1-eth1--r2-eth1"].line.center())
+        tab = window.capture_panel.captures()[0]
+        qtbot.waitUntil(lambda: tab.target is not None, timeout=30_000)
+        subprocess.run(lab.command_in("h1", ["ping", "-c", "3", "-i", "0.3", "10.2.0.10"]), check=True, timeout=30)
+        qtbot.waitUntil(lambda: any("echo" in row[0].info for row in tab.table.rows), timeout=15_000)
+        tab.close_capture()
+
+        double_click(view, scene.nodes["h3"].pos())  # a terminal on h3, on site d
+        shell = window.terminals.terminals()[0]
+        qtbot.waitUntil(lambda: any(shell.text()), timeout=30_000)
+        type_line(qtbot, shell, "echo on $(hostname -I)")
+        wait_for(qtbot, shell, "on 10.2.0.10", timeout=20_000)
+        with qtbot.waitSignal(shell.finished, timeout=10_000):
+            type_line(qtbot, shell, "exit")
+
+        again = make_window(path, deployer_loader=load_deployer)  # the designer opened again on the running lab
+        qtbot.waitUntil(lambda: again.deploy.state_of("h3") is NodeState.RUNNING, timeout=30_000)
+        assert again.deploy.deployed_lab == "l2-vs-l3" and again.drift.text() == ""
+        again.close()
+    finally:
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow)
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            answer_next_dialog("Destroy")
+            qtbot.keyClick(view, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+    assert window.deploy.states == {}, window.log.toPlainText()
+    assert other_host.residue() == []
+    assert snapshot() - before == {}
+
+
+def scene_names(window: MainWindow) -> set[str]:
+    return {node.name for node in window.editor.topology.nodes.values()}

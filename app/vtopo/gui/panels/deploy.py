@@ -215,7 +215,9 @@ class DeployController(QObject):
         self._start("destroy", lambda deployer, report: deployer.destroy(lab, report), self._torn_down)
 
     def refresh_status(self) -> None:
-        self._start("status", lambda deployer, _report: deployer.status(None), self._status_read)
+        """Read the running labs and this lab's state (each site's part of it, for a lab spread over sites)."""
+        lab = self._editor.topology.name
+        self._start("status", lambda deployer, _report: _read_lab(deployer, lab, None), self._read)
 
     def cancel(self) -> None:
         """Stop the deploy under way after its current step; it rolls back, and its end says so."""
@@ -250,11 +252,14 @@ class DeployController(QObject):
         if read is None or self.busy:  # nothing changed, or this window started a job since
             return
         self._seen = read
+        self._read(read, quiet=True)
+
+    def _read(self, read: tuple[list[LabEntry], LabStatus | None], quiet: bool = False) -> None:
         labs, ours = read
         if labs != self.running_labs:
             self.running_labs = labs
             self.labs_changed.emit()
-        self._status_read([ours] if ours is not None else [], quiet=True)
+        self._status_read(ours, quiet)
 
     def _follow_agent_job(self, ours: LabStatus | None) -> None:
         """What the agent does to the lab for another client (or for a designer that was closed), as its state says:
@@ -349,10 +354,9 @@ class DeployController(QObject):
         self._set_links_down(set())
         self._editor.scene.set_link_faults({})
 
-    def _status_read(self, labs: list[LabStatus], quiet: bool = False) -> None:
-        """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name. `quiet`: a
-        read of the timer, which logs nothing the last one did not."""
-        ours = next((lab for lab in labs if lab.lab == self._editor.topology.name), None)
+    def _status_read(self, ours: LabStatus | None, quiet: bool = False) -> None:
+        """`ours`: this lab's state, None when it is not deployed. `quiet`: a read of the timer, which logs nothing
+        the last one did not."""
         self._follow_agent_job(ours)
         self.deployed_lab = ours.lab if ours is not None else ""
         self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None and ours.document else ""
