@@ -27,6 +27,8 @@ class SpreadLabRunning(Exception):
 
 
 class SitesDeployer(AgentDeployer):
+    """The agent's Deployer, which hands a lab spread over sites to vtopo.sites.spread."""
+
     def __init__(self, client: AgentClient | None = None) -> None:
         super().__init__(client)
         self._read: dict[str, tuple[float, list[SiteStatus]]] = {}  # lab -> when, and its other sites' states
