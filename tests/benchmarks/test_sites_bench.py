@@ -1,13 +1,16 @@
-"""A lab spread over three sites (the real host and two simulated ones) against the same lab on one host: 3 x N
+"""A lab spread over three sites (the real host and two simulated ones) against the same lab on one host: 3 x 300
 containers, each site's on a bridge of its own, the bridges joined by tunnels. Prints both deploy times and their
-ratio, and what one request to another site's agent over ssh costs; asserts no times.
+ratio, what one request to another site's agent over ssh costs, and iperf3 across a tunnel against the same path
+(two containers on two bridges joined by a veth) on one host; asserts no times.
 
 The goal: a deploy over sites takes its largest site's share (a third), plus a fixed cost for ssh. On one machine
 the simulated hosts share its CPUs, so the parallel parts compete for the same cores.
 """
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 import time
 from collections.abc import Iterator
 
@@ -19,7 +22,7 @@ from vtopo.client.agent import AgentClient
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 
-PER_SITE = 100
+PER_SITE = 300
 SITES = ("", "b", "c")
 
 
@@ -63,4 +66,37 @@ def test_three_sites_against_one_host(sites: Sites) -> None:
     print(f"\n{3 * PER_SITE} containers on one host: {one:.2f} s; over three sites ({PER_SITE} each, tunnels "
           f"between the bridges): {over:.2f} s, ratio {over / one:.2f}; the slowest site's own part took "
           f"{largest:.2f} s; one request to another site's agent over ssh: {ssh * 1000:.0f} ms")
+    assert sites.residue() == {}
+
+
+def iperf_between_lans(sites: Sites, name: str, spread: bool) -> float:
+    """Mbit/s from c1 on lan1 to c2 on lan2, the two bridges on two sites (a tunnel between them) or on one host."""
+    builder = sites.builder(name)
+    for number, site in ((1, ""), (2, "b" if spread else "")):
+        builder.node(f"lan{number}", "bridge", site=site, forward_delay=0.0)
+        builder.node(f"c{number}", "container", site=site)
+        builder.link(f"c{number}", f"lan{number}", f"10.9.0.{number}/24")
+    builder.link("lan1", "lan2")
+    assert (deployed := sites.deploy(builder)).returncode == 0, deployed.stderr
+    try:
+        server = sites.agent.spawn(None, "exec", name, "c2", "--", "iperf3", "-s", "-1")
+        try:
+            for _ in range(50):
+                client = sites.vtopo("exec", name, "c1", "--", "iperf3", "-c", "10.9.0.2", "-t", "5", "-J")
+                if client.returncode == 0:
+                    return float(json.loads(client.stdout)["end"]["sum_received"]["bits_per_second"]) / 1e6
+                time.sleep(0.2)  # the server is not listening yet
+            raise AssertionError(client.stdout + client.stderr)
+        finally:
+            server.kill()
+            server.communicate()
+    finally:
+        assert sites.vtopo("destroy", name).returncode == 0
+
+
+def test_iperf_across_a_tunnel_against_the_same_path_on_one_host(sites: Sites) -> None:
+    one = iperf_between_lans(sites, "pathhere", spread=False)
+    tunnel = iperf_between_lans(sites, "pathover", spread=True)
+    print(f"\niperf3 c1 -> c2, lan1 and lan2 joined on one host: {one:,.0f} Mbit/s; across a VXLAN tunnel to a "
+          f"simulated host: {tunnel:,.0f} Mbit/s, ratio {tunnel / one:.2f}")
     assert sites.residue() == {}

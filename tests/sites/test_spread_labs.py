@@ -8,11 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from sites.simulated import Sites
 from spread_labs import LabBuilder
+from waiting import wait_for
 from vtopo.kinds.environment import default_prefix
 
 pytestmark = pytest.mark.privileged
@@ -22,13 +24,10 @@ def exec_argv(sites: Sites, lab: str, node: str, *argv: str) -> list[str]:
     return [sys.executable, "-m", "vtopo", "exec", lab, node, "--", *argv]
 
 
-def run_on(sites: Sites, site: str, lab: str, node: str, *argv: str, timeout: float = 60
-           ) -> subprocess.CompletedProcess[str]:
-    """`argv` in a node, through the agent of the node's site (exec is not yet carried across sites)."""
-    if site == "":
-        return sites.agent.vtopo(None, "exec", lab, node, "--", *argv, timeout=timeout)
-    host = sites.b if site == "b" else sites.c
-    return host.vtopo("exec", lab, node, "--", *argv, timeout=timeout)
+def run_in(sites: Sites, lab: str, node: str, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`argv` in a node, from this machine: `vtopo exec` runs it on the node's own site, over ssh when that is
+    another machine."""
+    return sites.agent.vtopo(None, "exec", lab, node, "--", *argv, timeout=timeout)
 
 
 def two_containers(sites: Sites) -> LabBuilder:
@@ -43,17 +42,17 @@ def test_ping_and_iperf_cross_a_tunnel(spread: Sites):
     deployed = spread.deploy(two_containers(spread))
     assert deployed.returncode == 0, deployed.stderr
     try:
-        assert run_on(spread, "", "pair", "c1", "ping", "-c", "3", "-i", "0.2", "-W", "2", "10.0.0.2").returncode == 0
-        assert run_on(spread, "b", "pair", "c2", "ping", "-c", "1", "-W", "2", "-M", "do", "-s", "1422",
+        assert run_in(spread, "pair", "c1", "ping", "-c", "3", "-i", "0.2", "-W", "2", "10.0.0.2").returncode == 0
+        assert run_in(spread, "pair", "c2", "ping", "-c", "1", "-W", "2", "-M", "do", "-s", "1422",
                       "10.0.0.1").returncode == 0  # a full 1450-byte packet passes: the MTU was lowered
-        details = run_on(spread, "b", "pair", "c2", "ip", "-d", "link", "show", "eth0").stdout
+        details = run_in(spread, "pair", "c2", "ip", "-d", "link", "show", "eth0").stdout
         assert "vxlan id 1" in details and "remote 198.18.0.1" in details and "mtu 1450" in details
         server = subprocess.Popen(exec_argv(spread, "pair", "c1", "iperf3", "-s", "-1"), env=spread.agent.env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             client = None
             for _ in range(50):
-                client = run_on(spread, "b", "pair", "c2", "iperf3", "-c", "10.0.0.1", "-t", "2", "-J")
+                client = run_in(spread, "pair", "c2", "iperf3", "-c", "10.0.0.1", "-t", "2", "-J")
                 if client.returncode == 0:
                     break
             assert client is not None and client.returncode == 0, client.stdout if client else ""
@@ -69,6 +68,53 @@ def test_ping_and_iperf_cross_a_tunnel(spread: Sites):
     assert "destroyed site b's part of lab pair" in destroyed.stdout
 
 
+def capture_from_here(sites: Sites, lab: str, target: str, *options: str) -> subprocess.Popen[str]:
+    """`vtopo capture` on this machine, once it says it listens."""
+    capture = subprocess.Popen([sys.executable, "-m", "vtopo", "capture", lab, target, *options], env=sites.agent.env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert capture.stderr is not None
+    while not (line := capture.stderr.readline()).startswith("capturing on"):
+        assert line, f"the capture ended before it listened: {capture.communicate()}"
+    return capture
+
+
+def processes_running(words: str) -> list[int]:
+    """The processes whose command line contains `words` (on every simulated host: they share the pid namespace)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and words in Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_capture_from_here_on_another_sites_end_sees_the_tunnels_traffic(spread: Sites, tmp_path: Path):
+    lab = two_containers(spread)
+    lab.topology.name = "seen"
+    deployed = spread.deploy(lab)
+    assert deployed.returncode == 0, deployed.stderr
+    try:
+        saved = tmp_path / "c2.pcapng"
+        capture = capture_from_here(spread, "seen", "c2:eth0", "-f", "icmp", "-c", "4", "-w", str(saved))
+        assert run_in(spread, "seen", "c1", "ping", "-c", "2", "-i", "0.2", "-W", "2", "10.0.0.2").returncode == 0
+        out, err = capture.communicate(timeout=30)
+        lines = out.splitlines()
+        assert len(lines) == 4 and all("10.0.0.1" in line and "10.0.0.2" in line for line in lines), out + err
+        assert "4 packets captured" in err and f"saved in {saved}" in err
+        read = subprocess.run(["tshark", "-r", str(saved), "-T", "fields", "-e", "icmp.type"], capture_output=True,
+                              text=True, check=True).stdout.split()
+        assert read == ["8", "0", "8", "0"]
+        endless = capture_from_here(spread, "seen", "c2:eth0")  # stopped here with Ctrl-C: nothing goes on there
+        endless.send_signal(signal.SIGINT)
+        endless.communicate(timeout=30)
+        assert wait_for(lambda: not processes_running("capture seen c2:eth0 --pcap"), 10)
+    finally:
+        destroyed = spread.vtopo("destroy", "seen")
+        assert destroyed.returncode == 0, destroyed.stderr
+
+
 def test_a_bridge_over_three_sites_is_one_broadcast_domain(spread: Sites):
     """br0 is here, with a copy on b (two of its nodes are there) joined by one tunnel, and a tunnel to c3 on c."""
     lab = spread.builder("span")
@@ -80,23 +126,20 @@ def test_a_bridge_over_three_sites_is_one_broadcast_domain(spread: Sites):
     assert deployed.returncode == 0, deployed.stderr
     try:
         listeners = []
-        for site, node in (("", "c1"), ("c", "c3"), ("b", "c4")):
+        for node in ("c1", "c3", "c4"):  # here, on c and on b
             argv = ["tcpdump", "-c", "1", "-lni", "eth0", "arp and host 10.0.1.2 and host 10.0.1.3"]
-            if site:
-                command = (spread.b if site == "b" else spread.c).vtopo_argv("exec", "span", node, "--", *argv)
-            else:
-                command = exec_argv(spread, "span", node, *argv)
+            command = exec_argv(spread, "span", node, *argv)
             listener = subprocess.Popen(command, env=spread.agent.env, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
             assert listener.stderr is not None
             while "listening on" not in (line := listener.stderr.readline()):
                 assert line, "tcpdump ended before it listened"
             listeners.append(listener)
-        assert run_on(spread, "b", "span", "c2", "ping", "-c", "2", "-W", "2", "10.0.1.3").returncode == 0
+        assert run_in(spread, "span", "c2", "ping", "-c", "2", "-W", "2", "10.0.1.3").returncode == 0
         for listener in listeners:  # c2's ARP request for c3 reached every site
             out, _ = listener.communicate(timeout=10)
             assert "Request who-has 10.0.1.3 tell 10.0.1.2" in out
-        assert run_on(spread, "", "span", "c1", "ping", "-c", "1", "-W", "2", "10.0.1.2").returncode == 0
+        assert run_in(spread, "span", "c1", "ping", "-c", "1", "-W", "2", "10.0.1.2").returncode == 0
     finally:
         destroyed = spread.vtopo("destroy", "span")
         assert destroyed.returncode == 0, destroyed.stderr
@@ -147,11 +190,11 @@ def test_ospf_converges_across_a_tunnel(spread: Sites):
     try:
         reached = False
         for _ in range(60):
-            if run_on(spread, "", "ospf", "h1", "ping", "-c", "1", "-W", "1", "10.2.0.10").returncode == 0:
+            if run_in(spread, "ospf", "h1", "ping", "-c", "1", "-W", "1", "10.2.0.10").returncode == 0:
                 reached = True
                 break
         assert reached, "h1 never reached h2 over OSPF's routes"
-        routes = run_on(spread, "b", "ospf", "r2", "vtysh", "-c", "show ip route ospf").stdout
+        routes = run_in(spread, "ospf", "r2", "vtysh", "-c", "show ip route ospf").stdout
         assert "10.1.0.0/24" in routes and "via 10.0.12.1" in routes, routes
     finally:
         destroyed = spread.vtopo("destroy", "ospf")
