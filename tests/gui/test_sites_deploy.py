@@ -6,6 +6,7 @@ the tunnel, opens a terminal on the other site and is destroyed with nothing lef
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,22 +15,24 @@ from typing import Any, Callable
 import pytest
 
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QPushButton
+from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QMenu, QPushButton
+from pytestqt.exceptions import TimeoutError as WaitTimeout
 from pytestqt.qtbot import QtBot
 
 from residue import snapshot
 from sites.simulated import SimulatedHost
-from spread_labs import here
+from spread_labs import LabBuilder, here
 from tests.gui.helpers import (answer_next_dialog, choose, click, deploy_with_f5, double_click, drag, right_click,
                                when_menu_opens, when_open)
 from tests.gui.test_terminal_widget import type_line, wait_for
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.deployed_lab import deployed_lab
 from vtopo.gui.main_window import MainWindow
+from vtopo.host.ssh import ssh_argv
 from vtopo.gui.sites_deployer import merged
 from vtopo.model import io
 from vtopo.model.sites import Site
-from vtopo.model.topology import Topology
+from vtopo.model.topology import Position, Topology
 from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState
 from vtopo.resources import TOPOLOGIES
 from vtopo.sites.spread import SiteStatus
@@ -201,10 +204,8 @@ def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable
     qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
     seen: list[tuple[str, bool]] = []
     answer_sites(qtbot, ["d"], "Deploy", seen)
-    view.setFocus()
     try:
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=240_000):
-            qtbot.keyClick(view, Qt.Key.Key_F5)
+        deploy_with_the_key(window, qtbot, 240_000)
         log = window.log.toPlainText()
         assert seen == [(f"site d: root@{other_host.address} port 22 (identity {other_host.site.identity}, known "
                          f"hosts {other_host.site.known_hosts})", False)]
@@ -254,18 +255,82 @@ def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable
         again.close()
     finally:
         window.terminals.shutdown()
-        window.activateWindow()
-        qtbot.waitUntil(window.isActiveWindow)
-        qtbot.waitUntil(lambda: window.menu_actions.destroy.isEnabled() or not window.deploy.deployed_lab)
-        if window.deploy.deployed_lab:
-            with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy,
-                                  timeout=120_000):
-                answer_next_dialog("Destroy")
-                qtbot.keyClick(view, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+        destroy_with_the_key(window, qtbot)
     assert window.deploy.states == {}, window.log.toPlainText()
     assert other_host.residue() == []
     assert snapshot() - before == {}
 
 
+def deploy_with_the_key(window: MainWindow, qtbot: QtBot, timeout_ms: int) -> None:
+    """F5 on the canvas, and wait until the deploy has ended (its log says how, when it does not)."""
+    window.view.setFocus()
+    try:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=timeout_ms):
+            qtbot.keyClick(window.view, Qt.Key.Key_F5)
+    except WaitTimeout as timeout:
+        raise AssertionError(f"the deploy did not end:\n{window.log.toPlainText()}") from timeout
+
+
+def destroy_with_the_key(window: MainWindow, qtbot: QtBot) -> None:
+    """Shift+F5 and Destroy in its question, when the lab is deployed; wait until the destroy has ended."""
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.waitUntil(lambda: window.menu_actions.destroy.isEnabled() or not window.deploy.deployed_lab,
+                    timeout=30_000)
+    if window.deploy.deployed_lab:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            answer_next_dialog("Destroy")
+            qtbot.keyClick(window.view, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+
+
 def scene_names(window: MainWindow) -> set[str]:
     return {node.name for node in window.editor.topology.nodes.values()}
+
+
+@pytest.mark.privileged
+def test_a_site_that_does_not_answer_is_named_by_status_and_destroy(make_window: Callable[..., MainWindow],
+                                                                  qtbot: QtBot, tmp_path: Path,
+                                                                  other_host: SimulatedHost) -> None:
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    lab = LabBuilder("lost", [here(), other_host.site])
+    lab.node("c1", "container")
+    lab.node("br0", "bridge", site="d")
+    lab.link("c1", "br0", "10.0.0.1/24")
+    lab.topology.nodes["br0"].position = Position(200, 0)
+    window = make_window(saved(lab.topology, tmp_path), deployer_loader=load_deployer)
+    log = window.log
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    answer_sites(qtbot, ["d"], "Deploy", [])
+    try:
+        deploy_with_the_key(window, qtbot, 120_000)
+        assert window.deploy.state_of("br0") is NodeState.RUNNING, log.toPlainText()
+        os.kill(int((other_host.directory / "sshd.pid").read_text()), signal.SIGTERM)  # site d refuses ssh
+        qtbot.waitUntil(lambda: subprocess.run(ssh_argv(other_host.site, ["true"]), capture_output=True,
+                                               timeout=30).returncode != 0, timeout=10_000)
+        qtbot.waitUntil(lambda: window.deploy.state_of("br0") is NodeState.FAILED, timeout=30_000)
+        assert window.deploy.state_of("c1") is NodeState.RUNNING
+
+        lab_entry = next(action for action in window.menuBar().actions() if action.text() == "&Lab")
+        lab_menu = lab_entry.menu()
+        assert isinstance(lab_menu, QMenu)
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=60_000):
+            qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton,
+                             pos=window.menuBar().actionGeometry(lab_entry).center())
+            qtbot.waitUntil(lab_menu.isVisible)
+            qtbot.mouseClick(lab_menu, Qt.MouseButton.LeftButton,
+                             pos=lab_menu.actionGeometry(window.menu_actions.status).center())
+        assert "lab lost: site d: " in log.toPlainText() and "node br0: unreachable; site d cannot be reached: " \
+            in log.toPlainText()
+
+        destroy_with_the_key(window, qtbot)
+        assert "FAILED: site d: " in log.toPlainText() and "run `vtopo cleanup` there" in log.toPlainText()
+        assert other_host.residue(), "site d keeps its part while it does not answer"
+    finally:
+        other_host.run("/usr/sbin/sshd", "-f", str(other_host.directory / "ssh" / "sshd_config"))
+        destroy_with_the_key(window, qtbot)  # what is left, when the test failed half-way
+        cleaned = other_host.vtopo("cleanup")
+        assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
+    assert other_host.residue() == []
+    assert snapshot() - before == {}
