@@ -229,9 +229,9 @@ def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable
         panel = window.checks_panel
         with qtbot.waitSignal(window.checks.finished, timeout=180_000):
             qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
-        rows = [(panel.tree.topLevelItem(i).text(0), panel.tree.topLevelItem(i).text(1), panel.tree.topLevelItem(i).text(2))
+        rows = [[panel.tree.topLevelItem(i).text(column) for column in range(3)]
                 for i in range(panel.tree.topLevelItemCount())]
-        assert rows and all(result == "pass" for _name, result, _why in rows), rows
+        assert len(rows) > 10 and [row for row in rows if row[1] != "pass"] == []
 
         when_menu_opens(choose("Capture on r2:eth1"))  # r2's end of the tunnel, on site d
         right_click(view, scene.links["r1-eth1--r2-eth1"].line.center())
