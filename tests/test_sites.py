@@ -225,3 +225,13 @@ def test_a_capture_on_another_sites_end_runs_there_and_on_a_local_end_here():
     assert there.site == REMOTE and tcpdump_argv(there, "icmp", 5)[-1] == "vtopo capture two c2:eth0 --pcap -f icmp -c 5"
     here_ = resolve(context, "c1:eth0")
     assert here_.site is None and tcpdump_argv(here_)[:4] == ["ip", "netns", "exec", here_.netns]
+
+
+def test_a_node_is_remote_only_from_another_sites_point_of_view():
+    from vtopo.model.placement import Unreachable, remote_site
+
+    topology = two_sites().topology
+    assert remote_site(topology, "c2") == REMOTE and remote_site(topology, "c1") is None
+    assert remote_site(topology, "c2", here="b") is None  # on b, its own node: never ssh to itself again
+    with pytest.raises(Unreachable, match="c1 runs on the machine lab two was deployed from"):
+        remote_site(topology, "c1", here="b")

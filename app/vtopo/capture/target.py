@@ -6,7 +6,7 @@ from typing import Any
 
 from vtopo.compile.analysis import host_routed_legs, path_between
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
-from vtopo.model.placement import remote_site
+from vtopo.model.placement import Unreachable, remote_site
 from vtopo.model.sites import Site
 
 
@@ -32,9 +32,9 @@ class CaptureTarget:
 
 
 def end_target(end: EndContext) -> CaptureTarget:
-    topology = end.owner.lab.topology
-    return CaptureTarget(f"{end.node.name}:{end.end.port}", end.device, end.netns, end.link.id, topology.name,
-                         remote_site(topology, end.node.name))
+    lab = end.owner.lab
+    return CaptureTarget(f"{end.node.name}:{end.end.port}", end.device, end.netns, end.link.id, lab.topology.name,
+                         _site(lab, end.node.name))
 
 
 def resolve(lab: LabContext, spec: str) -> CaptureTarget:
@@ -50,7 +50,7 @@ def resolve(lab: LabContext, spec: str) -> CaptureTarget:
         return _with_device(end)
     if node.kind.role is Role.SWITCH:
         return CaptureTarget(name, node.names.node_device(name), None, lab=lab.topology.name,
-                             site=remote_site(lab.topology, name))
+                             site=_site(lab, name))
     if len(node.ends) == 1:
         return _with_device(node.ends[0])
     if not node.ends:
@@ -78,7 +78,15 @@ def path_targets(lab: LabContext, source: str, destination: str) -> list[Capture
 
 def _listenable(end: EndContext) -> bool:
     """Whether the end has a device of its own, here or on its site."""
-    return bool(end.device) or remote_site(end.owner.lab.topology, end.node.name) is not None
+    try:
+        return bool(end.device) or _site(end.owner.lab, end.node.name) is not None
+    except Unreachable:
+        return False
+
+
+def _site(lab: LabContext, node_name: str) -> Site | None:
+    """The site a node runs on, when another machine than this one."""
+    return remote_site(lab.topology, node_name, lab.trust.site)
 
 
 def _with_device(end: EndContext) -> CaptureTarget:

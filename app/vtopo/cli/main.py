@@ -47,7 +47,8 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 # loads nothing: an error can only have been raised if its module was imported.
 ONE_LINE_ERRORS = ("vtopo.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
                    "vtopo.measure.nodes:MeasureError", "vtopo.host.errors:HostError",
-                   "vtopo.client.agent:AgentRefused", "vtopo.client.agent:AgentUnavailable")
+                   "vtopo.client.agent:AgentRefused", "vtopo.client.agent:AgentUnavailable",
+                   "vtopo.model.placement:Unreachable")
 AGENT_FAILED = ("vtopo.client.agent:AgentError",)
 
 

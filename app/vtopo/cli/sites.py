@@ -105,7 +105,8 @@ def destroy_spread(lab: str, agent: AgentClient, progress: ProgressCallback) -> 
         print(f"error: the destroy of lab {lab} failed:\n{error}", file=sys.stderr)
         return EXIT_FAILED
     for site, count in steps.items():
-        print(f"destroyed site {s.site_label(site)}'s part of lab {lab}: {count} operations")
+        print(f"destroyed site {s.site_label(site)}'s part of lab {lab}: {count} operations" if count else
+              f"site {s.site_label(site)} had nothing left of lab {lab}")
     return EXIT_OK
 
 

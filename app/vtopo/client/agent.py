@@ -64,12 +64,12 @@ def deployed_for(lab: str, action: str, client: AgentClient | None = None) -> De
         deployed = DeployedLab.of_deployment(client.deployment(lab))
     except AgentError as error:
         raise NotDeployed(str(error)) from None
-    topology = deployed.context.topology
+    topology, here = deployed.context.topology, deployed.context.trust.site
     if os.getuid() == 0 and not topology.sites:
         return deployed
 
     def run(node: str, argv: list[str]) -> list[str]:
-        if site := remote_site(topology, node):
+        if site := remote_site(topology, node, here):
             return ssh_argv(site, ["vtopo", "exec", topology.name, node, "--", *argv])
         if os.getuid() == 0:
             return deployed.node(node).kind.command_in(deployed.node(node), argv)
@@ -302,7 +302,10 @@ class AgentClient:
 
     def site_of_node(self, lab: str, node: str) -> Site | None:
         """The site a node of the caller's lab runs on, when that is another machine; None for a node here."""
-        return remote_site(io.from_document(self.deployment(lab)["topology"]), node)
+        from vtopo.host.state import consent_of, topology_of
+
+        deployment = self.deployment(lab)
+        return remote_site(topology_of(deployment), node, consent_of(deployment).site)
 
     # vtopo.operate's three functions, done by the agent on a lab of the caller's
 

@@ -19,6 +19,7 @@ Every answer is {"ok": true} or {"error": "..."}.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -37,6 +38,7 @@ TMPFS_MODES = {"/run": "mode=0755"}  # the others are world-writable with the st
 def main(argv: list[str]) -> int:
     channel = socket.socket(fileno=int(argv[0]))
     mode, userns, hidden = argv[1], argv[2], argv[3:]
+    keeper = syscalls.mount_namespace_id(f"{THREAD_NS}/mnt")  # the maker's, which keeps each node's by a bind mount
     syscalls.unshare(CLONE_NEWNS)  # owned by the initial user namespace, which may unmount what is hidden
     syscalls.mount("", "/", None, MS_REC | MS_SLAVE)
     for path in hidden:
@@ -66,7 +68,7 @@ def main(argv: list[str]) -> int:
                 syscalls.unshare(CLONE_NEWNET)
                 _answer(channel, {"ok": True}, [f"{THREAD_NS}/net"])
             elif request["op"] == "node":
-                _isolate(request["hostname"], fds[0], fds[1], request.get("keep", []))
+                _isolate(request["hostname"], fds[0], fds[1], request.get("keep", []), base, keeper)
                 _answer(channel, {"ok": True}, [f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
                 syscalls.setns(base, CLONE_NEWNS)
             else:
@@ -85,11 +87,11 @@ def _become_root() -> None:
     os.setresuid(0, 0, 0)
 
 
-def _isolate(hostname: str, netns: int, hosts: int, keep: list[str]) -> None:
+def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, keeper: int | None) -> None:
     """Unshare the node's mount and UTS namespaces while inside its network namespace, and furnish them; each of
     `keep` stays visible where it is, though the directory it lies under becomes the node's own."""
     syscalls.setns(netns, CLONE_NEWNET)
-    syscalls.unshare(CLONE_NEWNS | CLONE_NEWUTS)
+    _unshare_above(keeper, base)
     syscalls.mount("", "/", None, MS_REC | MS_SLAVE)
     syscalls.sethostname(hostname)
     try:  # the node's own interfaces under /sys/class/net, as `ip netns exec` shows them
@@ -112,6 +114,31 @@ def _isolate(hostname: str, netns: int, hosts: int, keep: list[str]) -> None:
         os.chmod(path, 0o644)
         if os.path.exists(f"/etc/{name}"):
             syscalls.mount(path, f"/etc/{name}", None, MS_BIND)
+
+
+def _unshare_above(keeper: int | None, base: int) -> None:
+    """New mount and UTS namespaces, the mount namespace's id above `keeper`'s. The kernel lets a mount namespace's
+    file be bind-mounted only in a namespace of a lower id (mnt_ns_loop), and hands ids out in per-CPU batches: one
+    made on another CPU than the keeper's may have a lower id though it is newer (EINVAL when the maker keeps it: seen
+    with a maker in a mount namespace of its own, as a simulated host's agent is). The CPU whose batch held the
+    keeper's id, or any CPU once its batch is used up, gives a higher one; this process may move to any CPU of its
+    cpuset, whatever affinity it inherited."""
+    inherited = os.sched_getaffinity(0)
+    try:
+        for cpu in [None, *range(os.cpu_count() or 1)]:
+            if cpu is not None:
+                try:
+                    os.sched_setaffinity(0, {cpu})
+                except OSError:
+                    continue  # outside this process's cpuset, or offline
+                syscalls.setns(base, CLONE_NEWNS)
+            syscalls.unshare(CLONE_NEWNS | CLONE_NEWUTS)
+            made = syscalls.mount_namespace_id(f"{THREAD_NS}/mnt")
+            if keeper is None or made is None or made > keeper:
+                return
+        raise OSError(errno.EAGAIN, f"no CPU made a mount namespace of an id above {keeper}, its keeper's")
+    finally:
+        os.sched_setaffinity(0, inherited)
 
 
 def _answer(channel: socket.socket, answer: dict[str, object], namespaces: list[str]) -> None:

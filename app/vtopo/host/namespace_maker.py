@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from vtopo.host import netns as namespaces
@@ -139,18 +140,19 @@ def vtopos_own_paths() -> list[str]:
 
 
 _private_dirs: set[tuple[int, int]] = set()
+_directory_lock = threading.Lock()  # the agent's labs share one namespaces directory: one thread mounts or releases it
 
 
 def _keep(namespace_file: str, path: str) -> None:
     """Bind-mount `namespace_file` on `path`, a new empty file in a private directory."""
-    directory = os.path.dirname(path)
-    _private_directory(directory)
-    os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
-    try:
-        syscalls.mount(namespace_file, path, None, MS_BIND)
-    except BaseException:
-        os.unlink(path)
-        raise
+    with _directory_lock:
+        _private_directory(os.path.dirname(path))
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
+        try:
+            syscalls.mount(namespace_file, path, None, MS_BIND)
+        except BaseException:
+            os.unlink(path)
+            raise
 
 
 def _private_directory(path: str) -> None:
@@ -193,11 +195,12 @@ def remove(paths: list[str]) -> None:
 
 def release_directory(path: str) -> None:
     """Remove the namespaces directory once it keeps nothing: unmount it and delete it."""
-    try:
-        if os.listdir(path):
+    with _directory_lock:
+        try:
+            if os.listdir(path):
+                return
+        except FileNotFoundError:
             return
-    except FileNotFoundError:
-        return
-    syscalls.umount(path)
-    _private_dirs.clear()
-    os.rmdir(path)
+        syscalls.umount(path)
+        _private_dirs.clear()
+        os.rmdir(path)

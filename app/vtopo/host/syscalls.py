@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
+import struct
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -17,6 +19,7 @@ MS_PRIVATE = 1 << 18
 MS_SLAVE = 1 << 19
 MS_SHARED = 1 << 20
 MNT_DETACH = 2
+NS_GET_MNTNS_ID = 0x8008B705  # _IOR(0xb7, 5, __u64), Linux 6.9
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
@@ -48,6 +51,17 @@ def unshare(flags: int) -> None:
 
 def setns(fd: int, kind: int) -> None:
     _checked(_libc.setns(fd, kind), "setns")
+
+
+def mount_namespace_id(path: str) -> int | None:
+    """The kernel's id of the mount namespace whose file is `path`; None from a kernel that does not say."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return int(struct.unpack("Q", fcntl.ioctl(fd, NS_GET_MNTNS_ID, bytes(8)))[0])
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def sethostname(name: str) -> None:

@@ -15,11 +15,21 @@ def site_of(topology: Topology, node: Node) -> str:
     return LOCAL if site is None or site.local else site.name
 
 
-def remote_site(topology: Topology, node_name: str) -> Site | None:
-    """The site a node runs on when that is another machine than the one vtopo runs on; None for a local node."""
+class Unreachable(Exception):
+    """A node of the lab that this site cannot reach: it runs where the lab was deployed from."""
+
+
+def remote_site(topology: Topology, node_name: str, here: str = LOCAL) -> Site | None:
+    """The site a node runs on when that is another machine than `here` (the site this machine is in the lab: LOCAL
+    where the lab was deployed from); None for a node of `here`. Unreachable for a node of the machine the lab was
+    deployed from, seen from another site: the lab gives no way back there."""
     node = topology.node_named(node_name)
-    site = topology.sites.get(node.site) if node is not None else None
-    return None if site is None or site.local else site
+    site = site_of(topology, node) if node is not None else here
+    if site == here:
+        return None
+    if site == LOCAL:
+        raise Unreachable(f"{node_name} runs on the machine lab {topology.name} was deployed from; run this there")
+    return topology.sites[site]
 
 
 def sites_used(topology: Topology) -> list[str]:

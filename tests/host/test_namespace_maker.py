@@ -1,0 +1,57 @@
+"""Where a node's mount namespace is kept: the maker binds its file in the lab's namespaces directory, from the mount
+namespace the maker runs in, which may be one of its own (a simulated host's agent)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.privileged
+
+# The kernel hands out namespace ids in per-CPU batches. The keeper's mount namespace is made on the CPU whose batch
+# is highest, the nodes' on the lowest: without care, each node's id is below the keeper's, and the kernel refuses to
+# bind its file there (EINVAL).
+ID_ON_THIS_CPU = "from vtopo.host import syscalls; print(syscalls.mount_namespace_id('/proc/self/ns/mnt'))"
+KEEPER_OF_ITS_OWN = textwrap.dedent("""
+    import os, subprocess, sys
+    os.sched_setaffinity(0, {int(sys.argv[2])})
+    from vtopo.host import syscalls
+    from vtopo.host.namespace_maker import NamespaceMaker, remove, release_directory
+    from vtopo.host.netns import delete_netns
+    from vtopo.ops import NETNS_DIR
+    syscalls.mount("tmpfs", NETNS_DIR, "tmpfs", 0)
+    directory, hosts = sys.argv[1] + "/ns", sys.argv[1] + "/hosts"
+    open(hosts, "w").write("127.0.0.1 localhost\\n")
+    maker = NamespaceMaker.in_initial(directory)
+    kept = []
+    try:
+        for index in range(12):
+            name = f"vtkeep-n{index}"
+            maker.network_namespace(name)
+            files = [f"{directory}/{name}.mnt", f"{directory}/{name}.uts"]
+            maker.isolate(name, f"n{index}", hosts, *files)
+            kept.append((name, files))
+        print("kept", len(kept))
+    finally:
+        maker.close()
+        for name, files in kept:
+            remove(files)
+            delete_netns(name)
+        release_directory(directory)
+""")
+
+
+def test_a_maker_in_a_mount_namespace_of_its_own_keeps_every_node(tmp_path) -> None:
+    ids = {cpu: int(subprocess.run(["taskset", "-c", str(cpu), "unshare", "--mount", sys.executable, "-c",
+                                    ID_ON_THIS_CPU], capture_output=True, text=True, check=True).stdout)
+           for cpu in sorted(os.sched_getaffinity(0))}
+    if len(ids) < 2:
+        pytest.skip("one CPU: every namespace's id comes from the same batch")
+    highest, lowest = max(ids, key=ids.__getitem__), min(ids, key=ids.__getitem__)
+    done = subprocess.run(["taskset", "-c", str(highest), "unshare", "--mount", "--propagation", "private",
+                           sys.executable, "-c", KEEPER_OF_ITS_OWN, str(tmp_path), str(lowest)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["kept", "12"], done.stderr
