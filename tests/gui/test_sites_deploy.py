@@ -334,3 +334,13 @@ def test_a_site_that_does_not_answer_is_named_by_status_and_destroy(make_window:
         assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
     assert other_host.residue() == []
     assert snapshot() - before == {}
+
+
+def test_the_capture_docks_agent_gets_the_site_of_a_capture_on_another_machine(tmp_path: Path) -> None:
+    from vtopo.capture.agent import read_spec, spec_of
+    from vtopo.capture.target import CaptureTarget
+
+    target = CaptureTarget("r2:eth1", "eth1", "v2grl-r2", "r1-eth1--r2-eth1", "l2-vs-l3", B)
+    assert read_spec(spec_of(target, "icmp", tmp_path / "c.pcapng")) == (target, "icmp", tmp_path / "c.pcapng")
+    here_ = CaptureTarget("h1:eth0", "eth0", "v2grl-h1", "h1-eth0--lan1-p1", "l2-vs-l3")
+    assert read_spec(spec_of(here_, "", tmp_path / "c.pcapng"))[0] == here_
