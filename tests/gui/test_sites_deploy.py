@@ -212,6 +212,7 @@ def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable
         assert window.deploy.states == {name: NodeState.RUNNING for name in scene_names(window)}, log
         assert ": [d] " in log and ": [local] " in log and "notice: site d: " in log  # each site's, labelled
         assert other_host.residue(), "site d runs r2's side"
+        print(next(line for line in log.splitlines() if "is up:" in line))
 
         lab = deployed_lab("l2-vs-l3", "check")
         converged = False
