@@ -121,6 +121,12 @@ def answer_next_dialog(button_text: str) -> list[str]:
     return texts
 
 
+def deploy_with_f5(qtbot: QtBot, window: MainWindow) -> None:
+    window.activateWindow()  # a closed dialog had the focus; F5 is a shortcut of the active window
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window, Qt.Key.Key_F5)
+
+
 def deploy_or_destroy(window: MainWindow, qtbot: QtBot, deploy: bool) -> None:
     """Deploy (or destroy, answering its question) from the menu once the window is idle, and wait until done."""
     action = window.menu_actions.deploy if deploy else window.menu_actions.destroy

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QLineEdit, QListView, QMessageBox, QT
 from pytestqt.qtbot import QtBot
 
 from golden import GOLDEN
-from tests.gui.helpers import when_open
+from tests.gui.helpers import deploy_with_f5, when_open
 from vtopo.gui.main_window import MainWindow
 from vtopo.kinds.environment import Trust
 
@@ -120,12 +120,6 @@ def _in_file_dialog(qtbot: QtBot, act: Callable[[QFileDialog, QLineEdit], None],
     when_open(QFileDialog, look)
 
 
-def _deploy_with_f5(qtbot: QtBot, window: MainWindow) -> None:
-    window.activateWindow()  # a closed dialog had the focus; F5 is a shortcut of the active window
-    qtbot.waitUntil(window.isActiveWindow)
-    qtbot.keyClick(window, Qt.Key.Key_F5)
-
-
 def test_a_host_file_is_used_only_when_the_user_chooses_it_in_a_file_dialog(
         make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path) -> None:
     (tmp_path / "images").mkdir()
@@ -138,13 +132,13 @@ def test_a_host_file_is_used_only_when_the_user_chooses_it_in_a_file_dialog(
     seen: list[str] = []
 
     _in_file_dialog(qtbot, lambda dialog, box: qtbot.keyClick(box, Qt.Key.Key_Escape), seen)
-    _deploy_with_f5(qtbot, window)
+    deploy_with_f5(qtbot, window)
     assert deployer.consents == [], "cancelling the file dialog deploys nothing"
     assert str(asked) in seen[0] and "QEMU reads it" in seen[0]
     assert seen[0].splitlines()[1:] == [str(asked.parent), asked.name], "the dialog opens on the file the lab names"
 
     _in_file_dialog(qtbot, lambda dialog, box: qtbot.keyClick(box, Qt.Key.Key_Return), seen)
-    _deploy_with_f5(qtbot, window)
+    deploy_with_f5(qtbot, window)
     qtbot.waitUntil(lambda: not window.deploy.busy and len(deployer.consents) == 1)
     assert deployer.consents[0].images == frozenset({str(asked)})
     assert window.editor.undo_stack.count() == 0, "choosing the file the lab names changes nothing in the lab"
@@ -193,7 +187,7 @@ def test_f5_before_the_first_check_deploys_nothing_the_user_refuses(
     window = _opened_unchecked(make_window, qtbot, tmp_path, monkeypatch, deployer)
     seen: list[str] = []
     _answer(qtbot, QMessageBox.StandardButton.No, seen)
-    _deploy_with_f5(qtbot, window)
+    deploy_with_f5(qtbot, window)
     qtbot.waitUntil(lambda: bool(seen))
     qtbot.waitUntil(lambda: window.menu_actions.deploy.isEnabled())
     assert deployer.consents == [] and "inside c1" in seen[0]

@@ -21,6 +21,7 @@ from typing import IO
 from vtopo.capture.decode import PacketSummary, RawPacket, summarize
 from vtopo.capture.engine import Capture
 from vtopo.capture.target import CaptureError, CaptureTarget
+from vtopo.model.sites import Site
 
 BATCH_S = 0.1
 DECODE_PER_BATCH = 100
@@ -46,6 +47,14 @@ def spec_of(target: CaptureTarget, bpf: str, file: Path) -> str:
     return json.dumps({"target": asdict(target), "bpf": bpf, "file": str(file)})
 
 
+def read_spec(spec: str) -> tuple[CaptureTarget, str, Path]:
+    """What spec_of wrote: the target (with its site, for a capture on another machine), the filter and the file."""
+    fields = json.loads(spec)
+    site = fields["target"].pop("site")
+    return (CaptureTarget(**fields["target"], site=Site(**site) if site else None), fields["bpf"],
+            Path(fields["file"]))
+
+
 def read_report(stream: IO[bytes]) -> Report | None:
     """The next report from an agent's stdout; None when it has ended."""
     header = stream.read(_FRAME.size)
@@ -64,8 +73,8 @@ def _send(out: IO[bytes], report: Report) -> None:
 
 def run(spec: str, out: IO[bytes]) -> int:
     os.nice(NICENESS)  # tcpdump inherits it: under a flood the designer's GUI thread gets the CPU first
-    fields = json.loads(spec)
-    capture = Capture(CaptureTarget(**fields["target"]), fields["bpf"], file=Path(fields["file"]))
+    target, bpf, file = read_spec(spec)
+    capture = Capture(target, bpf, file=file)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

@@ -15,34 +15,60 @@ from vtopo.client.agent import AgentClient, AgentError, AgentRefused, AgentUnava
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.placement import sites_used
-from vtopo.model.sites import LOCAL, DEFAULT_VNIS
-from vtopo.model.topology import Topology
+from vtopo.model.sites import LOCAL, DEFAULT_VNIS, Site
+from vtopo.model.expectations import Experiment
+from vtopo.model.topology import Position, Topology
 from vtopo.reports import DeployReport, LabStatus, Progress, ProgressCallback
 from vtopo.server.policy import Policy, PolicyError
 
-FAILURES = (AgentError, AgentRefused, AgentUnavailable)
+FAILURES = (AgentError, AgentRefused, AgentUnavailable, OSError)  # OSError: its connection broke (ssh gone, say)
 T = TypeVar("T")
 
 
 class SitesFailed(Exception):
     """What failed on which site; the message has a line per site."""
 
+    def __init__(self, message: str, rolled_back: bool = False) -> None:
+        super().__init__(message)
+        self.rolled_back = rolled_back  # a deploy's: every site's part is gone again
+
 
 def site_label(site: str) -> str:
     return site or "local"
 
 
-def not_allowed(topology: Topology, allowed: frozenset[str]) -> list[str]:
-    """The sites the lab's file names that the user has not allowed vtopo to connect to, each with what it would use."""
-    refused = []
-    for name in sites_used(topology)[1:]:
-        if name not in allowed:
-            site = topology.sites[name]
-            uses = ", ".join(f"{what} {value}" for what, value in (("identity", site.identity),
-                                                                    ("known hosts", site.known_hosts)) if value)
-            refused.append(f"site {name}: the lab would have vtopo connect to {site.destination} port {site.port}"
-                           f"{f' ({uses})' if uses else ''}; allow it with --allow-site {name}")
-    return refused
+def connection_of(site: Site) -> str:
+    """What vtopo uses to connect to a site: ssh's destination and port, and the identity and known hosts files."""
+    uses = ", ".join(f"{what} {value}" for what, value in (("identity", site.identity),
+                                                            ("known hosts", site.known_hosts)) if value)
+    return f"{site.destination} port {site.port}{f' ({uses})' if uses else ''}"
+
+
+def not_allowed(topology: Topology, allowed: frozenset[str], allow: str = "with --allow-site {name}") -> list[str]:
+    """The sites the lab's file names that the user has not allowed vtopo to connect to, each with what it would use
+    and how to allow it (`allow`, where {name} is the site's)."""
+    return [f"site {name}: the lab would have vtopo connect to {connection_of(topology.sites[name])}; allow it "
+            f"{allow.format(name=name)}" for name in sites_used(topology)[1:] if name not in allowed]
+
+
+def unchangeable(lab: str) -> str:
+    """Why a running lab spread over sites (or about to be) is not changed in place."""
+    return (f"lab {lab} is spread over sites, and a running lab spread over sites cannot be changed in place yet: "
+            "destroy it and deploy it again")
+
+
+def same_deploy(running: Topology, edited: Topology) -> bool:
+    """Whether an edit leaves what the sites build as it runs: only the drawing (where nodes and notes are), the
+    lab's notes, its checks or its experiment changed."""
+    return _what_deploys(running) == _what_deploys(edited)
+
+
+def _what_deploys(topology: Topology) -> str:
+    bare = topology.copy()
+    for node in bare.nodes.values():
+        node.position = Position()
+    bare.notes, bare.annotations, bare.checks, bare.experiment = "", {}, [], Experiment()
+    return io.dumps(bare)
 
 
 def clients(topology: Topology, local: AgentClient) -> dict[str, AgentClient]:
@@ -94,8 +120,10 @@ def deploy(topology: Topology, consent: Trust, local: AgentClient, progress: Pro
     lines = [f"site {site_label(site)}: {error}" for site, error in failed.items()]
     lines += [f"site {site_label(site)}: rolling back failed too: {result}" for site, result in undone.items()
               if isinstance(result, Exception)]
-    raise SitesFailed("\n".join(lines + ["every site's part was rolled back" if len(lines) == len(failed) else
-                                         "the sites above keep parts of the lab: run `vtopo cleanup` there"]))
+    rolled_back = len(lines) == len(failed)
+    raise SitesFailed("\n".join(lines + ["every site's part was rolled back" if rolled_back else
+                                         "the sites above keep parts of the lab: run `vtopo cleanup` there"]),
+                      rolled_back)
 
 
 def deployed_topology(lab: str, local: AgentClient) -> Topology | None:
@@ -125,7 +153,8 @@ def destroy(topology: Topology, local: AgentClient, progress: ProgressCallback) 
     results = _on_each(agents, destroy_part)
     failed = [f"site {site_label(site)}: {result}" for site, result in results.items() if isinstance(result, Exception)]
     if failed:
-        raise SitesFailed("\n".join(failed))
+        raise SitesFailed("\n".join(failed + ["the sites above may keep their parts: run `vtopo cleanup` there once "
+                                               "they answer"]))
     return {site: int(result) for site, result in results.items() if isinstance(result, int)}
 
 

@@ -35,7 +35,7 @@ class NodeState(str, Enum):
             return cls.INCOMPLETE
         if word == "stopped":
             return cls.STOPPED
-        if word in ("failed", "error", "crashed", "dead"):
+        if word in ("failed", "error", "crashed", "dead", "unreachable"):  # unreachable: its site does not answer
             return cls.FAILED
         return cls.NOT_DEPLOYED
 

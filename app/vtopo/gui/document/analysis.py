@@ -27,6 +27,7 @@ from vtopo.gui.workers import Worker, serial_pool
 from vtopo.kinds.environment import HostFacts
 from vtopo.lab import registry
 from vtopo.model.problems import LabError, Problem, errors_in
+from vtopo.model.sites import Site
 from vtopo.model.topology import Annotation, Link, Node, Topology
 
 DEBOUNCE_MS = 250
@@ -65,9 +66,9 @@ def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = la
         try:
             compiler.check()
             step()
-            plan = compiler.order(compiler.lower())
+            domains = broadcast_domains_of(compiler.lab)  # of the whole lab: lowering keeps this site's part only
             step()
-            domains = broadcast_domains_of(compiler.lab)
+            plan = compiler.order(compiler.lower())
         except StageFailed:
             return Analysis(generation, compiler.problems)
         finally:
@@ -96,11 +97,12 @@ class _Snapshot:
     lab: Topology
     nodes: list[Node]
     links: list[Link]
+    sites: dict[str, Site]
 
     def copied(self) -> Topology:
         lab = self.lab
         return Topology(name=lab.name, id=lab.id, notes=lab.notes, prefix=lab.prefix,
-                        nodes={node.id: copy.deepcopy(node) for node in self.nodes},
+                        sites=self.sites, nodes={node.id: copy.deepcopy(node) for node in self.nodes},
                         links={link.id: copy.deepcopy(link) for link in self.links},
                         checks=copy.deepcopy(lab.checks), experiment=copy.deepcopy(lab.experiment))
 
@@ -165,7 +167,8 @@ class LabAnalyzer(QObject):
         self._generation += 1
         self.busy_changed.emit(True)
         topology = self._editor.topology
-        snapshot = _Snapshot(self._generation, topology, list(topology.nodes.values()), list(topology.links.values()))
+        snapshot = _Snapshot(self._generation, topology, list(topology.nodes.values()), list(topology.links.values()),
+                             dict(topology.sites))
         worker = Worker(lambda _report: self._check(snapshot))
         worker.returned.connect(self._finished)
         worker.errored.connect(lambda _error: self._timer.start())  # the copy met an edit half-way: try again

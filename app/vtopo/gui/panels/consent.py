@@ -1,20 +1,22 @@
 """Before a deploy, the designer asks the user about everything the lab would reach outside itself.
 
-A lab file can ask for a host device, a host file or startup commands run inside a node; only the user's answer
-here allows it, for this deploy. A device or a node's commands is a yes/no question that names it and says what
-allowing it does. A file must be chosen by the user in
-a file dialog, which opens on the file the lab names; choosing another file allows nothing (the VM's disk image
-setting is where another file is named).
+A lab file can ask for a host device, a host file or startup commands run inside a node, and place nodes on other
+machines (sites); only the user's answer here allows it, for this deploy. A device or a node's commands is a yes/no
+question that names it and says what allowing it does. A file must be chosen by the user in a file dialog, which opens
+on the file the lab names; choosing another file allows nothing (the VM's disk image setting is where another file is
+named). The other sites are listed together, each with what ssh would use to reach it, none ticked.
 """
 from __future__ import annotations
 
 import os
 
-from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QLabel, QMessageBox, QVBoxLayout,
+                               QWidget)
 
 from vtopo.compile.startup import STARTUP_COMMANDS
 from vtopo.kinds.environment import Trust
 from vtopo.model.problems import ConsentRequest, Problem
+from vtopo.model.sites import Site
 
 HOST_FILE = "disk image"
 
@@ -48,6 +50,35 @@ def ask(parent: QWidget, requests: list[ConsentRequest]) -> Trust | None:
         else:
             return None
     return Trust(host_devices=frozenset(devices), images=frozenset(images), startup_commands=frozenset(commands))
+
+
+def ask_sites(parent: QWidget, sites: list[Site]) -> frozenset[str] | None:
+    """The sites the user ticks for vtopo to connect to (none is ticked at first); None when the user cancels."""
+    if not sites:
+        return frozenset()
+    from vtopo.sites.spread import connection_of
+
+    dialog = QDialog(parent)
+    dialog.setObjectName("consent-sites")
+    dialog.setWindowTitle("Connect to other machines?")
+    text = QLabel(f"This lab places nodes on {len(sites)} other machine{'s' if len(sites) > 1 else ''}. To deploy "
+                  "them, vtopo connects to each with ssh, as the user named there, and that machine's vtopo agent "
+                  "builds its part. The lab file cannot allow this by itself: tick each machine to connect to for "
+                  "this deploy.")
+    text.setWordWrap(True)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(text)
+    boxes = {site.name: QCheckBox(f"site {site.name}: {connection_of(site)}") for site in sites}
+    for box in boxes.values():
+        layout.addWidget(box)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+    buttons.addButton("Deploy", QDialogButtonBox.ButtonRole.AcceptRole)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    layout.addWidget(buttons)
+    accepted = dialog.exec() == QDialog.DialogCode.Accepted
+    dialog.deleteLater()
+    return frozenset(name for name, box in boxes.items() if box.isChecked()) if accepted else None
 
 
 def _allowed(parent: QWidget, request: ConsentRequest) -> bool:

@@ -20,6 +20,8 @@ from vtopo.gui.host_api import Deployer, DeployerLoader
 from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
+from vtopo.model.placement import sites_used
+from vtopo.model.sites import Site
 from vtopo.model.topology import Impairment, Topology
 
 FAULTS = ("degraded", "incomplete")  # the states of a link the running lab lacks
@@ -27,22 +29,25 @@ FOLLOW_MS = 1000  # how often the designer reads the lab's state while it does n
 
 
 def load_deployer() -> tuple[Deployer | None, str]:
-    """(a Deployer, "") or (None, why Deploy is unavailable): the agent deploys, and a member can reach none."""
-    from vtopo.client.agent import AgentDeployer, unavailable
+    """(a Deployer, "") or (None, why Deploy is unavailable): the agent deploys (each site's, for a lab spread over
+    sites), and a member can reach none."""
+    from vtopo.client.agent import unavailable
+    from vtopo.gui.sites_deployer import SitesDeployer
 
     why = unavailable()
-    return (None, why) if why else (AgentDeployer(), "")
+    return (None, why) if why else (SitesDeployer(), "")
 
 
 def confirm_destroy(parent: QWidget, lab: str, topology: Topology) -> bool:
     """Ask before tearing a lab down, naming it and what goes."""
     kinds = sorted({node.kind for node in topology.nodes.values()})
+    sites = "".join(f" and on site {name}" for name in sites_used(topology)[1:])
     box = QMessageBox(QMessageBox.Icon.Warning, "Destroy lab",
-                      f"Destroy lab {lab} on this host?", QMessageBox.StandardButton.Cancel, parent)
+                      f"Destroy lab {lab} on this host{sites}?", QMessageBox.StandardButton.Cancel, parent)
     box.setInformativeText(
         f"This stops and removes its {len(topology.nodes)} nodes ({', '.join(kinds)}) and {len(topology.links)} "
         "links: their namespaces, interfaces, bridges and switches, router daemons and VMs, and the lab's "
-        "files on this host. The lab file itself stays as it is.")
+        f"files on this host{sites}. The lab file itself stays as it is.")
     destroy = box.addButton("Destroy", QMessageBox.ButtonRole.DestructiveRole)
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)
     box.exec()
@@ -157,18 +162,50 @@ class DeployController(QObject):
 
     # ------------------------------------------------------------ jobs
 
-    def deploy(self, consent: Trust = Trust()) -> None:
-        """Deploy the lab as drawn; `consent` is what the user allowed outside it (see vtopo.gui.panels.consent)."""
+    def deploy(self, consent: Trust = Trust(), sites: frozenset[str] = frozenset()) -> str:
+        """Deploy the lab as drawn; `consent` is what the user allowed outside it, `sites` the other sites the user
+        allowed vtopo to connect to (see vtopo.gui.panels.consent). "" once the deploy starts, else why it does not:
+        a site not allowed, or a running lab spread over sites, which an edit cannot change in place."""
         topology = self._editor.topology.copy()
+        if refused := self._refused(topology, sites):
+            for line in refused:
+                self._log.log(f"not deployed: {line}")
+            return refused[0]
         self._deploying = topology
         stopped = {name for name, state in self.states.items() if state is NodeState.STOPPED}
         # An update that only adds keeps what the user stopped or took down; a redeploy starts everything: ask.
         self._read_status_next = bool(stopped or self.links_down)
         self._set_states({name: NodeState.DEPLOYING for name in (n.name for n in topology.nodes.values())
                           if name not in stopped})
-        self._log.log(f"deploying lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)")
+        where = "".join(f" and on site {name}" for name in sites_used(topology)[1:])
+        self._log.log(f"deploying lab {topology.name} ({len(topology.nodes)} nodes, {len(topology.links)} links)"
+                      + (f" here{where}" if where else ""))
         self._start("deploy", lambda deployer, report: deployer.update(topology, report, consent=consent),
                     self._deployed)
+        return ""
+
+    def other_sites(self) -> list[Site]:
+        """The other machines the lab as drawn would have vtopo connect to, to deploy their parts."""
+        topology = self._editor.topology
+        return [topology.sites[name] for name in sites_used(topology)[1:]]
+
+    def _refused(self, topology: Topology, sites: frozenset[str]) -> list[str]:
+        if why := self.unchangeable():
+            return [why]
+        if not sites_used(topology)[1:]:
+            return []
+        from vtopo.sites.spread import not_allowed
+
+        return not_allowed(topology, sites, "by ticking site {name} when Deploy asks")
+
+    def unchangeable(self) -> str:
+        """Why Deploy cannot apply the edit to the running lab: it runs, or would run, spread over sites, which is not
+        changed in place; "" otherwise."""
+        if self._edit() != "spread":
+            return ""
+        from vtopo.sites.spread import unchangeable
+
+        return unchangeable(self.deployed_lab)
 
     def destroy(self) -> None:
         lab = self.deployed_lab or self._editor.topology.name
@@ -178,7 +215,9 @@ class DeployController(QObject):
         self._start("destroy", lambda deployer, report: deployer.destroy(lab, report), self._torn_down)
 
     def refresh_status(self) -> None:
-        self._start("status", lambda deployer, _report: deployer.status(None), self._status_read)
+        """Read the running labs and this lab's state (each site's part of it, for a lab spread over sites)."""
+        lab = self._editor.topology.name
+        self._start("status", lambda deployer, _report: _read_lab(deployer, lab, None), self._read)
 
     def cancel(self) -> None:
         """Stop the deploy under way after its current step; it rolls back, and its end says so."""
@@ -213,11 +252,14 @@ class DeployController(QObject):
         if read is None or self.busy:  # nothing changed, or this window started a job since
             return
         self._seen = read
+        self._read(read, quiet=True)
+
+    def _read(self, read: tuple[list[LabEntry], LabStatus | None], quiet: bool = False) -> None:
         labs, ours = read
         if labs != self.running_labs:
             self.running_labs = labs
             self.labs_changed.emit()
-        self._status_read([ours] if ours is not None else [], quiet=True)
+        self._status_read(ours, quiet)
 
     def _follow_agent_job(self, ours: LabStatus | None) -> None:
         """What the agent does to the lab for another client (or for a designer that was closed), as its state says:
@@ -272,12 +314,24 @@ class DeployController(QObject):
         link = io.loads(self._deployed_text).links.get(link_id)
         return link.impairment if link is not None else None
 
+    def _edit(self) -> str:
+        """The edit since the lab was deployed: "" none, "update" one Deploy applies, "spread" one Deploy cannot apply
+        because the lab runs or would run spread over sites. Only the drawing of a spread lab (where its nodes are,
+        its notes) is no edit: its sites do not keep it."""
+        if not self.deployed_lab or not self._deployed_text or io.dumps(self._editor.topology) == self._deployed_text:
+            return ""
+        running, edited = io.loads(self._deployed_text), self._editor.topology
+        if not sites_used(running)[1:] and not sites_used(edited)[1:]:
+            return "update"
+        from vtopo.sites.spread import same_deploy
+
+        return "" if same_deploy(running, edited) else "spread"
+
     def drift(self) -> str:
-        if not self.deployed_lab or not self._deployed_text:
-            return ""
-        if io.dumps(self._editor.topology) == self._deployed_text:
-            return ""
-        return f"lab {self.deployed_lab} is deployed and has changed since: Deploy applies the edit"
+        edit = self._edit()
+        if edit == "spread":
+            return f"lab {self.deployed_lab} runs over sites and has changed since: destroy it and deploy it again"
+        return f"lab {self.deployed_lab} is deployed and has changed since: Deploy applies the edit" if edit else ""
 
     def _check_drift(self) -> None:
         self.drift_changed.emit(self.drift())
@@ -300,10 +354,9 @@ class DeployController(QObject):
         self._set_links_down(set())
         self._editor.scene.set_link_faults({})
 
-    def _status_read(self, labs: list[LabStatus], quiet: bool = False) -> None:
-        """Deployer.status(None) lists every deployed lab; ours is the one with the edited lab's name. `quiet`: a
-        read of the timer, which logs nothing the last one did not."""
-        ours = next((lab for lab in labs if lab.lab == self._editor.topology.name), None)
+    def _status_read(self, ours: LabStatus | None, quiet: bool = False) -> None:
+        """`ours`: this lab's state, None when it is not deployed. `quiet`: a read of the timer, which logs nothing
+        the last one did not."""
         self._follow_agent_job(ours)
         self.deployed_lab = ours.lab if ours is not None else ""
         self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None and ours.document else ""

@@ -1,4 +1,5 @@
-"""Deploy as the user asks for it: after the lab's check, with the consent that check asks for.
+"""Deploy as the user asks for it: after the lab's check, with the consent that check asks for, and the other sites
+the user allows vtopo to connect to.
 
 The questions before a deploy (a host device, a host file, a node's startup commands) come from the latest check of
 the lab. Deploy pressed before that check ended, on a lab just opened or a moment after an edit, waits for it:
@@ -49,9 +50,18 @@ class DeployRequest(QObject):
         if errors := consent.blocking(analysis.errors):
             self._window.statusBar().showMessage(f"not deployed: {errors[0]} (see the Problems panel)", MESSAGE_MS)
             return
+        if why := self._deploy.unchangeable():  # asking first would be for nothing
+            self._refuse(why)
+            return
+        sites = consent.ask_sites(self._window, self._deploy.other_sites())
+        if sites is None:
+            return
         granted = consent.ask(self._window, consent.requests_in(analysis.problems))
-        if granted is not None:
-            self._deploy.deploy(granted)
+        if granted is not None and (refused := self._deploy.deploy(granted, sites)):
+            self._refuse(refused)
+
+    def _refuse(self, why: str) -> None:
+        self._window.statusBar().showMessage(f"not deployed: {why}", MESSAGE_MS)
 
     def _set_waiting(self, waiting: bool) -> None:
         if waiting != self.waiting:

@@ -1,0 +1,109 @@
+"""The designer's Deployer (gui.host_api.Deployer) through the agent, for labs on this machine and labs spread over
+sites alike: a spread lab is deployed and destroyed on every site at once (vtopo.sites.spread, all or nothing), and its
+state is each site's own part of it, as if it ran here. The host layer loads with this module, when Deploy is first
+needed."""
+from __future__ import annotations
+
+import time
+
+from vtopo.client.agent import AgentClient, AgentDeployer
+from vtopo.kinds.environment import Trust
+from vtopo.model import io
+from vtopo.model.placement import site_of, sites_used
+from vtopo.model.sites import LOCAL
+from vtopo.model.topology import Topology
+from vtopo.reports import DeployReport, LabStatus, PartState, ProgressCallback
+from vtopo.sites import spread
+from vtopo.sites.spread import SiteStatus, site_label
+
+SITES_READ_S = 5.0
+"""How long another site's state of a lab is taken as current. Each read of it starts ssh and that site's agent
+client, so the designer's once-a-second look at its lab reads the other sites less often; its own jobs read them
+again."""
+
+
+class SpreadLabRunning(Exception):
+    """A running lab spread over sites, which an edit cannot change in place: it stays as it runs."""
+
+
+class SitesDeployer(AgentDeployer):
+    """The agent's Deployer, which hands a lab spread over sites to vtopo.sites.spread."""
+
+    def __init__(self, client: AgentClient | None = None) -> None:
+        super().__init__(client)
+        self._read: dict[str, tuple[float, list[SiteStatus]]] = {}  # lab -> when, and its other sites' states
+
+    def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = Trust()) -> DeployReport:
+        running = spread.deployed_topology(topology.name, self.client)
+        if not spread_over_sites(topology) and (running is None or not spread_over_sites(running)):
+            return super().update(topology, progress, consent)
+        self._read.pop(topology.name, None)
+        if running is not None:
+            if not spread.same_deploy(running, topology):
+                raise SpreadLabRunning(spread.unchangeable(topology.name))
+            return DeployReport(topology.name, "", len(topology.nodes), len(topology.links), 0, 0.0,
+                                ["the running lab already matches; nothing to apply"])
+        started = time.monotonic()
+        reports = spread.deploy(topology, consent, self.client, progress)
+        return DeployReport(topology.name, reports[0][1].prefix, len(topology.nodes), len(topology.links),
+                            sum(report.ops for _site, report in reports), time.monotonic() - started,
+                            [f"[{site_label(site)}] {notice}" for site, report in reports for notice in report.notices]
+                            + [f"site {site_label(site)}: {report.ops} operations in {report.seconds:.1f} s"
+                               for site, report in reports])
+
+    def destroy(self, lab: str, progress: ProgressCallback) -> int:
+        self._read.pop(lab, None)
+        topology = spread.deployed_topology(lab, self.client)
+        if topology is None or not spread_over_sites(topology):
+            return super().destroy(lab, progress)
+        return sum(spread.destroy(topology, self.client, progress).values())
+
+    def status(self, lab: str | None = None) -> list[LabStatus]:
+        return [self._with_other_sites(summary) for summary in super().status(lab)]
+
+    def _with_other_sites(self, summary: LabStatus) -> LabStatus:
+        if not summary.document:  # another user's lab, shown without it
+            return summary
+        topology = io.from_document(summary.document, summary.lab)
+        if not spread_over_sites(topology):
+            return summary
+        read_at, others = self._read.get(summary.lab, (0.0, []))
+        if time.monotonic() - read_at > SITES_READ_S:
+            others = [site for site in spread.status(topology, self.client) if site.site != LOCAL]
+            self._read[summary.lab] = (time.monotonic(), others)
+        return merged(topology, summary, others)
+
+
+def spread_over_sites(topology: Topology) -> bool:
+    return bool(sites_used(topology)[1:])
+
+
+def merged(topology: Topology, local: LabStatus, others: list[SiteStatus]) -> LabStatus:
+    """The lab's state as every site has its own part: a node's state is its site's, a link's the worse of its two
+    ends' sites'; a site that cannot be reached, or has lost its part, is named in the lab's state and its parts'."""
+    by_site = {site.site: site for site in others}
+
+    def state(here: PartState, sites: list[str], node: bool) -> PartState:
+        seen = [here if site == LOCAL else _part_on(by_site[site], here.name, node)
+                for site in dict.fromkeys(sites) if site == LOCAL or site in by_site]
+        return next((part for part in seen if part.state != "running"), here)
+
+    ends = {topology.describe_link(link): [site_of(topology, topology.nodes[end.node]) for end in link.ends]
+            for link in topology.links.values()}
+    nodes = [state(part, [site_of(topology, node) if (node := topology.node_named(part.name)) else LOCAL], True)
+             for part in local.nodes]
+    links = [state(part, ends.get(part.name, [LOCAL]), False) for part in local.links]
+    troubles = [f"site {site.site}: {site.error or (site.labs[0].state if site.labs else 'its part is not deployed')}"
+                for site in others if site.error or not site.labs or not site.labs[0].up]
+    lab_state = local.state if not local.up or not troubles else "; ".join(troubles)
+    return LabStatus(local.lab, local.prefix, local.source, local.owner, lab_state, nodes, links, local.document)
+
+
+def _part_on(site: SiteStatus, name: str, node: bool) -> PartState:
+    """A node's or a link's state as another site has its part of it."""
+    if site.error:
+        return PartState(name, "unreachable", f"; site {site.site} cannot be reached: {site.error}")
+    if not site.labs:
+        return PartState(name, "degraded", f"; site {site.site} has no part of the lab")
+    parts = site.labs[0].nodes if node else site.labs[0].links
+    return next((part for part in parts if part.name == name), PartState(name, "running"))

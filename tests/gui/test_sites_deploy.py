@@ -1,0 +1,347 @@
+"""The designer deploys a lab spread over sites: it asks which other machines vtopo may connect to (none ticked), a
+site left unticked stops the deploy and says why, an edit of a running spread lab is refused with what to do, and the
+lab's state is each site's own part of it. Privileged: the teaching lab split between this machine and a simulated
+host (scripts/sim-host.sh) deploys from the designer, converges over the tunnel, passes its checks, captures across
+the tunnel, opens a terminal on the other site and is destroyed with nothing left on either."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QMenu, QPushButton
+from pytestqt.exceptions import TimeoutError as WaitTimeout
+from pytestqt.qtbot import QtBot
+
+from residue import snapshot
+from sites.simulated import SimulatedHost
+from spread_labs import LabBuilder, here
+from tests.gui.helpers import (answer_next_dialog, choose, click, deploy_with_f5, double_click, drag, right_click,
+                               when_menu_opens, when_open)
+from tests.gui.test_terminal_widget import type_line, wait_for
+from vtopo.gui.canvas.states import NodeState
+from vtopo.gui.deployed_lab import deployed_lab
+from vtopo.gui.main_window import MainWindow
+from vtopo.host.ssh import ssh_argv
+from vtopo.gui.sites_deployer import merged
+from vtopo.model import io
+from vtopo.model.sites import Site
+from vtopo.model.topology import Position, Topology
+from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState
+from vtopo.resources import TOPOLOGIES
+from vtopo.sites.spread import SiteStatus
+
+B = Site("b", "alice@198.18.0.2", port=2222, identity="/keys/b", known_hosts="/keys/known_hosts_b")
+R2_SIDE = ("r2", "lan2", "h3")
+
+
+def split_teaching_lab(site: Site = B) -> Topology:
+    """The teaching lab with r1's side (lan1, h1, h2, r1) here and r2's side (r2, lan2, h3) on `site`."""
+    topology = io.load(TOPOLOGIES / "l2-vs-l3.vtopo")
+    topology.sites = {"here": here(), site.name: site}
+    for name in R2_SIDE:
+        topology.nodes[name].site = site.name
+    return topology
+
+
+def saved(topology: Topology, directory: Path) -> Path:
+    path = directory / f"{topology.name}.vtopo"
+    io.save(topology, path)
+    return path
+
+
+class RecordingDeployer:
+    """Follows the Deployer API: remembers each deploy, and reports the lab as running once deployed."""
+
+    def __init__(self) -> None:
+        self.deployed: list[Any] = []
+
+    def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> DeployReport:
+        self.deployed.append(topology.copy())
+        return DeployReport(topology.name, "vtfake", len(topology.nodes), len(topology.links), 1, 0.1)
+
+    def status(self, lab: str | None = None) -> list[LabStatus]:
+        return [LabStatus(t.name, "vtfake", "", 0, "running", [PartState(n.name, "running") for n in t.nodes.values()],
+                          [], io.to_document(t)) for t in self.deployed[-1:]]
+
+    def labs(self) -> list[LabEntry]:
+        return [LabEntry(t.name, os.getuid()) for t in self.deployed[-1:]]
+
+
+def answer_sites(qtbot: QtBot, tick: list[str], button: str, seen: list[tuple[str, bool]]) -> None:
+    """Once the sites dialog is open: note each site's line and whether it is ticked, tick those in `tick` with the
+    mouse, and press `button`."""
+    def answer(dialog: QDialog) -> None:
+        assert dialog.objectName() == "consent-sites"
+        for box in dialog.findChildren(QCheckBox):
+            seen.append((box.text(), box.isChecked()))
+            if any(box.text().startswith(f"site {name}:") for name in tick):
+                qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+        buttons = dialog.findChild(QDialogButtonBox)
+        pressed = next(b for b in buttons.findChildren(QPushButton) if b.text() == button)
+        qtbot.mouseClick(pressed, Qt.MouseButton.LeftButton)
+
+    when_open(QDialog, answer)
+
+
+def test_deploy_lists_the_other_site_unticked_and_an_unticked_site_stops_it(
+        make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path) -> None:
+    deployer = RecordingDeployer()
+    window = make_window(saved(split_teaching_lab(), tmp_path), deployer_loader=lambda: (deployer, ""))
+    qtbot.waitUntil(lambda: not window.deploy.busy)
+    assert window.menu_actions.deploy.isEnabled(), window.analyzer.latest
+    seen: list[tuple[str, bool]] = []
+
+    answer_sites(qtbot, [], "Deploy", seen)
+    deploy_with_f5(qtbot, window)
+    what = "alice@198.18.0.2 port 2222 (identity /keys/b, known hosts /keys/known_hosts_b)"
+    assert seen == [(f"site b: {what}", False)]
+    assert deployer.deployed == []
+    assert (f"not deployed: site b: the lab would have vtopo connect to {what}; allow it by ticking site b when "
+            "Deploy asks") in window.log.toPlainText()
+    assert window.statusBar().currentMessage().startswith("not deployed: site b:")
+    assert all(item.state is NodeState.NOT_DEPLOYED for item in window.editor.scene.nodes.values())
+
+    answer_sites(qtbot, [], "Cancel", seen)
+    deploy_with_f5(qtbot, window)
+    assert deployer.deployed == [] and len(seen) == 2
+
+    answer_sites(qtbot, ["b"], "Deploy", seen)
+    deploy_with_f5(qtbot, window)
+    qtbot.waitUntil(lambda: not window.deploy.busy and deployer.deployed != [])
+    assert [node.site for node in deployer.deployed[0].nodes.values() if node.name in R2_SIDE] == ["b"] * 3
+    assert "deploying lab l2-vs-l3 (7 nodes, 6 links) here and on site b" in window.log.toPlainText()
+    qtbot.waitUntil(lambda: window.deploy.state_of("h3") is NodeState.RUNNING)
+
+
+def test_an_edit_of_a_running_spread_lab_is_refused_with_what_to_do(
+        make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path) -> None:
+    deployer = RecordingDeployer()
+    deployer.deployed.append(split_teaching_lab())  # running as the file says
+    window = make_window(saved(split_teaching_lab(), tmp_path), deployer_loader=lambda: (deployer, ""))
+    qtbot.waitUntil(lambda: window.deploy.deployed_lab == "l2-vs-l3" and not window.deploy.busy)
+    view, h3 = window.view, window.editor.scene.nodes["h3"]
+    drag(view, h3.pos(), h3.pos() + QPointF(60, 0))  # only the drawing changes: the sites have nothing to redo
+    assert window.editor.topology.nodes["h3"].position.x > 850
+    assert window.drift.text() == ""
+
+    click(view, h3.pos())
+    site = window.inspector.node_form.site
+    qtbot.waitUntil(lambda: site.isVisible() and window.inspector.node_form.node_id == "h3")
+    site.setFocus()
+    qtbot.keyClick(site, Qt.Key.Key_Up)  # h3 comes here: the sites' parts would change
+    assert window.editor.topology.nodes["h3"].site == ""
+    assert window.drift.text() == "lab l2-vs-l3 runs over sites and has changed since: destroy it and deploy it again"
+    deploy_with_f5(qtbot, window)  # refused before any question: no dialog opens
+    assert len(deployer.deployed) == 1
+    assert window.statusBar().currentMessage() == (
+        "not deployed: lab l2-vs-l3 is spread over sites, and a running lab spread over sites cannot be changed in "
+        "place yet: destroy it and deploy it again")
+
+
+def test_a_spread_labs_state_is_each_sites_own_part_and_an_unreachable_site_is_named() -> None:
+    topology = split_teaching_lab()
+    names = {link.id: topology.describe_link(link) for link in topology.links.values()}
+    tunnel, lan2 = names["r1-eth1--r2-eth1"], names["h3-eth0--lan2-p2"]
+
+    def lab(state: str, nodes: dict[str, str], links: dict[str, str]) -> LabStatus:
+        """The lab as one site sees it: every node and link, running unless said otherwise."""
+        return LabStatus("l2-vs-l3", "v1234", "", 0, state,
+                         [PartState(n.name, nodes.get(n.name, "running")) for n in topology.nodes.values()],
+                         [PartState(name, links.get(name, "running")) for name in names.values()],
+                         io.to_document(topology))
+
+    here_ = lab("running", {}, {})
+    b = SiteStatus("b", [lab("degraded", {"h3": "degraded"}, {lan2: "degraded", tunnel: "degraded"})])
+    seen = merged(topology, here_, [b])
+    assert {part.name: part.state for part in seen.nodes} == {"lan1": "running", "lan2": "running", "r1": "running",
+                                                               "r2": "running", "h1": "running", "h2": "running",
+                                                               "h3": "degraded"}
+    assert {part.name: part.state for part in seen.links if part.state != "running"} == {lan2: "degraded",
+                                                                                         tunnel: "degraded"}
+    assert seen.state == "site b: degraded" and not seen.up
+
+    refused = "ssh: connect to host 198.18.0.2 port 2222: Connection refused"
+    seen = merged(topology, lab("running", {}, {}), [SiteStatus("b", [], refused)])
+    unreachable = {part.name: part.detail for part in seen.nodes + seen.links if part.state == "unreachable"}
+    assert set(unreachable) == {"r2", "lan2", "h3", tunnel, lan2, names["r2-eth0--lan2-p1"]}
+    assert unreachable["h3"] == f"; site b cannot be reached: {refused}"
+    assert seen.state == f"site b: {refused}"
+    assert NodeState.parse("unreachable") is NodeState.FAILED
+
+    gone = merged(topology, lab("running", {}, {}), [SiteStatus("b", [])])
+    assert gone.state == "site b: its part is not deployed"
+    assert {p.name: p.detail for p in gone.nodes if p.state == "degraded"}["r2"] == "; site b has no part of the lab"
+    deploying = lab("deploying", {}, {})
+    assert merged(topology, deploying, [SiteStatus("b", [], refused)]).state == "deploying"  # the agent's job shows
+
+
+@pytest.fixture(scope="module")
+def other_host() -> Iterator[SimulatedHost]:
+    """One simulated host for the module (started once: it takes seconds)."""
+    host = SimulatedHost.up("d")
+    try:
+        yield host
+    finally:
+        host.down()
+
+
+@pytest.mark.privileged
+def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable[..., MainWindow], qtbot: QtBot,
+                                                          tmp_path: Path, other_host: SimulatedHost) -> None:
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    path = saved(split_teaching_lab(other_host.site), tmp_path)
+    window = make_window(path, deployer_loader=load_deployer)
+    view, scene = window.view, window.editor.scene
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    seen: list[tuple[str, bool]] = []
+    answer_sites(qtbot, ["d"], "Deploy", seen)
+    try:
+        deploy_with_the_key(window, qtbot, 240_000)
+        log = window.log.toPlainText()
+        assert seen == [(f"site d: root@{other_host.address} port 22 (identity {other_host.site.identity}, known "
+                         f"hosts {other_host.site.known_hosts})", False)]
+        assert window.deploy.states == {name: NodeState.RUNNING for name in scene_names(window)}, log
+        assert ": [d] " in log and ": [local] " in log and "notice: site d: " in log  # each site's, labelled
+        assert other_host.residue(), "site d runs r2's side"
+        print(next(line for line in log.splitlines() if "is up:" in line))
+
+        lab = deployed_lab("l2-vs-l3", "check")
+        converged = False
+        for _ in range(60):  # OSPF's hello 1 s, dead 4 s: r1 learns lan2 over the tunnel in seconds
+            ping = subprocess.run(lab.command_in("h1", ["ping", "-c", "1", "-W", "1", "10.2.0.10"]),
+                                  capture_output=True, text=True, timeout=30)
+            if ping.returncode == 0:
+                converged = True
+                break
+        assert converged, ping.stdout + ping.stderr
+        neighbours = subprocess.run(lab.command_in("r1", ["vtysh", "-c", "show ip ospf neighbor"]),
+                                    capture_output=True, text=True, timeout=30).stdout
+        assert "Full" in neighbours and "10.0.12.2" in neighbours, neighbours
+
+        panel = window.checks_panel
+        with qtbot.waitSignal(window.checks.finished, timeout=180_000):
+            qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+        rows = [[panel.tree.topLevelItem(i).text(column) for column in range(3)]
+                for i in range(panel.tree.topLevelItemCount())]
+        assert len(rows) > 10 and [row for row in rows if row[1] != "pass"] == []
+
+        when_menu_opens(choose("Capture on r2:eth1"))  # r2's end of the tunnel, on site d
+        right_click(view, scene.links["r1-eth1--r2-eth1"].line.center())
+        tab = window.capture_panel.captures()[0]
+        qtbot.waitUntil(lambda: tab.target is not None, timeout=30_000)
+        subprocess.run(lab.command_in("h1", ["ping", "-c", "3", "-i", "0.3", "10.2.0.10"]), check=True, timeout=30)
+        qtbot.waitUntil(lambda: any("echo" in row[0].info for row in tab.table.rows), timeout=15_000)
+        tab.close_capture()
+
+        double_click(view, scene.nodes["h3"].pos())  # a terminal on h3, on site d
+        shell = window.terminals.terminals()[0]
+        qtbot.waitUntil(lambda: any(shell.text()), timeout=30_000)
+        type_line(qtbot, shell, "echo on $(hostname -I)")
+        wait_for(qtbot, shell, "on 10.2.0.10", timeout=20_000)
+        with qtbot.waitSignal(shell.finished, timeout=10_000):
+            type_line(qtbot, shell, "exit")
+
+        again = make_window(path, deployer_loader=load_deployer)  # the designer opened again on the running lab
+        qtbot.waitUntil(lambda: again.deploy.state_of("h3") is NodeState.RUNNING, timeout=30_000)
+        assert again.deploy.deployed_lab == "l2-vs-l3" and again.drift.text() == ""
+        again.close()
+    finally:
+        window.terminals.shutdown()
+        destroy_with_the_key(window, qtbot)
+    assert window.deploy.states == {}, window.log.toPlainText()
+    assert other_host.residue() == []
+    assert snapshot() - before == {}
+
+
+def deploy_with_the_key(window: MainWindow, qtbot: QtBot, timeout_ms: int) -> None:
+    """F5 on the canvas, and wait until the deploy has ended (its log says how, when it does not)."""
+    window.view.setFocus()
+    try:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=timeout_ms):
+            qtbot.keyClick(window.view, Qt.Key.Key_F5)
+    except WaitTimeout as timeout:
+        raise AssertionError(f"the deploy did not end:\n{window.log.toPlainText()}") from timeout
+
+
+def destroy_with_the_key(window: MainWindow, qtbot: QtBot) -> None:
+    """Shift+F5 and Destroy in its question, when the lab is deployed; wait until the destroy has ended."""
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.waitUntil(lambda: window.menu_actions.destroy.isEnabled() or not window.deploy.deployed_lab,
+                    timeout=30_000)
+    if window.deploy.deployed_lab:
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
+            answer_next_dialog("Destroy")
+            qtbot.keyClick(window.view, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+
+
+def scene_names(window: MainWindow) -> set[str]:
+    return {node.name for node in window.editor.topology.nodes.values()}
+
+
+@pytest.mark.privileged
+def test_a_site_that_does_not_answer_is_named_by_status_and_destroy(make_window: Callable[..., MainWindow],
+                                                                  qtbot: QtBot, tmp_path: Path,
+                                                                  other_host: SimulatedHost) -> None:
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    lab = LabBuilder("lost", [here(), other_host.site])
+    lab.node("c1", "container")
+    lab.node("br0", "bridge", site="d")
+    lab.link("c1", "br0", "10.0.0.1/24")
+    lab.topology.nodes["br0"].position = Position(200, 0)
+    window = make_window(saved(lab.topology, tmp_path), deployer_loader=load_deployer)
+    log = window.log
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    answer_sites(qtbot, ["d"], "Deploy", [])
+    try:
+        deploy_with_the_key(window, qtbot, 120_000)
+        assert window.deploy.state_of("br0") is NodeState.RUNNING, log.toPlainText()
+        os.kill(int((other_host.directory / "sshd.pid").read_text()), signal.SIGTERM)  # site d refuses ssh
+        qtbot.waitUntil(lambda: subprocess.run(ssh_argv(other_host.site, ["true"]), capture_output=True,
+                                               timeout=30).returncode != 0, timeout=10_000)
+        qtbot.waitUntil(lambda: window.deploy.state_of("br0") is NodeState.FAILED, timeout=30_000)
+        assert window.deploy.state_of("c1") is NodeState.RUNNING
+
+        lab_entry = next(action for action in window.menuBar().actions() if action.text() == "&Lab")
+        lab_menu = lab_entry.menu()
+        assert isinstance(lab_menu, QMenu)
+        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=60_000):
+            qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton,
+                             pos=window.menuBar().actionGeometry(lab_entry).center())
+            qtbot.waitUntil(lab_menu.isVisible)
+            qtbot.mouseClick(lab_menu, Qt.MouseButton.LeftButton,
+                             pos=lab_menu.actionGeometry(window.menu_actions.status).center())
+        assert "lab lost: site d: " in log.toPlainText() and "node br0: unreachable; site d cannot be reached: " \
+            in log.toPlainText()
+
+        destroy_with_the_key(window, qtbot)
+        assert "FAILED: site d: " in log.toPlainText() and "run `vtopo cleanup` there" in log.toPlainText()
+        assert other_host.residue(), "site d keeps its part while it does not answer"
+    finally:
+        other_host.run("/usr/sbin/sshd", "-f", str(other_host.directory / "ssh" / "sshd_config"))
+        destroy_with_the_key(window, qtbot)  # what is left, when the test failed half-way
+        cleaned = other_host.vtopo("cleanup")
+        assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
+    assert other_host.residue() == []
+    assert snapshot() - before == {}
+
+
+def test_the_capture_docks_agent_gets_the_site_of_a_capture_on_another_machine(tmp_path: Path) -> None:
+    from vtopo.capture.agent import read_spec, spec_of
+    from vtopo.capture.target import CaptureTarget
+
+    target = CaptureTarget("r2:eth1", "eth1", "v2grl-r2", "r1-eth1--r2-eth1", "l2-vs-l3", B)
+    assert read_spec(spec_of(target, "icmp", tmp_path / "c.pcapng")) == (target, "icmp", tmp_path / "c.pcapng")
+    here_ = CaptureTarget("h1:eth0", "eth0", "v2grl-h1", "h1-eth0--lan1-p1", "l2-vs-l3")
+    assert read_spec(spec_of(here_, "", tmp_path / "c.pcapng"))[0] == here_
