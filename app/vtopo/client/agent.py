@@ -168,7 +168,10 @@ class OverSsh(Connection):
             raise self._unanswered() from None
 
     def receive(self) -> tuple[bytes, list[int]]:
-        data, fds = super().receive()
+        try:
+            data, fds = super().receive()
+        except OSError:  # ssh ended while the agent's answer was awaited: reset by ssh's end
+            raise self._unanswered() from None
         if not data:
             self._ended()
             if self.ssh.returncode:  # ssh failed, or the site's `vtopo agent --stdio` could not reach its agent

@@ -21,7 +21,7 @@ from vtopo.model.topology import Position, Topology
 from vtopo.reports import DeployReport, LabStatus, Progress, ProgressCallback
 from vtopo.server.policy import Policy, PolicyError
 
-FAILURES = (AgentError, AgentRefused, AgentUnavailable, OSError)  # OSError: its connection broke (ssh gone, say)
+FAILURES = (AgentError, AgentRefused, AgentUnavailable)
 T = TypeVar("T")
 
 
