@@ -115,6 +115,25 @@ def test_a_capture_from_here_on_another_sites_end_sees_the_tunnels_traffic(sprea
         assert destroyed.returncode == 0, destroyed.stderr
 
 
+def test_a_node_on_another_site_is_stopped_and_started_from_here(spread: Sites):
+    lab = two_containers(spread)
+    lab.topology.name = "operated"
+    deployed = spread.deploy(lab)
+    assert deployed.returncode == 0, deployed.stderr
+    try:
+        stopped = spread.vtopo("node", "operated", "c2", "stop")
+        assert stopped.returncode == 0 and "c2" in stopped.stdout, stopped.stderr
+        assert run_in(spread, "operated", "c1", "ping", "-c", "1", "-W", "1", "10.0.0.2").returncode != 0
+        assert spread.vtopo("node", "operated", "c2", "start").returncode == 0
+        assert wait_for(lambda: run_in(spread, "operated", "c1", "ping", "-c", "1", "-W", "1",
+                                       "10.0.0.2").returncode == 0, 15)
+        across = spread.vtopo("link", "operated", "c1", "c2", "down")
+        assert across.returncode == 1 and "c1 and c2 run on different sites of lab operated" in across.stderr
+    finally:
+        destroyed = spread.vtopo("destroy", "operated")
+        assert destroyed.returncode == 0, destroyed.stderr
+
+
 def test_a_bridge_over_three_sites_is_one_broadcast_domain(spread: Sites):
     """br0 is here, with a copy on b (two of its nodes are there) joined by one tunnel, and a tunnel to c3 on c."""
     lab = spread.builder("span")

@@ -22,7 +22,7 @@ from vtopo.cli.agent import AGENT_NOTE
 from vtopo.cli.agent import add_commands as add_agent_commands
 from vtopo.cli.capture import add_commands as add_capture_commands
 from vtopo.cli.check import add_commands as add_check_commands
-from vtopo.cli.common import agent_client
+from vtopo.cli.common import agent_client, on_its_site
 from vtopo.cli.consent import add_consent_arguments, consent_of
 from vtopo.cli.experiment import add_commands as add_experiment_commands
 from vtopo.cli.interop import add_commands as add_interop_commands
@@ -30,7 +30,6 @@ from vtopo.cli.measure import add_commands as add_measure_commands
 from vtopo.cli.operate import add_commands as add_operate_commands
 from vtopo.cli.sites import add_commands as add_sites_commands
 from vtopo.cli.sites import deploy_spread, destroy_spread, explain_spread, status_spread
-from vtopo.host.ssh import ssh_argv
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
 
@@ -275,23 +274,15 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 def cmd_exec(args: argparse.Namespace) -> int:
     command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
     client = agent_client()  # measurements start many of it: it stays light
-    on_its_site(client, args.lab, args.node, ["exec", args.lab, args.node, "--", *command])
+    on_its_site(client, args.lab, [args.node], ["exec", args.lab, args.node, "--", *command])
     return client.exec(args.lab, args.node, command)
-
-
-def on_its_site(client: AgentClient, lab: str, node: str, command: list[str]) -> None:
-    """When `node` runs on another site, become ssh running `vtopo COMMAND` there (with a pty there when this is
-    a terminal); else return."""
-    if site := client.site_of_node(lab, node):
-        argv = ssh_argv(site, ["vtopo", *command], terminal=os.isatty(0))
-        os.execvp(argv[0], argv)
 
 
 def cmd_console(args: argparse.Namespace) -> int:
     if os.isatty(0):
         print(f"console of {args.node} ({args.lab}); Ctrl-] leaves it, the VM keeps running\r", file=sys.stderr)
     client = agent_client()
-    on_its_site(client, args.lab, args.node, ["console", args.lab, args.node])
+    on_its_site(client, args.lab, [args.node], ["console", args.lab, args.node])
     client.console(args.lab, args.node)
     return 0
 

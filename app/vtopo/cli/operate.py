@@ -8,10 +8,11 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from vtopo.cli.common import Command, agent_client
+from vtopo.cli.common import Command, agent_client, on_its_site
 
 RATE_UNITS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3}  # tc's words, in Mbit/s
 TIME_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}  # in ms
+_OPTION = {"rate_mbit": "--rate", "delay_ms": "--delay", "jitter_ms": "--jitter", "loss_pct": "--loss"}  # bare numbers
 
 
 def _quantity(units: dict[str, float], default: str, what: str) -> Callable[[str], float]:
@@ -38,7 +39,9 @@ def _percent(text: str) -> float:
 
 
 def cmd_node(args: argparse.Namespace) -> int:
-    print(agent_client().operate_node(args.lab, args.node, args.action))
+    client = agent_client()
+    on_its_site(client, args.lab, [args.node], ["node", args.lab, args.node, args.action])
+    print(client.operate_node(args.lab, args.node, args.action))
     return 0
 
 
@@ -49,6 +52,8 @@ def cmd_link(args: argparse.Namespace) -> int:
     if args.action != "set" and any(value is not None for value in changes.values()):
         args.parser.error(f"--rate, --delay, --jitter and --loss go with `set`, not `{args.action}`")
     operator = agent_client()
+    on_its_site(operator, args.lab, [args.a, args.b], ["link", args.lab, args.a, args.b, args.action, *(
+        option for name, value in changes.items() if value is not None for option in (_OPTION[name], f"{value:g}"))])
     if args.action == "set":
         print(operator.set_link_impairment(args.lab, args.a, args.b, **changes))
     else:
