@@ -83,8 +83,9 @@ def iperf_between_lans(sites: Sites, name: str, spread: bool) -> float:
         try:
             for _ in range(50):
                 client = sites.vtopo("exec", name, "c1", "--", "iperf3", "-c", "10.9.0.2", "-t", "5", "-J")
-                if client.returncode == 0:
-                    return float(json.loads(client.stdout)["end"]["sum_received"]["bits_per_second"]) / 1e6
+                received = json.loads(client.stdout or "{}").get("end", {}).get("sum_received")
+                if client.returncode == 0 and received:
+                    return float(received["bits_per_second"]) / 1e6
                 time.sleep(0.2)  # the server is not listening yet
             raise AssertionError(client.stdout + client.stderr)
         finally:
