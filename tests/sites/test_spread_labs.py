@@ -8,6 +8,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,20 @@ def run_in(sites: Sites, lab: str, node: str, *argv: str, timeout: float = 60) -
     return sites.agent.vtopo(None, "exec", lab, node, "--", *argv, timeout=timeout)
 
 
+@contextmanager
+def deployed(sites: Sites, lab: LabBuilder) -> Iterator[subprocess.CompletedProcess[str]]:
+    """The lab deployed over its sites for the block, then destroyed: what destroy said."""
+    deploying = sites.deploy(lab)
+    assert deploying.returncode == 0, deploying.stderr
+    said = subprocess.CompletedProcess[str]([], 0, "", "")
+    try:
+        yield said
+    finally:
+        destroyed = sites.vtopo("destroy", lab.topology.name)
+        assert destroyed.returncode == 0, destroyed.stderr
+        said.stdout = destroyed.stdout
+
+
 def two_containers(sites: Sites) -> LabBuilder:
     lab = sites.builder("pair")
     lab.node("c1", "container")
@@ -39,9 +55,7 @@ def two_containers(sites: Sites) -> LabBuilder:
 
 
 def test_ping_and_iperf_cross_a_tunnel(spread: Sites):
-    deployed = spread.deploy(two_containers(spread))
-    assert deployed.returncode == 0, deployed.stderr
-    try:
+    with deployed(spread, two_containers(spread)) as destroyed:
         assert run_in(spread, "pair", "c1", "ping", "-c", "3", "-i", "0.2", "-W", "2", "10.0.0.2").returncode == 0
         assert run_in(spread, "pair", "c2", "ping", "-c", "1", "-W", "2", "-M", "do", "-s", "1422",
                       "10.0.0.1").returncode == 0  # a full 1450-byte packet passes: the MTU was lowered
@@ -62,9 +76,6 @@ def test_ping_and_iperf_cross_a_tunnel(spread: Sites):
         finally:
             server.kill()
             server.wait()
-    finally:
-        destroyed = spread.vtopo("destroy", "pair")
-        assert destroyed.returncode == 0, destroyed.stderr
     assert "destroyed site b's part of lab pair" in destroyed.stdout
 
 
@@ -93,9 +104,7 @@ def processes_running(words: str) -> list[int]:
 def test_a_capture_from_here_on_another_sites_end_sees_the_tunnels_traffic(spread: Sites, tmp_path: Path):
     lab = two_containers(spread)
     lab.topology.name = "seen"
-    deployed = spread.deploy(lab)
-    assert deployed.returncode == 0, deployed.stderr
-    try:
+    with deployed(spread, lab):
         saved = tmp_path / "c2.pcapng"
         capture = capture_from_here(spread, "seen", "c2:eth0", "-f", "icmp", "-c", "4", "-w", str(saved))
         assert run_in(spread, "seen", "c1", "ping", "-c", "2", "-i", "0.2", "-W", "2", "10.0.0.2").returncode == 0
@@ -110,17 +119,12 @@ def test_a_capture_from_here_on_another_sites_end_sees_the_tunnels_traffic(sprea
         endless.send_signal(signal.SIGINT)
         endless.communicate(timeout=30)
         assert wait_for(lambda: not processes_running("capture seen c2:eth0 --pcap"), 10)
-    finally:
-        destroyed = spread.vtopo("destroy", "seen")
-        assert destroyed.returncode == 0, destroyed.stderr
 
 
 def test_a_node_on_another_site_is_stopped_and_started_from_here(spread: Sites):
     lab = two_containers(spread)
     lab.topology.name = "operated"
-    deployed = spread.deploy(lab)
-    assert deployed.returncode == 0, deployed.stderr
-    try:
+    with deployed(spread, lab):
         stopped = spread.vtopo("node", "operated", "c2", "stop")
         assert stopped.returncode == 0 and "c2" in stopped.stdout, stopped.stderr
         assert run_in(spread, "operated", "c1", "ping", "-c", "1", "-W", "1", "10.0.0.2").returncode != 0
@@ -129,9 +133,6 @@ def test_a_node_on_another_site_is_stopped_and_started_from_here(spread: Sites):
                                        "10.0.0.2").returncode == 0, 15)
         across = spread.vtopo("link", "operated", "c1", "c2", "down")
         assert across.returncode == 1 and "c1 and c2 run on different sites of lab operated" in across.stderr
-    finally:
-        destroyed = spread.vtopo("destroy", "operated")
-        assert destroyed.returncode == 0, destroyed.stderr
 
 
 def test_a_bridge_over_three_sites_is_one_broadcast_domain(spread: Sites):
@@ -141,9 +142,7 @@ def test_a_bridge_over_three_sites_is_one_broadcast_domain(spread: Sites):
     for index, site in enumerate(("", "b", "c", "b"), start=1):
         lab.node(f"c{index}", "container", site=site)
         lab.link(f"c{index}", "br0", f"10.0.1.{index}/24")
-    deployed = spread.deploy(lab)
-    assert deployed.returncode == 0, deployed.stderr
-    try:
+    with deployed(spread, lab):
         listeners = []
         for node in ("c1", "c3", "c4"):  # here, on c and on b
             argv = ["tcpdump", "-c", "1", "-lni", "eth0", "arp and host 10.0.1.2 and host 10.0.1.3"]
@@ -159,9 +158,6 @@ def test_a_bridge_over_three_sites_is_one_broadcast_domain(spread: Sites):
             out, _ = listener.communicate(timeout=10)
             assert "Request who-has 10.0.1.3 tell 10.0.1.2" in out
         assert run_in(spread, "span", "c1", "ping", "-c", "1", "-W", "2", "10.0.1.2").returncode == 0
-    finally:
-        destroyed = spread.vtopo("destroy", "span")
-        assert destroyed.returncode == 0, destroyed.stderr
 
 
 def test_a_failure_on_the_second_site_rolls_back_all_three(spread: Sites):
@@ -206,9 +202,7 @@ def test_ospf_converges_across_a_tunnel(spread: Sites):
     lab.link("h1", "r1", "10.1.0.10/24", "10.1.0.1/24")
     lab.link("r2", "h2", "10.2.0.1/24", "10.2.0.10/24")
     lab.link("r1", "r2", "10.0.12.1/30", "10.0.12.2/30")
-    deployed = spread.deploy(lab)
-    assert deployed.returncode == 0, deployed.stderr
-    try:
+    with deployed(spread, lab):
         reached = False
         for _ in range(60):
             if run_in(spread, "ospf", "h1", "ping", "-c", "1", "-W", "1", "10.2.0.10").returncode == 0:
@@ -217,6 +211,3 @@ def test_ospf_converges_across_a_tunnel(spread: Sites):
         assert reached, "h1 never reached h2 over OSPF's routes"
         routes = run_in(spread, "ospf", "r2", "vtysh", "-c", "show ip route ospf").stdout
         assert "10.1.0.0/24" in routes and "via 10.0.12.1" in routes, routes
-    finally:
-        destroyed = spread.vtopo("destroy", "ospf")
-        assert destroyed.returncode == 0, destroyed.stderr
