@@ -54,3 +54,13 @@ def test_status_names_a_link_deleted_by_hand(deployed):
     assert shown.stdout.splitlines()[0].endswith(": degraded")
     broken = next(line for line in shown.stdout.splitlines() if veth.owner.split(" ", 1)[1] in line)
     assert "degraded; missing: " in broken and veth.name in broken
+
+
+def test_status_names_a_port_taken_out_of_its_bridge_by_hand(deployed):
+    lab = deployed("bridge-veth")
+    port = next(op for op in plan_of(lab.topology).ops if isinstance(op, o.SetMaster))
+    subprocess.run(["ip", "link", "set", port.name, "nomaster"], check=True)
+    shown = status("bridge-veth")
+    assert shown.returncode == 1
+    broken = next(line for line in shown.stdout.splitlines() if port.owner.split(" ", 1)[1] in line)
+    assert "degraded; missing: " in broken and port.name in broken and port.master in broken

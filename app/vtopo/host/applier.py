@@ -106,9 +106,10 @@ class Applier:
         if isinstance(op, (o.CreateMacvlan, o.CreateVxlan)):
             return self._link_present(op.name, op.netns)
         if isinstance(op, o.SetMaster):
-            host = {link.name: link for link in self.netlink.links(None)}
-            port, master = host.get(op.name), host.get(op.master)
-            return port is not None and master is not None and port.master_index == master.index
+            try:  # one link at a time: a dump of the host's links for each port costs a lab of N ports N squared
+                return self.netlink.master_index(op.name, None) == self.netlink.index(op.master, None)
+            except NetlinkError:  # the port or its master is gone
+                return False
         if isinstance(op, o.OvsAddBridge):
             return ovs.OvsService().running() and op.name in ovs.vsctl([["list-br"]]).split()
         if isinstance(op, o.ContainForwarding):

@@ -499,6 +499,13 @@ class Netlink:
                 for msg in self._rtnl(netns).request(wire.link(), RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP)
             ]
 
+    def master_index(self, name: str, netns: str | None) -> int | None:
+        """The ifindex of the bridge `name` is a port of; None when it is nobody's port."""
+        with _kernel(f"look up link {name}{_where(netns)}"):
+            (reply,) = self._rtnl(netns).request(_named_link(name), RTM_GETLINK, _CHANGE)
+            master: int | None = reply.get("master")
+            return master
+
     def index(self, name: str, netns: str | None) -> int:
         """The ifindex of `name` (a macvtap's character device is /dev/tap<ifindex>)."""
         with _kernel(f"look up {name}{_where(netns)}"):
