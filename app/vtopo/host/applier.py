@@ -98,7 +98,7 @@ class Applier:
     def exists(self, op: o.Op) -> bool | None:
         """Whether what `op` made is there now; None for ops that make nothing worth probing."""
         if isinstance(op, o.CreateNamespace):
-            return op.name in namespaces.list_netns()
+            return namespaces.netns_exists(op.name)
         if isinstance(op, (o.CreateBridge, o.CreateMacvtap, o.CreateTap)):
             return self._link_present(op.name, None)
         if isinstance(op, o.CreateVeth):

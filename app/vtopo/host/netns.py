@@ -152,6 +152,10 @@ def list_netns() -> list[str]:
         return []
 
 
+def netns_exists(name: str) -> bool:
+    return os.path.exists(os.path.join(NETNS_RUN_DIR, name))
+
+
 def pids_in(name: str) -> list[int]:
     """The processes living in namespace `name` (this one excepted): what runs inside a container or router."""
     return pids_in_each([name]).get(name, [])

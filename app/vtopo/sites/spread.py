@@ -129,12 +129,10 @@ def deploy(topology: Topology, consent: Trust, local: AgentClient, progress: Pro
 def deployed_topology(lab: str, local: AgentClient) -> Topology | None:
     """The lab as the local site's record keeps it, when the caller may read it; None when there is none."""
     try:
-        summaries = local.status(lab)
+        document = local.deployment(lab).get("topology")
     except AgentError:
         return None
-    if not summaries or not summaries[0].document:
-        return None
-    return io.from_document(summaries[0].document, lab)
+    return io.from_document(document, lab) if document else None
 
 
 def destroy(topology: Topology, local: AgentClient, progress: ProgressCallback) -> dict[str, int]:
