@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
 from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
-from PySide6.QtGui import QMouseEvent, QWheelEvent
+from PySide6.QtGui import QAction, QMouseEvent, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
@@ -149,3 +149,13 @@ def dark_theme(window: MainWindow, qtbot: QtBot) -> Iterator[None]:
         yield
     finally:
         app.setPalette(original)
+
+
+def click_menu_entry(qtbot: QtBot, window: MainWindow, menu_text: str, action: QAction) -> None:
+    """Open a menu of the menu bar with the mouse, then click one of its entries."""
+    entry = next(entry for entry in window.menuBar().actions() if entry.text() == menu_text)
+    menu = entry.menu()
+    assert isinstance(menu, QMenu)
+    qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton, pos=window.menuBar().actionGeometry(entry).center())
+    qtbot.waitUntil(menu.isVisible)
+    qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())

@@ -15,15 +15,15 @@ from typing import Any, Callable
 import pytest
 
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QMenu, QPushButton
+from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QPushButton
 from pytestqt.exceptions import TimeoutError as WaitTimeout
 from pytestqt.qtbot import QtBot
 
 from residue import snapshot
 from sites.simulated import SimulatedHost
 from spread_labs import LabBuilder, here
-from tests.gui.helpers import (answer_next_dialog, choose, click, deploy_with_f5, double_click, drag, right_click,
-                               when_menu_opens, when_open)
+from tests.gui.helpers import (answer_next_dialog, choose, click, click_menu_entry, deploy_with_f5, double_click, drag,
+                               right_click, when_menu_opens, when_open)
 from tests.gui.test_terminal_widget import type_line, wait_for
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.deployed_lab import deployed_lab
@@ -313,15 +313,8 @@ def test_a_site_that_does_not_answer_is_named_by_status_and_destroy(make_window:
         qtbot.waitUntil(lambda: window.deploy.state_of("br0") is NodeState.FAILED, timeout=30_000)
         assert window.deploy.state_of("c1") is NodeState.RUNNING
 
-        lab_entry = next(action for action in window.menuBar().actions() if action.text() == "&Lab")
-        lab_menu = lab_entry.menu()
-        assert isinstance(lab_menu, QMenu)
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=60_000):
-            qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton,
-                             pos=window.menuBar().actionGeometry(lab_entry).center())
-            qtbot.waitUntil(lab_menu.isVisible)
-            qtbot.mouseClick(lab_menu, Qt.MouseButton.LeftButton,
-                             pos=lab_menu.actionGeometry(window.menu_actions.status).center())
+            click_menu_entry(qtbot, window, "&Lab", window.menu_actions.status)
         assert "lab lost: site d: " in log.toPlainText() and "node br0: unreachable; site d cannot be reached: " \
             in log.toPlainText()
 

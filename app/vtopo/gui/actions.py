@@ -7,7 +7,8 @@ from typing import Callable, Protocol
 
 from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QCursor, QFont, QIcon, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QStyle, QWidget
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox, QStyle,
+                               QWidget)
 
 from vtopo.gui.canvas import export
 from vtopo.gui.capture.panel import CaptureController
@@ -155,6 +156,10 @@ class Actions:
                                      "hosts' addresses and routes) into the lab, after showing what changes")
         self.cancel_deploy = self._action("&Cancel deploy", deploy.cancel, (), destroy_icon())
         self.cancel_deploy.setToolTip("Stop the deploy after its current step and remove what it built")
+        self.edit_sites = self._action("S&ites…", self._edit_sites)
+        self.edit_sites.setToolTip("The machines this lab may place nodes on, each reached over ssh")
+        self.suggest_sites = self._action("Suggest &placement over sites…", self._suggest_sites)
+        self.suggest_sites.setToolTip("Split the lab over two sites: VM memory balanced, few links between them")
         self.running_labs = QMenu("&Running labs", window)
         self.running_labs.aboutToShow.connect(self._fill_running_labs)
         self.terminal = self._action("Open &terminal", self.open_terminal, "Ctrl+T")
@@ -236,6 +241,8 @@ class Actions:
         lab = bar.addMenu("&Lab")
         lab.addActions([self.deploy, self.cancel_deploy, self.destroy, self.status, self.save_running])
         lab.addMenu(self.running_labs)
+        lab.addSeparator()
+        lab.addActions([self.edit_sites, self.suggest_sites])
         lab.addSeparator()
         lab.addActions([self.terminal, self.external_terminal, self.show_measure, self.iperf_pair])
 
@@ -362,6 +369,26 @@ class Actions:
     def open_external_terminal(self) -> None:
         if (target := self._terminal_target(self.external_terminal)) and not terminal.open_terminal(*target):
             self.window.statusBar().showMessage("the terminal emulator did not start", 5000)
+
+    def _edit_sites(self) -> None:
+        from vtopo.gui.panels.sites_editor import SitesEditorDialog
+
+        dialog = SitesEditorDialog(self.window, self.parts.editor.topology)
+        if dialog.exec() == SitesEditorDialog.DialogCode.Accepted:
+            self.parts.editor.set_sites(dialog.sites)
+
+    def _suggest_sites(self) -> None:
+        from vtopo.gui.panels.sites_editor import site_choices
+        from vtopo.gui.panels.sites_placement import SitesPlacementDialog
+
+        topology = self.parts.editor.topology
+        if len(site_choices(topology)) < 2:
+            QMessageBox.information(self.window, "Suggest placement", "The lab names no other machine yet: add one "
+                                    "in Lab > Sites… first.")
+            return
+        dialog = SitesPlacementDialog(self.window, topology)
+        if dialog.exec() == SitesPlacementDialog.DialogCode.Accepted and dialog.placement is not None:
+            self.parts.editor.place_on_sites(dialog.placement.sites)
 
     def update_enabled(self) -> None:
         editor, deploy = self.parts.editor, self.parts.deploy

@@ -257,9 +257,12 @@ class Topology:
             annotation.height = height
         self.events.annotation_changed.emit(annotation)
 
-    def update_lab(self, *, name: str | None = None, notes: str | None = None, vm_backend: str | None = None) -> None:
+    def update_lab(self, *, name: str | None = None, notes: str | None = None, vm_backend: str | None = None,
+                   sites: dict[str, Site] | None = None) -> None:
         if name is not None:
             self.name = name
+        if sites is not None:
+            self.sites = dict(sites)
         if notes is not None:
             self.notes = notes
         if vm_backend is not None:

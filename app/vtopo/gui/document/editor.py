@@ -21,6 +21,7 @@ from vtopo.model.events import Event
 from vtopo.model.fragment import Fragment, fragment_of, instantiate
 from vtopo.model.problems import LabError
 from vtopo.model.rules import is_valid_node_name, link_refusal, unique_name
+from vtopo.model.sites import Site
 from vtopo.model.topology import (Annotation, Endpoint, Impairment, Interface, Link, Node, Position, Topology,
                                   new_id)
 
@@ -191,6 +192,15 @@ class Editor(QObject):
             where = f"site {site}" if site else "this machine"
             self.undo_stack.push(self._edit_node(node_id, f"Place {node.name} on {where}", site=site))
 
+    def place_on_sites(self, sites: dict[str, str]) -> None:
+        """Give each node (by id) its site, as one undo step."""
+        changed = {node_id: site for node_id, site in sites.items() if self.topology.nodes[node_id].site != site}
+        if changed:
+            step = Macro(f"Place {len(changed)} nodes on the suggested sites", self.topology)
+            for node_id, site in changed.items():
+                self._edit_node(node_id, "", step, site=site)
+            self.undo_stack.push(step)
+
     def update_link(self, link_id: str, *, a: Interface | None = None, b: Interface | None = None,
                     impairment: Impairment | None = None) -> None:
         link = self.topology.links[link_id]
@@ -232,6 +242,12 @@ class Editor(QObject):
         if new:
             old = {field: getattr(self.topology, field) for field in new}
             self.undo_stack.push(SetFieldsCommand("Edit lab", self.topology.update_lab, old, new))
+
+    def set_sites(self, sites: dict[str, Site]) -> None:
+        """The machines the lab may place nodes on, by name; one undo step."""
+        if sites != self.topology.sites:
+            self.undo_stack.push(SetFieldsCommand("Edit the lab's sites", self.topology.update_lab,
+                                                  {"sites": dict(self.topology.sites)}, {"sites": dict(sites)}))
 
     def _edit_node(self, node_id: str, title: str, parent: Command | None = None, /,
                    **new: Any) -> SetFieldsCommand:

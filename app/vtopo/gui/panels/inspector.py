@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QLabel, QLin
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.panels.interface_table import InterfaceTable
 from vtopo.gui.panels.link_form import LinkForm
+from vtopo.gui.panels.sites_editor import site_choices
 from vtopo.gui.panels.machine import MachineBox
 from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, TextFileEditor, editor_for, mark_invalid
 from vtopo.gui.canvas.states import NodeState
@@ -122,10 +123,8 @@ class NodeForm(QWidget):
         sites = self._editor.topology.sites
         self._head.setRowVisible(self._site_row, bool(sites))
         self.site.clear()
-        self.site.addItem("this machine", "")
-        for name, known in sites.items():
-            if not known.local:
-                self.site.addItem(f"{name} ({known.destination})", name)
+        for label, name in site_choices(self._editor.topology):
+            self.site.addItem(label, name)
         if site and self.site.findData(site) < 0:
             self.site.addItem(f"{site} (not among the lab's sites)", site)
         self.site.setCurrentIndex(max(self.site.findData(site), 0))
