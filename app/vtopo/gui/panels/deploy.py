@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
@@ -26,6 +27,7 @@ from vtopo.model.topology import Impairment, Topology
 
 FAULTS = ("degraded", "incomplete")  # the states of a link the running lab lacks
 FOLLOW_MS = 1000  # how often the designer reads the lab's state while it does nothing to it itself
+FOLLOW_SHARE = 5  # a read that takes longer (a lab of many nodes) waits this many times its length before the next
 
 
 def load_deployer() -> tuple[Deployer | None, str]:
@@ -127,6 +129,10 @@ class DeployController(QObject):
     @property
     def busy(self) -> bool:
         return self._worker is not None
+
+    @property
+    def follow_interval_ms(self) -> int:
+        return self._follow_timer.interval()
 
     @property
     def pool(self) -> QThreadPool:
@@ -242,11 +248,15 @@ class DeployController(QObject):
         self._follower = worker = Worker(lambda _report: _read_lab(deployer, lab, seen))
         worker.returned.connect(self._followed)
         worker.errored.connect(lambda _error: None)  # an agent that went away: the next read says so again
-        worker.finished.connect(self._followed_up)
+        worker.finished.connect(partial(self._followed_up, time.monotonic()))
         worker.start(self._pool)
 
-    def _followed_up(self) -> None:
+    def _followed_up(self, started: float) -> None:
+        """The next read comes after FOLLOW_MS, or FOLLOW_SHARE times as long as this one took: the agent's probes of
+        a large lab's every namespace and link take seconds, and the designer's reads must not keep it busy."""
         self._follower = None
+        took_ms = (time.monotonic() - started) * 1000
+        self._follow_timer.setInterval(max(FOLLOW_MS, round(FOLLOW_SHARE * took_ms)))
 
     def _followed(self, read: tuple[list[LabEntry], LabStatus | None] | None) -> None:
         if read is None or self.busy:  # nothing changed, or this window started a job since
