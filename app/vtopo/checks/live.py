@@ -14,6 +14,7 @@ from vtopo.checks.builtin import MAX_HOPS
 from vtopo.checks.walk import RouteWalk
 
 REACH_DEADLINE_S = 2
+PROBES_PER_HOP = 3  # as traceroute sends
 _TTL_EXCEEDED = re.compile(r"^From (?P<hop>\S+?):? icmp_seq=\d+ (Time to live exceeded|Time exceeded: Hop limit)",
                            re.MULTILINE)  # IPv4's and IPv6's words
 _REPLY = re.compile(r"bytes from (?P<hop>\S+?):? icmp_seq=")
@@ -69,14 +70,23 @@ class LiveProbe:
     def hops(self, source: str, address: str) -> list[str]:
         hops: list[str] = []
         for ttl in range(1, MAX_HOPS + 1):
-            _, text = self._ping(source, address, "-c", "1", "-W", "1", "-t", str(ttl))
-            answer = answer_at_ttl(text)
+            answer = self._answer_at(source, address, ttl)
             if answer is None:
                 return hops
             hops.append(answer[0])
             if answer[1]:
                 return hops
         return hops
+
+    def _answer_at(self, source: str, address: str, ttl: int) -> tuple[str, bool] | None:
+        """Who answers a ping from `source` to `address` that lives `ttl` hops, as traceroute asks: up to
+        PROBES_PER_HOP probes, since a router sends "time exceeded" to one peer only about once a second after a
+        burst of six (the kernel's icmp_ratelimit), and a lab's checks trace from one node several times in a row."""
+        for _ in range(PROBES_PER_HOP):
+            _, text = self._ping(source, address, "-c", "1", "-W", "1", "-t", str(ttl))
+            if (answer := answer_at_ttl(text)) is not None:
+                return answer
+        return None
 
     def run(self, node: str, argv: list[str]) -> str:
         done = run_quick(self.lab.command_in(node, argv))
