@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
 from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
-from PySide6.QtGui import QMouseEvent, QWheelEvent
+from PySide6.QtGui import QAction, QMouseEvent, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
@@ -149,3 +149,13 @@ def dark_theme(window: MainWindow, qtbot: QtBot) -> Iterator[None]:
         yield
     finally:
         app.setPalette(original)
+
+
+def click_menu_entry(qtbot: QtBot, window: MainWindow, title: str, entry: QAction) -> None:
+    """Click the menu bar's `title` menu open, then its `entry`, with the mouse."""
+    opener = next(action for action in window.menuBar().actions() if action.text() == title)
+    menu = opener.menu()
+    assert isinstance(menu, QMenu)
+    qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton, pos=window.menuBar().actionGeometry(opener).center())
+    qtbot.waitUntil(menu.isVisible)
+    qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(entry).center())

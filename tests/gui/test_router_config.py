@@ -8,11 +8,11 @@ from typing import Callable
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox, QMenu
+from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
 from residue import snapshot
-from tests.gui.helpers import click, deploy_or_destroy
+from tests.gui.helpers import click, click_menu_entry, deploy_or_destroy
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.save_running import RunningDiff
 from vtopo.gui.panels.setting_editors import TextFileEditor
@@ -71,14 +71,7 @@ def test_save_running_configuration_shows_a_diff_and_is_one_undo_step(make_windo
         steps = window.editor.undo_stack.count()
         seen: list[RunningDiff] = []
         window.save_running.dialog_opened.connect(seen.append)
-        lab_entry = next(action for action in window.menuBar().actions() if action.text() == "&Lab")
-        lab_menu = lab_entry.menu()
-        assert isinstance(lab_menu, QMenu)
-        qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton,
-                         pos=window.menuBar().actionGeometry(lab_entry).center())
-        qtbot.waitUntil(lab_menu.isVisible)
-        qtbot.mouseClick(lab_menu, Qt.MouseButton.LeftButton,
-                         pos=lab_menu.actionGeometry(window.menu_actions.save_running).center())
+        click_menu_entry(qtbot, window, "&Lab", window.menu_actions.save_running)
         qtbot.waitUntil(lambda: bool(seen), timeout=30_000)
         dialog = seen[0]
         names = [dialog.nodes.item(row).text() for row in range(dialog.nodes.count())]

@@ -14,13 +14,13 @@ from typing import Callable
 
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QDialogButtonBox, QMenu, QPushButton
+from PySide6.QtWidgets import QDialogButtonBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from residue import snapshot
 from sites.simulated import SimulatedHost
 from spread_labs import LabBuilder, here
-from tests.gui.helpers import choose, click, right_click, when_menu_opens
+from tests.gui.helpers import choose, click, click_menu_entry, right_click, when_menu_opens
 from tests.gui.test_sites_deploy import B, saved
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.main_window import MainWindow
@@ -162,15 +162,8 @@ def test_a_routers_running_configuration_on_the_other_site_is_saved_into_the_lab
     window = on_running_lab(make_window, qtbot, running)
     opened: list[RunningDiff] = []
     window.save_running.dialog_opened.connect(opened.append)
-    lab_entry = next(action for action in window.menuBar().actions() if action.text() == "&Lab")
-    lab_menu = lab_entry.menu()
-    assert isinstance(lab_menu, QMenu)
     qtbot.waitUntil(window.menu_actions.save_running.isEnabled)
-    qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton,
-                     pos=window.menuBar().actionGeometry(lab_entry).center())
-    qtbot.waitUntil(lab_menu.isVisible)
-    qtbot.mouseClick(lab_menu, Qt.MouseButton.LeftButton,
-                     pos=lab_menu.actionGeometry(window.menu_actions.save_running).center())
+    click_menu_entry(qtbot, window, "&Lab", window.menu_actions.save_running)
     qtbot.waitUntil(lambda: bool(opened), timeout=60_000)
     dialog = opened[0]
     assert "r2" in [change.node for change in dialog.changes]
