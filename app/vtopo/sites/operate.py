@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from vtopo.client.agent import AgentClient
+from vtopo.model import io
 from vtopo.model.placement import site_of
 from vtopo.model.sites import LOCAL
 from vtopo.model.topology import Topology
 from vtopo.reports import LinkTotals
 from vtopo.saving import RunningState, apply_state
-from vtopo.model import io
 from vtopo.sites.spread import FAILURES, SitesFailed, clients, deployed_topology, site_label
 
 T = TypeVar("T")
