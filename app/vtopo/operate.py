@@ -124,8 +124,9 @@ class RunningLab:
 
     def set_carrier(self, ends: list[EndContext], operated: Operated) -> None:
         """Each end up unless its node is stopped, or its link is down and it is the end pulled (`pulled_ends`); a
-        tunnel's end (this site's of a link between sites) without carrier while its link is down. The kernel drops an interface's routes (and IPv6 addresses) when it goes down, so where one comes up the
-        plan's addresses and routes are put back."""
+        tunnel's end (this site's of a link between sites) without carrier while its link is down. The kernel drops
+        an interface's routes (and IPv6 addresses) when it goes down, so where one comes up the plan's addresses and
+        routes are put back."""
         came_up: set[str | None] = set()
         pulled = {id(end) for link_id in operated.down for end in self.pulled_ends(self.topology.links[link_id])
                   if link_id in self.topology.links}
