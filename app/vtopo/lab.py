@@ -70,5 +70,8 @@ def site_plans(topology: Topology, facts: HostFacts | None = None, trust: Trust 
 
 def explain_sites(topology: Topology, plans: dict[str, Plan], owners: set[str] | None = None) -> str:
     """Each site's script in turn (of `owners` only, when given), under a line naming the site and its machine."""
-    return "\n".join(f"# ======== site {site or 'local'} ({topology.sites[site].destination if site else 'this machine'})"
-                     f"\n{plan.explain(owners)}" for site, plan in plans.items())
+    def machine(site: str) -> str:
+        return topology.sites[site].destination if site else "this machine"
+
+    return "\n".join(f"# ======== site {site or 'local'} ({machine(site)})\n{plan.explain(owners)}"
+                     for site, plan in plans.items())

@@ -79,7 +79,8 @@ def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = la
         step()
         if not sites_used(topology)[1:]:
             return Analysis(generation, compiler.problems, plan, domains, plan.explain())
-        plans = {LOCAL: plan} | {site: plan_of(topology, HostFacts(), Trust(site=site)) for site in sites_used(topology)[1:]}
+        plans = {LOCAL: plan} | {site: plan_of(topology, HostFacts(), Trust(site=site))
+                                 for site in sites_used(topology)[1:]}
         step()
         return Analysis(generation, compiler.problems, plan, domains, explain_sites(topology, plans), plans)
     except Stale:
