@@ -1,7 +1,7 @@
 """Opening a lab file and compiling it: the steps every front end (CLI, GUI) shares."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vtopo.checks.spec import typed_checks
@@ -13,6 +13,7 @@ from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.registry import installed_kinds as registry
 from vtopo.model import io
+from vtopo.model.placement import sites_used
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
 
@@ -60,3 +61,17 @@ def plan_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | N
 
 def context_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> LabContext:
     return lab_context(topology, registry(), facts, trust)
+
+
+def site_plans(topology: Topology, facts: HostFacts | None = None, trust: Trust = Trust()) -> dict[str, Plan]:
+    """The plan of each site's part of a lab spread over sites, this machine's first: one compile per site."""
+    return {site: plan_of(topology, facts, replace(trust, site=site)) for site in sites_used(topology)}
+
+
+def explain_sites(topology: Topology, plans: dict[str, Plan], owners: set[str] | None = None) -> str:
+    """Each site's script in turn (of `owners` only, when given), under a line naming the site and its machine."""
+    def machine(site: str) -> str:
+        return topology.sites[site].destination if site else "this machine"
+
+    return "\n".join(f"# ======== site {site or 'local'} ({machine(site)})\n{plan.explain(owners)}"
+                     for site, plan in plans.items())

@@ -12,7 +12,8 @@ frozen processes are killed with its namespace, and a down link's devices go the
   restart: everything running in the node is killed, it starts afresh and its startup commands run again.
 - A link taken down is a cable pulled wherever the medium allows it: the nodes' interfaces stay up and lose carrier
   (NO-CARRIER), as after a pulled cable or GNS3's link suspend, and routing daemons see the link go at once
-  (`RunningLab.pulled_ends` says which end goes down instead, where one must).
+  (`RunningLab.pulled_ends` says which end goes down instead, where one must). A link between sites is taken down
+  on each of its sites (vtopo.sites.operate), where its end of the tunnel stays up and loses its carrier.
 
 Each function takes plain values (lab and node names, link ends) and returns a one-line summary, so the CLI, the
 designer and the privileged agent call them alike.
@@ -27,6 +28,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from vtopo import ops as o
 from vtopo.compile.compiler import Compiler, compile_lab
+from vtopo.compile.tunnels import TUNNEL
 from vtopo.compile.plan import Plan
 from vtopo.host import netns as namespaces
 from vtopo.host import processes
@@ -73,26 +75,31 @@ class RunningLab:
         return node
 
     def link(self, a: str, b: str) -> Link:
-        """The link between `a` and `b`, each a node name with an optional ":PORT"."""
+        """The link between `a` and `b`, each a node name with an optional ":PORT", found in the whole lab as
+        compiled, whichever sites its ends are on (a switch spanning sites has a copy by its name on some)."""
         (name_a, _, port_a), (name_b, _, port_b) = a.partition(":"), b.partition(":")
-        node_a, node_b = self.node(name_a).node, self.node(name_b).node
+        compiled = self.context.topology
+        for name in (name_a, name_b):
+            if compiled.node_named(name) is None:
+                raise OperateError(self.context.no_node_named(name))
+        names = {node_id: node.name for node_id, node in compiled.nodes.items()}
         matches = []
-        for link in self.topology.links.values():
+        for link in compiled.links.values():
             for first, second in ((link.a, link.b), (link.b, link.a)):
-                if (first.node, second.node) == (node_a.id, node_b.id) and port_a in ("", first.port) \
+                if (names[first.node], names[second.node]) == (name_a, name_b) and port_a in ("", first.port) \
                         and port_b in ("", second.port):
                     matches.append(link)
                     break
         if not matches:
             raise OperateError(f"lab {self.name} has no link between {a} and {b}")
         if len(matches) > 1:
-            found = ", ".join(self.topology.describe_link(link) for link in matches)
+            found = ", ".join(self.link_name(link) for link in matches)
             raise OperateError(f"{name_a} and {name_b} have {len(matches)} links ({found}) in lab {self.name}; name "
                                f"the ports, as in {name_a}:PORT {name_b}:PORT")
         return matches[0]
 
     def link_name(self, link: Link) -> str:
-        return self.topology.describe_link(link)
+        return self.context.topology.describe_link(link)
 
     def ends_of_link(self, link: Link) -> list[EndContext]:
         return [end for end in self.context.ends if end.link.id == link.id and end.device]
@@ -116,15 +123,17 @@ class RunningLab:
         return [op for op in self.plan.ops if isinstance(op, o.RunCommand) and op.owner == node.subject]
 
     def set_carrier(self, ends: list[EndContext], operated: Operated) -> None:
-        """Each end up unless its node is stopped, or its link is down and it is the end pulled (`pulled_ends`).
-        The kernel drops an interface's routes (and IPv6 addresses) when it goes down, so where one comes up the
-        plan's addresses and routes are put back."""
+        """Each end up unless its node is stopped, or its link is down and it is the end pulled (`pulled_ends`); a
+        tunnel's end (this site's of a link between sites) without carrier while its link is down. The kernel drops
+        an interface's routes (and IPv6 addresses) when it goes down, so where one comes up the plan's addresses and
+        routes are put back."""
         came_up: set[str | None] = set()
         pulled = {id(end) for link_id in operated.down for end in self.pulled_ends(self.topology.links[link_id])
                   if link_id in self.topology.links}
         for end in ends:
             up = end.node.name not in operated.stopped and id(end) not in pulled
-            self.applier.netlink.set_link(end.device, end.netns, up=up)
+            carrier = end.link.id not in operated.down if end.medium == TUNNEL else None
+            self.applier.netlink.set_link(end.device, end.netns, up=up, carrier=carrier)
             if up:
                 came_up.add(end.netns)
         for op in self.plan.ops:
@@ -133,11 +142,14 @@ class RunningLab:
 
     def pulled_ends(self, link: Link) -> list[EndContext]:
         """The ends set down when the link is down: as far as the medium allows, a cable pulled, where the nodes'
-        interfaces stay up and lose carrier. A veth's end on a switch goes down, so the node's end loses carrier;
+        interfaces stay up and lose carrier. A tunnel's ends stay up and lose carrier themselves: none is set down.
+        A veth's end on a switch goes down, so the node's end loses carrier;
         of a veth between two nodes (where neither end can lose carrier while both stay up) the end of one node goes
         down: one that does not route, so a router keeps its interface, or else the later by name. A device with
         no peer to take down (a macvlan child, a switch's own port, a VM's tap) goes down itself."""
         ends = self.ends_of_link(link)
+        if any(end.medium == TUNNEL for end in ends):
+            return []
         veths = [end for end in ends if end.medium == "veth"]
         if len(veths) < 2:
             return ends
@@ -150,7 +162,14 @@ class RunningLab:
         return [max(veths, key=lambda end: (end.node.name, end.end.port))]
 
     def describe_pull(self, link: Link) -> str:
-        """What a link down does to its ends, as `vtopo link ... down` says it."""
+        """What a link down does to its ends (those on this site), as `vtopo link ... down` says it."""
+        ends = self.ends_of_link(link)
+        if not ends:
+            return "it has no end on this site (each site cuts its own)"
+        if ends[0].medium == TUNNEL:
+            end = ends[0]
+            where = _port_names(ends) or f"its port on {end.node.name}"
+            return f"{where} stays up without carrier (this site's end of the tunnel is cut)"
         pulled = self.pulled_ends(link)
         down = {id(end) for end in pulled}
         kept = _port_names(end for end in self.ends_of_link(link) if id(end) not in down)

@@ -131,8 +131,6 @@ def test_a_node_on_another_site_is_stopped_and_started_from_here(spread: Sites):
         assert spread.vtopo("node", "operated", "c2", "start").returncode == 0
         assert wait_for(lambda: run_in(spread, "operated", "c1", "ping", "-c", "1", "-W", "1",
                                        "10.0.0.2").returncode == 0, 15)
-        across = spread.vtopo("link", "operated", "c1", "c2", "down")
-        assert across.returncode == 1 and "c1 and c2 run on different sites of lab operated" in across.stderr
 
 
 def test_a_bridge_over_three_sites_is_one_broadcast_domain(spread: Sites):

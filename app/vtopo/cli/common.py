@@ -29,14 +29,10 @@ def deployed_for_caller(name: str, action: str = "measure") -> DeployedLab:
     return deployed_for(name, action, agent_client())
 
 
-def on_its_site(client: AgentClient, lab: str, nodes: list[str], command: list[str]) -> None:
-    """When `nodes` (names, or NODE:IFACE) run on one other site, become ssh running `vtopo COMMAND` there, with a pty
-    there when this is a terminal; return when they run here. SystemExit when they are on different sites."""
-    sites = {client.site_of_node(lab, node.partition(":")[0]) for node in nodes}
-    if len(sites) > 1:
-        raise SystemExit(f"error: {' and '.join(nodes)} run on different sites of lab {lab}: run this on each "
-                         "site for its own end")
-    if site := sites.pop():
+def on_its_site(client: AgentClient, lab: str, node: str, command: list[str]) -> None:
+    """When `node` runs on another site, become ssh running `vtopo COMMAND` there, with a pty there when this is a
+    terminal; return when it runs here."""
+    if site := client.site_of_node(lab, node):
         from vtopo.host.ssh import ssh_argv
 
         argv = ssh_argv(site, ["vtopo", *command], terminal=os.isatty(0))

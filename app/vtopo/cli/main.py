@@ -47,7 +47,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 ONE_LINE_ERRORS = ("vtopo.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
                    "vtopo.measure.nodes:MeasureError", "vtopo.host.errors:HostError",
                    "vtopo.client.agent:AgentRefused", "vtopo.client.agent:AgentUnavailable",
-                   "vtopo.model.placement:Unreachable")
+                   "vtopo.model.placement:Unreachable", "vtopo.sites.spread:SitesFailed")
 AGENT_FAILED = ("vtopo.client.agent:AgentError",)
 
 
@@ -274,7 +274,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 def cmd_exec(args: argparse.Namespace) -> int:
     command = args.command_argv[1:] if args.command_argv[:1] == ["--"] else args.command_argv
     client = agent_client()  # measurements start many of it: it stays light
-    on_its_site(client, args.lab, [args.node], ["exec", args.lab, args.node, "--", *command])
+    on_its_site(client, args.lab, args.node, ["exec", args.lab, args.node, "--", *command])
     return client.exec(args.lab, args.node, command)
 
 
@@ -282,7 +282,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     if os.isatty(0):
         print(f"console of {args.node} ({args.lab}); Ctrl-] leaves it, the VM keeps running\r", file=sys.stderr)
     client = agent_client()
-    on_its_site(client, args.lab, [args.node], ["console", args.lab, args.node])
+    on_its_site(client, args.lab, args.node, ["console", args.lab, args.node])
     client.console(args.lab, args.node)
     return 0
 

@@ -1,18 +1,21 @@
 """`vtopo node` and `vtopo link`: stop, start and restart a node of a running lab, take a link down or up, and
 change a running link's impairment without a redeploy. `vtopo save`: write what the running lab has become back
-into its file."""
+into its file. Each works on a lab spread over sites too, through the agent of every site it concerns
+(vtopo.sites.operate)."""
 from __future__ import annotations
 
 import argparse
 import re
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from vtopo.cli.common import Command, agent_client, on_its_site
+from vtopo.cli.common import Command, agent_client
+
+if TYPE_CHECKING:
+    from vtopo.sites.operate import SitesOperator
 
 RATE_UNITS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3}  # tc's words, in Mbit/s
 TIME_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}  # in ms
-_OPTION = {"rate_mbit": "--rate", "delay_ms": "--delay", "jitter_ms": "--jitter", "loss_pct": "--loss"}  # bare numbers
 
 
 def _quantity(units: dict[str, float], default: str, what: str) -> Callable[[str], float]:
@@ -38,10 +41,14 @@ def _percent(text: str) -> float:
     return number
 
 
+def _operator() -> SitesOperator:
+    from vtopo.sites.operate import SitesOperator
+
+    return SitesOperator(agent_client())
+
+
 def cmd_node(args: argparse.Namespace) -> int:
-    client = agent_client()
-    on_its_site(client, args.lab, [args.node], ["node", args.lab, args.node, args.action])
-    print(client.operate_node(args.lab, args.node, args.action))
+    print(_operator().operate_node(args.lab, args.node, args.action))
     return 0
 
 
@@ -51,9 +58,7 @@ def cmd_link(args: argparse.Namespace) -> int:
         args.parser.error("link ... set needs at least one of --rate, --delay, --jitter, --loss")
     if args.action != "set" and any(value is not None for value in changes.values()):
         args.parser.error(f"--rate, --delay, --jitter and --loss go with `set`, not `{args.action}`")
-    operator = agent_client()
-    on_its_site(operator, args.lab, [args.a, args.b], ["link", args.lab, args.a, args.b, args.action, *(
-        option for name, value in changes.items() if value is not None for option in (_OPTION[name], f"{value:g}"))])
+    operator = _operator()
     if args.action == "set":
         print(operator.set_link_impairment(args.lab, args.a, args.b, **changes))
     else:
@@ -65,7 +70,7 @@ def cmd_save(args: argparse.Namespace) -> int:
     from vtopo.model import io
     from vtopo.saving import apply_state
 
-    running = agent_client().read_running(args.lab)
+    running = _operator().read_running(args.lab)
     if not (args.output or running.source):
         args.parser.error(f"lab {args.lab} was not deployed from a file: say where to write it with -o FILE")
     target = Path(args.output or running.source)

@@ -135,14 +135,7 @@ def explain_spread(topology: Topology, facts: HostFacts | None, consent: Trust, 
     """The script of each site's part, one after the other."""
     if not spread(topology):
         return None
-    from vtopo.compile.compiler import compile_lab
-    from vtopo.kinds.registry import installed_kinds
-    from vtopo.sites import spread as s
+    from vtopo.lab import explain_sites, site_plans
+    from vtopo.sites.spread import tunnel_vnis
 
-    vnis = s.tunnel_vnis()
-    texts = []
-    for site in sites_used(topology):
-        plan = compile_lab(topology, installed_kinds(), facts, replace(consent, site=site, tunnel_vnis=vnis))
-        where = topology.sites[site].destination if site else "this machine"
-        texts.append(f"# ======== site {s.site_label(site)} ({where})\n{plan.explain(owners)}")
-    return "\n".join(texts)
+    return explain_sites(topology, site_plans(topology, facts, replace(consent, tunnel_vnis=tunnel_vnis())), owners)

@@ -3,8 +3,10 @@ root when none does, one this process runs."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -25,6 +27,9 @@ if TYPE_CHECKING:  # the designer imports this module; the host layer only when 
     from vtopo.server.agent import Agent
     from vtopo.deployed import DeployedLab
     from vtopo.saving import RunningState
+
+
+HANGUP_STATUS = 128 + signal.SIGHUP  # a command ended because nobody reads its output, as a shell reports it
 
 
 class AgentUnavailable(Exception):
@@ -364,7 +369,13 @@ class AgentClient:
                                     columns=columns)
             result = self.call(request, on_descriptor=take)
         else:
-            result = self.call(p.ExecRequest(lab, node, argv), fds=(0, 1, 2), on_descriptor=take)
+            try:
+                result = self.call(p.ExecRequest(lab, node, argv), fds=(0, 1, 2), on_descriptor=take,
+                                   on_connected=_end_when_unread)
+            except AgentUnavailable:
+                if _unread(1):
+                    return HANGUP_STATUS  # nobody reads it any more: the agent ended it
+                raise
         if result.errors:  # the agent's own refusal or failure; a command that fails only has its status
             raise AgentError(result)
         return on_console[0] if on_console else result.code
@@ -402,6 +413,32 @@ class AgentClient:
         if result.errors:
             raise AgentError(result)
         return result.code
+
+
+def _end_when_unread(connection: Connection) -> None:
+    """When this process's stdout is a pipe or socket whose reader goes away (ssh's connection to this site ended:
+    a measurement's server on another site, cancelled there), close the agent's connection, which ends the command,
+    as a terminal's hangup would: a pipe has no hangup signal, and a server that waits prints nothing to fail on."""
+    if not stat.S_ISFIFO(mode := os.fstat(1).st_mode) and not stat.S_ISSOCK(mode):
+        return
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(1, 0)  # only POLLERR and POLLHUP: the reading end is closed
+        poller.poll()
+        try:
+            connection.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            return  # the command ended and the connection with it
+
+    threading.Thread(target=watch, name="stdout's reader", daemon=True).start()
+
+
+def _unread(fd: int) -> bool:
+    """Whether nobody reads `fd` any more (a pipe or socket whose other end is closed)."""
+    poller = select.poll()
+    poller.register(fd, 0)
+    return bool(poller.poll(0))
 
 
 def _use_console(descriptor: int, argv: list[str]) -> int:

@@ -386,14 +386,18 @@ class Netlink:
         mac: str | None = None,
         up: bool | None = None,
         alias: str | None = None,
+        carrier: bool | None = None,
     ) -> None:
-        """Change the given properties in one request; `alias` is IFLA_IFALIAS ("" clears it)."""
-        changes: dict[str, object] = {"mtu": mtu, "address": mac, "ifalias": alias}
+        """Change the given properties in one request; `alias` is IFLA_IFALIAS ("" clears it); `carrier` False cuts
+        the carrier of a device that has no peer to lose it from (a VXLAN device: IFLA_PROTO_DOWN)."""
+        changes: dict[str, object] = {"mtu": mtu, "address": mac, "ifalias": alias,
+                                      "protodown": None if carrier is None else not carrier}
         changes = {word: value for word, value in changes.items() if value is not None}
         if not changes and up is None:
             return
         attributes = ([wire.mtu(mtu)] if mtu is not None else []) + (
-            [wire.mac(mac)] if mac is not None else []) + ([wire.alias(alias)] if alias is not None else [])
+            [wire.mac(mac)] if mac is not None else []) + ([wire.alias(alias)] if alias is not None else []) + (
+            [wire.proto_down(not carrier)] if carrier is not None else [])
         message = _named_link(name, *attributes, flags=IFF_UP if up else 0, change=0 if up is None else IFF_UP)
         settings = ", ".join([f"{word}={value!r}" for word, value in changes.items()]
                              + ([f"state={'up' if up else 'down'!r}"] if up is not None else []))

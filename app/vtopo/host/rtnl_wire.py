@@ -15,7 +15,7 @@ from vtopo.ops import MacvlanMode
 
 # Attribute numbers: kernel ABI, from linux/if_link.h, if_addr.h, rtnetlink.h and veth.h.
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINK, IFLA_MASTER = 1, 3, 4, 5, 10
-IFLA_LINKINFO, IFLA_IFALIAS, IFLA_NET_NS_FD = 18, 20, 28
+IFLA_LINKINFO, IFLA_IFALIAS, IFLA_NET_NS_FD, IFLA_PROTO_DOWN = 18, 20, 28, 39
 IFLA_INFO_KIND, IFLA_INFO_DATA, IFLA_INFO_SLAVE_KIND, IFLA_INFO_SLAVE_DATA = 1, 2, 4, 5
 IFLA_BR_FORWARD_DELAY, IFLA_BR_AGEING_TIME, IFLA_BR_STP_STATE = 1, 4, 5
 IFLA_BRPORT_MODE = 4
@@ -96,6 +96,11 @@ def mac(address: str) -> bytes:
 def alias(value: str) -> bytes:
     """IFLA_IFALIAS as iproute2 sends it, without a terminator: "" clears the alias."""
     return attribute(IFLA_IFALIAS, value.encode())
+
+
+def proto_down(on: bool) -> bytes:
+    """IFLA_PROTO_DOWN: the device stays up and loses its carrier (NO-CARRIER), as `ip link set DEV protodown on`."""
+    return u8(IFLA_PROTO_DOWN, int(on))
 
 
 def address(interface: ipaddress.IPv4Interface | ipaddress.IPv6Interface, index: int, flags: int = 0) -> bytes:

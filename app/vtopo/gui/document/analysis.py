@@ -24,10 +24,11 @@ from vtopo.compile.plan import Plan
 from vtopo.gui import heap
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.workers import Worker, serial_pool
-from vtopo.kinds.environment import HostFacts
-from vtopo.lab import registry
+from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.lab import explain_sites, plan_of, registry
+from vtopo.model.placement import sites_used
 from vtopo.model.problems import LabError, Problem, errors_in
-from vtopo.model.sites import Site
+from vtopo.model.sites import LOCAL, Site
 from vtopo.model.topology import Annotation, Link, Node, Topology
 
 DEBOUNCE_MS = 250
@@ -44,6 +45,8 @@ class Analysis:
     domains: list[Domain] = field(default_factory=list)
     explanation: str = ""
     """The whole plan explained (the Explain dock's script), written on the worker thread."""
+    site_plans: dict[str, Plan] = field(default_factory=dict)
+    """Of a lab spread over sites, each site's plan (`plan` is this machine's): the script is each site's in turn."""
 
     @property
     def errors(self) -> list[Problem]:
@@ -74,7 +77,12 @@ def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = la
         finally:
             compiler.lab.release()
         step()
-        return Analysis(generation, compiler.problems, plan, domains, plan.explain())
+        if not sites_used(topology)[1:]:
+            return Analysis(generation, compiler.problems, plan, domains, plan.explain())
+        plans = {LOCAL: plan} | {site: plan_of(topology, HostFacts(), Trust(site=site))
+                                 for site in sites_used(topology)[1:]}
+        step()
+        return Analysis(generation, compiler.problems, plan, domains, explain_sites(topology, plans), plans)
     except Stale:
         raise
     except LabError as error:

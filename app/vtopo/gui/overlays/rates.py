@@ -26,7 +26,7 @@ def load_of(bits_per_second: float) -> float:
 
 class RateSampling:
     """The job: reports each link's LinkRate once a second until `stop()`. The agent reads the counters (a member of
-    the group cannot enter the lab's namespaces)."""
+    the group cannot enter the lab's namespaces); in a lab spread over sites, each site's agent those of its links."""
 
     def __init__(self, lab: str) -> None:
         self._lab = lab
@@ -40,11 +40,13 @@ class RateSampling:
             report(meter.rates(totals, time.monotonic()))
 
     def _readings(self) -> Iterator[LinkTotals]:
-        from vtopo.client.agent import AgentClient, AgentError, AgentRefused, AgentUnavailable
+        from vtopo.client.agent import AgentError, AgentRefused, AgentUnavailable
+        from vtopo.sites.operate import SitesOperator
+        from vtopo.sites.spread import SitesFailed
 
         try:
-            yield from AgentClient().link_counters(self._lab, SAMPLE_S)
-        except (AgentError, AgentRefused, AgentUnavailable) as error:
+            yield from SitesOperator().link_counters(self._lab, SAMPLE_S)
+        except (AgentError, AgentRefused, AgentUnavailable, SitesFailed) as error:
             raise LookupError(str(error)) from error
 
     def stop(self) -> None:

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QV
 from vtopo.gui.document.analysis import Analysis
 from vtopo.gui.panels.line_changes import LineChange, apply_changes, line_changes
 from vtopo.gui.workers import Worker, serial_pool
+from vtopo.lab import explain_sites
 from vtopo.model.topology import Topology
 
 WHOLE_LAB, SELECTION = 0, 1
@@ -85,7 +86,12 @@ class ExplainPanel(QWidget):
                 self._show("# Select one or more nodes to see only their part of the plan.")
                 return
             owners = owners_for(topology, self._selected)
-        self._show(analysis.explanation if owners is None else analysis.plan.explain(owners))
+        if owners is None:
+            self._show(analysis.explanation)
+        elif analysis.site_plans:
+            self._show(explain_sites(topology, analysis.site_plans, owners))
+        else:
+            self._show(analysis.plan.explain(owners))
 
     def _show(self, text: str) -> None:
         self._asked += 1

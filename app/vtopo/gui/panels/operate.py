@@ -1,7 +1,9 @@
 """Operating the running lab from the canvas: Start, Stop and Restart in a node's menu, Take down and Bring up in a
 link's, and a running link's impairment, edited in the inspector, applied at once without a redeploy.
 
-The work is the agent's (the same requests as `vtopo node` and `vtopo link`), run in a worker; the canvas then reads the lab's status again, which draws stopped nodes and down links.
+The work is the agent's (the same requests as `vtopo node` and `vtopo link`; in a lab spread over sites, the agent of
+each site a node or link is on), run in a worker; the canvas then reads the lab's status again, which draws stopped
+nodes and down links.
 """
 from __future__ import annotations
 
@@ -19,16 +21,17 @@ from vtopo.kinds.contract import Role
 from vtopo.model.topology import Link
 
 if TYPE_CHECKING:
-    from vtopo.client.agent import AgentClient
+    from vtopo.sites.operate import SitesOperator
 
 STOPPABLE_ROLES = (Role.NAMESPACE, Role.MACHINE)
 
 
-def lab_operator() -> AgentClient:
-    """The agent: it operates the labs of the user who runs the designer."""
-    from vtopo.client.agent import AgentClient
+def lab_operator() -> SitesOperator:
+    """The agents (this machine's, and those of the sites a lab is spread over): they operate the labs of the user
+    who runs the designer."""
+    from vtopo.sites.operate import SitesOperator
 
-    return AgentClient()
+    return SitesOperator()
 
 
 class OperateController(QObject):
@@ -105,7 +108,7 @@ class OperateController(QObject):
         a, b = (f"{nodes[end.node].name}:{end.port}" for end in link.ends)
         return a, b
 
-    def _run(self, what: str, job: Callable[[AgentClient], str]) -> None:
+    def _run(self, what: str, job: Callable[[SitesOperator], str]) -> None:
         self._log.log(f"{what} on the running lab")
         worker = Worker(lambda _report: job(lab_operator()))
         worker.returned.connect(self._done)

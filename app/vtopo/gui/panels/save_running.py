@@ -1,6 +1,7 @@
 """Lab ▸ Save running configuration: what the running lab's nodes have become (routers' running configurations,
 containers' addresses and routes, as `vtopo save` reads them) shown as a diff per node, then written into the lab as
-one undo step. The agent reads it (vtopo.saving's), in a worker."""
+one undo step. The agent reads it (vtopo.saving's), in a worker: in a lab spread over sites, each site's agent reads
+its own nodes."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -22,9 +23,9 @@ TITLE = "Save running configuration"
 
 
 def _read_running(lab: str) -> RunningState:
-    from vtopo.client.agent import AgentClient
+    from vtopo.sites.operate import SitesOperator
 
-    return AgentClient().read_running(lab)
+    return SitesOperator().read_running(lab)
 
 
 class RunningDiff(QDialog):

@@ -1,0 +1,126 @@
+"""Operating a running lab spread over sites, each part through the agent of the site it runs on: a node there,
+a link there, both sites of a link between two (each cuts or shapes its own end of the tunnel), every site's running
+state to save, and every site's link counters. A lab on this machine alone is the local agent's, as before.
+
+The sites are learnt from the lab's record on this machine (vtopo.sites.spread.deployed_topology), so a lab file
+cannot name a machine to operate on that its deploy was not allowed to reach.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from vtopo.client.agent import AgentClient
+from vtopo.model import io
+from vtopo.model.placement import site_of
+from vtopo.model.sites import LOCAL
+from vtopo.model.topology import Topology
+from vtopo.reports import LinkTotals
+from vtopo.saving import RunningState, apply_state
+from vtopo.sites.spread import FAILURES, SitesFailed, clients, deployed_topology, site_label
+
+T = TypeVar("T")
+
+
+class SitesOperator:
+    """vtopo.client.agent.AgentClient's verbs on a running lab (node, link, save, link counters), each done by the
+    agent of every site it concerns."""
+
+    def __init__(self, local: AgentClient | None = None) -> None:
+        self.local = local or AgentClient()
+
+    def operate_node(self, lab: str, node: str, action: str) -> str:
+        return self._on_sites_of(lab, [node], lambda agent: agent.operate_node(lab, node, action))
+
+    def set_link_state(self, lab: str, a: str, b: str, up: bool) -> str:
+        return self._on_sites_of(lab, [a, b], lambda agent: agent.set_link_state(lab, a, b, up=up))
+
+    def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
+                            delay_ms: float | None = None, jitter_ms: float | None = None,
+                            loss_pct: float | None = None) -> str:
+        return self._on_sites_of(lab, [a, b], lambda agent: agent.set_link_impairment(
+            lab, a, b, rate_mbit=rate_mbit, delay_ms=delay_ms, jitter_ms=jitter_ms, loss_pct=loss_pct))
+
+    def read_running(self, lab: str) -> RunningState:
+        """Every site's nodes' running state (each site's agent reads its own, and its record keeps it), written
+        into the lab as this machine's record has it."""
+        running = self.local.read_running(lab)
+        topology = self._spread(lab)
+        if topology is None:
+            return running
+        states = dict(running.states)
+        for site, agent in clients(topology, self.local).items():
+            if site != LOCAL:
+                states |= self._at(site, lambda: agent.read_running(lab)).states
+        whole = io.from_document(running.document, lab)
+        apply_state(whole, states)
+        return RunningState(states, io.to_document(whole), running.source)
+
+    def link_counters(self, lab: str, every_s: float = 1.0) -> Iterator[LinkTotals]:
+        """Each link's counters, as read by the site of its first end (this machine's for a link between sites),
+        with each of this machine's readings, for as long as the caller iterates; what fails on any site ends it."""
+        topology = self._spread(lab)
+        if topology is None:
+            yield from self.local.link_counters(lab, every_s)
+            return
+        latest: dict[str, LinkTotals] = {}
+        failed: list[Exception] = []
+        stop = threading.Event()
+        for site, agent in clients(topology, self.local).items():
+            if site != LOCAL:
+                threading.Thread(target=_follow, args=(agent.link_counters(lab, every_s), latest, site, failed, stop),
+                                 name=f"link counters of site {site_label(site)}", daemon=True).start()
+        try:
+            for here in self.local.link_counters(lab, every_s):
+                if failed:
+                    raise failed[0]
+                yield {link: read for site in sorted(latest) for link, read in latest[site].items()} | here
+        finally:
+            stop.set()
+
+    def _spread(self, lab: str) -> Topology | None:
+        """The lab as deployed, when it places nodes on other sites than this machine."""
+        topology = deployed_topology(lab, self.local)
+        return topology if topology is not None and len(clients(topology, self.local)) > 1 else None
+
+    def _on_sites_of(self, lab: str, nodes: list[str], work: Callable[[AgentClient], str]) -> str:
+        """`work` by the agent of each site the nodes (names, or NODE:PORT) run on, in turn: what each said, a line
+        labelled with its site when there are two. SitesFailed says what failed where, and what the other did."""
+        topology = self._spread(lab)
+        if topology is None:
+            return work(self.local)
+        named = [topology.node_named(name.partition(":")[0]) for name in nodes]
+        sites = list(dict.fromkeys(site_of(topology, node) if node else LOCAL for node in named))
+        agents = clients(topology, self.local)
+        if len(sites) == 1:
+            return self._at(sites[0], lambda: work(agents[sites[0]]))
+        said: list[str] = []
+        for site in sites:
+            try:
+                said.append(f"[{site_label(site)}] {work(agents[site])}")
+            except FAILURES as error:
+                raise SitesFailed("\n".join([*said, f"[{site_label(site)}] failed: {error}"])) from None
+        return "\n".join(said)
+
+    @staticmethod
+    def _at(site: str, work: Callable[[], T]) -> T:
+        """`work` on one site; what fails there names the site."""
+        try:
+            return work()
+        except FAILURES as error:
+            if site == LOCAL:
+                raise
+            raise SitesFailed(f"site {site_label(site)}: {error}") from None
+
+
+def _follow(readings: Iterator[LinkTotals], latest: dict[str, LinkTotals], site: str, failed: list[Exception],
+            stop: threading.Event) -> None:
+    """Keep a site's latest counters in `latest` until `stop`; what failed, in `failed`."""
+    try:
+        for totals in readings:
+            if stop.is_set():
+                return
+            latest[site] = totals
+    except FAILURES as error:
+        failed.append(SitesFailed(f"site {site_label(site)}: {error}"))
