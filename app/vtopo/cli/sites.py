@@ -159,7 +159,7 @@ def _domains_of(topology: Topology, site: str) -> list[str]:
     for node in deployed.context.nodes.values():
         machine = node.kind.machine(node) if node.node.site == site else None
         if machine is not None and machine.backend == "libvirt":
-            lines.append(f"  vm {node.node.name:<26} libvirt domain {machine.domain} of site {site}: "
+            lines.append(f"  vm {node.node.name:<26} libvirt domain {machine.domain}: "
                          f"virsh -c '{remote_libvirt_uri(machine.uri, where)}' dominfo {machine.domain}")
     if lines and where.known_hosts:
         lines.append(f"  (libvirt's ssh checks site {site}'s host key in your ~/.ssh/known_hosts, not in "
