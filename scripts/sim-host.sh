@@ -14,6 +14,7 @@
 #   - its own libvirtd and virtlogd when libvirt is installed, with their own /run/libvirt, /var/lib/libvirt,
 #     /var/cache/libvirt and /var/log/libvirt (bind mounts seen only inside it), so that the agent there starts its
 #     VMs as domains of that libvirtd, on taps in its network namespace, which the real host's libvirtd never sees.
+#     VTOPO_SIM_LIBVIRTD=0 makes a host without libvirtd (an empty /run/libvirt): its agent runs VMs as QEMU processes.
 # Its state lives in /run/vtopo-sim/NAME. VTOPO_PYTHON and PYTHONPATH say which vtopo the host runs (default: python3
 # and the PYTHONPATH of the caller).
 set -euo pipefail
@@ -64,7 +65,11 @@ up() {
 
     # the mount namespace: held by a sleeping process, entered by sshd, the agent and libvirt's daemons
     local mounts=("$state/run:/run/vtopo" "$state/netns:/run/netns")
-    has_libvirt && mounts+=($(libvirt_directories))
+    if has_libvirt; then
+        mounts+=($(libvirt_directories))
+    else
+        mounts+=($(no_libvirt_directories))
+    fi
     ip netns exec "$netns" unshare --mount --propagation private sh -c '
         for mount in "$@"; do mount --bind "${mount%%:*}" "${mount#*:}" || exit 1; done
         exec sleep infinity' sh "${mounts[@]}" >/dev/null 2>&1 &
@@ -106,7 +111,9 @@ EOF
          "known_hosts $state/ssh/known_hosts, address $address"
 }
 
-has_libvirt() { command -v libvirtd >/dev/null && command -v virtlogd >/dev/null; }
+has_libvirt() {
+    [[ ${VTOPO_SIM_LIBVIRTD:-1} != 0 ]] && command -v libvirtd >/dev/null && command -v virtlogd >/dev/null
+}
 
 # The host's own libvirt directories: "SOURCE:TARGET" for each bind mount. Its capabilities cache starts as a copy of
 # the real host's, as valid here as there (same QEMU, same libvirtd, same kernel): without one, libvirtd probes each
@@ -130,6 +137,16 @@ libvirt_directories() {
         chgrp kvm "$state/libvirt/kvm" 2>/dev/null || true
         echo "$state/libvirt/kvm:/dev/kvm"
     fi
+}
+
+# For a host without libvirtd: an empty /run/libvirt, so that no libvirtd answers there (not the real host's).
+no_libvirt_directories() {
+    local directory
+    for directory in "${LIBVIRT_DIRS[@]}"; do
+        [[ ${directory%%:*} == run && -d ${directory#*:} ]] || continue
+        mkdir -p -m 0755 "$state/libvirt/run"
+        echo "$state/libvirt/run:${directory#*:}"
+    done
 }
 
 start_libvirt() {

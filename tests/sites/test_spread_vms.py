@@ -16,7 +16,7 @@ import pytest
 
 from residue import Residue, snapshot
 from sites.simulated import SimulatedHost, Sites
-from spread_labs import LabBuilder
+from spread_labs import LabBuilder, here
 from vtopo.cli.sites import remote_libvirt_uri
 from vtopo.host.libvirtd import LibvirtService
 from vtopo.model.sites import Site
@@ -101,11 +101,9 @@ def far(sites: Sites, libvirtd: LibvirtService) -> Iterator[FarVm]:
     assert deploying.returncode == 0, deploying.stderr
     far = FarVm(sites, "", before)
     try:
-        found = re.search(rf"deployed site b's part of lab {LAB} \(prefix (\S+)\)", deploying.stdout)
-        assert found, deploying.stdout
-        far.prefix = found.group(1)
+        far.prefix = prefix_on("b", LAB, deploying.stdout)
         deployed = time.monotonic()
-        wait_booted(far)
+        wait_booted(far.node_dir)
         print(f"deployed over two sites in {deployed - started:.1f} s; vm1 booted on site b "
               f"{time.monotonic() - deployed:.1f} s later")
         yield far
@@ -114,12 +112,27 @@ def far(sites: Sites, libvirtd: LibvirtService) -> Iterator[FarVm]:
             destroy(far)
 
 
-def wait_booted(far: FarVm) -> None:
-    console = far.node_dir / "console.log"
+def wait_booted(node_dir: Path) -> None:
+    """Until the guest says it is ready on its serial console (`node_dir`: the VM's run directory on its site)."""
+    console = node_dir / "console.log"
     deadline = time.monotonic() + BOOT_SECONDS
     while "vtopo-guest ready" not in (console.read_text(errors="replace") if console.exists() else ""):
-        assert time.monotonic() < deadline, f"vm1 did not boot on site b within {BOOT_SECONDS} s"
+        assert time.monotonic() < deadline, f"the VM did not boot within {BOOT_SECONDS} s"
         time.sleep(0.25)
+
+
+def prefix_on(site: str, lab: str, said: str) -> str:
+    """The prefix of a site's part of a lab, from what `vtopo deploy` said."""
+    found = re.search(rf"deployed site {site}'s part of lab {lab} \(prefix (\S+)\)", said)
+    assert found, said
+    return found.group(1)
+
+
+def in_network_of(pid_file: Path, host: SimulatedHost) -> bool:
+    """Whether the process of `pid_file` runs in the simulated host's network namespace."""
+    pid = int(pid_file.read_text().split()[0])
+    holder = int((host.directory / "holder.pid").read_text())
+    return Path(f"/proc/{pid}/ns/net").readlink() == Path(f"/proc/{holder}/ns/net").readlink()
 
 
 @pytest.mark.privileged
@@ -132,9 +145,7 @@ def test_the_vm_is_a_domain_of_its_sites_libvirtd_on_a_tap_there(far: FarVm):
     details = b.run("ip", "-d", "link", "show", tap).stdout
     assert "tun type tap" in details and "master " in details, details
     assert not Path(f"/sys/class/net/{tap}").exists(), "the tap is in site b's network namespace, not here"
-    qemu = int((b.directory / "libvirt" / "run" / "qemu" / f"{far.domain}.pid").read_text())
-    holder = int((b.directory / "holder.pid").read_text())
-    assert Path(f"/proc/{qemu}/ns/net").readlink() == Path(f"/proc/{holder}/ns/net").readlink(), \
+    assert in_network_of(b.directory / "libvirt" / "run" / "qemu" / f"{far.domain}.pid", b), \
         "QEMU runs in site b's network namespace, where libvirtd opened the tap"
 
 
@@ -176,6 +187,41 @@ def test_destroy_leaves_nothing_on_either_host(far: FarVm):
     assert not any((far.sites.b.directory / "libvirt" / "log" / "qemu").iterdir()), "site b keeps the VM's log"
     assert far.sites.residue() == {}, "a simulated host keeps something of the lab"
     assert snapshot() - far.before == {}, "this machine keeps something of the lab"
+
+
+@pytest.mark.privileged
+def test_a_vm_on_a_site_without_libvirtd_runs_as_a_qemu_process_of_that_sites_agent(
+        sites: Sites, libvirtd: LibvirtService, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("VTOPO_SIM_LIBVIRTD", "0")
+    host = SimulatedHost.up("plain")
+    monkeypatch.delenv("VTOPO_SIM_LIBVIRTD")
+    try:
+        before = snapshot()
+        lab = LabBuilder("plainvm", [here(), host.site])
+        lab.node("c1", "container")
+        lab.node("br0", "bridge", site="plain")
+        lab.node("vm1", "vm", site="plain")
+        lab.link("c1", "br0", "10.0.6.1/24")
+        lab.link("vm1", "br0", "10.0.6.2/24")
+        deploying = sites.agent.vtopo(None, "deploy", str(sites.save(lab)), "--allow-site", "plain", timeout=240)
+        assert deploying.returncode == 0, deploying.stderr
+        try:
+            node_dir = host.directory / "run" / prefix_on("plain", "plainvm", deploying.stdout) / "vm1"
+            wait_booted(node_dir)
+            assert host.run("virsh", "-c", "qemu:///system", "list").returncode != 0, "no libvirtd answers there"
+            assert in_network_of(node_dir / "qemu.pid", host), "the agent there started QEMU in its network"
+            pinged = sites.agent.vtopo(None, "exec", "plainvm", "c1", "--", "ping", "-c", "2", "-i", "0.2", "-W", "2",
+                                       "10.0.6.2")
+            assert pinged.returncode == 0, pinged.stdout + pinged.stderr
+            status = sites.vtopo("status", "plainvm").stdout
+            assert re.search(r"node vm1 +running", status.split("site plain:", 1)[1]) and "virsh" not in status, status
+        finally:
+            destroyed = sites.vtopo("destroy", "plainvm")
+        assert destroyed.returncode == 0, destroyed.stderr
+        assert host.residue() == [], "the site keeps something of the lab"
+        assert snapshot() - before == {}, "this machine keeps something of the lab"
+    finally:
+        host.down()
 
 
 IDLE_DOMAIN = """<domain type='qemu'><name>vtopo-sim-idle</name><memory unit='MiB'>32</memory>
