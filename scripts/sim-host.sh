@@ -75,6 +75,7 @@ up() {
         exec sleep infinity' sh "${mounts[@]}" >/dev/null 2>&1 &
     echo $! >"$state/holder.pid"
     for _ in $(seq 50); do inside mountpoint -q /run/vtopo 2>/dev/null && break; sleep 0.1; done
+    inside mountpoint -q /run/vtopo || { echo "$0: the mount namespace of $name did not come up" >&2; exit 1; }
     chgrp vtopo "$state/lib" && chmod 0750 "$state/lib"
 
     cat >"$state/bin/vtopo" <<EOF
@@ -115,12 +116,13 @@ has_libvirt() {
     [[ ${VTOPO_SIM_LIBVIRTD:-1} != 0 ]] && command -v libvirtd >/dev/null && command -v virtlogd >/dev/null
 }
 
-# The host's own libvirt directories: "SOURCE:TARGET" for each bind mount. Its capabilities cache starts as a copy of
-# the real host's, as valid here as there (same QEMU, same libvirtd, same kernel): without one, libvirtd probes each
-# QEMU binary before its first domain starts (7.8 s on the test machine). Its /dev/kvm is a node of its own with the
-# group and mode udev gives it on a Debian host (group kvm, read-write): libvirt finds the cache stale while its QEMU
-# user cannot open /dev/kvm, and probes again at every domain start (36 s a start instead of 0.3 s on the test
-# machine). The real host's /dev/kvm stays as it is.
+# The host's own libvirt directories: "SOURCE:TARGET" for each bind mount (a mount point the real host lacks, such as
+# /run/libvirt before its libvirtd first ran, is made there, empty, as that libvirtd would make it). Its capabilities
+# cache starts as a copy of the real host's, as valid here as there (same QEMU, same libvirtd, same kernel): without
+# one, libvirtd probes each QEMU binary before its first domain starts (7.8 s on the test machine). Its /dev/kvm is a
+# node of its own with the group and mode udev gives it on a Debian host (group kvm, read-write): libvirt finds the
+# cache stale while its QEMU user cannot open /dev/kvm, and probes again at every domain start (36 s a start instead
+# of 0.3 s on the test machine). The real host's /dev/kvm stays as it is.
 libvirt_directories() {
     local directory source target
     for directory in "${LIBVIRT_DIRS[@]}"; do
