@@ -1,10 +1,13 @@
-"""A VM on another site: the lab's part there is deployed by that site's own agent onto that site's own libvirtd (a
+"""VMs on another site: the lab's part there is deployed by that site's own agent onto that site's own libvirtd (a
 simulated host's, scripts/sim-host.sh), and the VM is seen through libvirt's remote URI, which `vtopo status`
-prints. One lab, deployed once for the module (a TCG boot is slow): a VM on site b behind a bridge there, linked
-across the tunnel to a container on this machine."""
+prints. One lab is deployed once for the first tests (a VM boot is slow under TCG): a VM on site b behind a bridge
+there, linked across the tunnel to a container on this machine. Then: a site without libvirtd, whose agent runs the VM
+as a QEMU process; cleanup on a site whose agent was killed; a simulated host's libvirtd ending with it."""
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -222,6 +225,33 @@ def test_a_vm_on_a_site_without_libvirtd_runs_as_a_qemu_process_of_that_sites_ag
         assert snapshot() - before == {}, "this machine keeps something of the lab"
     finally:
         host.down()
+
+
+@pytest.mark.privileged
+def test_cleanup_on_a_site_whose_agent_was_killed_ends_the_vm_in_that_sites_libvirtd(sites: Sites):
+    c, before = sites.c, snapshot()
+    lab = sites.builder("killedvm")
+    lab.node("c1", "container")
+    lab.node("br0", "bridge", site="c")
+    lab.node("vm1", "vm", site="c")
+    lab.link("c1", "br0", "10.0.7.1/24")
+    lab.link("vm1", "br0", "10.0.7.2/24")
+    deploying = sites.deploy(lab)
+    assert deploying.returncode == 0, deploying.stderr
+    domain = f"{prefix_on('c', 'killedvm', deploying.stdout)}-vm1"
+    try:
+        assert domain in c.run("virsh", "-q", "-c", "qemu:///system", "list", "--name").stdout.split()
+        os.kill(c.agent_pid, signal.SIGKILL)
+        cleaned = c.vtopo("cleanup")
+        assert cleaned.returncode == 0 and "destroyed lab killedvm" in cleaned.stdout, cleaned.stdout + cleaned.stderr
+        assert c.run("virsh", "-q", "-c", "qemu:///system", "list", "--all", "--name").stdout.split() == []
+        assert c.residue() == [], "cleanup on site c leaves something of the lab"
+    finally:
+        c.start_agent()
+        destroyed = sites.vtopo("destroy", "killedvm")
+    assert destroyed.returncode == 0 and "site c had nothing left of lab killedvm" in destroyed.stdout, \
+        destroyed.stdout + destroyed.stderr
+    assert snapshot() - before == {}, "this machine keeps something of the lab"
 
 
 IDLE_DOMAIN = """<domain type='qemu'><name>vtopo-sim-idle</name><memory unit='MiB'>32</memory>
