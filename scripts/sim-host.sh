@@ -10,7 +10,11 @@
 #   - its own /run/vtopo and /run/netns (bind mounts seen only inside it) and its own state directory instead of
 #     /var/lib/vtopo (VTOPO_STATE_DIR, which /var/lib/vtopo coming and going on the real host cannot disturb);
 #   - its own sshd on port 22 of its underlay address, for keys only, with a key pair made for it;
-#   - its own vtopo agent, with the configuration in its directory (agent.toml).
+#   - its own vtopo agent, with the configuration in its directory (agent.toml);
+#   - its own libvirtd and virtlogd when libvirt is installed, with their own /run/libvirt, /var/lib/libvirt,
+#     /var/cache/libvirt and /var/log/libvirt (bind mounts seen only inside it), so that the agent there starts its
+#     VMs as domains of that libvirtd, on taps in its network namespace, which the real host's libvirtd never sees.
+#     VTOPO_SIM_LIBVIRTD=0 makes a host without libvirtd (an empty /run/libvirt): its agent runs VMs as QEMU processes.
 # Its state lives in /run/vtopo-sim/NAME. VTOPO_PYTHON and PYTHONPATH say which vtopo the host runs (default: python3
 # and the PYTHONPATH of the caller).
 set -euo pipefail
@@ -19,6 +23,9 @@ ROOT=/run/vtopo-sim
 BRIDGE=vtsim0
 UNDERLAY=198.18.0
 PYTHON=${VTOPO_PYTHON:-$(command -v python3)}
+LIBVIRT_DIRS=(run:/run/libvirt lib:/var/lib/libvirt cache:/var/cache/libvirt log:/var/log/libvirt)
+[[ -L /var/run ]] || LIBVIRT_DIRS+=(run:/var/run/libvirt)
+LIBVIRT_ANSWER_SECONDS=60
 
 usage() { echo "usage: $0 up|down NAME (NAME: 1 to 9 lowercase letters or digits)" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
@@ -56,12 +63,19 @@ up() {
     ip -n "$netns" link set uplink up
     ip -n "$netns" link set lo up
 
-    # the mount namespace: held by a sleeping process, entered by sshd and the agent
+    # the mount namespace: held by a sleeping process, entered by sshd, the agent and libvirt's daemons
+    local mounts=("$state/run:/run/vtopo" "$state/netns:/run/netns")
+    if has_libvirt; then
+        mounts+=($(libvirt_directories))
+    else
+        mounts+=($(no_libvirt_directories))
+    fi
     ip netns exec "$netns" unshare --mount --propagation private sh -c '
-        mount --bind "$1/run" /run/vtopo && mount --bind "$1/netns" /run/netns
-        exec sleep infinity' sh "$state" >/dev/null 2>&1 &
+        for mount in "$@"; do mount --bind "${mount%%:*}" "${mount#*:}" || exit 1; done
+        exec sleep infinity' sh "${mounts[@]}" >/dev/null 2>&1 &
     echo $! >"$state/holder.pid"
     for _ in $(seq 50); do inside mountpoint -q /run/vtopo 2>/dev/null && break; sleep 0.1; done
+    inside mountpoint -q /run/vtopo || { echo "$0: the mount namespace of $name did not come up" >&2; exit 1; }
     chgrp vtopo "$state/lib" && chmod 0750 "$state/lib"
 
     cat >"$state/bin/vtopo" <<EOF
@@ -89,6 +103,7 @@ SetEnv PATH=$state/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 EOF
     mkdir -p /run/sshd  # sshd's privilege separation directory, as the openssh-server package has it
     inside /usr/sbin/sshd -f "$state/ssh/sshd_config"
+    has_libvirt && start_libvirt
     inside "$state/bin/vtopo" agent --daemon --pid-file /run/vtopo/agent.pid --config "$state/agent.toml" \
         >/dev/null
     for _ in $(seq 100); do [[ -S $state/run/agent.sock ]] && break; sleep 0.1; done
@@ -97,11 +112,83 @@ EOF
          "known_hosts $state/ssh/known_hosts, address $address"
 }
 
+has_libvirt() {
+    [[ ${VTOPO_SIM_LIBVIRTD:-1} != 0 ]] && command -v libvirtd >/dev/null && command -v virtlogd >/dev/null
+}
+
+# The host's own libvirt directories: "SOURCE:TARGET" for each bind mount (a mount point the real host lacks, such as
+# /run/libvirt before its libvirtd first ran, is made there, empty, as that libvirtd would make it). Its capabilities
+# cache starts as a copy of the real host's, as valid here as there (same QEMU, same libvirtd, same kernel): without
+# one, libvirtd probes each QEMU binary before its first domain starts (7.8 s on the test machine). Its /dev/kvm is a
+# node of its own with the group and mode udev gives it on a Debian host (group kvm, read-write): libvirt finds the
+# cache stale while its QEMU user cannot open /dev/kvm, and probes again at every domain start (36 s a start instead
+# of 0.3 s on the test machine). The real host's /dev/kvm stays as it is.
+libvirt_directories() {
+    local directory source target
+    for directory in "${LIBVIRT_DIRS[@]}"; do
+        source=$state/libvirt/${directory%%:*} target=${directory#*:}
+        mkdir -p -m 0755 "$source" "$target"
+        echo "$source:$target"
+    done
+    if [[ -d /var/cache/libvirt/qemu/capabilities ]]; then
+        mkdir -p -m 0711 "$state/libvirt/cache/qemu"
+        cp -a /var/cache/libvirt/qemu/capabilities "$state/libvirt/cache/qemu/"
+    fi
+    if [[ -c /dev/kvm ]]; then
+        mknod -m 0660 "$state/libvirt/kvm" c "$(stat -c '%Hr' /dev/kvm)" "$(stat -c '%Lr' /dev/kvm)"
+        chgrp kvm "$state/libvirt/kvm" 2>/dev/null || true
+        echo "$state/libvirt/kvm:/dev/kvm"
+    fi
+}
+
+# For a host without libvirtd: an empty /run/libvirt, so that no libvirtd answers there (not the real host's).
+no_libvirt_directories() {
+    local directory
+    for directory in "${LIBVIRT_DIRS[@]}"; do
+        [[ ${directory%%:*} == run && -d ${directory#*:} ]] || continue
+        mkdir -p -m 0755 "$state/libvirt/run"
+        echo "$state/libvirt/run:${directory#*:}"
+    done
+}
+
+start_libvirt() {
+    local started=$EPOCHREALTIME
+    inside virtlogd -d -p "$state/libvirt/virtlogd.pid"
+    inside libvirtd -d -p "$state/libvirt/libvirtd.pid"
+    until inside virsh -q -c qemu:///system list >/dev/null 2>&1; do
+        (( ${EPOCHREALTIME%.*} - ${started%.*} < LIBVIRT_ANSWER_SECONDS )) || {
+            echo "$0: the libvirtd of $name did not answer within $LIBVIRT_ANSWER_SECONDS s" >&2; exit 1; }
+        sleep 0.1
+    done
+    awk -v name="$name" -v seconds="$(( ${EPOCHREALTIME/./} - ${started/./} ))" \
+        'BEGIN { printf "site %s: its libvirtd answers at qemu:///system after %.2f s\n", name, seconds / 1e6 }'
+}
+
+# Every domain of the host's libvirtd is the host's own: the ones its labs left are destroyed before it stops.
+stop_libvirt() {
+    local domain
+    if [[ -f $state/libvirt/libvirtd.pid ]]; then
+        for domain in $(inside virsh -q -c qemu:///system list --name 2>/dev/null); do
+            inside virsh -q -c qemu:///system destroy "$domain" >/dev/null || true
+        done
+    fi
+    stop_pid_file "$state/libvirt/libvirtd.pid"
+    stop_pid_file "$state/libvirt/virtlogd.pid"
+}
+
+# Whether a process runs: an ended daemon stays a zombie until init reaps it, which can take seconds.
+running() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [[ ${stat%% *} != Z ]]
+}
+
 stop_pid_file() {
     local pid
     pid=$(cat "$1" 2>/dev/null) || return 0
     kill "$pid" 2>/dev/null || return 0
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    for _ in $(seq 50); do running "$pid" || return 0; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
 }
 
@@ -113,6 +200,7 @@ down() {
         for _ in $(seq 50); do [[ -S $state/run/agent.sock ]] && break; sleep 0.1; done
         inside "$state/bin/vtopo" cleanup >/dev/null || true
         stop_pid_file "$state/run/agent.pid"
+        stop_libvirt
         stop_pid_file "$state/sshd.pid"
         stop_pid_file "$state/holder.pid"
     fi

@@ -7,10 +7,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from vtopo.cli.common import Command, agent_client
 from vtopo.model import io
 from vtopo.model.placement import sites_used
+from vtopo.model.sites import LOCAL, Site
 from vtopo.model.topology import Topology
 
 if TYPE_CHECKING:  # the CLI builds its parser with this module: the rest loads when a command runs
@@ -128,7 +130,57 @@ def status_spread(lab: str, agent: AgentClient) -> int | None:
                 for part in parts:
                     print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
             up = up and summary.up
+        if site.labs and site.site != LOCAL:
+            for line in _domains_of(topology, site.site):
+                print(line)
     return EXIT_OK if up else EXIT_FAILED
+
+
+def _domains_of(topology: Topology, site: str) -> list[str]:
+    """For each VM that runs as a libvirt domain on `site` (another machine), how to open it from here with virsh
+    (or virt-manager -c): the domain at the URI of that site's libvirtd, reached over ssh. Asks the site how its part
+    runs only when the lab places a VM there."""
+    from vtopo.client.agent import AgentClient
+    from vtopo.deployed import DeployedLab
+    from vtopo.kinds.contract import Role
+    from vtopo.kinds.registry import installed_kinds
+    from vtopo.sites import spread as s
+
+    kinds = installed_kinds()
+    if not any(node.site == site and (kind := kinds.get(node.kind)) is not None and kind.role is Role.MACHINE
+               for node in topology.nodes.values()):
+        return []
+    where = topology.sites[site]
+    try:
+        deployed = DeployedLab.of_deployment(AgentClient(where).deployment(topology.name))
+    except s.FAILURES as error:
+        return [f"  (site {site} does not say how its VMs run: {error})"]
+    lines = []
+    for node in deployed.context.nodes.values():
+        machine = node.kind.machine(node) if node.node.site == site else None
+        if machine is not None and machine.backend == "libvirt":
+            lines.append(f"  vm {node.node.name:<26} libvirt domain {machine.domain}: "
+                         f"virsh -c '{remote_libvirt_uri(machine.uri, where)}' dominfo {machine.domain}")
+    if lines and where.known_hosts:
+        lines.append(f"  (libvirt's ssh checks site {site}'s host key in your ~/.ssh/known_hosts, not in "
+                     f"{where.known_hosts})")
+    return lines
+
+
+def remote_libvirt_uri(uri: str, site: Site) -> str:
+    """`uri`, the libvirt URI a site's agent uses there (qemu:///system), as this machine reaches it through ssh:
+    qemu+ssh://user@host:port/system, with the site's key file when it names one. A URI that names a transport or a
+    host already is the site's own choice, and stays as it is."""
+    parts = urlsplit(uri)
+    if parts.netloc or "+" in parts.scheme:
+        return uri
+    user, _, host = site.destination.rpartition("@")
+    netloc = f"{user}@" if user else ""
+    netloc += f"[{host}]:{site.port}" if ":" in host else f"{host}:{site.port}"
+    query = [parts.query] if parts.query else []
+    if site.identity:
+        query.append(f"keyfile={quote(site.identity, safe='/')}")
+    return urlunsplit((f"{parts.scheme}+ssh", netloc, parts.path, "&".join(query), ""))
 
 
 def explain_spread(topology: Topology, facts: HostFacts | None, consent: Trust, owners: set[str] | None) -> str | None:
