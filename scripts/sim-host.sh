@@ -77,7 +77,7 @@ EOF
     cat >"$state/ssh/sshd_config" <<EOF
 ListenAddress $address
 HostKey $state/ssh/host_key
-AuthorizedKeysFile $state/ssh/authorized_keys
+AuthorizedKeysFile $state/ssh/authorized_keys .ssh/authorized_keys
 PidFile $state/sshd.pid
 AuthenticationMethods publickey
 PasswordAuthentication no

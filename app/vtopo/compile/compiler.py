@@ -119,11 +119,14 @@ class Compiler:
             self.error(str(error), "lab", path="$.lab.sites")
             return
         for tunnel in self.part.tunnels:
-            if trust.tunnel_peers is not None and tunnel.remote not in trust.tunnel_peers:
-                link = self.topology.links[tunnel.link]
+            link = self.topology.links[tunnel.link]
+            subject = f"link {self.topology.describe_link(link)}"
+            if tunnel.remote in trust.host_addresses:
+                self.error(f"its tunnel would lead back to this host: the lab's sites give {tunnel.remote}, an address "
+                           "of this host's own, as another site's address", subject, link.id)
+            elif trust.tunnel_peers is not None and tunnel.remote not in trust.tunnel_peers:
                 self.error(f"only root may tunnel a lab to {tunnel.remote}; ask an administrator to list it in the "
-                           f'agent\'s configuration: tunnel_peers = ["{tunnel.remote}"]',
-                           f"link {self.topology.describe_link(link)}", link.id)
+                           f'agent\'s configuration: tunnel_peers = ["{tunnel.remote}"]', subject, link.id)
 
     def _here(self, node_id: str) -> bool:
         """Whether a node runs on the site this compile is for."""
