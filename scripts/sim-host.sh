@@ -9,7 +9,8 @@
 #     and the network 198.18.0.0/24, so that any two of them can tunnel to each other;
 #   - its own /run/vtopo and /run/netns (bind mounts seen only inside it) and its own state directory instead of
 #     /var/lib/vtopo (VTOPO_STATE_DIR, which /var/lib/vtopo coming and going on the real host cannot disturb);
-#   - its own sshd on port 22 of its underlay address, for keys only, with a key pair made for it;
+#   - its own sshd on port 22 of its underlay address, for keys only: a key pair made for it, and each user's
+#     ~/.ssh/authorized_keys (users and /home are the real host's);
 #   - its own vtopo agent, with the configuration in its directory (agent.toml).
 # Its state lives in /run/vtopo-sim/NAME. VTOPO_PYTHON and PYTHONPATH say which vtopo the host runs (default: python3
 # and the PYTHONPATH of the caller).
