@@ -73,14 +73,15 @@ class Spread:
         return self.vtopo(user, "deploy", str(path), "--allow-site", SITE)
 
     def refusal(self, user: str, path: Path) -> str:
-        """The one line naming the site with which the deploy of the lab at `path` fails; every site's part is
-        gone."""
+        """The one line, naming the simulated site, with which the deploy of the lab at `path` fails (this host
+        refuses nothing); every site's part is gone."""
         done = self.deploy(user, path)
         if done.returncode == 0:
             self.vtopo(user, "destroy", path.stem)
         assert done.returncode != 0, done.stdout
-        lines = [line for line in done.stderr.splitlines() if line.startswith(f"site {SITE}: ")]
-        assert len(lines) == 1 and done.stderr.rstrip().endswith("every site's part was rolled back"), done.stderr
+        lines = [line for line in done.stderr.splitlines() if line.startswith("site ")]
+        assert len(lines) == 1 and lines[0].startswith(f"site {SITE}: "), done.stderr
+        assert done.stderr.rstrip().endswith("every site's part was rolled back"), done.stderr
         assert path.stem not in self.vtopo(user, "status").stdout and path.stem not in self.labs_on_site()
         return lines[0]
 
@@ -280,20 +281,34 @@ def test_b_cannot_act_on_as_part_through_the_sites_agent(spread: Spread) -> None
     assert spread.vtopo("a", "exec", "spr-a", "c2", "--", "true").returncode == 0  # still up
 
 
-@pytest.mark.parametrize("underlay", ["198.18.0.250", "site"], ids=["unlisted", "the-sites-own"])
-def test_a_tunnel_to_an_address_the_site_did_not_list_is_refused(spread: Spread, underlay: str) -> None:
-    """A lab file that says this host is at another underlay address has the site's agent tunnel there: one that
-    is not listed, or the site's own (which the administrator lists with the others, one file for every machine)."""
-    address = spread.host.address if underlay == "site" else underlay
+@pytest.mark.parametrize("here_address, listed, why", [
+    (LOCAL_UNDERLAY, [], f"only root may tunnel a lab to {LOCAL_UNDERLAY}"),
+    ("127.0.0.1", [LOCAL_UNDERLAY, "SITE"], "its tunnel would lead back to this host: the lab's sites give 127.0.0.1"),
+], ids=["unlisted", "back-to-the-site"])
+def test_a_tunnel_from_the_site_to_an_address_it_did_not_list_or_its_own_is_refused(
+        spread: Spread, here_address: str, listed: list[str], why: str) -> None:
+    """The site's agent tunnels to the address the lab gives this host: one its administrator did not list (the list
+    is empty), or one of the site's own (loopback, which this host has too), even though the list names every
+    machine."""
+    peers = [spread.host.address if peer == "SITE" else peer for peer in listed]
     config = spread.host.directory / "agent.toml"
-    config.write_text(f'tunnel_peers = ["{LOCAL_UNDERLAY}", "{spread.host.address}"]\n')
+    config.write_text(f"tunnel_peers = {json.dumps(peers)}\n")
     try:
-        refusal = spread.refusal("a", spread.lab("a", "spr-tunnel", here_address=address))
+        refusal = spread.refusal("a", spread.lab("a", "spr-tunnel", here_address=here_address))
     finally:
         config.write_text(SITE_CONFIG)
-    why = f"the lab's sites give {address}, an address of this host's own" if underlay == "site" else \
-        f"only root may tunnel a lab to {address}"
     assert why in refusal, refusal
+
+
+def test_a_lab_that_gives_the_site_an_address_not_its_own_is_refused_there(spread: Spread) -> None:
+    """The site's tunnels would leave from another machine's address, listed here as a peer: its agent refuses."""
+    elsewhere = "198.18.0.251"
+    spread.agent.config_file.write_text(f'tunnel_peers = ["{spread.host.address}", "{elsewhere}"]\n')
+    try:
+        refusal = spread.refusal("a", spread.lab("a", "spr-elsewhere", site=spread.site("a", address=elsewhere)))
+    finally:
+        spread.agent.config_file.write_text(f'tunnel_peers = ["{spread.host.address}"]\n')
+    assert f"the lab gives {elsewhere} as this site's address, which this host does not have" in refusal, refusal
 
 
 def test_a_site_where_the_user_is_outside_the_vtopo_group_refuses_in_one_line(spread: Spread) -> None:

@@ -118,6 +118,10 @@ class Compiler:
         except ValueError as error:
             self.error(str(error), "lab", path="$.lab.sites")
             return
+        own = self.part.address
+        if own and self.part.tunnels and trust.host_addresses and own not in trust.host_addresses:
+            self.error(f"the lab gives {own} as this site's address, which this host does not have: its tunnels would "
+                       "leave from an address not its own", "lab", path="$.lab.sites")
         for tunnel in self.part.tunnels:
             link = self.topology.links[tunnel.link]
             subject = f"link {self.topology.describe_link(link)}"
