@@ -269,13 +269,19 @@ def test_setns_mount_and_modules_reach_nothing_of_the_sites(spread: Spread) -> N
 
 
 def test_b_cannot_act_on_as_part_through_the_sites_agent(spread: Spread) -> None:
-    """b, logged in on the site, speaks the agent's protocol to it (`vtopo agent --stdio`) about a's part."""
-    for request in (p.DestroyRequest("spr-a"), p.NodeRequest("spr-a", "c2", "stop"),
-                    p.ExecRequest("spr-a", "c2", ["true"])):
+    """b, logged in on the site, speaks the agent's protocol to it (`vtopo agent --stdio`) about a's part: each
+    request is answered with one line of refusal."""
+    theirs = f"lab spr-a belongs to {spread.name('a')}"
+    document = (spread.directory / "spr-a.vtopo").read_text()
+    for request, refusal in ((p.DestroyRequest("spr-a"), theirs), (p.NodeRequest("spr-a", "c2", "stop"), theirs),
+                             (p.ExecRequest("spr-a", "c2", ["true"]), theirs),
+                             (p.DeployRequest(document, p.Consent(site=SITE), update=True), theirs),
+                             (p.DeployRequest(document, p.Consent(site=SITE)), "already deployed, by"),
+                             (p.CleanupRequest(), "only root may clean up")):
         answered = spread.on_site("b", "vtopo agent --stdio", stdin=p.encode(request))
         result = json.loads(answered.stdout.splitlines()[-1])
         assert result["type"] == "result" and result["code"] != 0, answered.stdout + answered.stderr
-        assert [f"lab spr-a belongs to {spread.name('a')}" in error for error in result["errors"]] == [True], result
+        assert [refusal in error for error in result["errors"]] == [True], (request.type, result)
     refused = spread.on_site("b", "vtopo exec spr-a c2 -- true")
     assert refused.returncode != 0 and "belongs to" in refused.stderr, refused.stderr
     assert spread.vtopo("a", "exec", "spr-a", "c2", "--", "true").returncode == 0  # still up
