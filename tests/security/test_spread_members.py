@@ -265,6 +265,32 @@ def test_setns_mount_and_modules_reach_nothing_of_the_sites(spread: Spread) -> N
     assert spread.host.run("ip", "-br", "link", "show", "uplink").stdout.split()[1] != "DOWN"
 
 
+def test_a_tunnel_redirected_from_its_node_sends_nothing_elsewhere(spread: Spread) -> None:
+    """The kernel lets the node's root add a remote to its tunnel's forwarding database (`bridge fdb append`), which
+    would have the site send the lab's VXLAN to any address, past the administrator's tunnel_peers: the lab's table
+    drops it on the site and counts it, and the tunnel still reaches its own remote."""
+    elsewhere = "198.18.0.252"
+    added = spread.in_c2("a", f"bridge fdb append 00:00:00:00:00:00 dev eth0 dst {elsewhere}")
+    assert added.returncode == 0, added.stderr  # the kernel's to refuse, and it does not
+    table = f"vtopo-{spread.prefix_there('spr-a')}"
+    try:
+        before = _dropped_there(spread, table)
+        asked = spread.in_c2("a", shlex.join(["sh", "-c", "for i in 1 2 3; do ip neigh flush dev eth0; "
+                                              f"ping -c1 -W2 {SUBNETS['a']}.1 || exit 1; done"]))
+        assert asked.returncode == 0, asked.stdout + asked.stderr  # three ARP requests, each sent to every remote
+        listing = spread.host.run("nft", "list", "table", "inet", table).stdout
+        assert _dropped_there(spread, table) - before >= 3, listing  # the copies for the added remote
+    finally:
+        spread.in_c2("a", f"bridge fdb del 00:00:00:00:00:00 dev eth0 dst {elsewhere}")
+
+
+def _dropped_there(spread: Spread, table: str) -> int:
+    """What the lab's table on the site dropped (vtopo.host.nftables.dropped, run there)."""
+    said = spread.host.run(sys.executable, "-c", f"from vtopo.host import nftables; print(nftables.dropped({table!r}))")
+    assert said.returncode == 0, said.stderr
+    return int(said.stdout)
+
+
 # ------------------------------------------------------------ what the site's agent refuses a member
 
 
@@ -321,3 +347,4 @@ def test_a_site_where_the_user_is_outside_the_vtopo_group_refuses_in_one_line(sp
     """a deploys as c on the site (an account of theirs there, outside its vtopo group)."""
     refusal = spread.refusal("a", spread.lab("a", "spr-outsider", site=spread.site("a", login="c")))
     assert refusal == f"site {SITE}: {p.refusal(spread.name('c'))}"
+

@@ -361,12 +361,14 @@ class Compiler:
             for side in (end, end.other):
                 ops.extend(side.kind.attach(side.owner, side))
         names = self.lab.names
-        if any(end.device and end.netns is None for end in self.lab.ends):  # the lab has devices in the host's namespace
+        # the lab has devices in the host's namespace, or tunnels, whose sockets are there
+        if any(end.device and end.netns is None for end in self.lab.ends) or self.part.tunnels:
             host_nodes = sorted({end.device for end in self.lab.ends
                                  if end.kind.role is Role.NAMESPACE and end.netns is None and end.device})
             own = sorted({str(ipaddress.ip_interface(address).ip) for address, _, _ in self._host_namespace_addresses()})
             ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix,
-                                            host_node_devices=tuple(host_nodes), host_addresses=tuple(own)))
+                                            host_node_devices=tuple(host_nodes), host_addresses=tuple(own),
+                                            tunnels=tuple((tunnel.vni, tunnel.remote) for tunnel in self.part.tunnels)))
         if any(f"file:{self.lab.names.run_dir}" in op.requires() for op in ops):
             ops.insert(0, MakeDirectory(owner="lab", path=self.lab.names.run_dir))
         for node in self.lab.nodes.values():
