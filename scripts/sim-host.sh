@@ -9,7 +9,8 @@
 #     and the network 198.18.0.0/24, so that any two of them can tunnel to each other;
 #   - its own /run/vtopo and /run/netns (bind mounts seen only inside it) and its own state directory instead of
 #     /var/lib/vtopo (VTOPO_STATE_DIR, which /var/lib/vtopo coming and going on the real host cannot disturb);
-#   - its own sshd on port 22 of its underlay address, for keys only, with a key pair made for it;
+#   - its own sshd on port 22 of its underlay address, for keys only: a key pair made for it, and each user's
+#     ~/.ssh/authorized_keys (users and /home are the real host's);
 #   - its own vtopo agent, with the configuration in its directory (agent.toml);
 #   - its own libvirtd and virtlogd when libvirt is installed, with their own /run/libvirt, /var/lib/libvirt,
 #     /var/cache/libvirt and /var/log/libvirt (bind mounts seen only inside it), so that the agent there starts its
@@ -91,7 +92,7 @@ EOF
     cat >"$state/ssh/sshd_config" <<EOF
 ListenAddress $address
 HostKey $state/ssh/host_key
-AuthorizedKeysFile $state/ssh/authorized_keys
+AuthorizedKeysFile $state/ssh/authorized_keys .ssh/authorized_keys
 PidFile $state/sshd.pid
 AuthenticationMethods publickey
 PasswordAuthentication no

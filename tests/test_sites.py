@@ -140,6 +140,26 @@ def test_a_members_lab_tunnels_only_to_the_peers_the_administrator_listed():
                 if problem.severity.value == "error"]
 
 
+def test_a_tunnel_back_to_the_host_itself_is_refused_even_to_a_listed_peer():
+    """Site b's agent, whose host has the address the lab gives the local site too."""
+    trust = Trust(site="b", tunnel_peers=frozenset({"198.18.0.1"}),
+                  host_addresses=frozenset({"198.18.0.1", "198.18.0.2"}))
+    [error] = [problem for problem in problems_of(two_sites().topology, trust=trust)
+               if problem.severity.value == "error"]
+    assert error.subject == "link c1:eth0-c2:eth0" and error.message.startswith(
+        "its tunnel would lead back to this host: the lab's sites give 198.18.0.1, an address of this host's own")
+
+
+def test_a_site_whose_address_in_the_lab_is_not_its_own_is_refused():
+    """Site b's agent, whose host does not have the address the lab gives site b: its tunnels' outer source."""
+    trust = Trust(site="b", host_addresses=frozenset({"198.18.0.9"}))
+    [error] = [problem for problem in problems_of(two_sites().topology, trust=trust)
+               if problem.severity.value == "error"]
+    assert error.message.startswith("the lab gives 198.18.0.2 as this site's address, which this host does not have")
+    assert not [problem for problem in problems_of(two_sites().topology, trust=Trust(
+        site="b", host_addresses=frozenset({"198.18.0.2"}))) if problem.severity.value == "error"]
+
+
 def test_a_deploy_request_carries_the_site_and_its_vni_range():
     consent = p.Consent(site="b", tunnel_vnis=[5000, 5999])
     request = p.decode(p.encode(p.DeployRequest("{}", consent)).rstrip(b"\n"), p.REQUESTS)

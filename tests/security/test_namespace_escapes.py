@@ -7,7 +7,6 @@ Members a and b each deploy a lab through a real agent, shared by the module's t
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
 import os
 import pwd
@@ -25,6 +24,7 @@ import pytest
 from agent_process import Agent
 from members import members
 from residue import snapshot
+from security.attacks import INIT_MODULE, RAW_NETLINK, REFUSED, owning_userns
 from vtopo.host.state import StateStore
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
@@ -32,8 +32,6 @@ from vtopo.resources import TOPOLOGIES
 pytestmark = pytest.mark.privileged
 
 PROBE = "vtsec-probe0"  # a veth pair the test owns in the host's namespace: the target of attacks on host devices
-NS_GET_USERNS = 0xB701
-REFUSED = (errno.EPERM, errno.EACCES)  # what the kernel answers a request on a namespace the caller has no power over
 
 
 @dataclass
@@ -112,15 +110,9 @@ def _b_links(labs: Labs) -> set[str]:
 def test_the_netns_belongs_to_the_labs_own_user_namespace(labs: Labs) -> None:
     """The owner of the node's network namespace is the lab's user namespace (whose map the next test reads)."""
     prefix = Path(labs.netns("sec-a", "c1")).name.split("-")[0]
-    with open(labs.netns("sec-a", "c1"), "rb") as netns:
-        userns = fcntl.ioctl(netns.fileno(), NS_GET_USERNS)
-    try:
-        owner = os.fstat(userns)
-    finally:
-        os.close(userns)
     kept = os.stat(f"/run/vtopo/ns/{prefix}.user")
-    assert (owner.st_dev, owner.st_ino) == (kept.st_dev, kept.st_ino) != (os.stat("/proc/self/ns/user").st_dev,
-                                                                         os.stat("/proc/self/ns/user").st_ino)
+    assert owning_userns(labs.netns("sec-a", "c1")) == (kept.st_dev, kept.st_ino) != \
+        (os.stat("/proc/self/ns/user").st_dev, os.stat("/proc/self/ns/user").st_ino)
 
 
 def test_a_member_is_root_of_their_node_with_its_own_hostname_hosts_and_tmp(labs: Labs) -> None:
@@ -157,45 +149,6 @@ def test_another_members_namespace_passed_in_is_refused(labs: Labs) -> None:
     assert moved.returncode != 0 and "Operation not permitted" in moved.stderr, moved.stderr
     assert entered.returncode != 0 and "Operation not permitted" in entered.stderr, entered.stderr
     assert _b_links(labs) == before
-
-
-RAW_NETLINK = r"""
-import json, socket, struct, sys
-
-RTM_NEWLINK, RTM_DELLINK, RTM_NEWNSID, RTM_GETNSID = 16, 17, 88, 90
-NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
-IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO, IFLA_LINK_NETNSID, IFLA_TARGET_NETNSID, IFLA_INFO_KIND = 3, 5, 18, 37, 46, 1
-NETNSA_NSID, NETNSA_FD = 1, 3
-
-def attribute(number, payload):
-    length = 4 + len(payload)
-    return struct.pack("=HH", length, number) + payload + bytes(-length % 4)
-
-def exchange(kind, flags, body):
-    rtnl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
-    rtnl.send(struct.pack("=IHHII", 16 + len(body), kind, NLM_F_REQUEST | flags, 1, 0) + body)
-    reply = rtnl.recv(65536)
-    rtnl.close()
-    return reply
-
-def ask(kind, flags, body):
-    return -struct.unpack_from("=i", exchange(kind, NLM_F_ACK | flags, body), 16)[0]  # the ack's error, or 0
-
-def link(index, *attributes):
-    return struct.pack("=BxHiII", socket.AF_UNSPEC, 0, index, 0, 0) + b"".join(attributes)
-
-target_index = int(sys.argv[1])
-target = struct.pack("=Bxxx", socket.AF_UNSPEC) + attribute(NETNSA_FD, struct.pack("=I", 0))
-outcome = {"newnsid": ask(RTM_NEWNSID, NLM_F_CREATE, target + attribute(NETNSA_NSID, struct.pack("=I", 77)))}
-nsid = exchange(RTM_GETNSID, 0, target)[16 + 4 + 4:16 + 4 + 8]  # after the header, rtgenmsg: NETNSA_NSID's value
-outcome.update({
-    "dellink": ask(RTM_DELLINK, 0, link(target_index, attribute(IFLA_TARGET_NETNSID, nsid))),
-    "macvlan": ask(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, link(
-        0, attribute(IFLA_IFNAME, b"vtsec-mv\0"), attribute(IFLA_LINK, struct.pack("=I", target_index)),
-        attribute(IFLA_LINK_NETNSID, nsid), attribute(IFLA_LINKINFO, attribute(IFLA_INFO_KIND, b"macvlan\0")))),
-})
-print(json.dumps(outcome))
-"""
 
 
 def _raw_netlink_from_a(labs: Labs, target_netns: str, target_index: int) -> dict[str, int]:
@@ -267,8 +220,7 @@ def test_setns_mount_and_modules_reach_nothing_of_the_hosts(labs: Labs) -> None:
     assert mounted.stdout.strip() == "mounted in the node", mounted.stderr
     assert "vtsec" not in Path("/proc/self/mountinfo").read_text() and \
         Path("/proc/self/mountinfo").read_text().count("\n") == mounts.count("\n")
-    module = labs.in_a(sys.executable, "-c", "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
-                       "print(libc.syscall(175, None, 0, b''), ctypes.get_errno())")  # init_module
+    module = labs.in_a(sys.executable, "-c", INIT_MODULE)
     refusal = module.stdout.split()
     assert refusal[0] == "-1" and int(refusal[1]) in (errno.EPERM, errno.ENOSYS), module.stdout + module.stderr
     raw = labs.in_a(sys.executable, "-c", "import socket; s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); "

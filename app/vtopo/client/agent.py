@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtopo import protocol as p
-from vtopo.host.ssh import finish, ssh_argv, start_ssh
+from vtopo.host.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh
 from vtopo.client.terminal import relay_terminal, terminal_size
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
@@ -178,7 +178,9 @@ class OverSsh(Connection):
         except OSError:  # ssh ended while the agent's answer was awaited: reset by ssh's end
             raise self._unanswered() from None
         if not data:
-            self._ended()
+            said = self._ended()
+            if self.ssh.returncode == REFUSED_EXIT:  # the site's agent refused the ssh user: it said why
+                raise AgentRefused(said.rpartition("\n")[2] or f"its agent refused {self.site.destination}")
             if self.ssh.returncode:  # ssh failed, or the site's `vtopo agent --stdio` could not reach its agent
                 raise self._unanswered()
         return data, fds

@@ -118,12 +118,19 @@ class Compiler:
         except ValueError as error:
             self.error(str(error), "lab", path="$.lab.sites")
             return
+        own = self.part.address
+        if own and self.part.tunnels and trust.host_addresses and own not in trust.host_addresses:
+            self.error(f"the lab gives {own} as this site's address, which this host does not have: its tunnels would "
+                       "leave from an address not its own", "lab", path="$.lab.sites")
         for tunnel in self.part.tunnels:
-            if trust.tunnel_peers is not None and tunnel.remote not in trust.tunnel_peers:
-                link = self.topology.links[tunnel.link]
+            link = self.topology.links[tunnel.link]
+            subject = f"link {self.topology.describe_link(link)}"
+            if tunnel.remote in trust.host_addresses:
+                self.error(f"its tunnel would lead back to this host: the lab's sites give {tunnel.remote}, an address "
+                           "of this host's own, as another site's address", subject, link.id)
+            elif trust.tunnel_peers is not None and tunnel.remote not in trust.tunnel_peers:
                 self.error(f"only root may tunnel a lab to {tunnel.remote}; ask an administrator to list it in the "
-                           f'agent\'s configuration: tunnel_peers = ["{tunnel.remote}"]',
-                           f"link {self.topology.describe_link(link)}", link.id)
+                           f'agent\'s configuration: tunnel_peers = ["{tunnel.remote}"]', subject, link.id)
 
     def _here(self, node_id: str) -> bool:
         """Whether a node runs on the site this compile is for."""
@@ -354,12 +361,14 @@ class Compiler:
             for side in (end, end.other):
                 ops.extend(side.kind.attach(side.owner, side))
         names = self.lab.names
-        if any(end.device and end.netns is None for end in self.lab.ends):  # the lab has devices in the host's namespace
+        # the lab has devices in the host's namespace, or tunnels, whose sockets are there
+        if any(end.device and end.netns is None for end in self.lab.ends) or self.part.tunnels:
             host_nodes = sorted({end.device for end in self.lab.ends
                                  if end.kind.role is Role.NAMESPACE and end.netns is None and end.device})
             own = sorted({str(ipaddress.ip_interface(address).ip) for address, _, _ in self._host_namespace_addresses()})
             ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix,
-                                            host_node_devices=tuple(host_nodes), host_addresses=tuple(own)))
+                                            host_node_devices=tuple(host_nodes), host_addresses=tuple(own),
+                                            tunnels=tuple((tunnel.vni, tunnel.remote) for tunnel in self.part.tunnels)))
         if any(f"file:{self.lab.names.run_dir}" in op.requires() for op in ops):
             ops.insert(0, MakeDirectory(owner="lab", path=self.lab.names.run_dir))
         for node in self.lab.nodes.values():

@@ -130,9 +130,10 @@ def probe_for(topology: Topology, kinds: Registry) -> HostFacts:
 
 
 def with_host_network(consent: Trust) -> Trust:
-    """The user's consent with the host's own network added: its interfaces, and the addresses and routes that are
-    not on an interface of any lab. The default routes are left out: every lab address lies inside them."""
+    """The user's consent with the host's own network added: its interfaces, the addresses and routes that are not
+    on an interface of any lab (the default routes left out: every lab address lies inside them), and every address
+    it has."""
     from vtopo.host import netlink  # pyroute2, only for a deploy
 
-    interfaces, networks = netlink.host_network(LAB_TAG_PREFIX)
-    return replace(consent, host_interfaces=interfaces, host_networks=networks)
+    interfaces, networks, addresses = netlink.host_network(LAB_TAG_PREFIX)
+    return replace(consent, host_interfaces=interfaces, host_networks=networks, host_addresses=addresses)

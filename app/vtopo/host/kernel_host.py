@@ -183,8 +183,8 @@ class KernelHost:
         ovs.add_flows(bridge, list(flows))
 
     def contain_forwarding(self, table: str, device_prefix: str, host_node_devices: tuple[str, ...],
-                           host_addresses: tuple[str, ...]) -> None:
-        nftables.contain_forwarding(table, device_prefix, host_node_devices, host_addresses)
+                           host_addresses: tuple[str, ...], tunnels: tuple[tuple[int, str], ...]) -> None:
+        nftables.contain_forwarding(table, device_prefix, host_node_devices, host_addresses, tunnels)
 
     def delete_nft_table(self, table: str) -> None:
         nftables.delete_table(table)

@@ -564,19 +564,22 @@ def _ifname(name: str) -> bytes:
 MAIN_TABLE = 254
 
 
-def host_network(lab_alias_prefix: str) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The host's interfaces by name, and the networks of the addresses and main-table routes that lie on an
-    interface no lab made (whose alias does not start with `lab_alias_prefix`). Default routes are left out."""
+def host_network(lab_alias_prefix: str) -> tuple[frozenset[str], tuple[str, ...], frozenset[str]]:
+    """The host's interfaces by name; the networks of the addresses and main-table routes that lie on an interface
+    no lab made (whose alias does not start with `lab_alias_prefix`), default routes left out; and every address on
+    an interface of the host's namespace, a lab's included."""
     with IPRoute() as ipr:
         links = {msg["index"]: (msg.get("ifname"), msg.get("ifalias") or "") for msg in ipr.link("dump")}
         theirs = {index for index, (_, alias) in links.items() if not alias.startswith(lab_alias_prefix)}
-        networks = {str(ipaddress.ip_interface(f"{msg.get('IFA_ADDRESS')}/{msg['prefixlen']}").network)
-                    for msg in ipr.addr("dump") if msg["index"] in theirs}
+        addresses = [(msg["index"], msg.get("IFA_ADDRESS"), msg["prefixlen"]) for msg in ipr.addr("dump")]
+        networks = {str(ipaddress.ip_interface(f"{address}/{length}").network)
+                    for index, address, length in addresses if index in theirs}
         for msg in ipr.route("dump", table=MAIN_TABLE):
             destination, length = msg.get("RTA_DST"), msg["dst_len"]
             if destination and length and msg.get("RTA_OIF", 0) in theirs | {0}:
                 networks.add(str(ipaddress.ip_network(f"{destination}/{length}", strict=False)))
-    return frozenset(name for name, _ in links.values() if name), tuple(sorted(networks))
+    return (frozenset(name for name, _ in links.values() if name), tuple(sorted(networks)),
+            frozenset(address for _, address, _ in addresses))
 
 
 def route_device(address: str) -> str | None:

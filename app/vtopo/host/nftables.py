@@ -10,11 +10,14 @@ import subprocess
 from typing import Any
 
 from vtopo.kinds.environment import NFT_TABLE_PREFIX
-from vtopo.ops.firewall import addresses_by_family
+from vtopo.model.sites import VXLAN_PORT
+from vtopo.ops.firewall import address_family, addresses_by_family
 
 FAMILY = "inet"
 CHAIN = "forward"
 INPUT = "input"
+OUTPUT = "output"
+VNI_BITS = {"base": "th", "offset": 96, "len": 24}  # after UDP's 8 bytes, the VXLAN header's flags, then its VNI
 
 
 class NftError(Exception):
@@ -66,11 +69,25 @@ def _accept_the_labs_own(table: str, devices: str, family: str, addresses: list[
         {"accept": None}]}}}
 
 
+def _pin_tunnel(table: str, vni: int, remote: str) -> dict[str, Any]:
+    """Drop and count the VXLAN of the tunnel `vni` that the host would send anywhere but to `remote`."""
+    return {"add": {"rule": {"family": FAMILY, "table": table, "chain": OUTPUT, "expr": [
+        {"match": {"op": "==", "left": {"payload": {"protocol": "udp", "field": "dport"}}, "right": VXLAN_PORT}},
+        {"match": {"op": "==", "left": {"payload": VNI_BITS}, "right": vni}},
+        {"match": {"op": "!=", "left": {"payload": {"protocol": address_family(remote), "field": "daddr"}},
+                   "right": remote}},
+        {"counter": None}, {"drop": None}]}}}
+
+
 def contain_forwarding(table: str, device_prefix: str, host_node_devices: tuple[str, ...] = (),
-                       host_addresses: tuple[str, ...] = ()) -> None:
-    """Install the lab's table: forwarding between its own devices only, and none of the host's addresses reached
-    from them but those on the device they come in by (see vtopo.ops.ContainForwarding)."""
+                       host_addresses: tuple[str, ...] = (), tunnels: tuple[tuple[int, str], ...] = ()) -> None:
+    """Install the lab's table: forwarding between its own devices only, none of the host's addresses reached from
+    them but those on the device they come in by, and each tunnel's VXLAN to its remote only (see
+    vtopo.ops.ContainForwarding)."""
     devices = f"{device_prefix}*"  # an interface name pattern, as nft's `iifname "vtabc-*"`
+    pinned = [{"add": {"chain": {"family": FAMILY, "table": table, "name": OUTPUT, "type": "filter", "hook": "output",
+                                 "prio": 0, "policy": "accept"}}},
+              *(_pin_tunnel(table, vni, remote) for vni, remote in tunnels)] if tunnels else []
     _nft([
         {"add": {"table": {"family": FAMILY, "name": table}}},
         {"add": {"chain": {"family": FAMILY, "table": table, "name": CHAIN, "type": "filter", "hook": "forward",
@@ -82,6 +99,7 @@ def contain_forwarding(table: str, device_prefix: str, host_node_devices: tuple[
         *(_accept_the_labs_own(table, devices, family, addresses)
           for family, addresses in addresses_by_family(host_addresses)),
         _drop_into_the_host(table, devices, host_node_devices),
+        *pinned,
     ])
 
 

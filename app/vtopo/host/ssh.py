@@ -14,6 +14,7 @@ from vtopo.model.sites import Site
 REMOTE_COMMAND = ("vtopo", "agent", "--stdio")
 ALIVE_SECONDS = 5  # ssh asks the site every this many seconds whether it is there, and gives up after three
 EXIT_SECONDS = 30  # how long ssh may take to end once its connection is closed
+REFUSED_EXIT = 77  # `vtopo agent --stdio` exits with it (so ssh does) when the site's agent refuses the ssh user
 
 
 def ssh_argv(site: Site, remote: Sequence[str] = REMOTE_COMMAND, terminal: bool = False) -> list[str]:

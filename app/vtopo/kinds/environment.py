@@ -66,6 +66,7 @@ class Trust:
     startup_commands: frozenset[str] = frozenset()  # nodes whose startup commands the user lets run
     host_interfaces: frozenset[str] | None = None
     host_networks: tuple[str, ...] = ()  # the host's own addresses and routes (CIDR), none of them a lab's
+    host_addresses: frozenset[str] = frozenset()  # every address the host's namespace has, labs' included
     owner: LabOwner = LabOwner()
     site: str = LOCAL  # of a lab spread over sites, the site whose part this host deploys
     tunnel_vnis: tuple[int, int] = DEFAULT_VNIS  # the VNIs its tunnels take (the agent's configuration allows them)

@@ -14,28 +14,38 @@ class ContainForwarding(Op):
     goes only to devices of the same lab, and nothing is forwarded into them from elsewhere; the rest is dropped and
     counted. What the lab's devices send to the host's own addresses is dropped too, unless the address is one the lab
     gives the host (`host_addresses`: a host node's, a numbered bridge's), or on the device it came in by, or it came
-    in by one of `host_node_devices` (the lab links the host itself there). Installed before the lab builds anything
-    in the host's namespace."""
+    in by one of `host_node_devices` (the lab links the host itself there). The VXLAN a tunnel of the lab's sends
+    goes only to that tunnel's remote (`tunnels`: VNI and remote address), whatever its node adds to the device's
+    forwarding database. Installed before the lab builds anything in the host's namespace."""
 
     table: str
     device_prefix: str
     host_node_devices: tuple[str, ...] = ()
     host_addresses: tuple[str, ...] = ()
+    tunnels: tuple[tuple[int, str], ...] = ()
     summary_text: ClassVar[str] = "contain the lab's traffic to its own devices (nftables table {table})"
 
     def provides(self) -> frozenset[str]:
         return frozenset({f"nftables:{self.table}"})
 
     def apply(self, host: Host) -> None:
-        host.contain_forwarding(self.table, self.device_prefix, self.host_node_devices, self.host_addresses)
+        host.contain_forwarding(self.table, self.device_prefix, self.host_node_devices, self.host_addresses,
+                                self.tunnels)
 
     def inverse(self) -> Op:
         return RemoveNftTable(owner=self.owner, table=self.table)
 
 
+def address_family(address: str) -> str:
+    """nft's name for the address's family: `ip` or `ip6`."""
+    return "ip6" if ":" in address else "ip"
+
+
 def addresses_by_family(addresses: tuple[str, ...]) -> list[tuple[str, list[str]]]:
     """The addresses as nft's `ip` and `ip6` match them, leaving out a family with none."""
-    by_family = {"ip": [a for a in addresses if ":" not in a], "ip6": [a for a in addresses if ":" in a]}
+    by_family: dict[str, list[str]] = {"ip": [], "ip6": []}
+    for address in addresses:
+        by_family[address_family(address)].append(address)
     return [(family, found) for family, found in by_family.items() if found]
 
 

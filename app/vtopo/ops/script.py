@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 import shlex
 
-from vtopo.model.sites import VXLAN_OVERHEAD
+from vtopo.model.sites import VXLAN_OVERHEAD, VXLAN_PORT
 from vtopo.ops.base import Op
-from vtopo.ops.firewall import addresses_by_family
+from vtopo.ops.firewall import address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
 from vtopo.ops.namespaces import NETNS_DIR, NODE_TMPFS
 from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
@@ -227,9 +227,9 @@ class ScriptHost:
         self._say(*heredoc(sh("ovs-ofctl", "add-flows", bridge, "-"), "\n".join(flows)))
 
     def contain_forwarding(self, table: str, device_prefix: str, host_node_devices: tuple[str, ...],
-                           host_addresses: tuple[str, ...]) -> None:
+                           host_addresses: tuple[str, ...], tunnels: tuple[tuple[int, str], ...]) -> None:
         devices = f"{device_prefix}*"
-        chain, into_host = ("inet", table, "forward"), ("inet", table, "input")
+        chain, into_host, out = ("inet", table, "forward"), ("inet", table, "input"), ("inet", table, "output")
         exempt = ["iifname", "!=", "{ " + ", ".join(host_node_devices) + " }"] if host_node_devices else []
         self._say(sh("nft", "add", "table", "inet", table),
                   sh("nft", "add", "chain", *chain, "{ type filter hook forward priority 0; policy accept; }"),
@@ -242,6 +242,12 @@ class ScriptHost:
                     for family, addresses in addresses_by_family(host_addresses)),
                   sh("nft", "add", "rule", *into_host, "iifname", devices, *exempt, "fib", "daddr", ".", "iif",
                      "type", "!=", "local", "fib", "daddr", "type", "local", "counter", "drop"))
+        if tunnels:
+            self._say("# what the lab's tunnels send goes to their remotes only",
+                      sh("nft", "add", "chain", *out, "{ type filter hook output priority 0; policy accept; }"),
+                      *(sh("nft", "add", "rule", *out, "udp", "dport", str(VXLAN_PORT), "@th,96,24", str(vni),
+                           address_family(remote), "daddr", "!=", remote, "counter", "drop")
+                        for vni, remote in tunnels))
 
     def delete_nft_table(self, table: str) -> None:
         self._say(sh("nft", "delete", "table", "inet", table))

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from vtopo.client.agent import AgentRefused, AgentUnavailable, Connection, connect
+from vtopo.host.ssh import REFUSED_EXIT
 
 CHUNK = 1 << 16
 
@@ -16,7 +17,10 @@ CHUNK = 1 << 16
 def relay_stdio(path: Path) -> int:
     try:
         connection = connect(path)
-    except (AgentRefused, AgentUnavailable) as error:
+    except AgentRefused as error:  # the caller's client says it, for the site
+        print(error, file=sys.stderr)
+        return REFUSED_EXIT
+    except AgentUnavailable as error:
         print(f"vtopo agent --stdio: {error}", file=sys.stderr)
         return 1
     with connection:
