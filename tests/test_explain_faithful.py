@@ -290,7 +290,9 @@ def assert_start_said(op: o.StartProcess, calls: list[Effect], said: list[Effect
         assert command[:4] == ["(", "cd", op.directory, "&&"] and command[-1] == ")"
         assert options["cwd"] == Path(op.directory)
         command = command[4:-1]
-    launch = (["ip", "netns", "exec", op.netns] if op.netns else []) + list(options["privileges"])
+    assert options.get("uts") == (Path(op.uts) if op.uts else None)
+    launch = [*(["nsenter", f"--uts={op.uts}"] if op.uts else []), *(["ip", "netns", "exec", op.netns] if op.netns
+                                                                      else []), *options["privileges"]]
     assert command[:len(launch) + len(argv)] == launch + argv
     redirected = {int(word.split("<")[0]) for word in command[len(launch) + len(argv):] if "<" in word}
     assert redirected == set(options["open_files"]) | set(options["inherited_fds"])

@@ -12,9 +12,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from vtopo import ops as o
+from vtopo.compile.compiler import compile_lab
 from vtopo.host import processes
 from vtopo.host.state import LabRecord, StateStore
 from vtopo.kinds.contract import NodeContext, SavedState
+from vtopo.kinds.registry import installed_kinds
 from vtopo.model import io
 from vtopo.model.topology import Interface, Topology
 from vtopo.operate import OperateError, running_lab
@@ -74,7 +77,20 @@ def read_running(lab: str | LabRecord, store: StateStore | None = None) -> Runni
         apply_state(saved, states)
         record = running.record.read()
         running.record.write({**record, "topology": io.to_document(saved)})
+        _journal_saved_state(running.record, running.plan.ops, saved)
     return RunningState(states, io.to_document(saved), str(record.get("source") or ""))
+
+
+def _journal_saved_state(record: LabRecord, deployed: list[o.Op], saved: Topology) -> None:
+    """The journal as if the lab with its saved state had been deployed: the nodes hold that state already (a
+    router's configuration, a container's addresses and routes), and status compares the journal with the lab as
+    recorded. Only the ops that the saved state changes are swapped."""
+    plan = compile_lab(saved, installed_kinds(), record.facts(), record.consent()).ops
+    before = set(deployed)
+    gone, new = before - set(plan), [op for op in plan if op not in before]
+    if gone or new:
+        journal = set(record.journal())
+        record.replace_in_journal(lambda op: op in gone, [op for op in new if op not in journal])
 
 
 def _reader(node: NodeContext[Any]) -> Any:

@@ -278,7 +278,8 @@ class RouterKind(NodeKind[RouterSettings]):
                                      "-f", "/dev/null", "-i", f"{directory}/{daemon}.pid",
                                      "-z", f"{directory}/zserv.api", "--vty_socket", directory, "-P", "0",
                                      "--log", f"file:{directory}/{daemon}.log"),
-                               after=(f"file:{private_root}", f"file:{logs}", *after))
+                               after=(f"file:{private_root}", f"file:{logs}", *after),
+                               uts=node.names.node_namespace(name, "uts"))
         yield LoadConfig(owner=owner, node=name, netns=netns, directory=directory,
                          argv=("vtysh", "--vty_socket", directory, "--config_dir", directory, "-b"),
                          after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{d}@{name}" for d in daemons)))

@@ -95,7 +95,10 @@ def test_ospf_typed_by_hand_survives_save_restart_and_redeploy(agent, users, rea
         r1, h1 = kept.node_named("r1"), kept.node_named("h1")
         assert r1 is not None and h1 is not None
         assert "router ospf" in r1.settings["config"] and " ip ospf hello-interval 1" in r1.settings["config"]
-        assert "hostname r1" in r1.settings["config"]
+        hostnames = [line for line in r1.settings["config"].splitlines() if line.startswith("hostname")]
+        assert hostnames == ["hostname r1"], "the daemons run in r1's UTS namespace: none says the host's name"
+        status = agent.vtopo(a, "status", LAB)
+        assert status.returncode == 0 and status.stdout.splitlines()[0].endswith(": running"), status.stdout
         assert h1.settings["routes"] == ["10.9.0.0/16 via 10.1.0.1"]
         assert h1.settings["default_route"] == "10.1.0.1"
         h1_end = next(end for link in kept.links.values() for end in link.ends if end.node == h1.id)

@@ -214,7 +214,7 @@ class KernelHost:
                       ready_banner: str, user: str, groups: tuple[str, ...], tap_fds: tuple[tuple[int, str], ...],
                       tun_fds: tuple[tuple[int, str], ...], device_fds: tuple[tuple[int, str], ...],
                       image_fds: tuple[tuple[int, str], ...], private_dirs: tuple[tuple[str, str], ...],
-                      directory: str) -> None:
+                      directory: str, uts: str) -> None:
         taps = {fd: Path(f"/dev/tap{self.netlink.index(interface, None)}") for fd, interface in tap_fds}
         private: dict[Path, Path] = {}
         for target, source in private_dirs:
@@ -234,7 +234,7 @@ class KernelHost:
                                    private_dirs=private, open_files=taps, inherited_fds=handed,
                                    privileges=o.drop_privileges(user, groups) if user else (),
                                    umask=DAEMON_UMASK, ready_banner=ready_banner.encode(),
-                                   cwd=Path(directory) if directory else None)
+                                   cwd=Path(directory) if directory else None, uts=Path(uts) if uts else None)
         finally:
             for ours in handed.values():
                 os.close(ours)

@@ -228,13 +228,13 @@ def _file_tail(path: Path | None) -> str:
         return ""
 
 
-def _launcher(netns: str | None, private_dirs: Mapping[Path, Path], open_files: Mapping[int, Path],
+def _launcher(netns: str | None, uts: Path | None, private_dirs: Mapping[Path, Path], open_files: Mapping[int, Path],
               inherited: Mapping[int, int]) -> list[str]:
-    argv: list[str] = []
+    argv: list[str] = ["nsenter", f"--uts={uts}"] if uts is not None else []
     if netns is not None:
-        argv = ["ip", "netns", "exec", netns]
+        argv += ["ip", "netns", "exec", netns]
     elif private_dirs:
-        argv = ["unshare", "--mount", "--propagation", "slave"]
+        argv += ["unshare", "--mount", "--propagation", "slave"]
     if private_dirs:
         argv += ["sh", "-c", _BIND_SCRIPT, "vtopo-launch"]
         for target, source in private_dirs.items():
@@ -285,8 +285,10 @@ def start_daemon(
     umask: int = DAEMON_UMASK,
     ready_banner: bytes = b"",
     cwd: Path | None = None,
+    uts: Path | None = None,
 ) -> int:
-    """Start a daemon (in network namespace `netns` if given) and return its pid once it is ready.
+    """Start a daemon (in network namespace `netns` and the UTS namespace kept at `uts`, if given) and return its pid
+    once it is ready.
 
     Ready means: `pid_file` holds the pid of a live process whose command line holds the name of
     ``argv[0]``, and the `ready` path (e.g. a vty socket) exists. The daemon may detach itself
@@ -321,7 +323,7 @@ def start_daemon(
         ready.unlink(missing_ok=True)
 
     inherited = _above_targets(inherited_fds or {})
-    command = _launcher(netns, dict(private_dirs or {}), dict(open_files or {}), inherited) + [*privileges, *argv]
+    command = _launcher(netns, uts, dict(private_dirs or {}), dict(open_files or {}), inherited) + [*privileges, *argv]
     with tempfile.TemporaryFile() as output:
         try:
             proc = subprocess.Popen(

@@ -15,7 +15,7 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, make_directory, open_file, write_file
 from vtopo.kinds.environment import HostFacts, LabOwner, Trust, default_prefix
@@ -158,13 +158,13 @@ class LabRecord:
         finally:
             os.close(fd)
 
-    def replace_in_journal(self, drop: Callable[[Op], bool], add: list[Op]) -> None:
+    def replace_in_journal(self, drop: Callable[[Op], bool], add: Sequence[Op]) -> None:
         """Rewrite the journal without the ops `drop` picks and with `add` at its end, in one rename. Only for ops
         that destroy does not undo (an impairment changed live), so a crash mid-way loses nothing destroy needs."""
         path = self.directory / "journal.jsonl"
         kept = [op for op in self.journal() if not drop(op)]
         temporary = path.with_suffix(".tmp")
-        write_file(temporary, "".join(json.dumps(op.to_json(), sort_keys=True) + "\n" for op in kept + add))
+        write_file(temporary, "".join(json.dumps(op.to_json(), sort_keys=True) + "\n" for op in [*kept, *add]))
         temporary.replace(path)
 
     def journal(self) -> list[Op]:

@@ -6,6 +6,7 @@ from enum import StrEnum
 from typing import ClassVar
 
 from vtopo.ops.base import Op, ns_resource
+from vtopo.ops.namespaces import node_resource
 from vtopo.ops.host import Host
 
 VHOST_DEVICE = "/dev/vhost-net"
@@ -29,6 +30,8 @@ class StartProcess(Op):
     `private_dirs` maps a path the program insists on (FRR's /var/tmp/frr, /var/run/frr) to a directory of
     the lab's, bind-mounted over it for this process only, so labs never share or leave files there.
     `directory`, when set, is its working directory: a file its configuration names without a path lands there.
+    `uts`, when set, is the file of the node's UTS namespace, which the process starts in: the hostname it reports is
+    its node's.
     """
 
     name: str
@@ -46,11 +49,13 @@ class StartProcess(Op):
     after: tuple[str, ...] = ()
     private_dirs: tuple[tuple[str, str], ...] = ()
     directory: str = ""
+    uts: str = ""
     summary_text: ClassVar[str] = "start {name}"
     waiting_text: ClassVar[str] = "starting {name}: waiting until it is ready"
 
     def requires(self) -> frozenset[str]:
-        return frozenset({ns_resource(self.netns), f"file:{self.pid_file.rsplit('/', 1)[0]}", *self.after})
+        node = (node_resource(self.netns),) if self.uts and self.netns else ()
+        return frozenset({ns_resource(self.netns), f"file:{self.pid_file.rsplit('/', 1)[0]}", *node, *self.after})
 
     def provides(self) -> frozenset[str]:
         return frozenset({f"process:{self.name}"})
@@ -59,7 +64,7 @@ class StartProcess(Op):
         host.start_process(argv=self.argv, netns=self.netns, pid_file=self.pid_file, ready_path=self.ready_path,
                            ready_banner=self.ready_banner, user=self.user, groups=self.groups, tap_fds=self.tap_fds,
                            tun_fds=self.tun_fds, device_fds=self.device_fds, image_fds=self.image_fds,
-                           private_dirs=self.private_dirs, directory=self.directory)
+                           private_dirs=self.private_dirs, directory=self.directory, uts=self.uts)
 
     def inverse(self) -> Op:
         return StopProcess(owner=self.owner, name=self.name, pid_file=self.pid_file, match=self.argv[0])

@@ -274,12 +274,12 @@ class ScriptHost:
                       ready_banner: str, user: str, groups: tuple[str, ...], tap_fds: tuple[tuple[int, str], ...],
                       tun_fds: tuple[tuple[int, str], ...], device_fds: tuple[tuple[int, str], ...],
                       image_fds: tuple[tuple[int, str], ...], private_dirs: tuple[tuple[str, str], ...],
-                      directory: str) -> None:
+                      directory: str, uts: str) -> None:
         self._say(*(f"# fd {fd}: /dev/net/tun attached to the tap {comment(interface)} by vtopo (ioctl TUNSETIFF, "
                     "which no shell command makes)" for fd, interface in tun_fds),
                   *(f"# {comment(source)} bind-mounted over {comment(target)} for this process alone (when that "
                     "directory exists here)" for target, source in private_dirs))
-        launch = ["ip", "netns", "exec", netns] if netns else []
+        launch = [*(["nsenter", f"--uts={uts}"] if uts else []), *(["ip", "netns", "exec", netns] if netns else [])]
         command = sh(*launch, *(drop_privileges(user, groups) if user else []), *argv)
         for fd, interface in tap_fds:
             command += f" {fd}<>{tap_device(interface)}"
