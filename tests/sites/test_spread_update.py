@@ -1,0 +1,206 @@
+"""`vtopo deploy --update` of a lab spread over the real host and two simulated ones (b and c): each site applies only
+what its part gains and loses, through its own agent, so a ping between two nodes the edit leaves alone goes on
+across its tunnel without a loss; a site the edit starts using must be allowed as at deploy; a failure on one site
+puts every site back as it ran, and the command says which sites changed."""
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from sites.simulated import SimulatedHost, Sites
+from spread_labs import LabBuilder
+from vtopo.kinds.environment import default_prefix
+
+pytestmark = pytest.mark.privileged
+
+def update(sites: Sites, lab: LabBuilder, *allowed: str) -> subprocess.CompletedProcess[str]:
+    """`vtopo deploy --update` of the lab as edited, allowing only the sites named."""
+    return sites.vtopo("deploy", str(sites.save(lab)), "--update", *(f"--allow-site={site}" for site in allowed))
+
+
+def in_node(sites: Sites, site: str, lab: str, node: str, *argv: str) -> list[str]:
+    """The command line that runs `argv` in a node's namespace on its site ("" here)."""
+    argv_in = ["ip", "netns", "exec", f"{default_prefix(lab)}-{node}", *argv]
+    return _host(sites, site).inside(*argv_in) if site else argv_in
+
+
+def _host(sites: Sites, site: str) -> SimulatedHost:
+    return {"b": sites.b, "c": sites.c}[site]
+
+
+def run_in(sites: Sites, site: str, lab: str, node: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(in_node(sites, site, lab, node, *argv), capture_output=True, text=True, timeout=60)
+
+
+def reaches(sites: Sites, site: str, lab: str, node: str, address: str) -> bool:
+    return run_in(sites, site, lab, node, "ping", "-c", "1", "-W", "2", address).returncode == 0
+
+
+def link_details(sites: Sites, site: str, lab: str, node: str, device: str) -> str:
+    """`ip -d link show` of a node's interface: its ifindex (which a rebuilt device changes) and its VXLAN id."""
+    return run_in(sites, site, lab, node, "ip", "-d", "link", "show", device).stdout
+
+
+def namespaces(sites: Sites, site: str) -> list[str]:
+    listing = _host(sites, site).run("ip", "netns", "list") if site else \
+        subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return [line.split()[0] for line in listing.stdout.splitlines()]
+
+
+@contextmanager
+def pinging(sites: Sites, lab: str, node: str, address: str) -> Iterator[list[str]]:
+    """A ping every 50 ms from a node here for the block; then its statistics line ("N packets transmitted, M
+    received")."""
+    ping = subprocess.Popen(in_node(sites, "", lab, node, "ping", "-i", "0.05", "-W", "1", address),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said: list[str] = []
+    try:
+        assert ping.stdout is not None
+        assert "bytes from" in ping.stdout.readline() + ping.stdout.readline(), "the ping had no answer at first"
+        yield said
+    finally:
+        ping.send_signal(signal.SIGINT)
+        out, _ = ping.communicate(timeout=10)
+        said.extend(line for line in out.splitlines() if "packets transmitted" in line)
+
+
+def lost(statistics: list[str]) -> tuple[int, int]:
+    """(sent, lost) from ping's statistics line."""
+    match = re.search(r"(\d+) packets transmitted, (\d+) received", statistics[0])
+    assert match, statistics
+    sent, received = int(match.group(1)), int(match.group(2))
+    return sent, sent - received
+
+
+@contextmanager
+def deployed(sites: Sites, lab: LabBuilder) -> Iterator[None]:
+    """The lab deployed over its sites for the block, then destroyed (the `spread` fixture checks for residue)."""
+    deploying = sites.deploy(lab)
+    assert deploying.returncode == 0, deploying.stderr
+    try:
+        yield
+    finally:
+        destroyed = sites.vtopo("destroy", lab.topology.name)
+        assert destroyed.returncode == 0, destroyed.stderr
+
+
+def pair(sites: Sites, name: str) -> LabBuilder:
+    """c1 here and c2 on b, joined by a tunnel."""
+    lab = sites.builder(name)
+    lab.node("c1", "container")
+    lab.node("c2", "container", site="b")
+    lab.link("c1", "c2", "10.0.0.1/24", "10.0.0.2/24")
+    return lab
+
+
+def test_a_node_and_links_to_two_sites_added_while_a_ping_across_a_tunnel_goes_on(spread: Sites):
+    lab = pair(spread, "grow")
+    with deployed(spread, lab):
+        tunnel_before = link_details(spread, "", "grow", "c1", "eth0")
+        with pinging(spread, "grow", "c1", "10.0.0.2") as statistics:
+            lab.node("c3", "container", site="c")
+            lab.link("c1", "c3", "10.0.1.1/24", "10.0.1.3/24")  # a new tunnel here - c
+            lab.link("c2", "c3", "10.0.2.2/24", "10.0.2.3/24")  # and b - c
+            refused = update(spread, lab)
+            assert refused.returncode == 1 and "site c: the lab would have vtopo connect to root@" in refused.stderr
+            assert "site b" not in refused.stderr  # b runs the lab already, reached as before
+            updated = update(spread, lab, "c")
+            assert updated.returncode == 0, updated.stderr
+        sent, losses = lost(statistics)
+        print(f"ping across the untouched tunnel during the update: {sent} sent, {losses} lost")
+        assert sent >= 10 and losses <= 1  # the last one may still be under way when the ping stops
+        assert "[local] applied only the 3 new operations; the rest of the lab kept running" in updated.stdout
+        assert "[b] applied only the " in updated.stdout
+        assert link_details(spread, "", "grow", "c1", "eth0") == tunnel_before  # the same device: not rebuilt
+        assert reaches(spread, "", "grow", "c1", "10.0.1.3") and reaches(spread, "b", "grow", "c2", "10.0.2.3")
+        here_c = link_details(spread, "", "grow", "c1", "eth1")
+        c_here = link_details(spread, "c", "grow", "c3", "eth0")
+        vni = re.search(r"vxlan id (\d+)", here_c)
+        assert vni and f"vxlan id {vni.group(1)} " in c_here and f"remote {spread.c.address}" in here_c
+        assert vni.group(1) not in tunnel_before  # one VNI per link
+
+
+def test_a_link_between_sites_and_then_a_site_taken_away(spread: Sites):
+    lab = pair(spread, "shrink")
+    lab.node("c3", "container", site="c")
+    lab.link("c1", "c3", "10.0.1.1/24", "10.0.1.3/24")
+    lab.link("c2", "c3", "10.0.2.2/24", "10.0.2.3/24")
+    with deployed(spread, lab):
+        with pinging(spread, "shrink", "c1", "10.0.0.2") as statistics:
+            lab.topology.remove_link("c1-c3")
+            updated = update(spread, lab)
+            assert updated.returncode == 0, updated.stderr
+            assert "eth1" not in run_in(spread, "", "shrink", "c1", "ip", "-br", "link").stdout  # both ends went
+            assert "eth0" not in run_in(spread, "c", "shrink", "c3", "ip", "-br", "link").stdout
+            assert reaches(spread, "b", "shrink", "c2", "10.0.2.3")  # c3's other link stays
+
+            lab.topology.remove_link("c2-c3")
+            lab.topology.remove_node("c3")  # c has no node left: its part goes
+            updated = update(spread, lab)
+            assert updated.returncode == 0, updated.stderr
+        sent, losses = lost(statistics)
+        assert sent >= 10 and losses <= 1
+        assert "destroyed site c's part of lab shrink, which the edit moved off it" in updated.stdout
+        assert spread.c.residue() == []
+        assert "eth1" not in run_in(spread, "b", "shrink", "c2", "ip", "-br", "link").stdout
+        status = spread.vtopo("status", "shrink").stdout
+        assert "site b: lab shrink" in status and "site c" not in status, status
+
+
+def test_a_node_moved_to_another_site_takes_its_tunnel_along(spread: Sites):
+    lab = pair(spread, "move")
+    lab.node("c4", "container", site="b")
+    lab.link("c1", "c4", "10.0.4.1/24", "10.0.4.4/24")
+    with deployed(spread, lab):
+        vni = re.search(r"vxlan id (\d+)", link_details(spread, "", "move", "c1", "eth1"))
+        assert vni
+        with pinging(spread, "move", "c1", "10.0.0.2") as statistics:
+            lab.topology.nodes["c4"].site = "c"
+            updated = update(spread, lab, "c")
+            assert updated.returncode == 0, updated.stderr
+        sent, losses = lost(statistics)
+        assert sent >= 10 and losses <= 1
+        assert f"{default_prefix('move')}-c4" not in namespaces(spread, "b")
+        assert f"{default_prefix('move')}-c4" in namespaces(spread, "c")
+        moved = link_details(spread, "", "move", "c1", "eth1")
+        assert f"vxlan id {vni.group(1)} " in moved and f"remote {spread.c.address}" in moved  # the link's own VNI, to c
+        assert reaches(spread, "", "move", "c1", "10.0.4.4")
+
+        lab.topology.nodes["c4"].site = ""  # back here: c is no longer used, and the link no longer a tunnel
+        updated = update(spread, lab)
+        assert updated.returncode == 0, updated.stderr
+        assert spread.c.residue() == [] and reaches(spread, "", "move", "c1", "10.0.4.4")
+        assert "vxlan" not in link_details(spread, "", "move", "c1", "eth1")
+
+
+def test_a_failure_on_one_site_puts_every_site_back_and_says_which_changed(spread: Sites):
+    lab = pair(spread, "undo")
+    with deployed(spread, lab):
+        with pinging(spread, "undo", "c1", "10.0.0.2") as statistics:
+            lab.node("c5", "container", site="b")
+            lab.link("c2", "c5", "10.0.5.2/24", "10.0.5.5/24")
+            lab.node("c6", "container", site="c")
+            lab.link("c1", "c6", "10.0.6.1/24", "10.0.6.6/24")
+            in_the_way = f"{default_prefix('undo')}-c6"
+            assert spread.c.run("ip", "netns", "add", in_the_way).returncode == 0  # site c cannot make c6
+            try:
+                failed = update(spread, lab, "c")
+            finally:
+                spread.c.run("ip", "netns", "del", in_the_way)
+        sent, losses = lost(statistics)
+        assert sent >= 10 and losses <= 1
+        assert failed.returncode == 1
+        said = failed.stderr
+        assert "error: the update of lab undo failed:" in said and "site c: " in said and in_the_way in said
+        assert "site b: updated, then put back as it ran" in said and "site local: updated, then put back" in said
+        assert "every site runs its part as it did before the update" in said
+        assert f"{default_prefix('undo')}-c5" not in namespaces(spread, "b") and spread.c.residue() == []
+        assert "eth1" not in run_in(spread, "", "undo", "c1", "ip", "-br", "link").stdout
+        assert reaches(spread, "", "undo", "c1", "10.0.0.2")
+        status = spread.vtopo("status", "undo")
+        assert status.returncode == 0 and "c5" not in status.stdout, status.stdout  # the record is as it ran
