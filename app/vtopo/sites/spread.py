@@ -172,7 +172,7 @@ def update(running: Topology | None, edited: Topology, consent: Trust, local: Ag
             return update_to(running)(site, agent) if site in before else agent.destroy(edited.name)
 
         undone = _on_each(touched, put_back)  # the local site's at least: it keeps the record
-        raise SitesFailed(_update_failed(results, undone, set(before) - set(agents)),
+        raise SitesFailed(_update_failed(results, undone, set(before)),
                           not any(isinstance(result, Exception) for result in undone.values()))
     parts = [(site, result) for site, result in results.items() if isinstance(result, DeployReport)]
     dropped = {site: agent for site, agent in before.items() if site not in agents}
@@ -184,8 +184,9 @@ def update(running: Topology | None, edited: Topology, consent: Trust, local: Ag
 
 
 def _update_failed(results: dict[str, DeployReport | Exception], undone: dict[str, DeployReport | int | Exception],
-                   untouched: set[str]) -> str:
-    """What a failed update did on each site: why it failed, whether the site's part changed and is back as it ran."""
+                   ran: set[str]) -> str:
+    """What a failed update did on each site: why it failed, whether the site's part changed and is back as it ran
+    (`ran`: the sites the lab ran on)."""
     lines = []
     for site, result in results.items():
         said = f"site {site_label(site)}: "
@@ -196,8 +197,10 @@ def _update_failed(results: dict[str, DeployReport | Exception], undone: dict[st
         elif isinstance(result, Exception):
             lines.append(f"{said}{result}" + ("; its part runs as it did" if back is not None else ""))
         else:
-            lines.append(said + ("unchanged" if result.ops == 0 else "updated, then put back as it ran"))
-    lines += [f"site {site_label(site)}: unchanged (the edit would take its part away)" for site in sorted(untouched)]
+            lines.append(said + ("unchanged" if result.ops == 0 else "updated, then put back as it ran" if site in ran
+                                 else "deployed its new part, then destroyed it again"))
+    lines += [f"site {site_label(site)}: unchanged (the edit would take its part away)" for site in sorted(ran)
+              if site not in results]
     if any(isinstance(back, Exception) for back in undone.values()):
         return "\n".join(lines + ["run `vtopo deploy --update` again once the sites above answer, or destroy the lab"])
     return "\n".join(lines + ["every site runs its part as it did before the update"])
