@@ -99,25 +99,29 @@ def _inverse(op: o.Op) -> list[o.Op]:
     return [] if inverse is None else [inverse]
 
 
-def taking_away(removed: list[o.Op]) -> Callable[[o.Op], list[o.Op]] | None:
+def taking_away(removed: list[o.Op]) -> Callable[[o.Op], list[o.Op] | None]:
     """How each of `removed` goes from a running lab whose other ops stay: by its inverse; an interface in a namespace
     that stays, which would go only with its namespace, is deleted; what lives only on an interface or in a namespace
-    that goes, goes with it. None when one of them would stay."""
+    that goes, goes with it. None for an op that would stay (a file that only its lab's directory takes away)."""
     gone = frozenset().union(*(op.provides() for op in removed))
-    ways: dict[o.Op, list[o.Op]] = {}
-    for op in removed:
+
+    def way(op: o.Op) -> list[o.Op] | None:
         devices = [resource.removeprefix("dev:").split("/", 1) for resource in op.provides()
                    if resource.startswith("dev:")]
         if op.inverse() is not None:
-            ways[op] = _inverse(op)
-        elif devices:  # an interface on the host goes as a lingering end (see _undo_all)
-            ways[op] = [o.DeleteLink(owner=op.owner, name=name, netns=netns) for netns, name in sorted(devices)
-                        if netns != o.HOST and o.ns_resource(netns) not in gone]
-        elif op.requires() & gone:
-            ways[op] = []
-        else:
-            return None
-    return ways.__getitem__
+            return _inverse(op)
+        if devices:  # an interface on the host goes as a lingering end (see _undo_all)
+            return [o.DeleteLink(owner=op.owner, name=name, netns=netns) for netns, name in sorted(devices)
+                    if netns != o.HOST and o.ns_resource(netns) not in gone]
+        return [] if op.requires() & gone else None
+
+    return way
+
+
+def _taking_away_alone(removed: list[o.Op]) -> Callable[[o.Op], list[o.Op]]:
+    """`taking_away`, where what would stay is left as it is."""
+    way = taking_away(removed)
+    return lambda op: way(op) or []
 
 
 def lab_owner(uid: int) -> LabOwner:
@@ -265,7 +269,8 @@ class Deployer:
             if any(ops[dep] in gone for dep in step.deps):
                 gone.add(step.op)
         removed = [op for op in journal if op in gone]
-        return removed if taking_away(removed) is not None else None
+        way = taking_away(removed)
+        return removed if all(way(op) is not None for op in removed) else None
 
     def _change(self, record: LabRecord, plan: Plan, context: LabContext, removed: list[o.Op], new_steps: list[Step],
                 progress: ProgressCallback) -> None:
@@ -292,7 +297,7 @@ class Deployer:
     def _remove(self, removed: list[o.Op], applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
         if not removed:
             return
-        errors = self._undo_all(removed, applier, "remove", progress, taking_away(removed) or _inverse)
+        errors = self._undo_all(removed, applier, "remove", progress, _taking_away_alone(removed))
         if errors:
             raise DestroyError("the update could not take away what the edit removes:\n" + "\n".join(errors)
                                + "\nrun `vtopo destroy` or `vtopo cleanup`")
@@ -363,7 +368,8 @@ class Deployer:
     def _roll_back(self, applied: list[o.Op], failed: o.Op | None, applier: Applier, record: LabRecord,
                    progress: ProgressCallback, keep_record: bool) -> list[str]:
         undo = [op for op in applied if op is not failed or isinstance(op, PARTIAL_ON_FAILURE)]
-        errors = self._undo_all(undo, applier, "rollback", progress)
+        errors = self._undo_all(undo, applier, "rollback", progress, _taking_away_alone(undo) if keep_record else
+                                _inverse)
         if errors:
             return errors
         if keep_record:
