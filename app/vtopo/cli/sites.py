@@ -85,11 +85,12 @@ def deploy_spread(args: argparse.Namespace, consent: Trust, progress: ProgressCa
         print(f"error: the {'update' if running else 'deploy'} of lab {topology.name} failed:\n{error}",
               file=sys.stderr)
         return EXIT_FAILED
+    ran = sites_used(running) if running else []
     for site, report in updated.parts:
         for notice in report.notices:
             print(f"note: [{s.site_label(site)}] {notice}")
-        print(f"{'updated' if running else 'deployed'} site {s.site_label(site)}'s part of lab {report.lab} (prefix "
-              f"{report.prefix}): {report.ops} operations in {report.seconds:.2f} s")
+        print(f"{'updated' if site in ran else 'deployed'} site {s.site_label(site)}'s part of lab {report.lab} "
+              f"(prefix {report.prefix}): {report.ops} operations in {report.seconds:.2f} s")
     for site, count in updated.dropped.items():
         print(f"destroyed site {s.site_label(site)}'s part of lab {topology.name}, which the edit moved off it: "
               f"{count} operations")
