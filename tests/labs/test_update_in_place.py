@@ -4,6 +4,7 @@ applied goes (interfaces in namespaces that stay too) and what it took away is m
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -74,6 +75,34 @@ def test_a_link_replaced_in_place_and_a_failed_change_put_back(monkeypatch: pyte
         assert "took away" in report.notices[0], report.notices
         assert interfaces("c1") == ["eth0"] and interfaces("c2") == ["eth0", "eth1"]
         assert reaches("c2", "10.0.2.3") and not reaches("c1", "10.0.1.3")
+    finally:
+        deployer.destroy("inplace")
+    assert snapshot() - before == {}
+
+
+def test_a_router_that_loses_a_link_restarts_its_daemons_and_the_router_beside_it_runs_on():
+    """r1-r3 goes: r1 and r3 get their new configuration (their daemons restart), r2 is not touched."""
+    before = snapshot()
+    lab = LabBuilder("inplace", [here()])
+    for name in ("r1", "r2", "r3"):
+        lab.node(name, "router", router_id=f"10.255.0.{name[1]}")
+    lab.link("r1", "r2", "10.0.0.1/30", "10.0.0.2/30")
+    lab.link("r1", "r3", "10.0.1.1/30", "10.0.1.2/30")
+    deployer = Deployer()
+    deployer.deploy(lab.topology)
+    try:
+        daemons = deployer.store.named("inplace")
+        assert daemons is not None
+        run_dir = daemons.facts().run_root
+        pids = {name: Path(run_dir, default_prefix("inplace"), name, "zebra.pid").read_text() for name in ("r1", "r2")}
+        lab.topology.remove_link("r1-r3")
+        report = deployer.update(lab.topology)
+        assert "took away" in report.notices[0], report.notices
+        assert Path(run_dir, default_prefix("inplace"), "r2", "zebra.pid").read_text() == pids["r2"]
+        restarted = Path(run_dir, default_prefix("inplace"), "r1", "zebra.pid").read_text()
+        assert restarted != pids["r1"] and Path(f"/proc/{int(restarted)}").exists()
+        assert "10.0.1.1" not in Path(run_dir, default_prefix("inplace"), "r1", "frr.conf").read_text()
+        assert reaches("r1", "10.0.0.2") and not reaches("r1", "10.0.1.2")
     finally:
         deployer.destroy("inplace")
     assert snapshot() - before == {}

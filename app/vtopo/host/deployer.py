@@ -213,11 +213,11 @@ class Deployer:
                       admit: Admission = _admit_all) -> DeployReport:
         """Bring the deployed lab `record` in line with an edited topology (or deploy it if `record` is None).
 
-        Only what the edit changes is taken away (with what was built on it, which is made again) and applied: a
-        node or link added or removed, a link's tunnel that now goes to another site, and the rest runs on. What
-        cannot go alone (a changed file of a running daemon, say) makes it a destroy and a fresh deploy, and the
-        report says so. When the change fails, the lab is put back as it ran. The lab keeps its prefix, and its
-        owner.
+        Only what the edit changes is taken away (with what was built on it, which is made again: a router's daemons
+        restart with its new configuration) and applied: a node or link added or removed, a link's tunnel that now
+        goes to another site, and the rest runs on. What cannot go alone (a changed address on an interface that
+        stays, say) makes it a destroy and a fresh deploy, and the report says so. When the change fails, the lab is
+        put back as it ran. The lab keeps its prefix, and its owner.
         """
         self._cancelled.clear()
         if record is None:
