@@ -177,6 +177,23 @@ def test_ssh_gets_the_destination_after_the_options_and_the_labs_key_only_when_a
     assert not_allowed(two_sites().topology, frozenset({"b"})) == []
 
 
+def test_an_update_asks_only_for_a_new_site_and_refuses_a_running_site_reached_otherwise():
+    from dataclasses import replace
+
+    running = two_sites().topology
+    edited = two_sites()
+    edited.topology.sites["c"] = Site("c", "root@198.18.0.3")
+    edited.node("c3", "container", site="c")
+    [refusal] = not_allowed(edited.topology, frozenset(), running=running)  # b runs the lab already: allowed then
+    assert refusal.startswith("site c: the lab would have vtopo connect to root@198.18.0.3 port 22")
+    assert not_allowed(edited.topology, frozenset({"c"}), running=running) == []
+    edited.topology.sites["b"] = replace(REMOTE, port=2222)
+    [moved] = not_allowed(edited.topology, frozenset({"b", "c"}), running=running)
+    assert moved == ("site b: lab two runs there through root@198.18.0.2 port 22 (identity /keys/b, known hosts "
+                     "/keys/b.known), which the edit changes to root@198.18.0.2 port 2222 (identity /keys/b, known "
+                     "hosts /keys/b.known); destroy the lab and deploy it again")
+
+
 def test_deploy_without_allow_site_connects_nowhere(tmp_path: Path, capsys):
     path = tmp_path / "two.vtopo"
     io.save(two_sites().topology, path)

@@ -1,6 +1,6 @@
 """The designer deploys a lab spread over sites: it asks which other machines vtopo may connect to (none ticked), a
-site left unticked stops the deploy and says why, an edit of a running spread lab is refused with what to do, and the
-lab's state is each site's own part of it. Privileged: the teaching lab split between this machine and a simulated
+site left unticked stops the deploy and says why, Deploy applies an edit of a running spread lab (asking only for a
+site it newly uses), and the lab's state is each site's own part of it. Privileged: the teaching lab split between this machine and a simulated
 host (scripts/sim-host.sh) deploys from the designer, converges over the tunnel, passes its checks, captures across
 the tunnel, opens a terminal on the other site and is destroyed with nothing left on either."""
 from __future__ import annotations
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QPushButton
 from pytestqt.exceptions import TimeoutError as WaitTimeout
 from pytestqt.qtbot import QtBot
 
+from ping_through import pinging
 from residue import snapshot
 from sites.simulated import SimulatedHost
 from spread_labs import LabBuilder, here
@@ -30,6 +31,7 @@ from vtopo.gui.deployed_lab import deployed_lab
 from vtopo.gui.main_window import MainWindow
 from vtopo.host.ssh import ssh_argv
 from vtopo.gui.sites_deployer import merged
+from vtopo.kinds.environment import default_prefix
 from vtopo.model import io
 from vtopo.model.sites import Site
 from vtopo.model.topology import Position, Topology
@@ -120,11 +122,13 @@ def test_deploy_lists_the_other_site_unticked_and_an_unticked_site_stops_it(
     qtbot.waitUntil(lambda: window.deploy.state_of("h3") is NodeState.RUNNING)
 
 
-def test_an_edit_of_a_running_spread_lab_is_refused_with_what_to_do(
+def test_deploy_applies_an_edit_of_a_running_spread_lab_and_asks_only_for_a_new_site(
         make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path) -> None:
+    lab = split_teaching_lab()
+    lab.sites["c"] = Site("c", "bob@198.18.0.3")  # a site no node uses yet
     deployer = RecordingDeployer()
-    deployer.deployed.append(split_teaching_lab())  # running as the file says
-    window = make_window(saved(split_teaching_lab(), tmp_path), deployer_loader=lambda: (deployer, ""))
+    deployer.deployed.append(lab.copy())  # running as the file says
+    window = make_window(saved(lab, tmp_path), deployer_loader=lambda: (deployer, ""))
     qtbot.waitUntil(lambda: window.deploy.deployed_lab == "l2-vs-l3" and not window.deploy.busy)
     view, h3 = window.view, window.editor.scene.nodes["h3"]
     drag(view, h3.pos(), h3.pos() + QPointF(60, 0))  # only the drawing changes: the sites have nothing to redo
@@ -135,14 +139,22 @@ def test_an_edit_of_a_running_spread_lab_is_refused_with_what_to_do(
     site = window.inspector.node_form.site
     qtbot.waitUntil(lambda: site.isVisible() and window.inspector.node_form.node_id == "h3")
     site.setFocus()
-    qtbot.keyClick(site, Qt.Key.Key_Up)  # h3 comes here: the sites' parts would change
+    qtbot.keyClick(site, Qt.Key.Key_Up)  # h3 comes here: the sites' parts change
     assert window.editor.topology.nodes["h3"].site == ""
-    assert window.drift.text() == "lab l2-vs-l3 runs over sites and has changed since: destroy it and deploy it again"
-    deploy_with_f5(qtbot, window)  # refused before any question: no dialog opens
-    assert len(deployer.deployed) == 1
-    assert window.statusBar().currentMessage() == (
-        "not deployed: lab l2-vs-l3 is spread over sites, and a running lab spread over sites cannot be changed in "
-        "place yet: destroy it and deploy it again")
+    assert window.drift.text() == "lab l2-vs-l3 is deployed and has changed since: Deploy applies the edit"
+    deploy_with_f5(qtbot, window)  # site b runs the lab, reached as before: no question
+    qtbot.waitUntil(lambda: len(deployer.deployed) == 2 and not window.deploy.busy)
+    assert deployer.deployed[1].nodes["h3"].site == "" and window.drift.text() == ""
+
+    qtbot.keyClick(site, Qt.Key.Key_Down)
+    qtbot.keyClick(site, Qt.Key.Key_Down)  # h3 goes to site c, which the running lab does not use
+    assert window.editor.topology.nodes["h3"].site == "c"
+    seen: list[tuple[str, bool]] = []
+    answer_sites(qtbot, [], "Deploy", seen)
+    deploy_with_f5(qtbot, window)
+    assert seen == [("site c: bob@198.18.0.3 port 22", False)]  # only the new one, unticked
+    assert len(deployer.deployed) == 2
+    assert window.statusBar().currentMessage().startswith("not deployed: site c: the lab would have vtopo connect")
 
 
 def test_a_spread_labs_state_is_each_sites_own_part_and_an_unreachable_site_is_named() -> None:
@@ -264,6 +276,8 @@ def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable
 
 def deploy_with_the_key(window: MainWindow, qtbot: QtBot, timeout_ms: int) -> None:
     """F5 on the canvas, and wait until the deploy has ended (its log says how, when it does not)."""
+    window.activateWindow()  # F5 is a shortcut of the active window
+    qtbot.waitUntil(window.isActiveWindow)
     window.view.setFocus()
     try:
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=timeout_ms):
@@ -338,3 +352,47 @@ def test_the_capture_docks_agent_gets_the_site_of_a_capture_on_another_machine(t
     assert read_spec(spec_of(target, "icmp", tmp_path / "c.pcapng")) == (target, "icmp", tmp_path / "c.pcapng")
     here_ = CaptureTarget("h1:eth0", "eth0", "v2grl-h1", "h1-eth0--lan1-p1", "l2-vs-l3")
     assert read_spec(spec_of(here_, "", tmp_path / "c.pcapng"))[0] == here_
+
+
+@pytest.mark.privileged
+def test_a_node_moved_off_another_site_of_the_running_lab_from_the_designer(
+        make_window: Callable[..., MainWindow], qtbot: QtBot, tmp_path: Path, other_host: SimulatedHost) -> None:
+    """c3 leaves site d for this machine while the lab runs: Deploy applies it on both sites (no question: d runs the
+    lab already), and a ping from c1 to c2 across the tunnel the edit leaves alone loses nothing."""
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    lab = LabBuilder("moved", [here(), other_host.site])
+    for index, site in enumerate(("", "d", "d")):
+        lab.node(f"c{index + 1}", "container", site=site)
+        lab.topology.nodes[f"c{index + 1}"].position = Position(200 * index, 0)
+    lab.link("c1", "c2", "10.0.0.1/24", "10.0.0.2/24")
+    lab.link("c1", "c3", "10.0.1.1/24", "10.0.1.3/24")
+    window = make_window(saved(lab.topology, tmp_path), deployer_loader=load_deployer)
+    qtbot.waitUntil(lambda: not window.deploy.busy, timeout=30_000)
+    answer_sites(qtbot, ["d"], "Deploy", [])
+    c1 = ["ip", "netns", "exec", f"{default_prefix('moved')}-c1"]
+    try:
+        deploy_with_the_key(window, qtbot, 120_000)
+        assert window.deploy.state_of("c3") is NodeState.RUNNING, window.log.toPlainText()
+        with pinging(c1, "10.0.0.2") as counted:
+            click(window.view, window.editor.scene.nodes["c3"].pos())
+            site = window.inspector.node_form.site
+            qtbot.waitUntil(lambda: site.isVisible() and window.inspector.node_form.node_id == "c3")
+            site.setFocus()
+            qtbot.keyClick(site, Qt.Key.Key_Up)  # c3 comes here
+            assert window.editor.topology.nodes["c3"].site == ""
+            assert window.drift.text() == "lab moved is deployed and has changed since: Deploy applies the edit"
+            deploy_with_the_key(window, qtbot, 120_000)
+        log = window.log.toPlainText()
+        assert "FAILED" not in log and window.drift.text() == "", log
+        assert "[d] applied only the 0 new operations and took away" in log
+        print(f"ping across the tunnel the edit left alone: {counted[0]} sent, {counted[1]} lost")
+        assert counted[1] == 0
+        assert f"{default_prefix('moved')}-c3" not in other_host.run("ip", "netns", "list").stdout
+        assert subprocess.run([*c1, "ping", "-c", "1", "-W", "2", "10.0.1.3"]).returncode == 0
+        assert window.deploy.state_of("c3") is NodeState.RUNNING
+    finally:
+        destroy_with_the_key(window, qtbot)
+    assert other_host.residue() == []
+    assert snapshot() - before == {}

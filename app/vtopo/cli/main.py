@@ -318,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("file", type=Path)
     sub.add_argument("-v", "--verbose", action="store_true", help="print every operation as it is applied")
     sub.add_argument("--update", action="store_true", help="if the lab is deployed, apply only what the edit adds "
-                     "(or destroy and deploy again when it changes more)")
+                     "and takes away, on each of its sites (or destroy and deploy again what cannot change alone)")
     add_consent_arguments(sub)
     sub = command("destroy", cmd_destroy, "remove everything a deployed lab made")
     sub.add_argument("lab", help="the lab's name, or its .vtopo file")

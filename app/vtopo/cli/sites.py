@@ -62,37 +62,40 @@ def spread(topology: Topology) -> bool:
     return len(sites_used(topology)) > 1
 
 
-def _spread_lab(path: Path) -> Topology | None:
-    if path.suffix != ".vtopo" or not path.exists():
-        return None
-    topology = io.load(path)
-    return topology if spread(topology) else None
+def _lab_file(path: Path) -> Topology | None:
+    return io.load(path) if path.suffix == ".vtopo" and path.exists() else None
 
 
 def deploy_spread(args: argparse.Namespace, consent: Trust, progress: ProgressCallback) -> int | None:
-    topology = _spread_lab(args.file)
+    """Deploy a lab spread over sites, or with --update bring a running lab in line with its file where either is
+    spread over sites."""
+    topology = _lab_file(args.file)
     if topology is None:
         return None
     from vtopo.sites import spread as s
 
-    if args.update:
-        print(f"error: lab {topology.name} is spread over sites, which --update does not change yet; destroy it and "
-              "deploy it again", file=sys.stderr)
-        return EXIT_FAILED
-    refused = s.not_allowed(topology, frozenset(args.allow_site))
+    running = s.deployed_topology(topology.name, agent_client()) if args.update else None
+    if not spread(topology) and (running is None or not spread(running)):
+        return None
+    refused = s.not_allowed(topology, frozenset(args.allow_site), running=running)
     if refused:
         print("\n".join(f"error: {line}" for line in refused), file=sys.stderr)
         return EXIT_FAILED
     try:
-        reports = s.deploy(topology, consent, agent_client(), progress, str(args.file.resolve()))
+        updated = s.update(running, topology, consent, agent_client(), progress, str(args.file.resolve()))
     except s.SitesFailed as error:
-        print(f"error: the deploy of lab {topology.name} failed:\n{error}", file=sys.stderr)
+        print(f"error: the {'update' if running else 'deploy'} of lab {topology.name} failed:\n{error}",
+              file=sys.stderr)
         return EXIT_FAILED
-    for site, report in reports:
+    ran = sites_used(running) if running else []
+    for site, report in updated.parts:
         for notice in report.notices:
             print(f"note: [{s.site_label(site)}] {notice}")
-        print(f"deployed site {s.site_label(site)}'s part of lab {report.lab} (prefix {report.prefix}): "
-              f"{report.ops} operations in {report.seconds:.2f} s")
+        print(f"{'updated' if site in ran else 'deployed'} site {s.site_label(site)}'s part of lab {report.lab} "
+              f"(prefix {report.prefix}): {report.ops} operations in {report.seconds:.2f} s")
+    for site, count in updated.dropped.items():
+        print(f"destroyed site {s.site_label(site)}'s part of lab {topology.name}, which the edit moved off it: "
+              f"{count} operations")
     return EXIT_OK
 
 

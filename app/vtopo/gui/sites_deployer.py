@@ -22,12 +22,8 @@ client, so the designer's once-a-second look at its lab reads the other sites le
 again."""
 
 
-class SpreadLabRunning(Exception):
-    """A running lab spread over sites, which an edit cannot change in place: it stays as it runs."""
-
-
 class SitesDeployer(AgentDeployer):
-    """The agent's Deployer, which hands a lab spread over sites to vtopo.sites.spread."""
+    """The agent's Deployer, which hands a lab spread over sites (as drawn, or as it runs) to vtopo.sites.spread."""
 
     def __init__(self, client: AgentClient | None = None) -> None:
         super().__init__(client)
@@ -38,18 +34,20 @@ class SitesDeployer(AgentDeployer):
         if not spread_over_sites(topology) and (running is None or not spread_over_sites(running)):
             return super().update(topology, progress, consent)
         self._read.pop(topology.name, None)
-        if running is not None:
-            if not spread.same_deploy(running, topology):
-                raise SpreadLabRunning(spread.unchangeable(topology.name))
+        if running is not None and spread.same_deploy(running, topology):
             return DeployReport(topology.name, "", len(topology.nodes), len(topology.links), 0, 0.0,
                                 ["the running lab already matches; nothing to apply"])
         started = time.monotonic()
-        reports = spread.deploy(topology, consent, self.client, progress)
+        updated = spread.update(running, topology, consent, self.client, progress)
+        reports = updated.parts
         return DeployReport(topology.name, reports[0][1].prefix, len(topology.nodes), len(topology.links),
-                            sum(report.ops for _site, report in reports), time.monotonic() - started,
+                            sum(report.ops for _site, report in reports) + sum(updated.dropped.values()),
+                            time.monotonic() - started,
                             [f"[{site_label(site)}] {notice}" for site, report in reports for notice in report.notices]
                             + [f"site {site_label(site)}: {report.ops} operations in {report.seconds:.1f} s"
-                               for site, report in reports])
+                               for site, report in reports]
+                            + [f"site {site_label(site)}: its part was destroyed ({count} operations): the lab no "
+                               "longer uses it" for site, count in updated.dropped.items()])
 
     def destroy(self, lab: str, progress: ProgressCallback) -> int:
         self._read.pop(lab, None)

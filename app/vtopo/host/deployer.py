@@ -94,6 +94,36 @@ def _output_to(progress: ProgressCallback) -> Callable[[o.RunCommand, str], None
     return show
 
 
+def _inverse(op: o.Op) -> list[o.Op]:
+    inverse = op.inverse()
+    return [] if inverse is None else [inverse]
+
+
+def taking_away(removed: list[o.Op]) -> Callable[[o.Op], list[o.Op] | None]:
+    """How each of `removed` goes from a running lab whose other ops stay: by its inverse; an interface in a namespace
+    that stays, which would go only with its namespace, is deleted; what lives only on an interface or in a namespace
+    that goes, goes with it. None for an op that would stay (a file that only its lab's directory takes away)."""
+    gone = frozenset().union(*(op.provides() for op in removed))
+
+    def way(op: o.Op) -> list[o.Op] | None:
+        devices = [resource.removeprefix("dev:").split("/", 1) for resource in op.provides()
+                   if resource.startswith("dev:")]
+        if op.inverse() is not None:
+            return _inverse(op)
+        if devices:  # an interface on the host goes as a lingering end (see _undo_all)
+            return [o.DeleteLink(owner=op.owner, name=name, netns=netns) for netns, name in sorted(devices)
+                    if netns != o.HOST and o.ns_resource(netns) not in gone]
+        return [] if op.requires() & gone else None
+
+    return way
+
+
+def _taking_away_alone(removed: list[o.Op]) -> Callable[[o.Op], list[o.Op]]:
+    """`taking_away`, where what would stay is left as it is."""
+    way = taking_away(removed)
+    return lambda op: way(op) or []
+
+
 def lab_owner(uid: int) -> LabOwner:
     """Who owns a lab deployed by `uid`: root's lab has no user namespace; a member's maps them and their group."""
     return LabOwner(uid, pwd.getpwuid(uid).pw_gid) if uid else LabOwner()
@@ -183,9 +213,11 @@ class Deployer:
                       admit: Admission = _admit_all) -> DeployReport:
         """Bring the deployed lab `record` in line with an edited topology (or deploy it if `record` is None).
 
-        When the edit only adds (nodes, links, settings that add ops), only the new ops are applied. Anything
-        else (a changed address, a removed link, a new router config) is a destroy and a fresh deploy, and the
-        report says so. The lab keeps its prefix, and its owner.
+        Only what the edit changes is taken away (with what was built on it, which is made again: a router's daemons
+        restart with its new configuration) and applied: a node or link added or removed, a link's tunnel that now
+        goes to another site, and the rest runs on. What cannot go alone (a changed address on an interface that
+        stays, say) makes it a destroy and a fresh deploy, and the report says so. When the change fails, the lab is
+        put back as it ran. The lab keeps its prefix, and its owner.
         """
         self._cancelled.clear()
         if record is None:
@@ -201,33 +233,76 @@ class Deployer:
         trust = host_facts.with_host_network(consent)
         topology = replace(edited, prefix=record.prefix)
         plan, context = compile_in_context(topology, self.kinds, record.facts(), trust)
-        applied = set(record.journal())
-        new_steps = [step for step in plan.steps if step.op not in applied]
-        if applied <= set(plan.ops):
+        journal = record.journal()
+        removed = self._taken_away(record, journal, set(plan.ops))
+        if removed is not None:
             self.store.admit(record, lambda others: admit(context, others))
-            applier = Applier(plan.prefix, _output_to(progress), owner)
-            try:
-                additions = Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps)
-                preflight.check(additions, context, applier.netlink)
-                record.write({**record.read(), "services": services_of(plan), "usage": asdict(usage_of(context))})
-                self.services.ensure(services_of(plan))
-                self._apply(new_steps, applier, record, progress, topology.name)
-            finally:
-                applier.close()
+            staying = set(journal).difference(removed)
+            new_steps = [step for step in plan.steps if step.op not in staying]
+            self._change(record, plan, context, removed, new_steps, progress)
             data = record.read()
             data.update(topology=io.to_document(edited), source=str(source or data.get("source", "")),
                         consent=consent_to_json(consent))
             record.write(data)
-            notice = (f"applied only the {len(new_steps)} new operations; the rest of the lab kept running"
-                      if new_steps else "the running lab already matches; nothing to apply")
-            return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links), len(new_steps),
-                                time.monotonic() - started, [notice])
+            took = f" and took away {len(removed)}" if removed else ""
+            notice = (f"applied only the {len(new_steps)} new operations{took}; the rest of the lab kept running"
+                      if new_steps or removed else "the running lab already matches; nothing to apply")
+            return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links),
+                                len(new_steps) + len(removed), time.monotonic() - started, [notice])
         self.destroy(record, progress)
         report = self.deploy(edited, progress, source, consent, owner, admit)
         report.notices.insert(0, "the edit changes or removes parts of the running lab, so it was destroyed and "
                                  "deployed again")
         report.seconds = time.monotonic() - started
         return report
+
+    def _taken_away(self, record: LabRecord, journal: list[o.Op], wanted: set[o.Op]) -> list[o.Op] | None:
+        """What an edit takes away from the running lab (whose ops are `journal`): the ops it no longer has, and those
+        it keeps that were built on them (they are made again); None when that cannot go while the rest runs on (see
+        `taking_away`)."""
+        gone = {op for op in journal if op not in wanted}
+        if not gone:
+            return []
+        running = compile_lab(record.topology(), self.kinds, record.facts(), record.consent())
+        ops = {step.index: step.op for step in running.steps}
+        for step in running.steps:  # in order: each op after those it is built on
+            if any(ops[dep] in gone for dep in step.deps):
+                gone.add(step.op)
+        removed = [op for op in journal if op in gone]
+        way = taking_away(removed)
+        return removed if all(way(op) is not None for op in removed) else None
+
+    def _change(self, record: LabRecord, plan: Plan, context: LabContext, removed: list[o.Op], new_steps: list[Step],
+                progress: ProgressCallback) -> None:
+        """Take `removed` away from the running lab, then apply `new_steps`; when anything fails, what was applied is
+        rolled back and what was taken away is made again, so the lab runs as before."""
+        before = record.read()
+        applier = Applier(plan.prefix, _output_to(progress), record.owner)
+        try:
+            self._remove(removed, applier, record, progress)
+            try:
+                preflight.check(Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps), context, applier.netlink)
+                record.write({**before, "services": services_of(plan), "usage": asdict(usage_of(context))})
+                self.services.ensure(services_of(plan))
+                self._apply(new_steps, applier, record, progress, plan.lab_name, keep_record=True)
+            except BaseException:
+                record.write(before)
+                restore = [Step(index, op, tuple(range(index))) for index, op in enumerate(removed)]
+                self._cancelled.clear()  # a cancelled update is put back whole
+                self._apply(restore, applier, record, progress, plan.lab_name, keep_record=True)
+                raise
+        finally:
+            applier.close()
+
+    def _remove(self, removed: list[o.Op], applier: Applier, record: LabRecord, progress: ProgressCallback) -> None:
+        if not removed:
+            return
+        errors = self._undo_all(removed, applier, "remove", progress, _taking_away_alone(removed))
+        if errors:
+            raise DestroyError("the update could not take away what the edit removes:\n" + "\n".join(errors)
+                               + "\nrun `vtopo destroy` or `vtopo cleanup`")
+        gone = set(removed)
+        record.replace_in_journal(lambda op: op in gone, [])
 
     def _backend_notices(self, topology: Topology, facts: HostFacts) -> list[str]:
         if topology.vm_backend not in ("", "auto") or facts.libvirt or not host_facts.runs_vms(topology, self.kinds):
@@ -238,8 +313,9 @@ class Deployer:
                 "libvirt domains (start libvirtd, or set the lab's vm_backend to libvirt)"]
 
     def _apply(self, steps: list[Step], applier: Applier, record: LabRecord, progress: ProgressCallback,
-               lab: str) -> None:
-        """Each step in order, or (when one fails, or the deploy is cancelled between two) none."""
+               lab: str, keep_record: bool = False) -> None:
+        """Each step in order, or (when one fails, or the deploy is cancelled between two) none. A rollback forgets
+        the lab's record, unless `keep_record` (the steps change a running lab): then its journal drops them."""
         journal = Journal(record.directory / "journal.jsonl")
         applied: list[o.Op] = []
         pending: list[o.Op] = []
@@ -278,27 +354,34 @@ class Deployer:
                 run(step.op)
             flush()
         except OpFailed as failure:
-            errors = self._roll_back(applied, failure.op, applier, record, progress)
+            errors = self._roll_back(applied, failure.op, applier, record, progress, keep_record)
             raise DeployError(failure, not errors, errors) from None
         except DeployCancelled:  # seen between two operations: each one applied is whole, the last one too
-            self._roll_back(applied, None, applier, record, progress)
+            self._roll_back(applied, None, applier, record, progress, keep_record)
             raise
         except BaseException:  # an interrupt or a bug: still leave the host as it was
-            self._roll_back(applied, applied[-1] if applied else None, applier, record, progress)
+            self._roll_back(applied, applied[-1] if applied else None, applier, record, progress, keep_record)
             raise
         finally:
             journal.close()
 
     def _roll_back(self, applied: list[o.Op], failed: o.Op | None, applier: Applier, record: LabRecord,
-                   progress: ProgressCallback) -> list[str]:
+                   progress: ProgressCallback, keep_record: bool) -> list[str]:
         undo = [op for op in applied if op is not failed or isinstance(op, PARTIAL_ON_FAILURE)]
-        errors = self._undo_all(undo, applier, "rollback", progress)
-        if not errors:
+        errors = self._undo_all(undo, applier, "rollback", progress, _taking_away_alone(undo) if keep_record else
+                                _inverse)
+        if errors:
+            return errors
+        if keep_record:
+            undone = set(applied)
+            record.replace_in_journal(lambda op: op in undone, [])
+        else:
             self._forget(record)
         return errors
 
-    def _undo_all(self, applied: list[o.Op], applier: Applier, stage: str, progress: ProgressCallback) -> list[str]:
-        inverses = [inverse for op in reversed(applied) if (inverse := op.inverse()) is not None]
+    def _undo_all(self, applied: list[o.Op], applier: Applier, stage: str, progress: ProgressCallback,
+                  undo: Callable[[o.Op], list[o.Op]] = _inverse) -> list[str]:
+        inverses = [inverse for op in reversed(applied) for inverse in undo(op)]
         applier.delete_together([inverse.name for inverse in inverses if isinstance(inverse, o.DeleteNamespace)])
         errors = []
         for done, inverse in enumerate(inverses, start=1):

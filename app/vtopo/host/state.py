@@ -160,7 +160,8 @@ class LabRecord:
 
     def replace_in_journal(self, drop: Callable[[Op], bool], add: Sequence[Op]) -> None:
         """Rewrite the journal without the ops `drop` picks and with `add` at its end, in one rename. Only for ops
-        that destroy does not undo (an impairment changed live), so a crash mid-way loses nothing destroy needs."""
+        that destroy does not undo (an impairment changed live), or that were undone already, so a crash mid-way loses
+        nothing destroy needs."""
         path = self.directory / "journal.jsonl"
         kept = [op for op in self.journal() if not drop(op)]
         temporary = path.with_suffix(".tmp")

@@ -1,8 +1,10 @@
-"""Deploy, destroy and ask the status of a lab spread over sites, each part through the owning site's agent.
+"""Deploy, update, destroy and ask the status of a lab spread over sites, each part through the owning site's agent.
 
 A deploy is all or nothing: the sites deploy their parts at once, and when one fails, every site that deployed its
-part destroys it again (the failed one has rolled its own back). The local site always deploys its part, if empty:
-its record keeps the lab's document, from which destroy and status learn the sites again.
+part destroys it again (the failed one has rolled its own back). An update is too: the sites the edited lab uses
+update their parts at once (each applies only what its part gains and loses), and when one fails, every site is put
+back as it ran. The local site always deploys its part, if empty: its record keeps the lab's document, from which
+destroy and status learn the sites again.
 """
 from __future__ import annotations
 
@@ -44,17 +46,27 @@ def connection_of(site: Site) -> str:
     return f"{site.destination} port {site.port}{f' ({uses})' if uses else ''}"
 
 
-def not_allowed(topology: Topology, allowed: frozenset[str], allow: str = "with --allow-site {name}") -> list[str]:
+def not_allowed(topology: Topology, allowed: frozenset[str], allow: str = "with --allow-site {name}",
+                running: Topology | None = None) -> list[str]:
     """The sites the lab's file names that the user has not allowed vtopo to connect to, each with what it would use
-    and how to allow it (`allow`, where {name} is the site's)."""
-    return [f"site {name}: the lab would have vtopo connect to {connection_of(topology.sites[name])}; allow it "
-            f"{allow.format(name=name)}" for name in sites_used(topology)[1:] if name not in allowed]
+    and how to allow it (`allow`, where {name} is the site's). A site the `running` lab is spread over, reached as the
+    edit reaches it, was allowed when the lab was deployed; one the edit reaches otherwise is refused."""
+    ran = {name: connection_of(running.sites[name]) for name in sites_used(running)[1:]} if running else {}
+    refused = [f"site {name}: lab {topology.name} runs there through {ran[name]}, which the edit changes to "
+               f"{connection_of(topology.sites[name])}; destroy the lab and deploy it again"
+               for name in sites_used(topology)[1:] if name in ran and name not in reached_as_before(running, topology)]
+    return refused + [f"site {name}: the lab would have vtopo connect to {connection_of(topology.sites[name])}; "
+                      f"allow it {allow.format(name=name)}" for name in sites_used(topology)[1:]
+                      if name not in allowed and name not in ran]
 
 
-def unchangeable(lab: str) -> str:
-    """Why a running lab spread over sites (or about to be) is not changed in place."""
-    return (f"lab {lab} is spread over sites, and a running lab spread over sites cannot be changed in place yet: "
-            "destroy it and deploy it again")
+def reached_as_before(running: Topology | None, edited: Topology) -> set[str]:
+    """The sites of the edited lab that the running lab is spread over and reaches as the edit does: the user allowed
+    them when it was deployed."""
+    if running is None:
+        return set()
+    return {name for name in sites_used(running)[1:] if name in edited.sites
+            and connection_of(edited.sites[name]) == connection_of(running.sites[name])}
 
 
 def same_deploy(running: Topology, edited: Topology) -> bool:
@@ -126,6 +138,74 @@ def deploy(topology: Topology, consent: Trust, local: AgentClient, progress: Pro
                       rolled_back)
 
 
+@dataclass(frozen=True)
+class Updated:
+    parts: list[tuple[str, DeployReport]]  # the update of each site the edited lab uses (a deploy, on a new one)
+    dropped: dict[str, int]  # the sites the edited lab no longer uses: the operations undone on each
+
+
+def update(running: Topology | None, edited: Topology, consent: Trust, local: AgentClient,
+           progress: ProgressCallback, source: str = "") -> Updated:
+    """Bring the `running` lab (None: it is not deployed) in line with the `edited` one: every site the edited lab
+    uses updates its part at once, through its own agent, and applies only what its part gains and loses (a site it
+    newly uses deploys its part); then every site it no longer uses destroys its part. When one site fails, every
+    site is put back as it ran, and SitesFailed says which sites changed and which did not."""
+    if running is None:
+        return Updated(deploy(edited, consent, local, progress, source), {})
+    vnis = tunnel_vnis()
+    agents, before = clients(edited, local), clients(running, local)
+
+    def update_to(lab: Topology) -> Callable[[str, AgentClient], DeployReport]:
+        document = io.dumps(lab)
+        return lambda site, agent: agent.deploy(document, replace(consent, site=site, tunnel_vnis=vnis),
+                                                _labelled(progress, site), update=True, source=source,
+                                                every_step=False)
+
+    results = _on_each(agents, update_to(edited))
+    failed = {site: result for site, result in results.items() if isinstance(result, Exception)}
+    if failed:
+        # every site that updated, and every failed one that ran a part (which it may have lost), goes back
+        touched = {site: agent for site, agent in agents.items() if site not in failed or site in before}
+        progress(Progress("rollback", 0, len(touched), f"putting back {', '.join(map(site_label, touched))}"))
+
+        def put_back(site: str, agent: AgentClient) -> DeployReport | int:
+            return update_to(running)(site, agent) if site in before else agent.destroy(edited.name)
+
+        undone = _on_each(touched, put_back)  # the local site's at least: it keeps the record
+        raise SitesFailed(_update_failed(results, undone, set(before)),
+                          not any(isinstance(result, Exception) for result in undone.values()))
+    parts = [(site, result) for site, result in results.items() if isinstance(result, DeployReport)]
+    dropped = {site: agent for site, agent in before.items() if site not in agents}
+    gone = _on_each(dropped, _destroy_part(running.name, progress)) if dropped else {}
+    if kept := [f"site {site_label(site)}: {result}" for site, result in gone.items() if isinstance(result, Exception)]:
+        raise SitesFailed("\n".join(kept + [f"every other site runs the edited lab; the sites above keep the part the "
+                                             "edit took away from them: run `vtopo cleanup` there once they answer"]))
+    return Updated(parts, _counts(gone))
+
+
+def _update_failed(results: dict[str, DeployReport | Exception], undone: dict[str, DeployReport | int | Exception],
+                   ran: set[str]) -> str:
+    """What a failed update did on each site: why it failed, whether the site's part changed and is back as it ran
+    (`ran`: the sites the lab ran on)."""
+    lines = []
+    for site, result in results.items():
+        said = f"site {site_label(site)}: "
+        back = undone.get(site)
+        if isinstance(back, Exception):
+            lines.append(f"{said}{result if isinstance(result, Exception) else 'updated'}; putting its part back "
+                         f"as it ran failed too, so it may run part of the edited lab: {back}")
+        elif isinstance(result, Exception):
+            lines.append(f"{said}{result}" + ("; its part runs as it did" if back is not None else ""))
+        else:
+            lines.append(said + ("unchanged" if result.ops == 0 else "updated, then put back as it ran" if site in ran
+                                 else "deployed its new part, then destroyed it again"))
+    lines += [f"site {site_label(site)}: unchanged (the edit would take its part away)" for site in sorted(ran)
+              if site not in results]
+    if any(isinstance(back, Exception) for back in undone.values()):
+        return "\n".join(lines + ["run `vtopo deploy --update` again once the sites above answer, or destroy the lab"])
+    return "\n".join(lines + ["every site runs its part as it did before the update"])
+
+
 def deployed_topology(lab: str, local: AgentClient) -> Topology | None:
     """The lab as the local site's record keeps it, when the caller may read it; None when there is none."""
     try:
@@ -138,22 +218,27 @@ def deployed_topology(lab: str, local: AgentClient) -> Topology | None:
 def destroy(topology: Topology, local: AgentClient, progress: ProgressCallback) -> dict[str, int]:
     """Destroy every site's part, whatever fails on the others; the operations undone on each site (0 where its part
     was gone already)."""
-    agents = clients(topology, local)
-
-    def destroy_part(site: str, agent: AgentClient) -> int:
-        try:
-            return agent.destroy(topology.name, _labelled(progress, site))
-        except AgentError:
-            if site != LOCAL and topology.name not in {entry.lab for entry in agent.labs()}:
-                return 0  # that site's part is gone already: `vtopo cleanup` there, say
-            raise
-
-    results = _on_each(agents, destroy_part)
+    results = _on_each(clients(topology, local), _destroy_part(topology.name, progress))
     failed = [f"site {site_label(site)}: {result}" for site, result in results.items() if isinstance(result, Exception)]
     if failed:
         raise SitesFailed("\n".join(failed + ["the sites above may keep their parts: run `vtopo cleanup` there once "
                                                "they answer"]))
-    return {site: int(result) for site, result in results.items() if isinstance(result, int)}
+    return _counts(results)
+
+
+def _destroy_part(lab: str, progress: ProgressCallback) -> Callable[[str, AgentClient], int]:
+    def destroy_part(site: str, agent: AgentClient) -> int:
+        try:
+            return agent.destroy(lab, _labelled(progress, site))
+        except AgentError:
+            if site != LOCAL and lab not in {entry.lab for entry in agent.labs()}:
+                return 0  # that site's part is gone already: `vtopo cleanup` there, say
+            raise
+    return destroy_part
+
+
+def _counts(results: dict[str, int | Exception]) -> dict[str, int]:
+    return {site: result for site, result in results.items() if isinstance(result, int)}
 
 
 @dataclass(frozen=True)

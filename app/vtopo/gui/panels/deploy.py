@@ -171,7 +171,7 @@ class DeployController(QObject):
     def deploy(self, consent: Trust = Trust(), sites: frozenset[str] = frozenset()) -> str:
         """Deploy the lab as drawn; `consent` is what the user allowed outside it, `sites` the other sites the user
         allowed vtopo to connect to (see vtopo.gui.panels.consent). "" once the deploy starts, else why it does not:
-        a site not allowed, or a running lab spread over sites, which an edit cannot change in place."""
+        a site not allowed."""
         topology = self._editor.topology.copy()
         if refused := self._refused(topology, sites):
             for line in refused:
@@ -191,27 +191,23 @@ class DeployController(QObject):
         return ""
 
     def other_sites(self) -> list[Site]:
-        """The other machines the lab as drawn would have vtopo connect to, to deploy their parts."""
+        """The other machines the lab as drawn would have vtopo connect to, to deploy their parts: not those the
+        running lab is spread over, reached as the lab reaches them now (they were allowed when it was deployed)."""
+        from vtopo.sites.spread import reached_as_before
+
         topology = self._editor.topology
-        return [topology.sites[name] for name in sites_used(topology)[1:]]
+        allowed = reached_as_before(self._running(), topology)
+        return [topology.sites[name] for name in sites_used(topology)[1:] if name not in allowed]
+
+    def _running(self) -> Topology | None:
+        return io.loads(self._deployed_text) if self.deployed_lab and self._deployed_text else None
 
     def _refused(self, topology: Topology, sites: frozenset[str]) -> list[str]:
-        if why := self.unchangeable():
-            return [why]
         if not sites_used(topology)[1:]:
             return []
         from vtopo.sites.spread import not_allowed
 
-        return not_allowed(topology, sites, "by ticking site {name} when Deploy asks")
-
-    def unchangeable(self) -> str:
-        """Why Deploy cannot apply the edit to the running lab: it runs, or would run, spread over sites, which is not
-        changed in place; "" otherwise."""
-        if self._edit() != "spread":
-            return ""
-        from vtopo.sites.spread import unchangeable
-
-        return unchangeable(self.deployed_lab)
+        return not_allowed(topology, sites, "by ticking site {name} when Deploy asks", self._running())
 
     def destroy(self) -> None:
         lab = self.deployed_lab or self._editor.topology.name
@@ -324,24 +320,21 @@ class DeployController(QObject):
         link = io.loads(self._deployed_text).links.get(link_id)
         return link.impairment if link is not None else None
 
-    def _edit(self) -> str:
-        """The edit since the lab was deployed: "" none, "update" one Deploy applies, "spread" one Deploy cannot apply
-        because the lab runs or would run spread over sites. Only the drawing of a spread lab (where its nodes are,
-        its notes) is no edit: its sites do not keep it."""
-        if not self.deployed_lab or not self._deployed_text or io.dumps(self._editor.topology) == self._deployed_text:
-            return ""
-        running, edited = io.loads(self._deployed_text), self._editor.topology
+    def _edited(self) -> bool:
+        """Whether the lab changed since it was deployed. Only the drawing of a lab spread over sites (where its nodes
+        are, its notes) is no change: its sites do not keep it."""
+        running, edited = self._running(), self._editor.topology
+        if running is None or io.dumps(edited) == self._deployed_text:
+            return False
         if not sites_used(running)[1:] and not sites_used(edited)[1:]:
-            return "update"
+            return True
         from vtopo.sites.spread import same_deploy
 
-        return "" if same_deploy(running, edited) else "spread"
+        return not same_deploy(running, edited)
 
     def drift(self) -> str:
-        edit = self._edit()
-        if edit == "spread":
-            return f"lab {self.deployed_lab} runs over sites and has changed since: destroy it and deploy it again"
-        return f"lab {self.deployed_lab} is deployed and has changed since: Deploy applies the edit" if edit else ""
+        return f"lab {self.deployed_lab} is deployed and has changed since: Deploy applies the edit" \
+            if self._edited() else ""
 
     def _check_drift(self) -> None:
         self.drift_changed.emit(self.drift())

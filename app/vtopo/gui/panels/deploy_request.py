@@ -50,9 +50,6 @@ class DeployRequest(QObject):
         if errors := consent.blocking(analysis.errors):
             self._window.statusBar().showMessage(f"not deployed: {errors[0]} (see the Problems panel)", MESSAGE_MS)
             return
-        if why := self._deploy.unchangeable():  # asking first would be for nothing
-            self._refuse(why)
-            return
         sites = consent.ask_sites(self._window, self._deploy.other_sites())
         if sites is None:
             return
