@@ -5,6 +5,7 @@ saved into the lab, every site's links on the rate overlay, and the Explain dock
 (but the Explain dock's test): one lab over this machine and a simulated host, deployed once for the module."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -176,9 +177,14 @@ def test_a_routers_running_configuration_on_the_other_site_is_saved_into_the_lab
     assert router is not None and "description to r1" in str(router.settings["config"])
 
 
+def vnis(script: str) -> list[str]:
+    return re.findall(r"type vxlan id (\d+)", script)
+
+
 def test_the_explain_dock_shows_the_script_of_each_site(make_window: Callable[..., MainWindow], qtbot: QtBot,
                                                         tmp_path: Path) -> None:
-    window = make_window(saved(spread_lab(B), tmp_path))
+    path = saved(spread_lab(B), tmp_path)
+    window = make_window(path)
     window.explain_dock.show()
     window.explain_dock.raise_()
     text = window.explain.text
@@ -190,6 +196,9 @@ def test_the_explain_dock_shows_the_script_of_each_site(make_window: Callable[..
     assert "# ---- node c1" in local and "# ---- node c2" not in local
     assert "# ---- node c2" in there and "# ---- node c1" not in there
     assert "remote 198.18.0.2" in local and "remote 198.18.0.1" in there  # each site's end of the tunnels
+    printed = subprocess.run([sys.executable, "-m", "vtopo", "plan", str(path), "--explain", "--offline"],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+    assert vnis(script) == vnis(printed) != []  # the VNI range of this machine's agent, as a deploy from here uses
 
     click(window.view, window.editor.scene.nodes["r2"].scenePos())  # r2, on site b: only its part of the plan
     window.explain.scope.setFocus()

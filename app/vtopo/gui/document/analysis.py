@@ -28,7 +28,7 @@ from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.lab import explain_sites, plan_of, registry
 from vtopo.model.placement import sites_used
 from vtopo.model.problems import LabError, Problem, errors_in
-from vtopo.model.sites import LOCAL, Site
+from vtopo.model.sites import Site
 from vtopo.model.topology import Annotation, Link, Node, Topology
 
 DEBOUNCE_MS = 250
@@ -79,8 +79,11 @@ def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = la
         step()
         if not sites_used(topology)[1:]:
             return Analysis(generation, compiler.problems, plan, domains, plan.explain())
-        plans = {LOCAL: plan} | {site: plan_of(topology, HostFacts(), Trust(site=site))
-                                 for site in sites_used(topology)[1:]}
+        from vtopo.sites.spread import tunnel_vnis  # the VNIs a deploy from here would use
+
+        vnis = tunnel_vnis()
+        plans = {site: plan_of(topology, HostFacts(), Trust(site=site, tunnel_vnis=vnis))
+                 for site in sites_used(topology)}
         step()
         return Analysis(generation, compiler.problems, plan, domains, explain_sites(topology, plans), plans)
     except Stale:
