@@ -30,14 +30,13 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.deployed_lab import deployed_lab
 from vtopo.gui.main_window import MainWindow
 from vtopo.host.ssh import ssh_argv
-from vtopo.gui.sites_deployer import merged
 from vtopo.kinds.environment import default_prefix
 from vtopo.model import io
 from vtopo.model.sites import Site
 from vtopo.model.topology import Position, Topology
 from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState
 from vtopo.resources import TOPOLOGIES
-from vtopo.sites.spread import SiteStatus
+from vtopo.sites.spread import SiteStatus, merged
 
 B = Site("b", "alice@198.18.0.2", port=2222, identity="/keys/b", known_hosts="/keys/known_hosts_b")
 R2_SIDE = ("r2", "lan2", "h3")

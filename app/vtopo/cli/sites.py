@@ -116,12 +116,14 @@ def destroy_spread(lab: str, agent: AgentClient, progress: ProgressCallback) -> 
 
 
 def status_spread(lab: str, agent: AgentClient) -> int | None:
+    from vtopo.lab import site_plans
     from vtopo.reports import user_name
     from vtopo.sites import spread as s
 
     if (topology := s.deployed_topology(lab, agent)) is None or not spread(topology):
         return None
     up = True
+    runs = {site: {op.owner for op in plan.ops} for site, plan in site_plans(topology).items()}
     for site in s.status(topology, agent):
         label = s.site_label(site.site)
         if site.error or not site.labs:
@@ -131,7 +133,8 @@ def status_spread(lab: str, agent: AgentClient) -> int | None:
             print(f"site {label}: lab {summary.lab}, owner {user_name(summary.owner)}: {summary.state}")
             for kind, parts in (("node", summary.nodes), ("link", summary.links)):
                 for part in parts:
-                    print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
+                    if f"{kind} {part.name}" in runs.get(site.site, set()):  # what this site builds of the lab
+                        print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
             up = up and summary.up
         if site.labs and site.site != LOCAL:
             for line in _domains_of(topology, site.site):

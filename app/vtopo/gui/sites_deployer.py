@@ -9,10 +9,10 @@ import time
 from vtopo.client.agent import AgentClient, AgentDeployer
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
-from vtopo.model.placement import site_of, sites_used
+from vtopo.model.placement import sites_used
 from vtopo.model.sites import LOCAL
 from vtopo.model.topology import Topology
-from vtopo.reports import DeployReport, LabStatus, PartState, ProgressCallback
+from vtopo.reports import DeployReport, LabStatus, ProgressCallback
 from vtopo.sites import spread
 from vtopo.sites.spread import SiteStatus, site_label
 
@@ -69,39 +69,8 @@ class SitesDeployer(AgentDeployer):
         if time.monotonic() - read_at > SITES_READ_S:
             others = [site for site in spread.status(topology, self.client) if site.site != LOCAL]
             self._read[summary.lab] = (time.monotonic(), others)
-        return merged(topology, summary, others)
+        return spread.merged(topology, summary, others)
 
 
 def spread_over_sites(topology: Topology) -> bool:
     return bool(sites_used(topology)[1:])
-
-
-def merged(topology: Topology, local: LabStatus, others: list[SiteStatus]) -> LabStatus:
-    """The lab's state as every site has its own part: a node's state is its site's, a link's the worse of its two
-    ends' sites'; a site that cannot be reached, or has lost its part, is named in the lab's state and its parts'."""
-    by_site = {site.site: site for site in others}
-
-    def state(here: PartState, sites: list[str], node: bool) -> PartState:
-        seen = [here if site == LOCAL else _part_on(by_site[site], here.name, node)
-                for site in dict.fromkeys(sites) if site == LOCAL or site in by_site]
-        return next((part for part in seen if part.state != "running"), here)
-
-    ends = {topology.describe_link(link): [site_of(topology, topology.nodes[end.node]) for end in link.ends]
-            for link in topology.links.values()}
-    nodes = [state(part, [site_of(topology, node) if (node := topology.node_named(part.name)) else LOCAL], True)
-             for part in local.nodes]
-    links = [state(part, ends.get(part.name, [LOCAL]), False) for part in local.links]
-    troubles = [f"site {site.site}: {site.error or (site.labs[0].state if site.labs else 'its part is not deployed')}"
-                for site in others if site.error or not site.labs or not site.labs[0].up]
-    lab_state = local.state if not local.up or not troubles else "; ".join(troubles)
-    return LabStatus(local.lab, local.prefix, local.source, local.owner, lab_state, nodes, links, local.document)
-
-
-def _part_on(site: SiteStatus, name: str, node: bool) -> PartState:
-    """A node's or a link's state as another site has its part of it."""
-    if site.error:
-        return PartState(name, "unreachable", f"; site {site.site} cannot be reached: {site.error}")
-    if not site.labs:
-        return PartState(name, "degraded", f"; site {site.site} has no part of the lab")
-    parts = site.labs[0].nodes if node else site.labs[0].links
-    return next((part for part in parts if part.name == name), PartState(name, "running"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from vtopo.client.agent import AgentClient
 from vtopo.model import io
@@ -17,8 +17,10 @@ from vtopo.model.placement import site_of
 from vtopo.model.sites import LOCAL
 from vtopo.model.topology import Topology
 from vtopo.reports import LinkTotals
-from vtopo.saving import RunningState, apply_state
 from vtopo.sites.spread import FAILURES, SitesFailed, clients, deployed_topology, site_label
+
+if TYPE_CHECKING:  # the designer operates through this module: the host side of saving loads only when it saves
+    from vtopo.saving import RunningState
 
 T = TypeVar("T")
 
@@ -45,6 +47,8 @@ class SitesOperator:
     def read_running(self, lab: str) -> RunningState:
         """Every site's nodes' running state (each site's agent reads its own, and its record keeps it), written
         into the lab as this machine's record has it."""
+        from vtopo.saving import RunningState, apply_state
+
         running = self.local.read_running(lab)
         topology = self._spread(lab)
         if topology is None:

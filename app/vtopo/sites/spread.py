@@ -16,11 +16,11 @@ from typing import TypeVar
 from vtopo.client.agent import AgentClient, AgentError, AgentRefused, AgentUnavailable
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
-from vtopo.model.placement import sites_used
+from vtopo.model.placement import site_of, sites_used
 from vtopo.model.sites import LOCAL, DEFAULT_VNIS, Site
 from vtopo.model.expectations import Experiment
 from vtopo.model.topology import Position, Topology
-from vtopo.reports import DeployReport, LabStatus, Progress, ProgressCallback
+from vtopo.reports import DeployReport, LabStatus, PartState, Progress, ProgressCallback
 from vtopo.server.policy import Policy, PolicyError
 
 FAILURES = (AgentError, AgentRefused, AgentUnavailable)
@@ -207,12 +207,15 @@ def _update_failed(results: dict[str, DeployReport | Exception], undone: dict[st
 
 
 def deployed_topology(lab: str, local: AgentClient) -> Topology | None:
-    """The lab as the local site's record keeps it, when the caller may read it; None when there is none."""
+    """The lab as the local site's record keeps it, when the caller may read it; None when there is none. Read from
+    its status, which the agent answers while a job holds the lab (a deploy under way says "deploying")."""
     try:
-        document = local.deployment(lab).get("topology")
+        summaries = local.status(lab)
     except AgentError:
         return None
-    return io.from_document(document, lab) if document else None
+    if not summaries or not summaries[0].document:
+        return None
+    return io.from_document(summaries[0].document, lab)
 
 
 def destroy(topology: Topology, local: AgentClient, progress: ProgressCallback) -> dict[str, int]:
@@ -253,3 +256,34 @@ def status(topology: Topology, local: AgentClient) -> list[SiteStatus]:
     results = _on_each(clients(topology, local), lambda site, agent: agent.status(topology.name))
     return [SiteStatus(site, [], str(result)) if isinstance(result, Exception) else SiteStatus(site, result)
             for site, result in results.items()]
+
+
+def merged(topology: Topology, local: LabStatus, others: list[SiteStatus]) -> LabStatus:
+    """The lab's state as every site has its own part: a node's state is its site's, a link's the worse of its two
+    ends' sites'; a site that cannot be reached, or has lost its part, is named in the lab's state and its parts'."""
+    by_site = {site.site: site for site in others}
+
+    def state(here: PartState, sites: list[str], node: bool) -> PartState:
+        seen = [here if site == LOCAL else _part_on(by_site[site], here.name, node)
+                for site in dict.fromkeys(sites) if site == LOCAL or site in by_site]
+        return next((part for part in seen if part.state != "running"), here)
+
+    ends = {topology.describe_link(link): [site_of(topology, topology.nodes[end.node]) for end in link.ends]
+            for link in topology.links.values()}
+    nodes = [state(part, [site_of(topology, node) if (node := topology.node_named(part.name)) else LOCAL], True)
+             for part in local.nodes]
+    links = [state(part, ends.get(part.name, [LOCAL]), False) for part in local.links]
+    troubles = [f"site {site.site}: {site.error or (site.labs[0].state if site.labs else 'its part is not deployed')}"
+                for site in others if site.error or not site.labs or not site.labs[0].up]
+    lab_state = local.state if not local.up or not troubles else "; ".join(troubles)
+    return LabStatus(local.lab, local.prefix, local.source, local.owner, lab_state, nodes, links, local.document)
+
+
+def _part_on(site: SiteStatus, name: str, node: bool) -> PartState:
+    """A node's or a link's state as another site has its part of it."""
+    if site.error:
+        return PartState(name, "unreachable", f"; site {site.site} cannot be reached: {site.error}")
+    if not site.labs:
+        return PartState(name, "degraded", f"; site {site.site} has no part of the lab")
+    parts = site.labs[0].nodes if node else site.labs[0].links
+    return next((part for part in parts if part.name == name), PartState(name, "running"))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import time
-from functools import partial
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
@@ -117,6 +116,7 @@ class DeployController(QObject):
         self.running_labs: list[LabEntry] = []  # every deployed lab on the host, whoever owns it
         self.agent_doing = ""  # what the agent does to this lab for another client (or for a closed designer)
         self._follower: Worker | None = None  # the read of the lab's state under way
+        self._follow_started = 0.0  # when it started
         self._canceller: Worker | None = None
         self._seen: tuple[list[LabEntry], LabStatus | None] | None = None  # the last read, compared in the job
         self._cancels = QThreadPool(self)  # a cancel must not queue behind the deploy it cancels
@@ -244,14 +244,15 @@ class DeployController(QObject):
         self._follower = worker = Worker(lambda _report: _read_lab(deployer, lab, seen))
         worker.returned.connect(self._followed)
         worker.errored.connect(lambda _error: None)  # an agent that went away: the next read says so again
-        worker.finished.connect(partial(self._followed_up, time.monotonic()))
+        worker.finished.connect(self._followed_up)  # a bound method: Qt drops the connection with this object
+        self._follow_started = time.monotonic()
         worker.start(self._pool)
 
-    def _followed_up(self, started: float) -> None:
+    def _followed_up(self) -> None:
         """The next read comes after FOLLOW_MS, or FOLLOW_SHARE times as long as this one took: the agent's probes of
         a large lab's every namespace and link take seconds, and the designer's reads must not keep it busy."""
         self._follower = None
-        took_ms = (time.monotonic() - started) * 1000
+        took_ms = (time.monotonic() - self._follow_started) * 1000
         self._follow_timer.setInterval(max(FOLLOW_MS, round(FOLLOW_SHARE * took_ms)))
 
     def _followed(self, read: tuple[list[LabEntry], LabStatus | None] | None) -> None:
