@@ -116,12 +116,13 @@ def destroy_spread(lab: str, agent: AgentClient, progress: ProgressCallback) -> 
 
 
 def status_spread(lab: str, agent: AgentClient) -> int | None:
-    from vtopo.lab import site_plans
     from vtopo.reports import user_name
     from vtopo.sites import spread as s
 
     if (topology := s.deployed_topology(lab, agent)) is None or not spread(topology):
         return None
+    from vtopo.lab import site_plans  # the compiler: a status of a lab on this machine alone stays light
+
     up = True
     runs = {site: {op.owner for op in plan.ops} for site, plan in site_plans(topology).items()}
     for site in s.status(topology, agent):
