@@ -11,7 +11,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from vtopo.cli.common import Command, agent_client
 from vtopo.model import io
-from vtopo.model.placement import sites_used
+from vtopo.model.placement import sites_used, spread_over_sites
 from vtopo.model.sites import LOCAL, Site
 from vtopo.model.topology import Topology
 
@@ -57,11 +57,6 @@ def cmd_place(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def spread(topology: Topology) -> bool:
-    """Whether the lab places nodes on another site than this machine."""
-    return len(sites_used(topology)) > 1
-
-
 def _lab_file(path: Path) -> Topology | None:
     return io.load(path) if path.suffix == ".vtopo" and path.exists() else None
 
@@ -75,7 +70,7 @@ def deploy_spread(args: argparse.Namespace, consent: Trust, progress: ProgressCa
     from vtopo.sites import spread as s
 
     running = s.deployed_topology(topology.name, agent_client()) if args.update else None
-    if not spread(topology) and (running is None or not spread(running)):
+    if not spread_over_sites(topology) and (running is None or not spread_over_sites(running)):
         return None
     refused = s.not_allowed(topology, frozenset(args.allow_site), running=running)
     if refused:
@@ -102,7 +97,7 @@ def deploy_spread(args: argparse.Namespace, consent: Trust, progress: ProgressCa
 def destroy_spread(lab: str, agent: AgentClient, progress: ProgressCallback) -> int | None:
     from vtopo.sites import spread as s
 
-    if (topology := s.deployed_topology(lab, agent)) is None or not spread(topology):
+    if (topology := s.deployed_topology(lab, agent)) is None or not spread_over_sites(topology):
         return None
     try:
         steps = s.destroy(topology, agent, progress)
@@ -119,7 +114,7 @@ def status_spread(lab: str, agent: AgentClient) -> int | None:
     from vtopo.reports import user_name
     from vtopo.sites import spread as s
 
-    if (topology := s.deployed_topology(lab, agent)) is None or not spread(topology):
+    if (topology := s.deployed_topology(lab, agent)) is None or not spread_over_sites(topology):
         return None
     from vtopo.lab import site_plans  # the compiler: a status of a lab on this machine alone stays light
 
@@ -192,7 +187,7 @@ def remote_libvirt_uri(uri: str, site: Site) -> str:
 
 def explain_spread(topology: Topology, facts: HostFacts | None, consent: Trust, owners: set[str] | None) -> str | None:
     """The script of each site's part, one after the other."""
-    if not spread(topology):
+    if not spread_over_sites(topology):
         return None
     from vtopo.lab import explain_sites, site_plans
     from vtopo.sites.spread import tunnel_vnis

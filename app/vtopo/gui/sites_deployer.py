@@ -9,7 +9,7 @@ import time
 from vtopo.client.agent import AgentClient, AgentDeployer
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
-from vtopo.model.placement import sites_used
+from vtopo.model.placement import spread_over_sites
 from vtopo.model.sites import LOCAL
 from vtopo.model.topology import Topology
 from vtopo.reports import DeployReport, LabStatus, ProgressCallback
@@ -70,7 +70,3 @@ class SitesDeployer(AgentDeployer):
             others = [site for site in spread.status(topology, self.client) if site.site != LOCAL]
             self._read[summary.lab] = (time.monotonic(), others)
         return spread.merged(topology, summary, others)
-
-
-def spread_over_sites(topology: Topology) -> bool:
-    return bool(sites_used(topology)[1:])

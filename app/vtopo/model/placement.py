@@ -38,6 +38,11 @@ def sites_used(topology: Topology) -> list[str]:
     return [LOCAL] + sorted(used - {LOCAL})
 
 
+def spread_over_sites(topology: Topology) -> bool:
+    """Whether the lab places nodes on another site than this machine."""
+    return len(sites_used(topology)) > 1
+
+
 def crossing(topology: Topology, link: Link) -> tuple[str, str] | None:
     """The sites of a link's ends when they differ, else None."""
     a, b = (topology.nodes.get(end.node) for end in link.ends)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from vtopo.client.agent import AgentClient
 from vtopo.model import io
-from vtopo.model.placement import site_of
+from vtopo.model.placement import site_of, spread_over_sites
 from vtopo.model.sites import LOCAL
 from vtopo.model.topology import Topology
 from vtopo.reports import LinkTotals
@@ -86,7 +86,7 @@ class SitesOperator:
     def _spread(self, lab: str) -> Topology | None:
         """The lab as deployed, when it places nodes on other sites than this machine."""
         topology = deployed_topology(lab, self.local)
-        return topology if topology is not None and len(clients(topology, self.local)) > 1 else None
+        return topology if topology is not None and spread_over_sites(topology) else None
 
     def _on_sites_of(self, lab: str, nodes: list[str], work: Callable[[AgentClient], str]) -> str:
         """`work` by the agent of each site the nodes (names, or NODE:PORT) run on, in turn: what each said, a line

@@ -26,7 +26,7 @@ from vtopo.gui.document.editor import Editor
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.lab import explain_sites, plan_of, registry
-from vtopo.model.placement import sites_used
+from vtopo.model.placement import sites_used, spread_over_sites
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.sites import Site
 from vtopo.model.topology import Annotation, Link, Node, Topology
@@ -77,7 +77,7 @@ def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = la
         finally:
             compiler.lab.release()
         step()
-        if not sites_used(topology)[1:]:
+        if not spread_over_sites(topology):
             return Analysis(generation, compiler.problems, plan, domains, plan.explain())
         from vtopo.sites.spread import tunnel_vnis  # the VNIs a deploy from here would use
 

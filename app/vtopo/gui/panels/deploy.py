@@ -20,7 +20,7 @@ from vtopo.gui.host_api import Deployer, DeployerLoader
 from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
-from vtopo.model.placement import sites_used
+from vtopo.model.placement import sites_used, spread_over_sites
 from vtopo.model.sites import Site
 from vtopo.model.topology import Impairment, Topology
 
@@ -203,7 +203,7 @@ class DeployController(QObject):
         return io.loads(self._deployed_text) if self.deployed_lab and self._deployed_text else None
 
     def _refused(self, topology: Topology, sites: frozenset[str]) -> list[str]:
-        if not sites_used(topology)[1:]:
+        if not spread_over_sites(topology):
             return []
         from vtopo.sites.spread import not_allowed
 
@@ -327,7 +327,7 @@ class DeployController(QObject):
         running, edited = self._running(), self._editor.topology
         if running is None or io.dumps(edited) == self._deployed_text:
             return False
-        if not sites_used(running)[1:] and not sites_used(edited)[1:]:
+        if not spread_over_sites(running) and not spread_over_sites(edited):
             return True
         from vtopo.sites.spread import same_deploy
 
