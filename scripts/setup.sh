@@ -22,6 +22,8 @@ POLICY_MARK="written by vtopo's scripts/setup.sh"
 APT_PACKAGES=(
     # the data path and the tools vtopo drives
     iproute2 ethtool iperf3 iputils-ping kmod procps openvswitch-switch frr tcpdump nftables
+    # sites: ssh reaches another host's agent; a simulated host (scripts/sim-host.sh) runs its own sshd
+    openssh-client openssh-server
     # "Open in Wireshark" in the Capture dock; tshark reads back in the tests what Wireshark was piped
     wireshark-qt tshark
     # virtual machines
