@@ -135,6 +135,11 @@ if ! getent passwd vtopo-qemu >/dev/null; then
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin vtopo-qemu
     say "system user vtopo-qemu: created (QEMU runs as it)"
 fi
+# Who root's labs are on the host: root of each lab's user namespace, as a member is of theirs (docs/security.md).
+if ! getent passwd vtopo-lab >/dev/null; then
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin vtopo-lab
+    say "system user vtopo-lab: created (root's labs run as it, in user namespaces of their own)"
+fi
 
 # libvirtd for the VMs' libvirt backend: systemd keeps it running; without systemd, vtopo starts `libvirtd -d`
 # (and virtlogd) when a lab needs it, and stops it with its last lab, as it does Open vSwitch.

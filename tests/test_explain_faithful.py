@@ -34,7 +34,8 @@ SPECIMENS: list[o.Op] = [
     o.CreateNamespace(owner="node c2", name="vfth0-c2", userns="/run/vtopo/ns/vfth0.user"),
     o.IsolateNode(owner="node c1", netns="vfth0-c1", hostname="c1", hosts_file="/run/vtopo/vfth0/hosts",
                   mount_ns="/run/vtopo/ns/vfth0-c1.mnt", uts_ns="/run/vtopo/ns/vfth0-c1.uts",
-                  userns="/run/vtopo/ns/vfth0.user"),
+                  userns="/run/vtopo/ns/vfth0.user", binds=(("/run/vtopo/vfth0/r1", "/etc/frr"),),
+                  files=(("/etc/group", "root:x:0:\nfrrvty:x:0:\n"),)),
     o.CreateBridge(owner="node br", name="vfth0-br", stp=True, forward_delay_s=4.0, ageing_s=30.5),
     o.CreateBridge(owner="node br", name="vfth0-br2", stp=False, forward_delay_s=0.0, ageing_s=300.0),
     o.CreateVeth(owner="link", name="vfth0-br-p1", netns=None, peer="eth0", peer_netns="vfth0-c1"),
@@ -87,6 +88,7 @@ SPECIMENS: list[o.Op] = [
     o.RemoveNftTable(owner="lab", table="vtopo-vfth0"),
     o.MakeDirectory(owner="lab", path="/run/vtopo/vfth0"),
     o.MakeDirectory(owner="node r1", path="/run/vtopo/vfth0/r1", user="frr", mode=0o750),
+    o.MakeDirectory(owner="node r2", path="/run/vtopo/vfth0/r2", ids=(1001, 1002)),
     o.RemoveDirectory(owner="lab", path="/run/vtopo/vfth0"),
     o.WriteFile(owner="node r1", path="/run/vtopo/vfth0/r1/frr.conf", content="hostname r1\nEOF\n"),
     o.WriteHostsFile(owner="lab", path="/run/vtopo/vfth0/hosts", content="10.0.0.1 c1\n"),
@@ -101,9 +103,15 @@ SPECIMENS: list[o.Op] = [
                    directory="/run/vtopo/vfth0/vm"),
     o.StartProcess(owner="node r1", name="zebra", argv=("/usr/lib/frr/zebra", "-d"), netns="vfth0-c1",
                    pid_file="/run/vtopo/vfth0/r1/zebra.pid"),
-    o.StopProcess(owner="node r1", name="zebra", pid_file="/run/vtopo/vfth0/r1/zebra.pid", match="/usr/lib/frr/zebra"),
-    o.LoadConfig(owner="node r1", node="r1", netns="vfth0-c1", directory="/run/vtopo/vfth0/r1",
-                 argv=("vtysh", "-b", "--config_dir", "/run/vtopo/vfth0/r1")),
+    o.StartProcess(owner="node r2", name="zebra", argv=("/usr/lib/frr/zebra", "-d", "-u", "root"), netns="vfth0-c2",
+                   pid_file="/run/vtopo/vfth0/r2/zebra.pid",
+                   enter=("nsenter", "--user=/run/vtopo/ns/vfth0.user", "--net=/run/netns/vfth0-c2",
+                          "--mount=/run/vtopo/ns/vfth0-c2.mnt", "--uts=/run/vtopo/ns/vfth0-c2.uts",
+                          "--wdns=/var/log/frr", "--")),
+    o.StopProcess(owner="node r1", name="zebra", pid_file="/run/vtopo/vfth0/r1/zebra.pid", match="/usr/lib/frr/zebra",
+                  netns="vfth0-c1"),
+    o.LoadConfig(owner="node r1", node="r1", netns="vfth0-c1",
+                 argv=("nsenter", "--net=/run/netns/vfth0-c1", "--", "vtysh", "-b")),
     o.RunCommand(owner="node h1", node="h1", command="echo hi", argv=("sh", "-c", "echo hi")),
     o.StartDomain(owner="node vm", name="vfth0-vm", uri="qemu:///system", xml="<domain>\n<name>vfth0-vm</name>\n</domain>",
                   vhost=True),
@@ -238,17 +246,15 @@ def _assert_calls_said(op: o.Op, calls: list[Effect], said: list[Effect]) -> Non
     if isinstance(op, o.MakeDirectory):
         [(_, (path, mode), _kw), *rest] = calls
         assert ("shell", None, ("chmod", f"{mode:o}", path)) in said
-        assert [call[1] for call in rest] == ([(path, op.user)] if op.user else [])
+        assert [call[1] for call in rest] == ([(path, op.user or op.ids)] if op.user or op.ids else [])
     if isinstance(op, (o.WriteFile, o.WriteHostsFile)):
         [call] = calls
         assert ("file", op.path, op.content) in said
         assert call[0] == ("files.write_file" if isinstance(op, o.WriteHostsFile) else "files.write_for_daemon")
     if isinstance(op, (o.RunCommand, o.LoadConfig)):
-        [(name, (argv, _seconds), kwargs)] = calls
+        [(name, (argv, _seconds), _kwargs)] = calls
         [command] = [_command(effect) for effect in said if effect[0] == "shell"]
-        cwd = dict(kwargs).get("cwd")
-        assert name == "processes.run_command" and list(command) == (
-            ["(", "cd", cwd, "&&", *argv, ")"] if cwd else argv), op
+        assert name == "processes.run_command" and list(command) == argv == list(op.argv), op
     if isinstance(op, o.StartProcess):
         assert_start_said(op, calls, said)
 
@@ -290,9 +296,8 @@ def assert_start_said(op: o.StartProcess, calls: list[Effect], said: list[Effect
         assert command[:4] == ["(", "cd", op.directory, "&&"] and command[-1] == ")"
         assert options["cwd"] == Path(op.directory)
         command = command[4:-1]
-    assert options.get("uts") == (Path(op.uts) if op.uts else None)
-    launch = [*(["nsenter", f"--uts={op.uts}"] if op.uts else []), *(["ip", "netns", "exec", op.netns] if op.netns
-                                                                      else []), *options["privileges"]]
+    assert tuple(options.get("enter", ())) == op.enter
+    launch = [*(op.enter or (["ip", "netns", "exec", op.netns] if op.netns else [])), *options["privileges"]]
     assert command[:len(launch) + len(argv)] == launch + argv
     redirected = {int(word.split("<")[0]) for word in command[len(launch) + len(argv):] if "<" in word}
     assert redirected == set(options["open_files"]) | set(options["inherited_fds"])

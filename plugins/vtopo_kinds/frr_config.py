@@ -18,10 +18,11 @@ _NEEDS: dict[str, re.Pattern[str]] = {
     "staticd": re.compile(r"(ip route|ipv6 route)(\s|$)"),
     "bfdd": re.compile(r"bfd$|bfd\s|(neighbor \S+|ip ospf|ipv6 ospf6|isis) bfd(\s|$)"),
 }
-# Lines that would make a daemon (running as the frr user, like every router's) open a file of the config's choosing
-# outside the router's own logs directory, their working directory: a log file named with a path, and BGP's MRT
-# dumps.
-_WRITES_FILES = re.compile(r"(log\s+file\s+\S*/|dump\s+bgp(\s|$))")
+# Lines that would make a daemon open a file of the config's choosing outside the router's own logs directory, their
+# working directory: a log file named with a path (`log file`, `log filtered-file`), and BGP's MRT dumps; FRR takes
+# any unambiguous abbreviation of each word (`lo fi /x`). The daemons run inside the node, as the lab's owner, so
+# such a file would be the owner's own: these are refused for a lab to stay within its router's directory.
+_FILE_COMMANDS = ((("log",), ("file", "filtered-file")), (("dump",), ("bgp",)))
 _HEADER = ("Building configuration...", "Current configuration:")
 
 
@@ -38,9 +39,21 @@ def daemons_for(text: str) -> list[str]:
     return [daemon for daemon in DAEMONS if daemon in needed]
 
 
+def _abbreviates(word: str, commands: tuple[str, ...], shortest: int = 1) -> bool:
+    return len(word) >= shortest and any(command.startswith(word) for command in commands)
+
+
+def _writes_file(line: str) -> bool:
+    words = line.split()
+    for first, second in _FILE_COMMANDS:
+        if len(words) >= 2 and _abbreviates(words[0], first, 2) and _abbreviates(words[1], second):
+            return first != ("log",) or any("/" in word for word in words[2:])
+    return False
+
+
 def file_writes(text: str) -> list[tuple[int, str]]:
     """The statements that would write a file outside the router's directory, by line number."""
-    return [(number, line) for number, line in _statements(text) if _WRITES_FILES.match(line)]
+    return [(number, line) for number, line in _statements(text) if _writes_file(line)]
 
 
 def kept_running_config(shown: str) -> str:

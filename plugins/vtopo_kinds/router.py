@@ -1,6 +1,12 @@
 """A router: a namespace running FRR's zebra and the routing daemons its configuration needs. The configuration is
 FRR's own integrated text (frr.conf), kept verbatim in the lab; a router without one runs the OSPF configuration vtopo
-writes from its settings (OSPFv2, and OSPFv3 where the router has IPv6 addresses). Quagga takes the same text."""
+writes from its settings (OSPFv2, and OSPFv3 where the router has IPv6 addresses). Quagga takes the same text.
+
+The daemons run inside the node, as a container: FRR's /etc/frr and /run/frr there are the router's own directory,
+and /var/log/frr its logs. In a lab with a user namespace (a member's), they run as root of that namespace, the
+lab's owner outside, and so does every vtysh that loads, checks or reads their configuration: what the
+configuration or a student's vtysh says reaches the node's own files and nothing the owner could not reach
+themselves. In root's labs they drop to the host's FRR user, and every vtysh runs as that user too, never as root."""
 from __future__ import annotations
 
 import ipaddress
@@ -8,7 +14,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (CheckType, ConfigCheck, DaemonShell, EndContext, LoadConfig, MakeDirectory, NodeContext,
+from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, LoadConfig, MakeDirectory, NodeContext, NodeFiles,
                              NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl, StartProcess,
                              WriteFile, addresses_resource, dev_resource, setting, up_resource)
 from vtopo_kinds.frr_config import DAEMONS, ZEBRA, daemons_for, file_writes, kept_running_config
@@ -16,8 +22,15 @@ from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import ROUTER_CHECKS
 
 CONFIG_FILE = "frr.conf"
+SHELL_CONFIG_FILE = "vtysh.conf"
 VTY_GROUP = {"frr": "frrvty", "quagga": "quaggavty"}  # the group the daemons' vty sockets admit
-HOST_VTY_DIRS = {"frr": ("/run/frr",), "quagga": ("/run/quagga",)}  # where the host's own daemons keep theirs
+CONFIG_DIR = {"frr": "/etc/frr", "quagga": "/etc/quagga"}  # inside the node: the router's directory
+RUN_DIR = {"frr": "/run/frr", "quagga": "/run/quagga"}  # inside the node: the router's directory too
+LOG_DIR = {"frr": "/var/log/frr", "quagga": "/var/log/quagga"}  # inside the node: the router's logs directory
+LAB_ROOT = "root"  # who the daemons run as in a lab's user namespace
+# A router's /etc/group in a lab's user namespace: only its root and nobody exist there, and FRR's daemons want their
+# vty group to be one of their user's groups
+LAB_GROUPS = "root:x:0:\nfrr:x:0:\n{vty}:x:0:\nnogroup:x:65534:\n"
 RUNNING_CONFIG = ["vtysh", "-c", "show running-config"]
 
 
@@ -62,21 +75,33 @@ class RouterKind(NodeKind[RouterSettings]):
         return end.end.interface.name or end.end.port
 
     def command_in(self, node: NodeContext[RouterSettings], argv: list[str]) -> list[str]:
-        """vtysh reaches this router's own daemons through their vty sockets."""
-        if argv and argv[0] == "vtysh":  # in the network namespace alone: the node's own /run hides the sockets
-            directory = node.names.node_dir(node.node.name)
-            return ["ip", "netns", "exec", node.names.netns(node.node.name), "vtysh", "--vty_socket", directory,
-                    "--config_dir", directory, *argv[1:]]
+        """Inside the node, where vtysh finds the router's daemons and configuration at FRR's own paths; in root's
+        labs vtysh runs as the daemons' user, never as root."""
+        if argv[:1] == ["vtysh"]:
+            return node.enter([*self._as_daemons_user(node), *argv])
         return super().command_in(node, argv)
 
-    def daemon_shell(self, node: NodeContext[RouterSettings], argv: list[str], socket_dir: str) -> DaemonShell | None:
-        if argv[:1] != ["vtysh"]:
-            return None
-        suite = node.facts.routing_suite
-        argv = ["vtysh", "--vty_socket", socket_dir, "--config_dir", socket_dir, *argv[1:]]
-        return DaemonShell(node.names.node_dir(node.node.name), tuple(f"{d}.vty" for d in self.daemons(node)),
-                           VTY_GROUP[suite], tuple(argv), HOST_VTY_DIRS[suite], "vtysh.conf",
-                           self._shell_config(node) + "username {user} nopassword")  # else vtysh asks PAM: refused
+    def own_files(self, node: NodeContext[RouterSettings]) -> NodeFiles:
+        suite, directory = node.facts.routing_suite, node.names.node_dir(node.node.name)
+        binds = ((directory, CONFIG_DIR[suite]), (directory, RUN_DIR[suite]), (f"{directory}/logs", LOG_DIR[suite]))
+        in_lab = self._in_user_namespace(node)
+        return NodeFiles(binds, (("/etc/group", LAB_GROUPS.format(vty=VTY_GROUP[suite])),) if in_lab else ())
+
+    @staticmethod
+    def _in_user_namespace(node: NodeContext[RouterSettings]) -> bool:
+        return node.lab.trust.owner.ids is not None
+
+    def _daemons_user(self, node: NodeContext[RouterSettings]) -> str:
+        return LAB_ROOT if self._in_user_namespace(node) else node.facts.frr_user
+
+    def _as_daemons_user(self, node: NodeContext[RouterSettings]) -> list[str]:
+        """The words that run a shell of the daemons as their user: nothing in a lab's user namespace (its root is
+        theirs); in root's labs, setpriv to FRR's user with its vty group alone."""
+        if self._in_user_namespace(node):
+            return []
+        user = node.facts.frr_user
+        return ["setpriv", f"--reuid={user}", f"--regid={user}", f"--groups={VTY_GROUP[node.facts.routing_suite]}",
+                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
 
     def routes(self, node: NodeContext[RouterSettings]) -> bool:
         return True
@@ -106,7 +131,7 @@ class RouterKind(NodeKind[RouterSettings]):
         if node.settings.config and node.facts.routing_suite == "frr":
             yield ConfigCheck("FRR", "config", node.settings.config, ("vtysh", "--config_dir", "{dir}", "-C", "-f",
                                                                       "{file}"),
-                              CONFIG_FILE, (("vtysh.conf", ""),))
+                              CONFIG_FILE, ((SHELL_CONFIG_FILE, ""),))
 
     # ------------------------------------------------------------ checks
 
@@ -237,11 +262,11 @@ class RouterKind(NodeKind[RouterSettings]):
             lines += ["router ospf6", f" ospf6 router-id {self.router_id(node)}", *self._announcements(settings), "!"]
         return "\n".join(lines) + "\n"
 
-    @staticmethod
-    def _shell_config(node: NodeContext[RouterSettings]) -> str:
+    def _shell_config(self, node: NodeContext[RouterSettings]) -> str:
         """vtysh's own configuration for this router: FRR 8.4's vtysh keeps the hostname itself (its prompt, and the
-        `hostname` line of `show running-config`), taking the host's unless told."""
-        return f"hostname {node.node.name}\n"
+        `hostname` line of `show running-config`), taking the host's unless told; and the daemons' user may open it
+        without a password (else vtysh asks PAM)."""
+        return f"hostname {node.node.name}\nusername {self._daemons_user(node)} nopassword\n"
 
     @staticmethod
     def _announcements(settings: RouterSettings) -> list[str]:
@@ -250,36 +275,32 @@ class RouterKind(NodeKind[RouterSettings]):
 
     def lower(self, node: NodeContext[RouterSettings]) -> Iterable[Op]:
         owner, name, facts = node.subject, node.node.name, node.facts
-        netns, directory = node.names.netns(name), node.names.node_dir(name)
+        netns, directory, suite = node.names.netns(name), node.names.node_dir(name), facts.routing_suite
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
-        yield MakeDirectory(owner=owner, path=directory, user=facts.frr_user)
-        config_file, shell_file = f"{directory}/{CONFIG_FILE}", f"{directory}/vtysh.conf"
+        ids = node.lab.trust.owner.ids
+        frr_user = "" if ids is not None else facts.frr_user
+        yield MakeDirectory(owner=owner, path=directory, user=frr_user, ids=ids)
+        # the daemons' working directory: a log file the configuration names without a path lands there
+        yield MakeDirectory(owner=owner, path=f"{directory}/logs", user=frr_user, ids=ids)
+        config_file, shell_file = f"{directory}/{CONFIG_FILE}", f"{directory}/{SHELL_CONFIG_FILE}"
         yield WriteFile(owner=owner, path=config_file, content=self.configuration(node))
         yield WriteFile(owner=owner, path=shell_file, content=self._shell_config(node))
         interfaces = tuple(dev_resource(netns, end.device) for end in node.ends)
         # the daemons must first see each interface with carrier: seen without, FRR 8.4's ospfd may keep it as type
         # "Null" and leave its network out of the router LSA
         carrier = tuple(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device)
-        # root's own directory: frr, which owns `directory`, cannot swap these for symlinks before the bind mounts
-        private_root = f"{directory}.private"
-        yield MakeDirectory(owner=owner, path=private_root)
-        private = (("/var/tmp", f"{private_root}/var-tmp"), ("/var/run/frr", f"{private_root}/run-frr"))
-        # the daemons' working directory, theirs: a log file the configuration names without a path lands there (not
-        # beside the logs vtopo has them keep, which root opens for them and which they could not open again)
-        logs = f"{private_root}/logs"
-        yield MakeDirectory(owner=owner, path=logs, user=facts.frr_user)
+        user, run, logs = self._daemons_user(node), RUN_DIR[suite], LOG_DIR[suite]
+        enter = tuple(node.enter([], workdir=logs))
         daemons = self.daemons(node)
         for daemon in daemons:  # each starts empty (/dev/null, never the host's /etc/frr); vtysh -b configures them
             after = (addresses_resource(netns), *interfaces, *carrier) if daemon == ZEBRA else (f"process:zebra@{name}",)
             yield StartProcess(owner=owner, name=f"{daemon}@{name}", netns=netns, pid_file=f"{directory}/{daemon}.pid",
-                               ready_path=f"{directory}/{daemon}.vty", private_dirs=private, directory=logs,
-                               argv=(f"{facts.frr_dir}/{daemon}", "-d", "-u", facts.frr_user, "-g", facts.frr_user,
-                                     "-f", "/dev/null", "-i", f"{directory}/{daemon}.pid",
-                                     "-z", f"{directory}/zserv.api", "--vty_socket", directory, "-P", "0",
-                                     "--log", f"file:{directory}/{daemon}.log"),
-                               after=(f"file:{private_root}", f"file:{logs}", *after),
-                               uts=node.names.node_namespace(name, "uts"))
-        yield LoadConfig(owner=owner, node=name, netns=netns, directory=directory,
-                         argv=("vtysh", "--vty_socket", directory, "--config_dir", directory, "-b"),
+                               ready_path=f"{directory}/{daemon}.vty", enter=enter,
+                               argv=(f"{facts.frr_dir}/{daemon}", "-d", "-u", user, "-g", user, "-f", "/dev/null",
+                                     "-i", f"{run}/{daemon}.pid", "-z", f"{run}/zserv.api", "--vty_socket", run,
+                                     "-P", "0", "--log", f"file:{logs}/{daemon}.log"),
+                               after=(f"file:{directory}/logs", *after))
+        yield LoadConfig(owner=owner, node=name, netns=netns,
+                         argv=(*node.enter([*self._as_daemons_user(node), "vtysh", "-b"], workdir=logs),),
                          after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{d}@{name}" for d in daemons)))

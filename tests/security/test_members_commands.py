@@ -14,7 +14,7 @@ from vtopo.lab import plan_of
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
-MEMBER = LabOwner(uid=4242, gid=100)
+MEMBER = LabOwner.member(uid=4242, gid=100)
 
 
 def lab_with_a_host_node() -> Topology:

@@ -1,5 +1,5 @@
-"""Every node with a namespace of its own is a lightweight container, and a member's lab lives in a user namespace of
-its own: the ops that make them, ahead of what the kinds lower."""
+"""Every node with a namespace of its own is a lightweight container, and a lab lives in a user namespace of its own:
+the ops that make them, ahead of what the kinds lower."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -19,22 +19,22 @@ def containers(lab: LabContext) -> list[tuple[NodeContext[Any], str]]:
 
 
 def container_ops(lab: LabContext, hosts: str = "") -> Iterator[Op]:
-    """The lab's user namespace (a member's lab), its hosts file (`hosts`, or its nodes' names and addresses), and each
+    """The lab's user namespace, its hosts file (`hosts`, or its nodes' names and addresses), and each
     container's namespaces."""
     names, owner = lab.names, lab.trust.owner
     nodes = containers(lab)
     if not nodes:
         return
-    userns = names.user_namespace if owner.confined else ""
-    if userns:
-        yield CreateUserNamespace(owner="lab", path=userns, uid=owner.uid, gid=owner.gid)
+    userns = names.user_namespace if owner.ids is not None else ""
+    if owner.ids is not None:
+        yield CreateUserNamespace(owner="lab", path=userns, uid=owner.ids[0], gid=owner.ids[1])
     yield WriteHostsFile(owner="lab", path=names.hosts_file, content=hosts or hosts_text(lab))
     for node, netns in nodes:
-        name = node.node.name
+        name, own = node.node.name, node.kind.own_files(node)
         yield CreateNamespace(owner=node.subject, name=netns, userns=userns)
         yield IsolateNode(owner=node.subject, netns=netns, hostname=name, hosts_file=names.hosts_file,
                           mount_ns=names.node_namespace(name, "mnt"), uts_ns=names.node_namespace(name, "uts"),
-                          userns=userns)
+                          userns=userns, binds=own.binds, files=own.files)
 
 
 def hosts_text(lab: LabContext) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from vtopo.host import domains
 from vtopo.host import facts as host_facts
 from vtopo.host import netns as namespaces
-from vtopo.host import namespace_maker, nftables, ovs, processes
+from vtopo.host import namespace_maker, nftables, ovs, owned_files, processes
 from vtopo.host.deployer import Deployer, DestroyError
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
@@ -87,7 +87,7 @@ def _stop_stray_processes(run_root: Path) -> list[str]:
     stopped = []
     for pid_file in sorted(run_root.glob("*/**/*.pid")) if run_root.is_dir() else []:
         try:
-            pid = int(pid_file.read_text().split()[0])
+            pid = int(owned_files.read_small_file(pid_file).split()[0])  # a lab's user may write there
         except (OSError, ValueError, IndexError):
             continue
         lab_dir = str(pid_file.parent)

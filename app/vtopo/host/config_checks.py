@@ -1,7 +1,13 @@
 """A node's configuration given to the program that will run it, in a dry run, before anything is applied: what it
-refuses becomes a problem with the program's own words and line number (FRR's `vtysh -C -f`)."""
+refuses becomes a problem with the program's own words and line number (FRR's `vtysh -C -f`).
+
+The program reads text a lab's author or a member wrote, and such text is code to it (vtysh's `output file`, `copy`):
+run as root, it never reads any. Root drops to who the lab's nodes are on the host (the member, or the lab user of
+root's labs), and to nobody for a lab with none."""
 from __future__ import annotations
 
+import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -13,6 +19,7 @@ from vtopo.kinds.contract import ConfigCheck, NodeContext
 from vtopo.model.problems import Problem
 
 CHECK_SECONDS = 30.0
+NOBODY = "nobody"
 REFUSAL = re.compile(r"line (\d+): (.*)")
 NODE_NUMBER = re.compile(r"\[\d+\]")  # the parser's node number in "% Unknown command[41]: ..." says nothing to a user
 
@@ -25,18 +32,36 @@ def config_problems(node: NodeContext[Any], path: str) -> list[Problem]:
         if shutil.which(check.argv[0]) is None:
             continue
         where = f"{path}.settings.{check.setting}" if check.setting else ""
-        problems += [Problem(message, node.subject, where, node.node.id) for message in refusals(check)]
+        problems += [Problem(message, node.subject, where, node.node.id)
+                     for message in refusals(check, node.lab.trust.owner.ids)]
     return problems
 
 
-def refusals(check: ConfigCheck) -> list[str]:
-    """Each line of `check.text` its program refuses, as "FRR refuses line N (TEXT): MESSAGE"."""
+def _reader(ids: tuple[int, int] | None) -> tuple[int, int] | None:
+    """Who runs a check: nobody but `ids` (or nobody at all) when this process is root; itself otherwise (None)."""
+    if os.geteuid() != 0:
+        return None
+    if ids is not None:
+        return ids
+    nobody = pwd.getpwnam(NOBODY)
+    return nobody.pw_uid, nobody.pw_gid
+
+
+def refusals(check: ConfigCheck, ids: tuple[int, int] | None) -> list[str]:
+    """Each line of `check.text` its program refuses, as "FRR refuses line N (TEXT): MESSAGE"; run as `ids` (who the
+    lab's nodes are) or, with none, as nobody when this process is root."""
+    reader = _reader(ids)
     with tempfile.TemporaryDirectory(prefix="vtopo-config-") as directory:
         file = Path(directory, check.file_name)
         file.write_text(check.text)
         for name, content in check.helpers:
             Path(directory, name).write_text(content)
         argv = [word.replace("{file}", str(file)).replace("{dir}", directory) for word in check.argv]
+        if reader is not None:
+            for entry in (directory, *(str(p) for p in Path(directory).iterdir())):
+                os.chown(entry, *reader, follow_symlinks=False)
+            argv = ["setpriv", f"--reuid={reader[0]}", f"--regid={reader[1]}", "--clear-groups", "--inh-caps=-all",
+                    "--bounding-set=-all", "--no-new-privs", "--", *argv]
         try:
             done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=directory,
                                   timeout=CHECK_SECONDS, check=False)

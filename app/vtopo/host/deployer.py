@@ -20,11 +20,13 @@ from vtopo.host import facts as host_facts
 from vtopo.host import libvirtd, namespace_maker, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services, services_of
+from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import Journal, LabRecord, StateStore, Usage, consent_to_json
 from vtopo.kinds.contract import LabContext
-from vtopo.kinds.environment import HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
+from vtopo.kinds.environment import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
+from vtopo.model.problems import Problem
 from vtopo.model.topology import Topology
 from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, PartState, Progress, ProgressCallback
 
@@ -124,9 +126,20 @@ def _taking_away_alone(removed: list[o.Op]) -> Callable[[o.Op], list[o.Op]]:
     return lambda op: way(op) or []
 
 
-def lab_owner(uid: int) -> LabOwner:
-    """Who owns a lab deployed by `uid`: root's lab has no user namespace; a member's maps them and their group."""
-    return LabOwner(uid, pwd.getpwuid(uid).pw_gid) if uid else LabOwner()
+def lab_owner(uid: int, host_identities: bool = False) -> LabOwner:
+    """Who owns a lab deployed by `uid`: a member's lab maps them and their group to root of its user namespace; root's
+    maps LAB_USER, or nobody with `host_identities` (its nodes are the host's root, its routers the host's frr)."""
+    if uid:
+        return LabOwner.member(uid, pwd.getpwuid(uid).pw_gid)
+    if host_identities:
+        return LabOwner()
+    try:
+        account = pwd.getpwnam(LAB_USER)
+    except KeyError:
+        raise PreflightFailed([Problem(f"root's labs run as the unprivileged user {LAB_USER}, which does not exist; "
+                                       f"create it with `useradd --system --no-create-home --shell /usr/sbin/nologin "
+                                       f"{LAB_USER}` (or run `make setup`)", "this host")]) from None
+    return LabOwner(0, 0, (account.pw_uid, account.pw_gid))
 
 
 class Deployer:
@@ -155,16 +168,18 @@ class Deployer:
     # ------------------------------------------------------------ deploy
 
     def deploy(self, topology: Topology, progress: ProgressCallback = _quiet, source: Path | None = None,
-               consent: Trust = Trust(), owner: int = 0, admit: Admission = _admit_all) -> DeployReport:
+               consent: Trust = Trust(), owner: int = 0, admit: Admission = _admit_all,
+               host_identities: bool = False) -> DeployReport:
         """Build the lab. `consent` is what the user allowed beyond the lab (host devices, image files); the
         lab is compiled against it and against the host's own network, probed now. `owner` is the uid recorded
-        as the lab's owner (the agent's caller; root in-process). The lab's name must be free on the host; vtopo
+        as the lab's owner (the agent's caller; root in-process); with `host_identities`, root's lab runs as the host's
+        root rather than in a user namespace (see lab_owner). The lab's name must be free on the host; vtopo
         chooses its prefix (see StateStore.claim), and `admit` may refuse it, seeing it in context and the other
         deployed labs, before anything is built."""
         started = time.monotonic()
         self._check_cancelled(topology.name)
         facts = self.facts_for(topology)
-        consent = replace(consent, owner=lab_owner(owner))
+        consent = replace(consent, owner=lab_owner(owner, host_identities))
         trust = host_facts.with_host_network(consent)
         document, hint = io.to_document(topology), topology.prefix  # as the user gave it, which the designer edits
         topology = replace(topology, prefix=hint or default_prefix(topology.name))
@@ -228,8 +243,8 @@ class Deployer:
     def _update(self, record: LabRecord, topology: Topology, progress: ProgressCallback, source: Path | None,
                 consent: Trust, admit: Admission) -> DeployReport:
         started = time.monotonic()
-        edited, owner = topology, record.owner
-        consent = replace(consent, owner=lab_owner(owner))
+        edited = topology
+        consent = replace(consent, owner=record.consent().owner)
         trust = host_facts.with_host_network(consent)
         topology = replace(edited, prefix=record.prefix)
         plan, context = compile_in_context(topology, self.kinds, record.facts(), trust)
@@ -250,7 +265,7 @@ class Deployer:
             return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links),
                                 len(new_steps) + len(removed), time.monotonic() - started, [notice])
         self.destroy(record, progress)
-        report = self.deploy(edited, progress, source, consent, owner, admit)
+        report = self.deploy(edited, progress, source, consent, consent.owner.uid, admit, consent.owner.ids is None)
         report.notices.insert(0, "the edit changes or removes parts of the running lab, so it was destroyed and "
                                  "deployed again")
         report.seconds = time.monotonic() - started

@@ -68,9 +68,10 @@ class KernelHost:
         else:
             self.netlink.add_netns(name)
 
-    def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str,
-                     userns: str) -> None:
-        self._maker(userns, os.path.dirname(mount_ns)).isolate(netns, hostname, hosts_file, mount_ns, uts_ns)
+    def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
+                     binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...]) -> None:
+        self._maker(userns, os.path.dirname(mount_ns)).isolate(netns, hostname, hosts_file, mount_ns, uts_ns, binds,
+                                                               files)
 
     def _maker(self, userns: str, namespaces_dir: str) -> NamespaceMaker:
         """The helper that makes namespaces inside `userns` ("": the initial user namespace), started on first use."""
@@ -191,10 +192,12 @@ class KernelHost:
 
     # ---------------------------------------------------------------- files
 
-    def make_directory(self, path: str, mode: int, user: str) -> None:
+    def make_directory(self, path: str, mode: int, user: str, ids: tuple[int, int] | None) -> None:
         owned_files.make_directory(path, mode)
         if user:
             owned_files.hand_over(path, user)
+        elif ids is not None:
+            owned_files.hand_over(path, ids)
 
     def write_file(self, path: str, content: str, *, private: bool) -> None:
         if private:
@@ -214,7 +217,7 @@ class KernelHost:
                       ready_banner: str, user: str, groups: tuple[str, ...], tap_fds: tuple[tuple[int, str], ...],
                       tun_fds: tuple[tuple[int, str], ...], device_fds: tuple[tuple[int, str], ...],
                       image_fds: tuple[tuple[int, str], ...], private_dirs: tuple[tuple[str, str], ...],
-                      directory: str, uts: str) -> None:
+                      directory: str, enter: tuple[str, ...]) -> None:
         taps = {fd: Path(f"/dev/tap{self.netlink.index(interface, None)}") for fd, interface in tap_fds}
         private: dict[Path, Path] = {}
         for target, source in private_dirs:
@@ -234,18 +237,18 @@ class KernelHost:
                                    private_dirs=private, open_files=taps, inherited_fds=handed,
                                    privileges=o.drop_privileges(user, groups) if user else (),
                                    umask=DAEMON_UMASK, ready_banner=ready_banner.encode(),
-                                   cwd=Path(directory) if directory else None, uts=Path(uts) if uts else None)
+                                   cwd=Path(directory) if directory else None, enter=enter)
         finally:
             for ours in handed.values():
                 os.close(ours)
 
-    def stop_process(self, pid_file: str, match: str) -> None:
+    def stop_process(self, pid_file: str, match: str, netns: str | None) -> None:
         pid = read_pid(Path(pid_file))
         if pid is not None:
-            processes.stop_process(pid, Path(match).name)
+            processes.stop_process(pid, Path(match).name, netns=netns)
 
-    def load_config(self, netns: str, directory: str, argv: tuple[str, ...]) -> None:
-        processes.run_command(["ip", "netns", "exec", netns, *argv], COMMAND_SECONDS, cwd=directory)
+    def load_config(self, argv: tuple[str, ...]) -> None:
+        processes.run_command(list(argv), COMMAND_SECONDS)
 
     def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None:
         if self.owner != 0 and place not in (o.Place.NODE, o.Place.GUEST):
@@ -270,7 +273,9 @@ class KernelHost:
 
 
 def read_pid(path: Path) -> int | None:
+    """The pid `path` holds, read without following a symlink or waiting on a FIFO (the lab's own user writes
+    there); None when there is none."""
     try:
-        return int(path.read_text().split()[0])
+        return int(owned_files.read_small_file(path).split()[0])
     except (OSError, ValueError, IndexError):
         return None

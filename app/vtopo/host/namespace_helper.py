@@ -12,9 +12,11 @@ memory in proportion to the number of namespaces on the host.
 
 Requests and answers are JSON messages on a SOCK_SEQPACKET socket, with namespace files passed as descriptors:
     {"op": "net"}                             -> a new network namespace                  [its fd]
-    {"op": "node", "hostname": H, "keep": [PATH...]} [net, hosts]
+    {"op": "node", "hostname": H, "keep": [PATH...], "binds": [[DIR, PATH]...], "files": [[PATH, TEXT]...]}
+                                       [net, hosts]
                                               -> the node's mount and UTS namespaces     [mnt fd, uts fd]
-       (each PATH under a directory the node gets empty stays visible there: vtopo's own code)
+       (each PATH of "keep" under a directory the node gets empty stays visible there: vtopo's own code; each DIR
+       of "binds", a real directory, is bound at its PATH inside; each file of "files" is bound over its PATH)
 Every answer is {"ok": true} or {"error": "..."}.
 """
 from __future__ import annotations
@@ -68,7 +70,8 @@ def main(argv: list[str]) -> int:
                 syscalls.unshare(CLONE_NEWNET)
                 _answer(channel, {"ok": True}, [f"{THREAD_NS}/net"])
             elif request["op"] == "node":
-                _isolate(request["hostname"], fds[0], fds[1], request.get("keep", []), base, keeper)
+                _isolate(request["hostname"], fds[0], fds[1], request.get("keep", []), base, keeper,
+                         request.get("binds", []), request.get("files", []))
                 _answer(channel, {"ok": True}, [f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
                 syscalls.setns(base, CLONE_NEWNS)
             else:
@@ -87,9 +90,12 @@ def _become_root() -> None:
     os.setresuid(0, 0, 0)
 
 
-def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, keeper: int | None) -> None:
+def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, keeper: int | None,
+             binds: list[list[str]], files: list[list[str]]) -> None:
     """Unshare the node's mount and UTS namespaces while inside its network namespace, and furnish them; each of
-    `keep` stays visible where it is, though the directory it lies under becomes the node's own."""
+    `keep` stays visible where it is, though the directory it lies under becomes the node's own; each directory of
+    `binds` is bound at its path inside (opened before /run is hidden, never through a symlink), and each of `files`
+    over its path."""
     syscalls.setns(netns, CLONE_NEWNET)
     _unshare_above(keeper, base)
     syscalls.mount("", "/", None, MS_REC | MS_SLAVE)
@@ -99,21 +105,23 @@ def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, 
     except PermissionError:  # a kernel that refuses a fresh sysfs here: the host's stays, and `ip` is unaffected
         pass
     hosts_text = os.read(hosts, 1 << 24)
-    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in keep}
+    kept = [(os.open(path, os.O_PATH | os.O_DIRECTORY), path) for path in keep]
+    bound = [(os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW), path) for directory, path in binds]
     for path in NODE_TMPFS:
         syscalls.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_MODES.get(path, "mode=1777"))
-    for path, fd in kept.items():
-        os.makedirs(path, exist_ok=True)
+    for fd, path in kept + bound:
+        os.makedirs(path, exist_ok=True)  # within a tmpfs of the node's, or a directory the host has
         syscalls.mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         os.close(fd)
     os.mkdir(NODE_FILES_DIR, 0o755)
-    for name, content in (("hostname", f"{hostname}\n".encode()), ("hosts", hosts_text)):
-        path = f"{NODE_FILES_DIR}/{name}"
-        with open(path, "wb") as file:
+    for path, content in [("/etc/hostname", f"{hostname}\n".encode()), ("/etc/hosts", hosts_text),
+                          *((path, text.encode()) for path, text in files)]:
+        copy = f"{NODE_FILES_DIR}/{os.path.basename(path)}"
+        with open(copy, "wb") as file:
             file.write(content)
-        os.chmod(path, 0o644)
-        if os.path.exists(f"/etc/{name}"):
-            syscalls.mount(path, f"/etc/{name}", None, MS_BIND)
+        os.chmod(copy, 0o644)
+        if os.path.exists(path):
+            syscalls.mount(copy, path, None, MS_BIND)
 
 
 def _unshare_above(keeper: int | None, base: int) -> None:

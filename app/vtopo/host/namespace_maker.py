@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from vtopo.host import netns as namespaces
@@ -82,12 +83,15 @@ class NamespaceMaker:
         finally:
             os.close(fd)
 
-    def isolate(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str) -> None:
-        """The node's mount and UTS namespaces, kept at `mount_ns` and `uts_ns`."""
+    def isolate(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str,
+                binds: tuple[tuple[str, str], ...] = (), files: tuple[tuple[str, str], ...] = ()) -> None:
+        """The node's mount and UTS namespaces, kept at `mount_ns` and `uts_ns`, with `binds` (host directory, path
+        inside) and `files` (path inside, content) of its own (see IsolateNode)."""
         given = [namespaces.open_netns(netns), os.open(hosts_file, os.O_RDONLY | os.O_NOFOLLOW)]
+        request = {"op": "node", "hostname": hostname, "keep": vtopos_own_paths(), "binds": [list(b) for b in binds],
+                   "files": [list(f) for f in files]}
         try:
-            mount, uts = self._ask({"op": "node", "hostname": hostname, "keep": vtopos_own_paths()}, given, 2,
-                                   f"make {hostname} a container")
+            mount, uts = self._ask(request, given, 2, f"make {hostname} a container")
         finally:
             for fd in given:
                 os.close(fd)
@@ -119,7 +123,7 @@ class NamespaceMaker:
             raise NamespaceError(f"the namespace helper did not start (it said {said!r}, exit status "
                                  f"{self._process.returncode})")
 
-    def _ask(self, request: dict[str, str | list[str]], fds: list[int], expected: int, what: str) -> list[int]:
+    def _ask(self, request: Mapping[str, object], fds: list[int], expected: int, what: str) -> list[int]:
         socket.send_fds(self._channel, [json.dumps(request).encode()], fds)
         message, received, _, _ = socket.recv_fds(self._channel, MAX_ANSWER, expected)
         answer = json.loads(message) if message else {"error": "the namespace helper ended"}

@@ -111,11 +111,33 @@ def write_for_daemon(path: str, content: str) -> None:
     write_file(path, content, SHARED_FILE, gid=os.lstat(os.path.dirname(path)).st_gid)
 
 
-def hand_over(path: str, user: str) -> None:
-    """Give the directory `path` to a daemon's user (user and group of that name); the directory it is in becomes a
-    PASSAGE, so that the user reaches it without seeing what else is there."""
-    shutil.chown(path, user, user)
+def hand_over(path: str, user: str | tuple[int, int]) -> None:
+    """Give the directory `path` to a daemon's user (user and group of that name, or a uid and gid); the directory it
+    is in becomes a PASSAGE, so that the user reaches it without seeing what else is there."""
+    if isinstance(user, str):
+        shutil.chown(path, user, user)
+    else:
+        os.chown(path, *user, follow_symlinks=False)
     _set_mode(os.path.dirname(path), PASSAGE)
+
+
+def open_to_read(path: str | Path) -> int:
+    """A descriptor on the regular file `path` in a directory another user can write (a pid file, a daemon's log):
+    never through a symlink, never waiting on a FIFO."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Planted(0, "not a regular file; refusing to read it", str(path))
+    return fd
+
+
+def read_small_file(path: str | Path, limit: int = 4096) -> str:
+    """The first `limit` bytes of `path`, opened as open_to_read does."""
+    fd = open_to_read(path)
+    try:
+        return os.read(fd, limit).decode(errors="replace")
+    finally:
+        os.close(fd)
 
 
 def private_directory(path: str, owner_of: str) -> None:

@@ -33,8 +33,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from vtopo.host import owned_files
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import DAEMON_UMASK
+from vtopo.ops import NETNS_DIR
 
 _TAIL_BYTES = 4000
 _POLL_S = 0.02
@@ -116,10 +118,11 @@ def process_alive(pid: int, expected_cmdline_part: str) -> bool:
 
 
 # -- stop ----------------------------------------------------------------------------------------
-def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5) -> None:
+def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5, *, netns: str | None = None) -> None:
     """SIGTERM the process, wait up to `timeout_s`, then SIGKILL. Already gone is fine.
 
-    The process is only signalled if its /proc/PID/cmdline contains `expected_cmdline_part`.
+    The process is only signalled if its /proc/PID/cmdline contains `expected_cmdline_part` and, with `netns`, it
+    runs in that network namespace (its pid came from a file the lab's own user may write).
     The check and the signals go through a pidfd, so a pid recycled between the check and the
     kill cannot be hit. Raises DaemonError if the process survives SIGKILL.
     """
@@ -132,7 +135,7 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5) -> 
     try:
         # The pidfd pins this very process: if the cmdline matches now, every signal below
         # reaches it or fails with ProcessLookupError, never a newcomer with the same pid.
-        if not process_alive(pid, expected_cmdline_part):
+        if not process_alive(pid, expected_cmdline_part) or (netns is not None and not _runs_in(pid, netns)):
             return
         for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, max(timeout_s, 2.0))):
             try:
@@ -148,6 +151,15 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5) -> 
     finally:
         os.close(pidfd)
         _reap()
+
+
+def _runs_in(pid: int, netns: str) -> bool:
+    """Whether process `pid` is in the network namespace kept at /run/netns/NETNS."""
+    try:
+        theirs, kept = os.stat(f"/proc/{pid}/ns/net"), os.stat(f"{NETNS_DIR}/{netns}")
+    except OSError:
+        return False
+    return (theirs.st_dev, theirs.st_ino) == (kept.st_dev, kept.st_ino)
 
 
 def signal_each(pids: Sequence[int], sig: signal.Signals) -> None:
@@ -206,8 +218,8 @@ def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None) -
 # -- start ---------------------------------------------------------------------------------------
 def _read_pid(pid_file: Path) -> int | None:
     try:
-        text = pid_file.read_text().strip()
-    except (FileNotFoundError, PermissionError):
+        text = owned_files.read_small_file(pid_file).strip()
+    except OSError:
         return None
     return int(text) if text.isdigit() else None
 
@@ -220,7 +232,7 @@ def _file_tail(path: Path | None) -> str:
     if path is None:
         return ""
     try:
-        with path.open("rb") as fh:
+        with os.fdopen(owned_files.open_to_read(path), "rb") as fh:
             fh.seek(0, os.SEEK_END)
             fh.seek(max(0, fh.tell() - _TAIL_BYTES))
             return f"--- {path} ---\n" + _tail(fh.read())
@@ -228,13 +240,14 @@ def _file_tail(path: Path | None) -> str:
         return ""
 
 
-def _launcher(netns: str | None, uts: Path | None, private_dirs: Mapping[Path, Path], open_files: Mapping[int, Path],
-              inherited: Mapping[int, int]) -> list[str]:
-    argv: list[str] = ["nsenter", f"--uts={uts}"] if uts is not None else []
-    if netns is not None:
-        argv += ["ip", "netns", "exec", netns]
-    elif private_dirs:
-        argv += ["unshare", "--mount", "--propagation", "slave"]
+def _launcher(netns: str | None, enter: Sequence[str], private_dirs: Mapping[Path, Path],
+              open_files: Mapping[int, Path], inherited: Mapping[int, int]) -> list[str]:
+    if enter:
+        argv = list(enter)
+    elif netns is not None:
+        argv = ["ip", "netns", "exec", netns]
+    else:
+        argv = ["unshare", "--mount", "--propagation", "slave"] if private_dirs else []
     if private_dirs:
         argv += ["sh", "-c", _BIND_SCRIPT, "vtopo-launch"]
         for target, source in private_dirs.items():
@@ -285,10 +298,10 @@ def start_daemon(
     umask: int = DAEMON_UMASK,
     ready_banner: bytes = b"",
     cwd: Path | None = None,
-    uts: Path | None = None,
+    enter: Sequence[str] = (),
 ) -> int:
-    """Start a daemon (in network namespace `netns` and the UTS namespace kept at `uts`, if given) and return its pid
-    once it is ready.
+    """Start a daemon (in network namespace `netns`, or in the namespaces the words `enter` put it into) and return
+    its pid once it is ready.
 
     Ready means: `pid_file` holds the pid of a live process whose command line holds the name of
     ``argv[0]``, and the `ready` path (e.g. a vty socket) exists. The daemon may detach itself
@@ -316,14 +329,14 @@ def start_daemon(
     ready = Path(ready) if ready is not None else None
     name = Path(argv[0]).name  # what the daemon's cmdline holds even if it rewrites the rest
     old = _read_pid(pid_file)
-    if old is not None and process_alive(old, " ".join(argv)):
+    if old is not None and process_alive(old, " ".join(argv)) and (netns is None or _runs_in(old, netns)):
         raise DaemonError(f"{argv[0]} already running as pid {old} (pid file {pid_file})")
     pid_file.unlink(missing_ok=True)
     if ready is not None and not ready.is_dir():
         ready.unlink(missing_ok=True)
 
     inherited = _above_targets(inherited_fds or {})
-    command = _launcher(netns, uts, dict(private_dirs or {}), dict(open_files or {}), inherited) + [*privileges, *argv]
+    command = _launcher(netns, enter, dict(private_dirs or {}), dict(open_files or {}), inherited) + [*privileges, *argv]
     with tempfile.TemporaryFile() as output:
         try:
             proc = subprocess.Popen(

@@ -74,8 +74,9 @@ def consent_of(deployment: dict[str, Any]) -> Trust:
     """What the user allowed when the lab was deployed, so the running lab can be analysed again."""
     data = deployment.get("consent", {})
     uid, gid = data.get("owner", (0, 0))
+    ids = data.get("user_namespace", [uid, gid] if uid else None)  # a record from before root's labs had one
     return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())),
-                 startup_commands=frozenset(data.get("startup_commands", ())), owner=LabOwner(int(uid), int(gid)),
+                 startup_commands=frozenset(data.get("startup_commands", ())), owner=LabOwner(int(uid), int(gid), None if ids is None else (int(ids[0]), int(ids[1]))),
                  site=data.get("site", LOCAL), tunnel_vnis=tuple(data.get("tunnel_vnis", DEFAULT_VNIS)),
                  tunnel_peers=None if data.get("tunnel_peers") is None else frozenset(data["tunnel_peers"]))
 
@@ -185,6 +186,7 @@ class LabRecord:
 def consent_to_json(consent: Trust) -> dict[str, Any]:
     return {"host_devices": sorted(consent.host_devices), "images": sorted(consent.images),
             "startup_commands": sorted(consent.startup_commands), "owner": [consent.owner.uid, consent.owner.gid],
+            "user_namespace": None if consent.owner.ids is None else list(consent.owner.ids),
             "site": consent.site, "tunnel_vnis": list(consent.tunnel_vnis),
             "tunnel_peers": None if consent.tunnel_peers is None else sorted(consent.tunnel_peers)}
 

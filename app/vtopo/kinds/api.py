@@ -6,9 +6,9 @@ from its hooks. The rest of vtopo can change shape; this module keeps its names.
 from __future__ import annotations
 
 from vtopo.kinds.check_types import CheckType, Probe, Verdict, with_cause
-from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, ConfigCheck, DaemonShell, EmptySettings, EndContext,
-                                  LabContext, LoopProtection, MachineProcess, NodeContext, NodeKind, PortSpec, Reader, Role,
-                                  SavedState, SegmentKind, SWITCH_PORT)
+from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, ConfigCheck, EmptySettings, EndContext,
+                                  LabContext, LoopProtection, MachineProcess, NodeContext, NodeFiles, NodeKind, PortSpec,
+                                  Reader, Role, SavedState, SegmentKind, SWITCH_PORT)
 from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
@@ -22,8 +22,8 @@ __all__ = [
     "BUILTIN_IMAGE", "DOMAIN_XMLNS", "ECHO_SERVER", "INTERNAL_PORT", "IPERF3_SERVER", "KVM_GROUP",
     "LIBVIRT_QEMU_RUN_DIR", "MAX_INTERFACE_NAME", "SWITCH_PORT",
     "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigCheck", "ConfigureLink", "ConsentRequest",
-    "CreateBridge", "CreateVeth", "DaemonShell", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
-    "LoadConfig", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeKind", "Op",
+    "CreateBridge", "CreateVeth", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
+    "LoadConfig", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeFiles", "NodeKind", "Op",
     "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "Reader", "ResumeDomain", "Role",
     "SavedState", "SegmentKind", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",

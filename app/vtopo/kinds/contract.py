@@ -107,20 +107,12 @@ class MachineProcess:
 
 
 @dataclass(frozen=True)
-class DaemonShell:
-    """A shell that talks to the node's own daemons over unix sockets, as FRR's vtysh does. Run for a user who is
-    not root, it gets `group` (the one the sockets admit) and a view of the file system in which `sockets` (names in
-    `directory`) are the only daemon sockets there are, at the place `argv` was pointed to; `hidden` are where the
-    host's own daemons of the same suite keep theirs. The shell's own configuration, `config_name` there, is
-    `config` with "{user}" replaced by the user's name."""
+class NodeFiles:
+    """What a node sees of its own in place of the host's files: `binds`, host directories of the node's (its router
+    directory) each at a path inside it, as (directory, path); `files`, files over the host's, as (path, content)."""
 
-    directory: str
-    sockets: tuple[str, ...]
-    group: str
-    argv: tuple[str, ...]
-    hidden: tuple[str, ...] = ()
-    config_name: str = "config"
-    config: str = ""
+    binds: tuple[tuple[str, str], ...] = ()
+    files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -208,13 +200,13 @@ class NodeContext(Generic[S]):
 
     def enter(self, argv: list[str], workdir: str = "") -> list[str]:
         """`argv` run inside the node, a container: its network, mount and UTS namespaces (see IsolateNode), as root
-        of the lab's user namespace in a member's lab (nsenter enters that one last, as uid 0 inside: the owner).
+        of the lab's user namespace where it has one (nsenter enters that one last, as uid 0 inside: the owner).
         `workdir`: where the command starts, inside the node's mount namespace ("/" by default)."""
         netns = self.kind.netns(self)
         if netns is None:
             raise CannotRunInside(f"{self.node.name} is the host's own namespace, not a container")
         names, name = self.names, self.node.name
-        user = [f"--user={names.user_namespace}"] if self.lab.trust.owner.confined else []
+        user = [f"--user={names.user_namespace}"] if self.lab.trust.owner.ids is not None else []
         return ["nsenter", *user, f"--net={NETNS_DIR}/{netns}", f"--mount={names.node_namespace(name, 'mnt')}",
                 f"--uts={names.node_namespace(name, 'uts')}", *([f"--wdns={workdir}"] if workdir else []), "--", *argv]
 
@@ -296,10 +288,9 @@ class NodeKind(ABC, Generic[S]):
                                   "address of its own; pick a container, router, VM or the host")
         return node.enter(argv) if self.netns(node) else list(argv)
 
-    def daemon_shell(self, node: NodeContext[S], argv: list[str], socket_dir: str) -> DaemonShell | None:
-        """When `argv` is a shell that reaches the node's daemons through their sockets (vtysh on a router): how to
-        run it with the sockets found in `socket_dir`. None for any other command."""
-        return None
+    def own_files(self, node: NodeContext[S]) -> NodeFiles:
+        """The directories and files a container node has of its own over the host's (a router's /etc/frr)."""
+        return NodeFiles()
 
     def standing_servers(self, node: NodeContext[S]) -> dict[str, int]:
         """Services that always listen in this node, by name (see vtopo.measure.nodes) with their ports:

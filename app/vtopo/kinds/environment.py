@@ -40,16 +40,27 @@ class HostFacts:
     only then may a check say what the host lacks."""
 
 
+LAB_USER = "vtopo-lab"  # who root's labs are on the host: root of their user namespaces, the way a member is of theirs
+
+
 @dataclass(frozen=True)
 class LabOwner:
-    """Who deployed the lab. A member's lab (any uid but root's) lives in a user namespace of its own, which maps the
-    owner (and their group) to root inside: they are root of their nodes, and of nothing else."""
+    """Who deployed the lab (`uid`, `gid`), and who its nodes are on the host. A lab lives in a user namespace of its
+    own, which maps `ids` to root inside: a member's own ids, so they are root of their nodes and of nothing else; for
+    root's labs, those of LAB_USER. `ids` is None for a lab in the host's own identities (root's, where the agent's
+    policy says so, or compiled with no host)."""
 
     uid: int = 0
     gid: int = 0
+    ids: tuple[int, int] | None = None
+
+    @classmethod
+    def member(cls, uid: int, gid: int) -> LabOwner:
+        return cls(uid, gid, (uid, gid))
 
     @property
     def confined(self) -> bool:
+        """A member's lab: nothing of it may run on the host itself."""
         return self.uid != 0
 
 

@@ -25,15 +25,17 @@ class FileOp(Op, register=False):
 
 @dataclass(frozen=True, kw_only=True)
 class MakeDirectory(FileOp):
-    """A directory, owned by `user` when a daemon that drops privileges must write in it, with `mode` when the
-    umask must not decide."""
+    """A directory, owned by `user` when a daemon that drops privileges must write in it, or by the uid and gid `ids`
+    (the user who is root of the lab's user namespace, whose daemons write there), with `mode` when the umask must
+    not decide."""
 
     user: str = ""
+    ids: tuple[int, int] | None = None
     mode: int | None = None
     summary_text: ClassVar[str] = "create directory {path}"
 
     def apply(self, host: Host) -> None:
-        host.make_directory(self.path, PRIVATE_DIRECTORY if self.mode is None else self.mode, self.user)
+        host.make_directory(self.path, PRIVATE_DIRECTORY if self.mode is None else self.mode, self.user, self.ids)
 
     def inverse(self) -> Op:
         return RemoveDirectory(owner=self.owner, path=self.path)

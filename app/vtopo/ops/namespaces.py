@@ -80,7 +80,9 @@ class DeleteNamespace(Op):
 class IsolateNode(Op):
     """Make the node in network namespace `netns` a container: a UTS namespace named `hostname`, and a mount namespace
     with its own /tmp, /var/tmp and /run, sysfs of its own network namespace, and the lab's `hosts_file` as
-    /etc/hosts. Both are kept at `mount_ns` and `uts_ns`, inside the lab's user namespace `userns` when it has one."""
+    /etc/hosts. Both are kept at `mount_ns` and `uts_ns`, inside the lab's user namespace `userns` when it has one.
+    `binds` puts host directories of the node's own (its router directory) at paths inside it, each (directory, path);
+    `files` are files of its own over the host's, each (path, content)."""
 
     netns: str
     hostname: str
@@ -88,17 +90,21 @@ class IsolateNode(Op):
     mount_ns: str
     uts_ns: str
     userns: str = ""
+    binds: tuple[tuple[str, str], ...] = ()
+    files: tuple[tuple[str, str], ...] = ()
     summary_text: ClassVar[str] = "make {hostname} a container (hostname, /etc/hosts, private /tmp and /run)"
 
     def requires(self) -> frozenset[str]:
         return frozenset({ns_resource(self.netns), f"file:{self.hosts_file}",
-                          *((user_resource(self.userns),) if self.userns else ())})
+                          *((user_resource(self.userns),) if self.userns else ()),
+                          *(f"file:{directory}" for directory, _ in self.binds)})
 
     def provides(self) -> frozenset[str]:
         return frozenset({node_resource(self.netns)})
 
     def apply(self, host: Host) -> None:
-        host.isolate_node(self.netns, self.hostname, self.hosts_file, self.mount_ns, self.uts_ns, self.userns)
+        host.isolate_node(self.netns, self.hostname, self.hosts_file, self.mount_ns, self.uts_ns, self.userns,
+                          self.binds, self.files)
 
     def inverse(self) -> Op:
         return RemoveNamespaceFiles(owner=self.owner, paths=(self.mount_ns, self.uts_ns))

@@ -30,8 +30,9 @@ class StartProcess(Op):
     `private_dirs` maps a path the program insists on (FRR's /var/tmp/frr, /var/run/frr) to a directory of
     the lab's, bind-mounted over it for this process only, so labs never share or leave files there.
     `directory`, when set, is its working directory: a file its configuration names without a path lands there.
-    `uts`, when set, is the file of the node's UTS namespace, which the process starts in: the hostname it reports is
-    its node's.
+    `enter`, when set, are the words that put the process into its node, as `vtopo exec` enters it (nsenter into the
+    node's network, mount and UTS namespaces, and into the lab's user namespace as its root where the lab has one,
+    ending in "--"): it sees the node's own files, and `directory` is a path inside the node.
     """
 
     name: str
@@ -49,12 +50,12 @@ class StartProcess(Op):
     after: tuple[str, ...] = ()
     private_dirs: tuple[tuple[str, str], ...] = ()
     directory: str = ""
-    uts: str = ""
+    enter: tuple[str, ...] = ()
     summary_text: ClassVar[str] = "start {name}"
     waiting_text: ClassVar[str] = "starting {name}: waiting until it is ready"
 
     def requires(self) -> frozenset[str]:
-        node = (node_resource(self.netns),) if self.uts and self.netns else ()
+        node = (node_resource(self.netns),) if self.enter and self.netns else ()
         return frozenset({ns_resource(self.netns), f"file:{self.pid_file.rsplit('/', 1)[0]}", *node, *self.after})
 
     def provides(self) -> frozenset[str]:
@@ -64,10 +65,11 @@ class StartProcess(Op):
         host.start_process(argv=self.argv, netns=self.netns, pid_file=self.pid_file, ready_path=self.ready_path,
                            ready_banner=self.ready_banner, user=self.user, groups=self.groups, tap_fds=self.tap_fds,
                            tun_fds=self.tun_fds, device_fds=self.device_fds, image_fds=self.image_fds,
-                           private_dirs=self.private_dirs, directory=self.directory, uts=self.uts)
+                           private_dirs=self.private_dirs, directory=self.directory, enter=self.enter)
 
     def inverse(self) -> Op:
-        return StopProcess(owner=self.owner, name=self.name, pid_file=self.pid_file, match=self.argv[0])
+        return StopProcess(owner=self.owner, name=self.name, pid_file=self.pid_file, match=self.argv[0],
+                           netns=self.netns)
 
 
 def drop_privileges(user: str, groups: tuple[str, ...]) -> list[str]:
@@ -80,13 +82,17 @@ def drop_privileges(user: str, groups: tuple[str, ...]) -> list[str]:
 
 @dataclass(frozen=True, kw_only=True)
 class StopProcess(Op):
+    """Stop the process whose pid `pid_file` holds, when its command line holds `match` and, with `netns`, it runs in
+    that network namespace (a pid file the lab's own user may write names no process of anyone else's)."""
+
     name: str
     pid_file: str
     match: str
+    netns: str | None = None
     summary_text: ClassVar[str] = "stop {name}"
 
     def apply(self, host: Host) -> None:
-        host.stop_process(self.pid_file, self.match)
+        host.stop_process(self.pid_file, self.match, self.netns)
 
 
 class Place(StrEnum):
@@ -99,13 +105,12 @@ class Place(StrEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class LoadConfig(Op):
-    """A node's daemons, once started, given their configuration by a shell of theirs run as root in `netns`, from
-    `directory` (FRR's `vtysh -b` reads the integrated frr.conf there and sends each daemon its part). It is what
-    starts the node's routing, so a restarted node loads it again."""
+    """A node's daemons, once started, given their configuration by a shell of theirs run inside the node, as the
+    daemons' own user (FRR's `vtysh -b` reads the integrated frr.conf and sends each daemon its part); `argv` enters
+    the node. It is what starts the node's routing, so a restarted node loads it again."""
 
     node: str
     netns: str
-    directory: str
     argv: tuple[str, ...]
     after: tuple[str, ...] = ()
     summary_text: ClassVar[str] = "load the configuration of {node}"
@@ -114,7 +119,7 @@ class LoadConfig(Op):
         return frozenset({ns_resource(self.netns), *self.after})
 
     def apply(self, host: Host) -> None:
-        host.load_config(self.netns, self.directory, self.argv)
+        host.load_config(self.argv)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ from vtopo.model.sites import VXLAN_OVERHEAD, VXLAN_PORT
 from vtopo.ops.base import Op
 from vtopo.ops.firewall import address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
-from vtopo.ops.namespaces import NETNS_DIR, NODE_TMPFS
+from vtopo.ops.namespaces import NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS
 from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
 from vtopo.ops.process import drop_privileges
 
@@ -114,11 +114,19 @@ class ScriptHost:
             self._say(*_held_by_placeholder(["nsenter", f"--user={userns}", "unshare", "--net", "sleep", "infinity"],
                                             [("net", f"{NETNS_DIR}/{name}")]))
 
-    def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str,
-                     userns: str) -> None:
+    def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
+                     binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...]) -> None:
+        opened = {directory: 3 + index for index, directory in enumerate(dict.fromkeys(d for d, _ in binds))}
+        own = {path: f"{NODE_FILES_DIR}/{path.rsplit('/', 1)[1]}" for path, _ in files}
         inside = "; ".join([sh("hostname", hostname), "mount -t sysfs sysfs /sys",
                             sh("mount", "--bind", hosts_file, "/etc/hosts"),
+                            *(f"exec {fd}<{shlex.quote(directory)}" for directory, fd in opened.items()),
                             *(sh("mount", "-t", "tmpfs", "tmpfs", path) for path in NODE_TMPFS),
+                            *(f"{sh('mkdir', '-p', path)}; {sh('mount', '--bind', fd_path, path)}"
+                              for directory, path in binds if (fd_path := f"/proc/self/fd/{opened[directory]}")),
+                            *([sh("mkdir", "-p", NODE_FILES_DIR)] if files else []),
+                            *(f"printf %s {shlex.quote(content)} > {own[path]}; {sh('mount', '--bind', own[path], path)}"
+                              for path, content in files),
                             "exec sleep infinity"])
         enter = ["nsenter", *([f"--user={userns}"] if userns else []), f"--net={NETNS_DIR}/{netns}"]
         self._say(f"# {comment(hostname)} is a container: its own hostname, /etc/hosts naming the lab's nodes, and "
@@ -254,10 +262,12 @@ class ScriptHost:
 
     # ---------------------------------------------------------------- files
 
-    def make_directory(self, path: str, mode: int, user: str) -> None:
+    def make_directory(self, path: str, mode: int, user: str, ids: tuple[int, int] | None) -> None:
         self._say(sh("mkdir", "-p", path), sh("chmod", f"{mode:o}", path))
         if user:
             self._say(sh("chown", f"{user}:", path))
+        elif ids is not None:
+            self._say(sh("chown", f"{ids[0]}:{ids[1]}", path))
 
     def write_file(self, path: str, content: str, *, private: bool) -> None:
         self._say(*heredoc(f"cat > {shlex.quote(path)}", content))
@@ -274,12 +284,12 @@ class ScriptHost:
                       ready_banner: str, user: str, groups: tuple[str, ...], tap_fds: tuple[tuple[int, str], ...],
                       tun_fds: tuple[tuple[int, str], ...], device_fds: tuple[tuple[int, str], ...],
                       image_fds: tuple[tuple[int, str], ...], private_dirs: tuple[tuple[str, str], ...],
-                      directory: str, uts: str) -> None:
+                      directory: str, enter: tuple[str, ...]) -> None:
         self._say(*(f"# fd {fd}: /dev/net/tun attached to the tap {comment(interface)} by vtopo (ioctl TUNSETIFF, "
                     "which no shell command makes)" for fd, interface in tun_fds),
                   *(f"# {comment(source)} bind-mounted over {comment(target)} for this process alone (when that "
                     "directory exists here)" for target, source in private_dirs))
-        launch = [*(["nsenter", f"--uts={uts}"] if uts else []), *(["ip", "netns", "exec", netns] if netns else [])]
+        launch = list(enter) or (["ip", "netns", "exec", netns] if netns else [])
         command = sh(*launch, *(drop_privileges(user, groups) if user else []), *argv)
         for fd, interface in tap_fds:
             command += f" {fd}<>{tap_device(interface)}"
@@ -293,11 +303,11 @@ class ScriptHost:
             command = f"( cd {shlex.quote(directory)} && {command} )"
         self._say(f"( umask 077 && exec {command} ) &" if user else command)
 
-    def stop_process(self, pid_file: str, match: str) -> None:
+    def stop_process(self, pid_file: str, match: str, netns: str | None) -> None:
         self._say(f"kill $(cat {shlex.quote(pid_file)})")
 
-    def load_config(self, netns: str, directory: str, argv: tuple[str, ...]) -> None:
-        self._say(f"( cd {shlex.quote(directory)} && {sh('ip', 'netns', 'exec', netns, *argv)} )")
+    def load_config(self, argv: tuple[str, ...]) -> None:
+        self._say(sh(*argv))
 
     def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None:
         self._say(f"# startup command of {comment(node)}, allowed by the user at deploy time", sh(*argv))

@@ -39,7 +39,7 @@ from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabRecord, LabTaken, StateStore, Usage
 from vtopo.host.syscalls import keep_large_blocks_mapped
-from vtopo.kinds.contract import CannotRunInside, DaemonShell, LabContext, NodeContext, Role
+from vtopo.kinds.contract import CannotRunInside, LabContext, NodeContext, Role
 from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
 from vtopo.measure.nodes import MeasureError
@@ -54,24 +54,6 @@ ONE_LINE_ERRORS = (DestroyError, LabTaken, NotDeployed, CannotRunInside, Measure
                    DeployCancelled)
 MAX_FILTER = 4096  # characters of a capture filter
 COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read
-DAEMON_SOCKETS = "vty"  # where a user's daemon shell finds its node's sockets: under the lab's run root, all hidden
-# Runs as root in the node's network namespace and a mount namespace of its own (`ip netns exec` makes one, slave to
-# the host's, so nothing here is seen outside): holding the node's directory as its working directory, it hides
-# every lab's run directory and the host's own daemon sockets under empty tmpfs mounts, binds the node's sockets
-# into a directory of their own there, leaves the hidden tree and becomes the command (setpriv, as the user).
-_DAEMON_SHELL_SCRIPT = """set -e
-cd "$1"; jail=$2; config_name=$3; config=$4; shift 4
-while [ "$1" != -- ]; do mount -t tmpfs -o size=64k,mode=0755,nosuid,nodev vtopo-hidden "$1"; shift; done; shift
-mkdir -p "$jail"
-printf '%s\n' "$config" > "$jail/$config_name"
-while [ "$1" != -- ]; do
-  if [ -S "$1" ]; then : > "$jail/$1"; mount --no-canonicalize --bind "$1" "$jail/$1"; fi
-  shift
-done; shift
-cd /
-exec "$@"
-"""
-
 class Refused(Exception):
     """A request the caller may not make; the message says why and who may."""
 
@@ -274,7 +256,7 @@ class Agent:
                                                 consent, caller.uid, admit)
             else:
                 report = deployer.deploy(topology, _progress_to(send, request.every_step), source, consent,
-                                         caller.uid, admit)
+                                         caller.uid, admit, caller.root and policy.root_labs_as_host)
         return p.Result(0, data=asdict(report))
 
     @contextmanager
@@ -348,16 +330,12 @@ class Agent:
             return _hand_over_console(lab, request.node, send)
         account = pwd.getpwuid(caller.uid)
         argv = request.argv or [account.pw_shell or "/bin/sh"]
-        jail = f"{node.names.run_root}/{DAEMON_SOCKETS}"
         directory = account.pw_dir if os.path.isdir(account.pw_dir) else "/"
-        if caller.root:
-            argv = node.kind.command_in(node, argv)
-        elif (shell := node.kind.daemon_shell(node, argv, jail)) is not None:
-            argv = _daemon_shell_as_user(node, caller, shell, jail)
-        else:
-            argv = _as_user(node, caller, argv, directory)
+        argv = node.kind.command_in(node, argv) if caller.root else _as_user(node, caller, argv, directory)
+        # a pager (vtysh's `terminal paginate`) without shell escapes
         environment = {"HOME": account.pw_dir, "USER": account.pw_name, "LOGNAME": account.pw_name,
-                       "SHELL": account.pw_shell, "PATH": SEARCH_PATH, "TERM": request.term or "dumb"}
+                       "SHELL": account.pw_shell, "PATH": SEARCH_PATH, "TERM": request.term or "dumb",
+                       "LESSSECURE": "1"}
         if request.terminal:
             return _run_on_pty(argv, environment, directory, request, send)
         if len(fds) != 3:
@@ -474,24 +452,6 @@ def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str], workdir: s
         raise CannotRunInside(f"{node.lab.topology.name} was deployed before each lab had a user namespace of its "
                               "own: destroy it and deploy it again to run commands in its nodes")
     return node.enter(argv, workdir)
-
-
-def _daemon_shell_as_user(node: NodeContext, caller: Caller, shell: DaemonShell, jail: str) -> list[str]:
-    """The node's daemon shell (vtysh) run as the caller with only the sockets' group, in the node's network
-    namespace, in a mount namespace where this node's sockets are the only daemon sockets to be found: what it can
-    start (vtysh's start-shell) is the caller's own shell, and reaches no other lab's router and not the host's."""
-    netns = node.kind.netns(node)
-    if netns is None:
-        raise CannotRunInside(f"{node.node.name} has no network namespace of its own to confine its shell to")
-    account = pwd.getpwuid(caller.uid)
-    hidden = dict.fromkeys(os.path.realpath(path) for path in (node.names.run_root, *shell.hidden)
-                           if os.path.isdir(path))
-    return ["ip", "netns", "exec", netns, "sh", "-c", _DAEMON_SHELL_SCRIPT, "vtopo-daemon-shell", shell.directory,
-            jail, shell.config_name, shell.config.replace("{user}", account.pw_name), *hidden, "--", *shell.sockets,
-            "--",
-            "setpriv", f"--reuid={caller.uid}", f"--regid={account.pw_gid}",
-            f"--groups={grp.getgrnam(shell.group).gr_gid}", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all",
-            "--", *shell.argv]
 
 
 def _run_on_pty(argv: list[str], environment: dict[str, str], directory: str, request: p.ExecRequest,

@@ -14,6 +14,7 @@ must not put a container on the host's own network), and the limits below hold.
     vm_memory_mb_per_member = 8192     # memory of all of one member's VMs together; half the host's by default
     tunnel_vnis = [1000000, 1999999]   # the VXLAN VNIs the tunnels of labs spread over sites may take (docs/sites.md)
     tunnel_peers = ["198.18.0.3"]      # underlay addresses members' labs may tunnel to (root's may tunnel anywhere)
+    root_labs_as_host = false          # true: root's labs run as the host's root (their routers as frr), not vtopo-lab
 
 The agent reads it for each connection, so a change needs no restart.
 """
@@ -28,6 +29,7 @@ from vtopo.model.sites import DEFAULT_VNIS, VNI_LIMITS, is_address
 
 CONFIG = Path("/etc/vtopo/agent.toml")
 LISTS = ("host_devices", "image_dirs", "tunnel_peers", "tunnel_vnis")
+SWITCHES = ("root_labs_as_host",)
 
 
 def half_the_memory() -> int:
@@ -56,6 +58,7 @@ class Policy:
     vm_memory_mb_per_member: int = field(default_factory=half_the_memory)
     tunnel_vnis: tuple[int, int] = DEFAULT_VNIS
     tunnel_peers: frozenset[str] = frozenset()
+    root_labs_as_host: bool = False
 
     @classmethod
     def read(cls, path: Path = CONFIG) -> Policy:
@@ -75,12 +78,13 @@ class Policy:
         relative = [directory for directory in directories if not os.path.isabs(directory)]
         if relative:
             raise PolicyError(f"the agent's configuration {path}: image_dirs must be absolute paths, not {relative[0]}")
-        limits = {name: _positive(data, name, path) for name in names if name not in LISTS and name in data}
+        limits = {name: _positive(data, name, path) for name in names if name not in LISTS + SWITCHES and name in data}
         peers = _strings(data, "tunnel_peers", path)
         if not all(is_address(peer) for peer in peers):
             raise PolicyError(f"the agent's configuration {path}: tunnel_peers must be IP addresses")
         return cls(path, frozenset(devices), frozenset(os.path.normpath(directory) for directory in directories),
-                   tunnel_vnis=_vni_range(data, path), tunnel_peers=frozenset(peers), **limits)
+                   tunnel_vnis=_vni_range(data, path), tunnel_peers=frozenset(peers),
+                   root_labs_as_host=_switch(data, "root_labs_as_host", path), **limits)
 
     def vnis_within(self, asked: list[int]) -> tuple[int, int]:
         """The VNI range a deploy asks its tunnels to take ([] for this agent's own), if it lies within tunnel_vnis."""
@@ -112,6 +116,13 @@ def _vni_range(data: dict[str, object], path: Path) -> tuple[int, int]:
         raise PolicyError(f"the agent's configuration {path}: tunnel_vnis must be [first, last], two VNIs from {low} "
                           f"to {high}, the first no greater than the last")
     return value[0], value[1]
+
+
+def _switch(data: dict[str, object], key: str, path: Path) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise PolicyError(f"the agent's configuration {path}: {key} must be true or false")
+    return value
 
 
 def _positive(data: dict[str, object], key: str, path: Path) -> int:
