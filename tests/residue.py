@@ -52,12 +52,17 @@ def _ovs() -> set[str]:
 
 
 def _processes() -> set[str]:
+    """vtopo's daemons running in this pid namespace: those of a container beside the tests (a pid namespace of its
+    own, such as scripts/fresh-machine.sh's) are not theirs."""
     found = set()
+    ours = os.readlink("/proc/self/ns/pid")
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 comm = (entry / "comm").read_text().strip()
                 state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if os.readlink(entry / "ns/pid") != ours:
+                    continue
             except (OSError, IndexError):
                 continue
             dead = state == "Z"  # a zombie: only its parent (here init) still has to reap it

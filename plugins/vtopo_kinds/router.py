@@ -16,7 +16,7 @@ from typing import Iterable
 
 from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, LoadConfig, MakeDirectory, NodeContext, NodeFiles,
                              NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl, StartProcess,
-                             WriteFile, addresses_resource, dev_resource, setting, up_resource)
+                             WriteFile, addresses_resource, dev_resource, drop_privileges, setting, up_resource)
 from vtopo_kinds.frr_config import DAEMONS, ZEBRA, daemons_for, file_writes, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import ROUTER_CHECKS
@@ -75,8 +75,8 @@ class RouterKind(NodeKind[RouterSettings]):
         return end.end.interface.name or end.end.port
 
     def command_in(self, node: NodeContext[RouterSettings], argv: list[str]) -> list[str]:
-        """Inside the node, where vtysh finds the router's daemons and configuration at FRR's own paths; in root's
-        labs vtysh runs as the daemons' user, never as root."""
+        """Inside the node, where vtysh finds the router's daemons and configuration at FRR's own paths, as the
+        daemons' user (never the host's root)."""
         if argv[:1] == ["vtysh"]:
             return node.enter([*self._as_daemons_user(node), *argv])
         return super().command_in(node, argv)
@@ -96,12 +96,10 @@ class RouterKind(NodeKind[RouterSettings]):
 
     def _as_daemons_user(self, node: NodeContext[RouterSettings]) -> list[str]:
         """The words that run a shell of the daemons as their user: nothing in a lab's user namespace (its root is
-        theirs); in root's labs, setpriv to FRR's user with its vty group alone."""
+        theirs); in a lab in the host's identities, setpriv to FRR's user with its vty group alone."""
         if self._in_user_namespace(node):
             return []
-        user = node.facts.frr_user
-        return ["setpriv", f"--reuid={user}", f"--regid={user}", f"--groups={VTY_GROUP[node.facts.routing_suite]}",
-                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+        return drop_privileges(node.facts.frr_user, (VTY_GROUP[node.facts.routing_suite],))
 
     def routes(self, node: NodeContext[RouterSettings]) -> bool:
         return True

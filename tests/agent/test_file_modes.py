@@ -125,11 +125,11 @@ def test_an_owner_uses_the_lab_through_the_agent_and_nobody_else_reads_its_recor
                 record = next(Path("/var/lib/vtopo/labs").glob("*/lab.json"))
                 router_dir = next(Path("/run/vtopo").glob("*/r1"))
                 assert (stat.S_IMODE(record.stat().st_mode), record.stat().st_uid) == (0o600, 0)
-                assert stat.S_IMODE(router_dir.parent.stat().st_mode) == PASSAGE  # frr passes through to r1
-                assert pwd.getpwuid(router_dir.stat().st_uid).pw_name == "frr"
+                assert stat.S_IMODE(router_dir.parent.stat().st_mode) == PASSAGE  # a passes through to r1
+                assert pwd.getpwuid(router_dir.stat().st_uid).pw_name == a  # its daemons run as a, in the lab
                 assert stat.S_IMODE(router_dir.stat().st_mode) == PRIVATE
                 config = (router_dir / "frr.conf").stat()
-                assert (stat.S_IMODE(config.st_mode), config.st_uid, group_name(config.st_gid)) == (0o640, 0, "frr")
+                assert (stat.S_IMODE(config.st_mode), config.st_uid, config.st_gid) == (0o640, 0, users["a"].pw_gid)
                 assert stat.S_IMODE((record.parent / "journal.jsonl").stat().st_mode) == 0o600
 
                 status = agent.vtopo(a, "status", "l2-vs-l3")

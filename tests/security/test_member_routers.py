@@ -68,7 +68,6 @@ class Labs:
         words = [word for command in commands for word in ("-c", command)]
         return self.vtopo(user, "exec", lab, "r1", "--", "vtysh", *words)[1]
 
-    @staticmethod
     def neighbours_full(self, user: str, lab: str) -> bool:
         """Whether r1 has its OSPF neighbour, within the 20 s it may take to form after a deploy or restart."""
         deadline = time.monotonic() + 20

@@ -17,6 +17,7 @@ from typing import Any
 
 from vtopo.kinds.contract import ConfigCheck, NodeContext
 from vtopo.model.problems import Problem
+from vtopo.ops import drop_privileges
 
 CHECK_SECONDS = 30.0
 NOBODY = "nobody"
@@ -60,8 +61,7 @@ def refusals(check: ConfigCheck, ids: tuple[int, int] | None) -> list[str]:
         if reader is not None:
             for entry in (directory, *(str(p) for p in Path(directory).iterdir())):
                 os.chown(entry, *reader, follow_symlinks=False)
-            argv = ["setpriv", f"--reuid={reader[0]}", f"--regid={reader[1]}", "--clear-groups", "--inh-caps=-all",
-                    "--bounding-set=-all", "--no-new-privs", "--", *argv]
+            argv = [*drop_privileges(str(reader[0]), (), str(reader[1])), *argv]
         try:
             done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=directory,
                                   timeout=CHECK_SECONDS, check=False)

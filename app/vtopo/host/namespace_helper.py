@@ -105,7 +105,7 @@ def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, 
     except PermissionError:  # a kernel that refuses a fresh sysfs here: the host's stays, and `ip` is unaffected
         pass
     hosts_text = os.read(hosts, 1 << 24)
-    kept = [(os.open(path, os.O_PATH | os.O_DIRECTORY), path) for path in keep]
+    kept = [(fd, path) for path in keep if (fd := _reachable(path)) is not None]
     bound = [(os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW), path) for directory, path in binds]
     for path in NODE_TMPFS:
         syscalls.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_MODES.get(path, "mode=1777"))
@@ -122,6 +122,15 @@ def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, 
         os.chmod(copy, 0o644)
         if os.path.exists(path):
             syscalls.mount(copy, path, None, MS_BIND)
+
+
+def _reachable(path: str) -> int | None:
+    """A descriptor on the directory `path`, or None where the lab's user may not reach it (a checkout under root's
+    own temporary directory): inside the node it would be out of that user's reach all the same."""
+    try:
+        return os.open(path, os.O_PATH | os.O_DIRECTORY)
+    except PermissionError:
+        return None
 
 
 def _unshare_above(keeper: int | None, base: int) -> None:

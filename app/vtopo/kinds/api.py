@@ -16,7 +16,8 @@ from vtopo.model.problems import ConsentRequest, Problem, Severity
 from vtopo.ops import (DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress, AddRoute,
                        ConfigureLink, CreateBridge, CreateVeth, LoadConfig, MakeDirectory, MoveLink, Op,
                        OvsAddBridge, OvsAddFlows, OvsAddPort, ResumeDomain, SetMaster, SetSysctl, SetTxChecksum,
-                       StartDomain, StartProcess, WriteFile, addresses_resource, dev_resource, up_resource)
+                       StartDomain, StartProcess, WriteFile, addresses_resource, dev_resource, drop_privileges,
+                       up_resource)
 
 __all__ = [
     "BUILTIN_IMAGE", "DOMAIN_XMLNS", "ECHO_SERVER", "INTERNAL_PORT", "IPERF3_SERVER", "KVM_GROUP",
@@ -27,5 +28,5 @@ __all__ = [
     "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "PortSpec", "Probe", "Problem", "Reader", "ResumeDomain", "Role",
     "SavedState", "SegmentKind", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
-    "addresses_resource", "dev_resource", "image_path", "image_problem", "setting", "up_resource", "with_cause",
+    "addresses_resource", "dev_resource", "drop_privileges", "image_path", "image_problem", "setting", "up_resource", "with_cause",
 ]

@@ -72,10 +72,10 @@ class StartProcess(Op):
                            netns=self.netns)
 
 
-def drop_privileges(user: str, groups: tuple[str, ...]) -> list[str]:
-    """setpriv's words that run what follows as `user` (and its group), in `groups` alone, with no capability left and
-    none to gain."""
-    return ["setpriv", f"--reuid={user}", f"--regid={user}",
+def drop_privileges(user: str, groups: tuple[str, ...], group: str = "") -> list[str]:
+    """setpriv's words that run what follows as `user` (names or ids) and `group` (by default the group named like the
+    user), in `groups` alone, with no capability left and none to gain."""
+    return ["setpriv", f"--reuid={user}", f"--regid={group or user}",
             f"--groups={','.join(groups)}" if groups else "--clear-groups",
             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
 
