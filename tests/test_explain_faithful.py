@@ -99,7 +99,7 @@ SPECIMENS: list[o.Op] = [
                    netns=None, pid_file="/run/vtopo/vfth0/vm/qemu.pid", ready_path="/run/vtopo/vfth0/vm/qmp",
                    ready_banner='{"QMP"', user="vtopo-qemu", groups=("kvm",), tap_fds=((3, "vfth0-vm1-0"),),
                    tun_fds=((4, "vfth0-vm1-1"),), device_fds=((5, "/dev/vhost-net"),),
-                   image_fds=((6, "/var/lib/vtopo/disk.qcow2"),), private_dirs=(("/var/tmp/frr", "/run/x"),),
+                   image_fds=((6, "/var/lib/vtopo/disk.qcow2"),),
                    directory="/run/vtopo/vfth0/vm"),
     o.StartProcess(owner="node r1", name="zebra", argv=("/usr/lib/frr/zebra", "-d"), netns="vfth0-c1",
                    pid_file="/run/vtopo/vfth0/r1/zebra.pid"),

@@ -2,8 +2,8 @@
 FRR's own integrated text (frr.conf), kept verbatim in the lab; a router without one runs the OSPF configuration vtopo
 writes from its settings (OSPFv2, and OSPFv3 where the router has IPv6 addresses). Quagga takes the same text.
 
-The daemons run inside the node, as a container: FRR's /etc/frr and /run/frr there are the router's own directory,
-and /var/log/frr its logs. In a lab with a user namespace (a member's), they run as root of that namespace, the
+The daemons run inside the node, as a container: FRR's /etc/frr, /run/frr and /var/log/frr there are the router's
+own directory. In a lab with a user namespace (a member's), they run as root of that namespace, the
 lab's owner outside, and so does every vtysh that loads, checks or reads their configuration: what the
 configuration or a student's vtysh says reaches the node's own files and nothing the owner could not reach
 themselves. In root's labs they drop to the host's FRR user, and every vtysh runs as that user too, never as root."""
@@ -26,7 +26,7 @@ SHELL_CONFIG_FILE = "vtysh.conf"
 VTY_GROUP = {"frr": "frrvty", "quagga": "quaggavty"}  # the group the daemons' vty sockets admit
 CONFIG_DIR = {"frr": "/etc/frr", "quagga": "/etc/quagga"}  # inside the node: the router's directory
 RUN_DIR = {"frr": "/run/frr", "quagga": "/run/quagga"}  # inside the node: the router's directory too
-LOG_DIR = {"frr": "/var/log/frr", "quagga": "/var/log/quagga"}  # inside the node: the router's logs directory
+LOG_DIR = {"frr": "/var/log/frr", "quagga": "/var/log/quagga"}  # inside the node: the router's directory as well
 LAB_ROOT = "root"  # who the daemons run as in a lab's user namespace
 # A router's /etc/group in a lab's user namespace: only its root and nobody exist there, and FRR's daemons want their
 # vty group to be one of their user's groups
@@ -83,7 +83,7 @@ class RouterKind(NodeKind[RouterSettings]):
 
     def own_files(self, node: NodeContext[RouterSettings]) -> NodeFiles:
         suite, directory = node.facts.routing_suite, node.names.node_dir(node.node.name)
-        binds = ((directory, CONFIG_DIR[suite]), (directory, RUN_DIR[suite]), (f"{directory}/logs", LOG_DIR[suite]))
+        binds = tuple((directory, inside) for inside in (CONFIG_DIR[suite], RUN_DIR[suite], LOG_DIR[suite]))
         in_lab = self._in_user_namespace(node)
         return NodeFiles(binds, (("/etc/group", LAB_GROUPS.format(vty=VTY_GROUP[suite])),) if in_lab else ())
 
@@ -279,8 +279,6 @@ class RouterKind(NodeKind[RouterSettings]):
         ids = node.lab.trust.owner.ids
         frr_user = "" if ids is not None else facts.frr_user
         yield MakeDirectory(owner=owner, path=directory, user=frr_user, ids=ids)
-        # the daemons' working directory: a log file the configuration names without a path lands there
-        yield MakeDirectory(owner=owner, path=f"{directory}/logs", user=frr_user, ids=ids)
         config_file, shell_file = f"{directory}/{CONFIG_FILE}", f"{directory}/{SHELL_CONFIG_FILE}"
         yield WriteFile(owner=owner, path=config_file, content=self.configuration(node))
         yield WriteFile(owner=owner, path=shell_file, content=self._shell_config(node))
@@ -289,7 +287,7 @@ class RouterKind(NodeKind[RouterSettings]):
         # "Null" and leave its network out of the router LSA
         carrier = tuple(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device)
         user, run, logs = self._daemons_user(node), RUN_DIR[suite], LOG_DIR[suite]
-        enter = tuple(node.enter([], workdir=logs))
+        enter = tuple(node.enter([], workdir=logs))  # a log file the configuration names without a path lands there
         daemons = self.daemons(node)
         for daemon in daemons:  # each starts empty (/dev/null, never the host's /etc/frr); vtysh -b configures them
             after = (addresses_resource(netns), *interfaces, *carrier) if daemon == ZEBRA else (f"process:zebra@{name}",)
@@ -298,7 +296,7 @@ class RouterKind(NodeKind[RouterSettings]):
                                argv=(f"{facts.frr_dir}/{daemon}", "-d", "-u", user, "-g", user, "-f", "/dev/null",
                                      "-i", f"{run}/{daemon}.pid", "-z", f"{run}/zserv.api", "--vty_socket", run,
                                      "-P", "0", "--log", f"file:{logs}/{daemon}.log"),
-                               after=(f"file:{directory}/logs", *after))
+                               after=after)
         yield LoadConfig(owner=owner, node=name, netns=netns,
                          argv=(*node.enter([*self._as_daemons_user(node), "vtysh", "-b"], workdir=logs),),
                          after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{d}@{name}" for d in daemons)))

@@ -41,46 +41,24 @@ def test_a_config_is_written_when_nothing_was_planted(tmp_path: Path, applier) -
     assert config.read_text() == "hostname r1\n"
 
 
-def test_a_private_directory_that_is_a_symlink_is_refused(tmp_path: Path, applier) -> None:
-    router = tmp_path / "r1"
-    router.mkdir()
-    (router / "var-tmp").symlink_to("/etc")
-    before = os.stat("/etc")
-    start = o.StartProcess(owner="node r1", name="zebra@r1", argv=("true",), netns=None,
-                           pid_file=str(router / "zebra.pid"), private_dirs=(("/var/tmp", str(router / "var-tmp")),))
-    with pytest.raises(OpFailed, match="var-tmp"):
-        applier.apply(start)
-    after = os.stat("/etc")
-    assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
-
-
-@pytest.mark.privileged  # gives the directory to another user
-def test_a_private_directory_under_a_parent_another_user_can_write_is_refused(tmp_path: Path, applier) -> None:
-    router = tmp_path / "r1"  # the daemon's own directory: a user other than root could swap its entries
-    router.mkdir()
-    os.chown(router, 65534, 65534)
-    start = o.StartProcess(owner="node r1", name="zebra@r1", argv=("true",), netns=None,
-                           pid_file=str(router / "zebra.pid"), private_dirs=(("/var/tmp", str(router / "var-tmp")),))
-    with pytest.raises(OpFailed, match="parent can be written by another user"):
-        applier.apply(start)
-    assert not (router / "var-tmp").exists()
-
-
-def test_the_shipped_router_keeps_its_private_directories_in_a_directory_of_roots() -> None:
+def test_the_shipped_routers_daemons_start_inside_their_node_with_its_own_files() -> None:
+    """No daemon of a router reads or writes a path of the host's: it starts inside its node, whose /etc/frr,
+    /run/frr and /var/log/frr are the router's own directory."""
     from vtopo.lab import plan_of
     from vtopo.model import io
     from vtopo.resources import TOPOLOGIES
 
     plan = plan_of(io.load(TOPOLOGIES / "l2-vs-l3.vtopo"))
-    made = {op.path: op.user for op in plan.ops if isinstance(op, o.MakeDirectory)}
-    starts = [op for op in plan.ops if isinstance(op, o.StartProcess) and op.private_dirs]
+    binds = {op.netns: op.binds for op in plan.ops if isinstance(op, o.IsolateNode)}
+    starts = [op for op in plan.ops if isinstance(op, o.StartProcess) and "/usr/lib/frr/" in op.argv[0]]
     assert starts
     for start in starts:
-        daemon_dir = start.pid_file.rsplit("/", 1)[0]
-        assert made[daemon_dir] == "frr"
-        for _, source in start.private_dirs:
-            parent = source.rsplit("/", 1)[0]
-            assert made[parent] == "", f"{source} must sit in a directory owned by root, not by the daemon's user"
+        assert f"--mount=/run/vtopo/ns/{start.netns}.mnt" in start.enter
+        directory = start.pid_file.rsplit("/", 1)[0]
+        assert sorted(binds[start.netns]) == [(directory, "/etc/frr"), (directory, "/run/frr"),
+                                              (directory, "/var/log/frr")]
+        assert all(word.startswith(("/run/frr", "file:/var/log/frr")) for word in start.argv if "/" in word
+                   and not word.startswith("/usr/lib/frr/") and word != "/dev/null")
 
 
 @pytest.mark.privileged  # gives directories and files to the group vtopo and the user frr

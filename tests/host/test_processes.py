@@ -190,23 +190,20 @@ def wait_for(predicate: Callable[[], bool], timeout_s: float, what: str) -> floa
 
 
 @pytest.mark.privileged
-def test_daemon_runs_in_its_namespace_with_private_dirs(run_dir: Path) -> None:
+def test_daemon_runs_in_its_namespace_or_where_its_words_enter(run_dir: Path) -> None:
+    """In the network namespace named, or in the namespaces `enter` puts it into (a node's, as a router's daemons)."""
     ns = f"vtopo-p{SUFFIX}"
-    private_tmp = run_dir / "var-tmp"
-    private_tmp.mkdir()
     pid_file, ready, marker = run_dir / "d.pid", run_dir / "d.ready", run_dir / "netns"
     sh("ip", "netns", "add", ns)
     pid = 0
     try:
-        argv = fake_daemon(pid_file, ready, str(marker))
-        # the fake daemon also drops a file in /var/tmp, which must land in our directory
-        argv[2] = argv[2].replace("time.sleep(120)", "open('/var/tmp/vtopo-private-probe', 'w').close(); time.sleep(120)")
-        pid = start_daemon(argv, ns, pid_file, ready, 10, private_dirs={Path("/var/tmp"): private_tmp})
-        assert marker.read_text() == os.readlink(f"/proc/{pid}/ns/net")
-        assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+        pid = start_daemon(fake_daemon(pid_file, ready, str(marker)), ns, pid_file, ready, 10)
+        assert marker.read_text() == os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
         assert os.stat(f"/run/netns/{ns}").st_ino == os.stat(f"/proc/{pid}/ns/net").st_ino
-        wait_for(lambda: (private_tmp / "vtopo-private-probe").exists(), 5, "probe file")
-        assert not Path("/var/tmp/vtopo-private-probe").exists()
+        stop_process(pid, str(pid_file), netns=ns)
+        pid = start_daemon(fake_daemon(pid_file, ready, str(marker)), ns, pid_file, ready, 10,
+                           enter=("nsenter", f"--net=/run/netns/{ns}", "--uts=/proc/1/ns/uts", "--"))
+        assert os.stat(f"/run/netns/{ns}").st_ino == os.stat(f"/proc/{pid}/ns/net").st_ino
     finally:
         if pid:
             stop_process(pid, str(pid_file))
@@ -218,12 +215,12 @@ FRR_DIR = Path("/usr/lib/frr")
 FRR_RUN = Path("/var/run/frr")  # ospfd writes FRR_RUN/ospfd-gr.json whatever -i/-z/--vty_socket say
 
 
-def frr_private_dirs(rdir: Path) -> dict[Path, Path]:
-    """Paths FRR hard-codes, redirected into the router's directory (in the daemon's mount ns only)."""
-    dirs = {Path("/var/tmp"): rdir / "var-tmp"}  # crash-log dirs /var/tmp/frr/<daemon>.<pid>
-    if FRR_RUN.is_dir():  # a bind mount needs an existing target; the frr package creates it
-        dirs[FRR_RUN] = rdir / "run-frr"
-    return dirs
+def frr_node(ns: str) -> tuple[str, ...]:
+    """Words that start a daemon in network namespace `ns` and a mount namespace of its own where FRR's hard-coded
+    paths (crash-log directories in /var/tmp/frr, /var/run/frr/ospfd-gr.json) are empty tmpfs, as in a node."""
+    private = " && ".join(f"mount -t tmpfs tmpfs {path}" for path in ("/var/tmp", FRR_RUN) if Path(path).is_dir())
+    return ("ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "slave", "sh", "-c",
+            f'{private or ":"} && exec "$@"', "frr-node")
 
 
 def frr_available() -> str | None:
@@ -347,13 +344,12 @@ class OspfLab:
             ("r2", "r1", "10.2.0.0/24", ""),
         ):
             rdir = self.rdir(router)
-            (rdir / "var-tmp").mkdir(parents=True)
-            (rdir / "run-frr").mkdir()
+            rdir.mkdir(parents=True)
             (rdir / "zebra.conf").write_text(ZEBRA_CONF.format(name=router))
             (rdir / "vtysh.conf").write_text("")  # for vtysh --config_dir: not integrated
             (rdir / "ospfd.conf").write_text(OSPFD_CONF[style].format(
                 name=router, transit=f"to-{other}", router_id=f"10.0.0.{router[1]}", lan=lan, extra=extra))
-            for path in (rdir, rdir / "var-tmp", rdir / "run-frr", rdir / "zebra.conf", rdir / "ospfd.conf"):
+            for path in (rdir, rdir / "zebra.conf", rdir / "ospfd.conf"):
                 os.chown(path, frr.pw_uid, frr.pw_gid)  # FRR reads config and writes pid/sockets as frr
 
     def start(self, router: str, daemon: str) -> int:
@@ -361,7 +357,7 @@ class OspfLab:
         pid = start_daemon(
             frr_argv(daemon, rdir), self.ns(router), rdir / f"{daemon}.pid", rdir / f"{daemon}.vty",
             timeout_s=15, log_file=rdir / f"{daemon}.log",
-            private_dirs=frr_private_dirs(rdir),
+            enter=frr_node(self.ns(router)),
         )
         self.daemons.append((pid, str(rdir / f"{daemon}.conf")))
         return pid
@@ -445,11 +441,6 @@ def test_frr_ospf_two_routers_converge(ospf_lab: OspfLab, style: str) -> None:
     lab.stop_daemons()
     assert processes_mentioning(str(lab.base)) == []
     assert vtysh(r1, "show ip ospf neighbor").returncode != 0  # "ospfd is not running"
-    # a clean exit removed FRR's crash-log dirs; FRR leaves its pid files and sockets behind
-    for router in ("r1", "r2"):
-        assert list((lab.rdir(router) / "var-tmp" / "frr").iterdir()) == []
-        if FRR_RUN.is_dir():
-            assert (lab.rdir(router) / "run-frr" / "ospfd-gr.json").exists()
 
 
 @pytest.mark.privileged
@@ -463,5 +454,5 @@ def test_frr_start_failure_is_reported(ospf_lab: OspfLab) -> None:
     os.chown(rdir, 0, 0)  # frr can no longer create its pid file there
     with pytest.raises(DaemonError) as info:
         start_daemon(frr_argv("zebra", rdir), ns, rdir / "zebra.pid", rdir / "zebra.vty", 10,
-                     log_file=rdir / "zebra.log", private_dirs=frr_private_dirs(rdir))
+                     log_file=rdir / "zebra.log", enter=frr_node(ns))
     assert "Can't create pid lock file" in str(info.value)

@@ -216,14 +216,8 @@ class KernelHost:
     def start_process(self, *, argv: tuple[str, ...], netns: str | None, pid_file: str, ready_path: str,
                       ready_banner: str, user: str, groups: tuple[str, ...], tap_fds: tuple[tuple[int, str], ...],
                       tun_fds: tuple[tuple[int, str], ...], device_fds: tuple[tuple[int, str], ...],
-                      image_fds: tuple[tuple[int, str], ...], private_dirs: tuple[tuple[str, str], ...],
-                      directory: str, enter: tuple[str, ...]) -> None:
+                      image_fds: tuple[tuple[int, str], ...], directory: str, enter: tuple[str, ...]) -> None:
         taps = {fd: Path(f"/dev/tap{self.netlink.index(interface, None)}") for fd, interface in tap_fds}
-        private: dict[Path, Path] = {}
-        for target, source in private_dirs:
-            if Path(target).is_dir():  # a bind mount needs its target to exist
-                owned_files.private_directory(source, owner_of=str(Path(pid_file).parent))
-                private[Path(target)] = Path(source)
         handed: dict[int, int] = {}
         try:
             for fd, interface in tun_fds:
@@ -234,7 +228,7 @@ class KernelHost:
                 handed[fd] = open_image(path)
             processes.start_daemon(list(argv), netns, Path(pid_file), Path(ready_path) if ready_path else None,
                                    DAEMON_START_SECONDS, log_file=Path(pid_file).with_suffix(".log"),
-                                   private_dirs=private, open_files=taps, inherited_fds=handed,
+                                   open_files=taps, inherited_fds=handed,
                                    privileges=o.drop_privileges(user, groups) if user else (),
                                    umask=DAEMON_UMASK, ready_banner=ready_banner.encode(),
                                    cwd=Path(directory) if directory else None, enter=enter)

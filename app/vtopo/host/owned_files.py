@@ -139,23 +139,3 @@ def read_small_file(path: str | Path, limit: int = 4096) -> str:
     finally:
         os.close(fd)
 
-
-def private_directory(path: str, owner_of: str) -> None:
-    """Make `path` a real directory (never a symlink) owned by the owner of `owner_of` (the daemon's directory).
-
-    Its parent must be root's and writable by root alone: in a directory the daemon's user can write, the user
-    could rename the checked directory away and put a symlink in its place before root bind-mounts it.
-    """
-    parent = os.lstat(os.path.dirname(path))
-    if parent.st_uid != 0 or parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or not stat.S_ISDIR(parent.st_mode):
-        raise Planted(0, "its parent can be written by another user than root; refusing to bind-mount from it",
-                      path)
-    try:
-        os.mkdir(path, PRIVATE)
-    except FileExistsError:
-        pass
-    if not stat.S_ISDIR(os.lstat(path).st_mode):
-        raise Planted(0, "not a directory (a symlink?); refusing to use it", path)
-    _set_mode(path, PRIVATE)
-    owner = os.lstat(owner_of)
-    os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)

@@ -17,8 +17,8 @@ Verified with FRR 8.4 (zebra, ospfd): run as the ``frr`` user (FRR refuses ``-u 
 root is in the ``frrvty`` group), in a run directory owned by frr; FRR's ``-d`` parent exits 0 only
 once the child has read its config and opened its sockets, and non-zero if it failed. FRR also
 writes to hard-coded paths whatever its options say: /var/tmp/frr/<daemon>.<pid>/ (crash-log dir,
-removed on a clean exit only) and /var/run/frr/ospfd-gr.json (shared by every ospfd on the host);
-``private_dirs`` bind-mounts router-owned directories over them in the daemon's mount namespace.
+removed on a clean exit only) and /var/run/frr/ospfd-gr.json: a router's daemons start inside its
+node (`enter`), whose /var/tmp and /run are its own.
 """
 from __future__ import annotations
 
@@ -40,15 +40,6 @@ from vtopo.ops import NETNS_DIR
 
 _TAIL_BYTES = 4000
 _POLL_S = 0.02
-
-# Bind-mounts each (source, target) pair given as arguments up to "--", then execs the rest.
-# Runs inside the daemon's own mount namespace, so nothing is mounted on the host.
-_BIND_SCRIPT = (
-    'while [ "$1" != -- ]; do '
-    'mount --bind "$1" "$2" || { echo "vtopo: cannot bind $1 on $2" >&2; exit 125; }; '
-    "shift 2; done; shift; exec \"$@\""
-)
-
 
 class DaemonError(HostError):
     """A daemon did not start (or could not be stopped). Carries what it said."""
@@ -240,19 +231,9 @@ def _file_tail(path: Path | None) -> str:
         return ""
 
 
-def _launcher(netns: str | None, enter: Sequence[str], private_dirs: Mapping[Path, Path],
-              open_files: Mapping[int, Path], inherited: Mapping[int, int]) -> list[str]:
-    if enter:
-        argv = list(enter)
-    elif netns is not None:
-        argv = ["ip", "netns", "exec", netns]
-    else:
-        argv = ["unshare", "--mount", "--propagation", "slave"] if private_dirs else []
-    if private_dirs:
-        argv += ["sh", "-c", _BIND_SCRIPT, "vtopo-launch"]
-        for target, source in private_dirs.items():
-            argv += [str(source), str(target)]
-        argv.append("--")
+def _launcher(netns: str | None, enter: Sequence[str], open_files: Mapping[int, Path],
+              inherited: Mapping[int, int]) -> list[str]:
+    argv = list(enter) or (["ip", "netns", "exec", netns] if netns is not None else [])
     if open_files or inherited:  # the shell puts each file on its fd, as in `qemu ... 3<>/dev/tap7`, then becomes
         # the daemon; a descriptor vtopo opened itself moves to its number (`20<&5 5<&-`)
         redirects = [f"{fd}<>{shlex.quote(str(path))}" for fd, path in sorted(open_files.items())]
@@ -291,7 +272,6 @@ def start_daemon(
     timeout_s: float,
     *,
     log_file: Path | None = None,
-    private_dirs: Mapping[Path, Path] | None = None,
     open_files: Mapping[int, Path] | None = None,
     inherited_fds: Mapping[int, int] | None = None,
     privileges: Sequence[str] = (),
@@ -308,9 +288,7 @@ def start_daemon(
     (``-d``) or stay in the foreground; either way the pid returned is the one in `pid_file`.
 
     A stale `pid_file` or `ready` left by a previous run is removed first; a live daemon with the
-    same pid file is an error. `private_dirs` maps a target path to a host directory that is
-    bind-mounted over it in the daemon's own mount namespace (e.g. ``{Path("/var/tmp"): run/tmp}``
-    keeps FRR's /var/tmp/frr crash-log directories inside the lab's run directory). `open_files` maps a
+    same pid file is an error. `open_files` maps a
     file descriptor number to a file the daemon gets open read-write on it (QEMU's macvtap `fd=3`).
     `inherited_fds` maps a file descriptor number of the daemon to a descriptor of ours it gets there (a disk
     image or a tap vtopo opened itself). `privileges` is the command that drops them (setpriv's words), run once
@@ -336,7 +314,7 @@ def start_daemon(
         ready.unlink(missing_ok=True)
 
     inherited = _above_targets(inherited_fds or {})
-    command = _launcher(netns, enter, dict(private_dirs or {}), dict(open_files or {}), inherited) + [*privileges, *argv]
+    command = _launcher(netns, enter, dict(open_files or {}), inherited) + [*privileges, *argv]
     with tempfile.TemporaryFile() as output:
         try:
             proc = subprocess.Popen(

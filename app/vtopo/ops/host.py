@@ -127,8 +127,7 @@ class Host(Protocol):
     def start_process(self, *, argv: tuple[str, ...], netns: str | None, pid_file: str, ready_path: str,
                       ready_banner: str, user: str, groups: tuple[str, ...], tap_fds: tuple[tuple[int, str], ...],
                       tun_fds: tuple[tuple[int, str], ...], device_fds: tuple[tuple[int, str], ...],
-                      image_fds: tuple[tuple[int, str], ...], private_dirs: tuple[tuple[str, str], ...],
-                      directory: str, enter: tuple[str, ...]) -> None: ...
+                      image_fds: tuple[tuple[int, str], ...], directory: str, enter: tuple[str, ...]) -> None: ...
 
     def stop_process(self, pid_file: str, match: str, netns: str | None) -> None: ...
 

@@ -27,8 +27,6 @@ class StartProcess(Op):
     through a symlink) and hands over on that fd, so the process never opens a path itself.
     `ready_banner`: the process is ready once `ready_path` is a socket that says this first (QEMU's QMP greeting).
     `after` lists extra resources that must exist first (the interfaces a daemon should see at start).
-    `private_dirs` maps a path the program insists on (FRR's /var/tmp/frr, /var/run/frr) to a directory of
-    the lab's, bind-mounted over it for this process only, so labs never share or leave files there.
     `directory`, when set, is its working directory: a file its configuration names without a path lands there.
     `enter`, when set, are the words that put the process into its node, as `vtopo exec` enters it (nsenter into the
     node's network, mount and UTS namespaces, and into the lab's user namespace as its root where the lab has one,
@@ -48,7 +46,6 @@ class StartProcess(Op):
     device_fds: tuple[tuple[int, str], ...] = ()
     image_fds: tuple[tuple[int, str], ...] = ()
     after: tuple[str, ...] = ()
-    private_dirs: tuple[tuple[str, str], ...] = ()
     directory: str = ""
     enter: tuple[str, ...] = ()
     summary_text: ClassVar[str] = "start {name}"
@@ -65,7 +62,7 @@ class StartProcess(Op):
         host.start_process(argv=self.argv, netns=self.netns, pid_file=self.pid_file, ready_path=self.ready_path,
                            ready_banner=self.ready_banner, user=self.user, groups=self.groups, tap_fds=self.tap_fds,
                            tun_fds=self.tun_fds, device_fds=self.device_fds, image_fds=self.image_fds,
-                           private_dirs=self.private_dirs, directory=self.directory, enter=self.enter)
+                           directory=self.directory, enter=self.enter)
 
     def inverse(self) -> Op:
         return StopProcess(owner=self.owner, name=self.name, pid_file=self.pid_file, match=self.argv[0],

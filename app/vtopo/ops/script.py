@@ -283,12 +283,9 @@ class ScriptHost:
     def start_process(self, *, argv: tuple[str, ...], netns: str | None, pid_file: str, ready_path: str,
                       ready_banner: str, user: str, groups: tuple[str, ...], tap_fds: tuple[tuple[int, str], ...],
                       tun_fds: tuple[tuple[int, str], ...], device_fds: tuple[tuple[int, str], ...],
-                      image_fds: tuple[tuple[int, str], ...], private_dirs: tuple[tuple[str, str], ...],
-                      directory: str, enter: tuple[str, ...]) -> None:
+                      image_fds: tuple[tuple[int, str], ...], directory: str, enter: tuple[str, ...]) -> None:
         self._say(*(f"# fd {fd}: /dev/net/tun attached to the tap {comment(interface)} by vtopo (ioctl TUNSETIFF, "
-                    "which no shell command makes)" for fd, interface in tun_fds),
-                  *(f"# {comment(source)} bind-mounted over {comment(target)} for this process alone (when that "
-                    "directory exists here)" for target, source in private_dirs))
+                    "which no shell command makes)" for fd, interface in tun_fds))
         launch = list(enter) or (["ip", "netns", "exec", netns] if netns else [])
         command = sh(*launch, *(drop_privileges(user, groups) if user else []), *argv)
         for fd, interface in tap_fds:
