@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 
 ZEBRA = "zebra"
+STATICD = "staticd"
+ALWAYS = (ZEBRA, STATICD)
+"""What every router runs, as a real FRR router does: zebra, and staticd for the static routes a student types."""
 DAEMONS = ("zebra", "ospfd", "ospf6d", "bgpd", "ripd", "ripngd", "isisd", "staticd", "bfdd")
 """The daemons a router may run, in the order they start (zebra first: the others connect to it)."""
 
@@ -15,7 +18,6 @@ _NEEDS: dict[str, re.Pattern[str]] = {
     "ripd": re.compile(r"(router rip|ip rip)(\s|$)"),
     "ripngd": re.compile(r"(router ripng|ipv6 ripng)(\s|$)"),
     "isisd": re.compile(r"(router isis|ip router isis|ipv6 router isis|isis)(\s|$)"),
-    "staticd": re.compile(r"(ip route|ipv6 route)(\s|$)"),
     "bfdd": re.compile(r"bfd$|bfd\s|(neighbor \S+|ip ospf|ipv6 ospf6|isis) bfd(\s|$)"),
 }
 # Lines that would make a daemon open a file of the config's choosing outside the router's own logs directory, their
@@ -33,8 +35,8 @@ def _statements(text: str) -> list[tuple[int, str]]:
 
 
 def daemons_for(text: str) -> list[str]:
-    """zebra, and each daemon of DAEMONS a statement of `text` belongs to."""
-    needed = {ZEBRA} | {daemon for _, line in _statements(text) for daemon, pattern in _NEEDS.items()
+    """The daemons every router runs, and each daemon of DAEMONS a statement of `text` belongs to."""
+    needed = set(ALWAYS) | {daemon for _, line in _statements(text) for daemon, pattern in _NEEDS.items()
                         if pattern.match(line)}
     return [daemon for daemon in DAEMONS if daemon in needed]
 

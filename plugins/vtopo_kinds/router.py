@@ -17,7 +17,7 @@ from typing import Iterable
 from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, LoadConfig, MakeDirectory, NodeContext, NodeFiles,
                              NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl, StartProcess,
                              WriteFile, addresses_resource, dev_resource, drop_privileges, setting, up_resource)
-from vtopo_kinds.frr_config import DAEMONS, ZEBRA, daemons_for, file_writes, kept_running_config
+from vtopo_kinds.frr_config import ALWAYS, DAEMONS, ZEBRA, daemons_for, file_writes, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import ROUTER_CHECKS
 
@@ -38,8 +38,8 @@ RUNNING_CONFIG = ["vtysh", "-c", "show running-config"]
 class RouterSettings:
     config: str = setting("", "Configuration", "FRR's integrated configuration (frr.conf), kept as written. Empty: "
                           "the OSPF configuration vtopo writes from the settings below.", multiline=True)
-    daemons: list[str] = setting([], "Daemons", "Empty: zebra and the daemons the configuration needs (ospfd, "
-                                 "ospf6d, bgpd, ripd, ripngd, isisd, staticd, bfdd)")
+    daemons: list[str] = setting([], "Daemons", "The routing daemons beside zebra and staticd, which always run. "
+                                 "Empty: those the configuration needs (ospfd, ospf6d, bgpd, ripd, ripngd, isisd, bfdd)")
     router_id: str = setting("", "Router ID", "Empty: the highest IPv4 address of the router")
     hello_interval: int = setting(1, "Hello interval (s)", "OSPF hello timer. Short timers make a lab converge in "
                                   "seconds instead of the default 40.", minimum=1, maximum=65535)
@@ -114,9 +114,10 @@ class RouterKind(NodeKind[RouterSettings]):
         return node.settings.config or self.generated_configuration(node)
 
     def daemons(self, node: NodeContext[RouterSettings]) -> list[str]:
-        """zebra first, then the routing daemons: those the settings name, or those the configuration needs."""
+        """zebra first, then staticd and the routing daemons: those the settings name, or those the configuration
+        needs."""
         if node.settings.daemons:
-            return [d for d in DAEMONS if d == ZEBRA or d in node.settings.daemons]
+            return [d for d in DAEMONS if d in ALWAYS or d in node.settings.daemons]
         return daemons_for(self.configuration(node))
 
     def generated_settings(self, node: NodeContext[RouterSettings]) -> dict[str, str]:

@@ -21,7 +21,7 @@ LAB = "by-hand"
 OSPF_SECONDS = 40
 STUDENT_OSPF = {  # what the student types into each router's vtysh
     "r1": ["router ospf", "network 10.0.0.0/8 area 0", "exit", "interface eth1", "ip ospf network point-to-point",
-           "ip ospf hello-interval 1", "ip ospf dead-interval 4"],
+           "ip ospf hello-interval 1", "ip ospf dead-interval 4", "exit", "ip route 10.99.0.0/24 Null0"],
     "r2": ["router ospf", "network 10.0.0.0/8 area 0", "exit", "interface eth1", "ip ospf network point-to-point",
            "ip ospf hello-interval 1", "ip ospf dead-interval 4"],
 }
@@ -58,7 +58,8 @@ def wait_for_ospf(agent, user: str) -> dict[str, dict[str, str]]:  # type: ignor
     deadline = time.monotonic() + OSPF_SECONDS
     while True:
         tables = {router: routes(agent, user, router) for router in ("r1", "r2")}
-        if tables["r1"].get("10.2.0.0/24") == "ospf" and tables["r2"].get("10.1.0.0/24") == "ospf":
+        if tables["r1"].get("10.2.0.0/24") == "ospf" and tables["r2"].get("10.1.0.0/24") == "ospf" and \
+                tables["r1"].get("10.99.0.0/24") == "static":  # staticd runs on a router nobody asked it of
             return tables
         assert time.monotonic() < deadline, tables
         time.sleep(0.5)
@@ -95,6 +96,7 @@ def test_ospf_typed_by_hand_survives_save_restart_and_redeploy(agent, users, rea
         r1, h1 = kept.node_named("r1"), kept.node_named("h1")
         assert r1 is not None and h1 is not None
         assert "router ospf" in r1.settings["config"] and " ip ospf hello-interval 1" in r1.settings["config"]
+        assert "ip route 10.99.0.0/24 Null0" in r1.settings["config"].splitlines()
         hostnames = [line for line in r1.settings["config"].splitlines() if line.startswith("hostname")]
         assert hostnames == ["hostname r1"], "the daemons run in r1's UTS namespace: none says the host's name"
         status = agent.vtopo(a, "status", LAB)
