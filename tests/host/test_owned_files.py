@@ -35,6 +35,19 @@ def test_a_config_is_never_written_through_what_another_user_planted(tmp_path: P
     assert victim.read_text() == "root:secret\n"
 
 
+def test_a_config_is_never_written_through_a_hard_link(tmp_path: Path, applier) -> None:
+    """A second name for a file elsewhere, put where root writes a router's configuration: refused before anything
+    is truncated or written."""
+    victim = tmp_path / "shadow"
+    victim.write_text("root:secret\n")
+    config = tmp_path / "router" / "frr.conf"
+    config.parent.mkdir()
+    os.link(victim, config)
+    with pytest.raises(OpFailed, match="frr.conf"):
+        applier.apply(o.WriteFile(owner="node r1", path=str(config), content="hostname r1\n"))
+    assert victim.read_text() == "root:secret\n"
+
+
 def test_a_config_is_written_when_nothing_was_planted(tmp_path: Path, applier) -> None:
     config = tmp_path / "zebra.conf"
     applier.apply(o.WriteFile(owner="node r1", path=str(config), content="hostname r1\n"))

@@ -28,7 +28,7 @@ PRIVATE_FILE, SHARED_FILE = 0o600, 0o640
 DAEMON_UMASK = 0o077  # the daemons vtopo starts make their pid files, sockets and logs for themselves alone
 
 _PLANTED = {errno.ELOOP, errno.ENOTDIR, errno.ENXIO, errno.EISDIR}  # a symlink, a FIFO, a directory where we open
-_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_WRITE = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # truncated once checked
 
 
 class Planted(OSError):
@@ -90,8 +90,11 @@ def open_file(path: str | Path, flags: int, mode: int = PRIVATE_FILE, *, gid: in
         raise Planted(error.errno, f"{os.strerror(error.errno or 0)}; refusing to write through it",
                       str(path)) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
             raise Planted(0, "not a regular file; refusing to write to it", str(path))
+        if found.st_nlink > 1:  # a hard link another user made to a file elsewhere
+            raise Planted(0, "a file with another name elsewhere; refusing to write to it", str(path))
         os.fchmod(fd, mode)
         if gid != -1:
             os.fchown(fd, -1, gid)
@@ -103,6 +106,7 @@ def open_file(path: str | Path, flags: int, mode: int = PRIVATE_FILE, *, gid: in
 
 def write_file(path: str | Path, content: str, mode: int = PRIVATE_FILE, *, gid: int = -1) -> None:
     with os.fdopen(open_file(path, _WRITE, mode, gid=gid), "w") as file:
+        file.truncate()
         file.write(content)
 
 
