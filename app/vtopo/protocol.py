@@ -8,6 +8,7 @@ type, so a new verb is a new dataclass here and a handler in the agent.
 from __future__ import annotations
 
 import json
+import math
 import os
 import types
 import typing
@@ -342,6 +343,8 @@ def _build(cls: type[Any], raw: Any, where: str) -> Any:
 
 
 def _checked(hint: Any, value: Any, where: str) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):  # NaN, Infinity or 1e999: no field takes one
+        raise ProtocolError(f"{where} must be a finite number, not {value}")
     origin = typing.get_origin(hint)
     if origin in (Union, types.UnionType):
         for option in typing.get_args(hint):

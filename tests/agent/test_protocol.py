@@ -38,3 +38,17 @@ def test_a_deploys_report_and_a_labs_parts_come_back_typed() -> None:
 def test_a_bad_line_is_refused_naming_what_is_wrong(line: bytes, says: str) -> None:
     with pytest.raises(p.ProtocolError, match=says):
         p.decode(line, p.ANSWERS)
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    (b'{"v": 1, "type": "link-counters", "lab": "x", "every_s": NaN}',
+     "link-counters.every_s must be a finite number, not nan"),
+    (b'{"v": 1, "type": "link-counters", "lab": "x", "every_s": 1e999}',
+     "link-counters.every_s must be a finite number, not inf"),
+    (b'{"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "set", "loss_pct": -Infinity}',
+     "link.loss_pct must be a finite number, not -inf"),
+])
+def test_a_number_that_is_not_finite_is_refused_naming_its_field(line: bytes, says: str) -> None:
+    """Each float field of each request, once, where lines are decoded (an optional one too)."""
+    with pytest.raises(p.ProtocolError, match=says):
+        p.decode(line, p.REQUESTS)

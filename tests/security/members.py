@@ -56,6 +56,7 @@ started = time.monotonic()
 """
 
 
-def raw(agent: Agent, user: str, script: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """`script` run by Python as `user`, after RAW_CLIENT connected `connection` to the agent."""
-    return agent.run_as(user, sys.executable, "-c", RAW_CLIENT + script, str(agent.socket), timeout=timeout)
+def raw(agent: Agent, user: str, script: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`script` run by Python as `user`, after RAW_CLIENT connected `connection` to the agent; `args` follow the
+    socket's path in sys.argv."""
+    return agent.run_as(user, sys.executable, "-c", RAW_CLIENT + script, str(agent.socket), *args, timeout=timeout)

@@ -1,9 +1,11 @@
-"""Attacks 6, 8 and 9: the agent holds under abuse. A member's slow request is dropped at the whole-request deadline,
-their connections past the cap are refused at once, labs past their quota are refused before anything is built,
-requests nested 200,000 deep or with a 5,000-digit number get the one-line answer any bad request gets, and 40
-connections sending large requests leave the agent's memory where it was."""
+"""Attacks 6, 8 and 9, and issue 35's hole 7: the agent holds under abuse. A member's slow request is dropped at the
+whole-request deadline, their connections past the cap are refused at once, labs past their quota are refused before
+anything is built, requests nested 200,000 deep, with a 5,000-digit number or with a number that is not finite get the
+one-line answer any bad request gets, and 40 connections sending large requests leave the agent's memory where it
+was."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -120,6 +122,35 @@ def test_a_members_labs_past_their_quota_are_refused_before_anything_is_built(st
         f"have (vm_memory_mb_per_member); give them less memory, destroy a lab first, or ask an administrator to "
         f"raise it in {strict_agent.config_file}")
     assert snapshot() - before == {}
+
+
+NON_FINITE = [("link-counters", "every_s", "NaN"), ("link-counters", "every_s", "Infinity"),
+              ("link-counters", "every_s", "-Infinity"), ("link-counters", "every_s", "1e999"),
+              ("link", "rate_mbit", "Infinity"), ("link", "delay_ms", "NaN")]
+ASK_ONCE = """connection.sendall(sys.argv[2].encode() + b"\\n")
+print(connection.recv(4096).decode().strip())
+"""
+
+
+def test_a_non_finite_number_is_refused_in_one_line_naming_its_field(agent, users, readable_dir):
+    """Issue 35, hole 7: member a asks for the link counters of their lab every NaN or Infinity seconds, or sets a
+    link's rate to Infinity: the agent answered "the agent failed: ValueError". Each float field of each request
+    is refused when the line is read, in one line naming it; a finite every_s of 1e300 s gives a reading at once."""
+    a = users["a"].pw_name
+    assert agent.vtopo(a, "deploy", str(tiny_lab(readable_dir, "finite", nodes=2))).returncode == 0
+    try:
+        for verb, field, number in NON_FINITE:
+            verb_fields = '"a": "c1", "b": "br", "action": "set", ' if verb == "link" else ""
+            line = f'{{"v": 1, "type": "{verb}", "lab": "finite", {verb_fields}"{field}": {number}}}'
+            answer = answer_of(raw(agent, a, ASK_ONCE, line))
+            says = f"{verb}.{field} must be a finite number, not {float(number)}"
+            assert len(answer) == 1 and f'"code": 1, "errors": ["error: {says}"]' in answer[0], answer
+        line = '{"v": 1, "type": "link-counters", "lab": "finite", "every_s": 1e300}'
+        (reading,) = answer_of(raw(agent, a, ASK_ONCE, line))
+        assert set(json.loads(reading)["links"]) == {"l1", "l2"}
+        assert "owner " + a + ": running" in agent.vtopo(a, "status", "finite").stdout
+    finally:
+        assert agent.vtopo(a, "destroy", "finite").returncode == 0
 
 
 def resident_mib(pid: int) -> float:

@@ -4,6 +4,11 @@ equal to a's prefix, one after the other or at the same moment; and root's comma
 name."""
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +18,8 @@ import pytest
 
 from residue import snapshot
 from security.members import namespace_file, namespace_of_exec, prefix_of, tiny_lab
+from vtopo.model import io
+from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
 
@@ -123,3 +130,58 @@ def test_two_members_racing_for_one_identity_leave_one_lab_which_everyone_finds(
         for user in won:
             assert agent.vtopo(user, "destroy", names[user]).returncode == 0
     assert snapshot() - before == {}
+
+
+STREAM_COUNTERS = """
+import json, sys
+from pathlib import Path
+from vtopo.client.agent import AgentClient, AgentError
+try:
+    for totals in AgentClient(Path(sys.argv[1])).link_counters(sys.argv[2], float(sys.argv[3])):
+        print(json.dumps(totals), flush=True)
+except AgentError as error:
+    print("\\n".join(error.result.errors), flush=True)
+"""
+
+
+def pair_lab(directory: Path, name: str, prefix: str) -> Path:
+    """Containers c1 and c2 linked to each other: the link's counters are read in c1's namespace, by its name."""
+    topology = Topology(name=name, prefix=prefix)
+    for index in (1, 2):
+        topology.add_node(Node(id=f"c{index}", name=f"c{index}", kind="container"))
+    topology.add_link(Link(id="l1", a=Endpoint("c1", "eth0", Interface(addresses=["10.9.0.1/24"])),
+                           b=Endpoint("c2", "eth0", Interface(addresses=["10.9.0.2/24"]))))
+    path = directory / f"{name}.vtopo"
+    io.save(topology, path)
+    path.chmod(0o644)
+    return path
+
+
+def test_a_link_counters_stream_ends_with_its_lab_and_never_reads_the_next_lab_of_its_name(agent, users,
+                                                                                          readable_dir):
+    """Issue 35, hole 6: member a streams the link counters of their lab every 15 s, destroys it, and b deploys a lab
+    of the same name and prefix at once and sends traffic over its link. a's stream read namespaces by name, so its
+    next reading was b's; it now ends with one line as soon as a's lab is gone."""
+    a, b = users["a"].pw_name, users["b"].pw_name
+    lab = pair_lab(readable_dir, "counted", prefix="vtcnt")
+    assert agent.vtopo(a, "deploy", str(lab)).returncode == 0
+    stream = subprocess.Popen(["runuser", "-u", a, "--", sys.executable, "-c", STREAM_COUNTERS, str(agent.socket),
+                               "counted", "15"], env=agent.env, stdout=subprocess.PIPE, text=True, cwd="/",
+                              start_new_session=True)
+    try:
+        assert set(json.loads(stream.stdout.readline())) == {"l1"}, "a's first reading, at once"
+        assert agent.vtopo(a, "destroy", "counted").returncode == 0
+        with deployed_by(agent, b, lab):
+            assert prefix_of("counted") == "vtcnt"
+            pinged = agent.vtopo(b, "exec", "counted", "c1", "--", "ping", "-c", "5", "-i", "0.2", "10.9.0.2")
+            assert pinged.returncode == 0, pinged.stdout + pinged.stderr
+            try:
+                rest, _ = stream.communicate(timeout=30)
+            except subprocess.TimeoutExpired:  # it went on reading: what it read comes with the failure
+                os.killpg(stream.pid, signal.SIGKILL)
+                rest, _ = stream.communicate()
+    finally:
+        if stream.poll() is None:
+            os.killpg(stream.pid, signal.SIGKILL)  # runuser and the client
+            stream.wait()
+    assert rest == "error: lab counted was destroyed: its link counters end here\n"

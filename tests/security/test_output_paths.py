@@ -5,6 +5,7 @@ writer's own data directory (VTOPO_DATA_DIR here, root's /var/lib/vtopo otherwis
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from agent_process import Agent
+from security.members import tiny_lab
 from vtopo.measure import load_history
+from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
@@ -119,3 +122,59 @@ def test_an_experiment_on_a_file_leaves_nothing_beside_it_or_where_it_ran(data_h
     assert asked.returncode == 0, asked.stdout + asked.stderr
     assert sorted(path.name for path in (checkout / "results").iterdir()) == outputs
     assert len(load_history(data_home / "histories" / f"{LAB}.measure.json")) == 2
+
+
+SAVED = "saved-by-root"
+
+
+@pytest.fixture
+def homes(users) -> Iterator[dict[str, Path]]:  # noqa: F811
+    """A folder of member a's and one of member b's, each with a copy of lab SAVED, and a copy root keeps for everyone
+    (`shared`): each readable by all, writable by its owner alone."""
+    top = Path(tempfile.mkdtemp(prefix="vtopo-homes-"))
+    top.chmod(0o755)
+    folders = {"a": top / "a", "b": top / "b", "shared": top / "shared"}
+    for key, folder in folders.items():
+        folder.mkdir(0o755)
+        lab = tiny_lab(folder, SAVED)
+        uid, gid = (users[key].pw_uid, users[key].pw_gid) if key in users else (0, 0)
+        for path in (folder, lab):
+            os.chown(path, uid, gid)
+    yield folders
+    shutil.rmtree(top)
+
+
+@pytest.mark.parametrize("label", [f"b/{SAVED}.vtopo", f"shared/{SAVED}.vtopo", "a/link-to-b.vtopo",
+                                   f"a/{SAVED}.vtopo"],
+                         ids=["bs-lab", "a-shared-lab", "as-symlink-to-bs-lab", "as-own-lab"])
+def test_root_saving_a_members_lab_writes_as_the_member_where_the_member_may(users, homes: dict[str, Path],
+                                                                            label: str) -> None:
+    """Issue 35, hole 4: root (a teacher keeping a student's work) runs `vtopo save LAB` on member a's lab, whose
+    file a's client named when it deployed. a's own `vtopo save` writes it, as a: b's lab and a lab root keeps are
+    left as they were, with one line saying a cannot write them; a symlink of a's to b's lab is replaced by a file of
+    a's; a's own lab gets the address a added in c1, and stays a's."""
+    a = users["a"]
+    (homes["a"] / "link-to-b.vtopo").symlink_to(homes["b"] / f"{SAVED}.vtopo")
+    os.chown(homes["a"] / "link-to-b.vtopo", a.pw_uid, a.pw_gid, follow_symlinks=False)
+    others = [homes["b"] / f"{SAVED}.vtopo", homes["shared"] / f"{SAVED}.vtopo"]
+    before = [(path.read_bytes(), path.stat().st_uid) for path in others]
+    source = homes["a"].parent / label
+    with Agent.running() as agent:
+        deploy_labelled(agent, a.pw_name, (homes["a"] / f"{SAVED}.vtopo").read_text(), str(source))
+        try:
+            added = agent.vtopo(a.pw_name, "exec", SAVED, "c1", "--", "ip", "address", "add", "10.9.0.77/24",
+                                "dev", "eth0")
+            assert added.returncode == 0, added.stderr
+            saved = agent.vtopo(None, "save", SAVED)
+        finally:
+            destroyed = agent.vtopo(a.pw_name, "destroy", SAVED)
+        assert destroyed.returncode == 0, destroyed.stderr
+    assert [(path.read_bytes(), path.stat().st_uid) for path in others] == before
+    if label.startswith("a/"):
+        assert saved.returncode == 0, saved.stdout + saved.stderr
+        assert not source.is_symlink() and source.stat().st_uid == a.pw_uid
+        (link,) = io.load(source).links.values()
+        assert "10.9.0.77/24" in link.a.interface.addresses
+    else:
+        assert saved.returncode == 1 and saved.stderr == (f"error: {a.pw_name} cannot write lab {SAVED} into {source} "
+                                                          "(Permission denied): say where to write it with -o FILE\n")

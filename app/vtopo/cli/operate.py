@@ -5,7 +5,11 @@ into its file. Each works on a lab spread over sites too, through the agent of e
 from __future__ import annotations
 
 import argparse
+import os
+import pwd
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -68,21 +72,56 @@ def cmd_link(args: argparse.Namespace) -> int:
 
 def cmd_save(args: argparse.Namespace) -> int:
     from vtopo.model import io
+    from vtopo.reports import user_name
     from vtopo.saving import apply_state
 
-    running = _operator().read_running(args.lab)
+    operator = _operator()
+    if not args.output and os.geteuid() == 0:
+        owner = next((entry.owner for entry in operator.local.labs() if entry.lab == args.lab), 0)
+        if owner != 0:
+            return _save_as_owner(args.lab, owner)
+    running = operator.read_running(args.lab)
     if not (args.output or running.source):
         args.parser.error(f"lab {args.lab} was not deployed from a file: say where to write it with -o FILE")
     target = Path(args.output or running.source)
     # into the file as it is now (its notes and drawing may have changed since the deploy); -o: the lab as deployed
     topology = io.load(target) if not args.output else io.from_document(running.document)
     changes = apply_state(topology, running.states)
-    io.save(topology, target)
+    try:
+        io.save(topology, target)
+    except OSError as error:
+        print(f"error: {user_name(os.geteuid())} cannot write lab {args.lab} into {target} "
+              f"({error.strerror or error}): say where to write it with -o FILE", file=sys.stderr)
+        return 1
     for change in changes:
         print(change.diff(), end="")
     print(f"saved the running state of {len(running.states)} node(s) of lab {args.lab} into {target} "
           f"({len(changes)} changed)")
     return 0
+
+
+def _save_as_owner(lab: str, owner: int) -> int:
+    """Root's `vtopo save` of a member's lab into its file is the member's own: their client named the file when it
+    deployed the lab, so it is written as them (their uid and groups), where they may write. The command has a session
+    of its own and no terminal of root's; what it says comes through here."""
+    from vtopo.ops import drop_privileges
+
+    try:
+        account = pwd.getpwuid(owner)
+    except KeyError:
+        print(f"error: lab {lab} belongs to uid {owner}, who has no account here to write its file as: say where to "
+              "write it with -o FILE", file=sys.stderr)
+        return 1
+    groups = tuple(str(gid) for gid in os.getgrouplist(account.pw_name, account.pw_gid))
+    as_owner = drop_privileges(str(owner), groups, str(account.pw_gid))
+    done = subprocess.run([*as_owner, sys.executable, "-m", "vtopo", "save", lab],
+                          env={**os.environ, "HOME": account.pw_dir, "USER": account.pw_name,
+                               "LOGNAME": account.pw_name},
+                          cwd="/", stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                          start_new_session=True, check=False)
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    return done.returncode
 
 
 def add_commands(command: Command) -> None:
@@ -99,7 +138,8 @@ def add_commands(command: Command) -> None:
     sub.set_defaults(parser=sub)
     sub.add_argument("lab")
     sub.add_argument("-o", "--output", metavar="FILE", help="write the lab as deployed, with that state, to FILE "
-                     "(default: into the file the lab was deployed from)")
+                     "(default: into the file the lab was deployed from; root saving a member's lab writes it as "
+                     "that member)")
     sub = command("link", cmd_link, "take a link of a running lab down or up, or change its impairment live: "
                   "vtopo link LAB A[:PORT] B[:PORT] up|down|set [--rate 10mbit] [--delay 20ms] [--loss 1%%]")
     sub.set_defaults(parser=sub)

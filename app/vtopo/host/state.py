@@ -159,6 +159,25 @@ class LabRecord:
         finally:
             os.close(fd)
 
+    @contextmanager
+    def kept(self) -> Iterator[Callable[[], bool]]:
+        """While the block runs, whether this is still a deployed lab's record: False once its lab is destroyed, even
+        when another lab has been deployed under the same name and prefix since. The directory is held open, so a
+        directory made again at its path cannot be this one."""
+        fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+        def current() -> bool:
+            try:
+                os.stat("lab.json", dir_fd=fd)
+                return os.path.samestat(os.fstat(fd), os.stat(self.directory))
+            except FileNotFoundError:
+                return False
+
+        try:
+            yield current
+        finally:
+            os.close(fd)
+
     def replace_in_journal(self, drop: Callable[[Op], bool], add: Sequence[Op]) -> None:
         """Rewrite the journal without the ops `drop` picks and with `add` at its end, in one rename. Only for ops
         that destroy does not undo (an impairment changed live), or that were undone already, so a crash mid-way loses

@@ -23,7 +23,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,9 @@ ONE_LINE_ERRORS = (DestroyError, LabTaken, NotDeployed, CannotRunInside, Measure
                    DeployCancelled)
 MAX_FILTER = 4096  # characters of a capture filter
 COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read
+RECORD_CHECK_S = 1.0  # how soon a stream of link counters ends after its lab is destroyed
+
+
 class Refused(Exception):
     """A request the caller may not make; the message says why and who may."""
 
@@ -370,22 +373,29 @@ class Agent:
 
     def link_counters(self, request: p.LinkCountersRequest, caller: Caller, send: Replies) -> p.Result:
         """The counters of the caller's lab's links, read in its namespaces every `every_s` seconds (at most
-        COUNTERS_PER_S times a second) until the client goes away."""
+        COUNTERS_PER_S times a second) until the client goes away, or the lab does: its namespaces are found by name,
+        and the record the stream began with says whether they are still this lab's (another lab may have been
+        deployed under the same names since)."""
         from vtopo.host.rates import LinkCounters, RatesUnavailable
 
-        counters = LinkCounters.of_lab(self._deployed(request.lab, caller, "read the link counters of").context)
         every_s = max(request.every_s, 1 / COUNTERS_PER_S)
-        with selectors.DefaultSelector() as selector:
+        with ExitStack() as held, selectors.DefaultSelector() as selector:
+            with self._owned(request.lab, caller, "read the link counters of") as record:
+                counters = LinkCounters.of_lab(DeployedLab.of_deployment(record.deployment()).context)
+                deployed = held.enter_context(record.kept())
             selector.register(send.connection, selectors.EVENT_READ)
             while True:
                 try:
                     totals = counters.read()
                 except RatesUnavailable as error:
-                    raise NotDeployed(f"cannot read the link counters of lab {request.lab}: {error}") from None
+                    if deployed():
+                        raise NotDeployed(f"cannot read the link counters of lab {request.lab}: {error}") from None
+                    totals = {}
+                if not deployed():  # what was read may be another lab's, deployed under the same names since
+                    raise NotDeployed(f"lab {request.lab} was destroyed: its link counters end here")
                 send.send(p.LinkCountersRead({link: list(read) for link, read in totals.items()}))
-                if selector.select(every_s):  # the client closed the connection, or said more than its request
+                if _client_left(selector, every_s, deployed):
                     return p.Result(0)
-
 
     def cancel(self, request: p.CancelRequest, caller: Caller) -> p.Result:
         """Cancel the deploy of the caller's lab that runs now: it stops after the operation in progress and rolls
@@ -435,6 +445,18 @@ def _wait_while_connected(child: subprocess.Popen[bytes], connection: socket.soc
                 os.killpg(child.pid, signal.SIGTERM)
                 return child.wait()
     return child.returncode
+
+
+def _client_left(selector: selectors.BaseSelector, seconds: float, deployed: Callable[[], bool]) -> bool:
+    """Whether the client closed its connection (or said more than its request) within `seconds`; False at once when
+    the lab is no longer `deployed`."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if selector.select(min(left, RECORD_CHECK_S)):
+            return True
+        if not deployed():
+            return False
+    return False
 
 
 def _exit_status(returncode: int) -> int:
