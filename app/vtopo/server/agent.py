@@ -44,6 +44,7 @@ from vtopo.kinds.environment import Trust
 from vtopo.lab import read_lab
 from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
+from vtopo.ops import drop_privileges
 from vtopo.operate import OperateError, operate_node, set_link_impairment, set_link_state
 from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback, user_name
 from vtopo.saving import read_running
@@ -637,8 +638,9 @@ def _consent(consent: p.Consent, caller: Caller, policy: Policy) -> Trust:
 
 def _readable_by(caller: Caller, path: str) -> bool:
     account = pwd.getpwuid(caller.uid)
-    check = subprocess.run(["setpriv", f"--reuid={caller.uid}", f"--regid={account.pw_gid}", "--init-groups", "--",
-                            "test", "-r", path], stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    groups = tuple(str(gid) for gid in os.getgrouplist(account.pw_name, account.pw_gid))
+    check = subprocess.run([*drop_privileges(str(caller.uid), groups, str(account.pw_gid)), "test", "-r", path],
+                           stdin=subprocess.DEVNULL, capture_output=True, check=False)
     return check.returncode == 0
 
 
