@@ -41,6 +41,7 @@ def main(argv: list[str]) -> int:
     channel = socket.socket(fileno=int(argv[0]))
     mode, userns, hidden = argv[1], argv[2], argv[3:]
     keeper = syscalls.mount_namespace_id(f"{THREAD_NS}/mnt")  # the maker's, which keeps each node's by a bind mount
+    user = os.open(userns, os.O_RDONLY) if mode == "enter-user" else -1  # before its directory is hidden below
     syscalls.unshare(CLONE_NEWNS)  # owned by the initial user namespace, which may unmount what is hidden
     syscalls.mount("", "/", None, MS_REC | MS_SLAVE)
     for path in hidden:
@@ -52,7 +53,6 @@ def main(argv: list[str]) -> int:
             return 1
         _become_root()
     elif mode == "enter-user":
-        user = os.open(userns, os.O_RDONLY)
         syscalls.setns(user, CLONE_NEWUSER)
         os.close(user)
         _become_root()
