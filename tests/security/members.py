@@ -1,13 +1,18 @@
-"""What the adversarial tests share: small labs saved where every test user reads them, a raw client that speaks to
-the agent as a member would without vtopo's client, and where a lab's namespace lies."""
+"""What the adversarial tests share: small labs saved where every test user reads them, deploys (one at a time, or two
+at the same moment) and their one-line refusals, a raw client that speaks to the agent as a member would without
+vtopo's client, and where a lab's namespace lies."""
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from agent_process import Agent
+from residue import snapshot
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
@@ -46,6 +51,41 @@ def namespace_of_exec(agent: Agent, user: str | None, lab: str, node: str) -> st
 
 def namespace_file(lab: str, node: str) -> str:
     return f"net:[{os.stat(f'/run/netns/{prefix_of(lab)}-{node}').st_ino}]"
+
+
+def one_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def deploy_both(agent, first: tuple[str, str], second: tuple[str, str]) -> dict[str, object]:
+    """Two deploys started at the same moment from two threads: {user: result}."""
+    results: dict[str, object] = {}
+    start = threading.Barrier(2)
+
+    def deploy(user: str, path: str) -> None:
+        start.wait()
+        results[user] = agent.vtopo(user, "deploy", path)
+
+    threads = [threading.Thread(target=deploy, args=pair) for pair in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+@contextmanager
+def deployed_by(agent, user: str, lab: Path) -> Iterator[None]:
+    """The lab file `lab` deployed by `user` while the block runs; destroyed after, leaving the host as it was."""
+    before = snapshot()
+    assert agent.vtopo(user, "deploy", str(lab)).returncode == 0
+    try:
+        yield
+    finally:
+        assert agent.vtopo(user, "destroy", lab.stem).returncode == 0
+    assert snapshot() - before == {}
 
 
 RAW_CLIENT = """

@@ -9,42 +9,17 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from residue import snapshot
-from security.members import namespace_file, namespace_of_exec, prefix_of, tiny_lab
+from security.members import (deploy_both, deployed_by, namespace_file, namespace_of_exec, one_line, prefix_of,
+                              tiny_lab)
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
-
-
-def one_line(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert result.returncode != 0 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    return lines[0]
-
-
-def deploy_both(agent, first: tuple[str, str], second: tuple[str, str]) -> dict[str, object]:
-    """Two deploys started at the same moment from two threads: {user: result}."""
-    results: dict[str, object] = {}
-    start = threading.Barrier(2)
-
-    def deploy(user: str, path: str) -> None:
-        start.wait()
-        results[user] = agent.vtopo(user, "deploy", path)
-
-    threads = [threading.Thread(target=deploy, args=pair) for pair in (first, second)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 def assert_lab_is_theirs(agent, owner: str, lab: str) -> None:
@@ -54,18 +29,6 @@ def assert_lab_is_theirs(agent, owner: str, lab: str) -> None:
         shown.stdout
     assert namespace_of_exec(agent, owner, lab, "c1") == namespace_of_exec(agent, None, lab, "c1") == \
         namespace_file(lab, "c1")
-
-
-@contextmanager
-def deployed_by(agent, user: str, lab: Path) -> Iterator[None]:
-    """The lab file `lab` deployed by `user` while the block runs; destroyed after, leaving the host as it was."""
-    before = snapshot()
-    assert agent.vtopo(user, "deploy", str(lab)).returncode == 0
-    try:
-        yield
-    finally:
-        assert agent.vtopo(user, "destroy", lab.stem).returncode == 0
-    assert snapshot() - before == {}
 
 
 def test_a_second_lab_of_a_name_is_refused_naming_its_owner(agent, users, readable_dir):

@@ -283,17 +283,8 @@ class Compiler:
                            f"for it to every host on the wire. Use one of {network.network_address + 1}.."
                            f"{network.broadcast_address - 1}", subject, end.link.id)
 
-    def _host_namespace_addresses(self) -> list[tuple[str, str, str]]:
-        """Addresses the lab gives the host's own namespace (the host node, numbered bridges), each with the subject
-        and id of what gives it."""
-        placed: list[tuple[str, str, str]] = [(address, node.subject, node.node.id) for node in self.lab.nodes.values()
-                                              for address in node.kind.host_addresses(node)]
-        placed += [(address, f"link {end.link_name}", end.link.id) for end in self.lab.ends
-                   if end.kind.role is Role.NAMESPACE and end.netns is None for address in end.end.interface.addresses]
-        return placed
-
     def _check_host_namespace_addresses(self) -> None:
-        for address, subject, subject_id in self._host_namespace_addresses():
+        for address, subject, subject_id in host_namespace_addresses(self.lab):
             try:
                 problem = host_address_problem(address, self.lab.trust.host_networks)
             except ValueError:
@@ -365,7 +356,8 @@ class Compiler:
         if any(end.device and end.netns is None for end in self.lab.ends) or self.part.tunnels:
             host_nodes = sorted({end.device for end in self.lab.ends
                                  if end.kind.role is Role.NAMESPACE and end.netns is None and end.device})
-            own = sorted({str(ipaddress.ip_interface(address).ip) for address, _, _ in self._host_namespace_addresses()})
+            own = sorted({str(ipaddress.ip_interface(address).ip)
+                          for address, _, _ in host_namespace_addresses(self.lab)})
             ops.insert(0, ContainForwarding(owner="lab", table=names.nft_table, device_prefix=names.device_prefix,
                                             host_node_devices=tuple(host_nodes), host_addresses=tuple(own),
                                             tunnels=tuple((tunnel.vni, tunnel.remote) for tunnel in self.part.tunnels)))
@@ -419,6 +411,16 @@ def compile_lab(topology: Topology, registry: Registry, facts: HostFacts | None 
                 ) -> Plan:
     """Compile a lab. Raises StageFailed (a LabError) naming the stage and listing every problem."""
     return compile_in_context(topology, registry, facts, trust)[0]
+
+
+def host_namespace_addresses(lab: LabContext) -> list[tuple[str, str, str]]:
+    """Addresses the lab gives the host's own namespace (the host node, numbered bridges), each with the subject and
+    id of what gives it."""
+    placed: list[tuple[str, str, str]] = [(address, node.subject, node.node.id) for node in lab.nodes.values()
+                                          for address in node.kind.host_addresses(node)]
+    placed += [(address, f"link {end.link_name}", end.link.id) for end in lab.ends
+               if end.kind.role is Role.NAMESPACE and end.netns is None for address in end.end.interface.addresses]
+    return placed
 
 
 def compile_in_context(topology: Topology, registry: Registry, facts: HostFacts | None = None,

@@ -6,6 +6,7 @@ destroy = the inverses of the journal's ops, newest first. Nothing is ever touch
 """
 from __future__ import annotations
 
+import ipaddress
 import pwd
 import threading
 import time
@@ -14,21 +15,23 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_in_context, compile_lab
+from vtopo.compile.compiler import compile_in_context, compile_lab, host_namespace_addresses
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import libvirtd, namespace_maker, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
-from vtopo.host.state import Journal, LabRecord, StateStore, Usage, consent_to_json
+from vtopo.host.state import HOST_NETWORKS, Journal, LabRecord, StateStore, Usage, consent_to_json
 from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
+from vtopo.kinds.trust import held_by_lab_problem, overlapped
 from vtopo.model import io
-from vtopo.model.problems import Problem
+from vtopo.model.problems import LabError, Problem
 from vtopo.model.topology import Topology
-from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, PartState, Progress, ProgressCallback
+from vtopo.reports import (OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, PartState, Progress, ProgressCallback,
+                           user_name)
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
@@ -49,6 +52,39 @@ def _admit_all(_lab: LabContext, _others: list[LabRecord]) -> None:
 
 def usage_of(context: LabContext) -> Usage:
     return Usage(len(context.nodes), sum(node.kind.resources(node)[0] for node in context.nodes.values()))
+
+
+def host_networks_of(context: LabContext) -> list[str]:
+    """The subnets the lab gives the host's own namespace: of its host addresses, each with its connected route."""
+    return sorted({str(ipaddress.ip_interface(address).network) for address, _, _ in host_namespace_addresses(context)})
+
+
+def refuse_held_host_networks(context: LabContext, others: list[LabRecord]) -> None:
+    """Raise LabError, a problem for each address, when the lab would give the host's namespace an address whose
+    subnet overlaps one another deployed lab gives it: the host's traffic to that lab would go into this one. Runs
+    under the state store's lock, where every lab's record holds its subnets before it builds anything, so of two labs
+    deployed at the same moment the second sees the first."""
+    held: list[tuple[str, str, list[str]]] = []
+    for record in others:
+        try:
+            if networks := record.host_networks():
+                held.append((record.name, user_name(record.owner), networks))
+        except FileNotFoundError:  # destroyed meanwhile
+            continue
+    problems = [Problem(held_by_lab_problem(address, lab, owner), subject, subject_id=subject_id)
+                for address, subject, subject_id in host_namespace_addresses(context)
+                for lab, owner, networks in held if overlapped(address, networks)]
+    if problems:
+        raise LabError(problems)
+
+
+def admitting(admit: Admission) -> Admission:
+    """`admit` (the agent's rules for its caller) after the rule for every lab, whoever deploys it: the subnets it
+    gives the host are free (see `refuse_held_host_networks`)."""
+    def admitted(lab: LabContext, others: list[LabRecord]) -> None:
+        refuse_held_host_networks(lab, others)
+        admit(lab, others)
+    return admitted
 
 
 class DeployError(Exception):
@@ -192,9 +228,9 @@ class Deployer:
         def lab(prefix: str) -> dict[str, Any]:
             return {"name": topology.name, "prefix": prefix, "source": str(source or ""), "facts": asdict(facts),
                     "consent": consent_to_json(consent), "owner": owner, "services": services,
-                    "usage": asdict(usage), "topology": document}
+                    "usage": asdict(usage), HOST_NETWORKS: host_networks_of(context), "topology": document}
 
-        record = self.store.claim(topology.name, hint, lab, lambda others: admit(context, others))
+        record = self.store.claim(topology.name, hint, lab, lambda others: admitting(admit)(context, others))
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
         applier: Applier | None = None
         try:
@@ -251,13 +287,15 @@ class Deployer:
         journal = record.journal()
         removed = self._taken_away(record, journal, set(plan.ops))
         if removed is not None:
-            self.store.admit(record, lambda others: admit(context, others))
+            before, networks = record.read(), host_networks_of(context)
+            while_changing = sorted({*record.host_networks(), *networks})  # its own, old and new, stay its own
+            self.store.admit(record, lambda others: admitting(admit)(context, others), {HOST_NETWORKS: while_changing})
             staying = set(journal).difference(removed)
             new_steps = [step for step in plan.steps if step.op not in staying]
-            self._change(record, plan, context, removed, new_steps, progress)
+            self._change(record, before, plan, context, removed, new_steps, progress)
             data = record.read()
-            data.update(topology=io.to_document(edited), source=str(source or data.get("source", "")),
-                        consent=consent_to_json(consent))
+            data.update({HOST_NETWORKS: networks}, topology=io.to_document(edited),
+                        source=str(source or data.get("source", "")), consent=consent_to_json(consent))
             record.write(data)
             took = f" and took away {len(removed)}" if removed else ""
             notice = (f"applied only the {len(new_steps)} new operations{took}; the rest of the lab kept running"
@@ -287,17 +325,16 @@ class Deployer:
         way = taking_away(removed)
         return removed if all(way(op) is not None for op in removed) else None
 
-    def _change(self, record: LabRecord, plan: Plan, context: LabContext, removed: list[o.Op], new_steps: list[Step],
-                progress: ProgressCallback) -> None:
+    def _change(self, record: LabRecord, before: dict[str, Any], plan: Plan, context: LabContext, removed: list[o.Op],
+                new_steps: list[Step], progress: ProgressCallback) -> None:
         """Take `removed` away from the running lab, then apply `new_steps`; when anything fails, what was applied is
-        rolled back and what was taken away is made again, so the lab runs as before."""
-        before = record.read()
+        rolled back and what was taken away is made again, so the lab runs as before, and its record is `before`."""
         applier = Applier(plan.prefix, _output_to(progress), record.owner)
         try:
             self._remove(removed, applier, record, progress)
             try:
                 preflight.check(Plan(plan.lab_name, plan.prefix, plan.run_dir, new_steps), context, applier.netlink)
-                record.write({**before, "services": services_of(plan), "usage": asdict(usage_of(context))})
+                record.write({**record.read(), "services": services_of(plan), "usage": asdict(usage_of(context))})
                 self.services.ensure(services_of(plan))
                 self._apply(new_steps, applier, record, progress, plan.lab_name, keep_record=True)
             except BaseException:

@@ -40,6 +40,7 @@ class Operated:
 
 
 DEPLOYMENT_FIELDS = ("name", "prefix", "topology", "facts", "consent", "source")
+HOST_NETWORKS = "host_networks"  # the record's field of the subnets the lab gives the host (LabRecord.host_networks)
 
 
 class LabTaken(Exception):
@@ -128,6 +129,11 @@ class LabRecord:
     def owner(self) -> int:
         """The uid that deployed the lab (root for labs deployed in-process or before owners were recorded)."""
         return int(self.read().get("owner", 0))
+
+    def host_networks(self) -> list[str]:
+        """The subnets (CIDR) the lab gives the host's own namespace, by its host addresses and their routes: no other
+        lab may give the host one that overlaps them while this lab is deployed (see the deployer's admission)."""
+        return list(self.read().get(HOST_NETWORKS, []))
 
     def services(self) -> list[str]:
         """The shared host services (e.g. "openvswitch") the lab needs; recorded before they are started."""
@@ -294,10 +300,12 @@ class StateStore:
             self.remove_empty_directories()
             raise
 
-    def admit(self, record: LabRecord, admit: Callable[[list[LabRecord]], None]) -> None:
-        """`admit` an addition to `record`'s lab against every other deployed lab, as `claim` admits a new one."""
+    def admit(self, record: LabRecord, admit: Callable[[list[LabRecord]], None], changes: dict[str, Any]) -> None:
+        """`admit` an addition to `record`'s lab against every other deployed lab, as `claim` admits a new one, and
+        write `changes` into its record before another claim or admission sees it."""
         with self._held() as deployed:
             admit([other for other in deployed if other.directory != record.directory])
+            record.write({**record.read(), **changes})
 
     @contextmanager
     def _held(self) -> Iterator[list[LabRecord]]:

@@ -32,12 +32,30 @@ def host_address_problem(address: str, host_networks: Iterable[str]) -> str | No
         return (f"{address} has a /{network.prefixlen} prefix; in the host's own namespace a lab's prefix must be "
                 f"/{shortest} or longer, or its route would take over the host's traffic to a large part of the "
                 "Internet")
-    for text in host_networks:
+    theirs = overlapped(address, host_networks)
+    if theirs is not None:
+        return (f"{address} overlaps {theirs}, which the host already has (an address or route of its own); "
+                "the host's traffic there would go into the lab. Pick a subnet this host does not use")
+    return None
+
+
+def overlapped(address: str, networks: Iterable[str]) -> str | None:
+    """The first of `networks` (CIDR) that the subnet of `address` overlaps, or None: a route to either would take
+    traffic meant for the other."""
+    network = ipaddress.ip_interface(address).network
+    for text in networks:
         theirs = ipaddress.ip_network(text)
         if theirs.version == network.version and theirs.overlaps(network):
-            return (f"{address} overlaps {theirs}, which the host already has (an address or route of its own); "
-                    "the host's traffic there would go into the lab. Pick a subnet this host does not use")
+            return str(theirs)
     return None
+
+
+def held_by_lab_problem(address: str, lab: str, owner: str) -> str:
+    """Why `address` may not go on an interface in the host's own namespace, when it overlaps what lab `lab` of
+    `owner` gives the host. It says no more of that lab than `vtopo status` shows every member: its name and owner."""
+    return (f"{address} overlaps an address or route that lab {lab} ({owner}'s), another lab deployed on this host, "
+            "gives the host; the host's traffic to that lab would go into this one. Pick a subnet no deployed lab "
+            "gives the host")
 
 
 BUILTIN_IMAGE = "builtin"
