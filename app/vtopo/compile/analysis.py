@@ -77,7 +77,8 @@ def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
     for end in lab.ends:
         if end.peer is not None and id(end) < id(end.peer):
             mine, theirs = vertices[id(end)], vertices[id(end.peer)]
-            graph.add_edges_from((mine[tag], theirs[tag], end.link.id) for tag in mine.keys() & theirs.keys())
+            for tag in mine.keys() & theirs.keys():
+                graph.add_edge(mine[tag], theirs[tag], key=end.link.id)
     return graph
 
 
