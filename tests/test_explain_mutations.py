@@ -19,8 +19,8 @@ MUTATIONS = {
     "a bridge's STP flag inverted in the kernel host": (
         "app/vtopo/host/kernel_host.py", "add_bridge(name, None, stp=stp,", "add_bridge(name, None, stp=not stp,"),
     "a bridge's two timers exchanged in the kernel host": (
-        "app/vtopo/host/kernel_host.py", "forward_delay=forward_delay, ageing_time=ageing_time)",
-        "forward_delay=ageing_time, ageing_time=forward_delay)"),
+        "app/vtopo/host/kernel_host.py", "forward_delay=forward_delay, ageing_time=ageing_time,",
+        "forward_delay=ageing_time, ageing_time=forward_delay,"),
     "1 added to every MTU in netlink": (
         "app/vtopo/host/rtnl_wire.py", "u32(IFLA_MTU, value)", "u32(IFLA_MTU, value + 1)"),
     "routes tagged proto boot by netlink": (
