@@ -1,8 +1,8 @@
 """The kernel and the tools below vtopo's KernelHost, replaced at their last step by recorders (tests of explain).
 
 `record_kernel` gives an Applier whose KernelHost does all its work but the last step, which writes down an effect:
-the bytes of each netlink request, read back with pyroute2's decoder (indexes and namespace descriptors as names), each
-qdisc added, the sysctl file written, each ioctl, the argv and stdin of ovs-vsctl and ovs-ofctl, the JSON handed to
+the bytes of each netlink request, read back with pyroute2's decoder (indexes and namespace descriptors as names; a
+bridge port's VLAN with its flags), each qdisc added, the sysctl file written, each ioctl, the argv and stdin of ovs-vsctl and ovs-ofctl, the JSON handed to
 nft, and the calls into the modules for files, processes, namespaces and libvirt.
 """
 from __future__ import annotations
@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyroute2.netlink.rtnl import RTM_DELLINK, RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWROUTE
+import socket
+
+from pyroute2.netlink.rtnl import RTM_DELLINK, RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWROUTE, RTM_SETLINK
 from pyroute2.netlink.rtnl.ifaddrmsg import ifaddrmsg
 from pyroute2.netlink.rtnl.ifinfmsg import IFF_UP, ifinfmsg
 from pyroute2.netlink.rtnl.rtmsg import rtmsg
@@ -81,8 +83,10 @@ class Rtnl:
         if kind == RTM_GETLINK:
             return [_decoded(ifinfmsg, wire.link(wire.text(wire.IFLA_IFNAME, name), index=number))
                     for (netns, name), number in self.kernel.indexes.items() if netns == self.netns]
-        if kind in (RTM_NEWLINK, RTM_DELLINK):
-            self.kernel.effects.append(self._link(kind, _decoded(ifinfmsg, payload)))
+        if kind in (RTM_NEWLINK, RTM_SETLINK, RTM_DELLINK):
+            message = _decoded(ifinfmsg, payload)
+            recorded = self._bridge_vlan if message["family"] == socket.AF_BRIDGE else self._link
+            self.kernel.effects.append(recorded(kind, message))
         elif kind == RTM_NEWADDR:
             message = ifaddrmsg(header + payload)
             message.decode()
@@ -111,6 +115,13 @@ class Rtnl:
             fields["up"] = bool(message["flags"] & IFF_UP)
         verb = "del" if kind == RTM_DELLINK else "new"
         return ("link", verb, self.netns, tuple(sorted(fields.items())))
+
+    def _bridge_vlan(self, kind: int, message: Any) -> Effect:
+        """A bridge port's VLAN added (RTM_SETLINK) or deleted (RTM_DELLINK), with its flags."""
+        [info] = message.get_attr("IFLA_AF_SPEC").get_attrs("IFLA_BRIDGE_VLAN_INFO")
+        assert not message["attrs"][1:], message  # nothing but the VLAN
+        verb = {RTM_SETLINK: "add", RTM_DELLINK: "del"}[kind]
+        return ("bridge vlan", verb, self.netns, self.kernel.name_of(message["index"]), info["vid"], info["flags"])
 
     def _named(self, key: str, value: Any) -> Any:
         if key.endswith("IFLA_NET_NS_FD"):

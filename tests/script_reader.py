@@ -10,6 +10,7 @@ from typing import Any
 
 from vtopo import ops as o
 from vtopo.host import netlink
+from vtopo.host import rtnl_wire as wire
 from vtopo.model.rules import lab_tag
 
 Effect = tuple[Any, ...]
@@ -82,6 +83,8 @@ class ScriptReader:
         elif words[0] == "tc":
             netns, words = _netns_option(words)
             self.tc(netns, words[1:])
+        elif words[:2] == ["bridge", "vlan"]:
+            self.bridge_vlan(words[2:])
         elif words[0] == "bridge":
             assert words[1:4] == ["link", "set", "dev"] and words[5] == "hairpin"
             self.link("new", None, IFLA_IFNAME=words[4], **{
@@ -93,6 +96,15 @@ class ScriptReader:
             self.nft(words[1:])
         else:
             self.inside(None, words)
+
+    def bridge_vlan(self, words: list[str]) -> None:
+        """`bridge vlan add|del dev PORT vid N [pvid] [untagged]`, as iproute2's bridge sends it: the flags of struct
+        bridge_vlan_info."""
+        verb, dev, port, vid, number, *flags = words
+        assert verb in ("add", "del") and dev == "dev" and vid == "vid" and set(flags) <= {"pvid", "untagged"}
+        value = (wire.BRIDGE_VLAN_INFO_PVID if "pvid" in flags else 0) | (
+            wire.BRIDGE_VLAN_INFO_UNTAGGED if "untagged" in flags else 0)
+        self.say("bridge vlan", verb, None, port, int(number), value)
 
     def inside(self, netns: str | None, words: list[str]) -> None:
         if words[0] == "sysctl":
@@ -151,7 +163,7 @@ class ScriptReader:
         data = "IFLA_LINKINFO.IFLA_INFO_DATA."
         if kind == "bridge":
             names = {"stp_state": "IFLA_BR_STP_STATE", "forward_delay": "IFLA_BR_FORWARD_DELAY",
-                     "ageing_time": "IFLA_BR_AGEING_TIME"}
+                     "ageing_time": "IFLA_BR_AGEING_TIME", "vlan_filtering": "IFLA_BR_VLAN_FILTERING"}
             for option, value in zip(options[::2], options[1::2]):
                 fields[data + names[option]] = int(value)
         elif kind == "veth":

@@ -19,8 +19,8 @@ MUTATIONS = {
     "a bridge's STP flag inverted in the kernel host": (
         "app/vtopo/host/kernel_host.py", "add_bridge(name, None, stp=stp,", "add_bridge(name, None, stp=not stp,"),
     "a bridge's two timers exchanged in the kernel host": (
-        "app/vtopo/host/kernel_host.py", "forward_delay=forward_delay, ageing_time=ageing_time)",
-        "forward_delay=ageing_time, ageing_time=forward_delay)"),
+        "app/vtopo/host/kernel_host.py", "forward_delay=forward_delay, ageing_time=ageing_time,",
+        "forward_delay=ageing_time, ageing_time=forward_delay,"),
     "1 added to every MTU in netlink": (
         "app/vtopo/host/rtnl_wire.py", "u32(IFLA_MTU, value)", "u32(IFLA_MTU, value + 1)"),
     "routes tagged proto boot by netlink": (
@@ -38,6 +38,13 @@ MUTATIONS = {
     "a veth's peer left in the first end's namespace": (
         "app/vtopo/host/netlink.py", "peer_link = wire.attribute(wire.VETH_INFO_PEER, _named_link(peer, *placement))",
         "peer_link = wire.attribute(wire.VETH_INFO_PEER, _named_link(peer))"),
+    "VLAN filtering left off by the kernel host": (
+        "app/vtopo/host/kernel_host.py", "ageing_time=ageing_time,\n                                vlan_filtering=vlan_filtering)",
+        "ageing_time=ageing_time,\n                                vlan_filtering=False)"),
+    "a native VLAN sent tagged by netlink": (
+        "app/vtopo/host/netlink.py", "(wire.BRIDGE_VLAN_INFO_UNTAGGED if untagged else 0)", "0"),
+    "trunk VLANs explained as untagged": (
+        "app/vtopo/ops/script.py", '*(["untagged"] if untagged else [])', '"untagged"'),
     "a MAC address dropped by the kernel host": (
         "app/vtopo/host/kernel_host.py", "self.netlink.set_link(name, netns, mtu=mtu, mac=mac,",
         "self.netlink.set_link(name, netns, mtu=mtu, mac=None,"),

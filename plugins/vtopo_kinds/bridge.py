@@ -5,8 +5,10 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext, LoopProtection, NodeKind, Op,
-                             PortSpec, Problem, Role, SetMaster, SetSysctl, setting)
+from vtopo.kinds.api import (DEFAULT_VLAN, AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext,
+                             LoopProtection, NodeKind, Op, PortSpec, PortVlans, Problem, Role, SetBridgeVlans, SetMaster,
+                             SetSysctl, setting)
+from vtopo_kinds.vlans import port_vlans, vlan_problems, vlans_setting
 
 
 @dataclass(frozen=True)
@@ -21,12 +23,14 @@ class BridgeSettings:
     host_routing: bool = setting(False, "Host routes", "The host forwards packets arriving on this bridge, so it "
                                  "routes between its numbered bridges. Only this bridge's own forwarding "
                                  "sysctl is set; the host's global setting is left alone.")
+    vlans: dict[str, str] = vlans_setting()
 
 
 class BridgeKind(NodeKind[BridgeSettings]):
     name = "bridge"
     label = "Linux bridge"
-    description = "A Linux bridge in the host: a learning switch in the kernel. Give it host addresses to number it."
+    description = ("A Linux bridge in the host: a learning switch in the kernel. Give it host addresses to number it. "
+                   "Its ports can be access ports or trunks of VLANs where the kernel filters VLANs on bridges.")
     role = Role.SWITCH
     ports = PortSpec("p", 1)
     connects_to = frozenset({"container", "router", "host", "vm", "bridge", "ovs"})
@@ -60,12 +64,21 @@ class BridgeKind(NodeKind[BridgeSettings]):
             except ValueError:
                 yield Problem(f"host address {address!r} must be an address with prefix, e.g. 10.0.1.1/24",
                               node.subject, "", node.node.id)
+        if settings.vlans and node.facts.probed and not node.facts.bridge_vlans:
+            yield Problem("VLANs on a Linux bridge need the kernel's bridge VLAN filtering "
+                          "(CONFIG_BRIDGE_VLAN_FILTERING, with 802.1Q), which this kernel does not have: make "
+                          f"{node.node.name} an Open vSwitch switch (kind ovs), which does the same VLANs on every host",
+                          node.subject, "", node.node.id)
+        yield from vlan_problems(node)
+
+    def port_vlans(self, node: NodeContext[BridgeSettings], end: EndContext) -> PortVlans | None:
+        return port_vlans(node.settings.vlans, end.end.port)
 
     def lower(self, node: NodeContext[BridgeSettings]) -> Iterable[Op]:
         settings, owner = node.settings, node.subject
         name = node.names.node_device(node.node.name)
         yield CreateBridge(owner=owner, name=name, stp=settings.stp, forward_delay_s=settings.forward_delay,
-                           ageing_s=settings.ageing)
+                           ageing_s=settings.ageing, vlan_filtering=bool(settings.vlans))
         yield ConfigureLink(owner=owner, name=name, netns=None, alias=node.names.tag)
         for address in settings.host_addresses:
             yield AddAddress(owner=owner, name=name, netns=None, cidr=address)
@@ -74,3 +87,7 @@ class BridgeKind(NodeKind[BridgeSettings]):
 
     def attach(self, node: NodeContext[BridgeSettings], end: EndContext) -> Iterable[Op]:
         yield SetMaster(owner=node.subject, name=end.device, master=node.names.node_device(node.node.name))
+        vlans = self.port_vlans(node, end)
+        if vlans is not None and vlans != PortVlans(DEFAULT_VLAN):  # a port joins VLAN 1 untagged by itself
+            yield SetBridgeVlans(owner=node.subject, name=end.device, untagged=vlans.untagged or 0,
+                                 tagged=vlans.tagged)

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from vtopo.kinds.api import (INTERNAL_PORT, SWITCH_PORT, EndContext, MoveLink, NodeContext, NodeKind, Op, OvsAddBridge,
-                             OvsAddFlows, OvsAddPort, PortSpec, Problem, Role, SetTxChecksum, Severity, setting)
+                             OvsAddFlows, OvsAddPort, OvsVlanMode, PortSpec, PortVlans, Problem, Role, SetTxChecksum,
+                             Severity, setting)
+from vtopo_kinds.vlans import port_vlans, vlan_problems, vlans_setting
 
 PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
 
@@ -25,12 +27,26 @@ class OvsSettings:
                          "port, are always system.", choices=("internal", "system", "afxdp"))
     flows: list[str] = setting([], "OpenFlow rules", "One rule per line, e.g. in_port=1,actions=output:3. Port "
                                "p1 is OpenFlow port 1.")
+    vlans: dict[str, str] = vlans_setting()
+
+
+def vlan_columns(vlans: PortVlans | None) -> tuple[str, int, tuple[int, ...]]:
+    """The vlan_mode, tag and trunks of an OVS port with these VLANs: an access port is tagged with its VLAN, a trunk
+    lists its VLANs, and a trunk's native VLAN is its tag, sent untagged."""
+    if vlans is None:
+        return "", 0, ()
+    if not vlans.trunk:
+        return OvsVlanMode.ACCESS, vlans.untagged or 0, ()
+    if vlans.untagged is None:
+        return OvsVlanMode.TRUNK, 0, vlans.tagged
+    return OvsVlanMode.NATIVE_UNTAGGED, vlans.untagged, vlans.tagged
 
 
 class OvsKind(NodeKind[OvsSettings]):
     name = "ovs"
     label = "Open vSwitch"
-    description = "An Open vSwitch bridge. Port pN is OpenFlow port N, so rules like in_port=1,actions=output:3 work."
+    description = ("An Open vSwitch bridge. Port pN is OpenFlow port N, so rules like in_port=1,actions=output:3 work. "
+                   "Its ports can be access ports or trunks of VLANs, on every host.")
     role = Role.SWITCH
     ports = PortSpec("p", 1)
     connects_to = frozenset({"container", "router", "host", "vm", "bridge", "ovs"})
@@ -77,6 +93,13 @@ class OvsKind(NodeKind[OvsSettings]):
         if settings.fail_mode == "secure" and not settings.flows:
             yield Problem("fail mode secure with no OpenFlow rules forwards nothing", node.subject, "", node.node.id,
                           Severity.WARNING)
+        if settings.flows and settings.vlans:
+            yield Problem("with OpenFlow rules, the VLANs per port apply only to what a rule sends with "
+                          "actions=normal", node.subject, "", node.node.id, Severity.WARNING)
+        yield from vlan_problems(node)
+
+    def port_vlans(self, node: NodeContext[OvsSettings], end: EndContext) -> PortVlans | None:
+        return port_vlans(node.settings.vlans, end.end.port)
 
     def joins_ports(self, node: NodeContext[OvsSettings]) -> bool:
         return not node.settings.flows
@@ -102,15 +125,17 @@ class OvsKind(NodeKind[OvsSettings]):
         bridge = node.names.node_device(node.node.name)
         ofport = self.ports.index_of(end.end.port)
         assert ofport is not None
+        vlan_mode, tag, trunks = vlan_columns(self.port_vlans(node, end))
         if end.medium == SWITCH_PORT:  # OVS makes the port; it becomes the node's interface
             port = node.names.host_device(node.node.name, end.end.port)
             yield OvsAddPort(owner=node.subject, bridge=bridge, name=port, ofport=ofport, lab=node.names.prefix,
-                             port_type=INTERNAL_PORT)
+                             port_type=INTERNAL_PORT, vlan_mode=vlan_mode, tag=tag, trunks=trunks)
             assert end.other.netns is not None
             yield MoveLink(owner=node.subject, name=port, netns=end.other.netns, new_name=end.other.device)
             return
         to_namespace = end.medium == "veth" and end.other.kind.role is Role.NAMESPACE
         yield OvsAddPort(owner=node.subject, bridge=bridge, name=end.device, ofport=ofport, lab=node.names.prefix,
-                         port_type=self.port_type(node) if to_namespace else "")
+                         port_type=self.port_type(node) if to_namespace else "", vlan_mode=vlan_mode, tag=tag,
+                         trunks=trunks)
         if self.leaves_checksums_partial(node) and to_namespace:
             yield SetTxChecksum(owner=node.subject, name=end.other.device, netns=end.other.netns, enabled=False)

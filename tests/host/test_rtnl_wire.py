@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 from pyroute2.netlink import NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REQUEST
-from pyroute2.netlink.rtnl import RTM_DELLINK, RTM_GETLINK, RTM_GETSTATS, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWROUTE
+from pyroute2.netlink.rtnl import (RTM_DELLINK, RTM_GETLINK, RTM_GETSTATS, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWROUTE,
+                                   RTM_SETLINK)
 from pyroute2.netlink.rtnl.ifaddrmsg import ifaddrmsg
 from pyroute2.netlink.rtnl.ifinfmsg import IFF_UP, ifinfmsg
 from pyroute2.netlink.rtnl.ifstatsmsg import ifstatsmsg
@@ -182,11 +183,31 @@ def kind_of(kind: str, *data: Any) -> Any:
                                                                     if data else [])]})
 
 
+def bridge_vlan(index: int, vid: int, flags: list[str]) -> bytes:
+    """A bridge port's VLAN as iproute2's `bridge vlan add|del dev PORT vid N [pvid] [untagged]` sends it."""
+    return encoded(ifinfmsg, {"family": socket.AF_BRIDGE, "index": index}, [("IFLA_AF_SPEC", {"attrs": [
+        ("IFLA_BRIDGE_VLAN_INFO", {"vid": vid, "flags": flags})]})])
+
+
 REQUESTS: dict[str, tuple[Callable[[Netlink], Any], list[tuple[str | None, int, int, bytes]]]] = {
     "add a bridge": (
         lambda nl: nl.add_bridge("v1-br0", None, stp=True, forward_delay=400, ageing_time=3050),
         [(None, RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "v1-br0"), kind_of(
             "bridge", ("IFLA_BR_STP_STATE", 1), ("IFLA_BR_FORWARD_DELAY", 400), ("IFLA_BR_AGEING_TIME", 3050))))]),
+    "add a bridge filtering VLANs": (
+        lambda nl: nl.add_bridge("v1-br0", None, stp=False, forward_delay=0, ageing_time=30000, vlan_filtering=True),
+        [(None, RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "v1-br0"), kind_of(
+            "bridge", ("IFLA_BR_STP_STATE", 0), ("IFLA_BR_FORWARD_DELAY", 0), ("IFLA_BR_AGEING_TIME", 30000),
+            ("IFLA_BR_VLAN_FILTERING", 1))))]),
+    "a bridge port's access VLAN, untagged": (
+        lambda nl: nl.set_bridge_vlan("v1-br0-p1", None, 10, pvid=True, untagged=True),
+        [(None, RTM_SETLINK, CHANGE, bridge_vlan(13, 10, ["pvid", "untagged"]))]),
+    "a trunk's VLAN, tagged": (
+        lambda nl: nl.set_bridge_vlan("v1-br0-p1", None, 4094),
+        [(None, RTM_SETLINK, CHANGE, bridge_vlan(13, 4094, []))]),
+    "a bridge port's default VLAN deleted": (
+        lambda nl: nl.set_bridge_vlan("v1-br0-p1", None, 1, present=False),
+        [(None, RTM_DELLINK, CHANGE, bridge_vlan(13, 1, []))]),
     "add a veth within a namespace": (
         lambda nl: nl.add_veth("a", "v1-c1", "b", "v1-c1"),
         [("v1-c1", RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "a"), kind_of(

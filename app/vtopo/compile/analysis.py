@@ -31,23 +31,54 @@ def emptied_after(graph: G) -> Iterator[G]:
         graph.clear()
 
 
-def _vertex(end: EndContext) -> Hashable:
-    """A switch or segment that passes frames between its ports is one vertex; every other node's interfaces, and
-    the ports of one that keeps them apart (macvlan private mode, OpenFlow rules), are vertices of their own."""
-    if end.kind.role in FORWARDING_ROLES and end.kind.joins_ports(end.owner):
-        return ("node", end.node.id)
-    return ("end", end.link.id, end.end.port, end.node.id)
+Tag = int | None  # the VLAN tag a frame carries on a wire; None for an untagged frame
+
+
+def _joins(end: EndContext) -> bool:
+    return end.kind.role in FORWARDING_ROLES and end.kind.joins_ports(end.owner)
+
+
+def _tags(lab: LabContext) -> set[Tag]:
+    """The tags frames can carry on the lab's wires: none, and each VLAN a trunk carries tagged."""
+    tags: set[Tag] = {None}
+    for end in lab.ends:
+        vlans = end.kind.port_vlans(end.owner, end) if _joins(end) else None
+        tags.update(vlans.tagged if vlans is not None else ())
+    return tags
+
+
+def _vertices(end: EndContext, tags: set[Tag]) -> dict[Tag, Hashable]:
+    """Where the frames at this end go, by their tag on the wire. A switch or segment that passes frames between its
+    ports has a vertex per VLAN: one that keeps VLANs apart sends each VLAN of a port to its own (an access port's
+    untagged frames, a trunk's frames of each tag and its untagged ones into the native VLAN), one that does not
+    keeps each tag apart as it came. Every other node's interfaces, and the ports of a switch that keeps them apart
+    (macvlan private mode, OpenFlow rules), are vertices of their own, for untagged frames."""
+    if not _joins(end):
+        return {None: ("end", end.link.id, end.end.port, end.node.id)}
+    vlans = end.kind.port_vlans(end.owner, end)
+    if vlans is None:
+        return {tag: ("node", end.node.id, tag) for tag in tags}
+    vertices: dict[Tag, Hashable] = {vid: ("node", end.node.id, vid) for vid in vlans.tagged}
+    if vlans.untagged is not None:
+        vertices[None] = ("node", end.node.id, vlans.untagged)
+    return vertices
 
 
 def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
+    """The lab's wires as a graph whose connected components are its broadcast domains: the vertices of each link
+    end (see _vertices), joined across the link for each tag that both ends take."""
     import networkx as nx
 
     graph: nx.MultiGraph[Hashable] = nx.MultiGraph()
+    tags = _tags(lab)
+    vertices = {id(end): _vertices(end, tags) for end in lab.ends}
     for end in lab.ends:
-        graph.add_node(_vertex(end), end=end if end.kind.role not in FORWARDING_ROLES else None)
+        graph.add_nodes_from(vertices[id(end)].values(), end=end if end.kind.role not in FORWARDING_ROLES else None)
     for end in lab.ends:
         if end.peer is not None and id(end) < id(end.peer):
-            graph.add_edge(_vertex(end), _vertex(end.peer), key=end.link.id)
+            mine, theirs = vertices[id(end)], vertices[id(end.peer)]
+            for tag in mine.keys() & theirs.keys():
+                graph.add_edge(mine[tag], theirs[tag], key=end.link.id)
     return graph
 
 

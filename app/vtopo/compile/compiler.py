@@ -27,10 +27,11 @@ from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS, NODE_NAME_RULE, is_va
 from vtopo.model.sites import LOCAL, SitePart
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
 from vtopo.ops import (HOST, AddAddress, AddRoute, ConfigureLink, ContainForwarding, MakeDirectory, Op, RunCommand,
-                       MoveLink, SetImpairment, SetMaster, SetSysctl, SetTxChecksum)
+                       MoveLink, SetBridgeVlans, SetImpairment, SetMaster, SetSysctl, SetTxChecksum)
 
 PREFIX = re.compile(r"[a-z][a-z0-9]{1,6}")
-CONFIGURING = (MoveLink, ConfigureLink, SetMaster, AddAddress, AddRoute, SetSysctl, SetImpairment, SetTxChecksum)
+CONFIGURING = (MoveLink, ConfigureLink, SetMaster, SetBridgeVlans, AddAddress, AddRoute, SetSysctl, SetImpairment,
+               SetTxChecksum)
 
 
 class StageFailed(LabError):

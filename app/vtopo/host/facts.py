@@ -1,4 +1,5 @@
-"""What this host offers, probed once before compiling: OVS datapath, vhost-net, DPDK, KVM, FRR or Quagga."""
+"""What this host offers, probed once before compiling: OVS datapath, vhost-net, DPDK, KVM, netem, bridge VLAN filtering,
+FRR or Quagga."""
 from __future__ import annotations
 
 import os
@@ -25,16 +26,36 @@ def routing_suite() -> tuple[str, str, str]:
     return "frr", "/usr/lib/frr", "frr"
 
 
+def kernel_config() -> str | None:
+    """The running kernel's build configuration, from /proc/config.gz or /boot/config-RELEASE; None where neither
+    can be read."""
+    import gzip
+
+    try:
+        with gzip.open("/proc/config.gz", "rt") as config:
+            return config.read()
+    except OSError:
+        pass
+    try:
+        return Path(f"/boot/config-{os.uname().release}").read_text()
+    except OSError:
+        return None
+
+
 def netem_available() -> bool:
     if Path("/sys/module/sch_netem").exists():
         return True
-    try:
-        import gzip
+    config = kernel_config()
+    if config is not None:
+        return "\nCONFIG_NET_SCH_NETEM=" in config
+    return subprocess.run(["modprobe", "-n", "sch_netem"], capture_output=True).returncode == 0
 
-        with gzip.open("/proc/config.gz", "rt") as config:
-            return "\nCONFIG_NET_SCH_NETEM=" in config.read()
-    except OSError:
-        return subprocess.run(["modprobe", "-n", "sch_netem"], capture_output=True).returncode == 0
+
+def bridge_vlan_filtering() -> bool:
+    """The kernel's bridges can filter VLANs (a build option of the bridge itself, which no module adds). Where the
+    configuration cannot be read the kernel is taken to have it, as stock kernels do: a deploy then says if not."""
+    config = kernel_config()
+    return config is None or "\nCONFIG_BRIDGE_VLAN_FILTERING=y" in config
 
 
 def kvm_usable(guest_dir: str) -> bool:
@@ -105,6 +126,7 @@ def probe(needs_accel: bool = False) -> HostFacts:
         ovs_dpdk=needs_accel and ovs_dpdk_initialised(),
         ovs_tso_off=userspace_tso_off(),
         netem=netem_available(),
+        bridge_vlans=bridge_vlan_filtering(),
         accel="kvm" if needs_accel and kvm_usable(guest_dir) else "tcg",
         guest_dir=guest_dir,
         frr_dir=daemons,

@@ -104,8 +104,9 @@ class KernelHost:
 
     # ---------------------------------------------------------------- network devices
 
-    def add_bridge(self, name: str, *, stp: bool, forward_delay: int, ageing_time: int) -> None:
-        self.netlink.add_bridge(name, None, stp=stp, forward_delay=forward_delay, ageing_time=ageing_time)
+    def add_bridge(self, name: str, *, stp: bool, forward_delay: int, ageing_time: int, vlan_filtering: bool) -> None:
+        self.netlink.add_bridge(name, None, stp=stp, forward_delay=forward_delay, ageing_time=ageing_time,
+                                vlan_filtering=vlan_filtering)
 
     def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None:
         self.netlink.add_veth(name, netns, peer, peer_netns)
@@ -138,6 +139,12 @@ class KernelHost:
 
     def set_hairpin(self, name: str, enabled: bool) -> None:
         self.netlink.set_hairpin(name, None, enabled)
+
+    def add_bridge_vlan(self, name: str, vid: int, *, pvid: bool, untagged: bool) -> None:
+        self.netlink.set_bridge_vlan(name, None, vid, pvid=pvid, untagged=untagged)
+
+    def delete_bridge_vlan(self, name: str, vid: int) -> None:
+        self.netlink.set_bridge_vlan(name, None, vid, present=False)
 
     def set_link(self, name: str, netns: str | None, *, mtu: int | None = None, mac: str | None = None,
                  alias: str | None = None, up: bool | None = None) -> None:

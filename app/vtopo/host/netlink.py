@@ -32,7 +32,8 @@ from pyroute2 import IPRoute
 from pyroute2.netlink import (NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR,
                               nlmsg)
 from pyroute2.netlink.exceptions import NetlinkError as _Pyroute2Error
-from pyroute2.netlink.rtnl import RTM_DELLINK, RTM_GETLINK, RTM_GETSTATS, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWROUTE
+from pyroute2.netlink.rtnl import (RTM_DELLINK, RTM_GETLINK, RTM_GETSTATS, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWROUTE,
+                                   RTM_SETLINK)
 from pyroute2.netlink.rtnl.ifinfmsg import IFF_UP
 from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 
@@ -266,13 +267,24 @@ class Netlink:
             finally:
                 os.close(fd)
 
-    def add_bridge(self, name: str, netns: str | None, *, stp: bool, forward_delay: int, ageing_time: int) -> None:
+    def add_bridge(self, name: str, netns: str | None, *, stp: bool, forward_delay: int, ageing_time: int,
+                   vlan_filtering: bool = False) -> None:
         """Create a bridge; its timers in clock_t (vtopo.ops.clock_t)."""
-        with _kernel(f"add bridge {name}{_where(netns)}"):
+        with _kernel(f"add bridge {name}{_where(netns)}" + (" filtering VLANs" if vlan_filtering else "")):
+            filtering = [wire.u8(wire.IFLA_BR_VLAN_FILTERING, 1)] if vlan_filtering else []
             bridge = wire.link_kind(LinkType.BRIDGE.value, wire.u32(wire.IFLA_BR_STP_STATE, int(stp)),
                                     wire.u32(wire.IFLA_BR_FORWARD_DELAY, forward_delay),
-                                    wire.u32(wire.IFLA_BR_AGEING_TIME, ageing_time))
+                                    wire.u32(wire.IFLA_BR_AGEING_TIME, ageing_time), *filtering)
             self._change_link(netns, _named_link(name, bridge), create=True)
+
+    def set_bridge_vlan(self, name: str, netns: str | None, vid: int, *, pvid: bool = False, untagged: bool = False,
+                        present: bool = True) -> None:
+        """Add VLAN `vid` to bridge port `name` (`pvid`: untagged frames coming in join it; `untagged`: its frames
+        leave without a tag), or with `present` False delete it."""
+        flags = (wire.BRIDGE_VLAN_INFO_PVID if pvid else 0) | (wire.BRIDGE_VLAN_INFO_UNTAGGED if untagged else 0)
+        with _kernel(f"{'add' if present else 'delete'} VLAN {vid} on bridge port {name}{_where(netns)}"):
+            request = wire.bridge_vlan(self._index(name, netns), vid, flags)
+            self._rtnl(netns).request(request, RTM_SETLINK if present else RTM_DELLINK)
 
     def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None:
         """Create a veth pair in one request, each end directly in its namespace under its final name.

@@ -17,7 +17,10 @@ from vtopo.ops import MacvlanMode
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINK, IFLA_MASTER = 1, 3, 4, 5, 10
 IFLA_LINKINFO, IFLA_IFALIAS, IFLA_NET_NS_FD, IFLA_PROTO_DOWN = 18, 20, 28, 39
 IFLA_INFO_KIND, IFLA_INFO_DATA, IFLA_INFO_SLAVE_KIND, IFLA_INFO_SLAVE_DATA = 1, 2, 4, 5
-IFLA_BR_FORWARD_DELAY, IFLA_BR_AGEING_TIME, IFLA_BR_STP_STATE = 1, 4, 5
+IFLA_AF_SPEC = 26
+IFLA_BR_FORWARD_DELAY, IFLA_BR_AGEING_TIME, IFLA_BR_STP_STATE, IFLA_BR_VLAN_FILTERING = 1, 4, 5, 7
+IFLA_BRIDGE_VLAN_INFO = 2
+BRIDGE_VLAN_INFO_PVID, BRIDGE_VLAN_INFO_UNTAGGED = 0x2, 0x4
 IFLA_BRPORT_MODE = 4
 IFLA_MACVLAN_MODE = 1
 VETH_INFO_PEER = 1
@@ -33,6 +36,7 @@ _ATTRIBUTE = struct.Struct("=HH")  # struct nlattr: length, type
 _LINK = struct.Struct("=BxHiII")  # struct ifinfomsg: family, type, index, flags, change
 _ADDRESS = struct.Struct("=BBBBi")  # struct ifaddrmsg: family, prefix length, flags, scope, index
 _ROUTE = struct.Struct("=BBBBBBBBI")  # struct rtmsg: family, dst/src length, tos, table, protocol, scope, type, flags
+_VLAN_INFO = struct.Struct("=HH")  # struct bridge_vlan_info: flags, vid
 _STATS = struct.Struct("=BBHII")  # struct if_stats_msg: family, two pads, index, filter mask
 _U32 = struct.Struct("=I")
 _U8 = struct.Struct("=B")
@@ -60,9 +64,16 @@ def nested(number: int, *attributes: bytes) -> bytes:
     return attribute(number, b"".join(attributes))
 
 
-def link(*attributes: bytes, index: int = 0, flags: int = 0, change: int = 0) -> bytes:
+def link(*attributes: bytes, index: int = 0, flags: int = 0, change: int = 0, family: int = socket.AF_UNSPEC) -> bytes:
     """A link request: struct ifinfomsg, then its attributes."""
-    return _LINK.pack(socket.AF_UNSPEC, 0, index, flags, change) + b"".join(attributes)
+    return _LINK.pack(family, 0, index, flags, change) + b"".join(attributes)
+
+
+def bridge_vlan(index: int, vid: int, flags: int) -> bytes:
+    """A VLAN of the bridge port with ifindex `index`, with BRIDGE_VLAN_INFO_* `flags`, as `bridge vlan add|del`
+    sends it (RTM_SETLINK adds it, RTM_DELLINK deletes it)."""
+    return link(nested(IFLA_AF_SPEC, attribute(IFLA_BRIDGE_VLAN_INFO, _VLAN_INFO.pack(flags, vid))), index=index,
+                family=socket.AF_BRIDGE)
 
 
 def link_kind(kind: str, *data: bytes) -> bytes:

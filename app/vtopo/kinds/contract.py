@@ -90,6 +90,20 @@ class PortSpec:
 
 
 @dataclass(frozen=True)
+class PortVlans:
+    """The VLANs of a switch port that keeps VLANs apart: `untagged`, the VLAN its untagged frames belong to and leave
+    it in (an access port's VLAN, a trunk's native VLAN; None for none), and `tagged`, those it carries with their
+    tag (a trunk's), `untagged` not among them."""
+
+    untagged: int | None
+    tagged: tuple[int, ...] = ()
+
+    @property
+    def trunk(self) -> bool:
+        return bool(self.tagged)
+
+
+@dataclass(frozen=True)
 class EmptySettings:
     pass
 
@@ -307,6 +321,11 @@ class NodeKind(ABC, Generic[S]):
         (a bridge, a macvlan segment in bridge mode); False where they never do or rules decide (private mode,
         OpenFlow)."""
         return True
+
+    def port_vlans(self, node: NodeContext[S], end: EndContext) -> PortVlans | None:
+        """For a switch, the VLANs of its port at `end`; None where it keeps no VLANs apart, passing every frame as it
+        came, tag and all (a switch with no VLANs set)."""
+        return None
 
     def routes(self, node: NodeContext[S]) -> bool:
         """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes

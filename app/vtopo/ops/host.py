@@ -61,7 +61,7 @@ class Host(Protocol):
     def remove_namespace_files(self, paths: tuple[str, ...]) -> None: ...
 
     # ---------------------------------------------------------------- network devices
-    def add_bridge(self, name: str, *, stp: bool, forward_delay: int, ageing_time: int) -> None:
+    def add_bridge(self, name: str, *, stp: bool, forward_delay: int, ageing_time: int, vlan_filtering: bool) -> None:
         """A Linux bridge in the host's namespace; its timers in clock_t."""
 
     def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None: ...
@@ -84,6 +84,12 @@ class Host(Protocol):
     def set_master(self, name: str, master: str) -> None: ...
 
     def set_hairpin(self, name: str, enabled: bool) -> None: ...
+
+    def add_bridge_vlan(self, name: str, vid: int, *, pvid: bool, untagged: bool) -> None:
+        """VLAN `vid` on bridge port `name`: `pvid`, untagged frames coming in join it; `untagged`, its frames leave
+        without a tag."""
+
+    def delete_bridge_vlan(self, name: str, vid: int) -> None: ...
 
     def set_link(self, name: str, netns: str | None, *, mtu: int | None = None, mac: str | None = None,
                  alias: str | None = None, up: bool | None = None) -> None:

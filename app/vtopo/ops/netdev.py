@@ -10,6 +10,12 @@ from vtopo.ops.host import Host, RouteProtocol, clock_t
 
 TBF_LATENCY_MS = 50  # tbf queues at most this much traffic
 ROUTE_PROTOCOL = RouteProtocol.STATIC  # what the routes vtopo adds are tagged with
+DEFAULT_VLAN = 1  # the VLAN a port is in until told otherwise: a VLAN-filtering bridge's default_pvid
+
+
+def bridge_port_resource(name: str) -> str:
+    """A host interface that is a port of a bridge."""
+    return f"brport:{name}"
 
 
 def tbf_rate(rate_mbit: float) -> int:
@@ -78,6 +84,7 @@ class CreateBridge(Op):
     stp: bool = False
     forward_delay_s: float = 15.0
     ageing_s: float = 300.0
+    vlan_filtering: bool = False  # its ports keep VLANs apart, each port in VLAN 1 untagged until told otherwise
     summary_text: ClassVar[str] = "create Linux bridge {name}"
 
     def provides(self) -> frozenset[str]:
@@ -85,7 +92,7 @@ class CreateBridge(Op):
 
     def apply(self, host: Host) -> None:
         host.add_bridge(self.name, stp=self.stp, forward_delay=clock_t(self.forward_delay_s),
-                        ageing_time=clock_t(self.ageing_s))
+                        ageing_time=clock_t(self.ageing_s), vlan_filtering=self.vlan_filtering)
 
     def inverse(self) -> Op:
         return DeleteLink(owner=self.owner, name=self.name)
@@ -209,10 +216,35 @@ class SetMaster(Op):
     def requires(self) -> frozenset[str]:
         return frozenset({dev_resource(None, self.name), dev_resource(None, self.master)})
 
+    def provides(self) -> frozenset[str]:
+        return frozenset({bridge_port_resource(self.name)})
+
     def apply(self, host: Host) -> None:
         host.set_master(self.name, self.master)
         if self.hairpin:
             host.set_hairpin(self.name, True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetBridgeVlans(Op):
+    """The VLANs of a port of a VLAN-filtering bridge, in place of VLAN 1 untagged: `untagged`, the VLAN its
+    untagged frames belong to and leave it in (an access port's, a trunk's native VLAN; 0 for none), and `tagged`,
+    those it carries tagged (a trunk's). It goes with the port."""
+
+    name: str
+    untagged: int = 0
+    tagged: tuple[int, ...] = ()
+    summary_text: ClassVar[str] = "set the VLANs of bridge port {name}"
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({bridge_port_resource(self.name)})
+
+    def apply(self, host: Host) -> None:
+        host.delete_bridge_vlan(self.name, DEFAULT_VLAN)
+        for vid in self.tagged:
+            host.add_bridge_vlan(self.name, vid, pvid=False, untagged=False)
+        if self.untagged:
+            host.add_bridge_vlan(self.name, self.untagged, pvid=True, untagged=True)
 
 
 @dataclass(frozen=True, kw_only=True)

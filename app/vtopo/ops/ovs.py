@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import ClassVar
 
 from vtopo.model.rules import OVS_LAB_KEY
@@ -10,6 +11,14 @@ from vtopo.ops.base import Op, dev_resource
 from vtopo.ops.host import Host
 
 INTERNAL_PORT = "internal"
+
+
+class OvsVlanMode(StrEnum):
+    """A port's vlan_mode, as OVS names it."""
+
+    ACCESS = "access"  # one VLAN (tag), untagged
+    TRUNK = "trunk"  # the VLANs in trunks, tagged; untagged frames are dropped
+    NATIVE_UNTAGGED = "native-untagged"  # a trunk whose native VLAN (tag) is untagged
 
 
 def ovs_lab_tag(lab: str) -> str:
@@ -59,6 +68,9 @@ class OvsAddPort(Op):
     ofport: int
     lab: str
     port_type: str = ""  # the Interface type; "" is a system port (a packet socket on the device)
+    vlan_mode: str = ""  # an OvsVlanMode, or "" for a port that passes every frame as it is
+    tag: int = 0  # the access port's VLAN, or the trunk's native VLAN
+    trunks: tuple[int, ...] = ()  # the VLANs a trunk carries tagged
     summary_text: ClassVar[str] = "add port {name} to {bridge} as OpenFlow port {ofport}"
 
     @property
@@ -73,12 +85,19 @@ class OvsAddPort(Op):
         return frozenset({f"ovsport:{self.bridge}/{self.ofport}"} |
                          ({dev_resource(None, self.name)} if self.makes_device else set()))
 
+    def vlan_columns(self) -> list[str]:
+        """The port's VLAN columns, as `ovs-vsctl add-port BRIDGE PORT tag=10` sets them."""
+        if not self.vlan_mode:
+            return []
+        return [f"vlan_mode={self.vlan_mode}", *([f"tag={self.tag}"] if self.tag else []),
+                *([f"trunks={','.join(map(str, self.trunks))}"] if self.trunks else [])]
+
     def vsctl(self) -> list[list[str]]:
         tag = ovs_lab_tag(self.lab)
         interface = ["set", "Interface", self.name, f"ofport_request={self.ofport}", tag]
         if self.port_type:
             interface.append(f"type={self.port_type}")
-        return [["add-port", self.bridge, self.name], ["set", "Port", self.name, tag], interface]
+        return [["add-port", self.bridge, self.name, *self.vlan_columns()], ["set", "Port", self.name, tag], interface]
 
     def apply(self, host: Host) -> None:
         host.vsctl(self.vsctl())

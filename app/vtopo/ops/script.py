@@ -142,9 +142,10 @@ class ScriptHost:
 
     # ---------------------------------------------------------------- network devices
 
-    def add_bridge(self, name: str, *, stp: bool, forward_delay: int, ageing_time: int) -> None:
+    def add_bridge(self, name: str, *, stp: bool, forward_delay: int, ageing_time: int, vlan_filtering: bool) -> None:
         self._say(ip_cmd(None, "link", "add", name, "type", LinkType.BRIDGE, "stp_state", str(int(stp)),
-                         "forward_delay", str(forward_delay), "ageing_time", str(ageing_time)))
+                         "forward_delay", str(forward_delay), "ageing_time", str(ageing_time),
+                         *(["vlan_filtering", "1"] if vlan_filtering else [])))
 
     def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None:
         if netns is not None and peer_netns is None:  # the host's end first: `ip` has no word for the host's netns
@@ -181,6 +182,13 @@ class ScriptHost:
 
     def set_hairpin(self, name: str, enabled: bool) -> None:
         self._say(sh(Tool.BRIDGE, "link", "set", "dev", name, "hairpin", "on" if enabled else "off"))
+
+    def add_bridge_vlan(self, name: str, vid: int, *, pvid: bool, untagged: bool) -> None:
+        self._say(sh(Tool.BRIDGE, "vlan", "add", "dev", name, "vid", str(vid), *(["pvid"] if pvid else []),
+                     *(["untagged"] if untagged else [])))
+
+    def delete_bridge_vlan(self, name: str, vid: int) -> None:
+        self._say(sh(Tool.BRIDGE, "vlan", "del", "dev", name, "vid", str(vid)))
 
     def set_link(self, name: str, netns: str | None, *, mtu: int | None = None, mac: str | None = None,
                  alias: str | None = None, up: bool | None = None) -> None:

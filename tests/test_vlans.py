@@ -1,0 +1,140 @@
+"""VLANs on switches, offline: what a deploy would type for each port on OVS and on a Linux bridge, the broadcast
+domains VLANs make, the one line a Linux bridge gets where the kernel filters no VLANs, and the lab file keeping them.
+(tests/golden/invalid/vlan-*.vtopo hold the design mistakes; tests/agent/test_vlans_as_member.py deploys them.)"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vlan_labs import vlan_lab
+from vtopo.cli import main
+from vtopo.compile.domains import broadcast_domains_of, domain_problems
+from vtopo.host.facts import bridge_vlan_filtering
+from vtopo.kinds.environment import HostFacts
+from vtopo.lab import context_of, plan_of, problems_of
+from vtopo.model import io
+from vtopo.model.topology import Endpoint, Interface, Link, Node
+
+NO_FILTERING = ("VLANs on a Linux bridge need the kernel's bridge VLAN filtering (CONFIG_BRIDGE_VLAN_FILTERING, with "
+                "802.1Q), which this kernel does not have: make {switch} an Open vSwitch switch (kind ovs), which "
+                "does the same VLANs on every host")
+
+
+def explained(kind: str, **vlans: dict[str, str]) -> list[str]:
+    """The lines of the explained script of the VLAN lab on switches of `kind`, each switch's VLANs as given."""
+    topology = vlan_lab(kind)
+    for switch, settings in vlans.items():
+        topology.update_node(switch, settings={"vlans": settings})
+    plan = plan_of(topology, HostFacts())
+    return plan.explain().replace(f"{plan.prefix}-", "").splitlines()
+
+
+def test_ovs_ports_are_added_as_a_student_adds_them():
+    lines = explained("ovs")
+    assert "ovs-vsctl add-port s1 s1-p1 vlan_mode=access tag=10 -- set Port s1-p1 " in "\n".join(lines)
+    assert [line.split(" -- ")[0] for line in lines if line.startswith("ovs-vsctl add-port")] == [
+        "ovs-vsctl add-port s1 s1-p1 vlan_mode=access tag=10",
+        "ovs-vsctl add-port s1 s1-p2 vlan_mode=access tag=10",
+        "ovs-vsctl add-port s1 s1-p3 vlan_mode=access tag=20",
+        "ovs-vsctl add-port s2 s2-p1 vlan_mode=access tag=10",
+        "ovs-vsctl add-port s2 s2-p2 vlan_mode=access tag=20",
+        "ovs-vsctl add-port s1 s1-p4 vlan_mode=trunk trunks=10,20",
+        "ovs-vsctl add-port s2 s2-p3 vlan_mode=trunk trunks=10,20"]
+
+
+def test_a_native_vlan_leaves_untagged_and_an_unlisted_port_is_in_vlan_1():
+    s1 = {"p1": "access 10", "p4": "trunk 10,20 native 30"}
+    s2 = {"p3": "trunk 20,10 native 30"}
+    ovs = [line.split(" -- ")[0] for line in explained("ovs", s1=s1, s2=s2) if line.startswith("ovs-vsctl add-port")]
+    assert "ovs-vsctl add-port s1 s1-p2 vlan_mode=access tag=1" in ovs
+    assert "ovs-vsctl add-port s1 s1-p4 vlan_mode=native-untagged tag=30 trunks=10,20" in ovs
+    assert "ovs-vsctl add-port s2 s2-p3 vlan_mode=native-untagged tag=30 trunks=10,20" in ovs
+    bridge = explained("bridge", s1=s1, s2=s2)
+    assert [line for line in bridge if "s1-p4" in line and not line.startswith("#")][-5:] == [
+        "ip link set s1-p4 master s1", "bridge vlan del dev s1-p4 vid 1", "bridge vlan add dev s1-p4 vid 10",
+        "bridge vlan add dev s1-p4 vid 20", "bridge vlan add dev s1-p4 vid 30 pvid untagged"]
+    assert not [line for line in bridge if "bridge vlan" in line and "s1-p2" in line]  # in VLAN 1 by itself
+
+
+def test_a_linux_bridge_filters_vlans_with_the_commands_a_student_types():
+    lines = explained("bridge")
+    assert "ip link add s1 type bridge stp_state 0 forward_delay 1500 ageing_time 30000 vlan_filtering 1" in lines
+    assert [line for line in lines if "s1-p3" in line and not line.startswith("#")][-3:] == [
+        "ip link set s1-p3 master s1", "bridge vlan del dev s1-p3 vid 1", "bridge vlan add dev s1-p3 vid 20 pvid untagged"]
+    assert [line for line in lines if line.startswith("bridge vlan") and "s2-p3" in line] == [
+        "bridge vlan del dev s2-p3 vid 1", "bridge vlan add dev s2-p3 vid 10", "bridge vlan add dev s2-p3 vid 20"]
+
+
+def test_a_switch_without_vlans_stays_as_it_was():
+    lines = explained("bridge", s1={}, s2={})
+    assert not [line for line in lines if "vlan_filtering" in line or line.startswith("bridge vlan")]
+    ovs = explained("ovs", s1={}, s2={})
+    assert not [line for line in ovs if "vlan_mode" in line or "tag=" in line]
+
+
+def test_a_linux_bridge_with_vlans_where_the_kernel_filters_none_is_refused_in_one_line_per_switch():
+    topology = vlan_lab("bridge")
+    refused = problems_of(topology, HostFacts(probed=True, bridge_vlans=False))
+    assert [str(p) for p in refused] == [f"error: node {switch}: {NO_FILTERING.format(switch=switch)}"
+                                         for switch in ("s1", "s2")]
+    assert problems_of(topology, HostFacts(probed=True, bridge_vlans=True)) == []
+    assert problems_of(topology, HostFacts()) == []  # the designer's checks know nothing of the host
+    assert problems_of(vlan_lab("ovs"), HostFacts(probed=True, bridge_vlans=False)) == []
+
+
+def test_validate_on_this_host_says_whether_its_bridges_can_filter_vlans(tmp_path: Path, capsys):
+    path = tmp_path / "vlans.vtopo"
+    io.save(vlan_lab("bridge"), path)
+    code = main(["validate", str(path)])
+    output = capsys.readouterr().err
+    if bridge_vlan_filtering():
+        assert code == 0 and "VLAN" not in output
+    else:  # this machine's kernel: no 802.1Q, so no VLAN filtering on bridges
+        assert code == 2
+        assert f"error: node s1: {NO_FILTERING.format(switch='s1')}\n" in output
+
+
+def test_vlans_split_one_switch_into_broadcast_domains_that_trunks_carry_across():
+    lab = context_of(vlan_lab("ovs"), HostFacts())
+    assert [domain.describe() for domain in broadcast_domains_of(lab)] == [
+        "domain 1: 10.0.0.0/24 via s1, s2: h1:eth0, h2:eth0, h4:eth0",
+        "domain 2: 10.0.0.0/24 via s1, s2: h3:eth0, h5:eth0"]
+    plain = vlan_lab("bridge")
+    for switch in ("s1", "s2"):
+        plain.update_node(switch, settings={})
+    [domain] = broadcast_domains_of(context_of(plain, HostFacts()))
+    assert [member.name for member in domain.members] == [f"h{n}:eth0" for n in range(1, 6)]
+
+
+def test_a_switch_without_vlans_between_two_with_vlans_carries_each_tag_apart():
+    topology = vlan_lab("ovs")
+    trunk = topology.remove_link("link-trunk")
+    topology.add_node(Node("mid", "mid", "bridge"))
+    topology.add_link(Link("t1", trunk.a, Endpoint("mid", "p1")))
+    topology.add_link(Link("t2", Endpoint("mid", "p2"), trunk.b))
+    lab = context_of(topology, HostFacts())
+    assert [[m.name for m in d.members] for d in broadcast_domains_of(lab)] == [
+        ["h1:eth0", "h2:eth0", "h4:eth0"], ["h3:eth0", "h5:eth0"]]
+
+
+@pytest.mark.parametrize("kind", ["ovs", "bridge"])
+def test_a_subnet_per_vlan_on_one_switch_is_no_mistake(kind: str):
+    topology = vlan_lab(kind)
+    for host in ("h3", "h5"):
+        link = topology.links[f"link-{host}"]
+        topology.update_link(link.id, a=Interface(addresses=[f"10.0.20.{host[1]}/24"]))
+    assert domain_problems(context_of(topology, HostFacts())) == []
+    assert problems_of(topology, HostFacts()) == []
+
+
+def test_a_lab_file_keeps_its_vlans(tmp_path: Path):
+    topology = vlan_lab("ovs")
+    path = tmp_path / "vlans.vtopo"
+    io.save(topology, path)
+    again = io.load(path)
+    assert {node.name: node.settings for node in again.nodes.values()} == {
+        node.name: node.settings for node in topology.nodes.values()}
+    assert again.nodes["s1"].settings["vlans"] == {"p1": "access 10", "p2": "access 10", "p3": "access 20",
+                                                   "p4": "trunk 10,20"}
+    assert io.dumps(again) == io.dumps(topology)
