@@ -69,7 +69,14 @@ up() {
     # the mount namespace: held by a sleeping process, entered by sshd, the agent and libvirt's daemons. On a host
     # where no agent ever ran, its mount point /run/vtopo is made as the agent makes it (root's; others pass through);
     # ip netns add made /run/netns.
+    # The real host's /run/vtopo is held as a mount point of its own while simulated hosts are up: vtopo there
+    # removes it once its last lab is gone, and removing the directory a simulated host's /run/vtopo is mounted on
+    # would detach that mount (the simulated host would then see the real host's /run/vtopo).
     [[ -d /run/vtopo ]] || mkdir -m 0711 /run/vtopo
+    if ! mountpoint -q /run/vtopo; then
+        mount --bind /run/vtopo /run/vtopo
+        touch "$ROOT/.holds-run-vtopo"
+    fi
     local mounts=("$state/run:/run/vtopo" "$state/netns:/run/netns")
     if has_libvirt; then
         mounts+=($(libvirt_directories))
@@ -220,8 +227,12 @@ down() {
         stop_pid_file "$state/holder.pid"
     fi
     ip netns del "$netns" 2>/dev/null || true
-    if ip link show "$BRIDGE" >/dev/null 2>&1 && [[ -z $(ls "$ROOT" | grep -vx "$name") ]]; then
-        ip link del "$BRIDGE"
+    if [[ -z $(ls "$ROOT" | grep -vx "$name") ]]; then  # the last simulated host
+        ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE"
+        if [[ -f $ROOT/.holds-run-vtopo ]]; then
+            umount /run/vtopo 2>/dev/null || true
+            rm -f "$ROOT/.holds-run-vtopo"
+        fi
     fi
     rm -rf "$state"
     rmdir "$ROOT" 2>/dev/null || true

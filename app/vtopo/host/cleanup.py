@@ -57,8 +57,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
     for directory in sorted(run_root.glob("*/")) if run_root.is_dir() else []:  # not the agent's socket
         shutil.rmtree(directory, ignore_errors=True)
         report.strays.append(f"directory {directory}")
-    if run_root.is_dir() and not any(run_root.iterdir()):
-        run_root.rmdir()
+    owned_files.remove_if_empty(run_root)
     report.strays += [f"service {label} (started by vtopo)" for label in deployer.services.release_unused()]
     return report
 

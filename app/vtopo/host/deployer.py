@@ -18,7 +18,7 @@ from vtopo import ops as o
 from vtopo.compile.compiler import compile_in_context, compile_lab, host_namespace_addresses
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
-from vtopo.host import libvirtd, namespace_maker, preflight
+from vtopo.host import libvirtd, namespace_maker, owned_files, preflight
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
@@ -479,8 +479,7 @@ class Deployer:
         run_root = Path(record.facts().run_root)
         self.store.forget(record)
         namespace_maker.release_directory(namespaces_dir(str(run_root)))
-        if run_root.is_dir() and not any(run_root.iterdir()):
-            run_root.rmdir()
+        owned_files.remove_if_empty(run_root)
         self.services.release_unused()
 
     # ------------------------------------------------------------ status

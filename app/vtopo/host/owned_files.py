@@ -135,6 +135,16 @@ def open_to_read(path: str | Path) -> int:
     return fd
 
 
+def remove_if_empty(path: str | Path) -> None:
+    """Remove the directory `path` when nothing is in it; keep it when something is, or when it is a mount point (a
+    simulated host's, scripts/sim-host.sh, holds /run/vtopo so)."""
+    try:
+        os.rmdir(path)
+    except OSError as error:
+        if error.errno not in (errno.ENOENT, errno.ENOTEMPTY, errno.EBUSY):
+            raise
+
+
 def read_small_file(path: str | Path, limit: int = 4096) -> str:
     """The first `limit` bytes of `path`, opened as open_to_read does."""
     fd = open_to_read(path)
