@@ -202,7 +202,7 @@ def test_daemon_runs_in_its_namespace_or_where_its_words_enter(run_dir: Path) ->
         assert os.stat(f"/run/netns/{ns}").st_ino == os.stat(f"/proc/{pid}/ns/net").st_ino
         stop_process(pid, str(pid_file), netns=ns)
         pid = start_daemon(fake_daemon(pid_file, ready, str(marker)), ns, pid_file, ready, 10,
-                           enter=("nsenter", f"--net=/run/netns/{ns}", "--uts=/proc/1/ns/uts", "--"))
+                           enter=("nsenter", f"--net=/run/netns/{ns}", f"--uts=/proc/{os.getpid()}/ns/uts", "--"))
         assert os.stat(f"/run/netns/{ns}").st_ino == os.stat(f"/proc/{pid}/ns/net").st_ino
     finally:
         if pid:

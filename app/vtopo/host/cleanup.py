@@ -90,9 +90,14 @@ def _stop_stray_processes(run_root: Path) -> list[str]:
         except (OSError, ValueError, IndexError):
             continue
         lab_dir = str(pid_file.parent)
+        node_netns = f"{pid_file.parent.parent.name}-{pid_file.parent.name}"  # a router's is RUN_ROOT/PREFIX/NODE
         if processes.process_alive(pid, lab_dir):  # its command line names the lab's run directory
             processes.stop_process(pid, lab_dir)
-            stopped.append(f"process {pid} ({pid_file.stem})")
+        elif processes.runs_in(pid, node_netns) and processes.process_alive(pid, pid_file.stem):  # a node's daemon
+            processes.stop_process(pid, pid_file.stem, netns=node_netns)
+        else:
+            continue
+        stopped.append(f"process {pid} ({pid_file.stem})")
     return stopped
 
 

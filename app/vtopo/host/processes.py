@@ -126,7 +126,7 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5, *, 
     try:
         # The pidfd pins this very process: if the cmdline matches now, every signal below
         # reaches it or fails with ProcessLookupError, never a newcomer with the same pid.
-        if not process_alive(pid, expected_cmdline_part) or (netns is not None and not _runs_in(pid, netns)):
+        if not process_alive(pid, expected_cmdline_part) or (netns is not None and not runs_in(pid, netns)):
             return
         for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, max(timeout_s, 2.0))):
             try:
@@ -144,7 +144,7 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5, *, 
         _reap()
 
 
-def _runs_in(pid: int, netns: str) -> bool:
+def runs_in(pid: int, netns: str) -> bool:
     """Whether process `pid` is in the network namespace kept at /run/netns/NETNS."""
     try:
         theirs, kept = os.stat(f"/proc/{pid}/ns/net"), os.stat(f"{NETNS_DIR}/{netns}")
@@ -307,7 +307,7 @@ def start_daemon(
     ready = Path(ready) if ready is not None else None
     name = Path(argv[0]).name  # what the daemon's cmdline holds even if it rewrites the rest
     old = _read_pid(pid_file)
-    if old is not None and process_alive(old, " ".join(argv)) and (netns is None or _runs_in(old, netns)):
+    if old is not None and process_alive(old, " ".join(argv)) and (netns is None or runs_in(old, netns)):
         raise DaemonError(f"{argv[0]} already running as pid {old} (pid file {pid_file})")
     pid_file.unlink(missing_ok=True)
     if ready is not None and not ready.is_dir():
