@@ -49,7 +49,9 @@ free_address() {
 up() {
     [[ ! -e $state ]] || { echo "$0: $name is up already (scripts/sim-host.sh down $name first)" >&2; exit 1; }
     mkdir -p "$ROOT" && chmod 0755 "$ROOT"
-    mkdir -m 0755 "$state" "$state/run" "$state/lib" "$state/netns" "$state/bin" "$state/ssh"
+    mkdir -m 0755 "$state"
+    trap 'undo_up' EXIT  # a failed up removes what it made
+    mkdir -m 0755 "$state/run" "$state/lib" "$state/netns" "$state/bin" "$state/ssh"
     address=$(free_address)
     echo "$address" >"$state/address"
     if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
@@ -64,7 +66,10 @@ up() {
     ip -n "$netns" link set uplink up
     ip -n "$netns" link set lo up
 
-    # the mount namespace: held by a sleeping process, entered by sshd, the agent and libvirt's daemons
+    # the mount namespace: held by a sleeping process, entered by sshd, the agent and libvirt's daemons. On a host
+    # where no agent ever ran, its mount point /run/vtopo is made as the agent makes it (root's; others pass through);
+    # ip netns add made /run/netns.
+    [[ -d /run/vtopo ]] || mkdir -m 0711 /run/vtopo
     local mounts=("$state/run:/run/vtopo" "$state/netns:/run/netns")
     if has_libvirt; then
         mounts+=($(libvirt_directories))
@@ -109,8 +114,17 @@ EOF
         >/dev/null
     for _ in $(seq 100); do [[ -S $state/run/agent.sock ]] && break; sleep 0.1; done
     [[ -S $state/run/agent.sock ]] || { echo "$0: the agent of $name did not start" >&2; exit 1; }
+    trap - EXIT
     echo "site $name: destination root@$address, port 22, identity $state/ssh/id_ed25519," \
          "known_hosts $state/ssh/known_hosts, address $address"
+}
+
+# After a failed up: what it made goes as at down (its namespace, daemons, bridge and state directory).
+undo_up() {
+    local status=$?
+    trap - EXIT
+    down >/dev/null 2>&1 || true
+    exit "$status"
 }
 
 has_libvirt() {
