@@ -34,7 +34,7 @@ STEPS=("ci-run:CI=true bash .ci/run" "make-run:make run" "ci-run-again:CI=true b
 say() { printf 'fresh-machine: %s\n' "$*"; }
 die() { printf 'fresh-machine: error: %s\n' "$*" >&2; exit 1; }
 
-# Inside the new namespaces (PID 1 of its PID namespace), before chroot: the machine's network, mounts and devices.
+# Inside the new namespaces (PID 1 of its PID namespace): the machine's network, mounts and devices, then its root.
 boot() {
     local root=$1
     shift
@@ -56,6 +56,7 @@ table inet fresh_machine {
 }
 EOF
     hostname fresh-machine
+    mount --bind "$root" "$root"  # the machine's / is a mount point, as a real one's
     mount -t proc proc "$root/proc"
     mount -t sysfs sysfs "$root/sys"
     mount -t cgroup2 cgroup2 "$root/sys/fs/cgroup"
@@ -80,8 +81,11 @@ EOF
     mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$root/run"
     mkdir -m 1777 "$root/run/lock"
     mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/tmp"
-    exec chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb \
-        PATH="$PATH_INSIDE" "$@"
+    cd "$root"
+    pivot_root . .  # the host's filesystem goes, out of reach from inside
+    umount -l .
+    cd /
+    exec /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb PATH="$PATH_INSIDE" "$@"
 }
 
 # The machine's network: slirp4netns on the namespace of `pid` once it is no longer the host's.
@@ -164,6 +168,7 @@ run() {
     say "a new machine in $ROOT, with $(git -C "$ROOT$CHECKOUT" log -1 --format='%h (%s)' | cut -c1-100) in $CHECKOUT"
     enter bash -c "$(steps_script)" || true
     local status=0 log
+    [[ -n $(compgen -G "$ROOT$LOGS/*.status") ]] || die "the machine ended before its first step ended"
     for log in "$ROOT$LOGS"/*.status; do
         say "$(basename "$log" .status): exit $(cat "$log") (output: ${log%.status}.log)"
         [[ $(cat "$log") == 0 ]] || status=1
@@ -171,7 +176,7 @@ run() {
     return "$status"
 }
 
-[[ $(id -u) -eq 0 ]] || die "run it as root (debootstrap, namespaces, chroot)"
+[[ $(id -u) -eq 0 ]] || die "run it as root (debootstrap, namespaces, mounts)"
 case ${1:-run} in
     --boot) shift; boot "$@" ;;
     run) [[ $# -le 1 ]] || die "usage: $0 [run] | shell [CMD...]"; run ;;
