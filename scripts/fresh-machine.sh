@@ -8,8 +8,8 @@
 # Its network is slirp4netns's user-mode NAT on an eth0 of its own (100.64.250.0/24): no route, address or firewall
 # rule on the host. setup reaches Debian's mirror and PyPI through it; a table in the machine's nftables lets out only
 # DNS to slirp4netns's resolver and HTTP(S), so what the tests send stays inside. The host's kernel is shared: its
-# modules (or their absence) and /dev/kvm, /dev/net/tun and /dev/vhost-net (made in the machine's /dev when the host
-# has them) are the machine's. No systemd runs there: setup takes its path for a system without it.
+# modules (or their absence) and its devices (/dev is the kernel's devtmpfs) are the machine's. No systemd runs there:
+# setup takes its path for a system without it.
 #
 # Usage: scripts/fresh-machine.sh [run]          a new machine (ROOT removed, copied anew from BASE), then the steps
 #        scripts/fresh-machine.sh shell [CMD...] CMD (default: bash) in fresh namespaces on the machine the last run
@@ -60,24 +60,11 @@ EOF
     mount -t proc proc "$root/proc"
     mount -t sysfs sysfs "$root/sys"
     mount -t cgroup2 cgroup2 "$root/sys/fs/cgroup"
-    mount -t tmpfs -o mode=0755,nosuid tmpfs "$root/dev"
-    local device
-    for device in null zero full random urandom tty net/tun kvm vhost-net fuse; do
-        [[ -c /dev/$device ]] || continue
-        mkdir -p "$(dirname "$root/dev/$device")"
-        mknod -m "$(stat -c %a "/dev/$device")" "$root/dev/$device" c \
-            "$((16#$(stat -c %t "/dev/$device")))" "$((16#$(stat -c %T "/dev/$device")))"
-    done
-    mkdir -m 0755 "$root/dev/pts" "$root/dev/mqueue"
-    mkdir -m 1777 "$root/dev/shm"
+    # the kernel's devtmpfs, as a real machine's /dev (the kernel adds a macvtap's /dev/tapN there), with a devpts
+    # and a /dev/shm of the machine's own
+    mount -t devtmpfs devtmpfs "$root/dev"
     mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts "$root/dev/pts"
     mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/dev/shm"
-    mount -t mqueue mqueue "$root/dev/mqueue"
-    ln -s pts/ptmx "$root/dev/ptmx"
-    ln -s /proc/self/fd "$root/dev/fd"
-    ln -s /proc/self/fd/0 "$root/dev/stdin"
-    ln -s /proc/self/fd/1 "$root/dev/stdout"
-    ln -s /proc/self/fd/2 "$root/dev/stderr"
     mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$root/run"
     mkdir -m 1777 "$root/run/lock"
     mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/tmp"
