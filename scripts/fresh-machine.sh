@@ -94,7 +94,7 @@ connect() {
 enter() {
     local pid status=0
     unshare --net --mount --pid --fork --uts --ipc --propagation private -- \
-        bash "$HERE/fresh-machine.sh" --boot "$ROOT" "$@" 0<&0 &  # its input stays ours (a shell's)
+        bash "$HERE/fresh-machine.sh" --boot "$ROOT" "$@" 0<&0 9>&- &  # its input stays ours (a shell's)
     pid=$!
     connect "$pid"
     wait "$pid" || status=$?
@@ -103,12 +103,10 @@ enter() {
     return "$status"
 }
 
-in_use() {  # whether a process runs inside the machine (a run or a shell not ended)
-    local process
-    for process in /proc/[0-9]*; do
-        [[ $(readlink "$process/root" 2>/dev/null) == "$ROOT" ]] && return 0
-    done
-    return 1
+# One machine at a time on ROOT (a run and a shell would share its /etc and /var/lib): held until this script ends.
+lock_machine() {
+    exec 9>"$ROOT.lock"
+    flock -n 9 || die "$ROOT is in use by another run or shell of scripts/fresh-machine.sh: wait for it to end"
 }
 
 # The steps, run inside the machine from its checkout: each one's output in LOGS/N-NAME.log, its exit status in
@@ -145,7 +143,7 @@ run() {
         debootstrap bookworm "$BASE.partial" "$MIRROR" >/dev/null
         mv "$BASE.partial" "$BASE"
     }
-    ! in_use || die "a process still runs in $ROOT (a shell of scripts/fresh-machine.sh?): end it first"
+    lock_machine
     rm -rf --one-file-system "$ROOT"
     cp -a "$BASE" "$ROOT"
     echo "nameserver $NETWORK.3" >"$ROOT/etc/resolv.conf"
@@ -164,6 +162,7 @@ run() {
 }
 
 [[ $(id -u) -eq 0 ]] || die "run it as root (debootstrap, namespaces, mounts)"
+[[ $ROOT == /?*/?* && $BASE == /?*/?* ]] || die "FRESH_ROOT and FRESH_BASE must be directories two levels down or more"
 case ${1:-run} in
     --boot) shift; boot "$@" ;;
     run) [[ $# -le 1 ]] || die "usage: $0 [run] | shell [CMD...]"; run ;;
@@ -171,6 +170,7 @@ case ${1:-run} in
         shift
         [[ -d $ROOT ]] || die "no machine in $ROOT: run $0 first"
         [[ $# -gt 0 ]] || set -- bash
+        lock_machine
         enter "$@"
         ;;
     *) die "usage: $0 [run] | shell [CMD...]" ;;
