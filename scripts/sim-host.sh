@@ -21,6 +21,7 @@
 set -euo pipefail
 
 ROOT=/run/vtopo-sim
+KEEP=/run/vtopo/.simulated-hosts  # in the real host's /run/vtopo while a simulated host is up (see up)
 BRIDGE=vtsim0
 UNDERLAY=198.18.0
 PYTHON=${VTOPO_PYTHON:-$(command -v python3)}
@@ -68,15 +69,11 @@ up() {
 
     # the mount namespace: held by a sleeping process, entered by sshd, the agent and libvirt's daemons. On a host
     # where no agent ever ran, its mount point /run/vtopo is made as the agent makes it (root's; others pass through);
-    # ip netns add made /run/netns.
-    # The real host's /run/vtopo is held as a mount point of its own while simulated hosts are up: vtopo there
-    # removes it once its last lab is gone, and removing the directory a simulated host's /run/vtopo is mounted on
-    # would detach that mount (the simulated host would then see the real host's /run/vtopo).
+    # ip netns add made /run/netns. The file KEEP keeps the real host's /run/vtopo from being empty (as an agent's
+    # socket would): vtopo removes an empty /run/vtopo after its last lab, and removing a directory unmounts what other
+    # mount namespaces mounted on it, which would leave the simulated host with the real host's /run/vtopo.
     [[ -d /run/vtopo ]] || mkdir -m 0711 /run/vtopo
-    if ! mountpoint -q /run/vtopo; then
-        mount --bind /run/vtopo /run/vtopo
-        touch "$ROOT/.holds-run-vtopo"
-    fi
+    install -m 0600 /dev/null "$KEEP"
     local mounts=("$state/run:/run/vtopo" "$state/netns:/run/netns")
     if has_libvirt; then
         mounts+=($(libvirt_directories))
@@ -227,15 +224,14 @@ down() {
         stop_pid_file "$state/holder.pid"
     fi
     ip netns del "$netns" 2>/dev/null || true
-    if [[ -z $(ls "$ROOT" | grep -vx "$name") ]]; then  # the last simulated host
-        ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE"
-        if [[ -f $ROOT/.holds-run-vtopo ]]; then
-            umount /run/vtopo 2>/dev/null || true
-            rm -f "$ROOT/.holds-run-vtopo"
-        fi
+    if ip link show "$BRIDGE" >/dev/null 2>&1 && [[ -z $(ls "$ROOT" | grep -vx "$name") ]]; then
+        ip link del "$BRIDGE"
     fi
     rm -rf "$state"
-    rmdir "$ROOT" 2>/dev/null || true
+    if rmdir "$ROOT" 2>/dev/null; then  # the last simulated host: the real host's /run/vtopo as vtopo leaves it
+        rm -f "$KEEP"
+        rmdir /run/vtopo 2>/dev/null || true
+    fi
     echo "site $name: down"
 }
 

@@ -52,23 +52,29 @@ def _ovs() -> set[str]:
 
 
 def _processes() -> set[str]:
-    """vtopo's daemons running in this pid namespace: those of a container beside the tests (a pid namespace of its
-    own, such as scripts/fresh-machine.sh's) are not theirs."""
     found = set()
-    ours = os.readlink("/proc/self/ns/pid")
+    ours = os.stat("/")
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 comm = (entry / "comm").read_text().strip()
                 state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if os.readlink(entry / "ns/pid") != ours:
-                    continue
             except (OSError, IndexError):
                 continue
             dead = state == "Z"  # a zombie: only its parent (here init) still has to reap it
-            if comm in DAEMONS and not dead and not _anothers_kvm_probe(entry):
+            if comm in DAEMONS and not dead and not _another_machines(entry, ours) and not _anothers_kvm_probe(entry):
                 found.add(f"{comm}({entry.name})")
     return found
+
+
+def _another_machines(process: Path, ours: os.stat_result) -> bool:
+    """A process whose / is another directory: a container's, or one of scripts/fresh-machine.sh's machine. The nodes
+    of labs, simulated hosts and VMs all have this host's / (a process whose / cannot be read counts as this host's)."""
+    try:
+        root = (process / "root").stat()
+    except OSError:
+        return False
+    return (root.st_dev, root.st_ino) != (ours.st_dev, ours.st_ino)
 
 
 def _anothers_kvm_probe(process: Path) -> bool:

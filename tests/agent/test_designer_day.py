@@ -43,7 +43,8 @@ wait_for(lambda: any(line.rstrip().endswith("#") for line in shell.text()), 30) 
 QTest.keyClicks(shell, "stty size"); QTest.keyClick(shell, Qt.Key.Key_Return)
 size = f"{shell.screen_model.lines} {shell.screen_model.columns}"
 wait_for(lambda: size in shell.text(), 10)
-QTest.keyClicks(shell, "top -d 1"); QTest.keyClick(shell, Qt.Key.Key_Return)
+# -c: whole command lines, wider than the dock, as a machine running only short-named processes has no line past 80
+QTest.keyClicks(shell, "top -c -d 1"); QTest.keyClick(shell, Qt.Key.Key_Return)
 wait_for(lambda: shell.text()[0].startswith("top - ") and any("PID" in line for line in shell.text()), 20)
 header = next(i for i, line in enumerate(shell.text()) if "PID" in line)
 wait_for(lambda: sum(bool(line.strip()) for line in shell.text()[header + 1:]) >= 2, 10)

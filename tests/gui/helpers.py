@@ -76,7 +76,11 @@ def when_open(kind: type[W], act: Callable[[W], None], *, popup: bool = False) -
         if not isinstance(widget, kind):
             QTimer.singleShot(20, look)
             return
-        act(widget)
+        try:
+            act(widget)
+        except BaseException:
+            widget.close()  # its event loop ends: the test fails with the error instead of waiting for ever
+            raise
 
     QTimer.singleShot(0, look)
 

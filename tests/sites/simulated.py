@@ -39,8 +39,10 @@ class SimulatedHost:
     @classmethod
     def up(cls, name: str) -> SimulatedHost:
         environment = {**os.environ, "VTOPO_PYTHON": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path)}
-        said = subprocess.run([str(SCRIPT), "up", name], capture_output=True, text=True, env=environment, timeout=60,
-                              check=True).stdout
+        started = subprocess.run([str(SCRIPT), "up", name], capture_output=True, text=True, env=environment,
+                                 timeout=60)
+        assert started.returncode == 0, f"sim-host.sh up {name}: {started.stderr}{started.stdout}"
+        said = started.stdout
         match = re.search(r"address (\S+)$", said.strip())
         assert match, said
         return cls(name, match.group(1))
