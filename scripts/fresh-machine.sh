@@ -140,7 +140,7 @@ run() {
     [[ -d $BASE ]] || {
         say "debootstrap bookworm into $BASE"
         rm -rf "$BASE.partial"
-        debootstrap bookworm "$BASE.partial" "$MIRROR" >/dev/null
+        debootstrap --include=make bookworm "$BASE.partial" "$MIRROR" >/dev/null  # a CI runner's make runs .ci/run
         mv "$BASE.partial" "$BASE"
     }
     lock_machine
