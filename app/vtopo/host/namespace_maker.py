@@ -7,13 +7,15 @@ the host's, and a bind mount of its file that propagated into such a copy would 
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from vtopo.host import netns as namespaces
@@ -147,9 +149,28 @@ _private_dirs: set[tuple[int, int]] = set()
 _directory_lock = threading.Lock()  # the agent's labs share one namespaces directory: one thread mounts or releases it
 
 
+@contextmanager
+def _held(directory: str) -> Iterator[bool]:
+    """The namespaces `directory` mounted or released by one thread of one process at a time: the agent's threads,
+    and root's own vtopo commands deploying and destroying beside it, hold a lock on the directory it lies in. Yields
+    whether that directory is there."""
+    with _directory_lock:
+        try:
+            parent = os.open(os.path.dirname(directory), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            yield False
+            return
+        try:
+            fcntl.flock(parent, fcntl.LOCK_EX)
+            yield True
+        finally:
+            os.close(parent)
+
+
 def _keep(namespace_file: str, path: str) -> None:
     """Bind-mount `namespace_file` on `path`, a new empty file in a private directory."""
-    with _directory_lock:
+    make_directory(os.path.dirname(os.path.dirname(path)), PASSAGE, exist_ok=True)
+    with _held(os.path.dirname(path)):
         _private_directory(os.path.dirname(path))
         os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
         try:
@@ -199,12 +220,13 @@ def remove(paths: list[str]) -> None:
 
 def release_directory(path: str) -> None:
     """Remove the namespaces directory once it keeps nothing: unmount it and delete it."""
-    with _directory_lock:
+    with _held(path) as there:
         try:
-            if os.listdir(path):
+            if not there or os.listdir(path):
                 return
         except FileNotFoundError:
             return
-        syscalls.umount(path)
+        while _is_mount_point(path):
+            syscalls.umount(path)
         _private_dirs.clear()
         os.rmdir(path)
