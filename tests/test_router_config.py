@@ -47,13 +47,15 @@ def started(topology: Topology, router: str) -> list[str]:
 
 
 def test_the_daemons_follow_from_the_configuration() -> None:
+    """zebra and staticd always (a static route typed into vtysh is taken), and the daemons the text needs."""
     assert daemons_for(BGP_AND_STATIC) == ["zebra", "bgpd", "staticd", "bfdd"]
-    assert daemons_for("router ospf6\n ospf6 router-id 1.1.1.1\n") == ["zebra", "ospf6d"]
-    assert daemons_for("router rip\n network 10.0.0.0/8\nrouter ripng\n") == ["zebra", "ripd", "ripngd"]
-    assert daemons_for("interface eth0\n ip router isis lab\n") == ["zebra", "isisd"]
+    assert daemons_for("router ospf6\n ospf6 router-id 1.1.1.1\n") == ["zebra", "ospf6d", "staticd"]
+    assert daemons_for("router rip\n network 10.0.0.0/8\nrouter ripng\n") == ["zebra", "ripd", "ripngd", "staticd"]
+    assert daemons_for("interface eth0\n ip router isis lab\n") == ["zebra", "isisd", "staticd"]
+    assert daemons_for("hostname r1\n") == ["zebra", "staticd"]  # a router configured from nothing
     assert started(two_routers(BGP_AND_STATIC), "r1") == ["zebra", "bgpd", "staticd", "bfdd"]
-    assert started(two_routers(), "r1") == ["zebra", "ospfd"]
-    assert started(two_routers(ipv6=True), "r1") == ["zebra", "ospfd", "ospf6d"]  # OSPFv3 where there is IPv6
+    assert started(two_routers(), "r1") == ["zebra", "ospfd", "staticd"]
+    assert started(two_routers(ipv6=True), "r1") == ["zebra", "ospfd", "ospf6d", "staticd"]  # OSPFv3 with IPv6
 
 
 def test_generated_configuration_speaks_ospfv3_where_the_router_has_ipv6() -> None:

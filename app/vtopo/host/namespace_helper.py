@@ -34,7 +34,8 @@ from vtopo.ops import NODE_FILES_DIR, NODE_TMPFS
 
 MAX_MESSAGE = 4096
 THREAD_NS = "/proc/thread-self/ns"
-TMPFS_MODES = {"/run": "mode=0755"}  # the others are world-writable with the sticky bit, as /tmp is
+TMPFS_MODES = {"/run": "mode=0755"}
+NOBODY = 65534  # the overflow id: what every id outside a user namespace's map shows as inside  # the others are world-writable with the sticky bit, as /tmp is
 
 
 def main(argv: list[str]) -> int:
@@ -70,8 +71,11 @@ def main(argv: list[str]) -> int:
                 syscalls.unshare(CLONE_NEWNET)
                 _answer(channel, {"ok": True}, [f"{THREAD_NS}/net"])
             elif request["op"] == "node":
+                files = request.get("files", [])
+                if mode != "initial":
+                    files = [*_accounts_of_the_lab(), *files]
                 _isolate(request["hostname"], fds[0], fds[1], request.get("keep", []), base, keeper,
-                         request.get("binds", []), request.get("files", []))
+                         request.get("binds", []), files)
                 _answer(channel, {"ok": True}, [f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
                 syscalls.setns(base, CLONE_NEWNS)
             else:
@@ -81,6 +85,21 @@ def main(argv: list[str]) -> int:
         finally:
             for fd in fds:
                 os.close(fd)
+
+
+def _accounts_of_the_lab() -> list[list[str]]:
+    """The node's /etc/passwd and /etc/group in a lab's user namespace, where only root (the lab's owner outside)
+    and nobody exist: the host's accounts, each but nobody's given the ids of root, so that a program that drops to
+    its own user (tcpdump to tcpdump, FRR's daemons to frr) becomes what it already is instead of failing."""
+    accounts = []
+    for path, ids in (("/etc/passwd", (2, 3)), ("/etc/group", (2,))):
+        with open(path, encoding="utf-8", errors="replace") as file:
+            lines = [line.rstrip("\n").split(":") for line in file if line.count(":") >= max(ids)]
+        for fields in lines:
+            for index in ids:
+                fields[index] = fields[index] if fields[index] == str(NOBODY) else "0"
+        accounts.append([path, "".join(":".join(fields) + "\n" for fields in lines)])
+    return accounts
 
 
 def _become_root() -> None:
