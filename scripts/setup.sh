@@ -26,6 +26,8 @@ APT_PACKAGES=(
     openssh-client openssh-server
     # "Open in Wireshark" in the Capture dock; tshark reads back in the tests what Wireshark was piped
     wireshark-qt tshark
+    # the terminal dock's tests edit a file in vim, on the terminal's alternate screen
+    vim
     # virtual machines
     qemu-system-x86 qemu-utils libvirt-daemon-system
     # virt-xml-validate (in libvirt-clients) checks domain XML with xmllint
