@@ -15,9 +15,10 @@
 #        scripts/fresh-machine.sh shell [CMD...] CMD (default: bash) in fresh namespaces on the machine the last run
 #                                                left (a new boot of it: its /run and /tmp empty)
 # Environment: FRESH_ROOT (default /srv/fresh-root), FRESH_BASE (default /srv/fresh-base: debootstrap's bookworm,
-# made once and copied for each run; remove it for a newer one), FRESH_SOURCE (the repository whose HEAD is cloned,
-# default this checkout). The host needs debootstrap, slirp4netns, git and nft (apt-get install debootstrap
-# slirp4netns). A run takes 30 to 50 minutes on 2 cores. Exit status: 0 when all three steps passed.
+# made once, and again when the arguments it needs change, then copied for each run; remove it for a newer Debian),
+# FRESH_SOURCE (the repository whose HEAD is cloned, default this checkout). The host needs debootstrap, slirp4netns,
+# git and nft (apt-get install debootstrap slirp4netns). A run takes 30 to 50 minutes on 2 cores. Exit status: 0 when
+# all three steps passed.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,6 +26,7 @@ ROOT=${FRESH_ROOT:-/srv/fresh-root}
 BASE=${FRESH_BASE:-/srv/fresh-base}
 SOURCE=${FRESH_SOURCE:-$(cd "$HERE/.." && pwd)}
 MIRROR=http://deb.debian.org/debian
+DEBOOTSTRAP=(--include=make bookworm)  # Debian 12, with the make a CI runner has for .ci/run's make test
 NETWORK=100.64.250  # slirp4netns's: the machine .100, its gateway .2, its resolver .3
 CHECKOUT=/srv/vtopo
 LOGS=/root/fresh-machine  # inside the machine
@@ -137,12 +139,14 @@ trust_hosts_pip_certificates() {
 }
 
 run() {
-    [[ -d $BASE ]] || {
-        say "debootstrap bookworm into $BASE"
-        rm -rf "$BASE.partial"
-        debootstrap --include=make bookworm "$BASE.partial" "$MIRROR" >/dev/null  # a CI runner's make runs .ci/run
+    # BASE is made again when it was made with other arguments (BASE.made says which)
+    if [[ ! -d $BASE || $(cat "$BASE.made" 2>/dev/null) != "${DEBOOTSTRAP[*]} $MIRROR" ]]; then
+        say "debootstrap ${DEBOOTSTRAP[*]} into $BASE"
+        rm -rf --one-file-system "$BASE" "$BASE.partial"
+        debootstrap "${DEBOOTSTRAP[@]}" "$BASE.partial" "$MIRROR" >/dev/null
         mv "$BASE.partial" "$BASE"
-    }
+        echo "${DEBOOTSTRAP[*]} $MIRROR" >"$BASE.made"
+    fi
     lock_machine
     rm -rf --one-file-system "$ROOT"
     cp -a "$BASE" "$ROOT"
