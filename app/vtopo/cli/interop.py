@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from vtopo.cli.common import Command
-from vtopo.model.problems import LabError, Problem, errors_in
+
 EXIT_OK, EXIT_BAD_LAB = 0, 2
 
 
@@ -14,6 +14,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from vtopo.interop.importing import import_lab
     from vtopo.lab import problems_of, registry
     from vtopo.model import io
+    from vtopo.model.problems import LabError, Problem, errors_in
 
     imported = import_lab(args.file, registry(), frozenset(args.allow_outside))
     topology = imported.topology

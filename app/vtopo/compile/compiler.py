@@ -7,8 +7,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import networkx as nx
-
 from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_networks, switching_loops
 from vtopo.compile.addresses import address_clashes
 from vtopo.compile.containers import container_ops, hosts_text
@@ -371,6 +369,8 @@ class Compiler:
     # ------------------------------------------------------------ stage 4: order
 
     def order(self, ops: list[Op]) -> Plan:
+        import networkx as nx  # here, as in vtopo.compile.analysis: importing the compiler does not load it
+
         providers: dict[str, list[int]] = {}
         for index, op in enumerate(ops):
             for resource in op.provides():

@@ -11,8 +11,6 @@ from itertools import combinations
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
-
 from vtopo.compile.analysis import emptied_after, l2_graph
 from vtopo.kinds.contract import LabContext, NodeContext
 from vtopo.model.problems import Problem, Severity
@@ -65,6 +63,8 @@ class Domain:
 
 def broadcast_domains_of(lab: LabContext) -> list[Domain]:
     """Every broadcast domain with at least one interface, in a stable order, numbered from 1."""
+    import networkx as nx
+
     found = []
     with emptied_after(l2_graph(lab)) as graph:
         for component in nx.connected_components(graph):
