@@ -8,6 +8,7 @@ import argparse
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,16 @@ def test_output_cut_short_by_its_reader_ends_quietly(tmp_path: Path, vtopo: str)
     shell = f"{vtopo} plan --offline {lab} | head -1"
     result = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, check=True)
     assert result.stdout.split()[:2] == ["1.", "create"] and result.stderr == ""
+
+
+def test_errors_are_named_without_loading_their_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent answers on threads: a request may fail while another thread is importing vtopo.deployed, whose
+    NotDeployed is not defined yet (and so cannot have been raised), and a module nobody imported is not loaded."""
+    from vtopo.model.problems import LabError
+    from vtopo.named_errors import loaded
+
+    monkeypatch.setitem(sys.modules, "vtopo.deployed", types.ModuleType("vtopo.deployed"))  # partly imported
+    monkeypatch.delitem(sys.modules, "vtopo.operate", raising=False)
+    names = ("vtopo.deployed:NotDeployed", "vtopo.operate:OperateError", "vtopo.model.problems:LabError")
+    assert loaded(names) == (LabError,)
+    assert "vtopo.operate" not in sys.modules

@@ -7,6 +7,7 @@ import sys
 
 
 def loaded(names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
-    """The exception classes among `names` whose modules are imported."""
-    modules = (name.partition(":") for name in names)
-    return tuple(getattr(sys.modules[module], cls) for module, _, cls in modules if module in sys.modules)
+    """The exception classes among `names` that exist: their modules are imported, far enough to define them (another
+    thread may be importing one meanwhile)."""
+    found = (getattr(sys.modules.get(module), cls, None) for module, _, cls in (name.partition(":") for name in names))
+    return tuple(error for error in found if error is not None)
