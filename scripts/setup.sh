@@ -28,6 +28,8 @@ APT_PACKAGES=(
     wireshark-qt tshark
     # the terminal dock's tests edit a file in vim, on the terminal's alternate screen
     vim
+    # the tests draw a lab exported as a Graphviz graph (vtopo export --to dot) with Graphviz itself
+    graphviz
     # virtual machines
     qemu-system-x86 qemu-utils libvirt-daemon-system
     # virt-xml-validate (in libvirt-clients) checks domain XML with xmllint

@@ -6,12 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from vtopo.cli import main
 from vtopo.interop.export import to_containerlab
 from vtopo.interop.importing import import_lab
 from vtopo.interop.building import Imported
 from vtopo.lab import open_lab, registry
+from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
@@ -253,3 +255,17 @@ def test_cli_imports_then_exports(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["export", str(target), "--to", "containerlab", "-o", str(tmp_path / "out")]) == 0
     written = (tmp_path / "out" / "03-bridge-and-host.clab.yml").read_text()
     assert "kind: bridge" in written and "host:" in written
+
+
+def test_export_needs_no_consent_for_startup_commands_and_keeps_them_as_exec(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lab = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    container = next(node for node in lab.nodes.values() if node.kind == "container")
+    container.startup_commands = ["sysctl -w net.ipv4.ip_forward=1", "ip route add 10.9.0.0/16 via 10.0.0.254"]
+    source = tmp_path / "commands.vtopo"
+    io.save(lab, source)
+    assert main(["export", str(source), "--to", "containerlab", "-o", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert f"note: node {container.name}: its 2 startup command(s) became `exec` lines" in out
+    exported = yaml.safe_load((tmp_path / "out" / f"{lab.name}.clab.yml").read_text())
+    assert exported["topology"]["nodes"][container.name]["exec"][-2:] == container.startup_commands

@@ -20,7 +20,7 @@ from vtopo.compile.compiler import lab_context
 from vtopo.interop import frr
 from vtopo.interop.building import Notice
 from vtopo.kinds.contract import EndContext, NodeContext
-from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import write_atomically
 from vtopo.model.topology import Topology
@@ -52,8 +52,11 @@ class Exported:
 
 def to_containerlab(topology: Topology, registry: Registry, image: str = CONTAINER_IMAGE,
                     router_image: str = ROUTER_IMAGE) -> Exported:
-    """The containerlab topology of a lab. Raises LabError when the lab does not compile."""
-    lab = lab_context(topology, registry, HostFacts(netem=True))  # for another host: its impairments are said
+    """The containerlab topology of a lab. Raises LabError when the lab does not compile. Exporting runs nothing, so
+    the startup commands need no consent: they become `exec` lines, each node's with a notice."""
+    commands = frozenset(node.name for node in topology.nodes.values() if node.startup_commands)
+    lab = lab_context(topology, registry, HostFacts(netem=True),  # for another host: its impairments are said
+                      Trust(startup_commands=commands))
     return _Export(topology, image, router_image).run(lab.nodes.values())
 
 
@@ -137,7 +140,10 @@ class _Export:
             family = "-6 " if ":" in address else ""
             out = next((f" dev {self.interfaces[id(end)]}" for end in node.ends if end.end.port == port), "")
             lines.append(f"ip {family}route replace default via {address}{out}")
-        lines += node.node.startup_commands
+        if node.node.startup_commands:
+            lines += node.node.startup_commands
+            self.notify(node.subject, f"its {len(node.node.startup_commands)} startup command(s) became `exec` lines, "
+                        "which containerlab runs in the node once it is up, with no consent asked")
         return lines
 
     def _switch(self, node: NodeContext[Any]) -> dict[str, Any]:
