@@ -12,7 +12,7 @@ from vtopo.cli import main
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.host.facts import bridge_vlan_filtering
 from vtopo.kinds.environment import HostFacts
-from vtopo.compile.vlan_rules import vlan_problems
+from vtopo.compile.vlan_rules import vlan_gap, vlan_problems
 from vtopo.lab import context_of, open_lab, plan_of, problems_of
 from vtopo.model import io
 from vtopo.model.problems import errors_in
@@ -193,3 +193,23 @@ def test_a_vlan_of_two_subnets_of_equal_size_offers_a_vlan_for_one_of_them():
         "10.0.20.0/24: their frames reach each other, but hosts on different subnets do not talk without a router, so "
         "nothing passes between them. Give every interface in it the same subnet, or move their ports into VLAN 20, "
         "that of 10.0.20.0/24: s1: p1 = access 20 and s2: p2 = access 20."]
+
+
+def test_a_trunk_that_misses_a_vlan_cuts_it_and_is_named_by_validation_and_by_a_failed_check():
+    topology = vlan_lab("ovs")
+    for host in ("h3", "h5"):
+        topology.update_link(f"link-{host}", a=Interface(addresses=[f"10.0.20.{host[1]}/24"]))
+    topology.update_node("s2", settings={"vlans": {"p1": "access 10", "p2": "access 20", "p3": "trunk 10"}})
+    assert vlan_warnings(topology) == [
+        "warning: link s1:p4-s2:p3: h3:eth0 and h5:eth0 are in VLAN 20 on 10.0.20.0/24, but VLAN 20 does not reach "
+        "from one to the other: the link s1:p4-s2:p3 on the way does not carry VLAN 20 (s2:p3 is a trunk of VLAN 10), "
+        "so they cannot reach each other. Carry VLAN 20 across: s2: p3 = trunk 10,20"]
+    lab = context_of(topology, HostFacts())
+    h3, h5 = ([m for d in broadcast_domains_of(lab) for m in d.members if m.name == name][0]
+              for name in ("h3:eth0", "h5:eth0"))
+    assert vlan_gap(lab, h3, h5) == (
+        "h3:eth0 is in VLAN 20, which does not reach h5:eth0: the link s1:p4-s2:p3 on the way does not carry VLAN 20 "
+        "(s2:p3 is a trunk of VLAN 10). Carry it: s2: p3 = trunk 10,20")
+    assert vlan_gap(lab, h3, [m for d in broadcast_domains_of(lab) for m in d.members if m.name == "h1:eth0"][0]) == (
+        "h3:eth0 is in VLAN 20, which does not reach h1:eth0: h1:eth0 is plugged into s1:p1, an access port in VLAN 10, "
+        "which does not take VLAN 20. Carry it: s1: p1 = access 20")

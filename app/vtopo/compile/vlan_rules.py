@@ -1,6 +1,7 @@
-"""The classic VLAN mistakes, read off the lab's broadcast domains: a host whose gateway sits in another VLAN (with
-the port or trunk that does not carry the host's VLAN to it), and one subnet split over two VLANs. Two subnets in one
-VLAN is domains.py's rule of two subnets on one wire, which names the VLAN.
+"""The classic VLAN mistakes, read off the lab's broadcast domains: a host whose gateway its VLAN does not reach,
+a VLAN that a trunk does not carry between hosts of its subnet (each with the port or trunk that does not carry the
+VLAN), and one subnet split over two VLANs. Two subnets in one VLAN is domains.py's rule of two subnets on one wire,
+which names the VLAN. A check that finds two hosts of one subnet apart asks `vlan_gap` why.
 
 Each is a warning: the lab deploys, and its checks show what the mistake breaks.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections import defaultdict, deque
+from dataclasses import dataclass
 
 from vtopo.compile.analysis import FORWARDING_ROLES, switch_ports, vlans_at
 from vtopo.compile.domains import Domain, Member, Network, VlanMap, vlan_words
@@ -15,21 +17,82 @@ from vtopo.kinds.contract import EndContext, LabContext, PortVlans
 from vtopo.model.problems import Problem, Severity
 
 
+@dataclass(frozen=True)
+class Gap:
+    """Where a VLAN stops on its way from one member's switch port to another's: the ends of the first link that
+    does not carry it both ways, or the other member's own port."""
+
+    vlan: int
+    ends: tuple[EndContext, ...]
+    goal: EndContext
+    """The switch port of the member the VLAN should reach."""
+    reached: Member
+
+    @property
+    def key(self) -> tuple[int, tuple[str, ...]]:
+        return self.vlan, tuple(_port(e) for e in self.ends)
+
+    @property
+    def where(self) -> str:
+        if self.ends[0] is self.goal:
+            return (f"{self.reached.name} is plugged into {_port(self.goal)}, {_as_port(self.goal)}, which does not "
+                    f"take VLAN {self.vlan}")
+        return (f"the link {self.ends[0].link_name} on the way does not carry VLAN {self.vlan} "
+                f"({', '.join(f'{_port(e)} is {_as_port(e)}' for e in self.ends)})")
+
+    @property
+    def fix(self) -> str:
+        """The setting's lines that make the ports carry the VLAN: `s1: p4 = trunk 10,20`."""
+        return " and ".join(f"{e.node.name}: {e.end.port} = {_carrying(e, self.vlan, e is self.goal)}"
+                            for e in self.ends)
+
+    def problem(self, message: str) -> Problem:
+        return Problem(message, f"link {self.ends[0].link_name}", "", self.ends[0].link.id, Severity.WARNING)
+
+
+class _Way:
+    """The lab's switches, their VLANs, and the ways between them."""
+
+    def __init__(self, lab: LabContext) -> None:
+        self.vlans = VlanMap(switch_ports(lab))
+        self.trunks = _trunks(lab)
+
+    def gap(self, source: Member, target: Member) -> Gap | None:
+        """Where the VLAN of `source` stops on its way to `target`; None where it does not, or VLANs are not what
+        stands between them."""
+        port, vlan, goal = self.vlans.port(source), self.vlans.of(source), self.vlans.port(target)
+        if port is None or vlan is None or goal is None:
+            return None
+        ends = _first_lacking(self.trunks, port, goal, vlan)
+        return Gap(vlan, tuple(ends), goal, target) if ends else None
+
+
+def vlan_gap(lab: LabContext, source: Member, target: Member) -> str:
+    """Why the VLAN of `source` does not reach `target`, with the lines that fix it; "" where VLANs are not what
+    stands between them."""
+    gap = _Way(lab).gap(source, target)
+    if gap is None:
+        return ""
+    return f"{source.name} is in VLAN {gap.vlan}, which does not reach {target.name}: {gap.where}. Carry it: {gap.fix}"
+
+
 def vlan_problems(lab: LabContext, domains: list[Domain]) -> list[Problem]:
     """The VLAN design mistakes in a lab whose switches keep VLANs apart (none in a lab without VLANs)."""
-    vlans = VlanMap(switch_ports(lab))
-    if not any(vlans.of(m) is not None for d in domains for m in d.members):
+    way = _Way(lab)
+    if not any(way.vlans.of(m) is not None for d in domains for m in d.members):
         return []
-    return _gateways_in_other_vlans(lab, domains, vlans) + _split_subnets(domains, vlans)
+    gateways, said = _gateways_in_other_vlans(lab, domains, way)
+    return gateways + _split_subnets(domains, way, said)
 
 
-def _gateways_in_other_vlans(lab: LabContext, domains: list[Domain], vlans: VlanMap) -> list[Problem]:
+def _gateways_in_other_vlans(lab: LabContext, domains: list[Domain], way: _Way
+                             ) -> tuple[list[Problem], set[tuple[int, tuple[str, ...]]]]:
     """Hosts whose default gateway is an address of their subnet found in the lab, but not in their broadcast domain:
-    one problem per gateway and VLAN, at the first port on the way that does not carry the hosts' VLAN."""
+    one problem per gateway and gap, at the first port on the way that does not carry the hosts' VLAN. With the gaps
+    said."""
     holders = {i.ip: member for domain in domains for member in domain.members for i in member.interfaces}
-    stranded: dict[tuple[str, str, int, tuple[str, ...]], list[Member]] = defaultdict(list)
-    lacking: dict[tuple[str, str, int, tuple[str, ...]], tuple[list[EndContext], EndContext, Member]] = {}
-    trunks = _trunks(lab)
+    stranded: dict[tuple[str, tuple[int, tuple[str, ...]]], list[Member]] = defaultdict(list)
+    gaps: dict[tuple[str, tuple[int, tuple[str, ...]]], Gap] = {}
     for node in lab.nodes.values():
         for gateway in node.kind.default_gateways(node) or []:
             address = _address(gateway)
@@ -37,43 +100,28 @@ def _gateways_in_other_vlans(lab: LabContext, domains: list[Domain], vlans: Vlan
                     and any(address in i.network for i in m.interfaces)] if address else []
             if not mine or address not in holders or any(address in _addresses(d) for d, _ in mine):
                 continue  # a gateway off its subnets has its own problem; one on its wire is right
-            member, holder = mine[0][1], holders[address]
-            port, vlan, gateway_port = vlans.port(member), vlans.of(member), vlans.port(holder)
-            if port is None or vlan is None or gateway_port is None:
-                continue
-            ends = _first_lacking(trunks, port, gateway_port, vlan)
-            if ends:
-                key = (gateway, holder.name, vlan, tuple(_port(e) for e in ends))
-                stranded[key].append(member)
-                lacking[key] = (ends, gateway_port, holder)
-    return [_stranded(key[0], key[2], members, *lacking[key]) for key, members in stranded.items()]
+            if (gap := way.gap(mine[0][1], holders[address])) is not None:
+                stranded[gateway, gap.key].append(mine[0][1])
+                gaps[gateway, gap.key] = gap
+    problems = []
+    for (gateway, key), members in stranded.items():
+        gap = gaps[gateway, key]
+        their = "their" if len(members) > 1 else "its"
+        problems.append(gap.problem(
+            f"{', '.join(m.name for m in members)} in VLAN {gap.vlan} use{'s' if len(members) == 1 else ''} "
+            f"{gateway} ({gap.reached.name}) as {their} gateway, but VLAN {gap.vlan} does not reach it: {gap.where}, "
+            f"so {their} frames never get there. Carry VLAN {gap.vlan} to the gateway: {gap.fix}"))
+    return problems, {key for _, key in stranded}
 
 
-def _stranded(gateway: str, vlan: int, members: list[Member], ends: list[EndContext], gateway_port: EndContext,
-              holder: Member) -> Problem:
-    hosts = ", ".join(m.name for m in members)
-    their = "their" if len(members) > 1 else "its"
-    fixes = " and ".join(f"{e.node.name}: {e.end.port} = {_carrying(e, vlan, e is gateway_port)}" for e in ends)
-    if ends[0] is gateway_port:
-        where = (f"{holder.name} is plugged into {_port(gateway_port)}, {_as_port(gateway_port)}, which does not take "
-                 f"VLAN {vlan}")
-    else:
-        where = (f"the link {ends[0].link_name} on the way there does not carry VLAN {vlan} "
-                 f"({', '.join(f'{_port(e)} is {_as_port(e)}' for e in ends)})")
-    return Problem(f"{hosts} in VLAN {vlan} use{'s' if len(members) == 1 else ''} {gateway} ({holder.name}) as {their} "
-                   f"gateway, but VLAN {vlan} does not reach it: {where}, so {their} frames never get there. Carry "
-                   f"VLAN {vlan} to the gateway: {fixes}", f"link {ends[0].link_name}", "", ends[0].link.id,
-                   Severity.WARNING)
-
-
-def _carrying(end: EndContext, vlan: int, facing_gateway: bool) -> PortVlans:
+def _carrying(end: EndContext, vlan: int, facing_goal: bool) -> PortVlans:
     """The VLANs of the port at `end` once it carries `vlan` too: a trunk tags it as well; an access port facing the
-    gateway's interface moves into it, one between switches becomes a trunk that keeps its VLAN untagged."""
+    member the VLAN should reach moves into it, one between switches becomes a trunk that keeps its VLAN untagged."""
     ports = vlans_at(end)
     assert ports is not None
     if ports.trunk:
         return PortVlans(ports.untagged, tuple(sorted({*ports.tagged, vlan})))
-    return PortVlans(vlan) if facing_gateway else PortVlans(ports.untagged, (vlan,))
+    return PortVlans(vlan) if facing_goal else PortVlans(ports.untagged, (vlan,))
 
 
 def _trunks(lab: LabContext) -> dict[str, list[EndContext]]:
@@ -119,12 +167,13 @@ def _carries(end: EndContext, vlan: int) -> bool:
     return ports is None or ports.carries(vlan)
 
 
-def _split_subnets(domains: list[Domain], vlans: VlanMap) -> list[Problem]:
+def _split_subnets(domains: list[Domain], way: _Way, said: set[tuple[int, tuple[str, ...]]]) -> list[Problem]:
     """A subnet whose addresses lie in two VLANs or more: its hosts send to each other straight, as on one wire, but
-    the VLANs keep them apart, and no router can join two halves of one subnet."""
+    the VLANs keep them apart, and no router can join two halves of one subnet. Where the halves are one VLAN that a
+    link does not carry, that link (unless a gateway's problem named it already, in `said`)."""
     halves: dict[Network, list[tuple[list[int], list[Member]]]] = defaultdict(list)
     for domain in domains:
-        numbers = vlans.numbers(domain)
+        numbers = way.vlans.numbers(domain)
         for version in (4, 6) if numbers else ():
             subnets = [n for n in domain.subnets if n.version == version]
             if len(subnets) == 1:  # a VLAN of two subnets is the subnet rule's (domains.py)
@@ -133,19 +182,37 @@ def _split_subnets(domains: list[Domain], vlans: VlanMap) -> list[Problem]:
     problems = []
     for network, parts in halves.items():
         if len({tuple(numbers) for numbers, _ in parts}) < 2:
-            continue  # one VLAN cut in two: the link that does not carry it is the mistake
+            problems += _cut(network, parts, way, said)
+            continue
         parts.sort(key=lambda part: part[0])
-        said = " and ".join(f"{vlan_words(numbers)} ({', '.join(m.name for m in members)})"
-                            for numbers, members in parts)
+        pieces = " and ".join(f"{vlan_words(numbers)} ({', '.join(m.name for m in members)})"
+                              for numbers, members in parts)
         first, second = parts[0][1][0].name, parts[1][1][0].name
         free = _free_subnets(network, used, len(parts) - 1)
-        fix = (f"e.g. {' and '.join(f'{subnet} for {vlan_words(numbers)}' for subnet, (numbers, _) in zip(free, parts[1:]))}"
-               if len(free) == len(parts) - 1 else "")
+        others = " and ".join(f"{subnet} for {vlan_words(numbers)}" for subnet, (numbers, _) in zip(free, parts[1:]))
+        fix = f"e.g. {others}" if len(free) == len(parts) - 1 else ""
         problems.append(Problem(
-            f"it is split over {said}: hosts of one subnet send to each other straight, without a "
+            f"it is split over {pieces}: hosts of one subnet send to each other straight, without a "
             f"router, but the VLANs keep their frames apart, so {first} cannot reach {second}, and no router can join "
             f"two halves of one subnet. Give each VLAN a subnet of its own{', ' + fix if fix else ''}.",
             f"subnet {network}", "", "", Severity.WARNING))
+    return problems
+
+
+def _cut(network: Network, parts: list[tuple[list[int], list[Member]]], way: _Way,
+         said: set[tuple[int, tuple[str, ...]]]) -> list[Problem]:
+    """One VLAN in pieces, each with hosts of `network`: the link or port where it stops between the first piece and
+    each other."""
+    problems = []
+    for _, members in parts[1:]:
+        gap = way.gap(parts[0][1][0], members[0])
+        if gap is None or gap.key in said:
+            continue
+        said.add(gap.key)
+        problems.append(gap.problem(
+            f"{', '.join(m.name for m in parts[0][1])} and {', '.join(m.name for m in members)} are in VLAN {gap.vlan} "
+            f"on {network}, but VLAN {gap.vlan} does not reach from one to the other: {gap.where}, so they cannot "
+            f"reach each other. Carry VLAN {gap.vlan} across: {gap.fix}"))
     return problems
 
 
