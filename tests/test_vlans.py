@@ -12,6 +12,7 @@ from vtopo.cli import main
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.host.facts import bridge_vlan_filtering
 from vtopo.kinds.environment import HostFacts
+from vtopo.checks.live import vlan_apart
 from vtopo.compile.vlan_rules import vlan_gap, vlan_problems
 from vtopo.lab import context_of, open_lab, plan_of, problems_of
 from vtopo.model import io
@@ -210,6 +211,8 @@ def test_a_trunk_that_misses_a_vlan_cuts_it_and_is_named_by_validation_and_by_a_
     assert vlan_gap(lab, h3, h5) == (
         "h3:eth0 is in VLAN 20, which does not reach h5:eth0: the link s1:p4-s2:p3 on the way does not carry VLAN 20 "
         "(s2:p3 is a trunk of VLAN 10). Carry it: s2: p3 = trunk 10,20")
+    assert vlan_apart(lab, "h3:eth0", "h5:eth0") == vlan_gap(lab, h3, h5)  # a failed same-domain check says it
+    assert vlan_apart(lab, "h1:eth0", "h4:eth0") == ""
     assert vlan_gap(lab, h3, [m for d in broadcast_domains_of(lab) for m in d.members if m.name == "h1:eth0"][0]) == (
         "h3:eth0 is in VLAN 20, which does not reach h1:eth0: h1:eth0 is plugged into s1:p1, an access port in VLAN 10, "
         "which does not take VLAN 20. Carry it: s1: p1 = access 20")
