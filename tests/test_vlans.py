@@ -161,8 +161,8 @@ def test_a_gateway_plugged_into_another_vlan_is_named_with_the_port_to_move():
         topology.update_node(host, settings={"default_route": "10.0.0.254"})
     assert [w for w in vlan_warnings(topology) if "gateway" in w] == [
         "warning: link r1:eth0-s2:p4: h1:eth0, h2:eth0 in VLAN 10 use 10.0.0.254 (r1:eth0) as their gateway, but VLAN "
-        "10 does not reach it: r1:eth0 is plugged into s2:p4, an access port in VLAN 20, which does not take VLAN 10, "
-        "so their frames never get there. Carry VLAN 10 to the gateway: s2: p4 = access 10"]
+        "10 does not reach it: r1:eth0 is plugged into s2:p4, an access port in VLAN 20, which does not give it VLAN "
+        "10, so their frames never get there. Carry VLAN 10 to the gateway: s2: p4 = access 10"]
 
 
 def test_a_router_with_an_address_in_each_subnet_of_a_vlan_joins_them():
@@ -213,6 +213,19 @@ def test_a_trunk_that_misses_a_vlan_cuts_it_and_is_named_by_validation_and_by_a_
         "(s2:p3 is a trunk of VLAN 10). Carry it: s2: p3 = trunk 10,20")
     assert vlan_apart(lab, "h3:eth0", "h5:eth0") == vlan_gap(lab, h3, h5)  # a failed same-domain check says it
     assert vlan_apart(lab, "h1:eth0", "h4:eth0") == ""
-    assert vlan_gap(lab, h3, [m for d in broadcast_domains_of(lab) for m in d.members if m.name == "h1:eth0"][0]) == (
-        "h3:eth0 is in VLAN 20, which does not reach h1:eth0: h1:eth0 is plugged into s1:p1, an access port in VLAN 10, "
-        "which does not take VLAN 20. Carry it: s1: p1 = access 20")
+    h1 = next(m for d in broadcast_domains_of(lab) for m in d.members if m.name == "h1:eth0")
+    assert vlan_gap(lab, h3, h1) == (
+        "h3:eth0 is in VLAN 20, which does not reach h1:eth0: h1:eth0 is plugged into s1:p1, an access port in VLAN "
+        "10, which does not give it VLAN 20. Carry it: s1: p1 = access 20")
+
+
+def test_a_gateway_on_a_trunk_port_gets_its_vlan_as_the_native_one_it_sends_untagged():
+    topology = vlan_lab("ovs")
+    topology.add_node(Node("r1", "r1", "router"))
+    topology.add_link(Link("link-r1", Endpoint("r1", "eth0", Interface(addresses=["10.0.0.254/24"])),
+                           Endpoint("s2", "p4")))
+    topology.update_node("s2", settings={"vlans": {**topology.nodes["s2"].settings["vlans"], "p4": "trunk 10,20"}})
+    topology.update_node("h1", settings={"default_route": "10.0.0.254"})
+    assert [w.split(": r1:eth0 is ")[1] for w in vlan_warnings(topology) if "gateway" in w] == [
+        "plugged into s2:p4, a trunk of VLANs 10 and 20, which does not give it VLAN 10 untagged, so its frames never "
+        "get there. Carry VLAN 10 to the gateway: s2: p4 = trunk 20 native 10"]

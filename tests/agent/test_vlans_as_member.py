@@ -240,13 +240,13 @@ def test_the_lessons_vlans_keep_hosts_apart_even_on_one_subnet(lesson: Lesson) -
 
 def test_the_broken_lesson_is_warned_of_and_fails_the_checks_its_trunk_breaks(lesson: Lesson) -> None:
     warning = ("warning: link s1:p3-s2:p3: h2:eth0 and h4:eth0 are in VLAN 20 on 10.0.20.0/24, but VLAN 20 does not "
-               "reach from one to the other: the link s1:p3-s2:p3 on the way does not carry VLAN 20 (s2:p3 is a trunk of "
-               "VLAN 10), so they cannot reach each other. Carry VLAN 20 across: s2: p3 = trunk 10,20")
+               "reach from one to the other: the link s1:p3-s2:p3 on the way does not carry VLAN 20 (s2:p3 is a trunk "
+               "of VLAN 10), so they cannot reach each other. Carry VLAN 20 across: s2: p3 = trunk 10,20")
     assert f"note: {warning}" in lesson.broken_deploy.stdout.splitlines()  # the agent's progress passes it on
     code, checks = checked(lesson, BROKEN)
     assert code != 0
     assert {name for name, c in checks.items() if not c["passed"]} == {"h2 reaches h4", "h2 and h4 share VLAN 20"}
-    gap = ("h2:eth0 is in VLAN 20, which does not reach h4:eth0: the link s1:p3-s2:p3 on the way does not carry VLAN 20 "
-           "(s2:p3 is a trunk of VLAN 10). Carry it: s2: p3 = trunk 10,20")
+    gap = ("h2:eth0 is in VLAN 20, which does not reach h4:eth0: the link s1:p3-s2:p3 on the way does not carry VLAN "
+           "20 (s2:p3 is a trunk of VLAN 10). Carry it: s2: p3 = trunk 10,20")
     assert str(checks["h2 reaches h4"]["why"]).endswith(f": {gap}"), checks["h2 reaches h4"]["why"]
     assert checks["h2 and h4 share VLAN 20"]["why"] == f"h2:eth0 and h4:eth0 are on separate L2 segments: {gap}"

@@ -74,8 +74,8 @@ def vlans_markdown(runs: dict[str, list[Timing]], medians: dict[str, Timing], fa
     (plain, plain_destroy), (tagged, tagged_destroy) = medians.values()
     lines = ["### VLANs on Open vSwitch", "", facts, "",
              f"{CONTAINERS} containers, half on each of two OVS switches joined by a link: with each container's port "
-             f"an access port in one of {len(VLANS)} VLANs and the link a trunk carrying them all, against the same lab "
-             f"with no VLANs set; median of {TRIALS} deploys each, the two alternating. Goal: at most {GOAL}x.", "",
+             f"an access port in one of {len(VLANS)} VLANs and the link a trunk carrying them all, against the same "
+             f"lab with no VLANs set; median of {TRIALS} deploys each, the two alternating. Goal: at most {GOAL}x.", "",
              "| lab | deploy | trials | destroy |", "|---|---|---|---|"]
     for label, (deploy, destroy) in medians.items():
         lines.append(f"| {label} | {seconds(deploy)} | {', '.join(seconds(t[0]) for t in runs[label])} | "

@@ -119,7 +119,7 @@ def domain_problems(lab: LabContext) -> list[Problem]:
     """Subnets that do not match their wire, and nodes cut off from the lab's routers, in plain words: warnings,
     and errors where only routers share the wire (they would exchange no routes over it)."""
     domains = broadcast_domains_of(lab)
-    vlans = _Vlans(VlanMap(switch_ports(lab)), domains)
+    vlans = _Vlans(VlanMap(switch_ports(lab)), domains, _all_vlans(lab))
     problems = [problem for domain in domains for version in (4, 6)
                 for problem in _subnet_mismatches(domain, version, vlans)]
     for version in (4, 6):
@@ -138,10 +138,10 @@ def _on_link(a: Interface, b: Interface) -> bool:
 class _Vlans:
     """What the subnet rule says of VLANs: the VLANs of a domain, and where to move a port whose subnet differs."""
 
-    def __init__(self, vlans: VlanMap, domains: list[Domain]) -> None:
+    def __init__(self, vlans: VlanMap, domains: list[Domain], used: set[int]) -> None:
         self.map = vlans
         numbers = {domain.number: vlans.numbers(domain) for domain in domains}
-        self.used = {n for found in numbers.values() for n in found}
+        self.used = used
         self.homes = {network: found[0] for domain in domains if len(found := numbers[domain.number]) == 1
                       and len(domain.subnets) == 1 for network in domain.subnets}
 
@@ -158,6 +158,16 @@ class _Vlans:
                             if n not in self.used)
         lines = " and ".join(f"{p.node.name}: {p.end.port} = access {home}" for p in ports)
         return f", or move {own} port{'s' if len(ports) > 1 else ''} into {where}: {lines}"
+
+
+def _all_vlans(lab: LabContext) -> set[int]:
+    """Every VLAN a port of the lab's switches names."""
+    found: set[int] = set()
+    for end in lab.ends:
+        if (vlans := vlans_at(end)) is not None:
+            found.update(vlans.tagged)
+            found.update([vlans.untagged] if vlans.untagged is not None else [])
+    return found
 
 
 def _subnet_mismatches(domain: Domain, version: int, vlans: _Vlans) -> list[Problem]:
@@ -181,9 +191,10 @@ def _subnet_mismatches(domain: Domain, version: int, vlans: _Vlans) -> list[Prob
         if numbers:
             last = max(counts)
             fix = vlans.move([m for m, i in interfaces if i.network == last], last) or fix
-        holder = vlan_words(numbers) if numbers else "one broadcast domain"
+        holder = f"{vlan_words(numbers)} hold{'s' if len(numbers) == 1 else ''}" if numbers else \
+            "one broadcast domain holds"
         return [Problem(
-            f"{holder} holds two subnets, {subnets}: their frames reach each other, but {why}, so "
+            f"{holder} {_count(len(counts))} subnets, {subnets}: their frames reach each other, but {why}, so "
             f"nothing passes between them. Give every interface {'in it' if numbers else 'on this wire'} the same "
             f"subnet{fix}.",
             f"domain {domain.number} ({', '.join(m.name for m in domain.members)})", "", _one_link(domain),
@@ -209,6 +220,10 @@ def _subnet_mismatches(domain: Domain, version: int, vlans: _Vlans) -> list[Prob
                        f"Give every interface on this wire the same mask (/{top.prefixlen}).")
         problems.append(Problem(message, f"node {member.name.split(':')[0]}", "", member.node_id, severity))
     return problems
+
+
+def _count(number: int) -> str:
+    return {2: "two", 3: "three", 4: "four"}.get(number, str(number))
 
 
 def _severity(apart: list[tuple[Member, Member]]) -> Severity:

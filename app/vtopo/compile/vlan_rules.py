@@ -35,15 +35,17 @@ class Gap:
     @property
     def where(self) -> str:
         if self.ends[0] is self.goal:
+            untagged = " untagged" if not _tagged(self.reached) and _as_port(self.goal).startswith("a trunk") else ""
             return (f"{self.reached.name} is plugged into {_port(self.goal)}, {_as_port(self.goal)}, which does not "
-                    f"take VLAN {self.vlan}")
+                    f"give it VLAN {self.vlan}{untagged}")
         return (f"the link {self.ends[0].link_name} on the way does not carry VLAN {self.vlan} "
                 f"({', '.join(f'{_port(e)} is {_as_port(e)}' for e in self.ends)})")
 
     @property
     def fix(self) -> str:
         """The setting's lines that make the ports carry the VLAN: `s1: p4 = trunk 10,20`."""
-        return " and ".join(f"{e.node.name}: {e.end.port} = {_carrying(e, self.vlan, e is self.goal)}"
+        untagged = not _tagged(self.reached)
+        return " and ".join(f"{e.node.name}: {e.end.port} = {_carrying(e, self.vlan, e is self.goal and untagged)}"
                             for e in self.ends)
 
     def problem(self, message: str) -> Problem:
@@ -63,7 +65,7 @@ class _Way:
         port, vlan, goal = self.vlans.port(source), self.vlans.of(source), self.vlans.port(target)
         if port is None or vlan is None or goal is None:
             return None
-        ends = _first_lacking(self.trunks, port, goal, vlan)
+        ends = _first_lacking(self.trunks, port, goal, vlan, _tagged(target))
         return Gap(vlan, tuple(ends), goal, target) if ends else None
 
 
@@ -114,14 +116,17 @@ def _gateways_in_other_vlans(lab: LabContext, domains: list[Domain], way: _Way
     return problems, {key for _, key in stranded}
 
 
-def _carrying(end: EndContext, vlan: int, facing_goal: bool) -> PortVlans:
-    """The VLANs of the port at `end` once it carries `vlan` too: a trunk tags it as well; an access port facing the
-    member the VLAN should reach moves into it, one between switches becomes a trunk that keeps its VLAN untagged."""
+def _carrying(end: EndContext, vlan: int, untagged: bool) -> PortVlans:
+    """The VLANs of the port at `end` once it carries `vlan` too, `untagged` where it faces an interface that sends
+    no tag: an access port there moves into the VLAN, and a trunk makes it its native VLAN. Elsewhere a trunk tags it
+    as well, and an access port becomes a trunk that keeps its VLAN untagged."""
     ports = vlans_at(end)
     assert ports is not None
+    if untagged:
+        return PortVlans(vlan, tuple(v for v in ports.tagged if v != vlan))
     if ports.trunk:
         return PortVlans(ports.untagged, tuple(sorted({*ports.tagged, vlan})))
-    return PortVlans(vlan) if facing_goal else PortVlans(ports.untagged, (vlan,))
+    return PortVlans(ports.untagged, (vlan,))
 
 
 def _trunks(lab: LabContext) -> dict[str, list[EndContext]]:
@@ -133,11 +138,11 @@ def _trunks(lab: LabContext) -> dict[str, list[EndContext]]:
     return found
 
 
-def _first_lacking(trunks: dict[str, list[EndContext]], start: EndContext, goal: EndContext, vlan: int
-                   ) -> list[EndContext]:
-    """On the shortest way over switches from the host's port `start` to the gateway's port `goal`, the ends of the
-    first link whose ports do not both carry `vlan`, or the gateway's port if it does not; empty if every port on
-    the way carries it, or no way joins the two."""
+def _first_lacking(trunks: dict[str, list[EndContext]], start: EndContext, goal: EndContext, vlan: int,
+                   tagged: bool) -> list[EndContext]:
+    """On the shortest way over switches from the port `start` to the port `goal`, the ends of the first link whose
+    ports do not both carry `vlan`, or `goal` if it does not give it to its interface as that takes it (`tagged`, or
+    untagged); empty if every port on the way carries it, or no way joins the two."""
     came: dict[str, EndContext | None] = {start.node.id: None}
     queue = deque([start.node.id])
     while queue and goal.node.id not in came:
@@ -159,7 +164,14 @@ def _first_lacking(trunks: dict[str, list[EndContext]], start: EndContext, goal:
         lacking = [e for e in ends if not _carries(e, vlan)]
         if lacking:
             return lacking
-    return [] if _carries(goal, vlan) else [goal]
+    ports = vlans_at(goal)
+    delivered = ports is None or (vlan in ports.tagged if tagged else vlan == ports.untagged)
+    return [] if delivered else [goal]
+
+
+def _tagged(member: Member) -> bool:
+    """Whether the member sends its frames tagged: a subinterface, named for its VLAN (eth0.10)."""
+    return member.name.rpartition(".")[2].isdigit()
 
 
 def _carries(end: EndContext, vlan: int) -> bool:
