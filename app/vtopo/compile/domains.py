@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter
+from collections.abc import Collection
 from itertools import combinations
 from dataclasses import dataclass
 from typing import Any
@@ -115,9 +116,10 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
             enumerate(found, 1)]
 
 
-def domain_problems(lab: LabContext) -> list[Problem]:
-    """Subnets that do not match their wire, and nodes cut off from the lab's routers, in plain words: warnings,
-    and errors where only routers share the wire (they would exchange no routes over it)."""
+def domain_problems(lab: LabContext, stranded: Collection[str] = ()) -> list[Problem]:
+    """Subnets that do not match their wire, and nodes cut off from the lab's routers (but those in `stranded`, whose
+    gateway a VLAN keeps out of reach: vlan_rules.py says where), in plain words: warnings, and errors where only
+    routers share the wire (they would exchange no routes over it)."""
     domains = broadcast_domains_of(lab)
     vlans = _Vlans(VlanMap(switch_ports(lab)), domains, _all_vlans(lab))
     problems = [problem for domain in domains for version in (4, 6)
@@ -125,7 +127,7 @@ def domain_problems(lab: LabContext) -> list[Problem]:
     for version in (4, 6):
         routed = {n for d in domains for m in d.members if m.routes for n in m.networks if n.version == version}
         if routed:
-            problems += _unreachable_gateways(lab, domains, routed, version)
+            problems += _unreachable_gateways(lab, domains, routed, version, stranded)
     return problems
 
 
@@ -243,11 +245,13 @@ def _one_link(domain: Domain) -> str:
     return next(iter(domain.link_ids)) if len(domain.link_ids) == 1 else ""
 
 
-def _unreachable_gateways(lab: LabContext, domains: list[Domain], routed: set[Network], version: int
-                          ) -> list[Problem]:
+def _unreachable_gateways(lab: LabContext, domains: list[Domain], routed: set[Network], version: int,
+                          stranded: Collection[str]) -> list[Problem]:
     problems = []
     ip = "IPv4" if version == 4 else "IPv6"
     for node in lab.nodes.values():
+        if node.node.id in stranded:
+            continue
         gateways = node.kind.default_gateways(node)
         own = [d for d in domains if any(m.node_id == node.node.id and m.addresses for m in d.members)]
         mine = {n for d in own for m in d.members if m.node_id == node.node.id for n in m.networks}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections import defaultdict, deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from vtopo.compile.analysis import FORWARDING_ROLES, switch_ports, vlans_at
@@ -87,14 +88,17 @@ def vlan_problems(lab: LabContext, domains: list[Domain]) -> list[Problem]:
     return gateways + _split_subnets(domains, way, said)
 
 
-def _gateways_in_other_vlans(lab: LabContext, domains: list[Domain], way: _Way
-                             ) -> tuple[list[Problem], set[tuple[int, tuple[str, ...]]]]:
-    """Hosts whose default gateway is an address of their subnet found in the lab, but not in their broadcast domain:
-    one problem per gateway and gap, at the first port on the way that does not carry the hosts' VLAN. With the gaps
-    said."""
+def stranded_by_vlans(lab: LabContext, domains: list[Domain]) -> set[str]:
+    """The ids of the nodes whose gateway a VLAN keeps out of reach (vlan_problems says where): the rule of nodes
+    that share no wire with a router need not say it again."""
+    way = _Way(lab)
+    return {member.node_id for _, member, _ in _stranded(lab, domains, way)}
+
+
+def _stranded(lab: LabContext, domains: list[Domain], way: _Way) -> Iterator[tuple[str, Member, Gap]]:
+    """Each node's interface whose default gateway is an address of its subnet found in the lab, but not in its
+    broadcast domain, with the gateway and where the interface's VLAN stops on the way there."""
     holders = {i.ip: member for domain in domains for member in domain.members for i in member.interfaces}
-    stranded: dict[tuple[str, tuple[int, tuple[str, ...]]], list[Member]] = defaultdict(list)
-    gaps: dict[tuple[str, tuple[int, tuple[str, ...]]], Gap] = {}
     for node in lab.nodes.values():
         for gateway in node.kind.default_gateways(node) or []:
             address = _address(gateway)
@@ -103,8 +107,18 @@ def _gateways_in_other_vlans(lab: LabContext, domains: list[Domain], way: _Way
             if not mine or address not in holders or any(address in _addresses(d) for d, _ in mine):
                 continue  # a gateway off its subnets has its own problem; one on its wire is right
             if (gap := way.gap(mine[0][1], holders[address])) is not None:
-                stranded[gateway, gap.key].append(mine[0][1])
-                gaps[gateway, gap.key] = gap
+                yield gateway, mine[0][1], gap
+
+
+def _gateways_in_other_vlans(lab: LabContext, domains: list[Domain], way: _Way
+                             ) -> tuple[list[Problem], set[tuple[int, tuple[str, ...]]]]:
+    """Hosts whose gateway their VLAN does not reach: one problem per gateway and gap, at the first port on the way
+    that does not carry the hosts' VLAN. With the gaps said."""
+    stranded: dict[tuple[str, tuple[int, tuple[str, ...]]], list[Member]] = defaultdict(list)
+    gaps: dict[tuple[str, tuple[int, tuple[str, ...]]], Gap] = {}
+    for gateway, member, gap in _stranded(lab, domains, way):
+        stranded[gateway, gap.key].append(member)
+        gaps[gateway, gap.key] = gap
     problems = []
     for (gateway, key), members in stranded.items():
         gap = gaps[gateway, key]
