@@ -10,6 +10,7 @@ from typing import Any
 
 from vtopo import ops as o
 from vtopo.host import netlink
+from vtopo.host.ovs import VSCTL_TIMEOUT_S
 from vtopo.host import rtnl_wire as wire
 from vtopo.model.rules import lab_tag
 
@@ -91,7 +92,7 @@ class ScriptReader:
                 "IFLA_LINKINFO.IFLA_INFO_SLAVE_KIND": "bridge",
                 "IFLA_LINKINFO.IFLA_INFO_SLAVE_DATA.IFLA_BRPORT_MODE": int(words[6] == "on")})
         elif words[0] == "ovs-vsctl":
-            self.say("run", ("ovs-vsctl", "--timeout=5", *(["--"] + [w for w in words[1:]])), None)
+            self.say("run", ("ovs-vsctl", f"--timeout={VSCTL_TIMEOUT_S}", *(["--"] + [w for w in words[1:]])), None)
         elif words[0] == "nft":
             self.nft(words[1:])
         else:

@@ -49,14 +49,6 @@ def port_vlans(vlans: dict[str, str], port: str) -> PortVlans | None:
         return PortVlans(DEFAULT_VLAN)
 
 
-def port_text(vlans: PortVlans) -> str:
-    """The setting's text for these VLANs."""
-    if not vlans.trunk:
-        return f"access {vlans.untagged}"
-    native = f" native {vlans.untagged}" if vlans.untagged is not None else ""
-    return f"trunk {','.join(map(str, vlans.tagged))}{native}"
-
-
 def vlan_problems(node: NodeContext[Any]) -> Iterator[Problem]:
     """What is wrong with a switch's VLANs setting, and the trunks from it whose two ends disagree on their native
     VLAN."""
@@ -96,9 +88,9 @@ def _native_mismatch(end: EndContext) -> Iterator[Problem]:
     if here > there:
         return
     if theirs.trunk:
-        fix = f"on {peer.node.name}: {peer.end.port} = {port_text(PortVlans(mine.untagged, theirs.tagged))}"
+        fix = f"{peer.node.name}: {peer.end.port} = {PortVlans(mine.untagged, theirs.tagged)}"
     else:
-        fix = f"on {end.node.name}: {end.end.port} = {port_text(PortVlans(theirs.untagged, mine.tagged))}"
+        fix = f"{end.node.name}: {end.end.port} = {PortVlans(theirs.untagged, mine.tagged)}"
     yield Problem(f"the native VLAN differs at the two ends of this trunk: {here} {_untagged(mine)}, {there} "
                   f"{_untagged(theirs)}, so {_crossing(mine, theirs)}. Give both ends the same native VLAN, e.g. {fix}",
                   f"link {end.link_name}", "", end.link.id, Severity.WARNING)

@@ -11,6 +11,7 @@ from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_n
 from vtopo.compile.addresses import address_clashes
 from vtopo.compile.containers import container_ops, hosts_text
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
+from vtopo.compile.vlan_rules import stranded_by_vlans, vlan_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
@@ -178,8 +179,10 @@ class Compiler:
             self._check_impairment(link_id)
         self._check_domains()
         lower_tunnel_mtus(self.lab, self.crossing)
-        self.problems.extend(domain_problems(self.lab))
-        self.problems.extend(address_clashes(broadcast_domains_of(self.lab)))
+        domains = broadcast_domains_of(self.lab)
+        self.problems.extend(domain_problems(self.lab, stranded_by_vlans(self.lab, domains)))
+        self.problems.extend(vlan_problems(self.lab, domains))
+        self.problems.extend(address_clashes(domains))
         self._check_host_namespace_addresses()
         self._check_resources()
         for loop in switching_loops(self.lab):

@@ -102,6 +102,16 @@ class PortVlans:
     def trunk(self) -> bool:
         return bool(self.tagged)
 
+    def carries(self, vlan: int) -> bool:
+        return vlan == self.untagged or vlan in self.tagged
+
+    def __str__(self) -> str:
+        """As a switch's VLANs setting writes the port: access 10, trunk 10,20, trunk 10,20 native 1."""
+        if not self.trunk:
+            return f"access {self.untagged}"
+        native = f" native {self.untagged}" if self.untagged is not None else ""
+        return f"trunk {','.join(map(str, self.tagged))}{native}"
+
 
 @dataclass(frozen=True)
 class EmptySettings:
