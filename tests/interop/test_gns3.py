@@ -4,9 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from vtopo.interop.importing import import_lab
-from vtopo.lab import registry
+from vtopo.kinds.environment import HostFacts
+from vtopo.lab import plan_of, registry
+from vtopo.ops import CreateLinkBridge
 
 CAMPUS = Path(__file__).parent / "gns3" / "campus" / "campus.gns3"
+VM_CHAIN = Path(__file__).parent / "gns3" / "vm-chain" / "vm-chain.gns3"
 
 
 def test_a_gns3_project_maps_node_by_node_with_its_saved_configurations() -> None:
@@ -36,3 +39,14 @@ def test_a_gns3_project_maps_node_by_node_with_its_saved_configurations() -> Non
     assert any("R2 - IOU1: left out with IOU1" in line for line in lines)
     assert any("packet filters (delay, loss...) are not carried" in line for line in lines)
     assert sum(line.startswith("drawing ") for line in lines) == 1
+
+
+def test_qemu_vms_wired_to_each_other_import_as_links_that_compile() -> None:
+    """As in a training project of 32 Qemu VMs: a VM's NIC on another VM's, with no switch between them."""
+    topology = import_lab(VM_CHAIN, registry()).topology
+    assert {node.name: node.kind for node in topology.nodes.values()} == {"PC-A": "vm", "Core": "vm", "PC-B": "vm"}
+    assert sorted(topology.describe_link(link) for link in topology.links.values()) == [
+        "Core:nic1-PC-B:nic0", "PC-A:nic0-Core:nic0"]
+    plan = plan_of(topology, HostFacts())
+    bridges = [step.op for step in plan.steps if isinstance(step.op, CreateLinkBridge)]
+    assert len(bridges) == 2 and not plan.warnings

@@ -5,12 +5,15 @@ from typing import Iterator
 
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, Role, SegmentKind
 from vtopo.kinds.environment import LabNames
-from vtopo.ops import (AddAddress, ConfigureLink, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, LinkType, Op,
-                       SetImpairment)
+from vtopo.ops import (AddAddress, ConfigureLink, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
+                       LinkType, Op, SetImpairment, SetMaster)
+
+BRIDGED_TAPS = "bridged tap"
+"""The medium of a link between two VMs: a tap for each, joined by the link's own bridge (LabNames.link_bridge)."""
 
 
 def medium_for(a: EndContext, b: EndContext) -> str | None:
-    """veth, a switch port, macvlan, macvtap or tap; None when these two roles cannot be linked. A link with an
+    """veth, a switch port, macvlan, macvtap, tap or bridged taps; None when these two roles cannot be linked. A link with an
     impairment stays a veth: its qdiscs go on both ends, and a switch's own port has none. So does a link to the
     host's own namespace, which has no namespace to move a port into."""
     roles = {a.kind.role, b.kind.role}
@@ -29,6 +32,8 @@ def medium_for(a: EndContext, b: EndContext) -> str | None:
         return segment.kind.child_media.get(child.kind.role)
     if roles in ({Role.MACHINE, Role.SWITCH}, {Role.MACHINE, Role.NAMESPACE}):
         return "tap"
+    if roles == {Role.MACHINE}:
+        return BRIDGED_TAPS
     return None
 
 
@@ -38,6 +43,9 @@ def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]
         host_side, other = (b, a) if a.netns is not None and b.netns is None else (a, b)
         yield CreateVeth(owner=owner, name=host_side.device, netns=host_side.netns, peer=other.device,
                          peer_netns=other.netns)
+        return
+    if a.medium == BRIDGED_TAPS:
+        yield from _bridged_taps(owner, (a, b), names)
         return
     segment, child = (a, b) if a.kind.role is Role.SEGMENT else (b, a)
     if a.medium == LinkType.MACVLAN:
@@ -54,6 +62,17 @@ def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]
         machine = a if a.kind.role is Role.MACHINE else b
         yield CreateTap(owner=owner, name=machine.device)
     # a SWITCH_PORT is made by the switch's attach
+
+
+def _bridged_taps(owner: str, ends: tuple[EndContext, EndContext], names: LabNames) -> Iterator[Op]:
+    """Each VM's tap, both on the link's bridge: forwarding at once (no STP, no forward delay), tagged frames passed
+    as they come."""
+    bridge = names.link_bridge(ends[0].link.id)
+    yield CreateLinkBridge(owner=owner, name=bridge, forward_delay_s=0)
+    yield ConfigureLink(owner=owner, name=bridge, netns=None, alias=names.tag)
+    for end in ends:
+        yield CreateTap(owner=owner, name=end.device)
+        yield SetMaster(owner=owner, name=end.device, master=bridge)
 
 
 def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:

@@ -160,3 +160,8 @@ class LabNames:
 
     def host_device(self, node_name: str, suffix: str) -> str:
         return f"{self.device_prefix}{node_name}-{suffix}"
+
+    def link_bridge(self, link_id: str) -> str:
+        """The bridge of a link between two VMs: `<prefix>--` and six hex digits of the link's id (no node's device
+        has a '-' after the prefix's, since a node name starts with a letter or digit)."""
+        return f"{self.device_prefix}-{hashlib.sha1(link_id.encode()).hexdigest()[:6]}"

@@ -99,6 +99,15 @@ class CreateBridge(Op):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CreateLinkBridge(CreateBridge):
+    """The bridge of a link between two VMs: each VM's NIC is a tap, and two taps meet only on a bridge. It has the
+    link's two taps as its only ports and no node of its own (docs/architecture.md, "A link between two VMs")."""
+
+    summary_text: ClassVar[str] = ("create Linux bridge {name}, the link's own: a VM's NIC is a tap, and two VMs' "
+                                   "taps meet on a bridge of their link")
+
+
+@dataclass(frozen=True, kw_only=True)
 class CreateVeth(Op):
     """A veth pair. When an end lives in a lab namespace, the pair dies with the namespace: the kernel then
     removes all of a destroyed lab's veths in one batch, far faster than one at a time."""
