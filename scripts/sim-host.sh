@@ -16,6 +16,10 @@
 #     /var/cache/libvirt and /var/log/libvirt (bind mounts seen only inside it), so that the agent there starts its
 #     VMs as domains of that libvirtd, on taps in its network namespace, which the real host's libvirtd never sees.
 #     VTOPO_SIM_LIBVIRTD=0 makes a host without libvirtd (an empty /run/libvirt): its agent runs VMs as QEMU processes.
+#   - its own Open vSwitch directories (/run/openvswitch, /etc/openvswitch, /var/log/openvswitch and
+#     /var/lib/openvswitch, bind mounts seen only inside it, empty at first): its agent starts an OVS of its own when
+#     a lab puts a switch there, in its network namespace, and down stops it. The real host's OVS is never reached
+#     from it.
 # Its state lives in /run/vtopo-sim/NAME. VTOPO_PYTHON and PYTHONPATH say which vtopo the host runs (default: python3
 # and the PYTHONPATH of the caller).
 set -euo pipefail
@@ -28,6 +32,7 @@ PYTHON=${VTOPO_PYTHON:-$(command -v python3)}
 LIBVIRT_DIRS=(run:/run/libvirt lib:/var/lib/libvirt cache:/var/cache/libvirt log:/var/log/libvirt)
 [[ -L /var/run ]] || LIBVIRT_DIRS+=(run:/var/run/libvirt)
 LIBVIRT_ANSWER_SECONDS=60
+OVS_DIRS=(run:/run/openvswitch etc:/etc/openvswitch log:/var/log/openvswitch lib:/var/lib/openvswitch)
 
 usage() { echo "usage: $0 up|down NAME (NAME: 1 to 9 lowercase letters or digits)" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
@@ -80,6 +85,7 @@ up() {
     else
         mounts+=($(no_libvirt_directories))
     fi
+    mounts+=($(ovs_directories))
     ip netns exec "$netns" unshare --mount --propagation private sh -c '
         for mount in "$@"; do mount --bind "${mount%%:*}" "${mount#*:}" || exit 1; done
         exec sleep infinity' sh "${mounts[@]}" >/dev/null 2>&1 &
@@ -170,6 +176,22 @@ no_libvirt_directories() {
     done
 }
 
+# The host's own Open vSwitch directories, "SOURCE:TARGET" for each bind mount, made empty.
+ovs_directories() {
+    local directory source target
+    for directory in "${OVS_DIRS[@]}"; do
+        source=$state/ovs/${directory%%:*} target=${directory#*:}
+        mkdir -p -m 0755 "$source" "$target"
+        echo "$source:$target"
+    done
+}
+
+# The OVS daemons the host's agent started for its labs, if any (their pid files are in its own /run/openvswitch).
+stop_ovs() {
+    stop_pid_file "$state/ovs/run/ovs-vswitchd.pid"
+    stop_pid_file "$state/ovs/run/ovsdb-server.pid"
+}
+
 start_libvirt() {
     local started=$EPOCHREALTIME
     inside virtlogd -d -p "$state/libvirt/virtlogd.pid"
@@ -220,6 +242,7 @@ down() {
         inside "$state/bin/vtopo" cleanup >/dev/null || true
         stop_pid_file "$state/run/agent.pid"
         stop_libvirt
+        stop_ovs
         stop_pid_file "$state/sshd.pid"
         stop_pid_file "$state/holder.pid"
     fi
