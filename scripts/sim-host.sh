@@ -85,7 +85,7 @@ up() {
     else
         mounts+=($(no_libvirt_directories))
     fi
-    mounts+=($(ovs_directories))
+    mounts+=($(private_directories ovs "${OVS_DIRS[@]}"))  # the host's own Open vSwitch directories, empty
     ip netns exec "$netns" unshare --mount --propagation private sh -c '
         for mount in "$@"; do mount --bind "${mount%%:*}" "${mount#*:}" || exit 1; done
         exec sleep infinity' sh "${mounts[@]}" >/dev/null 2>&1 &
@@ -149,12 +149,7 @@ has_libvirt() {
 # cache stale while its QEMU user cannot open /dev/kvm, and probes again at every domain start (36 s a start instead
 # of 0.3 s on the test machine). The real host's /dev/kvm stays as it is.
 libvirt_directories() {
-    local directory source target
-    for directory in "${LIBVIRT_DIRS[@]}"; do
-        source=$state/libvirt/${directory%%:*} target=${directory#*:}
-        mkdir -p -m 0755 "$source" "$target"
-        echo "$source:$target"
-    done
+    private_directories libvirt "${LIBVIRT_DIRS[@]}"
     if [[ -d /var/cache/libvirt/qemu/capabilities ]]; then
         mkdir -p -m 0711 "$state/libvirt/cache/qemu"
         cp -a /var/cache/libvirt/qemu/capabilities "$state/libvirt/cache/qemu/"
@@ -176,11 +171,13 @@ no_libvirt_directories() {
     done
 }
 
-# The host's own Open vSwitch directories, "SOURCE:TARGET" for each bind mount, made empty.
-ovs_directories() {
-    local directory source target
-    for directory in "${OVS_DIRS[@]}"; do
-        source=$state/ovs/${directory%%:*} target=${directory#*:}
+# private_directories SUBDIRECTORY NAME:TARGET...: "SOURCE:TARGET" for each bind mount of a directory of the host's
+# own, SOURCE being $state/SUBDIRECTORY/NAME (both made when missing).
+private_directories() {
+    local subdirectory=$1 directory source target
+    shift
+    for directory in "$@"; do
+        source=$state/$subdirectory/${directory%%:*} target=${directory#*:}
         mkdir -p -m 0755 "$source" "$target"
         echo "$source:$target"
     done
