@@ -1,6 +1,7 @@
-"""Two VMs wired NIC to NIC (topologies/vm-to-vm.vtopo), deployed by a member through a real agent and shared by the
-module's tests (VMs boot slowly under TCG): their taps meet on the link's own bridge, the guests ping each other,
-the link goes down and up, and destroy and `vtopo cleanup` leave nothing behind."""
+"""Two VMs wired NIC to NIC and a container wired to a VM (topologies/vm-to-vm.vtopo), deployed by a member through a
+real agent and shared by the module's tests (VMs boot slowly under TCG): each link's ends meet on its own bridge, the
+guests ping each other and the container pings its VM, a link goes down and up, and destroy and `vtopo cleanup`
+leave nothing behind."""
 from __future__ import annotations
 
 import shutil
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.privileged
 
 LAB = "vm-to-vm"
 VM2_ADDRESS = "10.0.40.2"
+VM1_FROM_C1 = "10.0.41.1"
 
 
 @dataclass
@@ -78,6 +80,12 @@ def test_two_vms_linked_directly_ping_each_other_over_their_links_own_bridge(lab
     assert {port.name for port in Path(f"/sys/class/net/{bridge}/brif").iterdir()} == taps, "its only ports"
     assert Path(f"/sys/class/net/{bridge}/ifalias").read_text().strip() == lab_tag(lab.prefix)
     assert lab.vm1_pings_vm2()
+    to_container = Path(f"/sys/class/net/{lab.prefix}-vm1-nic1/master").resolve().name
+    assert {port.name for port in Path(f"/sys/class/net/{to_container}/brif").iterdir()} == {
+        f"{lab.prefix}-vm1-nic1", f"{lab.prefix}-_{to_container.removeprefix(f'{lab.prefix}--')}"}, \
+        "vm1's tap and the host end of c1's veth"
+    pinged = lab.vtopo("exec", LAB, "c1", "--", "ping", "-c", "2", "-W", "2", VM1_FROM_C1)
+    assert pinged[0] == 0, pinged[1]
     checked = lab.vtopo("check", LAB)
     assert checked[0] == 0, checked[1]
 
@@ -100,7 +108,7 @@ def test_cleanup_removes_a_vm_links_bridge_and_taps_without_a_journal() -> None:
     topology = open_lab(TOPOLOGIES / f"{LAB}.vtopo").topology
     topology.prefix = "vzvml"  # not the member's lab's, deployed beside it
     plan = plan_of(topology)
-    link_ops = [step.op for step in plan.steps if step.op.owner.startswith("link ")]
+    link_ops = [step.op for step in plan.steps if step.op.owner == "link vm1:nic0-vm2:nic0"]
     assert any(isinstance(op, o.CreateLinkBridge) for op in link_ops)
     applier = Applier(plan.prefix)
     for op in link_ops:

@@ -9,7 +9,8 @@ from vtopo.ops import (AddAddress, ConfigureLink, CreateLinkBridge, CreateMacvla
                        LinkType, Op, SetImpairment, SetMaster)
 
 BRIDGED_TAPS = "bridged tap"
-"""The medium of a link between two VMs: a tap for each, joined by the link's own bridge (LabNames.link_bridge)."""
+"""The medium of a link from a VM to another VM, a container or a router: the VM's tap, and the other VM's tap or a
+veth into the node, joined by the link's own bridge (LabNames.link_bridge)."""
 
 
 def medium_for(a: EndContext, b: EndContext) -> str | None:
@@ -30,7 +31,10 @@ def medium_for(a: EndContext, b: EndContext) -> str | None:
         if not isinstance(segment.kind, SegmentKind):
             return None
         return segment.kind.child_media.get(child.kind.role)
-    if roles in ({Role.MACHINE, Role.SWITCH}, {Role.MACHINE, Role.NAMESPACE}):
+    if roles == {Role.MACHINE, Role.NAMESPACE}:
+        node = a if a.kind.role is Role.NAMESPACE else b
+        return "tap" if node.kind.netns(node.owner) is None else BRIDGED_TAPS  # the host holds the tap itself
+    if roles == {Role.MACHINE, Role.SWITCH}:
         return "tap"
     if roles == {Role.MACHINE}:
         return BRIDGED_TAPS
@@ -65,14 +69,22 @@ def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]
 
 
 def _bridged_taps(owner: str, ends: tuple[EndContext, EndContext], names: LabNames) -> Iterator[Op]:
-    """Each VM's tap, both on the link's bridge: forwarding at once (no STP, no forward delay), tagged frames passed
-    as they come."""
-    bridge = names.link_bridge(ends[0].link.id)
+    """Each VM's tap, or a veth into the container or router, on the link's bridge: forwarding at once (no STP, no
+    forward delay), tagged frames passed as they come."""
+    link_id = ends[0].link.id
+    bridge = names.link_bridge(link_id)
     yield CreateLinkBridge(owner=owner, name=bridge, forward_delay_s=0)
     yield ConfigureLink(owner=owner, name=bridge, netns=None, alias=names.tag)
     for end in ends:
-        yield CreateTap(owner=owner, name=end.device)
-        yield SetMaster(owner=owner, name=end.device, master=bridge)
+        if end.kind.role is Role.MACHINE:
+            yield CreateTap(owner=owner, name=end.device)
+            yield SetMaster(owner=owner, name=end.device, master=bridge)
+            continue
+        port = names.link_port(link_id)
+        yield CreateVeth(owner=owner, name=port, netns=None, peer=end.device, peer_netns=end.netns)
+        yield ConfigureLink(owner=owner, name=port, netns=None, mtu=end.end.interface.mtu or
+                            end.other.end.interface.mtu, alias=names.tag)
+        yield SetMaster(owner=owner, name=port, master=bridge)
 
 
 def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:
