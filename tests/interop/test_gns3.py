@@ -42,15 +42,17 @@ def test_a_gns3_project_maps_node_by_node_with_its_saved_configurations() -> Non
     assert sum(line.startswith("drawing ") for line in lines) == 1
 
 
-def test_qemu_vms_wired_to_each_other_import_as_links_that_compile() -> None:
-    """As in a training project of 32 Qemu VMs: a VM's NIC on another VM's, with no switch between them."""
+def test_qemu_vms_wired_to_each_other_and_to_a_container_import_as_links_that_compile() -> None:
+    """As in a training project of 32 Qemu VMs: a VM's NIC on another VM's, or on a Docker node's, with no switch
+    between them."""
     topology = import_lab(VM_CHAIN, registry()).topology
-    assert {node.name: node.kind for node in topology.nodes.values()} == {"PC-A": "vm", "Core": "vm", "PC-B": "vm"}
+    assert {node.name: node.kind for node in topology.nodes.values()} == {"PC-A": "vm", "Core": "vm", "PC-B": "vm",
+                                                                         "srv": "container"}
     assert sorted(topology.describe_link(link) for link in topology.links.values()) == [
-        "Core:nic1-PC-B:nic0", "PC-A:nic0-Core:nic0"]
+        "Core:nic1-PC-B:nic0", "PC-A:nic0-Core:nic0", "PC-B:nic1-srv:eth0"]
     plan = plan_of(topology, HostFacts())
     bridges = [step.op for step in plan.steps if isinstance(step.op, CreateLinkBridge)]
-    assert len(bridges) == 2 and not plan.warnings
+    assert len(bridges) == 3 and not plan.warnings
 
 
 def test_ethernet_switch_ports_import_as_the_vlans_of_an_ovs_switch() -> None:
