@@ -16,12 +16,13 @@ from agent_process import Agent
 from members import members
 from residue import snapshot
 from security.members import prefix_of
-from tests.labs.test_vms import GUEST_DIR, wait_ready
+from tests.labs.test_vms import GUEST_DIR, domains_listed, wait_ready
 from vtopo import ops as o
 from vtopo.host.applier import Applier
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer
 from vtopo.lab import open_lab, plan_of
+from vtopo.model import io
 from vtopo.model.rules import lab_tag
 from vtopo.resources import TOPOLOGIES
 
@@ -46,14 +47,19 @@ class MemberLab:
         return self.vtopo("exec", LAB, "vm1", "--", "ping", "-c", "2", "-W", "2", VM2_ADDRESS)[0] == 0
 
 
-@pytest.fixture(scope="module")
-def lab() -> Iterator[MemberLab]:
+@pytest.fixture(scope="module", params=["libvirt", "qemu"])
+def lab(request: pytest.FixtureRequest) -> Iterator[MemberLab]:
+    """The lab on each VM backend: libvirt domains (libvirtd started as vtopo starts it) and bare QEMU."""
     if not (GUEST_DIR / "vmlinuz").exists():
         pytest.fail(f"no guest image in {GUEST_DIR}: run `make guest`", pytrace=False)
+    if request.param == "libvirt":
+        request.getfixturevalue("libvirtd")
     directory = Path(tempfile.mkdtemp(prefix="vtopo-vm-links-"))
     directory.chmod(0o755)
     path = directory / f"{LAB}.vtopo"
-    shutil.copy(TOPOLOGIES / f"{LAB}.vtopo", path)
+    topology = open_lab(TOPOLOGIES / f"{LAB}.vtopo").topology
+    topology.vm_backend = request.param
+    io.save(topology, path)
     path.chmod(0o644)
     before = snapshot()
     try:
@@ -65,6 +71,7 @@ def lab() -> Iterator[MemberLab]:
                 running = MemberLab(agent, user, prefix_of(LAB))
                 for vm in ("vm1", "vm2"):
                     wait_ready(running.prefix, vm)
+                assert bool(domains_listed(running.prefix)) == (request.param == "libvirt")
                 yield running
             finally:
                 agent.vtopo(user, "destroy", LAB)
