@@ -48,6 +48,7 @@ SPECIMENS: list[o.Op] = [
     o.CreateMacvlan(owner="link", name="eth4", netns=None, lower="vfth0-a", lower_netns=None, mode="private"),
     o.CreateMacvtap(owner="link", name="vfth0-vm1-0", lower="vfth0-mv", mode="bridge"),
     o.CreateTap(owner="link", name="vfth0-vm1-1"),
+    o.CreateLinkBridge(owner="link", name="vfth0--0a1b2c", forward_delay_s=0.0),
     o.CreateVxlan(owner="link", name="eth6", netns="vfth0-c1", vni=1000007, local="198.18.0.1", remote="198.18.0.2",
                   port=4789, mtu=1450),
     o.CreateVxlan(owner="link", name="vfth0-br-t1", netns=None, vni=16777215, local="2001:db8::1",

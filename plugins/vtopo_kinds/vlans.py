@@ -49,6 +49,24 @@ def port_vlans(vlans: dict[str, str], port: str) -> PortVlans | None:
         return PortVlans(DEFAULT_VLAN)
 
 
+def part_settings(settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+    """The settings of the part of a switch that has `ports` and joins the rest through `trunk`: its VLANs those of
+    `ports`, and `trunk` a trunk of every VLAN the switch names, with VLAN 1 (its unlisted ports') native. A switch with
+    no VLANs set keeps none: it passes every frame as it came."""
+    vlans: dict[str, str] = settings.get("vlans") or {}
+    if not vlans:
+        return dict(settings)
+    named: set[int] = {DEFAULT_VLAN}
+    for text in vlans.values():
+        try:
+            named.update(parse_port(text)[1])
+        except ValueError:
+            continue  # the check says so
+    part = {port: text for port, text in vlans.items() if port in ports}
+    part[trunk] = str(PortVlans(DEFAULT_VLAN, tuple(sorted(named - {DEFAULT_VLAN}))))
+    return {**settings, "vlans": part}
+
+
 def vlan_problems(node: NodeContext[Any]) -> Iterator[Problem]:
     """What is wrong with a switch's VLANs setting, and the trunks from it whose two ends disagree on their native
     VLAN."""

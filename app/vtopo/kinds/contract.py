@@ -337,6 +337,12 @@ class NodeKind(ABC, Generic[S]):
         came, tag and all (a switch with no VLANs set)."""
         return None
 
+    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+        """For a switch spread over sites, the settings (as a lab file has them) of its part on one site, which has
+        only `ports` of it and `trunk`, its link to the rest: a switch that keeps VLANs apart makes `trunk` carry
+        them all."""
+        return dict(settings)
+
     def routes(self, node: NodeContext[S]) -> bool:
         """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes
         through its addresses on it. Routers are the borders of broadcast domains and the gateways of the rest."""

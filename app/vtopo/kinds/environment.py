@@ -160,3 +160,17 @@ class LabNames:
 
     def host_device(self, node_name: str, suffix: str) -> str:
         return f"{self.device_prefix}{node_name}-{suffix}"
+
+    def link_bridge(self, link_id: str) -> str:
+        """The bridge of a link from a VM to another VM, a container or a router: `<prefix>--` and six hex digits of
+        the link's id (no node's device has a '-' after the prefix's, since a node name starts with a letter or
+        digit)."""
+        return f"{self.device_prefix}-{_link_hash(link_id)}"
+
+    def link_port(self, link_id: str) -> str:
+        """The port on that bridge of the veth to the container or router: `<prefix>-_` and the same six digits."""
+        return f"{self.device_prefix}_{_link_hash(link_id)}"
+
+
+def _link_hash(link_id: str) -> str:
+    return hashlib.sha1(link_id.encode()).hexdigest()[:6]
