@@ -118,7 +118,8 @@ class RouterKind(NodeKind[RouterSettings]):
 
     @staticmethod
     def _generates(node: NodeContext[RouterSettings]) -> bool:
-        """Whether the router runs the OSPF configuration vtopo writes: it has none of its own and is not empty."""
+        """Whether the router runs the OSPF configuration vtopo writes: it has none of its own, and Generate OSPF is
+        on."""
         return not node.settings.config and node.settings.generate_ospf
 
     def configuration(self, node: NodeContext[RouterSettings]) -> str:
