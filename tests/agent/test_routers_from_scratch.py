@@ -1,7 +1,8 @@
 """Routers a student configures from nothing, as a member of the vtopo group talking to a real agent: an empty router
 (Generate OSPF off, no text) validates, deploys with every routing daemon running as the member, and takes RIP, BGP
 and a static route typed into vtysh; so does a teaching router running vtopo's OSPF. `vtopo save` keeps what was
-typed for every daemon, and the saved file deploys again into routers running it."""
+typed for every daemon, and the saved file deploys again into routers running it. A member's router is as lenient as
+FRR: the lines FRR skips are warnings, and the router runs the rest."""
 from __future__ import annotations
 
 import json
@@ -27,6 +28,8 @@ TYPED = {  # what the student types into each router's vtysh, after `configure t
            "router bgp 65001", "neighbor 10.0.12.2 remote-as 65002"],
     "r2": ["router bgp 65002", "neighbor 10.0.12.1 remote-as 65001", "exit", "router rip", "network 10.0.12.0/30"],
 }
+SKIPPING = ("hostname r1\nrouter ospf6\n ospf6 router-id 10.0.12.1\nint eth1\n ipv6 ospf6 hello-interval 2\n!\n"
+            "ip route 10.99.0.0/24 Null0\n")  # `int eth1` is incomplete in `router ospf6`, the line after unknown
 SAVED = {  # lines of each router's saved configuration that only what was typed gives
     "r1": ["ip route 10.99.0.0/24 Null0", "router rip", " network 10.0.12.0/30", " network 10.1.0.0/24",
            "router bgp 65001", " neighbor 10.0.12.2 remote-as 65002"],
@@ -111,6 +114,36 @@ def test_a_router_from_nothing_takes_what_is_typed_keeps_it_and_runs_it_again(ag
         redeployed = agent.vtopo(a, "deploy", str(lab_file))
         assert redeployed.returncode == 0, redeployed.stderr
         wait_for_routing(agent, a)
+    finally:
+        agent.vtopo(a, "destroy", LAB)
+    assert snapshot() - before == {}
+
+
+def test_a_members_router_loads_all_but_the_lines_frr_skips(agent, users, readable_dir):
+    """As lenient for a member as FRR: the agent's dry run names each line FRR would skip as a warning, the lab
+    deploys, and the router runs the rest of its text."""
+    a = users["a"].pw_name
+    before = snapshot()
+    topology = Topology(name=LAB, prefix="vfs")
+    topology.add_node(Node(id="r1", name="r1", kind="router", settings={"config": SKIPPING}))
+    topology.add_node(Node(id="r2", name="r2", kind="router"))
+    wire(topology, ("r1:eth1", "r2:eth1", "10.0.12.1/30", "10.0.12.2/30"))
+    lab_file = readable_dir / f"{LAB}.vtopo"
+    io.save(topology, lab_file)
+    lab_file.chmod(0o644)
+    validated = agent.vtopo(a, "validate", str(lab_file))
+    said = validated.stdout + validated.stderr
+    assert validated.returncode == 0, said
+    for number, line in ((4, "int eth1"), (5, "ipv6 ospf6 hello-interval 2")):
+        assert f"FRR skips line {number} of its configuration ({line!r})" in said, said
+    deployed = agent.vtopo(a, "deploy", str(lab_file))
+    try:
+        assert deployed.returncode == 0, deployed.stderr
+        assert "FRR skipped 2 line(s) of its configuration and loaded the rest (line 4, 5" in \
+            deployed.stdout + deployed.stderr, deployed.stdout + deployed.stderr
+        running = agent.vtopo(a, "exec", LAB, "r1", "--", "vtysh", "-c", "show running-config").stdout
+        assert "router ospf6\n ospf6 router-id 10.0.12.1\n" in running and "ip route 10.99.0.0/24 Null0" in running, \
+            running
     finally:
         agent.vtopo(a, "destroy", LAB)
     assert snapshot() - before == {}
