@@ -48,13 +48,16 @@ def memory(prefix: str) -> dict[str, dict[str, tuple[int, int]]]:
     return found
 
 
-def measured(daemons: list[str], prefix: str) -> dict[str, dict[str, tuple[int, int]]]:
+def measured(daemons: list[str], prefix: str) -> tuple[dict[str, dict[str, tuple[int, int]]], float]:
+    """The routers' memory, and how long their deploy took."""
     deployer = Deployer()
     topology = chain(f"router-memory-{prefix}", prefix, daemons)
+    started = time.perf_counter()
     deployer.deploy(topology)
+    took = time.perf_counter() - started
     try:
         time.sleep(SETTLE_SECONDS)
-        return memory(prefix)
+        return memory(prefix), took
     finally:
         deployer.destroy(topology.name)
 
@@ -66,7 +69,7 @@ def _per_router(found: dict[str, dict[str, tuple[int, int]]], which: int) -> flo
 def test_memory_of_a_router_with_every_course_daemon_against_zebra_and_staticd() -> None:
     facts = machine_facts()
     before = snapshot()
-    every, least = measured([], "vrma"), measured(LEAST, "vrmb")
+    (every, took), (least, took_least) = measured([], "vrma"), measured(LEAST, "vrmb")
     assert snapshot() - before == {}
     rss, rss_least = _per_router(every, 0), _per_router(least, 0)
     pss, pss_least = _per_router(every, 1), _per_router(least, 1)
@@ -83,10 +86,12 @@ def test_memory_of_a_router_with_every_course_daemon_against_zebra_and_staticd()
              f"{pss_least / 1024:.1f} MiB |",
              f"| ratio | | {rss / rss_least:.1f}x | {pss / pss_least:.1f}x |", "",
              "By daemon (RSS): " + ", ".join(f"{daemon} {kib / 1024:.1f} MiB" for daemon, kib in by_daemon.items())
-             + "."]
+             + f". Deploying the {ROUTERS} routers took {took:.2f} s with every daemon, {took_least:.2f} s with zebra "
+             "and staticd alone (one run each)."]
     print(f"\nmemory per router ({ROUTERS} empty routers, median):")
     print(f"  every course daemon (vtopo)  RSS {rss / 1024:6.1f} MiB  PSS {pss / 1024:6.1f} MiB")
     print(f"  zebra + staticd (baseline)   RSS {rss_least / 1024:6.1f} MiB  PSS {pss_least / 1024:6.1f} MiB")
     print(f"  ratio                        RSS {rss / rss_least:6.1f}x      PSS {pss / pss_least:6.1f}x")
     print("  by daemon (RSS): " + ", ".join(f"{daemon} {kib / 1024:.1f} MiB" for daemon, kib in by_daemon.items()))
+    print(f"  deploy of {ROUTERS} routers: {took:.2f} s with every daemon, {took_least:.2f} s with zebra + staticd")
     write_fragment("router-memory", "\n".join(lines))
