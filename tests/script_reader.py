@@ -31,6 +31,7 @@ def _route_protocols() -> dict[str, int]:
 
 
 RT_PROTOS = _route_protocols()
+TOLERANT = " || true  # "
 
 
 def script_effects(op: o.Op, prefix: str) -> list[Effect]:
@@ -75,6 +76,10 @@ class ScriptReader:
         self.say("link", verb, netns, tuple(sorted(fields.items())))
 
     def line(self, line: str) -> None:
+        command, tolerant, _comment = line.partition(TOLERANT)
+        if tolerant:  # `COMMAND || true  # why`: the command's status does not stop the script
+            self.say("tolerant")
+            line = command
         words = shlex.split(line.replace('"$LAB_TAG"', shlex.quote(self.tag)))
         if words[:3] == ["ip", "netns", "exec"]:
             self.inside(words[3], words[4:])

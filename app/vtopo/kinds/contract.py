@@ -151,6 +151,8 @@ class ConfigCheck:
     argv: tuple[str, ...]
     file_name: str = "config"
     helpers: tuple[tuple[str, str], ...] = ()  # (name, content) of files written beside it in {dir}
+    skips_lines: bool = False  # whether the program, loading the text for real, skips a line it refuses and loads the
+    # rest (FRR's `vtysh -b`): such a line is then a warning naming it, not an error
 
 
 @dataclass(frozen=True)
