@@ -104,7 +104,7 @@ def default_prefix(lab_name: str, attempt: int = 0) -> str:
 
 def namespaces_dir(run_root: str) -> str:
     """Where labs' user namespaces and their nodes' mount and UTS namespaces are kept, as bind mounts of their files
-    (as /run/netns keeps network namespaces); a private mount, so none of them propagates into a node."""
+    (as /run/netns keeps network namespaces); a private tmpfs, so none of them propagates into a node."""
     return f"{run_root}/ns"
 
 
