@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from vtopo.kinds.api import (INTERNAL_PORT, SWITCH_PORT, EndContext, MoveLink, NodeContext, NodeKind, Op, OvsAddBridge,
-                             OvsAddFlows, OvsAddPort, OvsVlanMode, PortSpec, PortVlans, Problem, Role, SetTxChecksum,
-                             Severity, setting)
+                             OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsVlanMode, PortSpec, PortVlans, Problem,
+                             Role, SetTxChecksum, Severity, setting, subinterface_name)
 from vtopo_kinds.vlans import port_vlans, vlan_problems, vlans_setting
 
 PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
+SUBINTERFACE_OFPORTS = 1000  # the OpenFlow port of the first internal port made as a node's subinterface
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,28 @@ class OvsKind(NodeKind[OvsSettings]):
 
     def port_vlans(self, node: NodeContext[OvsSettings], end: EndContext) -> PortVlans | None:
         return port_vlans(node.settings.vlans, end.end.port)
+
+    def makes_tagged_ports(self, node: NodeContext[OvsSettings]) -> bool:
+        return True
+
+    def tagged_port(self, node: NodeContext[OvsSettings], end: EndContext, vlan: int, name: str, owner: str
+                    ) -> Iterable[Op]:
+        """An internal port in VLAN `vlan`, numbered after the switch's own ports (OpenFlow port 1000 and up), named
+        after the port it stands beside until it is moved into the node."""
+        index = [(e.end.port, sub.vlan) for e in node.ends if e.peer for sub in e.peer.end.interface.subinterfaces
+                 ].index((end.end.port, vlan))
+        port = self.subinterface_port(node, end, vlan)
+        yield OvsAddSubinterface(owner=owner, bridge=node.names.node_device(node.node.name), lab=node.names.prefix,
+                                 name=port, ofport=SUBINTERFACE_OFPORTS + index, tag=vlan, subinterface=name)
+        if end.other.netns is not None:
+            yield MoveLink(owner=owner, name=port, netns=end.other.netns, new_name=name)
+
+    def subinterface_port(self, node: NodeContext[OvsSettings], end: EndContext, vlan: int) -> str:
+        """The name of the internal port that becomes a subinterface, while it is in the host's namespace: the
+        subinterface's own name when it stays there (a host node's)."""
+        if end.other.netns is None:
+            return subinterface_name(end.other.device, vlan)
+        return node.names.host_device(node.node.name, subinterface_name(end.end.port, vlan))
 
     def joins_ports(self, node: NodeContext[OvsSettings]) -> bool:
         return not node.settings.flows

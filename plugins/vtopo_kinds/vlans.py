@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from vtopo.kinds.api import DEFAULT_VLAN, EndContext, NodeContext, PortVlans, Problem, Severity, setting
+from vtopo.kinds.api import (DEFAULT_VLAN, EndContext, NodeContext, PortVlans, Problem, Role, Severity, setting,
+                             subinterface_name)
 
 LOWEST_VLAN, HIGHEST_VLAN = 1, 4094  # 0 is a frame without a VLAN, 4095 is reserved
 EXAMPLE = "p1 = access 10, p3 = trunk 10,20 native 1"
@@ -81,6 +82,8 @@ def vlan_problems(node: NodeContext[Any]) -> Iterator[Problem]:
                           node.subject, "", node.node.id, Severity.WARNING)
     for end in node.ends:
         yield from _native_mismatch(end)
+        yield from _subinterfaces_not_carried(end)
+        yield from _trunk_to_no_subinterfaces(end)
 
 
 def _native_mismatch(end: EndContext) -> Iterator[Problem]:
@@ -117,3 +120,59 @@ def _crossing(mine: PortVlans, theirs: PortVlans) -> str:
         lost = mine.untagged if theirs.untagged is None else theirs.untagged
         return f"VLAN {lost}'s frames are lost on the way"
     return f"untagged frames cross from VLAN {mine.untagged} into VLAN {theirs.untagged} and back"
+
+
+def _towards_node(end: EndContext) -> tuple[EndContext, PortVlans] | None:
+    """The node's end across a port with VLANs that leads to a node, not another switch, with the port's VLANs."""
+    peer = end.peer
+    if peer is None or peer.kind.role in (Role.SWITCH, Role.SEGMENT):
+        return None
+    vlans = end.kind.port_vlans(end.owner, end)
+    return None if vlans is None else (peer, vlans)
+
+
+def _subinterfaces_not_carried(end: EndContext) -> Iterator[Problem]:
+    """Subinterfaces of the node across the port in VLANs the port does not carry tagged: their frames are dropped
+    at the port."""
+    towards = _towards_node(end)
+    if towards is None:
+        return
+    peer, vlans = towards
+    wanted = [sub.vlan for sub in peer.end.interface.subinterfaces]
+    missing = [vlan for vlan in wanted if vlan not in vlans.tagged]
+    if not missing:
+        return
+    names = ", ".join(subinterface_name(peer.end.port, vlan) for vlan in missing)
+    native = vlans.untagged if peer.end.interface.addresses else None
+    fix = port_text(PortVlans(native, tuple(sorted(set(vlans.tagged) | set(wanted)))))
+    tags = (f"tags its frames with VLAN {missing[0]}" if len(missing) == 1 else
+            f"tag their frames with VLANs {', '.join(map(str, missing))}")
+    yield Problem(f"{peer.node.name}:{names} {tags}, which {end.node.name}:{end.end.port} does not carry tagged "
+                  f"({_described(vlans)}), so {end.node.name} drops them. Make {end.end.port} a trunk of every VLAN of "
+                  f"{peer.node.name}'s subinterfaces, e.g. on {end.node.name}: {end.end.port} = {fix}",
+                  f"link {end.link_name}", "", end.link.id)
+
+
+def _trunk_to_no_subinterfaces(end: EndContext) -> Iterator[Problem]:
+    """A trunk towards a node with no subinterfaces: the node sees the trunk's native VLAN at most, and frames tagged
+    with VLANs it never reads."""
+    towards = _towards_node(end)
+    if towards is None:
+        return
+    peer, vlans = towards
+    if not vlans.trunk or peer.end.interface.subinterfaces:
+        return
+    tagged = ", ".join(map(str, vlans.tagged))
+    sees = f"only VLAN {vlans.untagged}, untagged" if vlans.untagged is not None else "nothing it can use"
+    first = vlans.tagged[0]
+    yield Problem(f"{end.node.name}:{end.end.port} is a trunk of VLANs {tagged} towards {peer.node.name}:"
+                  f"{peer.end.port}, which has no subinterfaces, so {peer.node.name} sees {sees}. Make the port an "
+                  f"access port, e.g. on {end.node.name}: {end.end.port} = access {first}, or give {peer.node.name} a "
+                  f"subinterface per VLAN ({subinterface_name(peer.end.port, first)} for VLAN {first})",
+                  f"link {end.link_name}", "", end.link.id, Severity.WARNING)
+
+
+def _described(vlans: PortVlans) -> str:
+    if not vlans.trunk:
+        return f"an access port in VLAN {vlans.untagged}"
+    return f"a trunk of {', '.join(map(str, vlans.tagged))}"

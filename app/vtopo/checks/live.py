@@ -39,7 +39,7 @@ class LiveProbe:
         self.lab = lab
         self._owners = {str(ipaddress.ip_interface(address).ip): node.node.name
                         for node in lab.context.nodes.values()
-                        for address in [*(a for end in node.ends for a in end.end.interface.addresses),
+                        for address in [*(a for interface in node.interfaces() for a in interface.addresses),
                                         *node.kind.host_addresses(node)]}
 
     def address_of(self, source: str, destination: str) -> str:

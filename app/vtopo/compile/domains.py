@@ -72,8 +72,12 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
                           key=lambda e: (e.node.name, e.end.port))
             switch_ids = sorted({v[1] for v in component if isinstance(v, tuple) and v[0] == "node"})
             switches = [lab.nodes[i] for i in switch_ids]
+            subinterfaces = sorted((graph.nodes[v]["sub"] for v in component if graph.nodes[v]["sub"] is not None),
+                                   key=lambda i: (i.end.node.name, i.port))
             members = [Member(f"{e.node.name}:{e.end.port}", e.node.id, tuple(e.end.interface.addresses),
                               e.kind.routes(e.owner), e.link.id) for e in ends]
+            members += [Member(f"{i.end.node.name}:{i.port}", i.end.node.id, i.addresses, i.end.kind.routes(i.end.owner),
+                               i.end.link.id) for i in subinterfaces]
             members += [Member(f"host on {s.node.name}", s.node.id, tuple(s.kind.host_addresses(s)), s.kind.routes(s))
                         for s in switches if s.kind.host_addresses(s)]
             if not members:

@@ -13,9 +13,10 @@ from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, La
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.model.problems import ConsentRequest, Problem, Severity
+from vtopo.model.topology import subinterface_name
 from vtopo.ops import (DEFAULT_VLAN, DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress,
                        AddRoute, ConfigureLink, CreateBridge, CreateVeth, LoadConfig, MakeDirectory, MoveLink, Op,
-                       OvsAddBridge, OvsAddFlows, OvsAddPort, OvsVlanMode, ResumeDomain, SetBridgeVlans, SetMaster,
+                       OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsVlanMode, ResumeDomain, SetBridgeVlans, SetMaster,
                        SetSysctl, SetTxChecksum, StartDomain, StartProcess, WriteFile, addresses_resource, dev_resource,
                        drop_privileges, up_resource)
 
@@ -25,9 +26,9 @@ __all__ = [
     "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigCheck", "ConfigureLink", "ConsentRequest",
     "CreateBridge", "CreateVeth", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
     "LoadConfig", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeFiles",
-    "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsVlanMode", "PortSpec", "PortVlans", "Probe",
+    "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsAddSubinterface", "OvsVlanMode", "PortSpec", "PortVlans", "Probe",
     "Problem", "Reader", "ResumeDomain", "Role", "SavedState", "SegmentKind", "SetBridgeVlans", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
-    "addresses_resource", "dev_resource", "drop_privileges", "image_path", "image_problem", "setting", "up_resource",
+    "addresses_resource", "dev_resource", "drop_privileges", "image_path", "image_problem", "setting", "subinterface_name", "up_resource",
     "with_cause",
 ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 
 from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
-from vtopo.model.topology import Endpoint, Link, Node, Topology
+from vtopo.model.topology import Endpoint, Link, Node, Topology, subinterface_name
 from vtopo.ops import NETNS_DIR, Op
 
 if TYPE_CHECKING:
@@ -190,6 +190,18 @@ class EndContext:
         return "52:54:00:" + ":".join(digest[i:i + 2] for i in range(0, 6, 2))
 
 
+@dataclass(frozen=True, eq=False)
+class NodeInterface:
+    """An interface of a node with addresses of its own: a link end's, or one of its 802.1Q subinterfaces (`vlan`).
+    `port` names it in the lab (eth0, eth0.10), `device` inside the node."""
+
+    end: EndContext
+    port: str
+    device: str
+    addresses: tuple[str, ...]
+    vlan: int | None = None
+
+
 @dataclass(eq=False)
 class NodeContext(Generic[S]):
     """A node in context: its kind, its settings parsed into the kind's settings dataclass, and its link ends."""
@@ -211,6 +223,17 @@ class NodeContext(Generic[S]):
     @property
     def subject(self) -> str:
         return f"node {self.node.name}"
+
+    def interfaces(self) -> list[NodeInterface]:
+        """Its link ends' interfaces, each followed by its subinterfaces."""
+        found = []
+        for end in self.ends:
+            interface = end.end.interface
+            found.append(NodeInterface(end, end.end.port, end.device, tuple(interface.addresses)))
+            found += [NodeInterface(end, subinterface_name(end.end.port, sub.vlan),
+                                    subinterface_name(end.device, sub.vlan), tuple(sub.addresses), sub.vlan)
+                      for sub in interface.subinterfaces]
+        return found
 
     def enter(self, argv: list[str], workdir: str = "") -> list[str]:
         """`argv` run inside the node, a container: its network, mount and UTS namespaces (see IsolateNode), as root
@@ -326,6 +349,16 @@ class NodeKind(ABC, Generic[S]):
         """For a switch, the VLANs of its port at `end`; None where it keeps no VLANs apart, passing every frame as it
         came, tag and all (a switch with no VLANs set)."""
         return None
+
+    def makes_tagged_ports(self, node: NodeContext[S]) -> bool:
+        """For a switch, whether it makes the 802.1Q subinterfaces of the nodes linked to it (see tagged_port)."""
+        return False
+
+    def tagged_port(self, node: NodeContext[S], end: EndContext, vlan: int, name: str, owner: str) -> Iterable[Op]:
+        """For a switch that makes_tagged_ports, the ops that make a port of its own in VLAN `vlan`, in the namespace
+        of the node linked at `end` and named `name` there: that node's subinterface, where the kernel has no 802.1Q
+        VLAN devices."""
+        raise NotImplementedError(f"a {self.label} makes no tagged ports")
 
     def routes(self, node: NodeContext[S]) -> bool:
         """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes
