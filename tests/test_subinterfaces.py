@@ -1,6 +1,7 @@
-"""802.1Q subinterfaces, offline: the lab file keeps them, each is a kernel VLAN device where the host has 8021q and
-a tagged OVS internal port where it has not (each explained as a student would type it, with why), the one line
-where neither can be made, FRR's configuration and the broadcast domains with them, and what `vtopo save` reads.
+"""802.1Q subinterfaces and L3 switches, offline: the lab file keeps subinterfaces, each is a kernel VLAN device
+where the host has 8021q and a tagged OVS internal port where it has not (each explained as a student would type it,
+with why), the one line where neither can be made, FRR's configuration and the broadcast domains with them, and what
+`vtopo save` reads; an L3 switch's interface per VLAN (SVI) routes in a namespace of the lab's own.
 (tests/golden/invalid/subinterface-*.vtopo and trunk-to-node-*.vtopo hold the design mistakes;
 tests/agent/test_subinterfaces_as_member.py deploys them.)"""
 from __future__ import annotations
@@ -10,7 +11,8 @@ import json
 import pytest
 
 from vtopo.compile.domains import broadcast_domains_of
-from vtopo.kinds.environment import HostFacts
+from vtopo import ops as o
+from vtopo.kinds.environment import HostFacts, LabOwner, Trust
 from vtopo.lab import context_of, open_lab, plan_of, problems_of
 from vtopo.model import io
 from vtopo.model.problems import LabError
@@ -19,6 +21,7 @@ from vtopo.resources import TOPOLOGIES
 from vtopo.saving import apply_state
 
 ROUTER_ON_A_STICK = TOPOLOGIES / "router-on-a-stick.vtopo"
+L3_SWITCH = TOPOLOGIES / "l3-switch.vtopo"
 KERNEL_VLANS = HostFacts(probed=True, vlan_devices=True)
 NO_KERNEL_VLANS = HostFacts(probed=True, vlan_devices=False)
 
@@ -125,3 +128,50 @@ def test_save_writes_the_addresses_read_on_each_subinterface_back():
     [trunk] = [link for link in topology.links.values() if link.ends[1].port == "p4"]
     assert trunk.ends[0].interface.subinterfaces == [
         Subinterface(10, ["10.0.10.254/24"]), Subinterface(20, ["10.0.20.1/24", "2001:db8:20::1/64"])]
+
+
+def test_an_l3_switch_gets_an_interface_per_vlan_in_a_namespace_of_its_own_that_forwards():
+    lines = script(open_lab(L3_SWITCH).topology, NO_KERNEL_VLANS)
+    assert "ip netns add s1" in lines
+    assert [line.split(" -- ")[0] for line in lines if line.startswith("ovs-vsctl add-port s1 s1-vlan")] == [
+        "ovs-vsctl add-port s1 s1-vlan10 vlan_mode=access tag=10", "ovs-vsctl add-port s1 s1-vlan20 vlan_mode=access tag=20"]
+    assert "ip link set dev s1-vlan10 netns s1 name vlan10" in lines
+    assert "ip -n s1 addr add 10.0.10.1/24 dev vlan10" in lines
+    assert "ip netns exec s1 sysctl -qw net.ipv4.ip_forward=1" in lines
+    assert "ip netns exec s1 sysctl -qw net.ipv6.conf.all.forwarding=1" in lines
+
+
+def test_a_members_l3_switch_routes_in_a_namespace_of_the_members_user_namespace():
+    plan = plan_of(open_lab(L3_SWITCH).topology, NO_KERNEL_VLANS, Trust(owner=LabOwner.member(1234, 1234)))
+    [own] = [op for op in plan.ops if isinstance(op, o.CreateNamespace) and op.owner == "node s1"]
+    [lab_userns] = [op for op in plan.ops if isinstance(op, o.CreateUserNamespace)]
+    assert own.userns == lab_userns.path and own.name == f"{plan.prefix}-s1"
+    assert not [op for op in plan.ops if isinstance(op, (o.AddAddress, o.SetSysctl)) and op.netns is None]
+
+
+def test_an_l3_switch_alone_still_routes_inside_the_lab_user_namespace():
+    topology = open_lab(L3_SWITCH).topology
+    for link in list(topology.links.values()):
+        topology.remove_link(link.id)
+    for name in ("h1", "h2", "h3"):
+        node = topology.node_named(name)
+        assert node is not None
+        topology.remove_node(node.id)
+    plan = plan_of(topology, NO_KERNEL_VLANS, Trust(owner=LabOwner.member(1234, 1234)))
+    [own] = [op for op in plan.ops if isinstance(op, o.CreateNamespace)]
+    assert own.userns and [op.path for op in plan.ops if isinstance(op, o.CreateUserNamespace)] == [own.userns]
+
+
+def test_vlan_interfaces_named_wrongly_get_one_line_each():
+    topology = open_lab(L3_SWITCH).topology
+    switch = topology.node_named("s1")
+    assert switch is not None
+    switch.settings["svis"] = {"vlan 5000": "10.0.50.1/24", "vlan 10": "10.0.10.1", "vlan 30": "10.0.30.1/24"}
+    problems = [str(p) for p in problems_of(topology, NO_KERNEL_VLANS) if p.subject_id == "s1"]
+    assert problems == [
+        "error: node s1: VLAN interface 'vlan 5000' of s1 must read vlan N, N a VLAN from 1 to 4094, e.g. vlan 10 = "
+        "10.0.10.1/24",
+        "error: node s1: VLAN interface vlan 10 of s1: '10.0.10.1' must be addresses with their prefix, e.g. "
+        "10.0.10.1/24, 2001:db8:10::1/64",
+        "warning: node s1: s1 has a VLAN interface in VLAN 30, but none of its ports carries VLAN 30: make a port an "
+        "access port of it (e.g. p1 = access 30) or a trunk carrying it"]

@@ -7,6 +7,7 @@ most switches; a switch with no VLANs set passes every frame as it came, tag and
 """
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any, Iterator
 
@@ -15,6 +16,7 @@ from vtopo.kinds.api import (DEFAULT_VLAN, EndContext, NodeContext, PortVlans, P
 
 LOWEST_VLAN, HIGHEST_VLAN = 1, 4094  # 0 is a frame without a VLAN, 4095 is reserved
 EXAMPLE = "p1 = access 10, p3 = trunk 10,20 native 1"
+SVI_KEY = re.compile(r"vlan\s*(\d+)")
 PORT_TEXT = re.compile(r"\s*(access|trunk)\s+(\d+(?:\s*,\s*\d+)*)(?:\s+native\s+(\d+))?\s*")
 
 
@@ -176,3 +178,52 @@ def _described(vlans: PortVlans) -> str:
     if not vlans.trunk:
         return f"an access port in VLAN {vlans.untagged}"
     return f"a trunk of {', '.join(map(str, vlans.tagged))}"
+
+
+def svis_setting() -> Any:
+    """The VLAN interfaces (SVIs) setting of an L3 switch kind."""
+    return setting({}, "VLAN interfaces (SVIs)", "One VLAN a line: vlan 10 = 10.0.10.1/24, 2001:db8:10::1/64 gives the "
+                   "switch an interface in VLAN 10 with these addresses, in a namespace of its own with IP forwarding "
+                   "on: it routes between its VLANs (an L3 switch), and the VLAN's hosts take it as their gateway.")
+
+
+def svi_vlans(svis: dict[str, str]) -> dict[int, tuple[str, ...]]:
+    """The addresses of each VLAN interface, by VLAN, of those the SVIs setting names rightly (the check names the
+    rest)."""
+    found = {}
+    for key, text in svis.items():
+        match = SVI_KEY.fullmatch(key)
+        if match is not None and LOWEST_VLAN <= int(match.group(1)) <= HIGHEST_VLAN:
+            found[int(match.group(1))] = tuple(a.strip() for a in text.split(",") if a.strip())
+    return found
+
+
+def svi_problems(node: NodeContext[Any]) -> Iterator[Problem]:
+    """VLAN interfaces named wrongly, with addresses that are not addresses, or in a VLAN no port carries."""
+    name, svis = node.node.name, node.settings.svis
+    carried = {vlan for end in node.ends if (vlans := node.kind.port_vlans(node, end)) is not None
+               for vlan in (*vlans.tagged, vlans.untagged)}
+    for key, text in svis.items():
+        match = SVI_KEY.fullmatch(key)
+        if match is None or not LOWEST_VLAN <= int(match.group(1)) <= HIGHEST_VLAN:
+            yield Problem(f"VLAN interface {key!r} of {name} must read vlan N, N a VLAN from {LOWEST_VLAN} to "
+                          f"{HIGHEST_VLAN}, e.g. vlan 10 = 10.0.10.1/24", node.subject, "", node.node.id)
+            continue
+        vlan = int(match.group(1))
+        addresses = svi_vlans({key: text})[vlan]
+        for address in addresses:
+            try:
+                ipaddress.ip_interface(address)
+            except ValueError:
+                address = ""
+            if "/" not in address:
+                yield Problem(f"VLAN interface vlan {vlan} of {name}: {text!r} must be addresses with their prefix, "
+                              "e.g. 10.0.10.1/24, 2001:db8:10::1/64", node.subject, "", node.node.id)
+                break
+        if not addresses:
+            yield Problem(f"VLAN interface vlan {vlan} of {name} has no address: give it the gateway address of "
+                          f"VLAN {vlan}, e.g. vlan {vlan} = 10.0.{vlan % 256}.1/24", node.subject, "", node.node.id)
+        if vlan not in carried:
+            yield Problem(f"{name} has a VLAN interface in VLAN {vlan}, but none of its ports carries VLAN {vlan}: make "
+                          f"a port an access port of it (e.g. p1 = access {vlan}) or a trunk carrying it",
+                          node.subject, "", node.node.id, Severity.WARNING)

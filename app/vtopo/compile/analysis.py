@@ -49,6 +49,9 @@ def _tags(lab: LabContext) -> set[Tag]:
     return tags
 
 
+SVI_EDGE = "svi"  # the key of the edge between an L3 switch's interface in a VLAN and the VLAN: no link of the lab
+
+
 def _subinterface_vertex(end: EndContext, vlan: int) -> Hashable:
     return ("sub", end.link.id, end.end.port, end.node.id, vlan)
 
@@ -75,7 +78,8 @@ def _vertices(end: EndContext, tags: set[Tag]) -> dict[Tag, Hashable]:
 def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
     """The lab's wires as a graph whose connected components are its broadcast domains: the vertices of each link
     end (see _vertices), joined across the link for each tag that both ends take. A vertex's `end` is the link end
-    whose interface it is, and its `sub` the subinterface it is (a NodeInterface), where it is one."""
+    whose interface it is, its `sub` the subinterface it is (a NodeInterface), and its `svi` the switch and VLAN of
+    an L3 switch's interface in a VLAN, where it is one of those."""
     import networkx as nx
 
     graph: nx.MultiGraph[Hashable] = nx.MultiGraph()
@@ -83,11 +87,18 @@ def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
     vertices = {id(end): _vertices(end, tags) for end in lab.ends}
     for end in lab.ends:
         graph.add_nodes_from(vertices[id(end)].values(), end=end if end.kind.role not in FORWARDING_ROLES else None,
-                             sub=None)
+                             sub=None, svi=None)
         if end.end.interface.subinterfaces and not _joins(end):
             for interface in end.owner.interfaces():
                 if interface.end is end and interface.vlan is not None:
-                    graph.add_node(_subinterface_vertex(end, interface.vlan), end=None, sub=interface)
+                    graph.add_node(_subinterface_vertex(end, interface.vlan), end=None, sub=interface, svi=None)
+    for node in lab.nodes.values():  # an L3 switch's interface in each VLAN (an SVI) is in that VLAN
+        for vlan in node.kind.vlan_interfaces(node):
+            inside = ("node", node.node.id, vlan)
+            if inside not in graph:
+                graph.add_node(inside, end=None, sub=None, svi=None)
+            graph.add_node(("svi", node.node.id, vlan), end=None, sub=None, svi=(node, vlan))
+            graph.add_edge(("svi", node.node.id, vlan), inside, key=SVI_EDGE)
     for end in lab.ends:
         if end.peer is not None and id(end) < id(end.peer):
             mine, theirs = vertices[id(end)], vertices[id(end.peer)]

@@ -190,6 +190,11 @@ class EndContext:
         return "52:54:00:" + ":".join(digest[i:i + 2] for i in range(0, 6, 2))
 
 
+def svi_name(vlan: int) -> str:
+    """The name of an L3 switch's interface in VLAN `vlan` (its SVI), in the switch's own namespace."""
+    return f"vlan{vlan}"
+
+
 @dataclass(frozen=True, eq=False)
 class NodeInterface:
     """An interface of a node with addresses of its own: a link end's, or one of its 802.1Q subinterfaces (`vlan`).
@@ -348,6 +353,15 @@ class NodeKind(ABC, Generic[S]):
     def port_vlans(self, node: NodeContext[S], end: EndContext) -> PortVlans | None:
         """For a switch, the VLANs of its port at `end`; None where it keeps no VLANs apart, passing every frame as it
         came, tag and all (a switch with no VLANs set)."""
+        return None
+
+    def vlan_interfaces(self, node: NodeContext[S]) -> dict[int, tuple[str, ...]]:
+        """For a switch, its own interfaces in its VLANs (an L3 switch's SVIs): the addresses of each, by VLAN. They
+        route between the VLANs, in the namespace own_namespace names."""
+        return {}
+
+    def own_namespace(self, node: NodeContext[S]) -> str | None:
+        """For a switch, the network namespace of its own it routes in (an L3 switch's SVIs); None for none."""
         return None
 
     def makes_tagged_ports(self, node: NodeContext[S]) -> bool:
