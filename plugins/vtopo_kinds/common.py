@@ -62,7 +62,8 @@ def _check_link_local(node: NodeContext[Any], gateway: str, port: str, label: st
 
 
 def _networks(node: NodeContext[Any]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    return [ipaddress.ip_interface(a).network for end in node.ends for a in end.end.interface.addresses if "/" in a]
+    return [ipaddress.ip_interface(a).network for interface in node.interfaces() for a in interface.addresses
+            if "/" in a]
 
 
 def gateway_route(node: NodeContext[Any], netns: str, gateway: str) -> AddRoute:

@@ -177,6 +177,9 @@ class OvsKind(NodeKind[OvsSettings]):
                               userns=node.names.user_namespace if trust.owner.ids is not None else "")
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
         yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
+        # no duplicate address detection on the interfaces that come: until it ends, about a second after an
+        # interface comes up, the kernel cannot ask for a neighbour of a packet it forwards (no usable link-local)
+        yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.default.accept_dad", value="0")
         for index, (vlan, addresses) in enumerate(sorted(self.vlan_interfaces(node).items())):
             port, name = self.svi_port(node, vlan), svi_name(vlan)
             yield OvsAddPort(owner=owner, bridge=bridge, name=port, ofport=SVI_OFPORTS + index, lab=node.names.prefix,

@@ -14,7 +14,7 @@ from vtopo.kinds.contract import EndContext, Role
 from vtopo.kinds.environment import MAX_INTERFACE_NAME
 from vtopo.model.problems import Problem
 from vtopo.model.topology import subinterface_name
-from vtopo.ops import AddAddress, ConfigureLink, CreateVlan, Op
+from vtopo.ops import AddAddress, ConfigureLink, CreateVlan, Op, SetSysctl
 
 NO_VLAN_DEVICES = "the kernel's 802.1Q VLAN devices (8021q, CONFIG_VLAN_8021Q), which this kernel does not have"
 
@@ -77,6 +77,9 @@ def subinterface_ops(end: EndContext, tag: str) -> Iterator[Op]:
             yield from end.other.kind.tagged_port(end.other.owner, end.other, sub.vlan, name, owner)
         else:
             yield CreateVlan(owner=owner, name=name, netns=end.netns, parent=end.device, vid=sub.vlan)
+        # no duplicate address detection of its link-local address: until it ends, a second after the subinterface
+        # comes up, a router cannot ask for the neighbour of a packet it forwards there
+        yield SetSysctl(owner=owner, netns=end.netns, key=f"net/ipv6/conf/{name}/accept_dad", value="0", device=name)
         yield ConfigureLink(owner=owner, name=name, netns=end.netns, alias=tag if end.netns is None else "", up=True)
         for address in sub.addresses:
             yield AddAddress(owner=owner, name=name, netns=end.netns, cidr=address)
