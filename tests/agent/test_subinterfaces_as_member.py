@@ -73,6 +73,11 @@ def assert_in_vlan(agent: Agent, user: str, lab: str, node: str, name: str, vlan
         assert ovs_tag(ovs_port) == str(vlan)
 
 
+def subinterfaces(topology: Topology) -> dict[str, list[Subinterface]]:
+    return {f"{topology.nodes[end.node].name}:{end.port}": end.interface.subinterfaces
+            for link in topology.links.values() for end in link.ends if end.interface.subinterfaces}
+
+
 @contextmanager
 def passing(agent: Agent, user: str, directory: Path, lab: str, across: tuple[str, str]) -> Iterator[str]:
     """The shipped `lab` deployed by `user`, its checks all passing and the `across` host pinging the other, across
@@ -93,7 +98,8 @@ def passing(agent: Agent, user: str, directory: Path, lab: str, across: tuple[st
 
 def test_router_on_a_stick_routes_between_vlans_through_one_trunked_port(agent: Agent, users, readable_dir: Path
                                                                         ) -> None:
-    a, lab = users["a"].pw_name, "router-on-a-stick"
+    member, lab = users["a"], "router-on-a-stick"
+    a = member.pw_name
     with passing(agent, a, readable_dir, lab, ("h1", "10.0.20.12")) as prefix:
         for vlan in (10, 20):
             assert_in_vlan(agent, a, lab, "r1", f"eth0.{vlan}", vlan, f"{prefix}-s1-p4.{vlan}")
@@ -101,6 +107,10 @@ def test_router_on_a_stick_routes_between_vlans_through_one_trunked_port(agent: 
         assert "Internet Address 10.0.10.1/24" in ospf, ospf
         ospf6 = in_node(agent, a, lab, "r1", "vtysh", "-c", "show ipv6 ospf6 interface eth0.20")
         assert "2001:db8:20::1/64" in ospf6, ospf6
+        os.chown(readable_dir, member.pw_uid, member.pw_gid)  # a saves the lab there
+        saved = agent.vtopo(a, "save", lab, "-o", str(readable_dir / "saved.vtopo"))
+        assert saved.returncode == 0, saved.stderr
+        assert subinterfaces(io.load(readable_dir / "saved.vtopo")) == subinterfaces(io.load(TOPOLOGIES / f"{lab}.vtopo"))
 
 
 def test_an_l3_switch_routes_between_its_vlans_inside_the_members_user_namespace(agent: Agent, users,
