@@ -175,3 +175,18 @@ def test_vlan_interfaces_named_wrongly_get_one_line_each():
         "10.0.10.1/24, 2001:db8:10::1/64",
         "warning: node s1: s1 has a VLAN interface in VLAN 30, but none of its ports carries VLAN 30: make a port an "
         "access port of it (e.g. p1 = access 30) or a trunk carrying it"]
+
+
+def test_a_trunk_towards_a_vm_is_told_to_become_an_access_port_only():
+    topology = lab()
+    host = topology.node_named("h1")
+    assert host is not None
+    host.kind, host.settings = "vm", {}
+    topology.links["link-h1"].a.port = "nic0"
+    switch = topology.node_named("s1")
+    assert switch is not None
+    switch.settings["vlans"]["p1"] = "trunk 10,20"
+    [problem] = [str(p) for p in problems_of(topology, KERNEL_VLANS) if "is a trunk of VLANs" in str(p)]
+    assert problem == ("warning: link h1:nic0-s1:p1: s1:p1 is a trunk of VLANs 10, 20 towards h1:nic0, which has no "
+                       "subinterfaces, so h1 sees nothing it can use. Make the port an access port, e.g. on s1: p1 = "
+                       "access 10")
