@@ -152,7 +152,7 @@ class ScriptReader:
 
     def link_add(self, netns: str | None, words: list[str]) -> None:
         fields: dict[str, Any] = {}
-        if words[0] == "link":  # link LOWER name NAME [netns N] type macvlan|macvtap mode M
+        if words[0] == "link":  # link LOWER name NAME [netns N] type macvlan|macvtap|vlan ...
             fields["IFLA_LINK"] = words[1]
             words = words[2:]
             assert words[0] == "name"
@@ -181,6 +181,9 @@ class ScriptReader:
         elif kind in ("macvlan", "macvtap"):
             assert options[0] == "mode"
             fields[f"{data}IFLA_{kind.upper()}_MODE"] = options[1]
+        elif kind == "vlan":  # link PARENT name NAME type vlan id VID
+            assert options[0] == "id"
+            fields[data + "IFLA_VLAN_ID"] = int(options[1])
         elif kind == "vxlan":  # vxlan id VNI local L remote R dstport P: the underlay addresses' family picks the key
             given = dict(zip(options[::2], options[1::2]))
             six = "6" if ipaddress.ip_address(given["local"]).version == 6 else ""

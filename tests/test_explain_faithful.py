@@ -46,6 +46,8 @@ SPECIMENS: list[o.Op] = [
     o.CreateVeth(owner="link", name="vfth0-a", netns=None, peer="vfth0-b", peer_netns=None),
     o.CreateMacvlan(owner="link", name="eth3", netns="vfth0-c1", lower="vfth0-mv", lower_netns=None, mode="vepa"),
     o.CreateMacvlan(owner="link", name="eth4", netns=None, lower="vfth0-a", lower_netns=None, mode="private"),
+    o.CreateVlan(owner="link", name="eth0.10", netns="vfth0-c1", parent="eth0", vid=10),
+    o.CreateVlan(owner="link", name="vfth0-h-eth0.4094", netns=None, parent="vfth0-h-eth0", vid=4094),
     o.CreateMacvtap(owner="link", name="vfth0-vm1-0", lower="vfth0-mv", mode="bridge"),
     o.CreateTap(owner="link", name="vfth0-vm1-1"),
     o.CreateLinkBridge(owner="link", name="vfth0--0a1b2c", forward_delay_s=0.0),
@@ -91,6 +93,8 @@ SPECIMENS: list[o.Op] = [
                  vlan_mode=o.OvsVlanMode.TRUNK, trunks=(10, 20)),
     o.OvsAddPort(owner="link", bridge="vfth0-sw", name="vfth0-sw-p5", ofport=5, lab=PREFIX,
                  vlan_mode=o.OvsVlanMode.NATIVE_UNTAGGED, tag=1, trunks=(10, 4094)),
+    o.OvsAddSubinterface(owner="link", bridge="vfth0-sw", name="vfth0-sw-p4.20", ofport=1000, lab=PREFIX, tag=20,
+                         subinterface="eth0.20"),
     o.OvsAddFlows(owner="node sw", bridge="vfth0-sw", flows=("in_port=1,actions=output:2", "priority=0,actions=drop"),
                   ports=(1, 2)),
     o.OvsDeleteBridge(owner="node sw", name="vfth0-sw"),
@@ -321,10 +325,11 @@ def assert_start_said(op: o.StartProcess, calls: list[Effect], said: list[Effect
 
 
 def plans() -> list[tuple[str, list[o.Op]]]:
-    """Each shipped lab's ops and their teardown, on this kind of machine and on one with kernel OVS and KVM."""
+    """Each shipped lab's ops and their teardown, on this kind of machine and on one with kernel OVS, KVM and 802.1Q
+    VLAN devices."""
     cases = []
     for lab_file in LABS:
-        for facts in (HostFacts(), HostFacts(ovs_datapath="system", accel="kvm", vhost_net=True)):
+        for facts in (HostFacts(), HostFacts(ovs_datapath="system", accel="kvm", vhost_net=True, vlan_devices=True)):
             plan = plan_of(open_lab(lab_file).topology, facts)
             cases.append((lab_file.stem, plan.ops + plan.teardown()))
     return cases

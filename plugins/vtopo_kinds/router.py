@@ -152,7 +152,7 @@ class RouterKind(NodeKind[RouterSettings]):
     def router_id(self, node: NodeContext[RouterSettings]) -> str:
         if node.settings.router_id:
             return node.settings.router_id
-        addresses = [ipaddress.ip_interface(a).ip for end in node.ends for a in end.end.interface.addresses
+        addresses = [ipaddress.ip_interface(a).ip for interface in node.interfaces() for a in interface.addresses
                      if "/" in a and ipaddress.ip_interface(a).version == 4]
         return str(max(addresses)) if addresses else ""
 
@@ -177,7 +177,7 @@ class RouterKind(NodeKind[RouterSettings]):
 
     def _generated_problems(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         settings, subject, node_id = node.settings, node.subject, node.node.id
-        ports = {end.end.port for end in node.ends}
+        ports = {interface.port for interface in node.interfaces()}
         if settings.router_id:
             try:
                 ipaddress.IPv4Address(settings.router_id)
@@ -201,8 +201,8 @@ class RouterKind(NodeKind[RouterSettings]):
                 yield Problem(f"passive names port {port}, which has no link", subject, "", node_id)
 
     def _overlaps(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
-        networks = [(end.end.port, ipaddress.ip_interface(a).network) for end in node.ends
-                    for a in end.end.interface.addresses if "/" in a and not ipaddress.ip_interface(a).is_link_local]
+        networks = [(interface.port, ipaddress.ip_interface(a).network) for interface in node.interfaces()
+                    for a in interface.addresses if "/" in a and not ipaddress.ip_interface(a).is_link_local]
         for (port_a, net_a), (port_b, net_b) in itertools.combinations(networks, 2):
             if port_a != port_b and net_a.version == net_b.version and net_a.overlaps(net_b):
                 yield Problem(f"subnets overlap on two ports: {port_a} has {net_a} and {port_b} has {net_b}; a router "
@@ -234,24 +234,26 @@ class RouterKind(NodeKind[RouterSettings]):
     # ------------------------------------------------------------ lowering
 
     def _speaks_ipv6(self, node: NodeContext[RouterSettings]) -> bool:
-        return any(ipaddress.ip_interface(a).version == 6 for end in node.ends for a in end.end.interface.addresses
-                   if "/" in a)
+        return any(ipaddress.ip_interface(a).version == 6 for interface in node.interfaces()
+                   for a in interface.addresses if "/" in a)
 
     def generated_configuration(self, node: NodeContext[RouterSettings]) -> str:
-        """OSPFv2 on every port (and OSPFv3 where the router has IPv6), from the router's settings."""
+        """OSPFv2 on every port and subinterface (and OSPFv3 where the router has IPv6), from the router's
+        settings."""
         settings, frr = node.settings, node.facts.routing_suite == "frr"
         ipv6 = self._speaks_ipv6(node) and frr
-        ends = sorted(node.ends, key=lambda e: e.end.port)
+        interfaces = sorted(node.interfaces(), key=lambda i: (i.end.end.port, i.vlan or 0))
         lines = [f"hostname {node.node.name}", "!"]
-        for end in ends:
-            passive = end.end.port in settings.passive
-            point_to_point = end.other.kind.name == self.name  # no DR election: adjacent within a hello or two
-            lines += [f"interface {end.device}", f" ip ospf hello-interval {settings.hello_interval}",
+        for interface in interfaces:
+            passive = interface.port in settings.passive
+            # no DR election with a router linked straight: adjacent within a hello or two
+            point_to_point = interface.vlan is None and interface.end.other.kind.name == self.name
+            lines += [f"interface {interface.device}", f" ip ospf hello-interval {settings.hello_interval}",
                       f" ip ospf dead-interval {settings.dead_interval}"]
             lines += [" ip ospf network point-to-point"] if point_to_point else []
             lines += [" ip ospf passive"] if passive and frr else []
             if ipv6:
-                lines += [f" ipv6 ospf6 area {self.area_of(node, end.end.port)}",
+                lines += [f" ipv6 ospf6 area {self.area_of(node, interface.port)}",
                           f" ipv6 ospf6 hello-interval {settings.hello_interval}",
                           f" ipv6 ospf6 dead-interval {settings.dead_interval}"]
                 lines += [" ipv6 ospf6 network point-to-point"] if point_to_point else []
@@ -261,12 +263,12 @@ class RouterKind(NodeKind[RouterSettings]):
         if frr:  # accept an LSA re-sent at once instead of waiting for the 5 s retransmit
             lines.append(" timers lsa min-arrival 0")
         else:  # Quagga's spelling of passive interfaces
-            lines += [f" passive-interface {e.device}" for e in ends if e.end.port in settings.passive]
-        for end in ends:
-            for address in end.end.interface.addresses:
+            lines += [f" passive-interface {i.device}" for i in interfaces if i.port in settings.passive]
+        for interface in interfaces:
+            for address in interface.addresses:
                 network = ipaddress.ip_interface(address).network
                 if network.version == 4:
-                    lines.append(f" network {network} area {self.area_of(node, end.end.port)}")
+                    lines.append(f" network {network} area {self.area_of(node, interface.port)}")
         lines += self._announcements(settings)
         lines.append("!")
         if ipv6:
@@ -295,10 +297,11 @@ class RouterKind(NodeKind[RouterSettings]):
         config_file, shell_file = f"{directory}/{CONFIG_FILE}", f"{directory}/{SHELL_CONFIG_FILE}"
         yield WriteFile(owner=owner, path=config_file, content=self.configuration(node))
         yield WriteFile(owner=owner, path=shell_file, content=self._shell_config(node))
-        interfaces = tuple(dev_resource(netns, end.device) for end in node.ends)
+        interfaces = tuple(dev_resource(netns, interface.device) for interface in node.interfaces())
         # the daemons must first see each interface with carrier: seen without, FRR 8.4's ospfd may keep it as type
         # "Null" and leave its network out of the router LSA
-        carrier = tuple(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device)
+        carrier = (*(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device),
+                   *(up_resource(netns, i.device) for i in node.interfaces() if i.vlan is not None))
         user, run, logs = self._daemons_user(node), RUN_DIR[suite], LOG_DIR[suite]
         enter = tuple(node.enter([], workdir=logs))  # a log file the configuration names without a path lands there
         daemons = self.daemons(node)

@@ -201,3 +201,14 @@ def test_explain_shows_the_plan_for_the_lab_or_the_selection(make_window: Callab
     script = text.toPlainText()
     assert "# ---- node r1" in script and "# ---- link r1:eth1-r2:eth1" in script
     assert "# ---- node h1" not in script
+
+
+def test_editing_a_trunked_port_in_the_link_inspector_keeps_its_subinterfaces(
+        make_window: Callable[..., MainWindow]) -> None:
+    window = make_window("router-on-a-stick")
+    [trunk] = [link for link in window.editor.topology.links.values() if link.b.port == "p4"]
+    kept = trunk.a.interface.subinterfaces
+    form = inspect(window, trunk.id, window.inspector.link_form)
+    form.a.mtu.setValue(1400)
+    assert window.editor.topology.links[trunk.id].a.interface.mtu == 1400
+    assert window.editor.topology.links[trunk.id].a.interface.subinterfaces == kept != []

@@ -46,8 +46,9 @@ class LiveProbe:
         self.lab = lab
         self._owners = {str(ipaddress.ip_interface(address).ip): node.node.name
                         for node in lab.context.nodes.values()
-                        for address in [*(a for end in node.ends for a in end.end.interface.addresses),
-                                        *node.kind.host_addresses(node)]}
+                        for address in [*(a for interface in node.interfaces() for a in interface.addresses),
+                                        *node.kind.host_addresses(node),
+                                        *(a for own in node.kind.vlan_interfaces(node).values() for a in own)]}
 
     def address_of(self, source: str, destination: str) -> str:
         return self.lab.target_address(source, destination)[0]

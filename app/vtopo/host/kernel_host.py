@@ -115,6 +115,9 @@ class KernelHost:
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         self.netlink.add_macvlan(name, netns, lower, lower_netns, mode)
 
+    def add_vlan(self, name: str, netns: str | None, parent: str, vid: int) -> None:
+        self.netlink.add_vlan(name, netns, parent, vid)
+
     def add_macvtap(self, name: str, lower: str, mode: str) -> None:
         self.netlink.add_macvtap(name, lower, None, mode)
 

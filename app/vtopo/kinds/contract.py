@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 
 from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
-from vtopo.model.topology import Endpoint, Link, Node, Topology
+from vtopo.model.topology import Endpoint, Link, Node, Topology, subinterface_name
 from vtopo.ops import NETNS_DIR, Op
 
 if TYPE_CHECKING:
@@ -202,6 +202,23 @@ class EndContext:
         return "52:54:00:" + ":".join(digest[i:i + 2] for i in range(0, 6, 2))
 
 
+def svi_name(vlan: int) -> str:
+    """The name of an L3 switch's interface in VLAN `vlan` (its SVI), in the switch's own namespace."""
+    return f"vlan{vlan}"
+
+
+@dataclass(frozen=True, eq=False)
+class NodeInterface:
+    """An interface of a node with addresses of its own: a link end's, or one of its 802.1Q subinterfaces (`vlan`).
+    `port` names it in the lab (eth0, eth0.10), `device` inside the node."""
+
+    end: EndContext
+    port: str
+    device: str
+    addresses: tuple[str, ...]
+    vlan: int | None = None
+
+
 @dataclass(eq=False)
 class NodeContext(Generic[S]):
     """A node in context: its kind, its settings parsed into the kind's settings dataclass, and its link ends."""
@@ -223,6 +240,17 @@ class NodeContext(Generic[S]):
     @property
     def subject(self) -> str:
         return f"node {self.node.name}"
+
+    def interfaces(self) -> list[NodeInterface]:
+        """Its link ends' interfaces, each followed by its subinterfaces."""
+        found = []
+        for end in self.ends:
+            interface = end.end.interface
+            found.append(NodeInterface(end, end.end.port, end.device, tuple(interface.addresses)))
+            found += [NodeInterface(end, subinterface_name(end.end.port, sub.vlan),
+                                    subinterface_name(end.device, sub.vlan), tuple(sub.addresses), sub.vlan)
+                      for sub in interface.subinterfaces]
+        return found
 
     def enter(self, argv: list[str], workdir: str = "") -> list[str]:
         """`argv` run inside the node, a container: its network, mount and UTS namespaces (see IsolateNode), as root
@@ -344,6 +372,25 @@ class NodeKind(ABC, Generic[S]):
         only `ports` of it and `trunk`, its link to the rest: a switch that keeps VLANs apart makes `trunk` carry
         them all."""
         return dict(settings)
+
+    def vlan_interfaces(self, node: NodeContext[S]) -> dict[int, tuple[str, ...]]:
+        """For a switch, its own interfaces in its VLANs (an L3 switch's SVIs): the addresses of each, by VLAN. They
+        route between the VLANs, in the namespace own_namespace names."""
+        return {}
+
+    def own_namespace(self, node: NodeContext[S]) -> str | None:
+        """For a switch, the network namespace of its own it routes in (an L3 switch's SVIs); None for none."""
+        return None
+
+    def makes_tagged_ports(self, node: NodeContext[S]) -> bool:
+        """For a switch, whether it makes the 802.1Q subinterfaces of the nodes linked to it (see tagged_port)."""
+        return False
+
+    def tagged_port(self, node: NodeContext[S], end: EndContext, vlan: int, name: str, owner: str) -> Iterable[Op]:
+        """For a switch that makes_tagged_ports, the ops that make a port of its own in VLAN `vlan`, in the namespace
+        of the node linked at `end` and named `name` there: that node's subinterface, where the kernel has no 802.1Q
+        VLAN devices."""
+        raise NotImplementedError(f"a {self.label} makes no tagged ports")
 
     def routes(self, node: NodeContext[S]) -> bool:
         """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes

@@ -70,6 +70,9 @@ class Host(Protocol):
 
     def add_macvtap(self, name: str, lower: str, mode: str) -> None: ...
 
+    def add_vlan(self, name: str, netns: str | None, parent: str, vid: int) -> None:
+        """An 802.1Q VLAN device `name` on `parent`, both in `netns`, tagging its frames with `vid`."""
+
     def add_tap(self, name: str) -> None: ...
 
     def add_vxlan(self, name: str, netns: str | None, *, vni: int, local: str, remote: str, port: int,

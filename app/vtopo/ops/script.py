@@ -157,6 +157,9 @@ class ScriptHost:
         self._say(ip_cmd(lower_netns, "link", "add", "link", lower, "name", name,
                          *(["netns", netns] if netns else []), "type", LinkType.MACVLAN, "mode", mode))
 
+    def add_vlan(self, name: str, netns: str | None, parent: str, vid: int) -> None:
+        self._say(ip_cmd(netns, "link", "add", "link", parent, "name", name, "type", LinkType.VLAN, "id", str(vid)))
+
     def add_macvtap(self, name: str, lower: str, mode: str) -> None:
         self._say(ip_cmd(None, "link", "add", "link", lower, "name", name, "type", LinkType.MACVTAP, "mode", mode),
                   f"# its character device: {comment(tap_device(name))}")

@@ -10,7 +10,7 @@ from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
 from vtopo.kinds.environment import MAX_INTERFACE_NAME
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS
-from vtopo.model.topology import Impairment, Interface
+from vtopo.model.topology import Impairment, Interface, Subinterface
 
 
 def address_error(lines: list[str]) -> str:
@@ -40,6 +40,7 @@ class EndEditor(QGroupBox):
         self.mtu.setKeyboardTracking(False)
         self.addresses = LinesEdit()
         self.addresses.setPlaceholderText("one per line, e.g. 10.0.0.1/24")
+        self._subinterfaces: list[Subinterface] = []
         form = QFormLayout(self)
         form.addRow("Interface", self.name)
         form.addRow("MAC", self.mac)
@@ -68,6 +69,7 @@ class EndEditor(QGroupBox):
 
     def show_end(self, title: str, interface: Interface) -> None:
         self.setTitle(title)
+        self._subinterfaces = interface.subinterfaces  # kept as they are: this form does not edit them
         widgets = (self.name, self.mac, self.mtu, self.addresses)
         for widget in widgets:
             widget.blockSignals(True)
@@ -86,7 +88,7 @@ class EndEditor(QGroupBox):
 
     def interface(self) -> Interface:
         return Interface(self.name.text().strip(), self.mac.text().strip().lower(), self.mtu.value(),
-                         self.addresses.lines())
+                         self.addresses.lines(), list(self._subinterfaces))
 
 
 class LinkForm(QWidget):
