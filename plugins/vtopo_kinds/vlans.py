@@ -156,7 +156,7 @@ def _subinterfaces_not_carried(end: EndContext) -> Iterator[Problem]:
         return
     names = ", ".join(subinterface_name(peer.end.port, vlan) for vlan in missing)
     native = vlans.untagged if peer.end.interface.addresses else None
-    fix = port_text(PortVlans(native, tuple(sorted(set(vlans.tagged) | set(wanted)))))
+    fix = str(PortVlans(native, tuple(sorted(set(vlans.tagged) | set(wanted)))))
     tags = (f"tags its frames with VLAN {missing[0]}" if len(missing) == 1 else
             f"tag their frames with VLANs {', '.join(map(str, missing))}")
     yield Problem(f"{peer.node.name}:{names} {tags}, which {end.node.name}:{end.end.port} does not carry tagged "
