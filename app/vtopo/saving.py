@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vtopo import ops as o
@@ -19,7 +19,7 @@ from vtopo.host.state import LabRecord, StateStore
 from vtopo.kinds.contract import NodeContext, SavedState
 from vtopo.kinds.registry import installed_kinds
 from vtopo.model import io
-from vtopo.model.topology import Interface, Topology
+from vtopo.model.topology import Topology
 from vtopo.operate import OperateError, running_lab
 
 READ_SECONDS = 30.0
@@ -123,8 +123,7 @@ def apply_state(topology: Topology, states: dict[str, SavedState]) -> list[NodeC
         for link in topology.links_of(node.id):
             for end in link.ends:
                 if end.node == node.id and end.port in state.addresses:
-                    end.interface = Interface(end.interface.name, end.interface.mac, end.interface.mtu,
-                                              list(state.addresses[end.port]))
+                    end.interface = replace(end.interface, addresses=list(state.addresses[end.port]))
         after = describe(topology, node.id)
         if after != before:
             changes.append(NodeChange(name, before, after))

@@ -268,6 +268,9 @@ class Compiler:
             self.error(f"{side}: a {end.kind.name} port takes no address; give the address to the node at the other "
                        "end" + (f", or {end.kind.address_hint}" if end.kind.address_hint else ""),
                        subject, end.link.id)
+        if interface.dhcp and not end.kind.dhcp_client:
+            self.error(f"{side}: a {end.kind.name} runs no DHCP client; set dhcp on a container's or a router's port",
+                       subject, end.link.id)
         for address in interface.addresses:
             if "/" not in address:
                 self.error(f"{side}: address {address!r} needs a prefix length, e.g. {address}/24", subject, end.link.id)

@@ -197,6 +197,7 @@ def _read_interface(reader: Reader, raw: Any, path: str, subject: str) -> Interf
         mac=reader.field(raw, "mac", str, path, "", subject),
         mtu=int(reader.number(raw, "mtu", path, 0, MTU, subject, whole=True)),
         addresses=[a for a in addresses if isinstance(a, str)],
+        dhcp=reader.field(raw, "dhcp", bool, path, False, subject),
     )
 
 
