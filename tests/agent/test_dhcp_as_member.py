@@ -1,11 +1,13 @@
 """The dhcp-relay teaching lab deployed by a member through the agent, beside its broken copy (r1 relays nothing
 from lan2): in the lab each client leases from its own LAN's pool, across the relay, and reaches the server through
-the gateway its lease named; status shows the leases; in the broken copy c2's DISCOVER stops at r1 and its check
-says so, in a line a student acts on. Destroy leaves nothing: no dnsmasq, no udhcpc, no file."""
+the gateway its lease named; status shows the leases and `vtopo save` keeps the DHCP settings; in the broken copy
+c2's DISCOVER stops at r1 and its check says so, in a line a student acts on. Destroy leaves nothing: no dnsmasq,
+no udhcpc, no file."""
 from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import re
 from pathlib import Path
 
@@ -15,7 +17,8 @@ from agent_process import Agent
 from dhcp_labs import dhcp_relay, relay_off
 from residue import snapshot
 from security.members import prefix_of, saved
-from vtopo.model.topology import Topology
+from vtopo.model import io
+from vtopo.model.topology import Interface, Topology
 
 pytestmark = pytest.mark.privileged
 
@@ -37,6 +40,16 @@ def checks(agent: Agent, user: str, lab: str) -> dict[str, tuple[bool, str]]:
 def in_pool(address: str, pool: tuple[str, str]) -> bool:
     first, last = (ipaddress.IPv4Address(a) for a in pool)
     return first <= ipaddress.IPv4Address(address) <= last
+
+
+def assert_dhcp_kept(kept: Topology, lab: Topology) -> None:
+    """`vtopo save` keeps the server's pools, the relay and each dhcp port as the lab had them, and writes no leased
+    address or route as if it were the lab's own."""
+    for node, setting in (("srv", "dhcp_pools"), ("r1", "dhcp_relay")):
+        assert kept.nodes[node].settings[setting] == lab.nodes[node].settings[setting]
+    ends = {f"{end.node}:{end.port}": end.interface for link in kept.links.values() for end in link.ends}
+    assert ends["c1:eth0"] == ends["c2:eth0"] == Interface(dhcp=True)
+    assert "default_route" not in kept.nodes["c1"].settings and "default_route" not in kept.nodes["c2"].settings
 
 
 def test_a_members_dhcp_relay_lab_leases_across_the_relay_and_its_broken_copy_says_where_the_discover_stops(
@@ -62,6 +75,10 @@ def test_a_members_dhcp_relay_lab_leases_across_the_relay_and_its_broken_copy_sa
             pid = int(pid_file.read_text())
             status_lines = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
             assert status_lines["Uid"].split() == [str(a.pw_uid)] * 4, pid_file
+        os.chown(readable_dir, a.pw_uid, a.pw_gid)  # a saves the running lab there
+        kept = agent.vtopo(a.pw_name, "save", LAB, "-o", str(readable_dir / "saved.vtopo"))
+        assert kept.returncode == 0, kept.stderr
+        assert_dhcp_kept(io.load(readable_dir / "saved.vtopo"), dhcp_relay())
         outcomes = checks(agent, a.pw_name, BROKEN)
         assert {name for name, (passed, _) in outcomes.items() if not passed} == {"c2 leases from lan2's pool",
                                                                                   "c2 reaches srv"}
