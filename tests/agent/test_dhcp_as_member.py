@@ -1,7 +1,8 @@
 """The dhcp-relay teaching lab deployed by a member through the agent, beside its broken copy (r1 relays nothing
 from lan2): in the lab each client leases from its own LAN's pool, across the relay, and reaches the server through
 the gateway its lease named; status shows the leases and `vtopo save` keeps the DHCP settings; in the broken copy
-c2's DISCOVER stops at r1 and its check says so, in a line a student acts on. Destroy leaves nothing: no dnsmasq,
+c2's DISCOVER stops at r1 and its check says so, in a line a student acts on, until r1's relay is turned on by
+`deploy --update`. Destroy leaves nothing: no dnsmasq,
 no udhcpc, no file."""
 from __future__ import annotations
 
@@ -86,6 +87,9 @@ def test_a_members_dhcp_relay_lab_leases_across_the_relay_and_its_broken_copy_sa
             "c2:eth0 got no address by DHCP within 12 s: nothing on its segment serves or relays DHCP: a DISCOVER is a "
             "broadcast, and a router forwards no broadcast, so it stops at r1:eth2; set a DHCP relay on r1:eth2 "
             "towards the server's address")
+        relay_on = agent.vtopo(a.pw_name, "deploy", "--update", str(saved(named(dhcp_relay(), BROKEN), readable_dir)))
+        assert relay_on.returncode == 0, relay_on.stderr
+        assert checks(agent, a.pw_name, BROKEN)["c2 leases from lan2's pool"][0]  # the relay on: c2's DISCOVER crosses
     finally:
         destroyed = [agent.vtopo(a.pw_name, "destroy", name).returncode for name in deployed]
     assert destroyed == [0, 0]
