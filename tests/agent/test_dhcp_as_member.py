@@ -2,8 +2,7 @@
 from lan2): in the lab each client leases from its own LAN's pool, across the relay, and reaches the server through
 the gateway its lease named; status shows the leases and `vtopo save` keeps the DHCP settings; in the broken copy
 c2's DISCOVER stops at r1 and its check says so, in a line a student acts on, until r1's relay is turned on by
-`deploy --update`. Destroy leaves nothing: no dnsmasq,
-no udhcpc, no file."""
+`deploy --update`. Destroy leaves nothing: no dnsmasq, no udhcpc, no file."""
 from __future__ import annotations
 
 import ipaddress
