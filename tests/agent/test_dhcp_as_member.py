@@ -1,14 +1,16 @@
 """The dhcp-relay teaching lab deployed by a member through the agent, beside its broken copy (r1 relays nothing
 from lan2): in the lab each client leases from its own LAN's pool, across the relay, and reaches the server through
-the gateway its lease named; status shows the leases and `vtopo save` keeps the DHCP settings; in the broken copy
-c2's DISCOVER stops at r1 and its check says so, in a line a student acts on, until r1's relay is turned on by
-`deploy --update`. Destroy leaves nothing: no dnsmasq, no udhcpc, no file."""
+the gateway its lease named; status shows the leases, the capture between r1 and srv shows c2's exchange relayed
+(giaddr 10.0.2.1), and `vtopo save` keeps the DHCP settings; in the broken copy c2's DISCOVER stops at r1 and its
+check says so, in a line a student acts on, until r1's relay is turned on by `deploy --update`. Destroy leaves
+nothing: no dnsmasq, no udhcpc, no file."""
 from __future__ import annotations
 
 import ipaddress
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -40,6 +42,24 @@ def checks(agent: Agent, user: str, lab: str) -> dict[str, tuple[bool, str]]:
 def in_pool(address: str, pool: tuple[str, str]) -> bool:
     first, last = (ipaddress.IPv4Address(a) for a in pool)
     return first <= ipaddress.IPv4Address(address) <= last
+
+
+def relayed_exchange(agent: Agent, user: str) -> list[str]:
+    """What `vtopo capture` shows between r1 and srv (DHCP from port 67 to port 67: the relay's side alone) while c2
+    gives its lease back and asks again: its DISCOVER, relayed, and the rest of its exchange."""
+    capture = agent.spawn(user, "capture", LAB, "r1:eth0", "-f", "udp src port 67 and udp dst port 67", "-c", "4")
+    try:
+        assert capture.stderr is not None and capture.stderr.readline().startswith("capturing on r1:eth0")
+        time.sleep(1)  # tcpdump's filter is in place a moment after the line
+        again = agent.vtopo(user, "exec", LAB, "c2", "--", "sh", "-c", "kill -USR2 $(cat /run/dhcp/udhcpc-eth0.pid); "
+                            "kill -USR1 $(cat /run/dhcp/udhcpc-eth0.pid)")
+        assert again.returncode == 0, again.stderr
+        shown, _ = capture.communicate(timeout=30)
+    finally:
+        if capture.poll() is None:
+            capture.kill()
+            capture.wait()
+    return [line.strip() for line in shown.splitlines() if "DHCP" in line]
 
 
 def assert_dhcp_kept(kept: Topology, lab: Topology) -> None:
@@ -75,6 +95,10 @@ def test_a_members_dhcp_relay_lab_leases_across_the_relay_and_its_broken_copy_sa
             pid = int(pid_file.read_text())
             status_lines = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
             assert status_lines["Uid"].split() == [str(a.pw_uid)] * 4, pid_file
+        exchange = relayed_exchange(agent, a.pw_name)
+        assert [line.split("B  ")[1].split()[0] for line in exchange] == ["DISCOVER", "OFFER", "REQUEST", "ACK"], \
+            exchange
+        assert all(line.endswith("relayed by 10.0.2.1") for line in exchange), exchange
         os.chown(readable_dir, a.pw_uid, a.pw_gid)  # a saves the running lab there
         kept = agent.vtopo(a.pw_name, "save", LAB, "-o", str(readable_dir / "saved.vtopo"))
         assert kept.returncode == 0, kept.stderr
