@@ -41,7 +41,7 @@ def test_dnsmasq_is_told_only_what_vtopo_wrote_from_checked_settings() -> None:
         "dhcp-range=set:pool0,10.0.1.100,10.0.1.199,255.255.255.0,3600",
         "dhcp-option=tag:pool0,option:router,10.0.1.1",
         "dhcp-range=set:pool1,10.0.2.100,10.0.2.199,255.255.255.0,3600",
-        "dhcp-option=tag:pool1,option:router,10.0.2.1", "dhcp-authoritative"]
+        "dhcp-option=tag:pool1,option:router,10.0.2.1", "dhcp-authoritative", "no-ping"]
     relayed = dhcp.configuration(router, [], router.settings.dhcp_relay).splitlines()
     assert relayed[-3:] == ["port=0", "dhcp-relay=10.0.1.1,10.0.0.10", "dhcp-relay=10.0.2.1,10.0.0.10"]
 

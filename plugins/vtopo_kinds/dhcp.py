@@ -158,8 +158,9 @@ def configuration(node: NodeContext[Any], pools: list[str], relay: dict[str, str
         lines.append(f"dhcp-range=set:pool{index},{pool.first},{pool.last},{pool.network.netmask},{LEASE_SECONDS}")
         if pool.gateway is not None:
             lines.append(f"dhcp-option=tag:pool{index},option:router,{pool.gateway}")
-    if pools:
-        lines.append("dhcp-authoritative")
+    if pools:  # no-ping: dnsmasq would ping each address for 3 s before offering it, one client after another,
+        # so a lab's first leases would take seconds each; what holds a lab's addresses is the lab file, checked
+        lines += ["dhcp-authoritative", "no-ping"]
     ends = {end.end.port: end for end in node.ends}
     for port, server in sorted(relay.items()):
         lines.append(f"dhcp-relay={_ipv4(ends[port])[0].ip},{server}")
@@ -179,7 +180,7 @@ def ops(node: NodeContext[Any], pools: list[str], relay: dict[str, str]) -> Iter
     if pools or relay:
         config = f"{where}/{CONFIG_FILE}"
         yield WriteFile(owner=owner, path=config, content=configuration(node, pools, relay))
-        carrier = tuple(up_resource(end.netns, end.device) for end in node.ends if end.device)
+        carrier = _carrier(node.ends)
         yield StartProcess(owner=owner, name=f"dnsmasq@{name}", netns=netns, pid_file=f"{where}/dnsmasq.pid",
                            enter=enter, argv=("dnsmasq", "--keep-in-foreground", f"--conf-file={INSIDE}/{CONFIG_FILE}"),
                            after=(f"file:{config}", addresses_resource(netns), *carrier))
@@ -193,7 +194,12 @@ def ops(node: NodeContext[Any], pools: list[str], relay: dict[str, str]) -> Iter
                                argv=("busybox", "udhcpc", "-f", "-i", end.device, "-s", f"{INSIDE}/{CLIENT_SCRIPT}",
                                      "-p", f"{INSIDE}/{pid_file}", "-x", f"hostname:{name}", "-T", "1", "-t", "3",
                                      "-A", "2"),
-                               after=(f"file:{script}", up_resource(netns, end.device)))
+                               after=(f"file:{script}", *_carrier([end])))
+
+
+def _carrier(ends: list[EndContext]) -> tuple[str, ...]:
+    """Both sides of each of `ends` up: its interface has carrier, and what it first sends is not lost."""
+    return tuple(up_resource(e.netns, e.device) for end in ends for e in (end, end.other) if e.device)
 
 
 def service(node: NodeContext[Any], end: EndContext, pools: list[str], relay: dict[str, str]) -> str:
