@@ -107,6 +107,7 @@ SPECIMENS: list[o.Op] = [
     o.MakeDirectory(owner="node r2", path="/run/vtopo/vfth0/r2", ids=(1001, 1002)),
     o.RemoveDirectory(owner="lab", path="/run/vtopo/vfth0"),
     o.WriteFile(owner="node r1", path="/run/vtopo/vfth0/r1/frr.conf", content="hostname r1\nEOF\n"),
+    o.WriteScript(owner="node c1", path="/run/vtopo/vfth0/c1.dhcp/udhcpc.script", content="#!/bin/sh\nexit 0\n"),
     o.WriteHostsFile(owner="lab", path="/run/vtopo/vfth0/hosts", content="10.0.0.1 c1\n"),
     o.RemoveFile(owner="lab", path="/run/vtopo/vfth0/hosts"),
     o.RemoveNamespaceFiles(owner="node c1", paths=("/run/vtopo/ns/vfth0-c1.mnt", "/run/vtopo/ns/vfth0-c1.uts")),
@@ -268,6 +269,10 @@ def _assert_calls_said(op: o.Op, calls: list[Effect], said: list[Effect]) -> Non
         [call] = calls
         assert ("file", op.path, op.content) in said
         assert call[0] == ("files.write_file" if isinstance(op, o.WriteHostsFile) else "files.write_for_daemon")
+        script = isinstance(op, o.WriteScript)  # run by a daemon: executable, and said so
+        assert (("shell", None, ("chmod", "750", op.path)) in said) == script
+        if not isinstance(op, o.WriteHostsFile):
+            assert call[1] == (op.path, op.content, script)
     if isinstance(op, (o.RunCommand, o.LoadConfig)):
         [(name, (argv, _seconds), _kwargs)] = calls
         [command] = [_command(effect) for effect in said if effect[0] == "shell"]

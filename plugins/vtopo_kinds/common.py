@@ -101,10 +101,11 @@ def check_route(node: NodeContext[Any], route: str) -> Iterator[Problem]:
 
 def kernel_addresses(node: NodeContext[Any], read: Reader) -> dict[str, list[str]]:
     """The global addresses on each of the node's ports and subinterfaces (PORT.VLAN), as `ip -j address` shows them
-    inside it."""
+    inside it; those a DHCP client holds (dynamic: with the lease's lifetime) are its server's to give, not the lab's."""
     shown = json.loads(read(["ip", "-j", "address", "show"]) or "[]")
     by_device = {str(link.get("ifname")): [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", [])
-                                           if a.get("scope") == "global" and "local" in a and "prefixlen" in a]
+                                           if a.get("scope") == "global" and "local" in a and "prefixlen" in a
+                                           and not a.get("dynamic")]
                  for link in shown}
     found = {end.end.port: by_device.get(end.device, []) for end in node.ends if end.device}
     for end in node.ends:
@@ -115,12 +116,12 @@ def kernel_addresses(node: NodeContext[Any], read: Reader) -> dict[str, list[str
 
 def kernel_routes(read: Reader) -> list[tuple[str, str]]:
     """(destination, gateway) of each route through a gateway in the node's main tables, IPv4 then IPv6, except
-    those the kernel makes itself; destination is "default" for the IPv4 default route."""
+    those the kernel makes itself and those a DHCP lease gave; destination is "default" for the IPv4 default route."""
     routes = []
     for family, default in (("-4", "default"), ("-6", "::/0")):
         for route in json.loads(read(["ip", "-j", family, "route", "show"]) or "[]"):
             gateway = route.get("gateway", "")
-            if not gateway or route.get("protocol") in ("kernel", "ra") or gateway.startswith("fe80:"):
+            if not gateway or route.get("protocol") in ("kernel", "ra", "dhcp") or gateway.startswith("fe80:"):
                 continue
             destination = str(route.get("dst", ""))
             routes.append((default if destination == "default" else destination, gateway))

@@ -16,9 +16,11 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, LoadConfig, MakeDirectory, NodeContext, NodeFiles,
-                             NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl, StartProcess,
-                             WriteFile, addresses_resource, dev_resource, drop_privileges, setting, up_resource)
+from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, LoadConfig, MakeDirectory, NodeContext,
+                             NodeFiles, NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl,
+                             StartProcess, WriteFile, addresses_resource, dev_resource, drop_privileges, setting,
+                             up_resource)
+from vtopo_kinds import dhcp
 from vtopo_kinds.frr_config import ALWAYS, DAEMONS, ZEBRA, file_commands, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import ROUTER_CHECKS
@@ -59,6 +61,8 @@ class RouterSettings:
     redistribute_connected: bool = setting(False, "Redistribute connected", "Announce every connected subnet")
     default_originate: bool = setting(False, "Originate default", "Announce a default route (default-information "
                                       "originate always)")
+    dhcp_pools: list[str] = setting([], "DHCP server pools", dhcp.POOLS_HELP)
+    dhcp_relay: dict[str, str] = setting({}, "DHCP relay", dhcp.RELAY_HELP)
 
 
 def normalise_area(area: str) -> str:
@@ -72,6 +76,7 @@ class RouterKind(NodeKind[RouterSettings]):
                    "frr.conf, or vtysh, for static routes, RIP, BGP, IS-IS...), with IP forwarding on.")
     role = Role.NAMESPACE
     ports = PortSpec("eth", 0)
+    dhcp_client = True
     connects_to = frozenset({"container", "router", "bridge", "ovs", "macvlan", "host"})
     connect_hint = "Routers join containers, other routers, bridges, OVS switches, macvlan segments and the host."
     settings_type = RouterSettings
@@ -91,8 +96,15 @@ class RouterKind(NodeKind[RouterSettings]):
     def own_files(self, node: NodeContext[RouterSettings]) -> NodeFiles:
         suite, directory = node.facts.routing_suite, node.names.node_dir(node.node.name)
         binds = tuple((directory, inside) for inside in (CONFIG_DIR[suite], RUN_DIR[suite], LOG_DIR[suite]))
+        binds += dhcp.binds(node, node.settings.dhcp_pools, node.settings.dhcp_relay)
         in_lab = self._in_user_namespace(node)
         return NodeFiles(binds, (("/etc/group", LAB_GROUPS.format(vty=VTY_GROUP[suite])),) if in_lab else ())
+
+    def dhcp_service(self, node: NodeContext[RouterSettings], end: EndContext) -> str:
+        return dhcp.service(node, end, node.settings.dhcp_pools, node.settings.dhcp_relay)
+
+    def status_detail(self, node: NodeContext[RouterSettings], read_file: FileReader) -> str:
+        return dhcp.leases(node, node.settings.dhcp_pools, read_file)
 
     @staticmethod
     def _in_user_namespace(node: NodeContext[RouterSettings]) -> bool:
@@ -158,6 +170,7 @@ class RouterKind(NodeKind[RouterSettings]):
 
     def check(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         yield from self._overlaps(node)
+        yield from dhcp.problems(node, node.settings.dhcp_pools, node.settings.dhcp_relay)
         yield from self._configuration_problems(node)
         if self._generates(node):
             yield from self._generated_problems(node)
@@ -316,3 +329,4 @@ class RouterKind(NodeKind[RouterSettings]):
         yield LoadConfig(owner=owner, node=name, netns=netns,
                          argv=(*node.enter([*self._as_daemons_user(node), "vtysh", "-b"], workdir=logs),),
                          after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{d}@{name}" for d in daemons)))
+        yield from dhcp.ops(node, node.settings.dhcp_pools, node.settings.dhcp_relay)

@@ -103,6 +103,20 @@ def test_link_inspector_validates_addresses_as_you_type(make_window: Callable[..
     assert not editor.topology.links["h1-eth0--lan1-p1"].impairment.active
 
 
+def test_an_interface_is_set_to_dhcp_by_a_click_and_undone(make_window: Callable[..., MainWindow], qtbot: QtBot
+                                                           ) -> None:
+    window = make_window()
+    editor, form = window.editor, inspect(window, "h1-eth0--lan1-p1", window.inspector.link_form)
+    form.a.addresses.setPlainText("")
+    form.a.addresses.editing_finished.emit()
+    qtbot.mouseClick(form.a.dhcp, Qt.MouseButton.LeftButton, pos=form.a.dhcp.rect().center())
+    assert editor.topology.links["h1-eth0--lan1-p1"].a.interface == Interface(dhcp=True)
+    editor.undo_stack.undo()
+    assert not editor.topology.links["h1-eth0--lan1-p1"].a.interface.dhcp
+    window.inspector.refresh()
+    assert not form.a.dhcp.isChecked()
+
+
 def test_annotations_are_edited_and_undone(make_window: Callable[..., MainWindow]) -> None:
     window = make_window()
     editor = window.editor

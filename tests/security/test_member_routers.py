@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pwd
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from agent_process import Agent
-from members import members
-from residue import snapshot
-from security.members import prefix_of
-from vtopo.model import io
+from security.members import MembersLabs, deployed_by_each, prefix_of, saved
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
@@ -45,22 +37,14 @@ def _router_lab(directory: Path, name: str, r1_config: str = "") -> Path:
                                ("l3", ("r2", "eth0"), ("h2", "eth0"), "10.61.3")):
         topology.add_link(Link(id=link_id, a=Endpoint(*a, Interface(addresses=[f"{net}.1/24"])),
                                b=Endpoint(*b, Interface(addresses=[f"{net}.2/24"]))))
-    path = directory / f"{name}.vtopo"
-    io.save(topology, path)
-    path.chmod(0o644)
-    return path
+    return saved(topology, directory)
 
 
 def _fingerprints() -> dict[str, str]:
     return {path: hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in WATCHED if Path(path).exists()}
 
 
-@dataclass
-class Labs:
-    agent: Agent
-    users: dict[str, pwd.struct_passwd]
-    directory: Path
-
+class Labs(MembersLabs):
     def vtopo(self, user: str, *args: str) -> tuple[int, str]:
         done = self.agent.vtopo(self.users[user].pw_name, *args)
         return done.returncode, done.stdout + done.stderr
@@ -88,24 +72,9 @@ class Labs:
 
 @pytest.fixture(scope="module")
 def labs() -> Iterator[Labs]:
-    directory = Path(tempfile.mkdtemp(prefix="vtopo-security-routers-"))
-    directory.chmod(0o755)
-    before = snapshot()
-    try:
-        with members() as users, Agent.running() as agent:
-            deployed = []
-            try:
-                for user, name in (("a", "rt-a"), ("b", "rt-b")):
-                    result = agent.vtopo(users[user].pw_name, "deploy", str(_router_lab(directory, name)))
-                    assert result.returncode == 0, result.stdout + result.stderr
-                    deployed.append((user, name))
-                yield Labs(agent, users, directory)
-            finally:
-                for user, name in deployed:
-                    agent.vtopo(users[user].pw_name, "destroy", name)
-    finally:
-        shutil.rmtree(directory)
-    assert snapshot() - before == {}
+    with deployed_by_each(lambda directory: [("a", _router_lab(directory, "rt-a")),
+                                             ("b", _router_lab(directory, "rt-b"))]) as deployed:
+        yield Labs(deployed.agent, deployed.users, deployed.directory)
 
 
 def _daemons_run_as_the_member(labs: Labs) -> None:

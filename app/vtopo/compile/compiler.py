@@ -273,6 +273,9 @@ class Compiler:
             self.error(f"{side}: a {end.kind.name} port takes no address; give the address to the node at the other "
                        "end" + (f", or {end.kind.address_hint}" if end.kind.address_hint else ""),
                        subject, end.link.id)
+        if interface.dhcp and not end.kind.dhcp_client:
+            self.error(f"{side}: a {end.kind.name} runs no DHCP client; set dhcp on a container's or a router's port",
+                       subject, end.link.id)
         self._check_addresses(side, interface.addresses, end)
         for sub in interface.subinterfaces:
             self._check_addresses(subinterface_name(side, sub.vlan), sub.addresses, end)

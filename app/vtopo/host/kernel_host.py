@@ -210,11 +210,11 @@ class KernelHost:
         elif ids is not None:
             owned_files.hand_over(path, ids)
 
-    def write_file(self, path: str, content: str, *, private: bool) -> None:
+    def write_file(self, path: str, content: str, *, private: bool, executable: bool = False) -> None:
         if private:
             owned_files.write_file(path, content, owned_files.PRIVATE_FILE)
         else:
-            owned_files.write_for_daemon(path, content)
+            owned_files.write_for_daemon(path, content, executable)
 
     def remove_directory(self, path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)

@@ -167,6 +167,9 @@ class SavedState:
 Reader = Callable[[list[str]], str]
 """Runs a command inside a running node and returns what it printed."""
 
+FileReader = Callable[[str, int], str]
+"""Reads at most so many bytes of a file of the lab's (written by its own user) on the host; "" when it is not there."""
+
 
 @dataclass(eq=False)
 class EndContext:
@@ -319,6 +322,7 @@ class NodeKind(ABC, Generic[S]):
     needs_acceleration: ClassVar[bool] = False  # a lab with such a node makes the host probe for KVM
     loop_protection: ClassVar[LoopProtection] = LoopProtection.NONE
     address_hint: ClassVar[str] = ""  # where an address goes instead, said when a port of this kind is given one
+    dhcp_client: ClassVar[bool] = False  # whether a port of this kind set to dhcp runs a DHCP client in the node
 
     def icon_path(self) -> Path:
         """The kind's SVG icon. Built-in kinds keep theirs in resources/icons."""
@@ -453,6 +457,16 @@ class NodeKind(ABC, Generic[S]):
         """For a text setting left empty, what vtopo generates in its place (a router's OSPF configuration), by
         setting name: what the inspector shows, and what "Edit" starts from."""
         return {}
+
+    def dhcp_service(self, node: NodeContext[S], end: EndContext) -> str:
+        """What answers DHCP on the node's port at `end`, in words ("a DHCP relay to 10.0.0.2"), or "" for nothing:
+        what a failed dhcp-lease check names on the client's segment."""
+        return ""
+
+    def status_detail(self, node: NodeContext[S], read_file: FileReader) -> str:
+        """What `vtopo status` adds about the running node (a DHCP server's leases), read from the node's own files
+        with `read_file`, which never follows a symlink; "" for nothing."""
+        return ""
 
     def saved_state(self, node: NodeContext[S], read: Reader) -> SavedState | None:
         """What the running node has become that its settings and addresses can hold, read with `read` (a router's

@@ -201,6 +201,7 @@ def _read_interface(reader: Reader, raw: Any, path: str, subject: str) -> Interf
         addresses=_read_addresses(reader, raw, path, subject),
         subinterfaces=[sub for i, entry in enumerate(subinterfaces)
                        if (sub := _read_subinterface(reader, entry, f"{path}.subinterfaces[{i}]", subject))],
+        dhcp=reader.field(raw, "dhcp", bool, path, False, subject),
     )
 
 

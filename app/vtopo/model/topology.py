@@ -76,6 +76,7 @@ class Interface:
     mtu: int = 0
     addresses: list[str] = field(default_factory=list)
     subinterfaces: list[Subinterface] = field(default_factory=list)
+    dhcp: bool = False  # the node runs a DHCP client on it, which takes its IPv4 address from a server
 
 
 @dataclass

@@ -9,7 +9,8 @@ from __future__ import annotations
 from vtopo.ops.base import HOST, OP_TYPES, Op, addresses_resource, dev_resource, ns_resource, op_from_json, up_resource
 from vtopo.ops.domains import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain, ResumeDomain, StartDomain
 from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
-from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile
+from vtopo.ops.files import (FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile,
+                             WriteScript)
 from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
                                   DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
 from vtopo.ops.netdev import (DEFAULT_VLAN, ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink,
@@ -33,7 +34,7 @@ __all__ = [
     "RemoveNamespaceFiles", "RemoveNftTable", "ResumeDomain", "RouteProtocol", "RunCommand", "ScriptHost",
     "SetBridgeVlans", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
     "StopProcess", "TBF_LATENCY_MS", "Tool", "USER_HZ", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
-    "addresses_resource", "bridge_port_resource", "clock_t", "comment", "dev_resource", "drop_privileges",
+    "WriteScript", "addresses_resource", "bridge_port_resource", "clock_t", "comment", "dev_resource", "drop_privileges",
     "node_resource", "ns_resource", "op_from_json", "ovs_lab_tag", "script_of", "tbf_burst", "tbf_rate",
     "up_resource", "user_resource",
 ]

@@ -125,8 +125,9 @@ class Host(Protocol):
     def make_directory(self, path: str, mode: int, user: str, ids: tuple[int, int] | None) -> None:
         """A directory with `mode`, given to `user` (and its group) when one is named, or to the uid and gid `ids`."""
 
-    def write_file(self, path: str, content: str, *, private: bool) -> None:
-        """`private`: root's alone; else readable by the daemons that drop privileges."""
+    def write_file(self, path: str, content: str, *, private: bool, executable: bool = False) -> None:
+        """`private`: root's alone; else readable by the daemons that drop privileges, and run by them when
+        `executable`."""
 
     def remove_directory(self, path: str) -> None: ...
 

@@ -11,6 +11,7 @@ import shlex
 
 from vtopo.model.sites import VXLAN_OVERHEAD, VXLAN_PORT
 from vtopo.ops.base import Op
+from vtopo.ops.files import EXECUTABLE_FILE
 from vtopo.ops.firewall import address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
 from vtopo.ops.namespaces import NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS
@@ -280,8 +281,10 @@ class ScriptHost:
         elif ids is not None:
             self._say(sh("chown", f"{ids[0]}:{ids[1]}", path))
 
-    def write_file(self, path: str, content: str, *, private: bool) -> None:
+    def write_file(self, path: str, content: str, *, private: bool, executable: bool = False) -> None:
         self._say(*heredoc(f"cat > {shlex.quote(path)}", content))
+        if executable:
+            self._say(sh("chmod", f"{EXECUTABLE_FILE:o}", path))
 
     def remove_directory(self, path: str) -> None:
         self._say(sh("rm", "-rf", path))

@@ -1,10 +1,11 @@
-"""The link part of the inspector: each end's interface (name, MAC, MTU, addresses) and the impairment."""
+"""The link part of the inspector: each end's interface (name, MAC, MTU, addresses, DHCP) and the impairment."""
 from __future__ import annotations
 
 import ipaddress
 from typing import Callable
 
-from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
@@ -41,11 +42,14 @@ class EndEditor(QGroupBox):
         self.addresses = LinesEdit()
         self.addresses.setPlaceholderText("one per line, e.g. 10.0.0.1/24")
         self._subinterfaces: list[Subinterface] = []
+        self.dhcp = QCheckBox("address from a DHCP server")
+        self.dhcp.setToolTip("The node runs a DHCP client on this interface (containers and routers)")
         form = QFormLayout(self)
         form.addRow("Interface", self.name)
         form.addRow("MAC", self.mac)
         form.addRow("MTU", self.mtu)
         form.addRow("Addresses", self.addresses)
+        form.addRow("DHCP", self.dhcp)
         self.name.textEdited.connect(lambda: mark_invalid(self.name, self.name_error()))
         self.mac.textEdited.connect(lambda: mark_invalid(self.mac, self.mac_error()))
         self.addresses.textChanged.connect(lambda: mark_invalid(self.addresses, address_error(self.addresses.lines())))
@@ -53,6 +57,7 @@ class EndEditor(QGroupBox):
         self.mac.editingFinished.connect(on_commit)
         self.mtu.valueChanged.connect(on_commit)
         self.addresses.editing_finished.connect(on_commit)
+        self.dhcp.toggled.connect(on_commit)
 
     def name_error(self) -> str:
         name = self.name.text().strip()
@@ -70,7 +75,7 @@ class EndEditor(QGroupBox):
     def show_end(self, title: str, interface: Interface) -> None:
         self.setTitle(title)
         self._subinterfaces = interface.subinterfaces  # kept as they are: this form does not edit them
-        widgets = (self.name, self.mac, self.mtu, self.addresses)
+        widgets = (self.name, self.mac, self.mtu, self.addresses, self.dhcp)
         for widget in widgets:
             widget.blockSignals(True)
         if not self.name.hasFocus():
@@ -78,6 +83,7 @@ class EndEditor(QGroupBox):
         if not self.mac.hasFocus():
             self.mac.setText(interface.mac)
         self.mtu.setValue(interface.mtu)
+        self.dhcp.setChecked(interface.dhcp)
         if not self.addresses.hasFocus():
             self.addresses.setPlainText("\n".join(interface.addresses))
         for widget in widgets:
@@ -88,7 +94,7 @@ class EndEditor(QGroupBox):
 
     def interface(self) -> Interface:
         return Interface(self.name.text().strip(), self.mac.text().strip().lower(), self.mtu.value(),
-                         self.addresses.lines(), list(self._subinterfaces))
+                         self.addresses.lines(), list(self._subinterfaces), self.dhcp.isChecked())
 
 
 class LinkForm(QWidget):
