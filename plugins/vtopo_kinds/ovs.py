@@ -7,8 +7,8 @@ from typing import Iterable
 
 from vtopo.kinds.api import (INTERNAL_PORT, SWITCH_PORT, EndContext, MoveLink, NodeContext, NodeKind, Op, OvsAddBridge,
                              OvsAddFlows, OvsAddPort, OvsVlanMode, PortSpec, PortVlans, Problem, Role, SetTxChecksum,
-                             Severity, setting)
-from vtopo_kinds.vlans import port_vlans, vlan_problems, vlans_setting
+                             Severity, port_vlans, setting)
+from vtopo_kinds.vlans import vlan_problems, vlans_setting
 
 PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
 

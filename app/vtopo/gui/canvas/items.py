@@ -309,6 +309,11 @@ class LinkItem(_Marked, QGraphicsItem):
         self._labels, self._label_sizes, self._middle = None, None, None
         self.update_geometry()
 
+    @property
+    def middle_text(self) -> str:
+        """What the link's middle shows: its VLANs and its impairment."""
+        return self._middle_text
+
     def _measure_labels(self) -> tuple[list[QSizeF], list[QSizeF]]:
         """Each end's label's size whole, then with one line fewer each time, down to the interface name."""
         if self._label_sizes is None:

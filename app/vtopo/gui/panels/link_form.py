@@ -7,6 +7,7 @@ from typing import Callable
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
 from vtopo.gui.document.editor import Editor
+from vtopo.gui.panels.port_vlans import PortVlansRow, parsed_port
 from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
 from vtopo.kinds.environment import MAX_INTERFACE_NAME
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS
@@ -26,10 +27,11 @@ def address_error(lines: list[str]) -> str:
 
 
 class EndEditor(QGroupBox):
-    """One end of a link."""
+    """One end of a link: its interface, and at a switch that keeps VLANs the port's VLANs."""
 
     def __init__(self, on_commit: Callable[[], None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.vlans = PortVlansRow()
         self.name = QLineEdit()
         self.name.setPlaceholderText("the port name")
         self.mac = QLineEdit()
@@ -45,6 +47,8 @@ class EndEditor(QGroupBox):
         form.addRow("MAC", self.mac)
         form.addRow("MTU", self.mtu)
         form.addRow("Addresses", self.addresses)
+        form.addRow("VLANs", self.vlans)
+        self._form = form
         self.name.textEdited.connect(lambda: mark_invalid(self.name, self.name_error()))
         self.mac.textEdited.connect(lambda: mark_invalid(self.mac, self.mac_error()))
         self.addresses.textChanged.connect(lambda: mark_invalid(self.addresses, address_error(self.addresses.lines())))
@@ -66,8 +70,12 @@ class EndEditor(QGroupBox):
     def error(self) -> str:
         return self.name_error() or self.mac_error() or address_error(self.addresses.lines())
 
-    def show_end(self, title: str, interface: Interface) -> None:
+    def show_end(self, title: str, interface: Interface, vlans: dict[str, str] | None, port: str) -> None:
+        """The end's interface; `vlans`: its switch's VLANs setting (None where the node keeps no VLANs)."""
         self.setTitle(title)
+        self._form.setRowVisible(self.vlans, vlans is not None)
+        if vlans is not None:
+            self.vlans.show_vlans(parsed_port(vlans.get(port)), bool(set(vlans) - {port}))
         widgets = (self.name, self.mac, self.mtu, self.addresses)
         for widget in widgets:
             widget.blockSignals(True)
@@ -96,6 +104,8 @@ class LinkForm(QWidget):
         self.link_id = ""
         self.a = EndEditor(self._commit)
         self.b = EndEditor(self._commit)
+        self.a.vlans.changed.connect(lambda: self._commit_vlans(0))
+        self.b.vlans.changed.connect(lambda: self._commit_vlans(1))
         self.impairment = QGroupBox("Impairment (netem/tbf, both directions)")
         self.delay, self.jitter, self.loss, self.rate = (QDoubleSpinBox() for _ in range(4))
         form = QFormLayout(self.impairment)
@@ -121,7 +131,8 @@ class LinkForm(QWidget):
         self._showing = True
         try:
             for end_editor, end in ((self.a, link.a), (self.b, link.b)):
-                end_editor.show_end(f"{topology.nodes[end.node].name} : {end.port}", end.interface)
+                node = topology.nodes[end.node]
+                end_editor.show_end(f"{node.name} : {end.port}", end.interface, self._editor.vlans_of(node), end.port)
             for spin, value in ((self.delay, link.impairment.delay_ms), (self.jitter, link.impairment.jitter_ms),
                                 (self.loss, link.impairment.loss_pct), (self.rate, link.impairment.rate_mbit)):
                 spin.setValue(value)
@@ -135,3 +146,10 @@ class LinkForm(QWidget):
         a = None if self.a.error() else self.a.interface()
         b = None if self.b.error() else self.b.interface()
         self._editor.update_link(self.link_id, a=a, b=b, impairment=impairment)
+
+    def _commit_vlans(self, index: int) -> None:
+        link = self._editor.topology.links.get(self.link_id)
+        if self._showing or link is None:
+            return
+        end = link.ends[index]
+        self._editor.set_port_vlans(end.node, end.port, (self.a, self.b)[index].vlans.port_vlans())
