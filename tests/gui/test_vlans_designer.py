@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
 from tests.gui.helpers import click, focus_canvas
 from vlan_labs import vlan_lab
 from vtopo.gui.main_window import MainWindow
+from vtopo.gui.overlays.domains import domain_color
 from vtopo.gui.panels.port_vlans import PortVlansEditor
 from vtopo.model import io
 
@@ -111,3 +113,46 @@ def test_a_links_end_at_a_switch_sets_its_ports_vlans_with_undo(make_window: Cal
     qtbot.keyClick(view, Key.Key_Z, Ctrl)
     qtbot.waitUntil(lambda: middles(window)["link-h3"] == "v20")
     qtbot.waitUntil(lambda: switch.vlans.mode.currentText() == "access")
+
+
+def colours_along(window: MainWindow, link_id: str) -> set[str]:
+    """The colours painted along a link's line, in a picture of the scene at its scale."""
+    line = window.editor.scene.links[link_id].line
+    area = QRectF(line.p1(), line.p2()).normalized().adjusted(-4, -4, 4, 4)
+    image = QImage(area.size().toSize(), QImage.Format.Format_RGB32)
+    image.fill(Qt.GlobalColor.white)
+    painter = QPainter(image)
+    window.editor.scene.render(painter, QRectF(image.rect()), area)
+    painter.end()
+    points = (line.pointAt(step / 100) - area.topLeft() for step in range(20, 81))
+    return {image.pixelColor(int(point.x()), int(point.y())).name() for point in points}
+
+
+def test_the_broadcast_domains_view_draws_each_vlan_across_the_trunk_which_is_in_both(
+        make_window: Callable[..., MainWindow], qtbot: Any, tmp_path: Path) -> None:
+    window = vlan_window(make_window, tmp_path)
+    focus_canvas(qtbot, window)
+    qtbot.keyClick(window.view, Key.Key_B, Ctrl | Qt.KeyboardModifier.ShiftModifier)
+    assert window.domains.toggle.isChecked()
+    by_vlan = {domain.vlans: domain for domain in window.domains.domains}
+    assert set(by_vlan) == {(10,), (20,)}
+    ten, twenty = (domain_color(by_vlan[(vlan,)]) for vlan in (10, 20))
+    links = window.editor.scene.links
+    assert {link: item.tints for link, item in links.items()} == {
+        "link-h1": (ten,), "link-h2": (ten,), "link-h4": (ten,), "link-h3": (twenty,), "link-h5": (twenty,),
+        "link-trunk": (ten, twenty)}
+    assert {ten.name(), twenty.name()} <= colours_along(window, "link-trunk")
+    assert twenty.name() not in colours_along(window, "link-h1")
+    legend = window.domains.legend.text()
+    assert "VLAN 10" in legend and "VLAN 20" in legend and "striped" in legend
+    assert "h1:eth0, h2:eth0, h4:eth0 via s1, s2" in legend
+
+    # h3 moves to VLAN 10 in the inspector: the domain of VLAN 20 is h5's alone, the trunk still in both
+    click(window.view, window.editor.scene.nodes["s1"].pos())
+    form = window.inspector.node_form
+    qtbot.waitUntil(lambda: form.node_id == "s1")
+    rows = form.fields["vlans"].widget.rows
+    retype(qtbot, rows["p3"].vlans, "10")
+    qtbot.waitUntil(lambda: {d.vlans: len(d.members) for d in window.domains.domains} == {(10,): 4, (20,): 1})
+    assert links["link-h3"].tints == links["link-h1"].tints
+    assert len(links["link-trunk"].tints) == 2

@@ -116,7 +116,11 @@ class NodeForm(QWidget):
                     field_editor.linked_ports = self._linked_ports
                 label = QLabel(spec.info.label)
                 label.setToolTip(spec.info.help)
-                form.addRow(label, field_editor.widget)
+                if isinstance(field_editor, PortVlansEditor):  # a row per port, as wide as the form
+                    form.addRow(label)
+                    form.addRow(field_editor.widget)
+                else:
+                    form.addRow(label, field_editor.widget)
                 self.fields[spec.name] = field_editor
             guard_wheel(self._settings_host)
         self._layout.insertWidget(1, self._settings_host)

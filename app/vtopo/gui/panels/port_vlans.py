@@ -29,14 +29,15 @@ class PortVlansRow(QWidget):
         self.mode = QComboBox()
         for mode, text in MODES.items():
             self.mode.addItem(text, mode)
+        self.mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode.setMinimumContentsLength(len("access"))  # its list shows what "not set" means in full
         self.mode.setToolTip("access: the port is in one VLAN, its frames untagged; trunk: it carries several VLANs, "
                              "their frames tagged (802.1Q)")
         self.vlans = QLineEdit()
         self.vlans.setToolTip("access: the VLAN (10); trunk: the VLANs it carries tagged (10,20)")
         self.native = QSpinBox()
         self.native.setRange(0, HIGHEST_VLAN)
-        self.native.setSpecialValueText("no native")
-        self.native.setPrefix("native ")
+        self.native.setSpecialValueText("none")
         self.native.setKeyboardTracking(False)
         self.native.setToolTip("A trunk's native VLAN: the one its untagged frames belong to (none: it drops them)")
         layout = QHBoxLayout(self)
@@ -132,8 +133,10 @@ class PortVlansTable(QWidget):
         self._unreadable: dict[str, str] = {}  # ports whose text the controls cannot show: kept as written
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
+        self._head = QLabel("port: mode, VLANs, native VLAN")
+        self._grid.addWidget(self._head, 0, 0, 1, 2)
         self._empty = QLabel("no port linked yet")
-        self._grid.addWidget(self._empty, 0, 0)
+        self._grid.addWidget(self._empty, 1, 0, 1, 2)
 
     def show_ports(self, ports: list[str], vlans: dict[str, str]) -> None:
         """One row per port (rebuilt only when the ports change, so a field being typed in keeps its focus)."""
@@ -155,10 +158,11 @@ class PortVlansTable(QWidget):
             row = PortVlansRow()
             row.changed.connect(self.changed)
             self._labels.append(QLabel(port))
-            self._grid.addWidget(self._labels[-1], index, 0)
-            self._grid.addWidget(row, index, 1)
+            self._grid.addWidget(self._labels[-1], index + 1, 0)
+            self._grid.addWidget(row, index + 1, 1)
             self.rows[port] = row
         self._empty.setVisible(not ports)
+        self._head.setVisible(bool(ports))
         guard_wheel(self, [widget for row in self.rows.values() for widget in (row.mode, row.native)])
 
     def value(self) -> dict[str, str]:
