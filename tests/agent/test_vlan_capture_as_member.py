@@ -80,11 +80,13 @@ wait_for(lambda: len(tabs()) == 4, "a tab per hop")
 hops = tabs()[1:]
 wait_for(lambda: all(sum("echo request" in line for line, _ in echoes(tab)) >= 3 for tab in hops), "3 pings at each hop")
 followed = {tab.title: sorted({vlan for line, vlan in echoes(tab)}) for tab in hops}
+wait_for(lambda: all("packets captured" in tab.status.text() for tab in hops), "each hop's count")
+said = [tab.status.text() for tab in hops]
 answer_next_dialog("Destroy")
 QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.destroy), Qt.MouseButton.LeftButton)
 wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab == "", "destroyed")
 window.capture.shutdown()
-print(json.dumps({"trunk": echoes(trunk), "followed": followed, "log": window.log.toPlainText()}))
+print(json.dumps({"trunk": echoes(trunk), "followed": followed, "said": said, "log": window.log.toPlainText()}))
 """
 
 
@@ -158,4 +160,6 @@ def test_the_designers_capture_dock_shows_and_saves_the_tags_and_follows_a_ping_
     assert {vlan for _, vlan in trunk} == {"10", "20"}
     assert tags_in_file(readable_dir / "trunk.pcapng") == TAGGED_ECHOES
     assert seen["followed"] == {"1. h1:eth0": [""], "2. s1:p4": ["10"], "3. h4:eth0": [""]}, seen["log"]
+    assert ["tagged" in said for said in seen["said"]] == [False, True, False], seen["said"]
+    assert seen["said"][1].endswith("; frames tagged vlan 10"), seen["said"]
     assert snapshot() - before == {}
