@@ -16,6 +16,7 @@ from scapy.utils import rdpcap
 
 from agent_process import Agent
 from residue import snapshot
+from tests.agent.designer_script import IMPORTS, WINDOW
 from vlan_labs import ADDRESSES, vlan_lab
 from vtopo.capture import RawPacket, summarize
 from vtopo.model import io
@@ -25,23 +26,11 @@ pytestmark = pytest.mark.privileged
 REPOSITORY = Path(__file__).parents[2]
 LAB = "vlancap"
 
-DESIGNER = """
-import json, subprocess, sys, time
-sys.path.insert(0, sys.argv[1])
-from pathlib import Path
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QFileDialog, QToolBar
-from tests.gui.helpers import answer_next_dialog, choose, click, right_click, when_menu_opens
-from vtopo.gui.app import create_window
+DESIGNER = IMPORTS + """
+from PySide6.QtWidgets import QFileDialog
+from tests.gui.helpers import answer_next_dialog, choose, right_click, when_menu_opens
 from vtopo.gui.capture.packets import COLUMNS
 from vtopo.gui.measure.controller import find_deployed
-
-def wait_for(condition, what):
-    deadline = time.monotonic() + 60
-    while not condition():
-        assert time.monotonic() < deadline, (what, window.log.toPlainText())
-        QTest.qWait(20)
 
 def echoes(tab):
     rows = [(tab.table.packet(row)[0], tab.table.index(row, COLUMNS.index("VLAN")).data())
@@ -49,42 +38,42 @@ def echoes(tab):
     return [(summary.line(), vlan) for summary, vlan in rows if summary.info.startswith("echo")]
 
 app = QApplication([])
-work = Path(sys.argv[2])
-window = create_window(work / "vlancap.vtopo", QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat),
-                       work / "autosave")
-window.show()
-QTest.qWaitForWindowExposed(window)
+""" + WINDOW + """
 toolbar = window.findChild(QToolBar, "main-toolbar")
-wait_for(lambda: window.menu_actions.deploy.isEnabled(), "deploy enabled")
+wait_for(lambda: window.menu_actions.deploy.isEnabled())
 QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.deploy), Qt.MouseButton.LeftButton)
-wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab != "", "deployed")
+wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab != "")
 scene, view = window.editor.scene, window.view
+lab, _ = find_deployed("vlancap")
+pairs = (("h1", "10.0.0.4"), ("h3", "10.0.0.5"))
+ping = lambda source, destination: subprocess.run(lab.command_in(source, ["ping", "-c", "2", "-i", "0.2", "-W", "1",
+                                                  destination]), capture_output=True, timeout=30).returncode == 0
+for pair in pairs:  # the switches, just deployed, settle and learn every address
+    wait_for(lambda: ping(*pair), 30)
 when_menu_opens(choose("Capture on s1:p4"))
 right_click(view, scene.links["link-trunk"].line.center())
 tabs = window.capture_panel.captures
-wait_for(lambda: tabs() and tabs()[0].target is not None, "the trunk's capture listening")
+wait_for(lambda: tabs() and tabs()[0].target is not None)
 trunk = tabs()[0]
-lab, _ = find_deployed("vlancap")
-for source, destination in (("h1", "10.0.0.4"), ("h3", "10.0.0.5")):
-    subprocess.run(lab.command_in(source, ["ping", "-c", "2", "-i", "0.2", destination]), capture_output=True,
-                   timeout=30)
-wait_for(lambda: len(echoes(trunk)) >= 8, "8 echoes on the trunk")
+for pair in pairs:
+    ping(*pair)
+wait_for(lambda: len(echoes(trunk)) >= 8)
 QFileDialog.getSaveFileName = lambda *args, **kwargs: (str(work / "trunk.pcapng"), "")
 QTest.mouseClick(trunk.save, Qt.MouseButton.LeftButton)
-wait_for(lambda: "saved in" in trunk.status.text(), "saved")
+wait_for(lambda: "saved in" in trunk.status.text())
 click(view, scene.nodes["h1"].pos())
 click(view, scene.nodes["h4"].pos(), Qt.KeyboardModifier.ControlModifier)
 when_menu_opens(choose("Follow a ping from h1 to h4"))
 right_click(view, scene.nodes["h4"].pos())
-wait_for(lambda: len(tabs()) == 4, "a tab per hop")
+wait_for(lambda: len(tabs()) == 4)  # a tab per hop
 hops = tabs()[1:]
-wait_for(lambda: all(sum("echo request" in line for line, _ in echoes(tab)) >= 3 for tab in hops), "3 pings at each hop")
+wait_for(lambda: all(sum("echo request" in line for line, _ in echoes(tab)) >= 3 for tab in hops))
 followed = {tab.title: sorted({vlan for line, vlan in echoes(tab)}) for tab in hops}
-wait_for(lambda: all("packets captured" in tab.status.text() for tab in hops), "each hop's count")
+wait_for(lambda: all("packets captured" in tab.status.text() for tab in hops))
 said = [tab.status.text() for tab in hops]
 answer_next_dialog("Destroy")
 QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.destroy), Qt.MouseButton.LeftButton)
-wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab == "", "destroyed")
+wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab == "")
 window.capture.shutdown()
 print(json.dumps({"trunk": echoes(trunk), "followed": followed, "said": said, "log": window.log.toPlainText()}))
 """
@@ -108,9 +97,14 @@ TAGGED_ECHOES = sorted([("10", "8"), ("10", "0")] * 2 + [("20", "8"), ("20", "0"
 """Two pings h1 -> h4 (VLAN 10) and two h3 -> h5 (VLAN 20) across the trunk: each request and reply, tagged."""
 
 
-def ping_across(agent: Agent, user: str) -> None:
+def ping_across(agent: Agent, user: str, timeout_s: float = 0) -> None:
+    """Two pings h1 -> h4 and two h3 -> h5, each answered; asked again until `timeout_s` has passed (while the
+    switches, just deployed, settle)."""
+    deadline = time.monotonic() + timeout_s
     for source, destination in (("h1", "h4"), ("h3", "h5")):
-        done = agent.vtopo(user, "exec", LAB, source, "--", "ping", "-c", "2", "-i", "0.2", ADDRESSES[destination])
+        while (done := agent.vtopo(user, "exec", LAB, source, "--", "ping", "-c", "2", "-i", "0.2", "-W", "1",
+                                   ADDRESSES[destination])).returncode != 0 and time.monotonic() < deadline:
+            time.sleep(0.5)
         assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -124,7 +118,7 @@ def test_vtopo_capture_on_a_trunk_lists_and_saves_each_frames_tag(agent: Agent, 
     deployed = agent.vtopo(a.pw_name, "deploy", str(path))
     assert deployed.returncode == 0, deployed.stderr
     try:
-        ping_across(agent, a.pw_name)  # the switches have learnt every address
+        ping_across(agent, a.pw_name, timeout_s=30)  # the switches have learnt every address
         capture = agent.spawn(a.pw_name, "capture", LAB, "s1:p4", "-f", "icmp", "-c", "8", "-w", str(saved))
         time.sleep(2)  # it listens
         ping_across(agent, a.pw_name)
@@ -150,7 +144,8 @@ def test_the_designers_capture_dock_shows_and_saves_the_tags_and_follows_a_ping_
     env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(readable_dir),
            "HOME": str(readable_dir)}
     run = subprocess.run(["runuser", "-u", user.pw_name, "--", sys.executable, "-c", DESIGNER, str(REPOSITORY),
-                          str(readable_dir)], env=env, capture_output=True, text=True, timeout=300, cwd="/")
+                          str(readable_dir), str(readable_dir / f"{LAB}.vtopo")], env=env, capture_output=True,
+                         text=True, timeout=300, cwd="/")
     if run.returncode != 0:
         agent.vtopo(user.pw_name, "destroy", LAB)
     assert run.returncode == 0, run.stderr
