@@ -10,6 +10,7 @@ from typing import Any
 
 from vtopo import ops as o
 from vtopo.host import netlink
+from vtopo.host.ovs import VSCTL_TIMEOUT_S
 from vtopo.host import rtnl_wire as wire
 from vtopo.model.rules import lab_tag
 
@@ -30,6 +31,7 @@ def _route_protocols() -> dict[str, int]:
 
 
 RT_PROTOS = _route_protocols()
+TOLERANT = " || true  # "
 
 
 def script_effects(op: o.Op, prefix: str) -> list[Effect]:
@@ -74,6 +76,10 @@ class ScriptReader:
         self.say("link", verb, netns, tuple(sorted(fields.items())))
 
     def line(self, line: str) -> None:
+        command, tolerant, _comment = line.partition(TOLERANT)
+        if tolerant:  # `COMMAND || true  # why`: the command's status does not stop the script
+            self.say("tolerant")
+            line = command
         words = shlex.split(line.replace('"$LAB_TAG"', shlex.quote(self.tag)))
         if words[:3] == ["ip", "netns", "exec"]:
             self.inside(words[3], words[4:])
@@ -91,7 +97,7 @@ class ScriptReader:
                 "IFLA_LINKINFO.IFLA_INFO_SLAVE_KIND": "bridge",
                 "IFLA_LINKINFO.IFLA_INFO_SLAVE_DATA.IFLA_BRPORT_MODE": int(words[6] == "on")})
         elif words[0] == "ovs-vsctl":
-            self.say("run", ("ovs-vsctl", "--timeout=5", *(["--"] + [w for w in words[1:]])), None)
+            self.say("run", ("ovs-vsctl", f"--timeout={VSCTL_TIMEOUT_S}", *(["--"] + [w for w in words[1:]])), None)
         elif words[0] == "nft":
             self.nft(words[1:])
         else:

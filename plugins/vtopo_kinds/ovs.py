@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from vtopo.kinds.api import (INTERNAL_PORT, SWITCH_PORT, EndContext, MoveLink, NodeContext, NodeKind, Op, OvsAddBridge,
                              OvsAddFlows, OvsAddPort, OvsVlanMode, PortSpec, PortVlans, Problem, Role, SetTxChecksum,
                              Severity, port_vlans, setting)
-from vtopo_kinds.vlans import vlan_problems, vlans_setting
+from vtopo_kinds.vlans import part_settings, vlan_problems, vlans_setting
 
 PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
 
@@ -100,6 +100,9 @@ class OvsKind(NodeKind[OvsSettings]):
 
     def port_vlans(self, node: NodeContext[OvsSettings], end: EndContext) -> PortVlans | None:
         return port_vlans(node.settings.vlans, end.end.port)
+
+    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+        return part_settings(settings, ports, trunk)
 
     def joins_ports(self, node: NodeContext[OvsSettings]) -> bool:
         return not node.settings.flows

@@ -1,6 +1,8 @@
-"""A router: a namespace running FRR's zebra and the routing daemons its configuration needs. The configuration is
-FRR's own integrated text (frr.conf), kept verbatim in the lab; a router without one runs the OSPF configuration vtopo
-writes from its settings (OSPFv2, and OSPFv3 where the router has IPv6 addresses). Quagga takes the same text.
+"""A router: a namespace running FRR's zebra, staticd and every routing daemon a course uses (or those its settings
+name), so that whatever a student types into vtysh is taken. The configuration is FRR's own integrated text
+(frr.conf), kept verbatim in the lab; a router without one runs the OSPF configuration vtopo writes from its settings
+(OSPFv2, and OSPFv3 where the router has IPv6 addresses), or nothing at all when told not to (a router to configure
+from scratch). Quagga takes the same text.
 
 The daemons run inside the node, as a container: FRR's /etc/frr, /run/frr and /var/log/frr there are the router's
 own directory. In a lab with a user namespace (a member's), they run as root of that namespace, the
@@ -17,7 +19,7 @@ from typing import Iterable
 from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, LoadConfig, MakeDirectory, NodeContext, NodeFiles,
                              NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl, StartProcess,
                              WriteFile, addresses_resource, dev_resource, drop_privileges, setting, up_resource)
-from vtopo_kinds.frr_config import ALWAYS, DAEMONS, ZEBRA, daemons_for, file_writes, kept_running_config
+from vtopo_kinds.frr_config import ALWAYS, DAEMONS, ZEBRA, file_commands, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import ROUTER_CHECKS
 
@@ -37,9 +39,14 @@ RUNNING_CONFIG = ["vtysh", "-c", "show running-config"]
 @dataclass(frozen=True)
 class RouterSettings:
     config: str = setting("", "Configuration", "FRR's integrated configuration (frr.conf), kept as written. Empty: "
-                          "the OSPF configuration vtopo writes from the settings below.", multiline=True)
+                          "the OSPF configuration vtopo writes from the settings below, or none with Generate OSPF "
+                          "off.", multiline=True)
+    generate_ospf: bool = setting(True, "Generate OSPF", "With no configuration of its own, run the OSPF vtopo writes "
+                                  "from the settings below. Off: the router starts with no configuration at all, for "
+                                  "a student to configure in vtysh.")
     daemons: list[str] = setting([], "Daemons", "The routing daemons beside zebra and staticd, which always run. "
-                                 "Empty: those the configuration needs (ospfd, ospf6d, bgpd, ripd, ripngd, isisd, bfdd)")
+                                 "Empty: all of them (ospfd, ospf6d, bgpd, ripd, ripngd, isisd, bfdd), so that what "
+                                 "is typed into vtysh is taken; name fewer to save memory")
     router_id: str = setting("", "Router ID", "Empty: the highest IPv4 address of the router")
     hello_interval: int = setting(1, "Hello interval (s)", "OSPF hello timer. Short timers make a lab converge in "
                                   "seconds instead of the default 40.", minimum=1, maximum=65535)
@@ -61,8 +68,8 @@ def normalise_area(area: str) -> str:
 class RouterKind(NodeKind[RouterSettings]):
     name = "router"
     label = "Router"
-    description = ("A namespace running FRR: zebra and the routing daemons of its configuration (OSPF by default; "
-                   "its own frr.conf for static routes, RIP, BGP, IS-IS...), with IP forwarding on.")
+    description = ("A namespace running FRR: zebra, staticd and the routing daemons (OSPF by default; its own "
+                   "frr.conf, or vtysh, for static routes, RIP, BGP, IS-IS...), with IP forwarding on.")
     role = Role.NAMESPACE
     ports = PortSpec("eth", 0)
     connects_to = frozenset({"container", "router", "bridge", "ovs", "macvlan", "host"})
@@ -109,28 +116,33 @@ class RouterKind(NodeKind[RouterSettings]):
 
     # ------------------------------------------------------------ the configuration
 
+    @staticmethod
+    def _generates(node: NodeContext[RouterSettings]) -> bool:
+        """Whether the router runs the OSPF configuration vtopo writes: it has none of its own, and Generate OSPF is
+        on."""
+        return not node.settings.config and node.settings.generate_ospf
+
     def configuration(self, node: NodeContext[RouterSettings]) -> str:
-        """The router's frr.conf: its own, or the OSPF configuration generated from its settings."""
-        return node.settings.config or self.generated_configuration(node)
+        """The router's frr.conf: its own, the OSPF configuration generated from its settings, or nothing."""
+        return self.generated_configuration(node) if self._generates(node) else node.settings.config
 
     def daemons(self, node: NodeContext[RouterSettings]) -> list[str]:
-        """zebra first, then staticd and the routing daemons: those the settings name, or those the configuration
-        needs."""
-        if node.settings.daemons:
-            return [d for d in DAEMONS if d in ALWAYS or d in node.settings.daemons]
-        return daemons_for(self.configuration(node))
+        """zebra first, then staticd and the routing daemons: those the settings name, or all of them."""
+        return [d for d in DAEMONS if d in ALWAYS or not node.settings.daemons or d in node.settings.daemons]
 
     def generated_settings(self, node: NodeContext[RouterSettings]) -> dict[str, str]:
-        return {"config": self.generated_configuration(node)}
+        return {"config": self.generated_configuration(node)} if node.settings.generate_ospf else {}
 
     def saved_state(self, node: NodeContext[RouterSettings], read: Reader) -> SavedState:
         return SavedState(settings={"config": kept_running_config(read(RUNNING_CONFIG))})
 
     def config_checks(self, node: NodeContext[RouterSettings]) -> Iterable[ConfigCheck]:
+        """FRR's dry run of the router's own text. `vtysh -b` skips a line FRR does not take and loads the rest, as
+        FRR's own service does at boot: each such line is a warning, and the router deploys with the rest."""
         if node.settings.config and node.facts.routing_suite == "frr":
             yield ConfigCheck("FRR", "config", node.settings.config, ("vtysh", "--config_dir", "{dir}", "-C", "-f",
                                                                       "{file}"),
-                              CONFIG_FILE, ((SHELL_CONFIG_FILE, ""),))
+                              CONFIG_FILE, ((SHELL_CONFIG_FILE, ""),), skips_lines=True)
 
     # ------------------------------------------------------------ checks
 
@@ -147,7 +159,7 @@ class RouterKind(NodeKind[RouterSettings]):
     def check(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         yield from self._overlaps(node)
         yield from self._configuration_problems(node)
-        if not node.settings.config:
+        if self._generates(node):
             yield from self._generated_problems(node)
             yield from self._area_mismatches(node)
             yield from design_problems(node, self.area_of)
@@ -158,9 +170,9 @@ class RouterKind(NodeKind[RouterSettings]):
             if daemon not in DAEMONS:
                 yield Problem(f"daemon {daemon!r} is not one a router runs (it runs: {', '.join(DAEMONS)})", subject,
                               "", node_id)
-        for number, line in file_writes(node.settings.config):
-            yield Problem(f"line {number} of its configuration, {line!r}, would have FRR write a file outside the "
-                          "router's own logs directory; name a log file without a path (each daemon already logs there: "
+        for number, line in file_commands(node.settings.config):
+            yield Problem(f"line {number} of its configuration, {line!r}, would have FRR write or read a file outside "
+                          "the router's own directory; name a log file without a path (each daemon already logs there: "
                           "vtopo exec LAB ROUTER -- vtysh -c 'show logging')", subject, "", node_id)
 
     def _generated_problems(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
@@ -212,8 +224,8 @@ class RouterKind(NodeKind[RouterSettings]):
                                       "will never become neighbours", f"link {end.link_name}", "", end.link.id)
 
     def _safe_area(self, node: NodeContext[RouterSettings], port: str) -> str:
-        if node.settings.config:
-            return ""  # its own configuration says which areas it is in
+        if not self._generates(node):
+            return ""  # its own configuration says which areas it is in, if any
         try:
             return self.area_of(node, port)
         except ValueError:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from vtopo.kinds.api import (HIGHEST_VLAN, LOWEST_VLAN, VLANS_EXAMPLE, EndContext, NodeContext, PortVlans, Problem,
-                             Severity, parse_port, port_text, setting)
+from vtopo.kinds.api import (DEFAULT_VLAN, HIGHEST_VLAN, LOWEST_VLAN, VLANS_EXAMPLE, EndContext, NodeContext,
+                             PortVlans, Problem, Severity, parse_port, setting)
 
 
 def vlans_setting() -> Any:
@@ -19,6 +19,24 @@ def vlans_setting() -> Any:
                    "(VLANs 10 and 20, tagged), p4 = trunk 10,20 native 1 (and VLAN 1 untagged). Once a port is "
                    "listed, the ports not listed are access ports in VLAN 1. Empty: the switch passes every frame "
                    "as it comes, tag and all.", port_vlans=True)
+
+
+def part_settings(settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+    """The settings of the part of a switch that has `ports` and joins the rest through `trunk`: its VLANs those of
+    `ports`, and `trunk` a trunk of every VLAN the switch names, with VLAN 1 (its unlisted ports') native. A switch with
+    no VLANs set keeps none: it passes every frame as it came."""
+    vlans: dict[str, str] = settings.get("vlans") or {}
+    if not vlans:
+        return dict(settings)
+    named: set[int] = {DEFAULT_VLAN}
+    for text in vlans.values():
+        try:
+            named.update(parse_port(text)[1])
+        except ValueError:
+            continue  # the check says so
+    part = {port: text for port, text in vlans.items() if port in ports}
+    part[trunk] = str(PortVlans(DEFAULT_VLAN, tuple(sorted(named - {DEFAULT_VLAN}))))
+    return {**settings, "vlans": part}
 
 
 def vlan_problems(node: NodeContext[Any]) -> Iterator[Problem]:
@@ -60,9 +78,9 @@ def _native_mismatch(end: EndContext) -> Iterator[Problem]:
     if here > there:
         return
     if theirs.trunk:
-        fix = f"on {peer.node.name}: {peer.end.port} = {port_text(PortVlans(mine.untagged, theirs.tagged))}"
+        fix = f"{peer.node.name}: {peer.end.port} = {PortVlans(mine.untagged, theirs.tagged)}"
     else:
-        fix = f"on {end.node.name}: {end.end.port} = {port_text(PortVlans(theirs.untagged, mine.tagged))}"
+        fix = f"{end.node.name}: {end.end.port} = {PortVlans(theirs.untagged, mine.tagged)}"
     yield Problem(f"the native VLAN differs at the two ends of this trunk: {here} {_untagged(mine)}, {there} "
                   f"{_untagged(theirs)}, so {_crossing(mine, theirs)}. Give both ends the same native VLAN, e.g. {fix}",
                   f"link {end.link_name}", "", end.link.id, Severity.WARNING)

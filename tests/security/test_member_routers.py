@@ -28,6 +28,7 @@ from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
 
+COURSE_DAEMONS = ["bfdd", "bgpd", "isisd", "ospf6d", "ospfd", "ripd", "ripngd", "staticd", "zebra"]
 WATCHED = ("/etc/frr/daemons", "/etc/frr/frr.conf", "/etc/shadow", "/etc/passwd")
 SHADOW_LINE = "root:"  # how /etc/shadow's first line starts: seen in an answer, the file was read
 
@@ -107,15 +108,21 @@ def labs() -> Iterator[Labs]:
     assert snapshot() - before == {}
 
 
-def test_a_members_daemons_run_as_the_member_in_the_labs_user_namespace(labs: Labs) -> None:
-    """/proc/<zebra>/uid_map is the lab's: root inside is member a outside, and nothing else; no host group."""
+def _daemons_run_as_the_member(labs: Labs) -> None:
+    """/proc/<zebra>/uid_map is the lab's: root inside is member a outside, and nothing else; no host group. So for
+    every course daemon a router runs."""
     a = labs.users["a"]
+    assert sorted(p.stem for p in labs.router_dir("rt-a").glob("*.pid")) == COURSE_DAEMONS
     for pid_file in sorted(labs.router_dir("rt-a").glob("*.pid")):
         pid = int(pid_file.read_text())
         assert Path(f"/proc/{pid}/uid_map").read_text().split() == ["0", str(a.pw_uid), "1"], pid_file.name
         status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
         assert status["Uid"].split() == [str(a.pw_uid)] * 4 and status["Groups"].split() == [], pid_file.name
     assert os.stat(labs.router_dir("rt-a")).st_uid == a.pw_uid
+
+
+def test_a_members_daemons_run_as_the_member_in_the_labs_user_namespace(labs: Labs) -> None:
+    _daemons_run_as_the_member(labs)
 
 
 def test_vtysh_of_a_member_runs_inside_the_node_with_no_host_group(labs: Labs) -> None:
@@ -126,6 +133,20 @@ def test_vtysh_of_a_member_runs_inside_the_node_with_no_host_group(labs: Labs) -
     assert shown[0] == 0, shown[1]
     assert shown[1].split() == ["Uid:", "0", "0", "0", "0", "Groups:", "1"], shown[1]
     assert labs.neighbours_full("a", "rt-a")
+
+
+def test_any_daemon_a_member_configures_in_vtysh_already_runs_as_the_member(labs: Labs) -> None:
+    """`router rip` and `router bgp` typed into vtysh are taken by ripd and bgpd, which were started with the lab as
+    the member: typing starts nothing, as root or otherwise."""
+    pids = {p.stem: p.read_text() for p in labs.router_dir("rt-a").glob("*.pid")}
+    said = labs.vtysh("a", "rt-a", "configure terminal", "router rip", "network 10.61.2.0/24", "exit",
+                      "router bgp 65061", "neighbor 10.61.2.2 remote-as 65062", "end", "show running-config")
+    try:
+        assert "router rip\n network 10.61.2.0/24" in said and "router bgp 65061\n" in said, said
+        assert {p.stem: p.read_text() for p in labs.router_dir("rt-a").glob("*.pid")} == pids
+        _daemons_run_as_the_member(labs)
+    finally:
+        labs.vtysh("a", "rt-a", "configure terminal", "no router rip", "no router bgp 65061", "end")
 
 
 def test_file_commands_typed_into_vtysh_reach_only_the_routers_own_files(labs: Labs) -> None:
@@ -152,6 +173,7 @@ def test_a_configuration_that_leaves_configuration_mode_is_loaded_as_the_member(
     for args in (("validate", str(lab)), ("deploy", str(lab))):
         code, said = labs.vtopo("a", *args)
         assert SHADOW_LINE not in said, said
+        assert code != 0 and "'copy /etc/shadow running-config', would have FRR write or read a file" in said, said
         if args[0] == "deploy" and code == 0:
             labs.vtopo("a", "destroy", "rt-exit")
     assert _fingerprints() == before and not Path("/etc/nologin").exists()

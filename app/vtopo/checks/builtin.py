@@ -151,6 +151,8 @@ class SameDomain(CheckType):
         same = probe.same_domain(params.a, params.b)
         seen = (f"{params.a} and {params.b} share one L2 segment: frames pass between them without a router" if same
                 else f"{params.a} and {params.b} are on separate L2 segments: only a router joins them")
+        if not same and self.expect_same and (why := probe.apart(params.a, params.b)):
+            seen = f"{params.a} and {params.b} are on separate L2 segments: {why}"
         return Verdict(same == self.expect_same, seen)
 
 

@@ -5,6 +5,7 @@ import ipaddress
 import re
 
 from vtopo.compile.domains import broadcast_domains_of
+from vtopo.compile.vlan_rules import vlan_gap
 from vtopo.kinds.contract import LabContext
 from vtopo.deployed import DeployedLab
 from vtopo.measure import IperfOptions, IperfRun, MeasureError
@@ -32,6 +33,12 @@ def answer_at_ttl(ping_output: str) -> tuple[str, bool] | None:
 def same_broadcast_domain(lab: LabContext, a: str, b: str) -> bool:
     """Whether interfaces `a` and `b` (NODE:PORT) are joined by switches and segments alone."""
     return any({a, b} <= {member.name for member in domain.members} for domain in broadcast_domains_of(lab))
+
+
+def vlan_apart(lab: LabContext, a: str, b: str) -> str:
+    """Where a VLAN stops between interfaces `a` and `b` (NODE:PORT), with its fix; "" where none does."""
+    members = {member.name: member for domain in broadcast_domains_of(lab) for member in domain.members}
+    return vlan_gap(lab, members[a], members[b]) if a in members and b in members else ""
 
 
 class LiveProbe:
@@ -96,6 +103,9 @@ class LiveProbe:
 
     def same_domain(self, a: str, b: str) -> bool:
         return same_broadcast_domain(self.lab.context, a, b)
+
+    def apart(self, a: str, b: str) -> str:
+        return vlan_apart(self.lab.context, a, b)
 
     def rate(self, source: str, destination: str, seconds: int) -> float:
         address = self.address_of(source, destination)

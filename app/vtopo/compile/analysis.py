@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Hashable, TypeVar
 if TYPE_CHECKING:
     import networkx as nx
 
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role, SegmentKind
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, PortVlans, Role, SegmentKind
 
 FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
 G = TypeVar("G", bound="nx.Graph[Any]")
@@ -38,11 +38,22 @@ def _joins(end: EndContext) -> bool:
     return end.kind.role in FORWARDING_ROLES and end.kind.joins_ports(end.owner)
 
 
+def vlans_at(end: EndContext) -> PortVlans | None:
+    """The VLANs of a switch's port at `end`; None where the switch keeps no VLANs apart, or `end` is no switch's."""
+    return end.kind.port_vlans(end.owner, end) if _joins(end) else None
+
+
+def switch_ports(lab: LabContext) -> dict[tuple[str, str], EndContext]:
+    """The switch or segment port each node's interface is plugged into, by the interface's link and node ids."""
+    return {(end.link.id, end.node.id): end.peer for end in lab.ends if end.peer is not None
+            and end.kind.role not in FORWARDING_ROLES and end.peer.kind.role in FORWARDING_ROLES}
+
+
 def _tags(lab: LabContext) -> set[Tag]:
     """The tags frames can carry on the lab's wires: none, and each VLAN a trunk carries tagged."""
     tags: set[Tag] = {None}
     for end in lab.ends:
-        vlans = end.kind.port_vlans(end.owner, end) if _joins(end) else None
+        vlans = vlans_at(end)
         tags.update(vlans.tagged if vlans is not None else ())
     return tags
 

@@ -7,12 +7,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import networkx as nx
-
 from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_networks, switching_loops
 from vtopo.compile.addresses import address_clashes
 from vtopo.compile.containers import container_ops, hosts_text
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
+from vtopo.compile.vlan_rules import stranded_by_vlans, vlan_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
@@ -180,8 +179,10 @@ class Compiler:
             self._check_impairment(link_id)
         self._check_domains()
         lower_tunnel_mtus(self.lab, self.crossing)
-        self.problems.extend(domain_problems(self.lab))
-        self.problems.extend(address_clashes(broadcast_domains_of(self.lab)))
+        domains = broadcast_domains_of(self.lab)
+        self.problems.extend(domain_problems(self.lab, stranded_by_vlans(self.lab, domains)))
+        self.problems.extend(vlan_problems(self.lab, domains))
+        self.problems.extend(address_clashes(domains))
         self._check_host_namespace_addresses()
         self._check_resources()
         for loop in switching_loops(self.lab):
@@ -371,6 +372,8 @@ class Compiler:
     # ------------------------------------------------------------ stage 4: order
 
     def order(self, ops: list[Op]) -> Plan:
+        import networkx as nx  # here, as in vtopo.compile.analysis: importing the compiler does not load it
+
         providers: dict[str, list[int]] = {}
         for index, op in enumerate(ops):
             for resource in op.provides():

@@ -14,6 +14,7 @@ from typing import Iterable
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host import domains, namespace_maker, nftables, ovs, owned_files, processes
+from vtopo.host.config_checks import REFUSAL
 from vtopo.host.images import open_device, open_image
 from vtopo.host.namespace_maker import NamespaceMaker
 from vtopo.host.netlink import Netlink, NetlinkError
@@ -249,7 +250,15 @@ class KernelHost:
             processes.stop_process(pid, Path(match).name, netns=netns)
 
     def load_config(self, argv: tuple[str, ...]) -> None:
-        processes.run_command(list(argv), COMMAND_SECONDS)
+        """The lines the shell reports skipping (`line N: ...`) become a notice: it loaded the rest, as FRR's own
+        service goes on with a router whose configuration has such lines. Any other failure fails the load."""
+        code, said = processes.run_to_end(list(argv), COMMAND_SECONDS)
+        skipped = [int(match.group(1)) for line in said.splitlines() if (match := REFUSAL.match(line.strip()))]
+        if code != 0 and not skipped:
+            raise processes.CommandFailed(f"exited with status {code}" + (f": {said}" if said else ""))
+        if skipped:
+            self.notices.append(f"FRR skipped {len(skipped)} line(s) of its configuration and loaded the rest "
+                                f"(line {', '.join(map(str, sorted(set(skipped))))}; `vtopo validate` names them)")
 
     def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None:
         if self.owner != 0 and place not in (o.Place.NODE, o.Place.GUEST):

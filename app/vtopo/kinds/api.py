@@ -12,7 +12,7 @@ from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, C
 from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
-from vtopo.kinds.vlans import EXAMPLE as VLANS_EXAMPLE, HIGHEST_VLAN, LOWEST_VLAN, parse_port, port_text, port_vlans
+from vtopo.kinds.vlans import EXAMPLE as VLANS_EXAMPLE, HIGHEST_VLAN, LOWEST_VLAN, parse_port, port_vlans
 from vtopo.model.problems import ConsentRequest, Problem, Severity
 from vtopo.ops import (DEFAULT_VLAN, DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress,
                        AddRoute, ConfigureLink, CreateBridge, CreateVeth, LoadConfig, MakeDirectory, MoveLink, Op,
@@ -29,7 +29,7 @@ __all__ = [
     "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsVlanMode", "PortSpec", "PortVlans", "Probe",
     "Problem", "Reader", "ResumeDomain", "Role", "SavedState", "SegmentKind", "SetBridgeVlans", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
-    "addresses_resource", "dev_resource", "drop_privileges", "image_path", "image_problem", "parse_port", "port_text",
+    "addresses_resource", "dev_resource", "drop_privileges", "image_path", "image_problem", "parse_port",
     "port_vlans", "setting", "up_resource",
     "with_cause",
 ]

@@ -51,6 +51,10 @@ class Probe(Protocol):
     def same_domain(self, a: str, b: str) -> bool:
         """Whether interfaces `a` and `b` ("node:port") share one L2 broadcast domain."""
 
+    def apart(self, a: str, b: str) -> str:
+        """What keeps interfaces `a` and `b` out of one broadcast domain, where the lab shows it (a VLAN that stops on
+        the way, and the lines that carry it); "" otherwise."""
+
     def rate(self, source: str, destination: str, seconds: int) -> float:
         """TCP throughput from `source` to `destination` in bit/s, over `seconds`."""
 

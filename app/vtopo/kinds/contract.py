@@ -102,6 +102,16 @@ class PortVlans:
     def trunk(self) -> bool:
         return bool(self.tagged)
 
+    def carries(self, vlan: int) -> bool:
+        return vlan == self.untagged or vlan in self.tagged
+
+    def __str__(self) -> str:
+        """As a switch's VLANs setting writes the port: access 10, trunk 10,20, trunk 10,20 native 1."""
+        if not self.trunk:
+            return f"access {self.untagged}"
+        native = f" native {self.untagged}" if self.untagged is not None else ""
+        return f"trunk {','.join(map(str, self.tagged))}{native}"
+
 
 @dataclass(frozen=True)
 class EmptySettings:
@@ -141,6 +151,8 @@ class ConfigCheck:
     argv: tuple[str, ...]
     file_name: str = "config"
     helpers: tuple[tuple[str, str], ...] = ()  # (name, content) of files written beside it in {dir}
+    skips_lines: bool = False  # whether the program, loading the text for real, skips a line it refuses and loads the
+    # rest (FRR's `vtysh -b`): such a line is then a warning naming it, not an error
 
 
 @dataclass(frozen=True)
@@ -326,6 +338,12 @@ class NodeKind(ABC, Generic[S]):
         """For a switch, the VLANs of its port at `end`; None where it keeps no VLANs apart, passing every frame as it
         came, tag and all (a switch with no VLANs set)."""
         return None
+
+    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+        """For a switch spread over sites, the settings (as a lab file has them) of its part on one site, which has
+        only `ports` of it and `trunk`, its link to the rest: a switch that keeps VLANs apart makes `trunk` carry
+        them all."""
+        return dict(settings)
 
     def routes(self, node: NodeContext[S]) -> bool:
         """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes

@@ -38,14 +38,6 @@ def port_vlans(vlans: dict[str, str], port: str) -> PortVlans | None:
         return PortVlans(DEFAULT_VLAN)
 
 
-def port_text(vlans: PortVlans) -> str:
-    """The setting's text for these VLANs."""
-    if not vlans.trunk:
-        return f"access {vlans.untagged}"
-    native = f" native {vlans.untagged}" if vlans.untagged is not None else ""
-    return f"trunk {','.join(map(str, vlans.tagged))}{native}"
-
-
 def port_label(vlans: PortVlans) -> str:
     """The VLANs as a link shows them on the canvas: `v10` for an access port, `10,20` for a trunk (with `native 1`
     where it has one)."""

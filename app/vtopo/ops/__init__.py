@@ -13,9 +13,9 @@ from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, 
 from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
                                   DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
 from vtopo.ops.netdev import (DEFAULT_VLAN, ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink,
-                              CreateBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, DeleteLink, DeviceOp,
-                              LinkType, MacvlanMode, MoveLink, SetBridgeVlans, SetImpairment, SetMaster, SetSysctl,
-                              SetTxChecksum, Tool, bridge_port_resource, tbf_burst, tbf_rate)
+                              CreateBridge, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
+                              DeleteLink, DeviceOp, LinkType, MacvlanMode, MoveLink, SetBridgeVlans, SetImpairment,
+                              SetMaster, SetSysctl, SetTxChecksum, Tool, bridge_port_resource, tbf_burst, tbf_rate)
 from vtopo.ops.host import USER_HZ, Host, RouteProtocol, clock_t
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, OvsVlanMode,
                            ovs_lab_tag)
@@ -24,8 +24,8 @@ from vtopo.ops.script import ScriptHost, comment, script_of
 from vtopo.ops.tunnels import CreateVxlan
 
 __all__ = [
-    "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
-    "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "CreateVxlan", "DEFAULT_VLAN",
+    "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateLinkBridge", "CreateMacvlan",
+    "CreateMacvtap", "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "CreateVxlan", "DEFAULT_VLAN",
     "DOMAIN_XMLNS", "DeleteLink", "DeleteNamespace", "DestroyDomain", "DeviceOp", "FileOp", "HOST", "Host",
     "INTERNAL_PORT", "IsolateNode", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "LoadConfig", "MacvlanMode", "MakeDirectory",
     "MoveLink", "NETNS_DIR", "NODE_FILES_DIR", "NODE_TMPFS", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows",

@@ -99,6 +99,16 @@ class CreateBridge(Op):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CreateLinkBridge(CreateBridge):
+    """The bridge of a link from a VM to another VM, a container or a router: a VM's NIC is a tap, and a tap meets
+    another device only on a bridge. It has the link's two ends as its only ports and no node of its own
+    (docs/architecture.md, "A link from a VM to a VM, a container or a router")."""
+
+    summary_text: ClassVar[str] = ("create Linux bridge {name}, the link's own: a VM's NIC is a tap, which meets the "
+                                   "other VM's tap or the node's veth only on a bridge")
+
+
+@dataclass(frozen=True, kw_only=True)
 class CreateVeth(Op):
     """A veth pair. When an end lives in a lab namespace, the pair dies with the namespace: the kernel then
     removes all of a destroyed lab's veths in one batch, far faster than one at a time."""

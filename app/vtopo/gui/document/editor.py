@@ -18,7 +18,7 @@ from vtopo.gui.document.placement import Occupied, clear_box, clear_offset
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.contract import PortVlans
-from vtopo.kinds.vlans import port_text, vlans_setting_name
+from vtopo.kinds.vlans import vlans_setting_name
 from vtopo.model.events import Event
 from vtopo.model.fragment import Fragment, fragment_of, instantiate
 from vtopo.model.problems import LabError
@@ -202,7 +202,7 @@ class Editor(QObject):
         if vlans is None:
             vlans_now.pop(port, None)
         else:
-            vlans_now[port] = port_text(vlans)
+            vlans_now[port] = str(vlans)
         settings = {key: value for key, value in node.settings.items() if key != name}
         if vlans_now:
             settings[name] = vlans_now

@@ -11,7 +11,7 @@ from vtopo.gui.panels.setting_editors import FieldEditor, mark_invalid
 from vtopo.gui.wheel_guard import guard_wheel
 from vtopo.kinds.contract import PortVlans
 from vtopo.kinds.settings import SettingField
-from vtopo.kinds.vlans import HIGHEST_VLAN, LOWEST_VLAN, parse_port, port_text
+from vtopo.kinds.vlans import HIGHEST_VLAN, LOWEST_VLAN, parse_port
 
 MODES = {"": "not set", "access": "access", "trunk": "trunk"}
 NOT_SET = {True: "not set: VLAN 1 untagged", False: "not set: passes every frame as it comes"}
@@ -171,7 +171,7 @@ class PortVlansTable(QWidget):
         for port, row in self.rows.items():
             vlans = row.port_vlans()
             if vlans is not None:
-                value[port] = port_text(vlans)
+                value[port] = str(vlans)
             elif port in self._unreadable:
                 value[port] = self._unreadable[port]
         return value
