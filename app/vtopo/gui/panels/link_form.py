@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QFormLayout, QGroupBox
                                QWidget)
 
 from vtopo.gui.document.editor import Editor
+from vtopo.gui.panels.port_vlans import PortVlansRow, parsed_port
 from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
 from vtopo.kinds.environment import MAX_INTERFACE_NAME
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS
@@ -27,10 +28,11 @@ def address_error(lines: list[str]) -> str:
 
 
 class EndEditor(QGroupBox):
-    """One end of a link."""
+    """One end of a link: its interface, and at a switch that keeps VLANs the port's VLANs."""
 
     def __init__(self, on_commit: Callable[[], None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.vlans = PortVlansRow()
         self.name = QLineEdit()
         self.name.setPlaceholderText("the port name")
         self.mac = QLineEdit()
@@ -50,6 +52,8 @@ class EndEditor(QGroupBox):
         form.addRow("MTU", self.mtu)
         form.addRow("Addresses", self.addresses)
         form.addRow("DHCP", self.dhcp)
+        form.addRow("VLANs", self.vlans)
+        self._form = form
         self.name.textEdited.connect(lambda: mark_invalid(self.name, self.name_error()))
         self.mac.textEdited.connect(lambda: mark_invalid(self.mac, self.mac_error()))
         self.addresses.textChanged.connect(lambda: mark_invalid(self.addresses, address_error(self.addresses.lines())))
@@ -72,8 +76,12 @@ class EndEditor(QGroupBox):
     def error(self) -> str:
         return self.name_error() or self.mac_error() or address_error(self.addresses.lines())
 
-    def show_end(self, title: str, interface: Interface) -> None:
+    def show_end(self, title: str, interface: Interface, vlans: dict[str, str] | None, port: str) -> None:
+        """The end's interface; `vlans`: its switch's VLANs setting (None where the node keeps no VLANs)."""
         self.setTitle(title)
+        self._form.setRowVisible(self.vlans, vlans is not None)
+        if vlans is not None:
+            self.vlans.show_vlans(parsed_port(vlans.get(port)), bool(set(vlans) - {port}))
         self._subinterfaces = interface.subinterfaces  # kept as they are: this form does not edit them
         widgets = (self.name, self.mac, self.mtu, self.addresses, self.dhcp)
         for widget in widgets:
@@ -104,6 +112,8 @@ class LinkForm(QWidget):
         self.link_id = ""
         self.a = EndEditor(self._commit)
         self.b = EndEditor(self._commit)
+        self.a.vlans.changed.connect(lambda: self._commit_vlans(0))
+        self.b.vlans.changed.connect(lambda: self._commit_vlans(1))
         self.impairment = QGroupBox("Impairment (netem/tbf, both directions)")
         self.delay, self.jitter, self.loss, self.rate = (QDoubleSpinBox() for _ in range(4))
         form = QFormLayout(self.impairment)
@@ -129,7 +139,8 @@ class LinkForm(QWidget):
         self._showing = True
         try:
             for end_editor, end in ((self.a, link.a), (self.b, link.b)):
-                end_editor.show_end(f"{topology.nodes[end.node].name} : {end.port}", end.interface)
+                node = topology.nodes[end.node]
+                end_editor.show_end(f"{node.name} : {end.port}", end.interface, self._editor.vlans_of(node), end.port)
             for spin, value in ((self.delay, link.impairment.delay_ms), (self.jitter, link.impairment.jitter_ms),
                                 (self.loss, link.impairment.loss_pct), (self.rate, link.impairment.rate_mbit)):
                 spin.setValue(value)
@@ -143,3 +154,10 @@ class LinkForm(QWidget):
         a = None if self.a.error() else self.a.interface()
         b = None if self.b.error() else self.b.interface()
         self._editor.update_link(self.link_id, a=a, b=b, impairment=impairment)
+
+    def _commit_vlans(self, index: int) -> None:
+        link = self._editor.topology.links.get(self.link_id)
+        if self._showing or link is None:
+            return
+        end = link.ends[index]
+        self._editor.set_port_vlans(end.node, end.port, (self.a, self.b)[index].vlans.port_vlans())
