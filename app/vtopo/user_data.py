@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT_DATA_HOME = Path("/var/lib/vtopo")
 PRIVATE_DIRECTORY, PRIVATE_FILE = 0o700, 0o600
-HISTORIES, EXPERIMENTS, STAGES = "histories", "experiments", "stages"
+HISTORIES, EXPERIMENTS, STAGES, HANDOUTS = "histories", "experiments", "stages", "handouts"
 
 
 def data_home() -> Path:
@@ -34,7 +34,7 @@ def file_stem(name: str) -> str:
 
 
 def folder(name: str) -> Path:
-    """A folder of the data home (HISTORIES, EXPERIMENTS, STAGES)."""
+    """A folder of the data home (HISTORIES, EXPERIMENTS, STAGES, HANDOUTS)."""
     return data_home() / name
 
 

@@ -1,5 +1,5 @@
 """`vtopo stage LAB|FILE [N]`: the stage of an exercise a user is at, with its checks' live state, or a move to
-another; `vtopo handout ASSIGNMENT.vtopo`: the student's copy of an assignment and its printable sheet."""
+another; `vtopo handout ASSIGNMENT.vtopo [-o DIR]`: the student's copy of an assignment and its printable sheet."""
 from __future__ import annotations
 
 import argparse
@@ -94,9 +94,35 @@ def cmd_stage(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_handout(args: argparse.Namespace) -> int:
+    from vtopo import user_data
+    from vtopo.interop.handout import write_handout
+    from vtopo.lab import open_lab
+
+    assignment = Path(args.assignment)
+    topology = open_lab(assignment).topology
+    directory = Path(args.output) if args.output else user_data.folder(user_data.HANDOUTS) / \
+        user_data.file_stem(topology.name)
+    try:
+        copy_path, sheet_path = write_handout(assignment, topology, directory)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 1
+    hidden = sum(check.hidden for check in topology.checks)
+    print(f"the student's copy: {copy_path} ({len(topology.stages)} stages, {hidden} hidden checks left out)")
+    print(f"the printable sheet: {sheet_path}")
+    return 0
+
+
 def add_commands(command: Command) -> None:
     sub = command("stage", cmd_stage, "show the stage of an exercise you are at, with its checks' live state, or "
                   "move to stage N (only past complete stages, unless --force)")
     sub.add_argument("lab", help="the lab's name, or its .vtopo file")
     sub.add_argument("number", nargs="?", type=int, help="the stage to move to, from 1")
     sub.add_argument("--force", action="store_true", help="move on even past stages whose checks fail")
+
+    sub = command("handout", cmd_handout, "write the student's copy of an assignment (without hidden checks and "
+                  "solutions) and a printable HTML sheet with its diagram and stages")
+    sub.add_argument("assignment", help="the assignment's .vtopo file")
+    sub.add_argument("-o", "--output", help="the folder to write NAME.vtopo and NAME.html into (default: "
+                     "handouts/NAME in your vtopo data folder)")
