@@ -85,3 +85,16 @@ def test_a_lab_without_stages_says_so(make_window: Callable[..., MainWindow]) ->
     panel = make_window().exercise_panel
     assert panel.title.text() == "This lab has no stages."
     assert not any(button.isEnabled() for button in (panel.previous_button, panel.check_button, panel.next_button))
+
+
+def test_the_designers_save_keeps_the_stages_and_hidden_checks(make_window: Callable[..., MainWindow], qtbot: QtBot,
+                                                               tmp_path: Path) -> None:
+    path = _assignment(tmp_path / "course")
+    window = make_window(path)
+    window.editor.update_lab(notes="Edited in the designer.")
+    qtbot.keyClick(window.view, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    saved = io.load(path)
+    assert saved.notes == "Edited in the designer."
+    assert [stage.title for stage in saved.stages] == ["Switch the LAN", "Route between LANs", "Done"]
+    assert saved.stages[0].solution == "Nothing to do."
+    assert [check.name for check in saved.checks if check.hidden] == ["h1 to h3 crosses r1 and r2"]

@@ -38,11 +38,11 @@ def record_stage(topology: Topology, number: int) -> None:
     write_atomically(target, json.dumps({"lab": topology.name, "stage": number}) + "\n", user_data.PRIVATE_FILE)
 
 
-def checks_of(stage: Stage, checks: list[TypedCheck], shown_hidden: bool = True) -> list[TypedCheck]:
-    """The typed checks that complete `stage`, in the stage's order; hidden ones only when `shown_hidden`."""
+def checks_of(stage: Stage, checks: list[TypedCheck]) -> list[TypedCheck]:
+    """The typed checks that complete `stage`, in the stage's order: those the student sees. A hidden check is the
+    teacher's, for grading; it neither shows nor holds the student back."""
     by_name = {check.check.name: check for check in checks}
-    return [by_name[name] for name in stage.checks
-            if name in by_name and (shown_hidden or not by_name[name].check.hidden)]
+    return [by_name[name] for name in stage.checks if name in by_name and not by_name[name].check.hidden]
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ class ExerciseController(QObject):
             typed = self.checks.typed()
         except LabError:
             typed = []
-        return [check.check.name for check in checks_of(self.topology.stages[number - 1], typed, shown_hidden=False)]
+        return [check.check.name for check in checks_of(self.topology.stages[number - 1], typed)]
 
     def show_stage(self) -> None:
         panel, stages = self.panel, self.topology.stages
