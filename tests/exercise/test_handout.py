@@ -44,6 +44,7 @@ def test_a_labs_text_cannot_put_script_or_outside_files_into_the_sheet(tmp_path,
     (folder / "ring.png").write_bytes(b"\x89PNG the ring")
     (folder / "escape.png").symlink_to(tmp_path / "secret.png")
     document = json.loads(ASSIGNMENT.read_text())
+    document["lab"]["name"] = "<script>alert('lab')</script>"
     document["stages"][0]["title"] = "<script>alert('title')</script>"
     document["stages"][0]["instructions"] = (
         "<script>alert('raw')</script>\n\n<img src=x onerror=alert(1)>\n\n[click](javascript:alert(1))\n\n"
@@ -53,7 +54,7 @@ def test_a_labs_text_cannot_put_script_or_outside_files_into_the_sheet(tmp_path,
     assignment.write_text(json.dumps(document))
     assert main(["handout", str(assignment), "-o", str(tmp_path / "out")]) == 0
     capsys.readouterr()
-    sheet = (tmp_path / "out" / "ospf-assignment.html").read_text()
+    sheet = (tmp_path / "out" / "_script_alert__lab____script_.html").read_text()
     assert "<script" not in sheet and "<img src=x" not in sheet and 'href="javascript' not in sheet
     assert "&lt;script&gt;alert(&#x27;title&#x27;)&lt;/script&gt;" in sheet
     assert sheet.count("<img ") == 1 and 'src="data:image/png;base64,iVBORyB0aGUgcmluZw=="' in sheet
@@ -69,3 +70,11 @@ def test_handout_never_replaces_the_assignment(tmp_path, capsys):
     assert main(["handout", str(assignment), "-o", str(tmp_path)]) == 1
     assert "would replace the assignment" in capsys.readouterr().err
     assert assignment.read_text() == ASSIGNMENT.read_text()
+
+
+def test_without_graphviz_the_handout_says_so_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main(["handout", str(ASSIGNMENT), "-o", str(tmp_path / "out")]) == 1
+    assert capsys.readouterr().err == ("Graphviz's neato is not installed: scripts/setup.sh installs it (Debian: "
+                                       "graphviz)\n")
+    assert not (tmp_path / "out").exists()

@@ -93,7 +93,12 @@ class Sheet:
 def diagram_svg(topology: Topology) -> str:
     """The lab's diagram as an inline SVG element: its Graphviz graph drawn by neato, each node where the canvas
     has it. Graphviz escapes every label it writes."""
-    svg = graphviz.Source(to_dot(topology), engine="neato").pipe(format="svg", encoding="utf-8")
+    try:
+        svg = graphviz.Source(to_dot(topology), engine="neato").pipe(format="svg", encoding="utf-8")
+    except graphviz.ExecutableNotFound:
+        raise ValueError("Graphviz's neato is not installed: scripts/setup.sh installs it (Debian: graphviz)") from None
+    except graphviz.CalledProcessError as error:
+        raise ValueError(f"Graphviz could not draw the lab's diagram: {str(error.stderr).strip()}") from None
     return svg[svg.index("<svg"):]
 
 
@@ -109,7 +114,8 @@ def write_handout(assignment: Path, topology: Topology, directory: Path) -> tupl
     copy_path, sheet_path = directory / f"{name}.vtopo", directory / f"{name}.html"
     if copy_path.resolve() == assignment.resolve():
         raise ValueError(f"the student's copy would replace the assignment {assignment}: choose another folder")
+    sheet = Sheet(assignment.parent).page(handed_out)
     directory.mkdir(parents=True, exist_ok=True)
     write_atomically(copy_path, dumps(handed_out))
-    write_atomically(sheet_path, Sheet(assignment.parent).page(handed_out))
+    write_atomically(sheet_path, sheet)
     return copy_path, sheet_path
