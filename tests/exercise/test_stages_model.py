@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from vtopo.checks.stages import current_stage, record_stage
 from vtopo.cli import main
 from vtopo.model import io
 from vtopo.model.problems import LabError
@@ -86,3 +87,13 @@ def test_a_lab_without_stages_says_so(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("VTOPO_DATA_DIR", str(tmp_path))
     assert main(["stage", str(TOPOLOGIES / "ospf-ring.vtopo")]) == 1
     assert capsys.readouterr().err == "lab ospf-ring has no stages\n"
+
+
+@pytest.mark.parametrize("record", ["not json", "[]", '{"stage": 9}', '{"stage": "2"}', '{"stage": true}'])
+def test_a_stage_record_that_no_longer_fits_starts_at_stage_one(tmp_path, monkeypatch, record):
+    monkeypatch.setenv("VTOPO_DATA_DIR", str(tmp_path))
+    topology = io.load(ASSIGNMENT)
+    record_stage(topology, 3)
+    assert current_stage(topology) == 3
+    (tmp_path / "stages" / "ospf-assignment.stage.json").write_text(record)
+    assert repr(current_stage(topology)) == "1"  # 1, not True

@@ -27,7 +27,8 @@ def current_stage(topology: Topology) -> int:
         number = json.loads(_record(topology.name).read_text(encoding="utf-8")).get("stage")
     except (OSError, ValueError, AttributeError):
         return 1
-    return number if isinstance(number, int) and 1 <= number <= len(topology.stages) else 1
+    fits = isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= len(topology.stages)
+    return number if fits else 1
 
 
 def record_stage(topology: Topology, number: int) -> None:
