@@ -89,7 +89,12 @@ def cmd_stage(args: argparse.Namespace) -> int:
                       "pass them first, or move with --force", file=sys.stderr)
                 return 1
     if target != current:
-        record_stage(topology, target)
+        try:
+            record_stage(topology, target)
+        except OSError as error:
+            print(f"cannot keep the stage you are at in {error.filename}: {error.strerror}; set VTOPO_DATA_DIR to a "
+                  "folder of yours", file=sys.stderr)
+            return 1
     _show(topology, target, checks, None if lab is None else _judged(topology, target, checks, lab))
     return 0
 
