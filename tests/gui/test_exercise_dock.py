@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+import pytest
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QColor, QImage, QTextDocument
 from pytestqt.qtbot import QtBot
@@ -45,7 +46,7 @@ def _check(window: MainWindow, qtbot: QtBot) -> list[tuple[str, str]]:
 
 
 def test_a_student_works_through_the_stages(make_window: Callable[..., MainWindow], qtbot: QtBot,
-                                            tmp_path: Path) -> None:
+                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     window = make_window(_assignment(tmp_path / "course"))
     lab = FakeLab()
     window.checks.probe_for = lambda topology: lab
@@ -79,6 +80,11 @@ def test_a_student_works_through_the_stages(make_window: Callable[..., MainWindo
     panel.previous_button.setFocus()
     qtbot.keyClick(panel.previous_button, Qt.Key.Key_Space)
     assert current_stage(window.editor.topology) == 2 and panel.rows() == [("h1 reaches h3", "pass")]
+
+    monkeypatch.setenv("VTOPO_DATA_DIR", "/proc/vtopo")  # a folder no one can make: the stage cannot be kept
+    with qtbot.waitSignal(window.editor.status_message) as said:
+        qtbot.mouseClick(panel.previous_button, Qt.MouseButton.LeftButton)
+    assert said.args[0].startswith("cannot keep the stage you are at in /proc/vtopo")
 
 
 def test_a_lab_without_stages_says_so(make_window: Callable[..., MainWindow]) -> None:

@@ -84,6 +84,7 @@ class ExerciseController(QObject):
                  folder_of: Callable[[], Path | None], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.editor, self.panel, self.checks = editor, panel, checks
+        self.number = 1  # the stage shown, from which Previous and Next move
         panel.instructions.folder_of = folder_of
         panel.previous_requested.connect(lambda: self.move(-1))
         panel.next_requested.connect(lambda: self.move(1))
@@ -114,7 +115,7 @@ class ExerciseController(QObject):
             for button in (panel.previous_button, panel.check_button, panel.next_button):
                 button.setEnabled(False)
             return
-        number = current_stage(self.topology)
+        number = self.number = current_stage(self.topology)
         stage = stages[number - 1]
         panel.title.setText(f"<b>Stage {number} of {len(stages)}: {html.escape(stage.title)}</b>")
         panel.instructions.setMarkdown(stage.instructions)
@@ -137,5 +138,9 @@ class ExerciseController(QObject):
         panel.next_button.setEnabled(complete and number < len(stages))
 
     def move(self, step: int) -> None:
-        record_stage(self.topology, current_stage(self.topology) + step)
+        try:
+            record_stage(self.topology, self.number + step)
+        except OSError as error:
+            self.editor.status_message.emit(f"cannot keep the stage you are at in {error.filename}: "
+                                            f"{error.strerror}")
         self.show_stage()
