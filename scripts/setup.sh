@@ -36,8 +36,10 @@ APT_PACKAGES=(
     libxml2-utils
     # the venv, and building libvirt-python from PyPI
     python3 python3-venv python3-dev libvirt-dev pkg-config gcc libc6-dev make
-    # the guest image
+    # the guest image; busybox's udhcpc is also the DHCP client of a node's interface set to dhcp
     busybox-static gzip
+    # a node's DHCP server and relay (dnsmasq-base: the program alone, no service of the host's)
+    dnsmasq-base
     # PySide6: what its Qt needs offscreen (tests) and on X11 or Xvfb (the designer)
     xvfb xauth fonts-dejavu-core libegl1 libgl1 libglib2.0-0 libdbus-1-3 libfontconfig1
     libfreetype6 libgssapi-krb5-2 libbrotli1 libx11-6 libx11-xcb1 libxcb1 libxcb-cursor0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vtopo import ops as o
@@ -19,7 +19,7 @@ from vtopo.host.state import LabRecord, StateStore
 from vtopo.kinds.contract import NodeContext, SavedState
 from vtopo.kinds.registry import installed_kinds
 from vtopo.model import io
-from vtopo.model.topology import Interface, Topology
+from vtopo.model.topology import Interface, Topology, subinterface_name
 from vtopo.operate import OperateError, running_lab
 
 READ_SECONDS = 30.0
@@ -122,13 +122,19 @@ def apply_state(topology: Topology, states: dict[str, SavedState]) -> list[NodeC
         node.settings = settings
         for link in topology.links_of(node.id):
             for end in link.ends:
-                if end.node == node.id and end.port in state.addresses:
-                    end.interface = Interface(end.interface.name, end.interface.mac, end.interface.mtu,
-                                              list(state.addresses[end.port]))
+                if end.node == node.id:
+                    end.interface = _with_addresses(end.port, end.interface, state.addresses)
         after = describe(topology, node.id)
         if after != before:
             changes.append(NodeChange(name, before, after))
     return changes
+
+
+def _with_addresses(port: str, interface: Interface, addresses: dict[str, list[str]]) -> Interface:
+    """The interface of `port` with the addresses read on it and on each of its subinterfaces (PORT.VLAN)."""
+    subinterfaces = [replace(sub, addresses=list(addresses.get(subinterface_name(port, sub.vlan), sub.addresses)))
+                     for sub in interface.subinterfaces]
+    return replace(interface, addresses=list(addresses.get(port, interface.addresses)), subinterfaces=subinterfaces)
 
 
 def describe(topology: Topology, node_id: str) -> str:
@@ -144,4 +150,6 @@ def describe(topology: Topology, node_id: str) -> str:
         for end in link.ends:
             if end.node == node_id:
                 lines.append(f"{end.port}: {', '.join(end.interface.addresses) or 'no address'}")
+                lines += [f"{subinterface_name(end.port, sub.vlan)}: {', '.join(sub.addresses) or 'no address'}"
+                          for sub in end.interface.subinterfaces]
     return "\n".join(lines) + "\n"

@@ -12,8 +12,8 @@ from itertools import combinations
 from dataclasses import dataclass
 from typing import Any
 
-from vtopo.compile.analysis import emptied_after, l2_graph, switch_ports, vlans_at
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext
+from vtopo.compile.analysis import SVI_EDGE, emptied_after, l2_graph, switch_ports, vlans_at
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, svi_name
 from vtopo.model.problems import Problem, Severity
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -101,15 +101,23 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
                           key=lambda e: (e.node.name, e.end.port))
             switch_ids = sorted({v[1] for v in component if isinstance(v, tuple) and v[0] == "node"})
             switches = [lab.nodes[i] for i in switch_ids]
+            subinterfaces = sorted((graph.nodes[v]["sub"] for v in component if graph.nodes[v]["sub"] is not None),
+                                   key=lambda i: (i.end.node.name, i.port))
             members = [Member(f"{e.node.name}:{e.end.port}", e.node.id, tuple(e.end.interface.addresses),
                               e.kind.routes(e.owner), e.link.id) for e in ends]
+            members += [Member(f"{i.end.node.name}:{i.port}", i.end.node.id, i.addresses, i.end.kind.routes(i.end.owner),
+                               i.end.link.id) for i in subinterfaces]
+            svis = sorted((graph.nodes[v]["svi"] for v in component if graph.nodes[v]["svi"] is not None),
+                          key=lambda svi: (svi[0].node.name, svi[1]))
+            members += [Member(f"{s.node.name}:{svi_name(vlan)}", s.node.id, s.kind.vlan_interfaces(s)[vlan], True)
+                        for s, vlan in svis]
             members += [Member(f"host on {s.node.name}", s.node.id, tuple(s.kind.host_addresses(s)), s.kind.routes(s))
                         for s in switches if s.kind.host_addresses(s)]
             if not members:
                 continue
             # the edges at a component's vertices are the component's edges (a subgraph view would leave a cycle of
             # views behind per domain, garbage that only the cycle collector frees, with the interpreter lock held)
-            links = {key for _, _, key in graph.edges(component, keys=True)} | {e.link.id for e in ends}
+            links = {key for _, _, key in graph.edges(component, keys=True) if key != SVI_EDGE} | {e.link.id for e in ends}
             found.append((members, tuple(sorted(s.node.name for s in switches)), frozenset(links)))
     found.sort(key=lambda item: item[0][0].name)
     return [Domain(index, tuple(members), switches, links) for index, (members, switches, links) in

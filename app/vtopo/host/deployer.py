@@ -22,7 +22,7 @@ from vtopo.host import libvirtd, namespace_maker, owned_files, preflight
 from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import HOST_NETWORKS, Journal, LabRecord, StateStore, Usage, consent_to_json
-from vtopo.kinds.contract import LabContext
+from vtopo.kinds.contract import LabContext, NodeContext
 from vtopo.kinds.environment import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.kinds.trust import held_by_lab_problem, overlapped
@@ -524,7 +524,7 @@ class Deployer:
         """Compare the plan with what exists: each node and link is running, degraded or incomplete."""
         data = record.read()
         topology = record.topology()
-        plan = compile_lab(topology, self.kinds, record.facts(), record.consent())
+        plan, lab = compile_in_context(topology, self.kinds, record.facts(), record.consent())
         applied = set(record.journal())
         operated = record.operated()
         by_owner: dict[str, list[o.Op]] = {}
@@ -545,10 +545,25 @@ class Deployer:
                 return PartState(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
             return PartState(name, intended)
 
-        nodes = [state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running")
-                 for node in topology.nodes.values()]
+        nodes = [_with_detail(state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running"),
+                              lab.nodes[node.id]) for node in topology.nodes.values()]
         links = [state_of(f"link {topology.describe_link(link)}", "down" if link.id in operated.down else "running")
                  for link in topology.links.values()]
         state = lab_state(sum(1 for op in plan.ops if op in applied), len(plan.ops), nodes + links)
         return LabStatus(record.name, record.prefix, data.get("source", ""), data.get("owner", 0), state, nodes, links,
                          data["topology"])
+
+
+def _with_detail(state: PartState, node: NodeContext[Any]) -> PartState:
+    """A running node's state with what its kind says of it (a DHCP server's leases), read from the node's own files
+    without following a symlink."""
+    if state.state != "running":
+        return state
+    return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
+
+
+def _read_lab_file(path: str, limit: int) -> str:
+    try:
+        return owned_files.read_small_file(path, limit)
+    except OSError:
+        return ""

@@ -36,6 +36,7 @@ class LinkType(StrEnum):
     MACVLAN = "macvlan"
     MACVTAP = "macvtap"
     VXLAN = "vxlan"
+    VLAN = "vlan"  # an 802.1Q VLAN device (the kernel's 8021q)
     TAP = "tap"
 
 
@@ -154,6 +155,31 @@ class CreateMacvlan(Op):
 
     def apply(self, host: Host) -> None:
         host.add_macvlan(self.name, self.netns, self.lower, self.lower_netns, self.mode)
+
+    def inverse(self) -> Op | None:
+        return None if self.netns else DeleteLink(owner=self.owner, name=self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateVlan(Op):
+    """An 802.1Q subinterface: a kernel VLAN device on `parent`, in its namespace, whose frames leave `parent` tagged
+    with `vid`."""
+
+    name: str
+    netns: str | None
+    parent: str
+    vid: int
+    summary_text: ClassVar[str] = ("create subinterface {name} of {parent} in VLAN {vid}: a kernel 802.1Q VLAN device, "
+                                   "as this kernel has 8021q")
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({dev_resource(self.netns, self.parent)})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({dev_resource(self.netns, self.name)})
+
+    def apply(self, host: Host) -> None:
+        host.add_vlan(self.name, self.netns, self.parent, self.vid)
 
     def inverse(self) -> Op | None:
         return None if self.netns else DeleteLink(owner=self.owner, name=self.name)
