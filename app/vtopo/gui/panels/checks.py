@@ -127,6 +127,7 @@ class ChecksController(QObject):
     lights the selected check's."""
 
     finished = Signal()
+    listed = Signal()  # the checks were listed anew, without results
 
     def __init__(self, editor: Editor, panel: ChecksPanel, probe_for: Callable[[Topology], Probe] = live_probe,
                  parent: QObject | None = None) -> None:
@@ -153,7 +154,7 @@ class ChecksController(QObject):
     def _checks_changed(self, _topology: Topology) -> None:
         self._list()
 
-    def _typed(self) -> list[TypedCheck]:
+    def typed(self) -> list[TypedCheck]:
         checks, problems = typed_checks(self.editor.topology, self.editor.registry)
         if problems:
             raise LabError(problems)
@@ -161,7 +162,7 @@ class ChecksController(QObject):
 
     def _list(self) -> None:
         try:
-            checks = self._typed()
+            checks = self.typed()
         except LabError as error:
             self.panel.show_summary(str(error.problems[0]))
             return
@@ -172,6 +173,7 @@ class ChecksController(QObject):
         self.panel.show_checks(checks)
         self.panel.show_summary(f"{len(checks)} check(s). Deploy the lab, then run them." if checks else
                                 "This lab has no checks: select two nodes and right-click to expect them reachable.")
+        self.listed.emit()
 
     def run_all(self) -> None:
         self._list()
