@@ -3,6 +3,7 @@ destroy it, and write the grades as CSV and HTML."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,12 +28,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if not assignment.checks:
         print(f"{args.assignment}: the assignment has no checks to grade by", file=sys.stderr)
         return 2
+    if problem := unwritable(args.output):
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     client = agent_client()
     share = share_of_quota(args.parallel, client, len(assignment.nodes))
     grader = Grader(assignment, client, args.converge, share.checks_per_lab)
     started = time.monotonic()
     grades = grader.grade_all(args.submissions, share.labs, lambda graded: print(summary_line(graded), flush=True))
-    args.output.mkdir(parents=True, exist_ok=True)
     csv_path, html_path = (args.output / f"{assignment.name}-grades.{suffix}" for suffix in ("csv", "html"))
     write_atomically(csv_path, to_csv(assignment, grades))
     write_atomically(html_path, to_html(assignment, grades))
@@ -40,6 +43,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
     print(f"graded {len(graded)} of {len(grades)} submissions against {len(assignment.checks)} checks, "
           f"{share.labs} at once, in {time.monotonic() - started:.1f} s: {csv_path}, {html_path}")
     return 0
+
+
+def unwritable(directory: Path) -> str:
+    """Why the grades cannot be written into `directory` (made if missing), or "": said before grading, not after."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return f"cannot make {directory}: {error.strerror}"
+    return "" if os.access(directory, os.W_OK | os.X_OK) else f"cannot write the grades into {directory}"
 
 
 def summary_line(graded: Graded) -> str:

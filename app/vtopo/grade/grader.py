@@ -64,7 +64,7 @@ class Grader:
 
     def _destroy(self, name: str) -> None:
         """Destroy the lab if any of it is there: a deploy that failed rolled back, one that was cut short may not."""
-        if self.client.status(name):
+        if any(entry.lab == name for entry in self.client.labs()):
             self.client.destroy(name)
 
     def grade_all(self, paths: list[Path], parallel: int, on_graded: Callable[[Graded], None] | None = None
