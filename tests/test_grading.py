@@ -52,9 +52,11 @@ def test_a_submission_that_asks_for_consent_is_not_deployed(assignment, tmp_path
     assert read.refusal == "needs consent the grader does not give: startup commands h1"
 
 
-def test_a_submission_cannot_change_its_checks_name_or_prefix(assignment, tmp_path):
+def test_a_submission_cannot_change_its_checks_name_or_prefix_nor_be_refused_for_its_experiment(assignment, tmp_path):
     document = json.loads(submission(checks=ALWAYS_TRUE))
     document["lab"]["prefix"] = "vother"
+    document["experiment"] = {"pairs": [{"name": "away", "source": "h1", "destination": "nowhere"}],
+                              "tests": [{"name": "ping", "tool": "ping"}]}  # grading runs none: it cannot refuse it
     path = tmp_path / "bob.vtopo"
     path.write_text(json.dumps(document))
     read = read_submission(path, assignment, "grade-t-1")

@@ -77,7 +77,12 @@ class Grader:
             return result
 
         with ThreadPoolExecutor(max_workers=parallel) as pool:
-            return list(pool.map(graded, enumerate(paths, 1)))
+            futures = [pool.submit(graded, numbered) for numbered in enumerate(paths, 1)]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:  # Ctrl-C, or a lab that would not go: the labs being graded still go, no more start
+                pool.shutdown(cancel_futures=True)
+                raise
 
 
 @dataclass(frozen=True)

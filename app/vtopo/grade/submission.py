@@ -9,6 +9,7 @@ from vtopo.checks.spec import TypedCheck, typed_checks
 from vtopo.kinds.environment import Trust
 from vtopo.lab import checked_of, read_lab, registry
 from vtopo.model import io
+from vtopo.model.expectations import Experiment
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
 
@@ -24,11 +25,13 @@ class Submission:
 
 def read_submission(path: Path, assignment: Topology, lab_name: str) -> Submission:
     """The submission at `path`, to be deployed as lab `lab_name` (its own name and prefix hint are dropped) and
-    judged by the assignment's checks (its own are dropped too: a submission cannot change what grades it)."""
+    judged by the assignment's checks (its own are dropped too: a submission cannot change what grades it, and so is
+    its experiment, which grading does not run)."""
     student = path.name.removesuffix(".vtopo")
     try:
         own = io.loads(io.read_text(path), default_name=student)
-        graded = read_lab(io.dumps(replace(own, name=lab_name, prefix="", checks=list(assignment.checks))))
+        graded = read_lab(io.dumps(replace(own, name=lab_name, prefix="", checks=list(assignment.checks),
+                                           experiment=Experiment())))
     except LabError as error:
         return Submission(path, student, None, [], _one_line(error.errors or error.problems))
     problems = checked_of(graded, None, Trust()).problems  # as the agent will compile it: with no consent at all
