@@ -12,11 +12,12 @@ import pytest
 from golden import GOLDEN
 from grading_labs import ALWAYS_TRUE, ASSIGNMENT, submission
 from vtopo.checks.engine import Outcome
-from vtopo.grade.grader import Graded
+from vtopo.grade.grader import Graded, Grader
 from vtopo.grade.report import to_csv, to_html
 from vtopo.grade.submission import read_submission
 from vtopo.kinds.check_types import Verdict
 from vtopo.lab import open_lab
+from vtopo.reports import LabEntry
 
 HOSTILE = sorted((GOLDEN / "hostile").glob("*.vtopo"))
 GARBAGE = {"binary": b"\x00\xff\xfe vtopo \x80", "not-an-object": b"[1, 2, 3]", "empty": b"",
@@ -78,3 +79,32 @@ def test_the_report_escapes_what_a_submission_wrote(assignment, tmp_path):
     row = next(csv.DictReader(io.StringIO(to_csv(assignment, grades))))
     assert row["student"] == "'=HYPERLINK(evil)<script>"  # a spreadsheet reads it as text, not as a formula
     assert row["total"] == f"0/{len(assignment.checks)}"
+
+
+
+class LabsTaken:
+    """An agent on which `names` are deployed already, by someone else: deploying or destroying a lab fails the
+    test."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def labs(self) -> list[LabEntry]:
+        return [LabEntry(name, 1002) for name in self.names]
+
+    def deploy(self, *_: object, **__: object) -> None:
+        raise AssertionError("deployed over a lab that is there")
+
+    def destroy(self, *_: object, **__: object) -> None:
+        raise AssertionError("destroyed a lab that grading did not deploy")
+
+
+def test_a_lab_of_the_name_grading_chose_is_left_alone(assignment, tmp_path):
+    path = tmp_path / "alice.vtopo"
+    path.write_text(submission())
+    agent = LabsTaken()
+    grader = Grader(assignment, agent, 1.0)  # type: ignore[arg-type]
+    agent.names.append(grader.lab_name(1))
+    (graded,) = grader.grade_all([path], 1)
+    assert graded.outcomes == []
+    assert graded.why_not == f"did not deploy: a lab named {grader.lab_name(1)} is deployed already"

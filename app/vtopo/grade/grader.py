@@ -50,6 +50,9 @@ class Grader:
         if submission.topology is None:
             return Graded(submission, [], submission.refusal, time.monotonic() - started)
         name = submission.topology.name
+        if self._deployed(name):  # by someone else: it is not grading's to destroy
+            return Graded(submission, [], f"did not deploy: a lab named {name} is deployed already",
+                          time.monotonic() - started)
         try:
             self.client.deploy(io.dumps(submission.topology), Trust())
             lab = deployed_for(name, "check", self.client)
@@ -64,8 +67,11 @@ class Grader:
 
     def _destroy(self, name: str) -> None:
         """Destroy the lab if any of it is there: a deploy that failed rolled back, one that was cut short may not."""
-        if any(entry.lab == name for entry in self.client.labs()):
+        if self._deployed(name):
             self.client.destroy(name)
+
+    def _deployed(self, name: str) -> bool:
+        return any(entry.lab == name for entry in self.client.labs())
 
     def grade_all(self, paths: list[Path], parallel: int, on_graded: Callable[[Graded], None] | None = None
                   ) -> list[Graded]:
