@@ -8,7 +8,7 @@ import time
 import pytest
 
 from fake_lab import FakeLab
-from vtopo.checks.engine import run_checks
+from vtopo.checks.engine import run_checks, run_until_passed
 from vtopo.checks.spec import typed_checks
 from vtopo.lab import expectation_problems, registry
 from vtopo.model import io
@@ -109,6 +109,32 @@ def test_a_probe_that_cannot_answer_fails_the_check_with_its_reason():
     lab.run = broken  # type: ignore[method-assign]
     outcome = next(o for o in run_checks(_checks(), lab) if o.check.check.name == "r1 is adjacent to r2")
     assert not outcome.passed and outcome.verdict.why.startswith("could not be checked:")
+    assert not outcome.answered and all(o.answered for o in run_checks(_checks(), FakeLab()))
+
+
+def test_checks_are_asked_again_until_routing_converges_or_time_runs_out():
+    lab = FakeLab()
+    lab.unreachable = {("h1", "h3"): "h1 has no route to h3"}
+    asked = []
+    real_reach = lab.reach
+
+    def converging(source: str, destination: str, address: str) -> str | None:
+        asked.append(time.monotonic())
+        if len(asked) == 3:
+            lab.unreachable = {}  # the third round finds the route
+        return real_reach(source, destination, address)
+
+    lab.reach = converging  # type: ignore[method-assign]
+    reach = [c for c in _checks() if c.check.name == "h1 reaches h3"]
+    started = time.monotonic()
+    assert [o.passed for o in run_until_passed(reach, lab, within_s=10, every_s=0.1)] == [True]
+    assert len(asked) == 3 and time.monotonic() - started < 5
+    lab.unreachable = {("h1", "h3"): "h1 has no route to h3"}
+    lab.reach = real_reach  # type: ignore[method-assign]
+    started = time.monotonic()
+    (outcome,) = run_until_passed(reach, lab, within_s=0.5, every_s=0.1)
+    assert not outcome.passed and outcome.verdict.why.startswith("h1 has no route to h3")
+    assert 0.3 < time.monotonic() - started < 2
 
 
 @pytest.mark.parametrize("check, message", [

@@ -19,6 +19,7 @@ class Outcome:
     check: TypedCheck
     verdict: Verdict
     seconds: float
+    answered: bool = True  # False when the lab could not be asked (the check fails with the reason)
 
     @property
     def passed(self) -> bool:
@@ -36,13 +37,13 @@ def judge(check: TypedCheck, probe: Probe) -> Outcome:
     try:
         verdict = check.type.run(check.params, probe)
     except (MeasureError, OSError, ValueError) as error:
-        verdict = Verdict(False, f"could not be checked: {error}")
+        return Outcome(check, Verdict(False, f"could not be checked: {error}"), time.monotonic() - started, False)
     return Outcome(check, verdict, time.monotonic() - started)
 
 
 def run_checks(checks: list[TypedCheck], probe: Probe,
-               on_outcome: Callable[[Outcome], None] | None = None) -> list[Outcome]:
-    """Every check judged, in the order given; `on_outcome` hears each one as it ends."""
+               on_outcome: Callable[[Outcome], None] | None = None, parallel: int = PARALLEL_CHECKS) -> list[Outcome]:
+    """Every check judged, in the order given, at most `parallel` at once; `on_outcome` hears each one as it ends."""
     def judged(check: TypedCheck) -> Outcome:
         outcome = judge(check, probe)
         if on_outcome is not None:
@@ -50,9 +51,21 @@ def run_checks(checks: list[TypedCheck], probe: Probe,
         return outcome
 
     outcomes: dict[int, Outcome] = {}
-    with ThreadPoolExecutor(max_workers=PARALLEL_CHECKS) as pool:
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
         for settling in (True, False):  # what a lab still settles into (its DHCP leases) first, the rest after it
             shared = [c for c in checks if not c.type.exclusive and c.type.settles == settling]
             outcomes.update({id(c): o for c, o in zip(shared, pool.map(judged, shared))})
     outcomes.update({id(c): judged(c) for c in checks if c.type.exclusive})
     return [outcomes[id(c)] for c in checks]
+
+
+def run_until_passed(checks: list[TypedCheck], probe: Probe, within_s: float, parallel: int = PARALLEL_CHECKS,
+                     every_s: float = 1.0) -> list[Outcome]:
+    """The checks run again every `every_s` until all pass or `within_s` has gone by, for a lab just deployed whose
+    routing protocols are still converging; the outcomes of the last run, so that the result is one moment's."""
+    deadline = time.monotonic() + within_s
+    while True:
+        outcomes = run_checks(checks, probe, parallel=parallel)
+        if all(o.passed for o in outcomes) or time.monotonic() + every_s > deadline:
+            return outcomes
+        time.sleep(every_s)

@@ -26,6 +26,7 @@ from vtopo.cli.common import agent_client, on_its_site
 from vtopo.cli.consent import add_consent_arguments, consent_of
 from vtopo.cli.exercise import add_commands as add_exercise_commands
 from vtopo.cli.experiment import add_commands as add_experiment_commands
+from vtopo.cli.grade import add_commands as add_grade_commands
 from vtopo.cli.interop import add_commands as add_interop_commands
 from vtopo.cli.measure import add_commands as add_measure_commands
 from vtopo.cli.operate import add_commands as add_operate_commands
@@ -340,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_check_commands(command)
     add_exercise_commands(command)
     add_experiment_commands(command)
+    add_grade_commands(command)
     add_operate_commands(command)
     add_interop_commands(command)
     add_sites_commands(command)
