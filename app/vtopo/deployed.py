@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import pwd
 import socket
@@ -17,7 +18,8 @@ from vtopo.host import console, domains, netlink, vhost
 from vtopo.host.state import StateStore, consent_of, facts_of, topology_of
 from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
-from vtopo.measure.nodes import MeasureEndpoint, InNode
+from vtopo.measure.nodes import MeasureEndpoint, MeasureError, InNode
+from vtopo.measure.process import run_quick
 
 
 class NotDeployed(Exception):
@@ -169,7 +171,7 @@ class DeployedLab:
         for domain in self.context.domains:
             if any(e.node.id == src.node.id for e in domain):
                 for end in domain:
-                    if end.node.id == dst.node.id and (address := _ip(end.end.interface.addresses, version)):
+                    if end.node.id == dst.node.id and (address := _ip(self.addresses_at(end), version)):
                         return address, "same segment"
         bridge = numbered_bridge_between(self.context, dst.node.id, src.node.id)
         if bridge is not None and (address := _ip(bridge.kind.host_addresses(bridge), version)):
@@ -180,10 +182,26 @@ class DeployedLab:
             if address := _ip(arrival.end.interface.addresses, version):
                 return address, "same segment"
         for end in dst.ends:
-            if address := _ip(end.end.interface.addresses, version):
+            if address := _ip(self.addresses_at(end), version):
                 return address, "routed"
         family = f"IPv{version} " if version else "IP "
         raise NotDeployed(f"{destination} has no {family}address to reach")
+
+    def addresses_at(self, end: EndContext) -> list[str]:
+        """The addresses of a node's link end: those the lab gives it and its subinterfaces, and those its DHCP client
+        holds now."""
+        interface = end.end.interface
+        given = [*interface.addresses, *(address for sub in interface.subinterfaces for address in sub.addresses)]
+        return given + (self.leased_addresses(end.node.name, end.device) if interface.dhcp else [])
+
+    def leased_addresses(self, name: str, device: str) -> list[str]:
+        """The IPv4 addresses a DHCP client holds on `device` of node `name` (dynamic: with its lease's lifetime)."""
+        argv = ["ip", "-j", "-4", "address", "show", "dev", device]
+        done = run_quick(self.command_in(name, argv))
+        if done.returncode != 0:
+            raise MeasureError(f"`{' '.join(argv)}` failed in {name}: {done.stderr.strip() or done.returncode}")
+        return [f"{a['local']}/{a['prefixlen']}" for link in json.loads(done.stdout or "[]")
+                for a in link.get("addr_info", []) if a.get("dynamic") and "local" in a and "prefixlen" in a]
 
 
 def _bound(node: NodeContext) -> InNode:

@@ -187,3 +187,11 @@ def test_one_command_deploys_runs_and_destroys(tmp_path):
     assert "(published: 94.033 / 94.016 Mb/s = 1.000)" in done.stdout
     assert {p.name for p in tmp_path.iterdir()} == {f"macvlan-vs-veth.experiment.{ext}" for ext in ("csv", "json", "png")}
     assert snapshot() - before == {}
+
+
+def test_a_lab_written_from_the_readme_alone_deploys_and_behaves_as_it_says(deployed):
+    """Two VLANs on an OVS switch, a router on a stick whose subinterfaces also serve DHCP to both, clients set to
+    dhcp, and a reach check whose destination holds only a leased address."""
+    running = deployed(Path(__file__).parent.parent / "data" / "readme-stick-dhcp.vtopo")
+    failed = {n: o.verdict.why for n, o in _judge(running, running.topology).items() if not o.passed}
+    assert failed == {}

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 
 from vtopo.compile.domains import broadcast_domains_of
@@ -113,9 +112,7 @@ class LiveProbe:
         node, _, port = interface.partition(":")
         context = self.lab.context.node_named(node)
         device = next((end.device for end in context.ends if end.end.port == port), "") if context else ""
-        shown = json.loads(self.run(node, ["ip", "-j", "-4", "address", "show", "dev", device]) or "[]")
-        return [f"{a['local']}/{a['prefixlen']}" for link in shown for a in link.get("addr_info", [])
-                if a.get("dynamic") and "local" in a and "prefixlen" in a]
+        return self.lab.leased_addresses(node, device)
 
     def dhcp_diagnosis(self, interface: str) -> str:
         lab = self.lab.context
