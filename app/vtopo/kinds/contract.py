@@ -389,6 +389,11 @@ class NodeKind(ABC, Generic[S]):
         setting name: what the inspector shows, and what "Edit" starts from."""
         return {}
 
+    def comparable(self, setting: str, value: Any) -> Any:
+        """A setting's value in the form two values of it are compared and shown as a diff in (`vtopo save`): a
+        router's configuration without what FRR adds to and reorders in `show running-config`."""
+        return value
+
     def saved_state(self, node: NodeContext[S], read: Reader) -> SavedState | None:
         """What the running node has become that its settings and addresses can hold, read with `read` (a router's
         running configuration, a container's addresses and routes); None for a node with nothing to keep."""
