@@ -170,7 +170,7 @@ class MainWindow(QMainWindow):
         running = (deploy.deployed_lab, frozenset(deploy.states.items()), frozenset(deploy.links_down))
         if running != self._running_as:
             self._running_as = running
-            self.checks.forget_results()
+            self.checks.forget_results(bool(deploy.deployed_lab))
             self.editor.scene.highlight_path([], "measure")
 
     def _checking(self, busy: bool) -> None:
