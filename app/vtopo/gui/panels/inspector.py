@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, SignalInstance
+from PySide6.QtCore import QSize, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
                                QStackedWidget, QVBoxLayout, QWidget)
 
@@ -255,13 +255,35 @@ class SelectionForm(QWidget):
         layout.addStretch(1)
 
 
+class PageStack(QStackedWidget):
+    """A stack of forms as tall as the one it shows, where a QStackedWidget is as tall as its tallest: a short form
+    scrolled down past its end would show nothing."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.currentChanged.connect(self.updateGeometry)  # the scroll area sizes it for the new page
+
+    def _page(self) -> QWidget:
+        return self.currentWidget() or QWidget()
+
+    def sizeHint(self) -> QSize:
+        return self._page().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:
+        return self._page().minimumSizeHint()
+
+    def heightForWidth(self, width: int) -> int:
+        page = self._page()
+        return page.heightForWidth(width) if page.hasHeightForWidth() else page.sizeHint().height()
+
+
 class Inspector(QScrollArea):
     """Shows the form for the single selected item, and follows the model (undo included)."""
 
     def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._editor = editor
-        self.stack = QStackedWidget()
+        self.stack = PageStack()
         self.lab_form = LabForm(editor)
         self.node_form = NodeForm(editor)
         self.link_form = LinkForm(editor)
@@ -272,6 +294,7 @@ class Inspector(QScrollArea):
         self.setWidget(self.stack)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._shown: tuple[str, ...] = ()  # what the form shows: the selection it was opened for
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(0)
@@ -289,6 +312,9 @@ class Inspector(QScrollArea):
         scene = self._editor.scene
         nodes, links = scene.selected_node_ids(), scene.selected_link_ids()
         annotations = scene.selected_annotation_ids()
+        if (shown := (*nodes, *links, *annotations)) != self._shown:
+            self._shown = shown
+            self.verticalScrollBar().setValue(0)  # another item's form starts at its top
         count = len(nodes) + len(links) + len(annotations)
         if count == 0:
             self.lab_form.show_lab()
