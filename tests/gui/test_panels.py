@@ -77,7 +77,7 @@ def test_dict_settings_are_key_value_lines(make_window: Callable[..., MainWindow
 def test_link_inspector_validates_addresses_as_you_type(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
     window = make_window()
     editor, form = window.editor, inspect(window, "h1-eth0--lan1-p1", window.inspector.link_form)
-    addresses = form.a.addresses
+    addresses = form.first.addresses
     assert addresses.toPlainText() == "10.1.0.10/24"
     addresses.setPlainText("10.1.0.300/24")
     assert addresses.property("invalid") is True
@@ -92,7 +92,7 @@ def test_link_inspector_validates_addresses_as_you_type(make_window: Callable[..
     form.loss.setValue(1.5)
     impairment = editor.topology.links["h1-eth0--lan1-p1"].impairment
     assert (impairment.delay_ms, impairment.loss_pct) == (25, 1.5)
-    mac: QLineEdit = form.b.mac
+    mac: QLineEdit = form.second.mac
     mac.setFocus()
     qtbot.keyClicks(mac, "02:00:00:00:00:zz")
     assert mac.property("invalid") is True

@@ -127,7 +127,8 @@ class Actions:
         self.link_mode = self._action("Draw &links", self._toggle_link_mode, "L", scope=canvas)
         self.link_mode.setCheckable(True)
         self.link_mode.setToolTip("Drag from node to node to link them (Shift: choose the ports). "
-                                  "A right-drag links in any mode, with a port menu.")
+                                  "A right-drag links in any mode, with a port menu. Escape ends it.")
+        parts.view.link_mode_left.connect(lambda: self.link_mode.setChecked(False))
         self.interface_labels = self._action("Show &interface labels", self._toggle_interface_labels)
         self.interface_labels.setCheckable(True)
         self.interface_labels.setChecked(bool(parts.settings.value(LABELS_KEY, True, type=bool)))

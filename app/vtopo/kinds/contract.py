@@ -371,6 +371,12 @@ class NodeKind(ABC, Generic[S]):
         datapath): whatever sends into it must checksum in full."""
         return False
 
+    @property
+    def ports_take_addresses(self) -> bool:
+        """Whether the node's end of a link holds addresses: a switch's port or a segment's child device does not
+        (the node at the other end holds them)."""
+        return self.role not in (Role.SWITCH, Role.SEGMENT)
+
     def host_files(self, node: NodeContext[S]) -> list[str]:
         """Files on the host the node reads when it starts (a VM's disk image, the guest kernel): validate and
         deploy check that they exist before anything is applied."""

@@ -45,6 +45,7 @@ class EndEditor(QGroupBox):
         form.addRow("MAC", self.mac)
         form.addRow("MTU", self.mtu)
         form.addRow("Addresses", self.addresses)
+        self._form = form
         self.name.textEdited.connect(lambda: mark_invalid(self.name, self.name_error()))
         self.mac.textEdited.connect(lambda: mark_invalid(self.mac, self.mac_error()))
         self.addresses.textChanged.connect(lambda: mark_invalid(self.addresses, address_error(self.addresses.lines())))
@@ -66,8 +67,10 @@ class EndEditor(QGroupBox):
     def error(self) -> str:
         return self.name_error() or self.mac_error() or address_error(self.addresses.lines())
 
-    def show_end(self, title: str, interface: Interface) -> None:
+    def show_end(self, title: str, interface: Interface, takes_addresses: bool) -> None:
+        """`takes_addresses`: whether the node's port holds addresses (a switch's port does not: no box)."""
         self.setTitle(title)
+        self._form.setRowVisible(self.addresses, takes_addresses)
         widgets = (self.name, self.mac, self.mtu, self.addresses)
         for widget in widgets:
             widget.blockSignals(True)
@@ -94,8 +97,9 @@ class LinkForm(QWidget):
         super().__init__(parent)
         self._editor = editor
         self.link_id = ""
-        self.a = EndEditor(self._commit)
-        self.b = EndEditor(self._commit)
+        self.first = EndEditor(self._commit)  # the ends in a stable order, whichever way the link was drawn
+        self.second = EndEditor(self._commit)
+        self._sides = ("a", "b")  # which end of the link each shows
         self.impairment = QGroupBox("Impairment (netem/tbf, both directions)")
         self.delay, self.jitter, self.loss, self.rate = (QDoubleSpinBox() for _ in range(4))
         form = QFormLayout(self.impairment)
@@ -108,8 +112,8 @@ class LinkForm(QWidget):
             spin.valueChanged.connect(self._commit)
             form.addRow(label, spin)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.a)
-        layout.addWidget(self.b)
+        layout.addWidget(self.first)
+        layout.addWidget(self.second)
         layout.addWidget(self.impairment)
         layout.addStretch(1)
         self._showing = False
@@ -120,8 +124,12 @@ class LinkForm(QWidget):
         self.link_id = link_id
         self._showing = True
         try:
-            for end_editor, end in ((self.a, link.a), (self.b, link.b)):
-                end_editor.show_end(f"{topology.nodes[end.node].name} : {end.port}", end.interface)
+            ends = sorted((("a", link.a, self._takes_addresses(link.a.node)),
+                           ("b", link.b, self._takes_addresses(link.b.node))),
+                          key=lambda side: (not side[2], topology.nodes[side[1].node].name, side[1].port))
+            self._sides = (ends[0][0], ends[1][0])
+            for end_editor, (_side, end, takes_addresses) in zip((self.first, self.second), ends):
+                end_editor.show_end(f"{topology.nodes[end.node].name} : {end.port}", end.interface, takes_addresses)
             for spin, value in ((self.delay, link.impairment.delay_ms), (self.jitter, link.impairment.jitter_ms),
                                 (self.loss, link.impairment.loss_pct), (self.rate, link.impairment.rate_mbit)):
                 spin.setValue(value)
@@ -132,6 +140,10 @@ class LinkForm(QWidget):
         if self._showing or self.link_id not in self._editor.topology.links:
             return
         impairment = Impairment(self.delay.value(), self.jitter.value(), self.loss.value(), self.rate.value())
-        a = None if self.a.error() else self.a.interface()
-        b = None if self.b.error() else self.b.interface()
-        self._editor.update_link(self.link_id, a=a, b=b, impairment=impairment)
+        ends = {side: None if end_editor.error() else end_editor.interface()
+                for side, end_editor in zip(self._sides, (self.first, self.second))}
+        self._editor.update_link(self.link_id, a=ends["a"], b=ends["b"], impairment=impairment)
+
+    def _takes_addresses(self, node_id: str) -> bool:
+        kind = self._editor.registry.get(self._editor.topology.nodes[node_id].kind)
+        return kind is None or kind.ports_take_addresses
