@@ -246,6 +246,13 @@ class Actions:
         lab.addActions([self.edit_sites, self.suggest_sites])
         lab.addSeparator()
         lab.addActions([self.terminal, self.external_terminal, self.show_measure, self.iperf_pair])
+        for menu in bar.findChildren(QMenu):
+            menu.setToolTipsVisible(True)  # a greyed-out entry says why when the mouse rests on it
+
+    def _context_menu(self) -> QMenu:
+        menu = QMenu(self.window)
+        menu.setToolTipsVisible(True)
+        return menu
 
     def _build_toolbar(self) -> None:
         stack = self.parts.editor.undo_stack
@@ -264,12 +271,12 @@ class Actions:
     # ------------------------------------------------------------ slots that need a little glue
 
     def _paste(self, at: QPointF | None = None) -> None:
-        """At the cursor when it is over the canvas (or at the given point)."""
+        """At the cursor when it is over the canvas (or at the given point), always in view."""
         view = self.parts.view
         cursor = view.viewport().mapFromGlobal(QCursor.pos())
         if at is None and view.viewport().rect().contains(cursor):
             at = view.mapToScene(cursor)
-        self.parts.editor.paste(at)
+        self.parts.editor.paste(at, view.mapToScene(view.viewport().rect()).boundingRect())
 
     def _select_all(self) -> None:
         for item in self.parts.editor.scene.items():
@@ -469,7 +476,7 @@ class Actions:
     def link_menu_for(self, link_id: str) -> QMenu:
         """The context menu of a link: the link becomes the selection."""
         self.parts.editor.scene.select_ids([link_id])
-        menu = QMenu(self.window)
+        menu = self._context_menu()
         menu.addActions([self.properties, self.delete])
         menu.addSeparator()
         self.menus.fill(menu, "link", link_id)
@@ -480,7 +487,7 @@ class Actions:
         editor, measure = self.parts.editor, self.parts.measure
         if node_id not in editor.scene.selected_node_ids():
             editor.scene.select_ids([node_id])
-        menu = QMenu(self.window)
+        menu = self._context_menu()
         menu.addActions([self.terminal, self.external_terminal, self.rename, self.properties])
         menu.addSeparator()
         menu.addActions([self.duplicate, self.copy, self.delete])
@@ -501,7 +508,7 @@ class Actions:
     def canvas_menu(self, at: QPoint) -> None:
         view = self.parts.view
         scene_at = view.mapToScene(view.mapFromGlobal(at))
-        menu = QMenu(self.window)
+        menu = self._context_menu()
         menu.addAction("Paste here", lambda: self._paste(scene_at)).setEnabled(self.paste.isEnabled())
         menu.addAction("Add note here", lambda: self._annotate("note", scene_at))
         menu.addAction("Add rectangle here", lambda: self._annotate("rect", scene_at))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 
 from vtopo.gui.actions import Actions
 from vtopo.gui.capture.panel import CaptureController, CapturePanel
@@ -23,7 +23,7 @@ from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.panels.checks import ChecksController, ChecksPanel
-from vtopo.gui.panels.deploy import DeployController, DeployLog, load_deployer
+from vtopo.gui.panels.deploy import DeployController, DeployLog, DeployProgress, load_deployer
 from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
 from vtopo.gui.panels.kind_palette import KindPalette
@@ -56,7 +56,7 @@ class MainWindow(QMainWindow):
         self.log = DeployLog()
         self.measure_panel = MeasurePanel()
         self.checks_panel = ChecksPanel()
-        self.progress = QProgressBar()
+        self.progress = DeployProgress()
         self.progress.setMaximumWidth(240)
         self.progress.hide()
         self.drift = QLabel()

@@ -113,7 +113,11 @@ class NodeForm(QWidget):
                     field_editor.generated = partial(self._generated, spec.name)
                 label = QLabel(spec.info.label)
                 label.setToolTip(spec.info.help)
-                form.addRow(label, field_editor.widget)
+                if isinstance(field_editor, TextFileEditor):  # a configuration to read: the form's whole width
+                    form.addRow(label)
+                    form.addRow(field_editor.widget)
+                else:
+                    form.addRow(label, field_editor.widget)
                 self.fields[spec.name] = field_editor
             guard_wheel(self._settings_host)
         self._layout.insertWidget(1, self._settings_host)
