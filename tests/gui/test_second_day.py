@@ -1,12 +1,13 @@
 """What a teacher's second day in the designer found, with real keys and mouse: the deploy's progress fits its bar,
 the Deploy log starts afresh with another lab, a pasted copy lands in view, a router's configuration takes the
-Inspector's whole width, and a greyed-out "Open in external terminal" says why."""
+Inspector's whole width, a greyed-out "Open in external terminal" says why, and presentation mode is ready for a
+projector (terminal, notes, Kinds, Inspector; F11 for full screen)."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QCursor, QHelpEvent
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
+from PySide6.QtGui import QCursor, QFontMetricsF, QHelpEvent
 from PySide6.QtWidgets import QApplication, QMenu, QToolTip
 from pytestqt.qtbot import QtBot
 
@@ -102,3 +103,56 @@ def test_a_greyed_out_external_terminal_says_why(make_window: Callable[..., Main
     assert not entry.isEnabled()
     assert tips[0] == entry.toolTip() and "(" in tips[0], tips[0]
     back_to_the_canvas(window, qtbot)
+
+
+def test_presentation_mode_fits_a_projector_and_f11_fills_the_screen(make_window: Callable[..., MainWindow],
+                                                                     qtbot: QtBot) -> None:
+    window = make_window("l2-vs-l3")
+    window.resize(1024, 768)
+    shell = window.terminals.open("cat", ["cat"])
+    cell = shell.cell_height
+    before = set(window.editor.scene.annotations)
+    window.view.setFocus()
+    qtbot.keyClick(window.view, Key.Key_N, Ctrl | Qt.KeyboardModifier.ShiftModifier)  # a note, filled with text
+    (note_id,) = set(window.editor.scene.annotations) - before
+    text_box = window.inspector.annotation_form.text
+    qtbot.waitUntil(text_box.isVisible)
+    text_box.setFocus()
+    qtbot.keyClicks(text_box, "Ping h3 from h1, then take the link between r1 and r2 down and ping again.")
+    window.view.setFocus()  # leaving the box commits the text
+    notes = list(window.editor.scene.annotations.values())
+    assert window.editor.topology.annotations[note_id].text.startswith("Ping h3")
+    palette, inspector = window.palette_list, window.inspector
+    click(window.view, window.editor.scene.nodes["r1"].scenePos())
+    qtbot.waitUntil(lambda: inspector.node_form.node_id == "r1")
+    frame = inspector.verticalScrollBar().sizeHint().width() + 16
+    window.resizeDocks([window.kinds_dock, window.inspector_dock],  # as narrow as their content lets them
+                       [palette.sizeHintForColumn(0) + frame, inspector.stack.minimumSizeHint().width() + frame],
+                       Qt.Orientation.Horizontal)
+    click(window.view, QPointF(-3000, -3000))
+    qtbot.keyClick(window.view, Key.Key_P, Ctrl | Qt.KeyboardModifier.ShiftModifier)
+    try:
+        assert window.menu_actions.presentation.isChecked()
+        assert shell.cell_height > 1.3 * cell, "the terminal's font did not grow"
+        for note in notes:  # each note's text whole, in the larger type
+            text = QFontMetricsF(note._font).boundingRect(QRectF(0, 0, note.size.width() - 16, 1e6),
+                                                          Qt.TextFlag.TextWordWrap, note._text)
+            assert note.boundingRect().height() >= text.height() + 12, note.annotation_id
+        qtbot.wait(200)  # the lists and forms laid out again in the larger font
+        assert palette.viewport().width() >= palette.sizeHintForColumn(0), "the kinds' names are cut"
+        lab_notes = window.inspector.lab_form.notes
+        assert lab_notes.height() >= lab_notes.fontMetrics().lineSpacing() * 12, "the lab's notes are cut off"
+        click(window.view, window.editor.scene.nodes["r1"].scenePos())
+        qtbot.waitUntil(lambda: inspector.node_form.node_id == "r1")
+        qtbot.wait(200)
+        assert inspector.viewport().width() >= inspector.stack.minimumSizeHint().width(), "the fields are clipped"
+        table = inspector.node_form.interfaces
+        assert all(table.rowHeight(row) >= table.fontMetrics().height() for row in range(table.rowCount()))
+        qtbot.keyClick(window.view, Key.Key_F11)
+        qtbot.waitUntil(window.isFullScreen)
+        qtbot.keyClick(window.view, Key.Key_F11)
+        qtbot.waitUntil(lambda: not window.isFullScreen())
+    finally:
+        window.view.setFocus()
+        qtbot.keyClick(window.view, Key.Key_P, Ctrl | Qt.KeyboardModifier.ShiftModifier)
+    assert shell.cell_height == cell

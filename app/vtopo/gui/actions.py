@@ -5,7 +5,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Protocol
 
-from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
+from PySide6.QtCore import QPoint, QPointF, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCursor, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox, QStyle,
                                QWidget)
@@ -57,6 +57,8 @@ class WindowParts(Protocol):
     def explain_selection(self) -> None: ...
 
     def show_inspector(self) -> None: ...
+
+    def present_side_docks(self, on: bool) -> None: ...
 
 Key = QKeySequence.StandardKey
 SNAP_KEY = "view/snap-to-grid"
@@ -145,6 +147,8 @@ class Actions:
         self.presentation = self._action("&Presentation mode", self._toggle_presentation, "Ctrl+Shift+P")
         self.presentation.setCheckable(True)
         self.presentation.setToolTip("Large type and thick links, for a projector")
+        self.full_screen = self._action("&Full screen", self._toggle_full_screen, "F11")
+        self.full_screen.setCheckable(True)
         self._usual_font = QApplication.font()
 
         deploy = parts.deploy
@@ -232,7 +236,7 @@ class Actions:
                          self.parts.rates.toggle])
         view.addSeparator()
         view.addActions([self.zoom_in, self.zoom_out, self.zoom_reset, self.fit])
-        view.addAction(self.presentation)
+        view.addActions([self.presentation, self.full_screen])
         view.addSeparator()
         themes = view.addMenu("&Theme")
         themes.addActions(list(self.themes.values()))
@@ -301,8 +305,16 @@ class Actions:
         font = QFont(self._usual_font)
         font.setPointSizeF(self._usual_font.pointSizeF() * (PRESENTATION_UI if on else 1.0))
         QApplication.setFont(font)
+        self.parts.terminals.set_scale(PRESENTATION_UI if on else 1.0)
         self.parts.editor.scene.set_presentation(on)
+        QTimer.singleShot(0, lambda: self.parts.present_side_docks(on))  # once the docks have the new font
         self.parts.view.fit_to_view()
+
+    def _toggle_full_screen(self, on: bool) -> None:
+        if on:
+            self.window.showFullScreen()
+        else:
+            self.window.showNormal()
 
     def _toggle_snap(self, checked: bool) -> None:
         self.parts.editor.scene.snap_to_grid = checked

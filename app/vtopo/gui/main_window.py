@@ -36,6 +36,7 @@ from vtopo.kinds.registry import Registry
 
 BOTTOM_DOCK_HEIGHT = 300
 FIRST_BOTTOM_DOCK_HEIGHT = 260  # about ten rows of Problems, Checks or packets
+SIDE_DOCK_MARGIN = 12  # px a side dock keeps beside its content
 GEOMETRY_KEY, DOCKS_KEY = "window/geometry", "window/docks"
 
 
@@ -71,7 +72,8 @@ class MainWindow(QMainWindow):
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         right = Qt.DockWidgetArea.RightDockWidgetArea
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
-        self._dock("Kinds", self.palette_list, left)
+        self.kinds_dock = self._dock("Kinds", self.palette_list, left)
+        self._usual_side_widths: list[int] = []  # the Kinds and Inspector docks' widths before presentation mode
         self.inspector_dock = self._dock("Inspector", self.inspector, right)
         problems_dock = self._dock("Problems", self.problems, bottom)
         self.explain_dock = self._dock("Explain", self.explain, bottom)
@@ -199,6 +201,22 @@ class MainWindow(QMainWindow):
     def show_inspector(self) -> None:
         self.inspector_dock.show()
         self.inspector_dock.raise_()
+
+    def present_side_docks(self, on: bool) -> None:
+        """In presentation mode, the Kinds and Inspector docks as wide as their content needs in its larger font
+        (nothing scrolls sideways or is cut off); after it, as wide as they were."""
+        docks = [self.kinds_dock, self.inspector_dock]
+        if not on:
+            if self._usual_side_widths:
+                self.resizeDocks(docks, self._usual_side_widths, Qt.Orientation.Horizontal)
+            return
+        self._usual_side_widths = [dock.width() for dock in docks]
+        palette, inspector = self.palette_list, self.inspector
+        needed = [palette.sizeHintForColumn(0) + palette.verticalScrollBar().sizeHint().width(),
+                  inspector.stack.minimumSizeHint().width() + inspector.verticalScrollBar().sizeHint().width()]
+        frames = [2 * palette.frameWidth() + SIDE_DOCK_MARGIN, 2 * inspector.frameWidth() + SIDE_DOCK_MARGIN]
+        self.resizeDocks(docks, [max(width, need + frame) for width, need, frame in
+                                 zip(self._usual_side_widths, needed, frames)], Qt.Orientation.Horizontal)
 
     def explain_selection(self) -> None:
         self.explain.scope.setCurrentIndex(SELECTION)

@@ -183,7 +183,7 @@ class AnnotationForm(QWidget):
         self.shape = QLabel()
         self.text = LinesEdit()
         self.text.setLineWrapMode(LinesEdit.LineWrapMode.WidgetWidth)
-        self.text.setFixedHeight(self.text.fontMetrics().lineSpacing() * 8 + 12)
+        self.text.show_lines(8)
         self.text.editing_finished.connect(self._commit)
         layout = top_form(self)
         layout.addRow("Shape", self.shape)
@@ -210,7 +210,7 @@ class LabForm(QWidget):
         self.name = QLineEdit()
         self.name.editingFinished.connect(lambda: self._editor.update_lab(name=self.name.text().strip()))
         self.notes = LinesEdit()
-        self.notes.setFixedHeight(self.notes.fontMetrics().lineSpacing() * 12 + 12)
+        self.notes.show_lines(12)
         self.notes.editing_finished.connect(lambda: self._editor.update_lab(notes=self.notes.toPlainText()))
         self.vm_backend = QComboBox()
         for backend, text in VM_BACKEND_CHOICES.items():
