@@ -16,6 +16,10 @@
 #     /var/cache/libvirt and /var/log/libvirt (bind mounts seen only inside it), so that the agent there starts its
 #     VMs as domains of that libvirtd, on taps in its network namespace, which the real host's libvirtd never sees.
 #     VTOPO_SIM_LIBVIRTD=0 makes a host without libvirtd (an empty /run/libvirt): its agent runs VMs as QEMU processes.
+#   - its own Open vSwitch directories (/run/openvswitch, /etc/openvswitch, /var/log/openvswitch and
+#     /var/lib/openvswitch, bind mounts seen only inside it, empty at first): its agent starts an OVS of its own when
+#     a lab puts a switch there, in its network namespace, and down stops it. The real host's OVS is never reached
+#     from it.
 # Its state lives in /run/vtopo-sim/NAME. VTOPO_PYTHON and PYTHONPATH say which vtopo the host runs (default: python3
 # and the PYTHONPATH of the caller).
 set -euo pipefail
@@ -28,6 +32,7 @@ PYTHON=${VTOPO_PYTHON:-$(command -v python3)}
 LIBVIRT_DIRS=(run:/run/libvirt lib:/var/lib/libvirt cache:/var/cache/libvirt log:/var/log/libvirt)
 [[ -L /var/run ]] || LIBVIRT_DIRS+=(run:/var/run/libvirt)
 LIBVIRT_ANSWER_SECONDS=60
+OVS_DIRS=(run:/run/openvswitch etc:/etc/openvswitch log:/var/log/openvswitch lib:/var/lib/openvswitch)
 
 usage() { echo "usage: $0 up|down NAME (NAME: 1 to 9 lowercase letters or digits)" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
@@ -80,6 +85,7 @@ up() {
     else
         mounts+=($(no_libvirt_directories))
     fi
+    mounts+=($(private_directories ovs "${OVS_DIRS[@]}"))  # the host's own Open vSwitch directories, empty
     ip netns exec "$netns" unshare --mount --propagation private sh -c '
         for mount in "$@"; do mount --bind "${mount%%:*}" "${mount#*:}" || exit 1; done
         exec sleep infinity' sh "${mounts[@]}" >/dev/null 2>&1 &
@@ -143,12 +149,7 @@ has_libvirt() {
 # cache stale while its QEMU user cannot open /dev/kvm, and probes again at every domain start (36 s a start instead
 # of 0.3 s on the test machine). The real host's /dev/kvm stays as it is.
 libvirt_directories() {
-    local directory source target
-    for directory in "${LIBVIRT_DIRS[@]}"; do
-        source=$state/libvirt/${directory%%:*} target=${directory#*:}
-        mkdir -p -m 0755 "$source" "$target"
-        echo "$source:$target"
-    done
+    private_directories libvirt "${LIBVIRT_DIRS[@]}"
     if [[ -d /var/cache/libvirt/qemu/capabilities ]]; then
         mkdir -p -m 0711 "$state/libvirt/cache/qemu"
         cp -a /var/cache/libvirt/qemu/capabilities "$state/libvirt/cache/qemu/"
@@ -168,6 +169,24 @@ no_libvirt_directories() {
         mkdir -p -m 0755 "$state/libvirt/run"
         echo "$state/libvirt/run:${directory#*:}"
     done
+}
+
+# private_directories SUBDIRECTORY NAME:TARGET...: "SOURCE:TARGET" for each bind mount of a directory of the host's
+# own, SOURCE being $state/SUBDIRECTORY/NAME (both made when missing).
+private_directories() {
+    local subdirectory=$1 directory source target
+    shift
+    for directory in "$@"; do
+        source=$state/$subdirectory/${directory%%:*} target=${directory#*:}
+        mkdir -p -m 0755 "$source" "$target"
+        echo "$source:$target"
+    done
+}
+
+# The OVS daemons the host's agent started for its labs, if any (their pid files are in its own /run/openvswitch).
+stop_ovs() {
+    stop_pid_file "$state/ovs/run/ovs-vswitchd.pid"
+    stop_pid_file "$state/ovs/run/ovsdb-server.pid"
 }
 
 start_libvirt() {
@@ -220,6 +239,7 @@ down() {
         inside "$state/bin/vtopo" cleanup >/dev/null || true
         stop_pid_file "$state/run/agent.pid"
         stop_libvirt
+        stop_ovs
         stop_pid_file "$state/sshd.pid"
         stop_pid_file "$state/holder.pid"
     fi

@@ -59,5 +59,8 @@ class FakeLab:
     def same_domain(self, a: str, b: str) -> bool:
         return any({a, b} <= domain for domain in self.domains)
 
+    def apart(self, a: str, b: str) -> str:
+        return ""
+
     def rate(self, source: str, destination: str, seconds: int) -> float:
         return self.rates[(source, destination)]

@@ -4,6 +4,7 @@ conftest.py imports them; `members()` makes the users for a whole module or a be
 from __future__ import annotations
 
 import grp
+import os
 import pwd
 import shutil
 import subprocess
@@ -50,6 +51,14 @@ def users() -> Iterator[dict[str, pwd.struct_passwd]]:
 def agent() -> Iterator[Agent]:
     with Agent.running() as running:
         yield running
+
+
+def owned_by(path: Path, user: pwd.struct_passwd) -> Path:
+    """A lab file of `user`'s own, which `vtopo save` rewrites: in a directory `save` may write the new file into."""
+    path.chmod(0o644)
+    os.chown(path, user.pw_uid, user.pw_gid)
+    path.parent.chmod(0o777)
+    return path
 
 
 @pytest.fixture

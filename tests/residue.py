@@ -10,7 +10,8 @@ from pathlib import Path
 
 from vtopo.host.facts import PROBE_NAME
 
-DAEMONS = {"zebra", "ospfd", "qemu-system-x86", "iperf3", "watchfrr", "staticd", "tcpdump"}
+DAEMONS = {"zebra", "ospfd", "ospf6d", "bgpd", "ripd", "ripngd", "isisd", "bfdd", "qemu-system-x86", "iperf3", "watchfrr",
+           "staticd", "tcpdump", "dnsmasq", "busybox"}
 STATE_PATHS = (Path("/run/vtopo"), Path("/var/lib/vtopo"), Path("/var/log/libvirt/qemu"))
 # On a machine shared with other work, objects matching this regex are not counted (CI leaves it unset).
 IGNORED = re.compile(os.environ["VTOPO_RESIDUE_IGNORE"]) if os.environ.get("VTOPO_RESIDUE_IGNORE") else None

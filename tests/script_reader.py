@@ -10,6 +10,7 @@ from typing import Any
 
 from vtopo import ops as o
 from vtopo.host import netlink
+from vtopo.host.ovs import VSCTL_TIMEOUT_S
 from vtopo.host import rtnl_wire as wire
 from vtopo.model.rules import lab_tag
 
@@ -30,6 +31,7 @@ def _route_protocols() -> dict[str, int]:
 
 
 RT_PROTOS = _route_protocols()
+TOLERANT = " || true  # "
 
 
 def script_effects(op: o.Op, prefix: str) -> list[Effect]:
@@ -74,6 +76,10 @@ class ScriptReader:
         self.say("link", verb, netns, tuple(sorted(fields.items())))
 
     def line(self, line: str) -> None:
+        command, tolerant, _comment = line.partition(TOLERANT)
+        if tolerant:  # `COMMAND || true  # why`: the command's status does not stop the script
+            self.say("tolerant")
+            line = command
         words = shlex.split(line.replace('"$LAB_TAG"', shlex.quote(self.tag)))
         if words[:3] == ["ip", "netns", "exec"]:
             self.inside(words[3], words[4:])
@@ -91,7 +97,7 @@ class ScriptReader:
                 "IFLA_LINKINFO.IFLA_INFO_SLAVE_KIND": "bridge",
                 "IFLA_LINKINFO.IFLA_INFO_SLAVE_DATA.IFLA_BRPORT_MODE": int(words[6] == "on")})
         elif words[0] == "ovs-vsctl":
-            self.say("run", ("ovs-vsctl", "--timeout=5", *(["--"] + [w for w in words[1:]])), None)
+            self.say("run", ("ovs-vsctl", f"--timeout={VSCTL_TIMEOUT_S}", *(["--"] + [w for w in words[1:]])), None)
         elif words[0] == "nft":
             self.nft(words[1:])
         else:
@@ -146,7 +152,7 @@ class ScriptReader:
 
     def link_add(self, netns: str | None, words: list[str]) -> None:
         fields: dict[str, Any] = {}
-        if words[0] == "link":  # link LOWER name NAME [netns N] type macvlan|macvtap mode M
+        if words[0] == "link":  # link LOWER name NAME [netns N] type macvlan|macvtap|vlan ...
             fields["IFLA_LINK"] = words[1]
             words = words[2:]
             assert words[0] == "name"
@@ -175,6 +181,9 @@ class ScriptReader:
         elif kind in ("macvlan", "macvtap"):
             assert options[0] == "mode"
             fields[f"{data}IFLA_{kind.upper()}_MODE"] = options[1]
+        elif kind == "vlan":  # link PARENT name NAME type vlan id VID
+            assert options[0] == "id"
+            fields[data + "IFLA_VLAN_ID"] = int(options[1])
         elif kind == "vxlan":  # vxlan id VNI local L remote R dstport P: the underlay addresses' family picks the key
             given = dict(zip(options[::2], options[1::2]))
             six = "6" if ipaddress.ip_address(given["local"]).version == 6 else ""

@@ -34,3 +34,15 @@ class LabBuilder:
 def here(address: str = LOCAL_UNDERLAY) -> Site:
     """The local machine as a site: its underlay address."""
     return Site("here", address=address)
+
+
+def vlans_over_two_sites(sites: list[Site], remote: str, switch: str = "ovs") -> LabBuilder:
+    """One switch (of kind `switch`) with VLANs 10 and 20 spread over this site and `remote`, a host of each VLAN on
+    each site, all four in one subnet: only the VLANs keep h10 and h20 apart. The switch's copy on `remote` joins it
+    by a trunk."""
+    lab = LabBuilder("vlansites", sites)
+    lab.node("sw", switch, vlans={"p1": "access 10", "p2": "access 20", "p3": "access 10", "p4": "access 20"})
+    for index, (host, site) in enumerate((("h10a", ""), ("h20a", ""), ("h10b", remote), ("h20b", remote)), start=1):
+        lab.node(host, "container", site=site)
+        lab.link(host, "sw", f"10.70.0.{index}/24")
+    return lab

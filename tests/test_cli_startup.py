@@ -1,22 +1,34 @@
-"""The CLI starts at once: importing it, and the commands that need no host, load no heavy library."""
+"""The CLI starts at once: importing it, and the commands that need no host, load no heavy library.
+
+What a command imports is asserted rather than how long it takes, which would depend on the machine's load;
+tests/benchmarks/test_startup_bench.py measures the times."""
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
-HEAVY = ("pyroute2", "networkx", "PySide6", "shiboken6", "vtopo.measure", "vtopo.host.netlink", "vtopo.gui")
+HEAVY = ("pyroute2", "networkx", "PySide6", "shiboken6", "scapy", "matplotlib", "numpy", "yaml", "libvirt",
+         "vtopo.measure", "vtopo.host.netlink", "vtopo.host.applier", "vtopo.deployed", "vtopo.gui")
 LAB = Path(__file__).parents[1] / "topologies" / "l2-vs-l3.vtopo"
 
 
-def heavy_modules_after(statements: str) -> set[str]:
-    """The HEAVY packages a fresh interpreter has loaded after running `statements`."""
+def modules_after(statements: str, environment: dict[str, str] | None = None) -> list[str]:
+    """The modules a fresh interpreter has loaded after running `statements`."""
     code = f"{statements}\nimport sys\nprint(' '.join(sys.modules))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded = result.stdout.splitlines()[-1].split()
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={**os.environ, **(environment or {})})
+    return result.stdout.splitlines()[-1].split()
+
+
+def heavy_modules_after(statements: str, environment: dict[str, str] | None = None) -> set[str]:
+    """The HEAVY packages a fresh interpreter has loaded after running `statements`."""
+    loaded = modules_after(statements, environment)
     return {heavy for heavy in HEAVY if any(name == heavy or name.startswith(heavy + ".") for name in loaded)}
 
 
@@ -24,13 +36,35 @@ def test_importing_the_cli_and_building_its_parser_loads_nothing_heavy():
     assert heavy_modules_after("import vtopo.cli\nvtopo.cli.build_parser()") == set()
 
 
+def test_the_parser_loads_only_the_command_line():
+    """`vtopo --help` reads no lab: the model, the kinds and the agent's protocol load with the commands that use
+    them. vtopo.user_data, plain paths, is the one module below the command line that it loads."""
+    loaded = modules_after("import vtopo.cli\nvtopo.cli.build_parser()")
+    below = {name for name in loaded if name.startswith("vtopo.") and not name.startswith("vtopo.cli")}
+    assert below == {"vtopo.named_errors", "vtopo.user_data"}
+
+
+def test_status_of_no_labs_in_the_process_loads_nothing_heavy(tmp_path: Path):
+    """Root's `vtopo status` with no agent listening runs one in its process: with no lab to probe, neither the
+    compiler's NetworkX nor the applier's pyroute2 loads."""
+    empty = {"VTOPO_STATE_DIR": str(tmp_path / "state"), "VTOPO_AGENT_SOCKET": str(tmp_path / "agent.sock")}
+    if os.geteuid() != 0:
+        pytest.skip("only root's commands run an agent in their own process")
+    assert heavy_modules_after("from vtopo.cli import main\nassert main(['status']) == 0", empty) == set()
+
+
 def test_listing_kinds_loads_nothing_heavy():
     assert heavy_modules_after("from vtopo.cli import main\nmain(['kinds'])") == set()
 
 
-@pytest.mark.parametrize("argv", [["validate", "--offline"], ["plan", "--offline"], ["show"]])
-def test_reading_a_lab_without_the_host_loads_only_networkx(argv):
+@pytest.mark.parametrize("argv", [["validate", "--offline"], ["plan", "--offline"]])
+def test_compiling_a_lab_without_the_host_loads_only_networkx(argv):
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}
+
+
+def test_showing_a_lab_loads_nothing_heavy():
+    """`vtopo show` reads the lab and compiles none: importing the compiler does not load NetworkX."""
+    assert heavy_modules_after(f"from vtopo.cli import main\nmain({['show', str(LAB)]!r})") == set()
 
 
 def test_help_of_every_command_prints():
@@ -60,3 +94,16 @@ def test_output_cut_short_by_its_reader_ends_quietly(tmp_path: Path, vtopo: str)
     shell = f"{vtopo} plan --offline {lab} | head -1"
     result = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, check=True)
     assert result.stdout.split()[:2] == ["1.", "create"] and result.stderr == ""
+
+
+def test_errors_are_named_without_loading_their_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent answers on threads: a request may fail while another thread is importing vtopo.deployed, whose
+    NotDeployed is not defined yet (and so cannot have been raised), and a module nobody imported is not loaded."""
+    from vtopo.model.problems import LabError
+    from vtopo.named_errors import loaded
+
+    monkeypatch.setitem(sys.modules, "vtopo.deployed", types.ModuleType("vtopo.deployed"))  # partly imported
+    monkeypatch.delitem(sys.modules, "vtopo.operate", raising=False)
+    names = ("vtopo.deployed:NotDeployed", "vtopo.operate:OperateError", "vtopo.model.problems:LabError")
+    assert loaded(names) == (LabError,)
+    assert "vtopo.operate" not in sys.modules

@@ -45,6 +45,16 @@ MUTATIONS = {
         "app/vtopo/host/netlink.py", "(wire.BRIDGE_VLAN_INFO_UNTAGGED if untagged else 0)", "0"),
     "trunk VLANs explained as untagged": (
         "app/vtopo/ops/script.py", '*(["untagged"] if untagged else [])', '"untagged"'),
+    "a subinterface tagged with the wrong VLAN by netlink": (
+        "app/vtopo/host/rtnl_wire.py", "u16(IFLA_VLAN_ID, vid)", "u16(IFLA_VLAN_ID, vid + 1)"),
+    "a subinterface made on the wrong parent by the kernel host": (
+        "app/vtopo/host/kernel_host.py", "self.netlink.add_vlan(name, netns, parent, vid)",
+        "self.netlink.add_vlan(name, netns, name, vid)"),
+    "a subinterface's VLAN explained as another": (
+        "app/vtopo/ops/script.py", '"type", LinkType.VLAN, "id", str(vid)', '"type", LinkType.VLAN, "id", "1"'),
+    "a subinterface made in the host's namespace by netlink": (
+        "app/vtopo/host/netlink.py", "self._change_link(netns, _named_link(name, parent_link, wire.vlan_kind(vid))",
+        "self._change_link(None, _named_link(name, parent_link, wire.vlan_kind(vid))"),
     "a MAC address dropped by the kernel host": (
         "app/vtopo/host/kernel_host.py", "self.netlink.set_link(name, netns, mtu=mtu, mac=mac,",
         "self.netlink.set_link(name, netns, mtu=mtu, mac=None,"),

@@ -34,7 +34,8 @@ def test_checking_a_lab_loads_the_plugins_of_its_kinds_alone():
             "print(' '.join(sorted(m for m in sys.modules if m.startswith('vtopo_kinds.'))))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = result.stdout.splitlines()[-1].split()
-    assert loaded == ["vtopo_kinds.bridge", "vtopo_kinds.common", "vtopo_kinds.container", "vtopo_kinds.vlans"]
+    assert loaded == ["vtopo_kinds.bridge", "vtopo_kinds.common", "vtopo_kinds.container", "vtopo_kinds.dhcp",
+                      "vtopo_kinds.vlans"]
 
 
 def test_a_kind_whose_plugin_fails_to_load_troubles_only_the_labs_that_use_it():

@@ -1,5 +1,5 @@
-"""A router's configuration as FRR's own text: the daemons it needs, what it may not do, FRR's own refusals in
-validate, and what `vtopo save` keeps of a running lab."""
+"""A router's configuration as FRR's own text: the daemons a router runs, an empty router, what a text may not do,
+the lines FRR skips in validate, and what `vtopo save` keeps of a running lab."""
 from __future__ import annotations
 
 import shutil
@@ -16,7 +16,7 @@ from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 from vtopo.resources import TOPOLOGIES
 from vtopo.saving import apply_state
-from vtopo_kinds.frr_config import daemons_for, file_writes, kept_running_config
+from vtopo_kinds.frr_config import file_commands, kept_running_config
 
 BGP_AND_STATIC = """hostname r1
 interface eth0
@@ -47,16 +47,32 @@ def started(topology: Topology, router: str) -> list[str]:
             if isinstance(op, o.StartProcess) and op.owner == f"node {router}"]
 
 
-def test_the_daemons_follow_from_the_configuration() -> None:
-    """zebra and staticd always (a static route typed into vtysh is taken), and the daemons the text needs."""
-    assert daemons_for(BGP_AND_STATIC) == ["zebra", "bgpd", "staticd", "bfdd"]
-    assert daemons_for("router ospf6\n ospf6 router-id 1.1.1.1\n") == ["zebra", "ospf6d", "staticd"]
-    assert daemons_for("router rip\n network 10.0.0.0/8\nrouter ripng\n") == ["zebra", "ripd", "ripngd", "staticd"]
-    assert daemons_for("interface eth0\n ip router isis lab\n") == ["zebra", "isisd", "staticd"]
-    assert daemons_for("hostname r1\n") == ["zebra", "staticd"]  # a router configured from nothing
-    assert started(two_routers(BGP_AND_STATIC), "r1") == ["zebra", "bgpd", "staticd", "bfdd"]
-    assert started(two_routers(), "r1") == ["zebra", "ospfd", "staticd"]
-    assert started(two_routers(ipv6=True), "r1") == ["zebra", "ospfd", "ospf6d", "staticd"]  # OSPFv3 with IPv6
+ALL_DAEMONS = ["zebra", "ospfd", "ospf6d", "bgpd", "ripd", "ripngd", "isisd", "staticd", "bfdd"]
+
+
+def test_a_router_runs_every_daemon_unless_its_settings_name_fewer() -> None:
+    """Every course daemon, whatever the text says (what a student types into vtysh is taken); the `daemons` setting
+    names fewer, and zebra and staticd always run."""
+    assert started(two_routers(BGP_AND_STATIC), "r1") == ALL_DAEMONS
+    assert started(two_routers(), "r1") == ALL_DAEMONS
+    assert started(two_routers("hostname r1\n"), "r1") == ALL_DAEMONS
+    fewer = two_routers(BGP_AND_STATIC)
+    fewer.nodes["r1"].settings["daemons"] = ["bgpd", "bfdd"]
+    assert started(fewer, "r1") == ["zebra", "bgpd", "staticd", "bfdd"]
+    fewer.nodes["r1"].settings["daemons"] = ["staticd"]
+    assert started(fewer, "r1") == ["zebra", "staticd"]
+
+
+def test_an_empty_router_is_a_valid_start() -> None:
+    """Generate OSPF off and no text: the router's frr.conf is empty, its daemons all run, and the lab is valid (no
+    OSPF design check speaks of a router that runs no OSPF)."""
+    topology = two_routers()
+    topology.nodes["r1"].settings["generate_ospf"] = False
+    config = next(op.content for op in plan_of(topology).ops
+                  if isinstance(op, o.WriteFile) and op.path.endswith("r1/frr.conf"))
+    assert config == ""
+    assert started(topology, "r1") == ALL_DAEMONS
+    assert [str(p) for p in problems_of(topology)] == []
 
 
 def test_generated_configuration_speaks_ospfv3_where_the_router_has_ipv6() -> None:
@@ -67,10 +83,11 @@ def test_generated_configuration_speaks_ospfv3_where_the_router_has_ipv6() -> No
 
 
 def test_a_configuration_may_not_write_files_elsewhere() -> None:
-    text = "log file /etc/frr/frr.conf\nlog file ospfd.log\ndump bgp all /tmp/x\n"
-    assert file_writes(text) == [(1, "log file /etc/frr/frr.conf"), (3, "dump bgp all /tmp/x")]
+    text = "log file /etc/frr/frr.conf\nlog file ospfd.log\ndump bgp all /tmp/x\ncop /etc/shadow running\n"
+    assert file_commands(text) == [(1, "log file /etc/frr/frr.conf"), (3, "dump bgp all /tmp/x"),
+                                   (4, "cop /etc/shadow running")]
     problems = [p.message for p in problems_of(two_routers(text))]
-    assert any("line 1 of its configuration, 'log file /etc/frr/frr.conf', would have FRR write a file" in p
+    assert any("line 1 of its configuration, 'log file /etc/frr/frr.conf', would have FRR write or read a file" in p
                for p in problems), problems
     assert not any("line 2" in p for p in problems)
 
@@ -81,13 +98,26 @@ def test_running_configuration_is_kept_without_vtyshs_header() -> None:
 
 
 @pytest.mark.skipif(shutil.which("vtysh") is None, reason="FRR is not installed: validate leaves FRR's parser out")
-def test_validate_says_what_frr_refuses_with_its_line(tmp_path: Path) -> None:
+def test_validate_names_each_line_frr_skips_as_a_warning(tmp_path: Path) -> None:
+    """FRR's `vtysh -b` skips a line it does not take and loads the rest: validate names the line, and passes."""
     lab = tmp_path / "pair.vtopo"
     io.save(two_routers("hostname r1\nrouter ospf\n network 10.0.0.0/30 area 0\n netwrk 10.1.0.0/24 area 0\n"), lab)
     result = subprocess.run([sys.executable, "-m", "vtopo", "validate", str(lab)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert ("warning: node r1 at $.nodes[0].settings.config: FRR skips line 4 of its configuration "
+            "('netwrk 10.1.0.0/24 area 0'): % Unknown command; it loads the rest") in result.stderr, result.stderr
+
+
+@pytest.mark.skipif(shutil.which("vtysh") is None, reason="FRR is not installed: validate leaves FRR's parser out")
+def test_lines_that_open_files_stay_refused(tmp_path: Path) -> None:
+    """A line that would have FRR or vtysh write or read a file of the text's choosing is an error, skipped or not."""
+    lab = tmp_path / "pair.vtopo"
+    io.save(two_routers("hostname r1\nexit\ncopy /etc/shadow running-config\nou fi /etc/nologin\n"), lab)
+    result = subprocess.run([sys.executable, "-m", "vtopo", "validate", str(lab)], capture_output=True, text=True)
     assert result.returncode == 2
-    assert ("error: node r1 at $.nodes[0].settings.config: FRR refuses line 4 of its configuration "
-            "('netwrk 10.1.0.0/24 area 0'): % Unknown command") in result.stderr, result.stderr
+    for number, line in ((3, "copy /etc/shadow running-config"), (4, "ou fi /etc/nologin")):
+        assert f"error: node r1: line {number} of its configuration, {line!r}, would have FRR write or read a file" \
+            in result.stderr, result.stderr
 
 
 def test_saving_writes_each_nodes_state_and_says_what_changed() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spread_labs import LabBuilder, here
+from spread_labs import LabBuilder, here, vlans_over_two_sites
 from vtopo import protocol as p
 from vtopo.host.ssh import ssh_argv
 from vtopo.cli import main
@@ -15,7 +15,8 @@ from vtopo.lab import plan_of, problems_of
 from vtopo.model import io
 from vtopo.model.placement import site_parts
 from vtopo.model.sites import TUNNEL_MTU, Site
-from vtopo.ops import ConfigureLink, CreateBridge, CreateNamespace, CreateVxlan
+from vtopo.ops import (ConfigureLink, CreateBridge, CreateNamespace, CreateVxlan, OvsAddPort, OvsVlanMode,
+                       SetBridgeVlans)
 from vtopo.server.policy import Policy, PolicyError, TunnelRefused
 from vtopo.sites.spread import not_allowed
 
@@ -272,3 +273,27 @@ def test_a_node_is_remote_only_from_another_sites_point_of_view():
     assert remote_site(topology, "c2", here="b") is None  # on b, its own node: never ssh to itself again
     with pytest.raises(Unreachable, match="c1 runs on the machine lab two was deployed from"):
         remote_site(topology, "c1", here="b")
+
+
+def test_the_trunk_joining_a_bridges_parts_on_two_sites_carries_every_vlan_of_the_bridge():
+    topology = vlans_over_two_sites([here(), REMOTE], "b", "bridge").topology
+    for site in ("", "b"):
+        plan = plan_of(topology, trust=Trust(site=site, tunnel_vnis=(5000, 5999)))
+        [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
+        vlans = {op.name: (op.untagged, op.tagged) for op in plan.ops if isinstance(op, SetBridgeVlans)}
+        assert vlans[tunnel.name] == (1, (10, 20)) and sorted(vlans.values()) == [(1, (10, 20)), (10, ()), (20, ())]
+
+
+def test_the_trunk_joining_a_switchs_parts_on_two_sites_carries_every_vlan_of_the_switch():
+    topology = vlans_over_two_sites([here(), REMOTE], "b").topology
+    ports = {}
+    for site in ("", "b"):
+        plan = plan_of(topology, trust=Trust(site=site, tunnel_vnis=(5000, 5999)))
+        # each part's VLANs name only its own ports; its hosts share one subnet on purpose (only the VLANs keep them
+        # apart), which validation rightly names
+        assert [w.subject for w in plan.warnings] == ["subnet 10.70.0.0/24"], plan.warnings
+        [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
+        ports[site] = {op.name: (op.vlan_mode, op.tag, op.trunks) for op in plan.ops if isinstance(op, OvsAddPort)}
+        assert ports[site][tunnel.name] == (OvsVlanMode.NATIVE_UNTAGGED, 1, (10, 20)), "a trunk, VLAN 1 native"
+    assert sorted(ports[""].values())[:2] == sorted(ports["b"].values())[:2] == [
+        (OvsVlanMode.ACCESS, 10, ()), (OvsVlanMode.ACCESS, 20, ())]

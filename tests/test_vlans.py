@@ -12,9 +12,13 @@ from vtopo.cli import main
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.host.facts import bridge_vlan_filtering
 from vtopo.kinds.environment import HostFacts
-from vtopo.lab import context_of, plan_of, problems_of
+from vtopo.checks.live import vlan_apart
+from vtopo.compile.vlan_rules import vlan_gap, vlan_problems
+from vtopo.lab import context_of, open_lab, plan_of, problems_of
 from vtopo.model import io
+from vtopo.model.problems import errors_in
 from vtopo.model.topology import Endpoint, Interface, Link, Node
+from vtopo.resources import TOPOLOGIES
 
 NO_FILTERING = ("VLANs on a Linux bridge need the kernel's bridge VLAN filtering (CONFIG_BRIDGE_VLAN_FILTERING, with "
                 "802.1Q), which this kernel does not have: make {switch} an Open vSwitch switch (kind ovs), which "
@@ -74,13 +78,13 @@ def test_a_switch_without_vlans_stays_as_it_was():
 
 
 def test_a_linux_bridge_with_vlans_where_the_kernel_filters_none_is_refused_in_one_line_per_switch():
-    topology = vlan_lab("bridge")
-    refused = problems_of(topology, HostFacts(probed=True, bridge_vlans=False))
+    topology = vlan_lab("bridge")  # one subnet over two VLANs: a warning, and a deploy keeps the hosts apart
+    refused = errors_in(problems_of(topology, HostFacts(probed=True, bridge_vlans=False)))
     assert [str(p) for p in refused] == [f"error: node {switch}: {NO_FILTERING.format(switch=switch)}"
                                          for switch in ("s1", "s2")]
-    assert problems_of(topology, HostFacts(probed=True, bridge_vlans=True)) == []
-    assert problems_of(topology, HostFacts()) == []  # the designer's checks know nothing of the host
-    assert problems_of(vlan_lab("ovs"), HostFacts(probed=True, bridge_vlans=False)) == []
+    assert errors_in(problems_of(topology, HostFacts(probed=True, bridge_vlans=True))) == []
+    assert errors_in(problems_of(topology, HostFacts())) == []  # the designer's checks know nothing of the host
+    assert errors_in(problems_of(vlan_lab("ovs"), HostFacts(probed=True, bridge_vlans=False))) == []
 
 
 def test_validate_on_this_host_says_whether_its_bridges_can_filter_vlans(tmp_path: Path, capsys):
@@ -138,3 +142,90 @@ def test_a_lab_file_keeps_its_vlans(tmp_path: Path):
     assert again.nodes["s1"].settings["vlans"] == {"p1": "access 10", "p2": "access 10", "p3": "access 20",
                                                    "p4": "trunk 10,20"}
     assert io.dumps(again) == io.dumps(topology)
+
+
+def vlan_warnings(topology) -> list[str]:
+    lab = context_of(topology, HostFacts())
+    return [str(problem) for problem in vlan_problems(lab, broadcast_domains_of(lab))]
+
+
+def test_a_gateway_plugged_into_another_vlan_is_named_with_the_port_to_move():
+    """h1 and h2 use r1 (10.0.0.254) as their gateway, in VLAN 10's subnet, but r1's port is an access port in
+    VLAN 20 (tests/golden/invalid/vlan-trunk-misses-gateway.vtopo has the trunk that misses the VLAN)."""
+    topology = vlan_lab("ovs")
+    topology.add_node(Node("r1", "r1", "router"))
+    topology.add_link(Link("link-r1", Endpoint("r1", "eth0", Interface(addresses=["10.0.0.254/24"])),
+                           Endpoint("s2", "p4")))
+    topology.update_node("s2", settings={"vlans": {**topology.nodes["s2"].settings["vlans"], "p4": "access 20"}})
+    for host in ("h1", "h2"):
+        topology.update_node(host, settings={"default_route": "10.0.0.254"})
+    assert [w for w in vlan_warnings(topology) if "gateway" in w] == [
+        "warning: link r1:eth0-s2:p4: h1:eth0, h2:eth0 in VLAN 10 use 10.0.0.254 (r1:eth0) as their gateway, but VLAN "
+        "10 does not reach it: r1:eth0 is plugged into s2:p4, an access port in VLAN 20, which does not give it VLAN "
+        "10, so their frames never get there. Carry VLAN 10 to the gateway: s2: p4 = access 10"]
+
+
+def test_a_router_with_an_address_in_each_subnet_of_a_vlan_joins_them():
+    topology = vlan_lab("ovs")
+    topology.update_link("link-h3", a=Interface(addresses=["10.0.20.3/24"]))
+    topology.update_node("s1", settings={"vlans": {**topology.nodes["s1"].settings["vlans"], "p3": "access 10"}})
+    assert any("the rest of VLAN 10 is on 10.0.0.0/24" in str(p) for p in domain_problems(
+        context_of(topology, HostFacts())))
+    topology.add_node(Node("r1", "r1", "router"))
+    topology.add_link(Link("link-r1", Endpoint("r1", "eth0", Interface(addresses=["10.0.0.254/24", "10.0.20.254/24"])),
+                           Endpoint("s1", "p5")))
+    topology.update_node("s1", settings={"vlans": {**topology.nodes["s1"].settings["vlans"], "p5": "access 10"}})
+    assert not [p for p in domain_problems(context_of(topology, HostFacts())) if "VLAN 10" in p.message]
+
+
+@pytest.mark.parametrize("lab_file", sorted(TOPOLOGIES.glob("*.vtopo")), ids=lambda p: p.stem)
+def test_no_shipped_lab_breaks_a_vlan_rule(lab_file: Path):
+    assert vlan_warnings(open_lab(lab_file).topology) == []
+
+
+def test_a_vlan_of_two_subnets_of_equal_size_offers_a_vlan_for_one_of_them():
+    topology = vlan_lab("ovs")
+    for host in ("h3", "h5"):
+        topology.update_link(f"link-{host}", a=Interface(addresses=[f"10.0.20.{host[1]}/24"]))
+    topology.update_link("link-h1", a=Interface(addresses=["10.0.20.1/24"]))
+    topology.update_node("s2", settings={"vlans": {"p1": "access 10", "p2": "access 10", "p3": "trunk 10,20"}})
+    assert [str(p) for p in domain_problems(context_of(topology, HostFacts()))] == [
+        "warning: domain 1 (h1:eth0, h2:eth0, h4:eth0, h5:eth0): VLAN 10 holds two subnets, 10.0.0.0/24 and "
+        "10.0.20.0/24: their frames reach each other, but hosts on different subnets do not talk without a router, so "
+        "nothing passes between them. Give every interface in it the same subnet, or move their ports into VLAN 20, "
+        "that of 10.0.20.0/24: s1: p1 = access 20 and s2: p2 = access 20."]
+
+
+def test_a_trunk_that_misses_a_vlan_cuts_it_and_is_named_by_validation_and_by_a_failed_check():
+    topology = vlan_lab("ovs")
+    for host in ("h3", "h5"):
+        topology.update_link(f"link-{host}", a=Interface(addresses=[f"10.0.20.{host[1]}/24"]))
+    topology.update_node("s2", settings={"vlans": {"p1": "access 10", "p2": "access 20", "p3": "trunk 10"}})
+    assert vlan_warnings(topology) == [
+        "warning: link s1:p4-s2:p3: h3:eth0 and h5:eth0 are in VLAN 20 on 10.0.20.0/24, but VLAN 20 does not reach "
+        "from one to the other: the link s1:p4-s2:p3 on the way does not carry VLAN 20 (s2:p3 is a trunk of VLAN 10), "
+        "so they cannot reach each other. Carry VLAN 20 across: s2: p3 = trunk 10,20"]
+    lab = context_of(topology, HostFacts())
+    h3, h5 = ([m for d in broadcast_domains_of(lab) for m in d.members if m.name == name][0]
+              for name in ("h3:eth0", "h5:eth0"))
+    assert vlan_gap(lab, h3, h5) == (
+        "h3:eth0 is in VLAN 20, which does not reach h5:eth0: the link s1:p4-s2:p3 on the way does not carry VLAN 20 "
+        "(s2:p3 is a trunk of VLAN 10). Carry it: s2: p3 = trunk 10,20")
+    assert vlan_apart(lab, "h3:eth0", "h5:eth0") == vlan_gap(lab, h3, h5)  # a failed same-domain check says it
+    assert vlan_apart(lab, "h1:eth0", "h4:eth0") == ""
+    h1 = next(m for d in broadcast_domains_of(lab) for m in d.members if m.name == "h1:eth0")
+    assert vlan_gap(lab, h3, h1) == (
+        "h3:eth0 is in VLAN 20, which does not reach h1:eth0: h1:eth0 is plugged into s1:p1, an access port in VLAN "
+        "10, which does not give it VLAN 20. Carry it: s1: p1 = access 20")
+
+
+def test_a_gateway_on_a_trunk_port_gets_its_vlan_as_the_native_one_it_sends_untagged():
+    topology = vlan_lab("ovs")
+    topology.add_node(Node("r1", "r1", "router"))
+    topology.add_link(Link("link-r1", Endpoint("r1", "eth0", Interface(addresses=["10.0.0.254/24"])),
+                           Endpoint("s2", "p4")))
+    topology.update_node("s2", settings={"vlans": {**topology.nodes["s2"].settings["vlans"], "p4": "trunk 10,20"}})
+    topology.update_node("h1", settings={"default_route": "10.0.0.254"})
+    assert [w.split(": r1:eth0 is ")[1] for w in vlan_warnings(topology) if "gateway" in w] == [
+        "plugged into s2:p4, a trunk of VLANs 10 and 20, which does not give it VLAN 10 untagged, so its frames never "
+        "get there. Carry VLAN 10 to the gateway: s2: p4 = trunk 20 native 10"]

@@ -69,7 +69,7 @@ class DeployedLab:
             endpoint = self.endpoint(node.node.name)
             if not endpoint.can_run and not endpoint.servers:
                 continue
-            addresses = [str(ipaddress.ip_interface(a).ip) for end in node.ends for a in end.end.interface.addresses]
+            addresses = [str(ipaddress.ip_interface(a).ip) for i in node.interfaces() for a in i.addresses]
             targets.append((endpoint, addresses))
         return targets
 

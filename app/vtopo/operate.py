@@ -178,7 +178,8 @@ class RunningLab:
         if kept:
             return (f"{kept} stays up without carrier and {_port_names(pulled)} is set down (a veth between two "
                     "nodes cannot lose carrier at both ends)")
-        return f"{_port_names(pulled)} is set down (a {pulled[0].medium} has no peer whose carrier could be cut)"
+        verb = "are" if len(pulled) > 1 else "is"
+        return f"{_port_names(pulled)} {verb} set down (a {pulled[0].medium} has no peer whose carrier could be cut)"
 
     def _put_back(self, op: o.AddAddress | o.AddRoute) -> None:
         try:

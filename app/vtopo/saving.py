@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vtopo import ops as o
@@ -21,7 +21,7 @@ from vtopo.kinds.environment import HostFacts, LabNames
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.problems import LabError
-from vtopo.model.topology import Interface, Topology
+from vtopo.model.topology import Interface, Topology, subinterface_name
 from vtopo.operate import OperateError, running_lab
 
 READ_SECONDS = 30.0
@@ -126,15 +126,17 @@ def apply_state(topology: Topology, states: dict[str, SavedState], lab: LabConte
                 settings.pop(key, None)  # the default, which a lab file leaves out
             else:
                 settings[key] = value
-        after = describe(topology, node.id, kind, _as_run(settings, generated), state.addresses)
-        if after == before:
-            continue
+        ends = [end for link in topology.links_of(node.id) for end in link.ends if end.node == node.id]
+        kept = node.settings, [end.interface for end in ends]
         node.settings = settings
-        for link in topology.links_of(node.id):
-            for end in link.ends:
-                if end.node == node.id and end.port in state.addresses:
-                    end.interface = Interface(end.interface.name, end.interface.mac, end.interface.mtu,
-                                              list(state.addresses[end.port]))
+        for end in ends:
+            end.interface = _with_addresses(end.port, end.interface, state.addresses)
+        after = describe(topology, node.id, kind, _as_run(settings, generated))
+        if after == before:  # it runs as deployed: the lab stays as it says
+            node.settings = kept[0]
+            for end, interface in zip(ends, kept[1]):
+                end.interface = interface
+            continue
         changes.append(NodeChange(name, before, after))
     return changes
 
@@ -152,10 +154,16 @@ def _as_run(settings: dict[str, Any], generated: dict[str, str]) -> dict[str, An
     return {**settings, **{key: text for key, text in generated.items() if not settings.get(key)}}
 
 
-def describe(topology: Topology, node_id: str, kind: NodeKind[Any] | None, settings: dict[str, Any],
-             addresses: dict[str, list[str]] | None = None) -> str:
-    """A node's settings (as its kind compares them) and its ports' addresses (`addresses` in place of a port's) as
-    text to compare, a multi-line setting (a configuration) line by line."""
+def _with_addresses(port: str, interface: Interface, addresses: dict[str, list[str]]) -> Interface:
+    """The interface of `port` with the addresses read on it and on each of its subinterfaces (PORT.VLAN)."""
+    subinterfaces = [replace(sub, addresses=list(addresses.get(subinterface_name(port, sub.vlan), sub.addresses)))
+                     for sub in interface.subinterfaces]
+    return replace(interface, addresses=list(addresses.get(port, interface.addresses)), subinterfaces=subinterfaces)
+
+
+def describe(topology: Topology, node_id: str, kind: NodeKind[Any] | None, settings: dict[str, Any]) -> str:
+    """A node's settings (as its kind compares them) and its ports' and subinterfaces' addresses as text to compare,
+    a multi-line setting (a configuration) line by line."""
     lines = []
     for key, value in sorted(settings.items()):
         value = kind.comparable(key, value) if kind is not None else value
@@ -166,6 +174,7 @@ def describe(topology: Topology, node_id: str, kind: NodeKind[Any] | None, setti
     for link in topology.links_of(node_id):
         for end in link.ends:
             if end.node == node_id:
-                kept = (addresses or {}).get(end.port, end.interface.addresses)
-                lines.append(f"{end.port}: {', '.join(kept) or 'no address'}")
+                lines.append(f"{end.port}: {', '.join(end.interface.addresses) or 'no address'}")
+                lines += [f"{subinterface_name(end.port, sub.vlan)}: {', '.join(sub.addresses) or 'no address'}"
+                          for sub in end.interface.subinterfaces]
     return "\n".join(lines) + "\n"

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from vtopo.kinds.api import (DEFAULT_VLAN, AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext,
                              LoopProtection, NodeKind, Op, PortSpec, PortVlans, Problem, Role, SetBridgeVlans, SetMaster,
                              SetSysctl, setting)
-from vtopo_kinds.vlans import port_vlans, vlan_problems, vlans_setting
+from vtopo_kinds.vlans import part_settings, port_vlans, vlan_problems, vlans_setting
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,9 @@ class BridgeKind(NodeKind[BridgeSettings]):
 
     def port_vlans(self, node: NodeContext[BridgeSettings], end: EndContext) -> PortVlans | None:
         return port_vlans(node.settings.vlans, end.end.port)
+
+    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+        return part_settings(settings, ports, trunk)
 
     def lower(self, node: NodeContext[BridgeSettings]) -> Iterable[Op]:
         settings, owner = node.settings, node.subject

@@ -6,7 +6,7 @@ import ipaddress
 import json
 from typing import Any, Iterator
 
-from vtopo.kinds.api import AddRoute, NodeContext, Problem, Reader
+from vtopo.kinds.api import AddRoute, NodeContext, Problem, Reader, subinterface_name
 
 GATEWAY6_HELP = ("Next hop for the IPv6 default route, e.g. 2001:db8:1::1, or a router's link-local address with "
                  "the port it is reached on, e.g. fe80::1%eth0")
@@ -62,7 +62,8 @@ def _check_link_local(node: NodeContext[Any], gateway: str, port: str, label: st
 
 
 def _networks(node: NodeContext[Any]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    return [ipaddress.ip_interface(a).network for end in node.ends for a in end.end.interface.addresses if "/" in a]
+    return [ipaddress.ip_interface(a).network for interface in node.interfaces() for a in interface.addresses
+            if "/" in a]
 
 
 def gateway_route(node: NodeContext[Any], netns: str, gateway: str) -> AddRoute:
@@ -99,22 +100,28 @@ def check_route(node: NodeContext[Any], route: str) -> Iterator[Problem]:
 
 
 def kernel_addresses(node: NodeContext[Any], read: Reader) -> dict[str, list[str]]:
-    """The global addresses on each of the node's ports, as `ip -j address` shows them inside it."""
+    """The global addresses on each of the node's ports and subinterfaces (PORT.VLAN), as `ip -j address` shows them
+    inside it; those a DHCP client holds (dynamic: with the lease's lifetime) are its server's to give, not the lab's."""
     shown = json.loads(read(["ip", "-j", "address", "show"]) or "[]")
     by_device = {str(link.get("ifname")): [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", [])
-                                           if a.get("scope") == "global" and "local" in a and "prefixlen" in a]
+                                           if a.get("scope") == "global" and "local" in a and "prefixlen" in a
+                                           and not a.get("dynamic")]
                  for link in shown}
-    return {end.end.port: by_device.get(end.device, []) for end in node.ends if end.device}
+    found = {end.end.port: by_device.get(end.device, []) for end in node.ends if end.device}
+    for end in node.ends:
+        for sub in end.end.interface.subinterfaces:
+            found[subinterface_name(end.end.port, sub.vlan)] = by_device.get(subinterface_name(end.device, sub.vlan), [])
+    return found
 
 
 def kernel_routes(read: Reader) -> list[tuple[str, str]]:
     """(destination, gateway) of each route through a gateway in the node's main tables, IPv4 then IPv6, except
-    those the kernel makes itself; destination is "default" for the IPv4 default route."""
+    those the kernel makes itself and those a DHCP lease gave; destination is "default" for the IPv4 default route."""
     routes = []
     for family, default in (("-4", "default"), ("-6", "::/0")):
         for route in json.loads(read(["ip", "-j", family, "route", "show"]) or "[]"):
             gateway = route.get("gateway", "")
-            if not gateway or route.get("protocol") in ("kernel", "ra") or gateway.startswith("fe80:"):
+            if not gateway or route.get("protocol") in ("kernel", "ra", "dhcp") or gateway.startswith("fe80:"):
                 continue
             destination = str(route.get("dst", ""))
             routes.append((default if destination == "default" else destination, gateway))

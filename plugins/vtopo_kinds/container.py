@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (AddRoute, EndContext, NodeContext, NodeKind, Op, PortSpec, Problem, Reader, Role,
-                             SavedState, SetSysctl, setting)
+from vtopo.kinds.api import (AddRoute, EndContext, FileReader, NodeContext, NodeFiles, NodeKind, Op, PortSpec, Problem,
+                             Reader, Role, SavedState, SetSysctl, setting)
+from vtopo_kinds import dhcp
 from vtopo_kinds.common import (GATEWAY6_HELP, check_default_routes, check_route, gateway_route, kernel_addresses,
                                 kernel_routes)
 
@@ -18,6 +19,7 @@ class ContainerSettings:
     routes: list[str] = setting([], "Routes", "One per line, e.g. 10.9.0.0/16 via 10.0.1.1 or 2001:db8:9::/48 via "
                                 "2001:db8:1::1")
     sysctls: dict[str, str] = setting({}, "sysctls", "Namespace sysctls, e.g. net.ipv4.ip_forward = 1")
+    dhcp_pools: list[str] = setting([], "DHCP server pools", dhcp.POOLS_HELP)
 
 
 class ContainerKind(NodeKind[ContainerSettings]):
@@ -27,6 +29,7 @@ class ContainerKind(NodeKind[ContainerSettings]):
                    "programs: interfaces, routes, sysctls.")
     role = Role.NAMESPACE
     ports = PortSpec("eth", 0)
+    dhcp_client = True
     connects_to = frozenset({"bridge", "ovs", "macvlan", "container", "router", "host"})
     connect_hint = "Containers join bridges, OVS switches, macvlan segments, routers, the host or each other."
     settings_type = ContainerSettings
@@ -34,6 +37,15 @@ class ContainerKind(NodeKind[ContainerSettings]):
 
     def device_name(self, node: NodeContext[ContainerSettings], end: EndContext) -> str:
         return end.end.interface.name or end.end.port
+
+    def own_files(self, node: NodeContext[ContainerSettings]) -> NodeFiles:
+        return NodeFiles(dhcp.binds(node, node.settings.dhcp_pools, {}))
+
+    def dhcp_service(self, node: NodeContext[ContainerSettings], end: EndContext) -> str:
+        return dhcp.service(node, end, node.settings.dhcp_pools, {})
+
+    def status_detail(self, node: NodeContext[ContainerSettings], read_file: FileReader) -> str:
+        return dhcp.leases(node, node.settings.dhcp_pools, read_file)
 
     def default_gateways(self, node: NodeContext[ContainerSettings]) -> list[str]:
         return [gateway for gateway in (node.settings.default_route, node.settings.default_route6) if gateway]
@@ -46,6 +58,7 @@ class ContainerKind(NodeKind[ContainerSettings]):
             if not key.startswith("net."):
                 yield Problem(f"sysctl {key} is not per-namespace (only net.* sysctls are); setting it would change "
                               "the whole host", node.subject, subject_id=node.node.id)
+        yield from dhcp.problems(node, node.settings.dhcp_pools, {})
 
     def lower(self, node: NodeContext[ContainerSettings]) -> Iterable[Op]:
         netns = node.names.netns(node.node.name)
@@ -57,6 +70,7 @@ class ContainerKind(NodeKind[ContainerSettings]):
         for route in node.settings.routes:
             destination, _, gateway = route.partition(" via ")
             yield AddRoute(owner=owner, netns=netns, destination=destination.strip(), gateway=gateway.strip())
+        yield from dhcp.ops(node, node.settings.dhcp_pools, {})
 
     def saved_state(self, node: NodeContext[ContainerSettings], read: Reader) -> SavedState:
         """The addresses on its ports and the routes students add with `ip`; the default routes are its gateways."""

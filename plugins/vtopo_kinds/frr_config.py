@@ -1,5 +1,5 @@
-"""FRR's integrated configuration (frr.conf) as a router carries it: which daemons a text needs, what it may not do,
-and how `show running-config` becomes a text to keep."""
+"""FRR's integrated configuration (frr.conf) as a router carries it: the daemons a router may run, what a text may not
+do, and how `show running-config` becomes a text to keep."""
 from __future__ import annotations
 
 import re
@@ -9,22 +9,18 @@ STATICD = "staticd"
 ALWAYS = (ZEBRA, STATICD)
 """What every router runs, as a real FRR router does: zebra, and staticd for the static routes a student types."""
 DAEMONS = ("zebra", "ospfd", "ospf6d", "bgpd", "ripd", "ripngd", "isisd", "staticd", "bfdd")
-"""The daemons a router may run, in the order they start (zebra first: the others connect to it)."""
+"""The daemons a router may run, in the order they start (zebra first: the others connect to it). A router runs them
+all unless its settings name fewer: what a student types into vtysh (`router bgp 1`, `router rip`) is taken at once,
+as on a real router whose daemons are switched on, whatever its configuration said when it was deployed."""
 
-_NEEDS: dict[str, re.Pattern[str]] = {
-    "ospfd": re.compile(r"(router ospf|ip ospf)(\s|$)"),
-    "ospf6d": re.compile(r"(router ospf6|ipv6 ospf6)(\s|$)"),
-    "bgpd": re.compile(r"(router bgp|bgp)(\s|$)"),
-    "ripd": re.compile(r"(router rip|ip rip)(\s|$)"),
-    "ripngd": re.compile(r"(router ripng|ipv6 ripng)(\s|$)"),
-    "isisd": re.compile(r"(router isis|ip router isis|ipv6 router isis|isis)(\s|$)"),
-    "bfdd": re.compile(r"bfd$|bfd\s|(neighbor \S+|ip ospf|ipv6 ospf6|isis) bfd(\s|$)"),
-}
 # Lines that would make a daemon open a file of the config's choosing outside the router's own logs directory, their
 # working directory: a log file named with a path (`log file`, `log filtered-file`), and BGP's MRT dumps; FRR takes
 # any unambiguous abbreviation of each word (`lo fi /x`). The daemons run inside the node, as the lab's owner, so
 # such a file would be the owner's own: these are refused for a lab to stay within its router's directory.
 _FILE_COMMANDS = ((("log",), ("file", "filtered-file")), (("dump",), ("bgp",)))
+# vtysh's own commands that read or write a file of the text's choosing, once a configuration has left configuration
+# mode (`exit`): `copy FILE running-config` and `output file FILE`, by the shortest prefix vtysh takes for each
+_SHELL_FILE_COMMANDS = (("copy", 3), ("output", 2))
 _HEADER = ("Building configuration...", "Current configuration:")
 
 
@@ -34,28 +30,23 @@ def _statements(text: str) -> list[tuple[int, str]]:
             if line.strip() and not line.strip().startswith("!")]
 
 
-def daemons_for(text: str) -> list[str]:
-    """The daemons every router runs, and each daemon of DAEMONS a statement of `text` belongs to."""
-    needed = set(ALWAYS) | {daemon for _, line in _statements(text) for daemon, pattern in _NEEDS.items()
-                        if pattern.match(line)}
-    return [daemon for daemon in DAEMONS if daemon in needed]
-
-
 def _abbreviates(word: str, commands: tuple[str, ...], shortest: int = 1) -> bool:
     return len(word) >= shortest and any(command.startswith(word) for command in commands)
 
 
-def _writes_file(line: str) -> bool:
+def _opens_file(line: str) -> bool:
     words = line.split()
+    if words and any(_abbreviates(words[0], (command,), shortest) for command, shortest in _SHELL_FILE_COMMANDS):
+        return True
     for first, second in _FILE_COMMANDS:
         if len(words) >= 2 and _abbreviates(words[0], first, 2) and _abbreviates(words[1], second):
             return first != ("log",) or any("/" in word for word in words[2:])
     return False
 
 
-def file_writes(text: str) -> list[tuple[int, str]]:
-    """The statements that would write a file outside the router's directory, by line number."""
-    return [(number, line) for number, line in _statements(text) if _writes_file(line)]
+def file_commands(text: str) -> list[tuple[int, str]]:
+    """The statements that would write or read a file outside the router's directory, by line number."""
+    return [(number, line) for number, line in _statements(text) if _opens_file(line)]
 
 
 def kept_running_config(shown: str) -> str:

@@ -61,8 +61,9 @@ def design_problems(node: NodeContext[Any], area_of: AreaOf) -> Iterable[Problem
 
 
 def _own_config(node: NodeContext[Any]) -> bool:
-    """Whether the router carries its own FRR configuration, which vtopo deploys as it is."""
-    return bool(getattr(node.settings, "config", ""))
+    """Whether the router carries its own FRR configuration, which vtopo deploys as it is, or none at all (Generate
+    OSPF off): either way not the OSPF vtopo writes."""
+    return bool(getattr(node.settings, "config", "")) or not getattr(node.settings, "generate_ospf", True)
 
 
 def _ports(router: NodeContext[Any], area_of: AreaOf) -> list[OspfPort]:

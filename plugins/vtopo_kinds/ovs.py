@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
-from vtopo.kinds.api import (INTERNAL_PORT, SWITCH_PORT, EndContext, MoveLink, NodeContext, NodeKind, Op, OvsAddBridge,
-                             OvsAddFlows, OvsAddPort, OvsVlanMode, PortSpec, PortVlans, Problem, Role, SetTxChecksum,
-                             Severity, setting)
-from vtopo_kinds.vlans import port_vlans, vlan_problems, vlans_setting
+from vtopo.kinds.api import (INTERNAL_PORT, MAX_INTERFACE_NAME, SWITCH_PORT, AddAddress, ConfigureLink, CreateNamespace,
+                             EndContext, MoveLink, NodeContext, NodeKind, Op, OvsAddBridge, OvsAddFlows, OvsAddPort,
+                             OvsAddSubinterface, OvsVlanMode, PortSpec, PortVlans, Problem, Role, SetSysctl,
+                             SetTxChecksum, Severity, setting, subinterface_name, svi_name)
+from vtopo_kinds.vlans import part_settings, port_vlans, svi_problems, svi_vlans, svis_setting, vlan_problems, vlans_setting
 
 PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
+SUBINTERFACE_OFPORTS = 1000  # the OpenFlow port of the first internal port made as a node's subinterface
+SVI_OFPORTS = 2000  # the OpenFlow port of the switch's first VLAN interface
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class OvsSettings:
     flows: list[str] = setting([], "OpenFlow rules", "One rule per line, e.g. in_port=1,actions=output:3. Port "
                                "p1 is OpenFlow port 1.")
     vlans: dict[str, str] = vlans_setting()
+    svis: dict[str, str] = svis_setting()
 
 
 def vlan_columns(vlans: PortVlans | None) -> tuple[str, int, tuple[int, ...]]:
@@ -97,9 +101,52 @@ class OvsKind(NodeKind[OvsSettings]):
             yield Problem("with OpenFlow rules, the VLANs per port apply only to what a rule sends with "
                           "actions=normal", node.subject, "", node.node.id, Severity.WARNING)
         yield from vlan_problems(node)
+        yield from svi_problems(node)
+        for vlan in self.vlan_interfaces(node):
+            port = self.svi_port(node, vlan)
+            if len(port) > MAX_INTERFACE_NAME:
+                yield Problem(f"its interface in VLAN {vlan} would be named {port!r} in the host's namespace "
+                              f"({len(port)} characters; the kernel allows {MAX_INTERFACE_NAME}). Use a shorter node "
+                              "name", node.subject, "", node.node.id)
+
+    def vlan_interfaces(self, node: NodeContext[OvsSettings]) -> dict[int, tuple[str, ...]]:
+        return svi_vlans(node.settings.svis)
+
+    def own_namespace(self, node: NodeContext[OvsSettings]) -> str | None:
+        return node.names.netns(node.node.name) if node.settings.svis else None
+
+    def svi_port(self, node: NodeContext[OvsSettings], vlan: int) -> str:
+        """The internal port that becomes the switch's interface in VLAN `vlan`, while it is in the host's
+        namespace."""
+        return node.names.host_device(node.node.name, svi_name(vlan))
 
     def port_vlans(self, node: NodeContext[OvsSettings], end: EndContext) -> PortVlans | None:
         return port_vlans(node.settings.vlans, end.end.port)
+
+    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+        return part_settings(settings, ports, trunk)
+
+    def makes_tagged_ports(self, node: NodeContext[OvsSettings]) -> bool:
+        return True
+
+    def tagged_port(self, node: NodeContext[OvsSettings], end: EndContext, vlan: int, name: str, owner: str
+                    ) -> Iterable[Op]:
+        """An internal port in VLAN `vlan`, numbered after the switch's own ports (OpenFlow port 1000 and up), named
+        after the port it stands beside until it is moved into the node."""
+        index = [(e.end.port, sub.vlan) for e in node.ends if e.peer for sub in e.peer.end.interface.subinterfaces
+                 ].index((end.end.port, vlan))
+        port = self.subinterface_port(node, end, vlan)
+        yield OvsAddSubinterface(owner=owner, bridge=node.names.node_device(node.node.name), lab=node.names.prefix,
+                                 name=port, ofport=SUBINTERFACE_OFPORTS + index, tag=vlan, subinterface=name)
+        if end.other.netns is not None:
+            yield MoveLink(owner=owner, name=port, netns=end.other.netns, new_name=name)
+
+    def subinterface_port(self, node: NodeContext[OvsSettings], end: EndContext, vlan: int) -> str:
+        """The name of the internal port that becomes a subinterface, while it is in the host's namespace: the
+        subinterface's own name when it stays there (a host node's)."""
+        if end.other.netns is None:
+            return subinterface_name(end.other.device, vlan)
+        return node.names.host_device(node.node.name, subinterface_name(end.end.port, vlan))
 
     def joins_ports(self, node: NodeContext[OvsSettings]) -> bool:
         return not node.settings.flows
@@ -116,10 +163,34 @@ class OvsKind(NodeKind[OvsSettings]):
         bridge = node.names.node_device(node.node.name)
         yield OvsAddBridge(owner=node.subject, name=bridge, datapath=self.datapath(node),
                            fail_mode=node.settings.fail_mode, lab=node.names.prefix)
+        yield from self._svis(node, bridge)
         if node.settings.flows:
             ports = sorted({int(p) for flow in node.settings.flows for p in PORT_REFERENCE.findall(flow)
                             if int(p) in {self.ports.index_of(e.end.port) for e in node.ends}})
             yield OvsAddFlows(owner=node.subject, bridge=bridge, flows=tuple(node.settings.flows), ports=tuple(ports))
+
+    def _svis(self, node: NodeContext[OvsSettings], bridge: str) -> Iterable[Op]:
+        """The switch's interface in each VLAN: an internal port, an access port of the VLAN, moved into a namespace
+        of the switch's own (in the lab's user namespace where it has one) that forwards IP between them."""
+        netns = self.own_namespace(node)
+        if netns is None:
+            return
+        owner, trust = node.subject, node.lab.trust
+        yield CreateNamespace(owner=owner, name=netns,
+                              userns=node.names.user_namespace if trust.owner.ids is not None else "")
+        yield SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
+        yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
+        # no duplicate address detection on the interfaces that come: until it ends, about a second after an
+        # interface comes up, the kernel cannot ask for a neighbour of a packet it forwards (no usable link-local)
+        yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.default.accept_dad", value="0")
+        for index, (vlan, addresses) in enumerate(sorted(self.vlan_interfaces(node).items())):
+            port, name = self.svi_port(node, vlan), svi_name(vlan)
+            yield OvsAddPort(owner=owner, bridge=bridge, name=port, ofport=SVI_OFPORTS + index, lab=node.names.prefix,
+                             port_type=INTERNAL_PORT, vlan_mode=OvsVlanMode.ACCESS, tag=vlan)
+            yield MoveLink(owner=owner, name=port, netns=netns, new_name=name)
+            yield ConfigureLink(owner=owner, name=name, netns=netns, up=True)
+            for address in addresses:
+                yield AddAddress(owner=owner, name=name, netns=netns, cidr=address)
 
     def attach(self, node: NodeContext[OvsSettings], end: EndContext) -> Iterable[Op]:
         bridge = node.names.node_device(node.node.name)

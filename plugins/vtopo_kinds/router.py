@@ -1,6 +1,8 @@
-"""A router: a namespace running FRR's zebra and the routing daemons its configuration needs. The configuration is
-FRR's own integrated text (frr.conf), kept verbatim in the lab; a router without one runs the OSPF configuration vtopo
-writes from its settings (OSPFv2, and OSPFv3 where the router has IPv6 addresses). Quagga takes the same text.
+"""A router: a namespace running FRR's zebra, staticd and every routing daemon a course uses (or those its settings
+name), so that whatever a student types into vtysh is taken. The configuration is FRR's own integrated text
+(frr.conf), kept verbatim in the lab; a router without one runs the OSPF configuration vtopo writes from its settings
+(OSPFv2, and OSPFv3 where the router has IPv6 addresses), or nothing at all when told not to (a router to configure
+from scratch). Quagga takes the same text.
 
 The daemons run inside the node, as a container: FRR's /etc/frr, /run/frr and /var/log/frr there are the router's
 own directory. In a lab with a user namespace (a member's), they run as root of that namespace, the
@@ -14,11 +16,12 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, LoadConfig, MakeDirectory, NodeContext, NodeFiles,
-                             NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl, StartProcess,
-                             WriteFile, addresses_resource, dev_resource, drop_privileges, setting, up_resource)
-from vtopo_kinds.frr_config import (ALWAYS, DAEMONS, ZEBRA, comparable_config, daemons_for, file_writes,
-                                    kept_running_config)
+from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, LoadConfig, MakeDirectory, NodeContext,
+                             NodeFiles, NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl,
+                             StartProcess, WriteFile, addresses_resource, dev_resource, drop_privileges, setting,
+                             up_resource)
+from vtopo_kinds import dhcp
+from vtopo_kinds.frr_config import ALWAYS, DAEMONS, ZEBRA, comparable_config, file_commands, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import ROUTER_CHECKS
 
@@ -38,9 +41,14 @@ RUNNING_CONFIG = ["vtysh", "-c", "show running-config"]
 @dataclass(frozen=True)
 class RouterSettings:
     config: str = setting("", "Configuration", "FRR's integrated configuration (frr.conf), kept as written. Empty: "
-                          "the OSPF configuration vtopo writes from the settings below.", multiline=True)
+                          "the OSPF configuration vtopo writes from the settings below, or none with Generate OSPF "
+                          "off.", multiline=True)
+    generate_ospf: bool = setting(True, "Generate OSPF", "With no configuration of its own, run the OSPF vtopo writes "
+                                  "from the settings below. Off: the router starts with no configuration at all, for "
+                                  "a student to configure in vtysh.")
     daemons: list[str] = setting([], "Daemons", "The routing daemons beside zebra and staticd, which always run. "
-                                 "Empty: those the configuration needs (ospfd, ospf6d, bgpd, ripd, ripngd, isisd, bfdd)")
+                                 "Empty: all of them (ospfd, ospf6d, bgpd, ripd, ripngd, isisd, bfdd), so that what "
+                                 "is typed into vtysh is taken; name fewer to save memory")
     router_id: str = setting("", "Router ID", "Empty: the highest IPv4 address of the router")
     hello_interval: int = setting(1, "Hello interval (s)", "OSPF hello timer. Short timers make a lab converge in "
                                   "seconds instead of the default 40.", minimum=1, maximum=65535)
@@ -53,6 +61,8 @@ class RouterSettings:
     redistribute_connected: bool = setting(False, "Redistribute connected", "Announce every connected subnet")
     default_originate: bool = setting(False, "Originate default", "Announce a default route (default-information "
                                       "originate always)")
+    dhcp_pools: list[str] = setting([], "DHCP server pools", dhcp.POOLS_HELP)
+    dhcp_relay: dict[str, str] = setting({}, "DHCP relay", dhcp.RELAY_HELP)
 
 
 def normalise_area(area: str) -> str:
@@ -62,10 +72,11 @@ def normalise_area(area: str) -> str:
 class RouterKind(NodeKind[RouterSettings]):
     name = "router"
     label = "Router"
-    description = ("A namespace running FRR: zebra and the routing daemons of its configuration (OSPF by default; "
-                   "its own frr.conf for static routes, RIP, BGP, IS-IS...), with IP forwarding on.")
+    description = ("A namespace running FRR: zebra, staticd and the routing daemons (OSPF by default; its own "
+                   "frr.conf, or vtysh, for static routes, RIP, BGP, IS-IS...), with IP forwarding on.")
     role = Role.NAMESPACE
     ports = PortSpec("eth", 0)
+    dhcp_client = True
     connects_to = frozenset({"container", "router", "bridge", "ovs", "macvlan", "host"})
     connect_hint = "Routers join containers, other routers, bridges, OVS switches, macvlan segments and the host."
     settings_type = RouterSettings
@@ -85,8 +96,15 @@ class RouterKind(NodeKind[RouterSettings]):
     def own_files(self, node: NodeContext[RouterSettings]) -> NodeFiles:
         suite, directory = node.facts.routing_suite, node.names.node_dir(node.node.name)
         binds = tuple((directory, inside) for inside in (CONFIG_DIR[suite], RUN_DIR[suite], LOG_DIR[suite]))
+        binds += dhcp.binds(node, node.settings.dhcp_pools, node.settings.dhcp_relay)
         in_lab = self._in_user_namespace(node)
         return NodeFiles(binds, (("/etc/group", LAB_GROUPS.format(vty=VTY_GROUP[suite])),) if in_lab else ())
+
+    def dhcp_service(self, node: NodeContext[RouterSettings], end: EndContext) -> str:
+        return dhcp.service(node, end, node.settings.dhcp_pools, node.settings.dhcp_relay)
+
+    def status_detail(self, node: NodeContext[RouterSettings], read_file: FileReader) -> str:
+        return dhcp.leases(node, node.settings.dhcp_pools, read_file)
 
     @staticmethod
     def _in_user_namespace(node: NodeContext[RouterSettings]) -> bool:
@@ -110,19 +128,22 @@ class RouterKind(NodeKind[RouterSettings]):
 
     # ------------------------------------------------------------ the configuration
 
+    @staticmethod
+    def _generates(node: NodeContext[RouterSettings]) -> bool:
+        """Whether the router runs the OSPF configuration vtopo writes: it has none of its own, and Generate OSPF is
+        on."""
+        return not node.settings.config and node.settings.generate_ospf
+
     def configuration(self, node: NodeContext[RouterSettings]) -> str:
-        """The router's frr.conf: its own, or the OSPF configuration generated from its settings."""
-        return node.settings.config or self.generated_configuration(node)
+        """The router's frr.conf: its own, the OSPF configuration generated from its settings, or nothing."""
+        return self.generated_configuration(node) if self._generates(node) else node.settings.config
 
     def daemons(self, node: NodeContext[RouterSettings]) -> list[str]:
-        """zebra first, then staticd and the routing daemons: those the settings name, or those the configuration
-        needs."""
-        if node.settings.daemons:
-            return [d for d in DAEMONS if d in ALWAYS or d in node.settings.daemons]
-        return daemons_for(self.configuration(node))
+        """zebra first, then staticd and the routing daemons: those the settings name, or all of them."""
+        return [d for d in DAEMONS if d in ALWAYS or not node.settings.daemons or d in node.settings.daemons]
 
     def generated_settings(self, node: NodeContext[RouterSettings]) -> dict[str, str]:
-        return {"config": self.generated_configuration(node)}
+        return {"config": self.generated_configuration(node)} if node.settings.generate_ospf else {}
 
     def comparable(self, setting: str, value: Any) -> Any:
         return comparable_config(value) if setting == "config" and isinstance(value, str) else value
@@ -131,10 +152,12 @@ class RouterKind(NodeKind[RouterSettings]):
         return SavedState(settings={"config": kept_running_config(read(RUNNING_CONFIG))})
 
     def config_checks(self, node: NodeContext[RouterSettings]) -> Iterable[ConfigCheck]:
+        """FRR's dry run of the router's own text. `vtysh -b` skips a line FRR does not take and loads the rest, as
+        FRR's own service does at boot: each such line is a warning, and the router deploys with the rest."""
         if node.settings.config and node.facts.routing_suite == "frr":
             yield ConfigCheck("FRR", "config", node.settings.config, ("vtysh", "--config_dir", "{dir}", "-C", "-f",
                                                                       "{file}"),
-                              CONFIG_FILE, ((SHELL_CONFIG_FILE, ""),))
+                              CONFIG_FILE, ((SHELL_CONFIG_FILE, ""),), skips_lines=True)
 
     # ------------------------------------------------------------ checks
 
@@ -144,14 +167,15 @@ class RouterKind(NodeKind[RouterSettings]):
     def router_id(self, node: NodeContext[RouterSettings]) -> str:
         if node.settings.router_id:
             return node.settings.router_id
-        addresses = [ipaddress.ip_interface(a).ip for end in node.ends for a in end.end.interface.addresses
+        addresses = [ipaddress.ip_interface(a).ip for interface in node.interfaces() for a in interface.addresses
                      if "/" in a and ipaddress.ip_interface(a).version == 4]
         return str(max(addresses)) if addresses else ""
 
     def check(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         yield from self._overlaps(node)
+        yield from dhcp.problems(node, node.settings.dhcp_pools, node.settings.dhcp_relay)
         yield from self._configuration_problems(node)
-        if not node.settings.config:
+        if self._generates(node):
             yield from self._generated_problems(node)
             yield from self._area_mismatches(node)
             yield from design_problems(node, self.area_of)
@@ -162,14 +186,14 @@ class RouterKind(NodeKind[RouterSettings]):
             if daemon not in DAEMONS:
                 yield Problem(f"daemon {daemon!r} is not one a router runs (it runs: {', '.join(DAEMONS)})", subject,
                               "", node_id)
-        for number, line in file_writes(node.settings.config):
-            yield Problem(f"line {number} of its configuration, {line!r}, would have FRR write a file outside the "
-                          "router's own logs directory; name a log file without a path (each daemon already logs there: "
+        for number, line in file_commands(node.settings.config):
+            yield Problem(f"line {number} of its configuration, {line!r}, would have FRR write or read a file outside "
+                          "the router's own directory; name a log file without a path (each daemon already logs there: "
                           "vtopo exec LAB ROUTER -- vtysh -c 'show logging')", subject, "", node_id)
 
     def _generated_problems(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
         settings, subject, node_id = node.settings, node.subject, node.node.id
-        ports = {end.end.port for end in node.ends}
+        ports = {interface.port for interface in node.interfaces()}
         if settings.router_id:
             try:
                 ipaddress.IPv4Address(settings.router_id)
@@ -193,8 +217,8 @@ class RouterKind(NodeKind[RouterSettings]):
                 yield Problem(f"passive names port {port}, which has no link", subject, "", node_id)
 
     def _overlaps(self, node: NodeContext[RouterSettings]) -> Iterable[Problem]:
-        networks = [(end.end.port, ipaddress.ip_interface(a).network) for end in node.ends
-                    for a in end.end.interface.addresses if "/" in a and not ipaddress.ip_interface(a).is_link_local]
+        networks = [(interface.port, ipaddress.ip_interface(a).network) for interface in node.interfaces()
+                    for a in interface.addresses if "/" in a and not ipaddress.ip_interface(a).is_link_local]
         for (port_a, net_a), (port_b, net_b) in itertools.combinations(networks, 2):
             if port_a != port_b and net_a.version == net_b.version and net_a.overlaps(net_b):
                 yield Problem(f"subnets overlap on two ports: {port_a} has {net_a} and {port_b} has {net_b}; a router "
@@ -216,8 +240,8 @@ class RouterKind(NodeKind[RouterSettings]):
                                       "will never become neighbours", f"link {end.link_name}", "", end.link.id)
 
     def _safe_area(self, node: NodeContext[RouterSettings], port: str) -> str:
-        if node.settings.config:
-            return ""  # its own configuration says which areas it is in
+        if not self._generates(node):
+            return ""  # its own configuration says which areas it is in, if any
         try:
             return self.area_of(node, port)
         except ValueError:
@@ -226,24 +250,26 @@ class RouterKind(NodeKind[RouterSettings]):
     # ------------------------------------------------------------ lowering
 
     def _speaks_ipv6(self, node: NodeContext[RouterSettings]) -> bool:
-        return any(ipaddress.ip_interface(a).version == 6 for end in node.ends for a in end.end.interface.addresses
-                   if "/" in a)
+        return any(ipaddress.ip_interface(a).version == 6 for interface in node.interfaces()
+                   for a in interface.addresses if "/" in a)
 
     def generated_configuration(self, node: NodeContext[RouterSettings]) -> str:
-        """OSPFv2 on every port (and OSPFv3 where the router has IPv6), from the router's settings."""
+        """OSPFv2 on every port and subinterface (and OSPFv3 where the router has IPv6), from the router's
+        settings."""
         settings, frr = node.settings, node.facts.routing_suite == "frr"
         ipv6 = self._speaks_ipv6(node) and frr
-        ends = sorted(node.ends, key=lambda e: e.end.port)
+        interfaces = sorted(node.interfaces(), key=lambda i: (i.end.end.port, i.vlan or 0))
         lines = [f"hostname {node.node.name}", "!"]
-        for end in ends:
-            passive = end.end.port in settings.passive
-            point_to_point = end.other.kind.name == self.name  # no DR election: adjacent within a hello or two
-            lines += [f"interface {end.device}", f" ip ospf hello-interval {settings.hello_interval}",
+        for interface in interfaces:
+            passive = interface.port in settings.passive
+            # no DR election with a router linked straight: adjacent within a hello or two
+            point_to_point = interface.vlan is None and interface.end.other.kind.name == self.name
+            lines += [f"interface {interface.device}", f" ip ospf hello-interval {settings.hello_interval}",
                       f" ip ospf dead-interval {settings.dead_interval}"]
             lines += [" ip ospf network point-to-point"] if point_to_point else []
             lines += [" ip ospf passive"] if passive and frr else []
             if ipv6:
-                lines += [f" ipv6 ospf6 area {self.area_of(node, end.end.port)}",
+                lines += [f" ipv6 ospf6 area {self.area_of(node, interface.port)}",
                           f" ipv6 ospf6 hello-interval {settings.hello_interval}",
                           f" ipv6 ospf6 dead-interval {settings.dead_interval}"]
                 lines += [" ipv6 ospf6 network point-to-point"] if point_to_point else []
@@ -253,12 +279,12 @@ class RouterKind(NodeKind[RouterSettings]):
         if frr:  # accept an LSA re-sent at once instead of waiting for the 5 s retransmit
             lines.append(" timers lsa min-arrival 0")
         else:  # Quagga's spelling of passive interfaces
-            lines += [f" passive-interface {e.device}" for e in ends if e.end.port in settings.passive]
-        for end in ends:
-            for address in end.end.interface.addresses:
+            lines += [f" passive-interface {i.device}" for i in interfaces if i.port in settings.passive]
+        for interface in interfaces:
+            for address in interface.addresses:
                 network = ipaddress.ip_interface(address).network
                 if network.version == 4:
-                    lines.append(f" network {network} area {self.area_of(node, end.end.port)}")
+                    lines.append(f" network {network} area {self.area_of(node, interface.port)}")
         lines += self._announcements(settings)
         lines.append("!")
         if ipv6:
@@ -287,10 +313,11 @@ class RouterKind(NodeKind[RouterSettings]):
         config_file, shell_file = f"{directory}/{CONFIG_FILE}", f"{directory}/{SHELL_CONFIG_FILE}"
         yield WriteFile(owner=owner, path=config_file, content=self.configuration(node))
         yield WriteFile(owner=owner, path=shell_file, content=self._shell_config(node))
-        interfaces = tuple(dev_resource(netns, end.device) for end in node.ends)
+        interfaces = tuple(dev_resource(netns, interface.device) for interface in node.interfaces())
         # the daemons must first see each interface with carrier: seen without, FRR 8.4's ospfd may keep it as type
         # "Null" and leave its network out of the router LSA
-        carrier = tuple(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device)
+        carrier = (*(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device),
+                   *(up_resource(netns, i.device) for i in node.interfaces() if i.vlan is not None))
         user, run, logs = self._daemons_user(node), RUN_DIR[suite], LOG_DIR[suite]
         enter = tuple(node.enter([], workdir=logs))  # a log file the configuration names without a path lands there
         daemons = self.daemons(node)
@@ -305,3 +332,4 @@ class RouterKind(NodeKind[RouterSettings]):
         yield LoadConfig(owner=owner, node=name, netns=netns,
                          argv=(*node.enter([*self._as_daemons_user(node), "vtysh", "-b"], workdir=logs),),
                          after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{d}@{name}" for d in daemons)))
+        yield from dhcp.ops(node, node.settings.dhcp_pools, node.settings.dhcp_relay)

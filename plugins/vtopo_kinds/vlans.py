@@ -7,13 +7,16 @@ most switches; a switch with no VLANs set passes every frame as it came, tag and
 """
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any, Iterator
 
-from vtopo.kinds.api import DEFAULT_VLAN, EndContext, NodeContext, PortVlans, Problem, Severity, setting
+from vtopo.kinds.api import (DEFAULT_VLAN, EndContext, NodeContext, PortVlans, Problem, Role, Severity, setting,
+                             subinterface_name)
 
 LOWEST_VLAN, HIGHEST_VLAN = 1, 4094  # 0 is a frame without a VLAN, 4095 is reserved
 EXAMPLE = "p1 = access 10, p3 = trunk 10,20 native 1"
+SVI_KEY = re.compile(r"vlan\s*(\d+)")
 PORT_TEXT = re.compile(r"\s*(access|trunk)\s+(\d+(?:\s*,\s*\d+)*)(?:\s+native\s+(\d+))?\s*")
 
 
@@ -49,12 +52,22 @@ def port_vlans(vlans: dict[str, str], port: str) -> PortVlans | None:
         return PortVlans(DEFAULT_VLAN)
 
 
-def port_text(vlans: PortVlans) -> str:
-    """The setting's text for these VLANs."""
-    if not vlans.trunk:
-        return f"access {vlans.untagged}"
-    native = f" native {vlans.untagged}" if vlans.untagged is not None else ""
-    return f"trunk {','.join(map(str, vlans.tagged))}{native}"
+def part_settings(settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+    """The settings of the part of a switch that has `ports` and joins the rest through `trunk`: its VLANs those of
+    `ports`, and `trunk` a trunk of every VLAN the switch names, with VLAN 1 (its unlisted ports') native. A switch with
+    no VLANs set keeps none: it passes every frame as it came."""
+    vlans: dict[str, str] = settings.get("vlans") or {}
+    if not vlans:
+        return dict(settings)
+    named: set[int] = {DEFAULT_VLAN}
+    for text in vlans.values():
+        try:
+            named.update(parse_port(text)[1])
+        except ValueError:
+            continue  # the check says so
+    part = {port: text for port, text in vlans.items() if port in ports}
+    part[trunk] = str(PortVlans(DEFAULT_VLAN, tuple(sorted(named - {DEFAULT_VLAN}))))
+    return {**settings, "vlans": part}
 
 
 def vlan_problems(node: NodeContext[Any]) -> Iterator[Problem]:
@@ -81,6 +94,8 @@ def vlan_problems(node: NodeContext[Any]) -> Iterator[Problem]:
                           node.subject, "", node.node.id, Severity.WARNING)
     for end in node.ends:
         yield from _native_mismatch(end)
+        yield from _subinterfaces_not_carried(end)
+        yield from _trunk_to_no_subinterfaces(end)
 
 
 def _native_mismatch(end: EndContext) -> Iterator[Problem]:
@@ -96,9 +111,9 @@ def _native_mismatch(end: EndContext) -> Iterator[Problem]:
     if here > there:
         return
     if theirs.trunk:
-        fix = f"on {peer.node.name}: {peer.end.port} = {port_text(PortVlans(mine.untagged, theirs.tagged))}"
+        fix = f"{peer.node.name}: {peer.end.port} = {PortVlans(mine.untagged, theirs.tagged)}"
     else:
-        fix = f"on {end.node.name}: {end.end.port} = {port_text(PortVlans(theirs.untagged, mine.tagged))}"
+        fix = f"{end.node.name}: {end.end.port} = {PortVlans(theirs.untagged, mine.tagged)}"
     yield Problem(f"the native VLAN differs at the two ends of this trunk: {here} {_untagged(mine)}, {there} "
                   f"{_untagged(theirs)}, so {_crossing(mine, theirs)}. Give both ends the same native VLAN, e.g. {fix}",
                   f"link {end.link_name}", "", end.link.id, Severity.WARNING)
@@ -117,3 +132,110 @@ def _crossing(mine: PortVlans, theirs: PortVlans) -> str:
         lost = mine.untagged if theirs.untagged is None else theirs.untagged
         return f"VLAN {lost}'s frames are lost on the way"
     return f"untagged frames cross from VLAN {mine.untagged} into VLAN {theirs.untagged} and back"
+
+
+def _towards_node(end: EndContext) -> tuple[EndContext, PortVlans] | None:
+    """The node's end across a port with VLANs that leads to a node, not another switch, with the port's VLANs."""
+    peer = end.peer
+    if peer is None or peer.kind.role in (Role.SWITCH, Role.SEGMENT):
+        return None
+    vlans = end.kind.port_vlans(end.owner, end)
+    return None if vlans is None else (peer, vlans)
+
+
+def _subinterfaces_not_carried(end: EndContext) -> Iterator[Problem]:
+    """Subinterfaces of the node across the port in VLANs the port does not carry tagged: their frames are dropped
+    at the port."""
+    towards = _towards_node(end)
+    if towards is None:
+        return
+    peer, vlans = towards
+    wanted = [sub.vlan for sub in peer.end.interface.subinterfaces]
+    missing = [vlan for vlan in wanted if vlan not in vlans.tagged]
+    if not missing:
+        return
+    names = ", ".join(subinterface_name(peer.end.port, vlan) for vlan in missing)
+    native = vlans.untagged if peer.end.interface.addresses else None
+    fix = str(PortVlans(native, tuple(sorted(set(vlans.tagged) | set(wanted)))))
+    tags = (f"tags its frames with VLAN {missing[0]}" if len(missing) == 1 else
+            f"tag their frames with VLANs {', '.join(map(str, missing))}")
+    yield Problem(f"{peer.node.name}:{names} {tags}, which {end.node.name}:{end.end.port} does not carry tagged "
+                  f"({_described(vlans)}), so {end.node.name} drops them. Make {end.end.port} a trunk of every VLAN of "
+                  f"{peer.node.name}'s subinterfaces, e.g. on {end.node.name}: {end.end.port} = {fix}",
+                  f"link {end.link_name}", "", end.link.id)
+
+
+def _trunk_to_no_subinterfaces(end: EndContext) -> Iterator[Problem]:
+    """A trunk towards a node with no subinterfaces: the node sees the trunk's native VLAN at most, and frames tagged
+    with VLANs it never reads."""
+    towards = _towards_node(end)
+    if towards is None:
+        return
+    peer, vlans = towards
+    if not vlans.trunk or peer.end.interface.subinterfaces:
+        return
+    tagged = ", ".join(map(str, vlans.tagged))
+    sees = f"only VLAN {vlans.untagged}, untagged" if vlans.untagged is not None else "nothing it can use"
+    first = vlans.tagged[0]
+    access = f"Make the port an access port, e.g. on {end.node.name}: {end.end.port} = access {first}"
+    fix = (access if peer.kind.role is Role.MACHINE else  # a VM's guest makes no subinterfaces
+           f"{access}, or give {peer.node.name} a subinterface per VLAN ({subinterface_name(peer.end.port, first)} "
+           f"for VLAN {first})")
+    yield Problem(f"{end.node.name}:{end.end.port} is a trunk of VLANs {tagged} towards {peer.node.name}:"
+                  f"{peer.end.port}, which has no subinterfaces, so {peer.node.name} sees {sees}. {fix}",
+                  f"link {end.link_name}", "", end.link.id, Severity.WARNING)
+
+
+def _described(vlans: PortVlans) -> str:
+    if not vlans.trunk:
+        return f"an access port in VLAN {vlans.untagged}"
+    return f"a trunk of {', '.join(map(str, vlans.tagged))}"
+
+
+def svis_setting() -> Any:
+    """The VLAN interfaces (SVIs) setting of an L3 switch kind."""
+    return setting({}, "VLAN interfaces (SVIs)", "One VLAN a line: vlan 10 = 10.0.10.1/24, 2001:db8:10::1/64 gives the "
+                   "switch an interface in VLAN 10 with these addresses, in a namespace of its own with IP forwarding "
+                   "on: it routes between its VLANs (an L3 switch), and the VLAN's hosts take it as their gateway.")
+
+
+def svi_vlans(svis: dict[str, str]) -> dict[int, tuple[str, ...]]:
+    """The addresses of each VLAN interface, by VLAN, of those the SVIs setting names rightly (the check names the
+    rest)."""
+    found = {}
+    for key, text in svis.items():
+        match = SVI_KEY.fullmatch(key)
+        if match is not None and LOWEST_VLAN <= int(match.group(1)) <= HIGHEST_VLAN:
+            found[int(match.group(1))] = tuple(a.strip() for a in text.split(",") if a.strip())
+    return found
+
+
+def svi_problems(node: NodeContext[Any]) -> Iterator[Problem]:
+    """VLAN interfaces named wrongly, with addresses that are not addresses, or in a VLAN no port carries."""
+    name, svis = node.node.name, node.settings.svis
+    carried = {vlan for end in node.ends if (vlans := node.kind.port_vlans(node, end)) is not None
+               for vlan in (*vlans.tagged, vlans.untagged)}
+    for key, text in svis.items():
+        match = SVI_KEY.fullmatch(key)
+        if match is None or not LOWEST_VLAN <= int(match.group(1)) <= HIGHEST_VLAN:
+            yield Problem(f"VLAN interface {key!r} of {name} must read vlan N, N a VLAN from {LOWEST_VLAN} to "
+                          f"{HIGHEST_VLAN}, e.g. vlan 10 = 10.0.10.1/24", node.subject, "", node.node.id)
+            continue
+        vlan = int(match.group(1))
+        addresses = svi_vlans({key: text})[vlan]
+        for address in addresses:
+            try:
+                ipaddress.ip_interface(address)
+            except ValueError:
+                address = ""
+            if "/" not in address:
+                yield Problem(f"VLAN interface vlan {vlan} of {name}: {text!r} must be addresses with their prefix, "
+                              "e.g. 10.0.10.1/24, 2001:db8:10::1/64", node.subject, "", node.node.id)
+                break
+        if not addresses:
+            yield Problem(f"VLAN interface vlan {vlan} of {name} has no address: give it the gateway address of "
+                          f"VLAN {vlan}, e.g. vlan {vlan} = 10.0.{vlan % 256}.1/24", node.subject, "", node.node.id)
+        if vlan not in carried:
+            yield Problem(f"{name} has a VLAN interface in VLAN {vlan}, but none of its ports carries VLAN {vlan}: make "
+                          f"a port an access port of it (e.g. p1 = access {vlan}) or a trunk carrying it",
+                          node.subject, "", node.node.id, Severity.WARNING)

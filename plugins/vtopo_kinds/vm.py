@@ -55,9 +55,9 @@ class VmKind(NodeKind[VmSettings]):
     description = "A QEMU/KVM virtual machine with virtio or e1000 NICs on taps, macvtaps or vhost-user."
     role = Role.MACHINE
     ports = PortSpec("nic", 0, limit=8)
-    connects_to = frozenset({"bridge", "ovs", "macvtap", "host"})
-    connect_hint = "A VM's NICs join bridges, OVS switches, macvtap segments or the host; put a bridge between a VM " \
-                   "and a container or router."
+    connects_to = frozenset({"bridge", "ovs", "macvtap", "host", "vm", "container", "router"})
+    connect_hint = "A VM's NICs join bridges, OVS switches, macvtap segments, the host, containers, routers and " \
+                   "other VMs."
     settings_type = VmSettings
     needs_acceleration = True
 

@@ -5,15 +5,16 @@ lab and deploying the saved file. Another member may not save their lab."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
 import pytest
 
+from members import owned_by
 from residue import snapshot
 from vtopo.model import io
-from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
+from vtopo.model.topology import Node, Topology
+from wiring import wire
 
 pytestmark = pytest.mark.privileged
 
@@ -35,12 +36,8 @@ def empty_routers_lab(path: Path) -> Path:
                                  ("h1", "container", {"default_route": "10.1.0.1"}),
                                  ("h2", "container", {"default_route": "10.2.0.1"})):
         topology.add_node(Node(id=name, name=name, kind=kind, settings=settings))
-    for a, b, a_address, b_address in (("h1:eth0", "r1:eth0", "10.1.0.10/24", "10.1.0.1/24"),
-                                       ("r1:eth1", "r2:eth1", "10.0.12.1/30", "10.0.12.2/30"),
-                                       ("r2:eth0", "h2:eth0", "10.2.0.1/24", "10.2.0.10/24")):
-        (a_node, a_port), (b_node, b_port) = a.split(":"), b.split(":")
-        topology.add_link(Link(id=f"{a}-{b}", a=Endpoint(a_node, a_port, Interface(addresses=[a_address])),
-                               b=Endpoint(b_node, b_port, Interface(addresses=[b_address]))))
+    wire(topology, ("h1:eth0", "r1:eth0", "10.1.0.10/24", "10.1.0.1/24"),
+         ("r1:eth1", "r2:eth1", "10.0.12.1/30", "10.0.12.2/30"), ("r2:eth0", "h2:eth0", "10.2.0.1/24", "10.2.0.10/24"))
     io.save(topology, path)
     return path
 
@@ -68,10 +65,7 @@ def wait_for_ospf(agent, user: str) -> dict[str, dict[str, str]]:  # type: ignor
 def test_ospf_typed_by_hand_survives_save_restart_and_redeploy(agent, users, readable_dir):
     a, b = users["a"].pw_name, users["b"].pw_name
     before = snapshot()
-    lab_file = empty_routers_lab(readable_dir / f"{LAB}.vtopo")
-    lab_file.chmod(0o644)
-    os.chown(lab_file, users["a"].pw_uid, users["a"].pw_gid)  # the student's own file, which save rewrites
-    readable_dir.chmod(0o777)  # save writes the file anew beside the old one
+    lab_file = owned_by(empty_routers_lab(readable_dir / f"{LAB}.vtopo"), users["a"])
     deployed = agent.vtopo(a, "deploy", str(lab_file))
     assert deployed.returncode == 0, deployed.stderr
     try:

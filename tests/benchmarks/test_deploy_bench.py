@@ -4,7 +4,10 @@ Run with `make bench`. The floor is the same kernel work in two iproute2 process
 every namespace, every veth pair (the peer made directly in a namespace), enslaves and brings up the host ends,
 and one `ip -n NS -batch` that brings up and addresses all the inner ends, moved into a single namespace since a
 batch line cannot address another one. Mininet 2.3 (Debian's package, Linux bridge, no controller) builds the
-same star; it runs in the same session as vtopo, each size alternating between the tools.
+same star; it runs in the same session as vtopo, each size alternating between the tools. After the runs of each size,
+one more in-process deploy and destroy is profiled: the time of each operation, summed by its type.
+
+VTOPO_DEPLOY_BENCH_COUNTS=400 runs only that size (the fragment for the README then holds only its figures).
 """
 from __future__ import annotations
 
@@ -16,7 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -27,11 +32,14 @@ from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
+from vtopo.ops import Op
+from vtopo.reports import Progress
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 
-COUNTS = (10, 100, 400, 1000)
+COUNTS = tuple(int(n) for n in os.environ.get("VTOPO_DEPLOY_BENCH_COUNTS", "10,100,400,1000").split(","))
 TRIALS = {10: 3, 100: 3, 400: 3, 1000: 1}
+PROFILED = 400  # the size whose profile goes into the README
 PLOT = BENCH_DOCS / "deploy-time.png"
 SETTLE_SECONDS = 30.0
 QUIET_SECONDS = 0.5
@@ -108,6 +116,58 @@ def vtopo_cli(lab_file: Path, name: str, environment: dict[str, str]) -> Timing:
     vtopo = [sys.executable, "-m", "vtopo"]
     return (timed(lambda: subprocess.run([*vtopo, "deploy", str(lab_file)], env=env, check=True, capture_output=True)),
             timed(lambda: subprocess.run([*vtopo, "destroy", name], env=env, check=True, capture_output=True)))
+
+
+@dataclass
+class Profile:
+    """Where one in-process deploy and destroy of N containers spent its time: before the first operation (compile,
+    preflight, claiming the lab), and each operation summed by its type (the last one's with what follows it: waiting
+    for lingering veth ends, the lab's record)."""
+
+    count: int
+    phases: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    ops: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+
+    def table(self) -> list[str]:
+        total = sum(self.phases.values()) + sum(sum(times) for times in self.ops.values())
+        rows = [(name, 1, seconds_) for name, seconds_ in self.phases.items()]
+        rows += [(name, len(times), sum(times)) for name, times in self.ops.items()]
+        lines = ["| part | times | total | per container | share |", "|---|---|---|---|---|"]
+        for name, times, spent in sorted(rows, key=lambda row: -row[2]):
+            lines.append(f"| {name} | {times} | {seconds(spent)} | {spent / self.count * 1e6:.0f} us | "
+                         f"{spent / total:.0%} |")
+        return lines
+
+
+def profiled(topology: Topology) -> Profile:
+    """Deploy and destroy `topology` in this process, timing each operation from the progress that announces it to
+    the next; the journal says which operation each announcement was (the destroy's, their inverses newest first)."""
+    deployer = Deployer()
+    profile = Profile(len(topology.nodes) - 1)
+    marks: list[tuple[float, Progress]] = []
+
+    def mark(progress: Progress) -> None:
+        marks.append((time.perf_counter(), progress))
+
+    def share_out(started: float, ended: float, stage: str, ops: list[Op], verb: str) -> None:
+        stamps = [stamp for stamp, progress in marks if progress.stage == stage]
+        assert len(stamps) == len(ops), f"{len(stamps)} progress reports for {len(ops)} operations"
+        profile.phases[f"{verb}: before the first operation"] += stamps[0] - started
+        for op, begun, over in zip(ops, stamps, [*stamps[1:], ended]):
+            profile.ops[f"{verb}: {type(op).__name__}"].append(over - begun)
+        marks.clear()
+
+    started = time.perf_counter()
+    deployer.deploy(topology, mark)
+    deployed = time.perf_counter()
+    record = deployer.store.named(topology.name)
+    assert record is not None
+    journal = record.journal()
+    share_out(started, deployed, "apply", journal, "deploy")
+    deployer.destroy(topology.name, mark)
+    inverses = [inverse for op in reversed(journal) if (inverse := op.inverse()) is not None]
+    share_out(deployed, time.perf_counter(), "destroy", inverses, "destroy")
+    return profile
 
 
 def ip_batch(lines: list[str], netns: str | None = None) -> None:
@@ -210,6 +270,7 @@ def containers_on_a_bridge(tmp_path: Path, agent: Agent) -> None:
     if mininet_release is not None:
         runners["Mininet"] = lambda count, _, __: mininet(count)
     medians: dict[str, dict[int, Timing]] = {tool: {} for tool in runners}
+    profiles: dict[int, Profile] = {}
     for count in COUNTS:
         topology = star(count)
         lab_file = tmp_path / f"{topology.name}.vtopo"
@@ -225,17 +286,24 @@ def containers_on_a_bridge(tmp_path: Path, agent: Agent) -> None:
         for tool in runners:
             deploy, destroy = medians[tool][count]
             print(f"  {tool:<17} deploy {seconds(deploy):>8}   destroy {seconds(destroy):>8}")
-        bottom = medians["floor"][count][0]
-        peer = medians.get("Mininet", {}).get(count, (None, None))[0]
-        for tool in ("vtopo CLI", "vtopo CLI, agent"):
-            cli = medians[tool][count][0]
-            print(f"  {tool}: deploy / floor {ratio(cli, bottom)} (target <= 2x at 400)   "
-                  f"Mininet / deploy {ratio(peer, cli)} (target >= 5x)")
+        bottom = medians["floor"][count]
+        peer = medians.get("Mininet", {}).get(count, (None, None))
+        for tool in ("vtopo in-process", "vtopo CLI", "vtopo CLI, agent"):
+            ours = medians[tool][count]
+            print(f"  {tool}: deploy / floor {ratio(ours[0], bottom[0])}, destroy / floor {ratio(ours[1], bottom[1])} "
+                  f"(targets <= 1.5x); Mininet / deploy {ratio(peer[0], ours[0])} (target >= 8x), Mininet / destroy "
+                  f"{ratio(peer[1], ours[1])} (target >= 10x)")
+        settle()
+        profiles[count] = profiled(topology)
+        print(f"  where one in-process deploy and destroy spent its time:\n    " +
+              "\n    ".join(profiles[count].table()))
     plot(medians, PLOT)
-    write_fragment("deploy", deploy_markdown(medians, facts, mininet_release))
+    write_fragment("deploy", deploy_markdown(medians, facts, mininet_release,
+                                             profiles.get(PROFILED, profiles[COUNTS[-1]])))
 
 
-def deploy_markdown(medians: dict[str, dict[int, Timing]], facts: str, mininet_release: str | None) -> str:
+def deploy_markdown(medians: dict[str, dict[int, Timing]], facts: str, mininet_release: str | None,
+                    profile: Profile) -> str:
     def figure(tool: str, count: int, phase: int) -> float | None:
         return medians.get(tool, {}).get(count, (None, None))[phase]
 
@@ -265,6 +333,8 @@ def deploy_markdown(medians: dict[str, dict[int, Timing]], facts: str, mininet_r
         lines.append(f"| {count} | {seconds(figure('vtopo in-process', count, 1))} | "
                      f"{seconds(figure('vtopo CLI', count, 1))} | {seconds(figure('vtopo CLI, agent', count, 1))} | "
                      f"{seconds(figure('floor', count, 1))} | {seconds(figure('Mininet', count, 1))} |")
+    lines += ["", f"Where one more in-process deploy and destroy of {profile.count} containers spent its time, each "
+              "operation timed from the progress report that announces it to the next:", "", *profile.table()]
     lines += ["", f"![Deploy time against N](docs/bench/{PLOT.name})"]
     return "\n".join(lines)
 

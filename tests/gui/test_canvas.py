@@ -79,8 +79,9 @@ def test_draw_links_with_the_mouse_takes_the_next_free_ports(make_window: Callab
     assert len(editor.scene.items()) == 5
     # a link the kinds refuse is not drawn, and the status bar says why
     vm = editor.place_node("vm", QPointF(-200, 100))
-    assert vm
-    drag(window.view, QPointF(-200, 100), QPointF(0, 0))
+    segment = editor.place_node("macvlan", QPointF(-200, 300))
+    assert vm and segment
+    drag(window.view, QPointF(-200, 100), QPointF(-200, 300))
     assert len(editor.topology.links) == 2
     assert "cannot be linked" in window.statusBar().currentMessage()
 

@@ -9,13 +9,16 @@ from typing import Any, Callable
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from vtopo.gui.canvas import export
 from vtopo.gui.main_window import MainWindow
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
+
+from tests.gui.helpers import choose, when_menu_opens
+from tests.interop.test_diagram import cells as diagram_cells
 
 
 def test_save_and_reopen_gives_the_same_lab_and_canvas(make_window: Callable[..., MainWindow], tmp_path: Path,
@@ -135,3 +138,16 @@ def test_opening_a_lab_while_nodes_are_selected(make_window: Callable[..., MainW
     scene.select_ids(["c1"])
     window.view.viewport().grab()
     assert scene.selected_node_ids() == ["c1"]
+
+
+def test_the_file_menu_exports_draw_io_from_the_keyboard(make_window: Callable[..., MainWindow], qtbot: Any,
+                                                         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    window = make_window()
+    target = tmp_path / "picked.drawio"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    when_menu_opens(choose("Export as &draw.io…"))
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(target.exists, timeout=5000)
+    names = {re.sub(r"\n.*", "", cell.attrib["value"]) for cell in diagram_cells(target.read_text()).values()
+             if cell.attrib.get("vertex") == "1" and cell.attrib["id"].startswith("node-")}
+    assert names == {node.name for node in window.editor.topology.nodes.values()}

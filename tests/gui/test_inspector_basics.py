@@ -43,6 +43,21 @@ def test_a_nodes_interfaces_are_listed_and_edited_in_place(make_window: Callable
     assert end.interface.addresses == ["10.1.0.1/24"]
 
 
+def test_typing_dhcp_for_an_address_sets_the_interface_to_dhcp(make_window: Callable[..., MainWindow],
+                                                                qtbot: Any) -> None:
+    window = make_window()  # l2-vs-l3
+    window.editor.scene.select_ids(["h1"])
+    table = window.inspector.node_form.interfaces
+    qtbot.waitUntil(lambda: table.isVisible() and table.rowCount() == 1)
+    table.item(0, ADDRESS).setText("DHCP")
+    end = next(e for link in window.editor.topology.links_of("h1") for e in link.ends if e.node == "h1")
+    assert (end.interface.dhcp, end.interface.addresses) == (True, [])
+    qtbot.waitUntil(lambda: table.item(0, ADDRESS).text() == "dhcp")
+    window.editor.undo_stack.undo()
+    end = next(e for link in window.editor.topology.links_of("h1") for e in link.ends if e.node == "h1")
+    assert not end.interface.dhcp and end.interface.addresses
+
+
 def test_a_multi_selection_offers_align_and_distribute(make_window: Callable[..., MainWindow], qtbot: Any) -> None:
     window = make_window(None)
     editor = window.editor

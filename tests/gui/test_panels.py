@@ -103,6 +103,20 @@ def test_link_inspector_validates_addresses_as_you_type(make_window: Callable[..
     assert not editor.topology.links["h1-eth0--lan1-p1"].impairment.active
 
 
+def test_an_interface_is_set_to_dhcp_by_a_click_and_undone(make_window: Callable[..., MainWindow], qtbot: QtBot
+                                                           ) -> None:
+    window = make_window()
+    editor, form = window.editor, inspect(window, "h1-eth0--lan1-p1", window.inspector.link_form)
+    form.first.addresses.setPlainText("")
+    form.first.addresses.editing_finished.emit()
+    qtbot.mouseClick(form.first.dhcp, Qt.MouseButton.LeftButton, pos=form.first.dhcp.rect().center())
+    assert editor.topology.links["h1-eth0--lan1-p1"].a.interface == Interface(dhcp=True)
+    editor.undo_stack.undo()
+    assert not editor.topology.links["h1-eth0--lan1-p1"].a.interface.dhcp
+    window.inspector.refresh()
+    assert not form.first.dhcp.isChecked()
+
+
 def test_annotations_are_edited_and_undone(make_window: Callable[..., MainWindow]) -> None:
     window = make_window()
     editor = window.editor
@@ -201,3 +215,14 @@ def test_explain_shows_the_plan_for_the_lab_or_the_selection(make_window: Callab
     script = text.toPlainText()
     assert "# ---- node r1" in script and "# ---- link r1:eth1-r2:eth1" in script
     assert "# ---- node h1" not in script
+
+
+def test_editing_a_trunked_port_in_the_link_inspector_keeps_its_subinterfaces(
+        make_window: Callable[..., MainWindow]) -> None:
+    window = make_window("router-on-a-stick")
+    [trunk] = [link for link in window.editor.topology.links.values() if link.b.port == "p4"]
+    kept = trunk.a.interface.subinterfaces
+    form = inspect(window, trunk.id, window.inspector.link_form)
+    form.first.mtu.setValue(1400)
+    assert window.editor.topology.links[trunk.id].a.interface.mtu == 1400
+    assert window.editor.topology.links[trunk.id].a.interface.subinterfaces == kept != []

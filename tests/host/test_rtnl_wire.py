@@ -106,7 +106,7 @@ def test_vtopos_bytes_are_pyroute2s(case: str) -> None:
 
 CHANGE, CREATE, DUMP = NLM_F_REQUEST | NLM_F_ACK, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, (
     NLM_F_REQUEST | NLM_F_DUMP)
-INDEXES = {"v1-br0": 12, "v1-br0-p1": 13, "eth0": 5, "lower": 3, "v1-sw-p1": 21}
+INDEXES = {"v1-br0": 12, "v1-br0-p1": 13, "eth0": 5, "lower": 3, "v1-sw-p1": 21, "v1-h1-eth0": 7}
 HOST_FD, NETNS_FD = 90, 91  # the descriptors the recorder hands out for the host's namespace and for a lab's
 
 
@@ -224,6 +224,14 @@ REQUESTS: dict[str, tuple[Callable[[Netlink], Any], list[tuple[str | None, int, 
         lambda nl: nl.add_macvlan("eth0", "v1-c1", "lower", None, "vepa"),
         [(None, RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "eth0"), ("IFLA_LINK", 3), kind_of(
             "macvlan", ("IFLA_MACVLAN_MODE", 2)), ("IFLA_NET_NS_FD", NETNS_FD)))]),
+    "add an 802.1Q VLAN device beside its parent in a namespace": (
+        lambda nl: nl.add_vlan("eth0.10", "v1-r1", "eth0", 10),
+        [("v1-r1", RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "eth0.10"), ("IFLA_LINK", 5), kind_of(
+            "vlan", ("IFLA_VLAN_ID", 10))))]),
+    "add an 802.1Q VLAN device in the host's namespace": (
+        lambda nl: nl.add_vlan("v1-h1-eth0.4094", None, "v1-h1-eth0", 4094),
+        [(None, RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "v1-h1-eth0.4094"), ("IFLA_LINK", 7), kind_of(
+            "vlan", ("IFLA_VLAN_ID", 4094))))]),
     "add a macvtap with the ifindex vtopo picks": (
         lambda nl: nl.add_macvtap("v1-vm-0", "lower", None, "bridge"),
         [(None, RTM_GETLINK, DUMP, link({})),

@@ -2,16 +2,19 @@
 what does not come over, and what is refused (naming the node, link and field), without a traceback."""
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from vtopo.cli import main
 from vtopo.interop.export import to_containerlab
 from vtopo.interop.importing import import_lab
 from vtopo.interop.building import Imported
 from vtopo.lab import open_lab, registry
+from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
@@ -253,3 +256,50 @@ def test_cli_imports_then_exports(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["export", str(target), "--to", "containerlab", "-o", str(tmp_path / "out")]) == 0
     written = (tmp_path / "out" / "03-bridge-and-host.clab.yml").read_text()
     assert "kind: bridge" in written and "host:" in written
+
+
+def test_export_needs_no_consent_for_startup_commands_and_keeps_them_as_exec(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lab = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    container = next(node for node in lab.nodes.values() if node.kind == "container")
+    container.startup_commands = ["sysctl -w net.ipv4.ip_forward=1", "ip route add 10.9.0.0/16 via 10.0.0.254"]
+    source = tmp_path / "commands.vtopo"
+    io.save(lab, source)
+    assert main(["export", str(source), "--to", "containerlab", "-o", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert f"note: node {container.name}: its 2 startup command(s) became `exec` lines" in out
+    exported = yaml.safe_load((tmp_path / "out" / f"{lab.name}.clab.yml").read_text())
+    assert exported["topology"]["nodes"][container.name]["exec"][-2:] == container.startup_commands
+
+
+def test_export_says_in_one_line_each_which_switch_field_containerlab_cannot_carry_with_its_commands() -> None:
+    lab = import_lab(Path(__file__).parent / "gns3" / "vlans" / "vlans.gns3", registry()).topology
+    sw1 = lab.node_named("SW1")
+    assert sw1 is not None
+    lab.nodes[sw1.id].kind = "bridge"
+    lab.nodes[sw1.id].settings["stp"] = True
+    lines = [str(notice) for notice in to_containerlab(lab, registry()).notices]
+    assert [line.split(" is not carried")[0] for line in lines if "is not carried" in line] == [
+        "node SW1: stp = True",
+        "node SW1: vlans = {'p1': 'access 10', 'p2': 'access 20', 'p3': 'trunk 10,20,30 native 1'}",
+        "node SW2: vlans = {'p1': 'trunk 10,20,30 native 1', 'p2': 'access 10', 'p3': 'access 20', 'p4': 'access 30'}"]
+    assert any(line.endswith("ip link set SW1 type bridge vlan_filtering 1 && bridge vlan del dev SW1-p1 vid 1 && "
+                             "bridge vlan add dev SW1-p1 vid 10 pvid untagged && bridge vlan del dev SW1-p2 vid 1 && "
+                             "bridge vlan add dev SW1-p2 vid 20 pvid untagged && bridge vlan del dev SW1-p3 vid 1 && "
+                             "bridge vlan add dev SW1-p3 vid 1 pvid untagged && bridge vlan add dev SW1-p3 vid 10 && "
+                             "bridge vlan add dev SW1-p3 vid 20 && bridge vlan add dev SW1-p3 vid 30") for line in lines)
+    assert any(line.endswith("ovs-vsctl set port SW2-p1 vlan_mode=native-untagged tag=1 trunks=10,20,30 && "
+                             "ovs-vsctl set port SW2-p2 vlan_mode=access tag=10 && ovs-vsctl set port SW2-p3 "
+                             "vlan_mode=access tag=20 && ovs-vsctl set port SW2-p4 vlan_mode=access tag=30")
+               for line in lines)
+
+
+def test_export_carries_a_containers_routes_as_exec_lines() -> None:
+    lab = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
+    container = next(node for node in lab.nodes.values() if node.kind == "container")
+    address = next(e.interface.addresses[0] for link in lab.links.values() for e in link.ends
+                   if e.node == container.id)
+    gateway = str(ipaddress.ip_interface(address).network.network_address + 254)
+    container.settings["routes"] = [f"10.99.0.0/16 via {gateway}"]
+    exported = to_containerlab(lab, registry())
+    assert f"ip route add 10.99.0.0/16 via {gateway}" in exported.files[exported.topology_file]

@@ -4,9 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from vtopo.interop.importing import import_lab
-from vtopo.lab import registry
+from vtopo.kinds.environment import HostFacts
+from vtopo.lab import plan_of, registry
+from vtopo.ops import CreateLinkBridge
 
 CAMPUS = Path(__file__).parent / "gns3" / "campus" / "campus.gns3"
+VM_CHAIN = Path(__file__).parent / "gns3" / "vm-chain" / "vm-chain.gns3"
+VLANS = Path(__file__).parent / "gns3" / "vlans" / "vlans.gns3"
 
 
 def test_a_gns3_project_maps_node_by_node_with_its_saved_configurations() -> None:
@@ -36,3 +40,39 @@ def test_a_gns3_project_maps_node_by_node_with_its_saved_configurations() -> Non
     assert any("R2 - IOU1: left out with IOU1" in line for line in lines)
     assert any("packet filters (delay, loss...) are not carried" in line for line in lines)
     assert sum(line.startswith("drawing ") for line in lines) == 1
+
+
+def test_qemu_vms_wired_to_each_other_and_to_a_container_import_as_links_that_compile() -> None:
+    """As in a training project of 32 Qemu VMs: a VM's NIC on another VM's, or on a Docker node's, with no switch
+    between them."""
+    topology = import_lab(VM_CHAIN, registry()).topology
+    assert {node.name: node.kind for node in topology.nodes.values()} == {"PC-A": "vm", "Core": "vm", "PC-B": "vm",
+                                                                         "srv": "container"}
+    assert sorted(topology.describe_link(link) for link in topology.links.values()) == [
+        "Core:nic1-PC-B:nic0", "PC-A:nic0-Core:nic0", "PC-B:nic1-srv:eth0"]
+    plan = plan_of(topology, HostFacts())
+    bridges = [step.op for step in plan.steps if isinstance(step.op, CreateLinkBridge)]
+    assert len(bridges) == 3 and not plan.warnings
+
+
+def test_ethernet_switch_ports_import_as_the_vlans_of_an_ovs_switch() -> None:
+    """Access ports keep their VLAN; a dot1q port (GNS3's trunk of every VLAN, untagged in its own) is a trunk of the
+    VLANs the project names with that native VLAN; what has no counterpart is said in one line."""
+    result = import_lab(VLANS, registry())
+    topology = result.topology
+    sw1, sw2 = topology.node_named("SW1"), topology.node_named("SW2")
+    assert sw1 is not None and sw2 is not None and sw1.kind == sw2.kind == "ovs"
+    assert sw1.settings == {"vlans": {"p1": "access 10", "p2": "access 20", "p3": "trunk 10,20,30 native 1"}}
+    assert sw2.settings == {"vlans": {"p1": "trunk 10,20,30 native 1", "p2": "access 10", "p3": "access 20",
+                                      "p4": "access 30"}}
+    lines = [str(notice) for notice in result.notices]
+    assert ("node SW2: port p4 is a QinQ tunnel port (outer VLAN 30), which vtopo's switches do not make: it is an "
+            "access port in VLAN 30, which drops frames that come tagged instead of tagging them again") in lines
+    assert ("node SW1: its dot1q ports carry the VLANs the project's switches name (1, 10, 20, 30), not every VLAN "
+            "1-4094 as in GNS3: tagged frames of any other VLAN are dropped") in lines
+    assert not plan_of(topology, HostFacts()).warnings
+
+
+def test_a_switch_without_vlans_stays_a_linux_bridge() -> None:
+    switch = import_lab(CAMPUS, registry()).topology.node_named("SW1")
+    assert switch is not None and switch.kind == "bridge" and switch.settings == {}

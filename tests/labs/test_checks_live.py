@@ -22,7 +22,7 @@ from vtopo.resources import TOPOLOGIES
 pytestmark = pytest.mark.privileged
 
 TEACHING_LABS = ["bridge-veth", "macvlan-bridge", "macvlan-private", "macvlan-vepa", "host-routed-bridges",
-                 "ovs-openflow", "macvlan-vs-veth"]
+                 "ovs-openflow", "macvlan-vs-veth", "router-on-a-stick", "l3-switch"]
 CONTAINER_EXPERIMENTS = ["macvlan-vs-veth", "host-routed-bridges", "ovs-openflow"]
 VM_EXPERIMENTS = ["vm-tap-vs-macvtap", "vhost-on-off"]
 OSPF_CONVERGED_WITHIN_S = 40.0
@@ -88,6 +88,38 @@ def test_a_copy_with_a_wrong_mask_fails_only_that_hosts_check(deployed):
            "for 10.2.0.10 on its own wire instead of sending it to a router; the rest of its wire is on " \
            "10.1.0.0/24." in outcome.verdict.why, outcome.verdict.why
     assert outcome.check.explanation.startswith("Like h1, h2 needs a /24 mask")
+
+
+def _host_in_vlan_30(topology: Topology) -> None:
+    """h2's switch port put in VLAN 30, which no subinterface of r1 is in: h2 is cut off from its gateway."""
+    switch = topology.node_named("s1")
+    assert switch is not None
+    switch.settings["vlans"]["p2"] = "access 30"
+
+
+def _no_vlan_20_interface(topology: Topology) -> None:
+    """s1 without its SVI in VLAN 20: h3's gateway is nowhere on its VLAN."""
+    switch = topology.node_named("s1")
+    assert switch is not None
+    del switch.settings["svis"]["vlan 20"]
+
+
+@pytest.mark.parametrize("lab, broken, failing, host, destination", [
+    ("router-on-a-stick", _host_in_vlan_30, {"h1 reaches h2 in the other VLAN", "h1 to h2 crosses r1 once",
+                                             "h2 reaches h1 over IPv6"}, "h2", "2001:db8:20::1"),
+    ("l3-switch", _no_vlan_20_interface, {"h1 reaches h3 in the other VLAN", "h1 to h3 is routed once, by s1",
+                                          "h3 reaches h1 over IPv6"}, "h3", "2001:db8:20::1")])
+def test_a_broken_vlan_lab_fails_the_checks_across_vlans_naming_the_lost_gateway(deployed, lab, broken, failing, host,
+                                                                                 destination):
+    topology = open_lab(TOPOLOGIES / f"{lab}.vtopo").topology
+    broken(topology)
+    outcomes = _judge(deployed(topology), topology)
+    assert {name for name, o in outcomes.items() if not o.passed} == failing
+    ipv6 = next(name for name in failing if "IPv6" in name)
+    assert outcomes[ipv6].verdict.why == (
+        f"{host} gets no reply from 2001:db8:10::11 (h1) within 2 s: {host} sends 2001:db8:10::11 to its gateway "
+        f"{destination}, but no interface on the wire of {host}:eth0 has that address: set {host}'s gateway to a "
+        "router on that wire")
 
 
 def test_a_failed_check_names_the_link_that_is_down_on_the_path(deployed):

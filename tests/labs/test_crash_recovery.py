@@ -25,6 +25,7 @@ from vtopo.host.netns import netns_path
 from vtopo.lab import open_lab, plan_of
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node
+from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
 
@@ -132,6 +133,20 @@ def test_kill_at_random_ops_of_a_lab_with_containers_routers_ovs_and_a_vm(tmp_pa
     for call in sorted({1, vm_call + 1, *random.Random(11).sample(range(2, calls), 3)}):
         assert deploy_killed_at_call(lab, call) == 9, f"the deploy should have been killed at call {call} of {calls}"
         recovered(before)
+
+
+def test_kill_after_the_dhcp_server_relay_and_clients_started_and_cleanup_ends_them():
+    """The dhcp-relay lab's deploy dies once every dnsmasq and udhcpc runs: cleanup ends them and removes their
+    directories, leases and scripts with the rest of the lab."""
+    lab = TOPOLOGIES / "dhcp-relay.vtopo"
+    steps = plan_of(open_lab(lab).topology).steps
+    last_dhcp = max(i for i, step in enumerate(steps) if isinstance(step.op, o.StartProcess)
+                    and step.op.argv[0] in ("dnsmasq", "busybox"))
+    before = snapshot()
+    assert deploy_killed_at_call(lab, last_dhcp + 3) == 9  # one call more for the lab's user namespace
+    assert sorted(comm.strip() for comm in proc_files("comm") if comm.strip() in ("dnsmasq", "busybox")) == [
+        "busybox", "busybox", "dnsmasq", "dnsmasq"]
+    recovered(before)
 
 
 def test_cleanup_removes_an_untagged_host_end_at_once_though_something_still_holds_its_namespace():

@@ -136,3 +136,18 @@ def test_vtopo_check_passes_the_static_routing_lab(deployed):
     report = json.loads(done.stdout)
     assert done.returncode == 0, [c for c in report["checks"] if not c["passed"]]
     assert len(report["checks"]) == 7
+
+
+def test_a_teaching_routers_vtysh_takes_a_static_route_rip_and_bgp(deployed):
+    """On the teaching lab's r1, which runs vtopo's OSPF: a static route to Null0, `router rip` and `router bgp 1`
+    typed into vtysh are each taken by its daemon (the running configuration is what the daemons hold), and the
+    static route reaches the kernel."""
+    lab = deployed("l2-vs-l3")
+    typed = lab.run("r1", "vtysh", "-c", "configure terminal", "-c", "ip route 10.99.0.0/24 Null0", "-c", "router rip",
+                    "-c", "network 10.0.12.0/30", "-c", "exit", "-c", "router bgp 1", "-c", "end")
+    assert typed.returncode == 0 and "%" not in typed.stdout + typed.stderr, typed.stdout + typed.stderr
+    running = lab.run("r1", "vtysh", "-c", "show running-config").stdout.splitlines()
+    for line in ("ip route 10.99.0.0/24 Null0", "router rip", " network 10.0.12.0/30", "router bgp 1", "router ospf"):
+        assert line in running, (line, running)
+    kernel = lab.run("r1", "ip", "route", "show", "10.99.0.0/24").stdout
+    assert kernel.startswith("blackhole 10.99.0.0/24 proto static"), kernel

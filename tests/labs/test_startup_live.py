@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,16 @@ def test_cli_deploy_needs_consent_and_prints_the_output(tmp_path, capsys) -> Non
     assert main(["status", "startup-live"]) == 0
     assert main(["destroy", "startup-live"]) == 0
     assert snapshot() - before == {}
+
+
+def wait_for_listener(netns: str, port: int, within_s: float = 10.0) -> None:
+    """Until a TCP socket listens on `port` in `netns`: `iperf3 -s -D` forks into the background before it opens its
+    socket, so the server's process is seen a moment before it accepts."""
+    deadline = time.monotonic() + within_s
+    while not subprocess.run(["ip", "netns", "exec", netns, "ss", "-Hltn", f"sport = :{port}"], capture_output=True,
+                             text=True, check=True).stdout.strip():
+        assert time.monotonic() < deadline, f"nothing listens on port {port} in {netns}"
+        time.sleep(0.05)
 
 
 def iperf_servers(netns: str) -> set[int]:

@@ -4,14 +4,19 @@ vtopo's client, and where a lab's namespace lies."""
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from agent_process import Agent
+from members import members
 from residue import snapshot
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
@@ -28,7 +33,12 @@ def tiny_lab(directory: Path, name: str, prefix: str = "", address: str = "10.9.
         here = address if index == 1 else f"10.9.1.{index}/24"
         topology.add_link(Link(id=f"l{index}", a=Endpoint(f"c{index}", "eth0", Interface(addresses=[here])),
                                b=Endpoint("br", f"p{index}")))
-    path = directory / f"{name}.vtopo"
+    return saved(topology, directory)
+
+
+def saved(topology: Topology, directory: Path) -> Path:
+    """`topology` saved in `directory` under its name, readable by every test user."""
+    path = directory / f"{topology.name}.vtopo"
     io.save(topology, path)
     path.chmod(0o644)
     return path
@@ -85,6 +95,39 @@ def deployed_by(agent, user: str, lab: Path) -> Iterator[None]:
         yield
     finally:
         assert agent.vtopo(user, "destroy", lab.stem).returncode == 0
+    assert snapshot() - before == {}
+
+
+@dataclass
+class MembersLabs:
+    """Members a and b (and outsider c) of `users`, the agent they speak to, and the readable directory of their labs."""
+
+    agent: Agent
+    users: dict[str, pwd.struct_passwd]
+    directory: Path
+
+
+@contextmanager
+def deployed_by_each(labs: Callable[[Path], list[tuple[str, Path]]]) -> Iterator[MembersLabs]:
+    """The test members and a real agent, with each lab file that `labs` writes into a readable directory deployed by
+    its member ("a", "b") while the block runs; every one destroyed after, leaving the host as it was."""
+    directory = Path(tempfile.mkdtemp(prefix="vtopo-security-labs-"))
+    directory.chmod(0o755)
+    before = snapshot()
+    try:
+        with members() as users, Agent.running() as agent:
+            deployed = []
+            try:
+                for user, path in labs(directory):
+                    result = agent.vtopo(users[user].pw_name, "deploy", str(path))
+                    assert result.returncode == 0, result.stdout + result.stderr
+                    deployed.append((user, path.stem))
+                yield MembersLabs(agent, users, directory)
+            finally:
+                for user, name in deployed:
+                    agent.vtopo(users[user].pw_name, "destroy", name)
+    finally:
+        shutil.rmtree(directory)
     assert snapshot() - before == {}
 
 

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
-from security.members import deploy_both, deployed_by, one_line, tiny_lab
+from security.members import deploy_both, deployed_by, one_line, saved, tiny_lab
 from vtopo.lab import open_lab
-from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 from vtopo.resources import TOPOLOGIES
 
@@ -23,13 +22,6 @@ pytestmark = pytest.mark.privileged
 ROUTED = "b-routed"  # b's lab: the host routes between 172.16.1.1/24 on br1 and 172.16.2.1/24 on br2
 B_NODE = "172.16.2.10"  # b's c3, behind br2
 GRAB, A_NODE = "172.16.2.1/25", "172.16.2.20"  # the host address a's bridge asks for, and a's container behind it
-
-
-def saved(topology: Topology, directory: Path) -> Path:
-    path = directory / f"{topology.name}.vtopo"
-    io.save(topology, path)
-    path.chmod(0o644)
-    return path
 
 
 def routed_lab(directory: Path) -> Path:

@@ -9,25 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pwd
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from agent_process import Agent
-from members import members
-from residue import snapshot
-from security.members import prefix_of
-from vtopo.model import io
+from security.members import MembersLabs, deployed_by_each, prefix_of, saved
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
 
+COURSE_DAEMONS = ["bfdd", "bgpd", "isisd", "ospf6d", "ospfd", "ripd", "ripngd", "staticd", "zebra"]
 WATCHED = ("/etc/frr/daemons", "/etc/frr/frr.conf", "/etc/shadow", "/etc/passwd")
 SHADOW_LINE = "root:"  # how /etc/shadow's first line starts: seen in an answer, the file was read
 
@@ -44,22 +37,14 @@ def _router_lab(directory: Path, name: str, r1_config: str = "") -> Path:
                                ("l3", ("r2", "eth0"), ("h2", "eth0"), "10.61.3")):
         topology.add_link(Link(id=link_id, a=Endpoint(*a, Interface(addresses=[f"{net}.1/24"])),
                                b=Endpoint(*b, Interface(addresses=[f"{net}.2/24"]))))
-    path = directory / f"{name}.vtopo"
-    io.save(topology, path)
-    path.chmod(0o644)
-    return path
+    return saved(topology, directory)
 
 
 def _fingerprints() -> dict[str, str]:
     return {path: hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in WATCHED if Path(path).exists()}
 
 
-@dataclass
-class Labs:
-    agent: Agent
-    users: dict[str, pwd.struct_passwd]
-    directory: Path
-
+class Labs(MembersLabs):
     def vtopo(self, user: str, *args: str) -> tuple[int, str]:
         done = self.agent.vtopo(self.users[user].pw_name, *args)
         return done.returncode, done.stdout + done.stderr
@@ -87,35 +72,26 @@ class Labs:
 
 @pytest.fixture(scope="module")
 def labs() -> Iterator[Labs]:
-    directory = Path(tempfile.mkdtemp(prefix="vtopo-security-routers-"))
-    directory.chmod(0o755)
-    before = snapshot()
-    try:
-        with members() as users, Agent.running() as agent:
-            deployed = []
-            try:
-                for user, name in (("a", "rt-a"), ("b", "rt-b")):
-                    result = agent.vtopo(users[user].pw_name, "deploy", str(_router_lab(directory, name)))
-                    assert result.returncode == 0, result.stdout + result.stderr
-                    deployed.append((user, name))
-                yield Labs(agent, users, directory)
-            finally:
-                for user, name in deployed:
-                    agent.vtopo(users[user].pw_name, "destroy", name)
-    finally:
-        shutil.rmtree(directory)
-    assert snapshot() - before == {}
+    with deployed_by_each(lambda directory: [("a", _router_lab(directory, "rt-a")),
+                                             ("b", _router_lab(directory, "rt-b"))]) as deployed:
+        yield Labs(deployed.agent, deployed.users, deployed.directory)
 
 
-def test_a_members_daemons_run_as_the_member_in_the_labs_user_namespace(labs: Labs) -> None:
-    """/proc/<zebra>/uid_map is the lab's: root inside is member a outside, and nothing else; no host group."""
+def _daemons_run_as_the_member(labs: Labs) -> None:
+    """/proc/<zebra>/uid_map is the lab's: root inside is member a outside, and nothing else; no host group. So for
+    every course daemon a router runs."""
     a = labs.users["a"]
+    assert sorted(p.stem for p in labs.router_dir("rt-a").glob("*.pid")) == COURSE_DAEMONS
     for pid_file in sorted(labs.router_dir("rt-a").glob("*.pid")):
         pid = int(pid_file.read_text())
         assert Path(f"/proc/{pid}/uid_map").read_text().split() == ["0", str(a.pw_uid), "1"], pid_file.name
         status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
         assert status["Uid"].split() == [str(a.pw_uid)] * 4 and status["Groups"].split() == [], pid_file.name
     assert os.stat(labs.router_dir("rt-a")).st_uid == a.pw_uid
+
+
+def test_a_members_daemons_run_as_the_member_in_the_labs_user_namespace(labs: Labs) -> None:
+    _daemons_run_as_the_member(labs)
 
 
 def test_vtysh_of_a_member_runs_inside_the_node_with_no_host_group(labs: Labs) -> None:
@@ -126,6 +102,20 @@ def test_vtysh_of_a_member_runs_inside_the_node_with_no_host_group(labs: Labs) -
     assert shown[0] == 0, shown[1]
     assert shown[1].split() == ["Uid:", "0", "0", "0", "0", "Groups:", "1"], shown[1]
     assert labs.neighbours_full("a", "rt-a")
+
+
+def test_any_daemon_a_member_configures_in_vtysh_already_runs_as_the_member(labs: Labs) -> None:
+    """`router rip` and `router bgp` typed into vtysh are taken by ripd and bgpd, which were started with the lab as
+    the member: typing starts nothing, as root or otherwise."""
+    pids = {p.stem: p.read_text() for p in labs.router_dir("rt-a").glob("*.pid")}
+    said = labs.vtysh("a", "rt-a", "configure terminal", "router rip", "network 10.61.2.0/24", "exit",
+                      "router bgp 65061", "neighbor 10.61.2.2 remote-as 65062", "end", "show running-config")
+    try:
+        assert "router rip\n network 10.61.2.0/24" in said and "router bgp 65061\n" in said, said
+        assert {p.stem: p.read_text() for p in labs.router_dir("rt-a").glob("*.pid")} == pids
+        _daemons_run_as_the_member(labs)
+    finally:
+        labs.vtysh("a", "rt-a", "configure terminal", "no router rip", "no router bgp 65061", "end")
 
 
 def test_file_commands_typed_into_vtysh_reach_only_the_routers_own_files(labs: Labs) -> None:
@@ -152,6 +142,7 @@ def test_a_configuration_that_leaves_configuration_mode_is_loaded_as_the_member(
     for args in (("validate", str(lab)), ("deploy", str(lab))):
         code, said = labs.vtopo("a", *args)
         assert SHADOW_LINE not in said, said
+        assert code != 0 and "'copy /etc/shadow running-config', would have FRR write or read a file" in said, said
         if args[0] == "deploy" and code == 0:
             labs.vtopo("a", "destroy", "rt-exit")
     assert _fingerprints() == before and not Path("/etc/nologin").exists()

@@ -19,6 +19,8 @@ from vtopo.model.sites import Site
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "sim-host.sh"
 ROOT = Path("/run/vtopo-sim")
+HOST_LINKS = ("lo", "uplink", "ovs-netdev", "ovs-system")
+"""A simulated host's own interfaces: its underlay, and those of its Open vSwitch once a lab has started it."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ class SimulatedHost:
         directories."""
         left = [f"namespace {name}" for name in self.run("ip", "netns", "list").stdout.split()]
         left += [f"link {line.split()[0]}" for line in self.run("ip", "-br", "link").stdout.splitlines()
-                 if line.split()[0].split("@")[0] not in ("lo", "uplink")]
+                 if line.split()[0].split("@")[0] not in HOST_LINKS]
         left += [f"nft {line}" for line in self.run("nft", "list", "tables").stdout.splitlines() if "vtopo-" in line]
         labs = self.directory / "lib" / "labs"
         left += [f"record {path.name}" for path in labs.iterdir()] if labs.is_dir() else []

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sites.simulated import Sites
-from spread_labs import LabBuilder
+from spread_labs import LabBuilder, here, vlans_over_two_sites
 from waiting import wait_for
 from vtopo.kinds.environment import default_prefix
 
@@ -209,3 +209,17 @@ def test_ospf_converges_across_a_tunnel(spread: Sites):
         assert reached, "h1 never reached h2 over OSPF's routes"
         routes = run_in(spread, "ospf", "r2", "vtysh", "-c", "show ip route ospf").stdout
         assert "10.1.0.0/24" in routes and "via 10.0.12.1" in routes, routes
+
+
+def test_a_vlan_crosses_sites_on_the_trunk_with_its_tag_and_stays_apart_from_the_other(spread: Sites):
+    """h10a and h20a here, h10b and h20b on site b, all in one subnet: the switch's two parts (OVS on each site) are
+    joined by a trunk over the tunnel, so each VLAN reaches its own hosts on the other site and no other."""
+    lab = vlans_over_two_sites([here(), spread.b.site, spread.c.site], "b")
+    with deployed(spread, lab):
+        for source, destination in (("h10a", "10.70.0.3"), ("h20a", "10.70.0.4"), ("h10b", "10.70.0.1")):
+            pinged = run_in(spread, "vlansites", source, "ping", "-c", "3", "-i", "0.2", "-W", "2", destination)
+            assert pinged.returncode == 0, (source, destination, pinged.stdout)
+        assert run_in(spread, "vlansites", "h10a", "ping", "-c", "2", "-W", "1", "10.70.0.4").returncode != 0, \
+            "h20b is in VLAN 20"
+        assert run_in(spread, "vlansites", "h20b", "ping", "-c", "2", "-W", "1", "10.70.0.3").returncode != 0, \
+            "h10b is in VLAN 10"

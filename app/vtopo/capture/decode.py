@@ -1,6 +1,6 @@
 """Packets decoded for display with scapy: a one-line summary per packet, its layers as a tree, a hex dump.
 
-scapy does all the protocol work (ARP, ICMP, OSPF, TCP, UDP, VXLAN, Geneve); this module only chooses what
+scapy does all the protocol work (ARP, ICMP, OSPF, DHCP, TCP, UDP, VXLAN, Geneve); this module only chooses what
 a student reads in each column.
 """
 from __future__ import annotations
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from scapy.contrib.geneve import GENEVE
 from scapy.contrib.ospf import OSPF_Hdr
+from scapy.layers.dhcp import BOOTP, DHCP, DHCPTypes
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
@@ -93,6 +94,8 @@ def describe(frame: Packet) -> tuple[str, str]:
     if OSPF_Hdr in frame:
         ospf = frame[OSPF_Hdr]
         return "OSPF", f"{OSPF_TYPES.get(ospf.type, f'type {ospf.type}')} from router {ospf.src} area {ospf.area}"
+    if DHCP in frame:
+        return "DHCP", _dhcp(frame[BOOTP], frame[DHCP])
     if ICMP in frame:
         icmp = frame[ICMP]
         what = ICMP_TYPES.get(icmp.type, f"type {icmp.type} code {icmp.code}")
@@ -105,6 +108,24 @@ def describe(frame: Packet) -> tuple[str, str]:
         udp = frame[UDP]
         return "UDP", f"{udp.sport} → {udp.dport} len {len(udp.payload)}"
     return str(frame.lastlayer().name), str(frame.summary())
+
+
+def _dhcp(bootp: Packet, dhcp: Packet) -> str:
+    """A DHCP message as a student follows the exchange: its type, the client's MAC and the transaction, the
+    address offered or given, and the relay it crossed (giaddr)."""
+    options = dict(option for option in dhcp.options if isinstance(option, tuple) and len(option) == 2)
+    kind = options.get("message-type")
+    words = [str(DHCPTypes.get(kind, f"type {kind}")).upper() if kind is not None else "BOOTP",
+             f"xid {bootp.xid:#010x} from {_mac(bootp.chaddr)}"]
+    if bootp.yiaddr != "0.0.0.0":
+        words.append(f"your address {bootp.yiaddr}")
+    if bootp.giaddr != "0.0.0.0":
+        words.append(f"relayed by {bootp.giaddr}")
+    return " ".join(words)
+
+
+def _mac(chaddr: bytes) -> str:
+    return ":".join(f"{byte:02x}" for byte in bytes(chaddr)[:6])
 
 
 def _inner(payload: Packet) -> str:

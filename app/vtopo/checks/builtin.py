@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from vtopo.kinds.check_types import CheckType, Probe, Verdict, with_cause
 from vtopo.kinds.settings import setting
 
 MAX_HOPS = 8
+LEASE_WAIT_S = 12  # a client that got no offer asks again about every 5 s (udhcpc -t 3 -T 1 -A 2)
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,8 @@ class SameDomain(CheckType):
         same = probe.same_domain(params.a, params.b)
         seen = (f"{params.a} and {params.b} share one L2 segment: frames pass between them without a router" if same
                 else f"{params.a} and {params.b} are on separate L2 segments: only a router joins them")
+        if not same and self.expect_same and (why := probe.apart(params.a, params.b)):
+            seen = f"{params.a} and {params.b} are on separate L2 segments: {why}"
         return Verdict(same == self.expect_same, seen)
 
 
@@ -207,4 +211,48 @@ class Rate(CheckType):
         return Verdict(True, seen)
 
 
-BUILTIN: tuple[CheckType, ...] = (Reach(), Path(), Route(), SameDomain(), DifferentDomain(), Rate())
+@dataclass(frozen=True)
+class LeaseParams:
+    interface: str = setting("", "Interface", "the client's NODE:PORT, set to dhcp, e.g. c2:eth0")
+    pool: str = setting("", "Pool", "the range its address must come from, FIRST-LAST, e.g. 10.0.2.100-10.0.2.199")
+
+
+def pool_range(pool: str) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
+    first, _, last = pool.partition("-")
+    return ipaddress.IPv4Address(first.strip()), ipaddress.IPv4Address(last.strip())
+
+
+class DhcpLease(CheckType):
+    name = "dhcp-lease"
+    summary = "a DHCP client got its address from a given pool"
+    params_type = LeaseParams
+    interface_fields = ("interface",)
+    settles = True
+
+    def problems(self, params: LeaseParams) -> list[tuple[str, str]]:
+        try:
+            first, last = pool_range(params.pool)
+        except ValueError:
+            return [("pool", f"{params.pool!r} is not a range of IPv4 addresses such as 10.0.2.100-10.0.2.199")]
+        return [] if first <= last else [("pool", f"the pool {params.pool} starts above its end")]
+
+    def describe(self, params: LeaseParams) -> str:
+        return f"{params.interface} gets an address from {params.pool} by DHCP"
+
+    def run(self, params: LeaseParams, probe: Probe) -> Verdict:
+        first, last = pool_range(params.pool)
+        deadline = time.monotonic() + LEASE_WAIT_S
+        while True:
+            held = probe.leased_addresses(params.interface)
+            leased = [a for a in held if first <= ipaddress.IPv4Interface(a).ip <= last]
+            if leased:
+                return Verdict(True, f"{params.interface} holds {leased[0]}, leased from {params.pool}")
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        seen = (f"{params.interface} holds {', '.join(held)} by DHCP, outside {params.pool}" if held else
+                f"{params.interface} got no address by DHCP within {LEASE_WAIT_S} s")
+        return Verdict(False, with_cause(seen, probe.dhcp_diagnosis(params.interface)))
+
+
+BUILTIN: tuple[CheckType, ...] = (Reach(), Path(), Route(), SameDomain(), DifferentDomain(), Rate(), DhcpLease())

@@ -49,8 +49,10 @@ def run_checks(checks: list[TypedCheck], probe: Probe,
             on_outcome(outcome)
         return outcome
 
-    shared = [c for c in checks if not c.type.exclusive]
+    outcomes: dict[int, Outcome] = {}
     with ThreadPoolExecutor(max_workers=PARALLEL_CHECKS) as pool:
-        outcomes = {id(c): o for c, o in zip(shared, pool.map(judged, shared))}
+        for settling in (True, False):  # what a lab still settles into (its DHCP leases) first, the rest after it
+            shared = [c for c in checks if not c.type.exclusive and c.type.settles == settling]
+            outcomes.update({id(c): o for c, o in zip(shared, pool.map(judged, shared))})
     outcomes.update({id(c): judged(c) for c in checks if c.type.exclusive})
     return [outcomes[id(c)] for c in checks]

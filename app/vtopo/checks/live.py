@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 
 from vtopo.compile.domains import broadcast_domains_of
+from vtopo.compile.vlan_rules import vlan_gap
 from vtopo.kinds.contract import LabContext
 from vtopo.deployed import DeployedLab
 from vtopo.measure import IperfOptions, IperfRun, MeasureError
@@ -34,13 +36,20 @@ def same_broadcast_domain(lab: LabContext, a: str, b: str) -> bool:
     return any({a, b} <= {member.name for member in domain.members} for domain in broadcast_domains_of(lab))
 
 
+def vlan_apart(lab: LabContext, a: str, b: str) -> str:
+    """Where a VLAN stops between interfaces `a` and `b` (NODE:PORT), with its fix; "" where none does."""
+    members = {member.name: member for domain in broadcast_domains_of(lab) for member in domain.members}
+    return vlan_gap(lab, members[a], members[b]) if a in members and b in members else ""
+
+
 class LiveProbe:
     def __init__(self, lab: DeployedLab) -> None:
         self.lab = lab
         self._owners = {str(ipaddress.ip_interface(address).ip): node.node.name
                         for node in lab.context.nodes.values()
-                        for address in [*(a for end in node.ends for a in end.end.interface.addresses),
-                                        *node.kind.host_addresses(node)]}
+                        for address in [*(a for interface in node.interfaces() for a in interface.addresses),
+                                        *node.kind.host_addresses(node),
+                                        *(a for own in node.kind.vlan_interfaces(node).values() for a in own)]}
 
     def address_of(self, source: str, destination: str) -> str:
         return self.lab.target_address(source, destination)[0]
@@ -96,6 +105,38 @@ class LiveProbe:
 
     def same_domain(self, a: str, b: str) -> bool:
         return same_broadcast_domain(self.lab.context, a, b)
+
+    def apart(self, a: str, b: str) -> str:
+        return vlan_apart(self.lab.context, a, b)
+
+    def leased_addresses(self, interface: str) -> list[str]:
+        node, _, port = interface.partition(":")
+        context = self.lab.context.node_named(node)
+        device = next((end.device for end in context.ends if end.end.port == port), "") if context else ""
+        shown = json.loads(self.run(node, ["ip", "-j", "-4", "address", "show", "dev", device]) or "[]")
+        return [f"{a['local']}/{a['prefixlen']}" for link in shown for a in link.get("addr_info", [])
+                if a.get("dynamic") and "local" in a and "prefixlen" in a]
+
+    def dhcp_diagnosis(self, interface: str) -> str:
+        lab = self.lab.context
+        domain = next((d for d in broadcast_domains_of(lab) if interface in {m.name for m in d.members}), None)
+        members = [m.name for m in domain.members if m.name != interface] if domain else []
+        answering = []
+        for name in members:
+            node_name, _, port = name.partition(":")
+            node = lab.node_named(node_name)
+            end = next((e for e in node.ends if e.end.port == port), None) if node else None
+            if node is not None and end is not None and (service := node.kind.dhcp_service(node, end)):
+                answering.append(f"{name} is {service}")
+        if answering:
+            return "on its segment " + "; ".join(answering) + " (its log: /run/dhcp/dnsmasq.log in that node)"
+        routers = [m.name for m in domain.members if m.routes] if domain else []
+        if not routers:
+            return (f"nothing on its segment ({', '.join(members) or 'no other interface'}) serves or relays DHCP, "
+                    "and no router joins it to a server")
+        return (f"nothing on its segment serves or relays DHCP: a DISCOVER is a broadcast, and a router forwards no "
+                f"broadcast, so it stops at {', '.join(routers)}; set a DHCP relay on "
+                f"{routers[0]} towards the server's address")
 
     def rate(self, source: str, destination: str, seconds: int) -> float:
         address = self.address_of(source, destination)

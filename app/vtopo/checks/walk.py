@@ -17,6 +17,7 @@ from typing import Any
 
 from vtopo.compile.analysis import path_between
 from vtopo.compile.domains import Domain, Member, broadcast_domains_of
+from vtopo.compile.vlan_rules import vlan_gap
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
 from vtopo.measure.nodes import MeasureError
 
@@ -105,9 +106,18 @@ class RouteWalk:
         """The last hop: `address` should be on the wire `end` leaves by."""
         member = self._member_with(end, address)
         if member is None:
-            return self._wrong_mask(end, address)
+            return self._vlan_apart(end, address) or self._wrong_mask(end, address)
         arrival = next((e for e in self.lab.ends if f"{e.node.name}:{e.end.port}" == member.name), None)
         return self._down(arrival) if arrival is not None else ""
+
+    def _vlan_apart(self, end: EndContext, address: str) -> str:
+        """Where VLANs keep the interface that has `address` off the wire of `end`; "" where they do not."""
+        self._domain_of(end)
+        target = ipaddress.ip_address(address)
+        members = [m for d in self._domains for m in d.members]
+        mine = next((m for m in members if m.name == _port(end)), None)
+        holder = next((m for m in members if m.name != _port(end) and any(i.ip == target for i in m.interfaces)), None)
+        return vlan_gap(self.lab, mine, holder) if mine is not None and holder is not None else ""
 
     def _wrong_mask(self, end: EndContext, address: str) -> str:
         target = ipaddress.ip_address(address)

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vtopo.cli.common import Command, deployed_for_caller
-from vtopo.model.problems import LabError
 
 if TYPE_CHECKING:
     from vtopo.checks.engine import Outcome
@@ -36,6 +35,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from vtopo.checks.live import LiveProbe
     from vtopo.checks.spec import typed_checks
     from vtopo.lab import registry
+    from vtopo.model.problems import LabError
 
     lab, topology = lab_and_topology(args.lab, "check")
     checks, problems = typed_checks(topology, registry())

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
-from vtopo.kinds.environment import Trust
+if TYPE_CHECKING:
+    from vtopo.kinds.environment import Trust
 
 
 def add_consent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +27,8 @@ def add_consent_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def consent_of(args: argparse.Namespace) -> Trust:
+    from vtopo.kinds.environment import Trust
+
     return Trust(host_devices=frozenset(args.allow_host_device),
                  images=frozenset(os.path.abspath(path) for path in args.allow_image),
                  startup_commands=frozenset(args.allow_commands))

@@ -1,19 +1,25 @@
-"""`vtopo import` and `vtopo export`: labs from containerlab and GNS3, and back out to containerlab."""
+"""`vtopo import` and `vtopo export`: labs from containerlab and GNS3, and back out to containerlab or to a diagram."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vtopo.cli.common import Command
-from vtopo.model.problems import LabError, Problem, errors_in
+
+if TYPE_CHECKING:
+    from vtopo.model.topology import Topology
+
 EXIT_OK, EXIT_BAD_LAB = 0, 2
+DIAGRAMS = {"drawio": ".drawio", "dot": ".dot"}  # format -> the file's suffix
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from vtopo.interop.importing import import_lab
     from vtopo.lab import problems_of, registry
     from vtopo.model import io
+    from vtopo.model.problems import LabError, Problem, errors_in
 
     imported = import_lab(args.file, registry(), frozenset(args.allow_outside))
     topology = imported.topology
@@ -41,10 +47,30 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from vtopo.interop.export import to_containerlab
-    from vtopo.lab import open_lab, registry
+    from vtopo.lab import open_lab
 
     topology = open_lab(args.file).topology
+    if args.to in DIAGRAMS:
+        return _export_diagram(topology, args)
+    return _export_containerlab(topology, args)
+
+
+def _export_diagram(topology: Topology, args: argparse.Namespace) -> int:
+    from vtopo.interop.diagram import to_dot, to_drawio
+    from vtopo.model.io import write_atomically
+
+    written = to_drawio(topology) if args.to == "drawio" else to_dot(topology)
+    target = args.output or args.file.with_name(f"{topology.name}{DIAGRAMS[args.to]}")
+    write_atomically(target, written)
+    print(f"exported {args.file} to {target}" + (" (draw it at the canvas's positions: neato -Tsvg -O FILE)"
+                                                 if args.to == "dot" else " (open it in draw.io)"))
+    return EXIT_OK
+
+
+def _export_containerlab(topology: Topology, args: argparse.Namespace) -> int:
+    from vtopo.interop.export import to_containerlab
+    from vtopo.lab import registry
+
     exported = to_containerlab(topology, registry(), args.image, args.router_image)
     directory = args.output or args.file.with_name(f"{topology.name}.clab")
     exported.write(directory)
@@ -65,11 +91,14 @@ def add_commands(command: Command) -> None:
     sub.add_argument("--allow-outside", action="append", default=[], type=Path, metavar="PATH",
                      help="let the import read this file (or the files in this folder) although it lies outside "
                           "the topology's folder, or is reached through a symlink")
-    sub = command("export", cmd_export, "write a lab as a containerlab topology, with each router's frr.conf")
+    sub = command("export", cmd_export, "write a lab as a containerlab topology, with each router's frr.conf, or as "
+                  "a draw.io or Graphviz diagram for handouts")
     sub.add_argument("file", type=Path)
-    sub.add_argument("--to", choices=("containerlab",), default="containerlab", help="the format (containerlab)")
-    sub.add_argument("-o", "--output", type=Path, metavar="DIR", help="the folder to write (default: LAB.clab "
-                     "beside the lab)")
+    sub.add_argument("--to", choices=("containerlab", *DIAGRAMS), default="containerlab",
+                     help="the format: containerlab (a folder), drawio or dot (one file keeping the canvas's "
+                          "positions, names, addresses and VLANs)")
+    sub.add_argument("-o", "--output", type=Path, metavar="PATH", help="the folder (containerlab) or file to write "
+                     "(default: LAB.clab, LAB.drawio or LAB.dot beside the lab)")
     sub.add_argument("--image", default="alpine:3", help="the image of containers (default: alpine:3)")
     sub.add_argument("--router-image", default="quay.io/frrouting/frr:10.5.1",
                      help="the image of routers (default: FRR's quay.io/frrouting/frr:10.5.1)")

@@ -1,9 +1,9 @@
 """`vtopo`'s parser, the commands on a lab itself (validate, plan, kinds, show, deploy, destroy, status, cleanup,
 exec, console, gui), and how a command's errors end it.
 
-`vtopo --help` and `vtopo kinds` start at once because this module and the families of commands it registers import
-the host layer (pyroute2), the measure layer and Qt only inside the handlers that use them, and the compiler
-(NetworkX) only through `vtopo.lab` inside handlers. tests/test_cli_startup.py checks it.
+`vtopo --help`, `vtopo kinds` and `vtopo status` start at once because this module and the families of commands it
+registers import the model, the host layer (pyroute2), the measure layer and Qt only inside the handlers that use
+them, and the compiler (NetworkX) only through `vtopo.lab` inside handlers. tests/test_cli_startup.py checks it.
 """
 from __future__ import annotations
 
@@ -30,20 +30,22 @@ from vtopo.cli.measure import add_commands as add_measure_commands
 from vtopo.cli.operate import add_commands as add_operate_commands
 from vtopo.cli.sites import add_commands as add_sites_commands
 from vtopo.cli.sites import deploy_spread, destroy_spread, explain_spread, status_spread
-from vtopo.model.problems import LabError, Problem, errors_in
-from vtopo.model.topology import Topology
+from vtopo.named_errors import loaded
 
 if TYPE_CHECKING:
     from vtopo.client.agent import AgentClient, AgentError
     from vtopo.compile.compiler import CheckedLab
     from vtopo.deployed import DeployedLab
     from vtopo.kinds.environment import HostFacts
+    from vtopo.model.problems import LabError, Problem
+    from vtopo.model.topology import Topology
     from vtopo.reports import Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 
-# Refusals that end a command with one line instead of a traceback, named as "module:Class" so that naming them
-# loads nothing: an error can only have been raised if its module was imported.
+# What ends a command, named for vtopo.named_errors.loaded: a lab's problems, each on its line; a refusal, in one line
+# instead of a traceback; a failure the agent reports, as it says it.
+LAB_ERRORS = ("vtopo.model.problems:LabError",)
 ONE_LINE_ERRORS = ("vtopo.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
                    "vtopo.measure.nodes:MeasureError", "vtopo.host.errors:HostError",
                    "vtopo.client.agent:AgentRefused", "vtopo.client.agent:AgentUnavailable",
@@ -54,12 +56,6 @@ AGENT_FAILED = ("vtopo.client.agent:AgentError",)
 def print_problems(problems: list[Problem]) -> None:
     for problem in problems:
         print(problem, file=sys.stderr)
-
-
-def _loaded(names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
-    """The exception classes among `names` whose modules are imported."""
-    modules = (name.partition(":") for name in names)
-    return tuple(getattr(sys.modules[module], cls) for module, _, cls in modules if module in sys.modules)
 
 
 def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
@@ -85,6 +81,7 @@ def _missing_on_host(checked: CheckedLab) -> list[Problem]:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from vtopo.lab import checked_of, open_lab
+    from vtopo.model.problems import errors_in
 
     lab = open_lab(args.file)
     facts = _facts(args, lab.topology)
@@ -365,17 +362,17 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
-    except LabError as error:
-        print_problems(error.problems)
+    except loaded(LAB_ERRORS) as failed:
+        print_problems(cast("LabError", failed).problems)
         return EXIT_BAD_LAB
-    except _loaded(AGENT_FAILED) as failed:
+    except loaded(AGENT_FAILED) as failed:
         agent_error = cast("AgentError", failed)
         print("\n".join(agent_error.result.errors), file=sys.stderr)
         if agent_error.details:
             print(agent_error.details if getattr(args, "verbose", False) else "(vtopo deploy -v shows the details)",
                   file=sys.stderr)
         return agent_error.result.code
-    except _loaded(ONE_LINE_ERRORS) as error:
+    except loaded(ONE_LINE_ERRORS) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from vtopo.cli.common import Command, agent_client
-from vtopo.model import io
-from vtopo.model.placement import sites_used, spread_over_sites
-from vtopo.model.sites import LOCAL, Site
-from vtopo.model.topology import Topology
 
-if TYPE_CHECKING:  # the CLI builds its parser with this module: the rest loads when a command runs
+if TYPE_CHECKING:  # the CLI builds its parser with this module: the rest, the model too, loads when a command runs
     from vtopo.client.agent import AgentClient
     from vtopo.kinds.environment import HostFacts, Trust
+    from vtopo.model.sites import Site
+    from vtopo.model.topology import Topology
     from vtopo.reports import ProgressCallback
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
@@ -35,6 +32,7 @@ def add_commands(command: Command) -> None:
 
 def cmd_place(args: argparse.Namespace) -> int:
     from vtopo.lab import context_of
+    from vtopo.model import io
     from vtopo.sites.place import suggest
 
     topology = io.load(args.file)
@@ -58,6 +56,8 @@ def cmd_place(args: argparse.Namespace) -> int:
 
 
 def _lab_file(path: Path) -> Topology | None:
+    from vtopo.model import io
+
     return io.load(path) if path.suffix == ".vtopo" and path.exists() else None
 
 
@@ -67,6 +67,7 @@ def deploy_spread(args: argparse.Namespace, consent: Trust, progress: ProgressCa
     topology = _lab_file(args.file)
     if topology is None:
         return None
+    from vtopo.model.placement import sites_used, spread_over_sites
     from vtopo.sites import spread as s
 
     running = s.deployed_topology(topology.name, agent_client()) if args.update else None
@@ -95,6 +96,7 @@ def deploy_spread(args: argparse.Namespace, consent: Trust, progress: ProgressCa
 
 
 def destroy_spread(lab: str, agent: AgentClient, progress: ProgressCallback) -> int | None:
+    from vtopo.model.placement import spread_over_sites
     from vtopo.sites import spread as s
 
     if (topology := s.deployed_topology(lab, agent)) is None or not spread_over_sites(topology):
@@ -111,6 +113,8 @@ def destroy_spread(lab: str, agent: AgentClient, progress: ProgressCallback) -> 
 
 
 def status_spread(lab: str, agent: AgentClient) -> int | None:
+    from vtopo.model.placement import spread_over_sites
+    from vtopo.model.sites import LOCAL
     from vtopo.reports import user_name
     from vtopo.sites import spread as s
 
@@ -187,6 +191,10 @@ def remote_libvirt_uri(uri: str, site: Site) -> str:
 
 def explain_spread(topology: Topology, facts: HostFacts | None, consent: Trust, owners: set[str] | None) -> str | None:
     """The script of each site's part, one after the other."""
+    from dataclasses import replace
+
+    from vtopo.model.placement import spread_over_sites
+
     if not spread_over_sites(topology):
         return None
     from vtopo.lab import explain_sites, site_plans

@@ -17,15 +17,14 @@ from vtopo import protocol as p
 from vtopo.host.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh
 from vtopo.client.terminal import relay_terminal, terminal_size
 from vtopo.kinds.environment import Trust
-from vtopo.model import io
-from vtopo.model.placement import remote_site
 from vtopo.model.sites import Site
-from vtopo.model.topology import Topology
 from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, ProgressCallback
 
-if TYPE_CHECKING:  # the designer imports this module; the host layer only when it runs something
+if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the host layer loads when it runs something,
+    # and a lab's model when a request carries one
     from vtopo.server.agent import Agent
     from vtopo.deployed import DeployedLab
+    from vtopo.model.topology import Topology
     from vtopo.saving import RunningState
 
 
@@ -62,6 +61,7 @@ def deployed_for(lab: str, action: str, client: AgentClient | None = None) -> De
     commands run through the agent, as the member; root runs them itself; a command in a node on another site runs
     there, through ssh and that site's `vtopo exec`. NotDeployed when there is no such lab."""
     from vtopo.deployed import DeployedLab, NotDeployed
+    from vtopo.model.placement import remote_site
 
     client = client or AgentClient()
     client.require_owner(lab, action)
@@ -313,6 +313,7 @@ class AgentClient:
     def site_of_node(self, lab: str, node: str) -> Site | None:
         """The site a node of the caller's lab runs on, when that is another machine; None for a node here."""
         from vtopo.host.state import consent_of, topology_of
+        from vtopo.model.placement import remote_site
 
         deployment = self.deployment(lab)
         return remote_site(topology_of(deployment), node, consent_of(deployment).site)
@@ -483,6 +484,8 @@ class AgentDeployer:
         self.client = client or AgentClient()
 
     def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = Trust()) -> DeployReport:
+        from vtopo.model import io
+
         return self.client.deploy(io.dumps(topology), consent, progress, update=True)
 
     def destroy(self, lab: str, progress: ProgressCallback) -> int:

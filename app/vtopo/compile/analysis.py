@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Hashable, TypeVar
 if TYPE_CHECKING:
     import networkx as nx
 
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role, SegmentKind
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, PortVlans, Role, SegmentKind
 
 FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
 G = TypeVar("G", bound="nx.Graph[Any]")
@@ -38,13 +38,33 @@ def _joins(end: EndContext) -> bool:
     return end.kind.role in FORWARDING_ROLES and end.kind.joins_ports(end.owner)
 
 
+def vlans_at(end: EndContext) -> PortVlans | None:
+    """The VLANs of a switch's port at `end`; None where the switch keeps no VLANs apart, or `end` is no switch's."""
+    return end.kind.port_vlans(end.owner, end) if _joins(end) else None
+
+
+def switch_ports(lab: LabContext) -> dict[tuple[str, str], EndContext]:
+    """The switch or segment port each node's interface is plugged into, by the interface's link and node ids."""
+    return {(end.link.id, end.node.id): end.peer for end in lab.ends if end.peer is not None
+            and end.kind.role not in FORWARDING_ROLES and end.peer.kind.role in FORWARDING_ROLES}
+
+
 def _tags(lab: LabContext) -> set[Tag]:
-    """The tags frames can carry on the lab's wires: none, and each VLAN a trunk carries tagged."""
+    """The tags frames can carry on the lab's wires: none, each VLAN a trunk carries tagged, and each VLAN of a
+    subinterface."""
     tags: set[Tag] = {None}
     for end in lab.ends:
-        vlans = end.kind.port_vlans(end.owner, end) if _joins(end) else None
+        vlans = vlans_at(end)
         tags.update(vlans.tagged if vlans is not None else ())
+        tags.update(sub.vlan for sub in end.end.interface.subinterfaces)
     return tags
+
+
+SVI_EDGE = "svi"  # the key of the edge between an L3 switch's interface in a VLAN and the VLAN: no link of the lab
+
+
+def _subinterface_vertex(end: EndContext, vlan: int) -> Hashable:
+    return ("sub", end.link.id, end.end.port, end.node.id, vlan)
 
 
 def _vertices(end: EndContext, tags: set[Tag]) -> dict[Tag, Hashable]:
@@ -52,9 +72,11 @@ def _vertices(end: EndContext, tags: set[Tag]) -> dict[Tag, Hashable]:
     ports has a vertex per VLAN: one that keeps VLANs apart sends each VLAN of a port to its own (an access port's
     untagged frames, a trunk's frames of each tag and its untagged ones into the native VLAN), one that does not
     keeps each tag apart as it came. Every other node's interfaces, and the ports of a switch that keeps them apart
-    (macvlan private mode, OpenFlow rules), are vertices of their own, for untagged frames."""
+    (macvlan private mode, OpenFlow rules), are vertices of their own, for untagged frames, and so is each of their
+    subinterfaces, for the frames of its VLAN."""
     if not _joins(end):
-        return {None: ("end", end.link.id, end.end.port, end.node.id)}
+        return {None: ("end", end.link.id, end.end.port, end.node.id),
+                **{sub.vlan: _subinterface_vertex(end, sub.vlan) for sub in end.end.interface.subinterfaces}}
     vlans = end.kind.port_vlans(end.owner, end)
     if vlans is None:
         return {tag: ("node", end.node.id, tag) for tag in tags}
@@ -66,14 +88,28 @@ def _vertices(end: EndContext, tags: set[Tag]) -> dict[Tag, Hashable]:
 
 def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
     """The lab's wires as a graph whose connected components are its broadcast domains: the vertices of each link
-    end (see _vertices), joined across the link for each tag that both ends take."""
+    end (see _vertices), joined across the link for each tag that both ends take. A vertex's `end` is the link end
+    whose interface it is, its `sub` the subinterface it is (a NodeInterface), and its `svi` the switch and VLAN of
+    an L3 switch's interface in a VLAN, where it is one of those."""
     import networkx as nx
 
     graph: nx.MultiGraph[Hashable] = nx.MultiGraph()
     tags = _tags(lab)
     vertices = {id(end): _vertices(end, tags) for end in lab.ends}
     for end in lab.ends:
-        graph.add_nodes_from(vertices[id(end)].values(), end=end if end.kind.role not in FORWARDING_ROLES else None)
+        graph.add_nodes_from(vertices[id(end)].values(), end=end if end.kind.role not in FORWARDING_ROLES else None,
+                             sub=None, svi=None)
+        if end.end.interface.subinterfaces and not _joins(end):
+            for interface in end.owner.interfaces():
+                if interface.end is end and interface.vlan is not None:
+                    graph.add_node(_subinterface_vertex(end, interface.vlan), end=None, sub=interface, svi=None)
+    for node in lab.nodes.values():  # an L3 switch's interface in each VLAN (an SVI) is in that VLAN
+        for vlan in node.kind.vlan_interfaces(node):
+            inside = ("node", node.node.id, vlan)
+            if inside not in graph:
+                graph.add_node(inside, end=None, sub=None, svi=None)
+            graph.add_node(("svi", node.node.id, vlan), end=None, sub=None, svi=(node, vlan))
+            graph.add_edge(("svi", node.node.id, vlan), inside, key=SVI_EDGE)
     for end in lab.ends:
         if end.peer is not None and id(end) < id(end.peer):
             mine, theirs = vertices[id(end)], vertices[id(end.peer)]

@@ -7,15 +7,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import networkx as nx
-
 from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_networks, switching_loops
 from vtopo.compile.addresses import address_clashes
 from vtopo.compile.containers import container_ops, hosts_text
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
+from vtopo.compile.vlan_rules import stranded_by_vlans, vlan_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
+from vtopo.compile.subinterfaces import named_problems, subinterface_ops, subinterface_problems
 from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus, split_switches, tunnel_end
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, LoopProtection, NodeContext, Role
 from vtopo.kinds.environment import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, Trust, default_prefix
@@ -25,7 +25,7 @@ from vtopo.model.placement import crossing, site_of, site_parts, site_problems
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS, NODE_NAME_RULE, is_valid_node_name, link_refusal
 from vtopo.model.sites import LOCAL, SitePart
-from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology
+from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology, subinterface_name
 from vtopo.ops import (HOST, AddAddress, AddRoute, ConfigureLink, ContainForwarding, MakeDirectory, Op, RunCommand,
                        MoveLink, SetBridgeVlans, SetImpairment, SetMaster, SetSysctl, SetTxChecksum)
 
@@ -95,6 +95,7 @@ class Compiler:
             self._validate_link_kinds(link.id)
         for end in self.lab.ends:  # in this stage, so no kind check ever meets an address it cannot parse
             self._check_interface(end)
+            self.problems.extend(subinterface_problems(end))
 
     def split_switches(self) -> None:
         """A switch spanning sites becomes one per site joined by tunnels; the lab so changed is validated again."""
@@ -176,12 +177,16 @@ class Compiler:
         for end in self.lab.ends:
             self._name_end(end)
         self._check_device_names()
+        for end in self.lab.ends:
+            self.problems.extend(named_problems(end))
         for link_id in self.topology.links:
             self._check_impairment(link_id)
         self._check_domains()
         lower_tunnel_mtus(self.lab, self.crossing)
-        self.problems.extend(domain_problems(self.lab))
-        self.problems.extend(address_clashes(broadcast_domains_of(self.lab)))
+        domains = broadcast_domains_of(self.lab)
+        self.problems.extend(domain_problems(self.lab, stranded_by_vlans(self.lab, domains)))
+        self.problems.extend(vlan_problems(self.lab, domains))
+        self.problems.extend(address_clashes(domains))
         self._check_host_namespace_addresses()
         self._check_resources()
         for loop in switching_loops(self.lab):
@@ -268,7 +273,16 @@ class Compiler:
             self.error(f"{side}: a {end.kind.name} port takes no address; give the address to the node at the other "
                        "end" + (f", or {end.kind.address_hint}" if end.kind.address_hint else ""),
                        subject, end.link.id)
-        for address in interface.addresses:
+        if interface.dhcp and not end.kind.dhcp_client:
+            self.error(f"{side}: a {end.kind.name} runs no DHCP client; set dhcp on a container's or a router's port",
+                       subject, end.link.id)
+        self._check_addresses(side, interface.addresses, end)
+        for sub in interface.subinterfaces:
+            self._check_addresses(subinterface_name(side, sub.vlan), sub.addresses, end)
+
+    def _check_addresses(self, side: str, addresses: list[str], end: EndContext) -> None:
+        subject = f"link {end.link_name}"
+        for address in addresses:
             if "/" not in address:
                 self.error(f"{side}: address {address!r} needs a prefix length, e.g. {address}/24", subject, end.link.id)
                 continue
@@ -352,6 +366,8 @@ class Compiler:
             ops.extend(configure_ends(end, end.other, self.lab.names))
             for side in (end, end.other):
                 ops.extend(side.kind.attach(side.owner, side))
+                if side.kind.role is Role.NAMESPACE:
+                    ops.extend(subinterface_ops(side, self.lab.names.tag))
         names = self.lab.names
         # the lab has devices in the host's namespace, or tunnels, whose sockets are there
         if any(end.device and end.netns is None for end in self.lab.ends) or self.part.tunnels:
@@ -371,6 +387,8 @@ class Compiler:
     # ------------------------------------------------------------ stage 4: order
 
     def order(self, ops: list[Op]) -> Plan:
+        import networkx as nx  # here, as in vtopo.compile.analysis: importing the compiler does not load it
+
         providers: dict[str, list[int]] = {}
         for index, op in enumerate(ops):
             for resource in op.provides():

@@ -23,7 +23,7 @@ def container_ops(lab: LabContext, hosts: str = "") -> Iterator[Op]:
     container's namespaces."""
     names, owner = lab.names, lab.trust.owner
     nodes = containers(lab)
-    if not nodes:
+    if not nodes and not any(node.kind.own_namespace(node) for node in lab.nodes.values()):
         return
     userns = names.user_namespace if owner.ids is not None else ""
     if owner.ids is not None:
@@ -42,6 +42,8 @@ def hosts_text(lab: LabContext) -> str:
     picks the address a student expects)."""
     entries: list[tuple[int, str, str]] = []
     for node in sorted(lab.nodes.values(), key=lambda n: n.node.name):
-        for end in sorted(node.ends, key=lambda e: e.end.port):
-            entries += [(ip.version, str(ip), node.node.name) for ip in routable_ips(end.end.interface.addresses)]
+        for interface in sorted(node.interfaces(), key=lambda i: (i.end.end.port, i.vlan or 0)):
+            entries += [(ip.version, str(ip), node.node.name) for ip in routable_ips(interface.addresses)]
+        for _, addresses in sorted(node.kind.vlan_interfaces(node).items()):
+            entries += [(ip.version, str(ip), node.node.name) for ip in routable_ips(addresses)]
     return LOOPBACK_HOSTS + "".join(f"{ip}\t{name}\n" for _, ip, name in sorted(entries, key=lambda e: e[0]))

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter
+from collections.abc import Collection
 from itertools import combinations
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
-
-from vtopo.compile.analysis import emptied_after, l2_graph
-from vtopo.kinds.contract import LabContext, NodeContext
+from vtopo.compile.analysis import SVI_EDGE, emptied_after, l2_graph, switch_ports, vlans_at
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, svi_name
 from vtopo.model.problems import Problem, Severity
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -63,8 +62,38 @@ class Domain:
         return f"domain {self.number}: {subnets}{via}: {', '.join(m.name for m in self.members)}"
 
 
+class VlanMap:
+    """The switch port each member is plugged into, and the VLAN of its untagged frames there."""
+
+    def __init__(self, ports: dict[tuple[str, str], EndContext]) -> None:
+        self._ports = ports
+
+    def port(self, member: Member) -> EndContext | None:
+        return self._ports.get((member.link_id, member.node_id))
+
+    def of(self, member: Member) -> int | None:
+        """The member's VLAN where its switch keeps VLANs apart, else None."""
+        port = self.port(member)
+        vlans = vlans_at(port) if port is not None else None
+        return vlans.untagged if vlans is not None else None
+
+    def numbers(self, domain: Domain) -> list[int]:
+        """The VLANs a domain is, on switches that keep VLANs apart (more than one where a trunk's two ends disagree
+        on its native VLAN); empty for a domain of switches without VLANs."""
+        return sorted({number for m in domain.members if (number := self.of(m)) is not None})
+
+
+def vlan_words(numbers: list[int]) -> str:
+    """VLAN 10, VLANs 1 and 99."""
+    if len(numbers) == 1:
+        return f"VLAN {numbers[0]}"
+    return f"VLANs {', '.join(map(str, numbers[:-1]))} and {numbers[-1]}"
+
+
 def broadcast_domains_of(lab: LabContext) -> list[Domain]:
     """Every broadcast domain with at least one interface, in a stable order, numbered from 1."""
+    import networkx as nx
+
     found = []
     with emptied_after(l2_graph(lab)) as graph:
         for component in nx.connected_components(graph):
@@ -72,30 +101,41 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
                           key=lambda e: (e.node.name, e.end.port))
             switch_ids = sorted({v[1] for v in component if isinstance(v, tuple) and v[0] == "node"})
             switches = [lab.nodes[i] for i in switch_ids]
+            subinterfaces = sorted((graph.nodes[v]["sub"] for v in component if graph.nodes[v]["sub"] is not None),
+                                   key=lambda i: (i.end.node.name, i.port))
             members = [Member(f"{e.node.name}:{e.end.port}", e.node.id, tuple(e.end.interface.addresses),
                               e.kind.routes(e.owner), e.link.id) for e in ends]
+            members += [Member(f"{i.end.node.name}:{i.port}", i.end.node.id, i.addresses, i.end.kind.routes(i.end.owner),
+                               i.end.link.id) for i in subinterfaces]
+            svis = sorted((graph.nodes[v]["svi"] for v in component if graph.nodes[v]["svi"] is not None),
+                          key=lambda svi: (svi[0].node.name, svi[1]))
+            members += [Member(f"{s.node.name}:{svi_name(vlan)}", s.node.id, s.kind.vlan_interfaces(s)[vlan], True)
+                        for s, vlan in svis]
             members += [Member(f"host on {s.node.name}", s.node.id, tuple(s.kind.host_addresses(s)), s.kind.routes(s))
                         for s in switches if s.kind.host_addresses(s)]
             if not members:
                 continue
             # the edges at a component's vertices are the component's edges (a subgraph view would leave a cycle of
             # views behind per domain, garbage that only the cycle collector frees, with the interpreter lock held)
-            links = {key for _, _, key in graph.edges(component, keys=True)} | {e.link.id for e in ends}
+            links = {key for _, _, key in graph.edges(component, keys=True) if key != SVI_EDGE} | {e.link.id for e in ends}
             found.append((members, tuple(sorted(s.node.name for s in switches)), frozenset(links)))
     found.sort(key=lambda item: item[0][0].name)
     return [Domain(index, tuple(members), switches, links) for index, (members, switches, links) in
             enumerate(found, 1)]
 
 
-def domain_problems(lab: LabContext) -> list[Problem]:
-    """Subnets that do not match their wire, and nodes cut off from the lab's routers, in plain words: warnings,
-    and errors where only routers share the wire (they would exchange no routes over it)."""
+def domain_problems(lab: LabContext, stranded: Collection[str] = ()) -> list[Problem]:
+    """Subnets that do not match their wire, and nodes cut off from the lab's routers (but those in `stranded`, whose
+    gateway a VLAN keeps out of reach: vlan_rules.py says where), in plain words: warnings, and errors where only
+    routers share the wire (they would exchange no routes over it)."""
     domains = broadcast_domains_of(lab)
-    problems = [problem for domain in domains for version in (4, 6) for problem in _subnet_mismatches(domain, version)]
+    vlans = _Vlans(VlanMap(switch_ports(lab)), domains, _all_vlans(lab))
+    problems = [problem for domain in domains for version in (4, 6)
+                for problem in _subnet_mismatches(domain, version, vlans)]
     for version in (4, 6):
         routed = {n for d in domains for m in d.members if m.routes for n in m.networks if n.version == version}
         if routed:
-            problems += _unreachable_gateways(lab, domains, routed, version)
+            problems += _unreachable_gateways(lab, domains, routed, version, stranded)
     return problems
 
 
@@ -105,13 +145,50 @@ def _on_link(a: Interface, b: Interface) -> bool:
     return a.ip in b.network and b.ip in a.network
 
 
-def _subnet_mismatches(domain: Domain, version: int) -> list[Problem]:
+class _Vlans:
+    """What the subnet rule says of VLANs: the VLANs of a domain, and where to move a port whose subnet differs."""
+
+    def __init__(self, vlans: VlanMap, domains: list[Domain], used: set[int]) -> None:
+        self.map = vlans
+        numbers = {domain.number: vlans.numbers(domain) for domain in domains}
+        self.used = used
+        self.homes = {network: found[0] for domain in domains if len(found := numbers[domain.number]) == 1
+                      and len(domain.subnets) == 1 for network in domain.subnets}
+
+    def move(self, members: list[Member], network: Network) -> str:
+        """The fix that moves the switch ports of `members` into the VLAN that holds `network`, or a new one: ", or
+        move ... into VLAN 20, that of 10.0.20.0/24: s1: p3 = access 20"; "" for members on no switch port."""
+        ports = [port for m in members if (port := self.map.port(m)) is not None]
+        if not ports:
+            return ""
+        home = self.homes.get(network)
+        own = "its" if len(ports) == 1 else "their"
+        where = f"VLAN {home}, that of {network}" if home else f"a VLAN of {own} own"
+        home = home or next(n for n in [*range(10 * (max(self.used) // 10 + 1), 4095, 10), *range(1, 4095)]
+                            if n not in self.used)
+        lines = " and ".join(f"{p.node.name}: {p.end.port} = access {home}" for p in ports)
+        return f", or move {own} port{'s' if len(ports) > 1 else ''} into {where}: {lines}"
+
+
+def _all_vlans(lab: LabContext) -> set[int]:
+    """Every VLAN a port of the lab's switches names."""
+    found: set[int] = set()
+    for end in lab.ends:
+        if (vlans := vlans_at(end)) is not None:
+            found.update(vlans.tagged)
+            found.update([vlans.untagged] if vlans.untagged is not None else [])
+    return found
+
+
+def _subnet_mismatches(domain: Domain, version: int, vlans: _Vlans) -> list[Problem]:
     """A member off the subnet of the rest of its wire. A warning, or an error where routers cannot reach each other:
-    they would exchange no routes over it."""
+    they would exchange no routes over it. None where a router has an address in each subnet: it joins them."""
     interfaces = [(m, i) for m in domain.members for i in m.interfaces if i.version == version]
     counts = Counter(i.network for _, i in interfaces)
-    if len(counts) < 2:
+    if len(counts) < 2 or any(m.routes and counts.keys() <= m.networks for m in domain.members):
         return []
+    numbers = vlans.map.numbers(domain)
+    wire = vlan_words(numbers) if numbers else "its broadcast domain"
     (top, top_count), (_, second_count) = counts.most_common(2)
     across = [((a, x), (b, y)) for (a, x), (b, y) in combinations(interfaces, 2) if x.network != y.network]
     apart_pairs = [(a, b) for (a, x), (b, y) in across if not _on_link(x, y)]
@@ -121,9 +198,15 @@ def _subnet_mismatches(domain: Domain, version: int) -> list[Problem]:
         why, fix = (("routers on different subnets never become neighbours nor exchange routes", "") if severity is
                     Severity.ERROR else ("hosts on different subnets do not talk without a router",
                                          ", or put a router between two separate segments"))
+        if numbers:
+            last = max(counts)
+            fix = vlans.move([m for m, i in interfaces if i.network == last], last) or fix
+        holder = f"{vlan_words(numbers)} hold{'s' if len(numbers) == 1 else ''}" if numbers else \
+            "one broadcast domain holds"
         return [Problem(
-            f"one broadcast domain holds two subnets, {subnets}: their frames reach each other, but {why}, so "
-            f"nothing passes between them. Give every interface on this wire the same subnet{fix}.",
+            f"{holder} {_count(len(counts))} subnets, {subnets}: their frames reach each other, but {why}, so "
+            f"nothing passes between them. Give every interface {'in it' if numbers else 'on this wire'} the same "
+            f"subnet{fix}.",
             f"domain {domain.number} ({', '.join(m.name for m in domain.members)})", "", _one_link(domain),
             severity)]
     rest = [(m, i) for m, i in interfaces if i.network == top]
@@ -137,15 +220,20 @@ def _subnet_mismatches(domain: Domain, version: int) -> list[Problem]:
         severity = _severity([(member, other) for other in apart])
         if apart:
             routes = " nor exchange routes with them" if severity is Severity.ERROR else ""
-            message = (f"{member.name} is on {interface.network} ({interface.ip}) but the rest of its broadcast "
-                       f"domain is on {top}: it shares their wire, not their subnet, so it cannot reach "
-                       f"{_names(apart)}{routes}. Use an address in {top}.")
+            move = vlans.move([member], interface.network) if numbers else ""
+            message = (f"{member.name} is on {interface.network} ({interface.ip}) but the rest of {wire} is on "
+                       f"{top}: it shares their wire, not their subnet, so it cannot reach "
+                       f"{_names(apart)}{routes}. Use an address in {top}{move}.")
         else:
-            message = (f"{member.name} has {interface} where the rest of its broadcast domain is on {top}: they "
+            message = (f"{member.name} has {interface} where the rest of {wire} is on {top}: they "
                        "still reach each other, as each address lies in the other's subnet, but the masks differ. "
                        f"Give every interface on this wire the same mask (/{top.prefixlen}).")
         problems.append(Problem(message, f"node {member.name.split(':')[0]}", "", member.node_id, severity))
     return problems
+
+
+def _count(number: int) -> str:
+    return {2: "two", 3: "three", 4: "four"}.get(number, str(number))
 
 
 def _severity(apart: list[tuple[Member, Member]]) -> Severity:
@@ -165,11 +253,13 @@ def _one_link(domain: Domain) -> str:
     return next(iter(domain.link_ids)) if len(domain.link_ids) == 1 else ""
 
 
-def _unreachable_gateways(lab: LabContext, domains: list[Domain], routed: set[Network], version: int
-                          ) -> list[Problem]:
+def _unreachable_gateways(lab: LabContext, domains: list[Domain], routed: set[Network], version: int,
+                          stranded: Collection[str]) -> list[Problem]:
     problems = []
     ip = "IPv4" if version == 4 else "IPv6"
     for node in lab.nodes.values():
+        if node.node.id in stranded:
+            continue
         gateways = node.kind.default_gateways(node)
         own = [d for d in domains if any(m.node_id == node.node.id and m.addresses for m in d.members)]
         mine = {n for d in own for m in d.members if m.node_id == node.node.id for n in m.networks}

@@ -5,12 +5,16 @@ from typing import Iterator
 
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, Role, SegmentKind
 from vtopo.kinds.environment import LabNames
-from vtopo.ops import (AddAddress, ConfigureLink, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, LinkType, Op,
-                       SetImpairment)
+from vtopo.ops import (AddAddress, ConfigureLink, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
+                       LinkType, Op, SetImpairment, SetMaster)
+
+BRIDGED_TAPS = "bridged tap"
+"""The medium of a link from a VM to another VM, a container or a router: the VM's tap, and the other VM's tap or a
+veth into the node, joined by the link's own bridge (LabNames.link_bridge)."""
 
 
 def medium_for(a: EndContext, b: EndContext) -> str | None:
-    """veth, a switch port, macvlan, macvtap or tap; None when these two roles cannot be linked. A link with an
+    """veth, a switch port, macvlan, macvtap, tap or bridged taps; None when these two roles cannot be linked. A link with an
     impairment stays a veth: its qdiscs go on both ends, and a switch's own port has none. So does a link to the
     host's own namespace, which has no namespace to move a port into."""
     roles = {a.kind.role, b.kind.role}
@@ -27,8 +31,13 @@ def medium_for(a: EndContext, b: EndContext) -> str | None:
         if not isinstance(segment.kind, SegmentKind):
             return None
         return segment.kind.child_media.get(child.kind.role)
-    if roles in ({Role.MACHINE, Role.SWITCH}, {Role.MACHINE, Role.NAMESPACE}):
+    if roles == {Role.MACHINE, Role.NAMESPACE}:
+        node = a if a.kind.role is Role.NAMESPACE else b
+        return "tap" if node.kind.netns(node.owner) is None else BRIDGED_TAPS  # the host holds the tap itself
+    if roles == {Role.MACHINE, Role.SWITCH}:
         return "tap"
+    if roles == {Role.MACHINE}:
+        return BRIDGED_TAPS
     return None
 
 
@@ -38,6 +47,9 @@ def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]
         host_side, other = (b, a) if a.netns is not None and b.netns is None else (a, b)
         yield CreateVeth(owner=owner, name=host_side.device, netns=host_side.netns, peer=other.device,
                          peer_netns=other.netns)
+        return
+    if a.medium == BRIDGED_TAPS:
+        yield from _bridged_taps(owner, (a, b), names)
         return
     segment, child = (a, b) if a.kind.role is Role.SEGMENT else (b, a)
     if a.medium == LinkType.MACVLAN:
@@ -54,6 +66,25 @@ def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]
         machine = a if a.kind.role is Role.MACHINE else b
         yield CreateTap(owner=owner, name=machine.device)
     # a SWITCH_PORT is made by the switch's attach
+
+
+def _bridged_taps(owner: str, ends: tuple[EndContext, EndContext], names: LabNames) -> Iterator[Op]:
+    """Each VM's tap, or a veth into the container or router, on the link's bridge: forwarding at once (no STP, no
+    forward delay), tagged frames passed as they come."""
+    link_id = ends[0].link.id
+    bridge = names.link_bridge(link_id)
+    yield CreateLinkBridge(owner=owner, name=bridge, forward_delay_s=0)
+    yield ConfigureLink(owner=owner, name=bridge, netns=None, alias=names.tag)
+    for end in ends:
+        if end.kind.role is Role.MACHINE:
+            yield CreateTap(owner=owner, name=end.device)
+            yield SetMaster(owner=owner, name=end.device, master=bridge)
+            continue
+        port = names.link_port(link_id)
+        yield CreateVeth(owner=owner, name=port, netns=None, peer=end.device, peer_netns=end.netns)
+        yield ConfigureLink(owner=owner, name=port, netns=None, mtu=end.end.interface.mtu or
+                            end.other.end.interface.mtu, alias=names.tag)
+        yield SetMaster(owner=owner, name=port, master=bridge)
 
 
 def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:

@@ -69,6 +69,9 @@ def _copy_switch(lab: LabContext, switch: NodeContext[Any], site: str, ends: lis
     here, there = ports.next_free(topology.used_ports(node.id)), ports.next_free({end.port for end in ends})
     if here is not None and there is not None:  # a switch with every port taken keeps those links as they are
         topology.links[f"{copy.id} trunk"] = Link(f"{copy.id} trunk", Endpoint(node.id, here), Endpoint(copy.id, there))
+        moved = frozenset(end.port for end in ends)
+        copy.settings = switch.kind.part_settings(node.settings, moved, there)
+        node.settings = switch.kind.part_settings(node.settings, frozenset(topology.used_ports(node.id)) - moved, here)
     else:
         for end in ends:
             end.node = node.id

@@ -30,8 +30,10 @@ from vtopo.gui.panels.deploy import DeployController, confirm_destroy
 from vtopo.gui.panels.deploy_request import DeployRequest
 from vtopo.gui.panels.save_running import SaveRunningController
 from vtopo.gui.theme import THEMES, apply_theme
+from vtopo.interop.diagram import to_dot, to_drawio
 from vtopo.gui.toolbar import build_toolbar, deploy_icon, destroy_icon, history_button
 from vtopo.kinds.contract import NodeKind
+from vtopo.model.io import write_atomically
 
 
 
@@ -64,6 +66,8 @@ Key = QKeySequence.StandardKey
 SNAP_KEY = "view/snap-to-grid"
 PRESENTATION_UI = 1.35  # presentation mode: menus and panels this much larger
 LABELS_KEY = "view/interface-labels"
+DIAGRAMS = {"drawio": to_drawio, "dot": to_dot}  # export formats another program draws and edits
+FORMAT_LABELS = {"drawio": "draw.io", "dot": "Graphviz dot"}
 
 
 Shortcut = QKeySequence.StandardKey | str
@@ -99,6 +103,8 @@ class Actions:
         self.export_svg = self._action("Export as S&VG…", lambda: self.export("svg"))
         self.export_print = self._action("Export for p&rint (PNG, white, no grid)…",
                                          lambda: self.export("png", for_print=True))
+        self.export_drawio = self._action("Export as &draw.io…", lambda: self.export("drawio"))
+        self.export_dot = self._action("Export as Graphviz d&ot…", lambda: self.export("dot"))
         self.quit = self._action("&Quit", window.close, (Key.Quit, "Ctrl+Q"))  # a platform may bind Quit to no key
 
         self.undo = editor.undo_stack.createUndoAction(window, "&Undo")
@@ -218,7 +224,7 @@ class Actions:
         file_menu.addSeparator()
         file_menu.addAction(self.import_lab)
         file_menu.addSeparator()
-        file_menu.addActions([self.export_png, self.export_svg, self.export_print])
+        file_menu.addActions([self.export_png, self.export_svg, self.export_print, self.export_drawio, self.export_dot])
         file_menu.addSeparator()
         file_menu.addAction(self.quit)
         edit = bar.addMenu("&Edit")
@@ -354,15 +360,24 @@ class Actions:
         self.parts.settings.setValue("view/theme", name)
 
     def export(self, fmt: str, for_print: bool = False) -> None:
-        title = "Export for print (PNG, white, no grid)" if for_print else f"Export as {fmt.upper()}"
-        name, _ = QFileDialog.getSaveFileName(self.window, title,
-                                              f"{self.parts.editor.topology.name}.{fmt}", f"{fmt.upper()} (*.{fmt})")
+        """Export the canvas as a picture (png, svg), or the lab as a diagram another program edits (drawio, dot)."""
+        label = FORMAT_LABELS.get(fmt, fmt.upper())
+        title = "Export for print (PNG, white, no grid)" if for_print else f"Export as {label}"
+        topology = self.parts.editor.topology
+        name, _ = QFileDialog.getSaveFileName(self.window, title, f"{topology.name}.{fmt}", f"{label} (*.{fmt})")
         if not name:
             return
         path = Path(name)
         scene = self.parts.editor.scene
-        ok = export.export_png(scene, path, for_print=for_print) if fmt == "png" else \
-            export.export_svg(scene, path, self.parts.editor.topology.name, for_print=for_print)
+        if fmt in DIAGRAMS:
+            try:
+                write_atomically(path, DIAGRAMS[fmt](topology))
+                ok = True
+            except OSError:
+                ok = False
+        else:
+            ok = export.export_png(scene, path, for_print=for_print) if fmt == "png" else \
+                export.export_svg(scene, path, topology.name, for_print=for_print)
         self.window.statusBar().showMessage(f"exported {path}" if ok else f"could not write {path}", 5000)
 
     def selected_node(self) -> str:

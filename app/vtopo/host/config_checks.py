@@ -1,5 +1,6 @@
 """A node's configuration given to the program that will run it, in a dry run, before anything is applied: what it
-refuses becomes a problem with the program's own words and line number (FRR's `vtysh -C -f`).
+refuses becomes a problem with the program's own words and line number (FRR's `vtysh -C -f`). A line the program would
+skip while loading the rest (as FRR's `vtysh -b` does) is a warning naming it; anything else it refuses is an error.
 
 The program reads text a lab's author or a member wrote, and such text is code to it (vtysh's `output file`, `copy`):
 run as root, it never reads any. Root drops to who the lab's nodes are on the host (the member, or the lab user of
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vtopo.kinds.contract import ConfigCheck, NodeContext
-from vtopo.model.problems import Problem
+from vtopo.model.problems import Problem, Severity
 from vtopo.ops import drop_privileges
 
 CHECK_SECONDS = 30.0
@@ -33,8 +34,10 @@ def config_problems(node: NodeContext[Any], path: str) -> list[Problem]:
         if shutil.which(check.argv[0]) is None:
             continue
         where = f"{path}.settings.{check.setting}" if check.setting else ""
-        problems += [Problem(message, node.subject, where, node.node.id)
-                     for message in refusals(check, node.lab.trust.owner.ids)]
+        for number, message in refusals(check, node.lab.trust.owner.ids):
+            skipped = check.skips_lines and number > 0
+            problems.append(Problem(message, node.subject, where, node.node.id,
+                                    Severity.WARNING if skipped else Severity.ERROR))
     return problems
 
 
@@ -48,9 +51,11 @@ def _reader(ids: tuple[int, int] | None) -> tuple[int, int] | None:
     return nobody.pw_uid, nobody.pw_gid
 
 
-def refusals(check: ConfigCheck, ids: tuple[int, int] | None) -> list[str]:
-    """Each line of `check.text` its program refuses, as "FRR refuses line N (TEXT): MESSAGE"; run as `ids` (who the
-    lab's nodes are) or, with none, as nobody when this process is root."""
+def refusals(check: ConfigCheck, ids: tuple[int, int] | None) -> list[tuple[int, str]]:
+    """Each line of `check.text` its program refuses, as (N, "FRR refuses line N (TEXT): MESSAGE") or, where the
+    program skips such lines, "FRR skips line N (TEXT): MESSAGE; it loads the rest"; and (0, what it said) when it
+    refuses the text with no line. Run as `ids` (who the lab's nodes are) or, with none, as nobody when this process
+    is root."""
     reader = _reader(ids)
     with tempfile.TemporaryDirectory(prefix="vtopo-config-") as directory:
         file = Path(directory, check.file_name)
@@ -66,7 +71,7 @@ def refusals(check: ConfigCheck, ids: tuple[int, int] | None) -> list[str]:
             done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=directory,
                                   timeout=CHECK_SECONDS, check=False)
         except subprocess.TimeoutExpired:
-            return [f"{check.what} did not finish checking its configuration within {CHECK_SECONDS:g} s"]
+            return [(0, f"{check.what} did not finish checking its configuration within {CHECK_SECONDS:g} s")]
     lines = check.text.splitlines()
     found = []
     for said in (done.stdout + done.stderr).splitlines():
@@ -75,8 +80,10 @@ def refusals(check: ConfigCheck, ids: tuple[int, int] | None) -> list[str]:
             continue
         number = int(match.group(1))
         text = lines[number - 1].strip() if 0 < number <= len(lines) else ""
-        found.append(f"{check.what} refuses line {number} of its configuration ({text!r}): "
-                     f"{NODE_NUMBER.sub('', match.group(2)).split(':')[0].strip()}")
+        said_of_it = NODE_NUMBER.sub('', match.group(2)).split(':')[0].strip()
+        found.append((number, f"{check.what} skips line {number} of its configuration ({text!r}): {said_of_it}; it "
+                              "loads the rest" if check.skips_lines else
+                              f"{check.what} refuses line {number} of its configuration ({text!r}): {said_of_it}"))
     if done.returncode != 0 and not found:
-        found.append(f"{check.what} refuses its configuration: {(done.stderr or done.stdout).strip()[-300:]}")
+        found.append((0, f"{check.what} refuses its configuration: {(done.stderr or done.stdout).strip()[-300:]}"))
     return found

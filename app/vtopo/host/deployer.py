@@ -12,18 +12,17 @@ import threading
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_in_context, compile_lab, host_namespace_addresses
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import libvirtd, namespace_maker, owned_files, preflight
-from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import HOST_NETWORKS, Journal, LabRecord, StateStore, Usage, consent_to_json
-from vtopo.kinds.contract import LabContext
+from vtopo.kinds.contract import LabContext, NodeContext
 from vtopo.kinds.environment import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.kinds.trust import held_by_lab_problem, overlapped
@@ -32,6 +31,9 @@ from vtopo.model.problems import LabError, Problem
 from vtopo.model.topology import Topology
 from vtopo.reports import (OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, PartState, Progress, ProgressCallback,
                            user_name)
+
+if TYPE_CHECKING:  # pyroute2 loads with the applier, when a lab is applied or probed: not for a status of no labs
+    from vtopo.host.applier import Applier, OpFailed
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
@@ -212,6 +214,8 @@ class Deployer:
         root rather than in a user namespace (see lab_owner). The lab's name must be free on the host; vtopo
         chooses its prefix (see StateStore.claim), and `admit` may refuse it, seeing it in context and the other
         deployed labs, before anything is built."""
+        from vtopo.host.applier import Applier
+
         started = time.monotonic()
         self._check_cancelled(topology.name)
         facts = self.facts_for(topology)
@@ -329,6 +333,8 @@ class Deployer:
                 new_steps: list[Step], progress: ProgressCallback) -> None:
         """Take `removed` away from the running lab, then apply `new_steps`; when anything fails, what was applied is
         rolled back and what was taken away is made again, so the lab runs as before, and its record is `before`."""
+        from vtopo.host.applier import Applier
+
         applier = Applier(plan.prefix, _output_to(progress), record.owner)
         try:
             self._remove(removed, applier, record, progress)
@@ -368,6 +374,8 @@ class Deployer:
                lab: str, keep_record: bool = False) -> None:
         """Each step in order, or (when one fails, or the deploy is cancelled between two) none. A rollback forgets
         the lab's record, unless `keep_record` (the steps change a running lab): then its journal drops them."""
+        from vtopo.host.applier import OpFailed
+
         journal = Journal(record.directory / "journal.jsonl")
         applied: list[o.Op] = []
         pending: list[o.Op] = []
@@ -433,6 +441,8 @@ class Deployer:
 
     def _undo_all(self, applied: list[o.Op], applier: Applier, stage: str, progress: ProgressCallback,
                   undo: Callable[[o.Op], list[o.Op]] = _inverse) -> list[str]:
+        from vtopo.host.applier import OpFailed
+
         inverses = [inverse for op in reversed(applied) for inverse in undo(op)]
         applier.delete_together([inverse.name for inverse in inverses if isinstance(inverse, o.DeleteNamespace)])
         errors = []
@@ -464,6 +474,8 @@ class Deployer:
         return self._destroy_record(record, progress)
 
     def _destroy_record(self, record: LabRecord, progress: ProgressCallback) -> int:
+        from vtopo.host.applier import Applier
+
         applied = record.journal()
         applier = Applier(record.prefix)
         try:
@@ -495,6 +507,10 @@ class Deployer:
             records = [named]
         else:
             raise DestroyError(self.store.not_found(lab))
+        if not records:
+            return []
+        from vtopo.host.applier import Applier
+
         result = []
         for record in records:
             applier = Applier(record.prefix)
@@ -508,7 +524,7 @@ class Deployer:
         """Compare the plan with what exists: each node and link is running, degraded or incomplete."""
         data = record.read()
         topology = record.topology()
-        plan = compile_lab(topology, self.kinds, record.facts(), record.consent())
+        plan, lab = compile_in_context(topology, self.kinds, record.facts(), record.consent())
         applied = set(record.journal())
         operated = record.operated()
         by_owner: dict[str, list[o.Op]] = {}
@@ -529,10 +545,25 @@ class Deployer:
                 return PartState(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
             return PartState(name, intended)
 
-        nodes = [state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running")
-                 for node in topology.nodes.values()]
+        nodes = [_with_detail(state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running"),
+                              lab.nodes[node.id]) for node in topology.nodes.values()]
         links = [state_of(f"link {topology.describe_link(link)}", "down" if link.id in operated.down else "running")
                  for link in topology.links.values()]
         state = lab_state(sum(1 for op in plan.ops if op in applied), len(plan.ops), nodes + links)
         return LabStatus(record.name, record.prefix, data.get("source", ""), data.get("owner", 0), state, nodes, links,
                          data["topology"])
+
+
+def _with_detail(state: PartState, node: NodeContext[Any]) -> PartState:
+    """A running node's state with what its kind says of it (a DHCP server's leases), read from the node's own files
+    without following a symlink."""
+    if state.state != "running":
+        return state
+    return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
+
+
+def _read_lab_file(path: str, limit: int) -> str:
+    try:
+        return owned_files.read_small_file(path, limit)
+    except OSError:
+        return ""

@@ -1,5 +1,5 @@
-"""What this host offers, probed once before compiling: OVS datapath, vhost-net, DPDK, KVM, netem, bridge VLAN filtering,
-FRR or Quagga."""
+"""What this host offers, probed once before compiling: OVS datapath, vhost-net, DPDK, KVM, netem, bridge VLAN
+filtering, 802.1Q VLAN devices, FRR or Quagga."""
 from __future__ import annotations
 
 import os
@@ -56,6 +56,15 @@ def bridge_vlan_filtering() -> bool:
     configuration cannot be read the kernel is taken to have it, as stock kernels do: a deploy then says if not."""
     config = kernel_config()
     return config is None or "\nCONFIG_BRIDGE_VLAN_FILTERING=y" in config
+
+
+def vlan_devices() -> bool:
+    """The kernel makes 802.1Q VLAN devices: 8021q is loaded, or built in or as a module. Where the configuration
+    cannot be read the kernel is taken to have it, as stock kernels do: a deploy then says if not."""
+    if Path("/sys/module/8021q").exists():
+        return True
+    config = kernel_config()
+    return config is None or any(f"\nCONFIG_VLAN_8021Q={how}" in config for how in "ym")
 
 
 def kvm_usable(guest_dir: str) -> bool:
@@ -127,6 +136,7 @@ def probe(needs_accel: bool = False) -> HostFacts:
         ovs_tso_off=userspace_tso_off(),
         netem=netem_available(),
         bridge_vlans=bridge_vlan_filtering(),
+        vlan_devices=vlan_devices(),
         accel="kvm" if needs_accel and kvm_usable(guest_dir) else "tcg",
         guest_dir=guest_dir,
         frr_dir=daemons,

@@ -14,6 +14,7 @@ from typing import Iterable
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host import domains, namespace_maker, nftables, ovs, owned_files, processes
+from vtopo.host.config_checks import REFUSAL
 from vtopo.host.images import open_device, open_image
 from vtopo.host.namespace_maker import NamespaceMaker
 from vtopo.host.netlink import Netlink, NetlinkError
@@ -114,6 +115,9 @@ class KernelHost:
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         self.netlink.add_macvlan(name, netns, lower, lower_netns, mode)
 
+    def add_vlan(self, name: str, netns: str | None, parent: str, vid: int) -> None:
+        self.netlink.add_vlan(name, netns, parent, vid)
+
     def add_macvtap(self, name: str, lower: str, mode: str) -> None:
         self.netlink.add_macvtap(name, lower, None, mode)
 
@@ -206,11 +210,11 @@ class KernelHost:
         elif ids is not None:
             owned_files.hand_over(path, ids)
 
-    def write_file(self, path: str, content: str, *, private: bool) -> None:
+    def write_file(self, path: str, content: str, *, private: bool, executable: bool = False) -> None:
         if private:
             owned_files.write_file(path, content, owned_files.PRIVATE_FILE)
         else:
-            owned_files.write_for_daemon(path, content)
+            owned_files.write_for_daemon(path, content, executable)
 
     def remove_directory(self, path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
@@ -249,7 +253,15 @@ class KernelHost:
             processes.stop_process(pid, Path(match).name, netns=netns)
 
     def load_config(self, argv: tuple[str, ...]) -> None:
-        processes.run_command(list(argv), COMMAND_SECONDS)
+        """The lines the shell reports skipping (`line N: ...`) become a notice: it loaded the rest, as FRR's own
+        service goes on with a router whose configuration has such lines. Any other failure fails the load."""
+        code, said = processes.run_to_end(list(argv), COMMAND_SECONDS)
+        skipped = [int(match.group(1)) for line in said.splitlines() if (match := REFUSAL.match(line.strip()))]
+        if code != 0 and not skipped:
+            raise processes.CommandFailed(f"exited with status {code}" + (f": {said}" if said else ""))
+        if skipped:
+            self.notices.append(f"FRR skipped {len(skipped)} line(s) of its configuration and loaded the rest "
+                                f"(line {', '.join(map(str, sorted(set(skipped))))}; `vtopo validate` names them)")
 
     def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None:
         if self.owner != 0 and place not in (o.Place.NODE, o.Place.GUEST):

@@ -22,10 +22,12 @@ Every answer is {"ok": true} or {"error": "..."}.
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import socket
 import sys
+from collections.abc import Sequence
 
 from vtopo.host import syscalls
 from vtopo.host.syscalls import (CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWUTS, MS_BIND, MS_NODEV,
@@ -87,19 +89,21 @@ def main(argv: list[str]) -> int:
                 os.close(fd)
 
 
-def _accounts_of_the_lab() -> list[list[str]]:
+@functools.cache
+def _accounts_of_the_lab() -> tuple[tuple[str, str], ...]:
     """The node's /etc/passwd and /etc/group in a lab's user namespace, where only root (the lab's owner outside)
     and nobody exist: the host's accounts, each but nobody's given the ids of root, so that a program that drops to
-    its own user (tcpdump to tcpdump, FRR's daemons to frr) becomes what it already is instead of failing."""
-    accounts = []
+    its own user (tcpdump to tcpdump, FRR's daemons to frr) becomes what it already is instead of failing. Read
+    once, for every node of the lab."""
+    accounts: list[tuple[str, str]] = []
     for path, ids in (("/etc/passwd", (2, 3)), ("/etc/group", (2,))):
         with open(path, encoding="utf-8", errors="replace") as file:
             lines = [line.rstrip("\n").split(":") for line in file if line.count(":") >= max(ids)]
         for fields in lines:
             for index in ids:
                 fields[index] = fields[index] if fields[index] == str(NOBODY) else "0"
-        accounts.append([path, "".join(":".join(fields) + "\n" for fields in lines)])
-    return accounts
+        accounts.append((path, "".join(":".join(fields) + "\n" for fields in lines)))
+    return tuple(accounts)
 
 
 def _become_root() -> None:
@@ -110,7 +114,7 @@ def _become_root() -> None:
 
 
 def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, keeper: int | None,
-             binds: list[list[str]], files: list[list[str]]) -> None:
+             binds: list[list[str]], files: Sequence[Sequence[str]]) -> None:
     """Unshare the node's mount and UTS namespaces while inside its network namespace, and furnish them; each of
     `keep` stays visible where it is, though the directory it lies under becomes the node's own; each directory of
     `binds` is bound at its path inside (opened before /run is hidden, never through a symlink), and each of `files`

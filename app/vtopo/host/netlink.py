@@ -308,6 +308,12 @@ class Netlink:
                 macvlan = wire.macvlan_kind(LinkType.MACVLAN.value, mode)
                 self._change_link(lower_netns, _named_link(name, lower_link, macvlan, *placement), create=True)
 
+    def add_vlan(self, name: str, netns: str | None, parent: str, vid: int) -> None:
+        """Create an 802.1Q VLAN device on `parent`, beside it in `netns`."""
+        with _kernel(f"add VLAN {vid} device {name}{_where(netns)} on {parent}"):
+            parent_link = wire.u32(wire.IFLA_LINK, self._index(parent, netns))
+            self._change_link(netns, _named_link(name, parent_link, wire.vlan_kind(vid)), create=True)
+
     def add_vxlan(self, name: str, netns: str | None, mtu: int, vni: int, local: str, remote: str, port: int) -> None:
         """Create a VXLAN device through the host's socket, where its UDP socket stays, directly in `netns`."""
         with _kernel(f"add vxlan {name}{_where(netns)} to {remote}, VNI {vni}"):

@@ -196,7 +196,12 @@ def userspace_tso_off() -> bool:
     return value.strip() != '"true"'
 
 
-def vsctl(commands: list[list[str]], *, options: Sequence[str] = (), timeout_s: int = 5) -> str:
+VSCTL_TIMEOUT_S = 30
+"""How long ovs-vsctl waits for ovs-vswitchd to apply a transaction: deleting a userspace bridge of 200 ports takes
+more than 5 s on a busy machine of 2 cores."""
+
+
+def vsctl(commands: list[list[str]], *, options: Sequence[str] = (), timeout_s: int = VSCTL_TIMEOUT_S) -> str:
     """Run all `commands` in ONE `ovs-vsctl --timeout=N` invocation, joined by `--`.
 
     One call is one OVSDB transaction: a whole lab's bridges and ports are created (or nothing

@@ -22,6 +22,7 @@ import stat
 from pathlib import Path
 
 from vtopo.kinds.environment import CLIENTS_GROUP
+from vtopo.ops.files import EXECUTABLE_FILE
 
 PRIVATE, SHARED, PASSAGE = 0o700, 0o750, 0o711
 PRIVATE_FILE, SHARED_FILE = 0o600, 0o640
@@ -110,9 +111,11 @@ def write_file(path: str | Path, content: str, mode: int = PRIVATE_FILE, *, gid:
         file.write(content)
 
 
-def write_for_daemon(path: str, content: str) -> None:
-    """A file root writes for a daemon into its directory (a router's config): readable by the directory's group."""
-    write_file(path, content, SHARED_FILE, gid=os.lstat(os.path.dirname(path)).st_gid)
+def write_for_daemon(path: str, content: str, executable: bool = False) -> None:
+    """A file root writes for a daemon into its directory (a router's config): readable by the directory's group,
+    and a script the daemon runs when `executable`."""
+    write_file(path, content, EXECUTABLE_FILE if executable else SHARED_FILE,
+               gid=os.lstat(os.path.dirname(path)).st_gid)
 
 
 def hand_over(path: str, user: str | tuple[int, int]) -> None:

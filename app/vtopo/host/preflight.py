@@ -13,7 +13,7 @@ from vtopo.kinds.contract import LabContext
 from vtopo.host import libvirtd, ovs
 from vtopo.host import netns as namespaces
 from vtopo.host.config_checks import config_problems
-from vtopo.model.problems import Problem
+from vtopo.model.problems import Problem, errors_in
 
 if TYPE_CHECKING:
     from vtopo.host.netlink import Netlink
@@ -68,7 +68,8 @@ def require_privileges() -> None:
 
 
 def check(plan: Plan, context: LabContext, netlink: Netlink) -> None:
-    """Raise PreflightFailed listing every reason the plan cannot be applied here, before touching anything."""
+    """Raise PreflightFailed listing every reason the plan cannot be applied here, before touching anything. Warnings
+    (a line FRR skips) do not stop it: validation has said them, and the load says what FRR skipped."""
     require_privileges()
     problems = [_missing_binary(b) for b in sorted(required_binaries(plan))
                 if (shutil.which(b) if "/" not in b else (b if os.access(b, os.X_OK) else None)) is None]
@@ -77,8 +78,8 @@ def check(plan: Plan, context: LabContext, netlink: Netlink) -> None:
                                 "$.lab.vm_backend"))
     problems += _collisions(plan, netlink) + missing_on_host(plan, context, {link.name for link in netlink.links(None)}) \
         + _missing_users(plan)
-    if problems:
-        raise PreflightFailed(problems)
+    if errors_in(problems):
+        raise PreflightFailed(errors_in(problems))
 
 
 def _missing_users(plan: Plan) -> list[Problem]:

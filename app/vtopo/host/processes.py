@@ -182,7 +182,17 @@ class CommandFailed(HostError):
 
 
 def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None) -> str:
-    """Run a command (in `cwd`, when given) to its end and return what it printed (stdout and stderr together).
+    """Run a command (in `cwd`, when given) to its end and return what it printed (stdout and stderr together); a
+    non-zero exit raises CommandFailed."""
+    code, said = run_to_end(argv, timeout_s, cwd)
+    if code != 0:
+        raise CommandFailed(f"exited with status {code}" + (f": {said}" if said else ""))
+    return said
+
+
+def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None) -> tuple[int, str]:
+    """Run a command (in `cwd`, when given) to its end and return its exit status and what it printed (stdout and
+    stderr together); CommandFailed when it runs longer than `timeout_s`.
 
     The output goes to an unlinked temporary file, not a pipe: a command that leaves a server running in the
     background (`... &`) would hold a pipe open forever, while the file is simply not read any more.
@@ -201,9 +211,7 @@ def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None) -
     if code is None:
         raise CommandFailed(f"did not end within {timeout_s:g} s (end a command that starts a server with `&`)"
                             + (f"; it printed: {said}" if said else ""))
-    if code != 0:
-        raise CommandFailed(f"exited with status {code}" + (f": {said}" if said else ""))
-    return said
+    return code, said
 
 
 # -- start ---------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import ipaddress
 import socket
 import struct
 
-from vtopo.ops import MacvlanMode
+from vtopo.ops import LinkType, MacvlanMode
 
 # Attribute numbers: kernel ABI, from linux/if_link.h, if_addr.h, rtnetlink.h and veth.h.
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINK, IFLA_MASTER = 1, 3, 4, 5, 10
@@ -23,6 +23,7 @@ IFLA_BRIDGE_VLAN_INFO = 2
 BRIDGE_VLAN_INFO_PVID, BRIDGE_VLAN_INFO_UNTAGGED = 0x2, 0x4
 IFLA_BRPORT_MODE = 4
 IFLA_MACVLAN_MODE = 1
+IFLA_VLAN_ID = 1
 VETH_INFO_PEER = 1
 IFLA_VXLAN_ID, IFLA_VXLAN_GROUP, IFLA_VXLAN_LOCAL, IFLA_VXLAN_PORT = 1, 2, 4, 15
 IFLA_VXLAN_GROUP6, IFLA_VXLAN_LOCAL6 = 16, 17
@@ -39,6 +40,7 @@ _ROUTE = struct.Struct("=BBBBBBBBI")  # struct rtmsg: family, dst/src length, to
 _VLAN_INFO = struct.Struct("=HH")  # struct bridge_vlan_info: flags, vid
 _STATS = struct.Struct("=BBHII")  # struct if_stats_msg: family, two pads, index, filter mask
 _U32 = struct.Struct("=I")
+_U16 = struct.Struct("=H")
 _U8 = struct.Struct("=B")
 
 
@@ -49,6 +51,10 @@ def attribute(number: int, payload: bytes) -> bytes:
 
 def u32(number: int, value: int) -> bytes:
     return attribute(number, _U32.pack(value))
+
+
+def u16(number: int, value: int) -> bytes:
+    return attribute(number, _U16.pack(value))
 
 
 def u8(number: int, value: int) -> bytes:
@@ -84,6 +90,11 @@ def link_kind(kind: str, *data: bytes) -> bytes:
 def macvlan_kind(kind: str, mode: str) -> bytes:
     """IFLA_LINKINFO of a macvlan or macvtap (both take macvlan's attributes) in `mode`, e.g. "bridge"."""
     return link_kind(kind, u32(IFLA_MACVLAN_MODE, MACVLAN_MODES[MacvlanMode(mode)]))
+
+
+def vlan_kind(vid: int) -> bytes:
+    """IFLA_LINKINFO of an 802.1Q VLAN device tagging its frames with `vid`."""
+    return link_kind(LinkType.VLAN.value, u16(IFLA_VLAN_ID, vid))
 
 
 def vxlan_kind(vni: int, local: str, remote: str, port: int) -> bytes:

@@ -4,13 +4,14 @@ deploys as they are.
 Containers become `linux` nodes on a small image, their addresses and default route `exec` lines, their startup
 commands after them; routers become `linux` nodes on FRR's image with their configuration bound to /etc/frr;
 bridges and OVS switches become `bridge` and `ovs-bridge` nodes, which containerlab expects to exist before it
-deploys. What containerlab has no place for (VMs on vtopo's guest, macvlan and macvtap segments, impairments, OpenFlow
-rules) is said node by node, with the command that does it where there is one.
+deploys. What containerlab has no place for (VMs on vtopo's guest, macvlan and macvtap segments, impairments, each
+setting of a switch, such as its STP, VLANs or OpenFlow rules) is said node by node, one line each, with the commands
+that do it where there are some.
 """
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,11 @@ from vtopo.compile.compiler import lab_context
 from vtopo.interop import frr
 from vtopo.interop.building import Notice
 from vtopo.kinds.contract import EndContext, NodeContext
-from vtopo.kinds.environment import HostFacts
+from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import write_atomically
 from vtopo.model.topology import Topology
+from vtopo.ops import OvsVlanMode
 
 CONTAINER_IMAGE = "alpine:3"
 ROUTER_IMAGE = "quay.io/frrouting/frr:10.5.1"
@@ -52,8 +54,11 @@ class Exported:
 
 def to_containerlab(topology: Topology, registry: Registry, image: str = CONTAINER_IMAGE,
                     router_image: str = ROUTER_IMAGE) -> Exported:
-    """The containerlab topology of a lab. Raises LabError when the lab does not compile."""
-    lab = lab_context(topology, registry, HostFacts(netem=True))  # for another host: its impairments are said
+    """The containerlab topology of a lab. Raises LabError when the lab does not compile. Exporting runs nothing, so
+    the startup commands need no consent: they become `exec` lines, each node's with a notice."""
+    commands = frozenset(node.name for node in topology.nodes.values() if node.startup_commands)
+    lab = lab_context(topology, registry, HostFacts(netem=True),  # for another host: its impairments are said
+                      Trust(startup_commands=commands))
     return _Export(topology, image, router_image).run(lab.nodes.values())
 
 
@@ -137,29 +142,73 @@ class _Export:
             family = "-6 " if ":" in address else ""
             out = next((f" dev {self.interfaces[id(end)]}" for end in node.ends if end.end.port == port), "")
             lines.append(f"ip {family}route replace default via {address}{out}")
-        lines += node.node.startup_commands
+        for route in node.settings.routes if node.node.kind == "container" else []:
+            destination, _, gateway = route.partition(" via ")
+            family = "-6 " if ":" in gateway else ""
+            lines.append(f"ip {family}route add {destination.strip()} via {gateway.strip()}")
+        if node.node.startup_commands:
+            lines += node.node.startup_commands
+            self.notify(node.subject, f"its {len(node.node.startup_commands)} startup command(s) became `exec` lines, "
+                        "which containerlab runs in the node once it is up, with no consent asked")
         return lines
 
     def _switch(self, node: NodeContext[Any]) -> dict[str, Any]:
-        name, settings = node.node.name, node.node.settings
+        name = node.node.name
         if node.node.kind == "bridge":
             self.notify(node.subject, f"a bridge node: containerlab expects the bridge made before it deploys: "
-                        f"ip link add {name} type bridge && ip link set {name} up"
-                        + ("; its STP and host addresses are not carried" if settings.get("stp") or
-                           settings.get("host_addresses") else ""))
+                        f"ip link add {name} type bridge && ip link set {name} up")
             definition: dict[str, Any] = {"kind": "bridge"}
         else:
             self.notify(node.subject, f"an ovs-bridge node: containerlab expects it made before it deploys: "
-                        f"ovs-vsctl add-br {name}"
-                        + (f"; its OpenFlow rules are not carried: ovs-ofctl add-flow {name} RULE for each of "
-                           f"{settings['flows']}" if settings.get("flows") else ""))
+                        f"ovs-vsctl add-br {name}")
             definition = {"kind": "ovs-bridge"}
+        defaults = type(node.settings)()
+        for field in fields(node.settings):
+            value = getattr(node.settings, field.name)
+            if value != getattr(defaults, field.name):
+                self.notify(node.subject, f"{field.name} = {value!r} is not carried: a containerlab "
+                            f"{definition['kind']} is made by you, not by the topology"
+                            f"{self._made_by(node, field.name, value)}")
         if len(name) > MAX_HOST_INTERFACE:
             self.notify(node.subject, f"containerlab names the host's switch after the node, and {name!r} is longer "
                         f"than the kernel's {MAX_HOST_INTERFACE} characters: rename it before deploying")
         definition["labels"] = {"graph-posX": str(round(node.node.position.x)),
                                 "graph-posY": str(round(node.node.position.y))}
         return definition
+
+    def _made_by(self, node: NodeContext[Any], field: str, value: Any) -> str:
+        """The commands that set a switch's field on the switch containerlab expects, once it has deployed."""
+        name = node.node.name
+        if field == "vlans":
+            return "; once deployed: " + " && ".join(self._vlan_commands(node))
+        if field == "flows":
+            return f"; once deployed: ovs-ofctl add-flow {name} RULE for each of {value}"
+        if field == "stp":
+            return f"; ip link set {name} type bridge stp_state {int(bool(value))}"
+        if field == "host_addresses":
+            return "; " + " && ".join(f"ip address add {address} dev {name}" for address in value)
+        return ""
+
+    def _vlan_commands(self, node: NodeContext[Any]) -> list[str]:
+        name = node.node.name
+        commands = [] if node.node.kind != "bridge" else [f"ip link set {name} type bridge vlan_filtering 1"]
+        for end in sorted(node.ends, key=lambda e: e.end.port):
+            vlans = node.kind.port_vlans(node, end)
+            port = self.interfaces[id(end)]
+            if vlans is None:
+                continue
+            if node.node.kind != "bridge":
+                mode = (OvsVlanMode.ACCESS if not vlans.trunk else
+                        OvsVlanMode.TRUNK if vlans.untagged is None else OvsVlanMode.NATIVE_UNTAGGED)
+                trunks = f" trunks={','.join(map(str, vlans.tagged))}" if vlans.trunk else ""
+                tag = f" tag={vlans.untagged}" if vlans.untagged is not None else ""
+                commands.append(f"ovs-vsctl set port {port} vlan_mode={mode}{tag}{trunks}")
+                continue
+            commands.append(f"bridge vlan del dev {port} vid 1")
+            if vlans.untagged is not None:
+                commands.append(f"bridge vlan add dev {port} vid {vlans.untagged} pvid untagged")
+            commands += [f"bridge vlan add dev {port} vid {vid}" for vid in vlans.tagged]
+        return commands
 
     # ------------------------------------------------------------ links
 

@@ -8,8 +8,8 @@ DAEMONS_FILE = "/etc/frr/daemons"
 DAEMON = re.compile(r"[a-z][a-z0-9]{0,15}d")  # zebra is the one daemon whose name ends otherwise
 ALWAYS = "zebra"
 ROUTER_DAEMONS = ("zebra", "staticd", "ospfd", "ospf6d", "bgpd", "ripd", "ripngd", "isisd", "bfdd")
-"""The daemons a vtopo router runs. A daemons file that turns them all on leaves the choice to vtopo (zebra and what
-the configuration needs), as `vtopo export` writes it; a daemon with nothing to do in the configuration idles."""
+"""The daemons a vtopo router runs. A daemons file that turns them all on leaves the choice to vtopo (all of them, its
+default), as `vtopo export` writes it; a daemon with nothing to do in the configuration idles."""
 _DAEMON_LINE = re.compile(r"\s*(?P<daemon>[a-z][a-z0-9]*)\s*=\s*(?P<on>yes|no)\s*(?:#.*)?")
 _INTERFACE = re.compile(r"interface (?P<name>\S+)(?: vrf \S+)?")
 _ADDRESS = re.compile(r"ipv?6? address (?P<address>[0-9A-Fa-f.:]+/\d{1,3})")

@@ -6,7 +6,8 @@ Nodes become:
     docker                         a container, with the static addresses of its saved /etc/network/interfaces;
                                    Open vSwitch images an OVS switch; FRR and Quagga images a router with the
                                    frr.conf saved in the project's folder
-    ethernet_switch, ethernet_hub  a Linux bridge
+    ethernet_switch, ethernet_hub  a Linux bridge; an Ethernet switch whose ports set VLANs an OVS switch with
+                                   those VLANs (a dot1q port a trunk)
     qemu                           a VM on vtopo's built-in guest (a router when its disk is FRR's or Quagga's)
     anything else                  left out, with its links, saying so
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import html
 import ipaddress
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from vtopo.interop import frr
@@ -41,6 +43,18 @@ VPCS_IP = re.compile(r"ip (?P<address>[0-9.]+)(?:/(?P<prefix>\d{1,2}))?(?P<rest>
 SVG_TEXT = re.compile(r"<text\b[^>]*>(?P<text>.*?)</text>", re.DOTALL)
 SVG_SIZE = re.compile(r"<svg\b[^>]*?\bwidth=\"(?P<width>[0-9.]+)\"[^>]*?\bheight=\"(?P<height>[0-9.]+)\"|"
                       r"<svg\b[^>]*?\bheight=\"(?P<height2>[0-9.]+)\"[^>]*?\bwidth=\"(?P<width2>[0-9.]+)\"")
+
+
+DEFAULT_VLAN = 1
+PORT_TYPES = ("access", "dot1q", "qinq")
+
+
+@dataclass(frozen=True)
+class GnsPort:
+    """A port of a GNS3 Ethernet switch: `type` access, dot1q (a trunk) or qinq, and its VLAN."""
+
+    type: str
+    vlan: int
 
 
 def read_gns3(text: str, folder: TopologyFolder, registry: Registry, default_name: str) -> Imported:
@@ -68,12 +82,14 @@ class _Reading:
         self.types: dict[str, str] = {}  # node_id -> node_type
         self.kept: set[str] = set()  # node ids that became a vtopo node
         self.addresses: dict[str, dict[str, list[str]]] = {}  # node id -> interface -> addresses, from saved files
+        self.switch_ports: dict[str, dict[str, GnsPort]] = {}  # node id of a switch with VLANs -> its ports
 
     def imported(self) -> Imported:
         for index, raw in enumerate(self.nodes):
             self._node(raw, f"$.topology.nodes[{index}]")
         for index, raw in enumerate(self.links):
             self._link(raw, f"$.topology.links[{index}]")
+        self._port_vlans()
         if self.reader.problems:
             raise LabError(self.reader.problems)
         imported = self.builder.build()
@@ -125,17 +141,64 @@ class _Reading:
                             "the node as a network namespace with this host's programs")
             return "container", settings, facts, []
         if node_type in SWITCHES:
-            facts = [f"a Linux bridge ({SWITCHES[node_type]})"]
-            mapping = properties.get("ports_mapping")
-            vlans = {port.get("vlan") for port in mapping if isinstance(port, dict) and
-                     isinstance(port.get("vlan"), int)} if isinstance(mapping, list) else set()
-            if vlans - {1}:
-                facts.append("its VLANs are not carried: every port is on one segment")
-            return "bridge", {}, facts, []
+            return self._switch(node_id, node_type, properties, subject)
         if node_type == "qemu":
             return "vm", {}, [f"a VM on vtopo's built-in guest, not {image or 'its disk image'}: vtopo boots its small "
                               "Linux guest (iperf3, ping) in its place"], []
         return None, {}, [f"{LEFT_OUT.get(node_type, f'a {node_type} node')} is not something vtopo runs"], []
+
+    def _switch(self, node_id: str, node_type: str, properties: dict[str, Any], subject: str
+                ) -> tuple[str, dict[str, Any], list[str], list[str]]:
+        """A Linux bridge, or an Open vSwitch switch for an Ethernet switch whose ports set VLANs: OVS keeps VLANs apart
+        on every host, where a Linux bridge needs a kernel that filters VLANs. Its ports' VLANs are set once the links
+        are known (_port_vlans)."""
+        mapping = properties.get("ports_mapping")
+        ports: dict[str, GnsPort] = {}
+        for index, raw in enumerate(mapping if isinstance(mapping, list) and node_type == "ethernet_switch" else []):
+            where = f"ports_mapping[{index}]"
+            if not isinstance(raw, dict) or not isinstance(raw.get("port_number"), int):
+                self.reader.fail("", f"{where} needs a port_number", subject)
+                continue
+            vlan = raw.get("vlan", DEFAULT_VLAN)
+            port_type = raw.get("type", "access")
+            if not isinstance(vlan, int) or port_type not in PORT_TYPES:
+                self.reader.fail("", f"{where}: a port is of type {', '.join(PORT_TYPES)} with a whole-number vlan, "
+                                 f"not {port_type!r} with vlan {vlan!r}", subject)
+                continue
+            ports[f"p{raw['port_number'] + 1}"] = GnsPort(port_type, vlan)
+        if all(port == GnsPort("access", DEFAULT_VLAN) for port in ports.values()):
+            return "bridge", {}, [f"a Linux bridge ({SWITCHES[node_type]})"], []
+        self.switch_ports[node_id] = ports
+        return "ovs", {}, [f"an Open vSwitch switch ({SWITCHES[node_type]} with VLANs: OVS keeps VLANs apart on every "
+                           "host, a Linux bridge only where the kernel filters VLANs)"], []
+
+    def _port_vlans(self) -> None:
+        """Each linked port of a switch with VLANs as a vtopo VLANs setting: an access port as it is, a dot1q port (in
+        GNS3 a trunk of every VLAN, untagged in its own) a trunk of every VLAN the project's switches name, native
+        its own. A QinQ port has no counterpart."""
+        used = sorted({port.vlan for ports in self.switch_ports.values() for port in ports.values()})
+        for node_id, ports in self.switch_ports.items():
+            node = self.builder.node(node_id)
+            if node is None:
+                continue
+            linked = {end.interface for end in self.builder.ends_of(node_id)}
+            vlans: dict[str, str] = {}
+            for name, port in sorted(ports.items()):
+                if name not in linked:
+                    continue
+                others = [vlan for vlan in used if vlan != port.vlan]
+                if port.type == "qinq":
+                    self.builder.notify(f"node {node.name}", f"port {name} is a QinQ tunnel port (outer VLAN "
+                                        f"{port.vlan}), which vtopo's switches do not make: it is an access port in "
+                                        f"VLAN {port.vlan}, which drops frames that come tagged instead of tagging "
+                                        "them again")
+                vlans[name] = (f"trunk {','.join(map(str, others))} native {port.vlan}"
+                               if port.type == "dot1q" and others else f"access {port.vlan}")
+            node.settings["vlans"] = vlans
+            if any(port.type == "dot1q" for name, port in ports.items() if name in linked):
+                self.builder.notify(f"node {node.name}", f"its dot1q ports carry the VLANs the project's switches name "
+                                    f"({', '.join(map(str, used))}), not every VLAN 1-4094 as in GNS3: tagged frames "
+                                    "of any other VLAN are dropped")
 
     def _saved(self, node_type: str, node_id: str, *names: str) -> tuple[str, str]:
         """The first of a node's files saved in the project (project-files/<type>/<id>/<name>) that exists, with its

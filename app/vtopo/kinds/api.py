@@ -7,27 +7,31 @@ from __future__ import annotations
 
 from vtopo.kinds.check_types import CheckType, Probe, Verdict, with_cause
 from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, ConfigCheck, EmptySettings, EndContext,
-                                  LabContext, LoopProtection, MachineProcess, NodeContext, NodeFiles, NodeKind, PortSpec,
-                                  PortVlans, Reader, Role, SavedState, SegmentKind, SWITCH_PORT)
+                                  FileReader, LabContext, LoopProtection, MachineProcess, NodeContext, NodeFiles,
+                                  NodeKind, PortSpec, PortVlans, Reader, Role, SavedState, SegmentKind, SWITCH_PORT,
+                                  svi_name)
 from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.model.problems import ConsentRequest, Problem, Severity
+from vtopo.model.topology import subinterface_name
 from vtopo.ops import (DEFAULT_VLAN, DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress,
-                       AddRoute, ConfigureLink, CreateBridge, CreateVeth, LoadConfig, MakeDirectory, MoveLink, Op,
-                       OvsAddBridge, OvsAddFlows, OvsAddPort, OvsVlanMode, ResumeDomain, SetBridgeVlans, SetMaster,
-                       SetSysctl, SetTxChecksum, StartDomain, StartProcess, WriteFile, addresses_resource, dev_resource,
-                       drop_privileges, up_resource)
+                       AddRoute, ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, LoadConfig, MakeDirectory,
+                       MoveLink, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsVlanMode,
+                       ResumeDomain, SetBridgeVlans, SetMaster, SetSysctl, SetTxChecksum, StartDomain, StartProcess,
+                       WriteFile, WriteScript, addresses_resource, dev_resource, drop_privileges, up_resource)
 
 __all__ = [
     "BUILTIN_IMAGE", "DEFAULT_VLAN", "DOMAIN_XMLNS", "ECHO_SERVER", "INTERNAL_PORT", "IPERF3_SERVER", "KVM_GROUP",
     "LIBVIRT_QEMU_RUN_DIR", "MAX_INTERFACE_NAME", "SWITCH_PORT",
     "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigCheck", "ConfigureLink", "ConsentRequest",
-    "CreateBridge", "CreateVeth", "EmptySettings", "EndContext", "HostFacts", "LabContext", "LabNames",
+    "CreateBridge", "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "FileReader", "HostFacts",
+    "LabContext", "LabNames",
     "LoadConfig", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeFiles",
-    "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsVlanMode", "PortSpec", "PortVlans", "Probe",
+    "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsAddSubinterface", "OvsVlanMode", "PortSpec", "PortVlans", "Probe",
     "Problem", "Reader", "ResumeDomain", "Role", "SavedState", "SegmentKind", "SetBridgeVlans", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
-    "addresses_resource", "dev_resource", "drop_privileges", "image_path", "image_problem", "setting", "up_resource",
+    "WriteScript", "addresses_resource", "dev_resource", "drop_privileges", "image_path", "image_problem", "setting",
+    "subinterface_name", "svi_name", "up_resource",
     "with_cause",
 ]

@@ -51,8 +51,20 @@ class Probe(Protocol):
     def same_domain(self, a: str, b: str) -> bool:
         """Whether interfaces `a` and `b` ("node:port") share one L2 broadcast domain."""
 
+    def apart(self, a: str, b: str) -> str:
+        """What keeps interfaces `a` and `b` out of one broadcast domain, where the lab shows it (a VLAN that stops on
+        the way, and the lines that carry it); "" otherwise."""
+
     def rate(self, source: str, destination: str, seconds: int) -> float:
         """TCP throughput from `source` to `destination` in bit/s, over `seconds`."""
+
+    def leased_addresses(self, interface: str) -> list[str]:
+        """The addresses (with prefix) that a DHCP client holds on `interface` ("node:port"): those the kernel keeps
+        with a lifetime, the lease's."""
+
+    def dhcp_diagnosis(self, interface: str) -> str:
+        """Why a DHCP client on `interface` may get no lease, in one sentence a student can act on: what answers DHCP
+        on its broadcast domain, or that nothing does and which router would have to relay."""
 
 
 class CheckType(ABC):
@@ -67,6 +79,9 @@ class CheckType(ABC):
     """Parameters that name an interface as NODE:PORT."""
     exclusive: ClassVar[bool] = False
     """True for a check that loads the lab (a throughput test): it runs alone, after the others."""
+    settles: ClassVar[bool] = False
+    """True for a check that waits for what the lab settles into a while after its deploy (a DHCP lease): it runs
+    before the others, which may need it."""
 
     def problems(self, params: Any) -> list[tuple[str, str]]:
         """(field, message) for what the parameter types alone cannot say, e.g. two options that exclude each other."""

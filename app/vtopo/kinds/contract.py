@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 
 from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
-from vtopo.model.topology import Endpoint, Link, Node, Topology
+from vtopo.model.topology import Endpoint, Link, Node, Topology, subinterface_name
 from vtopo.ops import NETNS_DIR, Op
 
 if TYPE_CHECKING:
@@ -102,6 +102,16 @@ class PortVlans:
     def trunk(self) -> bool:
         return bool(self.tagged)
 
+    def carries(self, vlan: int) -> bool:
+        return vlan == self.untagged or vlan in self.tagged
+
+    def __str__(self) -> str:
+        """As a switch's VLANs setting writes the port: access 10, trunk 10,20, trunk 10,20 native 1."""
+        if not self.trunk:
+            return f"access {self.untagged}"
+        native = f" native {self.untagged}" if self.untagged is not None else ""
+        return f"trunk {','.join(map(str, self.tagged))}{native}"
+
 
 @dataclass(frozen=True)
 class EmptySettings:
@@ -141,6 +151,8 @@ class ConfigCheck:
     argv: tuple[str, ...]
     file_name: str = "config"
     helpers: tuple[tuple[str, str], ...] = ()  # (name, content) of files written beside it in {dir}
+    skips_lines: bool = False  # whether the program, loading the text for real, skips a line it refuses and loads the
+    # rest (FRR's `vtysh -b`): such a line is then a warning naming it, not an error
 
 
 @dataclass(frozen=True)
@@ -154,6 +166,9 @@ class SavedState:
 
 Reader = Callable[[list[str]], str]
 """Runs a command inside a running node and returns what it printed."""
+
+FileReader = Callable[[str, int], str]
+"""Reads at most so many bytes of a file of the lab's (written by its own user) on the host; "" when it is not there."""
 
 
 @dataclass(eq=False)
@@ -190,6 +205,23 @@ class EndContext:
         return "52:54:00:" + ":".join(digest[i:i + 2] for i in range(0, 6, 2))
 
 
+def svi_name(vlan: int) -> str:
+    """The name of an L3 switch's interface in VLAN `vlan` (its SVI), in the switch's own namespace."""
+    return f"vlan{vlan}"
+
+
+@dataclass(frozen=True, eq=False)
+class NodeInterface:
+    """An interface of a node with addresses of its own: a link end's, or one of its 802.1Q subinterfaces (`vlan`).
+    `port` names it in the lab (eth0, eth0.10), `device` inside the node."""
+
+    end: EndContext
+    port: str
+    device: str
+    addresses: tuple[str, ...]
+    vlan: int | None = None
+
+
 @dataclass(eq=False)
 class NodeContext(Generic[S]):
     """A node in context: its kind, its settings parsed into the kind's settings dataclass, and its link ends."""
@@ -211,6 +243,17 @@ class NodeContext(Generic[S]):
     @property
     def subject(self) -> str:
         return f"node {self.node.name}"
+
+    def interfaces(self) -> list[NodeInterface]:
+        """Its link ends' interfaces, each followed by its subinterfaces."""
+        found = []
+        for end in self.ends:
+            interface = end.end.interface
+            found.append(NodeInterface(end, end.end.port, end.device, tuple(interface.addresses)))
+            found += [NodeInterface(end, subinterface_name(end.end.port, sub.vlan),
+                                    subinterface_name(end.device, sub.vlan), tuple(sub.addresses), sub.vlan)
+                      for sub in interface.subinterfaces]
+        return found
 
     def enter(self, argv: list[str], workdir: str = "") -> list[str]:
         """`argv` run inside the node, a container: its network, mount and UTS namespaces (see IsolateNode), as root
@@ -279,6 +322,7 @@ class NodeKind(ABC, Generic[S]):
     needs_acceleration: ClassVar[bool] = False  # a lab with such a node makes the host probe for KVM
     loop_protection: ClassVar[LoopProtection] = LoopProtection.NONE
     address_hint: ClassVar[str] = ""  # where an address goes instead, said when a port of this kind is given one
+    dhcp_client: ClassVar[bool] = False  # whether a port of this kind set to dhcp runs a DHCP client in the node
 
     def icon_path(self) -> Path:
         """The kind's SVG icon. Built-in kinds keep theirs in resources/icons."""
@@ -326,6 +370,31 @@ class NodeKind(ABC, Generic[S]):
         """For a switch, the VLANs of its port at `end`; None where it keeps no VLANs apart, passing every frame as it
         came, tag and all (a switch with no VLANs set)."""
         return None
+
+    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+        """For a switch spread over sites, the settings (as a lab file has them) of its part on one site, which has
+        only `ports` of it and `trunk`, its link to the rest: a switch that keeps VLANs apart makes `trunk` carry
+        them all."""
+        return dict(settings)
+
+    def vlan_interfaces(self, node: NodeContext[S]) -> dict[int, tuple[str, ...]]:
+        """For a switch, its own interfaces in its VLANs (an L3 switch's SVIs): the addresses of each, by VLAN. They
+        route between the VLANs, in the namespace own_namespace names."""
+        return {}
+
+    def own_namespace(self, node: NodeContext[S]) -> str | None:
+        """For a switch, the network namespace of its own it routes in (an L3 switch's SVIs); None for none."""
+        return None
+
+    def makes_tagged_ports(self, node: NodeContext[S]) -> bool:
+        """For a switch, whether it makes the 802.1Q subinterfaces of the nodes linked to it (see tagged_port)."""
+        return False
+
+    def tagged_port(self, node: NodeContext[S], end: EndContext, vlan: int, name: str, owner: str) -> Iterable[Op]:
+        """For a switch that makes_tagged_ports, the ops that make a port of its own in VLAN `vlan`, in the namespace
+        of the node linked at `end` and named `name` there: that node's subinterface, where the kernel has no 802.1Q
+        VLAN devices."""
+        raise NotImplementedError(f"a {self.label} makes no tagged ports")
 
     def routes(self, node: NodeContext[S]) -> bool:
         """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes
@@ -399,6 +468,16 @@ class NodeKind(ABC, Generic[S]):
         """A setting's value in the form two values of it are compared and shown as a diff in (`vtopo save`): a
         router's configuration without what FRR adds to and reorders in `show running-config`."""
         return value
+
+    def dhcp_service(self, node: NodeContext[S], end: EndContext) -> str:
+        """What answers DHCP on the node's port at `end`, in words ("a DHCP relay to 10.0.0.2"), or "" for nothing:
+        what a failed dhcp-lease check names on the client's segment."""
+        return ""
+
+    def status_detail(self, node: NodeContext[S], read_file: FileReader) -> str:
+        """What `vtopo status` adds about the running node (a DHCP server's leases), read from the node's own files
+        with `read_file`, which never follows a symlink; "" for nothing."""
+        return ""
 
     def saved_state(self, node: NodeContext[S], read: Reader) -> SavedState | None:
         """What the running node has become that its settings and addresses can hold, read with `read` (a router's

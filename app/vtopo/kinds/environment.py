@@ -24,6 +24,7 @@ class HostFacts:
     ovs_tso_off: bool = False  # a running Open vSwitch (not vtopo's: it turns it on) has userspace TSO off
     netem: bool = False  # the kernel has sch_netem (delay, jitter, loss); tbf (rate) is always assumed
     bridge_vlans: bool = False  # the kernel's bridges filter VLANs (CONFIG_BRIDGE_VLAN_FILTERING, which needs 802.1Q)
+    vlan_devices: bool = False  # the kernel makes 802.1Q VLAN devices (8021q: CONFIG_VLAN_8021Q)
     accel: str = "tcg"
     guest_dir: str = "/var/cache/vtopo/guest"
     frr_dir: str = "/usr/lib/frr"
@@ -104,7 +105,7 @@ def default_prefix(lab_name: str, attempt: int = 0) -> str:
 
 def namespaces_dir(run_root: str) -> str:
     """Where labs' user namespaces and their nodes' mount and UTS namespaces are kept, as bind mounts of their files
-    (as /run/netns keeps network namespaces); a private mount, so none of them propagates into a node."""
+    (as /run/netns keeps network namespaces); a private tmpfs, so none of them propagates into a node."""
     return f"{run_root}/ns"
 
 
@@ -160,3 +161,17 @@ class LabNames:
 
     def host_device(self, node_name: str, suffix: str) -> str:
         return f"{self.device_prefix}{node_name}-{suffix}"
+
+    def link_bridge(self, link_id: str) -> str:
+        """The bridge of a link from a VM to another VM, a container or a router: `<prefix>--` and six hex digits of
+        the link's id (no node's device has a '-' after the prefix's, since a node name starts with a letter or
+        digit)."""
+        return f"{self.device_prefix}-{_link_hash(link_id)}"
+
+    def link_port(self, link_id: str) -> str:
+        """The port on that bridge of the veth to the container or router: `<prefix>-_` and the same six digits."""
+        return f"{self.device_prefix}_{_link_hash(link_id)}"
+
+
+def _link_hash(link_id: str) -> str:
+    return hashlib.sha1(link_id.encode()).hexdigest()[:6]

@@ -14,8 +14,8 @@ from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Test
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
 from vtopo.model.sites import Site
-from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS, MTU, Annotation, Endpoint,
-                                  Impairment, Interface, Link, Node, Position, Range, Topology)
+from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS, MTU, VLAN_ID, Annotation, Endpoint,
+                                  Impairment, Interface, Link, Node, Position, Range, Subinterface, Topology)
 from vtopo.model.untrusted_json import MAX_BYTES, parse
 
 FORMAT = "vtopo"
@@ -26,7 +26,11 @@ MAX_COMMAND_LENGTH = 1000
 # ---------------------------------------------------------------- writing
 
 def _interface_to_json(interface: Interface) -> dict[str, Any]:
-    return {key: value for key, value in asdict(interface).items() if value}
+    data = {key: value for key, value in asdict(interface).items() if value}
+    if interface.subinterfaces:
+        data["subinterfaces"] = [{key: value for key, value in asdict(sub).items() if value}
+                                 for sub in interface.subinterfaces]
+    return data
 
 
 def _endpoint_to_json(end: Endpoint) -> dict[str, Any]:
@@ -189,15 +193,33 @@ def _read_interface(reader: Reader, raw: Any, path: str, subject: str) -> Interf
         return Interface()
     if not reader.typed(raw, dict, path, "interface", subject):
         return Interface()
-    addresses = reader.field(raw, "addresses", list, path, [], subject)
-    for i, address in enumerate(addresses):
-        reader.typed(address, str, f"{path}.addresses[{i}]", "address", subject)
+    subinterfaces = reader.field(raw, "subinterfaces", list, path, [], subject)
     return Interface(
         name=reader.field(raw, "name", str, path, "", subject),
         mac=reader.field(raw, "mac", str, path, "", subject),
         mtu=int(reader.number(raw, "mtu", path, 0, MTU, subject, whole=True)),
-        addresses=[a for a in addresses if isinstance(a, str)],
+        addresses=_read_addresses(reader, raw, path, subject),
+        subinterfaces=[sub for i, entry in enumerate(subinterfaces)
+                       if (sub := _read_subinterface(reader, entry, f"{path}.subinterfaces[{i}]", subject))],
+        dhcp=reader.field(raw, "dhcp", bool, path, False, subject),
     )
+
+
+def _read_addresses(reader: Reader, raw: dict[str, Any], path: str, subject: str) -> list[str]:
+    addresses = reader.field(raw, "addresses", list, path, [], subject)
+    for i, address in enumerate(addresses):
+        reader.typed(address, str, f"{path}.addresses[{i}]", "address", subject)
+    return [a for a in addresses if isinstance(a, str)]
+
+
+def _read_subinterface(reader: Reader, raw: Any, path: str, subject: str) -> Subinterface | None:
+    if not reader.typed(raw, dict, path, "subinterface", subject):
+        return None
+    if "vlan" not in raw:
+        reader.fail(path, "a subinterface needs its VLAN, e.g. {\"vlan\": 10}", subject)
+        return None
+    vlan = int(reader.number(raw, "vlan", path, 0, VLAN_ID, subject, whole=True))
+    return Subinterface(vlan, _read_addresses(reader, raw, path, subject)) if vlan else None
 
 
 def _read_nodes(reader: Reader, raw_nodes: list[Any]) -> list[Node]:

@@ -50,6 +50,23 @@ class Position:
         return self  # immutable: an undo step or a worker's copy of the lab can share it
 
 
+VLAN_ID: Range = (1, 4094)  # 0 is a frame without a VLAN, 4095 is reserved
+
+
+@dataclass
+class Subinterface:
+    """An 802.1Q subinterface of a node's interface: its frames leave the interface tagged with `vlan`. It is named
+    after its interface and VLAN (eth0.10) and has addresses of its own."""
+
+    vlan: int
+    addresses: list[str] = field(default_factory=list)
+
+
+def subinterface_name(interface: str, vlan: int) -> str:
+    """An 802.1Q subinterface's name, as `ip link add link eth0 name eth0.10 type vlan id 10` names it."""
+    return f"{interface}.{vlan}"
+
+
 @dataclass
 class Interface:
     """Settings of the interface at one end of a link. Empty fields mean "let vtopo choose"."""
@@ -58,6 +75,8 @@ class Interface:
     mac: str = ""
     mtu: int = 0
     addresses: list[str] = field(default_factory=list)
+    subinterfaces: list[Subinterface] = field(default_factory=list)
+    dhcp: bool = False  # the node runs a DHCP client on it, which takes its IPv4 address from a server
 
 
 @dataclass

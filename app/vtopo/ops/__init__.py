@@ -9,31 +9,32 @@ from __future__ import annotations
 from vtopo.ops.base import HOST, OP_TYPES, Op, addresses_resource, dev_resource, ns_resource, op_from_json, up_resource
 from vtopo.ops.domains import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain, ResumeDomain, StartDomain
 from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
-from vtopo.ops.files import FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile
+from vtopo.ops.files import (FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile,
+                             WriteScript)
 from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
                                   DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
 from vtopo.ops.netdev import (DEFAULT_VLAN, ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink,
-                              CreateBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth, DeleteLink, DeviceOp,
-                              LinkType, MacvlanMode, MoveLink, SetBridgeVlans, SetImpairment, SetMaster, SetSysctl,
-                              SetTxChecksum, Tool, bridge_port_resource, tbf_burst, tbf_rate)
+                              CreateBridge, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
+                              CreateVlan, DeleteLink, DeviceOp, LinkType, MacvlanMode, MoveLink, SetBridgeVlans, SetImpairment,
+                              SetMaster, SetSysctl, SetTxChecksum, Tool, bridge_port_resource, tbf_burst, tbf_rate)
 from vtopo.ops.host import USER_HZ, Host, RouteProtocol, clock_t
-from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsDeleteBridge, OvsVlanMode,
-                           ovs_lab_tag)
+from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsDeleteBridge,
+                           OvsVlanMode, ovs_lab_tag)
 from vtopo.ops.process import VHOST_DEVICE, LoadConfig, Place, RunCommand, StartProcess, StopProcess, drop_privileges
 from vtopo.ops.script import ScriptHost, comment, script_of
 from vtopo.ops.tunnels import CreateVxlan
 
 __all__ = [
-    "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateMacvlan", "CreateMacvtap",
-    "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "CreateVxlan", "DEFAULT_VLAN",
-    "DOMAIN_XMLNS", "DeleteLink", "DeleteNamespace", "DestroyDomain", "DeviceOp", "FileOp", "HOST", "Host",
+    "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateLinkBridge", "CreateMacvlan",
+    "CreateMacvtap", "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "CreateVlan", "CreateVxlan",
+    "DEFAULT_VLAN", "DOMAIN_XMLNS", "DeleteLink", "DeleteNamespace", "DestroyDomain", "DeviceOp", "FileOp", "HOST", "Host",
     "INTERNAL_PORT", "IsolateNode", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "LoadConfig", "MacvlanMode", "MakeDirectory",
     "MoveLink", "NETNS_DIR", "NODE_FILES_DIR", "NODE_TMPFS", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows",
-    "OvsAddPort", "OvsDeleteBridge", "OvsVlanMode", "Place", "ROUTE_PROTOCOL", "RemoveDirectory", "RemoveFile",
+    "OvsAddPort", "OvsAddSubinterface", "OvsDeleteBridge", "OvsVlanMode", "Place", "ROUTE_PROTOCOL", "RemoveDirectory", "RemoveFile",
     "RemoveNamespaceFiles", "RemoveNftTable", "ResumeDomain", "RouteProtocol", "RunCommand", "ScriptHost",
     "SetBridgeVlans", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
     "StopProcess", "TBF_LATENCY_MS", "Tool", "USER_HZ", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
-    "addresses_resource", "bridge_port_resource", "clock_t", "comment", "dev_resource", "drop_privileges",
+    "WriteScript", "addresses_resource", "bridge_port_resource", "clock_t", "comment", "dev_resource", "drop_privileges",
     "node_resource", "ns_resource", "op_from_json", "ovs_lab_tag", "script_of", "tbf_burst", "tbf_rate",
     "up_resource", "user_resource",
 ]

@@ -8,6 +8,7 @@ from vtopo.ops.base import Op
 from vtopo.ops.host import Host
 
 PRIVATE_DIRECTORY = 0o700  # a directory's mode when its op names none
+EXECUTABLE_FILE = 0o750  # a script a lab's daemon runs: its own user's and group's
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +64,14 @@ class WriteFile(FileOp):
 
     def inverse(self) -> Op:
         return RemoveFile(owner=self.owner, path=self.path)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriteScript(WriteFile):
+    """A script a daemon of the lab runs (a DHCP client's, at each event of its lease)."""
+
+    def apply(self, host: Host) -> None:
+        host.write_file(self.path, self.content, private=False, executable=True)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -70,6 +70,9 @@ class Host(Protocol):
 
     def add_macvtap(self, name: str, lower: str, mode: str) -> None: ...
 
+    def add_vlan(self, name: str, netns: str | None, parent: str, vid: int) -> None:
+        """An 802.1Q VLAN device `name` on `parent`, both in `netns`, tagging its frames with `vid`."""
+
     def add_tap(self, name: str) -> None: ...
 
     def add_vxlan(self, name: str, netns: str | None, *, vni: int, local: str, remote: str, port: int,
@@ -122,8 +125,9 @@ class Host(Protocol):
     def make_directory(self, path: str, mode: int, user: str, ids: tuple[int, int] | None) -> None:
         """A directory with `mode`, given to `user` (and its group) when one is named, or to the uid and gid `ids`."""
 
-    def write_file(self, path: str, content: str, *, private: bool) -> None:
-        """`private`: root's alone; else readable by the daemons that drop privileges."""
+    def write_file(self, path: str, content: str, *, private: bool, executable: bool = False) -> None:
+        """`private`: root's alone; else readable by the daemons that drop privileges, and run by them when
+        `executable`."""
 
     def remove_directory(self, path: str) -> None: ...
 

@@ -36,6 +36,7 @@ class LinkType(StrEnum):
     MACVLAN = "macvlan"
     MACVTAP = "macvtap"
     VXLAN = "vxlan"
+    VLAN = "vlan"  # an 802.1Q VLAN device (the kernel's 8021q)
     TAP = "tap"
 
 
@@ -99,6 +100,16 @@ class CreateBridge(Op):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CreateLinkBridge(CreateBridge):
+    """The bridge of a link from a VM to another VM, a container or a router: a VM's NIC is a tap, and a tap meets
+    another device only on a bridge. It has the link's two ends as its only ports and no node of its own
+    (docs/architecture.md, "A link from a VM to a VM, a container or a router")."""
+
+    summary_text: ClassVar[str] = ("create Linux bridge {name}, the link's own: a VM's NIC is a tap, which meets the "
+                                   "other VM's tap or the node's veth only on a bridge")
+
+
+@dataclass(frozen=True, kw_only=True)
 class CreateVeth(Op):
     """A veth pair. When an end lives in a lab namespace, the pair dies with the namespace: the kernel then
     removes all of a destroyed lab's veths in one batch, far faster than one at a time."""
@@ -144,6 +155,31 @@ class CreateMacvlan(Op):
 
     def apply(self, host: Host) -> None:
         host.add_macvlan(self.name, self.netns, self.lower, self.lower_netns, self.mode)
+
+    def inverse(self) -> Op | None:
+        return None if self.netns else DeleteLink(owner=self.owner, name=self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateVlan(Op):
+    """An 802.1Q subinterface: a kernel VLAN device on `parent`, in its namespace, whose frames leave `parent` tagged
+    with `vid`."""
+
+    name: str
+    netns: str | None
+    parent: str
+    vid: int
+    summary_text: ClassVar[str] = ("create subinterface {name} of {parent} in VLAN {vid}: a kernel 802.1Q VLAN device, "
+                                   "as this kernel has 8021q")
+
+    def requires(self) -> frozenset[str]:
+        return frozenset({dev_resource(self.netns, self.parent)})
+
+    def provides(self) -> frozenset[str]:
+        return frozenset({dev_resource(self.netns, self.name)})
+
+    def apply(self, host: Host) -> None:
+        host.add_vlan(self.name, self.netns, self.parent, self.vid)
 
     def inverse(self) -> Op | None:
         return None if self.netns else DeleteLink(owner=self.owner, name=self.name)

@@ -104,6 +104,20 @@ class OvsAddPort(Op):
 
 
 @dataclass(frozen=True, kw_only=True)
+class OvsAddSubinterface(OvsAddPort):
+    """A node's 802.1Q subinterface `subinterface` where the kernel has no VLAN devices (8021q): an internal port of
+    the switch its interface is linked to, an access port in the subinterface's VLAN (`tag`), which then moves into
+    the node under the subinterface's name. The node sees an interface whose frames are in that VLAN, as it would
+    see a VLAN device."""
+
+    port_type: str = INTERNAL_PORT
+    vlan_mode: str = OvsVlanMode.ACCESS
+    subinterface: str
+    summary_text: ClassVar[str] = ("make subinterface {subinterface} in VLAN {tag} as {name}, a tagged internal port "
+                                   "of OVS switch {bridge}: this kernel has no 802.1Q VLAN devices (8021q)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class OvsAddFlows(Op):
     bridge: str
     flows: tuple[str, ...]

@@ -104,7 +104,8 @@ class Place(StrEnum):
 class LoadConfig(Op):
     """A node's daemons, once started, given their configuration by a shell of theirs run inside the node, as the
     daemons' own user (FRR's `vtysh -b` reads the integrated frr.conf and sends each daemon its part); `argv` enters
-    the node. It is what starts the node's routing, so a restarted node loads it again."""
+    the node. It is what starts the node's routing, so a restarted node loads it again. Like FRR's own service, it
+    goes on past the lines FRR skips, and says how many it skipped."""
 
     node: str
     netns: str

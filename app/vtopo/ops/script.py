@@ -11,6 +11,7 @@ import shlex
 
 from vtopo.model.sites import VXLAN_OVERHEAD, VXLAN_PORT
 from vtopo.ops.base import Op
+from vtopo.ops.files import EXECUTABLE_FILE
 from vtopo.ops.firewall import address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
 from vtopo.ops.namespaces import NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS
@@ -157,6 +158,9 @@ class ScriptHost:
         self._say(ip_cmd(lower_netns, "link", "add", "link", lower, "name", name,
                          *(["netns", netns] if netns else []), "type", LinkType.MACVLAN, "mode", mode))
 
+    def add_vlan(self, name: str, netns: str | None, parent: str, vid: int) -> None:
+        self._say(ip_cmd(netns, "link", "add", "link", parent, "name", name, "type", LinkType.VLAN, "id", str(vid)))
+
     def add_macvtap(self, name: str, lower: str, mode: str) -> None:
         self._say(ip_cmd(None, "link", "add", "link", lower, "name", name, "type", LinkType.MACVTAP, "mode", mode),
                   f"# its character device: {comment(tap_device(name))}")
@@ -277,8 +281,10 @@ class ScriptHost:
         elif ids is not None:
             self._say(sh("chown", f"{ids[0]}:{ids[1]}", path))
 
-    def write_file(self, path: str, content: str, *, private: bool) -> None:
+    def write_file(self, path: str, content: str, *, private: bool, executable: bool = False) -> None:
         self._say(*heredoc(f"cat > {shlex.quote(path)}", content))
+        if executable:
+            self._say(sh("chmod", f"{EXECUTABLE_FILE:o}", path))
 
     def remove_directory(self, path: str) -> None:
         self._say(sh("rm", "-rf", path))
@@ -312,7 +318,7 @@ class ScriptHost:
         self._say(f"kill $(cat {shlex.quote(pid_file)})")
 
     def load_config(self, argv: tuple[str, ...]) -> None:
-        self._say(sh(*argv))
+        self._say(f"{sh(*argv)} || true  # FRR skips each line it does not take and loads the rest")
 
     def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None:
         self._say(f"# startup command of {comment(node)}, allowed by the user at deploy time", sh(*argv))

@@ -26,33 +26,32 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtopo import protocol as p
 from vtopo.server.policy import CONFIG, Policy, PolicyError, TunnelRefused
-from vtopo.deployed import DeployedLab, NotDeployed
-from vtopo.host.cleanup import cleanup
 from vtopo.server.jobs import DEPLOYING, DESTROYING, Job, LabJobs
-from vtopo.host.deployer import Admission, DeployCancelled, DeployError, Deployer, DestroyError, usage_of
+from vtopo.host.deployer import Admission, DeployError, Deployer, usage_of
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.preflight import PreflightFailed
-from vtopo.host.state import LabRecord, LabTaken, StateStore, Usage
+from vtopo.host.state import LabRecord, StateStore, Usage
 from vtopo.host.syscalls import keep_large_blocks_mapped
 from vtopo.kinds.contract import CannotRunInside, LabContext, NodeContext, Role
 from vtopo.kinds.environment import Trust
-from vtopo.lab import read_lab
-from vtopo.measure.nodes import MeasureError
 from vtopo.model.problems import LabError
+from vtopo.named_errors import loaded
 from vtopo.ops import drop_privileges
-from vtopo.operate import OperateError, operate_node, set_link_impairment, set_link_state
 from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback, user_name
-from vtopo.saving import read_running
+
+if TYPE_CHECKING:  # the deployed lab (the compiler, pyroute2, the measure layer) loads when a request needs it
+    from vtopo.deployed import DeployedLab
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-ONE_LINE_ERRORS = (DestroyError, LabTaken, NotDeployed, CannotRunInside, MeasureError, HostError, OperateError,
-                   DeployCancelled)
+ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.host.state:LabTaken", "vtopo.deployed:NotDeployed",
+                   "vtopo.kinds.contract:CannotRunInside", "vtopo.measure.nodes:MeasureError",
+                   "vtopo.host.errors:HostError", "vtopo.operate:OperateError", "vtopo.host.deployer:DeployCancelled")
 MAX_FILTER = 4096  # characters of a capture filter
 COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read
 RECORD_CHECK_S = 1.0  # how soon a stream of link counters ends after its lab is destroyed
@@ -237,7 +236,7 @@ class Agent:
         except DeployError as error:
             return p.Result(EXIT_FAILED, errors=[f"error: {error}"], details=error.details,
                             data={"rolled_back": error.rolled_back})
-        except ONE_LINE_ERRORS as error:
+        except loaded(ONE_LINE_ERRORS) as error:
             return p.Result(EXIT_FAILED, errors=[f"error: {error}"])
         except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback
             traceback.print_exc()
@@ -246,6 +245,8 @@ class Agent:
     # ------------------------------------------------------------ verbs
 
     def deploy(self, request: p.DeployRequest, caller: Caller, send: Replies, policy: Policy) -> p.Result:
+        from vtopo.lab import read_lab
+
         topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
         consent = _consent(request.consent, caller, policy)
         deployer = Deployer()
@@ -267,6 +268,8 @@ class Agent:
     def _owned(self, lab: str, caller: Caller, action: str) -> Iterator[LabRecord]:
         """The record of the lab named `lab`, which the caller must own (or be root) to `action` it: looked up once,
         and held against the agent's other requests on that lab while the block acts on it."""
+        from vtopo.deployed import NotDeployed
+
         with self.locks.held(lab):
             record = StateStore().named(lab)
             if record is None:
@@ -276,6 +279,8 @@ class Agent:
 
     def _deployed(self, lab: str, caller: Caller, action: str) -> DeployedLab:
         """The caller's lab named `lab`, compiled from its record as deployed (see `_owned`)."""
+        from vtopo.deployed import DeployedLab
+
         with self._owned(lab, caller, action) as record:
             return DeployedLab.of_deployment(record.deployment())
 
@@ -299,10 +304,14 @@ class Agent:
             return p.Result(0, data=record.deployment())
 
     def operate_node(self, request: p.NodeRequest, caller: Caller) -> p.Result:
+        from vtopo.operate import operate_node
+
         with self._owned(request.lab, caller, f"{request.action} nodes of") as record:
             return p.Result(0, data={"said": operate_node(record, request.node, request.action)})
 
     def operate_link(self, request: p.LinkRequest, caller: Caller) -> p.Result:
+        from vtopo.operate import set_link_impairment, set_link_state
+
         with self._owned(request.lab, caller, "change the links of") as record:
             if request.action == "set":
                 said = set_link_impairment(record, request.a, request.b, rate_mbit=request.rate_mbit,
@@ -315,10 +324,14 @@ class Agent:
         return p.Result(0, data={"said": said})
 
     def save(self, request: p.SaveRequest, caller: Caller) -> p.Result:
+        from vtopo.saving import read_running
+
         with self._owned(request.lab, caller, "save the running state of") as record:
             return p.Result(0, data=read_running(record).to_json())
 
     def cleanup(self, caller: Caller, send: Replies) -> p.Result:
+        from vtopo.host.cleanup import cleanup
+
         if not caller.root:
             raise Refused("only root may clean up: it destroys every user's interrupted labs")
         report = cleanup(Deployer(), _progress_to(send))
@@ -377,6 +390,7 @@ class Agent:
         COUNTERS_PER_S times a second) until the client goes away, or the lab does: its namespaces are found by name,
         and the record the stream began with says whether they are still this lab's (another lab may have been
         deployed under the same names since)."""
+        from vtopo.deployed import DeployedLab, NotDeployed
         from vtopo.host.rates import LinkCounters, RatesUnavailable
 
         every_s = max(request.every_s, 1 / COUNTERS_PER_S)

@@ -6,9 +6,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from vtopo.host.deployer import Deployer
 from vtopo.reports import LabStatus, PartState
+
+if TYPE_CHECKING:
+    from vtopo.host.deployer import Deployer
 
 DEPLOYING, DESTROYING = "deploying", "destroying"
 UNFINISHED = ("incomplete", "degraded")  # what a part of a lab being deployed or destroyed looks like meanwhile

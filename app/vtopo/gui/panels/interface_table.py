@@ -1,5 +1,6 @@
 """A node's interfaces in the inspector: port, peer, address, MAC and state, one row per link end.
-Addresses and MAC are edited in place; each edit is one undo step on the link."""
+Addresses and MAC are edited in place; each edit is one undo step on the link. An interface set to take its address
+by DHCP shows `dhcp` among its addresses, and typing `dhcp` there sets it so."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,6 +13,7 @@ from vtopo.gui.document.editor import Editor
 COLUMNS = ("Port", "Peer", "Address", "MAC", "State")
 ADDRESS, MAC = 2, 3
 END = Qt.ItemDataRole.UserRole
+DHCP = "dhcp"  # in the address column: the interface takes its address from a DHCP server
 
 
 class InterfaceTable(QTableWidget):
@@ -24,7 +26,8 @@ class InterfaceTable(QTableWidget):
         self.horizontalHeader().setStretchLastSection(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
                              | QAbstractItemView.EditTrigger.AnyKeyPressed)
-        self.setToolTip("Double-click an address or MAC to change it (addresses: comma-separated, with /prefix)")
+        self.setToolTip("Double-click an address or MAC to change it (addresses: comma-separated, with /prefix, or "
+                        "dhcp for an address from a DHCP server)")
         self.itemChanged.connect(self._edited)
 
     def show_node(self, node_id: str, state: str) -> None:
@@ -35,7 +38,8 @@ class InterfaceTable(QTableWidget):
                 if own.node == node_id:
                     peer_node = topology.nodes.get(peer.node)
                     rows.append((own.port, f"{peer_node.name if peer_node else peer.node} {peer.port}",
-                                 ", ".join(own.interface.addresses), own.interface.mac, state, (link.id, side)))
+                                 ", ".join(([DHCP] if own.interface.dhcp else []) + own.interface.addresses),
+                                 own.interface.mac, state, (link.id, side)))
         rows.sort(key=lambda row: row[0])
         self.blockSignals(True)
         self.setRowCount(len(rows))
@@ -68,7 +72,9 @@ class InterfaceTable(QTableWidget):
         interface = (link.a if side == "a" else link.b).interface
         text = cell.text().strip()
         if cell.column() == ADDRESS:
-            changed = dataclasses.replace(interface, addresses=[a.strip() for a in text.split(",") if a.strip()])
+            words = [a.strip() for a in text.split(",") if a.strip()]
+            changed = dataclasses.replace(interface, addresses=[a for a in words if a.lower() != DHCP],
+                                          dhcp=any(a.lower() == DHCP for a in words))
         else:
             changed = dataclasses.replace(interface, mac=text)
         if side == "a":

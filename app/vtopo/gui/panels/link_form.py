@@ -1,16 +1,17 @@
-"""The link part of the inspector: each end's interface (name, MAC, MTU, addresses) and the impairment."""
+"""The link part of the inspector: each end's interface (name, MAC, MTU, addresses, DHCP) and the impairment."""
 from __future__ import annotations
 
 import ipaddress
 from typing import Callable
 
-from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
 from vtopo.kinds.environment import MAX_INTERFACE_NAME
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS
-from vtopo.model.topology import Impairment, Interface
+from vtopo.model.topology import Impairment, Interface, Subinterface
 
 
 def address_error(lines: list[str]) -> str:
@@ -40,11 +41,15 @@ class EndEditor(QGroupBox):
         self.mtu.setKeyboardTracking(False)
         self.addresses = LinesEdit()
         self.addresses.setPlaceholderText("one per line, e.g. 10.0.0.1/24")
+        self._subinterfaces: list[Subinterface] = []
+        self.dhcp = QCheckBox("address from a DHCP server")
+        self.dhcp.setToolTip("The node runs a DHCP client on this interface (containers and routers)")
         form = QFormLayout(self)
         form.addRow("Interface", self.name)
         form.addRow("MAC", self.mac)
         form.addRow("MTU", self.mtu)
         form.addRow("Addresses", self.addresses)
+        form.addRow("DHCP", self.dhcp)
         self._form = form
         self.name.textEdited.connect(lambda: mark_invalid(self.name, self.name_error()))
         self.mac.textEdited.connect(lambda: mark_invalid(self.mac, self.mac_error()))
@@ -53,6 +58,7 @@ class EndEditor(QGroupBox):
         self.mac.editingFinished.connect(on_commit)
         self.mtu.valueChanged.connect(on_commit)
         self.addresses.editing_finished.connect(on_commit)
+        self.dhcp.toggled.connect(on_commit)
 
     def name_error(self) -> str:
         name = self.name.text().strip()
@@ -71,7 +77,9 @@ class EndEditor(QGroupBox):
         """`takes_addresses`: whether the node's port holds addresses (a switch's port does not: no box)."""
         self.setTitle(title)
         self._form.setRowVisible(self.addresses, takes_addresses)
-        widgets = (self.name, self.mac, self.mtu, self.addresses)
+        self._form.setRowVisible(self.dhcp, takes_addresses)
+        self._subinterfaces = interface.subinterfaces  # kept as they are: this form does not edit them
+        widgets = (self.name, self.mac, self.mtu, self.addresses, self.dhcp)
         for widget in widgets:
             widget.blockSignals(True)
         if not self.name.hasFocus():
@@ -79,6 +87,7 @@ class EndEditor(QGroupBox):
         if not self.mac.hasFocus():
             self.mac.setText(interface.mac)
         self.mtu.setValue(interface.mtu)
+        self.dhcp.setChecked(interface.dhcp)
         if not self.addresses.hasFocus():
             self.addresses.setPlainText("\n".join(interface.addresses))
         for widget in widgets:
@@ -89,7 +98,7 @@ class EndEditor(QGroupBox):
 
     def interface(self) -> Interface:
         return Interface(self.name.text().strip(), self.mac.text().strip().lower(), self.mtu.value(),
-                         self.addresses.lines())
+                         self.addresses.lines(), list(self._subinterfaces), self.dhcp.isChecked())
 
 
 class LinkForm(QWidget):

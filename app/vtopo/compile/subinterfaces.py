@@ -1,0 +1,85 @@
+"""A node's 802.1Q subinterfaces (eth0.10): how each one is made on this host, what is wrong with them, and their ops.
+
+Where the kernel has 802.1Q VLAN devices (8021q), a subinterface is one, on its interface. Where it has not, the switch
+the interface is linked to makes it if it can: Open vSwitch adds an internal port in the subinterface's VLAN and moves
+it into the node under the subinterface's name. Either way the node, FRR and the student see the same interface, with
+the same addresses, in the same VLAN.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from vtopo.kinds.contract import EndContext, Role
+from vtopo.kinds.environment import MAX_INTERFACE_NAME
+from vtopo.model.problems import Problem
+from vtopo.model.topology import subinterface_name
+from vtopo.ops import AddAddress, ConfigureLink, CreateVlan, Op, SetSysctl
+
+NO_VLAN_DEVICES = "the kernel's 802.1Q VLAN devices (8021q, CONFIG_VLAN_8021Q), which this kernel does not have"
+
+
+def subinterface_problems(end: EndContext) -> Iterator[Problem]:
+    """What the lab itself says wrong of the subinterfaces at this end, before anything is named: a kind that has
+    none, and a VLAN given twice."""
+    subinterfaces = end.end.interface.subinterfaces
+    if not subinterfaces:
+        return
+    side, subject = f"{end.node.name}:{end.end.port}", f"link {end.link_name}"
+    if end.kind.role is Role.MACHINE:
+        yield Problem(f"{side}: a VM's built-in guest configures no 802.1Q subinterfaces; link the VM to an access port "
+                      "of each VLAN instead, one interface per VLAN", subject, "", end.link.id)
+    elif end.kind.role is not Role.NAMESPACE:
+        yield Problem(f"{side}: a {end.kind.name} port has no subinterfaces; give them to the node at the other end"
+                      + (f", or {end.kind.address_hint}" if end.kind.address_hint else ""), subject, "", end.link.id)
+    for vlan, count in sorted(Counter(sub.vlan for sub in subinterfaces).items()):
+        if count > 1:
+            yield Problem(f"{side}: VLAN {vlan} has {count} subinterfaces; give {subinterface_name(end.end.port, vlan)} "
+                          "all its addresses", subject, "", end.link.id)
+
+
+def made_by_switch(end: EndContext) -> bool:
+    """Whether this end's subinterfaces are ports of the switch at the other end: the kernel makes no VLAN devices
+    (as far as the host was probed) and the switch can."""
+    return not end.owner.facts.vlan_devices and end.peer is not None and end.other.kind.makes_tagged_ports(
+        end.other.owner)
+
+
+def named_problems(end: EndContext) -> Iterator[Problem]:
+    """Once the ends are named: a subinterface name too long for the kernel, and a subinterface that neither the
+    kernel nor the switch at the other end can make on this host."""
+    subinterfaces = end.end.interface.subinterfaces
+    if not subinterfaces or end.kind.role is not Role.NAMESPACE or not end.device:
+        return
+    side, subject = f"{end.node.name}:{end.end.port}", f"node {end.node.name}"
+    for sub in subinterfaces:
+        name = subinterface_name(end.device, sub.vlan)
+        if len(name) > MAX_INTERFACE_NAME:
+            yield Problem(f"{side}: subinterface {name!r} is {len(name)} characters; the kernel allows "
+                          f"{MAX_INTERFACE_NAME}. Give {end.end.port} a shorter interface name", subject, "",
+                          end.node.id)
+    if end.owner.facts.probed and not end.owner.facts.vlan_devices and not made_by_switch(end):
+        names = ", ".join(subinterface_name(end.end.port, sub.vlan) for sub in subinterfaces)
+        what = (f"subinterface {names} needs" if len(subinterfaces) == 1 else f"subinterfaces {names} need")
+        yield Problem(f"{side}: {what} {NO_VLAN_DEVICES}, and {end.end.port} is linked to {end.other.node.name}, a "
+                      f"{end.other.kind.label}, which cannot make them as tagged ports: link {end.end.port} to an Open "
+                      "vSwitch switch (kind ovs), which makes them on every host", subject, "", end.node.id)
+
+
+def subinterface_ops(end: EndContext, tag: str) -> Iterator[Op]:
+    """Each subinterface at this end made, up, with its addresses; `tag`, the lab's tag for a device in the host's
+    namespace."""
+    owner = f"link {end.link_name}"
+    by_switch = made_by_switch(end)
+    for sub in end.end.interface.subinterfaces:
+        name = subinterface_name(end.device, sub.vlan)
+        if by_switch:
+            yield from end.other.kind.tagged_port(end.other.owner, end.other, sub.vlan, name, owner)
+        else:
+            yield CreateVlan(owner=owner, name=name, netns=end.netns, parent=end.device, vid=sub.vlan)
+        # no duplicate address detection of its link-local address: until it ends, a second after the subinterface
+        # comes up, a router cannot ask for the neighbour of a packet it forwards there
+        yield SetSysctl(owner=owner, netns=end.netns, key=f"net/ipv6/conf/{name}/accept_dad", value="0", device=name)
+        yield ConfigureLink(owner=owner, name=name, netns=end.netns, alias=tag if end.netns is None else "", up=True)
+        for address in sub.addresses:
+            yield AddAddress(owner=owner, name=name, netns=end.netns, cidr=address)
