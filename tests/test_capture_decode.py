@@ -8,7 +8,7 @@ from scapy.contrib.geneve import GENEVE
 from scapy.contrib.ospf import OSPF_DBDesc, OSPF_Hdr, OSPF_LSUpd, OSPF_Router_LSA
 from scapy.layers.dhcp import BOOTP, DHCP
 from scapy.layers.inet import ICMP, IP, TCP, UDP
-from scapy.layers.l2 import Ether
+from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
 from scapy.layers.vxlan import VXLAN
 from scapy.packet import Packet
 
@@ -44,3 +44,20 @@ def test_info_line(frame: Packet, protocol: str, info: str) -> None:
     summary = summarize(RawPacket(1, 0.0, data, len(data)))
     assert (summary.protocol, summary.info) == (protocol, info)
     assert (summary.src_mac, summary.dst_mac) == (MACS["src"], MACS["dst"])
+
+
+@pytest.mark.parametrize(("tags", "vlans", "shown"), [
+    ((), (), "02:00:00:00:00:01 → 02:00:00:00:00:02  10.0.0.1"),
+    ((Dot1Q(vlan=10),), (10,), "02:00:00:00:00:01 → 02:00:00:00:00:02 vlan 10  10.0.0.1"),
+    ((Dot1AD(vlan=100), Dot1Q(vlan=20)), (100, 20), "02:00:00:00:00:02 vlan 100 vlan 20  10.0.0.1"),
+], ids=["untagged", "802.1q", "q-in-q"])
+def test_a_frames_tags_are_in_its_line_outermost_first(tags: tuple[Packet, ...], vlans: tuple[int, ...],
+                                                       shown: str) -> None:
+    frame = Ether(**MACS)
+    for tag in tags:
+        frame = frame / tag
+    data = bytes(frame / IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(id=5, seq=2))
+    summary = summarize(RawPacket(1, 0.0, data, len(data)))
+    assert summary.vlans == vlans
+    assert shown in summary.line()
+    assert (summary.protocol, summary.info, summary.src_ip) == ("ICMP", "echo request id 5 seq 2", "10.0.0.1")

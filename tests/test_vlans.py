@@ -102,8 +102,8 @@ def test_validate_on_this_host_says_whether_its_bridges_can_filter_vlans(tmp_pat
 def test_vlans_split_one_switch_into_broadcast_domains_that_trunks_carry_across():
     lab = context_of(vlan_lab("ovs"), HostFacts())
     assert [domain.describe() for domain in broadcast_domains_of(lab)] == [
-        "domain 1: 10.0.0.0/24 via s1, s2: h1:eth0, h2:eth0, h4:eth0",
-        "domain 2: 10.0.0.0/24 via s1, s2: h3:eth0, h5:eth0"]
+        "domain 1 (VLAN 10): 10.0.0.0/24 via s1, s2: h1:eth0, h2:eth0, h4:eth0",
+        "domain 2 (VLAN 20): 10.0.0.0/24 via s1, s2: h3:eth0, h5:eth0"]
     plain = vlan_lab("bridge")
     for switch in ("s1", "s2"):
         plain.update_node(switch, settings={})

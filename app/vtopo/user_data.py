@@ -1,4 +1,5 @@
-"""Where vtopo writes what it makes for a user: measurement histories and experiment outputs.
+"""Where vtopo writes what it makes for a user: measurement histories, experiment outputs and the stage each exercise
+is at.
 
 Never beside a lab's file, which may sit in a checkout, a shared folder or /etc, and whose path may come from someone
 else (the source a member's client reported when it deployed): in a data directory of the user's own, private to them.
@@ -13,7 +14,7 @@ from pathlib import Path
 
 ROOT_DATA_HOME = Path("/var/lib/vtopo")
 PRIVATE_DIRECTORY, PRIVATE_FILE = 0o700, 0o600
-HISTORIES, EXPERIMENTS = "histories", "experiments"
+HISTORIES, EXPERIMENTS, STAGES, HANDOUTS = "histories", "experiments", "stages", "handouts"
 
 
 def data_home() -> Path:
@@ -33,7 +34,7 @@ def file_stem(name: str) -> str:
 
 
 def folder(name: str) -> Path:
-    """A folder of the data home (HISTORIES, EXPERIMENTS)."""
+    """A folder of the data home (HISTORIES, EXPERIMENTS, STAGES, HANDOUTS)."""
     return data_home() / name
 
 

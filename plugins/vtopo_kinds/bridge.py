@@ -7,8 +7,8 @@ from typing import Any, Iterable
 
 from vtopo.kinds.api import (DEFAULT_VLAN, AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext,
                              LoopProtection, NodeKind, Op, PortSpec, PortVlans, Problem, Role, SetBridgeVlans, SetMaster,
-                             SetSysctl, setting)
-from vtopo_kinds.vlans import part_settings, port_vlans, vlan_problems, vlans_setting
+                             SetSysctl, port_vlans, setting)
+from vtopo_kinds.vlans import part_settings, vlan_problems, vlans_setting
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from typing import Any, Iterable
 from vtopo.kinds.api import (INTERNAL_PORT, MAX_INTERFACE_NAME, SWITCH_PORT, AddAddress, ConfigureLink, CreateNamespace,
                              EndContext, MoveLink, NodeContext, NodeKind, Op, OvsAddBridge, OvsAddFlows, OvsAddPort,
                              OvsAddSubinterface, OvsVlanMode, PortSpec, PortVlans, Problem, Role, SetSysctl,
-                             SetTxChecksum, Severity, setting, subinterface_name, svi_name)
-from vtopo_kinds.vlans import part_settings, port_vlans, svi_problems, svi_vlans, svis_setting, vlan_problems, vlans_setting
+                             SetTxChecksum, Severity, port_vlans, setting, subinterface_name, svi_name)
+from vtopo_kinds.vlans import part_settings, svi_problems, svi_vlans, svis_setting, vlan_problems, vlans_setting
 
 PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
 SUBINTERFACE_OFPORTS = 1000  # the OpenFlow port of the first internal port made as a node's subinterface

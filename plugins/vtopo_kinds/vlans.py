@@ -11,13 +11,10 @@ import ipaddress
 import re
 from typing import Any, Iterator
 
-from vtopo.kinds.api import (DEFAULT_VLAN, EndContext, NodeContext, PortVlans, Problem, Role, Severity, setting,
-                             subinterface_name)
+from vtopo.kinds.api import (DEFAULT_VLAN, HIGHEST_VLAN, LOWEST_VLAN, VLANS_EXAMPLE, EndContext, NodeContext,
+                             PortVlans, Problem, Role, Severity, parse_port, setting, subinterface_name)
 
-LOWEST_VLAN, HIGHEST_VLAN = 1, 4094  # 0 is a frame without a VLAN, 4095 is reserved
-EXAMPLE = "p1 = access 10, p3 = trunk 10,20 native 1"
 SVI_KEY = re.compile(r"vlan\s*(\d+)")
-PORT_TEXT = re.compile(r"\s*(access|trunk)\s+(\d+(?:\s*,\s*\d+)*)(?:\s+native\s+(\d+))?\s*")
 
 
 def vlans_setting() -> Any:
@@ -25,31 +22,7 @@ def vlans_setting() -> Any:
     return setting({}, "VLANs per port", "One port a line: p1 = access 10 (in VLAN 10, untagged), p3 = trunk 10,20 "
                    "(VLANs 10 and 20, tagged), p4 = trunk 10,20 native 1 (and VLAN 1 untagged). Once a port is "
                    "listed, the ports not listed are access ports in VLAN 1. Empty: the switch passes every frame "
-                   "as it comes, tag and all.")
-
-
-def parse_port(text: str) -> tuple[PortVlans, list[int]]:
-    """A port's VLANs from its setting's text, with every VLAN number it names; ValueError when it is neither
-    `access N` nor `trunk N,N [native N]`."""
-    match = PORT_TEXT.fullmatch(text)
-    if match is None or (match.group(1) == "access" and ("," in match.group(2) or match.group(3))):
-        raise ValueError(text)
-    numbers = [int(number) for number in match.group(2).split(",")]
-    if match.group(1) == "access":
-        return PortVlans(numbers[0]), numbers
-    native = int(match.group(3)) if match.group(3) else None
-    return PortVlans(native, tuple(sorted(set(numbers) - {native}))), numbers + ([native] if native else [])
-
-
-def port_vlans(vlans: dict[str, str], port: str) -> PortVlans | None:
-    """The VLANs of `port` on a switch with the VLANs setting `vlans`: None where it sets none (the switch passes
-    every frame as it came), VLAN 1 untagged for a port it does not list (or lists wrongly: the check says so)."""
-    if not vlans:
-        return None
-    try:
-        return parse_port(vlans[port])[0]
-    except (KeyError, ValueError):
-        return PortVlans(DEFAULT_VLAN)
+                   "as it comes, tag and all.", port_vlans=True)
 
 
 def part_settings(settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
@@ -81,7 +54,7 @@ def vlan_problems(node: NodeContext[Any]) -> Iterator[Problem]:
             _, numbers = parse_port(text)
         except ValueError:
             yield Problem(f"VLANs of {name}:{port} read {text!r}, which is neither access N (one VLAN, untagged) nor "
-                          f"trunk N,N (VLANs tagged) with an optional native N; write e.g. {EXAMPLE}", node.subject,
+                          f"trunk N,N (VLANs tagged) with an optional native N; write e.g. {VLANS_EXAMPLE}", node.subject,
                           "", node.node.id)
             continue
         for number in dict.fromkeys(numbers):

@@ -50,6 +50,14 @@ def click(view: CanvasView, at: QPointF, modifiers: Qt.KeyboardModifier = Qt.Key
     send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton, modifiers)
 
 
+def focus_canvas(qtbot: QtBot, window: MainWindow) -> None:
+    """The window active and its canvas focused, as after a click on it: where the keyboard's shortcuts go."""
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=3000)
+    window.view.setFocus()
+    qtbot.waitUntil(window.view.hasFocus, timeout=3000)
+
+
 def right_click(view: CanvasView, at: QPointF) -> None:
     point = view_point(view, at)
     right = Qt.MouseButton.RightButton

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QTabBar
 from pytestqt.exceptions import TimeoutError as WaitTimeout
 from pytestqt.qtbot import QtBot
 from scapy.layers.inet import ICMP, IP
-from scapy.layers.l2 import ARP, Ether
+from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.utils import rdpcap
 
 from tests.floods import PacedFlood, TickGaps
@@ -88,13 +88,18 @@ def test_packet_list_filter_and_details(qtbot: QtBot) -> None:
     c1, c2 = "02:00:00:00:00:01", "02:00:00:00:00:02"
     tab._arrived([packet(1, Ether(src=c1, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="10.0.0.1", pdst="10.0.0.2")),
                   packet(2, Ether(src=c1, dst=c2) / IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(id=7, seq=1)),
-                  packet(3, Ether(src=c2, dst=c1) / IP(src="10.0.0.2", dst="10.0.0.1") / ICMP(type=0, id=7, seq=1))])
-    assert tab.shown.rowCount() == 3
+                  packet(3, Ether(src=c2, dst=c1) / IP(src="10.0.0.2", dst="10.0.0.1") / ICMP(type=0, id=7, seq=1)),
+                  packet(4, Ether(src=c1, dst=c2) / Dot1Q(vlan=10) / IP(src="10.0.0.1", dst="10.0.0.2") / ICMP())])
+    assert tab.shown.rowCount() == 4
     headers = [tab.shown.headerData(column, Qt.Orientation.Horizontal) for column in range(tab.shown.columnCount())]
-    assert headers == ["No.", "Time", "Source MAC", "Destination MAC", "Source IP", "Destination IP", "Protocol", "TTL",
-                       "Length", "Info"]
+    assert headers == ["No.", "Time", "Source MAC", "Destination MAC", "VLAN", "Source IP", "Destination IP",
+                       "Protocol", "TTL", "Length", "Info"]
     assert [tab.shown.index(1, column).data() for column in range(len(headers))] == [
-        "2", "0.100000", c1, c2, "10.0.0.1", "10.0.0.2", "ICMP", "64", "42", "echo request id 7 seq 1"]
+        "2", "0.100000", c1, c2, "", "10.0.0.1", "10.0.0.2", "ICMP", "64", "42", "echo request id 7 seq 1"]
+    assert tab.shown.index(3, headers.index("VLAN")).data() == "10"
+    qtbot.keyClicks(tab.filter_box, "vlan 10")
+    assert [tab.shown.index(row, 0).data() for row in range(tab.shown.rowCount())] == ["4"]
+    tab.filter_box.clear()
     qtbot.keyClicks(tab.filter_box, "echo reply")
     assert tab.shown.rowCount() == 1
     row = tab.view.visualRect(tab.shown.index(0, 9)).center()

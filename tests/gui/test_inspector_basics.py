@@ -1,19 +1,16 @@
-"""The inspector lists a node's interfaces, edits them in place and a switch's VLANs port by port, and offers alignment
-for a multi-selection."""
+"""The inspector lists a node's interfaces, edits them in place, and offers alignment for a multi-selection (a switch's
+VLANs: tests/gui/test_vlans_designer.py)."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QTextCursor, QWheelEvent
+from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit
 
 from tests.gui.helpers import click
-from vlan_labs import vlan_lab
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.interface_table import ADDRESS, COLUMNS
-from vtopo.model import io
 
 
 def test_a_nodes_interfaces_are_listed_and_edited_in_place(make_window: Callable[..., MainWindow],
@@ -69,26 +66,6 @@ def test_a_multi_selection_offers_align_and_distribute(make_window: Callable[...
     assert "2 nodes" in form.summary.text()
     qtbot.mouseClick(form.buttons["top"], Qt.MouseButton.LeftButton)
     assert {editor.topology.nodes[i].position.y for i in ids} == {0}
-
-
-def test_a_switchs_vlans_are_shown_and_edited_port_by_port(make_window: Callable[..., MainWindow], qtbot: Any,
-                                                           tmp_path: Path) -> None:
-    path = tmp_path / "vlans.vtopo"
-    io.save(vlan_lab("ovs"), path)
-    window = make_window(path)
-    window.editor.scene.select_ids(["s1"])
-    form = window.inspector.node_form
-    qtbot.waitUntil(lambda: form.node_id == "s1" and form.fields["vlans"].widget.isVisible())
-    field = form.fields["vlans"]
-    assert field.widget.toPlainText() == "p1 = access 10\np2 = access 10\np3 = access 20\np4 = trunk 10,20"
-    field.widget.setFocus()
-    field.widget.moveCursor(QTextCursor.MoveOperation.End)
-    qtbot.keyClicks(field.widget, " native 1")
-    qtbot.keyClick(field.widget, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: window.editor.topology.nodes["s1"].settings["vlans"]["p4"] == "trunk 10,20 native 1")
-    window.editor.undo_stack.undo()
-    assert window.editor.topology.nodes["s1"].settings["vlans"]["p4"] == "trunk 10,20"
-
 
 def test_a_shorter_form_after_scrolling_down_a_tall_one_shows_from_its_top(make_window: Callable[..., MainWindow],
                                                                            qtbot: Any) -> None:

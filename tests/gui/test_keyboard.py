@@ -8,18 +8,12 @@ from PySide6.QtCore import QMimeData, QPointF, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QMenu, QToolBar, QToolButton, QWidget
 
+from tests.gui.helpers import focus_canvas
 from vtopo.gui.document.clipboard import MIME_TYPE
 from vtopo.gui.main_window import MainWindow
 
 Key = Qt.Key
 Ctrl, Shift = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
-
-
-def focus_canvas(qtbot: Any, window: MainWindow) -> None:
-    window.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=3000)
-    window.view.setFocus()
-    qtbot.waitUntil(window.view.hasFocus, timeout=3000)
 
 
 def test_ctrl_z_and_ctrl_shift_z_undo_and_redo(make_window: Callable[..., MainWindow], qtbot: Any) -> None:

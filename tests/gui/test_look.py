@@ -1,4 +1,5 @@
-"""Themes, and the screenshots of docs/ (`make docs`): the default lab, and two labs' runs in the Measure dock."""
+"""Themes, and the screenshots of docs/ (`make docs`): the default lab, two labs' runs in the Measure dock, and a
+VLAN lab in the broadcast-domains view."""
 from __future__ import annotations
 
 import os
@@ -12,8 +13,10 @@ from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
 from tests.gui.helpers import dark_theme
+from vlan_labs import vlan_lab
 from vtopo.gui.main_window import MainWindow
 from vtopo.measure import history_path, load_history, save_history
+from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 
 # In build/ (ignored by git), so a test run changes nothing tracked; `make docs` points this at docs/.
@@ -21,6 +24,7 @@ SCREENSHOTS = Path(os.environ.get("VTOPO_SCREENSHOT_DIR")
                    or Path(__file__).resolve().parents[2] / "build" / "screenshots")
 SCREENSHOT = SCREENSHOTS / "screenshot.png"
 MEASURE_SCREENSHOT = SCREENSHOT.with_name("measure.png")
+VLANS_SCREENSHOT = SCREENSHOT.with_name("vlans.png")
 MEASURED = Path(__file__).resolve().parents[2] / "docs" / "measure"  # real runs: scripts/measure-screenshot.sh
 
 
@@ -60,6 +64,23 @@ def test_screenshot_of_the_default_lab(make_window: Callable[..., MainWindow], q
     image = window.grab()
     assert image.save(str(SCREENSHOT))
     assert image.width() >= 1400 and image.height() >= 900
+
+
+def test_screenshot_of_vlans_in_the_broadcast_domains_view(make_window: Callable[..., MainWindow], qtbot: QtBot,
+                                                          tmp_path: Path) -> None:
+    """Two switches and a trunk: each link labelled with its VLANs, each VLAN's domain in its colour, the trunk
+    striped in both, and s1's ports in the inspector."""
+    path = tmp_path / "vlans.vtopo"
+    io.save(vlan_lab("ovs"), path)
+    window = make_window(path)
+    window.resize(1400, 900)
+    window.domains.toggle.setChecked(True)
+    window.editor.scene.select_ids(["s1"])
+    qtbot.waitUntil(lambda: len(window.editor.scene.links["link-trunk"].tints) == 2)
+    window.view.fit_to_view()
+    qtbot.wait(100)
+    VLANS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    assert window.grab().save(str(VLANS_SCREENSHOT))
 
 
 def test_screenshot_of_two_labs_compared(make_window: Callable[..., MainWindow], qtbot: QtBot,

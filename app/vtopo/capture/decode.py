@@ -12,7 +12,7 @@ from scapy.contrib.ospf import OSPF_Hdr
 from scapy.layers.dhcp import BOOTP, DHCP, DHCPTypes
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import ARP, Ether
+from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.layers.vxlan import VXLAN
 from scapy.packet import Packet, Raw
 from scapy.utils import hexdump
@@ -47,12 +47,20 @@ class PacketSummary:
     info: str
     echo: tuple[int, int] | None = None
     """(id, seq) of an ICMP echo request or reply: the same pair at every hop of a ping's path."""
+    vlans: tuple[int, ...] = ()
+    """The VLAN of each 802.1Q (or 802.1ad) tag the frame carries, outermost first; none for an untagged frame."""
+
+    @property
+    def tags(self) -> str:
+        """The frame's tags as a student reads them: "vlan 10", "vlan 100 vlan 10" (stacked), "" for none."""
+        return " ".join(f"vlan {vlan}" for vlan in self.vlans)
 
     def line(self, start_s: float = 0.0) -> str:
         """The packet as one line of text, time relative to `start_s`."""
         addresses = f"{self.src_ip} → {self.dst_ip}" if self.src_ip else f"{self.src_mac} → {self.dst_mac}"
         ttl = f" ttl {self.ttl}" if self.ttl is not None else ""
-        return (f"{self.number:>5} {self.time_s - start_s:10.6f} {self.src_mac} → {self.dst_mac}  {addresses}  "
+        tags = f" {self.tags}" if self.vlans else ""
+        return (f"{self.number:>5} {self.time_s - start_s:10.6f} {self.src_mac} → {self.dst_mac}{tags}  {addresses}  "
                 f"{self.protocol}{ttl} {self.length} B  {self.info}")
 
 
@@ -77,7 +85,17 @@ def summarize(packet: RawPacket) -> PacketSummary:
     if ICMP in frame and frame[ICMP].type in (0, 8):
         echo = (frame[ICMP].id, frame[ICMP].seq)
     return PacketSummary(packet.number, packet.time_s, packet.wire_length, frame.src, frame.dst, src_ip, dst_ip,
-                         protocol, ttl, info, echo)
+                         protocol, ttl, info, echo, _vlans(frame))
+
+
+def _vlans(frame: Packet) -> tuple[int, ...]:
+    """The VLANs of the frame's tags, outermost first (those of a VXLAN's inner frame are not this frame's)."""
+    vlans = []
+    layer = frame.payload
+    while isinstance(layer, (Dot1Q, Dot1AD)):
+        vlans.append(int(layer.vlan))
+        layer = layer.payload
+    return tuple(vlans)
 
 
 def describe(frame: Packet) -> tuple[str, str]:

@@ -50,8 +50,17 @@ def tcpdump_argv(target: CaptureTarget, bpf: str = "", count: int | None = None)
     if count:
         argv += ["-c", str(count)]
     if bpf:
-        argv += ["--", bpf]  # an expression, never an option
+        argv += ["--", tagged_too(bpf)]  # an expression, never an option
     return ["ip", "netns", "exec", target.netns, *argv] if target.netns else argv
+
+
+def tagged_too(bpf: str) -> str:
+    """The filter, matching frames inside an 802.1Q tag as well. On a trunk, Linux hands a frame the switch receives
+    to the filter with its tag taken off (libpcap puts it back in the file), but one the switch sends with the tag
+    still in it, where `icmp` alone would miss it. A filter that names VLANs itself is left as written."""
+    if re.search(r"\bvlan\b", bpf):
+        return bpf
+    return f"({bpf}) or (vlan and ({bpf}))"
 
 
 def stream_pcap(target: CaptureTarget, bpf: str, count: int | None) -> int:

@@ -24,6 +24,7 @@ from vtopo.cli.capture import add_commands as add_capture_commands
 from vtopo.cli.check import add_commands as add_check_commands
 from vtopo.cli.common import agent_client, on_its_site
 from vtopo.cli.consent import add_consent_arguments, consent_of
+from vtopo.cli.exercise import add_commands as add_exercise_commands
 from vtopo.cli.experiment import add_commands as add_experiment_commands
 from vtopo.cli.interop import add_commands as add_interop_commands
 from vtopo.cli.measure import add_commands as add_measure_commands
@@ -337,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_agent_commands(command)
     add_capture_commands(command)
     add_check_commands(command)
+    add_exercise_commands(command)
     add_experiment_commands(command)
     add_operate_commands(command)
     add_interop_commands(command)

@@ -51,15 +51,26 @@ class Domain:
     switches: tuple[str, ...]
     """The bridges, switches and segments that join it, by name."""
     link_ids: frozenset[str]
+    vlans: tuple[int, ...] = ()
+    """The VLANs it is on the switches that keep VLANs apart (or whose tag it carries across those that do not);
+    none for a domain of untagged frames only."""
 
     @property
     def subnets(self) -> list[Network]:
         return sorted({n for m in self.members for n in m.networks}, key=lambda n: (n.version, n))
 
+    @property
+    def vlan_names(self) -> str:
+        """"VLAN 10", "VLANs 10, 20" (a VLAN split on one switch, joined again across another), "" for none."""
+        if not self.vlans:
+            return ""
+        return f"VLAN{'s' if len(self.vlans) > 1 else ''} {', '.join(map(str, self.vlans))}"
+
     def describe(self) -> str:
         subnets = ", ".join(map(str, self.subnets)) or "no subnet"
         via = f" via {', '.join(self.switches)}" if self.switches else ""
-        return f"domain {self.number}: {subnets}{via}: {', '.join(m.name for m in self.members)}"
+        vlans = f" ({self.vlan_names})" if self.vlans else ""
+        return f"domain {self.number}{vlans}: {subnets}{via}: {', '.join(m.name for m in self.members)}"
 
 
 class VlanMap:
@@ -118,9 +129,10 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
             # the edges at a component's vertices are the component's edges (a subgraph view would leave a cycle of
             # views behind per domain, garbage that only the cycle collector frees, with the interpreter lock held)
             links = {key for _, _, key in graph.edges(component, keys=True) if key != SVI_EDGE} | {e.link.id for e in ends}
-            found.append((members, tuple(sorted(s.node.name for s in switches)), frozenset(links)))
+            vlans = sorted({v[2] for v in component if isinstance(v, tuple) and v[0] == "node" and v[2] is not None})
+            found.append((members, tuple(sorted(s.node.name for s in switches)), frozenset(links), tuple(vlans)))
     found.sort(key=lambda item: item[0][0].name)
-    return [Domain(index, tuple(members), switches, links) for index, (members, switches, links) in
+    return [Domain(index, tuple(members), switches, links, vlans) for index, (members, switches, links, vlans) in
             enumerate(found, 1)]
 
 

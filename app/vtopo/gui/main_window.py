@@ -23,6 +23,7 @@ from vtopo.gui.measure.panel import MeasurePanel
 from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.panels.checks import ChecksController, ChecksPanel
+from vtopo.gui.panels.exercise import ExerciseController, ExercisePanel
 from vtopo.gui.panels.deploy import DeployController, DeployLog, DeployProgress, load_deployer
 from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
@@ -75,6 +76,10 @@ class MainWindow(QMainWindow):
         self.kinds_dock = self._dock("Kinds", self.palette_list, left)
         self._usual_side_widths: list[int] = []  # the Kinds and Inspector docks' widths before presentation mode
         self.inspector_dock = self._dock("Inspector", self.inspector, right)
+        self.exercise_panel = ExercisePanel()
+        self.exercise_dock = self._dock("Exercise", self.exercise_panel, right)
+        self.tabifyDockWidget(self.inspector_dock, self.exercise_dock)
+        self.inspector_dock.raise_()
         problems_dock = self._dock("Problems", self.problems, bottom)
         self.explain_dock = self._dock("Explain", self.explain, bottom)
         self.explain_dock.visibilityChanged.connect(self.explain.set_shown)
@@ -110,6 +115,8 @@ class MainWindow(QMainWindow):
         self.capture = CaptureController(self.editor, self.deploy, self.capture_panel, self.capture_dock, self)
         self.rates = RateView(self.editor.scene, self.deploy, self)
         self.checks = ChecksController(self.editor, self.checks_panel, parent=self)
+        self.exercise = ExerciseController(self.editor, self.exercise_panel, self.checks,
+                                           lambda: self.files.path.parent if self.files.path else None, self)
         self.experiment = ExperimentController(self.editor, self.measure_panel, parent=self)
         self.save_running = SaveRunningController(self.editor, self.deploy, self.log, self)
         self.menu_actions = Actions(self, self)
@@ -147,6 +154,7 @@ class MainWindow(QMainWindow):
         self.palette_list.place_requested.connect(
             lambda kind: editor.place_node(kind, self.view.mapToScene(self.view.viewport().rect().center())))
         editor.topology_replaced.connect(self.view.fit_when_shown)
+        editor.topology_replaced.connect(lambda: self.exercise_dock.raise_() if editor.topology.stages else None)
         self.view.node_context_menu.connect(self.menu_actions.node_menu)
         self.view.link_context_menu.connect(self.menu_actions.link_menu)
         self.view.node_activated.connect(self.menu_actions.activate_node)

@@ -85,7 +85,8 @@ def _drawio_link(root: ElementTree.Element, topology: Topology, link: Link) -> N
 def to_dot(topology: Topology) -> str:
     """The lab as a Graphviz graph: each node pinned at its canvas position (y grows upwards in Graphviz), each
     link's ends labelled with their ports, addresses and VLANs."""
-    graph = graphviz.Graph(topology.name, graph_attr={"label": topology.name, "fontsize": "10"},
+    name = graphviz.nohtml(topology.name)  # a name in <...> would otherwise be read as an HTML-like label
+    graph = graphviz.Graph(name, graph_attr={"label": name, "fontsize": "10"},
                            node_attr={"fontsize": "10"}, edge_attr={"fontsize": "8"})
     for node in topology.nodes.values():
         position = f"{node.position.x / POINTS_PER_INCH:g},{-node.position.y / POINTS_PER_INCH:g}!"

@@ -18,12 +18,14 @@ class SettingInfo:
     minimum: float | None = None
     maximum: float | None = None
     multiline: bool = False  # a text of many lines (a configuration file), kept verbatim
+    port_vlans: bool = False  # a switch's VLANs port by port, {port: "access 10" or "trunk 10,20 native 1"}
 
 
 def setting(default: Any, label: str, help: str = "", choices: tuple[str, ...] = (), minimum: float | None = None,
-            maximum: float | None = None, multiline: bool = False) -> Any:
+            maximum: float | None = None, multiline: bool = False, port_vlans: bool = False) -> Any:
     """Declare one setting of a node kind."""
-    info = SettingInfo(label=label, help=help, choices=choices, minimum=minimum, maximum=maximum, multiline=multiline)
+    info = SettingInfo(label=label, help=help, choices=choices, minimum=minimum, maximum=maximum, multiline=multiline,
+                       port_vlans=port_vlans)
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata={"vtopo": info})
     return field(default=default, metadata={"vtopo": info})

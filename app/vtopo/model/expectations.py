@@ -1,4 +1,5 @@
-"""What a lab expects of itself: named checks, and the measurement matrix of its experiment. Plain Python.
+"""What a lab expects of itself: named checks, the stages of an exercise, and the measurement matrix of its
+experiment. Plain Python.
 
 The parameters of a check and the options of a test stay as the file gave them; the check types and the
 measurement tools validate them, as node kinds validate their settings.
@@ -17,6 +18,19 @@ class Check:
     type: str
     params: dict[str, Any] = field(default_factory=dict)
     explain: str = ""
+    hidden: bool = False
+    """The teacher's: graded, but left out of the student's copy."""
+
+
+@dataclass
+class Stage:
+    """One step of an exercise: what the student reads, and the checks (by name) that complete it."""
+
+    title: str
+    instructions: str = ""  # Markdown; images relative to the lab's folder
+    checks: list[str] = field(default_factory=list)
+    checkpoint: str = ""  # the name of the checkpoint the stage starts from, if any
+    solution: str = ""  # Markdown, the teacher's: left out of the student's copy
 
 
 @dataclass

@@ -10,9 +10,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Test
+from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Stage, Test
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
+from vtopo.model.rules import CHECKPOINT_NAME, CHECKPOINT_NAME_RULE
 from vtopo.model.sites import Site
 from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS, MTU, VLAN_ID, Annotation, Endpoint,
                                   Impairment, Interface, Link, Node, Position, Range, Subinterface, Topology)
@@ -21,6 +22,7 @@ from vtopo.model.untrusted_json import MAX_BYTES, parse
 FORMAT = "vtopo"
 MAX_STARTUP_COMMANDS = 32
 MAX_COMMAND_LENGTH = 1000
+MAX_STAGES = 100
 
 
 # ---------------------------------------------------------------- writing
@@ -83,19 +85,27 @@ def to_document(topology: Topology) -> dict[str, Any]:
     }
     if topology.checks:
         document["checks"] = [_check_to_json(check) for check in topology.checks]
+    if topology.stages:
+        document["stages"] = [_stage_to_json(stage) for stage in topology.stages]
     if not topology.experiment.empty:
         document["experiment"] = asdict(topology.experiment)
     return document
 
 
-CHECK_KEYS = ("name", "type", "explain")
+CHECK_KEYS = ("name", "type", "explain", "hidden")
 
 
 def _check_to_json(check: Check) -> dict[str, Any]:
     data: dict[str, Any] = {"name": check.name, "type": check.type, **check.params}
     if check.explain:
         data["explain"] = check.explain
+    if check.hidden:
+        data["hidden"] = True
     return data
+
+
+def _stage_to_json(stage: Stage) -> dict[str, Any]:
+    return {key: value for key, value in asdict(stage).items() if value or key == "title"}
 
 
 def dumps(topology: Topology) -> str:
@@ -369,8 +379,37 @@ def _read_checks(reader: Reader, raw_checks: list[Any]) -> list[Check]:
             reader.fail(f"{path}.type", "every check needs a type (reach, path, route, ...)", subject)
             continue
         params = {key: value for key, value in raw.items() if key not in CHECK_KEYS}
-        checks.append(Check(name, check_type, params, reader.field(raw, "explain", str, path, "", subject)))
+        checks.append(Check(name, check_type, params, reader.field(raw, "explain", str, path, "", subject),
+                            reader.field(raw, "hidden", bool, path, False, subject)))
     return checks
+
+
+def _read_stages(reader: Reader, raw_stages: list[Any], check_names: set[str]) -> list[Stage]:
+    if len(raw_stages) > MAX_STAGES:
+        reader.fail("$.stages", f"at most {MAX_STAGES} stages per lab, not {len(raw_stages)}")
+        return []
+    stages = []
+    for i, raw in enumerate(raw_stages):
+        path = f"$.stages[{i}]"
+        if not reader.typed(raw, dict, path, "stage", f"stage {i + 1}"):
+            continue
+        title = reader.field(raw, "title", str, path, "", f"stage {i + 1}")
+        subject = f"stage {i + 1}" + (f" ({title})" if title else "")
+        if not title.strip():
+            reader.fail(f"{path}.title", "every stage needs a title", subject)
+            continue
+        names = reader.field(raw, "checks", list, path, [], subject)
+        for index, name in enumerate(names):
+            where = f"{path}.checks[{index}]"
+            if reader.typed(name, str, where, "a stage's check", subject) and name not in check_names:
+                reader.fail(where, f"{name!r} is not the name of one of the lab's checks", subject)
+        checkpoint = reader.field(raw, "checkpoint", str, path, "", subject)
+        if checkpoint and not CHECKPOINT_NAME.fullmatch(checkpoint):
+            reader.fail(f"{path}.checkpoint", f"{checkpoint!r}: {CHECKPOINT_NAME_RULE}", subject)
+        stages.append(Stage(title, reader.field(raw, "instructions", str, path, "", subject),
+                            [name for name in names if isinstance(name, str)], checkpoint,
+                            reader.field(raw, "solution", str, path, "", subject)))
+    return stages
 
 
 def _read_named(reader: Reader, raw_items: list[Any], path: str, what: str, fields: tuple[str, ...]
@@ -427,9 +466,11 @@ def _read_experiment(reader: Reader, raw: dict[str, Any]) -> Experiment:
     return Experiment(pairs, tests, comparisons, repeats, warmup)
 
 
-NOTES = re.compile(r"\$\.(lab\.)?notes|\$\.annotations\[\d+\]\.text|\$\.nodes\[\d+\]\.settings\.[A-Za-z_][A-Za-z0-9_]*")
-"""Where a lab file may hold newlines: the lab's notes (at the top level in version 1), canvas notes, and a node's
-text settings (the kind's settings refuse them but in a text of many lines, a router's configuration)."""
+NOTES = re.compile(r"\$\.(lab\.)?notes|\$\.annotations\[\d+\]\.text|\$\.stages\[\d+\]\.(instructions|solution)"
+                   r"|\$\.nodes\[\d+\]\.settings\.[A-Za-z_][A-Za-z0-9_]*")
+"""Where a lab file may hold newlines: the lab's notes (at the top level in version 1), canvas notes, a stage's
+instructions and solution, and a node's text settings (the kind's settings refuse them but in a text of many lines, a
+router's configuration)."""
 
 
 def loads(text: str, default_name: str = "lab") -> Topology:
@@ -458,6 +499,7 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
     links = _read_links(reader, raw_links, nodes)
     annotations = _read_annotations(reader, raw_annotations)
     checks = _read_checks(reader, reader.field(doc, "checks", list, "$", []))
+    stages = _read_stages(reader, reader.field(doc, "stages", list, "$", []), {check.name for check in checks})
     experiment = _read_experiment(reader, reader.field(doc, "experiment", dict, "$", {}))
     name = reader.field(lab, "name", str, "$.lab", "") or default_name
     lab_id = reader.field(lab, "id", str, "$.lab", "") or f"lab-{default_name}"
@@ -477,6 +519,7 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
         links={link.id: link for link in links},
         annotations={a.id: a for a in annotations},
         checks=checks,
+        stages=stages,
         experiment=experiment,
         sites={site.name: site for site in sites},
     )

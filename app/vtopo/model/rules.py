@@ -7,6 +7,9 @@ from typing import Collection, Protocol
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 NODE_NAME_RULE = "a node name may hold only letters, digits, '-' and '_', and must start with a letter or digit"
 INTERFACE_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # and no longer than the kernel allows (kinds.environment)
+CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+CHECKPOINT_NAME_RULE = ("a checkpoint name may hold only letters, digits, '.', '-' and '_', must start with a letter or "
+                        "digit, and is at most 64 characters long")
 MAC_ADDRESS = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
 
 LAB_TAG_PREFIX = "vtopo:"

@@ -227,6 +227,7 @@ class NodeItem(_Marked, QGraphicsItem):
 PARALLEL_GAP = 12.0
 MIDDLE_TRIES = 6  # places for the impairment, each a line further from the link, before it settles on the last
 MAX_LOAD_WIDTH = 8.0  # extra pen width of a link at full load
+STRIPE = 3.0  # the length of a link's stripe in each of its domains' colours, in pen widths
 
 
 class LinkItem(_Marked, QGraphicsItem):
@@ -260,7 +261,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self.severity = ""
         self.on_path = False
         self.verdict: QColor | None = None  # a check's result along this link: drawn beneath it
-        self.tint: QColor | None = None  # an overlay's colour (the link's broadcast domain), None for none
+        self.tints: tuple[QColor, ...] = ()  # an overlay's colours (the link's broadcast domains: a trunk has several)
         self.load = 0.0  # live traffic, 0 (none or not shown) to 1 (10 Gb/s): drawn as extra width
         self.down = False  # taken down on the running lab: drawn as a dashed red line
         self.fault = ""  # what the running lab lacks of this link ("degraded; missing: ..."), drawn dotted
@@ -309,6 +310,11 @@ class LinkItem(_Marked, QGraphicsItem):
         self._labels, self._label_sizes, self._middle = None, None, None
         self.update_geometry()
 
+    @property
+    def middle_text(self) -> str:
+        """What the link's middle shows: its VLANs and its impairment."""
+        return self._middle_text
+
     def _measure_labels(self) -> tuple[list[QSizeF], list[QSizeF]]:
         """Each end's label's size whole, then with one line fewer each time, down to the interface name."""
         if self._label_sizes is None:
@@ -339,9 +345,14 @@ class LinkItem(_Marked, QGraphicsItem):
             self.load = load
             self.update_geometry()
 
-    def set_tint(self, tint: QColor | None) -> None:
-        if tint != self.tint:
-            self.tint = tint
+    @property
+    def tint(self) -> QColor | None:
+        """The overlay's colour the link is drawn in (its first, where it has several: the others stripe it)."""
+        return self.tints[0] if self.tints else None
+
+    def set_tints(self, tints: tuple[QColor, ...]) -> None:
+        if tints != self.tints:
+            self.tints = tints
             self._redraw()
 
     def label_rects(self) -> list[QRectF]:
@@ -516,6 +527,19 @@ class LinkItem(_Marked, QGraphicsItem):
             pen.setStyle(Qt.PenStyle.DotLine)
         return pen
 
+    def _stripe(self, painter: QPainter, pen: QPen) -> None:
+        """Over the first colour, a dash of each other one in turn: a link in several domains (a trunk carrying
+        several VLANs) is striped in all their colours."""
+        count = len(self.tints)
+        for index, tint in enumerate(self.tints[1:], 1):
+            stripe = QPen(pen)
+            stripe.setColor(tint)
+            stripe.setCapStyle(Qt.PenCapStyle.FlatCap)
+            stripe.setDashPattern([STRIPE, STRIPE * (count - 1)])
+            stripe.setDashOffset(-STRIPE * index)
+            painter.setPen(stripe)
+            painter.drawLine(self._line)
+
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         colors = self._look.colors
         if self.verdict is not None:
@@ -526,8 +550,11 @@ class LinkItem(_Marked, QGraphicsItem):
         if self.on_path:
             painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
             painter.drawLine(self._line)
-        painter.setPen(self.pen(bool(option.state & QStyle.StateFlag.State_Selected)))
+        pen = self.pen(bool(option.state & QStyle.StateFlag.State_Selected))
+        painter.setPen(pen)
         painter.drawLine(self._line)
+        if len(self.tints) > 1 and pen.color() == self.tints[0] and pen.style() == Qt.PenStyle.SolidLine:
+            self._stripe(painter, pen)
         if option.levelOfDetailFromTransform(painter.worldTransform()) < MIN_LOD_FOR_TEXT:
             return
         if self._labels is None:

@@ -1,7 +1,13 @@
 """The text a link shows at each end and in its middle."""
 from __future__ import annotations
 
-from vtopo.model.topology import Endpoint, Impairment
+from typing import Callable
+
+from vtopo.kinds.vlans import port_label, port_vlans
+from vtopo.model.topology import Endpoint, Impairment, Link, Node
+
+VlansOf = Callable[[Node], "dict[str, str] | None"]
+"""A node's VLANs port by port, as its VLANs setting writes them; None where its kind keeps no VLANs."""
 
 
 def end_label(end: Endpoint) -> str:
@@ -19,3 +25,20 @@ def impairment_label(impairment: Impairment) -> str:
     if impairment.rate_mbit:
         parts.append(f"{impairment.rate_mbit:g} Mbit/s")
     return " · ".join(parts)
+
+
+def vlans_label(link: Link, nodes: dict[str, Node], vlans_of: VlansOf) -> str:
+    """The VLANs a link carries, from the switch ports at its ends: `v10` (access), `10,20` (trunk); the two ends'
+    each where they differ."""
+    shown: dict[str, None] = {}
+    for end in link.ends:
+        vlans = vlans_of(nodes[end.node])
+        port = port_vlans(vlans, end.port) if vlans is not None else None
+        if port is not None:
+            shown[port_label(port)] = None
+    return " | ".join(shown)
+
+
+def middle_label(link: Link, nodes: dict[str, Node], vlans_of: VlansOf) -> str:
+    """What the middle of a link shows: its VLANs, then its impairment."""
+    return " · ".join(part for part in (vlans_label(link, nodes, vlans_of), impairment_label(link.impairment)) if part)

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouse
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
-from vtopo.gui.canvas.labels import end_label, impairment_label
+from vtopo.gui.canvas.labels import VlansOf, end_label, middle_label
 from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.heap import collection_paused
@@ -60,10 +60,11 @@ class _Subscriptions:
 class TopologyScene(QGraphicsScene):
     annotation_resized = Signal(str, float, float)
 
-    def __init__(self, icons: IconCache, parent: Any = None) -> None:
+    def __init__(self, icons: IconCache, vlans_of: VlansOf, parent: Any = None) -> None:
         super().__init__(parent)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.icons = icons
+        self._vlans_of = vlans_of
         self.look = Look(Colors.from_palette(QGuiApplication.palette()), self.snapped, self._node_moved)
         self.snap_to_grid = False
         self.draw_grid = True
@@ -169,10 +170,13 @@ class TopologyScene(QGraphicsScene):
         item.set_name(node.name)
         item.set_site(node.site)
         self._place(item, node.position)
+        if self._vlans_of(node) is not None:  # a switch's VLANs show on its links
+            for link in item.links:
+                self._label(link)
 
     def _link_added(self, link: Link) -> None:
         item = LinkItem(link.id, self.nodes[link.a.node], self.nodes[link.b.node], self._small_font, self.look)
-        item.set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
+        self._label(item, link)
         siblings = item.parallels()
         for parallel in siblings if len(siblings) > 1 else ():
             parallel.update_geometry()
@@ -186,7 +190,13 @@ class TopologyScene(QGraphicsScene):
         self._overview.invalidate()
 
     def _link_changed(self, link: Link) -> None:
-        self.links[link.id].set_labels(end_label(link.a), end_label(link.b), impairment_label(link.impairment))
+        self._label(self.links[link.id], link)
+
+    def _label(self, item: LinkItem, link: Link | None = None) -> None:
+        """The link's interface names and addresses at its ends, its VLANs and impairment in its middle."""
+        assert self.topology is not None
+        link = link or self.topology.links[item.link_id]
+        item.set_labels(end_label(link.a), end_label(link.b), middle_label(link, self.topology.nodes, self._vlans_of))
 
     def _annotation_added(self, annotation: Annotation) -> None:
         item = AnnotationItem(annotation.id, annotation.shape, self._font, self.look)

@@ -8,8 +8,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from vtopo.capture import PacketSummary, RawPacket
 
 ROWS = 5_000
-COLUMNS = ("No.", "Time", "Source MAC", "Destination MAC", "Source IP", "Destination IP", "Protocol", "TTL",
-           "Length", "Info")
+COLUMNS = ("No.", "Time", "Source MAC", "Destination MAC", "VLAN", "Source IP", "Destination IP", "Protocol",
+           "TTL", "Length", "Info")
 MAC_COLUMNS = (COLUMNS.index("Source MAC"), COLUMNS.index("Destination MAC"))
 Index = QModelIndex | QPersistentModelIndex
 
@@ -37,8 +37,8 @@ class PacketTable(QAbstractTableModel):
         if role != Qt.ItemDataRole.DisplayRole or not index.isValid():
             return None
         p = self.rows[index.row()][0]
-        values = (p.number, f"{p.time_s - self.start_s:.6f}", p.src_mac, p.dst_mac, p.src_ip, p.dst_ip, p.protocol,
-                  "" if p.ttl is None else p.ttl, p.length, p.info)
+        values = (p.number, f"{p.time_s - self.start_s:.6f}", p.src_mac, p.dst_mac, " ".join(map(str, p.vlans)),
+                  p.src_ip, p.dst_ip, p.protocol, "" if p.ttl is None else p.ttl, p.length, p.info)
         return str(values[index.column()])
 
     def add(self, batch: list[tuple[PacketSummary, RawPacket]]) -> None:
@@ -91,4 +91,4 @@ class DisplayFilter(QSortFilterProxyModel):
 
 
 def _searchable(p: PacketSummary) -> str:
-    return " ".join((p.protocol, p.src_mac, p.dst_mac, p.src_ip, p.dst_ip, p.info, f"ttl {p.ttl}")).lower()
+    return " ".join((p.protocol, p.src_mac, p.dst_mac, p.tags, p.src_ip, p.dst_ip, p.info, f"ttl {p.ttl}")).lower()

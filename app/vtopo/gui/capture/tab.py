@@ -69,6 +69,7 @@ class CaptureTab(QWidget):
         self.feed = CaptureFeed(find_target, bpf)
         self._found: CaptureTarget | None = None
         self._not_listed_while_paused = 0
+        self._tags: set[tuple[int, ...]] = set()  # the 802.1Q tags of the frames listed: where a ping is tagged
         self._file_bytes = 0  # how much of the capture file holds the packets listed so far, whole
         self._pool = QThreadPool(self)  # a capture holds its thread while it runs
         self._worker = Worker(self.feed)
@@ -126,14 +127,17 @@ class CaptureTab(QWidget):
         scroll = self.view.verticalScrollBar()
         at_end = scroll.value() >= scroll.maximum() - 2
         self.table.add(batch)
+        self._tags.update(summary.vlans for summary, _ in batch if summary.vlans)
         if at_end:
             self.view.scrollToBottom()
 
     def _count(self, captured: int, dropped: int, not_shown: int) -> None:
         hidden = f", {not_shown} not listed (all are in the capture file)" if not_shown else ""
         notice = f"; {self._notice}" if self._notice else ""
+        tags = ", ".join(" ".join(f"vlan {vlan}" for vlan in vlans) for vlans in sorted(self._tags))
+        tagged = f"; frames tagged {tags}" if tags else ""
         self.status.setText(f"{self.target.label if self.target else self.title}: {captured} packets captured, "
-                            f"{dropped} dropped by the kernel{hidden}{notice}")
+                            f"{dropped} dropped by the kernel{hidden}{tagged}{notice}")
 
     def _tell(self, notice: str) -> None:
         self._notice = notice

@@ -115,7 +115,8 @@ class _Snapshot:
         return Topology(name=lab.name, id=lab.id, notes=lab.notes, prefix=lab.prefix,
                         sites=self.sites, nodes={node.id: copy.deepcopy(node) for node in self.nodes},
                         links={link.id: copy.deepcopy(link) for link in self.links},
-                        checks=copy.deepcopy(lab.checks), experiment=copy.deepcopy(lab.experiment))
+                        checks=copy.deepcopy(lab.checks), stages=copy.deepcopy(lab.stages),
+                        experiment=copy.deepcopy(lab.experiment))
 
 
 @dataclass(frozen=True)

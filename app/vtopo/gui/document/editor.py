@@ -17,6 +17,8 @@ from vtopo.gui.document.naming import stem_for
 from vtopo.gui.document.placement import Occupied, clear_box, clear_offset
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.kinds.registry import Registry
+from vtopo.kinds.contract import PortVlans
+from vtopo.kinds.vlans import vlans_setting_name
 from vtopo.model.events import Event
 from vtopo.model.fragment import Fragment, fragment_of, instantiate
 from vtopo.model.problems import LabError
@@ -65,7 +67,7 @@ class Editor(QObject):
         super().__init__(parent)
         self.registry = registry
         self.undo_stack = QUndoStack(self)
-        self.scene = TopologyScene(icons, self)
+        self.scene = TopologyScene(icons, self.vlans_of, self)
         self.scene.annotation_resized.connect(self.resize_annotation)
         scene, stack = self.scene, self.undo_stack
         # the scene and the stack empty themselves while they are destroyed: nobody may hear that as an edit
@@ -104,6 +106,15 @@ class Editor(QObject):
         self._revision += 1
         self.edited.emit(subject)
         self.model_changed.emit()
+
+    def vlans_of(self, node: Node) -> dict[str, str] | None:
+        """The node's VLANs port by port, as its VLANs setting writes them; None where its kind keeps no VLANs."""
+        kind = self.registry.get(node.kind)
+        name = vlans_setting_name(kind.settings_type) if kind is not None else ""
+        if not name:
+            return None
+        vlans = node.settings.get(name, {})
+        return vlans if isinstance(vlans, dict) else {}
 
     # ------------------------------------------------------------ nodes and links
 
@@ -179,6 +190,24 @@ class Editor(QObject):
         if settings != self.topology.nodes[node_id].settings:
             node = self.topology.nodes[node_id]
             self.undo_stack.push(self._edit_node(node_id, f"Edit {node.name}", settings=settings))
+
+    def set_port_vlans(self, node_id: str, port: str, vlans: PortVlans | None) -> None:
+        """Make a switch's port an access port or a trunk (None: not set), one undo step."""
+        node = self.topology.nodes[node_id]
+        kind = self.registry.get(node.kind)
+        name = vlans_setting_name(kind.settings_type) if kind is not None else ""
+        if not name:
+            return
+        vlans_now = dict(self.vlans_of(node) or {})
+        if vlans is None:
+            vlans_now.pop(port, None)
+        else:
+            vlans_now[port] = str(vlans)
+        settings = {key: value for key, value in node.settings.items() if key != name}
+        if vlans_now:
+            settings[name] = vlans_now
+        if settings != node.settings:
+            self.undo_stack.push(self._edit_node(node_id, f"Set the VLANs of {node.name}:{port}", settings=settings))
 
     def set_startup_commands(self, node_id: str, commands: list[str]) -> None:
         node = self.topology.nodes[node_id]

@@ -13,6 +13,7 @@ from vtopo.gui.document.analysis import Analysis
 from vtopo.gui.canvas.scene import TopologyScene
 
 DOMAIN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+STRIPED = "<p>A trunk is in the domain of each VLAN it carries: it is striped in their colours.</p>"
 OFF = "View ▸ Broadcast domains colours each L2 broadcast domain; routers are the borders between them."
 
 
@@ -46,21 +47,27 @@ class DomainView(QObject):
 
     def _apply(self) -> None:
         on = self.toggle.isChecked()
-        tints = {link: domain_color(d) for d in self.domains for link in d.link_ids} if on else {}
+        tints: dict[str, list[QColor]] = {}
+        for domain in self.domains if on else ():
+            for link in domain.link_ids:
+                tints.setdefault(link, []).append(domain_color(domain))  # a trunk: a colour per VLAN it carries
         for link_id, item in self._scene.links.items():
-            item.set_tint(tints.get(link_id))
+            item.set_tints(tuple(tints.get(link_id, ())))
         self.legend.setText(self._legend() if on else OFF)
 
     def _legend(self) -> str:
         if not self.domains:
             return "No broadcast domain: the lab has no valid interfaces yet (see Problems)."
+        with_vlans = any(domain.vlans for domain in self.domains)
         rows = []
         for domain in self.domains:
             subnets = ", ".join(map(str, domain.subnets)) or "no subnet"
             members = ", ".join(m.name for m in domain.members)
             via = f" via {', '.join(domain.switches)}" if domain.switches else ""
+            vlan = f"<td>{html.escape(domain.vlan_names)}</td>" if with_vlans else ""
             rows.append(f"<tr><td><span style='color:{domain_color(domain).name()}'>■■</span> "
-                        f"<b>domain {domain.number}</b></td><td>{html.escape(subnets)}</td>"
+                        f"<b>domain {domain.number}</b></td>{vlan}<td>{html.escape(subnets)}</td>"
                         f"<td>{html.escape(members)}{html.escape(via)}</td></tr>")
-        return ("<table cellspacing='6'><tr><th align='left'>Domain</th><th align='left'>Subnets</th>"
-                "<th align='left'>Members</th></tr>" + "".join(rows) + "</table>")
+        vlan_head = "<th align='left'>VLAN</th>" if with_vlans else ""
+        return (f"<table cellspacing='6'><tr><th align='left'>Domain</th>{vlan_head}<th align='left'>Subnets</th>"
+                "<th align='left'>Members</th></tr>" + "".join(rows) + "</table>" + (STRIPED if with_vlans else ""))

@@ -128,6 +128,7 @@ class ChecksController(QObject):
     lights the selected check's."""
 
     finished = Signal()
+    listed = Signal()  # the checks were listed anew, without results
 
     def __init__(self, editor: Editor, panel: ChecksPanel, probe_for: Callable[[Topology], Probe] = live_probe,
                  parent: QObject | None = None) -> None:
@@ -155,7 +156,7 @@ class ChecksController(QObject):
     def _checks_changed(self, _topology: Topology) -> None:
         self._list()
 
-    def _typed(self) -> list[TypedCheck]:
+    def typed(self) -> list[TypedCheck]:
         checks, problems = typed_checks(self.editor.topology, self.editor.registry)
         if problems:
             raise LabError(problems)
@@ -163,7 +164,7 @@ class ChecksController(QObject):
 
     def _list(self) -> None:
         try:
-            checks = self._typed()
+            checks = self.typed()
         except LabError as error:
             self.panel.show_summary(str(error.problems[0]))
             return
@@ -175,6 +176,7 @@ class ChecksController(QObject):
         then = "The lab runs: run them." if self.lab_running else "Deploy the lab, then run them."
         self.panel.show_summary(f"{counted(len(checks), 'check')}. {then}" if checks else
                                 "This lab has no checks: select two nodes and right-click to expect them reachable.")
+        self.listed.emit()
 
     def run_all(self) -> None:
         self._list()

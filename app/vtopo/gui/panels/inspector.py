@@ -13,6 +13,7 @@ from vtopo.gui.panels.interface_table import InterfaceTable
 from vtopo.gui.panels.link_form import LinkForm
 from vtopo.gui.panels.sites_editor import site_choices
 from vtopo.gui.panels.machine import MachineBox
+from vtopo.gui.panels.port_vlans import PortVlansEditor
 from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, TextFileEditor, editor_for, mark_invalid
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.wheel_guard import guard_wheel
@@ -107,13 +108,16 @@ class NodeForm(QWidget):
         else:
             self.kind.setText(f"{kind.label}: {kind.description}")
             for spec in setting_fields(kind.settings_type):
-                field_editor = editor_for(spec)
+                field_editor = PortVlansEditor(spec) if spec.info.port_vlans else editor_for(spec)
                 field_editor.committed.connect(self._commit_settings)
                 if isinstance(field_editor, TextFileEditor):
                     field_editor.generated = partial(self._generated, spec.name)
+                if isinstance(field_editor, PortVlansEditor):
+                    field_editor.linked_ports = self._linked_ports
                 label = QLabel(spec.info.label)
                 label.setToolTip(spec.info.help)
-                if isinstance(field_editor, TextFileEditor):  # a configuration to read: the form's whole width
+                if isinstance(field_editor, (TextFileEditor, PortVlansEditor)):  # as wide as the form: a
+                    # configuration to read, a row per port
                     form.addRow(label)
                     form.addRow(field_editor.widget)
                 else:
@@ -136,6 +140,10 @@ class NodeForm(QWidget):
     def _commit_site(self) -> None:
         if self.node_id in self._editor.topology.nodes:
             self._editor.set_node_site(self.node_id, str(self.site.currentData()))
+
+    def _linked_ports(self) -> list[str]:
+        return [end.port for link in self._editor.topology.links_of(self.node_id) for end in link.ends
+                if end.node == self.node_id]
 
     def _generated(self, setting: str) -> str:
         """What vtopo generates for an empty text setting of the shown node, from the lab as it is now."""

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QFormLayout, QGroupBox
                                QWidget)
 
 from vtopo.gui.document.editor import Editor
+from vtopo.gui.panels.port_vlans import PortVlansRow, parsed_port
 from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
 from vtopo.kinds.environment import MAX_INTERFACE_NAME
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS
@@ -27,10 +28,11 @@ def address_error(lines: list[str]) -> str:
 
 
 class EndEditor(QGroupBox):
-    """One end of a link."""
+    """One end of a link: its interface, and at a switch that keeps VLANs the port's VLANs."""
 
     def __init__(self, on_commit: Callable[[], None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.vlans = PortVlansRow()
         self.name = QLineEdit()
         self.name.setPlaceholderText("the port name")
         self.mac = QLineEdit()
@@ -50,6 +52,7 @@ class EndEditor(QGroupBox):
         form.addRow("MTU", self.mtu)
         form.addRow("Addresses", self.addresses)
         form.addRow("DHCP", self.dhcp)
+        form.addRow("VLANs", self.vlans)
         self._form = form
         self.name.textEdited.connect(lambda: mark_invalid(self.name, self.name_error()))
         self.mac.textEdited.connect(lambda: mark_invalid(self.mac, self.mac_error()))
@@ -73,11 +76,16 @@ class EndEditor(QGroupBox):
     def error(self) -> str:
         return self.name_error() or self.mac_error() or address_error(self.addresses.lines())
 
-    def show_end(self, title: str, interface: Interface, takes_addresses: bool) -> None:
-        """`takes_addresses`: whether the node's port holds addresses (a switch's port does not: no box)."""
+    def show_end(self, title: str, interface: Interface, vlans: dict[str, str] | None, port: str,
+                 takes_addresses: bool) -> None:
+        """The end's interface; `vlans`: its switch's VLANs setting (None where the node keeps no VLANs);
+        `takes_addresses`: whether the node's port holds addresses (a switch's port does not: no box)."""
         self.setTitle(title)
         self._form.setRowVisible(self.addresses, takes_addresses)
         self._form.setRowVisible(self.dhcp, takes_addresses)
+        self._form.setRowVisible(self.vlans, vlans is not None)
+        if vlans is not None:
+            self.vlans.show_vlans(parsed_port(vlans.get(port)), bool(set(vlans) - {port}))
         self._subinterfaces = interface.subinterfaces  # kept as they are: this form does not edit them
         widgets = (self.name, self.mac, self.mtu, self.addresses, self.dhcp)
         for widget in widgets:
@@ -109,6 +117,8 @@ class LinkForm(QWidget):
         self.first = EndEditor(self._commit)  # the ends in a stable order, whichever way the link was drawn
         self.second = EndEditor(self._commit)
         self._sides = ("a", "b")  # which end of the link each shows
+        self.first.vlans.changed.connect(lambda: self._commit_vlans(0))
+        self.second.vlans.changed.connect(lambda: self._commit_vlans(1))
         self.impairment = QGroupBox("Impairment (netem/tbf, both directions)")
         self.delay, self.jitter, self.loss, self.rate = (QDoubleSpinBox() for _ in range(4))
         form = QFormLayout(self.impairment)
@@ -138,7 +148,9 @@ class LinkForm(QWidget):
                           key=lambda side: (not side[2], topology.nodes[side[1].node].name, side[1].port))
             self._sides = (ends[0][0], ends[1][0])
             for end_editor, (_side, end, takes_addresses) in zip((self.first, self.second), ends):
-                end_editor.show_end(f"{topology.nodes[end.node].name} : {end.port}", end.interface, takes_addresses)
+                node = topology.nodes[end.node]
+                end_editor.show_end(f"{node.name} : {end.port}", end.interface, self._editor.vlans_of(node), end.port,
+                                    takes_addresses)
             for spin, value in ((self.delay, link.impairment.delay_ms), (self.jitter, link.impairment.jitter_ms),
                                 (self.loss, link.impairment.loss_pct), (self.rate, link.impairment.rate_mbit)):
                 spin.setValue(value)
@@ -156,3 +168,11 @@ class LinkForm(QWidget):
     def _takes_addresses(self, node_id: str) -> bool:
         kind = self._editor.registry.get(self._editor.topology.nodes[node_id].kind)
         return kind is None or kind.ports_take_addresses
+
+    def _commit_vlans(self, shown: int) -> None:
+        """The VLANs of the end the `shown`th editor shows, into its switch's setting."""
+        link = self._editor.topology.links.get(self.link_id)
+        if self._showing or link is None:
+            return
+        end = link.a if self._sides[shown] == "a" else link.b
+        self._editor.set_port_vlans(end.node, end.port, (self.first, self.second)[shown].vlans.port_vlans())
