@@ -14,6 +14,7 @@ from vtopo.kinds.contract import SavedState
 from vtopo.lab import plan_of, problems_of
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
+from vtopo.resources import TOPOLOGIES
 from vtopo.saving import apply_state
 from vtopo_kinds.frr_config import file_commands, kept_running_config
 
@@ -136,3 +137,52 @@ def test_saving_writes_each_nodes_state_and_says_what_changed() -> None:
     assert '-default_route: "10.1.0.1"' in diff and "+eth0: 10.1.0.10/24, 10.1.0.20/24" in diff
     assert "+   network 10.0.0.0/8 area 0" in changes[1].diff()
     assert problems_of(topology) == [] or all(p.severity.value == "warning" for p in problems_of(topology))
+
+
+def running_config(router: str, router_id: str, lan: str, cost: str = "") -> str:
+    """`show running-config` of an l2-vs-l3 router running the OSPF configuration vtopo generated, as FRR 8.4
+    prints it (its own order, its header and `exit` lines), with `cost` typed on eth1."""
+    return f"""Building configuration...
+
+Current configuration:
+!
+frr version 8.4.4
+frr defaults traditional
+hostname {router}
+username root nopassword
+!
+interface eth0
+ ip ospf dead-interval 4
+ ip ospf hello-interval 1
+ ip ospf passive
+exit
+!
+interface eth1
+{cost} ip ospf dead-interval 4
+ ip ospf hello-interval 1
+ ip ospf network point-to-point
+exit
+!
+router ospf
+ ospf router-id {router_id}
+ timers lsa min-arrival 0
+ network 10.0.12.0/30 area 0.0.0.0
+ network {lan} area 0.0.0.0
+exit
+!
+end
+"""
+
+
+def test_saving_shows_only_the_routers_that_changed_as_a_diff_against_what_was_deployed() -> None:
+    topology = io.load(TOPOLOGIES / "l2-vs-l3.vtopo")
+    changes = apply_state(topology, {
+        "r1": SavedState({"config": kept_running_config(running_config("r1", "10.1.0.1", "10.1.0.0/24",
+                                                                       " ip ospf cost 50\n"))}),
+        "r2": SavedState({"config": kept_running_config(running_config("r2", "10.2.0.1", "10.2.0.0/24"))})})
+    assert [change.node for change in changes] == ["r1"]  # r2 runs the configuration vtopo generated for it
+    added = [line for line in changes[0].diff().splitlines() if line.startswith(("+", "-"))]
+    assert added == ["--- r1 in the lab", "+++ r1 running", "+   ip ospf cost 50"], changes[0].diff()
+    assert len(changes[0].diff().splitlines()) < 12
+    assert "ip ospf cost 50" in topology.node_named("r1").settings["config"]  # type: ignore[union-attr]
+    assert "config" not in topology.node_named("r2").settings  # type: ignore[union-attr]

@@ -28,6 +28,11 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
+def counted(number: int, noun: str) -> str:
+    """"1 link", "2 links": a count and its noun (one whose plural takes an s), as English says it."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def user_name(uid: int) -> str:
     """How a report names the user `uid` (a lab's owner): their login, or the number when it has none."""
     try:

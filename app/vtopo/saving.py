@@ -13,12 +13,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_lab
+from vtopo.compile.compiler import compile_lab, lab_context
 from vtopo.host import processes
 from vtopo.host.state import LabRecord, StateStore
-from vtopo.kinds.contract import NodeContext, SavedState
-from vtopo.kinds.registry import installed_kinds
+from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, SavedState
+from vtopo.kinds.environment import HostFacts, LabNames
+from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
+from vtopo.model.problems import LabError
 from vtopo.model.topology import Interface, Topology, subinterface_name
 from vtopo.operate import OperateError, running_lab
 
@@ -74,11 +76,11 @@ def read_running(lab: str | LabRecord, store: StateStore | None = None) -> Runni
             if state is not None:
                 states[node.node.name] = state
         saved = running.topology.copy()
-        apply_state(saved, states)
-        record = running.record.read()
-        running.record.write({**record, "topology": io.to_document(saved)})
+        apply_state(saved, states, running.context)
+        running.record.write_topology(saved)
         _journal_saved_state(running.record, running.plan.ops, saved)
-    return RunningState(states, io.to_document(saved), str(record.get("source") or ""))
+        record = running.record.read()
+    return RunningState(states, record["topology"], str(record.get("source") or ""))
 
 
 def _journal_saved_state(record: LabRecord, deployed: list[o.Op], saved: Topology) -> None:
@@ -104,30 +106,52 @@ def _reader(node: NodeContext[Any]) -> Any:
     return read
 
 
-def apply_state(topology: Topology, states: dict[str, SavedState]) -> list[NodeChange]:
-    """Write `states` (by node name) into `topology`; what changed, node by node (nodes that did not change are left
-    out)."""
+def apply_state(topology: Topology, states: dict[str, SavedState], lab: LabContext | None = None) -> list[NodeChange]:
+    """Write `states` (by node name) into `topology`; what changed, node by node, as its kind compares it with what
+    was deployed: a setting left empty ran as the kind generates it (`lab`: the lab in context, by default
+    `topology`'s). A node that runs as deployed is left as the lab says."""
+    kinds = installed_kinds()
+    lab = lab or _context(topology, kinds)
     changes = []
     for name, state in sorted(states.items()):
         node = topology.node_named(name)
         if node is None:
             continue  # removed from the lab since it was deployed
-        before = describe(topology, node.id)
+        kind, context = kinds.get(node.kind), lab.nodes.get(node.id)
+        generated = kind.generated_settings(context) if kind is not None and context is not None else {}
+        before = describe(topology, node.id, kind, _as_run(node.settings, generated))
         settings = dict(node.settings)
         for key, value in state.settings.items():
             if value in ("", [], {}):
                 settings.pop(key, None)  # the default, which a lab file leaves out
             else:
                 settings[key] = value
+        ends = [end for link in topology.links_of(node.id) for end in link.ends if end.node == node.id]
+        kept = node.settings, [end.interface for end in ends]
         node.settings = settings
-        for link in topology.links_of(node.id):
-            for end in link.ends:
-                if end.node == node.id:
-                    end.interface = _with_addresses(end.port, end.interface, state.addresses)
-        after = describe(topology, node.id)
-        if after != before:
-            changes.append(NodeChange(name, before, after))
+        for end in ends:
+            end.interface = _with_addresses(end.port, end.interface, state.addresses)
+        after = describe(topology, node.id, kind, _as_run(settings, generated))
+        if after == before:  # it runs as deployed: the lab stays as it says
+            node.settings = kept[0]
+            for end, interface in zip(ends, kept[1]):
+                end.interface = interface
+            continue
+        changes.append(NodeChange(name, before, after))
     return changes
+
+
+def _context(topology: Topology, kinds: Registry) -> LabContext:
+    """The lab in context, for what its kinds generate; a lab with errors generates nothing."""
+    try:
+        return lab_context(topology, kinds)
+    except LabError:
+        return LabContext(topology, LabNames(topology.prefix), HostFacts())
+
+
+def _as_run(settings: dict[str, Any], generated: dict[str, str]) -> dict[str, Any]:
+    """A node's settings as its node ran them: a setting left empty as its kind generates it."""
+    return {**settings, **{key: text for key, text in generated.items() if not settings.get(key)}}
 
 
 def _with_addresses(port: str, interface: Interface, addresses: dict[str, list[str]]) -> Interface:
@@ -137,11 +161,12 @@ def _with_addresses(port: str, interface: Interface, addresses: dict[str, list[s
     return replace(interface, addresses=list(addresses.get(port, interface.addresses)), subinterfaces=subinterfaces)
 
 
-def describe(topology: Topology, node_id: str) -> str:
-    """A node's settings and port addresses as text to compare, a multi-line setting (a configuration) as it is."""
-    node = topology.nodes[node_id]
+def describe(topology: Topology, node_id: str, kind: NodeKind[Any] | None, settings: dict[str, Any]) -> str:
+    """A node's settings (as its kind compares them) and its ports' and subinterfaces' addresses as text to compare,
+    a multi-line setting (a configuration) line by line."""
     lines = []
-    for key, value in sorted(node.settings.items()):
+    for key, value in sorted(settings.items()):
+        value = kind.comparable(key, value) if kind is not None else value
         if isinstance(value, str) and "\n" in value:
             lines += [f"{key}:", *(f"  {line}" for line in value.splitlines())]
         else:

@@ -57,3 +57,25 @@ def kept_running_config(shown: str) -> str:
     if lines and lines[-1].strip() == "end":
         lines.pop()
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+_NOT_CONFIGURATION = ("frr version ", "frr defaults ", "username ")  # what vtysh adds, and vtysh's own file
+_CLOSING = ("exit", "end")
+
+
+def comparable_config(text: str) -> str:
+    """A configuration as two of them are compared: without comments, blank lines, the lines vtysh adds and the
+    `exit` that closes each block, and with the statements of each flat block (an interface, `router ospf`) sorted,
+    as FRR prints them in an order of its own. Blocks with nested blocks (address families) keep their order."""
+    blocks: list[list[str]] = []
+    for line in (line.rstrip() for line in kept_running_config(text).splitlines()):
+        if not line.strip() or line.lstrip().startswith("!") or line.startswith(_NOT_CONFIGURATION) or \
+                line in _CLOSING:
+            continue
+        if line.startswith(" ") and blocks:
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    flat = [[head, *sorted(body)] if all(not line.startswith("  ") for line in body) else [head, *body]
+            for head, *body in blocks]
+    return "".join(f"{line}\n" for block in flat for line in block)

@@ -14,14 +14,14 @@ from __future__ import annotations
 import ipaddress
 import itertools
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, LoadConfig, MakeDirectory, NodeContext,
                              NodeFiles, NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl,
                              StartProcess, WriteFile, addresses_resource, dev_resource, drop_privileges, setting,
                              up_resource)
 from vtopo_kinds import dhcp
-from vtopo_kinds.frr_config import ALWAYS, DAEMONS, ZEBRA, file_commands, kept_running_config
+from vtopo_kinds.frr_config import ALWAYS, DAEMONS, ZEBRA, comparable_config, file_commands, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import ROUTER_CHECKS
 
@@ -144,6 +144,9 @@ class RouterKind(NodeKind[RouterSettings]):
 
     def generated_settings(self, node: NodeContext[RouterSettings]) -> dict[str, str]:
         return {"config": self.generated_configuration(node)} if node.settings.generate_ospf else {}
+
+    def comparable(self, setting: str, value: Any) -> Any:
+        return comparable_config(value) if setting == "config" and isinstance(value, str) else value
 
     def saved_state(self, node: NodeContext[RouterSettings], read: Reader) -> SavedState:
         return SavedState(settings={"config": kept_running_config(read(RUNNING_CONFIG))})

@@ -1,6 +1,7 @@
-"""A teacher's first day, as a member of the vtopo group through a real agent, with real keys and mouse: the
+"""A teacher's first days, as a member of the vtopo group through a real agent, with real keys and mouse: the
 designer follows a lab deployed and destroyed from the command line within a second, lists the running labs with
-their owners, draws the link rates the agent reads, and its terminal has the dock's size from the first line."""
+their owners, draws the link rates the agent reads, and its terminal has the dock's size from the first line; Save
+running configuration shows what one vtysh command changed, and the lab saved and opened again is what runs."""
 from __future__ import annotations
 
 import json
@@ -62,6 +63,16 @@ print(json.dumps({"seen": seen, "gone": gone, "labs": labs, "rates": rates, "siz
 """
 
 
+def run_designer(agent, user: str, script: str, work: Path, lab: Path) -> dict:  # type: ignore[no-untyped-def]
+    """Run a designer script as `user`, offscreen, through the agent; what it printed last, as JSON."""
+    env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(work), "HOME": str(work),
+           "TERM": "xterm"}
+    run = subprocess.run(["runuser", "-u", user, "--", sys.executable, "-c", script, str(REPOSITORY), str(work),
+                          str(lab)], env=env, capture_output=True, text=True, timeout=400, cwd="/")
+    assert run.returncode == 0, run.stderr[-4000:]
+    return dict(json.loads(run.stdout.splitlines()[-1]))
+
+
 @pytest.mark.privileged
 def test_a_member_sees_the_labs_truth_the_link_rates_and_a_terminal_of_the_docks_size(agent, users, readable_dir):
     a, b = users["a"], users["b"]
@@ -71,13 +82,7 @@ def test_a_member_sees_the_labs_truth_the_link_rates_and_a_terminal_of_the_docks
     os.chown(readable_dir, a.pw_uid, a.pw_gid)
     assert (deployed := agent.vtopo(b.pw_name, "deploy", str(theirs))).returncode == 0, deployed.stderr
     try:
-        env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(readable_dir),
-               "HOME": str(readable_dir), "TERM": "xterm"}
-        run = subprocess.run(["runuser", "-u", a.pw_name, "--", sys.executable, "-c", DESIGNER, str(REPOSITORY),
-                              str(readable_dir), str(mine)], env=env, capture_output=True, text=True, timeout=400,
-                             cwd="/")
-        assert run.returncode == 0, run.stderr[-4000:]
-        seen = json.loads(run.stdout.splitlines()[-1])
+        seen = run_designer(agent, a.pw_name, DESIGNER, readable_dir, mine)
     finally:
         agent.vtopo(a.pw_name, "destroy", "day-lab")
         assert agent.vtopo(b.pw_name, "destroy", "their-lab").returncode == 0
@@ -86,4 +91,83 @@ def test_a_member_sees_the_labs_truth_the_link_rates_and_a_terminal_of_the_docks
     assert seen["rates"][-1] > 200_000, seen["rates"]  # the agent read the counters for a, who cannot enter
     assert seen["size"] and seen["columns"] > 80 and seen["top_width"] > 80, seen
     assert seen["closed"], "closing the window with no lab running asks nothing"
+    assert snapshot() - before == {}
+
+
+SECOND_DAY = IMPORTS + """
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog
+
+def vtopo(*args):
+    return subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True, timeout=120)
+
+def press(button_text):
+    def answer(box):
+        button = next(button for button in box.buttons() if button.text() == button_text)
+        QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    when_open(QMessageBox, answer)
+
+app = QApplication([])
+""" + WINDOW + """wait_for(lambda: window.menu_actions.deploy.isEnabled())
+assert vtopo("deploy", str(lab)).returncode == 0
+wait_for(lambda: window.deploy.state_of("r1") is NodeState.RUNNING, 10)
+typed = vtopo("exec", "second-day", "r1", "--", "vtysh", "-c", "configure terminal", "-c", "interface eth1", "-c",
+              "ip ospf cost 50")
+assert typed.returncode == 0, typed.stderr
+opened = []
+window.save_running.dialog_opened.connect(opened.append)
+window.view.setFocus()
+def save_running(menu):
+    menu.setActiveAction(window.menu_actions.save_running)
+    QTest.keyClick(menu, Qt.Key.Key_Return)
+when_open(type(window.menuBar().actions()[0].menu()), save_running, popup=True)
+QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.AltModifier)
+wait_for(lambda: bool(opened), 60)
+dialog = opened[0]
+listed = [dialog.nodes.item(row).text() for row in range(dialog.nodes.count())]
+QTest.mouseClick(dialog.nodes.viewport(), Qt.MouseButton.LeftButton,
+                 pos=dialog.nodes.visualItemRect(dialog.nodes.item(0)).center())
+diff = dialog.diff.toPlainText()
+QTest.mouseClick(dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok),
+                 Qt.MouseButton.LeftButton)
+saved = lab  # Ctrl+S writes the lab's own file, which Ctrl+O opens again
+QFileDialog.getOpenFileName = lambda *_args: (str(saved), "")
+window.activateWindow()  # back from the dialog, as a click on the canvas would
+wait_for(window.isActiveWindow, 10)
+window.view.setFocus()
+QTest.keyClick(window.view, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+wait_for(lambda: "ip ospf cost 50" in saved.read_text(), 10)
+press("Leave it running")
+QTest.keyClick(window.view, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)
+wait_for(lambda: window.files.path == saved and window.deploy.deployed_lab == "second-day" and not window.deploy.busy)
+drift = window.deploy.drift()
+logged = len(window.log.toPlainText())
+window.activateWindow()  # back from the question
+wait_for(window.isActiveWindow, 10)
+window.view.setFocus()
+QTest.keyClick(window.view, Qt.Key.Key_F5)
+wait_for(lambda: "nothing to apply" in window.log.toPlainText()[logged:] or "FAILED" in window.log.toPlainText()[logged:])
+deploy_said = window.log.toPlainText()[logged:]
+assert vtopo("destroy", "second-day").returncode == 0
+wait_for(lambda: not window.deploy.deployed_lab, 30)
+window.close()
+print(json.dumps({"listed": listed, "diff": diff, "drift": drift, "deploy": deploy_said}))
+"""
+
+
+@pytest.mark.privileged
+def test_a_member_saves_one_routers_change_as_a_diff_and_the_reopened_lab_is_what_runs(agent, users, readable_dir):
+    """The second day: after one `ip ospf cost 50` on r1, Save running configuration shows r1 alone as a diff of that
+    line; once written, saved and opened again, the lab is what runs and Deploy finds nothing to apply."""
+    a = users["a"]
+    before = snapshot()
+    mine = saved_copy("l2-vs-l3", readable_dir, name="second-day", prefix="vsd")
+    os.chown(readable_dir, a.pw_uid, a.pw_gid)
+    try:
+        seen = run_designer(agent, a.pw_name, SECOND_DAY, readable_dir, mine)
+    finally:
+        agent.vtopo(a.pw_name, "destroy", "second-day")
+    assert seen["listed"] == ["r1"], seen
+    assert [line for line in seen["diff"].splitlines()[2:] if line[:1] in "+-"] == ["+   ip ospf cost 50"], seen
+    assert seen["drift"] == "", seen
+    assert "the running lab already matches; nothing to apply" in seen["deploy"], seen["deploy"]
     assert snapshot() - before == {}

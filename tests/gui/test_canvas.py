@@ -15,6 +15,7 @@ from vtopo.gui.canvas.view import KIND_MIME_TYPE
 from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
 from vtopo.model import io
+from vtopo.model.topology import Node
 
 
 def drop_kind(window: MainWindow, kind: str, scene_point: QPointF) -> None:
@@ -55,13 +56,19 @@ def test_dropping_kinds_places_nodes_with_unique_names(make_window: Callable[...
     assert window.editor.scene.selected_node_ids() == [nodes[2].id]
 
 
+def two_containers_and_a_bridge(window: MainWindow) -> tuple[Node, Node, Node]:
+    """c1 at (0, 0) and c2 at (0, 200) on a new lab, a bridge between them at (200, 100)."""
+    c1 = window.editor.place_node("container", QPointF(0, 0))
+    c2 = window.editor.place_node("container", QPointF(0, 200))
+    br = window.editor.place_node("bridge", QPointF(200, 100))
+    assert c1 and c2 and br
+    return c1, c2, br
+
+
 def test_draw_links_with_the_mouse_takes_the_next_free_ports(make_window: Callable[..., MainWindow]) -> None:
     window = make_window(None)
     editor = window.editor
-    c1 = editor.place_node("container", QPointF(0, 0))
-    c2 = editor.place_node("container", QPointF(0, 200))
-    br = editor.place_node("bridge", QPointF(200, 100))
-    assert c1 and c2 and br
+    c1, c2, br = two_containers_and_a_bridge(window)
     window.menu_actions.link_mode.trigger()
     drag(window.view, QPointF(0, 0), QPointF(200, 100))
     drag(window.view, QPointF(0, 200), QPointF(200, 100))
@@ -216,3 +223,29 @@ def test_zoom_fit_and_wheel(make_window: Callable[..., MainWindow], qtbot: Any) 
         assert visible.contains(item.sceneBoundingRect())
     view.zoom_by(1000)
     assert view.zoom <= 6.0
+
+
+def test_a_links_inspector_offers_addresses_for_node_ends_only_whichever_way_it_was_drawn(
+        make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    window = make_window(None)
+    editor = window.editor
+    c1, c2, br = two_containers_and_a_bridge(window)
+    window.view.setFocus()
+    qtbot.keyClick(window.view, Qt.Key.Key_L)
+    assert window.view.link_mode and window.menu_actions.link_mode.isChecked()
+    drag(window.view, QPointF(200, 100), QPointF(0, 0))  # from the bridge to c1
+    drag(window.view, QPointF(0, 200), QPointF(200, 100))  # from c2 to the bridge
+    qtbot.keyClick(window.view, Qt.Key.Key_Escape)
+    assert not window.view.link_mode and not window.menu_actions.link_mode.isChecked()
+    form = window.inspector.link_form
+    for link in list(editor.topology.links.values()):
+        node, port = (c1, link.a.port) if link.a.node == br.id else (c2, link.b.port)
+        click(window.view, editor.scene.links[link.id].line.center())
+        qtbot.waitUntil(lambda link_id=link.id: form.link_id == link_id and form.isVisible())
+        assert (form.first.title(), form.second.title()) == (f"{node.name} : eth0", f"{br.name} : {port}")
+        assert form.first.addresses.isVisible() and not form.second.addresses.isVisible()
+        form.first.addresses.setFocus()
+        qtbot.keyClicks(form.first.addresses, "10.0.0.1/24")
+        form.second.mac.setFocus()  # leaving the box commits it, to the node's end
+        (end,) = (end for end in editor.topology.links[link.id].ends if end.node == node.id)
+        assert end.interface.addresses == ["10.0.0.1/24"]

@@ -24,7 +24,7 @@ from tests.gui.helpers import choose, click, deploy_or_destroy, right_click, sen
 from tests.residue import snapshot
 from vtopo.capture import CaptureError, CaptureTarget, RawPacket, summarize
 from vtopo.capture.wireshark import MISSING
-from vtopo.gui.capture.tab import CaptureTab
+from vtopo.gui.capture.tab import VIEWER_SETTLE_MS, CaptureTab
 from vtopo.gui.main_window import MainWindow
 
 BUDGET_MS = 50
@@ -117,8 +117,8 @@ LOOPBACK = CaptureTarget("lo", "lo", None)
 """The host's loopback: a capture that listens without a lab (traffic to 127.0.0.1 is vtopo's own)."""
 
 
-def listening_tab(qtbot: QtBot) -> CaptureTab:
-    tab = CaptureTab("lo", lambda: LOOPBACK, "icmp")
+def listening_tab(qtbot: QtBot, title: str = "lo") -> CaptureTab:
+    tab = CaptureTab(title, lambda: LOOPBACK, "icmp")
     qtbot.addWidget(tab)
     tab.show()
     try:
@@ -130,32 +130,37 @@ def listening_tab(qtbot: QtBot) -> CaptureTab:
 
 
 @pytest.mark.privileged
-def test_open_in_wireshark_pipes_the_live_capture_into_wireshark(qtbot: QtBot) -> None:
-    """The real Wireshark (offscreen, as in the suite) gets tcpdump's stream and writes what it reads into its own
-    temporary pcapng, which tshark then decodes; closing the tab ends both and leaves no file."""
-    if shutil.which("wireshark") is None or shutil.which("tshark") is None:
-        pytest.skip("Wireshark is not installed (scripts/setup.sh installs wireshark-qt and tshark)")
-    tab = listening_tab(qtbot)
+def test_open_in_wireshark_opens_the_packets_of_the_tab_and_reaps_it(qtbot: QtBot, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in for Wireshark on PATH keeps the argv and the file it is given, then ends: it had the echoes the
+    tab lists, and it is reaped at once (no <defunct> process), its copy gone."""
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    stand_in = tmp_path / "wireshark"
+    stand_in.write_text(f'#!/bin/sh\necho "$@" > {kept}/argv\n/bin/cat "$2" > {kept}/given.pcapng\n')
+    stand_in.chmod(0o755)
+    ping = shutil.which("ping")
+    assert ping is not None
+    only_tcpdump_on_path(tmp_path, monkeypatch)
+    tab = listening_tab(qtbot, "3. lo")  # the third of a path's captures: its file is named for its port alone
     try:
-        assert tab.wireshark.isEnabled() and tab.wireshark.toolTip() == "Wireshark shows the packets on lo live"
+        subprocess.run([ping, "-c", "3", "-i", "0.2", "127.0.0.1"], capture_output=True, timeout=10)
+        qtbot.waitUntil(lambda: sum(tab.table.packet(row)[0].info.startswith("echo request")
+                                    for row in range(len(tab.table.rows))) >= 3, timeout=5000)
+        listed = [tab.table.packet(row)[1].data for row in range(len(tab.table.rows))]
+        assert tab.wireshark.toolTip() == "Wireshark opens the packets captured on lo so far"
         qtbot.mouseClick(tab.wireshark, Qt.MouseButton.LeftButton)
-        shark = tab._wireshark[0]
-        directory = Path(shark.directory)
-        qtbot.waitUntil(lambda: any(directory.glob("wireshark_*.pcapng")), timeout=20_000)
-        seen: list[str] = []
-
-        def wireshark_decoded_the_echoes() -> bool:
-            subprocess.run(["ping", "-c", "1", "127.0.0.1"], capture_output=True, timeout=5)
-            seen[:] = subprocess.run(["tshark", "-r", str(next(directory.glob("wireshark_*.pcapng"))), "-Y",
-                                      "icmp.type == 8 && ip.dst == 127.0.0.1", "-T", "fields", "-e", "icmp.seq"],
-                                     capture_output=True, text=True, timeout=20).stdout.split()
-            return len(seen) >= 3
-
-        qtbot.waitUntil(wireshark_decoded_the_echoes, timeout=30_000)
-        assert shark.viewer.poll() is None and shark.dump.poll() is None
+        (viewer,) = tab._wireshark
+        qtbot.waitUntil(lambda: viewer.process.returncode is not None, timeout=10_000)  # the thread waited for it
+        assert not Path(f"/proc/{viewer.process.pid}").exists(), "the viewer that ended is left <defunct>"
+        qtbot.waitUntil(lambda: not viewer.directory.exists())
+        assert (kept / "argv").read_text().split() == ["-r", str(viewer.directory / "lo.pcapng")]
+        given = [bytes(packet) for packet in rdpcap(str(kept / "given.pcapng"))]
+        assert given[:len(listed)] == listed, "Wireshark opened other packets than the tab lists"
+        qtbot.wait(VIEWER_SETTLE_MS + 200)
+        assert "ended at once" not in tab.status.text()  # it ended as a user who closed it
     finally:
         tab.close_capture()
-    assert shark.viewer.poll() is not None and shark.dump.poll() is not None and not directory.exists()
 
 
 @pytest.mark.privileged

@@ -10,7 +10,8 @@ from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
 from fake_lab import FakeLab
-from tests.gui.helpers import click, send, view_point
+from tests.gui.helpers import click, deploy_or_destroy, send, view_point
+from tests.gui.test_first_day import HostDeployer
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.checks import FAIL, PASS
 
@@ -77,3 +78,15 @@ def test_expect_reachable_from_the_menu_of_two_selected_nodes(make_window: Calla
     qtbot.keyClick(view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert len(editor.topology.checks) == before
     assert window.checks_panel.tree.topLevelItemCount() == before
+
+
+def test_the_checks_dock_asks_for_a_deploy_only_while_the_lab_is_not_deployed(
+        make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    window = make_window("bridge-veth", deployer_loader=lambda: (HostDeployer(), ""))
+    summary = window.checks_panel.summary
+    assert summary.text().endswith("Deploy the lab, then run them."), summary.text()
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        qtbot.keyClick(window.view, Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: summary.text().endswith("The lab runs: run them."), timeout=5000)
+    deploy_or_destroy(window, qtbot, False)
+    qtbot.waitUntil(lambda: summary.text().endswith("Deploy the lab, then run them."), timeout=5000)

@@ -7,14 +7,15 @@ from typing import Any, Iterator
 import pytest
 from datetime import date
 
+from PySide6.QtCharts import QBarCategoryAxis
 from PySide6.QtCore import QEvent, QPoint, Qt
-from PySide6.QtGui import QHelpEvent
+from PySide6.QtGui import QFontMetricsF, QHelpEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from tests.gui.test_measure_panel import fake_run
 from vtopo.gui.measure.history import HISTORY_COLUMNS, SHARING_COLUMNS, when
-from vtopo.gui.measure.panel import MeasurePanel
+from vtopo.gui.measure.panel import CHARTS_SHARE, MeasurePanel
 
 
 @pytest.fixture
@@ -86,3 +87,38 @@ def test_dragging_the_splitter_keeps_every_column_readable(panel: MeasurePanel, 
     panel.set_history([*panel.history, fake_run(10)])  # a new run does not undo the user's choice
     assert panel.history_view.width() < 500
     assert_every_column_readable(panel, qtbot)
+
+
+def test_two_runs_compared_at_1600_px_read_whole_however_long_the_history(qtbot: Any) -> None:
+    made = MeasurePanel()
+    qtbot.addWidget(made)
+    made.resize(1600, 330)
+    made.show()
+    qtbot.waitExposed(made)
+    try:
+        made.set_history([fake_run(100), fake_run(400, source="h3")])
+        table = made.history_view.table
+
+        def compare_the_first_two() -> int:
+            table.scrollToTop()
+            first, second = (table.visualRect(table.model().index(row, 0)).center() for row in (0, 1))
+            QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=first)
+            QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, second)
+            qtbot.waitUntil(made.legend.isVisible)
+            return made.chart.width() + made.bars.width()
+
+        charts = compare_the_first_two()
+        made.set_history([fake_run(100), fake_run(400, source="h3"),  # the history grows, with long paths
+                          *(fake_run(50.0 + n, source=f"host-with-a-long-name-{n}") for n in range(40))])
+        assert compare_the_first_two() >= charts, "the chart shrank as the history grew"
+        assert charts >= CHARTS_SHARE * (1600 - made._splitter.sizes()[0]) - 20
+        names = made.chart.series_names()
+        assert names == ["#1 h1→h2", "#2 h3→h2"]
+        assert all(name in made.legend.text() for name in names) and made.legend.wordWrap()
+        assert not made.chart.chart().legend().isVisible(), "the chart's own legend cuts names to '…'"
+        bars = made.bars.chart()
+        categories = next(axis for axis in bars.axes() if isinstance(axis, QBarCategoryAxis))
+        metrics = QFontMetricsF(categories.labelsFont())
+        assert all(metrics.horizontalAdvance(label) < bars.plotArea().width() / 2 for label in ("#1", "#2"))
+    finally:
+        made.shutdown()

@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog
 
 from vtopo.gui.main_window import MainWindow
+from vtopo.gui.panels import leaving
 
+from tests.gui.conftest import ASK_FOR_REAL
 from tests.gui.helpers import answer_next_dialog, choose, when_menu_opens
+from tests.gui.test_first_day import HostDeployer, back_to_the_canvas
 
 INTEROP = Path(__file__).parent.parent / "interop"
 
@@ -60,3 +63,33 @@ def test_a_file_outside_the_folder_is_read_once_the_user_picks_it(
     assert asked[1] == f"node r1 reads {secret}, outside the topology's folder: choose it to allow it"
     router = window.editor.topology.node_named("r1")
     assert router is not None and router.settings["config"] == "hostname r1\n"
+
+
+def test_import_over_a_running_lab_asks_as_new_lab_does_and_counts_in_english(
+        make_window: Callable[..., MainWindow], qtbot: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(leaving, "ask", ASK_FOR_REAL)
+    window = make_window("bridge-veth", deployer_loader=lambda: (HostDeployer(), ""))
+    with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=5000):
+        qtbot.keyClick(window.view, Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: window.deploy.deployed_lab == "bridge-veth", timeout=5000)
+    topology_file = tmp_path / "one.clab.yml"
+    topology_file.write_text("name: one\ntopology:\n  nodes:\n    r1: {kind: linux}\n")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(topology_file), ""))
+    asked = answer_next_dialog("Keep working")
+    import_from_the_file_menu(window, qtbot)
+    qtbot.waitUntil(lambda: bool(asked), timeout=5000)
+    assert "Lab bridge-veth is running" in asked[0] and window.editor.topology.name == "bridge-veth"
+    back_to_the_canvas(window, qtbot)
+    asked = answer_next_dialog("Leave it running")
+    summary: list[list[str]] = []
+
+    def answer_the_summary_once_asked() -> None:
+        if asked:
+            summary.append(answer_next_dialog("OK"))
+        else:
+            QTimer.singleShot(20, answer_the_summary_once_asked)
+    answer_the_summary_once_asked()
+    import_from_the_file_menu(window, qtbot)
+    qtbot.waitUntil(lambda: bool(summary) and bool(summary[0]), timeout=5000)
+    assert summary[0][0].startswith("one.clab.yml: 1 node, 0 links imported."), summary[0][0]
+    assert window.editor.topology.name == "one"

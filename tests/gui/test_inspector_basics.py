@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QAbstractItemView, QLineEdit
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit
 
+from tests.gui.helpers import click
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.interface_table import ADDRESS, COLUMNS
 
@@ -65,3 +67,24 @@ def test_a_multi_selection_offers_align_and_distribute(make_window: Callable[...
     qtbot.mouseClick(form.buttons["top"], Qt.MouseButton.LeftButton)
     assert {editor.topology.nodes[i].position.y for i in ids} == {0}
 
+def test_a_shorter_form_after_scrolling_down_a_tall_one_shows_from_its_top(make_window: Callable[..., MainWindow],
+                                                                           qtbot: Any) -> None:
+    window = make_window()  # l2-vs-l3
+    inspector = window.inspector
+    click(window.view, window.editor.scene.nodes["r1"].scenePos())
+    qtbot.waitUntil(lambda: inspector.node_form.node_id == "r1" and inspector.verticalScrollBar().maximum() > 0)
+    at = QPointF(inspector.viewport().rect().center())
+    for _ in range(20):  # the wheel, over the form, down to its end
+        QApplication.sendEvent(inspector.viewport(), QWheelEvent(
+            at, QPointF(inspector.viewport().mapToGlobal(at)), QPoint(), QPoint(0, -120), Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False))
+    assert inspector.verticalScrollBar().value() > 0
+    h1 = next(node_id for node_id, node in window.editor.topology.nodes.items() if node.name == "h1")
+    click(window.view, window.editor.scene.nodes[h1].scenePos())
+    qtbot.waitUntil(lambda: inspector.node_form.node_id == h1)
+    assert inspector.verticalScrollBar().value() == 0
+    assert not inspector.node_form.name.visibleRegion().isEmpty(), "the form's top is scrolled out of sight"
+    click(window.view, QPointF(-2000, -2000))  # nothing: the lab's form, no taller than it needs
+    qtbot.waitUntil(lambda: inspector.stack.currentWidget() is inspector.lab_form)
+    qtbot.waitUntil(lambda: inspector.stack.height() <= max(inspector.viewport().height(),
+                                                            inspector.lab_form.sizeHint().height()))

@@ -77,7 +77,7 @@ def test_dict_settings_are_key_value_lines(make_window: Callable[..., MainWindow
 def test_link_inspector_validates_addresses_as_you_type(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
     window = make_window()
     editor, form = window.editor, inspect(window, "h1-eth0--lan1-p1", window.inspector.link_form)
-    addresses = form.a.addresses
+    addresses = form.first.addresses
     assert addresses.toPlainText() == "10.1.0.10/24"
     addresses.setPlainText("10.1.0.300/24")
     assert addresses.property("invalid") is True
@@ -92,7 +92,7 @@ def test_link_inspector_validates_addresses_as_you_type(make_window: Callable[..
     form.loss.setValue(1.5)
     impairment = editor.topology.links["h1-eth0--lan1-p1"].impairment
     assert (impairment.delay_ms, impairment.loss_pct) == (25, 1.5)
-    mac: QLineEdit = form.b.mac
+    mac: QLineEdit = form.second.mac
     mac.setFocus()
     qtbot.keyClicks(mac, "02:00:00:00:00:zz")
     assert mac.property("invalid") is True
@@ -107,14 +107,14 @@ def test_an_interface_is_set_to_dhcp_by_a_click_and_undone(make_window: Callable
                                                            ) -> None:
     window = make_window()
     editor, form = window.editor, inspect(window, "h1-eth0--lan1-p1", window.inspector.link_form)
-    form.a.addresses.setPlainText("")
-    form.a.addresses.editing_finished.emit()
-    qtbot.mouseClick(form.a.dhcp, Qt.MouseButton.LeftButton, pos=form.a.dhcp.rect().center())
+    form.first.addresses.setPlainText("")
+    form.first.addresses.editing_finished.emit()
+    qtbot.mouseClick(form.first.dhcp, Qt.MouseButton.LeftButton, pos=form.first.dhcp.rect().center())
     assert editor.topology.links["h1-eth0--lan1-p1"].a.interface == Interface(dhcp=True)
     editor.undo_stack.undo()
     assert not editor.topology.links["h1-eth0--lan1-p1"].a.interface.dhcp
     window.inspector.refresh()
-    assert not form.a.dhcp.isChecked()
+    assert not form.first.dhcp.isChecked()
 
 
 def test_annotations_are_edited_and_undone(make_window: Callable[..., MainWindow]) -> None:
@@ -223,6 +223,6 @@ def test_editing_a_trunked_port_in_the_link_inspector_keeps_its_subinterfaces(
     [trunk] = [link for link in window.editor.topology.links.values() if link.b.port == "p4"]
     kept = trunk.a.interface.subinterfaces
     form = inspect(window, trunk.id, window.inspector.link_form)
-    form.a.mtu.setValue(1400)
+    form.first.mtu.setValue(1400)
     assert window.editor.topology.links[trunk.id].a.interface.mtu == 1400
     assert window.editor.topology.links[trunk.id].a.interface.subinterfaces == kept != []

@@ -4,11 +4,12 @@ what a student typed into vtysh as a diff per node and writes it into the lab as
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 from typing import Callable
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog
 from pytestqt.qtbot import QtBot
 
 from residue import snapshot
@@ -56,7 +57,10 @@ def test_edit_configuration_makes_the_generated_text_the_routers_own(make_window
 
 @pytest.mark.privileged
 def test_save_running_configuration_shows_a_diff_and_is_one_undo_step(make_window: Callable[..., MainWindow],
-                                                                       qtbot: QtBot) -> None:
+                                                                       qtbot: QtBot, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """After one `ip ospf cost 50` on r1: r1 alone, as a diff of that line against what was deployed; once written,
+    saved and opened again, the lab is what runs, and Deploy finds nothing to apply."""
     from vtopo.deployed import DeployedLab
     from vtopo.gui.panels.deploy import load_deployer
 
@@ -74,16 +78,17 @@ def test_save_running_configuration_shows_a_diff_and_is_one_undo_step(make_windo
         click_menu_entry(qtbot, window, "&Lab", window.menu_actions.save_running)
         qtbot.waitUntil(lambda: bool(seen), timeout=30_000)
         dialog = seen[0]
-        names = [dialog.nodes.item(row).text() for row in range(dialog.nodes.count())]
-        assert "r1" in names
-        row = names.index("r1")
+        assert [dialog.nodes.item(row).text() for row in range(dialog.nodes.count())] == ["r1"]
         qtbot.mouseClick(dialog.nodes.viewport(), Qt.MouseButton.LeftButton,
-                         pos=dialog.nodes.visualItemRect(dialog.nodes.item(row)).center())
-        assert "+   ip ospf cost 50" in dialog.diff.toPlainText()
+                         pos=dialog.nodes.visualItemRect(dialog.nodes.item(0)).center())
+        diff = dialog.diff.toPlainText()
+        assert [line for line in diff.splitlines()[2:] if line[:1] in "+-"] == ["+   ip ospf cost 50"], diff
+        assert len(diff.splitlines()) < 12, diff
         write = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
         qtbot.mouseClick(write, Qt.MouseButton.LeftButton)
         r1 = window.editor.topology.nodes["r1"]
         assert " ip ospf cost 50" in r1.settings["config"]
+        assert "config" not in window.editor.topology.nodes["r2"].settings
         assert window.editor.undo_stack.count() == steps + 1
         window.activateWindow()  # back from the dialog, as a click on the canvas would
         qtbot.waitUntil(window.isActiveWindow)
@@ -92,6 +97,21 @@ def test_save_running_configuration_shows_a_diff_and_is_one_undo_step(make_windo
         assert window.editor.undo_stack.index() == steps, window.editor.undo_stack.undoText()
         assert all("config" not in node.settings for node in window.editor.topology.nodes.values()
                    if node.kind == "router")
+        qtbot.keyClick(window.view, Qt.Key.Key_Y, Qt.KeyboardModifier.ControlModifier)
+        assert " ip ospf cost 50" in window.editor.topology.nodes["r1"].settings["config"]
+
+        saved = tmp_path / "l2-vs-l3.vtopo"
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(saved), ""))
+        qtbot.keyClick(window.view, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+        assert saved.exists()
+        assert window.files.open_path(saved)
+        qtbot.waitUntil(lambda: window.deploy.deployed_lab == "l2-vs-l3" and not window.deploy.busy,
+                        timeout=30_000)
+        assert window.drift.text() == "" and window.deploy.drift() == ""
+        logged = len(window.log.toPlainText())
+        deploy_or_destroy(window, qtbot, True)
+        assert "the running lab already matches; nothing to apply" in window.log.toPlainText()[logged:], \
+            window.log.toPlainText()[logged:]
     finally:
         if window.deploy.deployed_lab:
             deploy_or_destroy(window, qtbot, False)

@@ -95,7 +95,7 @@ def test_a_links_end_at_a_switch_sets_its_ports_vlans_with_undo(make_window: Cal
     click(view, scene.links["link-h3"].line.center())
     form = window.inspector.link_form
     qtbot.waitUntil(lambda: form.link_id == "link-h3" and form.isVisible())
-    host, switch = form.a, form.b
+    host, switch = form.first, form.second  # the node's end first, the switch's second
     assert not host.vlans.isVisible() and switch.vlans.isVisible()
     assert (switch.vlans.mode.currentText(), switch.vlans.vlans.text()) == ("access", "20")
 

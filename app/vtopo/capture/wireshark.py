@@ -1,55 +1,56 @@
-"""Wireshark on a live capture: a tcpdump of its own on the same device, its pcap stream piped into
-`wireshark -k -i -` (start capturing at once, from standard input).
+"""Wireshark on a capture's packets: a copy of what the capture file holds so far, a pcapng in a temporary directory
+of the viewer's own, which Wireshark opens (`wireshark -r FILE`).
 
-Wireshark keeps what it reads in a temporary pcapng, which it leaves behind when it is ended by a signal: it gets
-a temporary directory of its own, removed once it has ended."""
+Wireshark runs in a session of its own. A thread waits for it, so that once it ends it is reaped at once (no
+<defunct> process until the designer exits) and its directory goes; `close()` ends it first."""
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+import threading
+from pathlib import Path
 
-from vtopo.capture.engine import tcpdump_argv
-from vtopo.capture.target import CaptureTarget
+from vtopo.capture.pcapng import copy_head
 
-WIRESHARK = ("wireshark", "-k", "-i", "-")
+PROGRAM = "wireshark"
+"""The viewer, found on PATH."""
 MISSING = "Wireshark is not installed (apt-get install wireshark-qt); the list here shows the same packets"
 
 
 def why_not() -> str:
     """Why Wireshark cannot be opened here, or "" when it can."""
-    return "" if shutil.which(WIRESHARK[0]) else MISSING
+    return "" if shutil.which(PROGRAM) else MISSING
 
 
-class Piped:
-    """tcpdump piped into a viewer, each the leader of its own session; `close()` ends both."""
+class Viewer:
+    """Wireshark on the first `length` bytes of the capture file `packets` (its whole blocks), copied as `name`."""
 
-    def __init__(self, target: CaptureTarget, bpf: str = "", viewer: Sequence[str] = WIRESHARK) -> None:
-        self.directory = tempfile.mkdtemp(prefix="vtopo-wireshark-")
-        """The viewer's TMPDIR, where Wireshark writes the packets it reads."""
-        self.dump = subprocess.Popen(tcpdump_argv(target, bpf), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
-        assert self.dump.stdout is not None
+    def __init__(self, packets: Path, length: int, name: str) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="vtopo-wireshark-"))
+        """The copy's directory, and the viewer's TMPDIR."""
+        self.file = self.directory / name
         try:
-            self.viewer = subprocess.Popen(list(viewer), stdin=self.dump.stdout, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.DEVNULL, start_new_session=True,
-                                           env={**os.environ, "TMPDIR": self.directory})
+            copy_head(packets, self.file, length)
+            self.process = subprocess.Popen([PROGRAM, "-r", str(self.file)], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            start_new_session=True, env={**os.environ, "TMPDIR": str(self.directory)})
         except OSError:
-            self.dump.kill()
-            self.dump.wait()
             shutil.rmtree(self.directory)
             raise
-        finally:
-            self.dump.stdout.close()  # the viewer holds the pipe's only read end: tcpdump ends when the viewer does
+        threading.Thread(target=self._reap, name=f"reaps {PROGRAM} {self.process.pid}", daemon=True).start()
+
+    def _reap(self) -> None:
+        self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
     def close(self) -> None:
-        for process in (self.viewer, self.dump):
-            process.terminate()
+        if self.process.poll() is None:
+            self.process.terminate()
             try:
-                process.wait(3)
+                self.process.wait(3)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                self.process.kill()
+                self.process.wait()
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -269,7 +269,7 @@ class Compiler:
             self.error(f"{side}: MAC {interface.mac!r} is not of the form 02:00:00:00:00:01", subject, end.link.id)
         if interface.mtu and not 68 <= interface.mtu <= 65535:
             self.error(f"{side}: MTU {interface.mtu} is outside 68..65535", subject, end.link.id)
-        if interface.addresses and end.kind.role in (Role.SWITCH, Role.SEGMENT):
+        if interface.addresses and not end.kind.ports_take_addresses:
             self.error(f"{side}: a {end.kind.name} port takes no address; give the address to the node at the other "
                        "end" + (f", or {end.kind.address_hint}" if end.kind.address_hint else ""),
                        subject, end.link.id)

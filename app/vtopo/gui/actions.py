@@ -5,7 +5,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Protocol
 
-from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
+from PySide6.QtCore import QPoint, QPointF, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCursor, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox, QStyle,
                                QWidget)
@@ -59,6 +59,8 @@ class WindowParts(Protocol):
     def explain_selection(self) -> None: ...
 
     def show_inspector(self) -> None: ...
+
+    def present_side_docks(self, on: bool) -> None: ...
 
 Key = QKeySequence.StandardKey
 SNAP_KEY = "view/snap-to-grid"
@@ -133,7 +135,8 @@ class Actions:
         self.link_mode = self._action("Draw &links", self._toggle_link_mode, "L", scope=canvas)
         self.link_mode.setCheckable(True)
         self.link_mode.setToolTip("Drag from node to node to link them (Shift: choose the ports). "
-                                  "A right-drag links in any mode, with a port menu.")
+                                  "A right-drag links in any mode, with a port menu. Escape ends it.")
+        parts.view.link_mode_left.connect(lambda: self.link_mode.setChecked(False))
         self.interface_labels = self._action("Show &interface labels", self._toggle_interface_labels)
         self.interface_labels.setCheckable(True)
         self.interface_labels.setChecked(bool(parts.settings.value(LABELS_KEY, True, type=bool)))
@@ -150,6 +153,8 @@ class Actions:
         self.presentation = self._action("&Presentation mode", self._toggle_presentation, "Ctrl+Shift+P")
         self.presentation.setCheckable(True)
         self.presentation.setToolTip("Large type and thick links, for a projector")
+        self.full_screen = self._action("&Full screen", self._toggle_full_screen, "F11")
+        self.full_screen.setCheckable(True)
         self._usual_font = QApplication.font()
 
         deploy = parts.deploy
@@ -237,7 +242,7 @@ class Actions:
                          self.parts.rates.toggle])
         view.addSeparator()
         view.addActions([self.zoom_in, self.zoom_out, self.zoom_reset, self.fit])
-        view.addAction(self.presentation)
+        view.addActions([self.presentation, self.full_screen])
         view.addSeparator()
         themes = view.addMenu("&Theme")
         themes.addActions(list(self.themes.values()))
@@ -251,6 +256,13 @@ class Actions:
         lab.addActions([self.edit_sites, self.suggest_sites])
         lab.addSeparator()
         lab.addActions([self.terminal, self.external_terminal, self.show_measure, self.iperf_pair])
+        for menu in bar.findChildren(QMenu):
+            menu.setToolTipsVisible(True)  # a greyed-out entry says why when the mouse rests on it
+
+    def _context_menu(self) -> QMenu:
+        menu = QMenu(self.window)
+        menu.setToolTipsVisible(True)
+        return menu
 
     def _build_toolbar(self) -> None:
         stack = self.parts.editor.undo_stack
@@ -269,12 +281,12 @@ class Actions:
     # ------------------------------------------------------------ slots that need a little glue
 
     def _paste(self, at: QPointF | None = None) -> None:
-        """At the cursor when it is over the canvas (or at the given point)."""
+        """At the cursor when it is over the canvas (or at the given point), always in view."""
         view = self.parts.view
         cursor = view.viewport().mapFromGlobal(QCursor.pos())
         if at is None and view.viewport().rect().contains(cursor):
             at = view.mapToScene(cursor)
-        self.parts.editor.paste(at)
+        self.parts.editor.paste(at, view.mapToScene(view.viewport().rect()).boundingRect())
 
     def _select_all(self) -> None:
         for item in self.parts.editor.scene.items():
@@ -299,8 +311,16 @@ class Actions:
         font = QFont(self._usual_font)
         font.setPointSizeF(self._usual_font.pointSizeF() * (PRESENTATION_UI if on else 1.0))
         QApplication.setFont(font)
+        self.parts.terminals.set_scale(PRESENTATION_UI if on else 1.0)
         self.parts.editor.scene.set_presentation(on)
+        QTimer.singleShot(0, lambda: self.parts.present_side_docks(on))  # once the docks have the new font
         self.parts.view.fit_to_view()
+
+    def _toggle_full_screen(self, on: bool) -> None:
+        if on:
+            self.window.showFullScreen()
+        else:
+            self.window.showNormal()
 
     def _toggle_snap(self, checked: bool) -> None:
         self.parts.editor.scene.snap_to_grid = checked
@@ -483,7 +503,7 @@ class Actions:
     def link_menu_for(self, link_id: str) -> QMenu:
         """The context menu of a link: the link becomes the selection."""
         self.parts.editor.scene.select_ids([link_id])
-        menu = QMenu(self.window)
+        menu = self._context_menu()
         menu.addActions([self.properties, self.delete])
         menu.addSeparator()
         self.menus.fill(menu, "link", link_id)
@@ -494,7 +514,7 @@ class Actions:
         editor, measure = self.parts.editor, self.parts.measure
         if node_id not in editor.scene.selected_node_ids():
             editor.scene.select_ids([node_id])
-        menu = QMenu(self.window)
+        menu = self._context_menu()
         menu.addActions([self.terminal, self.external_terminal, self.rename, self.properties])
         menu.addSeparator()
         menu.addActions([self.duplicate, self.copy, self.delete])
@@ -515,7 +535,7 @@ class Actions:
     def canvas_menu(self, at: QPoint) -> None:
         view = self.parts.view
         scene_at = view.mapToScene(view.mapFromGlobal(at))
-        menu = QMenu(self.window)
+        menu = self._context_menu()
         menu.addAction("Paste here", lambda: self._paste(scene_at)).setEnabled(self.paste.isEnabled())
         menu.addAction("Add note here", lambda: self._annotate("note", scene_at))
         menu.addAction("Add rectangle here", lambda: self._annotate("rect", scene_at))

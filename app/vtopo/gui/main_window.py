@@ -5,7 +5,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 
 from vtopo.gui.actions import Actions
 from vtopo.gui.capture.panel import CaptureController, CapturePanel
@@ -24,7 +24,7 @@ from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.panels.checks import ChecksController, ChecksPanel
 from vtopo.gui.panels.exercise import ExerciseController, ExercisePanel
-from vtopo.gui.panels.deploy import DeployController, DeployLog, load_deployer
+from vtopo.gui.panels.deploy import DeployController, DeployLog, DeployProgress, load_deployer
 from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
 from vtopo.gui.panels.kind_palette import KindPalette
@@ -37,6 +37,7 @@ from vtopo.kinds.registry import Registry
 
 BOTTOM_DOCK_HEIGHT = 300
 FIRST_BOTTOM_DOCK_HEIGHT = 260  # about ten rows of Problems, Checks or packets
+SIDE_DOCK_MARGIN = 12  # px a side dock keeps beside its content
 GEOMETRY_KEY, DOCKS_KEY = "window/geometry", "window/docks"
 
 
@@ -57,7 +58,7 @@ class MainWindow(QMainWindow):
         self.log = DeployLog()
         self.measure_panel = MeasurePanel()
         self.checks_panel = ChecksPanel()
-        self.progress = QProgressBar()
+        self.progress = DeployProgress()
         self.progress.setMaximumWidth(240)
         self.progress.hide()
         self.drift = QLabel()
@@ -72,7 +73,8 @@ class MainWindow(QMainWindow):
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         right = Qt.DockWidgetArea.RightDockWidgetArea
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
-        self._dock("Kinds", self.palette_list, left)
+        self.kinds_dock = self._dock("Kinds", self.palette_list, left)
+        self._usual_side_widths: list[int] = []  # the Kinds and Inspector docks' widths before presentation mode
         self.inspector_dock = self._dock("Inspector", self.inspector, right)
         self.exercise_panel = ExercisePanel()
         self.exercise_dock = self._dock("Exercise", self.exercise_panel, right)
@@ -178,7 +180,7 @@ class MainWindow(QMainWindow):
         running = (deploy.deployed_lab, frozenset(deploy.states.items()), frozenset(deploy.links_down))
         if running != self._running_as:
             self._running_as = running
-            self.checks.forget_results()
+            self.checks.forget_results(bool(deploy.deployed_lab))
             self.editor.scene.highlight_path([], "measure")
 
     def _checking(self, busy: bool) -> None:
@@ -207,6 +209,22 @@ class MainWindow(QMainWindow):
     def show_inspector(self) -> None:
         self.inspector_dock.show()
         self.inspector_dock.raise_()
+
+    def present_side_docks(self, on: bool) -> None:
+        """In presentation mode, the Kinds and Inspector docks as wide as their content needs in its larger font
+        (nothing scrolls sideways or is cut off); after it, as wide as they were."""
+        docks = [self.kinds_dock, self.inspector_dock]
+        if not on:
+            if self._usual_side_widths:
+                self.resizeDocks(docks, self._usual_side_widths, Qt.Orientation.Horizontal)
+            return
+        self._usual_side_widths = [dock.width() for dock in docks]
+        palette, inspector = self.palette_list, self.inspector
+        needed = [palette.sizeHintForColumn(0) + palette.verticalScrollBar().sizeHint().width(),
+                  inspector.stack.minimumSizeHint().width() + inspector.verticalScrollBar().sizeHint().width()]
+        frames = [2 * palette.frameWidth() + SIDE_DOCK_MARGIN, 2 * inspector.frameWidth() + SIDE_DOCK_MARGIN]
+        self.resizeDocks(docks, [max(width, need + frame) for width, need, frame in
+                                 zip(self._usual_side_widths, needed, frames)], Qt.Orientation.Horizontal)
 
     def explain_selection(self) -> None:
         self.explain.scope.setCurrentIndex(SELECTION)

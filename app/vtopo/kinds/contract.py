@@ -440,6 +440,12 @@ class NodeKind(ABC, Generic[S]):
         datapath): whatever sends into it must checksum in full."""
         return False
 
+    @property
+    def ports_take_addresses(self) -> bool:
+        """Whether the node's end of a link holds addresses: a switch's port or a segment's child device does not
+        (the node at the other end holds them)."""
+        return self.role not in (Role.SWITCH, Role.SEGMENT)
+
     def host_files(self, node: NodeContext[S]) -> list[str]:
         """Files on the host the node reads when it starts (a VM's disk image, the guest kernel): validate and
         deploy check that they exist before anything is applied."""
@@ -457,6 +463,11 @@ class NodeKind(ABC, Generic[S]):
         """For a text setting left empty, what vtopo generates in its place (a router's OSPF configuration), by
         setting name: what the inspector shows, and what "Edit" starts from."""
         return {}
+
+    def comparable(self, setting: str, value: Any) -> Any:
+        """A setting's value in the form two values of it are compared and shown as a diff in (`vtopo save`): a
+        router's configuration without what FRR adds to and reorders in `show running-config`."""
+        return value
 
     def dhcp_service(self, node: NodeContext[S], end: EndContext) -> str:
         """What answers DHCP on the node's port at `end`, in words ("a DHCP relay to 10.0.0.2"), or "" for nothing:

@@ -594,6 +594,7 @@ class AnnotationItem(QGraphicsObject):
         self._font = font
         self._text = ""
         self._size = QSizeF(200, 100)
+        self._shown = QSizeF(self._size)  # taller where its text needs it
         self._resize_from: QSizeF | None = None
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -607,22 +608,30 @@ class AnnotationItem(QGraphicsObject):
         return QSizeF(self._size)
 
     def set_content(self, text: str, width: float, height: float) -> None:
-        if self._resize_from is None and (width, height) != (self._size.width(), self._size.height()):
-            self.prepareGeometryChange()
+        if self._resize_from is None:
             self._size = QSizeF(width, height)
         self._text = text
         self.setToolTip(text)
+        self.restyle()
+
+    def restyle(self) -> None:
+        """Drawn again in the font now used: a note whose text needs more room than its size (presentation mode's
+        larger type) grows downwards rather than cut its text off."""
+        self.prepareGeometryChange()
+        text = QFontMetricsF(self._font).boundingRect(QRectF(0, 0, max(self._size.width() - 16, 1), 1e6),
+                                                       Qt.TextFlag.TextWordWrap, self._text)
+        self._shown = QSizeF(self._size.width(), max(self._size.height(), text.height() + 12))
         self.update()
 
     def boundingRect(self) -> QRectF:
-        return QRectF(QPointF(), self._size).adjusted(-2, -2, 2, 2)
+        return QRectF(QPointF(), self._shown).adjusted(-2, -2, 2, 2)
 
     def _grip(self) -> QRectF:
-        return QRectF(self._size.width() - self.GRIP, self._size.height() - self.GRIP, self.GRIP, self.GRIP)
+        return QRectF(self._shown.width() - self.GRIP, self._shown.height() - self.GRIP, self.GRIP, self.GRIP)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         colors = self._look.colors
-        rect = QRectF(QPointF(), self._size)
+        rect = QRectF(QPointF(), self._shown)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         if self.shape_name == "note":
             painter.setPen(QPen(colors.highlight if selected else colors.note_border, 1.5 if selected else 1))
@@ -653,9 +662,8 @@ class AnnotationItem(QGraphicsObject):
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._resize_from is not None:
-            self.prepareGeometryChange()
             self._size = QSizeF(max(self.MIN_SIZE, event.pos().x()), max(self.MIN_SIZE, event.pos().y()))
-            self.update()
+            self.restyle()
             return
         super().mouseMoveEvent(event)
 

@@ -329,7 +329,7 @@ class TopologyScene(QGraphicsScene):
         for link in self.links.values():
             link.restyle()
         for annotation in self.annotations.values():
-            annotation.update()
+            annotation.restyle()
         self._overview.invalidate()
         self.update()
 

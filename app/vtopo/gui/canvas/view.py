@@ -28,6 +28,8 @@ class CanvasView(QGraphicsView):
     node_context_menu = Signal(str, QPoint)
     link_context_menu = Signal(str, QPoint)
     canvas_context_menu = Signal(QPoint)
+    link_mode_left = Signal()
+    """Escape ended link drawing."""
 
     def __init__(self, editor: CanvasEditor, parent: QWidget | None = None) -> None:
         super().__init__(editor.scene, parent)
@@ -121,6 +123,9 @@ class CanvasView(QGraphicsView):
             self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
         elif event.key() == Qt.Key.Key_Escape:
             self.editor.scene.cancel_gesture()
+            if self.link_mode:
+                self.link_mode = False
+                self.link_mode_left.emit()
         elif event.key() in NUDGES and self.editor.scene.selectedItems():
             fine = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
             step = 1.0 if fine else GRID if self.editor.scene.snap_to_grid else NUDGE_STEP

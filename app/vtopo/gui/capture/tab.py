@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QL
 from vtopo.capture import CaptureTarget, hex_dump, layers
 from vtopo.capture.agent import Report
 from vtopo.capture.pcapng import copy_head
-from vtopo.capture.wireshark import Piped, why_not
+from vtopo.capture.wireshark import Viewer, why_not
 from vtopo.gui.capture.feed import CaptureFeed, TargetFinder
 from vtopo.gui.capture.packets import MAC_COLUMNS, DisplayFilter, PacketTable
 from vtopo.gui.workers import Worker
@@ -30,7 +30,7 @@ class CaptureTab(QWidget):
         self.title = title
         self.target: CaptureTarget | None = None
         self._bpf = bpf
-        self._wireshark: list[Piped] = []
+        self._wireshark: list[Viewer] = []
         self.table = PacketTable(self)
         self.shown = DisplayFilter(self.table)
         self.filter_box = QLineEdit(placeholderText="display filter: icmp, arp, 10.0.0.2, Hello, ttl 63 …")
@@ -117,7 +117,7 @@ class CaptureTab(QWidget):
         self.status.setText(f"listening on {target.label} ({target.device} in {where})")
         self.save.setEnabled(True)
         self.wireshark.setEnabled(not why_not())
-        self.wireshark.setToolTip(why_not() or f"Wireshark shows the packets on {target.label} live")
+        self.wireshark.setToolTip(why_not() or f"Wireshark opens the packets captured on {target.label} so far")
         self.started.emit(target)
 
     def _failed(self, why: object) -> None:
@@ -160,8 +160,7 @@ class CaptureTab(QWidget):
             self.packet_chosen.emit(self.target.link_id)
 
     def _save(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, "Save capture", f"{self.title.replace(':', '-')}.pcapng",
-                                              "pcapng (*.pcapng)")
+        name, _ = QFileDialog.getSaveFileName(self, "Save capture", self.file_name(), "pcapng (*.pcapng)")
         if not name:
             return
         try:
@@ -171,27 +170,32 @@ class CaptureTab(QWidget):
         else:
             self._tell(f"saved in {name}")
 
+    def file_name(self) -> str:
+        """What the capture's packets are called in a file: the port listened on, as r1-eth1.pcapng."""
+        label = self.target.label if self.target is not None else self.title
+        return f"{label.replace(':', '-').replace('/', '-')}.pcapng"
+
     def _open_wireshark(self) -> None:
-        """A second tcpdump on the same device, piped into `wireshark -k -i -`; both end with the tab."""
+        """Wireshark on the packets captured so far (every one, listed or not); it ends with the tab."""
         if self.target is None:
             return
         try:
-            piped = Piped(self.target, self._bpf)
+            viewer = Viewer(self.feed.file, self._file_bytes, self.file_name())
         except OSError as error:
             self._tell(f"Wireshark could not start: {error.strerror or error}")
             return
-        self._wireshark.append(piped)
-        QTimer.singleShot(VIEWER_SETTLE_MS, lambda: self._viewer_check(piped))
+        self._wireshark.append(viewer)
+        QTimer.singleShot(VIEWER_SETTLE_MS, lambda: self._viewer_check(viewer))
 
-    def _viewer_check(self, piped: Piped) -> None:
-        """A Wireshark that ends at once (no display, a refused capture) would leave the button looking dead."""
-        code = piped.viewer.poll()
-        if code is not None and piped in self._wireshark:
+    def _viewer_check(self, viewer: Viewer) -> None:
+        """A Wireshark that fails at once (no display) would leave the button looking dead."""
+        code = viewer.process.poll()
+        if code and viewer in self._wireshark:
             self._tell(f"Wireshark ended at once (exit status {code}); is there a display?")
 
     def close_capture(self) -> None:
         """End tcpdump (and any Wireshark this tab opened), wait for the worker, remove the temporary file."""
         self.feed.close()
         self._pool.waitForDone()
-        for piped in self._wireshark:
-            piped.close()
+        for viewer in self._wireshark:
+            viewer.close()

@@ -14,10 +14,11 @@ class TerminalTabs(QTabWidget):
         self.setDocumentMode(True)
         self.tabCloseRequested.connect(self.close_tab)
         self.dock: QDockWidget | None = None
+        self.scale = 1.0  # of the terminals' font: larger in presentation mode
 
     def open(self, title: str, argv: list[str]) -> TerminalWidget:
         """A new tab running `argv`, shown and focused. Raises OSError when the program cannot start."""
-        terminal = TerminalWidget(argv)
+        terminal = TerminalWidget(argv, self.scale)
         index = self.addTab(terminal, title)
         terminal.finished.connect(lambda code, t=terminal: self._ended(t, code))
         self.setCurrentIndex(index)
@@ -26,6 +27,11 @@ class TerminalTabs(QTabWidget):
             self.dock.raise_()
         terminal.setFocus()
         return terminal
+
+    def set_scale(self, scale: float) -> None:
+        self.scale = scale
+        for terminal in self.terminals():
+            terminal.set_scale(scale)
 
     def terminals(self) -> list[TerminalWidget]:
         return [widget for index in range(self.count()) if isinstance(widget := self.widget(index), TerminalWidget)]

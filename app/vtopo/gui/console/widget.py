@@ -41,21 +41,14 @@ class TerminalWidget(QWidget):
 
     finished = Signal(int)
 
-    def __init__(self, argv: list[str], parent: QWidget | None = None) -> None:
+    def __init__(self, argv: list[str], scale: float = 1.0, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        font.setStyleHint(QFont.StyleHint.Monospace)
-        self.setFont(font)
-        font.setKerning(False)
-        metrics = QFontMetricsF(font)
-        self.cell_width = max(1.0, metrics.horizontalAdvance("M"))  # fractional: a run of n cells is n advances
-        self.cell_height = max(1.0, metrics.height())
-        self._ascent = metrics.ascent()
+        self.cell_width = self.cell_height = self._ascent = 1.0
+        self._use_font(scale)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setAttribute(Qt.WidgetAttribute.WA_InputMethodEnabled)
         columns, lines = INITIAL_SIZE
-        self.setMinimumSize(round(self.cell_width * 20), round(self.cell_height * 4))
         self.screen_model = TerminalScreen(columns, lines, reply=lambda text: self.process.write(text.encode()))
         self._stream = pyte.ByteStream(self.screen_model)
         self.selection: Selection | None = None
@@ -178,12 +171,34 @@ class TerminalWidget(QWidget):
 
     # --------------------------------------------------------------------------------------- size and paint
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
+    def set_scale(self, scale: float) -> None:
+        """The system's fixed font `scale` times as large (presentation mode); the screen keeps the widget's size,
+        in fewer, larger cells."""
+        self._use_font(scale)
+        self._fit_screen()
+        self.update()
+
+    def _use_font(self, scale: float) -> None:
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setStyleHint(QFont.StyleHint.Monospace)
+        font.setPointSizeF(font.pointSizeF() * scale)
+        font.setKerning(False)
+        self.setFont(font)
+        metrics = QFontMetricsF(font)
+        self.cell_width = max(1.0, metrics.horizontalAdvance("M"))  # fractional: a run of n cells is n advances
+        self.cell_height = max(1.0, metrics.height())
+        self._ascent = metrics.ascent()
+        self.setMinimumSize(round(self.cell_width * 20), round(self.cell_height * 4))
+
+    def _fit_screen(self) -> None:
         columns = max(2, int(self.width() // self.cell_width))
         lines = max(1, int(self.height() // self.cell_height))
         if (columns, lines) != (self.screen_model.columns, self.screen_model.lines):
             self.screen_model.resize(lines, columns)
             self.process.resize(columns, lines)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._fit_screen()
         super().resizeEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:

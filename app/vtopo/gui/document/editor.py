@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QObject, QPointF, Signal
+from PySide6.QtCore import QObject, QPointF, QRectF, Signal
 from PySide6.QtGui import QUndoStack
 
 from vtopo import layout
@@ -429,8 +429,9 @@ class Editor(QObject):
         self.copy_selection()
         self.delete_selection()
 
-    def paste(self, at: QPointF | None = None) -> None:
-        """Paste centred on `at` (the cursor), or a little further from the original at each paste."""
+    def paste(self, at: QPointF | None = None, shown: QRectF | None = None) -> None:
+        """Paste centred on `at` (the cursor), or a little further from the original at each paste, unless that is
+        outside `shown` (the part of the canvas in view): then in its middle."""
         try:
             fragment = clipboard.from_clipboard()
         except LabError as error:
@@ -439,12 +440,13 @@ class Editor(QObject):
         if fragment is None or fragment.empty:
             self.status_message.emit("nothing to paste")
             return
+        centre = fragment.centre()
         if at is None:
             self._paste_count += 1
-            offset = Position(PASTE_OFFSET * self._paste_count, PASTE_OFFSET * self._paste_count)
-        else:
-            centre = fragment.centre()
-            offset = Position(round(at.x() - centre.x, 1), round(at.y() - centre.y, 1))
+            step = PASTE_OFFSET * self._paste_count
+            beside = QPointF(centre.x + step, centre.y + step)
+            at = beside if shown is None or shown.contains(beside) else shown.center()
+        offset = Position(round(at.x() - centre.x, 1), round(at.y() - centre.y, 1))
         self.insert_fragment(fragment, offset, "Paste")
 
     def _occupied(self) -> Occupied:

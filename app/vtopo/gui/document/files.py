@@ -16,6 +16,7 @@ from vtopo.interop.importing import import_lab
 from vtopo.model import io
 from vtopo.model.problems import LabError, Problem
 from vtopo.model.topology import Topology
+from vtopo.reports import counted
 from vtopo.user_data import file_stem
 
 RECENT_KEY = "files/recent"
@@ -95,7 +96,7 @@ class FileController(QObject):
     def import_path(self, path: Path, allowed: frozenset[Path] = frozenset()) -> bool:
         """Import another tool's lab as a new, unsaved lab, and say node by node what did not come over. A file it
         names outside its folder is read only when the user picks that very file in a dialog (as --allow-outside)."""
-        if not self.maybe_save():
+        if not self.may_leave(lambda: self._import_again(path, allowed)) or not self.maybe_save():
             return False
         while True:
             try:
@@ -110,8 +111,9 @@ class FileController(QObject):
                 QMessageBox.critical(self._window, "Cannot import", f"{path} cannot be imported:\n\n{details}")
                 return False
         self._adopt(imported.topology, None, restored=True)  # unsaved: Save asks where
-        summary = (f"{path.name}: {len(imported.topology.nodes)} nodes, {len(imported.topology.links)} links "
-                   "imported.\n\n" + "\n".join(f"• {notice}" for notice in imported.notices))
+        summary = (f"{path.name}: {counted(len(imported.topology.nodes), 'node')}, "
+                   f"{counted(len(imported.topology.links), 'link')} imported.\n\n"
+                   + "\n".join(f"• {notice}" for notice in imported.notices))
         QMessageBox.information(self._window, "Imported", summary)
         return True
 
@@ -127,6 +129,9 @@ class FileController(QObject):
             if name and Path(name).resolve() == wanted:
                 allowed.add(wanted)
         return frozenset(allowed)
+
+    def _import_again(self, path: Path, allowed: frozenset[Path]) -> None:
+        self.import_path(path, allowed)
 
     def _open_again(self, path: Path, as_template: bool) -> None:
         self.open_path(path, as_template=as_template)

@@ -49,6 +49,7 @@ class ThroughputChart(PaletteChartView):
     def begin(self, title: str, protocol: str, duration_s: float) -> None:
         """Empty the chart for a new run of `duration_s` seconds."""
         self._clear()
+        self._chart.legend().show()
         self._protocol = protocol
         self._chart.setTitle(title)
         self._x_max = max(1.0, float(duration_s))
@@ -125,8 +126,10 @@ class ThroughputChart(PaletteChartView):
             self.add_sample(sample)
 
     def show_overlay(self, results: Sequence[RunResult], labels: Sequence[str]) -> None:
-        """Several runs' throughput (their main direction) on one time axis."""
+        """Several runs' throughput (their main direction) on one time axis. The chart's own legend, which cuts
+        long names short, gives way to one beside the chart (`legend_entries`)."""
         self._clear()
+        self._chart.legend().hide()
         self._chart.setTitle(f"{len(results)} runs compared")
         self._y2.setVisible(False)
         self._x_max = 1.0
@@ -148,6 +151,10 @@ class ThroughputChart(PaletteChartView):
 
     def point_count(self) -> int:
         return sum(series.count() for series, _ in self._rates.values())
+
+    def legend_entries(self) -> list[tuple[str, QColor]]:
+        """Each run's name and the colour of its line."""
+        return [(series.name(), series.color()) for series, _ in self._rates.values()]
 
     def series_names(self) -> list[str]:
         return [series.name() for series, _ in self._rates.values()]

@@ -53,8 +53,6 @@ class HistoryView(QWidget):
     """(text, is an error) about an export."""
     removed = Signal()
     """Runs were removed from the history by the user."""
-    refreshed = Signal()
-    """The rows were rebuilt: the width the columns want may have changed."""
 
     def __init__(self, chart: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -186,7 +184,6 @@ class HistoryView(QWidget):
                 table.setItem(row, column, item)
         table.blockSignals(False)
         self._share_width()
-        self.refreshed.emit()
 
     # -- selection ------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ each interval sample; the chart is only touched on the GUI thread.
 """
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -39,6 +40,7 @@ def _iterate(run: IperfRun, report: Report) -> RunResult:
 
 
 MIN_CHART_WIDTH = 320
+CHARTS_SHARE = 0.45  # of the room beside the controls, the charts keep at least this much however wide the history
 
 class MeasurePanel(QWidget):
     """iperf3 between any two nodes, charted live, with a history of runs to compare."""
@@ -96,16 +98,22 @@ class MeasurePanel(QWidget):
         self.chart = ThroughputChart()
         self.bars = MeanBars()
         self.bars.hide()
+        self.legend = QLabel()  # the runs compared, by name in full and colour
+        self.legend.setWordWrap(True)
+        self.legend.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.legend.hide()
         charts = QWidget()
-        charts_layout = QHBoxLayout(charts)
+        charts_layout = QVBoxLayout(charts)
         charts_layout.setContentsMargins(0, 0, 0, 0)
-        charts_layout.addWidget(self.chart, 3)
-        charts_layout.addWidget(self.bars, 2)
+        side_by_side = QHBoxLayout()
+        side_by_side.addWidget(self.chart, 3)
+        side_by_side.addWidget(self.bars, 2)
+        charts_layout.addLayout(side_by_side, 1)
+        charts_layout.addWidget(self.legend)
         self.history_view = HistoryView(charts)
         self.history_view.selection_changed.connect(self._compare)
         self.history_view.message.connect(self.say)
         self.history_view.removed.connect(self.history_changed)
-        self.history_view.refreshed.connect(self._widen_history)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         for widget, stretch in ((scroll, 0), (charts, 3), (self.history_view, 2)):
@@ -127,12 +135,14 @@ class MeasurePanel(QWidget):
         self._splitter_moved = True
 
     def _widen_history(self) -> None:
-        """The history gets the width its columns want, as far as the chart keeps MIN_CHART_WIDTH, until the user
-        moves the splitter."""
+        """When the panel is shown, the history gets the width its columns want, as far as the charts keep
+        CHARTS_SHARE of the room, until the user moves the splitter. Runs added while it shows never take the charts'
+        width: the long columns share what the history has."""
         if self._splitter_moved or not self.isVisible():
             return
         controls, chart, history = self._splitter.sizes()
-        wanted = min(self.history_view.wanted_width(), chart + history - MIN_CHART_WIDTH)
+        charts_least = max(MIN_CHART_WIDTH, round((chart + history) * CHARTS_SHARE))
+        wanted = min(self.history_view.wanted_width(), chart + history - charts_least)
         if wanted > history:
             self._splitter.setSizes([controls, chart + history - wanted, wanted])
 
@@ -200,6 +210,7 @@ class MeasurePanel(QWidget):
         self.chart.begin(f"{source.name} → {destination.name}  {options.describe()}", options.protocol,
                          options.duration_s)
         self.bars.hide()
+        self.legend.hide()
         worker = Worker(lambda report: _iterate(run, report))
         worker.yielded.connect(self._sample)
         worker.returned.connect(self._done)
@@ -285,7 +296,12 @@ class MeasurePanel(QWidget):
         if len(chosen) == 1:
             self.chart.show_result(chosen[0])
             self.bars.hide()
+            self.legend.hide()
         elif len(chosen) >= 2:
             self.chart.show_overlay(chosen, labels)
             self.bars.show_runs(chosen, labels)
             self.bars.show()
+            self.legend.setText("&nbsp;&nbsp; ".join(
+                f'<span style="color:{colour.name()}">■</span>&nbsp;{html.escape(name)}'
+                for name, colour in self.chart.legend_entries()))
+            self.legend.show()

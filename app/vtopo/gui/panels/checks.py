@@ -22,6 +22,7 @@ from vtopo.lab import context_of
 from vtopo.model.expectations import Check
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
+from vtopo.reports import counted
 
 PASS, FAIL = QColor("#2e9e44"), QColor("#d03c3c")
 NAME_ROLE = Qt.ItemDataRole.UserRole
@@ -138,6 +139,7 @@ class ChecksController(QObject):
         self._checks: dict[str, TypedCheck] = {}
         self._subjects: dict[str, list[str]] = {}
         self.outcomes: dict[str, Outcome] = {}
+        self.lab_running = False  # whether the lab is deployed, for what the summary asks of the user
         panel.run_requested.connect(self.run_all)
         panel.check_selected.connect(self.highlight)
         self._watched = editor.topology
@@ -171,7 +173,8 @@ class ChecksController(QObject):
         self.outcomes = {}
         self.editor.scene.mark_verdicts({})
         self.panel.show_checks(checks)
-        self.panel.show_summary(f"{len(checks)} check(s). Deploy the lab, then run them." if checks else
+        then = "The lab runs: run them." if self.lab_running else "Deploy the lab, then run them."
+        self.panel.show_summary(f"{counted(len(checks), 'check')}. {then}" if checks else
                                 "This lab has no checks: select two nodes and right-click to expect them reachable.")
         self.listed.emit()
 
@@ -213,11 +216,13 @@ class ChecksController(QObject):
             self.panel.tree.setCurrentItem(self.panel.row(failed[0].check.check.name))
         self.finished.emit()
 
-    def forget_results(self) -> None:
-        """The lab changed under the results (a node stopped, a link went down, the lab was destroyed): they no
-        longer say what is true, so neither the canvas nor the panel shows them."""
-        if self.outcomes:
-            self._list()
+    def forget_results(self, running: bool) -> None:
+        """The lab changed under the results (a node stopped, a link went down, the lab was deployed or destroyed):
+        they no longer say what is true, so neither the canvas nor the panel shows them. `running`: whether the lab
+        is deployed now."""
+        self.lab_running, had_results = running, bool(self.outcomes)
+        self._list()
+        if had_results and running:
             self.panel.show_summary("The running lab changed since the checks ran: run them again.")
         self.editor.scene.highlight_path([], "checks")
 

@@ -9,7 +9,7 @@ import os
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 
@@ -27,6 +27,7 @@ from vtopo.model.topology import Impairment, Topology
 FAULTS = ("degraded", "incomplete")  # the states of a link the running lab lacks
 FOLLOW_MS = 1000  # how often the designer reads the lab's state while it does nothing to it itself
 FOLLOW_SHARE = 5  # a read that takes longer (a lab of many nodes) waits this many times its length before the next
+TEXT_PADDING = 8  # px between a progress bar's text and its ends
 
 
 def load_deployer() -> tuple[Deployer | None, str]:
@@ -84,6 +85,15 @@ class DeployLog(QPlainTextEdit):
 
     def log(self, line: str) -> None:
         self.appendPlainText(f"{time.strftime('%H:%M:%S')}  {line}")
+
+
+class DeployProgress(QProgressBar):
+    """The deploy's progress in the status bar. Its text, longer than the bar, ends in "…" (its tooltip has it
+    whole)."""
+
+    def text(self) -> str:
+        return self.fontMetrics().elidedText(super().text(), Qt.TextElideMode.ElideRight,
+                                             max(self.contentsRect().width() - TEXT_PADDING, 0))
 
 
 class DeployController(QObject):
@@ -308,6 +318,7 @@ class DeployController(QObject):
         self._bar.setRange(0, max(progress.total, 1))
         self._bar.setValue(progress.done)
         self._bar.setFormat(f"{progress.stage} %v/%m · {progress.owner.removeprefix('node ')}: {progress.message}")
+        self._bar.setToolTip(self._bar.format().replace("%v", str(progress.done)).replace("%m", str(progress.total)))
         self._log.log(f"[{progress.stage} {progress.done}/{progress.total}] {progress.owner}: {progress.message}")
         if progress.owner.startswith("node "):
             name = progress.owner.removeprefix("node ")
@@ -428,7 +439,8 @@ class DeployController(QObject):
         self.states_changed.emit()
 
     def _forget(self) -> None:
-        """Another lab is open: drop the old states, and ask the executor whether this one is deployed."""
+        """Another lab is open: drop the old states and log, and ask the executor whether this one is deployed."""
+        self._log.clear()
         self.states = {}
         self.links_down = set()
         self.deployed_lab = ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, SignalInstance
+from PySide6.QtCore import QSize, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
                                QStackedWidget, QVBoxLayout, QWidget)
 
@@ -116,7 +116,8 @@ class NodeForm(QWidget):
                     field_editor.linked_ports = self._linked_ports
                 label = QLabel(spec.info.label)
                 label.setToolTip(spec.info.help)
-                if isinstance(field_editor, PortVlansEditor):  # a row per port, as wide as the form
+                if isinstance(field_editor, (TextFileEditor, PortVlansEditor)):  # as wide as the form: a
+                    # configuration to read, a row per port
                     form.addRow(label)
                     form.addRow(field_editor.widget)
                 else:
@@ -190,7 +191,7 @@ class AnnotationForm(QWidget):
         self.shape = QLabel()
         self.text = LinesEdit()
         self.text.setLineWrapMode(LinesEdit.LineWrapMode.WidgetWidth)
-        self.text.setFixedHeight(self.text.fontMetrics().lineSpacing() * 8 + 12)
+        self.text.show_lines(8)
         self.text.editing_finished.connect(self._commit)
         layout = top_form(self)
         layout.addRow("Shape", self.shape)
@@ -217,7 +218,7 @@ class LabForm(QWidget):
         self.name = QLineEdit()
         self.name.editingFinished.connect(lambda: self._editor.update_lab(name=self.name.text().strip()))
         self.notes = LinesEdit()
-        self.notes.setFixedHeight(self.notes.fontMetrics().lineSpacing() * 12 + 12)
+        self.notes.show_lines(12)
         self.notes.editing_finished.connect(lambda: self._editor.update_lab(notes=self.notes.toPlainText()))
         self.vm_backend = QComboBox()
         for backend, text in VM_BACKEND_CHOICES.items():
@@ -266,13 +267,35 @@ class SelectionForm(QWidget):
         layout.addStretch(1)
 
 
+class PageStack(QStackedWidget):
+    """A stack of forms as tall as the one it shows, where a QStackedWidget is as tall as its tallest: a short form
+    scrolled down past its end would show nothing."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.currentChanged.connect(self.updateGeometry)  # the scroll area sizes it for the new page
+
+    def _page(self) -> QWidget:
+        return self.currentWidget() or QWidget()
+
+    def sizeHint(self) -> QSize:
+        return self._page().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:
+        return self._page().minimumSizeHint()
+
+    def heightForWidth(self, width: int) -> int:
+        page = self._page()
+        return page.heightForWidth(width) if page.hasHeightForWidth() else page.sizeHint().height()
+
+
 class Inspector(QScrollArea):
     """Shows the form for the single selected item, and follows the model (undo included)."""
 
     def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._editor = editor
-        self.stack = QStackedWidget()
+        self.stack = PageStack()
         self.lab_form = LabForm(editor)
         self.node_form = NodeForm(editor)
         self.link_form = LinkForm(editor)
@@ -283,6 +306,7 @@ class Inspector(QScrollArea):
         self.setWidget(self.stack)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._shown: tuple[str, ...] = ()  # what the form shows: the selection it was opened for
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(0)
@@ -300,6 +324,9 @@ class Inspector(QScrollArea):
         scene = self._editor.scene
         nodes, links = scene.selected_node_ids(), scene.selected_link_ids()
         annotations = scene.selected_annotation_ids()
+        if (shown := (*nodes, *links, *annotations)) != self._shown:
+            self._shown = shown
+            self.verticalScrollBar().setValue(0)  # another item's form starts at its top
         count = len(nodes) + len(links) + len(annotations)
         if count == 0:
             self.lab_form.show_lab()

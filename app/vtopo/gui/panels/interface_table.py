@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from vtopo.gui.document.editor import Editor
@@ -51,8 +51,18 @@ class InterfaceTable(QTableWidget):
                 cell.setData(END, end)
                 self.setItem(index, column, cell)
         self.blockSignals(False)
-        header = self.horizontalHeader().height() + 2 * self.frameWidth()
-        self.setFixedHeight(header + sum(self.rowHeight(row) for row in range(len(rows))) + 4)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """As tall as its rows, in its font (presentation mode's, larger, too)."""
+        self.resizeRowsToContents()
+        header = self.horizontalHeader().sizeHint().height() + 2 * self.frameWidth()
+        self.setFixedHeight(header + sum(self.rowHeight(row) for row in range(self.rowCount())) + 4)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_height()
 
     def _edited(self, cell: QTableWidgetItem) -> None:
         link_id, side = cell.data(END)

@@ -25,6 +25,7 @@ class KindPalette(QListWidget):
         self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setSpacing(2)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the dock fits the labels
         for name, kind in sorted(registry.kinds.items(), key=lambda pair: pair[1].label.lower()):
             item = QListWidgetItem(icons.icon(name), kind.label)
             item.setData(KIND_ROLE, name)

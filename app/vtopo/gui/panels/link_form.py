@@ -76,9 +76,13 @@ class EndEditor(QGroupBox):
     def error(self) -> str:
         return self.name_error() or self.mac_error() or address_error(self.addresses.lines())
 
-    def show_end(self, title: str, interface: Interface, vlans: dict[str, str] | None, port: str) -> None:
-        """The end's interface; `vlans`: its switch's VLANs setting (None where the node keeps no VLANs)."""
+    def show_end(self, title: str, interface: Interface, vlans: dict[str, str] | None, port: str,
+                 takes_addresses: bool) -> None:
+        """The end's interface; `vlans`: its switch's VLANs setting (None where the node keeps no VLANs);
+        `takes_addresses`: whether the node's port holds addresses (a switch's port does not: no box)."""
         self.setTitle(title)
+        self._form.setRowVisible(self.addresses, takes_addresses)
+        self._form.setRowVisible(self.dhcp, takes_addresses)
         self._form.setRowVisible(self.vlans, vlans is not None)
         if vlans is not None:
             self.vlans.show_vlans(parsed_port(vlans.get(port)), bool(set(vlans) - {port}))
@@ -110,10 +114,11 @@ class LinkForm(QWidget):
         super().__init__(parent)
         self._editor = editor
         self.link_id = ""
-        self.a = EndEditor(self._commit)
-        self.b = EndEditor(self._commit)
-        self.a.vlans.changed.connect(lambda: self._commit_vlans(0))
-        self.b.vlans.changed.connect(lambda: self._commit_vlans(1))
+        self.first = EndEditor(self._commit)  # the ends in a stable order, whichever way the link was drawn
+        self.second = EndEditor(self._commit)
+        self._sides = ("a", "b")  # which end of the link each shows
+        self.first.vlans.changed.connect(lambda: self._commit_vlans(0))
+        self.second.vlans.changed.connect(lambda: self._commit_vlans(1))
         self.impairment = QGroupBox("Impairment (netem/tbf, both directions)")
         self.delay, self.jitter, self.loss, self.rate = (QDoubleSpinBox() for _ in range(4))
         form = QFormLayout(self.impairment)
@@ -126,8 +131,8 @@ class LinkForm(QWidget):
             spin.valueChanged.connect(self._commit)
             form.addRow(label, spin)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.a)
-        layout.addWidget(self.b)
+        layout.addWidget(self.first)
+        layout.addWidget(self.second)
         layout.addWidget(self.impairment)
         layout.addStretch(1)
         self._showing = False
@@ -138,9 +143,14 @@ class LinkForm(QWidget):
         self.link_id = link_id
         self._showing = True
         try:
-            for end_editor, end in ((self.a, link.a), (self.b, link.b)):
+            ends = sorted((("a", link.a, self._takes_addresses(link.a.node)),
+                           ("b", link.b, self._takes_addresses(link.b.node))),
+                          key=lambda side: (not side[2], topology.nodes[side[1].node].name, side[1].port))
+            self._sides = (ends[0][0], ends[1][0])
+            for end_editor, (_side, end, takes_addresses) in zip((self.first, self.second), ends):
                 node = topology.nodes[end.node]
-                end_editor.show_end(f"{node.name} : {end.port}", end.interface, self._editor.vlans_of(node), end.port)
+                end_editor.show_end(f"{node.name} : {end.port}", end.interface, self._editor.vlans_of(node), end.port,
+                                    takes_addresses)
             for spin, value in ((self.delay, link.impairment.delay_ms), (self.jitter, link.impairment.jitter_ms),
                                 (self.loss, link.impairment.loss_pct), (self.rate, link.impairment.rate_mbit)):
                 spin.setValue(value)
@@ -151,13 +161,18 @@ class LinkForm(QWidget):
         if self._showing or self.link_id not in self._editor.topology.links:
             return
         impairment = Impairment(self.delay.value(), self.jitter.value(), self.loss.value(), self.rate.value())
-        a = None if self.a.error() else self.a.interface()
-        b = None if self.b.error() else self.b.interface()
-        self._editor.update_link(self.link_id, a=a, b=b, impairment=impairment)
+        ends = {side: None if end_editor.error() else end_editor.interface()
+                for side, end_editor in zip(self._sides, (self.first, self.second))}
+        self._editor.update_link(self.link_id, a=ends["a"], b=ends["b"], impairment=impairment)
 
-    def _commit_vlans(self, index: int) -> None:
+    def _takes_addresses(self, node_id: str) -> bool:
+        kind = self._editor.registry.get(self._editor.topology.nodes[node_id].kind)
+        return kind is None or kind.ports_take_addresses
+
+    def _commit_vlans(self, shown: int) -> None:
+        """The VLANs of the end the `shown`th editor shows, into its switch's setting."""
         link = self._editor.topology.links.get(self.link_id)
         if self._showing or link is None:
             return
-        end = link.ends[index]
-        self._editor.set_port_vlans(end.node, end.port, (self.a, self.b)[index].vlans.port_vlans())
+        end = link.a if self._sides[shown] == "a" else link.b
+        self._editor.set_port_vlans(end.node, end.port, (self.first, self.second)[shown].vlans.port_vlans())

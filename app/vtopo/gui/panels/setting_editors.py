@@ -4,7 +4,7 @@ from __future__ import annotations
 import typing
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox,
                                QVBoxLayout, QWidget)
@@ -33,7 +33,18 @@ class LinesEdit(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setTabChangesFocus(True)
-        self.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 12)
+        self._lines = 4
+        self.show_lines(4)
+
+    def show_lines(self, lines: int) -> None:
+        """As tall as `lines` lines of its font, whichever font it gets later (presentation mode's, larger)."""
+        self._lines = lines
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * lines + 12)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.show_lines(self._lines)
 
     def focusOutEvent(self, event: QFocusEvent) -> None:
         super().focusOutEvent(event)
@@ -167,7 +178,7 @@ class ListEditor(FieldEditor):
         super().__init__(field, LinesEdit())
         self.widget.setPlaceholderText("one per line")
         self.widget.setLineWrapMode(LinesEdit.LineWrapMode.NoWrap)  # a rule or route is never broken mid-line
-        self.widget.setFixedHeight(self.widget.fontMetrics().lineSpacing() * LIST_LINES + 12)
+        self.widget.show_lines(LIST_LINES)
         self.widget.editing_finished.connect(self._commit)
 
     def value(self) -> list[str]:
@@ -214,7 +225,7 @@ class TextFileEditor(FieldEditor):
         self.text = LinesEdit()
         self.text.setLineWrapMode(LinesEdit.LineWrapMode.NoWrap)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.text.setFixedHeight(self.text.fontMetrics().lineSpacing() * TEXT_LINES + 12)
+        self.text.show_lines(TEXT_LINES)
         self.text.setTabChangesFocus(False)  # indentation is part of the text
         self.text.editing_finished.connect(self._commit)
         self.edit = QPushButton("Edit configuration")
