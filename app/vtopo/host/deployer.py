@@ -546,7 +546,7 @@ class Deployer:
             return PartState(name, intended)
 
         nodes = [_with_detail(state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running"),
-                              lab.nodes[node.id]) for node in topology.nodes.values()]
+                              lab.nodes.get(node.id)) for node in topology.nodes.values()]
         links = [state_of(f"link {topology.describe_link(link)}", "down" if link.id in operated.down else "running")
                  for link in topology.links.values()]
         state = lab_state(sum(1 for op in plan.ops if op in applied), len(plan.ops), nodes + links)
@@ -554,10 +554,10 @@ class Deployer:
                          data["topology"])
 
 
-def _with_detail(state: PartState, node: NodeContext[Any]) -> PartState:
+def _with_detail(state: PartState, node: NodeContext[Any] | None) -> PartState:
     """A running node's state with what its kind says of it (a DHCP server's leases), read from the node's own files
-    without following a symlink."""
-    if state.state != "running":
+    without following a symlink; None for a node another site runs, whose own status says it."""
+    if state.state != "running" or node is None:
         return state
     return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
 
