@@ -91,14 +91,37 @@ def test_where_neither_can_make_it_validation_says_so_in_one_line():
     assert [p for p in problems_of(topology, KERNEL_VLANS) if p.subject_id == "r1"] == []
 
 
-def test_a_vm_is_refused_a_subinterface_in_one_line():
+def vm_on_a_stick(**settings: object) -> Topology:
+    """The router-on-a-stick lab with its router a VM, its NIC nic0 on the OVS trunk with both subinterfaces."""
     topology = lab()
     router = topology.node_named("r1")
     assert router is not None
-    router.kind, router.settings = "vm", {}
-    problems = [str(p) for p in problems_of(topology, KERNEL_VLANS) if "subinterface" in str(p)]
-    assert problems == ["error: link r1:eth0-s1:p4: r1:eth0: a VM's built-in guest configures no 802.1Q "
-                        "subinterfaces; link the VM to an access port of each VLAN instead, one interface per VLAN"]
+    router.kind, router.settings = "vm", dict(settings)
+    for link in topology.links.values():
+        for end in link.ends:
+            if end.node == router.id:
+                end.port = "nic0"
+    return topology
+
+
+@pytest.mark.parametrize("backend", ["qemu", "libvirt"])
+@pytest.mark.parametrize("facts", [KERNEL_VLANS, NO_KERNEL_VLANS], ids=["8021q", "no-8021q"])
+def test_a_vms_built_in_guest_makes_its_subinterfaces_from_its_kernel_command_line(facts, backend):
+    topology = vm_on_a_stick()
+    topology.vm_backend = backend
+    assert [str(p) for p in problems_of(topology, facts) if "subinterface" in str(p)] == []
+    text = plan_of(topology, facts).explain()
+    assert "vtopo.vlan=eth0.10 vtopo.ip=eth0.10:10.0.10.1/24 vtopo.ip=eth0.10:2001:db8:10::1/64 vtopo.vlan=eth0.20 " \
+        "vtopo.ip=eth0.20:10.0.20.1/24" in text
+    assert "type vlan" not in text and "p4.10" not in text, "the guest's kernel tags: no host VLAN device, no OVS port"
+
+
+def test_a_vm_booting_its_own_image_is_refused_a_subinterface_in_one_line():
+    problems = [str(p) for p in problems_of(vm_on_a_stick(image="disk.qcow2"), KERNEL_VLANS)
+                if "subinterface" in str(p)]
+    assert problems == ["error: node r1: r1:nic0: r1 boots its own disk image, which configures its own interfaces; "
+                        "vtopo makes 802.1Q subinterfaces in the built-in guest only. Set image to builtin, or remove "
+                        "the subinterfaces and make them in the image"]
 
 
 def test_frr_runs_ospf_and_ospf6_on_each_subinterface():
@@ -175,18 +198,3 @@ def test_vlan_interfaces_named_wrongly_get_one_line_each():
         "10.0.10.1/24, 2001:db8:10::1/64",
         "warning: node s1: s1 has a VLAN interface in VLAN 30, but none of its ports carries VLAN 30: make a port an "
         "access port of it (e.g. p1 = access 30) or a trunk carrying it"]
-
-
-def test_a_trunk_towards_a_vm_is_told_to_become_an_access_port_only():
-    topology = lab()
-    host = topology.node_named("h1")
-    assert host is not None
-    host.kind, host.settings = "vm", {}
-    topology.links["link-h1"].a.port = "nic0"
-    switch = topology.node_named("s1")
-    assert switch is not None
-    switch.settings["vlans"]["p1"] = "trunk 10,20"
-    [problem] = [str(p) for p in problems_of(topology, KERNEL_VLANS) if "is a trunk of VLANs" in str(p)]
-    assert problem == ("warning: link h1:nic0-s1:p1: s1:p1 is a trunk of VLANs 10, 20 towards h1:nic0, which has no "
-                       "subinterfaces, so h1 sees nothing it can use. Make the port an access port, e.g. on s1: p1 = "
-                       "access 10")

@@ -151,8 +151,7 @@ def _trunk_to_no_subinterfaces(end: EndContext) -> Iterator[Problem]:
     sees = f"only VLAN {vlans.untagged}, untagged" if vlans.untagged is not None else "nothing it can use"
     first = vlans.tagged[0]
     access = f"Make the port an access port, e.g. on {end.node.name}: {end.end.port} = access {first}"
-    fix = (access if peer.kind.role is Role.MACHINE else  # a VM's guest makes no subinterfaces
-           f"{access}, or give {peer.node.name} a subinterface per VLAN ({subinterface_name(peer.end.port, first)} "
+    fix = (f"{access}, or give {peer.node.name} a subinterface per VLAN ({subinterface_name(peer.end.port, first)} "
            f"for VLAN {first})")
     yield Problem(f"{end.node.name}:{end.end.port} is a trunk of VLANs {tagged} towards {peer.node.name}:"
                   f"{peer.end.port}, which has no subinterfaces, so {peer.node.name} sees {sees}. {fix}",

@@ -11,7 +11,8 @@ from typing import Iterable
 from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, LIBVIRT_QEMU_RUN_DIR,
                              VHOST_DEVICE, CannotRunInside, ConsentRequest, EndContext, MachineProcess, MakeDirectory,
                              NodeContext, NodeKind, Op, PortSpec, Problem, ResumeDomain, Role, Severity, StartDomain,
-                             StartProcess, dev_resource, image_path, image_problem, setting, up_resource)
+                             StartProcess, dev_resource, image_path, image_problem, setting, subinterface_name,
+                             up_resource)
 from vtopo_kinds.common import check_default_routes
 from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
@@ -118,6 +119,13 @@ class VmKind(NodeKind[VmSettings]):
             yield Problem("this VM boots a disk image, so it runs as a QEMU process, not a libvirt domain: vtopo hands "
                           "QEMU the image on a descriptor it opened and checked itself, where libvirt would open the "
                           "file by its path", subject, "", node_id, Severity.WARNING)
+        if settings.image != BUILTIN_IMAGE:
+            for end in node.ends:
+                if end.end.interface.subinterfaces:
+                    yield Problem(f"{node.node.name}:{end.end.port}: {node.node.name} boots its own disk image, which "
+                                  "configures its own interfaces; vtopo makes 802.1Q subinterfaces in the built-in "
+                                  "guest only. Set image to builtin, or remove the subinterfaces and make them in the "
+                                  "image", subject, "", node_id)
         refusal = image_problem(settings.image, node.facts.images_dir, node.lab.trust.images)
         if refusal is not None:
             consent = ConsentRequest("disk image", refusal.consent_path, "the VM boots from this file; QEMU reads it "
@@ -156,8 +164,11 @@ class VmKind(NodeKind[VmSettings]):
     def guest_cmdline(self, node: NodeContext[VmSettings]) -> str:
         parts = ["console=ttyS0", "quiet", "panic=-1", f"vtopo.hostname={node.node.name}"]
         for index, end in enumerate(self._nics(node)):
-            for address in end.end.interface.addresses:
-                parts.append(f"vtopo.ip=eth{index}:{address}")
+            interface = end.end.interface
+            parts += [f"vtopo.ip=eth{index}:{address}" for address in interface.addresses]
+            for sub in interface.subinterfaces:
+                name = subinterface_name(f"eth{index}", sub.vlan)
+                parts += [f"vtopo.vlan={name}", *(f"vtopo.ip={name}:{address}" for address in sub.addresses)]
         parts += [f"vtopo.gw={gateway}" for gateway in (node.settings.default_route, node.settings.default_route6)
                   if gateway]
         if node.settings.forwarding:

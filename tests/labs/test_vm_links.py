@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from vtopo.host.deployer import Deployer
 from vtopo.lab import open_lab, plan_of
 from vtopo.model import io
 from vtopo.model.rules import lab_tag
+from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
@@ -47,18 +49,12 @@ class MemberLab:
         return self.vtopo("exec", LAB, "vm1", "--", "ping", "-c", "2", "-W", "2", VM2_ADDRESS)[0] == 0
 
 
-@pytest.fixture(scope="module", params=["libvirt", "qemu"])
-def lab(request: pytest.FixtureRequest) -> Iterator[MemberLab]:
-    """The lab on each VM backend: libvirt domains (libvirtd started as vtopo starts it) and bare QEMU."""
-    if not (GUEST_DIR / "vmlinuz").exists():
-        pytest.fail(f"no guest image in {GUEST_DIR}: run `make guest`", pytrace=False)
-    if request.param == "libvirt":
-        request.getfixturevalue("libvirtd")
-    directory = Path(tempfile.mkdtemp(prefix="vtopo-vm-links-"))
+@contextmanager
+def deployed_as_member(topology: Topology, vms: tuple[str, ...]) -> Iterator[MemberLab]:
+    """The lab deployed by a member through a real agent, its VMs booted; destroyed after, leaving nothing behind."""
+    directory = Path(tempfile.mkdtemp(prefix="vtopo-vm-lab-"))
     directory.chmod(0o755)
-    path = directory / f"{LAB}.vtopo"
-    topology = open_lab(TOPOLOGIES / f"{LAB}.vtopo").topology
-    topology.vm_backend = request.param
+    path = directory / f"{topology.name}.vtopo"
     io.save(topology, path)
     path.chmod(0o644)
     before = snapshot()
@@ -68,16 +64,29 @@ def lab(request: pytest.FixtureRequest) -> Iterator[MemberLab]:
             deployed = agent.vtopo(user, "deploy", str(path))
             assert deployed.returncode == 0, deployed.stdout + deployed.stderr
             try:
-                running = MemberLab(agent, user, prefix_of(LAB))
-                for vm in ("vm1", "vm2"):
+                running = MemberLab(agent, user, prefix_of(topology.name))
+                for vm in vms:
                     wait_ready(running.prefix, vm)
-                assert bool(domains_listed(running.prefix)) == (request.param == "libvirt")
                 yield running
             finally:
-                agent.vtopo(user, "destroy", LAB)
+                agent.vtopo(user, "destroy", topology.name)
     finally:
         shutil.rmtree(directory)
     assert snapshot() - before == {}, "destroy left something behind"
+
+
+@pytest.fixture(scope="module", params=["libvirt", "qemu"])
+def lab(request: pytest.FixtureRequest) -> Iterator[MemberLab]:
+    """The lab on each VM backend: libvirt domains (libvirtd started as vtopo starts it) and bare QEMU."""
+    if not (GUEST_DIR / "vmlinuz").exists():
+        pytest.fail(f"no guest image in {GUEST_DIR}: run `make guest`", pytrace=False)
+    if request.param == "libvirt":
+        request.getfixturevalue("libvirtd")
+    topology = open_lab(TOPOLOGIES / f"{LAB}.vtopo").topology
+    topology.vm_backend = request.param
+    with deployed_as_member(topology, ("vm1", "vm2")) as running:
+        assert bool(domains_listed(running.prefix)) == (request.param == "libvirt")
+        yield running
 
 
 def test_two_vms_linked_directly_ping_each_other_over_their_links_own_bridge(lab: MemberLab) -> None:
