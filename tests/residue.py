@@ -52,7 +52,8 @@ def _ovs() -> set[str]:
     return found
 
 
-def _processes() -> set[str]:
+def this_machines(names: set[str]) -> set[str]:
+    """The live processes named (by comm) among `names` that run on this machine, as NAME(PID)."""
     found = set()
     ours = os.stat("/")
     for entry in Path("/proc").iterdir():
@@ -63,7 +64,7 @@ def _processes() -> set[str]:
             except (OSError, IndexError):
                 continue
             dead = state == "Z"  # a zombie: only its parent (here init) still has to reap it
-            if comm in DAEMONS and not dead and not _another_machines(entry, ours) and not _anothers_kvm_probe(entry):
+            if comm in names and not dead and not _another_machines(entry, ours) and not _anothers_kvm_probe(entry):
                 found.add(f"{comm}({entry.name})")
     return found
 
@@ -102,7 +103,7 @@ def snapshot() -> Residue:
         namespaces=frozenset(line.split()[0] for line in _lines(["ip", "netns", "list"])),
         links=frozenset(line.split(": ")[1].split("@")[0] for line in _lines(["ip", "-o", "link", "show"])),
         ovs=frozenset(_ovs()),
-        processes=frozenset(_processes()),
+        processes=frozenset(this_machines(DAEMONS)),
         files=frozenset(_files()),
         nftables=frozenset(_lines(["nft", "list", "tables"]) if shutil.which("nft") else ()),
         domains=frozenset(_domains()),

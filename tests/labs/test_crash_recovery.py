@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from crashes import deploy_killed_at_call
-from residue import snapshot
+from residue import snapshot, this_machines
 from vtopo import ops as o
 from vtopo.kinds.environment import HostFacts
 from vtopo.host import facts as host_facts
@@ -59,8 +59,9 @@ def proc_files(name: str) -> list[str]:
     return texts
 
 
-def ovs_daemons() -> list[str]:
-    return [comm for comm in proc_files("comm") if comm.strip() in ("ovsdb-server", "ovs-vswitchd")]
+def ovs_daemons() -> set[str]:
+    """This machine's Open vSwitch daemons (not those of scripts/fresh-machine.sh's machine, which may run beside)."""
+    return this_machines({"ovsdb-server", "ovs-vswitchd"})
 
 
 def recovered(before: object) -> list[str]:
@@ -144,7 +145,7 @@ def test_kill_after_the_dhcp_server_relay_and_clients_started_and_cleanup_ends_t
                     and step.op.argv[0] in ("dnsmasq", "busybox"))
     before = snapshot()
     assert deploy_killed_at_call(lab, last_dhcp + 3) == 9  # one call more for the lab's user namespace
-    assert sorted(comm.strip() for comm in proc_files("comm") if comm.strip() in ("dnsmasq", "busybox")) == [
+    assert sorted(name.partition("(")[0] for name in this_machines({"dnsmasq", "busybox"})) == [
         "busybox", "busybox", "dnsmasq", "dnsmasq"]
     recovered(before)
 
