@@ -5,12 +5,15 @@ written `vlan 10 = 10.0.10.1/24; vlan 20 = 10.0.20.1/24`; an edit that does not 
 from __future__ import annotations
 
 import dataclasses
+from typing import Sequence
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.interface_text import EXAMPLE, parse_subinterfaces, subinterface_text
+from vtopo.kinds.leases import Lease
+from vtopo.model.topology import Interface
 
 COLUMNS = ("Port", "Peer", "Address", "Subinterfaces", "MAC", "State")
 ADDRESS, SUBINTERFACES, MAC = 2, 3, 4
@@ -18,6 +21,14 @@ EDITABLE = (ADDRESS, SUBINTERFACES, MAC)
 SEPARATOR = "; "  # between the subinterfaces in their cell
 END = Qt.ItemDataRole.UserRole
 DHCP = "dhcp"  # in the address column: the interface takes its address from a DHCP server
+
+
+def leased(interface: Interface, leases: Sequence[Lease]) -> str:
+    """What a DHCP interface leased, after its state: `, leased 10.0.1.100`; "" for none."""
+    if not interface.dhcp:
+        return ""
+    mine = [lease.address for lease in leases if not interface.mac or lease.mac == interface.mac.lower()]
+    return f", leased {', '.join(mine)}" if mine else ""
 
 
 class InterfaceTable(QTableWidget):
@@ -34,7 +45,9 @@ class InterfaceTable(QTableWidget):
                         f"/prefix, or dhcp for an address from a DHCP server; subinterfaces: {EXAMPLE}; vlan 20 = ...)")
         self.itemChanged.connect(self._edited)
 
-    def show_node(self, node_id: str, state: str) -> None:
+    def show_node(self, node_id: str, state: str, leases: Sequence[Lease] = ()) -> None:
+        """The node's interfaces; `leases`: those the lab's DHCP servers gave this node, each shown with its state on
+        the DHCP interface whose MAC it names, or, where vtopo chose the MACs, on each DHCP interface."""
         topology = self._editor.topology
         rows = []
         for link in topology.links_of(node_id):
@@ -44,7 +57,7 @@ class InterfaceTable(QTableWidget):
                     rows.append((own.port, f"{peer_node.name if peer_node else peer.node} {peer.port}",
                                  ", ".join(([DHCP] if own.interface.dhcp else []) + own.interface.addresses),
                                  SEPARATOR.join(map(subinterface_text, own.interface.subinterfaces)),
-                                 own.interface.mac, state, (link.id, side)))
+                                 own.interface.mac, state + leased(own.interface, leases), (link.id, side)))
         rows.sort(key=lambda row: row[0])
         self.blockSignals(True)
         self.setRowCount(len(rows))
