@@ -34,7 +34,6 @@ class EndEditor(QGroupBox):
         self.addresses = LinesEdit()
         self.addresses.setPlaceholderText("one per line, e.g. 10.0.0.1/24")
         self.subinterfaces = LinesEdit()
-        self.subinterfaces.show_lines(2)
         self.subinterfaces.setPlaceholderText(f"802.1Q, one a line, e.g. {EXAMPLE}")
         self.dhcp = QCheckBox("address from a DHCP server")
         self.dhcp.setToolTip("The node runs a DHCP client on this interface (containers and routers)")
