@@ -13,8 +13,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from vtopo.kinds.api import (EndContext, MakeDirectory, NodeContext, Op, Problem, StartProcess, WriteFile,
-                             WriteScript, addresses_resource, up_resource)
+from vtopo.kinds.api import (UNKNOWN_CLIENT, EndContext, Lease, MakeDirectory, NodeContext, Op, Problem, StartProcess,
+                             WriteFile, WriteScript, addresses_resource, leases_text, up_resource)
 
 INSIDE = "/run/dhcp"  # the node's DHCP directory, inside it (a tmpfs of the node's own)
 CONFIG_FILE = "dnsmasq.conf"
@@ -228,6 +228,6 @@ def leases(node: NodeContext[Any], pools: list[str], read_file: Callable[[str, i
         except ValueError:
             continue
         if len(mac) == 17 and all(c in "0123456789abcdef:" for c in mac):
-            host = words[3] if node.lab.node_named(words[3]) is not None else "?"
-            shown.append(f"{address} {host} ({mac})")
-    return "; leases: " + (", ".join(shown) if shown else "none yet")
+            host = words[3] if node.lab.node_named(words[3]) is not None else UNKNOWN_CLIENT
+            shown.append(Lease(str(address), host, mac))
+    return leases_text(shown)

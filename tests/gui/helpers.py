@@ -4,13 +4,14 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
-from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
-from PySide6.QtGui import QAction, QMouseEvent, QWheelEvent
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QTimer
+from PySide6.QtGui import QAction, QDragEnterEvent, QDragMoveEvent, QDropEvent, QMouseEvent, QWheelEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QLineEdit, QMenu, QMessageBox, QTableWidget,
+                               QWidget)
 from pytestqt.qtbot import QtBot
 
-from vtopo.gui.canvas.view import CanvasView
+from vtopo.gui.canvas.view import KIND_MIME_TYPE, CanvasView
 from vtopo.gui.main_window import MainWindow
 
 
@@ -171,3 +172,31 @@ def click_menu_entry(qtbot: QtBot, window: MainWindow, menu_text: str, action: Q
     qtbot.mouseClick(window.menuBar(), Qt.MouseButton.LeftButton, pos=window.menuBar().actionGeometry(entry).center())
     qtbot.waitUntil(menu.isVisible)
     qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
+
+
+def drop_kind(window: MainWindow, kind: str, scene_point: QPointF) -> None:
+    """What a drag from the palette delivers to the canvas: enter, move, drop, with the kind's MIME data."""
+    view = window.view
+    at = QPointF(view.mapFromScene(scene_point))
+    data = QMimeData()
+    data.setData(KIND_MIME_TYPE, kind.encode())
+    actions, left, none = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    QApplication.sendEvent(view.viewport(), QDragEnterEvent(at.toPoint(), actions, data, left, none))
+    QApplication.sendEvent(view.viewport(), QDragMoveEvent(at.toPoint(), actions, data, left, none))
+    QApplication.sendEvent(view.viewport(), QDropEvent(at, actions, data, left, none))
+
+
+def edit_cell(qtbot: QtBot, table: QTableWidget, row: int, column: int, text: str) -> None:
+    """Double-click a table's cell, replace what it holds by `text`, press Enter (the delegate commits on the next
+    turn of the event loop)."""
+    item = table.item(row, column)
+    assert item is not None
+    table.scrollToItem(item)
+    cell = table.visualItemRect(item).center()
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    qtbot.waitUntil(lambda: table.state() == QAbstractItemView.State.EditingState)
+    field = next(edit for edit in table.viewport().findChildren(QLineEdit) if edit.isVisible())
+    field.selectAll()
+    qtbot.keyClicks(field, text)
+    qtbot.keyClick(field, Qt.Key.Key_Return)

@@ -4,11 +4,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
-from PySide6.QtGui import QCursor, QDragEnterEvent, QDragMoveEvent, QDropEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QCursor
 
-from tests.gui.helpers import click, drag
+from tests.gui.helpers import click, drag, drop_kind
 from vtopo.gui.canvas import interactions
 from vtopo.gui.canvas.items import PARALLEL_GAP
 from vtopo.gui.canvas.view import KIND_MIME_TYPE
@@ -16,18 +15,6 @@ from vtopo.gui.main_window import MainWindow
 from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.model.topology import Node
-
-
-def drop_kind(window: MainWindow, kind: str, scene_point: QPointF) -> None:
-    """What a drag from the palette delivers to the canvas: enter, move, drop, with the kind's MIME data."""
-    view = window.view
-    at = QPointF(view.mapFromScene(scene_point))
-    data = QMimeData()
-    data.setData(KIND_MIME_TYPE, kind.encode())
-    actions, left, none = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
-    QApplication.sendEvent(view.viewport(), QDragEnterEvent(at.toPoint(), actions, data, left, none))
-    QApplication.sendEvent(view.viewport(), QDragMoveEvent(at.toPoint(), actions, data, left, none))
-    QApplication.sendEvent(view.viewport(), QDropEvent(at, actions, data, left, none))
 
 
 def test_palette_lists_every_kind_with_its_description(make_window: Callable[..., MainWindow]) -> None:

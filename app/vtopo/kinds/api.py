@@ -11,6 +11,7 @@ from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, C
                                   NodeKind, PortSpec, PortVlans, Reader, Role, SavedState, SegmentKind, SWITCH_PORT,
                                   svi_name)
 from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
+from vtopo.kinds.leases import UNKNOWN_CLIENT, Lease, leases_text
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.kinds.vlans import EXAMPLE as VLANS_EXAMPLE, HIGHEST_VLAN, LOWEST_VLAN, parse_port, port_vlans
@@ -24,15 +25,16 @@ from vtopo.ops import (DEFAULT_VLAN, DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_R
 
 __all__ = [
     "BUILTIN_IMAGE", "DEFAULT_VLAN", "DOMAIN_XMLNS", "ECHO_SERVER", "HIGHEST_VLAN", "INTERNAL_PORT", "IPERF3_SERVER",
-    "KVM_GROUP", "LIBVIRT_QEMU_RUN_DIR", "LOWEST_VLAN", "MAX_INTERFACE_NAME", "SWITCH_PORT", "VLANS_EXAMPLE",
+    "KVM_GROUP", "LIBVIRT_QEMU_RUN_DIR", "LOWEST_VLAN", "MAX_INTERFACE_NAME", "SWITCH_PORT", "UNKNOWN_CLIENT",
+    "VLANS_EXAMPLE",
     "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigCheck", "ConfigureLink", "ConsentRequest",
-    "CreateBridge", "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "FileReader", "HostFacts",
+    "CreateBridge", "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "FileReader", "HostFacts", "Lease",
     "LabContext", "LabNames",
     "LoadConfig", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeFiles",
     "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsAddSubinterface", "OvsVlanMode", "PortSpec", "PortVlans", "Probe",
     "Problem", "Reader", "ResumeDomain", "Role", "SavedState", "SegmentKind", "SetBridgeVlans", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
     "WriteScript", "addresses_resource", "dev_resource", "drop_privileges", "image_path", "image_problem", "parse_port",
-    "port_vlans", "setting", "subinterface_name", "svi_name", "up_resource",
+    "leases_text", "port_vlans", "setting", "subinterface_name", "svi_name", "up_resource",
     "with_cause",
 ]

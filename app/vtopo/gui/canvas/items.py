@@ -311,6 +311,11 @@ class LinkItem(_Marked, QGraphicsItem):
         self.update_geometry()
 
     @property
+    def end_texts(self) -> tuple[str, str]:
+        """What each end's label reads, a's then b's."""
+        return self._texts
+
+    @property
     def middle_text(self) -> str:
         """What the link's middle shows: its VLANs and its impairment."""
         return self._middle_text

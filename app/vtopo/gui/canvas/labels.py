@@ -4,15 +4,18 @@ from __future__ import annotations
 from typing import Callable
 
 from vtopo.kinds.vlans import port_label, port_vlans
-from vtopo.model.topology import Endpoint, Impairment, Link, Node
+from vtopo.model.topology import Endpoint, Impairment, Link, Node, subinterface_name
 
 VlansOf = Callable[[Node], "dict[str, str] | None"]
 """A node's VLANs port by port, as its VLANs setting writes them; None where its kind keeps no VLANs."""
 
 
 def end_label(end: Endpoint) -> str:
-    """What a link end shows: the interface name (the port unless renamed), then its addresses."""
-    return "\n".join([end.interface.name or end.port, *end.interface.addresses])
+    """What a link end shows: the interface name (the port unless renamed), then its addresses, then each 802.1Q
+    subinterface with its addresses (`eth0.10 10.0.10.1/24`)."""
+    name = end.interface.name or end.port
+    subinterfaces = [" ".join([subinterface_name(name, sub.vlan), *sub.addresses]) for sub in end.interface.subinterfaces]
+    return "\n".join([name, *end.interface.addresses, *subinterfaces])
 
 
 def impairment_label(impairment: Impairment) -> str:

@@ -120,6 +120,7 @@ class DeployController(QObject):
         self.states: dict[str, NodeState] = {}  # by node name: the executor knows nodes by name
         self.deployed_lab = ""
         self.links_down: set[str] = set()  # ids of links taken down on the running lab
+        self.details: dict[str, str] = {}  # by node name: what the last status read said of it beyond its state
         self._deployed_text = ""  # the lab as it was deployed, as saved text
         self._deploying: Topology | None = None
         self._read_status_next = False  # after a deploy that may have kept stopped nodes and links down
@@ -376,6 +377,7 @@ class DeployController(QObject):
         self.deployed_lab = ours.lab if ours is not None else ""
         self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None and ours.document else ""
         self.states = {}
+        self.details = {node.name: node.detail for node in ours.nodes} if ours else {}
         states = {node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {}
         if self.agent_doing:  # each node is in the agent's hands until its job ends (as in this window's own jobs)
             states = {name: state if state is NodeState.STOPPED else NodeState.DEPLOYING
@@ -442,6 +444,7 @@ class DeployController(QObject):
         """Another lab is open: drop the old states and log, and ask the executor whether this one is deployed."""
         self._log.clear()
         self.states = {}
+        self.details = {}
         self.links_down = set()
         self.deployed_lab = ""
         self._deployed_text = ""

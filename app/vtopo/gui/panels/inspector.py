@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QLabel, QLin
 
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
 from vtopo.gui.panels.interface_table import InterfaceTable
+from vtopo.gui.panels.leases import LeasesBox
 from vtopo.gui.panels.link_form import LinkForm
 from vtopo.gui.panels.sites_editor import site_choices
 from vtopo.gui.panels.machine import MachineBox
@@ -18,6 +19,7 @@ from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, TextFileEdi
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.wheel_guard import guard_wheel
 from vtopo.kinds.contract import Role
+from vtopo.kinds.leases import leases_in
 from vtopo.kinds.settings import setting_fields
 from vtopo.model.problems import LabError
 
@@ -59,6 +61,8 @@ class NodeForm(QWidget):
                                 "output goes to the deploy log. Deploy asks before it runs them.")
         self.startup.editing_finished.connect(self._commit_startup)
         self.interfaces = InterfaceTable(editor)
+        self.leases = LeasesBox()
+        self.status_details: Callable[[], dict[str, str]] = dict  # by node name, from the deployed lab's last status
         self.machine = MachineBox()
         self._layout = QVBoxLayout(self)
         head = QFormLayout()
@@ -73,6 +77,7 @@ class NodeForm(QWidget):
         self._layout.addWidget(self.startup)
         self._layout.addWidget(QLabel("Interfaces"))
         self._layout.addWidget(self.interfaces)
+        self._layout.addWidget(self.leases)
         self._layout.addWidget(self.machine)
         self._layout.addStretch(1)
 
@@ -90,7 +95,10 @@ class NodeForm(QWidget):
             self.startup.setPlainText("\n".join(node.startup_commands))
         self._show_site(node.site)
         state = self._editor.scene.nodes[node_id].state
-        self.interfaces.show_node(node_id, state.value)
+        details = self.status_details()
+        every_lease = [lease for detail in details.values() for lease in leases_in(detail) or []]
+        self.interfaces.show_node(node_id, state.value, [lease for lease in every_lease if lease.client == node.name])
+        self.leases.show_leases(leases_in(details.get(node.name, "")))
         kind = self._editor.registry.get(node.kind)
         runs_a_machine = kind is not None and kind.role is Role.MACHINE and state is NodeState.RUNNING
         self.machine.show_machine(self._editor.topology.name, node.name if runs_a_machine else None)

@@ -1,30 +1,20 @@
-"""The link part of the inspector: each end's interface (name, MAC, MTU, addresses, DHCP) and the impairment."""
+"""The link part of the inspector: each end's interface (name, MAC, MTU, addresses, 802.1Q subinterfaces, DHCP) and
+the impairment."""
 from __future__ import annotations
 
-import ipaddress
 from typing import Callable
 
 from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QVBoxLayout,
                                QWidget)
 
 from vtopo.gui.document.editor import Editor
+from vtopo.gui.panels.interface_text import (EXAMPLE, address_error, parse_subinterfaces, subinterface_text,
+                                             subinterfaces_error)
 from vtopo.gui.panels.port_vlans import PortVlansRow, parsed_port
 from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
 from vtopo.kinds.environment import MAX_INTERFACE_NAME
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS
-from vtopo.model.topology import Impairment, Interface, Subinterface
-
-
-def address_error(lines: list[str]) -> str:
-    """Addresses must be written with their prefix, e.g. 10.0.0.1/24 or fd00::1/64."""
-    for line in lines:
-        try:
-            if "/" not in line:
-                raise ValueError
-            ipaddress.ip_interface(line)
-        except ValueError:
-            return f"{line!r} is not an address with a prefix, e.g. 10.0.0.1/24"
-    return ""
+from vtopo.model.topology import Impairment, Interface
 
 
 class EndEditor(QGroupBox):
@@ -43,7 +33,8 @@ class EndEditor(QGroupBox):
         self.mtu.setKeyboardTracking(False)
         self.addresses = LinesEdit()
         self.addresses.setPlaceholderText("one per line, e.g. 10.0.0.1/24")
-        self._subinterfaces: list[Subinterface] = []
+        self.subinterfaces = LinesEdit()
+        self.subinterfaces.setPlaceholderText(f"802.1Q, one a line, e.g. {EXAMPLE}")
         self.dhcp = QCheckBox("address from a DHCP server")
         self.dhcp.setToolTip("The node runs a DHCP client on this interface (containers and routers)")
         form = QFormLayout(self)
@@ -51,6 +42,7 @@ class EndEditor(QGroupBox):
         form.addRow("MAC", self.mac)
         form.addRow("MTU", self.mtu)
         form.addRow("Addresses", self.addresses)
+        form.addRow("Subinterfaces", self.subinterfaces)
         form.addRow("DHCP", self.dhcp)
         form.addRow("VLANs", self.vlans)
         self._form = form
@@ -60,7 +52,9 @@ class EndEditor(QGroupBox):
         self.name.editingFinished.connect(on_commit)
         self.mac.editingFinished.connect(on_commit)
         self.mtu.valueChanged.connect(on_commit)
+        self.subinterfaces.textChanged.connect(lambda: mark_invalid(self.subinterfaces, self.subinterfaces_error()))
         self.addresses.editing_finished.connect(on_commit)
+        self.subinterfaces.editing_finished.connect(on_commit)
         self.dhcp.toggled.connect(on_commit)
 
     def name_error(self) -> str:
@@ -73,8 +67,12 @@ class EndEditor(QGroupBox):
         mac = self.mac.text().strip()
         return "" if not mac or MAC_ADDRESS.fullmatch(mac) else "write a MAC as six hex pairs, e.g. 02:00:00:00:00:01"
 
+    def subinterfaces_error(self) -> str:
+        return subinterfaces_error(self.subinterfaces.lines())
+
     def error(self) -> str:
-        return self.name_error() or self.mac_error() or address_error(self.addresses.lines())
+        return (self.name_error() or self.mac_error() or address_error(self.addresses.lines())
+                or self.subinterfaces_error())
 
     def show_end(self, title: str, interface: Interface, vlans: dict[str, str] | None, port: str,
                  takes_addresses: bool) -> None:
@@ -82,12 +80,12 @@ class EndEditor(QGroupBox):
         `takes_addresses`: whether the node's port holds addresses (a switch's port does not: no box)."""
         self.setTitle(title)
         self._form.setRowVisible(self.addresses, takes_addresses)
+        self._form.setRowVisible(self.subinterfaces, takes_addresses)
         self._form.setRowVisible(self.dhcp, takes_addresses)
         self._form.setRowVisible(self.vlans, vlans is not None)
         if vlans is not None:
             self.vlans.show_vlans(parsed_port(vlans.get(port)), bool(set(vlans) - {port}))
-        self._subinterfaces = interface.subinterfaces  # kept as they are: this form does not edit them
-        widgets = (self.name, self.mac, self.mtu, self.addresses, self.dhcp)
+        widgets = (self.name, self.mac, self.mtu, self.addresses, self.subinterfaces, self.dhcp)
         for widget in widgets:
             widget.blockSignals(True)
         if not self.name.hasFocus():
@@ -98,15 +96,18 @@ class EndEditor(QGroupBox):
         self.dhcp.setChecked(interface.dhcp)
         if not self.addresses.hasFocus():
             self.addresses.setPlainText("\n".join(interface.addresses))
+        if not self.subinterfaces.hasFocus():
+            self.subinterfaces.setPlainText("\n".join(map(subinterface_text, interface.subinterfaces)))
         for widget in widgets:
             widget.blockSignals(False)
         for widget, error in ((self.name, self.name_error()), (self.mac, self.mac_error()),
-                              (self.addresses, address_error(self.addresses.lines()))):
+                              (self.addresses, address_error(self.addresses.lines())),
+                              (self.subinterfaces, self.subinterfaces_error())):
             mark_invalid(widget, error)
 
     def interface(self) -> Interface:
         return Interface(self.name.text().strip(), self.mac.text().strip().lower(), self.mtu.value(),
-                         self.addresses.lines(), list(self._subinterfaces), self.dhcp.isChecked())
+                         self.addresses.lines(), parse_subinterfaces(self.subinterfaces.lines()), self.dhcp.isChecked())
 
 
 class LinkForm(QWidget):
