@@ -27,18 +27,19 @@ OSPF_SECONDS = 30
 BOOT_SECONDS = 90
 PROMPT = r"[\w.-]+# "  # vtysh's, in its enable node
 PINGS = ("exec", "l2-vs-l3", "h1", "--", "ping", "-c", "40", "-i", "0.2", "10.2.0.10")  # h1 to h3 for 8 s, via r1
-WIRESHARK_PIPE = """
+# "Open in Wireshark" on a capture of the lab's owner who is not root (the agent ran its tcpdump): a copy of what the
+# capture file holds, opened with wireshark -r, here a stand-in that writes what tshark reads of it
+WIRESHARK_ON_A_CAPTURE = """
 import sys
-from vtopo.client.agent import AgentClient, deployed_for
-from vtopo.capture import resolve
-from vtopo.capture.wireshark import Piped
+from pathlib import Path
+from vtopo.capture.wireshark import Viewer
 
-lab = deployed_for("l2-vs-l3", "capture on", AgentClient())
-viewer = ["sh", "-c", f"exec tshark -l -n -r - -c 3 > {sys.argv[1]}"]  # in Wireshark's place, on the same pipe
-piped = Piped(resolve(lab.context, "r1:eth1"), "icmp", viewer=viewer)
-assert piped.viewer.wait(timeout=50) == 0
-piped.close()
-"""  # "Open in Wireshark", as the lab's owner who is not root: the agent runs the tcpdump
+packets = Path(sys.argv[1])
+viewer = Viewer(packets, packets.stat().st_size, "r1-eth1.pcapng")
+assert viewer.process.wait(timeout=50) == 0
+"""
+STAND_IN_WIRESHARK = "#!/bin/sh\n# wireshark -r FILE, as the member: what tshark reads of the file it was given\n" \
+                     "exec tshark -n -r \"$2\" > \"$(dirname \"$0\")/wireshark.txt\"\n"
 
 
 def refused_by_owner(result: subprocess.CompletedProcess[str], owner: str) -> bool:
@@ -168,17 +169,23 @@ def test_vtysh_checks_and_capture_for_the_owner_only(agent, users, readable_dir)
             captured
         assert refused_by_owner(agent.vtopo(b, "capture", "l2-vs-l3", "r1:eth1", "-c", "1"), a)
 
-        shown = readable_dir / a / "wireshark.txt"
-        shown.parent.mkdir()
-        os.chown(shown.parent, users["a"].pw_uid, users["a"].pw_gid)
-        shark = subprocess.Popen(["runuser", "-u", a, "--", sys.executable, "-c", WIRESHARK_PIPE, str(shown)],
-                                 env={**agent.env, "HOME": str(readable_dir)}, cwd="/", text=True,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        mine = readable_dir / a  # Open in Wireshark on the member's own capture: Wireshark gets the packets it holds
+        mine.mkdir()
+        os.chown(mine, users["a"].pw_uid, users["a"].pw_gid)
+        stand_in = mine / "wireshark"
+        stand_in.write_text(STAND_IN_WIRESHARK)
+        stand_in.chmod(0o755)
+        saved = mine / "r1-eth1.pcapng"
+        capture = agent.spawn(a, "capture", "l2-vs-l3", "r1:eth1", "-c", "3", "-f", "icmp", "-w", str(saved))
         pings = agent.spawn(a, *PINGS)
-        out, err = shark.communicate(timeout=60)
-        assert pings.wait(timeout=30) == 0
-        assert shark.returncode == 0, out + err
-        assert len(re.findall(r"10\.1\.0\.10 → 10\.2\.0\.10 +ICMP", shown.read_text())) >= 1, shown.read_text()
+        _, messages = capture.communicate(timeout=30)
+        assert pings.wait(timeout=30) == 0 and capture.returncode == 0, messages
+        shark = subprocess.run(["runuser", "-u", a, "--", sys.executable, "-c", WIRESHARK_ON_A_CAPTURE, str(saved)],
+                               env={**agent.env, "HOME": str(readable_dir), "PATH": f"{mine}:{os.environ['PATH']}"},
+                               cwd="/", text=True, capture_output=True, timeout=60)
+        assert shark.returncode == 0, shark.stdout + shark.stderr
+        shown = (mine / "wireshark.txt").read_text()
+        assert len(re.findall(r"10\.1\.0\.10 → 10\.2\.0\.10 +ICMP", shown)) >= 1, shown
     finally:
         for user, lab in ((a, "l2-vs-l3"), (b, "l2-vs-l3-b")):
             agent.vtopo(user, "destroy", lab)
