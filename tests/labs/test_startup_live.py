@@ -141,6 +141,7 @@ def test_restart_ends_what_a_startup_command_started_and_runs_the_commands_again
             f"restarted c1 in lab {topology.name}", "  c1| $ iperf3 -s -D -p 5301"]  # the command, as it ran again
         again = iperf_servers(netns)
         assert len(again) == 1 and again != first, "the old server ended, the startup command started a new one"
+        wait_for_listener(netns, 5301)
         client = subprocess.run(["ip", "netns", "exec", f"{report.prefix}-c2", "iperf3", "-c", "10.0.0.1", "-p", "5301",
                                  "-t", "1"], capture_output=True, text=True, timeout=30)
         assert client.returncode == 0, client.stdout + client.stderr
