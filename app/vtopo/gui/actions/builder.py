@@ -69,6 +69,19 @@ class Actions:
         action.setShortcuts(key_sequences(*spec.keys))
         if isinstance(spec.tip, str) and spec.tip:
             action.setToolTip(spec.tip)
+        self._connect(spec, action)
+        if spec.group:
+            self._groups.setdefault(spec.group, QActionGroup(self.window)).addAction(action)
+        if spec.scope is Scope.CANVAS:
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.parts.view.addAction(action)
+        else:
+            self.window.addAction(action)
+        return action
+
+    def _connect(self, spec: Action, action: QAction) -> None:
+        """The action runs its entry's code; a checkable one starts as `initially` says, and its code learns it."""
+        designer = self.designer
         if spec.run is not None:
             run = spec.run
             action.triggered.connect(lambda: run(designer))
@@ -79,14 +92,6 @@ class Actions:
             if spec.initially is not None:
                 action.setChecked(spec.initially(designer))
                 toggle(designer, action.isChecked())
-        if spec.group:
-            self._groups.setdefault(spec.group, QActionGroup(self.window)).addAction(action)
-        if spec.scope is Scope.CANVAS:
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            self.parts.view.addAction(action)
-        else:
-            self.window.addAction(action)
-        return action
 
     def _build_menus(self) -> None:
         bar = self.window.menuBar()
