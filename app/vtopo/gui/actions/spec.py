@@ -1,8 +1,10 @@
 """An action as data: its id, title, keys, icon and tip, what it does, and when it is enabled. The menu modules
 (file, edit, view, lab) declare theirs in the order their menu shows them; the builder makes the QActions.
 
-    Action("lab.checkpoints", "Check&points…", run=lambda d: d.parts.checkpoints.show(),
-           enabled_when=lambda c: bool(c.deployed_lab), tip="The lab's saved states")
+    Action("lab.save_running", "Save &running configuration…", lambda d: d.parts.save_running.save_running(),
+           enabled_when=lambda c: c.deployer and not c.busy and bool(c.deployed_lab), tip="Write what the running …")
+
+`d` is the Designer (the window and its parts), `c` the Context (the designer's state as the rules read it).
 """
 from __future__ import annotations
 
