@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
+from PySide6.QtWidgets import QMainWindow, QMenu
 
 from vtopo.gui.actions import edit, file, lab, popups, view
 from vtopo.gui.actions.context import context_of
-from vtopo.gui.canvas.context_menus import ContextMenus
 from vtopo.gui.actions.designer import Designer, WindowParts
 from vtopo.gui.actions.spec import Action, Menu, Scope, Separator, Submenu, key_sequences
 from vtopo.gui.actions.toolbar import build_toolbar, history_button
+from vtopo.gui.canvas.context_menus import ContextMenus
 
 MENUS: tuple[Menu, ...] = (file.MENU, edit.MENU, view.MENU, lab.MENU)
 TOOLBAR = (("file.new", "file.open", "file.save"), ("view.link_mode", "view.snap", "edit.add_note", "view.fit"),
@@ -44,8 +44,8 @@ class Actions:
         self.toolbar_redo = history_button(window, stack, redo=True)
         first, *others = [[self.designer.actions[action_id] for action_id in group] for group in TOOLBAR]
         build_toolbar(window, [first, [self.toolbar_undo, self.toolbar_redo], *others])
-        self.themes = {action.id.rsplit(".", 1)[1]: self.designer.actions[action.id] for action in view.THEME_ACTIONS}
-        self.align = {action.id.rsplit(".", 1)[1]: self.designer.actions[action.id] for action in edit.ALIGN}
+        self.themes = {action.name: self.designer.actions[action.id] for action in view.THEME_ACTIONS}
+        self.align = {action.name: self.designer.actions[action.id] for action in edit.ALIGN}
         parts.view.link_mode_left.connect(lambda: self.link_mode.setChecked(False))
         for changed in (parts.editor.scene.selectionChanged, parts.deploy.busy_changed, parts.deploy.states_changed,
                         parts.deploy.labs_changed, self.designer.deploy_request.waiting_changed,
