@@ -1,0 +1,199 @@
+"""Automatic addressing: a lab's address pool, and the addresses a new link's ends take from it.
+
+A lab may set a pool (`"addressing": {"ipv4": "10.0.0.0/16", "ipv4_prefix": 24}` in its "lab" object). Each new link
+then gives the ends that hold addresses (a router's, a host's; not a bridge's or switch's port) the next free address
+of their LAN: the subnet the LAN has already, or else the next subnet of the pool that no address of the lab is in. A
+LAN is what a link end reaches through bridges and switches (their VLANs are not told apart), so a router-router link
+gets a subnet of its own and a host joining a switch takes the subnet of the switch's other nodes. A node that takes a
+default gateway and has none gets the address of the first router on its LAN. A lab with no pool is addressed by hand.
+"""
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import cast
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+PREFIX_LIMITS = {4: 30, 6: 126}  # the longest subnet prefix a pool gives: two hosts at least
+DEFAULT_PREFIX = {4: 24, 6: 64}
+DEFAULT_POOL = "10.0.0.0/16"  # what the designer's switch sets on a lab without a pool
+SUBNETS_TRIED = 1 << 16  # of a pool's subnets, how many are looked at for a free one (an IPv6 /48 has 65,536 /64s)
+HOSTS_TRIED = 1 << 16  # of a subnet's addresses, how many are looked at for a free one
+
+
+@dataclass(frozen=True)
+class AddressPool:
+    """Where new links take their addresses from: an IPv4 and/or IPv6 network, cut into subnets of the given prefix.
+    Empty (no network at all): the lab is addressed by hand."""
+
+    ipv4: str = ""
+    ipv4_prefix: int = DEFAULT_PREFIX[4]
+    ipv6: str = ""
+    ipv6_prefix: int = DEFAULT_PREFIX[6]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.ipv4 or self.ipv6)
+
+    def pools(self) -> list[tuple[Network, int]]:
+        """Each network set, with the prefix of its subnets, IPv4 first; call only on a pool without problems."""
+        return [(ipaddress.ip_network(network), prefix) for network, prefix in
+                ((self.ipv4, self.ipv4_prefix), (self.ipv6, self.ipv6_prefix)) if network]
+
+    def problems(self) -> list[tuple[str, str]]:
+        """What is wrong with it, as (field, message) pairs: a network that is not one of its version, with host bits
+        set, or a prefix that does not fit within it."""
+        found = []
+        for version, network, prefix in ((4, self.ipv4, self.ipv4_prefix), (6, self.ipv6, self.ipv6_prefix)):
+            name = f"ipv{version}"
+            if not network:
+                continue
+            try:
+                parsed = ipaddress.ip_network(network, strict=False)
+            except ValueError:
+                parsed = None
+            if parsed is None or "/" not in network:
+                found.append((name, f"{network!r} is not an IPv{version} network such as "
+                                    f"{DEFAULT_POOL if version == 4 else 'fd00::/48'}"))
+                continue
+            if parsed.version != version:
+                found.append((name, f"{network} is an IPv{parsed.version} network, not an IPv{version} one"))
+            elif parsed.network_address != ipaddress.ip_interface(network).ip:
+                found.append((name, f"{network} has host bits set; the network is {parsed}"))
+            elif not parsed.prefixlen <= prefix <= PREFIX_LIMITS[version]:
+                found.append((f"{name}_prefix", f"the subnets of {parsed} must have a prefix from /{parsed.prefixlen} "
+                                                f"to /{PREFIX_LIMITS[version]}, not /{prefix}"))
+        return found
+
+    def describe(self) -> str:
+        return ", ".join(f"{network} in /{prefix} subnets" for network, prefix in
+                         ((self.ipv4, self.ipv4_prefix), (self.ipv6, self.ipv6_prefix)) if network) or "no pool"
+
+
+@dataclass(frozen=True)
+class Port:
+    """One link end, as the allocator sees it: its node, its addresses, whether it holds any and takes them from
+    the pool (not a switch's port, not a DHCP client), and the switch it joins a LAN through, if any."""
+
+    link: str
+    side: str  # "a" or "b"
+    node: str
+    addresses: tuple[str, ...]
+    addressed: bool
+    switch: bool
+
+
+@dataclass(frozen=True)
+class NodeRole:
+    """What the allocator needs to know about a node: whether it routes (and so is a LAN's gateway), and its IPv4
+    default gateway: None for a node that takes none, "" for one that has none yet."""
+
+    routes: bool = False
+    gateway: str | None = None
+
+
+@dataclass
+class Allocation:
+    """What automatic addressing gives: new addresses per link end (link id, side) and new default gateways per node
+    id, and why an end got none (a pool with no free subnet)."""
+
+    addresses: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    gateways: dict[str, str] = field(default_factory=dict)
+    shortages: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.addresses or self.gateways)
+
+
+def allocate(pool: AddressPool, ports: list[Port], roles: dict[str, NodeRole], new_links: Iterable[str]) -> Allocation:
+    """The addresses the ends of `new_links` that hold addresses and have none take from `pool`, and the gateways of
+    the nodes on their LANs. `ports` are every link end of the lab, the new links' included."""
+    allocation = Allocation()
+    if pool.empty:
+        return allocation
+    addresses = {(port.link, port.side): list(port.addresses) for port in ports}
+    lans = _Lans(ports)
+    for link in new_links:
+        for port in (p for p in ports if p.link == link and p.addressed and not p.addresses):
+            lan = lans.of(port)
+            for network, prefix in pool.pools():
+                address = _next_address(network, prefix, [a for p in lan for a in addresses[(p.link, p.side)]],
+                                        [a for found in addresses.values() for a in found])
+                if address is None:
+                    allocation.shortages.append(f"the pool {network} has no free /{prefix} subnet left")
+                    continue
+                addresses[(port.link, port.side)].append(address)
+                allocation.addresses.setdefault((port.link, port.side), []).append(address)
+            allocation.gateways.update(_gateways(lan, roles, addresses, allocation.gateways))
+    return allocation
+
+
+class _Lans:
+    """Which addressed ends share a LAN: those one end reaches through switches."""
+
+    def __init__(self, ports: list[Port]) -> None:
+        self._ports = ports
+        self._by_link = {(p.link, p.side): p for p in ports}
+
+    def _peer(self, port: Port) -> Port:
+        return self._by_link[(port.link, "b" if port.side == "a" else "a")]
+
+    def of(self, port: Port) -> list[Port]:
+        """The addressed ends on `port`'s LAN, `port` itself included."""
+        lan, seen_switches = [port], set()
+        waiting = [self._peer(port)]
+        while waiting:
+            end = waiting.pop()
+            if not end.switch:
+                if end.addressed and end not in lan:
+                    lan.append(end)
+                continue
+            if end.node in seen_switches:
+                continue
+            seen_switches.add(end.node)
+            waiting += [self._peer(other) for other in self._ports if other.node == end.node]
+        return lan
+
+
+def _interfaces(addresses: Iterable[str]) -> Iterator[ipaddress.IPv4Interface | ipaddress.IPv6Interface]:
+    for address in addresses:
+        try:
+            interface = ipaddress.ip_interface(address)
+        except ValueError:
+            continue
+        if "/" in address and not interface.is_link_local:
+            yield interface
+
+
+def _next_address(pool: Network, prefix: int, lan: list[str], lab: list[str]) -> str | None:
+    """The next free address for an end on a LAN whose ends have the addresses `lan`: in the LAN's subnet of the
+    pool's version if it has one, else in the pool's first subnet that no address of the lab (`lab`) is in."""
+    used = list(_interfaces(lab))
+    taken = {interface.ip for interface in used}
+    own: Network | None = next((i.network for i in _interfaces(lan) if i.version == pool.version), None)
+    if own is None:
+        networks = {interface.network for interface in used if interface.version == pool.version}
+        subnets = cast(Iterator[Network], pool.subnets(new_prefix=prefix))
+        own = next((subnet for subnet in islice(subnets, SUBNETS_TRIED)
+                    if not any(subnet.overlaps(network) for network in networks)), None)
+        if own is None:
+            return None
+    hosts = cast(Iterator[Address], own.hosts())
+    host = next((ip for ip in islice(hosts, HOSTS_TRIED) if ip not in taken), None)
+    return None if host is None else f"{host}/{own.prefixlen}"
+
+
+def _gateways(lan: list[Port], roles: dict[str, NodeRole], addresses: dict[tuple[str, str], list[str]],
+              given: dict[str, str]) -> dict[str, str]:
+    """The first router's IPv4 address on the LAN, as the gateway of each node on it that takes one and has none."""
+    router = next((interface.ip for port in lan if roles.get(port.node, NodeRole()).routes
+                   for interface in _interfaces(addresses[(port.link, port.side)]) if interface.version == 4), None)
+    if router is None:
+        return {}
+    return {port.node: str(router) for port in lan
+            if roles.get(port.node, NodeRole()).gateway == "" and port.node not in given}
