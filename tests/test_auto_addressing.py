@@ -25,6 +25,14 @@ def test_a_router_router_link_takes_the_pools_first_free_subnet():
     assert allocation.addresses == {("l1", "a"): ["10.0.1.1/24"], ("l1", "b"): ["10.0.1.2/24"]}
 
 
+def test_a_new_subnet_overlaps_no_network_of_the_lab_however_wide():
+    wide = [port("old", "a", "x", "10.0.0.1/23"), port("old", "b", "y", "10.0.2.9/30")]
+    new = [port("l1", "a", "r1"), port("l1", "b", "r2")]
+    assert allocate(POOL, wide + new, {}, ["l1"]).addresses[("l1", "a")] == ["10.0.3.1/24"]
+    covering = [port("old", "a", "x", "10.0.0.1/8"), port("old", "b", "y", "10.0.0.2/8")]
+    assert allocate(POOL, covering + new, {}, ["l1"]).shortages == ["the pool 10.0.0.0/16 has no free /24 subnet left"] * 2
+
+
 def test_a_host_joining_a_switch_takes_its_lans_subnet_and_the_next_free_host_address():
     ports = [port("l1", "a", "h1", "10.0.5.1/24"), port("l1", "b", "sw", switch=True),
              port("l2", "a", "sw", switch=True), port("l2", "b", "sw2", switch=True),  # a LAN over two switches

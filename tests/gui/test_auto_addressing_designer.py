@@ -101,3 +101,28 @@ def test_a_lab_without_a_pool_draws_links_without_addresses(make_window: Callabl
     assert all(addresses == [[]] for addresses in (addresses_of(window, names, node) for node in ("h1", "h3", "h2")))
     click(window.view, QPointF(900, 600))  # nothing selected: the lab's form, its switch off
     assert not window.inspector.lab_form.addressing.automatic.isChecked()
+
+
+def test_the_pool_is_typed_in_the_inspector_and_a_wrong_one_is_refused_where_it_is_typed(
+        make_window: Callable[..., MainWindow], qtbot: Any) -> None:
+    window = make_window(None)
+    pool = window.inspector.lab_form.addressing
+    qtbot.waitUntil(pool.isVisible)
+    qtbot.mouseClick(pool.automatic, Qt.MouseButton.LeftButton)
+    network = pool.networks[4]
+    for typed in ("172.16.0.1/16", "172.16.0.0/16"):
+        qtbot.mouseClick(network, Qt.MouseButton.LeftButton)
+        qtbot.keyClick(network, Key.Key_A, Ctrl)
+        qtbot.keyClicks(network, typed)
+        qtbot.keyClick(network, Key.Key_Return)
+        if typed.endswith("1/16"):
+            assert network.property("invalid") and "has host bits set" in network.toolTip()
+            assert window.editor.topology.addressing == AddressPool(ipv4="10.0.0.0/16")  # unchanged
+    assert not network.property("invalid")
+    assert window.editor.topology.addressing == AddressPool(ipv4="172.16.0.0/16")
+    focus_canvas(qtbot, window)
+    qtbot.keyClick(window.view, Key.Key_Z, Ctrl)
+    assert window.editor.topology.addressing == AddressPool(ipv4="10.0.0.0/16")
+    qtbot.keyClick(window.view, Key.Key_Z, Ctrl)
+    assert window.editor.topology.addressing.empty
+    qtbot.waitUntil(lambda: not pool.automatic.isChecked())

@@ -117,16 +117,17 @@ def allocate(pool: AddressPool, ports: list[Port], roles: dict[str, NodeRole], n
     if pool.empty:
         return allocation
     addresses = {(port.link, port.side): list(port.addresses) for port in ports}
+    used = _Used([address for port in ports for address in port.addresses])
     lans = _Lans(ports)
     for link in new_links:
-        for port in (p for p in ports if p.link == link and p.addressed and not p.addresses):
+        for port in (p for p in lans.ends_of(link) if p.addressed and not p.addresses):
             lan = lans.of(port)
             for network, prefix in pool.pools():
-                address = _next_address(network, prefix, [a for p in lan for a in addresses[(p.link, p.side)]],
-                                        [a for found in addresses.values() for a in found])
+                address = used.next_address(network, prefix, [a for p in lan for a in addresses[(p.link, p.side)]])
                 if address is None:
                     allocation.shortages.append(f"the pool {network} has no free /{prefix} subnet left")
                     continue
+                used.add(address)
                 addresses[(port.link, port.side)].append(address)
                 allocation.addresses.setdefault((port.link, port.side), []).append(address)
             allocation.gateways.update(_gateways(lan, roles, addresses, allocation.gateways))
@@ -137,11 +138,18 @@ class _Lans:
     """Which addressed ends share a LAN: those one end reaches through switches."""
 
     def __init__(self, ports: list[Port]) -> None:
-        self._ports = ports
-        self._by_link = {(p.link, p.side): p for p in ports}
+        self._by_end = {(p.link, p.side): p for p in ports}
+        self._by_node: dict[str, list[Port]] = {}
+        self._by_link: dict[str, list[Port]] = {}
+        for port in ports:
+            self._by_node.setdefault(port.node, []).append(port)
+            self._by_link.setdefault(port.link, []).append(port)
+
+    def ends_of(self, link: str) -> list[Port]:
+        return self._by_link.get(link, [])
 
     def _peer(self, port: Port) -> Port:
-        return self._by_link[(port.link, "b" if port.side == "a" else "a")]
+        return self._by_end[(port.link, "b" if port.side == "a" else "a")]
 
     def of(self, port: Port) -> list[Port]:
         """The addressed ends on `port`'s LAN, `port` itself included."""
@@ -156,7 +164,7 @@ class _Lans:
             if end.node in seen_switches:
                 continue
             seen_switches.add(end.node)
-            waiting += [self._peer(other) for other in self._ports if other.node == end.node]
+            waiting += [self._peer(other) for other in self._by_node[end.node]]
         return lan
 
 
@@ -170,22 +178,40 @@ def _interfaces(addresses: Iterable[str]) -> Iterator[ipaddress.IPv4Interface | 
             yield interface
 
 
-def _next_address(pool: Network, prefix: int, lan: list[str], lab: list[str]) -> str | None:
-    """The next free address for an end on a LAN whose ends have the addresses `lan`: in the LAN's subnet of the
-    pool's version if it has one, else in the pool's first subnet that no address of the lab (`lab`) is in."""
-    used = list(_interfaces(lab))
-    taken = {interface.ip for interface in used}
-    own: Network | None = next((i.network for i in _interfaces(lan) if i.version == pool.version), None)
-    if own is None:
-        networks = {interface.network for interface in used if interface.version == pool.version}
+class _Used:
+    """The lab's addresses, and the subnets they are in, as the allocation goes."""
+
+    def __init__(self, addresses: list[str]) -> None:
+        self._taken: set[Address] = set()
+        self._networks: set[Network] = set()
+        for address in addresses:
+            self.add(address)
+
+    def add(self, address: str) -> None:
+        for interface in _interfaces([address]):
+            self._taken.add(interface.ip)
+            self._networks.add(interface.network)
+
+    def _free(self, pool: Network, prefix: int) -> Network | None:
+        """The pool's first subnet of length `prefix` that no address of the lab is in."""
+        inside = [network for network in self._networks if network.version == pool.version and
+                  network.overlaps(pool)]
+        blocked = {network.supernet(new_prefix=prefix) for network in inside if network.prefixlen >= prefix}
+        wider = [network for network in inside if network.prefixlen < prefix]
         subnets = cast(Iterator[Network], pool.subnets(new_prefix=prefix))
-        own = next((subnet for subnet in islice(subnets, SUBNETS_TRIED)
-                    if not any(subnet.overlaps(network) for network in networks)), None)
+        return next((subnet for subnet in islice(subnets, SUBNETS_TRIED) if subnet not in blocked and
+                     not any(subnet.network_address in network for network in wider)), None)
+
+    def next_address(self, pool: Network, prefix: int, lan: list[str]) -> str | None:
+        """The next free address for an end on a LAN whose ends have the addresses `lan`: in the LAN's subnet of the
+        pool's version if it has one, else in the pool's first free subnet."""
+        own = next((i.network for i in _interfaces(lan) if i.version == pool.version), None) or \
+            self._free(pool, prefix)
         if own is None:
             return None
-    hosts = cast(Iterator[Address], own.hosts())
-    host = next((ip for ip in islice(hosts, HOSTS_TRIED) if ip not in taken), None)
-    return None if host is None else f"{host}/{own.prefixlen}"
+        hosts = cast(Iterator[Address], own.hosts())
+        host = next((ip for ip in islice(hosts, HOSTS_TRIED) if ip not in self._taken), None)
+        return None if host is None else f"{host}/{own.prefixlen}"
 
 
 def _gateways(lan: list[Port], roles: dict[str, NodeRole], addresses: dict[tuple[str, str], list[str]],
