@@ -10,6 +10,7 @@ from vtopo.model import io
 from vtopo.model.addressing import AddressPool, NodeRole, Port, allocate
 from vtopo.model.problems import LabError, Severity
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
+from vtopo.resources import TOPOLOGIES
 
 POOL = AddressPool(ipv4="10.0.0.0/16")
 
@@ -91,6 +92,12 @@ def test_the_pool_survives_save_and_load():
     assert '"addressing": {\n      "ipv4": "10.9.0.0/16",\n      "ipv4_prefix": 26,' in text
     assert io.loads(text).addressing == lab.addressing
     assert "addressing" not in io.dumps(Topology("plain"))
+
+
+def test_a_trunk_with_subinterfaces_takes_no_address_of_its_own():
+    lab = io.load(TOPOLOGIES / "router-on-a-stick.vtopo")
+    lab.addressing = POOL
+    assert address_links(lab, load_registry(), list(lab.links)).empty
 
 
 def two_lans_and_a_router() -> Topology:

@@ -48,8 +48,9 @@ def address_links(topology: Topology, registry: Registry, link_ids: Iterable[str
         for side, end in (("a", link.a), ("b", link.b)):
             kind = registry.get(topology.nodes[end.node].kind)
             holds = kind is not None and kind.ports_take_addresses
-            ports.append(Port(link.id, side, end.node, tuple(end.interface.addresses),
-                              holds and not end.interface.dhcp, kind is not None and not holds))
+            interface = end.interface  # a trunk's end is addressed on its subinterfaces, a DHCP client's by a server
+            ports.append(Port(link.id, side, end.node, tuple(interface.addresses),
+                              holds and not interface.dhcp and not interface.subinterfaces, kind is not None and not holds))
     allocation = allocate(topology.addressing, ports, roles, list(link_ids))
     edits = AddressEdits(shortages=allocation.shortages)
     for (link_id, side), addresses in allocation.addresses.items():
