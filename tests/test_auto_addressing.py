@@ -26,6 +26,14 @@ def test_a_router_router_link_takes_the_pools_first_free_subnet():
     assert allocation.addresses == {("l1", "a"): ["10.0.1.1/24"], ("l1", "b"): ["10.0.1.2/24"]}
 
 
+def test_a_full_lan_says_so():
+    ports = [port("l1", "a", "h1", "10.0.0.1/30"), port("l1", "b", "sw", switch=True),
+             port("l2", "a", "h2", "10.0.0.2/30"), port("l2", "b", "sw", switch=True),
+             port("l3", "a", "h3"), port("l3", "b", "sw", switch=True)]
+    allocation = allocate(POOL, ports, {}, ["l3"])
+    assert allocation.empty and allocation.shortages == ["the LAN's subnet 10.0.0.0/30 is full"]
+
+
 def test_a_new_subnet_overlaps_no_network_of_the_lab_however_wide():
     wide = [port("old", "a", "x", "10.0.0.1/23"), port("old", "b", "y", "10.0.2.9/30")]
     new = [port("l1", "a", "r1"), port("l1", "b", "r2")]

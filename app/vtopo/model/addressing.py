@@ -77,7 +77,8 @@ class AddressPool:
 @dataclass(frozen=True)
 class Port:
     """One link end, as the allocator sees it: its node, its addresses, whether it holds any and takes them from
-    the pool (not a switch's port, not a DHCP client), and the switch it joins a LAN through, if any."""
+    the pool (not a switch's port, not a DHCP client), and whether its node is a switch (or segment), whose other
+    ends are on its LAN."""
 
     link: str
     side: str  # "a" or "b"
@@ -123,9 +124,10 @@ def allocate(pool: AddressPool, ports: list[Port], roles: dict[str, NodeRole], n
         for port in (p for p in lans.ends_of(link) if p.addressed and not p.addresses):
             lan = lans.of(port)
             for network, prefix in pool.pools():
-                address = used.next_address(network, prefix, [a for p in lan for a in addresses[(p.link, p.side)]])
-                if address is None:
-                    allocation.shortages.append(f"the pool {network} has no free /{prefix} subnet left")
+                address, shortage = used.next_address(network, prefix,
+                                                      [a for p in lan for a in addresses[(p.link, p.side)]])
+                if shortage:
+                    allocation.shortages.append(shortage)
                     continue
                 used.add(address)
                 addresses[(port.link, port.side)].append(address)
@@ -202,16 +204,16 @@ class _Used:
         return next((subnet for subnet in islice(subnets, SUBNETS_TRIED) if subnet not in blocked and
                      not any(subnet.network_address in network for network in wider)), None)
 
-    def next_address(self, pool: Network, prefix: int, lan: list[str]) -> str | None:
-        """The next free address for an end on a LAN whose ends have the addresses `lan`: in the LAN's subnet of the
-        pool's version if it has one, else in the pool's first free subnet."""
+    def next_address(self, pool: Network, prefix: int, lan: list[str]) -> tuple[str, str]:
+        """The next free address for an end on a LAN whose ends have the addresses `lan` (in the LAN's subnet of the
+        pool's version if it has one, else in the pool's first free subnet) and "", or "" and why there is none."""
         own = next((i.network for i in _interfaces(lan) if i.version == pool.version), None) or \
             self._free(pool, prefix)
         if own is None:
-            return None
+            return "", f"the pool {pool} has no free /{prefix} subnet left"
         hosts = cast(Iterator[Address], own.hosts())
         host = next((ip for ip in islice(hosts, HOSTS_TRIED) if ip not in self._taken), None)
-        return None if host is None else f"{host}/{own.prefixlen}"
+        return (f"{host}/{own.prefixlen}", "") if host is not None else ("", f"the LAN's subnet {own} is full")
 
 
 def _gateways(lan: list[Port], roles: dict[str, NodeRole], addresses: dict[tuple[str, str], list[str]],
