@@ -84,6 +84,7 @@ def test_two_lans_and_a_router_drawn_with_the_mouse_are_addressed_and_ping_acros
 
     before = snapshot()
     deploy_or_destroy(window, qtbot, True)
+    assert window.deploy.deployed_lab == LAB, window.log.toPlainText()[-3000:]
     try:
         for source, target in (("h1", "10.0.1.2"), ("h3", "10.0.1.2"), ("h2", "10.0.0.2")):
             pinged = subprocess.run([sys.executable, "-m", "vtopo", "exec", LAB, names[source], "--", "ping", "-c", "1",
