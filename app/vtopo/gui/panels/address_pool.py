@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QCheckBox, QGridLayout, QLineEdit, QSpinBox, QWidg
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.setting_editors import mark_invalid
-from vtopo.gui.wheel_guard import guard_wheel
+from vtopo.gui.style.wheel_guard import guard_wheel
 from vtopo.model.addressing import DEFAULT_POOL, PREFIX_LIMITS, AddressPool
 
 
