@@ -49,6 +49,22 @@ def test_the_checker_answers_the_latest_check_and_explains_part_of_its_plan(chec
     reply = ask(checker, check_of(3, broken))
     assert isinstance(reply, AnalysisReply) and reply.generation == 3
     assert not reply.compiled and any("bad name" in str(problem) for problem in reply.analysis().errors)
+    assert reply.analysis().changes is None
+
+
+def test_the_checker_says_which_lines_of_the_script_an_edit_changed(checker: subprocess.Popen[bytes]) -> None:
+    lab = io.load(TOPOLOGIES / "l2-vs-l3.vtopo")
+    first = ask(checker, check_of(1, lab))
+    assert isinstance(first, AnalysisReply)
+    lab.node_named("h1").name = "web"  # type: ignore[union-attr]
+    second = ask(checker, check_of(2, lab))
+    assert isinstance(second, AnalysisReply)
+    analysis = second.analysis()
+    assert analysis.changed_from == 1 and analysis.changes
+    lines = first.explanation.split("\n")
+    for change in reversed(analysis.changes):
+        lines[change.start:change.end] = change.lines
+    assert "\n".join(lines) == analysis.explanation and "# ---- node web\n" in analysis.explanation
 
 
 def test_the_checker_runs_below_the_designers_priority(checker: subprocess.Popen[bytes]) -> None:

@@ -3,7 +3,8 @@ and answers the Explain dock's questions (COMMAND: its classes keep this module'
 
 A check run on a thread of the designer held the interpreter lock for most of its second at 2,000 nodes, so the GUI
 thread waited for it between frames; and on a busy machine it took a core from the GUI at the same priority. Here it
-runs in its own interpreter, at a lower priority (os.nice), and the designer only serialises the lab and reads the answers.
+runs in its own interpreter, at a lower priority (os.nice), and the designer only serialises the lab and reads the answers,
+which say which lines of the Explain dock's script changed since the answer before.
 
 Requests and replies are pickles, each framed by its length, on the child's stdin and stdout. What is big (the
 nodes, the links, the broadcast domains) travels in chunks of CHUNK pickled apart: each side unpickles one chunk at a
@@ -17,10 +18,11 @@ import pickle
 import select
 import struct
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any, Iterable, Sequence, TypeVar
 
 from vtopo.gui.document.checking import Analysis, Checked, Stale, analyse
+from vtopo.gui.document.line_diff import line_changes
 from vtopo.model.topology import Link, Node, Topology
 
 COMMAND = [sys.executable, "-c", "from vtopo.gui.document.check_process import main; main()"]
@@ -79,15 +81,17 @@ class AnalysisReply:
     problems: bytes
     domains: list[bytes]
     explanation: str
+    changed_from: int
+    changes: bytes
 
     @classmethod
     def of(cls, analysis: Analysis) -> AnalysisReply:
         return cls(analysis.generation, analysis.compiled, pickle.dumps(analysis.problems), chunks(analysis.domains),
-                   analysis.explanation)
+                   analysis.explanation, analysis.changed_from, pickle.dumps(analysis.changes))
 
     def analysis(self) -> Analysis:
         return Analysis(self.generation, pickle.loads(self.problems), self.compiled, unchunked(self.domains),
-                        self.explanation)
+                        self.explanation, self.changed_from, pickle.loads(self.changes))
 
 
 @dataclass(frozen=True)
@@ -131,9 +135,10 @@ def waiting(fd: int) -> bool:
 
 
 def serve(requests: int, replies: IO[bytes]) -> None:
-    """Answer requests until the designer closes `requests`: each check not overtaken by a newer request, and each
-    question about the latest check's plan."""
+    """Answer requests until the designer closes `requests`: each check not overtaken by a newer request, with the
+    lines its script changes from the one answered before, and each question about the latest check's plan."""
     latest: Checked | None = None
+    answered: Analysis | None = None
     check: CheckRequest | None = None
     while True:
         if check is None or waiting(requests):
@@ -151,7 +156,12 @@ def serve(requests: int, replies: IO[bytes]) -> None:
         except Stale:
             continue
         check = None
-        write_frame(replies, AnalysisReply.of(latest.analysis))
+        analysis = latest.analysis
+        if answered is not None and answered.compiled and analysis.compiled:
+            analysis = replace(analysis, changed_from=answered.generation,
+                               changes=line_changes(answered.explanation, analysis.explanation))
+        write_frame(replies, AnalysisReply.of(analysis))
+        answered = latest.analysis
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from typing import Callable
 from vtopo.compile.compiler import Compiler, StageFailed
 from vtopo.compile.domains import Domain, broadcast_domains_of
 from vtopo.compile.plan import Plan
+from vtopo.gui.document.line_diff import LineChange
 from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.lab import explain_sites, plan_of, registry
 from vtopo.model.placement import sites_used, spread_over_sites
@@ -27,6 +28,9 @@ class Analysis:
     domains: list[Domain] = field(default_factory=list)
     explanation: str = ""
     """The whole plan explained (the Explain dock's script): of a lab spread over sites, each site's in turn."""
+    changed_from: int = 0
+    changes: list[LineChange] | None = None
+    """The lines that turn the explanation of the analysis numbered `changed_from` into this one's (None: unknown)."""
 
     @property
     def errors(self) -> list[Problem]:

@@ -10,7 +10,8 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QV
 
 from vtopo.gui.document.check_process import ExplanationReply
 from vtopo.gui.document.checking import Analysis
-from vtopo.gui.panels.line_changes import LineChange, apply_changes, line_changes
+from vtopo.gui.document.line_diff import LineChange, line_changes
+from vtopo.gui.panels.line_changes import apply_changes
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model.topology import Topology
 
@@ -50,6 +51,7 @@ class ExplainPanel(QWidget):
         self._analysis: Analysis | None = None
         self._topology: Topology | None = None
         self._text = ""  # what the document shows
+        self._explained: int | None = None  # the analysis whose whole script it is, if it is one
         self._asked = 0  # the number of the latest text asked for; an older one's changes are dropped
         self._diffs = serial_pool(self)
         self._selected: list[str] = []
@@ -98,7 +100,7 @@ class ExplainPanel(QWidget):
                 return
             owners = owners_for(topology, self._selected)
         if owners is None:
-            self._show(analysis.explanation)
+            self._show(analysis.explanation, analysis)
             return
         self._owners = frozenset(owners)
         self.explanation_wanted.emit(owners)
@@ -110,22 +112,31 @@ class ExplainPanel(QWidget):
                 and analysis is not None and reply.generation == analysis.generation):
             self._show(reply.text)
 
-    def _show(self, text: str) -> None:
+    def _show(self, text: str, explained: Analysis | None = None) -> None:
+        """Show `text`, the whole script of `explained` when given: by the lines the checker found changed since the
+        script shown, when it is the one they change; at once when it is short; else by the lines a worker finds."""
         self._asked += 1
+        generation = explained.generation if explained is not None else None
         if text == self._text:
+            self._explained = generation
+            return
+        if (explained is not None and explained.changes is not None and self._explained is not None
+                and self._explained == explained.changed_from):
+            apply_changes(self.text.document(), explained.changes)
+            self._text, self._explained = text, generation
             return
         if len(text) < SET_AT_ONCE_CHARS and len(self._text) < SET_AT_ONCE_CHARS:
             scroll = self.text.verticalScrollBar().value()
             self.text.setPlainText(text)
             self.text.verticalScrollBar().setValue(scroll)
-            self._text = text
+            self._text, self._explained = text, generation
             return
         asked, shown = self._asked, self._text
         worker = Worker(lambda _report: line_changes(shown, text))
-        worker.returned.connect(lambda changes: self._change(asked, text, changes))
+        worker.returned.connect(lambda changes: self._change(asked, text, changes, generation))
         worker.start(self._diffs)
 
-    def _change(self, asked: int, text: str, changes: list[LineChange]) -> None:
+    def _change(self, asked: int, text: str, changes: list[LineChange], generation: int | None) -> None:
         if asked == self._asked:
             apply_changes(self.text.document(), changes)
-            self._text = text
+            self._text, self._explained = text, generation
