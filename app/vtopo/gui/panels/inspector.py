@@ -17,7 +17,7 @@ from vtopo.gui.panels.machine import MachineBox
 from vtopo.gui.panels.port_vlans import PortVlansEditor
 from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, TextFileEditor, editor_for, mark_invalid
 from vtopo.gui.canvas.states import NodeState
-from vtopo.gui.wheel_guard import guard_wheel
+from vtopo.gui.style.wheel_guard import guard_wheel
 from vtopo.kinds.contract import Role
 from vtopo.kinds.leases import leases_in
 from vtopo.kinds.settings import setting_fields
