@@ -2,7 +2,8 @@
 
 Targets (issue 40): `vtopo --help`, `vtopo kinds` and `vtopo status` with no lab deployed at most 100 ms, `vtopo
 validate` of a teaching lab at most 150 ms. Validating against this host's facts runs programs too (FRR's `vtysh -C`
-dry run of each router's configuration): those runs are timed inside the command, and vtopo's own part is the rest.
+dry run of each router's configuration, side by side): the time while any of them runs is measured inside the command,
+and vtopo's own part is the rest.
 """
 from __future__ import annotations
 
@@ -30,25 +31,32 @@ AT_ONCE, VALIDATE_AT_ONCE = 0.100, 0.150  # seconds: the targets
 VTOPO = [sys.executable, "-m", "vtopo"]
 
 # `python -c PROGRAMS_TIMED ARGS...` is `vtopo ARGS...` that also writes to $VTOPO_BENCH_PROGRAMS how long the programs
-# it ran took, and which they were.
+# it ran took, and which they were: the time while any of them ran, since vtopo runs a lab's dry runs side by side.
 PROGRAMS_TIMED = """
-import json, os, runpy, subprocess, sys, time
-spent, programs, run = [0.0], [], subprocess.run
+import json, os, runpy, subprocess, sys, threading, time
+spans, programs, run, lock = [], [], subprocess.run, threading.Lock()
 def timed(argv, *args, **kwargs):
     started = time.perf_counter()
     try:
         return run(argv, *args, **kwargs)
     finally:
-        spent[0] += time.perf_counter() - started
         words = list(argv)
-        programs.append(os.path.basename(words[words.index("--") + 1] if words[0] == "setpriv" else words[0]))
+        with lock:
+            spans.append((started, time.perf_counter()))
+            programs.append(os.path.basename(words[words.index("--") + 1] if words[0] == "setpriv" else words[0]))
+def covered(spans):
+    total, reached = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        total += max(0.0, end - max(start, reached))
+        reached = max(reached, end)
+    return total
 subprocess.run = timed
 sys.argv[0] = "vtopo"
 try:
     runpy.run_module("vtopo", run_name="__main__", alter_sys=True)
 finally:
     with open(os.environ["VTOPO_BENCH_PROGRAMS"], "w") as out:
-        json.dump({"seconds": spent[0], "programs": programs}, out)
+        json.dump({"seconds": covered(spans), "programs": programs}, out)
 """
 
 
@@ -114,14 +122,14 @@ def test_cli_start_up_against_an_empty_interpreter(tmp_path: Path, monkeypatch: 
         for _ in range(TRIALS):  # alternate, so that every command sees the same machine
             for command in commands:
                 command.run(base, programs_file)
-    baseline = statistics.median(commands[0].wall)
+    baseline = statistics.median(commands[1].wall)  # the bare interpreter: the issue's baseline
     lines = ["### Starting the command line", "", facts, "",
              f"Wall clock of each command, median of {TRIALS} runs, alternating. Targets: {ms(AT_ONCE)} to answer, "
              f"{ms(VALIDATE_AT_ONCE)} to validate a teaching lab. Validating against this host's facts also runs "
-             "programs (FRR's `vtysh -C` dry run of each router's configuration, as nobody): the time in them is "
-             "measured inside the command, and vtopo's own part is the rest.", "",
-             "| command | median | against `python -c pass` | target |", "|---|---|---|---|"]
-    print(f"\nCLI start-up (median of {TRIALS}), against `python -c pass` ({ms(baseline)}):")
+             "programs (FRR's `vtysh -C` dry run of each router's configuration, as nobody, one per core at a time): "
+             "the time while any of them runs is measured inside the command, and vtopo's own part is the rest.", "",
+             "| command | median | against a bare `python3 -c pass` | target |", "|---|---|---|---|"]
+    print(f"\nCLI start-up (median of {TRIALS}), against a bare `python3 -c pass` ({ms(baseline)}):")
 
     def row(name: str, median: float, target: float | None = None, against: bool = True) -> None:
         ratio, goal = f"{median / baseline:.1f}x" if against else "", f"at most {ms(target)}" if target else ""

@@ -19,7 +19,7 @@ from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import ICON_SIZE, LABEL_GAP, NodeItem
 from vtopo.gui.canvas.overview import DETAIL_ZOOM, OverviewItem
 from vtopo.gui.canvas.view import CanvasView
-from vtopo.gui.document.analysis import Stale, analyse
+from vtopo.gui.document.checking import Stale, analyse
 from vtopo.gui.main_window import MainWindow
 from vtopo.resources import TOPOLOGIES
 from vtopo.model import io
@@ -140,7 +140,7 @@ def test_an_edit_after_a_drag_still_reaches_the_problems_panel(make_window: Call
 
 def test_a_check_no_longer_wanted_stops() -> None:
     topology = io.load(TOPOLOGIES / "l2-vs-l3.vtopo")
-    assert analyse(1, topology).plan is not None
+    assert analyse(1, topology).analysis.compiled
     with pytest.raises(Stale):
         analyse(2, topology, wanted=lambda: False)
 
@@ -154,7 +154,7 @@ def test_a_dropped_check_is_freed_without_the_cycle_collector(containers: int) -
     gc.collect()
     gc.disable()
     try:
-        assert analyse(1, topology).plan is not None
+        assert analyse(1, topology).analysis.compiled
         assert gc.collect() < 40
     finally:
         gc.enable()

@@ -10,7 +10,8 @@ from PySide6.QtGui import QTextDocument
 
 from tests.gui.conftest import wait_analysis
 from vtopo.gui.main_window import MainWindow
-from vtopo.gui.panels.line_changes import apply_changes, line_changes
+from vtopo.gui.document.line_diff import line_changes
+from vtopo.gui.panels.line_changes import apply_changes
 
 
 def test_the_changed_lines_turn_any_text_into_any_other(qapp: Any) -> None:

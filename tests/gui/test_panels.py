@@ -1,7 +1,7 @@
 """Inspector, problems, explain: edit through the widgets, see the model; break the lab, see the problem."""
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLineEdit, QWidget
@@ -203,7 +203,8 @@ def test_a_node_deleted_with_its_error_is_marked_again_when_the_delete_is_undone
     assert {item.severity for node_id, item in editor.scene.nodes.items() if node_id != "r1"} == {""}
 
 
-def test_explain_shows_the_plan_for_the_lab_or_the_selection(make_window: Callable[..., MainWindow]) -> None:
+def test_explain_shows_the_plan_for_the_lab_or_the_selection(make_window: Callable[..., MainWindow],
+                                                               qtbot: Any) -> None:
     window = make_window()
     text = window.explain.text
     window.explain_dock.raise_()
@@ -211,7 +212,8 @@ def test_explain_shows_the_plan_for_the_lab_or_the_selection(make_window: Callab
     assert "# ---- node h1" in text.toPlainText()
     window.explain.scope.setCurrentIndex(SELECTION)
     assert "Select one or more nodes" in text.toPlainText()
-    window.editor.scene.select_ids(["r1"])
+    window.editor.scene.select_ids(["r1"])  # the checker, which holds the plan, writes the selection's script
+    qtbot.waitUntil(lambda: "Select one or more nodes" not in text.toPlainText(), timeout=5000)
     script = text.toPlainText()
     assert "# ---- node r1" in script and "# ---- link r1:eth1-r2:eth1" in script
     assert "# ---- node h1" not in script

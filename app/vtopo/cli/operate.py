@@ -8,7 +8,6 @@ import argparse
 import os
 import pwd
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -104,6 +103,8 @@ def _save_as_owner(lab: str, owner: int) -> int:
     """Root's `vtopo save` of a member's lab into its file is the member's own: their client named the file when it
     deployed the lab, so it is written as them (their uid and groups), where they may write. The command has a session
     of its own and no terminal of root's; what it says comes through here."""
+    import subprocess
+
     from vtopo.ops import drop_privileges
 
     try:

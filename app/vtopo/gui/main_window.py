@@ -13,7 +13,8 @@ from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.states import legend_html
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.console.dock import TerminalTabs
-from vtopo.gui.document.analysis import Analysis, LabAnalyzer
+from vtopo.gui.document.analysis import LabAnalyzer
+from vtopo.gui.document.checking import Analysis
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
 from vtopo.gui.host_api import DeployerLoader
@@ -163,6 +164,8 @@ class MainWindow(QMainWindow):
         editor.status_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.analyzer.busy_changed.connect(self._checking)
         self.analyzer.analysed.connect(self._analysed)
+        self.analyzer.explained.connect(self.explain.show_explanation)
+        self.explain.explanation_wanted.connect(self.analyzer.explain)
         self.problems.subject_activated.connect(self.reveal)
         scene.selectionChanged.connect(lambda: self.explain.set_selected_nodes(scene.selected_node_ids()))
         self.files.path_changed.connect(self._update_title)

@@ -12,7 +12,7 @@ from vtopo.compile.plan import Plan
 from vtopo.kinds.contract import LabContext
 from vtopo.host import libvirtd, ovs
 from vtopo.host import netns as namespaces
-from vtopo.host.config_checks import config_problems
+from vtopo.host.config_checks import lab_config_problems
 from vtopo.model.problems import Problem, errors_in
 
 if TYPE_CHECKING:
@@ -135,8 +135,8 @@ def missing_on_host(plan: Plan, context: LabContext, host_links: set[str]) -> li
                                     "lists", op.owner))
         made |= {name for name in (getattr(op, "name", None), getattr(op, "peer", None)) if name}
     paths = {node_id: f"$.nodes[{index}]" for index, node_id in enumerate(context.topology.nodes)}
+    problems += lab_config_problems((node, paths[node.node.id]) for node in context.nodes.values())
     for node in context.nodes.values():
-        problems += config_problems(node, paths[node.node.id])
         for path in node.kind.host_files(node):
             if not Path(path).is_file():
                 problems.append(Problem(f"{path} does not exist on the host (or is not a file)", node.subject,

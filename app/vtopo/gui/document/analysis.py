@@ -1,141 +1,59 @@
-"""Checking and compiling the lab off the GUI thread, debounced after edits. Panels show the latest result.
+"""Checking and compiling the lab in the designer's checker process, debounced after edits. Panels show the latest
+result.
 
-The GUI thread does nothing in proportion to the lab: it hands the worker the lists of the lab's nodes and links,
-and the worker copies them and checks the copy. An edit while it works makes its result stale: a newer check
-starts after the debounce, and the stale one stops at its next step (copy, check, plan, domains) and is dropped.
-An edit the copy missed half-way always starts a newer check, for every edit the checks read starts one.
+The GUI thread does nothing in proportion to the lab: it hands a pool thread the lists of the lab's nodes and links,
+which that thread pickles and sends to the checker (check_process, a child process at the lowest priority); another
+thread reads the checker's answers. An edit while the checker works makes its result stale: a newer check is sent
+after the debounce, and the checker drops the stale one at its next step (copy, check, plan, domains). An edit the
+pickling met half-way always sends a newer check, for every edit the checks read starts one.
 Moving nodes and editing notes change nothing the checks read, so those edits start no check: dropping a hundred
 dragged nodes of a 2,000-node lab leaves the Problems panel as it was.
 The hand-back is small too: the collector never scans a result (heap.made_to_last), and the result it replaces is
-freed on the worker thread, not where the panels let go of it.
+freed on a pool thread, not where the panels let go of it.
 """
 from __future__ import annotations
 
 import copy
-import traceback
-from dataclasses import dataclass, field
+import subprocess
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from vtopo.compile.compiler import Compiler, StageFailed
-from vtopo.compile.domains import Domain, broadcast_domains_of
-from vtopo.compile.plan import Plan
 from vtopo.gui import heap
+from vtopo.gui.document.check_process import (COMMAND, AnalysisReply, CheckRequest, ExplainRequest, ExplanationReply,
+                                              read_frame, write_frame)
+from vtopo.gui.document.checking import Analysis
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.workers import Worker, serial_pool
-from vtopo.kinds.environment import HostFacts, Trust
-from vtopo.lab import explain_sites, plan_of, registry
-from vtopo.model.placement import sites_used, spread_over_sites
-from vtopo.model.problems import LabError, Problem, errors_in
-from vtopo.model.sites import Site
-from vtopo.model.topology import Annotation, Link, Node, Topology
+from vtopo.model.problems import Problem
+from vtopo.model.topology import Annotation, Node
 
 DEBOUNCE_MS = 250
 FIRST_CHECK_MS_PER_NODE = 0.5
 """A newly opened lab is checked once it is painted: a moment later, longer for a bigger lab (1 s at 2,000 nodes)."""
+STOP_SECONDS = 5.0  # how long the checker has to end once the designer closes
 CheckedPart = tuple[str, str, dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Analysis:
-    generation: int
-    problems: list[Problem] = field(default_factory=list)
-    plan: Plan | None = None
-    domains: list[Domain] = field(default_factory=list)
-    explanation: str = ""
-    """The whole plan explained (the Explain dock's script), written on the worker thread."""
-    site_plans: dict[str, Plan] = field(default_factory=dict)
-    """Of a lab spread over sites, each site's plan (`plan` is this machine's): the script is each site's in turn."""
-
-    @property
-    def errors(self) -> list[Problem]:
-        return errors_in(self.problems)
-
-
-class Stale(Exception):
-    """A newer edit made this check pointless."""
-
-
-def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = lambda: True) -> Analysis:
-    """Check and compile the lab once: its problems, and when it has no errors its plan and broadcast domains.
-    Raises Stale between steps once `wanted` says the result is no longer wanted."""
-    def step() -> None:
-        if not wanted():
-            raise Stale()
-
-    try:
-        compiler = Compiler(topology, registry(), HostFacts())
-        try:
-            compiler.check()
-            step()
-            domains = broadcast_domains_of(compiler.lab)  # of the whole lab: lowering keeps this site's part only
-            step()
-            plan = compiler.order(compiler.lower())
-        except StageFailed:
-            return Analysis(generation, compiler.problems)
-        finally:
-            compiler.lab.release()
-        step()
-        if not spread_over_sites(topology):
-            return Analysis(generation, compiler.problems, plan, domains, plan.explain())
-        from vtopo.sites.spread import tunnel_vnis  # the VNIs a deploy from here would use
-
-        vnis = tunnel_vnis()
-        plans = {site: plan_of(topology, HostFacts(), Trust(site=site, tunnel_vnis=vnis))
-                 for site in sites_used(topology)}
-        step()
-        return Analysis(generation, compiler.problems, plan, domains, explain_sites(topology, plans), plans)
-    except Stale:
-        raise
-    except LabError as error:
-        return Analysis(generation, error.problems)
-    except Exception as error:  # a plugin's check may fail in any way: show it as a problem, with where it broke
-        where = traceback.extract_tb(error.__traceback__)[-1]
-        return Analysis(generation, [Problem(f"internal error while checking the lab: {error!r} "
-                                             f"({where.filename}:{where.lineno}); please report it")])
 
 
 def _checked_part(node: Node) -> CheckedPart:
     return node.name, node.kind, node.settings
 
 
-@dataclass(frozen=True)
-class _Snapshot:
-    """What the GUI thread hands over: the lab's fields and the lists of its objects, not yet copied."""
-
-    generation: int
-    lab: Topology
-    nodes: list[Node]
-    links: list[Link]
-    sites: dict[str, Site]
-
-    def copied(self) -> Topology:
-        lab = self.lab
-        return Topology(name=lab.name, id=lab.id, notes=lab.notes, prefix=lab.prefix,
-                        sites=self.sites, nodes={node.id: copy.deepcopy(node) for node in self.nodes},
-                        links={link.id: copy.deepcopy(link) for link in self.links},
-                        checks=copy.deepcopy(lab.checks), stages=copy.deepcopy(lab.stages),
-                        experiment=copy.deepcopy(lab.experiment))
-
-
-@dataclass(frozen=True)
-class _Checked:
-    analysis: Analysis
-    read: dict[str, CheckedPart]  # what the check read of each node
-
-
 class LabAnalyzer(QObject):
-    """Re-checks the lab a moment after the last edit; stale results (from older edits) are dropped."""
+    """Re-checks the lab a moment after the last edit; stale results (from older edits) are dropped. Asks the
+    checker for the script of some nodes (`explain`), answered through `explained`."""
 
     analysed = Signal(object)
     busy_changed = Signal(bool)
+    explained = Signal(object)
+    """An ExplanationReply of the latest analysis."""
 
     def __init__(self, editor: Editor, delay_ms: int = DEBOUNCE_MS, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._editor = editor
         self._generation = 0
-        self._pool = serial_pool(self)
+        self._pool = serial_pool(self)  # sends to the checker, one request after the other
+        self._reading = serial_pool(self)  # reads the checker's replies
         self._workers: set[Worker] = set()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -144,7 +62,10 @@ class LabAnalyzer(QObject):
         self._timer.timeout.connect(self.run_now)
         self.latest: Analysis | None = None
         self._checked_nodes: dict[str, CheckedPart] = {}  # what the last check read of each node
+        self._sent: dict[int, dict[str, CheckedPart]] = {}  # what each check sent read, by generation
         self._lab_replaced = True
+        self._checker: subprocess.Popen[bytes] | None = None
+        self._start_checker()
         editor.edited.connect(self._edited)
         editor.topology_replaced.connect(self._replaced)
         self._timer.start()
@@ -176,54 +97,118 @@ class LabAnalyzer(QObject):
         if self._lab_replaced:  # the new lab is built and painted: out of the collector's sight before checking
             self._lab_replaced = False
             heap.settle()
+        checker = self._checker or self._start_checker()
         self._generation += 1
         self.busy_changed.emit(True)
-        topology = self._editor.topology
-        snapshot = _Snapshot(self._generation, topology, list(topology.nodes.values()), list(topology.links.values()),
-                             dict(topology.sites))
-        worker = Worker(lambda _report: self._check(snapshot))
-        worker.returned.connect(self._finished)
-        worker.errored.connect(lambda _error: self._timer.start())  # the copy met an edit half-way: try again
+        generation, topology = self._generation, self._editor.topology
+        nodes, links = list(topology.nodes.values()), list(topology.links.values())
+
+        def send(_report: Callable[[Any], None]) -> tuple[int, dict[str, CheckedPart]] | None:
+            if generation != self._generation:
+                return None
+            request = CheckRequest.of(generation, topology, nodes, links)
+            read = {node.id: (node.name, node.kind, copy.deepcopy(node.settings)) for node in nodes}
+            self._write(checker, request)
+            return generation, read
+
+        self._start_job(send, self._sent_check, lambda _error: self._timer.start())  # met an edit half-way: again
+
+    def explain(self, owners: set[str]) -> None:
+        """Ask the checker for the script of `owners` (nodes and links, as plans name them) in the latest plan."""
+        if self.latest is None or not self.latest.compiled or self._checker is None:
+            return
+        request, checker = ExplainRequest(self.latest.generation, frozenset(owners)), self._checker
+        self._start_job(lambda _report: self._write(checker, request))
+
+    def _start_job(self, job: Callable[[Callable[[Any], None]], Any], returned: Callable[[Any], None] | None = None,
+                   errored: Callable[[Any], None] | None = None) -> None:
+        worker = Worker(job)
+        if returned is not None:
+            worker.returned.connect(returned)
+        if errored is not None:
+            worker.errored.connect(errored)
         worker.finished.connect(lambda: self._workers.discard(worker))
         self._workers.add(worker)
         worker.start(self._pool)
 
-    def _check(self, snapshot: _Snapshot) -> list[_Checked]:
-        """On the worker thread. The result is handed over in a list the GUI thread takes it out of (see _finished)."""
-        def wanted() -> bool:
-            return snapshot.generation == self._generation
+    @staticmethod
+    def _write(checker: subprocess.Popen[bytes], request: object) -> None:
+        assert checker.stdin is not None
+        try:
+            write_frame(checker.stdin, request)
+        except (BrokenPipeError, ValueError):  # the checker has ended (or was closed): its reader says so
+            pass
 
-        if not wanted():
-            return []
-        with heap.made_to_last():
-            lab = snapshot.copied()
-            read = {node.id: _checked_part(node) for node in lab.nodes.values()}
-            try:
-                return [_Checked(analyse(snapshot.generation, lab, wanted), read)]
-            except Stale:
-                return []
+    def _sent_check(self, sent: tuple[int, dict[str, CheckedPart]] | None) -> None:
+        if sent is not None:
+            generation, read = sent
+            self._sent = {g: r for g, r in self._sent.items() if g > generation - 2}
+            self._sent[generation] = read
 
-    def _finished(self, handed: list[_Checked]) -> None:
-        checked = handed.pop() if handed else None
-        let_go: list[object] = [checked]
-        if checked is not None and checked.analysis.generation == self._generation:
+    def _start_checker(self) -> subprocess.Popen[bytes]:
+        checker = self._checker = subprocess.Popen(COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        worker = Worker(lambda report: self._read_replies(checker, report))
+        worker.yielded.connect(self._received)
+        worker.returned.connect(lambda code: self._checker_ended(checker, code))
+        worker.finished.connect(lambda: self._workers.discard(worker))
+        self._workers.add(worker)
+        worker.start(self._reading)
+        return checker
+
+    @staticmethod
+    def _read_replies(checker: subprocess.Popen[bytes], report: Callable[[Any], None]) -> int:
+        """On a pool thread, until the checker ends: each reply, unpickled there, and then its exit code."""
+        assert checker.stdout is not None
+        while (reply := read_frame(checker.stdout.fileno())) is not None:
+            if isinstance(reply, AnalysisReply):
+                with heap.made_to_last():
+                    report(reply.analysis())
+            else:
+                report(reply)
+        return checker.wait()
+
+    def _received(self, reply: Analysis | ExplanationReply) -> None:
+        if isinstance(reply, ExplanationReply):
+            if self.latest is not None and reply.generation == self.latest.generation:
+                self.explained.emit(reply)
+            return
+        let_go: list[object] = [reply]
+        if reply.generation == self._generation:
             let_go = [self.latest, self._checked_nodes]
-            self._checked_nodes = checked.read
-            self.latest = checked.analysis
-            self.busy_changed.emit(False)
-            self.analysed.emit(checked.analysis)
-        del checked
+            self._checked_nodes = self._sent.pop(reply.generation, {})
+            self._show(reply)
+        del reply
         self._free_on_worker(let_go)
 
+    def _checker_ended(self, checker: subprocess.Popen[bytes], code: int) -> None:
+        """The checker ended while the designer runs (it closes it only in shutdown): say so, and start another one
+        with the next edit's check."""
+        if checker is not self._checker:
+            return
+        self._checker = None
+        self._show(Analysis(self._generation, [Problem(f"the designer's checker ended (exit code {code}) without "
+                                                       "checking the lab; it starts again with the next edit")]))
+
+    def _show(self, analysis: Analysis) -> None:
+        self.latest = analysis
+        self.busy_changed.emit(False)
+        self.analysed.emit(analysis)
+
     def _free_on_worker(self, let_go: list[object]) -> None:
-        """Freeing the previous result (the plan of a 2,000-node lab: 10 ms of deallocation) is the worker's job.
-        The GUI thread holds it only in `let_go` (the panels have moved on to the new one), which the worker empties."""
-        worker = Worker(lambda _report: let_go.clear())
-        worker.finished.connect(lambda: self._workers.discard(worker))
-        self._workers.add(worker)
-        worker.start(self._pool)
+        """Freeing the previous result (the domains of a 2,000-node lab and its script) is a pool thread's job. The
+        GUI thread holds it only in `let_go` (the panels have moved on to the new one), which that thread empties."""
+        self._start_job(lambda _report: let_go.clear())
 
     def shutdown(self) -> None:
         self._timer.stop()
-        self._generation += 1  # a running check stops at its next step
+        self._generation += 1  # a check under way is no longer sent
         self._pool.waitForDone()
+        checker, self._checker = self._checker, None
+        if checker is not None:
+            assert checker.stdin is not None
+            checker.stdin.close()  # the checker ends at the end of its requests
+            try:
+                checker.wait(STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                checker.kill()
+        self._reading.waitForDone()

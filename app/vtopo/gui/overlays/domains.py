@@ -9,7 +9,7 @@ from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import QDockWidget, QLabel
 
 from vtopo.compile.domains import Domain
-from vtopo.gui.document.analysis import Analysis
+from vtopo.gui.document.checking import Analysis
 from vtopo.gui.canvas.scene import TopologyScene
 
 DOMAIN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")

@@ -10,7 +10,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMainWindow
 
-from vtopo.gui.document.analysis import Analysis, LabAnalyzer
+from vtopo.gui.document.analysis import LabAnalyzer
+from vtopo.gui.document.checking import Analysis
 from vtopo.gui.panels import consent
 from vtopo.gui.panels.deploy import DeployController
 

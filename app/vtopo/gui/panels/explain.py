@@ -1,15 +1,18 @@
 """The explain dock: the compiled plan as a commented shell script, for the whole lab or the selection.
 It writes the script only while it is shown: the plan of a 2,000-node lab is 60,000 lines, of which it changes only
-the lines an edit changed (see line_changes)."""
+the lines an edit changed (see line_changes). The designer's checker, which holds the plan, writes the script of the
+selection when asked (`explanation_wanted`, answered by `show_explanation`)."""
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from vtopo.gui.document.analysis import Analysis
-from vtopo.gui.panels.line_changes import LineChange, apply_changes, line_changes
+from vtopo.gui.document.check_process import ExplanationReply
+from vtopo.gui.document.checking import Analysis
+from vtopo.gui.document.line_diff import LineChange, line_changes
+from vtopo.gui.panels.line_changes import apply_changes
 from vtopo.gui.workers import Worker, serial_pool
-from vtopo.lab import explain_sites
 from vtopo.model.topology import Topology
 
 WHOLE_LAB, SELECTION = 0, 1
@@ -26,6 +29,9 @@ def owners_for(topology: Topology, node_ids: list[str]) -> set[str]:
 
 
 class ExplainPanel(QWidget):
+    explanation_wanted = Signal(object)
+    """The script of these owners (a set of plan owners: nodes and links) in the latest analysis is wanted."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.scope = QComboBox()
@@ -45,12 +51,19 @@ class ExplainPanel(QWidget):
         self._analysis: Analysis | None = None
         self._topology: Topology | None = None
         self._text = ""  # what the document shows
+        self._explained: int | None = None  # the analysis whose whole script it is, if it is one
         self._asked = 0  # the number of the latest text asked for; an older one's changes are dropped
         self._diffs = serial_pool(self)
         self._selected: list[str] = []
+        self._owners: frozenset[str] = frozenset()  # whose script the selection scope waits for
         self._shown = True
         self._outdated = False
         self.scope.currentIndexChanged.connect(self._render)
+
+    @property
+    def showing(self) -> str:
+        """The text the dock shows, without asking the document for it (60,000 lines: 10 ms and more)."""
+        return self._text
 
     def show_analysis(self, analysis: Analysis, topology: Topology) -> None:
         self._analysis, self._topology = analysis, topology
@@ -75,7 +88,7 @@ class ExplainPanel(QWidget):
         if analysis is None or topology is None:
             self._show("Compiling…")
             return
-        if analysis.plan is None:
+        if not analysis.compiled:
             lines = ["# The lab has errors, so it does not compile yet:", "#"]
             lines += [f"#   {problem}" for problem in analysis.errors]
             self._show("\n".join(lines))
@@ -87,28 +100,43 @@ class ExplainPanel(QWidget):
                 return
             owners = owners_for(topology, self._selected)
         if owners is None:
-            self._show(analysis.explanation)
-        elif analysis.site_plans:
-            self._show(explain_sites(topology, analysis.site_plans, owners))
-        else:
-            self._show(analysis.plan.explain(owners))
+            self._show(analysis.explanation, analysis)
+            return
+        self._owners = frozenset(owners)
+        self.explanation_wanted.emit(owners)
 
-    def _show(self, text: str) -> None:
+    def show_explanation(self, reply: ExplanationReply) -> None:
+        """The checker's script of some owners: shown if it is the selection's, in the scope of the selection."""
+        analysis = self._analysis
+        if (self._shown and self.scope.currentIndex() == SELECTION and reply.owners == self._owners
+                and analysis is not None and reply.generation == analysis.generation):
+            self._show(reply.text)
+
+    def _show(self, text: str, explained: Analysis | None = None) -> None:
+        """Show `text`, the whole script of `explained` when given: by the lines the checker found changed since the
+        script shown, when it is the one they change; at once when it is short; else by the lines a worker finds."""
         self._asked += 1
+        generation = explained.generation if explained is not None else None
         if text == self._text:
+            self._explained = generation
+            return
+        if (explained is not None and explained.changes is not None and self._explained is not None
+                and self._explained == explained.changed_from):
+            apply_changes(self.text.document(), explained.changes)
+            self._text, self._explained = text, generation
             return
         if len(text) < SET_AT_ONCE_CHARS and len(self._text) < SET_AT_ONCE_CHARS:
             scroll = self.text.verticalScrollBar().value()
             self.text.setPlainText(text)
             self.text.verticalScrollBar().setValue(scroll)
-            self._text = text
+            self._text, self._explained = text, generation
             return
         asked, shown = self._asked, self._text
         worker = Worker(lambda _report: line_changes(shown, text))
-        worker.returned.connect(lambda changes: self._change(asked, text, changes))
+        worker.returned.connect(lambda changes: self._change(asked, text, changes, generation))
         worker.start(self._diffs)
 
-    def _change(self, asked: int, text: str, changes: list[LineChange]) -> None:
+    def _change(self, asked: int, text: str, changes: list[LineChange], generation: int | None) -> None:
         if asked == self._asked:
             apply_changes(self.text.document(), changes)
-            self._text = text
+            self._text, self._explained = text, generation

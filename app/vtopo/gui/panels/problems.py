@@ -11,7 +11,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QStyle, QTableView, QVBoxLayout, QWidget
 
-from vtopo.gui.document.analysis import Analysis
+from vtopo.gui.document.checking import Analysis
 from vtopo.model.problems import Problem, Severity
 
 SUBJECT_ID_ROLE = Qt.ItemDataRole.UserRole

@@ -1,0 +1,173 @@
+"""The designer's checker: a child process, at a low priority, that checks and compiles the lab after each edit
+and answers the Explain dock's questions (COMMAND: its classes keep this module's name, as the pickles name them).
+
+A check run on a thread of the designer held the interpreter lock for most of its second at 2,000 nodes, so the GUI
+thread waited for it between frames; and on a busy machine it took a core from the GUI at the same priority. Here it
+runs in its own interpreter, at a lower priority (os.nice), and the designer only serialises the lab and reads the answers,
+which say which lines of the Explain dock's script changed since the answer before.
+
+Requests and replies are pickles, each framed by its length, on the child's stdin and stdout. What is big (the
+nodes, the links, the broadcast domains) travels in chunks of CHUNK pickled apart: each side unpickles one chunk at a
+time, so the designer's reading thread never holds the interpreter lock for long. The child drops a check once a
+newer request waits (`analyse`'s `wanted`), and answers only its latest: the designer numbers each edit it checks.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import struct
+import sys
+from dataclasses import dataclass, replace
+from typing import IO, Any, Iterable, Sequence, TypeVar
+
+from vtopo.gui.document.checking import Analysis, Checked, Stale, analyse
+from vtopo.gui.document.line_diff import line_changes
+from vtopo.model.topology import Link, Node, Topology
+
+COMMAND = [sys.executable, "-c", "from vtopo.gui.document.check_process import main; main()"]
+CHUNK = 50  # nodes, links or domains per pickle: each pickled or unpickled in well under a millisecond
+NICENESS = 10
+"""os.nice's increment: a tenth of the weight of the designer's threads, whose work preempts the checker's at once.
+At 19 (a 70th), a machine whose cores are busy left the checker so little that a small lab took seconds to check."""
+LENGTH = struct.Struct("!Q")
+T = TypeVar("T")
+
+
+def chunks(items: Sequence[T]) -> list[bytes]:
+    return [pickle.dumps(list(items[start:start + CHUNK])) for start in range(0, len(items), CHUNK)]
+
+
+def unchunked(pickles: Iterable[bytes]) -> list[Any]:
+    return [item for chunk in pickles for item in pickle.loads(chunk)]
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """The lab after edit `generation`: its own fields, and its nodes and links pickled in chunks."""
+
+    generation: int
+    lab: bytes
+    nodes: list[bytes]
+    links: list[bytes]
+
+    @classmethod
+    def of(cls, generation: int, lab: Topology, nodes: list[Node], links: list[Link]) -> CheckRequest:
+        """Serialise a lab the GUI thread may edit meanwhile: pickling a list or dict it changes raises, and the
+        designer then asks again (see LabAnalyzer)."""
+        fields = Topology(name=lab.name, id=lab.id, notes=lab.notes, prefix=lab.prefix, vm_backend=lab.vm_backend,
+                          checks=lab.checks, stages=lab.stages, experiment=lab.experiment, sites=dict(lab.sites))
+        return cls(generation, pickle.dumps(fields), chunks(nodes), chunks(links))
+
+    def topology(self) -> Topology:
+        topology: Topology = pickle.loads(self.lab)
+        topology.nodes = {node.id: node for node in unchunked(self.nodes)}
+        topology.links = {link.id: link for link in unchunked(self.links)}
+        return topology
+
+
+@dataclass(frozen=True)
+class ExplainRequest:
+    """The script of some nodes and links (`owners`), as the check of edit `generation` planned it."""
+
+    generation: int
+    owners: frozenset[str]
+
+
+@dataclass(frozen=True)
+class AnalysisReply:
+    generation: int
+    compiled: bool
+    problems: bytes
+    domains: list[bytes]
+    explanation: str
+    changed_from: int
+    changes: bytes
+
+    @classmethod
+    def of(cls, analysis: Analysis) -> AnalysisReply:
+        return cls(analysis.generation, analysis.compiled, pickle.dumps(analysis.problems), chunks(analysis.domains),
+                   analysis.explanation, analysis.changed_from, pickle.dumps(analysis.changes))
+
+    def analysis(self) -> Analysis:
+        return Analysis(self.generation, pickle.loads(self.problems), self.compiled, unchunked(self.domains),
+                        self.explanation, self.changed_from, pickle.loads(self.changes))
+
+
+@dataclass(frozen=True)
+class ExplanationReply:
+    generation: int
+    owners: frozenset[str]
+    text: str
+
+
+def write_frame(out: IO[bytes], message: object) -> None:
+    data = pickle.dumps(message)
+    out.write(LENGTH.pack(len(data)))
+    out.write(data)
+    out.flush()
+
+
+def read_frame(fd: int) -> object | None:
+    """The next message on `fd`, or None at its end. Reads the descriptor itself, unbuffered, so that `waiting`
+    sees every byte not read yet."""
+    head = _read_exactly(fd, LENGTH.size)
+    if head is None:
+        return None
+    body = _read_exactly(fd, LENGTH.unpack(head)[0])
+    return None if body is None else pickle.loads(body)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    parts, left = [], size
+    while left:
+        part = os.read(fd, min(left, 1 << 20))
+        if not part:
+            return None
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+def waiting(fd: int) -> bool:
+    """Whether a request waits on `fd` (or the designer has gone)."""
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+def serve(requests: int, replies: IO[bytes]) -> None:
+    """Answer requests until the designer closes `requests`: each check not overtaken by a newer request, with the
+    lines its script changes from the one answered before, and each question about the latest check's plan."""
+    latest: Checked | None = None
+    answered: Analysis | None = None
+    check: CheckRequest | None = None
+    while True:
+        if check is None or waiting(requests):
+            request = read_frame(requests)
+            if request is None:
+                return
+            if isinstance(request, CheckRequest):
+                check = request
+            elif isinstance(request, ExplainRequest) and latest and latest.analysis.generation == request.generation:
+                write_frame(replies, ExplanationReply(request.generation, request.owners,
+                                                      latest.explain(set(request.owners))))
+            continue
+        try:
+            latest = analyse(check.generation, check.topology(), lambda: not waiting(requests))
+        except Stale:
+            continue
+        check = None
+        analysis = latest.analysis
+        if answered is not None and answered.compiled and analysis.compiled:
+            analysis = replace(analysis, changed_from=answered.generation,
+                               changes=line_changes(answered.explanation, analysis.explanation))
+        write_frame(replies, AnalysisReply.of(analysis))
+        answered = latest.analysis
+
+
+def main() -> None:
+    analyse(0, Topology(name="warm-up"))  # loads the compiler and NetworkX while the designer starts, at its priority
+    os.nice(NICENESS)
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # what a plugin prints goes to stderr, not into the replies
+    serve(sys.stdin.fileno(), replies)
+

@@ -1,0 +1,72 @@
+"""The designer's checker, driven as the designer drives it: a child process reading pickled requests on its stdin."""
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from vtopo.gui.document.check_process import (COMMAND, NICENESS, AnalysisReply, CheckRequest, ExplainRequest,
+                                              ExplanationReply, read_frame, write_frame)
+from vtopo.model import io
+from vtopo.model.topology import Topology
+from vtopo.resources import TOPOLOGIES
+
+
+@pytest.fixture
+def checker() -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    yield process
+    assert process.stdin is not None
+    process.stdin.close()
+    assert process.wait(30) == 0, "the checker did not end with its requests"
+
+
+def ask(checker: subprocess.Popen[bytes], *requests: object) -> object:
+    assert checker.stdin is not None and checker.stdout is not None
+    for request in requests:
+        write_frame(checker.stdin, request)
+    return read_frame(checker.stdout.fileno())
+
+
+def check_of(generation: int, topology: Topology) -> CheckRequest:
+    return CheckRequest.of(generation, topology, list(topology.nodes.values()), list(topology.links.values()))
+
+
+def test_the_checker_answers_the_latest_check_and_explains_part_of_its_plan(checker: subprocess.Popen[bytes]) -> None:
+    lab = io.load(TOPOLOGIES / "l2-vs-l3.vtopo")
+    broken = io.load(TOPOLOGIES / "l2-vs-l3.vtopo")
+    broken.nodes[next(iter(broken.nodes))].name = "bad name"
+    reply = ask(checker, check_of(1, broken), check_of(2, lab))  # the second overtakes the first
+    assert isinstance(reply, AnalysisReply) and reply.generation == 2
+    analysis = reply.analysis()
+    assert analysis.compiled and not analysis.errors and analysis.domains
+    assert analysis.explanation.startswith("#!/bin/sh") and "# ---- node h1\n" in analysis.explanation
+    explained = ask(checker, ExplainRequest(2, frozenset({"node h1"})))
+    assert isinstance(explained, ExplanationReply) and explained.owners == frozenset({"node h1"})
+    assert "# ---- node h1\n" in explained.text and "# ---- node h2\n" not in explained.text
+    reply = ask(checker, check_of(3, broken))
+    assert isinstance(reply, AnalysisReply) and reply.generation == 3
+    assert not reply.compiled and any("bad name" in str(problem) for problem in reply.analysis().errors)
+    assert reply.analysis().changes is None
+
+
+def test_the_checker_says_which_lines_of_the_script_an_edit_changed(checker: subprocess.Popen[bytes]) -> None:
+    lab = io.load(TOPOLOGIES / "l2-vs-l3.vtopo")
+    first = ask(checker, check_of(1, lab))
+    assert isinstance(first, AnalysisReply)
+    lab.node_named("h1").name = "web"  # type: ignore[union-attr]
+    second = ask(checker, check_of(2, lab))
+    assert isinstance(second, AnalysisReply)
+    analysis = second.analysis()
+    assert analysis.changed_from == 1 and analysis.changes
+    lines = first.explanation.split("\n")
+    for change in reversed(analysis.changes):
+        lines[change.start:change.end] = change.lines
+    assert "\n".join(lines) == analysis.explanation and "# ---- node web\n" in analysis.explanation
+
+
+def test_the_checker_runs_below_the_designers_priority(checker: subprocess.Popen[bytes]) -> None:
+    assert isinstance(ask(checker, check_of(1, io.load(TOPOLOGIES / "l2-vs-l3.vtopo"))), AnalysisReply)
+    assert os.getpriority(os.PRIO_PROCESS, checker.pid) == min(os.getpriority(os.PRIO_PROCESS, 0) + NICENESS, 19)
