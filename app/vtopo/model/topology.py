@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, TypeVar
 
+from vtopo.model.checkpoints import Checkpoint
 from vtopo.model.events import Event
 from vtopo.model.expectations import Check, Experiment, Stage
 from vtopo.model.sites import Site
@@ -168,6 +169,7 @@ class Topology:
     annotations: dict[str, Annotation] = field(default_factory=dict)
     checks: list[Check] = field(default_factory=list)
     stages: list[Stage] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)
     experiment: Experiment = field(default_factory=Experiment)
     sites: dict[str, Site] = field(default_factory=dict)  # by name; none: the lab runs on this machine alone
     events: ModelEvents = field(default_factory=ModelEvents, repr=False, compare=False)
@@ -185,7 +187,7 @@ class Topology:
         return Topology(name=self.name, id=self.id, notes=self.notes, prefix=self.prefix,
                         vm_backend=self.vm_backend, nodes=copy.deepcopy(self.nodes), links=copy.deepcopy(self.links),
                         annotations=copy.deepcopy(self.annotations), checks=copy.deepcopy(self.checks),
-                        stages=copy.deepcopy(self.stages), experiment=copy.deepcopy(self.experiment), sites=dict(self.sites))
+                        stages=copy.deepcopy(self.stages), checkpoints=copy.deepcopy(self.checkpoints), experiment=copy.deepcopy(self.experiment), sites=dict(self.sites))
 
     def used_ports(self, node_id: str) -> set[str]:
         return {end.port for link in self.links_of(node_id) for end in link.ends if end.node == node_id}
