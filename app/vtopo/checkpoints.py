@@ -28,9 +28,10 @@ from vtopo.model.checkpoints import Checkpoint, NodeState
 from vtopo.model.topology import Endpoint, Impairment, Topology
 from vtopo.operate import (describe_impairment, restart_node, running_lab, set_link_impairment, set_link_state,
                            start_node, stop_node)
+from vtopo.reports import DeployReport
 from vtopo.saving import NodeChange, RunningState, apply_state, read_running
 
-Update = Callable[[Topology], Any]
+Update = Callable[[Topology], DeployReport]
 """How the lab takes an edited topology: `deploy --update` as its owner may (their quotas, the lab's consent)."""
 
 
@@ -104,7 +105,7 @@ def _restore_states(record: LabRecord, checkpoint: Checkpoint, update: Update, e
     if not changes:
         return
     if not explain:
-        update(topology)
+        restored.lines += [f"deploy --update: {notice}" for notice in update(topology).notices]
     with running_lab(record) as running:
         reloaded = {change.node for change in changes if any(
             isinstance(op, o.LoadConfig) for op in running.processes_of(running.node(change.node)))}

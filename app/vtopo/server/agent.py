@@ -342,8 +342,10 @@ class Agent:
         deployer = Deployer()
         with self._owned(request.lab, caller, "restore a checkpoint of") as record:
             def update(topology: Topology) -> DeployReport:
-                return deployer.update_record(record, topology, _progress_to(send, False), None, record.consent(),
-                                              record.owner, _admission(caller, policy))
+                source = str(record.read().get("source") or "")
+                return deployer.update_record(record, topology, _progress_to(send, False),
+                                              Path(source) if source else None, record.consent(), record.owner,
+                                              _admission(caller, policy))
 
             return p.Result(0, data=restore(record, checkpoint, update, request.explain).to_json())
 
