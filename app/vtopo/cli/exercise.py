@@ -5,6 +5,7 @@ lab kept in its file, made, listed, restored (only what differs changes), delete
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,9 +91,11 @@ def cmd_stage(args: argparse.Namespace) -> int:
                 print(f"stage {number} ({state.stage.title}) is not complete: {', '.join(state.failing)} fail; "
                       "pass them first, or move with --force", file=sys.stderr)
                 return 1
-    if target != current and lab is not None and (start := topology.stages[target - 1].checkpoint):
-        try:  # the stage starts from a checkpoint: the running lab is put back as it has it
-            print(f"stage {target} starts from checkpoint {start}")
+    start = topology.stages[target - 1].checkpoint if target != current else ""
+    if start:
+        print(f"stage {target} starts from checkpoint {start}" + ("" if lab else ": deploy the lab to restore it"))
+    if start and lab is not None:
+        try:  # the running lab is put back as the checkpoint has it
             path, name = _where(args.lab)
             _restore(path, name, _checkpoint_named(topology, start), False)
         except CheckpointError as error:
@@ -134,13 +137,17 @@ def _where(target: str) -> tuple[Path, str]:
 
     if lab_file(target):
         return Path(target), open_lab(Path(target)).topology.name
-    source = next((lab.source for lab in agent_client().status(target) if lab.lab == target), None)
-    if source is None:
+    from vtopo.protocol import not_the_owner
+
+    deployed = next((lab for lab in agent_client().status(target) if lab.lab == target), None)
+    if deployed is None:
         raise CheckpointError(f"no lab named {target} is deployed: give the lab's .vtopo file, or deploy it first")
-    if not source:
+    if deployed.owner != os.getuid() and os.getuid() != 0:
+        raise CheckpointError(not_the_owner(target, deployed.owner, "keep checkpoints of"))
+    if not deployed.source:
         raise CheckpointError(f"lab {target} was not deployed from a file, which keeps its checkpoints: deploy it "
                               "from one")
-    return Path(source), target
+    return Path(deployed.source), target
 
 
 def _keep(path: Path, checkpoint: Checkpoint) -> None:
@@ -247,7 +254,8 @@ def cmd_handout(args: argparse.Namespace) -> int:
 
 def add_commands(command: Command) -> None:
     sub = command("stage", cmd_stage, "show the stage of an exercise you are at, with its checks' live state, or "
-                  "move to stage N (only past complete stages, unless --force)")
+                  "move to stage N (only past complete stages, unless --force; a stage that starts from a checkpoint "
+                  "restores it on the running lab)")
     sub.add_argument("lab", help="the lab's name, or its .vtopo file")
     sub.add_argument("number", nargs="?", type=int, help="the stage to move to, from 1")
     sub.add_argument("--force", action="store_true", help="move on even past stages whose checks fail")

@@ -28,6 +28,7 @@ from vtopo.gui.panels import consent
 from vtopo.gui.panels.checks import ChecksController
 from vtopo.gui.panels.deploy import DeployController, confirm_destroy
 from vtopo.gui.panels.deploy_request import DeployRequest
+from vtopo.gui.panels.checkpoints import CheckpointsController
 from vtopo.gui.panels.save_running import SaveRunningController
 from vtopo.gui.theme import THEMES, apply_theme
 from vtopo.interop.diagram import to_dot, to_drawio
@@ -45,6 +46,7 @@ class WindowParts(Protocol):
     view: CanvasView
     deploy: DeployController
     save_running: SaveRunningController
+    checkpoints: CheckpointsController
     measure: MeasureController
     capture: CaptureController
     checks: ChecksController
@@ -165,6 +167,9 @@ class Actions:
         self.save_running = self._action("Save &running configuration…", parts.save_running.save_running)
         self.save_running.setToolTip("Write what the running lab has become (routers' configurations typed in vtysh, "
                                      "hosts' addresses and routes) into the lab, after showing what changes")
+        self.checkpoints = self._action("Chec&kpoints…", parts.checkpoints.open)
+        self.checkpoints.setToolTip("Keep named states of the running lab in the lab, and put one back (only what "
+                                    "differs changes)")
         self.cancel_deploy = self._action("&Cancel deploy", deploy.cancel, (), destroy_icon())
         self.cancel_deploy.setToolTip("Stop the deploy after its current step and remove what it built")
         self.edit_sites = self._action("S&ites…", self._edit_sites)
@@ -250,7 +255,8 @@ class Actions:
         for dock in self.parts.docks():
             panels.addAction(dock.toggleViewAction())
         lab = bar.addMenu("&Lab")
-        lab.addActions([self.deploy, self.cancel_deploy, self.destroy, self.status, self.save_running])
+        lab.addActions([self.deploy, self.cancel_deploy, self.destroy, self.status, self.save_running,
+                        self.checkpoints])
         lab.addMenu(self.running_labs)
         lab.addSeparator()
         lab.addActions([self.edit_sites, self.suggest_sites])

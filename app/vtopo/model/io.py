@@ -459,10 +459,11 @@ def _read_checkpoints(reader: Reader, raw_checkpoints: list[Any]) -> list[Checkp
 
 
 def _strings(reader: Reader, values: Any, path: str, subject: str) -> list[str]:
-    if not reader.typed(values, list, path, "a list of strings", subject):
+    what = path.rsplit(".", 1)[-1]
+    if not reader.typed(values, list, path, what, subject):
         return []
-    return [value for index, value in enumerate(values) if reader.typed(value, str, f"{path}[{index}]", "each",
-                                                                          subject)]
+    return [value for index, value in enumerate(values) if reader.typed(value, str, f"{path}[{index}]",
+                                                                          f"each of {what}", subject)]
 
 
 def _read_named(reader: Reader, raw_items: list[Any], path: str, what: str, fields: tuple[str, ...]

@@ -187,7 +187,8 @@ class Topology:
         return Topology(name=self.name, id=self.id, notes=self.notes, prefix=self.prefix,
                         vm_backend=self.vm_backend, nodes=copy.deepcopy(self.nodes), links=copy.deepcopy(self.links),
                         annotations=copy.deepcopy(self.annotations), checks=copy.deepcopy(self.checks),
-                        stages=copy.deepcopy(self.stages), checkpoints=copy.deepcopy(self.checkpoints), experiment=copy.deepcopy(self.experiment), sites=dict(self.sites))
+                        stages=copy.deepcopy(self.stages), checkpoints=copy.deepcopy(self.checkpoints),
+                        experiment=copy.deepcopy(self.experiment), sites=dict(self.sites))
 
     def used_ports(self, node_id: str) -> set[str]:
         return {end.port for link in self.links_of(node_id) for end in link.ends if end.node == node_id}
@@ -280,9 +281,11 @@ class Topology:
         self.events.annotation_changed.emit(annotation)
 
     def update_lab(self, *, name: str | None = None, notes: str | None = None, vm_backend: str | None = None,
-                   sites: dict[str, Site] | None = None) -> None:
+                   sites: dict[str, Site] | None = None, checkpoints: list[Checkpoint] | None = None) -> None:
         if name is not None:
             self.name = name
+        if checkpoints is not None:
+            self.checkpoints = list(checkpoints)
         if sites is not None:
             self.sites = dict(sites)
         if notes is not None:
