@@ -3,6 +3,8 @@ and in the text a client sends the agent to restore one (a checkpoint is input f
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -11,6 +13,7 @@ from vtopo.kinds.contract import SavedState
 from vtopo.model import io
 from vtopo.model.checkpoints import Checkpoint, NodeState, keep
 from vtopo.model.problems import LabError
+from vtopo.model.sites import Site
 from vtopo.resources import TOPOLOGIES
 from vtopo.saving import RunningState
 
@@ -55,3 +58,14 @@ def test_a_wrong_checkpoint_is_one_problem_naming_it(change, problem) -> None:  
     with pytest.raises(LabError) as in_file:
         io.loads(json.dumps(document))
     assert problem in str(in_file.value.problems[0]), in_file.value.problems
+
+
+def test_a_lab_spread_over_sites_is_refused_in_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    topology = io.load(TOPOLOGIES / "ospf-ring.vtopo")
+    topology.sites = {"far": Site("far", destination="student@far.example")}
+    path = tmp_path / "spread.vtopo"
+    io.save(topology, path)
+    done = subprocess.run([sys.executable, "-m", "vtopo", "checkpoint", str(path), "good"], capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (1, "error: lab ospf-ring is spread over sites: checkpoints are of labs "
+                                                 "on one machine only\n")

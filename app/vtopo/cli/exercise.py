@@ -201,6 +201,8 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     try:
         path, lab = _where(args.lab)
         topology = io.load(path)
+        if topology.sites and not (args.list or args.delete):
+            raise CheckpointError(f"lab {lab} is spread over sites: checkpoints are of labs on one machine only")
         if args.list:
             _list(topology)
         elif args.name:

@@ -184,6 +184,10 @@ class CheckpointsController(QObject):
         self._say(f"deleted checkpoint {name}")
 
     def _run(self, job: Callable[[], object], done: Callable[..., None], doing: str) -> None:
+        if self._editor.topology.sites:
+            self._say(f"lab {self._editor.topology.name} is spread over sites: checkpoints are of labs on one machine "
+                      "only")
+            return
         self._busy = True
         self._refresh()
         self._log.log(f"{doing} of lab {self._deploy.deployed_lab}")
