@@ -4,6 +4,7 @@ take nor restore a checkpoint of that lab, and nothing is left after."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -59,8 +60,10 @@ def test_a_member_keeps_restores_and_undoes_a_checkpoint_of_their_own_lab_only(a
         assert f"link r1:eth2-r3:eth1 in lab {LAB} is up" in restored.stdout
         assert not any(line.startswith(("r2 ", "r3 ", "h1 ", "h3 ")) for line in restored.stdout.splitlines())
         assert COST not in vtysh("-c", "show running-config") and not link_down()
-        daemons = agent.vtopo(a, "exec", LAB, "r1", "--", "cat", "/proc/self/uid_map")
-        assert daemons.stdout.split()[:2] == ["0", str(users["a"].pw_uid)], "r1 runs in a's user namespace"
+        ospfd = Path("/run/vtopo/vmc/r1/ospfd.pid").read_text().strip()
+        uid = next(line.split()[1] for line in Path(f"/proc/{ospfd}/status").read_text().splitlines()
+                   if line.startswith("Uid:"))
+        assert uid == str(users["a"].pw_uid), "r1's restarted ospfd runs as the member, in their user namespace"
 
         undone = agent.vtopo(a, "checkpoint", LAB, "--undo")
         assert undone.returncode == 0, undone.stderr
