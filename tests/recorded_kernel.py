@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import socket
 
-from pyroute2.netlink.rtnl import RTM_DELLINK, RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWROUTE, RTM_SETLINK
+from pyroute2.netlink.rtnl import (RTM_DELADDR, RTM_DELLINK, RTM_DELROUTE, RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK,
+                                   RTM_NEWROUTE, RTM_SETLINK)
 from pyroute2.netlink.rtnl.ifaddrmsg import ifaddrmsg
 from pyroute2.netlink.rtnl.ifinfmsg import IFF_UP, ifinfmsg
 from pyroute2.netlink.rtnl.rtmsg import rtmsg
@@ -94,15 +95,21 @@ class Rtnl:
             assert message.get("IFA_LOCAL") in (None, address)
             self.kernel.effects.append(("addr", self.netns, self.kernel.name_of(message["index"]),
                                         f"{address}/{message['prefixlen']}", bool(message["flags"] & wire.IFA_F_NODAD)))
-        elif kind == RTM_NEWROUTE:
+        elif kind == RTM_DELADDR:
+            message = ifaddrmsg(header + payload)
+            message.decode()
+            self.kernel.effects.append(("addr del", self.netns, self.kernel.name_of(message["index"]),
+                                        f"{message.get('IFA_ADDRESS')}/{message['prefixlen']}"))
+        elif kind in (RTM_NEWROUTE, RTM_DELROUTE):
             message = rtmsg(header + payload)
             message.decode()
             destination = message.get("RTA_DST")
             oif = message.get("RTA_OIF")
-            self.kernel.effects.append((
-                "route", self.netns, f"{destination}/{message['dst_len']}" if destination else "default",
-                message.get("RTA_GATEWAY"), self.kernel.name_of(oif) if oif else "", message["proto"],
-                message["table"], message["type"], message["scope"]))
+            route = ("route", self.netns, f"{destination}/{message['dst_len']}" if destination else "default",
+                     message.get("RTA_GATEWAY"), self.kernel.name_of(oif) if oif else "")
+            self.kernel.effects.append(
+                (*route, message["proto"], message["table"], message["type"], message["scope"]) if kind == RTM_NEWROUTE
+                else ("route del", *route[1:], message["table"], message["type"]))
         return []
 
     def _link(self, kind: int, message: Any) -> Effect:

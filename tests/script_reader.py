@@ -137,8 +137,16 @@ class ScriptReader:
             case ["addr", "add"]:
                 assert words[3] == "dev"
                 self.say("addr", netns, words[4], words[2], words[5:] == ["nodad"])
+            case ["addr", "del"]:
+                assert words[3] == "dev" and len(words) == 5
+                self.say("addr del", netns, words[4], words[2])
             case ["route", "add"]:
                 self.route(netns, words[2:], family)
+            case ["route", "del"]:
+                destination, options = words[2], dict(zip(words[3::2], words[4::2]))
+                assert family == (ipaddress.ip_address(options["via"]).version == 6)
+                self.say("route del", netns, destination if destination == "default" else
+                         str(ipaddress.ip_network(destination)), options["via"], options.get("dev", ""), 254, 1)
             case ["tuntap", "add"]:
                 assert words[2] == "dev" and words[4:] == ["mode", "tap"]
                 self.say("tun", netns, words[3], netlink._IFF_TAP | netlink._IFF_NO_PI | netlink._IFF_TUN_EXCL)

@@ -133,6 +133,18 @@ class SaveRequest(Message):
 
 
 @dataclass
+class RestoreRequest(Message):
+    """Put a running lab back as a checkpoint of it has it, changing only what differs (vtopo.checkpoints.restore);
+    `checkpoint` is its JSON text, as the lab's file holds it, checked again by the agent. With `explain`, the agent
+    only says what that would change."""
+
+    type: ClassVar[str] = "restore"
+    lab: str
+    checkpoint: str
+    explain: bool = False
+
+
+@dataclass
 class ExecRequest(Message):
     """Run `argv` inside a node as the caller. With `terminal`, the agent answers with a pty's master end
     (an `ExecStarted` event carrying the descriptor); otherwise the client sends its stdin, stdout and stderr
@@ -267,7 +279,8 @@ class CleanupSummary:
 REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, DestroyRequest, StatusRequest,
                                                                  RecordRequest, NodeRequest, LinkRequest,
                                                                  ExecRequest, CleanupRequest, ConsoleRequest,
-                                                                 CaptureRequest, SaveRequest, LinkCountersRequest,
+                                                                 CaptureRequest, SaveRequest, RestoreRequest,
+                                                                 LinkCountersRequest,
                                                                  CancelRequest, LabsRequest)}
 DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
 ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vtopo import ops as o
@@ -30,16 +30,18 @@ READ_SECONDS = 30.0
 @dataclass(frozen=True)
 class RunningState:
     """What `read_running` found: each node's state by name, the lab as deployed with it written in (a .vtopo
-    document), and the file the lab was deployed from ("" when none)."""
+    document), the file the lab was deployed from ("" when none), and the nodes stopped and links (by id) down."""
 
     states: dict[str, SavedState]
     document: dict[str, Any]
     source: str
+    stopped: list[str] = field(default_factory=list)
+    down: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"states": {name: {"settings": state.settings, "addresses": state.addresses}
                            for name, state in self.states.items()},
-                "document": self.document, "source": self.source}
+                "document": self.document, "source": self.source, "stopped": self.stopped, "down": self.down}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunningState:
@@ -48,7 +50,8 @@ class RunningState:
                                         {str(port): [str(a) for a in addresses]
                                          for port, addresses in value.get("addresses", {}).items()})
                   for name, value in data.get("states", {}).items() if isinstance(value, dict)}
-        return cls(states, dict(data.get("document", {})), str(data.get("source", "")))
+        return cls(states, dict(data.get("document", {})), str(data.get("source", "")),
+                   [str(name) for name in data.get("stopped", [])], [str(link) for link in data.get("down", [])])
 
 
 @dataclass(frozen=True)
@@ -59,15 +62,16 @@ class NodeChange:
     before: str
     after: str
 
-    def diff(self) -> str:
+    def diff(self, before: str = "in the lab", after: str = "running") -> str:
         return "".join(difflib.unified_diff(self.before.splitlines(True), self.after.splitlines(True),
-                                            f"{self.node} in the lab", f"{self.node} running"))
+                                            f"{self.node} {before}", f"{self.node} {after}"))
 
 
 def read_running(lab: str | LabRecord, store: StateStore | None = None) -> RunningState:
     """Each running node's state that its kind keeps; the lab's record takes it at once."""
     with running_lab(lab, store) as running:
-        stopped = running.record.operated().stopped
+        operated = running.record.operated()
+        stopped = operated.stopped
         states = {}
         for node in running.context.nodes.values():
             if node.node.name in stopped:
@@ -80,7 +84,8 @@ def read_running(lab: str | LabRecord, store: StateStore | None = None) -> Runni
         running.record.write_topology(saved)
         _journal_saved_state(running.record, running.plan.ops, saved)
         record = running.record.read()
-    return RunningState(states, record["topology"], str(record.get("source") or ""))
+    return RunningState(states, record["topology"], str(record.get("source") or ""), sorted(stopped),
+                        sorted(operated.down))
 
 
 def _journal_saved_state(record: LabRecord, deployed: list[o.Op], saved: Topology) -> None:

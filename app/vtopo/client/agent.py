@@ -23,7 +23,9 @@ from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, Progres
 if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the host layer loads when it runs something,
     # and a lab's model when a request carries one
     from vtopo.server.agent import Agent
+    from vtopo.checkpoints import Restored
     from vtopo.deployed import DeployedLab
+    from vtopo.model.checkpoints import Checkpoint
     from vtopo.model.topology import Topology
     from vtopo.saving import RunningState
 
@@ -337,6 +339,19 @@ class AgentClient:
         from vtopo.saving import RunningState
 
         return RunningState.from_json(self.checked(p.SaveRequest(lab)))
+
+    def take_checkpoint(self, lab: str, name: str) -> Checkpoint:
+        """A checkpoint named `name` of the caller's running lab, as it runs now (vtopo.checkpoints.checkpoint_of)."""
+        from vtopo.checkpoints import checkpoint_of
+
+        return checkpoint_of(name, self.read_running(lab))
+
+    def restore(self, lab: str, checkpoint: Checkpoint, explain: bool = False) -> Restored:
+        """Put the caller's running lab back as `checkpoint` has it (vtopo.checkpoints.restore), done by the agent."""
+        from vtopo.checkpoints import Restored
+        from vtopo.model.io import checkpoint_text
+
+        return Restored.from_json(self.checked(p.RestoreRequest(lab, checkpoint_text(checkpoint), explain)))
 
     def require_owner(self, lab: str, action: str) -> None:
         """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this

@@ -31,6 +31,7 @@ from vtopo.gui.panels.inspector import Inspector
 from vtopo.gui.panels.kind_palette import KindPalette
 from vtopo.gui.panels.leaving import Leaving
 from vtopo.gui.panels.operate import OperateController
+from vtopo.gui.panels.checkpoints import CheckpointsController
 from vtopo.gui.panels.save_running import SaveRunningController
 from vtopo.gui.panels.problems import ProblemsPanel
 from vtopo.kinds.registry import Registry
@@ -121,6 +122,7 @@ class MainWindow(QMainWindow):
                                            lambda: self.files.path.parent if self.files.path else None, self)
         self.experiment = ExperimentController(self.editor, self.measure_panel, parent=self)
         self.save_running = SaveRunningController(self.editor, self.deploy, self.log, self)
+        self.checkpoints = CheckpointsController(self.editor, self.deploy, self.log, self)
         self.menu_actions = Actions(self, self)
         self.operate = OperateController(self.editor, self.deploy, self.menu_actions.menus, self.log, self)
         self.leaving = Leaving(self, self.deploy, self.menu_actions.destroy_now)
@@ -176,6 +178,8 @@ class MainWindow(QMainWindow):
         self.rates.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.operate.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.save_running.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        self.checkpoints.message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        self.exercise.checkpoint_reached.connect(self.checkpoints.restore)
 
     def _lab_state_changed(self) -> None:
         """Check results and a measured path say what was true of the lab as it ran: once a node stops, a link goes

@@ -141,8 +141,9 @@ def _inverse(op: o.Op) -> list[o.Op]:
 
 def taking_away(removed: list[o.Op]) -> Callable[[o.Op], list[o.Op] | None]:
     """How each of `removed` goes from a running lab whose other ops stay: by its inverse; an interface in a namespace
-    that stays, which would go only with its namespace, is deleted; what lives only on an interface or in a namespace
-    that goes, goes with it. None for an op that would stay (a file that only its lab's directory takes away)."""
+    that stays, which would go only with its namespace, is deleted; an address on an interface that stays, and a
+    route in a namespace that stays, are removed; what lives only on an interface or in a namespace that goes, goes
+    with it. None for an op that would stay (a file that only its lab's directory takes away)."""
     gone = frozenset().union(*(op.provides() for op in removed))
 
     def way(op: o.Op) -> list[o.Op] | None:
@@ -153,6 +154,9 @@ def taking_away(removed: list[o.Op]) -> Callable[[o.Op], list[o.Op] | None]:
         if devices:  # an interface on the host goes as a lingering end (see _undo_all)
             return [o.DeleteLink(owner=op.owner, name=name, netns=netns) for netns, name in sorted(devices)
                     if netns != o.HOST and o.ns_resource(netns) not in gone]
+        if isinstance(op, o.AddAddress) and o.dev_resource(op.netns, op.name) not in gone or \
+                isinstance(op, o.AddRoute) and o.ns_resource(op.netns) not in gone:
+            return [op.removal()]
         return [] if op.requires() & gone else None
 
     return way
@@ -269,9 +273,9 @@ class Deployer:
         """Bring the deployed lab `record` in line with an edited topology (or deploy it if `record` is None).
 
         Only what the edit changes is taken away (with what was built on it, which is made again: a router's daemons
-        restart with its new configuration) and applied: a node or link added or removed, a link's tunnel that now
-        goes to another site, and the rest runs on. What cannot go alone (a changed address on an interface that
-        stays, say) makes it a destroy and a fresh deploy, and the report says so. When the change fails, the lab is
+        restart with a new address) and applied: a node or link added or removed, an address or a route changed, a
+        link's tunnel that now goes to another site, and the rest runs on. What cannot go alone makes it a destroy
+        and a fresh deploy, and the report says so. When the change fails, the lab is
         put back as it ran. The lab keeps its prefix, and its owner.
         """
         self._cancelled.clear()

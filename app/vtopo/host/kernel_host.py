@@ -6,6 +6,7 @@ gone, so destroy and cleanup can run any number of times.
 """
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -160,6 +161,20 @@ class KernelHost:
     def add_route(self, netns: str | None, destination: str, gateway: str, device: str,
                   protocol: o.RouteProtocol) -> None:
         self.netlink.add_route(netns, destination, gateway, device, protocol=protocol)
+
+    def delete_address(self, name: str, netns: str | None, cidr: str) -> None:
+        try:
+            self.netlink.delete_address(name, netns, cidr)
+        except NetlinkError as error:
+            if error.code != errno.EADDRNOTAVAIL and not _absent(error):
+                raise
+
+    def delete_route(self, netns: str | None, destination: str, gateway: str, device: str) -> None:
+        try:
+            self.netlink.delete_route(netns, destination, gateway, device)
+        except NetlinkError as error:
+            if error.code != errno.ESRCH and not _absent(error):
+                raise
 
     def set_sysctl(self, netns: str | None, key: str, value: str) -> None:
         self.netlink.set_sysctl(netns, key, value)

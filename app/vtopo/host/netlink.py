@@ -32,8 +32,8 @@ from pyroute2 import IPRoute
 from pyroute2.netlink import (NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR,
                               nlmsg)
 from pyroute2.netlink.exceptions import NetlinkError as _Pyroute2Error
-from pyroute2.netlink.rtnl import (RTM_DELLINK, RTM_GETLINK, RTM_GETSTATS, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWROUTE,
-                                   RTM_SETLINK)
+from pyroute2.netlink.rtnl import (RTM_DELADDR, RTM_DELLINK, RTM_DELROUTE, RTM_GETLINK, RTM_GETSTATS, RTM_NEWADDR,
+                                   RTM_NEWLINK, RTM_NEWROUTE, RTM_SETLINK)
 from pyroute2.netlink.rtnl.ifinfmsg import IFF_UP
 from pyroute2.netlink.rtnl.marshal import MarshalRtnl
 
@@ -443,6 +443,20 @@ class Netlink:
             index = self._index(device, netns) if device else 0
             request = wire.route(network, via, _RT_TABLE_MAIN, protocol, _RTN_UNICAST, index)
             self._rtnl(netns).request(request, RTM_NEWROUTE, _CREATE)
+
+    def delete_address(self, name: str, netns: str | None, cidr: str) -> None:
+        interface = ipaddress.ip_interface(cidr)
+        with _kernel(f"delete address {cidr} from {name}{_where(netns)}"):
+            self._rtnl(netns).request(wire.address(interface, self._index(name, netns)), RTM_DELADDR)
+
+    def delete_route(self, netns: str | None, destination: str, gateway: str, device: str = "") -> None:
+        via = ipaddress.ip_address(gateway)
+        network = None if destination == "default" else ipaddress.ip_network(destination)
+        out = f" dev {device}" if device else ""
+        with _kernel(f"delete route {destination} via {gateway}{out}{_where(netns)}"):
+            index = self._index(device, netns) if device else 0
+            request = wire.route(network, via, _RT_TABLE_MAIN, 0, _RTN_UNICAST, index)
+            self._rtnl(netns).request(request, RTM_DELROUTE)
 
     def set_sysctl(self, netns: str | None, key: str, value: str) -> None:
         """Write a net.* sysctl of `netns`, e.g. "net.ipv4.ip_forward" (slashes if a name has dots)."""

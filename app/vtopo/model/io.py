@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vtopo.model.addressing import DEFAULT_PREFIX, AddressPool
+from vtopo.model.checkpoints import Checkpoint, NodeState
 from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Stage, Test
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
@@ -24,6 +25,7 @@ FORMAT = "vtopo"
 MAX_STARTUP_COMMANDS = 32
 MAX_COMMAND_LENGTH = 1000
 MAX_STAGES = 100
+MAX_CHECKPOINTS = 100
 
 
 # ---------------------------------------------------------------- writing
@@ -92,9 +94,16 @@ def to_document(topology: Topology) -> dict[str, Any]:
         document["checks"] = [_check_to_json(check) for check in topology.checks]
     if topology.stages:
         document["stages"] = [_stage_to_json(stage) for stage in topology.stages]
+    if topology.checkpoints:
+        document["checkpoints"] = [_checkpoint_to_json(checkpoint) for checkpoint in topology.checkpoints]
     if not topology.experiment.empty:
         document["experiment"] = asdict(topology.experiment)
     return document
+
+
+def _checkpoint_to_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    data = asdict(checkpoint)
+    return {key: value for key, value in data.items() if value or key in ("name", "nodes")}
 
 
 CHECK_KEYS = ("name", "type", "explain", "hidden")
@@ -417,6 +426,51 @@ def _read_stages(reader: Reader, raw_stages: list[Any], check_names: set[str]) -
     return stages
 
 
+def _read_checkpoints(reader: Reader, raw_checkpoints: list[Any]) -> list[Checkpoint]:
+    if len(raw_checkpoints) > MAX_CHECKPOINTS:
+        reader.fail("$.checkpoints", f"at most {MAX_CHECKPOINTS} checkpoints per lab, not {len(raw_checkpoints)}")
+        return []
+    checkpoints: list[Checkpoint] = []
+    for i, raw in enumerate(raw_checkpoints):
+        path = f"$.checkpoints[{i}]"
+        if not reader.typed(raw, dict, path, "checkpoint", f"checkpoint {i + 1}"):
+            continue
+        name = reader.field(raw, "name", str, path, "", f"checkpoint {i + 1}")
+        subject = f"checkpoint {name or i + 1}"
+        if not CHECKPOINT_NAME.fullmatch(name) or any(kept.name == name for kept in checkpoints):
+            reader.fail(f"{path}.name", f"{name!r}: every checkpoint needs a unique name; {CHECKPOINT_NAME_RULE}",
+                        subject)
+            continue
+        nodes = {}
+        for node, state in reader.field(raw, "nodes", dict, path, {}, subject).items():
+            where = f"{path}.nodes.{node}"
+            if reader.typed(state, dict, where, "a node's state", subject):
+                addresses = reader.field(state, "addresses", dict, where, {}, subject)
+                nodes[node] = NodeState(reader.field(state, "settings", dict, where, {}, subject),
+                                        {port: _strings(reader, value, f"{where}.addresses.{port}", subject)
+                                         for port, value in addresses.items()})
+        impairments = {}
+        for link, impairment in reader.field(raw, "impairments", dict, path, {}, subject).items():
+            where = f"{path}.impairments.{link}"
+            if reader.typed(impairment, dict, where, "a link's impairment", subject):
+                impairments[link] = {key: reader.number(impairment, key, where, 0, limits, subject)
+                                     for key, limits in IMPAIRMENT_LIMITS.items() if key in impairment}
+        checkpoints.append(Checkpoint(
+            name, reader.field(raw, "made", str, path, "", subject), nodes,
+            _strings(reader, reader.field(raw, "stopped", list, path, [], subject), f"{path}.stopped", subject),
+            _strings(reader, reader.field(raw, "down", list, path, [], subject), f"{path}.down", subject),
+            impairments))
+    return checkpoints
+
+
+def _strings(reader: Reader, values: Any, path: str, subject: str) -> list[str]:
+    what = path.rsplit(".", 1)[-1]
+    if not reader.typed(values, list, path, what, subject):
+        return []
+    return [value for index, value in enumerate(values) if reader.typed(value, str, f"{path}[{index}]",
+                                                                          f"each of {what}", subject)]
+
+
 def _read_named(reader: Reader, raw_items: list[Any], path: str, what: str, fields: tuple[str, ...]
                 ) -> list[dict[str, Any]]:
     """Objects with a unique name and the given string fields, each reported by its name when wrong."""
@@ -488,10 +542,12 @@ def _read_experiment(reader: Reader, raw: dict[str, Any]) -> Experiment:
 
 
 NOTES = re.compile(r"\$\.(lab\.)?notes|\$\.annotations\[\d+\]\.text|\$\.stages\[\d+\]\.(instructions|solution)"
-                   r"|\$\.nodes\[\d+\]\.settings\.[A-Za-z_][A-Za-z0-9_]*")
+                   r"|\$\.nodes\[\d+\]\.settings\.[A-Za-z_][A-Za-z0-9_]*"
+                   r"|\$\.checkpoints\[\d+\]\.nodes(\.[A-Za-z_][A-Za-z0-9_]*|\[\"[A-Za-z0-9_-]+\"\])"
+                   r"\.settings\.[A-Za-z_][A-Za-z0-9_]*")
 """Where a lab file may hold newlines: the lab's notes (at the top level in version 1), canvas notes, a stage's
-instructions and solution, and a node's text settings (the kind's settings refuse them but in a text of many lines, a
-router's configuration)."""
+instructions and solution, and a node's text settings, in the lab or in a checkpoint (the kind's settings refuse them
+but in a text of many lines, a router's configuration)."""
 
 
 def loads(text: str, default_name: str = "lab") -> Topology:
@@ -521,6 +577,7 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
     annotations = _read_annotations(reader, raw_annotations)
     checks = _read_checks(reader, reader.field(doc, "checks", list, "$", []))
     stages = _read_stages(reader, reader.field(doc, "stages", list, "$", []), {check.name for check in checks})
+    checkpoints = _read_checkpoints(reader, reader.field(doc, "checkpoints", list, "$", []))
     experiment = _read_experiment(reader, reader.field(doc, "experiment", dict, "$", {}))
     name = reader.field(lab, "name", str, "$.lab", "") or default_name
     lab_id = reader.field(lab, "id", str, "$.lab", "") or f"lab-{default_name}"
@@ -542,10 +599,27 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
         annotations={a.id: a for a in annotations},
         checks=checks,
         stages=stages,
+        checkpoints=checkpoints,
         experiment=experiment,
         sites={site.name: site for site in sites},
         addressing=addressing,
     )
+
+
+def checkpoint_text(checkpoint: Checkpoint) -> str:
+    """One checkpoint as JSON text, as a lab file holds it: what a client sends the agent to restore."""
+    return json.dumps(_checkpoint_to_json(checkpoint), ensure_ascii=False)
+
+
+def read_checkpoint(text: str) -> Checkpoint:
+    """A checkpoint's JSON text, checked as a lab file's checkpoint is. Raises LabError listing every problem."""
+    where = "$.checkpoints[0]"
+    raw = parse(text, lambda path: NOTES.fullmatch(where + path.removeprefix("$")) is not None)
+    reader = Reader()
+    checkpoints = _read_checkpoints(reader, [raw])
+    if reader.problems:
+        raise LabError(reader.problems)
+    return checkpoints[0]
 
 
 def load(path: Path) -> Topology:

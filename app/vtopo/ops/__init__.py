@@ -15,7 +15,7 @@ from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateN
                                   DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
 from vtopo.ops.netdev import (DEFAULT_VLAN, ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink,
                               CreateBridge, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
-                              CreateVlan, DeleteLink, DeviceOp, LinkType, MacvlanMode, MoveLink, SetBridgeVlans, SetImpairment,
+                              CreateVlan, DeleteAddress, DeleteLink, DeleteRoute, DeviceOp, LinkType, MacvlanMode, MoveLink, SetBridgeVlans, SetImpairment,
                               SetMaster, SetSysctl, SetTxChecksum, Tool, bridge_port_resource, tbf_burst, tbf_rate)
 from vtopo.ops.host import USER_HZ, Host, RouteProtocol, clock_t
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsDeleteBridge,
@@ -27,7 +27,7 @@ from vtopo.ops.tunnels import CreateVxlan
 __all__ = [
     "AddAddress", "AddRoute", "ConfigureLink", "ContainForwarding", "CreateBridge", "CreateLinkBridge", "CreateMacvlan",
     "CreateMacvtap", "CreateNamespace", "CreateTap", "CreateUserNamespace", "CreateVeth", "CreateVlan", "CreateVxlan",
-    "DEFAULT_VLAN", "DOMAIN_XMLNS", "DeleteLink", "DeleteNamespace", "DestroyDomain", "DeviceOp", "FileOp", "HOST", "Host",
+    "DEFAULT_VLAN", "DOMAIN_XMLNS", "DeleteAddress", "DeleteLink", "DeleteRoute", "DeleteNamespace", "DestroyDomain", "DeviceOp", "FileOp", "HOST", "Host",
     "INTERNAL_PORT", "IsolateNode", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "LoadConfig", "MacvlanMode", "MakeDirectory",
     "MoveLink", "NETNS_DIR", "NODE_FILES_DIR", "NODE_TMPFS", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows",
     "OvsAddPort", "OvsAddSubinterface", "OvsDeleteBridge", "OvsVlanMode", "Place", "ROUTE_PROTOCOL", "RemoveDirectory", "RemoveFile",

@@ -103,6 +103,12 @@ class Host(Protocol):
     def add_route(self, netns: str | None, destination: str, gateway: str, device: str,
                   protocol: RouteProtocol) -> None: ...
 
+    def delete_address(self, name: str, netns: str | None, cidr: str) -> None:
+        """The address, gone from the interface (one already gone is no error)."""
+
+    def delete_route(self, netns: str | None, destination: str, gateway: str, device: str) -> None:
+        """The route, gone from the namespace's main table (one already gone is no error)."""
+
     def set_sysctl(self, netns: str | None, key: str, value: str) -> None: ...
 
     def set_impairment(self, name: str, netns: str | None, *, delay_ms: float, jitter_ms: float, loss_pct: float,

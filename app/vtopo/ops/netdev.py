@@ -313,6 +313,21 @@ class AddAddress(DeviceOp):
         """An IPv6 address skips duplicate address detection: usable at once, as a lab's addresses are planned."""
         host.add_address(self.name, self.netns, self.cidr, nodad=":" in self.cidr)
 
+    def removal(self) -> DeleteAddress:
+        """What takes the address away from an interface that stays (its namespace takes it along otherwise)."""
+        return DeleteAddress(owner=self.owner, name=self.name, netns=self.netns, cidr=self.cidr)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteAddress(DeviceOp):
+    """An address taken from an interface that stays, by `deploy --update`; one already gone is no error."""
+
+    cidr: str
+    summary_text: ClassVar[str] = "remove address {cidr} from {name}"
+
+    def apply(self, host: Host) -> None:
+        host.delete_address(self.name, self.netns, self.cidr)
+
 
 @dataclass(frozen=True, kw_only=True)
 class AddRoute(Op):
@@ -331,6 +346,26 @@ class AddRoute(Op):
 
     def apply(self, host: Host) -> None:
         host.add_route(self.netns, self.destination, self.gateway, self.device, ROUTE_PROTOCOL)
+
+    def removal(self) -> DeleteRoute:
+        """What takes the route away from a namespace that stays (the namespace takes it along otherwise)."""
+        return DeleteRoute(owner=self.owner, netns=self.netns, destination=self.destination, gateway=self.gateway,
+                           device=self.device)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteRoute(Op):
+    """A route taken from a namespace that stays, by `deploy --update`; one already gone (with its address, say) is
+    no error."""
+
+    netns: str | None
+    destination: str
+    gateway: str
+    device: str = ""
+    summary_text: ClassVar[str] = "remove route {destination} via {gateway}"
+
+    def apply(self, host: Host) -> None:
+        host.delete_route(self.netns, self.destination, self.gateway, self.device)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -216,6 +216,14 @@ class ScriptHost:
         self._say(ip_cmd(netns, *family, "route", "add", destination, "via", gateway,
                          *(["dev", device] if device else []), "proto", protocol.word))
 
+    def delete_address(self, name: str, netns: str | None, cidr: str) -> None:
+        self._say(ip_cmd(netns, "addr", "del", cidr, "dev", name))
+
+    def delete_route(self, netns: str | None, destination: str, gateway: str, device: str) -> None:
+        family = ["-6"] if ":" in gateway else []
+        self._say(ip_cmd(netns, *family, "route", "del", destination, "via", gateway,
+                         *(["dev", device] if device else [])))
+
     def set_sysctl(self, netns: str | None, key: str, value: str) -> None:
         self._say(in_netns(netns, ["sysctl", "-qw", f"{key}={value}"]))
 

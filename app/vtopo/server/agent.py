@@ -42,10 +42,11 @@ from vtopo.kinds.environment import Trust
 from vtopo.model.problems import LabError
 from vtopo.named_errors import loaded
 from vtopo.ops import drop_privileges
-from vtopo.reports import OUTPUT_STAGE, Progress, ProgressCallback, user_name
+from vtopo.reports import OUTPUT_STAGE, DeployReport, Progress, ProgressCallback, user_name
 
 if TYPE_CHECKING:  # the deployed lab (the compiler, pyroute2, the measure layer) loads when a request needs it
     from vtopo.deployed import DeployedLab
+    from vtopo.model.topology import Topology
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -219,6 +220,8 @@ class Agent:
                 return self.capture(request, caller, fds, send)
             if isinstance(request, p.SaveRequest):
                 return self.save(request, caller)
+            if isinstance(request, p.RestoreRequest):
+                return self.restore(request, caller, send, policy)
             if isinstance(request, p.LinkCountersRequest):
                 return self.link_counters(request, caller, send)
             if isinstance(request, p.CancelRequest):
@@ -328,6 +331,23 @@ class Agent:
 
         with self._owned(request.lab, caller, "save the running state of") as record:
             return p.Result(0, data=read_running(record).to_json())
+
+    def restore(self, request: p.RestoreRequest, caller: Caller, send: Replies, policy: Policy) -> p.Result:
+        """What differs from the checkpoint changes through the paths of `node`, `link` and `deploy --update`, the
+        last as the owner's deploy --update would: their quotas, the lab's consent."""
+        from vtopo.checkpoints import restore
+        from vtopo.model.io import read_checkpoint
+
+        checkpoint = read_checkpoint(request.checkpoint)
+        deployer = Deployer()
+        with self._owned(request.lab, caller, "restore a checkpoint of") as record:
+            def update(topology: Topology) -> DeployReport:
+                source = str(record.read().get("source") or "")
+                return deployer.update_record(record, topology, _progress_to(send, False),
+                                              Path(source) if source else None, record.consent(), record.owner,
+                                              _admission(caller, policy))
+
+            return p.Result(0, data=restore(record, checkpoint, update, request.explain).to_json())
 
     def cleanup(self, caller: Caller, send: Replies) -> p.Result:
         from vtopo.host.cleanup import cleanup

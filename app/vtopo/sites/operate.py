@@ -59,7 +59,7 @@ class SitesOperator:
                 states |= self._at(site, lambda: agent.read_running(lab)).states
         whole = io.from_document(running.document, lab)
         apply_state(whole, states)
-        return RunningState(states, io.to_document(whole), running.source)
+        return RunningState(states, io.to_document(whole), running.source, running.stopped, running.down)
 
     def link_counters(self, lab: str, every_s: float = 1.0) -> Iterator[LinkTotals]:
         """Each link's counters, as read by the site of its first end (this machine's for a link between sites),

@@ -19,6 +19,7 @@ from vtopo.gui.overlays.domains import DomainView
 from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.panels.checks import ChecksController
 from vtopo.gui.panels.deploy import DeployController
+from vtopo.gui.panels.checkpoints import CheckpointsController
 from vtopo.gui.panels.deploy_request import DeployRequest
 from vtopo.gui.panels.save_running import SaveRunningController
 
@@ -33,6 +34,7 @@ class WindowParts(Protocol):
     view: CanvasView
     deploy: DeployController
     save_running: SaveRunningController
+    checkpoints: CheckpointsController
     measure: MeasureController
     capture: CaptureController
     checks: ChecksController

@@ -111,6 +111,8 @@ MENU = Menu("&Lab", (
            enabled_when=lambda c: c.deployer and not c.busy and bool(c.deployed_lab),
            tip="Write what the running lab has become (routers' configurations typed in vtysh, hosts' addresses and "
                "routes) into the lab, after showing what changes"),
+    Action("lab.checkpoints", "Chec&kpoints…", lambda d: d.parts.checkpoints.open(),
+           tip="Keep named states of the running lab in the lab, and put one back (only what differs changes)"),
     Submenu("lab.running_labs", "&Running labs", fill=fill_running_labs),
     SEPARATOR,
     Action("lab.edit_sites", "S&ites…", edit_sites,

@@ -21,6 +21,7 @@ from vtopo.kinds.registry import Registry
 from vtopo.kinds.contract import PortVlans
 from vtopo.kinds.vlans import vlans_setting_name
 from vtopo.model.addressing import AddressPool
+from vtopo.model.checkpoints import Checkpoint
 from vtopo.model.events import Event
 from vtopo.model.fragment import Fragment, fragment_of, instantiate
 from vtopo.model.problems import LabError
@@ -305,6 +306,13 @@ class Editor(QObject):
         if sites != self.topology.sites:
             self.undo_stack.push(SetFieldsCommand("Edit the lab's sites", self.topology.update_lab,
                                                   {"sites": dict(self.topology.sites)}, {"sites": dict(sites)}))
+
+    def set_checkpoints(self, checkpoints: list[Checkpoint], title: str) -> None:
+        """The lab's checkpoints (Lab ▸ Checkpoints); one undo step."""
+        if checkpoints != self.topology.checkpoints:
+            self.undo_stack.push(SetFieldsCommand(title, self.topology.update_lab,
+                                                  {"checkpoints": list(self.topology.checkpoints)},
+                                                  {"checkpoints": list(checkpoints)}))
 
     def _edit_node(self, node_id: str, title: str, parent: Command | None = None, /,
                    **new: Any) -> SetFieldsCommand:

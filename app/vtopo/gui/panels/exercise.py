@@ -78,7 +78,10 @@ class ExercisePanel(QWidget):
 
 class ExerciseController(QObject):
     """Shows the current stage of the editor's lab, its checks' state from the Checks dock's runner, and moves
-    between stages (recorded as the CLI's `vtopo stage` records them)."""
+    between stages (recorded as the CLI's `vtopo stage` records them). Moving to a stage that starts from a
+    checkpoint asks for it to be restored (`checkpoint_reached`, which Lab ▸ Checkpoints answers)."""
+
+    checkpoint_reached = Signal(str)
 
     def __init__(self, editor: Editor, panel: ExercisePanel, checks: ChecksController,
                  folder_of: Callable[[], Path | None], parent: QObject | None = None) -> None:
@@ -130,9 +133,12 @@ class ExerciseController(QObject):
                 item.setToolTip(0, outcome.verdict.why)
             panel.checks.addTopLevelItem(item)
         complete = all(name in outcomes and outcomes[name].passed for name in names)
-        panel.summary.setText("Stage complete: go on to the next one." if complete and number < len(stages) else
-                              "The last stage is complete." if complete else
-                              "Check the stage once your changes are in: the next stage opens when its checks pass.")
+        start = f"It starts from checkpoint {stage.checkpoint}, restored when you move here. " if stage.checkpoint \
+            else ""
+        panel.summary.setText(start + ("Stage complete: go on to the next one." if complete and number < len(stages)
+                                       else "The last stage is complete." if complete else
+                                       "Check the stage once your changes are in: the next stage opens when its "
+                                       "checks pass."))
         panel.previous_button.setEnabled(number > 1)
         panel.check_button.setEnabled(bool(names))
         panel.next_button.setEnabled(complete and number < len(stages))
@@ -144,3 +150,5 @@ class ExerciseController(QObject):
             self.editor.status_message.emit(f"cannot keep the stage you are at in {error.filename}: "
                                             f"{error.strerror}")
         self.show_stage()
+        if checkpoint := self.topology.stages[self.number - 1].checkpoint:
+            self.checkpoint_reached.emit(checkpoint)
