@@ -9,14 +9,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from interop.ospf01 import OSPF01, without_log_path
 from vtopo.cli import main
 from vtopo.interop.export import to_containerlab
 from vtopo.interop.importing import import_lab
 from vtopo.interop.building import Imported
-from vtopo.lab import open_lab, registry
+from vtopo.lab import open_lab, plan_of, registry
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
+from vtopo.ops import StartProcess
 from vtopo.resources import TOPOLOGIES
 
 HERE = Path(__file__).parent
@@ -65,9 +67,10 @@ def test_frr01_routers_keep_their_configuration_and_hosts_get_their_addresses() 
     pc1 = topology.node_named("PC1")
     assert pc1 is not None and pc1.startup_commands == ["ip route add 192.168.0.0/16 via 192.168.11.1 dev eth1",
                                                         "ip route add 10.10.10.0/24 via 192.168.11.1 dev eth1"]
-    notices = {notice.subject: notice.message for notice in result.notices}
-    assert "ldpd, which a vtopo router does not run" in notices["node router1"]
-    assert "--allow-commands PC1" in notices["node PC1"]
+    lines = [str(notice) for notice in result.notices]
+    assert "node router1: its daemons file router1/daemons turns on ldpd, which a vtopo router does not run: the " \
+           "lines of its configuration for them are skipped" in lines
+    assert any(line.startswith("node PC1: ") and "--allow-commands PC1" in line for line in lines)
 
 
 def test_properties_resolve_node_then_group_then_kind_then_defaults(tmp_path: Path) -> None:
@@ -130,6 +133,85 @@ def test_containerlab_smoke_topology_keeps_mtu_macs_and_host_links() -> None:
     lines = [str(notice) for notice in result.notices]
     assert "link 4: left out: a mgmt-net link has no vtopo counterpart" in lines
     assert "link 5: left out: a dummy link has no vtopo counterpart" in lines
+
+
+def test_ospf01_says_each_field_it_does_not_carry_in_one_line_naming_the_node() -> None:
+    result = imported(OSPF01)
+    lines = [str(notice) for notice in result.notices]
+    instead = {"network-mode container:router1": "the node gets a network namespace of its own, with only its own links",
+               "startup-delay 50": "vtopo brings nodes up in its own order, without waiting",
+               "stages create": "vtopo brings nodes up in its own order (links, then daemons, then startup commands), "
+                                "waiting for no other node"}
+    for field, what in instead.items():
+        assert f"node ospf-watcher: {field} is not carried: {what}" in lines
+    assert any(line.startswith("node ospf-watcher: env WATCHER_LOGFILE=/home/watcher/watcher/logs/watcher.log") and
+               line.endswith("set a variable in a startup command (`export NAME=...`)") for line in lines)
+    assert any(line.startswith("node ospf-watcher: binds watcher/logs/watcher1.ospf.log:") for line in lines)
+    assert any(line.startswith("mgmt network=ospf01-mgmt") and "vtopo makes no management network" in line
+               for line in lines)
+    for number in range(1, 7):
+        node = f"node router{number}"
+        assert f"{node}: ports 6500{number}:2604 is not carried: nothing is published on the host's ports; `vtopo " \
+               "exec LAB NODE -- CMD` or a terminal reaches the node" in lines
+        assert f'{node}: env-files ../../.env (set at $.topology.defaults["env-files"]) is not carried: the node\'s ' \
+               "commands run with vtopo's environment, and vtopo reads no file the topology names for it" in lines
+        assert f"{node}: zebra_options, ospfd_options, ospf6d_options, staticd_options in its daemons file " \
+               f"router{number}/daemons are not carried: vtopo starts each daemon with its own options (its vty on a " \
+               "socket inside the router only, no TCP port)" in lines
+        router = result.topology.node_named(f"router{number}")
+        assert router is not None and router.settings["ospf_instance"] == 1  # ospfd_instances=1: `router ospf 1`
+        assert router.settings["daemons"] == ["zebra", "ospfd", "ospf6d"]  # staticd=no, and runs anyway, as in FRR
+    assert not any("ospfd_instances" in line for line in lines)  # carried, so nothing to say
+    plan = plan_of(without_log_path(result.topology))
+    started = {op.name for op in plan.ops if isinstance(op, StartProcess)}
+    assert {"zebra@router3", "staticd@router3", "ospfd-1@router3", "ospf6d@router3"} <= started
+
+
+def test_any_field_the_import_does_not_read_is_said_with_its_node_or_link(tmp_path: Path) -> None:
+    path = tmp_path / "unread.clab.yml"
+    path.write_text("""
+name: unread
+prefix: lab
+topology:
+  colour: blue
+  defaults: {kind: linux, sysctls: {net.ipv4.ip_forward: 1}}
+  nodes:
+    h1: {labels: {graph-posX: "10", graph-posY: "10", graph-icon: host}, network-mode: none, shiny: yes}
+    h2: {labels: {graph-posX: "20", graph-posY: "10"}, memory: 1GB}
+  links:
+    - endpoints: [{node: h1, interface: eth1, vars: {x: 1}}, "h2:eth1"]
+      vars: {cost: 10}
+""")
+    lines = [str(notice) for notice in imported(path).notices]
+    assert [line for line in lines if "not carried" in line] == [
+        "prefix lab is not carried: vtopo names its devices after the lab's own prefix",
+        "topology.colour blue is not carried: vtopo does not read this field, and the lab goes without it",
+        "link 0: vars cost=10 is not carried: vtopo does not read this field, and the lab goes without it",
+        "link 0: h1:eth1 vars x=1 is not carried: vtopo does not read this field, and the lab goes without it",
+        "node h1: shiny True is not carried: vtopo does not read this field, and the lab goes without it",
+        "node h1: sysctls net.ipv4.ip_forward=1 (set at $.topology.defaults.sysctls) is not carried: the node keeps "
+        "the kernel's defaults; set one in a startup command (`sysctl -w KEY=VALUE`)",
+        "node h1: label graph-icon host is not carried: vtopo does not read this field, and the lab goes without it",
+        "node h2: memory 1GB is not carried: vtopo sets no memory limit on a namespace node",
+        "node h2: sysctls net.ipv4.ip_forward=1 (set at $.topology.defaults.sysctls) is not carried: the node keeps "
+        "the kernel's defaults; set one in a startup command (`sysctl -w KEY=VALUE`)"]
+
+
+def test_import_says_every_problem_at_once_with_frr_s_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                              ) -> None:
+    """router1's log file is vtopo's error, router2's `srlg` a line this host's FRR (8.4) does not know: both are said
+    by the one import, and validate says the same, though the first error stops the compile."""
+    target = tmp_path / "ospf01.vtopo"
+    assert main(["import", str(OSPF01), "-o", str(target)]) == 2
+    said = capsys.readouterr().err
+    assert "error: node router1: line 4 of its configuration, 'log file /var/log/frr/ospfd.log', would have FRR " \
+           "write or read a file outside the router's own directory" in said
+    assert "warning: node router2 at $.nodes[3].settings.config: FRR skips line 22 of its configuration " \
+           "('srlg 100'): % Unknown command; it loads the rest" in said
+    assert f"{target} needs 1 fix(es) before it deploys" in said
+    assert main(["validate", str(target)]) == 2
+    validated = capsys.readouterr().err
+    assert "'log file /var/log/frr/ospfd.log'" in validated and "('srlg 100')" in validated
 
 
 def test_positions_come_from_graph_labels_or_the_auto_layout() -> None:

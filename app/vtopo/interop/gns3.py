@@ -278,13 +278,16 @@ class _Reading:
             self.reader.fail("", f"{name}: the FRR configuration cannot be kept: {error}", subject)
             return "router", {}, facts, []
         self.addresses[node_id] = frr.interface_addresses(config)
-        daemons_text, _ = self._saved(node_type, node_id, "etc/frr/daemons")
+        daemons_text, daemons_name = self._saved(node_type, node_id, "etc/frr/daemons")
         settings: dict[str, Any] = {"config": config}
-        daemons, dropped = frr.chosen_daemons(frr.daemons_in(daemons_text))
+        read = frr.read_daemons(daemons_text)
+        daemons, _ = read.chosen()
         if daemons:
             settings["daemons"] = daemons
-        if dropped:
-            facts.append(f"its daemons file turns on {', '.join(dropped)}, which a vtopo router does not run")
+        if read.ospf_instance():
+            settings["ospf_instance"] = read.ospf_instance()
+        for line in read.losses(daemons_name):
+            self.builder.notify(subject, line)
         facts.append(f"its FRR configuration {name} is kept verbatim")
         return "router", settings, facts, []
 
