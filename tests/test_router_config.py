@@ -63,6 +63,21 @@ def test_a_router_runs_every_daemon_unless_its_settings_name_fewer() -> None:
     assert started(fewer, "r1") == ["zebra", "staticd"]
 
 
+def test_an_ospf_instance_runs_ospfd_as_that_instance_for_a_configuration_that_names_it() -> None:
+    """FRR's ospfd_instances: ospfd -n 1 takes `router ospf 1` (a plain ospfd skips it); its pid file and vty socket
+    are ospfd-1's. vtopo's own OSPF names no instance, so a router that generates it may not set one."""
+    lab = two_routers("router ospf 1\n ospf router-id 10.0.0.1\n")
+    lab.nodes["r1"].settings["ospf_instance"] = 1
+    ospfd = next(op for op in plan_of(lab).ops if isinstance(op, o.StartProcess) and op.name == "ospfd-1@r1")
+    assert ospfd.argv[1:3] == ("-n", "1") and ospfd.ready_path.endswith("/ospfd-1.vty")
+    assert "process:ospfd-1@r1" in next(op for op in plan_of(lab).ops
+                                        if isinstance(op, o.LoadConfig) and op.owner == "node r1").after
+    lab.nodes["r2"].settings["ospf_instance"] = 2
+    assert [str(p) for p in problems_of(lab)] == ["error: node r2: OSPF instance 2 needs a configuration of the "
+                                                  "router's own that names it (`router ospf 2`); the OSPF vtopo writes "
+                                                  "names none"]
+
+
 def test_an_empty_router_is_a_valid_start() -> None:
     """Generate OSPF off and no text: the router's frr.conf is empty, its daemons all run, and the lab is valid (no
     OSPF design check speaks of a router that runs no OSPF)."""

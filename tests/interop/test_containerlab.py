@@ -174,7 +174,7 @@ name: unread
 prefix: lab
 topology:
   colour: blue
-  defaults: {kind: linux, sysctls: {net.ipv4.ip_forward: 1}}
+  defaults: {kind: linux, sysctls: {net.ipv4.ip_forward: 1}, dns: {servers: [192.0.2.53]}}
   nodes:
     h1: {labels: {graph-posX: "10", graph-posY: "10", graph-icon: host}, network-mode: none, shiny: yes}
     h2: {labels: {graph-posX: "20", graph-posY: "10"}, memory: 1GB}
@@ -189,12 +189,12 @@ topology:
         "link 0: vars cost=10 is not carried: vtopo does not read this field, and the lab goes without it",
         "link 0: h1:eth1 vars x=1 is not carried: vtopo does not read this field, and the lab goes without it",
         "node h1: shiny True is not carried: vtopo does not read this field, and the lab goes without it",
-        "node h1: sysctls net.ipv4.ip_forward=1 (set at $.topology.defaults.sysctls) is not carried: the node keeps "
-        "the kernel's defaults; set one in a startup command (`sysctl -w KEY=VALUE`)",
+        "node h1: dns servers (set at $.topology.defaults.dns) is not carried: the node uses the host's resolver",
         "node h1: label graph-icon host is not carried: vtopo does not read this field, and the lab goes without it",
         "node h2: memory 1GB is not carried: vtopo sets no memory limit on a namespace node",
-        "node h2: sysctls net.ipv4.ip_forward=1 (set at $.topology.defaults.sysctls) is not carried: the node keeps "
-        "the kernel's defaults; set one in a startup command (`sysctl -w KEY=VALUE`)"]
+        "node h2: dns servers (set at $.topology.defaults.dns) is not carried: the node uses the host's resolver"]
+    topology = imported(path).topology
+    assert [node.settings["sysctls"] for node in topology.nodes.values()] == [{"net.ipv4.ip_forward": "1"}] * 2
 
 
 def test_import_says_every_problem_at_once_with_frr_s_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -294,7 +294,9 @@ def test_round_trip_through_containerlab_keeps_nodes_links_interfaces_addresses_
     original = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
     exported = to_containerlab(original, registry())
     exported.write(tmp_path)
-    again = imported(tmp_path / exported.topology_file).topology
+    result = imported(tmp_path / exported.topology_file)
+    again = result.topology
+    assert not [str(notice) for notice in result.notices if "not carried" in notice.message]
     assert {(n.name, n.kind) for n in again.nodes.values()} == {(n.name, n.kind) for n in original.nodes.values()}
     assert ends(again) == ends(original)
     assert addresses(again) == addresses(original)
@@ -309,6 +311,37 @@ def test_round_trip_through_containerlab_keeps_nodes_links_interfaces_addresses_
             from vtopo.lab import context_of
             generated = kind.generated_settings(context_of(original).nodes[node.id])["config"]
             assert copy.settings["config"] == generated and "daemons" not in copy.settings
+
+
+def test_export_says_each_check_note_and_stage_it_cannot_carry_so_a_round_trip_loses_nothing_unsaid(
+        tmp_path: Path) -> None:
+    for name in ("ospf-assignment.vtopo", "static-routing.vtopo"):
+        lab = open_lab(TOPOLOGIES / name).topology
+        exported = to_containerlab(lab, registry())
+        lines = [str(notice) for notice in exported.notices]
+        for check in lab.checks:
+            assert f"check {check.name}: the {check.type} check is not carried: containerlab has no place for it; the " \
+                   ".vtopo file keeps it (`vtopo check LAB` runs it on the lab vtopo deploys)" in lines
+        for stage in lab.stages:
+            assert f"stage {stage.title}: the exercise's stage is not carried: containerlab has no place for it; the " \
+                   ".vtopo file keeps it" in lines
+        for annotation in lab.annotations.values():
+            assert sum(line.startswith(f"annotation {annotation.id}: the canvas's ") for line in lines) == 1
+        assert sum(line.startswith("the lab's notes (") and line.endswith("the .vtopo file keeps it")
+                   for line in lines) == 1
+        exported.write(tmp_path / name)
+        header = (tmp_path / name / exported.topology_file).read_text()
+        assert all(f"# {line}" in header for line in lines)
+
+
+def test_a_router_s_ospf_instance_goes_out_in_its_daemons_file_and_comes_back(tmp_path: Path) -> None:
+    lab = without_log_path(imported(OSPF01).topology)
+    exported = to_containerlab(lab, registry())
+    assert "ospfd_instances=1" in exported.files["router3/daemons"].splitlines()
+    exported.write(tmp_path)
+    again = imported(tmp_path / exported.topology_file).topology
+    router3 = again.node_named("router3")
+    assert router3 is not None and router3.settings["ospf_instance"] == 1
 
 
 def test_export_says_node_by_node_what_containerlab_cannot_carry(tmp_path: Path) -> None:

@@ -36,8 +36,9 @@ VM_KIND = re.compile(r"generic_vm|vr[-_].+")
 POSITION_LABELS = ("graph-posX", "graph-posY")  # as containerlab's graph and TopoViewer write them
 CARRIED = frozenset({"kind", "group", "image", "labels", "exec"})
 """The fields of a node every kind carries (labels: the position; exec: as the kind can, saying what it cannot)."""
-CARRIED_BY = {"router": CARRIED | {"startup-config", "binds", "extras"}}
-"""A router also carries its FRR configuration and daemons, from its startup-config, its binds and extras.frr."""
+CARRIED_BY = {"router": CARRIED | {"startup-config", "binds", "extras"}, "container": CARRIED | {"sysctls"}}
+"""A router also carries its FRR configuration and daemons, from its startup-config, its binds and extras.frr; a
+container its sysctls."""
 LAB_CARRIED = frozenset({"name", "topology"})
 LAB_NOT_CARRIED = {"mgmt": "vtopo makes no management network (`vtopo exec LAB NODE -- CMD` reaches a node)",
                    "prefix": "vtopo names its devices after the lab's own prefix"}
@@ -214,6 +215,7 @@ class _Reading:
         elif kind == "linux":
             made = _Node("container", [f"a container ({what}); the image is a hint only: vtopo runs the node as a "
                                        "network namespace with this host's programs"])
+            self._sysctls(source, made)
         elif kind == "bridge":
             made = _Node("bridge", ["a Linux bridge, which vtopo creates (containerlab expects it made beforehand)"])
         elif kind == "ovs-bridge":
@@ -258,6 +260,16 @@ class _Reading:
                 frr_part = value if key == "frr" and isinstance(value, dict) else {}
                 for name in ([key] if key != "frr" else [f"frr.{inner}" for inner in frr_part if inner != "daemons"]):
                     made.losses.append(loss(f"extras.{name}", value if key != "frr" else frr_part[name[4:]], {}))
+
+    def _sysctls(self, source: NodeSource, made: _Node) -> None:
+        """A container's sysctls, which its kind sets in its namespace (the kind says which it refuses)."""
+        sysctls, where = source.scalar("sysctls")
+        if sysctls is None:
+            return
+        if isinstance(sysctls, dict) and all(isinstance(v, (str, int, float)) for v in sysctls.values()):
+            made.settings["sysctls"] = {str(key): str(value) for key, value in sysctls.items()}
+        else:
+            self.reader.fail(where, "sysctls must be an object of names and values", f"node {source.name}")
 
     def _router(self, source: NodeSource, made: _Node) -> None:
         subject = f"node {source.name}"

@@ -86,10 +86,12 @@ def read_daemons(text: str) -> DaemonsFile:
     return read
 
 
-def daemons_file(daemons: list[str]) -> str:
-    """A daemons file that turns on `daemons` (zebra always runs) and vtysh's integrated configuration."""
+def daemons_file(daemons: list[str], ospf_instance: int = 0) -> str:
+    """A daemons file that turns on `daemons` (zebra always runs), ospfd as `ospf_instance` if any, and vtysh's
+    integrated configuration."""
     lines = [f"{daemon}=yes" for daemon in daemons if daemon != "zebra"]
-    return "\n".join(["# written by vtopo export", *lines, "vtysh_enable=yes", ""])
+    instance = [f"{OSPF_INSTANCES}={ospf_instance}"] if ospf_instance else []
+    return "\n".join(["# written by vtopo export", *lines, *instance, "vtysh_enable=yes", ""])
 
 
 def interface_addresses(config: str) -> dict[str, list[str]]:
