@@ -11,6 +11,7 @@ import yaml
 
 from interop.ospf01 import OSPF01, without_log_path
 from vtopo.cli import main
+from vtopo.interop import frr
 from vtopo.interop.export import to_containerlab
 from vtopo.interop.importing import import_lab
 from vtopo.interop.building import Imported
@@ -418,3 +419,23 @@ def test_export_carries_a_containers_routes_as_exec_lines() -> None:
     container.settings["routes"] = [f"10.99.0.0/16 via {gateway}"]
     exported = to_containerlab(lab, registry())
     assert f"ip route add 10.99.0.0/16 via {gateway}" in exported.files[exported.topology_file]
+
+
+def test_a_daemons_file_says_each_setting_a_vtopo_router_does_not_follow() -> None:
+    """ospf01's router1 file, with two OSPF instances and FRR's service settings: the first instance is carried, the
+    second said, as is every setting but vtysh's; the options of daemons left off start nothing and are not said."""
+    text = (OSPF01.parent / "router1" / "daemons").read_text().replace("ospfd_instances=1", "ospfd_instances=1,2")
+    read = frr.read_daemons(text + "MAX_FDS=1024\nfrr_profile=\"datacenter\"\n")
+    assert read.on == ["zebra", "ospfd", "ospf6d", "ldpd"] and read.ospf_instance() == 1
+    assert read.chosen() == (["zebra", "ospfd", "ospf6d"], ["ldpd"])
+    assert read.losses("daemons") == [
+        "its daemons file daemons turns on ldpd, which a vtopo router does not run: the lines of its configuration "
+        "for them are skipped",
+        "ospfd_instances=1,2 in its daemons file daemons is carried in part: ospfd runs as instance 1 alone, and the "
+        "lines for instance(s) 2 are skipped",
+        "MAX_FDS=1024 in its daemons file daemons is not carried: vtopo starts FRR's daemons itself, without FRR's "
+        "service script that reads it",
+        "frr_profile=datacenter in its daemons file daemons is not carried: vtopo starts FRR's daemons itself, "
+        "without FRR's service script that reads it",
+        "zebra_options, ospfd_options, ospf6d_options, staticd_options in its daemons file daemons are not carried: "
+        "vtopo starts each daemon with its own options (its vty on a socket inside the router only, no TCP port)"]

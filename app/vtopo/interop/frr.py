@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from vtopo.interop.losses import shown
+
 CONFIG_FILE = "/etc/frr/frr.conf"
 DAEMONS_FILE = "/etc/frr/daemons"
 DAEMON = re.compile(r"[a-z][a-z0-9]{0,15}d")  # zebra is the one daemon whose name ends otherwise
@@ -51,11 +53,11 @@ class DaemonsFile:
             if key == OSPF_INSTANCES and self.ospf_instance():
                 others = value.split(",")[1:]
                 if others:
-                    lines.append(f"{key}={value} in its daemons file {name} is carried in part: ospfd runs as "
+                    lines.append(f"{key}={shown(value)} in its daemons file {name} is carried in part: ospfd runs as "
                                  f"instance {self.ospf_instance()} alone, and the lines for instance(s) "
-                                 f"{', '.join(others)} are skipped")
+                                 f"{shown(', '.join(others))} are skipped")
             elif not key.endswith("_options") and key not in SHELL_SETTINGS:
-                lines.append(f"{key}={value} in its daemons file {name} is not carried: vtopo starts FRR's daemons "
+                lines.append(f"{key}={shown(value)} in its daemons file {name} is not carried: vtopo starts FRR's daemons "
                              "itself, without FRR's service script that reads it")
         if options:
             lines.append(f"{', '.join(options)} in its daemons file {name} are not carried: vtopo starts each daemon "

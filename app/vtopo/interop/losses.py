@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
+from vtopo.model.untrusted_json import readable
+
 SHOWN = 60  # characters of a value a notice quotes
 
 
@@ -16,14 +18,16 @@ def is_set(value: Any) -> bool:
 
 
 def shown(value: Any) -> str:
-    """A field's value in a notice: short, on one line; a list by its items, an object by its names."""
+    """A field's value in a notice: short, on one line (no character a terminal acts on); a list by its items, an
+    object by its names."""
     if isinstance(value, list):
         text = ", ".join(shown(item) for item in value)
     elif isinstance(value, dict):
         text = ", ".join(f"{key}={item}" if isinstance(item, (str, int, float)) else str(key)
                          for key, item in value.items())
     else:
-        text = " ".join(str(value).split())
+        text = str(value)
+    text = " ".join(readable(text).split())
     return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
 
 
@@ -36,5 +40,6 @@ def loss(field: str, value: Any, instead: Mapping[str, str], where: str = "") ->
     """The line of a field that is not carried: its value, where it was set when that is not the subject itself, and
     what vtopo does instead (`instead[field]`, or that the import does not read it)."""
     place = f" (set at {where})" if where else ""
-    return (f"{field} {shown(value)}{place} is not carried: "
-            f"{instead.get(field, 'vtopo does not read this field, and the lab goes without it')}")
+    return " ".join(readable(f"{field} {shown(value)}{place} is not carried: "
+                             f"{instead.get(field, 'vtopo does not read this field, and the lab goes without it')}"
+                             ).split())
