@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,29 @@ def test_lines_that_open_files_stay_refused(tmp_path: Path) -> None:
     for number, line in ((3, "copy /etc/shadow running-config"), (4, "ou fi /etc/nologin")):
         assert f"error: node r1: line {number} of its configuration, {line!r}, would have FRR write or read a file" \
             in result.stderr, result.stderr
+
+
+@pytest.mark.skipif(shutil.which("vtysh") is None, reason="FRR is not installed: validate leaves FRR's parser out")
+def test_validate_says_every_router_s_problems_at_once_but_gives_frr_no_text_the_routers_own_check_refused() -> None:
+    """r1's `output file` is an error of its own check, and vtysh's dry run, which would run it, never sees r1's text
+    (nobody could write the canary in a folder open to all); r2's `srlg`, newer than this host's FRR 8.4, is still
+    said by the same validate, though r1's error stopped the compile."""
+    folder = Path(tempfile.mkdtemp(prefix="vtopo-canary-"))
+    try:
+        folder.chmod(0o777)
+        lab = two_routers(f"hostname r1\nexit\noutput file {folder}/canary\n")
+        lab.nodes["r2"].settings["config"] = "interface eth0\n link-params\n  enable\n  srlg 100\n"
+        io.save(lab, folder / "pair.vtopo")
+        result = subprocess.run([sys.executable, "-m", "vtopo", "validate", str(folder / "pair.vtopo")],
+                                capture_output=True, text=True)
+        assert result.returncode == 2
+        assert f"error: node r1: line 3 of its configuration, 'output file {folder}/canary', would have FRR write " \
+               "or read a file" in result.stderr, result.stderr
+        assert "warning: node r2 at $.nodes[1].settings.config: FRR skips line 4 of its configuration ('srlg 100'): " \
+               "% Unknown command; it loads the rest" in result.stderr, result.stderr
+        assert not (folder / "canary").exists()
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_saving_writes_each_nodes_state_and_says_what_changed() -> None:

@@ -209,7 +209,7 @@ def test_import_says_every_problem_at_once_with_frr_s_dry_run(tmp_path: Path, ca
            "write or read a file outside the router's own directory" in said
     assert "warning: node router2 at $.nodes[3].settings.config: FRR skips line 22 of its configuration " \
            "('srlg 100'): % Unknown command; it loads the rest" in said
-    assert f"{target} needs 1 fix(es) before it deploys" in said
+    assert f"{target} needs 1 fix(es) before it deploys, and 1 warning(s) say what will differ" in said
     assert main(["validate", str(target)]) == 2
     validated = capsys.readouterr().err
     assert "'log file /var/log/frr/ospfd.log'" in validated and "('srlg 100')" in validated

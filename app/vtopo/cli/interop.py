@@ -41,8 +41,11 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         else:
             print(f"note: {problem.subject}: {problem.message}")
+    warnings = [problem for problem in problems if problem not in errors_in(problems)]
+    said = f", and {len(warnings)} warning(s) say what will differ" if warnings else ""
     if to_fix:
-        print(f"{target} needs {len(to_fix)} fix(es) before it deploys (vtopo validate {target})", file=sys.stderr)
+        print(f"{target} needs {len(to_fix)} fix(es) before it deploys{said} (vtopo validate {target})",
+              file=sys.stderr)
         return EXIT_BAD_LAB
     return EXIT_OK
 
