@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -439,3 +440,24 @@ def test_a_daemons_file_says_each_setting_a_vtopo_router_does_not_follow() -> No
         "without FRR's service script that reads it",
         "zebra_options, ospfd_options, ospf6d_options, staticd_options in its daemons file daemons are not carried: "
         "vtopo starts each daemon with its own options (its vty on a socket inside the router only, no TCP port)"]
+
+
+def test_a_router_bound_to_a_folder_as_etc_frr_takes_its_frr_conf_and_daemons(tmp_path: Path) -> None:
+    """The common `binds: [config/1:/etc/frr]`: frr01's router1 folder as a whole. A bound frr.conf beside a
+    startup-config is said: the startup-config is the configuration."""
+    shutil.copytree(FRR01.parent / "router1", tmp_path / "config" / "1")
+    path = tmp_path / "folder.clab.yml"
+    path.write_text("""
+name: folder
+topology:
+  nodes:
+    r1: {kind: linux, image: quay.io/frrouting/frr:10.5.1, binds: ["config/1:/etc/frr/"]}
+    r2: {kind: frr, startup-config: config/1/frr.conf, binds: ["config/1/frr.conf:/etc/frr/frr.conf"]}
+""")
+    result = imported(path)
+    r1 = result.topology.node_named("r1")
+    assert r1 is not None and r1.settings["config"] == (FRR01.parent / "router1" / "frr.conf").read_text()
+    assert r1.settings["daemons"] == ["zebra", "ospfd"]
+    lines = [str(notice) for notice in result.notices]
+    assert "node r2: binds config/1/frr.conf:/etc/frr/frr.conf is not carried: the router's configuration is its " \
+           "startup-config" in lines

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 from vtopo.interop import frr, untrusted_yaml
 from vtopo.interop.building import End, Imported, LabBuilder, is_interface_name
-from vtopo.interop.folder import TopologyFolder, Unreadable, unreadable
+from vtopo.interop.folder import Missing, TopologyFolder, Unreadable, unreadable
 from vtopo.interop.losses import loss, unread
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import Reader
@@ -284,17 +284,21 @@ class _Reading:
                 made.config = self._file(config, config_where, subject, "startup-config")
         for bind, path in self._texts(source, "binds"):
             host_path, _, inside = bind.partition(":")
-            inside = inside.split(":")[0]
-            if inside == frr.CONFIG_FILE and not made.config:
-                made.config, config_where = self._file(host_path, path, subject, "bind"), path
-            elif inside == frr.DAEMONS_FILE:
-                read = frr.read_daemons(self._file(host_path, path, subject, "bind"))
-                made.settings["daemons"], _ = read.chosen()
-                if read.ospf_instance():
-                    made.settings["ospf_instance"] = read.ospf_instance()
-                made.losses += read.losses(host_path)
+            inside = inside.split(":")[0].rstrip("/")
+            if inside == frr.CONFIG_DIR:  # the whole directory: its frr.conf, and its daemons file if it has one
+                config_file, daemons_file = f"{host_path}/frr.conf", f"{host_path}/daemons"
+            elif inside in (frr.CONFIG_FILE, frr.DAEMONS_FILE):
+                config_file = host_path if inside == frr.CONFIG_FILE else ""
+                daemons_file = host_path if inside == frr.DAEMONS_FILE else ""
             else:
                 made.losses.append(loss("binds", bind, NOT_CARRIED))
+                continue
+            if config_file and made.config:
+                made.losses.append(loss("binds", bind, {"binds": "the router's configuration is its startup-config"}))
+            elif config_file:
+                made.config, config_where = self._file(config_file, path, subject, "bind"), path
+            if daemons_file:
+                self._daemons(daemons_file, path, subject, made, optional=inside == frr.CONFIG_DIR)
         extras, where = source.scalar("extras")
         listed: Any = extras.get("frr", {}).get("daemons") if isinstance(extras, dict) and \
             isinstance(extras.get("frr"), dict) else None
@@ -314,6 +318,19 @@ class _Reading:
             made.facts.append("its FRR configuration is kept verbatim")
         else:
             made.facts.append("no FRR configuration found: vtopo's OSPF on every link")
+
+    def _daemons(self, name: str, where: str, subject: str, made: _Node, optional: bool) -> None:
+        """The daemons, and the OSPF instance, a router's daemons file turns on; a bound /etc/frr may have none."""
+        try:
+            read = frr.read_daemons(self.folder.read(name))
+        except Unreadable as error:
+            if not (optional and isinstance(error, Missing)):
+                self.reader.problems.append(unreadable(subject, where, "bind", name, error))
+            return
+        made.settings["daemons"], _ = read.chosen()
+        if read.ospf_instance():
+            made.settings["ospf_instance"] = read.ospf_instance()
+        made.losses += read.losses(name)
 
     def _file(self, name: str, where: str, subject: str, field_name: str) -> str:
         try:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from vtopo.interop.losses import shown
 
+CONFIG_DIR = "/etc/frr"
 CONFIG_FILE = "/etc/frr/frr.conf"
 DAEMONS_FILE = "/etc/frr/daemons"
 DAEMON = re.compile(r"[a-z][a-z0-9]{0,15}d")  # zebra is the one daemon whose name ends otherwise
