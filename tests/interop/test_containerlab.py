@@ -461,3 +461,16 @@ topology:
     lines = [str(notice) for notice in result.notices]
     assert "node r2: binds config/1/frr.conf:/etc/frr/frr.conf is not carried: the router's configuration is its " \
            "startup-config" in lines
+
+
+def test_a_routers_extras_other_than_its_daemons_are_said(tmp_path: Path) -> None:
+    path = tmp_path / "extras.clab.yml"
+    path.write_text("name: x\ntopology:\n  nodes:\n    r1: {kind: frr, extras: {frr: {daemons: [ospfd], vrfs: [red]}, "
+                    "srl-agents: [a.yml]}}\n")
+    result = imported(path)
+    router = result.topology.node_named("r1")
+    assert router is not None and router.settings["daemons"] == ["ospfd"]
+    lines = [str(notice) for notice in result.notices]
+    assert [line for line in lines if "extras" in line] == [
+        "node r1: extras.frr.vrfs red is not carried: vtopo does not read this field, and the lab goes without it",
+        "node r1: extras.srl-agents a.yml is not carried: vtopo does not read this field, and the lab goes without it"]

@@ -255,11 +255,13 @@ class _Reading:
             if key not in POSITION_LABELS:
                 made.losses.append(loss(f"label {key}", value, {}))
         extras, _ = source.scalar("extras")
-        if isinstance(extras, dict) and made.kind == "router":
+        if isinstance(extras, dict) and made.kind == "router":  # extras.frr.daemons is carried
             for key, value in extras.items():
-                frr_part = value if key == "frr" and isinstance(value, dict) else {}
-                for name in ([key] if key != "frr" else [f"frr.{inner}" for inner in frr_part if inner != "daemons"]):
-                    made.losses.append(loss(f"extras.{name}", value if key != "frr" else frr_part[name[4:]], {}))
+                if key == "frr" and isinstance(value, dict):
+                    made.losses += [loss(f"extras.frr.{inner}", item, {}) for inner, item in value.items()
+                                    if inner != "daemons"]
+                else:
+                    made.losses.append(loss(f"extras.{key}", value, {}))
 
     def _sysctls(self, source: NodeSource, made: _Node) -> None:
         """A container's sysctls, which its kind sets in its namespace (the kind says which it refuses)."""

@@ -59,8 +59,8 @@ GNS3_OWN = frozenset({"compute_id", "console", "console_type", "console_auto_sta
 canvas and its emulators are set up."""
 NODE_CARRIED = GNS3_OWN | {"node_id", "name", "node_type", "properties", "x", "y", "width", "height"}
 PROPERTIES_CARRIED = GNS3_OWN | {"image", "hda_disk_image", "ports_mapping", "adapters", "startup_script_path"}
-"""A node's properties read: its image or disk, a switch's ports, and a docker node's adapters (its links say which
-it uses); a qemu node's adapters are its VM's NICs, which vtopo's guest does not take from the project."""
+"""A node's properties read: its image or disk, a switch's ports, its saved startup script, and how many adapters it
+has (its links say which it uses, and a vtopo node has an interface for each link)."""
 NOT_CARRIED = {
     "custom_adapters": "vtopo names a node's interfaces and picks their MAC addresses itself",
     "environment": "the node's commands run with vtopo's environment; set a variable in a startup command",
@@ -71,7 +71,6 @@ NOT_CARRIED = {
     "ram": "a router or a container runs as a namespace on this host, with no memory of a VM's (a vtopo VM takes "
            "64 MiB to 1 TiB)",
     "cpus": "a router or a container runs as a namespace on this host, with no CPUs of a VM's",
-    "adapters": "a vtopo VM gets one NIC for each of its links",
     "adapter_type": "a router or a container has veth interfaces, and a vtopo VM virtio or e1000 NICs",
     "options": "vtopo starts QEMU with its own options",
     "mac_address": "vtopo picks the node's MAC addresses",
@@ -79,8 +78,6 @@ NOT_CARRIED = {
     "variables": "vtopo has no project variables",
     "rotation": "vtopo draws the note unrotated",
 }
-
-
 VM_PROPERTIES = {"ram": "memory_mb", "cpus": "vcpus", "adapter_type": "nic_model"}
 """A qemu node's properties a vtopo VM takes, as its settings."""
 NIC_MODELS = {"virtio-net-pci": "virtio", "e1000": "e1000"}
@@ -188,8 +185,7 @@ class _Reading:
         self.builder.notify(f"node {node.name}", "; ".join(facts))
         lost = [loss(key, raw[key], NOT_CARRIED) for key in unread(raw, NODE_CARRIED) if raw[key]]
         carried = PROPERTIES_CARRIED | {key for key, name in VM_PROPERTIES.items() if kind == "vm" and name in settings}
-        lost += [loss(key, properties[key], NOT_CARRIED) for key in unread(properties, carried)
-                 if properties[key] and not (key == "adapters" and node_type == "docker")]
+        lost += [loss(key, properties[key], NOT_CARRIED) for key in unread(properties, carried) if properties[key]]
         for line in [*self.losses.get(node_id, []), *lost]:
             self.builder.notify(f"node {node.name}", line)
 
