@@ -1,8 +1,12 @@
-"""The model, kinds, compiler, host and measurement layers never import Qt."""
+"""The model, kinds, compiler, host and measurement layers never import Qt, and the designer's modules live in folders
+named for what they hold."""
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import vtopo.gui
 
 HEADLESS = ["vtopo.model.io", "vtopo.kinds.registry", "vtopo.compile.compiler", "vtopo.lab", "vtopo.cli",
             "vtopo.host", "vtopo.measure", "vtopo.capture"]
@@ -17,3 +21,10 @@ def test_headless_layers_do_not_import_qt():
             "print(','.join(bad))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+def test_the_designer_keeps_few_modules_at_its_top_level():
+    """Folders say what is inside: a module of the designer lives in the folder named for what it holds (actions,
+    canvas, panels, style...), and gui/ itself keeps the window, the entry point and what every folder shares."""
+    top = sorted(path.name for path in Path(vtopo.gui.__file__).parent.glob("*.py"))
+    assert len(top) <= 8, top

@@ -28,6 +28,7 @@ class ContainerKind(NodeKind[ContainerSettings]):
     description = ("A lightweight container: its own network, hostname, /etc/hosts and /tmp, sharing the host's "
                    "programs: interfaces, routes, sysctls.")
     role = Role.NAMESPACE
+    gateway_setting = "default_route"
     ports = PortSpec("eth", 0)
     dhcp_client = True
     connects_to = frozenset({"bridge", "ovs", "macvlan", "container", "router", "host"})

@@ -55,6 +55,7 @@ class VmKind(NodeKind[VmSettings]):
     label = "Virtual machine"
     description = "A QEMU/KVM virtual machine with virtio or e1000 NICs on taps, macvtaps or vhost-user."
     role = Role.MACHINE
+    gateway_setting = "default_route"
     ports = PortSpec("nic", 0, limit=8)
     connects_to = frozenset({"bridge", "ovs", "macvtap", "host", "vm", "container", "router"})
     connect_hint = "A VM's NICs join bridges, OVS switches, macvtap segments, the host, containers, routers and " \

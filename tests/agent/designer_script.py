@@ -1,6 +1,12 @@
 """What the designer scripts of the agent's tests share: run offscreen as a member, each imports the designer, waits
 on conditions with `wait_for`, and opens a window on the lab its command line names (argv: repository, work
-directory, lab file)."""
+directory, lab file). `run_designer` runs one as a member."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPOSITORY = Path(__file__).parents[2]
 
 IMPORTS = """
 import json, subprocess, sys, time
@@ -28,3 +34,29 @@ window.resize(1200, 900)
 window.show()
 QTest.qWaitForWindowExposed(window)
 """
+
+SAVE_RUNNING = """
+def open_save_running():
+    # Lab > Save running configuration, chosen with the keyboard; the dialog it opens
+    opened = []
+    window.save_running.dialog_opened.connect(opened.append)
+    window.view.setFocus()
+    def save_running(menu):
+        menu.setActiveAction(window.menu_actions.save_running)
+        QTest.keyClick(menu, Qt.Key.Key_Return)
+    when_open(type(window.menuBar().actions()[0].menu()), save_running, popup=True)
+    QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.AltModifier)
+    wait_for(lambda: bool(opened), 60)
+    return opened[0]
+"""
+
+
+def run_designer(agent, user: str, script: str, work: Path, lab: Path, timeout: float = 400) -> dict:  # type: ignore
+    """Run a designer script as `user`, offscreen, through the agent, its settings, autosave and data in `work`; what
+    it printed last, as JSON."""
+    env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(work), "HOME": str(work),
+           "VTOPO_DATA_DIR": str(work / "data"), "TERM": "xterm"}
+    run = subprocess.run(["runuser", "-u", user, "--", sys.executable, "-c", script, str(REPOSITORY), str(work),
+                          str(lab)], env=env, capture_output=True, text=True, timeout=timeout, cwd="/")
+    assert run.returncode == 0, run.stderr[-4000:]
+    return dict(json.loads(run.stdout.splitlines()[-1]))

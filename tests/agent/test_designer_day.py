@@ -4,19 +4,14 @@ their owners, draws the link rates the agent reads, and its terminal has the doc
 running configuration shows what one vtysh command changed, and the lab saved and opened again is what runs."""
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from residue import snapshot
-from tests.agent.designer_script import IMPORTS, WINDOW
+from tests.agent.designer_script import IMPORTS, SAVE_RUNNING, WINDOW, run_designer
 from tests.agent.test_agent_verbs import saved_copy
 
-REPOSITORY = Path(__file__).parents[2]
 
 DESIGNER = IMPORTS + """
 def vtopo(*args):
@@ -63,16 +58,6 @@ print(json.dumps({"seen": seen, "gone": gone, "labs": labs, "rates": rates, "siz
 """
 
 
-def run_designer(agent, user: str, script: str, work: Path, lab: Path) -> dict:  # type: ignore[no-untyped-def]
-    """Run a designer script as `user`, offscreen, through the agent; what it printed last, as JSON."""
-    env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(work), "HOME": str(work),
-           "TERM": "xterm"}
-    run = subprocess.run(["runuser", "-u", user, "--", sys.executable, "-c", script, str(REPOSITORY), str(work),
-                          str(lab)], env=env, capture_output=True, text=True, timeout=400, cwd="/")
-    assert run.returncode == 0, run.stderr[-4000:]
-    return dict(json.loads(run.stdout.splitlines()[-1]))
-
-
 @pytest.mark.privileged
 def test_a_member_sees_the_labs_truth_the_link_rates_and_a_terminal_of_the_docks_size(agent, users, readable_dir):
     a, b = users["a"], users["b"]
@@ -107,22 +92,13 @@ def press(button_text):
     when_open(QMessageBox, answer)
 
 app = QApplication([])
-""" + WINDOW + """wait_for(lambda: window.menu_actions.deploy.isEnabled())
+""" + WINDOW + SAVE_RUNNING + """wait_for(lambda: window.menu_actions.deploy.isEnabled())
 assert vtopo("deploy", str(lab)).returncode == 0
 wait_for(lambda: window.deploy.state_of("r1") is NodeState.RUNNING, 10)
 typed = vtopo("exec", "second-day", "r1", "--", "vtysh", "-c", "configure terminal", "-c", "interface eth1", "-c",
               "ip ospf cost 50")
 assert typed.returncode == 0, typed.stderr
-opened = []
-window.save_running.dialog_opened.connect(opened.append)
-window.view.setFocus()
-def save_running(menu):
-    menu.setActiveAction(window.menu_actions.save_running)
-    QTest.keyClick(menu, Qt.Key.Key_Return)
-when_open(type(window.menuBar().actions()[0].menu()), save_running, popup=True)
-QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.AltModifier)
-wait_for(lambda: bool(opened), 60)
-dialog = opened[0]
+dialog = open_save_running()
 listed = [dialog.nodes.item(row).text() for row in range(dialog.nodes.count())]
 QTest.mouseClick(dialog.nodes.viewport(), Qt.MouseButton.LeftButton,
                  pos=dialog.nodes.visualItemRect(dialog.nodes.item(0)).center())

@@ -1,7 +1,7 @@
-"""What a GNS3 user does in the first minutes, with real keys and mouse: F2 renames on the canvas at once, Ctrl+D
-duplicates clear of the drawn nodes, Ctrl+= zooms, new notes and pasted copies do not cover nodes and a pasted copy's
-addresses are flagged, presentation mode for a projector, status messages over the legend, and a running or
-deploying lab is not left without a question."""
+"""What a GNS3 user does in the first minutes, with real keys and mouse: F2 renames on the canvas at once,
+Ctrl+Shift+D duplicates clear of the drawn nodes, Ctrl+= zooms, new notes and pasted copies do not cover nodes and
+a pasted copy's addresses are flagged, presentation mode for a projector, status messages over the legend, and a
+running or deploying lab is not left without a question."""
 from __future__ import annotations
 
 import os
@@ -55,11 +55,12 @@ def test_f2_renames_on_the_canvas_at_once(make_window: Callable[..., MainWindow]
     assert item._label is not None and item._label.text() == "web", "the canvas still shows the old name"
 
 
-def test_ctrl_d_duplicates_beside_and_ctrl_equals_zooms(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+def test_ctrl_shift_d_duplicates_beside_and_ctrl_equals_zooms(make_window: Callable[..., MainWindow],
+                                                              qtbot: QtBot) -> None:
     window = make_window("bridge-veth")
     before = set(window.editor.topology.nodes)
     click(window.view, window.editor.scene.nodes[node_named(window, "c1")].scenePos())
-    qtbot.keyClick(window.view, Key.Key_D, Ctrl)
+    qtbot.keyClick(window.view, Key.Key_D, Ctrl | Shift)
     (copy,) = set(window.editor.topology.nodes) - before
     assert window.editor.topology.nodes[copy].name == "c4"
     position = window.editor.topology.nodes[copy].position

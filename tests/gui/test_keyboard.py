@@ -1,9 +1,14 @@
 """Keyboard habits, tested with real key events on the focused widget (not action.trigger())."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import astuple
+from pathlib import Path
 from typing import Any, Callable
 
+import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QMenu, QToolBar, QToolButton, QWidget
@@ -182,3 +187,30 @@ def test_ctrl_z_after_a_selection_moved_takes_every_link_back_with_its_nodes(
             assert (line.p1(), line.p2()) == ends, editor.topology.describe_link(link)
     assert where() == before
     assert all(scene.nodes[node_id].pos() == QPointF(*at) for node_id, at in before.items())
+
+
+def test_ctrl_shift_d_duplicates_and_ctrl_d_is_only_the_platforms_delete(make_window: Callable[..., MainWindow],
+                                                                        qtbot: Any) -> None:
+    """Duplicate's key is no standard key: a Linux desktop binds Ctrl+D to Delete, and Qt fires neither of two
+    actions on one key."""
+    window, _node_id = one_selected_node(make_window, qtbot, QPointF(0, 0))
+    nodes = window.editor.topology.nodes
+    qtbot.keyClick(window.view, Key.Key_D, Ctrl | Shift)
+    assert len(nodes) == 2
+    if QKeySequence("Ctrl+D") in QKeySequence.keyBindings(QKeySequence.StandardKey.Delete):
+        qtbot.keyClick(window.view, Key.Key_D, Ctrl)  # the copy is selected: the platform's Delete removes it
+        assert len(nodes) == 1
+
+
+def test_the_keys_work_on_a_linux_desktop(tmp_path: Path) -> None:
+    """The tests above, and those of the terminal's keys, again on X11 (Xvfb), whose standard keys differ from the
+    offscreen platform's: there Delete is Del and Ctrl+D, as on a Linux desktop."""
+    if os.environ.get("QT_QPA_PLATFORM") == "xcb":
+        pytest.skip("runs the tests above on X11: this is that run")
+    environment = {**os.environ, "QT_QPA_PLATFORM": "xcb"}
+    terminal_keys = Path(__file__).with_name("test_terminal_keys.py")
+    run = subprocess.run(["xvfb-run", "-a", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-m", "not privileged", f"--basetemp={tmp_path / 'x11'}", __file__, str(terminal_keys)],
+                         env=environment, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and " failed" not in run.stdout

@@ -13,7 +13,7 @@ from tests.gui.test_deploy import FakeDeployer
 from tests.gui.test_keyboard import focus_canvas
 from vtopo.gui.canvas.rename import InlineRename
 from vtopo.gui.console import terminal
-from vtopo.gui.context_menus import MenuEntry
+from vtopo.gui.canvas.context_menus import MenuEntry
 from vtopo.gui.main_window import MainWindow
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
@@ -20,9 +21,10 @@ BOOT_S = 180.0
 
 
 @contextmanager
-def deployed_from_the_view(make_window: Callable[..., MainWindow], qtbot: QtBot, lab: str, node: str,
+def deployed_from_the_view(make_window: Callable[..., MainWindow], qtbot: QtBot, lab: str | Path, node: str,
                            timeout_ms: int) -> Iterator[MainWindow]:
-    """The lab opened and deployed with F5 on the canvas, `node` running; destroyed afterwards."""
+    """The lab (an example's name, or a file) opened and deployed with F5 on the canvas, `node` running; destroyed
+    afterwards."""
     from vtopo.gui.panels.deploy import load_deployer
 
     window = make_window(lab, deployer_loader=load_deployer)

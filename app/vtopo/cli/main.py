@@ -69,6 +69,32 @@ def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
     return probe_for(topology, installed_kinds())
 
 
+def cmd_address(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from vtopo.compile.auto_addressing import address_links, apply_edits
+    from vtopo.lab import open_lab, registry
+    from vtopo.model import io
+    from vtopo.model.problems import LabError, Problem
+
+    topology = open_lab(args.file).topology
+    if args.ipv4:
+        topology.update_lab(addressing=replace(topology.addressing, ipv4=args.ipv4, ipv4_prefix=args.ipv4_prefix))
+        if wrong := topology.addressing.problems():
+            raise LabError([Problem(message, "lab", f"--{key.replace('_', '-')}") for key, message in wrong])
+    if topology.addressing.empty:
+        raise LabError([Problem("the lab sets no address pool: add \"addressing\": {\"ipv4\": \"10.0.0.0/16\"} to its "
+                                "\"lab\" object, or give one with --ipv4", "lab", "$.lab.addressing")])
+    edits = address_links(topology, registry(), list(topology.links))
+    apply_edits(topology, edits)
+    io.save(topology, args.file)
+    for shortage in dict.fromkeys(edits.shortages):
+        print(f"warning: {shortage}", file=sys.stderr)
+    print(f"{args.file}: gave {len(edits.interfaces)} link ends addresses from {topology.addressing.describe()}, and "
+          f"{len(edits.settings)} nodes a default gateway")
+    return EXIT_OK
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from vtopo.lab import open_lab, validated
     from vtopo.model.problems import errors_in
@@ -287,6 +313,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("file", type=Path)
     sub.add_argument("--offline", action="store_true", help=offline)
     add_consent_arguments(sub)
+    sub = command("address", cmd_address, "give every link end that holds addresses and has none the next free "
+                  "address of the lab's pool (its LAN's subnet, or a new one), and hosts their LAN's router as gateway")
+    sub.add_argument("file", type=Path)
+    sub.add_argument("--ipv4", metavar="NETWORK", help="set the lab's IPv4 pool first, e.g. 10.0.0.0/16")
+    sub.add_argument("--ipv4-prefix", type=int, default=24, metavar="N", help="with --ipv4: the prefix of its subnets "
+                     "(default: 24)")
     sub = command("plan", cmd_plan, "show the ordered host operations a lab compiles to on this host")
     sub.add_argument("file", type=Path)
     sub.add_argument("--offline", action="store_true", help=offline)

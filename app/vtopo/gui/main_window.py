@@ -7,7 +7,7 @@ from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 
-from vtopo.gui.actions import Actions
+from vtopo.gui.actions.builder import Actions
 from vtopo.gui.capture.panel import CaptureController, CapturePanel
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.states import legend_html

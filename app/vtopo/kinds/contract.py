@@ -323,6 +323,7 @@ class NodeKind(ABC, Generic[S]):
     loop_protection: ClassVar[LoopProtection] = LoopProtection.NONE
     address_hint: ClassVar[str] = ""  # where an address goes instead, said when a port of this kind is given one
     dhcp_client: ClassVar[bool] = False  # whether a port of this kind set to dhcp runs a DHCP client in the node
+    gateway_setting: ClassVar[str] = ""  # the setting of the IPv4 default gateway automatic addressing fills in
 
     def icon_path(self) -> Path:
         """The kind's SVG icon. Built-in kinds keep theirs in resources/icons."""

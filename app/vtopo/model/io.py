@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from vtopo.model.addressing import DEFAULT_PREFIX, AddressPool
 from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Stage, Test
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
@@ -69,6 +70,10 @@ def to_document(topology: Topology) -> dict[str, Any]:
         lab["vm_backend"] = topology.vm_backend
     if topology.sites:
         lab["sites"] = [_site_to_json(site) for site in topology.sites.values()]
+    if not topology.addressing.empty:
+        pool = topology.addressing
+        lab["addressing"] = {**({"ipv4": pool.ipv4, "ipv4_prefix": pool.ipv4_prefix} if pool.ipv4 else {}),
+                             **({"ipv6": pool.ipv6, "ipv6_prefix": pool.ipv6_prefix} if pool.ipv6 else {})}
     links = []
     for link in topology.links.values():
         data: dict[str, Any] = {"id": link.id, "a": _endpoint_to_json(link.a), "b": _endpoint_to_json(link.b)}
@@ -444,6 +449,22 @@ def _read_sites(reader: Reader, raw_sites: list[Any]) -> list[Site]:
             for item in _read_named(reader, raw_sites, path, "site", ())]
 
 
+def _read_addressing(reader: Reader, raw: dict[str, Any]) -> AddressPool:
+    path, subject = "$.lab.addressing", "lab"
+    for key in sorted(set(raw) - {"ipv4", "ipv4_prefix", "ipv6", "ipv6_prefix"}):
+        reader.fail(f"{path}.{key}", f"addressing has no field {key!r} (it has ipv4, ipv4_prefix, ipv6, ipv6_prefix)",
+                    subject)
+    pool = AddressPool(**{f"ipv{version}": reader.field(raw, f"ipv{version}", str, path, "", subject)
+                          for version in (4, 6)},
+                       **{f"ipv{version}_prefix": reader.field(raw, f"ipv{version}_prefix", int, path,
+                                                               DEFAULT_PREFIX[version], subject) for version in (4, 6)})
+    if raw and not {"ipv4", "ipv6"} & set(raw):
+        reader.fail(path, "addressing needs a pool: ipv4 (e.g. \"10.0.0.0/16\"), ipv6 or both", subject)
+    for key, message in pool.problems():
+        reader.fail(f"{path}.{key}", message, subject)
+    return pool
+
+
 def _read_experiment(reader: Reader, raw: dict[str, Any]) -> Experiment:
     path = "$.experiment"
     pairs = [Pair(item["name"], item["source"], item["destination"]) for item in
@@ -507,6 +528,7 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
     prefix = reader.field(lab, "prefix", str, "$.lab", "")
     vm_backend = reader.field(lab, "vm_backend", str, "$.lab", "")
     sites = _read_sites(reader, reader.field(lab, "sites", list, "$.lab", []))
+    addressing = _read_addressing(reader, reader.field(lab, "addressing", dict, "$.lab", {}))
     if reader.problems:
         raise LabError(reader.problems)
     return Topology(
@@ -522,6 +544,7 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
         stages=stages,
         experiment=experiment,
         sites={site.name: site for site in sites},
+        addressing=addressing,
     )
 
 

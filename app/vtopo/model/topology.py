@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, TypeVar
 
+from vtopo.model.addressing import AddressPool
 from vtopo.model.events import Event
 from vtopo.model.expectations import Check, Experiment, Stage
 from vtopo.model.sites import Site
@@ -170,6 +171,7 @@ class Topology:
     stages: list[Stage] = field(default_factory=list)
     experiment: Experiment = field(default_factory=Experiment)
     sites: dict[str, Site] = field(default_factory=dict)  # by name; none: the lab runs on this machine alone
+    addressing: AddressPool = field(default_factory=AddressPool)  # where new links take addresses; empty: by hand
     events: ModelEvents = field(default_factory=ModelEvents, repr=False, compare=False)
 
     # queries
@@ -185,7 +187,8 @@ class Topology:
         return Topology(name=self.name, id=self.id, notes=self.notes, prefix=self.prefix,
                         vm_backend=self.vm_backend, nodes=copy.deepcopy(self.nodes), links=copy.deepcopy(self.links),
                         annotations=copy.deepcopy(self.annotations), checks=copy.deepcopy(self.checks),
-                        stages=copy.deepcopy(self.stages), experiment=copy.deepcopy(self.experiment), sites=dict(self.sites))
+                        stages=copy.deepcopy(self.stages), experiment=copy.deepcopy(self.experiment), sites=dict(self.sites),
+                        addressing=self.addressing)
 
     def used_ports(self, node_id: str) -> set[str]:
         return {end.port for link in self.links_of(node_id) for end in link.ends if end.node == node_id}
@@ -278,9 +281,11 @@ class Topology:
         self.events.annotation_changed.emit(annotation)
 
     def update_lab(self, *, name: str | None = None, notes: str | None = None, vm_backend: str | None = None,
-                   sites: dict[str, Site] | None = None) -> None:
+                   sites: dict[str, Site] | None = None, addressing: AddressPool | None = None) -> None:
         if name is not None:
             self.name = name
+        if addressing is not None:
+            self.addressing = addressing
         if sites is not None:
             self.sites = dict(sites)
         if notes is not None:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QStackedLayout, QTabWidget, Q
 from vtopo.capture import CaptureError, CaptureTarget, path_targets, resolve
 from vtopo.gui.capture.feed import TargetFinder
 from vtopo.gui.capture.tab import CaptureTab
-from vtopo.gui.context_menus import ContextMenus, MenuEntries, MenuEntry
+from vtopo.gui.canvas.context_menus import ContextMenus, MenuEntries, MenuEntry
 from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.measure.controller import find_deployed

@@ -24,6 +24,26 @@ CONTROL_PUNCTUATION = {Key.Key_Space: "\x00", Key.Key_At: "\x00", Key.Key_Bracke
                        Key.Key_Underscore: "\x1f", Key.Key_Slash: "\x1f", Key.Key_Question: "\x7f"}
 
 
+FLOW_CONTROL = (Key.Key_S, Key.Key_Q)  # XOFF and XON: in a tab of the designer they would only freeze the session
+TERMINAL_CTRL_SHIFT = (Key.Key_C, Key.Key_V)  # the terminal's own copy and paste
+
+
+def terminal_keeps(key: int, modifiers: Qt.KeyboardModifier) -> bool:
+    """Whether a key goes to the program in the terminal even when the designer binds it too: what a shell, vtysh
+    or vim reads (typing, Enter, Tab, arrows, Alt+letter, Ctrl+letter, Ctrl+punctuation), and the terminal's own
+    Ctrl+Shift+C and Ctrl+Shift+V. The designer keeps Ctrl+S (Save) and Ctrl+Q (Quit), Ctrl+Shift+letter,
+    Ctrl+digit, Ctrl+=, Ctrl+- and the function keys (F5 deploys); a key the designer does not bind reaches the
+    program all the same."""
+    control, shift = bool(modifiers & Mod.ControlModifier), bool(modifiers & Mod.ShiftModifier)
+    if Key.Key_F1 <= key <= Key.Key_F35:
+        return False
+    if not control or key in CONTROL_PUNCTUATION:
+        return True
+    if Key.Key_A <= key <= Key.Key_Z:
+        return key in TERMINAL_CTRL_SHIFT if shift else key not in FLOW_CONTROL
+    return False
+
+
 def key_bytes(key: int, modifiers: Qt.KeyboardModifier, text: str, application_cursor: bool = False) -> bytes:
     """The bytes for one key press; empty for a key that sends nothing (a lone Shift, say)."""
     control = bool(modifiers & Mod.ControlModifier)

@@ -7,7 +7,7 @@ from PySide6.QtGui import (QClipboard, QColor, QFocusEvent, QFont, QFontDatabase
                            QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent)
 from PySide6.QtWidgets import QWidget
 
-from vtopo.gui.console.keys import key_bytes
+from vtopo.gui.console.keys import key_bytes, terminal_keeps
 from vtopo.gui.console.pty_process import PtyProcess
 from vtopo.gui.console.screen import TerminalScreen
 from vtopo.gui.console.selection import Cell, Selection
@@ -76,7 +76,8 @@ class TerminalWidget(QWidget):
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
-            if key_bytes(event.key(), event.modifiers(), event.text()):
+            if key_bytes(event.key(), event.modifiers(), event.text()) and terminal_keeps(event.key(),
+                                                                                         event.modifiers()):
                 event.accept()  # Ctrl+Z, Ctrl+C, Tab… go to the program, not to the window's shortcuts
                 return True
         return super().event(event)

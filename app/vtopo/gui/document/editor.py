@@ -8,6 +8,7 @@ from PySide6.QtCore import QObject, QPointF, QRectF, Signal
 from PySide6.QtGui import QUndoStack
 
 from vtopo import layout
+from vtopo.compile.auto_addressing import address_links
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.scene import GRID, TopologyScene
 from vtopo.gui.document import clipboard
@@ -19,6 +20,7 @@ from vtopo.gui.workers import Worker, serial_pool
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.contract import PortVlans
 from vtopo.kinds.vlans import vlans_setting_name
+from vtopo.model.addressing import AddressPool
 from vtopo.model.events import Event
 from vtopo.model.fragment import Fragment, fragment_of, instantiate
 from vtopo.model.problems import LabError
@@ -162,8 +164,28 @@ class Editor(QObject):
             self.status_message.emit(reason or "no free port")
             return None
         link = Link(new_id("link"), Endpoint(a_id, a_port), Endpoint(b_id, b_port))
-        self.undo_stack.push(AddCommand(self.topology, link))
+        self._add_addressed(link)
         return link
+
+    def _add_addressed(self, link: Link) -> None:
+        """Add a link whose ends take addresses from the lab's pool, when it has one, and whose LANs' hosts take
+        their router as gateway: one undo step."""
+        trial = self.topology.copy()
+        trial.add_link(link)
+        edits = address_links(trial, self.registry, [link.id])
+        for (_, side), interface in edits.interfaces.items():
+            getattr(link, side).interface = interface
+        for shortage in dict.fromkeys(edits.shortages):
+            self.status_message.emit(f"{self.topology.describe_link(link)} has no address: {shortage}")
+        if not edits.settings:
+            self.undo_stack.push(AddCommand(self.topology, link))
+            return
+        step = Macro(f"Link {self.topology.describe_link(link)}", self.topology)
+        AddCommand(self.topology, link, step)
+        for node_id, settings in edits.settings.items():
+            self._edit_node(node_id, f"Set the default gateway of {self.topology.nodes[node_id].name}", step,
+                            settings=settings)
+        self.undo_stack.push(step)
 
     def name_error(self, node_id: str, name: str) -> str:
         """Why a node may not take this name, or ""."""
@@ -271,6 +293,12 @@ class Editor(QObject):
         if new:
             old = {field: getattr(self.topology, field) for field in new}
             self.undo_stack.push(SetFieldsCommand("Edit lab", self.topology.update_lab, old, new))
+
+    def set_addressing(self, pool: AddressPool) -> None:
+        """The pool new links take their addresses from (empty: addressed by hand); one undo step."""
+        if pool != self.topology.addressing:
+            self.undo_stack.push(SetFieldsCommand("Edit the lab's address pool", self.topology.update_lab,
+                                                  {"addressing": self.topology.addressing}, {"addressing": pool}))
 
     def set_sites(self, sites: dict[str, Site]) -> None:
         """The machines the lab may place nodes on, by name; one undo step."""

@@ -24,7 +24,7 @@ from vtopo.gui.measure.chart import ThroughputChart
 from vtopo.gui.measure.form import MeasureForm, MeasureTarget, PathDescriber, TargetLike
 from vtopo.gui.measure.format import format_rate, impairment_text
 from vtopo.gui.measure.history import HistoryView
-from vtopo.gui.wheel_guard import guard_wheel
+from vtopo.gui.style.wheel_guard import guard_wheel
 from vtopo.gui.workers import Report, Worker, serial_pool
 from vtopo.measure import IntervalSample, IperfRun, MeasureError, RunResult
 from vtopo.measure.history import load_history, save_history

@@ -30,7 +30,6 @@ class DomainView(QObject):
                              alignment=Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         dock.setWidget(self.legend)
         self.toggle = QAction("&Broadcast domains", self, checkable=True)
-        self.toggle.setShortcut("Ctrl+Shift+B")
         self.toggle.toggled.connect(self._toggled)
         self.domains: list[Domain] = []
 

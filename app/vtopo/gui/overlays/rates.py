@@ -62,7 +62,6 @@ class RateView(QObject):
         self._scene = scene
         self._deploy = deploy
         self.toggle = QAction("Link &rates", self, checkable=True, checked=True)
-        self.toggle.setShortcut("Ctrl+Shift+T")
         self.toggle.toggled.connect(self._toggled)
         self._pool = QThreadPool(self)
         self._sampling: RateSampling | None = None

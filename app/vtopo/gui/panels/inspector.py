@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QLabel, QLin
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from vtopo.gui.document.editor import ALIGN_MODES, Editor
+from vtopo.gui.panels.address_pool import AddressPoolEditor
 from vtopo.gui.panels.interface_table import InterfaceTable
 from vtopo.gui.panels.leases import LeasesBox
 from vtopo.gui.panels.link_form import LinkForm
@@ -17,7 +18,7 @@ from vtopo.gui.panels.machine import MachineBox
 from vtopo.gui.panels.port_vlans import PortVlansEditor
 from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, TextFileEditor, editor_for, mark_invalid
 from vtopo.gui.canvas.states import NodeState
-from vtopo.gui.wheel_guard import guard_wheel
+from vtopo.gui.style.wheel_guard import guard_wheel
 from vtopo.kinds.contract import Role
 from vtopo.kinds.leases import leases_in
 from vtopo.kinds.settings import setting_fields
@@ -218,7 +219,7 @@ class AnnotationForm(QWidget):
 
 
 class LabForm(QWidget):
-    """Shown when nothing is selected: the lab's name and teaching notes."""
+    """Shown when nothing is selected: the lab's name, teaching notes, how its VMs run and its address pool."""
 
     def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -236,12 +237,14 @@ class LabForm(QWidget):
         self.vm_backend.activated.connect(
             lambda index: self._editor.update_lab(vm_backend=self.vm_backend.itemData(index)))
         guard_wheel(self, [self.vm_backend])
+        self.addressing = AddressPoolEditor(editor)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         layout = top_form(self)
         layout.addRow("Lab", self.name)
         layout.addRow("Notes", self.notes)
         layout.addRow("VMs run", self.vm_backend)
+        layout.addRow("Addresses", self.addressing)
         layout.addRow("", self.summary)
 
     def show_lab(self) -> None:
@@ -251,6 +254,7 @@ class LabForm(QWidget):
         if not self.notes.hasFocus() and self.notes.toPlainText() != topology.notes:
             self.notes.setPlainText(topology.notes)
         self.vm_backend.setCurrentIndex(max(self.vm_backend.findData(topology.vm_backend), 0))
+        self.addressing.show_pool(topology.addressing)
         self.summary.setText(f"{len(topology.nodes)} nodes, {len(topology.links)} links. "
                              "Select a node, link or note to edit it.")
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable
 from PySide6.QtCore import QObject, Signal
 
 from vtopo.gui.canvas.states import NodeState
-from vtopo.gui.context_menus import ContextMenus, MenuEntry
+from vtopo.gui.canvas.context_menus import ContextMenus, MenuEntry
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.deploy import DeployController, DeployLog
 from vtopo.gui.workers import Worker

@@ -8,7 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from vtopo.gui.panels.setting_editors import FieldEditor, mark_invalid
-from vtopo.gui.wheel_guard import guard_wheel
+from vtopo.gui.style.wheel_guard import guard_wheel
 from vtopo.kinds.contract import PortVlans
 from vtopo.kinds.settings import SettingField
 from vtopo.kinds.vlans import HIGHEST_VLAN, LOWEST_VLAN, parse_port
