@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,21 @@ def test_a_router_runs_every_daemon_unless_its_settings_name_fewer() -> None:
     assert started(fewer, "r1") == ["zebra", "staticd"]
 
 
+def test_an_ospf_instance_runs_ospfd_as_that_instance_for_a_configuration_that_names_it() -> None:
+    """FRR's ospfd_instances: ospfd -n 1 takes `router ospf 1` (a plain ospfd skips it); its pid file and vty socket
+    are ospfd-1's. vtopo's own OSPF names no instance, so a router that generates it may not set one."""
+    lab = two_routers("router ospf 1\n ospf router-id 10.0.0.1\n")
+    lab.nodes["r1"].settings["ospf_instance"] = 1
+    ospfd = next(op for op in plan_of(lab).ops if isinstance(op, o.StartProcess) and op.name == "ospfd-1@r1")
+    assert ospfd.argv[1:3] == ("-n", "1") and ospfd.ready_path.endswith("/ospfd-1.vty")
+    assert "process:ospfd-1@r1" in next(op for op in plan_of(lab).ops
+                                        if isinstance(op, o.LoadConfig) and op.owner == "node r1").after
+    lab.nodes["r2"].settings["ospf_instance"] = 2
+    assert [str(p) for p in problems_of(lab)] == ["error: node r2: OSPF instance 2 needs a configuration of the "
+                                                  "router's own that names it (`router ospf 2`); the OSPF vtopo writes "
+                                                  "names none"]
+
+
 def test_an_empty_router_is_a_valid_start() -> None:
     """Generate OSPF off and no text: the router's frr.conf is empty, its daemons all run, and the lab is valid (no
     OSPF design check speaks of a router that runs no OSPF)."""
@@ -118,6 +134,29 @@ def test_lines_that_open_files_stay_refused(tmp_path: Path) -> None:
     for number, line in ((3, "copy /etc/shadow running-config"), (4, "ou fi /etc/nologin")):
         assert f"error: node r1: line {number} of its configuration, {line!r}, would have FRR write or read a file" \
             in result.stderr, result.stderr
+
+
+@pytest.mark.skipif(shutil.which("vtysh") is None, reason="FRR is not installed: validate leaves FRR's parser out")
+def test_validate_says_every_router_s_problems_at_once_but_gives_frr_no_text_the_routers_own_check_refused() -> None:
+    """r1's `output file` is an error of its own check, and vtysh's dry run, which would run it, never sees r1's text
+    (nobody could write the canary in a folder open to all); r2's `srlg`, newer than this host's FRR 8.4, is still
+    said by the same validate, though r1's error stopped the compile."""
+    folder = Path(tempfile.mkdtemp(prefix="vtopo-canary-"))
+    try:
+        folder.chmod(0o777)
+        lab = two_routers(f"hostname r1\nexit\noutput file {folder}/canary\n")
+        lab.nodes["r2"].settings["config"] = "interface eth0\n link-params\n  enable\n  srlg 100\n"
+        io.save(lab, folder / "pair.vtopo")
+        result = subprocess.run([sys.executable, "-m", "vtopo", "validate", str(folder / "pair.vtopo")],
+                                capture_output=True, text=True)
+        assert result.returncode == 2
+        assert f"error: node r1: line 3 of its configuration, 'output file {folder}/canary', would have FRR write " \
+               "or read a file" in result.stderr, result.stderr
+        assert "warning: node r2 at $.nodes[1].settings.config: FRR skips line 4 of its configuration ('srlg 100'): " \
+               "% Unknown command; it loads the rest" in result.stderr, result.stderr
+        assert not (folder / "canary").exists()
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_saving_writes_each_nodes_state_and_says_what_changed() -> None:

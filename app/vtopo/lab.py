@@ -55,6 +55,23 @@ def checked_of(topology: Topology, facts: HostFacts | None = None, trust: Trust 
     return checked_lab(topology, registry(), facts, trust)
 
 
+def validated(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> list[Problem]:
+    """Every problem of the lab at once, as `vtopo validate` says them: the compiler's and, given this host's facts,
+    what the host lacks and what its programs refuse in the configurations of the nodes the compile got to (FRR's dry
+    run), whichever stage stopped the compile. A node with an error of its own is not given to the program: its text
+    may be what the error is about (a line that has vtysh write a file)."""
+    import socket
+
+    from vtopo.host.preflight import missing_on_host
+
+    checked = checked_lab(topology, registry(), facts, trust)
+    if facts is None:
+        return checked.problems
+    host_links = {name for _, name in socket.if_nameindex()}
+    refused = frozenset(problem.subject_id for problem in errors_in(checked.problems))
+    return checked.problems + missing_on_host(checked.plan, checked.lab, host_links, refused)
+
+
 def plan_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> Plan:
     return compile_lab(topology, registry(), facts, trust)
 

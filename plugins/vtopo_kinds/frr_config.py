@@ -6,6 +6,7 @@ import re
 
 ZEBRA = "zebra"
 STATICD = "staticd"
+OSPFD = "ospfd"
 ALWAYS = (ZEBRA, STATICD)
 """What every router runs, as a real FRR router does: zebra, and staticd for the static routes a student types."""
 DAEMONS = ("zebra", "ospfd", "ospf6d", "bgpd", "ripd", "ripngd", "isisd", "staticd", "bfdd")

@@ -21,7 +21,7 @@ from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, Loa
                              StartProcess, WriteFile, addresses_resource, dev_resource, drop_privileges, setting,
                              up_resource)
 from vtopo_kinds import dhcp
-from vtopo_kinds.frr_config import ALWAYS, DAEMONS, ZEBRA, comparable_config, file_commands, kept_running_config
+from vtopo_kinds.frr_config import ALWAYS, DAEMONS, OSPFD, ZEBRA, comparable_config, file_commands, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import ROUTER_CHECKS
 
@@ -49,6 +49,9 @@ class RouterSettings:
     daemons: list[str] = setting([], "Daemons", "The routing daemons beside zebra and staticd, which always run. "
                                  "Empty: all of them (ospfd, ospf6d, bgpd, ripd, ripngd, isisd, bfdd), so that what "
                                  "is typed into vtysh is taken; name fewer to save memory")
+    ospf_instance: int = setting(0, "OSPF instance", "The instance number ospfd runs as, for a configuration "
+                                 "that names one (`router ospf 1`, `ip ospf 1 area 0`), as FRR's ospfd_instances "
+                                 "says; 0: none, as usual", minimum=0, maximum=65535)
     router_id: str = setting("", "Router ID", "Empty: the highest IPv4 address of the router")
     hello_interval: int = setting(1, "Hello interval (s)", "OSPF hello timer. Short timers make a lab converge in "
                                   "seconds instead of the default 40.", minimum=1, maximum=65535)
@@ -202,6 +205,10 @@ class RouterKind(NodeKind[RouterSettings]):
         elif not self.router_id(node):
             yield Problem("the router has no IPv4 address to take its router ID from; set its Router ID", subject, "",
                           node_id)
+        if settings.ospf_instance:
+            yield Problem(f"OSPF instance {settings.ospf_instance} needs a configuration of the router's own that "
+                          f"names it (`router ospf {settings.ospf_instance}`); the OSPF vtopo writes names none",
+                          subject, "", node_id)
         if settings.dead_interval <= settings.hello_interval:
             yield Problem("the dead interval must be longer than the hello interval", subject, "", node_id)
         for port, area in sorted(settings.areas.items()):
@@ -320,16 +327,21 @@ class RouterKind(NodeKind[RouterSettings]):
                    *(up_resource(netns, i.device) for i in node.interfaces() if i.vlan is not None))
         user, run, logs = self._daemons_user(node), RUN_DIR[suite], LOG_DIR[suite]
         enter = tuple(node.enter([], workdir=logs))  # a log file the configuration names without a path lands there
-        daemons = self.daemons(node)
-        for daemon in daemons:  # each starts empty (/dev/null, never the host's /etc/frr); vtysh -b configures them
+        processes = []
+        for daemon in self.daemons(node):  # each starts empty (/dev/null, never the host's /etc/frr); vtysh -b
+            # configures them. ospfd with an instance number is ospfd-N to FRR: its pid file, vty socket and log
+            instance = node.settings.ospf_instance if daemon == OSPFD else 0
+            process = f"{daemon}-{instance}" if instance else daemon
+            processes.append(process)
             after = (addresses_resource(netns), *interfaces, *carrier) if daemon == ZEBRA else (f"process:zebra@{name}",)
-            yield StartProcess(owner=owner, name=f"{daemon}@{name}", netns=netns, pid_file=f"{directory}/{daemon}.pid",
-                               ready_path=f"{directory}/{daemon}.vty", enter=enter,
-                               argv=(f"{facts.frr_dir}/{daemon}", "-d", "-u", user, "-g", user, "-f", "/dev/null",
-                                     "-i", f"{run}/{daemon}.pid", "-z", f"{run}/zserv.api", "--vty_socket", run,
-                                     "-P", "0", "--log", f"file:{logs}/{daemon}.log"),
+            yield StartProcess(owner=owner, name=f"{process}@{name}", netns=netns, pid_file=f"{directory}/{process}.pid",
+                               ready_path=f"{directory}/{process}.vty", enter=enter,
+                               argv=(f"{facts.frr_dir}/{daemon}", *(("-n", str(instance)) if instance else ()), "-d",
+                                     "-u", user, "-g", user, "-f", "/dev/null", "-i", f"{run}/{process}.pid", "-z",
+                                     f"{run}/zserv.api", "--vty_socket", run, "-P", "0", "--log",
+                                     f"file:{logs}/{process}.log"),
                                after=after)
         yield LoadConfig(owner=owner, node=name, netns=netns,
                          argv=(*node.enter([*self._as_daemons_user(node), "vtysh", "-b"], workdir=logs),),
-                         after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{d}@{name}" for d in daemons)))
+                         after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{p}@{name}" for p in processes)))
         yield from dhcp.ops(node, node.settings.dhcp_pools, node.settings.dhcp_relay)

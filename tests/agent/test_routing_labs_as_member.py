@@ -8,7 +8,11 @@ import time
 
 import pytest
 
+from interop.ospf01 import OSPF01, without_log_path
 from residue import snapshot
+from vtopo.interop.importing import import_lab
+from vtopo.lab import registry
+from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
@@ -38,4 +42,28 @@ def test_a_members_routing_lab_passes_its_checks(agent, users, readable_dir, nam
         assert " via 10.0.23.2 dev eth2 " in routes.stdout, routes.stdout + routes.stderr
     finally:
         agent.vtopo(a, "destroy", name)
+    assert snapshot() - before == {}
+
+
+def test_a_members_imported_ospf01_runs_ospf_instance_1_and_spreads_its_static_routes(agent, users, readable_dir):
+    """ospf01's routers run ospfd as instance 1 (`router ospf 1`) and staticd in the member's user namespace:
+    router4's redistributed static route reaches router1 in OSPF."""
+    a = users["a"].pw_name
+    before = snapshot()
+    path = readable_dir / "ospf01.vtopo"
+    io.save(without_log_path(import_lab(OSPF01, registry()).topology), path)
+    path.chmod(0o644)
+    deployed = agent.vtopo(a, "deploy", str(path))
+    assert deployed.returncode == 0, deployed.stderr
+    try:
+        deadline = time.monotonic() + 120  # the segment br-dr elects its DR after a dead interval (40 s)
+        while True:
+            shown = agent.vtopo(a, "exec", "ospf01", "router1", "--", "vtysh", "-c", "show ip route ospf json")
+            learnt = json.loads(shown.stdout or "{}")
+            if "4.4.4.4/32" in learnt or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert learnt["4.4.4.4/32"][0]["protocol"] == "ospf" and learnt["4.4.4.4/32"][0]["instance"] == 1, shown
+    finally:
+        agent.vtopo(a, "destroy", "ospf01")
     assert snapshot() - before == {}

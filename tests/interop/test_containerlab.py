@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
+from interop.ospf01 import OSPF01, without_log_path
 from vtopo.cli import main
+from vtopo.interop import frr
 from vtopo.interop.export import to_containerlab
 from vtopo.interop.importing import import_lab
 from vtopo.interop.building import Imported
-from vtopo.lab import open_lab, registry
+from vtopo.lab import open_lab, plan_of, registry
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
+from vtopo.ops import StartProcess
 from vtopo.resources import TOPOLOGIES
 
 HERE = Path(__file__).parent
@@ -65,9 +69,10 @@ def test_frr01_routers_keep_their_configuration_and_hosts_get_their_addresses() 
     pc1 = topology.node_named("PC1")
     assert pc1 is not None and pc1.startup_commands == ["ip route add 192.168.0.0/16 via 192.168.11.1 dev eth1",
                                                         "ip route add 10.10.10.0/24 via 192.168.11.1 dev eth1"]
-    notices = {notice.subject: notice.message for notice in result.notices}
-    assert "ldpd, which a vtopo router does not run" in notices["node router1"]
-    assert "--allow-commands PC1" in notices["node PC1"]
+    lines = [str(notice) for notice in result.notices]
+    assert "node router1: its daemons file router1/daemons turns on ldpd, which a vtopo router does not run: the " \
+           "lines of its configuration for them are skipped" in lines
+    assert any(line.startswith("node PC1: ") and "--allow-commands PC1" in line for line in lines)
 
 
 def test_properties_resolve_node_then_group_then_kind_then_defaults(tmp_path: Path) -> None:
@@ -130,6 +135,85 @@ def test_containerlab_smoke_topology_keeps_mtu_macs_and_host_links() -> None:
     lines = [str(notice) for notice in result.notices]
     assert "link 4: left out: a mgmt-net link has no vtopo counterpart" in lines
     assert "link 5: left out: a dummy link has no vtopo counterpart" in lines
+
+
+def test_ospf01_says_each_field_it_does_not_carry_in_one_line_naming_the_node() -> None:
+    result = imported(OSPF01)
+    lines = [str(notice) for notice in result.notices]
+    instead = {"network-mode container:router1": "the node gets a network namespace of its own, with only its own links",
+               "startup-delay 50": "vtopo brings nodes up in its own order, without waiting",
+               "stages create": "vtopo brings nodes up in its own order (links, then daemons, then startup commands), "
+                                "waiting for no other node"}
+    for field, what in instead.items():
+        assert f"node ospf-watcher: {field} is not carried: {what}" in lines
+    assert any(line.startswith("node ospf-watcher: env WATCHER_LOGFILE=/home/watcher/watcher/logs/watcher.log") and
+               line.endswith("set a variable in a startup command (`export NAME=...`)") for line in lines)
+    assert any(line.startswith("node ospf-watcher: binds watcher/logs/watcher1.ospf.log:") for line in lines)
+    assert any(line.startswith("mgmt network=ospf01-mgmt") and "vtopo makes no management network" in line
+               for line in lines)
+    for number in range(1, 7):
+        node = f"node router{number}"
+        assert f"{node}: ports 6500{number}:2604 is not carried: nothing is published on the host's ports; `vtopo " \
+               "exec LAB NODE -- CMD` or a terminal reaches the node" in lines
+        assert f'{node}: env-files ../../.env (set at $.topology.defaults["env-files"]) is not carried: the node\'s ' \
+               "commands run with vtopo's environment, and vtopo reads no file the topology names for it" in lines
+        assert f"{node}: zebra_options, ospfd_options, ospf6d_options, staticd_options in its daemons file " \
+               f"router{number}/daemons are not carried: vtopo starts each daemon with its own options (its vty on a " \
+               "socket inside the router only, no TCP port)" in lines
+        router = result.topology.node_named(f"router{number}")
+        assert router is not None and router.settings["ospf_instance"] == 1  # ospfd_instances=1: `router ospf 1`
+        assert router.settings["daemons"] == ["zebra", "ospfd", "ospf6d"]  # staticd=no, and runs anyway, as in FRR
+    assert not any("ospfd_instances" in line for line in lines)  # carried, so nothing to say
+    plan = plan_of(without_log_path(result.topology))
+    started = {op.name for op in plan.ops if isinstance(op, StartProcess)}
+    assert {"zebra@router3", "staticd@router3", "ospfd-1@router3", "ospf6d@router3"} <= started
+
+
+def test_any_field_the_import_does_not_read_is_said_with_its_node_or_link(tmp_path: Path) -> None:
+    path = tmp_path / "unread.clab.yml"
+    path.write_text("""
+name: unread
+prefix: lab
+topology:
+  colour: blue
+  defaults: {kind: linux, sysctls: {net.ipv4.ip_forward: 1}, dns: {servers: [192.0.2.53]}}
+  nodes:
+    h1: {labels: {graph-posX: "10", graph-posY: "10", graph-icon: host}, network-mode: none, shiny: yes}
+    h2: {labels: {graph-posX: "20", graph-posY: "10"}, memory: 1GB}
+  links:
+    - endpoints: [{node: h1, interface: eth1, vars: {x: 1}}, "h2:eth1"]
+      vars: {cost: 10}
+""")
+    lines = [str(notice) for notice in imported(path).notices]
+    assert [line for line in lines if "not carried" in line] == [
+        "prefix lab is not carried: vtopo names its devices after the lab's own prefix",
+        "topology.colour blue is not carried: vtopo does not read this field, and the lab goes without it",
+        "link 0: vars cost=10 is not carried: vtopo does not read this field, and the lab goes without it",
+        "link 0: h1:eth1 vars x=1 is not carried: vtopo does not read this field, and the lab goes without it",
+        "node h1: shiny True is not carried: vtopo does not read this field, and the lab goes without it",
+        "node h1: dns servers (set at $.topology.defaults.dns) is not carried: the node uses the host's resolver",
+        "node h1: label graph-icon host is not carried: vtopo does not read this field, and the lab goes without it",
+        "node h2: memory 1GB is not carried: vtopo sets no memory limit on a namespace node",
+        "node h2: dns servers (set at $.topology.defaults.dns) is not carried: the node uses the host's resolver"]
+    topology = imported(path).topology
+    assert [node.settings["sysctls"] for node in topology.nodes.values()] == [{"net.ipv4.ip_forward": "1"}] * 2
+
+
+def test_import_says_every_problem_at_once_with_frr_s_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                              ) -> None:
+    """router1's log file is vtopo's error, router2's `srlg` a line this host's FRR (8.4) does not know: both are said
+    by the one import, and validate says the same, though the first error stops the compile."""
+    target = tmp_path / "ospf01.vtopo"
+    assert main(["import", str(OSPF01), "-o", str(target)]) == 2
+    said = capsys.readouterr().err
+    assert "error: node router1: line 4 of its configuration, 'log file /var/log/frr/ospfd.log', would have FRR " \
+           "write or read a file outside the router's own directory" in said
+    assert "warning: node router2 at $.nodes[3].settings.config: FRR skips line 22 of its configuration " \
+           "('srlg 100'): % Unknown command; it loads the rest" in said
+    assert f"{target} needs 1 fix(es) before it deploys, and 1 warning(s) say what will differ" in said
+    assert main(["validate", str(target)]) == 2
+    validated = capsys.readouterr().err
+    assert "'log file /var/log/frr/ospfd.log'" in validated and "('srlg 100')" in validated
 
 
 def test_positions_come_from_graph_labels_or_the_auto_layout() -> None:
@@ -212,7 +296,9 @@ def test_round_trip_through_containerlab_keeps_nodes_links_interfaces_addresses_
     original = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
     exported = to_containerlab(original, registry())
     exported.write(tmp_path)
-    again = imported(tmp_path / exported.topology_file).topology
+    result = imported(tmp_path / exported.topology_file)
+    again = result.topology
+    assert not [str(notice) for notice in result.notices if "not carried" in notice.message]
     assert {(n.name, n.kind) for n in again.nodes.values()} == {(n.name, n.kind) for n in original.nodes.values()}
     assert ends(again) == ends(original)
     assert addresses(again) == addresses(original)
@@ -227,6 +313,37 @@ def test_round_trip_through_containerlab_keeps_nodes_links_interfaces_addresses_
             from vtopo.lab import context_of
             generated = kind.generated_settings(context_of(original).nodes[node.id])["config"]
             assert copy.settings["config"] == generated and "daemons" not in copy.settings
+
+
+def test_export_says_each_check_note_and_stage_it_cannot_carry_so_a_round_trip_loses_nothing_unsaid(
+        tmp_path: Path) -> None:
+    for name in ("ospf-assignment.vtopo", "static-routing.vtopo"):
+        lab = open_lab(TOPOLOGIES / name).topology
+        exported = to_containerlab(lab, registry())
+        lines = [str(notice) for notice in exported.notices]
+        for check in lab.checks:
+            assert f"check {check.name}: the {check.type} check is not carried: containerlab has no place for it; the " \
+                   ".vtopo file keeps it (`vtopo check LAB` runs it on the lab vtopo deploys)" in lines
+        for stage in lab.stages:
+            assert f"stage {stage.title}: the exercise's stage is not carried: containerlab has no place for it; the " \
+                   ".vtopo file keeps it" in lines
+        for annotation in lab.annotations.values():
+            assert sum(line.startswith(f"annotation {annotation.id}: the canvas's ") for line in lines) == 1
+        assert sum(line.startswith("the lab's notes (") and line.endswith("the .vtopo file keeps it")
+                   for line in lines) == 1
+        exported.write(tmp_path / name)
+        header = (tmp_path / name / exported.topology_file).read_text()
+        assert all(f"# {line}" in header for line in lines)
+
+
+def test_a_router_s_ospf_instance_goes_out_in_its_daemons_file_and_comes_back(tmp_path: Path) -> None:
+    lab = without_log_path(imported(OSPF01).topology)
+    exported = to_containerlab(lab, registry())
+    assert "ospfd_instances=1" in exported.files["router3/daemons"].splitlines()
+    exported.write(tmp_path)
+    again = imported(tmp_path / exported.topology_file).topology
+    router3 = again.node_named("router3")
+    assert router3 is not None and router3.settings["ospf_instance"] == 1
 
 
 def test_export_says_node_by_node_what_containerlab_cannot_carry(tmp_path: Path) -> None:
@@ -303,3 +420,57 @@ def test_export_carries_a_containers_routes_as_exec_lines() -> None:
     container.settings["routes"] = [f"10.99.0.0/16 via {gateway}"]
     exported = to_containerlab(lab, registry())
     assert f"ip route add 10.99.0.0/16 via {gateway}" in exported.files[exported.topology_file]
+
+
+def test_a_daemons_file_says_each_setting_a_vtopo_router_does_not_follow() -> None:
+    """ospf01's router1 file, with two OSPF instances and FRR's service settings: the first instance is carried, the
+    second said, as is every setting but vtysh's; the options of daemons left off start nothing and are not said."""
+    text = (OSPF01.parent / "router1" / "daemons").read_text().replace("ospfd_instances=1", "ospfd_instances=1,2")
+    read = frr.read_daemons(text + "MAX_FDS=1024\nfrr_profile=\"datacenter\"\n")
+    assert read.on == ["zebra", "ospfd", "ospf6d", "ldpd"] and read.ospf_instance() == 1
+    assert read.chosen() == (["zebra", "ospfd", "ospf6d"], ["ldpd"])
+    assert read.losses("daemons") == [
+        "its daemons file daemons turns on ldpd, which a vtopo router does not run: the lines of its configuration "
+        "for them are skipped",
+        "ospfd_instances=1,2 in its daemons file daemons is carried in part: ospfd runs as instance 1 alone, and the "
+        "lines for instance(s) 2 are skipped",
+        "MAX_FDS=1024 in its daemons file daemons is not carried: vtopo starts FRR's daemons itself, without FRR's "
+        "service script that reads it",
+        "frr_profile=datacenter in its daemons file daemons is not carried: vtopo starts FRR's daemons itself, "
+        "without FRR's service script that reads it",
+        "zebra_options, ospfd_options, ospf6d_options, staticd_options in its daemons file daemons are not carried: "
+        "vtopo starts each daemon with its own options (its vty on a socket inside the router only, no TCP port)"]
+
+
+def test_a_router_bound_to_a_folder_as_etc_frr_takes_its_frr_conf_and_daemons(tmp_path: Path) -> None:
+    """The common `binds: [config/1:/etc/frr]`: frr01's router1 folder as a whole. A bound frr.conf beside a
+    startup-config is said: the startup-config is the configuration."""
+    shutil.copytree(FRR01.parent / "router1", tmp_path / "config" / "1")
+    path = tmp_path / "folder.clab.yml"
+    path.write_text("""
+name: folder
+topology:
+  nodes:
+    r1: {kind: linux, image: quay.io/frrouting/frr:10.5.1, binds: ["config/1:/etc/frr/"]}
+    r2: {kind: frr, startup-config: config/1/frr.conf, binds: ["config/1/frr.conf:/etc/frr/frr.conf"]}
+""")
+    result = imported(path)
+    r1 = result.topology.node_named("r1")
+    assert r1 is not None and r1.settings["config"] == (FRR01.parent / "router1" / "frr.conf").read_text()
+    assert r1.settings["daemons"] == ["zebra", "ospfd"]
+    lines = [str(notice) for notice in result.notices]
+    assert "node r2: binds config/1/frr.conf:/etc/frr/frr.conf is not carried: the router's configuration is its " \
+           "startup-config" in lines
+
+
+def test_a_routers_extras_other_than_its_daemons_are_said(tmp_path: Path) -> None:
+    path = tmp_path / "extras.clab.yml"
+    path.write_text("name: x\ntopology:\n  nodes:\n    r1: {kind: frr, extras: {frr: {daemons: [ospfd], vrfs: [red]}, "
+                    "srl-agents: [a.yml]}}\n")
+    result = imported(path)
+    router = result.topology.node_named("r1")
+    assert router is not None and router.settings["daemons"] == ["ospfd"]
+    lines = [str(notice) for notice in result.notices]
+    assert [line for line in lines if "extras" in line] == [
+        "node r1: extras.frr.vrfs red is not carried: vtopo does not read this field, and the lab goes without it",
+        "node r1: extras.srl-agents a.yml is not carried: vtopo does not read this field, and the lab goes without it"]

@@ -1,6 +1,8 @@
 """A GNS3 project (tests/interop/gns3/campus, written for these tests in GNS3 2.2's project format) as a vtopo lab."""
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from vtopo.interop.importing import import_lab
@@ -76,3 +78,52 @@ def test_ethernet_switch_ports_import_as_the_vlans_of_an_ovs_switch() -> None:
 def test_a_switch_without_vlans_stays_a_linux_bridge() -> None:
     switch = import_lab(CAMPUS, registry()).topology.node_named("SW1")
     assert switch is not None and switch.kind == "bridge" and switch.settings == {}
+
+
+def test_each_property_the_import_does_not_carry_is_said_in_one_line_naming_the_node(tmp_path: Path) -> None:
+    """campus's Qemu FRR appliance becomes a router, a namespace: its RAM, CPUs and NIC type are said; the Qemu VM
+    keeps them as its settings. A Docker node's environment, start command, hosts and volumes, a MAC address of its
+    adapter, a suspended link and the project's variables are each said too; GNS3's own bookkeeping (consoles,
+    symbols, labels) is nothing of the lab."""
+    result = import_lab(CAMPUS, registry())
+    lines = [str(notice) for notice in result.notices]
+    assert [line for line in lines if line.startswith("node R2: ") and "not carried" in line] == [
+        "node R2: ram 512 is not carried: a router or a container runs as a namespace on this host, with no memory "
+        "of a VM's (a vtopo VM takes 64 MiB to 1 TiB)",
+        "node R2: cpus 1 is not carried: a router or a container runs as a namespace on this host, with no CPUs of a "
+        "VM's",
+        "node R2: adapter_type e1000 is not carried: a router or a container has veth interfaces, and a vtopo VM "
+        "virtio or e1000 NICs"]
+    vm = result.topology.node_named("vm")
+    assert vm is not None and vm.settings == {"memory_mb": 1024, "vcpus": 1, "nic_model": "virtio"}
+    assert not any(line.startswith("node vm: ") and "not carried" in line for line in lines)
+    project = json.loads(CAMPUS.read_text())
+    project["variables"] = [{"name": "SITE", "value": "lab1"}]
+    web = next(node for node in project["topology"]["nodes"] if node["name"] == "web")
+    web["properties"].update(environment="TZ=UTC", start_command="nginx -g 'daemon off;'",
+                             extra_hosts="db:10.10.1.30", extra_volumes=["/data"])
+    web["custom_adapters"] = [{"adapter_number": 0, "mac_address": "0c:00:00:00:00:01"}]
+    web["colour"] = "blue"
+    project["topology"]["links"][0]["suspend"] = True
+    project["topology"]["drawings"][0]["rotation"] = 90
+    copy = tmp_path / "campus"
+    shutil.copytree(CAMPUS.parent, copy)
+    (copy / CAMPUS.name).write_text(json.dumps(project))
+    lines = [str(notice) for notice in import_lab(copy / CAMPUS.name, registry()).notices]
+    assert [line for line in lines if "not carried" in line and ("web" in line or "suspend" in line or
+                                                                 "variables" in line)] == [
+        "variables name=SITE, value=lab1 is not carried: vtopo has no project variables",
+        "node web: custom_adapters adapter_number=0, mac_address=0c:00:00:00:00:01 is not carried: vtopo names a "
+        "node's interfaces and picks their MAC addresses itself",
+        "node web: colour blue is not carried: vtopo does not read this field, and the lab goes without it",
+        "node web: environment TZ=UTC is not carried: the node's commands run with vtopo's environment; set a "
+        "variable in a startup command",
+        "node web: extra_hosts db:10.10.1.30 is not carried: vtopo writes each node's /etc/hosts with the lab's names",
+        "node web: start_command nginx -g 'daemon off;' is not carried: a vtopo node runs no main process of an "
+        "image; its startup commands run, with consent",
+        "node web: extra_volumes /data is not carried: a vtopo node sees the host's own files, and nothing is mounted "
+        "into it",
+        "link 00000001-aaaa-4bbb-8ccc-000000000001: suspend True is not carried: the link is up in vtopo; `vtopo link "
+        "LAB A B down` takes it down once deployed"]
+    assert "drawing d0000001-0000-4000-8000-000000000001: rotation 90 is not carried: vtopo draws the note " \
+           "unrotated" in lines

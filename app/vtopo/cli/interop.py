@@ -16,8 +16,9 @@ DIAGRAMS = {"drawio": ".drawio", "dot": ".dot"}  # format -> the file's suffix
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from vtopo.host.facts import probe_for
     from vtopo.interop.importing import import_lab
-    from vtopo.lab import problems_of, registry
+    from vtopo.lab import registry, validated
     from vtopo.model import io
     from vtopo.model.problems import LabError, Problem, errors_in
 
@@ -31,7 +32,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"note: {notice}")
     print(f"imported {args.file} as {target}: {len(topology.nodes)} nodes, {len(topology.links)} links")
     try:
-        problems = problems_of(topology)
+        problems = validated(topology, probe_for(topology, registry()))
     except LabError as error:
         problems = error.problems
     to_fix = [problem for problem in errors_in(problems) if problem.consent is None]  # consent comes at deploy
@@ -40,8 +41,11 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         else:
             print(f"note: {problem.subject}: {problem.message}")
+    warnings = [problem for problem in problems if problem not in errors_in(problems)]
+    said = f", and {len(warnings)} warning(s) say what will differ" if warnings else ""
     if to_fix:
-        print(f"{target} needs {len(to_fix)} fix(es) before it deploys (vtopo validate {target})", file=sys.stderr)
+        print(f"{target} needs {len(to_fix)} fix(es) before it deploys{said} (vtopo validate {target})",
+              file=sys.stderr)
         return EXIT_BAD_LAB
     return EXIT_OK
 

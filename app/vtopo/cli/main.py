@@ -36,7 +36,6 @@ from vtopo.named_errors import loaded
 
 if TYPE_CHECKING:
     from vtopo.client.agent import AgentClient, AgentError
-    from vtopo.compile.compiler import CheckedLab
     from vtopo.deployed import DeployedLab
     from vtopo.kinds.environment import HostFacts
     from vtopo.model.problems import LabError, Problem
@@ -70,17 +69,6 @@ def _facts(args: argparse.Namespace, topology: Topology) -> HostFacts | None:
     return probe_for(topology, installed_kinds())
 
 
-def _missing_on_host(checked: CheckedLab) -> list[Problem]:
-    import socket
-
-    from vtopo.host.preflight import missing_on_host
-
-    if checked.plan is None:
-        return []
-    host_links = {name for _, name in socket.if_nameindex()}
-    return missing_on_host(checked.plan, checked.lab, host_links)
-
-
 def cmd_address(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -108,15 +96,11 @@ def cmd_address(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from vtopo.lab import checked_of, open_lab
+    from vtopo.lab import open_lab, validated
     from vtopo.model.problems import errors_in
 
     lab = open_lab(args.file)
-    facts = _facts(args, lab.topology)
-    checked = checked_of(lab.topology, facts, consent_of(args))
-    problems = list(checked.problems)
-    if facts is not None and not errors_in(problems):
-        problems += _missing_on_host(checked)
+    problems = validated(lab.topology, _facts(args, lab.topology), consent_of(args))
     print_problems(problems)
     if errors_in(problems):
         print(f"{args.file}: {len(errors_in(problems))} error(s)", file=sys.stderr)

@@ -124,18 +124,22 @@ def _collisions(plan: Plan, netlink: Netlink) -> list[Problem]:
     return problems
 
 
-def missing_on_host(plan: Plan, context: LabContext, host_links: set[str]) -> list[Problem]:
-    """What the lab takes from the host whose interfaces are `host_links` that is not there: lower devices and files
-    (VM images, guest kernels); and what the host's programs refuse in its nodes' configurations. Reads only, so `vtopo validate` can ask it too."""
+def missing_on_host(plan: Plan | None, context: LabContext, host_links: set[str],
+                    refused: frozenset[str] = frozenset()) -> list[Problem]:
+    """What the lab takes from the host whose interfaces are `host_links` that is not there: lower devices (of a
+    `plan`, when the lab compiled) and files (VM images, guest kernels); and what the host's programs refuse in the
+    configurations of its nodes, but those `refused` (by id): a text the node's own check refused (a line that opens a
+    file) never reaches the program. Reads only, so `vtopo validate` can ask it too."""
     made: set[str] = set()
     problems = []
-    for op in plan.ops:
+    for op in plan.ops if plan is not None else ():
         if isinstance(op, (o.CreateMacvlan, o.CreateMacvtap)) and op.lower not in made | host_links:
             problems.append(Problem(f"the lower device {op.lower} does not exist on the host; pick one that `ip link` "
                                     "lists", op.owner))
         made |= {name for name in (getattr(op, "name", None), getattr(op, "peer", None)) if name}
     paths = {node_id: f"$.nodes[{index}]" for index, node_id in enumerate(context.topology.nodes)}
-    problems += lab_config_problems((node, paths[node.node.id]) for node in context.nodes.values())
+    problems += lab_config_problems((node, paths[node.node.id]) for node in context.nodes.values()
+                                    if node.node.id not in refused)
     for node in context.nodes.values():
         for path in node.kind.host_files(node):
             if not Path(path).is_file():

@@ -21,7 +21,8 @@ from typing import Any, Iterator
 
 from vtopo.interop import frr, untrusted_yaml
 from vtopo.interop.building import End, Imported, LabBuilder, is_interface_name
-from vtopo.interop.folder import TopologyFolder, Unreadable, unreadable
+from vtopo.interop.folder import Missing, TopologyFolder, Unreadable, unreadable
+from vtopo.interop.losses import loss, unread
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import Reader
 from vtopo.model.problems import LabError, Problem
@@ -33,6 +34,40 @@ SPECIAL_NODES = ("host", "macvlan", "mgmt-net")  # endpoint names that are no no
 MULTILINE = re.compile(r'.*\["startup-config"\]')  # an inline configuration
 VM_KIND = re.compile(r"generic_vm|vr[-_].+")
 POSITION_LABELS = ("graph-posX", "graph-posY")  # as containerlab's graph and TopoViewer write them
+CARRIED = frozenset({"kind", "group", "image", "labels", "exec"})
+"""The fields of a node every kind carries (labels: the position; exec: as the kind can, saying what it cannot)."""
+CARRIED_BY = {"router": CARRIED | {"startup-config", "binds", "extras"}, "container": CARRIED | {"sysctls"}}
+"""A router also carries its FRR configuration and daemons, from its startup-config, its binds and extras.frr; a
+container its sysctls."""
+LAB_CARRIED = frozenset({"name", "topology"})
+LAB_NOT_CARRIED = {"mgmt": "vtopo makes no management network (`vtopo exec LAB NODE -- CMD` reaches a node)",
+                   "prefix": "vtopo names its devices after the lab's own prefix"}
+TOPOLOGY_CARRIED = frozenset({"nodes", "links", "kinds", "groups", "defaults"})
+LINK_CARRIED = frozenset({"endpoints", "endpoint", "type", "mtu", "ipv4", "ipv6", "host-interface", "mode"})
+ENDPOINT_CARRIED = frozenset({"node", "interface", "mac", "ipv4", "ipv6"})
+NOT_CARRIED = {
+    "network-mode": "the node gets a network namespace of its own, with only its own links",
+    "mgmt-ipv4": "vtopo makes no management network (`vtopo exec LAB NODE -- CMD` reaches the node)",
+    "mgmt-ipv6": "vtopo makes no management network (`vtopo exec LAB NODE -- CMD` reaches the node)",
+    "env": "the node's commands run with vtopo's environment; set a variable in a startup command (`export NAME=...`)",
+    "env-files": "the node's commands run with vtopo's environment, and vtopo reads no file the topology names for it",
+    "binds": "a vtopo node sees the host's own files, and nothing is mounted into it",
+    "ports": "nothing is published on the host's ports; `vtopo exec LAB NODE -- CMD` or a terminal reaches the node",
+    "stages": "vtopo brings nodes up in its own order (links, then daemons, then startup commands), waiting for no "
+              "other node",
+    "startup-delay": "vtopo brings nodes up in its own order, without waiting",
+    "wait-for": "vtopo brings nodes up in its own order, waiting for no other node",
+    "cmd": "a vtopo node runs no main process of an image; its startup commands run, with consent",
+    "entrypoint": "a vtopo node runs no main process of an image; its startup commands run, with consent",
+    "startup-config": "only a router takes a configuration file",
+    "memory": "vtopo sets no memory limit on a namespace node",
+    "cpu": "vtopo sets no CPU limit on a namespace node",
+    "cpu-set": "vtopo pins no node to CPUs",
+    "sysctls": "the node keeps the kernel's defaults; set one in a startup command (`sysctl -w KEY=VALUE`)",
+    "publish": "nothing is published outside the host",
+    "user": "startup commands run as the lab's owner in the node",
+    "dns": "the node uses the host's resolver",
+}
 
 
 @dataclass
@@ -71,6 +106,7 @@ class _Node:
     commands: list[str] = field(default_factory=list)
     exec_lines: list[tuple[str, str]] = field(default_factory=list)  # (line, where)
     config: str = ""
+    losses: list[str] = field(default_factory=list)  # a line each for what is not carried
 
 
 def read_containerlab(text: str, folder: TopologyFolder, registry: Registry, default_name: str) -> Imported:
@@ -88,6 +124,7 @@ class _Reading:
                                     "(name: ..., topology: {nodes: ..., links: ...})", path="$")])
         name = self.reader.field(document, "name", (str, int), "$", "") or default_name
         self.builder = LabBuilder(str(name), registry)
+        self.document = document
         topology = document["topology"]
         self.defaults = self._definition(topology, "defaults", "$.topology", "defaults")
         self.kinds = self._definitions(topology, "kinds")
@@ -97,6 +134,10 @@ class _Reading:
         self.made: dict[str, _Node] = {}
 
     def imported(self) -> Imported:
+        for field_name in unread(self.document, LAB_CARRIED):
+            self.builder.notify("", loss(field_name, self.document[field_name], LAB_NOT_CARRIED))
+        for field_name in unread(self.document["topology"], TOPOLOGY_CARRIED):
+            self.builder.notify("", loss(f"topology.{field_name}", self.document["topology"][field_name], {}))
         sources = [self._source(name, definition) for name, definition in self.nodes.items()]
         for source in sources:
             made = self._node(source)
@@ -174,6 +215,7 @@ class _Reading:
         elif kind == "linux":
             made = _Node("container", [f"a container ({what}); the image is a hint only: vtopo runs the node as a "
                                        "network namespace with this host's programs"])
+            self._sysctls(source, made)
         elif kind == "bridge":
             made = _Node("bridge", ["a Linux bridge, which vtopo creates (containerlab expects it made beforehand)"])
         elif kind == "ovs-bridge":
@@ -192,16 +234,44 @@ class _Reading:
         if made.kind in ("container", "router", "host"):
             made.exec_lines = self._texts(source, "exec")
         elif self._texts(source, "exec"):
-            made.facts.append("its exec lines are left out (it has no shell vtopo runs them in)")
-        if self._text(source, "network-mode") == "host":
-            made.facts.append("network-mode host is not carried: the node gets a namespace of its own, as any other")
-        for key in ("mgmt-ipv4", "mgmt-ipv6"):
-            address = self._text(source, key)
-            if address:
-                made.facts.append(f"{key} {address} is not carried: vtopo makes no management network "
-                                  f"(`vtopo exec LAB {source.name} -- CMD` reaches the node)")
+            made.losses.append("exec is not carried: the node has no shell vtopo runs its lines in")
         self.builder.add_node(source.name, made.kind, position=self._position(source))
+        self._losses(source, made)
         return made
+
+    def _losses(self, source: NodeSource, made: _Node) -> None:
+        """A line for each field of the node's definition (or its group's, kind's, defaults') that is not carried;
+        network-mode none is what a vtopo node is anyway (no management interface)."""
+        carried = CARRIED_BY.get(made.kind, CARRIED)
+        for field_name in dict.fromkeys(key for _, definition in source.layers for key in definition):
+            value, where = source.scalar(field_name)
+            if field_name in carried or value is None or (field_name == "network-mode" and value == "none"):
+                continue
+            own = where == child_path(source.layers[0][0], field_name)
+            made.losses.append(loss(field_name, value, NOT_CARRIED, "" if own else where))
+        labels = {key: value for _, definition in reversed(source.layers)
+                  if isinstance(definition.get("labels"), dict) for key, value in definition["labels"].items()}
+        for key, value in labels.items():
+            if key not in POSITION_LABELS:
+                made.losses.append(loss(f"label {key}", value, {}))
+        extras, _ = source.scalar("extras")
+        if isinstance(extras, dict) and made.kind == "router":  # extras.frr.daemons is carried
+            for key, value in extras.items():
+                if key == "frr" and isinstance(value, dict):
+                    made.losses += [loss(f"extras.frr.{inner}", item, {}) for inner, item in value.items()
+                                    if inner != "daemons"]
+                else:
+                    made.losses.append(loss(f"extras.{key}", value, {}))
+
+    def _sysctls(self, source: NodeSource, made: _Node) -> None:
+        """A container's sysctls, which its kind sets in its namespace (the kind says which it refuses)."""
+        sysctls, where = source.scalar("sysctls")
+        if sysctls is None:
+            return
+        if isinstance(sysctls, dict) and all(isinstance(v, (str, int, float)) for v in sysctls.values()):
+            made.settings["sysctls"] = {str(key): str(value) for key, value in sysctls.items()}
+        else:
+            self.reader.fail(where, "sysctls must be an object of names and values", f"node {source.name}")
 
     def _router(self, source: NodeSource, made: _Node) -> None:
         subject = f"node {source.name}"
@@ -216,17 +286,21 @@ class _Reading:
                 made.config = self._file(config, config_where, subject, "startup-config")
         for bind, path in self._texts(source, "binds"):
             host_path, _, inside = bind.partition(":")
-            inside = inside.split(":")[0]
-            if inside == frr.CONFIG_FILE and not made.config:
-                made.config, config_where = self._file(host_path, path, subject, "bind"), path
-            elif inside == frr.DAEMONS_FILE:
-                daemons, dropped = frr.chosen_daemons(frr.daemons_in(self._file(host_path, path, subject, "bind")))
-                made.settings["daemons"] = daemons
-                if dropped:
-                    made.facts.append(f"its daemons file turns on {', '.join(dropped)}, which a vtopo router does "
-                                      "not run")
+            inside = inside.split(":")[0].rstrip("/")
+            if inside == frr.CONFIG_DIR:  # the whole directory: its frr.conf, and its daemons file if it has one
+                config_file, daemons_file = f"{host_path}/frr.conf", f"{host_path}/daemons"
+            elif inside in (frr.CONFIG_FILE, frr.DAEMONS_FILE):
+                config_file = host_path if inside == frr.CONFIG_FILE else ""
+                daemons_file = host_path if inside == frr.DAEMONS_FILE else ""
             else:
-                made.facts.append(f"bind {bind} is not carried (a vtopo node sees the host's own files)")
+                made.losses.append(loss("binds", bind, NOT_CARRIED))
+                continue
+            if config_file and made.config:
+                made.losses.append(loss("binds", bind, {"binds": "the router's configuration is its startup-config"}))
+            elif config_file:
+                made.config, config_where = self._file(config_file, path, subject, "bind"), path
+            if daemons_file:
+                self._daemons(daemons_file, path, subject, made, optional=inside == frr.CONFIG_DIR)
         extras, where = source.scalar("extras")
         listed: Any = extras.get("frr", {}).get("daemons") if isinstance(extras, dict) and \
             isinstance(extras.get("frr"), dict) else None
@@ -246,6 +320,19 @@ class _Reading:
             made.facts.append("its FRR configuration is kept verbatim")
         else:
             made.facts.append("no FRR configuration found: vtopo's OSPF on every link")
+
+    def _daemons(self, name: str, where: str, subject: str, made: _Node, optional: bool) -> None:
+        """The daemons, and the OSPF instance, a router's daemons file turns on; a bound /etc/frr may have none."""
+        try:
+            read = frr.read_daemons(self.folder.read(name))
+        except Unreadable as error:
+            if not (optional and isinstance(error, Missing)):
+                self.reader.problems.append(unreadable(subject, where, "bind", name, error))
+            return
+        made.settings["daemons"], _ = read.chosen()
+        if read.ospf_instance():
+            made.settings["ospf_instance"] = read.ospf_instance()
+        made.losses += read.losses(name)
 
     def _file(self, name: str, where: str, subject: str, field_name: str) -> str:
         try:
@@ -277,6 +364,8 @@ class _Reading:
             return
         link_type = self.reader.field(raw, "type", str, path, "", subject)
         mtu = self.reader.number(raw, "mtu", path, 0, (0, 65535), subject, whole=True) if "mtu" in raw else 0
+        for field_name in unread(raw, LINK_CARRIED):
+            self.builder.notify(subject, loss(field_name, raw[field_name], {}))
         if link_type in ("", "veth", "brief"):
             ends = self._ends(raw, path, subject)
             if ends is not None:
@@ -320,6 +409,8 @@ class _Reading:
             self.reader.fail(where, "an endpoint needs a node and an interface", subject)
             return None
         end = End(node, interface, self.reader.field(endpoint, "mac", str, where, "", subject))
+        for field_name in unread(endpoint, ENDPOINT_CARRIED):
+            self.builder.notify(subject, loss(f"{node}:{interface} {field_name}", endpoint[field_name], {}))
         for family in ("ipv4", "ipv6"):
             address = self.reader.field(endpoint, family, str, where, "", subject)
             if address:
@@ -407,6 +498,8 @@ class _Reading:
         node.settings.update(made.settings)
         node.startup_commands = made.commands
         self.builder.notify(f"node {node.name}", "; ".join(made.facts))
+        for line in made.losses:
+            self.builder.notify(f"node {node.name}", line)
 
     @staticmethod
     def _exec(line: str, ends: dict[str, End], made: _Node) -> str | None:

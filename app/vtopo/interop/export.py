@@ -7,6 +7,11 @@ bridges and OVS switches become `bridge` and `ovs-bridge` nodes, which container
 deploys. What containerlab has no place for (VMs on vtopo's guest, macvlan and macvtap segments, impairments, each
 setting of a switch, such as its STP, VLANs or OpenFlow rules) is said node by node, one line each, with the commands
 that do it where there are some.
+
+What a lab holds besides its network (its notes, the canvas's notes and rectangles, its checks, an exercise's stages,
+an experiment, its sites) is not carried: containerlab has no place for it, and a field of vtopo's own in the topology
+would be refused by containerlab or lost by the next tool that writes the file. Each is said instead, one line each,
+so that a round trip back through `vtopo import` loses nothing unsaid: the .vtopo file stays the one that holds them.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import yaml
 from vtopo.compile.compiler import lab_context
 from vtopo.interop import frr
 from vtopo.interop.building import Notice
+from vtopo.interop.losses import shown
 from vtopo.kinds.contract import EndContext, NodeContext
 from vtopo.kinds.environment import HostFacts, Trust
 from vtopo.kinds.registry import Registry
@@ -81,6 +87,7 @@ class _Export:
             if definition is not None:
                 self.nodes[node.node.name] = definition
         links = [link for node in contexts for end in node.ends if (link := self._link(node, end)) is not None]
+        self._lab_losses()
         document = {"name": self.topology.name, "topology": {"nodes": self.nodes, "links": links}}
         header = f"# {self.topology.name}, exported by vtopo for containerlab (containerlab deploy -t THIS FILE)\n"
         header += "".join(f"# {notice}\n" for notice in self.notices)
@@ -90,6 +97,25 @@ class _Export:
 
     def notify(self, subject: str, message: str) -> None:
         self.notices.append(Notice(subject, message))
+
+    def _lab_losses(self) -> None:
+        """A line for each thing of the lab a containerlab topology has no place for."""
+        topology, kept = self.topology, "containerlab has no place for it; the .vtopo file keeps it"
+        if topology.notes.strip():
+            self.notify("", f"the lab's notes ({shown(topology.notes)}) are not carried: {kept}")
+        for annotation in topology.annotations.values():
+            what = f"note {shown(annotation.text)!r}" if annotation.shape == "note" else "rectangle"
+            self.notify(f"annotation {annotation.id}", f"the canvas's {what} is not carried: {kept}")
+        for check in topology.checks:
+            self.notify(f"check {check.name}", f"the {check.type} check is not carried: {kept} (`vtopo check LAB` runs "
+                        "it on the lab vtopo deploys)")
+        for stage in topology.stages:
+            self.notify(f"stage {stage.title}", f"the exercise's stage is not carried: {kept}")
+        if not topology.experiment.empty:
+            self.notify("", f"the lab's experiment ({len(topology.experiment.tests)} test(s) on "
+                        f"{len(topology.experiment.pairs)} pair(s)) is not carried: {kept}")
+        for site in topology.sites:
+            self.notify(f"site {site}", "the site is not carried: containerlab deploys the whole lab on one machine")
 
     def _kept(self, node: NodeContext[Any]) -> bool:
         return node.node.kind in (*LINUX_KINDS, "bridge", "ovs", "host")
@@ -108,7 +134,7 @@ class _Export:
             config = node.node.settings.get("config") or node.kind.generated_settings(node).get("config", "")
             daemons = node.node.settings.get("daemons") or list(frr.ROUTER_DAEMONS)
             self.files[f"{name}/frr.conf"] = config
-            self.files[f"{name}/daemons"] = frr.daemons_file(daemons)
+            self.files[f"{name}/daemons"] = frr.daemons_file(daemons, node.node.settings.get("ospf_instance", 0))
             in_config = {a for addresses in frr.interface_addresses(config).values() for a in addresses}
             definition = {"kind": "linux", "image": self.router_image,
                           "binds": [f"{name}/frr.conf:{frr.CONFIG_FILE}", f"{name}/daemons:{frr.DAEMONS_FILE}"],

@@ -25,6 +25,7 @@ from typing import Any
 from vtopo.interop import frr
 from vtopo.interop.building import End, Imported, LabBuilder, Notice
 from vtopo.interop.folder import Missing, TopologyFolder, Unreadable, unreadable
+from vtopo.interop.losses import loss, unread
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import Reader
 from vtopo.model.problems import LabError, Problem
@@ -43,6 +44,56 @@ VPCS_IP = re.compile(r"ip (?P<address>[0-9.]+)(?:/(?P<prefix>\d{1,2}))?(?P<rest>
 SVG_TEXT = re.compile(r"<text\b[^>]*>(?P<text>.*?)</text>", re.DOTALL)
 SVG_SIZE = re.compile(r"<svg\b[^>]*?\bwidth=\"(?P<width>[0-9.]+)\"[^>]*?\bheight=\"(?P<height>[0-9.]+)\"|"
                       r"<svg\b[^>]*?\bheight=\"(?P<height2>[0-9.]+)\"[^>]*?\bwidth=\"(?P<width2>[0-9.]+)\"")
+
+
+GNS3_OWN = frozenset({"compute_id", "console", "console_type", "console_auto_start", "console_host", "console_http_path",
+                      "console_http_port", "console_resolution", "aux", "aux_type", "symbol", "label", "z", "locked",
+                      "port_name_format", "port_segment_size", "first_port_name", "template_id", "status",
+                      "node_directory", "command_line", "qemu_path", "platform", "process_priority", "linked_clone",
+                      "on_close", "legacy_networking", "replicate_network_connection_state", "create_config_disk",
+                      "boot_priority", "link_style", "drawing_grid_size", "grid_size", "show_grid", "snap_to_grid",
+                      "show_interface_labels", "show_layers", "zoom", "scene_width", "scene_height", "auto_open",
+                      "auto_close", "auto_start", "supplier", "revision", "version", "project_id", "computes",
+                      "type"})
+"""GNS3's own bookkeeping, nothing of the lab: its consoles, symbols and labels, where it keeps its files, how its
+canvas and its emulators are set up."""
+NODE_CARRIED = GNS3_OWN | {"node_id", "name", "node_type", "properties", "x", "y", "width", "height"}
+PROPERTIES_CARRIED = GNS3_OWN | {"image", "hda_disk_image", "ports_mapping", "adapters", "startup_script_path"}
+"""A node's properties read: its image or disk, a switch's ports, its saved startup script, and how many adapters it
+has (its links say which it uses, and a vtopo node has an interface for each link)."""
+NOT_CARRIED = {
+    "custom_adapters": "vtopo names a node's interfaces and picks their MAC addresses itself",
+    "environment": "the node's commands run with vtopo's environment; set a variable in a startup command",
+    "start_command": "a vtopo node runs no main process of an image; its startup commands run, with consent",
+    "extra_hosts": "vtopo writes each node's /etc/hosts with the lab's names",
+    "extra_volumes": "a vtopo node sees the host's own files, and nothing is mounted into it",
+    "usage": "the template's usage text; put it in the lab's notes",
+    "ram": "a router or a container runs as a namespace on this host, with no memory of a VM's (a vtopo VM takes "
+           "64 MiB to 1 TiB)",
+    "cpus": "a router or a container runs as a namespace on this host, with no CPUs of a VM's",
+    "adapter_type": "a router or a container has veth interfaces, and a vtopo VM virtio or e1000 NICs",
+    "options": "vtopo starts QEMU with its own options",
+    "mac_address": "vtopo picks the node's MAC addresses",
+    "suspend": "the link is up in vtopo; `vtopo link LAB A B down` takes it down once deployed",
+    "variables": "vtopo has no project variables",
+    "rotation": "vtopo draws the note unrotated",
+}
+VM_PROPERTIES = {"ram": "memory_mb", "cpus": "vcpus", "adapter_type": "nic_model"}
+"""A qemu node's properties a vtopo VM takes, as its settings."""
+NIC_MODELS = {"virtio-net-pci": "virtio", "e1000": "e1000"}
+MEMORY_MB, VCPUS = (64, 1_048_576), (1, 64)
+
+
+def _vm_settings(properties: dict[str, Any]) -> dict[str, Any]:
+    """A qemu node's memory, CPUs and NIC model as a vtopo VM's settings, where they are ones it takes."""
+    settings: dict[str, Any] = {}
+    for key, (low, high) in (("ram", MEMORY_MB), ("cpus", VCPUS)):
+        value = properties.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+            settings[VM_PROPERTIES[key]] = value
+    if properties.get("adapter_type") in NIC_MODELS:
+        settings["nic_model"] = NIC_MODELS[properties["adapter_type"]]
+    return settings
 
 
 DEFAULT_VLAN = 1
@@ -74,6 +125,7 @@ class _Reading:
         self.folder = folder
         name = self.reader.field(document, "name", str, "$", "") or default_name
         self.builder = LabBuilder(name, registry)
+        self.document = document
         topology = document["topology"]
         self.nodes = self.reader.field(topology, "nodes", list, "$.topology", [])
         self.links = self.reader.field(topology, "links", list, "$.topology", [])
@@ -83,8 +135,14 @@ class _Reading:
         self.kept: set[str] = set()  # node ids that became a vtopo node
         self.addresses: dict[str, dict[str, list[str]]] = {}  # node id -> interface -> addresses, from saved files
         self.switch_ports: dict[str, dict[str, GnsPort]] = {}  # node id of a switch with VLANs -> its ports
+        self.losses: dict[str, list[str]] = {}  # node id -> a line each for what its saved files say and is not carried
 
     def imported(self) -> Imported:
+        for key in unread(self.document, GNS3_OWN | {"name", "topology"}):
+            if self.document[key]:
+                self.builder.notify("", loss(key, self.document[key], NOT_CARRIED))
+        for key in unread(self.document["topology"], GNS3_OWN | {"nodes", "links", "drawings"}):
+            self.builder.notify("", loss(f"topology.{key}", self.document["topology"][key], NOT_CARRIED))
         for index, raw in enumerate(self.nodes):
             self._node(raw, f"$.topology.nodes[{index}]")
         for index, raw in enumerate(self.links):
@@ -125,6 +183,11 @@ class _Reading:
         node = self.builder.add_node(node_id, kind, settings, position, commands, name=name)
         self.kept.add(node_id)
         self.builder.notify(f"node {node.name}", "; ".join(facts))
+        lost = [loss(key, raw[key], NOT_CARRIED) for key in unread(raw, NODE_CARRIED) if raw[key]]
+        carried = PROPERTIES_CARRIED | {key for key, name in VM_PROPERTIES.items() if kind == "vm" and name in settings}
+        lost += [loss(key, properties[key], NOT_CARRIED) for key in unread(properties, carried) if properties[key]]
+        for line in [*self.losses.get(node_id, []), *lost]:
+            self.builder.notify(f"node {node.name}", line)
 
     def _mapped(self, node_id: str, node_type: str, image: str, properties: dict[str, Any], subject: str
                 ) -> tuple[str | None, dict[str, Any], list[str], list[str]]:
@@ -143,8 +206,8 @@ class _Reading:
         if node_type in SWITCHES:
             return self._switch(node_id, node_type, properties, subject)
         if node_type == "qemu":
-            return "vm", {}, [f"a VM on vtopo's built-in guest, not {image or 'its disk image'}: vtopo boots its small "
-                              "Linux guest (iperf3, ping) in its place"], []
+            return "vm", _vm_settings(properties), [f"a VM on vtopo's built-in guest, not {image or 'its disk image'}: "
+                                                    "vtopo boots its small Linux guest (iperf3, ping) in its place"], []
         return None, {}, [f"{LEFT_OUT.get(node_type, f'a {node_type} node')} is not something vtopo runs"], []
 
     def _switch(self, node_id: str, node_type: str, properties: dict[str, Any], subject: str
@@ -278,13 +341,15 @@ class _Reading:
             self.reader.fail("", f"{name}: the FRR configuration cannot be kept: {error}", subject)
             return "router", {}, facts, []
         self.addresses[node_id] = frr.interface_addresses(config)
-        daemons_text, _ = self._saved(node_type, node_id, "etc/frr/daemons")
+        daemons_text, daemons_name = self._saved(node_type, node_id, "etc/frr/daemons")
         settings: dict[str, Any] = {"config": config}
-        daemons, dropped = frr.chosen_daemons(frr.daemons_in(daemons_text))
+        read = frr.read_daemons(daemons_text)
+        daemons, _ = read.chosen()
         if daemons:
             settings["daemons"] = daemons
-        if dropped:
-            facts.append(f"its daemons file turns on {', '.join(dropped)}, which a vtopo router does not run")
+        if read.ospf_instance():
+            settings["ospf_instance"] = read.ospf_instance()
+        self.losses.setdefault(node_id, []).extend(read.losses(daemons_name))
         facts.append(f"its FRR configuration {name} is kept verbatim")
         return "router", settings, facts, []
 
@@ -324,6 +389,9 @@ class _Reading:
         if self.reader.field(raw, "filters", dict, path, {}, subject):
             self.builder.notify(subject, "its packet filters (delay, loss...) are not carried; set them as the "
                                 "link's impairment")
+        for key in unread(raw, GNS3_OWN | {"link_id", "nodes", "filters"}):
+            if raw[key] and not (key == "link_type" and raw[key] == "ethernet"):
+                self.builder.notify(subject, loss(key, raw[key], NOT_CARRIED))
         self.builder.add_link(ends[0], ends[1])
 
     def _end(self, node_id: str, adapter: int, port: int) -> End:
@@ -340,6 +408,9 @@ class _Reading:
             return
         svg = self.reader.field(raw, "svg", str, path, "")
         drawing_id = self.reader.field(raw, "drawing_id", str, path, "") or f"drawing-{path}"
+        for key in unread(raw, GNS3_OWN | {"drawing_id", "svg", "x", "y"}):
+            if raw[key]:
+                imported.notices.append(Notice(f"drawing {drawing_id}", loss(key, raw[key], NOT_CARRIED)))
         position = Position(self.reader.number(raw, "x", path, 0, COORDINATE),
                             self.reader.number(raw, "y", path, 0, COORDINATE))
         size = SVG_SIZE.search(svg)
