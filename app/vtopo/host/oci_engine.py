@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vtopo.host import namespace_maker, syscalls
+from vtopo.host import namespace_maker, owned_files, syscalls
 from vtopo.host.errors import HostError
 from vtopo.host.image_store import ImageError, StoredImage, Unpacked, unpacked
 from vtopo.host.namespace_helper import accounts_of_the_lab
@@ -215,6 +215,7 @@ def remove(netns: str, run_root: str) -> None:
     subprocess.run(runc("delete", "--force", name, run_root=run_root), capture_output=True, check=False,
                    timeout=START_SECONDS)
     _unmount(bundle_of(run_root, netns))
+    owned_files.remove_if_empty(f"{run_root}/runc")
     for controller in _cgroup_controllers():  # runc removes them; a container killed with it may leave one
         for group in (f"{controller}/{CGROUP_PARENT}/{name}", f"{controller}/{CGROUP_PARENT}"):
             try:
@@ -225,9 +226,11 @@ def remove(netns: str, run_root: str) -> None:
 
 
 def _unmount(bundle: str) -> None:
+    """Unmount and remove the bundle, and the directory of bundles once it holds none."""
     syscalls.umount(f"{bundle}/root")
     syscalls.umount(bundle)
     shutil.rmtree(bundle, ignore_errors=True)
+    namespace_maker.release_directory(os.path.dirname(bundle))
 
 
 def _cgroup_controllers() -> list[str]:

@@ -15,10 +15,12 @@ become its interface addresses and settings; the others become startup commands,
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from vtopo.host.image_store import resolve
 from vtopo.interop import frr, untrusted_yaml
 from vtopo.interop.building import End, Imported, LabBuilder, is_interface_name
 from vtopo.interop.folder import TopologyFolder, Unreadable, unreadable
@@ -59,6 +61,12 @@ class NodeSource:
                 if item not in seen:
                     seen.append(item)
                     yield item, f"{child_path(path, key)}[{index}]"
+
+
+RUNS_IMAGE = ", run from that image, which is on this host"
+HOST_PROGRAMS = ("; its image is not on this host (`vtopo image load FILE` loads it), so vtopo runs the node as a "
+                 "network namespace with this host's programs")
+HOST_FRR = "; its image is not on this host (`vtopo image load FILE` loads it), so the router runs this host's FRR"
 
 
 @dataclass
@@ -168,12 +176,12 @@ class _Reading:
             self.reader.fail(child_path(source.layers[0][0], "kind"), "the node has no kind (nor its group, nor the "
                              "defaults)", subject)
             return None
+        here = bool(image) and resolve(image, os.geteuid()) is not None
         if kind == "frr" or (kind == "linux" and FRR_IMAGE.search(image)):
-            made = _Node("router", [f"a router ({what})"])
+            made = _Node("router", [f"a router ({what}){RUNS_IMAGE if here else HOST_FRR if image else ''}"])
             self._router(source, made)
         elif kind == "linux":
-            made = _Node("container", [f"a container ({what}); the image is a hint only: vtopo runs the node as a "
-                                       "network namespace with this host's programs"])
+            made = _Node("container", [f"a container ({what}){RUNS_IMAGE if here else HOST_PROGRAMS}"])
         elif kind == "bridge":
             made = _Node("bridge", ["a Linux bridge, which vtopo creates (containerlab expects it made beforehand)"])
         elif kind == "ovs-bridge":
@@ -189,6 +197,8 @@ class _Reading:
                                 "namespaces, FRR, bridges, Open vSwitch and VMs on its own guest); its links are left "
                                 "out too")
             return None
+        if here and made.kind in ("router", "container"):
+            made.settings["image"] = image
         if made.kind in ("container", "router", "host"):
             made.exec_lines = self._texts(source, "exec")
         elif self._texts(source, "exec"):

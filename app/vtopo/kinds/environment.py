@@ -57,7 +57,10 @@ OWN_IMAGES = ("vtopo/toolbox", "vtopo/frr")  # the images `vtopo image build NAM
 
 
 def image_reference(reference: str) -> str:
-    """An OCI image reference with its tag: `toolbox` is `toolbox:latest`, as a registry would read it."""
+    """An OCI image reference in its familiar form, with its tag: `toolbox` is `toolbox:latest`, as a registry would
+    read it, and `docker.io/library/alpine` (as skopeo writes a docker archive's) is `alpine:latest`."""
+    for registry in ("docker.io/library/", "docker.io/"):
+        reference = reference.removeprefix(registry)
     last = reference.rsplit("/", 1)[-1]
     return reference if ":" in last or "@" in last else f"{reference}:latest"
 
