@@ -1,7 +1,8 @@
 """Nodes from OCI images, deployed by a member of the vtopo group through a real agent: a lab mixing a node from
 vtopo's toolbox image, a router from its FRR image, a router and a container of the host's own programs. Traffic
 crosses all four, the terminal's commands run in the image's own files with its own processes, the FRR image's
-daemons route and `vtopo save` keeps what was typed into them, and destroy leaves no container, mount or cgroup."""
+daemons route and `vtopo save` keeps what was typed into them, a node stops, starts and restarts, `status` shows
+each image's digest, and destroy leaves no container, mount or cgroup."""
 from __future__ import annotations
 
 import time
@@ -64,6 +65,12 @@ def test_a_members_lab_of_image_nodes_routes_measures_saves_and_leaves_nothing(a
         r1 = io.load(lab_file).node_named("r1")
         assert r1 is not None and "ip route 10.99.0.0/24 Null0" in r1.settings["config"], r1
         assert r1.settings["image"] == FRR
+        for action in ("stop", "start", "restart"):  # a restart starts the image afresh, its files anew
+            done = agent.vtopo(a, "node", LAB, "t1", action)
+            assert done.returncode == 0, done.stdout + done.stderr
+        wait_for_ping(agent, a, "t1", "10.2.0.10")
+        first = agent.vtopo(a, "exec", LAB, "t1", "--", "ps", "-o", "comm=", "-p", "1")
+        assert first.stdout.split() == ["sleep"], first.stdout + first.stderr
         status = agent.vtopo(a, "status", "-v", LAB)
         assert "sha256:" in status.stdout, status.stdout + status.stderr
     finally:

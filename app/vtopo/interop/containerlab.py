@@ -15,14 +15,13 @@ become its interface addresses and settings; the others become startup commands,
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from vtopo.host.image_store import resolve
 from vtopo.interop import frr, untrusted_yaml
-from vtopo.interop.building import End, Imported, LabBuilder, is_interface_name
+from vtopo.interop.building import (HOST_FRR, HOST_PROGRAMS, RUNS_IMAGE, End, Imported, LabBuilder, image_here,
+                                   is_interface_name)
 from vtopo.interop.folder import TopologyFolder, Unreadable, unreadable
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import Reader
@@ -61,12 +60,6 @@ class NodeSource:
                 if item not in seen:
                     seen.append(item)
                     yield item, f"{child_path(path, key)}[{index}]"
-
-
-RUNS_IMAGE = ", run from that image, which is on this host"
-HOST_PROGRAMS = ("; its image is not on this host (`vtopo image load FILE` loads it), so vtopo runs the node as a "
-                 "network namespace with this host's programs")
-HOST_FRR = "; its image is not on this host (`vtopo image load FILE` loads it), so the router runs this host's FRR"
 
 
 @dataclass
@@ -176,7 +169,7 @@ class _Reading:
             self.reader.fail(child_path(source.layers[0][0], "kind"), "the node has no kind (nor its group, nor the "
                              "defaults)", subject)
             return None
-        here = bool(image) and resolve(image, os.geteuid()) is not None
+        here = image_here(image)
         if kind == "frr" or (kind == "linux" and FRR_IMAGE.search(image)):
             made = _Node("router", [f"a router ({what}){RUNS_IMAGE if here else HOST_FRR if image else ''}"])
             self._router(source, made)
