@@ -49,32 +49,34 @@ def baseline(count: int) -> float:
     image = image_store.unpacked(found, None)
     state = f"--root={BASELINE}/state"
     started = time.perf_counter()
-    for index in range(count):
-        bundle = BASELINE / f"c{index}"
-        bundle.mkdir(parents=True)
-        syscalls.mount("tmpfs", str(bundle), "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=0711")
-        for name in ("upper", "work", "root"):
-            (bundle / name).mkdir()
-        syscalls.mount("overlay", str(bundle / "root"), "overlay", MS_NOSUID | MS_NODEV,
-                       f"lowerdir={image.rootfs},upperdir={bundle}/upper,workdir={bundle}/work")
-        subprocess.run(["runc", "spec", "--bundle", str(bundle)], check=True, capture_output=True)
-        spec = json.loads((bundle / "config.json").read_text())
-        spec["process"].update(terminal=False, args=image.process.get("args"), env=image.process.get("env"))
-        spec["linux"]["resources"] = {"memory": {"limit": 256 << 20}, "pids": {"limit": 1024}}
-        spec["linux"]["cgroupsPath"] = f"/vtopo-bench/c{index}"
-        (bundle / "config.json").write_text(json.dumps(spec))
-        subprocess.run(["runc", state, "run", "--detach", f"--bundle={bundle}", f"bench-{index}"], check=True,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    took = time.perf_counter() - started
-    for index in range(count):
-        subprocess.run(["runc", state, "delete", "--force", f"bench-{index}"], check=False, capture_output=True)
-        syscalls.umount(str(BASELINE / f"c{index}" / "root"))
-        syscalls.umount(str(BASELINE / f"c{index}"))
-    shutil.rmtree(BASELINE, ignore_errors=True)
-    for controller in Path("/sys/fs/cgroup").iterdir():
-        if (controller / "vtopo-bench").is_dir():
-            (controller / "vtopo-bench").rmdir()
-    return took
+    try:
+        for index in range(count):
+            bundle = BASELINE / f"c{index}"
+            bundle.mkdir(parents=True)
+            syscalls.mount("tmpfs", str(bundle), "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=0711")
+            for name in ("upper", "work", "root"):
+                (bundle / name).mkdir()
+            syscalls.mount("overlay", str(bundle / "root"), "overlay", MS_NOSUID | MS_NODEV,
+                           f"lowerdir={image.rootfs},upperdir={bundle}/upper,workdir={bundle}/work")
+            subprocess.run(["runc", "spec", "--bundle", str(bundle)], check=True, capture_output=True)
+            spec = json.loads((bundle / "config.json").read_text())
+            spec["root"] = {"path": "root", "readonly": False}
+            spec["process"].update(terminal=False, args=image.process.get("args"), env=image.process.get("env"))
+            spec["linux"]["resources"] = {"memory": {"limit": 256 << 20}, "pids": {"limit": 1024}}
+            spec["linux"]["cgroupsPath"] = f"/vtopo-bench/c{index}"
+            (bundle / "config.json").write_text(json.dumps(spec))
+            subprocess.run(["runc", state, "run", "--detach", f"--bundle={bundle}", f"bench-{index}"], check=True,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return time.perf_counter() - started
+    finally:
+        for index in range(count):
+            subprocess.run(["runc", state, "delete", "--force", f"bench-{index}"], check=False, capture_output=True)
+            syscalls.umount(str(BASELINE / f"c{index}" / "root"))
+            syscalls.umount(str(BASELINE / f"c{index}"))
+        shutil.rmtree(BASELINE, ignore_errors=True)
+        for controller in Path("/sys/fs/cgroup").iterdir():
+            if (controller / "vtopo-bench").is_dir():
+                (controller / "vtopo-bench").rmdir()
 
 
 def available_kib() -> int:

@@ -2,12 +2,16 @@
 author made. One shell is set-uid root; one image's entrypoint tries the known escapes from its first instruction
 (another network namespace by /proc/1 and /run/netns, a mount, a device node, the host's disk, a host sysctl, a
 module loaded for a link type); one
-fills its disk. None reaches anything of the host's or of member b's, and destroy leaves nothing."""
+fills its disk. None reaches anything of the host's or of member b's; an image loaded anew under the same reference
+does not replace the one the lab was deployed with; and destroy leaves nothing."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,17 +43,22 @@ exec sleep infinity
 
 
 @pytest.fixture(scope="module")
-def hostile() -> dict[str, str]:
+def hostile() -> Iterator[Path]:
     own_images()
     with tempfile.TemporaryDirectory() as scratch:
-        made = {}
         for name, cmd, setuid, files in (
                 ("hostile/setuid", ["sleep", "infinity"], ("/bin/bash", "/usr/bin/ping"), {}),
                 ("hostile/escapes", ["/escapes"], (), {"/escapes": ESCAPES})):
-            directory = Path(scratch) / name.replace("/", "-")
-            directory.mkdir()
-            made[name] = derived_image(name, directory, cmd, setuid, files)
-        return made
+            derived_image(name, made(Path(scratch), name), cmd, setuid, files)
+        yield Path(scratch)
+    for name in ("hostile/setuid", "hostile/escapes"):
+        subprocess.run([sys.executable, "-m", "vtopo", "image", "rm", name], capture_output=True, check=False)
+
+
+def made(scratch: Path, name: str) -> Path:
+    directory = scratch / f"{name.replace('/', '-')}-{len(list(scratch.iterdir()))}"
+    directory.mkdir()
+    return directory
 
 
 def hostile_lab(directory: Path) -> Path:
@@ -61,6 +70,12 @@ def hostile_lab(directory: Path) -> Path:
     return saved(topology, directory)
 
 
+def loaded_modules() -> str:
+    """The kernel's loaded modules ("" from a kernel built without modules)."""
+    path = Path("/proc/modules")
+    return path.read_text() if path.exists() else ""
+
+
 def status_of(pid: int) -> dict[str, str]:
     fields = (line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
     return {key: value.strip() for key, value in fields}
@@ -69,7 +84,7 @@ def status_of(pid: int) -> dict[str, str]:
 def test_hostile_images_reach_nothing_of_the_hosts(agent, users, readable_dir, hostile):
     a, uid = users["a"].pw_name, users["a"].pw_uid
     before, engine_before = snapshot(), engine_leftovers()
-    host_links, modules = Path("/proc/net/dev").read_text(), Path("/proc/modules").read_text()
+    host_links, modules = Path("/proc/net/dev").read_text(), loaded_modules()
     deployed = agent.vtopo(a, "deploy", str(hostile_lab(readable_dir)))
     assert deployed.returncode == 0, deployed.stdout + deployed.stderr
     try:
@@ -85,6 +100,14 @@ def test_hostile_images_reach_nothing_of_the_hosts(agent, users, readable_dir, h
         assert not effective & (1 << CAP_SYS_ADMIN | 1 << CAP_SYS_MODULE), status["CapEff"]
         raised = agent.vtopo(a, "exec", LAB, "s1", "--", "bash", "-p", "-c", "cat /proc/self/status")
         assert "Uid:\t0\t0\t0\t0" in raised.stdout, raised.stdout + raised.stderr  # root of the lab's namespace
+        # the image loaded anew under the same reference does not replace what the lab runs: a restart starts the
+        # digest the lab was deployed with
+        derived_image("hostile/setuid", made(hostile, "hostile/setuid"), ["sleep", "1000"], (),
+                      {"/replaced": "#!/bin/sh\n"})
+        restarted = agent.vtopo(a, "node", LAB, "s1", "restart")
+        assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+        kept = agent.vtopo(a, "exec", LAB, "s1", "--", "sh", "-c", "cat /proc/1/cmdline | tr '\\0' ' '; ls /replaced")
+        assert kept.stdout.startswith("sleep infinity") and "No such file" in kept.stderr, kept.stdout + kept.stderr
         # the entrypoint's escapes, tried as the image's first process
         deadline = time.monotonic() + 20
         while "done" not in (said := agent.vtopo(a, "exec", LAB, "e1", "--", "cat", "/tmp/escapes").stdout):
@@ -92,7 +115,7 @@ def test_hostile_images_reach_nothing_of_the_hosts(agent, users, readable_dir, h
             time.sleep(0.5)
         assert "ESCAPED" not in said, said
         assert "hostile0" not in Path("/proc/net/dev").read_text() and "hostile0" not in host_links
-        assert "vxcan" not in Path("/proc/modules").read_text() or "vxcan" in modules
+        assert loaded_modules() == modules
         assert not Path("/mnt").is_mount() and not any(Path("/run/netns").glob("hostile*"))
         # a disk filler stops at its node's disk, and the host's disk keeps its space
         filled = agent.vtopo(a, "exec", LAB, "f1", "--", "sh", "-c",

@@ -14,7 +14,7 @@ ROOT_ONLY = ("the image store is root's: run `sudo vtopo image {verb}` (an admin
 
 def add_commands(command: Command) -> None:
     sub = command("image", cmd_image, "OCI images for containers and routers: build vtopo's own, load an archive, "
-                  "list them")
+                  "list them, remove one")
     verbs = sub.add_subparsers(dest="verb", required=True, metavar="VERB")
     build = verbs.add_parser("build", help="make vtopo's own images from Debian's packages (no registry needed): "
                              "toolbox (a shell, iproute2, ping, iperf3, tcpdump) and frr (the same with FRR)")
@@ -25,6 +25,8 @@ def add_commands(command: Command) -> None:
     load.add_argument("file")
     load.add_argument("--name", default="", help="the reference labs name it by (default: the one the archive names)")
     verbs.add_parser("list", help="the images here: reference, digest, and who may use each")
+    remove = verbs.add_parser("rm", help="take an image out of the store (running labs keep their nodes)")
+    remove.add_argument("reference")
 
 
 def cmd_image(args: argparse.Namespace) -> int:
@@ -37,14 +39,14 @@ def cmd_image(args: argparse.Namespace) -> int:
         for name in args.names:
             image, built = image_build.build(name, args.rebuild)
             print(f"{'built' if built else 'kept'} {image.reference} {image.digest}")
+    elif args.verb == "rm":
+        image = image_store.remove(args.reference, os.geteuid())
+        print(f"removed {image.reference} {image.digest}")
     elif args.verb == "load":
         image = image_store.load(args.file, os.geteuid(), args.name)
         print(f"loaded {image.reference} {image.digest} for {image.who_may_use}")
     else:
-        if os.geteuid() != 0:
-            print("vtopo image list: " + ROOT_ONLY.format(verb="list"))
-            return EXIT_FAILED
-        found = image_store.images()
+        found = image_store.images(None if os.geteuid() == 0 else os.geteuid())  # a member: what their labs may run
         for image in found:
             print(f"{image.reference:<32} {image.digest}  {image.who_may_use}")
         if not found:

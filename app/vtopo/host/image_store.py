@@ -166,6 +166,21 @@ def load(path: str, uid: int, reference: str = "") -> StoredImage:
     return found
 
 
+def remove(reference: str, uid: int) -> StoredImage:
+    """Take the image `reference` out of the store of `uid` (root: the shared one); labs deployed from it keep running
+    from its unpacked files."""
+    owner = uid or None
+    wanted = image_reference(reference)
+    with locked(owner):
+        digest = _tags(owner).get(wanted)
+        if digest is None:
+            raise ImageError(f"no image {reference} is in {'the shared store' if owner is None else 'your store'}")
+        run_tool(["umoci", "rm", "--image", f"{layout_of(owner)}:{wanted}"], f"remove image {wanted}")
+        run_tool(["umoci", "gc", "--layout", layout_of(owner)], "drop the blobs no image uses")
+        _readable_index(owner)
+    return StoredImage(wanted, digest, owner)
+
+
 def add_rootfs_tar(tar: str, reference: str, config: list[str]) -> StoredImage:
     """A shared image of one layer, the file system in `tar` (mmdebstrap's), with umoci's `config` arguments."""
     wanted = image_reference(reference)
