@@ -193,7 +193,8 @@ def _prepare(bundle: str, image: Unpacked, node: ImageNode) -> None:
     syscalls.mount("tmpfs", bundle, "tmpfs", MS_NOSUID | MS_NODEV, f"size={node.disk_mb}m,mode=0711")
     try:
         for name in ("upper", "work", "root", "files"):
-            os.mkdir(f"{bundle}/{name}", 0o755)
+            os.mkdir(f"{bundle}/{name}")
+            os.chmod(f"{bundle}/{name}", 0o755)  # whatever the caller's umask: the lab's root goes through them
         if node.ids:
             os.chown(f"{bundle}/upper", *node.ids)  # the root of the node's file system is its root's, as below
         syscalls.mount("overlay", f"{bundle}/root", "overlay", MS_NOSUID | MS_NODEV,
