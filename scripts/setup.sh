@@ -40,6 +40,8 @@ APT_PACKAGES=(
     busybox-static gzip
     # a node's DHCP server and relay (dnsmasq-base: the program alone, no service of the host's)
     dnsmasq-base
+    # nodes from OCI images: runc runs them, skopeo and umoci keep and unpack images, mmdebstrap builds vtopo's own
+    runc skopeo umoci mmdebstrap
     # PySide6: what its Qt needs offscreen (tests) and on X11 or Xvfb (the designer)
     xvfb xauth fonts-dejavu-core libegl1 libgl1 libglib2.0-0 libdbus-1-3 libfontconfig1
     libfreetype6 libgssapi-krb5-2 libbrotli1 libx11-6 libx11-xcb1 libxcb1 libxcb-cursor0
@@ -214,6 +216,8 @@ fi
 if [[ $WITH_GUEST == 1 ]]; then
     bash "$ROOT/resources/guest/build.sh"
 fi
+# vtopo's own OCI images (toolbox, frr), from Debian's packages: built once, kept in /var/lib/vtopo/oci.
+logged "$VENV/bin/vtopo" image build
 
 # 4. The agent: under systemd its socket and service units (systemd starts it on the first connection); without
 # systemd, `vtopo agent --daemon` with a pid file. scripts/agent.sh leaves an agent that already listens alone.

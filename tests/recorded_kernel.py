@@ -276,6 +276,7 @@ def record_kernel(monkeypatch: pytest.MonkeyPatch, prefix: str) -> tuple[Applier
     monkeypatch.setattr(nftables, "_nft", kernel.nft)
     monkeypatch.setattr(kernel_host, "namespaces", Calls(kernel, "netns"))
     monkeypatch.setattr(kernel_host, "namespace_maker", Calls(kernel, "namespace_maker"))
+    monkeypatch.setattr(kernel_host, "oci_engine", Calls(kernel, "oci_engine"))
     monkeypatch.setattr(kernel_host, "NamespaceMaker", _Makers(kernel))
     monkeypatch.setattr(kernel_host, "owned_files", Calls(kernel, "files"))
     monkeypatch.setattr(kernel_host, "shutil", Calls(kernel, "shutil"))

@@ -13,6 +13,7 @@ from vtopo.host.facts import PROBE_NAME
 DAEMONS = {"zebra", "ospfd", "ospf6d", "bgpd", "ripd", "ripngd", "isisd", "bfdd", "qemu-system-x86", "iperf3", "watchfrr",
            "staticd", "tcpdump", "dnsmasq", "busybox"}
 STATE_PATHS = (Path("/run/vtopo"), Path("/var/lib/vtopo"), Path("/var/log/libvirt/qemu"))
+IMAGE_STORE = Path("/var/lib/vtopo/oci")  # OCI images and their unpacked files: kept for the next lab, not residue
 # On a machine shared with other work, objects matching this regex are not counted (CI leaves it unset).
 IGNORED = re.compile(os.environ["VTOPO_RESIDUE_IGNORE"]) if os.environ.get("VTOPO_RESIDUE_IGNORE") else None
 
@@ -95,7 +96,8 @@ def _domains() -> set[str]:
 
 
 def _files() -> set[str]:
-    return {str(p) for root in STATE_PATHS if root.exists() for p in [root, *root.rglob("*")]}
+    return {str(p) for root in STATE_PATHS if root.exists() for p in [root, *root.rglob("*")]
+            if p != IMAGE_STORE and IMAGE_STORE not in p.parents}
 
 
 def snapshot() -> Residue:

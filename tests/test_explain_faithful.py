@@ -36,6 +36,14 @@ SPECIMENS: list[o.Op] = [
                   mount_ns="/run/vtopo/ns/vfth0-c1.mnt", uts_ns="/run/vtopo/ns/vfth0-c1.uts",
                   userns="/run/vtopo/ns/vfth0.user", binds=(("/run/vtopo/vfth0/r1", "/etc/frr"),),
                   files=(("/etc/group", "root:x:0:\nfrrvty:x:0:\n"),)),
+    o.RunImage(owner="node t1", netns="vfth0-t1", hostname="t1", hosts_file="/run/vtopo/vfth0/hosts",
+               mount_ns="/run/vtopo/ns/vfth0-t1.mnt", uts_ns="/run/vtopo/ns/vfth0-t1.uts",
+               pid_ns="/run/vtopo/ns/vfth0-t1.pid", image="vtopo/frr:latest", digest="sha256:" + "ab" * 32,
+               run_root="/run/vtopo", image_owner=0, userns="/run/vtopo/ns/vfth0.user", ids=(1001, 1002),
+               binds=(("/run/vtopo/vfth0/r1", "/etc/frr"),), files=(("/etc/group", "root:x:0:\n"),),
+               memory_mb=128, cpus=0.5, disk_mb=64),
+    o.RemoveImageContainer(owner="node t1", netns="vfth0-t1", run_root="/run/vtopo",
+                           paths=("/run/vtopo/ns/vfth0-t1.mnt", "/run/vtopo/ns/vfth0-t1.uts")),
     o.CreateBridge(owner="node br", name="vfth0-br", stp=True, forward_delay_s=4.0, ageing_s=30.5),
     o.CreateBridge(owner="node br", name="vfth0-br2", stp=False, forward_delay_s=0.0, ageing_s=300.0),
     o.CreateBridge(owner="node br", name="vfth0-br3", stp=True, forward_delay_s=2.0, ageing_s=10.0,
@@ -255,7 +263,7 @@ def _is_call(effect: Effect, op: o.Op) -> bool:
         effect[0] == "tun" and isinstance(op, o.StartProcess))
 
 
-NAMED_IN_SCRIPT = ("netns.delete_netns", "maker.", "namespace_maker.", "files.", "shutil.", "unlink", "open", "read pid",
+NAMED_IN_SCRIPT = ("netns.delete_netns", "maker.", "namespace_maker.", "oci_engine.", "files.", "shutil.", "unlink", "open", "read pid",
                    "tun", "domains.start", "domains.resume", "domains.destroy")
 
 

@@ -9,7 +9,8 @@ frozen processes are killed with its namespace, and a down link's devices go the
   start again with the configuration the lab records (what `vtopo save` last kept).
 - A stopped VM is powered off (QEMU ends); its taps stay, and start boots it again on the same taps.
 - Start resumes what was frozen (a VM boots afresh, so its startup commands run again). Restart is a container's
-  restart: everything running in the node is killed, it starts afresh and its startup commands run again.
+  restart: everything running in the node is killed, it starts afresh and its startup commands run again (a node
+  from an image starts its image afresh, on a new copy of the image's files).
 - A link taken down is a cable pulled wherever the medium allows it: the nodes' interfaces stay up and lose carrier
   (NO-CARRIER), as after a pulled cable or GNS3's link suspend, and routing daemons see the link go at once
   (`RunningLab.pulled_ends` says which end goes down instead, where one must). A link between sites is taken down
@@ -112,6 +113,10 @@ class RunningLab:
         created and then resumed)."""
         return [op for op in self.plan.ops if isinstance(op, (o.StartProcess, o.StartDomain, o.ResumeDomain,
                                                                  o.LoadConfig)) and op.owner == node.subject]
+
+    def container_of(self, node: NodeContext[Any]) -> list[o.RunImage]:
+        """The container of a node from an image (none for another node)."""
+        return [op for op in self.plan.ops if isinstance(op, o.RunImage) and op.owner == node.subject]
 
     def files_of(self, node: NodeContext[Any]) -> list[o.WriteFile]:
         """The files written for the node (a router's configuration), as the lab records it now: `vtopo save` may
@@ -280,6 +285,9 @@ def _restart(running: RunningLab, node: NodeContext[Any], operated: Operated) ->
     netns = _namespace_of(node)
     if netns is not None:
         namespaces.end_processes_in({netns})
+    for container in running.container_of(node):  # its first process ended with the rest: the image starts afresh
+        running.applier.undo(container.inverse())
+        running.applier.apply(container)
     _start(running, node, operated)
     _run_startup_commands(running, node)
 

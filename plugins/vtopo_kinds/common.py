@@ -6,10 +6,35 @@ import ipaddress
 import json
 from typing import Any, Iterator
 
-from vtopo.kinds.api import AddRoute, NodeContext, Problem, Reader, subinterface_name
+from vtopo.kinds.api import AddRoute, NodeContext, NodeImage, Problem, Reader, setting, subinterface_name
 
 GATEWAY6_HELP = ("Next hop for the IPv6 default route, e.g. 2001:db8:1::1, or a router's link-local address with "
                  "the port it is reached on, e.g. fe80::1%eth0")
+
+
+def image_setting(example: str) -> Any:
+    """A container's or router's image: an OCI image it runs from, by reference; empty, the host's own programs."""
+    return setting("", "Image", f"An OCI image to run the node from, by reference (vtopo image list), e.g. {example}. "
+                   "Empty: the host's own programs.")
+
+
+def memory_setting() -> Any:
+    return setting(256, "Memory (MiB)", "A node from an image: the most memory its container may take",
+                   minimum=16, maximum=65536)
+
+
+def cpu_setting() -> Any:
+    return setting(100, "CPU (%)", "A node from an image: the most CPU time its container may take, in percent of "
+                   "one CPU", minimum=1, maximum=6400)
+
+
+def disk_setting() -> Any:
+    return setting(256, "Disk (MiB)", "A node from an image: how much it may write over the image's files",
+                   minimum=16, maximum=65536)
+
+
+def node_image(reference: str, memory_mb: int, cpu_percent: int, disk_mb: int) -> NodeImage | None:
+    return NodeImage(reference, memory_mb, cpu_percent, disk_mb) if reference else None
 
 
 def check_default_routes(node: NodeContext[Any], gateway: str, gateway6: str, link_local: bool = True

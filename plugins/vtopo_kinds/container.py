@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (AddRoute, EndContext, FileReader, NodeContext, NodeFiles, NodeKind, Op, PortSpec, Problem,
-                             Reader, Role, SavedState, SetSysctl, setting)
+from vtopo.kinds.api import (AddRoute, EndContext, FileReader, NodeContext, NodeFiles, NodeImage, NodeKind, Op,
+                             PortSpec, Problem, Reader, Role, SavedState, SetSysctl, setting)
 from vtopo_kinds import dhcp
-from vtopo_kinds.common import (GATEWAY6_HELP, check_default_routes, check_route, gateway_route, kernel_addresses,
-                                kernel_routes)
+from vtopo_kinds.common import (GATEWAY6_HELP, check_default_routes, check_route, cpu_setting, disk_setting,
+                                gateway_route, image_setting, kernel_addresses, kernel_routes, memory_setting,
+                                node_image)
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,10 @@ class ContainerSettings:
                                 "2001:db8:1::1")
     sysctls: dict[str, str] = setting({}, "sysctls", "Namespace sysctls, e.g. net.ipv4.ip_forward = 1")
     dhcp_pools: list[str] = setting([], "DHCP server pools", dhcp.POOLS_HELP)
+    image: str = image_setting("vtopo/toolbox")
+    memory_mb: int = memory_setting()
+    cpu_percent: int = cpu_setting()
+    disk_mb: int = disk_setting()
 
 
 class ContainerKind(NodeKind[ContainerSettings]):
@@ -41,6 +46,10 @@ class ContainerKind(NodeKind[ContainerSettings]):
 
     def own_files(self, node: NodeContext[ContainerSettings]) -> NodeFiles:
         return NodeFiles(dhcp.binds(node, node.settings.dhcp_pools, {}))
+
+    def image(self, node: NodeContext[ContainerSettings]) -> NodeImage | None:
+        settings = node.settings
+        return node_image(settings.image, settings.memory_mb, settings.cpu_percent, settings.disk_mb)
 
     def dhcp_service(self, node: NodeContext[ContainerSettings], end: EndContext) -> str:
         return dhcp.service(node, end, node.settings.dhcp_pools, {})

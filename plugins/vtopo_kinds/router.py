@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, LoadConfig, MakeDirectory, NodeContext,
-                             NodeFiles, NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl,
+                             NodeFiles, NodeImage, NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl,
                              StartProcess, WriteFile, addresses_resource, dev_resource, drop_privileges, setting,
                              up_resource)
 from vtopo_kinds import dhcp
+from vtopo_kinds.common import cpu_setting, disk_setting, image_setting, memory_setting, node_image
 from vtopo_kinds.frr_config import ALWAYS, DAEMONS, OSPFD, ZEBRA, comparable_config, file_commands, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
 from vtopo_kinds.router_checks import ROUTER_CHECKS
@@ -66,6 +67,10 @@ class RouterSettings:
                                       "originate always)")
     dhcp_pools: list[str] = setting([], "DHCP server pools", dhcp.POOLS_HELP)
     dhcp_relay: dict[str, str] = setting({}, "DHCP relay", dhcp.RELAY_HELP)
+    image: str = image_setting("vtopo/frr (its FRR's daemons run in place of the host's)")
+    memory_mb: int = memory_setting()
+    cpu_percent: int = cpu_setting()
+    disk_mb: int = disk_setting()
 
 
 def normalise_area(area: str) -> str:
@@ -102,6 +107,10 @@ class RouterKind(NodeKind[RouterSettings]):
         binds += dhcp.binds(node, node.settings.dhcp_pools, node.settings.dhcp_relay)
         in_lab = self._in_user_namespace(node)
         return NodeFiles(binds, (("/etc/group", LAB_GROUPS.format(vty=VTY_GROUP[suite])),) if in_lab else ())
+
+    def image(self, node: NodeContext[RouterSettings]) -> NodeImage | None:
+        settings = node.settings
+        return node_image(settings.image, settings.memory_mb, settings.cpu_percent, settings.disk_mb)
 
     def dhcp_service(self, node: NodeContext[RouterSettings], end: EndContext) -> str:
         return dhcp.service(node, end, node.settings.dhcp_pools, node.settings.dhcp_relay)
@@ -326,7 +335,8 @@ class RouterKind(NodeKind[RouterSettings]):
         carrier = (*(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device),
                    *(up_resource(netns, i.device) for i in node.interfaces() if i.vlan is not None))
         user, run, logs = self._daemons_user(node), RUN_DIR[suite], LOG_DIR[suite]
-        enter = tuple(node.enter([], workdir=logs))  # a log file the configuration names without a path lands there
+        enter = tuple(node.enter([], workdir=logs, own_pids=False))  # a log file the configuration names without a
+        # path lands there
         processes = []
         for daemon in self.daemons(node):  # each starts empty (/dev/null, never the host's /etc/frr); vtysh -b
             # configures them. ospfd with an instance number is ospfd-N to FRR: its pid file, vty socket and log

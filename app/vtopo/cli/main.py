@@ -27,6 +27,7 @@ from vtopo.cli.consent import add_consent_arguments, consent_of
 from vtopo.cli.exercise import add_commands as add_exercise_commands
 from vtopo.cli.experiment import add_commands as add_experiment_commands
 from vtopo.cli.grade import add_commands as add_grade_commands
+from vtopo.cli.images import add_commands as add_image_commands
 from vtopo.cli.interop import add_commands as add_interop_commands
 from vtopo.cli.measure import add_commands as add_measure_commands
 from vtopo.cli.operate import add_commands as add_operate_commands
@@ -360,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_grade_commands(command)
     add_operate_commands(command)
     add_interop_commands(command)
+    add_image_commands(command)
     add_sites_commands(command)
     sub = command("gui", cmd_gui, "open the designer, on FILE or on the default teaching lab")
     sub.add_argument("file", type=Path, nargs="?")

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_networks, switching_loops
 from vtopo.compile.addresses import address_clashes
-from vtopo.compile.containers import container_ops, hosts_text
+from vtopo.compile.containers import container_ops, hosts_text, missing_image
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.compile.vlan_rules import stranded_by_vlans, vlan_problems
 from vtopo.compile.links import configure_ends, create_medium, medium_for
@@ -189,6 +189,7 @@ class Compiler:
         self.problems.extend(address_clashes(domains))
         self._check_host_namespace_addresses()
         self._check_resources()
+        self._check_images()
         for loop in switching_loops(self.lab):
             self._check_loop([self.lab.nodes[n] for n in loop])
         for node in self.lab.nodes.values():
@@ -320,6 +321,16 @@ class Compiler:
         if self.facts.cpus and cpus > self.facts.cpus:
             self.warn(f"the lab's VMs have {cpus} vCPUs together and this host has {self.facts.cpus} CPUs; they "
                       "will share them and run slower", "lab")
+
+    def _check_images(self) -> None:
+        """Each image a node of this site names must be here for the lab's owner, where the host was probed (a node on
+        another site runs what that site has)."""
+        if not self.facts.probed:
+            return
+        for node_id, node in self.lab.nodes.items():
+            image = node.kind.image(node) if self._here(node_id) else None
+            if image is not None and self.facts.oci_image(image.reference) is None:
+                self.error(missing_image(node, image.reference), node.subject, node_id)
 
     def _check_domains(self) -> None:
         self.lab.domains = broadcast_domains(self.lab)

@@ -7,7 +7,8 @@ from typing import Any
 
 from vtopo.compile.addresses import routable_ips
 from vtopo.kinds.contract import LabContext, NodeContext, Role
-from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, WriteHostsFile
+from vtopo.kinds.environment import OWN_IMAGES, image_reference
+from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, RunImage, WriteHostsFile
 
 LOOPBACK_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
@@ -30,11 +31,29 @@ def container_ops(lab: LabContext, hosts: str = "") -> Iterator[Op]:
         yield CreateUserNamespace(owner="lab", path=userns, uid=owner.ids[0], gid=owner.ids[1])
     yield WriteHostsFile(owner="lab", path=names.hosts_file, content=hosts or hosts_text(lab))
     for node, netns in nodes:
-        name, own = node.node.name, node.kind.own_files(node)
+        name, own, image = node.node.name, node.kind.own_files(node), node.kind.image(node)
         yield CreateNamespace(owner=node.subject, name=netns, userns=userns)
-        yield IsolateNode(owner=node.subject, netns=netns, hostname=name, hosts_file=names.hosts_file,
-                          mount_ns=names.node_namespace(name, "mnt"), uts_ns=names.node_namespace(name, "uts"),
-                          userns=userns, binds=own.binds, files=own.files)
+        if image is None:
+            yield IsolateNode(owner=node.subject, netns=netns, hostname=name, hosts_file=names.hosts_file,
+                              mount_ns=names.node_namespace(name, "mnt"), uts_ns=names.node_namespace(name, "uts"),
+                              userns=userns, binds=own.binds, files=own.files)
+            continue
+        digest, store = lab.facts.oci_image(image.reference) or ("", 0)
+        yield RunImage(owner=node.subject, netns=netns, hostname=name, hosts_file=names.hosts_file,
+                       mount_ns=names.node_namespace(name, "mnt"), uts_ns=names.node_namespace(name, "uts"),
+                       pid_ns=names.node_namespace(name, "pid"), image=image_reference(image.reference),
+                       digest=digest, run_root=names.run_root, image_owner=store, userns=userns, ids=owner.ids,
+                       binds=own.binds, files=own.files, memory_mb=image.memory_mb, cpus=image.cpu_percent / 100,
+                       disk_mb=image.disk_mb)
+
+
+def missing_image(node: NodeContext[Any], reference: str) -> str:
+    """What to say of a node whose image this host lacks (for its owner): one line, with how to get it."""
+    name = image_reference(reference).rsplit(":", 1)[0]
+    how = (f"`vtopo image build {name.removeprefix('vtopo/')}` makes it" if name in OWN_IMAGES else
+           f"`vtopo image load FILE --name {reference}` loads it from an OCI or docker archive (`docker save`, "
+           "`skopeo copy ... oci-archive:FILE`)")
+    return f"image {reference} is not on this host; {how}"
 
 
 def hosts_text(lab: LabContext) -> str:

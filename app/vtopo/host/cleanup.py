@@ -2,8 +2,9 @@
 
 Tags: host interfaces carry the alias `vtopo:<prefix>`, each lab namespace's `lo` carries it too, OVS
 bridges carry external_ids:vtopo-lab, libvirt domains carry vtopo's element in their <metadata>, nftables tables
-are named vtopo-<prefix>, daemons run with their config under /run/vtopo/<prefix>, and the user, mount and UTS
-namespaces of labs are kept under /run/vtopo/ns.
+are named vtopo-<prefix>, daemons run with their config under /run/vtopo/<prefix>, the user, mount and UTS
+namespaces of labs are kept under /run/vtopo/ns, and nodes from images are runc's containers named vtopo-<netns>
+(its state in /run/vtopo/runc), with their bundles under /run/vtopo/oci and their cgroups under vtopo/.
 Nothing without one of these marks is touched.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from vtopo.host import domains
 from vtopo.host import facts as host_facts
 from vtopo.host import netns as namespaces
-from vtopo.host import namespace_maker, nftables, ovs, owned_files, processes
+from vtopo.host import namespace_maker, nftables, oci_engine, ovs, owned_files, processes
 from vtopo.host.deployer import Deployer, DestroyError
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
@@ -53,6 +54,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
     with Netlink() as netlink:
         report.strays += _delete_stray_links(netlink)
         report.strays += _delete_stray_namespaces(netlink)
+    report.strays += oci_engine.remove_leftovers(str(run_root))
     report.strays += _remove_namespace_files(namespaces_dir(str(run_root)))
     for directory in sorted(run_root.glob("*/")) if run_root.is_dir() else []:  # not the agent's socket
         shutil.rmtree(directory, ignore_errors=True)

@@ -23,7 +23,8 @@ from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import HOST_NETWORKS, Journal, LabRecord, StateStore, Usage, consent_to_json
 from vtopo.kinds.contract import LabContext, NodeContext
-from vtopo.kinds.environment import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
+from vtopo.kinds.environment import (LAB_USER, HostFacts, LabOwner, Trust, default_prefix, image_reference,
+                                     namespaces_dir)
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.kinds.trust import held_by_lab_problem, overlapped
 from vtopo.model import io
@@ -53,7 +54,10 @@ def _admit_all(_lab: LabContext, _others: list[LabRecord]) -> None:
 
 
 def usage_of(context: LabContext) -> Usage:
-    return Usage(len(context.nodes), sum(node.kind.resources(node)[0] for node in context.nodes.values()))
+    """The lab's nodes, and the memory its VMs and its nodes from images take."""
+    images = (node.kind.image(node) for node in context.nodes.values())
+    return Usage(len(context.nodes), sum(node.kind.resources(node)[0] for node in context.nodes.values())
+                 + sum(image.memory_mb for image in images if image is not None))
 
 
 def host_networks_of(context: LabContext) -> list[str]:
@@ -202,10 +206,11 @@ class Deployer:
         if self._cancelled.is_set():
             raise DeployCancelled(f"the deploy of lab {lab} was cancelled; everything it had applied was rolled back")
 
-    def facts_for(self, topology: Topology) -> HostFacts:
+    def facts_for(self, topology: Topology, owner: int = 0) -> HostFacts:
+        """The host's facts for a lab of uid `owner` (the images are theirs and the shared ones)."""
         if self._facts is not None:
             return self._facts
-        return host_facts.probe_for(topology, self.kinds)
+        return host_facts.probe_for(topology, self.kinds, owner)
 
     # ------------------------------------------------------------ deploy
 
@@ -222,7 +227,7 @@ class Deployer:
 
         started = time.monotonic()
         self._check_cancelled(topology.name)
-        facts = self.facts_for(topology)
+        facts = self.facts_for(topology, owner)
         consent = replace(consent, owner=lab_owner(owner, host_identities))
         trust = host_facts.with_host_network(consent)
         document, hint = io.to_document(topology), topology.prefix  # as the user gave it, which the designer edits
@@ -563,7 +568,10 @@ def _with_detail(state: PartState, node: NodeContext[Any] | None) -> PartState:
     without following a symlink; None for a node another site runs, whose own status says it."""
     if state.state != "running" or node is None:
         return state
-    return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
+    image = node.kind.image(node)
+    found = node.facts.oci_image(image.reference) if image is not None else None
+    shown = f"; image {image_reference(image.reference)}@{found[0]}" if image is not None and found else ""
+    return replace(state, detail=state.detail + shown + node.kind.status_detail(node, _read_lab_file))
 
 
 def _read_lab_file(path: str, limit: int) -> str:

@@ -156,9 +156,14 @@ def runs_vms(topology: Topology, kinds: Registry) -> bool:
     return any(kind is not None and kind.needs_acceleration for kind in found)
 
 
-def probe_for(topology: Topology, kinds: Registry) -> HostFacts:
-    """The facts `topology` is compiled against: KVM and libvirtd are probed only for a lab with VMs."""
-    return probe(needs_accel=runs_vms(topology, kinds))
+def probe_for(topology: Topology, kinds: Registry, uid: int | None = None) -> HostFacts:
+    """The facts `topology` is compiled against, for a lab of `uid` (by default the caller's): KVM and libvirtd are
+    probed only for a lab with VMs; the OCI images its nodes name, as that uid finds them."""
+    from vtopo.host import image_store
+
+    named = [str(node.settings["image"]) for node in topology.nodes.values() if node.settings.get("image")]
+    return replace(probe(needs_accel=runs_vms(topology, kinds)),
+                   oci_images=image_store.available(named, os.geteuid() if uid is None else uid))
 
 
 def with_host_network(consent: Trust) -> Trust:

@@ -14,10 +14,12 @@ from typing import Iterable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
-from vtopo.host import domains, namespace_maker, nftables, ovs, owned_files, processes
+from vtopo.host import domains, namespace_maker, nftables, oci_engine, ovs, owned_files, processes
 from vtopo.host.config_checks import REFUSAL
+from vtopo.host.image_store import StoredImage
 from vtopo.host.images import open_device, open_image
 from vtopo.host.namespace_maker import NamespaceMaker
+from vtopo.host.oci_engine import EngineError, ImageNode
 from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.host.owned_files import DAEMON_UMASK
 from vtopo.host.vhost import VHOST_DEVICE, holds_vhost
@@ -74,6 +76,20 @@ class KernelHost:
                      binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...]) -> None:
         self._maker(userns, os.path.dirname(mount_ns)).isolate(netns, hostname, hosts_file, mount_ns, uts_ns, binds,
                                                                files)
+
+    def run_image(self, *, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, pid_ns: str,
+                  image: str, digest: str, run_root: str, image_owner: int, userns: str, ids: tuple[int, int] | None,
+                  binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...], memory_mb: int, cpus: float,
+                  disk_mb: int) -> None:
+        if image_owner not in (0, self.owner):
+            raise EngineError(f"node {hostname}: image {image} is uid {image_owner}'s, and this lab is "
+                              f"uid {self.owner}'s")
+        stored = StoredImage(image, digest, image_owner or None)
+        node = ImageNode(netns, hostname, hosts_file, userns, ids, binds, files, stored, memory_mb, cpus, disk_mb)
+        oci_engine.run(node, mount_ns, uts_ns, pid_ns, run_root)
+
+    def remove_image_container(self, netns: str, run_root: str) -> None:
+        oci_engine.remove(netns, run_root)
 
     def _maker(self, userns: str, namespaces_dir: str) -> NamespaceMaker:
         """The helper that makes namespaces inside `userns` ("": the initial user namespace), started on first use."""

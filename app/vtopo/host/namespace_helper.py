@@ -75,7 +75,7 @@ def main(argv: list[str]) -> int:
             elif request["op"] == "node":
                 files = request.get("files", [])
                 if mode != "initial":
-                    files = [*_accounts_of_the_lab(), *files]
+                    files = [*accounts_of_the_lab(), *files]
                 _isolate(request["hostname"], fds[0], fds[1], request.get("keep", []), base, keeper,
                          request.get("binds", []), files)
                 _answer(channel, {"ok": True}, [f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
 
 
 @functools.cache
-def _accounts_of_the_lab() -> tuple[tuple[str, str], ...]:
+def accounts_of_the_lab() -> tuple[tuple[str, str], ...]:
     """The node's /etc/passwd and /etc/group in a lab's user namespace, where only root (the lab's owner outside)
     and nobody exist: the host's accounts, each but nobody's given the ids of root, so that a program that drops to
     its own user (tcpdump to tcpdump, FRR's daemons to frr) becomes what it already is instead of failing. Read

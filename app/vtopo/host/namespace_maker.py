@@ -72,7 +72,7 @@ class NamespaceMaker:
             pid = maker._process.pid
             Path(f"/proc/{pid}/uid_map").write_text(f"0 {uid} 1\n")
             Path(f"/proc/{pid}/gid_map").write_text(f"0 {gid} 1\n")
-            _keep(f"/proc/{pid}/ns/user", path)
+            keep(f"/proc/{pid}/ns/user", path)
             maker._channel.send(b"mapped")
             maker._expect(b"ready")
         except BaseException:
@@ -101,8 +101,8 @@ class NamespaceMaker:
             for fd in given:
                 os.close(fd)
         try:
-            _keep(f"/proc/self/fd/{mount}", mount_ns)
-            _keep(f"/proc/self/fd/{uts}", uts_ns)
+            keep(f"/proc/self/fd/{mount}", mount_ns)
+            keep(f"/proc/self/fd/{uts}", uts_ns)
         except BaseException:
             remove([mount_ns, uts_ns])
             raise
@@ -171,13 +171,13 @@ def _held(directory: str) -> Iterator[bool]:
             os.close(parent)
 
 
-def _keep(namespace_file: str, path: str) -> None:
+def keep(namespace_file: str, path: str) -> None:
     """Bind-mount `namespace_file` on `path`, a new empty file in a private directory."""
     directory = os.path.dirname(path)
     if not os.path.isdir(os.path.dirname(directory)):
         make_directory(os.path.dirname(directory), PASSAGE, exist_ok=True)
     with _held(directory):
-        _private_directory(directory)
+        private_directory(directory)
         os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
         try:
             syscalls.mount(namespace_file, path, None, MS_BIND)
@@ -186,7 +186,7 @@ def _keep(namespace_file: str, path: str) -> None:
             raise
 
 
-def _private_directory(path: str) -> None:
+def private_directory(path: str) -> None:
     """`path` a private mount, once per process: a tmpfs of its own, or as it is when a mount is there already (one
     another vtopo made)."""
     try:

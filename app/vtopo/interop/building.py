@@ -8,11 +8,13 @@ laid out by role.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from vtopo import layout
+from vtopo.host.image_store import resolve
 from vtopo.kinds.contract import Role
 from vtopo.kinds.environment import DEFAULT_PREFIX_LENGTH, MAX_INTERFACE_NAME
 from vtopo.kinds.registry import Registry
@@ -188,3 +190,15 @@ def safe_name(name: str, fallback: str) -> str:
 
 def is_interface_name(name: str) -> bool:
     return INTERFACE_NAME.fullmatch(name) is not None
+
+
+RUNS_IMAGE = ", run from that image, which is on this host"
+HOST_PROGRAMS = ("; its image is not on this host (`vtopo image load FILE` loads it), so vtopo runs the node as a "
+                 "network namespace with this host's programs")
+HOST_FRR = "; its image is not on this host (`vtopo image load FILE` loads it), so the router runs this host's FRR"
+
+
+def image_here(image: str) -> bool:
+    """Whether the OCI image an imported node names is on this host for the user importing it: then the node runs
+    from it."""
+    return bool(image) and resolve(image, os.geteuid()) is not None

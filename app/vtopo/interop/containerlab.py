@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from vtopo.interop import frr, untrusted_yaml
-from vtopo.interop.building import End, Imported, LabBuilder, is_interface_name
+from vtopo.interop.building import (HOST_FRR, HOST_PROGRAMS, RUNS_IMAGE, End, Imported, LabBuilder, image_here,
+                                   is_interface_name)
 from vtopo.interop.folder import Missing, TopologyFolder, Unreadable, unreadable
 from vtopo.interop.losses import loss, unread
 from vtopo.kinds.registry import Registry
@@ -209,12 +210,12 @@ class _Reading:
             self.reader.fail(child_path(source.layers[0][0], "kind"), "the node has no kind (nor its group, nor the "
                              "defaults)", subject)
             return None
+        here = image_here(image)
         if kind == "frr" or (kind == "linux" and FRR_IMAGE.search(image)):
-            made = _Node("router", [f"a router ({what})"])
+            made = _Node("router", [f"a router ({what}){RUNS_IMAGE if here else HOST_FRR if image else ''}"])
             self._router(source, made)
         elif kind == "linux":
-            made = _Node("container", [f"a container ({what}); the image is a hint only: vtopo runs the node as a "
-                                       "network namespace with this host's programs"])
+            made = _Node("container", [f"a container ({what}){RUNS_IMAGE if here else HOST_PROGRAMS}"])
             self._sysctls(source, made)
         elif kind == "bridge":
             made = _Node("bridge", ["a Linux bridge, which vtopo creates (containerlab expects it made beforehand)"])
@@ -231,6 +232,8 @@ class _Reading:
                                 "namespaces, FRR, bridges, Open vSwitch and VMs on its own guest); its links are left "
                                 "out too")
             return None
+        if here and made.kind in ("router", "container"):
+            made.settings["image"] = image
         if made.kind in ("container", "router", "host"):
             made.exec_lines = self._texts(source, "exec")
         elif self._texts(source, "exec"):

@@ -127,7 +127,7 @@ class _Export:
         subject = node.subject
         definition: dict[str, Any]
         if kind == "container":
-            definition = {"kind": "linux", "image": self.image, "exec": self._exec(node, set())}
+            definition = {"kind": "linux", "image": node.settings.image or self.image, "exec": self._exec(node, set())}
             if node.settings.sysctls:
                 definition["sysctls"] = dict(node.settings.sysctls)
         elif kind == "router":
@@ -136,7 +136,7 @@ class _Export:
             self.files[f"{name}/frr.conf"] = config
             self.files[f"{name}/daemons"] = frr.daemons_file(daemons, node.node.settings.get("ospf_instance", 0))
             in_config = {a for addresses in frr.interface_addresses(config).values() for a in addresses}
-            definition = {"kind": "linux", "image": self.router_image,
+            definition = {"kind": "linux", "image": node.settings.image or self.router_image,
                           "binds": [f"{name}/frr.conf:{frr.CONFIG_FILE}", f"{name}/daemons:{frr.DAEMONS_FILE}"],
                           "exec": self._exec(node, in_config)}
         elif kind in ("bridge", "ovs"):

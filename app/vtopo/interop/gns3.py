@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vtopo.interop import frr
-from vtopo.interop.building import End, Imported, LabBuilder, Notice
+from vtopo.interop.building import HOST_PROGRAMS, RUNS_IMAGE, End, Imported, LabBuilder, Notice, image_here
 from vtopo.interop.folder import Missing, TopologyFolder, Unreadable, unreadable
 from vtopo.interop.losses import loss, unread
 from vtopo.kinds.registry import Registry
@@ -200,9 +200,9 @@ class _Reading:
             return self._router(node_id, node_type, image, subject)
         if node_type == "docker":
             settings, facts = self._docker_addresses(node_id, subject)
-            facts.insert(0, f"a container (Docker image {image or 'unnamed'}); the image is a hint only: vtopo runs "
-                            "the node as a network namespace with this host's programs")
-            return "container", settings, facts, []
+            here = image_here(image)
+            facts.insert(0, f"a container (Docker image {image or 'unnamed'}){RUNS_IMAGE if here else HOST_PROGRAMS}")
+            return "container", {**settings, **({"image": image} if here else {})}, facts, []
         if node_type in SWITCHES:
             return self._switch(node_id, node_type, properties, subject)
         if node_type == "qemu":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from vtopo.kinds.check_types import CheckType, Probe, Verdict, with_cause
 from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, ConfigCheck, EmptySettings, EndContext,
-                                  FileReader, LabContext, LoopProtection, MachineProcess, NodeContext, NodeFiles,
+                                  FileReader, LabContext, LoopProtection, MachineProcess, NodeContext, NodeFiles, NodeImage,
                                   NodeKind, PortSpec, PortVlans, Reader, Role, SavedState, SegmentKind, SWITCH_PORT,
                                   svi_name)
 from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
@@ -30,7 +30,7 @@ __all__ = [
     "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigCheck", "ConfigureLink", "ConsentRequest",
     "CreateBridge", "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "FileReader", "HostFacts", "Lease",
     "LabContext", "LabNames",
-    "LoadConfig", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeFiles",
+    "LoadConfig", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeFiles", "NodeImage",
     "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsAddSubinterface", "OvsVlanMode", "PortSpec", "PortVlans", "Probe",
     "Problem", "Reader", "ResumeDomain", "Role", "SavedState", "SegmentKind", "SetBridgeVlans", "SetMaster",
     "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",

@@ -140,6 +140,17 @@ class NodeFiles:
 
 
 @dataclass(frozen=True)
+class NodeImage:
+    """The OCI image a node runs from (`vtopo image list`), by reference, and the limits of its container: memory and
+    disk in MiB, CPU in percent of one CPU."""
+
+    reference: str
+    memory_mb: int
+    cpu_percent: int
+    disk_mb: int
+
+
+@dataclass(frozen=True)
 class ConfigCheck:
     """A node's configuration that a program on the host must accept, asked by validate and deploy where that program
     is installed. `argv` parses the file named by its "{file}" word, with "{dir}" a private directory it may use, and
@@ -255,17 +266,21 @@ class NodeContext(Generic[S]):
                       for sub in interface.subinterfaces]
         return found
 
-    def enter(self, argv: list[str], workdir: str = "") -> list[str]:
+    def enter(self, argv: list[str], workdir: str = "", own_pids: bool = True) -> list[str]:
         """`argv` run inside the node, a container: its network, mount and UTS namespaces (see IsolateNode), as root
         of the lab's user namespace where it has one (nsenter enters that one last, as uid 0 inside: the owner).
-        `workdir`: where the command starts, inside the node's mount namespace ("/" by default)."""
+        `workdir`: where the command starts, inside the node's mount namespace ("/" by default). A node from an image
+        has a PID namespace too, whose /proc its mount namespace shows: a command enters it unless `own_pids` is
+        False (a daemon vtopo stops by the pid it writes, which must be the host's)."""
         netns = self.kind.netns(self)
         if netns is None:
             raise CannotRunInside(f"{self.node.name} is the host's own namespace, not a container")
         names, name = self.names, self.node.name
         user = [f"--user={names.user_namespace}"] if self.lab.trust.owner.ids is not None else []
+        pids = [f"--pid={names.node_namespace(name, 'pid')}"] if own_pids and self.kind.image(self) else []
         return ["nsenter", *user, f"--net={NETNS_DIR}/{netns}", f"--mount={names.node_namespace(name, 'mnt')}",
-                f"--uts={names.node_namespace(name, 'uts')}", *([f"--wdns={workdir}"] if workdir else []), "--", *argv]
+                f"--uts={names.node_namespace(name, 'uts')}", *pids, *([f"--wdns={workdir}"] if workdir else []),
+                "--", *argv]
 
 
 @dataclass(eq=False)
@@ -350,6 +365,10 @@ class NodeKind(ABC, Generic[S]):
     def own_files(self, node: NodeContext[S]) -> NodeFiles:
         """The directories and files a container node has of its own over the host's (a router's /etc/frr)."""
         return NodeFiles()
+
+    def image(self, node: NodeContext[S]) -> NodeImage | None:
+        """The OCI image a container node runs from, in place of the host's own programs; None for none."""
+        return None
 
     def standing_servers(self, node: NodeContext[S]) -> dict[str, int]:
         """Services that always listen in this node, by name (see vtopo.measure.nodes) with their ports:

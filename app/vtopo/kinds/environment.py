@@ -40,6 +40,29 @@ class HostFacts:
     probed: bool = False
     """The facts come from probing this host (validate, deploy), not defaults (--offline, the designer's checks):
     only then may a check say what the host lacks."""
+    oci_images: tuple[tuple[str, str, int], ...] = ()
+    """The OCI images the lab names that its owner may run here, each (reference, manifest digest, the uid whose
+    store holds it, 0 for the shared store): what the deploy resolved, kept in the lab's record."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "oci_images", tuple(tuple(image) for image in self.oci_images))  # from JSON lists
+
+    def oci_image(self, reference: str) -> tuple[str, int] | None:
+        """(digest, store's uid) of the image `reference` names, where the deploy found it."""
+        wanted = image_reference(reference)
+        return next(((digest, owner) for name, digest, owner in self.oci_images if name == wanted), None)
+
+
+OWN_IMAGES = ("vtopo/toolbox", "vtopo/frr")  # the images `vtopo image build NAME` makes (vtopo.host.image_build)
+
+
+def image_reference(reference: str) -> str:
+    """An OCI image reference in its familiar form, with its tag: `toolbox` is `toolbox:latest`, as a registry would
+    read it, and `docker.io/library/alpine` (as skopeo writes a docker archive's) is `alpine:latest`."""
+    for registry in ("docker.io/library/", "docker.io/"):
+        reference = reference.removeprefix(registry)
+    last = reference.rsplit("/", 1)[-1]
+    return reference if ":" in last or "@" in last else f"{reference}:latest"
 
 
 LAB_USER = "vtopo-lab"  # who root's labs are on the host: root of their user namespaces, the way a member is of theirs
@@ -150,7 +173,7 @@ class LabNames:
         return f"{self.namespaces_dir}/{self.prefix}.user"
 
     def node_namespace(self, node_name: str, kind: str) -> str:
-        """The file of a node's `kind` namespace ("mnt" or "uts")."""
+        """The file of a node's `kind` namespace ("mnt" or "uts"; "pid" for a node from an image)."""
         return f"{self.namespaces_dir}/{self.netns(node_name)}.{kind}"
 
     def netns(self, node_name: str) -> str:

@@ -11,6 +11,7 @@ from vtopo.ops.domains import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain,
 from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
 from vtopo.ops.files import (FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile,
                              WriteScript)
+from vtopo.ops.images import RemoveImageContainer, RunImage
 from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
                                   DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
 from vtopo.ops.netdev import (DEFAULT_VLAN, ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink,
@@ -31,7 +32,8 @@ __all__ = [
     "INTERNAL_PORT", "IsolateNode", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "LoadConfig", "MacvlanMode", "MakeDirectory",
     "MoveLink", "NETNS_DIR", "NODE_FILES_DIR", "NODE_TMPFS", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows",
     "OvsAddPort", "OvsAddSubinterface", "OvsDeleteBridge", "OvsVlanMode", "Place", "ROUTE_PROTOCOL", "RemoveDirectory", "RemoveFile",
-    "RemoveNamespaceFiles", "RemoveNftTable", "ResumeDomain", "RouteProtocol", "RunCommand", "ScriptHost",
+    "RemoveImageContainer", "RemoveNamespaceFiles", "RemoveNftTable", "ResumeDomain", "RouteProtocol", "RunCommand",
+    "RunImage", "ScriptHost",
     "SetBridgeVlans", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
     "StopProcess", "TBF_LATENCY_MS", "Tool", "USER_HZ", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
     "WriteScript", "addresses_resource", "bridge_port_resource", "clock_t", "comment", "dev_resource", "drop_privileges",

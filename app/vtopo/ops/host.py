@@ -56,6 +56,15 @@ class Host(Protocol):
     def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
                      binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...]) -> None: ...
 
+    def run_image(self, *, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, pid_ns: str,
+                  image: str, digest: str, run_root: str, image_owner: int, userns: str, ids: tuple[int, int] | None,
+                  binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...], memory_mb: int, cpus: float,
+                  disk_mb: int) -> None:
+        """A node from an OCI image, run by the OCI engine in the node's namespaces (see RunImage)."""
+
+    def remove_image_container(self, netns: str, run_root: str) -> None:
+        """Gone already is fine."""
+
     def delete_netns(self, name: str) -> None: ...
 
     def remove_namespace_files(self, paths: tuple[str, ...]) -> None: ...

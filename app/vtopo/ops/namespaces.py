@@ -23,6 +23,13 @@ def node_resource(netns: str) -> str:
     return f"node:{netns}"
 
 
+def node_needs(netns: str, hosts_file: str, userns: str, binds: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    """What a node's container needs first: its network namespace, the lab's hosts file and user namespace, and the
+    directories bound into it."""
+    return frozenset({ns_resource(netns), f"file:{hosts_file}", *((user_resource(userns),) if userns else ()),
+                      *(f"file:{directory}" for directory, _ in binds)})
+
+
 @dataclass(frozen=True, kw_only=True)
 class CreateUserNamespace(Op):
     """The user namespace of a member's lab, kept at `path`: `uid` and `gid` outside are root inside it. Every other
@@ -95,9 +102,7 @@ class IsolateNode(Op):
     summary_text: ClassVar[str] = "make {hostname} a container (hostname, /etc/hosts, private /tmp and /run)"
 
     def requires(self) -> frozenset[str]:
-        return frozenset({ns_resource(self.netns), f"file:{self.hosts_file}",
-                          *((user_resource(self.userns),) if self.userns else ()),
-                          *(f"file:{directory}" for directory, _ in self.binds)})
+        return node_needs(self.netns, self.hosts_file, self.userns, self.binds)
 
     def provides(self) -> frozenset[str]:
         return frozenset({node_resource(self.netns)})

@@ -138,6 +138,39 @@ class ScriptHost:
     def delete_netns(self, name: str) -> None:
         self._say(sh("ip", "netns", "del", name))
 
+    def run_image(self, *, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, pid_ns: str,
+                  image: str, digest: str, run_root: str, image_owner: int, userns: str, ids: tuple[int, int] | None,
+                  binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...], memory_mb: int, cpus: float,
+                  disk_mb: int) -> None:
+        bundle, name, crun = f"{run_root}/oci/{netns}", f"vtopo-{netns}", f"runc --root={run_root}/runc"
+        store = "/var/lib/vtopo/oci/" + (f"users/{image_owner}" if image_owner else "shared")
+        rootfs = f"/var/lib/vtopo/oci/rootfs/{ids[0] if ids else 0}/{digest.replace(':', '-')}/rootfs"
+        self._say(f"# {comment(hostname)} runs image {comment(image)} ({digest}) in its namespaces: its own files "
+                  f"above the image's, on a {disk_mb} MiB tmpfs; at most {memory_mb} MiB and {cpus:g} CPUs",
+                  f"[ -d {shlex.quote(rootfs)} ] || umoci raw unpack --rootless --image "
+                  f"{shlex.quote(f'{store}:{image}')} {shlex.quote(rootfs)}"
+                  + (f" && chown -R {ids[0]}:{ids[1]} {shlex.quote(rootfs)}" if ids else ""),
+                  sh("mkdir", "-p", bundle), sh("mount", "-t", "tmpfs", "-o", f"size={disk_mb}m,mode=0711", "tmpfs",
+                                                 bundle),
+                  sh("mkdir", f"{bundle}/upper", f"{bundle}/work", f"{bundle}/root", f"{bundle}/files"),
+                  *([sh("chown", f"{ids[0]}:{ids[1]}", f"{bundle}/upper")] if ids else []),
+                  sh("mount", "-t", "overlay", "-o", f"nosuid,nodev,lowerdir={rootfs},upperdir={bundle}/upper,"
+                     f"workdir={bundle}/work", "overlay", f"{bundle}/root"),
+                  f"# config.json: the image's process (umoci raw runtime-config) as root of the lab's user namespace "
+                  f"{comment(userns or '(none)')}, in network namespace {comment(netns)}, with no new privileges; "
+                  f"/etc/hosts from {comment(hosts_file)}; binds {comment(str(list(binds)))} and files "
+                  f"{comment(str([path for path, _ in files]))}; cgroup /vtopo/{name}",
+                  f"{crun} run --detach --bundle={shlex.quote(bundle)} "
+                  f"--pid-file={shlex.quote(bundle + '/pid')} {shlex.quote(name)}",
+                  sh("touch", mount_ns, uts_ns, pid_ns),
+                  "; ".join(f"mount --bind /proc/$(cat {shlex.quote(bundle + '/pid')})/ns/{kind} {shlex.quote(path)}"
+                            for kind, path in (("mnt", mount_ns), ("uts", uts_ns), ("pid", pid_ns))))
+
+    def remove_image_container(self, netns: str, run_root: str) -> None:
+        bundle = f"{run_root}/oci/{netns}"
+        self._say(f"runc --root={run_root}/runc delete --force vtopo-{netns}",
+                  f"umount -l {shlex.quote(bundle + '/root')} {shlex.quote(bundle)}; {sh('rm', '-rf', bundle)}")
+
     def remove_namespace_files(self, paths: tuple[str, ...]) -> None:
         self._say(f"umount {shlex.join(paths)}; {sh('rm', '-f', *paths)}")
 
