@@ -96,13 +96,17 @@ def test_the_explained_script_of_a_change_does_what_the_change_does(change: str,
     record = StateStore().named(LAB)
     assert record is not None
 
+    sleepers: list[subprocess.Popen[bytes]] = []
+
     def fresh_lab() -> None:
         """The lab deployed afresh, with the changes before this one made, and a process running in c1."""
         lab.deployer.destroy(LAB)
+        for sleeper in sleepers:
+            sleeper.wait(5)  # it died with its namespace
         lab.deployer.deploy(lab.topology)
         for earlier in before:
             vtopo(capsys, *earlier)
-        subprocess.Popen(lab.lab.command_in("c1", ["sleep", "300"]))
+        sleepers.append(subprocess.Popen(lab.lab.command_in("c1", ["sleep", "300"])))
 
     fresh_lab()
     unchanged, operated = settled_state(record.prefix), record.operated()
@@ -116,3 +120,5 @@ def test_the_explained_script_of_a_change_does_what_the_change_does(change: str,
     fresh_lab()
     vtopo(capsys, *command)
     assert settled_state(record.prefix) == explained
+    sleepers[-1].kill()
+    sleepers[-1].wait()
