@@ -287,32 +287,32 @@ def _stoppable(lab: RunningLab, node: NodeContext[Any]) -> None:
 NodeChange = Callable[[RunningLab, NodeContext[Any], Operated, LiveChange], None]
 
 
-def _on_node(lab: str | LabRecord, node: str, store: StateStore | None, change: NodeChange, action: str,
+def _on_node(lab: str | LabRecord, node: str, store: StateStore | None, change: NodeChange, words: tuple[str, str],
              explain: bool) -> str:
     """Apply `change` to a node that can be stopped, or with `explain` say what it would run; says what was done
-    (`action`, past), then what its startup commands printed."""
+    (`words`: the change while it runs, and once done), then what its startup commands printed."""
+    doing, done = words
     with running_lab(lab, store) as running:
         target = running.node(node)
         _stoppable(running, target)
         live = LiveChange()
         change(running, target, running.record.operated(), live)
         if explain:
-            return running.explain(live, f"{'stopping' if action == 'stop' else action + 'ing'} {node}")
+            return running.explain(live, f"{doing} {node}")
         running.run(live)
-    done = {"start": "started", "stop": "stopped", "restart": "restarted"}[action]
     return "\n".join([f"{done} {node} in lab {running.name}", *running.printed])
 
 
 def stop_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False) -> str:
-    return _on_node(lab, node, store, _stop_running, "stop", explain)
+    return _on_node(lab, node, store, _stop_running, ("stopping", "stopped"), explain)
 
 
 def start_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False) -> str:
-    return _on_node(lab, node, store, _start_stopped, "start", explain)
+    return _on_node(lab, node, store, _start_stopped, ("starting", "started"), explain)
 
 
 def restart_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False) -> str:
-    return _on_node(lab, node, store, _restart, "restart", explain)
+    return _on_node(lab, node, store, _restart, ("restarting", "restarted"), explain)
 
 
 def operate_node(lab: str | LabRecord, node: str, action: str, store: StateStore | None = None, *,
