@@ -92,7 +92,6 @@ class StopProcess(Op):
         host.stop_process(self.pid_file, self.match, self.netns)
 
 
-
 class Signal(StrEnum):
     """What a node's processes are sent: STOP freezes them (a stopped node), CONT resumes them, KILL ends them."""
 
@@ -112,6 +111,7 @@ class SignalProcesses(Op):
 
     def apply(self, host: Host) -> None:
         host.signal_processes(self.netns, self.signal)
+
 
 class Place(StrEnum):
     """Where a startup command runs."""
