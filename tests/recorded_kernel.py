@@ -2,7 +2,7 @@
 
 `record_kernel` gives an Applier whose KernelHost does all its work but the last step, which writes down an effect:
 the bytes of each netlink request, read back with pyroute2's decoder (indexes and namespace descriptors as names; a
-bridge port's VLAN with its flags), each qdisc added, the sysctl file written, each ioctl, the argv and stdin of ovs-vsctl and ovs-ofctl, the JSON handed to
+bridge port's VLAN with its flags), each qdisc added or deleted, the sysctl file written, each ioctl, the argv and stdin of ovs-vsctl and ovs-ofctl, the JSON handed to
 nft, and the calls into the modules for files, processes, namespaces and libvirt.
 """
 from __future__ import annotations
@@ -161,10 +161,13 @@ class Qdiscs:
         self.kernel, self.netns = kernel, netns
 
     def tc(self, command: str, kind: str = "", **options: Any) -> None:
-        if command == "add":  # (the deletion of what was there first: a fresh device, as the script's, has nothing)
-            index = options.pop("index")
-            self.kernel.effects.append(("qdisc", self.netns, self.kernel.name_of(index), kind,
-                                        tuple(sorted(options.items()))))
+        device = self.kernel.name_of(options.pop("index"))
+        if command == "del":  # what was there before, at the root
+            assert options == {"parent": netlink._TC_H_ROOT}, options
+            self.kernel.effects.append(("qdisc del", self.netns, device))
+        else:
+            assert command == "add"
+            self.kernel.effects.append(("qdisc", self.netns, device, kind, tuple(sorted(options.items()))))
 
 
 class Ioctls:
@@ -274,7 +277,7 @@ def record_kernel(monkeypatch: pytest.MonkeyPatch, prefix: str) -> tuple[Applier
     monkeypatch.setattr(ovs, "_run", lambda argv, input=None, timeout_s=0: kernel.effects.append(
         ("run", tuple(argv), input)) or "")
     monkeypatch.setattr(nftables, "_nft", kernel.nft)
-    monkeypatch.setattr(kernel_host, "namespaces", Calls(kernel, "netns"))
+    monkeypatch.setattr(kernel_host, "namespaces", Calls(kernel, "netns", pids_in=[4242, 4243]))
     monkeypatch.setattr(kernel_host, "namespace_maker", Calls(kernel, "namespace_maker"))
     monkeypatch.setattr(kernel_host, "oci_engine", Calls(kernel, "oci_engine"))
     monkeypatch.setattr(kernel_host, "NamespaceMaker", _Makers(kernel))

@@ -4,6 +4,7 @@ down for the kernel side. A route's protocol is read by name through iproute2's 
 from __future__ import annotations
 
 import ipaddress
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ def _route_protocols() -> dict[str, int]:
 
 RT_PROTOS = _route_protocols()
 TOLERANT = " || true  # "
+SIGNALLED = re.compile(r'(?P<loop>while \[ -n "\$\(ip netns pids (?P<again>\S+)\)" \]; do )?'
+                       r"ip netns pids (?P<netns>\S+) \| xargs -r kill -(?P<signal>[A-Z]+)(?(loop); done)")
 
 
 def script_effects(op: o.Op, prefix: str) -> list[Effect]:
@@ -80,6 +83,11 @@ class ScriptReader:
         if tolerant:  # `COMMAND || true  # why`: the command's status does not stop the script
             self.say("tolerant")
             line = command
+        signalled = SIGNALLED.fullmatch(line)
+        if signalled:  # what the processes of a namespace are sent: once, or (KILL) again until none is left
+            assert signalled["again"] in (None, signalled["netns"])
+            self.say("signal", signalled["netns"], signalled["signal"], bool(signalled["loop"]))
+            return
         words = shlex.split(line.replace('"$LAB_TAG"', shlex.quote(self.tag)))
         if words[:3] == ["ip", "netns", "exec"]:
             self.inside(words[3], words[4:])
@@ -221,6 +229,8 @@ class ScriptReader:
                     fields = {"index": name, "IFLA_IFNAME": new_name, "IFLA_NET_NS_FD": target}
                 case ["up" | "down" as state, *words]:
                     fields["up"] = state == "up"
+                case ["protodown", "on" | "off" as state, *words]:
+                    fields["IFLA_PROTO_DOWN"] = int(state == "on")
                 case _:
                     raise AssertionError(f"unread ip link set {words}")
         self.link("new", netns, **fields)
@@ -236,6 +246,10 @@ class ScriptReader:
                  254, 1, 0)  # iproute2's defaults: the main table, a unicast route of universe scope
 
     def tc(self, netns: str | None, words: list[str]) -> None:
+        if words[:2] == ["qdisc", "del"]:  # what was at the root before: its error, where nothing was, unsaid
+            assert words[2] == "dev" and words[4:] == ["root", "2>/dev/null"], words
+            self.say("qdisc del", netns, words[3])
+            return
         assert words[:4] == ["qdisc", "add", "dev", words[3]]
         device, words = words[3], words[4:]
         parent = 0xFFFFFFFF

@@ -93,6 +93,10 @@ SPECIMENS: list[o.Op] = [
     o.SetImpairment(owner="link", name="vfth0-br-p1", netns=None, delay_ms=7),
     o.SetImpairment(owner="link", name="eth1", netns="vfth0-c1", loss_pct=0.25),
     o.SetImpairment(owner="link", name="eth2", netns="vfth0-c1", rate_mbit=2.5),
+    o.SetLinkState(owner="node c1", name="eth0", netns="vfth0-c1", up=False),
+    o.SetLinkState(owner="link", name="vfth0-br-p1", netns=None, up=True),
+    o.SetLinkState(owner="link", name="eth6", netns="vfth0-c1", up=True, carrier=False),
+    o.SetLinkState(owner="link", name="vfth0-br-t1", netns=None, up=True, carrier=True),
     o.SetTxChecksum(owner="link", name="eth0", netns="vfth0-c1"),
     o.SetTxChecksum(owner="link", name="vfth0-br-p1", netns=None, enabled=True),
     o.DeleteLink(owner="link", name="vfth0-a"),
@@ -140,6 +144,9 @@ SPECIMENS: list[o.Op] = [
                           "--wdns=/var/log/frr", "--")),
     o.StopProcess(owner="node r1", name="zebra", pid_file="/run/vtopo/vfth0/r1/zebra.pid", match="/usr/lib/frr/zebra",
                   netns="vfth0-c1"),
+    o.SignalProcesses(owner="node c1", netns="vfth0-c1", signal=o.Signal.STOP),
+    o.SignalProcesses(owner="node c1", netns="vfth0-c1", signal=o.Signal.CONT),
+    o.SignalProcesses(owner="node c1", netns="vfth0-c1", signal=o.Signal.KILL),
     o.LoadConfig(owner="node r1", node="r1", netns="vfth0-c1",
                  argv=("nsenter", "--net=/run/netns/vfth0-c1", "--", "vtysh", "-b")),
     o.RunCommand(owner="node h1", node="h1", command="echo hi", argv=("sh", "-c", "echo hi")),
@@ -184,10 +191,20 @@ def normalized(effects: list[Effect]) -> list[Effect]:
 
 def comparable(effects: list[Effect]) -> list[Effect]:
     """Effects as both sides state them: nft's JSON as the words of the nft commands that ask the same, netem's loss
-    as a number, tbf's parent (root unless netem is) stated."""
+    as a number, tbf's parent (root unless netem is) stated, and the processes of a namespace found and each sent a
+    signal as that signal sent to the namespace's processes (once, or again until none is left)."""
     result: list[Effect] = []
+    found_in = None
     for effect in effects:
         match effect:
+            case ("netns.pids_in", (netns,), ()):
+                found_in = netns
+            case ("processes.signal_each", (pids, signal), ()):
+                assert found_in is not None and pids == [4242, 4243], effect
+                result.append(("signal", found_in, signal.name.removeprefix("SIG"), False))
+            case ("netns.end_processes_in", (names,), ()):
+                [netns] = names
+                result.append(("signal", netns, "KILL", True))
             case ("nft", commands):
                 result += [("nft words", words) for words in nft_words(commands)]
             case ("qdisc", netns, device, "netem", options):

@@ -55,6 +55,17 @@ MUTATIONS = {
     "a subinterface made in the host's namespace by netlink": (
         "app/vtopo/host/netlink.py", "self._change_link(netns, _named_link(name, parent_link, wire.vlan_kind(vid))",
         "self._change_link(None, _named_link(name, parent_link, wire.vlan_kind(vid))"),
+    "a stopped node's processes resumed by the kernel host": (
+        "app/vtopo/host/kernel_host.py", 'Signals[f"SIG{signal}"]', "Signals.SIGCONT"),
+    "a restarted node's processes killed once by the kernel host, not until none is left": (
+        "app/vtopo/host/kernel_host.py", "namespaces.end_processes_in({netns})",
+        "processes.signal_each(namespaces.pids_in(netns), Signals.SIGKILL)"),
+    "a tunnel's carrier explained as kept whatever it is": (
+        "app/vtopo/ops/script.py", '"protodown", "off" if carrier else "on"', '"protodown", "off"'),
+    "a tunnel's carrier cut by netlink where it should be kept": (
+        "app/vtopo/host/netlink.py", "[wire.proto_down(not carrier)]", "[wire.proto_down(True)]"),
+    "the qdiscs of a link's impairment before a live change left in place by netlink": (
+        "app/vtopo/host/netlink.py", 'ipr.tc("del", index=index, parent=_TC_H_ROOT)', "pass"),
     "a MAC address dropped by the kernel host": (
         "app/vtopo/host/kernel_host.py", "self.netlink.set_link(name, netns, mtu=mtu, mac=mac,",
         "self.netlink.set_link(name, netns, mtu=mtu, mac=None,"),

@@ -14,7 +14,8 @@ from typing import Any
 
 from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_between
 from vtopo.compile.compiler import lab_context
-from vtopo.host import console, domains, netlink, vhost
+from vtopo.host import console, domains, vhost
+from vtopo.host.facts import route_device
 from vtopo.host.state import StateStore, consent_of, facts_of, topology_of
 from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
@@ -144,7 +145,7 @@ class DeployedLab:
 
     def _leaves_the_lab(self, address: str) -> str | None:
         prefix, lab = self.context.names.prefix, self.context.topology.name
-        device = netlink.route_device(address)
+        device = route_device(address)
         if device is None:
             return f"the host has no route to {address}"
         if device == "lo" or device.startswith(f"{prefix}-"):

@@ -16,30 +16,31 @@ frozen processes are killed with its namespace, and a down link's devices go the
   (`RunningLab.pulled_ends` says which end goes down instead, where one must). A link between sites is taken down
   on each of its sites (vtopo.sites.operate), where its end of the tunnel stays up and loses its carrier.
 
-Each function takes plain values (lab and node names, link ends) and returns a one-line summary, so the CLI, the
-designer and the privileged agent call them alike.
+Every change is a plan of ops (vtopo.ops), as a deploy is: a `LiveChange` lists them, the lab's KernelHost applies
+them (through the Applier) and, for `--explain`, a ScriptHost writes the same ops as the script of what runs. A link's
+new impairment replaces its ops in the journal with the ops that ran, which are those a deploy of the lab so changed
+writes; what is stopped and down the lab's record keeps (`Operated`).
+
+Each function takes plain values (lab and node names, link ends) and returns a one-line summary (with `explain`, the
+script it would run, changing nothing), so the CLI, the designer and the privileged agent call them alike.
 """
 from __future__ import annotations
 
-import errno
-import signal
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator
 
 from vtopo import ops as o
-from vtopo.compile.compiler import Compiler, compile_lab
+from vtopo.compile.compiler import Compiler
+from vtopo.compile.links import devices_of, impair, impairment_problem
 from vtopo.compile.tunnels import TUNNEL
 from vtopo.compile.plan import Plan
-from vtopo.host import netns as namespaces
-from vtopo.host import processes
 from vtopo.host.applier import Applier, OpFailed
-from vtopo.host.netlink import NetlinkError
 from vtopo.host.state import LabRecord, Operated, StateStore
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
-from vtopo.model.problems import LabError
 from vtopo.model.topology import Impairment, Link, Topology
+from vtopo.ops.script import TOLERATED, comment
 
 
 class OperateError(Exception):
@@ -47,6 +48,43 @@ class OperateError(Exception):
 
 
 NODE_ACTIONS = ("start", "stop", "restart")
+PUT_BACK = "there still, or via a link still down: it comes back with that link"
+
+
+@dataclass(frozen=True)
+class Step:
+    """An op of a live change. `put_back`: an address or route of an interface that came up again, which may be
+    there still (see Applier.put_back)."""
+
+    op: o.Op
+    put_back: bool = False
+
+
+@dataclass
+class LiveChange:
+    """A change to a running lab: its ops in order, and what the lab's record says is stopped and down before the
+    first op runs (so that a crash half-way still knows) and after the last one."""
+
+    steps: list[Step] = field(default_factory=list)
+    recorded_first: Operated | None = None
+    recorded_last: Operated | None = None
+
+    def add(self, *ops: o.Op) -> None:
+        self.steps.extend(Step(op) for op in ops)
+
+    def script(self) -> list[str]:
+        """The shell lines of each op, as a ScriptHost writes them: what applying the change runs."""
+        lines = []
+        for step in self.steps:
+            said = o.script_of(step.op)
+            if step.put_back:
+                said[-1] += f"{TOLERATED} {PUT_BACK}"
+            lines += [f"# {comment(step.op.owner)}: {comment(step.op.summary())}", *said]
+        return lines
+
+
+def _as_now(operated: Operated) -> Operated:
+    return Operated(set(operated.stopped), set(operated.down))
 
 
 @dataclass
@@ -55,7 +93,7 @@ class RunningLab:
 
     record: LabRecord
     topology: Topology
-    plan: Plan
+    lowered: Plan | None
     context: LabContext
     applier: Applier
     printed: list[str] = field(default_factory=list)
@@ -68,6 +106,13 @@ class RunningLab:
     @property
     def name(self) -> str:
         return self.topology.name
+
+    @property
+    def plan(self) -> Plan:
+        """The lab's plan as a deploy of it would run now; only a lab opened `lowered` has it."""
+        if self.lowered is None:
+            raise ValueError(f"lab {self.name} was opened without its plan")
+        return self.lowered
 
     def node(self, name: str) -> NodeContext[Any]:
         node = self.context.node_named(name)
@@ -127,7 +172,7 @@ class RunningLab:
         """The node's startup commands as the deploy ran them (none where the user did not allow them)."""
         return [op for op in self.plan.ops if isinstance(op, o.RunCommand) and op.owner == node.subject]
 
-    def set_carrier(self, ends: list[EndContext], operated: Operated) -> None:
+    def carrier_of(self, ends: list[EndContext], operated: Operated) -> list[Step]:
         """Each end up unless its node is stopped, or its link is down and it is the end pulled (`pulled_ends`); a
         tunnel's end (this site's of a link between sites) without carrier while its link is down. The kernel drops
         an interface's routes (and IPv6 addresses) when it goes down, so where one comes up the plan's addresses and
@@ -135,15 +180,16 @@ class RunningLab:
         came_up: set[str | None] = set()
         pulled = {id(end) for link_id in operated.down for end in self.pulled_ends(self.topology.links[link_id])
                   if link_id in self.topology.links}
+        steps = []
         for end in ends:
             up = end.node.name not in operated.stopped and id(end) not in pulled
             carrier = end.link.id not in operated.down if end.medium == TUNNEL else None
-            self.applier.netlink.set_link(end.device, end.netns, up=up, carrier=carrier)
+            steps.append(Step(o.SetLinkState(owner=f"link {end.link_name}", name=end.device, netns=end.netns, up=up,
+                                             carrier=carrier)))
             if up:
                 came_up.add(end.netns)
-        for op in self.plan.ops:
-            if isinstance(op, (o.AddAddress, o.AddRoute)) and op.netns in came_up:
-                self._put_back(op)
+        return steps + [Step(op, put_back=True) for op in self.plan.ops
+                        if isinstance(op, (o.AddAddress, o.AddRoute)) and op.netns in came_up]
 
     def pulled_ends(self, link: Link) -> list[EndContext]:
         """The ends set down when the link is down: as far as the medium allows, a cable pulled, where the nodes'
@@ -186,27 +232,39 @@ class RunningLab:
         verb = "are" if len(pulled) > 1 else "is"
         return f"{_port_names(pulled)} {verb} set down (a {pulled[0].medium} has no peer whose carrier could be cut)"
 
-    def _put_back(self, op: o.AddAddress | o.AddRoute) -> None:
-        try:
-            self.applier.apply(op)
-        except OpFailed as failure:
-            refusal = failure.__cause__
-            # still there (an IPv4 address survives), or a route via a link still down: it returns with that link
-            if not isinstance(refusal, NetlinkError) or refusal.code not in (errno.EEXIST, errno.ENETUNREACH):
-                raise
+    def run(self, change: LiveChange) -> None:
+        """Apply the change's ops through the lab's KernelHost, the record written as the change says."""
+        if change.recorded_first is not None:
+            self.record.write_operated(change.recorded_first)
+        for step in change.steps:
+            (self.applier.put_back if step.put_back else self.applier.apply)(step.op)
+        if change.recorded_last is not None:
+            self.record.write_operated(change.recorded_last)
+
+    def explain(self, change: LiveChange, doing: str) -> str:
+        """The change as a shell script: the lines its ops write on a ScriptHost, which are what `run` runs."""
+        return "\n".join(["#!/bin/sh", f"# what {comment(doing)} runs on lab {comment(repr(self.name))} (its "
+                          f"objects are named {self.record.prefix}-*); --explain changed nothing", "set -e",
+                          *change.script()]) + "\n"
 
 
 @contextmanager
-def running_lab(lab: str | LabRecord, store: StateStore | None = None) -> Iterator[RunningLab]:
+def running_lab(lab: str | LabRecord, store: StateStore | None = None, *, lowered: bool = True
+                ) -> Iterator[RunningLab]:
     """The deployed lab named `lab` (or the record the caller looked up), held against other changes while the block
-    runs."""
+    runs. `lowered`: with its plan (what runs in its nodes), which a change to a link's impairment does without."""
     record = (store or StateStore()).named(lab) if isinstance(lab, str) else lab
     if record is None:
         raise OperateError(StateStore.not_found(str(lab)))
     with record.locked():
         topology = record.topology()
         compiler = Compiler(topology, installed_kinds(), record.facts(), record.consent())
-        plan = compiler.run()
+        if lowered:
+            plan: Plan | None = compiler.run()
+        else:
+            compiler.check()
+            compiler.keep_this_site()
+            plan = None
         applier = Applier(record.prefix, owner=record.owner)  # startup commands run as at the deploy
         running = RunningLab(record, topology, plan, compiler.lab, applier)
         applier.on_output = running.show_output
@@ -231,103 +289,104 @@ def _stoppable(lab: RunningLab, node: NodeContext[Any]) -> None:
                        "links down instead (vtopo link LAB A B down)")
 
 
-NodeChange = Callable[[RunningLab, NodeContext[Any], Operated], None]
+NodeChange = Callable[[RunningLab, NodeContext[Any], Operated, LiveChange], None]
 
 
-def _on_node(lab: str | LabRecord, node: str, store: StateStore | None, change: NodeChange, done: str) -> str:
-    """Apply `change` to a node that can be stopped; says what was `done`, then what its startup commands printed."""
+def _on_node(lab: str | LabRecord, node: str, store: StateStore | None, change: NodeChange, words: tuple[str, str],
+             explain: bool) -> str:
+    """Apply `change` to a node that can be stopped, or with `explain` say what it would run; says what was done
+    (`words`: the change while it runs, and once done), then what its startup commands printed."""
+    doing, done = words
     with running_lab(lab, store) as running:
         target = running.node(node)
         _stoppable(running, target)
-        change(running, target, running.record.operated())
+        live = LiveChange()
+        change(running, target, running.record.operated(), live)
+        if explain:
+            return running.explain(live, f"{doing} {node}")
+        running.run(live)
     return "\n".join([f"{done} {node} in lab {running.name}", *running.printed])
 
 
-def stop_node(lab: str | LabRecord, node: str, store: StateStore | None = None) -> str:
-    return _on_node(lab, node, store, _stop_running, "stopped")
+def stop_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False) -> str:
+    return _on_node(lab, node, store, _stop_running, ("stopping", "stopped"), explain)
 
 
-def start_node(lab: str | LabRecord, node: str, store: StateStore | None = None) -> str:
-    return _on_node(lab, node, store, _start_stopped, "started")
+def start_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False) -> str:
+    return _on_node(lab, node, store, _start_stopped, ("starting", "started"), explain)
 
 
-def restart_node(lab: str | LabRecord, node: str, store: StateStore | None = None) -> str:
-    return _on_node(lab, node, store, _restart, "restarted")
+def restart_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False) -> str:
+    return _on_node(lab, node, store, _restart, ("restarting", "restarted"), explain)
 
 
-def operate_node(lab: str | LabRecord, node: str, action: str, store: StateStore | None = None) -> str:
+def operate_node(lab: str | LabRecord, node: str, action: str, store: StateStore | None = None, *,
+                 explain: bool = False) -> str:
     """`action` is one of NODE_ACTIONS; `lab` a lab's name, or the record the caller looked up."""
     actions = {"start": start_node, "stop": stop_node, "restart": restart_node}
     if action not in actions:
         raise OperateError(f"unknown action {action!r} for node {node}: use {', '.join(NODE_ACTIONS)}")
-    return actions[action](lab, node, store)
+    return actions[action](lab, node, store, explain=explain)
 
 
-def _stop_running(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+def _stop_running(running: RunningLab, node: NodeContext[Any], operated: Operated, live: LiveChange) -> None:
     if node.node.name in operated.stopped:
         raise OperateError(f"{node.node.name} in lab {running.name} is already stopped")
-    _stop(running, node, operated)
+    _stop(running, node, operated, live)
 
 
-def _start_stopped(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+def _start_stopped(running: RunningLab, node: NodeContext[Any], operated: Operated, live: LiveChange) -> None:
     if node.node.name not in operated.stopped:
         raise OperateError(f"{node.node.name} in lab {running.name} is running already")
-    _start(running, node, operated)
+    _start(running, node, operated, live)
     if node.kind.role is Role.MACHINE:  # it booted afresh: nothing of what its commands did is left
-        _run_startup_commands(running, node)
+        live.add(*running.startup_commands_of(node))
 
 
-def _restart(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+def _restart(running: RunningLab, node: NodeContext[Any], operated: Operated, live: LiveChange) -> None:
     """Like a container's restart: what ran in the node ends (a server a startup command left running too), then
     the node starts afresh and its startup commands run again. A VM is powered off and boots again."""
     if node.node.name not in operated.stopped:
-        _stop(running, node, operated)
+        _stop(running, node, operated, live)
     netns = _namespace_of(node)
     if netns is not None:
-        namespaces.end_processes_in({netns})
+        live.add(o.SignalProcesses(owner=node.subject, netns=netns, signal=o.Signal.KILL))
     for container in running.container_of(node):  # its first process ended with the rest: the image starts afresh
-        running.applier.undo(container.inverse())
-        running.applier.apply(container)
-    _start(running, node, operated)
-    _run_startup_commands(running, node)
+        live.add(container.inverse(), container)
+    _start(running, node, operated, live)
+    live.add(*running.startup_commands_of(node))
 
 
-def _run_startup_commands(running: RunningLab, node: NodeContext[Any]) -> None:
-    for command in running.startup_commands_of(node):
-        running.applier.apply(command)
-
-
-def _stop(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+def _stop(running: RunningLab, node: NodeContext[Any], operated: Operated, live: LiveChange) -> None:
     operated.stopped.add(node.node.name)
-    running.record.write_operated(operated)  # first, so that a crash half-way still knows
+    live.recorded_first = _as_now(operated)
     for start in reversed(running.processes_of(node)):
         stop = start.inverse()
         if stop is not None:  # a resumed domain has nothing to undo: destroying it is its StartDomain's inverse
-            running.applier.undo(stop)
+            live.add(stop)
     netns = _namespace_of(node)
     if netns is not None:
-        processes.signal_each(namespaces.pids_in(netns), signal.SIGSTOP)
-    running.set_carrier(running.ends_of_node(node), operated)
+        live.add(o.SignalProcesses(owner=node.subject, netns=netns, signal=o.Signal.STOP))
+    live.steps += running.carrier_of(running.ends_of_node(node), operated)
 
 
-def _start(running: RunningLab, node: NodeContext[Any], operated: Operated) -> None:
+def _start(running: RunningLab, node: NodeContext[Any], operated: Operated, live: LiveChange) -> None:
     operated.stopped.discard(node.node.name)
-    running.set_carrier(running.ends_of_node(node), operated)
+    live.steps += running.carrier_of(running.ends_of_node(node), operated)
     netns = _namespace_of(node)
     if netns is not None:
-        processes.signal_each(namespaces.pids_in(netns), signal.SIGCONT)
-    for file in running.files_of(node):
-        running.applier.apply(file)
-    for start in running.processes_of(node):  # in plan order: zebra, the routing daemons, their configuration
-        running.applier.apply(start)
-    running.record.write_operated(operated)
+        live.add(o.SignalProcesses(owner=node.subject, netns=netns, signal=o.Signal.CONT))
+    live.add(*running.files_of(node))
+    live.add(*running.processes_of(node))  # in plan order: zebra, the routing daemons, their configuration
+    live.recorded_last = _as_now(operated)
 
 
 def _namespace_of(node: NodeContext[Any]) -> str | None:
     return node.kind.netns(node) if node.kind.role is Role.NAMESPACE else None
 
 
-def set_link_state(lab: str | LabRecord, a: str, b: str, up: bool, store: StateStore | None = None) -> str:
+def set_link_state(lab: str | LabRecord, a: str, b: str, up: bool, store: StateStore | None = None, *,
+                   explain: bool = False) -> str:
     """Take the link between `a` and `b` (node names, each with an optional ":PORT") up or down."""
     with running_lab(lab, store) as running:
         link = running.link(a, b)
@@ -336,8 +395,10 @@ def set_link_state(lab: str | LabRecord, a: str, b: str, up: bool, store: StateS
         if (link.id not in operated.down) == up:
             raise OperateError(f"link {name} in lab {running.name} is {'up' if up else 'down'} already")
         (operated.down.discard if up else operated.down.add)(link.id)
-        running.record.write_operated(operated)
-        running.set_carrier(running.ends_of_link(link), operated)
+        live = LiveChange(running.carrier_of(running.ends_of_link(link), operated), recorded_first=operated)
+        if explain:
+            return running.explain(live, f"taking link {name} {'up' if up else 'down'}")
+        running.run(live)
         stopped = sorted({end.node.name for end in running.ends_of_link(link)} & operated.stopped)
         pull = running.describe_pull(link)
     if up:
@@ -346,37 +407,38 @@ def set_link_state(lab: str | LabRecord, a: str, b: str, up: bool, store: StateS
     return f"link {name} in lab {running.name} is down: {pull}"
 
 
-def set_link_impairment(lab: str | LabRecord, a: str, b: str, *, rate_mbit: float | None = None, delay_ms: float | None = None,
-                        jitter_ms: float | None = None, loss_pct: float | None = None,
-                        store: StateStore | None = None) -> str:
+def set_link_impairment(lab: str | LabRecord, a: str, b: str, *, rate_mbit: float | None = None,
+                        delay_ms: float | None = None, jitter_ms: float | None = None, loss_pct: float | None = None,
+                        store: StateStore | None = None, explain: bool = False) -> str:
     """Change a running link's rate, delay, jitter or loss (None keeps the value it has; 0 removes it), live.
 
-    The lab as recorded takes the new impairment, and the journal's impairment of the link is replaced, so status,
-    `deploy --update` and the designer see the link as if it had been deployed so.
+    The ops are those a deploy of the lab with the new impairment makes for the link, found without compiling the
+    rest of the lab. The lab as recorded takes the new impairment, and they replace the link's impairment in the
+    journal, so status, `deploy --update` and the designer see the link as if it had been deployed so.
     """
-    with running_lab(lab, store) as running:
+    with running_lab(lab, store, lowered=False) as running:
         link = running.link(a, b)
+        owner = f"link {running.link_name(link)}"
         if any(end.medium == SWITCH_PORT for end in running.ends_of_link(link)):
-            raise OperateError(f"link {running.link_name(link)} in lab {running.name} is the switch's own port, "
-                               "which has no queue on the switch's side to shape: set the impairment in the lab and "
-                               "deploy it again (`vtopo deploy --update`), which makes the link a veth pair")
+            raise OperateError(f"{owner} in lab {running.name} is the switch's own port, which has no queue on the "
+                               "switch's side to shape: set the impairment in the lab and deploy it again (`vtopo "
+                               "deploy --update`), which makes the link a veth pair")
         changes = {"rate_mbit": rate_mbit, "delay_ms": delay_ms, "jitter_ms": jitter_ms, "loss_pct": loss_pct}
         impairment = replace(link.impairment, **{key: value for key, value in changes.items() if value is not None})
-        owner = f"link {running.link_name(link)}"
-        changed = running.topology.copy()
-        changed.links[link.id].impairment = impairment
-        try:
-            plan = compile_lab(changed, installed_kinds(), running.record.facts(), running.record.consent())
-        except LabError as error:
-            raise OperateError("; ".join(str(problem) for problem in error.errors)) from None
-        impairments = [op for op in plan.ops if isinstance(op, o.SetImpairment) and op.owner == owner]
-        for end in running.ends_of_link(link):
-            running.applier.netlink.set_impairment(end.device, end.netns, delay_ms=impairment.delay_ms,
-                                                   jitter_ms=impairment.jitter_ms, loss_pct=impairment.loss_pct,
-                                                   rate_mbit=impairment.rate_mbit)
-        running.record.replace_in_journal(lambda op: isinstance(op, o.SetImpairment) and op.owner == owner,
-                                          list(impairments))
-        running.record.write_topology(changed)
+        problem = impairment_problem(impairment, running.record.facts())
+        if problem is not None:
+            raise OperateError(f"{owner} in lab {running.name}: {problem}")
+        first = next((end for end in running.context.ends if end.link.id == link.id), None)
+        live = LiveChange()
+        if first is not None:  # as the deploy configures the link: from its first end here, with its peer
+            live.add(*(impair(end, impairment) for end in devices_of(first, first.other)))
+        if explain:
+            return running.explain(live, f"setting {owner} to {describe_impairment(impairment)}")
+        running.run(live)
+        impaired = [step.op for step in live.steps] if impairment.active else []  # none is what a deploy makes
+        running.record.replace_in_journal(lambda op: isinstance(op, o.SetImpairment) and op.owner == owner, impaired)
+        running.topology.links[link.id].impairment = impairment
+        running.record.write_topology(running.topology)
     return f"{owner} in lab {running.name}: {describe_impairment(impairment)}"
 
 

@@ -99,18 +99,20 @@ class RecordRequest(Message):
 
 @dataclass
 class NodeRequest(Message):
-    """Start, stop or restart a node of a running lab (vtopo.operate.NODE_ACTIONS)."""
+    """Start, stop or restart a node of a running lab (vtopo.operate.NODE_ACTIONS); with `explain`, only say the
+    script it would run."""
 
     type: ClassVar[str] = "node"
     lab: str
     node: str
     action: str
+    explain: bool = False
 
 
 @dataclass
 class LinkRequest(Message):
     """Take the link between nodes a and b of a running lab "down" or "up", or "set" its impairment (the values
-    given; None leaves one as it is)."""
+    given; None leaves one as it is); with `explain`, only say the script it would run."""
 
     type: ClassVar[str] = "link"
     lab: str
@@ -121,6 +123,7 @@ class LinkRequest(Message):
     delay_ms: float | None = None
     jitter_ms: float | None = None
     loss_pct: float | None = None
+    explain: bool = False
 
 
 @dataclass

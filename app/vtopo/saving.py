@@ -14,7 +14,8 @@ from typing import Any
 
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_lab, lab_context
-from vtopo.host import processes
+from vtopo.host.applier import Applier
+from vtopo.host.errors import HostError
 from vtopo.host.state import LabRecord, StateStore
 from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, SavedState
 from vtopo.kinds.environment import HostFacts, LabNames
@@ -76,7 +77,7 @@ def read_running(lab: str | LabRecord, store: StateStore | None = None) -> Runni
         for node in running.context.nodes.values():
             if node.node.name in stopped:
                 continue  # its daemons are stopped: it keeps what the lab says
-            state = node.kind.saved_state(node, _reader(node))
+            state = node.kind.saved_state(node, _reader(running.applier, node))
             if state is not None:
                 states[node.node.name] = state
         saved = running.topology.copy()
@@ -100,11 +101,11 @@ def _journal_saved_state(record: LabRecord, deployed: list[o.Op], saved: Topolog
         record.replace_in_journal(lambda op: op in gone, [op for op in new if op not in journal])
 
 
-def _reader(node: NodeContext[Any]) -> Any:
+def _reader(applier: Applier, node: NodeContext[Any]) -> Any:
     def read(argv: list[str]) -> str:
         try:
-            return processes.run_command(node.kind.command_in(node, argv), READ_SECONDS)
-        except processes.CommandFailed as failure:
+            return applier.read(node.kind.command_in(node, argv), READ_SECONDS)
+        except HostError as failure:
             raise OperateError(f"cannot read the running state of {node.node.name}: `{' '.join(argv)}` {failure}") \
                 from None
 

@@ -70,6 +70,10 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
         in_node = agent.vtopo(a, "exec", "bridge-veth", "c1", "--", "ip", "route", "show", "192.0.2.0/24")
         assert "192.0.2.0/24 dev eth0" in in_node.stdout
 
+        for explained in (agent.vtopo(a, "node", "bridge-veth", "c2", "stop", "--explain"),  # said, nothing done
+                          agent.vtopo(a, "link", "bridge-veth", "c3", "br0:p3", "down", "--explain")):
+            assert explained.returncode == 0 and explained.stdout.startswith("#!/bin/sh\n"), explained.stderr
+            assert " link set dev " in explained.stdout and " down" in explained.stdout, explained.stdout
         stopped = agent.vtopo(a, "node", "bridge-veth", "c2", "stop")  # the agent operates the owner's lab
         assert stopped.stdout.strip() == "stopped c2 in lab bridge-veth", stopped.stdout + stopped.stderr
         down = agent.vtopo(a, "link", "bridge-veth", "c3", "br0:p3", "down")
@@ -94,7 +98,9 @@ def test_a_member_deploys_runs_as_themselves_and_only_they_may_touch_the_lab(age
         for refused in (agent.vtopo(b, "destroy", "bridge-veth"),
                         agent.vtopo(b, "exec", "bridge-veth", "c1", "--", "id", "-u"),
                         agent.vtopo(b, "node", "bridge-veth", "c2", "stop"),
+                        agent.vtopo(b, "node", "bridge-veth", "c2", "stop", "--explain"),
                         agent.vtopo(b, "link", "bridge-veth", "c3", "br0:p3", "down"),
+                        agent.vtopo(b, "link", "bridge-veth", "c3", "br0:p3", "down", "--explain"),
                         agent.vtopo(b, "deploy", "--update", BRIDGE_VETH)):
             assert refused.returncode == 1
             assert refused.stderr.strip().startswith(f"error: lab bridge-veth belongs to {a}; only {a} or root "

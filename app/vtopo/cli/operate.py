@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 RATE_UNITS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3}  # tc's words, in Mbit/s
 TIME_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}  # in ms
+EXPLAIN = "print the shell script of what the change runs (the ops it applies), and change nothing"
 
 
 def _quantity(units: dict[str, float], default: str, what: str) -> Callable[[str], float]:
@@ -51,7 +52,8 @@ def _operator() -> SitesOperator:
 
 
 def cmd_node(args: argparse.Namespace) -> int:
-    print(_operator().operate_node(args.lab, args.node, args.action))
+    print(_operator().operate_node(args.lab, args.node, args.action, explain=args.explain), end="" if args.explain
+          else "\n")
     return 0
 
 
@@ -63,9 +65,10 @@ def cmd_link(args: argparse.Namespace) -> int:
         args.parser.error(f"--rate, --delay, --jitter and --loss go with `set`, not `{args.action}`")
     operator = _operator()
     if args.action == "set":
-        print(operator.set_link_impairment(args.lab, args.a, args.b, **changes))
+        said = operator.set_link_impairment(args.lab, args.a, args.b, **changes, explain=args.explain)
     else:
-        print(operator.set_link_state(args.lab, args.a, args.b, up=args.action == "up"))
+        said = operator.set_link_state(args.lab, args.a, args.b, up=args.action == "up", explain=args.explain)
+    print(said, end="" if args.explain else "\n")
     return 0
 
 
@@ -133,6 +136,7 @@ def add_commands(command: Command) -> None:
     sub.add_argument("lab")
     sub.add_argument("node")
     sub.add_argument("action", choices=("start", "stop", "restart"))
+    sub.add_argument("--explain", action="store_true", help=EXPLAIN)
     sub = command("save", cmd_save, "write what a running lab has become back into its file: each router's running "
                   "configuration (show running-config) and each container's addresses and routes, so that the next "
                   "deploy rebuilds it; a restarted router keeps it too")
@@ -148,6 +152,7 @@ def add_commands(command: Command) -> None:
     sub.add_argument("a", metavar="A[:PORT]")
     sub.add_argument("b", metavar="B[:PORT]")
     sub.add_argument("action", choices=("up", "down", "set"))
+    sub.add_argument("--explain", action="store_true", help=EXPLAIN)
     sub.add_argument("--rate", type=_quantity(RATE_UNITS, "mbit", "rate"), metavar="RATE",
                      help="rate limit (tbf), e.g. 10mbit or 500kbit; 0 removes it")
     sub.add_argument("--delay", type=_quantity(TIME_UNITS, "ms", "delay"), metavar="TIME",

@@ -12,7 +12,7 @@ from vtopo.compile.addresses import address_clashes
 from vtopo.compile.containers import container_ops, hosts_text, missing_image
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.compile.vlan_rules import stranded_by_vlans, vlan_problems
-from vtopo.compile.links import configure_ends, create_medium, medium_for
+from vtopo.compile.links import configure_ends, create_medium, impairment_problem, medium_for
 from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
 from vtopo.compile.subinterfaces import named_problems, subinterface_ops, subinterface_problems
@@ -25,7 +25,7 @@ from vtopo.model.placement import crossing, site_of, site_parts, site_problems
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS, NODE_NAME_RULE, is_valid_node_name, link_refusal
 from vtopo.model.sites import LOCAL, SitePart
-from vtopo.model.topology import IMPAIRMENT_LIMITS, Topology, subinterface_name
+from vtopo.model.topology import Topology, subinterface_name
 from vtopo.ops import (HOST, AddAddress, AddRoute, ConfigureLink, ContainForwarding, MakeDirectory, Op, RunCommand,
                        MoveLink, SetBridgeVlans, SetImpairment, SetMaster, SetSysctl, SetTxChecksum)
 
@@ -251,16 +251,9 @@ class Compiler:
 
     def _check_impairment(self, link_id: str) -> None:
         link = self.topology.links[link_id]
-        impairment = link.impairment
-        subject = f"link {self.topology.describe_link(link)}"
-        outside = [f"{key} {low:g} to {high:g}" for key, (low, high) in IMPAIRMENT_LIMITS.items()
-                   if not low <= getattr(impairment, key) <= high]
-        if outside:
-            self.error(f"impairments must be within their ranges: {', '.join(outside)}", subject, link.id)
-        elif (impairment.delay_ms or impairment.jitter_ms or impairment.loss_pct) and not self.facts.netem \
-                and self.facts.probed:
-            self.error("delay, jitter and loss need the kernel's netem qdisc (sch_netem), which this kernel does not "
-                       "have; only a rate limit (tbf) can be applied here", subject, link.id)
+        problem = impairment_problem(link.impairment, self.facts)
+        if problem is not None:
+            self.error(problem, f"link {self.topology.describe_link(link)}", link.id)
 
     def _check_interface(self, end: EndContext) -> None:
         interface = end.end.interface

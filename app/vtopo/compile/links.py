@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, Role, SegmentKind
-from vtopo.kinds.environment import LabNames
+from vtopo.kinds.environment import HostFacts, LabNames
+from vtopo.model.topology import IMPAIRMENT_LIMITS, Impairment
 from vtopo.ops import (AddAddress, ConfigureLink, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
                        LinkType, Op, SetImpairment, SetMaster)
 
@@ -87,15 +88,41 @@ def _bridged_taps(owner: str, ends: tuple[EndContext, EndContext], names: LabNam
         yield SetMaster(owner=owner, name=port, master=bridge)
 
 
+def impairment_problem(impairment: Impairment, facts: HostFacts) -> str | None:
+    """What keeps `impairment` from being applied on a host with `facts` (at a deploy or live), or None."""
+    outside = [f"{key} {low:g} to {high:g}" for key, (low, high) in IMPAIRMENT_LIMITS.items()
+               if not low <= getattr(impairment, key) <= high]
+    if outside:
+        return f"impairments must be within their ranges: {', '.join(outside)}"
+    if (impairment.delay_ms or impairment.jitter_ms or impairment.loss_pct) and not facts.netem and facts.probed:
+        return ("delay, jitter and loss need the kernel's netem qdisc (sch_netem), which this kernel does not have; "
+                "only a rate limit (tbf) can be applied here")
+    return None
+
+
+def devices_of(a: EndContext, b: EndContext) -> list[EndContext]:
+    """The link's ends that made a device, once per device, those in a node's namespace first."""
+    seen: set[tuple[str | None, str]] = set()
+    ends = []
+    for end in sorted((a, b), key=lambda e: e.kind.role is not Role.NAMESPACE):
+        if end.device and (end.netns, end.device) not in seen:
+            seen.add((end.netns, end.device))
+            ends.append(end)
+    return ends
+
+
+def impair(end: EndContext, impairment: Impairment) -> SetImpairment:
+    """The qdiscs of `impairment` on the device of `end`, at a deploy and as a live change alike (all 0: none)."""
+    return SetImpairment(owner=f"link {end.link_name}", name=end.device, netns=end.netns,
+                         delay_ms=impairment.delay_ms, jitter_ms=impairment.jitter_ms, loss_pct=impairment.loss_pct,
+                         rate_mbit=impairment.rate_mbit)
+
+
 def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:
     """MTU, MAC, addresses, ownership tag, link up and impairment, once per device the link made."""
     owner = f"link {a.link_name}"
     impairment = a.link.impairment
-    seen: set[tuple[str | None, str]] = set()
-    for end in sorted((a, b), key=lambda e: e.kind.role is not Role.NAMESPACE):
-        if not end.device or (end.netns, end.device) in seen:
-            continue
-        seen.add((end.netns, end.device))
+    for end in devices_of(a, b):
         interface = end.end.interface
         if end.kind.role is Role.MACHINE:
             mac = end.guest_mac() if end.medium == LinkType.MACVTAP else ""
@@ -107,6 +134,4 @@ def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op
             for address in interface.addresses:
                 yield AddAddress(owner=owner, name=end.device, netns=end.netns, cidr=address)
         if impairment.active:
-            yield SetImpairment(owner=owner, name=end.device, netns=end.netns, delay_ms=impairment.delay_ms,
-                                jitter_ms=impairment.jitter_ms, loss_pct=impairment.loss_pct,
-                                rate_mbit=impairment.rate_mbit)
+            yield impair(end, impairment)

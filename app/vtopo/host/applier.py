@@ -65,6 +65,22 @@ class Applier:
         finally:
             self._report(op)
 
+    def put_back(self, op: o.Op) -> None:
+        """Apply `op`, an address or a route of an interface that came up again (the kernel drops an interface's
+        routes and IPv6 addresses when it goes down). One still there (an IPv4 address survives), or a route via a
+        link still down (it comes back with that link), is no failure."""
+        try:
+            self.apply(op)
+        except OpFailed as failure:
+            refusal = failure.__cause__
+            if not isinstance(refusal, NetlinkError) or refusal.code not in (errno.EEXIST, errno.ENETUNREACH):
+                raise
+
+    def read(self, argv: list[str], timeout_s: float) -> str:
+        """What `argv` prints: a node's state as its kind reads it, by a command run inside the node (`vtopo save`).
+        processes.CommandFailed (a HostError) when it fails."""
+        return processes.run_command(argv, timeout_s)
+
     def undo(self, op: o.Op) -> None:
         """Apply `op`, the inverse of an op applied earlier."""
         try:

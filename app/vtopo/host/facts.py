@@ -174,3 +174,17 @@ def with_host_network(consent: Trust) -> Trust:
 
     interfaces, networks, addresses = netlink.host_network(LAB_TAG_PREFIX)
     return replace(consent, host_interfaces=interfaces, host_networks=networks, host_addresses=addresses)
+
+
+def route_device(address: str) -> str | None:
+    """The interface the host's own routing sends `address` out of; None when it has no route to it."""
+    from pyroute2 import IPRoute  # here: what reads the host's facts at startup does not load pyroute2
+    from pyroute2.netlink.exceptions import NetlinkError
+
+    try:
+        with IPRoute() as ipr:
+            route = ipr.route("get", dst=address)[0]
+            device: str = ipr.link("get", index=route.get_attr("RTA_OIF"))[0].get_attr("IFLA_IFNAME")
+    except (NetlinkError, ValueError, IndexError):
+        return None
+    return device

@@ -10,6 +10,7 @@ import errno
 import os
 import shutil
 from pathlib import Path
+from signal import Signals
 from typing import Iterable
 
 from vtopo import ops as o
@@ -168,8 +169,8 @@ class KernelHost:
         self.netlink.set_bridge_vlan(name, None, vid, present=False)
 
     def set_link(self, name: str, netns: str | None, *, mtu: int | None = None, mac: str | None = None,
-                 alias: str | None = None, up: bool | None = None) -> None:
-        self.netlink.set_link(name, netns, mtu=mtu, mac=mac, alias=alias, up=up)
+                 alias: str | None = None, up: bool | None = None, carrier: bool | None = None) -> None:
+        self.netlink.set_link(name, netns, mtu=mtu, mac=mac, alias=alias, up=up, carrier=carrier)
 
     def add_address(self, name: str, netns: str | None, cidr: str, *, nodad: bool) -> None:
         self.netlink.add_address(name, netns, cidr, nodad=nodad)
@@ -282,6 +283,12 @@ class KernelHost:
         pid = read_pid(Path(pid_file))
         if pid is not None:
             processes.stop_process(pid, Path(match).name, netns=netns)
+
+    def signal_processes(self, netns: str, signal: str) -> None:
+        if signal == o.Signal.KILL:
+            namespaces.end_processes_in({netns})
+        else:
+            processes.signal_each(namespaces.pids_in(netns), Signals[f"SIG{signal}"])
 
     def load_config(self, argv: tuple[str, ...]) -> None:
         """The lines the shell reports skipping (`line N: ...`) become a notice: it loaded the rest, as FRR's own

@@ -612,14 +612,3 @@ def host_network(lab_alias_prefix: str) -> tuple[frozenset[str], tuple[str, ...]
                 networks.add(str(ipaddress.ip_network(f"{destination}/{length}", strict=False)))
     return (frozenset(name for name, _ in links.values() if name), tuple(sorted(networks)),
             frozenset(address for _, address, _ in addresses))
-
-
-def route_device(address: str) -> str | None:
-    """The interface the host's own routing sends `address` out of; None when it has no route to it."""
-    try:
-        with IPRoute() as ipr:
-            route = ipr.route("get", dst=address)[0]
-            device: str = ipr.link("get", index=route.get_attr("RTA_OIF"))[0].get_attr("IFLA_IFNAME")
-    except (_Pyroute2Error, ValueError, IndexError):
-        return None
-    return device

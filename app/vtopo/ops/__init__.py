@@ -17,11 +17,12 @@ from vtopo.ops.namespaces import (NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, CreateN
 from vtopo.ops.netdev import (DEFAULT_VLAN, ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink,
                               CreateBridge, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
                               CreateVlan, DeleteAddress, DeleteLink, DeleteRoute, DeviceOp, LinkType, MacvlanMode, MoveLink, SetBridgeVlans, SetImpairment,
-                              SetMaster, SetSysctl, SetTxChecksum, Tool, bridge_port_resource, tbf_burst, tbf_rate)
+                              SetLinkState, SetMaster, SetSysctl, SetTxChecksum, Tool, bridge_port_resource, tbf_burst, tbf_rate)
 from vtopo.ops.host import USER_HZ, Host, RouteProtocol, clock_t
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsDeleteBridge,
                            OvsVlanMode, ovs_lab_tag)
-from vtopo.ops.process import VHOST_DEVICE, LoadConfig, Place, RunCommand, StartProcess, StopProcess, drop_privileges
+from vtopo.ops.process import (VHOST_DEVICE, LoadConfig, Place, RunCommand, Signal, SignalProcesses, StartProcess,
+                               StopProcess, drop_privileges)
 from vtopo.ops.script import ScriptHost, comment, script_of
 from vtopo.ops.tunnels import CreateVxlan
 
@@ -33,8 +34,8 @@ __all__ = [
     "MoveLink", "NETNS_DIR", "NODE_FILES_DIR", "NODE_TMPFS", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows",
     "OvsAddPort", "OvsAddSubinterface", "OvsDeleteBridge", "OvsVlanMode", "Place", "ROUTE_PROTOCOL", "RemoveDirectory", "RemoveFile",
     "RemoveImageContainer", "RemoveNamespaceFiles", "RemoveNftTable", "ResumeDomain", "RouteProtocol", "RunCommand",
-    "RunImage", "ScriptHost",
-    "SetBridgeVlans", "SetImpairment", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
+    "RunImage", "ScriptHost", "Signal", "SignalProcesses",
+    "SetBridgeVlans", "SetImpairment", "SetLinkState", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
     "StopProcess", "TBF_LATENCY_MS", "Tool", "USER_HZ", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
     "WriteScript", "addresses_resource", "bridge_port_resource", "clock_t", "comment", "dev_resource", "drop_privileges",
     "node_resource", "ns_resource", "op_from_json", "ovs_lab_tag", "script_of", "tbf_burst", "tbf_rate",

@@ -104,8 +104,9 @@ class Host(Protocol):
     def delete_bridge_vlan(self, name: str, vid: int) -> None: ...
 
     def set_link(self, name: str, netns: str | None, *, mtu: int | None = None, mac: str | None = None,
-                 alias: str | None = None, up: bool | None = None) -> None:
-        """The given properties of a link, in one change; None leaves one as it is."""
+                 alias: str | None = None, up: bool | None = None, carrier: bool | None = None) -> None:
+        """The given properties of a link, in one change; None leaves one as it is. `carrier` False cuts the carrier
+        of a link that stays up (IFLA_PROTO_DOWN)."""
 
     def add_address(self, name: str, netns: str | None, cidr: str, *, nodad: bool) -> None: ...
 
@@ -155,6 +156,9 @@ class Host(Protocol):
                       image_fds: tuple[tuple[int, str], ...], directory: str, enter: tuple[str, ...]) -> None: ...
 
     def stop_process(self, pid_file: str, match: str, netns: str | None) -> None: ...
+
+    def signal_processes(self, netns: str, signal: str) -> None:
+        """Send SIG`signal` to every process in `netns`; KILL: again until none is left."""
 
     def load_config(self, argv: tuple[str, ...]) -> None: ...
 

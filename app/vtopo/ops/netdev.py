@@ -302,6 +302,22 @@ class ConfigureLink(DeviceOp):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SetLinkState(DeviceOp):
+    """An interface of a running lab set up or down (`vtopo node` and `vtopo link`), and with `carrier` given, its
+    carrier kept or cut while it stays up (IFLA_PROTO_DOWN: a tunnel's end, which has no peer to lose it from)."""
+
+    up: bool
+    carrier: bool | None = None
+
+    def apply(self, host: Host) -> None:
+        host.set_link(self.name, self.netns, up=self.up, carrier=self.carrier)
+
+    def summary(self) -> str:
+        carrier = "" if self.carrier is None else " with its carrier" if self.carrier else " without carrier"
+        return f"set {self.name} {'up' if self.up else 'down'}{carrier}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class AddAddress(DeviceOp):
     cidr: str
     summary_text: ClassVar[str] = "address {cidr} on {name}"

@@ -92,6 +92,27 @@ class StopProcess(Op):
         host.stop_process(self.pid_file, self.match, self.netns)
 
 
+class Signal(StrEnum):
+    """What a node's processes are sent: STOP freezes them (a stopped node), CONT resumes them, KILL ends them."""
+
+    STOP = "STOP"
+    CONT = "CONT"
+    KILL = "KILL"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SignalProcesses(Op):
+    """Every process running in the node's namespace `netns` sent `signal`; KILL again until none is left, since one
+    may fork while the others die (a node restarted afresh)."""
+
+    netns: str
+    signal: Signal
+    summary_text: ClassVar[str] = "send SIG{signal} to every process in {netns}"
+
+    def apply(self, host: Host) -> None:
+        host.signal_processes(self.netns, self.signal)
+
+
 class Place(StrEnum):
     """Where a startup command runs."""
 

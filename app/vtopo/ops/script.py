@@ -16,10 +16,11 @@ from vtopo.ops.firewall import address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
 from vtopo.ops.namespaces import NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS
 from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
-from vtopo.ops.process import drop_privileges
+from vtopo.ops.process import Signal, drop_privileges
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 LAB_TAG_VARIABLE = "LAB_TAG"  # the script sets it first (vtopo.compile.plan)
+TOLERATED = " || true  #"  # ends a command whose failure does not stop the script, before the reason why
 
 
 class ShellVariable(str):
@@ -136,6 +137,7 @@ class ScriptHost:
                                          "sh", "-c", inside], [("mnt", mount_ns), ("uts", uts_ns)]))
 
     def delete_netns(self, name: str) -> None:
+        self.signal_processes(name, Signal.KILL)  # what runs there would keep it alive
         self._say(sh("ip", "netns", "del", name))
 
     def run_image(self, *, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, pid_ns: str,
@@ -228,7 +230,7 @@ class ScriptHost:
         self._say(sh(Tool.BRIDGE, "vlan", "del", "dev", name, "vid", str(vid)))
 
     def set_link(self, name: str, netns: str | None, *, mtu: int | None = None, mac: str | None = None,
-                 alias: str | None = None, up: bool | None = None) -> None:
+                 alias: str | None = None, up: bool | None = None, carrier: bool | None = None) -> None:
         args = ["link", "set", "dev", name]
         if mtu is not None:
             args += ["mtu", str(mtu)]
@@ -238,6 +240,8 @@ class ScriptHost:
             args += ["alias", alias]
         if up is not None:
             args.append("up" if up else "down")
+        if carrier is not None:
+            args += ["protodown", "off" if carrier else "on"]
         self._say(ip_cmd(netns, *args))
 
     def add_address(self, name: str, netns: str | None, cidr: str, *, nodad: bool) -> None:
@@ -263,6 +267,8 @@ class ScriptHost:
     def set_impairment(self, name: str, netns: str | None, *, delay_ms: float, jitter_ms: float, loss_pct: float,
                        rate_mbit: float) -> None:
         tc, parent = ["tc", *(["-n", netns] if netns else [])], ["root"]
+        self._say(f"{sh(*tc, 'qdisc', 'del', 'dev', name, 'root')} 2>/dev/null{TOLERATED} what shaped it before goes "
+                  "first (a new interface has nothing to remove)")
         if delay_ms or jitter_ms or loss_pct:
             args = ["qdisc", "add", "dev", name, "root", "handle", "1:", "netem"]
             if delay_ms or jitter_ms:
@@ -358,8 +364,15 @@ class ScriptHost:
     def stop_process(self, pid_file: str, match: str, netns: str | None) -> None:
         self._say(f"kill $(cat {shlex.quote(pid_file)})")
 
+    def signal_processes(self, netns: str, signal: str) -> None:
+        send = f"{sh('ip', 'netns', 'pids', netns)} | xargs -r kill -{signal}"
+        if signal == Signal.KILL:  # a process may fork while the others die
+            self._say(f"while [ -n \"$({sh('ip', 'netns', 'pids', netns)})\" ]; do {send}; done")
+        else:
+            self._say(send)
+
     def load_config(self, argv: tuple[str, ...]) -> None:
-        self._say(f"{sh(*argv)} || true  # FRR skips each line it does not take and loads the rest")
+        self._say(f"{sh(*argv)}{TOLERATED} FRR skips each line it does not take and loads the rest")
 
     def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None:
         self._say(f"# startup command of {comment(node)}, allowed by the user at deploy time", sh(*argv))

@@ -310,7 +310,8 @@ class Agent:
         from vtopo.operate import operate_node
 
         with self._owned(request.lab, caller, f"{request.action} nodes of") as record:
-            return p.Result(0, data={"said": operate_node(record, request.node, request.action)})
+            return p.Result(0, data={"said": operate_node(record, request.node, request.action,
+                                                          explain=request.explain)})
 
     def operate_link(self, request: p.LinkRequest, caller: Caller) -> p.Result:
         from vtopo.operate import set_link_impairment, set_link_state
@@ -319,9 +320,10 @@ class Agent:
             if request.action == "set":
                 said = set_link_impairment(record, request.a, request.b, rate_mbit=request.rate_mbit,
                                            delay_ms=request.delay_ms, jitter_ms=request.jitter_ms,
-                                           loss_pct=request.loss_pct)
+                                           loss_pct=request.loss_pct, explain=request.explain)
             elif request.action in ("up", "down"):
-                said = set_link_state(record, request.a, request.b, up=request.action == "up")
+                said = set_link_state(record, request.a, request.b, up=request.action == "up",
+                                      explain=request.explain)
             else:
                 raise p.ProtocolError(f"a link's action is up, down or set, not {request.action!r}")
         return p.Result(0, data={"said": said})
