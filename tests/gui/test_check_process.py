@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -70,3 +71,27 @@ def test_the_checker_says_which_lines_of_the_script_an_edit_changed(checker: sub
 def test_the_checker_runs_below_the_designers_priority(checker: subprocess.Popen[bytes]) -> None:
     assert isinstance(ask(checker, check_of(1, io.load(TOPOLOGIES / "l2-vs-l3.vtopo"))), AnalysisReply)
     assert os.getpriority(os.PRIO_PROCESS, checker.pid) == min(os.getpriority(os.PRIO_PROCESS, 0) + NICENESS, 19)
+
+
+CRASHING_DESIGNER = """
+import sys
+from pathlib import Path
+from PySide6.QtCore import QSettings
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from vtopo.gui.app import create_window
+app = QApplication([])
+work = Path(sys.argv[2])
+window = create_window(Path(sys.argv[1]), QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat),
+                       work / "autosave")
+window.show()
+QTest.qWait(500)
+raise SystemExit("an uncaught error")
+"""
+
+
+def test_a_designer_ended_by_an_uncaught_error_exits_and_ends_its_checker(tmp_path) -> None:  # type: ignore
+    designer = subprocess.run([sys.executable, "-c", CRASHING_DESIGNER, str(TOPOLOGIES / "ospf-ring.vtopo"),
+                               str(tmp_path)], env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+                              capture_output=True, text=True, timeout=60)
+    assert designer.returncode == 1 and "an uncaught error" in designer.stderr, designer.stderr

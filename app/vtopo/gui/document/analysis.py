@@ -13,6 +13,7 @@ freed on a pool thread, not where the panels let go of it.
 """
 from __future__ import annotations
 
+import atexit
 import copy
 import subprocess
 from typing import Any, Callable
@@ -147,6 +148,9 @@ class LabAnalyzer(QObject):
 
     def _start_checker(self) -> subprocess.Popen[bytes]:
         checker = self._checker = subprocess.Popen(COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert checker.stdin is not None
+        # a designer that ends without shutdown (an uncaught error) ends its checker too: the exit waits for the reader
+        atexit.register(checker.stdin.close)
         worker = Worker(lambda report: self._read_replies(checker, report))
         worker.yielded.connect(self._received)
         worker.returned.connect(lambda code: self._checker_ended(checker, code))
@@ -207,6 +211,7 @@ class LabAnalyzer(QObject):
         if checker is not None:
             assert checker.stdin is not None
             checker.stdin.close()  # the checker ends at the end of its requests
+            atexit.unregister(checker.stdin.close)
             try:
                 checker.wait(STOP_SECONDS)
             except subprocess.TimeoutExpired:
