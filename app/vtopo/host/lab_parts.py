@@ -57,6 +57,16 @@ def interfaces_of(op: o.Op) -> Iterator[Interface]:
         yield Interface(None, op.name)
 
 
+def undone_by_removing(op: o.Op) -> Iterator[Interface]:
+    """The interfaces whose removal undoes what `op` made: those it makes, a bridge, both sides of a bridge port."""
+    yield from interfaces_of(op)
+    if isinstance(op, o.CreateBridge):
+        yield Interface(None, op.name)
+    elif isinstance(op, o.SetMaster):
+        yield Interface(None, op.name)
+        yield Interface(None, op.master)
+
+
 class LabParts:
     """A deployed lab's plan, by the node or link each operation belongs to."""
 

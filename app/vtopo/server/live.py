@@ -23,7 +23,7 @@ from dataclasses import replace
 from vtopo import ops as o
 from vtopo import protocol as p
 from vtopo.host.deployer import Deployer
-from vtopo.host.lab_parts import Interface, LabParts, interfaces_of
+from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
 from vtopo.host.state import LabRecord, StateStore
 from vtopo.host.watch import Heard, InterfaceChanged, NamespaceEnded, ProcessEnded, Watcher
 from vtopo.reports import LabEntry, LabStatus, PartState
@@ -88,7 +88,11 @@ class LiveLab:
         self.gone = gone  # applied operations whose work was heard to be gone
         self.gone_namespaces: set[str] = set()
         self.down = down  # interfaces heard to be down or without carrier
-        self.owner_of = {interface: op.owner for op in parts.ops for interface in interfaces_of(op)}
+        self.undone_by: dict[Interface, list[o.Op]] = {}  # what removing each interface undoes
+        for op in parts.ops:
+            if op in parts.applied:
+                for interface in undone_by_removing(op):
+                    self.undone_by.setdefault(interface, []).append(op)
         self.states = {owner: self._part(owner) for owner in [*parts.node_owners.values(), *parts.link_owners.values()]}
         self.status = self._status()
 
@@ -109,14 +113,14 @@ class LiveLab:
     def hear(self, what: Heard) -> list[str]:
         """Take in an event; the owners ("node c1", "link c1 -- s1") it may have changed."""
         if isinstance(what, InterfaceChanged):
+            undone = self.undone_by.get(what.interface, [])
             if what.up is None:
-                self.gone |= {op for op in self.parts.by_owner.get(self.owner_of.get(what.interface, ""), [])
-                              if what.interface in set(interfaces_of(op))}
+                self.gone.update(undone)
             elif what.up:
                 self.down.discard(what.interface)
             else:
                 self.down.add(what.interface)
-            return [self.owner_of.get(what.interface, "")]
+            return [op.owner for op in undone]
         if isinstance(what, ProcessEnded):
             self.gone.add(what.op)
             return [what.op.owner]
@@ -196,8 +200,8 @@ class LiveLabs:
     def _made(self, parts: LabParts, probe: bool) -> LiveLab:
         """A lab's record, watched from now on: its parts as a probe finds them, or as its plan made them."""
         watcher = self._watching()
-        ended = watcher.watch(parts.data["name"], [interface for owner in parts.link_owners.values()
-                                                           for interface in parts.interfaces(owner)],
+        ended = watcher.watch(parts.data["name"], {interface for op in parts.ops if op in parts.applied
+                                                   for interface in undone_by_removing(op)},
                               [op.name for op in parts.ops if isinstance(op, o.CreateNamespace)
                                and op in parts.applied],
                               [op for op in parts.ops if isinstance(op, o.StartProcess) and op in parts.applied])
@@ -258,7 +262,7 @@ class LiveLabs:
             else:
                 live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds), probe=False)
                 if before is not None:  # what was heard of what the change kept
-                    live.down = before.down & set(live.owner_of)
+                    live.down = before.down & set(live.undone_by)
                     live.gone |= {op for op in before.gone if not isinstance(op, o.StartProcess)} & live.parts.applied
                     live.recount(list(live.states))
             self._tell_whole(lab)
