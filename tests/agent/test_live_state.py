@@ -34,8 +34,7 @@ reads = []
 status = AgentClient.status
 AgentClient.status = lambda self, lab=None: reads.append("".join(traceback.format_stack())) or status(self, lab)
 
-def when(condition):
-    """The time `condition` first holds, looked at every millisecond."""
+def when(condition):  # the time `condition` first holds, looked at every millisecond
     deadline = time.monotonic() + 30
     while not condition():
         assert time.monotonic() < deadline, window.log.toPlainText()[-2000:]
