@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-FRAGMENTS = ("deploy", "agent", "startup", "gui", "ovs", "vlans", "measure", "sites", "router-memory", "grade")
+FRAGMENTS = ("deploy", "agent", "live", "startup", "gui", "ovs", "vlans", "measure", "sites", "router-memory", "grade")
 START = "<!-- make bench writes this section: start -->"
 END = "<!-- make bench writes this section: end -->"
 
