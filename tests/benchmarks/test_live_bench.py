@@ -32,7 +32,7 @@ from vtopo.model import io
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 
 STATUS_COUNT = int(os.environ.get("VTOPO_LIVE_BENCH_STATUS", "900"))
-IDLE_COUNT = int(os.environ.get("VTOPO_LIVE_BENCH_IDLE", "2000"))
+IDLE_COUNT = int(os.environ.get("VTOPO_LIVE_BENCH_IDLE", "1000"))  # one bridge takes at most 1,024 ports
 IDLE_S = float(os.environ.get("VTOPO_LIVE_BENCH_IDLE_S", "60"))
 TRIALS = 5
 TICKS = os.sysconf("SC_CLK_TCK")
