@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Union
 
 from vtopo.kinds.environment import CLIENTS_GROUP
 
-from vtopo.reports import Progress, user_name
+from vtopo.reports import LabEntry, LabStatus, PartState, Progress, user_name
 
 VERSION = 1
 GROUP = CLIENTS_GROUP
@@ -84,8 +84,21 @@ class DestroyRequest(Message):
 
 @dataclass
 class StatusRequest(Message):
+    """Each lab's state as the agent's record has it; with `verify`, as a probe of the host finds it, and where the
+    record said otherwise (Result.data "differences")."""
+
     type: ClassVar[str] = "status"
     lab: str = ""  # "" for every lab
+    verify: bool = False
+
+
+@dataclass
+class FollowRequest(Message):
+    """Follow a lab of the caller's: a `LabsListed` and a `LabState` now, then each change as the agent hears of it
+    (from the kernel, the lab's processes, any client's request), until the client closes the connection."""
+
+    type: ClassVar[str] = "follow"
+    lab: str
 
 
 @dataclass
@@ -250,6 +263,33 @@ class LinkCountersRead(Message):
 
 
 @dataclass
+class LabsListed(Message):
+    """The running labs, whoever owns them, and what the agent does to each: sent to a follower when it changes."""
+
+    type: ClassVar[str] = "labs-listed"
+    labs: list[LabEntry]
+
+
+@dataclass
+class LabState(Message):
+    """The followed lab's whole state; None while no lab of that name is deployed, or it is not the follower's."""
+
+    type: ClassVar[str] = "lab-state"
+    status: LabStatus | None
+
+
+@dataclass
+class PartsChanged(Message):
+    """The nodes and links of the followed lab whose state changed, and the lab's state after the change."""
+
+    type: ClassVar[str] = "parts-changed"
+    lab: str
+    state: str
+    nodes: list[PartState]
+    links: list[PartState]
+
+
+@dataclass
 class ConsoleOpened(Message):
     """A socket connected to the VM's serial console comes with this line (SCM_RIGHTS). For an exec, the client
     types the command there (vtopo.client.console_exec); without a command, it attaches to the console."""
@@ -283,11 +323,12 @@ REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, D
                                                                  RecordRequest, NodeRequest, LinkRequest,
                                                                  ExecRequest, CleanupRequest, ConsoleRequest,
                                                                  CaptureRequest, SaveRequest, RestoreRequest,
-                                                                 LinkCountersRequest,
-                                                                 CancelRequest, LabsRequest)}
+                                                                 LinkCountersRequest, CancelRequest, LabsRequest,
+                                                                 FollowRequest)}
 DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
 ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened,
-                                                                LinkCountersRead, Result)}
+                                                                LinkCountersRead, LabsListed, LabState, PartsChanged,
+                                                                Result)}
 
 
 def encode(message: Message) -> bytes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pwd
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -80,6 +80,12 @@ class LabStatus:
     @property
     def up(self) -> bool:
         return self.state == "running"
+
+    def changed(self, state: str, nodes: list[PartState], links: list[PartState]) -> LabStatus:
+        """The lab after a change the agent sent: its new state, and the nodes and links whose state changed."""
+        new_nodes, new_links = {part.name: part for part in nodes}, {part.name: part for part in links}
+        return replace(self, state=state, nodes=[new_nodes.get(part.name, part) for part in self.nodes],
+                       links=[new_links.get(part.name, part) for part in self.links])
 
 
 @dataclass

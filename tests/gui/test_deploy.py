@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
-import time
+from collections.abc import Iterator
 from typing import Any, Callable
 
 import pytest
@@ -14,7 +14,6 @@ from tests.gui.helpers import answer_next_dialog
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.console import terminal
 from vtopo.gui.main_window import MainWindow
-from vtopo.gui.panels.deploy import FOLLOW_MS
 from vtopo.lab import registry
 from vtopo.reports import DeployReport, Progress
 
@@ -45,6 +44,19 @@ class FakeDeployer:
 
     def status(self, lab: str | None = None) -> list[Any]:
         return []
+
+    def follow(self, lab: str) -> NoFollowing:
+        return NoFollowing()
+
+
+class NoFollowing:
+    """A following that says nothing: no lab runs."""
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
+
+    def close(self) -> None:
+        return
 
 
 def test_deploy_and_destroy_run_in_a_worker(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
@@ -185,23 +197,3 @@ def test_a_link_deleted_by_hand_shows_as_degraded_on_the_canvas(make_window: Cal
             window.menu_actions.destroy.trigger()
     assert not any(item.fault for item in window.editor.scene.links.values())
     assert snapshot() - before == {}
-
-
-class SlowReadingDeployer(FakeDeployer):
-    """An agent whose reads take `pause` seconds, as a lab of thousands of namespaces makes them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.pause = 0.5
-
-    def labs(self) -> list[Any]:
-        time.sleep(self.pause)
-        return []
-
-
-def test_the_designer_reads_a_slow_agent_less_often(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
-    deployer = SlowReadingDeployer()
-    window = make_window("bridge-veth", deployer_loader=lambda: (deployer, ""))
-    qtbot.waitUntil(lambda: window.deploy.follow_interval_ms >= 5 * 500, timeout=10_000)
-    deployer.pause = 0.0
-    qtbot.waitUntil(lambda: window.deploy.follow_interval_ms == FOLLOW_MS, timeout=10_000)

@@ -5,7 +5,9 @@ running or deploying lab is not left without a question."""
 from __future__ import annotations
 
 import os
+import queue
 import threading
+from collections.abc import Iterator
 from typing import Any, Callable
 
 import pytest
@@ -16,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from tests.gui.conftest import ASK_FOR_REAL, wait_analysis
 from tests.gui.helpers import answer_next_dialog, click
 from tests.gui.test_deploy import FakeDeployer
+from vtopo import protocol as p
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.document.placement import NODE_ROOM
 from vtopo.gui.main_window import MainWindow
@@ -131,17 +134,40 @@ def test_a_status_message_takes_the_legends_place(make_window: Callable[..., Mai
     qtbot.waitUntil(window.legend.isVisible, timeout=2000)
 
 
+class FakeFollowing:
+    """What the agent tells a follower: the messages put in, until closed."""
+
+    def __init__(self) -> None:
+        self.told: queue.Queue[p.Message | None] = queue.Queue()
+
+    def __iter__(self) -> Iterator[p.Message]:
+        while (message := self.told.get()) is not None:
+            yield message
+
+    def close(self) -> None:
+        self.told.put(None)
+
+
 class HostDeployer(FakeDeployer):
-    """Remembers what it deployed; another user's lab is being deployed beside them."""
+    """Remembers what it deployed, and tells its followers; another user's lab is being deployed beside them."""
 
     def __init__(self) -> None:
         super().__init__()
         self.deployed: dict[str, list[PartState]] = {}
+        self.followers: list[FakeFollowing] = []
 
     def update(self, topology: Any, progress: Callable[[Any], None], consent: Any = None) -> DeployReport:
         report = super().update(topology, progress, consent)
         self.deployed[topology.name] = [PartState(node.name, "running") for node in topology.nodes.values()]
+        for following in self.followers:
+            following.told.put(p.LabsListed(self.labs()))
         return report
+
+    def follow(self, lab: str) -> FakeFollowing:  # type: ignore[override]
+        following = FakeFollowing()
+        following.told.put(p.LabsListed(self.labs()))
+        self.followers.append(following)
+        return following
 
     def status(self, lab: str | None = None) -> list[Any]:
         return [LabStatus(name, "vtfake", "", 0, "running", nodes, [], {})

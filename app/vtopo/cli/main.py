@@ -247,7 +247,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     agent = agent_client()
     if name and (spread := status_spread(name, agent)) is not None:
         return spread
-    labs = agent.status(name)
+    if args.watch:
+        if not name:
+            raise SystemExit("error: vtopo status --watch follows one lab: name it")
+        from vtopo.cli.watch import watch_status
+
+        return watch_status(agent, name)
+    differences: list[str] = []
+    if args.verify:
+        labs, differences = agent.verify(name)
+    else:
+        labs = agent.status(name)
     if not labs:
         print("no lab is deployed")
     for lab in labs:
@@ -259,7 +269,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print(f"  {kind} {part.name:<24} {part.state}{part.detail}")
                 for line in deployed.machine_lines(part.name) if deployed is not None and kind == "node" else []:
                     print(f"  {'':<29}   {line}")
-    return EXIT_OK if all(lab.up for lab in labs) else EXIT_FAILED
+    if args.verify:
+        print("\n".join(differences) if differences else "the agent's record is what the host has")
+    return EXIT_OK if all(lab.up for lab in labs) and not differences else EXIT_FAILED
 
 
 def _deployed(agent: AgentClient, lab: str) -> DeployedLab:
@@ -343,6 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("lab", nargs="?")
     sub.add_argument("-v", "--verbose", action="store_true", help="for each VM: its backend, QEMU's pid, and whether "
                      "vhost-net is in effect")
+    sub.add_argument("--watch", action="store_true", help="then print each change as the agent hears of it, until "
+                     "Ctrl-C (the lab's owner or root)")
+    sub.add_argument("--verify", action="store_true", help="probe the host instead of reading the agent's record, "
+                     "and say where they differ (the lab's owner or root)")
     sub = command("cleanup", cmd_cleanup, "destroy labs left behind by a crash, and any stray object vtopo tagged")
     sub.add_argument("-v", "--verbose", action="store_true")
     sub = command("exec", cmd_exec, "run a command inside a node: vtopo exec LAB NODE -- CMD...")

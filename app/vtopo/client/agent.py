@@ -298,7 +298,18 @@ class AgentClient:
         return int(self.checked(request, progress)["ops"])
 
     def status(self, lab: str | None = None) -> list[LabStatus]:
+        """Each lab's state (or `lab`'s) as the agent's record has it."""
         return [p.read_as(LabStatus, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
+
+    def verify(self, lab: str | None = None) -> tuple[list[LabStatus], list[str]]:
+        """Each of the caller's labs (or `lab`) as a probe of the host finds it, and where the agent's record said
+        otherwise."""
+        data = self.checked(p.StatusRequest(lab or "", verify=True))
+        return [p.read_as(LabStatus, raw) for raw in data["labs"]], [str(line) for line in data["differences"]]
+
+    def follow(self, lab: str) -> Following:
+        """The lab's state now and each change to it, as the agent hears of it (see Following)."""
+        return Following(self.connect(), lab)
 
     def labs(self) -> list[LabEntry]:
         """Every deployed lab, whoever owns it, and what the agent is doing to it now."""
@@ -358,7 +369,7 @@ class AgentClient:
         says so before a measurement starts, instead of as a failed command."""
         if os.getuid() == 0:
             return
-        owner = next((summary.owner for summary in self.status(lab)), os.getuid())
+        owner = next((entry.owner for entry in self.labs() if entry.lab == lab), os.getuid())
         if owner != os.getuid():
             raise AgentRefused(p.not_the_owner(lab, owner, action))
 
@@ -492,6 +503,35 @@ def _answers(connection: Connection) -> Any:
                 yield message, None
 
 
+class Following:
+    """A lab followed through the agent: iterating gives a LabsListed and a LabState at once, then each LabsListed,
+    LabState or PartsChanged as the agent sends it, until `close` (from any thread) or the agent goes away; AgentError
+    when the agent refuses (the lab is another member's)."""
+
+    def __init__(self, connection: Connection, lab: str) -> None:
+        self._connection = connection
+        connection.send(p.encode(p.FollowRequest(lab)))
+
+    def __iter__(self) -> Iterator[p.Message]:
+        try:
+            for message, _ in _answers(self._connection):
+                if isinstance(message, p.Result):
+                    if message.code != 0:
+                        raise AgentError(message)
+                    return
+                yield message
+        except OSError:
+            return  # closed here, or reset by an agent that ended
+        finally:
+            self._connection.close()
+
+    def close(self) -> None:
+        try:
+            self._connection.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            return  # closed already
+
+
 class AgentDeployer:
     """The designer's Deployer (gui.host_api.Deployer) when the agent does the host work."""
 
@@ -514,3 +554,6 @@ class AgentDeployer:
 
     def labs(self) -> list[LabEntry]:
         return self.client.labs()
+
+    def follow(self, lab: str) -> Following:
+        return self.client.follow(lab)

@@ -6,13 +6,14 @@ type checker sees the boundary instead of `Any`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import Trust
 from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
+from vtopo.protocol import Message
 from vtopo.reports import DeployReport, LabEntry, LabStatus, ProgressCallback
 
 
@@ -26,6 +27,16 @@ class Deployer(Protocol):
     def cancel(self, lab: str) -> None: ...
 
     def labs(self) -> Sequence[LabEntry]: ...
+
+    def follow(self, lab: str) -> Following: ...
+
+
+class Following(Protocol):
+    """A lab followed through the agent (vtopo.client.agent.Following): its messages, until `close`."""
+
+    def __iter__(self) -> Iterator[Message]: ...
+
+    def close(self) -> None: ...
 
 
 class DeployedLab(Protocol):

@@ -269,6 +269,7 @@ class MainWindow(QMainWindow):
         self.capture.shutdown()
         self.rates.shutdown()
         self.operate.wait()
+        self.deploy.stop_following()
         self.checks.shutdown()
         self.experiment.shutdown()
         self.terminals.shutdown()

@@ -87,6 +87,12 @@ class Worker(QObject):
         Worker._started.add(self)
         pool.start(self._run)
 
+    def start_alone(self) -> None:
+        """Run a job that lasts as long as its window (following a lab through the agent) on a thread of its own, which
+        the program's exit does not wait for: a pool's would, while the job waits for the agent's next word."""
+        Worker._started.add(self)
+        threading.Thread(target=self._run, name="vtopo worker", daemon=True).start()
+
     def _let_go(self) -> None:
         """After the other handlers of `finished`, on the GUI thread, where it is then freed."""
         QTimer.singleShot(0, lambda: Worker._started.discard(self))

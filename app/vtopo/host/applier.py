@@ -142,6 +142,13 @@ class Applier:
             return domains.running(op.uri, op.name)
         return None
 
+    def up(self, name: str, netns: str | None) -> bool:
+        """Whether interface `name` is up with its carrier; False when it or its namespace is gone."""
+        try:
+            return self.netlink.link_up(name, netns)
+        except NetlinkError:
+            return False
+
     def _link_present(self, name: str, netns: str | None) -> bool:
         try:
             return self.netlink.link_exists(name, netns)

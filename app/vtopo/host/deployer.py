@@ -21,16 +21,16 @@ from vtopo.host import facts as host_facts
 from vtopo.host import libvirtd, namespace_maker, owned_files, preflight
 from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
+from vtopo.host.lab_parts import LabParts
 from vtopo.host.state import HOST_NETWORKS, Journal, LabRecord, StateStore, Usage, consent_to_json
-from vtopo.kinds.contract import LabContext, NodeContext
-from vtopo.kinds.environment import (LAB_USER, HostFacts, LabOwner, Trust, default_prefix, image_reference,
-                                     namespaces_dir)
+from vtopo.kinds.contract import LabContext
+from vtopo.kinds.environment import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.kinds.trust import held_by_lab_problem, overlapped
 from vtopo.model import io
 from vtopo.model.problems import LabError, Problem
 from vtopo.model.topology import Topology
-from vtopo.reports import (OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, PartState, Progress, ProgressCallback,
+from vtopo.reports import (OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, Progress, ProgressCallback,
                            user_name)
 
 if TYPE_CHECKING:  # pyroute2 loads with the applier, when a lab is applied or probed: not for a status of no labs
@@ -117,18 +117,6 @@ class DestroyError(Exception):
 
 class DeployCancelled(Exception):
     """The user cancelled a deploy: what it had applied was rolled back."""
-
-
-INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link taken down by the user is as it should be
-
-
-def lab_state(applied: int, total: int, parts: list[PartState]) -> str:
-    """A lab's state from how many of its plan's `total` operations are `applied` (journaled) and its parts'."""
-    if applied < total:
-        return f"incomplete (deploy was interrupted at op {applied} of {total})"
-    if any(part.state not in INTENDED_STATES for part in parts):
-        return "degraded"
-    return "running"
 
 
 def _output_to(progress: ProgressCallback) -> Callable[[o.RunCommand, str], None]:
@@ -509,73 +497,27 @@ class Deployer:
         return [LabEntry(record.name, record.owner) for record in self.store.labs()]
 
     def status(self, lab: str | None = None) -> list[LabStatus]:
-        """Every deployed lab's status, or the one named `lab`'s."""
+        """Every deployed lab's status, or the one named `lab`'s, probed on the host: each operation's work looked
+        for, each link's interfaces asked whether they are up."""
+        return [self.probe(parts) for parts in self.parts(lab)]
+
+    def parts(self, lab: str | None = None) -> list[LabParts]:
+        """Every deployed lab's plan by part, or the one named `lab`'s."""
         if lab is None:
             records = list(self.store.labs())
         elif (named := self.store.named(lab)) is not None:
             records = [named]
         else:
             raise DestroyError(self.store.not_found(lab))
-        if not records:
-            return []
+        return [LabParts(record, self.kinds) for record in records]
+
+    @staticmethod
+    def probe(parts: LabParts) -> LabStatus:
+        """The lab's status as the host has it now: what each node and link made exists, and its interfaces are up."""
         from vtopo.host.applier import Applier
 
-        result = []
-        for record in records:
-            applier = Applier(record.prefix)
-            try:
-                result.append(self._status_of(record, applier))
-            finally:
-                applier.close()
-        return result
-
-    def _status_of(self, record: LabRecord, applier: Applier) -> LabStatus:
-        """Compare the plan with what exists: each node and link is running, degraded or incomplete."""
-        data = record.read()
-        topology = record.topology()
-        plan, lab = compile_in_context(topology, self.kinds, record.facts(), record.consent())
-        applied = set(record.journal())
-        operated = record.operated()
-        by_owner: dict[str, list[o.Op]] = {}
-        for op in plan.ops:
-            by_owner.setdefault(op.owner, []).append(op)
-
-        def state_of(owner: str, intended: str = "running") -> PartState:
-            ops = by_owner.get(owner, [])
-            stopped = intended == "stopped"  # its processes are meant to be gone
-            missing = [op.summary() for op in ops if op in applied
-                       and not (stopped and isinstance(op, (o.StartProcess, o.StartDomain)))
-                       and applier.exists(op) is False]
-            not_applied = sum(1 for op in ops if op not in applied)
-            name = owner.split(" ", 1)[1]
-            if missing:
-                return PartState(name, "degraded", "; missing: " + ", ".join(missing))
-            if not_applied:
-                return PartState(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
-            return PartState(name, intended)
-
-        nodes = [_with_detail(state_of(f"node {node.name}", "stopped" if node.name in operated.stopped else "running"),
-                              lab.nodes.get(node.id)) for node in topology.nodes.values()]
-        links = [state_of(f"link {topology.describe_link(link)}", "down" if link.id in operated.down else "running")
-                 for link in topology.links.values()]
-        state = lab_state(sum(1 for op in plan.ops if op in applied), len(plan.ops), nodes + links)
-        return LabStatus(record.name, record.prefix, data.get("source", ""), data.get("owner", 0), state, nodes, links,
-                         data["topology"])
-
-
-def _with_detail(state: PartState, node: NodeContext[Any] | None) -> PartState:
-    """A running node's state with what its kind says of it (a DHCP server's leases), read from the node's own files
-    without following a symlink; None for a node another site runs, whose own status says it."""
-    if state.state != "running" or node is None:
-        return state
-    image = node.kind.image(node)
-    found = node.facts.oci_image(image.reference) if image is not None else None
-    shown = f"; image {image_reference(image.reference)}@{found[0]}" if image is not None and found else ""
-    return replace(state, detail=state.detail + shown + node.kind.status_detail(node, _read_lab_file))
-
-
-def _read_lab_file(path: str, limit: int) -> str:
-    try:
-        return owned_files.read_small_file(path, limit)
-    except OSError:
-        return ""
+        applier = Applier(parts.record.prefix)
+        try:
+            return parts.status(applier.exists, lambda interface: not applier.up(interface.name, interface.netns))
+        finally:
+            applier.close()

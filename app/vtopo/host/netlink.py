@@ -41,7 +41,7 @@ from vtopo.host import rtnl_wire as wire
 from vtopo.host.netns import NetlinkError, NetnsNotFoundError, create_netns, entered, open_netns
 from vtopo.ops import TBF_LATENCY_MS, LinkType, MacvlanMode, RouteProtocol, tbf_burst, tbf_rate
 
-__all__ = ["LinkInfo", "Netlink", "NetlinkError", "NetnsNotFoundError", "MACVLAN_MODES", "link_counters"]
+__all__ = ["InterfaceEvent", "LinkEvents", "NamespaceGone", "LinkInfo", "Netlink", "NetlinkError", "NetnsNotFoundError", "MACVLAN_MODES", "link_counters"]
 
 MACVLAN_MODES = frozenset(mode.value for mode in MacvlanMode)
 
@@ -67,6 +67,7 @@ _CHANGE = NLM_F_REQUEST | NLM_F_ACK
 _CREATE = _CHANGE | NLM_F_CREATE | NLM_F_EXCL
 _RT_TABLE_MAIN = 254
 _RTN_UNICAST = 1
+_IFF_LOWER_UP = 0x10000  # the interface has its carrier
 _HEADER = struct.Struct("=IHHII")  # struct nlmsghdr: length, type, flags, sequence number, port id
 _ERRNO = struct.Struct("=i")  # the first field of an NLMSG_ERROR's payload; 0 in an ack
 _STATS_LINK_64 = 1 << (1 - 1)  # IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64): the filter_mask bit of the 64-bit counters
@@ -547,6 +548,13 @@ class Netlink:
         with _kernel(f"look up {name}{_where(netns)}"):
             return self._index(name, netns)
 
+    def link_up(self, name: str, netns: str | None) -> bool:
+        """Whether `name` is up and has its carrier (IFF_UP and IFF_LOWER_UP)."""
+        with _kernel(f"look up link {name}{_where(netns)}"):
+            (reply,) = self._rtnl(netns).request(_named_link(name), RTM_GETLINK, _CHANGE)
+            flags = int(reply["flags"])
+            return flags & IFF_UP != 0 and flags & _IFF_LOWER_UP != 0
+
     def link_exists(self, name: str, netns: str | None) -> bool:
         """Whether `netns` has a link called `name`."""
         with _kernel(f"look up link {name}{_where(netns)}"):
@@ -612,3 +620,106 @@ def host_network(lab_alias_prefix: str) -> tuple[frozenset[str], tuple[str, ...]
                 networks.add(str(ipaddress.ip_network(f"{destination}/{length}", strict=False)))
     return (frozenset(name for name, _ in links.values() if name), tuple(sorted(networks)),
             frozenset(address for _, address, _ in addresses))
+
+
+# ---------------------------------------------------------------- events
+
+_RTNLGRP_LINK, _RTNLGRP_NSID = 1, 28
+_NETLINK_ADD_MEMBERSHIP, _NETLINK_LISTEN_ALL_NSID = 1, 8
+_RTM_NEWNSID, _RTM_DELNSID, _RTM_GETNSID = 88, 89, 90
+_NETNSA_NSID, _NETNSA_FD = 1, 3
+_IFINFO = struct.Struct("=BxHiII")  # struct ifinfomsg: family, type, index, flags, change
+_EVENTS_BUFFER = 1 << 20  # a burst of events (a lab of thousands of interfaces destroyed) waits here, not lost
+
+
+@dataclass(frozen=True)
+class InterfaceEvent:
+    """An interface of the host's namespace (`nsid` None) or of a namespace the host knows by `nsid` changed: `up`
+    says whether it is up with its carrier, None when it was removed."""
+
+    nsid: int | None
+    name: str
+    up: bool | None
+
+
+@dataclass(frozen=True)
+class NamespaceGone:
+    """The namespace the host knew by `nsid` is destroyed."""
+
+    nsid: int
+
+
+class LinkEvents:
+    """One socket in the host's namespace that hears every interface change there and in each namespace given an id
+    in it (`nsid_of`), and each such namespace's end: the kernel's NETLINK_LISTEN_ALL_NSID. One socket and one id
+    per namespace, where a socket in each namespace would hold each namespace alive."""
+
+    def __init__(self) -> None:
+        self._socket = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, socket.NETLINK_ROUTE)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _EVENTS_BUFFER)
+        self._socket.bind((0, 1 << (_RTNLGRP_LINK - 1)))
+        self._socket.setsockopt(_SOL_NETLINK, _NETLINK_ADD_MEMBERSHIP, _RTNLGRP_NSID)
+        self._socket.setsockopt(_SOL_NETLINK, _NETLINK_LISTEN_ALL_NSID, 1)
+        self._requests = _Rtnl()
+
+    def fileno(self) -> int:
+        return self._socket.fileno()
+
+    def close(self) -> None:
+        self._socket.close()
+        self._requests.close()
+
+    def nsid_of(self, netns: str) -> int:
+        """The id the host's namespace knows `netns` by, given one now if it has none (RTM_NEWNSID)."""
+        fd = open_netns(netns)
+        try:
+            asked = wire.attribute(_NETNSA_FD, struct.pack("=I", fd))
+            with _kernel(f"give netns {netns} an id"):
+                if (nsid := self._asked_nsid(asked)) >= 0:
+                    return nsid
+                self._requests.request(bytes(4) + wire.attribute(_NETNSA_NSID, struct.pack("=i", -1)) + asked,
+                                       _RTM_NEWNSID)
+                return self._asked_nsid(asked)
+        finally:
+            os.close(fd)
+
+    def _asked_nsid(self, asked: bytes) -> int:
+        """The id of the namespace `asked` names (RTM_GETNSID); -1 when it has none."""
+        (reply,) = self._requests.request(bytes(4) + asked, _RTM_GETNSID)
+        nsid = int(reply.get("NETNSA_NSID"))  # pyroute2 reads the kernel's s32 as unsigned
+        return nsid - (1 << 32) if nsid >= 1 << 31 else nsid
+
+    def read(self) -> list[InterfaceEvent | NamespaceGone]:
+        """What the kernel said since the last read (the socket is readable)."""
+        data, ancillary, _, _ = self._socket.recvmsg(_EVENTS_BUFFER, socket.CMSG_SPACE(4))
+        nsid = next((struct.unpack("=i", value[:4])[0] for level, kind, value in ancillary
+                     if level == _SOL_NETLINK and kind == _NETLINK_LISTEN_ALL_NSID), None)
+        events: list[InterfaceEvent | NamespaceGone] = []
+        offset = 0
+        while offset + _HEADER.size <= len(data):
+            length, kind, _, _, _ = _HEADER.unpack_from(data, offset)
+            body = data[offset + _HEADER.size:offset + max(length, _HEADER.size)]
+            offset += max(_HEADER.size, (length + 3) & ~3)
+            if kind in (RTM_NEWLINK, RTM_DELLINK):
+                flags = _IFINFO.unpack_from(body)[3]
+                name = _attributes(body[_IFINFO.size:]).get(wire.IFLA_IFNAME, b"").rstrip(b"\0").decode()
+                up = flags & IFF_UP != 0 and flags & _IFF_LOWER_UP != 0
+                events.append(InterfaceEvent(nsid, name, up if kind == RTM_NEWLINK else None))
+            elif kind == _RTM_DELNSID:
+                gone = _attributes(body[4:]).get(_NETNSA_NSID)
+                if gone is not None:
+                    events.append(NamespaceGone(struct.unpack("=i", gone[:4])[0]))
+        return events
+
+
+def _attributes(data: bytes) -> dict[int, bytes]:
+    """A message's attributes by number (the last of a repeated one)."""
+    found: dict[int, bytes] = {}
+    offset = 0
+    while offset + 4 <= len(data):
+        length, number = struct.unpack_from("=HH", data, offset)
+        if length < 4:
+            break
+        found[number & 0x3FFF] = data[offset + 4:offset + length]  # without NLA_F_NESTED and NLA_F_NET_BYTEORDER
+        offset += (length + 3) & ~3
+    return found

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from vtopo import protocol as p
 from vtopo.server.policy import CONFIG, Policy, PolicyError, TunnelRefused
 from vtopo.server.jobs import DEPLOYING, DESTROYING, Job, LabJobs
+from vtopo.server.live import Follower, LiveLabs
 from vtopo.host.deployer import Admission, DeployError, Deployer, usage_of
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
@@ -152,6 +153,7 @@ class Agent:
         self.locks = LabLocks()
         self.connections = Connections()
         self.jobs = LabJobs()
+        self.live = LiveLabs(self.jobs.shown, self.jobs.doing)
 
     # ------------------------------------------------------------ connections
 
@@ -228,6 +230,8 @@ class Agent:
                 return self.cancel(request, caller)
             if isinstance(request, p.LabsRequest):
                 return self.labs()
+            if isinstance(request, p.FollowRequest):
+                return self.follow(request, caller, send)
             raise p.ProtocolError(f"no handler for {request.type}")
         except Refused as why:
             return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
@@ -253,7 +257,7 @@ class Agent:
         topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
         consent = _consent(request.consent, caller, policy)
         deployer = Deployer()
-        with self.locks.held(topology.name), self.jobs.running(topology.name, Job(DEPLOYING, deployer, caller.uid)):
+        with self.locks.held(topology.name), self._job(topology.name, Job(DEPLOYING, deployer, caller.uid)):
             record = deployer.store.named(topology.name)  # a lab of that name, which only update may change
             if record is not None and request.update:
                 _require_owner(record, caller, "update")
@@ -291,16 +295,48 @@ class Agent:
         started = time.monotonic()
         deployer = Deployer()
         with self._owned(request.lab, caller, "destroy") as record, \
-                self.jobs.running(record.name, Job(DESTROYING, deployer, caller.uid)):
+                self._job(record.name, Job(DESTROYING, deployer, caller.uid)):
             steps = deployer.destroy(record, _progress_to(send, request.every_step))
         return p.Result(0, data={"lab": request.lab, "ops": steps, "seconds": time.monotonic() - started})
 
+    @contextmanager
+    def _job(self, lab: str, job: Job) -> Iterator[None]:
+        """A deploy or destroy of `lab` while the block runs, which the lab's followers hear of as it begins and ends."""
+        try:
+            with self.jobs.running(lab, job):
+                self.live.job_changed(lab, ended=False)
+                yield
+        finally:
+            self.live.job_changed(lab, ended=True)
+
     def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
         """Every member sees every lab's name, owner and state; only its owner (and root) its prefix, where it was
-        deployed from and how it is made."""
-        labs = [self.jobs.shown(lab if caller.owns(lab.owner) else replace(lab, prefix="", source="", document={}))
-                for lab in Deployer().status(request.lab or None)]
-        return p.Result(0, data={"labs": [asdict(lab) for lab in labs]})
+        deployed from and how it is made. The agent's record answers; `verify` probes the host, for its owner."""
+        from vtopo.deployed import NotDeployed
+
+        if request.lab and StateStore().named(request.lab) is None:
+            raise NotDeployed(StateStore.not_found(request.lab))
+        differences: list[str] = []
+        if request.verify:
+            statuses, differences = self.live.verify(request.lab, caller.owns)
+        else:
+            statuses = self.live.statuses(request.lab)
+        labs = [lab if caller.owns(lab.owner) else replace(lab, prefix="", source="", document={}) for lab in statuses]
+        return p.Result(0, data={"labs": [asdict(lab) for lab in labs], "differences": differences})
+
+    def follow(self, request: p.FollowRequest, caller: Caller, send: Replies) -> p.Result:
+        """The caller's lab's state, then each change to it, until the caller closes the connection. A lab of that
+        name another member deploys later says nothing to the caller but its name in the list of labs."""
+        record = StateStore().named(request.lab)
+        if record is not None:
+            _require_owner(record, caller, "follow")
+        follower = Follower(request.lab, caller.owns)
+        try:
+            with self.live.followed(follower):
+                follower.deliver(send.connection, send.send)
+        finally:
+            follower.close()
+        return p.Result(0)
 
     def record(self, request: p.RecordRequest, caller: Caller) -> p.Result:
         with self._owned(request.lab, caller, "read how it is deployed") as record:
@@ -309,14 +345,14 @@ class Agent:
     def operate_node(self, request: p.NodeRequest, caller: Caller) -> p.Result:
         from vtopo.operate import operate_node
 
-        with self._owned(request.lab, caller, f"{request.action} nodes of") as record:
+        with self._owned(request.lab, caller, f"{request.action} nodes of") as record, self.live.changing(request.lab):
             return p.Result(0, data={"said": operate_node(record, request.node, request.action,
                                                           explain=request.explain)})
 
     def operate_link(self, request: p.LinkRequest, caller: Caller) -> p.Result:
         from vtopo.operate import set_link_impairment, set_link_state
 
-        with self._owned(request.lab, caller, "change the links of") as record:
+        with self._owned(request.lab, caller, "change the links of") as record, self.live.changing(request.lab):
             if request.action == "set":
                 said = set_link_impairment(record, request.a, request.b, rate_mbit=request.rate_mbit,
                                            delay_ms=request.delay_ms, jitter_ms=request.jitter_ms,
@@ -331,7 +367,7 @@ class Agent:
     def save(self, request: p.SaveRequest, caller: Caller) -> p.Result:
         from vtopo.saving import read_running
 
-        with self._owned(request.lab, caller, "save the running state of") as record:
+        with self._owned(request.lab, caller, "save the running state of") as record, self.live.changing(request.lab):
             return p.Result(0, data=read_running(record).to_json())
 
     def restore(self, request: p.RestoreRequest, caller: Caller, send: Replies, policy: Policy) -> p.Result:
@@ -342,7 +378,7 @@ class Agent:
 
         checkpoint = read_checkpoint(request.checkpoint)
         deployer = Deployer()
-        with self._owned(request.lab, caller, "restore a checkpoint of") as record:
+        with self._owned(request.lab, caller, "restore a checkpoint of") as record, self.live.changing(request.lab):
             def update(topology: Topology) -> DeployReport:
                 source = str(record.read().get("source") or "")
                 return deployer.update_record(record, topology, _progress_to(send, False),
@@ -357,6 +393,8 @@ class Agent:
         if not caller.root:
             raise Refused("only root may clean up: it destroys every user's interrupted labs")
         report = cleanup(Deployer(), _progress_to(send))
+        for lab in report.labs:
+            self.live.renew(lab)
         summary = p.CleanupSummary(report.labs, report.strays, report.errors)
         return p.Result(EXIT_FAILED if report.errors else 0, data=asdict(summary))
 

@@ -208,14 +208,11 @@ def _update_failed(results: dict[str, DeployReport | Exception], undone: dict[st
 
 def deployed_topology(lab: str, local: AgentClient) -> Topology | None:
     """The lab as the local site's record keeps it, when the caller may read it; None when there is none. Read from
-    its status, which the agent answers while a job holds the lab (a deploy under way says "deploying")."""
+    the record alone (its sites, its nodes' places), not from the lab's status."""
     try:
-        summaries = local.status(lab)
+        return io.from_document(local.deployment(lab)["topology"], lab)
     except AgentError:
         return None
-    if not summaries or not summaries[0].document:
-        return None
-    return io.from_document(summaries[0].document, lab)
 
 
 def destroy(topology: Topology, local: AgentClient, progress: ProgressCallback) -> dict[str, int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 from vtopo.gui.canvas.states import NodeState
 from vtopo.kinds.environment import Trust
 from vtopo.gui.document.editor import Editor
-from vtopo.gui.host_api import Deployer, DeployerLoader
-from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, Progress, ProgressCallback
+from vtopo.gui.host_api import Deployer, DeployerLoader, Following
+from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, PartState, Progress, ProgressCallback
 from vtopo.gui.workers import Worker, serial_pool
 from vtopo.model import io
 from vtopo.model.placement import sites_used, spread_over_sites
@@ -25,8 +25,8 @@ from vtopo.model.sites import Site
 from vtopo.model.topology import Impairment, Topology
 
 FAULTS = ("degraded", "incomplete")  # the states of a link the running lab lacks
-FOLLOW_MS = 1000  # how often the designer reads the lab's state while it does nothing to it itself
-FOLLOW_SHARE = 5  # a read that takes longer (a lab of many nodes) waits this many times its length before the next
+AGENT_JOBS = ("deploying", "destroying")  # a lab's state while the agent deploys or destroys it
+FOLLOW_AGAIN_MS = 1000  # after the agent went away (or refused): when the designer asks to follow the lab again
 TEXT_PADDING = 8  # px between a progress bar's text and its ends
 
 
@@ -56,24 +56,20 @@ def confirm_destroy(parent: QWidget, lab: str, topology: Topology) -> bool:
     return box.clickedButton() is destroy
 
 
-def _read_lab(deployer: Deployer, lab: str,
-              seen: tuple[list[LabEntry], LabStatus | None] | None) -> tuple[list[LabEntry], LabStatus | None] | None:
-    """The running labs and this lab's state, on a pool thread; None when both are as `seen`. A lab of the same name
-    that another user deployed is theirs, not the one this window follows."""
+def _read_lab(deployer: Deployer, lab: str) -> tuple[list[LabEntry], LabStatus | None]:
+    """The running labs and this lab's state, on a pool thread. A lab of the same name that another user deployed is
+    theirs, not the one this window shows."""
     labs = list(deployer.labs())
     mine = any(entry.lab == lab and entry.owner == os.getuid() for entry in labs)
-    ours = next(iter(deployer.status(lab)), None) if mine else None
-    read = (labs, ours)
-    return None if seen is not None and _same(read, seen) else read
+    return labs, next(iter(deployer.status(lab)), None) if mine else None
 
 
-def _same(read: tuple[list[LabEntry], LabStatus | None], seen: tuple[list[LabEntry], LabStatus | None]) -> bool:
-    (labs, ours), (seen_labs, seen_ours) = read, seen
-    if labs != seen_labs or (ours is None) != (seen_ours is None):
-        return False
-    return ours is None or seen_ours is None or (
-        (ours.state, list(ours.nodes), list(ours.links), ours.document) ==
-        (seen_ours.state, list(seen_ours.nodes), list(seen_ours.links), seen_ours.document))
+def _follow(deployer: Deployer, lab: str, report: Callable[[object], None]) -> None:
+    """On a thread of its own: hand the window the lab's following (to close it), then each message of the agent."""
+    following = deployer.follow(lab)
+    report(following)
+    for message in following:
+        report(message)
 
 
 class DeployLog(QPlainTextEdit):
@@ -126,24 +122,23 @@ class DeployController(QObject):
         self._read_status_next = False  # after a deploy that may have kept stopped nodes and links down
         self.running_labs: list[LabEntry] = []  # every deployed lab on the host, whoever owns it
         self.agent_doing = ""  # what the agent does to this lab for another client (or for a closed designer)
-        self._follower: Worker | None = None  # the read of the lab's state under way
-        self._follow_started = 0.0  # when it started
         self._canceller: Worker | None = None
-        self._seen: tuple[list[LabEntry], LabStatus | None] | None = None  # the last read, compared in the job
         self._cancels = QThreadPool(self)  # a cancel must not queue behind the deploy it cancels
-        self._follow_timer = QTimer(self)
-        self._follow_timer.timeout.connect(self.follow)
-        self._follow_timer.start(FOLLOW_MS)
+        self._follower: Worker | None = None
+        self._following: Following | None = None  # the agent's connection that tells this window of each change
+        self._followed: LabStatus | None = None  # the lab as the agent last told it, shown when no job of ours runs
+        self._told_while_busy = False
+        self._not_followed_because = ""
+        self._follow_again = QTimer(self)
+        self._follow_again.setSingleShot(True)
+        self._follow_again.timeout.connect(self.follow)
         editor.topology_replaced.connect(self._forget)
+        self.follow()
         editor.model_changed.connect(self._check_drift)
 
     @property
     def busy(self) -> bool:
         return self._worker is not None
-
-    @property
-    def follow_interval_ms(self) -> int:
-        return self._follow_timer.interval()
 
     @property
     def pool(self) -> QThreadPool:
@@ -230,7 +225,7 @@ class DeployController(QObject):
     def refresh_status(self) -> None:
         """Read the running labs and this lab's state (each site's part of it, for a lab spread over sites)."""
         lab = self._editor.topology.name
-        self._start("status", lambda deployer, _report: _read_lab(deployer, lab, None), self._read)
+        self._start("status", lambda deployer, _report: _read_lab(deployer, lab), self._read)
 
     def cancel(self) -> None:
         """Stop the deploy under way after its current step; it rolls back, and its end says so."""
@@ -243,34 +238,85 @@ class DeployController(QObject):
         worker.start(self._cancels)
 
     def follow(self) -> None:
-        """Read the lab's state and the running labs, unless this window is doing something to the lab (its
-        progress says more). An agent started after the designer is found here."""
+        """Follow the lab this window shows: the agent tells it the lab's state and each change, whoever made it (the
+        CLI, another window, a process that died, an interface taken down inside a node). An agent started after the
+        designer is found here."""
         if self._deployer is None and self.unavailable:
             self.unavailable = ""
             if self.deployer() is not None:
                 self.states_changed.emit()  # Deploy and Destroy are available now
-        deployer, lab, seen = self.deployer(), self._editor.topology.name, self._seen
-        if deployer is None or self.busy or self._follower is not None:
+        deployer, lab = self.deployer(), self._editor.topology.name
+        if deployer is None:
+            self._follow_again.start(FOLLOW_AGAIN_MS)
             return
-        self._follower = worker = Worker(lambda _report: _read_lab(deployer, lab, seen))
-        worker.returned.connect(self._followed)
-        worker.errored.connect(lambda _error: None)  # an agent that went away: the next read says so again
-        worker.finished.connect(self._followed_up)  # a bound method: Qt drops the connection with this object
-        self._follow_started = time.monotonic()
-        worker.start(self._pool)
+        self._follower = worker = Worker(lambda report: _follow(deployer, lab, report))
+        worker.yielded.connect(self._heard)
+        worker.errored.connect(self._not_followed)
+        worker.finished.connect(self._unfollowed)  # a bound method: Qt drops the connection with this object
+        worker.start_alone()
 
-    def _followed_up(self) -> None:
-        """The next read comes after FOLLOW_MS, or FOLLOW_SHARE times as long as this one took: the agent's probes of
-        a large lab's every namespace and link take seconds, and the designer's reads must not keep it busy."""
-        self._follower = None
-        took_ms = (time.monotonic() - self._follow_started) * 1000
-        self._follow_timer.setInterval(max(FOLLOW_MS, round(FOLLOW_SHARE * took_ms)))
+    def stop_following(self) -> None:
+        """End the agent's connection that tells this window of changes (the window closes, or shows another lab)."""
+        self._follow_again.stop()
+        if self._following is not None:
+            self._following.close()
+            self._following = None
+        if self._follower is not None:
+            self._follower.yielded.disconnect(self._heard)
+            self._follower.finished.disconnect(self._unfollowed)
+            self._follower = None
 
-    def _followed(self, read: tuple[list[LabEntry], LabStatus | None] | None) -> None:
-        if read is None or self.busy:  # nothing changed, or this window started a job since
+    def _not_followed(self, error: Exception) -> None:
+        """Said once, however often following the lab is tried again (the agent went away; the lab is another
+        member's)."""
+        said = f"cannot follow lab {self._editor.topology.name} on this host: {error}"
+        if said != self._not_followed_because:
+            self._not_followed_because = said
+            self._log.log(said)
+
+    def _unfollowed(self) -> None:
+        """The agent went away (or refused): follow the lab again once it is back."""
+        self._follower, self._following = None, None
+        self._follow_again.start(FOLLOW_AGAIN_MS)
+
+    def _heard(self, message: object) -> None:
+        from vtopo import protocol as p
+
+        if not isinstance(message, p.Message):
+            self._following = cast(Following, message)
+        elif isinstance(message, p.LabsListed):
+            if message.labs != self.running_labs:
+                self.running_labs = message.labs
+                self.labs_changed.emit()
+        elif isinstance(message, p.LabState):
+            self._followed = message.status
+            self._show_followed()
+        elif isinstance(message, p.PartsChanged) and self._followed is not None:
+            self._followed = self._followed.changed(message.state, message.nodes, message.links)
+            if not self.busy:
+                self._parts_changed(message.nodes)
+
+    def _show_followed(self) -> None:
+        """The lab's whole state as the agent last told it, unless a job of this window runs (its end is shown once
+        the job ends). A lab spread over sites is read again, with each other site's part from its own agent."""
+        followed = self._followed
+        if self.busy:
+            self._told_while_busy = True
             return
-        self._seen = read
-        self._read(read, quiet=True)
+        if followed is not None and followed.document and \
+                spread_over_sites(io.from_document(followed.document, followed.lab)):
+            self.refresh_status()
+        else:
+            self._status_read(followed, quiet=True)
+
+    def _parts_changed(self, nodes: list[PartState]) -> None:
+        """Show the nodes whose state the agent said changed, and every link as the followed lab has it now."""
+        assert self._followed is not None
+        self._follow_agent_job(self._followed)
+        self.details.update({node.name: node.detail for node in nodes})
+        if nodes:
+            self._set_states(self._as_shown({node.name: NodeState.parse(node.state) for node in nodes}))
+        self._show_links(self._followed.links)
 
     def _read(self, read: tuple[list[LabEntry], LabStatus | None], quiet: bool = False) -> None:
         labs, ours = read
@@ -282,7 +328,7 @@ class DeployController(QObject):
     def _follow_agent_job(self, ours: LabStatus | None) -> None:
         """What the agent does to the lab for another client (or for a designer that was closed), as its state says:
         Deploy stays disabled until that job ends."""
-        doing = ours.state if ours is not None and ours.state in ("deploying", "destroying") else ""
+        doing = ours.state if ours is not None and ours.state in AGENT_JOBS else ""
         if doing != self.agent_doing:
             self.agent_doing = doing
             self._log.log(f"lab {self._editor.topology.name} is {doing} (for another window, or for a designer that "
@@ -378,17 +424,8 @@ class DeployController(QObject):
         self._deployed_text = io.dumps(io.from_document(ours.document)) if ours is not None and ours.document else ""
         self.states = {}
         self.details = {node.name: node.detail for node in ours.nodes} if ours else {}
-        states = {node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {}
-        if self.agent_doing:  # each node is in the agent's hands until its job ends (as in this window's own jobs)
-            states = {name: state if state is NodeState.STOPPED else NodeState.DEPLOYING
-                      for name, state in states.items()}
-        self._set_states(states)
-        topology = self._editor.topology
-        ids = {topology.describe_link(link): link.id for link in topology.links.values()}
-        self._set_links_down({ids[link.name] for link in ours.links if link.state == "down" and link.name in ids}
-                             if ours else set())
-        self._editor.scene.set_link_faults({ids[link.name]: f"{link.state}{link.detail}" for link in ours.links
-                                            if link.state in FAULTS and link.name in ids} if ours else {})
+        self._set_states(self._as_shown({node.name: NodeState.parse(node.state) for node in ours.nodes} if ours else {}))
+        self._show_links(ours.links if ours else [])
         if ours is None or quiet:
             return
         if not ours.up:
@@ -399,6 +436,21 @@ class DeployController(QObject):
         for link in ours.links:
             if link.state in FAULTS:
                 self._log.log(f"link {link.name}: {link.state}{link.detail}")
+
+    def _as_shown(self, states: dict[str, NodeState]) -> dict[str, NodeState]:
+        """While the agent runs a job on the lab for another client, each node is in its hands until the job ends (as
+        in this window's own jobs)."""
+        if not self.agent_doing:
+            return states
+        return {name: state if state is NodeState.STOPPED else NodeState.DEPLOYING for name, state in states.items()}
+
+    def _show_links(self, links: list[PartState]) -> None:
+        """Each link of the running lab down, missing something, or as drawn."""
+        topology = self._editor.topology
+        ids = {topology.describe_link(link): link.id for link in topology.links.values()}
+        self._set_links_down({ids[link.name] for link in links if link.state == "down" and link.name in ids})
+        self._editor.scene.set_link_faults({ids[link.name]: f"{link.state}{link.detail}" for link in links
+                                            if link.state in FAULTS and link.name in ids})
 
     def _failed(self, error: Exception) -> None:
         """A DeployError (perhaps rolled back) or anything unexpected: report it with what we know."""
@@ -418,7 +470,6 @@ class DeployController(QObject):
 
     def _finished(self) -> None:
         self._worker = None
-        self._seen = None  # the next read shows what the job did
         self._bar.setRange(0, 1)
         self._bar.setValue(1)
         self._bar.hide()
@@ -427,6 +478,9 @@ class DeployController(QObject):
         if self._read_status_next:
             self._read_status_next = False
             self.refresh_status()
+        elif self._told_while_busy and (self._followed is None or self._followed.state not in AGENT_JOBS):
+            self._show_followed()  # what the agent told of the lab as this window's job ended
+        self._told_while_busy = False
 
     def _set_states(self, changes: dict[str, NodeState]) -> None:
         self.states.update(changes)
@@ -449,9 +503,9 @@ class DeployController(QObject):
         self.deployed_lab = ""
         self._deployed_text = ""
         self.agent_doing = ""
-        self._seen = None
+        self._followed = None
         self._editor.scene.set_node_states({})
         self._editor.scene.set_link_faults({})
         self.states_changed.emit()
-        if self.deployer() is not None and not self.busy:
-            self.refresh_status()
+        self.stop_following()
+        self.follow()

@@ -1,0 +1,160 @@
+"""A deployed lab's nodes and links against its plan: what `vtopo status` shows of each.
+
+The plan is compiled once from the lab's record; each part's state then comes from two questions asked of the host,
+whose answers the caller gives: does what an operation made still exist, and which of a link's interfaces are down.
+`vtopo status --verify` answers them by probing the host; the agent's record of a lab answers them from the kernel's
+and the processes' events it heard (vtopo.server.live).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from vtopo import ops as o
+from vtopo.compile.compiler import compile_in_context
+from vtopo.host import owned_files
+from vtopo.host.state import LabRecord, Operated
+from vtopo.kinds.contract import NodeContext
+from vtopo.kinds.environment import image_reference
+from vtopo.kinds.registry import Registry
+from vtopo.model.topology import Topology
+from vtopo.reports import LabStatus, PartState
+
+INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link taken down by the user is as it should be
+LINK_ENDS = (o.CreateVeth, o.CreateMacvlan, o.CreateVlan, o.MoveLink, o.CreateTap, o.CreateMacvtap)
+
+Exists = Callable[[o.Op], "bool | None"]
+"""Whether what an op made is there now; None for ops that make nothing worth asking about."""
+
+
+@dataclass(frozen=True)
+class Interface:
+    """An interface a lab made, in a node's namespace (`netns`) or the host's (None)."""
+
+    netns: str | None
+    name: str
+
+
+def lab_state(applied: int, total: int, parts: list[PartState]) -> str:
+    """A lab's state from how many of its plan's `total` operations are `applied` (journaled) and its parts'."""
+    if applied < total:
+        return f"incomplete (deploy was interrupted at op {applied} of {total})"
+    if any(part.state not in INTENDED_STATES for part in parts):
+        return "degraded"
+    return "running"
+
+
+def interfaces_of(op: o.Op) -> Iterator[Interface]:
+    """The interfaces a link's operation makes (a veth's two ends, a macvlan, a tap, ...)."""
+    if isinstance(op, o.CreateVeth):
+        yield Interface(op.netns, op.name)
+        yield Interface(op.peer_netns, op.peer)
+    elif isinstance(op, o.MoveLink):
+        yield Interface(op.netns, op.new_name)
+    elif isinstance(op, (o.CreateMacvlan, o.CreateVlan)):
+        yield Interface(op.netns, op.name)
+    elif isinstance(op, (o.CreateTap, o.CreateMacvtap)):
+        yield Interface(None, op.name)
+
+
+def undone_by_removing(op: o.Op) -> Iterator[Interface]:
+    """The interfaces whose removal undoes what `op` made: those it makes, a bridge, both sides of a bridge port."""
+    yield from interfaces_of(op)
+    if isinstance(op, o.CreateBridge):
+        yield Interface(None, op.name)
+    elif isinstance(op, o.SetMaster):
+        yield Interface(None, op.name)
+        yield Interface(None, op.master)
+
+
+class LabParts:
+    """A deployed lab's plan, by the node or link each operation belongs to."""
+
+    def __init__(self, record: LabRecord, kinds: Registry) -> None:
+        self.record = record
+        self.data = record.read()
+        self.topology: Topology = record.topology()
+        plan, self.lab = compile_in_context(self.topology, kinds, record.facts(), record.consent())
+        self.ops = plan.ops
+        self.applied = set(record.journal())
+        self.operated: Operated = record.operated()
+        self.by_owner: dict[str, list[o.Op]] = {}
+        for op in plan.ops:
+            self.by_owner.setdefault(op.owner, []).append(op)
+        self.node_of_netns = {op.name: op.owner.split(" ", 1)[1] for op in plan.ops
+                              if isinstance(op, o.CreateNamespace) and op.owner.startswith("node ")}
+        self.link_owners = {link.id: f"link {self.topology.describe_link(link)}" for link in self.topology.links.values()}
+        self.link_of_owner = {owner: link_id for link_id, owner in self.link_owners.items()}
+        self.node_owners = {node.name: f"node {node.name}" for node in self.topology.nodes.values()}
+        self.node_ids = {node.name: node.id for node in self.topology.nodes.values()}
+
+    def reread_operated(self) -> None:
+        """What the user stopped or took down, as the record says now (a node or link request changed it)."""
+        self.operated = self.record.operated()
+
+    def interfaces(self, owner: str) -> list[Interface]:
+        """The applied interfaces of a link (its owner, "link A -- B")."""
+        return [interface for op in self.by_owner.get(owner, []) if op in self.applied
+                for interface in interfaces_of(op)]
+
+    def end_name(self, interface: Interface) -> str:
+        """An interface as a user names it: NODE:IFNAME in a node, the device's name on the host."""
+        node = self.node_of_netns.get(interface.netns or "")
+        return f"{node}:{interface.name}" if node else interface.name
+
+    def part(self, owner: str, exists: Exists, is_down: Callable[[Interface], bool]) -> PartState:
+        """The state of one node or link ("node NAME", "link A -- B")."""
+        kind, name = owner.split(" ", 1)
+        if kind == "node":
+            intended = "stopped" if name in self.operated.stopped else "running"
+        else:
+            intended = "down" if self.link_of_owner.get(owner) in self.operated.down else "running"
+        ops = self.by_owner.get(owner, [])
+        stopped = intended == "stopped"  # its processes are meant to be gone
+        missing = [op.summary() for op in ops if op in self.applied
+                   and not (stopped and isinstance(op, (o.StartProcess, o.StartDomain)))
+                   and exists(op) is False]
+        not_applied = sum(1 for op in ops if op not in self.applied)
+        if missing:
+            return PartState(name, "degraded", "; missing: " + ", ".join(missing))
+        if not_applied:
+            return PartState(name, "incomplete", f"; {not_applied} of its {len(ops)} operations were not applied")
+        if kind == "link" and intended == "running":
+            down = [self.end_name(interface) for interface in self.interfaces(owner) if is_down(interface)]
+            if down:
+                return PartState(name, "down", f"; {', '.join(down)} {'is' if len(down) == 1 else 'are'} down or "
+                                               "without carrier")
+        if kind == "node":
+            return _with_detail(PartState(name, intended), self.lab.nodes.get(self.node_ids.get(name, "")))
+        return PartState(name, intended)
+
+    def status(self, exists: Exists, is_down: Callable[[Interface], bool]) -> LabStatus:
+        """Every node's and link's state, and the lab's."""
+        nodes = [self.part(owner, exists, is_down) for owner in self.node_owners.values()]
+        links = [self.part(owner, exists, is_down) for owner in self.link_owners.values()]
+        return self.status_of(nodes, links)
+
+    def status_of(self, nodes: list[PartState], links: list[PartState]) -> LabStatus:
+        state = lab_state(sum(1 for op in self.ops if op in self.applied), len(self.ops), nodes + links)
+        return LabStatus(self.data["name"], self.record.prefix, self.data.get("source", ""), self.data.get("owner", 0),
+                         state, nodes, links, self.data["topology"])
+
+
+def _with_detail(state: PartState, node: NodeContext[Any] | None) -> PartState:
+    """A running node's state with the image it runs from and what its kind says of it (a DHCP server's leases), read
+    from the node's own files without following a symlink; as it is for a node another site runs (None), whose own
+    status says it."""
+    if state.state != "running" or node is None:
+        return state
+    image = node.kind.image(node)
+    found = node.facts.oci_image(image.reference) if image is not None else None
+    shown = f"; image {image_reference(image.reference)}@{found[0]}" if image is not None and found else ""
+    return replace(state, detail=state.detail + shown + node.kind.status_detail(node, _read_lab_file))
+
+
+def _read_lab_file(path: str, limit: int) -> str:
+    try:
+        return owned_files.read_small_file(path, limit)
+    except OSError:
+        return ""

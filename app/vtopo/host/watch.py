@@ -1,0 +1,155 @@
+"""What happens to deployed labs, heard as it happens: one thread, waiting on one netlink socket (every interface of
+the host and of each lab namespace, and each namespace's end: vtopo.host.netlink.LinkEvents) and on a pidfd per
+process the labs started (zebra, ospfd, dnsmasq, QEMU...). Nothing is polled: the thread sleeps until the kernel
+says something changed."""
+from __future__ import annotations
+
+import os
+import selectors
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vtopo import ops as o
+from vtopo.host import processes
+from vtopo.host.kernel_host import read_pid
+from vtopo.host.lab_parts import Interface
+from vtopo.host.netlink import InterfaceEvent, LinkEvents, NamespaceGone, NetlinkError
+
+
+@dataclass(frozen=True)
+class InterfaceChanged:
+    """A watched interface went up or down (`up`), or away (None)."""
+
+    interface: Interface
+    up: bool | None
+
+
+@dataclass(frozen=True)
+class NamespaceEnded:
+    netns: str
+
+
+@dataclass(frozen=True)
+class ProcessEnded:
+    op: o.StartProcess
+
+
+Heard = InterfaceChanged | NamespaceEnded | ProcessEnded
+Listener = Callable[[str, Heard], None]
+"""Called on the watching thread with the lab's name and what happened to it."""
+
+
+class Watcher:
+    """Watches what labs made, lab by lab (`watch`, `forget`), and tells `listener` of each change."""
+
+    def __init__(self, listener: Listener) -> None:
+        self._listener = listener
+        self._guard = threading.Lock()
+        self._events = LinkEvents()
+        self._interfaces: dict[tuple[int | None, str], tuple[str, Interface]] = {}  # (nsid, name) -> lab, interface
+        self._namespaces: dict[int, tuple[str, str]] = {}  # nsid -> lab, netns
+        self._processes: dict[int, tuple[str, o.StartProcess]] = {}  # pidfd -> lab, its op
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._events, selectors.EVENT_READ)
+        self._wake, self._woken = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)[::-1]
+        self._selector.register(self._woken, selectors.EVENT_READ)
+        self._thread = threading.Thread(target=self._run, name="vtopo watcher", daemon=True)
+        self._thread.start()
+
+    def watch(self, lab: str, interfaces: Iterable[Interface], namespaces: Iterable[str],
+              started: Iterable[o.StartProcess]) -> list[o.StartProcess]:
+        """Watch a lab's interfaces, namespaces and processes (replacing what was watched of it); the processes that
+        are not running now, which no event will report."""
+        self.forget(lab)
+        ids: dict[str | None, int | None] = {None: None}
+        gone: list[o.StartProcess] = []
+        with self._guard:
+            for netns in namespaces:
+                try:
+                    ids[netns] = nsid = self._events.nsid_of(netns)
+                except NetlinkError:
+                    continue  # gone already: its parts are missing
+                self._namespaces[nsid] = (lab, netns)
+            for interface in interfaces:
+                if interface.netns in ids:  # not in a namespace gone already
+                    self._interfaces[(ids[interface.netns], interface.name)] = (lab, interface)
+            for op in started:
+                pidfd = _pidfd_of(op)
+                if pidfd is None:
+                    gone.append(op)
+                    continue
+                self._processes[pidfd] = (lab, op)
+                self._selector.register(pidfd, selectors.EVENT_READ)
+        return gone
+
+    def forget(self, lab: str) -> None:
+        """Stop watching a lab (destroyed, or about to be watched anew)."""
+        with self._guard:
+            self._interfaces = {key: value for key, value in self._interfaces.items() if value[0] != lab}
+            self._namespaces = {nsid: value for nsid, value in self._namespaces.items() if value[0] != lab}
+            for pidfd in [pidfd for pidfd, (watched, _) in self._processes.items() if watched == lab]:
+                self._close_pidfd(pidfd)
+
+    def close(self) -> None:
+        os.write(self._wake, b"x")
+        self._thread.join()
+        with self._guard:
+            for pidfd in list(self._processes):
+                self._close_pidfd(pidfd)
+        self._selector.close()
+        self._events.close()
+        os.close(self._wake)
+        os.close(self._woken)
+
+    def _close_pidfd(self, pidfd: int) -> None:
+        del self._processes[pidfd]
+        self._selector.unregister(pidfd)
+        os.close(pidfd)
+
+    def _run(self) -> None:
+        while True:
+            for key, _ in self._selector.select():
+                if key.fileobj == self._woken:
+                    return
+                if key.fileobj is self._events:
+                    heard = self._heard_from_kernel()
+                else:
+                    heard = self._heard_from_process(int(key.fd))
+                for lab, what in heard:
+                    self._listener(lab, what)
+
+    def _heard_from_kernel(self) -> list[tuple[str, Heard]]:
+        heard: list[tuple[str, Heard]] = []
+        with self._guard:
+            for event in self._events.read():
+                if isinstance(event, InterfaceEvent):
+                    if (found := self._interfaces.get((event.nsid, event.name))) is not None:
+                        heard.append((found[0], InterfaceChanged(found[1], event.up)))
+                elif isinstance(event, NamespaceGone) and (ended := self._namespaces.pop(event.nsid, None)):
+                    heard.append((ended[0], NamespaceEnded(ended[1])))
+        return heard
+
+    def _heard_from_process(self, pidfd: int) -> list[tuple[str, Heard]]:
+        with self._guard:
+            if pidfd not in self._processes:
+                return []  # forgotten meanwhile
+            lab, op = self._processes[pidfd]
+            self._close_pidfd(pidfd)
+        return [(lab, ProcessEnded(op))]
+
+
+def _pidfd_of(op: o.StartProcess) -> int | None:
+    """A pidfd of the process `op` started, when it runs (its pid file names it, and its command line is its own)."""
+    pid = read_pid(Path(op.pid_file))
+    if pid is None:
+        return None
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    if not processes.process_alive(pid, Path(op.argv[0]).name):  # checked once the pidfd pins the process
+        os.close(pidfd)
+        return None
+    return pidfd

@@ -1,0 +1,337 @@
+"""The agent's record of each deployed lab's state, kept up by what it hears, and sent to the clients that follow it.
+
+A lab's record is made when the agent first needs it: from a probe of the host (the agent may have started after the
+lab was deployed, or something may have changed while none ran), or, after a deploy of its own, from the plan it has
+just applied. From then on the host's events change it (vtopo.host.watch: an interface down or gone, a namespace
+gone, a process ended), and so do the agent's own requests (a deploy, a node stopped, a link taken down). A status
+is a read of the record; `vtopo status --verify` probes the host again and says where it differs.
+
+Each change goes at once to every client that follows the lab (`vtopo status --watch`, the designer) and may read
+it: its owner, and root. Every member hears of the list of running labs, as `vtopo status` shows it to them.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
+from vtopo import ops as o
+from vtopo import protocol as p
+from vtopo.host.deployer import Deployer
+from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
+from vtopo.host.state import LabRecord, StateStore
+from vtopo.host.watch import Heard, InterfaceChanged, NamespaceEnded, ProcessEnded, Watcher
+from vtopo.reports import LabEntry, LabStatus, PartState
+
+Send = Callable[[p.Message], None]
+
+
+class Follower:
+    """A client following lab `lab`: `reads` says whether it may read a lab deployed by a uid (its own, or root).
+    What it is told waits in its outbox until its own thread sends it (`deliver`): a client that does not read stalls
+    nobody but itself, and once MAX_WAITING messages wait for it, it is let go."""
+
+    MAX_WAITING = 4096
+
+    def __init__(self, lab: str, reads: Callable[[int], bool]) -> None:
+        self.lab = lab
+        self.reads = reads
+        self._waiting: deque[p.Message] = deque()
+        self._guard = threading.Lock()
+        self._bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        self._dropped = False
+
+    def send(self, message: p.Message) -> None:
+        """From any thread: queue `message` for the client."""
+        with self._guard:
+            if len(self._waiting) >= self.MAX_WAITING:
+                self._dropped = True
+            else:
+                self._waiting.append(message)
+        os.eventfd_write(self._bell, 1)
+
+    def deliver(self, connection: socket.socket, send: Send) -> None:
+        """Send what is told, in order, until the client closes its connection (or says anything more, or falls
+        MAX_WAITING messages behind)."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(connection, selectors.EVENT_READ)
+            selector.register(self._bell, selectors.EVENT_READ)
+            while True:
+                with self._guard:
+                    waiting, self._waiting = self._waiting, deque()
+                    if self._dropped:
+                        return
+                for message in waiting:
+                    send(message)
+                if any(key.fileobj is connection for key, _ in selector.select()):
+                    return
+                try:
+                    os.eventfd_read(self._bell)
+                except BlockingIOError:
+                    continue
+
+    def close(self) -> None:
+        """Once it no longer follows its lab (see LiveLabs.followed)."""
+        os.close(self._bell)
+
+
+class LiveLab:
+    """One lab's parts and what the host's events say of them."""
+
+    def __init__(self, parts: LabParts, gone: set[o.Op], down: set[Interface]) -> None:
+        self.parts = parts
+        self.gone = gone  # applied operations whose work was heard to be gone
+        self.gone_namespaces: set[str] = set()
+        self.down = down  # interfaces heard to be down or without carrier
+        self.undone_by: dict[Interface, list[o.Op]] = {}  # what removing each interface undoes
+        for op in parts.ops:
+            if op in parts.applied:
+                for interface in undone_by_removing(op):
+                    self.undone_by.setdefault(interface, []).append(op)
+        self.states = {owner: self._part(owner) for owner in [*parts.node_owners.values(), *parts.link_owners.values()]}
+        self.status = self._status()
+
+    def _exists(self, op: o.Op) -> bool | None:
+        netns = getattr(op, "netns", None)
+        if op in self.gone or (netns is not None and netns in self.gone_namespaces):
+            return False
+        return not (isinstance(op, o.CreateNamespace) and op.name in self.gone_namespaces)
+
+    def _part(self, owner: str) -> PartState:
+        return self.parts.part(owner, self._exists, lambda interface: interface in self.down)
+
+    def _status(self) -> LabStatus:
+        nodes = [self.states[owner] for owner in self.parts.node_owners.values()]
+        links = [self.states[owner] for owner in self.parts.link_owners.values()]
+        return self.parts.status_of(nodes, links)
+
+    def hear(self, what: Heard) -> list[str]:
+        """Take in an event; the owners ("node c1", "link c1 -- s1") it may have changed."""
+        if isinstance(what, InterfaceChanged):
+            undone = self.undone_by.get(what.interface, [])
+            if what.up is None:
+                self.gone.update(undone)
+            elif what.up:
+                self.down.discard(what.interface)
+            else:
+                self.down.add(what.interface)
+            return [op.owner for op in undone]
+        if isinstance(what, ProcessEnded):
+            self.gone.add(what.op)
+            return [what.op.owner]
+        self.gone_namespaces.add(what.netns)
+        return list(self.states)
+
+    def recount(self, owners: list[str]) -> tuple[list[PartState], list[PartState]]:
+        """Each owner's state again: the nodes and links whose state changed."""
+        nodes: list[PartState] = []
+        links: list[PartState] = []
+        for owner in owners:
+            if owner not in self.states:
+                continue
+            state = self._part(owner)
+            if state != self.states[owner]:
+                self.states[owner] = state
+                (nodes if owner.startswith("node ") else links).append(state)
+        if nodes or links:
+            self.status = self._status()
+        return nodes, links
+
+
+class LiveLabs:
+    """Every deployed lab's record (by name), the watcher that keeps them, and the clients that follow them."""
+
+    def __init__(self, shown: Callable[[LabStatus], LabStatus], doing: Callable[[str], str]) -> None:
+        self._shown = shown  # a lab's status as a job under way changes it (vtopo.server.jobs.LabJobs.shown)
+        self._doing = doing
+        self._guard = threading.RLock()
+        self._labs: dict[str, LiveLab] = {}
+        self._followers: list[Follower] = []
+        self._paused: set[str] = set()  # labs a request is changing: their events wait for its end
+        self._watcher: Watcher | None = None
+
+    def close(self) -> None:
+        with self._guard:
+            if self._watcher is not None:
+                self._watcher.close()
+                self._watcher = None
+            self._labs.clear()
+
+    # ------------------------------------------------------------ reading
+
+    def statuses(self, lab: str = "") -> list[LabStatus]:
+        """Every deployed lab's status (or the one named `lab`'s), from the record, as a job under way shows it."""
+        records = [record for record in StateStore().labs() if not lab or _name(record) == lab]
+        with self._guard:
+            return [self._shown(live.status) for record in records if (live := self._live(record)) is not None]
+
+    def verify(self, lab: str, reads: Callable[[int], bool]) -> tuple[list[LabStatus], list[str]]:
+        """The status of every lab (or the one named `lab`) the caller `reads`, as a probe of the host finds it, and
+        where the record said otherwise; the record takes what the probe found."""
+        found, differences = [], []
+        with self._guard:
+            for parts in Deployer().parts(lab or None):
+                if not reads(parts.record.owner):
+                    continue
+                recorded = self._labs.get(_name(parts.record))
+                live = self._made(parts, probe=True)
+                found.append(self._shown(live.status))
+                if recorded is not None:
+                    differences += _differences(recorded.status, live.status)
+                self._labs[live.status.lab] = live
+                self._tell_whole(live.status.lab)
+        return found, differences
+
+    def _live(self, record: LabRecord) -> LiveLab | None:
+        name = _name(record)
+        live = self._labs.get(name)
+        if live is None or live.parts.record.directory != record.directory:
+            try:
+                live = self._labs[name] = self._made(LabParts(record, Deployer().kinds), probe=True)
+            except FileNotFoundError:  # destroyed meanwhile
+                return None
+        return live
+
+    def _made(self, parts: LabParts, probe: bool) -> LiveLab:
+        """A lab's record, watched from now on: its parts as a probe finds them, or as its plan made them."""
+        watcher = self._watching()
+        ended = watcher.watch(parts.data["name"], {interface for op in parts.ops if op in parts.applied
+                                                   for interface in undone_by_removing(op)},
+                              [op.name for op in parts.ops if isinstance(op, o.CreateNamespace)
+                               and op in parts.applied],
+                              [op for op in parts.ops if isinstance(op, o.StartProcess) and op in parts.applied])
+        if not probe:
+            return LiveLab(parts, set(ended), set())
+        from vtopo.host.applier import Applier
+
+        applier = Applier(parts.record.prefix)
+        try:
+            gone = {op for op in parts.ops if op in parts.applied and applier.exists(op) is False}
+            down = {interface for owner in parts.link_owners.values() for interface in parts.interfaces(owner)
+                    if not applier.up(interface.name, interface.netns)}
+        finally:
+            applier.close()
+        return LiveLab(parts, gone, down)
+
+    def _watching(self) -> Watcher:
+        if self._watcher is None:
+            self._watcher = Watcher(self._heard)
+        return self._watcher
+
+    # ------------------------------------------------------------ changing
+
+    def _heard(self, lab: str, what: Heard) -> None:
+        with self._guard:
+            live = self._labs.get(lab)
+            if live is None:
+                return
+            owners = live.hear(what)
+            if lab in self._paused or self._doing(lab):  # what a request or a job does is told at its end
+                return
+            nodes, links = live.recount(owners)
+            if nodes or links:
+                self._tell(lab, p.PartsChanged(lab, live.status.state, nodes, links))
+
+    @contextmanager
+    def changing(self, lab: str) -> Iterator[None]:
+        """While a request changes a lab (a node stopped, a link taken down), its events wait; afterwards its record
+        reads what the request wrote and watches the processes it started."""
+        with self._guard:
+            self._paused.add(lab)
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._paused.discard(lab)
+                self.renew(lab)
+
+    def renew(self, lab: str) -> None:
+        """Read a lab's record again after the agent changed it (deployed, updated, destroyed, operated) or began or
+        ended a job on it, and tell its followers."""
+        with self._guard:
+            record = StateStore().named(lab)
+            before = self._labs.pop(lab, None)
+            if record is None:
+                if self._watcher is not None:
+                    self._watcher.forget(lab)
+            else:
+                live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds), probe=False)
+                if before is not None:  # what was heard of what the change kept
+                    live.down = before.down & set(live.undone_by)
+                    live.gone |= {op for op in before.gone if not isinstance(op, o.StartProcess)} & live.parts.applied
+                    live.recount(list(live.states))
+            self._tell_whole(lab)
+
+    def job_changed(self, lab: str, ended: bool) -> None:
+        """A deploy or destroy of `lab` began or `ended`: every follower hears of the list of labs, and the lab's of
+        its state."""
+        with self._guard:
+            if ended:
+                self.renew(lab)
+            elif lab in self._labs:
+                self._tell_whole(lab)
+            self._tell_labs()
+
+    # ------------------------------------------------------------ followers
+
+    @contextmanager
+    def followed(self, follower: Follower) -> Iterator[None]:
+        """Send the follower the running labs and its lab's state, then each change, while the block runs."""
+        with self._guard:
+            follower.send(p.LabsListed(self._entries()))
+            record = StateStore().named(follower.lab)
+            live = self._live(record) if record is not None else None
+            follower.send(p.LabState(self._shown(live.status) if live is not None and follower.reads(
+                live.status.owner) else None))
+            self._followers.append(follower)
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._followers.remove(follower)
+
+    def _entries(self) -> list[LabEntry]:
+        return [replace(entry, doing=self._doing(entry.lab)) for entry in Deployer().labs()]
+
+    def _tell_labs(self) -> None:
+        listed = p.LabsListed(self._entries())
+        for follower in self._followers:
+            follower.send(listed)
+
+    def _tell_whole(self, lab: str) -> None:
+        live = self._labs.get(lab)
+        status = self._shown(live.status) if live is not None else None
+        self._tell(lab, p.LabState(status), status is None)
+
+    def _tell(self, lab: str, message: p.Message, anyone: bool = False) -> None:
+        """`message` to the followers of `lab` who may read it (`anyone`: who follow it, it says nothing of it)."""
+        live = self._labs.get(lab)
+        for follower in self._followers:
+            if follower.lab == lab and (anyone or (live is not None and follower.reads(live.status.owner))):
+                follower.send(message)
+
+
+def _name(record: LabRecord) -> str:
+    try:
+        return record.name
+    except FileNotFoundError:
+        return ""
+
+
+def _differences(recorded: LabStatus, found: LabStatus) -> list[str]:
+    """Where the record and the host differ, one line per node or link."""
+    lines = []
+    for kind, before, after in (("node", recorded.nodes, found.nodes), ("link", recorded.links, found.links)):
+        was = {part.name: part for part in before}
+        for part in after:
+            old = was.get(part.name)
+            if old is not None and (old.state, old.detail) != (part.state, part.detail):
+                lines.append(f"lab {found.lab}: {kind} {part.name}: the record said {old.state}{old.detail}; the host "
+                             f"has it {part.state}{part.detail}")
+    return lines
+
