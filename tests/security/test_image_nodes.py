@@ -1,9 +1,9 @@
 """An image is untrusted input, like a lab file: member a deploys, through a real agent, nodes from images a hostile
 author made. One shell is set-uid root; one image's entrypoint tries the known escapes from its first instruction
-(another network namespace by /proc/1 and /run/netns, naming it and RTM_NEWNSID, a mount, a device node, the host's disk, a host sysctl, a
-module loaded for a link type); one
-fills its disk. None reaches anything of the host's or of member b's; an image loaded anew under the same reference
-does not replace the one the lab was deployed with; and destroy leaves nothing."""
+(another network namespace by /proc/1 and /run/netns, naming it and RTM_NEWNSID, a mount, a device node, the host's
+disk, a host sysctl, a module loaded for a link type); one fills its disk. None reaches anything of the host's or of
+member b's; an image loaded anew under the same reference does not replace the one the lab was deployed with; and
+destroy leaves nothing."""
 from __future__ import annotations
 
 import re
