@@ -2,7 +2,11 @@
 and what the engine could leave on the host."""
 from __future__ import annotations
 
-from vtopo.host import image_build, oci_engine
+import subprocess
+import sys
+from pathlib import Path
+
+from vtopo.host import image_build, image_store, oci_engine
 from vtopo.model.topology import Node, Topology
 from wiring import wire
 
@@ -32,3 +36,29 @@ def engine_leftovers() -> list[str]:
     """runc's containers of vtopo's, bundle mounts and cgroups: what destroy must leave none of."""
     return oci_engine.leftovers(RUN_ROOT)
 
+
+def derived_image(reference: str, scratch: Path, cmd: list[str], setuid: tuple[str, ...] = (),
+                  files: dict[str, str] | None = None) -> str:
+    """An image made from vtopo's toolbox as a hostile author would make one: `setuid` files set-uid root, `files`
+    (path: content, executable) added, running `cmd`; written as a docker archive (`docker save`'s format) and loaded
+    into the shared store under `reference` by `vtopo image load`, as root. Returns the archive's path."""
+    layout, bundle, archive = scratch / "layout", scratch / "bundle", scratch / f"{reference.replace('/', '-')}.tar"
+    shared = image_store.layout_of(None)
+    subprocess.run(["skopeo", "copy", "--quiet", f"oci:{shared}:{TOOLBOX}:latest", f"oci:{layout}:base"], check=True)
+    subprocess.run(["umoci", "unpack", "--image", f"{layout}:base", str(bundle)], check=True, capture_output=True)
+    rootfs = bundle / "rootfs"
+    for path in setuid:
+        (rootfs / path.lstrip("/")).chmod(0o4755)
+    for path, content in (files or {}).items():
+        (rootfs / path.lstrip("/")).write_text(content)
+        (rootfs / path.lstrip("/")).chmod(0o755)
+    subprocess.run(["umoci", "repack", "--image", f"{layout}:hostile", str(bundle)], check=True, capture_output=True)
+    subprocess.run(["umoci", "config", "--image", f"{layout}:hostile", *(w for word in cmd for w in ("--config.cmd",
+                                                                                                      word))],
+                   check=True, capture_output=True)
+    subprocess.run(["skopeo", "copy", "--quiet", f"oci:{layout}:hostile", f"docker-archive:{archive}:{reference}"],
+                   check=True)
+    loaded = subprocess.run([sys.executable, "-m", "vtopo", "image", "load", str(archive)], capture_output=True,
+                            text=True, check=False)
+    assert loaded.returncode == 0 and "every lab" in loaded.stdout, loaded.stdout + loaded.stderr
+    return str(archive)
