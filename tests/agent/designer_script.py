@@ -36,18 +36,21 @@ QTest.qWaitForWindowExposed(window)
 """
 
 SAVE_RUNNING = """
-def open_save_running():
-    # Lab > Save running configuration, chosen with the keyboard; the dialog it opens
+def open_from_lab_menu(action, dialog_opened):
+    # an entry of the Lab menu, chosen with the keyboard; the dialog it opens
     opened = []
-    window.save_running.dialog_opened.connect(opened.append)
+    dialog_opened.connect(opened.append)
     window.view.setFocus()
-    def save_running(menu):
-        menu.setActiveAction(window.menu_actions.save_running)
+    def choose(menu):
+        menu.setActiveAction(action)
         QTest.keyClick(menu, Qt.Key.Key_Return)
-    when_open(type(window.menuBar().actions()[0].menu()), save_running, popup=True)
+    when_open(type(window.menuBar().actions()[0].menu()), choose, popup=True)
     QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.AltModifier)
     wait_for(lambda: bool(opened), 60)
     return opened[0]
+
+def open_save_running():
+    return open_from_lab_menu(window.menu_actions.save_running, window.save_running.dialog_opened)
 """
 
 

@@ -2,7 +2,8 @@
 the three-stage OSPF assignment (hidden checks and solutions left out of the student's copy). The student, in the
 designer with real keys and mouse, deploys the copy, works through the Exercise dock stage by stage (vtysh typed in
 the Terminal dock on r1 and through `vtopo exec` on r2 and r3), saves the running configuration into the lab and
-destroys it. The teacher grades that submission beside a wrong one and an unparsable one: every check, the hidden
+destroys it. On the way, once OSPF is up, they keep a checkpoint in Lab > Checkpoints, break r2's OSPF and restore
+the checkpoint, which changes r2 alone. The teacher grades that submission beside a wrong one and an unparsable one: every check, the hidden
 ones included, passes or fails as it should, each with its diagnosis, and the machine is left as it was."""
 from __future__ import annotations
 
@@ -101,6 +102,28 @@ to_the_canvas()
 for router in ("r2", "r3"):
     vtysh(router, ospf_in_area_0(router))
 check_until_complete()
+
+# a checkpoint of OSPF up; r2's OSPF removed; the checkpoint restored, from Lab > Checkpoints
+said = []
+window.checkpoints.finished.connect(said.append)
+dialog = open_from_lab_menu(window.menu_actions.checkpoints, window.checkpoints.dialog_opened)
+QTest.mouseClick(dialog.name, Qt.MouseButton.LeftButton)
+QTest.keyClicks(dialog.name, "ospf-up")
+QTest.keyClick(dialog.name, Qt.Key.Key_Return)
+wait_for(lambda: dialog.checkpoints.count() == 1, 60)
+vtysh("r2", ["no router ospf"])
+assert "router ospf" not in running_config("r2")
+item = dialog.checkpoints.item(0)
+QTest.mouseClick(dialog.checkpoints.viewport(), Qt.MouseButton.LeftButton,
+                 pos=dialog.checkpoints.visualItemRect(item).center())
+wait_for(dialog.restore.isEnabled, 10)
+QTest.mouseClick(dialog.restore, Qt.MouseButton.LeftButton)
+wait_for(lambda: any("to checkpoint ospf-up" in text for text in said), 120)
+seen["restored"] = dialog.said.toPlainText()
+assert "router ospf" in running_config("r2")
+dialog.close()
+to_the_canvas()
+check_until_complete()
 next_stage(3)
 
 for router in ("r1", "r3"):  # stage 3: the LANs announced
@@ -179,6 +202,9 @@ def test_a_course_handed_out_worked_through_in_the_designer_and_graded(agent, us
     assert not {name for rows in stages.values() for name, _ in rows} & set(hidden)
     assert seen["summary"] == "The last stage is complete."
     assert seen["changed"] == ["r1", "r2", "r3"], seen
+    restored = seen["restored"].splitlines()
+    assert any(line.startswith("r2 took the checkpoint's state") for line in restored), restored
+    assert not any(line.startswith(("r1 ", "r3 ", "h1 ", "h2 ", "h3 ")) for line in restored), restored
 
     submissions = readable_dir / "submissions"
     submissions.mkdir()
