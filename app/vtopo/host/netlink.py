@@ -689,9 +689,12 @@ class LinkEvents:
         nsid = int(reply.get("NETNSA_NSID"))  # pyroute2 reads the kernel's s32 as unsigned
         return nsid - (1 << 32) if nsid >= 1 << 31 else nsid
 
-    def read(self) -> list[InterfaceEvent | NamespaceGone]:
-        """What the kernel said since the last read (the socket is readable)."""
-        data, ancillary, _, _ = self._socket.recvmsg(_EVENTS_BUFFER, socket.CMSG_SPACE(4))
+    def read(self) -> list[InterfaceEvent | NamespaceGone] | None:
+        """What the kernel said in its next message since the last read; None when it said nothing more."""
+        try:
+            data, ancillary, _, _ = self._socket.recvmsg(_EVENTS_BUFFER, socket.CMSG_SPACE(4), socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return None
         nsid = next((struct.unpack("=i", value[:4])[0] for level, kind, value in ancillary
                      if level == _SOL_NETLINK and kind == _NETLINK_LISTEN_ALL_NSID), None)
         events: list[InterfaceEvent | NamespaceGone] = []

@@ -96,6 +96,18 @@ class LabRecord:
         lab: dict[str, Any] = json.loads((self.directory / "lab.json").read_text())
         return lab
 
+    def stamp(self) -> tuple[int, ...]:
+        """Which writing of the record this is: a deploy, an update or an operation, by any process, changes it."""
+        found = []
+        for name in ("lab.json", "journal.jsonl"):
+            try:
+                stat = (self.directory / name).stat()
+            except FileNotFoundError:
+                found += [0, 0, 0]
+            else:
+                found += [stat.st_ino, stat.st_mtime_ns, stat.st_size]
+        return tuple(found)
+
     def write(self, data: dict[str, Any]) -> None:
         """Root's alone: a user's client asks the agent for what it may know of a lab (`deployment`)."""
         path = self.directory / "lab.json"

@@ -7,38 +7,15 @@ from __future__ import annotations
 import os
 import selectors
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
 from vtopo import ops as o
 from vtopo.host import processes
+from vtopo.host.heard import Heard, InterfaceChanged, Listener, NamespaceEnded, ProcessEnded
 from vtopo.host.kernel_host import read_pid
 from vtopo.host.lab_parts import Interface
 from vtopo.host.netlink import InterfaceEvent, LinkEvents, NamespaceGone, NetlinkError
-
-
-@dataclass(frozen=True)
-class InterfaceChanged:
-    """A watched interface went up or down (`up`), or away (None)."""
-
-    interface: Interface
-    up: bool | None
-
-
-@dataclass(frozen=True)
-class NamespaceEnded:
-    netns: str
-
-
-@dataclass(frozen=True)
-class ProcessEnded:
-    op: o.StartProcess
-
-
-Heard = InterfaceChanged | NamespaceEnded | ProcessEnded
-Listener = Callable[[str, Heard], None]
-"""Called on the watching thread with the lab's name and what happened to it."""
 
 
 class Watcher:
@@ -61,10 +38,16 @@ class Watcher:
     def watch(self, lab: str, interfaces: Iterable[Interface], namespaces: Iterable[str],
               started: Iterable[o.StartProcess]) -> list[o.StartProcess]:
         """Watch a lab's interfaces, namespaces and processes (replacing what was watched of it); the processes that
-        are not running now, which no event will report."""
+        are not running now, which no event will report.
+
+        What the kernel said before this call is heard first, against what was watched until now: a lab destroyed and
+        deployed again has interfaces of the same names (and namespaces the kernel may give the same ids), and the
+        old ones' removal must not be taken for the new ones'."""
         self.forget(lab)
         ids: dict[str | None, int | None] = {None: None}
         gone: list[o.StartProcess] = []
+        for earlier, what in self._heard_from_kernel():
+            self._listener(earlier, what)
         with self._guard:
             for netns in namespaces:
                 try:
@@ -121,14 +104,21 @@ class Watcher:
                     self._listener(lab, what)
 
     def _heard_from_kernel(self) -> list[tuple[str, Heard]]:
+        """What the kernel said since the last read, to the labs watched now."""
         heard: list[tuple[str, Heard]] = []
         with self._guard:
-            for event in self._events.read():
-                if isinstance(event, InterfaceEvent):
-                    if (found := self._interfaces.get((event.nsid, event.name))) is not None:
-                        heard.append((found[0], InterfaceChanged(found[1], event.up)))
-                elif isinstance(event, NamespaceGone) and (ended := self._namespaces.pop(event.nsid, None)):
-                    heard.append((ended[0], NamespaceEnded(ended[1])))
+            while (events := self._events.read()) is not None:
+                heard += self._heard_of(events)
+        return heard
+
+    def _heard_of(self, events: list[InterfaceEvent | NamespaceGone]) -> list[tuple[str, Heard]]:
+        heard: list[tuple[str, Heard]] = []
+        for event in events:
+            if isinstance(event, InterfaceEvent):
+                if (found := self._interfaces.get((event.nsid, event.name))) is not None:
+                    heard.append((found[0], InterfaceChanged(found[1], event.up)))
+            elif isinstance(event, NamespaceGone) and (ended := self._namespaces.pop(event.nsid, None)):
+                heard.append((ended[0], NamespaceEnded(ended[1])))
         return heard
 
     def _heard_from_process(self, pidfd: int) -> list[tuple[str, Heard]]:

@@ -19,14 +19,18 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from vtopo import ops as o
 from vtopo import protocol as p
 from vtopo.host.deployer import Deployer
 from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
 from vtopo.host.state import LabRecord, StateStore
-from vtopo.host.watch import Heard, InterfaceChanged, NamespaceEnded, ProcessEnded, Watcher
+from vtopo.host.heard import Heard, InterfaceChanged, ProcessEnded
 from vtopo.reports import LabEntry, LabStatus, PartState
+
+if TYPE_CHECKING:
+    from vtopo.host.watch import Watcher
 
 Send = Callable[[p.Message], None]
 
@@ -85,6 +89,7 @@ class LiveLab:
 
     def __init__(self, parts: LabParts, gone: set[o.Op], down: set[Interface]) -> None:
         self.parts = parts
+        self.stamp = parts.record.stamp()  # the record as read; another process may write it since (see LiveLabs)
         self.gone = gone  # applied operations whose work was heard to be gone
         self.gone_namespaces: set[str] = set()
         self.down = down  # interfaces heard to be down or without carrier
@@ -190,7 +195,9 @@ class LiveLabs:
     def _live(self, record: LabRecord) -> LiveLab | None:
         name = _name(record)
         live = self._labs.get(name)
-        if live is None or live.parts.record.directory != record.directory:
+        if live is None or live.parts.record.directory != record.directory or live.stamp != record.stamp():
+            # none yet, or the lab was deployed, updated or operated by another process (root's own command with
+            # no agent listening, or the deployer itself): what the record says now, as the host has it
             try:
                 live = self._labs[name] = self._made(LabParts(record, Deployer().kinds), probe=True)
             except FileNotFoundError:  # destroyed meanwhile
@@ -219,6 +226,8 @@ class LiveLabs:
         return LiveLab(parts, gone, down)
 
     def _watching(self) -> Watcher:
+        from vtopo.host.watch import Watcher
+
         if self._watcher is None:
             self._watcher = Watcher(self._heard)
         return self._watcher
@@ -243,12 +252,22 @@ class LiveLabs:
         reads what the request wrote and watches the processes it started."""
         with self._guard:
             self._paused.add(lab)
+            self._refresh(lab)
         try:
             yield
         finally:
             with self._guard:
                 self._paused.discard(lab)
                 self.renew(lab)
+
+    def _refresh(self, lab: str) -> None:
+        """Before the agent changes a lab: read first what another process did to it since (destroyed it, deployed
+        it again, operated it), which the change then keeps."""
+        record = StateStore().named(lab)
+        if record is not None:
+            self._live(record)
+        elif self._labs.pop(lab, None) is not None and self._watcher is not None:
+            self._watcher.forget(lab)
 
     def renew(self, lab: str) -> None:
         """Read a lab's record again after the agent changed it (deployed, updated, destroyed, operated) or began or
@@ -273,8 +292,10 @@ class LiveLabs:
         with self._guard:
             if ended:
                 self.renew(lab)
-            elif lab in self._labs:
-                self._tell_whole(lab)
+            else:
+                self._refresh(lab)
+                if lab in self._labs:
+                    self._tell_whole(lab)
             self._tell_labs()
 
     # ------------------------------------------------------------ followers

@@ -1,0 +1,32 @@
+"""What the agent hears of a deployed lab (vtopo.host.watch hears it): kept apart from the watcher, so that reading
+a lab's record loads no netlink."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from vtopo import ops as o
+from vtopo.host.lab_parts import Interface
+
+
+@dataclass(frozen=True)
+class InterfaceChanged:
+    """A watched interface went up or down (`up`), or away (None)."""
+
+    interface: Interface
+    up: bool | None
+
+
+@dataclass(frozen=True)
+class NamespaceEnded:
+    netns: str
+
+
+@dataclass(frozen=True)
+class ProcessEnded:
+    op: o.StartProcess
+
+
+Heard = InterfaceChanged | NamespaceEnded | ProcessEnded
+Listener = Callable[[str, Heard], None]
+"""Called on the watching thread with the lab's name and what happened to it."""
