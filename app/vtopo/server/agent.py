@@ -312,9 +312,9 @@ class Agent:
     def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
         """Every member sees every lab's name, owner and state; only its owner (and root) its prefix, where it was
         deployed from and how it is made. The agent's record answers; `verify` probes the host, for its owner."""
-        from vtopo.deployed import NotDeployed
-
         if request.lab and StateStore().named(request.lab) is None:
+            from vtopo.deployed import NotDeployed
+
             raise NotDeployed(StateStore.not_found(request.lab))
         differences: list[str] = []
         if request.verify:
