@@ -26,7 +26,9 @@ from sites.simulated import SimulatedHost
 from spread_labs import LabBuilder, here
 from tests.gui.helpers import (answer_next_dialog, choose, click, click_menu_entry, deploy_with_f5, double_click, drag,
                                right_click, when_menu_opens, when_open)
+from tests.gui.test_first_day import FakeFollowing
 from tests.gui.test_terminal_widget import type_line, wait_for
+from vtopo import protocol as p
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.deployed_lab import deployed_lab
 from vtopo.gui.main_window import MainWindow
@@ -74,6 +76,12 @@ class RecordingDeployer:
 
     def labs(self) -> list[LabEntry]:
         return [LabEntry(t.name, os.getuid()) for t in self.deployed[-1:]]
+
+    def follow(self, lab: str) -> FakeFollowing:
+        following = FakeFollowing()
+        following.told.put(p.LabsListed(self.labs()))
+        following.told.put(p.LabState(next((status for status in self.status() if status.lab == lab), None)))
+        return following
 
 
 def answer_sites(qtbot: QtBot, tick: list[str], button: str, seen: list[tuple[str, bool]]) -> None:
