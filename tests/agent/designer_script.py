@@ -54,12 +54,13 @@ def open_save_running():
 """
 
 
-def run_designer(agent, user: str, script: str, work: Path, lab: Path, timeout: float = 400) -> dict:  # type: ignore
-    """Run a designer script as `user`, offscreen, through the agent, its settings, autosave and data in `work`; what
-    it printed last, as JSON."""
+def run_designer(agent, user: str, script: str, work: Path, lab: Path, *more: str,  # type: ignore
+                 timeout: float = 400) -> dict:
+    """Run a designer script as `user`, offscreen, through the agent, its settings, autosave and data in `work`, with
+    `more` arguments after the lab's path; what it printed last, as JSON."""
     env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(work), "HOME": str(work),
            "VTOPO_DATA_DIR": str(work / "data"), "TERM": "xterm"}
     run = subprocess.run(["runuser", "-u", user, "--", sys.executable, "-c", script, str(REPOSITORY), str(work),
-                          str(lab)], env=env, capture_output=True, text=True, timeout=timeout, cwd="/")
+                          str(lab), *more], env=env, capture_output=True, text=True, timeout=timeout, cwd="/")
     assert run.returncode == 0, run.stderr[-4000:]
     return dict(json.loads(run.stdout.splitlines()[-1]))

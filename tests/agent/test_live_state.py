@@ -12,16 +12,14 @@ import struct
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from agent_process import Agent
 from residue import snapshot
-from tests.agent.designer_script import IMPORTS, WINDOW
+from tests.agent.designer_script import IMPORTS, WINDOW, run_designer
 from vtopo.resources import TOPOLOGIES
 
-REPOSITORY = Path(__file__).parents[2]
 LAB = "bridge-veth"
 PULLED = "c1-eth0--br0-p1"  # the link from c1's eth0 to the bridge
 
@@ -71,12 +69,8 @@ def test_the_designer_as_a_member_sees_a_cable_pulled_inside_a_node_within_100_m
     user = users["a"]
     os.chown(readable_dir, user.pw_uid, user.pw_gid)
     before = snapshot()
-    env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(readable_dir),
-           "HOME": str(readable_dir)}
-    run = subprocess.run(["runuser", "-u", user.pw_name, "--", sys.executable, "-c", DESIGNER, str(REPOSITORY),
-                          str(readable_dir), str(TOPOLOGIES / f"{LAB}.vtopo"), PULLED], env=env, capture_output=True, text=True, timeout=300, cwd="/")
-    assert run.returncode == 0, run.stderr
-    seen = json.loads(run.stdout.splitlines()[-1])
+    seen = run_designer(agent, user.pw_name, DESIGNER, readable_dir, TOPOLOGIES / f"{LAB}.vtopo", PULLED,
+                        timeout=300)
     assert 0 < seen["seconds"] <= 0.1, seen
     assert seen["reads"] == [], "the designer read the lab's status instead of hearing of the change"
     assert "lab destroyed" in seen["log"]
