@@ -275,14 +275,8 @@ class Agent:
     def _owned(self, lab: str, caller: Caller, action: str) -> Iterator[LabRecord]:
         """The record of the lab named `lab`, which the caller must own (or be root) to `action` it: looked up once,
         and held against the agent's other requests on that lab while the block acts on it."""
-        from vtopo.deployed import NotDeployed
-
         with self.locks.held(lab):
-            record = StateStore().named(lab)
-            if record is None:
-                raise NotDeployed(StateStore.not_found(lab))
-            _require_owner(record, caller, action)
-            yield record
+            yield _owned_record(lab, caller, action)
 
     def _deployed(self, lab: str, caller: Caller, action: str) -> DeployedLab:
         """The caller's lab named `lab`, compiled from its record as deployed (see `_owned`)."""
@@ -338,9 +332,10 @@ class Agent:
             follower.close()
         return p.Result(0)
 
-    def record(self, request: p.RecordRequest, caller: Caller) -> p.Result:
-        with self._owned(request.lab, caller, "read how it is deployed") as record:
-            return p.Result(0, data=record.deployment())
+    @staticmethod
+    def record(request: p.RecordRequest, caller: Caller) -> p.Result:
+        """A read, answered while a job holds the lab (a deploy under way): the record is written whole each time."""
+        return p.Result(0, data=_owned_record(request.lab, caller, "read how it is deployed").deployment())
 
     def operate_node(self, request: p.NodeRequest, caller: Caller) -> p.Result:
         from vtopo.operate import operate_node
@@ -666,6 +661,17 @@ def _admission(caller: Caller, policy: Policy) -> Admission:
                           f"{total.vm_memory_mb:,} MiB: more than the {policy.vm_memory_mb_per_member:,} MiB one member "
                           f"may have (vm_memory_mb_per_member); give them less memory, destroy a lab first, {ask}")
     return admit
+
+
+def _owned_record(lab: str, caller: Caller, action: str) -> LabRecord:
+    """The record of the lab named `lab`, which the caller must own (or be root) to `action` it."""
+    from vtopo.deployed import NotDeployed
+
+    record = StateStore().named(lab)
+    if record is None:
+        raise NotDeployed(StateStore.not_found(lab))
+    _require_owner(record, caller, action)
+    return record
 
 
 def _require_owner(record: LabRecord, caller: Caller, action: str) -> None:
