@@ -126,14 +126,25 @@ class LabParts:
                 return PartState(name, "down", f"; {', '.join(down)} {'is' if len(down) == 1 else 'are'} down or "
                                                "without carrier")
         if kind == "node":
-            return _with_detail(PartState(name, intended), self.lab.nodes.get(self.node_ids.get(name, "")))
+            return _with_image(PartState(name, intended), self.lab.nodes.get(self.node_ids.get(name, "")))
         return PartState(name, intended)
 
     def status(self, exists: Exists, is_down: Callable[[Interface], bool]) -> LabStatus:
         """Every node's and link's state, and the lab's."""
         nodes = [self.part(owner, exists, is_down) for owner in self.node_owners.values()]
         links = [self.part(owner, exists, is_down) for owner in self.link_owners.values()]
-        return self.status_of(nodes, links)
+        return self.with_details(self.status_of(nodes, links))
+
+    def with_details(self, status: LabStatus) -> LabStatus:
+        """`status` with what each running node's kind says of it now (a DHCP server's leases), read from the node's
+        own files without following a symlink: what no event tells, read each time a status is read."""
+        def detailed(state: PartState) -> PartState:
+            node = self.lab.nodes.get(self.node_ids.get(state.name, ""))
+            if state.state != "running" or node is None:
+                return state
+            return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
+
+        return replace(status, nodes=[detailed(state) for state in status.nodes])
 
     def status_of(self, nodes: list[PartState], links: list[PartState]) -> LabStatus:
         state = lab_state(sum(1 for op in self.ops if op in self.applied), len(self.ops), nodes + links)
@@ -141,16 +152,15 @@ class LabParts:
                          state, nodes, links, self.data["topology"])
 
 
-def _with_detail(state: PartState, node: NodeContext[Any] | None) -> PartState:
-    """A running node's state with the image it runs from and what its kind says of it (a DHCP server's leases), read
-    from the node's own files without following a symlink; as it is for a node another site runs (None), whose own
+def _with_image(state: PartState, node: NodeContext[Any] | None) -> PartState:
+    """A running node's state with the image it runs from; as it is for a node another site runs (None), whose own
     status says it."""
     if state.state != "running" or node is None:
         return state
     image = node.kind.image(node)
     found = node.facts.oci_image(image.reference) if image is not None else None
-    shown = f"; image {image_reference(image.reference)}@{found[0]}" if image is not None and found else ""
-    return replace(state, detail=state.detail + shown + node.kind.status_detail(node, _read_lab_file))
+    return replace(state, detail=state.detail + f"; image {image_reference(image.reference)}@{found[0]}") \
+        if image is not None and found else state
 
 
 def _read_lab_file(path: str, limit: int) -> str:

@@ -173,7 +173,8 @@ class LiveLabs:
         """Every deployed lab's status (or the one named `lab`'s), from the record, as a job under way shows it."""
         records = [record for record in StateStore().labs() if not lab or _name(record) == lab]
         with self._guard:
-            return [self._shown(live.status) for record in records if (live := self._live(record)) is not None]
+            return [self._shown(live.parts.with_details(live.status)) for record in records
+                    if (live := self._live(record)) is not None]
 
     def verify(self, lab: str, reads: Callable[[int], bool]) -> tuple[list[LabStatus], list[str]]:
         """The status of every lab (or the one named `lab`) the caller `reads`, as a probe of the host finds it, and
@@ -185,7 +186,7 @@ class LiveLabs:
                     continue
                 recorded = self._labs.get(_name(parts.record))
                 live = self._made(parts, probe=True)
-                found.append(self._shown(live.status))
+                found.append(self._shown(live.parts.with_details(live.status)))
                 if recorded is not None:
                     differences += _differences(recorded.status, live.status)
                 self._labs[live.status.lab] = live
