@@ -34,6 +34,12 @@ SYSTEM_AGENT = {Path("/run/vtopo/agent.sock"): (stat.S_IFSOCK, 0o660, "vtopo"),
                 Path("/run/vtopo/agent.pid"): (stat.S_IFREG, 0o644, "root")}
 
 
+# The shared image store: root's and vtopo's own images, which every member's labs run and `vtopo image list` reads
+# (skopeo and umoci write it as an OCI layout, with the umask of whoever loaded or built an image: directories 755 or
+# 700, files 644 or 600, root's). Only the vtopo group reaches it, through /var/lib/vtopo.
+SHARED_IMAGES = Path("/var/lib/vtopo/oci/shared")
+
+
 def entries() -> Iterator[tuple[Path, os.stat_result]]:
     for root in ROOTS:
         if root.exists():
@@ -64,6 +70,8 @@ def mode_problems() -> list[str]:
         private_parent = stat.S_IMODE(parent.st_mode) == PRIVATE
         if path in SYSTEM_AGENT:
             right = (stat.S_IFMT(info.st_mode), mode, group) == SYSTEM_AGENT[path] and owner == "root"
+        elif path == SHARED_IMAGES or SHARED_IMAGES in path.parents:
+            right = owner == "root" and mode in ((0o755, 0o700) if stat.S_ISDIR(info.st_mode) else (0o644, 0o600))
         elif path in namespaces:
             right = path.parent == Path("/run/vtopo/ns") and owner == "root"
         elif private_parent and parent.st_uid != 0:

@@ -4,8 +4,9 @@ skopeo (`vtopo image load`) and umoci (`vtopo image build`), read by umoci.
     /var/lib/vtopo/oci/shared        root's images and vtopo's own: every lab may run them
     /var/lib/vtopo/oci/users/UID     a member's own images: only that member's labs run them, and they hide a shared
                                      image of the same reference from that member alone
-    /var/lib/vtopo/oci/rootfs/UID    each image a lab user runs, unpacked once by umoci, owned by that user (root of
-                                     the lab's user namespace), by manifest digest; nodes see it through an overlay
+    /var/lib/vtopo/oci/rootfs/UID    each image a lab user runs, unpacked by umoci, owned by that user (root of the
+                                     lab's user namespace), by manifest digest; nodes see it through an overlay, and
+                                     it goes when the last node on it does
 
 All of it is root's; the shared store is readable by everyone (every lab may run its images), the rest root's
 alone: one member's image can never stand under another member's lab. A lab names an image by reference (`toolbox`, `frrouting/frr:8.4`); the deploy
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from vtopo.host.errors import HostError
-from vtopo.host.owned_files import PASSAGE, PRIVATE, make_directory
+from vtopo.host.owned_files import PASSAGE, PRIVATE, make_directory, open_file
 from vtopo.kinds.environment import image_reference
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
@@ -103,9 +104,7 @@ def resolve(reference: str, uid: int) -> StoredImage | None:
 @contextmanager
 def locked(owner: int | None) -> Iterator[None]:
     """One writer or reader of a layout at a time: a load never changes a tag under an unpack that checked it."""
-    make_directory(STORE, PASSAGE, exist_ok=True)
-    with open(f"{STORE}/.lock-{'shared' if owner is None else owner}", "w", encoding="utf-8") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _lock_file(f".lock-{'shared' if owner is None else owner}"):
         yield
 
 
@@ -242,6 +241,45 @@ def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
             shutil.rmtree(staging, ignore_errors=True)
             raise
     return _read_unpacked(directory)
+
+
+@contextmanager
+def roots_held() -> Iterator[None]:
+    """While the block runs, no unpacked root is released: a node's overlay is mounted on one inside it."""
+    with _lock_file(".lock-rootfs"):
+        yield
+
+
+@contextmanager
+def _lock_file(name: str) -> Iterator[None]:
+    """The store's lock file `name`, root's alone, held while the block runs."""
+    make_directory(STORE, PASSAGE, exist_ok=True)
+    fd = open_file(f"{STORE}/{name}", os.O_WRONLY | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def release_unused_roots() -> None:
+    """Remove each unpacked root that no node's overlay is on: its files are a lab user's, which outlive no lab (and
+    whose uid a later user may get)."""
+    with roots_held(), open("/proc/self/mountinfo", encoding="utf-8") as mounts:
+        mounted = mounts.read()
+        for user in _directories(f"{STORE}/rootfs"):
+            for root in _directories(user):
+                if f"{root}/rootfs" not in mounted:
+                    shutil.rmtree(root, ignore_errors=True)
+            if not os.listdir(user):
+                os.rmdir(user)
+
+
+def _directories(path: str) -> list[str]:
+    try:
+        return [entry.path for entry in os.scandir(path) if entry.is_dir(follow_symlinks=False)]
+    except FileNotFoundError:
+        return []
 
 
 def _give(rootfs: str, ids: tuple[int, int]) -> None:

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from vtopo.host import namespace_maker, owned_files, syscalls
 from vtopo.host.errors import HostError
-from vtopo.host.image_store import ImageError, StoredImage, Unpacked, unpacked
+from vtopo.host.image_store import (ImageError, StoredImage, Unpacked, release_unused_roots, roots_held,
+                                   unpacked)
 from vtopo.host.namespace_helper import accounts_of_the_lab
 from vtopo.host.syscalls import MS_NODEV, MS_NOSUID
 from vtopo.ops import NETNS_DIR
@@ -166,13 +167,14 @@ def _file_name(path: str) -> str:
 def run(node: ImageNode, mount_ns: str, uts_ns: str, pid_ns: str, run_root: str) -> None:
     """Start `node`'s container (detached: it outlives this process, as a daemon does) and keep its mount, UTS and
     PID namespaces at `mount_ns`, `uts_ns` and `pid_ns`."""
-    try:
-        image = unpacked(node.image, node.ids)
-    except ImageError as error:
-        raise EngineError(f"node {node.hostname}: {error}") from None
     bundle = bundle_of(run_root, node.netns)
     owned_files.make_directory(state_directory(run_root), exist_ok=True)
-    _prepare(bundle, image, node)
+    with roots_held():
+        try:
+            image = unpacked(node.image, node.ids)
+        except ImageError as error:
+            raise EngineError(f"node {node.hostname}: {error}") from None
+        _prepare(bundle, image, node)
     try:
         with open(f"{bundle}/console.log", "wb+") as console:  # the container's output too, as it goes on
             done = subprocess.run(runc("run", "--detach", f"--bundle={bundle}", f"--pid-file={bundle}/pid",
@@ -225,6 +227,7 @@ def remove(netns: str, run_root: str) -> None:
                        timeout=START_SECONDS)
     _unmount(bundle_of(run_root, netns))
     owned_files.remove_if_empty(state_directory(run_root))
+    release_unused_roots()
     for controller in _cgroup_controllers():  # runc removes them; a container killed with it may leave one
         for group in (f"{controller}/{CGROUP_PARENT}/{name}", f"{controller}/{CGROUP_PARENT}"):
             try:
