@@ -308,8 +308,8 @@ class LiveLabs:
             follower.send(p.LabsListed(self._entries()))
             record = StateStore().named(follower.lab)
             live = self._live(record) if record is not None else None
-            follower.send(p.LabState(self._shown(live.status) if live is not None and follower.reads(
-                live.status.owner) else None))
+            follower.send(p.LabState(self._shown(live.parts.with_details(live.status)) if live is not None and
+                                     follower.reads(live.status.owner) else None))
             self._followers.append(follower)
         try:
             yield
@@ -327,7 +327,7 @@ class LiveLabs:
 
     def _tell_whole(self, lab: str) -> None:
         live = self._labs.get(lab)
-        status = self._shown(live.status) if live is not None else None
+        status = self._shown(live.parts.with_details(live.status)) if live is not None else None
         self._tell(lab, p.LabState(status), status is None)
 
     def _tell(self, lab: str, message: p.Message, anyone: bool = False) -> None:
