@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from vtopo.client.agent import AgentClient, AgentDeployer
+from vtopo.client.agent import AgentDeployer
 from vtopo.kinds.environment import Trust
 from vtopo.model import io
 from vtopo.model.placement import spread_over_sites
@@ -14,26 +14,16 @@ from vtopo.model.sites import LOCAL
 from vtopo.model.topology import Topology
 from vtopo.reports import DeployReport, LabStatus, ProgressCallback
 from vtopo.sites import spread
-from vtopo.sites.spread import SiteStatus, site_label
-
-SITES_READ_S = 5.0
-"""How long another site's state of a lab is taken as current. Each read of it starts ssh and that site's agent
-client, so the designer's once-a-second look at its lab reads the other sites less often; its own jobs read them
-again."""
+from vtopo.sites.spread import site_label
 
 
 class SitesDeployer(AgentDeployer):
     """The agent's Deployer, which hands a lab spread over sites (as drawn, or as it runs) to vtopo.sites.spread."""
 
-    def __init__(self, client: AgentClient | None = None) -> None:
-        super().__init__(client)
-        self._read: dict[str, tuple[float, list[SiteStatus]]] = {}  # lab -> when, and its other sites' states
-
     def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = Trust()) -> DeployReport:
         running = spread.deployed_topology(topology.name, self.client)
         if not spread_over_sites(topology) and (running is None or not spread_over_sites(running)):
             return super().update(topology, progress, consent)
-        self._read.pop(topology.name, None)
         if running is not None and spread.same_deploy(running, topology):
             return DeployReport(topology.name, "", len(topology.nodes), len(topology.links), 0, 0.0,
                                 ["the running lab already matches; nothing to apply"])
@@ -50,7 +40,6 @@ class SitesDeployer(AgentDeployer):
                                "longer uses it" for site, count in updated.dropped.items()])
 
     def destroy(self, lab: str, progress: ProgressCallback) -> int:
-        self._read.pop(lab, None)
         topology = spread.deployed_topology(lab, self.client)
         if topology is None or not spread_over_sites(topology):
             return super().destroy(lab, progress)
@@ -65,8 +54,5 @@ class SitesDeployer(AgentDeployer):
         topology = io.from_document(summary.document, summary.lab)
         if not spread_over_sites(topology):
             return summary
-        read_at, others = self._read.get(summary.lab, (0.0, []))
-        if time.monotonic() - read_at > SITES_READ_S:
-            others = [site for site in spread.status(topology, self.client) if site.site != LOCAL]
-            self._read[summary.lab] = (time.monotonic(), others)
+        others = [site for site in spread.status(topology, self.client) if site.site != LOCAL]
         return spread.merged(topology, summary, others)
