@@ -35,6 +35,14 @@ window.show()
 QTest.qWaitForWindowExposed(window)
 """
 
+DEPLOY = """
+# Deploy, clicked on the toolbar; the lab is up once the designer is idle
+toolbar = window.findChild(QToolBar, "main-toolbar")
+wait_for(lambda: window.menu_actions.deploy.isEnabled())
+QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.deploy), Qt.MouseButton.LeftButton)
+wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab != "")
+"""
+
 SAVE_RUNNING = """
 def open_from_lab_menu(action, dialog_opened):
     # an entry of the Lab menu, chosen with the keyboard; the dialog it opens

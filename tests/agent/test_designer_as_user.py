@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
+from tests.agent.designer_script import DEPLOY
 
 REPOSITORY = Path(__file__).parents[2]
 
@@ -42,11 +43,7 @@ window = create_window(TOPOLOGIES / "bridge-veth.vtopo", QSettings(str(work / "s
                        QSettings.Format.IniFormat), work / "autosave")
 window.show()
 QTest.qWaitForWindowExposed(window)
-toolbar = window.findChild(QToolBar, "main-toolbar")
-wait_for(lambda: window.menu_actions.deploy.isEnabled())
-QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.deploy), Qt.MouseButton.LeftButton)
-wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab != "")
-deployed = {name: state.name for name, state in window.deploy.states.items()}
+""" + DEPLOY + """deployed = {name: state.name for name, state in window.deploy.states.items()}
 painted = {name: item.state.name for name, item in window.editor.scene.nodes.items()}
 double_click(window.view, window.editor.scene.nodes["c1"].pos())
 shell = window.terminals.terminals()[0]

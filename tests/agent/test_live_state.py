@@ -17,7 +17,7 @@ import pytest
 
 from agent_process import Agent
 from residue import snapshot
-from tests.agent.designer_script import IMPORTS, WINDOW, run_designer
+from tests.agent.designer_script import DEPLOY, IMPORTS, WINDOW, run_designer
 from vtopo.resources import TOPOLOGIES
 
 LAB = "bridge-veth"
@@ -40,11 +40,7 @@ def when(condition):  # the time `condition` first holds, looked at every millis
     return time.time()
 
 app = QApplication([])
-""" + WINDOW + """
-toolbar = window.findChild(QToolBar, "main-toolbar")
-wait_for(lambda: window.menu_actions.deploy.isEnabled())
-QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.deploy), Qt.MouseButton.LeftButton)
-wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab != "")
+""" + WINDOW + DEPLOY + """
 QTest.qWait(500)  # whatever the deploy's end asks of the agent is done
 reads.clear()
 link = window.editor.scene.links[sys.argv[4]]

@@ -16,7 +16,7 @@ from scapy.utils import rdpcap
 
 from agent_process import Agent
 from residue import snapshot
-from tests.agent.designer_script import IMPORTS, WINDOW
+from tests.agent.designer_script import DEPLOY, IMPORTS, WINDOW
 from vlan_labs import ADDRESSES, vlan_lab
 from vtopo.capture import RawPacket, summarize
 from vtopo.model import io
@@ -38,11 +38,7 @@ def echoes(tab):
     return [(summary.line(), vlan) for summary, vlan in rows if summary.info.startswith("echo")]
 
 app = QApplication([])
-""" + WINDOW + """
-toolbar = window.findChild(QToolBar, "main-toolbar")
-wait_for(lambda: window.menu_actions.deploy.isEnabled())
-QTest.mouseClick(toolbar.widgetForAction(window.menu_actions.deploy), Qt.MouseButton.LeftButton)
-wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab != "")
+""" + WINDOW + DEPLOY + """
 scene, view = window.editor.scene, window.view
 lab, _ = find_deployed("vlancap")
 pairs = (("h1", "10.0.0.4"), ("h3", "10.0.0.5"))

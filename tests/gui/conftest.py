@@ -52,6 +52,10 @@ def make_window(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
     yield make
     for window in windows:
+        # closed here, while the questions above are answered: a close that waits for a job (a read of the lab's
+        # state) asks again once the job ends, which would be after pytest-qt's own close, with no one to answer
+        window.close()
+        qtbot.waitUntil(lambda: not window.deploy.busy, timeout=60_000)  # pylint: disable=cell-var-from-loop
         window.analyzer.shutdown()
         window.deploy.wait()
     release_clipboard()

@@ -116,7 +116,7 @@ def test_deploy_and_destroy_bridge_veth_for_real(make_window: Callable[..., Main
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
             window.menu_actions.deploy.trigger()
         assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
+        with qtbot.waitSignal(window.deploy.status_read, timeout=30_000):
             window.menu_actions.status.trigger()
         assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
         assert window.drift.text() == ""
@@ -129,7 +129,7 @@ def test_deploy_and_destroy_bridge_veth_for_real(make_window: Callable[..., Main
         assert "applied only the" in window.log.toPlainText()
         assert window.drift.text() == ""
         names.add(added.name)
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
+        with qtbot.waitSignal(window.deploy.status_read, timeout=30_000):
             window.menu_actions.status.trigger()
         assert window.deploy.states == {name: NodeState.RUNNING for name in names}, window.log.toPlainText()
     finally:
@@ -182,7 +182,7 @@ def test_a_link_deleted_by_hand_shows_as_degraded_on_the_canvas(make_window: Cal
         topology = window.editor.topology
         veth = next(op for op in plan_of(topology).ops if isinstance(op, o.CreateVeth) and op.netns is None)
         subprocess.run(["ip", "link", "del", veth.name], check=True)
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=30_000):
+        with qtbot.waitSignal(window.deploy.status_read, timeout=30_000):
             window.menu_actions.status.trigger()
         broken = {link_id: item.fault for link_id, item in window.editor.scene.links.items() if item.fault}
         assert len(broken) == 1, window.log.toPlainText()

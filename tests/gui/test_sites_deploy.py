@@ -335,7 +335,7 @@ def test_a_site_that_does_not_answer_is_named_by_status_and_destroy(make_window:
         qtbot.waitUntil(lambda: window.deploy.state_of("br0") is NodeState.FAILED, timeout=30_000)
         assert window.deploy.state_of("c1") is NodeState.RUNNING
 
-        with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=60_000):
+        with qtbot.waitSignal(window.deploy.status_read, timeout=60_000):
             click_menu_entry(qtbot, window, "&Lab", window.menu_actions.status)
         assert "lab lost: site d: " in log.toPlainText() and "node br0: unreachable; site d cannot be reached: " \
             in log.toPlainText()

@@ -15,7 +15,6 @@ starts: a reference loaded anew since then is refused rather than run.
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from vtopo.host.errors import HostError
-from vtopo.host.owned_files import PASSAGE, PRIVATE, make_directory, open_file
+from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file
 from vtopo.kinds.environment import image_reference
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
@@ -254,12 +253,8 @@ def roots_held() -> Iterator[None]:
 def _lock_file(name: str) -> Iterator[None]:
     """The store's lock file `name`, root's alone, held while the block runs."""
     make_directory(STORE, PASSAGE, exist_ok=True)
-    fd = open_file(f"{STORE}/{name}", os.O_WRONLY | os.O_CREAT)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with held(open_file(f"{STORE}/{name}", os.O_WRONLY | os.O_CREAT)):
         yield
-    finally:
-        os.close(fd)
 
 
 def release_unused_roots() -> None:

@@ -15,10 +15,13 @@ and directories are checked with lstat and handed over with lchown.
 from __future__ import annotations
 
 import errno
+import fcntl
 import grp
 import os
 import shutil
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from vtopo.kinds.environment import CLIENTS_GROUP
@@ -103,6 +106,16 @@ def open_file(path: str | Path, flags: int, mode: int = PRIVATE_FILE, *, gid: in
         os.close(fd)
         raise
     return fd
+
+
+@contextmanager
+def held(fd: int) -> Iterator[None]:
+    """An exclusive lock on the open file or directory `fd` while the block runs; `fd` is closed after it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def write_file(path: str | Path, content: str, mode: int = PRIVATE_FILE, *, gid: int = -1) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, make_directory, open_file, write_file
+from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, held, make_directory, open_file, write_file
 from vtopo.kinds.environment import HostFacts, LabOwner, Trust, default_prefix
 from vtopo.model import io
 from vtopo.model.sites import DEFAULT_VNIS, LOCAL
@@ -170,12 +170,8 @@ class LabRecord:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """One change to the running lab at a time (the CLI and the designer may both operate it)."""
-        fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with held(os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)):
             yield
-        finally:
-            os.close(fd)
 
     @contextmanager
     def kept(self) -> Iterator[Callable[[], bool]]:

@@ -96,6 +96,7 @@ class DeployController(QObject):
     """Starts deploy/destroy/status jobs, one at a time, and keeps the per-node states."""
 
     busy_changed = Signal(bool)
+    status_read = Signal()  # a read of the lab's state has ended (shown, or dropped for a job that started meanwhile)
     states_changed = Signal()
     drift_changed = Signal(str)  # "" when the canvas is what runs; otherwise what to tell the user
     labs_changed = Signal()  # the list of running labs (`running_labs`)
@@ -113,6 +114,8 @@ class DeployController(QObject):
         self._pool = serial_pool(self)
         self._worker: Worker | None = None
         self._job_name = ""
+        self._reader: Worker | None = None
+        self._read_again = False
         self.states: dict[str, NodeState] = {}  # by node name: the executor knows nodes by name
         self.deployed_lab = ""
         self.links_down: set[str] = set()  # ids of links taken down on the running lab
@@ -223,9 +226,26 @@ class DeployController(QObject):
         self._start("destroy", lambda deployer, report: deployer.destroy(lab, report), self._torn_down)
 
     def refresh_status(self) -> None:
-        """Read the running labs and this lab's state (each site's part of it, for a lab spread over sites)."""
-        lab = self._editor.topology.name
-        self._start("status", lambda deployer, _report: _read_lab(deployer, lab), self._read)
+        """Read the running labs and this lab's state (each site's part of it, for a lab spread over sites). A read is
+        no job of the user's: Deploy, Destroy and the rest stay available while it runs, and a job started meanwhile
+        drops what it read (the lab is read again once the job ends)."""
+        deployer, lab = self.deployer(), self._editor.topology.name
+        if deployer is None:
+            self._log.log(self.unavailable)
+        elif self.busy:
+            self._read_status_next = True
+        elif self._reader is not None:
+            self._read_again = True
+        else:
+            self._reader = worker = Worker(lambda _report: _read_lab(deployer, lab))
+            worker.returned.connect(self._read_returned)
+            worker.errored.connect(lambda error: self._log.log(f"could not read the state of deployed labs: {error}"))
+            worker.finished.connect(self._read_ended)
+            worker.start(self._pool)
+
+    @property
+    def reading(self) -> bool:
+        return self._reader is not None
 
     def cancel(self) -> None:
         """Stop the deploy under way after its current step; it rolls back, and its end says so."""
@@ -318,12 +338,22 @@ class DeployController(QObject):
             self._set_states(self._as_shown({node.name: NodeState.parse(node.state) for node in nodes}))
         self._show_links(self._followed.links)
 
-    def _read(self, read: tuple[list[LabEntry], LabStatus | None], quiet: bool = False) -> None:
+    def _read_returned(self, read: tuple[list[LabEntry], LabStatus | None]) -> None:
+        if self.busy:  # the lab as it was before this window's job: read again once the job ends
+            self._read_status_next = True
+            return
         labs, ours = read
         if labs != self.running_labs:
             self.running_labs = labs
             self.labs_changed.emit()
-        self._status_read(ours, quiet)
+        self._status_read(ours)
+
+    def _read_ended(self) -> None:
+        self._reader = None
+        self.status_read.emit()
+        if self._read_again:
+            self._read_again = False
+            self.refresh_status()
 
     def _follow_agent_job(self, ours: LabStatus | None) -> None:
         """What the agent does to the lab for another client (or for a designer that was closed), as its state says:
@@ -456,9 +486,6 @@ class DeployController(QObject):
         """A DeployError (perhaps rolled back) or anything unexpected: report it with what we know."""
         message = str(error) or repr(error)
         rolled_back = bool(getattr(error, "rolled_back", False))
-        if self._job_name == "status":
-            self._log.log(f"could not read the state of deployed labs: {message}")
-            return
         self._log.log(f"FAILED: {message}")
         self._read_status_next = True  # what the failed job left: rolled back, or (a destroy) partly there
         failing = {name for name in self.states if f"node {name}" in message or f" {name}:" in message}

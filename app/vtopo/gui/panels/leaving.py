@@ -37,7 +37,7 @@ class Leaving:
                 self._after_job(then, deploy.cancel)
                 return not deploy.busy
             return answer == "Leave it deploying"
-        if deploy.busy:  # a destroy or a read of the lab's state: it ends by itself in a moment
+        if deploy.busy:  # a destroy, or a change to the running lab: it ends by itself in a moment
             self._after_job(then, lambda: None)
             return False
         if deploy.deployed_lab:
