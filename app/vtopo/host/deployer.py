@@ -18,7 +18,7 @@ from vtopo import ops as o
 from vtopo.compile.compiler import compile_in_context, compile_lab, host_namespace_addresses
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
-from vtopo.host import libvirtd, namespace_maker, owned_files, preflight
+from vtopo.host import image_store, libvirtd, namespace_maker, owned_files, preflight
 from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.lab_parts import LabParts
@@ -487,6 +487,7 @@ class Deployer:
     def _forget(self, record: LabRecord) -> None:
         run_root = Path(record.facts().run_root)
         self.store.forget(record)
+        image_store.release_unused_roots()
         namespace_maker.release_directory(namespaces_dir(str(run_root)))
         owned_files.remove_if_empty(run_root)
         self.services.release_unused()

@@ -6,7 +6,7 @@ skopeo (`vtopo image load`) and umoci (`vtopo image build`), read by umoci.
                                      image of the same reference from that member alone
     /var/lib/vtopo/oci/rootfs/UID    each image a lab user runs, unpacked by umoci, owned by that user (root of the
                                      lab's user namespace), by manifest digest; nodes see it through an overlay, and
-                                     it goes when the last node on it does
+                                     it goes with the last lab deployed from it
 
 All of it is root's; the shared store is readable by everyone (every lab may run its images), the rest root's
 alone: one member's image can never stand under another member's lab. A lab names an image by reference (`toolbox`, `frrouting/frr:8.4`); the deploy
@@ -28,6 +28,7 @@ from typing import IO
 
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file
+from vtopo.host.state import StateStore
 from vtopo.kinds.environment import image_reference
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
@@ -250,24 +251,46 @@ def roots_held() -> Iterator[None]:
 
 
 @contextmanager
-def _lock_file(name: str) -> Iterator[None]:
+def cgroups_held(shared: bool) -> Iterator[None]:
+    """While the block runs, the parent cgroup of image nodes stays (`shared`: a container's start, which makes its
+    own cgroup under it), or nothing makes a cgroup under it (the removal of the parent, once it is empty)."""
+    with _lock_file(".lock-cgroups", shared):
+        yield
+
+
+@contextmanager
+def _lock_file(name: str, shared: bool = False) -> Iterator[None]:
     """The store's lock file `name`, root's alone, held while the block runs."""
     make_directory(STORE, PASSAGE, exist_ok=True)
-    with held(open_file(f"{STORE}/{name}", os.O_WRONLY | os.O_CREAT)):
+    with held(open_file(f"{STORE}/{name}", os.O_WRONLY | os.O_CREAT), shared):
         yield
 
 
 def release_unused_roots() -> None:
-    """Remove each unpacked root that no node's overlay is on: its files are a lab user's, which outlive no lab (and
-    whose uid a later user may get)."""
+    """Remove each unpacked root that no node's overlay is on and no deployed lab may start again: its files are a lab
+    user's, which outlive no lab (and whose uid a later user may get)."""
     with roots_held(), open("/proc/self/mountinfo", encoding="utf-8") as mounts:
-        mounted = mounts.read()
+        mounted, kept = mounts.read(), _held_by_labs()
         for user in _directories(f"{STORE}/rootfs"):
             for root in _directories(user):
-                if f"{root}/rootfs" not in mounted:
+                if f"{root}/rootfs" not in mounted and os.path.relpath(root, f"{STORE}/rootfs") not in kept:
                     shutil.rmtree(root, ignore_errors=True)
             if not os.listdir(user):
                 os.rmdir(user)
+
+
+def _held_by_labs() -> set[str]:
+    """The unpacked roots ("UID/DIGEST") of the deployed labs' images: a node stopped, or restarted, starts again from
+    the digest its lab was deployed with, whatever its reference names since."""
+    held = set()
+    for record in StateStore().labs():
+        try:
+            facts, owner = record.facts(), record.consent().owner
+        except FileNotFoundError:  # destroyed meanwhile
+            continue
+        uid = owner.ids[0] if owner.ids else 0
+        held |= {f"{uid}/{digest.replace(':', '-')}" for _, digest, _ in facts.oci_images}
+    return held
 
 
 def _directories(path: str) -> list[str]:

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from vtopo.host import namespace_maker, owned_files, syscalls
 from vtopo.host.errors import HostError
-from vtopo.host.image_store import (ImageError, StoredImage, Unpacked, release_unused_roots, roots_held,
-                                   unpacked)
+from vtopo.host.image_store import (ImageError, StoredImage, Unpacked, cgroups_held, release_unused_roots,
+                                   roots_held, unpacked)
 from vtopo.host.namespace_helper import accounts_of_the_lab
 from vtopo.host.syscalls import MS_NODEV, MS_NOSUID
 from vtopo.ops import NETNS_DIR
@@ -176,7 +176,7 @@ def run(node: ImageNode, mount_ns: str, uts_ns: str, pid_ns: str, run_root: str)
             raise EngineError(f"node {node.hostname}: {error}") from None
         _prepare(bundle, image, node)
     try:
-        with open(f"{bundle}/console.log", "wb+") as console:  # the container's output too, as it goes on
+        with open(f"{bundle}/console.log", "wb+") as console, cgroups_held(shared=True):  # the container's output too
             done = subprocess.run(runc("run", "--detach", f"--bundle={bundle}", f"--pid-file={bundle}/pid",
                                        node.container, run_root=run_root), stdin=subprocess.DEVNULL,
                                   stdout=console, stderr=console, timeout=START_SECONDS, check=False)
@@ -228,13 +228,14 @@ def remove(netns: str, run_root: str) -> None:
     _unmount(bundle_of(run_root, netns))
     owned_files.remove_if_empty(state_directory(run_root))
     release_unused_roots()
-    for controller in _cgroup_controllers():  # runc removes them; a container killed with it may leave one
-        for group in (f"{controller}/{CGROUP_PARENT}/{name}", f"{controller}/{CGROUP_PARENT}"):
-            try:
-                os.rmdir(group)
-            except OSError as error:
-                if error.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ENOTEMPTY, errno.EBUSY):
-                    raise
+    with cgroups_held(shared=False):  # not while another container's start makes its cgroup under the parent
+        for controller in _cgroup_controllers():  # runc removes them; a container killed with it may leave one
+            for group in (f"{controller}/{CGROUP_PARENT}/{name}", f"{controller}/{CGROUP_PARENT}"):
+                try:
+                    os.rmdir(group)
+                except OSError as error:
+                    if error.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ENOTEMPTY, errno.EBUSY):
+                        raise
 
 
 def _unmount(bundle: str) -> None:

@@ -109,10 +109,11 @@ def open_file(path: str | Path, flags: int, mode: int = PRIVATE_FILE, *, gid: in
 
 
 @contextmanager
-def held(fd: int) -> Iterator[None]:
-    """An exclusive lock on the open file or directory `fd` while the block runs; `fd` is closed after it."""
+def held(fd: int, shared: bool = False) -> Iterator[None]:
+    """A lock on the open file or directory `fd` (exclusive, or `shared` with other shared holders) while the block
+    runs; `fd` is closed after it."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
