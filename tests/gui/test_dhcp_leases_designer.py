@@ -1,5 +1,6 @@
 """A deployed DHCP server's leases in the inspector: selecting the server lists each lease (address, client node, MAC),
-and a client's DHCP interface shows the address it leased, from the lab's status as the designer reads it."""
+and a client's DHCP interface shows the address it leased, as the agent tells them when the server writes its lease
+file (the designer reads the lab's status no more for it)."""
 from __future__ import annotations
 
 import ipaddress
@@ -38,8 +39,11 @@ def test_the_inspector_lists_a_deployed_servers_leases_and_a_clients_leased_addr
         select(window, qtbot, "srv")
         assert not form.leases.isVisible()  # not deployed: no leases to show
         deploy_or_destroy(window, qtbot, True)
+        reads: list[None] = []
+        window.deploy.status_read.connect(lambda: reads.append(None))
         qtbot.waitUntil(lambda: form.leases.isVisible(), timeout=30_000)
         qtbot.waitUntil(lambda: sorted(row[1] for row in form.leases.rows()) == ["c1", "c2"], timeout=90_000)
+        assert reads == [], "the leases are told as the server writes them, not read again"
         leases = {client: (address, mac) for address, client, mac in form.leases.rows()}
         for client, (address, mac) in leases.items():
             assert ipaddress.ip_address(address) in POOLS[client] and MAC.fullmatch(mac), leases

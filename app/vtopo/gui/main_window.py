@@ -114,7 +114,6 @@ class MainWindow(QMainWindow):
                                          self.measure_dock, self)
         self.inspector.node_form.machine.find_lab = find_deployed
         self.inspector.node_form.status_details = lambda: self.deploy.details
-        self.inspector.node_form.read_status = lambda: None if self.deploy.busy else self.deploy.refresh_status()
         self.inspector.follow_states(self.deploy.states_changed)
         self.capture = CaptureController(self.editor, self.deploy, self.capture_panel, self.capture_dock, self)
         self.rates = RateView(self.editor.scene, self.deploy, self)

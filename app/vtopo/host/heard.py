@@ -27,6 +27,13 @@ class ProcessEnded:
     op: o.StartProcess
 
 
-Heard = InterfaceChanged | NamespaceEnded | ProcessEnded
+@dataclass(frozen=True)
+class DetailChanged:
+    """A file changed that the status detail of node `owner` ("node srv") is read from (a DHCP server's leases)."""
+
+    owner: str
+
+
+Heard = InterfaceChanged | NamespaceEnded | ProcessEnded | DetailChanged
 Listener = Callable[[str, Heard], None]
 """Called on the watching thread with the lab's name and what happened to it."""

@@ -136,15 +136,30 @@ class LabParts:
         return self.with_details(self.status_of(nodes, links))
 
     def with_details(self, status: LabStatus) -> LabStatus:
-        """`status` with what each running node's kind says of it now (a DHCP server's leases), read from the node's
-        own files without following a symlink: what no event tells, read each time a status is read."""
-        def detailed(state: PartState) -> PartState:
-            node = self.lab.nodes.get(self.node_ids.get(state.name, ""))
-            if state.state != "running" or node is None:
-                return state
-            return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
+        """`status` with what each running node's kind says of it now (see `detailed`)."""
+        return replace(status, nodes=[self.detailed(state) for state in status.nodes])
 
-        return replace(status, nodes=[detailed(state) for state in status.nodes])
+    def detailed(self, state: PartState) -> PartState:
+        """A node's state with what its kind says of the running node now (a DHCP server's leases), read from the
+        node's own files without following a symlink, each time a status is read (the agent watches those files:
+        `detail_files`)."""
+        node = self.lab.nodes.get(self.node_ids.get(state.name, ""))
+        if state.state != "running" or node is None:
+            return state
+        return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
+
+    def detail_files(self) -> list[tuple[str, str]]:
+        """(node owner, path) of each file a node's status detail is read from, found by reading it once."""
+        files: list[tuple[str, str]] = []
+        for name, owner in self.node_owners.items():
+            node = self.lab.nodes.get(self.node_ids.get(name, ""))
+            if node is not None:
+                def noted(path: str, limit: int, owner: str = owner) -> str:
+                    files.append((owner, path))
+                    return _read_lab_file(path, limit)
+
+                node.kind.status_detail(node, noted)
+        return files
 
     def status_of(self, nodes: list[PartState], links: list[PartState]) -> LabStatus:
         state = lab_state(sum(1 for op in self.ops if op in self.applied), len(self.ops), nodes + links)

@@ -1,7 +1,7 @@
 """What happens to deployed labs, heard as it happens: one thread, waiting on one netlink socket (every interface of
-the host and of each lab namespace, and each namespace's end: vtopo.host.netlink.LinkEvents) and on a pidfd per
-process the labs started (zebra, ospfd, dnsmasq, QEMU...). Nothing is polled: the thread sleeps until the kernel
-says something changed."""
+the host and of each lab namespace, and each namespace's end: vtopo.host.netlink.LinkEvents), on a pidfd per
+process the labs started (zebra, ospfd, dnsmasq, QEMU...) and on inotify for the files nodes' status details are read
+from (a DHCP server's leases). Nothing is polled: the thread sleeps until the kernel says something changed."""
 from __future__ import annotations
 
 import os
@@ -10,9 +10,11 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from inotify_simple import INotify, flags
+
 from vtopo import ops as o
 from vtopo.host import processes
-from vtopo.host.heard import Heard, InterfaceChanged, Listener, NamespaceEnded, ProcessEnded
+from vtopo.host.heard import DetailChanged, Heard, InterfaceChanged, Listener, NamespaceEnded, ProcessEnded
 from vtopo.host.kernel_host import read_pid
 from vtopo.host.lab_parts import Interface
 from vtopo.host.netlink import InterfaceEvent, LinkEvents, NamespaceGone, NetlinkError
@@ -28,17 +30,22 @@ class Watcher:
         self._interfaces: dict[tuple[int | None, str], tuple[str, Interface]] = {}  # (nsid, name) -> lab, interface
         self._namespaces: dict[int, tuple[str, str]] = {}  # nsid -> lab, netns
         self._processes: dict[int, tuple[str, o.StartProcess]] = {}  # pidfd -> lab, its op
+        self._files = INotify(nonblocking=True)
+        self._directories: dict[str, int] = {}  # a watched directory -> its watch
+        self._named: dict[int, dict[str, set[tuple[str, str]]]] = {}  # watch -> file name -> (lab, node owner)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._events, selectors.EVENT_READ)
+        self._selector.register(self._files, selectors.EVENT_READ)
         self._wake, self._woken = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)[::-1]
         self._selector.register(self._woken, selectors.EVENT_READ)
         self._thread = threading.Thread(target=self._run, name="vtopo watcher", daemon=True)
         self._thread.start()
 
     def watch(self, lab: str, interfaces: Iterable[Interface], namespaces: Iterable[str],
-              started: Iterable[o.StartProcess]) -> list[o.StartProcess]:
-        """Watch a lab's interfaces, namespaces and processes (replacing what was watched of it); the processes that
-        are not running now, which no event will report.
+              started: Iterable[o.StartProcess], files: Iterable[tuple[str, str]] = ()) -> list[o.StartProcess]:
+        """Watch a lab's interfaces, namespaces, processes and `files` (node owner, path: what its status detail is
+        read from), replacing what was watched of it; the processes that are not running now, which no event will
+        report.
 
         What the kernel said before this call is heard first, against what was watched until now: a lab destroyed and
         deployed again has interfaces of the same names (and namespaces the kernel may give the same ids), and the
@@ -65,7 +72,23 @@ class Watcher:
                     continue
                 self._processes[pidfd] = (lab, op)
                 self._selector.register(pidfd, selectors.EVENT_READ)
+            for owner, path in files:
+                self._watch_file(lab, owner, path)
         return gone
+
+    def _watch_file(self, lab: str, owner: str, path: str) -> None:
+        """Its directory is watched (the file may not be there yet, or be written anew under its name); a directory
+        gone already has nothing to tell."""
+        directory, name = os.path.split(path)
+        watch = self._directories.get(directory)
+        if watch is None:
+            try:
+                watch = self._files.add_watch(directory, flags.MODIFY | flags.CLOSE_WRITE | flags.MOVED_TO
+                                              | flags.CREATE | flags.DELETE | flags.DONT_FOLLOW | flags.ONLYDIR)
+            except OSError:
+                return
+            self._directories[directory] = watch
+        self._named.setdefault(watch, {}).setdefault(name, set()).add((lab, owner))
 
     def forget(self, lab: str) -> None:
         """Stop watching a lab (destroyed, or about to be watched anew)."""
@@ -74,6 +97,21 @@ class Watcher:
             self._namespaces = {nsid: value for nsid, value in self._namespaces.items() if value[0] != lab}
             for pidfd in [pidfd for pidfd, (watched, _) in self._processes.items() if watched == lab]:
                 self._close_pidfd(pidfd)
+            for directory, watch in list(self._directories.items()):
+                named = {name: kept for name, owners in self._named.get(watch, {}).items()
+                         if (kept := {(watched, owner) for watched, owner in owners if watched != lab})}
+                if named:
+                    self._named[watch] = named
+                else:
+                    self._unwatch(directory, watch)
+
+    def _unwatch(self, directory: str, watch: int) -> None:
+        del self._directories[directory]
+        self._named.pop(watch, None)
+        try:
+            self._files.rm_watch(watch)
+        except OSError:  # the directory went, and its watch with it
+            pass
 
     def close(self) -> None:
         os.write(self._wake, b"x")
@@ -83,6 +121,7 @@ class Watcher:
                 self._close_pidfd(pidfd)
         self._selector.close()
         self._events.close()
+        self._files.close()
         os.close(self._wake)
         os.close(self._woken)
 
@@ -98,6 +137,8 @@ class Watcher:
                     return
                 if key.fileobj is self._events:
                     heard = self._heard_from_kernel()
+                elif key.fileobj is self._files:
+                    heard = self._heard_from_files()
                 else:
                     heard = self._heard_from_process(int(key.fd))
                 for lab, what in heard:
@@ -120,6 +161,20 @@ class Watcher:
             elif isinstance(event, NamespaceGone) and (ended := self._namespaces.pop(event.nsid, None)):
                 heard.append((ended[0], NamespaceEnded(ended[1])))
         return heard
+
+    def _heard_from_files(self) -> list[tuple[str, Heard]]:
+        """Each node whose detail file changed since the last read, once."""
+        changed: set[tuple[str, str]] = set()
+        with self._guard:
+            for event in self._files.read(timeout=0):
+                if event.mask & flags.IGNORED:  # the directory went (its lab was destroyed)
+                    directory = next((path for path, watch in self._directories.items() if watch == event.wd), None)
+                    if directory is not None:
+                        del self._directories[directory]
+                    self._named.pop(event.wd, None)
+                else:
+                    changed |= self._named.get(event.wd, {}).get(event.name, set())
+        return [(lab, DetailChanged(owner)) for lab, owner in sorted(changed)]
 
     def _heard_from_process(self, pidfd: int) -> list[tuple[str, Heard]]:
         with self._guard:

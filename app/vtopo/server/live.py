@@ -26,7 +26,7 @@ from vtopo import protocol as p
 from vtopo.host.deployer import Deployer
 from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
 from vtopo.host.state import LabRecord, StateStore
-from vtopo.host.heard import Heard, InterfaceChanged, ProcessEnded
+from vtopo.host.heard import DetailChanged, Heard, InterfaceChanged, ProcessEnded
 from vtopo.reports import LabEntry, LabStatus, PartState
 
 if TYPE_CHECKING:
@@ -99,6 +99,7 @@ class LiveLab:
                 for interface in undone_by_removing(op):
                     self.undone_by.setdefault(interface, []).append(op)
         self.states = {owner: self._part(owner) for owner in [*parts.node_owners.values(), *parts.link_owners.values()]}
+        self.details: dict[str, str] = {}  # by node owner: its detail as last told (see `recount`)
         self.status = self._status()
 
     def _exists(self, op: o.Op) -> bool | None:
@@ -117,6 +118,8 @@ class LiveLab:
 
     def hear(self, what: Heard) -> list[str]:
         """Take in an event; the owners ("node c1", "link c1 -- s1") it may have changed."""
+        if isinstance(what, DetailChanged):
+            return [what.owner]
         if isinstance(what, InterfaceChanged):
             undone = self.undone_by.get(what.interface, [])
             if what.up is None:
@@ -133,16 +136,22 @@ class LiveLab:
         return list(self.states)
 
     def recount(self, owners: list[str]) -> tuple[list[PartState], list[PartState]]:
-        """Each owner's state again: the nodes and links whose state changed."""
+        """Each owner's state again: the nodes and links whose state changed (a node's with its detail as read now,
+        which is compared too)."""
         nodes: list[PartState] = []
         links: list[PartState] = []
         for owner in owners:
             if owner not in self.states:
                 continue
             state = self._part(owner)
-            if state != self.states[owner]:
-                self.states[owner] = state
-                (nodes if owner.startswith("node ") else links).append(state)
+            if owner.startswith("node "):
+                detailed = self.parts.detailed(state)
+                if state != self.states[owner] or detailed.detail != self.details.get(owner):
+                    self.details[owner] = detailed.detail
+                    nodes.append(detailed)
+            elif state != self.states[owner]:
+                links.append(state)
+            self.states[owner] = state
         if nodes or links:
             self.status = self._status()
         return nodes, links
@@ -212,7 +221,8 @@ class LiveLabs:
                                                    for interface in undone_by_removing(op)},
                               [op.name for op in parts.ops if isinstance(op, o.CreateNamespace)
                                and op in parts.applied],
-                              [op for op in parts.ops if isinstance(op, o.StartProcess) and op in parts.applied])
+                              [op for op in parts.ops if isinstance(op, o.StartProcess) and op in parts.applied],
+                              parts.detail_files())
         if not probe:
             return LiveLab(parts, set(ended), set())
         from vtopo.host.applier import Applier

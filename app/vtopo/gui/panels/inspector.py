@@ -25,7 +25,6 @@ from vtopo.kinds.settings import setting_fields
 from vtopo.model.problems import LabError
 
 
-LEASES_READ_MS = 2000  # how often a shown running node of a lab with a DHCP server reads the lab's leases again
 VM_BACKEND_CHOICES = {"": "automatically", "libvirt": "as libvirt domains", "qemu": "as QEMU processes"}
 
 
@@ -64,12 +63,7 @@ class NodeForm(QWidget):
         self.startup.editing_finished.connect(self._commit_startup)
         self.interfaces = InterfaceTable(editor)
         self.leases = LeasesBox()
-        self.status_details: Callable[[], dict[str, str]] = dict  # by node name, from the deployed lab's last status
-        self.read_status: Callable[[], None] = lambda: None  # reads the deployed lab's status again
-        self._leases_read = QTimer(self)  # leases change with no event the agent hears: read again while shown
-        self._leases_read.setSingleShot(True)
-        self._leases_read.setInterval(LEASES_READ_MS)
-        self._leases_read.timeout.connect(lambda: self.read_status())
+        self.status_details: Callable[[], dict[str, str]] = dict  # by node name, as the agent last told them
         self.machine = MachineBox()
         self._layout = QVBoxLayout(self)
         head = QFormLayout()
@@ -106,8 +100,6 @@ class NodeForm(QWidget):
         every_lease = [lease for detail in details.values() for lease in leases_in(detail) or []]
         self.interfaces.show_node(node_id, state.value, [lease for lease in every_lease if lease.client == node.name])
         self.leases.show_leases(leases_in(details.get(node.name, "")))
-        if state is NodeState.RUNNING and any(leases_in(detail) is not None for detail in details.values()):
-            self._leases_read.start()
         kind = self._editor.registry.get(node.kind)
         runs_a_machine = kind is not None and kind.role is Role.MACHINE and state is NodeState.RUNNING
         self.machine.show_machine(self._editor.topology.name, node.name if runs_a_machine else None)
