@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
+from vtopo.kinds.environment import LAB_USER
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 
@@ -38,6 +39,9 @@ SYSTEM_AGENT = {Path("/run/vtopo/agent.sock"): (stat.S_IFSOCK, 0o660, "vtopo"),
 # (skopeo and umoci write it as an OCI layout, with the umask of whoever loaded or built an image: directories 755 or
 # 700, files 644 or 600, root's). Only the vtopo group reaches it, through /var/lib/vtopo.
 SHARED_IMAGES = Path("/var/lib/vtopo/oci/shared")
+# The shared images unpacked for root's labs' user, kept for root's next lab: the image's own files and modes, behind
+# rootfs/UID, which is root's alone (a member's unpacked images go with their last lab, and are checked as the rest)
+UNPACKED_FOR_ROOTS_LABS = Path("/var/lib/vtopo/oci/rootfs")
 
 
 def entries() -> Iterator[tuple[Path, os.stat_result]]:
@@ -72,6 +76,10 @@ def mode_problems() -> list[str]:
             right = (stat.S_IFMT(info.st_mode), mode, group) == SYSTEM_AGENT[path] and owner == "root"
         elif path == SHARED_IMAGES or SHARED_IMAGES in path.parents:
             right = owner == "root" and mode in ((0o755, 0o700) if stat.S_ISDIR(info.st_mode) else (0o644, 0o600))
+        elif UNPACKED_FOR_ROOTS_LABS in path.parents and \
+                path.relative_to(UNPACKED_FOR_ROOTS_LABS).parts[0] == str(pwd.getpwnam(LAB_USER).pw_uid) and \
+                path.parent != UNPACKED_FOR_ROOTS_LABS:
+            right = True
         elif path in namespaces:
             right = path.parent == Path("/run/vtopo/ns") and owner == "root"
         elif private_parent and parent.st_uid != 0:

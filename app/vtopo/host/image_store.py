@@ -6,17 +6,20 @@ skopeo (`vtopo image load`) and umoci (`vtopo image build`), read by umoci.
                                      image of the same reference from that member alone
     /var/lib/vtopo/oci/rootfs/UID    each image a lab user runs, unpacked by umoci, owned by that user (root of the
                                      lab's user namespace), by manifest digest; nodes see it through an overlay, and
-                                     it goes with the last lab deployed from it
+                                     it goes with the last lab deployed from it (root's labs' user keeps its
+                                     roots of the shared images)
 
 All of it is root's; the shared store is readable by everyone (every lab may run its images), the rest root's
-alone: one member's image can never stand under another member's lab. A lab names an image by reference (`toolbox`, `frrouting/frr:8.4`); the deploy
-resolves it to its manifest digest, the lab's record keeps that digest, and the digest is checked again when a node
-starts: a reference loaded anew since then is refused rather than run.
+alone: one member's image can never stand under another member's lab. A lab names an image by reference (`toolbox`,
+`frrouting/frr:8.4`); the deploy resolves it to its manifest digest, the lab's record keeps that digest, and the
+digest is checked again when a node first starts from it: a reference loaded anew since then is refused rather than
+run (a node restarted starts the unpacked root of its lab's digest).
 """
 from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import tarfile
@@ -29,7 +32,7 @@ from typing import IO
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file
 from vtopo.host.state import StateStore
-from vtopo.kinds.environment import image_reference
+from vtopo.kinds.environment import LAB_USER, image_reference
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
 REF_ANNOTATION = "org.opencontainers.image.ref.name"
@@ -167,7 +170,7 @@ def load(path: str, uid: int, reference: str = "") -> StoredImage:
 
 def remove(reference: str, uid: int) -> StoredImage:
     """Take the image `reference` out of the store of `uid` (root: the shared one); labs deployed from it keep running
-    from its unpacked files."""
+    from its unpacked files, which go with the last of them."""
     owner = uid or None
     wanted = image_reference(reference)
     with locked(owner):
@@ -177,6 +180,7 @@ def remove(reference: str, uid: int) -> StoredImage:
         run_tool(["umoci", "rm", "--image", f"{layout_of(owner)}:{wanted}"], f"remove image {wanted}")
         run_tool(["umoci", "gc", "--layout", layout_of(owner)], "drop the blobs no image uses")
         _readable_index(owner)
+    release_unused_roots()
     return StoredImage(wanted, digest, owner)
 
 
@@ -281,8 +285,14 @@ def release_unused_roots() -> None:
 
 def _held_by_labs() -> set[str]:
     """The unpacked roots ("UID/DIGEST") of the deployed labs' images: a node stopped, or restarted, starts again from
-    the digest its lab was deployed with, whatever its reference names since."""
-    held = set()
+    the digest its lab was deployed with, whatever its reference names since. Root's labs run as LAB_USER, a system
+    user no member's uid becomes: its roots of the shared images are kept for root's next lab."""
+    try:
+        lab_user = pwd.getpwnam(LAB_USER).pw_uid
+    except KeyError:
+        held = set()
+    else:
+        held = {f"{lab_user}/{image.digest.replace(':', '-')}" for image in images(0)}
     for record in StateStore().labs():
         try:
             facts, owner = record.facts(), record.consent().owner
