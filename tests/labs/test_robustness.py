@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from crashes import deploy_killed_at_call
+from image_labs import TOOLBOX, engine_leftovers, own_images
 from residue import open_fds, snapshot
 from vtopo.host import preflight
 from vtopo.host.applier import Applier, OpFailed
@@ -22,7 +23,8 @@ from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabTaken
 from vtopo.lab import open_lab
 from vtopo.model.problems import LabError
-from vtopo.model.topology import Impairment
+from vtopo.model.topology import Endpoint, Impairment, Interface, Link, Node, Topology
+from vtopo.ops import RunImage
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
@@ -68,6 +70,37 @@ def test_a_failure_at_any_op_rolls_everything_back(monkeypatch):
         assert failure.value.rolled_back, failure.value.rollback_errors
         assert "injected fault" in str(failure.value) and failure.value.failure.op.owner in str(failure.value)
         assert snapshot() - before == {}, f"residue after a failure at call {k} of {total}"
+
+
+def test_a_node_refused_among_image_nodes_started_together_rolls_everything_back(monkeypatch):
+    """Image nodes start together, on a few threads (their OCI engine's processes): one refused among them, its
+    companions started or not, leaves nothing of the lab, engine objects included."""
+    own_images()
+    topology = Topology(name="together")
+    topology.add_node(Node(id="s", name="s", kind="bridge"))
+    for index in range(6):
+        topology.add_node(Node(id=f"t{index}", name=f"t{index}", kind="container", settings={"image": TOOLBOX}))
+        topology.add_link(Link(id=f"l{index}", a=Endpoint(f"t{index}", "eth0",
+                                                          Interface(addresses=[f"10.0.0.{index + 1}/24"])),
+                               b=Endpoint("s", f"p{index + 1}")))
+    real_apply = Applier.apply
+    started: list[str] = []
+
+    def apply(self, op):  # type: ignore[no-untyped-def]
+        if isinstance(op, RunImage):
+            started.append(op.hostname)
+            if op.hostname == "t3":
+                raise OpFailed(op, "injected fault")
+        real_apply(self, op)
+
+    monkeypatch.setattr(Applier, "apply", apply)
+    before = snapshot()
+    with pytest.raises(DeployError) as failure:
+        Deployer().deploy(topology)
+    assert failure.value.rolled_back, failure.value.rollback_errors
+    assert "t3: could not run t3 from image" in str(failure.value), str(failure.value)
+    assert sorted(started) == [f"t{index}" for index in range(6)]  # all started together: the others undone
+    assert snapshot() - before == {} and engine_leftovers() == []
 
 
 def test_destroy_removes_the_veths_of_a_namespace_something_still_holds():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -20,6 +21,7 @@ from vtopo.host.namespace_maker import NamespaceError
 from vtopo.host.netlink import Netlink, NetlinkError
 
 LINGER_SECONDS = 2.0
+TOGETHER = 4  # threads that apply ops together: each mostly waits for the process it started (runc)
 
 
 class OpFailed(Exception):
@@ -99,6 +101,16 @@ class Applier:
                 for text in kernel.printed:
                     self.on_output(op, text)
             kernel.printed.clear()
+
+    def apply_together(self, ops: list[o.Op]) -> None:
+        """Ops that each wait on a process of their own (a node's container, started by the OCI engine), applied at
+        once: the first alone (it makes what they share), the rest on a few threads. Each is applied whole or leaves
+        nothing; the first failure is raised once all have ended."""
+        self.apply(ops[0])
+        with ThreadPoolExecutor(max_workers=TOGETHER, thread_name_prefix="vtopo apply") as pool:
+            started = [pool.submit(self.apply, op) for op in ops[1:]]
+        for each in started:
+            each.result()
 
     def apply_ovs_batch(self, batch: list[o.Op]) -> None:
         """Bridges and ports in one ovs-vsctl transaction: all of them are made, or none."""

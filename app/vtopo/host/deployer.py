@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pyroute2 loads with the applier, when a lab is applied or p
     from vtopo.host.applier import Applier, OpFailed
 
 OVS_BATCHED = (o.OvsAddBridge, o.OvsAddPort)
+TOGETHER = (o.RunImage,)  # each waits on the OCI engine's process: applied at once (Applier.apply_together)
 PARTIAL_ON_FAILURE = (o.StartProcess,)  # may have started something even though it failed
 
 
@@ -377,6 +378,8 @@ class Deployer:
         applied: list[o.Op] = []
         pending: list[o.Op] = []
         pending_steps: set[int] = set()
+        together: list[o.Op] = []
+        together_steps: set[int] = set()
         total = len(steps)
 
         def run(op: o.Op) -> None:
@@ -400,16 +403,39 @@ class Deployer:
             pending_steps.clear()
             applier.apply_ovs_batch(batch)
 
+        def start_together() -> None:
+            if not together:
+                return
+            self._check_cancelled(lab)
+            for op in together:
+                journal.record(op)
+                applied.append(op)
+            progress(Progress("apply", len(applied), total, f"{len(together)} nodes started from their images "
+                              "together", together[0].owner))
+            batch = list(together)
+            together.clear()
+            together_steps.clear()
+            applier.apply_together(batch)
+
         try:
             for step in steps:
                 if isinstance(step.op, OVS_BATCHED):
                     pending.append(step.op)
                     pending_steps.add(step.index)
                     continue
+                if isinstance(step.op, TOGETHER) and not together_steps.intersection(step.deps):
+                    if pending_steps.intersection(step.deps):
+                        flush()
+                    together.append(step.op)
+                    together_steps.add(step.index)
+                    continue
                 if pending_steps.intersection(step.deps):
                     flush()
+                if together_steps.intersection(step.deps):
+                    start_together()
                 run(step.op)
             flush()
+            start_together()
         except OpFailed as failure:
             errors = self._roll_back(applied, failure.op, applier, record, progress, keep_record)
             raise DeployError(failure, not errors, errors) from None

@@ -273,6 +273,8 @@ def _lock_file(name: str, shared: bool = False) -> Iterator[None]:
 def release_unused_roots() -> None:
     """Remove each unpacked root that no node's overlay is on and no deployed lab may start again: its files are a lab
     user's, which outlive no lab (and whose uid a later user may get)."""
+    if not os.path.isdir(f"{STORE}/rootfs"):  # no image was ever unpacked: nothing to release, and no store to make
+        return
     with roots_held(), open("/proc/self/mountinfo", encoding="utf-8") as mounts:
         mounted, kept = mounts.read(), _held_by_labs()
         for user in _directories(f"{STORE}/rootfs"):

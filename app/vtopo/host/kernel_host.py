@@ -90,6 +90,8 @@ class KernelHost:
         oci_engine.run(node, mount_ns, uts_ns, pid_ns, run_root)
 
     def remove_image_container(self, netns: str, run_root: str) -> None:
+        if netns in self._deleted_together:  # a teardown: its containers end with the rest of its processes
+            self._end_processes(netns)
         oci_engine.remove(netns, run_root)
 
     def _maker(self, userns: str, namespaces_dir: str) -> NamespaceMaker:
@@ -107,16 +109,20 @@ class KernelHost:
         self._deleted_together, self._emptied = set(names), set()
 
     def delete_netns(self, name: str) -> None:
-        if name not in self._emptied:
-            emptied = self._deleted_together if name in self._deleted_together else {name}
-            namespaces.end_processes_in(emptied)
-            self._emptied |= emptied
+        self._end_processes(name)
         self._emptied.discard(name)
         self.netlink.release(name)
         try:
             namespaces.delete_netns(name)
         except namespaces.NetnsNotFoundError:
             pass
+
+    def _end_processes(self, netns: str) -> None:
+        """End the processes in `netns`, unless that was done: with those of every namespace the teardown deletes."""
+        if netns not in self._emptied:
+            emptied = self._deleted_together if netns in self._deleted_together else {netns}
+            namespaces.end_processes_in(emptied)
+            self._emptied |= emptied
 
     def remove_namespace_files(self, paths: tuple[str, ...]) -> None:
         namespace_maker.remove(list(paths))
