@@ -107,7 +107,8 @@ def test_vtopos_bytes_are_pyroute2s(case: str) -> None:
 CHANGE, CREATE, DUMP = NLM_F_REQUEST | NLM_F_ACK, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, (
     NLM_F_REQUEST | NLM_F_DUMP)
 INDEXES = {"v1-br0": 12, "v1-br0-p1": 13, "eth0": 5, "lower": 3, "v1-sw-p1": 21, "v1-h1-eth0": 7}
-HOST_FD, NETNS_FD = 90, 91  # the descriptors the recorder hands out for the host's namespace and for a lab's
+HOST_FD, NETNS_FD = 900, 901  # the descriptors the recorder hands out for the host's namespace and for a lab's (above
+# any the test process holds: the agents and watchers of earlier tests keep some open)
 
 
 class ifinfmsg_as_iproute2(ifinfmsg):
