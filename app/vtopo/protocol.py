@@ -3,7 +3,8 @@
 A client sends one request, the agent answers with progress events and ends with one `Result`. A request never
 carries an operation, a host path to act on or a command for root: a deploy carries the lab *document* (the file's
 text) and the user's consent, and the agent loads, checks and compiles it itself. Each verb is its own request
-type, so a new verb is a new dataclass here and a handler in the agent.
+type, so a new verb is a new dataclass here and its handler in the agent's table of verbs (vtopo.server.agent.VERBS).
+A choice among a few words (a node's or a link's action) is an enum, refused where the line is decoded.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import os
 import types
 import typing
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Union
 
@@ -60,6 +62,22 @@ class Consent:
     startup_commands: list[str] = field(default_factory=list)  # nodes; the commands run as the lab's owner
     site: str = ""  # of a lab spread over sites, the site whose part this host deploys ("" this machine's)
     tunnel_vnis: list[int] = field(default_factory=list)  # [first, last] its tunnels' VNIs come from; [] the agent's
+
+
+class NodeAction(StrEnum):
+    """What `vtopo node` does to a node of a running lab (vtopo.operate.operate_node)."""
+
+    START = "start"
+    STOP = "stop"
+    RESTART = "restart"
+
+
+class LinkAction(StrEnum):
+    """What `vtopo link` does to a link of a running lab: take it down, bring it up, or set its impairment."""
+
+    UP = "up"
+    DOWN = "down"
+    SET = "set"
 
 
 # ---------------------------------------------------------------- requests
@@ -112,26 +130,25 @@ class RecordRequest(Message):
 
 @dataclass
 class NodeRequest(Message):
-    """Start, stop or restart a node of a running lab (vtopo.operate.NODE_ACTIONS); with `explain`, only say the
-    script it would run."""
+    """Start, stop or restart a node of a running lab; with `explain`, only say the script it would run."""
 
     type: ClassVar[str] = "node"
     lab: str
     node: str
-    action: str
+    action: NodeAction
     explain: bool = False
 
 
 @dataclass
 class LinkRequest(Message):
-    """Take the link between nodes a and b of a running lab "down" or "up", or "set" its impairment (the values
-    given; None leaves one as it is); with `explain`, only say the script it would run."""
+    """Take the link between nodes a and b of a running lab down or up, or set its impairment (the values given;
+    None leaves one as it is); with `explain`, only say the script it would run."""
 
     type: ClassVar[str] = "link"
     lab: str
     a: str
     b: str
-    action: str
+    action: LinkAction
     rate_mbit: float | None = None
     delay_ms: float | None = None
     jitter_ms: float | None = None
@@ -421,6 +438,11 @@ def _checked(hint: Any, value: Any, where: str) -> Any:
         return value
     if isinstance(hint, type) and hasattr(hint, "__dataclass_fields__"):
         return _build(hint, value, where)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        try:
+            return hint(value)
+        except ValueError:
+            raise ProtocolError(f"{where} is one of {', '.join(member.value for member in hint)}") from None
     if hint is Any:
         return value
     if hint is float and isinstance(value, int) and not isinstance(value, bool):

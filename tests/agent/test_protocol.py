@@ -52,3 +52,28 @@ def test_a_number_that_is_not_finite_is_refused_naming_its_field(line: bytes, sa
     """Each float field of each request, once, where lines are decoded (an optional one too)."""
     with pytest.raises(p.ProtocolError, match=says):
         p.decode(line, p.REQUESTS)
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    (b'{"v": 1, "type": "node", "lab": "x", "node": "c1", "action": "halt"}',
+     "node.action is one of start, stop, restart"),
+    (b'{"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "cut"}',
+     "link.action is one of up, down, set"),
+    (b'{"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": ["up"]}', "link.action is one of up, down"),
+])
+def test_an_action_outside_its_verbs_words_is_refused_naming_its_field(line: bytes, says: str) -> None:
+    with pytest.raises(p.ProtocolError, match=says):
+        p.decode(line, p.REQUESTS)
+
+
+def test_an_action_goes_over_the_socket_as_its_word_and_comes_back_as_itself() -> None:
+    line = p.encode(p.LinkRequest("x", "c1", "c2", p.LinkAction.DOWN))
+    assert b'"action": "down"' in line
+    request = p.decode(line.rstrip(b"\n"), p.REQUESTS)
+    assert isinstance(request, p.LinkRequest) and request.action is p.LinkAction.DOWN
+
+
+def test_each_request_the_agent_reads_has_one_handler_in_its_table_of_verbs() -> None:
+    from vtopo.server.agent import VERBS
+
+    assert set(VERBS) == set(p.REQUESTS.values())

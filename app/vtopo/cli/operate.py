@@ -52,8 +52,10 @@ def _operator() -> SitesOperator:
 
 
 def cmd_node(args: argparse.Namespace) -> int:
-    print(_operator().operate_node(args.lab, args.node, args.action, explain=args.explain), end="" if args.explain
-          else "\n")
+    from vtopo.protocol import NodeAction
+
+    print(_operator().operate_node(args.lab, args.node, NodeAction(args.action), explain=args.explain),
+          end="" if args.explain else "\n")
     return 0
 
 

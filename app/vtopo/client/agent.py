@@ -333,16 +333,17 @@ class AgentClient:
 
     # vtopo.operate's three functions, done by the agent on a lab of the caller's (with `explain`, only said)
 
-    def operate_node(self, lab: str, node: str, action: str, *, explain: bool = False) -> str:
+    def operate_node(self, lab: str, node: str, action: p.NodeAction, *, explain: bool = False) -> str:
         return str(self.checked(p.NodeRequest(lab, node, action, explain))["said"])
 
     def set_link_state(self, lab: str, a: str, b: str, up: bool, *, explain: bool = False) -> str:
-        return str(self.checked(p.LinkRequest(lab, a, b, "up" if up else "down", explain=explain))["said"])
+        action = p.LinkAction.UP if up else p.LinkAction.DOWN
+        return str(self.checked(p.LinkRequest(lab, a, b, action, explain=explain))["said"])
 
     def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
                             delay_ms: float | None = None, jitter_ms: float | None = None,
                             loss_pct: float | None = None, explain: bool = False) -> str:
-        request = p.LinkRequest(lab, a, b, "set", rate_mbit, delay_ms, jitter_ms, loss_pct, explain)
+        request = p.LinkRequest(lab, a, b, p.LinkAction.SET, rate_mbit, delay_ms, jitter_ms, loss_pct, explain)
         return str(self.checked(request)["said"])
 
     def read_running(self, lab: str) -> RunningState:

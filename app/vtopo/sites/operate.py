@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 from vtopo.client.agent import AgentClient
+from vtopo.protocol import NodeAction
 from vtopo.model import io
 from vtopo.model.placement import site_of, spread_over_sites
 from vtopo.model.sites import LOCAL
@@ -32,7 +33,7 @@ class SitesOperator:
     def __init__(self, local: AgentClient | None = None) -> None:
         self.local = local or AgentClient()
 
-    def operate_node(self, lab: str, node: str, action: str, *, explain: bool = False) -> str:
+    def operate_node(self, lab: str, node: str, action: NodeAction, *, explain: bool = False) -> str:
         return self._on_sites_of(lab, [node], lambda agent: agent.operate_node(lab, node, action, explain=explain))
 
     def set_link_state(self, lab: str, a: str, b: str, up: bool, *, explain: bool = False) -> str:
