@@ -77,3 +77,23 @@ def test_each_request_the_agent_reads_has_one_handler_in_its_table_of_verbs() ->
     from vtopo.server.agent import VERBS
 
     assert set(VERBS) == set(p.REQUESTS.values())
+
+
+@pytest.mark.parametrize(("request_", "answer", "data"), [
+    (p.NodeRequest("x", "c1", p.NodeAction.STOP), p.Said("c1 in lab x is stopped"), {"said": "c1 in lab x is stopped"}),
+    (p.DestroyRequest("x"), p.Destroyed("x", 12, 0.5), {"lab": "x", "ops": 12, "seconds": 0.5}),
+    (p.CancelRequest("x"), p.Cancelled(True), {"cancelled": True}),
+    (p.StatusRequest("x", verify=True),
+     p.Statuses([LabStatus("x", "vtab", "", 1000, "running", [PartState("c1", "running")], [], {})], ["c1: gone"]),
+     {"labs": [asdict(LabStatus("x", "vtab", "", 1000, "running", [PartState("c1", "running")], [], {}))],
+      "differences": ["c1: gone"]}),
+    (p.RecordRequest("x"), {"topology": {"name": "x"}}, {"topology": {"name": "x"}}),
+    (p.CaptureRequest("x", "c1:eth0"), None, {}),
+], ids=lambda value: value.type if isinstance(value, p.Message) else "")
+def test_a_verbs_answer_goes_over_the_socket_as_it_did_and_comes_back_as_its_request_declares(
+        request_: p.Request[object], answer: object, data: dict[str, object]) -> None:
+    """The data of each verb's Result is the object it always was (a client of another version reads it), and the
+    client gets back the type the request names."""
+    result = p.decode(p.encode(p.result_of(request_, answer)).rstrip(b"\n"), p.ANSWERS)
+    assert isinstance(result, p.Result) and result.data == data
+    assert p.answer_of(request_, result.data) == answer

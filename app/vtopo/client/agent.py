@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vtopo import protocol as p
 from vtopo.host.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the hos
     from vtopo.saving import RunningState
 
 
+A = TypeVar("A")
 HANGUP_STATUS = 128 + signal.SIGHUP  # a command ended because nobody reads its output, as a shell reports it
 
 
@@ -274,14 +275,14 @@ class AgentClient:
                     return message
         raise AgentUnavailable("the agent closed the connection without an answer; see its log")
 
-    def checked(self, request: p.Message, progress: ProgressCallback | None = None) -> dict[str, Any]:
-        """The result's data, or AgentError with the agent's lines."""
+    def ask(self, request: p.Request[A], progress: ProgressCallback | None = None) -> A:
+        """The request's answer, as its type declares it, or AgentError with the agent's lines."""
         result = self.call(request, progress)
         if result.code != 0:
             raise AgentError(result)
-        return result.data
+        return p.answer_of(request, result.data)
 
-    # ------------------------------------------------------------ verbs
+    # ------------------------------------------------------------ verbs, each its request's answer
 
     def deploy(self, document: str, consent: Trust, progress: ProgressCallback | None = None, update: bool = False,
                source: str = "", every_step: bool = True) -> DeployReport:
@@ -290,22 +291,20 @@ class AgentClient:
                                                       sorted(consent.startup_commands), consent.site,
                                                       list(consent.tunnel_vnis)), update, source,
                                   every_step and progress is not None)
-        report: DeployReport = p.read_as(DeployReport, self.checked(request, progress))
-        return report
+        return self.ask(request, progress)
 
     def destroy(self, lab: str, progress: ProgressCallback | None = None, every_step: bool = True) -> int:
-        request = p.DestroyRequest(lab, every_step and progress is not None)
-        return int(self.checked(request, progress)["ops"])
+        return self.ask(p.DestroyRequest(lab, every_step and progress is not None), progress).ops
 
     def status(self, lab: str | None = None) -> list[LabStatus]:
         """Each lab's state (or `lab`'s) as the agent's record has it."""
-        return [p.read_as(LabStatus, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
+        return self.ask(p.StatusRequest(lab or "")).labs
 
     def verify(self, lab: str | None = None) -> tuple[list[LabStatus], list[str]]:
         """Each of the caller's labs (or `lab`) as a probe of the host finds it, and where the agent's record said
         otherwise."""
-        data = self.checked(p.StatusRequest(lab or "", verify=True))
-        return [p.read_as(LabStatus, raw) for raw in data["labs"]], [str(line) for line in data["differences"]]
+        verified = self.ask(p.StatusRequest(lab or "", verify=True))
+        return verified.labs, verified.differences
 
     def follow(self, lab: str) -> Following:
         """The lab's state now and each change to it, as the agent hears of it (see Following)."""
@@ -313,15 +312,15 @@ class AgentClient:
 
     def labs(self) -> list[LabEntry]:
         """Every deployed lab, whoever owns it, and what the agent is doing to it now."""
-        return [p.read_as(LabEntry, raw) for raw in self.checked(p.LabsRequest())["labs"]]
+        return self.ask(p.LabsRequest()).labs
 
     def cancel(self, lab: str) -> bool:
         """Cancel the caller's deploy of `lab` (it rolls back); whether one was running."""
-        return bool(self.checked(p.CancelRequest(lab))["cancelled"])
+        return self.ask(p.CancelRequest(lab)).cancelled
 
     def deployment(self, lab: str) -> dict[str, Any]:
         """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
-        return self.checked(p.RecordRequest(lab))
+        return self.ask(p.RecordRequest(lab))
 
     def site_of_node(self, lab: str, node: str) -> Site | None:
         """The site a node of the caller's lab runs on, when that is another machine; None for a node here."""
@@ -334,23 +333,23 @@ class AgentClient:
     # vtopo.operate's three functions, done by the agent on a lab of the caller's (with `explain`, only said)
 
     def operate_node(self, lab: str, node: str, action: p.NodeAction, *, explain: bool = False) -> str:
-        return str(self.checked(p.NodeRequest(lab, node, action, explain))["said"])
+        return self.ask(p.NodeRequest(lab, node, action, explain)).said
 
     def set_link_state(self, lab: str, a: str, b: str, up: bool, *, explain: bool = False) -> str:
         action = p.LinkAction.UP if up else p.LinkAction.DOWN
-        return str(self.checked(p.LinkRequest(lab, a, b, action, explain=explain))["said"])
+        return self.ask(p.LinkRequest(lab, a, b, action, explain=explain)).said
 
     def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
                             delay_ms: float | None = None, jitter_ms: float | None = None,
                             loss_pct: float | None = None, explain: bool = False) -> str:
         request = p.LinkRequest(lab, a, b, p.LinkAction.SET, rate_mbit, delay_ms, jitter_ms, loss_pct, explain)
-        return str(self.checked(request)["said"])
+        return self.ask(request).said
 
     def read_running(self, lab: str) -> RunningState:
         """What the lab's nodes run now (vtopo.saving.read_running), read by the agent on a lab of the caller's."""
         from vtopo.saving import RunningState
 
-        return RunningState.from_json(self.checked(p.SaveRequest(lab)))
+        return RunningState.from_json(self.ask(p.SaveRequest(lab)))
 
     def take_checkpoint(self, lab: str, name: str) -> Checkpoint:
         """A checkpoint named `name` of the caller's running lab, as it runs now (vtopo.checkpoints.checkpoint_of)."""
@@ -363,7 +362,7 @@ class AgentClient:
         from vtopo.checkpoints import Restored
         from vtopo.model.io import checkpoint_text
 
-        return Restored.from_json(self.checked(p.RestoreRequest(lab, checkpoint_text(checkpoint), explain)))
+        return Restored.from_json(self.ask(p.RestoreRequest(lab, checkpoint_text(checkpoint), explain)))
 
     def require_owner(self, lab: str, action: str) -> None:
         """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this
@@ -375,11 +374,11 @@ class AgentClient:
             raise AgentRefused(p.not_the_owner(lab, owner, action))
 
     def cleanup(self, progress: ProgressCallback | None = None) -> p.CleanupSummary:
-        result = self.call(p.CleanupRequest(), progress)
-        if not result.data:  # refused
+        request = p.CleanupRequest()
+        result = self.call(request, progress)
+        if not result.data:  # refused; a cleanup that failed in part says what it did
             raise AgentError(result)
-        summary: p.CleanupSummary = p.read_as(p.CleanupSummary, result.data)
-        return summary
+        return p.answer_of(request, result.data)
 
     def exec(self, lab: str, node: str, argv: list[str]) -> int:
         """Run `argv` (or the login shell) in a node as the calling user; its exit status. On a terminal the

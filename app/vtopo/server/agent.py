@@ -26,7 +26,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -269,7 +269,7 @@ class Agent:
             else:
                 report = deployer.deploy(topology, _progress_to(send, request.every_step), source, consent,
                                          caller.uid, admit, caller.root and policy.root_labs_as_host)
-        return p.Result(0, data=asdict(report))
+        return p.result_of(request, report)
 
     @contextmanager
     def _owned(self, lab: str, caller: Caller, action: str) -> Iterator[LabRecord]:
@@ -293,7 +293,7 @@ class Agent:
         with self._owned(request.lab, caller, "destroy") as record, \
                 self._job(record.name, Job(DESTROYING, deployer, caller.uid)):
             steps = deployer.destroy(record, _progress_to(send, request.every_step))
-        return p.Result(0, data={"lab": request.lab, "ops": steps, "seconds": time.monotonic() - started})
+        return p.result_of(request, p.Destroyed(request.lab, steps, time.monotonic() - started))
 
     @contextmanager
     def _job(self, lab: str, job: Job) -> Iterator[None]:
@@ -320,7 +320,7 @@ class Agent:
         else:
             statuses = self.live.statuses(request.lab)
         labs = [lab if caller.owns(lab.owner) else replace(lab, prefix="", source="", document={}) for lab in statuses]
-        return p.Result(0, data={"labs": [asdict(lab) for lab in labs], "differences": differences})
+        return p.result_of(request, p.Statuses(labs, differences))
 
     @verb(p.FollowRequest)
     def follow(self, request: p.FollowRequest, asked: Asked) -> p.Result:
@@ -341,7 +341,7 @@ class Agent:
     @verb(p.RecordRequest)
     def record(self, request: p.RecordRequest, asked: Asked) -> p.Result:
         """A read, answered while a job holds the lab (a deploy under way): the record is written whole each time."""
-        return p.Result(0, data=_owned_record(request.lab, asked.caller, "read how it is deployed").deployment())
+        return p.result_of(request, _owned_record(request.lab, asked.caller, "read how it is deployed").deployment())
 
     @verb(p.NodeRequest)
     def operate_node(self, request: p.NodeRequest, asked: Asked) -> p.Result:
@@ -349,8 +349,8 @@ class Agent:
 
         with self._owned(request.lab, asked.caller, f"{request.action} nodes of") as record, \
                 self.live.changing(request.lab):
-            return p.Result(0, data={"said": operate_node(record, request.node, request.action,
-                                                          explain=request.explain)})
+            return p.result_of(request, p.Said(operate_node(record, request.node, request.action,
+                                                            explain=request.explain)))
 
     @verb(p.LinkRequest)
     def operate_link(self, request: p.LinkRequest, asked: Asked) -> p.Result:
@@ -364,7 +364,7 @@ class Agent:
             else:
                 said = set_link_state(record, request.a, request.b, up=request.action is p.LinkAction.UP,
                                       explain=request.explain)
-        return p.Result(0, data={"said": said})
+        return p.result_of(request, p.Said(said))
 
     @verb(p.SaveRequest)
     def save(self, request: p.SaveRequest, asked: Asked) -> p.Result:
@@ -372,7 +372,7 @@ class Agent:
 
         with self._owned(request.lab, asked.caller, "save the running state of") as record, \
                 self.live.changing(request.lab):
-            return p.Result(0, data=read_running(record).to_json())
+            return p.result_of(request, read_running(record).to_json())
 
     @verb(p.RestoreRequest)
     def restore(self, request: p.RestoreRequest, asked: Asked) -> p.Result:
@@ -391,10 +391,10 @@ class Agent:
                                               Path(source) if source else None, record.consent(), record.owner,
                                               _admission(asked.caller, asked.policy))
 
-            return p.Result(0, data=restore(record, checkpoint, update, request.explain).to_json())
+            return p.result_of(request, restore(record, checkpoint, update, request.explain).to_json())
 
     @verb(p.CleanupRequest)
-    def cleanup(self, _request: p.CleanupRequest, asked: Asked) -> p.Result:
+    def cleanup(self, request: p.CleanupRequest, asked: Asked) -> p.Result:
         from vtopo.host.cleanup import cleanup
 
         if not asked.caller.root:
@@ -403,7 +403,7 @@ class Agent:
         for lab in report.labs:
             self.live.renew(lab)
         summary = p.CleanupSummary(report.labs, report.strays, report.errors)
-        return p.Result(EXIT_FAILED if report.errors else 0, data=asdict(summary))
+        return p.result_of(request, summary, EXIT_FAILED if report.errors else 0)
 
     @verb(p.ExecRequest)
     def exec(self, request: p.ExecRequest, asked: Asked) -> p.Result:
@@ -492,17 +492,17 @@ class Agent:
         back, and its own client hears so."""
         job = self.jobs.job(request.lab)
         if job is None or job.doing != DEPLOYING:
-            return p.Result(0, data={"cancelled": False})
+            return p.result_of(request, p.Cancelled(False))
         if not asked.caller.owns(job.owner):
             raise Refused(p.not_the_owner(request.lab, job.owner, "cancel the deploy of"))
         job.deployer.cancel()
-        return p.Result(0, data={"cancelled": True})
+        return p.result_of(request, p.Cancelled(True))
 
     @verb(p.LabsRequest)
-    def labs(self, _request: p.LabsRequest, _asked: Asked) -> p.Result:
+    def labs(self, request: p.LabsRequest, _asked: Asked) -> p.Result:
         """Every member may see which labs run and whose they are, as `vtopo status` shows them."""
         entries = [replace(entry, doing=self.jobs.doing(entry.lab)) for entry in Deployer().labs()]
-        return p.Result(0, data={"labs": [asdict(entry) for entry in entries]})
+        return p.result_of(request, p.Labs(entries))
 
 
 def _hand_over_console(lab: DeployedLab, node: str, send: Replies, rows: int = 0, columns: int = 0) -> p.Result:
