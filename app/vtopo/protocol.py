@@ -19,11 +19,14 @@ import typing
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Union
 
 from vtopo.kinds.environment import CLIENTS_GROUP
 
 from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState, Progress, user_name
+
+if TYPE_CHECKING:  # the model loads when a request carries part of a lab (`vtopo status` needs none)
+    from vtopo.model.topology import ImpairmentChange
 
 VERSION = 1
 GROUP = CLIENTS_GROUP
@@ -200,8 +203,8 @@ class NodeRequest(Request[Said]):
 
 @dataclass
 class LinkRequest(Request[Said]):
-    """Take the link between nodes a and b of a running lab down or up, or set its impairment (the values given;
-    None leaves one as it is); with `explain`, only say the script it would run."""
+    """Take the link between nodes a and b of a running lab down or up, or set its impairment (`change`, its four
+    values on the line as they always were); with `explain`, only say the script it would run."""
 
     type: ClassVar[str] = "link"
     lab: str
@@ -213,6 +216,17 @@ class LinkRequest(Request[Said]):
     jitter_ms: float | None = None
     loss_pct: float | None = None
     explain: bool = False
+
+    @classmethod
+    def setting(cls, lab: str, a: str, b: str, change: ImpairmentChange, explain: bool = False) -> LinkRequest:
+        return cls(lab, a, b, LinkAction.SET, change.rate_mbit, change.delay_ms, change.jitter_ms, change.loss_pct,
+                   explain)
+
+    @property
+    def change(self) -> ImpairmentChange:
+        from vtopo.model.topology import ImpairmentChange
+
+        return ImpairmentChange(self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit)
 
 
 @dataclass

@@ -2,11 +2,13 @@
 line that is not a valid message is refused with the field it names."""
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 
 import pytest
 
 from vtopo import protocol as p
+from vtopo.model.topology import ImpairmentChange
 from vtopo.reports import DeployReport, LabStatus, PartState, Progress
 
 
@@ -97,3 +99,12 @@ def test_a_verbs_answer_goes_over_the_socket_as_it_did_and_comes_back_as_its_req
     result = p.decode(p.encode(p.result_of(request_, answer)).rstrip(b"\n"), p.ANSWERS)
     assert isinstance(result, p.Result) and result.data == data
     assert p.answer_of(request_, result.data) == answer
+
+
+def test_a_change_to_a_links_impairment_goes_as_its_four_values_and_comes_back_whole() -> None:
+    change = ImpairmentChange(delay_ms=20, rate_mbit=0)  # 0 removes the rate; None keeps jitter and loss
+    line = p.encode(p.LinkRequest.setting("x", "c1", "c2", change))
+    assert json.loads(line) == {"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "set",
+                                "rate_mbit": 0, "delay_ms": 20, "jitter_ms": None, "loss_pct": None, "explain": False}
+    request = p.decode(line.rstrip(b"\n"), p.REQUESTS)
+    assert isinstance(request, p.LinkRequest) and request.change == change

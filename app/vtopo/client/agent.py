@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the hos
     from vtopo.checkpoints import Restored
     from vtopo.deployed import DeployedLab
     from vtopo.model.checkpoints import Checkpoint
-    from vtopo.model.topology import Topology
+    from vtopo.model.topology import ImpairmentChange, Topology
     from vtopo.saving import RunningState
 
 
@@ -339,11 +339,8 @@ class AgentClient:
         action = p.LinkAction.UP if up else p.LinkAction.DOWN
         return self.ask(p.LinkRequest(lab, a, b, action, explain=explain)).said
 
-    def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
-                            delay_ms: float | None = None, jitter_ms: float | None = None,
-                            loss_pct: float | None = None, explain: bool = False) -> str:
-        request = p.LinkRequest(lab, a, b, p.LinkAction.SET, rate_mbit, delay_ms, jitter_ms, loss_pct, explain)
-        return self.ask(request).said
+    def set_link_impairment(self, lab: str, a: str, b: str, change: ImpairmentChange, *, explain: bool = False) -> str:
+        return self.ask(p.LinkRequest.setting(lab, a, b, change, explain)).said
 
     def read_running(self, lab: str) -> RunningState:
         """What the lab's nodes run now (vtopo.saving.read_running), read by the agent on a lab of the caller's."""

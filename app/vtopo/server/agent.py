@@ -26,7 +26,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -358,9 +358,8 @@ class Agent:
 
         with self._owned(request.lab, asked.caller, "change the links of") as record, self.live.changing(request.lab):
             if request.action is p.LinkAction.SET:
-                said = set_link_impairment(record, request.a, request.b, rate_mbit=request.rate_mbit,
-                                           delay_ms=request.delay_ms, jitter_ms=request.jitter_ms,
-                                           loss_pct=request.loss_pct, explain=request.explain)
+                said = set_link_impairment(record, request.a, request.b, **asdict(request.change),
+                                           explain=request.explain)
             else:
                 said = set_link_state(record, request.a, request.b, up=request.action is p.LinkAction.UP,
                                       explain=request.explain)

@@ -18,7 +18,7 @@ from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.deploy import DeployController, DeployLog
 from vtopo.gui.workers import Worker
 from vtopo.kinds.contract import Role
-from vtopo.model.topology import Link
+from vtopo.model.topology import ImpairmentChange, Link
 from vtopo.protocol import NodeAction
 
 if TYPE_CHECKING:
@@ -101,9 +101,7 @@ class OperateController(QObject):
             return
         lab, (a, b), new = self._deploy.deployed_lab, self._ends(link), link.impairment
         self._run(f"change the impairment of link {a}-{b}",
-                  lambda operate: operate.set_link_impairment(lab, a, b, rate_mbit=new.rate_mbit,
-                                                              delay_ms=new.delay_ms, jitter_ms=new.jitter_ms,
-                                                              loss_pct=new.loss_pct))
+                  lambda operate: operate.set_link_impairment(lab, a, b, ImpairmentChange.to(new)))
 
     def _ends(self, link: Link) -> tuple[str, str]:
         nodes = self._editor.topology.nodes
