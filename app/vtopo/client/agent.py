@@ -1,5 +1,5 @@
 """Talking to the agent: the one way the CLI and the designer reach the host, through an agent that listens or, for
-root when none does, one this process runs."""
+root when none does, one this process runs (vtopo.client.in_process: the command line hands it over)."""
 from __future__ import annotations
 
 import os
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from vtopo import protocol as p
 from vtopo.host.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh
+from vtopo.client.in_process import local_agent, provided
 from vtopo.client.terminal import relay_terminal, terminal_size
 from vtopo.kinds.environment import Trust
 from vtopo.model.sites import Site
@@ -22,7 +23,6 @@ from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, Progres
 
 if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the host layer loads when it runs something,
     # and a lab's model when a request carries one
-    from vtopo.server.agent import Agent
     from vtopo.checkpoints import Restored
     from vtopo.deployed import DeployedLab
     from vtopo.model.checkpoints import Checkpoint
@@ -103,7 +103,12 @@ def agent_running(path: Path = p.SOCKET) -> bool:
 def unavailable(path: Path = p.SOCKET) -> str:
     """Why this user cannot reach an agent, or "" when they can: one listens on `path`, or the user is root, for
     whom `connect` starts one in this process."""
-    return "" if os.geteuid() == 0 or agent_running(path) else _no_agent(path)
+    return "" if _runs_one_itself() or agent_running(path) else _no_agent(path)
+
+
+def _runs_one_itself() -> bool:
+    """Whether this process runs an agent when none listens: for root, when its program provides one."""
+    return os.geteuid() == 0 and provided()
 
 
 def _no_agent(path: Path) -> str:
@@ -150,7 +155,7 @@ class InProcess(Connection):
     def __exit__(self, kind: type[BaseException] | None, *exception: object) -> None:
         self.close()
         if kind is not None and issubclass(kind, KeyboardInterrupt):
-            _in_process_agent().jobs.cancel_deploys()
+            local_agent().cancel_deploys()
         self.serving.join()
 
 
@@ -203,19 +208,6 @@ class OverSsh(Connection):
                                 f"{self._ended() or 'its agent closed the connection'}")
 
 
-_IN_PROCESS: list[Agent] = []  # the agent this process runs, once it needs one
-_STARTING = threading.Lock()
-
-
-def _in_process_agent() -> Agent:
-    from vtopo.server.agent import Agent
-
-    with _STARTING:
-        if not _IN_PROCESS:
-            _IN_PROCESS.append(Agent())
-        return _IN_PROCESS[0]
-
-
 def connect(path: Path | Site = p.SOCKET) -> Connection:
     """The one way a client reaches an agent: the one that listens on `path`, or, for root when none does, one this
     process runs, or another site's through ssh. AgentRefused when the caller may not use it, AgentUnavailable when
@@ -230,11 +222,10 @@ def connect(path: Path | Site = p.SOCKET) -> Connection:
         raise AgentRefused(p.refusal(p.user_name(os.getuid()))) from None
     except (FileNotFoundError, ConnectionRefusedError):
         connection.close()
-        if os.geteuid() != 0:
+        if not _runs_one_itself():
             raise AgentUnavailable(_no_agent(path)) from None
         ours, theirs = socket.socketpair(socket.AF_UNIX)
-        serving = threading.Thread(target=_in_process_agent().answer, args=(theirs,), name="vtopo agent",
-                                   daemon=True)
+        serving = threading.Thread(target=local_agent().answer, args=(theirs,), name="vtopo agent", daemon=True)
         serving.start()
         return InProcess(ours, serving)
     return Connection(connection)

@@ -66,33 +66,6 @@ class Refused(Exception):
 
 
 @dataclass(frozen=True)
-class Asked:
-    """What a request comes with besides its line: who asks (from the kernel), the descriptors sent with it, the
-    way back to the client, and the administrator's configuration as read for this connection (`broken`: why it
-    could not be read, which refuses a deploy; the limits hold all the same)."""
-
-    caller: Caller
-    fds: list[int]
-    send: Replies
-    policy: Policy
-    broken: str = ""
-
-
-R = TypeVar("R", bound=p.Message)
-Handler = Callable[["Agent", R, Asked], p.Result]
-VERBS: dict[type[p.Message], Handler[Any]] = {}
-"""Each request type's handler: the agent's verbs, one entry each (`@verb(RequestType)` on the handler)."""
-
-
-def verb(request: type[R]) -> Callable[[Handler[R]], Handler[R]]:
-    """Declare the decorated method as the agent's handler of `request`."""
-    def declared(handler: Handler[R]) -> Handler[R]:
-        VERBS[request] = handler
-        return handler
-    return declared
-
-
-@dataclass(frozen=True)
 class Caller:
     pid: int
     uid: int
@@ -124,6 +97,33 @@ def caller_of(connection: socket.socket) -> Caller:
     pid, uid, gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                               struct.calcsize("3i")))
     return Caller(pid, uid, gid)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a request comes with besides its line: who asks (from the kernel), the descriptors sent with it, the
+    way back to the client, and the administrator's configuration as read for this connection (`broken`: why it
+    could not be read, which refuses a deploy; the limits hold all the same)."""
+
+    caller: Caller
+    fds: list[int]
+    send: Replies
+    policy: Policy
+    broken: str = ""
+
+
+R = TypeVar("R", bound=p.Message)
+Handler = Callable[["Agent", R, Asked], p.Result]
+VERBS: dict[type[p.Message], Handler[Any]] = {}
+"""Each request type's handler: the agent's verbs, one entry each (`@verb(RequestType)` on the handler)."""
+
+
+def verb(request: type[R]) -> Callable[[Handler[R]], Handler[R]]:
+    """Declare the decorated method as the agent's handler of `request`."""
+    def declared(handler: Handler[R]) -> Handler[R]:
+        VERBS[request] = handler
+        return handler
+    return declared
 
 
 class LabLocks:
@@ -183,6 +183,11 @@ class Agent:
         self.connections = Connections()
         self.jobs = LabJobs()
         self.live = LiveLabs(self.jobs.shown, self.jobs.doing)
+
+    def cancel_deploys(self) -> None:
+        """Cancel each deploy under way (they roll back): the agent runs in its client's process, which was
+        interrupted."""
+        self.jobs.cancel_deploys()
 
     # ------------------------------------------------------------ connections
 
