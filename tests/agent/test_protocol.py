@@ -2,6 +2,7 @@
 line that is not a valid message is refused with the field it names."""
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import asdict
 
@@ -108,3 +109,18 @@ def test_a_change_to_a_links_impairment_goes_as_its_four_values_and_comes_back_w
                                 "rate_mbit": 0, "delay_ms": 20, "jitter_ms": None, "loss_pct": None, "explain": False}
     request = p.decode(line.rstrip(b"\n"), p.REQUESTS)
     assert isinstance(request, p.LinkRequest) and request.change == change
+
+
+def test_the_command_line_and_the_live_operations_know_the_same_actions_as_the_protocol() -> None:
+    """Each word stands in three places: what `vtopo node`/`vtopo link` accept, the protocol's enums, and what
+    vtopo.operate does; a word added to one alone would be refused by another."""
+    from vtopo.cli.main import build_parser
+    from vtopo.operate import NODE_ACTIONS
+
+    commands = next(action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
+
+    def accepted(command: str) -> set[str]:
+        return set(next(action for action in commands.choices[command]._actions if action.dest == "action").choices)
+
+    assert accepted("node") == set(p.NodeAction) == set(NODE_ACTIONS)
+    assert accepted("link") == set(p.LinkAction)
