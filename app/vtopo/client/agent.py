@@ -102,7 +102,7 @@ def agent_running(path: Path = p.SOCKET) -> bool:
 
 def unavailable(path: Path = p.SOCKET) -> str:
     """Why this user cannot reach an agent, or "" when they can: one listens on `path`, or the user is root, for
-    whom `connect` starts one in this process."""
+    whom `connect` starts one in this process (the one the command line provides)."""
     return "" if _runs_one_itself() or agent_running(path) else _no_agent(path)
 
 
