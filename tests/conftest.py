@@ -23,7 +23,10 @@ os.environ["VTOPO_AGENT_SOCKET"] = f"/run/vtopo-tests-{os.getpid()}/agent.sock"
 # non-interactive shell inherits SIGINT ignored, and so would every process it starts; the interrupt is put back.
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
+from vtopo.cli.common import run_agent_in_process  # noqa: E402
 from vtopo.host.libvirtd import LibvirtService  # noqa: E402
+
+run_agent_in_process()  # as `vtopo` does: the designer and the clients the tests make run the agent's code for root
 
 REQUIRED_TOOLS = ("ip", "ovs-vsctl", "iperf3", "ethtool")
 

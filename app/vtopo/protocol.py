@@ -2,8 +2,12 @@
 
 A client sends one request, the agent answers with progress events and ends with one `Result`. A request never
 carries an operation, a host path to act on or a command for root: a deploy carries the lab *document* (the file's
-text) and the user's consent, and the agent loads, checks and compiles it itself. Each verb is its own request
-type, so a new verb is a new dataclass here and a handler in the agent.
+text) and the user's consent, and the agent loads, checks and compiles it itself.
+
+Each verb is declared once, as its request type: a `Request[A]` whose Result carries an `A` (its data), which the
+agent's handler makes (`result_of`) and the client reads back (`answer_of`). A new verb is a new request type here and
+its handler in the agent's table of verbs (vtopo.server.agent.VERBS). A choice among a few words (a node's or a link's
+action) is an enum, refused where the line is decoded.
 """
 from __future__ import annotations
 
@@ -13,12 +17,16 @@ import os
 import types
 import typing
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Union
 
 from vtopo.kinds.environment import CLIENTS_GROUP
 
-from vtopo.reports import LabEntry, LabStatus, PartState, Progress, user_name
+from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState, Progress, user_name
+
+if TYPE_CHECKING:  # the model loads when a request carries part of a lab (`vtopo status` needs none)
+    from vtopo.model.topology import ImpairmentChange
 
 VERSION = 1
 GROUP = CLIENTS_GROUP
@@ -51,6 +59,22 @@ class Message:
     __dataclass_fields__: ClassVar[dict[str, Any]]
 
 
+A = TypeVar("A")
+
+
+class Request(Message, Generic[A]):
+    """The line a client opens a connection with: one verb. `A` is what its Result's data holds: a dataclass, the
+    dict the agent made (a record, a running state), or None when the Result only ends what the verb streamed."""
+
+    answer: ClassVar[Any] = None  # A, as the request type's declaration names it
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if typing.get_origin(base) is Request:
+                (cls.answer,) = typing.get_args(base)
+
+
 @dataclass
 class Consent:
     """What the user allows beyond the lab's own objects, as the trust rules name it (never the lab file)."""
@@ -62,11 +86,67 @@ class Consent:
     tunnel_vnis: list[int] = field(default_factory=list)  # [first, last] its tunnels' VNIs come from; [] the agent's
 
 
+class NodeAction(StrEnum):
+    """What `vtopo node` does to a node of a running lab (vtopo.operate.operate_node)."""
+
+    START = "start"
+    STOP = "stop"
+    RESTART = "restart"
+
+
+class LinkAction(StrEnum):
+    """What `vtopo link` does to a link of a running lab: take it down, bring it up, or set its impairment."""
+
+    UP = "up"
+    DOWN = "down"
+    SET = "set"
+
+
+# ---------------------------------------------------------------- what requests answer, as Result.data
+
+
+@dataclass
+class Said:
+    """What a change to a running lab did, or with `explain` the script it would run."""
+
+    said: str
+
+
+@dataclass
+class Destroyed:
+    lab: str
+    ops: int  # how many the destroy undid
+    seconds: float
+
+
+@dataclass
+class Statuses:
+    labs: list[LabStatus]
+    differences: list[str]  # with `verify`, where the agent's record said otherwise than the host
+
+
+@dataclass
+class Labs:
+    labs: list[LabEntry]
+
+
+@dataclass
+class Cancelled:
+    cancelled: bool  # whether a deploy was running to cancel
+
+
+@dataclass
+class CleanupSummary:
+    labs: list[str]  # labs destroyed from their journals
+    strays: list[str]  # tagged objects found without a journal, removed
+    errors: list[str]
+
+
 # ---------------------------------------------------------------- requests
 
 
 @dataclass
-class DeployRequest(Message):
+class DeployRequest(Request[DeployReport]):
     type: ClassVar[str] = "deploy"
     document: str  # the .vtopo file's text
     consent: Consent = field(default_factory=Consent)
@@ -76,14 +156,14 @@ class DeployRequest(Message):
 
 
 @dataclass
-class DestroyRequest(Message):
+class DestroyRequest(Request[Destroyed]):
     type: ClassVar[str] = "destroy"
     lab: str
     every_step: bool = True
 
 
 @dataclass
-class StatusRequest(Message):
+class StatusRequest(Request[Statuses]):
     """Each lab's state as the agent's record has it; with `verify`, as a probe of the host finds it, and where the
     record said otherwise (Result.data "differences")."""
 
@@ -93,7 +173,7 @@ class StatusRequest(Message):
 
 
 @dataclass
-class FollowRequest(Message):
+class FollowRequest(Request[None]):
     """Follow a lab of the caller's: a `LabsListed` and a `LabState` now, then each change as the agent hears of it
     (from the kernel, the lab's processes, any client's request), until the client closes the connection."""
 
@@ -102,7 +182,7 @@ class FollowRequest(Message):
 
 
 @dataclass
-class RecordRequest(Message):
+class RecordRequest(Request[dict[str, Any]]):
     """How a lab is deployed (its topology, the host's facts and the consent it was deployed with, as in its record),
     for its owner's client to compile the lab it measures, checks or captures on. Records are root's alone."""
 
@@ -111,36 +191,46 @@ class RecordRequest(Message):
 
 
 @dataclass
-class NodeRequest(Message):
-    """Start, stop or restart a node of a running lab (vtopo.operate.NODE_ACTIONS); with `explain`, only say the
-    script it would run."""
+class NodeRequest(Request[Said]):
+    """Start, stop or restart a node of a running lab; with `explain`, only say the script it would run."""
 
     type: ClassVar[str] = "node"
     lab: str
     node: str
-    action: str
+    action: NodeAction
     explain: bool = False
 
 
 @dataclass
-class LinkRequest(Message):
-    """Take the link between nodes a and b of a running lab "down" or "up", or "set" its impairment (the values
-    given; None leaves one as it is); with `explain`, only say the script it would run."""
+class LinkRequest(Request[Said]):
+    """Take the link between nodes a and b of a running lab down or up, or set its impairment (`change`, its four
+    values on the line as they always were); with `explain`, only say the script it would run."""
 
     type: ClassVar[str] = "link"
     lab: str
     a: str
     b: str
-    action: str
+    action: LinkAction
     rate_mbit: float | None = None
     delay_ms: float | None = None
     jitter_ms: float | None = None
     loss_pct: float | None = None
     explain: bool = False
 
+    @classmethod
+    def setting(cls, lab: str, a: str, b: str, change: ImpairmentChange, explain: bool = False) -> LinkRequest:
+        return cls(lab, a, b, LinkAction.SET, change.rate_mbit, change.delay_ms, change.jitter_ms, change.loss_pct,
+                   explain)
+
+    @property
+    def change(self) -> ImpairmentChange:
+        from vtopo.model.topology import ImpairmentChange
+
+        return ImpairmentChange(self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit)
+
 
 @dataclass
-class SaveRequest(Message):
+class SaveRequest(Request[dict[str, Any]]):
     """Read what a running lab's nodes have become (routers' running configurations, containers' addresses and
     routes) into its record, and send it back (vtopo.saving.RunningState) for the client to write into the file."""
 
@@ -149,7 +239,7 @@ class SaveRequest(Message):
 
 
 @dataclass
-class RestoreRequest(Message):
+class RestoreRequest(Request[dict[str, Any]]):
     """Put a running lab back as a checkpoint of it has it, changing only what differs (vtopo.checkpoints.restore);
     `checkpoint` is its JSON text, as the lab's file holds it, checked again by the agent. With `explain`, the agent
     only says what that would change."""
@@ -161,7 +251,7 @@ class RestoreRequest(Message):
 
 
 @dataclass
-class ExecRequest(Message):
+class ExecRequest(Request[None]):
     """Run `argv` inside a node as the caller. With `terminal`, the agent answers with a pty's master end
     (an `ExecStarted` event carrying the descriptor); otherwise the client sends its stdin, stdout and stderr
     with the request and the command uses them."""
@@ -177,7 +267,7 @@ class ExecRequest(Message):
 
 
 @dataclass
-class CancelRequest(Message):
+class CancelRequest(Request[Cancelled]):
     """Stop a deploy of the caller's lab after the operation in progress, and roll it back."""
 
     type: ClassVar[str] = "cancel"
@@ -185,19 +275,19 @@ class CancelRequest(Message):
 
 
 @dataclass
-class LabsRequest(Message):
+class LabsRequest(Request[Labs]):
     """Every deployed lab's name, owner and what the agent is doing to it: a cheap list, for every member."""
 
     type: ClassVar[str] = "labs"
 
 
 @dataclass
-class CleanupRequest(Message):
+class CleanupRequest(Request[CleanupSummary]):
     type: ClassVar[str] = "cleanup"
 
 
 @dataclass
-class ConsoleRequest(Message):
+class ConsoleRequest(Request[None]):
     """A VM's serial console: the agent answers with a `ConsoleOpened` event carrying a socket connected to it."""
 
     type: ClassVar[str] = "console"
@@ -208,7 +298,7 @@ class ConsoleRequest(Message):
 
 
 @dataclass
-class CaptureRequest(Message):
+class CaptureRequest(Request[None]):
     """tcpdump on a link end, interface or bridge of a lab, named as `vtopo capture` names it ("c1:eth0", "br0").
     The agent finds the device itself and writes the pcap stream to the first descriptor sent with the request and
     tcpdump's messages to the second; a `CaptureCounters` line sent afterwards asks tcpdump for its counters."""
@@ -221,7 +311,7 @@ class CaptureRequest(Message):
 
 
 @dataclass
-class LinkCountersRequest(Message):
+class LinkCountersRequest(Request[None]):
     """The interface counters of each link of a running lab, read by the agent (the owner cannot enter its
     namespaces): a `LinkCountersRead` every `every_s` seconds, until the client closes the connection."""
 
@@ -309,22 +399,7 @@ class Result(Message):
     data: dict[str, Any] = field(default_factory=dict)
 
 
-# ---------------------------------------------------------------- results, as Result.data
-
-
-@dataclass
-class CleanupSummary:
-    labs: list[str]  # labs destroyed from their journals
-    strays: list[str]  # tagged objects found without a journal, removed
-    errors: list[str]
-
-
-REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in (DeployRequest, DestroyRequest, StatusRequest,
-                                                                 RecordRequest, NodeRequest, LinkRequest,
-                                                                 ExecRequest, CleanupRequest, ConsoleRequest,
-                                                                 CaptureRequest, SaveRequest, RestoreRequest,
-                                                                 LinkCountersRequest, CancelRequest, LabsRequest,
-                                                                 FollowRequest)}
+REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in Request.__subclasses__()}
 DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
 ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened,
                                                                 LinkCountersRead, LabsListed, LabState, PartsChanged,
@@ -374,6 +449,24 @@ def read_as(cls: type[Any], raw: Any) -> Any:
     return _build(cls, raw, cls.__name__)
 
 
+def result_of(request: Request[A], answer: A, code: int = 0) -> Result:
+    """The Result that carries a request's answer."""
+    if answer is None:
+        return Result(code)
+    return Result(code, data=answer if isinstance(answer, dict) else _object_of(answer))
+
+
+def answer_of(request: Request[A], data: dict[str, Any]) -> A:
+    """A request's answer, from the data of the Result the agent sent for it, each field checked."""
+    return _answer(request.answer, data)
+
+
+def _answer(shape: Any, data: dict[str, Any]) -> Any:
+    if shape is type(None):
+        return None
+    return data if typing.get_origin(shape) is dict else read_as(shape, data)
+
+
 _HINTS: dict[type[Any], dict[str, Any]] = {}
 
 
@@ -421,6 +514,11 @@ def _checked(hint: Any, value: Any, where: str) -> Any:
         return value
     if isinstance(hint, type) and hasattr(hint, "__dataclass_fields__"):
         return _build(hint, value, where)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        try:
+            return hint(value)
+        except ValueError:
+            raise ProtocolError(f"{where} is one of {', '.join(member.value for member in hint)}") from None
     if hint is Any:
         return value
     if hint is float and isinstance(value, int) and not isinstance(value, bool):

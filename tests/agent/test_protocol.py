@@ -2,11 +2,14 @@
 line that is not a valid message is refused with the field it names."""
 from __future__ import annotations
 
+import argparse
+import json
 from dataclasses import asdict
 
 import pytest
 
 from vtopo import protocol as p
+from vtopo.model.topology import ImpairmentChange
 from vtopo.reports import DeployReport, LabStatus, PartState, Progress
 
 
@@ -52,3 +55,72 @@ def test_a_number_that_is_not_finite_is_refused_naming_its_field(line: bytes, sa
     """Each float field of each request, once, where lines are decoded (an optional one too)."""
     with pytest.raises(p.ProtocolError, match=says):
         p.decode(line, p.REQUESTS)
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    (b'{"v": 1, "type": "node", "lab": "x", "node": "c1", "action": "halt"}',
+     "node.action is one of start, stop, restart"),
+    (b'{"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "cut"}',
+     "link.action is one of up, down, set"),
+    (b'{"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": ["up"]}', "link.action is one of up, down"),
+])
+def test_an_action_outside_its_verbs_words_is_refused_naming_its_field(line: bytes, says: str) -> None:
+    with pytest.raises(p.ProtocolError, match=says):
+        p.decode(line, p.REQUESTS)
+
+
+def test_an_action_goes_over_the_socket_as_its_word_and_comes_back_as_itself() -> None:
+    line = p.encode(p.LinkRequest("x", "c1", "c2", p.LinkAction.DOWN))
+    assert b'"action": "down"' in line
+    request = p.decode(line.rstrip(b"\n"), p.REQUESTS)
+    assert isinstance(request, p.LinkRequest) and request.action is p.LinkAction.DOWN
+
+
+def test_each_request_the_agent_reads_has_one_handler_in_its_table_of_verbs() -> None:
+    from vtopo.server.agent import VERBS
+
+    assert set(VERBS) == set(p.REQUESTS.values())
+
+
+@pytest.mark.parametrize(("request_", "answer", "data"), [
+    (p.NodeRequest("x", "c1", p.NodeAction.STOP), p.Said("c1 in lab x is stopped"), {"said": "c1 in lab x is stopped"}),
+    (p.DestroyRequest("x"), p.Destroyed("x", 12, 0.5), {"lab": "x", "ops": 12, "seconds": 0.5}),
+    (p.CancelRequest("x"), p.Cancelled(True), {"cancelled": True}),
+    (p.StatusRequest("x", verify=True),
+     p.Statuses([LabStatus("x", "vtab", "", 1000, "running", [PartState("c1", "running")], [], {})], ["c1: gone"]),
+     {"labs": [asdict(LabStatus("x", "vtab", "", 1000, "running", [PartState("c1", "running")], [], {}))],
+      "differences": ["c1: gone"]}),
+    (p.RecordRequest("x"), {"topology": {"name": "x"}}, {"topology": {"name": "x"}}),
+    (p.CaptureRequest("x", "c1:eth0"), None, {}),
+], ids=lambda value: value.type if isinstance(value, p.Message) else "")
+def test_a_verbs_answer_goes_over_the_socket_as_it_did_and_comes_back_as_its_request_declares(
+        request_: p.Request[object], answer: object, data: dict[str, object]) -> None:
+    """The data of each verb's Result is the object it always was (a client of another version reads it), and the
+    client gets back the type the request names."""
+    result = p.decode(p.encode(p.result_of(request_, answer)).rstrip(b"\n"), p.ANSWERS)
+    assert isinstance(result, p.Result) and result.data == data
+    assert p.answer_of(request_, result.data) == answer
+
+
+def test_a_change_to_a_links_impairment_goes_as_its_four_values_and_comes_back_whole() -> None:
+    change = ImpairmentChange(delay_ms=20, rate_mbit=0)  # 0 removes the rate; None keeps jitter and loss
+    line = p.encode(p.LinkRequest.setting("x", "c1", "c2", change))
+    assert json.loads(line) == {"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "set",
+                                "rate_mbit": 0, "delay_ms": 20, "jitter_ms": None, "loss_pct": None, "explain": False}
+    request = p.decode(line.rstrip(b"\n"), p.REQUESTS)
+    assert isinstance(request, p.LinkRequest) and request.change == change
+
+
+def test_the_command_line_and_the_live_operations_know_the_same_actions_as_the_protocol() -> None:
+    """Each word stands in three places: what `vtopo node`/`vtopo link` accept, the protocol's enums, and what
+    vtopo.operate does; a word added to one alone would be refused by another."""
+    from vtopo.cli.main import build_parser
+    from vtopo.operate import NODE_ACTIONS
+
+    commands = next(action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
+
+    def accepted(command: str) -> set[str]:
+        return set(next(action for action in commands.choices[command]._actions if action.dest == "action").choices)
+
+    assert accepted("node") == set(p.NodeAction) == set(NODE_ACTIONS)
+    assert accepted("link") == set(p.LinkAction)

@@ -299,7 +299,8 @@ def test_b_cannot_act_on_as_part_through_the_sites_agent(spread: Spread) -> None
     request is answered with one line of refusal."""
     theirs = f"lab spr-a belongs to {spread.name('a')}"
     document = (spread.directory / "spr-a.vtopo").read_text()
-    for request, refusal in ((p.DestroyRequest("spr-a"), theirs), (p.NodeRequest("spr-a", "c2", "stop"), theirs),
+    for request, refusal in ((p.DestroyRequest("spr-a"), theirs),
+                             (p.NodeRequest("spr-a", "c2", p.NodeAction.STOP), theirs),
                              (p.ExecRequest("spr-a", "c2", ["true"]), theirs),
                              (p.DeployRequest(document, p.Consent(site=SITE), update=True), theirs),
                              (p.DeployRequest(document, p.Consent(site=SITE)), "already deployed, by"),

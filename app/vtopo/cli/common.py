@@ -8,10 +8,24 @@ from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from vtopo.client.agent import AgentClient
+    from vtopo.client.in_process import LocalAgent
     from vtopo.deployed import DeployedLab
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 """How a family adds a command: command(name, handler, help) -> its parser, for the arguments."""
+
+
+def run_agent_in_process() -> None:
+    """The command line is where the user's side meets root's: for root when no agent listens, the client runs the
+    agent's own code in this process, made when a command first needs it."""
+    from vtopo.client.in_process import provide
+
+    def agent() -> LocalAgent:
+        from vtopo.server.agent import Agent
+
+        return Agent()
+
+    provide(agent)
 
 
 def agent_client() -> AgentClient:

@@ -22,7 +22,7 @@ from vtopo.cli.agent import AGENT_NOTE
 from vtopo.cli.agent import add_commands as add_agent_commands
 from vtopo.cli.capture import add_commands as add_capture_commands
 from vtopo.cli.check import add_commands as add_check_commands
-from vtopo.cli.common import agent_client, on_its_site
+from vtopo.cli.common import agent_client, on_its_site, run_agent_in_process
 from vtopo.cli.consent import add_consent_arguments, consent_of
 from vtopo.cli.exercise import add_commands as add_exercise_commands
 from vtopo.cli.experiment import add_commands as add_experiment_commands
@@ -398,6 +398,7 @@ def run() -> NoReturn:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    run_agent_in_process()
     try:
         return int(args.handler(args))
     except loaded(LAB_ERRORS) as failed:

@@ -52,20 +52,24 @@ def _operator() -> SitesOperator:
 
 
 def cmd_node(args: argparse.Namespace) -> int:
-    print(_operator().operate_node(args.lab, args.node, args.action, explain=args.explain), end="" if args.explain
-          else "\n")
+    from vtopo.protocol import NodeAction
+
+    print(_operator().operate_node(args.lab, args.node, NodeAction(args.action), explain=args.explain),
+          end="" if args.explain else "\n")
     return 0
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    changes = {"rate_mbit": args.rate, "delay_ms": args.delay, "jitter_ms": args.jitter, "loss_pct": args.loss}
-    if args.action == "set" and all(value is None for value in changes.values()):
+    from vtopo.model.topology import ImpairmentChange
+
+    change = ImpairmentChange(delay_ms=args.delay, jitter_ms=args.jitter, loss_pct=args.loss, rate_mbit=args.rate)
+    if args.action == "set" and change.empty:
         args.parser.error("link ... set needs at least one of --rate, --delay, --jitter, --loss")
-    if args.action != "set" and any(value is not None for value in changes.values()):
+    if args.action != "set" and not change.empty:
         args.parser.error(f"--rate, --delay, --jitter and --loss go with `set`, not `{args.action}`")
     operator = _operator()
     if args.action == "set":
-        said = operator.set_link_impairment(args.lab, args.a, args.b, **changes, explain=args.explain)
+        said = operator.set_link_impairment(args.lab, args.a, args.b, change, explain=args.explain)
     else:
         said = operator.set_link_state(args.lab, args.a, args.b, up=args.action == "up", explain=args.explain)
     print(said, end="" if args.explain else "\n")

@@ -1,5 +1,5 @@
 """Talking to the agent: the one way the CLI and the designer reach the host, through an agent that listens or, for
-root when none does, one this process runs."""
+root when none does, one this process runs (vtopo.client.in_process: the command line hands it over)."""
 from __future__ import annotations
 
 import os
@@ -11,10 +11,11 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vtopo import protocol as p
 from vtopo.host.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh
+from vtopo.client.in_process import local_agent, provided
 from vtopo.client.terminal import relay_terminal, terminal_size
 from vtopo.kinds.environment import Trust
 from vtopo.model.sites import Site
@@ -22,14 +23,14 @@ from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, Progres
 
 if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the host layer loads when it runs something,
     # and a lab's model when a request carries one
-    from vtopo.server.agent import Agent
     from vtopo.checkpoints import Restored
     from vtopo.deployed import DeployedLab
     from vtopo.model.checkpoints import Checkpoint
-    from vtopo.model.topology import Topology
+    from vtopo.model.topology import ImpairmentChange, Topology
     from vtopo.saving import RunningState
 
 
+A = TypeVar("A")
 HANGUP_STATUS = 128 + signal.SIGHUP  # a command ended because nobody reads its output, as a shell reports it
 
 
@@ -101,8 +102,13 @@ def agent_running(path: Path = p.SOCKET) -> bool:
 
 def unavailable(path: Path = p.SOCKET) -> str:
     """Why this user cannot reach an agent, or "" when they can: one listens on `path`, or the user is root, for
-    whom `connect` starts one in this process."""
-    return "" if os.geteuid() == 0 or agent_running(path) else _no_agent(path)
+    whom `connect` starts one in this process (the one the command line provides)."""
+    return "" if _runs_one_itself() or agent_running(path) else _no_agent(path)
+
+
+def _runs_one_itself() -> bool:
+    """Whether this process runs an agent when none listens: for root, when its program provides one."""
+    return os.geteuid() == 0 and provided()
 
 
 def _no_agent(path: Path) -> str:
@@ -149,7 +155,7 @@ class InProcess(Connection):
     def __exit__(self, kind: type[BaseException] | None, *exception: object) -> None:
         self.close()
         if kind is not None and issubclass(kind, KeyboardInterrupt):
-            _in_process_agent().jobs.cancel_deploys()
+            local_agent().cancel_deploys()
         self.serving.join()
 
 
@@ -202,19 +208,6 @@ class OverSsh(Connection):
                                 f"{self._ended() or 'its agent closed the connection'}")
 
 
-_IN_PROCESS: list[Agent] = []  # the agent this process runs, once it needs one
-_STARTING = threading.Lock()
-
-
-def _in_process_agent() -> Agent:
-    from vtopo.server.agent import Agent
-
-    with _STARTING:
-        if not _IN_PROCESS:
-            _IN_PROCESS.append(Agent())
-        return _IN_PROCESS[0]
-
-
 def connect(path: Path | Site = p.SOCKET) -> Connection:
     """The one way a client reaches an agent: the one that listens on `path`, or, for root when none does, one this
     process runs, or another site's through ssh. AgentRefused when the caller may not use it, AgentUnavailable when
@@ -229,11 +222,10 @@ def connect(path: Path | Site = p.SOCKET) -> Connection:
         raise AgentRefused(p.refusal(p.user_name(os.getuid()))) from None
     except (FileNotFoundError, ConnectionRefusedError):
         connection.close()
-        if os.geteuid() != 0:
+        if not _runs_one_itself():
             raise AgentUnavailable(_no_agent(path)) from None
         ours, theirs = socket.socketpair(socket.AF_UNIX)
-        serving = threading.Thread(target=_in_process_agent().answer, args=(theirs,), name="vtopo agent",
-                                   daemon=True)
+        serving = threading.Thread(target=local_agent().answer, args=(theirs,), name="vtopo agent", daemon=True)
         serving.start()
         return InProcess(ours, serving)
     return Connection(connection)
@@ -274,14 +266,14 @@ class AgentClient:
                     return message
         raise AgentUnavailable("the agent closed the connection without an answer; see its log")
 
-    def checked(self, request: p.Message, progress: ProgressCallback | None = None) -> dict[str, Any]:
-        """The result's data, or AgentError with the agent's lines."""
+    def ask(self, request: p.Request[A], progress: ProgressCallback | None = None) -> A:
+        """The request's answer, as its type declares it, or AgentError with the agent's lines."""
         result = self.call(request, progress)
         if result.code != 0:
             raise AgentError(result)
-        return result.data
+        return p.answer_of(request, result.data)
 
-    # ------------------------------------------------------------ verbs
+    # ------------------------------------------------------------ verbs, each its request's answer
 
     def deploy(self, document: str, consent: Trust, progress: ProgressCallback | None = None, update: bool = False,
                source: str = "", every_step: bool = True) -> DeployReport:
@@ -290,22 +282,20 @@ class AgentClient:
                                                       sorted(consent.startup_commands), consent.site,
                                                       list(consent.tunnel_vnis)), update, source,
                                   every_step and progress is not None)
-        report: DeployReport = p.read_as(DeployReport, self.checked(request, progress))
-        return report
+        return self.ask(request, progress)
 
     def destroy(self, lab: str, progress: ProgressCallback | None = None, every_step: bool = True) -> int:
-        request = p.DestroyRequest(lab, every_step and progress is not None)
-        return int(self.checked(request, progress)["ops"])
+        return self.ask(p.DestroyRequest(lab, every_step and progress is not None), progress).ops
 
     def status(self, lab: str | None = None) -> list[LabStatus]:
         """Each lab's state (or `lab`'s) as the agent's record has it."""
-        return [p.read_as(LabStatus, raw) for raw in self.checked(p.StatusRequest(lab or ""))["labs"]]
+        return self.ask(p.StatusRequest(lab or "")).labs
 
     def verify(self, lab: str | None = None) -> tuple[list[LabStatus], list[str]]:
         """Each of the caller's labs (or `lab`) as a probe of the host finds it, and where the agent's record said
         otherwise."""
-        data = self.checked(p.StatusRequest(lab or "", verify=True))
-        return [p.read_as(LabStatus, raw) for raw in data["labs"]], [str(line) for line in data["differences"]]
+        verified = self.ask(p.StatusRequest(lab or "", verify=True))
+        return verified.labs, verified.differences
 
     def follow(self, lab: str) -> Following:
         """The lab's state now and each change to it, as the agent hears of it (see Following)."""
@@ -313,15 +303,15 @@ class AgentClient:
 
     def labs(self) -> list[LabEntry]:
         """Every deployed lab, whoever owns it, and what the agent is doing to it now."""
-        return [p.read_as(LabEntry, raw) for raw in self.checked(p.LabsRequest())["labs"]]
+        return self.ask(p.LabsRequest()).labs
 
     def cancel(self, lab: str) -> bool:
         """Cancel the caller's deploy of `lab` (it rolls back); whether one was running."""
-        return bool(self.checked(p.CancelRequest(lab))["cancelled"])
+        return self.ask(p.CancelRequest(lab)).cancelled
 
     def deployment(self, lab: str) -> dict[str, Any]:
         """How the caller's lab is deployed, as its record holds it (vtopo.deployed.DeployedLab.of_deployment)."""
-        return self.checked(p.RecordRequest(lab))
+        return self.ask(p.RecordRequest(lab))
 
     def site_of_node(self, lab: str, node: str) -> Site | None:
         """The site a node of the caller's lab runs on, when that is another machine; None for a node here."""
@@ -333,23 +323,21 @@ class AgentClient:
 
     # vtopo.operate's three functions, done by the agent on a lab of the caller's (with `explain`, only said)
 
-    def operate_node(self, lab: str, node: str, action: str, *, explain: bool = False) -> str:
-        return str(self.checked(p.NodeRequest(lab, node, action, explain))["said"])
+    def operate_node(self, lab: str, node: str, action: p.NodeAction, *, explain: bool = False) -> str:
+        return self.ask(p.NodeRequest(lab, node, action, explain)).said
 
     def set_link_state(self, lab: str, a: str, b: str, up: bool, *, explain: bool = False) -> str:
-        return str(self.checked(p.LinkRequest(lab, a, b, "up" if up else "down", explain=explain))["said"])
+        action = p.LinkAction.UP if up else p.LinkAction.DOWN
+        return self.ask(p.LinkRequest(lab, a, b, action, explain=explain)).said
 
-    def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
-                            delay_ms: float | None = None, jitter_ms: float | None = None,
-                            loss_pct: float | None = None, explain: bool = False) -> str:
-        request = p.LinkRequest(lab, a, b, "set", rate_mbit, delay_ms, jitter_ms, loss_pct, explain)
-        return str(self.checked(request)["said"])
+    def set_link_impairment(self, lab: str, a: str, b: str, change: ImpairmentChange, *, explain: bool = False) -> str:
+        return self.ask(p.LinkRequest.setting(lab, a, b, change, explain)).said
 
     def read_running(self, lab: str) -> RunningState:
         """What the lab's nodes run now (vtopo.saving.read_running), read by the agent on a lab of the caller's."""
         from vtopo.saving import RunningState
 
-        return RunningState.from_json(self.checked(p.SaveRequest(lab)))
+        return RunningState.from_json(self.ask(p.SaveRequest(lab)))
 
     def take_checkpoint(self, lab: str, name: str) -> Checkpoint:
         """A checkpoint named `name` of the caller's running lab, as it runs now (vtopo.checkpoints.checkpoint_of)."""
@@ -362,7 +350,7 @@ class AgentClient:
         from vtopo.checkpoints import Restored
         from vtopo.model.io import checkpoint_text
 
-        return Restored.from_json(self.checked(p.RestoreRequest(lab, checkpoint_text(checkpoint), explain)))
+        return Restored.from_json(self.ask(p.RestoreRequest(lab, checkpoint_text(checkpoint), explain)))
 
     def require_owner(self, lab: str, action: str) -> None:
         """AgentRefused unless the caller owns the lab or is root. The agent checks each command it runs; this
@@ -374,11 +362,11 @@ class AgentClient:
             raise AgentRefused(p.not_the_owner(lab, owner, action))
 
     def cleanup(self, progress: ProgressCallback | None = None) -> p.CleanupSummary:
-        result = self.call(p.CleanupRequest(), progress)
-        if not result.data:  # refused
+        request = p.CleanupRequest()
+        result = self.call(request, progress)
+        if not result.data:  # refused; a cleanup that failed in part says what it did
             raise AgentError(result)
-        summary: p.CleanupSummary = p.read_as(p.CleanupSummary, result.data)
-        return summary
+        return p.answer_of(request, result.data)
 
     def exec(self, lab: str, node: str, argv: list[str]) -> int:
         """Run `argv` (or the login shell) in a node as the calling user; its exit status. On a terminal the

@@ -4,6 +4,8 @@ Each connection carries one request from one caller, identified by the kernel (S
 client says. Only root and members of the vtopo group get an answer. The agent loads and compiles lab documents
 itself, under the same trust rules as the CLI; a lab belongs to the uid that deployed it, and only that user or
 root may change it, run commands in it or destroy it. Requests for one lab run one at a time; other labs go on.
+
+Each verb is declared once: its request type (vtopo.protocol) and the handler it names in VERBS (`@verb`).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vtopo import protocol as p
 from vtopo.server.policy import CONFIG, Policy, PolicyError, TunnelRefused
@@ -97,6 +99,33 @@ def caller_of(connection: socket.socket) -> Caller:
     return Caller(pid, uid, gid)
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What a request comes with besides its line: who asks (from the kernel), the descriptors sent with it, the
+    way back to the client, and the administrator's configuration as read for this connection (`broken`: why it
+    could not be read, which refuses a deploy; the limits hold all the same)."""
+
+    caller: Caller
+    fds: list[int]
+    send: Replies
+    policy: Policy
+    broken: str = ""
+
+
+R = TypeVar("R", bound=p.Message)
+Handler = Callable[["Agent", R, Asked], p.Result]
+VERBS: dict[type[p.Message], Handler[Any]] = {}
+"""Each request type's handler: the agent's verbs, one entry each (`@verb(RequestType)` on the handler)."""
+
+
+def verb(request: type[R]) -> Callable[[Handler[R]], Handler[R]]:
+    """Declare the decorated method as the agent's handler of `request`."""
+    def declared(handler: Handler[R]) -> Handler[R]:
+        VERBS[request] = handler
+        return handler
+    return declared
+
+
 class LabLocks:
     """One lock per lab name: requests touching the same lab are serialized, different labs run at once. A lock is
     kept only while a request holds or waits for it (requests may name any lab)."""
@@ -155,6 +184,11 @@ class Agent:
         self.jobs = LabJobs()
         self.live = LiveLabs(self.jobs.shown, self.jobs.doing)
 
+    def cancel_deploys(self) -> None:
+        """Cancel each deploy under way (they roll back): the agent runs in its client's process, which was
+        interrupted."""
+        self.jobs.cancel_deploys()
+
     # ------------------------------------------------------------ connections
 
     def serve(self, listener: socket.socket) -> None:
@@ -185,9 +219,7 @@ class Agent:
                                       f"{policy.source}")
                     request = _read_request(connection, policy, fds)
                     connection.settimeout(None)
-                    if broken and isinstance(request, p.DeployRequest):
-                        raise Refused(broken)
-                    send.send(self.handle(request, caller, fds, send, policy))
+                    send.send(self.handle(request, Asked(caller, fds, send, policy, broken)))
                 except (p.ProtocolError, Refused, OSError) as error:
                     send.send(p.Result(EXIT_FAILED, errors=[f"error: {error}"]))
                 except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback
@@ -197,42 +229,11 @@ class Agent:
                     for fd in fds:
                         os.close(fd)
 
-    def handle(self, request: p.Message, caller: Caller, fds: list[int], send: Replies, policy: Policy) -> p.Result:
-        """Run one request; every refusal and failure becomes a Result, as the CLI would print it."""
+    def handle(self, request: p.Message, asked: Asked) -> p.Result:
+        """Run one request by its verb's handler; every refusal and failure becomes a Result, as the CLI would print
+        it."""
         try:
-            if isinstance(request, p.DeployRequest):
-                return self.deploy(request, caller, send, policy)
-            if isinstance(request, p.DestroyRequest):
-                return self.destroy(request, caller, send)
-            if isinstance(request, p.StatusRequest):
-                return self.status(request, caller)
-            if isinstance(request, p.RecordRequest):
-                return self.record(request, caller)
-            if isinstance(request, p.NodeRequest):
-                return self.operate_node(request, caller)
-            if isinstance(request, p.LinkRequest):
-                return self.operate_link(request, caller)
-            if isinstance(request, p.ExecRequest):
-                return self.exec(request, caller, fds, send)
-            if isinstance(request, p.CleanupRequest):
-                return self.cleanup(caller, send)
-            if isinstance(request, p.ConsoleRequest):
-                return self.console(request, caller, send)
-            if isinstance(request, p.CaptureRequest):
-                return self.capture(request, caller, fds, send)
-            if isinstance(request, p.SaveRequest):
-                return self.save(request, caller)
-            if isinstance(request, p.RestoreRequest):
-                return self.restore(request, caller, send, policy)
-            if isinstance(request, p.LinkCountersRequest):
-                return self.link_counters(request, caller, send)
-            if isinstance(request, p.CancelRequest):
-                return self.cancel(request, caller)
-            if isinstance(request, p.LabsRequest):
-                return self.labs()
-            if isinstance(request, p.FollowRequest):
-                return self.follow(request, caller, send)
-            raise p.ProtocolError(f"no handler for {request.type}")
+            return VERBS[type(request)](self, request, asked)
         except Refused as why:
             return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
         except LabError as error:
@@ -251,9 +252,13 @@ class Agent:
 
     # ------------------------------------------------------------ verbs
 
-    def deploy(self, request: p.DeployRequest, caller: Caller, send: Replies, policy: Policy) -> p.Result:
+    @verb(p.DeployRequest)
+    def deploy(self, request: p.DeployRequest, asked: Asked) -> p.Result:
         from vtopo.lab import read_lab
 
+        if asked.broken:
+            raise Refused(asked.broken)
+        caller, send, policy = asked.caller, asked.send, asked.policy
         topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
         consent = _consent(request.consent, caller, policy)
         deployer = Deployer()
@@ -269,7 +274,7 @@ class Agent:
             else:
                 report = deployer.deploy(topology, _progress_to(send, request.every_step), source, consent,
                                          caller.uid, admit, caller.root and policy.root_labs_as_host)
-        return p.Result(0, data=asdict(report))
+        return p.result_of(request, report)
 
     @contextmanager
     def _owned(self, lab: str, caller: Caller, action: str) -> Iterator[LabRecord]:
@@ -285,13 +290,15 @@ class Agent:
         with self._owned(lab, caller, action) as record:
             return DeployedLab.of_deployment(record.deployment())
 
-    def destroy(self, request: p.DestroyRequest, caller: Caller, send: Replies) -> p.Result:
+    @verb(p.DestroyRequest)
+    def destroy(self, request: p.DestroyRequest, asked: Asked) -> p.Result:
+        caller, send = asked.caller, asked.send
         started = time.monotonic()
         deployer = Deployer()
         with self._owned(request.lab, caller, "destroy") as record, \
                 self._job(record.name, Job(DESTROYING, deployer, caller.uid)):
             steps = deployer.destroy(record, _progress_to(send, request.every_step))
-        return p.Result(0, data={"lab": request.lab, "ops": steps, "seconds": time.monotonic() - started})
+        return p.result_of(request, p.Destroyed(request.lab, steps, time.monotonic() - started))
 
     @contextmanager
     def _job(self, lab: str, job: Job) -> Iterator[None]:
@@ -303,9 +310,11 @@ class Agent:
         finally:
             self.live.job_changed(lab, ended=True)
 
-    def status(self, request: p.StatusRequest, caller: Caller) -> p.Result:
+    @verb(p.StatusRequest)
+    def status(self, request: p.StatusRequest, asked: Asked) -> p.Result:
         """Every member sees every lab's name, owner and state; only its owner (and root) its prefix, where it was
         deployed from and how it is made. The agent's record answers; `verify` probes the host, for its owner."""
+        caller = asked.caller
         if request.lab and StateStore().named(request.lab) is None:
             from vtopo.deployed import NotDeployed
 
@@ -316,11 +325,13 @@ class Agent:
         else:
             statuses = self.live.statuses(request.lab)
         labs = [lab if caller.owns(lab.owner) else replace(lab, prefix="", source="", document={}) for lab in statuses]
-        return p.Result(0, data={"labs": [asdict(lab) for lab in labs], "differences": differences})
+        return p.result_of(request, p.Statuses(labs, differences))
 
-    def follow(self, request: p.FollowRequest, caller: Caller, send: Replies) -> p.Result:
+    @verb(p.FollowRequest)
+    def follow(self, request: p.FollowRequest, asked: Asked) -> p.Result:
         """The caller's lab's state, then each change to it, until the caller closes the connection. A lab of that
         name another member deploys later says nothing to the caller but its name in the list of labs."""
+        caller, send = asked.caller, asked.send
         record = StateStore().named(request.lab)
         if record is not None:
             _require_owner(record, caller, "follow")
@@ -332,40 +343,43 @@ class Agent:
             follower.close()
         return p.Result(0)
 
-    @staticmethod
-    def record(request: p.RecordRequest, caller: Caller) -> p.Result:
+    @verb(p.RecordRequest)
+    def record(self, request: p.RecordRequest, asked: Asked) -> p.Result:
         """A read, answered while a job holds the lab (a deploy under way): the record is written whole each time."""
-        return p.Result(0, data=_owned_record(request.lab, caller, "read how it is deployed").deployment())
+        return p.result_of(request, _owned_record(request.lab, asked.caller, "read how it is deployed").deployment())
 
-    def operate_node(self, request: p.NodeRequest, caller: Caller) -> p.Result:
+    @verb(p.NodeRequest)
+    def operate_node(self, request: p.NodeRequest, asked: Asked) -> p.Result:
         from vtopo.operate import operate_node
 
-        with self._owned(request.lab, caller, f"{request.action} nodes of") as record, self.live.changing(request.lab):
-            return p.Result(0, data={"said": operate_node(record, request.node, request.action,
-                                                          explain=request.explain)})
+        with self._owned(request.lab, asked.caller, f"{request.action} nodes of") as record, \
+                self.live.changing(request.lab):
+            return p.result_of(request, p.Said(operate_node(record, request.node, request.action,
+                                                            explain=request.explain)))
 
-    def operate_link(self, request: p.LinkRequest, caller: Caller) -> p.Result:
+    @verb(p.LinkRequest)
+    def operate_link(self, request: p.LinkRequest, asked: Asked) -> p.Result:
         from vtopo.operate import set_link_impairment, set_link_state
 
-        with self._owned(request.lab, caller, "change the links of") as record, self.live.changing(request.lab):
-            if request.action == "set":
-                said = set_link_impairment(record, request.a, request.b, rate_mbit=request.rate_mbit,
-                                           delay_ms=request.delay_ms, jitter_ms=request.jitter_ms,
-                                           loss_pct=request.loss_pct, explain=request.explain)
-            elif request.action in ("up", "down"):
-                said = set_link_state(record, request.a, request.b, up=request.action == "up",
-                                      explain=request.explain)
+        with self._owned(request.lab, asked.caller, "change the links of") as record, self.live.changing(request.lab):
+            if request.action is p.LinkAction.SET:
+                said = set_link_impairment(record, request.a, request.b, **asdict(request.change),
+                                           explain=request.explain)
             else:
-                raise p.ProtocolError(f"a link's action is up, down or set, not {request.action!r}")
-        return p.Result(0, data={"said": said})
+                said = set_link_state(record, request.a, request.b, up=request.action is p.LinkAction.UP,
+                                      explain=request.explain)
+        return p.result_of(request, p.Said(said))
 
-    def save(self, request: p.SaveRequest, caller: Caller) -> p.Result:
+    @verb(p.SaveRequest)
+    def save(self, request: p.SaveRequest, asked: Asked) -> p.Result:
         from vtopo.saving import read_running
 
-        with self._owned(request.lab, caller, "save the running state of") as record, self.live.changing(request.lab):
-            return p.Result(0, data=read_running(record).to_json())
+        with self._owned(request.lab, asked.caller, "save the running state of") as record, \
+                self.live.changing(request.lab):
+            return p.result_of(request, read_running(record).to_json())
 
-    def restore(self, request: p.RestoreRequest, caller: Caller, send: Replies, policy: Policy) -> p.Result:
+    @verb(p.RestoreRequest)
+    def restore(self, request: p.RestoreRequest, asked: Asked) -> p.Result:
         """What differs from the checkpoint changes through the paths of `node`, `link` and `deploy --update`, the
         last as the owner's deploy --update would: their quotas, the lab's consent."""
         from vtopo.checkpoints import restore
@@ -373,27 +387,31 @@ class Agent:
 
         checkpoint = read_checkpoint(request.checkpoint)
         deployer = Deployer()
-        with self._owned(request.lab, caller, "restore a checkpoint of") as record, self.live.changing(request.lab):
+        with self._owned(request.lab, asked.caller, "restore a checkpoint of") as record, \
+                self.live.changing(request.lab):
             def update(topology: Topology) -> DeployReport:
                 source = str(record.read().get("source") or "")
-                return deployer.update_record(record, topology, _progress_to(send, False),
+                return deployer.update_record(record, topology, _progress_to(asked.send, False),
                                               Path(source) if source else None, record.consent(), record.owner,
-                                              _admission(caller, policy))
+                                              _admission(asked.caller, asked.policy))
 
-            return p.Result(0, data=restore(record, checkpoint, update, request.explain).to_json())
+            return p.result_of(request, restore(record, checkpoint, update, request.explain).to_json())
 
-    def cleanup(self, caller: Caller, send: Replies) -> p.Result:
+    @verb(p.CleanupRequest)
+    def cleanup(self, request: p.CleanupRequest, asked: Asked) -> p.Result:
         from vtopo.host.cleanup import cleanup
 
-        if not caller.root:
+        if not asked.caller.root:
             raise Refused("only root may clean up: it destroys every user's interrupted labs")
-        report = cleanup(Deployer(), _progress_to(send))
+        report = cleanup(Deployer(), _progress_to(asked.send))
         for lab in report.labs:
             self.live.renew(lab)
         summary = p.CleanupSummary(report.labs, report.strays, report.errors)
-        return p.Result(EXIT_FAILED if report.errors else 0, data=asdict(summary))
+        return p.result_of(request, summary, EXIT_FAILED if report.errors else 0)
 
-    def exec(self, request: p.ExecRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
+    @verb(p.ExecRequest)
+    def exec(self, request: p.ExecRequest, asked: Asked) -> p.Result:
+        caller, fds, send = asked.caller, asked.fds, asked.send
         lab = self._deployed(request.lab, caller, "run commands in")
         node = lab.node(request.node)
         if node.kind.console_socket(node) is not None:  # a VM: the client types the command on its console
@@ -416,17 +434,20 @@ class Agent:
                                  start_new_session=True)
         return p.Result(_exit_status(_wait_while_connected(child, send.connection)))
 
-    def console(self, request: p.ConsoleRequest, caller: Caller, send: Replies) -> p.Result:
-        return _hand_over_console(self._deployed(request.lab, caller, "attach to the consoles of"), request.node, send,
-                                  request.rows, request.columns)
+    @verb(p.ConsoleRequest)
+    def console(self, request: p.ConsoleRequest, asked: Asked) -> p.Result:
+        return _hand_over_console(self._deployed(request.lab, asked.caller, "attach to the consoles of"), request.node,
+                                  asked.send, request.rows, request.columns)
 
-    def capture(self, request: p.CaptureRequest, caller: Caller, fds: list[int], send: Replies) -> p.Result:
+    @verb(p.CaptureRequest)
+    def capture(self, request: p.CaptureRequest, asked: Asked) -> p.Result:
         """tcpdump as root on the device the target names in the caller's lab, writing to the caller's descriptors:
         the agent chooses the device, the options and the namespace; the caller only the filter and a count."""
         from vtopo.capture.engine import tcpdump_argv
         from vtopo.capture.target import CaptureError, resolve
 
-        lab = self._deployed(request.lab, caller, "capture on")
+        fds = asked.fds
+        lab = self._deployed(request.lab, asked.caller, "capture on")
         if len(fds) != 2:
             raise p.ProtocolError("a capture needs the client's descriptors for the packets and the messages")
         if len(request.filter) > MAX_FILTER or request.count < 0:
@@ -438,9 +459,10 @@ class Agent:
         child = subprocess.Popen(tcpdump_argv(target, request.filter, request.count or None),
                                  stdin=subprocess.DEVNULL, stdout=fds[0], stderr=fds[1], start_new_session=True)
         counters = lambda: os.killpg(child.pid, signal.SIGUSR1)  # noqa: E731
-        return p.Result(_exit_status(_wait_while_connected(child, send.connection, counters)))
+        return p.Result(_exit_status(_wait_while_connected(child, asked.send.connection, counters)))
 
-    def link_counters(self, request: p.LinkCountersRequest, caller: Caller, send: Replies) -> p.Result:
+    @verb(p.LinkCountersRequest)
+    def link_counters(self, request: p.LinkCountersRequest, asked: Asked) -> p.Result:
         """The counters of the caller's lab's links, read in its namespaces every `every_s` seconds (at most
         COUNTERS_PER_S times a second) until the client goes away, or the lab does: its namespaces are found by name,
         and the record the stream began with says whether they are still this lab's (another lab may have been
@@ -448,9 +470,10 @@ class Agent:
         from vtopo.deployed import DeployedLab, NotDeployed
         from vtopo.host.rates import LinkCounters, RatesUnavailable
 
+        send = asked.send
         every_s = max(request.every_s, 1 / COUNTERS_PER_S)
         with ExitStack() as held, selectors.DefaultSelector() as selector:
-            with self._owned(request.lab, caller, "read the link counters of") as record:
+            with self._owned(request.lab, asked.caller, "read the link counters of") as record:
                 counters = LinkCounters.of_lab(DeployedLab.of_deployment(record.deployment()).context)
                 deployed = held.enter_context(record.kept())
             selector.register(send.connection, selectors.EVENT_READ)
@@ -467,21 +490,23 @@ class Agent:
                 if _client_left(selector, every_s, deployed):
                     return p.Result(0)
 
-    def cancel(self, request: p.CancelRequest, caller: Caller) -> p.Result:
+    @verb(p.CancelRequest)
+    def cancel(self, request: p.CancelRequest, asked: Asked) -> p.Result:
         """Cancel the deploy of the caller's lab that runs now: it stops after the operation in progress and rolls
         back, and its own client hears so."""
         job = self.jobs.job(request.lab)
         if job is None or job.doing != DEPLOYING:
-            return p.Result(0, data={"cancelled": False})
-        if not caller.owns(job.owner):
+            return p.result_of(request, p.Cancelled(False))
+        if not asked.caller.owns(job.owner):
             raise Refused(p.not_the_owner(request.lab, job.owner, "cancel the deploy of"))
         job.deployer.cancel()
-        return p.Result(0, data={"cancelled": True})
+        return p.result_of(request, p.Cancelled(True))
 
-    def labs(self) -> p.Result:
+    @verb(p.LabsRequest)
+    def labs(self, request: p.LabsRequest, _asked: Asked) -> p.Result:
         """Every member may see which labs run and whose they are, as `vtopo status` shows them."""
         entries = [replace(entry, doing=self.jobs.doing(entry.lab)) for entry in Deployer().labs()]
-        return p.Result(0, data={"labs": [asdict(entry) for entry in entries]})
+        return p.result_of(request, p.Labs(entries))
 
 
 def _hand_over_console(lab: DeployedLab, node: str, send: Replies, rows: int = 0, columns: int = 0) -> p.Result:

@@ -12,10 +12,11 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 from vtopo.client.agent import AgentClient
+from vtopo.protocol import NodeAction
 from vtopo.model import io
 from vtopo.model.placement import site_of, spread_over_sites
 from vtopo.model.sites import LOCAL
-from vtopo.model.topology import Topology
+from vtopo.model.topology import ImpairmentChange, Topology
 from vtopo.reports import LinkTotals
 from vtopo.sites.spread import FAILURES, SitesFailed, clients, deployed_topology, site_label
 
@@ -32,18 +33,15 @@ class SitesOperator:
     def __init__(self, local: AgentClient | None = None) -> None:
         self.local = local or AgentClient()
 
-    def operate_node(self, lab: str, node: str, action: str, *, explain: bool = False) -> str:
+    def operate_node(self, lab: str, node: str, action: NodeAction, *, explain: bool = False) -> str:
         return self._on_sites_of(lab, [node], lambda agent: agent.operate_node(lab, node, action, explain=explain))
 
     def set_link_state(self, lab: str, a: str, b: str, up: bool, *, explain: bool = False) -> str:
         return self._on_sites_of(lab, [a, b], lambda agent: agent.set_link_state(lab, a, b, up=up, explain=explain))
 
-    def set_link_impairment(self, lab: str, a: str, b: str, *, rate_mbit: float | None = None,
-                            delay_ms: float | None = None, jitter_ms: float | None = None,
-                            loss_pct: float | None = None, explain: bool = False) -> str:
-        return self._on_sites_of(lab, [a, b], lambda agent: agent.set_link_impairment(
-            lab, a, b, rate_mbit=rate_mbit, delay_ms=delay_ms, jitter_ms=jitter_ms, loss_pct=loss_pct,
-            explain=explain))
+    def set_link_impairment(self, lab: str, a: str, b: str, change: ImpairmentChange, *, explain: bool = False) -> str:
+        return self._on_sites_of(lab, [a, b], lambda agent: agent.set_link_impairment(lab, a, b, change,
+                                                                                        explain=explain))
 
     def read_running(self, lab: str) -> RunningState:
         """Every site's nodes' running state (each site's agent reads its own, and its record keeps it), written

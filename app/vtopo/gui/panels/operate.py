@@ -18,7 +18,8 @@ from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.deploy import DeployController, DeployLog
 from vtopo.gui.workers import Worker
 from vtopo.kinds.contract import Role
-from vtopo.model.topology import Link
+from vtopo.model.topology import ImpairmentChange, Link
+from vtopo.protocol import NodeAction
 
 if TYPE_CHECKING:
     from vtopo.sites.operate import SitesOperator
@@ -45,8 +46,9 @@ class OperateController(QObject):
         self._log = log
         self._pool = deploy.pool
         self._running = 0
-        for text, action, enabled in (("Start", "start", self._can_start), ("Stop", "stop", self._can_stop),
-                                      ("Restart", "restart", self._can_stop)):
+        for text, action, enabled in (("Start", NodeAction.START, self._can_start),
+                                      ("Stop", NodeAction.STOP, self._can_stop),
+                                      ("Restart", NodeAction.RESTART, self._can_stop)):
             menus.add_node_entry(MenuEntry(text, partial(self.operate_node, action), enabled, section="operate"))
         menus.add_link_entry(MenuEntry("Take link down", partial(self.set_link_state, False),
                                        partial(self._link_can_be, False), section="operate"))
@@ -83,7 +85,7 @@ class OperateController(QObject):
 
     # ------------------------------------------------------------ actions
 
-    def operate_node(self, action: str, node_id: str) -> None:
+    def operate_node(self, action: NodeAction, node_id: str) -> None:
         lab, node = self._deploy.deployed_lab, self._editor.topology.nodes[node_id].name
         self._run(f"{action} {node}", lambda operate: operate.operate_node(lab, node, action))
 
@@ -99,9 +101,7 @@ class OperateController(QObject):
             return
         lab, (a, b), new = self._deploy.deployed_lab, self._ends(link), link.impairment
         self._run(f"change the impairment of link {a}-{b}",
-                  lambda operate: operate.set_link_impairment(lab, a, b, rate_mbit=new.rate_mbit,
-                                                              delay_ms=new.delay_ms, jitter_ms=new.jitter_ms,
-                                                              loss_pct=new.loss_pct))
+                  lambda operate: operate.set_link_impairment(lab, a, b, ImpairmentChange.to(new)))
 
     def _ends(self, link: Link) -> tuple[str, str]:
         nodes = self._editor.topology.nodes
