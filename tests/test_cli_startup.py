@@ -57,6 +57,11 @@ def test_listing_kinds_loads_nothing_heavy():
     assert heavy_modules_after("from vtopo.cli import main\nmain(['kinds'])") == set()
 
 
+def test_listing_kinds_loads_no_lab_model():
+    """The kinds' contract names the lab's classes only as types: listing the kinds loads no topology."""
+    assert "vtopo.model.topology" not in modules_after("from vtopo.cli import main\nmain(['kinds'])")
+
+
 @pytest.mark.parametrize("argv", [["validate", "--offline"], ["plan", "--offline"]])
 def test_compiling_a_lab_without_the_host_loads_only_networkx(argv):
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}

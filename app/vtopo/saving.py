@@ -22,7 +22,8 @@ from vtopo.kinds.environment import HostFacts, LabNames
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.problems import LabError
-from vtopo.model.topology import Interface, Topology, subinterface_name
+from vtopo.model.rules import subinterface_name
+from vtopo.model.topology import Interface, Topology
 from vtopo.operate import OperateError, running_lab
 
 READ_SECONDS = 30.0

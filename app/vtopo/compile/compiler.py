@@ -23,9 +23,10 @@ from vtopo.kinds.registry import Registry
 from vtopo.kinds.trust import host_address_problem
 from vtopo.model.placement import crossing, site_of, site_parts, site_problems
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
-from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS, NODE_NAME_RULE, is_valid_node_name, link_refusal
+from vtopo.model.rules import (INTERFACE_NAME, MAC_ADDRESS, NODE_NAME_RULE, is_valid_node_name, link_refusal,
+                               subinterface_name)
 from vtopo.model.sites import LOCAL, SitePart
-from vtopo.model.topology import Topology, subinterface_name
+from vtopo.model.topology import Topology
 from vtopo.ops import (HOST, AddAddress, AddRoute, ConfigureLink, ContainForwarding, MakeDirectory, Op, RunCommand,
                        MoveLink, SetBridgeVlans, SetImpairment, SetMaster, SetSysctl, SetTxChecksum)
 

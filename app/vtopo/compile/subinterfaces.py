@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from vtopo.kinds.contract import EndContext, Role
 from vtopo.kinds.environment import MAX_INTERFACE_NAME
 from vtopo.model.problems import Problem
-from vtopo.model.topology import subinterface_name
+from vtopo.model.rules import subinterface_name
 from vtopo.ops import AddAddress, ConfigureLink, CreateVlan, Op, SetSysctl
 
 NO_VLAN_DEVICES = "the kernel's 802.1Q VLAN devices (8021q, CONFIG_VLAN_8021Q), which this kernel does not have"

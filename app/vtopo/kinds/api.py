@@ -16,7 +16,7 @@ from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.kinds.vlans import EXAMPLE as VLANS_EXAMPLE, HIGHEST_VLAN, LOWEST_VLAN, parse_port, port_vlans
 from vtopo.model.problems import ConsentRequest, Problem, Severity
-from vtopo.model.topology import subinterface_name
+from vtopo.model.rules import subinterface_name
 from vtopo.ops import (DEFAULT_VLAN, DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress,
                        AddRoute, ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, LoadConfig, MakeDirectory,
                        MoveLink, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsVlanMode,

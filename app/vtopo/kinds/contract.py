@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 
 from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
-from vtopo.model.topology import Endpoint, Link, Node, Topology, subinterface_name
+from vtopo.model.rules import subinterface_name
 from vtopo.ops import NETNS_DIR, Op
 
 if TYPE_CHECKING:
     from vtopo.kinds.check_types import CheckType
+    from vtopo.model.topology import Endpoint, Link, Node, Topology
 
 
 S = TypeVar("S")  # a kind's settings dataclass

@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
 from threading import RLock
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtopo.kinds.contract import NodeKind
 from vtopo.kinds.settings import parse_settings
 from vtopo.model.problems import Problem
-from vtopo.model.topology import Topology
+
+if TYPE_CHECKING:
+    from vtopo.model.topology import Topology
 
 ENTRY_POINT_GROUP = "vtopo.kinds"
 

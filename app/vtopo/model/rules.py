@@ -59,3 +59,8 @@ def link_refusal(a: LinkableKind, b: LinkableKind) -> str:
     if b.name in a.connects_to or a.name in b.connects_to:
         return ""
     return f"a {a.name} cannot be linked to a {b.name}. {a.connect_hint}".strip()
+
+
+def subinterface_name(interface: str, vlan: int) -> str:
+    """An 802.1Q subinterface's name, as `ip link add link eth0 name eth0.10 type vlan id 10` names it."""
+    return f"{interface}.{vlan}"

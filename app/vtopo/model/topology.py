@@ -64,11 +64,6 @@ class Subinterface:
     addresses: list[str] = field(default_factory=list)
 
 
-def subinterface_name(interface: str, vlan: int) -> str:
-    """An 802.1Q subinterface's name, as `ip link add link eth0 name eth0.10 type vlan id 10` names it."""
-    return f"{interface}.{vlan}"
-
-
 @dataclass
 class Interface:
     """Settings of the interface at one end of a link. Empty fields mean "let vtopo choose"."""

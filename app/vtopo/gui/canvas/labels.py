@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Callable
 
 from vtopo.kinds.vlans import port_label, port_vlans
-from vtopo.model.topology import Endpoint, Impairment, Link, Node, subinterface_name
+from vtopo.model.rules import subinterface_name
+from vtopo.model.topology import Endpoint, Impairment, Link, Node
 
 VlansOf = Callable[[Node], "dict[str, str] | None"]
 """A node's VLANs port by port, as its VLANs setting writes them; None where its kind keeps no VLANs."""
