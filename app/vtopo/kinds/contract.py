@@ -2,7 +2,6 @@
 in context that its hooks receive."""
 from __future__ import annotations
 
-import hashlib
 import re
 from abc import ABC
 from dataclasses import dataclass, field
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 
 from vtopo.kinds.environment import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
-from vtopo.model.rules import subinterface_name
+from vtopo.model.rules import stable_digest, subinterface_name
 from vtopo.ops import NETNS_DIR, Op
 
 if TYPE_CHECKING:
@@ -213,7 +212,7 @@ class EndContext:
         """A VM NIC's MAC: the user's, or a stable one in QEMU's 52:54:00 range."""
         if self.end.interface.mac:
             return self.end.interface.mac.lower()
-        digest = hashlib.sha1(f"{self.owner.names.prefix}/{self.node.name}/{self.end.port}".encode()).hexdigest()
+        digest = stable_digest(f"{self.owner.names.prefix}/{self.node.name}/{self.end.port}")
         return "52:54:00:" + ":".join(digest[i:i + 2] for i in range(0, 6, 2))
 
 

@@ -1,10 +1,9 @@
 """What a lab is compiled against: the host's facts, and the names its objects get on the host."""
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
-from vtopo.model.rules import lab_tag
+from vtopo.model.rules import lab_tag, stable_digest
 from vtopo.model.sites import DEFAULT_VNIS, LOCAL
 
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
@@ -118,7 +117,7 @@ lab name's hash as it can: "v" and four base-36 digits, 1,679,616 values (three 
 
 def default_prefix(lab_name: str, attempt: int = 0) -> str:
     """The prefix of a lab named `lab_name`; the next `attempt` when a deployed lab holds the one before."""
-    value = int(hashlib.sha1((lab_name if not attempt else f"{lab_name}\n{attempt}").encode()).hexdigest(), 16)
+    value = int(stable_digest(lab_name if not attempt else f"{lab_name}\n{attempt}"), 16)
     digits = ""
     for _ in range(DEFAULT_PREFIX_LENGTH - 1):
         value, digit = divmod(value, len(PREFIX_ALPHABET))
@@ -197,4 +196,4 @@ class LabNames:
 
 
 def _link_hash(link_id: str) -> str:
-    return hashlib.sha1(link_id.encode()).hexdigest()[:6]
+    return stable_digest(link_id)[:6]

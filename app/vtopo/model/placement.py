@@ -1,9 +1,8 @@
 """Where a lab's nodes run and which of its links cross sites: each site's part, and what is wrong with the sites."""
 from __future__ import annotations
 
-import hashlib
-
 from vtopo.model.problems import Problem
+from vtopo.model.rules import stable_digest
 from vtopo.model.sites import (LOCAL, DEFAULT_VNIS, DESTINATION, SITE_NAME, SITE_NAME_RULE, Site, SitePart, Tunnel,
                                is_address)
 from vtopo.model.topology import Link, Node, Topology
@@ -63,7 +62,7 @@ def vni_of(lab_name: str, link_id: str, vnis: tuple[int, int], taken: set[int]) 
     labs rarely meet; the next free one when another link of the lab has it."""
     first, last = vnis
     size = last - first + 1
-    start = int(hashlib.sha1(f"{lab_name}\n{link_id}".encode()).hexdigest(), 16) % size
+    start = int(stable_digest(f"{lab_name}\n{link_id}"), 16) % size
     for step in range(size):
         vni = first + (start + step) % size
         if vni not in taken:

@@ -64,3 +64,11 @@ def link_refusal(a: LinkableKind, b: LinkableKind) -> str:
 def subinterface_name(interface: str, vlan: int) -> str:
     """An 802.1Q subinterface's name, as `ip link add link eth0 name eth0.10 type vlan id 10` names it."""
     return f"{interface}.{vlan}"
+
+
+def stable_digest(text: str) -> str:
+    """The SHA-1 of `text`, in hex: the names and numbers made from it are the same on every run and every host.
+    hashlib loads OpenSSL (~2 ms), which only compiling a lab needs: `vtopo kinds` does without."""
+    import hashlib
+
+    return hashlib.sha1(text.encode()).hexdigest()
