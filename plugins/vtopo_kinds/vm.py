@@ -14,7 +14,6 @@ from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROU
                              StartProcess, dev_resource, image_path, image_problem, setting, subinterface_name,
                              up_resource)
 from vtopo_kinds.common import check_default_routes
-from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
 
 FIRST_TAP_FD = 3  # NIC i's tap or macvtap is on fd 3 + i (at most 8 NICs)
 FIRST_VHOST_FD = 11  # its /dev/vhost-net on fd 11 + i
@@ -186,17 +185,20 @@ class VmKind(NodeKind[VmSettings]):
     def domain_name(self, node: NodeContext[VmSettings]) -> str:
         return f"{node.names.prefix}-{node.node.name}"
 
-    def domain(self, node: NodeContext[VmSettings], directory: str) -> DomainSpec:
+    def domain_xml(self, node: NodeContext[VmSettings], directory: str) -> str:
+        """The VM as a libvirt domain. ElementTree, which writes it, loads with the first VM libvirt runs."""
+        from vtopo_kinds.vm_domain import DomainNic, DomainSpec, domain_xml
+
         settings = node.settings
         kernel, initrd = self.guest_boot(node)
         nics = tuple(DomainNic(mac=end.guest_mac(), model=settings.nic_model, vhost=self.vhost_on(node),
                                device=end.device, full_checksums=self._full_checksums(node, end))
                      for end in self._nics(node))
-        return DomainSpec(name=self.domain_name(node), lab=node.lab.topology.name, prefix=node.names.prefix,
-                          node_id=node.node.id, accel=node.facts.accel, vcpus=settings.vcpus,
-                          memory_mb=settings.memory_mb, console_socket=self.console_socket(node),
-                          console_log=f"{directory}/console.log", nics=nics, kernel=kernel, initrd=initrd,
-                          cmdline=self.guest_cmdline(node))
+        return domain_xml(DomainSpec(name=self.domain_name(node), lab=node.lab.topology.name,
+                                     prefix=node.names.prefix, node_id=node.node.id, accel=node.facts.accel,
+                                     vcpus=settings.vcpus, memory_mb=settings.memory_mb,
+                                     console_socket=self.console_socket(node), console_log=f"{directory}/console.log",
+                                     nics=nics, kernel=kernel, initrd=initrd, cmdline=self.guest_cmdline(node)))
 
     @staticmethod
     def _full_checksums(node: NodeContext[VmSettings], end: EndContext) -> bool:
@@ -247,7 +249,7 @@ class VmKind(NodeKind[VmSettings]):
             # after its NICs are configured, so each carries the lab's tag: cleanup finds them even without a journal
             configured = tuple(up_resource(None, end.device) for end in node.ends)
             name, uri = self.domain_name(node), node.facts.libvirt_uri
-            yield StartDomain(owner=owner, name=name, uri=uri, xml=domain_xml(self.domain(node, directory)),
+            yield StartDomain(owner=owner, name=name, uri=uri, xml=self.domain_xml(node, directory),
                               vhost=self.vhost_on(node), after=(f"file:{directory}", *configured))
             every_domain = tuple(f"domain:{self.domain_name(vm)}" for vm in node.lab.nodes.values()
                                  if vm.kind.name == self.name and self.backend(vm) == "libvirt")
