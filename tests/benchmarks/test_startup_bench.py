@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -29,6 +30,7 @@ TRIALS = 10
 TEACHING_LABS = [TOPOLOGIES / "l2-vs-l3.vtopo", TOPOLOGIES / "ospf-ring.vtopo"]
 AT_ONCE, VALIDATE_AT_ONCE = 0.100, 0.150  # seconds: the targets
 VTOPO = [sys.executable, "-m", "vtopo"]
+IMPORT_TIME = re.compile(r"^import time:\s+(\d+) \|\s+\d+ \| *(\S+)$", re.MULTILINE)  # self, cumulative (µs), module
 
 # `python -c PROGRAMS_TIMED ARGS...` is `vtopo ARGS...` that also writes to $VTOPO_BENCH_PROGRAMS how long the programs
 # it ran took, and which they were: the time while any of them ran, since vtopo runs a lab's dry runs side by side.
@@ -70,6 +72,14 @@ class Command:
     wall: list[float] = field(default_factory=list)
     in_programs: list[float] = field(default_factory=list)
     programs: list[str] = field(default_factory=list)
+
+    def imports(self, base: dict[str, str], programs_file: Path) -> tuple[float, list[tuple[float, str]]]:
+        """One run under `python -X importtime`: the seconds its imports took in all, and each module's own."""
+        env = {**base, **self.environment, "VTOPO_BENCH_PROGRAMS": str(programs_file)}
+        result = subprocess.run([self.argv[0], "-X", "importtime", *self.argv[1:]], env=env, check=True,
+                                capture_output=True, text=True)
+        own = [(int(match[1]) / 1e6, match[2]) for match in IMPORT_TIME.finditer(result.stderr)]
+        return sum(seconds for seconds, _ in own), sorted(own, reverse=True)
 
     def run(self, base: dict[str, str], programs_file: Path) -> None:
         env = {**base, **self.environment, "VTOPO_BENCH_PROGRAMS": str(programs_file)}
@@ -122,6 +132,7 @@ def test_cli_start_up_against_an_empty_interpreter(tmp_path: Path, monkeypatch: 
         for _ in range(TRIALS):  # alternate, so that every command sees the same machine
             for command in commands:
                 command.run(base, programs_file)
+        imports = {command.name: command.imports(base, programs_file) for command in commands if command.target}
     baseline = statistics.median(commands[1].wall)  # the bare interpreter: the issue's baseline
     lines = ["### Starting the command line", "", facts, "",
              f"Wall clock of each command, median of {TRIALS} runs, alternating. Targets: {ms(AT_ONCE)} to answer, "
@@ -144,4 +155,11 @@ def test_cli_start_up_against_an_empty_interpreter(tmp_path: Path, monkeypatch: 
                 against=False)
             row("&nbsp;&nbsp;of which vtopo's own part",
                 statistics.median(w - p for w, p in zip(command.wall, command.in_programs)), command.target)
+    lines += ["", "What each command imports, from one run under `python -X importtime` (which adds its own overhead): "
+              "the time of all its imports, and the modules that took longest themselves.", ""]
+    print("\nImports (one run under python -X importtime):")
+    for name, (total, own) in imports.items():
+        heaviest = ", ".join(f"{module} {ms(seconds)}" for seconds, module in own[:4])
+        lines.append(f"- {name}: {ms(total)} in {len(own)} modules; {heaviest}")
+        print(f"  {name:<100} {total * 1000:6.0f} ms  {len(own):4} modules; {heaviest}")
     write_fragment("startup", "\n".join(lines))
