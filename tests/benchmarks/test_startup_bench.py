@@ -26,7 +26,7 @@ from vtopo.resources import TOPOLOGIES
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 
-TRIALS = 10
+TRIALS = 15
 TEACHING_LABS = [TOPOLOGIES / "l2-vs-l3.vtopo", TOPOLOGIES / "ospf-ring.vtopo"]
 AT_ONCE, VALIDATE_AT_ONCE = 0.100, 0.150  # seconds: the targets
 VTOPO = [sys.executable, "-m", "vtopo"]
@@ -135,7 +135,8 @@ def test_cli_start_up_against_an_empty_interpreter(tmp_path: Path, monkeypatch: 
         imports = {command.name: command.imports(base, programs_file) for command in commands if command.target}
     baseline = statistics.median(commands[1].wall)  # the bare interpreter: the baseline
     lines = ["### Starting the command line", "", facts, "",
-             f"Wall clock of each command, median of {TRIALS} runs, alternating. Targets: {ms(AT_ONCE)} to answer, "
+             f"Wall clock of each command, median of {TRIALS} runs, alternating, warm (a first run of each compiled "
+             f"its .pyc files, as an installed vtopo has them). Targets: {ms(AT_ONCE)} to answer, "
              f"{ms(VALIDATE_AT_ONCE)} to validate a teaching lab. Validating against this host's facts also runs "
              "programs (FRR's `vtysh -C` dry run of each router's configuration, as nobody, one per core at a time): "
              "the time while any of them runs is measured inside the command, and vtopo's own part is the rest.", "",
