@@ -61,7 +61,14 @@ EOF
     mount --bind "$root" "$root"  # the machine's / is a mount point, as a real one's
     mount -t proc proc "$root/proc"
     mount -t sysfs sysfs "$root/sys"
-    mount -t cgroup2 cgroup2 "$root/sys/fs/cgroup"
+    # the kernel's cgroups as the host has them: cgroup v2's unified tree, or (on a host that runs v1's hierarchies,
+    # which hold the controllers then) those hierarchies themselves; a bare cgroup2 mount there has no controller,
+    # and a container's pids.max or memory.max cannot be set
+    if [[ -e /sys/fs/cgroup/cgroup.controllers ]]; then
+        mount -t cgroup2 cgroup2 "$root/sys/fs/cgroup"
+    else
+        mount --rbind /sys/fs/cgroup "$root/sys/fs/cgroup"
+    fi
     # the kernel's devtmpfs, as a real machine's /dev (the kernel adds a macvtap's /dev/tapN there), with a devpts
     # and a /dev/shm of the machine's own
     mount -t devtmpfs devtmpfs "$root/dev"
