@@ -116,8 +116,8 @@ def test_image_nodes_through_the_agent_against_runc_alone() -> None:
     write_fragment("images", "\n".join([
         "### Nodes from images", "", machine_facts(), "",
         f"{COUNT} nodes of vtopo's toolbox image on one bridge, deployed through `vtopo agent`, against runc alone "
-        f"starting {COUNT} containers of the same image (each on its own overlay, no network), alternating, median of "
-        f"{TRIALS}. Target: at most 1.3x.", "",
+        f"starting {COUNT} containers of the same image one after another (each on its own overlay, no network; vtopo "
+        f"starts its image nodes a few at a time), alternating, median of {TRIALS}. Target: at most 1.3x.", "",
         "| N | vtopo, through the agent | runc alone | vtopo / runc | memory per image node | per namespace node |",
         "|---|---|---|---|---|---|",
         f"| {COUNT} | {seconds(ours)} | {seconds(theirs)} | {ours / theirs:.2f}x | {per_image:.1f} MiB | "
