@@ -389,33 +389,27 @@ class Deployer:
             progress(Progress("apply", len(applied), total, op.doing(), op.owner))
             applier.apply(op)
 
-        def flush() -> None:
-            if not pending:
-                return
+        def taken(ops: list[o.Op], steps_of: set[int], doing: str) -> list[o.Op]:
+            """Ops applied at once, journaled and said as one step; their lists emptied."""
             self._check_cancelled(lab)
-            for op in pending:
+            for op in ops:
                 journal.record(op)
                 applied.append(op)
-            progress(Progress("apply", len(applied), total, f"{len(pending)} Open vSwitch changes in one "
-                              "transaction", pending[0].owner))
-            batch = list(pending)
-            pending.clear()
-            pending_steps.clear()
-            applier.apply_ovs_batch(batch)
+            progress(Progress("apply", len(applied), total, doing, ops[0].owner))
+            batch = list(ops)
+            ops.clear()
+            steps_of.clear()
+            return batch
+
+        def flush() -> None:
+            if pending:
+                applier.apply_ovs_batch(taken(pending, pending_steps,
+                                              f"{len(pending)} Open vSwitch changes in one transaction"))
 
         def start_together() -> None:
-            if not together:
-                return
-            self._check_cancelled(lab)
-            for op in together:
-                journal.record(op)
-                applied.append(op)
-            progress(Progress("apply", len(applied), total, f"{len(together)} nodes started from their images "
-                              "together", together[0].owner))
-            batch = list(together)
-            together.clear()
-            together_steps.clear()
-            applier.apply_together(batch)
+            if together:
+                applier.apply_together(taken(together, together_steps,
+                                             f"{len(together)} nodes started from their images together"))
 
         try:
             for step in steps:
