@@ -99,7 +99,8 @@ class LiveLab:
                 for interface in undone_by_removing(op):
                     self.undone_by.setdefault(interface, []).append(op)
         self.states = {owner: self._part(owner) for owner in [*parts.node_owners.values(), *parts.link_owners.values()]}
-        self.details: dict[str, str] = {}  # by node owner: its detail as last told (see `recount`)
+        self.details = {owner: parts.detailed(self.states[owner]).detail  # by node owner: as last told (`recount`)
+                        for owner in parts.node_owners.values()}
         self.status = self._status()
 
     def _exists(self, op: o.Op) -> bool | None:
