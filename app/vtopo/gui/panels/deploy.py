@@ -243,10 +243,6 @@ class DeployController(QObject):
             worker.finished.connect(self._read_ended)
             worker.start(self._pool)
 
-    @property
-    def reading(self) -> bool:
-        return self._reader is not None
-
     def cancel(self) -> None:
         """Stop the deploy under way after its current step; it rolls back, and its end says so."""
         deployer, lab = self.deployer(), self._editor.topology.name
