@@ -17,14 +17,15 @@ from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer, DeployError
 from vtopo.host.facts import netem_available
+from vtopo.host.kernel_host import KernelHost
 from vtopo.host.netlink import Netlink
+from vtopo.host.oci_engine import EngineError
 from vtopo.kinds.environment import default_prefix
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabTaken
 from vtopo.lab import open_lab
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Endpoint, Impairment, Interface, Link, Node, Topology
-from vtopo.ops import RunImage
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
@@ -83,17 +84,16 @@ def test_a_node_refused_among_image_nodes_started_together_rolls_everything_back
         topology.add_link(Link(id=f"l{index}", a=Endpoint(f"t{index}", "eth0",
                                                           Interface(addresses=[f"10.0.0.{index + 1}/24"])),
                                b=Endpoint("s", f"p{index + 1}")))
-    real_apply = Applier.apply
+    real_run_image = KernelHost.run_image
     started: list[str] = []
 
-    def apply(self, op):  # type: ignore[no-untyped-def]
-        if isinstance(op, RunImage):
-            started.append(op.hostname)
-            if op.hostname == "t3":
-                raise OpFailed(op, "injected fault")
-        real_apply(self, op)
+    def run_image(self, **node):  # type: ignore[no-untyped-def]
+        started.append(node["hostname"])
+        if node["hostname"] == "t3":
+            raise EngineError("node t3: injected fault")
+        real_run_image(self, **node)
 
-    monkeypatch.setattr(Applier, "apply", apply)
+    monkeypatch.setattr(KernelHost, "run_image", run_image)
     before = snapshot()
     with pytest.raises(DeployError) as failure:
         Deployer().deploy(topology)

@@ -111,6 +111,48 @@ def test_root_reads_a_members_lease_file_without_following_a_symlink_or_waiting_
         assert server.endswith("; leases: none yet") and SHADOW_LINE not in status.stdout, status.stdout
 
 
+def _watched_inodes(pid: int) -> set[tuple[int, int]]:
+    """(device, inode) of each object `pid`'s inotify descriptors watch, as the kernel lists them in fdinfo."""
+    watched = set()
+    for info in Path(f"/proc/{pid}/fdinfo").iterdir():
+        for line in info.read_text().splitlines():
+            if line.startswith("inotify wd:"):
+                fields = dict(field.split(":", 1) for field in line.split()[1:])
+                major, minor = int(fields["sdev"], 16) >> 20, int(fields["sdev"], 16) & 0xFFFFF
+                watched.add((os.makedev(major, minor), int(fields["ino"], 16)))
+    return watched
+
+
+def test_the_agents_watch_of_a_members_lease_directory_stays_on_it_through_a_swap_and_a_flood(labs: Labs) -> None:
+    """The agent watches srv's lease directory (a's own) with inotify. a may not swap that directory for a symlink
+    (its parent is root's); a points the lease file at /etc and restarts srv (the agent then watches the lab anew),
+    then restarts it whole and rewrites the lease file 2,000 times: the agent's watches, as the kernel lists them, stay on directories of
+    a's lab and never on /etc, and root's status answers at once after the flood."""
+    prefix, a = prefix_of(A_LAB), labs.users["a"].pw_name
+    lab_run, etc = Path(f"/run/vtopo/{prefix}"), os.stat("/etc")
+
+    def watches_stay_in_the_lab() -> None:
+        watched = _watched_inodes(labs.agent.process.pid)
+        lab_directories = {(found.st_dev, found.st_ino) for path in [lab_run, *lab_run.rglob("*")]
+                           if not path.is_symlink() and path.is_dir() and (found := path.stat())}
+        assert watched and (etc.st_dev, etc.st_ino) not in watched and watched <= lab_directories
+
+    swapped = labs.agent.run_as(a, "sh", "-c", f"mv {lab_run}/srv.dhcp {lab_run}/srv.away")
+    assert swapped.returncode != 0 and "Permission denied" in swapped.stderr
+    pointed = labs.agent.run_as(a, "sh", "-c", f"ln -sfn /etc {lab_run}/srv.dhcp/leases")
+    assert pointed.returncode == 0, pointed.stderr
+    labs.vtopo("a", "node", A_LAB, "srv", "restart")  # a's dnsmasq may not write /etc: a's own node fails to start
+    watches_stay_in_the_lab()
+    labs.agent.run_as(a, "rm", f"{lab_run}/srv.dhcp/leases")
+    assert labs.vtopo("a", "node", A_LAB, "srv", "restart").returncode == 0
+    flood = labs.agent.run_as(a, "sh", "-c", f"cd {lab_run}/srv.dhcp && for i in $(seq 2000); do echo x > leases.new "
+                                             "&& mv -f leases.new leases; done")
+    assert flood.returncode == 0, flood.stderr
+    started = time.monotonic()
+    status = labs.vtopo(None, "status", A_LAB)
+    assert status.returncode == 0 and time.monotonic() - started < 5, status.stderr
+    watches_stay_in_the_lab()
+
 def _smuggling(name: str, pool: str, server: str) -> Topology:
     """The dhcp-relay lab with `pool` as srv's one pool and `server` as the server r1 relays lan1 to."""
     topology = dhcp_relay()

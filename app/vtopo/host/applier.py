@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host import domains, nftables, ovs, owned_files, processes
+from vtopo.host.errors import HostError
 from vtopo.host.kernel_host import KernelHost, read_pid
 from vtopo.host.namespace_maker import NamespaceError
 from vtopo.host.netlink import Netlink, NetlinkError
@@ -60,12 +61,15 @@ class Applier:
 
     def apply(self, op: o.Op) -> None:
         try:
-            op.apply(self.kernel)
-        except (NetlinkError, ovs.OvsError, processes.DaemonError, processes.CommandFailed, domains.DomainError,
-                nftables.NftError, NamespaceError, OSError, ValueError) as error:
-            raise OpFailed(op, _reason(error)) from error
+            self._apply_unreported(op)
         finally:
             self._report(op)
+
+    def _apply_unreported(self, op: o.Op) -> None:
+        try:
+            op.apply(self.kernel)
+        except (HostError, domains.DomainError, nftables.NftError, OSError, ValueError) as error:
+            raise OpFailed(op, _reason(error)) from error
 
     def put_back(self, op: o.Op) -> None:
         """Apply `op`, an address or a route of an interface that came up again (the kernel drops an interface's
@@ -105,10 +109,11 @@ class Applier:
     def apply_together(self, ops: list[o.Op]) -> None:
         """Ops that each wait on a process of their own (a node's container, started by the OCI engine), applied at
         once: the first alone (it makes what they share), the rest on a few threads. Each is applied whole or leaves
-        nothing; the first failure is raised once all have ended."""
+        nothing; the first failure is raised once all have ended. Their host actions tell nothing (no notice, no
+        output), so the threads leave the host's reports alone."""
         self.apply(ops[0])
         with ThreadPoolExecutor(max_workers=TOGETHER, thread_name_prefix="vtopo apply") as pool:
-            started = [pool.submit(self.apply, op) for op in ops[1:]]
+            started = [pool.submit(self._apply_unreported, op) for op in ops[1:]]
         for each in started:
             each.result()
 

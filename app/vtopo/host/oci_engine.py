@@ -227,7 +227,6 @@ def remove(netns: str, run_root: str) -> None:
                        timeout=START_SECONDS)
     _unmount(bundle_of(run_root, netns))
     owned_files.remove_if_empty(state_directory(run_root))
-    release_unused_roots()
     with cgroups_held(shared=False):  # not while another container's start makes its cgroup under the parent
         for controller in _cgroup_controllers():  # runc removes them; a container killed with it may leave one
             for group in (f"{controller}/{CGROUP_PARENT}/{name}", f"{controller}/{CGROUP_PARENT}"):
@@ -290,4 +289,5 @@ def remove_leftovers(run_root: str) -> list[str]:
         names |= {group.name for group in (Path(controller) / CGROUP_PARENT).glob(f"{CONTAINER_PREFIX}*")}
     for name in sorted(names):
         remove(name.removeprefix(CONTAINER_PREFIX), run_root)
+    release_unused_roots()
     return found
