@@ -12,12 +12,16 @@ import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from agent_process import Agent
 from residue import snapshot
 from tests.agent.designer_script import DEPLOY, IMPORTS, WINDOW, run_designer
+from vtopo.kinds.environment import HostFacts
+from vtopo.model import io
+from vtopo.model.topology import Node, Topology
 from vtopo.resources import TOPOLOGIES
 
 LAB = "bridge-veth"
@@ -110,6 +114,34 @@ def test_status_watch_prints_each_change_as_the_agent_hears_of_it(agent, users, 
     finally:
         watch.kill()
         agent.vtopo(None, "destroy", LAB)
+    assert snapshot() - before == {}
+
+
+@pytest.mark.privileged
+def test_status_watch_hears_a_vm_whose_libvirt_domain_is_destroyed_under_it(agent, readable_dir):
+    """Root's lab runs a VM as a libvirt domain; `virsh destroy` ends it behind vtopo's back: libvirt's lifecycle
+    event reaches the follower (no probe runs: the status read after it is the record's)."""
+    guest = Path(os.environ.get("VTOPO_GUEST_DIR", HostFacts.guest_dir))
+    if not (guest / "vmlinuz").exists():
+        pytest.skip(f"no guest kernel in {guest}: setup builds it")
+    before = snapshot()
+    topology = Topology(name="vm-events", vm_backend="libvirt")
+    topology.add_node(Node(id="v1", name="v1", kind="vm", settings={"memory_mb": 128}))
+    lab = readable_dir / "vm-events.vtopo"
+    io.save(topology, lab)
+    deployed = agent.vtopo(None, "deploy", str(lab))
+    assert deployed.returncode == 0, deployed.stderr
+    watch = agent.spawn(None, "status", "vm-events", "--watch")
+    try:
+        assert _lines_until(watch, "node v1")[-1].split()[-1] == "running"
+        prefix = agent.vtopo(None, "status", "vm-events").stdout.split("(prefix ", 1)[1].split(")")[0]
+        subprocess.run(["virsh", "-c", "qemu:///system", "destroy", f"{prefix}-v1"], capture_output=True, check=True)
+        assert _lines_until(watch, "node v1", seconds=10)[-1].split()[-1] != "running"
+        watch.terminate()
+        watch.wait(timeout=30)
+    finally:
+        watch.kill()
+        agent.vtopo(None, "destroy", "vm-events")
     assert snapshot() - before == {}
 
 

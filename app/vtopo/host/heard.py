@@ -28,12 +28,19 @@ class ProcessEnded:
 
 
 @dataclass(frozen=True)
+class DomainEnded:
+    """A VM's libvirt domain stopped or crashed."""
+
+    op: o.StartDomain
+
+
+@dataclass(frozen=True)
 class DetailChanged:
     """A file changed that the status detail of node `owner` ("node srv") is read from (a DHCP server's leases)."""
 
     owner: str
 
 
-Heard = InterfaceChanged | NamespaceEnded | ProcessEnded | DetailChanged
+Heard = InterfaceChanged | NamespaceEnded | ProcessEnded | DomainEnded | DetailChanged
 Listener = Callable[[str, Heard], None]
 """Called on the watching thread with the lab's name and what happened to it."""

@@ -1,7 +1,8 @@
 """What happens to deployed labs, heard as it happens: one thread, waiting on one netlink socket (every interface of
 the host and of each lab namespace, and each namespace's end: vtopo.host.netlink.LinkEvents), on a pidfd per
-process the labs started (zebra, ospfd, dnsmasq, QEMU...) and on inotify for the files nodes' status details are read
-from (a DHCP server's leases). Nothing is polled: the thread sleeps until the kernel says something changed."""
+process the labs started (zebra, ospfd, dnsmasq, QEMU...), on inotify for the files nodes' status details are read
+from (a DHCP server's leases) and on what libvirt's event thread hands it (a VM's domain stopped: vtopo.host.
+domain_events). Nothing is polled: the thread sleeps until the kernel or libvirt says something changed."""
 from __future__ import annotations
 
 import os
@@ -14,7 +15,9 @@ from inotify_simple import INotify, flags
 
 from vtopo import ops as o
 from vtopo.host import processes
-from vtopo.host.heard import DetailChanged, Heard, InterfaceChanged, Listener, NamespaceEnded, ProcessEnded
+from vtopo.host.domain_events import DomainEvents
+from vtopo.host.heard import (DetailChanged, DomainEnded, Heard, InterfaceChanged, Listener, NamespaceEnded,
+                              ProcessEnded)
 from vtopo.host.kernel_host import read_pid
 from vtopo.host.lab_parts import Interface
 from vtopo.host.netlink import InterfaceEvent, LinkEvents, NamespaceGone, NetlinkError
@@ -36,23 +39,28 @@ class Watcher:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._events, selectors.EVENT_READ)
         self._selector.register(self._files, selectors.EVENT_READ)
+        self._domains: DomainEvents | None = None  # made for the first lab with a VM's domain
+        self._domains_ended: list[tuple[str, o.StartDomain]] = []  # handed over by libvirt's event thread
         self._wake, self._woken = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)[::-1]
         self._selector.register(self._woken, selectors.EVENT_READ)
+        self._nudge, self._nudged = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)[::-1]
+        self._selector.register(self._nudged, selectors.EVENT_READ)
         self._thread = threading.Thread(target=self._run, name="vtopo watcher", daemon=True)
         self._thread.start()
 
     def watch(self, lab: str, interfaces: Iterable[Interface], namespaces: Iterable[str],
-              started: Iterable[o.StartProcess], files: Iterable[tuple[str, str]] = ()) -> list[o.StartProcess]:
-        """Watch a lab's interfaces, namespaces, processes and `files` (node owner, path: what its status detail is
-        read from), replacing what was watched of it; the processes that are not running now, which no event will
-        report.
+              started: Iterable[o.StartProcess], files: Iterable[tuple[str, str]] = (),
+              domains: Iterable[o.StartDomain] = ()) -> list[o.StartProcess | o.StartDomain]:
+        """Watch a lab's interfaces, namespaces, processes, `files` (node owner, path: what its status detail is
+        read from) and VMs' domains, replacing what was watched of it; the processes and domains that are not
+        running now, which no event will report.
 
         What the kernel said before this call is heard first, against what was watched until now: a lab destroyed and
         deployed again has interfaces of the same names (and namespaces the kernel may give the same ids), and the
         old ones' removal must not be taken for the new ones'."""
         self.forget(lab)
         ids: dict[str | None, int | None] = {None: None}
-        gone: list[o.StartProcess] = []
+        gone: list[o.StartProcess | o.StartDomain] = []
         for earlier, what in self._heard_from_kernel():
             self._listener(earlier, what)
         with self._guard:
@@ -74,6 +82,11 @@ class Watcher:
                 self._selector.register(pidfd, selectors.EVENT_READ)
             for owner, path in files:
                 self._watch_file(lab, owner, path)
+        domains = list(domains)
+        if domains:
+            if self._domains is None:
+                self._domains = DomainEvents(self._domain_ended)
+            gone += self._domains.watch(lab, domains)
         return gone
 
     def _watch_file(self, lab: str, owner: str, path: str) -> None:
@@ -104,6 +117,8 @@ class Watcher:
                     self._named[watch] = named
                 else:
                     self._unwatch(directory, watch)
+        if self._domains is not None:
+            self._domains.forget(lab)
 
     def _unwatch(self, directory: str, watch: int) -> None:
         del self._directories[directory]
@@ -116,14 +131,16 @@ class Watcher:
     def close(self) -> None:
         os.write(self._wake, b"x")
         self._thread.join()
+        if self._domains is not None:
+            self._domains.close()
         with self._guard:
             for pidfd in list(self._processes):
                 self._close_pidfd(pidfd)
         self._selector.close()
         self._events.close()
         self._files.close()
-        os.close(self._wake)
-        os.close(self._woken)
+        for end in (self._wake, self._woken, self._nudge, self._nudged):
+            os.close(end)
 
     def _close_pidfd(self, pidfd: int) -> None:
         del self._processes[pidfd]
@@ -139,6 +156,8 @@ class Watcher:
                     heard = self._heard_from_kernel()
                 elif key.fileobj is self._files:
                     heard = self._heard_from_files()
+                elif key.fileobj == self._nudged:
+                    heard = self._heard_from_libvirt()
                 else:
                     heard = self._heard_from_process(int(key.fd))
                 for lab, what in heard:
@@ -175,6 +194,18 @@ class Watcher:
                 else:
                     changed |= self._named.get(event.wd, {}).get(event.name, set())
         return [(lab, DetailChanged(owner)) for lab, owner in sorted(changed)]
+
+    def _domain_ended(self, lab: str, op: o.StartDomain) -> None:
+        """On libvirt's event thread: hand the news to the watching thread."""
+        with self._guard:
+            self._domains_ended.append((lab, op))
+        os.write(self._nudge, b"x")
+
+    def _heard_from_libvirt(self) -> list[tuple[str, Heard]]:
+        with self._guard:
+            os.read(self._nudged, 1 << 16)  # a pipe's whole buffer: every nudge so far
+            ended, self._domains_ended = self._domains_ended, []
+        return [(lab, DomainEnded(op)) for lab, op in ended]
 
     def _heard_from_process(self, pidfd: int) -> list[tuple[str, Heard]]:
         with self._guard:

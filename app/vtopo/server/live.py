@@ -26,7 +26,7 @@ from vtopo import protocol as p
 from vtopo.host.deployer import Deployer
 from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
 from vtopo.host.state import LabRecord, StateStore
-from vtopo.host.heard import DetailChanged, Heard, InterfaceChanged, ProcessEnded
+from vtopo.host.heard import DetailChanged, DomainEnded, Heard, InterfaceChanged, ProcessEnded
 from vtopo.reports import LabEntry, LabStatus, PartState
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ class LiveLab:
             else:
                 self.down.add(what.interface)
             return [op.owner for op in undone]
-        if isinstance(what, ProcessEnded):
+        if isinstance(what, (ProcessEnded, DomainEnded)):
             self.gone.add(what.op)
             return [what.op.owner]
         self.gone_namespaces.add(what.netns)
@@ -223,7 +223,8 @@ class LiveLabs:
                               [op.name for op in parts.ops if isinstance(op, o.CreateNamespace)
                                and op in parts.applied],
                               [op for op in parts.ops if isinstance(op, o.StartProcess) and op in parts.applied],
-                              parts.detail_files())
+                              parts.detail_files(),
+                              [op for op in parts.ops if isinstance(op, o.StartDomain) and op in parts.applied])
         if not probe:
             return LiveLab(parts, set(ended), set())
         from vtopo.host.applier import Applier
@@ -294,7 +295,8 @@ class LiveLabs:
                 live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds), probe=False)
                 if before is not None:  # what was heard of what the change kept
                     live.down = before.down & set(live.undone_by)
-                    live.gone |= {op for op in before.gone if not isinstance(op, o.StartProcess)} & live.parts.applied
+                    live.gone |= {op for op in before.gone
+                                  if not isinstance(op, (o.StartProcess, o.StartDomain))} & live.parts.applied
                     live.recount(list(live.states))
             self._tell_whole(lab)
 
