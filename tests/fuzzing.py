@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 # VTOPO_FUZZ_EXAMPLES=20000 for a longer hunt by hand
-EXAMPLES = int(os.environ.get("VTOPO_FUZZ_EXAMPLES") or (2000 if os.environ.get("CI", "").lower() == "true" else 300))
+EXAMPLES = int(os.environ.get("VTOPO_FUZZ_EXAMPLES") or (1000 if os.environ.get("CI", "").lower() == "true" else 300))
 DEEP = "\x00deep\x00"  # stands for 5,000 nested lists, spliced into the text (json.dumps cannot write them)
 HOSTILE_STRINGS = ("garbage/24", "10.0.0.1", "10.0.0.1/33", "fe80::1%eth0\n;id", "eth0", "/etc/shadow", "fat:rw:/root",
                    "json:{}", "a,b=c", "\ud800", "\x00", "line\nbreak", "NaN", "", " ", "builtin", "bridge", "p1",

@@ -15,7 +15,7 @@ from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
 
-ROUNDS = 20
+ROUNDS = 10
 
 
 def vtopo(*args: str | Path) -> subprocess.Popen[str]:

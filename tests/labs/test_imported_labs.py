@@ -2,7 +2,6 @@
 way their READMEs say they work (every host reaches every host and every router's loopback)."""
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 from pathlib import Path
@@ -10,7 +9,6 @@ from typing import Callable, Iterator
 
 import pytest
 
-from interop.ospf01 import OSPF01, without_log_path
 from residue import snapshot
 from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
@@ -96,25 +94,3 @@ def test_ospf_lab_hosts_reach_every_host_and_router_loopback(deploy) -> None:  #
         for target, address in {**hosts, **loopbacks}.items():
             if target != source:
                 assert lab.eventually_pings(source, address), f"{source} cannot reach {target} ({address})"
-
-
-def test_ospf01_routers_run_staticd_and_ospf_instance_1_so_redistributed_static_routes_spread(deploy) -> None:  # type: ignore[no-untyped-def]
-    """ospf01's daemons files turn staticd off and run ospfd as instance 1 (`router ospf 1`). FRR starts staticd
-    whatever the file says, and so does vtopo: each router's static route is there, and OSPF instance 1 carries the
-    ones it redistributes to the other routers (router3's own names a next hop on a port with no link, so it stays
-    inactive, as it would under containerlab; and router3 is the next hop the others name, so it takes none of them
-    from OSPF, as RFC 2328 says of a forwarding address of its own)."""
-    lab = deploy(OSPF01, without_log_path)
-    statics = {"router4": "4.4.4.4/32", "router5": "5.5.5.5/32", "router6": "6.6.6.6/32"}
-    for router, prefix in statics.items():
-        shown = json.loads(lab.run(router, "vtysh", "-c", "show ip route static json").stdout)
-        assert shown[prefix][0]["installed"], f"{router} lacks its static route {prefix}: {shown}"
-    deadline = time.monotonic() + 120  # the broadcast segment br-dr elects its DR after a dead interval (40 s)
-    for router in ("router1", "router2", "router6"):
-        wanted = {prefix for owner, prefix in statics.items() if owner != router}
-        while True:
-            ospf = json.loads(lab.run(router, "vtysh", "-c", "show ip route ospf json").stdout)
-            if wanted <= {prefix for prefix, routes in ospf.items() if routes[0].get("installed")}:
-                break
-            assert time.monotonic() < deadline, f"{router} did not learn {sorted(wanted)} in OSPF: {sorted(ospf)}"
-            time.sleep(1)

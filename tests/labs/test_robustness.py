@@ -33,14 +33,15 @@ pytestmark = pytest.mark.privileged
 MIXED = Path(__file__).parents[1] / "data" / "mixed.vtopo"
 
 
-def count_host_calls(monkeypatch, fail_at: int | None) -> list[int]:  # type: ignore[no-untyped-def]
-    """Count apply calls (an OVS batch is one call), and fail call number `fail_at` as the kernel would."""
-    calls = [0]
+def count_host_calls(monkeypatch, fail_at: int | None) -> list[str]:  # type: ignore[no-untyped-def]
+    """Record each apply call's op type (an OVS batch is one call), and fail call number `fail_at` (from 1) as the
+    kernel would."""
+    calls: list[str] = []
     real_apply, real_batch = Applier.apply, Applier.apply_ovs_batch
 
     def maybe_fail(op):  # type: ignore[no-untyped-def]
-        calls[0] += 1
-        if calls[0] == fail_at:
+        calls.append(type(op).__name__)
+        if len(calls) == fail_at:
             raise OpFailed(op, "injected fault")
 
     def apply(self, op):  # type: ignore[no-untyped-def]
@@ -56,21 +57,25 @@ def count_host_calls(monkeypatch, fail_at: int | None) -> list[int]:  # type: ig
     return calls
 
 
-def test_a_failure_at_any_op_rolls_everything_back(monkeypatch):
+def test_a_failure_at_each_kind_of_op_rolls_everything_back(monkeypatch):
+    """A lab of containers, routers, OVS and macvlans: a failure at the first and at the last op of each kind (the
+    first with nothing of its kind before it, the last with all of them to undo) rolls everything back."""
     topology = open_lab(MIXED).topology
     before = snapshot()
     calls = count_host_calls(monkeypatch, fail_at=None)
     Deployer().deploy(topology)
     Deployer().destroy(topology.name)
-    total = calls[0]
-    assert total > 30
-    for k in range(1, total + 1):
+    kinds = set(calls)
+    assert len(calls) > 30 and len(kinds) > 15
+    firsts = {calls.index(kind) + 1 for kind in kinds}
+    lasts = {len(calls) - calls[::-1].index(kind) for kind in kinds}
+    for k in sorted(firsts | lasts):
         count_host_calls(monkeypatch, fail_at=k)
         with pytest.raises(DeployError) as failure:
             Deployer().deploy(topology)
         assert failure.value.rolled_back, failure.value.rollback_errors
         assert "injected fault" in str(failure.value) and failure.value.failure.op.owner in str(failure.value)
-        assert snapshot() - before == {}, f"residue after a failure at call {k} of {total}"
+        assert snapshot() - before == {}, f"residue after a failure at call {k} of {len(calls)}"
 
 
 def test_a_node_refused_among_image_nodes_started_together_rolls_everything_back(monkeypatch):
