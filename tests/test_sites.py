@@ -8,7 +8,7 @@ import pytest
 
 from spread_labs import LabBuilder, here, vlans_over_two_sites
 from vtopo import protocol as p
-from vtopo.host.ssh import ssh_argv
+from vtopo.ssh import ssh_argv
 from vtopo.cli import main
 from vtopo.kinds.environment import Trust
 from vtopo.lab import plan_of, problems_of

@@ -382,7 +382,7 @@ class PartsChanged(Message):
 @dataclass
 class ConsoleOpened(Message):
     """A socket connected to the VM's serial console comes with this line (SCM_RIGHTS). For an exec, the client
-    types the command there (vtopo.client.console_exec); without a command, it attaches to the console."""
+    types the command there (vtopo.serial_console); without a command, it attaches to the console."""
 
     type: ClassVar[str] = "console-opened"
 

@@ -22,7 +22,8 @@ from vtopo.host import image_store, libvirtd, namespace_maker, owned_files, pref
 from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.lab_parts import LabParts
-from vtopo.host.state import HOST_NETWORKS, Journal, LabRecord, StateStore, Usage, consent_to_json
+from vtopo.host.state import HOST_NETWORKS, Journal, LabRecord, StateStore, Usage
+from vtopo.lab_record import consent_to_json
 from vtopo.kinds.contract import LabContext
 from vtopo.kinds.environment import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
