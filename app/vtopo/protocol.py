@@ -232,10 +232,12 @@ class LinkRequest(Request[Said]):
 @dataclass
 class SaveRequest(Request[dict[str, Any]]):
     """Read what a running lab's nodes have become (routers' running configurations, containers' addresses and
-    routes) into its record, and send it back (vtopo.saving.RunningState) for the client to write into the file."""
+    routes) into its record, and send it back (vtopo.saving.RunningState) for the client to write into the file. With
+    `explain`, only the script of the commands that read it, as {"script": TEXT} (vtopo.saving.explain_save)."""
 
     type: ClassVar[str] = "save"
     lab: str
+    explain: bool = False
 
 
 @dataclass

@@ -339,6 +339,10 @@ class AgentClient:
 
         return RunningState.from_json(self.ask(p.SaveRequest(lab)))
 
+    def explain_save(self, lab: str) -> str:
+        """The script of what reading the lab's running state runs (vtopo.saving.explain_save), changing nothing."""
+        return str(self.ask(p.SaveRequest(lab, explain=True)).get("script", ""))
+
     def take_checkpoint(self, lab: str, name: str) -> Checkpoint:
         """A checkpoint named `name` of the caller's running lab, as it runs now (vtopo.checkpoints.checkpoint_of)."""
         from vtopo.checkpoints import checkpoint_of
