@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+from vtopo.compile.links import ShapedLink
 from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, held, make_directory, open_file, write_file
 from vtopo.kinds.environment import HostFacts, Trust, default_prefix
 from vtopo.lab_record import consent_of, facts_of, topology_of
@@ -41,6 +42,12 @@ class Operated:
 
 DEPLOYMENT_FIELDS = ("name", "prefix", "topology", "facts", "consent", "source")
 HOST_NETWORKS = "host_networks"  # the record's field of the subnets the lab gives the host (LabRecord.host_networks)
+SHAPED_LINKS = "shaped_links"  # the record's field of each link's medium and impaired devices (shaped_links_of)
+
+
+def shaped_links_of(deployment: dict[str, Any]) -> dict[str, ShapedLink]:
+    """Each link with an end on this site, by id, as a live change of its impairment shapes it, from its record."""
+    return {link: ShapedLink.from_json(shaped) for link, shaped in deployment.get(SHAPED_LINKS, {}).items()}
 
 
 class LabTaken(Exception):

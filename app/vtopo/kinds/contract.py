@@ -308,8 +308,7 @@ class LabContext:
 
     def no_node_named(self, name: str) -> str:
         """What to say when `node_named` found no node: the names there are."""
-        names = ", ".join(sorted(n.node.name for n in self.nodes.values()))
-        return f"lab {self.topology.name} has no node {name!r} (it has: {names})"
+        return self.topology.no_node_named(name)
 
     @property
     def vm_backend(self) -> str:
