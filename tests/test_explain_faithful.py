@@ -21,7 +21,7 @@ from recorded_kernel import Effect, Kernel, record_kernel
 from script_reader import script_effects
 from vtopo import ops as o
 from vtopo.host.applier import Applier
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.lab import context_of, open_lab, plan_of
 from vtopo.resources import TOPOLOGIES
 from vtopo.saving import save_ops

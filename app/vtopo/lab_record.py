@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vtopo.kinds.environment import HostFacts, LabOwner, Trust
+from vtopo.lab_terms import HostFacts, LabOwner, Trust
 from vtopo.model import io
 from vtopo.model.sites import DEFAULT_VNIS, LOCAL
 from vtopo.model.topology import Topology

@@ -21,7 +21,7 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Union
 
-from vtopo.kinds.environment import CLIENTS_GROUP
+from vtopo.lab_terms import CLIENTS_GROUP
 
 from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState, Progress, user_name
 

@@ -21,7 +21,7 @@ from vtopo import ops as o
 from vtopo.compile.compiler import compile_lab, lab_context
 from vtopo.host.state import LabRecord, StateStore
 from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, Reader, SavedState
-from vtopo.kinds.environment import HostFacts, LabNames
+from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.problems import LabError

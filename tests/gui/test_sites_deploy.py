@@ -33,7 +33,7 @@ from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.deployed_lab import deployed_lab
 from vtopo.gui.main_window import MainWindow
 from vtopo.ssh import ssh_argv
-from vtopo.kinds.environment import default_prefix
+from vtopo.lab_terms import default_prefix
 from vtopo.model import io
 from vtopo.model.sites import Site
 from vtopo.model.topology import Position, Topology

@@ -18,7 +18,7 @@ from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer, DeployError
 from vtopo.host.facts import netem_available
 from vtopo.host.netlink import Netlink
-from vtopo.kinds.environment import default_prefix
+from vtopo.lab_terms import default_prefix
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabTaken
 from vtopo.lab import open_lab

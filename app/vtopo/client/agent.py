@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from vtopo import protocol as p
 from vtopo.client.in_process import local_agent, provided
 from vtopo.client.terminal import relay_terminal, terminal_size
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model.sites import Site
 from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, ProgressCallback
 from vtopo.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh

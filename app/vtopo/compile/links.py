@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, Role, SegmentKind
-from vtopo.kinds.environment import HostFacts, LabNames
+from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Impairment
 from vtopo.ops import (AddAddress, ConfigureLink, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
                        LinkType, Op, SetImpairment, SetMaster)

@@ -26,7 +26,7 @@ from vtopo.host.lab_parts import LabParts
 from vtopo.host.state import HOST_NETWORKS, SHAPED_LINKS, Journal, LabRecord, StateStore, Usage
 from vtopo.lab_record import consent_to_json
 from vtopo.kinds.contract import LabContext
-from vtopo.kinds.environment import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
+from vtopo.lab_terms import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.kinds.trust import held_by_lab_problem, overlapped
 from vtopo.model import io

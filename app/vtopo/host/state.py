@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from vtopo.compile.links import ShapedLink
 from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, held, make_directory, open_file, write_file
-from vtopo.kinds.environment import HostFacts, Trust, default_prefix
+from vtopo.lab_terms import HostFacts, Trust, default_prefix
 from vtopo.lab_record import consent_of, facts_of, topology_of
 from vtopo.model import io
 from vtopo.model.topology import Topology

@@ -9,7 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, TypeVar
 
-from vtopo.kinds.environment import HostFacts, LabNames, Trust
+from vtopo.lab_terms import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
 from vtopo.model.rules import stable_digest, subinterface_name
 from vtopo.ops import NETNS_DIR, Op

@@ -41,7 +41,7 @@ from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabRecord, StateStore, Usage
 from vtopo.host.syscalls import keep_large_blocks_mapped
 from vtopo.kinds.contract import CannotRunInside, LabContext, NodeContext, Role
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model.problems import LabError
 from vtopo.named_errors import loaded
 from vtopo.ops import drop_privileges
