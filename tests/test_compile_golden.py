@@ -6,7 +6,7 @@ import re
 import pytest
 
 from golden import GOLDEN, assert_golden
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.lab import open_lab, plan_of
 from vtopo.resources import TOPOLOGIES
 

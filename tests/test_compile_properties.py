@@ -4,7 +4,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vtopo.kinds.environment import MAX_INTERFACE_NAME
+from vtopo.lab_terms import MAX_INTERFACE_NAME
 from vtopo.lab import plan_of
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 from vtopo.ops import CreateBridge, CreateMacvlan, CreateMacvtap, CreateNamespace, CreateTap, CreateVeth

@@ -13,7 +13,7 @@ from dhcp_labs import dhcp_relay, relay_off
 from vtopo.checks.builtin import DhcpLease, LeaseParams
 from vtopo.checks.live import LiveProbe
 from vtopo.kinds.check_types import Probe
-from vtopo.kinds.environment import LabOwner, Trust
+from vtopo.lab_terms import LabOwner, Trust
 from vtopo.lab import context_of, problems_of
 from vtopo.model import io
 from vtopo.model.topology import Topology

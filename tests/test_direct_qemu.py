@@ -3,7 +3,7 @@ vhost-net device and disk image reaches it on a descriptor root opened (tests/la
 from __future__ import annotations
 
 from vtopo import ops as o
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.lab import open_lab, plan_of
 from vtopo.model.topology import Endpoint, Interface, Link, Node
 from vtopo.resources import TOPOLOGIES

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from golden import GOLDEN, assert_golden
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.lab import context_of, open_lab, problems_of
 from vtopo.model.topology import Interface, Topology

@@ -21,9 +21,10 @@ from recorded_kernel import Effect, Kernel, record_kernel
 from script_reader import script_effects
 from vtopo import ops as o
 from vtopo.host.applier import Applier
-from vtopo.kinds.environment import HostFacts
-from vtopo.lab import open_lab, plan_of
+from vtopo.lab_terms import HostFacts
+from vtopo.lab import context_of, open_lab, plan_of
 from vtopo.resources import TOPOLOGIES
+from vtopo.saving import save_ops
 
 LABS = sorted(TOPOLOGIES.glob("*.vtopo"))
 PREFIX = "vfth0"
@@ -150,6 +151,8 @@ SPECIMENS: list[o.Op] = [
     o.LoadConfig(owner="node r1", node="r1", netns="vfth0-c1",
                  argv=("nsenter", "--net=/run/netns/vfth0-c1", "--", "vtysh", "-b")),
     o.RunCommand(owner="node h1", node="h1", command="echo hi", argv=("sh", "-c", "echo hi")),
+    o.ReadState(owner="node r1", node="r1", command="vtysh -c 'show running-config'",
+                argv=("nsenter", "--net=/run/netns/vfth0-c1", "--", "vtysh", "-c", "show running-config")),
     o.StartDomain(owner="node vm", name="vfth0-vm", uri="qemu:///system", xml="<domain>\n<name>vfth0-vm</name>\n</domain>",
                   vhost=True),
     o.ResumeDomain(owner="node vm", name="vfth0-vm", uri="qemu:///system"),
@@ -303,7 +306,7 @@ def _assert_calls_said(op: o.Op, calls: list[Effect], said: list[Effect]) -> Non
         assert (("shell", None, ("chmod", "750", op.path)) in said) == script
         if not isinstance(op, o.WriteHostsFile):
             assert call[1] == (op.path, op.content, script)
-    if isinstance(op, (o.RunCommand, o.LoadConfig)):
+    if isinstance(op, (o.RunCommand, o.LoadConfig, o.ReadState)):
         [(name, (argv, _seconds), _kwargs)] = calls
         [command] = [_command(effect) for effect in said if effect[0] == "shell"]
         assert list(command) == argv == list(op.argv), op
@@ -360,13 +363,15 @@ def assert_start_said(op: o.StartProcess, calls: list[Effect], said: list[Effect
 
 
 def plans() -> list[tuple[str, list[o.Op]]]:
-    """Each shipped lab's ops and their teardown, on this kind of machine and on one with kernel OVS, KVM and 802.1Q
-    VLAN devices."""
+    """Each shipped lab's ops, their teardown and what `vtopo save` reads of it, on this kind of machine and on one
+    with kernel OVS, KVM and 802.1Q VLAN devices."""
     cases = []
     for lab_file in LABS:
         for facts in (HostFacts(), HostFacts(ovs_datapath="system", accel="kvm", vhost_net=True, vlan_devices=True)):
-            plan = plan_of(open_lab(lab_file).topology, facts)
-            cases.append((lab_file.stem, plan.ops + plan.teardown()))
+            topology = open_lab(lab_file).topology
+            plan = plan_of(topology, facts)
+            saved: list[o.Op] = [*save_ops(context_of(topology, facts), ())]
+            cases.append((lab_file.stem, plan.ops + plan.teardown() + saved))
     return cases
 
 

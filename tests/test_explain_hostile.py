@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.lab import plan_of
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 

@@ -31,7 +31,7 @@ def test_plan_of_invalid_lab_exits_2(capsys):
 
 
 def test_delay_without_netem_names_the_link():
-    from vtopo.kinds.environment import HostFacts
+    from vtopo.lab_terms import HostFacts
     from vtopo.lab import open_lab, problems_of
     from vtopo.model.topology import Impairment
     from vtopo.resources import TOPOLOGIES
@@ -47,7 +47,7 @@ def test_delay_without_netem_names_the_link():
 
 
 def test_problems_name_settings_by_their_form_labels_not_their_file_keys():
-    from vtopo.kinds.environment import HostFacts
+    from vtopo.lab_terms import HostFacts
     from vtopo.lab import open_lab, problems_of
     from vtopo.resources import TOPOLOGIES
 
@@ -63,7 +63,7 @@ def test_problems_name_settings_by_their_form_labels_not_their_file_keys():
 
 
 def test_offline_validation_claims_nothing_about_a_host_it_did_not_probe(capsys):
-    from vtopo.kinds.environment import HostFacts
+    from vtopo.lab_terms import HostFacts
     from vtopo.lab import open_lab, problems_of
     from vtopo.model.topology import Impairment
     from vtopo.resources import TOPOLOGIES

@@ -14,7 +14,7 @@ from golden import GOLDEN, assert_golden
 from vtopo import ops as o
 from vtopo.host.facts import libvirt_uri
 from vtopo.host.services import services_of
-from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.lab_terms import HostFacts, Trust
 from vtopo.lab import open_lab, plan_of, problems_of
 from vtopo.model import io
 from vtopo.model.problems import Severity, errors_in

@@ -2,7 +2,7 @@
 links; what OSPF allows passes. The broken labs, one per rule, are in golden/invalid/ospf-*.vtopo."""
 from __future__ import annotations
 
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.lab import open_lab, problems_of
 from vtopo.model.problems import errors_in
 from vtopo.model.topology import Topology

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vtopo.kinds.environment import default_prefix
+from vtopo.lab_terms import default_prefix
 from vtopo.kinds.registry import ENTRY_POINT_GROUP, Registry, load_registry
 from vtopo.lab import registry
 from vtopo.model import io

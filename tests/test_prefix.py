@@ -4,7 +4,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from vtopo.compile.compiler import PREFIX
-from vtopo.kinds.environment import DEFAULT_PREFIX_LENGTH, MAX_INTERFACE_NAME, default_prefix
+from vtopo.lab_terms import DEFAULT_PREFIX_LENGTH, MAX_INTERFACE_NAME, default_prefix
 from vtopo.lab import open_lab, plan_of
 from vtopo.resources import TOPOLOGIES
 

@@ -8,9 +8,9 @@ import pytest
 
 from spread_labs import LabBuilder, here, vlans_over_two_sites
 from vtopo import protocol as p
-from vtopo.host.ssh import ssh_argv
+from vtopo.ssh import ssh_argv
 from vtopo.cli import main
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.lab import plan_of, problems_of
 from vtopo.model import io
 from vtopo.model.placement import site_parts
@@ -255,7 +255,7 @@ def test_a_capture_on_another_sites_end_runs_there_and_on_a_local_end_here():
     from vtopo.capture import resolve
     from vtopo.capture.engine import tcpdump_argv
     from vtopo.compile.compiler import lab_context
-    from vtopo.kinds.environment import HostFacts
+    from vtopo.lab_terms import HostFacts
     from vtopo.kinds.registry import installed_kinds
 
     context = lab_context(two_sites().topology, installed_kinds(), HostFacts(), Trust())

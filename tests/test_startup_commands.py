@@ -10,7 +10,7 @@ import pytest
 
 from vtopo.cli import main
 from vtopo.compile.startup import STARTUP_COMMANDS
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.lab import plan_of, problems_of
 from vtopo.model import io
 from vtopo.model.problems import LabError

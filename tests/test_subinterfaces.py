@@ -12,7 +12,7 @@ import pytest
 
 from vtopo.compile.domains import broadcast_domains_of
 from vtopo import ops as o
-from vtopo.kinds.environment import HostFacts, LabOwner, Trust
+from vtopo.lab_terms import HostFacts, LabOwner, Trust
 from vtopo.lab import context_of, open_lab, plan_of, problems_of
 from vtopo.model import io
 from vtopo.model.problems import LabError

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipaddress
 
 from golden import GOLDEN
-from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.lab_terms import HostFacts, Trust
 from vtopo.lab import open_lab, problems_of
 from vtopo.model.problems import errors_in
 from vtopo.resources import TOPOLOGIES

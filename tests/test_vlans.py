@@ -11,7 +11,7 @@ from vlan_labs import vlan_lab
 from vtopo.cli import main
 from vtopo.compile.domains import broadcast_domains_of, domain_problems
 from vtopo.host.facts import bridge_vlan_filtering
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.checks.live import vlan_apart
 from vtopo.compile.vlan_rules import vlan_gap, vlan_problems
 from vtopo.lab import context_of, open_lab, plan_of, problems_of

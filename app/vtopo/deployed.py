@@ -14,9 +14,11 @@ from typing import Any
 
 from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_between
 from vtopo.compile.compiler import lab_context
-from vtopo.host import console, domains, vhost
+from vtopo import serial_console
+from vtopo.host import domains, vhost
 from vtopo.host.facts import route_device
-from vtopo.host.state import StateStore, consent_of, facts_of, topology_of
+from vtopo.host.state import StateStore
+from vtopo.lab_record import consent_of, facts_of, topology_of
 from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
 from vtopo.measure.nodes import MeasureEndpoint, MeasureError, InNode
@@ -96,19 +98,19 @@ class DeployedLab:
 
     def open_console(self, name: str, rows: int = 0, columns: int = 0) -> socket.socket:
         """A socket connected to a VM's serial console, which lies in a directory of root's or of the QEMU user's
-        (vtopo.host.console.connected); NotDeployed, saying why, when it cannot be opened. With a terminal's size,
-        the built-in guest's shell is told it if it waits at its prompt (vtopo.host.console.say_size)."""
+        (vtopo.serial_console.connected); NotDeployed, saying why, when it cannot be opened. With a terminal's size,
+        the built-in guest's shell is told it if it waits at its prompt (vtopo.serial_console.say_size)."""
         path = self.console_socket(name)
         try:
             owners = {0, pwd.getpwnam(self.context.facts.qemu_user).pw_uid}
         except KeyError:  # no such user: the VMs run under libvirt, in root's directories
             owners = {0}
         try:
-            connection = console.connected(path, owners)
+            connection = serial_console.connected(path, owners)
         except OSError as error:
             raise NotDeployed(f"cannot open the console of {name}: {error.strerror}; is the VM running (`vtopo "
                               "status`)?") from None
-        console.say_size(connection, os.path.join(os.path.dirname(path), "console.log"), rows, columns)
+        serial_console.say_size(connection, os.path.join(os.path.dirname(path), "console.log"), rows, columns)
         return connection
 
     def vhost_state(self, name: str) -> vhost.VhostState | None:

@@ -9,7 +9,7 @@ from vtopo.compile.compiler import CheckedLab, check_lab, checked_lab, compile_l
 from vtopo.compile.plan import Plan
 from vtopo.experiment.spec import experiment_problems
 from vtopo.kinds.contract import LabContext
-from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.lab_terms import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.registry import installed_kinds as registry
 from vtopo.model import io

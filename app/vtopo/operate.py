@@ -32,13 +32,14 @@ from typing import Any, Callable, Iterable, Iterator
 
 from vtopo import ops as o
 from vtopo.compile.compiler import Compiler
-from vtopo.compile.links import devices_of, impair, impairment_problem
+from vtopo.compile.links import impair_device, impairment_problem
 from vtopo.compile.tunnels import TUNNEL
 from vtopo.compile.plan import Plan
 from vtopo.host.applier import Applier, OpFailed
-from vtopo.host.state import LabRecord, Operated, StateStore
+from vtopo.host.state import LabRecord, Operated, StateStore, shaped_links_of
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
+from vtopo.lab_record import facts_of, topology_of
 from vtopo.model.topology import Impairment, Link, Topology
 from vtopo.ops.script import TOLERATED, comment
 
@@ -121,28 +122,9 @@ class RunningLab:
         return node
 
     def link(self, a: str, b: str) -> Link:
-        """The link between `a` and `b`, each a node name with an optional ":PORT", found in the whole lab as
-        compiled, whichever sites its ends are on (a switch spanning sites has a copy by its name on some)."""
-        (name_a, _, port_a), (name_b, _, port_b) = a.partition(":"), b.partition(":")
-        compiled = self.context.topology
-        for name in (name_a, name_b):
-            if compiled.node_named(name) is None:
-                raise OperateError(self.context.no_node_named(name))
-        names = {node_id: node.name for node_id, node in compiled.nodes.items()}
-        matches = []
-        for link in compiled.links.values():
-            for first, second in ((link.a, link.b), (link.b, link.a)):
-                if (names[first.node], names[second.node]) == (name_a, name_b) and port_a in ("", first.port) \
-                        and port_b in ("", second.port):
-                    matches.append(link)
-                    break
-        if not matches:
-            raise OperateError(f"lab {self.name} has no link between {a} and {b}")
-        if len(matches) > 1:
-            found = ", ".join(self.link_name(link) for link in matches)
-            raise OperateError(f"{name_a} and {name_b} have {len(matches)} links ({found}) in lab {self.name}; name "
-                               f"the ports, as in {name_a}:PORT {name_b}:PORT")
-        return matches[0]
+        """The link between `a` and `b` in the whole lab as compiled, whichever sites its ends are on (a switch
+        spanning sites has a copy by its name on some); see `link_between`."""
+        return link_between(self.context.topology, a, b)
 
     def link_name(self, link: Link) -> str:
         return self.context.topology.describe_link(link)
@@ -233,29 +215,79 @@ class RunningLab:
         return f"{_port_names(pulled)} {verb} set down (a {pulled[0].medium} has no peer whose carrier could be cut)"
 
     def run(self, change: LiveChange) -> None:
-        """Apply the change's ops through the lab's KernelHost, the record written as the change says."""
-        if change.recorded_first is not None:
-            self.record.write_operated(change.recorded_first)
-        for step in change.steps:
-            (self.applier.put_back if step.put_back else self.applier.apply)(step.op)
-        if change.recorded_last is not None:
-            self.record.write_operated(change.recorded_last)
+        run_change(self.record, self.applier, change)
 
     def explain(self, change: LiveChange, doing: str) -> str:
-        """The change as a shell script: the lines its ops write on a ScriptHost, which are what `run` runs."""
-        return "\n".join(["#!/bin/sh", f"# what {comment(doing)} runs on lab {comment(repr(self.name))} (its "
-                          f"objects are named {self.record.prefix}-*); --explain changed nothing", "set -e",
-                          *change.script()]) + "\n"
+        return explained(change, doing, self.name, self.record.prefix)
+
+
+def run_change(record: LabRecord, applier: Applier, change: LiveChange) -> None:
+    """Apply the change's ops through the lab's KernelHost, the record written as the change says."""
+    if change.recorded_first is not None:
+        record.write_operated(change.recorded_first)
+    for step in change.steps:
+        (applier.put_back if step.put_back else applier.apply)(step.op)
+    if change.recorded_last is not None:
+        record.write_operated(change.recorded_last)
+
+
+def explained(change: LiveChange, doing: str, lab: str, prefix: str) -> str:
+    """The change as a shell script: the lines its ops write on a ScriptHost, which are what `run_change` runs."""
+    return "\n".join(["#!/bin/sh", f"# what {comment(doing)} runs on lab {comment(repr(lab))} (its "
+                      f"objects are named {prefix}-*); --explain changed nothing", "set -e",
+                      *change.script()]) + "\n"
+
+
+def link_between(topology: Topology, a: str, b: str) -> Link:
+    """The link between `a` and `b`, each a node name with an optional ":PORT"; OperateError, saying why, when there
+    is none or more than one."""
+    (name_a, _, port_a), (name_b, _, port_b) = a.partition(":"), b.partition(":")
+    for name in (name_a, name_b):
+        if topology.node_named(name) is None:
+            raise OperateError(topology.no_node_named(name))
+    names = {node_id: node.name for node_id, node in topology.nodes.items()}
+    matches = []
+    for link in topology.links.values():
+        for first, second in ((link.a, link.b), (link.b, link.a)):
+            if (names[first.node], names[second.node]) == (name_a, name_b) and port_a in ("", first.port) \
+                    and port_b in ("", second.port):
+                matches.append(link)
+                break
+    if not matches:
+        raise OperateError(f"lab {topology.name} has no link between {a} and {b}")
+    if len(matches) > 1:
+        found = ", ".join(topology.describe_link(link) for link in matches)
+        raise OperateError(f"{name_a} and {name_b} have {len(matches)} links ({found}) in lab {topology.name}; name "
+                           f"the ports, as in {name_a}:PORT {name_b}:PORT")
+    return matches[0]
+
+
+def _record_of(lab: str | LabRecord, store: StateStore | None) -> LabRecord:
+    record = (store or StateStore()).named(lab) if isinstance(lab, str) else lab
+    if record is None:
+        raise OperateError(StateStore.not_found(str(lab)))
+    return record
+
+
+@contextmanager
+def _applying(record: LabRecord) -> Iterator[Applier]:
+    """An Applier for the lab's ops, run as at its deploy (startup commands as its owner); what the host refuses is
+    an OperateError."""
+    applier = Applier(record.prefix, owner=record.owner)
+    try:
+        yield applier
+    except OpFailed as failure:
+        raise OperateError(str(failure)) from failure
+    finally:
+        applier.close()
 
 
 @contextmanager
 def running_lab(lab: str | LabRecord, store: StateStore | None = None, *, lowered: bool = True
                 ) -> Iterator[RunningLab]:
     """The deployed lab named `lab` (or the record the caller looked up), held against other changes while the block
-    runs. `lowered`: with its plan (what runs in its nodes), which a change to a link's impairment does without."""
-    record = (store or StateStore()).named(lab) if isinstance(lab, str) else lab
-    if record is None:
-        raise OperateError(StateStore.not_found(str(lab)))
+    runs. `lowered`: with its plan (what runs in its nodes), which what reads the lab alone does without."""
+    record = _record_of(lab, store)
     with record.locked():
         topology = record.topology()
         compiler = Compiler(topology, installed_kinds(), record.facts(), record.consent())
@@ -265,15 +297,10 @@ def running_lab(lab: str | LabRecord, store: StateStore | None = None, *, lowere
             compiler.check()
             compiler.keep_this_site()
             plan = None
-        applier = Applier(record.prefix, owner=record.owner)  # startup commands run as at the deploy
-        running = RunningLab(record, topology, plan, compiler.lab, applier)
-        applier.on_output = running.show_output
-        try:
+        with _applying(record) as applier:
+            running = RunningLab(record, topology, plan, compiler.lab, applier)
+            applier.on_output = running.show_output
             yield running
-        except OpFailed as failure:
-            raise OperateError(str(failure)) from failure
-        finally:
-            applier.close()
 
 
 def _port_names(ends: Iterable[EndContext]) -> str:
@@ -412,34 +439,40 @@ def set_link_impairment(lab: str | LabRecord, a: str, b: str, *, rate_mbit: floa
                         store: StateStore | None = None, explain: bool = False) -> str:
     """Change a running link's rate, delay, jitter or loss (None keeps the value it has; 0 removes it), live.
 
-    The ops are those a deploy of the lab with the new impairment makes for the link, found without compiling the
-    rest of the lab. The lab as recorded takes the new impairment, and they replace the link's impairment in the
-    journal, so status, `deploy --update` and the designer see the link as if it had been deployed so.
+    The ops are those a deploy of the lab with the new impairment makes for the link, on the devices its deploy
+    recorded for it (vtopo.host.state.shaped_links_of): the lab is not compiled again. The lab as recorded takes the new
+    impairment, and they replace the link's impairment in the journal, so status, `deploy --update` and the designer
+    see the link as if it had been deployed so.
     """
-    with running_lab(lab, store, lowered=False) as running:
-        link = running.link(a, b)
-        owner = f"link {running.link_name(link)}"
-        if any(end.medium == SWITCH_PORT for end in running.ends_of_link(link)):
-            raise OperateError(f"{owner} in lab {running.name} is the switch's own port, which has no queue on the "
+    record = _record_of(lab, store)
+    with record.locked():
+        deployed = record.read()
+        topology = topology_of(deployed)
+        link = link_between(topology, a, b)
+        owner = f"link {topology.describe_link(link)}"
+        shaped = shaped_links_of(deployed).get(link.id)  # None: none of its ends is on this site
+        if shaped is not None and shaped.medium == SWITCH_PORT:
+            raise OperateError(f"{owner} in lab {topology.name} is the switch's own port, which has no queue on the "
                                "switch's side to shape: set the impairment in the lab and deploy it again (`vtopo "
                                "deploy --update`), which makes the link a veth pair")
         changes = {"rate_mbit": rate_mbit, "delay_ms": delay_ms, "jitter_ms": jitter_ms, "loss_pct": loss_pct}
         impairment = replace(link.impairment, **{key: value for key, value in changes.items() if value is not None})
-        problem = impairment_problem(impairment, running.record.facts())
+        problem = impairment_problem(impairment, facts_of(deployed))
         if problem is not None:
-            raise OperateError(f"{owner} in lab {running.name}: {problem}")
-        first = next((end for end in running.context.ends if end.link.id == link.id), None)
+            raise OperateError(f"{owner} in lab {topology.name}: {problem}")
         live = LiveChange()
-        if first is not None:  # as the deploy configures the link: from its first end here, with its peer
-            live.add(*(impair(end, impairment) for end in devices_of(first, first.other)))
+        live.add(*(impair_device(owner, device, netns, impairment) for device, netns in
+                   (shaped.devices if shaped is not None else ())))
         if explain:
-            return running.explain(live, f"setting {owner} to {describe_impairment(impairment)}")
-        running.run(live)
+            return explained(live, f"setting {owner} to {describe_impairment(impairment)}", topology.name,
+                             record.prefix)
+        with _applying(record) as applier:
+            run_change(record, applier, live)
         impaired = [step.op for step in live.steps] if impairment.active else []  # none is what a deploy makes
-        running.record.replace_in_journal(lambda op: isinstance(op, o.SetImpairment) and op.owner == owner, impaired)
-        running.topology.links[link.id].impairment = impairment
-        running.record.write_topology(running.topology)
-    return f"{owner} in lab {running.name}: {describe_impairment(impairment)}"
+        record.replace_in_journal(lambda op: isinstance(op, o.SetImpairment) and op.owner == owner, impaired)
+        link.impairment = impairment
+        record.write_topology(topology)
+    return f"{owner} in lab {topology.name}: {describe_impairment(impairment)}"
 
 
 def describe_impairment(impairment: Impairment) -> str:

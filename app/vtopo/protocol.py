@@ -21,7 +21,7 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Union
 
-from vtopo.kinds.environment import CLIENTS_GROUP
+from vtopo.lab_terms import CLIENTS_GROUP
 
 from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState, Progress, user_name
 
@@ -232,10 +232,12 @@ class LinkRequest(Request[Said]):
 @dataclass
 class SaveRequest(Request[dict[str, Any]]):
     """Read what a running lab's nodes have become (routers' running configurations, containers' addresses and
-    routes) into its record, and send it back (vtopo.saving.RunningState) for the client to write into the file."""
+    routes) into its record, and send it back (vtopo.saving.RunningState) for the client to write into the file. With
+    `explain`, only the script of the commands that read it, as {"script": TEXT} (vtopo.saving.explain_save)."""
 
     type: ClassVar[str] = "save"
     lab: str
+    explain: bool = False
 
 
 @dataclass
@@ -382,7 +384,7 @@ class PartsChanged(Message):
 @dataclass
 class ConsoleOpened(Message):
     """A socket connected to the VM's serial console comes with this line (SCM_RIGHTS). For an exec, the client
-    types the command there (vtopo.client.console_exec); without a command, it attaches to the console."""
+    types the command there (vtopo.serial_console); without a command, it attaches to the console."""
 
     type: ClassVar[str] = "console-opened"
 

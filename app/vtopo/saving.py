@@ -1,32 +1,33 @@
 """`vtopo save` and Lab ▸ Save running configuration: what the nodes of a running lab have become (a router's running
 configuration, a container's addresses and routes), written back into the lab so that the next deploy rebuilds it.
 
-Reading happens as root (this process, or the agent for the lab's owner) and also records the state in the lab's
-record, so that a restarted router comes back with what was saved. Applying it to a lab is pure, and says what
-changed on each node, for the designer to show before it writes.
+Reading is a plan, as every change to a running lab is (vtopo.operate): a `ReadState` op for each command that shows a
+node's state (its kind's `state_commands`), applied through the lab's KernelHost as root (this process, or the agent
+for the lab's owner); `vtopo save --explain` is the same ops on a ScriptHost. The state read is recorded in the lab's
+record, so that a restarted router comes back with what was saved, and the journal takes the ops a deploy of the lab
+so saved makes. Applying it to a lab is pure, and says what changed on each node, for the designer to show before it
+writes.
 """
 from __future__ import annotations
 
 import difflib
 import json
+import shlex
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_lab, lab_context
-from vtopo.host.applier import Applier
-from vtopo.host.errors import HostError
 from vtopo.host.state import LabRecord, StateStore
-from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, SavedState
-from vtopo.kinds.environment import HostFacts, LabNames
+from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, Reader, SavedState
+from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.rules import subinterface_name
 from vtopo.model.topology import Interface, Topology
-from vtopo.operate import OperateError, running_lab
-
-READ_SECONDS = 30.0
+from vtopo.operate import LiveChange, OperateError, running_lab
 
 
 @dataclass(frozen=True)
@@ -69,16 +70,34 @@ class NodeChange:
                                             f"{self.node} {before}", f"{self.node} {after}"))
 
 
+def save_ops(lab: LabContext, stopped: Collection[str]) -> list[o.ReadState]:
+    """`vtopo save`'s plan: each command that shows a running node's state, as its kind names them, run inside the
+    node. A stopped node has none: its daemons are stopped, and it keeps what the lab says."""
+    return [o.ReadState(owner=node.subject, node=node.node.name, command=shlex.join(command),
+                        argv=tuple(node.kind.command_in(node, list(command))))
+            for node in lab.nodes.values() if node.node.name not in stopped for command in node.kind.state_commands(node)]
+
+
+def explain_save(lab: str | LabRecord, store: StateStore | None = None) -> str:
+    """The script of what `vtopo save` runs on the lab (the commands that show its nodes' state), changing nothing."""
+    with running_lab(lab, store, lowered=False) as running:
+        reads = LiveChange()
+        reads.add(*save_ops(running.context, running.record.operated().stopped))
+        return running.explain(reads, "saving the running state")
+
+
 def read_running(lab: str | LabRecord, store: StateStore | None = None) -> RunningState:
-    """Each running node's state that its kind keeps; the lab's record takes it at once."""
+    """Each running node's state that its kind keeps, read by the ops of `save_ops`; the lab's record takes it at
+    once."""
     with running_lab(lab, store) as running:
         operated = running.record.operated()
         stopped = operated.stopped
+        shown = {(op.node, op.command): running.applier.read_state(op) for op in save_ops(running.context, stopped)}
         states = {}
         for node in running.context.nodes.values():
             if node.node.name in stopped:
-                continue  # its daemons are stopped: it keeps what the lab says
-            state = node.kind.saved_state(node, _reader(running.applier, node))
+                continue
+            state = node.kind.saved_state(node, _shown_in(node, shown))
             if state is not None:
                 states[node.node.name] = state
         saved = running.topology.copy()
@@ -102,13 +121,14 @@ def _journal_saved_state(record: LabRecord, deployed: list[o.Op], saved: Topolog
         record.replace_in_journal(lambda op: op in gone, [op for op in new if op not in journal])
 
 
-def _reader(applier: Applier, node: NodeContext[Any]) -> Any:
+def _shown_in(node: NodeContext[Any], shown: dict[tuple[str, str], str]) -> Reader:
+    """What each of the node's state commands printed, as its kind reads it back."""
     def read(argv: list[str]) -> str:
-        try:
-            return applier.read(node.kind.command_in(node, argv), READ_SECONDS)
-        except HostError as failure:
-            raise OperateError(f"cannot read the running state of {node.node.name}: `{' '.join(argv)}` {failure}") \
-                from None
+        printed = shown.get((node.node.name, shlex.join(argv)))
+        if printed is None:
+            raise OperateError(f"the {node.kind.label} kind reads `{shlex.join(argv)}` from {node.node.name}, which "
+                               "its state_commands do not name: `vtopo save` runs only those")
+        return printed
 
     return read
 

@@ -124,10 +124,16 @@ def check_route(node: NodeContext[Any], route: str) -> Iterator[Problem]:
         pass  # check_gateway said so
 
 
+SHOW_ADDRESSES = ("ip", "-j", "address", "show")
+SHOW_ROUTES = {family: ("ip", "-j", family, "route", "show") for family in ("-4", "-6")}
+KERNEL_STATE = (SHOW_ADDRESSES, *SHOW_ROUTES.values())
+"""The commands whose output `kernel_addresses` and `kernel_routes` read (a kind's state_commands)."""
+
+
 def kernel_addresses(node: NodeContext[Any], read: Reader) -> dict[str, list[str]]:
     """The global addresses on each of the node's ports and subinterfaces (PORT.VLAN), as `ip -j address` shows them
     inside it; those a DHCP client holds (dynamic: with the lease's lifetime) are its server's to give, not the lab's."""
-    shown = json.loads(read(["ip", "-j", "address", "show"]) or "[]")
+    shown = json.loads(read(list(SHOW_ADDRESSES)) or "[]")
     by_device = {str(link.get("ifname")): [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", [])
                                            if a.get("scope") == "global" and "local" in a and "prefixlen" in a
                                            and not a.get("dynamic")]
@@ -144,7 +150,7 @@ def kernel_routes(read: Reader) -> list[tuple[str, str]]:
     those the kernel makes itself and those a DHCP lease gave; destination is "default" for the IPv4 default route."""
     routes = []
     for family, default in (("-4", "default"), ("-6", "::/0")):
-        for route in json.loads(read(["ip", "-j", family, "route", "show"]) or "[]"):
+        for route in json.loads(read(list(SHOW_ROUTES[family])) or "[]"):
             gateway = route.get("gateway", "")
             if not gateway or route.get("protocol") in ("kernel", "ra", "dhcp") or gateway.startswith("fe80:"):
                 continue

@@ -8,9 +8,9 @@ from typing import Iterable
 from vtopo.kinds.api import (AddRoute, EndContext, FileReader, NodeContext, NodeFiles, NodeImage, NodeKind, Op,
                              PortSpec, Problem, Reader, Role, SavedState, SetSysctl, setting)
 from vtopo_kinds import dhcp
-from vtopo_kinds.common import (GATEWAY6_HELP, check_default_routes, check_route, cpu_setting, disk_setting,
-                                gateway_route, image_setting, kernel_addresses, kernel_routes, memory_setting,
-                                node_image)
+from vtopo_kinds.common import (GATEWAY6_HELP, KERNEL_STATE, check_default_routes, check_route, cpu_setting,
+                                disk_setting, gateway_route, image_setting, kernel_addresses, kernel_routes,
+                                memory_setting, node_image)
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,9 @@ class ContainerKind(NodeKind[ContainerSettings]):
             destination, _, gateway = route.partition(" via ")
             yield AddRoute(owner=owner, netns=netns, destination=destination.strip(), gateway=gateway.strip())
         yield from dhcp.ops(node, node.settings.dhcp_pools, {})
+
+    def state_commands(self, node: NodeContext[ContainerSettings]) -> tuple[tuple[str, ...], ...]:
+        return KERNEL_STATE
 
     def saved_state(self, node: NodeContext[ContainerSettings], read: Reader) -> SavedState:
         """The addresses on its ports and the routes students add with `ip`; the default routes are its gateways."""

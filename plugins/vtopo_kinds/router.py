@@ -36,7 +36,7 @@ LAB_ROOT = "root"  # who the daemons run as in a lab's user namespace
 # A router's /etc/group in a lab's user namespace: only its root and nobody exist there, and FRR's daemons want their
 # vty group to be one of their user's groups
 LAB_GROUPS = "root:x:0:\nfrr:x:0:\n{vty}:x:0:\nnogroup:x:65534:\n"
-RUNNING_CONFIG = ["vtysh", "-c", "show running-config"]
+RUNNING_CONFIG = ("vtysh", "-c", "show running-config")
 
 
 @dataclass(frozen=True)
@@ -160,8 +160,11 @@ class RouterKind(NodeKind[RouterSettings]):
     def comparable(self, setting: str, value: Any) -> Any:
         return comparable_config(value) if setting == "config" and isinstance(value, str) else value
 
+    def state_commands(self, node: NodeContext[RouterSettings]) -> tuple[tuple[str, ...], ...]:
+        return (RUNNING_CONFIG,)
+
     def saved_state(self, node: NodeContext[RouterSettings], read: Reader) -> SavedState:
-        return SavedState(settings={"config": kept_running_config(read(RUNNING_CONFIG))})
+        return SavedState(settings={"config": kept_running_config(read(list(RUNNING_CONFIG)))})
 
     def config_checks(self, node: NodeContext[RouterSettings]) -> Iterable[ConfigCheck]:
         """FRR's dry run of the router's own text. `vtysh -b` skips a line FRR does not take and loads the rest, as

@@ -63,11 +63,11 @@ class VmKind(NodeKind[VmSettings]):
     needs_acceleration = True
 
     def command_in(self, node: NodeContext[VmSettings], argv: list[str]) -> list[str]:
-        """Typed into the built-in guest's root shell on the serial console (see vtopo.client.console_exec)."""
+        """Typed into the built-in guest's root shell on the serial console (see vtopo.serial_console)."""
         if node.settings.image != BUILTIN_IMAGE:
             raise CannotRunInside(f"{node.node.name} boots its own image, whose console vtopo cannot drive; "
                                   f"`vtopo console` attaches to it")
-        return [sys.executable, "-m", "vtopo.client.console_exec", self.console_socket(node), "--", *argv]
+        return [sys.executable, "-m", "vtopo.serial_console", self.console_socket(node), "--", *argv]
 
     def standing_servers(self, node: NodeContext[VmSettings]) -> dict[str, int]:
         return dict(GUEST_SERVERS) if node.settings.image == BUILTIN_IMAGE else {}

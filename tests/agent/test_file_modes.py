@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
-from vtopo.kinds.environment import LAB_USER
+from vtopo.lab_terms import LAB_USER
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 

@@ -19,7 +19,7 @@ import pytest
 from agent_process import Agent
 from residue import snapshot
 from tests.agent.designer_script import DEPLOY, IMPORTS, WINDOW, run_designer
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.model import io
 from vtopo.model.topology import Node, Topology
 from vtopo.resources import TOPOLOGIES

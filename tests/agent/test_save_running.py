@@ -5,6 +5,7 @@ lab and deploying the saved file. Another member may not save their lab."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -82,6 +83,17 @@ def test_ospf_typed_by_hand_survives_save_restart_and_redeploy(agent, users, rea
 
         refused = agent.vtopo(b, "save", LAB)
         assert refused.returncode != 0 and f"belongs to {a}; only {a} or root" in refused.stderr, refused.stderr
+
+        as_deployed = lab_file.read_text()
+        explained = agent.vtopo(a, "save", LAB, "--explain")
+        assert explained.returncode == 0 and lab_file.read_text() == as_deployed, explained.stderr
+        for node, command in (("r1", "vtysh -c"), ("r2", "vtysh -c"), ("h1", "ip -j address show"),
+                              ("h2", "ip -j -4 route show")):
+            assert any(line.startswith(f"# node {node}: read what {node} runs now: {command}")
+                       for line in explained.stdout.splitlines()), explained.stdout
+        ran = subprocess.run(["sh", "-c", explained.stdout], capture_output=True, text=True, check=False)
+        assert ran.returncode == 0 and "network 10.0.0.0/8 area 0" in ran.stdout, ran.stdout + ran.stderr
+        assert '"10.1.0.20"' in ran.stdout, "the script read what save reads: h1's address added by hand"
 
         saved = agent.vtopo(a, "save", LAB)
         assert saved.returncode == 0, saved.stdout + saved.stderr

@@ -24,7 +24,7 @@ from members import members, readable_dir  # noqa: F401  (a fixture)
 from benchmarks.test_deploy_bench import seconds, star
 from vtopo.client.agent import AgentClient
 from vtopo.host.deployer import Deployer
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.lab import read_lab
 from vtopo.model import io
 
@@ -54,7 +54,7 @@ def through_agent(client: AgentClient, text: str, name: str) -> float:
 MEMBER_DEPLOY = """
 import sys, time
 from vtopo.client.agent import AgentClient
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 client, text = AgentClient(sys.argv[1]), open(sys.argv[2]).read()
 started = time.perf_counter()
 client.deploy(text, Trust(), progress=lambda event: None)

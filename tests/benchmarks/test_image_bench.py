@@ -22,7 +22,7 @@ from image_labs import TOOLBOX, own_images
 from vtopo.client.agent import AgentClient
 from vtopo.host import image_store, syscalls
 from vtopo.host.syscalls import MS_NODEV, MS_NOSUID
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model import io
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]

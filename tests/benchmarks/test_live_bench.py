@@ -26,7 +26,7 @@ from benchmarks.report import machine_facts, write_fragment
 from benchmarks.test_deploy_bench import seconds, star
 from vtopo import protocol as p
 from vtopo.client.agent import AgentClient
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model import io
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]

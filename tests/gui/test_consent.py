@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from golden import GOLDEN
 from tests.gui.helpers import deploy_with_f5, when_open
 from vtopo.gui.main_window import MainWindow
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 
 LAB = GOLDEN / "hostile" / "host-device-macvtap-passthru-on-eth0.vtopo"
 

@@ -32,8 +32,8 @@ from vtopo import protocol as p
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.deployed_lab import deployed_lab
 from vtopo.gui.main_window import MainWindow
-from vtopo.host.ssh import ssh_argv
-from vtopo.kinds.environment import default_prefix
+from vtopo.ssh import ssh_argv
+from vtopo.lab_terms import default_prefix
 from vtopo.model import io
 from vtopo.model.sites import Site
 from vtopo.model.topology import Position, Topology

@@ -1,7 +1,7 @@
 """The line typed into a VM's console shell (the rest is tested against real guests in tests/labs/test_vms.py)."""
 from __future__ import annotations
 
-from vtopo.client.console_exec import typed_line
+from vtopo.serial_console import typed_line
 
 
 def test_the_echo_of_the_typed_line_never_looks_like_a_marker() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vtopo.host.console import at_guest_prompt, say_size
+from vtopo.serial_console import at_guest_prompt, say_size
 
 
 @pytest.mark.parametrize(("output", "waiting"), [

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from vtopo.interop.importing import import_lab
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.lab import plan_of, registry
 from vtopo.ops import CreateLinkBridge
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.host.deployer import Deployer, DeployError
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
@@ -125,7 +125,7 @@ import os, sys
 from vtopo.ops import StartProcess
 from vtopo.host.applier import Applier
 from vtopo.host.deployer import Deployer
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model.topology import Node, Topology
 real = Applier.apply
 def apply(self, op):

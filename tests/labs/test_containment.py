@@ -12,7 +12,7 @@ from vtopo.host import nftables
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer
 from vtopo.host.state import StateStore
-from vtopo.kinds.environment import NFT_TABLE_PREFIX
+from vtopo.lab_terms import NFT_TABLE_PREFIX
 from vtopo.lab import open_lab
 from vtopo.resources import TOPOLOGIES
 

@@ -16,7 +16,7 @@ import pytest
 from crashes import deploy_killed_at_call
 from residue import snapshot, this_machines
 from vtopo import ops as o
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.host import facts as host_facts
 from vtopo.host.applier import Applier
 from vtopo.host.cleanup import cleanup

@@ -13,7 +13,7 @@ from residue import snapshot
 from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
 from vtopo.interop.importing import import_lab
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.lab import registry
 from vtopo.model.topology import Topology
 

@@ -12,7 +12,7 @@ from vtopo.checks.engine import run_checks
 from vtopo.checks.live import LiveProbe
 from vtopo.checks.spec import typed_checks
 from vtopo.cli import main
-from vtopo.kinds.environment import HostFacts
+from vtopo.lab_terms import HostFacts
 from vtopo.lab import problems_of, registry
 from vtopo.model import io
 from vtopo.model.topology import Topology

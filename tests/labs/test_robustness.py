@@ -20,7 +20,7 @@ from vtopo.host.facts import netem_available
 from vtopo.host.kernel_host import KernelHost
 from vtopo.host.netlink import Netlink
 from vtopo.host.oci_engine import EngineError
-from vtopo.kinds.environment import default_prefix
+from vtopo.lab_terms import default_prefix
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabTaken
 from vtopo.lab import open_lab

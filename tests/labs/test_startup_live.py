@@ -11,7 +11,7 @@ import pytest
 
 from residue import snapshot
 from vtopo.host.deployer import DeployError, Deployer
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model import io
 from vtopo.reports import Progress
 from vtopo.resources import TOPOLOGIES

@@ -11,7 +11,7 @@ from residue import snapshot
 from vtopo import ops as o
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer, lab_owner
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.lab import open_lab, plan_of
 from vtopo.resources import TOPOLOGIES
 

@@ -13,7 +13,7 @@ from residue import snapshot
 from spread_labs import LabBuilder, here
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.host.deployer import Deployer, DeployError
-from vtopo.kinds.environment import default_prefix
+from vtopo.lab_terms import default_prefix
 from vtopo import ops as o
 
 pytestmark = pytest.mark.privileged

@@ -222,7 +222,7 @@ def test_a_libvirt_vm_runs_startup_commands_stops_and_boots_again_on_the_same_ta
     boots afresh, so its startup commands run again."""
     from tests.labs.conftest import Running
     from vtopo.host.deployer import Deployer, Progress
-    from vtopo.kinds.environment import Trust
+    from vtopo.lab_terms import Trust
     from vtopo.operate import operate_node
 
     before = snapshot()

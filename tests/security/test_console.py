@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vtopo.host.console import connected
+from vtopo.serial_console import connected
 
 pytestmark = pytest.mark.privileged
 

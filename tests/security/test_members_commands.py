@@ -9,7 +9,7 @@ import pytest
 
 from vtopo import ops as o
 from vtopo.host.applier import Applier, OpFailed
-from vtopo.kinds.environment import LabOwner, Trust
+from vtopo.lab_terms import LabOwner, Trust
 from vtopo.lab import plan_of
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology

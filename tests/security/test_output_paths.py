@@ -25,7 +25,7 @@ pytestmark = pytest.mark.privileged
 
 LAB = "host-routed-bridges"
 DEPLOY_WITH_SOURCE = ("import sys\nfrom pathlib import Path\nfrom vtopo.client.agent import AgentClient\n"
-                      "from vtopo.kinds.environment import Trust\n"
+                      "from vtopo.lab_terms import Trust\n"
                       "AgentClient(Path(sys.argv[1])).deploy(sys.stdin.read(), Trust(), source=sys.argv[2])")
 
 

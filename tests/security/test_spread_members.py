@@ -28,7 +28,7 @@ from security.attacks import INIT_MODULE, RAW_NETLINK, REFUSED, owning_userns
 from sites.simulated import SimulatedHost
 from spread_labs import LabBuilder, LOCAL_UNDERLAY, here
 from vtopo import protocol as p
-from vtopo.host.ssh import ssh_argv
+from vtopo.ssh import ssh_argv
 from vtopo.model import io
 from vtopo.model.sites import Site
 

@@ -17,7 +17,7 @@ import pytest
 from sites.simulated import Sites
 from spread_labs import LabBuilder, here, vlans_over_two_sites
 from waiting import wait_for
-from vtopo.kinds.environment import default_prefix
+from vtopo.lab_terms import default_prefix
 
 pytestmark = pytest.mark.privileged
 

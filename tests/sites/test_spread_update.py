@@ -14,7 +14,7 @@ import pytest
 from ping_through import pinging
 from sites.simulated import SimulatedHost, Sites
 from spread_labs import LabBuilder
-from vtopo.kinds.environment import default_prefix
+from vtopo.lab_terms import default_prefix
 
 pytestmark = pytest.mark.privileged
 

@@ -23,7 +23,7 @@ from scapy.utils import RawPcapReader
 from vtopo.capture.decode import RawPacket
 from vtopo.capture.pcapng import NanosecondPcapNgWriter, copy_head
 from vtopo.capture.target import CaptureError, CaptureTarget
-from vtopo.host.ssh import ssh_argv
+from vtopo.ssh import ssh_argv
 
 _DROPPED = re.compile(r"(\d+) packets? dropped by kernel")
 _STARTED = "listening on"

@@ -47,7 +47,7 @@ def on_its_site(client: AgentClient, lab: str, node: str, command: list[str]) ->
     """When `node` runs on another site, become ssh running `vtopo COMMAND` there, with a pty there when this is a
     terminal; return when it runs here."""
     if site := client.site_of_node(lab, node):
-        from vtopo.host.ssh import ssh_argv
+        from vtopo.ssh import ssh_argv
 
         argv = ssh_argv(site, ["vtopo", *command], terminal=os.isatty(0))
         os.execvp(argv[0], argv)

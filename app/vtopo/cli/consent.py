@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from vtopo.kinds.environment import Trust
+    from vtopo.lab_terms import Trust
 
 
 def add_consent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +27,7 @@ def add_consent_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def consent_of(args: argparse.Namespace) -> Trust:
-    from vtopo.kinds.environment import Trust
+    from vtopo.lab_terms import Trust
 
     return Trust(host_devices=frozenset(args.allow_host_device),
                  images=frozenset(os.path.abspath(path) for path in args.allow_image),

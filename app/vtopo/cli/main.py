@@ -38,7 +38,7 @@ from vtopo.named_errors import loaded
 if TYPE_CHECKING:
     from vtopo.client.agent import AgentClient, AgentError
     from vtopo.deployed import DeployedLab
-    from vtopo.kinds.environment import HostFacts
+    from vtopo.lab_terms import HostFacts
     from vtopo.model.problems import LabError, Problem
     from vtopo.model.topology import Topology
     from vtopo.reports import Progress

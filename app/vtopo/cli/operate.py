@@ -82,6 +82,9 @@ def cmd_save(args: argparse.Namespace) -> int:
     from vtopo.saving import apply_state
 
     operator = _operator()
+    if args.explain:
+        print(operator.explain_save(args.lab), end="")
+        return 0
     if not args.output and os.geteuid() == 0:
         owner = next((entry.owner for entry in operator.local.labs() if entry.lab == args.lab), 0)
         if owner != 0:
@@ -149,6 +152,8 @@ def add_commands(command: Command) -> None:
     sub.add_argument("-o", "--output", metavar="FILE", help="write the lab as deployed, with that state, to FILE "
                      "(default: into the file the lab was deployed from; root saving a member's lab writes it as "
                      "that member)")
+    sub.add_argument("--explain", action="store_true", help="print the shell script of what reading the running state "
+                     "runs in the nodes, and change nothing")
     sub = command("link", cmd_link, "take a link of a running lab down or up, or change its impairment live: "
                   "vtopo link LAB A[:PORT] B[:PORT] up|down|set [--rate 10mbit] [--delay 20ms] [--loss 1%%]")
     sub.set_defaults(parser=sub)

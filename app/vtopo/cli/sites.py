@@ -12,7 +12,7 @@ from vtopo.cli.common import Command, agent_client
 
 if TYPE_CHECKING:  # the CLI builds its parser with this module: the rest, the model too, loads when a command runs
     from vtopo.client.agent import AgentClient
-    from vtopo.kinds.environment import HostFacts, Trust
+    from vtopo.lab_terms import HostFacts, Trust
     from vtopo.model.sites import Site
     from vtopo.model.topology import Topology
     from vtopo.reports import ProgressCallback

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vtopo import protocol as p
-from vtopo.host.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh
 from vtopo.client.in_process import local_agent, provided
 from vtopo.client.terminal import relay_terminal, terminal_size
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model.sites import Site
 from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, ProgressCallback
+from vtopo.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh
 
 if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the host layer loads when it runs something,
     # and a lab's model when a request carries one
@@ -160,7 +160,7 @@ class InProcess(Connection):
 
 
 class OverSsh(Connection):
-    """A connection to another site's agent through ssh (vtopo.host.ssh). Descriptors do not cross it. When the
+    """A connection to another site's agent through ssh (vtopo.ssh). Descriptors do not cross it. When the
     site does not answer, what ssh said is the reason given."""
 
     def __init__(self, site: Site) -> None:
@@ -315,7 +315,7 @@ class AgentClient:
 
     def site_of_node(self, lab: str, node: str) -> Site | None:
         """The site a node of the caller's lab runs on, when that is another machine; None for a node here."""
-        from vtopo.host.state import consent_of, topology_of
+        from vtopo.lab_record import consent_of, topology_of
         from vtopo.model.placement import remote_site
 
         deployment = self.deployment(lab)
@@ -338,6 +338,10 @@ class AgentClient:
         from vtopo.saving import RunningState
 
         return RunningState.from_json(self.ask(p.SaveRequest(lab)))
+
+    def explain_save(self, lab: str) -> str:
+        """The script of what reading the lab's running state runs (vtopo.saving.explain_save), changing nothing."""
+        return str(self.ask(p.SaveRequest(lab, explain=True)).get("script", ""))
 
     def take_checkpoint(self, lab: str, name: str) -> Checkpoint:
         """A checkpoint named `name` of the caller's running lab, as it runs now (vtopo.checkpoints.checkpoint_of)."""
@@ -460,11 +464,12 @@ def _unread(fd: int) -> bool:
 
 def _use_console(descriptor: int, argv: list[str]) -> int:
     """Type `argv` on a VM's console and return its status, or, with no command, attach this terminal to it."""
-    from vtopo.client import console, console_exec
+    from vtopo import serial_console
+    from vtopo.client import console
 
     with socket.socket(fileno=descriptor) as connected:
         if argv:
-            return console_exec.run(connected, argv)
+            return serial_console.run(connected, argv)
         console.attach(connected)
         return 0
 

@@ -1,4 +1,4 @@
-"""This terminal on a VM's serial console, which the agent connected to (vtopo.host.console) and handed over."""
+"""This terminal on a VM's serial console, which the agent connected to (vtopo.serial_console) and handed over."""
 from __future__ import annotations
 
 import os

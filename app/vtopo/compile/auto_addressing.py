@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vtopo.kinds.contract import LabContext, NodeContext
-from vtopo.kinds.environment import HostFacts, LabNames
+from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.kinds.registry import Registry
 from vtopo.model.addressing import NodeRole, Port, allocate
 from vtopo.model.topology import Interface, Topology

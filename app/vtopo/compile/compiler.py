@@ -18,7 +18,7 @@ from vtopo.compile.startup import startup_ops, startup_problems
 from vtopo.compile.subinterfaces import named_problems, subinterface_ops, subinterface_problems
 from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus, split_switches, tunnel_end
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, LoopProtection, NodeContext, Role
-from vtopo.kinds.environment import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, Trust, default_prefix
+from vtopo.lab_terms import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.trust import host_address_problem
 from vtopo.model.placement import crossing, site_of, site_parts, site_problems

@@ -7,7 +7,7 @@ from typing import Any
 
 from vtopo.compile.addresses import routable_ips
 from vtopo.kinds.contract import LabContext, NodeContext, Role
-from vtopo.kinds.environment import OWN_IMAGES, image_reference
+from vtopo.lab_terms import OWN_IMAGES, image_reference
 from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, RunImage, WriteHostsFile
 
 LOOPBACK_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"

@@ -1,10 +1,11 @@
 """Choosing how a link is made (the medium) and the ops that make and configure it."""
 from __future__ import annotations
 
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Any, Iterator
 
-from vtopo.kinds.contract import SWITCH_PORT, EndContext, Role, SegmentKind
-from vtopo.kinds.environment import HostFacts, LabNames
+from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, Role, SegmentKind
+from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Impairment
 from vtopo.ops import (AddAddress, ConfigureLink, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
                        LinkType, Op, SetImpairment, SetMaster)
@@ -112,10 +113,43 @@ def devices_of(a: EndContext, b: EndContext) -> list[EndContext]:
 
 
 def impair(end: EndContext, impairment: Impairment) -> SetImpairment:
-    """The qdiscs of `impairment` on the device of `end`, at a deploy and as a live change alike (all 0: none)."""
-    return SetImpairment(owner=f"link {end.link_name}", name=end.device, netns=end.netns,
-                         delay_ms=impairment.delay_ms, jitter_ms=impairment.jitter_ms, loss_pct=impairment.loss_pct,
-                         rate_mbit=impairment.rate_mbit)
+    """The qdiscs of `impairment` on the device of `end`, at a deploy (all 0: none)."""
+    return impair_device(f"link {end.link_name}", end.device, end.netns, impairment)
+
+
+def impair_device(owner: str, device: str, netns: str | None, impairment: Impairment) -> SetImpairment:
+    """The qdiscs of `impairment` on `device` of a link (`owner`), at a deploy and as a live change alike."""
+    return SetImpairment(owner=owner, name=device, netns=netns, delay_ms=impairment.delay_ms,
+                         jitter_ms=impairment.jitter_ms, loss_pct=impairment.loss_pct, rate_mbit=impairment.rate_mbit)
+
+
+@dataclass(frozen=True)
+class ShapedLink:
+    """What a live change of a link's impairment needs of it, as the deploy made it on this site: its medium, and
+    the devices its qdiscs go on (name, namespace), those a deploy impairs. A lab's record keeps it for each link
+    (`shaped_links`), so that the change reads it there instead of compiling the lab again."""
+
+    medium: str
+    devices: tuple[tuple[str, str | None], ...]
+
+    def to_json(self) -> list[Any]:
+        return [self.medium, [list(device) for device in self.devices]]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> ShapedLink:
+        medium, devices = data
+        return cls(str(medium), tuple((str(name), None if netns is None else str(netns)) for name, netns in devices))
+
+
+def shaped_links(lab: LabContext) -> dict[str, ShapedLink]:
+    """Each link with an end on this site, by id, as a live change of its impairment shapes it: the devices a deploy
+    impairs (`configure_ends`), from its first end here and that end's peer."""
+    links: dict[str, ShapedLink] = {}
+    for end in lab.ends:
+        if end.link.id not in links:
+            links[end.link.id] = ShapedLink(end.medium, tuple((device.device, device.netns)
+                                                              for device in devices_of(end, end.other)))
+    return links
 
 
 def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:

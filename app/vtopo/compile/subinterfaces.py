@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from vtopo.kinds.contract import EndContext, Role
-from vtopo.kinds.environment import MAX_INTERFACE_NAME
+from vtopo.lab_terms import MAX_INTERFACE_NAME
 from vtopo.model.problems import Problem
 from vtopo.model.rules import subinterface_name
 from vtopo.ops import AddAddress, ConfigureLink, CreateVlan, Op, SetSysctl

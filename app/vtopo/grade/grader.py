@@ -15,7 +15,7 @@ from vtopo.checks.live import LiveProbe
 from vtopo.client.agent import AgentClient, AgentError, deployed_for
 from vtopo.deployed import NotDeployed
 from vtopo.grade.submission import Submission, read_submission
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model import io
 from vtopo.model.topology import Topology
 from vtopo.server.policy import Policy, PolicyError

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vtopo.checks.spec import TypedCheck, typed_checks
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.lab import checked_of, read_lab, registry
 from vtopo.model import io
 from vtopo.model.expectations import Experiment

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 from vtopo.kinds.contract import LabContext
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.measure import MeasureEndpoint
 from vtopo.model.topology import Topology
 from vtopo.protocol import Message

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from vtopo.client.agent import AgentDeployer
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model import io
 from vtopo.model.placement import spread_over_sites
 from vtopo.model.sites import LOCAL

@@ -82,10 +82,10 @@ class Applier:
             if not isinstance(refusal, NetlinkError) or refusal.code not in (errno.EEXIST, errno.ENETUNREACH):
                 raise
 
-    def read(self, argv: list[str], timeout_s: float) -> str:
-        """What `argv` prints: a node's state as its kind reads it, by a command run inside the node (`vtopo save`).
-        processes.CommandFailed (a HostError) when it fails."""
-        return processes.run_command(argv, timeout_s)
+    def read_state(self, op: o.ReadState) -> str:
+        """What the command of `op` printed in its node (`vtopo save`); OpFailed when it failed."""
+        self.apply(op)
+        return self.kernel.shown.pop()
 
     def undo(self, op: o.Op) -> None:
         """Apply `op`, the inverse of an op applied earlier."""

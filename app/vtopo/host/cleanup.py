@@ -21,7 +21,7 @@ from vtopo.host import namespace_maker, nftables, oci_engine, ovs, owned_files, 
 from vtopo.host.deployer import Deployer, DestroyError
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
-from vtopo.kinds.environment import namespaces_dir
+from vtopo.lab_terms import namespaces_dir
 from vtopo.model.rules import LAB_TAG_PREFIX, OVS_LAB_KEY
 from vtopo.reports import Progress, ProgressCallback
 

@@ -16,15 +16,17 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_in_context, compile_lab, host_namespace_addresses
+from vtopo.compile.links import shaped_links
 from vtopo.compile.plan import Plan, Step
 from vtopo.host import facts as host_facts
 from vtopo.host import image_store, libvirtd, namespace_maker, owned_files, preflight
 from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.lab_parts import LabParts
-from vtopo.host.state import HOST_NETWORKS, Journal, LabRecord, StateStore, Usage, consent_to_json
+from vtopo.host.state import HOST_NETWORKS, SHAPED_LINKS, Journal, LabRecord, StateStore, Usage
+from vtopo.lab_record import consent_to_json
 from vtopo.kinds.contract import LabContext
-from vtopo.kinds.environment import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
+from vtopo.lab_terms import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.kinds.trust import held_by_lab_problem, overlapped
 from vtopo.model import io
@@ -59,6 +61,11 @@ def usage_of(context: LabContext) -> Usage:
     images = (node.kind.image(node) for node in context.nodes.values())
     return Usage(len(context.nodes), sum(node.kind.resources(node)[0] for node in context.nodes.values())
                  + sum(image.memory_mb for image in images if image is not None))
+
+
+def _shaped_links_json(context: LabContext) -> dict[str, Any]:
+    """Each link's medium and impaired devices as the lab's record keeps them (vtopo.host.state.shaped_links_of)."""
+    return {link: shaped.to_json() for link, shaped in shaped_links(context).items()}
 
 
 def host_networks_of(context: LabContext) -> list[str]:
@@ -230,7 +237,8 @@ class Deployer:
         def lab(prefix: str) -> dict[str, Any]:
             return {"name": topology.name, "prefix": prefix, "source": str(source or ""), "facts": asdict(facts),
                     "consent": consent_to_json(consent), "owner": owner, "services": services,
-                    "usage": asdict(usage), HOST_NETWORKS: host_networks_of(context), "topology": document}
+                    "usage": asdict(usage), HOST_NETWORKS: host_networks_of(context),
+                    SHAPED_LINKS: _shaped_links_json(context), "topology": document}
 
         record = self.store.claim(topology.name, hint, lab, lambda others: admitting(admit)(context, others))
         notices = [str(w) for w in plan.warnings] + self._backend_notices(topology, facts)
@@ -239,6 +247,7 @@ class Deployer:
             if record.prefix != plan.prefix:  # a deployed lab holds the prefix the name gives: the lab gets another
                 topology = replace(topology, prefix=record.prefix)
                 plan, context = compile_in_context(topology, self.kinds, facts, trust)
+                record.write({**record.read(), SHAPED_LINKS: _shaped_links_json(context)})  # its devices' new names
             applier = Applier(record.prefix, _output_to(progress), owner)
             preflight.check(plan, context, applier.netlink)
             notices += self.services.ensure(services)
@@ -296,7 +305,8 @@ class Deployer:
             new_steps = [step for step in plan.steps if step.op not in staying]
             self._change(record, before, plan, context, removed, new_steps, progress)
             data = record.read()
-            data.update({HOST_NETWORKS: networks}, topology=io.to_document(edited),
+            data.update({HOST_NETWORKS: networks, SHAPED_LINKS: _shaped_links_json(context)},
+                        topology=io.to_document(edited),
                         source=str(source or data.get("source", "")), consent=consent_to_json(consent))
             record.write(data)
             took = f" and took away {len(removed)}" if removed else ""

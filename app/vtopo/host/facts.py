@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.lab_terms import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.model.rules import LAB_TAG_PREFIX
 from vtopo.model.topology import Topology

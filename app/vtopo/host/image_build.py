@@ -15,7 +15,7 @@ import platform
 import tempfile
 
 from vtopo.host.image_store import ImageError, StoredImage, add_rootfs_tar, resolve, run_tool
-from vtopo.kinds.environment import OWN_IMAGES
+from vtopo.lab_terms import OWN_IMAGES
 
 TOOLS = ("iproute2", "iputils-ping", "iperf3", "tcpdump", "procps")
 PACKAGES = {"toolbox": TOOLS, "frr": (*TOOLS, "frr")}

@@ -32,7 +32,7 @@ from typing import IO
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file
 from vtopo.host.state import StateStore
-from vtopo.kinds.environment import LAB_USER, image_reference
+from vtopo.lab_terms import LAB_USER, image_reference
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
 REF_ANNOTATION = "org.opencontainers.image.ref.name"

@@ -28,6 +28,7 @@ from vtopo.model.rules import lab_tag
 
 DAEMON_START_SECONDS = 15.0
 COMMAND_SECONDS = 60.0  # a startup command that has not ended by then fails the deploy
+READ_SECONDS = 30.0  # a command that shows a node's state (`vtopo save`) that has not ended by then fails the save
 
 
 def _absent(error: NetlinkError) -> bool:
@@ -37,7 +38,7 @@ def _absent(error: NetlinkError) -> bool:
 class KernelHost:
     """Does what ops ask, for the lab tagged `tag`, deployed by uid `owner` (0: root; a member may not run commands
     on the host itself). What it has to tell about an action it keeps for the caller to take: `notices` for the user,
-    and `printed`, what startup commands printed."""
+    `printed`, what startup commands printed, and `shown`, what the commands that show a node's state printed."""
 
     def __init__(self, tag: str, owner: int = 0):
         self.tag = tag
@@ -45,6 +46,7 @@ class KernelHost:
         self.netlink = Netlink()
         self.notices: list[str] = []
         self.printed: list[str] = []
+        self.shown: list[str] = []
         self._deleted_together: set[str] = set()  # namespaces a teardown deletes, emptied all at the first deletion
         self._emptied: set[str] = set()  # namespaces nothing runs in any more, until they are deleted
         self._makers: dict[str, NamespaceMaker] = {}  # by the user namespace they work in ("": the host's)
@@ -311,6 +313,9 @@ class KernelHost:
         if self.owner != 0 and place not in (o.Place.NODE, o.Place.GUEST):
             raise ValueError(f"only root may run commands on the host itself, and uid {self.owner} deploys this lab")
         self.printed.append(processes.run_command(list(argv), COMMAND_SECONDS))
+
+    def read_state(self, node: str, argv: tuple[str, ...]) -> None:
+        self.shown.append(processes.run_command(list(argv), READ_SECONDS))
 
     def start_domain(self, uri: str, name: str, xml: str, vhost: bool) -> None:
         """Start the domain, then check on the host that vhost-net is what was asked: with no vhost-net for the

@@ -16,7 +16,7 @@ from vtopo.compile.compiler import compile_in_context
 from vtopo.host import owned_files
 from vtopo.host.state import LabRecord, Operated
 from vtopo.kinds.contract import NodeContext
-from vtopo.kinds.environment import image_reference
+from vtopo.lab_terms import image_reference
 from vtopo.kinds.registry import Registry
 from vtopo.model.topology import Topology
 from vtopo.reports import LabStatus, PartState

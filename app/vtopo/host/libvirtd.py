@@ -19,7 +19,7 @@ from typing import Any
 
 from vtopo.host import processes
 from vtopo.host.owned_files import make_directory, write_file
-from vtopo.kinds.environment import KVM_GROUP
+from vtopo.lab_terms import KVM_GROUP
 
 DEFAULT_URI = "qemu:///system"
 START_SECONDS = 15.0

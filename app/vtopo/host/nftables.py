@@ -9,7 +9,7 @@ import json
 import subprocess
 from typing import Any
 
-from vtopo.kinds.environment import NFT_TABLE_PREFIX
+from vtopo.lab_terms import NFT_TABLE_PREFIX
 from vtopo.model.sites import VXLAN_PORT
 from vtopo.ops.firewall import address_family, addresses_by_family
 

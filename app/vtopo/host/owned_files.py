@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from vtopo.kinds.environment import CLIENTS_GROUP
+from vtopo.lab_terms import CLIENTS_GROUP
 from vtopo.ops.files import EXECUTABLE_FILE
 
 PRIVATE, SHARED, PASSAGE = 0o700, 0o750, 0o711

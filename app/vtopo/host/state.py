@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+from vtopo.compile.links import ShapedLink
 from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, held, make_directory, open_file, write_file
-from vtopo.kinds.environment import HostFacts, LabOwner, Trust, default_prefix
+from vtopo.lab_terms import HostFacts, Trust, default_prefix
+from vtopo.lab_record import consent_of, facts_of, topology_of
 from vtopo.model import io
-from vtopo.model.sites import DEFAULT_VNIS, LOCAL
 from vtopo.model.topology import Topology
 from vtopo.ops import Op, op_from_json
 from vtopo.reports import user_name
@@ -41,6 +42,12 @@ class Operated:
 
 DEPLOYMENT_FIELDS = ("name", "prefix", "topology", "facts", "consent", "source")
 HOST_NETWORKS = "host_networks"  # the record's field of the subnets the lab gives the host (LabRecord.host_networks)
+SHAPED_LINKS = "shaped_links"  # the record's field of each link's medium and impaired devices (shaped_links_of)
+
+
+def shaped_links_of(deployment: dict[str, Any]) -> dict[str, ShapedLink]:
+    """Each link with an end on this site, by id, as a live change of its impairment shapes it, from its record."""
+    return {link: ShapedLink.from_json(shaped) for link, shaped in deployment.get(SHAPED_LINKS, {}).items()}
 
 
 class LabTaken(Exception):
@@ -57,29 +64,6 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.nodes + other.nodes, self.vm_memory_mb + other.vm_memory_mb)
-
-
-def topology_of(deployment: dict[str, Any]) -> Topology:
-    """The lab as deployed, under the prefix vtopo chose for it (the file's own prefix was at most a hint)."""
-    topology = io.from_document(deployment["topology"])
-    topology.prefix = deployment.get("prefix", topology.prefix)
-    return topology
-
-
-def facts_of(deployment: dict[str, Any]) -> HostFacts:
-    """The host's facts a lab was compiled against, from its record (or the deployment the agent sent)."""
-    return HostFacts(**deployment["facts"])
-
-
-def consent_of(deployment: dict[str, Any]) -> Trust:
-    """What the user allowed when the lab was deployed, so the running lab can be analysed again."""
-    data = deployment.get("consent", {})
-    uid, gid = data.get("owner", (0, 0))
-    ids = data.get("user_namespace", [uid, gid] if uid else None)  # a record from before root's labs had one
-    return Trust(host_devices=frozenset(data.get("host_devices", ())), images=frozenset(data.get("images", ())),
-                 startup_commands=frozenset(data.get("startup_commands", ())), owner=LabOwner(int(uid), int(gid), None if ids is None else (int(ids[0]), int(ids[1]))),
-                 site=data.get("site", LOCAL), tunnel_vnis=tuple(data.get("tunnel_vnis", DEFAULT_VNIS)),
-                 tunnel_peers=None if data.get("tunnel_peers") is None else frozenset(data["tunnel_peers"]))
 
 
 @dataclass
@@ -214,14 +198,6 @@ class LabRecord:
                 except (ValueError, KeyError, TypeError):
                     continue  # a line cut short by a crash: its op never ran
         return ops
-
-
-def consent_to_json(consent: Trust) -> dict[str, Any]:
-    return {"host_devices": sorted(consent.host_devices), "images": sorted(consent.images),
-            "startup_commands": sorted(consent.startup_commands), "owner": [consent.owner.uid, consent.owner.gid],
-            "user_namespace": None if consent.owner.ids is None else list(consent.owner.ids),
-            "site": consent.site, "tunnel_vnis": list(consent.tunnel_vnis),
-            "tunnel_peers": None if consent.tunnel_peers is None else sorted(consent.tunnel_peers)}
 
 
 class Journal:

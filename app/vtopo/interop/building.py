@@ -16,7 +16,7 @@ from typing import Any
 from vtopo import layout
 from vtopo.host.image_store import resolve
 from vtopo.kinds.contract import Role
-from vtopo.kinds.environment import DEFAULT_PREFIX_LENGTH, MAX_INTERFACE_NAME
+from vtopo.lab_terms import DEFAULT_PREFIX_LENGTH, MAX_INTERFACE_NAME
 from vtopo.kinds.registry import Registry
 from vtopo.model.rules import INTERFACE_NAME, NODE_NAME, unique_name
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Position, Topology

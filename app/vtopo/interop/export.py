@@ -27,7 +27,7 @@ from vtopo.interop import frr
 from vtopo.interop.building import Notice
 from vtopo.interop.losses import shown
 from vtopo.kinds.contract import EndContext, NodeContext
-from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.lab_terms import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import write_atomically
 from vtopo.model.topology import Topology

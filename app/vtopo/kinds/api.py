@@ -10,7 +10,7 @@ from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, C
                                   FileReader, LabContext, LoopProtection, MachineProcess, NodeContext, NodeFiles, NodeImage,
                                   NodeKind, PortSpec, PortVlans, Reader, Role, SavedState, SegmentKind, SWITCH_PORT,
                                   svi_name)
-from vtopo.kinds.environment import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
+from vtopo.lab_terms import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
 from vtopo.kinds.leases import UNKNOWN_CLIENT, Lease, leases_text
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem

@@ -9,7 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, TypeVar
 
-from vtopo.kinds.environment import HostFacts, LabNames, Trust
+from vtopo.lab_terms import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
 from vtopo.model.rules import stable_digest, subinterface_name
 from vtopo.ops import NETNS_DIR, Op
@@ -176,7 +176,7 @@ class SavedState:
 
 
 Reader = Callable[[list[str]], str]
-"""Runs a command inside a running node and returns what it printed."""
+"""What a command (one of the kind's `state_commands`) printed inside a running node."""
 
 FileReader = Callable[[str, int], str]
 """Reads at most so many bytes of a file of the lab's (written by its own user) on the host; "" when it is not there."""
@@ -308,8 +308,7 @@ class LabContext:
 
     def no_node_named(self, name: str) -> str:
         """What to say when `node_named` found no node: the names there are."""
-        names = ", ".join(sorted(n.node.name for n in self.nodes.values()))
-        return f"lab {self.topology.name} has no node {name!r} (it has: {names})"
+        return self.topology.no_node_named(name)
 
     @property
     def vm_backend(self) -> str:
@@ -499,9 +498,15 @@ class NodeKind(ABC, Generic[S]):
         with `read_file`, which never follows a symlink; "" for nothing."""
         return ""
 
+    def state_commands(self, node: NodeContext[S]) -> tuple[tuple[str, ...], ...]:
+        """The commands, run inside the running node, that show what it has become (`vtopo save` runs them: they
+        are its plan, and --explain prints them); none for a node with nothing to keep."""
+        return ()
+
     def saved_state(self, node: NodeContext[S], read: Reader) -> SavedState | None:
-        """What the running node has become that its settings and addresses can hold, read with `read` (a router's
-        running configuration, a container's addresses and routes); None for a node with nothing to keep."""
+        """What the running node has become that its settings and addresses can hold, from what its
+        `state_commands` printed (`read` gives each's: a router's running configuration, a container's addresses and
+        routes); None for a node with nothing to keep."""
         return None
 
     def lower(self, node: NodeContext[S]) -> Iterable[Op]:

@@ -6,7 +6,7 @@ from typing import Collection, Protocol
 
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 NODE_NAME_RULE = "a node name may hold only letters, digits, '-' and '_', and must start with a letter or digit"
-INTERFACE_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # and no longer than the kernel allows (kinds.environment)
+INTERFACE_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # and no longer than the kernel allows (vtopo.lab_terms)
 CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 CHECKPOINT_NAME_RULE = ("a checkpoint name may hold only letters, digits, '.', '-' and '_', must start with a letter or "
                         "digit, and is at most 64 characters long")

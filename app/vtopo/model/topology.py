@@ -196,6 +196,10 @@ class Topology:
     def node_named(self, name: str) -> Node | None:
         return next((n for n in self.nodes.values() if n.name == name), None)
 
+    def no_node_named(self, name: str) -> str:
+        """What to say when `node_named` found no node: the names there are."""
+        return f"lab {self.name} has no node {name!r} (it has: {', '.join(sorted(n.name for n in self.nodes.values()))})"
+
     def links_of(self, node_id: str) -> list[Link]:
         return [link for link in self.links.values() if node_id in (link.a.node, link.b.node)]
 

@@ -21,8 +21,8 @@ from vtopo.ops.netdev import (DEFAULT_VLAN, ROUTE_PROTOCOL, TBF_LATENCY_MS, AddA
 from vtopo.ops.host import USER_HZ, Host, RouteProtocol, clock_t
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsDeleteBridge,
                            OvsVlanMode, ovs_lab_tag)
-from vtopo.ops.process import (VHOST_DEVICE, LoadConfig, Place, RunCommand, Signal, SignalProcesses, StartProcess,
-                               StopProcess, drop_privileges)
+from vtopo.ops.process import (VHOST_DEVICE, LoadConfig, Place, ReadState, RunCommand, Signal, SignalProcesses,
+                               StartProcess, StopProcess, drop_privileges)
 from vtopo.ops.script import ScriptHost, comment, script_of
 from vtopo.ops.tunnels import CreateVxlan
 
@@ -33,7 +33,8 @@ __all__ = [
     "INTERNAL_PORT", "IsolateNode", "LIBVIRT_QEMU_RUN_DIR", "LinkType", "LoadConfig", "MacvlanMode", "MakeDirectory",
     "MoveLink", "NETNS_DIR", "NODE_FILES_DIR", "NODE_TMPFS", "OP_TYPES", "Op", "OvsAddBridge", "OvsAddFlows",
     "OvsAddPort", "OvsAddSubinterface", "OvsDeleteBridge", "OvsVlanMode", "Place", "ROUTE_PROTOCOL", "RemoveDirectory", "RemoveFile",
-    "RemoveImageContainer", "RemoveNamespaceFiles", "RemoveNftTable", "ResumeDomain", "RouteProtocol", "RunCommand",
+    "ReadState", "RemoveImageContainer", "RemoveNamespaceFiles", "RemoveNftTable", "ResumeDomain", "RouteProtocol",
+    "RunCommand",
     "RunImage", "ScriptHost", "Signal", "SignalProcesses",
     "SetBridgeVlans", "SetImpairment", "SetLinkState", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
     "StopProcess", "TBF_LATENCY_MS", "Tool", "USER_HZ", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",

@@ -164,6 +164,9 @@ class Host(Protocol):
 
     def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None: ...
 
+    def read_state(self, node: str, argv: tuple[str, ...]) -> None:
+        """Run a command that shows what a node has become (`vtopo save`); the host keeps what it printed."""
+
     def start_domain(self, uri: str, name: str, xml: str, vhost: bool) -> None: ...
 
     def resume_domain(self, uri: str, name: str) -> None: ...

@@ -142,6 +142,21 @@ class LoadConfig(Op):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReadState(Op):
+    """A command that shows what a running node has become, run inside it for `vtopo save`: `command` is one of its
+    kind's `state_commands`, `argv` runs it in the node (the kind's command_in). What it prints the kind reads its
+    state from. It changes nothing on the host, so nothing undoes it."""
+
+    node: str
+    command: str
+    argv: tuple[str, ...]
+    summary_text: ClassVar[str] = "read what {node} runs now: {command}"
+
+    def apply(self, host: Host) -> None:
+        host.read_state(self.node, self.argv)
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunCommand(Op):
     """A startup command of a node, run once the whole lab is built (the compiler puts these last); its output goes to
     the deploy log, and a non-zero exit fails the deploy. `argv` runs `command` at its `place` (the kind's

@@ -377,6 +377,9 @@ class ScriptHost:
     def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None:
         self._say(f"# startup command of {comment(node)}, allowed by the user at deploy time", sh(*argv))
 
+    def read_state(self, node: str, argv: tuple[str, ...]) -> None:
+        self._say(f"# what {comment(node)} runs now, as its kind reads it back into the lab", sh(*argv))
+
     def start_domain(self, uri: str, name: str, xml: str, vhost: bool) -> None:
         self._say(*heredoc(sh("virsh", "-c", uri, "create", "--paused", "/dev/stdin"), xml))
 

@@ -41,7 +41,7 @@ from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabRecord, StateStore, Usage
 from vtopo.host.syscalls import keep_large_blocks_mapped
 from vtopo.kinds.contract import CannotRunInside, LabContext, NodeContext, Role
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model.problems import LabError
 from vtopo.named_errors import loaded
 from vtopo.ops import drop_privileges
@@ -372,10 +372,12 @@ class Agent:
 
     @verb(p.SaveRequest)
     def save(self, request: p.SaveRequest, asked: Asked) -> p.Result:
-        from vtopo.saving import read_running
+        from vtopo.saving import explain_save, read_running
 
         with self._owned(request.lab, asked.caller, "save the running state of") as record, \
                 self.live.changing(request.lab):
+            if request.explain:
+                return p.result_of(request, {"script": explain_save(record)})
             return p.result_of(request, read_running(record).to_json())
 
     @verb(p.RestoreRequest)

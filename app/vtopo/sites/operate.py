@@ -60,6 +60,14 @@ class SitesOperator:
         apply_state(whole, states)
         return RunningState(states, io.to_document(whole), running.source, running.stopped, running.down)
 
+    def explain_save(self, lab: str) -> str:
+        """What reading every site's running state runs, each site's script after a line naming it."""
+        topology = self._spread(lab)
+        if topology is None:
+            return self.local.explain_save(lab)
+        return "".join(f"# [{site_label(site)}]\n{self._at(site, lambda: agent.explain_save(lab))}"
+                       for site, agent in clients(topology, self.local).items())
+
     def link_counters(self, lab: str, every_s: float = 1.0) -> Iterator[LinkTotals]:
         """Each link's counters, as read by the site of its first end (this machine's for a link between sites),
         with each of this machine's readings, for as long as the caller iterates; what fails on any site ends it."""

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from vtopo.client.agent import AgentRefused, AgentUnavailable, Connection, connect
-from vtopo.host.ssh import REFUSED_EXIT
+from vtopo.ssh import REFUSED_EXIT
 
 CHUNK = 1 << 16
 

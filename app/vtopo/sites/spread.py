@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from vtopo.client.agent import AgentClient, AgentError, AgentRefused, AgentUnavailable
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model import io
 from vtopo.model.placement import site_of, sites_used
 from vtopo.model.sites import LOCAL, DEFAULT_VNIS, Site

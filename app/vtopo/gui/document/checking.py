@@ -11,7 +11,7 @@ from vtopo.compile.compiler import Compiler, StageFailed
 from vtopo.compile.domains import Domain, broadcast_domains_of
 from vtopo.compile.plan import Plan
 from vtopo.gui.document.line_diff import LineChange
-from vtopo.kinds.environment import HostFacts, Trust
+from vtopo.lab_terms import HostFacts, Trust
 from vtopo.lab import explain_sites, plan_of, registry
 from vtopo.model.placement import sites_used, spread_over_sites
 from vtopo.model.problems import LabError, Problem, errors_in

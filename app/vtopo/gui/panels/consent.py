@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFileDialog
                                QWidget)
 
 from vtopo.compile.startup import STARTUP_COMMANDS
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.model.problems import ConsentRequest, Problem
 from vtopo.model.sites import Site
 

@@ -14,7 +14,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QMessageBox, QPlainTextEdit, QProgressBar, QWidget
 
 from vtopo.gui.canvas.states import NodeState
-from vtopo.kinds.environment import Trust
+from vtopo.lab_terms import Trust
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.host_api import Deployer, DeployerLoader, Following
 from vtopo.reports import OUTPUT_STAGE, DeployReport, LabEntry, LabStatus, PartState, Progress, ProgressCallback

@@ -12,7 +12,7 @@ from vtopo.gui.panels.interface_text import (EXAMPLE, address_error, parse_subin
                                              subinterfaces_error)
 from vtopo.gui.panels.port_vlans import PortVlansRow, parsed_port
 from vtopo.gui.panels.setting_editors import LinesEdit, mark_invalid
-from vtopo.kinds.environment import MAX_INTERFACE_NAME
+from vtopo.lab_terms import MAX_INTERFACE_NAME
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS
 from vtopo.model.topology import Impairment, Interface
 

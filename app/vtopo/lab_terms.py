@@ -1,4 +1,5 @@
-"""What a lab is compiled against: the host's facts, and the names its objects get on the host."""
+"""The terms a lab is compiled and deployed on, which every layer reads: the host's facts (HostFacts), what its
+owner allowed (Trust, LabOwner) and the names its objects get on the host (LabNames)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
