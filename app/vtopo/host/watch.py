@@ -14,10 +14,10 @@ from inotify_simple import INotify, flags
 
 from vtopo import ops as o
 from vtopo.host import processes
-from vtopo.host.heard import DetailChanged, Heard, InterfaceChanged, Listener, NamespaceEnded, ProcessEnded
+from vtopo.host.heard import DetailChanged, Heard, InterfaceChanged, Listener, NamespaceEnded, ProcessEnded, Unheard
 from vtopo.host.kernel_host import read_pid
 from vtopo.host.lab_parts import Interface
-from vtopo.host.netlink import InterfaceEvent, LinkEvents, NamespaceGone, NetlinkError
+from vtopo.host.netlink import EventsLost, InterfaceEvent, LinkEvents, NamespaceGone, NetlinkError
 
 
 class Watcher:
@@ -152,14 +152,18 @@ class Watcher:
                 heard += self._heard_of(events)
         return heard
 
-    def _heard_of(self, events: list[InterfaceEvent | NamespaceGone]) -> list[tuple[str, Heard]]:
+    def _heard_of(self, events: list[InterfaceEvent | NamespaceGone | EventsLost]) -> list[tuple[str, Heard]]:
         heard: list[tuple[str, Heard]] = []
         for event in events:
             if isinstance(event, InterfaceEvent):
                 if (found := self._interfaces.get((event.nsid, event.name))) is not None:
                     heard.append((found[0], InterfaceChanged(found[1], event.up)))
-            elif isinstance(event, NamespaceGone) and (ended := self._namespaces.pop(event.nsid, None)):
-                heard.append((ended[0], NamespaceEnded(ended[1])))
+            elif isinstance(event, NamespaceGone):
+                if (ended := self._namespaces.pop(event.nsid, None)) is not None:
+                    heard.append((ended[0], NamespaceEnded(ended[1])))
+            else:
+                watched = {lab for lab, _ in [*self._interfaces.values(), *self._namespaces.values()]}
+                heard += [(lab, Unheard()) for lab in sorted(watched)]
         return heard
 
     def _heard_from_files(self) -> list[tuple[str, Heard]]:

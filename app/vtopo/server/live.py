@@ -26,7 +26,7 @@ from vtopo import protocol as p
 from vtopo.host.deployer import Deployer
 from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
 from vtopo.host.state import LabRecord, StateStore
-from vtopo.host.heard import DetailChanged, Heard, InterfaceChanged, ProcessEnded
+from vtopo.host.heard import DetailChanged, Heard, InterfaceChanged, ProcessEnded, Unheard
 from vtopo.reports import LabEntry, LabStatus, PartState
 
 if TYPE_CHECKING:
@@ -93,6 +93,7 @@ class LiveLab:
         self.gone = gone  # applied operations whose work was heard to be gone
         self.gone_namespaces: set[str] = set()
         self.down = down  # interfaces heard to be down or without carrier
+        self.unheard = False  # whether the watcher missed events of it: its next renewal probes the host
         self.undone_by: dict[Interface, list[o.Op]] = {}  # what removing each interface undoes
         for op in parts.ops:
             if op in parts.applied:
@@ -133,6 +134,9 @@ class LiveLab:
         if isinstance(what, ProcessEnded):
             self.gone.add(what.op)
             return [what.op.owner]
+        if isinstance(what, Unheard):
+            self.unheard = True
+            return []
         self.gone_namespaces.add(what.netns)
         return list(self.states)
 
@@ -254,6 +258,9 @@ class LiveLabs:
             owners = live.hear(what)
             if lab in self._paused or self._doing(lab):  # what a request or a job does is told at its end
                 return
+            if live.unheard:
+                self.renew(lab)
+                return
             nodes, links = live.recount(owners)
             if nodes or links:
                 self._tell(lab, p.PartsChanged(lab, live.status.state, nodes, links))
@@ -291,8 +298,9 @@ class LiveLabs:
                 if self._watcher is not None:
                     self._watcher.forget(lab)
             else:
-                live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds), probe=False)
-                if before is not None:  # what was heard of what the change kept
+                probe = before is not None and before.unheard
+                live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds), probe)
+                if before is not None and not probe:  # what was heard of what the change kept
                     live.down = before.down & set(live.undone_by)
                     live.gone |= {op for op in before.gone if not isinstance(op, o.StartProcess)} & live.parts.applied
                     live.recount(list(live.states))
