@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from vtopo import ops as o
 from vtopo import protocol as p
 from vtopo.host.deployer import Deployer
-from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
+from vtopo.host.lab_parts import Compiled, Interface, LabParts, undone_by_removing
 from vtopo.host.state import LabRecord, StateStore
 from vtopo.host.heard import DetailChanged, Heard, InterfaceChanged, ProcessEnded, Unheard
 from vtopo.reports import LabEntry, LabStatus, PartState
@@ -288,9 +288,9 @@ class LiveLabs:
         elif self._labs.pop(lab, None) is not None and self._watcher is not None:
             self._watcher.forget(lab)
 
-    def renew(self, lab: str) -> None:
+    def renew(self, lab: str, compiled: Compiled | None = None) -> None:
         """Read a lab's record again after the agent changed it (deployed, updated, destroyed, operated) or began or
-        ended a job on it, and tell its followers."""
+        ended a job on it, and tell its followers; `compiled` is what a deploy that made the record compiled."""
         with self._guard:
             record = StateStore().named(lab)
             before = self._labs.pop(lab, None)
@@ -299,19 +299,19 @@ class LiveLabs:
                     self._watcher.forget(lab)
             else:
                 probe = before is not None and before.unheard
-                live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds), probe)
+                live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds, compiled), probe)
                 if before is not None and not probe:  # what was heard of what the change kept
                     live.down = before.down & set(live.undone_by)
                     live.gone |= {op for op in before.gone if not isinstance(op, o.StartProcess)} & live.parts.applied
                     live.recount(list(live.states))
             self._tell_whole(lab)
 
-    def job_changed(self, lab: str, ended: bool) -> None:
-        """A deploy or destroy of `lab` began or `ended`: every follower hears of the list of labs, and the lab's of
-        its state."""
+    def job_changed(self, lab: str, ended: bool, compiled: Compiled | None = None) -> None:
+        """A deploy or destroy of `lab` began or `ended` (a deploy having compiled it as `compiled`): every follower
+        hears of the list of labs, and the lab's of its state."""
         with self._guard:
             if ended:
-                self.renew(lab)
+                self.renew(lab, compiled)
             else:
                 self._refresh(lab)
                 if lab in self._labs:
