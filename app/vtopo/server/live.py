@@ -340,11 +340,15 @@ class LiveLabs:
         return [replace(entry, doing=self._doing(entry.lab)) for entry in Deployer().labs()]
 
     def _tell_labs(self) -> None:
+        if not self._followers:  # the list reads every lab's record
+            return
         listed = p.LabsListed(self._entries())
         for follower in self._followers:
             follower.send(listed)
 
     def _tell_whole(self, lab: str) -> None:
+        if not any(follower.lab == lab for follower in self._followers):  # a lab's whole status takes a while
+            return
         live = self._labs.get(lab)
         status = self._shown(live.parts.with_details(live.status)) if live is not None else None
         self._tell(lab, p.LabState(status), status is None)
