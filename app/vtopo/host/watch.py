@@ -33,6 +33,7 @@ class Watcher:
         self._files = INotify(nonblocking=True)
         self._directories: dict[str, int] = {}  # a watched directory -> its watch
         self._named: dict[int, dict[str, set[tuple[str, str]]]] = {}  # watch -> file name -> (lab, node owner)
+        self._changes = 0  # how many times what is watched changed: a descriptor ready may be closed and reused since
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._events, selectors.EVENT_READ)
         self._selector.register(self._files, selectors.EVENT_READ)
@@ -56,6 +57,7 @@ class Watcher:
         for earlier, what in self._heard_from_kernel():
             self._listener(earlier, what)
         with self._guard:
+            self._changes += 1
             for netns in namespaces:
                 try:
                     ids[netns] = nsid = self._events.nsid_of(netns)
@@ -93,6 +95,7 @@ class Watcher:
     def forget(self, lab: str) -> None:
         """Stop watching a lab (destroyed, or about to be watched anew)."""
         with self._guard:
+            self._changes += 1
             self._interfaces = {key: value for key, value in self._interfaces.items() if value[0] != lab}
             self._namespaces = {nsid: value for nsid, value in self._namespaces.items() if value[0] != lab}
             for pidfd in [pidfd for pidfd, (watched, _) in self._processes.items() if watched == lab]:
@@ -132,7 +135,10 @@ class Watcher:
 
     def _run(self) -> None:
         while True:
+            changes = self._changes
             for key, _ in self._selector.select():
+                if self._changes != changes:
+                    break  # a listener (a lab probed anew) or another thread changed what is watched: select again
                 if key.fileobj == self._woken:
                     return
                 if key.fileobj is self._events:
