@@ -12,6 +12,8 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ import pytest
 from agent_process import Agent
 from residue import snapshot
 from tests.agent.designer_script import DEPLOY, IMPORTS, WINDOW, run_designer
+from vtopo.deployed import DeployedLab
 from vtopo.lab_terms import HostFacts
 from vtopo.model import io
 from vtopo.model.topology import Node, Topology
@@ -91,9 +94,10 @@ def _lines_until(watch: subprocess.Popen[str], text: str, seconds: float = 30) -
     raise AssertionError(f"no line with {text!r} in {lines}")
 
 
-@pytest.mark.privileged
-def test_status_watch_prints_each_change_as_the_agent_hears_of_it(agent, users, readable_dir):
-    member = users["a"].pw_name
+@contextmanager
+def _watched(agent: Agent, member: str, readable_dir: Path) -> Iterator[subprocess.Popen[str]]:
+    """The member's lab deployed, and `vtopo status --watch` of it once it has printed the lab; the block's end
+    destroys the lab and leaves nothing behind."""
     before = snapshot()
     lab = readable_dir / f"{LAB}.vtopo"
     lab.write_text((TOPOLOGIES / f"{LAB}.vtopo").read_text())
@@ -102,6 +106,19 @@ def test_status_watch_prints_each_change_as_the_agent_hears_of_it(agent, users, 
     watch = agent.spawn(member, "status", LAB, "--watch")
     try:
         assert "link c3:eth0-br0:p3" in _lines_until(watch, "link c3:eth0-br0:p3")[-1]
+        yield watch
+        watch.terminate()
+        watch.wait(timeout=30)
+    finally:
+        watch.kill()
+        agent.vtopo(None, "destroy", LAB)
+    assert snapshot() - before == {}
+
+
+@pytest.mark.privileged
+def test_status_watch_prints_each_change_as_the_agent_hears_of_it(agent, users, readable_dir):
+    member = users["a"].pw_name
+    with _watched(agent, member, readable_dir) as watch:
         assert agent.vtopo(member, "exec", LAB, "c1", "--", "ip", "link", "set", "eth0", "down").returncode == 0
         assert "c1:eth0 is down" in _lines_until(watch, "link c1:eth0-br0:p1")[-1]
         stopped = agent.vtopo(member, "node", LAB, "c2", "stop")
@@ -109,12 +126,25 @@ def test_status_watch_prints_each_change_as_the_agent_hears_of_it(agent, users, 
         assert _lines_until(watch, "node c2")[-1].split()[-1] == "stopped"
         assert agent.vtopo(member, "destroy", LAB).returncode == 0
         assert _lines_until(watch, "not deployed")
-        watch.terminate()
-        watch.wait(timeout=30)
-    finally:
-        watch.kill()
-        agent.vtopo(None, "destroy", LAB)
-    assert snapshot() - before == {}
+
+
+@pytest.mark.privileged
+def test_events_the_agent_had_no_room_for_are_probed_not_lost(agent, users, readable_dir):
+    """While the agent is stopped, a cable inside a node goes down and up thousands of times and stays down: more
+    than its socket holds. Told it missed events, the agent probes the lab, and its followers hear the cable down."""
+    member = users["a"].pw_name
+    with _watched(agent, member, readable_dir) as watch:
+        assert agent.process is not None
+        agent.process.send_signal(signal.SIGSTOP)
+        try:
+            flaps = "link set eth0 down\nlink set eth0 up\n" * 5000 + "link set eth0 down\n"
+            subprocess.run(DeployedLab.find(LAB).command_in("c1", ["ip", "-batch", "-"]), input=flaps, text=True,
+                           check=True)
+        finally:
+            agent.process.send_signal(signal.SIGCONT)
+        pulled = _lines_until(watch, "link c1:eth0-br0:p1")[-1]
+        assert pulled.split()[2] == "down;" and "c1:eth0" in pulled, pulled
+        assert pulled.strip() in agent.vtopo(member, "status", LAB).stdout
 
 
 @pytest.mark.privileged

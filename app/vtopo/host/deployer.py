@@ -22,7 +22,7 @@ from vtopo.host import facts as host_facts
 from vtopo.host import image_store, libvirtd, namespace_maker, owned_files, preflight
 from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
-from vtopo.host.lab_parts import LabParts
+from vtopo.host.lab_parts import Compiled, LabParts
 from vtopo.host.state import HOST_NETWORKS, SHAPED_LINKS, Journal, LabRecord, StateStore, Usage
 from vtopo.lab_record import consent_to_json
 from vtopo.kinds.contract import LabContext
@@ -192,6 +192,7 @@ class Deployer:
         self._facts = facts
         self.kinds = kinds or installed_kinds()
         self._cancelled = threading.Event()
+        self.compiled: Compiled | None = None  # what its last deploy compiled, once the lab is built
 
     def cancel(self, lab: str = "") -> None:
         """Stop the deploy this deployer runs (of `lab`) after the operation in progress, and roll it back; from any
@@ -261,6 +262,7 @@ class Deployer:
             notices += applier.notices
         finally:
             applier.close()
+        self.compiled = Compiled(topology, plan, context)
         nodes = len(topology.nodes)
         return DeployReport(topology.name, plan.prefix, nodes, len(topology.links), len(plan.steps),
                             time.monotonic() - started, notices)

@@ -41,6 +41,11 @@ class DetailChanged:
     owner: str
 
 
-Heard = InterfaceChanged | NamespaceEnded | ProcessEnded | DomainEnded | DetailChanged
+@dataclass(frozen=True)
+class Unheard:
+    """The kernel said more than the watcher could take in at once: the lab may have changed unheard, until probed."""
+
+
+Heard = InterfaceChanged | NamespaceEnded | ProcessEnded | DomainEnded | DetailChanged | Unheard
 Listener = Callable[[str, Heard], None]
 """Called on the watching thread with the lab's name and what happened to it."""

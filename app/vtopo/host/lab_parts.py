@@ -13,9 +13,10 @@ from typing import Any
 
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_in_context
+from vtopo.compile.plan import Plan
 from vtopo.host import owned_files
 from vtopo.host.state import LabRecord, Operated
-from vtopo.kinds.contract import NodeContext
+from vtopo.kinds.contract import LabContext, NodeContext
 from vtopo.lab_terms import image_reference
 from vtopo.kinds.registry import Registry
 from vtopo.model.topology import Topology
@@ -68,14 +69,27 @@ def undone_by_removing(op: o.Op) -> Iterator[Interface]:
         yield Interface(None, op.master)
 
 
+@dataclass(frozen=True)
+class Compiled:
+    """A lab under its prefix, its plan and the lab in context, as a deploy compiled them."""
+
+    topology: Topology
+    plan: Plan
+    lab: LabContext
+
+
 class LabParts:
     """A deployed lab's plan, by the node or link each operation belongs to."""
 
-    def __init__(self, record: LabRecord, kinds: Registry) -> None:
+    def __init__(self, record: LabRecord, kinds: Registry, compiled: Compiled | None = None) -> None:
+        """`compiled` is what the deploy that made the record compiled, which would be compiled anew from it."""
         self.record = record
         self.data = record.read()
-        self.topology: Topology = record.topology()
-        plan, self.lab = compile_in_context(self.topology, kinds, record.facts(), record.consent())
+        if compiled is None:
+            topology = record.topology()
+            compiled = Compiled(topology, *compile_in_context(topology, kinds, record.facts(), record.consent()))
+        self.topology: Topology = compiled.topology
+        plan, self.lab = compiled.plan, compiled.lab
         self.ops = plan.ops
         self.applied = set(record.journal())
         self.operated: Operated = record.operated()

@@ -629,7 +629,10 @@ _NETLINK_ADD_MEMBERSHIP, _NETLINK_LISTEN_ALL_NSID = 1, 8
 _RTM_NEWNSID, _RTM_DELNSID, _RTM_GETNSID = 88, 89, 90
 _NETNSA_NSID, _NETNSA_FD = 1, 3
 _IFINFO = struct.Struct("=BxHiII")  # struct ifinfomsg: family, type, index, flags, change
-_EVENTS_BUFFER = 1 << 20  # a burst of events (a lab of thousands of interfaces destroyed) waits here, not lost
+_ATTRIBUTE = struct.Struct("=HH")  # struct nlattr: length, type
+_EVENTS_BUFFER = 1 << 23  # a burst of events (a lab of thousands of interfaces destroyed) waits here
+_SO_RCVBUFFORCE = 33  # not in Python's socket module
+_EVENT_SIZE = 1 << 16  # the most one event takes: the kernel sends each alone
 
 
 @dataclass(frozen=True)
@@ -649,6 +652,11 @@ class NamespaceGone:
     nsid: int
 
 
+@dataclass(frozen=True)
+class EventsLost:
+    """The kernel had more to say than the socket holds (ENOBUFS): what it dropped is unknown, until probed."""
+
+
 class LinkEvents:
     """One socket in the host's namespace that hears every interface change there and in each namespace given an id
     in it (`nsid_of`), and each such namespace's end: the kernel's NETLINK_LISTEN_ALL_NSID. One socket and one id
@@ -656,7 +664,11 @@ class LinkEvents:
 
     def __init__(self) -> None:
         self._socket = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, socket.NETLINK_ROUTE)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _EVENTS_BUFFER)
+        try:
+            self._socket.setsockopt(socket.SOL_SOCKET, _SO_RCVBUFFORCE, _EVENTS_BUFFER)  # past rmem_max, as root
+        except PermissionError:
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _EVENTS_BUFFER)
+        self._buffer = bytearray(_EVENT_SIZE)  # read into, where a buffer made for each read would cost more
         self._socket.bind((0, 1 << (_RTNLGRP_LINK - 1)))
         self._socket.setsockopt(_SOL_NETLINK, _NETLINK_ADD_MEMBERSHIP, _RTNLGRP_NSID)
         self._socket.setsockopt(_SOL_NETLINK, _NETLINK_LISTEN_ALL_NSID, 1)
@@ -689,15 +701,23 @@ class LinkEvents:
         nsid = int(reply.get("NETNSA_NSID"))  # pyroute2 reads the kernel's s32 as unsigned
         return nsid - (1 << 32) if nsid >= 1 << 31 else nsid
 
-    def read(self) -> list[InterfaceEvent | NamespaceGone] | None:
+    def read(self) -> list[InterfaceEvent | NamespaceGone | EventsLost] | None:
         """What the kernel said in its next message since the last read; None when it said nothing more."""
         try:
-            data, ancillary, _, _ = self._socket.recvmsg(_EVENTS_BUFFER, socket.CMSG_SPACE(4), socket.MSG_DONTWAIT)
+            size, ancillary, flags, _ = self._socket.recvmsg_into([self._buffer], socket.CMSG_SPACE(4),
+                                                                  socket.MSG_DONTWAIT)
         except BlockingIOError:
             return None
+        except OSError as error:
+            if error.errno != errno.ENOBUFS:
+                raise
+            return self._lost()
+        if flags & socket.MSG_TRUNC:
+            return self._lost()
+        data = bytes(self._buffer[:size])
         nsid = next((struct.unpack("=i", value[:4])[0] for level, kind, value in ancillary
                      if level == _SOL_NETLINK and kind == _NETLINK_LISTEN_ALL_NSID), None)
-        events: list[InterfaceEvent | NamespaceGone] = []
+        events: list[InterfaceEvent | NamespaceGone | EventsLost] = []
         offset = 0
         while offset + _HEADER.size <= len(data):
             length, kind, _, _, _ = _HEADER.unpack_from(data, offset)
@@ -705,24 +725,35 @@ class LinkEvents:
             offset += max(_HEADER.size, (length + 3) & ~3)
             if kind in (RTM_NEWLINK, RTM_DELLINK):
                 flags = _IFINFO.unpack_from(body)[3]
-                name = _attributes(body[_IFINFO.size:]).get(wire.IFLA_IFNAME, b"").rstrip(b"\0").decode()
+                name = _attribute(body, _IFINFO.size, wire.IFLA_IFNAME).rstrip(b"\0").decode()
                 up = flags & IFF_UP != 0 and flags & _IFF_LOWER_UP != 0
                 events.append(InterfaceEvent(nsid, name, up if kind == RTM_NEWLINK else None))
             elif kind == _RTM_DELNSID:
-                gone = _attributes(body[4:]).get(_NETNSA_NSID)
-                if gone is not None:
+                gone = _attribute(body, 4, _NETNSA_NSID)
+                if gone:
                     events.append(NamespaceGone(struct.unpack("=i", gone[:4])[0]))
         return events
 
+    def _lost(self) -> list[InterfaceEvent | NamespaceGone | EventsLost]:
+        """Events were dropped: those still queued are older than a probe made now, and would undo what it finds."""
+        while True:
+            try:
+                self._socket.recv_into(self._buffer, 0, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return [EventsLost()]
+            except OSError as error:
+                if error.errno != errno.ENOBUFS:
+                    raise
 
-def _attributes(data: bytes) -> dict[int, bytes]:
-    """A message's attributes by number (the last of a repeated one)."""
-    found: dict[int, bytes] = {}
-    offset = 0
+
+def _attribute(data: bytes, offset: int, number: int) -> bytes:
+    """The first attribute `number` of a message's attributes from `offset` (b"" when it has none): the search stops
+    there, since the watcher reads thousands of messages a second and an interface's name comes first."""
     while offset + 4 <= len(data):
-        length, number = struct.unpack_from("=HH", data, offset)
+        length, found = _ATTRIBUTE.unpack_from(data, offset)
         if length < 4:
             break
-        found[number & 0x3FFF] = data[offset + 4:offset + length]  # without NLA_F_NESTED and NLA_F_NET_BYTEORDER
+        if found & 0x3FFF == number:  # without NLA_F_NESTED and NLA_F_NET_BYTEORDER
+            return data[offset + 4:offset + length]
         offset += (length + 3) & ~3
-    return found
+    return b""

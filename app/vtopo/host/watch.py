@@ -17,10 +17,10 @@ from vtopo import ops as o
 from vtopo.host import processes
 from vtopo.host.domain_events import DomainEvents
 from vtopo.host.heard import (DetailChanged, DomainEnded, Heard, InterfaceChanged, Listener, NamespaceEnded,
-                              ProcessEnded)
+                              ProcessEnded, Unheard)
 from vtopo.host.kernel_host import read_pid
 from vtopo.host.lab_parts import Interface
-from vtopo.host.netlink import InterfaceEvent, LinkEvents, NamespaceGone, NetlinkError
+from vtopo.host.netlink import EventsLost, InterfaceEvent, LinkEvents, NamespaceGone, NetlinkError
 
 
 class Watcher:
@@ -36,6 +36,7 @@ class Watcher:
         self._files = INotify(nonblocking=True)
         self._directories: dict[str, int] = {}  # a watched directory -> its watch
         self._named: dict[int, dict[str, set[tuple[str, str]]]] = {}  # watch -> file name -> (lab, node owner)
+        self._changes = 0  # how many times what is watched changed: a descriptor ready may be closed and reused since
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._events, selectors.EVENT_READ)
         self._selector.register(self._files, selectors.EVENT_READ)
@@ -64,6 +65,7 @@ class Watcher:
         for earlier, what in self._heard_from_kernel():
             self._listener(earlier, what)
         with self._guard:
+            self._changes += 1
             for netns in namespaces:
                 try:
                     ids[netns] = nsid = self._events.nsid_of(netns)
@@ -106,6 +108,7 @@ class Watcher:
     def forget(self, lab: str) -> None:
         """Stop watching a lab (destroyed, or about to be watched anew)."""
         with self._guard:
+            self._changes += 1
             self._interfaces = {key: value for key, value in self._interfaces.items() if value[0] != lab}
             self._namespaces = {nsid: value for nsid, value in self._namespaces.items() if value[0] != lab}
             for pidfd in [pidfd for pidfd, (watched, _) in self._processes.items() if watched == lab]:
@@ -149,7 +152,10 @@ class Watcher:
 
     def _run(self) -> None:
         while True:
+            changes = self._changes
             for key, _ in self._selector.select():
+                if self._changes != changes:
+                    break  # a listener (a lab probed anew) or another thread changed what is watched: select again
                 if key.fileobj == self._woken:
                     return
                 if key.fileobj is self._events:
@@ -171,14 +177,18 @@ class Watcher:
                 heard += self._heard_of(events)
         return heard
 
-    def _heard_of(self, events: list[InterfaceEvent | NamespaceGone]) -> list[tuple[str, Heard]]:
+    def _heard_of(self, events: list[InterfaceEvent | NamespaceGone | EventsLost]) -> list[tuple[str, Heard]]:
         heard: list[tuple[str, Heard]] = []
         for event in events:
             if isinstance(event, InterfaceEvent):
                 if (found := self._interfaces.get((event.nsid, event.name))) is not None:
                     heard.append((found[0], InterfaceChanged(found[1], event.up)))
-            elif isinstance(event, NamespaceGone) and (ended := self._namespaces.pop(event.nsid, None)):
-                heard.append((ended[0], NamespaceEnded(ended[1])))
+            elif isinstance(event, NamespaceGone):
+                if (ended := self._namespaces.pop(event.nsid, None)) is not None:
+                    heard.append((ended[0], NamespaceEnded(ended[1])))
+            else:
+                watched = {lab for lab, _ in [*self._interfaces.values(), *self._namespaces.values()]}
+                heard += [(lab, Unheard()) for lab in sorted(watched)]
         return heard
 
     def _heard_from_files(self) -> list[tuple[str, Heard]]:

@@ -308,7 +308,7 @@ class Agent:
                 self.live.job_changed(lab, ended=False)
                 yield
         finally:
-            self.live.job_changed(lab, ended=True)
+            self.live.job_changed(lab, ended=True, compiled=job.deployer.compiled)
 
     @verb(p.StatusRequest)
     def status(self, request: p.StatusRequest, asked: Asked) -> p.Result:

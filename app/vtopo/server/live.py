@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 from vtopo import ops as o
 from vtopo import protocol as p
 from vtopo.host.deployer import Deployer
-from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
+from vtopo.host.lab_parts import Compiled, Interface, LabParts, undone_by_removing
 from vtopo.host.state import LabRecord, StateStore
-from vtopo.host.heard import DetailChanged, DomainEnded, Heard, InterfaceChanged, ProcessEnded
+from vtopo.host.heard import DetailChanged, DomainEnded, Heard, InterfaceChanged, ProcessEnded, Unheard
 from vtopo.reports import LabEntry, LabStatus, PartState
 
 if TYPE_CHECKING:
@@ -93,6 +93,7 @@ class LiveLab:
         self.gone = gone  # applied operations whose work was heard to be gone
         self.gone_namespaces: set[str] = set()
         self.down = down  # interfaces heard to be down or without carrier
+        self.unheard = False  # whether the watcher missed events of it: its next renewal probes the host
         self.undone_by: dict[Interface, list[o.Op]] = {}  # what removing each interface undoes
         for op in parts.ops:
             if op in parts.applied:
@@ -133,6 +134,9 @@ class LiveLab:
         if isinstance(what, (ProcessEnded, DomainEnded)):
             self.gone.add(what.op)
             return [what.op.owner]
+        if isinstance(what, Unheard):
+            self.unheard = True
+            return []
         self.gone_namespaces.add(what.netns)
         return list(self.states)
 
@@ -255,6 +259,9 @@ class LiveLabs:
             owners = live.hear(what)
             if lab in self._paused or self._doing(lab):  # what a request or a job does is told at its end
                 return
+            if live.unheard:
+                self.renew(lab)
+                return
             nodes, links = live.recount(owners)
             if nodes or links:
                 self._tell(lab, p.PartsChanged(lab, live.status.state, nodes, links))
@@ -282,9 +289,9 @@ class LiveLabs:
         elif self._labs.pop(lab, None) is not None and self._watcher is not None:
             self._watcher.forget(lab)
 
-    def renew(self, lab: str) -> None:
+    def renew(self, lab: str, compiled: Compiled | None = None) -> None:
         """Read a lab's record again after the agent changed it (deployed, updated, destroyed, operated) or began or
-        ended a job on it, and tell its followers."""
+        ended a job on it, and tell its followers; `compiled` is what a deploy that made the record compiled."""
         with self._guard:
             record = StateStore().named(lab)
             before = self._labs.pop(lab, None)
@@ -292,20 +299,21 @@ class LiveLabs:
                 if self._watcher is not None:
                     self._watcher.forget(lab)
             else:
-                live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds), probe=False)
-                if before is not None:  # what was heard of what the change kept
+                probe = before is not None and before.unheard
+                live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds, compiled), probe)
+                if before is not None and not probe:  # what was heard of what the change kept
                     live.down = before.down & set(live.undone_by)
                     live.gone |= {op for op in before.gone
                                   if not isinstance(op, (o.StartProcess, o.StartDomain))} & live.parts.applied
                     live.recount(list(live.states))
             self._tell_whole(lab)
 
-    def job_changed(self, lab: str, ended: bool) -> None:
-        """A deploy or destroy of `lab` began or `ended`: every follower hears of the list of labs, and the lab's of
-        its state."""
+    def job_changed(self, lab: str, ended: bool, compiled: Compiled | None = None) -> None:
+        """A deploy or destroy of `lab` began or `ended` (a deploy having compiled it as `compiled`): every follower
+        hears of the list of labs, and the lab's of its state."""
         with self._guard:
             if ended:
-                self.renew(lab)
+                self.renew(lab, compiled)
             else:
                 self._refresh(lab)
                 if lab in self._labs:
@@ -334,11 +342,15 @@ class LiveLabs:
         return [replace(entry, doing=self._doing(entry.lab)) for entry in Deployer().labs()]
 
     def _tell_labs(self) -> None:
+        if not self._followers:  # the list reads every lab's record
+            return
         listed = p.LabsListed(self._entries())
         for follower in self._followers:
             follower.send(listed)
 
     def _tell_whole(self, lab: str) -> None:
+        if not any(follower.lab == lab for follower in self._followers):  # a lab's whole status takes a while
+            return
         live = self._labs.get(lab)
         status = self._shown(live.parts.with_details(live.status)) if live is not None else None
         self._tell(lab, p.LabState(status), status is None)
