@@ -18,12 +18,26 @@ HEAVY = ("pyroute2", "networkx", "PySide6", "shiboken6", "scapy", "matplotlib", 
 LAB = Path(__file__).parents[1] / "topologies" / "l2-vs-l3.vtopo"
 
 
-def modules_after(statements: str, environment: dict[str, str] | None = None) -> list[str]:
-    """The modules a fresh interpreter has loaded after running `statements`."""
+def said_and_modules_after(statements: str, environment: dict[str, str] | None = None) -> tuple[str, list[str]]:
+    """What a fresh interpreter printed running `statements`, and the modules it has loaded then."""
     code = f"{statements}\nimport sys\nprint(' '.join(sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env={**os.environ, **(environment or {})})
-    return result.stdout.splitlines()[-1].split()
+    *said, loaded = result.stdout.splitlines()
+    return "\n".join(said), loaded.split()
+
+
+def modules_after(statements: str, environment: dict[str, str] | None = None) -> list[str]:
+    """The modules a fresh interpreter has loaded after running `statements`."""
+    return said_and_modules_after(statements, environment)[1]
+
+
+def test_the_venvs_interpreter_finds_vtopo_without_an_import_hook():
+    """scripts/setup.sh names app/ and plugins/ in a plain .pth: setuptools' editable finder, for packages from two
+    folders, would load pathlib and importlib.util into every start of the venv's Python (9 ms of `python -c pass`)."""
+    loaded = modules_after("import vtopo, vtopo_kinds")
+    assert {"pathlib", "importlib.util"}.isdisjoint(loaded)
+    assert not [name for name in loaded if "editable" in name]
 
 
 def heavy_modules_after(statements: str, environment: dict[str, str] | None = None) -> set[str]:
