@@ -83,6 +83,14 @@ def test_compiling_a_lab_without_the_host_loads_only_networkx(argv):
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}
 
 
+def test_validating_without_the_host_loads_no_host_layer():
+    """`vtopo validate --offline` checks the lab against default facts: what this host lacks is not asked, and the
+    host layer (its preflight, the dry runs' thread pool) does not load."""
+    said, loaded = said_and_modules_after(f"from vtopo.cli import main\nmain({['validate', '--offline', str(LAB)]!r})")
+    assert said == f"{LAB}: valid (7 nodes, 6 links)"
+    assert not [name for name in loaded if name.startswith(("vtopo.host", "concurrent.futures"))]
+
+
 def test_showing_a_lab_loads_nothing_heavy():
     """`vtopo show` reads the lab and compiles none: importing the compiler does not load NetworkX."""
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({['show', str(LAB)]!r})") == set()
