@@ -67,6 +67,19 @@ def test_status_of_no_labs_in_the_process_loads_nothing_heavy(tmp_path: Path):
     assert heavy_modules_after("from vtopo.cli import main\nassert main(['status']) == 0", empty) == set()
 
 
+def test_status_of_no_labs_in_the_process_reads_only_the_record(tmp_path: Path):
+    """The agent root's command runs in its process reads its record of no lab: the deployer, the compiler, the kinds,
+    the ops and the lab model load with the first lab the record holds, or the first request that builds one."""
+    empty = {"VTOPO_STATE_DIR": str(tmp_path / "state"), "VTOPO_AGENT_SOCKET": str(tmp_path / "agent.sock")}
+    if os.geteuid() != 0:
+        pytest.skip("only root's commands run an agent in their own process")
+    said, loaded = said_and_modules_after("from vtopo.cli import main\nassert main(['status']) == 0", empty)
+    assert said == "no lab is deployed"
+    assert "vtopo.server.agent" in loaded  # it did answer in this process
+    assert {"vtopo.host.deployer", "vtopo.compile", "vtopo.kinds.registry", "vtopo.kinds.contract", "vtopo.ops",
+            "vtopo.model.topology", "vtopo.server.live_lab"}.isdisjoint(loaded)
+
+
 def test_listing_kinds_loads_nothing_heavy():
     assert heavy_modules_after("from vtopo.cli import main\nmain(['kinds'])") == set()
 
