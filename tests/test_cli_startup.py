@@ -124,6 +124,13 @@ def test_validating_against_this_hosts_facts_loads_only_networkx():
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})") == {"networkx"}
 
 
+def test_validating_a_lab_without_images_reads_no_image_store():
+    """The host's facts include the OCI images a lab's nodes name: a lab that names none reads no image store."""
+    said, loaded = said_and_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})")
+    assert said == f"{LAB}: valid (7 nodes, 6 links)"
+    assert "vtopo.host.facts" in loaded and "vtopo.host.image_store" not in loaded
+
+
 @pytest.mark.parametrize("vtopo", [f"{sys.executable} -m vtopo", str(Path(sys.executable).with_name("vtopo"))],
                          ids=["python -m vtopo", "console script"])
 def test_output_cut_short_by_its_reader_ends_quietly(tmp_path: Path, vtopo: str) -> None:
