@@ -18,12 +18,26 @@ HEAVY = ("pyroute2", "networkx", "PySide6", "shiboken6", "scapy", "matplotlib", 
 LAB = Path(__file__).parents[1] / "topologies" / "l2-vs-l3.vtopo"
 
 
-def modules_after(statements: str, environment: dict[str, str] | None = None) -> list[str]:
-    """The modules a fresh interpreter has loaded after running `statements`."""
+def said_and_modules_after(statements: str, environment: dict[str, str] | None = None) -> tuple[str, list[str]]:
+    """What a fresh interpreter printed running `statements`, and the modules it has loaded then."""
     code = f"{statements}\nimport sys\nprint(' '.join(sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env={**os.environ, **(environment or {})})
-    return result.stdout.splitlines()[-1].split()
+    *said, loaded = result.stdout.splitlines()
+    return "\n".join(said), loaded.split()
+
+
+def modules_after(statements: str, environment: dict[str, str] | None = None) -> list[str]:
+    """The modules a fresh interpreter has loaded after running `statements`."""
+    return said_and_modules_after(statements, environment)[1]
+
+
+def test_the_venvs_interpreter_finds_vtopo_without_an_import_hook():
+    """scripts/setup.sh names app/ and plugins/ in a plain .pth: setuptools' editable finder, for packages from two
+    folders, would load pathlib and importlib.util into every start of the venv's Python (9 ms of `python -c pass`)."""
+    loaded = modules_after("import vtopo, vtopo_kinds")
+    assert {"pathlib", "importlib.util"}.isdisjoint(loaded)
+    assert not [name for name in loaded if "editable" in name]
 
 
 def heavy_modules_after(statements: str, environment: dict[str, str] | None = None) -> set[str]:
@@ -53,6 +67,19 @@ def test_status_of_no_labs_in_the_process_loads_nothing_heavy(tmp_path: Path):
     assert heavy_modules_after("from vtopo.cli import main\nassert main(['status']) == 0", empty) == set()
 
 
+def test_status_of_no_labs_in_the_process_reads_only_the_record(tmp_path: Path):
+    """The agent root's command runs in its process reads its record of no lab: the deployer, the compiler, the kinds,
+    the ops and the lab model load with the first lab the record holds, or the first request that builds one."""
+    empty = {"VTOPO_STATE_DIR": str(tmp_path / "state"), "VTOPO_AGENT_SOCKET": str(tmp_path / "agent.sock")}
+    if os.geteuid() != 0:
+        pytest.skip("only root's commands run an agent in their own process")
+    said, loaded = said_and_modules_after("from vtopo.cli import main\nassert main(['status']) == 0", empty)
+    assert said == "no lab is deployed"
+    assert "vtopo.server.agent" in loaded  # it did answer in this process
+    assert {"vtopo.host.deployer", "vtopo.compile", "vtopo.kinds.registry", "vtopo.kinds.contract", "vtopo.ops",
+            "vtopo.model.topology", "vtopo.server.live_lab"}.isdisjoint(loaded)
+
+
 def test_listing_kinds_loads_nothing_heavy():
     assert heavy_modules_after("from vtopo.cli import main\nmain(['kinds'])") == set()
 
@@ -67,6 +94,14 @@ def test_listing_kinds_loads_nothing_a_lab_needs():
 @pytest.mark.parametrize("argv", [["validate", "--offline"], ["plan", "--offline"]])
 def test_compiling_a_lab_without_the_host_loads_only_networkx(argv):
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}
+
+
+def test_validating_without_the_host_loads_no_host_layer():
+    """`vtopo validate --offline` checks the lab against default facts: what this host lacks is not asked, and the
+    host layer (its preflight, the dry runs' thread pool) does not load."""
+    said, loaded = said_and_modules_after(f"from vtopo.cli import main\nmain({['validate', '--offline', str(LAB)]!r})")
+    assert said == f"{LAB}: valid (7 nodes, 6 links)"
+    assert not [name for name in loaded if name.startswith(("vtopo.host", "concurrent.futures"))]
 
 
 def test_showing_a_lab_loads_nothing_heavy():
@@ -87,6 +122,13 @@ def test_help_of_every_command_prints():
 
 def test_validating_against_this_hosts_facts_loads_only_networkx():
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})") == {"networkx"}
+
+
+def test_validating_a_lab_without_images_reads_no_image_store():
+    """The host's facts include the OCI images a lab's nodes name: a lab that names none reads no image store."""
+    said, loaded = said_and_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})")
+    assert said == f"{LAB}: valid (7 nodes, 6 links)"
+    assert "vtopo.host.facts" in loaded and "vtopo.host.image_store" not in loaded
 
 
 @pytest.mark.parametrize("vtopo", [f"{sys.executable} -m vtopo", str(Path(sys.executable).with_name("vtopo"))],

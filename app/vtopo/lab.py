@@ -60,13 +60,13 @@ def validated(topology: Topology, facts: HostFacts | None = None, trust: Trust |
     what the host lacks and what its programs refuse in the configurations of the nodes the compile got to (FRR's dry
     run), whichever stage stopped the compile. A node with an error of its own is not given to the program: its text
     may be what the error is about (a line that has vtysh write a file)."""
+    checked = checked_lab(topology, registry(), facts, trust)
+    if facts is None:
+        return checked.problems
     import socket
 
     from vtopo.host.preflight import missing_on_host
 
-    checked = checked_lab(topology, registry(), facts, trust)
-    if facts is None:
-        return checked.problems
     host_links = {name for _, name in socket.if_nameindex()}
     refused = frozenset(problem.subject_id for problem in errors_in(checked.problems))
     return checked.problems + missing_on_host(checked.plan, checked.lab, host_links, refused)

@@ -114,7 +114,7 @@ def test_cli_start_up_against_an_empty_interpreter(tmp_path: Path, monkeypatch: 
             Command("`python -c pass`, in vtopo's venv", [sys.executable, "-c", "pass"]),
             Command("`python3 -c pass`, the system's interpreter, without the venv's editable install of vtopo",
                     [os.path.realpath(sys.executable), "-c", "pass"]),
-            Command("`python -c 'import networkx'`, which the compiler no longer loads",
+            Command("`python -c 'import networkx'`: the compiler's graph engine, which `vtopo validate` loads",
                     [sys.executable, "-c", "import networkx"]),
             Command("`vtopo --help`", [*VTOPO, "--help"], AT_ONCE),
             Command("`vtopo kinds`", [*VTOPO, "kinds"], AT_ONCE),

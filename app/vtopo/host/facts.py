@@ -159,11 +159,13 @@ def runs_vms(topology: Topology, kinds: Registry) -> bool:
 def probe_for(topology: Topology, kinds: Registry, uid: int | None = None) -> HostFacts:
     """The facts `topology` is compiled against, for a lab of `uid` (by default the caller's): KVM and libvirtd are
     probed only for a lab with VMs; the OCI images its nodes name, as that uid finds them."""
+    named = [str(node.settings["image"]) for node in topology.nodes.values() if node.settings.get("image")]
+    facts = probe(needs_accel=runs_vms(topology, kinds))
+    if not named:  # the image store is read only for a lab whose nodes name images
+        return facts
     from vtopo.host import image_store
 
-    named = [str(node.settings["image"]) for node in topology.nodes.values() if node.settings.get("image")]
-    return replace(probe(needs_accel=runs_vms(topology, kinds)),
-                   oci_images=image_store.available(named, os.geteuid() if uid is None else uid))
+    return replace(facts, oci_images=image_store.available(named, os.geteuid() if uid is None else uid))
 
 
 def with_host_network(consent: Trust) -> Trust:

@@ -25,7 +25,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from vtopo.lab_terms import CLIENTS_GROUP
-from vtopo.ops.files import EXECUTABLE_FILE
 
 PRIVATE, SHARED, PASSAGE = 0o700, 0o750, 0o711
 PRIVATE_FILE, SHARED_FILE = 0o600, 0o640
@@ -128,6 +127,8 @@ def write_file(path: str | Path, content: str, mode: int = PRIVATE_FILE, *, gid:
 def write_for_daemon(path: str, content: str, executable: bool = False) -> None:
     """A file root writes for a daemon into its directory (a router's config): readable by the directory's group,
     and a script the daemon runs when `executable`."""
+    from vtopo.ops.files import EXECUTABLE_FILE  # the mode the explained script gives it (importing an op loads all)
+
     write_file(path, content, EXECUTABLE_FILE if executable else SHARED_FILE,
                gid=os.lstat(os.path.dirname(path)).st_gid)
 

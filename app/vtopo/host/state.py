@@ -15,16 +15,17 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from vtopo.compile.links import ShapedLink
 from vtopo.host.owned_files import PRIVATE_FILE, SHARED, clients_gid, held, make_directory, open_file, write_file
 from vtopo.lab_terms import HostFacts, Trust, default_prefix
-from vtopo.lab_record import consent_of, facts_of, topology_of
-from vtopo.model import io
-from vtopo.model.topology import Topology
-from vtopo.ops import Op, op_from_json
 from vtopo.reports import user_name
+
+if TYPE_CHECKING:  # a record's lab, links and journal are read with the model, the compiler's links and the ops: the
+    # list of labs needs none of them
+    from vtopo.compile.links import ShapedLink
+    from vtopo.model.topology import Topology
+    from vtopo.ops import Op
 
 DEFAULT_ROOT = Path(os.environ.get("VTOPO_STATE_DIR", "/var/lib/vtopo"))
 
@@ -47,6 +48,8 @@ SHAPED_LINKS = "shaped_links"  # the record's field of each link's medium and im
 
 def shaped_links_of(deployment: dict[str, Any]) -> dict[str, ShapedLink]:
     """Each link with an end on this site, by id, as a live change of its impairment shapes it, from its record."""
+    from vtopo.compile.links import ShapedLink
+
     return {link: ShapedLink.from_json(shaped) for link, shaped in deployment.get(SHAPED_LINKS, {}).items()}
 
 
@@ -107,11 +110,15 @@ class LabRecord:
         return str(self.read()["name"])
 
     def topology(self) -> Topology:
+        from vtopo.lab_record import topology_of
+
         return topology_of(self.read())
 
     def write_topology(self, topology: Topology) -> None:
         """Record the lab as changed while it runs, with the prefix hint its file gave (the designer compares its
         edits with what is recorded)."""
+        from vtopo.model import io
+
         data = self.read()
         hint = data["topology"].get("lab", {}).get("prefix", "")
         self.write({**data, "topology": io.to_document(replace(topology, prefix=hint))})
@@ -139,9 +146,13 @@ class LabRecord:
             return []
 
     def facts(self) -> HostFacts:
+        from vtopo.lab_record import facts_of
+
         return facts_of(self.read())
 
     def consent(self) -> Trust:
+        from vtopo.lab_record import consent_of
+
         return consent_of(self.read())
 
     def operated(self) -> Operated:
@@ -187,6 +198,8 @@ class LabRecord:
         temporary.replace(path)
 
     def journal(self) -> list[Op]:
+        from vtopo.ops import op_from_json
+
         path = self.directory / "journal.jsonl"
         if not path.exists():
             return []

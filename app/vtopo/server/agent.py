@@ -28,27 +28,26 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from vtopo import protocol as p
 from vtopo.server.policy import CONFIG, Policy, PolicyError, TunnelRefused
-from vtopo.server.jobs import DEPLOYING, DESTROYING, Job, LabJobs
+from vtopo.server.jobs import DEPLOYING, DESTROYING, Job, LabJobs, new_deployer
 from vtopo.server.live import Follower, LiveLabs
-from vtopo.host.deployer import Admission, DeployError, Deployer, usage_of
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
-from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabRecord, StateStore, Usage
-from vtopo.host.syscalls import keep_large_blocks_mapped
-from vtopo.kinds.contract import CannotRunInside, LabContext, NodeContext, Role
 from vtopo.lab_terms import Trust
 from vtopo.model.problems import LabError
 from vtopo.named_errors import loaded
-from vtopo.ops import drop_privileges
 from vtopo.reports import OUTPUT_STAGE, DeployReport, Progress, ProgressCallback, user_name
 
-if TYPE_CHECKING:  # the deployed lab (the compiler, pyroute2, the measure layer) loads when a request needs it
+if TYPE_CHECKING:  # the deployer and the deployed lab (the compiler, pyroute2, the measure layer) load when a
+    # request needs them
     from vtopo.deployed import DeployedLab
+    from vtopo.host.deployer import Admission, DeployError
+    from vtopo.host.preflight import PreflightFailed
+    from vtopo.kinds.contract import LabContext, NodeContext
     from vtopo.model.topology import Topology
 
 EXIT_FAILED, EXIT_BAD_LAB = 1, 2
@@ -56,6 +55,7 @@ SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.host.state:LabTaken", "vtopo.deployed:NotDeployed",
                    "vtopo.kinds.contract:CannotRunInside", "vtopo.measure.nodes:MeasureError",
                    "vtopo.host.errors:HostError", "vtopo.operate:OperateError", "vtopo.host.deployer:DeployCancelled")
+PREFLIGHT_FAILED, DEPLOY_FAILED = ("vtopo.host.preflight:PreflightFailed",), ("vtopo.host.deployer:DeployError",)
 MAX_FILTER = 4096  # characters of a capture filter
 COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read
 RECORD_CHECK_S = 1.0  # how soon a stream of link counters ends after its lab is destroyed
@@ -238,12 +238,14 @@ class Agent:
             return p.Result(EXIT_FAILED, errors=[f"error: {why}"])
         except LabError as error:
             return p.Result(EXIT_BAD_LAB, errors=[str(problem) for problem in error.problems])
-        except PreflightFailed as error:
-            return p.Result(EXIT_FAILED, errors=[*(str(problem) for problem in error.problems),
+        except loaded(PREFLIGHT_FAILED) as failed:
+            preflight = cast("PreflightFailed", failed)
+            return p.Result(EXIT_FAILED, errors=[*(str(problem) for problem in preflight.problems),
                                                  "nothing was applied"])
-        except DeployError as error:
-            return p.Result(EXIT_FAILED, errors=[f"error: {error}"], details=error.details,
-                            data={"rolled_back": error.rolled_back})
+        except loaded(DEPLOY_FAILED) as failed:
+            deploy = cast("DeployError", failed)
+            return p.Result(EXIT_FAILED, errors=[f"error: {deploy}"], details=deploy.details,
+                            data={"rolled_back": deploy.rolled_back})
         except loaded(ONE_LINE_ERRORS) as error:
             return p.Result(EXIT_FAILED, errors=[f"error: {error}"])
         except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback
@@ -261,7 +263,7 @@ class Agent:
         caller, send, policy = asked.caller, asked.send, asked.policy
         topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
         consent = _consent(request.consent, caller, policy)
-        deployer = Deployer()
+        deployer = new_deployer()
         with self.locks.held(topology.name), self._job(topology.name, Job(DEPLOYING, deployer, caller.uid)):
             record = deployer.store.named(topology.name)  # a lab of that name, which only update may change
             if record is not None and request.update:
@@ -294,7 +296,7 @@ class Agent:
     def destroy(self, request: p.DestroyRequest, asked: Asked) -> p.Result:
         caller, send = asked.caller, asked.send
         started = time.monotonic()
-        deployer = Deployer()
+        deployer = new_deployer()
         with self._owned(request.lab, caller, "destroy") as record, \
                 self._job(record.name, Job(DESTROYING, deployer, caller.uid)):
             steps = deployer.destroy(record, _progress_to(send, request.every_step))
@@ -388,7 +390,7 @@ class Agent:
         from vtopo.model.io import read_checkpoint
 
         checkpoint = read_checkpoint(request.checkpoint)
-        deployer = Deployer()
+        deployer = new_deployer()
         with self._owned(request.lab, asked.caller, "restore a checkpoint of") as record, \
                 self.live.changing(request.lab):
             def update(topology: Topology) -> DeployReport:
@@ -405,7 +407,7 @@ class Agent:
 
         if not asked.caller.root:
             raise Refused("only root may clean up: it destroys every user's interrupted labs")
-        report = cleanup(Deployer(), _progress_to(asked.send))
+        report = cleanup(new_deployer(), _progress_to(asked.send))
         for lab in report.labs:
             self.live.renew(lab)
         summary = p.CleanupSummary(report.labs, report.strays, report.errors)
@@ -507,7 +509,7 @@ class Agent:
     @verb(p.LabsRequest)
     def labs(self, request: p.LabsRequest, _asked: Asked) -> p.Result:
         """Every member may see which labs run and whose they are, as `vtopo status` shows them."""
-        entries = [replace(entry, doing=self.jobs.doing(entry.lab)) for entry in Deployer().labs()]
+        entries = [replace(entry, doing=self.jobs.doing(entry.lab)) for entry in new_deployer().labs()]
         return p.result_of(request, p.Labs(entries))
 
 
@@ -564,6 +566,8 @@ def _exit_status(returncode: int) -> int:
 def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str], workdir: str) -> list[str]:
     """`argv` run inside the node as root of the caller's lab: its user namespace maps the caller to root there, and
     gives them no power over anything outside the lab."""
+    from vtopo.kinds.contract import CannotRunInside, Role
+
     if node.kind.role is not Role.NAMESPACE or node.kind.netns(node) is None:
         raise CannotRunInside(f"{node.node.name} is a {node.kind.label}: only root can run commands in it through "
                               "the agent (it has no namespaces of its own to confine the command to)")
@@ -670,6 +674,8 @@ def _admission(caller: Caller, policy: Policy) -> Admission:
     """What refuses a member's lab before anything is built: the member's quota of labs, nodes and VM memory, counted
     with their other deployed labs. (Startup commands only root may allow are refused when the lab is compiled.)"""
     def admit(lab: LabContext, others: list[LabRecord]) -> None:
+        from vtopo.host.deployer import usage_of  # the deployer asks, with its module loaded
+
         if caller.root:
             return
         theirs = [record.usage() for record in others if _owner_of(record) == caller.uid]
@@ -744,6 +750,8 @@ def _consent(consent: p.Consent, caller: Caller, policy: Policy) -> Trust:
 
 
 def _readable_by(caller: Caller, path: str) -> bool:
+    from vtopo.ops import drop_privileges
+
     account = pwd.getpwuid(caller.uid)
     groups = tuple(str(gid) for gid in os.getgrouplist(account.pw_name, account.pw_gid))
     check = subprocess.run([*drop_privileges(str(caller.uid), groups, str(account.pw_gid)), "test", "-r", path],
@@ -787,6 +795,8 @@ def listen(path: Path, group: str) -> socket.socket:
 
 def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE, group: str = p.GROUP,
         policy: Path = CONFIG) -> int:
+    from vtopo.host.syscalls import keep_large_blocks_mapped  # ctypes: for the agent's own process alone
+
     try:
         grp.getgrnam(group)
     except KeyError:

@@ -24,6 +24,15 @@ class Job:
     owner: int  # the uid that asked for it
 
 
+def new_deployer() -> Deployer:
+    """A deployer for one request. Its module, with the compiler and the host layer, loads with the first request
+    that builds, destroys or probes a lab: root's `vtopo status` with no agent listening answers in its own process,
+    and of no lab deployed it reads only the record."""
+    from vtopo.host.deployer import Deployer
+
+    return Deployer()
+
+
 class LabJobs:
     def __init__(self) -> None:
         self._guard = threading.Lock()

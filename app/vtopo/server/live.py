@@ -21,16 +21,17 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from vtopo import ops as o
 from vtopo import protocol as p
-from vtopo.host.deployer import Deployer
-from vtopo.host.lab_parts import Compiled, Interface, LabParts, undone_by_removing
 from vtopo.host.state import LabRecord, StateStore
-from vtopo.host.heard import DetailChanged, DomainEnded, Heard, InterfaceChanged, ProcessEnded, Unheard
-from vtopo.reports import LabEntry, LabStatus, PartState
+from vtopo.reports import LabEntry, LabStatus
+from vtopo.server.jobs import new_deployer
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a lab's parts (the ops, the compiler) load with the first lab the record holds: root's `vtopo
+    # status` with no agent listening runs this in the command's process, and of no lab reads only the directory
+    from vtopo.host.heard import Heard
+    from vtopo.host.lab_parts import Compiled, LabParts
     from vtopo.host.watch import Watcher
+    from vtopo.server.live_lab import LiveLab
 
 Send = Callable[[p.Message], None]
 
@@ -84,84 +85,6 @@ class Follower:
         os.close(self._bell)
 
 
-class LiveLab:
-    """One lab's parts and what the host's events say of them."""
-
-    def __init__(self, parts: LabParts, gone: set[o.Op], down: set[Interface]) -> None:
-        self.parts = parts
-        self.stamp = parts.record.stamp()  # the record as read; another process may write it since (see LiveLabs)
-        self.gone = gone  # applied operations whose work was heard to be gone
-        self.gone_namespaces: set[str] = set()
-        self.down = down  # interfaces heard to be down or without carrier
-        self.unheard = False  # whether the watcher missed events of it: its next renewal probes the host
-        self.undone_by: dict[Interface, list[o.Op]] = {}  # what removing each interface undoes
-        for op in parts.ops:
-            if op in parts.applied:
-                for interface in undone_by_removing(op):
-                    self.undone_by.setdefault(interface, []).append(op)
-        self.states = {owner: self._part(owner) for owner in [*parts.node_owners.values(), *parts.link_owners.values()]}
-        self.details = {owner: parts.detailed(self.states[owner]).detail  # by node owner: as last told (`recount`)
-                        for owner in parts.node_owners.values()}
-        self.status = self._status()
-
-    def _exists(self, op: o.Op) -> bool | None:
-        netns = getattr(op, "netns", None)
-        if op in self.gone or (netns is not None and netns in self.gone_namespaces):
-            return False
-        return not (isinstance(op, o.CreateNamespace) and op.name in self.gone_namespaces)
-
-    def _part(self, owner: str) -> PartState:
-        return self.parts.part(owner, self._exists, lambda interface: interface in self.down)
-
-    def _status(self) -> LabStatus:
-        nodes = [self.states[owner] for owner in self.parts.node_owners.values()]
-        links = [self.states[owner] for owner in self.parts.link_owners.values()]
-        return self.parts.status_of(nodes, links)
-
-    def hear(self, what: Heard) -> list[str]:
-        """Take in an event; the owners ("node c1", "link c1 -- s1") it may have changed."""
-        if isinstance(what, DetailChanged):
-            return [what.owner]
-        if isinstance(what, InterfaceChanged):
-            undone = self.undone_by.get(what.interface, [])
-            if what.up is None:
-                self.gone.update(undone)
-            elif what.up:
-                self.down.discard(what.interface)
-            else:
-                self.down.add(what.interface)
-            return [op.owner for op in undone]
-        if isinstance(what, (ProcessEnded, DomainEnded)):
-            self.gone.add(what.op)
-            return [what.op.owner]
-        if isinstance(what, Unheard):
-            self.unheard = True
-            return []
-        self.gone_namespaces.add(what.netns)
-        return list(self.states)
-
-    def recount(self, owners: list[str]) -> tuple[list[PartState], list[PartState]]:
-        """Each owner's state again: the nodes and links whose state changed (a node's with its detail as read now,
-        which is compared too)."""
-        nodes: list[PartState] = []
-        links: list[PartState] = []
-        for owner in owners:
-            if owner not in self.states:
-                continue
-            state = self._part(owner)
-            if owner.startswith("node "):
-                detailed = self.parts.detailed(state)
-                if state != self.states[owner] or detailed.detail != self.details.get(owner):
-                    self.details[owner] = detailed.detail
-                    nodes.append(detailed)
-            elif state != self.states[owner]:
-                links.append(state)
-            self.states[owner] = state
-        if nodes or links:
-            self.status = self._status()
-        return nodes, links
-
-
 class LiveLabs:
     """Every deployed lab's record (by name), the watcher that keeps them, and the clients that follow them."""
 
@@ -195,7 +118,7 @@ class LiveLabs:
         where the record said otherwise; the record takes what the probe found."""
         found, differences = [], []
         with self._guard:
-            for parts in Deployer().parts(lab or None):
+            for parts in new_deployer().parts(lab or None):
                 if not reads(parts.record.owner):
                     continue
                 recorded = self._labs.get(_name(parts.record))
@@ -214,33 +137,16 @@ class LiveLabs:
             # none yet, or the lab was deployed, updated or operated by another process (root's own command with
             # no agent listening, or the deployer itself): what the record says now, as the host has it
             try:
-                live = self._labs[name] = self._made(LabParts(record, Deployer().kinds), probe=True)
+                live = self._labs[name] = self._made(_parts_of(record), probe=True)
             except FileNotFoundError:  # destroyed meanwhile
                 return None
         return live
 
     def _made(self, parts: LabParts, probe: bool) -> LiveLab:
         """A lab's record, watched from now on: its parts as a probe finds them, or as its plan made them."""
-        watcher = self._watching()
-        ended = watcher.watch(parts.data["name"], {interface for op in parts.ops if op in parts.applied
-                                                   for interface in undone_by_removing(op)},
-                              [op.name for op in parts.ops if isinstance(op, o.CreateNamespace)
-                               and op in parts.applied],
-                              [op for op in parts.ops if isinstance(op, o.StartProcess) and op in parts.applied],
-                              parts.detail_files(),
-                              [op for op in parts.ops if isinstance(op, o.StartDomain) and op in parts.applied])
-        if not probe:
-            return LiveLab(parts, set(ended), set())
-        from vtopo.host.applier import Applier
+        from vtopo.server.live_lab import watched
 
-        applier = Applier(parts.record.prefix)
-        try:
-            gone = {op for op in parts.ops if op in parts.applied and applier.exists(op) is False}
-            down = {interface for owner in parts.link_owners.values() for interface in parts.interfaces(owner)
-                    if not applier.up(interface.name, interface.netns)}
-        finally:
-            applier.close()
-        return LiveLab(parts, gone, down)
+        return watched(parts, self._watching(), probe)
 
     def _watching(self) -> Watcher:
         from vtopo.host.watch import Watcher
@@ -300,12 +206,9 @@ class LiveLabs:
                     self._watcher.forget(lab)
             else:
                 probe = before is not None and before.unheard
-                live = self._labs[lab] = self._made(LabParts(record, Deployer().kinds, compiled), probe)
-                if before is not None and not probe:  # what was heard of what the change kept
-                    live.down = before.down & set(live.undone_by)
-                    live.gone |= {op for op in before.gone
-                                  if not isinstance(op, (o.StartProcess, o.StartDomain))} & live.parts.applied
-                    live.recount(list(live.states))
+                live = self._labs[lab] = self._made(_parts_of(record, compiled), probe)
+                if before is not None and not probe:
+                    live.keep_heard(before)
             self._tell_whole(lab)
 
     def job_changed(self, lab: str, ended: bool, compiled: Compiled | None = None) -> None:
@@ -339,7 +242,7 @@ class LiveLabs:
                 self._followers.remove(follower)
 
     def _entries(self) -> list[LabEntry]:
-        return [replace(entry, doing=self._doing(entry.lab)) for entry in Deployer().labs()]
+        return [replace(entry, doing=self._doing(entry.lab)) for entry in new_deployer().labs()]
 
     def _tell_labs(self) -> None:
         if not self._followers:  # the list reads every lab's record
@@ -361,6 +264,14 @@ class LiveLabs:
         for follower in self._followers:
             if follower.lab == lab and (anyone or (live is not None and follower.reads(live.status.owner))):
                 follower.send(message)
+
+
+def _parts_of(record: LabRecord, compiled: Compiled | None = None) -> LabParts:
+    """The lab's plan by part: `compiled`, what the deploy that made the record compiled, or compiled again from the
+    record."""
+    from vtopo.host.lab_parts import LabParts
+
+    return LabParts(record, new_deployer().kinds, compiled)
 
 
 def _name(record: LabRecord) -> str:

@@ -1,0 +1,125 @@
+"""One deployed lab in the agent's record (vtopo.server.live): its parts, and what the host's events said of them.
+
+Made with the first lab the agent reads, from the lab's parts (its plan compiled again): a record of no lab needs
+neither the ops nor the compiler.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vtopo import ops as o
+from vtopo.host.heard import DetailChanged, DomainEnded, Heard, InterfaceChanged, ProcessEnded, Unheard
+from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
+from vtopo.reports import LabStatus, PartState
+
+if TYPE_CHECKING:
+    from vtopo.host.watch import Watcher
+
+
+class LiveLab:
+    """One lab's parts and what the host's events say of them."""
+
+    def __init__(self, parts: LabParts, gone: set[o.Op], down: set[Interface]) -> None:
+        self.parts = parts
+        self.stamp = parts.record.stamp()  # the record as read; another process may write it since (see LiveLabs)
+        self.gone = gone  # applied operations whose work was heard to be gone
+        self.gone_namespaces: set[str] = set()
+        self.down = down  # interfaces heard to be down or without carrier
+        self.unheard = False  # whether the watcher missed events of it: its next renewal probes the host
+        self.undone_by: dict[Interface, list[o.Op]] = {}  # what removing each interface undoes
+        for op in parts.ops:
+            if op in parts.applied:
+                for interface in undone_by_removing(op):
+                    self.undone_by.setdefault(interface, []).append(op)
+        self.states = {owner: self._part(owner) for owner in [*parts.node_owners.values(), *parts.link_owners.values()]}
+        self.details = {owner: parts.detailed(self.states[owner]).detail  # by node owner: as last told (`recount`)
+                        for owner in parts.node_owners.values()}
+        self.status = self._status()
+
+    def _exists(self, op: o.Op) -> bool | None:
+        netns = getattr(op, "netns", None)
+        if op in self.gone or (netns is not None and netns in self.gone_namespaces):
+            return False
+        return not (isinstance(op, o.CreateNamespace) and op.name in self.gone_namespaces)
+
+    def _part(self, owner: str) -> PartState:
+        return self.parts.part(owner, self._exists, lambda interface: interface in self.down)
+
+    def _status(self) -> LabStatus:
+        nodes = [self.states[owner] for owner in self.parts.node_owners.values()]
+        links = [self.states[owner] for owner in self.parts.link_owners.values()]
+        return self.parts.status_of(nodes, links)
+
+    def hear(self, what: Heard) -> list[str]:
+        """Take in an event; the owners ("node c1", "link c1 -- s1") it may have changed."""
+        if isinstance(what, DetailChanged):
+            return [what.owner]
+        if isinstance(what, InterfaceChanged):
+            undone = self.undone_by.get(what.interface, [])
+            if what.up is None:
+                self.gone.update(undone)
+            elif what.up:
+                self.down.discard(what.interface)
+            else:
+                self.down.add(what.interface)
+            return [op.owner for op in undone]
+        if isinstance(what, (ProcessEnded, DomainEnded)):
+            self.gone.add(what.op)
+            return [what.op.owner]
+        if isinstance(what, Unheard):
+            self.unheard = True
+            return []
+        self.gone_namespaces.add(what.netns)
+        return list(self.states)
+
+    def recount(self, owners: list[str]) -> tuple[list[PartState], list[PartState]]:
+        """Each owner's state again: the nodes and links whose state changed (a node's with its detail as read now,
+        which is compared too)."""
+        nodes: list[PartState] = []
+        links: list[PartState] = []
+        for owner in owners:
+            if owner not in self.states:
+                continue
+            state = self._part(owner)
+            if owner.startswith("node "):
+                detailed = self.parts.detailed(state)
+                if state != self.states[owner] or detailed.detail != self.details.get(owner):
+                    self.details[owner] = detailed.detail
+                    nodes.append(detailed)
+            elif state != self.states[owner]:
+                links.append(state)
+            self.states[owner] = state
+        if nodes or links:
+            self.status = self._status()
+        return nodes, links
+
+    def keep_heard(self, before: LiveLab) -> None:
+        """After the agent changed the lab, what was heard of the parts the change kept: interfaces down, and work
+        gone other than processes and VMs (the change may have started them again)."""
+        self.down = before.down & set(self.undone_by)
+        self.gone |= {op for op in before.gone
+                      if not isinstance(op, (o.StartProcess, o.StartDomain))} & self.parts.applied
+        self.recount(list(self.states))
+
+
+def watched(parts: LabParts, watcher: Watcher, probe: bool) -> LiveLab:
+    """A lab's record, watched from now on: its parts as a probe finds them, or as its plan made them."""
+    ended = watcher.watch(parts.data["name"], {interface for op in parts.ops if op in parts.applied
+                                               for interface in undone_by_removing(op)},
+                          [op.name for op in parts.ops if isinstance(op, o.CreateNamespace)
+                           and op in parts.applied],
+                          [op for op in parts.ops if isinstance(op, o.StartProcess) and op in parts.applied],
+                          parts.detail_files(),
+                          [op for op in parts.ops if isinstance(op, o.StartDomain) and op in parts.applied])
+    if not probe:
+        return LiveLab(parts, set(ended), set())
+    from vtopo.host.applier import Applier
+
+    applier = Applier(parts.record.prefix)
+    try:
+        gone = {op for op in parts.ops if op in parts.applied and applier.exists(op) is False}
+        down = {interface for owner in parts.link_owners.values() for interface in parts.interfaces(owner)
+                if not applier.up(interface.name, interface.netns)}
+    finally:
+        applier.close()
+    return LiveLab(parts, gone, down)
