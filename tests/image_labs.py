@@ -2,11 +2,14 @@
 and what the engine could leave on the host."""
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from vtopo.host import image_build, image_store, oci_engine
+from vtopo.lab_terms import image_reference
 from vtopo.model.topology import Node, Topology
 from wiring import wire
 
@@ -39,12 +42,24 @@ def engine_leftovers() -> list[str]:
 
 def derived_image(reference: str, scratch: Path, cmd: list[str], setuid: tuple[str, ...] = (),
                   files: dict[str, str] | None = None) -> str:
-    """An image made from vtopo's toolbox as a hostile author would make one: `setuid` files set-uid root, `files`
-    (path: content, executable) added, running `cmd`; written as a docker archive (`docker save`'s format) and loaded
-    into the shared store under `reference` by `vtopo image load`, as root. Returns the archive's path."""
-    layout, bundle, archive = scratch / "layout", scratch / "bundle", scratch / f"{reference.replace('/', '-')}.tar"
-    shared = image_store.layout_of(None)
-    subprocess.run(["skopeo", "copy", "--quiet", f"oci:{shared}:{TOOLBOX}:latest", f"oci:{layout}:base"], check=True)
+    """An image made from vtopo's toolbox as a hostile author would make one (`derived_archive`), loaded into the
+    shared store under `reference` by `vtopo image load`, as root. Returns the archive's path."""
+    archive = derived_archive(reference, scratch, cmd, setuid, files)
+    loaded = subprocess.run([sys.executable, "-m", "vtopo", "image", "load", str(archive)], capture_output=True,
+                            text=True, check=False)
+    assert loaded.returncode == 0 and "every lab" in loaded.stdout, loaded.stdout + loaded.stderr
+    return str(archive)
+
+
+def derived_archive(reference: str, scratch: Path, cmd: list[str], setuid: tuple[str, ...] = (),
+                    files: dict[str, str] | None = None, removed: tuple[str, ...] = (),
+                    transport: str = "docker-archive") -> Path:
+    """An archive (`transport`: a docker archive, `docker save`'s format, or an OCI archive) of an image made from
+    vtopo's toolbox: `setuid` files set-uid root, `files` (path: content, executable) added, `removed` taken out,
+    running `cmd`, naming `reference`."""
+    layout, bundle, archive = scratch / "layout", scratch / "bundle", scratch / f"{re.sub('[/:]', '-', reference)}.tar"
+    shutil.rmtree(bundle, ignore_errors=True)
+    copy_image(TOOLBOX, f"oci:{layout}:base")
     subprocess.run(["umoci", "unpack", "--image", f"{layout}:base", str(bundle)], check=True, capture_output=True)
     rootfs = bundle / "rootfs"
     for path in setuid:
@@ -52,13 +67,18 @@ def derived_image(reference: str, scratch: Path, cmd: list[str], setuid: tuple[s
     for path, content in (files or {}).items():
         (rootfs / path.lstrip("/")).write_text(content)
         (rootfs / path.lstrip("/")).chmod(0o755)
-    subprocess.run(["umoci", "repack", "--image", f"{layout}:hostile", str(bundle)], check=True, capture_output=True)
-    subprocess.run(["umoci", "config", "--image", f"{layout}:hostile", *(w for word in cmd for w in ("--config.cmd",
+    for path in removed:
+        (rootfs / path.lstrip("/")).unlink()
+    subprocess.run(["umoci", "repack", "--image", f"{layout}:derived", str(bundle)], check=True, capture_output=True)
+    subprocess.run(["umoci", "config", "--image", f"{layout}:derived", *(w for word in cmd for w in ("--config.cmd",
                                                                                                       word))],
                    check=True, capture_output=True)
-    subprocess.run(["skopeo", "copy", "--quiet", f"oci:{layout}:hostile", f"docker-archive:{archive}:{reference}"],
+    subprocess.run(["skopeo", "copy", "--quiet", f"oci:{layout}:derived", f"{transport}:{archive}:{reference}"],
                    check=True)
-    loaded = subprocess.run([sys.executable, "-m", "vtopo", "image", "load", str(archive)], capture_output=True,
-                            text=True, check=False)
-    assert loaded.returncode == 0 and "every lab" in loaded.stdout, loaded.stdout + loaded.stderr
-    return str(archive)
+    return archive
+
+
+def copy_image(shared: str, destination: str) -> None:
+    """The shared store's image `shared` copied by skopeo to `destination` (TRANSPORT:PATH[:REFERENCE])."""
+    subprocess.run(["skopeo", "copy", "--quiet", f"oci:{image_store.layout_of(None)}:{image_reference(shared)}",
+                    destination], check=True)

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from image_labs import TOOLBOX, own_images
-from vtopo.host import image_store
+from image_labs import TOOLBOX, copy_image, own_images
 
 pytestmark = pytest.mark.privileged  # the store is root's
 
@@ -22,8 +21,7 @@ def vtopo(*args: str) -> subprocess.CompletedProcess[str]:
 def test_an_archive_loads_lists_and_goes(tmp_path: Path, transport: str) -> None:
     own_images()
     archive, reference = tmp_path / "image.tar", f"loaded/{transport}:1"
-    subprocess.run(["skopeo", "copy", "--quiet", f"oci:{image_store.layout_of(None)}:{TOOLBOX}:latest",
-                    f"{transport}:{archive}:{reference}"], check=True)
+    copy_image(TOOLBOX, f"{transport}:{archive}:{reference}")
     try:
         loaded = vtopo("image", "load", str(archive))
         assert loaded.returncode == 0 and f"loaded {reference} sha256:" in loaded.stdout, loaded.stdout + loaded.stderr

@@ -136,6 +136,20 @@ class Cancelled:
 
 
 @dataclass
+class ImageEntry:
+    """An image of the store as `vtopo image` shows it: its reference, manifest digest, and whose labs may run it."""
+
+    reference: str
+    digest: str
+    who_may_use: str
+
+
+@dataclass
+class Images:
+    images: list[ImageEntry]
+
+
+@dataclass
 class CleanupSummary:
     labs: list[str]  # labs destroyed from their journals
     strays: list[str]  # tagged objects found without a journal, removed
@@ -281,6 +295,33 @@ class LabsRequest(Request[Labs]):
     """Every deployed lab's name, owner and what the agent is doing to it: a cheap list, for every member."""
 
     type: ClassVar[str] = "labs"
+
+
+@dataclass
+class ImageLoadRequest(Request[ImageEntry]):
+    """Load an OCI or docker archive into the caller's own image store (root's: the shared one). The archive comes
+    open with this line (SCM_RIGHTS), opened by the caller's own process, which read its format (`transport`:
+    oci-archive or docker-archive) and the reference it names (`named`); `reference` is the one the caller gives it."""
+
+    type: ClassVar[str] = "image-load"
+    transport: str
+    named: str = ""
+    reference: str = ""
+
+
+@dataclass
+class ImagesRequest(Request[Images]):
+    """The images the caller's labs may run: the shared ones and the caller's own (root: every image)."""
+
+    type: ClassVar[str] = "images"
+
+
+@dataclass
+class ImageRemoveRequest(Request[ImageEntry]):
+    """Take an image out of the caller's own store (root's: the shared one)."""
+
+    type: ClassVar[str] = "image-rm"
+    reference: str
 
 
 @dataclass

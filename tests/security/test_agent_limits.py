@@ -118,9 +118,9 @@ def test_a_members_labs_past_their_quota_are_refused_before_anything_is_built(st
     vm.chmod(0o644)
     refused = strict_agent.vtopo(a, "deploy", str(vm))
     assert refused.stderr.strip() == (
-        f"error: lab quota-vm's VMs take 1,024 MiB and {a}'s other VMs 0 MiB: more than the 512 MiB one member may "
-        f"have (vm_memory_mb_per_member); give them less memory, destroy a lab first, or ask an administrator to "
-        f"raise it in {strict_agent.config_file}")
+        f"error: lab quota-vm's VMs and image nodes take 1,024 MiB and {a}'s other ones 0 MiB: more than the 512 MiB "
+        f"one member may have (vm_memory_mb_per_member); give them less memory, destroy a lab first, or ask an "
+        f"administrator to raise it in {strict_agent.config_file}")
     assert snapshot() - before == {}
 
 

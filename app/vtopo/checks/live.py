@@ -9,6 +9,7 @@ from vtopo.compile.vlan_rules import vlan_gap
 from vtopo.kinds.contract import LabContext
 from vtopo.deployed import DeployedLab
 from vtopo.measure import IperfOptions, IperfRun, MeasureError
+from vtopo.measure.nodes import not_installed
 from vtopo.measure.preflight import ping_failure
 from vtopo.measure.process import run_quick
 from vtopo.checks.builtin import MAX_HOPS
@@ -99,7 +100,8 @@ class LiveProbe:
     def run(self, node: str, argv: list[str]) -> str:
         done = run_quick(self.lab.command_in(node, argv))
         if done.returncode != 0:
-            raise MeasureError(f"`{' '.join(argv)}` failed in {node}: {done.stderr.strip() or done.returncode}")
+            raise MeasureError(not_installed(node, argv[0], done.stderr)
+                               or f"`{' '.join(argv)}` failed in {node}: {done.stderr.strip() or done.returncode}")
         return done.stdout
 
     def same_domain(self, a: str, b: str) -> bool:

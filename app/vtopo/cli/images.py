@@ -6,10 +6,11 @@ import argparse
 import os
 
 from vtopo.cli.common import Command
+from vtopo.protocol import ImageEntry
 
 EXIT_OK, EXIT_FAILED = 0, 1
-ROOT_ONLY = ("the image store is root's: run `sudo vtopo image {verb}` (an administrator's images are every lab's); "
-             "a member's own images are not yet loaded through the agent")
+BUILD_ROOT_ONLY = ("vtopo image build: vtopo's own images are every lab's, built by root: run `sudo vtopo image build`; "
+                   "an image of your own is loaded with `vtopo image load FILE`")
 
 
 def add_commands(command: Command) -> None:
@@ -30,11 +31,15 @@ def add_commands(command: Command) -> None:
 
 
 def cmd_image(args: argparse.Namespace) -> int:
+    """Root works on the store itself; a member through the agent, into a store of their own (their archive read
+    by their own processes: vtopo.host.image_store.load_own)."""
     from vtopo.host import image_build, image_store
 
-    if args.verb != "list" and os.geteuid() != 0:
-        print(f"vtopo image {args.verb}: " + ROOT_ONLY.format(verb=args.verb))
-        return EXIT_FAILED
+    if os.geteuid() != 0:
+        if args.verb == "build":
+            print(BUILD_ROOT_ONLY)
+            return EXIT_FAILED
+        return member_image(args)
     if args.verb == "build":
         for name in args.names:
             image, built = image_build.build(name, args.rebuild)
@@ -43,12 +48,31 @@ def cmd_image(args: argparse.Namespace) -> int:
         image = image_store.remove(args.reference, os.geteuid())
         print(f"removed {image.reference} {image.digest}")
     elif args.verb == "load":
-        image = image_store.load(args.file, os.geteuid(), args.name)
+        image = image_store.load(args.file, args.name)
         print(f"loaded {image.reference} {image.digest} for {image.who_may_use}")
     else:
-        found = image_store.images(None if os.geteuid() == 0 else os.geteuid())  # a member: what their labs may run
-        for image in found:
-            print(f"{image.reference:<32} {image.digest}  {image.who_may_use}")
-        if not found:
-            print("no image is here: `vtopo image build` makes vtopo's own, `vtopo image load FILE` loads one")
+        shown([ImageEntry(image.reference, image.digest, image.who_may_use) for image in image_store.images()])
     return EXIT_OK
+
+
+def member_image(args: argparse.Namespace) -> int:
+    """`vtopo image load|list|rm` of a member, through the agent."""
+    from vtopo.client.agent import AgentClient
+
+    client = AgentClient()
+    if args.verb == "load":
+        image = client.load_image(args.file, args.name)
+        print(f"loaded {image.reference} {image.digest} for {image.who_may_use}")
+    elif args.verb == "rm":
+        image = client.remove_image(args.reference)
+        print(f"removed {image.reference} {image.digest}")
+    else:
+        shown(client.images())
+    return EXIT_OK
+
+
+def shown(found: list[ImageEntry]) -> None:
+    for image in found:
+        print(f"{image.reference:<32} {image.digest}  {image.who_may_use}")
+    if not found:
+        print("no image is here: `vtopo image build` makes vtopo's own, `vtopo image load FILE` loads one")

@@ -51,7 +51,8 @@ LAB_ERRORS = ("vtopo.model.problems:LabError",)
 ONE_LINE_ERRORS = ("vtopo.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
                    "vtopo.measure.nodes:MeasureError", "vtopo.host.errors:HostError",
                    "vtopo.client.agent:AgentRefused", "vtopo.client.agent:AgentUnavailable",
-                   "vtopo.model.placement:Unreachable", "vtopo.sites.spread:SitesFailed")
+                   "vtopo.model.placement:Unreachable", "vtopo.sites.spread:SitesFailed",
+                   "vtopo.oci_archives:ArchiveError")
 AGENT_FAILED = ("vtopo.client.agent:AgentError",)
 
 

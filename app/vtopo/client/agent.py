@@ -266,9 +266,9 @@ class AgentClient:
                     return message
         raise AgentUnavailable("the agent closed the connection without an answer; see its log")
 
-    def ask(self, request: p.Request[A], progress: ProgressCallback | None = None) -> A:
+    def ask(self, request: p.Request[A], progress: ProgressCallback | None = None, fds: Sequence[int] = ()) -> A:
         """The request's answer, as its type declares it, or AgentError with the agent's lines."""
-        result = self.call(request, progress)
+        result = self.call(request, progress, fds)
         if result.code != 0:
             raise AgentError(result)
         return p.answer_of(request, result.data)
@@ -364,6 +364,25 @@ class AgentClient:
         owner = next((entry.owner for entry in self.labs() if entry.lab == lab), os.getuid())
         if owner != os.getuid():
             raise AgentRefused(p.not_the_owner(lab, owner, action))
+
+    def load_image(self, path: str, reference: str = "") -> p.ImageEntry:
+        """Load the OCI or docker archive at `path` into the caller's own image store (root's: the shared one): this
+        process reads its format and the reference it names, and sends it open; the agent opens no path of ours."""
+        from vtopo.oci_archives import archive_format
+
+        transport, named = archive_format(path)
+        archive = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return self.ask(p.ImageLoadRequest(transport, named, reference), fds=(archive,))
+        finally:
+            os.close(archive)
+
+    def images(self) -> list[p.ImageEntry]:
+        """The images the caller's labs may run, and whose labs may run each."""
+        return self.ask(p.ImagesRequest()).images
+
+    def remove_image(self, reference: str) -> p.ImageEntry:
+        return self.ask(p.ImageRemoveRequest(reference))
 
     def cleanup(self, progress: ProgressCallback | None = None) -> p.CleanupSummary:
         request = p.CleanupRequest()

@@ -53,7 +53,8 @@ def missing_image(node: NodeContext[Any], reference: str) -> str:
     how = (f"`vtopo image build {name.removeprefix('vtopo/')}` makes it" if name in OWN_IMAGES else
            f"`vtopo image load FILE --name {reference}` loads it from an OCI or docker archive (`docker save`, "
            "`skopeo copy ... oci-archive:FILE`)")
-    return f"image {reference} is not on this host; {how}"
+    return (f"image {reference} is not on this host, among the images this lab may run (the shared ones and its "
+            f"owner's own: `vtopo image list`); {how}")
 
 
 def hosts_text(lab: LabContext) -> str:

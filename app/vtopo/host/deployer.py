@@ -57,10 +57,11 @@ def _admit_all(_lab: LabContext, _others: list[LabRecord]) -> None:
 
 
 def usage_of(context: LabContext) -> Usage:
-    """The lab's nodes, and the memory its VMs and its nodes from images take."""
-    images = (node.kind.image(node) for node in context.nodes.values())
-    return Usage(len(context.nodes), sum(node.kind.resources(node)[0] for node in context.nodes.values())
-                 + sum(image.memory_mb for image in images if image is not None))
+    """The lab's nodes, and the memory and CPU its VMs and its nodes from images may take."""
+    images = [image for node in context.nodes.values() if (image := node.kind.image(node)) is not None]
+    taken = [node.kind.resources(node) for node in context.nodes.values()]
+    return Usage(len(context.nodes), sum(memory for memory, _ in taken) + sum(image.memory_mb for image in images),
+                 sum(100 * cpus for _, cpus in taken) + sum(image.cpu_percent for image in images))
 
 
 def _shaped_links_json(context: LabContext) -> dict[str, Any]:

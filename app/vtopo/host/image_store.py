@@ -2,41 +2,57 @@
 skopeo (`vtopo image load`) and umoci (`vtopo image build`), read by umoci.
 
     /var/lib/vtopo/oci/shared        root's images and vtopo's own: every lab may run them
-    /var/lib/vtopo/oci/users/UID     a member's own images: only that member's labs run them, and they hide a shared
+    /var/lib/vtopo-member-images/UID a member's own images: only that member's labs run them, and they hide a shared
                                      image of the same reference from that member alone
     /var/lib/vtopo/oci/rootfs/UID    each image a lab user runs, unpacked by umoci, owned by that user (root of the
                                      lab's user namespace), by manifest digest; nodes see it through an overlay, and
                                      it goes with the last lab deployed from it (root's labs' user keeps its
                                      roots of the shared images)
 
-All of it is root's; the shared store is readable by everyone (every lab may run its images), the rest root's
-alone: one member's image can never stand under another member's lab. A lab names an image by reference (`toolbox`,
-`frrouting/frr:8.4`); the deploy resolves it to its manifest digest, the lab's record keeps that digest, and the
-digest is checked again when a node first starts from it: a reference loaded anew since then is refused rather than
-run (a node restarted starts the unpacked root of its lab's digest).
+The shared store and rootfs are root's; the shared store is readable by everyone (every lab may run its images),
+rootfs root's alone. A member's store is the member's own (0700, in a directory root's, 0711, which no one lists;
+outside /var/lib/vtopo, which members do not pass through, on the same file system as rootfs): whatever reads or
+writes it, loading an archive, unpacking or removing an image, runs as that member, with their groups and
+no privilege (`as_account`), so that no member's archive, layer or configuration is ever parsed by root; root only
+reads its index.json, as a member's file (never through a link, a FIFO, nor more than INDEX_BYTES), and each digest
+in it must be a sha256 digest. One member's images can never stand under another member's lab: each lab resolves
+references in its owner's store and the shared one only.
+
+A lab names an image by reference (`toolbox`, `frrouting/frr:8.4`); the deploy resolves it to its manifest digest,
+the lab's record keeps that digest, and the digest is checked again when a node first starts from it: a reference
+loaded anew since then is refused rather than run (a node restarted starts the unpacked root of its lab's digest).
 """
 from __future__ import annotations
 
 import json
 import os
 import pwd
+import re
 import shutil
+import stat
 import subprocess
-import tarfile
 import tempfile
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO
 
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file
 from vtopo.host.state import StateStore
 from vtopo.lab_terms import LAB_USER, image_reference
+from vtopo.oci_archives import REF_ANNOTATION, ArchiveError, archive_format
+from vtopo.ops import as_account
+from vtopo.reports import user_name
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
-REF_ANNOTATION = "org.opencontainers.image.ref.name"
+MEMBER_STORES = os.environ.get("VTOPO_OCI_MEMBERS_DIR", "/var/lib/vtopo-member-images")
 TOOL_SECONDS = 600.0
+TRANSPORTS = ("oci-archive", "docker-archive")
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
+INDEX_BYTES = 1 << 20  # a member's index.json, and an unpacked image's config.json, as root reads them
+MEMBER_FILE_BYTES = 4 << 30  # the largest file umoci writes for a member, unpacking or removing one of their images
 
 
 class ImageError(HostError):
@@ -57,31 +73,53 @@ class StoredImage:
 
     @property
     def who_may_use(self) -> str:
-        return "every lab" if self.owner is None else f"the labs of uid {self.owner}"
+        return "every lab" if self.owner is None else f"{user_name(self.owner)}'s labs"
 
 
 def layout_of(owner: int | None) -> str:
-    return f"{STORE}/shared" if owner is None else f"{STORE}/users/{owner}"
+    return f"{STORE}/shared" if owner is None else f"{MEMBER_STORES}/{owner}"
 
 
 def _tags(owner: int | None) -> dict[str, str]:
     """reference -> manifest digest of one layout (none where it does not exist yet, or the caller may not read it:
-    a member reads the shared store's, every lab's, and no member's)."""
+    a member reads the shared store's, every lab's, and no member's). A member's index is the member's file: a
+    reference or digest of another shape than skopeo's is left out."""
+    index = read_json(f"{layout_of(owner)}/index.json")
+    manifests = index.get("manifests") if isinstance(index, dict) else None
+    tags = {}
+    for manifest in manifests if isinstance(manifests, list) else []:
+        annotations = manifest.get("annotations") if isinstance(manifest, dict) else None
+        reference = annotations.get(REF_ANNOTATION) if isinstance(annotations, dict) else None
+        digest = manifest.get("digest") if isinstance(manifest, dict) else None
+        if isinstance(reference, str) and REFERENCE.fullmatch(reference) and isinstance(digest, str) \
+                and DIGEST.fullmatch(digest):
+            tags[reference] = digest
+    return tags
+
+
+def read_json(path: str) -> object:
+    """The JSON document in the file at `path`, read as a file its user may have made anything of: a regular file,
+    not through a symlink at its end, of at most INDEX_BYTES; None otherwise, or where there is none."""
     try:
-        with open(f"{layout_of(owner)}/index.json", encoding="utf-8") as file:
-            index = json.load(file)
-    except (FileNotFoundError, PermissionError):
-        return {}
-    return {str(m["annotations"][REF_ANNOTATION]): str(m["digest"]) for m in index.get("manifests", [])
-            if REF_ANNOTATION in m.get("annotations", {})}
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = file.read(INDEX_BYTES + 1)
+    try:
+        return json.loads(data) if len(data) <= INDEX_BYTES else None
+    except ValueError:
+        return None
 
 
 def images(uid: int | None = None) -> list[StoredImage]:
     """What `uid` may run (the shared images and their own), or with None every image of the store."""
     owners: list[int | None] = [None]
     if uid is None:
-        users = f"{STORE}/users"
-        owners += sorted(int(name) for name in os.listdir(users) if name.isdigit()) if os.path.isdir(users) else []
+        owners += sorted(int(name) for name in os.listdir(MEMBER_STORES) if name.isdigit()) \
+            if os.path.isdir(MEMBER_STORES) else []
     elif uid != 0:
         owners.append(uid)
     return [StoredImage(reference, digest, owner) for owner in owners for reference, digest in
@@ -111,10 +149,9 @@ def locked(owner: int | None) -> Iterator[None]:
         yield
 
 
-def run_tool(argv: list[str], what: str) -> str:
+def run_tool(argv: list[str], what: str, stdin: int = subprocess.DEVNULL) -> str:
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_SECONDS, check=False,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_SECONDS, check=False, stdin=stdin)
     except FileNotFoundError:
         raise ImageError(f"could not {what}: {argv[0]} is not installed (scripts/setup.sh installs it)") from None
     except subprocess.TimeoutExpired:
@@ -125,60 +162,109 @@ def run_tool(argv: list[str], what: str) -> str:
     return done.stdout
 
 
-def archive_format(path: str) -> tuple[str, str]:
-    """("oci-archive" or "docker-archive", the reference the archive names or "") of the tar file at `path`."""
+def load(path: str, reference: str = "") -> StoredImage:
+    """Copy root's OCI or docker archive at `path` into the shared store under `reference`, or the one the archive
+    names (a member's archive: `load_own`)."""
     try:
-        with tarfile.open(path) as archive:
-            names = set(archive.getnames())
-            if "oci-layout" in names and "index.json" in names:
-                index = json.load(_member(archive, "index.json"))
-                refs = [m.get("annotations", {}).get(REF_ANNOTATION, "") for m in index.get("manifests", [])]
-                return "oci-archive", next((r for r in refs if r), "")
-            if "manifest.json" in names:
-                manifest = json.load(_member(archive, "manifest.json"))
-                tags = manifest[0].get("RepoTags") or [] if manifest else []
-                return "docker-archive", str(tags[0]) if tags else ""
-    except (OSError, tarfile.TarError, ValueError, KeyError, IndexError, TypeError) as error:
-        raise ImageError(f"{path} is not an OCI or docker archive: {error}") from None
-    raise ImageError(f"{path} is neither an OCI archive (no oci-layout) nor a docker archive (no manifest.json)")
-
-
-def _member(archive: tarfile.TarFile, name: str) -> IO[bytes]:
-    file = archive.extractfile(name)
-    if file is None:
-        raise KeyError(name)
-    return file
-
-
-def load(path: str, uid: int, reference: str = "") -> StoredImage:
-    """Copy the OCI or docker archive at `path` into the store of `uid` (root: the shared one) under `reference`,
-    or the one the archive names. The archive is opened by the caller's rights (the agent hands a descriptor)."""
-    transport, named = archive_format(path)
+        transport, named = archive_format(path)
+    except ArchiveError as error:
+        raise ImageError(str(error)) from None
     wanted = image_reference(reference or named)
     if not (reference or named):
         raise ImageError(f"{path} names no image; give it one: vtopo image load {path} --name NAME[:TAG]")
-    owner = uid or None
-    with locked(owner):
-        make_directory(os.path.dirname(layout_of(owner)), PRIVATE, exist_ok=True)  # users/: root's alone
+    with locked(None):
         source = f"{transport}:{path}" + (f":{named}" if transport == "docker-archive" and named else "")
-        run_tool(["skopeo", "copy", "--quiet", source, f"oci:{layout_of(owner)}:{wanted}"], f"load {path}")
-        _readable_index(owner)
-    found = resolve(wanted, uid)
+        run_tool(["skopeo", "copy", "--quiet", source, f"oci:{layout_of(None)}:{wanted}"], f"load {path}")
+        _readable_index(None)
+    found = resolve(wanted, 0)
     assert found is not None
     return found
 
 
+def load_own(archive: int, transport: str, named: str, uid: int, reference: str, limit_bytes: int) -> StoredImage:
+    """Copy a member's archive into their own store under `reference`, or the one the archive names (`named`, as
+    the member's own process read it, in `transport`'s format). `archive` is a descriptor the member's process
+    opened; everything that reads it runs as the member (`as_account`), limited to files of `limit_bytes` (as is
+    the archive, and their store as a whole), in the member's own store: the archive is copied there from the
+    descriptor, skopeo unpacks it there (--tmpdir) and writes the image there."""
+    wanted = image_reference(reference or named)
+    if transport not in TRANSPORTS:
+        raise ImageError(f"an archive is an {' or a '.join(TRANSPORTS)}, not {transport!r}")
+    if not (reference or named):
+        raise ImageError("the archive names no image; give it one: vtopo image load FILE --name NAME[:TAG]")
+    if not REFERENCE.fullmatch(wanted) or (named and not REFERENCE.fullmatch(named)):
+        raise ImageError(f"{reference or named!r} is not an image reference (NAME[:TAG], of letters, digits and . _ / "
+                         "- : @)")
+    about = os.fstat(archive)
+    if not stat.S_ISREG(about.st_mode):
+        raise ImageError("an image archive is a regular file (not a pipe, a device or a directory)")
+    if about.st_size > limit_bytes:
+        raise ImageError(f"the archive has {about.st_size >> 20:,} MiB, more than the {limit_bytes >> 20:,} MiB a "
+                         "member's images may take (image_mb_per_member)")
+    store = _member_store(uid)
+    with locked(uid):
+        with _member_scratch(uid, limit_bytes) as (scratch, member):
+            run_tool(member(["dd", f"of={scratch}/archive", "bs=1M", "status=none"]), "copy the archive",
+                     stdin=archive)
+            source = f"{transport}:{scratch}/archive" + (f":{named}" if transport == "docker-archive" and named else "")
+            run_tool(member(["skopeo", f"--tmpdir={scratch}", "copy", "--quiet", source, f"oci:{store}:{wanted}"]),
+                     "load the archive")
+        used = int(run_tool(member(["du", "--summarize", "--block-size=1", store]), "measure your store").split()[0])
+    found = resolve(wanted, uid)
+    if found is None or found.owner != uid:
+        raise ImageError(f"skopeo wrote no image {wanted} into your store")
+    if used > limit_bytes:
+        remove(wanted, uid)
+        raise ImageError(f"with {wanted} your images would take {used >> 20:,} MiB, more than the {limit_bytes >> 20:,} "
+                         "MiB a member's images may take (image_mb_per_member): `vtopo image rm` one first")
+    return found
+
+
+def _member_store(uid: int) -> str:
+    """The member's own store, MEMBER_STORES/UID, theirs (0700) in a directory root's (which members pass through and
+    no one lists): only root makes or renames what it holds, so the store is the directory root made."""
+    make_directory(MEMBER_STORES, PASSAGE, exist_ok=True)
+    store = layout_of(uid)
+    try:
+        os.mkdir(store, PRIVATE)
+    except FileExistsError:
+        pass
+    os.lchown(store, uid, pwd.getpwuid(uid).pw_gid)
+    return store
+
+
+def as_member(uid: int, limit_bytes: int, argv: list[str]) -> list[str]:
+    """`argv` run as the member `uid` (their groups, no privilege), writing no file larger than `limit_bytes`."""
+    return [*as_account(uid), "prlimit", f"--fsize={limit_bytes}", "--", *argv]
+
+
+@contextmanager
+def _member_scratch(uid: int, limit_bytes: int) -> Iterator[tuple[str, Callable[[list[str]], list[str]]]]:
+    """A directory of the member's own in their store, made and removed by the member, and how to run a command as
+    them (`as_member`)."""
+    def member(argv: list[str]) -> list[str]:
+        return as_member(uid, limit_bytes, argv)
+
+    scratch = f"{layout_of(uid)}/.scratch-{uuid.uuid4().hex}"
+    run_tool(member(["mkdir", "--mode=700", scratch]), "make a directory in your store")
+    try:
+        yield scratch, member
+    finally:
+        run_tool(member(["rm", "--recursive", "--force", "--", scratch]), "clean your store")
+
+
 def remove(reference: str, uid: int) -> StoredImage:
-    """Take the image `reference` out of the store of `uid` (root: the shared one); labs deployed from it keep running
-    from its unpacked files, which go with the last of them."""
+    """Take the image `reference` out of the store of `uid` (root: the shared one; a member's, as the member); labs
+    deployed from it keep running from its unpacked files, which go with the last of them."""
     owner = uid or None
     wanted = image_reference(reference)
+    run = (lambda argv: argv) if owner is None else (lambda argv: as_member(uid, MEMBER_FILE_BYTES, argv))
     with locked(owner):
         digest = _tags(owner).get(wanted)
         if digest is None:
             raise ImageError(f"no image {reference} is in {'the shared store' if owner is None else 'your store'}")
-        run_tool(["umoci", "rm", "--image", f"{layout_of(owner)}:{wanted}"], f"remove image {wanted}")
-        run_tool(["umoci", "gc", "--layout", layout_of(owner)], "drop the blobs no image uses")
+        run_tool(run(["umoci", "rm", "--image", f"{layout_of(owner)}:{wanted}"]), f"remove image {wanted}")
+        run_tool(run(["umoci", "gc", "--layout", layout_of(owner)]), "drop the blobs no image uses")
         _readable_index(owner)
     release_unused_roots()
     return StoredImage(wanted, digest, owner)
@@ -220,7 +306,8 @@ class Unpacked:
 def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
     """The image unpacked for the lab user `ids` (None: the host's root), once; the reference must still name the
     digest the lab was deployed with (a digest changed since is refused), and umoci checks every blob it reads
-    against its digest."""
+    against its digest. A member's own image is unpacked by the member (`_unpack_own`); a shared one by root, then
+    given to the lab user."""
     uid = ids[0] if ids else 0
     directory = f"{STORE}/rootfs/{uid}/{image.digest.replace(':', '-')}"
     with locked(image.owner):
@@ -231,6 +318,11 @@ def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
             raise ImageError(f"image {image.reference} is now {current or 'gone'}, not {image.digest} that the lab "
                              "was deployed with; deploy the lab again to run the image as it is now")
         make_directory(os.path.dirname(directory), PRIVATE, exist_ok=True)
+        if image.owner is not None:
+            if image.owner != uid:
+                raise ImageError(f"image {image.reference} is {user_name(image.owner)}'s, whose labs alone run it")
+            _unpack_own(image, directory)
+            return _read_unpacked(directory)
         staging = tempfile.mkdtemp(prefix=".unpacking-", dir=os.path.dirname(directory))
         try:
             source = f"{image.layout}:{image.reference}"
@@ -245,6 +337,44 @@ def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
             shutil.rmtree(staging, ignore_errors=True)
             raise
     return _read_unpacked(directory)
+
+
+def _unpack_own(image: StoredImage, directory: str) -> None:
+    """A member's image unpacked by the member, in their store, then moved by root into `directory` (root's, in
+    rootfs/UID, root's alone) and made root's at its top: the member can no longer replace its rootfs (say with a
+    symlink the overlay would follow), only change their own files within it."""
+    uid = image.owner
+    assert uid is not None
+    with _member_scratch(uid, MEMBER_FILE_BYTES) as (scratch, member):
+        source = f"{image.layout}:{image.reference}"
+        unpacking = f"{scratch}/image"
+        run_tool(member(["mkdir", unpacking]), f"unpack image {image.reference}")
+        run_tool(member(["umoci", "raw", "unpack", "--rootless", "--image", source, f"{unpacking}/rootfs"]),
+                 f"unpack image {image.reference}")
+        run_tool(member(["umoci", "raw", "runtime-config", "--image", source, f"{unpacking}/config.json"]),
+                 f"read the configuration of image {image.reference}")
+        os.rename(unpacking, directory)
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:  # the member put something else there than the directory umoci made
+        _remove_planted(directory)
+        raise ImageError(f"image {image.reference} was not unpacked: its directory was replaced meanwhile") from None
+    try:
+        os.fchown(fd, 0, 0)
+        os.fchmod(fd, PRIVATE)
+        rootfs = os.stat("rootfs", dir_fd=fd, follow_symlinks=False)
+        if not stat.S_ISDIR(rootfs.st_mode):
+            _remove_planted(directory)
+            raise ImageError(f"image {image.reference} was not unpacked: its root was replaced meanwhile")
+    finally:
+        os.close(fd)
+
+
+def _remove_planted(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        os.unlink(path)
 
 
 @contextmanager
@@ -322,7 +452,18 @@ def _give(rootfs: str, ids: tuple[int, int]) -> None:
 
 
 def _read_unpacked(directory: str) -> Unpacked:
-    with open(f"{directory}/config.json", encoding="utf-8") as file:
-        process = json.load(file).get("process", {})
-    return Unpacked(f"{directory}/rootfs", process)
+    """The unpacked image's root and process; config.json read as a file its image's owner may have made anything
+    of, and only the fields of its process vtopo uses, each of the type runc takes."""
+    config = read_json(f"{directory}/config.json")
+    process = config.get("process") if isinstance(config, dict) else None
+    process = process if isinstance(process, dict) else {}
+    kept: dict[str, object] = {}
+    for name in ("args", "env"):
+        if isinstance(words := process.get(name), list) and all(isinstance(word, str) for word in words):
+            kept[name] = words
+    if isinstance(cwd := process.get("cwd"), str):
+        kept["cwd"] = cwd
+    if isinstance(user := process.get("user"), dict) and all(isinstance(user.get(n), int) for n in ("uid", "gid")):
+        kept["user"] = {"uid": user["uid"], "gid": user["gid"]}
+    return Unpacked(f"{directory}/rootfs", kept)
 

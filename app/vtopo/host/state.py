@@ -63,10 +63,12 @@ class Usage:
     """What a lab takes of the host, as its owner's quota counts it."""
 
     nodes: int = 0
-    vm_memory_mb: int = 0
+    vm_memory_mb: int = 0  # of its VMs and its nodes from images
+    cpu_percent: int = 0  # the CPU its VMs (100 per vCPU) and its nodes from images may take, in percent of one CPU
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.nodes + other.nodes, self.vm_memory_mb + other.vm_memory_mb)
+        return Usage(self.nodes + other.nodes, self.vm_memory_mb + other.vm_memory_mb,
+                     self.cpu_percent + other.cpu_percent)
 
 
 @dataclass
@@ -126,7 +128,8 @@ class LabRecord:
     def usage(self) -> Usage:
         data = self.read()
         usage = data.get("usage", {})
-        return Usage(int(usage.get("nodes", len(data["topology"].get("nodes", [])))), int(usage.get("vm_memory_mb", 0)))
+        return Usage(int(usage.get("nodes", len(data["topology"].get("nodes", [])))), int(usage.get("vm_memory_mb", 0)),
+                     int(usage.get("cpu_percent", 0)))
 
     @property
     def owner(self) -> int:

@@ -30,7 +30,7 @@ from vtopo.measure.base import Cancelled, MeasureRun, Who
 from vtopo.measure.iperf_parse import (LISTENING, ClientReport, IntervalAssembler, merge_intervals,
                                        parse_client_json)
 from vtopo.measure.iperf_text import client_error, parse_client_text
-from vtopo.measure.nodes import MeasureError
+from vtopo.measure.nodes import MeasureError, not_installed
 from vtopo.measure.ports import release_port, reserve_port
 from vtopo.measure.process import Child
 from vtopo.measure.results import Direction, IntervalSample, IperfOptions, RunResult
@@ -125,8 +125,8 @@ class IperfRun(MeasureRun[IntervalSample, RunResult, IperfOptions]):
             text = " ".join(l.strip() for l in seen if l.strip())
             if "Address already in use" in text:
                 continue
-            raise MeasureError(f"iperf3 server in {where} exited at once: {text or 'no output'}"
-                               f"{' (is iperf3 installed there?)' if 'not found' in text.lower() or not text else ''}")
+            raise MeasureError(not_installed(where, self.iperf3, text)
+                               or f"iperf3 server in {where} exited at once: {text or 'no output'}")
         raise MeasureError(f"no free port for an iperf3 server in {where} after {PORT_ATTEMPTS} attempts")
 
     def _follow(self, server: Child, client: Child) -> Iterator[IntervalSample]:
@@ -171,9 +171,9 @@ class IperfRun(MeasureRun[IntervalSample, RunResult, IperfOptions]):
             data = json.loads(out)
         except json.JSONDecodeError as e:
             detail = (err or out).strip().splitlines()
-            raise MeasureError(
-                f"iperf3 client in {self.source.name} gave no result: {detail[-1] if detail else 'no output'}"
-            ) from e
+            raise MeasureError(not_installed(self.source.name, self.iperf3, err or out) or
+                               f"iperf3 client in {self.source.name} gave no result: "
+                               f"{detail[-1] if detail else 'no output'}") from e
         if data.get("error"):
             raise MeasureError(f"iperf3 client in {self.source.name} to {self.address}: {data['error']}")
         report = parse_client_json(data, self.options)
@@ -226,7 +226,8 @@ class IperfRun(MeasureRun[IntervalSample, RunResult, IperfOptions]):
         report = parse_client_text(lines, options, live)
         if report.forward is None and report.reverse is None:
             last = next((l.strip() for l in reversed(lines) if l.strip()), "no output")
-            raise MeasureError(f"iperf3 client in {self.source.name} gave no summary: {last}")
+            raise MeasureError(not_installed(self.source.name, self.iperf3, "\n".join(lines))
+                               or f"iperf3 client in {self.source.name} gave no summary: {last}")
         self._record(report)
 
     def _client_lines(self, argv: list[str], lines: list[str], live: list[IntervalSample]) -> Iterator[IntervalSample]:

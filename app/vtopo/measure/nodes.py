@@ -64,6 +64,17 @@ class MeasureEndpoint:
         return list(self.in_node(list(argv)))
 
 
+def not_installed(node: str, program: str, said: str) -> str:
+    """One line saying that `node` has no `program`, when what running it there printed (`said`) is a shell's
+    "not found" or nsenter's "failed to execute"; "" otherwise."""
+    lowered, name = said.lower(), program.rsplit("/", 1)[-1].lower()
+    if f"{name}: not found" in lowered or f"{name}: command not found" in lowered or \
+            f"failed to execute {name}: no such file" in lowered:
+        return (f"{node} has no {name}: a node from an image runs that image's programs alone (vtopo's toolbox "
+                "image has ping, iperf3 and tcpdump), any other node this host's")
+    return ""
+
+
 class MeasureError(Exception):
     """A measurement could not run or failed; the message names the node and what went wrong."""
 

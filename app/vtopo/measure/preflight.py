@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import signal
 
-from vtopo.measure.nodes import MeasureEndpoint, UnreachableError
+from vtopo.measure.nodes import MeasureEndpoint, UnreachableError, not_installed
 from vtopo.measure.process import run_quick
 
 
@@ -26,14 +26,14 @@ def check_reachable(source: MeasureEndpoint, address: str, *, destination: str =
 
 def describe_ping_failure(source: str, address: str, destination: str, text: str, returncode: int, wait: float) -> str:
     """Why a ping from `source` got no reply, from its output, as one sentence for the user."""
-    return _unusable(source, address, text, returncode) or \
+    return _unusable(source, address, text) or \
         f"{ping_failure(source, address, destination, text, returncode, wait)}; check the link, addresses and routes " \
         "on the path"
 
 
 def ping_failure(source: str, address: str, destination: str, text: str, returncode: int, wait: float) -> str:
     """What ping's output says of a ping that got no reply, without advice."""
-    if unusable := _unusable(source, address, text, returncode):
+    if unusable := _unusable(source, address, text):
         return unusable
     target = f"{address} ({destination})" if destination else address
     lowered = text.lower()
@@ -49,11 +49,9 @@ def ping_failure(source: str, address: str, destination: str, text: str, returnc
     return f"{source} cannot ping {target}: {last}"
 
 
-def _unusable(source: str, address: str, text: str, returncode: int) -> str:
+def _unusable(source: str, address: str, text: str) -> str:
     """Why ping could not even try, or "": no path to look along."""
     lowered = text.lower()
     if "name or service not known" in lowered or "bad address" in lowered:
         return f"{source}: {address!r} is not a usable address"
-    if "not found" in lowered and returncode == 127:
-        return f"ping is not installed in {source}"
-    return ""
+    return not_installed(source, "ping", text)

@@ -17,7 +17,7 @@ from typing import Any, Unpack
 
 from vtopo.kinds.contract import ECHO_SERVER
 from vtopo.measure.base import MeasureRun, Who
-from vtopo.measure.nodes import MeasureEndpoint, MeasureError
+from vtopo.measure.nodes import MeasureEndpoint, MeasureError, not_installed
 from vtopo.measure.process import Child
 from vtopo.measure.ranges import outside
 from vtopo.measure.record import RunRecord
@@ -121,10 +121,9 @@ class RRRun(MeasureRun[RRSample, RRResult, RROptions]):
 
     def _not_listening(self, said_lines: list[str]) -> str:
         said = " ".join(said_lines[-3:])
-        hint = " (the request/response agent is a Python script: the node needs Python 3)" if "not found" in said \
-            else ""
-        return (f"request/response server in {self.destination.name} did not start: "
-                + (said or f"no output within {SERVER_START_TIMEOUT_S:.0f} s") + hint)
+        return not_installed(self.destination.name, self.options.python, said) or \
+            (f"request/response server in {self.destination.name} did not start: "
+             + (said or f"no output within {SERVER_START_TIMEOUT_S:.0f} s"))
 
     def _follow(self, client: Child) -> Iterator[RRSample]:
         result = self._partial

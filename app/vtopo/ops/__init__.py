@@ -22,7 +22,7 @@ from vtopo.ops.host import USER_HZ, Host, RouteProtocol, clock_t
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsDeleteBridge,
                            OvsVlanMode, ovs_lab_tag)
 from vtopo.ops.process import (VHOST_DEVICE, LoadConfig, Place, ReadState, RunCommand, Signal, SignalProcesses,
-                               StartProcess, StopProcess, drop_privileges)
+                               StartProcess, StopProcess, as_account, drop_privileges)
 from vtopo.ops.script import ScriptHost, comment, script_of
 from vtopo.ops.tunnels import CreateVxlan
 
@@ -38,7 +38,7 @@ __all__ = [
     "RunImage", "ScriptHost", "Signal", "SignalProcesses",
     "SetBridgeVlans", "SetImpairment", "SetLinkState", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
     "StopProcess", "TBF_LATENCY_MS", "Tool", "USER_HZ", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
-    "WriteScript", "addresses_resource", "bridge_port_resource", "clock_t", "comment", "dev_resource", "drop_privileges",
+    "WriteScript", "addresses_resource", "as_account", "bridge_port_resource", "clock_t", "comment", "dev_resource", "drop_privileges",
     "node_resource", "ns_resource", "op_from_json", "ovs_lab_tag", "script_of", "tbf_burst", "tbf_rate",
     "up_resource", "user_resource",
 ]

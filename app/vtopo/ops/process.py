@@ -1,6 +1,8 @@
 """Ops that start and stop the lab's long-running processes (routing daemons, QEMU), and run its startup commands."""
 from __future__ import annotations
 
+import os
+import pwd
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
@@ -75,6 +77,14 @@ def drop_privileges(user: str, groups: tuple[str, ...], group: str = "") -> list
     return ["setpriv", f"--reuid={user}", f"--regid={group or user}",
             f"--groups={','.join(groups)}" if groups else "--clear-groups",
             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+
+
+def as_account(uid: int) -> list[str]:
+    """The words that run what follows as the account `uid` with the groups it logs in with, and nothing more (see
+    drop_privileges): a command that reads what that user gave with that user's rights alone."""
+    account = pwd.getpwuid(uid)
+    groups = tuple(str(gid) for gid in os.getgrouplist(account.pw_name, account.pw_gid))
+    return drop_privileges(str(uid), groups, str(account.pw_gid))
 
 
 @dataclass(frozen=True, kw_only=True)

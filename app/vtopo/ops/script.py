@@ -145,13 +145,15 @@ class ScriptHost:
                   binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...], memory_mb: int, cpus: float,
                   disk_mb: int) -> None:
         bundle, name, crun = f"{run_root}/oci/{netns}", f"vtopo-{netns}", f"runc --root={run_root}/runc"
-        store = "/var/lib/vtopo/oci/" + (f"users/{image_owner}" if image_owner else "shared")
+        store = f"/var/lib/vtopo-member-images/{image_owner}" if image_owner else "/var/lib/vtopo/oci/shared"
         rootfs = f"/var/lib/vtopo/oci/rootfs/{ids[0] if ids else 0}/{digest.replace(':', '-')}/rootfs"
+        unpack = f"umoci raw unpack --rootless --image {shlex.quote(f'{store}:{image}')} {shlex.quote(rootfs)}"
         self._say(f"# {comment(hostname)} runs image {comment(image)} ({digest}) in its namespaces: its own files "
                   f"above the image's, on a {disk_mb} MiB tmpfs; at most {memory_mb} MiB and {cpus:g} CPUs",
-                  f"[ -d {shlex.quote(rootfs)} ] || umoci raw unpack --rootless --image "
-                  f"{shlex.quote(f'{store}:{image}')} {shlex.quote(rootfs)}"
-                  + (f" && chown -R {ids[0]}:{ids[1]} {shlex.quote(rootfs)}" if ids else ""),
+                  f"[ -d {shlex.quote(rootfs)} ] || "
+                  + (f"setpriv --reuid={image_owner} --regid={ids[1] if ids else 0} --init-groups {unpack}"
+                     if image_owner else unpack + (f" && chown -R {ids[0]}:{ids[1]} {shlex.quote(rootfs)}" if ids
+                                                   else "")),
                   sh("mkdir", "-p", bundle), sh("mount", "-t", "tmpfs", "-o", f"size={disk_mb}m,mode=0711", "tmpfs",
                                                  bundle),
                   sh("mkdir", f"{bundle}/upper", f"{bundle}/work", f"{bundle}/root", f"{bundle}/files"),

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the deployer and the deployed lab (the compiler, pyroute2, 
     # request needs them
     from vtopo.deployed import DeployedLab
     from vtopo.host.deployer import Admission, DeployError
+    from vtopo.host.image_store import StoredImage
     from vtopo.host.preflight import PreflightFailed
     from vtopo.kinds.contract import LabContext, NodeContext
     from vtopo.model.topology import Topology
@@ -506,11 +507,44 @@ class Agent:
         job.deployer.cancel()
         return p.result_of(request, p.Cancelled(True))
 
+    @verb(p.ImageLoadRequest)
+    def load_image(self, request: p.ImageLoadRequest, asked: Asked) -> p.Result:
+        """The archive the caller's process opened and sent, into the caller's own store. A member's archive is read,
+        unpacked and stored by processes of the member's own (vtopo.host.image_store.load_own): the agent opens no
+        path the member names, and parses nothing of it."""
+        from vtopo.host import image_store
+
+        if len(asked.fds) != 1:
+            raise p.ProtocolError("an image load comes with one descriptor: the archive, opened by the client")
+        if asked.caller.root:  # root's own file, which skopeo reads by its path (it resolves the one it is given)
+            image = image_store.load(os.readlink(f"/proc/self/fd/{asked.fds[0]}"), request.reference)
+        else:
+            image = image_store.load_own(asked.fds[0], request.transport, request.named, asked.caller.uid,
+                                         request.reference, asked.policy.image_mb_per_member << 20)
+        return p.result_of(request, _image_entry(image))
+
+    @verb(p.ImagesRequest)
+    def images(self, request: p.ImagesRequest, asked: Asked) -> p.Result:
+        from vtopo.host import image_store
+
+        found = image_store.images(None if asked.caller.root else asked.caller.uid)
+        return p.result_of(request, p.Images([_image_entry(image) for image in found]))
+
+    @verb(p.ImageRemoveRequest)
+    def remove_image(self, request: p.ImageRemoveRequest, asked: Asked) -> p.Result:
+        from vtopo.host import image_store
+
+        return p.result_of(request, _image_entry(image_store.remove(request.reference, asked.caller.uid)))
+
     @verb(p.LabsRequest)
     def labs(self, request: p.LabsRequest, _asked: Asked) -> p.Result:
         """Every member may see which labs run and whose they are, as `vtopo status` shows them."""
         entries = [replace(entry, doing=self.jobs.doing(entry.lab)) for entry in new_deployer().labs()]
         return p.result_of(request, p.Labs(entries))
+
+
+def _image_entry(image: StoredImage) -> p.ImageEntry:
+    return p.ImageEntry(image.reference, image.digest, image.who_may_use)
 
 
 def _hand_over_console(lab: DeployedLab, node: str, send: Replies, rows: int = 0, columns: int = 0) -> p.Result:
@@ -690,9 +724,14 @@ def _admission(caller: Caller, policy: Policy) -> Admission:
                           f"the {policy.nodes_per_member} one member may have (nodes_per_member); destroy a lab "
                           f"first, {ask}")
         if total.vm_memory_mb + this.vm_memory_mb > policy.vm_memory_mb_per_member:
-            raise Refused(f"lab {name}'s VMs take {this.vm_memory_mb:,} MiB and {caller.name}'s other VMs "
-                          f"{total.vm_memory_mb:,} MiB: more than the {policy.vm_memory_mb_per_member:,} MiB one member "
-                          f"may have (vm_memory_mb_per_member); give them less memory, destroy a lab first, {ask}")
+            raise Refused(f"lab {name}'s VMs and image nodes take {this.vm_memory_mb:,} MiB and {caller.name}'s other "
+                          f"ones {total.vm_memory_mb:,} MiB: more than the {policy.vm_memory_mb_per_member:,} MiB one "
+                          f"member may have (vm_memory_mb_per_member); give them less memory, destroy a lab first, "
+                          f"{ask}")
+        if total.cpu_percent + this.cpu_percent > policy.cpu_percent_per_member:
+            raise Refused(f"lab {name}'s VMs and image nodes may take {this.cpu_percent}% of a CPU and {caller.name}'s "
+                          f"other ones {total.cpu_percent}%: more than the {policy.cpu_percent_per_member}% one member "
+                          f"may have (cpu_percent_per_member); give them less CPU, destroy a lab first, {ask}")
     return admit
 
 
@@ -750,12 +789,10 @@ def _consent(consent: p.Consent, caller: Caller, policy: Policy) -> Trust:
 
 
 def _readable_by(caller: Caller, path: str) -> bool:
-    from vtopo.ops import drop_privileges
+    from vtopo.ops import as_account
 
-    account = pwd.getpwuid(caller.uid)
-    groups = tuple(str(gid) for gid in os.getgrouplist(account.pw_name, account.pw_gid))
-    check = subprocess.run([*drop_privileges(str(caller.uid), groups, str(account.pw_gid)), "test", "-r", path],
-                           stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    check = subprocess.run([*as_account(caller.uid), "test", "-r", path], stdin=subprocess.DEVNULL,
+                           capture_output=True, check=False)
     return check.returncode == 0
 
 

@@ -11,7 +11,9 @@ must not put a container on the host's own network), and the limits below hold.
     connections_per_user = 32          # open connections of one member at once (root has no limit)
     labs_per_member = 10               # labs one member may have deployed at once
     nodes_per_member = 500             # nodes of all of one member's labs together
-    vm_memory_mb_per_member = 8192     # memory of all of one member's VMs together; half the host's by default
+    vm_memory_mb_per_member = 8192     # memory of all of one member's VMs and image nodes; half the host's by default
+    cpu_percent_per_member = 3200      # CPU caps of one member's VMs and image nodes, % of one CPU; 1600 a host CPU
+    image_mb_per_member = 4096         # a member's own OCI images on disk (`vtopo image load`), and each archive
     tunnel_vnis = [1000000, 1999999]   # the VXLAN VNIs the tunnels of labs spread over sites may take (docs/sites.md)
     tunnel_peers = ["198.18.0.3"]      # underlay addresses members' labs may tunnel to (root's may tunnel anywhere)
     root_labs_as_host = false          # true: root's labs run as the host's root (their routers as frr), not vtopo-lab
@@ -56,6 +58,8 @@ class Policy:
     labs_per_member: int = 10
     nodes_per_member: int = 500
     vm_memory_mb_per_member: int = field(default_factory=half_the_memory)
+    cpu_percent_per_member: int = field(default_factory=lambda: 1600 * (os.cpu_count() or 1))  # CPU caps overcommit
+    image_mb_per_member: int = 4096
     tunnel_vnis: tuple[int, int] = DEFAULT_VNIS
     tunnel_peers: frozenset[str] = frozenset()
     root_labs_as_host: bool = False
