@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
 from vtopo.cli.common import Command
-from vtopo.protocol import ImageEntry
+
+if TYPE_CHECKING:
+    from vtopo.protocol import ImageEntry
 
 EXIT_OK, EXIT_FAILED = 0, 1
 BUILD_ROOT_ONLY = ("vtopo image build: vtopo's own images are every lab's, built by root: run `sudo vtopo image build`; "
@@ -34,6 +37,7 @@ def cmd_image(args: argparse.Namespace) -> int:
     """Root works on the store itself; a member through the agent, into a store of their own (their archive read
     by their own processes: vtopo.host.image_store.load_own)."""
     from vtopo.host import image_build, image_store
+    from vtopo.protocol import ImageEntry
 
     if os.geteuid() != 0:
         if args.verb == "build":
