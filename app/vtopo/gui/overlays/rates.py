@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtGui import QAction
@@ -101,12 +101,18 @@ class RateView(QObject):
     def _sampled(self, sampling: RateSampling, rates: dict[str, LinkRate]) -> None:
         if sampling is not self._sampling:  # a job stopped since, ending at its next reading
             return
+        changed = {link_id for link_id in rates.keys() | self.latest.keys()
+                   if rates.get(link_id) != self.latest.get(link_id)}
         self.latest = rates
         if self.toggle.isChecked():
-            self._show(rates)
+            self._show(rates, changed)
 
-    def _show(self, rates: dict[str, LinkRate]) -> None:
-        for link_id, item in self._scene.links.items():
+    def _show(self, rates: dict[str, LinkRate], links: Iterable[str] | None = None) -> None:
+        """Draw `links` (every link: None) with their rates; an idle lab's sample changes none."""
+        for link_id in self._scene.links if links is None else links:
+            item = self._scene.links.get(link_id)
+            if item is None:
+                continue
             rate = rates.get(link_id)
             item.set_load(load_of(rate.bits_per_second) if rate else 0.0)
             item.setToolTip(f"{format_rate(rate.bits_per_second)}, {rate.packets_per_second:,.0f} packets/s"
