@@ -346,9 +346,14 @@ class LinkItem(_Marked, QGraphicsItem):
             self.update()
 
     def set_load(self, load: float) -> None:
+        """The line as wide as its load; its labels stay where they are (a lab's every link changes load each second
+        under traffic, and placing the labels again looks at every other link at both nodes)."""
         if load != self.load:
+            self.prepareGeometryChange()
             self.load = load
-            self.update_geometry()
+            self._shape = None
+            self._bounds = self._outline()
+            self.update()
 
     @property
     def tint(self) -> QColor | None:
@@ -411,8 +416,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self._label_rects = (QRectF(), QRectF())
         self._shown_lines = (0, 0)
         if not self.placed:
-            margin = 8 + MAX_LOAD_WIDTH * self.load / 2
-            self._bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
+            self._bounds = self._outline()
             return
         sizes = self._measure_labels()
         own = [*self.a.occupied(), *self.b.occupied()]
@@ -425,12 +429,20 @@ class LinkItem(_Marked, QGraphicsItem):
         self._place_middle([*taken, *self._label_rects])
         if not self._making_room:
             self._make_room(own, others)
+        self._bounds = self._outline()
+
+    def _outline(self) -> QRectF:
+        """The line's rectangle, as wide as its load draws it, with the labels placed beside it."""
+        p1, p2 = self._line.p1(), self._line.p2()
+        if not self.placed:
+            margin = 8 + MAX_LOAD_WIDTH * self.load / 2
+            return QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
         margin = 6 + MAX_LOAD_WIDTH * self.load / 2
         bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
         for rect in (*self._label_rects, self._middle_rect):
             if not rect.isEmpty():
                 bounds = bounds.united(rect)
-        self._bounds = bounds.adjusted(-2, -2, 2, 2)
+        return bounds.adjusted(-2, -2, 2, 2)
 
     def follow_nodes(self) -> None:
         """After its nodes moved: when both moved alike (a dragged selection), the link moves with them as it is,
