@@ -88,6 +88,7 @@ class LabParts:
         if compiled is None:
             topology = record.topology()
             compiled = Compiled(topology, *compile_in_context(topology, kinds, record.facts(), record.consent()))
+        self.compiled = compiled
         self.topology: Topology = compiled.topology
         plan, self.lab = compiled.plan, compiled.lab
         self.ops = plan.ops
@@ -102,6 +103,13 @@ class LabParts:
         self.link_of_owner = {owner: link_id for link_id, owner in self.link_owners.items()}
         self.node_owners = {node.name: f"node {node.name}" for node in self.topology.nodes.values()}
         self.node_ids = {node.name: node.id for node in self.topology.nodes.values()}
+
+    def compiled_for(self, record: LabRecord) -> Compiled | None:
+        """This plan, when `record` holds the lab it was compiled from (a node or a link operated changes what was
+        applied and operated, not the lab; a link's impairment set, or an update, changes the lab)."""
+        data = record.read()
+        same = all(data.get(key) == self.data.get(key) for key in ("topology", "prefix", "facts", "consent"))
+        return self.compiled if same else None
 
     def reread_operated(self) -> None:
         """What the user stopped or took down, as the record says now (a node or link request changed it)."""

@@ -206,6 +206,8 @@ class LiveLabs:
                     self._watcher.forget(lab)
             else:
                 probe = before is not None and before.unheard
+                if compiled is None and before is not None:
+                    compiled = before.parts.compiled_for(record)
                 live = self._labs[lab] = self._made(_parts_of(record, compiled), probe)
                 if before is not None and not probe:
                     live.keep_heard(before)
