@@ -200,7 +200,7 @@ def test_a_member_cannot_follow_another_members_lab(agent, users, readable_dir):
     lab = readable_dir / f"{LAB}.vtopo"
     lab.write_text((TOPOLOGIES / f"{LAB}.vtopo").read_text())
     lab.chmod(0o644)
-    early = subprocess.Popen(["runuser", "-u", other, "--", sys.executable, "-c", FOLLOW, str(agent.socket), LAB, "20"],
+    early = subprocess.Popen(["runuser", "-u", other, "--", sys.executable, "-c", FOLLOW, str(agent.socket), LAB, "8"],
                              stdout=subprocess.PIPE, text=True, cwd="/")
     try:
         time.sleep(1)  # b follows the name first
