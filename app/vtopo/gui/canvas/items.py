@@ -346,13 +346,11 @@ class LinkItem(_Marked, QGraphicsItem):
             self.update()
 
     def set_load(self, load: float) -> None:
-        """The line as wide as its load; its labels stay where they are (a lab's every link changes load each second
-        under traffic, and placing the labels again looks at every other link at both nodes)."""
+        """The line as wide as its load. Only its paint changes: its bounds keep room for the widest line and its
+        labels stay where they are (a lab's every link may change load each second, and placing labels again looks at
+        every other link at both nodes)."""
         if load != self.load:
-            self.prepareGeometryChange()
             self.load = load
-            self._shape = None
-            self._bounds = self._outline()
             self.update()
 
     @property
@@ -432,12 +430,12 @@ class LinkItem(_Marked, QGraphicsItem):
         self._bounds = self._outline()
 
     def _outline(self) -> QRectF:
-        """The line's rectangle, as wide as its load draws it, with the labels placed beside it."""
+        """The line's rectangle, as wide as the widest load draws it, with the labels placed beside it."""
         p1, p2 = self._line.p1(), self._line.p2()
         if not self.placed:
-            margin = 8 + MAX_LOAD_WIDTH * self.load / 2
+            margin = 8 + MAX_LOAD_WIDTH / 2
             return QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
-        margin = 6 + MAX_LOAD_WIDTH * self.load / 2
+        margin = 6 + MAX_LOAD_WIDTH / 2
         bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
         for rect in (*self._label_rects, self._middle_rect):
             if not rect.isEmpty():

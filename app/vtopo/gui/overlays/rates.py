@@ -18,10 +18,11 @@ from vtopo.reports import LinkRate, LinkTotals, RateMeter
 
 SAMPLE_S = 1.0
 FULL_LOAD_BITS = 1e10  # 10 Gb/s draws a link at full width; the width grows with the logarithm of the rate
+LOAD_STEPS = 40  # the width grows in steps: a link whose rate wanders within one is not drawn again
 
 
 def load_of(bits_per_second: float) -> float:
-    return min(1.0, math.log10(1 + bits_per_second) / math.log10(FULL_LOAD_BITS))
+    return round(min(1.0, math.log10(1 + bits_per_second) / math.log10(FULL_LOAD_BITS)) * LOAD_STEPS) / LOAD_STEPS
 
 
 class RateSampling:
@@ -115,8 +116,9 @@ class RateView(QObject):
                 continue
             rate = rates.get(link_id)
             item.set_load(load_of(rate.bits_per_second) if rate else 0.0)
-            item.setToolTip(f"{format_rate(rate.bits_per_second)}, {rate.packets_per_second:,.0f} packets/s"
-                            if rate else "")
+            tip = f"{format_rate(rate.bits_per_second)}, {rate.packets_per_second:,.0f} packets/s" if rate else ""
+            if tip != item.toolTip():
+                item.setToolTip(tip)
 
     def shutdown(self) -> None:
         """Stop sampling; the job ends by itself at its next reading (its readings are no longer shown)."""
