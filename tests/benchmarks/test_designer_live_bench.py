@@ -44,7 +44,8 @@ def idle(seconds):  # the event loop alone, woken by nothing but the agent's cha
 
 app = QApplication([])
 """ + WINDOW + """
-wait_for(lambda: window.deploy.deployed_lab == lab.stem and not window.analyzer.pending, 600)
+wait_for(lambda: window.deploy.deployed_lab == lab.stem and not window.analyzer.pending
+         and all(link.placed for link in window.editor.scene.links.values()), 600)
 idle(5)  # the whole state has come, the labels are placed and the first check is shown
 print("following", flush=True)
 idle(float(sys.argv[4]))
