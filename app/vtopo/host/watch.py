@@ -59,11 +59,11 @@ class Watcher:
         What the kernel said before this call is heard first, against what was watched until now: a lab destroyed and
         deployed again has interfaces of the same names (and namespaces the kernel may give the same ids), and the
         old ones' removal must not be taken for the new ones'."""
+        for earlier, what in self._heard_from_kernel():
+            self._listener(earlier, what)
         self.forget(lab)
         ids: dict[str | None, int | None] = {None: None}
         gone: list[o.StartProcess | o.StartDomain] = []
-        for earlier, what in self._heard_from_kernel():
-            self._listener(earlier, what)
         with self._guard:
             self._changes += 1
             for netns in namespaces:

@@ -95,6 +95,7 @@ class LiveLabs:
         self._labs: dict[str, LiveLab] = {}
         self._followers: list[Follower] = []
         self._paused: set[str] = set()  # labs a request is changing: their events wait for its end
+        self._renewing: set[str] = set()  # labs watched anew: what is heard meanwhile goes to the record they replace
         self._watcher: Watcher | None = None
 
     def close(self) -> None:
@@ -163,7 +164,7 @@ class LiveLabs:
             if live is None:
                 return
             owners = live.hear(what)
-            if lab in self._paused or self._doing(lab):  # what a request or a job does is told at its end
+            if lab in self._paused or lab in self._renewing or self._doing(lab):  # told at the end of what changes it
                 return
             if live.unheard:
                 self.renew(lab)
@@ -200,17 +201,23 @@ class LiveLabs:
         ended a job on it, and tell its followers; `compiled` is what a deploy that made the record compiled."""
         with self._guard:
             record = StateStore().named(lab)
-            before = self._labs.pop(lab, None)
+            before = self._labs.get(lab)
             if record is None:
+                self._labs.pop(lab, None)
                 if self._watcher is not None:
                     self._watcher.forget(lab)
             else:
                 probe = before is not None and before.unheard
                 if compiled is None and before is not None:
                     compiled = before.parts.compiled_for(record)
-                live = self._labs[lab] = self._made(_parts_of(record, compiled), probe)
+                self._renewing.add(lab)
+                try:  # the events the watcher had not read yet are heard by `before`, and kept from it
+                    live = self._labs[lab] = self._made(_parts_of(record, compiled), probe)
+                finally:
+                    self._renewing.discard(lab)
                 if before is not None and not probe:
                     live.keep_heard(before)
+                    live.unheard = before.unheard  # missed while watched anew: the next event probes
             self._tell_whole(lab)
 
     def job_changed(self, lab: str, ended: bool, compiled: Compiled | None = None) -> None:
