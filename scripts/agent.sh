@@ -13,7 +13,7 @@ PID_FILE=$(dirname "$SOCKET")/agent.pid
 
 listening() {
     VTOPO_AGENT_SOCKET=$SOCKET "$VENV/bin/python" -c \
-        'import sys; from vtopo.client.agent import agent_running; sys.exit(not agent_running())'
+        'import sys; from vtopo.client.agent_client import agent_running; sys.exit(not agent_running())'
 }
 
 if [[ -d /run/systemd/system ]] && [[ $SOCKET == /run/vtopo/agent.sock ]] && systemctl cat vtopo-agent.socket >/dev/null 2>&1; then

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vtopo.client.agent import agent_running
+from vtopo.client.agent_client import agent_running
 
 
 @dataclass

@@ -75,7 +75,7 @@ def test_status_of_no_labs_in_the_process_reads_only_the_record(tmp_path: Path):
         pytest.skip("only root's commands run an agent in their own process")
     said, loaded = said_and_modules_after("from vtopo.cli import main\nassert main(['status']) == 0", empty)
     assert said == "no lab is deployed"
-    assert "vtopo.server.agent" in loaded  # it did answer in this process
+    assert "vtopo.server.agent_server" in loaded  # it did answer in this process
     assert {"vtopo.host.deployer", "vtopo.compile", "vtopo.kinds.registry", "vtopo.kinds.contract", "vtopo.ops",
             "vtopo.model.topology", "vtopo.server.live_lab"}.isdisjoint(loaded)
 
@@ -152,7 +152,7 @@ def test_errors_are_named_without_loading_their_modules(monkeypatch: pytest.Monk
     from vtopo.named_errors import loaded
 
     monkeypatch.setitem(sys.modules, "vtopo.deployed", types.ModuleType("vtopo.deployed"))  # partly imported
-    monkeypatch.delitem(sys.modules, "vtopo.operate", raising=False)
-    names = ("vtopo.deployed:NotDeployed", "vtopo.operate:OperateError", "vtopo.model.problems:LabError")
+    monkeypatch.delitem(sys.modules, "vtopo.lab_operations", raising=False)
+    names = ("vtopo.deployed:NotDeployed", "vtopo.lab_operations:OperateError", "vtopo.model.problems:LabError")
     assert loaded(names) == (LabError,)
-    assert "vtopo.operate" not in sys.modules
+    assert "vtopo.lab_operations" not in sys.modules

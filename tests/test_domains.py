@@ -7,7 +7,7 @@ import pytest
 
 from golden import GOLDEN, assert_golden
 from vtopo.lab_terms import HostFacts
-from vtopo.compile.domains import broadcast_domains_of, domain_problems
+from vtopo.compile.broadcast_domains import broadcast_domains_of, domain_problems
 from vtopo.lab import context_of, open_lab, problems_of
 from vtopo.model.topology import Interface, Topology
 from vtopo.resources import TOPOLOGIES

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from vtopo.compile.domains import broadcast_domains_of
+from vtopo.compile.broadcast_domains import broadcast_domains_of
 from vtopo import ops as o
 from vtopo.lab_terms import HostFacts, LabOwner, Trust
 from vtopo.lab import context_of, open_lab, plan_of, problems_of

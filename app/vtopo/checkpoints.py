@@ -6,7 +6,7 @@ container's addresses and routes), with the nodes stopped, the links down and ea
 writes it into the lab's file, as the user. Restoring runs as root (this process, or the agent for the lab's owner),
 through the paths every other change of a running lab takes:
 
-1. a node stopped now that ran then is started (`vtopo.operate`);
+1. a node stopped now that ran then is started (`vtopo.lab_operations`);
 2. the running state is read again, and the nodes whose state differs (as `vtopo save` compares it) get the
    checkpoint's through `deploy --update`, which applies only the operations that change. A router's daemons take a
    configuration by adding it to what they run (`vtysh -b`), which would keep a line the checkpoint does not have,
@@ -26,7 +26,7 @@ from vtopo.host.state import LabRecord
 from vtopo.kinds.contract import SavedState
 from vtopo.model.checkpoints import Checkpoint, NodeState
 from vtopo.model.topology import Endpoint, Impairment, Topology
-from vtopo.operate import (describe_impairment, restart_node, running_lab, set_link_impairment, set_link_state,
+from vtopo.lab_operations import (describe_impairment, restart_node, running_lab, set_link_impairment, set_link_state,
                            start_node, stop_node)
 from vtopo.reports import DeployReport
 from vtopo.saving import NodeChange, RunningState, apply_state, read_running

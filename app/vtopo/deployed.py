@@ -15,7 +15,7 @@ from typing import Any
 from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_between
 from vtopo.compile.compiler import lab_context
 from vtopo import serial_console
-from vtopo.host import domains, vhost
+from vtopo.host import libvirt_domains, vhost
 from vtopo.host.facts import route_device
 from vtopo.host.state import StateStore
 from vtopo.lab_record import consent_of, facts_of, topology_of
@@ -124,8 +124,8 @@ class DeployedLab:
         except (OSError, ValueError, IndexError):
             pid = None
         drivers: tuple[str, ...] = ()
-        if machine.backend == "libvirt" and domains.running(machine.uri, machine.domain):
-            drivers = tuple(domains.interface_drivers(domains.live_xml(machine.uri, machine.domain)))
+        if machine.backend == "libvirt" and libvirt_domains.running(machine.uri, machine.domain):
+            drivers = tuple(libvirt_domains.interface_drivers(libvirt_domains.live_xml(machine.uri, machine.domain)))
         return vhost.inspect(machine.backend, pid, drivers, machine.vhost)
 
     def machine_lines(self, name: str) -> list[str]:

@@ -6,7 +6,7 @@ text) and the user's consent, and the agent loads, checks and compiles it itself
 
 Each verb is declared once, as its request type: a `Request[A]` whose Result carries an `A` (its data), which the
 agent's handler makes (`result_of`) and the client reads back (`answer_of`). A new verb is a new request type here and
-its handler in the agent's table of verbs (vtopo.server.agent.VERBS). A choice among a few words (a node's or a link's
+its handler in the agent's table of verbs (vtopo.server.agent_server.VERBS). A choice among a few words (a node's or a link's
 action) is an enum, refused where the line is decoded.
 """
 from __future__ import annotations
@@ -87,7 +87,7 @@ class Consent:
 
 
 class NodeAction(StrEnum):
-    """What `vtopo node` does to a node of a running lab (vtopo.operate.operate_node)."""
+    """What `vtopo node` does to a node of a running lab (vtopo.lab_operations.operate_node)."""
 
     START = "start"
     STOP = "stop"

@@ -1,7 +1,7 @@
 """`vtopo save` and Lab ▸ Save running configuration: what the nodes of a running lab have become (a router's running
 configuration, a container's addresses and routes), written back into the lab so that the next deploy rebuilds it.
 
-Reading is a plan, as every change to a running lab is (vtopo.operate): a `ReadState` op for each command that shows a
+Reading is a plan, as every change to a running lab is (vtopo.lab_operations): a `ReadState` op for each command that shows a
 node's state (its kind's `state_commands`), applied through the lab's KernelHost as root (this process, or the agent
 for the lab's owner); `vtopo save --explain` is the same ops on a ScriptHost. The state read is recorded in the lab's
 record, so that a restarted router comes back with what was saved, and the journal takes the ops a deploy of the lab
@@ -27,7 +27,7 @@ from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.rules import subinterface_name
 from vtopo.model.topology import Interface, Topology
-from vtopo.operate import LiveChange, OperateError, running_lab
+from vtopo.lab_operations import LiveChange, OperateError, running_lab
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """OpenSSH to another site. It carries the agent's protocol: `ssh SITE vtopo agent --stdio` joins a connection to
 the site's agent socket, where the agent knows the caller as the SSH user (SO_PEERCRED), with their groups and limits
-there (vtopo.client.agent.connect makes a connection of it). It runs what needs a stream of its own there: a shell
+there (vtopo.client.agent_client.connect makes a connection of it). It runs what needs a stream of its own there: a shell
 or command in a node (`vtopo exec`, with a pty there for a terminal) and a capture (`vtopo capture --pcap`)."""
 from __future__ import annotations
 

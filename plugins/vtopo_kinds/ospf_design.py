@@ -6,7 +6,7 @@ router starts.
 - the routers on each link agree on the hello and dead intervals;
 - a network is announced in one area only.
 
-A subnet that differs between two routers on one wire is an error of the broadcast domains (vtopo.compile.domains),
+A subnet that differs between two routers on one wire is an error of the broadcast domains (vtopo.compile.broadcast_domains),
 for every routing node. A router with its own FRR configuration is judged by FRR itself: these rules read the
 settings vtopo writes its configuration from, so they pass over it.
 """

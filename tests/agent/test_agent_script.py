@@ -14,7 +14,7 @@ import pytest
 
 from waiting import wait_for
 from vtopo import protocol
-from vtopo.client.agent import agent_running
+from vtopo.client.agent_client import agent_running
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ import pytest
 
 from vtopo import protocol as p
 from vtopo.server.policy import Policy, PolicyError
-from vtopo.server.agent import Caller, Refused, _consent
+from vtopo.server.agent_server import Caller, Refused, _consent
 
 ROOT = Caller(pid=1, uid=0, gid=0)
 MEMBER = Caller(pid=1, uid=65534, gid=65534)  # nobody: a uid that is not root

@@ -15,8 +15,8 @@ from vtopo.model import io
 
 pytestmark = pytest.mark.privileged
 
-CANCEL = "import sys; from vtopo.client.agent import AgentClient; print(AgentClient().cancel(sys.argv[1]))"
-LABS = "from vtopo.client.agent import AgentClient; print([(e.lab, e.doing) for e in AgentClient().labs()])"
+CANCEL = "import sys; from vtopo.client.agent_client import AgentClient; print(AgentClient().cancel(sys.argv[1]))"
+LABS = "from vtopo.client.agent_client import AgentClient; print([(e.lab, e.doing) for e in AgentClient().labs()])"
 
 
 def slow_lab(directory, seconds: int):  # type: ignore[no-untyped-def]

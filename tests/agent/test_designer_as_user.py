@@ -68,7 +68,7 @@ wait_for(lambda: not window.deploy.busy and window.deploy.deployed_lab == "")
 print(json.dumps({"deployed": deployed, "painted": painted, "after": {n: s.name for n, s in window.deploy.states.items()},
                   "executor": "vtopo.host.deployer" in sys.modules,
                   "pinged": pinged.received, "log": window.log.toPlainText(), "stopped": stopped,
-                  "after_stop": unanswered, "operate": "vtopo.operate" in sys.modules,
+                  "after_stop": unanswered, "operate": "vtopo.lab_operations" in sys.modules,
                   "root_bar": window.findChild(QToolBar, "root-warning") is not None, "terminal": in_terminal}))
 """
 

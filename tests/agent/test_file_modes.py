@@ -25,7 +25,7 @@ pytestmark = pytest.mark.privileged
 
 ROOTS = (Path("/run/vtopo"), Path("/var/lib/vtopo"))
 PRIVATE, SHARED, PASSAGE = 0o700, 0o750, 0o711
-STATUS_DOCUMENTS = ("from pathlib import Path\nfrom vtopo.client.agent import AgentClient\n"
+STATUS_DOCUMENTS = ("from pathlib import Path\nfrom vtopo.client.agent_client import AgentClient\n"
                     "for lab in AgentClient(Path({socket!r})).status(): print(lab.lab, len(lab.document))")
 
 

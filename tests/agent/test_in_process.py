@@ -14,11 +14,11 @@ from benchmarks.test_deploy_bench import star
 from residue import snapshot
 from vtopo import protocol
 from vtopo.cli import main
-from vtopo.client.agent import agent_running
+from vtopo.client.agent_client import agent_running
 from vtopo.host.state import StateStore
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
-from vtopo.server.agent import SEARCH_PATH
+from vtopo.server.agent_server import SEARCH_PATH
 
 pytestmark = pytest.mark.privileged
 

@@ -33,7 +33,7 @@ PULLED = "c1-eth0--br0-p1"  # the link from c1's eth0 to the bridge
 DESIGNER = IMPORTS + """
 import traceback
 from tests.gui.helpers import answer_next_dialog
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 
 reads = []
 status = AgentClient.status

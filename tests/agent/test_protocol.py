@@ -77,7 +77,7 @@ def test_an_action_goes_over_the_socket_as_its_word_and_comes_back_as_itself() -
 
 
 def test_each_request_the_agent_reads_has_one_handler_in_its_table_of_verbs() -> None:
-    from vtopo.server.agent import VERBS
+    from vtopo.server.agent_server import VERBS
 
     assert set(VERBS) == set(p.REQUESTS.values())
 
@@ -113,9 +113,9 @@ def test_a_change_to_a_links_impairment_goes_as_its_four_values_and_comes_back_w
 
 def test_the_command_line_and_the_live_operations_know_the_same_actions_as_the_protocol() -> None:
     """Each word stands in three places: what `vtopo node`/`vtopo link` accept, the protocol's enums, and what
-    vtopo.operate does; a word added to one alone would be refused by another."""
+    vtopo.lab_operations does; a word added to one alone would be refused by another."""
     from vtopo.cli.main import build_parser
-    from vtopo.operate import NODE_ACTIONS
+    from vtopo.lab_operations import NODE_ACTIONS
 
     commands = next(action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
 

@@ -22,7 +22,7 @@ from agent_process import Agent
 from benchmarks.report import machine_facts, write_fragment
 from members import members, readable_dir  # noqa: F401  (a fixture)
 from benchmarks.test_deploy_bench import seconds, star
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 from vtopo.host.deployer import Deployer
 from vtopo.lab_terms import Trust
 from vtopo.lab import read_lab
@@ -53,7 +53,7 @@ def through_agent(client: AgentClient, text: str, name: str) -> float:
 
 MEMBER_DEPLOY = """
 import sys, time
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 from vtopo.lab_terms import Trust
 client, text = AgentClient(sys.argv[1]), open(sys.argv[2]).read()
 started = time.perf_counter()

@@ -22,7 +22,7 @@ from benchmarks.report import machine_facts, write_fragment
 from benchmarks.test_deploy_bench import address, seconds
 from benchmarks.test_live_bench import cpu_seconds
 from tests.agent.designer_script import IMPORTS, REPOSITORY, WINDOW
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 from vtopo.lab_terms import Trust
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology

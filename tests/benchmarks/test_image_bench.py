@@ -19,7 +19,7 @@ from benchmarks.report import machine_facts, write_fragment
 from benchmarks.test_agent_bench import through_agent
 from benchmarks.test_deploy_bench import seconds, star
 from image_labs import TOOLBOX, own_images
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 from vtopo.host import image_store, syscalls
 from vtopo.host.syscalls import MS_NODEV, MS_NOSUID
 from vtopo.lab_terms import Trust

@@ -25,7 +25,7 @@ from agent_process import Agent
 from benchmarks.report import machine_facts, write_fragment
 from benchmarks.test_deploy_bench import seconds, star
 from vtopo import protocol as p
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 from vtopo.lab_terms import Trust
 from vtopo.model import io
 
@@ -39,7 +39,7 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 POLLER = """
 import sys, time
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 client = AgentClient(sys.argv[1])
 while True:
     started = time.monotonic()

@@ -17,7 +17,7 @@ from benchmarks.report import machine_facts, write_fragment
 from benchmarks.test_deploy_bench import seconds, settle, star, timed
 from vtopo.host.deployer import Deployer
 from vtopo.lab import context_of
-from vtopo.operate import set_link_impairment, set_link_state, start_node, stop_node
+from vtopo.lab_operations import set_link_impairment, set_link_state, start_node, stop_node
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 

@@ -19,7 +19,7 @@ import pytest
 from benchmarks.report import machine_facts, write_fragment
 from sites.simulated import Sites, running_sites
 from spread_labs import LabBuilder
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.privileged]
 

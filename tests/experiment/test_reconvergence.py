@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from residue import snapshot
-from vtopo import operate
+from vtopo import lab_operations
 from vtopo.deployed import DeployedLab
 from vtopo.experiment.runner import ExperimentRun
 from vtopo.host.deployer import Deployer
@@ -46,7 +46,7 @@ def ospf_lab() -> Iterator[tuple[DeployedLab, Topology]]:
 def _run(lab: DeployedLab, topology: Topology, repeats: int, **options: object) -> ExperimentRun:
     test = topology.experiment.tests[0]
     experiment = replace(topology.experiment, tests=[replace(test, options={**test.options, **options})])
-    run = ExperimentRun(lab, experiment, repeats=repeats, warmup=0, links=operate)
+    run = ExperimentRun(lab, experiment, repeats=repeats, warmup=0, links=lab_operations)
     assert run.wait_until_answering(CONVERGED_WITHIN_S) == []
     return run
 
@@ -74,10 +74,10 @@ def test_a_link_off_the_path_is_said_to_be_one_and_is_up_again_after(ospf_lab):
     assert cell.values == [] and cell.errors == [
         "taking link r2–r3 down did not interrupt the pings from h1 to 10.3.0.10 within 2 s: is the link on their "
         "path?"]
-    said = operate.set_link_state(topology.name, "r2", "r3", up=False)  # refused ("is down already") were it still down
+    said = lab_operations.set_link_state(topology.name, "r2", "r3", up=False)  # refused ("is down already") were it still down
     assert said == f"link r2:eth1-r3:eth2 in lab {topology.name} is down: r2:eth1 stays up without carrier and " \
                    "r3:eth2 is set down (a veth between two nodes cannot lose carrier at both ends)"
-    operate.set_link_state(topology.name, "r2", "r3", up=True)
+    lab_operations.set_link_state(topology.name, "r2", "r3", up=True)
 
 
 def test_ebgp_takes_the_path_it_holds_already_when_its_session_ends_with_the_link():

@@ -353,7 +353,7 @@ def test_a_site_that_does_not_answer_is_named_by_status_and_destroy(make_window:
 
 
 def test_the_capture_docks_agent_gets_the_site_of_a_capture_on_another_machine(tmp_path: Path) -> None:
-    from vtopo.capture.agent import read_spec, spec_of
+    from vtopo.capture.capture_process import read_spec, spec_of
     from vtopo.capture.target import CaptureTarget
 
     target = CaptureTarget("r2:eth1", "eth1", "v2grl-r2", "r1-eth1--r2-eth1", "l2-vs-l3", B)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 from tests.gui.helpers import click, focus_canvas
 from vlan_labs import vlan_lab
 from vtopo.gui.main_window import MainWindow
-from vtopo.gui.overlays.domains import domain_color
+from vtopo.gui.overlays.broadcast_domains import domain_color
 from vtopo.gui.panels.port_vlans import PortVlansEditor
 from vtopo.model import io
 

@@ -123,7 +123,7 @@ def test_a_broken_vlan_lab_fails_the_checks_across_vlans_naming_the_lost_gateway
 
 
 def test_a_failed_check_names_the_link_that_is_down_on_the_path(deployed):
-    from vtopo.operate import set_link_state
+    from vtopo.lab_operations import set_link_state
 
     running = deployed("l2-vs-l3")
     topology = running.topology

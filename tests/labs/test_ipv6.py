@@ -54,7 +54,7 @@ def dual_stack() -> Topology:
 
 
 def test_a_dual_stack_lab_validates_and_its_domains_show_both_subnets():
-    from vtopo.compile.domains import broadcast_domains_of
+    from vtopo.compile.broadcast_domains import broadcast_domains_of
     from vtopo.lab import context_of
 
     topology = dual_stack()
@@ -99,7 +99,7 @@ def test_an_ipv6_ping_followed_along_its_path_loses_one_hop_limit_at_the_router(
 
 
 def test_a_pulled_cable_keeps_ipv6_addresses_and_the_check_says_where(deployed):
-    from vtopo.operate import set_link_state
+    from vtopo.lab_operations import set_link_state
 
     lab = deployed(dual_stack())
     set_link_state("dual-stack", "h3", "r1", up=False)  # h3's end goes down: r1 keeps eth1 up without carrier

@@ -18,7 +18,7 @@ from vtopo.cli import main
 from vtopo.compile.compiler import Compiler
 from vtopo.model import io
 from vtopo.model.topology import Topology
-from vtopo.operate import set_link_impairment
+from vtopo.lab_operations import set_link_impairment
 from waiting import wait_for
 
 pytestmark = pytest.mark.privileged

@@ -124,7 +124,7 @@ def iperf_servers(netns: str) -> set[int]:
 
 def test_restart_ends_what_a_startup_command_started_and_runs_the_commands_again() -> None:
     """Like a container's restart; stop and start only freeze and resume the server."""
-    from vtopo.operate import operate_node
+    from vtopo.lab_operations import operate_node
 
     before = snapshot()
     deployer = Deployer()

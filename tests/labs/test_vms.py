@@ -223,7 +223,7 @@ def test_a_libvirt_vm_runs_startup_commands_stops_and_boots_again_on_the_same_ta
     from tests.labs.conftest import Running
     from vtopo.host.deployer import Deployer, Progress
     from vtopo.lab_terms import Trust
-    from vtopo.operate import operate_node
+    from vtopo.lab_operations import operate_node
 
     before = snapshot()
     topology = open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology

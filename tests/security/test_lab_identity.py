@@ -98,7 +98,7 @@ def test_two_members_racing_for_one_identity_leave_one_lab_which_everyone_finds(
 STREAM_COUNTERS = """
 import json, sys
 from pathlib import Path
-from vtopo.client.agent import AgentClient, AgentError
+from vtopo.client.agent_client import AgentClient, AgentError
 try:
     for totals in AgentClient(Path(sys.argv[1])).link_counters(sys.argv[2], float(sys.argv[3])):
         print(json.dumps(totals), flush=True)

@@ -24,7 +24,7 @@ from vtopo.resources import TOPOLOGIES
 pytestmark = pytest.mark.privileged
 
 LAB = "host-routed-bridges"
-DEPLOY_WITH_SOURCE = ("import sys\nfrom pathlib import Path\nfrom vtopo.client.agent import AgentClient\n"
+DEPLOY_WITH_SOURCE = ("import sys\nfrom pathlib import Path\nfrom vtopo.client.agent_client import AgentClient\n"
                       "from vtopo.lab_terms import Trust\n"
                       "AgentClient(Path(sys.argv[1])).deploy(sys.stdin.read(), Trust(), source=sys.argv[2])")
 

@@ -12,7 +12,7 @@ import pytest
 from residue import snapshot
 from sites.simulated import Sites
 from waiting import wait_for
-from vtopo.client.agent import AgentClient, deployed_for
+from vtopo.client.agent_client import AgentClient, deployed_for
 from vtopo.deployed import DeployedLab
 from vtopo.measure import IperfOptions, IperfRun
 from vtopo.measure.nodes import MeasureError

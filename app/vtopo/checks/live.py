@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from vtopo.compile.domains import broadcast_domains_of
+from vtopo.compile.broadcast_domains import broadcast_domains_of
 from vtopo.compile.vlan_rules import vlan_gap
 from vtopo.kinds.contract import LabContext
 from vtopo.deployed import DeployedLab

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vtopo.compile.analysis import path_between
-from vtopo.compile.domains import Domain, Member, broadcast_domains_of
+from vtopo.compile.broadcast_domains import Domain, Member, broadcast_domains_of
 from vtopo.compile.vlan_rules import vlan_gap
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
 from vtopo.measure.nodes import MeasureError

@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from vtopo.client.agent import AgentClient
+    from vtopo.client.agent_client import AgentClient
     from vtopo.client.in_process import LocalAgent
     from vtopo.deployed import DeployedLab
 
@@ -21,7 +21,7 @@ def run_agent_in_process() -> None:
     from vtopo.client.in_process import provide
 
     def agent() -> LocalAgent:
-        from vtopo.server.agent import Agent
+        from vtopo.server.agent_server import Agent
 
         return Agent()
 
@@ -30,15 +30,15 @@ def run_agent_in_process() -> None:
 
 def agent_client() -> AgentClient:
     """The agent every command asks: the one that listens, or, for root when none does, one this process runs (see
-    vtopo.client.agent.connect). Imported only when a command needs it."""
-    from vtopo.client.agent import AgentClient
+    vtopo.client.agent_client.connect). Imported only when a command needs it."""
+    from vtopo.client.agent_client import AgentClient
 
     return AgentClient()
 
 
 def deployed_for_caller(name: str, action: str = "measure") -> DeployedLab:
     """The lab, as the agent says it is deployed; a member's commands run through it, as the member."""
-    from vtopo.client.agent import deployed_for
+    from vtopo.client.agent_client import deployed_for
 
     return deployed_for(name, action, agent_client())
 

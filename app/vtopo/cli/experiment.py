@@ -12,7 +12,7 @@ from vtopo import user_data
 from vtopo.cli.common import Command, agent_client, deployed_for_caller
 
 if TYPE_CHECKING:
-    from vtopo.client.agent import AgentClient
+    from vtopo.client.agent_client import AgentClient
     from vtopo.experiment.results import CellRun, ExperimentResult
     from vtopo.measure import RunResult
     from vtopo.model.topology import Topology

@@ -61,7 +61,7 @@ def cmd_image(args: argparse.Namespace) -> int:
 
 def member_image(args: argparse.Namespace) -> int:
     """`vtopo image load|list|rm` of a member, through the agent."""
-    from vtopo.client.agent import AgentClient
+    from vtopo.client.agent_client import AgentClient
 
     client = AgentClient()
     if args.verb == "load":

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NoReturn, cast
 
 from vtopo import __version__
-from vtopo.cli.agent import AGENT_NOTE
-from vtopo.cli.agent import add_commands as add_agent_commands
+from vtopo.cli.agent_command import AGENT_NOTE
+from vtopo.cli.agent_command import add_commands as add_agent_commands
 from vtopo.cli.capture import add_commands as add_capture_commands
 from vtopo.cli.check import add_commands as add_check_commands
 from vtopo.cli.common import agent_client, on_its_site, run_agent_in_process
@@ -30,13 +30,13 @@ from vtopo.cli.grade import add_commands as add_grade_commands
 from vtopo.cli.images import add_commands as add_image_commands
 from vtopo.cli.interop import add_commands as add_interop_commands
 from vtopo.cli.measure import add_commands as add_measure_commands
-from vtopo.cli.operate import add_commands as add_operate_commands
+from vtopo.cli.operate_commands import add_commands as add_operate_commands
 from vtopo.cli.sites import add_commands as add_sites_commands
 from vtopo.cli.sites import deploy_spread, destroy_spread, explain_spread, status_spread
 from vtopo.named_errors import loaded
 
 if TYPE_CHECKING:
-    from vtopo.client.agent import AgentClient, AgentError
+    from vtopo.client.agent_client import AgentClient, AgentError
     from vtopo.deployed import DeployedLab
     from vtopo.lab_terms import HostFacts
     from vtopo.model.problems import LabError, Problem
@@ -50,10 +50,10 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
 LAB_ERRORS = ("vtopo.model.problems:LabError",)
 ONE_LINE_ERRORS = ("vtopo.deployed:NotDeployed", "vtopo.kinds.contract:CannotRunInside",
                    "vtopo.measure.nodes:MeasureError", "vtopo.host.errors:HostError",
-                   "vtopo.client.agent:AgentRefused", "vtopo.client.agent:AgentUnavailable",
+                   "vtopo.client.agent_client:AgentRefused", "vtopo.client.agent_client:AgentUnavailable",
                    "vtopo.model.placement:Unreachable", "vtopo.sites.spread:SitesFailed",
                    "vtopo.oci_archives:ArchiveError")
-AGENT_FAILED = ("vtopo.client.agent:AgentError",)
+AGENT_FAILED = ("vtopo.client.agent_client:AgentError",)
 
 
 def print_problems(problems: list[Problem]) -> None:

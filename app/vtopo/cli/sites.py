@@ -11,7 +11,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from vtopo.cli.common import Command, agent_client
 
 if TYPE_CHECKING:  # the CLI builds its parser with this module: the rest, the model too, loads when a command runs
-    from vtopo.client.agent import AgentClient
+    from vtopo.client.agent_client import AgentClient
     from vtopo.lab_terms import HostFacts, Trust
     from vtopo.model.sites import Site
     from vtopo.model.topology import Topology
@@ -146,7 +146,7 @@ def _domains_of(topology: Topology, site: str) -> list[str]:
     """For each VM that runs as a libvirt domain on `site` (another machine), how to open it from here with virsh
     (or virt-manager -c): the domain at the URI of that site's libvirtd, reached over ssh. Asks the site how its part
     runs only when the lab places a VM there."""
-    from vtopo.client.agent import AgentClient
+    from vtopo.client.agent_client import AgentClient
     from vtopo.deployed import DeployedLab
     from vtopo.kinds.contract import Role
     from vtopo.kinds.registry import installed_kinds

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from vtopo import protocol as p
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 from vtopo.reports import LabStatus, PartState
 
 EXIT_OK = 0

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 class LocalAgent(Protocol):
-    """What the client asks of an agent in its own process (vtopo.server.agent.Agent)."""
+    """What the client asks of an agent in its own process (vtopo.server.agent_server.Agent)."""
 
     def answer(self, connection: socket.socket) -> None:
         """Read one request from `connection`, run it and answer it."""

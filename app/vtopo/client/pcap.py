@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from vtopo.client.agent import AgentClient, AgentError, AgentRefused, AgentUnavailable
+from vtopo.client.agent_client import AgentClient, AgentError, AgentRefused, AgentUnavailable
 
 
 def main(args: list[str]) -> int:

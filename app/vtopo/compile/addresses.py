@@ -8,7 +8,7 @@ import ipaddress
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from vtopo.compile.domains import Domain, Member, Network
+from vtopo.compile.broadcast_domains import Domain, Member, Network
 from vtopo.model.problems import Problem, Severity
 
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 from vtopo.compile.analysis import broadcast_domains, emptied_after, interface_networks, switching_loops
 from vtopo.compile.addresses import address_clashes
 from vtopo.compile.containers import container_ops, hosts_text, missing_image
-from vtopo.compile.domains import broadcast_domains_of, domain_problems
+from vtopo.compile.broadcast_domains import broadcast_domains_of, domain_problems
 from vtopo.compile.vlan_rules import stranded_by_vlans, vlan_problems
 from vtopo.compile.links import configure_ends, create_medium, impairment_problem, medium_for
 from vtopo.compile.plan import Plan, Step

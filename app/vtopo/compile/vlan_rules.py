@@ -1,6 +1,6 @@
 """The classic VLAN mistakes, read off the lab's broadcast domains: a host whose gateway its VLAN does not reach,
 a VLAN that a trunk does not carry between hosts of its subnet (each with the port or trunk that does not carry the
-VLAN), and one subnet split over two VLANs. Two subnets in one VLAN is domains.py's rule of two subnets on one wire,
+VLAN), and one subnet split over two VLANs. Two subnets in one VLAN is broadcast_domains.py's rule of two subnets on one wire,
 which names the VLAN. A check that finds two hosts of one subnet apart asks `vlan_gap` why.
 
 Each is a warning: the lab deploys, and its checks show what the mistake breaks.
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from vtopo.compile.analysis import FORWARDING_ROLES, switch_ports, vlans_at
-from vtopo.compile.domains import Domain, Member, Network, VlanMap, vlan_words
+from vtopo.compile.broadcast_domains import Domain, Member, Network, VlanMap, vlan_words
 from vtopo.kinds.contract import EndContext, LabContext, PortVlans
 from vtopo.model.problems import Problem, Severity
 
@@ -202,7 +202,7 @@ def _split_subnets(domains: list[Domain], way: _Way, said: set[tuple[int, tuple[
         numbers = way.vlans.numbers(domain)
         for version in (4, 6) if numbers else ():
             subnets = [n for n in domain.subnets if n.version == version]
-            if len(subnets) == 1:  # a VLAN of two subnets is the subnet rule's (domains.py)
+            if len(subnets) == 1:  # a VLAN of two subnets is the subnet rule's (broadcast_domains.py)
                 halves[subnets[0]].append((numbers, [m for m in domain.members if subnets[0] in m.networks]))
     used = {n for d in domains for n in d.subnets}
     problems = []

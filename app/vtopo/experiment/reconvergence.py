@@ -21,7 +21,7 @@ STEADY_S = 2.0  # how long the replies must come in a row, with one TTL, for a p
 
 
 class LinkSwitch(Protocol):
-    """What takes a running lab's link down and up: the agent's client (vtopo.client.agent.AgentClient)."""
+    """What takes a running lab's link down and up: the agent's client (vtopo.client.agent_client.AgentClient)."""
 
     def set_link_state(self, lab: str, a: str, b: str, up: bool) -> str: ...
 

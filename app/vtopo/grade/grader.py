@@ -12,7 +12,7 @@ from pathlib import Path
 
 from vtopo.checks.engine import PARALLEL_CHECKS, Outcome, run_until_passed
 from vtopo.checks.live import LiveProbe
-from vtopo.client.agent import AgentClient, AgentError, deployed_for
+from vtopo.client.agent_client import AgentClient, AgentError, deployed_for
 from vtopo.deployed import NotDeployed
 from vtopo.grade.submission import Submission, read_submission
 from vtopo.lab_terms import Trust

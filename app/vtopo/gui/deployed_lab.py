@@ -16,7 +16,7 @@ class LabUnavailable(Exception):
 def deployed_lab(lab: str, action: str) -> DeployedLab:
     """The deployed lab named `lab`, to `action` it ("measure", "check"); LabUnavailable says why not."""
     try:
-        from vtopo.client.agent import AgentRefused, AgentUnavailable, deployed_for
+        from vtopo.client.agent_client import AgentRefused, AgentUnavailable, deployed_for
         from vtopo.deployed import NotDeployed
     except ImportError as error:
         raise LabUnavailable(f"this needs vtopo's host layer (vtopo.deployed): {error}") from error

@@ -32,7 +32,7 @@ class Deployer(Protocol):
 
 
 class Following(Protocol):
-    """A lab followed through the agent (vtopo.client.agent.Following): its messages, until `close`."""
+    """A lab followed through the agent (vtopo.client.agent_client.Following): its messages, until `close`."""
 
     def __iter__(self) -> Iterator[Message]: ...
 

@@ -21,7 +21,7 @@ from vtopo.gui.host_api import DeployerLoader
 from vtopo.gui.measure.controller import MeasureController, find_deployed
 from vtopo.gui.measure.experiment import ExperimentController
 from vtopo.gui.measure.panel import MeasurePanel
-from vtopo.gui.overlays.domains import DomainView
+from vtopo.gui.overlays.broadcast_domains import DomainView
 from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.panels.checks import ChecksController, ChecksPanel
 from vtopo.gui.panels.exercise import ExerciseController, ExercisePanel
@@ -30,7 +30,7 @@ from vtopo.gui.panels.explain import SELECTION, ExplainPanel
 from vtopo.gui.panels.inspector import Inspector
 from vtopo.gui.panels.kind_palette import KindPalette
 from vtopo.gui.panels.leaving import Leaving
-from vtopo.gui.panels.operate import OperateController
+from vtopo.gui.panels.operate_panel import OperateController
 from vtopo.gui.panels.checkpoints import CheckpointsController
 from vtopo.gui.panels.save_running import SaveRunningController
 from vtopo.gui.panels.problems import ProblemsPanel

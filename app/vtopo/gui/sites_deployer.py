@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from vtopo.client.agent import AgentDeployer
+from vtopo.client.agent_client import AgentDeployer
 from vtopo.lab_terms import Trust
 from vtopo.model import io
 from vtopo.model.placement import spread_over_sites

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
-from vtopo.host import domains, nftables, ovs, owned_files, processes
+from vtopo.host import libvirt_domains, nftables, ovs, owned_files, processes
 from vtopo.host.errors import HostError
 from vtopo.host.kernel_host import KernelHost, read_pid
 from vtopo.host.namespace_maker import NamespaceError
@@ -68,7 +68,7 @@ class Applier:
     def _apply_unreported(self, op: o.Op) -> None:
         try:
             op.apply(self.kernel)
-        except (HostError, domains.DomainError, nftables.NftError, OSError, ValueError) as error:
+        except (HostError, libvirt_domains.DomainError, nftables.NftError, OSError, ValueError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def put_back(self, op: o.Op) -> None:
@@ -91,7 +91,7 @@ class Applier:
         """Apply `op`, the inverse of an op applied earlier."""
         try:
             op.apply(self.kernel)
-        except (NetlinkError, ovs.OvsError, domains.DomainError, nftables.NftError, OSError) as error:
+        except (NetlinkError, ovs.OvsError, libvirt_domains.DomainError, nftables.NftError, OSError) as error:
             raise OpFailed(op, _reason(error)) from error
 
     def _report(self, op: o.Op) -> None:
@@ -156,7 +156,7 @@ class Applier:
             pid = read_pid(Path(op.pid_file))
             return pid is not None and processes.process_alive(pid, Path(op.argv[0]).name)
         if isinstance(op, o.StartDomain):
-            return domains.running(op.uri, op.name)
+            return libvirt_domains.running(op.uri, op.name)
         return None
 
     def up(self, name: str, netns: str | None) -> bool:

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vtopo.host import domains
+from vtopo.host import libvirt_domains
 from vtopo.host import facts as host_facts
 from vtopo.host import netns as namespaces
 from vtopo.host import namespace_maker, nftables, oci_engine, ovs, owned_files, processes
@@ -78,9 +78,9 @@ def _remove_namespace_files(directory: str) -> list[str]:
 def _destroy_stray_domains(uri: str) -> list[str]:
     if not answers(uri):
         return []
-    strays = domains.lab_domains(uri)
+    strays = libvirt_domains.lab_domains(uri)
     for domain in strays:
-        domains.destroy(uri, domain.name)
+        libvirt_domains.destroy(uri, domain.name)
     return [f"libvirt domain {domain.name} (lab {domain.lab})" for domain in strays]
 
 

@@ -287,7 +287,7 @@ class Deployer:
         self._cancelled.clear()
         if record is None:
             return self.deploy(topology, progress, source, consent, owner, admit)
-        with record.locked():  # a live change to the running lab (vtopo.operate) finishes first
+        with record.locked():  # a live change to the running lab (vtopo.lab_operations) finishes first
             return self._update(record, topology, progress, source, consent, admit)
 
     def _update(self, record: LabRecord, topology: Topology, progress: ProgressCallback, source: Path | None,

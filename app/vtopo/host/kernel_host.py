@@ -15,7 +15,7 @@ from typing import Iterable
 
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
-from vtopo.host import domains, namespace_maker, nftables, oci_engine, ovs, owned_files, processes
+from vtopo.host import libvirt_domains, namespace_maker, nftables, oci_engine, ovs, owned_files, processes
 from vtopo.host.config_checks import REFUSAL
 from vtopo.host.image_store import StoredImage
 from vtopo.host.images import open_device, open_image
@@ -320,18 +320,18 @@ class KernelHost:
     def start_domain(self, uri: str, name: str, xml: str, vhost: bool) -> None:
         """Start the domain, then check on the host that vhost-net is what was asked: with no vhost-net for the
         NIC (no kernel module, or QEMU under TCG without ioeventfd), QEMU quietly moves the packets itself."""
-        live = domains.start(uri, xml)
-        pid = domains.qemu_pid(name)
+        live = libvirt_domains.start(uri, xml)
+        pid = libvirt_domains.qemu_pid(name)
         if vhost and pid is not None and holds_vhost(pid) is False:
-            drivers = ", ".join(sorted({d or "default" for d in domains.interface_drivers(live)}))
+            drivers = ", ".join(sorted({d or "default" for d in libvirt_domains.interface_drivers(live)}))
             self.notices.append(f"vhost-net was asked for and libvirt reports driver {drivers}, but QEMU (pid {pid}) "
                                 f"does not hold {VHOST_DEVICE}: its NICs run without vhost-net")
 
     def resume_domain(self, uri: str, name: str) -> None:
-        domains.resume(uri, name)
+        libvirt_domains.resume(uri, name)
 
     def destroy_domain(self, uri: str, name: str) -> None:
-        domains.destroy(uri, name)
+        libvirt_domains.destroy(uri, name)
 
 
 def read_pid(path: Path) -> int | None:

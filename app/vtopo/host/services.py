@@ -20,7 +20,7 @@ from typing import Protocol
 
 from vtopo import ops as o
 from vtopo.compile.plan import Plan
-from vtopo.host import domains, ovs
+from vtopo.host import libvirt_domains, ovs
 from vtopo.host.facts import libvirt_uri
 from vtopo.host.libvirtd import LibvirtService
 from vtopo.host.owned_files import make_directory, open_file
@@ -60,7 +60,7 @@ def _libvirtd() -> LibvirtService:
 
 def _libvirtd_idle() -> bool:
     daemon = _libvirtd()
-    return not daemon.running() or not domains.lab_domains(daemon.uri)
+    return not daemon.running() or not libvirt_domains.lab_domains(daemon.uri)
 
 
 LIBVIRTD = SharedService("libvirtd", "libvirtd (with virtlogd)", _libvirtd, lambda op: isinstance(op, o.StartDomain),

@@ -7,7 +7,7 @@ Import them from here: `from vtopo import ops as o`, then `o.CreateVeth(...)`.
 from __future__ import annotations
 
 from vtopo.ops.base import HOST, OP_TYPES, Op, addresses_resource, dev_resource, ns_resource, op_from_json, up_resource
-from vtopo.ops.domains import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain, ResumeDomain, StartDomain
+from vtopo.ops.vm_domain_ops import DOMAIN_XMLNS, LIBVIRT_QEMU_RUN_DIR, DestroyDomain, ResumeDomain, StartDomain
 from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
 from vtopo.ops.files import (FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile,
                              WriteScript)

@@ -8,7 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
-from vtopo.client.agent import AgentRefused, AgentUnavailable, Connection, connect
+from vtopo.client.agent_client import AgentRefused, AgentUnavailable, Connection, connect
 from vtopo.ssh import REFUSED_EXIT
 
 CHUNK = 1 << 16

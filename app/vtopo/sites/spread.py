@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from vtopo.client.agent import AgentClient, AgentError, AgentRefused, AgentUnavailable
+from vtopo.client.agent_client import AgentClient, AgentError, AgentRefused, AgentUnavailable
 from vtopo.lab_terms import Trust
 from vtopo.model import io
 from vtopo.model.placement import site_of, sites_used

@@ -15,7 +15,7 @@ from vtopo.gui.document.analysis import LabAnalyzer
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
 from vtopo.gui.measure.controller import MeasureController
-from vtopo.gui.overlays.domains import DomainView
+from vtopo.gui.overlays.broadcast_domains import DomainView
 from vtopo.gui.overlays.rates import RateView
 from vtopo.gui.panels.checks import ChecksController
 from vtopo.gui.panels.deploy import DeployController

@@ -1,5 +1,5 @@
 """One capture for the dock, as a job for the Worker idiom (vtopo.gui.workers): it finds where to listen, starts
-the capture agent (a process of its own, vtopo.capture.agent) and reports what the agent sends. The agent does
+the capture agent (a process of its own, vtopo.capture.capture_process) and reports what the agent sends. The agent does
 the per-packet work, so a flood does not hold the GIL the GUI thread needs."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vtopo.capture import CaptureTarget
-from vtopo.capture.agent import read_report, spec_of
+from vtopo.capture.capture_process import read_report, spec_of
 from vtopo.capture.engine import new_capture_file
 from vtopo.gui.workers import Report
 
@@ -22,7 +22,7 @@ TargetFinder = Callable[[], CaptureTarget]
 
 
 class CaptureFeed:
-    """The job: reports the CaptureTarget once found, then each vtopo.capture.agent.Report as it arrives."""
+    """The job: reports the CaptureTarget once found, then each vtopo.capture.capture_process.Report as it arrives."""
 
     def __init__(self, find_target: TargetFinder, bpf: str = "") -> None:
         self._find_target = find_target
@@ -40,7 +40,7 @@ class CaptureFeed:
             if self._stopped:
                 return
             self._agent = agent = subprocess.Popen(
-                [sys.executable, "-m", "vtopo.capture.agent", spec_of(target, self._bpf, self.file)],
+                [sys.executable, "-m", "vtopo.capture.capture_process", spec_of(target, self._bpf, self.file)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, start_new_session=True)
         assert agent.stdout is not None
         while (message := read_report(agent.stdout)) is not None:

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QL
                                QSizePolicy, QSplitter, QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from vtopo.capture import CaptureTarget, hex_dump, layers
-from vtopo.capture.agent import Report
+from vtopo.capture.capture_process import Report
 from vtopo.capture.pcapng import copy_head
 from vtopo.capture.wireshark import Viewer, why_not
 from vtopo.gui.capture.feed import CaptureFeed, TargetFinder

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from vtopo.compile.compiler import Compiler, StageFailed
-from vtopo.compile.domains import Domain, broadcast_domains_of
+from vtopo.compile.broadcast_domains import Domain, broadcast_domains_of
 from vtopo.compile.plan import Plan
 from vtopo.gui.document.line_diff import LineChange
 from vtopo.lab_terms import HostFacts, Trust

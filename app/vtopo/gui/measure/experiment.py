@@ -30,7 +30,7 @@ class Runnable(Protocol):
 def live_experiment(topology: Topology) -> Runnable:
     """The experiment on the deployed lab (LabUnavailable when there is none)."""
     from vtopo.experiment.runner import ExperimentRun
-    from vtopo.gui.panels.operate import lab_operator
+    from vtopo.gui.panels.operate_panel import lab_operator
 
     return ExperimentRun(deployed_lab(topology.name, "measure"), topology.experiment, links=lab_operator())
 

@@ -41,8 +41,8 @@ class RateSampling:
             report(meter.rates(totals, time.monotonic()))
 
     def _readings(self) -> Iterator[LinkTotals]:
-        from vtopo.client.agent import AgentError, AgentRefused, AgentUnavailable
-        from vtopo.sites.operate import SitesOperator
+        from vtopo.client.agent_client import AgentError, AgentRefused, AgentUnavailable
+        from vtopo.sites.spread_operations import SitesOperator
         from vtopo.sites.spread import SitesFailed
 
         try:

@@ -1,6 +1,6 @@
 """Lab ▸ Checkpoints…: the lab's checkpoints (named states of the running lab, kept in the lab as `vtopo checkpoint`
 keeps them), and making, restoring and deleting one, and undoing the last restore. The agent reads and restores, in
-a worker (vtopo.client.agent); what changes the lab (a checkpoint made or deleted, the state a restore replaced, kept
+a worker (vtopo.client.agent_client); what changes the lab (a checkpoint made or deleted, the state a restore replaced, kept
 as checkpoint before-restore) is one undo step of the document. The Exercise dock restores the checkpoint a stage
 starts from through `restore`."""
 from __future__ import annotations
@@ -26,14 +26,14 @@ NAME_ROLE = Qt.ItemDataRole.UserRole
 
 
 def _take(lab: str, name: str) -> Checkpoint:
-    from vtopo.client.agent import AgentClient
+    from vtopo.client.agent_client import AgentClient
 
     return AgentClient().take_checkpoint(lab, name)
 
 
 def _restore(lab: str, checkpoint: Checkpoint) -> tuple[Restored, Checkpoint]:
     """Restore `checkpoint`, after reading the state it replaces (the checkpoint UNDO)."""
-    from vtopo.client.agent import AgentClient
+    from vtopo.client.agent_client import AgentClient
 
     agent = AgentClient()
     before = agent.take_checkpoint(lab, UNDO)

@@ -1,6 +1,6 @@
 """Deploy and destroy in a worker thread: progress through signals, a log dock, node states on the canvas.
 
-The vtopo agent does the host work (vtopo.client.agent): the one that runs, or, for root when none does, one the
+The vtopo agent does the host work (vtopo.client.agent_client): the one that runs, or, for root when none does, one the
 designer's own process runs.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ TEXT_PADDING = 8  # px between a progress bar's text and its ends
 def load_deployer() -> tuple[Deployer | None, str]:
     """(a Deployer, "") or (None, why Deploy is unavailable): the agent deploys (each site's, for a lab spread over
     sites), and a member can reach none."""
-    from vtopo.client.agent import unavailable
+    from vtopo.client.agent_client import unavailable
     from vtopo.gui.sites_deployer import SitesDeployer
 
     why = unavailable()
@@ -162,7 +162,7 @@ class DeployController(QObject):
     @property
     def outlives_window(self) -> bool:
         """Whether a lab's jobs go on when the designer closes: an agent that listens runs them, not this process."""
-        from vtopo.client.agent import AgentDeployer
+        from vtopo.client.agent_client import AgentDeployer
 
         deployer = self.deployer()
         return isinstance(deployer, AgentDeployer) and deployer.client.outlives_caller

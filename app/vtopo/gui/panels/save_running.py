@@ -23,7 +23,7 @@ TITLE = "Save running configuration"
 
 
 def _read_running(lab: str) -> RunningState:
-    from vtopo.sites.operate import SitesOperator
+    from vtopo.sites.spread_operations import SitesOperator
 
     return SitesOperator().read_running(lab)
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import QDockWidget, QLabel
 
-from vtopo.compile.domains import Domain
+from vtopo.compile.broadcast_domains import Domain
 from vtopo.gui.document.checking import Analysis
 from vtopo.gui.canvas.scene import TopologyScene
 

@@ -22,7 +22,7 @@ from vtopo.model.topology import ImpairmentChange, Link
 from vtopo.protocol import NodeAction
 
 if TYPE_CHECKING:
-    from vtopo.sites.operate import SitesOperator
+    from vtopo.sites.spread_operations import SitesOperator
 
 STOPPABLE_ROLES = (Role.NAMESPACE, Role.MACHINE)
 
@@ -30,7 +30,7 @@ STOPPABLE_ROLES = (Role.NAMESPACE, Role.MACHINE)
 def lab_operator() -> SitesOperator:
     """The agents (this machine's, and those of the sites a lab is spread over): they operate the labs of the user
     who runs the designer."""
-    from vtopo.sites.operate import SitesOperator
+    from vtopo.sites.spread_operations import SitesOperator
 
     return SitesOperator()
 

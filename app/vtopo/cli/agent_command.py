@@ -28,7 +28,7 @@ def add_commands(command: Command) -> None:
 
 def cmd_agent(args: argparse.Namespace) -> int:
     from vtopo import protocol
-    from vtopo.server.agent import run
+    from vtopo.server.agent_server import run
 
     if args.stdio:
         from vtopo.sites.relay import relay_stdio

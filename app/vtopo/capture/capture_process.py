@@ -1,4 +1,4 @@
-"""A capture in a process of its own, for the designer: `python -m vtopo.capture.agent SPEC`.
+"""A capture in a process of its own, for the designer: `python -m vtopo.capture.capture_process SPEC`.
 
 It runs the Capture, decodes at most DECODE_PER_BATCH packets per batch for the list, and writes frames to stdout:
 a 4-byte length, then a pickled Report. Reading tcpdump's stream and decoding take a core at 10,000 packets/s; in
@@ -109,6 +109,6 @@ def run(spec: str, out: IO[bytes]) -> int:
 
 
 if __name__ == "__main__":
-    from vtopo.capture import agent  # by its own name, so that the reports it pickles name their class so too
+    from vtopo.capture import capture_process  # by its own name, so that the reports it pickles name their class so too
 
-    sys.exit(agent.run(sys.argv[1], sys.stdout.buffer))
+    sys.exit(capture_process.run(sys.argv[1], sys.stdout.buffer))

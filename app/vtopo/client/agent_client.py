@@ -321,7 +321,7 @@ class AgentClient:
         deployment = self.deployment(lab)
         return remote_site(topology_of(deployment), node, consent_of(deployment).site)
 
-    # vtopo.operate's three functions, done by the agent on a lab of the caller's (with `explain`, only said)
+    # vtopo.lab_operations's three functions, done by the agent on a lab of the caller's (with `explain`, only said)
 
     def operate_node(self, lab: str, node: str, action: p.NodeAction, *, explain: bool = False) -> str:
         return self.ask(p.NodeRequest(lab, node, action, explain)).said

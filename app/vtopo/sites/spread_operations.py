@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from vtopo.client.agent import AgentClient
+from vtopo.client.agent_client import AgentClient
 from vtopo.protocol import NodeAction
 from vtopo.model import io
 from vtopo.model.placement import site_of, spread_over_sites
@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 
 class SitesOperator:
-    """vtopo.client.agent.AgentClient's verbs on a running lab (node, link, save, link counters), each done by the
+    """vtopo.client.agent_client.AgentClient's verbs on a running lab (node, link, save, link counters), each done by the
     agent of every site it concerns."""
 
     def __init__(self, local: AgentClient | None = None) -> None:

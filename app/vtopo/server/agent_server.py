@@ -55,7 +55,7 @@ EXIT_FAILED, EXIT_BAD_LAB = 1, 2
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.host.state:LabTaken", "vtopo.deployed:NotDeployed",
                    "vtopo.kinds.contract:CannotRunInside", "vtopo.measure.nodes:MeasureError",
-                   "vtopo.host.errors:HostError", "vtopo.operate:OperateError", "vtopo.host.deployer:DeployCancelled")
+                   "vtopo.host.errors:HostError", "vtopo.lab_operations:OperateError", "vtopo.host.deployer:DeployCancelled")
 PREFLIGHT_FAILED, DEPLOY_FAILED = ("vtopo.host.preflight:PreflightFailed",), ("vtopo.host.deployer:DeployError",)
 MAX_FILTER = 4096  # characters of a capture filter
 COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read
@@ -353,7 +353,7 @@ class Agent:
 
     @verb(p.NodeRequest)
     def operate_node(self, request: p.NodeRequest, asked: Asked) -> p.Result:
-        from vtopo.operate import operate_node
+        from vtopo.lab_operations import operate_node
 
         with self._owned(request.lab, asked.caller, f"{request.action} nodes of") as record, \
                 self.live.changing(request.lab):
@@ -362,7 +362,7 @@ class Agent:
 
     @verb(p.LinkRequest)
     def operate_link(self, request: p.LinkRequest, asked: Asked) -> p.Result:
-        from vtopo.operate import set_link_impairment, set_link_state
+        from vtopo.lab_operations import set_link_impairment, set_link_state
 
         with self._owned(request.lab, asked.caller, "change the links of") as record, self.live.changing(request.lab):
             if request.action is p.LinkAction.SET:

@@ -1,7 +1,7 @@
 """`vtopo node` and `vtopo link`: stop, start and restart a node of a running lab, take a link down or up, and
 change a running link's impairment without a redeploy. `vtopo save`: write what the running lab has become back
 into its file. Each works on a lab spread over sites too, through the agent of every site it concerns
-(vtopo.sites.operate)."""
+(vtopo.sites.spread_operations)."""
 from __future__ import annotations
 
 import argparse
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from vtopo.cli.common import Command, agent_client
 
 if TYPE_CHECKING:
-    from vtopo.sites.operate import SitesOperator
+    from vtopo.sites.spread_operations import SitesOperator
 
 RATE_UNITS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3}  # tc's words, in Mbit/s
 TIME_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}  # in ms
@@ -46,7 +46,7 @@ def _percent(text: str) -> float:
 
 
 def _operator() -> SitesOperator:
-    from vtopo.sites.operate import SitesOperator
+    from vtopo.sites.spread_operations import SitesOperator
 
     return SitesOperator(agent_client())
 

@@ -14,7 +14,7 @@ frozen processes are killed with its namespace, and a down link's devices go the
 - A link taken down is a cable pulled wherever the medium allows it: the nodes' interfaces stay up and lose carrier
   (NO-CARRIER), as after a pulled cable or GNS3's link suspend, and routing daemons see the link go at once
   (`RunningLab.pulled_ends` says which end goes down instead, where one must). A link between sites is taken down
-  on each of its sites (vtopo.sites.operate), where its end of the tunnel stays up and loses its carrier.
+  on each of its sites (vtopo.sites.spread_operations), where its end of the tunnel stays up and loses its carrier.
 
 Every change is a plan of ops (vtopo.ops), as a deploy is: a `LiveChange` lists them, the lab's KernelHost applies
 them (through the Applier) and, for `--explain`, a ScriptHost writes the same ops as the script of what runs. A link's
