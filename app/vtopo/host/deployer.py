@@ -1,4 +1,5 @@
-"""Deploy, destroy, status and cleanup of labs: the executor's front door, used by the CLI and the GUI.
+"""Deploy, destroy, status and cleanup of labs: the executor's front door. Only the agent uses it (server/jobs.py): the
+CLI and the designer reach it through the agent, or, for root when none listens, through one their own process runs.
 
 deploy = preflight, then every op of the plan in order, each recorded in the lab's journal before it runs.
 If an op fails, everything applied so far is undone in reverse order and the lab's state is forgotten.
