@@ -17,6 +17,7 @@ from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 
 THIRD_PARTY = Path(__file__).parent / "data" / "thirdparty_kind"
+BUILTIN_PLUGINS = Path(__file__).parents[1] / "plugins" / "vtopo_kinds"
 BUILTIN = {"bridge", "container", "host", "macvlan", "macvtap", "ovs", "router", "vm"}
 
 
@@ -116,3 +117,30 @@ def test_third_party_kind_compiles_in_a_lab(installed_plugin, tmp_path):
     assert "net.ipv4.ip_forward=1" in result.stdout
     without = run_vtopo(Path("/nonexistent"), "validate", "--offline", str(lab))
     assert without.returncode == 2 and "unknown kind 'firewall'" in without.stderr
+
+
+def test_the_plugin_contract_holds_only_what_plugins_use():
+    """vtopo.kinds.api is the whole of vtopo a plugin sees: each name in it is used by a built-in kind or by the
+    third-party example, so a name nobody needs does not widen the contract that vtopo must keep."""
+    import ast
+
+    from vtopo.kinds import api
+
+    used: set[str] = set()
+    for module in [*BUILTIN_PLUGINS.glob("*.py"), *THIRD_PARTY.rglob("*.py")]:
+        used |= {alias.name for node in ast.walk(ast.parse(module.read_text())) if isinstance(node, ast.ImportFrom)
+                 and node.module == "vtopo.kinds.api" for alias in node.names}
+    assert used == set(api.__all__)
+
+
+def test_each_kind_has_only_the_capabilities_it_declares():
+    """What only some kinds do is a capability a kind's class adds: vtopo asks a kind for it with isinstance, so a
+    kind that lacks one (the third-party example has none) is never asked for it."""
+    from vtopo.kinds.api import GeneratesConfig, RunsAsContainer, RunsMachine, SavesState, ServesDhcp
+
+    kinds = registry().kinds
+    having = {capability.__name__: {name for name, kind in kinds.items() if isinstance(kind, capability)}
+              for capability in (RunsAsContainer, RunsMachine, ServesDhcp, GeneratesConfig, SavesState)}
+    assert having == {"RunsAsContainer": {"container", "router"}, "RunsMachine": {"vm"},
+                      "ServesDhcp": {"container", "router"}, "GeneratesConfig": {"router"},
+                      "SavesState": {"container", "router"}}

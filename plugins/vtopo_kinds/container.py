@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from vtopo.kinds.api import (AddRoute, EndContext, FileReader, NodeContext, NodeFiles, NodeImage, NodeKind, Op,
-                             PortSpec, Problem, Reader, Role, SavedState, SetSysctl, setting)
+                             PortSpec, Problem, Reader, Role, RunsAsContainer, SavedState, SavesState, ServesDhcp,
+                             SetSysctl, setting)
 from vtopo_kinds import dhcp
 from vtopo_kinds.common import (GATEWAY6_HELP, KERNEL_STATE, check_default_routes, check_route, cpu_setting,
                                 disk_setting, gateway_route, image_setting, kernel_addresses, kernel_routes,
@@ -27,7 +28,8 @@ class ContainerSettings:
     disk_mb: int = disk_setting()
 
 
-class ContainerKind(NodeKind[ContainerSettings]):
+class ContainerKind(NodeKind[ContainerSettings], RunsAsContainer[ContainerSettings], ServesDhcp[ContainerSettings],
+                    SavesState[ContainerSettings]):
     name = "container"
     label = "Container"
     description = ("A lightweight container: its own network, hostname, /etc/hosts and /tmp, sharing the host's "

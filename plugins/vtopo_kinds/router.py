@@ -16,10 +16,10 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, LoadConfig, MakeDirectory, NodeContext,
-                             NodeFiles, NodeImage, NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl,
-                             StartProcess, WriteFile, addresses_resource, dev_resource, drop_privileges, setting,
-                             up_resource)
+from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, GeneratesConfig, LoadConfig,
+                             MakeDirectory, NodeContext, NodeFiles, NodeImage, NodeKind, Op, PortSpec, Problem, Reader,
+                             Role, RunsAsContainer, SavedState, SavesState, ServesDhcp, SetSysctl, StartProcess,
+                             WriteFile, addresses_resource, dev_resource, drop_privileges, setting, up_resource)
 from vtopo_kinds import dhcp
 from vtopo_kinds.common import cpu_setting, disk_setting, image_setting, memory_setting, node_image
 from vtopo_kinds.frr_config import ALWAYS, DAEMONS, OSPFD, ZEBRA, comparable_config, file_commands, kept_running_config
@@ -77,7 +77,8 @@ def normalise_area(area: str) -> str:
     return str(ipaddress.IPv4Address(int(area))) if area.isdigit() else str(ipaddress.IPv4Address(area))
 
 
-class RouterKind(NodeKind[RouterSettings]):
+class RouterKind(NodeKind[RouterSettings], RunsAsContainer[RouterSettings], ServesDhcp[RouterSettings],
+                 GeneratesConfig[RouterSettings], SavesState[RouterSettings]):
     name = "router"
     label = "Router"
     description = ("A namespace running FRR: zebra, staticd and the routing daemons (OSPF by default; its own "

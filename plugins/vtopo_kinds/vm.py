@@ -10,7 +10,7 @@ from typing import Iterable
 
 from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, LIBVIRT_QEMU_RUN_DIR,
                              VHOST_DEVICE, CannotRunInside, ConsentRequest, EndContext, MachineProcess, MakeDirectory,
-                             NodeContext, NodeKind, Op, PortSpec, Problem, ResumeDomain, Role, Severity, StartDomain,
+                             NodeContext, NodeKind, Op, PortSpec, Problem, ResumeDomain, Role, RunsMachine, Severity, StartDomain,
                              StartProcess, dev_resource, image_path, image_problem, setting, subinterface_name,
                              up_resource)
 from vtopo_kinds.common import check_default_routes
@@ -49,7 +49,7 @@ class VmSettings:
                                "gateway, as in the host-networking experiment (built-in guest)")
 
 
-class VmKind(NodeKind[VmSettings]):
+class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
     name = "vm"
     label = "Virtual machine"
     description = "A QEMU/KVM virtual machine with virtio or e1000 NICs on taps, macvtaps or vhost-user."
@@ -60,7 +60,6 @@ class VmKind(NodeKind[VmSettings]):
     connect_hint = "A VM's NICs join bridges, OVS switches, macvtap segments, the host, containers, routers and " \
                    "other VMs."
     settings_type = VmSettings
-    needs_acceleration = True
 
     def command_in(self, node: NodeContext[VmSettings], argv: list[str]) -> list[str]:
         """Typed into the built-in guest's root shell on the serial console (see vtopo.serial_console)."""

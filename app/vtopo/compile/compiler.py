@@ -17,7 +17,8 @@ from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
 from vtopo.compile.subinterfaces import named_problems, subinterface_ops, subinterface_problems
 from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus, split_switches, tunnel_end
-from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, LoopProtection, NodeContext, Role
+from vtopo.kinds.contract import (SWITCH_PORT, EndContext, LabContext, LoopProtection, NodeContext, Role, image_of,
+                                  resources_of)
 from vtopo.lab_terms import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.trust import host_address_problem
@@ -305,7 +306,7 @@ class Compiler:
     def _check_resources(self) -> None:
         """The VMs' memory must fit in the host's (this site's, of a lab spread over sites), or the lab is refused
         before anything starts."""
-        taken = [node.kind.resources(node) for node_id, node in self.lab.nodes.items() if self._here(node_id)]
+        taken = [resources_of(node) for node_id, node in self.lab.nodes.items() if self._here(node_id)]
         memory, cpus = sum(m for m, _ in taken), sum(c for _, c in taken)
         if self.facts.memory_mb and memory > self.facts.memory_mb:
             self.error(f"the lab's VMs need {memory:,} MiB of memory together and this host has "
@@ -322,7 +323,7 @@ class Compiler:
         if not self.facts.probed:
             return
         for node_id, node in self.lab.nodes.items():
-            image = node.kind.image(node) if self._here(node_id) else None
+            image = image_of(node) if self._here(node_id) else None
             if image is not None and self.facts.oci_image(image.reference) is None:
                 self.error(missing_image(node, image.reference), node.subject, node_id)
 

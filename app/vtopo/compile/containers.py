@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from vtopo.compile.addresses import routable_ips
-from vtopo.kinds.contract import LabContext, NodeContext, Role
+from vtopo.kinds.contract import LabContext, NodeContext, NodeFiles, Role, RunsAsContainer, image_of
 from vtopo.lab_terms import OWN_IMAGES, image_reference
 from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, RunImage, WriteHostsFile
 
@@ -31,7 +31,8 @@ def container_ops(lab: LabContext, hosts: str = "") -> Iterator[Op]:
         yield CreateUserNamespace(owner="lab", path=userns, uid=owner.ids[0], gid=owner.ids[1])
     yield WriteHostsFile(owner="lab", path=names.hosts_file, content=hosts or hosts_text(lab))
     for node, netns in nodes:
-        name, own, image = node.node.name, node.kind.own_files(node), node.kind.image(node)
+        name, image = node.node.name, image_of(node)
+        own = node.kind.own_files(node) if isinstance(node.kind, RunsAsContainer) else NodeFiles()
         yield CreateNamespace(owner=node.subject, name=netns, userns=userns)
         if image is None:
             yield IsolateNode(owner=node.subject, netns=netns, hostname=name, hosts_file=names.hosts_file,
