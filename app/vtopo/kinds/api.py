@@ -2,8 +2,15 @@
 
 A plugin declares a `NodeKind` subclass, its settings dataclass (fields made with `setting`), and yields ops
 from its hooks. The rest of vtopo can change shape; this module keeps its names.
+
+The ops load with the first hook that names one (`api.StartProcess(...)`, after `from vtopo.kinds import api`): listing
+the kinds (`vtopo kinds`, the designer's palette) defines none of their classes. A name imported from here loads them
+at once, and works as well.
 """
 from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from vtopo.kinds.check_types import CheckType, Probe, Verdict, with_cause
 from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, SWITCH_PORT, CannotRunInside, ConfigCheck, EmptySettings,
@@ -16,12 +23,14 @@ from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.kinds.vlans import EXAMPLE as VLANS_EXAMPLE, HIGHEST_VLAN, LOWEST_VLAN, parse_port, port_vlans
 from vtopo.model.problems import ConsentRequest, Problem, Severity
-from vtopo.model.rules import subinterface_name
-from vtopo.ops import (DEFAULT_VLAN, DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress,
-                       AddRoute, ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, LoadConfig, MakeDirectory,
-                       MoveLink, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsVlanMode,
-                       ResumeDomain, SetBridgeVlans, SetMaster, SetSysctl, SetTxChecksum, StartDomain, StartProcess,
-                       WriteFile, WriteScript, addresses_resource, dev_resource, drop_privileges, up_resource)
+from vtopo.model.rules import DEFAULT_VLAN, subinterface_name
+
+if TYPE_CHECKING:
+    from vtopo.ops import (DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress,
+                           AddRoute, ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, LoadConfig, MakeDirectory,
+                           MoveLink, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsVlanMode,
+                           ResumeDomain, SetBridgeVlans, SetMaster, SetSysctl, SetTxChecksum, StartDomain, StartProcess,
+                           WriteFile, WriteScript, addresses_resource, dev_resource, drop_privileges, up_resource)
 
 __all__ = [
     # what a kind declares, the capabilities it may add, and the node and link ends its hooks receive
@@ -42,3 +51,10 @@ __all__ = [
     "KVM_GROUP", "MAX_INTERFACE_NAME", "BUILTIN_IMAGE", "image_path", "image_problem", "subinterface_name", "svi_name",
     "HIGHEST_VLAN", "LOWEST_VLAN", "VLANS_EXAMPLE", "parse_port", "port_vlans",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """An op's class, or a name that goes with the ops, loaded when a plugin first asks for it."""
+    if name in __all__:
+        return getattr(import_module("vtopo.ops"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 
 from vtopo.lab_terms import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
-from vtopo.model.rules import stable_digest, subinterface_name
-from vtopo.ops import NETNS_DIR, Op
+from vtopo.model.rules import NETNS_DIR, stable_digest, subinterface_name
 
 if TYPE_CHECKING:
     from vtopo.kinds.check_types import CheckType
     from vtopo.model.topology import Endpoint, Link, Node, Topology
+    from vtopo.ops import Op
 
 
 S = TypeVar("S")  # a kind's settings dataclass
