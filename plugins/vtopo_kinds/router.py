@@ -24,7 +24,6 @@ from vtopo_kinds import dhcp
 from vtopo_kinds.common import cpu_setting, disk_setting, image_setting, memory_setting, node_image
 from vtopo_kinds.frr_config import ALWAYS, DAEMONS, OSPFD, ZEBRA, comparable_config, file_commands, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
-from vtopo_kinds.router_checks import ROUTER_CHECKS
 
 CONFIG_FILE = "frr.conf"
 SHELL_CONFIG_FILE = "vtysh.conf"
@@ -137,6 +136,9 @@ class RouterKind(NodeKind[RouterSettings], RunsAsContainer[RouterSettings], Serv
         return True
 
     def check_types(self) -> Iterable[CheckType]:
+        """The checks of a router's routes and sessions, which load with the first lab whose checks are read."""
+        from vtopo_kinds.router_checks import ROUTER_CHECKS
+
         return ROUTER_CHECKS
 
     # ------------------------------------------------------------ the configuration
