@@ -139,14 +139,19 @@ def test_the_plugin_contract_holds_only_what_plugins_use():
 def test_each_kind_has_only_the_capabilities_it_declares():
     """What only some kinds do is a capability a kind's class adds: vtopo asks a kind for it with isinstance, so a
     kind that lacks one (the third-party example has none) is never asked for it."""
-    from vtopo.kinds.api import GeneratesConfig, RunsAsContainer, RunsMachine, SavesState, ServesDhcp
+    from vtopo.kinds import api
 
     kinds = registry().kinds
+    capabilities = (api.RunsAsContainer, api.RunsMachine, api.ServesDhcp, api.GeneratesConfig, api.SavesState,
+                    api.KeepsVlansApart, api.RoutesBetweenVlans, api.MakesTaggedPorts, api.ForwardsInUserspace,
+                    api.ProtectsLoops)
     having = {capability.__name__: {name for name, kind in kinds.items() if isinstance(kind, capability)}
-              for capability in (RunsAsContainer, RunsMachine, ServesDhcp, GeneratesConfig, SavesState)}
+              for capability in capabilities}
     assert having == {"RunsAsContainer": {"container", "router"}, "RunsMachine": {"vm"},
                       "ServesDhcp": {"container", "router"}, "GeneratesConfig": {"router"},
-                      "SavesState": {"container", "router"}}
+                      "SavesState": {"container", "router"}, "KeepsVlansApart": {"bridge", "ovs"},
+                      "RoutesBetweenVlans": {"ovs"}, "MakesTaggedPorts": {"ovs"}, "ForwardsInUserspace": {"ovs"},
+                      "ProtectsLoops": {"bridge"}}
 
 
 def test_listing_the_kinds_defines_no_op():

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from vtopo.kinds import api
-from vtopo.kinds.api import (DEFAULT_VLAN, EndContext, LoopProtection, NodeContext, NodeKind, PortSpec, PortVlans,
-                             Problem, Role, port_vlans, setting)
+from vtopo.kinds.api import (DEFAULT_VLAN, EndContext, KeepsVlansApart, NodeContext, NodeKind, PortSpec, PortVlans,
+                             Problem, ProtectsLoops, Role, port_vlans, setting)
 from vtopo_kinds.vlans import part_settings, vlan_problems, vlans_setting
 
 
@@ -26,7 +26,7 @@ class BridgeSettings:
     vlans: dict[str, str] = vlans_setting()
 
 
-class BridgeKind(NodeKind[BridgeSettings]):
+class BridgeKind(NodeKind[BridgeSettings], KeepsVlansApart[BridgeSettings], ProtectsLoops[BridgeSettings]):
     name = "bridge"
     label = "Linux bridge"
     description = ("A Linux bridge in the host: a learning switch in the kernel. Give it host addresses to number it. "
@@ -37,7 +37,6 @@ class BridgeKind(NodeKind[BridgeSettings]):
     connect_hint = "Bridges take containers, routers, VMs, the host, and other switches."
     settings_type = BridgeSettings
     name_stem = "br"
-    loop_protection = LoopProtection.STP
     address_hint = "use the bridge's host address setting"
 
     def protects_loops(self, node: NodeContext[BridgeSettings]) -> bool:

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from vtopo.kinds import api
-from vtopo.kinds.api import (MAX_INTERFACE_NAME, SWITCH_PORT, EndContext, NodeContext, NodeKind, PortSpec, PortVlans,
-                             Problem, Role, Severity, port_vlans, setting, subinterface_name, svi_name)
+from vtopo.kinds.api import (MAX_INTERFACE_NAME, SWITCH_PORT, EndContext, ForwardsInUserspace, KeepsVlansApart,
+                             MakesTaggedPorts, NodeContext, NodeKind, PortSpec, PortVlans, Problem, Role,
+                             RoutesBetweenVlans, Severity, port_vlans, setting, subinterface_name, svi_name)
 from vtopo_kinds.vlans import part_settings, svi_problems, svi_vlans, svis_setting, vlan_problems, vlans_setting
 
 PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
@@ -45,7 +46,8 @@ def vlan_columns(vlans: PortVlans | None) -> tuple[str, int, tuple[int, ...]]:
     return api.OvsVlanMode.NATIVE_UNTAGGED, vlans.untagged, vlans.tagged
 
 
-class OvsKind(NodeKind[OvsSettings]):
+class OvsKind(NodeKind[OvsSettings], KeepsVlansApart[OvsSettings], RoutesBetweenVlans[OvsSettings],
+               MakesTaggedPorts[OvsSettings], ForwardsInUserspace[OvsSettings]):
     name = "ovs"
     label = "Open vSwitch"
     description = ("An Open vSwitch bridge. Port pN is OpenFlow port N, so rules like in_port=1,actions=output:3 work. "
@@ -124,9 +126,6 @@ class OvsKind(NodeKind[OvsSettings]):
 
     def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
         return part_settings(settings, ports, trunk)
-
-    def makes_tagged_ports(self, node: NodeContext[OvsSettings]) -> bool:
-        return True
 
     def tagged_port(self, node: NodeContext[OvsSettings], end: EndContext, vlan: int, name: str, owner: str
                     ) -> Iterable[api.Op]:

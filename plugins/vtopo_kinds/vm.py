@@ -10,8 +10,8 @@ from typing import Iterable
 
 from vtopo.kinds import api
 from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, CannotRunInside, ConsentRequest,
-                             EndContext, MachineProcess, NodeContext, NodeKind, PortSpec, Problem, Role, RunsMachine,
-                             Severity, image_path, image_problem, setting, subinterface_name)
+                             EndContext, ForwardsInUserspace, MachineProcess, NodeContext, NodeKind, PortSpec, Problem,
+                             Role, RunsMachine, Severity, image_path, image_problem, setting, subinterface_name)
 from vtopo_kinds.common import check_default_routes
 
 FIRST_TAP_FD = 3  # NIC i's tap or macvtap is on fd 3 + i (at most 8 NICs)
@@ -201,7 +201,9 @@ class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
     @staticmethod
     def _full_checksums(node: NodeContext[VmSettings], end: EndContext) -> bool:
         """csum=off on a virtio NIC whose switch leaves checksums partial: the guest then checksums every frame."""
-        return node.settings.nic_model == "virtio" and end.other.kind.leaves_checksums_partial(end.other.owner)
+        switch = end.other
+        return (node.settings.nic_model == "virtio" and isinstance(switch.kind, ForwardsInUserspace)
+                and switch.kind.leaves_checksums_partial(switch.owner))
 
     def qemu_argv(self, node: NodeContext[VmSettings], directory: str) -> list[str]:
         """QEMU's command line: in the foreground (vtopo starts it as the unprivileged user), with every tap, macvtap,

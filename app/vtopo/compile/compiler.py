@@ -17,7 +17,7 @@ from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
 from vtopo.compile.subinterfaces import named_problems, subinterface_ops, subinterface_problems
 from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus, split_switches, tunnel_end
-from vtopo.kinds.contract import (SWITCH_PORT, EndContext, LabContext, LoopProtection, NodeContext, Role, image_of,
+from vtopo.kinds.contract import (SWITCH_PORT, EndContext, LabContext, NodeContext, ProtectsLoops, Role, image_of,
                                   resources_of)
 from vtopo.lab_terms import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
@@ -201,11 +201,12 @@ class Compiler:
                 self.problems.extend(startup_problems(self.lab.nodes[node_id], f"$.nodes[{index}].startup_commands"))
 
     def _check_loop(self, loop: list[NodeContext[Any]]) -> None:
-        unprotected = [node for node in loop if not node.kind.protects_loops(node)]
+        unprotected = [node for node in loop
+                       if not (isinstance(node.kind, ProtectsLoops) and node.kind.protects_loops(node))]
         if not unprotected:
             return
         names = ", ".join(node.node.name for node in loop)
-        without = [node.node.name for node in unprotected if node.kind.loop_protection is LoopProtection.NONE]
+        without = [node.node.name for node in unprotected if not isinstance(node.kind, ProtectsLoops)]
         advice = (f"{', '.join(without)} cannot run STP: take a link out of the loop." if without else
                   "Turn STP on for these bridges.")
         self.warn(f"the switches {names} form a loop and not all of them run STP; broadcasts will circle forever. "

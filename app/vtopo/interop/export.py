@@ -26,7 +26,7 @@ from vtopo.compile.compiler import lab_context
 from vtopo.interop import frr
 from vtopo.interop.building import Notice
 from vtopo.interop.losses import shown
-from vtopo.kinds.contract import EndContext, NodeContext, generated_settings_of
+from vtopo.kinds.contract import EndContext, KeepsVlansApart, NodeContext, generated_settings_of
 from vtopo.lab_terms import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import write_atomically
@@ -219,7 +219,7 @@ class _Export:
         name = node.node.name
         commands = [] if node.node.kind != "bridge" else [f"ip link set {name} type bridge vlan_filtering 1"]
         for end in sorted(node.ends, key=lambda e: e.end.port):
-            vlans = node.kind.port_vlans(node, end)
+            vlans = node.kind.port_vlans(node, end) if isinstance(node.kind, KeepsVlansApart) else None
             port = self.interfaces[id(end)]
             if vlans is None:
                 continue

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from vtopo.kinds.check_types import CheckType, Probe, Verdict, with_cause
 from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, SWITCH_PORT, CannotRunInside, ConfigCheck, EmptySettings,
-                                  EndContext, FileReader, GeneratesConfig, LoopProtection, MachineProcess, NodeContext,
-                                  NodeFiles, NodeImage, NodeKind, PortSpec, PortVlans, Reader, Role, RunsAsContainer,
+                                  EndContext, FileReader, ForwardsInUserspace, GeneratesConfig, KeepsVlansApart,
+                                  MachineProcess, MakesTaggedPorts, NodeContext, NodeFiles, NodeImage, NodeKind,
+                                  PortSpec, PortVlans, ProtectsLoops, Reader, Role, RoutesBetweenVlans, RunsAsContainer,
                                   RunsMachine, SavedState, SavesState, SegmentKind, ServesDhcp, svi_name)
 from vtopo.lab_terms import KVM_GROUP, MAX_INTERFACE_NAME
 from vtopo.kinds.leases import UNKNOWN_CLIENT, Lease, leases_text
@@ -34,8 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     # what a kind declares, the capabilities it may add, and the node and link ends its hooks receive
-    "NodeKind", "SegmentKind", "Role", "PortSpec", "EmptySettings", "setting", "LoopProtection", "SWITCH_PORT",
-    "RunsAsContainer", "RunsMachine", "ServesDhcp", "GeneratesConfig", "SavesState",
+    "NodeKind", "SegmentKind", "Role", "PortSpec", "EmptySettings", "setting", "SWITCH_PORT",
+    "RunsAsContainer", "RunsMachine", "ServesDhcp", "GeneratesConfig", "SavesState", "KeepsVlansApart",
+    "RoutesBetweenVlans", "MakesTaggedPorts", "ForwardsInUserspace", "ProtectsLoops",
     "NodeContext", "EndContext", "CannotRunInside",
     # what the hooks return
     "Problem", "Severity", "ConsentRequest", "PortVlans", "NodeFiles", "NodeImage", "MachineProcess", "ConfigCheck",

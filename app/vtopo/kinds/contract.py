@@ -32,13 +32,6 @@ ECHO_SERVER = "echo"
 """A standing server: a TCP server that sends back what it receives, the other end of a request/response test."""
 
 
-class LoopProtection(str, Enum):
-    """What a switch kind can run against switching loops."""
-
-    NONE = "none"
-    STP = "stp"  # the spanning tree protocol, when the node's settings turn it on
-
-
 SWITCH_PORT = "switch port"  # the medium of a link whose switch makes the namespace's interface (makes_namespace_ports)
 
 
@@ -336,7 +329,6 @@ class NodeKind(ABC, Generic[S]):
     icon_file: ClassVar[str] = ""
     name_stem: ClassVar[str] = ""  # new nodes are named stem+number (r1, br2); "" uses the kind's name
     shell: ClassVar[tuple[str, ...]] = ("bash",)  # what a terminal on a running node opens
-    loop_protection: ClassVar[LoopProtection] = LoopProtection.NONE
     address_hint: ClassVar[str] = ""  # where an address goes instead, said when a port of this kind is given one
     dhcp_client: ClassVar[bool] = False  # whether a port of this kind set to dhcp runs a DHCP client in the node
     gateway_setting: ClassVar[str] = ""  # the setting of the IPv4 default gateway automatic addressing fills in
@@ -363,9 +355,6 @@ class NodeKind(ABC, Generic[S]):
                                   "address of its own; pick a container, router, VM or the host")
         return node.enter(argv) if self.netns(node) else list(argv)
 
-
-
-
     def host_addresses(self, node: NodeContext[S]) -> list[str]:
         """Addresses (with prefix) the host's own namespace has on this node, as on a numbered bridge: the host
         reaches what lies behind it with no link in the drawing."""
@@ -377,36 +366,6 @@ class NodeKind(ABC, Generic[S]):
         OpenFlow)."""
         return True
 
-    def port_vlans(self, node: NodeContext[S], end: EndContext) -> PortVlans | None:
-        """For a switch, the VLANs of its port at `end`; None where it keeps no VLANs apart, passing every frame as it
-        came, tag and all (a switch with no VLANs set)."""
-        return None
-
-    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
-        """For a switch spread over sites, the settings (as a lab file has them) of its part on one site, which has
-        only `ports` of it and `trunk`, its link to the rest: a switch that keeps VLANs apart makes `trunk` carry
-        them all."""
-        return dict(settings)
-
-    def vlan_interfaces(self, node: NodeContext[S]) -> dict[int, tuple[str, ...]]:
-        """For a switch, its own interfaces in its VLANs (an L3 switch's SVIs): the addresses of each, by VLAN. They
-        route between the VLANs, in the namespace own_namespace names."""
-        return {}
-
-    def own_namespace(self, node: NodeContext[S]) -> str | None:
-        """For a switch, the network namespace of its own it routes in (an L3 switch's SVIs); None for none."""
-        return None
-
-    def makes_tagged_ports(self, node: NodeContext[S]) -> bool:
-        """For a switch, whether it makes the 802.1Q subinterfaces of the nodes linked to it (see tagged_port)."""
-        return False
-
-    def tagged_port(self, node: NodeContext[S], end: EndContext, vlan: int, name: str, owner: str) -> Iterable[Op]:
-        """For a switch that makes_tagged_ports, the ops that make a port of its own in VLAN `vlan`, in the namespace
-        of the node linked at `end` and named `name` there: that node's subinterface, where the kernel has no 802.1Q
-        VLAN devices."""
-        raise NotImplementedError(f"a {self.label} makes no tagged ports")
-
     def routes(self, node: NodeContext[S]) -> bool:
         """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes
         through its addresses on it. Routers are the borders of broadcast domains and the gateways of the rest."""
@@ -416,12 +375,6 @@ class NodeKind(ABC, Generic[S]):
         """The next hops of the node's default routes, IPv4 and IPv6 (empty when it has none), or None for a node
         that takes no default route."""
         return None
-
-    def protects_loops(self, node: NodeContext[S]) -> bool:
-        """Whether this node runs its loop protection (a bridge with STP on)."""
-        return False
-
-
 
     def check(self, node: NodeContext[S]) -> Iterable[Problem]:
         return ()
@@ -435,30 +388,11 @@ class NodeKind(ABC, Generic[S]):
         """Check types this kind adds to what a lab file's "checks" may use (a router adds `ospf-neighbor`)."""
         return ()
 
-    def makes_namespace_ports(self, node: NodeContext[S]) -> bool:
-        """Whether this switch makes the interface of a namespace linked to it itself, as one of its own ports,
-        and moves it into the namespace (OVS's internal ports), instead of taking the host end of a veth pair."""
-        return False
-
-    def leaves_checksums_partial(self, node: NodeContext[S]) -> bool:
-        """Whether frames cross this switch with their checksum left for a NIC to finish (OVS's userspace
-        datapath): whatever sends into it must checksum in full."""
-        return False
-
     @property
     def ports_take_addresses(self) -> bool:
         """Whether the node's end of a link holds addresses: a switch's port or a segment's child device does not
         (the node at the other end holds them)."""
         return self.role not in (Role.SWITCH, Role.SEGMENT)
-
-
-
-
-
-
-
-
-
 
     def lower(self, node: NodeContext[S]) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""
@@ -467,6 +401,66 @@ class NodeKind(ABC, Generic[S]):
     def attach(self, node: NodeContext[S], end: EndContext) -> Iterable[Op]:
         """Kind-specific ops for a link end that has landed on this node (enslave, add-port...)."""
         return ()
+
+
+class KeepsVlansApart(ABC, Generic[S]):
+    """A switch whose ports can keep VLANs apart, as access ports and trunks."""
+
+    @abstractmethod
+    def port_vlans(self, node: NodeContext[S], end: EndContext) -> PortVlans | None:
+        """The VLANs of its port at `end`; None where it keeps no VLANs apart, passing every frame as it came, tag and
+        all (a switch with no VLANs set)."""
+
+    @abstractmethod
+    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+        """For a switch spread over sites, the settings (as a lab file has them) of its part on one site, which has
+        only `ports` of it and `trunk`, its link to the rest, which carries every VLAN."""
+
+
+class RoutesBetweenVlans(ABC, Generic[S]):
+    """A switch with interfaces of its own in its VLANs (an L3 switch's SVIs), which route between them in a network
+    namespace of the switch's own."""
+
+    @abstractmethod
+    def vlan_interfaces(self, node: NodeContext[S]) -> dict[int, tuple[str, ...]]:
+        """The addresses of its interface in each VLAN, by VLAN; none when it has none."""
+
+    @abstractmethod
+    def own_namespace(self, node: NodeContext[S]) -> str | None:
+        """The network namespace its interfaces route in; None when it has none."""
+
+
+class MakesTaggedPorts(ABC, Generic[S]):
+    """A switch that can make the 802.1Q subinterfaces of the nodes linked to it, as ports of its own, where the
+    kernel makes no VLAN devices."""
+
+    @abstractmethod
+    def tagged_port(self, node: NodeContext[S], end: EndContext, vlan: int, name: str, owner: str) -> Iterable[Op]:
+        """The ops that make a port of its own in VLAN `vlan`, in the namespace of the node linked at `end` and named
+        `name` there: that node's subinterface."""
+
+
+class ForwardsInUserspace(ABC, Generic[S]):
+    """A switch that may forward in userspace (OVS's netdev datapath), where frames and ports differ from the
+    kernel's."""
+
+    @abstractmethod
+    def makes_namespace_ports(self, node: NodeContext[S]) -> bool:
+        """Whether it makes the interface of a namespace linked to it itself, as one of its own ports, and moves it
+        into the namespace (OVS's internal ports), instead of taking the host end of a veth pair."""
+
+    @abstractmethod
+    def leaves_checksums_partial(self, node: NodeContext[S]) -> bool:
+        """Whether frames cross it with their checksum left for a NIC to finish: whatever sends into it must
+        checksum in full."""
+
+
+class ProtectsLoops(ABC, Generic[S]):
+    """A switch that can run the spanning tree protocol against switching loops, when its settings turn it on."""
+
+    @abstractmethod
+    def protects_loops(self, node: NodeContext[S]) -> bool:
+        """Whether the node runs it."""
 
 
 class RunsAsContainer(ABC, Generic[S]):
@@ -565,6 +559,11 @@ def image_of(node: NodeContext[Any]) -> NodeImage | None:
 def resources_of(node: NodeContext[Any]) -> tuple[int, int]:
     """The host memory (MiB) and CPUs the node takes for itself: a virtual machine's, none for other nodes."""
     return node.kind.resources(node) if isinstance(node.kind, RunsMachine) else (0, 0)
+
+
+def vlan_interfaces_of(node: NodeContext[Any]) -> dict[int, tuple[str, ...]]:
+    """The addresses of a switch's own interface in each of its VLANs, by VLAN: none for a node that routes no VLANs."""
+    return node.kind.vlan_interfaces(node) if isinstance(node.kind, RoutesBetweenVlans) else {}
 
 
 def generated_settings_of(node: NodeContext[Any]) -> dict[str, str]:
