@@ -17,7 +17,8 @@ from vtopo.compile.plan import Plan, Step
 from vtopo.compile.startup import startup_ops, startup_problems
 from vtopo.compile.subinterfaces import named_problems, subinterface_ops, subinterface_problems
 from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus, split_switches, tunnel_end
-from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, LoopProtection, NodeContext, Role
+from vtopo.kinds.contract import (SWITCH_PORT, EndContext, LabContext, NodeContext, ProtectsLoops, Role, image_of,
+                                  resources_of)
 from vtopo.lab_terms import MAX_INTERFACE_NAME, VM_BACKENDS, HostFacts, LabNames, Trust, default_prefix
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.trust import host_address_problem
@@ -200,11 +201,12 @@ class Compiler:
                 self.problems.extend(startup_problems(self.lab.nodes[node_id], f"$.nodes[{index}].startup_commands"))
 
     def _check_loop(self, loop: list[NodeContext[Any]]) -> None:
-        unprotected = [node for node in loop if not node.kind.protects_loops(node)]
+        unprotected = [node for node in loop
+                       if not (isinstance(node.kind, ProtectsLoops) and node.kind.protects_loops(node))]
         if not unprotected:
             return
         names = ", ".join(node.node.name for node in loop)
-        without = [node.node.name for node in unprotected if node.kind.loop_protection is LoopProtection.NONE]
+        without = [node.node.name for node in unprotected if not isinstance(node.kind, ProtectsLoops)]
         advice = (f"{', '.join(without)} cannot run STP: take a link out of the loop." if without else
                   "Turn STP on for these bridges.")
         self.warn(f"the switches {names} form a loop and not all of them run STP; broadcasts will circle forever. "
@@ -305,7 +307,7 @@ class Compiler:
     def _check_resources(self) -> None:
         """The VMs' memory must fit in the host's (this site's, of a lab spread over sites), or the lab is refused
         before anything starts."""
-        taken = [node.kind.resources(node) for node_id, node in self.lab.nodes.items() if self._here(node_id)]
+        taken = [resources_of(node) for node_id, node in self.lab.nodes.items() if self._here(node_id)]
         memory, cpus = sum(m for m, _ in taken), sum(c for _, c in taken)
         if self.facts.memory_mb and memory > self.facts.memory_mb:
             self.error(f"the lab's VMs need {memory:,} MiB of memory together and this host has "
@@ -322,7 +324,7 @@ class Compiler:
         if not self.facts.probed:
             return
         for node_id, node in self.lab.nodes.items():
-            image = node.kind.image(node) if self._here(node_id) else None
+            image = image_of(node) if self._here(node_id) else None
             if image is not None and self.facts.oci_image(image.reference) is None:
                 self.error(missing_image(node, image.reference), node.subject, node_id)
 

@@ -416,10 +416,12 @@ class Agent:
 
     @verb(p.ExecRequest)
     def exec(self, request: p.ExecRequest, asked: Asked) -> p.Result:
+        from vtopo.kinds.contract import RunsMachine
+
         caller, fds, send = asked.caller, asked.fds, asked.send
         lab = self._deployed(request.lab, caller, "run commands in")
         node = lab.node(request.node)
-        if node.kind.console_socket(node) is not None:  # a VM: the client types the command on its console
+        if isinstance(node.kind, RunsMachine):  # the client types the command on the VM's console
             if request.argv:
                 node.kind.command_in(node, request.argv)  # CannotRunInside when vtopo cannot drive that console
             return _hand_over_console(lab, request.node, send)
