@@ -15,6 +15,7 @@ from vtopo.kinds.registry import ENTRY_POINT_GROUP, Registry, load_registry
 from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
+from vtopo_kinds.bridge import BridgeKind
 
 THIRD_PARTY = Path(__file__).parent / "data" / "thirdparty_kind"
 BUILTIN_PLUGINS = Path(__file__).parents[1] / "plugins" / "vtopo_kinds"
@@ -152,6 +153,24 @@ def test_each_kind_has_only_the_capabilities_it_declares():
                       "SavesState": {"container", "router"}, "KeepsVlansApart": {"bridge", "ovs"},
                       "RoutesBetweenVlans": {"ovs"}, "MakesTaggedPorts": {"ovs"}, "ForwardsInUserspace": {"ovs"},
                       "ProtectsLoops": {"bridge"}}
+
+
+class ImageWithoutItsCapability(BridgeKind):
+    """A third-party kind that writes a capability's hook (RunsAsContainer's image) but adds no capability."""
+    name = "imaged"
+
+    def image(self, node: object) -> None:
+        return None
+
+
+def test_a_kind_that_writes_a_capabilitys_hook_without_the_capability_does_not_load():
+    from importlib.metadata import EntryPoint
+
+    kinds = Registry(unloaded={"imaged": EntryPoint("imaged", f"{__name__}:ImageWithoutItsCapability",
+                                                    ENTRY_POINT_GROUP)})
+    assert kinds.get("imaged") is None
+    assert kinds.load_problems == [f"plugin imaged ({__name__}:ImageWithoutItsCapability) writes image() without "
+                                   "RunsAsContainer: add the capability to the kind's bases, or vtopo never calls it"]
 
 
 def test_listing_the_kinds_defines_no_op():

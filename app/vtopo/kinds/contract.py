@@ -583,3 +583,16 @@ class SegmentKind(NodeKind[S]):
 
     def mode(self, node: NodeContext[S]) -> str:
         raise NotImplementedError
+
+
+CAPABILITIES: tuple[type, ...] = (KeepsVlansApart, RoutesBetweenVlans, MakesTaggedPorts, ForwardsInUserspace,
+                                  ProtectsLoops, RunsAsContainer, RunsMachine, ServesDhcp, GeneratesConfig, SavesState)
+
+
+def undeclared_hooks(kind: NodeKind[Any]) -> list[str]:
+    """The capabilities' hooks that `kind` writes without adding their capability to its class, each as
+    "hook() without Capability": vtopo asks a kind for a capability with isinstance, and would never call them."""
+    return [f"{hook}() without {capability.__name__}" for capability in CAPABILITIES
+            if not isinstance(kind, capability) for hook, value in vars(capability).items()
+            if callable(value) and not hook.startswith("_") and callable(getattr(kind, hook, None))]
+
