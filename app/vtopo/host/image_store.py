@@ -15,7 +15,9 @@ outside /var/lib/vtopo, which members do not pass through, on the same file syst
 writes it, loading an archive, unpacking or removing an image, runs as that member, with their groups and
 no privilege (`as_account`), so that no member's archive, layer or configuration is ever parsed by root; root only
 reads its index.json, as a member's file (never through a link, a FIFO, nor more than INDEX_BYTES), and each digest
-in it must be a sha256 digest. One member's images can never stand under another member's lab: each lab resolves
+in it must be a sha256 digest. What a member's image takes unpacked is counted by nobody (vtopo.oci_layouts), and
+with their store and their images unpacked it stays within their share (image_mb_per_member), when the image is
+loaded and when it is unpacked. One member's images can never stand under another member's lab: each lab resolves
 references in its owner's store and the shared one only.
 
 A lab names an image by reference (`toolbox`, `frrouting/frr:8.4`); the deploy resolves it to its manifest digest,
@@ -31,6 +33,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -38,21 +41,26 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from vtopo.host.errors import HostError
-from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file
+from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file, read_small_file, write_file
 from vtopo.host.state import StateStore
 from vtopo.lab_terms import LAB_USER, image_reference
+from vtopo.model import untrusted_json
+from vtopo.model.problems import LabError
 from vtopo.oci_archives import REF_ANNOTATION, ArchiveError, archive_format
-from vtopo.ops import as_account
+from vtopo.oci_layouts import DIGEST
+from vtopo.ops import as_account, drop_privileges
 from vtopo.reports import user_name
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
 MEMBER_STORES = os.environ.get("VTOPO_OCI_MEMBERS_DIR", "/var/lib/vtopo-member-images")
 TOOL_SECONDS = 600.0
 TRANSPORTS = ("oci-archive", "docker-archive")
-DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
 INDEX_BYTES = 1 << 20  # a member's index.json, and an unpacked image's config.json, as root reads them
-MEMBER_FILE_BYTES = 4 << 30  # the largest file umoci writes for a member, unpacking or removing one of their images
+MEMBER_FILE_BYTES = 4 << 30  # the largest file umoci writes for a member removing one of their images
+DEFAULT_SHARE_BYTES = 4 << 30  # image_mb_per_member's default, for a store loaded before its share was recorded
+SUMMARY_BYTES = 64 << 10  # what vtopo.oci_layouts may say of a member's files
+MAX_LAYERS = 256  # of a member's image (docker's limit is 127)
 
 
 class ImageError(HostError):
@@ -201,23 +209,26 @@ def load_own(archive: int, transport: str, named: str, uid: int, reference: str,
     if about.st_size > limit_bytes:
         raise ImageError(f"the archive has {about.st_size >> 20:,} MiB, more than the {limit_bytes >> 20:,} MiB a "
                          "member's images may take (image_mb_per_member)")
-    store = _member_store(uid)
     with locked(uid):
+        store = _member_store(uid)
         with _member_scratch(uid, limit_bytes) as (scratch, member):
             run_tool(member(["dd", f"of={scratch}/archive", "bs=1M", "status=none"]), "copy the archive",
                      stdin=archive)
             source = f"{transport}:{scratch}/archive" + (f":{named}" if transport == "docker-archive" and named else "")
             run_tool(member(["skopeo", f"--tmpdir={scratch}", "copy", "--quiet", source, f"oci:{store}:{wanted}"]),
                      "load the archive")
-        used = int(run_tool(member(["du", "--summarize", "--block-size=1", store]), "measure your store").split()[0])
-    found = resolve(wanted, uid)
-    if found is None or found.owner != uid:
-        raise ImageError(f"skopeo wrote no image {wanted} into your store")
-    if used > limit_bytes:
-        remove(wanted, uid)
-        raise ImageError(f"with {wanted} your images would take {used >> 20:,} MiB, more than the {limit_bytes >> 20:,} "
-                         "MiB a member's images may take (image_mb_per_member): `vtopo image rm` one first")
-    return found
+        _record(uid, limit_bytes)
+        found = resolve(wanted, uid)
+        if found is None or found.owner != uid:
+            raise ImageError(f"skopeo wrote no image {wanted} into your store")
+        try:
+            _within_share(found, limit_bytes)
+        except ImageError as error:
+            refused = error
+        else:
+            return found
+    remove(wanted, uid)
+    raise refused
 
 
 def _member_store(uid: int) -> str:
@@ -345,7 +356,8 @@ def _unpack_own(image: StoredImage, directory: str) -> None:
     symlink the overlay would follow), only change their own files within it."""
     uid = image.owner
     assert uid is not None
-    with _member_scratch(uid, MEMBER_FILE_BYTES) as (scratch, member):
+    room = _within_share(image, _recorded_share(uid))
+    with _member_scratch(uid, room) as (scratch, member):
         source = f"{image.layout}:{image.reference}"
         unpacking = f"{scratch}/image"
         run_tool(member(["mkdir", unpacking]), f"unpack image {image.reference}")
@@ -368,6 +380,134 @@ def _unpack_own(image: StoredImage, directory: str) -> None:
             raise ImageError(f"image {image.reference} was not unpacked: its root was replaced meanwhile")
     finally:
         os.close(fd)
+
+
+def _within_share(image: StoredImage, share_bytes: int) -> int:
+    """The bytes left of a member's `share_bytes` for unpacking `image` of theirs, once it is checked that what their
+    images take on disk (their store, and their own images unpacked for their nodes), with what `image` takes
+    unpacked (counted by vtopo.oci_layouts as nobody), stays within it; one line saying so otherwise."""
+    uid = image.owner
+    assert uid is not None
+    room = share_bytes - _own_bytes(uid)
+    needed = _unpacked_bytes(image, max(room, 0))
+    if needed > room:
+        raise ImageError(f"image {image.reference} unpacked takes more than the {max(room, 0) >> 20:,} MiB left of the "
+                         f"{share_bytes >> 20:,} MiB a member's images may take (image_mb_per_member): `vtopo image "
+                         "rm` one, or destroy a lab of yours first")
+    return room
+
+
+def _own_bytes(uid: int) -> int:
+    """What a member's images take on disk: their store (measured by them), and their own images unpacked for their
+    nodes (the shared images unpacked for them apart)."""
+    store = run_tool(as_member(uid, SUMMARY_BYTES, ["du", "--summarize", "--block-size=1", layout_of(uid)]),
+                     "measure your store")
+    shared = {digest.replace(":", "-") for digest in _tags(None).values()}
+    roots = [root for root in _directories(f"{STORE}/rootfs/{uid}")
+             if DIGEST.fullmatch(os.path.basename(root).replace("-", ":", 1)) and os.path.basename(root) not in shared]
+    unpacked = run_tool(["du", "--summarize", "--total", "--block-size=1", *roots], "measure your unpacked images") \
+        if roots else "0"
+    return int(store.split()[0]) + int(unpacked.split()[-2 if roots else 0])
+
+
+def _unpacked_bytes(image: StoredImage, limit: int) -> int:
+    """What `image` of a member's takes unpacked, at most; a number past `limit` once it is more."""
+    blobs = _open_beneath(image.layout, "blobs", "sha256")
+    opened: list[tuple[int, str]] = []
+    try:
+        opened.append((_open_blob(blobs, image), image.digest))
+        manifest = read_as_nobody(opened, "manifest")
+        layers, config_bytes = manifest.get("layers"), manifest.get("config_bytes")
+        if not isinstance(layers, list) or len(layers) > MAX_LAYERS or type(config_bytes) is not int \
+                or not all(isinstance(layer, str) and DIGEST.fullmatch(layer) for layer in layers):
+            raise ImageError(f"could not read image {image.reference}: {_why(manifest)}")
+        opened += [(_open_blob(blobs, image, layer), layer) for layer in layers]
+        counted = read_as_nobody(opened[1:], "unpacked-bytes", str(limit))
+    finally:
+        for fd, _ in opened:
+            os.close(fd)
+        os.close(blobs)
+    found = counted.get("bytes")
+    if type(found) is not int or found < 0:
+        raise ImageError(f"could not measure image {image.reference}: {_why(counted)}")
+    return found + config_bytes
+
+
+def _open_beneath(top: str, *names: str) -> int:
+    """A descriptor on the directory `names` lead to from `top`, a member's: never through a symlink."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    for name in names:
+        try:
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        except OSError as error:
+            raise ImageError(f"your image store's {name} cannot be read: {error.strerror}") from None
+        finally:
+            os.close(fd)
+        fd = inner
+    return fd
+
+
+def _open_blob(blobs: int, image: StoredImage, digest: str = "") -> int:
+    """A descriptor on the blob `digest` (the image's manifest by default) in the directory `blobs`: a regular file of
+    the image's owner's, opened without following a symlink or waiting on a FIFO."""
+    name = (digest or image.digest).removeprefix("sha256:")
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=blobs)
+    except OSError as error:
+        raise ImageError(f"image {image.reference} cannot be read: {error.strerror}") from None
+    about = os.fstat(fd)
+    if not stat.S_ISREG(about.st_mode) or about.st_uid != image.owner:
+        os.close(fd)
+        raise ImageError(f"image {image.reference} cannot be read: a blob is not a file of yours")
+    return fd
+
+
+def read_as_nobody(opened: list[tuple[int, str]], command: str, *words: str) -> dict[str, object]:
+    """What vtopo.oci_layouts `command` says of the member's files open at `opened` (fd, digest), run as nobody (no
+    group, no capability, no_new_privs) with those descriptors alone: one JSON object of at most SUMMARY_BYTES, read
+    through the lab file's bounded decoder (vtopo.model.untrusted_json)."""
+    nobody = pwd.getpwnam("nobody")
+    argv = [*drop_privileges(str(nobody.pw_uid), (), str(nobody.pw_gid)), "prlimit", f"--fsize={SUMMARY_BYTES}",
+            "--", sys.executable, "-I", "-m", "vtopo.oci_layouts", command, *words,
+            *(f"{fd}={digest}" for fd, digest in opened)]
+    with tempfile.TemporaryFile() as said:
+        try:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=said, stderr=subprocess.DEVNULL, cwd="/",
+                                  pass_fds=[fd for fd, _ in opened], timeout=TOOL_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            raise ImageError(f"could not read your image store: it took longer than {TOOL_SECONDS:.0f} s") from None
+        said.seek(0)
+        text = said.read(SUMMARY_BYTES + 1)
+    try:
+        answer = untrusted_json.parse(text.decode()) if not done.returncode and len(text) <= SUMMARY_BYTES else None
+    except (UnicodeDecodeError, LabError):
+        answer = None
+    if not isinstance(answer, dict):
+        raise ImageError(f"could not read your image store: its reader ended with status {done.returncode}")
+    return answer
+
+
+def _why(said: dict[str, object]) -> str:
+    error = said.get("error")
+    return error[:200] if isinstance(error, str) else "its reader said nothing of use"
+
+
+def _record(uid: int, share_bytes: int) -> None:
+    """The share of a member's images in force when they last loaded one (root's file, beside their store): what
+    unpacking one for a node may take."""
+    write_file(_record_of(uid), json.dumps({"share_bytes": share_bytes}))
+
+
+def _record_of(uid: int) -> str:
+    return f"{MEMBER_STORES}/{uid}.json"
+
+
+def _recorded_share(uid: int) -> int:
+    try:
+        share = json.loads(read_small_file(_record_of(uid))).get("share_bytes")
+    except (OSError, ValueError, AttributeError):
+        return DEFAULT_SHARE_BYTES
+    return share if isinstance(share, int) else DEFAULT_SHARE_BYTES
 
 
 def _remove_planted(path: str) -> None:
