@@ -7,8 +7,9 @@ the node and the image), and b's image loaded under the same reference does not 
 outside a's store; an archive larger than a member's share is refused before anything reads it; an image that unpacks
 to more than the share left (a layer of zeros compressed a thousandfold, thousands of empty files, directories implied
 by deep paths) is refused when loaded, and leaves nothing in the store; two images within the share alone but not
-together are loaded, and the node of the second is refused when it would be unpacked; and an image node's memory and
-CPU count in the member's quota."""
+together are loaded, and the node of the second is refused when it would be unpacked; an image node's memory and
+CPU count in the member's quota; and a member's store goes with them: a user given the uid of one removed finds none
+of their images, and `vtopo cleanup` removes the store of a user who left the group."""
 from __future__ import annotations
 
 import hashlib
@@ -52,8 +53,13 @@ def stores(users: dict[str, pwd.struct_passwd]) -> Iterator[None]:
     """The test members' image stores, removed with the members."""
     yield
     for user in users.values():
-        shutil.rmtree(image_store.layout_of(user.pw_uid), ignore_errors=True)
-        shutil.rmtree(f"{image_store.STORE}/rootfs/{user.pw_uid}", ignore_errors=True)
+        forget_store(user.pw_uid)
+
+
+def forget_store(uid: int) -> None:
+    shutil.rmtree(image_store.layout_of(uid), ignore_errors=True)
+    shutil.rmtree(f"{image_store.STORE}/rootfs/{uid}", ignore_errors=True)
+    Path(f"{image_store.MEMBER_STORES}/{uid}.json").unlink(missing_ok=True)
 
 
 def given(archive: Path, user: pwd.struct_passwd, directory: Path) -> Path:
@@ -366,3 +372,53 @@ def test_a_node_whose_image_would_unpack_past_the_share_is_refused(strict_agent:
     assert engine_leftovers() == engine_before
     assert snapshot() - before == {}
     assert not os.path.exists(f"{image_store.STORE}/rootfs/{users['a'].pw_uid}"), "the unpacked image went too"
+
+
+@pytest.fixture
+def passing_users() -> Iterator[dict[str, str]]:
+    """Two names for users the test makes and removes: one who leaves, and one given the uid they leave."""
+    names = {"gone": "vtopo-test-gone", "heir": "vtopo-test-heir"}
+    for name in names.values():
+        subprocess.run(["userdel", name], capture_output=True)  # left by an interrupted run
+    yield names
+    for name in names.values():
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def test_a_members_store_goes_with_them_and_no_later_user_of_their_uid_gets_it(agent: Agent, passing_users,
+                                                                             readable_dir, scratch):
+    gone, heir = passing_users["gone"], passing_users["heir"]
+    account = ["--no-create-home", "--no-user-group", "--shell", "/bin/sh", "-G", "vtopo"]
+    subprocess.run(["useradd", *account, gone], check=True, capture_output=True)
+    uid = pwd.getpwnam(gone).pw_uid
+    try:
+        theirs = given(archive_of_layer(scratch, "theirs/only:1", busybox_with(0)), pwd.getpwnam(gone),
+                       readable_dir / "gone")
+        loaded = agent.vtopo(gone, "image", "load", str(theirs))
+        assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+        digest = loaded.stdout.split()[2]
+        subprocess.run(["userdel", gone], check=True, capture_output=True)
+        subprocess.run(["useradd", *account, "--uid", str(uid), heir], check=True, capture_output=True)
+
+        assert "theirs/only:1" not in agent.vtopo(heir, "image", "list").stdout
+        assert "theirs/only:1" not in agent.vtopo(None, "image", "list").stdout
+        topology = image_lab("inherited", {"t1": "theirs/only:1"})
+        refused = agent.vtopo(heir, "deploy", str(lab_file(topology, pwd.getpwnam(heir), readable_dir)))
+        assert refused.returncode != 0 and "image theirs/only:1 is not on this host" in refused.stdout + \
+            refused.stderr, refused.stdout + refused.stderr
+        own = given(archive_of_layer(scratch, "heirs/own:1", busybox_with(1)), pwd.getpwnam(heir), readable_dir / "h")
+        loaded = agent.vtopo(heir, "image", "load", str(own))
+        assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+        listed = agent.vtopo(heir, "image", "list").stdout
+        assert "heirs/own:1" in listed and "theirs/only:1" not in listed, listed
+        blobs = {path.name for path in Path(image_store.layout_of(uid), "blobs", "sha256").iterdir()}
+        assert digest.removeprefix("sha256:") not in blobs, "the store the first user left was removed"
+
+        subprocess.run(["gpasswd", "--delete", heir, "vtopo"], check=True, capture_output=True)
+        cleaned = agent.vtopo(None, "cleanup")
+        assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
+        assert f"image store of uid {uid} (loaded by {heir}, no longer a member)" in cleaned.stdout, cleaned.stdout
+        assert not os.path.exists(image_store.layout_of(uid))
+        assert not os.path.exists(f"{image_store.MEMBER_STORES}/{uid}.json")
+    finally:
+        forget_store(uid)

@@ -4,6 +4,8 @@ skopeo (`vtopo image load`) and umoci (`vtopo image build`), read by umoci.
     /var/lib/vtopo/oci/shared        root's images and vtopo's own: every lab may run them
     /var/lib/vtopo-member-images/UID a member's own images: only that member's labs run them, and they hide a shared
                                      image of the same reference from that member alone
+    /var/lib/vtopo-member-images/UID.json  root's record of it: the name of the user who loaded into it (a store of
+                                     another name is no one's, and goes), and the share of their images
     /var/lib/vtopo/oci/rootfs/UID    each image a lab user runs, unpacked by umoci, owned by that user (root of the
                                      lab's user namespace), by manifest digest; nodes see it through an overlay, and
                                      it goes with the last lab deployed from it (root's labs' user keeps its
@@ -43,7 +45,7 @@ from dataclasses import dataclass
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file, read_small_file, write_file
 from vtopo.host.state import StateStore
-from vtopo.lab_terms import LAB_USER, image_reference
+from vtopo.lab_terms import CLIENTS_GROUP, LAB_USER, image_reference, in_group
 from vtopo.model import untrusted_json
 from vtopo.model.problems import LabError
 from vtopo.oci_archives import REF_ANNOTATION, ArchiveError, archive_format
@@ -59,6 +61,7 @@ REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
 INDEX_BYTES = 1 << 20  # a member's index.json, and an unpacked image's config.json, as root reads them
 MEMBER_FILE_BYTES = 4 << 30  # the largest file umoci writes for a member removing one of their images
 DEFAULT_SHARE_BYTES = 4 << 30  # image_mb_per_member's default, for a store loaded before its share was recorded
+READABLE_FILE = 0o644  # root's record of a member's store
 SUMMARY_BYTES = 64 << 10  # what vtopo.oci_layouts may say of a member's files
 MAX_LAYERS = 256  # of a member's image (docker's limit is 127)
 
@@ -91,7 +94,9 @@ def layout_of(owner: int | None) -> str:
 def _tags(owner: int | None) -> dict[str, str]:
     """reference -> manifest digest of one layout (none where it does not exist yet, or the caller may not read it:
     a member reads the shared store's, every lab's, and no member's). A member's index is the member's file: a
-    reference or digest of another shape than skopeo's is left out."""
+    reference or digest of another shape than skopeo's is left out, and so is a store another user of its uid left."""
+    if owner is not None and not _theirs(owner):
+        return {}
     index = read_json(f"{layout_of(owner)}/index.json")
     manifests = index.get("manifests") if isinstance(index, dict) else None
     tags = {}
@@ -233,9 +238,12 @@ def load_own(archive: int, transport: str, named: str, uid: int, reference: str,
 
 def _member_store(uid: int) -> str:
     """The member's own store, MEMBER_STORES/UID, theirs (0700) in a directory root's (which members pass through and
-    no one lists): only root makes or renames what it holds, so the store is the directory root made."""
+    no one lists): only root makes or renames what it holds, so the store is the directory root made. A store another
+    user of that uid left is removed first."""
     make_directory(MEMBER_STORES, PASSAGE, exist_ok=True)
     store = layout_of(uid)
+    if not _theirs(uid):
+        _forget(uid)
     try:
         os.mkdir(store, PRIVATE)
     except FileExistsError:
@@ -493,21 +501,67 @@ def _why(said: dict[str, object]) -> str:
 
 
 def _record(uid: int, share_bytes: int) -> None:
-    """The share of a member's images in force when they last loaded one (root's file, beside their store): what
+    """Root's record of a member's store, beside it (readable, so that the member's own `validate` finds their
+    images): whose it is, by their name, and the share of their images in force when they last loaded one, which
     unpacking one for a node may take."""
-    write_file(_record_of(uid), json.dumps({"share_bytes": share_bytes}))
+    content = json.dumps({"user": pwd.getpwuid(uid).pw_name, "share_bytes": share_bytes})
+    write_file(_record_of(uid), content, READABLE_FILE)
 
 
 def _record_of(uid: int) -> str:
     return f"{MEMBER_STORES}/{uid}.json"
 
 
-def _recorded_share(uid: int) -> int:
+def _recorded(uid: int) -> dict[str, object]:
     try:
-        share = json.loads(read_small_file(_record_of(uid))).get("share_bytes")
-    except (OSError, ValueError, AttributeError):
-        return DEFAULT_SHARE_BYTES
+        recorded = json.loads(read_small_file(_record_of(uid)))
+    except (OSError, ValueError):
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _recorded_share(uid: int) -> int:
+    share = _recorded(uid).get("share_bytes")
     return share if isinstance(share, int) else DEFAULT_SHARE_BYTES
+
+
+def _theirs(uid: int) -> bool:
+    """Whether the store of `uid` is the one its account loaded: a store is keyed by uid and the user's name, so that
+    a user given the uid of one removed finds none of theirs (root's own listing shows neither)."""
+    try:
+        return _recorded(uid).get("user") == pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return False
+
+
+def forget_departed() -> list[str]:
+    """Remove the stores of the uids that are no longer members (`vtopo cleanup`): no account, an account outside the
+    vtopo group, or one of another name than the user who loaded the images (the uid given to someone else)."""
+    removed = []
+    for uid in _store_owners():
+        if not _theirs(uid) or not in_group(uid, CLIENTS_GROUP):
+            loaded_by = _recorded(uid).get("user", "no one recorded")
+            with locked(uid):
+                _forget(uid)
+            removed.append(f"image store of uid {uid} (loaded by {loaded_by}, no longer a member)")
+    return removed
+
+
+def _store_owners() -> list[int]:
+    try:
+        names = os.listdir(MEMBER_STORES)
+    except FileNotFoundError:
+        return []
+    return sorted({int(name.removesuffix(".json")) for name in names if name.removesuffix(".json").isdigit()})
+
+
+def _forget(uid: int) -> None:
+    """A member's store and its record gone: the files a departed user left, which no later user of the uid gets."""
+    shutil.rmtree(layout_of(uid), ignore_errors=True)
+    try:
+        os.unlink(_record_of(uid))
+    except FileNotFoundError:
+        pass
 
 
 def _remove_planted(path: str) -> None:
