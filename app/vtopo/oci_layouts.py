@@ -2,9 +2,11 @@
 
 Root opens the member's files (never through a symlink, never a FIFO, only regular files of theirs) and runs this
 module as nobody (no group, no capability, no_new_privs, no file it may write) with those descriptors alone, each
-given as FD=DIGEST and checked against its digest; it prints one JSON object, which root reads through the lab file's
+given as FD=DIGEST and checked against its digest (a blob's); it prints one JSON object, which root reads through the lab file's
 bounded decoder (vtopo.model.untrusted_json) and checks field by field (vtopo.host.image_store):
 
+    python -m vtopo.oci_layouts tags FD=                       FD: a layout's index.json -> {"tags": {REF: DIGEST}}
+    python -m vtopo.oci_layouts process FD=                    FD: an image's runtime config.json -> {"process": {}}
     python -m vtopo.oci_layouts manifest FD=DIGEST             -> {"layers": [DIGEST...], "config_bytes": N}
     python -m vtopo.oci_layouts unpacked-bytes LIMIT FD=DIGEST...  -> {"bytes": N}
 
@@ -24,7 +26,9 @@ import sys
 import tarfile
 from typing import BinaryIO
 
+REF_ANNOTATION = "org.opencontainers.image.ref.name"
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")  # the only digests root opens a blob by
+REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
 DOCUMENT_BYTES = 1 << 20  # an index, a manifest or a configuration
 BLOCK = 4096
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -34,12 +38,42 @@ class LayoutError(Exception):
     """A layout that cannot be read as an OCI image layout; the message says what is wrong."""
 
 
+def tags_of(index: object) -> dict[str, str]:
+    """reference -> manifest digest of a layout's index: a reference or digest of another shape than skopeo's is left
+    out."""
+    manifests = index.get("manifests") if isinstance(index, dict) else None
+    tags = {}
+    for manifest in manifests if isinstance(manifests, list) else []:
+        annotations = manifest.get("annotations") if isinstance(manifest, dict) else None
+        reference = annotations.get(REF_ANNOTATION) if isinstance(annotations, dict) else None
+        digest = manifest.get("digest") if isinstance(manifest, dict) else None
+        if isinstance(reference, str) and REFERENCE.fullmatch(reference) and isinstance(digest, str) \
+                and DIGEST.fullmatch(digest):
+            tags[reference] = digest
+    return tags
+
+
+def process_of(config: object) -> dict[str, object]:
+    """The fields of a runtime configuration's process that vtopo uses, each of the type runc takes."""
+    process = config.get("process") if isinstance(config, dict) else None
+    process = process if isinstance(process, dict) else {}
+    kept: dict[str, object] = {}
+    for name in ("args", "env"):
+        if isinstance(words := process.get(name), list) and all(isinstance(word, str) for word in words):
+            kept[name] = words
+    if isinstance(cwd := process.get("cwd"), str):
+        kept["cwd"] = cwd
+    if isinstance(user := process.get("user"), dict) and all(type(user.get(n)) is int for n in ("uid", "gid")):
+        kept["user"] = {"uid": user["uid"], "gid": user["gid"]}
+    return kept
+
+
 def document(file: BinaryIO) -> object:
     """The JSON document of at most DOCUMENT_BYTES in `file`; None where it is longer or no JSON."""
     data = file.read(DOCUMENT_BYTES + 1)
     try:
         return json.loads(data) if len(data) <= DOCUMENT_BYTES else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -127,12 +161,17 @@ def _entry_bytes(entry: tarfile.TarInfo, directories: set[str]) -> int:
 
 def main(argv: list[str]) -> int:
     command, *words = argv
-    opened = [(int(fd), digest) for fd, _, digest in (word.partition("=") for word in words[command != "manifest":])]
+    limit = int(words.pop(0)) if command == "unpacked-bytes" else 0
+    opened = [(int(fd), digest) for fd, _, digest in (word.partition("=") for word in words)]
     try:
         if command == "manifest":
             answer = manifest_of(*opened[0])
         elif command == "unpacked-bytes":
-            answer = {"bytes": unpacked_bytes(opened, int(words[0]))}
+            answer = {"bytes": unpacked_bytes(opened, limit)}
+        elif command in ("tags", "process"):
+            with _opened(opened[0][0]) as file:
+                found = document(file)
+            answer = {"tags": tags_of(found)} if command == "tags" else {"process": process_of(found)}
         else:
             raise LayoutError(f"no such command: {command}")
     except LayoutError as error:

@@ -15,11 +15,13 @@ The shared store and rootfs are root's; the shared store is readable by everyone
 rootfs root's alone. A member's store is the member's own (0700, in a directory root's, 0711, which no one lists;
 outside /var/lib/vtopo, which members do not pass through, on the same file system as rootfs): whatever reads or
 writes it, loading an archive, unpacking or removing an image, runs as that member, with their groups and
-no privilege (`as_account`), so that no member's archive, layer or configuration is ever parsed by root; root only
-reads its index.json, as a member's file (never through a link, a FIFO, nor more than INDEX_BYTES), and each digest
-in it must be a sha256 digest. What a member's image takes unpacked is counted by nobody (vtopo.oci_layouts), and
-with their store and their images unpacked it stays within their share (image_mb_per_member), when the image is
-loaded and when it is unpacked. One member's images can never stand under another member's lab: each lab resolves
+no privilege (`as_account`), so that no member's archive, layer or configuration is ever parsed by root. What root
+needs of a member's files, the store's tags, what an image takes unpacked and the process its configuration runs, is
+read by nobody (vtopo.oci_layouts) from descriptors root opened (regular files of the member's, never through a link
+or a FIFO), and root reads only nobody's one-line answer, bounded as a lab file is, checking each field again (a
+reference and a sha256 digest of skopeo's shape, the process's fields by type). A member's images, their store and
+what is unpacked of them, stay within their share (image_mb_per_member), when an image is loaded and when it is
+unpacked. One member's images can never stand under another member's lab: each lab resolves
 references in its owner's store and the shared one only.
 
 A lab names an image by reference (`toolbox`, `frrouting/frr:8.4`); the deploy resolves it to its manifest digest,
@@ -31,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import re
 import shutil
 import stat
 import subprocess
@@ -48,8 +49,8 @@ from vtopo.host.state import StateStore
 from vtopo.lab_terms import CLIENTS_GROUP, LAB_USER, image_reference, in_group
 from vtopo.model import untrusted_json
 from vtopo.model.problems import LabError
-from vtopo.oci_archives import REF_ANNOTATION, ArchiveError, archive_format
-from vtopo.oci_layouts import DIGEST
+from vtopo.oci_archives import ArchiveError, archive_format
+from vtopo.oci_layouts import DIGEST, REFERENCE, document, process_of, tags_of
 from vtopo.ops import as_account, drop_privileges
 from vtopo.reports import user_name
 
@@ -57,11 +58,10 @@ STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
 MEMBER_STORES = os.environ.get("VTOPO_OCI_MEMBERS_DIR", "/var/lib/vtopo-member-images")
 TOOL_SECONDS = 600.0
 TRANSPORTS = ("oci-archive", "docker-archive")
-REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
-INDEX_BYTES = 1 << 20  # a member's index.json, and an unpacked image's config.json, as root reads them
 MEMBER_FILE_BYTES = 4 << 30  # the largest file umoci writes for a member removing one of their images
 DEFAULT_SHARE_BYTES = 4 << 30  # image_mb_per_member's default, for a store loaded before its share was recorded
 READABLE_FILE = 0o644  # root's record of a member's store
+PROCESS = "process.json"  # root's summary of an unpacked image's process, beside its root file system
 SUMMARY_BYTES = 64 << 10  # what vtopo.oci_layouts may say of a member's files
 MAX_LAYERS = 256  # of a member's image (docker's limit is 127)
 
@@ -93,38 +93,45 @@ def layout_of(owner: int | None) -> str:
 
 def _tags(owner: int | None) -> dict[str, str]:
     """reference -> manifest digest of one layout (none where it does not exist yet, or the caller may not read it:
-    a member reads the shared store's, every lab's, and no member's). A member's index is the member's file: a
-    reference or digest of another shape than skopeo's is left out, and so is a store another user of its uid left."""
+    a member reads the shared store's, every lab's, and no member's). A member's index is the member's file, which
+    root has nobody read (`_member_tags`); a store another user of its uid left has none."""
     if owner is not None and not _theirs(owner):
         return {}
-    index = read_json(f"{layout_of(owner)}/index.json")
-    manifests = index.get("manifests") if isinstance(index, dict) else None
-    tags = {}
-    for manifest in manifests if isinstance(manifests, list) else []:
-        annotations = manifest.get("annotations") if isinstance(manifest, dict) else None
-        reference = annotations.get(REF_ANNOTATION) if isinstance(annotations, dict) else None
-        digest = manifest.get("digest") if isinstance(manifest, dict) else None
-        if isinstance(reference, str) and REFERENCE.fullmatch(reference) and isinstance(digest, str) \
-                and DIGEST.fullmatch(digest):
-            tags[reference] = digest
-    return tags
+    if owner is not None and os.geteuid() == 0:
+        return _member_tags(owner)
+    return tags_of(read_json(f"{layout_of(owner)}/index.json"))
+
+
+def _member_tags(owner: int) -> dict[str, str]:
+    """The tags of a member's store as nobody read its index.json (vtopo.oci_layouts), each checked again: a
+    reference or digest of another shape than skopeo's is left out."""
+    try:
+        store = _open_beneath(layout_of(owner))
+    except (FileNotFoundError, ImageError):
+        return {}
+    try:
+        index = _open_file_of(store, "index.json", owner, "your image store's index")
+    except ImageError:
+        return {}
+    finally:
+        os.close(store)
+    try:
+        tags = read_as_nobody([(index, "")], "tags").get("tags")
+    finally:
+        os.close(index)
+    return {reference: digest for reference, digest in tags.items() if REFERENCE.fullmatch(reference)
+            and isinstance(digest, str) and DIGEST.fullmatch(digest)} if isinstance(tags, dict) else {}
 
 
 def read_json(path: str) -> object:
     """The JSON document in the file at `path`, read as a file its user may have made anything of: a regular file,
-    not through a symlink at its end, of at most INDEX_BYTES; None otherwise, or where there is none."""
+    not through a symlink at its end, of at most DOCUMENT_BYTES; None otherwise, or where there is none."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = file.read(INDEX_BYTES + 1)
-    try:
-        return json.loads(data) if len(data) <= INDEX_BYTES else None
-    except ValueError:
-        return None
+        return document(file) if stat.S_ISREG(os.fstat(fd).st_mode) else None
 
 
 def images(uid: int | None = None) -> list[StoredImage]:
@@ -331,7 +338,7 @@ def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
     directory = f"{STORE}/rootfs/{uid}/{image.digest.replace(':', '-')}"
     with locked(image.owner):
         if os.path.isdir(directory):
-            return _read_unpacked(directory)
+            return _read_unpacked(directory, image)
         current = _tags(image.owner).get(image.reference)
         if current != image.digest:
             raise ImageError(f"image {image.reference} is now {current or 'gone'}, not {image.digest} that the lab "
@@ -341,7 +348,7 @@ def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
             if image.owner != uid:
                 raise ImageError(f"image {image.reference} is {user_name(image.owner)}'s, whose labs alone run it")
             _unpack_own(image, directory)
-            return _read_unpacked(directory)
+            return _read_unpacked(directory, image)
         staging = tempfile.mkdtemp(prefix=".unpacking-", dir=os.path.dirname(directory))
         try:
             source = f"{image.layout}:{image.reference}"
@@ -349,13 +356,14 @@ def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
                      f"unpack image {image.reference}")
             run_tool(["umoci", "raw", "runtime-config", "--image", source, f"{staging}/config.json"],
                      f"read the configuration of image {image.reference}")
+            write_file(f"{staging}/{PROCESS}", json.dumps(process_of(read_json(f"{staging}/config.json"))))
             if ids:
                 _give(f"{staging}/rootfs", ids)
             os.rename(staging, directory)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-    return _read_unpacked(directory)
+    return _read_unpacked(directory, image)
 
 
 def _unpack_own(image: StoredImage, directory: str) -> None:
@@ -386,8 +394,28 @@ def _unpack_own(image: StoredImage, directory: str) -> None:
         if not stat.S_ISDIR(rootfs.st_mode):
             _remove_planted(directory)
             raise ImageError(f"image {image.reference} was not unpacked: its root was replaced meanwhile")
+        _keep_process(fd, image)
     finally:
         os.close(fd)
+
+
+def _keep_process(directory: int, image: StoredImage) -> None:
+    """Root's own summary of the process a member's image runs, in its unpacked directory (root's now, which the
+    member can no longer add to): the member's config.json as nobody read it, each field checked again."""
+    assert image.owner is not None
+    config = _open_file_of(directory, "config.json", image.owner, f"the configuration of image {image.reference}")
+    try:
+        process = process_of(read_as_nobody([(config, "")], "process"))
+    finally:
+        os.close(config)
+    try:
+        os.unlink(PROCESS, dir_fd=directory)  # one the member made before the directory was root's
+    except FileNotFoundError:
+        pass
+    kept = os.open(PROCESS, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                   dir_fd=directory)
+    with os.fdopen(kept, "w", encoding="utf-8") as file:
+        file.write(json.dumps(process))
 
 
 def _within_share(image: StoredImage, share_bytes: int) -> int:
@@ -423,7 +451,7 @@ def _unpacked_bytes(image: StoredImage, limit: int) -> int:
     blobs = _open_beneath(image.layout, "blobs", "sha256")
     opened: list[tuple[int, str]] = []
     try:
-        opened.append((_open_blob(blobs, image), image.digest))
+        opened.append((_open_blob(blobs, image, image.digest), image.digest))
         manifest = read_as_nobody(opened, "manifest")
         layers, config_bytes = manifest.get("layers"), manifest.get("config_bytes")
         if not isinstance(layers, list) or len(layers) > MAX_LAYERS or type(config_bytes) is not int \
@@ -441,6 +469,11 @@ def _unpacked_bytes(image: StoredImage, limit: int) -> int:
     return found + config_bytes
 
 
+def _open_blob(blobs: int, image: StoredImage, digest: str) -> int:
+    assert image.owner is not None
+    return _open_file_of(blobs, digest.removeprefix("sha256:"), image.owner, f"image {image.reference}")
+
+
 def _open_beneath(top: str, *names: str) -> int:
     """A descriptor on the directory `names` lead to from `top`, a member's: never through a symlink."""
     fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -455,18 +488,17 @@ def _open_beneath(top: str, *names: str) -> int:
     return fd
 
 
-def _open_blob(blobs: int, image: StoredImage, digest: str = "") -> int:
-    """A descriptor on the blob `digest` (the image's manifest by default) in the directory `blobs`: a regular file of
-    the image's owner's, opened without following a symlink or waiting on a FIFO."""
-    name = (digest or image.digest).removeprefix("sha256:")
+def _open_file_of(directory: int, name: str, owner: int, what: str) -> int:
+    """A descriptor on the file `name` in the directory open at `directory`: a regular file of `owner`'s, opened
+    without following a symlink or waiting on a FIFO."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=blobs)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory)
     except OSError as error:
-        raise ImageError(f"image {image.reference} cannot be read: {error.strerror}") from None
+        raise ImageError(f"{what} cannot be read: {error.strerror}") from None
     about = os.fstat(fd)
-    if not stat.S_ISREG(about.st_mode) or about.st_uid != image.owner:
+    if not stat.S_ISREG(about.st_mode) or about.st_uid != owner:
         os.close(fd)
-        raise ImageError(f"image {image.reference} cannot be read: a blob is not a file of yours")
+        raise ImageError(f"{what} cannot be read: it is not a file of its owner's")
     return fd
 
 
@@ -645,19 +677,15 @@ def _give(rootfs: str, ids: tuple[int, int]) -> None:
             os.lchown(os.path.join(directory, name), *ids)
 
 
-def _read_unpacked(directory: str) -> Unpacked:
-    """The unpacked image's root and process; config.json read as a file its image's owner may have made anything
-    of, and only the fields of its process vtopo uses, each of the type runc takes."""
-    config = read_json(f"{directory}/config.json")
-    process = config.get("process") if isinstance(config, dict) else None
-    process = process if isinstance(process, dict) else {}
-    kept: dict[str, object] = {}
-    for name in ("args", "env"):
-        if isinstance(words := process.get(name), list) and all(isinstance(word, str) for word in words):
-            kept[name] = words
-    if isinstance(cwd := process.get("cwd"), str):
-        kept["cwd"] = cwd
-    if isinstance(user := process.get("user"), dict) and all(isinstance(user.get(n), int) for n in ("uid", "gid")):
-        kept["user"] = {"uid": user["uid"], "gid": user["gid"]}
-    return Unpacked(f"{directory}/rootfs", kept)
-
+def _read_unpacked(directory: str, image: StoredImage) -> Unpacked:
+    """The unpacked image's root and process, as root kept it (`_keep_process`; for a shared image, from root's own
+    config.json)."""
+    summary = f"{directory}/{PROCESS}"
+    if image.owner is None and not os.path.exists(summary):  # unpacked by an earlier vtopo, from root's own files
+        write_file(summary, json.dumps(process_of(read_json(f"{directory}/config.json"))))
+    try:
+        process = json.loads(read_small_file(summary, SUMMARY_BYTES))
+    except FileNotFoundError:
+        raise ImageError(f"image {image.reference} was unpacked by an earlier vtopo: destroy the lab and deploy it "
+                         "again") from None
+    return Unpacked(f"{directory}/rootfs", process)
