@@ -37,7 +37,7 @@ from vtopo.server.live import Follower, LiveLabs
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.state import LabRecord, StateStore, Usage
-from vtopo.lab_terms import Trust
+from vtopo.lab_terms import Trust, in_group
 from vtopo.model.problems import LabError
 from vtopo.named_errors import loaded
 from vtopo.reports import OUTPUT_STAGE, DeployReport, Progress, ProgressCallback, user_name
@@ -85,13 +85,7 @@ class Caller:
         return self.root or self.uid == owner
 
     def may_connect(self, group: str) -> bool:
-        if self.root:
-            return True
-        try:
-            account, members_gid = pwd.getpwuid(self.uid), grp.getgrnam(group).gr_gid
-        except KeyError:
-            return False
-        return members_gid in os.getgrouplist(account.pw_name, account.pw_gid)
+        return self.root or in_group(self.uid, group)
 
 
 def caller_of(connection: socket.socket) -> Caller:
