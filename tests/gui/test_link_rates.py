@@ -11,11 +11,12 @@ from typing import Callable
 import pytest
 from pytestqt.qtbot import QtBot
 
-from tests.gui.helpers import deploy_or_destroy
+from tests.gui.helpers import deploy_or_destroy, tooltip_at
 from tests.residue import snapshot
 from vtopo.client.agent_client import AgentClient
 from vtopo.deployed import DeployedLab
 from vtopo.gui.main_window import MainWindow
+from vtopo.gui.canvas.labels import format_rate
 from vtopo.reports import STILL, LinkRate
 
 PINGED = ("c1-eth0--br0-p1", "c2-eth0--br0-p2")
@@ -61,7 +62,7 @@ def test_traffic_draws_a_link_with_its_rate_and_a_quiet_lab_is_told_nothing(make
                 return time.monotonic() - told.changes[-1][0] > QUIET_S
 
             qtbot.waitUntil(quiet, timeout=30_000)
-            assert all(item.load == 0 and item.toolTip().startswith("0.0 Mb/s") for item in links.values())
+            assert all(item.load == 0 and item.traffic == STILL for item in links.values())
 
             lab = DeployedLab.find(window.editor.topology.name)
             ping = subprocess.Popen(lab.command_in("c1", ["ping", "-c", "40", "-i", "0.1", "-s", "1400", "10.0.0.2"]),
@@ -72,11 +73,15 @@ def test_traffic_draws_a_link_with_its_rate_and_a_quiet_lab_is_told_nothing(make
                 for link in PINGED:
                     rate = window.rates.latest[link]
                     assert rate.bits_per_second > 100_000 and links[link].load > 0.3
-                    assert f"{rate.packets_per_second:,.0f} packets/s" in links[link].toolTip()
+                    shown = tooltip_at(window, links[link].line.center())
+                    assert f"traffic: {format_rate(rate.bits_per_second)}, {rate.packets_per_second:,.0f} packets/s" \
+                        in shown, shown
             finally:
                 assert ping.wait(timeout=20) == 0
             qtbot.waitUntil(lambda: all(window.rates.latest[link] == STILL for link in PINGED), timeout=5000)
-            assert all(links[link].load == 0 and links[link].toolTip() == "0.0 Mb/s, 0 packets/s" for link in PINGED)
+            for link in PINGED:
+                assert links[link].load == 0
+                assert "traffic: 0.0 Mb/s, 0 packets/s" in tooltip_at(window, links[link].line.center())
             qtbot.waitUntil(quiet, timeout=10_000)
         finally:
             told.close()

@@ -1,5 +1,5 @@
-"""Live traffic on the canvas: each deployed link drawn wider with its load, its bits/s and packets/s in the
-tooltip. A worker job follows the rates the agent reads from the kernel's counters once a second, told only when
+"""Live traffic on the canvas: each deployed link drawn wider with its load, its bits/s and packets/s in its
+tooltip (written when it is asked for). A worker job follows the rates the agent reads from the kernel's counters once a second, told only when
 they change, so an idle lab costs nothing here; View ▸ Link rates hides them."""
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 
 from vtopo.gui.canvas.scene import TopologyScene
-from vtopo.gui.measure.format import format_rate
 from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.workers import Report, Worker
 from vtopo.reports import LinkRate
@@ -123,9 +122,7 @@ class RateView(QObject):
                 continue
             rate = rates.get(link_id)
             item.set_load(load_of(rate.bits_per_second) if rate else 0.0)
-            tip = f"{format_rate(rate.bits_per_second)}, {rate.packets_per_second:,.0f} packets/s" if rate else ""
-            if tip != item.toolTip():
-                item.setToolTip(tip)
+            item.traffic = rate
 
     def shutdown(self) -> None:
         """Stop sampling (what it told after is not shown)."""
