@@ -1,5 +1,6 @@
 """Where a node's mount namespace is kept: the maker binds its file in the lab's namespaces directory, from the mount
-namespace the maker runs in, which may be one of its own (a simulated host's agent)."""
+namespace the maker runs in, which may be one of its own (a simulated host's agent); the nodes made as their
+operations come and those made ahead of them alike."""
 from __future__ import annotations
 
 import os
@@ -19,20 +20,21 @@ KEEPER_OF_ITS_OWN = textwrap.dedent("""
     import os, subprocess, sys
     os.sched_setaffinity(0, {int(sys.argv[2])})
     from vtopo.host import syscalls
-    from vtopo.host.namespace_maker import NamespaceMaker, remove, release_directory
+    from vtopo.host.namespace_maker import NamespaceMaker, Node, remove, release_directory
     from vtopo.host.netns import delete_netns
     from vtopo.ops import NETNS_DIR
     syscalls.mount("tmpfs", NETNS_DIR, "tmpfs", 0)
     directory, hosts = sys.argv[1] + "/ns", sys.argv[1] + "/hosts"
     open(hosts, "w").write("127.0.0.1 localhost\\n")
     maker = NamespaceMaker.in_initial(directory)
+    nodes = {f"vtkeep-n{index}": Node(f"n{index}", hosts) for index in range(12)}
+    maker.expect(list(nodes.items()))  # the first nodes made as their operations come, the others ahead of them
     kept = []
     try:
-        for index in range(12):
-            name = f"vtkeep-n{index}"
+        for name, node in nodes.items():
             maker.network_namespace(name)
             files = [f"{directory}/{name}.mnt", f"{directory}/{name}.uts"]
-            maker.isolate(name, f"n{index}", hosts, *files)
+            maker.isolate(name, node, *files)
             kept.append((name, files))
         print("kept", len(kept))
     finally:

@@ -124,6 +124,10 @@ class Applier:
         except ovs.OvsError as error:
             raise OpFailed(batch[0], _reason(error)) from error
 
+    def expect(self, ops: list[o.Op]) -> None:
+        """The ops about to be applied, in order (see KernelHost.expect)."""
+        self.kernel.expect(ops)
+
     def delete_together(self, names: Iterable[str]) -> None:
         """The namespaces a teardown is going to delete (see KernelHost.delete_together)."""
         self.kernel.delete_together(names)

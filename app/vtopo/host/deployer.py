@@ -425,6 +425,7 @@ class Deployer:
                 applier.apply_together(taken(together, together_steps,
                                              f"{len(together)} nodes started from their images together"))
 
+        applier.expect([step.op for step in steps])
         try:
             for step in steps:
                 if isinstance(step.op, OVS_BATCHED):

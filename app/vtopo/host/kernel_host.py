@@ -19,7 +19,7 @@ from vtopo.host import libvirt_domains, namespace_maker, nftables, oci_engine, o
 from vtopo.host.config_checks import REFUSAL
 from vtopo.host.image_store import StoredImage
 from vtopo.host.images import open_device, open_image
-from vtopo.host.namespace_maker import NamespaceMaker
+from vtopo.host.namespace_maker import NamespaceMaker, Node
 from vtopo.host.oci_engine import EngineError, ImageNode
 from vtopo.host.netlink import Netlink, NetlinkError
 from vtopo.host.owned_files import DAEMON_UMASK
@@ -50,6 +50,8 @@ class KernelHost:
         self._deleted_together: set[str] = set()  # namespaces a teardown deletes, emptied all at the first deletion
         self._emptied: set[str] = set()  # namespaces nothing runs in any more, until they are deleted
         self._makers: dict[str, NamespaceMaker] = {}  # by the user namespace they work in ("": the host's)
+        self._expected: dict[str, list[tuple[str, Node | None]]] = {}  # network namespaces to come, each with its
+        # node, by the user namespace they go in
         self._vsctl_batch: list[list[str]] | None = None  # ovs-vsctl commands held for one transaction
 
     def close(self) -> None:
@@ -63,8 +65,21 @@ class KernelHost:
 
     # ---------------------------------------------------------------- namespaces
 
+    def expect(self, ops: list[o.Op]) -> None:
+        """The ops about to be applied, in order: the helper of each lab's user namespace makes their network
+        namespaces, and the nodes made in them, ahead of them (see NamespaceMaker)."""
+        nodes = {op.netns: Node(op.hostname, op.hosts_file, op.binds, op.files) for op in ops
+                 if isinstance(op, o.IsolateNode)}
+        self._expected = {}
+        for op in ops:
+            if isinstance(op, o.CreateNamespace) and op.userns:
+                self._expected.setdefault(op.userns, []).append((op.name, nodes.get(op.name)))
+        for userns, maker in self._makers.items():
+            maker.expect(self._expected.pop(userns, []))
+
     def add_user_namespace(self, path: str, uid: int, gid: int) -> None:
         self._makers[path] = NamespaceMaker.new_user_namespace(path, uid, gid)
+        self._makers[path].expect(self._expected.pop(path, []))
 
     def add_netns(self, name: str, userns: str) -> None:
         if userns:
@@ -77,8 +92,8 @@ class KernelHost:
 
     def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
                      binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...]) -> None:
-        self._maker(userns, os.path.dirname(mount_ns)).isolate(netns, hostname, hosts_file, mount_ns, uts_ns, binds,
-                                                               files)
+        self._maker(userns, os.path.dirname(mount_ns)).isolate(netns, Node(hostname, hosts_file, binds, files),
+                                                               mount_ns, uts_ns)
 
     def run_image(self, *, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, pid_ns: str,
                   image: str, digest: str, run_root: str, image_owner: int, userns: str, ids: tuple[int, int] | None,
@@ -101,6 +116,7 @@ class KernelHost:
         maker = self._makers.get(userns)
         if maker is None:
             maker = NamespaceMaker.in_user_namespace(userns) if userns else NamespaceMaker.in_initial(namespaces_dir)
+            maker.expect(self._expected.pop(userns, []))
             self._makers[userns] = maker
         return maker
 

@@ -12,6 +12,11 @@ memory in proportion to the number of namespaces on the host.
 
 Requests and answers are JSON messages on a SOCK_SEQPACKET socket, with namespace files passed as descriptors:
     {"op": "net"}                             -> a new network namespace                  [its fd]
+    {"op": "net", "node": {"hostname": H, ...as "node"}}   [hosts]
+                                              -> a new network namespace, and the node's mount and UTS namespaces
+                                                 made in it                               [net fd, mnt fd, uts fd]
+                                                 or, when the node could not be made, {"ok": true, "node_error":
+                                                 "..."}                                    [net fd]
     {"op": "node", "hostname": H, "keep": [PATH...], "binds": [[DIR, PATH]...], "files": [[PATH, TEXT]...]}
                                        [net, hosts]
                                               -> the node's mount and UTS namespaces     [mnt fd, uts fd]
@@ -28,6 +33,7 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from vtopo.host import syscalls
 from vtopo.host.syscalls import (CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWUTS, MS_BIND, MS_NODEV,
@@ -71,15 +77,16 @@ def main(argv: list[str]) -> int:
             request = json.loads(message)
             if request["op"] == "net":
                 syscalls.unshare(CLONE_NEWNET)
-                _answer(channel, {"ok": True}, [f"{THREAD_NS}/net"])
+                if "node" in request:
+                    _network_and_node(channel, request["node"], fds[0], mode, base, keeper)
+                else:
+                    _answer(channel, {"ok": True}, [f"{THREAD_NS}/net"])
             elif request["op"] == "node":
-                files = request.get("files", [])
-                if mode != "initial":
-                    files = [*accounts_of_the_lab(), *files]
-                _isolate(request["hostname"], fds[0], fds[1], request.get("keep", []), base, keeper,
-                         request.get("binds", []), files)
-                _answer(channel, {"ok": True}, [f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
-                syscalls.setns(base, CLONE_NEWNS)
+                try:
+                    _node(request, fds[0], fds[1], mode, base, keeper)
+                    _answer(channel, {"ok": True}, [f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
+                finally:
+                    syscalls.setns(base, CLONE_NEWNS)
             else:
                 _answer(channel, {"error": f"no such request: {request['op']}"}, [])
         except (OSError, KeyError, IndexError, ValueError) as error:
@@ -87,6 +94,32 @@ def main(argv: list[str]) -> int:
         finally:
             for fd in fds:
                 os.close(fd)
+
+
+def _network_and_node(channel: socket.socket, node: dict[str, Any], hosts: int, mode: str, base: int,
+                      keeper: int | None) -> None:
+    """Answer with the network namespace just made and the node's mount and UTS namespaces made in it; with the
+    network namespace alone and why, when the node could not be made."""
+    try:
+        netns = os.open(f"{THREAD_NS}/net", os.O_RDONLY)
+        try:
+            _node(node, netns, hosts, mode, base, keeper)
+        finally:
+            os.close(netns)
+    except (OSError, KeyError, IndexError, ValueError) as error:
+        _answer(channel, {"ok": True, "node_error": str(error)}, [f"{THREAD_NS}/net"])
+    else:
+        _answer(channel, {"ok": True}, [f"{THREAD_NS}/net", f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
+    finally:
+        syscalls.setns(base, CLONE_NEWNS)
+
+
+def _node(request: dict[str, Any], netns: int, hosts: int, mode: str, base: int, keeper: int | None) -> None:
+    files = request.get("files", [])
+    if mode != "initial":
+        files = [*accounts_of_the_lab(), *files]
+    _isolate(request["hostname"], netns, hosts, request.get("keep", []), base, keeper, request.get("binds", []),
+             files)
 
 
 @functools.cache

@@ -17,8 +17,10 @@ import socket
 import subprocess
 import sys
 import threading
+from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from vtopo.host import netns as namespaces
@@ -36,14 +38,66 @@ class NamespaceError(HostError):
     """The helper could not make a namespace; the message says which and why."""
 
 
+AHEAD = 4  # requests the helper may have queued ahead of the ops (each has a descriptor or three in flight)
+
+
+@dataclass(frozen=True)
+class Node:
+    """What makes a node a container (see IsolateNode): its hostname, the lab's hosts file, and `binds` (host
+    directory, path inside) and `files` (path inside, content) of its own."""
+
+    hostname: str
+    hosts_file: str
+    binds: tuple[tuple[str, str], ...] = ()
+    files: tuple[tuple[str, str], ...] = ()
+
+    def request(self) -> dict[str, object]:
+        return {"hostname": self.hostname, "keep": vtopos_own_paths(), "binds": [list(b) for b in self.binds],
+                "files": [list(f) for f in self.files]}
+
+    def may_follow(self, made: Node | None) -> bool:
+        """Whether this node may be made as soon as `made` was: what it needs beside its network namespace (the hosts
+        file, the directories bound into it) was there for `made`."""
+        return made is not None and self.hosts_file == made.hosts_file and \
+            {directory for directory, _ in self.binds} <= {directory for directory, _ in made.binds}
+
+
+@dataclass
+class MadeAhead:
+    """What the helper made ahead for one network namespace: its descriptor, and the mount and UTS namespaces' of
+    `node` made in it, or why not."""
+
+    node: Node | None
+    net: int | None = None
+    mount_and_uts: tuple[int, int] | None = None
+    error: str = ""
+
+    def close(self) -> None:
+        """What is left of it ends with its descriptors."""
+        for fd in [self.net, *(self.mount_and_uts or ())]:
+            if fd is not None:
+                os.close(fd)
+        self.net = self.mount_and_uts = None
+
+
 class NamespaceMaker:
-    """One helper process, in the host's user namespace or in one lab's."""
+    """One helper process, in the host's user namespace or in one lab's.
+
+    Told which network namespaces are to come, in order, each with the node it becomes (`expect`), it asks the helper
+    for the next ones while this side keeps, furnishes and links those made: a few requests ahead, each for a network
+    namespace and, once a node like it was made as asked (the hosts file and the directories it binds are there), its
+    node's mount and UTS namespaces too. What was made ahead is kept only when its operation comes; the rest ends with
+    the maker."""
 
     def __init__(self, mode: str, userns: str, namespaces_dir: str) -> None:
         """`namespaces_dir` is where the files of user, mount and UTS namespaces are kept (LabNames.namespaces_dir)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.settimeout(HELPER_SECONDS)
         self._channel = ours
+        self._coming: deque[tuple[str, Node | None]] = deque()  # network namespaces to come, each with its node
+        self._asked: deque[tuple[str, Node | None]] = deque()  # asked for ahead, their answers unread, in order
+        self._made: dict[str, MadeAhead] = {}  # by network namespace
+        self._last_node: Node | None = None  # the last node made when its operation came
         with theirs:
             self._process = subprocess.Popen([sys.executable, "-m", "vtopo.host.namespace_helper",
                                               str(theirs.fileno()), mode, userns,
@@ -80,26 +134,48 @@ class NamespaceMaker:
             raise
         return maker
 
+    def expect(self, coming: list[tuple[str, Node | None]]) -> None:
+        """The network namespaces to be asked for, in order, each with the node it becomes (None: it stays a bare
+        network namespace, or becomes another kind of node)."""
+        self._coming = deque(coming)
+
     def network_namespace(self, name: str) -> None:
         """A new network namespace, kept at /run/netns/NAME."""
-        (fd,) = self._ask({"op": "net"}, [], 1, f"create network namespace {name}")
+        what = f"create network namespace {name}"
+        made = self._made_ahead(name)
+        if made is None:
+            self._coming = deque(coming for coming in self._coming if coming[0] != name)
+            (fd,) = self._ask({"op": "net"}, [], 1, what)
+        elif made.net is None:
+            del self._made[name]
+            raise NamespaceError(f"could not {what}: {made.error}")
+        else:
+            fd, made.net = made.net, None
+            if made.mount_and_uts is None and not made.error:
+                del self._made[name]
         try:
             namespaces.attach_netns(name, fd)
         finally:
             os.close(fd)
+        self._ask_ahead()
 
-    def isolate(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str,
-                binds: tuple[tuple[str, str], ...] = (), files: tuple[tuple[str, str], ...] = ()) -> None:
-        """The node's mount and UTS namespaces, kept at `mount_ns` and `uts_ns`, with `binds` (host directory, path
-        inside) and `files` (path inside, content) of its own (see IsolateNode)."""
-        given = [namespaces.open_netns(netns), os.open(hosts_file, os.O_RDONLY | os.O_NOFOLLOW)]
-        request = {"op": "node", "hostname": hostname, "keep": vtopos_own_paths(), "binds": [list(b) for b in binds],
-                   "files": [list(f) for f in files]}
-        try:
-            mount, uts = self._ask(request, given, 2, f"make {hostname} a container")
-        finally:
-            for fd in given:
-                os.close(fd)
+    def isolate(self, netns: str, node: Node, mount_ns: str, uts_ns: str) -> None:
+        """The node's mount and UTS namespaces, kept at `mount_ns` and `uts_ns` (see IsolateNode)."""
+        what = f"make {node.hostname} a container"
+        made = self._made.pop(netns, None)
+        if made is not None and made.node == node and made.error:
+            raise NamespaceError(f"could not {what}: {made.error}")
+        if made is not None and made.node == node and made.mount_and_uts is not None:
+            (mount, uts), made.mount_and_uts = made.mount_and_uts, None
+        else:
+            if made is not None:
+                made.close()
+            given = [namespaces.open_netns(netns), os.open(node.hosts_file, os.O_RDONLY | os.O_NOFOLLOW)]
+            try:
+                mount, uts = self._ask({"op": "node", **node.request()}, given, 2, what)
+            finally:
+                for fd in given:
+                    os.close(fd)
         try:
             keep(f"/proc/self/fd/{mount}", mount_ns)
             keep(f"/proc/self/fd/{uts}", uts_ns)
@@ -109,14 +185,68 @@ class NamespaceMaker:
         finally:
             os.close(mount)
             os.close(uts)
+        self._last_node = node
+        self._ask_ahead()
 
     def close(self) -> None:
+        self._coming.clear()
+        try:
+            self._collect()
+        except OSError:  # the helper ended, or does not answer: what it made ends with it
+            pass
+        for made in self._made.values():
+            made.close()
+        self._made.clear()
         self._channel.close()
         try:
             self._process.wait(HELPER_SECONDS)
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+
+    def _ask_ahead(self) -> None:
+        """Ask for the namespaces to come, up to AHEAD unread; with the node of each that may follow the last."""
+        while self._coming and len(self._asked) < AHEAD:
+            name, node = self._coming.popleft()
+            request: dict[str, object] = {"op": "net"}
+            given = []
+            if node is not None and node.may_follow(self._last_node):
+                try:
+                    given.append(os.open(node.hosts_file, os.O_RDONLY | os.O_NOFOLLOW))
+                    request["node"] = node.request()
+                except OSError:  # gone meanwhile: its node is made when its operation comes, and says so
+                    node = None
+            else:
+                node = None
+            try:
+                socket.send_fds(self._channel, [json.dumps(request).encode()], given)
+            finally:
+                for fd in given:
+                    os.close(fd)
+            self._asked.append((name, node))
+
+    def _made_ahead(self, name: str) -> MadeAhead | None:
+        """What was made ahead for network namespace `name`, its answer read now if need be; None if not asked."""
+        if name not in self._made and any(asked == name for asked, _ in self._asked):
+            self._collect(name)
+        return self._made.get(name)
+
+    def _collect(self, until: str | None = None) -> None:
+        """Read the answers to what was asked for ahead, which come before any other: up to `until`'s, or all."""
+        while self._asked:
+            name, node = self._asked.popleft()
+            message, received, _, _ = socket.recv_fds(self._channel, MAX_ANSWER, 3)
+            answer = json.loads(message) if message else {"error": "the namespace helper ended"}
+            made = self._made[name] = MadeAhead(node, error=answer.get("error", answer.get("node_error", "")))
+            if received and "error" not in answer:
+                made.net = received[0]
+                if len(received) == 3:
+                    made.mount_and_uts = (received[1], received[2])
+            else:
+                for fd in received:
+                    os.close(fd)
+            if name == until:
+                return
 
     def _expect(self, word: bytes) -> None:
         try:
@@ -129,6 +259,7 @@ class NamespaceMaker:
                                  f"{self._process.returncode})")
 
     def _ask(self, request: Mapping[str, object], fds: list[int], expected: int, what: str) -> list[int]:
+        self._collect()
         socket.send_fds(self._channel, [json.dumps(request).encode()], fds)
         message, received, _, _ = socket.recv_fds(self._channel, MAX_ANSWER, expected)
         answer = json.loads(message) if message else {"error": "the namespace helper ended"}
