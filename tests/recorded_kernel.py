@@ -287,7 +287,7 @@ def record_kernel(monkeypatch: pytest.MonkeyPatch, prefix: str) -> tuple[Applier
     _Path.kernel = kernel
     monkeypatch.setattr(kernel_host, "processes", Calls(kernel, "processes", run_command="", run_to_end=(0, "")))
     monkeypatch.setattr(kernel_host, "read_pid", lambda path: kernel.effects.append(("read pid", str(path))) or 4242)
-    monkeypatch.setattr(kernel_host, "domains", Calls(kernel, "domains", start="<domain/>"))
+    monkeypatch.setattr(kernel_host, "libvirt_domains", Calls(kernel, "domains", start="<domain/>"))
     monkeypatch.setattr(kernel_host, "open_device", lambda path: kernel.effects.append(("open", path, "rw")) or
                         os.open(os.devnull, os.O_RDWR))
     monkeypatch.setattr(kernel_host, "open_image", lambda path: kernel.effects.append(("open", path, "r")) or
