@@ -195,14 +195,11 @@ class EndContext:
     device: str = ""  # empty when this end has no device of its own (a macvlan segment's end)
     netns: str | None = None
     peer: BackReference[EndContext | None] = BackReference(optional=True)
+    node: Node = field(init=False, repr=False)  # the owner's node and kind, kept here: compiling reads them at every
+    kind: NodeKind[Any] = field(init=False, repr=False)  # step, and the owner only through its back reference
 
-    @property
-    def node(self) -> Node:
-        return self.owner.node
-
-    @property
-    def kind(self) -> NodeKind[Any]:
-        return self.owner.kind
+    def __post_init__(self) -> None:
+        self.node, self.kind = self.owner.node, self.owner.kind
 
     @property
     def other(self) -> EndContext:
