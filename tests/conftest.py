@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Generator, Iterator
 
 import pytest
 
@@ -25,6 +27,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from vtopo.cli.common import run_agent_in_process  # noqa: E402
 from vtopo.host.libvirtd import LibvirtService  # noqa: E402
+from vtopo.host.state import StateStore  # noqa: E402
 
 run_agent_in_process()  # as `vtopo` does: the designer and the clients the tests make run the agent's code for root
 
@@ -70,3 +73,35 @@ def libvirtd() -> Iterator[LibvirtService]:
     if service.started_by_us():
         service.stop()
         service.pid_dir.rmdir()
+
+
+def _deployed_labs() -> set[str]:
+    names = set()
+    for record in StateStore().labs():
+        try:
+            names.add(record.name)
+        except FileNotFoundError:  # destroyed meanwhile
+            continue
+    return names
+
+
+_LABS_BEFORE_THE_MODULE: set[str] = set()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _LABS_BEFORE_THE_MODULE.update(_deployed_labs())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    """Once a module's last test and its fixtures are done, no lab it deployed is left: a lab left behind fails that
+    test, naming the lab, and is destroyed so that the tests after it (which may deploy the same file) are not
+    refused. Labs deployed before the suite, by the user or the agent they run, are not the suite's."""
+    yield
+    if nextitem is not None and nextitem.path == item.path:
+        return
+    left = _deployed_labs() - _LABS_BEFORE_THE_MODULE
+    for name in sorted(left):
+        subprocess.run([sys.executable, "-m", "vtopo", "destroy", name], capture_output=True, check=False, timeout=300)
+    if left:
+        raise AssertionError(f"{item.path.name} left deployed: {', '.join(sorted(left))}")

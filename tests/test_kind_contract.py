@@ -6,6 +6,7 @@ import pytest
 from vtopo.gui.document.naming import stem_for
 from vtopo.gui.console.terminal import shell_for
 from vtopo.compile.resolve import resolve
+from vtopo.kinds.contract import RunsMachine
 from vtopo.lab import registry
 from vtopo.model.topology import Endpoint, Link, Node, Topology
 
@@ -44,4 +45,4 @@ def test_name_stem_and_shell_come_from_the_kind(kind, stem, shell):
 
 
 def test_only_vms_make_the_host_probe_for_acceleration():
-    assert {name for name, kind in registry().kinds.items() if kind.needs_acceleration} == {"vm"}
+    assert {name for name, kind in registry().kinds.items() if isinstance(kind, RunsMachine)} == {"vm"}

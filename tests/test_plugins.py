@@ -15,8 +15,10 @@ from vtopo.kinds.registry import ENTRY_POINT_GROUP, Registry, load_registry
 from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
+from vtopo_kinds.bridge import BridgeKind
 
 THIRD_PARTY = Path(__file__).parent / "data" / "thirdparty_kind"
+BUILTIN_PLUGINS = Path(__file__).parents[1] / "plugins" / "vtopo_kinds"
 BUILTIN = {"bridge", "container", "host", "macvlan", "macvtap", "ovs", "router", "vm"}
 
 
@@ -116,3 +118,65 @@ def test_third_party_kind_compiles_in_a_lab(installed_plugin, tmp_path):
     assert "net.ipv4.ip_forward=1" in result.stdout
     without = run_vtopo(Path("/nonexistent"), "validate", "--offline", str(lab))
     assert without.returncode == 2 and "unknown kind 'firewall'" in without.stderr
+
+
+def test_the_plugin_contract_holds_only_what_plugins_use():
+    """vtopo.kinds.api is the whole of vtopo a plugin sees: each name in it is used by a built-in kind or by the
+    third-party example, so a name nobody needs does not widen the contract that vtopo must keep."""
+    import ast
+
+    from vtopo.kinds import api
+
+    used: set[str] = set()
+    for module in [*BUILTIN_PLUGINS.glob("*.py"), *THIRD_PARTY.rglob("*.py")]:
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "vtopo.kinds.api":
+                used |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "api":
+                used.add(node.attr)
+    assert used == set(api.__all__)
+
+
+def test_each_kind_has_only_the_capabilities_it_declares():
+    """What only some kinds do is a capability a kind's class adds: vtopo asks a kind for it with isinstance, so a
+    kind that lacks one (the third-party example has none) is never asked for it."""
+    from vtopo.kinds import api
+
+    kinds = registry().kinds
+    capabilities = (api.RunsAsContainer, api.RunsMachine, api.ServesDhcp, api.GeneratesConfig, api.SavesState,
+                    api.KeepsVlansApart, api.RoutesBetweenVlans, api.MakesTaggedPorts, api.ForwardsInUserspace,
+                    api.ProtectsLoops)
+    having = {capability.__name__: {name for name, kind in kinds.items() if isinstance(kind, capability)}
+              for capability in capabilities}
+    assert having == {"RunsAsContainer": {"container", "router"}, "RunsMachine": {"vm"},
+                      "ServesDhcp": {"container", "router"}, "GeneratesConfig": {"router"},
+                      "SavesState": {"container", "router"}, "KeepsVlansApart": {"bridge", "ovs"},
+                      "RoutesBetweenVlans": {"ovs"}, "MakesTaggedPorts": {"ovs"}, "ForwardsInUserspace": {"ovs"},
+                      "ProtectsLoops": {"bridge"}}
+
+
+class ImageWithoutItsCapability(BridgeKind):
+    """A third-party kind that writes a capability's hook (RunsAsContainer's image) but adds no capability."""
+    name = "imaged"
+
+    def image(self, node: object) -> None:
+        return None
+
+
+def test_a_kind_that_writes_a_capabilitys_hook_without_the_capability_does_not_load():
+    from importlib.metadata import EntryPoint
+
+    kinds = Registry(unloaded={"imaged": EntryPoint("imaged", f"{__name__}:ImageWithoutItsCapability",
+                                                    ENTRY_POINT_GROUP)})
+    assert kinds.get("imaged") is None
+    assert kinds.load_problems == [f"plugin imaged ({__name__}:ImageWithoutItsCapability) writes image() without "
+                                   "RunsAsContainer: add the capability to the kind's bases, or vtopo never calls it"]
+
+
+def test_listing_the_kinds_defines_no_op():
+    """A plugin names its ops as `api.X` in its hooks: they load with the first hook that yields one, so listing the
+    kinds (`vtopo kinds`, the palette) defines none of their dataclasses, a fifth of the command's time."""
+    code = ("from vtopo.kinds.registry import load_registry\nassert len(load_registry().kinds) >= 8\nimport sys\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('vtopo.ops'))))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""

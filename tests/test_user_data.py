@@ -30,8 +30,8 @@ def test_a_user_writes_to_the_xdg_data_home() -> None:
 
 
 @pytest.mark.privileged  # root's data directory
-def test_root_writes_to_var_lib_vtopo() -> None:
-    assert data_home_of(False) == "/var/lib/vtopo"
+def test_root_writes_to_its_own_home_not_to_the_labs_state() -> None:
+    assert data_home_of(False, HOME="/root") == "/root/.local/share/vtopo"
 
 
 def test_vtopo_data_dir_names_another(data_home: Path) -> None:

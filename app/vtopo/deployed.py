@@ -19,7 +19,7 @@ from vtopo.host import libvirt_domains, vhost
 from vtopo.host.facts import route_device
 from vtopo.host.state import StateStore
 from vtopo.lab_record import consent_of, facts_of, topology_of
-from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role, RunsMachine
 from vtopo.kinds.registry import installed_kinds
 from vtopo.measure.nodes import MeasureEndpoint, MeasureError, InNode
 from vtopo.measure.process import run_quick
@@ -90,11 +90,10 @@ class DeployedLab:
     def console_socket(self, name: str) -> str:
         """The unix socket of a VM's serial console; NotDeployed for a node that has none."""
         node = self.node(name)
-        path = node.kind.console_socket(node)
-        if path is None:
+        if not isinstance(node.kind, RunsMachine):
             raise NotDeployed(f"{name} is a {node.kind.label} with no serial console; `vtopo exec "
                               f"{self.context.topology.name} {name}` opens a shell in it")
-        return path
+        return node.kind.console_socket(node)
 
     def open_console(self, name: str, rows: int = 0, columns: int = 0) -> socket.socket:
         """A socket connected to a VM's serial console, which lies in a directory of root's or of the QEMU user's
@@ -116,9 +115,9 @@ class DeployedLab:
     def vhost_state(self, name: str) -> vhost.VhostState | None:
         """For a node that runs a VM: its backend, QEMU's pid, and whether vhost-net is really in effect."""
         node = self.node(name)
-        machine = node.kind.machine(node)
-        if machine is None:
+        if not isinstance(node.kind, RunsMachine):
             return None
+        machine = node.kind.machine(node)
         try:
             pid: int | None = int(Path(machine.pid_file).read_text().split()[0])
         except (OSError, ValueError, IndexError):
@@ -137,7 +136,7 @@ class DeployedLab:
         """A node as one side of a measurement, with the servers that always run in it (a VM's guest). The host's
         own namespace refuses addresses it would route out of the lab."""
         node = self.node(name)
-        servers = node.kind.standing_servers(node)
+        servers = node.kind.standing_servers(node) if isinstance(node.kind, RunsMachine) else {}
         try:
             in_node = self.in_node(name)
         except CannotRunInside as why:

@@ -2,6 +2,9 @@
 owner allowed (Trust, LabOwner) and the names its objects get on the host (LabNames)."""
 from __future__ import annotations
 
+import grp
+import os
+import pwd
 from dataclasses import dataclass
 
 from vtopo.model.rules import lab_tag, stable_digest
@@ -12,6 +15,15 @@ VM_BACKENDS = ("", "auto", "libvirt", "qemu")  # a lab's vm_backend; "" is auto
 KVM_GROUP = "kvm"  # /dev/kvm's group where udev made it; libvirt's QEMU user and vtopo's QEMU run in it
 CLIENTS_GROUP = "vtopo"  # root and its members may use the agent; they read the lab records (root:vtopo, 0640)
 NFT_TABLE_PREFIX = "vtopo-"  # the nftables tables of labs are named vtopo-<prefix>: cleanup finds them by it
+
+
+def in_group(uid: int, group: str) -> bool:
+    """Whether the account `uid` is in `group` (as its own group or another): false where either does not exist."""
+    try:
+        account, gid = pwd.getpwuid(uid), grp.getgrnam(group).gr_gid
+    except KeyError:
+        return False
+    return gid in os.getgrouplist(account.pw_name, account.pw_gid)
 
 
 @dataclass(frozen=True)

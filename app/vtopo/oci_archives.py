@@ -7,7 +7,7 @@ import json
 import tarfile
 from typing import IO
 
-REF_ANNOTATION = "org.opencontainers.image.ref.name"
+from vtopo.oci_layouts import REF_ANNOTATION
 
 
 class ArchiveError(Exception):

@@ -354,11 +354,12 @@ class CaptureRequest(Request[None]):
 
 
 @dataclass
-class LinkCountersRequest(Request[None]):
-    """The interface counters of each link of a running lab, read by the agent (the owner cannot enter its
-    namespaces): a `LinkCountersRead` every `every_s` seconds, until the client closes the connection."""
+class LinkRatesRequest(Request[None]):
+    """The traffic on each link of a running lab, from its interface counters, read by the agent (the owner cannot
+    enter its namespaces) every `every_s` seconds, until the client closes the connection: a `LinkRatesChanged` whenever
+    a rate changed (vtopo.reports.RateMeter), every link's in the first, and nothing while no link carries traffic."""
 
-    type: ClassVar[str] = "link-counters"
+    type: ClassVar[str] = "link-rates"
     lab: str
     every_s: float = 1.0
 
@@ -388,11 +389,12 @@ class ExecStarted(Message):
 
 
 @dataclass
-class LinkCountersRead(Message):
-    """One reading of a lab's link counters: link id -> [octets, packets], both directions added."""
+class LinkRatesChanged(Message):
+    """The links whose rate changed since the previous reading: link id -> [bits/s, packets/s], both directions
+    added."""
 
-    type: ClassVar[str] = "link-counters-read"
-    links: dict[str, list[int]]
+    type: ClassVar[str] = "link-rates-changed"
+    links: dict[str, list[float]]
 
 
 @dataclass
@@ -445,7 +447,7 @@ class Result(Message):
 REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in Request.__subclasses__()}
 DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
 ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened,
-                                                                LinkCountersRead, LabsListed, LabState, PartsChanged,
+                                                                LinkRatesChanged, LabsListed, LabState, PartsChanged,
                                                                 Result)}
 
 

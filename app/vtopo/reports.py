@@ -107,18 +107,36 @@ class LinkRate:
     packets_per_second: float
 
 
+STILL = LinkRate(0.0, 0.0)
+"""The rate of a link that carried nothing since the previous reading."""
+
+
 class RateMeter:
-    """Each link's rate between one reading of the counters and the next."""
+    """Each link's rate between one reading of the counters and the next, told when it changes: the second reading
+    gives every link's rate, and each next one only the rates of the links whose counters moved since the previous
+    reading, or that moved before it and stopped (now 0). A reading where nothing moved gives nothing. Rates are
+    rounded to a bit and a tenth of a packet a second: a finer figure would only be longer to send."""
 
     def __init__(self) -> None:
         self._last: LinkTotals = {}
         self._last_at = 0.0
+        self._moving: set[str] = set()  # the links whose last rate told was not 0
+        self._first = True
 
-    def rates(self, totals: LinkTotals, at: float) -> dict[str, LinkRate]:
-        """The rates since the previous reading (none at the first); `at` is when these were read, in seconds."""
+    def changes(self, totals: LinkTotals, at: float) -> dict[str, LinkRate]:
+        """The rates that changed since the previous reading (none at the first); `at` is when these were read, in
+        seconds."""
         elapsed, last = at - self._last_at, self._last
         self._last, self._last_at = totals, at
         if not last or elapsed <= 0:
             return {}
-        return {link: LinkRate(max(0, octets - last[link][0]) * 8 / elapsed, max(0, packets - last[link][1]) / elapsed)
-                for link, (octets, packets) in totals.items() if link in last}
+        moved = {link: LinkRate(round(max(0, octets - before[0]) * 8 / elapsed),
+                                round(max(0, packets - before[1]) / elapsed, 1))
+                 for link, (octets, packets) in totals.items()
+                 if (before := last.get(link)) is not None and (octets, packets) != before}
+        stopped = self._moving - moved.keys()
+        self._moving = set(moved)
+        if self._first:
+            self._first = False
+            return {link: moved.get(link, STILL) for link in totals if link in last}
+        return moved | {link: STILL for link in stopped}

@@ -21,7 +21,7 @@ from vtopo import ops as o
 from vtopo.compile.compiler import compile_plan
 from vtopo.compile.resolve import resolve
 from vtopo.host.state import LabRecord, StateStore
-from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, Reader, SavedState
+from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, Reader, SavedState, SavesState, generated_settings_of
 from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.model import io
@@ -76,7 +76,8 @@ def save_ops(lab: LabContext, stopped: Collection[str]) -> list[o.ReadState]:
     node. A stopped node has none: its daemons are stopped, and it keeps what the lab says."""
     return [o.ReadState(owner=node.subject, node=node.node.name, command=shlex.join(command),
                         argv=tuple(node.kind.command_in(node, list(command))))
-            for node in lab.nodes.values() if node.node.name not in stopped for command in node.kind.state_commands(node)]
+            for node in lab.nodes.values() if isinstance(node.kind, SavesState) and node.node.name not in stopped
+            for command in node.kind.state_commands(node)]
 
 
 def explain_save(lab: str | LabRecord, store: StateStore | None = None) -> str:
@@ -96,11 +97,8 @@ def read_running(lab: str | LabRecord, store: StateStore | None = None) -> Runni
         shown = {(op.node, op.command): running.applier.read_state(op) for op in save_ops(running.context, stopped)}
         states = {}
         for node in running.context.nodes.values():
-            if node.node.name in stopped:
-                continue
-            state = node.kind.saved_state(node, _shown_in(node, shown))
-            if state is not None:
-                states[node.node.name] = state
+            if isinstance(node.kind, SavesState) and node.node.name not in stopped:
+                states[node.node.name] = node.kind.saved_state(node, _shown_in(node, shown))
         saved = running.topology.copy()
         apply_state(saved, states, running.context)
         running.record.write_topology(saved)
@@ -146,7 +144,7 @@ def apply_state(topology: Topology, states: dict[str, SavedState], lab: LabConte
         if node is None:
             continue  # removed from the lab since it was deployed
         kind, context = kinds.get(node.kind), lab.nodes.get(node.id)
-        generated = kind.generated_settings(context) if kind is not None and context is not None else {}
+        generated = generated_settings_of(context) if context is not None else {}
         before = describe(topology, node.id, kind, _as_run(node.settings, generated))
         settings = dict(node.settings)
         for key, value in state.settings.items():
@@ -194,7 +192,7 @@ def describe(topology: Topology, node_id: str, kind: NodeKind[Any] | None, setti
     a multi-line setting (a configuration) line by line."""
     lines = []
     for key, value in sorted(settings.items()):
-        value = kind.comparable(key, value) if kind is not None else value
+        value = kind.comparable(key, value) if isinstance(kind, SavesState) else value
         if isinstance(value, str) and "\n" in value:
             lines += [f"{key}:", *(f"  {line}" for line in value.splitlines())]
         else:

@@ -3,7 +3,8 @@ is at.
 
 Never beside a lab's file, which may sit in a checkout, a shared folder or /etc, and whose path may come from someone
 else (the source a member's client reported when it deployed): in a data directory of the user's own, private to them.
-Root's is /var/lib/vtopo, a user's $XDG_DATA_HOME/vtopo (~/.local/share/vtopo), and $VTOPO_DATA_DIR names another.
+Each user's, root's too, is $XDG_DATA_HOME/vtopo (~/.local/share/vtopo), and $VTOPO_DATA_DIR names another. Root's is
+not under /var/lib/vtopo: that is the deployed labs' state, which members' labs pass through.
 A command writes anywhere else only when asked to with -o.
 """
 from __future__ import annotations
@@ -12,7 +13,6 @@ import os
 import re
 from pathlib import Path
 
-ROOT_DATA_HOME = Path("/var/lib/vtopo")
 PRIVATE_DIRECTORY, PRIVATE_FILE = 0o700, 0o600
 HISTORIES, EXPERIMENTS, STAGES, HANDOUTS = "histories", "experiments", "stages", "handouts"
 
@@ -21,8 +21,6 @@ def data_home() -> Path:
     chosen = os.environ.get("VTOPO_DATA_DIR")
     if chosen:
         return Path(chosen)
-    if os.geteuid() == 0:
-        return ROOT_DATA_HOME
     xdg = os.environ.get("XDG_DATA_HOME", "")
     return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share") / "vtopo"
 

@@ -5,9 +5,9 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from vtopo.kinds.api import (DEFAULT_VLAN, AddAddress, ConfigureLink, CreateBridge, EndContext, NodeContext,
-                             LoopProtection, NodeKind, Op, PortSpec, PortVlans, Problem, Role, SetBridgeVlans, SetMaster,
-                             SetSysctl, port_vlans, setting)
+from vtopo.kinds import api
+from vtopo.kinds.api import (DEFAULT_VLAN, EndContext, KeepsVlansApart, NodeContext, NodeKind, PortSpec, PortVlans,
+                             Problem, ProtectsLoops, Role, port_vlans, setting)
 from vtopo_kinds.vlans import part_settings, vlan_problems, vlans_setting
 
 
@@ -26,7 +26,7 @@ class BridgeSettings:
     vlans: dict[str, str] = vlans_setting()
 
 
-class BridgeKind(NodeKind[BridgeSettings]):
+class BridgeKind(NodeKind[BridgeSettings], KeepsVlansApart[BridgeSettings], ProtectsLoops[BridgeSettings]):
     name = "bridge"
     label = "Linux bridge"
     description = ("A Linux bridge in the host: a learning switch in the kernel. Give it host addresses to number it. "
@@ -37,7 +37,6 @@ class BridgeKind(NodeKind[BridgeSettings]):
     connect_hint = "Bridges take containers, routers, VMs, the host, and other switches."
     settings_type = BridgeSettings
     name_stem = "br"
-    loop_protection = LoopProtection.STP
     address_hint = "use the bridge's host address setting"
 
     def protects_loops(self, node: NodeContext[BridgeSettings]) -> bool:
@@ -77,20 +76,20 @@ class BridgeKind(NodeKind[BridgeSettings]):
     def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
         return part_settings(settings, ports, trunk)
 
-    def lower(self, node: NodeContext[BridgeSettings]) -> Iterable[Op]:
+    def lower(self, node: NodeContext[BridgeSettings]) -> Iterable[api.Op]:
         settings, owner = node.settings, node.subject
         name = node.names.node_device(node.node.name)
-        yield CreateBridge(owner=owner, name=name, stp=settings.stp, forward_delay_s=settings.forward_delay,
-                           ageing_s=settings.ageing, vlan_filtering=bool(settings.vlans))
-        yield ConfigureLink(owner=owner, name=name, netns=None, alias=node.names.tag)
+        yield api.CreateBridge(owner=owner, name=name, stp=settings.stp, forward_delay_s=settings.forward_delay,
+                               ageing_s=settings.ageing, vlan_filtering=bool(settings.vlans))
+        yield api.ConfigureLink(owner=owner, name=name, netns=None, alias=node.names.tag)
         for address in settings.host_addresses:
-            yield AddAddress(owner=owner, name=name, netns=None, cidr=address)
+            yield api.AddAddress(owner=owner, name=name, netns=None, cidr=address)
         if settings.host_routing:
-            yield SetSysctl(owner=owner, netns=None, key=f"net.ipv4.conf.{name}.forwarding", value="1", device=name)
+            yield api.SetSysctl(owner=owner, netns=None, key=f"net.ipv4.conf.{name}.forwarding", value="1", device=name)
 
-    def attach(self, node: NodeContext[BridgeSettings], end: EndContext) -> Iterable[Op]:
-        yield SetMaster(owner=node.subject, name=end.device, master=node.names.node_device(node.node.name))
+    def attach(self, node: NodeContext[BridgeSettings], end: EndContext) -> Iterable[api.Op]:
+        yield api.SetMaster(owner=node.subject, name=end.device, master=node.names.node_device(node.node.name))
         vlans = self.port_vlans(node, end)
         if vlans is not None and vlans != PortVlans(DEFAULT_VLAN):  # a port joins VLAN 1 untagged by itself
-            yield SetBridgeVlans(owner=node.subject, name=end.device, untagged=vlans.untagged or 0,
-                                 tagged=vlans.tagged)
+            yield api.SetBridgeVlans(owner=node.subject, name=end.device, untagged=vlans.untagged or 0,
+                                     tagged=vlans.tagged)

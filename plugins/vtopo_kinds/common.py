@@ -6,7 +6,8 @@ import ipaddress
 import json
 from typing import Any, Iterator
 
-from vtopo.kinds.api import AddRoute, NodeContext, NodeImage, Problem, Reader, setting, subinterface_name
+from vtopo.kinds import api
+from vtopo.kinds.api import NodeContext, NodeImage, Problem, Reader, setting, subinterface_name
 
 GATEWAY6_HELP = ("Next hop for the IPv6 default route, e.g. 2001:db8:1::1, or a router's link-local address with "
                  "the port it is reached on, e.g. fe80::1%eth0")
@@ -91,14 +92,14 @@ def _networks(node: NodeContext[Any]) -> list[ipaddress.IPv4Network | ipaddress.
             if "/" in a]
 
 
-def gateway_route(node: NodeContext[Any], netns: str, gateway: str) -> AddRoute:
+def gateway_route(node: NodeContext[Any], netns: str, gateway: str) -> api.AddRoute:
     """The default route via `gateway`; a link-local one goes out of the port it names (or the only port)."""
     address, _, port = gateway.partition("%")
     device = ""
     if _link_local6(ipaddress.ip_address(address)):
         end = next(e for e in node.ends if e.end.port == port) if port else node.ends[0]
         device = end.device
-    return AddRoute(owner=node.subject, netns=netns, destination="default", gateway=address, device=device)
+    return api.AddRoute(owner=node.subject, netns=netns, destination="default", gateway=address, device=device)
 
 
 def _link_local6(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:

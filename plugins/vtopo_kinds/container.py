@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (AddRoute, EndContext, FileReader, NodeContext, NodeFiles, NodeImage, NodeKind, Op,
-                             PortSpec, Problem, Reader, Role, SavedState, SetSysctl, setting)
+from vtopo.kinds import api
+from vtopo.kinds.api import (EndContext, FileReader, NodeContext, NodeFiles, NodeImage, NodeKind, PortSpec, Problem,
+                             Reader, Role, RunsAsContainer, SavedState, SavesState, ServesDhcp, setting)
 from vtopo_kinds import dhcp
 from vtopo_kinds.common import (GATEWAY6_HELP, KERNEL_STATE, check_default_routes, check_route, cpu_setting,
                                 disk_setting, gateway_route, image_setting, kernel_addresses, kernel_routes,
@@ -27,7 +28,8 @@ class ContainerSettings:
     disk_mb: int = disk_setting()
 
 
-class ContainerKind(NodeKind[ContainerSettings]):
+class ContainerKind(NodeKind[ContainerSettings], RunsAsContainer[ContainerSettings], ServesDhcp[ContainerSettings],
+                    SavesState[ContainerSettings]):
     name = "container"
     label = "Container"
     description = ("A lightweight container: its own network, hostname, /etc/hosts and /tmp, sharing the host's "
@@ -70,16 +72,16 @@ class ContainerKind(NodeKind[ContainerSettings]):
                               "the whole host", node.subject, subject_id=node.node.id)
         yield from dhcp.problems(node, node.settings.dhcp_pools, {})
 
-    def lower(self, node: NodeContext[ContainerSettings]) -> Iterable[Op]:
+    def lower(self, node: NodeContext[ContainerSettings]) -> Iterable[api.Op]:
         netns = node.names.netns(node.node.name)
         owner = node.subject
         for key, value in sorted(node.settings.sysctls.items()):
-            yield SetSysctl(owner=owner, netns=netns, key=key, value=value)
+            yield api.SetSysctl(owner=owner, netns=netns, key=key, value=value)
         for gateway in self.default_gateways(node):
             yield gateway_route(node, netns, gateway)
         for route in node.settings.routes:
             destination, _, gateway = route.partition(" via ")
-            yield AddRoute(owner=owner, netns=netns, destination=destination.strip(), gateway=gateway.strip())
+            yield api.AddRoute(owner=owner, netns=netns, destination=destination.strip(), gateway=gateway.strip())
         yield from dhcp.ops(node, node.settings.dhcp_pools, {})
 
     def state_commands(self, node: NodeContext[ContainerSettings]) -> tuple[tuple[str, ...], ...]:

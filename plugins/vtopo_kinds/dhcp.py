@@ -13,8 +13,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from vtopo.kinds.api import (UNKNOWN_CLIENT, EndContext, Lease, MakeDirectory, NodeContext, Op, Problem, StartProcess,
-                             WriteFile, WriteScript, addresses_resource, leases_text, up_resource)
+from vtopo.kinds import api
+from vtopo.kinds.api import UNKNOWN_CLIENT, EndContext, Lease, NodeContext, Problem, leases_text
 
 INSIDE = "/run/dhcp"  # the node's DHCP directory, inside it (a tmpfs of the node's own)
 CONFIG_FILE = "dnsmasq.conf"
@@ -167,7 +167,7 @@ def configuration(node: NodeContext[Any], pools: list[str], relay: dict[str, str
     return "\n".join(lines) + "\n"
 
 
-def ops(node: NodeContext[Any], pools: list[str], relay: dict[str, str]) -> Iterator[Op]:
+def ops(node: NodeContext[Any], pools: list[str], relay: dict[str, str]) -> Iterator[api.Op]:
     """The node's DHCP directory, then its dnsmasq (serving its pools, relaying from its relay ports) and a client on
     each port set to dhcp."""
     if not used(node, pools, relay):
@@ -175,31 +175,32 @@ def ops(node: NodeContext[Any], pools: list[str], relay: dict[str, str]) -> Iter
     owner, name, where = node.subject, node.node.name, directory(node)
     netns = node.names.netns(name)
     ids = node.lab.trust.owner.ids
-    yield MakeDirectory(owner=owner, path=where, ids=ids if ids is not None else NOBODY)
+    yield api.MakeDirectory(owner=owner, path=where, ids=ids if ids is not None else NOBODY)
     enter = tuple(node.enter([], workdir=INSIDE))
     if pools or relay:
         config = f"{where}/{CONFIG_FILE}"
-        yield WriteFile(owner=owner, path=config, content=configuration(node, pools, relay))
+        yield api.WriteFile(owner=owner, path=config, content=configuration(node, pools, relay))
         carrier = _carrier(node.ends)
-        yield StartProcess(owner=owner, name=f"dnsmasq@{name}", netns=netns, pid_file=f"{where}/dnsmasq.pid",
-                           enter=enter, argv=("dnsmasq", "--keep-in-foreground", f"--conf-file={INSIDE}/{CONFIG_FILE}"),
-                           after=(f"file:{config}", addresses_resource(netns), *carrier))
+        yield api.StartProcess(owner=owner, name=f"dnsmasq@{name}", netns=netns, pid_file=f"{where}/dnsmasq.pid",
+                               enter=enter,
+                               argv=("dnsmasq", "--keep-in-foreground", f"--conf-file={INSIDE}/{CONFIG_FILE}"),
+                               after=(f"file:{config}", api.addresses_resource(netns), *carrier))
     if clients(node):
         script = f"{where}/{CLIENT_SCRIPT}"
-        yield WriteScript(owner=owner, path=script, content=CLIENT_SCRIPT_TEXT)
+        yield api.WriteScript(owner=owner, path=script, content=CLIENT_SCRIPT_TEXT)
         for end in clients(node):
             pid_file = f"udhcpc-{end.device}.pid"
-            yield StartProcess(owner=owner, name=f"udhcpc-{end.end.port}@{name}", netns=netns,
-                               pid_file=f"{where}/{pid_file}", enter=enter,
-                               argv=("busybox", "udhcpc", "-f", "-i", end.device, "-s", f"{INSIDE}/{CLIENT_SCRIPT}",
-                                     "-p", f"{INSIDE}/{pid_file}", "-x", f"hostname:{name}", "-T", "1", "-t", "3",
-                                     "-A", "2"),
-                               after=(f"file:{script}", *_carrier([end])))
+            yield api.StartProcess(owner=owner, name=f"udhcpc-{end.end.port}@{name}", netns=netns,
+                                   pid_file=f"{where}/{pid_file}", enter=enter,
+                                   argv=("busybox", "udhcpc", "-f", "-i", end.device, "-s", f"{INSIDE}/{CLIENT_SCRIPT}",
+                                         "-p", f"{INSIDE}/{pid_file}", "-x", f"hostname:{name}", "-T", "1", "-t", "3",
+                                         "-A", "2"),
+                                   after=(f"file:{script}", *_carrier([end])))
 
 
 def _carrier(ends: list[EndContext]) -> tuple[str, ...]:
     """Both sides of each of `ends` up: its interface has carrier, and what it first sends is not lost."""
-    return tuple(up_resource(e.netns, e.device) for end in ends for e in (end, end.other) if e.device)
+    return tuple(api.up_resource(e.netns, e.device) for end in ends for e in (end, end.other) if e.device)
 
 
 def service(node: NodeContext[Any], end: EndContext, pools: list[str], relay: dict[str, str]) -> str:

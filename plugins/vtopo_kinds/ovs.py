@@ -5,10 +5,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from vtopo.kinds.api import (INTERNAL_PORT, MAX_INTERFACE_NAME, SWITCH_PORT, AddAddress, ConfigureLink, CreateNamespace,
-                             EndContext, MoveLink, NodeContext, NodeKind, Op, OvsAddBridge, OvsAddFlows, OvsAddPort,
-                             OvsAddSubinterface, OvsVlanMode, PortSpec, PortVlans, Problem, Role, SetSysctl,
-                             SetTxChecksum, Severity, port_vlans, setting, subinterface_name, svi_name)
+from vtopo.kinds import api
+from vtopo.kinds.api import (MAX_INTERFACE_NAME, SWITCH_PORT, EndContext, ForwardsInUserspace, KeepsVlansApart,
+                             MakesTaggedPorts, NodeContext, NodeKind, PortSpec, PortVlans, Problem, Role,
+                             RoutesBetweenVlans, Severity, port_vlans, setting, subinterface_name, svi_name)
 from vtopo_kinds.vlans import part_settings, svi_problems, svi_vlans, svis_setting, vlan_problems, vlans_setting
 
 PORT_REFERENCE = re.compile(r"(?:in_port=|output:)(\d+)")
@@ -40,13 +40,14 @@ def vlan_columns(vlans: PortVlans | None) -> tuple[str, int, tuple[int, ...]]:
     if vlans is None:
         return "", 0, ()
     if not vlans.trunk:
-        return OvsVlanMode.ACCESS, vlans.untagged or 0, ()
+        return api.OvsVlanMode.ACCESS, vlans.untagged or 0, ()
     if vlans.untagged is None:
-        return OvsVlanMode.TRUNK, 0, vlans.tagged
-    return OvsVlanMode.NATIVE_UNTAGGED, vlans.untagged, vlans.tagged
+        return api.OvsVlanMode.TRUNK, 0, vlans.tagged
+    return api.OvsVlanMode.NATIVE_UNTAGGED, vlans.untagged, vlans.tagged
 
 
-class OvsKind(NodeKind[OvsSettings]):
+class OvsKind(NodeKind[OvsSettings], KeepsVlansApart[OvsSettings], RoutesBetweenVlans[OvsSettings],
+               MakesTaggedPorts[OvsSettings], ForwardsInUserspace[OvsSettings]):
     name = "ovs"
     label = "Open vSwitch"
     description = ("An Open vSwitch bridge. Port pN is OpenFlow port N, so rules like in_port=1,actions=output:3 work. "
@@ -65,7 +66,7 @@ class OvsKind(NodeKind[OvsSettings]):
         return self.datapath(node) == "netdev"
 
     def makes_namespace_ports(self, node: NodeContext[OvsSettings]) -> bool:
-        return node.settings.ports == INTERNAL_PORT and self.datapath(node) == "netdev"
+        return node.settings.ports == api.INTERNAL_PORT and self.datapath(node) == "netdev"
 
     def port_type(self, node: NodeContext[OvsSettings]) -> str:
         """The OVS interface type of a namespace's veth port: "" (system) unless AF_XDP was chosen on netdev.
@@ -126,20 +127,17 @@ class OvsKind(NodeKind[OvsSettings]):
     def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
         return part_settings(settings, ports, trunk)
 
-    def makes_tagged_ports(self, node: NodeContext[OvsSettings]) -> bool:
-        return True
-
     def tagged_port(self, node: NodeContext[OvsSettings], end: EndContext, vlan: int, name: str, owner: str
-                    ) -> Iterable[Op]:
+                    ) -> Iterable[api.Op]:
         """An internal port in VLAN `vlan`, numbered after the switch's own ports (OpenFlow port 1000 and up), named
         after the port it stands beside until it is moved into the node."""
         index = [(e.end.port, sub.vlan) for e in node.ends if e.peer for sub in e.peer.end.interface.subinterfaces
                  ].index((end.end.port, vlan))
         port = self.subinterface_port(node, end, vlan)
-        yield OvsAddSubinterface(owner=owner, bridge=node.names.node_device(node.node.name), lab=node.names.prefix,
-                                 name=port, ofport=SUBINTERFACE_OFPORTS + index, tag=vlan, subinterface=name)
+        yield api.OvsAddSubinterface(owner=owner, bridge=node.names.node_device(node.node.name), lab=node.names.prefix,
+                                     name=port, ofport=SUBINTERFACE_OFPORTS + index, tag=vlan, subinterface=name)
         if end.other.netns is not None:
-            yield MoveLink(owner=owner, name=port, netns=end.other.netns, new_name=name)
+            yield api.MoveLink(owner=owner, name=port, netns=end.other.netns, new_name=name)
 
     def subinterface_port(self, node: NodeContext[OvsSettings], end: EndContext, vlan: int) -> str:
         """The name of the internal port that becomes a subinterface, while it is in the host's namespace: the
@@ -159,54 +157,56 @@ class OvsKind(NodeKind[OvsSettings]):
             yield ("no vhost-user: this host's OVS has no DPDK datapath and no hugepages for it, so QEMU cannot be "
                    "attached by dpdkvhostuser ports; the same flow rules are measured between containers")
 
-    def lower(self, node: NodeContext[OvsSettings]) -> Iterable[Op]:
+    def lower(self, node: NodeContext[OvsSettings]) -> Iterable[api.Op]:
         bridge = node.names.node_device(node.node.name)
-        yield OvsAddBridge(owner=node.subject, name=bridge, datapath=self.datapath(node),
-                           fail_mode=node.settings.fail_mode, lab=node.names.prefix)
+        yield api.OvsAddBridge(owner=node.subject, name=bridge, datapath=self.datapath(node),
+                               fail_mode=node.settings.fail_mode, lab=node.names.prefix)
         yield from self._svis(node, bridge)
         if node.settings.flows:
             ports = sorted({int(p) for flow in node.settings.flows for p in PORT_REFERENCE.findall(flow)
                             if int(p) in {self.ports.index_of(e.end.port) for e in node.ends}})
-            yield OvsAddFlows(owner=node.subject, bridge=bridge, flows=tuple(node.settings.flows), ports=tuple(ports))
+            yield api.OvsAddFlows(owner=node.subject, bridge=bridge, flows=tuple(node.settings.flows),
+                                  ports=tuple(ports))
 
-    def _svis(self, node: NodeContext[OvsSettings], bridge: str) -> Iterable[Op]:
+    def _svis(self, node: NodeContext[OvsSettings], bridge: str) -> Iterable[api.Op]:
         """The switch's interface in each VLAN: an internal port, an access port of the VLAN, moved into a namespace
         of the switch's own (in the lab's user namespace where it has one) that forwards IP between them."""
         netns = self.own_namespace(node)
         if netns is None:
             return
         owner, trust = node.subject, node.lab.trust
-        yield CreateNamespace(owner=owner, name=netns,
-                              userns=node.names.user_namespace if trust.owner.ids is not None else "")
-        yield SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
-        yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
+        yield api.CreateNamespace(owner=owner, name=netns,
+                                  userns=node.names.user_namespace if trust.owner.ids is not None else "")
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
         # no duplicate address detection on the interfaces that come: until it ends, about a second after an
         # interface comes up, the kernel cannot ask for a neighbour of a packet it forwards (no usable link-local)
-        yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.default.accept_dad", value="0")
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.default.accept_dad", value="0")
         for index, (vlan, addresses) in enumerate(sorted(self.vlan_interfaces(node).items())):
             port, name = self.svi_port(node, vlan), svi_name(vlan)
-            yield OvsAddPort(owner=owner, bridge=bridge, name=port, ofport=SVI_OFPORTS + index, lab=node.names.prefix,
-                             port_type=INTERNAL_PORT, vlan_mode=OvsVlanMode.ACCESS, tag=vlan)
-            yield MoveLink(owner=owner, name=port, netns=netns, new_name=name)
-            yield ConfigureLink(owner=owner, name=name, netns=netns, up=True)
+            yield api.OvsAddPort(owner=owner, bridge=bridge, name=port, ofport=SVI_OFPORTS + index,
+                                 lab=node.names.prefix, port_type=api.INTERNAL_PORT,
+                                 vlan_mode=api.OvsVlanMode.ACCESS, tag=vlan)
+            yield api.MoveLink(owner=owner, name=port, netns=netns, new_name=name)
+            yield api.ConfigureLink(owner=owner, name=name, netns=netns, up=True)
             for address in addresses:
-                yield AddAddress(owner=owner, name=name, netns=netns, cidr=address)
+                yield api.AddAddress(owner=owner, name=name, netns=netns, cidr=address)
 
-    def attach(self, node: NodeContext[OvsSettings], end: EndContext) -> Iterable[Op]:
+    def attach(self, node: NodeContext[OvsSettings], end: EndContext) -> Iterable[api.Op]:
         bridge = node.names.node_device(node.node.name)
         ofport = self.ports.index_of(end.end.port)
         assert ofport is not None
         vlan_mode, tag, trunks = vlan_columns(self.port_vlans(node, end))
         if end.medium == SWITCH_PORT:  # OVS makes the port; it becomes the node's interface
             port = node.names.host_device(node.node.name, end.end.port)
-            yield OvsAddPort(owner=node.subject, bridge=bridge, name=port, ofport=ofport, lab=node.names.prefix,
-                             port_type=INTERNAL_PORT, vlan_mode=vlan_mode, tag=tag, trunks=trunks)
+            yield api.OvsAddPort(owner=node.subject, bridge=bridge, name=port, ofport=ofport, lab=node.names.prefix,
+                                 port_type=api.INTERNAL_PORT, vlan_mode=vlan_mode, tag=tag, trunks=trunks)
             assert end.other.netns is not None
-            yield MoveLink(owner=node.subject, name=port, netns=end.other.netns, new_name=end.other.device)
+            yield api.MoveLink(owner=node.subject, name=port, netns=end.other.netns, new_name=end.other.device)
             return
         to_namespace = end.medium == "veth" and end.other.kind.role is Role.NAMESPACE
-        yield OvsAddPort(owner=node.subject, bridge=bridge, name=end.device, ofport=ofport, lab=node.names.prefix,
-                         port_type=self.port_type(node) if to_namespace else "", vlan_mode=vlan_mode, tag=tag,
-                         trunks=trunks)
+        yield api.OvsAddPort(owner=node.subject, bridge=bridge, name=end.device, ofport=ofport, lab=node.names.prefix,
+                             port_type=self.port_type(node) if to_namespace else "", vlan_mode=vlan_mode, tag=tag,
+                             trunks=trunks)
         if self.leaves_checksums_partial(node) and to_namespace:
-            yield SetTxChecksum(owner=node.subject, name=end.other.device, netns=end.other.netns, enabled=False)
+            yield api.SetTxChecksum(owner=node.subject, name=end.other.device, netns=end.other.netns, enabled=False)

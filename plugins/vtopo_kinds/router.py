@@ -16,15 +16,14 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, LoadConfig, MakeDirectory, NodeContext,
-                             NodeFiles, NodeImage, NodeKind, Op, PortSpec, Problem, Reader, Role, SavedState, SetSysctl,
-                             StartProcess, WriteFile, addresses_resource, dev_resource, drop_privileges, setting,
-                             up_resource)
+from vtopo.kinds import api
+from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, GeneratesConfig, NodeContext, NodeFiles,
+                             NodeImage, NodeKind, PortSpec, Problem, Reader, Role, RunsAsContainer, SavedState,
+                             SavesState, ServesDhcp, setting)
 from vtopo_kinds import dhcp
 from vtopo_kinds.common import cpu_setting, disk_setting, image_setting, memory_setting, node_image
 from vtopo_kinds.frr_config import ALWAYS, DAEMONS, OSPFD, ZEBRA, comparable_config, file_commands, kept_running_config
 from vtopo_kinds.ospf_design import BACKBONE, design_problems
-from vtopo_kinds.router_checks import ROUTER_CHECKS
 
 CONFIG_FILE = "frr.conf"
 SHELL_CONFIG_FILE = "vtysh.conf"
@@ -77,7 +76,8 @@ def normalise_area(area: str) -> str:
     return str(ipaddress.IPv4Address(int(area))) if area.isdigit() else str(ipaddress.IPv4Address(area))
 
 
-class RouterKind(NodeKind[RouterSettings]):
+class RouterKind(NodeKind[RouterSettings], RunsAsContainer[RouterSettings], ServesDhcp[RouterSettings],
+                 GeneratesConfig[RouterSettings], SavesState[RouterSettings]):
     name = "router"
     label = "Router"
     description = ("A namespace running FRR: zebra, staticd and the routing daemons (OSPF by default; its own "
@@ -130,12 +130,15 @@ class RouterKind(NodeKind[RouterSettings]):
         theirs); in a lab in the host's identities, setpriv to FRR's user with its vty group alone."""
         if self._in_user_namespace(node):
             return []
-        return drop_privileges(node.facts.frr_user, (VTY_GROUP[node.facts.routing_suite],))
+        return api.drop_privileges(node.facts.frr_user, (VTY_GROUP[node.facts.routing_suite],))
 
     def routes(self, node: NodeContext[RouterSettings]) -> bool:
         return True
 
     def check_types(self) -> Iterable[CheckType]:
+        """The checks of a router's routes and sessions, which load with the first lab whose checks are read."""
+        from vtopo_kinds.router_checks import ROUTER_CHECKS
+
         return ROUTER_CHECKS
 
     # ------------------------------------------------------------ the configuration
@@ -321,22 +324,22 @@ class RouterKind(NodeKind[RouterSettings]):
         return ([" redistribute connected"] if settings.redistribute_connected else []) + \
             ([" default-information originate always"] if settings.default_originate else [])
 
-    def lower(self, node: NodeContext[RouterSettings]) -> Iterable[Op]:
+    def lower(self, node: NodeContext[RouterSettings]) -> Iterable[api.Op]:
         owner, name, facts = node.subject, node.node.name, node.facts
         netns, directory, suite = node.names.netns(name), node.names.node_dir(name), facts.routing_suite
-        yield SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
-        yield SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
         ids = node.lab.trust.owner.ids
         frr_user = "" if ids is not None else facts.frr_user
-        yield MakeDirectory(owner=owner, path=directory, user=frr_user, ids=ids)
+        yield api.MakeDirectory(owner=owner, path=directory, user=frr_user, ids=ids)
         config_file, shell_file = f"{directory}/{CONFIG_FILE}", f"{directory}/{SHELL_CONFIG_FILE}"
-        yield WriteFile(owner=owner, path=config_file, content=self.configuration(node))
-        yield WriteFile(owner=owner, path=shell_file, content=self._shell_config(node))
-        interfaces = tuple(dev_resource(netns, interface.device) for interface in node.interfaces())
+        yield api.WriteFile(owner=owner, path=config_file, content=self.configuration(node))
+        yield api.WriteFile(owner=owner, path=shell_file, content=self._shell_config(node))
+        interfaces = tuple(api.dev_resource(netns, interface.device) for interface in node.interfaces())
         # the daemons must first see each interface with carrier: seen without, FRR 8.4's ospfd may keep it as type
         # "Null" and leave its network out of the router LSA
-        carrier = (*(up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device),
-                   *(up_resource(netns, i.device) for i in node.interfaces() if i.vlan is not None))
+        carrier = (*(api.up_resource(e.netns, e.device) for side in node.ends for e in (side, side.other) if e.device),
+                   *(api.up_resource(netns, i.device) for i in node.interfaces() if i.vlan is not None))
         user, run, logs = self._daemons_user(node), RUN_DIR[suite], LOG_DIR[suite]
         enter = tuple(node.enter([], workdir=logs, own_pids=False))  # a log file the configuration names without a
         # path lands there
@@ -346,15 +349,18 @@ class RouterKind(NodeKind[RouterSettings]):
             instance = node.settings.ospf_instance if daemon == OSPFD else 0
             process = f"{daemon}-{instance}" if instance else daemon
             processes.append(process)
-            after = (addresses_resource(netns), *interfaces, *carrier) if daemon == ZEBRA else (f"process:zebra@{name}",)
-            yield StartProcess(owner=owner, name=f"{process}@{name}", netns=netns, pid_file=f"{directory}/{process}.pid",
-                               ready_path=f"{directory}/{process}.vty", enter=enter,
-                               argv=(f"{facts.frr_dir}/{daemon}", *(("-n", str(instance)) if instance else ()), "-d",
-                                     "-u", user, "-g", user, "-f", "/dev/null", "-i", f"{run}/{process}.pid", "-z",
-                                     f"{run}/zserv.api", "--vty_socket", run, "-P", "0", "--log",
-                                     f"file:{logs}/{process}.log"),
-                               after=after)
-        yield LoadConfig(owner=owner, node=name, netns=netns,
-                         argv=(*node.enter([*self._as_daemons_user(node), "vtysh", "-b"], workdir=logs),),
-                         after=(f"file:{config_file}", f"file:{shell_file}", *(f"process:{p}@{name}" for p in processes)))
+            after = ((api.addresses_resource(netns), *interfaces, *carrier) if daemon == ZEBRA
+                     else (f"process:zebra@{name}",))
+            yield api.StartProcess(owner=owner, name=f"{process}@{name}", netns=netns,
+                                   pid_file=f"{directory}/{process}.pid", ready_path=f"{directory}/{process}.vty",
+                                   enter=enter,
+                                   argv=(f"{facts.frr_dir}/{daemon}", *(("-n", str(instance)) if instance else ()),
+                                         "-d", "-u", user, "-g", user, "-f", "/dev/null", "-i", f"{run}/{process}.pid",
+                                         "-z", f"{run}/zserv.api", "--vty_socket", run, "-P", "0", "--log",
+                                         f"file:{logs}/{process}.log"),
+                                   after=after)
+        yield api.LoadConfig(owner=owner, node=name, netns=netns,
+                             argv=(*node.enter([*self._as_daemons_user(node), "vtysh", "-b"], workdir=logs),),
+                             after=(f"file:{config_file}", f"file:{shell_file}",
+                                    *(f"process:{p}@{name}" for p in processes)))
         yield from dhcp.ops(node, node.settings.dhcp_pools, node.settings.dhcp_relay)

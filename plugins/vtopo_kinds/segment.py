@@ -10,8 +10,9 @@ import ipaddress
 from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
-from vtopo.kinds.api import (ConfigureLink, ConsentRequest, CreateBridge, CreateVeth, MAX_INTERFACE_NAME, NodeContext,
-                             Op, PortSpec, Problem, Role, SegmentKind, SetMaster, Severity, setting)
+from vtopo.kinds import api
+from vtopo.kinds.api import (MAX_INTERFACE_NAME, ConsentRequest, NodeContext, PortSpec, Problem, Role, SegmentKind,
+                             Severity, setting)
 
 MODES = ("bridge", "private", "vepa", "passthru", "source")
 
@@ -75,18 +76,18 @@ class LowerDeviceSegment(SegmentKind[SegmentSettings]):
                           "back (hairpin), or the children cannot reach each other", node.subject, "", node.node.id,
                           Severity.WARNING)
 
-    def lower(self, node: NodeContext[SegmentSettings]) -> Iterable[Op]:
+    def lower(self, node: NodeContext[SegmentSettings]) -> Iterable[api.Op]:
         if node.settings.lower:
             return
         owner, tag = node.subject, node.names.tag
         lower, up = self.lower_device(node), uplink(node)
-        yield CreateVeth(owner=owner, name=lower, netns=None, peer=up, peer_netns=None)
-        yield ConfigureLink(owner=owner, name=lower, netns=None, alias=tag)
-        yield ConfigureLink(owner=owner, name=up, netns=None, alias=tag)
+        yield api.CreateVeth(owner=owner, name=lower, netns=None, peer=up, peer_netns=None)
+        yield api.ConfigureLink(owner=owner, name=lower, netns=None, alias=tag)
+        yield api.ConfigureLink(owner=owner, name=up, netns=None, alias=tag)
         if node.settings.mode == "vepa":
-            yield CreateBridge(owner=owner, name=reflector(node), stp=False, forward_delay_s=0, ageing_s=300)
-            yield ConfigureLink(owner=owner, name=reflector(node), netns=None, alias=tag)
-            yield SetMaster(owner=owner, name=up, master=reflector(node), hairpin=True)
+            yield api.CreateBridge(owner=owner, name=reflector(node), stp=False, forward_delay_s=0, ageing_s=300)
+            yield api.ConfigureLink(owner=owner, name=reflector(node), netns=None, alias=tag)
+            yield api.SetMaster(owner=owner, name=up, master=reflector(node), hairpin=True)
 
 
     def host_device_effect(self, lower: str, mode: str) -> str:

@@ -11,8 +11,8 @@ import ipaddress
 import re
 from typing import Any, Iterator
 
-from vtopo.kinds.api import (DEFAULT_VLAN, HIGHEST_VLAN, LOWEST_VLAN, VLANS_EXAMPLE, EndContext, NodeContext,
-                             PortVlans, Problem, Role, Severity, parse_port, setting, subinterface_name)
+from vtopo.kinds.api import (DEFAULT_VLAN, HIGHEST_VLAN, LOWEST_VLAN, VLANS_EXAMPLE, EndContext, KeepsVlansApart,
+                             NodeContext, PortVlans, Problem, Role, Severity, parse_port, setting, subinterface_name)
 
 SVI_KEY = re.compile(r"vlan\s*(\d+)")
 
@@ -71,13 +71,18 @@ def vlan_problems(node: NodeContext[Any]) -> Iterator[Problem]:
         yield from _trunk_to_no_subinterfaces(end)
 
 
+def _vlans_at(end: EndContext) -> PortVlans | None:
+    """The VLANs of a switch's port at `end`; None for a port of a switch that keeps no VLANs apart."""
+    return end.kind.port_vlans(end.owner, end) if isinstance(end.kind, KeepsVlansApart) else None
+
+
 def _native_mismatch(end: EndContext) -> Iterator[Problem]:
     """A link to another switch with VLANs, a trunk at one end at least, whose ends put untagged frames in different
     VLANs: said once, by the end that comes first."""
     peer = end.peer
     if peer is None:
         return
-    mine, theirs = end.kind.port_vlans(end.owner, end), peer.kind.port_vlans(peer.owner, peer)
+    mine, theirs = _vlans_at(end), _vlans_at(peer)
     if mine is None or theirs is None or not (mine.trunk or theirs.trunk) or mine.untagged == theirs.untagged:
         return
     here, there = f"{end.node.name}:{end.end.port}", f"{peer.node.name}:{peer.end.port}"
@@ -112,7 +117,7 @@ def _towards_node(end: EndContext) -> tuple[EndContext, PortVlans] | None:
     peer = end.peer
     if peer is None or peer.kind.role in (Role.SWITCH, Role.SEGMENT):
         return None
-    vlans = end.kind.port_vlans(end.owner, end)
+    vlans = _vlans_at(end)
     return None if vlans is None else (peer, vlans)
 
 
@@ -185,7 +190,7 @@ def svi_vlans(svis: dict[str, str]) -> dict[int, tuple[str, ...]]:
 def svi_problems(node: NodeContext[Any]) -> Iterator[Problem]:
     """VLAN interfaces named wrongly, with addresses that are not addresses, or in a VLAN no port carries."""
     name, svis = node.node.name, node.settings.svis
-    carried = {vlan for end in node.ends if (vlans := node.kind.port_vlans(node, end)) is not None
+    carried = {vlan for end in node.ends if (vlans := _vlans_at(end)) is not None
                for vlan in (*vlans.tagged, vlans.untagged)}
     for key, text in svis.items():
         match = SVI_KEY.fullmatch(key)

@@ -8,11 +8,10 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable
 
-from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, LIBVIRT_QEMU_RUN_DIR,
-                             VHOST_DEVICE, CannotRunInside, ConsentRequest, EndContext, MachineProcess, MakeDirectory,
-                             NodeContext, NodeKind, Op, PortSpec, Problem, ResumeDomain, Role, Severity, StartDomain,
-                             StartProcess, dev_resource, image_path, image_problem, setting, subinterface_name,
-                             up_resource)
+from vtopo.kinds import api
+from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, CannotRunInside, ConsentRequest,
+                             EndContext, ForwardsInUserspace, MachineProcess, NodeContext, NodeKind, PortSpec, Problem,
+                             Role, RunsMachine, Severity, image_path, image_problem, setting, subinterface_name)
 from vtopo_kinds.common import check_default_routes
 
 FIRST_TAP_FD = 3  # NIC i's tap or macvtap is on fd 3 + i (at most 8 NICs)
@@ -49,7 +48,7 @@ class VmSettings:
                                "gateway, as in the host-networking experiment (built-in guest)")
 
 
-class VmKind(NodeKind[VmSettings]):
+class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
     name = "vm"
     label = "Virtual machine"
     description = "A QEMU/KVM virtual machine with virtio or e1000 NICs on taps, macvtaps or vhost-user."
@@ -60,7 +59,6 @@ class VmKind(NodeKind[VmSettings]):
     connect_hint = "A VM's NICs join bridges, OVS switches, macvtap segments, the host, containers, routers and " \
                    "other VMs."
     settings_type = VmSettings
-    needs_acceleration = True
 
     def command_in(self, node: NodeContext[VmSettings], argv: list[str]) -> list[str]:
         """Typed into the built-in guest's root shell on the serial console (see vtopo.serial_console)."""
@@ -95,7 +93,7 @@ class VmKind(NodeKind[VmSettings]):
     def machine(self, node: NodeContext[VmSettings]) -> MachineProcess:
         if self.backend(node) == "libvirt":
             name = self.domain_name(node)
-            return MachineProcess("libvirt", f"{LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name, node.facts.libvirt_uri,
+            return MachineProcess("libvirt", f"{api.LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name, node.facts.libvirt_uri,
                                   node.settings.vhost)
         return MachineProcess("qemu", f"{node.names.node_dir(node.node.name)}/qemu.pid", vhost=node.settings.vhost)
 
@@ -203,7 +201,9 @@ class VmKind(NodeKind[VmSettings]):
     @staticmethod
     def _full_checksums(node: NodeContext[VmSettings], end: EndContext) -> bool:
         """csum=off on a virtio NIC whose switch leaves checksums partial: the guest then checksums every frame."""
-        return node.settings.nic_model == "virtio" and end.other.kind.leaves_checksums_partial(end.other.owner)
+        switch = end.other
+        return (node.settings.nic_model == "virtio" and isinstance(switch.kind, ForwardsInUserspace)
+                and switch.kind.leaves_checksums_partial(switch.owner))
 
     def qemu_argv(self, node: NodeContext[VmSettings], directory: str) -> list[str]:
         """QEMU's command line: in the foreground (vtopo starts it as the unprivileged user), with every tap, macvtap,
@@ -242,28 +242,29 @@ class VmKind(NodeKind[VmSettings]):
             (macvtaps if end.medium == "macvtap" else taps).append((FIRST_TAP_FD + index, end.device))
         return macvtaps, taps
 
-    def lower(self, node: NodeContext[VmSettings]) -> Iterable[Op]:
+    def lower(self, node: NodeContext[VmSettings]) -> Iterable[api.Op]:
         owner, directory = node.subject, node.names.node_dir(node.node.name)
         if self.backend(node) == "libvirt":
-            yield MakeDirectory(owner=owner, path=directory)
+            yield api.MakeDirectory(owner=owner, path=directory)
             # after its NICs are configured, so each carries the lab's tag: cleanup finds them even without a journal
-            configured = tuple(up_resource(None, end.device) for end in node.ends)
+            configured = tuple(api.up_resource(None, end.device) for end in node.ends)
             name, uri = self.domain_name(node), node.facts.libvirt_uri
-            yield StartDomain(owner=owner, name=name, uri=uri, xml=self.domain_xml(node, directory),
-                              vhost=self.vhost_on(node), after=(f"file:{directory}", *configured))
+            yield api.StartDomain(owner=owner, name=name, uri=uri, xml=self.domain_xml(node, directory),
+                                  vhost=self.vhost_on(node), after=(f"file:{directory}", *configured))
             every_domain = tuple(f"domain:{self.domain_name(vm)}" for vm in node.lab.nodes.values()
                                  if vm.kind.name == self.name and self.backend(vm) == "libvirt")
-            yield ResumeDomain(owner=owner, name=name, uri=uri, after=every_domain)
+            yield api.ResumeDomain(owner=owner, name=name, uri=uri, after=every_domain)
             return
-        yield MakeDirectory(owner=owner, path=directory, user=node.facts.qemu_user, mode=0o700)  # QEMU's sockets, log
+        yield api.MakeDirectory(owner=owner, path=directory, user=node.facts.qemu_user,
+                                mode=0o700)  # QEMU's sockets, log
         macvtaps, taps = self.nic_fds(node)
         image = node.settings.image
         image_fds = () if image == BUILTIN_IMAGE else ((IMAGE_FD, image_path(image, node.facts.images_dir)),)
-        vhost_fds = tuple((FIRST_VHOST_FD + index, VHOST_DEVICE) for index in range(len(node.ends))) \
+        vhost_fds = tuple((FIRST_VHOST_FD + index, api.VHOST_DEVICE) for index in range(len(node.ends))) \
             if self.vhost_on(node) else ()
-        yield StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(self.qemu_argv(node, directory)),
-                           netns=None, pid_file=self.machine(node).pid_file, ready_path=self.qmp_socket(node),
-                           ready_banner=QMP_GREETING, user=node.facts.qemu_user,
-                           groups=(KVM_GROUP,) if node.facts.accel == "kvm" else (), tap_fds=tuple(macvtaps),
-                           tun_fds=tuple(taps), device_fds=vhost_fds, image_fds=image_fds,
-                           after=tuple(dev_resource(None, end.device) for end in node.ends))
+        yield api.StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(self.qemu_argv(node, directory)),
+                               netns=None, pid_file=self.machine(node).pid_file, ready_path=self.qmp_socket(node),
+                               ready_banner=QMP_GREETING, user=node.facts.qemu_user,
+                               groups=(KVM_GROUP,) if node.facts.accel == "kvm" else (), tap_fds=tuple(macvtaps),
+                               tun_fds=tuple(taps), device_fds=vhost_fds, image_fds=image_fds,
+                               after=tuple(api.dev_resource(None, end.device) for end in node.ends))

@@ -11,6 +11,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,17 +82,21 @@ def test_the_designer_as_a_member_sees_a_cable_pulled_inside_a_node_within_100_m
 
 
 def _lines_until(watch: subprocess.Popen[str], text: str, seconds: float = 30) -> list[str]:
-    """What `vtopo status --watch` printed, up to the first line holding `text`."""
+    """What `vtopo status --watch` printed, up to the first line holding `text`; a watch silent for `seconds` is
+    killed, so that a line that never comes fails the test instead of blocking it."""
     assert watch.stdout is not None
     lines: list[str] = []
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        line = watch.stdout.readline()
-        assert line, f"the watch ended: {lines} {watch.stderr.read() if watch.stderr else ''}"
-        lines.append(line)
-        if text in line:
-            return lines
-    raise AssertionError(f"no line with {text!r} in {lines}")
+    deadline = threading.Timer(seconds, watch.kill)
+    deadline.start()
+    try:
+        while line := watch.stdout.readline():
+            lines.append(line)
+            if text in line:
+                return lines
+    finally:
+        deadline.cancel()
+    raise AssertionError(f"no line with {text!r} within {seconds} s: {lines} "
+                         f"{watch.stderr.read() if watch.stderr and watch.poll() is not None else ''}")
 
 
 @contextmanager

@@ -4,18 +4,23 @@ a's, and deploys a lab of them: the nodes start, run their startup commands, pin
 whose image lacks ping and iperf3 says so in one line. Member b neither sees a's images nor runs them (one line naming
 the node and the image), and b's image loaded under the same reference does not replace a's. A hostile archive of a's
 (a layer with symlinks, hard links and paths out of its root; an archive whose own paths climb out) harms nothing
-outside a's store; an archive larger than a member's share is refused before anything reads it; and an image node's
-memory and CPU count in the member's quota."""
+outside a's store; an archive larger than a member's share is refused before anything reads it; an image that unpacks
+to more than the share left (a layer of zeros compressed a thousandfold, thousands of empty files, directories implied
+by deep paths) is refused when loaded, and leaves nothing in the store; two images within the share alone but not
+together are loaded, and the node of the second is refused when it would be unpacked; an image node's memory and
+CPU count in the member's quota; and a member's store goes with them: a user given the uid of one removed finds none
+of their images, and `vtopo cleanup` removes the store of a user who left the group."""
 from __future__ import annotations
 
 import hashlib
 import io
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -48,8 +53,13 @@ def stores(users: dict[str, pwd.struct_passwd]) -> Iterator[None]:
     """The test members' image stores, removed with the members."""
     yield
     for user in users.values():
-        shutil.rmtree(image_store.layout_of(user.pw_uid), ignore_errors=True)
-        shutil.rmtree(f"{image_store.STORE}/rootfs/{user.pw_uid}", ignore_errors=True)
+        forget_store(user.pw_uid)
+
+
+def forget_store(uid: int) -> None:
+    shutil.rmtree(image_store.layout_of(uid), ignore_errors=True)
+    shutil.rmtree(f"{image_store.STORE}/rootfs/{uid}", ignore_errors=True)
+    Path(f"{image_store.MEMBER_STORES}/{uid}.json").unlink(missing_ok=True)
 
 
 def given(archive: Path, user: pwd.struct_passwd, directory: Path) -> Path:
@@ -260,3 +270,155 @@ def test_a_members_images_and_image_nodes_count_in_their_share(strict_agent: Age
         f"150% one member may have (cpu_percent_per_member); give them less CPU, destroy a lab first, or ask an "
         f"administrator to raise it in {strict_agent.config_file}")
     assert snapshot() - before == {}
+
+
+class Zeros(io.RawIOBase):
+    """`size` zero bytes, read as a file."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        size = min(len(buffer), self.left)
+        buffer[:size] = bytes(size)
+        self.left -= size
+        return size
+
+
+def add(layer: tarfile.TarFile, name: str, size: int = 0, kind: bytes = tarfile.REGTYPE) -> None:
+    entry = tarfile.TarInfo(name)
+    entry.type, entry.size, entry.mode = kind, size, 0o755
+    layer.addfile(entry, Zeros(size) if size else None)
+
+
+def busybox_with(padding: int) -> Callable[[tarfile.TarFile], None]:
+    """A layer of the host's static busybox, an /etc, and `padding` bytes of zeros."""
+    def entries(layer: tarfile.TarFile) -> None:
+        add(layer, "etc", kind=tarfile.DIRTYPE)
+        layer.add("/bin/busybox", "bin/busybox")
+        add(layer, "padding", padding)
+    return entries
+
+
+def archive_of_layer(scratch: Path, reference: str, entries: Callable[[tarfile.TarFile], None]) -> Path:
+    """An OCI archive of one gzip layer, written by `entries`, running busybox's sleep: as small as a hostile author
+    makes it."""
+    name = re.sub("[/:]", "-", reference)
+    layer, layout, archive = scratch / f"{name}.layer", scratch / f"{name}.layout", scratch / f"{name}.tar"
+    with tarfile.open(layer, "w", format=tarfile.PAX_FORMAT) as tar:
+        entries(tar)
+    image = f"{layout}:image"
+    for argv in (["init", "--layout", str(layout)], ["new", "--image", image], ["raw", "add-layer", "--image", image,
+                                                                                  str(layer)],
+                 ["config", "--image", image, "--config.cmd", "/bin/busybox", "--config.cmd", "sleep",
+                  "--config.cmd", "infinity"]):
+        subprocess.run(["umoci", *argv], check=True, capture_output=True)
+    subprocess.run(["skopeo", "copy", "--quiet", f"oci:{image}", f"oci-archive:{archive}:{reference}"], check=True)
+    layer.unlink()
+    shutil.rmtree(layout)
+    return archive
+
+
+def zeros(layer: tarfile.TarFile) -> None:
+    add(layer, "zeros", 64 << 20)
+
+
+def empty_files(layer: tarfile.TarFile) -> None:
+    for number in range(6000):
+        add(layer, f"files/{number:0100}")
+
+
+def deep_paths(layer: tarfile.TarFile) -> None:
+    for tree in range(8):
+        add(layer, "/".join(f"{tree}{level}" for level in range(500)) + "/file")
+
+
+def test_an_image_that_unpacks_past_the_share_is_refused_when_loaded(strict_agent: Agent, users, readable_dir,
+                                                                      scratch, stores):
+    a, store = users["a"].pw_name, Path(image_store.layout_of(users["a"].pw_uid))
+    for bomb in (zeros, empty_files, deep_paths):
+        reference = f"bomb/{bomb.__name__.replace('_', '-')}:1"
+        archive = given(archive_of_layer(scratch, reference, bomb), users["a"], readable_dir / "a")
+        assert archive.stat().st_size < 1 << 20, "the archive itself is well within the share"
+        refused = strict_agent.vtopo(a, "image", "load", str(archive))
+        assert refused.returncode == 1 and refused.stderr.strip().startswith(f"error: image {reference} unpacked "
+                                                                             "takes more than the "), refused.stderr
+        assert refused.stderr.strip().endswith("of the 16 MiB a member's images may take (image_mb_per_member): "
+                                               "`vtopo image rm` one, or destroy a lab of yours first"), refused.stderr
+        assert reference not in strict_agent.vtopo(a, "image", "list").stdout
+        assert list((store / "blobs" / "sha256").iterdir()) == [], f"{reference} left blobs in the store"
+        assert not os.path.exists(f"{image_store.STORE}/rootfs/{users['a'].pw_uid}")
+
+
+def test_a_node_whose_image_would_unpack_past_the_share_is_refused(strict_agent: Agent, users, readable_dir,
+                                                                   scratch, stores):
+    a = users["a"].pw_name
+    for reference in ("pad/a:1", "pad/b:1"):
+        archive = given(archive_of_layer(scratch, reference, busybox_with((6 << 20) + len(reference))), users["a"],
+                        readable_dir / "a")
+        loaded = strict_agent.vtopo(a, "image", "load", str(archive))
+        assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    topology = image_lab("unpacked-share", {"t1": "pad/a:1", "t2": "pad/b:1"})
+    before, engine_before = snapshot(), engine_leftovers()
+    refused = strict_agent.vtopo(a, "deploy", str(lab_file(topology, users["a"], readable_dir)))
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    lines = [line for line in (refused.stdout + refused.stderr).splitlines() if "unpacked takes more than" in line]
+    assert len(lines) == 1 and re.search(r"node (t1: image pad/a|t2: image pad/b):1 unpacked takes more than the \d+ "
+                                         r"MiB left of the 16 MiB", lines[0]), refused.stdout + refused.stderr
+    assert engine_leftovers() == engine_before
+    assert snapshot() - before == {}
+    assert not os.path.exists(f"{image_store.STORE}/rootfs/{users['a'].pw_uid}"), "the unpacked image went too"
+
+
+@pytest.fixture
+def passing_users() -> Iterator[dict[str, str]]:
+    """Two names for users the test makes and removes: one who leaves, and one given the uid they leave."""
+    names = {"gone": "vtopo-test-gone", "heir": "vtopo-test-heir"}
+    for name in names.values():
+        subprocess.run(["userdel", name], capture_output=True)  # left by an interrupted run
+    yield names
+    for name in names.values():
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def test_a_members_store_goes_with_them_and_no_later_user_of_their_uid_gets_it(agent: Agent, passing_users,
+                                                                             readable_dir, scratch):
+    gone, heir = passing_users["gone"], passing_users["heir"]
+    account = ["--no-create-home", "--no-user-group", "--shell", "/bin/sh", "-G", "vtopo"]
+    subprocess.run(["useradd", *account, gone], check=True, capture_output=True)
+    uid = pwd.getpwnam(gone).pw_uid
+    try:
+        theirs = given(archive_of_layer(scratch, "theirs/only:1", busybox_with(0)), pwd.getpwnam(gone),
+                       readable_dir / "gone")
+        loaded = agent.vtopo(gone, "image", "load", str(theirs))
+        assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+        digest = loaded.stdout.split()[2]
+        subprocess.run(["userdel", gone], check=True, capture_output=True)
+        subprocess.run(["useradd", *account, "--uid", str(uid), heir], check=True, capture_output=True)
+
+        assert "theirs/only:1" not in agent.vtopo(heir, "image", "list").stdout
+        assert "theirs/only:1" not in agent.vtopo(None, "image", "list").stdout
+        topology = image_lab("inherited", {"t1": "theirs/only:1"})
+        refused = agent.vtopo(heir, "deploy", str(lab_file(topology, pwd.getpwnam(heir), readable_dir)))
+        assert refused.returncode != 0 and "image theirs/only:1 is not on this host" in refused.stdout + \
+            refused.stderr, refused.stdout + refused.stderr
+        own = given(archive_of_layer(scratch, "heirs/own:1", busybox_with(1)), pwd.getpwnam(heir), readable_dir / "h")
+        loaded = agent.vtopo(heir, "image", "load", str(own))
+        assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+        listed = agent.vtopo(heir, "image", "list").stdout
+        assert "heirs/own:1" in listed and "theirs/only:1" not in listed, listed
+        blobs = {path.name for path in Path(image_store.layout_of(uid), "blobs", "sha256").iterdir()}
+        assert digest.removeprefix("sha256:") not in blobs, "the store the first user left was removed"
+
+        subprocess.run(["gpasswd", "--delete", heir, "vtopo"], check=True, capture_output=True)
+        cleaned = agent.vtopo(None, "cleanup")
+        assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
+        assert f"image store of uid {uid} (loaded by {heir}, no longer a member)" in cleaned.stdout, cleaned.stdout
+        assert not os.path.exists(image_store.layout_of(uid))
+        assert not os.path.exists(f"{image_store.MEMBER_STORES}/{uid}.json")
+    finally:
+        forget_store(uid)

@@ -44,10 +44,10 @@ def test_a_bad_line_is_refused_naming_what_is_wrong(line: bytes, says: str) -> N
 
 
 @pytest.mark.parametrize(("line", "says"), [
-    (b'{"v": 1, "type": "link-counters", "lab": "x", "every_s": NaN}',
-     "link-counters.every_s must be a finite number, not nan"),
-    (b'{"v": 1, "type": "link-counters", "lab": "x", "every_s": 1e999}',
-     "link-counters.every_s must be a finite number, not inf"),
+    (b'{"v": 1, "type": "link-rates", "lab": "x", "every_s": NaN}',
+     "link-rates.every_s must be a finite number, not nan"),
+    (b'{"v": 1, "type": "link-rates", "lab": "x", "every_s": 1e999}',
+     "link-rates.every_s must be a finite number, not inf"),
     (b'{"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "set", "loss_pct": -Infinity}',
      "link.loss_pct must be a finite number, not -inf"),
 ])

@@ -5,10 +5,11 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QTimer
-from PySide6.QtGui import QAction, QDragEnterEvent, QDragMoveEvent, QDropEvent, QMouseEvent, QWheelEvent
+from PySide6.QtGui import (QAction, QDragEnterEvent, QDragMoveEvent, QDropEvent, QHelpEvent, QMouseEvent,
+                           QWheelEvent)
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QLineEdit, QMenu, QMessageBox, QTableWidget,
-                               QWidget)
+                               QToolTip, QWidget)
 from pytestqt.qtbot import QtBot
 
 from vtopo.gui.canvas.view import KIND_MIME_TYPE, CanvasView
@@ -17,6 +18,14 @@ from vtopo.gui.main_window import MainWindow
 
 def view_point(view: CanvasView, scene_point: QPointF) -> QPoint:
     return view.mapFromScene(scene_point)
+
+
+def tooltip_at(window: MainWindow, at: QPointF) -> str:
+    """The tooltip the canvas shows for the mouse resting at a scene position."""
+    viewport = window.view.viewport()
+    local = view_point(window.view, at)
+    QApplication.sendEvent(viewport, QHelpEvent(QHelpEvent.Type.ToolTip, local, viewport.mapToGlobal(local)))
+    return QToolTip.text()
 
 
 def send(view: CanvasView, kind: QMouseEvent.Type, at: QPoint, button: Qt.MouseButton,

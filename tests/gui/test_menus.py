@@ -5,10 +5,8 @@ from typing import Any, Callable
 
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QHelpEvent
-from PySide6.QtWidgets import QApplication, QToolTip
 
-from tests.gui.helpers import choose, dismiss, double_click, right_click, view_point, when_menu_opens
+from tests.gui.helpers import choose, dismiss, double_click, right_click, tooltip_at, view_point, when_menu_opens
 from tests.gui.test_deploy import FakeDeployer
 from tests.gui.test_keyboard import focus_canvas
 from vtopo.gui.canvas.rename import InlineRename
@@ -73,13 +71,6 @@ def test_right_click_on_empty_canvas_still_opens_the_canvas_menu(make_window: Ca
     seen = when_menu_opens(dismiss)
     right_click(window.view, QPointF(150, 200))
     assert seen and "Add note here" in seen[0]
-
-
-def tooltip_at(window: MainWindow, at: QPointF) -> str:
-    viewport = window.view.viewport()
-    local = view_point(window.view, at)
-    QApplication.sendEvent(viewport, QHelpEvent(QHelpEvent.Type.ToolTip, local, viewport.mapToGlobal(local)))
-    return QToolTip.text()
 
 
 def test_tooltips_of_nodes_and_links(make_window: Callable[..., MainWindow]) -> None:

@@ -135,6 +135,10 @@ class Sent:
                 recorder.requests.append((netns, kind, flags, payload))
                 return [{"index": 4, "ifname": "lower"}] if kind == RTM_GETLINK else []
 
+            def replies(self, payload: bytes, kind: int, flags: int = CHANGE) -> Iterator[bytes]:
+                recorder.requests.append((netns, kind, flags, payload))
+                return iter([])
+
             def close(self) -> None:
                 pass
 
@@ -305,3 +309,14 @@ def test_every_request_netlink_sends_is_pyroute2s(request_shape: str, sent: tupl
     send(nl)
     assert [(netns, kind, flags, payload.hex()) for netns, kind, flags, payload in recorder.requests] == [
         (netns, kind, flags, payload.hex()) for netns, kind, flags, payload in expected]
+
+
+def test_a_reply_of_64_bit_counters_is_read_as_pyroute2_reads_it() -> None:
+    """A reply to a dump of the counters, as pyroute2 encodes it: its interface's index, and its octets and packets,
+    both directions added."""
+    reply = ifstatsmsg()
+    reply["ifindex"] = 7
+    reply["filter_mask"] = 1
+    reply["attrs"] = [("IFLA_STATS_LINK_64", {"rx_packets": 3, "tx_packets": 5, "rx_bytes": 2**40, "tx_bytes": 11})]
+    reply.encode()
+    assert wire.link_stats_64(bytes(reply.data)) == (7, (2**40 + 11, 8))

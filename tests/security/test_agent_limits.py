@@ -124,8 +124,8 @@ def test_a_members_labs_past_their_quota_are_refused_before_anything_is_built(st
     assert snapshot() - before == {}
 
 
-NON_FINITE = [("link-counters", "every_s", "NaN"), ("link-counters", "every_s", "Infinity"),
-              ("link-counters", "every_s", "-Infinity"), ("link-counters", "every_s", "1e999"),
+NON_FINITE = [("link-rates", "every_s", "NaN"), ("link-rates", "every_s", "Infinity"),
+              ("link-rates", "every_s", "-Infinity"), ("link-rates", "every_s", "1e999"),
               ("link", "rate_mbit", "Infinity"), ("link", "delay_ms", "NaN")]
 ASK_ONCE = """connection.sendall(sys.argv[2].encode() + b"\\n")
 print(connection.recv(4096).decode().strip())
@@ -133,7 +133,7 @@ print(connection.recv(4096).decode().strip())
 
 
 def test_a_non_finite_number_is_refused_in_one_line_naming_its_field(agent, users, readable_dir):
-    """Issue 35, hole 7: member a asks for the link counters of their lab every NaN or Infinity seconds, or sets a
+    """Issue 35, hole 7: member a asks for the link rates of their lab every NaN or Infinity seconds, or sets a
     link's rate to Infinity: the agent answered "the agent failed: ValueError". Each float field of each request
     is refused when the line is read, in one line naming it; a finite every_s of 1e300 s gives a reading at once."""
     a = users["a"].pw_name
@@ -145,7 +145,7 @@ def test_a_non_finite_number_is_refused_in_one_line_naming_its_field(agent, user
             answer = answer_of(raw(agent, a, ASK_ONCE, line))
             says = f"{verb}.{field} must be a finite number, not {float(number)}"
             assert len(answer) == 1 and f'"code": 1, "errors": ["error: {says}"]' in answer[0], answer
-        line = '{"v": 1, "type": "link-counters", "lab": "finite", "every_s": 1e300}'
+        line = '{"v": 1, "type": "link-rates", "lab": "finite", "every_s": 1e300}'
         (reading,) = answer_of(raw(agent, a, ASK_ONCE, line))
         assert set(json.loads(reading)["links"]) == {"l1", "l2"}
         assert "owner " + a + ": running" in agent.vtopo(a, "status", "finite").stdout

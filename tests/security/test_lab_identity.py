@@ -95,13 +95,14 @@ def test_two_members_racing_for_one_identity_leave_one_lab_which_everyone_finds(
     assert snapshot() - before == {}
 
 
-STREAM_COUNTERS = """
+STREAM_RATES = """
 import json, sys
 from pathlib import Path
 from vtopo.client.agent_client import AgentClient, AgentError
 try:
-    for totals in AgentClient(Path(sys.argv[1])).link_counters(sys.argv[2], float(sys.argv[3])):
-        print(json.dumps(totals), flush=True)
+    for changes in AgentClient(Path(sys.argv[1])).link_rates(sys.argv[2], float(sys.argv[3])):
+        print(json.dumps({link: [rate.bits_per_second, rate.packets_per_second] for link, rate in changes.items()}),
+              flush=True)
 except AgentError as error:
     print("\\n".join(error.result.errors), flush=True)
 """
@@ -120,15 +121,14 @@ def pair_lab(directory: Path, name: str, prefix: str) -> Path:
     return path
 
 
-def test_a_link_counters_stream_ends_with_its_lab_and_never_reads_the_next_lab_of_its_name(agent, users,
-                                                                                          readable_dir):
-    """Issue 35, hole 6: member a streams the link counters of their lab every 15 s, destroys it, and b deploys a lab
-    of the same name and prefix at once and sends traffic over its link. a's stream read namespaces by name, so its
+def test_a_link_rates_stream_ends_with_its_lab_and_never_reads_the_next_lab_of_its_name(agent, users, readable_dir):
+    """Issue 35, hole 6: member a streams the link rates of their lab every 15 s, destroys it, and b deploys a lab of
+    the same name and prefix at once and sends traffic over its link. a's stream read namespaces by name, so its
     next reading was b's; it now ends with one line as soon as a's lab is gone."""
     a, b = users["a"].pw_name, users["b"].pw_name
     lab = pair_lab(readable_dir, "counted", prefix="vtcnt")
     assert agent.vtopo(a, "deploy", str(lab)).returncode == 0
-    stream = subprocess.Popen(["runuser", "-u", a, "--", sys.executable, "-c", STREAM_COUNTERS, str(agent.socket),
+    stream = subprocess.Popen(["runuser", "-u", a, "--", sys.executable, "-c", STREAM_RATES, str(agent.socket),
                                "counted", "15"], env=agent.env, stdout=subprocess.PIPE, text=True, cwd="/",
                               start_new_session=True)
     try:
@@ -147,4 +147,4 @@ def test_a_link_counters_stream_ends_with_its_lab_and_never_reads_the_next_lab_o
         if stream.poll() is None:
             os.killpg(stream.pid, signal.SIGKILL)  # runuser and the client
             stream.wait()
-    assert rest == "error: lab counted was destroyed: its link counters end here\n"
+    assert rest == "error: lab counted was destroyed: its link rates end here\n"

@@ -1,7 +1,7 @@
 """Issue 26, attack 7: a path taken from a request never decides where vtopo writes. A member's client names the
 lab's source when it deploys, and so may name any path; root's `vtopo iperf --save` and `vtopo experiment` on that lab
 used to write the history beside it (/etc/x.vtopo -> /etc/x.measure.json). Histories and experiment outputs go to the
-writer's own data directory (VTOPO_DATA_DIR here, root's /var/lib/vtopo otherwise), or where -o says."""
+writer's own data directory (VTOPO_DATA_DIR here, ~/.local/share/vtopo otherwise), or where -o says."""
 from __future__ import annotations
 
 import json

@@ -6,7 +6,7 @@ import re
 
 from vtopo.compile.broadcast_domains import broadcast_domains_of
 from vtopo.compile.vlan_rules import vlan_gap
-from vtopo.kinds.contract import LabContext
+from vtopo.kinds.contract import LabContext, ServesDhcp, vlan_interfaces_of
 from vtopo.deployed import DeployedLab
 from vtopo.measure import IperfOptions, IperfRun, MeasureError
 from vtopo.measure.nodes import not_installed
@@ -49,7 +49,7 @@ class LiveProbe:
                         for node in lab.context.nodes.values()
                         for address in [*(a for interface in node.interfaces() for a in interface.addresses),
                                         *node.kind.host_addresses(node),
-                                        *(a for own in node.kind.vlan_interfaces(node).values() for a in own)]}
+                                        *(a for own in vlan_interfaces_of(node).values() for a in own)]}
 
     def address_of(self, source: str, destination: str) -> str:
         return self.lab.target_address(source, destination)[0]
@@ -124,8 +124,10 @@ class LiveProbe:
         for name in members:
             node_name, _, port = name.partition(":")
             node = lab.node_named(node_name)
-            end = next((e for e in node.ends if e.end.port == port), None) if node else None
-            if node is not None and end is not None and (service := node.kind.dhcp_service(node, end)):
+            if node is None or not isinstance(node.kind, ServesDhcp):
+                continue
+            end = next((e for e in node.ends if e.end.port == port), None)
+            if end is not None and (service := node.kind.dhcp_service(node, end)):
                 answering.append(f"{name} is {service}")
         if answering:
             return "on its segment " + "; ".join(answering) + " (its log: /run/dhcp/dnsmasq.log in that node)"

@@ -158,4 +158,4 @@ def add_commands(command: Command) -> None:
                      "S seconds (a quick run)")
     sub.add_argument("--no-history", action="store_true", help="do not add the iperf3 runs to the lab's history")
     sub.add_argument("-o", "--out", type=Path, metavar="DIR", help="where to write the CSV, JSON and PNG (default: "
-                     "your data directory's experiments/: ~/.local/share/vtopo, root's /var/lib/vtopo)")
+                     "your data directory's experiments/: ~/.local/share/vtopo)")

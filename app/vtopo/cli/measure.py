@@ -138,7 +138,7 @@ def add_commands(command: Command) -> None:
     sub.add_argument("-Z", "--zerocopy", action="store_true", help="zero-copy send (TCP)")
     sub.add_argument("--json", action="store_true", help="print one machine-readable result instead")
     sub.add_argument("--save", action="store_true", help="add the run to the lab's history (LAB.measure.json in "
-                     "your data directory: ~/.local/share/vtopo/histories, root's /var/lib/vtopo/histories)")
+                     "your data directory: ~/.local/share/vtopo/histories)")
     sub.add_argument("-o", "--out", type=Path, metavar="FILE", help="add the run to this history file instead")
     sub = command("ping", cmd_ping, "ping from node A to node B: reachability and RTT min/avg/max/mdev")
     _pair_arguments(sub)

@@ -149,7 +149,7 @@ def _domains_of(topology: Topology, site: str) -> list[str]:
     runs only when the lab places a VM there."""
     from vtopo.client.agent_client import AgentClient
     from vtopo.deployed import DeployedLab
-    from vtopo.kinds.contract import Role
+    from vtopo.kinds.contract import Role, RunsMachine
     from vtopo.kinds.registry import installed_kinds
     from vtopo.sites import spread as s
 
@@ -164,8 +164,10 @@ def _domains_of(topology: Topology, site: str) -> list[str]:
         return [f"  (site {site} does not say how its VMs run: {error})"]
     lines = []
     for node in deployed.context.nodes.values():
-        machine = node.kind.machine(node) if node.node.site == site else None
-        if machine is not None and machine.backend == "libvirt":
+        if not isinstance(node.kind, RunsMachine) or node.node.site != site:
+            continue
+        machine = node.kind.machine(node)
+        if machine.backend == "libvirt":
             lines.append(f"  vm {node.node.name:<26} libvirt domain {machine.domain}: "
                          f"virsh -c '{remote_libvirt_uri(machine.uri, where)}' dominfo {machine.domain}")
     if lines and where.known_hosts:

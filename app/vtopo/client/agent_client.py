@@ -18,7 +18,7 @@ from vtopo.client.in_process import local_agent, provided
 from vtopo.client.terminal import relay_terminal, terminal_size
 from vtopo.lab_terms import Trust
 from vtopo.model.sites import Site
-from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkTotals, ProgressCallback
+from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkRate, ProgressCallback
 from vtopo.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh
 
 if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the host layer loads when it runs something,
@@ -428,19 +428,10 @@ class AgentClient:
         if result.code != 0:
             raise AgentError(result)
 
-    def link_counters(self, lab: str, every_s: float = 1.0) -> Iterator[LinkTotals]:
-        """Each link's counters, read by the agent every `every_s` seconds, for as long as the caller iterates;
-        AgentError when the lab is not the caller's or is gone."""
-        with self.connect() as connection:
-            connection.send(p.encode(p.LinkCountersRequest(lab, every_s)))
-            for message, _ in _answers(connection):
-                if isinstance(message, p.LinkCountersRead):
-                    yield {link: (read[0], read[1]) for link, read in message.links.items() if len(read) == 2}
-                elif isinstance(message, p.Result):
-                    if message.code != 0:
-                        raise AgentError(message)
-                    return
-        raise AgentUnavailable("the agent closed the connection without an answer; see its log")
+    def link_rates(self, lab: str, every_s: float = 1.0) -> LinkRatesFollowed:
+        """The links' rates as they change, from counters the agent reads every `every_s` seconds (see
+        LinkRatesFollowed)."""
+        return LinkRatesFollowed(self.connect(), p.LinkRatesRequest(lab, every_s))
 
     def capture(self, lab: str, target: str, bpf: str, count: int) -> int:
         """tcpdump's pcap stream on this process's stdout and its messages on stderr, run by the agent on the
@@ -515,16 +506,17 @@ def _answers(connection: Connection) -> Any:
                 yield message, None
 
 
-class Following:
-    """A lab followed through the agent: iterating gives a LabsListed and a LabState at once, then each LabsListed,
-    LabState or PartsChanged as the agent sends it, until `close` (from any thread) or the agent goes away; AgentError
-    when the agent refuses (the lab is another member's)."""
+class Subscription:
+    """A request the agent answers with a message at each change: `messages()` gives them as the agent sends them,
+    until `close` (from any thread) or the agent goes away; AgentError when the agent refuses (the lab is another
+    member's)."""
 
-    def __init__(self, connection: Connection, lab: str) -> None:
+    def __init__(self, connection: Connection, request: p.Message) -> None:
         self._connection = connection
-        connection.send(p.encode(p.FollowRequest(lab)))
+        self._closed = False
+        connection.send(p.encode(request))
 
-    def __iter__(self) -> Iterator[p.Message]:
+    def messages(self) -> Iterator[p.Message]:
         try:
             for message, _ in _answers(self._connection):
                 if isinstance(message, p.Result):
@@ -534,14 +526,39 @@ class Following:
                 yield message
         except OSError:
             return  # closed here, or reset by an agent that ended
+        except AgentUnavailable:
+            if not self._closed:  # another site's, whose ssh ended
+                raise
         finally:
             self._connection.close()
 
     def close(self) -> None:
+        self._closed = True
         try:
             self._connection.socket.shutdown(socket.SHUT_RDWR)
         except OSError:
             return  # closed already
+
+
+class Following(Subscription):
+    """A lab followed through the agent: a LabsListed and a LabState at once, then each LabsListed, LabState or
+    PartsChanged as the agent sends it."""
+
+    def __init__(self, connection: Connection, lab: str) -> None:
+        super().__init__(connection, p.FollowRequest(lab))
+
+    def __iter__(self) -> Iterator[p.Message]:
+        return self.messages()
+
+
+class LinkRatesFollowed(Subscription):
+    """A lab's link rates as they change: every link's at once, then those that changed (vtopo.reports.RateMeter);
+    nothing while no link carries traffic. AgentError when the lab is gone."""
+
+    def __iter__(self) -> Iterator[dict[str, LinkRate]]:
+        for message in self.messages():
+            if isinstance(message, p.LinkRatesChanged):
+                yield {link: LinkRate(rate[0], rate[1]) for link, rate in message.links.items() if len(rate) == 2}
 
 
 class AgentDeployer:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Hashable, TypeVar
 if TYPE_CHECKING:
     import networkx as nx
 
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, PortVlans, Role, SegmentKind
+from vtopo.kinds.contract import (EndContext, KeepsVlansApart, LabContext, NodeContext, PortVlans, Role, SegmentKind,
+                                  vlan_interfaces_of)
 
 FORWARDING_ROLES = (Role.SWITCH, Role.SEGMENT)
 G = TypeVar("G", bound="nx.Graph[Any]")
@@ -40,7 +41,7 @@ def _joins(end: EndContext) -> bool:
 
 def vlans_at(end: EndContext) -> PortVlans | None:
     """The VLANs of a switch's port at `end`; None where the switch keeps no VLANs apart, or `end` is no switch's."""
-    return end.kind.port_vlans(end.owner, end) if _joins(end) else None
+    return end.kind.port_vlans(end.owner, end) if _joins(end) and isinstance(end.kind, KeepsVlansApart) else None
 
 
 def switch_ports(lab: LabContext) -> dict[tuple[str, str], EndContext]:
@@ -77,7 +78,7 @@ def _vertices(end: EndContext, tags: set[Tag]) -> dict[Tag, Hashable]:
     if not _joins(end):
         return {None: ("end", end.link.id, end.end.port, end.node.id),
                 **{sub.vlan: _subinterface_vertex(end, sub.vlan) for sub in end.end.interface.subinterfaces}}
-    vlans = end.kind.port_vlans(end.owner, end)
+    vlans = vlans_at(end)
     if vlans is None:
         return {tag: ("node", end.node.id, tag) for tag in tags}
     vertices: dict[Tag, Hashable] = {vid: ("node", end.node.id, vid) for vid in vlans.tagged}
@@ -104,7 +105,7 @@ def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
                 if interface.end is end and interface.vlan is not None:
                     graph.add_node(_subinterface_vertex(end, interface.vlan), end=None, sub=interface, svi=None)
     for node in lab.nodes.values():  # an L3 switch's interface in each VLAN (an SVI) is in that VLAN
-        for vlan in node.kind.vlan_interfaces(node):
+        for vlan in vlan_interfaces_of(node):
             inside = ("node", node.node.id, vlan)
             if inside not in graph:
                 graph.add_node(inside, end=None, sub=None, svi=None)

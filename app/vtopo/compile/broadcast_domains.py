@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vtopo.compile.analysis import SVI_EDGE, emptied_after, l2_graph, switch_ports, vlans_at
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, svi_name
+from vtopo.kinds.contract import EndContext, LabContext, NodeContext, svi_name, vlan_interfaces_of
 from vtopo.model.problems import Problem, Severity
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -121,7 +121,7 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
                                i.end.link.id) for i in subinterfaces]
             svis = sorted((graph.nodes[v]["svi"] for v in component if graph.nodes[v]["svi"] is not None),
                           key=lambda svi: (svi[0].node.name, svi[1]))
-            members += [Member(f"{s.node.name}:{svi_name(vlan)}", s.node.id, s.kind.vlan_interfaces(s)[vlan], True)
+            members += [Member(f"{s.node.name}:{svi_name(vlan)}", s.node.id, vlan_interfaces_of(s)[vlan], True)
                         for s, vlan in svis]
             members += [Member(f"host on {s.node.name}", s.node.id, tuple(s.kind.host_addresses(s)), s.kind.routes(s))
                         for s in switches if s.kind.host_addresses(s)]

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from vtopo.compile.addresses import routable_ips
-from vtopo.kinds.contract import LabContext, NodeContext, Role
+from vtopo.kinds.contract import (LabContext, NodeContext, NodeFiles, Role, RoutesBetweenVlans, RunsAsContainer,
+                                  image_of, vlan_interfaces_of)
 from vtopo.lab_terms import OWN_IMAGES, image_reference
 from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, RunImage, WriteHostsFile
 
@@ -24,14 +25,16 @@ def container_ops(lab: LabContext, hosts: str = "") -> Iterator[Op]:
     container's namespaces."""
     names, owner = lab.names, lab.trust.owner
     nodes = containers(lab)
-    if not nodes and not any(node.kind.own_namespace(node) for node in lab.nodes.values()):
+    if not nodes and not any(isinstance(node.kind, RoutesBetweenVlans) and node.kind.own_namespace(node)
+                             for node in lab.nodes.values()):
         return
     userns = names.user_namespace if owner.ids is not None else ""
     if owner.ids is not None:
         yield CreateUserNamespace(owner="lab", path=userns, uid=owner.ids[0], gid=owner.ids[1])
     yield WriteHostsFile(owner="lab", path=names.hosts_file, content=hosts or hosts_text(lab))
     for node, netns in nodes:
-        name, own, image = node.node.name, node.kind.own_files(node), node.kind.image(node)
+        name, image = node.node.name, image_of(node)
+        own = node.kind.own_files(node) if isinstance(node.kind, RunsAsContainer) else NodeFiles()
         yield CreateNamespace(owner=node.subject, name=netns, userns=userns)
         if image is None:
             yield IsolateNode(owner=node.subject, netns=netns, hostname=name, hosts_file=names.hosts_file,
@@ -64,6 +67,6 @@ def hosts_text(lab: LabContext) -> str:
     for node in sorted(lab.nodes.values(), key=lambda n: n.node.name):
         for interface in sorted(node.interfaces(), key=lambda i: (i.end.end.port, i.vlan or 0)):
             entries += [(ip.version, str(ip), node.node.name) for ip in routable_ips(interface.addresses)]
-        for _, addresses in sorted(node.kind.vlan_interfaces(node).items()):
+        for _, addresses in sorted(vlan_interfaces_of(node).items()):
             entries += [(ip.version, str(ip), node.node.name) for ip in routable_ips(addresses)]
     return LOOPBACK_HOSTS + "".join(f"{ip}\t{name}\n" for _, ip, name in sorted(entries, key=lambda e: e[0]))

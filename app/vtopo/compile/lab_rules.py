@@ -16,7 +16,7 @@ from vtopo.compile.resolving import Resolving, error, warning
 from vtopo.compile.startup import startup_problems
 from vtopo.compile.subinterfaces import named_problems, subinterface_problems
 from vtopo.compile.vlan_rules import stranded_by_vlans, vlan_problems
-from vtopo.kinds.contract import EndContext, LoopProtection, NodeContext, Role
+from vtopo.kinds.contract import EndContext, NodeContext, ProtectsLoops, Role, image_of, resources_of
 from vtopo.kinds.trust import host_address_problem
 from vtopo.lab_terms import MAX_INTERFACE_NAME, VM_BACKENDS
 from vtopo.model.problems import Problem
@@ -175,7 +175,7 @@ def resource_rule(state: Resolving) -> Iterator[Problem]:
     """The VMs' memory must fit in the host's (this site's, of a lab spread over sites), or the lab is refused
     before anything starts."""
     facts = state.lab.facts
-    taken = [node.kind.resources(node) for node_id, node in state.lab.nodes.items() if state.here(node_id)]
+    taken = [resources_of(node) for node_id, node in state.lab.nodes.items() if state.here(node_id)]
     memory, cpus = sum(m for m, _ in taken), sum(c for _, c in taken)
     if facts.memory_mb and memory > facts.memory_mb:
         yield error(f"the lab's VMs need {memory:,} MiB of memory together and this host has {facts.memory_mb:,} MiB; "
@@ -193,7 +193,7 @@ def image_rule(state: Resolving) -> Iterator[Problem]:
     if not state.lab.facts.probed:
         return
     for node_id, node in state.lab.nodes.items():
-        image = node.kind.image(node) if state.here(node_id) else None
+        image = image_of(node) if state.here(node_id) else None
         if image is not None and state.lab.facts.oci_image(image.reference) is None:
             yield error(missing_image(node, image.reference), node.subject, node_id)
 
@@ -204,11 +204,12 @@ def loop_rule(state: Resolving) -> Iterator[Problem]:
 
 
 def _unprotected_loop(loop: list[NodeContext[Any]]) -> Iterator[Problem]:
-    unprotected = [node for node in loop if not node.kind.protects_loops(node)]
+    unprotected = [node for node in loop
+                   if not (isinstance(node.kind, ProtectsLoops) and node.kind.protects_loops(node))]
     if not unprotected:
         return
     names = ", ".join(node.node.name for node in loop)
-    without = [node.node.name for node in unprotected if node.kind.loop_protection is LoopProtection.NONE]
+    without = [node.node.name for node in unprotected if not isinstance(node.kind, ProtectsLoops)]
     advice = (f"{', '.join(without)} cannot run STP: take a link out of the loop." if without else
               "Turn STP on for these bridges.")
     yield warning(f"the switches {names} form a loop and not all of them run STP; broadcasts will circle forever. "

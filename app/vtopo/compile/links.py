@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, Role, SegmentKind
+from vtopo.kinds.contract import SWITCH_PORT, EndContext, ForwardsInUserspace, LabContext, Role, SegmentKind
 from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.model.topology import IMPAIRMENT_LIMITS, Impairment
 from vtopo.ops import (AddAddress, ConfigureLink, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
@@ -22,8 +22,8 @@ def medium_for(a: EndContext, b: EndContext) -> str | None:
     roles = {a.kind.role, b.kind.role}
     if roles == {Role.NAMESPACE, Role.SWITCH}:
         switch, node = (a, b) if a.kind.role is Role.SWITCH else (b, a)
-        makes_port = (switch.kind.makes_namespace_ports(switch.owner) and not a.link.impairment.active
-                      and node.kind.netns(node.owner) is not None)
+        makes_port = (isinstance(switch.kind, ForwardsInUserspace) and switch.kind.makes_namespace_ports(switch.owner)
+                      and not a.link.impairment.active and node.kind.netns(node.owner) is not None)
         return SWITCH_PORT if makes_port else "veth"
     if roles <= {Role.NAMESPACE, Role.SWITCH}:
         return "veth"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from vtopo.kinds.contract import EndContext, Role
+from vtopo.kinds.contract import EndContext, MakesTaggedPorts, Role
 from vtopo.lab_terms import MAX_INTERFACE_NAME
 from vtopo.model.problems import Problem
 from vtopo.model.rules import subinterface_name
@@ -39,8 +39,7 @@ def subinterface_problems(end: EndContext) -> Iterator[Problem]:
 def made_by_switch(end: EndContext) -> bool:
     """Whether this end's subinterfaces are ports of the switch at the other end: the kernel makes no VLAN devices
     (as far as the host was probed) and the switch can."""
-    return not end.owner.facts.vlan_devices and end.peer is not None and end.other.kind.makes_tagged_ports(
-        end.other.owner)
+    return not end.owner.facts.vlan_devices and end.peer is not None and isinstance(end.other.kind, MakesTaggedPorts)
 
 
 def named_problems(end: EndContext) -> Iterator[Problem]:
@@ -71,7 +70,7 @@ def subinterface_ops(end: EndContext, tag: str) -> Iterator[Op]:
     by_switch = made_by_switch(end)
     for sub in end.end.interface.subinterfaces:
         name = subinterface_name(end.device, sub.vlan)
-        if by_switch:
+        if by_switch and isinstance(end.other.kind, MakesTaggedPorts):
             yield from end.other.kind.tagged_port(end.other.owner, end.other, sub.vlan, name, owner)
         else:
             yield CreateVlan(owner=owner, name=name, netns=end.netns, parent=end.device, vid=sub.vlan)

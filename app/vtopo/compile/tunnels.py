@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Set as AbstractSet
 from typing import Any
 
-from vtopo.kinds.contract import EndContext, LabContext, NodeContext, Role
+from vtopo.kinds.contract import EndContext, KeepsVlansApart, LabContext, NodeContext, Role
 from vtopo.model.placement import site_of
 from vtopo.model.sites import TUNNEL_MTU, VXLAN_PORT, SitePart
 from vtopo.model.topology import Endpoint, Link, Node
@@ -70,8 +70,10 @@ def _copy_switch(lab: LabContext, switch: NodeContext[Any], site: str, ends: lis
     if here is not None and there is not None:  # a switch with every port taken keeps those links as they are
         topology.links[f"{copy.id} trunk"] = Link(f"{copy.id} trunk", Endpoint(node.id, here), Endpoint(copy.id, there))
         moved = frozenset(end.port for end in ends)
-        copy.settings = switch.kind.part_settings(node.settings, moved, there)
-        node.settings = switch.kind.part_settings(node.settings, frozenset(topology.used_ports(node.id)) - moved, here)
+        if isinstance(switch.kind, KeepsVlansApart):  # the trunk between the parts carries every VLAN
+            copy.settings = switch.kind.part_settings(node.settings, moved, there)
+            node.settings = switch.kind.part_settings(node.settings, frozenset(topology.used_ports(node.id)) - moved,
+                                                      here)
     else:
         for end in ends:
             end.node = node.id

@@ -130,7 +130,8 @@ class ReconvergenceRun(MeasureRun[PingReply, ReconvergenceResult, ReconvergenceO
 
     def _steady(self, replies: Iterator[PingReply], ttl: int | None, failure: str) -> PingReply:
         """The reply that ends STEADY_S of requests answered in a row with one TTL (`ttl`, if given): a path that
-        routing has settled on, not one it is still choosing."""
+        routing has settled on, not one it is still choosing. The run may start up to the timeout after the first
+        reply: a reply lost early does not fail a path that settles."""
         run: list[PingReply] = []
         started: float | None = None
         for reply in replies:
@@ -142,7 +143,7 @@ class ReconvergenceRun(MeasureRun[PingReply, ReconvergenceResult, ReconvergenceO
                 run = [reply] if reply.rtt_ms is not None and (ttl is None or reply.ttl == ttl) else []
             if run and run[-1].at_s - run[0].at_s >= STEADY_S:
                 return run[-1]
-            if reply.at_s - started > self.options.timeout_s:
+            if reply.at_s - started > self.options.timeout_s + STEADY_S:
                 break
         if self.cancelled:
             raise Cancelled()

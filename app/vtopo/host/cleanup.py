@@ -5,7 +5,7 @@ bridges carry external_ids:vtopo-lab, libvirt domains carry vtopo's element in t
 are named vtopo-<prefix>, daemons run with their config under /run/vtopo/<prefix>, the user, mount and UTS
 namespaces of labs are kept under /run/vtopo/ns, and nodes from images are runc's containers named vtopo-<netns>
 (its state in /run/vtopo/runc), with their bundles under /run/vtopo/oci and their cgroups under vtopo/.
-Nothing without one of these marks is touched.
+Nothing without one of these marks is touched. The image stores of users who are no longer members go too.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from vtopo.host import libvirt_domains
 from vtopo.host import facts as host_facts
 from vtopo.host import netns as namespaces
-from vtopo.host import namespace_maker, nftables, oci_engine, ovs, owned_files, processes
+from vtopo.host import image_store, namespace_maker, nftables, oci_engine, ovs, owned_files, processes
 from vtopo.host.deployer import Deployer, DestroyError
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
@@ -61,6 +61,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
         report.strays.append(f"directory {directory}")
     owned_files.remove_if_empty(run_root)
     report.strays += [f"service {label} (started by vtopo)" for label in deployer.services.release_unused()]
+    report.strays += image_store.forget_departed()
     return report
 
 

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
 
-from vtopo.kinds.contract import ConfigCheck, NodeContext
+from vtopo.kinds.contract import ConfigCheck, GeneratesConfig, NodeContext
 from vtopo.model.problems import Problem, Severity
 from vtopo.ops import drop_privileges
 
@@ -38,7 +38,9 @@ def lab_config_problems(nodes: Iterable[tuple[NodeContext[Any], str]]) -> list[P
 def config_problems(node: NodeContext[Any], path: str) -> list[Problem]:
     """What the host's programs refuse in the configurations of `node` (at `path` in the lab file); nothing where the
     program is not installed."""
-    problems = []
+    problems: list[Problem] = []
+    if not isinstance(node.kind, GeneratesConfig):
+        return problems
     for check in node.kind.config_checks(node):
         if shutil.which(check.argv[0]) is None:
             continue

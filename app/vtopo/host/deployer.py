@@ -1,4 +1,5 @@
-"""Deploy, destroy, status and cleanup of labs: the executor's front door, used by the CLI and the GUI.
+"""Deploy, destroy, status and cleanup of labs: the executor's front door. Only the agent uses it (server/jobs.py): the
+CLI and the designer reach it through the agent, or, for root when none listens, through one their own process runs.
 
 deploy = preflight, then every op of the plan in order, each recorded in the lab's journal before it runs.
 If an op fails, everything applied so far is undone in reverse order and the lab's state is forgotten.
@@ -27,7 +28,7 @@ from vtopo.host.preflight import PreflightFailed
 from vtopo.host.lab_parts import Compiled, LabParts
 from vtopo.host.state import HOST_NETWORKS, SHAPED_LINKS, Journal, LabRecord, StateStore, Usage
 from vtopo.lab_record import consent_to_json
-from vtopo.kinds.contract import LabContext
+from vtopo.kinds.contract import LabContext, image_of, resources_of
 from vtopo.lab_terms import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.kinds.trust import held_by_lab_problem, overlapped
@@ -60,8 +61,8 @@ def _admit_all(_lab: LabContext, _others: list[LabRecord]) -> None:
 
 def usage_of(context: LabContext) -> Usage:
     """The lab's nodes, and the memory and CPU its VMs and its nodes from images may take."""
-    images = [image for node in context.nodes.values() if (image := node.kind.image(node)) is not None]
-    taken = [node.kind.resources(node) for node in context.nodes.values()]
+    images = [image for node in context.nodes.values() if (image := image_of(node)) is not None]
+    taken = [resources_of(node) for node in context.nodes.values()]
     return Usage(len(context.nodes), sum(memory for memory, _ in taken) + sum(image.memory_mb for image in images),
                  sum(100 * cpus for _, cpus in taken) + sum(image.cpu_percent for image in images))
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from vtopo.lab_terms import HostFacts, Trust
+from vtopo.kinds.contract import RunsMachine
 from vtopo.kinds.registry import Registry
 from vtopo.model.rules import LAB_TAG_PREFIX
 from vtopo.model.topology import Topology
@@ -151,9 +152,9 @@ def probe(needs_accel: bool = False) -> HostFacts:
 
 
 def runs_vms(topology: Topology, kinds: Registry) -> bool:
-    """Whether the lab has a node whose kind needs hardware acceleration (a VM)."""
+    """Whether the lab has a virtual machine, which wants hardware acceleration."""
     found = (kinds.get(node.kind) for node in topology.nodes.values())
-    return any(kind is not None and kind.needs_acceleration for kind in found)
+    return any(isinstance(kind, RunsMachine) for kind in found)
 
 
 def probe_for(topology: Topology, kinds: Registry, uid: int | None = None) -> HostFacts:

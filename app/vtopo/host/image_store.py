@@ -4,6 +4,8 @@ skopeo (`vtopo image load`) and umoci (`vtopo image build`), read by umoci.
     /var/lib/vtopo/oci/shared        root's images and vtopo's own: every lab may run them
     /var/lib/vtopo-member-images/UID a member's own images: only that member's labs run them, and they hide a shared
                                      image of the same reference from that member alone
+    /var/lib/vtopo-member-images/UID.json  root's record of it: the name of the user who loaded into it (a store of
+                                     another name is no one's, and goes), and the share of their images
     /var/lib/vtopo/oci/rootfs/UID    each image a lab user runs, unpacked by umoci, owned by that user (root of the
                                      lab's user namespace), by manifest digest; nodes see it through an overlay, and
                                      it goes with the last lab deployed from it (root's labs' user keeps its
@@ -13,9 +15,13 @@ The shared store and rootfs are root's; the shared store is readable by everyone
 rootfs root's alone. A member's store is the member's own (0700, in a directory root's, 0711, which no one lists;
 outside /var/lib/vtopo, which members do not pass through, on the same file system as rootfs): whatever reads or
 writes it, loading an archive, unpacking or removing an image, runs as that member, with their groups and
-no privilege (`as_account`), so that no member's archive, layer or configuration is ever parsed by root; root only
-reads its index.json, as a member's file (never through a link, a FIFO, nor more than INDEX_BYTES), and each digest
-in it must be a sha256 digest. One member's images can never stand under another member's lab: each lab resolves
+no privilege (`as_account`), so that no member's archive, layer or configuration is ever parsed by root. What root
+needs of a member's files, the store's tags, what an image takes unpacked and the process its configuration runs, is
+read by nobody (vtopo.oci_layouts) from descriptors root opened (regular files of the member's, never through a link
+or a FIFO), and root reads only nobody's one-line answer, bounded as a lab file is, checking each field again (a
+reference and a sha256 digest of skopeo's shape, the process's fields by type). A member's images, their store and
+what is unpacked of them, stay within their share (image_mb_per_member), when an image is loaded and when it is
+unpacked. One member's images can never stand under another member's lab: each lab resolves
 references in its owner's store and the shared one only.
 
 A lab names an image by reference (`toolbox`, `frrouting/frr:8.4`); the deploy resolves it to its manifest digest,
@@ -27,10 +33,10 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -38,21 +44,26 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from vtopo.host.errors import HostError
-from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file
+from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file, read_small_file, write_file
 from vtopo.host.state import StateStore
-from vtopo.lab_terms import LAB_USER, image_reference
-from vtopo.oci_archives import REF_ANNOTATION, ArchiveError, archive_format
-from vtopo.ops import as_account
+from vtopo.lab_terms import CLIENTS_GROUP, LAB_USER, image_reference, in_group
+from vtopo.model import untrusted_json
+from vtopo.model.problems import LabError
+from vtopo.oci_archives import ArchiveError, archive_format
+from vtopo.oci_layouts import DIGEST, REFERENCE, document, process_of, tags_of
+from vtopo.ops import as_account, drop_privileges
 from vtopo.reports import user_name
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
 MEMBER_STORES = os.environ.get("VTOPO_OCI_MEMBERS_DIR", "/var/lib/vtopo-member-images")
 TOOL_SECONDS = 600.0
 TRANSPORTS = ("oci-archive", "docker-archive")
-DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
-INDEX_BYTES = 1 << 20  # a member's index.json, and an unpacked image's config.json, as root reads them
-MEMBER_FILE_BYTES = 4 << 30  # the largest file umoci writes for a member, unpacking or removing one of their images
+MEMBER_FILE_BYTES = 4 << 30  # the largest file umoci writes for a member removing one of their images
+DEFAULT_SHARE_BYTES = 4 << 30  # image_mb_per_member's default, for a store loaded before its share was recorded
+READABLE_FILE = 0o644  # root's record of a member's store
+PROCESS = "process.json"  # root's summary of an unpacked image's process, beside its root file system
+SUMMARY_BYTES = 64 << 10  # what vtopo.oci_layouts may say of a member's files
+MAX_LAYERS = 256  # of a member's image (docker's limit is 127)
 
 
 class ImageError(HostError):
@@ -82,36 +93,45 @@ def layout_of(owner: int | None) -> str:
 
 def _tags(owner: int | None) -> dict[str, str]:
     """reference -> manifest digest of one layout (none where it does not exist yet, or the caller may not read it:
-    a member reads the shared store's, every lab's, and no member's). A member's index is the member's file: a
+    a member reads the shared store's, every lab's, and no member's). A member's index is the member's file, which
+    root has nobody read (`_member_tags`); a store another user of its uid left has none."""
+    if owner is not None and not _theirs(owner):
+        return {}
+    if owner is not None and os.geteuid() == 0:
+        return _member_tags(owner)
+    return tags_of(read_json(f"{layout_of(owner)}/index.json"))
+
+
+def _member_tags(owner: int) -> dict[str, str]:
+    """The tags of a member's store as nobody read its index.json (vtopo.oci_layouts), each checked again: a
     reference or digest of another shape than skopeo's is left out."""
-    index = read_json(f"{layout_of(owner)}/index.json")
-    manifests = index.get("manifests") if isinstance(index, dict) else None
-    tags = {}
-    for manifest in manifests if isinstance(manifests, list) else []:
-        annotations = manifest.get("annotations") if isinstance(manifest, dict) else None
-        reference = annotations.get(REF_ANNOTATION) if isinstance(annotations, dict) else None
-        digest = manifest.get("digest") if isinstance(manifest, dict) else None
-        if isinstance(reference, str) and REFERENCE.fullmatch(reference) and isinstance(digest, str) \
-                and DIGEST.fullmatch(digest):
-            tags[reference] = digest
-    return tags
+    try:
+        store = _open_beneath(layout_of(owner))
+    except (FileNotFoundError, ImageError):
+        return {}
+    try:
+        index = _open_file_of(store, "index.json", owner, "your image store's index")
+    except ImageError:
+        return {}
+    finally:
+        os.close(store)
+    try:
+        tags = read_as_nobody([(index, "")], "tags").get("tags")
+    finally:
+        os.close(index)
+    return {reference: digest for reference, digest in tags.items() if REFERENCE.fullmatch(reference)
+            and isinstance(digest, str) and DIGEST.fullmatch(digest)} if isinstance(tags, dict) else {}
 
 
 def read_json(path: str) -> object:
     """The JSON document in the file at `path`, read as a file its user may have made anything of: a regular file,
-    not through a symlink at its end, of at most INDEX_BYTES; None otherwise, or where there is none."""
+    not through a symlink at its end, of at most DOCUMENT_BYTES; None otherwise, or where there is none."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = file.read(INDEX_BYTES + 1)
-    try:
-        return json.loads(data) if len(data) <= INDEX_BYTES else None
-    except ValueError:
-        return None
+        return document(file) if stat.S_ISREG(os.fstat(fd).st_mode) else None
 
 
 def images(uid: int | None = None) -> list[StoredImage]:
@@ -201,30 +221,36 @@ def load_own(archive: int, transport: str, named: str, uid: int, reference: str,
     if about.st_size > limit_bytes:
         raise ImageError(f"the archive has {about.st_size >> 20:,} MiB, more than the {limit_bytes >> 20:,} MiB a "
                          "member's images may take (image_mb_per_member)")
-    store = _member_store(uid)
     with locked(uid):
+        store = _member_store(uid)
         with _member_scratch(uid, limit_bytes) as (scratch, member):
             run_tool(member(["dd", f"of={scratch}/archive", "bs=1M", "status=none"]), "copy the archive",
                      stdin=archive)
             source = f"{transport}:{scratch}/archive" + (f":{named}" if transport == "docker-archive" and named else "")
             run_tool(member(["skopeo", f"--tmpdir={scratch}", "copy", "--quiet", source, f"oci:{store}:{wanted}"]),
                      "load the archive")
-        used = int(run_tool(member(["du", "--summarize", "--block-size=1", store]), "measure your store").split()[0])
-    found = resolve(wanted, uid)
-    if found is None or found.owner != uid:
-        raise ImageError(f"skopeo wrote no image {wanted} into your store")
-    if used > limit_bytes:
-        remove(wanted, uid)
-        raise ImageError(f"with {wanted} your images would take {used >> 20:,} MiB, more than the {limit_bytes >> 20:,} "
-                         "MiB a member's images may take (image_mb_per_member): `vtopo image rm` one first")
-    return found
+        _record(uid, limit_bytes)
+        found = resolve(wanted, uid)
+        if found is None or found.owner != uid:
+            raise ImageError(f"skopeo wrote no image {wanted} into your store")
+        try:
+            _within_share(found, limit_bytes)
+        except ImageError as error:
+            refused = error
+        else:
+            return found
+    remove(wanted, uid)
+    raise refused
 
 
 def _member_store(uid: int) -> str:
     """The member's own store, MEMBER_STORES/UID, theirs (0700) in a directory root's (which members pass through and
-    no one lists): only root makes or renames what it holds, so the store is the directory root made."""
+    no one lists): only root makes or renames what it holds, so the store is the directory root made. A store another
+    user of that uid left is removed first."""
     make_directory(MEMBER_STORES, PASSAGE, exist_ok=True)
     store = layout_of(uid)
+    if not _theirs(uid):
+        _forget(uid)
     try:
         os.mkdir(store, PRIVATE)
     except FileExistsError:
@@ -312,7 +338,7 @@ def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
     directory = f"{STORE}/rootfs/{uid}/{image.digest.replace(':', '-')}"
     with locked(image.owner):
         if os.path.isdir(directory):
-            return _read_unpacked(directory)
+            return _read_unpacked(directory, image)
         current = _tags(image.owner).get(image.reference)
         if current != image.digest:
             raise ImageError(f"image {image.reference} is now {current or 'gone'}, not {image.digest} that the lab "
@@ -322,7 +348,7 @@ def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
             if image.owner != uid:
                 raise ImageError(f"image {image.reference} is {user_name(image.owner)}'s, whose labs alone run it")
             _unpack_own(image, directory)
-            return _read_unpacked(directory)
+            return _read_unpacked(directory, image)
         staging = tempfile.mkdtemp(prefix=".unpacking-", dir=os.path.dirname(directory))
         try:
             source = f"{image.layout}:{image.reference}"
@@ -330,13 +356,14 @@ def unpacked(image: StoredImage, ids: tuple[int, int] | None) -> Unpacked:
                      f"unpack image {image.reference}")
             run_tool(["umoci", "raw", "runtime-config", "--image", source, f"{staging}/config.json"],
                      f"read the configuration of image {image.reference}")
+            write_file(f"{staging}/{PROCESS}", json.dumps(process_of(read_json(f"{staging}/config.json"))))
             if ids:
                 _give(f"{staging}/rootfs", ids)
             os.rename(staging, directory)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-    return _read_unpacked(directory)
+    return _read_unpacked(directory, image)
 
 
 def _unpack_own(image: StoredImage, directory: str) -> None:
@@ -345,7 +372,8 @@ def _unpack_own(image: StoredImage, directory: str) -> None:
     symlink the overlay would follow), only change their own files within it."""
     uid = image.owner
     assert uid is not None
-    with _member_scratch(uid, MEMBER_FILE_BYTES) as (scratch, member):
+    room = _within_share(image, _recorded_share(uid))
+    with _member_scratch(uid, room) as (scratch, member):
         source = f"{image.layout}:{image.reference}"
         unpacking = f"{scratch}/image"
         run_tool(member(["mkdir", unpacking]), f"unpack image {image.reference}")
@@ -366,8 +394,206 @@ def _unpack_own(image: StoredImage, directory: str) -> None:
         if not stat.S_ISDIR(rootfs.st_mode):
             _remove_planted(directory)
             raise ImageError(f"image {image.reference} was not unpacked: its root was replaced meanwhile")
+        _keep_process(fd, image)
     finally:
         os.close(fd)
+
+
+def _keep_process(directory: int, image: StoredImage) -> None:
+    """Root's own summary of the process a member's image runs, in its unpacked directory (root's now, which the
+    member can no longer add to): the member's config.json as nobody read it, each field checked again."""
+    assert image.owner is not None
+    config = _open_file_of(directory, "config.json", image.owner, f"the configuration of image {image.reference}")
+    try:
+        process = process_of(read_as_nobody([(config, "")], "process"))
+    finally:
+        os.close(config)
+    try:
+        os.unlink(PROCESS, dir_fd=directory)  # one the member made before the directory was root's
+    except FileNotFoundError:
+        pass
+    kept = os.open(PROCESS, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                   dir_fd=directory)
+    with os.fdopen(kept, "w", encoding="utf-8") as file:
+        file.write(json.dumps(process))
+
+
+def _within_share(image: StoredImage, share_bytes: int) -> int:
+    """The bytes left of a member's `share_bytes` for unpacking `image` of theirs, once it is checked that what their
+    images take on disk (their store, and their own images unpacked for their nodes), with what `image` takes
+    unpacked (counted by vtopo.oci_layouts as nobody), stays within it; one line saying so otherwise."""
+    uid = image.owner
+    assert uid is not None
+    room = share_bytes - _own_bytes(uid)
+    needed = _unpacked_bytes(image, max(room, 0))
+    if needed > room:
+        raise ImageError(f"image {image.reference} unpacked takes more than the {max(room, 0) >> 20:,} MiB left of the "
+                         f"{share_bytes >> 20:,} MiB a member's images may take (image_mb_per_member): `vtopo image "
+                         "rm` one, or destroy a lab of yours first")
+    return room
+
+
+def _own_bytes(uid: int) -> int:
+    """What a member's images take on disk: their store (measured by them), and their own images unpacked for their
+    nodes (the shared images unpacked for them apart)."""
+    store = run_tool(as_member(uid, SUMMARY_BYTES, ["du", "--summarize", "--block-size=1", layout_of(uid)]),
+                     "measure your store")
+    shared = {digest.replace(":", "-") for digest in _tags(None).values()}
+    roots = [root for root in _directories(f"{STORE}/rootfs/{uid}")
+             if DIGEST.fullmatch(os.path.basename(root).replace("-", ":", 1)) and os.path.basename(root) not in shared]
+    unpacked = run_tool(["du", "--summarize", "--total", "--block-size=1", *roots], "measure your unpacked images") \
+        if roots else "0"
+    return int(store.split()[0]) + int(unpacked.split()[-2 if roots else 0])
+
+
+def _unpacked_bytes(image: StoredImage, limit: int) -> int:
+    """What `image` of a member's takes unpacked, at most; a number past `limit` once it is more."""
+    blobs = _open_beneath(image.layout, "blobs", "sha256")
+    opened: list[tuple[int, str]] = []
+    try:
+        opened.append((_open_blob(blobs, image, image.digest), image.digest))
+        manifest = read_as_nobody(opened, "manifest")
+        layers, config_bytes = manifest.get("layers"), manifest.get("config_bytes")
+        if not isinstance(layers, list) or len(layers) > MAX_LAYERS or type(config_bytes) is not int \
+                or not all(isinstance(layer, str) and DIGEST.fullmatch(layer) for layer in layers):
+            raise ImageError(f"could not read image {image.reference}: {_why(manifest)}")
+        opened += [(_open_blob(blobs, image, layer), layer) for layer in layers]
+        counted = read_as_nobody(opened[1:], "unpacked-bytes", str(limit))
+    finally:
+        for fd, _ in opened:
+            os.close(fd)
+        os.close(blobs)
+    found = counted.get("bytes")
+    if type(found) is not int or found < 0:
+        raise ImageError(f"could not measure image {image.reference}: {_why(counted)}")
+    return found + config_bytes
+
+
+def _open_blob(blobs: int, image: StoredImage, digest: str) -> int:
+    assert image.owner is not None
+    return _open_file_of(blobs, digest.removeprefix("sha256:"), image.owner, f"image {image.reference}")
+
+
+def _open_beneath(top: str, *names: str) -> int:
+    """A descriptor on the directory `names` lead to from `top`, a member's: never through a symlink."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    for name in names:
+        try:
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        except OSError as error:
+            raise ImageError(f"your image store's {name} cannot be read: {error.strerror}") from None
+        finally:
+            os.close(fd)
+        fd = inner
+    return fd
+
+
+def _open_file_of(directory: int, name: str, owner: int, what: str) -> int:
+    """A descriptor on the file `name` in the directory open at `directory`: a regular file of `owner`'s, opened
+    without following a symlink or waiting on a FIFO."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory)
+    except OSError as error:
+        raise ImageError(f"{what} cannot be read: {error.strerror}") from None
+    about = os.fstat(fd)
+    if not stat.S_ISREG(about.st_mode) or about.st_uid != owner:
+        os.close(fd)
+        raise ImageError(f"{what} cannot be read: it is not a file of its owner's")
+    return fd
+
+
+def read_as_nobody(opened: list[tuple[int, str]], command: str, *words: str) -> dict[str, object]:
+    """What vtopo.oci_layouts `command` says of the member's files open at `opened` (fd, digest), run as nobody (no
+    group, no capability, no_new_privs) with those descriptors alone: one JSON object of at most SUMMARY_BYTES, read
+    through the lab file's bounded decoder (vtopo.model.untrusted_json)."""
+    nobody = pwd.getpwnam("nobody")
+    argv = [*drop_privileges(str(nobody.pw_uid), (), str(nobody.pw_gid)), "prlimit", f"--fsize={SUMMARY_BYTES}",
+            "--", sys.executable, "-I", "-m", "vtopo.oci_layouts", command, *words,
+            *(f"{fd}={digest}" for fd, digest in opened)]
+    with tempfile.TemporaryFile() as said:
+        try:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=said, stderr=subprocess.DEVNULL, cwd="/",
+                                  pass_fds=[fd for fd, _ in opened], timeout=TOOL_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            raise ImageError(f"could not read your image store: it took longer than {TOOL_SECONDS:.0f} s") from None
+        said.seek(0)
+        text = said.read(SUMMARY_BYTES + 1)
+    try:
+        answer = untrusted_json.parse(text.decode()) if not done.returncode and len(text) <= SUMMARY_BYTES else None
+    except (UnicodeDecodeError, LabError):
+        answer = None
+    if not isinstance(answer, dict):
+        raise ImageError(f"could not read your image store: its reader ended with status {done.returncode}")
+    return answer
+
+
+def _why(said: dict[str, object]) -> str:
+    error = said.get("error")
+    return error[:200] if isinstance(error, str) else "its reader said nothing of use"
+
+
+def _record(uid: int, share_bytes: int) -> None:
+    """Root's record of a member's store, beside it (readable, so that the member's own `validate` finds their
+    images): whose it is, by their name, and the share of their images in force when they last loaded one, which
+    unpacking one for a node may take."""
+    content = json.dumps({"user": pwd.getpwuid(uid).pw_name, "share_bytes": share_bytes})
+    write_file(_record_of(uid), content, READABLE_FILE)
+
+
+def _record_of(uid: int) -> str:
+    return f"{MEMBER_STORES}/{uid}.json"
+
+
+def _recorded(uid: int) -> dict[str, object]:
+    try:
+        recorded = json.loads(read_small_file(_record_of(uid)))
+    except (OSError, ValueError):
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _recorded_share(uid: int) -> int:
+    share = _recorded(uid).get("share_bytes")
+    return share if isinstance(share, int) else DEFAULT_SHARE_BYTES
+
+
+def _theirs(uid: int) -> bool:
+    """Whether the store of `uid` is the one its account loaded: a store is keyed by uid and the user's name, so that
+    a user given the uid of one removed finds none of theirs (root's own listing shows neither)."""
+    try:
+        return _recorded(uid).get("user") == pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return False
+
+
+def forget_departed() -> list[str]:
+    """Remove the stores of the uids that are no longer members (`vtopo cleanup`): no account, an account outside the
+    vtopo group, or one of another name than the user who loaded the images (the uid given to someone else)."""
+    removed = []
+    for uid in _store_owners():
+        if not _theirs(uid) or not in_group(uid, CLIENTS_GROUP):
+            loaded_by = _recorded(uid).get("user", "no one recorded")
+            with locked(uid):
+                _forget(uid)
+            removed.append(f"image store of uid {uid} (loaded by {loaded_by}, no longer a member)")
+    return removed
+
+
+def _store_owners() -> list[int]:
+    try:
+        names = os.listdir(MEMBER_STORES)
+    except FileNotFoundError:
+        return []
+    return sorted({int(name.removesuffix(".json")) for name in names if name.removesuffix(".json").isdigit()})
+
+
+def _forget(uid: int) -> None:
+    """A member's store and its record gone: the files a departed user left, which no later user of the uid gets."""
+    shutil.rmtree(layout_of(uid), ignore_errors=True)
+    try:
+        os.unlink(_record_of(uid))
+    except FileNotFoundError:
+        pass
 
 
 def _remove_planted(path: str) -> None:
@@ -451,19 +677,15 @@ def _give(rootfs: str, ids: tuple[int, int]) -> None:
             os.lchown(os.path.join(directory, name), *ids)
 
 
-def _read_unpacked(directory: str) -> Unpacked:
-    """The unpacked image's root and process; config.json read as a file its image's owner may have made anything
-    of, and only the fields of its process vtopo uses, each of the type runc takes."""
-    config = read_json(f"{directory}/config.json")
-    process = config.get("process") if isinstance(config, dict) else None
-    process = process if isinstance(process, dict) else {}
-    kept: dict[str, object] = {}
-    for name in ("args", "env"):
-        if isinstance(words := process.get(name), list) and all(isinstance(word, str) for word in words):
-            kept[name] = words
-    if isinstance(cwd := process.get("cwd"), str):
-        kept["cwd"] = cwd
-    if isinstance(user := process.get("user"), dict) and all(isinstance(user.get(n), int) for n in ("uid", "gid")):
-        kept["user"] = {"uid": user["uid"], "gid": user["gid"]}
-    return Unpacked(f"{directory}/rootfs", kept)
-
+def _read_unpacked(directory: str, image: StoredImage) -> Unpacked:
+    """The unpacked image's root and process, as root kept it (`_keep_process`; for a shared image, from root's own
+    config.json)."""
+    summary = f"{directory}/{PROCESS}"
+    if image.owner is None and not os.path.exists(summary):  # unpacked by an earlier vtopo, from root's own files
+        write_file(summary, json.dumps(process_of(read_json(f"{directory}/config.json"))))
+    try:
+        process = json.loads(read_small_file(summary, SUMMARY_BYTES))
+    except FileNotFoundError:
+        raise ImageError(f"image {image.reference} was unpacked by an earlier vtopo: destroy the lab and deploy it "
+                         "again") from None
+    return Unpacked(f"{directory}/rootfs", process)

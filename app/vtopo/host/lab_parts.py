@@ -17,7 +17,7 @@ from vtopo.compile.resolve import resolve
 from vtopo.compile.plan import Plan
 from vtopo.host import owned_files
 from vtopo.host.state import LabRecord, Operated
-from vtopo.kinds.contract import LabContext, NodeContext
+from vtopo.kinds.contract import LabContext, NodeContext, ServesDhcp, image_of
 from vtopo.lab_terms import image_reference
 from vtopo.kinds.registry import Registry
 from vtopo.model.topology import Topology
@@ -168,7 +168,7 @@ class LabParts:
         node's own files without following a symlink, each time a status is read (the agent watches those files:
         `detail_files`)."""
         node = self.lab.nodes.get(self.node_ids.get(state.name, ""))
-        if state.state != "running" or node is None:
+        if state.state != "running" or node is None or not isinstance(node.kind, ServesDhcp):
             return state
         return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
 
@@ -177,7 +177,7 @@ class LabParts:
         files: list[tuple[str, str]] = []
         for name, owner in self.node_owners.items():
             node = self.lab.nodes.get(self.node_ids.get(name, ""))
-            if node is not None:
+            if node is not None and isinstance(node.kind, ServesDhcp):
                 def noted(path: str, limit: int, owner: str = owner) -> str:
                     files.append((owner, path))
                     return _read_lab_file(path, limit)
@@ -196,7 +196,7 @@ def _with_image(state: PartState, node: NodeContext[Any] | None) -> PartState:
     status says it."""
     if state.state != "running" or node is None:
         return state
-    image = node.kind.image(node)
+    image = image_of(node)
     found = node.facts.oci_image(image.reference) if image is not None else None
     return replace(state, detail=state.detail + f"; image {image_reference(image.reference)}@{found[0]}") \
         if image is not None and found else state

@@ -130,13 +130,24 @@ class _Rtnl:
         return int(_IFREQ_INDEX.unpack(ifreq)[1])
 
     def request(self, payload: bytes, kind: int, flags: int = _CHANGE) -> list[nlmsg]:
-        """Send a request of type `kind` and wait for its ack (or a dump's end); return the replies before it.
+        """Send a request of type `kind` and wait for its ack (or a dump's end); return the replies before it, decoded.
+
+        Raises pyroute2's NetlinkError, with the kernel's extended ack, for a refusal.
+        """
+        return [self._decoded(reply) for reply in self.replies(payload, kind, flags)]
+
+    def _decoded(self, message: bytes) -> nlmsg:
+        (decoded,) = self._marshal.parse(message)
+        return decoded
+
+    def replies(self, payload: bytes, kind: int, flags: int = _CHANGE) -> Iterator[bytes]:
+        """Send a request of type `kind`; each reply before its ack (or a dump's end), as the kernel wrote it. Read
+        them all: the socket holds the rest of the answer until then.
 
         Raises pyroute2's NetlinkError, with the kernel's extended ack, for a refusal.
         """
         self._sequence += 1
         self._socket.send(_HEADER.pack(_HEADER.size + len(payload), kind, flags, self._sequence, 0) + payload)
-        replies: list[nlmsg] = []
         while True:
             size = self._socket.recv_into(self._buffer)
             offset = 0
@@ -145,13 +156,13 @@ class _Rtnl:
                 start, offset = offset, offset + max(_HEADER.size, (length + 3) & ~3)
                 if sequence != self._sequence:
                     continue  # a late answer to an earlier request
-                if reply_type == NLMSG_DONE or (
-                        reply_type == NLMSG_ERROR and _ERRNO.unpack_from(self._buffer, start + _HEADER.size)[0] == 0):
-                    return replies  # a plain ack is read without decoding it: most requests get only that
-                (reply,) = self._marshal.parse(bytes(self._buffer[start:start + length]))
-                if reply["header"]["error"] is not None:
-                    raise reply["header"]["error"]
-                replies.append(reply)
+                if reply_type == NLMSG_DONE:
+                    return
+                if reply_type == NLMSG_ERROR:
+                    if _ERRNO.unpack_from(self._buffer, start + _HEADER.size)[0] == 0:
+                        return  # a plain ack is read without decoding it: most requests get only that
+                    raise self._decoded(bytes(self._buffer[start:start + length]))["header"]["error"]
+                yield bytes(self._buffer[start:start + length])
 
 
 class Netlink:
@@ -575,14 +586,10 @@ def link_counters(netns: str | None) -> dict[int, tuple[int, int]]:
         with entered(netns):
             rtnl = _Rtnl()
         try:
-            replies = rtnl.request(wire.stats(_STATS_LINK_64), RTM_GETSTATS, NLM_F_REQUEST | NLM_F_DUMP)
+            return dict(wire.link_stats_64(reply) for reply in rtnl.replies(wire.stats(_STATS_LINK_64), RTM_GETSTATS,
+                                                                            NLM_F_REQUEST | NLM_F_DUMP))
         finally:
             rtnl.close()
-    counters = {}
-    for reply in replies:
-        stats = reply.get_attr("IFLA_STATS_LINK_64")
-        counters[reply["ifindex"]] = (stats["rx_bytes"] + stats["tx_bytes"], stats["rx_packets"] + stats["tx_packets"])
-    return counters
 
 
 def _check_mode(mode: str) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from vtopo import ops as o
 from vtopo.compile.plan import Plan
-from vtopo.kinds.contract import LabContext
+from vtopo.kinds.contract import LabContext, RunsMachine
 from vtopo.host import libvirtd, ovs
 from vtopo.host import netns as namespaces
 from vtopo.host.config_checks import lab_config_problems
@@ -141,7 +141,7 @@ def missing_on_host(plan: Plan | None, context: LabContext, host_links: set[str]
     problems += lab_config_problems((node, paths[node.node.id]) for node in context.nodes.values()
                                     if node.node.id not in refused)
     for node in context.nodes.values():
-        for path in node.kind.host_files(node):
+        for path in node.kind.host_files(node) if isinstance(node.kind, RunsMachine) else ():
             if not Path(path).is_file():
                 problems.append(Problem(f"{path} does not exist on the host (or is not a file)", node.subject,
                                         subject_id=node.node.id))

@@ -63,11 +63,12 @@ class LinkCounters:
 
 
 class LinkRates(LinkCounters):
-    """`sample()` gives each link's rate since the previous call."""
+    """`changes()` gives the rates that changed since the previous call: every link's at the second, then only those
+    of the links that carry traffic, or stopped (vtopo.reports.RateMeter)."""
 
     def __init__(self, devices: dict[str | None, dict[str, str]]) -> None:
         super().__init__(devices)
         self._meter = RateMeter()
 
-    def sample(self) -> dict[str, LinkRate]:
-        return self._meter.rates(self.read(), time.monotonic())
+    def changes(self) -> dict[str, LinkRate]:
+        return self._meter.changes(self.read(), time.monotonic())

@@ -3,7 +3,9 @@
 pyroute2's message classes take 90-300 us of Python to encode one request (a link brought up: 110 us, a veth
 pair: 300 us), more than the kernel takes to carry most of them out, and a deploy sends six per container.
 Packing the same bytes with struct takes a few microseconds. Replies are still decoded by pyroute2
-(vtopo.host.netlink), and traffic control requests are still built by its tc plugins.
+(vtopo.host.netlink), but for the interface counters, read a whole namespace at a time every second while the
+designer shows link rates: pyroute2 took 50 us a reply, struct takes one. Traffic control requests are still built
+by its tc plugins.
 """
 from __future__ import annotations
 
@@ -39,6 +41,9 @@ _ADDRESS = struct.Struct("=BBBBi")  # struct ifaddrmsg: family, prefix length, f
 _ROUTE = struct.Struct("=BBBBBBBBI")  # struct rtmsg: family, dst/src length, tos, table, protocol, scope, type, flags
 _VLAN_INFO = struct.Struct("=HH")  # struct bridge_vlan_info: flags, vid
 _STATS = struct.Struct("=BBHII")  # struct if_stats_msg: family, two pads, index, filter mask
+_STATS_REPLY = struct.Struct("=16xBBHII")  # a netlink header, then struct if_stats_msg
+_LINK_STATS_64 = struct.Struct("=QQQQ")  # struct rtnl_link_stats64's first fields: rx/tx packets, rx/tx bytes
+IFLA_STATS_LINK_64 = 1
 _U32 = struct.Struct("=I")
 _U16 = struct.Struct("=H")
 _U8 = struct.Struct("=B")
@@ -148,6 +153,20 @@ def route(destination: ipaddress.IPv4Network | ipaddress.IPv6Network | None,
 
 def stats(filter_mask: int) -> bytes:
     return _STATS.pack(socket.AF_UNSPEC, 0, 0, 0, filter_mask)
+
+
+def link_stats_64(reply: bytes) -> tuple[int, tuple[int, int]]:
+    """An RTM_NEWSTATS reply (netlink header included) asked for IFLA_STATS_LINK_64 only: the interface's index, and
+    its octets and packets, both directions added."""
+    index = _STATS_REPLY.unpack_from(reply)[3]
+    offset = _STATS_REPLY.size
+    while offset + _ATTRIBUTE.size <= len(reply):
+        length, number = _ATTRIBUTE.unpack_from(reply, offset)
+        if number == IFLA_STATS_LINK_64:
+            rx_packets, tx_packets, rx_bytes, tx_bytes = _LINK_STATS_64.unpack_from(reply, offset + _ATTRIBUTE.size)
+            return index, (rx_bytes + tx_bytes, rx_packets + tx_packets)
+        offset += max(_ATTRIBUTE.size, (length + 3) & ~3)
+    raise ValueError(f"the kernel's counters of interface {index} lack their 64-bit statistics")
 
 
 def family(version: int) -> int:

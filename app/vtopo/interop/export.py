@@ -26,7 +26,7 @@ from vtopo.compile.resolve import resolve
 from vtopo.interop import frr
 from vtopo.interop.building import Notice
 from vtopo.interop.losses import shown
-from vtopo.kinds.contract import EndContext, NodeContext
+from vtopo.kinds.contract import EndContext, KeepsVlansApart, NodeContext, generated_settings_of
 from vtopo.lab_terms import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.model.io import write_atomically
@@ -131,7 +131,7 @@ class _Export:
             if node.settings.sysctls:
                 definition["sysctls"] = dict(node.settings.sysctls)
         elif kind == "router":
-            config = node.node.settings.get("config") or node.kind.generated_settings(node).get("config", "")
+            config = node.node.settings.get("config") or generated_settings_of(node).get("config", "")
             daemons = node.node.settings.get("daemons") or list(frr.ROUTER_DAEMONS)
             self.files[f"{name}/frr.conf"] = config
             self.files[f"{name}/daemons"] = frr.daemons_file(daemons, node.node.settings.get("ospf_instance", 0))
@@ -219,7 +219,7 @@ class _Export:
         name = node.node.name
         commands = [] if node.node.kind != "bridge" else [f"ip link set {name} type bridge vlan_filtering 1"]
         for end in sorted(node.ends, key=lambda e: e.end.port):
-            vlans = node.kind.port_vlans(node, end)
+            vlans = node.kind.port_vlans(node, end) if isinstance(node.kind, KeepsVlansApart) else None
             port = self.interfaces[id(end)]
             if vlans is None:
                 continue

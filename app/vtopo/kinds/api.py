@@ -2,39 +2,61 @@
 
 A plugin declares a `NodeKind` subclass, its settings dataclass (fields made with `setting`), and yields ops
 from its hooks. The rest of vtopo can change shape; this module keeps its names.
+
+The ops load with the first hook that names one (`api.StartProcess(...)`, after `from vtopo.kinds import api`): listing
+the kinds (`vtopo kinds`, the designer's palette) defines none of their classes. A name imported from here loads them
+at once, and works as well.
 """
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from vtopo.kinds.check_types import CheckType, Probe, Verdict, with_cause
-from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, CannotRunInside, ConfigCheck, EmptySettings, EndContext,
-                                  FileReader, LabContext, LoopProtection, MachineProcess, NodeContext, NodeFiles, NodeImage,
-                                  NodeKind, PortSpec, PortVlans, Reader, Role, SavedState, SegmentKind, SWITCH_PORT,
-                                  svi_name)
-from vtopo.lab_terms import KVM_GROUP, MAX_INTERFACE_NAME, HostFacts, LabNames
+from vtopo.kinds.contract import (ECHO_SERVER, IPERF3_SERVER, SWITCH_PORT, CannotRunInside, ConfigCheck, EmptySettings,
+                                  EndContext, FileReader, ForwardsInUserspace, GeneratesConfig, KeepsVlansApart,
+                                  MachineProcess, MakesTaggedPorts, NodeContext, NodeFiles, NodeImage, NodeKind,
+                                  PortSpec, PortVlans, ProtectsLoops, Reader, Role, RoutesBetweenVlans, RunsAsContainer,
+                                  RunsMachine, SavedState, SavesState, SegmentKind, ServesDhcp, svi_name)
+from vtopo.lab_terms import KVM_GROUP, MAX_INTERFACE_NAME
 from vtopo.kinds.leases import UNKNOWN_CLIENT, Lease, leases_text
 from vtopo.kinds.settings import setting
 from vtopo.kinds.trust import BUILTIN_IMAGE, image_path, image_problem
 from vtopo.kinds.vlans import EXAMPLE as VLANS_EXAMPLE, HIGHEST_VLAN, LOWEST_VLAN, parse_port, port_vlans
 from vtopo.model.problems import ConsentRequest, Problem, Severity
-from vtopo.model.rules import subinterface_name
-from vtopo.ops import (DEFAULT_VLAN, DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress,
-                       AddRoute, ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, LoadConfig, MakeDirectory,
-                       MoveLink, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsVlanMode,
-                       ResumeDomain, SetBridgeVlans, SetMaster, SetSysctl, SetTxChecksum, StartDomain, StartProcess,
-                       WriteFile, WriteScript, addresses_resource, dev_resource, drop_privileges, up_resource)
+from vtopo.model.rules import DEFAULT_VLAN, subinterface_name
+
+if TYPE_CHECKING:
+    from vtopo.ops import (DOMAIN_XMLNS, INTERNAL_PORT, LIBVIRT_QEMU_RUN_DIR, VHOST_DEVICE, AddAddress,
+                           AddRoute, ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, LoadConfig, MakeDirectory,
+                           MoveLink, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsVlanMode,
+                           ResumeDomain, SetBridgeVlans, SetMaster, SetSysctl, SetTxChecksum, StartDomain, StartProcess,
+                           WriteFile, WriteScript, addresses_resource, dev_resource, drop_privileges, up_resource)
 
 __all__ = [
-    "BUILTIN_IMAGE", "DEFAULT_VLAN", "DOMAIN_XMLNS", "ECHO_SERVER", "HIGHEST_VLAN", "INTERNAL_PORT", "IPERF3_SERVER",
-    "KVM_GROUP", "LIBVIRT_QEMU_RUN_DIR", "LOWEST_VLAN", "MAX_INTERFACE_NAME", "SWITCH_PORT", "UNKNOWN_CLIENT",
-    "VLANS_EXAMPLE",
-    "AddAddress", "AddRoute", "CannotRunInside", "CheckType", "ConfigCheck", "ConfigureLink", "ConsentRequest",
-    "CreateBridge", "CreateNamespace", "CreateVeth", "EmptySettings", "EndContext", "FileReader", "HostFacts", "Lease",
-    "LabContext", "LabNames",
-    "LoadConfig", "LoopProtection", "MachineProcess", "MakeDirectory", "MoveLink", "NodeContext", "NodeFiles", "NodeImage",
-    "NodeKind", "Op", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsAddSubinterface", "OvsVlanMode", "PortSpec", "PortVlans", "Probe",
-    "Problem", "Reader", "ResumeDomain", "Role", "SavedState", "SegmentKind", "SetBridgeVlans", "SetMaster",
-    "SetSysctl", "SetTxChecksum", "Severity", "StartDomain", "StartProcess", "VHOST_DEVICE", "Verdict", "WriteFile",
-    "WriteScript", "addresses_resource", "dev_resource", "drop_privileges", "image_path", "image_problem", "parse_port",
-    "leases_text", "port_vlans", "setting", "subinterface_name", "svi_name", "up_resource",
-    "with_cause",
+    # what a kind declares, the capabilities it may add, and the node and link ends its hooks receive
+    "NodeKind", "SegmentKind", "Role", "PortSpec", "EmptySettings", "setting", "SWITCH_PORT",
+    "RunsAsContainer", "RunsMachine", "ServesDhcp", "GeneratesConfig", "SavesState", "KeepsVlansApart",
+    "RoutesBetweenVlans", "MakesTaggedPorts", "ForwardsInUserspace", "ProtectsLoops",
+    "NodeContext", "EndContext", "CannotRunInside",
+    # what the hooks return
+    "Problem", "Severity", "ConsentRequest", "PortVlans", "NodeFiles", "NodeImage", "MachineProcess", "ConfigCheck",
+    "SavedState", "Reader", "FileReader", "Lease", "UNKNOWN_CLIENT", "leases_text", "ECHO_SERVER", "IPERF3_SERVER",
+    "CheckType", "Probe", "Verdict", "with_cause",
+    # the ops that lower and attach yield
+    "Op", "AddAddress", "AddRoute", "ConfigureLink", "CreateBridge", "CreateNamespace", "CreateVeth", "LoadConfig",
+    "MakeDirectory", "MoveLink", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsAddSubinterface", "OvsVlanMode",
+    "ResumeDomain", "SetBridgeVlans", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
+    "WriteFile", "WriteScript", "addresses_resource", "dev_resource", "up_resource", "drop_privileges",
+    "DEFAULT_VLAN", "DOMAIN_XMLNS", "INTERNAL_PORT", "LIBVIRT_QEMU_RUN_DIR", "VHOST_DEVICE",
+    # the names and rules a kind shares with the core
+    "KVM_GROUP", "MAX_INTERFACE_NAME", "BUILTIN_IMAGE", "image_path", "image_problem", "subinterface_name", "svi_name",
+    "HIGHEST_VLAN", "LOWEST_VLAN", "VLANS_EXAMPLE", "parse_port", "port_vlans",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """An op's class, or a name that goes with the ops, loaded when a plugin first asks for it."""
+    if name in __all__:
+        return getattr(import_module("vtopo.ops"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,7 @@ in context that its hooks receive."""
 from __future__ import annotations
 
 import re
-from abc import ABC
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 from vtopo.kinds.back_references import BackReference
 from vtopo.lab_terms import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
-from vtopo.model.rules import stable_digest, subinterface_name
-from vtopo.ops import NETNS_DIR, Op
+from vtopo.model.rules import NETNS_DIR, stable_digest, subinterface_name
 
 if TYPE_CHECKING:
     from vtopo.kinds.check_types import CheckType
     from vtopo.model.topology import Endpoint, Link, Node, Topology
+    from vtopo.ops import Op
 
 
 S = TypeVar("S")  # a kind's settings dataclass
@@ -28,16 +28,9 @@ class CannotRunInside(Exception):
 
 
 IPERF3_SERVER = "iperf3"
-"""A standing server (NodeKind.standing_servers): `iperf3 -s`, serving one test at a time."""
+"""A standing server (RunsMachine.standing_servers): `iperf3 -s`, serving one test at a time."""
 ECHO_SERVER = "echo"
 """A standing server: a TCP server that sends back what it receives, the other end of a request/response test."""
-
-
-class LoopProtection(str, Enum):
-    """What a switch kind can run against switching loops."""
-
-    NONE = "none"
-    STP = "stp"  # the spanning tree protocol, when the node's settings turn it on
 
 
 SWITCH_PORT = "switch port"  # the medium of a link whose switch makes the namespace's interface (makes_namespace_ports)
@@ -275,7 +268,7 @@ class NodeContext(Generic[S]):
             raise CannotRunInside(f"{self.node.name} is the host's own namespace, not a container")
         names, name = self.names, self.node.name
         user = [f"--user={names.user_namespace}"] if self.lab.trust.owner.ids is not None else []
-        pids = [f"--pid={names.node_namespace(name, 'pid')}"] if own_pids and self.kind.image(self) else []
+        pids = [f"--pid={names.node_namespace(name, 'pid')}"] if own_pids and image_of(self) else []
         return ["nsenter", *user, f"--net={NETNS_DIR}/{netns}", f"--mount={names.node_namespace(name, 'mnt')}",
                 f"--uts={names.node_namespace(name, 'uts')}", *pids, *([f"--wdns={workdir}"] if workdir else []),
                 "--", *argv]
@@ -310,7 +303,10 @@ class LabContext:
 
 
 class NodeKind(ABC, Generic[S]):
-    """A kind of node. Subclasses set the class attributes and override the hooks they need."""
+    """A kind of node: what every kind declares (its name, role, ports, settings...) as class attributes, and the hooks
+    every kind may override. What only some kinds do is a capability below, which a kind's class adds beside
+    NodeKind (`class RouterKind(NodeKind[RouterSettings], RunsAsContainer[RouterSettings], ...)`), and vtopo asks a kind
+    for it with isinstance: nothing is asked of a kind that lacks it."""
 
     name: ClassVar[str]
     label: ClassVar[str]
@@ -323,8 +319,6 @@ class NodeKind(ABC, Generic[S]):
     icon_file: ClassVar[str] = ""
     name_stem: ClassVar[str] = ""  # new nodes are named stem+number (r1, br2); "" uses the kind's name
     shell: ClassVar[tuple[str, ...]] = ("bash",)  # what a terminal on a running node opens
-    needs_acceleration: ClassVar[bool] = False  # a lab with such a node makes the host probe for KVM
-    loop_protection: ClassVar[LoopProtection] = LoopProtection.NONE
     address_hint: ClassVar[str] = ""  # where an address goes instead, said when a port of this kind is given one
     dhcp_client: ClassVar[bool] = False  # whether a port of this kind set to dhcp runs a DHCP client in the node
     gateway_setting: ClassVar[str] = ""  # the setting of the IPv4 default gateway automatic addressing fills in
@@ -351,19 +345,6 @@ class NodeKind(ABC, Generic[S]):
                                   "address of its own; pick a container, router, VM or the host")
         return node.enter(argv) if self.netns(node) else list(argv)
 
-    def own_files(self, node: NodeContext[S]) -> NodeFiles:
-        """The directories and files a container node has of its own over the host's (a router's /etc/frr)."""
-        return NodeFiles()
-
-    def image(self, node: NodeContext[S]) -> NodeImage | None:
-        """The OCI image a container node runs from, in place of the host's own programs; None for none."""
-        return None
-
-    def standing_servers(self, node: NodeContext[S]) -> dict[str, int]:
-        """Services that always listen in this node, by name (see vtopo.measure.nodes) with their ports:
-        measurements aim at them instead of starting their own."""
-        return {}
-
     def host_addresses(self, node: NodeContext[S]) -> list[str]:
         """Addresses (with prefix) the host's own namespace has on this node, as on a numbered bridge: the host
         reaches what lies behind it with no link in the drawing."""
@@ -375,36 +356,6 @@ class NodeKind(ABC, Generic[S]):
         OpenFlow)."""
         return True
 
-    def port_vlans(self, node: NodeContext[S], end: EndContext) -> PortVlans | None:
-        """For a switch, the VLANs of its port at `end`; None where it keeps no VLANs apart, passing every frame as it
-        came, tag and all (a switch with no VLANs set)."""
-        return None
-
-    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
-        """For a switch spread over sites, the settings (as a lab file has them) of its part on one site, which has
-        only `ports` of it and `trunk`, its link to the rest: a switch that keeps VLANs apart makes `trunk` carry
-        them all."""
-        return dict(settings)
-
-    def vlan_interfaces(self, node: NodeContext[S]) -> dict[int, tuple[str, ...]]:
-        """For a switch, its own interfaces in its VLANs (an L3 switch's SVIs): the addresses of each, by VLAN. They
-        route between the VLANs, in the namespace own_namespace names."""
-        return {}
-
-    def own_namespace(self, node: NodeContext[S]) -> str | None:
-        """For a switch, the network namespace of its own it routes in (an L3 switch's SVIs); None for none."""
-        return None
-
-    def makes_tagged_ports(self, node: NodeContext[S]) -> bool:
-        """For a switch, whether it makes the 802.1Q subinterfaces of the nodes linked to it (see tagged_port)."""
-        return False
-
-    def tagged_port(self, node: NodeContext[S], end: EndContext, vlan: int, name: str, owner: str) -> Iterable[Op]:
-        """For a switch that makes_tagged_ports, the ops that make a port of its own in VLAN `vlan`, in the namespace
-        of the node linked at `end` and named `name` there: that node's subinterface, where the kernel has no 802.1Q
-        VLAN devices."""
-        raise NotImplementedError(f"a {self.label} makes no tagged ports")
-
     def routes(self, node: NodeContext[S]) -> bool:
         """Whether the node forwards IP between its interfaces (a router); for a switch, whether the host routes
         through its addresses on it. Routers are the borders of broadcast domains and the gateways of the rest."""
@@ -413,18 +364,6 @@ class NodeKind(ABC, Generic[S]):
     def default_gateways(self, node: NodeContext[S]) -> list[str] | None:
         """The next hops of the node's default routes, IPv4 and IPv6 (empty when it has none), or None for a node
         that takes no default route."""
-        return None
-
-    def protects_loops(self, node: NodeContext[S]) -> bool:
-        """Whether this node runs its loop protection (a bridge with STP on)."""
-        return False
-
-    def console_socket(self, node: NodeContext[S]) -> str | None:
-        """The unix socket of the node's serial console, for a node without a shell vtopo can start (a VM)."""
-        return None
-
-    def machine(self, node: NodeContext[S]) -> MachineProcess | None:
-        """The virtual machine behind the node, for a kind that runs one: what `vtopo status -v` inspects."""
         return None
 
     def check(self, node: NodeContext[S]) -> Iterable[Problem]:
@@ -439,65 +378,11 @@ class NodeKind(ABC, Generic[S]):
         """Check types this kind adds to what a lab file's "checks" may use (a router adds `ospf-neighbor`)."""
         return ()
 
-    def makes_namespace_ports(self, node: NodeContext[S]) -> bool:
-        """Whether this switch makes the interface of a namespace linked to it itself, as one of its own ports,
-        and moves it into the namespace (OVS's internal ports), instead of taking the host end of a veth pair."""
-        return False
-
-    def leaves_checksums_partial(self, node: NodeContext[S]) -> bool:
-        """Whether frames cross this switch with their checksum left for a NIC to finish (OVS's userspace
-        datapath): whatever sends into it must checksum in full."""
-        return False
-
     @property
     def ports_take_addresses(self) -> bool:
         """Whether the node's end of a link holds addresses: a switch's port or a segment's child device does not
         (the node at the other end holds them)."""
         return self.role not in (Role.SWITCH, Role.SEGMENT)
-
-    def host_files(self, node: NodeContext[S]) -> list[str]:
-        """Files on the host the node reads when it starts (a VM's disk image, the guest kernel): validate and
-        deploy check that they exist before anything is applied."""
-        return []
-
-    def resources(self, node: NodeContext[S]) -> tuple[int, int]:
-        """The host memory (MiB) and CPUs the node takes for itself, as a VM does; the compiler adds them up."""
-        return 0, 0
-
-    def config_checks(self, node: NodeContext[S]) -> Iterable[ConfigCheck]:
-        """Texts of the node's that a program on the host must accept (a router's FRR configuration)."""
-        return ()
-
-    def generated_settings(self, node: NodeContext[S]) -> dict[str, str]:
-        """For a text setting left empty, what vtopo generates in its place (a router's OSPF configuration), by
-        setting name: what the inspector shows, and what "Edit" starts from."""
-        return {}
-
-    def comparable(self, setting: str, value: Any) -> Any:
-        """A setting's value in the form two values of it are compared and shown as a diff in (`vtopo save`): a
-        router's configuration without what FRR adds to and reorders in `show running-config`."""
-        return value
-
-    def dhcp_service(self, node: NodeContext[S], end: EndContext) -> str:
-        """What answers DHCP on the node's port at `end`, in words ("a DHCP relay to 10.0.0.2"), or "" for nothing:
-        what a failed dhcp-lease check names on the client's segment."""
-        return ""
-
-    def status_detail(self, node: NodeContext[S], read_file: FileReader) -> str:
-        """What `vtopo status` adds about the running node (a DHCP server's leases), read from the node's own files
-        with `read_file`, which never follows a symlink; "" for nothing."""
-        return ""
-
-    def state_commands(self, node: NodeContext[S]) -> tuple[tuple[str, ...], ...]:
-        """The commands, run inside the running node, that show what it has become (`vtopo save` runs them: they
-        are its plan, and --explain prints them); none for a node with nothing to keep."""
-        return ()
-
-    def saved_state(self, node: NodeContext[S], read: Reader) -> SavedState | None:
-        """What the running node has become that its settings and addresses can hold, from what its
-        `state_commands` printed (`read` gives each's: a router's running configuration, a container's addresses and
-        routes); None for a node with nothing to keep."""
-        return None
 
     def lower(self, node: NodeContext[S]) -> Iterable[Op]:
         """The ops that build the node itself (namespaces, bridges, daemons)."""
@@ -506,6 +391,175 @@ class NodeKind(ABC, Generic[S]):
     def attach(self, node: NodeContext[S], end: EndContext) -> Iterable[Op]:
         """Kind-specific ops for a link end that has landed on this node (enslave, add-port...)."""
         return ()
+
+
+class KeepsVlansApart(ABC, Generic[S]):
+    """A switch whose ports can keep VLANs apart, as access ports and trunks."""
+
+    @abstractmethod
+    def port_vlans(self, node: NodeContext[S], end: EndContext) -> PortVlans | None:
+        """The VLANs of its port at `end`; None where it keeps no VLANs apart, passing every frame as it came, tag and
+        all (a switch with no VLANs set)."""
+
+    @abstractmethod
+    def part_settings(self, settings: dict[str, Any], ports: frozenset[str], trunk: str) -> dict[str, Any]:
+        """For a switch spread over sites, the settings (as a lab file has them) of its part on one site, which has
+        only `ports` of it and `trunk`, its link to the rest, which carries every VLAN."""
+
+
+class RoutesBetweenVlans(ABC, Generic[S]):
+    """A switch with interfaces of its own in its VLANs (an L3 switch's SVIs), which route between them in a network
+    namespace of the switch's own."""
+
+    @abstractmethod
+    def vlan_interfaces(self, node: NodeContext[S]) -> dict[int, tuple[str, ...]]:
+        """The addresses of its interface in each VLAN, by VLAN; none when it has none."""
+
+    @abstractmethod
+    def own_namespace(self, node: NodeContext[S]) -> str | None:
+        """The network namespace its interfaces route in; None when it has none."""
+
+
+class MakesTaggedPorts(ABC, Generic[S]):
+    """A switch that can make the 802.1Q subinterfaces of the nodes linked to it, as ports of its own, where the
+    kernel makes no VLAN devices."""
+
+    @abstractmethod
+    def tagged_port(self, node: NodeContext[S], end: EndContext, vlan: int, name: str, owner: str) -> Iterable[Op]:
+        """The ops that make a port of its own in VLAN `vlan`, in the namespace of the node linked at `end` and named
+        `name` there: that node's subinterface."""
+
+
+class ForwardsInUserspace(ABC, Generic[S]):
+    """A switch that may forward in userspace (OVS's netdev datapath), where frames and ports differ from the
+    kernel's."""
+
+    @abstractmethod
+    def makes_namespace_ports(self, node: NodeContext[S]) -> bool:
+        """Whether it makes the interface of a namespace linked to it itself, as one of its own ports, and moves it
+        into the namespace (OVS's internal ports), instead of taking the host end of a veth pair."""
+
+    @abstractmethod
+    def leaves_checksums_partial(self, node: NodeContext[S]) -> bool:
+        """Whether frames cross it with their checksum left for a NIC to finish: whatever sends into it must
+        checksum in full."""
+
+
+class ProtectsLoops(ABC, Generic[S]):
+    """A switch that can run the spanning tree protocol against switching loops, when its settings turn it on."""
+
+    @abstractmethod
+    def protects_loops(self, node: NodeContext[S]) -> bool:
+        """Whether the node runs it."""
+
+
+class RunsAsContainer(ABC, Generic[S]):
+    """A kind whose node is a container: files of its own over the host's, and the OCI image it runs from in place of
+    the host's programs, where its settings name one."""
+
+    @abstractmethod
+    def own_files(self, node: NodeContext[S]) -> NodeFiles:
+        """The directories and files the node has of its own over the host's (a router's /etc/frr)."""
+
+    @abstractmethod
+    def image(self, node: NodeContext[S]) -> NodeImage | None:
+        """The OCI image the node runs from, in place of the host's own programs; None for none."""
+
+
+class RunsMachine(ABC, Generic[S]):
+    """A kind whose node is a virtual machine: a lab with one makes the host probe for KVM, and the host must hold its
+    files and its memory."""
+
+    @abstractmethod
+    def machine(self, node: NodeContext[S]) -> MachineProcess:
+        """The virtual machine behind the node: what `vtopo status -v` inspects."""
+
+    @abstractmethod
+    def console_socket(self, node: NodeContext[S]) -> str:
+        """The unix socket of the node's serial console: a VM has no shell vtopo can start."""
+
+    @abstractmethod
+    def host_files(self, node: NodeContext[S]) -> list[str]:
+        """Files on the host the node reads when it starts (its disk image, the guest kernel): validate and deploy
+        check that they exist before anything is applied."""
+
+    @abstractmethod
+    def resources(self, node: NodeContext[S]) -> tuple[int, int]:
+        """The host memory (MiB) and CPUs the node takes for itself; the compiler adds them up."""
+
+    @abstractmethod
+    def standing_servers(self, node: NodeContext[S]) -> dict[str, int]:
+        """Services that always listen in the guest, by name (see vtopo.measure.nodes) with their ports:
+        measurements aim at them instead of starting their own."""
+
+
+class ServesDhcp(ABC, Generic[S]):
+    """A kind whose node can answer DHCP on its ports (a server or a relay), and whose leases `vtopo status` shows."""
+
+    @abstractmethod
+    def dhcp_service(self, node: NodeContext[S], end: EndContext) -> str:
+        """What answers DHCP on the node's port at `end`, in words ("a DHCP relay to 10.0.0.2"), or "" for nothing:
+        what a failed dhcp-lease check names on the client's segment."""
+
+    @abstractmethod
+    def status_detail(self, node: NodeContext[S], read_file: FileReader) -> str:
+        """What `vtopo status` adds about the running node (its DHCP server's leases), read from the node's own files
+        with `read_file`, which never follows a symlink; "" for nothing."""
+
+
+class GeneratesConfig(ABC, Generic[S]):
+    """A kind whose node runs a configuration that vtopo generates where a setting is left empty, and that a program
+    on the host must accept (a router's FRR)."""
+
+    @abstractmethod
+    def generated_settings(self, node: NodeContext[S]) -> dict[str, str]:
+        """For a text setting left empty, what vtopo generates in its place (a router's OSPF configuration), by
+        setting name: what the inspector shows, and what "Edit" starts from."""
+
+    @abstractmethod
+    def config_checks(self, node: NodeContext[S]) -> Iterable[ConfigCheck]:
+        """The node's texts that a program on the host must accept (a router's FRR configuration)."""
+
+
+class SavesState(ABC, Generic[S]):
+    """A kind whose running node becomes something its settings and addresses can hold (`vtopo save`)."""
+
+    @abstractmethod
+    def state_commands(self, node: NodeContext[S]) -> tuple[tuple[str, ...], ...]:
+        """The commands, run inside the running node, that show what it has become (`vtopo save` runs them: they
+        are its plan, and --explain prints them)."""
+
+    @abstractmethod
+    def saved_state(self, node: NodeContext[S], read: Reader) -> SavedState:
+        """What the running node has become that its settings and addresses can hold, from what its
+        `state_commands` printed (`read` gives each's: a router's running configuration, a container's addresses and
+        routes)."""
+
+    def comparable(self, setting: str, value: Any) -> Any:
+        """A setting's value in the form two values of it are compared and shown as a diff in (`vtopo save`): a
+        router's configuration without what FRR adds to and reorders in `show running-config`."""
+        return value
+
+
+def image_of(node: NodeContext[Any]) -> NodeImage | None:
+    """The OCI image a node runs from: None for a node of the host's programs, or of a kind that runs no container."""
+    return node.kind.image(node) if isinstance(node.kind, RunsAsContainer) else None
+
+
+def resources_of(node: NodeContext[Any]) -> tuple[int, int]:
+    """The host memory (MiB) and CPUs the node takes for itself: a virtual machine's, none for other nodes."""
+    return node.kind.resources(node) if isinstance(node.kind, RunsMachine) else (0, 0)
+
+
+def vlan_interfaces_of(node: NodeContext[Any]) -> dict[int, tuple[str, ...]]:
+    """The addresses of a switch's own interface in each of its VLANs, by VLAN: none for a node that routes no VLANs."""
+    return node.kind.vlan_interfaces(node) if isinstance(node.kind, RoutesBetweenVlans) else {}
+
+
+def generated_settings_of(node: NodeContext[Any]) -> dict[str, str]:
+    """What vtopo generates for the node's text settings left empty, by setting name: none for a kind that generates
+    no configuration."""
+    return node.kind.generated_settings(node) if isinstance(node.kind, GeneratesConfig) else {}
 
 
 class SegmentKind(NodeKind[S]):
@@ -519,3 +573,16 @@ class SegmentKind(NodeKind[S]):
 
     def mode(self, node: NodeContext[S]) -> str:
         raise NotImplementedError
+
+
+CAPABILITIES: tuple[type, ...] = (KeepsVlansApart, RoutesBetweenVlans, MakesTaggedPorts, ForwardsInUserspace,
+                                  ProtectsLoops, RunsAsContainer, RunsMachine, ServesDhcp, GeneratesConfig, SavesState)
+
+
+def undeclared_hooks(kind: NodeKind[Any]) -> list[str]:
+    """The capabilities' hooks that `kind` writes without adding their capability to its class, each as
+    "hook() without Capability": vtopo asks a kind for a capability with isinstance, and would never call them."""
+    return [f"{hook}() without {capability.__name__}" for capability in CAPABILITIES
+            if not isinstance(kind, capability) for hook, value in vars(capability).items()
+            if callable(value) and not hook.startswith("_") and callable(getattr(kind, hook, None))]
+

@@ -11,7 +11,7 @@ from importlib.metadata import EntryPoint, entry_points
 from threading import RLock
 from typing import TYPE_CHECKING, Any
 
-from vtopo.kinds.contract import NodeKind
+from vtopo.kinds.contract import NodeKind, undeclared_hooks
 from vtopo.kinds.settings import parse_settings
 from vtopo.model.problems import Problem
 
@@ -74,6 +74,9 @@ class Registry:
             return
         if not isinstance(kind, NodeKind):
             self.failed[entry.name] = f"plugin {entry.name} ({entry.value}) is not a vtopo NodeKind"
+        elif undeclared := undeclared_hooks(kind):
+            self.failed[entry.name] = (f"plugin {entry.name} ({entry.value}) writes {', '.join(undeclared)}: add "
+                                       "the capability to the kind's bases, or vtopo never calls it")
         elif kind.name != entry.name:
             self.failed[entry.name] = (f"plugin {entry.name} ({entry.value}) makes the kind {kind.name!r}: its entry "
                                        "point must carry the kind's name")

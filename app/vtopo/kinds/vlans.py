@@ -7,7 +7,7 @@ import re
 from functools import cache
 from vtopo.kinds.contract import PortVlans
 from vtopo.kinds.settings import setting_fields
-from vtopo.ops import DEFAULT_VLAN
+from vtopo.model.rules import DEFAULT_VLAN
 
 LOWEST_VLAN, HIGHEST_VLAN = 1, 4094  # 0 is a frame without a VLAN, 4095 is reserved
 EXAMPLE = "p1 = access 10, p3 = trunk 10,20 native 1"

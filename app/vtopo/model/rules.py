@@ -16,6 +16,8 @@ LAB_TAG_PREFIX = "vtopo:"
 """Link aliases (`ip link set ... alias`) of the devices a lab made start with this, then the lab's prefix."""
 OVS_LAB_KEY = "vtopo-lab"
 """The external_ids key that marks an OVS bridge, port or interface as a lab's; its value is the lab's prefix."""
+DEFAULT_VLAN = 1  # the VLAN a port is in until told otherwise: a VLAN-filtering bridge's default_pvid
+NETNS_DIR = "/run/netns"  # where network namespaces are kept, as iproute2 keeps them
 
 
 def is_valid_node_name(name: str) -> bool:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from vtopo.model.rules import NETNS_DIR
 from vtopo.ops.base import Op, dev_resource, ns_resource
 from vtopo.ops.host import Host
 
-NETNS_DIR = "/run/netns"  # where network namespaces are kept, as iproute2 keeps them
 NODE_TMPFS = ("/tmp", "/var/tmp", "/run")
 """What each node gets empty and its own; /run hides the host's sockets and /run/netns from what runs inside."""
 NODE_FILES_DIR = "/run/vtopo-node"  # inside a node's own /run: its hostname and hosts files, bound over /etc's

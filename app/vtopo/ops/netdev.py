@@ -5,12 +5,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
+from vtopo.model.rules import DEFAULT_VLAN
 from vtopo.ops.base import Op, addresses_resource, dev_resource, ns_resource, up_resource
 from vtopo.ops.host import Host, RouteProtocol, clock_t
 
 TBF_LATENCY_MS = 50  # tbf queues at most this much traffic
 ROUTE_PROTOCOL = RouteProtocol.STATIC  # what the routes vtopo adds are tagged with
-DEFAULT_VLAN = 1  # the VLAN a port is in until told otherwise: a VLAN-filtering bridge's default_pvid
 
 
 def bridge_port_resource(name: str) -> str:

@@ -37,7 +37,7 @@ from vtopo.server.live import Follower, LiveLabs
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.state import LabRecord, StateStore, Usage
-from vtopo.lab_terms import Trust
+from vtopo.lab_terms import Trust, in_group
 from vtopo.model.problems import LabError
 from vtopo.named_errors import loaded
 from vtopo.reports import OUTPUT_STAGE, DeployReport, Progress, ProgressCallback, user_name
@@ -58,8 +58,8 @@ ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.host.state:LabTake
                    "vtopo.host.errors:HostError", "vtopo.lab_operations:OperateError", "vtopo.host.deployer:DeployCancelled")
 PREFLIGHT_FAILED, DEPLOY_FAILED = ("vtopo.host.preflight:PreflightFailed",), ("vtopo.host.deployer:DeployError",)
 MAX_FILTER = 4096  # characters of a capture filter
-COUNTERS_PER_S = 10  # how often a client may have a lab's link counters read
-RECORD_CHECK_S = 1.0  # how soon a stream of link counters ends after its lab is destroyed
+RATES_PER_S = 10  # how often a client may have a lab's link counters read
+RECORD_CHECK_S = 1.0  # how soon a stream of link rates ends after its lab is destroyed
 
 
 class Refused(Exception):
@@ -85,13 +85,7 @@ class Caller:
         return self.root or self.uid == owner
 
     def may_connect(self, group: str) -> bool:
-        if self.root:
-            return True
-        try:
-            account, members_gid = pwd.getpwuid(self.uid), grp.getgrnam(group).gr_gid
-        except KeyError:
-            return False
-        return members_gid in os.getgrouplist(account.pw_name, account.pw_gid)
+        return self.root or in_group(self.uid, group)
 
 
 def caller_of(connection: socket.socket) -> Caller:
@@ -416,10 +410,12 @@ class Agent:
 
     @verb(p.ExecRequest)
     def exec(self, request: p.ExecRequest, asked: Asked) -> p.Result:
+        from vtopo.kinds.contract import RunsMachine
+
         caller, fds, send = asked.caller, asked.fds, asked.send
         lab = self._deployed(request.lab, caller, "run commands in")
         node = lab.node(request.node)
-        if node.kind.console_socket(node) is not None:  # a VM: the client types the command on its console
+        if isinstance(node.kind, RunsMachine):  # the client types the command on the VM's console
             if request.argv:
                 node.kind.command_in(node, request.argv)  # CannotRunInside when vtopo cannot drive that console
             return _hand_over_console(lab, request.node, send)
@@ -466,34 +462,38 @@ class Agent:
         counters = lambda: os.killpg(child.pid, signal.SIGUSR1)  # noqa: E731
         return p.Result(_exit_status(_wait_while_connected(child, asked.send.connection, counters)))
 
-    @verb(p.LinkCountersRequest)
-    def link_counters(self, request: p.LinkCountersRequest, asked: Asked) -> p.Result:
-        """The counters of the caller's lab's links, read in its namespaces every `every_s` seconds (at most
-        COUNTERS_PER_S times a second) until the client goes away, or the lab does: its namespaces are found by name,
-        and the record the stream began with says whether they are still this lab's (another lab may have been
-        deployed under the same names since)."""
+    @verb(p.LinkRatesRequest)
+    def link_rates(self, request: p.LinkRatesRequest, asked: Asked) -> p.Result:
+        """The rates of the caller's lab's links, from counters read in its namespaces every `every_s` seconds (at
+        most RATES_PER_S times a second), sent as they change, until the client goes away, or the lab does: its
+        namespaces are found by name, and the record the stream began with says whether they are still this lab's
+        (another lab may have been deployed under the same names since)."""
         from vtopo.deployed import DeployedLab, NotDeployed
-        from vtopo.host.rates import LinkCounters, RatesUnavailable
+        from vtopo.host.rates import LinkRates, RatesUnavailable
 
         send = asked.send
-        every_s = max(request.every_s, 1 / COUNTERS_PER_S)
+        every_s = max(request.every_s, 1 / RATES_PER_S)
         with ExitStack() as held, selectors.DefaultSelector() as selector:
-            with self._owned(request.lab, asked.caller, "read the link counters of") as record:
-                counters = LinkCounters.of_lab(DeployedLab.of_deployment(record.deployment()).context)
+            with self._owned(request.lab, asked.caller, "read the link rates of") as record:
+                rates = LinkRates.of_lab(DeployedLab.of_deployment(record.deployment()).context)
                 deployed = held.enter_context(record.kept())
             selector.register(send.connection, selectors.EVENT_READ)
+            wait_s = 1 / RATES_PER_S  # the first rates, every link's, at once
             while True:
                 try:
-                    totals = counters.read()
+                    changes = rates.changes()
                 except RatesUnavailable as error:
                     if deployed():
-                        raise NotDeployed(f"cannot read the link counters of lab {request.lab}: {error}") from None
-                    totals = {}
+                        raise NotDeployed(f"cannot read the link rates of lab {request.lab}: {error}") from None
+                    changes = {}
                 if not deployed():  # what was read may be another lab's, deployed under the same names since
-                    raise NotDeployed(f"lab {request.lab} was destroyed: its link counters end here")
-                send.send(p.LinkCountersRead({link: list(read) for link, read in totals.items()}))
-                if _client_left(selector, every_s, deployed):
+                    raise NotDeployed(f"lab {request.lab} was destroyed: its link rates end here")
+                if changes:
+                    send.send(p.LinkRatesChanged({link: [rate.bits_per_second, rate.packets_per_second]
+                                                  for link, rate in changes.items()}))
+                if _client_left(selector, wait_s, deployed):
                     return p.Result(0)
+                wait_s = every_s
 
     @verb(p.CancelRequest)
     def cancel(self, request: p.CancelRequest, asked: Asked) -> p.Result:

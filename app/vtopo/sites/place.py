@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import networkx as nx
 from networkx.algorithms.community import kernighan_lin_bisection
 
-from vtopo.kinds.contract import LabContext
+from vtopo.kinds.contract import LabContext, resources_of
 
 SEED = 1  # the same lab gets the same suggestion every time
 
@@ -21,7 +21,7 @@ class Placement:
 
 def suggest(lab: LabContext, first: str, second: str) -> Placement:
     topology = lab.topology
-    memory = {node_id: node.kind.resources(node)[0] for node_id, node in lab.nodes.items()}
+    memory = {node_id: resources_of(node)[0] for node_id, node in lab.nodes.items()}
     graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(topology.nodes)
     for link in topology.links.values():

@@ -1,23 +1,24 @@
 """Operating a running lab spread over sites, each part through the agent of the site it runs on: a node there,
 a link there, both sites of a link between two (each cuts or shapes its own end of the tunnel), every site's running
-state to save, and every site's link counters. A lab on this machine alone is the local agent's, as before.
+state to save, and every site's link rates. A lab on this machine alone is the local agent's, as before.
 
 The sites are learnt from the lab's record on this machine (vtopo.sites.spread.deployed_topology), so a lab file
 cannot name a machine to operate on that its deploy was not allowed to reach.
 """
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from vtopo.client.agent_client import AgentClient
+from vtopo.client.agent_client import AgentClient, LinkRatesFollowed
 from vtopo.protocol import NodeAction
 from vtopo.model import io
 from vtopo.model.placement import site_of, spread_over_sites
 from vtopo.model.sites import LOCAL
-from vtopo.model.topology import ImpairmentChange, Topology
-from vtopo.reports import LinkTotals
+from vtopo.model.topology import ImpairmentChange, Link, Topology
+from vtopo.reports import LinkRate
 from vtopo.sites.spread import FAILURES, SitesFailed, clients, deployed_topology, site_label
 
 if TYPE_CHECKING:  # the designer operates through this module: the host side of saving loads only when it saves
@@ -27,7 +28,7 @@ T = TypeVar("T")
 
 
 class SitesOperator:
-    """vtopo.client.agent_client.AgentClient's verbs on a running lab (node, link, save, link counters), each done by the
+    """vtopo.client.agent_client.AgentClient's verbs on a running lab (node, link, save, link rates), each done by the
     agent of every site it concerns."""
 
     def __init__(self, local: AgentClient | None = None) -> None:
@@ -68,27 +69,14 @@ class SitesOperator:
         return "".join(f"# [{site_label(site)}]\n{self._at(site, lambda: agent.explain_save(lab))}"
                        for site, agent in clients(topology, self.local).items())
 
-    def link_counters(self, lab: str, every_s: float = 1.0) -> Iterator[LinkTotals]:
-        """Each link's counters, as read by the site of its first end (this machine's for a link between sites),
-        with each of this machine's readings, for as long as the caller iterates; what fails on any site ends it."""
+    def link_rates(self, lab: str, every_s: float = 1.0) -> LinkRatesFollowed | SpreadRates:
+        """The links' rates as they change, each as read by the site of its ends (see SpreadRates), until `close`;
+        what fails on any site ends them."""
         topology = self._spread(lab)
         if topology is None:
-            yield from self.local.link_counters(lab, every_s)
-            return
-        latest: dict[str, LinkTotals] = {}
-        failed: list[Exception] = []
-        stop = threading.Event()
-        for site, agent in clients(topology, self.local).items():
-            if site != LOCAL:
-                threading.Thread(target=_follow, args=(agent.link_counters(lab, every_s), latest, site, failed, stop),
-                                 name=f"link counters of site {site_label(site)}", daemon=True).start()
-        try:
-            for here in self.local.link_counters(lab, every_s):
-                if failed:
-                    raise failed[0]
-                yield {link: read for site in sorted(latest) for link, read in latest[site].items()} | here
-        finally:
-            stop.set()
+            return self.local.link_rates(lab, every_s)
+        return SpreadRates(topology, {site: agent.link_rates(lab, every_s)
+                                      for site, agent in clients(topology, self.local).items()})
 
     def _spread(self, lab: str) -> Topology | None:
         """The lab as deployed, when it places nodes on other sites than this machine."""
@@ -125,13 +113,48 @@ class SitesOperator:
             raise SitesFailed(f"site {site_label(site)}: {error}") from None
 
 
-def _follow(readings: Iterator[LinkTotals], latest: dict[str, LinkTotals], site: str, failed: list[Exception],
-            stop: threading.Event) -> None:
-    """Keep a site's latest counters in `latest` until `stop`; what failed, in `failed`."""
-    try:
-        for totals in readings:
-            if stop.is_set():
-                return
-            latest[site] = totals
-    except FAILURES as error:
-        failed.append(SitesFailed(f"site {site_label(site)}: {error}"))
+def reader_of(topology: Topology, link: Link) -> str:
+    """The site whose counters give a link's rate: its ends' site; this machine for a link between this machine and
+    another site; its first end's for a link between two other sites."""
+    sites = [site_of(topology, topology.nodes[end.node]) for end in (link.a, link.b)]
+    return LOCAL if LOCAL in sites else sites[0]
+
+
+class SpreadRates:
+    """The link rates of a lab spread over sites, merged as each site's agent sends them (one thread per site): a
+    link's from the site that reads it (`reader_of`), until `close`; what fails on a site ends them, naming it."""
+
+    def __init__(self, topology: Topology, streams: dict[str, LinkRatesFollowed]) -> None:
+        self._readers = {link.id: reader_of(topology, link) for link in topology.links.values()}
+        self._streams = streams
+        self._told: queue.SimpleQueue[tuple[str, dict[str, LinkRate]] | Exception | None] = queue.SimpleQueue()
+        for site, stream in streams.items():
+            threading.Thread(target=self._follow, args=(site, stream), name=f"link rates of site {site_label(site)}",
+                             daemon=True).start()
+
+    def _follow(self, site: str, stream: LinkRatesFollowed) -> None:
+        try:
+            for changes in stream:
+                self._told.put((site, changes))
+        except FAILURES as error:
+            self._told.put(error if site == LOCAL else SitesFailed(f"site {site_label(site)}: {error}"))
+        self._told.put(None)
+
+    def __iter__(self) -> Iterator[dict[str, LinkRate]]:
+        """Until every site's stream ended, or one failed."""
+        running = len(self._streams)
+        try:
+            while running:
+                told = self._told.get()
+                if told is None:
+                    running -= 1
+                elif isinstance(told, Exception):
+                    raise told
+                elif changes := {link: rate for link, rate in told[1].items() if self._readers.get(link) == told[0]}:
+                    yield changes
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for stream in self._streams.values():
+            stream.close()

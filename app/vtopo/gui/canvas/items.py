@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsObject, QGraphicsSceneMou
 
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.states import LINK_DOWN_COLOR, SEVERITY_COLORS, NodeState
+from vtopo.reports import LinkRate
 
 @dataclass
 class Look:
@@ -263,6 +264,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self.verdict: QColor | None = None  # a check's result along this link: drawn beneath it
         self.tints: tuple[QColor, ...] = ()  # an overlay's colours (the link's broadcast domains: a trunk has several)
         self.load = 0.0  # live traffic, 0 (none or not shown) to 1 (10 Gb/s): drawn as extra width
+        self.traffic: LinkRate | None = None  # live traffic, for the tooltip written when it is asked for
         self.down = False  # taken down on the running lab: drawn as a dashed red line
         self.fault = ""  # what the running lab lacks of this link ("degraded; missing: ..."), drawn dotted
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)

@@ -1,4 +1,4 @@
-"""The text a link shows at each end and in its middle."""
+"""The text a link shows at each end and in its middle, and a rate as the canvas and the measure panel write it."""
 from __future__ import annotations
 
 from typing import Callable
@@ -9,6 +9,14 @@ from vtopo.model.topology import Endpoint, Impairment, Link, Node
 
 VlansOf = Callable[[Node], "dict[str, str] | None"]
 """A node's VLANs port by port, as its VLANs setting writes them; None where its kind keeps no VLANs."""
+
+
+def format_rate(bits_per_second: float | None) -> str:
+    if bits_per_second is None:
+        return "-"
+    if bits_per_second >= 1e9:
+        return f"{bits_per_second / 1e9:.2f} Gb/s"
+    return f"{bits_per_second / 1e6:.1f} Mb/s"
 
 
 def end_label(end: Endpoint) -> str:

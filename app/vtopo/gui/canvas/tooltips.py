@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from html import escape
 
-from vtopo.gui.canvas.labels import impairment_label
+from vtopo.gui.canvas.labels import format_rate, impairment_label
 from vtopo.gui.canvas.states import NodeState
 from vtopo.model.topology import Endpoint, Topology
+from vtopo.reports import LinkRate
 
 
 def _end_text(topology: Topology, end: Endpoint) -> str:
@@ -17,11 +18,13 @@ def _end_text(topology: Topology, end: Endpoint) -> str:
     return f"<b>{escape(name)}</b> {escape(port)}: {escape(addresses)}"
 
 
-def link_tooltip(topology: Topology, link_id: str, fault: str = "") -> str:
+def link_tooltip(topology: Topology, link_id: str, fault: str = "", traffic: LinkRate | None = None) -> str:
     link = topology.links[link_id]
     lines = [_end_text(topology, link.a), _end_text(topology, link.b)]
     if fault:
         lines.append(f"<b>{escape(fault)}</b>")
+    if traffic is not None:
+        lines.append(f"traffic: {format_rate(traffic.bits_per_second)}, {traffic.packets_per_second:,.0f} packets/s")
     impairment = impairment_label(link.impairment)
     lines.append(f"impairment: {escape(impairment)}" if impairment else "no impairment")
     return "<br>".join(lines)

@@ -264,7 +264,7 @@ class CanvasView(QGraphicsView):
             kind = self.editor.registry.get(kind_name)
             return node_tooltip(topology, node.node_id, kind.label if kind is not None else kind_name, node.state)
         link = scene.link_at(point)
-        return link_tooltip(topology, link.link_id, link.fault) if link is not None else ""
+        return link_tooltip(topology, link.link_id, link.fault, link.traffic) if link is not None else ""
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:

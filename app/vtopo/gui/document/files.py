@@ -50,9 +50,11 @@ class FileController(QObject):
         """Whether the running lab may be left for another (vtopo.gui.panels.leaving); given what to do once it is
         ended, when the user chooses to end it first."""
         editor.undo_stack.cleanChanged.connect(lambda _clean: self.modified_changed.emit(self.modified))
-        self._autosave_timer = QTimer(self)
+        self._autosave_timer = QTimer(self)  # started by an edit: a lab left alone wakes nothing
+        self._autosave_timer.setSingleShot(True)
+        self._autosave_timer.setInterval(autosave_ms)
         self._autosave_timer.timeout.connect(self.autosave)
-        self._autosave_timer.start(autosave_ms)
+        editor.undo_stack.indexChanged.connect(self._autosave_later)
 
     @property
     def modified(self) -> bool:
@@ -214,6 +216,11 @@ class FileController(QObject):
 
     def autosave_path(self, topology: Topology) -> Path:
         return self.autosave_dir / f"{file_stem(topology.name)}.vtopo"
+
+    def _autosave_later(self) -> None:
+        """Autosave `autosave_ms` after the first edit since the last autosave."""
+        if not self._autosave_timer.isActive():
+            self._autosave_timer.start()
 
     def autosave(self) -> Path | None:
         """Write unsaved changes aside (never over the lab's own file)."""

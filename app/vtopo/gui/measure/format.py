@@ -1,15 +1,8 @@
-"""How the measure panel writes rates and impairments, in the charts, the status line and the history."""
+"""How the measure panel writes rates and impairments, in the charts, the status line and the history (a rate
+itself as the canvas writes it: vtopo.gui.canvas.labels.format_rate)."""
 from __future__ import annotations
 
 from vtopo.measure import RunResult
-
-
-def format_rate(bits_per_second: float | None) -> str:
-    if bits_per_second is None:
-        return "-"
-    if bits_per_second >= 1e9:
-        return f"{bits_per_second / 1e9:.2f} Gb/s"
-    return f"{bits_per_second / 1e6:.1f} Mb/s"
 
 
 def rate_unit(max_bits_per_second: float) -> tuple[str, float]:

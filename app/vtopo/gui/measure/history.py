@@ -19,7 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from vtopo.gui.measure.format import format_rate, impairment_text
+from vtopo.gui.canvas.labels import format_rate
+from vtopo.gui.measure.format import impairment_text
 from vtopo.measure import RunResult
 from vtopo.measure.history import dump_history, history_csv
 

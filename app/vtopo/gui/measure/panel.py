@@ -22,7 +22,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 from vtopo.gui.measure.bars import MeanBars
 from vtopo.gui.measure.chart import ThroughputChart
 from vtopo.gui.measure.form import MeasureForm, MeasureTarget, PathDescriber, TargetLike
-from vtopo.gui.measure.format import format_rate, impairment_text
+from vtopo.gui.canvas.labels import format_rate
+from vtopo.gui.measure.format import impairment_text
 from vtopo.gui.measure.history import HistoryView
 from vtopo.gui.style.wheel_guard import guard_wheel
 from vtopo.gui.workers import Report, Worker, serial_pool

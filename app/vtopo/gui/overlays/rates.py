@@ -1,20 +1,24 @@
-"""Live traffic on the canvas: each deployed link drawn wider with its load, its bits/s and packets/s in the
-tooltip. A worker job has the agent sample the kernel's counters once a second; View ▸ Link rates hides them."""
+"""Live traffic on the canvas: each deployed link drawn wider with its load, its bits/s and packets/s in its
+tooltip (written when it is asked for). A worker job follows the rates the agent reads from the kernel's counters once a second, told only when
+they change, so an idle lab costs nothing here; View ▸ Link rates hides them."""
 from __future__ import annotations
 
 import math
 import threading
-import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 
 from vtopo.gui.canvas.scene import TopologyScene
-from vtopo.gui.measure.format import format_rate
 from vtopo.gui.panels.deploy import DeployController
 from vtopo.gui.workers import Report, Worker
-from vtopo.reports import LinkRate, LinkTotals, RateMeter
+from vtopo.reports import LinkRate
+
+if TYPE_CHECKING:  # the agent's client loads when a lab is deployed
+    from vtopo.client.agent_client import LinkRatesFollowed
+    from vtopo.sites.spread_operations import SpreadRates
 
 SAMPLE_S = 1.0
 FULL_LOAD_BITS = 1e10  # 10 Gb/s draws a link at full width; the width grows with the logarithm of the rate
@@ -26,33 +30,38 @@ def load_of(bits_per_second: float) -> float:
 
 
 class RateSampling:
-    """The job: reports each link's LinkRate once a second until `stop()`. The agent reads the counters (a member of
-    the group cannot enter the lab's namespaces); in a lab spread over sites, each site's agent those of its links."""
+    """The job: reports the links' rates as they change (every link's first) until `stop()`. The agent reads the
+    counters (a member of the group cannot enter the lab's namespaces) once a second and tells only what changed;
+    in a lab spread over sites, each site's agent those of its links."""
 
     def __init__(self, lab: str) -> None:
         self._lab = lab
-        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._rates: LinkRatesFollowed | SpreadRates | None = None
 
     def __call__(self, report: Report) -> None:
-        meter = RateMeter()
-        for totals in self._readings():
-            if self._stop.is_set():
-                return
-            report(meter.rates(totals, time.monotonic()))
-
-    def _readings(self) -> Iterator[LinkTotals]:
         from vtopo.client.agent_client import AgentError, AgentRefused, AgentUnavailable
         from vtopo.sites.spread_operations import SitesOperator
         from vtopo.sites.spread import SitesFailed
 
         try:
-            yield from SitesOperator().link_counters(self._lab, SAMPLE_S)
+            rates = SitesOperator().link_rates(self._lab, SAMPLE_S)
+            with self._lock:
+                self._rates = rates
+                if self._stopped:  # while they were asked for
+                    rates.close()
+            for changes in rates:
+                report(changes)
         except (AgentError, AgentRefused, AgentUnavailable, SitesFailed) as error:
             raise LookupError(str(error)) from error
 
     def stop(self) -> None:
-        """The job ends at its next reading, within SAMPLE_S."""
-        self._stop.set()
+        """The job ends at once: its connections to the agents are closed."""
+        with self._lock:
+            self._stopped = True
+            if self._rates is not None:
+                self._rates.close()
 
 
 class RateView(QObject):
@@ -64,7 +73,6 @@ class RateView(QObject):
         self._deploy = deploy
         self.toggle = QAction("Link &rates", self, checkable=True, checked=True)
         self.toggle.toggled.connect(self._toggled)
-        self._pool = QThreadPool(self)
         self._sampling: RateSampling | None = None
         self.latest: dict[str, LinkRate] = {}
         self._lab = ""  # the lab sampled
@@ -93,35 +101,31 @@ class RateView(QObject):
         worker = Worker(sampling)
         worker.yielded.connect(lambda rates: self._sampled(sampling, rates))
         worker.errored.connect(lambda error: self._failed(sampling, error))
-        worker.start(self._pool)
+        worker.start_alone()
 
     def _failed(self, sampling: RateSampling, error: object) -> None:
         if sampling is self._sampling:
             self.message.emit(str(error))
 
-    def _sampled(self, sampling: RateSampling, rates: dict[str, LinkRate]) -> None:
-        if sampling is not self._sampling:  # a job stopped since, ending at its next reading
+    def _sampled(self, sampling: RateSampling, changes: dict[str, LinkRate]) -> None:
+        if sampling is not self._sampling:  # told before the job was stopped
             return
-        changed = {link_id for link_id in rates.keys() | self.latest.keys()
-                   if rates.get(link_id) != self.latest.get(link_id)}
-        self.latest = rates
+        self.latest |= changes
         if self.toggle.isChecked():
-            self._show(rates, changed)
+            self._show(self.latest, changes)
 
     def _show(self, rates: dict[str, LinkRate], links: Iterable[str] | None = None) -> None:
-        """Draw `links` (every link: None) with their rates; an idle lab's sample changes none."""
+        """Draw `links` (every link: None) with their rates."""
         for link_id in self._scene.links if links is None else links:
             item = self._scene.links.get(link_id)
             if item is None:
                 continue
             rate = rates.get(link_id)
             item.set_load(load_of(rate.bits_per_second) if rate else 0.0)
-            tip = f"{format_rate(rate.bits_per_second)}, {rate.packets_per_second:,.0f} packets/s" if rate else ""
-            if tip != item.toolTip():
-                item.setToolTip(tip)
+            item.traffic = rate
 
     def shutdown(self) -> None:
-        """Stop sampling; the job ends by itself at its next reading (its readings are no longer shown)."""
+        """Stop sampling (what it told after is not shown)."""
         if self._sampling is not None:
             self._sampling.stop()
         self._sampling = None

@@ -19,7 +19,7 @@ from vtopo.gui.panels.port_vlans import PortVlansEditor
 from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, TextFileEditor, editor_for, mark_invalid
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.style.wheel_guard import guard_wheel
-from vtopo.kinds.contract import Role
+from vtopo.kinds.contract import Role, generated_settings_of
 from vtopo.kinds.leases import leases_in
 from vtopo.kinds.settings import setting_fields
 from vtopo.model.problems import LabError
@@ -164,7 +164,7 @@ class NodeForm(QWidget):
         except LabError:
             return "! vtopo writes this configuration once the lab has no errors (see the Problems panel)\n"
         node = lab.nodes.get(self.node_id)
-        return node.kind.generated_settings(node).get(setting, "") if node is not None else ""
+        return generated_settings_of(node).get(setting, "") if node is not None else ""
 
     def _check_name(self, text: str) -> None:
         mark_invalid(self.name, self._editor.name_error(self.node_id, text.strip()))

@@ -6,6 +6,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from vtopo.gui.panels.sites_editor import site_choices
+from vtopo.kinds.contract import resources_of
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
 from vtopo.sites.place import Placement, suggest
@@ -70,7 +71,7 @@ class SitesPlacementDialog(QDialog):
         rows = sorted(self.placement.sites.items(), key=lambda item: (item[1], self._topology.nodes[item[0]].name))
         self.table.setRowCount(len(rows))
         for row, (node_id, site) in enumerate(rows):
-            megabytes = context.nodes[node_id].kind.resources(context.nodes[node_id])[0]
+            megabytes = resources_of(context.nodes[node_id])[0]
             for column, text in enumerate((self._topology.nodes[node_id].name, self._labels[site],
                                            f"{megabytes:,} MiB" if megabytes else "")):
                 self.table.setItem(row, column, QTableWidgetItem(text))

@@ -1,7 +1,8 @@
 """A third-party node kind, as someone else would ship it: a namespace that forwards and filters."""
 from dataclasses import dataclass
 
-from vtopo.kinds.api import NodeKind, PortSpec, Role, SetSysctl, setting
+from vtopo.kinds import api
+from vtopo.kinds.api import NodeKind, PortSpec, Role, setting
 
 
 @dataclass(frozen=True)
@@ -19,4 +20,4 @@ class FirewallKind(NodeKind):
     settings_type = FirewallSettings
 
     def lower(self, node):  # vtopo makes the node's namespaces: a namespace kind configures what is inside
-        yield SetSysctl(owner=node.subject, netns=self.netns(node), key="net.ipv4.ip_forward", value="1")
+        yield api.SetSysctl(owner=node.subject, netns=self.netns(node), key="net.ipv4.ip_forward", value="1")

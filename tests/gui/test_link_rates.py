@@ -1,0 +1,91 @@
+"""The link rates overlay on a deployed lab: traffic sent over a link draws it wider with its rate in the tooltip, and
+draws it plain again once the traffic stops. The agent tells only the rates that changed: a quiet lab is told
+nothing. Privileged: the lab is deployed, and pinged from inside a node."""
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from typing import Callable
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from tests.gui.helpers import deploy_or_destroy, tooltip_at
+from tests.residue import snapshot
+from vtopo.client.agent_client import AgentClient
+from vtopo.deployed import DeployedLab
+from vtopo.gui.main_window import MainWindow
+from vtopo.gui.canvas.labels import format_rate
+from vtopo.reports import STILL, LinkRate
+
+PINGED = ("c1-eth0--br0-p1", "c2-eth0--br0-p2")
+QUIET_S = 3.0
+
+
+class Told:
+    """What the agent tells a client following the lab's link rates, each with when it came."""
+
+    def __init__(self, lab: str) -> None:
+        self.changes: list[tuple[float, dict[str, LinkRate]]] = []
+        self._rates = AgentClient().link_rates(lab)
+        self._thread = threading.Thread(target=self._follow, daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        for changes in self._rates:
+            self.changes.append((time.monotonic(), changes))
+
+    def close(self) -> None:
+        self._rates.close()
+        self._thread.join(timeout=5)
+        assert not self._thread.is_alive(), "closing the rates ends their stream at once"
+
+
+@pytest.mark.privileged
+def test_traffic_draws_a_link_with_its_rate_and_a_quiet_lab_is_told_nothing(make_window: Callable[..., MainWindow],
+                                                                           qtbot: QtBot) -> None:
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    window = make_window("bridge-veth", deployer_loader=load_deployer)
+    links = window.editor.scene.links
+    try:
+        deploy_or_destroy(window, qtbot, True)
+        qtbot.waitUntil(lambda: window.rates.latest.keys() == links.keys(), timeout=10_000)  # every link's at once
+        told = Told(window.editor.topology.name)
+        try:
+            qtbot.waitUntil(lambda: len(told.changes) > 0, timeout=5000)
+            assert told.changes[0][1].keys() == links.keys()
+
+            def quiet() -> bool:  # the nodes' own first packets (IPv6's router solicitations) are over
+                return time.monotonic() - told.changes[-1][0] > QUIET_S
+
+            qtbot.waitUntil(quiet, timeout=30_000)
+            assert all(item.load == 0 and item.traffic == STILL for item in links.values())
+
+            lab = DeployedLab.find(window.editor.topology.name)
+            ping = subprocess.Popen(lab.command_in("c1", ["ping", "-c", "40", "-i", "0.1", "-s", "1400", "10.0.0.2"]),
+                                    stdout=subprocess.DEVNULL)
+            try:
+                qtbot.waitUntil(lambda: all(window.rates.latest[link].packets_per_second >= 15 for link in PINGED),
+                                timeout=5000)
+                for link in PINGED:
+                    rate = window.rates.latest[link]
+                    assert rate.bits_per_second > 100_000 and links[link].load > 0.3
+                    shown = tooltip_at(window, links[link].line.center())
+                    assert f"traffic: {format_rate(rate.bits_per_second)}, {rate.packets_per_second:,.0f} packets/s" \
+                        in shown, shown
+            finally:
+                assert ping.wait(timeout=20) == 0
+            qtbot.waitUntil(lambda: all(window.rates.latest[link] == STILL for link in PINGED), timeout=5000)
+            for link in PINGED:
+                assert links[link].load == 0
+                assert "traffic: 0.0 Mb/s, 0 packets/s" in tooltip_at(window, links[link].line.center())
+            qtbot.waitUntil(quiet, timeout=10_000)
+        finally:
+            told.close()
+    finally:
+        if window.deploy.deployed_lab:
+            deploy_or_destroy(window, qtbot, False)
+    assert snapshot() - before == {}
