@@ -2,7 +2,8 @@
 wires. Both are warnings naming the interfaces; a subnet split on purpose (private macvlan, OpenFlow) is not."""
 from __future__ import annotations
 
-from vtopo.lab import open_lab, problems_of
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model.fragment import fragment_of, instantiate
 from vtopo.model.topology import Position
 from vtopo.resources import TOPOLOGIES
@@ -17,7 +18,7 @@ def pasted(lab: str, names: set[str]) -> list[str]:
         topology.add_node(node)
     for link in copy.links:
         topology.add_link(link)
-    return [problem.message for problem in problems_of(topology)]
+    return [problem.message for problem in resolve(topology, registry()).problems]
 
 
 def test_a_pasted_host_and_bridge_use_their_addresses_twice() -> None:
@@ -34,4 +35,4 @@ def test_pasted_routers_route_their_subnet_on_two_wires() -> None:
 def test_a_subnet_split_on_purpose_is_not_flagged() -> None:
     for lab in ("macvlan-private", "ovs-openflow"):
         topology = open_lab(TOPOLOGIES / f"{lab}.vtopo").topology
-        assert not [p for p in problems_of(topology) if "used twice" in p.message or "routed on" in p.message]
+        assert not [p for p in resolve(topology, registry()).problems if "used twice" in p.message or "routed on" in p.message]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from vtopo.compile.auto_addressing import address_links, apply_edits
-from vtopo.compile.compiler import check_lab
+from vtopo.compile.resolve import resolve
 from vtopo.kinds.registry import load_registry
 from vtopo.model import io
 from vtopo.model.addressing import AddressPool, NodeRole, Port, allocate
@@ -127,7 +127,7 @@ def test_two_lans_drawn_link_by_link_are_addressed_and_routed_with_no_problem():
                          "r1:eth1": ["10.0.1.2/24"]}
     assert [lab.nodes[h].settings for h in ("h1", "h2")] == [{"default_route": "10.0.0.2"},
                                                             {"default_route": "10.0.1.2"}]
-    assert [p for p in check_lab(lab, load_registry()) if p.severity is Severity.ERROR] == []
+    assert [p for p in resolve(lab, load_registry()).problems if p.severity is Severity.ERROR] == []
     assert not [link.b.interface.addresses for link in lab.links.values() if link.b.interface.addresses]
 
 

@@ -5,7 +5,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vtopo.lab_terms import MAX_INTERFACE_NAME
-from vtopo.lab import plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 from vtopo.ops import CreateBridge, CreateMacvlan, CreateMacvtap, CreateNamespace, CreateTap, CreateVeth
 
@@ -80,19 +82,19 @@ def created_devices(plan) -> list[tuple[str | None, str]]:  # type: ignore[no-un
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(labs())
 def test_random_valid_labs_compile_with_unique_short_names(topology):
-    plan = plan_of(topology)
+    plan = compile_plan(resolve(topology, registry()))
     devices = created_devices(plan)
     assert len(devices) == len(set(devices)), "two devices with one name in one namespace"
     assert all(len(name) <= MAX_INTERFACE_NAME for _, name in devices)
     namespaces = [op.name for op in plan.ops if isinstance(op, CreateNamespace)]
     assert len(namespaces) == len(set(namespaces))
-    assert plan.dumps() == plan_of(topology).dumps()
+    assert plan.dumps() == compile_plan(resolve(topology, registry())).dumps()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(labs())
 def test_teardown_is_the_inverses_in_reverse_order(topology):
-    plan = plan_of(topology)
+    plan = compile_plan(resolve(topology, registry()))
     inverses = [(step.index, op.inverse()) for step in plan.steps if (op := step.op).inverse() is not None]
     assert plan.teardown() == [inverse for _, inverse in reversed(inverses)]
     steps = {step.index: step for step in plan.steps}

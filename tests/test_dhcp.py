@@ -14,7 +14,8 @@ from vtopo.checks.builtin import DhcpLease, LeaseParams
 from vtopo.checks.live import LiveProbe
 from vtopo.kinds.check_types import Probe
 from vtopo.lab_terms import LabOwner, Trust
-from vtopo.lab import context_of, problems_of
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.model.topology import Topology
 from vtopo_kinds import dhcp
@@ -28,11 +29,11 @@ def test_the_lab_file_keeps_a_ports_dhcp_setting_and_the_servers_pools() -> None
     again = io.loads(io.dumps(topology))
     assert [end.interface.dhcp for link in again.links.values() for end in link.ends if end.node == "c2"] == [True]
     assert again.nodes["srv"].settings == topology.nodes["srv"].settings
-    assert problems_of(topology) == []
+    assert resolve(topology, registry()).problems == ()
 
 
 def test_dnsmasq_is_told_only_what_vtopo_wrote_from_checked_settings() -> None:
-    lab = context_of(dhcp_relay(), trust=MEMBER)
+    lab = resolve(dhcp_relay(), registry(), trust=MEMBER).valid().lab
     server, router = lab.node_named("srv"), lab.node_named("r1")
     assert server is not None and router is not None
     assert dhcp.configuration(server, server.settings.dhcp_pools, {}).splitlines()[1:] == [
@@ -49,7 +50,7 @@ def test_dnsmasq_is_told_only_what_vtopo_wrote_from_checked_settings() -> None:
 def test_status_shows_only_addresses_and_macs_of_a_lease_file_and_names_only_the_labs_nodes() -> None:
     """The lease file is the lab user's to write: status takes an address and a MAC from each line, and a hostname
     only when it is one of the lab's nodes."""
-    lab = context_of(dhcp_relay(), trust=MEMBER)
+    lab = resolve(dhcp_relay(), registry(), trust=MEMBER).valid().lab
     server = lab.node_named("srv")
     assert server is not None
     written = ("1795944492 02:00:00:00:00:01 10.0.1.100 c1 01:02:00:00:00:00:01\n"
@@ -69,7 +70,7 @@ def test_status_shows_only_addresses_and_macs_of_a_lease_file_and_names_only_the
 
 
 def test_save_leaves_a_leased_address_and_its_default_route_to_the_dhcp_server() -> None:
-    lab = context_of(dhcp_relay())
+    lab = resolve(dhcp_relay(), registry()).valid().lab
     client = lab.node_named("c1")
     assert client is not None
     shown = {("ip", "-j", "address", "show"): [{"ifname": "eth0", "addr_info": [
@@ -120,6 +121,6 @@ def test_the_dhcp_lease_check_wants_an_address_of_the_pool(monkeypatch: pytest.M
 ], ids=["relay-off", "relay-on"])
 def test_a_client_without_a_lease_is_told_what_answers_dhcp_on_its_segment(topology: Topology, interface: str,
                                                                              diagnosis: str) -> None:
-    probe: Probe = LiveProbe(SimpleNamespace(context=context_of(topology)))  # type: ignore[arg-type]
+    probe: Probe = LiveProbe(SimpleNamespace(context=resolve(topology, registry()).valid().lab))  # type: ignore[arg-type]
     assert probe.dhcp_diagnosis(interface) == diagnosis
 

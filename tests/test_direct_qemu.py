@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from vtopo import ops as o
 from vtopo.lab_terms import HostFacts
-from vtopo.lab import open_lab, plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model.topology import Endpoint, Interface, Link, Node
 from vtopo.resources import TOPOLOGIES
 
 
 def qemu_starts(facts: HostFacts, lab: str = "vm-tap-vs-macvtap") -> list[o.StartProcess]:
-    plan = plan_of(open_lab(TOPOLOGIES / f"{lab}.vtopo").topology, facts)
+    plan = compile_plan(resolve(open_lab(TOPOLOGIES / f"{lab}.vtopo").topology, registry(), facts))
     return [op for op in plan.ops if isinstance(op, o.StartProcess) and op.argv[0] == "qemu-system-x86_64"]
 
 
@@ -44,7 +46,7 @@ def test_nics_get_distinct_descriptors():
     for index, bridge in enumerate(("br1", "br2")):
         topology.add_link(Link(id=f"vx-{bridge}", a=Endpoint("vx", f"nic{index}", Interface()),
                                b=Endpoint(bridge, "p9")))
-    (vx,) = [op for op in plan_of(topology, HostFacts(vhost_net=True)).ops
+    (vx,) = [op for op in compile_plan(resolve(topology, registry(), HostFacts(vhost_net=True))).ops
              if isinstance(op, o.StartProcess) and op.name == "qemu@vx"]
     assert [fd for fd, _ in vx.tun_fds] == [3, 4] and [fd for fd, _ in vx.device_fds] == [11, 12]
 
@@ -55,6 +57,6 @@ def test_kvm_adds_the_kvm_group_only():
 
 
 def test_the_run_directory_belongs_to_qemu_and_no_one_else():
-    plan = plan_of(open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology, HostFacts())
+    plan = compile_plan(resolve(open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology, registry(), HostFacts()))
     made = [op for op in plan.ops if isinstance(op, o.MakeDirectory) and op.owner.startswith("node vm")]
     assert made and all(op.user == "vtopo-qemu" and op.mode == 0o700 for op in made)

@@ -8,7 +8,8 @@ import pytest
 from golden import GOLDEN, assert_golden
 from vtopo.lab_terms import HostFacts
 from vtopo.compile.broadcast_domains import broadcast_domains_of, domain_problems
-from vtopo.lab import context_of, open_lab, problems_of
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model.topology import Interface, Topology
 from vtopo.resources import TOPOLOGIES
 
@@ -16,7 +17,7 @@ LABS = sorted(TOPOLOGIES.glob("*.vtopo"))
 
 
 def describe(topology: Topology) -> str:
-    lab = context_of(topology, HostFacts())
+    lab = resolve(topology, registry(), HostFacts()).valid().lab
     lines = [domain.describe() for domain in broadcast_domains_of(lab)]
     lines += [str(problem) for problem in domain_problems(lab)]
     return "\n".join(lines) + "\n"
@@ -26,7 +27,7 @@ def describe(topology: Topology) -> str:
 def test_domains_match_golden_and_shipped_labs_do_not_warn(lab_file):
     topology = open_lab(lab_file).topology
     assert_golden(GOLDEN / "domains" / f"{lab_file.stem}.txt", describe(topology))
-    assert domain_problems(context_of(topology, HostFacts())) == []
+    assert domain_problems(resolve(topology, registry(), HostFacts()).valid().lab) == []
 
 
 def lab(name: str) -> Topology:
@@ -41,7 +42,7 @@ def readdress(topology: Topology, node: str, address: str) -> None:
 
 
 def messages(topology: Topology) -> list[str]:
-    return [f"{p.subject}: {p.message}" for p in problems_of(topology) if p.severity.value == "warning"]
+    return [f"{p.subject}: {p.message}" for p in resolve(topology, registry()).problems if p.severity.value == "warning"]
 
 
 def test_l2_vs_l3_shows_two_lans_and_the_router_link():
@@ -52,8 +53,8 @@ def test_l2_vs_l3_shows_two_lans_and_the_router_link():
 
 
 def test_private_macvlan_children_are_domains_of_their_own():
-    assert len(broadcast_domains_of(context_of(lab("macvlan-private"), HostFacts()))) == 2
-    assert len(broadcast_domains_of(context_of(lab("macvlan-bridge"), HostFacts()))) == 1
+    assert len(broadcast_domains_of(resolve(lab("macvlan-private"), registry(), HostFacts()).valid().lab)) == 2
+    assert len(broadcast_domains_of(resolve(lab("macvlan-bridge"), registry(), HostFacts()).valid().lab)) == 1
 
 
 def test_an_interface_off_its_domains_subnet_is_named():

@@ -22,7 +22,9 @@ from script_reader import script_effects
 from vtopo import ops as o
 from vtopo.host.applier import Applier
 from vtopo.lab_terms import HostFacts
-from vtopo.lab import context_of, open_lab, plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.resources import TOPOLOGIES
 from vtopo.saving import save_ops
 
@@ -369,8 +371,8 @@ def plans() -> list[tuple[str, list[o.Op]]]:
     for lab_file in LABS:
         for facts in (HostFacts(), HostFacts(ovs_datapath="system", accel="kvm", vhost_net=True, vlan_devices=True)):
             topology = open_lab(lab_file).topology
-            plan = plan_of(topology, facts)
-            saved: list[o.Op] = [*save_ops(context_of(topology, facts), ())]
+            plan = compile_plan(resolve(topology, registry(), facts))
+            saved: list[o.Op] = [*save_ops(resolve(topology, registry(), facts).valid().lab, ())]
             cases.append((lab_file.stem, plan.ops + plan.teardown() + saved))
     return cases
 

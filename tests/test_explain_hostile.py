@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from vtopo.lab_terms import Trust
-from vtopo.lab import plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
 PAYLOADS = ["1\npwned newline", "1; pwned semicolon", "$(pwned dollar)", "`pwned backtick`", "x' ; pwned quote ; '",
@@ -51,7 +53,7 @@ def stubs(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("payload", PAYLOADS)
 def test_only_the_stubs_run(payload: str, stubs: Path, tmp_path: Path):
-    plan = plan_of(hostile_lab(payload), trust=Trust(host_devices=frozenset({lower_device(payload)})))  # the user's consent
+    plan = compile_plan(resolve(hostile_lab(payload), registry(), trust=Trust(host_devices=frozenset({lower_device(payload)}))))  # the user's consent
     script = plan.explain()
     log = tmp_path / "log"
     log.touch()

@@ -9,7 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vtopo.lab import plan_of, problems_of, registry
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.model.problems import LabError, errors_in
 from vtopo.resources import TOPOLOGIES
@@ -30,9 +32,9 @@ def _drive(text: str) -> None:
         _, problems = registry().check_nodes(topology)
         if errors_in(problems):
             return
-        if errors_in(problems_of(topology)):
+        if errors_in(resolve(topology, registry()).problems):
             return
-        plan_of(topology).explain()
+        compile_plan(resolve(topology, registry())).explain()
     except LabError as error:
         assert error.problems and all(str(p) for p in error.problems)
 

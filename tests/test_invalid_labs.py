@@ -32,30 +32,32 @@ def test_plan_of_invalid_lab_exits_2(capsys):
 
 def test_delay_without_netem_names_the_link():
     from vtopo.lab_terms import HostFacts
-    from vtopo.lab import open_lab, problems_of
+    from vtopo.compile.resolve import resolve
+    from vtopo.lab import open_lab, registry
     from vtopo.model.topology import Impairment
     from vtopo.resources import TOPOLOGIES
 
     topology = open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology
     link = next(iter(topology.links.values()))
     topology.update_link(link.id, impairment=Impairment(delay_ms=40))
-    problems = problems_of(topology, HostFacts(netem=False, probed=True))
+    problems = resolve(topology, registry(), HostFacts(netem=False, probed=True)).problems
     assert [str(p) for p in problems] == ["error: link c1:eth0-br0:p1: delay, jitter and loss need the kernel's netem "
                                           "qdisc (sch_netem), which this kernel does not have; only a rate limit "
                                           "(tbf) can be applied here"]
-    assert problems_of(topology, HostFacts(netem=True)) == []
+    assert resolve(topology, registry(), HostFacts(netem=True)).problems == ()
 
 
 def test_problems_name_settings_by_their_form_labels_not_their_file_keys():
     from vtopo.lab_terms import HostFacts
-    from vtopo.lab import open_lab, problems_of
+    from vtopo.compile.resolve import resolve
+    from vtopo.lab import open_lab, registry
     from vtopo.resources import TOPOLOGIES
 
     topology = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
     topology.node_named("r1").settings["router_id"] = "not-an-ip"
     topology.node_named("h1").settings["default_route"] = "nonsense"
     topology.node_named("h2").settings["default_route"] = "192.0.2.1"
-    texts = [str(p) for p in problems_of(topology, HostFacts())]
+    texts = [str(p) for p in resolve(topology, registry(), HostFacts()).problems]
     assert "error: node r1: Router ID 'not-an-ip' must be an IPv4 address" in texts
     assert "error: node h1: Default gateway 'nonsense' is not an IP address" in texts
     assert any(text.startswith("error: node h2: Default gateway 192.0.2.1 is not on any") for text in texts), texts
@@ -64,7 +66,8 @@ def test_problems_name_settings_by_their_form_labels_not_their_file_keys():
 
 def test_offline_validation_claims_nothing_about_a_host_it_did_not_probe(capsys):
     from vtopo.lab_terms import HostFacts
-    from vtopo.lab import open_lab, problems_of
+    from vtopo.compile.resolve import resolve
+    from vtopo.lab import open_lab, registry
     from vtopo.model.topology import Impairment
     from vtopo.resources import TOPOLOGIES
 
@@ -72,10 +75,10 @@ def test_offline_validation_claims_nothing_about_a_host_it_did_not_probe(capsys)
     assert main(["validate", "--offline", str(lab_file)]) == 0
     assert capsys.readouterr().out == f"{lab_file}: valid (4 nodes, 2 links)\n"
     topology = open_lab(lab_file).topology
-    probed = [str(p) for p in problems_of(topology, HostFacts(probed=True))]
+    probed = [str(p) for p in resolve(topology, registry(), HostFacts(probed=True)).problems]
     assert "warning: node von: KVM is not usable here, so this VM runs under TCG emulation (slower)" in probed
     assert "warning: node von: vhost-net is requested but this host's kernel has no vhost-net; the VM runs with " \
            "vhost=off" in probed
     link = next(iter(topology.links.values()))
     topology.update_link(link.id, impairment=Impairment(delay_ms=40))
-    assert problems_of(topology, HostFacts()) == []  # netem is not known to be missing either
+    assert resolve(topology, registry(), HostFacts()).problems == ()  # netem is not known to be missing either

@@ -5,8 +5,9 @@ import pytest
 
 from vtopo.gui.document.naming import stem_for
 from vtopo.gui.console.terminal import shell_for
+from vtopo.compile.resolve import resolve
 from vtopo.kinds.contract import RunsMachine
-from vtopo.lab import problems_of, registry
+from vtopo.lab import registry
 from vtopo.model.topology import Endpoint, Link, Node, Topology
 
 
@@ -20,7 +21,7 @@ def two_switches_twice(kind: str, **settings: object) -> Topology:
 
 
 def loop_warnings(topology: Topology) -> list[str]:
-    return [p.message for p in problems_of(topology) if "form a loop" in p.message]
+    return [p.message for p in resolve(topology, registry()).problems if "form a loop" in p.message]
 
 
 def test_a_loop_of_bridges_without_stp_is_told_to_turn_stp_on():

@@ -15,7 +15,9 @@ from vtopo import ops as o
 from vtopo.host.facts import libvirt_uri
 from vtopo.host.services import services_of
 from vtopo.lab_terms import HostFacts, Trust
-from vtopo.lab import open_lab, plan_of, problems_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model import io
 from vtopo.model.problems import Severity, errors_in
 from vtopo.model.topology import Endpoint, Link, Node
@@ -29,7 +31,7 @@ def domains_of(plan_facts: HostFacts, lab: str, **lab_fields: str) -> list[o.Sta
     topology = open_lab(TOPOLOGIES / f"{lab}.vtopo").topology
     for key, value in lab_fields.items():
         setattr(topology, key, value)
-    return [op for op in plan_of(topology, plan_facts).ops if isinstance(op, o.StartDomain)]
+    return [op for op in compile_plan(resolve(topology, registry(), plan_facts)).ops if isinstance(op, o.StartDomain)]
 
 
 def assert_valid(domain: o.StartDomain, directory: Path) -> None:
@@ -57,7 +59,7 @@ def test_domain_xml_matches_golden_and_libvirts_schema(lab_file, tmp_path):
 
 def test_the_domain_carries_the_lab_prefix_and_node_id_in_its_metadata():
     (op,) = [op for op in domains_of(LIBVIRT, "vm-router")]
-    prefix = plan_of(open_lab(TOPOLOGIES / "vm-router.vtopo").topology, LIBVIRT).prefix
+    prefix = compile_plan(resolve(open_lab(TOPOLOGIES / "vm-router.vtopo").topology, registry(), LIBVIRT)).prefix
     assert op.name == f"{prefix}-vmr"
     tag = ElementTree.fromstring(op.xml).find(f"metadata/{{{o.DOMAIN_XMLNS}}}node")
     assert tag is not None and tag.get("prefix") == prefix and tag.get("node") == "vmr"
@@ -69,14 +71,14 @@ def test_the_lab_chooses_the_backend():
     assert not domains_of(HostFacts(), "vhost-on-off"), "auto: bare QEMU when it does not"
     assert not domains_of(LIBVIRT, "vhost-on-off", vm_backend="qemu")
     assert domains_of(HostFacts(), "vhost-on-off", vm_backend="libvirt"), "vtopo starts libvirtd for this lab"
-    qemu = plan_of(open_lab(TOPOLOGIES / "vhost-on-off.vtopo").topology, replace(LIBVIRT, libvirt=False))
+    qemu = compile_plan(resolve(open_lab(TOPOLOGIES / "vhost-on-off.vtopo").topology, registry(), replace(LIBVIRT, libvirt=False)))
     assert any(isinstance(op, o.StartProcess) and op.argv[0] == "qemu-system-x86_64" for op in qemu.ops)
 
 
 def test_a_bad_backend_names_the_field():
     topology = open_lab(TOPOLOGIES / "vm-router.vtopo").topology
     topology.vm_backend = "xen"
-    problems = [p for p in problems_of(topology, LIBVIRT) if p.path == "$.lab.vm_backend"]
+    problems = [p for p in resolve(topology, registry(), LIBVIRT).problems if p.path == "$.lab.vm_backend"]
     assert problems and "libvirt" in problems[0].message
 
 
@@ -97,7 +99,7 @@ def test_the_uri_is_the_users_not_the_lab_files(monkeypatch):
     assert o.script_of(ops[0].inverse()) == [f"virsh -c qemu+ssh://root@lab-host/system destroy {ops[0].name}"]
     document = io.to_document(open_lab(TOPOLOGIES / "vm-router.vtopo").topology)
     document["lab"]["libvirt_uri"] = "qemu+ssh://root@elsewhere/system"
-    from_file = [op for op in plan_of(io.from_document(document), remote).ops if isinstance(op, o.StartDomain)]
+    from_file = [op for op in compile_plan(resolve(io.from_document(document), registry(), remote)).ops if isinstance(op, o.StartDomain)]
     assert {op.uri for op in from_file} == {"qemu+ssh://root@lab-host/system"}, "a lab file cannot move the VMs"
 
 
@@ -111,7 +113,7 @@ def test_vhost_on_and_off_as_libvirt_spells_them():
 
 
 def test_a_macvtap_nic_is_the_macvtap_vtopo_made_with_its_mac():
-    plan = plan_of(open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology, LIBVIRT)
+    plan = compile_plan(resolve(open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology, registry(), LIBVIRT))
     macvtap = next(op for op in plan.ops if isinstance(op, o.CreateMacvtap))
     mac = next(op.mac for op in plan.ops if isinstance(op, o.ConfigureLink) and op.name == macvtap.name)
     domain = next(op for op in plan.ops if isinstance(op, o.StartDomain) and macvtap.name in op.xml)
@@ -125,25 +127,25 @@ def test_a_vhost_user_nic_is_refused_with_what_this_host_lacks():
     topology = open_lab(TOPOLOGIES / "ovs-openflow.vtopo").topology
     topology.add_node(Node(id="vu", name="vu", kind="vm", settings={"vhost_user": True}))
     topology.add_link(Link(id="vu-ovs", a=Endpoint("vu", "nic0"), b=Endpoint("sw", "p9")))
-    (problem,) = [p for p in errors_in(problems_of(topology, LIBVIRT)) if p.subject == "node vu"]
+    (problem,) = [p for p in errors_in(resolve(topology, registry(), LIBVIRT).problems) if p.subject == "node vu"]
     assert "does not make vhost-user ports yet" in problem.message and "dpdk-init=true" in problem.message
     assert "needs KVM: under TCG emulation QEMU 7.2 crashes" in problem.message
-    (with_dpdk,) = [p for p in errors_in(problems_of(topology, replace(LIBVIRT, ovs_dpdk=True, accel="kvm")))
+    (with_dpdk,) = [p for p in errors_in(resolve(topology, registry(), replace(LIBVIRT, ovs_dpdk=True, accel="kvm")).problems)
                     if p.subject == "node vu"]
     assert "dpdk-init" not in with_dpdk.message and "needs KVM" not in with_dpdk.message
 
 
 def test_libvirtd_is_a_shared_service_of_a_libvirt_lab_only():
     topology = open_lab(TOPOLOGIES / "vm-router.vtopo").topology
-    assert "libvirtd" in services_of(plan_of(topology, LIBVIRT))
-    assert "libvirtd" not in services_of(plan_of(topology, HostFacts()))
+    assert "libvirtd" in services_of(compile_plan(resolve(topology, registry(), LIBVIRT)))
+    assert "libvirtd" not in services_of(compile_plan(resolve(topology, registry(), HostFacts())))
 
 
 def test_a_vm_on_a_userspace_ovs_checksums_its_frames_in_full(tmp_path):
     topology = open_lab(TOPOLOGIES / "ovs-openflow.vtopo").topology
     topology.add_node(Node(id="vo", name="vo", kind="vm"))
     topology.add_link(Link(id="vo-ovs", a=Endpoint("vo", "nic0"), b=Endpoint("sw", "p9")))
-    (domain,) = [op for op in plan_of(topology, LIBVIRT).ops if isinstance(op, o.StartDomain)]
+    (domain,) = [op for op in compile_plan(resolve(topology, registry(), LIBVIRT)).ops if isinstance(op, o.StartDomain)]
     driver = ElementTree.fromstring(domain.xml).find("devices/interface/driver")
     assert driver is not None and driver.find("host").get("csum") == "off", "as QEMU's csum=off on the direct backend"
     assert_valid(domain, tmp_path)
@@ -153,18 +155,18 @@ def test_a_vm_that_boots_a_disk_image_runs_as_qemu_on_a_descriptor_vtopo_opened(
     topology = open_lab(TOPOLOGIES / "vm-router.vtopo").topology
     topology.nodes["vmr"].settings["image"] = "/srv/images/router.qcow2"
     trust = Trust(images=frozenset({"/srv/images/router.qcow2"}))
-    plan = plan_of(topology, LIBVIRT, trust)
+    plan = compile_plan(resolve(topology, registry(), LIBVIRT, trust))
     assert not [op for op in plan.ops if isinstance(op, o.StartDomain)], "libvirt would open the image by its path"
     (qemu,) = [op for op in plan.ops if isinstance(op, o.StartProcess) and op.argv[0] == "qemu-system-x86_64"]
     assert qemu.image_fds == ((20, "/srv/images/router.qcow2"),)
-    assert not [p for p in problems_of(topology, LIBVIRT, trust) if "runs as a QEMU process" in p.message]
+    assert not [p for p in resolve(topology, registry(), LIBVIRT, trust).problems if "runs as a QEMU process" in p.message]
     topology.vm_backend = "libvirt"
-    (warning,) = [p for p in problems_of(topology, LIBVIRT, trust) if "runs as a QEMU process" in p.message]
+    (warning,) = [p for p in resolve(topology, registry(), LIBVIRT, trust).problems if "runs as a QEMU process" in p.message]
     assert warning.subject == "node vmr" and warning.severity is Severity.WARNING
 
 
 def test_every_domain_is_created_paused_and_resumed_once_all_exist():
-    plan = plan_of(open_lab(TOPOLOGIES / "vhost-on-off.vtopo").topology, LIBVIRT)
+    plan = compile_plan(resolve(open_lab(TOPOLOGIES / "vhost-on-off.vtopo").topology, registry(), LIBVIRT))
     started = [index for index, op in enumerate(plan.ops) if isinstance(op, o.StartDomain)]
     resumed = [op for op in plan.ops[max(started):] if isinstance(op, o.ResumeDomain)]
     assert len(started) == 2 and {op.name for op in resumed} == {plan.ops[i].name for i in started}

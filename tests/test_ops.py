@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from vtopo import ops as o
-from vtopo.lab import open_lab, plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.resources import TOPOLOGIES
 
 
@@ -14,7 +16,7 @@ def test_every_op_class_registers_itself_and_no_abstract_base_does():
 
 def test_ops_of_every_shipped_lab_round_trip_through_json():
     for lab_file in sorted(TOPOLOGIES.glob("*.vtopo")):
-        for op in plan_of(open_lab(lab_file).topology).ops:
+        for op in compile_plan(resolve(open_lab(lab_file).topology, registry())).ops:
             assert o.op_from_json(op.to_json()) == op
             inverse = op.inverse()
             assert inverse is None or o.op_from_json(inverse.to_json()) == inverse

@@ -3,7 +3,8 @@ links; what OSPF allows passes. The broken labs, one per rule, are in golden/inv
 from __future__ import annotations
 
 from vtopo.lab_terms import HostFacts
-from vtopo.lab import open_lab, problems_of
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model.problems import errors_in
 from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
@@ -19,7 +20,7 @@ def set_router(topology: Topology, name: str, **settings: object) -> None:
 
 
 def errors(topology: Topology) -> list[str]:
-    return [str(p) for p in errors_in(problems_of(topology, HostFacts()))]
+    return [str(p) for p in errors_in(resolve(topology, registry(), HostFacts()).problems)]
 
 
 def test_a_stub_area_behind_an_area_border_router_is_valid():
@@ -68,7 +69,7 @@ def test_a_wrong_mask_on_a_router_link_warns_and_a_wrong_subnet_is_an_error():
     topology = teaching_lab()
     link = topology.links["r1-eth1--r2-eth1"]
     topology.update_link(link.id, b=type(link.b.interface)(addresses=["10.0.12.2/24"]))
-    problems = problems_of(topology, HostFacts())
+    problems = resolve(topology, registry(), HostFacts()).problems
     assert errors_in(problems) == []
     [warning] = [str(p) for p in problems]
     assert warning.startswith("warning: node r2: r2:eth1 has 10.0.12.2/24 where the rest of its broadcast domain is "

@@ -5,12 +5,13 @@ import pytest
 
 from vtopo.compile.analysis import describe_path
 from vtopo.deployed import DeployedLab
-from vtopo.lab import context_of, open_lab
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.resources import TOPOLOGIES
 
 
 def path(lab: str, source: str, destination: str) -> str:
-    context = context_of(open_lab(TOPOLOGIES / f"{lab}.vtopo").topology)
+    context = resolve(open_lab(TOPOLOGIES / f"{lab}.vtopo").topology, registry()).valid().lab
     ids = {node.node.name: node_id for node_id, node in context.nodes.items()}
     return describe_path(context, ids[source], ids[destination])
 
@@ -31,7 +32,7 @@ def test_a_routed_path_names_the_routers() -> None:
 
 
 def test_a_vm_behind_a_numbered_bridge_aims_at_the_hosts_address_on_it() -> None:
-    lab = DeployedLab(context_of(open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology))
+    lab = DeployedLab(resolve(open_lab(TOPOLOGIES / "vm-tap-vs-macvtap.vtopo").topology, registry()).valid().lab)
     assert lab.target_address("vm1", "host") == ("10.0.10.1", "same segment")
     assert lab.target_address("vm2", "host") == ("10.0.11.1", "same segment")
     assert lab.target_address("host", "vm1") == ("10.0.10.2", "same segment")

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from vtopo.compile.compiler import PREFIX
+from vtopo.compile.lab_rules import PREFIX
 from vtopo.lab_terms import DEFAULT_PREFIX_LENGTH, MAX_INTERFACE_NAME, default_prefix
-from vtopo.lab import open_lab, plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.resources import TOPOLOGIES
 
 
@@ -30,6 +32,6 @@ def test_prefixes_are_valid_and_leave_room_for_the_longest_device_of_every_shipp
         topology = open_lab(path).topology
         prefix = default_prefix(topology.name)
         assert PREFIX.fullmatch(prefix) and len(prefix) == DEFAULT_PREFIX_LENGTH
-        devices = [name for op in plan_of(topology).ops for name in (getattr(op, "name", ""), getattr(op, "peer", ""))
+        devices = [name for op in compile_plan(resolve(topology, registry())).ops for name in (getattr(op, "name", ""), getattr(op, "peer", ""))
                    if isinstance(name, str) and name.startswith(f"{prefix}-")]
         assert devices and max(map(len, devices)) <= MAX_INTERFACE_NAME, path.name

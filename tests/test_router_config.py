@@ -12,7 +12,9 @@ import pytest
 
 from vtopo import ops as o
 from vtopo.kinds.contract import SavedState
-from vtopo.lab import plan_of, problems_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 from vtopo.resources import TOPOLOGIES
@@ -44,7 +46,7 @@ def two_routers(config: str = "", ipv6: bool = False) -> Topology:
 
 
 def started(topology: Topology, router: str) -> list[str]:
-    return [op.name.split("@")[0] for op in plan_of(topology).ops
+    return [op.name.split("@")[0] for op in compile_plan(resolve(topology, registry())).ops
             if isinstance(op, o.StartProcess) and op.owner == f"node {router}"]
 
 
@@ -69,12 +71,12 @@ def test_an_ospf_instance_runs_ospfd_as_that_instance_for_a_configuration_that_n
     are ospfd-1's. vtopo's own OSPF names no instance, so a router that generates it may not set one."""
     lab = two_routers("router ospf 1\n ospf router-id 10.0.0.1\n")
     lab.nodes["r1"].settings["ospf_instance"] = 1
-    ospfd = next(op for op in plan_of(lab).ops if isinstance(op, o.StartProcess) and op.name == "ospfd-1@r1")
+    ospfd = next(op for op in compile_plan(resolve(lab, registry())).ops if isinstance(op, o.StartProcess) and op.name == "ospfd-1@r1")
     assert ospfd.argv[1:3] == ("-n", "1") and ospfd.ready_path.endswith("/ospfd-1.vty")
-    assert "process:ospfd-1@r1" in next(op for op in plan_of(lab).ops
+    assert "process:ospfd-1@r1" in next(op for op in compile_plan(resolve(lab, registry())).ops
                                         if isinstance(op, o.LoadConfig) and op.owner == "node r1").after
     lab.nodes["r2"].settings["ospf_instance"] = 2
-    assert [str(p) for p in problems_of(lab)] == ["error: node r2: OSPF instance 2 needs a configuration of the "
+    assert [str(p) for p in resolve(lab, registry()).problems] == ["error: node r2: OSPF instance 2 needs a configuration of the "
                                                   "router's own that names it (`router ospf 2`); the OSPF vtopo writes "
                                                   "names none"]
 
@@ -84,15 +86,15 @@ def test_an_empty_router_is_a_valid_start() -> None:
     OSPF design check speaks of a router that runs no OSPF)."""
     topology = two_routers()
     topology.nodes["r1"].settings["generate_ospf"] = False
-    config = next(op.content for op in plan_of(topology).ops
+    config = next(op.content for op in compile_plan(resolve(topology, registry())).ops
                   if isinstance(op, o.WriteFile) and op.path.endswith("r1/frr.conf"))
     assert config == ""
     assert started(topology, "r1") == ALL_DAEMONS
-    assert [str(p) for p in problems_of(topology)] == []
+    assert [str(p) for p in resolve(topology, registry()).problems] == []
 
 
 def test_generated_configuration_speaks_ospfv3_where_the_router_has_ipv6() -> None:
-    config = next(op.content for op in plan_of(two_routers(ipv6=True)).ops
+    config = next(op.content for op in compile_plan(resolve(two_routers(ipv6=True), registry())).ops
                   if isinstance(op, o.WriteFile) and op.path.endswith("r1/frr.conf"))
     assert "router ospf6\n ospf6 router-id 10.0.0.1" in config
     assert " ipv6 ospf6 area 0.0.0.0\n" in config and " ipv6 ospf6 network point-to-point\n" in config
@@ -102,7 +104,7 @@ def test_a_configuration_may_not_write_files_elsewhere() -> None:
     text = "log file /etc/frr/frr.conf\nlog file ospfd.log\ndump bgp all /tmp/x\ncop /etc/shadow running\n"
     assert file_commands(text) == [(1, "log file /etc/frr/frr.conf"), (3, "dump bgp all /tmp/x"),
                                    (4, "cop /etc/shadow running")]
-    problems = [p.message for p in problems_of(two_routers(text))]
+    problems = [p.message for p in resolve(two_routers(text), registry()).problems]
     assert any("line 1 of its configuration, 'log file /etc/frr/frr.conf', would have FRR write or read a file" in p
                for p in problems), problems
     assert not any("line 2" in p for p in problems)
@@ -175,7 +177,7 @@ def test_saving_writes_each_nodes_state_and_says_what_changed() -> None:
     diff = changes[0].diff()
     assert '-default_route: "10.1.0.1"' in diff and "+eth0: 10.1.0.10/24, 10.1.0.20/24" in diff
     assert "+   network 10.0.0.0/8 area 0" in changes[1].diff()
-    assert problems_of(topology) == [] or all(p.severity.value == "warning" for p in problems_of(topology))
+    assert resolve(topology, registry()).problems == () or all(p.severity.value == "warning" for p in resolve(topology, registry()).problems)
 
 
 def running_config(router: str, router_id: str, lan: str, cost: str = "") -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from vtopo.lab import problems_of, registry
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model.rules import is_valid_node_name, lab_tag, link_refusal
 from vtopo.model.topology import Endpoint, Link, Node, Topology
 
@@ -33,7 +34,7 @@ def test_the_compiler_refuses_exactly_the_pairs_the_rule_refuses():
         topology.add_node(Node(id="b", name="b", kind=b))
         topology.add_link(Link(id="l", a=Endpoint("a", kinds[a].ports.name(kinds[a].ports.first)),
                                b=Endpoint("b", kinds[b].ports.name(kinds[b].ports.first))))
-        refused = [p.message for p in problems_of(topology) if "cannot be linked" in p.message]
+        refused = [p.message for p in resolve(topology, registry()).problems if "cannot be linked" in p.message]
         assert refused == ([link_refusal(kinds[a], kinds[b])] if link_refusal(kinds[a], kinds[b]) else []), (a, b)
 
 

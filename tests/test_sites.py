@@ -11,7 +11,9 @@ from vtopo import protocol as p
 from vtopo.ssh import ssh_argv
 from vtopo.cli import main
 from vtopo.lab_terms import Trust
-from vtopo.lab import plan_of, problems_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.model.placement import site_parts
 from vtopo.model.sites import TUNNEL_MTU, Site
@@ -48,7 +50,7 @@ def test_sites_and_places_survive_saving_and_loading():
 def test_a_bad_site_field_is_one_problem_naming_the_site_and_field(change, field, words):
     lab = LabBuilder("bad", [here(), Site(**{**vars(REMOTE), **change})])
     lab.node("c1", "container")
-    errors = [problem for problem in problems_of(lab.topology) if problem.severity.value == "error"]
+    errors = [problem for problem in resolve(lab.topology, registry()).problems if problem.severity.value == "error"]
     assert len(errors) == 1, errors
     assert errors[0].path == f"$.lab.sites[1].{field}" and words in errors[0].message
 
@@ -56,7 +58,7 @@ def test_a_bad_site_field_is_one_problem_naming_the_site_and_field(change, field
 def test_a_node_on_an_unknown_site_is_named_with_its_field():
     lab = two_sites()
     lab.topology.nodes["c2"].site = "mars"
-    [error] = [problem for problem in problems_of(lab.topology) if problem.severity.value == "error"]
+    [error] = [problem for problem in resolve(lab.topology, registry()).problems if problem.severity.value == "error"]
     assert error.subject == "node c2" and error.path == "$.nodes[1].site" and "'mars'" in error.message
 
 
@@ -75,14 +77,14 @@ def test_a_link_to_a_vm_on_another_site_is_refused_by_name():
     lab.node("br0", "bridge")
     lab.node("vm1", "vm", site="b")
     lab.link("br0", "vm1")
-    messages = [str(problem) for problem in problems_of(lab.topology) if problem.severity.value == "error"]
+    messages = [str(problem) for problem in resolve(lab.topology, registry()).problems if problem.severity.value == "error"]
     assert messages == ["error: link br0:p1-vm1:nic0: a link between two sites must join containers, routers or "
                         "switches; put a switch next to the vm on its site"]
 
 
 def test_each_site_plans_its_own_nodes_and_its_end_of_the_tunnel():
     topology = two_sites().topology
-    local, remote = (plan_of(topology, trust=Trust(site=site, tunnel_vnis=(5000, 5999))) for site in ("", "b"))
+    local, remote = (compile_plan(resolve(topology, registry(), trust=Trust(site=site, tunnel_vnis=(5000, 5999)))) for site in ("", "b"))
     for plan, node, peer in ((local, "c1", "198.18.0.2"), (remote, "c2", "198.18.0.1")):
         assert [op.name for op in plan.ops if isinstance(op, CreateNamespace)] == [f"{plan.prefix}-{node}"]
         [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
@@ -101,7 +103,7 @@ def test_a_bridge_spanning_sites_gets_the_tunnel_mtu_on_every_interface_of_its_s
     lab.node("c2", "container", site="b")
     lab.link("c1", "br0", "10.0.0.1/24")
     lab.link("c2", "br0", "10.0.0.2/24")
-    plan = plan_of(lab.topology)
+    plan = compile_plan(resolve(lab.topology, registry()))
     mtus = {op.name: op.mtu for op in plan.ops if isinstance(op, ConfigureLink) and op.name != f"{plan.prefix}-br0"}
     assert set(mtus.values()) == {TUNNEL_MTU} and len(mtus) == 3  # c1's eth0, its bridge port, the tunnel port
     [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
@@ -133,11 +135,11 @@ def test_the_agent_refuses_vnis_outside_its_range(tmp_path: Path):
 
 def test_a_members_lab_tunnels_only_to_the_peers_the_administrator_listed():
     topology = two_sites().topology
-    [error] = [problem for problem in problems_of(topology, trust=Trust(site="b", tunnel_peers=frozenset()))
+    [error] = [problem for problem in resolve(topology, registry(), trust=Trust(site="b", tunnel_peers=frozenset())).problems
                if problem.severity.value == "error"]
     assert error.subject == "link c1:eth0-c2:eth0" and "only root may tunnel a lab to 198.18.0.1" in error.message
-    assert not [problem for problem in problems_of(topology, trust=Trust(site="b",
-                                                                         tunnel_peers=frozenset({"198.18.0.1"})))
+    assert not [problem for problem in resolve(topology, registry(), trust=Trust(site="b",
+                                                                         tunnel_peers=frozenset({"198.18.0.1"}))).problems
                 if problem.severity.value == "error"]
 
 
@@ -145,7 +147,7 @@ def test_a_tunnel_back_to_the_host_itself_is_refused_even_to_a_listed_peer():
     """Site b's agent, whose host has the address the lab gives the local site too."""
     trust = Trust(site="b", tunnel_peers=frozenset({"198.18.0.1"}),
                   host_addresses=frozenset({"198.18.0.1", "198.18.0.2"}))
-    [error] = [problem for problem in problems_of(two_sites().topology, trust=trust)
+    [error] = [problem for problem in resolve(two_sites().topology, registry(), trust=trust).problems
                if problem.severity.value == "error"]
     assert error.subject == "link c1:eth0-c2:eth0" and error.message.startswith(
         "its tunnel would lead back to this host: the lab's sites give 198.18.0.1, an address of this host's own")
@@ -154,11 +156,11 @@ def test_a_tunnel_back_to_the_host_itself_is_refused_even_to_a_listed_peer():
 def test_a_site_whose_address_in_the_lab_is_not_its_own_is_refused():
     """Site b's agent, whose host does not have the address the lab gives site b: its tunnels' outer source."""
     trust = Trust(site="b", host_addresses=frozenset({"198.18.0.9"}))
-    [error] = [problem for problem in problems_of(two_sites().topology, trust=trust)
+    [error] = [problem for problem in resolve(two_sites().topology, registry(), trust=trust).problems
                if problem.severity.value == "error"]
     assert error.message.startswith("the lab gives 198.18.0.2 as this site's address, which this host does not have")
-    assert not [problem for problem in problems_of(two_sites().topology, trust=Trust(
-        site="b", host_addresses=frozenset({"198.18.0.2"}))) if problem.severity.value == "error"]
+    assert not [problem for problem in resolve(two_sites().topology, registry(), trust=Trust(
+        site="b", host_addresses=frozenset({"198.18.0.2"}))).problems if problem.severity.value == "error"]
 
 
 def test_a_deploy_request_carries_the_site_and_its_vni_range():
@@ -236,7 +238,7 @@ def test_a_bridge_with_two_nodes_on_another_site_gets_a_copy_there_joined_by_one
     for index, site in enumerate(("", "b", "b"), start=1):
         lab.node(f"c{index}", "container", site=site)
         lab.link(f"c{index}", "br0", f"10.0.1.{index}/24")
-    local, remote = (plan_of(lab.topology, trust=Trust(site=site)) for site in ("", "b"))
+    local, remote = (compile_plan(resolve(lab.topology, registry(), trust=Trust(site=site))) for site in ("", "b"))
     for plan in (local, remote):
         [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
         assert tunnel.netns is None and tunnel.owner.startswith("link br0:")  # the trunk between the two bridges
@@ -252,16 +254,15 @@ def test_a_command_for_another_site_is_one_quoted_line_for_its_shell():
 
 
 def test_a_capture_on_another_sites_end_runs_there_and_on_a_local_end_here():
-    from vtopo.capture import resolve
+    from vtopo.capture import resolve as capture_target
     from vtopo.capture.engine import tcpdump_argv
-    from vtopo.compile.compiler import lab_context
     from vtopo.lab_terms import HostFacts
     from vtopo.kinds.registry import installed_kinds
 
-    context = lab_context(two_sites().topology, installed_kinds(), HostFacts(), Trust())
-    there = resolve(context, "c2:eth0")
+    context = resolve(two_sites().topology, installed_kinds(), HostFacts(), Trust()).valid().lab
+    there = capture_target(context, "c2:eth0")
     assert there.site == REMOTE and tcpdump_argv(there, "icmp", 5)[-1] == "vtopo capture two c2:eth0 --pcap -f icmp -c 5"
-    here_ = resolve(context, "c1:eth0")
+    here_ = capture_target(context, "c1:eth0")
     assert here_.site is None and tcpdump_argv(here_)[:4] == ["ip", "netns", "exec", here_.netns]
 
 
@@ -278,7 +279,7 @@ def test_a_node_is_remote_only_from_another_sites_point_of_view():
 def test_the_trunk_joining_a_bridges_parts_on_two_sites_carries_every_vlan_of_the_bridge():
     topology = vlans_over_two_sites([here(), REMOTE], "b", "bridge").topology
     for site in ("", "b"):
-        plan = plan_of(topology, trust=Trust(site=site, tunnel_vnis=(5000, 5999)))
+        plan = compile_plan(resolve(topology, registry(), trust=Trust(site=site, tunnel_vnis=(5000, 5999))))
         [tunnel] = [op for op in plan.ops if isinstance(op, CreateVxlan)]
         vlans = {op.name: (op.untagged, op.tagged) for op in plan.ops if isinstance(op, SetBridgeVlans)}
         assert vlans[tunnel.name] == (1, (10, 20)) and sorted(vlans.values()) == [(1, (10, 20)), (10, ()), (20, ())]
@@ -288,7 +289,7 @@ def test_the_trunk_joining_a_switchs_parts_on_two_sites_carries_every_vlan_of_th
     topology = vlans_over_two_sites([here(), REMOTE], "b").topology
     ports = {}
     for site in ("", "b"):
-        plan = plan_of(topology, trust=Trust(site=site, tunnel_vnis=(5000, 5999)))
+        plan = compile_plan(resolve(topology, registry(), trust=Trust(site=site, tunnel_vnis=(5000, 5999))))
         # each part's VLANs name only its own ports; its hosts share one subnet on purpose (only the VLANs keep them
         # apart), which validation rightly names
         assert [w.subject for w in plan.warnings] == ["subnet 10.70.0.0/24"], plan.warnings

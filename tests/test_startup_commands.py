@@ -11,7 +11,9 @@ import pytest
 from vtopo.cli import main
 from vtopo.compile.startup import STARTUP_COMMANDS
 from vtopo.lab_terms import Trust
-from vtopo.lab import plan_of, problems_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.resources import TOPOLOGIES
@@ -52,19 +54,19 @@ def test_bad_startup_commands_are_named_by_node_and_field(commands: Any, message
 
 def test_commands_from_the_file_need_the_users_consent() -> None:
     topology = io.from_document(lab_with(COMMANDS))
-    problems = problems_of(topology)
+    problems = resolve(topology, registry()).problems
     assert len(problems) == 1
     problem = problems[0]
     assert (problem.subject, problem.path) == ("node c1", "$.nodes[1].startup_commands")
     assert ("run 2 startup command(s) inside c1 as the user who deploys it: ip route add 10.9.0.0/24 via 10.0.0.2; "
             "echo 'ready'") in problem.message and "--allow-commands c1" in problem.message
     assert problem.consent is not None and (problem.consent.what, problem.consent.name) == (STARTUP_COMMANDS, "c1")
-    assert problems_of(topology, trust=Trust(startup_commands=frozenset({"c2"}))) != []  # consent is per node
-    assert problems_of(topology, trust=Trust(startup_commands=frozenset({"c1"}))) == []
+    assert resolve(topology, registry(), trust=Trust(startup_commands=frozenset({"c2"}))).problems != ()  # consent is per node
+    assert resolve(topology, registry(), trust=Trust(startup_commands=frozenset({"c1"}))).problems == ()
 
 
 def test_a_node_without_a_shell_has_no_startup_commands() -> None:
-    problems = problems_of(io.from_document(lab_with(["true"], node=0)), trust=Trust(startup_commands=frozenset({"br0"})))
+    problems = resolve(io.from_document(lab_with(["true"], node=0)), registry(), trust=Trust(startup_commands=frozenset({"br0"}))).problems
     assert [(p.subject, p.path) for p in problems] == [("node br0", "$.nodes[0].startup_commands")]
     assert problems[0].message.startswith("startup commands need a shell to run in: br0 is a Linux bridge")
 
@@ -72,7 +74,7 @@ def test_a_node_without_a_shell_has_no_startup_commands() -> None:
 def test_startup_commands_run_last_in_order_and_are_explained() -> None:
     document = lab_with(COMMANDS)
     document["nodes"][2]["startup_commands"] = ["sleep 1"]
-    plan = plan_of(io.from_document(document), trust=Trust(startup_commands=frozenset({"c1", "c2"})))
+    plan = compile_plan(resolve(io.from_document(document), registry(), trust=Trust(startup_commands=frozenset({"c1", "c2"}))))
     tail = [step.op.summary() for step in plan.steps[-3:]]
     assert tail == [f"run on c1: {COMMANDS[0]}", f"run on c1: {COMMANDS[1]}", "run on c2: sleep 1"]
     assert set(plan.steps[-3].deps) == {step.index for step in plan.steps[:-3]}

@@ -13,7 +13,9 @@ import pytest
 from vtopo.compile.broadcast_domains import broadcast_domains_of
 from vtopo import ops as o
 from vtopo.lab_terms import HostFacts, LabOwner, Trust
-from vtopo.lab import context_of, open_lab, plan_of, problems_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Subinterface, Topology
@@ -31,7 +33,7 @@ def lab() -> Topology:
 
 
 def script(topology: Topology, facts: HostFacts) -> list[str]:
-    plan = plan_of(topology, facts)
+    plan = compile_plan(resolve(topology, registry(), facts))
     return plan.explain().replace(f"{plan.prefix}-", "").splitlines()
 
 
@@ -83,12 +85,12 @@ def test_where_neither_can_make_it_validation_says_so_in_one_line():
     switch = topology.node_named("s1")
     assert switch is not None
     switch.kind, switch.settings = "bridge", {}
-    problems = [str(p) for p in problems_of(topology, NO_KERNEL_VLANS) if p.subject_id == "r1"]
+    problems = [str(p) for p in resolve(topology, registry(), NO_KERNEL_VLANS).problems if p.subject_id == "r1"]
     assert problems == [
         "error: node r1: r1:eth0: subinterfaces eth0.10, eth0.20 need the kernel's 802.1Q VLAN devices (8021q, "
         "CONFIG_VLAN_8021Q), which this kernel does not have, and eth0 is linked to s1, a Linux bridge, which cannot "
         "make them as tagged ports: link eth0 to an Open vSwitch switch (kind ovs), which makes them on every host"]
-    assert [p for p in problems_of(topology, KERNEL_VLANS) if p.subject_id == "r1"] == []
+    assert [p for p in resolve(topology, registry(), KERNEL_VLANS).problems if p.subject_id == "r1"] == []
 
 
 def vm_on_a_stick(**settings: object) -> Topology:
@@ -109,15 +111,15 @@ def vm_on_a_stick(**settings: object) -> Topology:
 def test_a_vms_built_in_guest_makes_its_subinterfaces_from_its_kernel_command_line(facts, backend):
     topology = vm_on_a_stick()
     topology.vm_backend = backend
-    assert [str(p) for p in problems_of(topology, facts) if "subinterface" in str(p)] == []
-    text = plan_of(topology, facts).explain()
+    assert [str(p) for p in resolve(topology, registry(), facts).problems if "subinterface" in str(p)] == []
+    text = compile_plan(resolve(topology, registry(), facts)).explain()
     assert "vtopo.vlan=eth0.10 vtopo.ip=eth0.10:10.0.10.1/24 vtopo.ip=eth0.10:2001:db8:10::1/64 vtopo.vlan=eth0.20 " \
         "vtopo.ip=eth0.20:10.0.20.1/24" in text
     assert "type vlan" not in text and "p4.10" not in text, "the guest's kernel tags: no host VLAN device, no OVS port"
 
 
 def test_a_vm_booting_its_own_image_is_refused_a_subinterface_in_one_line():
-    problems = [str(p) for p in problems_of(vm_on_a_stick(image="disk.qcow2"), KERNEL_VLANS)
+    problems = [str(p) for p in resolve(vm_on_a_stick(image="disk.qcow2"), registry(), KERNEL_VLANS).problems
                 if "subinterface" in str(p)]
     assert problems == ["error: node r1: r1:nic0: r1 boots its own disk image, which configures its own interfaces; "
                         "vtopo makes 802.1Q subinterfaces in the built-in guest only. Set image to builtin, or remove "
@@ -125,7 +127,7 @@ def test_a_vm_booting_its_own_image_is_refused_a_subinterface_in_one_line():
 
 
 def test_frr_runs_ospf_and_ospf6_on_each_subinterface():
-    context = context_of(lab(), KERNEL_VLANS)
+    context = resolve(lab(), registry(), KERNEL_VLANS).valid().lab
     router = context.node_named("r1")
     assert router is not None
     config = router.kind.configuration(router)
@@ -138,7 +140,7 @@ def test_frr_runs_ospf_and_ospf6_on_each_subinterface():
 
 def test_each_subinterface_is_in_its_vlans_broadcast_domain():
     domains = {d.members[0].name: sorted(m.name for m in d.members)
-               for d in broadcast_domains_of(context_of(lab(), KERNEL_VLANS))}
+               for d in broadcast_domains_of(resolve(lab(), registry(), KERNEL_VLANS).valid().lab)}
     assert sorted(domains.values()) == [["h1:eth0", "h3:eth0", "r1:eth0.10"], ["h2:eth0", "r1:eth0.20"],
                                         ["r1:eth0"]]
 
@@ -165,7 +167,7 @@ def test_an_l3_switch_gets_an_interface_per_vlan_in_a_namespace_of_its_own_that_
 
 
 def test_a_members_l3_switch_routes_in_a_namespace_of_the_members_user_namespace():
-    plan = plan_of(open_lab(L3_SWITCH).topology, NO_KERNEL_VLANS, Trust(owner=LabOwner.member(1234, 1234)))
+    plan = compile_plan(resolve(open_lab(L3_SWITCH).topology, registry(), NO_KERNEL_VLANS, Trust(owner=LabOwner.member(1234, 1234))))
     [own] = [op for op in plan.ops if isinstance(op, o.CreateNamespace) and op.owner == "node s1"]
     [lab_userns] = [op for op in plan.ops if isinstance(op, o.CreateUserNamespace)]
     assert own.userns == lab_userns.path and own.name == f"{plan.prefix}-s1"
@@ -180,7 +182,7 @@ def test_an_l3_switch_alone_still_routes_inside_the_lab_user_namespace():
         node = topology.node_named(name)
         assert node is not None
         topology.remove_node(node.id)
-    plan = plan_of(topology, NO_KERNEL_VLANS, Trust(owner=LabOwner.member(1234, 1234)))
+    plan = compile_plan(resolve(topology, registry(), NO_KERNEL_VLANS, Trust(owner=LabOwner.member(1234, 1234))))
     [own] = [op for op in plan.ops if isinstance(op, o.CreateNamespace)]
     assert own.userns and [op.path for op in plan.ops if isinstance(op, o.CreateUserNamespace)] == [own.userns]
 
@@ -190,7 +192,7 @@ def test_vlan_interfaces_named_wrongly_get_one_line_each():
     switch = topology.node_named("s1")
     assert switch is not None
     switch.settings["svis"] = {"vlan 5000": "10.0.50.1/24", "vlan 10": "10.0.10.1", "vlan 30": "10.0.30.1/24"}
-    problems = [str(p) for p in problems_of(topology, NO_KERNEL_VLANS) if p.subject_id == "s1"]
+    problems = [str(p) for p in resolve(topology, registry(), NO_KERNEL_VLANS).problems if p.subject_id == "s1"]
     assert problems == [
         "error: node s1: VLAN interface 'vlan 5000' of s1 must read vlan N, N a VLAN from 1 to 4094, e.g. vlan 10 = "
         "10.0.10.1/24",

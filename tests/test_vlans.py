@@ -14,7 +14,9 @@ from vtopo.host.facts import bridge_vlan_filtering
 from vtopo.lab_terms import HostFacts
 from vtopo.checks.live import vlan_apart
 from vtopo.compile.vlan_rules import vlan_gap, vlan_problems
-from vtopo.lab import context_of, open_lab, plan_of, problems_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model import io
 from vtopo.model.problems import errors_in
 from vtopo.model.topology import Endpoint, Interface, Link, Node
@@ -30,7 +32,7 @@ def explained(kind: str, **vlans: dict[str, str]) -> list[str]:
     topology = vlan_lab(kind)
     for switch, settings in vlans.items():
         topology.update_node(switch, settings={"vlans": settings})
-    plan = plan_of(topology, HostFacts())
+    plan = compile_plan(resolve(topology, registry(), HostFacts()))
     return plan.explain().replace(f"{plan.prefix}-", "").splitlines()
 
 
@@ -79,12 +81,12 @@ def test_a_switch_without_vlans_stays_as_it_was():
 
 def test_a_linux_bridge_with_vlans_where_the_kernel_filters_none_is_refused_in_one_line_per_switch():
     topology = vlan_lab("bridge")  # one subnet over two VLANs: a warning, and a deploy keeps the hosts apart
-    refused = errors_in(problems_of(topology, HostFacts(probed=True, bridge_vlans=False)))
+    refused = errors_in(resolve(topology, registry(), HostFacts(probed=True, bridge_vlans=False)).problems)
     assert [str(p) for p in refused] == [f"error: node {switch}: {NO_FILTERING.format(switch=switch)}"
                                          for switch in ("s1", "s2")]
-    assert errors_in(problems_of(topology, HostFacts(probed=True, bridge_vlans=True))) == []
-    assert errors_in(problems_of(topology, HostFacts())) == []  # the designer's checks know nothing of the host
-    assert errors_in(problems_of(vlan_lab("ovs"), HostFacts(probed=True, bridge_vlans=False))) == []
+    assert errors_in(resolve(topology, registry(), HostFacts(probed=True, bridge_vlans=True)).problems) == []
+    assert errors_in(resolve(topology, registry(), HostFacts()).problems) == []  # the designer's checks know nothing of the host
+    assert errors_in(resolve(vlan_lab("ovs"), registry(), HostFacts(probed=True, bridge_vlans=False)).problems) == []
 
 
 def test_validate_on_this_host_says_whether_its_bridges_can_filter_vlans(tmp_path: Path, capsys):
@@ -100,14 +102,14 @@ def test_validate_on_this_host_says_whether_its_bridges_can_filter_vlans(tmp_pat
 
 
 def test_vlans_split_one_switch_into_broadcast_domains_that_trunks_carry_across():
-    lab = context_of(vlan_lab("ovs"), HostFacts())
+    lab = resolve(vlan_lab("ovs"), registry(), HostFacts()).valid().lab
     assert [domain.describe() for domain in broadcast_domains_of(lab)] == [
         "domain 1 (VLAN 10): 10.0.0.0/24 via s1, s2: h1:eth0, h2:eth0, h4:eth0",
         "domain 2 (VLAN 20): 10.0.0.0/24 via s1, s2: h3:eth0, h5:eth0"]
     plain = vlan_lab("bridge")
     for switch in ("s1", "s2"):
         plain.update_node(switch, settings={})
-    [domain] = broadcast_domains_of(context_of(plain, HostFacts()))
+    [domain] = broadcast_domains_of(resolve(plain, registry(), HostFacts()).valid().lab)
     assert [member.name for member in domain.members] == [f"h{n}:eth0" for n in range(1, 6)]
 
 
@@ -117,7 +119,7 @@ def test_a_switch_without_vlans_between_two_with_vlans_carries_each_tag_apart():
     topology.add_node(Node("mid", "mid", "bridge"))
     topology.add_link(Link("t1", trunk.a, Endpoint("mid", "p1")))
     topology.add_link(Link("t2", Endpoint("mid", "p2"), trunk.b))
-    lab = context_of(topology, HostFacts())
+    lab = resolve(topology, registry(), HostFacts()).valid().lab
     assert [[m.name for m in d.members] for d in broadcast_domains_of(lab)] == [
         ["h1:eth0", "h2:eth0", "h4:eth0"], ["h3:eth0", "h5:eth0"]]
 
@@ -128,8 +130,8 @@ def test_a_subnet_per_vlan_on_one_switch_is_no_mistake(kind: str):
     for host in ("h3", "h5"):
         link = topology.links[f"link-{host}"]
         topology.update_link(link.id, a=Interface(addresses=[f"10.0.20.{host[1]}/24"]))
-    assert domain_problems(context_of(topology, HostFacts())) == []
-    assert problems_of(topology, HostFacts()) == []
+    assert domain_problems(resolve(topology, registry(), HostFacts()).valid().lab) == []
+    assert resolve(topology, registry(), HostFacts()).problems == ()
 
 
 def test_a_lab_file_keeps_its_vlans(tmp_path: Path):
@@ -145,7 +147,7 @@ def test_a_lab_file_keeps_its_vlans(tmp_path: Path):
 
 
 def vlan_warnings(topology) -> list[str]:
-    lab = context_of(topology, HostFacts())
+    lab = resolve(topology, registry(), HostFacts()).valid().lab
     return [str(problem) for problem in vlan_problems(lab, broadcast_domains_of(lab))]
 
 
@@ -170,12 +172,12 @@ def test_a_router_with_an_address_in_each_subnet_of_a_vlan_joins_them():
     topology.update_link("link-h3", a=Interface(addresses=["10.0.20.3/24"]))
     topology.update_node("s1", settings={"vlans": {**topology.nodes["s1"].settings["vlans"], "p3": "access 10"}})
     assert any("the rest of VLAN 10 is on 10.0.0.0/24" in str(p) for p in domain_problems(
-        context_of(topology, HostFacts())))
+        resolve(topology, registry(), HostFacts()).valid().lab))
     topology.add_node(Node("r1", "r1", "router"))
     topology.add_link(Link("link-r1", Endpoint("r1", "eth0", Interface(addresses=["10.0.0.254/24", "10.0.20.254/24"])),
                            Endpoint("s1", "p5")))
     topology.update_node("s1", settings={"vlans": {**topology.nodes["s1"].settings["vlans"], "p5": "access 10"}})
-    assert not [p for p in domain_problems(context_of(topology, HostFacts())) if "VLAN 10" in p.message]
+    assert not [p for p in domain_problems(resolve(topology, registry(), HostFacts()).valid().lab) if "VLAN 10" in p.message]
 
 
 @pytest.mark.parametrize("lab_file", sorted(TOPOLOGIES.glob("*.vtopo")), ids=lambda p: p.stem)
@@ -189,7 +191,7 @@ def test_a_vlan_of_two_subnets_of_equal_size_offers_a_vlan_for_one_of_them():
         topology.update_link(f"link-{host}", a=Interface(addresses=[f"10.0.20.{host[1]}/24"]))
     topology.update_link("link-h1", a=Interface(addresses=["10.0.20.1/24"]))
     topology.update_node("s2", settings={"vlans": {"p1": "access 10", "p2": "access 10", "p3": "trunk 10,20"}})
-    assert [str(p) for p in domain_problems(context_of(topology, HostFacts()))] == [
+    assert [str(p) for p in domain_problems(resolve(topology, registry(), HostFacts()).valid().lab)] == [
         "warning: domain 1 (h1:eth0, h2:eth0, h4:eth0, h5:eth0): VLAN 10 holds two subnets, 10.0.0.0/24 and "
         "10.0.20.0/24: their frames reach each other, but hosts on different subnets do not talk without a router, so "
         "nothing passes between them. Give every interface in it the same subnet, or move their ports into VLAN 20, "
@@ -205,7 +207,7 @@ def test_a_trunk_that_misses_a_vlan_cuts_it_and_is_named_by_validation_and_by_a_
         "warning: link s1:p4-s2:p3: h3:eth0 and h5:eth0 are in VLAN 20 on 10.0.20.0/24, but VLAN 20 does not reach "
         "from one to the other: the link s1:p4-s2:p3 on the way does not carry VLAN 20 (s2:p3 is a trunk of VLAN 10), "
         "so they cannot reach each other. Carry VLAN 20 across: s2: p3 = trunk 10,20"]
-    lab = context_of(topology, HostFacts())
+    lab = resolve(topology, registry(), HostFacts()).valid().lab
     h3, h5 = ([m for d in broadcast_domains_of(lab) for m in d.members if m.name == name][0]
               for name in ("h3:eth0", "h5:eth0"))
     assert vlan_gap(lab, h3, h5) == (

@@ -13,7 +13,7 @@ from typing import Any
 
 
 from vtopo.compile.analysis import describe_path, numbered_bridge_between, path_between
-from vtopo.compile.compiler import lab_context
+from vtopo.compile.resolve import resolve
 from vtopo import serial_console
 from vtopo.host import libvirt_domains, vhost
 from vtopo.host.facts import route_device
@@ -51,8 +51,8 @@ class DeployedLab:
     @classmethod
     def of_deployment(cls, deployment: dict[str, Any]) -> DeployedLab:
         """The lab compiled as it was deployed, from `LabRecord.deployment()`."""
-        return cls(lab_context(topology_of(deployment), installed_kinds(), facts_of(deployment),
-                               consent_of(deployment)), deployment.get("source", ""))
+        resolved = resolve(topology_of(deployment), installed_kinds(), facts_of(deployment), consent_of(deployment))
+        return cls(resolved.valid().lab, deployment.get("source", ""))
 
     def node(self, name: str) -> NodeContext:
         node = self.context.node_named(name)

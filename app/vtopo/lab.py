@@ -5,10 +5,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vtopo.checks.spec import typed_checks
-from vtopo.compile.compiler import CheckedLab, check_lab, checked_lab, compile_lab, lab_context
+from vtopo.compile.compiler import compile_plan
 from vtopo.compile.plan import Plan
+from vtopo.compile.resolve import resolve
 from vtopo.experiment.spec import experiment_problems
-from vtopo.kinds.contract import LabContext
 from vtopo.lab_terms import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.registry import installed_kinds as registry
@@ -47,42 +47,30 @@ def expectation_problems(topology: Topology, kinds: Registry) -> list[Problem]:
     return typed_checks(topology, kinds)[1] + experiment_problems(topology)
 
 
-def problems_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> list[Problem]:
-    return check_lab(topology, registry(), facts, trust)
-
-
-def checked_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> CheckedLab:
-    return checked_lab(topology, registry(), facts, trust)
-
-
 def validated(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> list[Problem]:
     """Every problem of the lab at once, as `vtopo validate` says them: the compiler's and, given this host's facts,
     what the host lacks and what its programs refuse in the configurations of the nodes the compile got to (FRR's dry
     run), whichever stage stopped the compile. A node with an error of its own is not given to the program: its text
     may be what the error is about (a line that has vtysh write a file)."""
-    checked = checked_lab(topology, registry(), facts, trust)
+    resolved = resolve(topology, registry(), facts, trust)
+    problems = list(resolved.problems)
     if facts is None:
-        return checked.problems
+        return problems
     import socket
 
     from vtopo.host.preflight import missing_on_host
 
     host_links = {name for _, name in socket.if_nameindex()}
-    refused = frozenset(problem.subject_id for problem in errors_in(checked.problems))
-    return checked.problems + missing_on_host(checked.plan, checked.lab, host_links, refused)
-
-
-def plan_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> Plan:
-    return compile_lab(topology, registry(), facts, trust)
-
-
-def context_of(topology: Topology, facts: HostFacts | None = None, trust: Trust | None = None) -> LabContext:
-    return lab_context(topology, registry(), facts, trust)
+    refused = frozenset(problem.subject_id for problem in errors_in(problems))
+    if resolved.failed_stage:
+        return problems + missing_on_host(None, resolved.lab, host_links, refused)
+    return problems + missing_on_host(compile_plan(resolved), resolved.this_site, host_links, refused)
 
 
 def site_plans(topology: Topology, facts: HostFacts | None = None, trust: Trust = Trust()) -> dict[str, Plan]:
     """The plan of each site's part of a lab spread over sites, this machine's first: one compile per site."""
-    return {site: plan_of(topology, facts, replace(trust, site=site)) for site in sites_used(topology)}
+    return {site: compile_plan(resolve(topology, registry(), facts, replace(trust, site=site)))
+            for site in sites_used(topology)}
 
 
 def explain_sites(topology: Topology, plans: dict[str, Plan], owners: set[str] | None = None) -> str:

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator
 
 from vtopo import ops as o
-from vtopo.compile.compiler import Compiler
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
 from vtopo.compile.links import impair_device, impairment_problem
 from vtopo.compile.tunnels import TUNNEL
 from vtopo.compile.plan import Plan
@@ -290,15 +291,10 @@ def running_lab(lab: str | LabRecord, store: StateStore | None = None, *, lowere
     record = _record_of(lab, store)
     with record.locked():
         topology = record.topology()
-        compiler = Compiler(topology, installed_kinds(), record.facts(), record.consent())
-        if lowered:
-            plan: Plan | None = compiler.run()
-        else:
-            compiler.check()
-            compiler.keep_this_site()
-            plan = None
+        resolved = resolve(topology, installed_kinds(), record.facts(), record.consent()).valid()
+        plan = compile_plan(resolved) if lowered else None
         with _applying(record) as applier:
-            running = RunningLab(record, topology, plan, compiler.lab, applier)
+            running = RunningLab(record, topology, plan, resolved.this_site, applier)
             applier.on_output = running.show_output
             yield running
 

@@ -8,7 +8,7 @@ from statistics import mean
 import networkx as nx
 import numpy as np
 
-from vtopo.compile.compiler import lab_context
+from vtopo.compile.resolve import resolve
 from vtopo.kinds.contract import Role
 from vtopo.kinds.registry import Registry
 from vtopo.model.problems import LabError
@@ -34,7 +34,7 @@ def routers_of(topology: Topology, registry: Registry) -> set[str]:
     """The nodes that forward IP between their interfaces (the kind's `routes` hook, which reads the settings);
     none while the lab does not compile."""
     try:
-        lab = lab_context(topology, registry)
+        lab = resolve(topology, registry).valid().lab
     except LabError:
         return set()
     return {node_id for node_id, node in lab.nodes.items()

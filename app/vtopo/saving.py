@@ -18,7 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_lab, lab_context
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
 from vtopo.host.state import LabRecord, StateStore
 from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, Reader, SavedState, SavesState, generated_settings_of
 from vtopo.lab_terms import HostFacts, LabNames
@@ -111,7 +112,7 @@ def _journal_saved_state(record: LabRecord, deployed: list[o.Op], saved: Topolog
     """The journal as if the lab with its saved state had been deployed: the nodes hold that state already (a
     router's configuration, a container's addresses and routes), and status compares the journal with the lab as
     recorded. Only the ops that the saved state changes are swapped."""
-    plan = compile_lab(saved, installed_kinds(), record.facts(), record.consent()).ops
+    plan = compile_plan(resolve(saved, installed_kinds(), record.facts(), record.consent())).ops
     before = set(deployed)
     gone, new = before - set(plan), [op for op in plan if op not in before]
     if gone or new:
@@ -169,7 +170,7 @@ def apply_state(topology: Topology, states: dict[str, SavedState], lab: LabConte
 def _context(topology: Topology, kinds: Registry) -> LabContext:
     """The lab in context, for what its kinds generate; a lab with errors generates nothing."""
     try:
-        return lab_context(topology, kinds)
+        return resolve(topology, kinds).valid().lab
     except LabError:
         return LabContext(topology, LabNames(topology.prefix), HostFacts())
 

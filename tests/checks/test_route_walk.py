@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 from vtopo.checks.walk import RouteWalk
-from vtopo.lab import context_of, open_lab
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.measure.nodes import MeasureError
 from vtopo.resources import TOPOLOGIES
 
 
 def walk_where_r1_answers(failure: str) -> str:
-    lab = context_of(open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology)
+    lab = resolve(open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology, registry()).valid().lab
 
     def run(node: str, argv: list[str]) -> str:
         if node == "h1" and argv[:3] == ["ip", "-j", "route"]:

@@ -171,7 +171,8 @@ def test_a_link_deleted_by_hand_shows_as_degraded_on_the_canvas(make_window: Cal
     from vtopo import ops as o
     from vtopo.gui.canvas.tooltips import link_tooltip
     from vtopo.gui.panels.deploy import load_deployer
-    from vtopo.lab import plan_of
+    from vtopo.compile.compiler import compile_plan
+    from vtopo.compile.resolve import resolve
 
     before = snapshot()
     window = make_window("bridge-veth", deployer_loader=load_deployer)
@@ -180,7 +181,7 @@ def test_a_link_deleted_by_hand_shows_as_degraded_on_the_canvas(make_window: Cal
         with qtbot.waitSignal(window.deploy.busy_changed, check_params_cb=lambda busy: not busy, timeout=120_000):
             window.menu_actions.deploy.trigger()
         topology = window.editor.topology
-        veth = next(op for op in plan_of(topology).ops if isinstance(op, o.CreateVeth) and op.netns is None)
+        veth = next(op for op in compile_plan(resolve(topology, registry())).ops if isinstance(op, o.CreateVeth) and op.netns is None)
         subprocess.run(["ip", "link", "del", veth.name], check=True)
         with qtbot.waitSignal(window.deploy.status_read, timeout=30_000):
             window.menu_actions.status.trigger()

@@ -95,7 +95,8 @@ def _has_carrier(window: MainWindow, node: str, device: str) -> bool:
     """Whether the node's interface has carrier (a link down is a cable pull: the interface stays up without it)."""
     from vtopo.deployed import DeployedLab
 
-    context = DeployedLab.find(window.editor.topology.name).node(node)
+    lab = DeployedLab.find(window.editor.topology.name)
+    context = lab.node(node)
     netns = context.kind.netns(context)
     flags = subprocess.run(["ip", "-n", netns, "-o", "link", "show", device], capture_output=True, text=True,
                            check=True).stdout.split("<", 1)[1].split(">", 1)[0].split(",")
@@ -105,7 +106,8 @@ def _has_carrier(window: MainWindow, node: str, device: str) -> bool:
 def _qdisc(window: MainWindow, node: str) -> str:
     from vtopo.deployed import DeployedLab
 
-    context = DeployedLab.find(window.editor.topology.name).node(node)
+    lab = DeployedLab.find(window.editor.topology.name)
+    context = lab.node(node)
     return subprocess.run(["tc", "-n", context.kind.netns(context), "qdisc", "show", "dev", "eth0"],
                           capture_output=True, text=True, check=True).stdout
 

@@ -12,7 +12,8 @@ from tests.gui.test_vlans_designer import retype
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.interface_table import SUBINTERFACES
 from vtopo.gui.panels.link_form import EndEditor
-from vtopo.lab import problems_of
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.model.problems import Severity
 from vtopo.model.topology import Endpoint, Subinterface
@@ -101,7 +102,7 @@ def test_router_on_a_stick_is_drawn_from_nothing_with_the_mouse_and_the_keyboard
     assert "eth0.10 10.0.10.1/24 2001:db8:10::1/64" in label[0] + label[1]
     assert "eth0.20 10.0.20.1/24 2001:db8:20::1/64" in label[0] + label[1]
 
-    errors = [p for p in problems_of(editor.topology) if p.severity == Severity.ERROR]
+    errors = [p for p in resolve(editor.topology, registry()).problems if p.severity == Severity.ERROR]
     assert errors == []
     reference = io.load(TOPOLOGIES / "router-on-a-stick.vtopo")
     assert reference.links["link-trunk"].a.interface.subinterfaces == STICK

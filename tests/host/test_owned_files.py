@@ -57,11 +57,13 @@ def test_a_config_is_written_when_nothing_was_planted(tmp_path: Path, applier) -
 def test_the_shipped_routers_daemons_start_inside_their_node_with_its_own_files() -> None:
     """No daemon of a router reads or writes a path of the host's: it starts inside its node, whose /etc/frr,
     /run/frr and /var/log/frr are the router's own directory."""
-    from vtopo.lab import plan_of
+    from vtopo.compile.compiler import compile_plan
+    from vtopo.compile.resolve import resolve
+    from vtopo.lab import registry
     from vtopo.model import io
     from vtopo.resources import TOPOLOGIES
 
-    plan = plan_of(io.load(TOPOLOGIES / "l2-vs-l3.vtopo"))
+    plan = compile_plan(resolve(io.load(TOPOLOGIES / "l2-vs-l3.vtopo"), registry()))
     binds = {op.netns: op.binds for op in plan.ops if isinstance(op, o.IsolateNode)}
     starts = [op for op in plan.ops if isinstance(op, o.StartProcess) and "/usr/lib/frr/" in op.argv[0]]
     assert starts

@@ -16,7 +16,9 @@ from vtopo.interop import frr
 from vtopo.interop.export import to_containerlab
 from vtopo.interop.importing import import_lab
 from vtopo.interop.building import Imported
-from vtopo.lab import open_lab, plan_of, registry
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
@@ -164,7 +166,7 @@ def test_ospf01_says_each_field_it_does_not_carry_in_one_line_naming_the_node() 
         assert router is not None and router.settings["ospf_instance"] == 1  # ospfd_instances=1: `router ospf 1`
         assert router.settings["daemons"] == ["zebra", "ospfd", "ospf6d"]  # staticd=no, and runs anyway, as in FRR
     assert not any("ospfd_instances" in line for line in lines)  # carried, so nothing to say
-    plan = plan_of(without_log_path(result.topology))
+    plan = compile_plan(resolve(without_log_path(result.topology), registry()))
     started = {op.name for op in plan.ops if isinstance(op, StartProcess)}
     assert {"zebra@router3", "staticd@router3", "ospfd-1@router3", "ospf6d@router3"} <= started
 
@@ -310,8 +312,8 @@ def test_round_trip_through_containerlab_keeps_nodes_links_interfaces_addresses_
         if node.kind == "router":
             kind = registry().get("router")
             assert kind is not None
-            from vtopo.lab import context_of
-            generated = kind.generated_settings(context_of(original).nodes[node.id])["config"]
+            lab = resolve(original, registry()).valid().lab
+            generated = kind.generated_settings(lab.nodes[node.id])["config"]
             assert copy.settings["config"] == generated and "daemons" not in copy.settings
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from vtopo.interop.importing import import_lab
 from vtopo.lab_terms import HostFacts
-from vtopo.lab import plan_of, registry
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.ops import CreateLinkBridge
 
 CAMPUS = Path(__file__).parent / "gns3" / "campus" / "campus.gns3"
@@ -52,7 +54,7 @@ def test_qemu_vms_wired_to_each_other_and_to_a_container_import_as_links_that_co
                                                                          "srv": "container"}
     assert sorted(topology.describe_link(link) for link in topology.links.values()) == [
         "Core:nic1-PC-B:nic0", "PC-A:nic0-Core:nic0", "PC-B:nic1-srv:eth0"]
-    plan = plan_of(topology, HostFacts())
+    plan = compile_plan(resolve(topology, registry(), HostFacts()))
     bridges = [step.op for step in plan.steps if isinstance(step.op, CreateLinkBridge)]
     assert len(bridges) == 3 and not plan.warnings
 
@@ -72,7 +74,7 @@ def test_ethernet_switch_ports_import_as_the_vlans_of_an_ovs_switch() -> None:
             "access port in VLAN 30, which drops frames that come tagged instead of tagging them again") in lines
     assert ("node SW1: its dot1q ports carry the VLANs the project's switches name (1, 10, 20, 30), not every VLAN "
             "1-4094 as in GNS3: tagged frames of any other VLAN are dropped") in lines
-    assert not plan_of(topology, HostFacts()).warnings
+    assert not compile_plan(resolve(topology, registry(), HostFacts())).warnings
 
 
 def test_a_switch_without_vlans_stays_a_linux_bridge() -> None:

@@ -22,7 +22,9 @@ from vtopo.host.applier import Applier
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import OVS_BATCHED, Deployer
 from vtopo.host.netns import netns_path
-from vtopo.lab import open_lab, plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node
 from vtopo.resources import TOPOLOGIES
@@ -114,7 +116,7 @@ def host_calls(path: Path) -> tuple[int, int]:
     """How many apply calls a deploy of the lab makes, and which one starts the VM. Open vSwitch changes wait in
     one batch until a later step depends on one of them, or the plan ends, as the deployer does."""
     calls, vm_call, pending = 0, 0, set()
-    for step in plan_of(open_lab(path).topology).steps:
+    for step in compile_plan(resolve(open_lab(path).topology, registry())).steps:
         if isinstance(step.op, OVS_BATCHED):
             pending.add(step.index)
             continue
@@ -140,7 +142,7 @@ def test_kill_after_the_dhcp_server_relay_and_clients_started_and_cleanup_ends_t
     """The dhcp-relay lab's deploy dies once every dnsmasq and udhcpc runs: cleanup ends them and removes their
     directories, leases and scripts with the rest of the lab."""
     lab = TOPOLOGIES / "dhcp-relay.vtopo"
-    steps = plan_of(open_lab(lab).topology).steps
+    steps = compile_plan(resolve(open_lab(lab).topology, registry())).steps
     last_dhcp = max(i for i, step in enumerate(steps) if isinstance(step.op, o.StartProcess)
                     and step.op.argv[0] in ("dnsmasq", "busybox"))
     before = snapshot()

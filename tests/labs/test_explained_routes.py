@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from vtopo import ops as o
-from vtopo.lab import plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.privileged
 
 def test_the_default_route_of_a_container_is_the_explained_one(deployed):
     running = deployed("l2-vs-l3")
-    plan = plan_of(running.topology)
+    plan = compile_plan(resolve(running.topology, registry()))
     [route] = [op for op in plan.ops if isinstance(op, o.AddRoute) and op.netns == f"{plan.prefix}-h1"]
     explained = shlex.split(o.script_of(route)[-1])
     shown = subprocess.run(["ip", "-n", route.netns, "route", "show", "default"], capture_output=True, text=True,
@@ -36,7 +38,7 @@ def test_a_bridge_an_interface_and_its_addresses_are_as_explained(deployed):
     topology.add_link(Link(id="l1", a=Endpoint("c1", "eth0", Interface(mac="02:00:00:00:09:01", mtu=1400, addresses=[
         "10.9.0.1/24", "fd00:9::1/64"])), b=Endpoint("br", "p1")))
     running = deployed(topology)
-    plan = plan_of(running.topology)
+    plan = compile_plan(resolve(running.topology, registry()))
     netns = f"{plan.prefix}-c1"
     [bridge] = [shlex.split(line) for op in plan.ops if isinstance(op, o.CreateBridge) for line in o.script_of(op)]
     [details] = _json("ip", "-d", "-j", "link", "show", "dev", bridge[3])

@@ -13,7 +13,8 @@ from vtopo.checks.live import LiveProbe
 from vtopo.checks.spec import typed_checks
 from vtopo.cli import main
 from vtopo.lab_terms import HostFacts
-from vtopo.lab import problems_of, registry
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model import io
 from vtopo.model.topology import Topology
 from tests.labs.test_capture import seen_along
@@ -55,11 +56,10 @@ def dual_stack() -> Topology:
 
 def test_a_dual_stack_lab_validates_and_its_domains_show_both_subnets():
     from vtopo.compile.broadcast_domains import broadcast_domains_of
-    from vtopo.lab import context_of
 
     topology = dual_stack()
-    assert problems_of(topology, HostFacts()) == []
-    domains = [d.describe() for d in broadcast_domains_of(context_of(topology, HostFacts()))]
+    assert resolve(topology, registry(), HostFacts()).problems == ()
+    domains = [d.describe() for d in broadcast_domains_of(resolve(topology, registry(), HostFacts()).valid().lab)]
     assert domains == ["domain 1: 10.1.0.0/24, 2001:db8:1::/64 via lan1: h1:eth0, h2:eth0, r1:eth0",
                        "domain 2: 2001:db8:2::/64: h3:eth0, r1:eth1"]
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from vtopo.cli import main
-from vtopo.compile.compiler import Compiler
+from vtopo.compile.resolving import Resolving
 from vtopo.model import io
 from vtopo.model.topology import Topology
 from vtopo.lab_operations import set_link_impairment
@@ -156,12 +156,11 @@ def test_a_rate_changed_live_is_what_iperf_measures(deployed, capsys, monkeypatc
     assert (code, out) == (0, "link c1:eth0-br0:p1 in lab bridge-veth: rate 10 Mbit/s\n")
     slow = iperf_mbit(lab, "c1", "c2", 10)
 
-    def compiled(*_: object) -> None:
-        raise AssertionError("a link's rate set live compiled the lab")
+    def resolved(*_: object) -> None:
+        raise AssertionError("a link's rate set live resolved the lab anew")
 
     with monkeypatch.context() as broken:  # the link's devices come from the lab's record, as its deploy made them
-        broken.setattr(Compiler, "check", compiled)
-        broken.setattr(Compiler, "run", compiled)
+        broken.setattr(Resolving, "__init__", resolved)
         said = set_link_impairment("bridge-veth", "c1", "br0", rate_mbit=40)  # what the agent runs for the command
     assert said == "link c1:eth0-br0:p1 in lab bridge-veth: rate 40 Mbit/s"
     fast = iperf_mbit(lab, "c1", "c2", 40)

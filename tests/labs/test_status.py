@@ -12,7 +12,9 @@ from vtopo import ops as o
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer, lab_owner
 from vtopo.lab_terms import Trust
-from vtopo.lab import open_lab, plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
@@ -34,7 +36,7 @@ def test_status_of_a_running_lab_says_running_for_every_node_and_link(deployed):
 
 def test_status_of_an_interrupted_deploy_says_where_it_stopped():
     before = snapshot()
-    total = len(plan_of(open_lab(LAB).topology, trust=Trust(owner=lab_owner(0))).steps)  # as root deploys it
+    total = len(compile_plan(resolve(open_lab(LAB).topology, registry(), trust=Trust(owner=lab_owner(0)))).steps)  # as root deploys it
     assert deploy_killed_at_call(LAB, 8) == 9
     try:
         shown = status("bridge-veth")
@@ -48,7 +50,7 @@ def test_status_of_an_interrupted_deploy_says_where_it_stopped():
 
 def test_status_names_a_link_deleted_by_hand(deployed):
     lab = deployed("bridge-veth")
-    veth = next(op for op in plan_of(lab.topology).ops if isinstance(op, o.CreateVeth) and op.netns is None)
+    veth = next(op for op in compile_plan(resolve(lab.topology, registry())).ops if isinstance(op, o.CreateVeth) and op.netns is None)
     subprocess.run(["ip", "link", "del", veth.name], check=True)
     shown = status("bridge-veth")
     assert shown.returncode == 1
@@ -59,7 +61,7 @@ def test_status_names_a_link_deleted_by_hand(deployed):
 
 def test_status_names_a_port_taken_out_of_its_bridge_by_hand(deployed):
     lab = deployed("bridge-veth")
-    port = next(op for op in plan_of(lab.topology).ops if isinstance(op, o.SetMaster))
+    port = next(op for op in compile_plan(resolve(lab.topology, registry())).ops if isinstance(op, o.SetMaster))
     subprocess.run(["ip", "link", "set", port.name, "nomaster"], check=True)
     shown = status("bridge-veth")
     assert shown.returncode == 1

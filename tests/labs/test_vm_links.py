@@ -22,7 +22,9 @@ from vtopo import ops as o
 from vtopo.host.applier import Applier
 from vtopo.host.cleanup import cleanup
 from vtopo.host.deployer import Deployer
-from vtopo.lab import open_lab, plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import open_lab, registry
 from vtopo.model import io
 from vtopo.model.rules import lab_tag
 from vtopo.model.topology import Topology
@@ -123,7 +125,7 @@ def test_cleanup_removes_a_vm_links_bridge_and_taps_without_a_journal() -> None:
     before = snapshot()
     topology = open_lab(TOPOLOGIES / f"{LAB}.vtopo").topology
     topology.prefix = "vzvml"  # not the member's lab's, deployed beside it
-    plan = plan_of(topology)
+    plan = compile_plan(resolve(topology, registry()))
     link_ops = [step.op for step in plan.steps if step.op.owner == "link vm1:nic0-vm2:nic0"]
     assert any(isinstance(op, o.CreateLinkBridge) for op in link_ops)
     applier = Applier(plan.prefix)

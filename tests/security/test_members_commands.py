@@ -10,7 +10,9 @@ import pytest
 from vtopo import ops as o
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.lab_terms import LabOwner, Trust
-from vtopo.lab import plan_of
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
@@ -28,7 +30,7 @@ def lab_with_a_host_node() -> Topology:
 
 def test_a_members_startup_command_on_the_host_node_is_refused_naming_it() -> None:
     with pytest.raises(LabError) as refused:
-        plan_of(lab_with_a_host_node(), trust=Trust(startup_commands=frozenset({"h1", "c1"}), owner=MEMBER))
+        compile_plan(resolve(lab_with_a_host_node(), registry(), trust=Trust(startup_commands=frozenset({"h1", "c1"}), owner=MEMBER)))
     messages = [str(problem) for problem in refused.value.problems]
     assert len(messages) == 1 and "only root may run startup commands on h1" in messages[0], messages
 
@@ -36,7 +38,7 @@ def test_a_members_startup_command_on_the_host_node_is_refused_naming_it() -> No
 def test_a_members_container_commands_run_as_root_of_the_labs_user_namespace() -> None:
     topology = lab_with_a_host_node()
     topology.node_named("h1").startup_commands = []
-    plan = plan_of(topology, trust=Trust(startup_commands=frozenset({"c1"}), owner=MEMBER))
+    plan = compile_plan(resolve(topology, registry(), trust=Trust(startup_commands=frozenset({"c1"}), owner=MEMBER)))
     [command] = [op for op in plan.ops if isinstance(op, o.RunCommand)]
     assert command.place is o.Place.NODE
     assert command.argv[:2] == ("nsenter", f"--user=/run/vtopo/ns/{plan.prefix}.user")

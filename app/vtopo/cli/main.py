@@ -114,10 +114,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from vtopo.lab import open_lab, plan_of
+    from vtopo.compile.compiler import compile_plan
+    from vtopo.compile.resolve import resolve
+    from vtopo.lab import open_lab, registry
 
     lab = open_lab(args.file)
-    plan = plan_of(lab.topology, _facts(args, lab.topology), consent_of(args))
+    plan = compile_plan(resolve(lab.topology, registry(), _facts(args, lab.topology), consent_of(args)))
     if args.json:
         sys.stdout.write(plan.dumps())
         return EXIT_OK

@@ -31,7 +31,8 @@ def add_commands(command: Command) -> None:
 
 
 def cmd_place(args: argparse.Namespace) -> int:
-    from vtopo.lab import context_of
+    from vtopo.compile.resolve import resolve
+    from vtopo.lab import registry
     from vtopo.model import io
     from vtopo.sites.place import suggest
 
@@ -42,7 +43,7 @@ def cmd_place(args: argparse.Namespace) -> int:
         print(f"error: --sites names two of the lab's sites ({', '.join(topology.sites) or 'it names none'})"
               + (f"; it has no {', '.join(unknown)}" if unknown else ""), file=sys.stderr)
         return EXIT_BAD_LAB
-    placement = suggest(context_of(topology), names[0], names[1])
+    placement = suggest(resolve(topology, registry()).valid().lab, names[0], names[1])
     for node_id, site in placement.sites.items():
         print(f"  {topology.nodes[node_id].name:<24} {site or 'this machine'}")
     print(f"{placement.crossing} link(s) between the sites; VM memory "

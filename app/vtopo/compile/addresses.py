@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from vtopo.compile.broadcast_domains import Domain, Member, Network
+from vtopo.kinds.contract import LabContext, Role
 from vtopo.model.problems import Problem, Severity
 
 
@@ -62,3 +63,13 @@ def _subnets_split(domains: list[Domain]) -> list[Problem]:
             "for it reaches one wire only. Give each wire a subnet of its own.",
             f"domain {split[1].number} ({', '.join(m.name for m in split[1].members)})", "", "", Severity.WARNING))
     return problems
+
+
+def host_namespace_addresses(lab: LabContext) -> list[tuple[str, str, str]]:
+    """Addresses the lab gives the host's own namespace (the host node, numbered bridges), each with the subject and
+    id of what gives it."""
+    placed: list[tuple[str, str, str]] = [(address, node.subject, node.node.id) for node in lab.nodes.values()
+                                          for address in node.kind.host_addresses(node)]
+    placed += [(address, f"link {end.link_name}", end.link.id) for end in lab.ends
+               if end.kind.role is Role.NAMESPACE and end.netns is None for address in end.end.interface.addresses]
+    return placed

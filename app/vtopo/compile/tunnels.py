@@ -3,7 +3,7 @@ here (a node's interface, or a switch's port), with the MTU the tunnel leaves. A
 site gets a copy of itself there, joined to it by one tunnel."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Set as AbstractSet
 from typing import Any
 
 from vtopo.kinds.contract import EndContext, KeepsVlansApart, LabContext, NodeContext, Role
@@ -16,7 +16,7 @@ TUNNEL = "vxlan tunnel"  # the medium of a link between sites
 TUNNEL_ROLES = {Role.NAMESPACE, Role.SWITCH}  # what a tunnel may end in: a node's interface or a switch's port
 
 
-def lower_tunnel_mtus(lab: LabContext, crossing: set[str]) -> None:
+def lower_tunnel_mtus(lab: LabContext, crossing: AbstractSet[str]) -> None:
     """Lower the MTU of every interface on a segment a tunnel is part of (the link's own two ends, or a switch's
     whole segment), so that no frame is too large for the tunnel."""
     tunnel_ends = [end for end in lab.ends if end.link.id in crossing]

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from vtopo.compile.compiler import check_lab
+from vtopo.compile.resolve import resolve
 from vtopo.experiment.conditions import not_measurable
 from vtopo.experiment.reconvergence import LinkSwitch, ReconvergenceRun
 from vtopo.experiment.results import Cell, CellRun, ExperimentResult, Ratio
@@ -40,7 +40,7 @@ def limitations(lab: DeployedLab) -> list[str]:
     """Why this host cannot give the figures the lab was drawn for: the compiler's warnings about it (no KVM, no
     vhost-net) and what each kind says the host keeps it from being (OVS without its kernel datapath)."""
     context = lab.context
-    found = [problem.message for problem in check_lab(context.topology, installed_kinds(), context.facts)
+    found = [problem.message for problem in resolve(context.topology, installed_kinds(), context.facts).problems
              if problem.severity is Severity.WARNING]
     found += [limit for node in context.nodes.values() for limit in node.kind.limitations(node)]
     return list(dict.fromkeys(found))

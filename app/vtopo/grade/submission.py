@@ -7,7 +7,8 @@ from pathlib import Path
 
 from vtopo.checks.spec import TypedCheck, typed_checks
 from vtopo.lab_terms import Trust
-from vtopo.lab import checked_of, read_lab, registry
+from vtopo.compile.resolve import resolve
+from vtopo.lab import read_lab, registry
 from vtopo.model import io
 from vtopo.model.expectations import Experiment
 from vtopo.model.problems import LabError, Problem, errors_in
@@ -34,7 +35,8 @@ def read_submission(path: Path, assignment: Topology, lab_name: str) -> Submissi
                                            experiment=Experiment())))
     except LabError as error:
         return Submission(path, student, None, [], _one_line(error.errors or error.problems))
-    problems = checked_of(graded, None, Trust()).problems  # as the agent will compile it: with no consent at all
+    # as the agent will compile it: with no consent at all
+    problems = list(resolve(graded, registry(), None, Trust()).problems)
     if refusal := _needs_consent(graded, problems):
         return Submission(path, student, None, [], refusal)
     if errors_in(problems):

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_in_context, compile_lab, host_namespace_addresses
+from vtopo.compile.addresses import host_namespace_addresses
+from vtopo.compile.compiler import compile_plan
 from vtopo.compile.links import shaped_links
 from vtopo.compile.plan import Plan, Step
+from vtopo.compile.resolve import resolve
 from vtopo.host import facts as host_facts
 from vtopo.host import image_store, libvirtd, namespace_maker, owned_files, preflight
 from vtopo.host.services import Services, services_of
@@ -231,7 +233,8 @@ class Deployer:
         trust = host_facts.with_host_network(consent)
         document, hint = io.to_document(topology), topology.prefix  # as the user gave it, which the designer edits
         topology = replace(topology, prefix=hint or default_prefix(topology.name))
-        plan, context = compile_in_context(topology, self.kinds, facts, trust)
+        resolved = resolve(topology, self.kinds, facts, trust)
+        plan, context = compile_plan(resolved), resolved.this_site
         progress(Progress("preflight", 0, 1, "checking privileges, tools and names"))
         preflight.require_privileges()
         services = services_of(plan)
@@ -249,7 +252,8 @@ class Deployer:
         try:
             if record.prefix != plan.prefix:  # a deployed lab holds the prefix the name gives: the lab gets another
                 topology = replace(topology, prefix=record.prefix)
-                plan, context = compile_in_context(topology, self.kinds, facts, trust)
+                resolved = resolve(topology, self.kinds, facts, trust)
+                plan, context = compile_plan(resolved), resolved.this_site
                 record.write({**record.read(), SHAPED_LINKS: _shaped_links_json(context)})  # its devices' new names
             applier = Applier(record.prefix, _output_to(progress), owner)
             preflight.check(plan, context, applier.netlink)
@@ -298,7 +302,8 @@ class Deployer:
         consent = replace(consent, owner=record.consent().owner)
         trust = host_facts.with_host_network(consent)
         topology = replace(edited, prefix=record.prefix)
-        plan, context = compile_in_context(topology, self.kinds, record.facts(), trust)
+        resolved = resolve(topology, self.kinds, record.facts(), trust)
+        plan, context = compile_plan(resolved), resolved.this_site
         journal = record.journal()
         removed = self._taken_away(record, journal, set(plan.ops))
         if removed is not None:
@@ -332,7 +337,7 @@ class Deployer:
         gone = {op for op in journal if op not in wanted}
         if not gone:
             return []
-        running = compile_lab(record.topology(), self.kinds, record.facts(), record.consent())
+        running = compile_plan(resolve(record.topology(), self.kinds, record.facts(), record.consent()))
         ops = {step.index: step.op for step in running.steps}
         for step in running.steps:  # in order: each op after those it is built on
             if any(ops[dep] in gone for dep in step.deps):

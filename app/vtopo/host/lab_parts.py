@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from vtopo import ops as o
-from vtopo.compile.compiler import compile_in_context
+from vtopo.compile.compiler import compile_plan
+from vtopo.compile.resolve import resolve
 from vtopo.compile.plan import Plan
 from vtopo.host import owned_files
 from vtopo.host.state import LabRecord, Operated
@@ -87,7 +88,8 @@ class LabParts:
         self.data = record.read()
         if compiled is None:
             topology = record.topology()
-            compiled = Compiled(topology, *compile_in_context(topology, kinds, record.facts(), record.consent()))
+            resolved = resolve(topology, kinds, record.facts(), record.consent())
+            compiled = Compiled(topology, compile_plan(resolved), resolved.this_site)
         self.compiled = compiled
         self.topology: Topology = compiled.topology
         plan, self.lab = compiled.plan, compiled.lab

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from vtopo.compile.compiler import lab_context
+from vtopo.compile.resolve import resolve
 from vtopo.interop import frr
 from vtopo.interop.building import Notice
 from vtopo.interop.losses import shown
@@ -63,8 +63,8 @@ def to_containerlab(topology: Topology, registry: Registry, image: str = CONTAIN
     """The containerlab topology of a lab. Raises LabError when the lab does not compile. Exporting runs nothing, so
     the startup commands need no consent: they become `exec` lines, each node's with a notice."""
     commands = frozenset(node.name for node in topology.nodes.values() if node.startup_commands)
-    lab = lab_context(topology, registry, HostFacts(netem=True),  # for another host: its impairments are said
-                      Trust(startup_commands=commands))
+    lab = resolve(topology, registry, HostFacts(netem=True),  # for another host: its impairments are said
+                  Trust(startup_commands=commands)).valid().lab
     return _Export(topology, image, router_image).run(lab.nodes.values())
 
 

@@ -9,6 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, TypeVar
 
+from vtopo.kinds.back_references import BackReference
 from vtopo.lab_terms import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
 from vtopo.model.rules import NETNS_DIR, stable_digest, subinterface_name
@@ -181,20 +182,17 @@ class EndContext:
 
     link: Link
     end: Endpoint
-    owner: NodeContext[Any]
-    link_name: str
+    owner: BackReference[NodeContext[Any]] = BackReference()
+    link_name: str  # type: ignore[misc]  # mypy takes the BackReference above for a default, which it is not
     medium: str = ""
     device: str = ""  # empty when this end has no device of its own (a macvlan segment's end)
     netns: str | None = None
-    peer: EndContext | None = None
+    peer: BackReference[EndContext | None] = BackReference(optional=True)
+    node: Node = field(init=False, repr=False)  # the owner's node and kind, kept here: compiling reads them at every
+    kind: NodeKind[Any] = field(init=False, repr=False)  # step, and the owner only through its back reference
 
-    @property
-    def node(self) -> Node:
-        return self.owner.node
-
-    @property
-    def kind(self) -> NodeKind[Any]:
-        return self.owner.kind
+    def __post_init__(self) -> None:
+        self.node, self.kind = self.owner.node, self.owner.kind
 
     @property
     def other(self) -> EndContext:
@@ -233,7 +231,7 @@ class NodeContext(Generic[S]):
     node: Node
     kind: NodeKind[S]
     settings: S
-    lab: LabContext
+    lab: BackReference[LabContext] = BackReference()
     ends: list[EndContext] = field(default_factory=list)
 
     @property
@@ -285,19 +283,11 @@ class LabContext:
     nodes: dict[str, NodeContext[Any]] = field(default_factory=dict)
     ends: list[EndContext] = field(default_factory=list)
     domains: list[list[EndContext]] = field(default_factory=list)  # the ends on each L2 segment, once named
+    whole: LabContext | None = None  # of one site's part of a lab spread over sites: the whole lab, which holds the
+    # nodes of the other sites that the part's ends reach (a tunnel's far end)
 
     def node_named(self, name: str) -> NodeContext[Any] | None:
         return next((n for n in self.nodes.values() if n.node.name == name), None)
-
-    def release(self) -> None:
-        """Undo the references between the lab, its nodes and their ends, so that they are freed as soon as they
-        are dropped, not by a pass of the cycle collector (which holds the interpreter lock for all of it: the
-        designer compiles a lab of thousands of nodes after each edit). The contexts are unusable afterwards."""
-        for end in self.ends:
-            end.peer = None
-        for node in self.nodes.values():
-            node.ends = []
-        self.nodes, self.ends, self.domains = {}, [], []
 
     def no_node_named(self, name: str) -> str:
         """What to say when `node_named` found no node: the names there are."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Iterable
 
 
 class Severity(str, Enum):
@@ -53,5 +54,5 @@ class LabError(Exception):
         return [p for p in self.problems if p.severity is Severity.ERROR]
 
 
-def errors_in(problems: list[Problem]) -> list[Problem]:
+def errors_in(problems: Iterable[Problem]) -> list[Problem]:
     return [p for p in problems if p.severity is Severity.ERROR]

@@ -7,12 +7,13 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
-from vtopo.compile.compiler import Compiler, StageFailed
 from vtopo.compile.broadcast_domains import Domain, broadcast_domains_of
+from vtopo.compile.compiler import compile_plan
 from vtopo.compile.plan import Plan
+from vtopo.compile.resolve import resolve
 from vtopo.gui.document.line_diff import LineChange
 from vtopo.lab_terms import HostFacts, Trust
-from vtopo.lab import explain_sites, plan_of, registry
+from vtopo.lab import explain_sites, registry
 from vtopo.model.placement import sites_used, spread_over_sites
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
@@ -66,28 +67,25 @@ def analyse(generation: int, topology: Topology, wanted: Callable[[], bool] = la
             raise Stale()
 
     try:
-        compiler = Compiler(topology, registry(), HostFacts())
-        try:
-            compiler.check()
-            step()
-            domains = broadcast_domains_of(compiler.lab)  # of the whole lab: lowering keeps this site's part only
-            step()
-            plan = compiler.order(compiler.lower())
-        except StageFailed:
-            return Checked(Analysis(generation, compiler.problems), topology)
-        finally:
-            compiler.lab.release()
+        resolved = resolve(topology, registry(), HostFacts())
+        problems = list(resolved.problems)
+        if resolved.failed_stage:
+            return Checked(Analysis(generation, problems), topology)
+        step()
+        domains = broadcast_domains_of(resolved.lab)  # of the whole lab: lowering builds this site's part only
+        step()
+        plan = compile_plan(resolved)
         step()
         if not spread_over_sites(topology):
-            return Checked(Analysis(generation, compiler.problems, True, domains, plan.explain()), topology, {"": plan})
+            return Checked(Analysis(generation, problems, True, domains, plan.explain()), topology, {"": plan})
         from vtopo.sites.spread import tunnel_vnis  # the VNIs a deploy from here would use
 
         vnis = tunnel_vnis()
-        plans = {site: plan_of(topology, HostFacts(), Trust(site=site, tunnel_vnis=vnis))
+        plans = {site: compile_plan(resolve(topology, registry(), HostFacts(), Trust(site=site, tunnel_vnis=vnis)))
                  for site in sites_used(topology)}
         step()
         explanation = explain_sites(topology, plans)
-        return Checked(Analysis(generation, compiler.problems, True, domains, explanation), topology, plans)
+        return Checked(Analysis(generation, problems, True, domains, explanation), topology, plans)
     except Stale:
         raise
     except LabError as error:

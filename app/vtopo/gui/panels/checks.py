@@ -18,7 +18,8 @@ from vtopo.gui.deployed_lab import LabUnavailable, deployed_lab
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.workers import Report, Worker, serial_pool
 from vtopo.kinds.check_types import Probe
-from vtopo.lab import context_of
+from vtopo.compile.resolve import resolve
+from vtopo.lab import registry
 from vtopo.model.expectations import Check
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Topology
@@ -104,7 +105,7 @@ def subjects_of(topology: Topology, checks: list[TypedCheck]) -> dict[str, list[
         nodes = [node.id for n in check.nodes() if (node := topology.node_named(n))]
         path: list[str] = []
         if len(nodes) >= 2:
-            context = context or context_of(topology)
+            context = context or resolve(topology, registry()).valid().lab
             try:
                 path = [item for end in path_between(context, nodes[0], nodes[1]) for item in (end.node.id, end.link.id)]
             except LabError:

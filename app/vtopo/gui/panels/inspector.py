@@ -156,10 +156,11 @@ class NodeForm(QWidget):
 
     def _generated(self, setting: str) -> str:
         """What vtopo generates for an empty text setting of the shown node, from the lab as it is now."""
-        from vtopo.lab import context_of
+        from vtopo.compile.resolve import resolve
+        from vtopo.lab import registry
 
         try:
-            lab = context_of(self._editor.topology.copy())
+            lab = resolve(self._editor.topology.copy(), registry()).valid().lab
         except LabError:
             return "! vtopo writes this configuration once the lab has no errors (see the Problems panel)\n"
         node = lab.nodes.get(self.node_id)

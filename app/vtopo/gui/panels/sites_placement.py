@@ -49,7 +49,8 @@ class SitesPlacementDialog(QDialog):
         self._suggest()
 
     def _suggest(self) -> None:
-        from vtopo.lab import context_of
+        from vtopo.compile.resolve import resolve
+        from vtopo.lab import registry
 
         first, second = str(self.first.currentData()), str(self.second.currentData())
         self.placement = None
@@ -59,7 +60,7 @@ class SitesPlacementDialog(QDialog):
             self.summary.setText("Choose two different sites.")
             return
         try:
-            context = context_of(self._topology)
+            context = resolve(self._topology, registry()).valid().lab
         except LabError as error:
             self.summary.setText(f"The lab has problems to fix first: {error}")
             return
