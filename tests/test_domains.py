@@ -10,7 +10,7 @@ from vtopo.lab_terms import HostFacts
 from vtopo.compile.broadcast_domains import broadcast_domains_of, domain_problems
 from vtopo.compile.resolve import resolve
 from vtopo.lab import open_lab, registry
-from vtopo.model.topology import Interface, Topology
+from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
 
 LABS = sorted(TOPOLOGIES.glob("*.vtopo"))

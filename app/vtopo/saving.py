@@ -24,7 +24,6 @@ from vtopo.host.state import LabRecord, StateStore
 from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, Reader, SavedState, SavesState, generated_settings_of
 from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.kinds.registry import Registry, installed_kinds
-from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.rules import subinterface_name
 from vtopo.model.topology import Interface, Topology

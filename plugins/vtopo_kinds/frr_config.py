@@ -2,8 +2,6 @@
 do, and how `show running-config` becomes a text to keep."""
 from __future__ import annotations
 
-import re
-
 ZEBRA = "zebra"
 STATICD = "staticd"
 OSPFD = "ospfd"

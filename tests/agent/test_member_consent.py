@@ -4,7 +4,6 @@ restart, which shows what they printed; a host device is refused in one line tha
 anything is built."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -18,7 +18,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSettings, Qt
 from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import (QApplication, QGraphicsLineItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView,
-                               QMessageBox, QWidget)
+                               QMessageBox)
 
 from benchmarks.report import machine_facts, write_fragment
 from tests.gui.helpers import send

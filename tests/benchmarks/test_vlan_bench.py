@@ -7,7 +7,6 @@ The goal: VLANs cost at most 1.3x the time of the same lab without them.
 from __future__ import annotations
 
 import statistics
-import time
 
 import pytest
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Callable
 
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 

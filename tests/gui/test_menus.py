@@ -6,7 +6,7 @@ from typing import Any, Callable
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from tests.gui.helpers import choose, dismiss, double_click, right_click, tooltip_at, view_point, when_menu_opens
+from tests.gui.helpers import choose, dismiss, double_click, right_click, tooltip_at, when_menu_opens
 from tests.gui.test_deploy import FakeDeployer
 from tests.gui.test_keyboard import focus_canvas
 from vtopo.gui.canvas.rename import InlineRename

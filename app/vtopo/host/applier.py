@@ -18,7 +18,6 @@ from vtopo.host import netns as namespaces
 from vtopo.host import libvirt_domains, nftables, ovs, owned_files, processes
 from vtopo.host.errors import HostError
 from vtopo.host.kernel_host import KernelHost, read_pid
-from vtopo.host.namespace_maker import NamespaceError
 from vtopo.host.netlink import Netlink, NetlinkError
 
 LINGER_SECONDS = 2.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from vtopo.model.problems import LabError, Problem
 from vtopo.model.untrusted_json import MAX_BYTES, MAX_DEPTH, checked

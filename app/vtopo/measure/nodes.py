@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from vtopo.kinds.contract import ECHO_SERVER, IPERF3_SERVER
-
 InNode = Callable[[list[str]], list[str]]
 
 

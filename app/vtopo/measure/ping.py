@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Unpack
 
 from vtopo.measure.base import MeasureRun, Who
-from vtopo.measure.nodes import MeasureEndpoint, MeasureError
+from vtopo.measure.nodes import MeasureError
 from vtopo.measure.preflight import describe_ping_failure
 from vtopo.measure.ranges import outside
 from vtopo.measure.record import RunRecord

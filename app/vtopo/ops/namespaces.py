@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from vtopo.model.rules import NETNS_DIR
 from vtopo.ops.base import Op, dev_resource, ns_resource
 from vtopo.ops.host import Host
 
