@@ -176,9 +176,11 @@ def run(node: ImageNode, mount_ns: str, uts_ns: str, pid_ns: str, run_root: str)
             raise EngineError(f"node {node.hostname}: {error}") from None
         _prepare(bundle, image, node)
     try:
+        cpus = namespace_maker.cpus_whose_mount_namespaces_keep()  # where runc makes a mount namespace this keeps
+        pinned = ["taskset", "--cpu-list", ",".join(map(str, sorted(cpus)))] if cpus is not None else []
         with open(f"{bundle}/console.log", "wb+") as console, cgroups_held(shared=True):  # the container's output too
-            done = subprocess.run(runc("run", "--detach", f"--bundle={bundle}", f"--pid-file={bundle}/pid",
-                                       node.container, run_root=run_root), stdin=subprocess.DEVNULL,
+            done = subprocess.run([*pinned, *runc("run", "--detach", f"--bundle={bundle}", f"--pid-file={bundle}/pid",
+                                                  node.container, run_root=run_root)], stdin=subprocess.DEVNULL,
                                   stdout=console, stderr=console, timeout=START_SECONDS, check=False)
             if done.returncode:
                 console.seek(0)
@@ -189,6 +191,8 @@ def run(node: ImageNode, mount_ns: str, uts_ns: str, pid_ns: str, run_root: str)
         namespace_maker.keep(f"/proc/{pid}/ns/mnt", mount_ns)
         namespace_maker.keep(f"/proc/{pid}/ns/uts", uts_ns)
         namespace_maker.keep(f"/proc/{pid}/ns/pid", pid_ns)
+        if cpus is not None:  # the image's process, and what it starts from now on, may run on any CPU again
+            os.sched_setaffinity(pid, os.sched_getaffinity(0))
     except BaseException:
         remove(node.netns, run_root)
         raise
