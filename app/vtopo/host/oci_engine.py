@@ -12,7 +12,8 @@ node's are (LabNames.node_namespace), so `vtopo exec`, the terminal, measurement
 daemons enter the image node as they enter any other.
 
 Names: the container is `vtopo-NETNS` in runc's state directory /run/vtopo/runc; its cgroup `vtopo/vtopo-NETNS`
-under each controller. Cleanup finds all three by vtopo's prefix.
+under each controller (a simulated host's under a parent of its own, VTOPO_CGROUP_PARENT). Cleanup finds all three by
+vtopo's prefix.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from vtopo.ops import NETNS_DIR
 
 RUNC = "runc"
 CONTAINER_PREFIX = "vtopo-"
-CGROUP_PARENT = "vtopo"
+CGROUP_PARENT = os.environ.get("VTOPO_CGROUP_PARENT", "vtopo")  # a simulated host's is its own (scripts/sim-host.sh)
 CGROUP_ROOT = "/sys/fs/cgroup"
 CPU_PERIOD_US = 100_000
 PIDS_LIMIT = 1024
