@@ -19,6 +19,7 @@ from vtopo.model.sites import Site
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "sim-host.sh"
 ROOT = Path("/run/vtopo-sim")
+ENGINE_LEFTOVERS = "from vtopo.host import oci_engine; print(*oci_engine.leftovers('/run/vtopo'), sep='\\n')"
 HOST_LINKS = ("lo", "uplink", "ovs-netdev", "ovs-system")
 """A simulated host's own interfaces: its underlay, and those of its Open vSwitch once a lab has started it."""
 
@@ -84,7 +85,14 @@ class SimulatedHost:
         labs = self.directory / "lib" / "labs"
         left += [f"record {path.name}" for path in labs.iterdir()] if labs.is_dir() else []
         left += [f"run directory {path.name}" for path in (self.directory / "run").iterdir() if path.is_dir()]
-        return left
+        return left + self.engine_leftovers()
+
+    def engine_leftovers(self) -> list[str]:
+        """runc's containers, bundle mounts and cgroups of this host's image nodes, as its own vtopo sees them."""
+        listed = self.run("env", f"VTOPO_CGROUP_PARENT=vtopo-sim-{self.name}", f"PYTHONPATH={os.pathsep.join(sys.path)}",
+                          sys.executable, "-c", ENGINE_LEFTOVERS)
+        assert listed.returncode == 0, listed.stderr
+        return [line for line in listed.stdout.splitlines() if line]
 
 
 @dataclass
