@@ -33,10 +33,9 @@ from vtopo.host.image_store import (ImageError, StoredImage, Unpacked, cgroups_h
 from vtopo.host.namespace_helper import accounts_of_the_lab
 from vtopo.host.syscalls import MS_NODEV, MS_NOSUID
 from vtopo.ops import NETNS_DIR
+from vtopo.ops.images import CGROUP_PARENT, CONTAINER_PREFIX, container_name
 
 RUNC = "runc"
-CONTAINER_PREFIX = "vtopo-"
-CGROUP_PARENT = os.environ.get("VTOPO_CGROUP_PARENT", "vtopo")  # a simulated host's is its own (scripts/sim-host.sh)
 CGROUP_ROOT = "/sys/fs/cgroup"
 CPU_PERIOD_US = 100_000
 PIDS_LIMIT = 1024
@@ -74,10 +73,6 @@ class ImageNode:
     @property
     def container(self) -> str:
         return container_name(self.netns)
-
-
-def container_name(netns: str) -> str:
-    return f"{CONTAINER_PREFIX}{netns}"
 
 
 def runc(*argv: str, run_root: str) -> list[str]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 from vtopo.kinds.back_references import BackReference
 from vtopo.lab_terms import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
+from vtopo.ops.images import in_containers_cgroup
 from vtopo.model.rules import NETNS_DIR, stable_digest, subinterface_name
 
 if TYPE_CHECKING:
@@ -262,16 +263,18 @@ class NodeContext(Generic[S]):
         of the lab's user namespace where it has one (nsenter enters that one last, as uid 0 inside: the owner).
         `workdir`: where the command starts, inside the node's mount namespace ("/" by default). A node from an image
         has a PID namespace too, whose /proc its mount namespace shows: a command enters it unless `own_pids` is
-        False (a daemon vtopo stops by the pid it writes, which must be the host's)."""
+        False (a daemon vtopo stops by the pid it writes, which must be the host's); and its cgroup, under the node's
+        limits, always."""
         netns = self.kind.netns(self)
         if netns is None:
             raise CannotRunInside(f"{self.node.name} is the host's own namespace, not a container")
         names, name = self.names, self.node.name
         user = [f"--user={names.user_namespace}"] if self.lab.trust.owner.ids is not None else []
-        pids = [f"--pid={names.node_namespace(name, 'pid')}"] if own_pids and image_of(self) else []
-        return ["nsenter", *user, f"--net={NETNS_DIR}/{netns}", f"--mount={names.node_namespace(name, 'mnt')}",
-                f"--uts={names.node_namespace(name, 'uts')}", *pids, *([f"--wdns={workdir}"] if workdir else []),
-                "--", *argv]
+        image = image_of(self) is not None
+        pids = [f"--pid={names.node_namespace(name, 'pid')}"] if own_pids and image else []
+        return [*(in_containers_cgroup(netns) if image else []), "nsenter", *user, f"--net={NETNS_DIR}/{netns}",
+                f"--mount={names.node_namespace(name, 'mnt')}", f"--uts={names.node_namespace(name, 'uts')}", *pids,
+                *([f"--wdns={workdir}"] if workdir else []), "--", *argv]
 
 
 @dataclass(eq=False)
