@@ -89,7 +89,7 @@ def resolve(topology: Topology, kinds: Registry, facts: HostFacts | None = None,
     if not failed:
         problems += _run(state, NAME_AND_ADDRESS)
         failed = "name and address" if errors_in(problems) else ""
-    return ResolvedLab(state.topology, state.lab, tuple(problems), failed, state.part, state.crossing)
+    return ResolvedLab(state.topology, _frozen(state.lab), tuple(problems), failed, state.part, state.crossing)
 
 
 def _run(state: Resolving, steps: tuple[Step, ...]) -> list[Problem]:
@@ -127,4 +127,15 @@ def _copy_of(lab: LabContext, here: Callable[[str], bool], links: dict[str, Link
     part.nodes = {node_id: node for node_id, node in whole.nodes.items() if here(node_id)}
     part.ends = [end for end in whole.ends if here(end.node.id)]
     part.domains = [[ends[id(end)] for end in domain] for domain in lab.domains]
-    return part
+    _frozen(whole)
+    return _frozen(part)
+
+
+def _frozen(lab: LabContext) -> LabContext:
+    """The lab in context, its nodes and its ends frozen: what `resolve` hands out cannot be changed."""
+    for node in lab.nodes.values():
+        node.freeze()
+    for end in lab.ends:
+        end.freeze()
+    lab.freeze()
+    return lab
