@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, TypeVar
 
 from vtopo.kinds.back_references import BackReference
+from vtopo.kinds.freezing import FreezesOnceResolved
 from vtopo.lab_terms import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
 from vtopo.ops.images import in_containers_cgroup
@@ -178,7 +179,7 @@ FileReader = Callable[[str, int], str]
 
 
 @dataclass(eq=False)
-class EndContext:
+class EndContext(FreezesOnceResolved):
     """One end of a link, once the compiler has chosen the medium and named the device."""
 
     link: Link
@@ -226,7 +227,7 @@ class NodeInterface:
 
 
 @dataclass(eq=False)
-class NodeContext(Generic[S]):
+class NodeContext(FreezesOnceResolved, Generic[S]):
     """A node in context: its kind, its settings parsed into the kind's settings dataclass, and its link ends."""
 
     node: Node
@@ -278,7 +279,7 @@ class NodeContext(Generic[S]):
 
 
 @dataclass(eq=False)
-class LabContext:
+class LabContext(FreezesOnceResolved):
     topology: Topology
     names: LabNames
     facts: HostFacts
