@@ -48,13 +48,13 @@ def lab_state(applied: int, total: int, parts: list[PartState]) -> str:
 
 
 def interfaces_of(op: o.Op) -> Iterator[Interface]:
-    """The interfaces a link's operation makes (a veth's two ends, a macvlan, a tap, ...)."""
+    """The interfaces a link's operation makes (a veth's two ends, a macvlan, a tunnel's end, a tap, ...)."""
     if isinstance(op, o.CreateVeth):
         yield Interface(op.netns, op.name)
         yield Interface(op.peer_netns, op.peer)
     elif isinstance(op, o.MoveLink):
         yield Interface(op.netns, op.new_name)
-    elif isinstance(op, (o.CreateMacvlan, o.CreateVlan)):
+    elif isinstance(op, (o.CreateMacvlan, o.CreateVlan, o.CreateVxlan)):
         yield Interface(op.netns, op.name)
     elif isinstance(op, (o.CreateTap, o.CreateMacvtap)):
         yield Interface(None, op.name)
