@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 
 from vtopo.kinds.back_references import BackReference
 from vtopo.kinds.freezing import FreezesOnceResolved
-from vtopo.lab_terms import HostFacts, LabNames, Trust
+from vtopo.lab_terms import HostFacts, LabNames, Trust, in_containers_cgroup
 from vtopo.model.problems import Problem
-from vtopo.ops.images import in_containers_cgroup
 from vtopo.model.rules import NETNS_DIR, stable_digest, subinterface_name
 
 if TYPE_CHECKING:
