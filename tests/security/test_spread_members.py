@@ -411,7 +411,9 @@ def test_an_image_the_member_has_not_loaded_on_the_site_is_refused_there(spread:
     own_images()
     refusal = spread.refusal("a", spread.lab("a", "spr-noimage", image=TOOLBOX))
     assert refusal.startswith(f"site {SITE}: node c2: image {TOOLBOX} is not on this host, among the images this lab "
-                              "may run") and "`vtopo image build toolbox` makes it" in refusal, refusal
+                              "may run"), refusal
+    assert "root's `sudo vtopo image build toolbox` makes it for every lab, or `vtopo image load FILE --name " \
+           f"{TOOLBOX}` loads your own" in refusal, refusal  # a member cannot build it
     assert spread.host.engine_leftovers() == []
 
 
