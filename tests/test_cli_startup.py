@@ -96,6 +96,22 @@ def test_compiling_a_lab_without_the_host_loads_only_networkx(argv):
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}
 
 
+@pytest.mark.parametrize("argv", [["validate", "--offline"], ["validate"]], ids=["offline", "this host's facts"])
+def test_validating_a_lab_loads_no_op(argv):
+    """Validating resolves the lab: its rules make no op, so neither the ops' classes nor lowering load. A lab with no
+    macvlan or macvtap has no lower device to look for on the host, the one question only its plan answers."""
+    loaded = modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})")
+    assert not [name for name in loaded if name.startswith("vtopo.ops") or name in (
+        "vtopo.compile.compiler", "vtopo.compile.links", "vtopo.compile.containers", "vtopo.compile.plan")]
+
+
+def test_validating_a_lab_with_a_lower_device_lowers_it():
+    """A macvlan's lower device is named in the plan: validating against this host's facts lowers the lab."""
+    lab = LAB.with_name("macvlan-bridge.vtopo")
+    loaded = modules_after(f"from vtopo.cli import main\nmain({['validate', str(lab)]!r})")
+    assert "vtopo.compile.compiler" in loaded
+
+
 def test_validating_without_the_host_loads_no_host_layer():
     """`vtopo validate --offline` checks the lab against default facts: what this host lacks is not asked, and the
     host layer (its preflight, the dry runs' thread pool) does not load."""
