@@ -130,10 +130,37 @@ def test_help_of_every_command_prints():
     from vtopo.cli import build_parser
 
     parser = build_parser()
-    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
     assert "vtopo link" in parser.format_help()
-    for name, command in commands.choices.items():
+    for name, command in _commands(parser).items():
         assert command.format_help(), name
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction)).choices
+
+
+def test_a_command_is_parsed_by_its_parser_alone_the_same_as_among_all():
+    """`vtopo COMMAND ...` builds COMMAND's parser alone: it is the one the parser of every command holds."""
+    from vtopo.cli import build_parser
+
+    for name, command in _commands(build_parser()).items():
+        alone = _commands(build_parser(name))
+        assert list(alone) == [name]
+        assert alone[name].format_help() == command.format_help(), name
+
+
+def test_a_command_of_no_such_name_is_told_every_command():
+    said = subprocess.run([sys.executable, "-m", "vtopo", "validat", "lab.vtopo"], capture_output=True, text=True)
+    assert said.returncode == 2 and "invalid choice: 'validat' (choose from 'validate'," in said.stderr
+
+
+def test_a_command_that_answers_and_exits_runs_without_the_cycle_collector():
+    """As the program, `vtopo validate` exits once it has answered: the collector's passes would be time lost. The
+    same command called in a process that goes on (a test, the designer) leaves the collector on."""
+    statements = f"import gc\nfrom vtopo.cli import main\nmain({['validate', '--offline', str(LAB)]!r}, program=%s)\n" \
+                 "print(gc.isenabled())"
+    assert said_and_modules_after(statements % "True")[0].splitlines()[-1] == "False"
+    assert said_and_modules_after(statements % "False")[0].splitlines()[-1] == "True"
 
 
 def test_validating_against_this_hosts_facts_loads_only_networkx():
