@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test suite on a brand-new Debian 12 machine, as root on a Debian host: a root filesystem fresh from debootstrap,
-# where nothing else was ever installed or run, entered in namespaces of its own (network, mount, PID, UTS, IPC) with
-# its own /proc, /sys, /dev, /run and /tmp, holding a clone of this checkout's HEAD in /srv/vtopo (mode 755). There it
-# runs what a CI runner and then a user would: `CI=true bash .ci/run`, `make run` (no display: it installs the rest and
-# leaves the agent running), and `CI=true bash .ci/run` again. Each step's output is in ROOT/root/fresh-machine/.
+# where nothing else was ever installed or run, entered in namespaces of its own (network, mount, PID, UTS, IPC,
+# cgroup) with its own /proc, /sys, /dev, /run and /tmp, holding a clone of this checkout's HEAD in /srv/vtopo (mode
+# 755). There it runs what a CI runner and then a user would: `CI=true bash .ci/run`, `make run` (no display: it
+# installs the rest and leaves the agent running), and `CI=true bash .ci/run` again. Each step's output is in
+# ROOT/root/fresh-machine/.
 #
 # Its network is slirp4netns's user-mode NAT on an eth0 of its own (100.64.250.0/24): no route, address or firewall
 # rule on the host. setup reaches Debian's mirror and PyPI through it; a table in the machine's nftables lets out only
@@ -62,12 +63,17 @@ EOF
     mount -t proc proc "$root/proc"
     mount -t sysfs sysfs "$root/sys"
     # the kernel's cgroups as the host has them: cgroup v2's unified tree, or (on a host that runs v1's hierarchies,
-    # which hold the controllers then) those hierarchies themselves; a bare cgroup2 mount there has no controller,
-    # and a container's pids.max or memory.max cannot be set
+    # which hold the controllers then) each of those hierarchies, mounted anew in the machine's cgroup namespace so
+    # that its root is the machine's own cgroup: what the machine makes, lists or removes there is its own
     if [[ -e /sys/fs/cgroup/cgroup.controllers ]]; then
         mount -t cgroup2 cgroup2 "$root/sys/fs/cgroup"
     else
-        mount --rbind /sys/fs/cgroup "$root/sys/fs/cgroup"
+        mount -t tmpfs -o mode=0755,nosuid,nodev,noexec tmpfs "$root/sys/fs/cgroup"
+        local hierarchy
+        for hierarchy in $(v1_hierarchies); do
+            mkdir "$root/sys/fs/cgroup/${hierarchy#name=}"
+            mount -t cgroup -o "$(v1_mount_options "$hierarchy")" cgroup "$root/sys/fs/cgroup/${hierarchy#name=}"
+        done
     fi
     # the kernel's devtmpfs, as a real machine's /dev (the kernel adds a macvtap's /dev/tapN there), with a devpts
     # and a /dev/shm of the machine's own
@@ -102,14 +108,59 @@ connect() {
 # Run "$@" inside the machine; it ends (and every process it left with it) when the command does.
 enter() {
     local pid status=0
-    unshare --net --mount --pid --fork --uts --ipc --propagation private -- \
-        bash "$HERE/fresh-machine.sh" --boot "$ROOT" "$@" 0<&0 9>&- &  # its input stays ours (a shell's)
+    (
+        into_machines_cgroups
+        exec unshare --net --mount --pid --fork --uts --ipc --cgroup --propagation private -- \
+            bash "$HERE/fresh-machine.sh" --boot "$ROOT" "$@" 0<&0 9>&-  # its input stays ours (a shell's)
+    ) &
     pid=$!
     connect "$pid"
     wait "$pid" || status=$?
     kill "$SLIRP" 2>/dev/null || true
     wait "$SLIRP" 2>/dev/null || true
+    remove_machines_cgroups
     return "$status"
+}
+
+# The cgroup v1 hierarchies the host runs (none under cgroup v2), each by its mount's name for it: a controller's
+# name, several joined by commas, or name=NAME for one with no controller.
+v1_hierarchies() {
+    [[ -e /sys/fs/cgroup/cgroup.controllers ]] || awk -F: '$2 != "" { print $2 }' /proc/self/cgroup
+}
+
+v1_mount_options() {
+    [[ $1 == name=* ]] && echo "none,$1" || echo "$1"
+}
+
+# The machine's cgroup in a hierarchy: a child of this script's, named for the machine's root.
+machines_cgroup() {
+    local hierarchy=$1
+    echo "/sys/fs/cgroup/${hierarchy#name=}$(awk -F: -v h="$hierarchy" '$2 == h { print $3 }' /proc/self/cgroup \
+        | sed 's,/$,,')/fresh-machine-${ROOT##*/}"
+}
+
+# This process (and so the machine after it) in the machine's own cgroup in each v1 hierarchy, which its cgroup
+# namespace then has for root.
+into_machines_cgroups() {
+    local hierarchy group
+    for hierarchy in $(v1_hierarchies); do
+        group=$(machines_cgroup "$hierarchy")
+        mkdir -p "$group"
+        if [[ -e $group/cpuset.cpus ]]; then  # a new cpuset has no CPU or memory node until it is given its parent's
+            cat "$group/../cpuset.cpus" >"$group/cpuset.cpus"
+            cat "$group/../cpuset.mems" >"$group/cpuset.mems"
+        fi
+        echo "$BASHPID" >"$group/cgroup.procs"
+    done
+}
+
+# The machine's cgroups, deepest first, once every process in them has ended.
+remove_machines_cgroups() {
+    local hierarchy group
+    for hierarchy in $(v1_hierarchies); do
+        group=$(machines_cgroup "$hierarchy")
+        [[ -d $group ]] && find "$group" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    done
 }
 
 # One machine at a time on ROOT (a run and a shell would share its /etc and /var/lib): held until this script ends.

@@ -40,8 +40,9 @@ APT_PACKAGES=(
     busybox-static gzip
     # a node's DHCP server and relay (dnsmasq-base: the program alone, no service of the host's)
     dnsmasq-base
-    # nodes from OCI images: runc runs them, skopeo and umoci keep and unpack images, mmdebstrap builds vtopo's own
-    runc skopeo umoci mmdebstrap
+    # nodes from OCI images: runc runs them, skopeo and umoci keep and unpack images, mmdebstrap builds vtopo's own;
+    # cgexec puts what runs inside one (a shell, a measurement) in its cgroup, under the node's limits
+    runc skopeo umoci mmdebstrap cgroup-tools
     # PySide6: what its Qt needs offscreen (tests) and on X11 or Xvfb (the designer)
     xvfb xauth fonts-dejavu-core libegl1 libgl1 libglib2.0-0 libdbus-1-3 libfontconfig1
     libfreetype6 libgssapi-krb5-2 libbrotli1 libx11-6 libx11-xcb1 libxcb1 libxcb-cursor0

@@ -12,6 +12,11 @@
 #   - its own sshd on port 22 of its underlay address, for keys only: a key pair made for it, and each user's
 #     ~/.ssh/authorized_keys (users and /home are the real host's);
 #   - its own vtopo agent, with the configuration in its directory (agent.toml);
+#   - its own image stores (VTOPO_OCI_DIR and VTOPO_OCI_MEMBERS_DIR in its directory, empty at first), so that a lab's
+#     node there runs only what was loaded there, and its image nodes' cgroups under a parent of its own
+#     (VTOPO_CGROUP_PARENT, vtopo-sim-NAME, in the real host's hierarchies, mounted again inside: `ip netns exec`
+#     hides them under a sysfs of the namespace's own), which the real host's `vtopo cleanup` never sees as its own,
+#     nor its cleanup the real host's;
 #   - its own libvirtd and virtlogd when libvirt is installed, with their own /run/libvirt, /var/lib/libvirt,
 #     /var/cache/libvirt and /var/log/libvirt (bind mounts seen only inside it), so that the agent there starts its
 #     VMs as domains of that libvirtd, on taps in its network namespace, which the real host's libvirtd never sees.
@@ -86,8 +91,12 @@ up() {
         mounts+=($(no_libvirt_directories))
     fi
     mounts+=($(private_directories ovs "${OVS_DIRS[@]}"))  # the host's own Open vSwitch directories, empty
-    ip netns exec "$netns" unshare --mount --propagation private sh -c '
+    CGROUPS=$(cgroup_mounts) ip netns exec "$netns" unshare --mount --propagation private sh -c '
         for mount in "$@"; do mount --bind "${mount%%:*}" "${mount#*:}" || exit 1; done
+        for cgroup in $CGROUPS; do
+            type=${cgroup%%:*} rest=${cgroup#*:}
+            mkdir -p "${rest#*:}" && mount -t "$type" -o "${rest%%:*}" "$type" "${rest#*:}" || exit 1
+        done
         exec sleep infinity' sh "${mounts[@]}" >/dev/null 2>&1 &
     echo $! >"$state/holder.pid"
     for _ in $(seq 50); do inside mountpoint -q /run/vtopo 2>/dev/null && break; sleep 0.1; done
@@ -97,6 +106,7 @@ up() {
     cat >"$state/bin/vtopo" <<EOF
 #!/bin/sh
 export PYTHONPATH='${PYTHONPATH:-}' VTOPO_STATE_DIR='$state/lib' VTOPO_AGENT_SOCKET=/run/vtopo/agent.sock
+export VTOPO_OCI_DIR='$state/oci' VTOPO_OCI_MEMBERS_DIR='$state/member-images' VTOPO_CGROUP_PARENT='vtopo-sim-$name'
 exec '$PYTHON' -m vtopo "\$@"
 EOF
     chmod 0755 "$state/bin/vtopo"
@@ -135,6 +145,13 @@ undo_up() {
     trap - EXIT
     down >/dev/null 2>&1 || true
     exit "$status"
+}
+
+# The real host's cgroup file systems, "TYPE:OPTIONS:MOUNT POINT" each, in the order they were mounted (a v1 host's
+# tmpfs at /sys/fs/cgroup first, then a hierarchy in each directory of it; a v2 host's one cgroup2).
+cgroup_mounts() {
+    awk '$5 ~ "^/sys/fs/cgroup(/|$)" { split($0, after, " - "); split(after[2], f, " "); print f[1] ":" f[3] ":" $5 }' \
+        /proc/self/mountinfo
 }
 
 has_libvirt() {

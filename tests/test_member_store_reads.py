@@ -1,12 +1,18 @@
 """What root reads of a member's image store is a member's file, which root opens and nobody parses: `index.json`
 through a symlink, as a FIFO, too large, nested 100,000 deep or naming a digest that is a path gives nothing, only
-well-formed references and digests are kept, and root's own process parses none of it. And a program an image lacks is
-named in one line with its node, from what a shell or nsenter says."""
+well-formed references and digests are kept, root's own process parses none of it, and no other process of nobody's
+(another member's reader) can trace the reader or read its memory. And a program an image lacks is named in one line
+with its node, from what a shell or nsenter says."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pwd
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -79,6 +85,55 @@ def test_an_index_that_is_not_a_plain_small_json_file_gives_no_image(store: Path
     else:  # a file of another user's (root's) under the member's name
         (store / "index.json").write_text(index(("mine:1", DIGEST)))
     assert image_store.images(NOBODY) == []
+
+
+ATTACH = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+attached = libc.ptrace(16, int(sys.argv[1]), 0, 0) == 0  # PTRACE_ATTACH, as another reader run as nobody would
+tried = [attached]
+for path in ("mem", "fd/0", "environ"):
+    try:
+        os.close(os.open(f"/proc/{sys.argv[1]}/{path}", os.O_RDONLY))
+        tried.append(True)
+    except OSError:
+        tried.append(False)
+print(tried)
+"""
+
+
+def as_nobody_reaching(pid: int) -> str:
+    """What a process of nobody's reaches of process `pid`: [traced, its memory, its input, its environment]."""
+    return subprocess.run(["setpriv", f"--reuid={NOBODY}", "--regid=nogroup", "--clear-groups", sys.executable, "-c",
+                           ATTACH, str(pid)], capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+
+
+def test_a_reader_run_as_nobody_is_out_of_reach_of_another_process_of_nobodys(store: Path) -> None:
+    write(store / "index.json", index(*((f"image{number}:{'v' * 100}", DIGEST) for number in range(100))))
+    said, answer = os.pipe()
+    fcntl.fcntl(answer, fcntl.F_SETPIPE_SZ, 4096)  # the reader's answer (over 4 KiB) blocks it, mid-write
+    index_fd = os.open(store / "index.json", os.O_RDONLY)
+    reader = subprocess.Popen(image_store.reader_as_nobody([(index_fd, "")], "tags"), stdout=answer,
+                              stdin=subprocess.DEVNULL, pass_fds=[index_fd])
+    plain = subprocess.Popen(["setpriv", f"--reuid={NOBODY}", "--regid=nogroup", "--clear-groups", "sleep", "60"],
+                             stdin=subprocess.DEVNULL)
+    os.close(index_fd)
+    os.close(answer)
+    try:
+        deadline = time.monotonic() + 30
+        while int.from_bytes(fcntl.ioctl(said, 0x541B, b"\0" * 4), "little") < 4096:  # FIONREAD: the pipe is full
+            assert time.monotonic() < deadline, "the reader never answered"
+            time.sleep(0.01)
+        time.sleep(0.1)
+        assert as_nobody_reaching(plain.pid) == "[True, True, True, True]"  # the attack works on a plain process
+        assert as_nobody_reaching(reader.pid) == "[False, False, False, False]"
+    finally:
+        plain.kill()
+        plain.wait()
+        os.kill(reader.pid, signal.SIGCONT)  # an attach that worked left it stopped
+        with os.fdopen(said, "rb") as rest:
+            assert json.loads(rest.read())["tags"]
+        reader.wait(timeout=30)
 
 
 def test_a_program_an_image_lacks_is_one_line_naming_the_node() -> None:

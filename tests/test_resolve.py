@@ -46,6 +46,18 @@ def test_a_resolved_lab_cannot_be_changed():
     assert isinstance(resolved.problems, tuple)
 
 
+def test_a_resolved_labs_nodes_and_ends_cannot_be_changed():
+    resolved = resolve(open_lab(TOPOLOGIES / "bridge-veth.vtopo").topology, registry())
+    node, end = next(iter(resolved.lab.nodes.values())), resolved.lab.ends[0]
+    part = resolved.this_site
+    for context, field in ((node, "settings"), (end, "device"), (end, "peer"), (resolved.lab, "nodes"),
+                           (part.ends[0], "medium")):
+        with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot assign to {field} of this .*frozen once "
+                                                                  "resolved"):
+            setattr(context, field, getattr(context, field))
+    assert end.device and node.ends
+
+
 def test_a_dropped_resolved_lab_is_freed_without_the_cycle_collector():
     topology = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
     compile_plan(resolve(topology, registry()))  # the first compile in a process loads NetworkX

@@ -38,6 +38,7 @@ from vtopo.compile.media import impairment_problem
 from vtopo.compile.tunnels import TUNNEL
 from vtopo.compile.plan import Plan
 from vtopo.host.applier import Applier, OpFailed
+from vtopo.host.resolved_labs import ResolvedLabs
 from vtopo.host.state import LabRecord, Operated, StateStore, shaped_links_of
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
@@ -285,15 +286,22 @@ def _applying(record: LabRecord) -> Iterator[Applier]:
 
 
 @contextmanager
-def running_lab(lab: str | LabRecord, store: StateStore | None = None, *, lowered: bool = True
-                ) -> Iterator[RunningLab]:
+def running_lab(lab: str | LabRecord, store: StateStore | None = None, *, lowered: bool = True,
+                labs: ResolvedLabs | None = None) -> Iterator[RunningLab]:
     """The deployed lab named `lab` (or the record the caller looked up), held against other changes while the block
-    runs. `lowered`: with its plan (what runs in its nodes), which what reads the lab alone does without."""
+    runs. `lowered`: with its plan (what runs in its nodes), which what reads the lab alone does without. `labs`:
+    the labs resolved already (the agent's), which resolve it only if they do not hold it yet; without, it is
+    resolved now."""
     record = _record_of(lab, store)
     with record.locked():
-        topology = record.topology()
-        resolved = resolve(topology, installed_kinds(), record.facts(), record.consent()).valid()
-        plan = compile_plan(resolved) if lowered else None
+        plan: Plan | None
+        if labs is not None:
+            compiled = labs.of(record)
+            topology, resolved, plan = compiled.topology, compiled.resolved.valid(), compiled.plan
+        else:
+            topology = record.topology()
+            resolved = resolve(topology, installed_kinds(), record.facts(), record.consent()).valid()
+            plan = compile_plan(resolved) if lowered else None
         with _applying(record) as applier:
             running = RunningLab(record, topology, plan, resolved.this_site, applier)
             applier.on_output = running.show_output
@@ -317,11 +325,11 @@ NodeChange = Callable[[RunningLab, NodeContext[Any], Operated, LiveChange], None
 
 
 def _on_node(lab: str | LabRecord, node: str, store: StateStore | None, change: NodeChange, words: tuple[str, str],
-             explain: bool) -> str:
+             explain: bool, labs: ResolvedLabs | None) -> str:
     """Apply `change` to a node that can be stopped, or with `explain` say what it would run; says what was done
     (`words`: the change while it runs, and once done), then what its startup commands printed."""
     doing, done = words
-    with running_lab(lab, store) as running:
+    with running_lab(lab, store, labs=labs) as running:
         target = running.node(node)
         _stoppable(running, target)
         live = LiveChange()
@@ -332,25 +340,29 @@ def _on_node(lab: str | LabRecord, node: str, store: StateStore | None, change: 
     return "\n".join([f"{done} {node} in lab {running.name}", *running.printed])
 
 
-def stop_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False) -> str:
-    return _on_node(lab, node, store, _stop_running, ("stopping", "stopped"), explain)
+def stop_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False,
+              labs: ResolvedLabs | None = None) -> str:
+    return _on_node(lab, node, store, _stop_running, ("stopping", "stopped"), explain, labs)
 
 
-def start_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False) -> str:
-    return _on_node(lab, node, store, _start_stopped, ("starting", "started"), explain)
+def start_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False,
+               labs: ResolvedLabs | None = None) -> str:
+    return _on_node(lab, node, store, _start_stopped, ("starting", "started"), explain, labs)
 
 
-def restart_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False) -> str:
-    return _on_node(lab, node, store, _restart, ("restarting", "restarted"), explain)
+def restart_node(lab: str | LabRecord, node: str, store: StateStore | None = None, *, explain: bool = False,
+                 labs: ResolvedLabs | None = None) -> str:
+    return _on_node(lab, node, store, _restart, ("restarting", "restarted"), explain, labs)
 
 
 def operate_node(lab: str | LabRecord, node: str, action: str, store: StateStore | None = None, *,
-                 explain: bool = False) -> str:
-    """`action` is one of NODE_ACTIONS; `lab` a lab's name, or the record the caller looked up."""
+                 explain: bool = False, labs: ResolvedLabs | None = None) -> str:
+    """`action` is one of NODE_ACTIONS; `lab` a lab's name, or the record the caller looked up; `labs` as for
+    `running_lab`."""
     actions = {"start": start_node, "stop": stop_node, "restart": restart_node}
     if action not in actions:
         raise OperateError(f"unknown action {action!r} for node {node}: use {', '.join(NODE_ACTIONS)}")
-    return actions[action](lab, node, store, explain=explain)
+    return actions[action](lab, node, store, explain=explain, labs=labs)
 
 
 def _stop_running(running: RunningLab, node: NodeContext[Any], operated: Operated, live: LiveChange) -> None:
@@ -410,9 +422,10 @@ def _namespace_of(node: NodeContext[Any]) -> str | None:
 
 
 def set_link_state(lab: str | LabRecord, a: str, b: str, up: bool, store: StateStore | None = None, *,
-                   explain: bool = False) -> str:
-    """Take the link between `a` and `b` (node names, each with an optional ":PORT") up or down."""
-    with running_lab(lab, store) as running:
+                   explain: bool = False, labs: ResolvedLabs | None = None) -> str:
+    """Take the link between `a` and `b` (node names, each with an optional ":PORT") up or down; `labs` as for
+    `running_lab`."""
+    with running_lab(lab, store, labs=labs) as running:
         link = running.link(a, b)
         name = running.link_name(link)
         operated = running.record.operated()
@@ -433,13 +446,14 @@ def set_link_state(lab: str | LabRecord, a: str, b: str, up: bool, store: StateS
 
 def set_link_impairment(lab: str | LabRecord, a: str, b: str, *, rate_mbit: float | None = None,
                         delay_ms: float | None = None, jitter_ms: float | None = None, loss_pct: float | None = None,
-                        store: StateStore | None = None, explain: bool = False) -> str:
+                        store: StateStore | None = None, explain: bool = False, labs: ResolvedLabs | None = None
+                        ) -> str:
     """Change a running link's rate, delay, jitter or loss (None keeps the value it has; 0 removes it), live.
 
     The ops are those a deploy of the lab with the new impairment makes for the link, on the devices its deploy
     recorded for it (vtopo.host.state.shaped_links_of): the lab is not compiled again. The lab as recorded takes the new
     impairment, and they replace the link's impairment in the journal, so status, `deploy --update` and the designer
-    see the link as if it had been deployed so.
+    see the link as if it had been deployed so; `labs` (the agent's) keep the lab so changed, resolved already.
     """
     record = _record_of(lab, store)
     with record.locked():
@@ -463,12 +477,15 @@ def set_link_impairment(lab: str | LabRecord, a: str, b: str, *, rate_mbit: floa
         if explain:
             return explained(live, f"setting {owner} to {describe_impairment(impairment)}", topology.name,
                              record.prefix)
+        known = labs.of(record) if labs is not None else None  # the lab before the change, which the change derives
         with _applying(record) as applier:
             run_change(record, applier, live)
         impaired = [step.op for step in live.steps] if impairment.active else []  # none is what a deploy makes
         record.replace_in_journal(lambda op: isinstance(op, o.SetImpairment) and op.owner == owner, impaired)
         link.impairment = impairment
         record.write_topology(topology)
+        if labs is not None and known is not None:
+            labs.keep(record, known.with_impairment(link.id, impairment, impaired))
     return f"{owner} in lab {topology.name}: {describe_impairment(impairment)}"
 
 

@@ -1,9 +1,10 @@
 """What a process of no privilege reads out of an OCI image layout a member wrote, for root, who parses none of it.
 
 Root opens the member's files (never through a symlink, never a FIFO, only regular files of theirs) and runs this
-module as nobody (no group, no capability, no_new_privs, no file it may write) with those descriptors alone, each
-given as FD=DIGEST and checked against its digest (a blob's); it prints one JSON object, which root reads through the lab file's
-bounded decoder (vtopo.model.untrusted_json) and checks field by field (vtopo.host.image_store):
+module as nobody (no group, no capability, no_new_privs, no file it may write, and before it reads anything not
+dumpable, so that another reader run as nobody cannot reach it) with those descriptors alone, each given as FD=DIGEST
+and checked against its digest (a blob's); it prints one JSON object, which root reads through the lab file's bounded
+decoder (vtopo.model.untrusted_json) and checks field by field (vtopo.host.image_store):
 
     python -m vtopo.oci_layouts tags FD=                       FD: a layout's index.json -> {"tags": {REF: DIGEST}}
     python -m vtopo.oci_layouts process FD=                    FD: an image's runtime config.json -> {"process": {}}
@@ -16,6 +17,7 @@ LIMIT, so that a layer that expands a thousandfold is read no further than that.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -27,6 +29,7 @@ import tarfile
 from typing import BinaryIO
 
 REF_ANNOTATION = "org.opencontainers.image.ref.name"
+PR_SET_DUMPABLE = 4
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")  # the only digests root opens a blob by
 REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
 DOCUMENT_BYTES = 1 << 20  # an index, a manifest or a configuration
@@ -159,7 +162,15 @@ def _entry_bytes(entry: tarfile.TarInfo, directories: set[str]) -> int:
     return found
 
 
+def undumpable() -> None:
+    """No other process of nobody's (another member's files being read at the same time) may trace this one, or open
+    its memory or descriptors: the kernel lets only a process that may dump this one's core do that."""
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
+
+
 def main(argv: list[str]) -> int:
+    undumpable()
     command, *words = argv
     limit = int(words.pop(0)) if command == "unpacked-bytes" else 0
     opened = [(int(fd), digest) for fd, _, digest in (word.partition("=") for word in words)]

@@ -20,6 +20,8 @@ from typing import Any
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_plan
 from vtopo.compile.resolve import resolve
+from vtopo.host.lab_parts import Compiled
+from vtopo.host.resolved_labs import ResolvedLabs
 from vtopo.host.state import LabRecord, StateStore
 from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, Reader, SavedState, SavesState, generated_settings_of
 from vtopo.lab_terms import HostFacts, LabNames
@@ -87,10 +89,11 @@ def explain_save(lab: str | LabRecord, store: StateStore | None = None) -> str:
         return running.explain(reads, "saving the running state")
 
 
-def read_running(lab: str | LabRecord, store: StateStore | None = None) -> RunningState:
+def read_running(lab: str | LabRecord, store: StateStore | None = None, labs: ResolvedLabs | None = None
+                 ) -> RunningState:
     """Each running node's state that its kind keeps, read by the ops of `save_ops`; the lab's record takes it at
-    once."""
-    with running_lab(lab, store) as running:
+    once, and `labs` (the agent's, as for `running_lab`) the lab with it, resolved."""
+    with running_lab(lab, store, labs=labs) as running:
         operated = running.record.operated()
         stopped = operated.stopped
         shown = {(op.node, op.command): running.applier.read_state(op) for op in save_ops(running.context, stopped)}
@@ -101,17 +104,20 @@ def read_running(lab: str | LabRecord, store: StateStore | None = None) -> Runni
         saved = running.topology.copy()
         apply_state(saved, states, running.context)
         running.record.write_topology(saved)
-        _journal_saved_state(running.record, running.plan.ops, saved)
+        resolved = resolve(saved, installed_kinds(), running.record.facts(), running.record.consent())
+        compiled = Compiled(saved, resolved, compile_plan(resolved))
+        _journal_saved_state(running.record, running.plan.ops, compiled.plan.ops)
+        if labs is not None:
+            labs.keep(running.record, compiled)
         record = running.record.read()
     return RunningState(states, record["topology"], str(record.get("source") or ""), sorted(stopped),
                         sorted(operated.down))
 
 
-def _journal_saved_state(record: LabRecord, deployed: list[o.Op], saved: Topology) -> None:
-    """The journal as if the lab with its saved state had been deployed: the nodes hold that state already (a
-    router's configuration, a container's addresses and routes), and status compares the journal with the lab as
-    recorded. Only the ops that the saved state changes are swapped."""
-    plan = compile_plan(resolve(saved, installed_kinds(), record.facts(), record.consent())).ops
+def _journal_saved_state(record: LabRecord, deployed: list[o.Op], plan: list[o.Op]) -> None:
+    """The journal as if the lab with its saved state (whose `plan` it is) had been deployed: the nodes hold that state
+    already (a router's configuration, a container's addresses and routes), and status compares the journal with the
+    lab as recorded. Only the ops that the saved state changes are swapped."""
     before = set(deployed)
     gone, new = before - set(plan), [op for op in plan if op not in before]
     if gone or new:

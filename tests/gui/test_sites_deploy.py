@@ -329,7 +329,10 @@ def test_a_site_that_does_not_answer_is_named_by_status_and_destroy(make_window:
     try:
         deploy_with_the_key(window, qtbot, 120_000)
         assert window.deploy.state_of("br0") is NodeState.RUNNING, log.toPlainText()
+        qtbot.waitUntil(lambda: bool(other_host.channels()), timeout=10_000)  # the designer follows d's part
         os.kill(int((other_host.directory / "sshd.pid").read_text()), signal.SIGTERM)  # site d refuses ssh
+        for channel in other_host.channels():  # and the designer's channel to its agent ends
+            os.kill(channel, signal.SIGKILL)
         qtbot.waitUntil(lambda: subprocess.run(ssh_argv(other_host.site, ["true"]), capture_output=True,
                                                timeout=30).returncode != 0, timeout=10_000)
         qtbot.waitUntil(lambda: window.deploy.state_of("br0") is NodeState.FAILED, timeout=30_000)
@@ -400,7 +403,7 @@ def test_a_node_moved_off_another_site_of_the_running_lab_from_the_designer(
         assert counted[1] == 0
         assert f"{default_prefix('moved')}-c3" not in other_host.run("ip", "netns", "list").stdout
         assert subprocess.run([*c1, "ping", "-c", "1", "-W", "2", "10.0.1.3"]).returncode == 0
-        assert window.deploy.state_of("c3") is NodeState.RUNNING
+        assert window.deploy.state_of("c3") is NodeState.RUNNING, (window.deploy.details, window.log.toPlainText())
     finally:
         destroy_with_the_key(window, qtbot)
     assert other_host.residue() == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,6 +153,27 @@ def test_the_rate_overlay_shows_the_links_of_every_site(make_window: Callable[..
     running.inside("c2", "ping", "-c", "20", "-i", "0.05", "-s", "1400", "10.0.23.2")
     qtbot.waitUntil(lambda: window.rates.latest[THERE].bits_per_second > 0, timeout=10_000)
     assert "Mb/s" in tooltip_at(window, window.editor.scene.links[THERE].line.center())
+
+
+@pytest.mark.privileged
+def test_a_cable_pulled_inside_a_node_on_the_other_site_shows_on_the_canvas_at_once(
+        make_window: Callable[..., MainWindow], qtbot: QtBot, running: Running) -> None:
+    """Site e's agent hears c2's eth0 go down and tells the designer over its ssh channel: no status is read."""
+    window = on_running_lab(make_window, qtbot, running)
+    link = window.editor.scene.links[ACROSS]
+    qtbot.waitUntil(lambda: bool(running.host.channels()), timeout=10_000)  # the designer follows e's part
+    delays = []
+    for state, pulled in (("down", True), ("up", False)):
+        drawn: list[float] = []
+        pull = subprocess.Popen(running.host.vtopo_argv("exec", LAB, "c2", "--", "sh", "-c",
+                                                        "python3 -c 'import time; print(time.time())'; "
+                                                        f"ip link set eth0 {state}"), stdout=subprocess.PIPE, text=True)
+        qtbot.waitUntil(lambda: link.down is pulled and not drawn.append(time.time()), timeout=10_000)
+        delays.append(drawn[0] - float(pull.communicate(timeout=60)[0].split()[0]))
+    print(f"a cable pulled and plugged inside c2 on site e, drawn here after {delays[0] * 1000:.0f} and "
+          f"{delays[1] * 1000:.0f} ms (with python's end and ip's start in the node, and the canvas looked at "
+          "every 10 ms)")
+    assert max(delays) < 0.5, delays
 
 
 @pytest.mark.privileged

@@ -1,6 +1,6 @@
 """Where a node's mount namespace is kept: the maker binds its file in the lab's namespaces directory, from the mount
 namespace the maker runs in, which may be one of its own (a simulated host's agent); the nodes made as their
-operations come and those made ahead of them alike."""
+operations come and those made ahead of them alike, and the nodes from images, whose mount namespace runc makes."""
 from __future__ import annotations
 
 import os
@@ -9,6 +9,11 @@ import sys
 import textwrap
 
 import pytest
+
+from image_labs import TOOLBOX, own_images
+from vtopo.model import io
+from vtopo.model.topology import Node, Topology
+from wiring import wire
 
 pytestmark = pytest.mark.privileged
 
@@ -46,14 +51,48 @@ KEEPER_OF_ITS_OWN = textwrap.dedent("""
 """)
 
 
-def test_a_maker_in_a_mount_namespace_of_its_own_keeps_every_node(tmp_path) -> None:
+# root's own vtopo deploying a lab of image nodes from there: runc, which the keeper starts, makes each one's mount
+# namespace on the CPU the keeper runs on unless told otherwise
+DEPLOYER_OF_ITS_OWN = textwrap.dedent("""
+    import os, subprocess, sys
+    os.sched_setaffinity(0, {int(sys.argv[2])})
+    def vtopo(*args):
+        done = subprocess.run([sys.executable, "-m", "vtopo", *args], capture_output=True, text=True)
+        print(args[0], done.returncode, " ".join((done.stdout + done.stderr).split()))
+    vtopo("deploy", sys.argv[1])
+    vtopo("exec", "vtkeep", "t0", "--", "ping", "-c1", "-W2", "10.0.0.2")
+    vtopo("destroy", "vtkeep")
+""")
+
+
+def keeper_and_nodes_cpus() -> tuple[int, int]:
+    """The CPU whose batch of namespace ids is highest, where the keeper's mount namespace is made, and the lowest,
+    where it runs."""
     ids = {cpu: int(subprocess.run(["taskset", "-c", str(cpu), "unshare", "--mount", sys.executable, "-c",
                                     ID_ON_THIS_CPU], capture_output=True, text=True, check=True).stdout)
            for cpu in sorted(os.sched_getaffinity(0))}
     if len(ids) < 2:
         pytest.skip("one CPU: every namespace's id comes from the same batch")
-    highest, lowest = max(ids, key=ids.__getitem__), min(ids, key=ids.__getitem__)
+    return max(ids, key=ids.__getitem__), min(ids, key=ids.__getitem__)
+
+
+def test_a_maker_in_a_mount_namespace_of_its_own_keeps_every_node(tmp_path) -> None:
+    highest, lowest = keeper_and_nodes_cpus()
     done = subprocess.run(["taskset", "-c", str(highest), "unshare", "--mount", "--propagation", "private",
                            sys.executable, "-c", KEEPER_OF_ITS_OWN, str(tmp_path), str(lowest)],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["kept", "12"], done.stderr
+
+
+def test_image_nodes_deployed_from_a_mount_namespace_of_its_own_are_kept(tmp_path) -> None:
+    own_images()
+    topology = Topology(name="vtkeep")
+    for name in ("t0", "t1"):
+        topology.add_node(Node(id=name, name=name, kind="container", settings={"image": TOOLBOX}))
+    io.save(wire(topology, ("t0:eth0", "t1:eth0", "10.0.0.1/24", "10.0.0.2/24")), tmp_path / "vtkeep.vtopo")
+    highest, lowest = keeper_and_nodes_cpus()
+    done = subprocess.run(["taskset", "-c", str(highest), "unshare", "--mount", "--propagation", "private",
+                           sys.executable, "-c", DEPLOYER_OF_ITS_OWN, str(tmp_path / "vtkeep.vtopo"), str(lowest)],
+                          capture_output=True, text=True, timeout=180)
+    said = done.stdout.splitlines()
+    assert [line.split()[:2] for line in said] == [["deploy", "0"], ["exec", "0"], ["destroy", "0"]], done.stdout

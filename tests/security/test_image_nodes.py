@@ -1,8 +1,8 @@
 """An image is untrusted input, like a lab file: member a deploys, through a real agent, nodes from images a hostile
 author made. One shell is set-uid root; one image's entrypoint tries the known escapes from its first instruction
 (another network namespace by /proc/1 and /run/netns, naming it and RTM_NEWNSID, a mount, a device node, the host's
-disk, a host sysctl, a module loaded for a link type); one fills its disk. None reaches anything of the host's or of
-member b's; an image loaded anew under the same reference does not replace the one the lab was deployed with; and
+disk, a host sysctl, a module loaded for a link type); one fills its disk, and a shell there asks for more memory than
+the node has. None reaches anything of the host's or of member b's; an image loaded anew under the same reference does not replace the one the lab was deployed with; and
 destroy leaves nothing."""
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ pytestmark = pytest.mark.privileged
 
 LAB = "hostile-images"
 CAP_SYS_ADMIN, CAP_SYS_MODULE = 21, 16
+FILLER_MB = 64  # each node's memory
 ESCAPES = """#!/bin/sh
 # each attempt says ESCAPED where it works; the node's own objects (a dummy device in its namespace) are its own
 exec >/tmp/escapes 2>&1
@@ -69,7 +70,8 @@ def hostile_lab(directory: Path) -> Path:
     topology = Topology(name=LAB)
     for node, image, disk in (("s1", "hostile/setuid", 256), ("e1", "hostile/escapes", 256),
                               ("f1", "vtopo/toolbox", 32)):
-        topology.add_node(Node(id=node, name=node, kind="container", settings={"image": image, "disk_mb": disk}))
+        topology.add_node(Node(id=node, name=node, kind="container",
+                               settings={"image": image, "disk_mb": disk, "memory_mb": FILLER_MB}))
     wire(topology, ("s1:eth0", "e1:eth0", "10.7.0.1/24", "10.7.0.2/24"))
     return saved(topology, directory)
 
@@ -134,6 +136,12 @@ def test_hostile_images_reach_nothing_of_the_hosts(agent, users, readable_dir, h
         assert "No space left" in filled.stdout, filled.stdout + filled.stderr
         written = int(re.findall(r"^(\d+)\s+/fill$", filled.stdout, re.M)[0])
         assert written <= 32, filled.stdout
+        # a shell started from the terminal is held to the node's memory as the image's processes are: tail keeps a
+        # line of 256 MiB whole, and is killed at the node's 64 MiB (outside the node's cgroup, it would have it all)
+        hog = agent.vtopo(a, "exec", LAB, "f1", "--", "sh", "-c", "head -c 256M /dev/zero | tail -n 1 | wc -c")
+        assert int(hog.stdout.split()[0]) < FILLER_MB << 20, hog.stdout + hog.stderr
+        cgroup = agent.vtopo(a, "exec", LAB, "f1", "--", "cat", "/proc/self/cgroup")
+        assert f":memory:/vtopo/vtopo-{prefix}-f1\n" in cgroup.stdout, cgroup.stdout + cgroup.stderr
     finally:
         agent.vtopo(a, "destroy", LAB)
     assert engine_leftovers() == engine_before

@@ -148,3 +148,23 @@ def test_a_link_rates_stream_ends_with_its_lab_and_never_reads_the_next_lab_of_i
             os.killpg(stream.pid, signal.SIGKILL)  # runuser and the client
             stream.wait()
     assert rest == "error: lab counted was destroyed: its link rates end here\n"
+
+
+def test_the_agent_resolves_the_next_lab_of_a_name_anew_for_its_own_member(agent, users, readable_dir):
+    """The agent keeps each running lab resolved (vtopo.host.resolved_labs). Member a operates their lab (the agent
+    resolves and keeps it), destroys it, and b deploys a lab of the same name and prefix, with another node and
+    another address: b's requests read b's lab, never what the agent kept of a's."""
+    a, b = users["a"].pw_name, users["b"].pw_name
+    (readable_dir / "b").mkdir(mode=0o755)
+    with deployed_by(agent, a, tiny_lab(readable_dir, "kept", prefix="vtkept")):
+        assert agent.vtopo(a, "node", "kept", "c1", "stop").returncode == 0
+        assert agent.vtopo(a, "node", "kept", "c1", "start").returncode == 0
+    with deployed_by(agent, b, tiny_lab(readable_dir / "b", "kept", prefix="vtkept", address="10.9.0.2/24",
+                                        nodes=2)):
+        assert prefix_of("kept") == "vtkept"
+        stopped = agent.vtopo(b, "node", "kept", "c2", "stop")
+        assert stopped.returncode == 0, stopped.stderr
+        assert "10.9.0.2/24" in agent.vtopo(b, "exec", "kept", "c1", "--", "ip", "-br", "addr").stdout
+        assert agent.vtopo(b, "link", "kept", "c2", "br", "set", "--rate", "5").returncode == 0
+        assert one_line(agent.vtopo(a, "node", "kept", "c1", "stop")) == (
+            f"error: lab kept belongs to {b}; only {b} or root may stop nodes of it")

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -312,6 +313,31 @@ def test_b_cannot_act_on_as_part_through_the_sites_agent(spread: Spread) -> None
     refused = spread.on_site("b", "vtopo exec spr-a c2 -- true")
     assert refused.returncode != 0 and "belongs to" in refused.stderr, refused.stderr
     assert spread.vtopo("a", "exec", "spr-a", "c2", "--", "true").returncode == 0  # still up
+
+
+def test_a_member_follows_their_own_part_on_the_site_and_nothing_of_anothers(spread: Spread) -> None:
+    """a's `vtopo status --watch` hears of a cable pulled in a's c2 from the site's agent, over a's own ssh channel;
+    b, asking the site's agent to follow a's lab, is refused in one line and told nothing of it."""
+    watch = spread.agent.spawn(spread.name("a"), "status", "spr-a", "--watch")
+    try:
+        assert spread.in_c2("a", "ip link set eth0 down").returncode == 0
+        assert watch.stdout is not None
+        deadline = threading.Timer(30, watch.kill)
+        deadline.start()
+        lines = []
+        while (line := watch.stdout.readline()) and "c2:eth0 is down" not in line:
+            lines.append(line)
+        deadline.cancel()
+        assert "c2:eth0 is down" in line, lines
+    finally:
+        watch.terminate()
+        watch.wait(timeout=30)
+        assert spread.in_c2("a", "ip link set eth0 up").returncode == 0
+    followed = spread.on_site("b", "vtopo agent --stdio", stdin=p.encode(p.FollowRequest("spr-a")))
+    told = [json.loads(line) for line in followed.stdout.splitlines()]
+    assert [message["type"] for message in told] == ["result"], followed.stdout
+    assert told[0]["errors"] == [f"error: lab spr-a belongs to {spread.name('a')}; only {spread.name('a')} or root "
+                                 "may follow it"], told
 
 
 @pytest.mark.parametrize("here_address, listed, why", [

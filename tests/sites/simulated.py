@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_process import Agent
+from residue import snapshot
 from spread_labs import LabBuilder, here
 from vtopo.model import io
 from vtopo.model.sites import Site
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "sim-host.sh"
 ROOT = Path("/run/vtopo-sim")
+ENGINE_LEFTOVERS = "from vtopo.host import oci_engine; print(*oci_engine.leftovers('/run/vtopo'), sep='\\n')"
 HOST_LINKS = ("lo", "uplink", "ovs-netdev", "ovs-system")
 """A simulated host's own interfaces: its underlay, and those of its Open vSwitch once a lab has started it."""
 
@@ -74,6 +76,20 @@ class SimulatedHost:
         self.vtopo("agent", "--daemon", "--pid-file", "/run/vtopo/agent.pid", "--config",
                    str(self.directory / "agent.toml"))
 
+    def channels(self) -> list[int]:
+        """The processes of this host's end of a client's ssh channel to its agent (`vtopo agent --stdio`): the
+        simulated hosts share this machine's processes, each in its own network namespace."""
+        ours = os.readlink(f"/proc/{self.agent_pid}/ns/net")
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                if b"agent" in argv and b"--stdio" in argv and os.readlink(entry / "ns" / "net") == ours:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
+
     def residue(self) -> list[str]:
         """What labs left on this host: namespaces, interfaces besides its own, nftables tables, lab records and run
         directories."""
@@ -84,7 +100,14 @@ class SimulatedHost:
         labs = self.directory / "lib" / "labs"
         left += [f"record {path.name}" for path in labs.iterdir()] if labs.is_dir() else []
         left += [f"run directory {path.name}" for path in (self.directory / "run").iterdir() if path.is_dir()]
-        return left
+        return left + self.engine_leftovers()
+
+    def engine_leftovers(self) -> list[str]:
+        """runc's containers, bundle mounts and cgroups of this host's image nodes, as its own vtopo sees them."""
+        listed = self.run("env", f"VTOPO_CGROUP_PARENT=vtopo-sim-{self.name}", f"PYTHONPATH={os.pathsep.join(sys.path)}",
+                          sys.executable, "-c", ENGINE_LEFTOVERS)
+        assert listed.returncode == 0, listed.stderr
+        return [line for line in listed.stdout.splitlines() if line]
 
 
 @dataclass
@@ -108,6 +131,20 @@ class Sites:
 
     def vtopo(self, *args: str) -> subprocess.CompletedProcess[str]:
         return self.agent.vtopo(None, *args, timeout=240)
+
+    @contextmanager
+    def running(self, lab: LabBuilder) -> Iterator[Sites]:
+        """`lab` deployed over the sites while the block runs, then destroyed, leaving nothing on any host."""
+        before = snapshot()
+        deployed = self.deploy(lab)
+        assert deployed.returncode == 0, deployed.stderr
+        try:
+            yield self
+        finally:
+            destroyed = self.vtopo("destroy", lab.topology.name)
+            assert destroyed.returncode == 0, destroyed.stderr
+        assert self.residue() == {}, "a simulated host keeps something of the lab"
+        assert snapshot() - before == {}, "the real host keeps something of the lab"
 
     def residue(self) -> dict[str, list[str]]:
         return {host.name: left for host in (self.b, self.c) if (left := host.residue())}

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from residue import snapshot
 from sites.simulated import Sites
 from waiting import wait_for
 from vtopo.client.agent_client import AgentClient, deployed_for
@@ -27,7 +26,6 @@ RATE_MBIT = 20
 @pytest.fixture(scope="module")
 def lab(sites: Sites) -> Iterator[Sites]:
     """c1 here and c2 on b, joined by a tunnel; routers r1 here and r2 on b, joined by another."""
-    before = snapshot()
     builder = sites.builder(LAB)
     builder.node("c1", "container")
     builder.node("c2", "container", site="b")
@@ -35,15 +33,8 @@ def lab(sites: Sites) -> Iterator[Sites]:
     builder.node("r1", "router")
     builder.node("r2", "router", site="b")
     builder.link("r1", "r2", "10.0.12.1/30", "10.0.12.2/30")
-    deployed = sites.deploy(builder)
-    assert deployed.returncode == 0, deployed.stderr
-    try:
+    with sites.running(builder):
         yield sites
-    finally:
-        destroyed = sites.vtopo("destroy", LAB)
-        assert destroyed.returncode == 0, destroyed.stderr
-    assert sites.residue() == {}, "a simulated host keeps something of the lab"
-    assert snapshot() - before == {}, "the real host keeps something of the lab"
 
 
 def run_in(sites: Sites, node: str, *argv: str) -> str:

@@ -251,14 +251,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     name = _lab_name(args.lab) if args.lab else None
     agent = agent_client()
-    if name and (spread := status_spread(name, agent)) is not None:
-        return spread
     if args.watch:
         if not name:
             raise SystemExit("error: vtopo status --watch follows one lab: name it")
         from vtopo.cli.watch import watch_status
 
         return watch_status(agent, name)
+    if name and (spread := status_spread(name, agent)) is not None:
+        return spread
     differences: list[str] = []
     if args.verify:
         labs, differences = agent.verify(name)

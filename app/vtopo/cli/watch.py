@@ -1,4 +1,5 @@
-"""`vtopo status LAB --watch`: the lab's state, then each change as the agent hears of it, one line each."""
+"""`vtopo status LAB --watch`: the lab's state, then each change as the agent hears of it, one line each; for a lab
+spread over sites, as each site's agent hears of its part (vtopo.sites.spread_following)."""
 from __future__ import annotations
 
 import time
@@ -12,7 +13,9 @@ EXIT_OK = 0
 
 def watch_status(agent: AgentClient, lab: str) -> int:
     """Print the lab's state and its changes until Ctrl-C (0) or the agent goes away (1)."""
-    following = agent.follow(lab)
+    from vtopo.sites.spread_following import SpreadFollowing
+
+    following = SpreadFollowing(agent, lab)
     shown: LabStatus | None = None
     try:
         for message in following:

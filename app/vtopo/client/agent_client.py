@@ -562,7 +562,8 @@ class LinkRatesFollowed(Subscription):
 
 
 class AgentDeployer:
-    """The designer's Deployer (gui.host_api.Deployer) when the agent does the host work."""
+    """What the designer's Deployer (gui.sites_deployer.SitesDeployer, which follows a lab on every site it runs on)
+    asks this machine's agent."""
 
     def __init__(self, client: AgentClient | None = None) -> None:
         self.client = client or AgentClient()
@@ -584,5 +585,3 @@ class AgentDeployer:
     def labs(self) -> list[LabEntry]:
         return self.client.labs()
 
-    def follow(self, lab: str) -> Following:
-        return self.client.follow(lab)

@@ -21,7 +21,7 @@ from vtopo.lab_terms import HostFacts, LabNames, Trust, default_prefix
 from vtopo.model.placement import site_of
 from vtopo.model.problems import LabError, Problem, Severity, errors_in
 from vtopo.model.sites import SitePart
-from vtopo.model.topology import Topology
+from vtopo.model.topology import Impairment, Link, Topology
 
 VALIDATE: tuple[Step, ...] = (parse_settings, place_sites, prefix_rule, vm_backend_rule, place_nodes, join_links,
                               interface_rule)
@@ -89,21 +89,36 @@ def resolve(topology: Topology, kinds: Registry, facts: HostFacts | None = None,
     if not failed:
         problems += _run(state, NAME_AND_ADDRESS)
         failed = "name and address" if errors_in(problems) else ""
-    return ResolvedLab(state.topology, state.lab, tuple(problems), failed, state.part, state.crossing)
+    return ResolvedLab(state.topology, _frozen(state.lab), tuple(problems), failed, state.part, state.crossing)
 
 
 def _run(state: Resolving, steps: tuple[Step, ...]) -> list[Problem]:
     return [problem for step in steps for problem in step(state)]
 
 
+def with_impairment(resolved: ResolvedLab, link_id: str, impairment: Impairment) -> ResolvedLab:
+    """The lab resolved as `resolved` is, one link's impairment changed live (`vtopo link ... set`): the link keeps the
+    medium and devices its deploy made, on a copy of the lab in context, and `resolved` is left as it was."""
+    links = {**resolved.topology.links, link_id: replace(resolved.topology.links[link_id], impairment=impairment)}
+    topology = replace(resolved.topology, links=links)
+    copied = _copy_of(replace(resolved.lab, topology=topology), lambda _: True, links)
+    return replace(resolved, topology=topology, lab=copied)
+
+
 def _part_of(lab: LabContext, here: Callable[[str], bool]) -> LabContext:
-    """A copy of the lab in context whose nodes and ends are those `here` keeps; every node's and end's context is
-    copied, so that each points to the part (an end's peer on another site too), and `lab` is left as it was."""
+    """A copy of the lab in context whose nodes and ends are those `here` keeps (see `_copy_of`)."""
+    return _copy_of(lab, here, lab.topology.links)
+
+
+def _copy_of(lab: LabContext, here: Callable[[str], bool], links: dict[str, Link]) -> LabContext:
+    """A copy of the lab in context whose nodes and ends are those `here` keeps, each end of the link of its id in
+    `links`; every node's and end's context is copied, so that each points to the copy (an end's peer on another site
+    too), and `lab` is left as it was."""
     whole = replace(lab, nodes={}, ends=[], domains=[])
-    part = replace(lab, whole=whole)
+    part = replace(lab, whole=lab.whole if all(here(node_id) for node_id in lab.nodes) else whole)
     whole.nodes = {node_id: replace(node, lab=part, ends=[]) for node_id, node in lab.nodes.items()}
-    ends: dict[int, EndContext] = {id(end): replace(end, owner=whole.nodes[end.node.id], peer=None)
-                                   for end in lab.ends}
+    ends: dict[int, EndContext] = {id(end): replace(end, owner=whole.nodes[end.node.id], peer=None,
+                                                    link=links[end.link.id]) for end in lab.ends}
     for end in lab.ends:
         copy = ends[id(end)]
         copy.peer = ends[id(end.peer)] if end.peer is not None else None
@@ -112,4 +127,15 @@ def _part_of(lab: LabContext, here: Callable[[str], bool]) -> LabContext:
     part.nodes = {node_id: node for node_id, node in whole.nodes.items() if here(node_id)}
     part.ends = [end for end in whole.ends if here(end.node.id)]
     part.domains = [[ends[id(end)] for end in domain] for domain in lab.domains]
-    return part
+    _frozen(whole)
+    return _frozen(part)
+
+
+def _frozen(lab: LabContext) -> LabContext:
+    """The lab in context, its nodes and its ends frozen: what `resolve` hands out cannot be changed."""
+    for node in lab.nodes.values():
+        node.freeze()
+    for end in lab.ends:
+        end.freeze()
+    lab.freeze()
+    return lab

@@ -1,6 +1,7 @@
 """The designer's Deployer (gui.host_api.Deployer) through the agent, for labs on this machine and labs spread over
 sites alike: a spread lab is deployed and destroyed on every site at once (vtopo.sites.spread, all or nothing), and its
-state is each site's own part of it, as if it ran here. The host layer loads with this module, when Deploy is first
+state is each site's own part of it, as if it ran here: followed through every site's agent, which tells of each change
+to its part (vtopo.sites.spread_following). The host layer loads with this module, when Deploy is first
 needed."""
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from vtopo.model.topology import Topology
 from vtopo.reports import DeployReport, LabStatus, ProgressCallback
 from vtopo.sites import spread
 from vtopo.sites.spread import site_label
+from vtopo.sites.spread_following import SpreadFollowing
 
 
 class SitesDeployer(AgentDeployer):
@@ -44,6 +46,9 @@ class SitesDeployer(AgentDeployer):
         if topology is None or not spread_over_sites(topology):
             return super().destroy(lab, progress)
         return sum(spread.destroy(topology, self.client, progress).values())
+
+    def follow(self, lab: str) -> SpreadFollowing:
+        return SpreadFollowing(self.client, lab)
 
     def status(self, lab: str | None = None) -> list[LabStatus]:
         return [self._with_other_sites(summary) for summary in super().status(lab)]

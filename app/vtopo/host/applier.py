@@ -200,6 +200,6 @@ class Applier:
 def _reason(error: BaseException) -> str:
     if isinstance(error, OSError) and error.errno is not None and not isinstance(error, (NetlinkError,
                                                                                       owned_files.Planted)):
-        return f"{os.strerror(error.errno)} ({errno.errorcode.get(error.errno, error.errno)})" + (
-            f": {error.filename}" if error.filename else "")
+        return (f"{error.filename}: " if error.filename else "") + \
+            f"{os.strerror(error.errno)} ({errno.errorcode.get(error.errno, error.errno)})"
     return str(error)

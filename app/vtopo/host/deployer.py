@@ -268,7 +268,7 @@ class Deployer:
             notices += applier.notices
         finally:
             applier.close()
-        self.compiled = Compiled(topology, plan, context)
+        self.compiled = Compiled(topology, resolved, plan)
         nodes = len(topology.nodes)
         return DeployReport(topology.name, plan.prefix, nodes, len(topology.links), len(plan.steps),
                             time.monotonic() - started, notices)

@@ -502,18 +502,23 @@ def _open_file_of(directory: int, name: str, owner: int, what: str) -> int:
     return fd
 
 
+def reader_as_nobody(opened: list[tuple[int, str]], command: str, *words: str) -> list[str]:
+    """The command that runs vtopo.oci_layouts `command` on the files open at `opened` (fd, digest) as nobody."""
+    nobody = pwd.getpwnam("nobody")
+    return [*drop_privileges(str(nobody.pw_uid), (), str(nobody.pw_gid)), "prlimit", f"--fsize={SUMMARY_BYTES}",
+            "--", sys.executable, "-I", "-m", "vtopo.oci_layouts", command, *words,
+            *(f"{fd}={digest}" for fd, digest in opened)]
+
+
 def read_as_nobody(opened: list[tuple[int, str]], command: str, *words: str) -> dict[str, object]:
     """What vtopo.oci_layouts `command` says of the member's files open at `opened` (fd, digest), run as nobody (no
     group, no capability, no_new_privs) with those descriptors alone: one JSON object of at most SUMMARY_BYTES, read
     through the lab file's bounded decoder (vtopo.model.untrusted_json)."""
-    nobody = pwd.getpwnam("nobody")
-    argv = [*drop_privileges(str(nobody.pw_uid), (), str(nobody.pw_gid)), "prlimit", f"--fsize={SUMMARY_BYTES}",
-            "--", sys.executable, "-I", "-m", "vtopo.oci_layouts", command, *words,
-            *(f"{fd}={digest}" for fd, digest in opened)]
     with tempfile.TemporaryFile() as said:
         try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=said, stderr=subprocess.DEVNULL, cwd="/",
-                                  pass_fds=[fd for fd, _ in opened], timeout=TOOL_SECONDS, check=False)
+            done = subprocess.run(reader_as_nobody(opened, command, *words), stdin=subprocess.DEVNULL, stdout=said,
+                                  stderr=subprocess.DEVNULL, cwd="/", pass_fds=[fd for fd, _ in opened],
+                                  timeout=TOOL_SECONDS, check=False)
         except subprocess.TimeoutExpired:
             raise ImageError(f"could not read your image store: it took longer than {TOOL_SECONDS:.0f} s") from None
         said.seek(0)

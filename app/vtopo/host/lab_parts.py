@@ -13,14 +13,14 @@ from typing import Any
 
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_plan
-from vtopo.compile.resolve import resolve
-from vtopo.compile.plan import Plan
+from vtopo.compile.resolve import ResolvedLab, resolve, with_impairment
+from vtopo.compile.plan import Plan, Step
 from vtopo.host import owned_files
 from vtopo.host.state import LabRecord, Operated
 from vtopo.kinds.contract import LabContext, NodeContext, ServesDhcp, image_of
 from vtopo.lab_terms import image_reference
 from vtopo.kinds.registry import Registry
-from vtopo.model.topology import Topology
+from vtopo.model.topology import Impairment, Topology
 from vtopo.reports import LabStatus, PartState
 
 INTENDED_STATES = ("running", "stopped", "down")  # a node stopped or a link taken down by the user is as it should be
@@ -48,13 +48,13 @@ def lab_state(applied: int, total: int, parts: list[PartState]) -> str:
 
 
 def interfaces_of(op: o.Op) -> Iterator[Interface]:
-    """The interfaces a link's operation makes (a veth's two ends, a macvlan, a tap, ...)."""
+    """The interfaces a link's operation makes (a veth's two ends, a macvlan, a tunnel's end, a tap, ...)."""
     if isinstance(op, o.CreateVeth):
         yield Interface(op.netns, op.name)
         yield Interface(op.peer_netns, op.peer)
     elif isinstance(op, o.MoveLink):
         yield Interface(op.netns, op.new_name)
-    elif isinstance(op, (o.CreateMacvlan, o.CreateVlan)):
+    elif isinstance(op, (o.CreateMacvlan, o.CreateVlan, o.CreateVxlan)):
         yield Interface(op.netns, op.name)
     elif isinstance(op, (o.CreateTap, o.CreateMacvtap)):
         yield Interface(None, op.name)
@@ -72,11 +72,48 @@ def undone_by_removing(op: o.Op) -> Iterator[Interface]:
 
 @dataclass(frozen=True)
 class Compiled:
-    """A lab under its prefix, its plan and the lab in context, as a deploy compiled them."""
+    """A lab under its prefix, resolved and lowered into its plan: as a deploy compiled it, or from its record."""
 
     topology: Topology
+    resolved: ResolvedLab
     plan: Plan
-    lab: LabContext
+
+    @property
+    def lab(self) -> LabContext:
+        """The lab in context as this site deployed it."""
+        return self.resolved.this_site
+
+    def with_impairment(self, link_id: str, impairment: Impairment, ops: list[o.Op]) -> Compiled:
+        """The lab as a live change of one link's impairment left it, whose `ops` set it (as a deploy of the lab so
+        changed would): its plan takes them instead of the link's impairment before, nothing compiled again."""
+        resolved = with_impairment(self.resolved, link_id, impairment)
+        topology = resolved.topology if self.topology is self.resolved.topology else replace(
+            self.topology, links={**self.topology.links, link_id: resolved.topology.links[link_id]})
+        return Compiled(topology, resolved,
+                        _impaired(self.plan, f"link {topology.describe_link(topology.links[link_id])}", ops))
+
+
+def compiled_from(record: LabRecord, kinds: Registry) -> Compiled:
+    """The lab of a record, resolved and lowered again as its deploy did it."""
+    topology = record.topology()
+    resolved = resolve(topology, kinds, record.facts(), record.consent())
+    return Compiled(topology, resolved, compile_plan(resolved))
+
+
+def _impaired(plan: Plan, owner: str, ops: list[o.Op]) -> Plan:
+    """The plan with link `owner`'s impairment ops replaced by `ops`: one for one where it had as many (one per device
+    it impairs), else after the link's last op."""
+    at = [i for i, step in enumerate(plan.steps) if isinstance(step.op, o.SetImpairment) and step.op.owner == owner]
+    steps = list(plan.steps)
+    if len(at) == len(ops):
+        for i, op in zip(at, ops):
+            steps[i] = replace(steps[i], op=op)
+        return replace(plan, steps=steps)
+    steps = [step for i, step in enumerate(steps) if i not in at]
+    last = max((i for i, step in enumerate(steps) if step.op.owner == owner), default=len(steps) - 1)
+    first = 1 + max((step.index for step in plan.steps), default=-1)
+    added = [Step(first + number, op, ()) for number, op in enumerate(ops)]
+    return replace(plan, steps=steps[:last + 1] + added + steps[last + 1:])
 
 
 class LabParts:
@@ -86,13 +123,9 @@ class LabParts:
         """`compiled` is what the deploy that made the record compiled, which would be compiled anew from it."""
         self.record = record
         self.data = record.read()
-        if compiled is None:
-            topology = record.topology()
-            resolved = resolve(topology, kinds, record.facts(), record.consent())
-            compiled = Compiled(topology, compile_plan(resolved), resolved.this_site)
-        self.compiled = compiled
-        self.topology: Topology = compiled.topology
-        plan, self.lab = compiled.plan, compiled.lab
+        self.compiled = compiled or compiled_from(record, kinds)
+        self.topology: Topology = self.compiled.topology
+        plan, self.lab = self.compiled.plan, self.compiled.lab
         self.ops = plan.ops
         self.applied = set(record.journal())
         self.operated: Operated = record.operated()
@@ -105,13 +138,6 @@ class LabParts:
         self.link_of_owner = {owner: link_id for link_id, owner in self.link_owners.items()}
         self.node_owners = {node.name: f"node {node.name}" for node in self.topology.nodes.values()}
         self.node_ids = {node.name: node.id for node in self.topology.nodes.values()}
-
-    def compiled_for(self, record: LabRecord) -> Compiled | None:
-        """This plan, when `record` holds the lab it was compiled from (a node or a link operated changes what was
-        applied and operated, not the lab; a link's impairment set, or an update, changes the lab)."""
-        data = record.read()
-        same = all(data.get(key) == self.data.get(key) for key in ("topology", "prefix", "facts", "consent"))
-        return self.compiled if same else None
 
     def reread_operated(self) -> None:
         """What the user stopped or took down, as the record says now (a node or link request changed it)."""

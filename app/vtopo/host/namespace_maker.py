@@ -27,7 +27,7 @@ from vtopo.host import netns as namespaces
 from vtopo.host import syscalls
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory
-from vtopo.host.syscalls import MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE
+from vtopo.host.syscalls import CLONE_NEWNS, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE
 from vtopo.ops import NETNS_DIR, NODE_TMPFS
 
 HELPER_SECONDS = 30.0
@@ -315,6 +315,64 @@ def keep(namespace_file: str, path: str) -> None:
         except BaseException:
             os.unlink(path)
             raise
+
+
+_keepable_cpus: list[frozenset[int]] = []  # found once per process
+_keepable_lock = threading.Lock()
+
+
+def cpus_whose_mount_namespaces_keep() -> frozenset[int] | None:
+    """The CPUs where a mount namespace made now gets an id above this process's own, whose file `keep` can therefore
+    bind here; None when every CPU this process runs on does. The kernel lets a mount namespace's file be bind-mounted
+    only from a namespace of a lower id (mnt_ns_loop) and hands ids out in per-CPU batches, so that one made on another
+    CPU than the keeper's may have a lower id though it is newer: with a keeper in a mount namespace of its own (a
+    simulated host's agent, a machine in namespaces of its own), a process that makes its mount namespace itself
+    (runc) must run on these CPUs. Found once per process: once a CPU gives an id above the keeper's it always does."""
+    with _keepable_lock:
+        if not _keepable_cpus:
+            _keepable_cpus.append(_cpus_above())
+        found = _keepable_cpus[0]
+    if not found:
+        raise NamespaceError("no CPU makes a mount namespace of an id above this process's, which it could keep")
+    return None if os.sched_getaffinity(0) <= found else found
+
+
+def _cpus_above() -> frozenset[int]:
+    """The CPUs on which a new mount namespace's id is above the caller's, of all those of its cpuset (whatever
+    affinity it inherited): each tried by a thread of its own (a thread may leave the process's mount namespace and
+    come back to it), which ends with the try."""
+    keeper = syscalls.mount_namespace_id("/proc/thread-self/ns/mnt")
+    if keeper is None:  # a kernel that numbers mount namespaces in one sequence, and says nothing of their ids
+        return frozenset(range(os.cpu_count() or 1))
+    found: set[int] = set()
+    failed: list[OSError] = []
+
+    def try_each() -> None:
+        home = os.open("/proc/thread-self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            for cpu in range(os.cpu_count() or 1):
+                try:
+                    os.sched_setaffinity(0, {cpu})
+                except OSError:
+                    continue  # outside this process's cpuset, or offline
+                syscalls.unshare(CLONE_NEWNS)
+                try:
+                    made = syscalls.mount_namespace_id("/proc/thread-self/ns/mnt")
+                finally:
+                    syscalls.setns(home, CLONE_NEWNS)
+                if made is None or made > keeper:
+                    found.add(cpu)
+        except OSError as error:
+            failed.append(error)
+        finally:
+            os.close(home)
+
+    trier = threading.Thread(target=try_each, name="vtopo namespace ids")
+    trier.start()
+    trier.join()
+    if failed:
+        raise failed[0]
+    return frozenset(found)
 
 
 def private_directory(path: str) -> None:

@@ -12,7 +12,8 @@ node's are (LabNames.node_namespace), so `vtopo exec`, the terminal, measurement
 daemons enter the image node as they enter any other.
 
 Names: the container is `vtopo-NETNS` in runc's state directory /run/vtopo/runc; its cgroup `vtopo/vtopo-NETNS`
-under each controller. Cleanup finds all three by vtopo's prefix.
+under each controller (a simulated host's under a parent of its own, VTOPO_CGROUP_PARENT). Cleanup finds all three by
+vtopo's prefix.
 """
 from __future__ import annotations
 
@@ -32,10 +33,9 @@ from vtopo.host.image_store import (ImageError, StoredImage, Unpacked, cgroups_h
 from vtopo.host.namespace_helper import accounts_of_the_lab
 from vtopo.host.syscalls import MS_NODEV, MS_NOSUID
 from vtopo.ops import NETNS_DIR
+from vtopo.ops.images import CGROUP_PARENT, CONTAINER_PREFIX, container_name
 
 RUNC = "runc"
-CONTAINER_PREFIX = "vtopo-"
-CGROUP_PARENT = "vtopo"
 CGROUP_ROOT = "/sys/fs/cgroup"
 CPU_PERIOD_US = 100_000
 PIDS_LIMIT = 1024
@@ -73,10 +73,6 @@ class ImageNode:
     @property
     def container(self) -> str:
         return container_name(self.netns)
-
-
-def container_name(netns: str) -> str:
-    return f"{CONTAINER_PREFIX}{netns}"
 
 
 def runc(*argv: str, run_root: str) -> list[str]:
@@ -176,9 +172,11 @@ def run(node: ImageNode, mount_ns: str, uts_ns: str, pid_ns: str, run_root: str)
             raise EngineError(f"node {node.hostname}: {error}") from None
         _prepare(bundle, image, node)
     try:
+        cpus = namespace_maker.cpus_whose_mount_namespaces_keep()  # where runc makes a mount namespace this keeps
+        pinned = ["taskset", "--cpu-list", ",".join(map(str, sorted(cpus)))] if cpus is not None else []
         with open(f"{bundle}/console.log", "wb+") as console, cgroups_held(shared=True):  # the container's output too
-            done = subprocess.run(runc("run", "--detach", f"--bundle={bundle}", f"--pid-file={bundle}/pid",
-                                       node.container, run_root=run_root), stdin=subprocess.DEVNULL,
+            done = subprocess.run([*pinned, *runc("run", "--detach", f"--bundle={bundle}", f"--pid-file={bundle}/pid",
+                                                  node.container, run_root=run_root)], stdin=subprocess.DEVNULL,
                                   stdout=console, stderr=console, timeout=START_SECONDS, check=False)
             if done.returncode:
                 console.seek(0)
@@ -189,6 +187,8 @@ def run(node: ImageNode, mount_ns: str, uts_ns: str, pid_ns: str, run_root: str)
         namespace_maker.keep(f"/proc/{pid}/ns/mnt", mount_ns)
         namespace_maker.keep(f"/proc/{pid}/ns/uts", uts_ns)
         namespace_maker.keep(f"/proc/{pid}/ns/pid", pid_ns)
+        if cpus is not None:  # the image's process, and what it starts from now on, may run on any CPU again
+            os.sched_setaffinity(pid, os.sched_getaffinity(0))
     except BaseException:
         remove(node.netns, run_root)
         raise

@@ -10,6 +10,8 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NAMES = {"CLONE_NEWNS": CLONE_NEWNS, "CLONE_NEWUTS": CLONE_NEWUTS, "CLONE_NEWUSER": CLONE_NEWUSER,
+               "CLONE_NEWNET": CLONE_NEWNET}
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_NOEXEC = 0x8
@@ -29,15 +31,20 @@ _libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 _libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 
 
+def _names(flags: int) -> str:
+    return "|".join(name for name, bit in CLONE_NAMES.items() if flags & bit) or f"{flags:#x}"
+
+
 def _checked(result: int, operation: str) -> None:
+    """Raise the OSError of a refused call; its filename is the call with what it was given (`operation`)."""
     if result != 0:
         code = ctypes.get_errno()
-        raise OSError(code, f"{operation}: {os.strerror(code)}")
+        raise OSError(code, os.strerror(code), operation)
 
 
 def mount(source: str, target: str, fstype: str | None, flags: int, options: str = "") -> None:
     _checked(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-                         options.encode() or None), f"mount {target}")
+                         options.encode() or None), f"mount {source} on {target}")
 
 
 def umount(target: str) -> bool:
@@ -46,11 +53,11 @@ def umount(target: str) -> bool:
 
 
 def unshare(flags: int) -> None:
-    _checked(_libc.unshare(flags), "unshare")
+    _checked(_libc.unshare(flags), f"unshare {_names(flags)}")
 
 
 def setns(fd: int, kind: int) -> None:
-    _checked(_libc.setns(fd, kind), "setns")
+    _checked(_libc.setns(fd, kind), f"setns {_names(kind)}")
 
 
 def mount_namespace_id(path: str) -> int | None:

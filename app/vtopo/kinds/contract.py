@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, TypeVar
 
 from vtopo.kinds.back_references import BackReference
+from vtopo.kinds.freezing import FreezesOnceResolved
 from vtopo.lab_terms import HostFacts, LabNames, Trust
 from vtopo.model.problems import Problem
+from vtopo.ops.images import in_containers_cgroup
 from vtopo.model.rules import NETNS_DIR, stable_digest, subinterface_name
 
 if TYPE_CHECKING:
@@ -177,7 +179,7 @@ FileReader = Callable[[str, int], str]
 
 
 @dataclass(eq=False)
-class EndContext:
+class EndContext(FreezesOnceResolved):
     """One end of a link, once the compiler has chosen the medium and named the device."""
 
     link: Link
@@ -225,7 +227,7 @@ class NodeInterface:
 
 
 @dataclass(eq=False)
-class NodeContext(Generic[S]):
+class NodeContext(FreezesOnceResolved, Generic[S]):
     """A node in context: its kind, its settings parsed into the kind's settings dataclass, and its link ends."""
 
     node: Node
@@ -262,20 +264,22 @@ class NodeContext(Generic[S]):
         of the lab's user namespace where it has one (nsenter enters that one last, as uid 0 inside: the owner).
         `workdir`: where the command starts, inside the node's mount namespace ("/" by default). A node from an image
         has a PID namespace too, whose /proc its mount namespace shows: a command enters it unless `own_pids` is
-        False (a daemon vtopo stops by the pid it writes, which must be the host's)."""
+        False (a daemon vtopo stops by the pid it writes, which must be the host's); and its cgroup, under the node's
+        limits, always."""
         netns = self.kind.netns(self)
         if netns is None:
             raise CannotRunInside(f"{self.node.name} is the host's own namespace, not a container")
         names, name = self.names, self.node.name
         user = [f"--user={names.user_namespace}"] if self.lab.trust.owner.ids is not None else []
-        pids = [f"--pid={names.node_namespace(name, 'pid')}"] if own_pids and image_of(self) else []
-        return ["nsenter", *user, f"--net={NETNS_DIR}/{netns}", f"--mount={names.node_namespace(name, 'mnt')}",
-                f"--uts={names.node_namespace(name, 'uts')}", *pids, *([f"--wdns={workdir}"] if workdir else []),
-                "--", *argv]
+        image = image_of(self) is not None
+        pids = [f"--pid={names.node_namespace(name, 'pid')}"] if own_pids and image else []
+        return [*(in_containers_cgroup(netns) if image else []), "nsenter", *user, f"--net={NETNS_DIR}/{netns}",
+                f"--mount={names.node_namespace(name, 'mnt')}", f"--uts={names.node_namespace(name, 'uts')}", *pids,
+                *([f"--wdns={workdir}"] if workdir else []), "--", *argv]
 
 
 @dataclass(eq=False)
-class LabContext:
+class LabContext(FreezesOnceResolved):
     topology: Topology
     names: LabNames
     facts: HostFacts

@@ -281,11 +281,12 @@ class Agent:
             yield _owned_record(lab, caller, action)
 
     def _deployed(self, lab: str, caller: Caller, action: str) -> DeployedLab:
-        """The caller's lab named `lab`, compiled from its record as deployed (see `_owned`)."""
+        """The caller's lab named `lab`, as deployed: resolved once, from its record (see `_owned`)."""
         from vtopo.deployed import DeployedLab
 
         with self._owned(lab, caller, action) as record:
-            return DeployedLab.of_deployment(record.deployment())
+            lab_in_context = self.live.resolved().of(record).resolved.valid().lab
+            return DeployedLab(lab_in_context, str(record.read().get("source") or ""))
 
     @verb(p.DestroyRequest)
     def destroy(self, request: p.DestroyRequest, asked: Asked) -> p.Result:
@@ -352,7 +353,7 @@ class Agent:
         with self._owned(request.lab, asked.caller, f"{request.action} nodes of") as record, \
                 self.live.changing(request.lab):
             return p.result_of(request, p.Said(operate_node(record, request.node, request.action,
-                                                            explain=request.explain)))
+                                                            explain=request.explain, labs=self.live.resolved())))
 
     @verb(p.LinkRequest)
     def operate_link(self, request: p.LinkRequest, asked: Asked) -> p.Result:
@@ -361,10 +362,10 @@ class Agent:
         with self._owned(request.lab, asked.caller, "change the links of") as record, self.live.changing(request.lab):
             if request.action is p.LinkAction.SET:
                 said = set_link_impairment(record, request.a, request.b, **asdict(request.change),
-                                           explain=request.explain)
+                                           explain=request.explain, labs=self.live.resolved())
             else:
                 said = set_link_state(record, request.a, request.b, up=request.action is p.LinkAction.UP,
-                                      explain=request.explain)
+                                      explain=request.explain, labs=self.live.resolved())
         return p.result_of(request, p.Said(said))
 
     @verb(p.SaveRequest)
@@ -375,7 +376,7 @@ class Agent:
                 self.live.changing(request.lab):
             if request.explain:
                 return p.result_of(request, {"script": explain_save(record)})
-            return p.result_of(request, read_running(record).to_json())
+            return p.result_of(request, read_running(record, labs=self.live.resolved()).to_json())
 
     @verb(p.RestoreRequest)
     def restore(self, request: p.RestoreRequest, asked: Asked) -> p.Result:
@@ -468,14 +469,14 @@ class Agent:
         most RATES_PER_S times a second), sent as they change, until the client goes away, or the lab does: its
         namespaces are found by name, and the record the stream began with says whether they are still this lab's
         (another lab may have been deployed under the same names since)."""
-        from vtopo.deployed import DeployedLab, NotDeployed
+        from vtopo.deployed import NotDeployed
         from vtopo.host.rates import LinkRates, RatesUnavailable
 
         send = asked.send
         every_s = max(request.every_s, 1 / RATES_PER_S)
         with ExitStack() as held, selectors.DefaultSelector() as selector:
             with self._owned(request.lab, asked.caller, "read the link rates of") as record:
-                rates = LinkRates.of_lab(DeployedLab.of_deployment(record.deployment()).context)
+                rates = LinkRates.of_lab(self.live.resolved().of(record).resolved.valid().lab)
                 deployed = held.enter_context(record.kept())
             selector.register(send.connection, selectors.EVENT_READ)
             wait_s = 1 / RATES_PER_S  # the first rates, every link's, at once

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # a lab's parts (the ops, the compiler) load with the first l
     # status` with no agent listening runs this in the command's process, and of no lab reads only the directory
     from vtopo.host.heard import Heard
     from vtopo.host.lab_parts import Compiled, LabParts
+    from vtopo.host.resolved_labs import ResolvedLabs
     from vtopo.host.watch import Watcher
     from vtopo.server.live_lab import LiveLab
 
@@ -97,6 +98,7 @@ class LiveLabs:
         self._paused: set[str] = set()  # labs a request is changing: their events wait for its end
         self._renewing: set[str] = set()  # labs watched anew: what is heard meanwhile goes to the record they replace
         self._watcher: Watcher | None = None
+        self._resolved: ResolvedLabs | None = None
 
     def close(self) -> None:
         with self._guard:
@@ -138,7 +140,7 @@ class LiveLabs:
             # none yet, or the lab was deployed, updated or operated by another process (root's own command with
             # no agent listening, or the deployer itself): what the record says now, as the host has it
             try:
-                live = self._labs[name] = self._made(_parts_of(record), probe=True)
+                live = self._labs[name] = self._made(self._parts_of(record), probe=True)
             except FileNotFoundError:  # destroyed meanwhile
                 return None
         return live
@@ -148,6 +150,25 @@ class LiveLabs:
         from vtopo.server.live_lab import watched
 
         return watched(parts, self._watching(), probe)
+
+    def resolved(self) -> ResolvedLabs:
+        """Each lab resolved and lowered, once (vtopo.host.resolved_labs): what the lab's record and the requests on
+        the running lab read."""
+        from vtopo.host.resolved_labs import ResolvedLabs
+
+        with self._guard:
+            if self._resolved is None:
+                self._resolved = ResolvedLabs(new_deployer().kinds)
+            return self._resolved
+
+    def _parts_of(self, record: LabRecord, compiled: Compiled | None = None) -> LabParts:
+        """The lab's plan by part: `compiled`, what the deploy that made the record compiled, or the lab resolved."""
+        from vtopo.host.lab_parts import LabParts
+
+        resolved = self.resolved()
+        if compiled is not None:
+            resolved.keep(record, compiled)
+        return LabParts(record, resolved.kinds, resolved.of(record))
 
     def _watching(self) -> Watcher:
         from vtopo.host.watch import Watcher
@@ -206,13 +227,13 @@ class LiveLabs:
                 self._labs.pop(lab, None)
                 if self._watcher is not None:
                     self._watcher.forget(lab)
+                if before is not None:
+                    self.resolved().forget(before.parts.record)
             else:
                 probe = before is not None and before.unheard
-                if compiled is None and before is not None:
-                    compiled = before.parts.compiled_for(record)
                 self._renewing.add(lab)
                 try:  # the events the watcher had not read yet are heard by `before`, and kept from it
-                    live = self._labs[lab] = self._made(_parts_of(record, compiled), probe)
+                    live = self._labs[lab] = self._made(self._parts_of(record, compiled), probe)
                 finally:
                     self._renewing.discard(lab)
                 if before is not None and not probe:
@@ -273,14 +294,6 @@ class LiveLabs:
         for follower in self._followers:
             if follower.lab == lab and (anyone or (live is not None and follower.reads(live.status.owner))):
                 follower.send(message)
-
-
-def _parts_of(record: LabRecord, compiled: Compiled | None = None) -> LabParts:
-    """The lab's plan by part: `compiled`, what the deploy that made the record compiled, or compiled again from the
-    record."""
-    from vtopo.host.lab_parts import LabParts
-
-    return LabParts(record, new_deployer().kinds, compiled)
 
 
 def _name(record: LabRecord) -> str:

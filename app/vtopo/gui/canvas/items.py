@@ -227,6 +227,8 @@ class NodeItem(_Marked, QGraphicsItem):
 
 PARALLEL_GAP = 12.0
 MIDDLE_TRIES = 6  # places for the impairment, each a line further from the link, before it settles on the last
+END_LABEL_STEPS = 12  # places along the line an end's label may take, each a label further from its node: further
+# out it would read as another node's (and at a switch of a thousand ports, looking on would cost seconds)
 MAX_LOAD_WIDTH = 8.0  # extra pen width of a link at full load
 STRIPE = 3.0  # the length of a link's stripe in each of its domains' colours, in pen widths
 
@@ -253,6 +255,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self._middle_text = ""
         self._middle: QStaticText | None = None
         self._middle_rect = QRectF()
+        self._placed_rects: list[QRectF] | None = None  # label_rects(), kept until the labels or the link move
         self.placed = False
         """Whether the labels have their places (the overview leaves them unplaced until the view zooms in)."""
         self._line = QLineF()
@@ -370,8 +373,11 @@ class LinkItem(_Marked, QGraphicsItem):
         ones). A link that moved with both its nodes keeps its labels in its own coordinates."""
         if not self.placed:
             return []
-        shift = self.pos()
-        return [rect.translated(shift) for rect in (*self._label_rects, self._middle_rect) if not rect.isEmpty()]
+        if self._placed_rects is None:
+            shift = self.pos()
+            self._placed_rects = [rect.translated(shift) for rect in (*self._label_rects, self._middle_rect)
+                                  if not rect.isEmpty()]
+        return self._placed_rects
 
     def _taken(self, own: list[QRectF], others: list[LinkItem]) -> list[QRectF]:
         """What this link's labels must not cover: its nodes (`own`), the labels of the other links at them, and
@@ -387,8 +393,12 @@ class LinkItem(_Marked, QGraphicsItem):
         """The other links at this link's nodes whose labels its labels or nodes now cover take another place,
         clear of these (one level: they move nobody else)."""
         mine = [*self.label_rects(), *own]
+        around_mine = QRectF()
+        for rect in mine:
+            around_mine = around_mine.united(rect)
         for link in others:
-            if any(rect.intersects(other) for rect in mine for other in link.label_rects()):
+            near_mine = [other for other in link.label_rects() if other.intersects(around_mine)]
+            if near_mine and any(rect.intersects(other) for rect in mine for other in near_mine):
                 link._making_room = True
                 link.update_geometry()
                 link._making_room = False
@@ -404,6 +414,7 @@ class LinkItem(_Marked, QGraphicsItem):
         none is free for that either; then the impairment, clear of them. In the overview only the line is placed:
         nothing there shows a label."""
         self.prepareGeometryChange()
+        self._placed_rects = None
         if not self.pos().isNull():
             self.setPos(0, 0)  # placed in scene coordinates; a drag of both ends only moves it (follow_nodes)
         shift = self._parallel_shift()
@@ -453,6 +464,7 @@ class LinkItem(_Marked, QGraphicsItem):
             self.update_geometry()
             return
         self._ends = (at_a, at_b)
+        self._placed_rects = None
         self.moveBy(delta.x(), delta.y())
         self._look.overview_moved(self)
 
@@ -484,7 +496,9 @@ class LinkItem(_Marked, QGraphicsItem):
                    ) -> tuple[QRectF, int]:
         """The first free place for an end's label (whole, then cut to fewer lines), and how many lines show; no
         label where none is free (the link's tooltip still names the interface and its addresses)."""
-        taken = [rect for rect in taken if not rect.isEmpty()]
+        reach = 2 * max((max(size.width(), size.height()) for size in sizes), default=0.0) + LABEL_GAP + 3
+        near_the_line = QRectF(near, far).normalized().adjusted(-reach, -reach, reach, reach)  # holds every place
+        taken = [rect for rect in taken if rect.intersects(near_the_line)]
         for size in sizes:
             for place in self._label_places(near, far, size):
                 if not any(place.intersects(rect) for rect in taken):
@@ -493,7 +507,8 @@ class LinkItem(_Marked, QGraphicsItem):
 
     def _label_places(self, near: QPointF, far: QPointF, size: QSizeF) -> Iterator[QRectF]:
         """Beside the line near the node, above or right of it first, then the other side; then a step further
-        along, until the far node's icon (the nearest place only, on a line too short for more)."""
+        along, until the far node's icon or END_LABEL_STEPS steps (the nearest place only, on a line too short for
+        more)."""
         length = QLineF(near, far).length()
         if length < 1 or size.isEmpty():
             return
@@ -504,7 +519,7 @@ class LinkItem(_Marked, QGraphicsItem):
         distance = min(ICON_SIZE / 2 + 6 + extent_along + below, length / 2)
         last = length - ICON_SIZE / 2 - 6 - extent_along
         sides = [(normal * side, abs(normal.x()) * half.x() + abs(normal.y()) * half.y() + 3) for side in (1, -1)]
-        while True:
+        for _ in range(END_LABEL_STEPS):
             for across, clearance in sides:
                 yield QRectF(near + direction * distance + across * clearance - half, size)
             distance += 2 * extent_along + LABEL_GAP

@@ -3,6 +3,7 @@ beyond selection, problem marks and deploy states."""
 from __future__ import annotations
 
 import math
+import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
@@ -21,7 +22,7 @@ from vtopo.model.problems import Problem, Severity
 from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
-LABEL_BATCH = 150  # links whose labels are placed per turn of the event loop, after a lab was built
+LABEL_TURN_S = 0.008  # how long a turn of the event loop places links' labels, after a lab was built
 PRESENTATION_TEXT = 1.8  # presentation mode: names and labels this much larger,
 PRESENTATION_LINES = 2.5  # and links this much wider
 ROOM = 0.25
@@ -281,13 +282,17 @@ class TopologyScene(QGraphicsScene):
             self._overview.invalidate()
 
     def _place_label_batch(self) -> None:
-        """Place the labels of a batch of links, those in view first; stop when every link has its labels."""
+        """Place the labels of links for a turn of the event loop, those in view first; stop when every link has
+        its labels."""
         views = self.views()
         in_view = (self.items(views[0].mapToScene(views[0].viewport().rect()).boundingRect()) if views else [])
         first = [item for item in in_view if isinstance(item, LinkItem) and not item.placed]
-        batch = first[:LABEL_BATCH] or [link for link in self.links.values() if not link.placed][:LABEL_BATCH]
+        batch = first or [link for link in self.links.values() if not link.placed]
+        turn_ends = time.monotonic() + LABEL_TURN_S
         for link in batch:
             link.update_geometry()
+            if time.monotonic() > turn_ends:
+                break
         if not batch:
             self._labelling.stop()
 

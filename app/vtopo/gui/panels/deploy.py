@@ -314,16 +314,16 @@ class DeployController(QObject):
 
     def _show_followed(self) -> None:
         """The lab's whole state as the agent last told it, unless a job of this window runs (its end is shown once
-        the job ends). A lab spread over sites is read again, with each other site's part from its own agent."""
-        followed = self._followed
+        the job ends). A lab spread over sites is followed on every site (the Deployer's follow), and told whole."""
         if self.busy:
             self._told_while_busy = True
             return
-        if followed is not None and followed.document and \
-                spread_over_sites(io.from_document(followed.document, followed.lab)):
-            self.refresh_status()
-        else:
-            self._status_read(followed, quiet=True)
+        self._status_read(self._followed, quiet=True)
+
+    def _followed_spread(self) -> bool:
+        followed = self._followed
+        return followed is not None and bool(followed.document) and \
+            spread_over_sites(io.from_document(followed.document, followed.lab))
 
     def _parts_changed(self, nodes: list[PartState]) -> None:
         """Show the nodes whose state the agent said changed, and every link as the followed lab has it now."""
@@ -503,6 +503,8 @@ class DeployController(QObject):
             self.refresh_status()
         elif self._told_while_busy and (self._followed is None or self._followed.state not in AGENT_JOBS):
             self._show_followed()  # what the agent told of the lab as this window's job ended
+            if self._followed_spread():  # the job changed every site's part: each is read once, as `vtopo status` does
+                self.refresh_status()
         self._told_while_busy = False
 
     def _set_states(self, changes: dict[str, NodeState]) -> None:
