@@ -33,7 +33,7 @@ from vtopo.host.image_store import (ImageError, StoredImage, Unpacked, cgroups_h
 from vtopo.host.namespace_helper import accounts_of_the_lab
 from vtopo.host.syscalls import MS_NODEV, MS_NOSUID
 from vtopo.ops import NETNS_DIR
-from vtopo.ops.images import CGROUP_PARENT, CONTAINER_PREFIX, container_name
+from vtopo.privileges import CGROUP_PARENT, CONTAINER_PREFIX, container_name
 
 RUNC = "runc"
 CGROUP_ROOT = "/sys/fs/cgroup"

@@ -3,30 +3,12 @@ the node (see vtopo.host.oci_engine), in place of the mount and UTS namespaces I
 files."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import ClassVar
 
 from vtopo.ops.base import Op
 from vtopo.ops.host import Host
 from vtopo.ops.namespaces import node_needs, node_resource
-
-CONTAINER_PREFIX = "vtopo-"
-CGROUP_PARENT = os.environ.get("VTOPO_CGROUP_PARENT", "vtopo")  # a simulated host's is its own (scripts/sim-host.sh)
-LIMITED_CONTROLLERS = "memory,cpu,pids"  # those of the node's limits (RunImage's memory_mb and cpus, and its pids)
-
-
-def container_name(netns: str) -> str:
-    """The image node's container in network namespace `netns`: its name to runc, and its cgroup's under
-    CGROUP_PARENT."""
-    return f"{CONTAINER_PREFIX}{netns}"
-
-
-def in_containers_cgroup(netns: str) -> list[str]:
-    """The words that run what follows in the cgroup of the image node in network namespace `netns`, under the
-    node's limits like the image's own processes: a shell or a measurement started inside counts in its memory, CPU
-    and number of processes."""
-    return ["cgexec", "-g", f"{LIMITED_CONTROLLERS}:/{CGROUP_PARENT}/{container_name(netns)}"]
 
 
 @dataclass(frozen=True, kw_only=True)
