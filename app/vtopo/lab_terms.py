@@ -15,6 +15,22 @@ VM_BACKENDS = ("", "auto", "libvirt", "qemu")  # a lab's vm_backend; "" is auto
 KVM_GROUP = "kvm"  # /dev/kvm's group where udev made it; libvirt's QEMU user and vtopo's QEMU run in it
 CLIENTS_GROUP = "vtopo"  # root and its members may use the agent; they read the lab records (root:vtopo, 0640)
 NFT_TABLE_PREFIX = "vtopo-"  # the nftables tables of labs are named vtopo-<prefix>: cleanup finds them by it
+CONTAINER_PREFIX = "vtopo-"  # a node from an image: its container and cgroup
+CGROUP_PARENT = os.environ.get("VTOPO_CGROUP_PARENT", "vtopo")  # a simulated host's is its own (scripts/sim-host.sh)
+LIMITED_CONTROLLERS = "memory,cpu,pids"  # those of the node's limits (its memory_mb and cpus, and its pids)
+
+
+def container_name(netns: str) -> str:
+    """The image node's container in network namespace `netns`: its name to runc, and its cgroup's under
+    CGROUP_PARENT."""
+    return f"{CONTAINER_PREFIX}{netns}"
+
+
+def in_containers_cgroup(netns: str) -> list[str]:
+    """The words that run what follows in the cgroup of the image node in network namespace `netns`, under the
+    node's limits like the image's own processes: a shell or a measurement started inside counts in its memory, CPU
+    and number of processes."""
+    return ["cgexec", "-g", f"{LIMITED_CONTROLLERS}:/{CGROUP_PARENT}/{container_name(netns)}"]
 
 
 def in_group(uid: int, group: str) -> bool:

@@ -4,7 +4,9 @@ there they attack the site and another member's part with the kernel's own inter
 
 The simulated host shares /etc/passwd, /etc/group and /home with this one (only /run/vtopo and /run/netns are its
 own), and its sshd reads each user's ~/.ssh/authorized_keys: members a and b log in there with keys of their own.
-Both deploy a lab with c1 here and c2 there, shared by the module's tests; c is outside the vtopo group."""
+Both deploy a lab with c1 here and c2 there, shared by the module's tests; c is outside the vtopo group. A node there
+from an image runs only from the member's own store there (loaded in their shell there), never from this host's or
+another member's."""
 from __future__ import annotations
 
 import json
@@ -23,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from agent_process import Agent
+from image_labs import TOOLBOX, copy_image, engine_leftovers, own_images
 from members import members
 from residue import snapshot
 from security.attacks import INIT_MODULE, RAW_NETLINK, REFUSED, owning_userns
@@ -56,11 +59,12 @@ class Spread:
                     identity=f"{self.users[user].pw_dir}/.ssh/id_ed25519",
                     known_hosts=str(self.host.directory / "ssh" / "known_hosts"), address=address)
 
-    def lab(self, user: str, name: str, site: Site | None = None, here_address: str = LOCAL_UNDERLAY) -> Path:
-        """c1 here and c2 on the site, linked across them."""
+    def lab(self, user: str, name: str, site: Site | None = None, here_address: str = LOCAL_UNDERLAY,
+            image: str = "") -> Path:
+        """c1 here and c2 on the site (from `image`, if given), linked across them."""
         lab = LabBuilder(name, [here(here_address), site or self.site(user)])
         lab.node("c1", "container")
-        lab.node("c2", "container", SITE)
+        lab.node("c2", "container", SITE, **({"image": image} if image else {}))
         lab.link("c1", "c2", f"{SUBNETS[user]}.1/24", f"{SUBNETS[user]}.2/24")
         path = self.directory / f"{name}.vtopo"
         io.save(lab.topology, path)
@@ -375,3 +379,86 @@ def test_a_site_where_the_user_is_outside_the_vtopo_group_refuses_in_one_line(sp
     refusal = spread.refusal("a", spread.lab("a", "spr-outsider", site=spread.site("a", login="c")))
     assert refusal == f"site {SITE}: {p.refusal(spread.name('c'))}"
 
+
+
+# ------------------------------------------------------------ a member's images on the site
+
+
+def _archive(spread: Spread, reference: str) -> Path:
+    """This host's toolbox as an OCI archive naming `reference`, readable by every test user."""
+    archive = spread.directory / f"{reference.replace('/', '-')}.tar"
+    copy_image(TOOLBOX, f"oci-archive:{archive}:{reference}")
+    archive.chmod(0o644)
+    return archive
+
+
+def _load_on_site(spread: Spread, user: str, reference: str) -> None:
+    """`reference` loaded into `user`'s own store on the site, by `vtopo image load` in their shell there."""
+    loaded = spread.on_site(user, f"vtopo image load {_archive(spread, reference)}")
+    said = loaded.stdout + loaded.stderr
+    assert loaded.returncode == 0 and said.startswith(f"loaded {reference}:latest sha256:"), said
+    assert said.rstrip().endswith(f"for {spread.name(user)}'s labs"), said
+
+
+def _remove_on_site(spread: Spread, user: str, reference: str) -> None:
+    removed = spread.on_site(user, f"vtopo image rm {reference}")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert reference not in spread.on_site(user, "vtopo image list").stdout
+
+
+def test_an_image_the_member_has_not_loaded_on_the_site_is_refused_there(spread: Spread) -> None:
+    """This host's shared store has the toolbox, the site has none: the site gets nothing from here."""
+    own_images()
+    refusal = spread.refusal("a", spread.lab("a", "spr-noimage", image=TOOLBOX))
+    assert refusal.startswith(f"site {SITE}: node c2: image {TOOLBOX} is not on this host, among the images this lab "
+                              "may run"), refusal
+    assert "root's `sudo vtopo image build toolbox` makes it for every lab, or `vtopo image load FILE --name " \
+           f"{TOOLBOX}` loads your own" in refusal, refusal  # a member cannot build it
+    assert spread.host.engine_leftovers() == []
+
+
+def test_another_members_image_on_the_site_is_not_the_members(spread: Spread) -> None:
+    theirs = "member-b/toolbox"
+    _load_on_site(spread, "b", theirs)
+    try:
+        refusal = spread.refusal("a", spread.lab("a", "spr-theirs", image=theirs))
+    finally:
+        _remove_on_site(spread, "b", theirs)
+    assert refusal.startswith(f"site {SITE}: node c2: image {theirs} is not on this host, among the images this lab "
+                              f"may run") and f"`vtopo image load FILE --name {theirs}` loads it" in refusal, refusal
+    assert spread.host.engine_leftovers() == []
+
+
+def test_the_members_own_image_on_the_site_runs_their_node_there(spread: Spread) -> None:
+    """Loaded into a's own store on the site, the image runs a's node there, in a's user namespace of the lab there,
+    and pings this host's node across the tunnel; destroy leaves no container, mount or cgroup on either host."""
+    own_images()
+    engine_here = engine_leftovers()
+    _load_on_site(spread, "a", TOOLBOX)
+    try:
+        deployed = spread.deploy("a", spread.lab("a", "spr-image", image=TOOLBOX))
+        assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+        try:
+            across = spread.vtopo("a", "exec", "spr-image", "c2", "--", "ping", "-c", "3", "-i", "0.2", "-W", "2",
+                                  f"{SUBNETS['a']}.1")
+            assert across.returncode == 0, across.stdout + across.stderr
+            own = spread.vtopo("a", "exec", "spr-image", "c2", "--", "sh", "-c",
+                               "pwd; test -e /usr/lib/frr/zebra || echo IMAGE; ps -o comm= -p 1")
+            # the image's files, from its root (it has no home of the member's)
+            assert own.stdout.split() == ["/", "IMAGE", "sleep"], own.stdout + own.stderr
+            prefix = spread.prefix_there("spr-image")
+            pid = Path(spread.there(f"/run/vtopo/oci/{prefix}-c2/pid")).read_text().strip()
+            assert Path(f"/proc/{pid}/uid_map").read_text().split() == ["0", str(spread.users["a"].pw_uid), "1"]
+            kept = Path(spread.there(f"/run/vtopo/ns/{prefix}.user")).stat()
+            userns = Path(f"/proc/{pid}/ns/user").stat()
+            assert (userns.st_dev, userns.st_ino) == (kept.st_dev, kept.st_ino)  # the lab's on the site
+            on_site = spread.host.engine_leftovers()
+            assert any(line.startswith("container vtopo-") for line in on_site), on_site
+            assert engine_leftovers() == engine_here  # none of the site's is this host's
+        finally:
+            destroyed = spread.vtopo("a", "destroy", "spr-image")
+        assert destroyed.returncode == 0, destroyed.stdout + destroyed.stderr
+        assert spread.host.engine_leftovers() == [] and engine_leftovers() == engine_here
+        assert "spr-image" not in spread.labs_on_site()
+    finally:
+        _remove_on_site(spread, "a", TOOLBOX)

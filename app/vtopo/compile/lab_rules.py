@@ -198,9 +198,15 @@ def image_rule(state: Resolving) -> Iterator[Problem]:
 def missing_image(node: NodeContext[Any], reference: str) -> str:
     """What to say of a node whose image this host lacks (for its owner): one line, with how to get it."""
     name = image_reference(reference).rsplit(":", 1)[0]
-    how = (f"`vtopo image build {name.removeprefix('vtopo/')}` makes it" if name in OWN_IMAGES else
-           f"`vtopo image load FILE --name {reference}` loads it from an OCI or docker archive (`docker save`, "
-           "`skopeo copy ... oci-archive:FILE`)")
+    load = (f"`vtopo image load FILE --name {reference}` loads it from an OCI or docker archive (`docker save`, "
+            "`skopeo copy ... oci-archive:FILE`)")
+    build = f"vtopo image build {name.removeprefix('vtopo/')}"
+    if name not in OWN_IMAGES:
+        how = load
+    elif node.lab.trust.owner.confined:  # a member: root builds vtopo's own images, for every lab
+        how = f"root's `sudo {build}` makes it for every lab, or {load.replace('loads it', 'loads your own')}"
+    else:
+        how = f"`{build}` makes it"
     return (f"image {reference} is not on this host, among the images this lab may run (the shared ones and its "
             f"owner's own: `vtopo image list`); {how}")
 

@@ -32,8 +32,8 @@ from vtopo.host.image_store import (ImageError, StoredImage, Unpacked, cgroups_h
                                    roots_held, unpacked)
 from vtopo.host.namespace_helper import accounts_of_the_lab
 from vtopo.host.syscalls import MS_NODEV, MS_NOSUID
+from vtopo.lab_terms import CGROUP_PARENT, CONTAINER_PREFIX, container_name
 from vtopo.ops import NETNS_DIR
-from vtopo.privileges import CGROUP_PARENT, CONTAINER_PREFIX, container_name
 
 RUNC = "runc"
 CGROUP_ROOT = "/sys/fs/cgroup"

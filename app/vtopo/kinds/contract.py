@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Ty
 
 from vtopo.kinds.back_references import BackReference
 from vtopo.kinds.freezing import FreezesOnceResolved
-from vtopo.lab_terms import HostFacts, LabNames, Trust
+from vtopo.lab_terms import HostFacts, LabNames, Trust, in_containers_cgroup
 from vtopo.model.problems import Problem
 from vtopo.model.rules import NETNS_DIR, stable_digest, subinterface_name
-from vtopo.privileges import in_containers_cgroup
 
 if TYPE_CHECKING:
     from vtopo.kinds.check_types import CheckType

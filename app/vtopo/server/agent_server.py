@@ -598,10 +598,11 @@ def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str], workdir: str) -> list[str]:
+def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str], home: str) -> list[str]:
     """`argv` run inside the node as root of the caller's lab: its user namespace maps the caller to root there, and
-    gives them no power over anything outside the lab."""
-    from vtopo.kinds.contract import CannotRunInside, Role
+    gives them no power over anything outside the lab. It starts in the caller's `home`, which a node of the host's
+    programs sees, or at the root of a node's image, which has no home of the host's."""
+    from vtopo.kinds.contract import CannotRunInside, Role, image_of
 
     if node.kind.role is not Role.NAMESPACE or node.kind.netns(node) is None:
         raise CannotRunInside(f"{node.node.name} is a {node.kind.label}: only root can run commands in it through "
@@ -609,7 +610,7 @@ def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str], workdir: s
     if node.lab.trust.owner.uid != caller.uid:
         raise CannotRunInside(f"{node.lab.topology.name} was deployed before each lab had a user namespace of its "
                               "own: destroy it and deploy it again to run commands in its nodes")
-    return node.enter(argv, workdir)
+    return node.enter(argv, "/" if image_of(node) else home)
 
 
 def _run_on_pty(argv: list[str], environment: dict[str, str], directory: str, request: p.ExecRequest,
