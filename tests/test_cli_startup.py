@@ -96,6 +96,22 @@ def test_compiling_a_lab_without_the_host_loads_only_networkx(argv):
     assert heavy_modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}
 
 
+@pytest.mark.parametrize("argv", [["validate", "--offline"], ["validate"]], ids=["offline", "this host's facts"])
+def test_validating_a_lab_loads_no_op(argv):
+    """Validating resolves the lab: its rules make no op, so neither the ops' classes nor lowering load. A lab with no
+    macvlan or macvtap has no lower device to look for on the host, the one question only its plan answers."""
+    loaded = modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})")
+    assert not [name for name in loaded if name.startswith("vtopo.ops") or name in (
+        "vtopo.compile.compiler", "vtopo.compile.links", "vtopo.compile.containers", "vtopo.compile.plan")]
+
+
+def test_validating_a_lab_with_a_lower_device_lowers_it():
+    """A macvlan's lower device is named in the plan: validating against this host's facts lowers the lab."""
+    lab = LAB.with_name("macvlan-bridge.vtopo")
+    loaded = modules_after(f"from vtopo.cli import main\nmain({['validate', str(lab)]!r})")
+    assert "vtopo.compile.compiler" in loaded
+
+
 def test_validating_without_the_host_loads_no_host_layer():
     """`vtopo validate --offline` checks the lab against default facts: what this host lacks is not asked, and the
     host layer (its preflight, the dry runs' thread pool) does not load."""
@@ -114,10 +130,37 @@ def test_help_of_every_command_prints():
     from vtopo.cli import build_parser
 
     parser = build_parser()
-    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
     assert "vtopo link" in parser.format_help()
-    for name, command in commands.choices.items():
+    for name, command in _commands(parser).items():
         assert command.format_help(), name
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction)).choices
+
+
+def test_a_command_is_parsed_by_its_parser_alone_the_same_as_among_all():
+    """`vtopo COMMAND ...` builds COMMAND's parser alone: it is the one the parser of every command holds."""
+    from vtopo.cli import build_parser
+
+    for name, command in _commands(build_parser()).items():
+        alone = _commands(build_parser(name))
+        assert list(alone) == [name]
+        assert alone[name].format_help() == command.format_help(), name
+
+
+def test_a_command_of_no_such_name_is_told_every_command():
+    said = subprocess.run([sys.executable, "-m", "vtopo", "validat", "lab.vtopo"], capture_output=True, text=True)
+    assert said.returncode == 2 and "invalid choice: 'validat' (choose from 'validate'," in said.stderr
+
+
+def test_a_command_that_answers_and_exits_runs_without_the_cycle_collector():
+    """As the program, `vtopo validate` exits once it has answered: the collector's passes would be time lost. The
+    same command called in a process that goes on (a test, the designer) leaves the collector on."""
+    statements = f"import gc\nfrom vtopo.cli import main\nmain({['validate', '--offline', str(LAB)]!r}, program=%s)\n" \
+                 "print(gc.isenabled())"
+    assert said_and_modules_after(statements % "True")[0].splitlines()[-1] == "False"
+    assert said_and_modules_after(statements % "False")[0].splitlines()[-1] == "True"
 
 
 def test_validating_against_this_hosts_facts_loads_only_networkx():

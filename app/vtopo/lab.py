@@ -1,14 +1,17 @@
-"""Opening a lab file and compiling it: the steps every front end (CLI, GUI) shares."""
+"""Opening a lab file and compiling it: the steps every front end (CLI, GUI) shares.
+
+Validating a lab resolves it and lowers it only where lowering tells more (a segment's lower device): the compiler's
+lowering, with every op's class, loads with the first plan (tests/test_cli_startup.py checks it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vtopo.checks.spec import typed_checks
-from vtopo.compile.compiler import compile_plan
-from vtopo.compile.plan import Plan
 from vtopo.compile.resolve import resolve
 from vtopo.experiment.spec import experiment_problems
+from vtopo.kinds.contract import Role
 from vtopo.lab_terms import HostFacts, Trust
 from vtopo.kinds.registry import Registry
 from vtopo.kinds.registry import installed_kinds as registry
@@ -16,6 +19,9 @@ from vtopo.model import io
 from vtopo.model.placement import sites_used
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
+
+if TYPE_CHECKING:
+    from vtopo.compile.plan import Plan
 
 
 @dataclass
@@ -58,17 +64,24 @@ def validated(topology: Topology, facts: HostFacts | None = None, trust: Trust |
         return problems
     import socket
 
-    from vtopo.host.preflight import missing_on_host
+    from vtopo.host.lab_needs import missing_on_host
 
     host_links = {name for _, name in socket.if_nameindex()}
     refused = frozenset(problem.subject_id for problem in errors_in(problems))
     if resolved.failed_stage:
         return problems + missing_on_host(None, resolved.lab, host_links, refused)
-    return problems + missing_on_host(compile_plan(resolved), resolved.this_site, host_links, refused)
+    plan = None
+    if any(node.kind.role is Role.SEGMENT for node in resolved.this_site.nodes.values()):  # a lower device to find
+        from vtopo.compile.compiler import compile_plan
+
+        plan = compile_plan(resolved)
+    return problems + missing_on_host(plan, resolved.this_site, host_links, refused)
 
 
 def site_plans(topology: Topology, facts: HostFacts | None = None, trust: Trust = Trust()) -> dict[str, Plan]:
     """The plan of each site's part of a lab spread over sites, this machine's first: one compile per site."""
+    from vtopo.compile.compiler import compile_plan
+
     return {site: compile_plan(resolve(topology, registry(), facts, replace(trust, site=site)))
             for site in sites_used(topology)}
 

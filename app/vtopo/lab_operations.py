@@ -33,7 +33,8 @@ from typing import Any, Callable, Iterable, Iterator
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_plan
 from vtopo.compile.resolve import resolve
-from vtopo.compile.links import impair_device, impairment_problem
+from vtopo.compile.links import impair_device
+from vtopo.compile.media import impairment_problem
 from vtopo.compile.tunnels import TUNNEL
 from vtopo.compile.plan import Plan
 from vtopo.host.applier import Applier, OpFailed

@@ -3,17 +3,17 @@ part of the resolved lab into ops; ordering puts them in an order their needs al
 from __future__ import annotations
 
 import ipaddress
+from typing import Any, Iterator
 
 from vtopo.compile.addresses import host_namespace_addresses
 from vtopo.compile.analysis import emptied_after
 from vtopo.compile.containers import container_ops, hosts_text
-from vtopo.compile.links import configure_ends, create_medium
+from vtopo.compile.links import configure_ends, create_medium, subinterface_ops, tunnel_end
 from vtopo.compile.plan import Plan, Step
 from vtopo.compile.resolve import ResolvedLab
-from vtopo.compile.startup import startup_ops
-from vtopo.compile.subinterfaces import subinterface_ops
-from vtopo.compile.tunnels import TUNNEL, tunnel_end
-from vtopo.kinds.contract import Role
+from vtopo.compile.startup import in_node, place_of
+from vtopo.compile.tunnels import TUNNEL
+from vtopo.kinds.contract import NodeContext, Role
 from vtopo.ops import (AddAddress, AddRoute, ConfigureLink, ContainForwarding, MakeDirectory, MoveLink, Op, RunCommand,
                        SetBridgeVlans, SetImpairment, SetMaster, SetSysctl, SetTxChecksum)
 
@@ -64,6 +64,13 @@ def lower(resolved: ResolvedLab) -> list[Op]:
     for node in lab.nodes.values():
         ops.extend(startup_ops(node))
     return ops
+
+
+def startup_ops(node: NodeContext[Any]) -> Iterator[RunCommand]:
+    """The node's startup commands, each run where its kind runs them (vtopo.compile.startup)."""
+    for command in node.node.startup_commands:
+        yield RunCommand(owner=node.subject, node=node.node.name, command=command, argv=tuple(in_node(node, command)),
+                         place=place_of(node))
 
 
 def order(ops: list[Op], resolved: ResolvedLab) -> Plan:

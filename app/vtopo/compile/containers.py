@@ -8,7 +8,7 @@ from typing import Any
 from vtopo.compile.addresses import routable_ips
 from vtopo.kinds.contract import (LabContext, NodeContext, NodeFiles, Role, RoutesBetweenVlans, RunsAsContainer,
                                   image_of, vlan_interfaces_of)
-from vtopo.lab_terms import OWN_IMAGES, image_reference
+from vtopo.lab_terms import image_reference
 from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, RunImage, WriteHostsFile
 
 LOOPBACK_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
@@ -48,22 +48,6 @@ def container_ops(lab: LabContext, hosts: str = "") -> Iterator[Op]:
                        digest=digest, run_root=names.run_root, image_owner=store, userns=userns, ids=owner.ids,
                        binds=own.binds, files=own.files, memory_mb=image.memory_mb, cpus=image.cpu_percent / 100,
                        disk_mb=image.disk_mb)
-
-
-def missing_image(node: NodeContext[Any], reference: str) -> str:
-    """What to say of a node whose image this host lacks (for its owner): one line, with how to get it."""
-    name = image_reference(reference).rsplit(":", 1)[0]
-    load = (f"`vtopo image load FILE --name {reference}` loads it from an OCI or docker archive (`docker save`, "
-            "`skopeo copy ... oci-archive:FILE`)")
-    build = f"vtopo image build {name.removeprefix('vtopo/')}"
-    if name not in OWN_IMAGES:
-        how = load
-    elif node.lab.trust.owner.confined:  # a member: root builds vtopo's own images, for every lab
-        how = f"root's `sudo {build}` makes it for every lab, or {load.replace('loads it', 'loads your own')}"
-    else:
-        how = f"`{build}` makes it"
-    return (f"image {reference} is not on this host, among the images this lab may run (the shared ones and its "
-            f"owner's own: `vtopo image list`); {how}")
 
 
 def hosts_text(lab: LabContext) -> str:

@@ -10,18 +10,16 @@ from typing import Any, Iterator
 from vtopo.compile.addresses import address_clashes, host_namespace_addresses
 from vtopo.compile.analysis import interface_networks, switching_loops
 from vtopo.compile.broadcast_domains import broadcast_domains_of, domain_problems
-from vtopo.compile.containers import missing_image
-from vtopo.compile.links import impairment_problem
+from vtopo.compile.media import impairment_problem
 from vtopo.compile.resolving import Resolving, error, warning
 from vtopo.compile.startup import startup_problems
 from vtopo.compile.subinterfaces import named_problems, subinterface_problems
 from vtopo.compile.vlan_rules import stranded_by_vlans, vlan_problems
 from vtopo.kinds.contract import EndContext, NodeContext, ProtectsLoops, Role, image_of, resources_of
 from vtopo.kinds.trust import host_address_problem
-from vtopo.lab_terms import MAX_INTERFACE_NAME, VM_BACKENDS
+from vtopo.lab_terms import MAX_INTERFACE_NAME, OWN_IMAGES, VM_BACKENDS, image_reference
 from vtopo.model.problems import Problem
 from vtopo.model.rules import INTERFACE_NAME, MAC_ADDRESS, subinterface_name
-from vtopo.ops import HOST
 
 PREFIX = re.compile(r"[a-z][a-z0-9]{1,6}")
 
@@ -96,8 +94,7 @@ def device_name_rule(state: Resolving) -> Iterator[Problem]:
     for end in state.lab.ends:
         if not end.device or (end.medium == "tap" and end.kind.role is not Role.MACHINE):
             continue
-        place = end.netns or HOST
-        by_place[(place, end.device)] += 1
+        by_place[(end.netns or "", end.device)] += 1  # "": the host's namespace
         subject = f"node {end.node.name}"
         if len(end.device) > MAX_INTERFACE_NAME:
             where = "in the host namespace" if end.netns is None else f"in namespace {end.netns}"
@@ -196,6 +193,22 @@ def image_rule(state: Resolving) -> Iterator[Problem]:
         image = image_of(node) if state.here(node_id) else None
         if image is not None and state.lab.facts.oci_image(image.reference) is None:
             yield error(missing_image(node, image.reference), node.subject, node_id)
+
+
+def missing_image(node: NodeContext[Any], reference: str) -> str:
+    """What to say of a node whose image this host lacks (for its owner): one line, with how to get it."""
+    name = image_reference(reference).rsplit(":", 1)[0]
+    load = (f"`vtopo image load FILE --name {reference}` loads it from an OCI or docker archive (`docker save`, "
+            "`skopeo copy ... oci-archive:FILE`)")
+    build = f"vtopo image build {name.removeprefix('vtopo/')}"
+    if name not in OWN_IMAGES:
+        how = load
+    elif node.lab.trust.owner.confined:  # a member: root builds vtopo's own images, for every lab
+        how = f"root's `sudo {build}` makes it for every lab, or {load.replace('loads it', 'loads your own')}"
+    else:
+        how = f"`{build}` makes it"
+    return (f"image {reference} is not on this host, among the images this lab may run (the shared ones and its "
+            f"owner's own: `vtopo image list`); {how}")
 
 
 def loop_rule(state: Resolving) -> Iterator[Problem]:

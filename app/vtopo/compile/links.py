@@ -1,46 +1,20 @@
-"""Choosing how a link is made (the medium) and the ops that make and configure it."""
+"""The ops that make and configure a link: its medium, its ends (a node's subinterfaces among them), a tunnel's end
+on this site, and the qdiscs of its impairment. Which medium each link has was chosen when the lab was resolved
+(vtopo.compile.media)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from vtopo.kinds.contract import SWITCH_PORT, EndContext, ForwardsInUserspace, LabContext, Role, SegmentKind
-from vtopo.lab_terms import HostFacts, LabNames
-from vtopo.model.topology import IMPAIRMENT_LIMITS, Impairment
+from vtopo.compile.media import BRIDGED_TAPS
+from vtopo.compile.subinterfaces import made_by_switch
+from vtopo.kinds.contract import EndContext, LabContext, MakesTaggedPorts, Role, SegmentKind
+from vtopo.lab_terms import LabNames
+from vtopo.model.rules import subinterface_name
+from vtopo.model.sites import VXLAN_PORT, SitePart
+from vtopo.model.topology import Impairment
 from vtopo.ops import (AddAddress, ConfigureLink, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
-                       LinkType, Op, SetImpairment, SetMaster)
-
-BRIDGED_TAPS = "bridged tap"
-"""The medium of a link from a VM to another VM, a container or a router: the VM's tap, and the other VM's tap or a
-veth into the node, joined by the link's own bridge (LabNames.link_bridge)."""
-
-
-def medium_for(a: EndContext, b: EndContext) -> str | None:
-    """veth, a switch port, macvlan, macvtap, tap or bridged taps; None when these two roles cannot be linked. A link with an
-    impairment stays a veth: its qdiscs go on both ends, and a switch's own port has none. So does a link to the
-    host's own namespace, which has no namespace to move a port into."""
-    roles = {a.kind.role, b.kind.role}
-    if roles == {Role.NAMESPACE, Role.SWITCH}:
-        switch, node = (a, b) if a.kind.role is Role.SWITCH else (b, a)
-        makes_port = (isinstance(switch.kind, ForwardsInUserspace) and switch.kind.makes_namespace_ports(switch.owner)
-                      and not a.link.impairment.active and node.kind.netns(node.owner) is not None)
-        return SWITCH_PORT if makes_port else "veth"
-    if roles <= {Role.NAMESPACE, Role.SWITCH}:
-        return "veth"
-    if Role.SEGMENT in roles and len(roles) == 2:
-        segment = a if a.kind.role is Role.SEGMENT else b
-        child = b if segment is a else a
-        if not isinstance(segment.kind, SegmentKind):
-            return None
-        return segment.kind.child_media.get(child.kind.role)
-    if roles == {Role.MACHINE, Role.NAMESPACE}:
-        node = a if a.kind.role is Role.NAMESPACE else b
-        return "tap" if node.kind.netns(node.owner) is None else BRIDGED_TAPS  # the host holds the tap itself
-    if roles == {Role.MACHINE, Role.SWITCH}:
-        return "tap"
-    if roles == {Role.MACHINE}:
-        return BRIDGED_TAPS
-    return None
+                       CreateVlan, CreateVxlan, LinkType, Op, SetImpairment, SetMaster, SetSysctl)
 
 
 def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:
@@ -89,16 +63,12 @@ def _bridged_taps(owner: str, ends: tuple[EndContext, EndContext], names: LabNam
         yield SetMaster(owner=owner, name=port, master=bridge)
 
 
-def impairment_problem(impairment: Impairment, facts: HostFacts) -> str | None:
-    """What keeps `impairment` from being applied on a host with `facts` (at a deploy or live), or None."""
-    outside = [f"{key} {low:g} to {high:g}" for key, (low, high) in IMPAIRMENT_LIMITS.items()
-               if not low <= getattr(impairment, key) <= high]
-    if outside:
-        return f"impairments must be within their ranges: {', '.join(outside)}"
-    if (impairment.delay_ms or impairment.jitter_ms or impairment.loss_pct) and not facts.netem and facts.probed:
-        return ("delay, jitter and loss need the kernel's netem qdisc (sch_netem), which this kernel does not have; "
-                "only a rate limit (tbf) can be applied here")
-    return None
+def tunnel_end(end: EndContext, part: SitePart) -> Iterator[Op]:
+    """The VXLAN device of this site's end of a link between sites."""
+    tunnel = part.tunnel(end.link.id)
+    assert tunnel is not None, "a site's part has a tunnel for each of its nodes' links to other sites"
+    yield CreateVxlan(owner=f"link {end.link_name}", name=end.device, netns=end.netns, vni=tunnel.vni,
+                      local=part.address, remote=tunnel.remote, port=VXLAN_PORT, mtu=end.end.interface.mtu)
 
 
 def devices_of(a: EndContext, b: EndContext) -> list[EndContext]:
@@ -169,3 +139,22 @@ def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op
                 yield AddAddress(owner=owner, name=end.device, netns=end.netns, cidr=address)
         if impairment.active:
             yield impair(end, impairment)
+
+
+def subinterface_ops(end: EndContext, tag: str) -> Iterator[Op]:
+    """Each subinterface at this end made, up, with its addresses; `tag`, the lab's tag for a device in the host's
+    namespace."""
+    owner = f"link {end.link_name}"
+    by_switch = made_by_switch(end)
+    for sub in end.end.interface.subinterfaces:
+        name = subinterface_name(end.device, sub.vlan)
+        if by_switch and isinstance(end.other.kind, MakesTaggedPorts):
+            yield from end.other.kind.tagged_port(end.other.owner, end.other, sub.vlan, name, owner)
+        else:
+            yield CreateVlan(owner=owner, name=name, netns=end.netns, parent=end.device, vid=sub.vlan)
+        # no duplicate address detection of its link-local address: until it ends, a second after the subinterface
+        # comes up, a router cannot ask for the neighbour of a packet it forwards there
+        yield SetSysctl(owner=owner, netns=end.netns, key=f"net/ipv6/conf/{name}/accept_dad", value="0", device=name)
+        yield ConfigureLink(owner=owner, name=name, netns=end.netns, alias=tag if end.netns is None else "", up=True)
+        for address in sub.addresses:
+            yield AddAddress(owner=owner, name=name, netns=end.netns, cidr=address)

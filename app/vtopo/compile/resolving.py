@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from vtopo.compile.analysis import broadcast_domains
-from vtopo.compile.links import medium_for
+from vtopo.compile.media import medium_for
 from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import Registry

@@ -1,17 +1,19 @@
-"""A node's startup commands: allowed only by the user at deploy time, run inside the node once the lab is built."""
+"""A node's startup commands: allowed only by the user at deploy time, run inside the node once the lab is built (by
+the ops the compiler makes last, with `in_node` and `place_of`)."""
 from __future__ import annotations
 
 from typing import Any, Iterator
 
 from vtopo.kinds.contract import CannotRunInside, NodeContext, Role
 from vtopo.model.problems import ConsentRequest, Problem
-from vtopo.ops import Place, RunCommand
+from vtopo.model.rules import Place
 
 STARTUP_COMMANDS = "startup commands"
 """ConsentRequest.what for a node's startup commands; its name is the node's."""
 
 
-def _in_node(node: NodeContext[Any], command: str) -> list[str]:
+def in_node(node: NodeContext[Any], command: str) -> list[str]:
+    """The argv that runs `command` inside the node, with its shell."""
     return node.kind.command_in(node, ["sh", "-c", command])
 
 
@@ -21,11 +23,11 @@ def startup_problems(node: NodeContext[Any], path: str) -> Iterator[Problem]:
     if not commands:
         return
     try:
-        _in_node(node, "true")
+        in_node(node, "true")
     except CannotRunInside as why:
         yield Problem(f"startup commands need a shell to run in: {why}", node.subject, path, node.node.id)
         return
-    if node.lab.trust.owner.confined and _place(node) is Place.HOST:
+    if node.lab.trust.owner.confined and place_of(node) is Place.HOST:
         yield Problem(f"only root may run startup commands on {name}: it is the host's own namespace, so they would "
                       "run on the host itself, outside the lab; remove them, or ask an administrator to deploy the lab",
                       node.subject, path, node.node.id)
@@ -42,13 +44,8 @@ def startup_problems(node: NodeContext[Any], path: str) -> Iterator[Problem]:
                                          f"user is root), once the lab is built: {listed}"))
 
 
-def _place(node: NodeContext[Any]) -> Place:
+def place_of(node: NodeContext[Any]) -> Place:
+    """Where the node's startup commands run."""
     if node.kind.role is Role.MACHINE:
         return Place.GUEST
     return Place.NODE if node.kind.netns(node) else Place.HOST
-
-
-def startup_ops(node: NodeContext[Any]) -> Iterator[RunCommand]:
-    for command in node.node.startup_commands:
-        yield RunCommand(owner=node.subject, node=node.node.name, command=command, argv=tuple(_in_node(node, command)),
-                         place=_place(node))

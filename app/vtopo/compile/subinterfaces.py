@@ -1,4 +1,5 @@
-"""A node's 802.1Q subinterfaces (eth0.10): how each one is made on this host, what is wrong with them, and their ops.
+"""A node's 802.1Q subinterfaces (eth0.10): how each one is made on this host, and what is wrong with them
+(vtopo.compile.links makes their ops).
 
 Where the kernel has 802.1Q VLAN devices (8021q), a subinterface is one, on its interface. Where it has not, the switch
 the interface is linked to makes it if it can: Open vSwitch adds an internal port in the subinterface's VLAN and moves
@@ -15,7 +16,6 @@ from vtopo.kinds.contract import EndContext, MakesTaggedPorts, Role
 from vtopo.lab_terms import MAX_INTERFACE_NAME
 from vtopo.model.problems import Problem
 from vtopo.model.rules import subinterface_name
-from vtopo.ops import AddAddress, ConfigureLink, CreateVlan, Op, SetSysctl
 
 NO_VLAN_DEVICES = "the kernel's 802.1Q VLAN devices (8021q, CONFIG_VLAN_8021Q), which this kernel does not have"
 
@@ -61,22 +61,3 @@ def named_problems(end: EndContext) -> Iterator[Problem]:
         yield Problem(f"{side}: {what} {NO_VLAN_DEVICES}, and {end.end.port} is linked to {end.other.node.name}, a "
                       f"{end.other.kind.label}, which cannot make them as tagged ports: link {end.end.port} to an Open "
                       "vSwitch switch (kind ovs), which makes them on every host", subject, "", end.node.id)
-
-
-def subinterface_ops(end: EndContext, tag: str) -> Iterator[Op]:
-    """Each subinterface at this end made, up, with its addresses; `tag`, the lab's tag for a device in the host's
-    namespace."""
-    owner = f"link {end.link_name}"
-    by_switch = made_by_switch(end)
-    for sub in end.end.interface.subinterfaces:
-        name = subinterface_name(end.device, sub.vlan)
-        if by_switch and isinstance(end.other.kind, MakesTaggedPorts):
-            yield from end.other.kind.tagged_port(end.other.owner, end.other, sub.vlan, name, owner)
-        else:
-            yield CreateVlan(owner=owner, name=name, netns=end.netns, parent=end.device, vid=sub.vlan)
-        # no duplicate address detection of its link-local address: until it ends, a second after the subinterface
-        # comes up, a router cannot ask for the neighbour of a packet it forwards there
-        yield SetSysctl(owner=owner, netns=end.netns, key=f"net/ipv6/conf/{name}/accept_dad", value="0", device=name)
-        yield ConfigureLink(owner=owner, name=name, netns=end.netns, alias=tag if end.netns is None else "", up=True)
-        for address in sub.addresses:
-            yield AddAddress(owner=owner, name=name, netns=end.netns, cidr=address)

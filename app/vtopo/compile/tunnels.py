@@ -1,16 +1,16 @@
 """Links between sites: each becomes a VXLAN tunnel, whose end on this site is the device the link would have had
 here (a node's interface, or a switch's port), with the MTU the tunnel leaves. A switch with several nodes on another
-site gets a copy of itself there, joined to it by one tunnel."""
+site gets a copy of itself there, joined to it by one tunnel. What resolving a lab does of them; vtopo.compile.links makes a
+tunnel's end."""
 from __future__ import annotations
 
-from collections.abc import Iterator, Set as AbstractSet
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-from vtopo.kinds.contract import EndContext, KeepsVlansApart, LabContext, NodeContext, Role
+from vtopo.kinds.contract import KeepsVlansApart, LabContext, NodeContext, Role
 from vtopo.model.placement import site_of
-from vtopo.model.sites import TUNNEL_MTU, VXLAN_PORT, SitePart
+from vtopo.model.sites import TUNNEL_MTU
 from vtopo.model.topology import Endpoint, Link, Node
-from vtopo.ops import CreateVxlan, Op
 
 TUNNEL = "vxlan tunnel"  # the medium of a link between sites
 TUNNEL_ROLES = {Role.NAMESPACE, Role.SWITCH}  # what a tunnel may end in: a node's interface or a switch's port
@@ -24,14 +24,6 @@ def lower_tunnel_mtus(lab: LabContext, crossing: AbstractSet[str]) -> None:
     for end in tunnel_ends + [end for domain in segments for end in domain]:
         interface = end.end.interface
         interface.mtu = min(interface.mtu or TUNNEL_MTU, TUNNEL_MTU)
-
-
-def tunnel_end(end: EndContext, part: SitePart) -> Iterator[Op]:
-    """The VXLAN device of this site's end of a link between sites."""
-    tunnel = part.tunnel(end.link.id)
-    assert tunnel is not None, "a site's part has a tunnel for each of its nodes' links to other sites"
-    yield CreateVxlan(owner=f"link {end.link_name}", name=end.device, netns=end.netns, vni=tunnel.vni,
-                      local=part.address, remote=tunnel.remote, port=VXLAN_PORT, mtu=end.end.interface.mtu)
 
 
 def split_switches(lab: LabContext) -> bool:

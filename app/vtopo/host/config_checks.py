@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from vtopo.kinds.contract import ConfigCheck, GeneratesConfig, NodeContext
 from vtopo.model.problems import Problem, Severity
-from vtopo.ops import drop_privileges
+from vtopo.privileges import drop_privileges
 
 CHECK_SECONDS = 30.0
 NOBODY = "nobody"

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vtopo.host.errors import HostError
-from vtopo.ops import ovs_lab_tag
+from vtopo.model.rules import ovs_lab_tag
 
 OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
 OVS_RUNDIR = Path(os.environ.get("OVS_RUNDIR", "/var/run/openvswitch"))

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from vtopo import ops as o
 from vtopo.compile.plan import Plan
-from vtopo.kinds.contract import LabContext, RunsMachine
+from vtopo.kinds.contract import LabContext
 from vtopo.host import libvirtd, ovs
 from vtopo.host import netns as namespaces
-from vtopo.host.config_checks import lab_config_problems
+from vtopo.host.lab_needs import missing_on_host
 from vtopo.model.problems import Problem, errors_in
 
 if TYPE_CHECKING:
@@ -121,28 +121,4 @@ def _collisions(plan: Plan, netlink: Netlink) -> list[Problem]:
         if clash:
             problems.append(Problem(f"{clash}; vtopo never takes over objects it did not create. Rename the node, set "
                                     "another lab prefix, or remove the object.", op.owner))
-    return problems
-
-
-def missing_on_host(plan: Plan | None, context: LabContext, host_links: set[str],
-                    refused: frozenset[str] = frozenset()) -> list[Problem]:
-    """What the lab takes from the host whose interfaces are `host_links` that is not there: lower devices (of a
-    `plan`, when the lab compiled) and files (VM images, guest kernels); and what the host's programs refuse in the
-    configurations of its nodes, but those `refused` (by id): a text the node's own check refused (a line that opens a
-    file) never reaches the program. Reads only, so `vtopo validate` can ask it too."""
-    made: set[str] = set()
-    problems = []
-    for op in plan.ops if plan is not None else ():
-        if isinstance(op, (o.CreateMacvlan, o.CreateMacvtap)) and op.lower not in made | host_links:
-            problems.append(Problem(f"the lower device {op.lower} does not exist on the host; pick one that `ip link` "
-                                    "lists", op.owner))
-        made |= {name for name in (getattr(op, "name", None), getattr(op, "peer", None)) if name}
-    paths = {node_id: f"$.nodes[{index}]" for index, node_id in enumerate(context.topology.nodes)}
-    problems += lab_config_problems((node, paths[node.node.id]) for node in context.nodes.values()
-                                    if node.node.id not in refused)
-    for node in context.nodes.values():
-        for path in node.kind.host_files(node) if isinstance(node.kind, RunsMachine) else ():
-            if not Path(path).is_file():
-                problems.append(Problem(f"{path} does not exist on the host (or is not a file)", node.subject,
-                                        subject_id=node.node.id))
     return problems

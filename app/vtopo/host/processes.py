@@ -36,7 +36,7 @@ from pathlib import Path
 from vtopo.host import owned_files
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import DAEMON_UMASK
-from vtopo.ops import NETNS_DIR
+from vtopo.model.rules import NETNS_DIR
 
 _TAIL_BYTES = 4000
 _POLL_S = 0.02

@@ -1,7 +1,9 @@
 """Rules that the editor, the loader, the compiler and the host layer share, written once so they cannot drift."""
 from __future__ import annotations
 
+import json
 import re
+from enum import StrEnum
 from typing import Collection, Protocol
 
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
@@ -74,3 +76,17 @@ def stable_digest(text: str) -> str:
     import hashlib
 
     return hashlib.sha1(text.encode()).hexdigest()
+
+
+def ovs_lab_tag(lab: str) -> str:
+    """The column setting that tags an OVS object as the lab's, for `set Bridge|Port|Interface NAME <this>`.
+    ovs-vsctl parses values as OVSDB atoms; a JSON-quoted string is always taken literally."""
+    return f"external_ids:{OVS_LAB_KEY}={json.dumps(lab)}"
+
+
+class Place(StrEnum):
+    """Where a startup command runs."""
+
+    NODE = "node"  # inside a container or router, as root of the lab's user namespace in a member's lab
+    GUEST = "guest"  # typed into a VM's console: it runs in the guest
+    HOST = "host"  # the host node: on the host itself, which only a lab root deploys may do

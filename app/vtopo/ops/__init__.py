@@ -12,7 +12,8 @@ from vtopo.ops.firewall import ContainForwarding, RemoveNftTable
 from vtopo.ops.files import (FileOp, MakeDirectory, RemoveDirectory, RemoveFile, WriteFile, WriteHostsFile,
                              WriteScript)
 from vtopo.ops.images import RemoveImageContainer, RunImage
-from vtopo.model.rules import DEFAULT_VLAN, NETNS_DIR
+from vtopo.privileges import as_account, drop_privileges
+from vtopo.model.rules import DEFAULT_VLAN, NETNS_DIR, Place, ovs_lab_tag
 from vtopo.ops.namespaces import (NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
                                   DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
 from vtopo.ops.netdev import (ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink,
@@ -21,9 +22,9 @@ from vtopo.ops.netdev import (ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRou
                               SetLinkState, SetMaster, SetSysctl, SetTxChecksum, Tool, bridge_port_resource, tbf_burst, tbf_rate)
 from vtopo.ops.host import USER_HZ, Host, RouteProtocol, clock_t
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsDeleteBridge,
-                           OvsVlanMode, ovs_lab_tag)
-from vtopo.ops.process import (VHOST_DEVICE, LoadConfig, Place, ReadState, RunCommand, Signal, SignalProcesses,
-                               StartProcess, StopProcess, as_account, drop_privileges)
+                           OvsVlanMode)
+from vtopo.ops.process import (VHOST_DEVICE, LoadConfig, ReadState, RunCommand, Signal, SignalProcesses,
+                               StartProcess, StopProcess)
 from vtopo.ops.script import ScriptHost, comment, script_of
 from vtopo.ops.tunnels import CreateVxlan
 

@@ -1,12 +1,11 @@
 """Open vSwitch ops: each gives its ovs-vsctl commands once, which the host runs (a deploy batches them) or shows."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
-from vtopo.model.rules import OVS_LAB_KEY
+from vtopo.model.rules import ovs_lab_tag
 from vtopo.ops.base import Op, dev_resource
 from vtopo.ops.host import Host
 
@@ -19,12 +18,6 @@ class OvsVlanMode(StrEnum):
     ACCESS = "access"  # one VLAN (tag), untagged
     TRUNK = "trunk"  # the VLANs in trunks, tagged; untagged frames are dropped
     NATIVE_UNTAGGED = "native-untagged"  # a trunk whose native VLAN (tag) is untagged
-
-
-def ovs_lab_tag(lab: str) -> str:
-    """The column setting that tags an OVS object as the lab's, for `set Bridge|Port|Interface NAME <this>`.
-    ovs-vsctl parses values as OVSDB atoms; a JSON-quoted string is always taken literally."""
-    return f"external_ids:{OVS_LAB_KEY}={json.dumps(lab)}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,12 +1,11 @@
 """Ops that start and stop the lab's long-running processes (routing daemons, QEMU), and run its startup commands."""
 from __future__ import annotations
 
-import os
-import pwd
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
+from vtopo.model.rules import Place
 from vtopo.ops.base import Op, ns_resource
 from vtopo.ops.namespaces import node_resource
 from vtopo.ops.host import Host
@@ -71,22 +70,6 @@ class StartProcess(Op):
                            netns=self.netns)
 
 
-def drop_privileges(user: str, groups: tuple[str, ...], group: str = "") -> list[str]:
-    """setpriv's words that run what follows as `user` (names or ids) and `group` (by default the group named like the
-    user), in `groups` alone, with no capability left and none to gain."""
-    return ["setpriv", f"--reuid={user}", f"--regid={group or user}",
-            f"--groups={','.join(groups)}" if groups else "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-
-
-def as_account(uid: int) -> list[str]:
-    """The words that run what follows as the account `uid` with the groups it logs in with, and nothing more (see
-    drop_privileges): a command that reads what that user gave with that user's rights alone."""
-    account = pwd.getpwuid(uid)
-    groups = tuple(str(gid) for gid in os.getgrouplist(account.pw_name, account.pw_gid))
-    return drop_privileges(str(uid), groups, str(account.pw_gid))
-
-
 @dataclass(frozen=True, kw_only=True)
 class StopProcess(Op):
     """Stop the process whose pid `pid_file` holds, when its command line holds `match` and, with `netns`, it runs in
@@ -121,14 +104,6 @@ class SignalProcesses(Op):
 
     def apply(self, host: Host) -> None:
         host.signal_processes(self.netns, self.signal)
-
-
-class Place(StrEnum):
-    """Where a startup command runs."""
-
-    NODE = "node"  # inside a container or router, as root of the lab's user namespace in a member's lab
-    GUEST = "guest"  # typed into a VM's console: it runs in the guest
-    HOST = "host"  # the host node: on the host itself, which only a lab root deploys may do
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,8 @@ from vtopo.ops.host import RouteProtocol
 from vtopo.model.rules import NETNS_DIR
 from vtopo.ops.namespaces import NODE_FILES_DIR, NODE_TMPFS
 from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
-from vtopo.ops.process import Signal, drop_privileges
+from vtopo.privileges import drop_privileges
+from vtopo.ops.process import Signal
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 LAB_TAG_VARIABLE = "LAB_TAG"  # the script sets it first (vtopo.compile.plan)
