@@ -482,7 +482,8 @@ class Deployer:
 
         inverses = [inverse for op in reversed(applied) for inverse in undo(op)]
         applier.delete_together([inverse.name for inverse in inverses if isinstance(inverse, o.DeleteNamespace)],
-                                [path for inverse in inverses if isinstance(inverse, o.RemoveNamespaceFiles)
+                                [path for inverse in inverses
+                                 if isinstance(inverse, (o.RemoveNamespaceFiles, o.RemoveImageContainer))
                                  for path in inverse.paths])
         errors = []
         for done, inverse in enumerate(inverses, start=1):
