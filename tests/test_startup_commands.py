@@ -79,8 +79,8 @@ def test_startup_commands_run_last_in_order_and_are_explained() -> None:
     assert tail == [f"run on c1: {COMMANDS[0]}", f"run on c1: {COMMANDS[1]}", "run on c2: sleep 1"]
     assert set(plan.steps[-3].deps) == {step.index for step in plan.steps[:-3]}
     script = plan.explain()
-    assert (f"nsenter --net=/run/netns/{plan.prefix}-c1 --mount=/run/vtopo/ns/{plan.prefix}-c1.mnt "
-            f"--uts=/run/vtopo/ns/{plan.prefix}-c1.uts -- sh -c 'ip route add 10.9.0.0/24 via 10.0.0.2'") in script
+    assert (f"nsenter --net=/run/netns/{plan.prefix}-c1 --mount=/run/vtopo/ns/{plan.prefix}/c1.mnt "
+            f"--uts=/run/vtopo/ns/{plan.prefix}/c1.uts -- sh -c 'ip route add 10.9.0.0/24 via 10.0.0.2'") in script
     assert "sh -c 'echo '\"'\"'ready'\"'\"' > /dev/null'" in script
 
 

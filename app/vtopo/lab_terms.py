@@ -154,9 +154,9 @@ def default_prefix(lab_name: str, attempt: int = 0) -> str:
     return "v" + digits
 
 
-def namespaces_dir(run_root: str) -> str:
-    """Where labs' user namespaces and their nodes' mount and UTS namespaces are kept, as bind mounts of their files
-    (as /run/netns keeps network namespaces); a private tmpfs, so none of them propagates into a node."""
+def namespaces_root(run_root: str) -> str:
+    """Where each lab's namespaces directory lies (LabNames.namespaces_dir); a private tmpfs, so none of them
+    propagates into a node."""
     return f"{run_root}/ns"
 
 
@@ -194,15 +194,18 @@ class LabNames:
 
     @property
     def namespaces_dir(self) -> str:
-        return namespaces_dir(self.run_root)
+        """Where the lab's user namespace and its nodes' mount and UTS namespaces are kept, as bind mounts of their
+        files (as /run/netns keeps network namespaces): a private tmpfs of the lab's own, root's alone, which a
+        teardown detaches with every file in it in one unmount."""
+        return f"{namespaces_root(self.run_root)}/{self.prefix}"
 
     @property
     def user_namespace(self) -> str:
-        return f"{self.namespaces_dir}/{self.prefix}.user"
+        return f"{self.namespaces_dir}/user"
 
     def node_namespace(self, node_name: str, kind: str) -> str:
         """The file of a node's `kind` namespace ("mnt" or "uts"; "pid" for a node from an image)."""
-        return f"{self.namespaces_dir}/{self.netns(node_name)}.{kind}"
+        return f"{self.namespaces_dir}/{node_name}.{kind}"
 
     def netns(self, node_name: str) -> str:
         return f"{self.prefix}-{node_name}"

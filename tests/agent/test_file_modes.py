@@ -81,7 +81,7 @@ def mode_problems() -> list[str]:
                 path.parent != UNPACKED_FOR_ROOTS_LABS:
             right = True
         elif path in namespaces:
-            right = path.parent == Path("/run/vtopo/ns") and owner == "root"
+            right = path.parent.parent == Path("/run/vtopo/ns") and owner == "root"
         elif private_parent and parent.st_uid != 0:
             right = True  # in a daemon's own directory, which only its user can enter: its files are its business
         elif owner != "root":  # a directory handed to a daemon

@@ -118,7 +118,7 @@ def test_an_l3_switch_routes_between_its_vlans_inside_the_members_user_namespace
     with passing(agent, users["a"].pw_name, readable_dir, "l3-switch", ("h1", "10.0.20.13")) as prefix:
         assert (ovs_tag(f"{prefix}-s1-vlan10"), ovs_tag(f"{prefix}-s1-vlan20")) == ("10", "20")
         switch = f"{NETNS_DIR}/{prefix}-s1"
-        kept = os.stat(f"/run/vtopo/ns/{prefix}.user")
+        kept = os.stat(f"/run/vtopo/ns/{prefix}/user")
         assert owning_userns(switch) == (kept.st_dev, kept.st_ino)
         inside = subprocess.run(["ip", "-n", f"{prefix}-s1", "-br", "address", "show", "vlan10"], capture_output=True,
                                 text=True)

@@ -25,11 +25,11 @@ KEEPER_OF_ITS_OWN = textwrap.dedent("""
     import os, subprocess, sys
     os.sched_setaffinity(0, {int(sys.argv[2])})
     from vtopo.host import syscalls
-    from vtopo.host.namespace_maker import NamespaceMaker, Node, remove, release_directory
+    from vtopo.host.namespace_maker import NamespaceMaker, Node, release_directory, remove, remove_lab_directory
     from vtopo.host.netns import delete_netns
     from vtopo.ops import NETNS_DIR
     syscalls.mount("tmpfs", NETNS_DIR, "tmpfs", 0)
-    directory, hosts = sys.argv[1] + "/ns", sys.argv[1] + "/hosts"
+    directory, hosts = sys.argv[1] + "/ns/vtkeep", sys.argv[1] + "/hosts"
     open(hosts, "w").write("127.0.0.1 localhost\\n")
     maker = NamespaceMaker.in_initial(directory)
     nodes = {f"vtkeep-n{index}": Node(f"n{index}", hosts) for index in range(12)}
@@ -44,10 +44,12 @@ KEEPER_OF_ITS_OWN = textwrap.dedent("""
         print("kept", len(kept))
     finally:
         maker.close()
-        for name, files in kept:
+        for _, files in kept[:6]:  # one by one, as a node taken away from a running lab goes
             remove(files)
+        remove_lab_directory(directory)  # the others with their directory, as a whole lab goes
+        for name, _ in kept:
             delete_netns(name)
-        release_directory(directory)
+        release_directory(sys.argv[1] + "/ns")
 """)
 
 

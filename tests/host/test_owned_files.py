@@ -68,7 +68,7 @@ def test_the_shipped_routers_daemons_start_inside_their_node_with_its_own_files(
     starts = [op for op in plan.ops if isinstance(op, o.StartProcess) and "/usr/lib/frr/" in op.argv[0]]
     assert starts
     for start in starts:
-        assert f"--mount=/run/vtopo/ns/{start.netns}.mnt" in start.enter
+        assert f"--mount=/run/vtopo/ns/{plan.prefix}/{start.netns.removeprefix(plan.prefix + '-')}.mnt" in start.enter
         directory = start.pid_file.rsplit("/", 1)[0]
         assert sorted(binds[start.netns]) == [(directory, "/etc/frr"), (directory, "/run/frr"),
                                               (directory, "/var/log/frr")]

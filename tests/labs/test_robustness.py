@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from crashes import deploy_killed_at_call
+from crashes import deploy_killed_at_call, destroy_killed_at_call
 from image_labs import TOOLBOX, engine_leftovers, own_images
 from residue import open_fds, snapshot
 from vtopo.host import preflight
@@ -20,7 +20,7 @@ from vtopo.host.facts import netem_available
 from vtopo.host.kernel_host import KernelHost
 from vtopo.host.netlink import Netlink
 from vtopo.host.oci_engine import EngineError
-from vtopo.lab_terms import default_prefix
+from vtopo.lab_terms import LabNames, default_prefix
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.state import LabTaken
 from vtopo.lab import open_lab
@@ -182,6 +182,24 @@ def test_cleanup_recovers_a_deploy_killed_halfway():
     report = cleanup(Deployer(), lambda progress: None)
     assert report.labs == ["mixed"] and not report.errors
     assert snapshot() - before == {}
+
+
+def test_cleanup_recovers_a_destroy_killed_halfway_and_removes_the_labs_namespaces_directory():
+    topology = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
+    before = snapshot()
+    deployer = Deployer()
+    deployer.deploy(topology)
+    record = deployer.store.named(topology.name)
+    assert record is not None
+    undo_calls = sum(op.inverse() is not None for op in record.journal())
+    kept = Path(LabNames(record.prefix).namespaces_dir)
+    assert len([path for path in kept.iterdir() if path.suffix == ".mnt"]) >= 2, "a mount namespace per node"
+    assert destroy_killed_at_call(topology.name, undo_calls // 2) == 9
+    assert kept.is_dir() and snapshot() - before != {}, "the crash should have left the half-destroyed lab"
+    report = cleanup(Deployer(), lambda progress: None)
+    assert report.labs == [topology.name] and not report.errors
+    assert snapshot() - before == {} and not kept.exists() and not kept.parent.exists()
+    assert not [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if str(kept.parent) in line]
 
 
 def test_cleanup_finds_objects_by_their_tags_when_the_journal_is_lost():

@@ -41,7 +41,7 @@ def test_a_members_container_commands_run_as_root_of_the_labs_user_namespace() -
     plan = compile_plan(resolve(topology, registry(), trust=Trust(startup_commands=frozenset({"c1"}), owner=MEMBER)))
     [command] = [op for op in plan.ops if isinstance(op, o.RunCommand)]
     assert command.place is o.Place.NODE
-    assert command.argv[:2] == ("nsenter", f"--user=/run/vtopo/ns/{plan.prefix}.user")
+    assert command.argv[:2] == ("nsenter", f"--user=/run/vtopo/ns/{plan.prefix}/user")
     [user_namespace] = [op for op in plan.ops if isinstance(op, o.CreateUserNamespace)]
     assert (user_namespace.uid, user_namespace.gid) == (MEMBER.uid, MEMBER.gid)
     assert all(op.userns == user_namespace.path for op in plan.ops if isinstance(op, o.CreateNamespace))

@@ -110,7 +110,7 @@ def _b_links(labs: Labs) -> set[str]:
 def test_the_netns_belongs_to_the_labs_own_user_namespace(labs: Labs) -> None:
     """The owner of the node's network namespace is the lab's user namespace (whose map the next test reads)."""
     prefix = Path(labs.netns("sec-a", "c1")).name.split("-")[0]
-    kept = os.stat(f"/run/vtopo/ns/{prefix}.user")
+    kept = os.stat(f"/run/vtopo/ns/{prefix}/user")
     assert owning_userns(labs.netns("sec-a", "c1")) == (kept.st_dev, kept.st_ino) != \
         (os.stat("/proc/self/ns/user").st_dev, os.stat("/proc/self/ns/user").st_ino)
 
@@ -226,6 +226,28 @@ def test_setns_mount_and_modules_reach_nothing_of_the_hosts(labs: Labs) -> None:
     raw = labs.in_a(sys.executable, "-c", "import socket; s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); "
                     f"s.bind(({PROBE!r}, 0))")
     assert raw.returncode != 0 and "No such device" in raw.stderr, raw.stderr  # the host's devices are not there
+
+
+OPENING_NAMESPACE_FILES = """
+import errno, os, sys
+for path in sys.argv[1:]:
+    try:
+        os.close(os.open(path, os.O_RDONLY)) if os.path.basename(path) != "." else os.listdir(path)
+        print(path, "opened")
+    except OSError as error:
+        print(path, errno.errorcode[error.errno])
+"""
+
+
+def test_a_member_on_the_host_reaches_no_labs_namespaces_directory(labs: Labs) -> None:
+    """The files that keep a lab's user, mount and UTS namespaces lie in a directory of the lab's own that only root
+    enters: b, logged in on the host, can list or open none of a's, nor of their own (vtopo enters them for b)."""
+    prefixes = {record.name: record.prefix for record in StateStore().labs()}
+    paths = [f"/run/vtopo/ns/{prefixes[lab]}/{name}" for lab in ("sec-a", "sec-b") for name in (".", "user", "c1.mnt")]
+    assert all(os.path.exists(path) for path in paths)
+    tried = subprocess.run(["runuser", "-u", labs.users["b"].pw_name, "--", sys.executable, "-c",
+                            OPENING_NAMESPACE_FILES, *paths], capture_output=True, text=True, timeout=60, cwd="/")
+    assert tried.stdout.splitlines() == [f"{path} EACCES" for path in paths], tried.stdout + tried.stderr
 
 
 def test_b_cannot_run_anything_in_as_lab(labs: Labs) -> None:

@@ -189,7 +189,7 @@ def test_a_members_spread_lab_runs_as_theirs_on_the_site(spread: Spread) -> None
     there = spread.vtopo("a", "exec", "spr-a", "c2", "--", "sh", "-c",
                          "hostname; id -u; awk '{print $2}' /proc/self/uid_map")
     assert there.stdout.split() == ["c2", "0", str(spread.users["a"].pw_uid)], there.stdout + there.stderr
-    kept = Path(spread.there(f"/run/vtopo/ns/{spread.prefix_there('spr-a')}.user")).stat()
+    kept = Path(spread.there(f"/run/vtopo/ns/{spread.prefix_there('spr-a')}/user")).stat()
     assert owning_userns(spread.there(spread.netns_there("spr-a", "c2"))) == (kept.st_dev, kept.st_ino)
 
 

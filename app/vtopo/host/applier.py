@@ -127,9 +127,10 @@ class Applier:
         """The ops about to be applied, in order (see KernelHost.expect)."""
         self.kernel.expect(ops)
 
-    def delete_together(self, names: Iterable[str]) -> None:
-        """The namespaces a teardown is going to delete (see KernelHost.delete_together)."""
-        self.kernel.delete_together(names)
+    def delete_together(self, names: Iterable[str], namespace_files: Iterable[str]) -> None:
+        """The network namespaces a teardown is going to delete, and the other namespaces' files it is going to
+        remove (see KernelHost.delete_together)."""
+        self.kernel.delete_together(names, namespace_files)
 
     def exists(self, op: o.Op) -> bool | None:
         """Whether what `op` made is there now; None for ops that make nothing worth probing."""

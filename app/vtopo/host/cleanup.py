@@ -3,8 +3,9 @@
 Tags: host interfaces carry the alias `vtopo:<prefix>`, each lab namespace's `lo` carries it too, OVS
 bridges carry external_ids:vtopo-lab, libvirt domains carry vtopo's element in their <metadata>, nftables tables
 are named vtopo-<prefix>, daemons run with their config under /run/vtopo/<prefix>, the user, mount and UTS
-namespaces of labs are kept under /run/vtopo/ns, and nodes from images are runc's containers named vtopo-<netns>
-(its state in /run/vtopo/runc), with their bundles under /run/vtopo/oci and their cgroups under vtopo/.
+namespaces of labs are kept in a directory per lab under /run/vtopo/ns, and nodes from images are runc's containers
+named vtopo-<netns> (its state in /run/vtopo/runc), with their bundles under /run/vtopo/oci and their cgroups under
+vtopo/.
 Nothing without one of these marks is touched. The image stores of users who are no longer members go too.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from vtopo.host import image_store, namespace_maker, nftables, oci_engine, ovs, 
 from vtopo.host.deployer import Deployer, DestroyError
 from vtopo.host.libvirtd import answers
 from vtopo.host.netlink import Netlink, NetlinkError
-from vtopo.lab_terms import namespaces_dir
+from vtopo.lab_terms import namespaces_root
 from vtopo.model.rules import LAB_TAG_PREFIX, OVS_LAB_KEY
 from vtopo.reports import Progress, ProgressCallback
 
@@ -55,7 +56,7 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
         report.strays += _delete_stray_links(netlink)
         report.strays += _delete_stray_namespaces(netlink)
     report.strays += oci_engine.remove_leftovers(str(run_root))
-    report.strays += _remove_namespace_files(namespaces_dir(str(run_root)))
+    report.strays += _remove_namespace_files(namespaces_root(str(run_root)))
     for directory in sorted(run_root.glob("*/")) if run_root.is_dir() else []:  # not the agent's socket
         shutil.rmtree(directory, ignore_errors=True)
         report.strays.append(f"directory {directory}")
@@ -65,15 +66,23 @@ def cleanup(deployer: Deployer, progress: ProgressCallback, run_root: Path = RUN
     return report
 
 
-def _remove_namespace_files(directory: str) -> list[str]:
-    """The user, mount and UTS namespaces of labs whose journal is lost: every file there is a lab's."""
+def _remove_namespace_files(root: str) -> list[str]:
+    """The user, mount and UTS namespaces of labs whose journal is lost: every directory in the namespaces root is a
+    lab's, and every file there (one kept before labs had a directory each)."""
     try:
-        paths = sorted(str(path) for path in Path(directory).iterdir())
+        entries = sorted(Path(root).iterdir())
     except FileNotFoundError:
         return []
-    namespace_maker.remove(paths)
-    namespace_maker.release_directory(directory)
-    return [f"namespace {path}" for path in paths]
+    removed = []
+    for entry in entries:
+        if entry.is_dir():
+            removed += [f"namespace {path}" for path in sorted(entry.iterdir())]
+            namespace_maker.remove_lab_directory(str(entry))
+        else:
+            removed.append(f"namespace {entry}")
+            namespace_maker.remove([str(entry)])
+    namespace_maker.release_directory(root)
+    return removed
 
 
 def _destroy_stray_domains(uri: str) -> list[str]:

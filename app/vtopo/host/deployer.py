@@ -29,7 +29,7 @@ from vtopo.host.lab_parts import Compiled, LabParts
 from vtopo.host.state import HOST_NETWORKS, SHAPED_LINKS, Journal, LabRecord, StateStore, Usage
 from vtopo.lab_record import consent_to_json
 from vtopo.kinds.contract import LabContext, image_of, resources_of
-from vtopo.lab_terms import LAB_USER, HostFacts, LabOwner, Trust, default_prefix, namespaces_dir
+from vtopo.lab_terms import LAB_USER, HostFacts, LabNames, LabOwner, Trust, default_prefix, namespaces_root
 from vtopo.kinds.registry import Registry, installed_kinds
 from vtopo.kinds.trust import held_by_lab_problem, overlapped
 from vtopo.model import io
@@ -481,7 +481,10 @@ class Deployer:
         from vtopo.host.applier import OpFailed
 
         inverses = [inverse for op in reversed(applied) for inverse in undo(op)]
-        applier.delete_together([inverse.name for inverse in inverses if isinstance(inverse, o.DeleteNamespace)])
+        applier.delete_together([inverse.name for inverse in inverses if isinstance(inverse, o.DeleteNamespace)],
+                                [path for inverse in inverses
+                                 if isinstance(inverse, (o.RemoveNamespaceFiles, o.RemoveImageContainer))
+                                 for path in inverse.paths])
         errors = []
         for done, inverse in enumerate(inverses, start=1):
             progress(Progress(stage, done, len(inverses), inverse.summary(), inverse.owner))
@@ -528,7 +531,8 @@ class Deployer:
         run_root = Path(record.facts().run_root)
         self.store.forget(record)
         image_store.release_unused_roots()
-        namespace_maker.release_directory(namespaces_dir(str(run_root)))
+        namespace_maker.remove_lab_directory(LabNames(record.prefix, str(run_root)).namespaces_dir)  # one no teardown took
+        namespace_maker.release_directory(namespaces_root(str(run_root)))
         owned_files.remove_if_empty(run_root)
         self.services.release_unused()
 

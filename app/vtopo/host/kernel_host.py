@@ -49,6 +49,7 @@ class KernelHost:
         self.shown: list[str] = []
         self._deleted_together: set[str] = set()  # namespaces a teardown deletes, emptied all at the first deletion
         self._emptied: set[str] = set()  # namespaces nothing runs in any more, until they are deleted
+        self._going_whole: dict[str, set[str]] = {}  # namespaces directories a teardown empties: the files to go
         self._makers: dict[str, NamespaceMaker] = {}  # by the user namespace they work in ("": the host's)
         self._expected: dict[str, list[tuple[str, Node | None]]] = {}  # network namespaces to come, each with its
         # node, by the user namespace they go in
@@ -120,11 +121,24 @@ class KernelHost:
             self._makers[userns] = maker
         return maker
 
-    def delete_together(self, names: Iterable[str]) -> None:
-        """The namespaces a teardown is going to delete. The first deletion empties them all, once each node's
-        processes were stopped their own way: one pass over /proc for all of them rather than one per namespace
-        (400 passes took 0.26 s)."""
+    def delete_together(self, names: Iterable[str], namespace_files: Iterable[str]) -> None:
+        """The network namespaces a teardown is going to delete, and the other namespaces' files it is going to
+        remove. The first deletion empties the namespaces all, once each node's processes were stopped their own way:
+        one pass over /proc for all of them rather than one per namespace (400 passes took 0.26 s). A namespaces
+        directory whose every file goes (a lab's, when the whole lab goes) is detached at once when its last file
+        is removed (see namespace_maker.remove_lab_directory): at 400 nodes, 0.2 s less than a file at a time."""
         self._deleted_together, self._emptied = set(names), set()
+        going: dict[str, set[str]] = {}
+        for path in namespace_files:
+            going.setdefault(os.path.dirname(path), set()).add(path)
+        self._going_whole = {}
+        for directory, paths in going.items():
+            try:
+                there = {f"{directory}/{name}" for name in os.listdir(directory)}
+            except FileNotFoundError:
+                continue
+            if there <= paths:
+                self._going_whole[directory] = paths
 
     def delete_netns(self, name: str) -> None:
         self._end_processes(name)
@@ -143,7 +157,12 @@ class KernelHost:
             self._emptied |= emptied
 
     def remove_namespace_files(self, paths: tuple[str, ...]) -> None:
-        namespace_maker.remove(list(paths))
+        namespace_maker.remove([path for path in paths if os.path.dirname(path) not in self._going_whole])
+        for directory in {os.path.dirname(path) for path in paths} & self._going_whole.keys():
+            self._going_whole[directory].difference_update(paths)
+            if not self._going_whole[directory]:
+                del self._going_whole[directory]
+                namespace_maker.remove_lab_directory(directory)
 
     # ---------------------------------------------------------------- network devices
 

@@ -2,10 +2,11 @@
 enter one), and each node's mount and UTS namespaces. A helper process (vtopo.host.namespace_helper) makes them and
 hands their files back; this side keeps each by a bind mount, as `ip netns` keeps a network namespace.
 
-The files live in the lab's namespaces directory, a private tmpfs of its own: a node's mount namespace is a copy of
-the host's, and a bind mount of its file that propagated into such a copy would hold namespaces in a loop. A tmpfs
-also makes the two empty files each node's namespaces are bound on in memory: on a host whose /run lies on a disk's
-file system, creating and deleting them cost 0.3-0.5 ms each.
+The files live in the lab's namespaces directory, a private tmpfs of its own in the namespaces root, a private tmpfs
+too: a node's mount namespace is a copy of the host's, and a bind mount of its file that propagated into such a copy
+would hold namespaces in a loop. A tmpfs also makes the two empty files each node's namespaces are bound on in memory:
+on a host whose /run lies on a disk's file system, creating and deleting them cost 0.3-0.5 ms each. And a lab's
+teardown detaches its own directory, every file in it with it, in one unmount rather than one per file.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +28,7 @@ from pathlib import Path
 from vtopo.host import netns as namespaces
 from vtopo.host import syscalls
 from vtopo.host.errors import HostError
-from vtopo.host.owned_files import PASSAGE, make_directory
+from vtopo.host.owned_files import PASSAGE, PRIVATE, make_directory
 from vtopo.host.syscalls import CLONE_NEWNS, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE
 from vtopo.ops import NETNS_DIR, NODE_TMPFS
 
@@ -38,6 +40,7 @@ class NamespaceError(HostError):
     """The helper could not make a namespace; the message says which and why."""
 
 
+ENDING_THREADS = 16  # threads that let go of a lab's namespaces together (see remove_lab_directory)
 AHEAD = 4  # requests the helper may have queued ahead of the ops (each has a descriptor or three in flight)
 
 
@@ -90,7 +93,8 @@ class NamespaceMaker:
     the maker."""
 
     def __init__(self, mode: str, userns: str, namespaces_dir: str) -> None:
-        """`namespaces_dir` is where the files of user, mount and UTS namespaces are kept (LabNames.namespaces_dir)."""
+        """`namespaces_dir` is where the files of the lab's user, mount and UTS namespaces are kept
+        (LabNames.namespaces_dir); every lab's, in the directory above, are hidden from its nodes."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.settimeout(HELPER_SECONDS)
         self._channel = ours
@@ -101,7 +105,8 @@ class NamespaceMaker:
         with theirs:
             self._process = subprocess.Popen([sys.executable, "-m", "vtopo.host.namespace_helper",
                                               str(theirs.fileno()), mode, userns,
-                                              *(path for path in (NETNS_DIR, namespaces_dir) if _is_mount_point(path))],
+                                              *(path for path in (NETNS_DIR, os.path.dirname(namespaces_dir))
+                                                if _is_mount_point(path))],
                                              pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
 
     @classmethod
@@ -281,7 +286,7 @@ def vtopos_own_paths() -> tuple[str, ...]:
 
 
 _private_dirs: set[tuple[int, int]] = set()
-_directory_lock = threading.Lock()  # the agent's labs share one namespaces directory: one thread mounts or releases it
+_directory_lock = threading.Lock()  # the agent's labs share the namespaces root: one thread mounts or releases it
 
 
 @contextmanager
@@ -303,18 +308,14 @@ def _held(directory: str) -> Iterator[bool]:
 
 
 def keep(namespace_file: str, path: str) -> None:
-    """Bind-mount `namespace_file` on `path`, a new empty file in a private directory."""
-    directory = os.path.dirname(path)
-    if not os.path.isdir(os.path.dirname(directory)):
-        make_directory(os.path.dirname(directory), PASSAGE, exist_ok=True)
-    with _held(directory):
-        private_directory(directory)
-        os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
-        try:
-            syscalls.mount(namespace_file, path, None, MS_BIND)
-        except BaseException:
-            os.unlink(path)
-            raise
+    """Bind-mount `namespace_file` on `path`, a new empty file in a lab's namespaces directory."""
+    _lab_directory(os.path.dirname(path))
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
+    try:
+        syscalls.mount(namespace_file, path, None, MS_BIND)
+    except BaseException:
+        os.unlink(path)
+        raise
 
 
 _keepable_cpus: list[frozenset[int]] = []  # found once per process
@@ -375,18 +376,38 @@ def _cpus_above() -> frozenset[int]:
     return frozenset(found)
 
 
-def private_directory(path: str) -> None:
-    """`path` a private mount, once per process: a tmpfs of its own, or as it is when a mount is there already (one
-    another vtopo made)."""
+
+
+def _lab_directory(path: str) -> None:
+    """The lab's namespaces directory `path` there, a private tmpfs that root alone may enter, in the namespaces root
+    above it, a private tmpfs too. Under the lock on the root's parent: a teardown may be releasing the root."""
+    if _private(path):
+        return
+    root = os.path.dirname(path)
+    if not os.path.isdir(os.path.dirname(root)):
+        make_directory(os.path.dirname(root), PASSAGE, exist_ok=True)
+    with _held(root):
+        private_directory(root)
+        private_directory(path, PRIVATE)
+
+
+def _private(path: str) -> bool:
+    """Whether this process made `path` a private mount, or found it one."""
     try:
         identity = os.stat(path)
-        if (identity.st_dev, identity.st_ino) in _private_dirs:
-            return
     except FileNotFoundError:
-        pass
-    make_directory(path, PASSAGE, exist_ok=True)
+        return False
+    return (identity.st_dev, identity.st_ino) in _private_dirs
+
+
+def private_directory(path: str, mode: int = PASSAGE) -> None:
+    """`path` a private mount, once per process: a tmpfs of its own of `mode`, or as it is when a mount is there
+    already (one another vtopo made)."""
+    if _private(path):
+        return
+    make_directory(path, mode, exist_ok=True)
     if not _is_mount_point(path):
-        syscalls.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, f"mode={PASSAGE:o}")
+        syscalls.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, f"mode={mode:o}")
     syscalls.mount("", path, None, MS_PRIVATE)
     mounted = os.stat(path)
     _private_dirs.add((mounted.st_dev, mounted.st_ino))
@@ -418,8 +439,37 @@ def remove(paths: list[str]) -> None:
         Path(path).unlink(missing_ok=True)
 
 
+def remove_lab_directory(path: str) -> None:
+    """Detach a lab's namespaces directory, every namespace file in it with it, and remove it; each namespace ends
+    once nothing else holds it.
+
+    The kernel frees a mount namespace only after an RCU grace period (0.5 ms here), which a thread waits for once per
+    namespace: the files are held open while the directory is detached, and let go on ENDING_THREADS threads at once,
+    whose namespaces end after the same grace periods."""
+    try:
+        identity = os.stat(path)
+        held = [os.open(entry.path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC) for entry in os.scandir(path)]
+    except FileNotFoundError:
+        return
+    try:
+        _private_dirs.discard((identity.st_dev, identity.st_ino))
+        while _is_mount_point(path):
+            syscalls.umount(path)
+        os.rmdir(path)
+    finally:
+        with ThreadPoolExecutor(ENDING_THREADS, thread_name_prefix="vtopo namespaces") as pool:
+            for share in range(ENDING_THREADS):
+                pool.submit(_close_all, held[share::ENDING_THREADS])
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
 def release_directory(path: str) -> None:
-    """Remove the namespaces directory once it keeps nothing: unmount it and delete it."""
+    """Remove a directory of namespaces directories (the namespaces root) or of bundles once it holds none: unmount
+    it and delete it."""
     with _held(path) as there:
         try:
             if not there or os.listdir(path):
