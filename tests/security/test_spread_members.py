@@ -449,7 +449,7 @@ def test_the_members_own_image_on_the_site_runs_their_node_there(spread: Spread)
             prefix = spread.prefix_there("spr-image")
             pid = Path(spread.there(f"/run/vtopo/oci/{prefix}-c2/pid")).read_text().strip()
             assert Path(f"/proc/{pid}/uid_map").read_text().split() == ["0", str(spread.users["a"].pw_uid), "1"]
-            kept = Path(spread.there(f"/run/vtopo/ns/{prefix}.user")).stat()
+            kept = Path(spread.there(f"/run/vtopo/ns/{prefix}/user")).stat()
             userns = Path(f"/proc/{pid}/ns/user").stat()
             assert (userns.st_dev, userns.st_ino) == (kept.st_dev, kept.st_ino)  # the lab's on the site
             on_site = spread.host.engine_leftovers()
