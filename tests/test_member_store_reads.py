@@ -21,11 +21,13 @@ from vtopo import oci_layouts
 from vtopo.host import image_store
 from vtopo.measure.nodes import not_installed
 from vtopo.oci_layouts import REF_ANNOTATION
+from vtopo.privileges import drop_privileges
 
 pytestmark = pytest.mark.privileged  # the store's files are nobody's, read by root and handed to nobody
 
 DIGEST = "sha256:" + "ab" * 32
 NOBODY = pwd.getpwnam("nobody").pw_uid  # the store's owner here
+AS_NOBODY = drop_privileges(str(NOBODY), (), str(pwd.getpwnam("nobody").pw_gid))
 
 
 def index(*manifests: tuple[str, str]) -> str:
@@ -104,8 +106,8 @@ print(tried)
 
 def as_nobody_reaching(pid: int) -> str:
     """What a process of nobody's reaches of process `pid`: [traced, its memory, its input, its environment]."""
-    return subprocess.run(["setpriv", f"--reuid={NOBODY}", "--regid=nogroup", "--clear-groups", sys.executable, "-c",
-                           ATTACH, str(pid)], capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    return subprocess.run([*AS_NOBODY, sys.executable, "-c", ATTACH, str(pid)], capture_output=True, text=True,
+                          check=True, timeout=30).stdout.strip()
 
 
 def test_a_reader_run_as_nobody_is_out_of_reach_of_another_process_of_nobodys(store: Path) -> None:
@@ -115,8 +117,7 @@ def test_a_reader_run_as_nobody_is_out_of_reach_of_another_process_of_nobodys(st
     index_fd = os.open(store / "index.json", os.O_RDONLY)
     reader = subprocess.Popen(image_store.reader_as_nobody([(index_fd, "")], "tags"), stdout=answer,
                               stdin=subprocess.DEVNULL, pass_fds=[index_fd])
-    plain = subprocess.Popen(["setpriv", f"--reuid={NOBODY}", "--regid=nogroup", "--clear-groups", "sleep", "60"],
-                             stdin=subprocess.DEVNULL)
+    plain = subprocess.Popen([*AS_NOBODY, "sleep", "60"], stdin=subprocess.DEVNULL)
     os.close(index_fd)
     os.close(answer)
     try:
