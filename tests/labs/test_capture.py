@@ -131,8 +131,9 @@ def test_the_cli_prints_a_line_per_packet_and_writes_pcapng(deployed, tmp_path):
     assert len(rdpcap(str(out))) == 4
 
 
-def test_a_bad_target_or_filter_is_named(deployed):
+def test_a_bad_target_or_filter_is_named_and_leaves_no_file(deployed):
     lab = deployed("bridge-veth")
+    before = leftover_files()
     wrong = subprocess.run([sys.executable, "-m", "vtopo", "capture", "bridge-veth", "c1:eth7"], capture_output=True,
                            text=True, timeout=30)
     assert wrong.returncode == 1 and "c1 has no port 'eth7' (it has: eth0)" in wrong.stderr
@@ -140,6 +141,7 @@ def test_a_bad_target_or_filter_is_named(deployed):
                          capture_output=True, text=True, timeout=30)
     assert bad.returncode == 1 and "capture on c1:eth0 (eth0) failed" in bad.stderr and "Traceback" not in bad.stderr
     assert lab.lab.context.topology.name == "bridge-veth"
+    assert leftover_files() == before  # the capture's temporary file goes with the capture that failed to start
 
 
 def test_vxlan_and_tcp_seen_on_the_underlay():

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -115,10 +116,12 @@ def test_a_capture_from_here_on_another_sites_end_sees_the_tunnels_traffic(sprea
         read = subprocess.run(["tshark", "-r", str(saved), "-T", "fields", "-e", "icmp.type"], capture_output=True,
                               text=True, check=True).stdout.split()
         assert read == ["8", "0", "8", "0"]
+        files = set(Path(tempfile.gettempdir()).glob("vtopo-capture-*"))
         endless = capture_from_here(spread, "seen", "c2:eth0")  # stopped here with Ctrl-C: nothing goes on there
-        endless.send_signal(signal.SIGINT)
+        endless.send_signal(signal.SIGINT)  # as soon as it says it listens
         endless.communicate(timeout=30)
         assert wait_for(lambda: not processes_running("capture seen c2:eth0 --pcap"), 10)
+        assert set(Path(tempfile.gettempdir()).glob("vtopo-capture-*")) == files  # its file went with it
 
 
 def test_a_node_on_another_site_is_stopped_and_started_from_here(spread: Sites):

@@ -16,22 +16,27 @@ def cmd_capture(args: argparse.Namespace) -> int:
         target = resolve(lab.context, args.target)
         if args.pcap:
             return stream_pcap(target, args.filter, args.count)
-        capture = Capture(target, args.filter, args.count, ring_size=100_000)
-        capture.start()
     except CaptureError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    where = f"namespace {target.netns}" if target.netns else "the host"
-    bpf = f", filter {args.filter!r}" if args.filter else ""
-    print(f"capturing on {target.label} ({target.device} in {where}){bpf}", file=sys.stderr, flush=True)
-    try:
+    capture = Capture(target, args.filter, args.count, ring_size=100_000)
+    listening = False
+    try:  # whatever ends it (a failed start, Ctrl-C however early), its temporary file goes with it
+        capture.start()
+        listening = True
+        where = f"namespace {target.netns}" if target.netns else "the host"
+        bpf = f", filter {args.filter!r}" if args.filter else ""
+        print(f"capturing on {target.label} ({target.device} in {where}){bpf}", file=sys.stderr, flush=True)
         for packet in capture.follow():
             print(summarize(packet).line(capture.started_s), flush=True)
+    except CaptureError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         pass
     finally:
         capture.stop()
-        if args.write:
+        if args.write and listening:
             capture.save(args.write)
         capture.close()
     print(f"{capture.captured} packets captured, {capture.kernel_drops} dropped by the kernel"
