@@ -43,9 +43,13 @@ def _privileged_unavailable() -> str | None:
     return None
 
 
+_MODULES_WITH_PRIVILEGED_TESTS: set[Path] = set()
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if "privileged" not in item.keywords:
         return
+    _MODULES_WITH_PRIVILEGED_TESTS.add(item.path)
     reason = _privileged_unavailable()
     if reason is None:
         return
@@ -96,9 +100,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     """Once a module's last test and its fixtures are done, no lab it deployed is left: a lab left behind fails that
     test, naming the lab, and is destroyed so that the tests after it (which may deploy the same file) are not
-    refused. Labs deployed before the suite, by the user or the agent they run, are not the suite's."""
+    refused. Labs deployed before the suite, by the user or the agent they run, are not the suite's. A module without
+    a privileged test deploys nothing, so it is not checked: run beside another suite, it would take that suite's labs
+    for its own leaks."""
     yield
     if nextitem is not None and nextitem.path == item.path:
+        return
+    if item.path not in _MODULES_WITH_PRIVILEGED_TESTS:
         return
     left = _deployed_labs() - _LABS_BEFORE_THE_MODULE
     for name in sorted(left):
