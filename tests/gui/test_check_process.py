@@ -41,16 +41,15 @@ def test_the_checker_answers_the_latest_check_and_explains_part_of_its_plan(chec
     broken.nodes[next(iter(broken.nodes))].name = "bad name"
     reply = ask(checker, check_of(1, broken), check_of(2, lab))  # the second overtakes the first
     assert isinstance(reply, AnalysisReply) and reply.generation == 2
-    analysis = reply.analysis()
-    assert analysis.compiled and not analysis.errors and analysis.domains
-    assert analysis.explanation.startswith("#!/bin/sh") and "# ---- node h1\n" in analysis.explanation
+    assert reply.compiled and not reply.errors() and reply.domains()
+    assert reply.explanation.startswith("#!/bin/sh") and "# ---- node h1\n" in reply.explanation
     explained = ask(checker, ExplainRequest(2, frozenset({"node h1"})))
     assert isinstance(explained, ExplanationReply) and explained.owners == frozenset({"node h1"})
     assert "# ---- node h1\n" in explained.text and "# ---- node h2\n" not in explained.text
     reply = ask(checker, check_of(3, broken))
     assert isinstance(reply, AnalysisReply) and reply.generation == 3
-    assert not reply.compiled and any("bad name" in str(problem) for problem in reply.analysis().errors)
-    assert reply.analysis().changes is None
+    assert not reply.compiled and any("bad name" in str(problem) for problem in reply.errors())
+    assert reply.changes() is None
 
 
 def test_the_checker_says_which_lines_of_the_script_an_edit_changed(checker: subprocess.Popen[bytes]) -> None:
@@ -60,12 +59,12 @@ def test_the_checker_says_which_lines_of_the_script_an_edit_changed(checker: sub
     lab.node_named("h1").name = "web"  # type: ignore[union-attr]
     second = ask(checker, check_of(2, lab))
     assert isinstance(second, AnalysisReply)
-    analysis = second.analysis()
-    assert analysis.changed_from == 1 and analysis.changes
+    changes = second.changes()
+    assert second.changed_from == 1 and changes
     lines = first.explanation.split("\n")
-    for change in reversed(analysis.changes):
+    for change in reversed(changes):
         lines[change.start:change.end] = change.lines
-    assert "\n".join(lines) == analysis.explanation and "# ---- node web\n" in analysis.explanation
+    assert "\n".join(lines) == second.explanation and "# ---- node web\n" in second.explanation
 
 
 def test_the_checker_runs_below_the_designers_priority(checker: subprocess.Popen[bytes]) -> None:

@@ -134,7 +134,7 @@ def test_the_broadcast_domains_view_draws_each_vlan_across_the_trunk_which_is_in
     focus_canvas(qtbot, window)
     qtbot.keyClick(window.view, Key.Key_B, Ctrl | Qt.KeyboardModifier.ShiftModifier)
     assert window.domains.toggle.isChecked()
-    by_vlan = {domain.vlans: domain for domain in window.domains.domains}
+    by_vlan = {domain.vlans: domain for domain in window.analyzer.latest.domains()}
     assert set(by_vlan) == {(10,), (20,)}
     ten, twenty = (domain_color(by_vlan[(vlan,)]) for vlan in (10, 20))
     links = window.editor.scene.links
@@ -153,6 +153,6 @@ def test_the_broadcast_domains_view_draws_each_vlan_across_the_trunk_which_is_in
     qtbot.waitUntil(lambda: form.node_id == "s1")
     rows = form.fields["vlans"].widget.rows
     retype(qtbot, rows["p3"].vlans, "10")
-    qtbot.waitUntil(lambda: {d.vlans: len(d.members) for d in window.domains.domains} == {(10,): 4, (20,): 1})
+    qtbot.waitUntil(lambda: {d.vlans: len(d.members) for d in window.analyzer.latest.domains()} == {(10,): 4, (20,): 1})
     assert links["link-h3"].tints == links["link-h1"].tints
     assert len(links["link-trunk"].tints) == 2

@@ -14,7 +14,7 @@ from vtopo.gui.canvas.states import legend_html
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.console.dock import TerminalTabs
 from vtopo.gui.document.analysis import LabAnalyzer
-from vtopo.gui.document.checking import Analysis
+from vtopo.gui.document.check_process import AnalysisReply
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.document.files import FileController
 from vtopo.gui.host_api import DeployerLoader
@@ -195,9 +195,10 @@ class MainWindow(QMainWindow):
         if busy:
             self.problems.show_busy()
 
-    def _analysed(self, analysis: Analysis) -> None:
-        self.editor.scene.mark_problems(analysis.problems)
-        self.problems.show_analysis(analysis)
+    def _analysed(self, analysis: AnalysisReply) -> None:
+        problems = analysis.problems()
+        self.editor.scene.mark_problems(problems)
+        self.problems.show_problems(problems)
         self.explain.show_analysis(analysis, self.editor.topology)
         self.domains.show_analysis(analysis)
 

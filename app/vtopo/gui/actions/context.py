@@ -58,7 +58,7 @@ def context_of(designer: Designer) -> Context:
         agent_doing=deploy.agent_doing,
         deploying=deploy.deploying,
         deployed_lab=deploy.deployed_lab,
-        errors=bool(analysis is not None and consent.blocking(analysis.errors)),
+        errors=bool(analysis is not None and consent.blocking(analysis.errors())),
         waiting=designer.deploy_request.waiting,
         terminal_reason=reason,
         external_reason=external_reason,

@@ -17,7 +17,6 @@ from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, No
 from vtopo.gui.canvas.labels import VlansOf, end_label, middle_label
 from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.states import NodeState
-from vtopo.gui.heap import collection_paused
 from vtopo.model.problems import Problem, Severity
 from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
@@ -101,10 +100,6 @@ class TopologyScene(QGraphicsScene):
     # ------------------------------------------------------------ following a topology
 
     def set_topology(self, topology: Topology) -> None:
-        with collection_paused():
-            self._build(topology)
-
-    def _build(self, topology: Topology) -> None:
         self._subscriptions.disconnect_all()
         if self._overview.scene() is self:
             self.removeItem(self._overview)  # clear() would delete it

@@ -8,8 +8,7 @@ after the debounce, and the checker drops the stale one at its next step (copy, 
 pickling met half-way always sends a newer check, for every edit the checks read starts one.
 Moving nodes and editing notes change nothing the checks read, so those edits start no check: dropping a hundred
 dragged nodes of a 2,000-node lab leaves the Problems panel as it was.
-The hand-back is small too: the collector never scans a result (heap.made_to_last), and the result it replaces is
-freed on a pool thread, not where the panels let go of it.
+The hand-back is small too: a result stays pickled until a panel shows a part of it (AnalysisReply).
 """
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from vtopo.gui import heap
 from vtopo.gui.document.check_process import (COMMAND, AnalysisReply, CheckRequest, ExplainRequest, ExplanationReply,
                                               read_frame, write_frame)
 from vtopo.gui.document.checking import Analysis
@@ -61,10 +59,9 @@ class LabAnalyzer(QObject):
         self._delay_ms = delay_ms
         self._timer.setInterval(delay_ms)
         self._timer.timeout.connect(self.run_now)
-        self.latest: Analysis | None = None
+        self.latest: AnalysisReply | None = None
         self._checked_nodes: dict[str, CheckedPart] = {}  # what the last check read of each node
         self._sent: dict[int, dict[str, CheckedPart]] = {}  # what each check sent read, by generation
-        self._lab_replaced = True
         self._checker: subprocess.Popen[bytes] | None = None
         self._start_checker()
         editor.edited.connect(self._edited)
@@ -84,7 +81,6 @@ class LabAnalyzer(QObject):
         self._timer.start()
 
     def _replaced(self) -> None:
-        self._lab_replaced = True
         self._timer.start(max(self._delay_ms, int(len(self._editor.topology.nodes) * FIRST_CHECK_MS_PER_NODE)))
 
     def run_soon(self) -> None:
@@ -95,9 +91,6 @@ class LabAnalyzer(QObject):
     def run_now(self) -> None:
         self._timer.stop()
         self._timer.setInterval(self._delay_ms)
-        if self._lab_replaced:  # the new lab is built and painted: out of the collector's sight before checking
-            self._lab_replaced = False
-            heap.settle()
         checker = self._checker or self._start_checker()
         self._generation += 1
         self.busy_changed.emit(True)
@@ -164,25 +157,16 @@ class LabAnalyzer(QObject):
         """On a pool thread, until the checker ends: each reply, unpickled there, and then its exit code."""
         assert checker.stdout is not None
         while (reply := read_frame(checker.stdout.fileno())) is not None:
-            if isinstance(reply, AnalysisReply):
-                with heap.made_to_last():
-                    report(reply.analysis())
-            else:
-                report(reply)
+            report(reply)
         return checker.wait()
 
-    def _received(self, reply: Analysis | ExplanationReply) -> None:
+    def _received(self, reply: AnalysisReply | ExplanationReply) -> None:
         if isinstance(reply, ExplanationReply):
             if self.latest is not None and reply.generation == self.latest.generation:
                 self.explained.emit(reply)
-            return
-        let_go: list[object] = [reply]
-        if reply.generation == self._generation:
-            let_go = [self.latest, self._checked_nodes]
+        elif reply.generation == self._generation:
             self._checked_nodes = self._sent.pop(reply.generation, {})
             self._show(reply)
-        del reply
-        self._free_on_worker(let_go)
 
     def _checker_ended(self, checker: subprocess.Popen[bytes], code: int) -> None:
         """The checker ended while the designer runs (it closes it only in shutdown): say so, and start another one
@@ -190,18 +174,14 @@ class LabAnalyzer(QObject):
         if checker is not self._checker:
             return
         self._checker = None
-        self._show(Analysis(self._generation, [Problem(f"the designer's checker ended (exit code {code}) without "
-                                                       "checking the lab; it starts again with the next edit")]))
+        ended = Problem(f"the designer's checker ended (exit code {code}) without checking the lab; it starts again "
+                        "with the next edit")
+        self._show(AnalysisReply.of(Analysis(self._generation, [ended])))
 
-    def _show(self, analysis: Analysis) -> None:
+    def _show(self, analysis: AnalysisReply) -> None:
         self.latest = analysis
         self.busy_changed.emit(False)
         self.analysed.emit(analysis)
-
-    def _free_on_worker(self, let_go: list[object]) -> None:
-        """Freeing the previous result (the domains of a 2,000-node lab and its script) is a pool thread's job. The
-        GUI thread holds it only in `let_go` (the panels have moved on to the new one), which that thread empties."""
-        self._start_job(lambda _report: let_go.clear())
 
     def shutdown(self) -> None:
         self._timer.stop()

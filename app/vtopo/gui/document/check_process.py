@@ -6,9 +6,9 @@ thread waited for it between frames; and on a busy machine it took a core from t
 runs in its own interpreter, at a lower priority (os.nice), and the designer only serialises the lab and reads the answers,
 which say which lines of the Explain dock's script changed since the answer before.
 
-Requests and replies are pickles, each framed by its length, on the child's stdin and stdout. What is big (the
-nodes, the links, the broadcast domains) travels in chunks of CHUNK pickled apart: each side unpickles one chunk at a
-time, so the designer's reading thread never holds the interpreter lock for long. The child drops a check once a
+Requests and replies are pickles, each framed by its length, on the child's stdin and stdout. The lab's nodes and
+links travel in chunks of CHUNK pickled apart, so the designer's thread that pickles them never holds the interpreter
+lock for long; a reply's big parts stay pickled until a panel shows them (AnalysisReply). The child drops a check once a
 newer request waits (`analyse`'s `wanted`), and answers only its latest: the designer numbers each edit it checks.
 """
 from __future__ import annotations
@@ -21,12 +21,14 @@ import sys
 from dataclasses import dataclass, replace
 from typing import IO, Any, Iterable, Sequence, TypeVar
 
+from vtopo.compile.broadcast_domains import Domain
 from vtopo.gui.document.checking import Analysis, Checked, Stale, analyse
-from vtopo.gui.document.line_diff import line_changes
+from vtopo.gui.document.line_diff import LineChange, line_changes
+from vtopo.model.problems import Problem, Severity
 from vtopo.model.topology import Link, Node, Topology
 
 COMMAND = [sys.executable, "-c", "from vtopo.gui.document.check_process import main; main()"]
-CHUNK = 50  # nodes, links or domains per pickle: each pickled or unpickled in well under a millisecond
+CHUNK = 50  # nodes or links per pickle: each pickled or unpickled in well under a millisecond
 NICENESS = 10
 """os.nice's increment: a tenth of the weight of the designer's threads, whose work preempts the checker's at once.
 At 19 (a 70th), a machine whose cores are busy left the checker so little that a small lab took seconds to check."""
@@ -76,22 +78,44 @@ class ExplainRequest:
 
 @dataclass(frozen=True)
 class AnalysisReply:
+    """One check of the lab as the designer keeps it: its problems, domains and script changes still pickled, and
+    each panel decodes what it shows when it shows it. Decoded at once, a 2,000-node lab's result is 13,000 objects the
+    cycle collector tracks, and a few of them kept in turn made it scan the designer's whole heap (200 ms, holding the
+    interpreter lock); bytes and strings it does not track at all."""
+
     generation: int
     compiled: bool
-    problems: bytes
-    domains: list[bytes]
+    pickled_errors: bytes
+    pickled_warnings: bytes
+    pickled_domains: bytes
     explanation: str
     changed_from: int
-    changes: bytes
+    pickled_changes: bytes
 
     @classmethod
     def of(cls, analysis: Analysis) -> AnalysisReply:
-        return cls(analysis.generation, analysis.compiled, pickle.dumps(analysis.problems), chunks(analysis.domains),
-                   analysis.explanation, analysis.changed_from, pickle.dumps(analysis.changes))
+        warnings = [problem for problem in analysis.problems if problem.severity is not Severity.ERROR]
+        return cls(analysis.generation, analysis.compiled, pickle.dumps(analysis.errors), pickle.dumps(warnings),
+                   pickle.dumps(analysis.domains), analysis.explanation, analysis.changed_from,
+                   pickle.dumps(analysis.changes))
 
-    def analysis(self) -> Analysis:
-        return Analysis(self.generation, pickle.loads(self.problems), self.compiled, unchunked(self.domains),
-                        self.explanation, self.changed_from, pickle.loads(self.changes))
+    def errors(self) -> list[Problem]:
+        errors: list[Problem] = pickle.loads(self.pickled_errors)
+        return errors
+
+    def problems(self) -> list[Problem]:
+        """Errors first, then warnings."""
+        warnings: list[Problem] = pickle.loads(self.pickled_warnings)
+        return self.errors() + warnings
+
+    def domains(self) -> list[Domain]:
+        domains: list[Domain] = pickle.loads(self.pickled_domains)
+        return domains
+
+    def changes(self) -> list[LineChange] | None:
+        """The lines that turn the script of the check numbered `changed_from` into this one's (None: unknown)."""
+        changes: list[LineChange] | None = pickle.loads(self.pickled_changes)
+        return changes
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import QDockWidget, QLabel
 
 from vtopo.compile.broadcast_domains import Domain
-from vtopo.gui.document.checking import Analysis
+from vtopo.gui.document.check_process import AnalysisReply
 from vtopo.gui.canvas.scene import TopologyScene
 
 DOMAIN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -31,10 +31,10 @@ class DomainView(QObject):
         dock.setWidget(self.legend)
         self.toggle = QAction("&Broadcast domains", self, checkable=True)
         self.toggle.toggled.connect(self._toggled)
-        self.domains: list[Domain] = []
+        self._analysis: AnalysisReply | None = None
 
-    def show_analysis(self, analysis: Analysis) -> None:
-        self.domains = analysis.domains
+    def show_analysis(self, analysis: AnalysisReply) -> None:
+        self._analysis = analysis
         if self.toggle.isChecked():
             self._apply()
 
@@ -46,20 +46,22 @@ class DomainView(QObject):
 
     def _apply(self) -> None:
         on = self.toggle.isChecked()
+        domains = self._analysis.domains() if on and self._analysis is not None else []
         tints: dict[str, list[QColor]] = {}
-        for domain in self.domains if on else ():
+        for domain in domains:
             for link in domain.link_ids:
                 tints.setdefault(link, []).append(domain_color(domain))  # a trunk: a colour per VLAN it carries
         for link_id, item in self._scene.links.items():
             item.set_tints(tuple(tints.get(link_id, ())))
-        self.legend.setText(self._legend() if on else OFF)
+        self.legend.setText(self._legend(domains) if on else OFF)
 
-    def _legend(self) -> str:
-        if not self.domains:
+    @staticmethod
+    def _legend(domains: list[Domain]) -> str:
+        if not domains:
             return "No broadcast domain: the lab has no valid interfaces yet (see Problems)."
-        with_vlans = any(domain.vlans for domain in self.domains)
+        with_vlans = any(domain.vlans for domain in domains)
         rows = []
-        for domain in self.domains:
+        for domain in domains:
             subnets = ", ".join(map(str, domain.subnets)) or "no subnet"
             members = ", ".join(m.name for m in domain.members)
             via = f" via {', '.join(domain.switches)}" if domain.switches else ""

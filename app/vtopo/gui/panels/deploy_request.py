@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMainWindow
 
 from vtopo.gui.document.analysis import LabAnalyzer
-from vtopo.gui.document.checking import Analysis
+from vtopo.gui.document.check_process import AnalysisReply
 from vtopo.gui.panels import consent
 from vtopo.gui.panels.deploy import DeployController
 
@@ -38,23 +38,23 @@ class DeployRequest(QObject):
             return
         self._deploy_checked(self._analyzer.latest)
 
-    def _checked(self, analysis: Analysis) -> None:
+    def _checked(self, analysis: AnalysisReply) -> None:
         if self.waiting:
             self._set_waiting(False)
             # out of the analyzer's hand-back: the consent dialogs run an event loop of their own
             QTimer.singleShot(0, lambda: self._deploy_checked(analysis))
 
-    def _deploy_checked(self, analysis: Analysis) -> None:
+    def _deploy_checked(self, analysis: AnalysisReply) -> None:
         if analysis is not self._analyzer.latest or self._analyzer.pending:  # edited while a dialog was open
             self.press()
             return
-        if errors := consent.blocking(analysis.errors):
+        if errors := consent.blocking(analysis.errors()):
             self._window.statusBar().showMessage(f"not deployed: {errors[0]} (see the Problems panel)", MESSAGE_MS)
             return
         sites = consent.ask_sites(self._window, self._deploy.other_sites())
         if sites is None:
             return
-        granted = consent.ask(self._window, consent.requests_in(analysis.problems))
+        granted = consent.ask(self._window, consent.requests_in(analysis.problems()))
         if granted is not None and (refused := self._deploy.deploy(granted, sites)):
             self._refuse(refused)
 

@@ -8,8 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from vtopo.gui.document.check_process import ExplanationReply
-from vtopo.gui.document.checking import Analysis
+from vtopo.gui.document.check_process import AnalysisReply, ExplanationReply
 from vtopo.gui.document.line_diff import LineChange, line_changes
 from vtopo.gui.panels.line_changes import apply_changes
 from vtopo.gui.workers import Worker, serial_pool
@@ -48,7 +47,7 @@ class ExplainPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.text)
-        self._analysis: Analysis | None = None
+        self._analysis: AnalysisReply | None = None
         self._topology: Topology | None = None
         self._text = ""  # what the document shows
         self._explained: int | None = None  # the analysis whose whole script it is, if it is one
@@ -65,7 +64,7 @@ class ExplainPanel(QWidget):
         """The text the dock shows, without asking the document for it (60,000 lines: 10 ms and more)."""
         return self._text
 
-    def show_analysis(self, analysis: Analysis, topology: Topology) -> None:
+    def show_analysis(self, analysis: AnalysisReply, topology: Topology) -> None:
         self._analysis, self._topology = analysis, topology
         self._render()
 
@@ -90,7 +89,7 @@ class ExplainPanel(QWidget):
             return
         if not analysis.compiled:
             lines = ["# The lab has errors, so it does not compile yet:", "#"]
-            lines += [f"#   {problem}" for problem in analysis.errors]
+            lines += [f"#   {problem}" for problem in analysis.errors()]
             self._show("\n".join(lines))
             return
         owners = None
@@ -112,7 +111,7 @@ class ExplainPanel(QWidget):
                 and analysis is not None and reply.generation == analysis.generation):
             self._show(reply.text)
 
-    def _show(self, text: str, explained: Analysis | None = None) -> None:
+    def _show(self, text: str, explained: AnalysisReply | None = None) -> None:
         """Show `text`, the whole script of `explained` when given: by the lines the checker found changed since the
         script shown, when it is the one they change; at once when it is short; else by the lines a worker finds."""
         self._asked += 1
@@ -120,9 +119,9 @@ class ExplainPanel(QWidget):
         if text == self._text:
             self._explained = generation
             return
-        if (explained is not None and explained.changes is not None and self._explained is not None
-                and self._explained == explained.changed_from):
-            apply_changes(self.text.document(), explained.changes)
+        if (explained is not None and self._explained is not None and self._explained == explained.changed_from
+                and (changes := explained.changes()) is not None):
+            apply_changes(self.text.document(), changes)
             self._text, self._explained = text, generation
             return
         if len(text) < SET_AT_ONCE_CHARS and len(self._text) < SET_AT_ONCE_CHARS:

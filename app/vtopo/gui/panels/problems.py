@@ -2,7 +2,9 @@
 
 A lab of thousands of nodes can have a thousand problems, and each edit a new list. The list is a model that a
 table view asks only for the rows it shows, one line each (a tree view would ask about every row to lay them out),
-so taking a new list costs the GUI thread nothing in proportion to it. The current problem is shown whole below."""
+so taking a new list costs the GUI thread nothing in proportion to it. The current problem is shown whole below.
+A row is kept as a tuple of strings, which the cycle collector does not track: a thousand problems kept as
+dataclasses are two thousand objects more that it scans again and again."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,13 +13,18 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QStyle, QTableView, QVBoxLayout, QWidget
 
-from vtopo.gui.document.checking import Analysis
-from vtopo.model.problems import Problem, Severity
+from vtopo.model.problems import Problem, Severity, errors_in
 
 SUBJECT_ID_ROLE = Qt.ItemDataRole.UserRole
 SIZED_ROWS = 100
 """How many rows the "Where" column is sized to fit (Qt's default reads a thousand)."""
 Index = QModelIndex | QPersistentModelIndex
+Row = tuple[str, str, str, str, str]
+"""A problem as its row shows it: its severity's value, where, the message, the whole problem, its subject's id."""
+
+
+def row_of(problem: Problem) -> Row:
+    return problem.severity.value, problem.subject or "lab", problem.message, str(problem), problem.subject_id
 
 
 class ProblemsModel(QAbstractTableModel):
@@ -28,15 +35,15 @@ class ProblemsModel(QAbstractTableModel):
     def __init__(self, icons: dict[Severity, QIcon]) -> None:
         super().__init__()
         self._icons = icons
-        self.problems: list[Problem] = []
+        self.rows: list[Row] = []
 
-    def set_problems(self, problems: list[Problem]) -> None:
+    def set_rows(self, rows: list[Row]) -> None:
         self.beginResetModel()
-        self.problems = sorted(problems, key=lambda p: p.severity is not Severity.ERROR)
+        self.rows = rows
         self.endResetModel()
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.problems)
+        return 0 if parent.isValid() else len(self.rows)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.HEADERS)
@@ -47,15 +54,15 @@ class ProblemsModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        problem = self.problems[index.row()]
+        severity, where, message, whole, subject_id = self.rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return (problem.subject or "lab") if index.column() == 0 else problem.message
+            return where if index.column() == 0 else message
         if role == Qt.ItemDataRole.DecorationRole and index.column() == 0:
-            return self._icons[problem.severity]
+            return self._icons[Severity(severity)]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return str(problem)
+            return whole
         if role == SUBJECT_ID_ROLE:
-            return problem.subject_id
+            return subject_id
         return None
 
 
@@ -92,16 +99,15 @@ class ProblemsPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.table)
         layout.addWidget(self.current)
-        self._listed: list[Problem] = []
-
-    def show_analysis(self, analysis: Analysis) -> None:
-        if analysis.problems != self._listed:  # an edit mostly leaves the list as it was: keep the rows then
-            self._listed = list(analysis.problems)
-            self.model.set_problems(analysis.problems)
+    def show_problems(self, problems: list[Problem]) -> None:
+        """Errors first, as `problems` come from the check."""
+        rows = [row_of(problem) for problem in problems]
+        if rows != self.model.rows:  # an edit mostly leaves the list as it was: keep the rows then
+            self.model.set_rows(rows)
             self.current.clear()
-        errors = len(analysis.errors)
-        warnings = len(analysis.problems) - errors
-        if not analysis.problems:
+        errors = len(errors_in(problems))
+        warnings = len(problems) - errors
+        if not problems:
             self.summary.setText("No problems: the lab compiles.")
         else:
             self.summary.setText(f"{errors} error(s), {warnings} warning(s)")
