@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from vtopo import ops as o
+from vtopo.host.resolved_labs import ResolvedLabs
 from vtopo.host.state import LabRecord
 from vtopo.kinds.contract import SavedState
 from vtopo.model.checkpoints import Checkpoint, NodeState
@@ -70,9 +71,11 @@ class Restored:
                                       f"{lab} to checkpoint {checkpoint}"])
 
 
-def restore(record: LabRecord, checkpoint: Checkpoint, update: Update, explain: bool = False) -> Restored:
+def restore(record: LabRecord, checkpoint: Checkpoint, update: Update, explain: bool = False,
+            labs: ResolvedLabs | None = None) -> Restored:
     """Put the running lab of `record` back as `checkpoint` has it, changing only what differs; with `explain`, say
-    what that would change and change nothing."""
+    what that would change and change nothing. `labs` (the agent's) hold the lab resolved, for each step to read
+    (vtopo.lab_operations.running_lab): without, each step resolves it again."""
     restored = Restored()
     topology = record.topology()
     names = {node.name for node in topology.nodes.values()}
@@ -81,11 +84,11 @@ def restore(record: LabRecord, checkpoint: Checkpoint, update: Update, explain: 
         restored.lines.append(f"not in the lab any more, left out: {', '.join(gone)}")
     stopped, wanted_stopped = record.operated().stopped, set(checkpoint.stopped) & names
     for name in sorted(stopped - wanted_stopped):
-        _node(restored, name, "start", explain, lambda node: start_node(record, node))
-    _restore_states(record, checkpoint, update, explain, restored)
+        _node(restored, name, "start", explain, lambda node: start_node(record, node, labs=labs))
+    _restore_states(record, checkpoint, update, explain, restored, labs)
     for name in sorted(wanted_stopped - stopped):
-        _node(restored, name, "stop", explain, lambda node: stop_node(record, node))
-    _restore_links(record, checkpoint, explain, restored)
+        _node(restored, name, "stop", explain, lambda node: stop_node(record, node, labs=labs))
+    _restore_links(record, checkpoint, explain, restored, labs)
     return restored
 
 
@@ -95,9 +98,9 @@ def _node(restored: Restored, name: str, verb: str, explain: bool, act: Callable
 
 
 def _restore_states(record: LabRecord, checkpoint: Checkpoint, update: Update, explain: bool,
-                    restored: Restored) -> None:
+                    restored: Restored, labs: ResolvedLabs | None) -> None:
     """Each running node whose state differs from the checkpoint's gets it (see the module's docstring)."""
-    live = read_running(record)
+    live = read_running(record, labs=labs)
     topology = record.topology()
     states = {name: SavedState(state.settings, state.addresses) for name, state in checkpoint.nodes.items()
               if name in live.states}
@@ -106,13 +109,13 @@ def _restore_states(record: LabRecord, checkpoint: Checkpoint, update: Update, e
         return
     if not explain:
         restored.lines += [f"deploy --update: {notice}" for notice in update(topology).notices]
-    with running_lab(record) as running:
+    with running_lab(record, labs=labs) as running:
         reloaded = {change.node for change in changes if any(
             isinstance(op, o.LoadConfig) for op in running.processes_of(running.node(change.node)))}
     for change in changes:
         restart = change.node in reloaded
         if restart and not explain:
-            restart_node(record, change.node)
+            restart_node(record, change.node, labs=labs)
         restored.lines.append(_node_change(change, checkpoint.name, restart, explain))
         restored.nodes.append(change.node)
 
@@ -124,7 +127,8 @@ def _node_change(change: NodeChange, checkpoint: str, restart: bool, explain: bo
     return f"{change.node} {verb} the checkpoint's state, {how}:\n{diff}"
 
 
-def _restore_links(record: LabRecord, checkpoint: Checkpoint, explain: bool, restored: Restored) -> None:
+def _restore_links(record: LabRecord, checkpoint: Checkpoint, explain: bool, restored: Restored,
+                   labs: ResolvedLabs | None) -> None:
     topology = record.topology()
     down = record.operated().down
     for link in topology.links.values():
@@ -134,12 +138,12 @@ def _restore_links(record: LabRecord, checkpoint: Checkpoint, explain: bool, res
         if (link.id in down) != wanted_down:
             verb = "down" if wanted_down else "up"
             restored.lines.append(f"link {name}: would go {verb}" if explain else
-                                  set_link_state(record, a, b, up=not wanted_down))
+                                  set_link_state(record, a, b, up=not wanted_down, labs=labs))
             restored.links.append(name)
         impairment = Impairment(**checkpoint.impairments.get(link.id, {}))
         if impairment != link.impairment:
             restored.lines.append(f"link {name}: would have {describe_impairment(impairment)}" if explain else
-                                  set_link_impairment(record, a, b, **asdict(impairment)))
+                                  set_link_impairment(record, a, b, **asdict(impairment), labs=labs))
             if name not in restored.links:
                 restored.links.append(name)
 

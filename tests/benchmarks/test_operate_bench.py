@@ -12,6 +12,8 @@ import os
 import socket
 import statistics
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -22,6 +24,7 @@ from vtopo.compile.compiler import compile_plan
 from vtopo.compile.resolve import resolve
 from vtopo.host.deployer import Deployer
 from vtopo.lab import registry
+from vtopo.model.topology import Topology
 from vtopo.server.agent_server import Agent, Asked, Caller, Replies
 from vtopo.server.policy import Policy
 
@@ -42,16 +45,37 @@ def changes(lab: str, trial: int) -> dict[str, p.Message]:
     }
 
 
-def test_changes_to_a_running_lab_of_900_containers() -> None:
-    facts = machine_facts()
-    topology = star(CONTAINERS)
+@contextmanager
+def deployed_with_agent(topology: Topology) -> Iterator[tuple[float, Agent, Asked]]:
+    """`topology` deployed (the seconds it took), and the agent answering root in this process; destroyed after."""
     deployer = Deployer()
     settle()
     deployed = timed(lambda: deployer.deploy(topology))
     agent = Agent()
     ours, theirs = socket.socketpair()
-    asked = Asked(Caller(os.getpid(), 0, 0), [], Replies(ours), Policy())
     try:
+        yield deployed, agent, Asked(Caller(os.getpid(), 0, 0), [], Replies(ours), Policy())
+    finally:
+        agent.live.close()
+        ours.close()
+        theirs.close()
+        deployer.destroy(topology.name)
+
+
+def printed_and_tabled(runs: dict[str, list[float]], cell: Callable[[str], str]) -> list[str]:
+    """Print each run's median and trials, and return them as rows of a markdown table (`cell`: a run's name there)."""
+    rows = []
+    for name, times in runs.items():
+        median, trials = seconds(statistics.median(times)), ", ".join(map(seconds, times))
+        print(f"  {name:<36} {median:>8}   (trials {trials})")
+        rows.append(f"| {cell(name)} | {median} | {trials} |")
+    return rows
+
+
+def test_changes_to_a_running_lab_of_900_containers() -> None:
+    facts = machine_facts()
+    topology = star(CONTAINERS)
+    with deployed_with_agent(topology) as (deployed, agent, asked):
         runs: dict[str, list[float]] = {command: [] for command in changes(topology.name, 0)}
         for trial in range(TRIALS):
             for command, request in changes(topology.name, trial).items():
@@ -59,25 +83,16 @@ def test_changes_to_a_running_lab_of_900_containers() -> None:
                 answer = agent.handle(request, asked)
                 runs[command].append(time.perf_counter() - started)
                 assert answer.code == 0, answer.errors
-    finally:
-        agent.live.close()
-        ours.close()
-        theirs.close()
-        deployer.destroy(topology.name)
-    medians = {command: statistics.median(times) for command, times in runs.items()}
     resolved = statistics.median(timed(lambda: compile_plan(resolve(topology, registry()).valid()))
                                  for _ in range(TRIALS))
     print(f"\n{CONTAINERS} containers on one bridge (deployed in {seconds(deployed)}), median of {TRIALS}:")
-    for command, median in medians.items():
-        print(f"  {command:<36} {seconds(median):>8}   (trials {', '.join(seconds(t) for t in runs[command])})")
+    rows = printed_and_tabled(runs, lambda command: f"`{command}`")
     print(f"  the lab resolved and lowered, which a request no longer does: {seconds(resolved)}")
     lines = ["### Changing a running lab", "", facts, "",
              f"{CONTAINERS} containers on one Linux bridge (deployed in {seconds(deployed)}); each change a request "
              f"the agent answers in one process, timed from the request to its answer; median of {TRIALS}. The first "
              "trial's first request resolves the lab.", "",
-             "| change | median | trials |", "|---|---|---|"]
-    lines += [f"| `{command}` | {seconds(median)} | {', '.join(seconds(t) for t in runs[command])} |"
-              for command, median in medians.items()]
+             "| change | median | trials |", "|---|---|---|", *rows]
     lines += ["", f"The agent resolves a running lab once and keeps it while its record holds that lab; a rate set "
               f"derives the lab so changed. Resolving and lowering the lab, which each request did before, takes "
               f"{seconds(resolved)} alone (median of {TRIALS})."]

@@ -395,7 +395,8 @@ class Agent:
                                               Path(source) if source else None, record.consent(), record.owner,
                                               _admission(asked.caller, asked.policy))
 
-            return p.result_of(request, restore(record, checkpoint, update, request.explain).to_json())
+            restored = restore(record, checkpoint, update, request.explain, self.live.resolved())
+            return p.result_of(request, restored.to_json())
 
     @verb(p.CleanupRequest)
     def cleanup(self, request: p.CleanupRequest, asked: Asked) -> p.Result:
