@@ -100,7 +100,7 @@ def test_notes_and_pasted_copies_land_clear_and_copied_addresses_are_flagged(mak
     original = address.a if address.a.node == c1.node_id else address.b
     window.editor.update_link(link.id, **{"a" if end is link.a else "b": original.interface})
     wait_analysis(qtbot, window)
-    texts = [problem.message for problem in window.analyzer.latest.problems()] if window.analyzer.latest else []
+    texts = window.analyzer.latest.problems.messages if window.analyzer.latest else []
     assert any(f"used twice on one segment" in text for text in texts), texts
 
 

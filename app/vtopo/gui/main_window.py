@@ -196,8 +196,8 @@ class MainWindow(QMainWindow):
             self.problems.show_busy()
 
     def _analysed(self, analysis: AnalysisReply) -> None:
-        problems = analysis.problems()
-        self.editor.scene.mark_problems(problems)
+        problems = analysis.problems
+        self.editor.scene.mark_problems(zip(problems.subject_ids, problems.severities))
         self.problems.show_problems(problems)
         self.explain.show_analysis(analysis, self.editor.topology)
         self.domains.show_analysis(analysis)

@@ -17,7 +17,7 @@ from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, No
 from vtopo.gui.canvas.labels import VlansOf, end_label, middle_label
 from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.states import NodeState
-from vtopo.model.problems import Problem, Severity
+from vtopo.model.problems import Severity
 from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
@@ -354,12 +354,13 @@ class TopologyScene(QGraphicsScene):
         finally:
             self.look.colors, self.draw_grid = colors, grid
 
-    def mark_problems(self, problems: Iterable[Problem]) -> None:
-        """Outline the nodes and links problems name: red for errors, dashed orange for warnings."""
+    def mark_problems(self, problems: Iterable[tuple[str, str]]) -> None:
+        """Outline the nodes and links problems name (each problem's subject's id and severity's value): red for
+        errors, dashed orange for warnings."""
         worst: dict[str, str] = {}
-        for problem in problems:
-            if problem.subject_id and worst.get(problem.subject_id) != "error":
-                worst[problem.subject_id] = "error" if problem.severity is Severity.ERROR else "warning"
+        for subject_id, severity in problems:
+            if subject_id and worst.get(subject_id) != "error":
+                worst[subject_id] = "error" if severity == Severity.ERROR.value else "warning"
         for subject_id in self._severities.keys() | worst.keys():  # what was marked or is now: not every item
             for items in (self.nodes, self.links):
                 item = items.get(subject_id)

@@ -77,16 +77,41 @@ class ExplainRequest:
 
 
 @dataclass(frozen=True)
+class ListedProblems:
+    """A check's problems as the designer lists and marks them, errors first: a column of strings for each field."""
+
+    severities: list[str]
+    subjects: list[str]
+    """Where each is: the node or link it names, or "lab"."""
+    messages: list[str]
+    texts: list[str]
+    """Each whole, as `str(problem)` says it."""
+    subject_ids: list[str]
+
+    @classmethod
+    def of(cls, problems: list[Problem]) -> ListedProblems:
+        listed = sorted(problems, key=lambda problem: problem.severity is not Severity.ERROR)
+        return cls([problem.severity.value for problem in listed], [problem.subject or "lab" for problem in listed],
+                   [problem.message for problem in listed], [str(problem) for problem in listed],
+                   [problem.subject_id for problem in listed])
+
+    @property
+    def error_count(self) -> int:
+        return self.severities.count(Severity.ERROR.value)
+
+
+@dataclass(frozen=True)
 class AnalysisReply:
-    """One check of the lab as the designer keeps it: its problems, domains and script changes still pickled, and
-    each panel decodes what it shows when it shows it. Decoded at once, a 2,000-node lab's result is 13,000 objects the
-    cycle collector tracks, and a few of them kept in turn made it scan the designer's whole heap (200 ms, holding the
-    interpreter lock); bytes and strings it does not track at all."""
+    """One check of the lab as the designer keeps it: its problems as strings, and its errors, domains and script
+    changes pickled, each decoded by the panel that shows it when it shows it. As objects, a 2,000-node lab's result
+    is 13,000 the cycle collector tracks, and a few results kept in turn, or decoded on the GUI thread, soon made it
+    scan the designer's whole heap (200 ms, holding the interpreter lock); strings and bytes it does not track."""
 
     generation: int
     compiled: bool
+    problems: ListedProblems
     pickled_errors: bytes
-    pickled_warnings: bytes
+    """The errors as Problems: what a deploy asks the user's consent for."""
     pickled_domains: bytes
     explanation: str
     changed_from: int
@@ -94,19 +119,13 @@ class AnalysisReply:
 
     @classmethod
     def of(cls, analysis: Analysis) -> AnalysisReply:
-        warnings = [problem for problem in analysis.problems if problem.severity is not Severity.ERROR]
-        return cls(analysis.generation, analysis.compiled, pickle.dumps(analysis.errors), pickle.dumps(warnings),
-                   pickle.dumps(analysis.domains), analysis.explanation, analysis.changed_from,
-                   pickle.dumps(analysis.changes))
+        return cls(analysis.generation, analysis.compiled, ListedProblems.of(analysis.problems),
+                   pickle.dumps(analysis.errors), pickle.dumps(analysis.domains), analysis.explanation,
+                   analysis.changed_from, pickle.dumps(analysis.changes))
 
     def errors(self) -> list[Problem]:
         errors: list[Problem] = pickle.loads(self.pickled_errors)
         return errors
-
-    def problems(self) -> list[Problem]:
-        """Errors first, then warnings."""
-        warnings: list[Problem] = pickle.loads(self.pickled_warnings)
-        return self.errors() + warnings
 
     def domains(self) -> list[Domain]:
         domains: list[Domain] = pickle.loads(self.pickled_domains)

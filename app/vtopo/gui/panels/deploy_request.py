@@ -54,7 +54,7 @@ class DeployRequest(QObject):
         sites = consent.ask_sites(self._window, self._deploy.other_sites())
         if sites is None:
             return
-        granted = consent.ask(self._window, consent.requests_in(analysis.problems()))
+        granted = consent.ask(self._window, consent.requests_in(analysis.errors()))
         if granted is not None and (refused := self._deploy.deploy(granted, sites)):
             self._refuse(refused)
 

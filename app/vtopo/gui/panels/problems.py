@@ -2,9 +2,7 @@
 
 A lab of thousands of nodes can have a thousand problems, and each edit a new list. The list is a model that a
 table view asks only for the rows it shows, one line each (a tree view would ask about every row to lay them out),
-so taking a new list costs the GUI thread nothing in proportion to it. The current problem is shown whole below.
-A row is kept as a tuple of strings, which the cycle collector does not track: a thousand problems kept as
-dataclasses are two thousand objects more that it scans again and again."""
+so taking a new list costs the GUI thread nothing in proportion to it. The current problem is shown whole below."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,18 +11,13 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QStyle, QTableView, QVBoxLayout, QWidget
 
-from vtopo.model.problems import Problem, Severity, errors_in
+from vtopo.gui.document.check_process import ListedProblems
+from vtopo.model.problems import Severity
 
 SUBJECT_ID_ROLE = Qt.ItemDataRole.UserRole
 SIZED_ROWS = 100
 """How many rows the "Where" column is sized to fit (Qt's default reads a thousand)."""
 Index = QModelIndex | QPersistentModelIndex
-Row = tuple[str, str, str, str, str]
-"""A problem as its row shows it: its severity's value, where, the message, the whole problem, its subject's id."""
-
-
-def row_of(problem: Problem) -> Row:
-    return problem.severity.value, problem.subject or "lab", problem.message, str(problem), problem.subject_id
 
 
 class ProblemsModel(QAbstractTableModel):
@@ -35,15 +28,15 @@ class ProblemsModel(QAbstractTableModel):
     def __init__(self, icons: dict[Severity, QIcon]) -> None:
         super().__init__()
         self._icons = icons
-        self.rows: list[Row] = []
+        self.listed = ListedProblems([], [], [], [], [])
 
-    def set_rows(self, rows: list[Row]) -> None:
+    def set_problems(self, listed: ListedProblems) -> None:
         self.beginResetModel()
-        self.rows = rows
+        self.listed = listed
         self.endResetModel()
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.rows)
+        return 0 if parent.isValid() else len(self.listed.texts)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.HEADERS)
@@ -54,15 +47,15 @@ class ProblemsModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        severity, where, message, whole, subject_id = self.rows[index.row()]
+        row, listed = index.row(), self.listed
         if role == Qt.ItemDataRole.DisplayRole:
-            return where if index.column() == 0 else message
+            return listed.subjects[row] if index.column() == 0 else listed.messages[row]
         if role == Qt.ItemDataRole.DecorationRole and index.column() == 0:
-            return self._icons[Severity(severity)]
+            return self._icons[Severity(listed.severities[row])]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return whole
+            return listed.texts[row]
         if role == SUBJECT_ID_ROLE:
-            return subject_id
+            return listed.subject_ids[row]
         return None
 
 
@@ -99,15 +92,13 @@ class ProblemsPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.table)
         layout.addWidget(self.current)
-    def show_problems(self, problems: list[Problem]) -> None:
-        """Errors first, as `problems` come from the check."""
-        rows = [row_of(problem) for problem in problems]
-        if rows != self.model.rows:  # an edit mostly leaves the list as it was: keep the rows then
-            self.model.set_rows(rows)
+    def show_problems(self, problems: ListedProblems) -> None:
+        if problems != self.model.listed:  # an edit mostly leaves the list as it was: keep the rows then
+            self.model.set_problems(problems)
             self.current.clear()
-        errors = len(errors_in(problems))
-        warnings = len(problems) - errors
-        if not problems:
+        errors = problems.error_count
+        warnings = len(problems.texts) - errors
+        if not problems.texts:
             self.summary.setText("No problems: the lab compiles.")
         else:
             self.summary.setText(f"{errors} error(s), {warnings} warning(s)")
