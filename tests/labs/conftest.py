@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -12,6 +13,7 @@ from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
 from vtopo.host.ovs import OvsService, vsctl
 from vtopo.lab import open_lab
+from vtopo.model import io
 from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
 
@@ -51,23 +53,50 @@ class Running:
         return self.run(source, "ping", "-c", str(count), "-i", "0.2", "-W", "1", address).returncode == 0
 
 
-@pytest.fixture
-def deployed(deployer: Deployer) -> Iterator[Callable[[str | Path | Topology], Running]]:
-    """Deploy labs for one test; destroy them after and assert that nothing is left."""
+@contextmanager
+def _labs(deployer: Deployer, kept_for_the_next: bool) -> Iterator[Callable[[str | Path | Topology], Running]]:
+    """Deploy labs; destroy them at the end and assert that nothing is left. With `kept_for_the_next`, one lab at a
+    time: asked for again (the same content), the lab deployed last is the one given; another lab, a changed copy
+    too, is deployed after it is destroyed."""
     before = snapshot()
     labs: list[Running] = []
+
+    def destroy_all() -> None:
+        while labs:
+            deployer.destroy(labs.pop().topology.name)
 
     def deploy(lab: str | Path | Topology) -> Running:
         topology = lab if isinstance(lab, Topology) else open_lab(
             lab if isinstance(lab, Path) else TOPOLOGIES / f"{lab}.vtopo").topology
+        if kept_for_the_next:
+            if labs and io.dumps(labs[-1].topology) == io.dumps(topology):
+                return labs[-1]
+            destroy_all()
         deployer.deploy(topology)
         labs.append(Running(deployer, topology))
         return labs[-1]
 
     yield deploy
-    for running in labs:
-        deployer.destroy(running.topology.name)
+    destroy_all()
     assert snapshot() - before == {}, "destroy left something behind"
+
+
+@pytest.fixture
+def deployed(deployer: Deployer) -> Iterator[Callable[[str | Path | Topology], Running]]:
+    """Deploy labs for one test; destroy them after and assert that nothing is left."""
+    with _labs(deployer, kept_for_the_next=False) as deploy:
+        yield deploy
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[Callable[[str | Path | Topology], Running]]:
+    """One lab at a time for a module's tests, kept deployed for the next test that asks for the same lab (a test
+    leaves it as it found it: a link it takes down, it puts up again); destroyed when another lab is asked for and
+    after the module, and then nothing may be left. A test takes either this or `deployed`: a lab shared first in a
+    test that also asks for `deployed` would count as that test's residue. A test with `deployed` beside these must
+    not deploy the name of the lab kept from the test before."""
+    with _labs(Deployer(), kept_for_the_next=True) as deploy:
+        yield deploy
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""Captures on deployed labs: ARP and ICMP on a bridge, OSPF hellos, a ping followed router by router, pcapng."""
+"""Captures on deployed labs: ARP and ICMP on a bridge, OSPF hellos, a ping followed router by router, pcapng.
+
+The tests of one shipped lab follow each other, so that the lab is deployed once for them (`shared`)."""
 from __future__ import annotations
 
 import json
@@ -56,8 +58,8 @@ def wait_for_routes(lab, source: str, destination: str) -> None:  # type: ignore
         time.sleep(0.5)
 
 
-def test_arp_and_icmp_on_a_bridge_port_with_the_right_addresses_then_saved_and_read_back(deployed, tmp_path):
-    lab = deployed("bridge-veth")
+def test_arp_and_icmp_on_a_bridge_port_with_the_right_addresses_then_saved_and_read_back(shared, tmp_path):
+    lab = shared("bridge-veth")
     before = leftover_files()
     capture = Capture(resolve(lab.lab.context, "c1:eth0"))
     capture.start()
@@ -83,39 +85,8 @@ def test_arp_and_icmp_on_a_bridge_port_with_the_right_addresses_then_saved_and_r
     assert leftover_files() == before
 
 
-def test_ospf_hellos_come_from_both_routers_ids(deployed):
-    lab = deployed("l2-vs-l3")
-    context = lab.lab.context
-    ids = {node.kind.router_id(node) for node in context.nodes.values() if node.kind.name == "router"}
-    capture = Capture(resolve(context, "r1:eth1"), bpf="proto ospf")
-    capture.start()
-    try:
-        seen = collect(capture, lambda s: {p.info.split(" from router ")[1].split()[0] for p in s
-                                           if p.info.startswith("Hello")} >= ids)
-    finally:
-        capture.close()
-    hellos = [p for p in seen if p.info.startswith("Hello from router ")]
-    assert {p.info.split()[3] for p in hellos} == ids
-    assert all(p.protocol == "OSPF" and p.dst_ip == "224.0.0.5" and p.ttl == 1 for p in hellos)
-
-
-def test_follow_a_ping_across_two_routers_ttl_drops_at_each(deployed):
-    lab = deployed("l2-vs-l3")
-    wait_for_routes(lab, "h1", "h3")
-    targets = path_targets(lab.lab.context, "h1", "h3")
-    assert [t.label for t in targets] == ["h1:eth0", "lan1:p3", "r1:eth1", "r2:eth0", "lan2:p2"]
-    hops = seen_along(targets, "icmp[icmptype] == icmp-echo",
-                      lambda: lab.run("h1", "ping", "-c", "1", "-W", "2", "10.2.0.10").returncode == 0)
-    assert all(len(hop) == 1 for hop in hops), hops
-    requests = [hop[0] for hop in hops]
-    assert [p.ttl for p in requests] == [64, 64, 63, 62, 62]
-    assert len({p.echo for p in requests}) == 1
-    assert requests[0].src_mac == requests[1].src_mac != requests[2].src_mac != requests[3].src_mac
-    assert {(p.src_ip, p.dst_ip) for p in requests} == {("10.1.0.10", "10.2.0.10")}
-
-
-def test_the_cli_prints_a_line_per_packet_and_writes_pcapng(deployed, tmp_path):
-    lab = deployed("bridge-veth")
+def test_the_cli_prints_a_line_per_packet_and_writes_pcapng(shared, tmp_path):
+    lab = shared("bridge-veth")
     out = tmp_path / "cli.pcapng"
     cli = subprocess.Popen([sys.executable, "-m", "vtopo", "capture", "bridge-veth", "br0", "-f", "icmp", "-c", "4",
                             "-w", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -131,8 +102,8 @@ def test_the_cli_prints_a_line_per_packet_and_writes_pcapng(deployed, tmp_path):
     assert len(rdpcap(str(out))) == 4
 
 
-def test_a_bad_target_or_filter_is_named_and_leaves_no_file(deployed):
-    lab = deployed("bridge-veth")
+def test_a_bad_target_or_filter_is_named_and_leaves_no_file(shared):
+    lab = shared("bridge-veth")
     before = leftover_files()
     wrong = subprocess.run([sys.executable, "-m", "vtopo", "capture", "bridge-veth", "c1:eth7"], capture_output=True,
                            text=True, timeout=30)
@@ -142,6 +113,37 @@ def test_a_bad_target_or_filter_is_named_and_leaves_no_file(deployed):
     assert bad.returncode == 1 and "capture on c1:eth0 (eth0) failed" in bad.stderr and "Traceback" not in bad.stderr
     assert lab.lab.context.topology.name == "bridge-veth"
     assert leftover_files() == before  # the capture's temporary file goes with the capture that failed to start
+
+
+def test_ospf_hellos_come_from_both_routers_ids(shared):
+    lab = shared("l2-vs-l3")
+    context = lab.lab.context
+    ids = {node.kind.router_id(node) for node in context.nodes.values() if node.kind.name == "router"}
+    capture = Capture(resolve(context, "r1:eth1"), bpf="proto ospf")
+    capture.start()
+    try:
+        seen = collect(capture, lambda s: {p.info.split(" from router ")[1].split()[0] for p in s
+                                           if p.info.startswith("Hello")} >= ids)
+    finally:
+        capture.close()
+    hellos = [p for p in seen if p.info.startswith("Hello from router ")]
+    assert {p.info.split()[3] for p in hellos} == ids
+    assert all(p.protocol == "OSPF" and p.dst_ip == "224.0.0.5" and p.ttl == 1 for p in hellos)
+
+
+def test_follow_a_ping_across_two_routers_ttl_drops_at_each(shared):
+    lab = shared("l2-vs-l3")
+    wait_for_routes(lab, "h1", "h3")
+    targets = path_targets(lab.lab.context, "h1", "h3")
+    assert [t.label for t in targets] == ["h1:eth0", "lan1:p3", "r1:eth1", "r2:eth0", "lan2:p2"]
+    hops = seen_along(targets, "icmp[icmptype] == icmp-echo",
+                      lambda: lab.run("h1", "ping", "-c", "1", "-W", "2", "10.2.0.10").returncode == 0)
+    assert all(len(hop) == 1 for hop in hops), hops
+    requests = [hop[0] for hop in hops]
+    assert [p.ttl for p in requests] == [64, 64, 63, 62, 62]
+    assert len({p.echo for p in requests}) == 1
+    assert requests[0].src_mac == requests[1].src_mac != requests[2].src_mac != requests[3].src_mac
+    assert {(p.src_ip, p.dst_ip) for p in requests} == {("10.1.0.10", "10.2.0.10")}
 
 
 def test_vxlan_and_tcp_seen_on_the_underlay():

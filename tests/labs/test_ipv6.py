@@ -64,8 +64,8 @@ def test_a_dual_stack_lab_validates_and_its_domains_show_both_subnets():
                        "domain 2: 2001:db8:2::/64: h3:eth0, r1:eth1"]
 
 
-def test_containers_ping_over_ipv6_on_a_bridge_and_through_a_router_with_link_local_gateways(deployed, capsys):
-    lab = deployed(dual_stack())
+def test_containers_ping_over_ipv6_on_a_bridge_and_through_a_router_with_link_local_gateways(shared, capsys):
+    lab = shared(dual_stack())
     assert lab.run("h2", "ip", "-6", "route", "show", "default").stdout.startswith("default via fe80::1 dev eth0")
     assert lab.run("h3", "ip", "-6", "route", "show", "default").stdout.startswith("default via fe80::1 dev eth0")
     for source, address in (("h1", "2001:db8:1::11"), ("h1", "2001:db8:2::10"), ("h2", "2001:db8:2::10"),
@@ -85,8 +85,8 @@ def test_containers_ping_over_ipv6_on_a_bridge_and_through_a_router_with_link_lo
         "h1 → 2001:db8:1::1 (r1) → 2001:db8:2::10 (h3)"
 
 
-def test_an_ipv6_ping_followed_along_its_path_loses_one_hop_limit_at_the_router(deployed):
-    lab = deployed(dual_stack())
+def test_an_ipv6_ping_followed_along_its_path_loses_one_hop_limit_at_the_router(shared):
+    lab = shared(dual_stack())
     assert lab.run("h1", "ping", "-c", "1", "-W", "2", "2001:db8:2::10").returncode == 0  # neighbours known
     targets = path_targets(lab.lab.context, "h1", "h3")
     assert [t.label for t in targets] == ["h1:eth0", "lan1:p3", "r1:eth1"]
@@ -98,20 +98,22 @@ def test_an_ipv6_ping_followed_along_its_path_loses_one_hop_limit_at_the_router(
     assert len({p.echo for p in requests}) == 1
 
 
-def test_a_pulled_cable_keeps_ipv6_addresses_and_the_check_says_where(deployed):
+def test_a_pulled_cable_keeps_ipv6_addresses_and_the_check_says_where(shared):
     from vtopo.lab_operations import set_link_state
 
-    lab = deployed(dual_stack())
+    lab = shared(dual_stack())
     set_link_state("dual-stack", "h3", "r1", up=False)  # h3's end goes down: r1 keeps eth1 up without carrier
-    addresses = json.loads(lab.run("r1", "ip", "-j", "-6", "addr", "show", "dev", "eth1").stdout)[0]["addr_info"]
-    assert "2001:db8:2::1" in {a["local"] for a in addresses}
-    checks, _ = typed_checks(lab.topology, registry())
-    reach = next(c for c in checks if c.check.name == "h1 reaches h3 over IPv6")
-    [outcome] = run_checks([reach], LiveProbe(lab.lab))
-    assert not outcome.passed
-    assert outcome.verdict.why.endswith("link r1:eth1-h3:eth0 on the path is down: r1:eth1 has no carrier"), \
-        outcome.verdict.why
-    set_link_state("dual-stack", "h3", "r1", up=True)
+    try:
+        addresses = json.loads(lab.run("r1", "ip", "-j", "-6", "addr", "show", "dev", "eth1").stdout)[0]["addr_info"]
+        assert "2001:db8:2::1" in {a["local"] for a in addresses}
+        checks, _ = typed_checks(lab.topology, registry())
+        reach = next(c for c in checks if c.check.name == "h1 reaches h3 over IPv6")
+        [outcome] = run_checks([reach], LiveProbe(lab.lab))
+        assert not outcome.passed
+        assert outcome.verdict.why.endswith("link r1:eth1-h3:eth0 on the path is down: r1:eth1 has no carrier"), \
+            outcome.verdict.why
+    finally:  # the module's other tests share the lab
+        set_link_state("dual-stack", "h3", "r1", up=True)
     # the addresses at both ends are tentative again until duplicate address detection has run (a second, more on a
     # busy machine), as after any cable is plugged back in
     assert wait_for(lambda: lab.run("h1", "ping", "-c", "1", "-W", "1", "2001:db8:2::10").returncode == 0, 15)
