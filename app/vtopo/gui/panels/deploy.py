@@ -309,7 +309,9 @@ class DeployController(QObject):
             self._show_followed()
         elif isinstance(message, p.PartsChanged) and self._followed is not None:
             self._followed = self._followed.changed(message.state, message.nodes, message.links)
-            if not self.busy:
+            if self.busy:
+                self._told_while_busy = True
+            else:
                 self._parts_changed(message.nodes)
 
     def _show_followed(self) -> None:
