@@ -20,7 +20,7 @@ from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 PAYLOADS = ["1\npwned newline", "1; pwned semicolon", "$(pwned dollar)", "`pwned backtick`", "x' ; pwned quote ; '",
             "1\r\npwned crlf", "1\u2028pwned separator", "EOF\npwned heredoc\nEOF"]
 PROGRAMS = ["ip", "tc", "bridge", "sysctl", "ethtool", "ovs-vsctl", "ovs-ofctl", "mkdir", "chmod", "chown", "rm", "cat",
-            "kill", "qemu-system-x86_64", "touch", "sleep", "mount", "nsenter", "unshare", "umount", "pwned"]
+            "kill", "qemu-system-x86_64", "touch", "sleep", "mount", "nsenter", "unshare", "umount", "stat", "pwned"]
 
 
 def lower_device(payload: str) -> str:

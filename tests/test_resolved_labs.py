@@ -6,10 +6,12 @@ from dataclasses import asdict, replace
 
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_plan
+from vtopo.compile.links import shaped_links
 from vtopo.compile.resolve import resolve
 from vtopo.host.lab_parts import Compiled, compiled_from
 from vtopo.host.resolved_labs import ResolvedLabs
-from vtopo.host.state import LabRecord, Operated, StateStore
+from vtopo.host.state import SHAPED_LINKS, LabRecord, Operated, StateStore
+from vtopo.kinds.contract import SWITCH_PORT
 from vtopo.lab import open_lab, registry
 from vtopo.lab_record import consent_to_json
 from vtopo.lab_terms import HostFacts, LabOwner, Trust
@@ -71,3 +73,25 @@ def test_a_lab_is_resolved_once_while_its_record_holds_it_and_again_once_another
     assert labs.of(theirs) is kept
     record.write({**record.read(), "topology": io.to_document(lab_with_a_rate(30))})  # the lab changed (an update)
     assert labs.of(record) is not kept
+
+
+def test_a_link_whose_rate_is_set_back_to_none_is_resolved_again_on_the_medium_its_deploy_made(tmp_path):
+    """A container's link to a userspace OVS deployed with a rate is a veth pair (the switch's own port has no queue to
+    shape). Its rate set back to 0 live, the lab resolved again from its record (the agent restarted, the record
+    updated) is still made of that veth, as the host has it: the medium is what the deploy made, not what the rate
+    is now. A lab deployed so from the start makes the switch's port."""
+    topology = replace(open_lab(TOPOLOGIES / "ovs-openflow.vtopo").topology, prefix="rl")
+    link = topology.links["c1-eth0--sw-p1"]
+    link.impairment = Impairment(rate_mbit=10)
+    deployed = resolve(topology, registry(), HostFacts(), Trust(owner=MEMBER)).valid().lab
+    record = recorded(StateStore(tmp_path), topology, MEMBER)
+    record.write({**record.read(), SHAPED_LINKS: {link_id: shaped.to_json()
+                                                  for link_id, shaped in shaped_links(deployed).items()}})
+    link.impairment = Impairment()  # what `vtopo link ... set --rate 0` writes
+    record.write_topology(topology)
+    again = compiled_from(record, registry())
+    assert {end.medium for end in again.lab.ends if end.link.id == link.id} == {"veth"}
+    veths = [op for op in again.plan.ops if isinstance(op, o.CreateVeth) and op.owner.startswith("link c1:eth0")]
+    assert len(veths) == 1
+    fresh = resolve(topology, registry(), HostFacts(), Trust(owner=MEMBER)).valid().lab
+    assert {end.medium for end in fresh.ends if end.link.id == link.id} == {SWITCH_PORT}

@@ -17,7 +17,7 @@ from vtopo.compile.resolve import resolve
 from vtopo import serial_console
 from vtopo.host import libvirt_domains, vhost
 from vtopo.host.facts import route_device
-from vtopo.host.state import StateStore
+from vtopo.host.state import StateStore, deployed_media
 from vtopo.lab_record import consent_of, facts_of, topology_of
 from vtopo.kinds.contract import CannotRunInside, EndContext, LabContext, NodeContext, Role, RunsMachine
 from vtopo.kinds.registry import installed_kinds
@@ -51,7 +51,8 @@ class DeployedLab:
     @classmethod
     def of_deployment(cls, deployment: dict[str, Any]) -> DeployedLab:
         """The lab compiled as it was deployed, from `LabRecord.deployment()`."""
-        resolved = resolve(topology_of(deployment), installed_kinds(), facts_of(deployment), consent_of(deployment))
+        resolved = resolve(topology_of(deployment), installed_kinds(), facts_of(deployment), consent_of(deployment),
+                           deployed_media(deployment))
         return cls(resolved.valid().lab, deployment.get("source", ""))
 
     def node(self, name: str) -> NodeContext:

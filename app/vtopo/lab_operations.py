@@ -300,7 +300,7 @@ def running_lab(lab: str | LabRecord, store: StateStore | None = None, *, lowere
             topology, resolved, plan = compiled.topology, compiled.resolved.valid(), compiled.plan
         else:
             topology = record.topology()
-            resolved = resolve(topology, installed_kinds(), record.facts(), record.consent()).valid()
+            resolved = resolve(topology, installed_kinds(), record.facts(), record.consent(), record.media()).valid()
             plan = compile_plan(resolved) if lowered else None
         with _applying(record) as applier:
             running = RunningLab(record, topology, plan, resolved.this_site, applier)

@@ -104,7 +104,8 @@ def read_running(lab: str | LabRecord, store: StateStore | None = None, labs: Re
         saved = running.topology.copy()
         apply_state(saved, states, running.context)
         running.record.write_topology(saved)
-        resolved = resolve(saved, installed_kinds(), running.record.facts(), running.record.consent())
+        resolved = resolve(saved, installed_kinds(), running.record.facts(), running.record.consent(),
+                           running.record.media())
         compiled = Compiled(saved, resolved, compile_plan(resolved))
         _journal_saved_state(running.record, running.plan.ops, compiled.plan.ops)
         if labs is not None:

@@ -387,6 +387,8 @@ def test_a_node_moved_off_another_site_of_the_running_lab_from_the_designer(
     try:
         deploy_with_the_key(window, qtbot, 120_000)
         assert window.deploy.state_of("c3") is NodeState.RUNNING, window.log.toPlainText()
+        reads: list[None] = []  # each site's part read again: what the agents tell shows the move
+        window.deploy.status_read.connect(lambda: reads.append(None))
         with pinging(c1, "10.0.0.2") as counted:
             click(window.view, window.editor.scene.nodes["c3"].pos())
             site = window.inspector.node_form.site
@@ -404,7 +406,8 @@ def test_a_node_moved_off_another_site_of_the_running_lab_from_the_designer(
         assert counted[1] == 0
         assert f"{default_prefix('moved')}-c3" not in other_host.run("ip", "netns", "list").stdout
         assert subprocess.run([*c1, "ping", "-c", "1", "-W", "2", "10.0.1.3"]).returncode == 0
-        assert window.deploy.state_of("c3") is NodeState.RUNNING, (window.deploy.details, window.log.toPlainText())
+        qtbot.waitUntil(lambda: window.deploy.state_of("c3") is NodeState.RUNNING, timeout=10_000)
+        assert window.deploy.state_of("c1") is NodeState.RUNNING and reads == [], window.deploy.details
     finally:
         destroy_with_the_key(window, qtbot)
     assert other_host.residue() == []

@@ -112,6 +112,8 @@ def test_nodes_and_links_of_both_sites_are_operated_from_the_canvas(
         make_window: Callable[..., MainWindow], qtbot: QtBot, running: Running) -> None:
     window = on_running_lab(make_window, qtbot, running)
     scene = window.editor.scene
+    reads: list[None] = []  # the lab's status read (an ssh connection per site): what the agents tell shows each change
+    window.deploy.status_read.connect(lambda: reads.append(None))
     pick_in_menu(window, scene.nodes["c2"].scenePos(), "Stop")  # on site e
     qtbot.waitUntil(lambda: idle(window) and window.deploy.state_of("c2") is NodeState.STOPPED, timeout=30_000)
     assert carrier(running, "c2") == (False, False)
@@ -141,6 +143,7 @@ def test_nodes_and_links_of_both_sites_are_operated_from_the_canvas(
                                                                                    "eth0") for node in ("c1", "c2")),
                     timeout=30_000)
     qtbot.waitUntil(lambda: window.deploy.drift() == "", timeout=20_000)  # applied live on both sites
+    assert reads == []
 
 
 @pytest.mark.privileged

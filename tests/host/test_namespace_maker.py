@@ -98,3 +98,33 @@ def test_image_nodes_deployed_from_a_mount_namespace_of_its_own_are_kept(tmp_pat
                           capture_output=True, text=True, timeout=180)
     said = done.stdout.splitlines()
     assert [line.split()[:2] for line in said] == [["deploy", "0"], ["exec", "0"], ["destroy", "0"]], done.stdout
+
+
+NODE_THAT_CANNOT_BE_MADE = textwrap.dedent("""
+    import sys
+    from vtopo.host import syscalls
+    from vtopo.host.namespace_maker import NamespaceError, NamespaceMaker, Node
+    from vtopo.ops import NETNS_DIR
+    syscalls.mount("tmpfs", NETNS_DIR, "tmpfs", 0)
+    directory, hosts, missing = sys.argv[1] + "/ns/vtfail", sys.argv[1] + "/hosts", sys.argv[1] + "/missing"
+    open(hosts, "w").write("127.0.0.1 localhost\\n")
+    maker = NamespaceMaker.in_initial(directory)
+    try:
+        maker.network_namespace("vtfail-n1")
+        maker.isolate("vtfail-n1", Node("n1", hosts, binds=((missing, "/etc/frr"),)), f"{directory}/n1.mnt",
+                      f"{directory}/n1.uts")
+    except NamespaceError as error:
+        print(error)
+    finally:
+        maker.close()
+""")
+
+
+def test_what_the_helper_could_not_do_is_said_in_one_line_naming_the_path(tmp_path) -> None:
+    """A node whose bound directory is missing: the error names the node's work, the path and what the kernel said,
+    as the applier says an OSError (not Python's "[Errno 2] ...: 'PATH'"). In namespaces of the test's own."""
+    done = subprocess.run(["unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc", "--propagation", "private",
+                           sys.executable, "-c", NODE_THAT_CANNOT_BE_MADE, str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout == f"could not make n1 a container: {tmp_path}/missing: No such file or directory (ENOENT)\n", \
+        done.stdout + done.stderr

@@ -19,7 +19,8 @@ import pytest
 
 from waiting import wait_for
 from vtopo.host.facts import netem_available
-from vtopo.host.netlink import LinkInfo, Netlink, NetlinkError
+from vtopo.host.netlink import (EventsLost, InterfaceEvent, LinkEvents, LinkInfo, NamespaceGone, Netlink,
+                               NetlinkError)
 from vtopo.host.netns import NetnsNotFoundError, create_netns, delete_netns, entered, list_netns
 from vtopo.ops import RouteProtocol
 
@@ -438,3 +439,35 @@ def test_netlink_belongs_to_its_thread(nl: Netlink) -> None:
     worker.start()
     worker.join()
     assert len(errors) == 1
+
+
+def _heard(events: LinkEvents) -> list[InterfaceEvent | NamespaceGone | EventsLost]:
+    heard: list[InterfaceEvent | NamespaceGone | EventsLost] = []
+    while (read := events.read()) is not None:
+        heard += read
+    return heard
+
+
+def test_a_namespace_is_heard_gone_by_the_id_the_host_knows_it_by(make_netns: NetnsFactory) -> None:
+    """The end of a namespace the host gave an id is heard under that id; the end of another, which a namespace the
+    host knows (a node's) knew by the same number, is not: the kernel tells that namespace's RTM_DELNSID too, in its
+    own numbering."""
+    watched, seer, seen = make_netns("watched"), make_netns("seer"), make_netns("seen")
+    events = LinkEvents()
+    try:
+        nsid = events.nsid_of(watched)
+        events.nsid_of(seer)
+        _run("ip", "-n", seer, "netns", "set", seen, str(nsid))  # seer knows seen by the host's number for watched
+        delete_netns(seen)
+        assert wait_for(lambda: f"nsid {nsid} " not in _run("ip", "-n", seer, "netns", "list-id") + " ", 5)
+        assert NamespaceGone(nsid) not in _heard(events)
+        delete_netns(watched)
+        heard: list[InterfaceEvent | NamespaceGone | EventsLost] = []
+
+        def gone() -> bool:
+            heard.extend(_heard(events))
+            return NamespaceGone(nsid) in heard
+
+        assert wait_for(gone, 5), heard
+    finally:
+        events.close()

@@ -11,15 +11,18 @@ BRIDGED_TAPS = "bridged tap"
 veth into the node, joined by the link's own bridge (LabNames.link_bridge)."""
 
 
-def medium_for(a: EndContext, b: EndContext) -> str | None:
+def medium_for(a: EndContext, b: EndContext, deployed: str | None = None) -> str | None:
     """veth, a switch port, macvlan, macvtap, tap or bridged taps; None when these two roles cannot be linked. A link with an
     impairment stays a veth: its qdiscs go on both ends, and a switch's own port has none. So does a link to the
-    host's own namespace, which has no namespace to move a port into."""
+    host's own namespace, which has no namespace to move a port into. A deployed link is what its deploy made of it
+    (`deployed`, its medium then), whatever its impairment is now: a rate set live, or set back to 0, changes no
+    medium."""
     roles = {a.kind.role, b.kind.role}
     if roles == {Role.NAMESPACE, Role.SWITCH}:
         switch, node = (a, b) if a.kind.role is Role.SWITCH else (b, a)
+        shaped = deployed == "veth" if deployed in (SWITCH_PORT, "veth") else a.link.impairment.active
         makes_port = (isinstance(switch.kind, ForwardsInUserspace) and switch.kind.makes_namespace_ports(switch.owner)
-                      and not a.link.impairment.active and node.kind.netns(node.owner) is not None)
+                      and not shaped and node.kind.netns(node.owner) is not None)
         return SWITCH_PORT if makes_port else "veth"
     if roles <= {Role.NAMESPACE, Role.SWITCH}:
         return "veth"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Mapping
 
 from vtopo.compile.lab_rules import (device_name_rule, domain_rule, host_address_rule, image_rule, impairment_rule,
                                      interface_rule, kind_rule, loop_rule, named_rule, prefix_rule, resource_rule,
@@ -72,14 +72,15 @@ class ResolvedLab:
         return _part_of(self.lab, self.runs_here)
 
 
-def resolve(topology: Topology, kinds: Registry, facts: HostFacts | None = None, trust: Trust | None = None
-            ) -> ResolvedLab:
+def resolve(topology: Topology, kinds: Registry, facts: HostFacts | None = None, trust: Trust | None = None,
+            deployed_media: Mapping[str, str] | None = None) -> ResolvedLab:
     """The lab in context on a host with `facts` (none probed: the designer's), for a deploy with `trust` (the
-    user's consent, and which site's part), and every problem found; never raises for a problem of the lab's."""
+    user's consent, and which site's part), and every problem found; never raises for a problem of the lab's. A
+    deployed lab is resolved with `deployed_media`, each link's medium as its deploy made it (its record keeps them)."""
     facts, trust = facts or HostFacts(), trust or Trust()
     resolved = topology.copy() if topology.sites else topology  # splitting switches and tunnels' MTUs change it
     names = LabNames(resolved.prefix or default_prefix(resolved.name), facts.run_root)
-    state = Resolving(LabContext(resolved, names, facts, trust), kinds)
+    state = Resolving(LabContext(resolved, names, facts, trust), kinds, deployed_media=deployed_media or {})
     problems = _run(state, VALIDATE)
     failed = "validate" if errors_in(problems) else ""
     if not failed and state.crossing and split_switches(state.lab):  # validated again, split

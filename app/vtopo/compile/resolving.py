@@ -3,7 +3,7 @@ the ends named, the lab's broadcast domains found. Only `resolve` holds a Resolv
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from vtopo.compile.analysis import broadcast_domains
 from vtopo.compile.media import medium_for
@@ -26,6 +26,7 @@ class Resolving:
     settings: dict[str, Any] = field(default_factory=dict)  # each node's settings, parsed, by node id
     part: SitePart = field(default_factory=SitePart)  # this site's part of a lab spread over sites, once right
     crossing: frozenset[str] = frozenset()  # the links between sites
+    deployed_media: Mapping[str, str] = field(default_factory=dict)  # of a deployed lab: each link's, as deployed
 
     @property
     def topology(self) -> Topology:
@@ -38,7 +39,8 @@ class Resolving:
 
     def anew(self) -> Resolving:
         """A fresh start on the same topology (which splitting switches over sites has changed)."""
-        return Resolving(LabContext(self.topology, self.lab.names, self.lab.facts, self.lab.trust), self.kinds)
+        return Resolving(LabContext(self.topology, self.lab.names, self.lab.facts, self.lab.trust), self.kinds,
+                         deployed_media=self.deployed_media)
 
 
 Step = Callable[[Resolving], Iterable[Problem]]
@@ -118,7 +120,7 @@ def join_links(state: Resolving) -> Iterator[Problem]:
         end_a = EndContext(link, link.a, a, topology.describe_link(link))
         end_b = EndContext(link, link.b, b, end_a.link_name)
         end_a.peer, end_b.peer = end_b, end_a
-        medium = medium_for(end_a, end_b)
+        medium = medium_for(end_a, end_b, state.deployed_media.get(link.id))
         if link.id in state.crossing:
             if not {a.kind.role, b.kind.role} <= TUNNEL_ROLES:
                 away = a.kind.name if a.kind.role not in TUNNEL_ROLES else b.kind.name

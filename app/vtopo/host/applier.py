@@ -7,7 +7,6 @@ and cleanup can run any number of times.
 from __future__ import annotations
 
 import errno
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Callable, Iterable
 from vtopo import ops as o
 from vtopo.host import netns as namespaces
 from vtopo.host import libvirt_domains, nftables, ovs, owned_files, processes
-from vtopo.host.errors import HostError
+from vtopo.host.errors import HostError, os_error_line
 from vtopo.host.kernel_host import KernelHost, read_pid
 from vtopo.host.netlink import Netlink, NetlinkError
 
@@ -199,8 +198,6 @@ class Applier:
 
 
 def _reason(error: BaseException) -> str:
-    if isinstance(error, OSError) and error.errno is not None and not isinstance(error, (NetlinkError,
-                                                                                      owned_files.Planted)):
-        return (f"{error.filename}: " if error.filename else "") + \
-            f"{os.strerror(error.errno)} ({errno.errorcode.get(error.errno, error.errno)})"
+    if isinstance(error, OSError) and not isinstance(error, (NetlinkError, owned_files.Planted)):
+        return os_error_line(error)
     return str(error)

@@ -337,7 +337,7 @@ class Deployer:
         gone = {op for op in journal if op not in wanted}
         if not gone:
             return []
-        running = compile_plan(resolve(record.topology(), self.kinds, record.facts(), record.consent()))
+        running = compile_plan(resolve(record.topology(), self.kinds, record.facts(), record.consent(), record.media()))
         ops = {step.index: step.op for step in running.steps}
         for step in running.steps:  # in order: each op after those it is built on
             if any(ops[dep] in gone for dep in step.deps):

@@ -96,7 +96,7 @@ class Compiled:
 def compiled_from(record: LabRecord, kinds: Registry) -> Compiled:
     """The lab of a record, resolved and lowered again as its deploy did it."""
     topology = record.topology()
-    resolved = resolve(topology, kinds, record.facts(), record.consent())
+    resolved = resolve(topology, kinds, record.facts(), record.consent(), record.media())
     return Compiled(topology, resolved, compile_plan(resolved))
 
 

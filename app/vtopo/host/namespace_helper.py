@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vtopo.host import syscalls
+from vtopo.host.errors import os_error_line
 from vtopo.host.syscalls import (CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWUTS, MS_BIND, MS_NODEV,
                                  MS_NOEXEC, MS_NOSUID, MS_REC, MS_SLAVE)
 from vtopo.ops import NODE_FILES_DIR, NODE_TMPFS
@@ -90,7 +91,7 @@ def main(argv: list[str]) -> int:
             else:
                 _answer(channel, {"error": f"no such request: {request['op']}"}, [])
         except (OSError, KeyError, IndexError, ValueError) as error:
-            _answer(channel, {"error": str(error)}, [])
+            _answer(channel, {"error": _said(error)}, [])
         finally:
             for fd in fds:
                 os.close(fd)
@@ -107,11 +108,15 @@ def _network_and_node(channel: socket.socket, node: dict[str, Any], hosts: int, 
         finally:
             os.close(netns)
     except (OSError, KeyError, IndexError, ValueError) as error:
-        _answer(channel, {"ok": True, "node_error": str(error)}, [f"{THREAD_NS}/net"])
+        _answer(channel, {"ok": True, "node_error": _said(error)}, [f"{THREAD_NS}/net"])
     else:
         _answer(channel, {"ok": True}, [f"{THREAD_NS}/net", f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
     finally:
         syscalls.setns(base, CLONE_NEWNS)
+
+
+def _said(error: Exception) -> str:
+    return os_error_line(error) if isinstance(error, OSError) else str(error)
 
 
 def _node(request: dict[str, Any], netns: int, hosts: int, mode: str, base: int, keeper: int | None) -> None:

@@ -735,7 +735,7 @@ class LinkEvents:
                 name = _attribute(body, _IFINFO.size, wire.IFLA_IFNAME).rstrip(b"\0").decode()
                 up = flags & IFF_UP != 0 and flags & _IFF_LOWER_UP != 0
                 events.append(InterfaceEvent(nsid, name, up if kind == RTM_NEWLINK else None))
-            elif kind == _RTM_DELNSID:
+            elif kind == _RTM_DELNSID and nsid is None:  # another namespace's ids are not the host's
                 gone = _attribute(body, 4, _NETNSA_NSID)
                 if gone:
                     events.append(NamespaceGone(struct.unpack("=i", gone[:4])[0]))

@@ -25,8 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from vtopo.lab_terms import CLIENTS_GROUP
+from vtopo.ops.files import PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
 
-PRIVATE, SHARED, PASSAGE = 0o700, 0o750, 0o711
+PRIVATE, SHARED, PASSAGE = PRIVATE_DIRECTORY, 0o750, PASSAGE_DIRECTORY
 PRIVATE_FILE, SHARED_FILE = 0o600, 0o640
 DAEMON_UMASK = 0o077  # the daemons vtopo starts make their pid files, sockets and logs for themselves alone
 

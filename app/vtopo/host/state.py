@@ -41,9 +41,9 @@ class Operated:
         return {"stopped": sorted(self.stopped), "down": sorted(self.down)}
 
 
-DEPLOYMENT_FIELDS = ("name", "prefix", "topology", "facts", "consent", "source")
 HOST_NETWORKS = "host_networks"  # the record's field of the subnets the lab gives the host (LabRecord.host_networks)
 SHAPED_LINKS = "shaped_links"  # the record's field of each link's medium and impaired devices (shaped_links_of)
+DEPLOYMENT_FIELDS = ("name", "prefix", "topology", "facts", "consent", "source", SHAPED_LINKS)
 
 
 def shaped_links_of(deployment: dict[str, Any]) -> dict[str, ShapedLink]:
@@ -51,6 +51,12 @@ def shaped_links_of(deployment: dict[str, Any]) -> dict[str, ShapedLink]:
     from vtopo.compile.links import ShapedLink
 
     return {link: ShapedLink.from_json(shaped) for link, shaped in deployment.get(SHAPED_LINKS, {}).items()}
+
+
+def deployed_media(deployment: dict[str, Any]) -> dict[str, str]:
+    """Each link's medium as the lab's deploy made it on this site, from its record: what the lab is resolved with
+    again (vtopo.compile.resolve), whatever rate was set on the link since."""
+    return {link: shaped.medium for link, shaped in shaped_links_of(deployment).items()}
 
 
 class LabTaken(Exception):
@@ -157,6 +163,10 @@ class LabRecord:
         from vtopo.lab_record import consent_of
 
         return consent_of(self.read())
+
+    def media(self) -> dict[str, str]:
+        """Each link's medium as the deploy made it (`deployed_media`)."""
+        return deployed_media(self.read())
 
     def operated(self) -> Operated:
         data = self.read().get("operated", {})

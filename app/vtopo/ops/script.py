@@ -11,7 +11,7 @@ import shlex
 
 from vtopo.model.sites import VXLAN_OVERHEAD, VXLAN_PORT
 from vtopo.ops.base import Op
-from vtopo.ops.files import EXECUTABLE_FILE
+from vtopo.ops.files import EXECUTABLE_FILE, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
 from vtopo.ops.firewall import address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
 from vtopo.model.rules import NETNS_DIR
@@ -73,12 +73,38 @@ def vsctl_line(commands: list[list[str]]) -> str:
     return sh("ovs-vsctl", *words)
 
 
+def _mounted_on(path: str) -> str:
+    """Shell words: whether a mount has its root at `path` (its device is not its parent's). mountpoint(1) is no
+    answer: it reads /proc/self/mountinfo, which lists mounts hidden under one on a parent directory too."""
+    return f'[ "$(stat -c %d {shlex.quote(path)})" != "$(stat -c %d {shlex.quote(path + "/..")})" ]'
+
+
+def _private_tmpfs(path: str, mode: int) -> str:
+    """Shell words: `path` a private mount, a tmpfs of `mode` unless a mount is there already."""
+    return (f"mkdir -p {shlex.quote(path)}; {_mounted_on(path)} || "
+            f"{sh('mount', '-t', 'tmpfs', '-o', f'nosuid,nodev,noexec,mode={mode:o}', 'tmpfs', path)}; "
+            f"{sh('mount', '--make-private', path)}")
+
+
+def namespace_directory(path: str) -> str:
+    """The shell line that makes the directory a namespace's file is kept in, as vtopo's helper makes it once: a lab's
+    namespaces directory is a private tmpfs of root's alone, in the namespaces root, a private tmpfs too (so that
+    no bind mount of a namespace propagates into a node); /run/netns is made as `ip netns add` makes it."""
+    if path == NETNS_DIR:
+        return sh("mkdir", "-p", path)
+    root = path.rsplit("/", 1)[0]
+    return (f"[ -d {shlex.quote(path)} ] && {_mounted_on(path)} || {{ {_private_tmpfs(root, PASSAGE_DIRECTORY)}; "
+            f"{_private_tmpfs(path, PRIVATE_DIRECTORY)}; }}")
+
+
 def _held_by_placeholder(unshare: list[str], mounts: list[tuple[str, str]]) -> list[str]:
     """Shell lines: `unshare` runs a placeholder process, whose namespaces are then bind-mounted on their files.
     The shell cannot make a namespace inside another process's user namespace in one command, so these lines do what
     vtopo's helper process does, and the namespace is kept by a bind mount of its file, as `ip netns add` keeps one."""
     binds = "; ".join(f"mount --bind /proc/$holder/ns/{kind} {shlex.quote(path)}" for kind, path in mounts)
-    return [sh("touch", *(path for _, path in mounts)),
+    return [*(namespace_directory(directory) for directory in dict.fromkeys(path.rsplit("/", 1)[0]
+                                                                            for _, path in mounts)),
+            sh("touch", *(path for _, path in mounts)),
             f"{sh(*unshare)} & holder=$!; sleep 0.1",
             f"{binds}; kill $holder"]
 
@@ -168,7 +194,7 @@ class ScriptHost:
                   f"{comment(str([path for path, _ in files]))}; cgroup /vtopo/{name}",
                   f"{crun} run --detach --bundle={shlex.quote(bundle)} "
                   f"--pid-file={shlex.quote(bundle + '/pid')} {shlex.quote(name)}",
-                  sh("touch", mount_ns, uts_ns, pid_ns),
+                  namespace_directory(mount_ns.rsplit("/", 1)[0]), sh("touch", mount_ns, uts_ns, pid_ns),
                   "; ".join(f"mount --bind /proc/$(cat {shlex.quote(bundle + '/pid')})/ns/{kind} {shlex.quote(path)}"
                             for kind, path in (("mnt", mount_ns), ("uts", uts_ns), ("pid", pid_ns))))
 

@@ -309,7 +309,9 @@ class DeployController(QObject):
             self._show_followed()
         elif isinstance(message, p.PartsChanged) and self._followed is not None:
             self._followed = self._followed.changed(message.state, message.nodes, message.links)
-            if not self.busy:
+            if self.busy:
+                self._told_while_busy = True
+            else:
                 self._parts_changed(message.nodes)
 
     def _show_followed(self) -> None:
@@ -319,11 +321,6 @@ class DeployController(QObject):
             self._told_while_busy = True
             return
         self._status_read(self._followed, quiet=True)
-
-    def _followed_spread(self) -> bool:
-        followed = self._followed
-        return followed is not None and bool(followed.document) and \
-            spread_over_sites(io.from_document(followed.document, followed.lab))
 
     def _parts_changed(self, nodes: list[PartState]) -> None:
         """Show the nodes whose state the agent said changed, and every link as the followed lab has it now."""
@@ -503,8 +500,6 @@ class DeployController(QObject):
             self.refresh_status()
         elif self._told_while_busy and (self._followed is None or self._followed.state not in AGENT_JOBS):
             self._show_followed()  # what the agent told of the lab as this window's job ended
-            if self._followed_spread():  # the job changed every site's part: each is read once, as `vtopo status` does
-                self.refresh_status()
         self._told_while_busy = False
 
     def _set_states(self, changes: dict[str, NodeState]) -> None:

@@ -2,8 +2,8 @@
 link's, and a running link's impairment, edited in the inspector, applied at once without a redeploy.
 
 The work is the agent's (the same requests as `vtopo node` and `vtopo link`; in a lab spread over sites, the agent of
-each site a node or link is on), run in a worker; the canvas then reads the lab's status again, which draws stopped
-nodes and down links.
+each site a node or link is on), run in a worker; the canvas draws stopped nodes and down links as the agents tell of
+the change (the lab's following: vtopo.gui.panels.deploy), with no status read.
 """
 from __future__ import annotations
 
@@ -130,7 +130,6 @@ class OperateController(QObject):
 
     def _finished(self) -> None:
         self._running -= 1
-        self._deploy.refresh_status()
 
     def _follow_topology(self) -> None:
         self._topology.events.link_changed.disconnect(self._link_changed)
