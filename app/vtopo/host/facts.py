@@ -29,18 +29,26 @@ def routing_suite() -> tuple[str, str, str]:
 
 def kernel_config() -> str | None:
     """The running kernel's build configuration, from /proc/config.gz or /boot/config-RELEASE; None where neither
-    can be read."""
+    can be read (yet: loading the `configs` module makes /proc/config.gz). What was read is kept for the process: it
+    is the running kernel's, which changes only when the host boots another (a probe of the host asks three times,
+    and each unzipping took ~1 ms)."""
+    if _kernel_config:
+        return _kernel_config[0]
     import gzip
 
     try:
         with gzip.open("/proc/config.gz", "rt") as config:
-            return config.read()
+            text = config.read()
     except OSError:
-        pass
-    try:
-        return Path(f"/boot/config-{os.uname().release}").read_text()
-    except OSError:
-        return None
+        try:
+            text = Path(f"/boot/config-{os.uname().release}").read_text()
+        except OSError:
+            return None
+    _kernel_config.append(text)
+    return text
+
+
+_kernel_config: list[str] = []  # kernel_config()'s text, once read
 
 
 def netem_available() -> bool:
