@@ -4,11 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from vtopo.model.rules import PRIVATE_DIRECTORY
 from vtopo.ops.base import Op
 from vtopo.ops.host import Host
 
-PRIVATE_DIRECTORY = 0o700  # a directory's mode when its op names none
-PASSAGE_DIRECTORY = 0o711  # a directory others may pass through, not list
 EXECUTABLE_FILE = 0o750  # a script a lab's daemon runs: its own user's and group's
 
 

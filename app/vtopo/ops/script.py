@@ -11,10 +11,10 @@ import shlex
 
 from vtopo.model.sites import VXLAN_OVERHEAD, VXLAN_PORT
 from vtopo.ops.base import Op
-from vtopo.ops.files import EXECUTABLE_FILE, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
+from vtopo.ops.files import EXECUTABLE_FILE
 from vtopo.ops.firewall import address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
-from vtopo.model.rules import NETNS_DIR
+from vtopo.model.rules import NETNS_DIR, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
 from vtopo.ops.namespaces import NODE_FILES_DIR, NODE_TMPFS
 from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
 from vtopo.privileges import drop_privileges
