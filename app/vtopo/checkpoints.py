@@ -25,7 +25,7 @@ from vtopo import ops as o
 from vtopo.host.state import LabRecord
 from vtopo.kinds.contract import SavedState
 from vtopo.model.checkpoints import Checkpoint, NodeState
-from vtopo.model.topology import Endpoint, Impairment, Topology
+from vtopo.model.topology import Endpoint, Impairment, ImpairmentChange, Topology
 from vtopo.lab_operations import (describe_impairment, restart_node, running_lab, set_link_impairment, set_link_state,
                            start_node, stop_node)
 from vtopo.reports import DeployReport
@@ -139,7 +139,7 @@ def _restore_links(record: LabRecord, checkpoint: Checkpoint, explain: bool, res
         impairment = Impairment(**checkpoint.impairments.get(link.id, {}))
         if impairment != link.impairment:
             restored.lines.append(f"link {name}: would have {describe_impairment(impairment)}" if explain else
-                                  set_link_impairment(record, a, b, **asdict(impairment)))
+                                  set_link_impairment(record, a, b, ImpairmentChange.to(impairment)))
             if name not in restored.links:
                 restored.links.append(name)
 

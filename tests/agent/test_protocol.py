@@ -9,7 +9,7 @@ from dataclasses import asdict
 import pytest
 
 from vtopo import protocol as p
-from vtopo.model.topology import ImpairmentChange
+from vtopo.model.topology import Impairment, ImpairmentChange
 from vtopo.reports import DeployReport, LabStatus, PartState, Progress
 
 
@@ -109,6 +109,8 @@ def test_a_change_to_a_links_impairment_goes_as_its_four_values_and_comes_back_w
                                 "rate_mbit": 0, "delay_ms": 20, "jitter_ms": None, "loss_pct": None, "explain": False}
     request = p.decode(line.rstrip(b"\n"), p.REQUESTS)
     assert isinstance(request, p.LinkRequest) and request.change == change
+    assert change.applied_to(Impairment(delay_ms=5, jitter_ms=1, loss_pct=2, rate_mbit=100)) == \
+        Impairment(delay_ms=20, jitter_ms=1, loss_pct=2, rate_mbit=0)
 
 
 def test_the_command_line_and_the_live_operations_know_the_same_actions_as_the_protocol() -> None:
