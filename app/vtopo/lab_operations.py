@@ -21,8 +21,9 @@ them (through the Applier) and, for `--explain`, a ScriptHost writes the same op
 new impairment replaces its ops in the journal with the ops that ran, which are those a deploy of the lab so changed
 writes; what is stopped and down the lab's record keeps (`Operated`).
 
-Each function takes plain values (lab and node names, link ends) and returns a one-line summary (with `explain`, the
-script it would run, changing nothing), so the CLI, the designer and the privileged agent call them alike.
+Each function takes plain values (lab and node names, link ends, an ImpairmentChange) and returns a one-line summary
+(with `explain`, the script it would run, changing nothing): the agent calls them for the CLI and the designer
+(vtopo.server.agent_server), and for a checkpoint restored (vtopo.checkpoints).
 """
 from __future__ import annotations
 
@@ -93,7 +94,8 @@ def _as_now(operated: Operated) -> Operated:
 
 @dataclass
 class RunningLab:
-    """A deployed lab as its record knows it, compiled again to find each node's devices and daemons."""
+    """A deployed lab as its record knows it, resolved with its plan (by the agent once, and kept: `running_lab`) to
+find each node's devices and daemons."""
 
     record: LabRecord
     topology: Topology
