@@ -5,13 +5,16 @@ real KernelHost, with the kernel and the tools replaced at their last step by re
 the bytes of each netlink request read back with pyroute2's decoder, each tc request, the sysctl file written, each
 ioctl, the argv and stdin of ovs-vsctl and ovs-ofctl, the JSON handed to nft, the calls into files, processes and
 libvirt), and on a ScriptHost, whose lines are read back the way iproute2, tc, sysctl, ethtool, nft, ovs-vsctl and sh
-read them (tests/script_reader.py). Both readings must be the same list of effects. tests/test_explain_mutations.py
-breaks a copy of vtopo on purpose and watches this fail.
+read them (tests/script_reader.py). Both readings must be the same list of effects. A change to a running lab (`vtopo
+node`, `vtopo link`) is checked whole as well: its explanation is the script of exactly the ops it then applies.
+tests/test_explain_mutations.py breaks a copy of vtopo on purpose and watches this fail.
 """
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +22,20 @@ import pytest
 
 from recorded_kernel import Effect, Kernel, record_kernel
 from script_reader import script_effects
+from vtopo import lab_operations
 from vtopo import ops as o
-from vtopo.host.applier import Applier
-from vtopo.lab_terms import HostFacts
 from vtopo.compile.compiler import compile_plan
+from vtopo.compile.links import shaped_links
 from vtopo.compile.resolve import resolve
+from vtopo.host.applier import Applier
+from vtopo.host.state import SHAPED_LINKS, LabRecord
 from vtopo.lab import open_lab, registry
+from vtopo.lab_operations import (LiveChange, OperateError, Step, operate_node, set_link_impairment,
+                                  set_link_state)
+from vtopo.lab_record import consent_to_json
+from vtopo.lab_terms import HostFacts, Trust
+from vtopo.model import io
+from vtopo.model.topology import ImpairmentChange, Topology
 from vtopo.resources import TOPOLOGIES
 from vtopo.saving import save_ops
 
@@ -406,3 +417,91 @@ def test_one_ovs_transaction_runs_what_each_op_explains(recorded: tuple[Applier,
     assert verb == "run" and stdin is None
     explained = [" ".join(shlex.split(line)[1:]) for op in batch for line in o.script_of(op)]
     assert " ".join(argv).split(" -- ")[1:] == " -- ".join(explained).split(" -- ")
+
+
+# ---------------------------------------------------------------- a change to a running lab, whole
+
+LIVE_LABS = ("bridge-veth", "l2-vs-l3", "router-on-a-stick", "vm-router")
+
+
+def running_record(lab_file: Path, directory: Path) -> LabRecord:
+    """The record a deploy of the lab under PREFIX keeps, in `directory`, with nothing of it on any host."""
+    topology = open_lab(lab_file).topology
+    resolved = resolve(replace(topology, prefix=PREFIX), registry(), HostFacts()).valid()
+    record = LabRecord(directory / PREFIX)
+    record.directory.mkdir()
+    record.write({"name": topology.name, "prefix": PREFIX, "facts": asdict(HostFacts()), "owner": 0,
+                  "consent": consent_to_json(Trust()), "topology": io.to_document(topology),
+                  SHAPED_LINKS: {link: shaped.to_json() for link, shaped in shaped_links(resolved.this_site).items()}})
+    return record
+
+
+Change = Callable[..., str]
+
+
+def live_changes(topology: Topology) -> list[tuple[str, Change]]:
+    """Every change `vtopo node` and `vtopo link` make, each in an order the running lab allows (a node is stopped
+    before it is started, a link taken down before it is brought up), on each node and link of the lab."""
+    changes: list[tuple[str, Change]] = []
+    for node in sorted(node.name for node in topology.nodes.values()):
+        for action in ("stop", "start", "restart"):
+            changes.append((f"{action} {node}", partial(operate_node, node=node, action=action)))
+    for link in topology.links.values():
+        a, b = (f"{topology.nodes[end.node].name}:{end.port}" for end in link.ends)
+        changes += [(f"link {a} {b} down", partial(set_link_state, a=a, b=b, up=False)),
+                    (f"link {a} {b} up", partial(set_link_state, a=a, b=b, up=True)),
+                    (f"link {a} {b} set", partial(set_link_impairment, a=a, b=b,
+                                                  change=ImpairmentChange(rate_mbit=10, delay_ms=5)))]
+    return changes
+
+
+@pytest.fixture(name="applied")
+def fixture_applied(monkeypatch: pytest.MonkeyPatch, recorded: tuple[Applier, Kernel]) -> list[Step]:
+    """Each op a live change's Applier is given (on the recorded kernel), as it is given: applied, or put back."""
+    applier, _ = recorded
+    steps: list[Step] = []
+    putting_back: list[o.Op] = []
+    apply, put_back = Applier.apply, Applier.put_back
+
+    def applying(self: Applier, op: o.Op) -> None:
+        if not putting_back:
+            steps.append(Step(op))
+        apply(self, op)
+
+    def putting(self: Applier, op: o.Op) -> None:
+        steps.append(Step(op, put_back=True))
+        putting_back.append(op)
+        try:
+            put_back(self, op)
+        finally:
+            putting_back.pop()
+
+    monkeypatch.setattr(Applier, "apply", applying)
+    monkeypatch.setattr(Applier, "put_back", putting)
+    monkeypatch.setattr(lab_operations, "Applier", lambda prefix, owner=0: applier)
+    monkeypatch.setattr(applier, "close", lambda: None)  # the fixture's, closed once when the test ends
+    return steps
+
+
+@pytest.mark.parametrize("lab", LIVE_LABS)
+def test_each_live_change_runs_the_ops_its_explanation_prints_and_each_as_explained(
+        lab: str, applied: list[Step], recorded: tuple[Applier, Kernel], tmp_path: Path) -> None:
+    """`vtopo node ... --explain` and `vtopo link ... --explain` print the script of exactly the ops the change then
+    applies, in order, an address or route put back said to be tolerated where it is (tests/labs/
+    test_operate_explained.py runs both on a deployed lab), and each op is faithful to its script."""
+    record = running_record(TOPOLOGIES / f"{lab}.vtopo", tmp_path)
+    ran = 0
+    for name, change in live_changes(record.topology()):
+        try:
+            script = change(record, explain=True)
+        except OperateError:  # a node that cannot be stopped (a switch), or not in the state the change needs
+            continue
+        applied.clear()
+        change(record)
+        steps = list(applied)
+        header = 3  # #!/bin/sh, what it is, set -e
+        assert script.splitlines()[header:] == LiveChange(steps).script(), name
+        for step in steps:
+            assert_faithful(*recorded, step.op)
+        ran += 1
+    assert ran >= 6

@@ -71,6 +71,11 @@ MUTATIONS = {
         "processes.run_command(list(argv[1:]), READ_SECONDS)"),
     "what `vtopo save` reads explained as another command": (
         "app/vtopo/ops/script.py", 'reads it back into the lab", sh(*argv))', 'reads it back into the lab", sh(*argv[:-1]))'),
+    "a live change's addresses and routes put back as new ones, where its explanation tolerates them there still": (
+        "app/vtopo/lab_operations.py", "(applier.put_back if step.put_back else applier.apply)(step.op)",
+        "applier.apply(step.op)"),
+    "a live change's last op left out when it runs": (
+        "app/vtopo/lab_operations.py", "    for step in change.steps:\n", "    for step in change.steps[:-1]:\n"),
     "a MAC address dropped by the kernel host": (
         "app/vtopo/host/kernel_host.py", "self.netlink.set_link(name, netns, mtu=mtu, mac=mac,",
         "self.netlink.set_link(name, netns, mtu=mtu, mac=None,"),

@@ -26,7 +26,7 @@ from vtopo.host.resolved_labs import ResolvedLabs
 from vtopo.host.state import LabRecord
 from vtopo.kinds.contract import SavedState
 from vtopo.model.checkpoints import Checkpoint, NodeState
-from vtopo.model.topology import Endpoint, Impairment, Topology
+from vtopo.model.topology import Endpoint, Impairment, ImpairmentChange, Topology
 from vtopo.lab_operations import (describe_impairment, restart_node, running_lab, set_link_impairment, set_link_state,
                            start_node, stop_node)
 from vtopo.reports import DeployReport
@@ -143,7 +143,7 @@ def _restore_links(record: LabRecord, checkpoint: Checkpoint, explain: bool, res
         impairment = Impairment(**checkpoint.impairments.get(link.id, {}))
         if impairment != link.impairment:
             restored.lines.append(f"link {name}: would have {describe_impairment(impairment)}" if explain else
-                                  set_link_impairment(record, a, b, **asdict(impairment), labs=labs))
+                                  set_link_impairment(record, a, b, ImpairmentChange.to(impairment), labs=labs))
             if name not in restored.links:
                 restored.links.append(name)
 

@@ -1,4 +1,4 @@
-"""A lab as deployed on this host: its saved topology, recompiled in context, to run commands inside nodes."""
+"""A lab as deployed on this host: its saved topology, resolved in context, to run commands inside nodes."""
 from __future__ import annotations
 
 import ipaddress
@@ -50,7 +50,7 @@ class DeployedLab:
 
     @classmethod
     def of_deployment(cls, deployment: dict[str, Any]) -> DeployedLab:
-        """The lab compiled as it was deployed, from `LabRecord.deployment()`."""
+        """The lab resolved as it was deployed, from `LabRecord.deployment()`."""
         resolved = resolve(topology_of(deployment), installed_kinds(), facts_of(deployment), consent_of(deployment),
                            deployed_media(deployment))
         return cls(resolved.valid().lab, deployment.get("source", ""))

@@ -21,13 +21,14 @@ them (through the Applier) and, for `--explain`, a ScriptHost writes the same op
 new impairment replaces its ops in the journal with the ops that ran, which are those a deploy of the lab so changed
 writes; what is stopped and down the lab's record keeps (`Operated`).
 
-Each function takes plain values (lab and node names, link ends) and returns a one-line summary (with `explain`, the
-script it would run, changing nothing), so the CLI, the designer and the privileged agent call them alike.
+Each function takes plain values (lab and node names, link ends, an ImpairmentChange) and returns a one-line summary
+(with `explain`, the script it would run, changing nothing): the agent calls them for the CLI and the designer
+(vtopo.server.agent_server), and for a checkpoint restored (vtopo.checkpoints).
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from vtopo import ops as o
@@ -43,7 +44,7 @@ from vtopo.host.state import LabRecord, Operated, StateStore, shaped_links_of
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
 from vtopo.lab_record import facts_of, topology_of
-from vtopo.model.topology import Impairment, Link, Topology
+from vtopo.model.topology import Impairment, ImpairmentChange, Link, Topology
 from vtopo.ops.script import TOLERATED, comment
 
 
@@ -93,7 +94,8 @@ def _as_now(operated: Operated) -> Operated:
 
 @dataclass
 class RunningLab:
-    """A deployed lab as its record knows it, compiled again to find each node's devices and daemons."""
+    """A deployed lab as its record knows it, resolved with its plan (by the agent once, and kept: `running_lab`) to
+find each node's devices and daemons."""
 
     record: LabRecord
     topology: Topology
@@ -444,11 +446,11 @@ def set_link_state(lab: str | LabRecord, a: str, b: str, up: bool, store: StateS
     return f"link {name} in lab {running.name} is down: {pull}"
 
 
-def set_link_impairment(lab: str | LabRecord, a: str, b: str, *, rate_mbit: float | None = None,
-                        delay_ms: float | None = None, jitter_ms: float | None = None, loss_pct: float | None = None,
+def set_link_impairment(lab: str | LabRecord, a: str, b: str, change: ImpairmentChange, *,
                         store: StateStore | None = None, explain: bool = False, labs: ResolvedLabs | None = None
                         ) -> str:
-    """Change a running link's rate, delay, jitter or loss (None keeps the value it has; 0 removes it), live.
+    """Change a running link's rate, delay, jitter or loss, live, as `change` says (a value it does not give keeps
+    the link's; 0 removes it).
 
     The ops are those a deploy of the lab with the new impairment makes for the link, on the devices its deploy
     recorded for it (vtopo.host.state.shaped_links_of): the lab is not compiled again. The lab as recorded takes the new
@@ -466,8 +468,7 @@ def set_link_impairment(lab: str | LabRecord, a: str, b: str, *, rate_mbit: floa
             raise OperateError(f"{owner} in lab {topology.name} is the switch's own port, which has no queue on the "
                                "switch's side to shape: set the impairment in the lab and deploy it again (`vtopo "
                                "deploy --update`), which makes the link a veth pair")
-        changes = {"rate_mbit": rate_mbit, "delay_ms": delay_ms, "jitter_ms": jitter_ms, "loss_pct": loss_pct}
-        impairment = replace(link.impairment, **{key: value for key, value in changes.items() if value is not None})
+        impairment = change.applied_to(link.impairment)
         problem = impairment_problem(impairment, facts_of(deployed))
         if problem is not None:
             raise OperateError(f"{owner} in lab {topology.name}: {problem}")

@@ -204,11 +204,25 @@ class RecordRequest(Request[dict[str, Any]]):
     lab: str
 
 
+class PartRequest(Request[Said]):
+    """A change to nodes or links of a running lab, whose ends its fields `naming_parts` name (NODE or NODE:PORT). On
+    a lab spread over sites, the agent of each site they run on does it (vtopo.sites.spread_operations.SitesOperator,
+    which declares no verb of its own: a new request of this kind goes over sites as it is)."""
+
+    lab: str
+    naming_parts: ClassVar[tuple[str, ...]]
+
+    @property
+    def parts(self) -> list[str]:
+        return [getattr(self, name) for name in self.naming_parts]
+
+
 @dataclass
-class NodeRequest(Request[Said]):
+class NodeRequest(PartRequest):
     """Start, stop or restart a node of a running lab; with `explain`, only say the script it would run."""
 
     type: ClassVar[str] = "node"
+    naming_parts: ClassVar[tuple[str, ...]] = ("node",)
     lab: str
     node: str
     action: NodeAction
@@ -216,11 +230,12 @@ class NodeRequest(Request[Said]):
 
 
 @dataclass
-class LinkRequest(Request[Said]):
+class LinkRequest(PartRequest):
     """Take the link between nodes a and b of a running lab down or up, or set its impairment (`change`, its four
     values on the line as they always were); with `explain`, only say the script it would run."""
 
     type: ClassVar[str] = "link"
+    naming_parts: ClassVar[tuple[str, ...]] = ("a", "b")
     lab: str
     a: str
     b: str
@@ -444,7 +459,12 @@ class Result(Message):
     data: dict[str, Any] = field(default_factory=dict)
 
 
-REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in Request.__subclasses__()}
+def _verbs(base: type[Message]) -> list[type[Message]]:
+    """Each request type under `base`: those that name a verb (`type`), not the kinds of request they share."""
+    return [verb for cls in base.__subclasses__() for verb in ([cls] if "type" in vars(cls) else []) + _verbs(cls)]
+
+
+REQUESTS: dict[str, type[Message]] = {cls.type: cls for cls in _verbs(Request)}
 DURING_CAPTURE: dict[str, type[Message]] = {CaptureCounters.type: CaptureCounters}
 ANSWERS: dict[str, type[Message]] = {cls.type: cls for cls in (ProgressEvent, ExecStarted, ConsoleOpened,
                                                                 LinkRatesChanged, LabsListed, LabState, PartsChanged,

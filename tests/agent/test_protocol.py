@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 import pytest
 
 from vtopo import protocol as p
-from vtopo.model.topology import ImpairmentChange
+from vtopo.model.topology import Impairment, ImpairmentChange
 from vtopo.reports import DeployReport, LabStatus, PartState, Progress
 
 
@@ -82,6 +82,30 @@ def test_each_request_the_agent_reads_has_one_handler_in_its_table_of_verbs() ->
     assert set(VERBS) == set(p.REQUESTS.values())
 
 
+def test_a_change_to_parts_of_a_lab_names_them_and_is_answered_with_what_each_site_did() -> None:
+    """What lets a lab spread over sites route a request by its parts (vtopo.sites.spread_operations) without a
+    method of its own for the verb: the fields that name the parts, and an answer that two sites' can be joined in."""
+    on_parts = {cls for cls in p.REQUESTS.values() if issubclass(cls, p.PartRequest)}
+    assert on_parts == {p.NodeRequest, p.LinkRequest}
+    for cls in on_parts:
+        assert cls.answer is p.Said and set(cls.naming_parts) <= {field.name for field in fields(cls)}
+    assert p.NodeRequest("x", "c1", p.NodeAction.STOP).parts == ["c1"]
+    assert p.LinkRequest("x", "c1:eth0", "sw", p.LinkAction.DOWN).parts == ["c1:eth0", "sw"]
+
+
+def test_the_clients_of_a_lab_over_sites_write_no_verb_of_the_client_again() -> None:
+    """Each verb is the AgentClient's line over its request; the clients over sites add only what merges sites."""
+    from vtopo.client.agent_client import AgentClient
+    from vtopo.gui.sites_deployer import SitesDeployer
+    from vtopo.sites.spread_operations import SitesOperator
+
+    assert issubclass(SitesDeployer, SitesOperator) and issubclass(SitesOperator, AgentClient)
+    merged = {"__init__", "ask", "read_running", "explain_save", "link_rates", "destroy", "status", "follow"}
+    for client in (SitesOperator, SitesDeployer):
+        written_again = {name for name in vars(client) if callable(getattr(AgentClient, name, None))}
+        assert written_again <= merged, written_again - merged
+
+
 @pytest.mark.parametrize(("request_", "answer", "data"), [
     (p.NodeRequest("x", "c1", p.NodeAction.STOP), p.Said("c1 in lab x is stopped"), {"said": "c1 in lab x is stopped"}),
     (p.DestroyRequest("x"), p.Destroyed("x", 12, 0.5), {"lab": "x", "ops": 12, "seconds": 0.5}),
@@ -109,6 +133,8 @@ def test_a_change_to_a_links_impairment_goes_as_its_four_values_and_comes_back_w
                                 "rate_mbit": 0, "delay_ms": 20, "jitter_ms": None, "loss_pct": None, "explain": False}
     request = p.decode(line.rstrip(b"\n"), p.REQUESTS)
     assert isinstance(request, p.LinkRequest) and request.change == change
+    assert change.applied_to(Impairment(delay_ms=5, jitter_ms=1, loss_pct=2, rate_mbit=100)) == \
+        Impairment(delay_ms=20, jitter_ms=1, loss_pct=2, rate_mbit=0)
 
 
 def test_the_command_line_and_the_live_operations_know_the_same_actions_as_the_protocol() -> None:

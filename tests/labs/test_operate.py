@@ -17,7 +17,7 @@ import pytest
 from vtopo.cli import main
 from vtopo.compile.resolving import Resolving
 from vtopo.model import io
-from vtopo.model.topology import Topology
+from vtopo.model.topology import ImpairmentChange, Topology
 from vtopo.lab_operations import set_link_impairment
 from waiting import wait_for
 
@@ -161,7 +161,8 @@ def test_a_rate_changed_live_is_what_iperf_measures(deployed, capsys, monkeypatc
 
     with monkeypatch.context() as broken:  # the link's devices come from the lab's record, as its deploy made them
         broken.setattr(Resolving, "__init__", resolved)
-        said = set_link_impairment("bridge-veth", "c1", "br0", rate_mbit=40)  # what the agent runs for the command
+        # what the agent runs for the command
+        said = set_link_impairment("bridge-veth", "c1", "br0", ImpairmentChange(rate_mbit=40))
     assert said == "link c1:eth0-br0:p1 in lab bridge-veth: rate 40 Mbit/s"
     fast = iperf_mbit(lab, "c1", "c2", 40)
     with capsys.disabled():

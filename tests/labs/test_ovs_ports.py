@@ -13,7 +13,7 @@ from tests.labs.test_labs import wait_for
 from vtopo.host.ovs import USERSPACE_TSO, userspace_tso_off
 from vtopo.model import io
 from vtopo.lab_operations import OperateError, set_link_impairment
-from vtopo.model.topology import Endpoint, Impairment, Interface, Link, Node, Topology
+from vtopo.model.topology import Endpoint, Impairment, ImpairmentChange, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
 
@@ -48,7 +48,7 @@ def test_internal_ports_are_the_containers_interfaces_and_an_impaired_link_keeps
     assert lab.pings("c1", "c2") and lab.pings("c1", "c3")
     assert tcp_sent(lab, "c1", "c2", "10.83.0.2", 5301)["retransmits"] < 100
     with pytest.raises(OperateError, match="is the switch's own port, which has no queue"):
-        set_link_impairment("ovs-internal", "c1", "sw", rate_mbit=10)
+        set_link_impairment("ovs-internal", "c1", "sw", ImpairmentChange(rate_mbit=10))
     assert "qdisc tbf" not in lab.run("c1", "tc", "qdisc", "show", "dev", "eth0").stdout
     set_link_impairment("ovs-internal", "c3", "sw", rate_mbit=0)  # the impaired link's rate set back to none, live
     verified = subprocess.run([sys.executable, "-m", "vtopo", "status", "ovs-internal", "--verify"],

@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from vtopo import protocol as p
 from vtopo.client.in_process import local_agent, provided
@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the hos
 
 
 A = TypeVar("A")
+T_co = TypeVar("T_co", covariant=True)
 HANGUP_STATUS = 128 + signal.SIGHUP  # a command ended because nobody reads its output, as a shell reports it
 
 
@@ -114,6 +115,15 @@ def _runs_one_itself() -> bool:
 def _no_agent(path: Path) -> str:
     return (f"no vtopo agent is running at {path}, and only root can work without one: start it with "
             "`sudo vtopo agent --daemon` (or `make run`)")
+
+
+class Stream(Protocol[T_co]):
+    """What the agent tells as it happens (a lab's changes, its links' rates), one item at a time, until `close`
+    (from any thread)."""
+
+    def __iter__(self) -> Iterator[T_co]: ...
+
+    def close(self) -> None: ...
 
 
 class Connection:
@@ -297,7 +307,7 @@ class AgentClient:
         verified = self.ask(p.StatusRequest(lab or "", verify=True))
         return verified.labs, verified.differences
 
-    def follow(self, lab: str) -> Following:
+    def follow(self, lab: str) -> Stream[p.Message]:
         """The lab's state now and each change to it, as the agent hears of it (see Following)."""
         return Following(self.connect(), lab)
 
@@ -428,7 +438,7 @@ class AgentClient:
         if result.code != 0:
             raise AgentError(result)
 
-    def link_rates(self, lab: str, every_s: float = 1.0) -> LinkRatesFollowed:
+    def link_rates(self, lab: str, every_s: float = 1.0) -> Stream[dict[str, LinkRate]]:
         """The links' rates as they change, from counters the agent reads every `every_s` seconds (see
         LinkRatesFollowed)."""
         return LinkRatesFollowed(self.connect(), p.LinkRatesRequest(lab, every_s))
@@ -559,29 +569,4 @@ class LinkRatesFollowed(Subscription):
         for message in self.messages():
             if isinstance(message, p.LinkRatesChanged):
                 yield {link: LinkRate(rate[0], rate[1]) for link, rate in message.links.items() if len(rate) == 2}
-
-
-class AgentDeployer:
-    """What the designer's Deployer (gui.sites_deployer.SitesDeployer, which follows a lab on every site it runs on)
-    asks this machine's agent."""
-
-    def __init__(self, client: AgentClient | None = None) -> None:
-        self.client = client or AgentClient()
-
-    def update(self, topology: Topology, progress: ProgressCallback, consent: Trust = Trust()) -> DeployReport:
-        from vtopo.model import io
-
-        return self.client.deploy(io.dumps(topology), consent, progress, update=True)
-
-    def destroy(self, lab: str, progress: ProgressCallback) -> int:
-        return self.client.destroy(lab, progress)
-
-    def status(self, lab: str | None = None) -> list[LabStatus]:
-        return self.client.status(lab)
-
-    def cancel(self, lab: str) -> None:
-        self.client.cancel(lab)
-
-    def labs(self) -> list[LabEntry]:
-        return self.client.labs()
 

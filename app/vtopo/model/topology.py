@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterator, TypeVar
 
 from vtopo.model.addressing import AddressPool
@@ -115,6 +115,10 @@ class ImpairmentChange:
     @property
     def empty(self) -> bool:
         return all(value is None for value in (self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit))
+
+    def applied_to(self, impairment: Impairment) -> Impairment:
+        """`impairment` with each value this change gives in place of its own."""
+        return replace(impairment, **{name: value for name, value in asdict(self).items() if value is not None})
 
 
 @dataclass

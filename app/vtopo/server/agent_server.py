@@ -26,7 +26,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -361,7 +361,7 @@ class Agent:
 
         with self._owned(request.lab, asked.caller, "change the links of") as record, self.live.changing(request.lab):
             if request.action is p.LinkAction.SET:
-                said = set_link_impairment(record, request.a, request.b, **asdict(request.change),
+                said = set_link_impairment(record, request.a, request.b, request.change,
                                            explain=request.explain, labs=self.live.resolved())
             else:
                 said = set_link_state(record, request.a, request.b, up=request.action is p.LinkAction.UP,

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 
 from vtopo import protocol as p
-from vtopo.client.agent_client import AgentClient, Following
+from vtopo.client.agent_client import AgentClient, Stream
 from vtopo.model import io
 from vtopo.model.placement import spread_over_sites
 from vtopo.model.sites import LOCAL
@@ -155,7 +155,7 @@ class _SiteFollower:
         self.name = name
         self.site = agent.path
         self._guard = threading.Lock()
-        self._following: Following | None = None
+        self._following: Stream[p.Message] | None = None
         self._closed = False
         threading.Thread(target=self._relay, args=(agent, lab, told), name=f"following lab {lab} on site "
                          f"{name or 'local'}", daemon=True).start()

@@ -9,40 +9,40 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from vtopo.client.agent_client import AgentClient, LinkRatesFollowed
-from vtopo.protocol import NodeAction
+from vtopo import protocol as p
+from vtopo.client.agent_client import AgentClient, Stream
 from vtopo.model import io
 from vtopo.model.placement import site_of, spread_over_sites
 from vtopo.model.sites import LOCAL
-from vtopo.model.topology import ImpairmentChange, Link, Topology
-from vtopo.reports import LinkRate
+from vtopo.model.topology import Link, Topology
+from vtopo.reports import LinkRate, ProgressCallback
 from vtopo.sites.spread import FAILURES, SitesFailed, clients, deployed_topology, site_label
 
 if TYPE_CHECKING:  # the designer operates through this module: the host side of saving loads only when it saves
     from vtopo.saving import RunningState
 
+A = TypeVar("A")
 T = TypeVar("T")
 
 
-class SitesOperator:
-    """vtopo.client.agent_client.AgentClient's verbs on a running lab (node, link, save, link rates), each done by the
-    agent of every site it concerns."""
+class SitesOperator(AgentClient):
+    """The client's verbs (vtopo.client.agent_client.AgentClient's own, none written again) on a lab that may run on
+    several sites: a change to its nodes or links (a `PartRequest`) is done by the agent of every site it concerns,
+    and its running state and link rates are read from every site. Any other request is this machine's agent's
+    (`local`)."""
 
     def __init__(self, local: AgentClient | None = None) -> None:
         self.local = local or AgentClient()
+        super().__init__(self.local.path)
 
-    def operate_node(self, lab: str, node: str, action: NodeAction, *, explain: bool = False) -> str:
-        return self._on_sites_of(lab, [node], lambda agent: agent.operate_node(lab, node, action, explain=explain))
-
-    def set_link_state(self, lab: str, a: str, b: str, up: bool, *, explain: bool = False) -> str:
-        return self._on_sites_of(lab, [a, b], lambda agent: agent.set_link_state(lab, a, b, up=up, explain=explain))
-
-    def set_link_impairment(self, lab: str, a: str, b: str, change: ImpairmentChange, *, explain: bool = False) -> str:
-        return self._on_sites_of(lab, [a, b], lambda agent: agent.set_link_impairment(lab, a, b, change,
-                                                                                        explain=explain))
+    def ask(self, request: p.Request[A], progress: ProgressCallback | None = None, fds: Sequence[int] = ()) -> A:
+        if not isinstance(request, p.PartRequest):
+            return self.local.ask(request, progress, fds)
+        said = self._on_sites_of(request.lab, request.parts, lambda agent: agent.ask(request, progress, fds).said)
+        return request.answer(said)
 
     def read_running(self, lab: str) -> RunningState:
         """Every site's nodes' running state (each site's agent reads its own, and its record keeps it), written
@@ -69,7 +69,7 @@ class SitesOperator:
         return "".join(f"# [{site_label(site)}]\n{self._at(site, lambda: agent.explain_save(lab))}"
                        for site, agent in clients(topology, self.local).items())
 
-    def link_rates(self, lab: str, every_s: float = 1.0) -> LinkRatesFollowed | SpreadRates:
+    def link_rates(self, lab: str, every_s: float = 1.0) -> Stream[dict[str, LinkRate]]:
         """The links' rates as they change, each as read by the site of its ends (see SpreadRates), until `close`;
         what fails on any site ends them."""
         topology = self._spread(lab)
@@ -124,7 +124,7 @@ class SpreadRates:
     """The link rates of a lab spread over sites, merged as each site's agent sends them (one thread per site): a
     link's from the site that reads it (`reader_of`), until `close`; what fails on a site ends them, naming it."""
 
-    def __init__(self, topology: Topology, streams: dict[str, LinkRatesFollowed]) -> None:
+    def __init__(self, topology: Topology, streams: dict[str, Stream[dict[str, LinkRate]]]) -> None:
         self._readers = {link.id: reader_of(topology, link) for link in topology.links.values()}
         self._streams = streams
         self._told: queue.SimpleQueue[tuple[str, dict[str, LinkRate]] | Exception | None] = queue.SimpleQueue()
@@ -132,7 +132,7 @@ class SpreadRates:
             threading.Thread(target=self._follow, args=(site, stream), name=f"link rates of site {site_label(site)}",
                              daemon=True).start()
 
-    def _follow(self, site: str, stream: LinkRatesFollowed) -> None:
+    def _follow(self, site: str, stream: Stream[dict[str, LinkRate]]) -> None:
         try:
             for changes in stream:
                 self._told.put((site, changes))

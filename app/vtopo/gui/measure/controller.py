@@ -75,7 +75,7 @@ class MeasureController(QObject):
         self._asked_about = name = self._deploy.deployed_lab
         if name:
             number, find = self._asked, self.find_lab
-            worker = Worker(lambda _report: find(name))  # reads the state file and recompiles: not on the GUI thread
+            worker = Worker(lambda _report: find(name))  # asks the agent and resolves the lab: not on the GUI thread
             worker.returned.connect(lambda answer: self._found(number, *answer))
             worker.finished.connect(lambda: self._workers.discard(worker))
             self._workers.add(worker)

@@ -17,8 +17,7 @@ from vtopo.gui.workers import Report, Worker
 from vtopo.reports import LinkRate
 
 if TYPE_CHECKING:  # the agent's client loads when a lab is deployed
-    from vtopo.client.agent_client import LinkRatesFollowed
-    from vtopo.sites.spread_operations import SpreadRates
+    from vtopo.client.agent_client import Stream
 
 SAMPLE_S = 1.0
 FULL_LOAD_BITS = 1e10  # 10 Gb/s draws a link at full width; the width grows with the logarithm of the rate
@@ -38,7 +37,7 @@ class RateSampling:
         self._lab = lab
         self._lock = threading.Lock()
         self._stopped = False
-        self._rates: LinkRatesFollowed | SpreadRates | None = None
+        self._rates: Stream[dict[str, LinkRate]] | None = None
 
     def __call__(self, report: Report) -> None:
         from vtopo.client.agent_client import AgentError, AgentRefused, AgentUnavailable

@@ -162,10 +162,10 @@ class DeployController(QObject):
     @property
     def outlives_window(self) -> bool:
         """Whether a lab's jobs go on when the designer closes: an agent that listens runs them, not this process."""
-        from vtopo.client.agent_client import AgentDeployer
+        from vtopo.client.agent_client import AgentClient
 
         deployer = self.deployer()
-        return isinstance(deployer, AgentDeployer) and deployer.client.outlives_caller
+        return isinstance(deployer, AgentClient) and deployer.outlives_caller
 
     @property
     def deploying(self) -> bool:
