@@ -10,6 +10,7 @@ import fcntl
 import ipaddress
 import json
 import os
+import resource
 import socket
 import struct
 import sys
@@ -26,10 +27,11 @@ NETNS_DIR = "/run/netns"
 CAPTION = ("The floor is the kernel work vtopo does per container, in one Python process of its own that uses "
            "only vtopo's libc wrappers and netlink packing (tests/benchmarks/floor_star.py): a network namespace "
            "kept on /run/netns, its lo up; mount and UTS namespaces unshared inside it from a copy of the host's "
-           "mounts without the namespaces' files, made private, with a hostname, a sysfs, tmpfs on /tmp, /var/tmp "
+           "mounts without the namespaces' files, receiving none back (slave), with a hostname, a sysfs, tmpfs on /tmp, /var/tmp "
            "and /run and the hostname and hosts files written there and bound over /etc's, both namespaces kept by "
-           "bind mounts in a private tmpfs; one netlink request for the veth pair, its host end on the bridge and "
-           "up, its peer in the namespace; the peer brought up and addressed through a socket opened inside. No "
+           "bind mounts in a private tmpfs; then, in vtopo's order (every pair made before any end comes up), one "
+           "netlink request per veth pair, its host end on the bridge, its peer in the namespace; the peer brought "
+           "up and addressed through a socket opened inside; the bridge and the host ends brought up. No "
            "user namespace (vtopo makes one per lab, which takes a second process), no tags. It takes down what it "
            "made as vtopo does: the bridge deleted, the tmpfs of namespace files detached in one unmount, each "
            "network namespace's mount detached and its file removed.")
@@ -98,45 +100,55 @@ def deploy(count: int, host: Rtnl, keeper: int) -> None:
     base = os.open(f"{THREAD_NS}/mnt", os.O_RDONLY)
     syscalls.setns(keeper, CLONE_NEWNS)
     bridge = wire.link_kind("bridge", wire.u32(wire.IFLA_BR_FORWARD_DELAY, 0))
-    host.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, BRIDGE), bridge, flags=IFF_UP, change=IFF_UP), True)
+    host.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, BRIDGE), bridge), True)
     bridge_index = host.index(BRIDGE)
     home = os.open(f"{THREAD_NS}/net", os.O_RDONLY)
-    for i in range(count):
-        syscalls.unshare(CLONE_NEWNET)
-        net = os.open(f"{THREAD_NS}/net", os.O_RDONLY)
-        inner = Rtnl()
-        syscalls.setns(base, CLONE_NEWNS)
-        syscalls.unshare(CLONE_NEWNS | CLONE_NEWUTS)
-        syscalls.mount("", "/", None, MS_REC | MS_SLAVE)
-        syscalls.sethostname(f"c{i}")
-        syscalls.mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        for path in NODE_TMPFS:
-            syscalls.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755" if path == "/run" else "mode=1777")
-        os.mkdir(NODE_FILES, 0o755)
-        for path, content in (("/etc/hostname", f"c{i}\n"), ("/etc/hosts", hosts)):
-            copy = f"{NODE_FILES}/{os.path.basename(path)}"
-            with open(copy, "w", encoding="ascii") as file:
-                file.write(content)
-            syscalls.mount(copy, path, None, MS_BIND)
-        mount, uts = os.open(f"{THREAD_NS}/mnt", os.O_RDONLY), os.open(f"{THREAD_NS}/uts", os.O_RDONLY)
-        syscalls.setns(keeper, CLONE_NEWNS)
-        bind_on_new_file(f"/proc/self/fd/{net}", f"{NETNS_DIR}/fb-c{i}")
-        bind_on_new_file(f"/proc/self/fd/{mount}", f"{KEPT}/c{i}.mnt")
-        bind_on_new_file(f"/proc/self/fd/{uts}", f"{KEPT}/c{i}.uts")
-        os.close(mount)
-        os.close(uts)
-        syscalls.setns(home, CLONE_NEWNET)
-        inner.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, "lo"), flags=IFF_UP, change=IFF_UP))
+    made = [container(i, hosts, keeper, base, home) for i in range(count)]
+    os.close(home)
+    os.close(base)
+    for i, (net, _) in enumerate(made):  # every pair made before any end comes up, as vtopo's plan orders them
         peer = wire.attribute(wire.VETH_INFO_PEER, wire.link(wire.text(wire.IFLA_IFNAME, "eth0"),
                                                              wire.u32(wire.IFLA_NET_NS_FD, net)))
         host.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, f"fb-p{i}"), wire.link_kind("veth", peer),
-                                        wire.u32(wire.IFLA_MASTER, bridge_index), flags=IFF_UP, change=IFF_UP), True)
+                                        wire.u32(wire.IFLA_MASTER, bridge_index)), True)
         os.close(net)
+    for i, (_, inner) in enumerate(made):
         inner.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, "eth0"), flags=IFF_UP, change=IFF_UP))
         inner.ask(RTM_NEWADDR, wire.address(address(i), inner.index("eth0")), True)
         inner.socket.close()
-    os.close(home)
-    os.close(base)
+    for name in [BRIDGE, *(f"fb-p{i}" for i in range(count))]:
+        host.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, name), flags=IFF_UP, change=IFF_UP))
+
+
+def container(i: int, hosts: str, keeper: int, base: int, home: int) -> tuple[int, Rtnl]:
+    """Container i's network, mount and UTS namespaces made, furnished and kept, its lo up: a descriptor of its
+    network namespace, and a socket inside it."""
+    syscalls.unshare(CLONE_NEWNET)
+    net = os.open(f"{THREAD_NS}/net", os.O_RDONLY)
+    inner = Rtnl()
+    syscalls.setns(base, CLONE_NEWNS)
+    syscalls.unshare(CLONE_NEWNS | CLONE_NEWUTS)
+    syscalls.mount("", "/", None, MS_REC | MS_SLAVE)
+    syscalls.sethostname(f"c{i}")
+    syscalls.mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for path in NODE_TMPFS:
+        syscalls.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755" if path == "/run" else "mode=1777")
+    os.mkdir(NODE_FILES, 0o755)
+    for path, content in (("/etc/hostname", f"c{i}\n"), ("/etc/hosts", hosts)):
+        copy = f"{NODE_FILES}/{os.path.basename(path)}"
+        with open(copy, "w", encoding="ascii") as file:
+            file.write(content)
+        syscalls.mount(copy, path, None, MS_BIND)
+    mount, uts = os.open(f"{THREAD_NS}/mnt", os.O_RDONLY), os.open(f"{THREAD_NS}/uts", os.O_RDONLY)
+    syscalls.setns(keeper, CLONE_NEWNS)
+    bind_on_new_file(f"/proc/self/fd/{net}", f"{NETNS_DIR}/fb-c{i}")
+    bind_on_new_file(f"/proc/self/fd/{mount}", f"{KEPT}/c{i}.mnt")
+    bind_on_new_file(f"/proc/self/fd/{uts}", f"{KEPT}/c{i}.uts")
+    os.close(mount)
+    os.close(uts)
+    syscalls.setns(home, CLONE_NEWNET)
+    inner.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, "lo"), flags=IFF_UP, change=IFF_UP))
+    return net, inner
 
 
 def destroy(count: int, host: Rtnl) -> None:
@@ -164,6 +176,8 @@ def take_away_leftovers(count: int, host: Rtnl) -> None:
 
 
 def main(count: int) -> None:
+    _, most = resource.getrlimit(resource.RLIMIT_NOFILE)  # two descriptors per container until its pair is made
+    resource.setrlimit(resource.RLIMIT_NOFILE, (most, most))
     cpus = cpus_whose_mount_namespaces_keep()  # those where a new mount namespace may be kept from this one
     if cpus is not None:
         os.sched_setaffinity(0, cpus)
