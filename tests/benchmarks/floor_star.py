@@ -24,17 +24,17 @@ from vtopo.host.syscalls import (CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUTS, MS_BIN
                                  MS_PRIVATE, MS_REC, MS_SHARED, MS_SLAVE)
 
 NETNS_DIR = "/run/netns"
-CAPTION = ("The floor is the kernel work vtopo does per container, in one Python process of its own that uses "
-           "only vtopo's libc wrappers and netlink packing (tests/benchmarks/floor_star.py): a network namespace "
-           "kept on /run/netns, its lo up; mount and UTS namespaces unshared inside it from a copy of the host's "
-           "mounts without the namespaces' files, receiving none back (slave), with a hostname, a sysfs, tmpfs on /tmp, /var/tmp "
-           "and /run and the hostname and hosts files written there and bound over /etc's, both namespaces kept by "
-           "bind mounts in a private tmpfs; then, in vtopo's order (every pair made before any end comes up), one "
-           "netlink request per veth pair, its host end on the bridge, its peer in the namespace; the peer brought "
-           "up and addressed through a socket opened inside; the bridge and the host ends brought up. No "
-           "user namespace (vtopo makes one per lab, which takes a second process), no tags. It takes down what it "
-           "made as vtopo does: the bridge deleted, the tmpfs of namespace files detached in one unmount, each "
-           "network namespace's mount detached and its file removed.")
+CAPTION = ("The floor is the kernel work vtopo does per container, in one Python process of its own that uses only "
+           "vtopo's libc wrappers and netlink packing (tests/benchmarks/floor_star.py): a network namespace kept on "
+           "/run/netns, its lo up; mount and UTS namespaces unshared inside it from a copy of the host's mounts "
+           "without the namespaces' files, receiving none back (slave), with a hostname, a sysfs, tmpfs on /tmp, "
+           "/var/tmp and /run, and the hostname and hosts files written there and bound over /etc's, both "
+           "namespaces kept by bind mounts in a private tmpfs; then, in vtopo's order (every pair made before any "
+           "end comes up), one netlink request per veth pair, its host end on the bridge, its peer in the "
+           "namespace; the peer brought up and addressed through a socket opened inside; the bridge and the host "
+           "ends brought up. No user namespace (vtopo makes one per lab, which takes a second process), no tags. "
+           "It takes down what it made as vtopo does: the bridge deleted, the tmpfs of namespace files detached in "
+           "one unmount, each network namespace's mount detached and its file removed.")
 KEPT = "/run/vtopo-floor"  # the hosts file and the mount and UTS namespaces' files
 BRIDGE = "fb-br"
 THREAD_NS = "/proc/thread-self/ns"

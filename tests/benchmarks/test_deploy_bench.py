@@ -173,7 +173,8 @@ def profiled(topology: Topology) -> Profile:
 def floor(count: int) -> Timing:
     """The same kernel work as directly as Python asks for it, in one process of its own (see floor_star.py), which
     times itself as Mininet's run does."""
-    result = subprocess.run([sys.executable, floor_star.__file__, str(count)], capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, floor_star.__file__, str(count)], capture_output=True, text=True,
+                            check=True)
     build, stop = json.loads(result.stdout.splitlines()[-1])
     return build, stop
 
