@@ -1,9 +1,9 @@
-"""Deploy and destroy speed against the iproute2 floor and Mininet, and OSPF convergence. Prints; asserts no times.
+"""Deploy and destroy speed against the floor and Mininet, and OSPF convergence. Prints; asserts no times.
 
-Run with `make bench`. The floor is the same kernel work in two iproute2 processes: one `ip -batch` that makes
-every namespace, every veth pair (the peer made directly in a namespace), enslaves and brings up the host ends,
-and one `ip -n NS -batch` that brings up and addresses all the inner ends, moved into a single namespace since a
-batch line cannot address another one. Mininet 2.3 (Debian's package, Linux bridge, no controller) builds the
+Run with `make bench`. The floor is the same kernel work per container, made and taken down in one process of its own
+as directly as Python can ask for it (floor_star.py): network, mount and UTS namespaces, each kept by a bind mount,
+the container's mounts, its veth pair made on the bridge and up in one request, its inner end brought up and addressed
+in its own namespace. Mininet 2.3 (Debian's package, Linux bridge, no controller) builds the
 same star; it runs in the same session as vtopo, each size alternating between the tools. After the runs of each size,
 one more in-process deploy and destroy is profiled: the time of each operation, summed by its type.
 
@@ -17,7 +17,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from agent_process import Agent
+from benchmarks import floor_star
 from benchmarks.report import BENCH_DOCS, machine_facts, write_fragment
 from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
@@ -170,29 +170,13 @@ def profiled(topology: Topology) -> Profile:
     return profile
 
 
-def ip_batch(lines: list[str], netns: str | None = None) -> None:
-    with tempfile.NamedTemporaryFile("w", suffix=".batch") as batch:
-        batch.write("\n".join(lines) + "\n")
-        batch.flush()
-        subprocess.run(["ip", *(["-n", netns] if netns else []), "-batch", batch.name], check=True)
-
-
 def floor(count: int) -> Timing:
-    def deploy() -> None:
-        host = ["netns add fb-inner", "link add fb-br type bridge forward_delay 0", "link set fb-br up"]
-        for i in range(count):
-            host += [f"netns add fb-c{i}", f"link add fb-p{i} type veth peer name fb-e{i} netns fb-inner",
-                     f"link set fb-p{i} master fb-br up"]
-        ip_batch(host)
-        inner = ["link set lo up"]
-        for i in range(count):
-            inner += [f"link set fb-e{i} up", f"addr add {address(i)} dev fb-e{i}"]
-        ip_batch(inner, "fb-inner")
-
-    def destroy() -> None:
-        ip_batch(["netns del fb-inner", *(f"netns del fb-c{i}" for i in range(count)), "link del fb-br"])
-
-    return timed(deploy), timed(destroy)
+    """The same kernel work as directly as Python asks for it, in one process of its own (see floor_star.py), which
+    times itself as Mininet's run does."""
+    result = subprocess.run([sys.executable, floor_star.__file__, str(count)], capture_output=True, text=True,
+                            check=True)
+    build, stop = json.loads(result.stdout.splitlines()[-1])
+    return build, stop
 
 
 def mininet(count: int) -> Timing:
@@ -313,7 +297,7 @@ def deploy_markdown(medians: dict[str, dict[int, Timing]], facts: str, mininet_r
              "N containers, each linked to one Linux bridge with an address; median of "
              + ", ".join(f"{TRIALS[c]} at {c}" for c in COUNTS) + " runs, the tools alternating, each run started "
              "when no kernel worker was tearing down namespaces deleted before it (waiting at most "
-             f"{SETTLE_SECONDS:.0f} s). The floor is the same kernel work in two `ip -batch` processes; Mininet is "
+             f"{SETTLE_SECONDS:.0f} s). {floor_star.CAPTION} Mininet is "
              + (f"Debian's {mininet_release} (Linux bridge, no controller)." if mininet_release else
                 "not installed on this machine, so it has no figures."), "",
              "`vtopo deploy` runs the deploy in its own process, as root does with no agent; through the agent "

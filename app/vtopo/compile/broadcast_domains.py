@@ -137,11 +137,12 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
             enumerate(found, 1)]
 
 
-def domain_problems(lab: LabContext, stranded: Collection[str] = ()) -> list[Problem]:
+def domain_problems(lab: LabContext, stranded: Collection[str] = (), domains: list[Domain] | None = None) -> list[Problem]:
     """Subnets that do not match their wire, and nodes cut off from the lab's routers (but those in `stranded`, whose
     gateway a VLAN keeps out of reach: vlan_rules.py says where), in plain words: warnings, and errors where only
-    routers share the wire (they would exchange no routes over it)."""
-    domains = broadcast_domains_of(lab)
+    routers share the wire (they would exchange no routes over it). `domains`: the lab's broadcast domains, when the
+    caller has them."""
+    domains = broadcast_domains_of(lab) if domains is None else domains
     vlans = _Vlans(VlanMap(switch_ports(lab)), domains, _all_vlans(lab))
     problems = [problem for domain in domains for version in (4, 6)
                 for problem in _subnet_mismatches(domain, version, vlans)]

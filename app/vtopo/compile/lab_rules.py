@@ -152,7 +152,7 @@ def domain_rule(state: Resolving) -> Iterator[Problem]:
     """What the broadcast domains say: a node stranded by its VLANs, VLANs that do not match, addresses that clash
     across the lab."""
     domains = broadcast_domains_of(state.lab)
-    yield from domain_problems(state.lab, stranded_by_vlans(state.lab, domains))
+    yield from domain_problems(state.lab, stranded_by_vlans(state.lab, domains), domains)
     yield from vlan_problems(state.lab, domains)
     yield from address_clashes(domains)
 
