@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
@@ -106,3 +106,36 @@ def test_screenshot_of_two_labs_compared(make_window: Callable[..., MainWindow],
     MEASURE_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     assert image.save(str(MEASURE_SCREENSHOT))
     assert window.measure_panel.bars.values == pytest.approx(means, rel=0.01)
+
+
+def test_a_link_is_drawn_again_where_its_load_or_its_selection_changes(make_window: Callable[..., MainWindow],
+                                                                     qtbot: QtBot) -> None:
+    """Links are drawn by one item for all of them (vtopo.gui.canvas.lines): what changes a link's look must still
+    repaint it on screen. Load widens the line, 0 narrows it again, a click draws it in the highlight colour."""
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    view.reset_zoom()
+    link = max(scene.links.values(), key=lambda item: item.line.length())
+    middle = link.line.center()
+    view.centerOn(middle)
+    line = link.line
+    across = QPointF(-line.dy(), line.dx()) / line.length() * 4  # beside a plain line, within a loaded one
+
+    def colour(at: QPointF) -> QColor:
+        """As the screen shows it: what was painted so far (a grab of the widget would paint it all afresh)."""
+        qtbot.wait(30)
+        on_screen = view.viewport().mapTo(window, view.mapFromScene(at))
+        return QColor(window.screen().grabWindow(window.winId()).toImage().pixel(on_screen))
+
+    def distance(one: QColor, other: QColor) -> int:
+        return abs(one.red() - other.red()) + abs(one.green() - other.green()) + abs(one.blue() - other.blue())
+
+    beside = colour(middle + across)
+    scene.set_loads({link.link_id: 1.0})
+    loaded = colour(middle + across)
+    assert distance(loaded, beside) > 60, "the wider line is not drawn"
+    scene.set_loads({link.link_id: 0.0})
+    assert distance(colour(middle + across), beside) < 10, "the line is still drawn wide"
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(middle))
+    assert scene.selected_link_ids() == [link.link_id]
+    assert distance(colour(middle), scene.colors.highlight) < 60, "the selected link is not drawn in the highlight"

@@ -28,6 +28,12 @@ class Look:
     """Told when a link's line moved (the scene tells of its nodes' moves)."""
     overview_marks_stale: Callable[[], None] = lambda: None
     """Told when a mark the overview draws changed: a state, a problem, a path (the scene hears selections)."""
+    repaint_links: Callable[[QRectF], None] = lambda rect: None
+    """Told where a link's drawing changed, in scene coordinates. A link item paints nothing itself: zoomed in, the
+    scene's LinkLines draws every link in view at once (vtopo.gui.canvas.lines)."""
+    link_reaches: Callable[[QRectF], None] = lambda rect: None
+    """Told where a link now draws after it was placed or moved, in scene coordinates: drawn there, and held by the
+    LinkLines' bounds."""
     end_labels: bool = True
     """Whether links show their interface labels (the impairment in the middle shows either way)."""
     detailed: bool = True
@@ -44,6 +50,7 @@ LABEL_GAP = 3
 MIN_LOD_FOR_TEXT = 0.45
 POSITION_CHANGE = QGraphicsItem.GraphicsItemChange.ItemPositionChange  # looked up once: itemChange runs for
 POSITION_HAS_CHANGED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged  # every change of every item
+SELECTED_HAS_CHANGED = QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged
 
 
 def _static_text(text: str) -> QStaticText:
@@ -78,8 +85,11 @@ class _Marked:
             self._redraw()
 
     def _redraw(self) -> None:
-        cast(QGraphicsItem, self).update()
+        self.repaint()
         self._look.overview_marks_stale()
+
+    def repaint(self) -> None:
+        cast(QGraphicsItem, self).update()
 
 
 class NodeItem(_Marked, QGraphicsItem):
@@ -270,7 +280,10 @@ class LinkItem(_Marked, QGraphicsItem):
         self.traffic: LinkRate | None = None  # live traffic, for the tooltip written when it is asked for
         self.down = False  # taken down on the running lab: drawn as a dashed red line
         self.fault = ""  # what the running lab lacks of this link ("degraded; missing: ..."), drawn dotted
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self._pen: tuple[Colors, QPen, tuple[int, float, Qt.PenStyle]] | None = None  # see line_pen()
+        self._scene_line: QLineF | None = None  # see line
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+                      | QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
         self.setZValue(0)
         a.links.append(self)
         b.links.append(self)
@@ -280,10 +293,13 @@ class LinkItem(_Marked, QGraphicsItem):
 
     @property
     def line(self) -> QLineF:
-        """Where the link is drawn, in scene coordinates."""
-        return self._line.translated(self.pos())
+        """Where the link is drawn, in scene coordinates (kept until it moves)."""
+        if self._scene_line is None:
+            self._scene_line = self._line.translated(self.pos())
+        return self._scene_line
 
     def detach(self) -> None:
+        self.repaint()  # where it was drawn
         for end in (self.a, self.b):
             if self in end.links:
                 end.links.remove(self)
@@ -343,20 +359,23 @@ class LinkItem(_Marked, QGraphicsItem):
     def set_down(self, down: bool) -> None:
         if down != self.down:
             self.down = down
-            self.update()
+            self.repaint()
 
     def set_fault(self, fault: str) -> None:
         if fault != self.fault:
             self.fault = fault
-            self.update()
+            self.repaint()
 
-    def set_load(self, load: float) -> None:
-        """The line as wide as its load. Only its paint changes: its bounds keep room for the widest line and its
-        labels stay where they are (a lab's every link may change load each second, and placing labels again looks at
-        every other link at both nodes)."""
-        if load != self.load:
-            self.load = load
-            self.update()
+    def set_load(self, load: float) -> bool:
+        """The line as wide as its load; whether that changed its drawing, which the caller then repaints (the scene
+        repaints a thousand changed links at once). Its bounds keep room for the widest line and its labels stay
+        where they are (a lab's every link may change load each second, and placing labels again looks at every
+        other link at both nodes)."""
+        if load == self.load:
+            return False
+        self.load = load
+        self._pen = None
+        return True
 
     @property
     def tint(self) -> QColor | None:
@@ -413,8 +432,9 @@ class LinkItem(_Marked, QGraphicsItem):
         further along while it would cover another text, cut to the interface name if no place is free, left out if
         none is free for that either; then the impairment, clear of them. In the overview only the line is placed:
         nothing there shows a label."""
+        self.repaint()  # where it was drawn
         self.prepareGeometryChange()
-        self._placed_rects = None
+        self._placed_rects, self._scene_line = None, None
         if not self.pos().isNull():
             self.setPos(0, 0)  # placed in scene coordinates; a drag of both ends only moves it (follow_nodes)
         shift = self._parallel_shift()
@@ -428,6 +448,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self._shown_lines = (0, 0)
         if not self.placed:
             self._bounds = self._outline()
+            self._look.link_reaches(self._bounds)
             return
         sizes = self._measure_labels()
         own = [*self.a.occupied(), *self.b.occupied()]
@@ -441,6 +462,7 @@ class LinkItem(_Marked, QGraphicsItem):
         if not self._making_room:
             self._make_room(own, others)
         self._bounds = self._outline()
+        self._look.link_reaches(self._bounds)
 
     def _outline(self) -> QRectF:
         """The line's rectangle, as wide as the widest load draws it, with the labels placed beside it."""
@@ -463,9 +485,11 @@ class LinkItem(_Marked, QGraphicsItem):
         if delta != at_b - self._ends[1]:
             self.update_geometry()
             return
+        self.repaint()  # where it was drawn
         self._ends = (at_a, at_b)
-        self._placed_rects = None
+        self._placed_rects, self._scene_line = None, None
         self.moveBy(delta.x(), delta.y())
+        self._look.link_reaches(self.drawn_rect())
         self._look.overview_moved(self)
 
     def _place_middle(self, taken: list[QRectF]) -> None:
@@ -570,43 +594,87 @@ class LinkItem(_Marked, QGraphicsItem):
             stripe.setDashPattern([STRIPE, STRIPE * (count - 1)])
             stripe.setDashOffset(-STRIPE * index)
             painter.setPen(stripe)
-            painter.drawLine(self._line)
+            painter.drawLine(self.line)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        colors = self._look.colors
+        """Nothing: the item has no contents. The scene's LinkLines draws the links in view as one item, the plain
+        lines a list per pen (700 links in view each painting themselves cost 40 ms whenever traffic changed them)."""
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
+        if change == SELECTED_HAS_CHANGED:
+            self.repaint()
+        return super().itemChange(change, value)
+
+    def repaint(self) -> None:
+        """Drawn again (in its pen as it is now) where it was drawn."""
+        self._pen = None
+        drawn = self.drawn_rect()
+        if not drawn.isEmpty():  # placed (an empty rect would repaint every link)
+            self._look.repaint_links(drawn)
+
+    def drawn_rect(self) -> QRectF:
+        """Where it draws, in scene coordinates: its bounds."""
+        return self._bounds.translated(self.pos())
+
+    def line_pen(self) -> tuple[QPen, tuple[int, float, Qt.PenStyle]]:
+        """The pen its line is drawn with now, and what tells it from other pens (the lines drawn in one pen are
+        drawn with one call); kept until the link's look changes."""
+        kept = self._pen
+        if kept is None or kept[0] is not self._look.colors:  # or the colours were swapped (print style)
+            pen = self.pen(self.isSelected())
+            kept = self._pen = (self._look.colors, pen, (pen.color().rgba(), pen.widthF(), pen.style()))
+        return kept[1], kept[2]
+
+    @property
+    def decorated(self) -> bool:
+        """Drawn with more than its line: a check's verdict or a measured path beneath, or stripes over it."""
+        return self.verdict is not None or self.on_path or len(self.tints) > 1
+
+    def paint_beneath(self, painter: QPainter) -> None:
+        """What a decorated link draws beneath the lines: a check's verdict, a measured path's glow."""
+        line = self.line
         if self.verdict is not None:
             under = QColor(self.verdict)
             under.setAlpha(110)
             painter.setPen(QPen(under, 12, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
-            painter.drawLine(self._line)
+            painter.drawLine(line)
         if self.on_path:
-            painter.setPen(QPen(colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
-            painter.drawLine(self._line)
-        pen = self.pen(bool(option.state & QStyle.StateFlag.State_Selected))
+            painter.setPen(QPen(self._look.colors.path_glow, 10, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+            painter.drawLine(line)
+
+    def paint_line(self, painter: QPainter) -> None:
+        """The line of a decorated link, striped in its domains' colours where it has several."""
+        pen = self.line_pen()[0]
         painter.setPen(pen)
-        painter.drawLine(self._line)
+        painter.drawLine(self.line)
         if len(self.tints) > 1 and pen.color() == self.tints[0] and pen.style() == Qt.PenStyle.SolidLine:
             self._stripe(painter, pen)
-        if option.levelOfDetailFromTransform(painter.worldTransform()) < MIN_LOD_FOR_TEXT:
+
+    def paint_labels(self, painter: QPainter, exposed: QRectF) -> None:
+        """The end labels and the middle's text, where any of them is in `exposed` (scene coordinates)."""
+        if not any(rect.intersects(exposed) for rect in self.label_rects()):
             return
         if self._labels is None:
             self._labels = ([_static_text(line) for line in self._texts[0].splitlines()],
                             [_static_text(line) for line in self._texts[1].splitlines()])
             self._middle = _static_text(self._middle_text)
+        shift = self.pos()
+        painter.translate(shift)
+        colors = self._look.colors
         painter.setFont(self._font)
         for lines, rect, shown in zip(self._labels, self._label_rects, self._shown_lines):
             if rect.isEmpty():
                 continue
-            lines = lines[:shown]
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colors.label_background)
             painter.drawRoundedRect(rect.adjusted(-2, -1, 2, 1), 3, 3)
             painter.setPen(colors.subtle_text)
-            for row, line in enumerate(lines):
+            for row, line in enumerate(lines[:shown]):
                 painter.drawStaticText(QPointF(rect.left(), rect.top() + row * self._line_height), line)
         if self._middle_text and self._middle is not None:
             painter.setPen(colors.impairment)
             painter.drawStaticText(self._middle_rect.topLeft(), self._middle)
+        painter.translate(-shift)
 
 
 class AnnotationItem(QGraphicsObject):

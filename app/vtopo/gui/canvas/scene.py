@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol
 
 from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPalette, QPen
@@ -15,6 +15,7 @@ from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
 from vtopo.gui.canvas.labels import VlansOf, end_label, middle_label
+from vtopo.gui.canvas.lines import LinkLines
 from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.states import NodeState
 from vtopo.model.problems import Severity
@@ -22,6 +23,7 @@ from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
 LABEL_TURN_S = 0.008  # how long a turn of the event loop places links' labels, after a lab was built
+MANY_CHANGES = 64  # links whose look changed at once, beyond which all are repainted with one call
 PRESENTATION_TEXT = 1.8  # presentation mode: names and labels this much larger,
 PRESENTATION_LINES = 2.5  # and links this much wider
 ROOM = 0.25
@@ -77,6 +79,9 @@ class TopologyScene(QGraphicsScene):
         self.look.overview_moved = self._overview.moved
         self.look.overview_marks_stale = self._overview.invalidate_marks
         self.selectionChanged.connect(self._overview.invalidate_marks)
+        self._lines = LinkLines(self.links)  # zoomed in, draws the links (the overview draws them zoomed out)
+        self.look.repaint_links = self._lines.update
+        self.look.link_reaches = self._lines.reaches
         self._moved_links: set[LinkItem] | None = None  # while nodes move together: the links to follow after
         self._moving_together = 0  # how deep in steps that move nodes together (a drag's step, a macro undone)
         self._dragged: list[NodeItem] = []  # nodes a mouse drag moves without Qt telling each move (see _drag_quietly)
@@ -101,8 +106,9 @@ class TopologyScene(QGraphicsScene):
 
     def set_topology(self, topology: Topology) -> None:
         self._subscriptions.disconnect_all()
-        if self._overview.scene() is self:
-            self.removeItem(self._overview)  # clear() would delete it
+        for drawing in (self._overview, self._lines):
+            if drawing.scene() is self:
+                self.removeItem(drawing)  # clear() would delete it
         self.clearSelection()  # while its items live: clear() tells of the selection only after deleting them
         self.clear()
         self.nodes.clear()
@@ -130,7 +136,9 @@ class TopologyScene(QGraphicsScene):
         self.look.labels_later = False
         for annotation in topology.annotations.values():
             self._annotation_added(annotation)
+        self._lines.invalidate()
         if self.look.detailed:
+            self.addItem(self._lines)
             self._labelling.start()
         else:
             self.addItem(self._overview)
@@ -150,7 +158,7 @@ class TopologyScene(QGraphicsScene):
         self._add_drawn(item)
 
     def _add_drawn(self, item: QGraphicsItem) -> None:
-        """A node or link item: it paints itself unless the overview draws the lab."""
+        """A node or link item: a node paints itself unless the overview draws the lab (links never do)."""
         if not self.look.detailed:
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
         self.addItem(item)
@@ -184,6 +192,7 @@ class TopologyScene(QGraphicsScene):
         item.detach()
         self.removeItem(item)
         self._overview.invalidate()
+        self._lines.invalidate()
 
     def _link_changed(self, link: Link) -> None:
         self._label(self.links[link.id], link)
@@ -266,13 +275,16 @@ class TopologyScene(QGraphicsScene):
         if detailed == self.look.detailed:
             return
         self.look.detailed = detailed
-        for item in (*self.nodes.values(), *self.links.values()):
+        for item in self.nodes.values():
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, not detailed)
         if detailed:
             self.removeItem(self._overview)
+            self._lines.invalidate()
+            self.addItem(self._lines)
             self._labelling.start()
         else:
             self._labelling.stop()
+            self.removeItem(self._lines)
             self.addItem(self._overview)
             self._overview.invalidate()
 
@@ -371,6 +383,18 @@ class TopologyScene(QGraphicsScene):
     def set_node_states(self, states: dict[str, NodeState]) -> None:
         for node_id, item in self.nodes.items():
             item.set_state(states.get(node_id, NodeState.NOT_DEPLOYED))
+
+    def set_loads(self, loads: Mapping[str, float]) -> None:
+        """Draw links as wide as their loads (0 to 1), by link id. Repainted together: a packet flooded through a
+        switch changes the load of its thousand links at once, and repainting the view once costs less than telling
+        Qt of a thousand rects."""
+        changed = [item for link_id, load in loads.items()
+                   if (item := self.links.get(link_id)) is not None and item.set_load(load)]
+        if len(changed) > MANY_CHANGES:
+            self._lines.update()
+            return
+        for item in changed:
+            item.repaint()
 
     def set_links_down(self, down: set[str]) -> None:
         for link_id, item in self.links.items():

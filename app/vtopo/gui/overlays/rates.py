@@ -115,13 +115,15 @@ class RateView(QObject):
 
     def _show(self, rates: dict[str, LinkRate], links: Iterable[str] | None = None) -> None:
         """Draw `links` (every link: None) with their rates."""
+        loads = {}
         for link_id in self._scene.links if links is None else links:
             item = self._scene.links.get(link_id)
             if item is None:
                 continue
             rate = rates.get(link_id)
-            item.set_load(load_of(rate.bits_per_second) if rate else 0.0)
+            loads[link_id] = load_of(rate.bits_per_second) if rate else 0.0
             item.traffic = rate
+        self._scene.set_loads(loads)
 
     def shutdown(self) -> None:
         """Stop sampling (what it told after is not shown)."""

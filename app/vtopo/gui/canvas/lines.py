@@ -1,0 +1,75 @@
+"""The links zoomed in: one item draws every link in view, its line and its labels.
+
+A link item paints nothing itself (it keeps its place, its shape for clicks and its state). When traffic changes the
+rate of every link at a switch of a thousand ports, the 700 links in view would each be painted by a Python call of
+their own, 40 ms a change; here the plain lines are drawn a list per pen, and only the labels in view are drawn.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from PySide6.QtCore import QLineF, QRectF, Qt
+from PySide6.QtGui import QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from vtopo.gui.canvas.items import MIN_LOD_FOR_TEXT, LinkItem
+
+
+class LinkLines(QGraphicsItem):
+    """Draws the links it is given where the view shows them. Its bounds hold every link's drawing: they grow as a
+    link reaches further, and are measured again after links went."""
+
+    def __init__(self, links: Mapping[str, LinkItem]) -> None:
+        super().__init__()
+        self._links = links
+        self._bounds = QRectF()
+        self._stale = True
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)  # the exposed rect, for paint
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setZValue(0)  # where the link items are: above the annotations, below the nodes
+
+    def invalidate(self) -> None:
+        """Links went: the bounds are measured again before they are next asked for."""
+        if not self._stale and self.scene() is not None:
+            self.prepareGeometryChange()  # Qt may ask for the old bounds here, so they are marked stale only after
+        self._stale = True
+
+    def reaches(self, rect: QRectF) -> None:
+        """A link now draws in `rect`: drawn there, the bounds grown to hold it."""
+        if not self._stale and not self._bounds.contains(rect):
+            if self.scene() is not None:
+                self.prepareGeometryChange()
+            self._bounds = self._bounds.united(rect)
+        self.update(rect)
+
+    def boundingRect(self) -> QRectF:
+        if self._stale:
+            self._stale = False
+            bounds = QRectF()
+            for link in self._links.values():
+                bounds = bounds.united(link.drawn_rect())
+            self._bounds = bounds
+        return self._bounds
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        exposed = option.exposedRect
+        links = [link for link in self._links.values() if link.drawn_rect().intersects(exposed)]  # not the scene's
+        # index: QGraphicsScene.render leaves the items it draws out of it meanwhile
+        plain: dict[tuple[int, float, Qt.PenStyle], tuple[QPen, list[QLineF]]] = {}
+        decorated = []
+        for link in links:
+            if link.decorated:
+                decorated.append(link)
+            else:
+                pen, key = link.line_pen()
+                plain.setdefault(key, (pen, []))[1].append(link.line)
+        for link in decorated:
+            link.paint_beneath(painter)
+        for pen, lines in plain.values():
+            painter.setPen(pen)
+            painter.drawLines(lines)
+        for link in decorated:
+            link.paint_line(painter)
+        if option.levelOfDetailFromTransform(painter.worldTransform()) >= MIN_LOD_FOR_TEXT:
+            for link in links:
+                link.paint_labels(painter, exposed)
