@@ -50,7 +50,7 @@ def test_internal_ports_are_the_containers_interfaces_and_an_impaired_link_keeps
     with pytest.raises(OperateError, match="is the switch's own port, which has no queue"):
         set_link_impairment("ovs-internal", "c1", "sw", ImpairmentChange(rate_mbit=10))
     assert "qdisc tbf" not in lab.run("c1", "tc", "qdisc", "show", "dev", "eth0").stdout
-    set_link_impairment("ovs-internal", "c3", "sw", rate_mbit=0)  # the impaired link's rate set back to none, live
+    set_link_impairment("ovs-internal", "c3", "sw", ImpairmentChange(rate_mbit=0))  # the impaired link's rate set back to none, live
     verified = subprocess.run([sys.executable, "-m", "vtopo", "status", "ovs-internal", "--verify"],
                               capture_output=True, text=True, timeout=120)  # the lab resolved again, from its record
     assert verified.returncode == 0 and "degraded" not in verified.stdout, verified.stdout + verified.stderr
