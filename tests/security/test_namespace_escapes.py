@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,14 @@ class Labs:
 
     def in_a(self, *argv: str, stdin: int | None = None) -> subprocess.CompletedProcess[str]:
         return self.exec_as("a", self.a_lab, "c1", *argv, stdin=stdin)
+
+    def status_as(self, user: str, lab: str) -> str:
+        """`vtopo status LAB` as `user`: what the agent's record says, without probing."""
+        shown = subprocess.run(["runuser", "-u", self.users[user].pw_name, "--", sys.executable, "-m", "vtopo",
+                                "status", lab], env=self.agent.env, capture_output=True, text=True, timeout=60,
+                               cwd="/")
+        assert shown.returncode == 0, shown.stderr
+        return shown.stdout
 
     @staticmethod
     def netns(lab: str, node: str) -> str:
@@ -257,3 +266,34 @@ def test_b_cannot_run_anything_in_as_lab(labs: Labs) -> None:
                                "sec-a", "c1", "--", "true"], env=labs.agent.env, capture_output=True, text=True,
                               timeout=60, stdin=subprocess.DEVNULL, cwd="/")
     assert outsider.returncode != 0, outsider.stderr
+
+
+# ------------------------------------------------------------ the agent's record of other labs
+
+NAMESPACES_MADE_AND_GONE = 40
+"""More than the namespaces the host numbered for both labs: each id a's node gives a namespace of its own is also the
+id the host gives one of the labs' namespaces."""
+
+MAKING_NAMESPACES_THAT_GO = f"""
+numbered=$(ip netns list-id | wc -l)
+for i in $(seq {NAMESPACES_MADE_AND_GONE}); do
+    unshare -n sleep 30 & pid=$!
+    until [ "$(readlink /proc/$pid/ns/net)" != "$(readlink /proc/self/ns/net)" ]; do sleep 0.01; done
+    ip link add vtx$i type veth peer name vty netns /proc/$pid/ns/net  # c1's namespace numbers the new one
+    kill $pid; wait $pid
+done
+until [ "$(ip netns list-id | wc -l)" = "$numbered" ]; do sleep 0.05; done  # the kernel has told of every end
+echo made and gone
+"""
+
+
+def test_namespaces_a_member_makes_and_ends_in_their_node_leave_every_labs_record_running(labs: Labs) -> None:
+    """a, root of their node, makes namespaces there and ends them. The kernel tells a's node of each end by the id a's
+    node gave it (RTM_DELNSID, in the node's numbering), and the agent hears it: it must not take a namespace the host
+    knows by that number (b's node, or a's other nodes) for gone."""
+    made = labs.in_a("sh", "-c", MAKING_NAMESPACES_THAT_GO)
+    assert made.stdout.strip() == "made and gone", made.stdout + made.stderr
+    time.sleep(1)  # the agent hears the ends in milliseconds
+    for user, lab in (("b", labs.b_lab), ("a", labs.a_lab)):
+        status = labs.status_as(user, lab)
+        assert "degraded" not in status and "running" in status, status
