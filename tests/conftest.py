@@ -5,6 +5,7 @@ in CI (CI=true) a privileged test that cannot run fails instead, so a green CI r
 """
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -27,6 +28,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from vtopo.cli.common import run_agent_in_process  # noqa: E402
 from vtopo.host.libvirtd import LibvirtService  # noqa: E402
+from vtopo.gui.workers import collect_due  # noqa: E402
 from vtopo.host.state import StateStore  # noqa: E402
 
 run_agent_in_process()  # as `vtopo` does: the designer and the clients the tests make run the agent's code for root
@@ -87,6 +89,15 @@ def _deployed_labs() -> set[str]:
         except FileNotFoundError:  # destroyed meanwhile
             continue
     return names
+
+
+@pytest.fixture(autouse=True)
+def _cycles_collected_on_the_main_thread() -> Iterator[None]:
+    """Once a test made a designer window, the process collects cycles only when the GUI thread asks (as the
+    designer does); between tests, the main thread does what its timer would."""
+    yield
+    if not gc.isenabled():
+        collect_due()
 
 
 _LABS_BEFORE_THE_MODULE: set[str] = set()

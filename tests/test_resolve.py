@@ -7,6 +7,7 @@ import gc
 
 import pytest
 
+from cycle_collector import collector_paused
 from spread_labs import here, vlans_over_two_sites
 from vtopo.compile.compiler import compile_plan
 from vtopo.compile.resolve import resolve
@@ -61,15 +62,11 @@ def test_a_resolved_labs_nodes_and_ends_cannot_be_changed():
 def test_a_dropped_resolved_lab_is_freed_without_the_cycle_collector():
     topology = open_lab(TOPOLOGIES / "l2-vs-l3.vtopo").topology
     compile_plan(resolve(topology, registry()))  # the first compile in a process loads NetworkX
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_paused():
         resolved = resolve(topology, registry())
         assert resolved.lab.nodes and compile_plan(resolved).steps
         del resolved
         assert gc.collect() < 40  # NetworkX's few views of the emptied graphs
-    finally:
-        gc.enable()
 
 
 def test_a_node_read_after_its_lab_was_dropped_says_what_to_hold():

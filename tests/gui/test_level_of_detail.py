@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QGraphicsItem
 
 from benchmarks.test_deploy_bench import star
+from tests.cycle_collector import collector_paused
 from tests.gui.conftest import wait_analysis
 from tests.gui.helpers import click, drag, wheel
 from vtopo.gui.canvas import export
@@ -151,13 +152,9 @@ def test_a_dropped_check_is_freed_without_the_cycle_collector(containers: int) -
     finds only NetworkX's few views of the emptied graphs, however big the lab."""
     topology = star(containers)
     analyse(1, topology)  # the first check in a process also loads the kinds and NetworkX
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_paused():
         assert analyse(1, topology).analysis.compiled
         assert gc.collect() < 40
-    finally:
-        gc.enable()
 
 
 def test_an_export_from_the_overview_draws_every_item(make_window: Callable[..., MainWindow],

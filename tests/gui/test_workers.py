@@ -8,13 +8,17 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
+from typing import Callable
 
 import pytest
 import shiboken6
 from PySide6.QtCore import QThreadPool
+from PySide6.QtWidgets import QGraphicsScene
 from pytestqt.qtbot import QtBot
 
+from vtopo.gui.main_window import MainWindow
 from vtopo.gui.workers import Report, Worker
 
 REPOSITORY = Path(__file__).parents[2]
@@ -93,3 +97,42 @@ def test_the_program_exits_at_once_while_jobs_still_report() -> None:
     assert run.returncode == 0 and run.stdout.strip() == "leaving", run.stderr
     assert "Signal source has been deleted" not in run.stderr and "Traceback" not in run.stderr, run.stderr
     assert time.monotonic() - started < 15
+
+
+def test_a_job_frees_no_cycle_the_gui_thread_made_and_the_gui_thread_collects_it(
+        make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    """A collection started on a pool thread freed canvas items, fonts and pixmaps there: the suite crashed in the
+    force-directed layout of 2,000 nodes, and a thread collecting while the GUI thread made a window deadlocked."""
+    make_window()
+    collecting_threads: set[int] = set()
+
+    def heard(phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            collecting_threads.add(threading.get_ident())
+
+    freed_on: list[int] = []
+    scene = QGraphicsScene()
+    scene.cycle = scene  # type: ignore[attr-defined]
+    weakref.finalize(scene, lambda: freed_on.append(threading.get_ident()))
+    del scene
+    gc.callbacks.append(heard)
+    try:
+        def allocate(_report: Report) -> int:
+            chains = []
+            for _ in range(200_000):
+                chain: list[object] = []
+                chain.append(chain)
+                chains.append(chain)
+            return len(chains)
+
+        worker = Worker(allocate)
+        results: list[object] = []
+        worker.returned.connect(results.append)
+        worker.start(QThreadPool.globalInstance())
+        qtbot.waitUntil(lambda: results == [200_000], timeout=30_000)
+        assert freed_on == [], "the job's allocations started a collection"
+        qtbot.waitUntil(lambda: freed_on != [], timeout=10_000)
+    finally:
+        gc.callbacks.remove(heard)
+    assert freed_on == [threading.get_ident()]
+    assert collecting_threads == {threading.get_ident()}

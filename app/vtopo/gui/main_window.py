@@ -34,6 +34,7 @@ from vtopo.gui.panels.operate_panel import OperateController
 from vtopo.gui.panels.checkpoints import CheckpointsController
 from vtopo.gui.panels.save_running import SaveRunningController
 from vtopo.gui.panels.problems import ProblemsPanel
+from vtopo.gui.workers import GuiThreadCollector
 from vtopo.kinds.registry import Registry
 
 
@@ -48,6 +49,7 @@ class MainWindow(QMainWindow):
                  deployer_loader: DeployerLoader = load_deployer,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        GuiThreadCollector.install()
         self.settings = settings
         self.icons = IconCache(registry)
         self.editor = Editor(registry, self.icons, self)

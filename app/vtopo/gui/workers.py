@@ -9,22 +9,27 @@ create_worker: a job runs on a pool thread and reports through signals that arri
 
 The job never touches widgets or the live model: it gets copies, and hands results back through the signals. Once
 its worker is deleted, or the program exits, a job emits nothing more: its next `report` ends it (see `Outlet`).
+Nor does a job free what the GUI thread made: cycles are collected on the GUI thread only (see `GuiThreadCollector`).
 """
 from __future__ import annotations
 
 import atexit
+import gc
 import sys
 import threading
 import weakref
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, SignalInstance
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer, Signal, SignalInstance
 
 Report = Callable[[Any], None]
 Job = Callable[[Report], Any]
 SWITCH_INTERVAL_S = 0.0002
 """How long a job may keep the interpreter once the GUI thread waits for it. Python's default, 5 ms, is paid again
 at each of the many calls from Qt into Python that one frame of the canvas makes."""
+
+
+COLLECTION_CHECK_MS = 500
 
 
 class JobEnded(BaseException):
@@ -118,3 +123,34 @@ def serial_pool(parent: QObject) -> QThreadPool:
     pool = QThreadPool(parent)
     pool.setMaxThreadCount(1)
     return pool
+
+
+class GuiThreadCollector(QObject):
+    """Python's cycle collector, run on the GUI thread only (as pyqtgraph and OpenCue's GUIs do). Left automatic, a
+    collection runs on whichever thread happens to allocate, a job's too, and frees there the canvas items, fonts and
+    pixmaps that sat in cycles: Qt then crashed, or deadlocked against the GUI thread (a force-directed layout on a
+    pool thread). So automatic collection is off while the designer runs, and a timer on the GUI thread collects the
+    youngest generation whose count is past its threshold, as the interpreter would have."""
+
+    def __init__(self, app: QCoreApplication) -> None:
+        super().__init__(app)
+        gc.disable()
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(collect_due)
+        self._timer.start(COLLECTION_CHECK_MS)
+
+    @staticmethod
+    def install() -> None:
+        """Once per application: every window shares the interpreter's one collector."""
+        app = QCoreApplication.instance()
+        if app is not None and app.findChild(GuiThreadCollector) is None:
+            GuiThreadCollector(app)
+
+
+def collect_due() -> None:
+    """Collect the oldest generation whose count passed its threshold, if any (the interpreter's own rule, bar the
+    full collection's wait for a quarter more long-lived objects)."""
+    counts, thresholds = gc.get_count(), gc.get_threshold()
+    due = [generation for generation in range(3) if counts[generation] > thresholds[generation]]
+    if due:
+        gc.collect(due[-1])
