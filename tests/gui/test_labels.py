@@ -3,15 +3,18 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QColor, QImage, QPainterPath
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from tests.gui.helpers import choose, dark_theme, drag, when_menu_opens
+from benchmarks.test_designer_live_bench import two_bridges
+from tests.gui.helpers import choose, dark_theme, drag, wheel, when_menu_opens
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import LinkItem
 from vtopo.gui.canvas.tooltips import link_tooltip
@@ -93,6 +96,33 @@ def test_labels_of_links_meeting_at_a_node_do_not_overlap(make_window: Callable[
     leaf = window.editor.scene.nodes[window.editor.topology.links_of(hub)[0].b.node]
     drag(window.view, leaf.pos(), QPointF(120, 40))  # a spoke made short and close to its neighbours
     assert leaf.pos() != QPointF(220, 0)
+    assert overlaps(window) == []
+
+
+def passes_near(item: LinkItem, rect: QRectF) -> bool:
+    line = QPainterPath(item.line.p1())
+    line.lineTo(item.line.p2())
+    return rect.contains(item.line.p1()) or rect.contains(item.line.p2()) or line.intersects(rect)
+
+
+def test_zooming_in_on_a_switch_of_many_ports_places_the_labels_in_view_before_the_others(
+        make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    window = make_window(None)
+    window.editor.set_topology(two_bridges(400))  # one bridge above 400 containers, 50 to a row
+    view, scene = window.view, window.editor.scene
+    qtbot.waitUntil(lambda: not scene.detailed)  # the view fits the lab: the overview, where no link has labels
+    wheel(view, -24)  # the least zoom,
+    wheel(view, 21)  # then about 100%, over the middle of the rows
+    assert scene.detailed and not any(link.placed for link in scene.links.values())
+    seen = view.mapToScene(view.viewport().rect()).boundingRect()
+    in_view = [link for link in scene.links.values() if seen.contains(link.a.pos())]
+    far = [link for link in scene.links.values() if not passes_near(link, seen.adjusted(-50, -50, 50, 50))]
+    assert in_view and far
+    deadline = time.monotonic() + 60
+    while not all(link.placed for link in scene.links.values()) and time.monotonic() < deadline:
+        QApplication.processEvents()  # a turn of the event loop
+        if any(link.placed for link in far):
+            assert all(link.placed for link in in_view)
     assert overlaps(window) == []
 
 

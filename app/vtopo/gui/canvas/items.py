@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterator, cast
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSizeF, Qt, Signal
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsObject, QGraphicsSceneMou
 
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.states import LINK_DOWN_COLOR, SEVERITY_COLORS, NodeState
+from vtopo.gui.canvas.text_grid import TextGrid
 from vtopo.reports import LinkRate
 
 @dataclass
@@ -42,6 +43,8 @@ class Look:
     """While a lab is built: links place only their lines; the scene places their labels afterwards, in batches."""
     line_scale: float = 1.0
     """How much wider than usual links are drawn (presentation mode)."""
+    texts: TextGrid[NodeItem | LinkItem] = field(default_factory=TextGrid)
+    """Where the nodes' icons and names and the links' labels are: each item marks its own there when they change."""
 
 
 USER_TYPE = 65536  # QGraphicsItem.UserType, which PySide6's type stubs leave out
@@ -147,13 +150,21 @@ class NodeItem(_Marked, QGraphicsItem):
         metrics = QFontMetricsF(self._font)
         width, height = metrics.horizontalAdvance(self._name), metrics.height()
         self._label_rect = QRectF(-width / 2, ICON_SIZE / 2 + LABEL_GAP, width, height)
-        self._occupied = None
+        self._forget_occupied()
         icon = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
         badge = metrics.horizontalAdvance(self.site) + 8
         self._badge_rect = QRectF(-ICON_SIZE / 2, -ICON_SIZE / 2 - height - LABEL_GAP, badge, height) if self.site \
             else QRectF()
         self._bounds = icon.united(self._label_rect).united(self._badge_rect).adjusted(-5, -5, 5, 5)
         self.update()  # a name as wide as the old one leaves the bounds as they were, which repaints nothing
+
+    def _forget_occupied(self) -> None:
+        self._occupied = None
+        self._look.texts.mark(self, self.occupied)
+
+    def is_linked_to(self, other: NodeItem) -> bool:
+        return any(other in (link.a, link.b) for link in self.links) if len(self.links) <= len(other.links) \
+            else any(self in (link.a, link.b) for link in other.links)
 
     def occupied(self) -> list[QRectF]:
         """The icon and the name, in scene coordinates: what the labels of its links must not cover."""
@@ -231,8 +242,13 @@ class NodeItem(_Marked, QGraphicsItem):
 
     def moved(self) -> None:
         """After its position changed (told by Qt, or by the scene for a node it drags without telling)."""
-        self._occupied = None
+        self._forget_occupied()
         self._look.node_moved(self)
+
+
+def _with_background(label: QRectF) -> QRectF:
+    """A label's rect with the rounded background drawn around it (see LinkItem.paint_labels)."""
+    return label.adjusted(-3, -2, 3, 2)
 
 
 PARALLEL_GAP = 12.0
@@ -270,7 +286,9 @@ class LinkItem(_Marked, QGraphicsItem):
         """Whether the labels have their places (the overview leaves them unplaced until the view zooms in)."""
         self._line = QLineF()
         self._ends = (QPointF(), QPointF())  # where its nodes were when it was last placed
-        self._bounds = QRectF()
+        self._bounds = QRectF()  # the line's, as Qt knows them: placing labels beside it leaves Qt's index as it is
+        self._drawn = QRectF()  # the line's and the labels'
+        self._scene_drawn: QRectF | None = None  # see drawn_rect()
         self._shape: QPainterPath | None = None
         self.severity = ""
         self.on_path = False
@@ -303,13 +321,15 @@ class LinkItem(_Marked, QGraphicsItem):
         for end in (self.a, self.b):
             if self in end.links:
                 end.links.remove(self)
+        self._look.texts.drop(self)
         for sibling in self.parallels():
             sibling.update_geometry()
 
     def parallels(self) -> list[LinkItem]:
         """The links between the same two nodes (this one included while it is attached), in a stable order."""
         pair = {self.a, self.b}
-        return sorted((link for link in self.a.links if {link.a, link.b} == pair), key=lambda link: link.link_id)
+        fewer = min(self.a.links, self.b.links, key=len)  # a switch's thousand links are not looked through
+        return sorted((link for link in fewer if {link.a, link.b} == pair), key=lambda link: link.link_id)
 
     def _parallel_shift(self) -> QPointF:
         """Links between the same two nodes are drawn side by side, PARALLEL_GAP apart, not on top of each other."""
@@ -326,6 +346,7 @@ class LinkItem(_Marked, QGraphicsItem):
     def set_labels(self, text_a: str, text_b: str, middle: str) -> None:
         if (text_a, text_b) == self._texts and middle == self._middle_text:
             return
+        self._repaint_labels()
         self._texts = (text_a, text_b)
         self._middle_text = middle
         self._labels, self._label_sizes, self._middle = None, None, None
@@ -398,32 +419,33 @@ class LinkItem(_Marked, QGraphicsItem):
                                   if not rect.isEmpty()]
         return self._placed_rects
 
-    def _taken(self, own: list[QRectF], others: list[LinkItem]) -> list[QRectF]:
-        """What this link's labels must not cover: its nodes (`own`), the labels of the other links at them, and
-        the icons and names of those links' far nodes. A link placed later avoids this one's labels in turn, so no
-        two of them overlap."""
-        taken = list(own)
-        for link in others:
-            taken.extend(link.label_rects())
-            taken.extend(link.b.occupied() if link.a in (self.a, self.b) else link.a.occupied())
-        return taken
+    def avoids(self, owner: NodeItem | LinkItem) -> bool:
+        """Whether this link's labels keep clear of `owner`'s texts: they must not cover its nodes, the labels of the
+        other links at them, and the icons and names of those links' far nodes. A link placed later avoids this
+        one's labels in turn, so no two of them overlap."""
+        if isinstance(owner, LinkItem):
+            return owner is not self and (owner.a in (self.a, self.b) or owner.b in (self.a, self.b))
+        return owner is self.a or owner is self.b or owner.is_linked_to(self.a) or owner.is_linked_to(self.b)
 
-    def _make_room(self, own: list[QRectF], others: list[LinkItem]) -> None:
+    def _mark_texts(self) -> None:
+        """Its labels moved, came or went: the grid of texts asks where they are before it is next looked at."""
+        self._placed_rects = None
+        self._look.texts.mark(self, self.label_rects)
+
+    def _make_room(self) -> None:
         """The other links at this link's nodes whose labels its labels or nodes now cover take another place,
         clear of these (one level: they move nobody else)."""
-        mine = [*self.label_rects(), *own]
-        around_mine = QRectF()
-        for rect in mine:
-            around_mine = around_mine.united(rect)
-        for link in others:
-            near_mine = [other for other in link.label_rects() if other.intersects(around_mine)]
-            if near_mine and any(rect.intersects(other) for rect in mine for other in near_mine):
-                link._making_room = True
-                link.update_geometry()
-                link._making_room = False
+        mine = [*self.label_rects(), *self.a.occupied(), *self.b.occupied()]
+        covered = {owner for rect in mine for owner in self._look.texts.owners_over(rect)
+                   if isinstance(owner, LinkItem) and self.avoids(owner)}
+        for link in sorted(covered, key=lambda link: link.link_id):
+            link._making_room = True
+            link.update_geometry()
+            link._making_room = False
 
     def restyle(self) -> None:
         """Measure the labels again, in the font as it is now, and place them."""
+        self._repaint_labels()
         self._labels, self._label_sizes, self._middle = None, None, None
         self.update_geometry()
 
@@ -431,51 +453,72 @@ class LinkItem(_Marked, QGraphicsItem):
         """Place the line, then the labels: each end's label beside the line near its node, on either side and
         further along while it would cover another text, cut to the interface name if no place is free, left out if
         none is free for that either; then the impairment, clear of them. In the overview only the line is placed:
-        nothing there shows a label."""
-        self.repaint()  # where it was drawn
-        self.prepareGeometryChange()
-        self._placed_rects, self._scene_line = None, None
-        if not self.pos().isNull():
-            self.setPos(0, 0)  # placed in scene coordinates; a drag of both ends only moves it (follow_nodes)
+        nothing there shows a label. Where the line stays, only the labels are drawn again."""
         shift = self._parallel_shift()
         self._ends = (self.a.pos(), self.b.pos())
-        self._line = QLineF(self._ends[0] + shift, self._ends[1] + shift)
-        p1, p2 = self._line.p1(), self._line.p2()
+        line = QLineF(self._ends[0] + shift, self._ends[1] + shift)
+        if self._bounds.isNull() or line != self._line or not self.pos().isNull():
+            self._place_line(line)
+            self._place_labels()
+            self._look.link_reaches(self._drawn)
+            return
+        before = self.label_rects()
+        self._place_labels()
+        after = self.label_rects()
+        for rect in before:
+            if rect not in after:
+                self._look.repaint_links(_with_background(rect))
+        for rect in after:
+            if rect not in before:
+                self._look.link_reaches(_with_background(rect))
+
+    def _repaint_labels(self) -> None:
+        """Drawn again where its labels are (their texts changed)."""
+        for rect in self.label_rects():
+            self._look.repaint_links(_with_background(rect))
+
+    def _place_line(self, line: QLineF) -> None:
+        self.repaint()  # where it was drawn
+        self.prepareGeometryChange()
+        self._scene_line = None
+        if not self.pos().isNull():
+            self.setPos(0, 0)  # placed in scene coordinates; a drag of both ends only moves it (follow_nodes)
+        self._line = line
+        margin = 8 + MAX_LOAD_WIDTH / 2
+        self._bounds = QRectF(line.p1(), line.p2()).normalized().adjusted(-margin, -margin, margin, margin)
         self._shape = None
         self._look.overview_moved(self)
+
+    def _place_labels(self) -> None:
         self.placed = self._look.detailed and not self._look.labels_later
         self._label_rects = (QRectF(), QRectF())
         self._shown_lines = (0, 0)
         if not self.placed:
-            self._bounds = self._outline()
-            self._look.link_reaches(self._bounds)
+            self._mark_texts()
+            self._drawn, self._scene_drawn = QRectF(self._bounds), None
             return
+        p1, p2 = self._line.p1(), self._line.p2()
         sizes = self._measure_labels()
-        own = [*self.a.occupied(), *self.b.occupied()]
-        others = sorted({*self.a.links, *self.b.links} - {self}, key=lambda link: link.link_id)
-        taken = self._taken(own, others)
+        clear = _Clearance(self, self._look.texts)
         if self._look.end_labels:
-            at_a, lines_a = self._place_end(p1, p2, sizes[0], taken)
-            at_b, lines_b = self._place_end(p2, p1, sizes[1], [*taken, at_a])
+            at_a, lines_a = self._place_end(p1, p2, sizes[0], clear)
+            clear.own.append(at_a)
+            at_b, lines_b = self._place_end(p2, p1, sizes[1], clear)
+            clear.own.append(at_b)
             self._label_rects, self._shown_lines = (at_a, at_b), (lines_a, lines_b)
-        self._place_middle([*taken, *self._label_rects])
+        self._place_middle(clear)
+        self._mark_texts()
+        self._drawn, self._scene_drawn = self._outline(), None
         if not self._making_room:
-            self._make_room(own, others)
-        self._bounds = self._outline()
-        self._look.link_reaches(self._bounds)
+            self._make_room()
 
     def _outline(self) -> QRectF:
         """The line's rectangle, as wide as the widest load draws it, with the labels placed beside it."""
-        p1, p2 = self._line.p1(), self._line.p2()
-        if not self.placed:
-            margin = 8 + MAX_LOAD_WIDTH / 2
-            return QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
-        margin = 6 + MAX_LOAD_WIDTH / 2
-        bounds = QRectF(p1, p2).normalized().adjusted(-margin, -margin, margin, margin)
+        bounds = QRectF(self._bounds)
         for rect in (*self._label_rects, self._middle_rect):
             if not rect.isEmpty():
-                bounds = bounds.united(rect)
-        return bounds.adjusted(-2, -2, 2, 2)
+                bounds = bounds.united(_with_background(rect))
+        return bounds
 
     def follow_nodes(self) -> None:
         """After its nodes moved: when both moved alike (a dragged selection), the link moves with them as it is,
@@ -487,12 +530,13 @@ class LinkItem(_Marked, QGraphicsItem):
             return
         self.repaint()  # where it was drawn
         self._ends = (at_a, at_b)
-        self._placed_rects, self._scene_line = None, None
+        self._scene_line, self._scene_drawn = None, None
         self.moveBy(delta.x(), delta.y())
+        self._mark_texts()
         self._look.link_reaches(self.drawn_rect())
         self._look.overview_moved(self)
 
-    def _place_middle(self, taken: list[QRectF]) -> None:
+    def _place_middle(self, clear: _Clearance) -> None:
         """The impairment below the line's middle, moved further out while it would cover another text."""
         size = self._middle_rect.size()
         if size.isEmpty() or self._line.length() < 1:
@@ -501,9 +545,8 @@ class LinkItem(_Marked, QGraphicsItem):
         _direction, normal = self._axes(self._line.p1(), self._line.p2())
         across = abs(normal.x()) * size.width() / 2 + abs(normal.y()) * size.height() / 2 + 3
         self._middle_rect.moveCenter(self._line.center() - normal * across)
-        taken = [rect for rect in taken if not rect.isEmpty()]
         for _ in range(MIDDLE_TRIES):
-            if not any(self._middle_rect.intersects(rect) for rect in taken):
+            if not clear.covers(self._middle_rect):
                 return
             self._middle_rect.translate(-normal * (size.height() + 2))
 
@@ -516,16 +559,13 @@ class LinkItem(_Marked, QGraphicsItem):
             normal = -normal
         return direction, normal
 
-    def _place_end(self, near: QPointF, far: QPointF, sizes: list[QSizeF], taken: list[QRectF]
+    def _place_end(self, near: QPointF, far: QPointF, sizes: list[QSizeF], clear: _Clearance
                    ) -> tuple[QRectF, int]:
         """The first free place for an end's label (whole, then cut to fewer lines), and how many lines show; no
         label where none is free (the link's tooltip still names the interface and its addresses)."""
-        reach = 2 * max((max(size.width(), size.height()) for size in sizes), default=0.0) + LABEL_GAP + 3
-        near_the_line = QRectF(near, far).normalized().adjusted(-reach, -reach, reach, reach)  # holds every place
-        taken = [rect for rect in taken if rect.intersects(near_the_line)]
         for size in sizes:
             for place in self._label_places(near, far, size):
-                if not any(place.intersects(rect) for rect in taken):
+                if not clear.covers(place):
                     return place, round(size.height() / self._line_height)
         return QRectF(), 0
 
@@ -613,8 +653,10 @@ class LinkItem(_Marked, QGraphicsItem):
             self._look.repaint_links(drawn)
 
     def drawn_rect(self) -> QRectF:
-        """Where it draws, in scene coordinates: its bounds."""
-        return self._bounds.translated(self.pos())
+        """Where it draws, in scene coordinates: its line and its labels (kept until it moves)."""
+        if self._scene_drawn is None:
+            self._scene_drawn = self._drawn.translated(self.pos())
+        return self._scene_drawn
 
     def line_pen(self) -> tuple[QPen, tuple[int, float, Qt.PenStyle]]:
         """The pen its line is drawn with now, and what tells it from other pens (the lines drawn in one pen are
@@ -675,6 +717,29 @@ class LinkItem(_Marked, QGraphicsItem):
             painter.setPen(colors.impairment)
             painter.drawStaticText(self._middle_rect.topLeft(), self._middle)
         painter.translate(-shift)
+
+
+class _Clearance:
+    """What a link's labels keep clear of while it places them: the texts it avoids (LinkItem.avoids), looked up
+    around each place it tries, and its own labels placed so far."""
+
+    def __init__(self, link: LinkItem, texts: TextGrid[NodeItem | LinkItem]) -> None:
+        self._link = link
+        self._texts = texts
+        self._avoided: dict[NodeItem | LinkItem, bool] = {}  # by owner: a thousand places look at the same few
+        self.own: list[QRectF] = []
+
+    def covers(self, place: QRectF) -> bool:
+        """Whether `place` covers a text the link avoids."""
+        if any(place.intersects(rect) for rect in self.own):
+            return True
+        for owner in self._texts.owners_over(place):
+            avoided = self._avoided.get(owner)
+            if avoided is None:
+                avoided = self._avoided[owner] = self._link.avoids(owner)
+            if avoided:
+                return True
+        return False
 
 
 class AnnotationItem(QGraphicsObject):

@@ -24,6 +24,7 @@ class LinkLines(QGraphicsItem):
         self._links = links
         self._bounds = QRectF()
         self._stale = True
+        self._changed = QRectF()  # where it was told to draw again since take_changed()
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)  # the exposed rect, for paint
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         self.setZValue(0)  # where the link items are: above the annotations, below the nodes
@@ -32,15 +33,27 @@ class LinkLines(QGraphicsItem):
         """Links went: the bounds are measured again before they are next asked for."""
         if not self._stale and self.scene() is not None:
             self.prepareGeometryChange()  # Qt may ask for the old bounds here, so they are marked stale only after
+            self._changed = self._changed.united(self._bounds)
         self._stale = True
 
     def reaches(self, rect: QRectF) -> None:
         """A link now draws in `rect`: drawn there, the bounds grown to hold it."""
         if not self._stale and not self._bounds.contains(rect):
             if self.scene() is not None:
-                self.prepareGeometryChange()
+                self.prepareGeometryChange()  # draws all of it again
+                self._changed = self._changed.united(self._bounds)
             self._bounds = self._bounds.united(rect)
+        self.redraw(rect)
+
+    def redraw(self, rect: QRectF) -> None:
+        """A link's drawing changed in `rect`."""
+        self._changed = self._changed.united(rect)
         self.update(rect)
+
+    def take_changed(self) -> QRectF:
+        """Where it was told to draw again since it was last asked."""
+        changed, self._changed = self._changed, QRectF()
+        return changed
 
     def boundingRect(self) -> QRectF:
         if self._stale:

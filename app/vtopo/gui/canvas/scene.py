@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol
 
@@ -22,13 +23,25 @@ from vtopo.model.problems import Severity
 from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
-LABEL_TURN_S = 0.008  # how long a turn of the event loop places links' labels, after a lab was built
+LABEL_TURN_S = 0.008  # how long a turn of the event loop places links' labels, after a lab was built or zoomed in
 MANY_CHANGES = 64  # links whose look changed at once, beyond which all are repainted with one call
 PRESENTATION_TEXT = 1.8  # presentation mode: names and labels this much larger,
 PRESENTATION_LINES = 2.5  # and links this much wider
 ROOM = 0.25
 """The scene's rect holds its items with room to spare, a quarter of the lab's size: Qt rebuilds its index of every
 item whenever the rect changes (several ms at 2,000 nodes), so the rect grows seldom, not by the pixels of a drop."""
+
+
+def _crosses(line: QLineF, rect: QRectF) -> bool:
+    """Whether the line passes through the rectangle: their boxes meet, and the rectangle's corners are not all on
+    one side of the line."""
+    x1, y1, x2, y2 = line.x1(), line.y1(), line.x2(), line.y2()
+    left, right, top, bottom = rect.left(), rect.right(), rect.top(), rect.bottom()
+    if max(x1, x2) < left or min(x1, x2) > right or max(y1, y2) < top or min(y1, y2) > bottom:
+        return False
+    dx, dy = x2 - x1, y2 - y1
+    sides = [dx * (y - y1) - dy * (x - x1) for x in (left, right) for y in (top, bottom)]
+    return min(sides) <= 0 <= max(sides)
 
 
 class Gesture(Protocol):
@@ -80,7 +93,7 @@ class TopologyScene(QGraphicsScene):
         self.look.overview_marks_stale = self._overview.invalidate_marks
         self.selectionChanged.connect(self._overview.invalidate_marks)
         self._lines = LinkLines(self.links)  # zoomed in, draws the links (the overview draws them zoomed out)
-        self.look.repaint_links = self._lines.update
+        self.look.repaint_links = self._lines.redraw
         self.look.link_reaches = self._lines.reaches
         self._moved_links: set[LinkItem] | None = None  # while nodes move together: the links to follow after
         self._moving_together = 0  # how deep in steps that move nodes together (a drag's step, a macro undone)
@@ -88,6 +101,9 @@ class TopologyScene(QGraphicsScene):
         self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn
         self._labelling.setInterval(0)
         self._labelling.timeout.connect(self._place_label_batch)
+        self._unlabelled: deque[LinkItem] = deque()  # the links whose labels are yet to be placed, those in view first
+        self._unlabelled_seen: QRectF | None = None  # what the view showed when they were put in that order
+        self._view_changed = False  # the view changed this turn: the next turn paints it, and places no labels
         self.topology: Topology | None = None
         self._subscriptions = _Subscriptions()
         self._picked: list[str] = []  # the selected nodes' ids, in the order they were selected
@@ -110,7 +126,9 @@ class TopologyScene(QGraphicsScene):
             if drawing.scene() is self:
                 self.removeItem(drawing)  # clear() would delete it
         self.clearSelection()  # while its items live: clear() tells of the selection only after deleting them
+        self._stop_labelling()
         self.clear()
+        self.look.texts.clear()
         self.nodes.clear()
         self._paths.clear()
         self._severities.clear()
@@ -134,12 +152,13 @@ class TopologyScene(QGraphicsScene):
         for link in topology.links.values():
             self._link_added(link)
         self.look.labels_later = False
+        self.look.texts.file_marked()  # now, not in the first turn that places labels
         for annotation in topology.annotations.values():
             self._annotation_added(annotation)
         self._lines.invalidate()
         if self.look.detailed:
             self.addItem(self._lines)
-            self._labelling.start()
+            self._start_labelling()
         else:
             self.addItem(self._overview)
         self._room = self.itemsBoundingRect()  # as Qt's own rect would start; it grows with room to spare
@@ -167,6 +186,7 @@ class TopologyScene(QGraphicsScene):
     def _node_removed(self, node: Node) -> None:
         item = self.nodes.pop(node.id)
         self.removeItem(item)
+        self.look.texts.drop(item)
         self._overview.invalidate()
 
     def _node_changed(self, node: Node) -> None:
@@ -281,27 +301,53 @@ class TopologyScene(QGraphicsScene):
             self.removeItem(self._overview)
             self._lines.invalidate()
             self.addItem(self._lines)
-            self._labelling.start()
+            self._start_labelling()
         else:
-            self._labelling.stop()
+            self._stop_labelling()
             self.removeItem(self._lines)
             self.addItem(self._overview)
             self._overview.invalidate()
 
+    def _start_labelling(self) -> None:
+        """Place the labels of links that have none, starting after the view is painted (it just zoomed in)."""
+        self._unlabelled, self._unlabelled_seen, self._view_changed = deque(), None, True
+        self._labelling.start()
+
+    def _stop_labelling(self) -> None:
+        self._labelling.stop()
+        self._unlabelled.clear()
+
     def _place_label_batch(self) -> None:
         """Place the labels of links for a turn of the event loop, those in view first; stop when every link has
-        its labels."""
-        views = self.views()
-        in_view = (self.items(views[0].mapToScene(views[0].viewport().rect()).boundingRect()) if views else [])
-        first = [item for item in in_view if isinstance(item, LinkItem) and not item.placed]
-        batch = first or [link for link in self.links.values() if not link.placed]
+        its labels. A turn that placed labels in view is followed by one that only paints them: painting a view
+        of a thousand links takes about as long as a turn may."""
         turn_ends = time.monotonic() + LABEL_TURN_S
-        for link in batch:
-            link.update_geometry()
-            if time.monotonic() > turn_ends:
-                break
-        if not batch:
-            self._labelling.stop()
+        if self._view_changed:
+            self._view_changed = False
+            return
+        seen = self._seen()
+        if seen != self._unlabelled_seen:
+            self._unlabelled_seen = seen
+            in_view: list[LinkItem] = []
+            out_of_view: list[LinkItem] = []
+            for link in self.links.values():
+                if not link.placed:
+                    (in_view if _crosses(link.line, seen) else out_of_view).append(link)
+            self._unlabelled = deque([*in_view, *out_of_view])
+        unlabelled = self._unlabelled
+        self._lines.take_changed()
+        while unlabelled and time.monotonic() < turn_ends:
+            link = unlabelled.popleft()
+            if not link.placed and link.scene() is self:  # not placed meanwhile by an edit, nor gone
+                link.update_geometry()
+        self._view_changed = self._lines.take_changed().intersects(seen)
+        if not unlabelled:
+            self._stop_labelling()
+
+    def _seen(self) -> QRectF:
+        """What the view shows, in scene coordinates."""
+        views = self.views()
+        return views[0].mapToScene(views[0].viewport().rect()).boundingRect() if views else QRectF()
 
     @contextmanager
     def in_detail(self) -> Iterator[None]:
