@@ -4,7 +4,8 @@ loop at a time. Prints; asserts no times.
 COUNT containers on one bridge (a switch of COUNT ports: each label there is placed among the labels of all the other
 links at the bridge), against a ring of as many containers and links (each node with two links) in the same run:
 the time until every label has its place, the CPU it took, and the longest turn of the event loop meanwhile (how
-long the window did not answer; target: 16 ms, a frame).
+long the window did not answer; target: 16 ms, a frame): the zoom's own turn (the zoom and the first paint of the
+view zoomed in), and the longest of the turns after it, which place the labels and paint them.
 Run: QT_QPA_PLATFORM=offscreen pytest tests/benchmarks/test_labels_bench.py -s
 """
 from __future__ import annotations
@@ -42,9 +43,9 @@ def ring(count: int) -> Topology:
     return topology
 
 
-def zoomed_in(qtbot: Any, tmp_path: Path, topology: Topology) -> tuple[float, float, float]:
+def zoomed_in(qtbot: Any, tmp_path: Path, topology: Topology) -> tuple[float, float, float, float]:
     """Open `topology` showing the whole lab, zoom in to 100%: the seconds until every link's labels are placed,
-    the CPU seconds, and the longest turn of the event loop in ms."""
+    the CPU seconds, the zoom's own turn of the event loop and the longest turn after it, in ms."""
     window = MainWindow(registry(), QSettings(str(tmp_path / f"{topology.name}.ini"), QSettings.Format.IniFormat),
                         tmp_path / "autosave", lambda: (None, "benchmark"))
     qtbot.addWidget(window)
@@ -57,22 +58,25 @@ def zoomed_in(qtbot: Any, tmp_path: Path, topology: Topology) -> tuple[float, fl
     links = window.editor.scene.links.values()
     started, cpu = time.perf_counter(), time.process_time()
     window.view.reset_zoom()
-    last, longest = started, 0.0
+    QApplication.processEvents()
+    last = time.perf_counter()
+    zoom, longest = last - started, 0.0
     while not all(link.placed for link in links):
         QApplication.processEvents()
         now = time.perf_counter()
         longest, last = max(longest, now - last), now
     placed_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu
     window.close()
-    return placed_s, cpu_s, longest * 1000
+    return placed_s, cpu_s, zoom * 1000, longest * 1000
 
 
 def test_labels_of_a_switch_with_a_thousand_ports_are_placed_without_stalling(qtbot: Any, tmp_path: Path) -> None:
     facts = machine_facts()
     switch = zoomed_in(qtbot, tmp_path, two_bridges(COUNT))
     baseline = zoomed_in(qtbot, tmp_path, ring(COUNT))
-    names = ("until every label is placed", "CPU", "longest turn of the event loop")
-    units = ("s", "s", "ms")
+    names = ("until every label is placed", "CPU", "the zoom's own turn of the event loop",
+             "longest turn of the event loop after it")
+    units = ("s", "s", "ms", "ms")
     lines = ["| | one bridge, 1,000 ports | a ring | ratio |", "|---|---|---|---|",
              *(f"| {name} | {ours:.2f} {unit} | {plain:.2f} {unit} | {ours / plain:.1f} |"
                for name, ours, plain, unit in zip(names, switch, baseline, units))]
@@ -82,4 +86,5 @@ def test_labels_of_a_switch_with_a_thousand_ports_are_placed_without_stalling(qt
         f"{COUNT} containers on one bridge, opened showing the whole lab, then zoomed in to 100%: the designer places "
         "each link's labels clear of the other labels at its nodes, those in view first, a turn of the event loop at "
         f"a time. Against a ring of {COUNT} containers in the same run (two links at each node). Target: no turn "
-        "longer than a frame (16 ms).", "", *lines]))
+        "longer than a frame (16 ms); the zoom's own turn (the zoom, and the first paint zoomed in) is shown apart "
+        "from the turns that place the labels.", "", *lines]))
