@@ -163,6 +163,7 @@ class NodeItem(_Marked, QGraphicsItem):
         self._look.texts.mark(self, self.occupied)
 
     def is_linked_to(self, other: NodeItem) -> bool:
+        """Whether a link joins the two, looked for among the links of the one with fewer (a switch has a thousand)."""
         return any(other in (link.a, link.b) for link in self.links) if len(self.links) <= len(other.links) \
             else any(self in (link.a, link.b) for link in other.links)
 
