@@ -12,16 +12,18 @@ from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from vtopo.gui.canvas.items import MIN_LOD_FOR_TEXT, LinkItem
+from vtopo.gui.canvas.items import MIN_LOD_FOR_TEXT, LinkItem, NodeItem
+from vtopo.gui.canvas.text_grid import TextGrid
 
 
 class LinkLines(QGraphicsItem):
     """Draws the links it is given where the view shows them. Its bounds hold every link's drawing: they grow as a
     link reaches further, and are measured again after links went."""
 
-    def __init__(self, links: Mapping[str, LinkItem]) -> None:
+    def __init__(self, links: Mapping[str, LinkItem], texts: TextGrid[NodeItem | LinkItem]) -> None:
         super().__init__()
         self._links = links
+        self._texts = texts
         self._bounds = QRectF()
         self._stale = True
         self._changed = QRectF()  # where it was told to draw again since take_changed()
@@ -84,5 +86,7 @@ class LinkLines(QGraphicsItem):
         for link in decorated:
             link.paint_line(painter)
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= MIN_LOD_FOR_TEXT:
-            for link in links:
-                link.paint_labels(painter, exposed)
+            labelled = {owner for owner in self._texts.owners_over(exposed) if isinstance(owner, LinkItem)}
+            for link in links:  # in their order: at a switch, a few of the links in view have labels in view
+                if link in labelled:
+                    link.paint_labels(painter, exposed)

@@ -92,7 +92,7 @@ class TopologyScene(QGraphicsScene):
         self.look.overview_moved = self._overview.moved
         self.look.overview_marks_stale = self._overview.invalidate_marks
         self.selectionChanged.connect(self._overview.invalidate_marks)
-        self._lines = LinkLines(self.links)  # zoomed in, draws the links (the overview draws them zoomed out)
+        self._lines = LinkLines(self.links, self.look.texts)  # zoomed in, draws the links (the overview draws them zoomed out)
         self.look.repaint_links = self._lines.redraw
         self.look.link_reaches = self._lines.reaches
         self._moved_links: set[LinkItem] | None = None  # while nodes move together: the links to follow after
