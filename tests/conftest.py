@@ -5,7 +5,6 @@ in CI (CI=true) a privileged test that cannot run fails instead, so a green CI r
 """
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 import signal
@@ -28,7 +27,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from vtopo.cli.common import run_agent_in_process  # noqa: E402
 from vtopo.host.libvirtd import LibvirtService  # noqa: E402
-from vtopo.gui.workers import collect_due  # noqa: E402
+from vtopo.gui.workers import GuiThreadCollector  # noqa: E402
 from vtopo.host.state import StateStore  # noqa: E402
 
 run_agent_in_process()  # as `vtopo` does: the designer and the clients the tests make run the agent's code for root
@@ -96,8 +95,8 @@ def _cycles_collected_on_the_main_thread() -> Iterator[None]:
     """Once a test made a designer window, the process collects cycles only when the GUI thread asks (as the
     designer does); between tests, the main thread does what its timer would."""
     yield
-    if not gc.isenabled():
-        collect_due()
+    if (collector := GuiThreadCollector.installed()) is not None:
+        collector.collect_due()
 
 
 _LABS_BEFORE_THE_MODULE: set[str] = set()

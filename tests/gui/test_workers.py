@@ -129,10 +129,8 @@ def test_a_job_frees_no_cycle_the_gui_thread_made_and_the_gui_thread_collects_it
         results: list[object] = []
         worker.returned.connect(results.append)
         worker.start(QThreadPool.globalInstance())
-        qtbot.waitUntil(lambda: results == [200_000], timeout=30_000)
-        assert freed_on == [], "the job's allocations started a collection"
-        qtbot.waitUntil(lambda: freed_on != [], timeout=10_000)
+        qtbot.waitUntil(lambda: results == [200_000] and freed_on != [], timeout=30_000)
     finally:
         gc.callbacks.remove(heard)
+    assert collecting_threads == {threading.get_ident()}, "the job's allocations started a collection"
     assert freed_on == [threading.get_ident()]
-    assert collecting_threads == {threading.get_ident()}
