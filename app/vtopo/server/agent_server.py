@@ -861,7 +861,10 @@ def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE
     signal.signal(signal.SIGINT, stop)
     keep_large_blocks_mapped()  # the requests' buffers: up to connections × request_bytes while a flood lasts
     print(f"vtopo agent: listening on {path}", flush=True)
-    Agent(group, policy).serve(listener)
+    agent = Agent(group, policy)
+    # the record of each lab deployed before the agent started, probed now rather than at the first request for it
+    threading.Thread(target=agent.live.statuses, name="vtopo records", daemon=True).start()
+    agent.serve(listener)
     return 0
 
 
