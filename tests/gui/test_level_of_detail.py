@@ -8,11 +8,12 @@ from typing import Any, Callable
 import gc
 
 import pytest
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QGraphicsItem
 
 from benchmarks.test_deploy_bench import star
+from benchmarks.test_designer_live_bench import ROW, two_bridges
 from tests.cycle_collector import collector_paused
 from tests.gui.conftest import wait_analysis
 from tests.gui.helpers import click, drag, wheel
@@ -226,3 +227,28 @@ def test_a_link_whose_load_changes_is_redrawn_in_the_overview(make_window: Calla
     scene.set_loads({link_id: 0.0})
     assert loaded > 1.5 * quiet > 0, (quiet, loaded)
     assert ink_share(view, view.viewport().grab().toImage(), around) == quiet
+
+
+def test_zoomed_in_a_burst_of_loads_draws_each_link_as_wide_as_its_load(make_window: Callable[..., MainWindow],
+                                                                       qtbot: Any, tmp_path: Path) -> None:
+    """A packet flooded through a switch changes every link's load at once, and the next second again: each link in
+    view is drawn as wide as its own load each time."""
+    lab = tmp_path / "switch.vtopo"
+    io.save(two_bridges(2 * ROW), lab)
+    window = make_window(lab)
+    view, scene = window.view, window.editor.scene
+    qtbot.keyClick(view, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)  # actual size
+    assert scene.detailed
+    qtbot.waitUntil(lambda: all(link.placed for link in scene.links.values()))
+    link = scene.links["l60"]
+    near_its_node = link.line.pointAt(0.15)  # where no other link passes
+    view.centerOn(near_its_node)
+    around = QRectF(near_its_node - QPointF(6, 6), near_its_node + QPointF(6, 6))
+
+    def ink(load: float, others: float) -> float:  # of the link at `load`, each other link at `others`
+        scene.set_loads({link_id: load if link_id == link.link_id else others for link_id in scene.links})
+        return ink_share(view, view.viewport().grab().toImage(), around)
+
+    inks = [ink(0.0, 0.1), ink(0.3, 0.2), ink(1.0, 0.1)]
+    assert 0 < inks[0] < inks[1] < inks[2], inks
+    assert ink(0.0, 0.2) == inks[0]

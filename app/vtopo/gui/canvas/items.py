@@ -299,7 +299,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self.traffic: LinkRate | None = None  # live traffic, for the tooltip written when it is asked for
         self.down = False  # taken down on the running lab: drawn as a dashed red line
         self.fault = ""  # what the running lab lacks of this link ("degraded; missing: ..."), drawn dotted
-        self._pen: tuple[Colors, QPen, tuple[int, float, Qt.PenStyle]] | None = None  # see line_pen()
+        self._stroke_key: tuple[Colors, tuple[int, float, Qt.PenStyle]] | None = None  # see pen_key()
         self._scene_line: QLineF | None = None  # see line
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
@@ -396,7 +396,6 @@ class LinkItem(_Marked, QGraphicsItem):
         if load == self.load:
             return False
         self.load = load
-        self._pen = None
         return True
 
     @property
@@ -610,6 +609,13 @@ class LinkItem(_Marked, QGraphicsItem):
         return bool(self.severity or self.tint or self.on_path or self.load or self.isSelected())
 
     def pen(self, selected: bool) -> QPen:
+        color, width, style = self._stroke(selected)
+        pen = QPen(color, (width + MAX_LOAD_WIDTH * self.load) * self._look.line_scale)
+        pen.setStyle(style)
+        return pen
+
+    def _stroke(self, selected: bool) -> tuple[QColor, float, Qt.PenStyle]:
+        """The colour, the width without load and the style of its line."""
         colors = self._look.colors
         color = colors.path if self.on_path else SEVERITY_COLORS.get(self.severity, self.tint or colors.link)
         if self.down:
@@ -617,12 +623,12 @@ class LinkItem(_Marked, QGraphicsItem):
         elif self.fault:
             color = NodeState.parse(self.fault.split(";")[0]).color
         width = 3.5 if selected or self.on_path or self.tint else 2
-        pen = QPen(colors.highlight if selected else color, (width + MAX_LOAD_WIDTH * self.load) * self._look.line_scale)
+        style = Qt.PenStyle.SolidLine
         if self.down or (self.severity == "warning" and not selected):
-            pen.setStyle(Qt.PenStyle.DashLine)
+            style = Qt.PenStyle.DashLine
         elif self.fault:
-            pen.setStyle(Qt.PenStyle.DotLine)
-        return pen
+            style = Qt.PenStyle.DotLine
+        return colors.highlight if selected else color, width, style
 
     def _stripe(self, painter: QPainter, pen: QPen) -> None:
         """Over the first colour, a dash of each other one in turn: a link in several domains (a trunk carrying
@@ -648,7 +654,7 @@ class LinkItem(_Marked, QGraphicsItem):
 
     def repaint(self) -> None:
         """Drawn again (in its pen as it is now) where it was drawn."""
-        self._pen = None
+        self._stroke_key = None
         drawn = self.drawn_rect()
         if not drawn.isEmpty():  # placed (an empty rect would repaint every link)
             self._look.repaint_links(drawn)
@@ -659,14 +665,15 @@ class LinkItem(_Marked, QGraphicsItem):
             self._scene_drawn = self._drawn.translated(self.pos())
         return self._scene_drawn
 
-    def line_pen(self) -> tuple[QPen, tuple[int, float, Qt.PenStyle]]:
-        """The pen its line is drawn with now, and what tells it from other pens (the lines drawn in one pen are
-        drawn with one call); kept until the link's look changes."""
-        kept = self._pen
+    def pen_key(self) -> tuple[tuple[int, float, Qt.PenStyle], float]:
+        """What tells its line's pen from other links' (the lines drawn in one pen are drawn with one call): the
+        colour, width and style its look gives it, kept until the look changes, and its load, which only widens it
+        (traffic flooded through a switch changes a thousand links' loads at once, and their looks not at all)."""
+        kept = self._stroke_key
         if kept is None or kept[0] is not self._look.colors:  # or the colours were swapped (print style)
-            pen = self.pen(self.isSelected())
-            kept = self._pen = (self._look.colors, pen, (pen.color().rgba(), pen.widthF(), pen.style()))
-        return kept[1], kept[2]
+            color, width, style = self._stroke(self.isSelected())
+            kept = self._stroke_key = (self._look.colors, (color.rgba(), width, style))
+        return kept[1], self.load
 
     @property
     def decorated(self) -> bool:
@@ -687,7 +694,7 @@ class LinkItem(_Marked, QGraphicsItem):
 
     def paint_line(self, painter: QPainter) -> None:
         """The line of a decorated link, striped in its domains' colours where it has several."""
-        pen = self.line_pen()[0]
+        pen = self.pen(self.isSelected())
         painter.setPen(pen)
         painter.drawLine(self.line)
         if len(self.tints) > 1 and pen.color() == self.tints[0] and pen.style() == Qt.PenStyle.SolidLine:

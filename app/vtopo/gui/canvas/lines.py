@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from PySide6.QtCore import QLineF, QRectF, Qt
-from PySide6.QtGui import QPainter, QPen
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from vtopo.gui.canvas.items import MIN_LOD_FOR_TEXT, LinkItem, NodeItem
@@ -70,18 +70,22 @@ class LinkLines(QGraphicsItem):
         exposed = option.exposedRect
         links = [link for link in self._links.values() if link.drawn_rect().intersects(exposed)]  # not the scene's
         # index: QGraphicsScene.render leaves the items it draws out of it meanwhile
-        plain: dict[tuple[int, float, Qt.PenStyle], tuple[QPen, list[QLineF]]] = {}
+        plain: dict[tuple[tuple[int, float, Qt.PenStyle], float], tuple[LinkItem, list[QLineF]]] = {}
         decorated = []
         for link in links:
             if link.decorated:
                 decorated.append(link)
             else:
-                pen, key = link.line_pen()
-                plain.setdefault(key, (pen, []))[1].append(link.line)
+                key = link.pen_key()
+                group = plain.get(key)
+                if group is None:
+                    plain[key] = (link, [link.line])
+                else:
+                    group[1].append(link.line)
         for link in decorated:
             link.paint_beneath(painter)
-        for pen, lines in plain.values():
-            painter.setPen(pen)
+        for first, lines in plain.values():  # each pen made once, by the first link drawn in it
+            painter.setPen(first.pen(first.isSelected()))
             painter.drawLines(lines)
         for link in decorated:
             link.paint_line(painter)

@@ -3,6 +3,7 @@ tooltip (written when it is asked for). A worker job follows the rates the agent
 they change, so an idle lab costs nothing here; View ▸ Link rates hides them."""
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Iterable
@@ -24,6 +25,7 @@ FULL_LOAD_BITS = 1e10  # 10 Gb/s draws a link at full width; the width grows wit
 LOAD_STEPS = 40  # the width grows in steps: a link whose rate wanders within one is not drawn again
 
 
+@functools.lru_cache(maxsize=1024)  # a packet flooded through a switch gives its thousand links one rate
 def load_of(bits_per_second: float) -> float:
     return round(min(1.0, math.log10(1 + bits_per_second) / math.log10(FULL_LOAD_BITS)) * LOAD_STEPS) / LOAD_STEPS
 
