@@ -52,8 +52,7 @@ ICON_SIZE = 48
 LABEL_GAP = 3
 MIN_LOD_FOR_TEXT = 0.45
 POSITION_CHANGE = QGraphicsItem.GraphicsItemChange.ItemPositionChange  # looked up once: itemChange runs for
-POSITION_HAS_CHANGED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged  # every change of every item
-SELECTED_HAS_CHANGED = QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged
+SELECTED_HAS_CHANGED = QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged  # every change of every item
 
 
 def _static_text(text: str) -> QStaticText:
@@ -121,8 +120,7 @@ class NodeItem(_Marked, QGraphicsItem):
         self.severity = ""
         self.on_path = False
         self.verdict: QColor | None = None  # a check's result on this node: pass or fail colour
-        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
         self.setZValue(10)
         self.set_name(name)
 
@@ -234,15 +232,9 @@ class NodeItem(_Marked, QGraphicsItem):
             painter.setBrush(self.state.color)
             painter.drawEllipse(QPointF(ICON_SIZE / 2 - 2, -ICON_SIZE / 2 + 2), 6, 6)
 
-    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:
-        if change == POSITION_CHANGE and isinstance(value, QPointF):
-            return self._look.snap(value)
-        if change == POSITION_HAS_CHANGED:
-            self.moved()
-        return super().itemChange(change, value)
-
     def moved(self) -> None:
-        """After its position changed (told by Qt, or by the scene for a node it drags without telling)."""
+        """After its position changed: told by the scene, which places it and drags it. A node has no itemChange,
+        which Qt would call in Python twice for every change of every node (a zoom changes a thousand nodes' flags)."""
         self._forget_occupied()
         self._look.node_moved(self)
 

@@ -97,7 +97,7 @@ class TopologyScene(QGraphicsScene):
         self.look.link_reaches = self._lines.reaches
         self._moved_links: set[LinkItem] | None = None  # while nodes move together: the links to follow after
         self._moving_together = 0  # how deep in steps that move nodes together (a drag's step, a macro undone)
-        self._dragged: list[NodeItem] = []  # nodes a mouse drag moves without Qt telling each move (see _drag_quietly)
+        self._dragged: list[NodeItem] = []  # the nodes a mouse drag may move (see _draggable)
         self._labelling = QTimer(self)  # places the labels of links built without them, a batch per turn
         self._labelling.setInterval(0)
         self._labelling.timeout.connect(self._place_label_batch)
@@ -240,11 +240,14 @@ class TopologyScene(QGraphicsScene):
         self._place(item, annotation.position)
 
     def _place(self, item: QGraphicsItem, position: Position) -> None:
+        before = item.pos()
         self._syncing = True
         try:
             item.setPos(position.x, position.y)
         finally:
             self._syncing = False
+        if isinstance(item, NodeItem) and item.pos() != before:
+            item.moved()
         self._make_room(item.sceneBoundingRect())
 
     def _make_room(self, rect: QRectF) -> None:
@@ -502,40 +505,30 @@ class TopologyScene(QGraphicsScene):
         if self._gesture is None or not self._gesture.mouse_press(event):
             super().mousePressEvent(event)
             if event.button() == Qt.MouseButton.LeftButton:
-                self._drag_quietly()
+                self._dragged = self._draggable()
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._gesture is None or not self._gesture.mouse_move(event):
-            with self._links_following_once():  # Qt moves every selected node here
-                super().mouseMoveEvent(event)
+            with self._links_following_once():
+                super().mouseMoveEvent(event)  # Qt moves every selected node here, without telling it
                 for node in self._dragged:
+                    if self.snap_to_grid:
+                        node.setPos(self.snapped(node.pos()))
                     node.moved()
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
-        self._stop_dragging_quietly()  # before the drop: it may place the nodes again (the model's positions)
+        self._dragged = []  # before the drop: it may place the nodes again (the model's positions)
         gesture, self._gesture = self._gesture, None
         if gesture is None or not gesture.mouse_release(event):
             super().mouseReleaseEvent(event)
 
-    def _drag_quietly(self) -> None:
-        """The nodes the mouse may now drag (the selection and the pressed node) stop telling Qt's itemChange of
-        each move: two Python calls per node per frame. The scene tells them once per step instead. With snapping
-        on they keep telling, as the snap happens there."""
-        self._stop_dragging_quietly()
-        if self.snap_to_grid:
-            return
+    def _draggable(self) -> list[NodeItem]:
+        """The nodes the mouse may now drag: the selection and the pressed node, in a stable order."""
         dragged = {item for item in self.selectedItems() if isinstance(item, NodeItem)}
         grabber = self.mouseGrabberItem()
         if isinstance(grabber, NodeItem):
             dragged.add(grabber)
-        for node in dragged:
-            node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
-        self._dragged = sorted(dragged, key=lambda node: node.node_id)
-
-    def _stop_dragging_quietly(self) -> None:
-        dragged, self._dragged = self._dragged, []
-        for node in dragged:
-            node.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
+        return sorted(dragged, key=lambda node: node.node_id)
 
     # ------------------------------------------------------------ selection
 
