@@ -2,11 +2,14 @@
 and what the engine could leave on the host."""
 from __future__ import annotations
 
+import io
+import json
+import os
 import re
-import shutil
 import subprocess
 import sys
-from pathlib import Path
+import tarfile
+from pathlib import Path, PurePosixPath
 
 from vtopo.host import image_build, image_store, oci_engine
 from vtopo.lab_terms import image_reference
@@ -55,27 +58,81 @@ def derived_archive(reference: str, scratch: Path, cmd: list[str], setuid: tuple
                     files: dict[str, str] | None = None, removed: tuple[str, ...] = (),
                     transport: str = "docker-archive") -> Path:
     """An archive (`transport`: a docker archive, `docker save`'s format, or an OCI archive) of an image made from
-    vtopo's toolbox: `setuid` files set-uid root, `files` (path: content, executable) added, `removed` taken out,
-    running `cmd`, naming `reference`."""
-    layout, bundle, archive = scratch / "layout", scratch / "bundle", scratch / f"{re.sub('[/:]', '-', reference)}.tar"
-    shutil.rmtree(bundle, ignore_errors=True)
-    copy_image(TOOLBOX, f"oci:{layout}:base")
-    subprocess.run(["umoci", "unpack", "--image", f"{layout}:base", str(bundle)], check=True, capture_output=True)
-    rootfs = bundle / "rootfs"
-    for path in setuid:
-        (rootfs / path.lstrip("/")).chmod(0o4755)
-    for path, content in (files or {}).items():
-        (rootfs / path.lstrip("/")).write_text(content)
-        (rootfs / path.lstrip("/")).chmod(0o755)
-    for path in removed:
-        (rootfs / path.lstrip("/")).unlink()
-    subprocess.run(["umoci", "repack", "--image", f"{layout}:derived", str(bundle)], check=True, capture_output=True)
+    vtopo's toolbox as `docker build` makes one, a layer added on top: `setuid` files set-uid root, `files` (path:
+    content, executable) added, `removed` taken out (whiteouts), running `cmd`, naming `reference`."""
+    layout, layer = scratch / "layout", scratch / "layer.tar"
+    archive = scratch / f"{re.sub('[/:]', '-', reference)}.tar"
+    copy_image(TOOLBOX, f"oci:{layout}:derived")
+    write_layer(layer, toolbox_layers(), setuid, files or {}, removed)
+    subprocess.run(["umoci", "raw", "add-layer", "--image", f"{layout}:derived", str(layer)], check=True,
+                   capture_output=True)
     subprocess.run(["umoci", "config", "--image", f"{layout}:derived", *(w for word in cmd for w in ("--config.cmd",
                                                                                                       word))],
                    check=True, capture_output=True)
     subprocess.run(["skopeo", "copy", "--quiet", f"oci:{layout}:derived", f"{transport}:{archive}:{reference}"],
                    check=True)
     return archive
+
+
+def toolbox_layers() -> list[Path]:
+    """The layer blobs of the shared store's toolbox image, lowest first."""
+    layout = Path(image_store.layout_of(None))
+    image = image_store.resolve(TOOLBOX, 0)
+    assert image is not None, "own_images() builds the toolbox"
+    manifest = json.loads((layout / "blobs" / Path(*image.digest.split(":"))).read_text())
+    return [layout / "blobs" / Path(*layer["digest"].split(":")) for layer in manifest["layers"]]
+
+
+def write_layer(layer: Path, below: list[Path], setuid: tuple[str, ...], files: dict[str, str],
+                removed: tuple[str, ...]) -> None:
+    """The tar of a layer over the layers `below` (gzipped tars): their files at `setuid` again, set-uid, `files`
+    new, and a whiteout for each of `removed`; a path is followed through the symlinks of the layers below, as the
+    image's root sees it (/bin/bash is usr/bin/bash where /bin is a symlink to usr/bin)."""
+    links: dict[str, str] = {}
+    kept: dict[str, tuple[tarfile.TarInfo, bytes]] = {}
+    wanted = {PurePosixPath(path).name for path in setuid}
+    for blob in below:
+        with tarfile.open(blob, "r|gz") as lower:
+            for member in lower:
+                name = os.path.normpath(member.name).lstrip("/")
+                if member.issym():
+                    links[name] = member.linkname
+                elif member.isreg() and PurePosixPath(name).name in wanted:
+                    extracted = lower.extractfile(member)
+                    assert extracted is not None
+                    kept[name] = (member, extracted.read())
+    with tarfile.open(layer, "w") as upper:
+        for path in setuid:
+            member, data = kept[followed(path, links)]
+            member.name, member.mode = followed(path, links), member.mode | 0o4000
+            upper.addfile(member, io.BytesIO(data))
+        for path, content in files.items():
+            member, data = tarfile.TarInfo(followed(path, links)), content.encode()
+            member.mode, member.size = 0o755, len(data)
+            upper.addfile(member, io.BytesIO(data))
+        for path in removed:
+            whiteout = PurePosixPath(followed(path, links, last=False))
+            upper.addfile(tarfile.TarInfo(str(whiteout.parent / f".wh.{whiteout.name}")))
+
+
+def followed(path: str, links: dict[str, str], last: bool = True) -> str:
+    """`path` relative to the image's root, through the symlinks in `links` (of its directories, and of its last
+    part unless not `last`)."""
+    resolved: list[str] = []
+    pending = [part for part in path.split("/") if part not in ("", ".")]
+    for _ in range(40):  # the kernel's limit of symlinks followed
+        if not pending:
+            return "/".join(resolved)
+        part = pending.pop(0)
+        target = links.get("/".join([*resolved, part])) if pending or last else None
+        if part == "..":
+            resolved = resolved[:-1]
+        elif target is None:
+            resolved.append(part)
+        else:
+            resolved = [] if target.startswith("/") else resolved
+            pending = [piece for piece in target.split("/") if piece not in ("", ".")] + pending
+    raise AssertionError(f"{path}: too many symlinks")
 
 
 def copy_image(shared: str, destination: str) -> None:
