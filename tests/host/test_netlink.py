@@ -441,11 +441,33 @@ def test_netlink_belongs_to_its_thread(nl: Netlink) -> None:
     assert len(errors) == 1
 
 
-def _heard(events: LinkEvents) -> list[InterfaceEvent | NamespaceGone | EventsLost]:
+def _heard(events: LinkEvents, namespaces: set[int]) -> list[InterfaceEvent | NamespaceGone | EventsLost]:
     heard: list[InterfaceEvent | NamespaceGone | EventsLost] = []
-    while (read := events.read()) is not None:
+    while (read := events.read(namespaces)) is not None:
         heard += read
     return heard
+
+
+def test_only_the_namespaces_listened_to_are_heard(make_netns: NetnsFactory) -> None:
+    """A link change in a namespace the host has an id for is heard when the caller listens to that id, and not
+    otherwise."""
+    quiet, listened = make_netns("quiet"), make_netns("listened")
+    events = LinkEvents()
+    try:
+        ids = {events.nsid_of(quiet), listened_id := events.nsid_of(listened)}
+        for netns in (quiet, listened):
+            _run("ip", "-n", netns, "link", "add", "vt-probe", "type", "veth", "peer", "name", "vt-peer")
+        heard: list[InterfaceEvent | NamespaceGone | EventsLost] = []
+
+        def probe_heard() -> bool:
+            heard.extend(_heard(events, {listened_id}))
+            return InterfaceEvent(listened_id, "vt-probe", False) in heard
+
+        assert wait_for(probe_heard, 5), heard
+        assert [event for event in heard if isinstance(event, InterfaceEvent) and event.nsid in ids - {listened_id}] \
+            == []
+    finally:
+        events.close()
 
 
 def test_a_namespace_is_heard_gone_by_the_id_the_host_knows_it_by(make_netns: NetnsFactory) -> None:
@@ -456,16 +478,16 @@ def test_a_namespace_is_heard_gone_by_the_id_the_host_knows_it_by(make_netns: Ne
     events = LinkEvents()
     try:
         nsid = events.nsid_of(watched)
-        events.nsid_of(seer)
+        known = {nsid, events.nsid_of(seer)}
         _run("ip", "-n", seer, "netns", "set", seen, str(nsid))  # seer knows seen by the host's number for watched
         delete_netns(seen)
         assert wait_for(lambda: f"nsid {nsid} " not in _run("ip", "-n", seer, "netns", "list-id") + " ", 5)
-        assert NamespaceGone(nsid) not in _heard(events)
+        assert NamespaceGone(nsid) not in _heard(events, known)
         delete_netns(watched)
         heard: list[InterfaceEvent | NamespaceGone | EventsLost] = []
 
         def gone() -> bool:
-            heard.extend(_heard(events))
+            heard.extend(_heard(events, known))
             return NamespaceGone(nsid) in heard
 
         assert wait_for(gone, 5), heard

@@ -128,10 +128,14 @@ class LabParts:
         plan, self.lab = self.compiled.plan, self.compiled.lab
         self.ops = plan.ops
         self.applied = set(record.journal())
+        self.applied_ops = [op for op in plan.ops if op in self.applied]  # in the plan's order
         self.operated: Operated = record.operated()
         self.by_owner: dict[str, list[o.Op]] = {}
+        self._applied_by_owner: dict[str, list[o.Op]] = {}  # each part's state reads them: hashed once, here
         for op in plan.ops:
             self.by_owner.setdefault(op.owner, []).append(op)
+        for op in self.applied_ops:
+            self._applied_by_owner.setdefault(op.owner, []).append(op)
         self.node_of_netns = {op.name: op.owner.split(" ", 1)[1] for op in plan.ops
                               if isinstance(op, o.CreateNamespace) and op.owner.startswith("node ")}
         self.link_owners = {link.id: f"link {self.topology.describe_link(link)}" for link in self.topology.links.values()}
@@ -145,8 +149,7 @@ class LabParts:
 
     def interfaces(self, owner: str) -> list[Interface]:
         """The applied interfaces of a link (its owner, "link A -- B")."""
-        return [interface for op in self.by_owner.get(owner, []) if op in self.applied
-                for interface in interfaces_of(op)]
+        return [interface for op in self._applied_by_owner.get(owner, []) for interface in interfaces_of(op)]
 
     def end_name(self, interface: Interface) -> str:
         """An interface as a user names it: NODE:IFNAME in a node, the device's name on the host."""
@@ -160,12 +163,11 @@ class LabParts:
             intended = "stopped" if name in self.operated.stopped else "running"
         else:
             intended = "down" if self.link_of_owner.get(owner) in self.operated.down else "running"
-        ops = self.by_owner.get(owner, [])
+        ops, applied = self.by_owner.get(owner, []), self._applied_by_owner.get(owner, [])
         stopped = intended == "stopped"  # its processes are meant to be gone
-        missing = [op.summary() for op in ops if op in self.applied
-                   and not (stopped and isinstance(op, (o.StartProcess, o.StartDomain)))
+        missing = [op.summary() for op in applied if not (stopped and isinstance(op, (o.StartProcess, o.StartDomain)))
                    and exists(op) is False]
-        not_applied = sum(1 for op in ops if op not in self.applied)
+        not_applied = len(ops) - len(applied)
         if missing:
             return PartState(name, "degraded", "; missing: " + ", ".join(missing))
         if not_applied:
@@ -212,7 +214,7 @@ class LabParts:
         return files
 
     def status_of(self, nodes: list[PartState], links: list[PartState]) -> LabStatus:
-        state = lab_state(sum(1 for op in self.ops if op in self.applied), len(self.ops), nodes + links)
+        state = lab_state(len(self.applied_ops), len(self.ops), nodes + links)
         return LabStatus(self.data["name"], self.record.prefix, self.data.get("source", ""), self.data.get("owner", 0),
                          state, nodes, links, self.data["topology"])
 

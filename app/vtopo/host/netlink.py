@@ -23,7 +23,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -708,8 +708,10 @@ class LinkEvents:
         nsid = int(reply.get("NETNSA_NSID"))  # pyroute2 reads the kernel's s32 as unsigned
         return nsid - (1 << 32) if nsid >= 1 << 31 else nsid
 
-    def read(self) -> list[InterfaceEvent | NamespaceGone | EventsLost] | None:
-        """What the kernel said in its next message since the last read; None when it said nothing more."""
+    def read(self, namespaces: Container[int]) -> list[InterfaceEvent | NamespaceGone | EventsLost] | None:
+        """What the kernel said in its next message since the last read, of the host's namespace and of `namespaces`
+        (their ids): what any other namespace says is not parsed, as a deploy under way makes thousands of messages
+        in namespaces nobody watches yet. None when the kernel said nothing more."""
         try:
             size, ancillary, flags, _ = self._socket.recvmsg_into([self._buffer], socket.CMSG_SPACE(4),
                                                                   socket.MSG_DONTWAIT)
@@ -721,10 +723,12 @@ class LinkEvents:
             return self._lost()
         if flags & socket.MSG_TRUNC:
             return self._lost()
-        data = bytes(self._buffer[:size])
         nsid = next((struct.unpack("=i", value[:4])[0] for level, kind, value in ancillary
                      if level == _SOL_NETLINK and kind == _NETLINK_LISTEN_ALL_NSID), None)
         events: list[InterfaceEvent | NamespaceGone | EventsLost] = []
+        if nsid is not None and nsid not in namespaces:
+            return events
+        data = bytes(self._buffer[:size])
         offset = 0
         while offset + _HEADER.size <= len(data):
             length, kind, _, _, _ = _HEADER.unpack_from(data, offset)

@@ -173,7 +173,7 @@ class Watcher:
         """What the kernel said since the last read, to the labs watched now."""
         heard: list[tuple[str, Heard]] = []
         with self._guard:
-            while (events := self._events.read()) is not None:
+            while (events := self._events.read(self._namespaces)) is not None:
                 heard += self._heard_of(events)
         return heard
 

@@ -27,10 +27,9 @@ class LiveLab:
         self.down = down  # interfaces heard to be down or without carrier
         self.unheard = False  # whether the watcher missed events of it: its next renewal probes the host
         self.undone_by: dict[Interface, list[o.Op]] = {}  # what removing each interface undoes
-        for op in parts.ops:
-            if op in parts.applied:
-                for interface in undone_by_removing(op):
-                    self.undone_by.setdefault(interface, []).append(op)
+        for op in parts.applied_ops:
+            for interface in undone_by_removing(op):
+                self.undone_by.setdefault(interface, []).append(op)
         self.states = {owner: self._part(owner) for owner in [*parts.node_owners.values(), *parts.link_owners.values()]}
         self.details = {owner: parts.detailed(self.states[owner]).detail  # by node owner: as last told (`recount`)
                         for owner in parts.node_owners.values()}
@@ -96,28 +95,28 @@ class LiveLab:
     def keep_heard(self, before: LiveLab) -> None:
         """After the agent changed the lab, what was heard of the parts the change kept: interfaces down, and work
         gone other than processes and VMs (the change may have started them again)."""
-        self.down = before.down & set(self.undone_by)
-        self.gone |= {op for op in before.gone
-                      if not isinstance(op, (o.StartProcess, o.StartDomain))} & self.parts.applied
-        self.recount(list(self.states))
+        down = before.down & set(self.undone_by)
+        gone = {op for op in before.gone if not isinstance(op, (o.StartProcess, o.StartDomain))} & self.parts.applied
+        changed = {op.owner for interface in down ^ self.down for op in self.undone_by.get(interface, [])}
+        changed |= {op.owner for op in gone - self.gone}
+        self.down, self.gone = down, self.gone | gone
+        self.recount([owner for owner in self.states if owner in changed])
 
 
 def watched(parts: LabParts, watcher: Watcher, probe: bool) -> LiveLab:
     """A lab's record, watched from now on: its parts as a probe finds them, or as its plan made them."""
-    ended = watcher.watch(parts.data["name"], {interface for op in parts.ops if op in parts.applied
-                                               for interface in undone_by_removing(op)},
-                          [op.name for op in parts.ops if isinstance(op, o.CreateNamespace)
-                           and op in parts.applied],
-                          [op for op in parts.ops if isinstance(op, o.StartProcess) and op in parts.applied],
-                          parts.detail_files(),
-                          [op for op in parts.ops if isinstance(op, o.StartDomain) and op in parts.applied])
+    applied = parts.applied_ops
+    ended = watcher.watch(parts.data["name"], {interface for op in applied for interface in undone_by_removing(op)},
+                          [op.name for op in applied if isinstance(op, o.CreateNamespace)],
+                          [op for op in applied if isinstance(op, o.StartProcess)], parts.detail_files(),
+                          [op for op in applied if isinstance(op, o.StartDomain)])
     if not probe:
         return LiveLab(parts, set(ended), set())
     from vtopo.host.applier import Applier
 
     applier = Applier(parts.record.prefix)
     try:
-        gone = {op for op in parts.ops if op in parts.applied and applier.exists(op) is False}
+        gone = {op for op in applied if applier.exists(op) is False}
         down = {interface for owner in parts.link_owners.values() for interface in parts.interfaces(owner)
                 if not applier.up(interface.name, interface.netns)}
     finally:
