@@ -52,17 +52,33 @@ else
     args=(--ignore=tests/benchmarks)
 fi
 
-checks=0
-if [[ $MODE == test ]]; then
+static_checks() {
+    local failed=0
     echo "test: import layers and cycles (lint-imports)"
-    "$ROOT/.venv/bin/lint-imports" --config setup.cfg --no-logo --no-cache || checks=1
+    "$ROOT/.venv/bin/lint-imports" --config setup.cfg --no-logo --no-cache || failed=1
     echo "test: types (mypy)"
-    "$ROOT/.venv/bin/python" -m mypy --cache-dir=/dev/null || checks=1
+    "$ROOT/.venv/bin/python" -m mypy --cache-dir=/dev/null || failed=1
     echo "test: copied code (pylint duplicate-code)"
-    "$ROOT/.venv/bin/python" -m pylint app/vtopo plugins/vtopo_kinds tests || checks=1
+    "$ROOT/.venv/bin/python" -m pylint app/vtopo plugins/vtopo_kinds tests || failed=1
+    return "$failed"
+}
+
+# The static checks take a core for about a minute: they run beside pytest, whose tests mostly wait on the kernel
+# and the labs' daemons, and their output follows pytest's.
+checks_log=""
+if [[ $MODE == test ]]; then
+    checks_log=$(mktemp)
+    static_checks > "$checks_log" 2>&1 &
+    checks_pid=$!
 fi
 status=0
 "$ROOT/.venv/bin/python" -m pytest "${args[@]}" "$@" || status=$?
+checks=0
+if [[ -n $checks_log ]]; then
+    wait "$checks_pid" || checks=1
+    cat "$checks_log"
+    rm -f "$checks_log"
+fi
 if [[ $status -eq 5 ]]; then
     # pytest's "no tests collected" is not a failure of the code under test.
     echo "test: pytest collected no tests"

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QImage, QPainterPath
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainterPath
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from benchmarks.test_designer_live_bench import two_bridges
-from tests.gui.helpers import choose, dark_theme, drag, wheel, when_menu_opens
+from tests.gui.helpers import choose, dark_theme, drag, send, view_point, wheel, when_menu_opens
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import LinkItem
 from vtopo.gui.canvas.tooltips import link_tooltip
@@ -31,6 +31,9 @@ def label_rects(item: LinkItem) -> list[QRectF]:
 def overlaps(window: MainWindow) -> list[tuple[str, str]]:
     """Pairs of texts on the canvas that cover each other: link labels (ends and impairment) and node names."""
     scene = window.editor.scene
+    deadline = time.monotonic() + 60
+    while not all(item.placed for item in scene.links.values()) and time.monotonic() < deadline:
+        QApplication.processEvents()  # the labelling turns place what a step left for later
     assert all(item.placed for item in scene.links.values())  # each link's labels have their places
     texts = [(link_id, rect) for link_id, item in scene.links.items() for rect in item.label_rects()]
     texts += [(node_id, node.occupied()[1]) for node_id, node in scene.nodes.items()]
@@ -123,6 +126,29 @@ def test_zooming_in_on_a_switch_of_many_ports_places_the_labels_in_view_before_t
         QApplication.processEvents()  # a turn of the event loop
         if any(link.placed for link in far):
             assert all(link.placed for link in in_view)
+    assert overlaps(window) == []
+
+
+def test_a_step_dragging_a_switch_of_many_ports_moves_every_line_and_leaves_the_labels_to_later_turns(
+        make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    window = make_window(None)
+    window.editor.set_topology(two_bridges(400))
+    view, scene = window.view, window.editor.scene
+    qtbot.waitUntil(lambda: not scene.detailed)
+    wheel(view, -24)
+    wheel(view, 21)
+    bridge = scene.nodes["br0"]
+    view.centerOn(bridge)
+    qtbot.waitUntil(lambda: all(link.placed for link in scene.links.values()), timeout=60_000)
+    left, started_at, pressed_at = Qt.MouseButton.LeftButton, bridge.pos(), view_point(view, bridge.pos())
+    send(view, QMouseEvent.Type.MouseButtonPress, pressed_at, left, left)
+    send(view, QMouseEvent.Type.MouseMove, pressed_at + QPoint(40, 20), Qt.MouseButton.NoButton, left)
+    moved_to = bridge.pos()
+    assert moved_to != started_at
+    assert all(moved_to in (link.line.p1(), link.line.p2()) for link in bridge.links)  # every line follows at once
+    assert not all(link.placed for link in bridge.links)  # a step places labels for a turn only
+    send(view, QMouseEvent.Type.MouseButtonRelease, pressed_at + QPoint(40, 20), left, Qt.MouseButton.NoButton)
+    qtbot.waitUntil(lambda: all(link.placed for link in scene.links.values()), timeout=60_000)
     assert overlaps(window) == []
 
 

@@ -262,8 +262,7 @@ class TopologyScene(QGraphicsScene):
         if self._moved_links is not None:
             self._moved_links.update(node.links)
             return
-        for link in node.links:
-            link.follow_nodes()
+        self._follow(list(node.links))
 
     @contextmanager
     def _links_following_once(self) -> Iterator[None]:
@@ -283,9 +282,26 @@ class TopologyScene(QGraphicsScene):
         self._moving_together -= 1
         if self._moving_together == 0 and self._moved_links is not None:
             moved, self._moved_links = self._moved_links, None
-            for link in sorted(moved, key=lambda item: item.link_id):  # labels placed in the same order each time
-                if link.scene() is self:  # not removed in the same step
-                    link.follow_nodes()
+            self._follow([link for link in moved if link.scene() is self])  # not removed in the same step
+
+    def _follow(self, links: list[LinkItem]) -> None:
+        """Links whose nodes moved in one step follow them. Those in view place their labels first, and only for a
+        turn's budget: the labelling turns place the rest (dragging a bridge of a thousand ports stays a frame a
+        step)."""
+        turn_ends = time.monotonic() + LABEL_TURN_S
+        seen = self._seen()
+        deferred = False
+        for link in sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id)):
+            if time.monotonic() < turn_ends:
+                link.follow_nodes()
+                continue
+            self.look.labels_later, deferred = True, True
+            try:
+                link.follow_nodes()
+            finally:
+                self.look.labels_later = False
+        if deferred and self.look.detailed:
+            self._start_labelling()
 
     # ------------------------------------------------------------ view state
 
