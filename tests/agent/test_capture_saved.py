@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 
 import pytest
 
@@ -23,6 +22,12 @@ def epoch_times(path: str, *fields: str) -> list[list[str]]:
     return [line.split("\t") for line in shown.stdout.splitlines()]
 
 
+def started(process: subprocess.Popen[str], said: str) -> bool:
+    """Whether `process` said a line holding `said` on its standard error (it is listening) before it ended."""
+    assert process.stderr is not None
+    return any(said in line for line in process.stderr)  # tcpdump -w: "tcpdump: listening on ..."
+
+
 def test_a_thousand_pings_every_5_ms_are_saved_whole_with_their_nanoseconds(agent, users, readable_dir):
     a = users["a"]
     before = snapshot()
@@ -39,8 +44,8 @@ def test_a_thousand_pings_every_5_ms_are_saved_whole_with_their_nanoseconds(agen
         # root's own tcpdump on the same device, as the kernel timestamps each packet
         own = subprocess.Popen(["ip", "netns", "exec", f"{prefix}-c1", "tcpdump", "-Z", "root", "-i", "eth0", "-n", "-c",
                                 str(2 * PINGS), "--time-stamp-precision=nano", "-w", str(reference), "icmp"],
-                               stderr=subprocess.DEVNULL)
-        time.sleep(2)  # both listen
+                               stderr=subprocess.PIPE, text=True)
+        assert started(capture, "capturing on") and started(own, "listening on")  # neither misses the first ping
         pinged = agent.vtopo(a.pw_name, "exec", "pcap-lab", "c1", "--", "ping", "-q", "-c", str(PINGS), "-i",
                              str(INTERVAL_S), "10.0.0.2", timeout=60)
         assert pinged.returncode == 0, pinged.stdout + pinged.stderr

@@ -229,7 +229,11 @@ def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable
         log = window.log.toPlainText()
         assert seen == [(f"site d: root@{other_host.address} port 22 (identity {other_host.site.identity}, known "
                          f"hosts {other_host.site.known_hosts})", False)]
-        assert window.deploy.states == {name: NodeState.RUNNING for name in scene_names(window)}, log
+        running = {name: NodeState.RUNNING for name in scene_names(window)}
+        try:  # each site's agent tells its part's states on a channel of their own, which may come after the deploy's end
+            qtbot.waitUntil(lambda: window.deploy.states == running, timeout=10_000)
+        except WaitTimeout:
+            assert window.deploy.states == running, log
         assert ": [d] " in log and ": [local] " in log and "notice: site d: " in log  # each site's, labelled
         assert other_host.residue(), "site d runs r2's side"
         print(next(line for line in log.splitlines() if "is up:" in line))
