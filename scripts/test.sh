@@ -5,6 +5,12 @@
 # Before the suite: the import layers and cycles (lint-imports, contracts in setup.cfg), the types (mypy) and
 # copied code (pylint's duplicate-code check alone, configured in setup.cfg).
 #
+# The suite runs as two pytest processes at once: the privileged tests (marked `privileged`: they deploy labs and
+# mostly wait on the kernel and the labs' daemons) print as they run, and beside them the unprivileged ones, which
+# deploy nothing and take a core for minutes, then the static checks; their output follows, each whole. A failure
+# of any fails the command. Arguments select within both halves (a test runs in one of them); arguments with their
+# own -m run as one process.
+#
 # Usage: scripts/test.sh [pytest args...]           the suite, without tests/benchmarks
 #        scripts/test.sh --bench [pytest args...]   only tests/benchmarks, with their output (-s)
 set -euo pipefail
@@ -63,28 +69,76 @@ static_checks() {
     return "$failed"
 }
 
-# The static checks take a core for about a minute: they run beside pytest, whose tests mostly wait on the kernel
-# and the labs' daemons, and their output follows pytest's.
-checks_log=""
-if [[ $MODE == test ]]; then
-    checks_log=$(mktemp)
-    static_checks > "$checks_log" 2>&1 &
-    checks_pid=$!
+pytest_run() {
+    local status=0
+    "$ROOT/.venv/bin/python" -m pytest "$@" || status=$?
+    if [[ $status -eq 5 ]]; then
+        # pytest's "no tests collected" is not a failure of the code under test (a subset may hold no test of a half).
+        echo "test: pytest collected no tests"
+        status=0
+    fi
+    return "$status"
+}
+
+if [[ $MODE == bench ]]; then
+    pytest_run "${args[@]}" "$@"
+    exit
 fi
+
+# The unprivileged half and then the static checks (about a minute of a core), in a process group of their own: an
+# interrupt of the run ends the group whole, and its logs go with it.
+logs=$(mktemp -d)
+beside=""
+stop_beside() {
+    if [[ -n $beside ]]; then
+        kill -TERM -- "-$beside" 2>/dev/null || true
+        wait "$beside" 2>/dev/null || true
+    fi
+    rm -rf "$logs"
+}
+trap stop_beside EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+split=1
+for arg in "$@"; do
+    if [[ $arg =~ ^-[A-Za-z]*m ]]; then
+        split=0  # a selection by marks of its own: -m again would replace it, and each half would run it all
+    fi
+done
+set -m
+(
+    set +e
+    if [[ $split -eq 1 ]]; then
+        pytest_run "${args[@]}" -m "not privileged" "$@" > "$logs/unprivileged" 2>&1
+        echo "$?" > "$logs/unprivileged.status"
+    fi
+    static_checks > "$logs/checks" 2>&1
+    echo "$?" > "$logs/checks.status"
+) < /dev/null &
+beside=$!
+set +m
+
 status=0
-"$ROOT/.venv/bin/python" -m pytest "${args[@]}" "$@" || status=$?
-checks=0
-if [[ -n $checks_log ]]; then
-    wait "$checks_pid" || checks=1
-    cat "$checks_log"
-    rm -f "$checks_log"
+if [[ $split -eq 1 ]]; then
+    pytest_run "${args[@]}" -m privileged "$@" || status=$?
+else
+    pytest_run "${args[@]}" "$@" || status=$?
 fi
-if [[ $status -eq 5 ]]; then
-    # pytest's "no tests collected" is not a failure of the code under test.
-    echo "test: pytest collected no tests"
-    status=0
+if [[ $status -eq 2 ]]; then
+    exit 130  # pytest was interrupted (Ctrl-C): so is what runs beside it
 fi
-if [[ $checks -ne 0 ]]; then
+wait "$beside" || true
+if [[ $split -eq 1 ]]; then
+    echo "test: the unprivileged tests, run beside the privileged ones"
+    cat "$logs/unprivileged"
+    if [[ $(cat "$logs/unprivileged.status") -ne 0 ]]; then
+        echo "test: unprivileged tests failed (see above)"
+        status=1
+    fi
+fi
+cat "$logs/checks"
+if [[ $(cat "$logs/checks.status") -ne 0 ]]; then
     echo "test: lint-imports, mypy or the copied-code check failed (see above)"
     exit 1
 fi
