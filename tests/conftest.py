@@ -27,6 +27,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from vtopo.cli.common import run_agent_in_process  # noqa: E402
 from vtopo.host.libvirtd import LibvirtService  # noqa: E402
+from vtopo.host.ovs import OvsService, vsctl  # noqa: E402
 from vtopo.gui.workers import GuiThreadCollector  # noqa: E402
 from vtopo.host.state import StateStore  # noqa: E402
 
@@ -66,6 +67,16 @@ def data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     home = tmp_path_factory.mktemp("data")
     monkeypatch.setenv("VTOPO_DATA_DIR", str(home))
     return home
+
+
+@pytest.fixture
+def ovs_stopped() -> None:
+    """Open vSwitch is stopped, so the test sees vtopo start it (skips if OVS holds bridges vtopo did not make)."""
+    service = OvsService()
+    if service.running():
+        if vsctl([["list-br"]]).split():
+            pytest.skip("Open vSwitch runs with bridges vtopo did not make; this test needs to stop it")
+        service.stop()
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 from residue import snapshot
 from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
-from vtopo.host.ovs import OvsService, vsctl
+from vtopo.host.ovs import OvsService
 from vtopo.lab import open_lab
 from vtopo.model import io
 from vtopo.model.topology import Topology
@@ -97,13 +97,3 @@ def shared() -> Iterator[Callable[[str | Path | Topology], Running]]:
     not deploy the name of the lab kept from the test before."""
     with _labs(Deployer(), kept_for_the_next=True) as deploy:
         yield deploy
-
-
-@pytest.fixture
-def ovs_stopped() -> None:
-    """Open vSwitch is stopped, so the test sees vtopo start it (skips if OVS holds bridges vtopo did not make)."""
-    service = OvsService()
-    if service.running():
-        if vsctl([["list-br"]]).split():
-            pytest.skip("Open vSwitch runs with bridges vtopo did not make; this test needs to stop it")
-        service.stop()
