@@ -65,6 +65,8 @@ def undone_by_removing(op: o.Op) -> Iterator[Interface]:
     yield from interfaces_of(op)
     if isinstance(op, o.CreateBridge):
         yield Interface(None, op.name)
+    elif isinstance(op, o.CreateVeth) and op.master:
+        yield Interface(None, op.master)
     elif isinstance(op, o.SetMaster):
         yield Interface(None, op.name)
         yield Interface(None, op.master)
