@@ -121,15 +121,18 @@ def _impaired(plan: Plan, owner: str, ops: list[o.Op]) -> Plan:
 class LabParts:
     """A deployed lab's plan, by the node or link each operation belongs to."""
 
-    def __init__(self, record: LabRecord, kinds: Registry, compiled: Compiled | None = None) -> None:
-        """`compiled` is what the deploy that made the record compiled, which would be compiled anew from it."""
+    def __init__(self, record: LabRecord, kinds: Registry, compiled: Compiled | None = None,
+                 applied_whole: bool = False) -> None:
+        """`compiled` is what the deploy that made the record compiled, which would be compiled anew from it;
+        `applied_whole`, that the record's journal holds its whole plan (that deploy has just ended), which is then
+        not read back."""
         self.record = record
         self.data = record.read()
         self.compiled = compiled or compiled_from(record, kinds)
         self.topology: Topology = self.compiled.topology
         plan, self.lab = self.compiled.plan, self.compiled.lab
         self.ops = plan.ops
-        self.applied = set(record.journal())
+        self.applied = set(plan.ops) if applied_whole else set(record.journal())
         self.applied_ops = [op for op in plan.ops if op in self.applied]  # in the plan's order
         self.operated: Operated = record.operated()
         self.by_owner: dict[str, list[o.Op]] = {}

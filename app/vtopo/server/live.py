@@ -165,13 +165,14 @@ class LiveLabs:
             return self._resolved
 
     def _parts_of(self, record: LabRecord, compiled: Compiled | None = None) -> LabParts:
-        """The lab's plan by part: `compiled`, what the deploy that made the record compiled, or the lab resolved."""
+        """The lab's plan by part: `compiled`, what the deploy that made the record compiled (and applied whole), or
+        the lab resolved."""
         from vtopo.host.lab_parts import LabParts
 
         resolved = self.resolved()
         if compiled is not None:
             resolved.keep(record, compiled)
-        return LabParts(record, resolved.kinds, resolved.of(record))
+        return LabParts(record, resolved.kinds, resolved.of(record), applied_whole=compiled is not None)
 
     def _watching(self) -> Watcher:
         from vtopo.host.watch import Watcher
