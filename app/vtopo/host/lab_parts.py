@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from vtopo import ops as o
@@ -147,6 +148,16 @@ class LabParts:
         self.link_of_owner = {owner: link_id for link_id, owner in self.link_owners.items()}
         self.node_owners = {node.name: f"node {node.name}" for node in self.topology.nodes.values()}
         self.node_ids = {node.name: node.id for node in self.topology.nodes.values()}
+
+    @cached_property
+    def undone_by(self) -> dict[Interface, list[o.Op]]:
+        """What removing each interface undoes of the applied operations (see undone_by_removing): the agent's record
+        of the lab watches these interfaces and reads it for each that changes."""
+        undone: dict[Interface, list[o.Op]] = {}
+        for op in self.applied_ops:
+            for interface in undone_by_removing(op):
+                undone.setdefault(interface, []).append(op)
+        return undone
 
     def reread_operated(self) -> None:
         """What the user stopped or took down, as the record says now (a node or link request changed it)."""
