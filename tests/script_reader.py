@@ -177,6 +177,8 @@ class ScriptReader:
         words = words[1:]
         if words[0] == "netns":
             fields["IFLA_NET_NS_FD"], words = words[1], words[2:]
+        if words[0] == "master":
+            fields["IFLA_MASTER"], words = words[1], words[2:]
         if words[0] == "mtu":
             fields["IFLA_MTU"], words = int(words[1]), words[2:]
         assert words[0] == "type"

@@ -66,6 +66,7 @@ SPECIMENS: list[o.Op] = [
     o.CreateVeth(owner="link", name="eth1", netns="vfth0-c1", peer="vfth0-br-p2", peer_netns=None),
     o.CreateVeth(owner="link", name="eth2", netns="vfth0-c1", peer="eth2", peer_netns="vfth0-c2"),
     o.CreateVeth(owner="link", name="vfth0-a", netns=None, peer="vfth0-b", peer_netns=None),
+    o.CreateVeth(owner="link", name="vfth0-br-p3", netns=None, peer="eth7", peer_netns="vfth0-c1", master="vfth0-br"),
     o.CreateMacvlan(owner="link", name="eth3", netns="vfth0-c1", lower="vfth0-mv", lower_netns=None, mode="vepa"),
     o.CreateMacvlan(owner="link", name="eth4", netns=None, lower="vfth0-a", lower_netns=None, mode="private"),
     o.CreateVlan(owner="link", name="eth0.10", netns="vfth0-c1", parent="eth0", vid=10),
@@ -197,7 +198,7 @@ def normalized(effects: list[Effect]) -> list[Effect]:
             ends = {(fields["IFLA_IFNAME"], fields.get("IFLA_NET_NS_FD", effect[2])),
                     (fields["IFLA_LINKINFO.IFLA_INFO_DATA.VETH_INFO_PEER.IFLA_IFNAME"],
                      fields.get("IFLA_LINKINFO.IFLA_INFO_DATA.VETH_INFO_PEER.IFLA_NET_NS_FD", effect[2]))}
-            effect = ("veth", frozenset(ends), len(fields))
+            effect = ("veth", frozenset(ends), fields.get("IFLA_MASTER"), len(fields))
         result.append(effect)
     return result
 

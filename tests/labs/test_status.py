@@ -61,7 +61,8 @@ def test_status_names_a_link_deleted_by_hand(deployed):
 
 def test_status_names_a_port_taken_out_of_its_bridge_by_hand(deployed):
     lab = deployed("bridge-veth")
-    port = next(op for op in compile_plan(resolve(lab.topology, registry())).ops if isinstance(op, o.SetMaster))
+    port = next(op for op in compile_plan(resolve(lab.topology, registry())).ops
+                if isinstance(op, o.CreateVeth) and op.master)
     subprocess.run(["ip", "link", "set", port.name, "nomaster"], check=True)
     shown = status("bridge-veth")
     assert shown.returncode == 1

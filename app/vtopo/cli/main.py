@@ -214,9 +214,10 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
 def cmd_deploy(args: argparse.Namespace) -> int:
     from vtopo.model.io import read_text
 
-    if (spread := deploy_spread(args, consent_of(args), _progress_printer(args.verbose))) is not None:
+    text = read_text(args.file)
+    if (spread := deploy_spread(args, text, consent_of(args), _progress_printer(args.verbose))) is not None:
         return spread
-    report = agent_client().deploy(read_text(args.file), consent_of(args), _progress_printer(args.verbose),
+    report = agent_client().deploy(text, consent_of(args), _progress_printer(args.verbose),
                                    args.update, str(args.file.resolve()), every_step=args.verbose)
     for notice in report.notices:
         print(f"note: {notice}")

@@ -56,18 +56,15 @@ def cmd_place(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _lab_file(path: Path) -> Topology | None:
+def deploy_spread(args: argparse.Namespace, text: str, consent: Trust, progress: ProgressCallback) -> int | None:
+    """Deploy a lab spread over sites, or with --update bring a running lab in line with its file where either is
+    spread over sites. `text` is the lab file's: a lab that declares no sites is not built here, but read by the one
+    that deploys it only."""
     from vtopo.model import io
 
-    return io.load(path) if path.suffix == ".vtopo" and path.exists() else None
-
-
-def deploy_spread(args: argparse.Namespace, consent: Trust, progress: ProgressCallback) -> int | None:
-    """Deploy a lab spread over sites, or with --update bring a running lab in line with its file where either is
-    spread over sites."""
-    topology = _lab_file(args.file)
-    if topology is None:
+    if args.file.suffix != ".vtopo" or not (args.update or io.declares_sites(text)):
         return None
+    topology = io.loads(text, args.file.stem)
     from vtopo.model.placement import sites_used, spread_over_sites
     from vtopo.sites import spread as s
 

@@ -8,7 +8,7 @@ from typing import Any, Iterator
 from vtopo.compile.addresses import host_namespace_addresses
 from vtopo.compile.analysis import emptied_after
 from vtopo.compile.containers import container_ops, hosts_text
-from vtopo.compile.links import configure_ends, create_medium, subinterface_ops, tunnel_end
+from vtopo.compile.links import configure_ends, create_medium, made_on_their_bridges, subinterface_ops, tunnel_end
 from vtopo.compile.plan import Plan, Step
 from vtopo.compile.resolve import ResolvedLab
 from vtopo.compile.startup import in_node, place_of
@@ -63,7 +63,7 @@ def lower(resolved: ResolvedLab) -> list[Op]:
         ops.insert(0, MakeDirectory(owner="lab", path=names.run_dir))
     for node in lab.nodes.values():
         ops.extend(startup_ops(node))
-    return ops
+    return made_on_their_bridges(ops)
 
 
 def startup_ops(node: NodeContext[Any]) -> Iterator[RunCommand]:
@@ -105,8 +105,8 @@ def order(ops: list[Op], resolved: ResolvedLab) -> Plan:
 
 def build_phase(op: Op) -> int:
     """Where an op goes among those its dependencies leave free to move: first every op that makes something,
-    then the configuration inside namespaces, then the host ends attached to their bridges, then the rest of the
-    host's (host ends up). A switch's port moved into a namespace counts as configuration there, so that all the
+    then the configuration inside namespaces, then the host ends attached to their bridges (those no veth made on
+    its bridge: vtopo.compile.links.made_on_their_bridges), then the rest of the host's (host ends up). A switch's port moved into a namespace counts as configuration there, so that all the
     ports go to OVS at once. The kernel creates 400 veth pairs in 0.3 s when they come first, and in 0.6-0.9 s when
     each follows the previous link's ports coming up; it attaches 1,000 ports to a bridge and brings them up in
     3.4-4.7 s when each is attached while down, and in 9.4-11 s when each comes up first (measured on the deploy

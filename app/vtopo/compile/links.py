@@ -3,7 +3,7 @@ on this site, and the qdiscs of its impairment. Which medium each link has was c
 (vtopo.compile.media)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from vtopo.compile.media import BRIDGED_TAPS
@@ -61,6 +61,16 @@ def _bridged_taps(owner: str, ends: tuple[EndContext, EndContext], names: LabNam
         yield ConfigureLink(owner=owner, name=port, netns=None, mtu=end.end.interface.mtu or
                             end.other.end.interface.mtu, alias=names.tag)
         yield SetMaster(owner=owner, name=port, master=bridge)
+
+
+def made_on_their_bridges(ops: list[Op]) -> list[Op]:
+    """`ops`, each veth whose host end a bridge takes as a port (SetMaster without hairpin) made on that bridge
+    (CreateVeth.master) instead of attached by a SetMaster of its own: one request instead of two, and the port is
+    attached while it is down, as `build_phase` orders ports otherwise (vtopo.compile.compiler)."""
+    attached = {op.name: op.master for op in ops if isinstance(op, SetMaster) and not op.hairpin}
+    made = {op.name for op in ops if isinstance(op, CreateVeth) and op.netns is None and op.name in attached}
+    return [replace(op, master=attached[op.name]) if isinstance(op, CreateVeth) and op.name in made else op
+            for op in ops if not (isinstance(op, SetMaster) and op.name in made)]
 
 
 def tunnel_end(end: EndContext, part: SitePart) -> Iterator[Op]:

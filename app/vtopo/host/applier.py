@@ -138,14 +138,12 @@ class Applier:
         if isinstance(op, (o.CreateBridge, o.CreateMacvtap, o.CreateTap)):
             return self._link_present(op.name, None)
         if isinstance(op, o.CreateVeth):
-            return self._link_present(op.name, op.netns) and self._link_present(op.peer, op.peer_netns)
+            return self._link_present(op.name, op.netns) and self._link_present(op.peer, op.peer_netns) and (
+                not op.master or self._attached(op.name, op.master))
         if isinstance(op, (o.CreateMacvlan, o.CreateVxlan)):
             return self._link_present(op.name, op.netns)
         if isinstance(op, o.SetMaster):
-            try:  # one link at a time: a dump of the host's links for each port costs a lab of N ports N squared
-                return self.netlink.master_index(op.name, None) == self.netlink.index(op.master, None)
-            except NetlinkError:  # the port or its master is gone
-                return False
+            return self._attached(op.name, op.master)
         if isinstance(op, o.OvsAddBridge):
             return ovs.OvsService().running() and op.name in ovs.vsctl([["list-br"]]).split()
         if isinstance(op, o.ContainForwarding):
@@ -167,6 +165,13 @@ class Applier:
         try:
             return self.netlink.link_up(name, netns)
         except NetlinkError:
+            return False
+
+    def _attached(self, port: str, bridge: str) -> bool:
+        """Whether host interface `port` is a port of `bridge`."""
+        try:  # one link at a time: a dump of the host's links for each port costs a lab of N ports N squared
+            return self.netlink.master_index(port, None) == self.netlink.index(bridge, None)
+        except NetlinkError:  # the port or its master is gone
             return False
 
     def _link_present(self, name: str, netns: str | None) -> bool:

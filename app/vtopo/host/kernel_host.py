@@ -170,8 +170,9 @@ class KernelHost:
         self.netlink.add_bridge(name, None, stp=stp, forward_delay=forward_delay, ageing_time=ageing_time,
                                 vlan_filtering=vlan_filtering)
 
-    def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None:
-        self.netlink.add_veth(name, netns, peer, peer_netns)
+    def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None, *,
+                 master: str | None = None) -> None:
+        self.netlink.add_veth(name, netns, peer, peer_netns, master)
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         self.netlink.add_macvlan(name, netns, lower, lower_netns, mode)

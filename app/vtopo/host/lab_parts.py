@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from vtopo import ops as o
@@ -65,6 +66,8 @@ def undone_by_removing(op: o.Op) -> Iterator[Interface]:
     yield from interfaces_of(op)
     if isinstance(op, o.CreateBridge):
         yield Interface(None, op.name)
+    elif isinstance(op, o.CreateVeth) and op.master:
+        yield Interface(None, op.master)
     elif isinstance(op, o.SetMaster):
         yield Interface(None, op.name)
         yield Interface(None, op.master)
@@ -119,15 +122,18 @@ def _impaired(plan: Plan, owner: str, ops: list[o.Op]) -> Plan:
 class LabParts:
     """A deployed lab's plan, by the node or link each operation belongs to."""
 
-    def __init__(self, record: LabRecord, kinds: Registry, compiled: Compiled | None = None) -> None:
-        """`compiled` is what the deploy that made the record compiled, which would be compiled anew from it."""
+    def __init__(self, record: LabRecord, kinds: Registry, compiled: Compiled | None = None,
+                 applied_whole: bool = False) -> None:
+        """`compiled` is what the deploy that made the record compiled, which would be compiled anew from it;
+        `applied_whole`, that the record's journal holds its whole plan (that deploy has just ended), which is then
+        not read back."""
         self.record = record
         self.data = record.read()
         self.compiled = compiled or compiled_from(record, kinds)
         self.topology: Topology = self.compiled.topology
         plan, self.lab = self.compiled.plan, self.compiled.lab
         self.ops = plan.ops
-        self.applied = set(record.journal())
+        self.applied = set(plan.ops) if applied_whole else set(record.journal())
         self.applied_ops = [op for op in plan.ops if op in self.applied]  # in the plan's order
         self.operated: Operated = record.operated()
         self.by_owner: dict[str, list[o.Op]] = {}
@@ -142,6 +148,16 @@ class LabParts:
         self.link_of_owner = {owner: link_id for link_id, owner in self.link_owners.items()}
         self.node_owners = {node.name: f"node {node.name}" for node in self.topology.nodes.values()}
         self.node_ids = {node.name: node.id for node in self.topology.nodes.values()}
+
+    @cached_property
+    def undone_by(self) -> dict[Interface, list[o.Op]]:
+        """What removing each interface undoes of the applied operations (see undone_by_removing): the agent's record
+        of the lab watches these interfaces and reads it for each that changes."""
+        undone: dict[Interface, list[o.Op]] = {}
+        for op in self.applied_ops:
+            for interface in undone_by_removing(op):
+                undone.setdefault(interface, []).append(op)
+        return undone
 
     def reread_operated(self) -> None:
         """What the user stopped or took down, as the record says now (a node or link request changed it)."""

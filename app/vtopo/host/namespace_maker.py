@@ -29,6 +29,7 @@ from vtopo.host import netns as namespaces
 from vtopo.host import syscalls
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, PRIVATE, make_directory
+from vtopo.host.processes import wait_child
 from vtopo.host.syscalls import CLONE_NEWNS, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE
 from vtopo.ops import NETNS_DIR, NODE_TMPFS
 
@@ -203,9 +204,7 @@ class NamespaceMaker:
             made.close()
         self._made.clear()
         self._channel.close()
-        try:
-            self._process.wait(HELPER_SECONDS)
-        except subprocess.TimeoutExpired:
+        if wait_child(self._process, HELPER_SECONDS) is None:
             self._process.kill()
             self._process.wait()
 

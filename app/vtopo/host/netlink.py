@@ -298,17 +298,22 @@ class Netlink:
             request = wire.bridge_vlan(self._index(name, netns), vid, flags)
             self._rtnl(netns).request(request, RTM_SETLINK if present else RTM_DELLINK)
 
-    def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None:
-        """Create a veth pair in one request, each end directly in its namespace under its final name.
+    def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None,
+                 master: str | None = None) -> None:
+        """Create a veth pair in one request, each end directly in its namespace under its final name; with `master`,
+        `name` (in `netns`) a port of that bridge, still down.
 
         A pair between the host and a namespace is asked for through the namespace's socket, which is open
-        already, and placed in the host by the descriptor held open: no namespace file to open."""
-        with _kernel(f"add veth {name}{_where(netns)} peer {peer}{_where(peer_netns)}"):
-            if netns is None and peer_netns is not None:
+        already, and placed in the host by the descriptor held open: no namespace file to open. One whose end joins a
+        bridge is asked for through the bridge's, as the kernel attaches only the end the request names."""
+        with _kernel(f"add veth {name}{_where(netns)} peer {peer}{_where(peer_netns)}"
+                     + (f" on bridge {master}" if master else "")):
+            if master is None and netns is None and peer_netns is not None:
                 name, netns, peer, peer_netns = peer, peer_netns, name, netns
+            port = [wire.u32(wire.IFLA_MASTER, self._index(master, netns))] if master else []
             with self._placed(peer_netns, netns) as placement:
                 peer_link = wire.attribute(wire.VETH_INFO_PEER, _named_link(peer, *placement))
-                self._change_link(netns, _named_link(name, wire.link_kind(LinkType.VETH.value, peer_link)),
+                self._change_link(netns, _named_link(name, wire.link_kind(LinkType.VETH.value, peer_link), *port),
                                   create=True)
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:

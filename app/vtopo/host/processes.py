@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import shlex
 import signal
 import socket
@@ -175,6 +176,23 @@ def kill_each(pids: Sequence[int], timeout_s: float = 5) -> None:
     while any(not _gone(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(_POLL_S)
     _reap()
+
+
+def wait_child(process: subprocess.Popen[bytes], timeout_s: float) -> int | None:
+    """The exit status of our child `process` once it ends, waited for on a pidfd (woken as it ends, where
+    Popen.wait with a timeout polls, sleeping up to 50 ms at a time); None when it still runs after `timeout_s`."""
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except ProcessLookupError:  # reaped already
+        return process.wait()
+    try:
+        waiting = select.poll()
+        waiting.register(pidfd, select.POLLIN)
+        if not waiting.poll(timeout_s * 1000):
+            return None
+    finally:
+        os.close(pidfd)
+    return process.wait()
 
 
 class CommandFailed(HostError):

@@ -622,6 +622,18 @@ def read_checkpoint(text: str) -> Checkpoint:
     return checkpoints[0]
 
 
+def declares_sites(text: str) -> bool:
+    """Whether a lab document's text may place nodes on other sites (it declares sites, or it is not one the plain
+    reading here understands): read without building the lab, which a lab with no sites leaves to the one that deploys
+    it."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return True
+    lab = document.get("lab") if isinstance(document, dict) else None
+    return not isinstance(lab, dict) or bool(lab.get("sites"))
+
+
 def load(path: Path) -> Topology:
     path = Path(path)
     return loads(read_text(path), default_name=path.stem)

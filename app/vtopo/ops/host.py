@@ -73,7 +73,8 @@ class Host(Protocol):
     def add_bridge(self, name: str, *, stp: bool, forward_delay: int, ageing_time: int, vlan_filtering: bool) -> None:
         """A Linux bridge in the host's namespace; its timers in clock_t."""
 
-    def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None: ...
+    def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None, *,
+                 master: str | None = None) -> None: ...
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None: ...
 

@@ -112,22 +112,30 @@ class CreateLinkBridge(CreateBridge):
 @dataclass(frozen=True, kw_only=True)
 class CreateVeth(Op):
     """A veth pair. When an end lives in a lab namespace, the pair dies with the namespace: the kernel then
-    removes all of a destroyed lab's veths in one batch, far faster than one at a time."""
+    removes all of a destroyed lab's veths in one batch, far faster than one at a time. With `master`, its end
+    `name`, in the host's namespace, is made a port of that bridge in the same request, still down (see
+    vtopo.compile.links.made_on_their_bridges)."""
 
     name: str
     netns: str | None
     peer: str
     peer_netns: str | None
+    master: str = ""
     summary_text: ClassVar[str] = "create veth pair {name} <-> {peer}"
 
     def requires(self) -> frozenset[str]:
-        return frozenset({ns_resource(self.netns), ns_resource(self.peer_netns)})
+        bridge = {dev_resource(None, self.master)} if self.master else set()
+        return frozenset({ns_resource(self.netns), ns_resource(self.peer_netns), *bridge})
 
     def provides(self) -> frozenset[str]:
-        return frozenset({dev_resource(self.netns, self.name), dev_resource(self.peer_netns, self.peer)})
+        port = {bridge_port_resource(self.name)} if self.master else set()
+        return frozenset({dev_resource(self.netns, self.name), dev_resource(self.peer_netns, self.peer), *port})
 
     def apply(self, host: Host) -> None:
-        host.add_veth(self.name, self.netns, self.peer, self.peer_netns)
+        host.add_veth(self.name, self.netns, self.peer, self.peer_netns, master=self.master or None)
+
+    def summary(self) -> str:
+        return super().summary() + (f", {self.name} a port of bridge {self.master}" if self.master else "")
 
     def inverse(self) -> Op | None:
         if self.netns is None and self.peer_netns is None:

@@ -213,11 +213,12 @@ class ScriptHost:
                          "forward_delay", str(forward_delay), "ageing_time", str(ageing_time),
                          *(["vlan_filtering", "1"] if vlan_filtering else [])))
 
-    def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None) -> None:
+    def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None, *,
+                 master: str | None = None) -> None:
         if netns is not None and peer_netns is None:  # the host's end first: `ip` has no word for the host's netns
             name, netns, peer, peer_netns = peer, peer_netns, name, netns
-        self._say(ip_cmd(netns, "link", "add", name, "type", LinkType.VETH, "peer", "name", peer,
-                         *(["netns", peer_netns] if peer_netns else [])))
+        self._say(ip_cmd(netns, "link", "add", name, *(["master", master] if master else []), "type", LinkType.VETH,
+                         "peer", "name", peer, *(["netns", peer_netns] if peer_netns else [])))
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         self._say(ip_cmd(lower_netns, "link", "add", "link", lower, "name", name,

@@ -214,7 +214,7 @@ class Agent:
                                       f"{policy.source}")
                     request = _read_request(connection, policy, fds)
                     connection.settimeout(None)
-                    send.send(self.handle(request, Asked(caller, fds, send, policy, broken)))
+                    send.answer(self.handle(request, Asked(caller, fds, send, policy, broken)))
                 except (p.ProtocolError, Refused, OSError) as error:
                     send.send(p.Result(EXIT_FAILED, errors=[f"error: {error}"]))
                 except Exception as error:  # a bug: the caller gets one line, the agent's log the traceback
@@ -259,7 +259,8 @@ class Agent:
         topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
         consent = _consent(request.consent, caller, policy)
         deployer = new_deployer()
-        with self.locks.held(topology.name), self._job(topology.name, Job(DEPLOYING, deployer, caller.uid)):
+        with self.locks.held(topology.name), \
+                self._job(topology.name, Job(DEPLOYING, deployer, caller.uid), send) as answering:
             record = deployer.store.named(topology.name)  # a lab of that name, which only update may change
             if record is not None and request.update:
                 _require_owner(record, caller, "update")
@@ -271,7 +272,8 @@ class Agent:
             else:
                 report = deployer.deploy(topology, _progress_to(send, request.every_step), source, consent,
                                          caller.uid, admit, caller.root and policy.root_labs_as_host)
-        return p.result_of(request, report)
+            answering.result = p.result_of(request, report)
+        return answering.result
 
     @contextmanager
     def _owned(self, lab: str, caller: Caller, action: str) -> Iterator[LabRecord]:
@@ -299,14 +301,19 @@ class Agent:
         return p.result_of(request, p.Destroyed(request.lab, steps, time.monotonic() - started))
 
     @contextmanager
-    def _job(self, lab: str, job: Job) -> Iterator[None]:
-        """A deploy or destroy of `lab` while the block runs, which the lab's followers hear of as it begins and ends."""
+    def _job(self, lab: str, job: Job, send: Replies | None = None) -> Iterator[Answering]:
+        """A deploy or destroy of `lab` while the block runs, which the lab's followers hear of as it begins and ends.
+        The Result the block puts in what it yields goes to the client (`send`) as the job ends, before the agent's
+        record of the lab is rebuilt (see LiveLabs.job_changed)."""
+        answering = Answering()
         try:
             with self.jobs.running(lab, job):
                 self.live.job_changed(lab, ended=False)
-                yield
+                yield answering
         finally:
-            self.live.job_changed(lab, ended=True, compiled=job.deployer.compiled)
+            result = answering.result
+            self.live.job_changed(lab, ended=True, compiled=job.deployer.compiled,
+                                  answer=None if send is None or result is None else lambda: send.answer(result))
 
     @verb(p.StatusRequest)
     def status(self, request: p.StatusRequest, asked: Asked) -> p.Result:
@@ -633,6 +640,13 @@ def _run_on_pty(argv: list[str], environment: dict[str, str], directory: str, re
     return p.Result(_exit_status(child.wait()))
 
 
+@dataclass
+class Answering:
+    """The Result of a job's request, once the job has one (see Agent._job)."""
+
+    result: p.Result | None = None
+
+
 class Replies:
     """Answers to one client, until it goes away; after that, work in progress (a deploy) goes on unheard.
 
@@ -646,6 +660,16 @@ class Replies:
         self._gone = False
         self._pending = bytearray()
         self._flushed = time.monotonic()
+        self._answered: p.Result | None = None
+
+    def answer(self, result: p.Result) -> None:
+        """The request's one Result. A job sends it before its work ends (see Agent._job), and hands the same Result
+        back; what failed after it was sent goes to the agent's log."""
+        if self._answered is None:
+            self._answered = result
+            self.send(result)
+        elif result is not self._answered:
+            print(f"after the answer to its request: {'; '.join(result.errors)}", file=sys.stderr)
 
     def send(self, message: p.Message, fd: int | None = None) -> None:
         """Send one line; with `fd`, the descriptor goes with it (SCM_RIGHTS)."""

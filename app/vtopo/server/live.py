@@ -97,6 +97,7 @@ class LiveLabs:
         self._followers: list[Follower] = []
         self._paused: set[str] = set()  # labs a request is changing: their events wait for its end
         self._renewing: set[str] = set()  # labs watched anew: what is heard meanwhile goes to the record they replace
+        self._due: dict[str, Compiled | None] = {}  # labs whose job ended, to be renewed from what it compiled
         self._watcher: Watcher | None = None
         self._resolved: ResolvedLabs | None = None
 
@@ -135,6 +136,8 @@ class LiveLabs:
 
     def _live(self, record: LabRecord) -> LiveLab | None:
         name = _name(record)
+        if name in self._due:  # read before the thread of the job that ended renewed it
+            self.renew(name, self._due.pop(name))
         live = self._labs.get(name)
         if live is None or live.parts.record.directory != record.directory or live.stamp != record.stamp():
             # none yet, or the lab was deployed, updated or operated by another process (root's own command with
@@ -162,13 +165,14 @@ class LiveLabs:
             return self._resolved
 
     def _parts_of(self, record: LabRecord, compiled: Compiled | None = None) -> LabParts:
-        """The lab's plan by part: `compiled`, what the deploy that made the record compiled, or the lab resolved."""
+        """The lab's plan by part: `compiled`, what the deploy that made the record compiled (and applied whole), or
+        the lab resolved."""
         from vtopo.host.lab_parts import LabParts
 
         resolved = self.resolved()
         if compiled is not None:
             resolved.keep(record, compiled)
-        return LabParts(record, resolved.kinds, resolved.of(record))
+        return LabParts(record, resolved.kinds, resolved.of(record), applied_whole=compiled is not None)
 
     def _watching(self) -> Watcher:
         from vtopo.host.watch import Watcher
@@ -185,7 +189,8 @@ class LiveLabs:
             if live is None:
                 return
             owners = live.hear(what)
-            if lab in self._paused or lab in self._renewing or self._doing(lab):  # told at the end of what changes it
+            if lab in self._paused or lab in self._renewing or lab in self._due or self._doing(lab):
+                # told at the end of what changes it
                 return
             if live.unheard:
                 self.renew(lab)
@@ -241,12 +246,19 @@ class LiveLabs:
                     live.unheard = before.unheard  # missed while watched anew: the next event probes
             self._tell_whole(lab)
 
-    def job_changed(self, lab: str, ended: bool, compiled: Compiled | None = None) -> None:
+    def job_changed(self, lab: str, ended: bool, compiled: Compiled | None = None,
+                    answer: Callable[[], None] | None = None) -> None:
         """A deploy or destroy of `lab` began or `ended` (a deploy having compiled it as `compiled`): every follower
-        hears of the list of labs, and the lab's of its state."""
+        hears of the list of labs, and the lab's of its state. At its end, `answer` tells the job's client first: the
+        lab's record is rebuilt after, and whoever reads it meanwhile waits for that (see `_live`)."""
+        if ended and answer is not None:
+            with self._guard:
+                self._due[lab] = compiled
+            answer()
         with self._guard:
             if ended:
-                self.renew(lab, compiled)
+                if lab in self._due or answer is None:
+                    self.renew(lab, self._due.pop(lab, compiled))
             else:
                 self._refresh(lab)
                 if lab in self._labs:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from vtopo import ops as o
 from vtopo.host.heard import DetailChanged, DomainEnded, Heard, InterfaceChanged, ProcessEnded, Unheard
-from vtopo.host.lab_parts import Interface, LabParts, undone_by_removing
+from vtopo.host.lab_parts import Interface, LabParts
 from vtopo.reports import LabStatus, PartState
 
 if TYPE_CHECKING:
@@ -26,10 +26,7 @@ class LiveLab:
         self.gone_namespaces: set[str] = set()
         self.down = down  # interfaces heard to be down or without carrier
         self.unheard = False  # whether the watcher missed events of it: its next renewal probes the host
-        self.undone_by: dict[Interface, list[o.Op]] = {}  # what removing each interface undoes
-        for op in parts.applied_ops:
-            for interface in undone_by_removing(op):
-                self.undone_by.setdefault(interface, []).append(op)
+        self.undone_by = parts.undone_by
         self.states = {owner: self._part(owner) for owner in [*parts.node_owners.values(), *parts.link_owners.values()]}
         self.details = {owner: parts.detailed(self.states[owner]).detail  # by node owner: as last told (`recount`)
                         for owner in parts.node_owners.values()}
@@ -106,7 +103,7 @@ class LiveLab:
 def watched(parts: LabParts, watcher: Watcher, probe: bool) -> LiveLab:
     """A lab's record, watched from now on: its parts as a probe finds them, or as its plan made them."""
     applied = parts.applied_ops
-    ended = watcher.watch(parts.data["name"], {interface for op in applied for interface in undone_by_removing(op)},
+    ended = watcher.watch(parts.data["name"], set(parts.undone_by),
                           [op.name for op in applied if isinstance(op, o.CreateNamespace)],
                           [op for op in applied if isinstance(op, o.StartProcess)], parts.detail_files(),
                           [op for op in applied if isinstance(op, o.StartDomain)])
