@@ -16,6 +16,7 @@ import math
 import os
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -409,7 +410,7 @@ class LinkRatesChanged(Message):
     added."""
 
     type: ClassVar[str] = "link-rates-changed"
-    links: dict[str, list[float]]
+    links: dict[str, Sequence[float]]
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pwd
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 
 OUTPUT_STAGE = "output"
@@ -101,8 +101,10 @@ LinkTotals = dict[str, tuple[int, int]]
 """link id -> the octets and packets its interface counters have seen, both directions added"""
 
 
-@dataclass(frozen=True)
-class LinkRate:
+class LinkRate(NamedTuple):
+    """A link's traffic, both directions added. A tuple: the agent sends each as it is, [bits/s, packets/s], and
+    makes thousands a second while a lab's links all carry a little (vtopo.protocol.LinkRatesChanged)."""
+
     bits_per_second: float
     packets_per_second: float
 
@@ -113,14 +115,14 @@ STILL = LinkRate(0.0, 0.0)
 
 class RateMeter:
     """Each link's rate between one reading of the counters and the next, told when it changes: the second reading
-    gives every link's rate, and each next one only the rates of the links whose counters moved since the previous
-    reading, or that moved before it and stopped (now 0). A reading where nothing moved gives nothing. Rates are
-    rounded to a bit and a tenth of a packet a second: a finer figure would only be longer to send."""
+    gives every link's rate, and each next one only the rates that differ from the ones told last (a link whose
+    counters stopped moving: now 0). A reading where no rate changed gives nothing. Rates are rounded to a bit and a
+    tenth of a packet a second: a finer figure would only be longer to send."""
 
     def __init__(self) -> None:
         self._last: LinkTotals = {}
         self._last_at = 0.0
-        self._moving: set[str] = set()  # the links whose last rate told was not 0
+        self._told: dict[str, LinkRate] = {}  # the links whose last rate told was not 0, with that rate
         self._first = True
 
     def changes(self, totals: LinkTotals, at: float) -> dict[str, LinkRate]:
@@ -130,13 +132,24 @@ class RateMeter:
         self._last, self._last_at = totals, at
         if not last or elapsed <= 0:
             return {}
-        moved = {link: LinkRate(round(max(0, octets - before[0]) * 8 / elapsed),
-                                round(max(0, packets - before[1]) / elapsed, 1))
-                 for link, (octets, packets) in totals.items()
-                 if (before := last.get(link)) is not None and (octets, packets) != before}
-        stopped = self._moving - moved.keys()
-        self._moving = set(moved)
+        moving: dict[str, LinkRate] = {}
+        alike: dict[tuple[int, int], LinkRate] = {}  # by how far the counters moved: a packet flooded through a
+        # switch moves a thousand links' counters alike, and gives them one rate
+        for link, counted in totals.items():
+            before = last.get(link)
+            if before is None or counted == before:
+                continue
+            moved = (counted[0] - before[0], counted[1] - before[1])
+            rate = alike.get(moved)
+            if rate is None:
+                rate = LinkRate(round(max(0, moved[0]) * 8 / elapsed), round(max(0, moved[1]) / elapsed, 1))
+                rate = alike[moved] = STILL if rate == STILL else rate  # counters that went back: a device made anew
+            if rate is not STILL:
+                moving[link] = rate
+        told, self._told = self._told, moving
         if self._first:
             self._first = False
-            return {link: moved.get(link, STILL) for link in totals if link in last}
-        return moved | {link: STILL for link in stopped}
+            return {link: moving.get(link, STILL) for link in totals if link in last}
+        changed = {link: rate for link, rate in moving.items() if told.get(link) != rate}
+        changed.update((link, STILL) for link in told.keys() - moving.keys())
+        return changed

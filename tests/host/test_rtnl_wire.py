@@ -320,3 +320,14 @@ def test_a_reply_of_64_bit_counters_is_read_as_pyroute2_reads_it() -> None:
     reply["attrs"] = [("IFLA_STATS_LINK_64", {"rx_packets": 3, "tx_packets": 5, "rx_bytes": 2**40, "tx_bytes": 11})]
     reply.encode()
     assert wire.link_stats_64(bytes(reply.data)) == (7, (2**40 + 11, 8))
+
+
+def test_64_bit_counters_after_the_padding_some_kernels_put_first_are_read_too() -> None:
+    """Where a kernel aligns 64-bit attributes (no efficient unaligned access), a pad attribute comes first."""
+    reply = ifstatsmsg()
+    reply["ifindex"] = 9
+    reply["filter_mask"] = 1
+    reply["attrs"] = [("IFLA_STATS_UNSPEC", None),
+                      ("IFLA_STATS_LINK_64", {"rx_packets": 1, "tx_packets": 2, "rx_bytes": 30, "tx_bytes": 40})]
+    reply.encode()
+    assert wire.link_stats_64(bytes(reply.data)) == (9, (70, 3))

@@ -119,6 +119,7 @@ class _Rtnl:
         self._socket.bind((0, 0))
         self._marshal = MarshalRtnl()
         self._buffer = bytearray(_RECEIVE_BUFFER)
+        self._received = memoryview(self._buffer)
         self._sequence = 0
 
     def close(self) -> None:
@@ -134,15 +135,16 @@ class _Rtnl:
 
         Raises pyroute2's NetlinkError, with the kernel's extended ack, for a refusal.
         """
-        return [self._decoded(reply) for reply in self.replies(payload, kind, flags)]
+        return [self._decoded(bytes(reply)) for reply in self.replies(payload, kind, flags)]
 
     def _decoded(self, message: bytes) -> nlmsg:
         (decoded,) = self._marshal.parse(message)
         return decoded
 
-    def replies(self, payload: bytes, kind: int, flags: int = _CHANGE) -> Iterator[bytes]:
-        """Send a request of type `kind`; each reply before its ack (or a dump's end), as the kernel wrote it. Read
-        them all: the socket holds the rest of the answer until then.
+    def replies(self, payload: bytes, kind: int, flags: int = _CHANGE) -> Iterator[memoryview]:
+        """Send a request of type `kind`; each reply before its ack (or a dump's end), as the kernel wrote it, seen in
+        the receive buffer until the next is asked for (a dump of counters reads a reply per interface, every second
+        while rates are shown). Read them all: the socket holds the rest of the answer until then.
 
         Raises pyroute2's NetlinkError, with the kernel's extended ack, for a refusal.
         """
@@ -162,7 +164,7 @@ class _Rtnl:
                     if _ERRNO.unpack_from(self._buffer, start + _HEADER.size)[0] == 0:
                         return  # a plain ack is read without decoding it: most requests get only that
                     raise self._decoded(bytes(self._buffer[start:start + length]))["header"]["error"]
-                yield bytes(self._buffer[start:start + length])
+                yield self._received[start:start + length]
 
 
 class Netlink:

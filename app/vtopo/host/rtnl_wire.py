@@ -43,6 +43,8 @@ _VLAN_INFO = struct.Struct("=HH")  # struct bridge_vlan_info: flags, vid
 _STATS = struct.Struct("=BBHII")  # struct if_stats_msg: family, two pads, index, filter mask
 _STATS_REPLY = struct.Struct("=16xBBHII")  # a netlink header, then struct if_stats_msg
 _LINK_STATS_64 = struct.Struct("=QQQQ")  # struct rtnl_link_stats64's first fields: rx/tx packets, rx/tx bytes
+_STATS_64_FIRST = struct.Struct("=20xI6xHQQQQ")  # a netlink header, struct if_stats_msg's index, then its first
+# attribute's number and, when that is IFLA_STATS_LINK_64, those fields
 IFLA_STATS_LINK_64 = 1
 _U32 = struct.Struct("=I")
 _U16 = struct.Struct("=H")
@@ -155,16 +157,26 @@ def stats(filter_mask: int) -> bytes:
     return _STATS.pack(socket.AF_UNSPEC, 0, 0, 0, filter_mask)
 
 
-def link_stats_64(reply: bytes) -> tuple[int, tuple[int, int]]:
+def link_stats_64(reply: bytes | memoryview) -> tuple[int, tuple[int, int]]:
     """An RTM_NEWSTATS reply (netlink header included) asked for IFLA_STATS_LINK_64 only: the interface's index, and
-    its octets and packets, both directions added."""
+    its octets and packets, both directions added. The kernel writes that attribute first, where one unpack reads
+    it with the index (a dump has a reply per interface of the namespace, every second while rates are shown)."""
+    if len(reply) >= _STATS_64_FIRST.size:
+        index, number, rx_packets, tx_packets, rx_bytes, tx_bytes = _STATS_64_FIRST.unpack_from(reply)
+        if number == IFLA_STATS_LINK_64:
+            return index, (rx_bytes + tx_bytes, rx_packets + tx_packets)
     index = _STATS_REPLY.unpack_from(reply)[3]
+    rx_packets, tx_packets, rx_bytes, tx_bytes = _LINK_STATS_64.unpack_from(reply, _stats_64_offset(reply, index))
+    return index, (rx_bytes + tx_bytes, rx_packets + tx_packets)
+
+
+def _stats_64_offset(reply: bytes | memoryview, index: int) -> int:
+    """Where IFLA_STATS_LINK_64's counters start in a reply that may have other attributes before it."""
     offset = _STATS_REPLY.size
     while offset + _ATTRIBUTE.size <= len(reply):
         length, number = _ATTRIBUTE.unpack_from(reply, offset)
         if number == IFLA_STATS_LINK_64:
-            rx_packets, tx_packets, rx_bytes, tx_bytes = _LINK_STATS_64.unpack_from(reply, offset + _ATTRIBUTE.size)
-            return index, (rx_bytes + tx_bytes, rx_packets + tx_packets)
+            return offset + _ATTRIBUTE.size
         offset += max(_ATTRIBUTE.size, (length + 3) & ~3)
     raise ValueError(f"the kernel's counters of interface {index} lack their 64-bit statistics")
 

@@ -215,12 +215,19 @@ class LiveLabs:
 
     def _refresh(self, lab: str) -> None:
         """Before the agent changes a lab: read first what another process did to it since (destroyed it, deployed
-        it again, operated it), which the change then keeps."""
+        it again, operated it), which the change then keeps. A lab with no record yet gets none: nothing is kept."""
         record = StateStore().named(lab)
         if record is not None:
-            self._live(record)
+            if self._kept(lab):
+                self._live(record)
         elif self._labs.pop(lab, None) is not None and self._watcher is not None:
             self._watcher.forget(lab)
+
+    def _kept(self, lab: str) -> bool:
+        """Whether the agent keeps a record of `lab` now: it has read it, or a client follows it. A lab that nobody
+        read since the agent started (root's own command with no agent listening: a destroy, a link taken down) is
+        read, with a probe, when it first is, not before and after each change."""
+        return lab in self._labs or any(follower.lab == lab for follower in self._followers)
 
     def renew(self, lab: str, compiled: Compiled | None = None) -> None:
         """Read a lab's record again after the agent changed it (deployed, updated, destroyed, operated) or began or
@@ -234,7 +241,8 @@ class LiveLabs:
                     self._watcher.forget(lab)
                 if before is not None:
                     self.resolved().forget(before.parts.record)
-            else:
+            elif compiled is not None or self._kept(lab):  # one nobody read waits for its first read, unless a deploy
+                # made it: its plan says what it is, with no probe
                 probe = before is not None and before.unheard
                 self._renewing.add(lab)
                 try:  # the events the watcher had not read yet are heard by `before`, and kept from it
