@@ -17,6 +17,7 @@ from vtopo.client.agent_client import AgentClient
 from vtopo.deployed import DeployedLab
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.canvas.labels import format_rate
+from vtopo.gui.overlays.rates import load_of
 from vtopo.reports import STILL, LinkRate
 
 PINGED = ("c1-eth0--br0-p1", "c2-eth0--br0-p2")
@@ -89,3 +90,15 @@ def test_traffic_draws_a_link_with_its_rate_and_a_quiet_lab_is_told_nothing(make
         if window.deploy.deployed_lab:
             deploy_or_destroy(window, qtbot, False)
     assert snapshot() - before == {}
+
+
+def test_a_rate_that_wanders_within_its_tenfold_keeps_the_links_width() -> None:
+    """Router solicitations flooded to every port of a switch, one to nine a second (70 bytes each), are drawn at
+    one width, whichever came first; a tenfold rise is drawn wider, and no traffic plain."""
+    flooded = [packets * 70 * 8.0 for packets in (1, 9, 2, 5, 3, 8, 1)]
+    drawn = load_of(flooded[0])
+    assert drawn > 0
+    for bits in flooded:
+        assert load_of(bits, drawn) == drawn
+    assert load_of(flooded[0] * 100, drawn) > drawn
+    assert load_of(0.0, drawn) == 0.0

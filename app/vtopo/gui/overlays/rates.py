@@ -22,12 +22,19 @@ if TYPE_CHECKING:  # the agent's client loads when a lab is deployed
 
 SAMPLE_S = 1.0
 FULL_LOAD_BITS = 1e10  # 10 Gb/s draws a link at full width; the width grows with the logarithm of the rate
-LOAD_STEPS = 40  # the width grows in steps: a link whose rate wanders within one is not drawn again
+LOAD_STEPS = 10  # the width grows a step for each tenfold rate (the tooltip tells the rate itself)
+LOAD_KEPT = 0.75  # a link keeps its width while its rate strays less than this many steps from the width's own
 
 
 @functools.lru_cache(maxsize=1024)  # a packet flooded through a switch gives its thousand links one rate
-def load_of(bits_per_second: float) -> float:
-    return round(min(1.0, math.log10(1 + bits_per_second) / math.log10(FULL_LOAD_BITS)) * LOAD_STEPS) / LOAD_STEPS
+def load_of(bits_per_second: float, drawn: float = 0.0) -> float:
+    """The load a link is drawn with at `bits_per_second`, drawn now with `drawn`. A rate that wanders across a
+    step's bound keeps the width it had (router solicitations flooded to a thousand ports come a few a second): the
+    lab is not drawn again for a change nobody would see."""
+    steps = min(1.0, math.log10(1 + bits_per_second) / math.log10(FULL_LOAD_BITS)) * LOAD_STEPS
+    if drawn and abs(steps - drawn * LOAD_STEPS) < LOAD_KEPT:
+        return drawn
+    return round(steps) / LOAD_STEPS
 
 
 class RateSampling:
@@ -123,7 +130,7 @@ class RateView(QObject):
             if item is None:
                 continue
             rate = rates.get(link_id)
-            loads[link_id] = load_of(rate.bits_per_second) if rate else 0.0
+            loads[link_id] = load_of(rate.bits_per_second, item.load) if rate else 0.0
             item.traffic = rate
         self._scene.set_loads(loads)
 
