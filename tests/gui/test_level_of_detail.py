@@ -213,6 +213,22 @@ def test_a_dragged_node_takes_its_outline_along_in_the_overview(make_window: Cal
     assert not outlined(start), "the outline stayed where the node was"
 
 
+def test_a_link_whose_load_changes_is_redrawn_in_the_overview(make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    wheel(view, ZOOM_OUT)
+    assert not scene.detailed
+    link_id, link = next(iter(scene.links.items()))
+    middle = link.line.center()
+    around = QRectF(middle - QPointF(4, 4) / view.zoom, middle + QPointF(4, 4) / view.zoom)
+    quiet = ink_share(view, view.viewport().grab().toImage(), around)
+    scene.set_loads({link_id: 1.0})
+    loaded = ink_share(view, view.viewport().grab().toImage(), around)
+    scene.set_loads({link_id: 0.0})
+    assert loaded > 1.5 * quiet > 0, (quiet, loaded)
+    assert ink_share(view, view.viewport().grab().toImage(), around) == quiet
+
+
 def test_zoomed_in_a_burst_of_loads_draws_each_link_as_wide_as_its_load(make_window: Callable[..., MainWindow],
                                                                        qtbot: Any, tmp_path: Path) -> None:
     """A packet flooded through a switch changes every link's load at once, and the next second again: each link in

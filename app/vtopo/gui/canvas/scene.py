@@ -455,6 +455,9 @@ class TopologyScene(QGraphicsScene):
         Qt of a thousand rects."""
         changed = [item for link_id, load in loads.items()
                    if (item := self.links.get(link_id)) is not None and item.set_load(load)]
+        if changed and not self.look.detailed:
+            self._overview.invalidate_marks()  # zoomed out, a loaded link is drawn on its own
+            return
         if len(changed) > MANY_CHANGES:
             self._lines.update()
             return
