@@ -290,17 +290,20 @@ class TopologyScene(QGraphicsScene):
         step)."""
         turn_ends = time.monotonic() + LABEL_TURN_S
         seen = self._seen()
-        deferred = False
-        for link in sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id)):
-            if time.monotonic() < turn_ends:
+        in_view_first = sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id))
+        followed = 0
+        while followed < len(in_view_first) and time.monotonic() < turn_ends:
+            in_view_first[followed].follow_nodes()
+            followed += 1
+        if followed == len(in_view_first):
+            return
+        self.look.labels_later = True
+        try:
+            for link in in_view_first[followed:]:
                 link.follow_nodes()
-                continue
-            self.look.labels_later, deferred = True, True
-            try:
-                link.follow_nodes()
-            finally:
-                self.look.labels_later = False
-        if deferred and self.look.detailed:
+        finally:
+            self.look.labels_later = False
+        if self.look.detailed:
             self._start_labelling()
 
     # ------------------------------------------------------------ view state
