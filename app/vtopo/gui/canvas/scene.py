@@ -456,10 +456,19 @@ class TopologyScene(QGraphicsScene):
         """Draw links as wide as their loads (0 to 1), by link id. Repainted together: a packet flooded through a
         switch changes the load of its thousand links at once, and repainting the view once costs less than telling
         Qt of a thousand rects."""
-        changed = [item for link_id, load in loads.items()
-                   if (item := self.links.get(link_id)) is not None and item.set_load(load)]
-        if changed and not self.look.detailed:
-            self._overview.invalidate_marks()  # zoomed out, a loaded link is drawn on its own
+        changed: list[LinkItem] = []
+        busy_changed = False
+        for link_id, load in loads.items():
+            item = self.links.get(link_id)
+            if item is None:
+                continue
+            was_busy = item.busy
+            if item.set_load(load):
+                changed.append(item)
+                busy_changed = busy_changed or item.busy != was_busy
+        if not self.look.detailed:
+            if busy_changed:
+                self._overview.invalidate_marks()  # zoomed out, a busy link is drawn on its own
             return
         if len(changed) > MANY_CHANGES:
             self._lines.update()
