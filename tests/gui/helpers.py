@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from vtopo.gui.canvas.view import KIND_MIME_TYPE, CanvasView
 from vtopo.gui.main_window import MainWindow
+from vtopo.gui.panels.setting_editors import FieldEditor
 
 
 def view_point(view: CanvasView, scene_point: QPointF) -> QPoint:
@@ -58,6 +59,22 @@ def click(view: CanvasView, at: QPointF, modifiers: Qt.KeyboardModifier = Qt.Key
     left = Qt.MouseButton.LeftButton
     send(view, QMouseEvent.Type.MouseButtonPress, point, left, left, modifiers)
     send(view, QMouseEvent.Type.MouseButtonRelease, point, left, Qt.MouseButton.NoButton, modifiers)
+
+
+def inspected_setting(qtbot: QtBot, window: MainWindow, node_id: str, setting: str) -> FieldEditor:
+    """The inspector's editor of a node's setting, once laid out as a user sees it: a form just built may leave its
+    widgets without a size for a turn or two, and a click then lands on nothing."""
+    form = window.inspector.node_form
+
+    def laid_out() -> bool:
+        editor = form.fields.get(setting)
+        if form.node_id != node_id or editor is None or not editor.widget.isVisible():
+            return False
+        return all(not child.isVisible() or not child.size().isEmpty()
+                   for child in [editor.widget, *editor.widget.findChildren(QWidget)])
+
+    qtbot.waitUntil(laid_out)
+    return form.fields[setting]
 
 
 def focus_canvas(qtbot: QtBot, window: MainWindow) -> None:

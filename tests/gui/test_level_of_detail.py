@@ -23,6 +23,7 @@ from vtopo.gui.canvas.overview import DETAIL_ZOOM, OverviewItem
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.document.checking import Stale, analyse
 from vtopo.gui.main_window import MainWindow
+from vtopo.gui.overlays.rates import load_of
 from vtopo.resources import TOPOLOGIES
 from vtopo.model import io
 
@@ -211,6 +212,27 @@ def test_a_dragged_node_takes_its_outline_along_in_the_overview(make_window: Cal
     assert scene.selected_node_ids() == ["h1"] and h1.pos() != start
     assert outlined(h1.pos()), "the outline stayed behind"
     assert not outlined(start), "the outline stayed where the node was"
+
+
+def test_a_link_whose_traffic_starts_or_stops_is_redrawn_in_the_overview_but_not_for_an_idle_links_chatter(
+        make_window: Callable[..., MainWindow]) -> None:
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    wheel(view, ZOOM_OUT)
+    assert not scene.detailed
+    link_id, link = next(iter(scene.links.items()))
+    middle = link.line.center()
+    around = QRectF(middle - QPointF(4, 4) / view.zoom, middle + QPointF(4, 4) / view.zoom)
+    quiet = ink_share(view, view.viewport().grab().toImage(), around)
+    scene.set_loads({link_id: 1.0})
+    loaded = ink_share(view, view.viewport().grab().toImage(), around)
+    scene.set_loads({link_id: 0.0})
+    assert loaded > 1.5 * quiet > 0, (quiet, loaded)
+    assert ink_share(view, view.viewport().grab().toImage(), around) == quiet
+    scene.set_loads({link_id: load_of(300.0)})  # an idle link's chatter: a few solicitations a second
+    assert ink_share(view, view.viewport().grab().toImage(), around) == quiet
+    scene.set_loads({link_id: load_of(1e6)})
+    assert ink_share(view, view.viewport().grab().toImage(), around) == loaded
 
 
 def test_zoomed_in_a_burst_of_loads_draws_each_link_as_wide_as_its_load(make_window: Callable[..., MainWindow],

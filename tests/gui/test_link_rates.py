@@ -17,10 +17,11 @@ from vtopo.client.agent_client import AgentClient
 from vtopo.deployed import DeployedLab
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.canvas.labels import format_rate
+from vtopo.gui.overlays.rates import HOLD_S, load_of
 from vtopo.reports import STILL, LinkRate
 
 PINGED = ("c1-eth0--br0-p1", "c2-eth0--br0-p2")
-QUIET_S = 3.0
+QUIET_S = HOLD_S + 1.0  # no change told this long, and the last drawn
 
 
 class Told:
@@ -79,8 +80,8 @@ def test_traffic_draws_a_link_with_its_rate_and_a_quiet_lab_is_told_nothing(make
             finally:
                 assert ping.wait(timeout=20) == 0
             qtbot.waitUntil(lambda: all(window.rates.latest[link] == STILL for link in PINGED), timeout=5000)
+            qtbot.waitUntil(lambda: all(links[link].load == 0 for link in PINGED), timeout=int(HOLD_S * 1000) + 2000)
             for link in PINGED:
-                assert links[link].load == 0
                 assert "traffic: 0.0 Mb/s, 0 packets/s" in tooltip_at(window, links[link].line.center())
             qtbot.waitUntil(quiet, timeout=10_000)
         finally:
@@ -89,3 +90,37 @@ def test_traffic_draws_a_link_with_its_rate_and_a_quiet_lab_is_told_nothing(make
         if window.deploy.deployed_lab:
             deploy_or_destroy(window, qtbot, False)
     assert snapshot() - before == {}
+
+
+def test_a_rate_that_wanders_within_its_tenfold_keeps_the_links_width() -> None:
+    """Router solicitations flooded to every port of a switch, one to nine a second (70 bytes each), are drawn at
+    one width, whichever came first; a tenfold rise is drawn wider, and no traffic plain."""
+    flooded = [packets * 70 * 8.0 for packets in (1, 9, 2, 5, 3, 8, 1)]
+    drawn = load_of(flooded[0])
+    assert drawn > 0
+    for bits in flooded:
+        assert load_of(bits, drawn) == drawn
+    assert load_of(flooded[0] * 100, drawn) > drawn
+    assert load_of(0.0, drawn) == 0.0
+
+
+def test_a_link_is_drawn_wider_at_once_and_narrower_only_once_its_rate_stayed_lower(
+        make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+    """Router solicitations a second or two apart keep an idle link's width: no gap between them draws the lab
+    again. The tooltip tells the rate as it is."""
+    window = make_window("bridge-veth")
+    link_id, link = next(iter(window.editor.scene.links.items()))
+    chatter, still = LinkRate(3 * 70 * 8.0, 3.0), LinkRate(0.0, 0.0)
+    window.rates.show_changes({link_id: chatter})
+    drawn = link.load
+    assert drawn == load_of(chatter.bits_per_second) > 0
+    started = time.monotonic()
+    window.rates.show_changes({link_id: still})
+    assert link.load == drawn and link.traffic == still
+    qtbot.wait(int(HOLD_S * 1000 / 2))
+    window.rates.show_changes({link_id: chatter})
+    again = time.monotonic()
+    window.rates.show_changes({link_id: still})  # held anew
+    assert link.load == drawn
+    qtbot.waitUntil(lambda: link.load == 0, timeout=int(HOLD_S * 1000) + 2000)
+    assert time.monotonic() - again >= HOLD_S > again - started

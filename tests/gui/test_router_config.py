@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QFileDialog
 from pytestqt.qtbot import QtBot
 
 from residue import snapshot
-from tests.gui.helpers import click, click_menu_entry, deploy_or_destroy
+from tests.gui.helpers import click, click_menu_entry, deploy_or_destroy, inspected_setting
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.save_running import RunningDiff
 from vtopo.gui.panels.setting_editors import TextFileEditor
@@ -21,10 +21,7 @@ from vtopo.gui.panels.setting_editors import TextFileEditor
 
 def config_editor(window: MainWindow, qtbot: QtBot, node_id: str) -> TextFileEditor:
     click(window.view, window.editor.scene.nodes[node_id].scenePos())
-    form = window.inspector.node_form
-    qtbot.waitUntil(lambda: form.node_id == node_id and "config" in form.fields and
-                    form.fields["config"].widget.isVisible())
-    editor = form.fields["config"]
+    editor = inspected_setting(qtbot, window, node_id, "config")
     assert isinstance(editor, TextFileEditor)
     return editor
 

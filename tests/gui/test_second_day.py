@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QMenu, QToolTip
 from pytestqt.qtbot import QtBot
 
 from tests.gui.conftest import ASK_FOR_REAL
-from tests.gui.helpers import answer_next_dialog, click, right_click, when_menu_opens
+from tests.gui.helpers import answer_next_dialog, click, inspected_setting, right_click, when_menu_opens
 from tests.gui.test_first_day import HostDeployer, back_to_the_canvas, node_named
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels import leaving
@@ -79,8 +79,7 @@ def test_a_routers_configuration_takes_the_inspectors_whole_width(make_window: C
     window = make_window("l2-vs-l3")
     click(window.view, window.editor.scene.nodes["r1"].scenePos())
     form = window.inspector.node_form
-    qtbot.waitUntil(lambda: form.node_id == "r1" and form.fields["config"].widget.isVisible())
-    box = form.fields["config"].widget
+    box = inspected_setting(qtbot, window, "r1", "config").widget
     assert box.width() >= form.width() - 30, (box.width(), form.width())
 
 

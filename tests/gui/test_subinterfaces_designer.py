@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QPointF, Qt
 
-from tests.gui.helpers import click, drag, drop_kind, edit_cell, focus_canvas
+from tests.gui.helpers import click, drag, drop_kind, edit_cell, focus_canvas, inspected_setting
 from tests.gui.test_vlans_designer import retype
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.interface_table import SUBINTERFACES
@@ -59,10 +59,9 @@ def test_router_on_a_stick_is_drawn_from_nothing_with_the_mouse_and_the_keyboard
     qtbot.keyClick(view, Key.Key_Escape)
     assert len(editor.topology.links) == 3
 
-    click(view, editor.scene.nodes[editor.topology.node_named(s1).id].pos())  # type: ignore[union-attr]
-    form = window.inspector.node_form
-    qtbot.waitUntil(lambda: form.fields.get("vlans") is not None and form.fields["vlans"].widget.isVisible())
-    rows = form.fields["vlans"].widget.rows
+    s1_id = editor.topology.node_named(s1).id  # type: ignore[union-attr]
+    click(view, editor.scene.nodes[s1_id].pos())
+    rows = inspected_setting(qtbot, window, s1_id, "vlans").widget.rows
     assert list(rows) == ["p1", "p2", "p3"]
     for port, mode_steps, vlans in (("p1", 1, "10"), ("p2", 1, "20"), ("p3", 2, "10,20")):
         rows[port].mode.setFocus()
@@ -152,9 +151,7 @@ def test_an_l3_switchs_svis_are_set_in_the_inspector_with_undo(make_window: Call
     switch = next(node for node in window.editor.topology.nodes.values() if node.settings.get("svis"))
     before = dict(switch.settings["svis"])
     click(window.view, window.editor.scene.nodes[switch.id].pos())
-    form = window.inspector.node_form
-    qtbot.waitUntil(lambda: form.node_id == switch.id and form.fields["svis"].widget.isVisible())
-    box = form.fields["svis"].widget
+    box = inspected_setting(qtbot, window, switch.id, "svis").widget
     assert "vlan 10 = " in box.toPlainText()
     qtbot.mouseClick(box.viewport(), Qt.MouseButton.LeftButton)
     qtbot.keyClick(box, Key.Key_End, Ctrl)

@@ -9,7 +9,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
-from tests.gui.helpers import click, focus_canvas
+from tests.gui.helpers import click, focus_canvas, inspected_setting
 from vlan_labs import vlan_lab
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.overlays.broadcast_domains import domain_color
@@ -49,9 +49,7 @@ def test_links_show_their_vlans_and_the_inspector_sets_each_port_with_undo(
     assert middles(window) == shown
     scene, view = window.editor.scene, window.view
     click(view, scene.nodes["s1"].pos())
-    form = window.inspector.node_form
-    qtbot.waitUntil(lambda: form.node_id == "s1" and form.fields["vlans"].widget.isVisible())
-    editor = form.fields["vlans"]
+    editor = inspected_setting(qtbot, window, "s1", "vlans")
     assert isinstance(editor, PortVlansEditor)
     rows = editor.widget.rows
     assert list(rows) == ["p1", "p2", "p3", "p4"]

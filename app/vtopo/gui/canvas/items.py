@@ -249,6 +249,9 @@ MIDDLE_TRIES = 6  # places for the impairment, each a line further from the link
 END_LABEL_STEPS = 12  # places along the line an end's label may take, each a label further from its node: further
 # out it would read as another node's (and at a switch of a thousand ports, looking on would cost seconds)
 MAX_LOAD_WIDTH = 8.0  # extra pen width of a link at full load
+BUSY_LOAD = 0.6
+"""From this load (1 Mb/s) a link stands out in the overview: zoomed out, what shows is where traffic runs, not the
+router solicitations and neighbour discovery every idle link carries now and then."""
 STRIPE = 3.0  # the length of a link's stripe in each of its domains' colours, in pen widths
 
 
@@ -598,7 +601,11 @@ class LinkItem(_Marked, QGraphicsItem):
     @property
     def marked(self) -> bool:
         """Drawn in its own colour or width (the overview draws it on its own, above the plain links)."""
-        return bool(self.severity or self.tint or self.on_path or self.load or self.isSelected())
+        return bool(self.severity or self.tint or self.on_path or self.busy or self.isSelected())
+
+    @property
+    def busy(self) -> bool:
+        return self.load >= BUSY_LOAD
 
     def pen(self, selected: bool) -> QPen:
         color, width, style = self._stroke(selected)

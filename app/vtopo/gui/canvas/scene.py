@@ -290,17 +290,20 @@ class TopologyScene(QGraphicsScene):
         step)."""
         turn_ends = time.monotonic() + LABEL_TURN_S
         seen = self._seen()
-        deferred = False
-        for link in sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id)):
-            if time.monotonic() < turn_ends:
+        in_view_first = sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id))
+        followed = 0
+        while followed < len(in_view_first) and time.monotonic() < turn_ends:
+            in_view_first[followed].follow_nodes()
+            followed += 1
+        if followed == len(in_view_first):
+            return
+        self.look.labels_later = True
+        try:
+            for link in in_view_first[followed:]:
                 link.follow_nodes()
-                continue
-            self.look.labels_later, deferred = True, True
-            try:
-                link.follow_nodes()
-            finally:
-                self.look.labels_later = False
-        if deferred and self.look.detailed:
+        finally:
+            self.look.labels_later = False
+        if self.look.detailed:
             self._start_labelling()
 
     # ------------------------------------------------------------ view state
@@ -453,8 +456,20 @@ class TopologyScene(QGraphicsScene):
         """Draw links as wide as their loads (0 to 1), by link id. Repainted together: a packet flooded through a
         switch changes the load of its thousand links at once, and repainting the view once costs less than telling
         Qt of a thousand rects."""
-        changed = [item for link_id, load in loads.items()
-                   if (item := self.links.get(link_id)) is not None and item.set_load(load)]
+        changed: list[LinkItem] = []
+        busy_changed = False
+        for link_id, load in loads.items():
+            item = self.links.get(link_id)
+            if item is None:
+                continue
+            was_busy = item.busy
+            if item.set_load(load):
+                changed.append(item)
+                busy_changed = busy_changed or item.busy != was_busy
+        if not self.look.detailed:
+            if busy_changed:
+                self._overview.invalidate_marks()  # zoomed out, a busy link is drawn on its own
+            return
         if len(changed) > MANY_CHANGES:
             self._lines.update()
             return

@@ -6,10 +6,11 @@ from __future__ import annotations
 import functools
 import math
 import threading
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction
 
 from vtopo.gui.canvas.scene import TopologyScene
@@ -22,12 +23,22 @@ if TYPE_CHECKING:  # the agent's client loads when a lab is deployed
 
 SAMPLE_S = 1.0
 FULL_LOAD_BITS = 1e10  # 10 Gb/s draws a link at full width; the width grows with the logarithm of the rate
-LOAD_STEPS = 40  # the width grows in steps: a link whose rate wanders within one is not drawn again
+LOAD_STEPS = 10  # the width grows a step for each tenfold rate (the tooltip tells the rate itself)
+LOAD_KEPT = 0.75  # a link keeps its width while its rate strays less than this many steps from the width's own
+HOLD_S = 3.0
+"""A link drawn narrower only once its rate stayed lower this long: the router solicitations an idle lab's links
+carry come every few seconds, and each gap would draw the whole lab again, twice."""
 
 
 @functools.lru_cache(maxsize=1024)  # a packet flooded through a switch gives its thousand links one rate
-def load_of(bits_per_second: float) -> float:
-    return round(min(1.0, math.log10(1 + bits_per_second) / math.log10(FULL_LOAD_BITS)) * LOAD_STEPS) / LOAD_STEPS
+def load_of(bits_per_second: float, drawn: float = 0.0) -> float:
+    """The load a link is drawn with at `bits_per_second`, drawn now with `drawn`. A rate that wanders across a
+    step's bound keeps the width it had (router solicitations flooded to a thousand ports come a few a second): the
+    lab is not drawn again for a change nobody would see."""
+    steps = min(1.0, math.log10(1 + bits_per_second) / math.log10(FULL_LOAD_BITS)) * LOAD_STEPS
+    if drawn and abs(steps - drawn * LOAD_STEPS) < LOAD_KEPT:
+        return drawn
+    return round(steps) / LOAD_STEPS
 
 
 class RateSampling:
@@ -76,6 +87,9 @@ class RateView(QObject):
         self.toggle.toggled.connect(self._toggled)
         self._sampling: RateSampling | None = None
         self.latest: dict[str, LinkRate] = {}
+        self._drops: dict[str, tuple[float, float]] = {}  # link id: (when it is drawn narrower, at what load)
+        self._drop_timer = QTimer(self, interval=int(HOLD_S * 1000 / 3))
+        self._drop_timer.timeout.connect(self._apply_drops)
         self._lab = ""  # the lab sampled
         deploy.busy_changed.connect(self._deploy_busy)
         deploy.states_changed.connect(self._lab_changed)
@@ -111,21 +125,52 @@ class RateView(QObject):
     def _sampled(self, sampling: RateSampling, changes: dict[str, LinkRate]) -> None:
         if sampling is not self._sampling:  # told before the job was stopped
             return
-        self.latest |= changes
-        if self.toggle.isChecked():
-            self._show(self.latest, changes)
+        self.show_changes(changes)
 
-    def _show(self, rates: dict[str, LinkRate], links: Iterable[str] | None = None) -> None:
-        """Draw `links` (every link: None) with their rates."""
+    def show_changes(self, changes: dict[str, LinkRate]) -> None:
+        """The rates of the links whose rate changed. Wider is drawn at once, narrower after HOLD_S."""
+        self.latest |= changes
+        if not self.toggle.isChecked():
+            return
+        now = time.monotonic()
         loads = {}
-        for link_id in self._scene.links if links is None else links:
+        for link_id, load in self._loads(changes, changes).items():
+            item = self._scene.links[link_id]
+            if load >= item.load:
+                self._drops.pop(link_id, None)
+                loads[link_id] = load
+            else:
+                self._drops[link_id] = (self._drops.get(link_id, (now + HOLD_S, 0.0))[0], load)
+        self._scene.set_loads(loads)
+        if self._drops and not self._drop_timer.isActive():
+            self._drop_timer.start()
+
+    def _apply_drops(self) -> None:
+        now = time.monotonic()
+        due = {link_id: load for link_id, (when, load) in self._drops.items() if when <= now}
+        for link_id in due:
+            del self._drops[link_id]
+        if not self._drops:
+            self._drop_timer.stop()
+        self._scene.set_loads(due)
+
+    def _show(self, rates: dict[str, LinkRate]) -> None:
+        """Draw every link with its rate, at once."""
+        self._drops.clear()
+        self._drop_timer.stop()
+        self._scene.set_loads(self._loads(rates, self._scene.links))
+
+    def _loads(self, rates: dict[str, LinkRate], links: Iterable[str]) -> dict[str, float]:
+        """Each of `links` (that the scene has) by the load it is drawn with at its rate; each told its rate."""
+        loads = {}
+        for link_id in links:
             item = self._scene.links.get(link_id)
             if item is None:
                 continue
             rate = rates.get(link_id)
-            loads[link_id] = load_of(rate.bits_per_second) if rate else 0.0
+            loads[link_id] = load_of(rate.bits_per_second, item.load) if rate else 0.0
             item.traffic = rate
-        self._scene.set_loads(loads)
+        return loads
 
     def shutdown(self) -> None:
         """Stop sampling (what it told after is not shown)."""
