@@ -628,7 +628,7 @@ def declares_sites(text: str) -> bool:
     it."""
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # the full reading says what is wrong, naming the field
         return True
     lab = document.get("lab") if isinstance(document, dict) else None
     return not isinstance(lab, dict) or bool(lab.get("sites"))
