@@ -176,12 +176,17 @@ def test_an_export_from_the_overview_draws_every_item(make_window: Callable[...,
     assert not same_color(image.pixelColor(int(x), int(y)), scene.icons.swatch(kind)), "exported as a square"
 
 
+def zoomed_out(window: MainWindow) -> MainWindow:
+    """The window zoomed out with the wheel, as a user does, to where the overview draws the lab."""
+    wheel(window.view, ZOOM_OUT)
+    assert not window.editor.scene.detailed
+    return window
+
+
 def test_the_rubber_band_selects_in_the_overview_and_the_overview_outlines_the_selection(
         make_window: Callable[..., MainWindow]) -> None:
-    window = make_window()
+    window = zoomed_out(make_window())
     view, scene = window.view, window.editor.scene
-    wheel(view, ZOOM_OUT)
-    assert not scene.detailed
     around = scene.itemsBoundingRect()
     margin = QPointF(30, 30) / view.zoom  # 30 pixels outside every node: the press lands on empty canvas
     drag(view, around.topLeft() - margin, around.bottomRight() + margin)
@@ -194,10 +199,8 @@ def test_the_rubber_band_selects_in_the_overview_and_the_overview_outlines_the_s
 
 
 def test_a_dragged_node_takes_its_outline_along_in_the_overview(make_window: Callable[..., MainWindow]) -> None:
-    window = make_window()
+    window = zoomed_out(make_window())
     view, scene = window.view, window.editor.scene
-    wheel(view, ZOOM_OUT)
-    assert not scene.detailed
     h1 = scene.nodes["h1"]
     start = h1.pos()
     click(view, start)
@@ -216,10 +219,8 @@ def test_a_dragged_node_takes_its_outline_along_in_the_overview(make_window: Cal
 
 def test_a_link_whose_traffic_starts_or_stops_is_redrawn_in_the_overview_but_not_for_an_idle_links_chatter(
         make_window: Callable[..., MainWindow]) -> None:
-    window = make_window()
+    window = zoomed_out(make_window())
     view, scene = window.view, window.editor.scene
-    wheel(view, ZOOM_OUT)
-    assert not scene.detailed
     link_id, link = next(iter(scene.links.items()))
     middle = link.line.center()
     around = QRectF(middle - QPointF(4, 4) / view.zoom, middle + QPointF(4, 4) / view.zoom)
