@@ -3,6 +3,7 @@ from, and a link's impairment set live makes, without resolving, the lab and the
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from pathlib import Path
 
 from vtopo import ops as o
 from vtopo.compile.compiler import compile_plan
@@ -10,7 +11,7 @@ from vtopo.compile.links import shaped_links
 from vtopo.compile.resolve import resolve
 from vtopo.host.lab_parts import Compiled, compiled_from
 from vtopo.host.resolved_labs import ResolvedLabs
-from vtopo.host.state import SHAPED_LINKS, LabRecord, Operated, StateStore
+from vtopo.host.state import SHAPED_LINKS, LabRecord, Operated
 from vtopo.kinds.contract import SWITCH_PORT
 from vtopo.lab import open_lab, registry
 from vtopo.lab_record import consent_to_json
@@ -29,20 +30,19 @@ def lab_with_a_rate(rate_mbit: float) -> Topology:
     return replace(topology, prefix="rl")
 
 
-def recorded(store: StateStore, topology: Topology, owner: LabOwner) -> LabRecord:
-    """A record as a deploy writes it, of `topology` deployed by `owner` (under prefix "rl")."""
-    lab = {"name": topology.name, "prefix": "rl", "topology": io.to_document(topology),
-           "facts": asdict(HostFacts()), "consent": consent_to_json(Trust(owner=owner))}
-    record = LabRecord(store.labs_dir / "rl")
-    if record.directory.exists():
-        record.write(lab)
-        return record
-    return store.create("rl", lab)
+def recorded(labs: Path, topology: Topology, owner: LabOwner) -> LabRecord:
+    """A record as a deploy writes it, of `topology` deployed by `owner` (under prefix "rl"), in the test's own
+    directory `labs`: a deploy gives its directory to the vtopo group, which a plain user running the test may not."""
+    record = LabRecord(labs / "rl")
+    record.directory.mkdir(parents=True, exist_ok=True)
+    record.write({"name": topology.name, "prefix": "rl", "topology": io.to_document(topology),
+                  "facts": asdict(HostFacts()), "consent": consent_to_json(Trust(owner=owner))})
+    return record
 
 
 def test_a_rate_set_live_makes_the_lab_and_plan_a_resolve_of_the_lab_so_changed_makes(tmp_path):
     before = lab_with_a_rate(10)
-    compiled = compiled_from(recorded(StateStore(tmp_path), before, MEMBER), registry())
+    compiled = compiled_from(recorded(tmp_path, before, MEMBER), registry())
     link = next(iter(compiled.topology.links.values()))
     owner = f"link {compiled.topology.describe_link(link)}"
     changed = Impairment(rate_mbit=20, delay_ms=5)
@@ -58,13 +58,12 @@ def test_a_rate_set_live_makes_the_lab_and_plan_a_resolve_of_the_lab_so_changed_
 
 
 def test_a_lab_is_resolved_once_while_its_record_holds_it_and_again_once_another_lab_takes_its_place(tmp_path):
-    store = StateStore(tmp_path)
-    record = recorded(store, lab_with_a_rate(10), MEMBER)
+    record = recorded(tmp_path, lab_with_a_rate(10), MEMBER)
     labs = ResolvedLabs(registry())
     first = labs.of(record)
     record.write_operated(Operated({"h1"}, set()))  # a node stopped: the same lab
     assert labs.of(record) is first
-    theirs = recorded(store, lab_with_a_rate(10), OTHER)  # another member's lab under the same prefix, destroyed and
+    theirs = recorded(tmp_path, lab_with_a_rate(10), OTHER)  # another member's lab under the same prefix, destroyed and
     # deployed again: the same file, another owner
     assert labs.of(theirs) is not first
     assert labs.of(theirs).resolved.lab.trust.owner == OTHER
@@ -84,7 +83,7 @@ def test_a_link_whose_rate_is_set_back_to_none_is_resolved_again_on_the_medium_i
     link = topology.links["c1-eth0--sw-p1"]
     link.impairment = Impairment(rate_mbit=10)
     deployed = resolve(topology, registry(), HostFacts(), Trust(owner=MEMBER)).valid().lab
-    record = recorded(StateStore(tmp_path), topology, MEMBER)
+    record = recorded(tmp_path, topology, MEMBER)
     record.write({**record.read(), SHAPED_LINKS: {link_id: shaped.to_json()
                                                   for link_id, shaped in shaped_links(deployed).items()}})
     link.impairment = Impairment()  # what `vtopo link ... set --rate 0` writes

@@ -2,6 +2,8 @@
 its tunnels, and what an agent and the client allow."""
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -253,17 +255,22 @@ def test_a_command_for_another_site_is_one_quoted_line_for_its_shell():
                                               "vtopo exec two c2 -- sh -c 'echo $HOME; touch /tmp/x'"]
 
 
-def test_a_capture_on_another_sites_end_runs_there_and_on_a_local_end_here():
+def test_a_capture_on_another_sites_end_runs_there_and_on_a_local_end_here(monkeypatch):
+    """Root runs tcpdump in a local end's namespace itself; a user's capture there is run by the agent, which the
+    relay (vtopo.client.pcap) asks. Either's capture on another site runs there."""
     from vtopo.capture import resolve as capture_target
     from vtopo.capture.engine import tcpdump_argv
     from vtopo.lab_terms import HostFacts
     from vtopo.kinds.registry import installed_kinds
 
     context = resolve(two_sites().topology, installed_kinds(), HostFacts(), Trust()).valid().lab
-    there = capture_target(context, "c2:eth0")
-    assert there.site == REMOTE and tcpdump_argv(there, "icmp", 5)[-1] == "vtopo capture two c2:eth0 --pcap -f icmp -c 5"
-    here_ = capture_target(context, "c1:eth0")
-    assert here_.site is None and tcpdump_argv(here_)[:4] == ["ip", "netns", "exec", here_.netns]
+    there, here_ = capture_target(context, "c2:eth0"), capture_target(context, "c1:eth0")
+    assert there.site == REMOTE and here_.site is None
+    for euid, local in ((0, ["ip", "netns", "exec", here_.netns, "tcpdump"]),
+                        (1000, [sys.executable, "-m", "vtopo.client.pcap", "two", "c1:eth0"])):
+        monkeypatch.setattr(os, "geteuid", lambda euid=euid: euid)
+        assert tcpdump_argv(there, "icmp", 5)[-1] == "vtopo capture two c2:eth0 --pcap -f icmp -c 5"
+        assert tcpdump_argv(here_)[:len(local)] == local
 
 
 def test_a_node_is_remote_only_from_another_sites_point_of_view():

@@ -19,13 +19,23 @@ from vtopo.measure import history_path, load_history, save_history
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 
-# In build/ (ignored by git), so a test run changes nothing tracked; `make docs` points this at docs/.
-SCREENSHOTS = Path(os.environ.get("VTOPO_SCREENSHOT_DIR")
-                   or Path(__file__).resolve().parents[2] / "build" / "screenshots")
-SCREENSHOT = SCREENSHOTS / "screenshot.png"
-MEASURE_SCREENSHOT = SCREENSHOT.with_name("measure.png")
-VLANS_SCREENSHOT = SCREENSHOT.with_name("vlans.png")
+BUILT_SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
 MEASURED = Path(__file__).resolve().parents[2] / "docs" / "measure"  # real runs: scripts/measure-screenshot.sh
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the screenshots are written: VTOPO_SCREENSHOT_DIR (`make docs` names docs/), else build/screenshots in
+    the checkout (ignored by git, so a test run changes nothing tracked), or, for a user who may not write in the
+    checkout (one who runs another's), a directory of pytest's."""
+    if chosen := os.environ.get("VTOPO_SCREENSHOT_DIR"):
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        return Path(chosen)
+    try:
+        BUILT_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    except PermissionError:
+        return tmp_path_factory.mktemp("screenshots")
+    return BUILT_SCREENSHOTS if os.access(BUILT_SCREENSHOTS, os.W_OK) else tmp_path_factory.mktemp("screenshots")
 
 
 def name_plate(window: MainWindow) -> QColor:
@@ -52,7 +62,7 @@ def test_dark_and_light_themes(make_window: Callable[..., MainWindow], qtbot: Qt
         assert name_plate(window).lightness() > light.lightness() - 10
 
 
-def test_screenshot_of_the_default_lab(make_window: Callable[..., MainWindow], qtbot: QtBot) -> None:
+def test_screenshot_of_the_default_lab(make_window: Callable[..., MainWindow], qtbot: QtBot, screenshots: Path) -> None:
     window = make_window()
     window.resize(1400, 900)
     qtbot.wait(50)
@@ -60,14 +70,13 @@ def test_screenshot_of_the_default_lab(make_window: Callable[..., MainWindow], q
     window.editor.scene.select_ids(["r1"])
     window.explain_dock.raise_()
     qtbot.wait(100)
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     image = window.grab()
-    assert image.save(str(SCREENSHOT))
+    assert image.save(str(screenshots / "screenshot.png"))
     assert image.width() >= 1400 and image.height() >= 900
 
 
 def test_screenshot_of_vlans_in_the_broadcast_domains_view(make_window: Callable[..., MainWindow], qtbot: QtBot,
-                                                          tmp_path: Path) -> None:
+                                                          tmp_path: Path, screenshots: Path) -> None:
     """Two switches and a trunk: each link labelled with its VLANs, each VLAN's domain in its colour, the trunk
     striped in both, and s1's ports in the inspector."""
     path = tmp_path / "vlans.vtopo"
@@ -79,12 +88,11 @@ def test_screenshot_of_vlans_in_the_broadcast_domains_view(make_window: Callable
     qtbot.waitUntil(lambda: len(window.editor.scene.links["link-trunk"].tints) == 2)
     window.view.fit_to_view()
     qtbot.wait(100)
-    VLANS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    assert window.grab().save(str(VLANS_SCREENSHOT))
+    assert window.grab().save(str(screenshots / "vlans.png"))
 
 
 def test_screenshot_of_two_labs_compared(make_window: Callable[..., MainWindow], qtbot: QtBot,
-                                         tmp_path: Path) -> None:
+                                         tmp_path: Path, screenshots: Path) -> None:
     """Runs as the teacher's notebook shows them: veth+bridge against macvlan, from each lab's history as
     scripts/measure-screenshot.sh measured it (docs/measure/)."""
     labs, means = {}, []
@@ -103,8 +111,7 @@ def test_screenshot_of_two_labs_compared(make_window: Callable[..., MainWindow],
     window.view.fit_to_view()
     qtbot.wait(100)
     image = window.grab()
-    MEASURE_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    assert image.save(str(MEASURE_SCREENSHOT))
+    assert image.save(str(screenshots / "measure.png"))
     assert window.measure_panel.bars.values == pytest.approx(means, rel=0.01)
 
 

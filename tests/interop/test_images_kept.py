@@ -3,11 +3,14 @@ it; one whose image is not is named in one line with what vtopo runs instead; ex
 from __future__ import annotations
 
 import shutil
+import tarfile
 from pathlib import Path
 
+import pytest
 import yaml
 
-from image_labs import FRR, TOOLBOX, own_images
+from image_labs import FRR, TOOLBOX
+from vtopo.host import image_store
 from vtopo.interop.export import to_containerlab
 from vtopo.interop.importing import import_lab
 from vtopo.lab import registry
@@ -26,8 +29,20 @@ topology:
 """
 
 
+@pytest.fixture(autouse=True)
+def images_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This host's images are a store of the test's own, holding the toolbox and FRR images made as vtopo makes a
+    shared image (of one empty layer: the import asks the store which images it holds, not what is in them). The
+    host's store is the vtopo group's, and builds its images as root."""
+    monkeypatch.setattr(image_store, "STORE", str(tmp_path / "oci"))
+    monkeypatch.setattr(image_store, "MEMBER_STORES", str(tmp_path / "members"))
+    layer = tmp_path / "layer.tar"
+    tarfile.open(layer, "w").close()
+    for reference in (TOOLBOX, FRR):
+        image_store.add_rootfs_tar(str(layer), reference, [])
+
+
 def test_images_present_are_run_the_rest_named_and_export_writes_them(tmp_path: Path) -> None:
-    own_images()
     path = tmp_path / "images.clab.yml"
     path.write_text(LAB)
     result = import_lab(path, registry(), frozenset())
@@ -44,7 +59,6 @@ def test_images_present_are_run_the_rest_named_and_export_writes_them(tmp_path: 
 
 
 def test_a_gns3_docker_template_whose_image_is_here_runs_from_it(tmp_path: Path) -> None:
-    own_images()
     project = tmp_path / "campus"
     shutil.copytree(CAMPUS.parent, project)
     text = (project / CAMPUS.name).read_text()
