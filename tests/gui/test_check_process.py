@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +16,8 @@ from vtopo.gui.document.check_process import (COMMAND, NICENESS, AnalysisReply, 
 from vtopo.model import io
 from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
+
+READ = {"x86_64": "0", "aarch64": "63"}[platform.machine()]  # read(2)'s number, as /proc/PID/syscall gives it
 
 
 @pytest.fixture
@@ -67,9 +72,22 @@ def test_the_checker_says_which_lines_of_the_script_an_edit_changed(checker: sub
     assert "\n".join(lines) == second.explanation and "# ---- node web\n" in second.explanation
 
 
-def test_the_checker_runs_below_the_designers_priority(checker: subprocess.Popen[bytes]) -> None:
+def waiting_for_a_request(process: subprocess.Popen[bytes]) -> bool:
+    """Whether `process` sleeps in a read of its stdin: /proc/PID/syscall names the call it sleeps in (its number)
+    and the call's arguments, the descriptor first."""
+    return Path(f"/proc/{process.pid}/syscall").read_text().split()[:2] == [READ, "0x0"]
+
+
+def test_the_checker_checks_the_opened_lab_at_the_designers_priority_and_every_edit_below_it(
+        checker: subprocess.Popen[bytes]) -> None:
+    designers = os.getpriority(os.PRIO_PROCESS, 0)
+    deadline = time.monotonic() + 60
+    while not waiting_for_a_request(checker):
+        assert time.monotonic() < deadline, "the checker did not wait for its first request within 60 s"
+        time.sleep(0.01)
+    assert os.getpriority(os.PRIO_PROCESS, checker.pid) == designers
     assert isinstance(ask(checker, check_of(1, io.load(TOPOLOGIES / "l2-vs-l3.vtopo"))), AnalysisReply)
-    assert os.getpriority(os.PRIO_PROCESS, checker.pid) == min(os.getpriority(os.PRIO_PROCESS, 0) + NICENESS, 19)
+    assert os.getpriority(os.PRIO_PROCESS, checker.pid) == min(designers + NICENESS, 19)
 
 
 CRASHING_DESIGNER = """

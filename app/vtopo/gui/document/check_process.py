@@ -3,8 +3,11 @@ and answers the Explain dock's questions (COMMAND: its classes keep this module'
 
 A check run on a thread of the designer held the interpreter lock for most of its second at 2,000 nodes, so the GUI
 thread waited for it between frames; and on a busy machine it took a core from the GUI at the same priority. Here it
-runs in its own interpreter, at a lower priority (os.nice), and the designer only serialises the lab and reads the answers,
-which say which lines of the Explain dock's script changed since the answer before.
+runs in its own interpreter, at a lower priority (os.nice) once it has answered the first check, and the designer only
+serialises the lab and reads the answers, which say which lines of the Explain dock's script changed since the answer
+before. The first check, of the lab the designer opens, runs at the designer's priority, as the warm-up does: no edit
+is made yet that it could slow, and the user waits for it (the Problems panel, a deploy pressed meanwhile); at the
+lower priority, on a busy machine, it waited seconds for a core.
 
 Requests and replies are pickles, each framed by its length, on the child's stdin and stdout. The lab's nodes and
 links travel in chunks of CHUNK pickled apart, so the designer's thread that pickles them never holds the interpreter
@@ -179,7 +182,8 @@ def waiting(fd: int) -> bool:
 
 def serve(requests: int, replies: IO[bytes]) -> None:
     """Answer requests until the designer closes `requests`: each check not overtaken by a newer request, with the
-    lines its script changes from the one answered before, and each question about the latest check's plan."""
+    lines its script changes from the one answered before, and each question about the latest check's plan. The
+    first check runs at the priority the checker started with, the others NICENESS below it."""
     latest: Checked | None = None
     answered: Analysis | None = None
     check: CheckRequest | None = None
@@ -200,7 +204,9 @@ def serve(requests: int, replies: IO[bytes]) -> None:
             continue
         check = None
         analysis = latest.analysis
-        if answered is not None and answered.compiled and analysis.compiled:
+        if answered is None:
+            os.nice(NICENESS)  # before the first answer: the checks after it run below the designer
+        elif answered.compiled and analysis.compiled:
             analysis = replace(analysis, changed_from=answered.generation,
                                changes=line_changes(answered.explanation, analysis.explanation))
         write_frame(replies, AnalysisReply.of(analysis))
@@ -209,7 +215,6 @@ def serve(requests: int, replies: IO[bytes]) -> None:
 
 def main() -> None:
     analyse(0, Topology(name="warm-up"))  # loads the compiler and NetworkX while the designer starts, at its priority
-    os.nice(NICENESS)
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # what a plugin prints goes to stderr, not into the replies
     serve(sys.stdin.fileno(), replies)
