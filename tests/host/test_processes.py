@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from residue import zombie_children
-from vtopo.host.processes import DaemonError, process_alive, start_daemon, stop_process
+from vtopo.host.processes import DaemonError, kill_each, process_alive, start_daemon, stop_process
 
 SUFFIX = f"{os.getpid() % 100000}"
 
@@ -81,6 +81,13 @@ def test_a_daemon_that_detaches_leaves_no_zombie_behind(run_dir: Path) -> None:
     finally:
         stop_process(pid, str(pid_file))
     assert not zombie_children(os.getpid()) - before
+
+
+def test_kill_each_waits_until_processes_that_are_not_its_children_are_gone(run_dir: Path) -> None:
+    pid_file, ready = run_dir / "d.pid", run_dir / "d.ready"
+    pid = start_daemon(fake_daemon(pid_file, ready, code=DETACHING_DAEMON), None, pid_file, ready, timeout_s=10)
+    kill_each([pid, pid])  # a pid twice, as a namespace's list may hold a process that ends while it is read
+    assert not process_alive(pid, str(pid_file))
 
 
 def test_stop_refuses_a_process_with_another_cmdline() -> None:

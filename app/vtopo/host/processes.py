@@ -22,6 +22,7 @@ node (`enter`), whose /var/tmp and /run are its own.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import select
@@ -97,10 +98,6 @@ def _reap() -> None:
             del _CHILDREN[pid]
 
 
-def _gone(pid: int) -> bool:
-    return not Path(f"/proc/{pid}").exists() or _is_zombie(pid)
-
-
 def process_alive(pid: int, expected_cmdline_part: str) -> bool:
     """True if `pid` runs (not a zombie) and its command line contains `expected_cmdline_part`."""
     if pid <= 0:
@@ -134,11 +131,8 @@ def stop_process(pid: int, expected_cmdline_part: str, timeout_s: float = 5, *, 
                 signal.pidfd_send_signal(pidfd, sig)
             except ProcessLookupError:
                 return
-            deadline = time.monotonic() + wait_s
-            while time.monotonic() < deadline:
-                if _gone(pid):
-                    return
-                time.sleep(_POLL_S)
+            if _wait_ended([pidfd], wait_s):
+                return
         raise DaemonError(f"process {pid} ({expected_cmdline_part}) survived SIGKILL")
     finally:
         os.close(pidfd)
@@ -156,11 +150,7 @@ def runs_in(pid: int, netns: str) -> bool:
 
 def signal_each(pids: Sequence[int], sig: signal.Signals) -> None:
     """Send `sig` to each process still there, through a pidfd (a process that is gone is skipped)."""
-    for pid in pids:
-        try:
-            pidfd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
+    for pidfd in _pidfds(pids):
         try:
             signal.pidfd_send_signal(pidfd, sig)
         except ProcessLookupError:
@@ -171,11 +161,45 @@ def signal_each(pids: Sequence[int], sig: signal.Signals) -> None:
 
 def kill_each(pids: Sequence[int], timeout_s: float = 5) -> None:
     """SIGKILL each process (stopped ones too) and wait until they are gone or zombies."""
-    signal_each(pids, signal.SIGKILL)
-    deadline = time.monotonic() + timeout_s
-    while any(not _gone(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(_POLL_S)
+    pidfds = _pidfds(pids)
+    try:
+        for pidfd in pidfds:
+            try:
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _wait_ended(pidfds, timeout_s)
+    finally:
+        for pidfd in pidfds:
+            os.close(pidfd)
     _reap()
+
+
+def _pidfds(pids: Sequence[int]) -> list[int]:
+    """A pidfd for each of `pids` that still exists."""
+    pidfds = []
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            pidfds.append(os.pidfd_open(pid))
+    return pidfds
+
+
+def _wait_ended(pidfds: Sequence[int], timeout_s: float) -> bool:
+    """Whether each process behind `pidfds` ended (gone, or a zombie) within `timeout_s`: a pidfd turns readable
+    as its process ends, so the wait wakes then rather than at the next turn of a poll loop."""
+    waiting = select.poll()
+    for pidfd in pidfds:
+        waiting.register(pidfd, select.POLLIN)
+    left = set(pidfds)
+    deadline = time.monotonic() + timeout_s
+    while left:
+        remaining_s = deadline - time.monotonic()
+        if remaining_s <= 0:
+            return False
+        for pidfd, _ in waiting.poll(remaining_s * 1000):
+            left.discard(pidfd)
+            waiting.unregister(pidfd)
+    return True
 
 
 def wait_child(process: subprocess.Popen[bytes], timeout_s: float) -> int | None:
@@ -186,9 +210,7 @@ def wait_child(process: subprocess.Popen[bytes], timeout_s: float) -> int | None
     except ProcessLookupError:  # reaped already
         return process.wait()
     try:
-        waiting = select.poll()
-        waiting.register(pidfd, select.POLLIN)
-        if not waiting.poll(timeout_s * 1000):
+        if not _wait_ended([pidfd], timeout_s):
             return None
     finally:
         os.close(pidfd)

@@ -886,7 +886,7 @@ def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE
     print(f"vtopo agent: listening on {path}", flush=True)
     agent = Agent(group, policy)
     # the record of each lab deployed before the agent started, probed now rather than at the first request for it
-    threading.Thread(target=agent.live.statuses, name="vtopo records", daemon=True).start()
+    threading.Thread(target=agent.live.read_recorded, name="vtopo records", daemon=True).start()
     agent.serve(listener)
     return 0
 

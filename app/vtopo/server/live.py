@@ -117,6 +117,13 @@ class LiveLabs:
             return [self._shown(live.parts.with_details(live.status)) for record in records
                     if (live := self._live(record)) is not None]
 
+    def read_recorded(self) -> None:
+        """Read the record of each lab deployed before the agent started, one lab at a time, so that a request
+        waits at most for the lab being read, not for all of them."""
+        for record in StateStore().labs():
+            with self._guard:
+                self._live(record)
+
     def verify(self, lab: str, reads: Callable[[int], bool]) -> tuple[list[LabStatus], list[str]]:
         """The status of every lab (or the one named `lab`) the caller `reads`, as a probe of the host finds it, and
         where the record said otherwise; the record takes what the probe found."""
