@@ -3,9 +3,10 @@ result.
 
 The GUI thread does nothing in proportion to the lab: it hands a pool thread the lists of the lab's nodes and links,
 which that thread pickles and sends to the checker (check_process, a child process below the designer's priority once
-it has checked the lab opened); another thread reads the checker's answers. An edit while the checker works makes its result stale: a newer check is sent
-after the debounce, and the checker drops the stale one at its next step (copy, check, plan, domains). An edit the
-pickling met half-way always sends a newer check, for every edit the checks read starts one.
+it has checked the lab opened); another thread reads the checker's answers. An edit while the checker works makes its
+result stale: a newer check is sent after the debounce, and the checker drops the stale one at its next step (copy,
+check, plan, domains). An edit the pickling met half-way always sends a newer check, for every edit the checks read
+starts one.
 Moving nodes and editing notes change nothing the checks read, so those edits start no check: dropping a hundred
 dragged nodes of a 2,000-node lab leaves the Problems panel as it was.
 The hand-back is small too: a result stays pickled until a panel shows a part of it (AnalysisReply).
