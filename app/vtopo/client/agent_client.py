@@ -2,6 +2,7 @@
 root when none does, one this process runs (vtopo.client.in_process: the command line hands it over)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -524,7 +525,8 @@ class Subscription:
     def __init__(self, connection: Connection, request: p.Message) -> None:
         self._connection = connection
         self._closed = False
-        connection.send(p.encode(request))
+        with contextlib.suppress(OSError):  # the agent answered at once (a refusal) or went away: messages() says so
+            connection.send(p.encode(request))
 
     def messages(self) -> Iterator[p.Message]:
         try:
