@@ -19,7 +19,7 @@ from vtopo.gui.console.widget import TerminalWidget
 Key = Qt.Key
 Mod = Qt.KeyboardModifier
 CTRL_SHIFT = Mod.ControlModifier | Mod.ShiftModifier
-SHELL = ["bash", "--norc", "--noprofile", "-i"]
+SHELL = ["env", "HISTFILE=", "bash", "--norc", "--noprofile", "-i"]  # its history is not saved in the user's home
 
 
 @pytest.fixture
