@@ -21,6 +21,7 @@ import pickle
 import select
 import struct
 import sys
+import threading
 from dataclasses import dataclass, replace
 from typing import IO, Any, Iterable, Sequence, TypeVar
 
@@ -213,7 +214,17 @@ def serve(requests: int, replies: IO[bytes]) -> None:
         answered = latest.analysis
 
 
+def end_with_the_designer(requests: int) -> None:
+    """Exit once the designer has gone (its end of `requests` closed), even in the middle of a check or the warm-up,
+    where `serve` would notice only at the check's next step: a starved checker would run on for seconds."""
+    hangup = select.poll()
+    hangup.register(requests, 0)  # no event asked for: only a hang-up (or an error) wakes it
+    hangup.poll()
+    os._exit(0)
+
+
 def main() -> None:
+    threading.Thread(target=end_with_the_designer, args=(sys.stdin.fileno(),), daemon=True).start()
     analyse(0, Topology(name="warm-up"))  # loads the compiler and NetworkX while the designer starts, at its priority
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # what a plugin prints goes to stderr, not into the replies
