@@ -75,8 +75,9 @@ class LinkLines(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         exposed = option.exposedRect
-        links = [link for link in self._links.values() if link.drawn_rect().intersects(exposed)]  # not the scene's
-        # index: QGraphicsScene.render leaves the items it draws out of it meanwhile
+        links = [link for link in self._links.values() if link.stretched or link.drawn_rect().intersects(exposed)]
+        # not the scene's index: QGraphicsScene.render leaves the items it draws out of it meanwhile; and a drag's
+        # thousand stretched lines are left to the painter to clip, which costs less than a rect each in Python
         plain: dict[tuple[tuple[tuple[int, float, Qt.PenStyle], float], bool], tuple[LinkItem, list[QLineF]]] = {}
         decorated = []
         for link in links:
