@@ -10,8 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-FRAGMENTS = ("deploy", "operate", "restore", "agent", "live", "designer-live", "startup", "gui", "labels", "explain-stall",
-             "ovs", "vlans", "images", "measure", "sites", "router-memory", "grade")
+FRAGMENTS = ("deploy", "operate", "restore", "agent", "live", "designer-live", "startup", "gui", "labels", "drag",
+             "explain-stall", "ovs", "vlans", "images", "measure", "sites", "router-memory", "grade")
 START = "<!-- make bench writes this section: start -->"
 END = "<!-- make bench writes this section: end -->"
 

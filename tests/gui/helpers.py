@@ -12,9 +12,16 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QLineEdit, QMenu
                                QToolTip, QWidget)
 from pytestqt.qtbot import QtBot
 
+from vtopo.gui.canvas.scene import TopologyScene
 from vtopo.gui.canvas.view import KIND_MIME_TYPE, CanvasView
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.setting_editors import FieldEditor
+
+
+def links_settled(scene: TopologyScene) -> bool:
+    """Every link follows its nodes in Qt's index, none drawn stretched after a drag, and has its labels where they
+    show (zoomed in)."""
+    return not any(link.stretched or (scene.detailed and not link.placed) for link in scene.links.values())
 
 
 def view_point(view: CanvasView, scene_point: QPointF) -> QPoint:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from benchmarks.test_designer_live_bench import two_bridges
-from tests.gui.helpers import choose, dark_theme, drag, send, view_point, wheel, when_menu_opens
+from tests.gui.helpers import choose, dark_theme, drag, links_settled, send, view_point, wheel, when_menu_opens
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import LinkItem
 from vtopo.gui.canvas.tooltips import link_tooltip
@@ -187,3 +187,35 @@ def test_print_export_is_white_without_grid(make_window: Callable[..., MainWindo
     assert QColor(screen.pixel(2, 2)).lightness() < 80
     # white everywhere a grid line would be: no pixel of the margin differs from white
     assert {paper.pixel(x, y) for x in range(0, 60) for y in range(0, 60)} == {QColor("white").rgb()}
+
+
+@pytest.mark.parametrize("zoomed_in", [True, False])
+def test_a_bridge_of_a_thousand_ports_dragged_with_the_mouse_drops_with_every_link_attached_and_undoes_in_one_step(
+        make_window: Callable[..., MainWindow], qtbot: QtBot, zoomed_in: bool) -> None:
+    window = make_window(None)
+    window.editor.set_topology(two_bridges(1000))
+    view, scene = window.view, window.editor.scene
+    qtbot.waitUntil(lambda: not scene.detailed)  # the whole lab in view
+    if zoomed_in:
+        wheel(view, -24)
+        wheel(view, 21)
+        view.centerOn(scene.nodes["br0"])
+    qtbot.waitUntil(lambda: links_settled(scene), timeout=60_000)
+    bridge = scene.nodes["br0"]
+    started_at = bridge.pos()
+    drag(view, started_at, started_at + QPointF(300, 150) / view.zoom, steps=10)
+    moved_to = bridge.pos()
+    assert moved_to != started_at
+    assert window.editor.topology.nodes["br0"].position.x == moved_to.x()
+    qtbot.waitUntil(lambda: links_settled(scene), timeout=60_000)
+    for link in bridge.links:  # attached, and found where they now are by a click
+        assert link.line.p2() == moved_to and link.line.p1() == link.a.pos()
+        assert link.sceneBoundingRect().contains(moved_to)
+    near_its_container = bridge.links[0].line.pointAt(0.1)  # where the fan of lines is spread
+    assert scene.link_at(near_its_container) is bridge.links[0]
+    if zoomed_in:
+        assert overlaps(window) == []
+    window.editor.undo_stack.undo()  # the drag was one step
+    assert bridge.pos() == started_at
+    qtbot.waitUntil(lambda: links_settled(scene), timeout=60_000)
+    assert all(link.line.p2() == started_at and link.sceneBoundingRect().contains(started_at) for link in bridge.links)

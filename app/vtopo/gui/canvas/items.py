@@ -252,6 +252,8 @@ MAX_LOAD_WIDTH = 8.0  # extra pen width of a link at full load
 BUSY_LOAD = 0.6
 """From this load (1 Mb/s) a link stands out in the overview: zoomed out, what shows is where traffic runs, not the
 router solicitations and neighbour discovery every idle link carries now and then."""
+LINE_MARGIN = 8 + MAX_LOAD_WIDTH / 2  # around a link's line, what its widest pen may draw
+LINE_MARGINS = (-LINE_MARGIN, -LINE_MARGIN, LINE_MARGIN, LINE_MARGIN)
 STRIPE = 3.0  # the length of a link's stripe in each of its domains' colours, in pen widths
 
 
@@ -296,6 +298,8 @@ class LinkItem(_Marked, QGraphicsItem):
         self.fault = ""  # what the running lab lacks of this link ("degraded; missing: ..."), drawn dotted
         self._stroke_key: tuple[Colors, tuple[int, float, Qt.PenStyle]] | None = None  # see pen_key()
         self._scene_line: QLineF | None = None  # see line
+        self.stretched = False
+        """Drawn between its nodes as they are now, without labels, its place in Qt's index left behind (stretch)."""
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
         self.setZValue(0)
@@ -309,8 +313,24 @@ class LinkItem(_Marked, QGraphicsItem):
     def line(self) -> QLineF:
         """Where the link is drawn, in scene coordinates (kept until it moves)."""
         if self._scene_line is None:
-            self._scene_line = self._line.translated(self.pos())
+            if self.stretched:
+                shift = self._parallel_shift()
+                self._scene_line = QLineF(self.a.pos() + shift, self.b.pos() + shift)
+            else:
+                self._scene_line = self._line.translated(self.pos())
         return self._scene_line
+
+    def stretch(self) -> None:
+        """Its nodes moved, and the turn has no time left for it to follow them (a drag's step): drawn between its
+        nodes as they now are, without its labels, while its geometry in Qt's index (what a click finds) stays
+        behind until it follows (follow_nodes). Re-indexing the thousand links of a dragged bridge took 60 ms a
+        step. The caller repaints."""
+        self.stretched = True
+        self._scene_line, self._scene_drawn = None, None
+        if self.placed:
+            self.placed = False
+            self._mark_texts()
+        self._look.overview_moved(self)
 
     def detach(self) -> None:
         self.repaint()  # where it was drawn
@@ -329,6 +349,8 @@ class LinkItem(_Marked, QGraphicsItem):
 
     def _parallel_shift(self) -> QPointF:
         """Links between the same two nodes are drawn side by side, PARALLEL_GAP apart, not on top of each other."""
+        if len(self.a.links) < 2 or len(self.b.links) < 2:
+            return QPointF()  # no other link: a dragged bridge's thousand stretched links each ask every step
         siblings = self.parallels()
         if len(siblings) < 2 or self not in siblings:
             return QPointF()
@@ -449,6 +471,10 @@ class LinkItem(_Marked, QGraphicsItem):
         further along while it would cover another text, cut to the interface name if no place is free, left out if
         none is free for that either; then the impairment, clear of them. In the overview only the line is placed:
         nothing there shows a label. Where the line stays, only the labels are drawn again."""
+        if self.stretched:
+            self.repaint()  # where it was drawn stretched
+            self.stretched = False
+            self._scene_line, self._scene_drawn = None, None
         shift = self._parallel_shift()
         self._ends = (self.a.pos(), self.b.pos())
         line = QLineF(self._ends[0] + shift, self._ends[1] + shift)
@@ -479,8 +505,7 @@ class LinkItem(_Marked, QGraphicsItem):
         if not self.pos().isNull():
             self.setPos(0, 0)  # placed in scene coordinates; a drag of both ends only moves it (follow_nodes)
         self._line = line
-        margin = 8 + MAX_LOAD_WIDTH / 2
-        self._bounds = QRectF(line.p1(), line.p2()).normalized().adjusted(-margin, -margin, margin, margin)
+        self._bounds = QRectF(line.p1(), line.p2()).normalized().adjusted(*LINE_MARGINS)
         self._shape = None
         self._look.overview_moved(self)
 
@@ -515,12 +540,16 @@ class LinkItem(_Marked, QGraphicsItem):
                 bounds = bounds.united(_with_background(rect))
         return bounds
 
+    def moves_whole(self) -> bool:
+        """Whether both its nodes moved alike since it was placed (a dragged selection): it follows as it is."""
+        return not self.stretched and self.a.pos() - self._ends[0] == self.b.pos() - self._ends[1]
+
     def follow_nodes(self) -> None:
         """After its nodes moved: when both moved alike (a dragged selection), the link moves with them as it is,
         labels and all; otherwise it is placed afresh."""
         at_a, at_b = self.a.pos(), self.b.pos()
         delta = at_a - self._ends[0]
-        if delta != at_b - self._ends[1]:
+        if delta != at_b - self._ends[1] or self.stretched:
             self.update_geometry()
             return
         self.repaint()  # where it was drawn
@@ -661,7 +690,11 @@ class LinkItem(_Marked, QGraphicsItem):
     def drawn_rect(self) -> QRectF:
         """Where it draws, in scene coordinates: its line and its labels (kept until it moves)."""
         if self._scene_drawn is None:
-            self._scene_drawn = self._drawn.translated(self.pos())
+            if self.stretched:
+                line = self.line
+                self._scene_drawn = QRectF(line.p1(), line.p2()).normalized().adjusted(*LINE_MARGINS)
+            else:
+                self._scene_drawn = self._drawn.translated(self.pos())
         return self._scene_drawn
 
     def pen_key(self) -> tuple[tuple[int, float, Qt.PenStyle], float]:

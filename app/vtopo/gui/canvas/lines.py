@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from PySide6.QtCore import QLineF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from vtopo.gui.canvas.items import MIN_LOD_FOR_TEXT, LinkItem, NodeItem
+from vtopo.gui.canvas.items import LINE_MARGIN, MIN_LOD_FOR_TEXT, LinkItem, NodeItem
 from vtopo.gui.canvas.text_grid import TextGrid
+
+
+INNER_MARGINS = (LINE_MARGIN, LINE_MARGIN, -LINE_MARGIN, -LINE_MARGIN)
 
 
 class LinkLines(QGraphicsItem):
@@ -47,6 +50,10 @@ class LinkLines(QGraphicsItem):
             self._bounds = self._bounds.united(rect)
         self.redraw(rect)
 
+    def holds(self, point: QPointF) -> bool:
+        """Whether the bounds hold a link's line ending at `point`, as widely as it may be drawn."""
+        return self._stale or self._bounds.adjusted(*INNER_MARGINS).contains(point)
+
     def redraw(self, rect: QRectF) -> None:
         """A link's drawing changed in `rect`."""
         self._changed = self._changed.united(rect)
@@ -68,15 +75,16 @@ class LinkLines(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         exposed = option.exposedRect
-        links = [link for link in self._links.values() if link.drawn_rect().intersects(exposed)]  # not the scene's
-        # index: QGraphicsScene.render leaves the items it draws out of it meanwhile
-        plain: dict[tuple[tuple[int, float, Qt.PenStyle], float], tuple[LinkItem, list[QLineF]]] = {}
+        links = [link for link in self._links.values() if link.stretched or link.drawn_rect().intersects(exposed)]
+        # not the scene's index: QGraphicsScene.render leaves the items it draws out of it meanwhile; and a drag's
+        # thousand stretched lines are left to the painter to clip, which costs less than a rect each in Python
+        plain: dict[tuple[tuple[tuple[int, float, Qt.PenStyle], float], bool], tuple[LinkItem, list[QLineF]]] = {}
         decorated = []
         for link in links:
             if link.decorated:
                 decorated.append(link)
             else:
-                key = link.pen_key()
+                key = (link.pen_key(), link.stretched)
                 group = plain.get(key)
                 if group is None:
                     plain[key] = (link, [link.line])
@@ -84,9 +92,12 @@ class LinkLines(QGraphicsItem):
                     group[1].append(link.line)
         for link in decorated:
             link.paint_beneath(painter)
-        for first, lines in plain.values():  # each pen made once, by the first link drawn in it
-            painter.setPen(first.pen(first.isSelected()))
+        smooth = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
+        for (_key, stretched), (first, lines) in plain.items():  # each pen made once, by the first link drawn in it
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, smooth and not stretched)  # a drag's step
+            painter.setPen(first.pen(first.isSelected()))  # draws a thousand stretched lines in a few ms, not 50
             painter.drawLines(lines)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, smooth)
         for link in decorated:
             link.paint_line(painter)
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= MIN_LOD_FOR_TEXT:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouse
 
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
-from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
+from vtopo.gui.canvas.items import ICON_SIZE, LINE_MARGINS, AnnotationItem, LinkItem, Look, NodeItem
 from vtopo.gui.canvas.labels import VlansOf, end_label, middle_label
 from vtopo.gui.canvas.lines import LinkLines
 from vtopo.gui.canvas.overview import OverviewItem
@@ -24,6 +24,7 @@ from vtopo.model.topology import Annotation, Link, Node, Position, Topology
 
 GRID = 20.0
 LABEL_TURN_S = 0.008  # how long a turn of the event loop places links' labels, after a lab was built or zoomed in
+DRAG_FOLLOW_S = 0.003  # how long a mouse drag's step lets links follow their nodes, labels and all
 MANY_CHANGES = 64  # links whose look changed at once, beyond which all are repainted with one call
 PRESENTATION_TEXT = 1.8  # presentation mode: names and labels this much larger,
 PRESENTATION_LINES = 2.5  # and links this much wider
@@ -285,26 +286,50 @@ class TopologyScene(QGraphicsScene):
             self._follow([link for link in moved if link.scene() is self])  # not removed in the same step
 
     def _follow(self, links: list[LinkItem]) -> None:
-        """Links whose nodes moved in one step follow them. Those in view place their labels first, and only for a
-        turn's budget: the labelling turns place the rest (dragging a bridge of a thousand ports stays a frame a
-        step)."""
-        turn_ends = time.monotonic() + LABEL_TURN_S
-        seen = self._seen()
-        in_view_first = sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id))
-        followed = 0
+        """Links whose nodes moved in one step follow them, those in view first, for a turn's budget (a mouse
+        drag's step has less: it paints the links it moved too; and a step that moves many links follows none). The
+        rest are drawn stretched between their nodes until the labelling turns let them follow, after the drag:
+        dragging a bridge of a thousand ports stays within a frame a step."""
+        dragging = bool(self._dragged)
+        turn_ends = time.monotonic() + (DRAG_FOLLOW_S if dragging else LABEL_TURN_S)
+        if dragging and len(links) > MANY_CHANGES:  # all stretched but those moved whole, with their labels: not a
+            in_view_first, followed = [], 0  # few in view with labels and the rest without
+            for link in links:
+                if link.moves_whole():
+                    link.follow_nodes()
+                else:
+                    in_view_first.append(link)
+        else:
+            seen = self._seen()
+            in_view_first = sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id))
+            followed = 0
         while followed < len(in_view_first) and time.monotonic() < turn_ends:
             in_view_first[followed].follow_nodes()
             followed += 1
         if followed == len(in_view_first):
             return
-        self.look.labels_later = True
-        try:
-            for link in in_view_first[followed:]:
-                link.follow_nodes()
-        finally:
-            self.look.labels_later = False
-        if self.look.detailed:
+        self._stretch(in_view_first[followed:])
+        if dragging:
+            self._stop_labelling()  # until the drop (mouseReleaseEvent)
+        else:
             self._start_labelling()
+
+    def _stretch(self, links: list[LinkItem]) -> None:
+        """Draw the links stretched between their nodes (LinkItem.stretch). Many are repainted at once: a dragged
+        bridge's thousand links cover the view."""
+        few = len(links) <= MANY_CHANGES
+        for link in links:
+            if few:
+                link.repaint()  # where it was drawn
+            link.stretch()
+            if few:
+                self._lines.reaches(link.drawn_rect())
+        if not few:
+            for node in self._dragged or {end for link in links for end in (link.a, link.b)}:
+                at = node.pos()
+                if not self._lines.holds(at):  # a line lies in the box of its ends
+                    self._lines.reaches(QRectF(at, at).adjusted(*LINE_MARGINS))
+            self._lines.update()
 
     # ------------------------------------------------------------ view state
 
@@ -325,13 +350,14 @@ class TopologyScene(QGraphicsScene):
             self.addItem(self._lines)
             self._start_labelling()
         else:
-            self._stop_labelling()
             self.removeItem(self._lines)
             self.addItem(self._overview)
             self._overview.invalidate()
+            self._start_labelling()  # the stretched links still follow their nodes
 
     def _start_labelling(self) -> None:
-        """Place the labels of links that have none, starting after the view is painted (it just zoomed in)."""
+        """Place the labels of links that have none (zoomed in) and let stretched links follow their nodes,
+        starting after the view is painted (it just zoomed in, or a drag ended)."""
         self._unlabelled, self._unlabelled_seen, self._view_changed = deque(), None, True
         self._labelling.start()
 
@@ -348,20 +374,21 @@ class TopologyScene(QGraphicsScene):
             self._view_changed = False
             return
         seen = self._seen()
+        detailed = self.look.detailed
         if seen != self._unlabelled_seen:
             self._unlabelled_seen = seen
             in_view: list[LinkItem] = []
             out_of_view: list[LinkItem] = []
             for link in self.links.values():
-                if not link.placed:
+                if link.stretched or (detailed and not link.placed):
                     (in_view if _crosses(link.line, seen) else out_of_view).append(link)
             self._unlabelled = deque([*in_view, *out_of_view])
         unlabelled = self._unlabelled
         self._lines.take_changed()
         while unlabelled and time.monotonic() < turn_ends:
             link = unlabelled.popleft()
-            if not link.placed and link.scene() is self:  # not placed meanwhile by an edit, nor gone
-                link.update_geometry()
+            if (link.stretched or (detailed and not link.placed)) and link.scene() is self:  # not placed meanwhile
+                link.update_geometry()  # by an edit, nor gone
         self._view_changed = self._lines.take_changed().intersects(seen)
         if not unlabelled:
             self._stop_labelling()
@@ -545,10 +572,12 @@ class TopologyScene(QGraphicsScene):
                     node.moved()
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
-        self._dragged = []  # before the drop: it may place the nodes again (the model's positions)
+        dragged, self._dragged = self._dragged, []  # before the drop: it may place the nodes again (the model's)
         gesture, self._gesture = self._gesture, None
         if gesture is None or not gesture.mouse_release(event):
             super().mouseReleaseEvent(event)
+        if dragged:
+            self._start_labelling()  # the links the drag stretched follow their nodes, with their labels
 
     def _draggable(self) -> list[NodeItem]:
         """The nodes the mouse may now drag: the selection and the pressed node, in a stable order."""

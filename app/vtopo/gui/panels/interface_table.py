@@ -59,7 +59,9 @@ class InterfaceTable(QTableWidget):
                                  SEPARATOR.join(map(subinterface_text, own.interface.subinterfaces)),
                                  own.interface.mac, state + leased(own.interface, leases), (link.id, side)))
         rows.sort(key=lambda row: row[0])
-        self.blockSignals(True)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # the columns are fitted once, when full:
+        self.blockSignals(True)  # fitted at each cell, the inspector of a bridge of 1,000 ports took 100 s to show
         self.setRowCount(len(rows))
         for index, (*texts, end) in enumerate(rows):
             for column, text in enumerate(texts):
@@ -69,6 +71,7 @@ class InterfaceTable(QTableWidget):
                 cell.setData(END, end)
                 self.setItem(index, column, cell)
         self.blockSignals(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self._fit_height()
 
     def _fit_height(self) -> None:
