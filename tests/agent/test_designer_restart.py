@@ -1,7 +1,9 @@
 """The designer killed with kill -9 in the middle of a deploy, and started again on the same lab, as a member of the
 vtopo group through a real agent: the deploy goes on in the agent, and the new window shows the truth. Its nodes are
 "deploying" (not degraded), Deploy stays disabled until the agent's deploy ends, then they are running; `vtopo status`
-never says "interrupted" meanwhile. A startup command that sleeps stands for a VM's slow first start."""
+never says "interrupted" meanwhile. A startup command that waits stands for a VM's slow first start: it ends once the
+second window has looked (a file that window makes, in /dev/shm, which a node shares with the host), or after
+SLEEP_S."""
 from __future__ import annotations
 
 import json
@@ -23,8 +25,8 @@ pytestmark = pytest.mark.privileged
 
 REPOSITORY = Path(__file__).parents[2]
 SLEEP_S = 30
-"""How long c2's startup command keeps the agent's deploy going: time for the first designer to die and the second
-to start and look."""
+"""How long c2's startup command keeps the agent's deploy going at most: time for the first designer to die and the
+second to start and look."""
 
 OPEN = IMPORTS + """
 def status():
@@ -62,6 +64,8 @@ while window.deploy.state_of("c2") is not NodeState.RUNNING and time.monotonic()
     seen |= {window.deploy.state_of(name).value for name in nodes}
     deploy_enabled.append(deploy.isEnabled())
     statuses.append(status())
+    if len(statuses) == 3:  # the deploy seen going on: c2's startup command may end
+        Path(sys.argv[6]).touch()
     QTest.qWait(200)
 QTest.qWait(1000)
 print(json.dumps({"asked": asked, "first": first, "seen": sorted(seen), "deploy_enabled": deploy_enabled, "statuses": statuses,
@@ -69,10 +73,12 @@ print(json.dumps({"asked": asked, "first": first, "seen": sorted(seen), "deploy_
 """
 
 
-def slow_lab(directory: Path) -> Path:
+def slow_lab(directory: Path, release: Path) -> Path:
+    """bridge-veth, its c2's startup command waiting until `release` is there (at most SLEEP_S)."""
     path = saved_copy("bridge-veth", directory, name="restart-lab", prefix="vrl")
     topology = open_lab(path).topology
-    next(node for node in topology.nodes.values() if node.name == "c2").startup_commands = [f"sleep {SLEEP_S}"]
+    next(node for node in topology.nodes.values() if node.name == "c2").startup_commands = [
+        f"i=0; while [ ! -e {release} ] && [ $i -lt {SLEEP_S * 10} ]; do sleep 0.1; i=$((i + 1)); done"]
     io.save(topology, path)
     path.chmod(0o644)
     return path
@@ -81,15 +87,17 @@ def slow_lab(directory: Path) -> Path:
 def test_a_designer_killed_mid_deploy_and_started_again_shows_deploying_then_running(agent, users, readable_dir):
     a = users["a"]
     before = snapshot()
-    lab = slow_lab(readable_dir)
+    release = Path(f"/dev/shm/vtopo-restart-{os.urandom(4).hex()}")
+    lab = slow_lab(readable_dir, release)
     os.chown(readable_dir, a.pw_uid, a.pw_gid)
     env = {**agent.env, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(readable_dir),
            "HOME": str(readable_dir)}
 
     def designer(script: str, answer: str) -> subprocess.Popen[str]:
         return subprocess.Popen(["runuser", "-u", a.pw_name, "--", sys.executable, "-c", script, str(REPOSITORY),
-                                 str(readable_dir), str(lab), str(SLEEP_S + 30), answer], env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd="/", start_new_session=True)
+                                 str(readable_dir), str(lab), str(SLEEP_S + 30), answer, str(release)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/",
+                                start_new_session=True)
 
     first = designer(FIRST, "Yes")  # allow c2's startup command, for this deploy
     try:
@@ -106,6 +114,7 @@ def test_a_designer_killed_mid_deploy_and_started_again_shows_deploying_then_run
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
         agent.vtopo(a.pw_name, "destroy", "restart-lab")
+        release.unlink(missing_ok=True)
     assert seen["first"]["c2"] == "deploying", seen
     assert "degraded" not in seen["seen"] and "incomplete" not in seen["seen"], seen["seen"]
     assert not any(seen["deploy_enabled"]), "Deploy is enabled while the agent still deploys"

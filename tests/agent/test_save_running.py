@@ -23,9 +23,10 @@ LAB = "by-hand"
 OSPF_SECONDS = 40
 STUDENT_OSPF = {  # what the student types into each router's vtysh
     "r1": ["router ospf", "network 10.0.0.0/8 area 0", "exit", "interface eth1", "ip ospf network point-to-point",
-           "ip ospf hello-interval 1", "ip ospf dead-interval 4", "exit", "ip route 10.99.0.0/24 Null0"],
+           "ip ospf hello-interval 1", "ip ospf dead-interval 4", "ip ospf retransmit-interval 1", "exit",
+           "ip route 10.99.0.0/24 Null0"],
     "r2": ["router ospf", "network 10.0.0.0/8 area 0", "exit", "interface eth1", "ip ospf network point-to-point",
-           "ip ospf hello-interval 1", "ip ospf dead-interval 4"],
+           "ip ospf hello-interval 1", "ip ospf dead-interval 4", "ip ospf retransmit-interval 1"],
 }
 
 

@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 
 import pytest
 
+from fast_ospf import with_fast_hellos
 from residue import snapshot
 from vtopo.deployed import DeployedLab
 from vtopo.host.deployer import Deployer
@@ -33,8 +34,9 @@ class Lab:
         return self.run(node, "ping", "-c", "1", "-W", "1", address).returncode == 0
 
     def eventually_pings(self, node: str, address: str, seconds: float = 60) -> bool:
-        """OSPF converges within a few dead intervals of FRR's defaults (40 s) once the routers are up. Until then a
-        router answers "network unreachable", which ends a ping at once: it is tried again."""
+        """OSPF converges within a few dead intervals once the routers are up (the routing labs are deployed with fast
+        hellos, `with_fast_hellos`). Until then a router answers "network unreachable", which ends a ping at once: it
+        is tried again."""
         deadline = time.monotonic() + seconds
         while not self.pings(node, address):
             if time.monotonic() > deadline:
@@ -76,7 +78,7 @@ def test_containerlab_smoke_lab_has_its_interfaces_mtu_and_macs(deploy) -> None:
 def test_containerlab_frr01_pcs_reach_each_other_and_every_routers_lan(deploy) -> None:  # type: ignore[no-untyped-def]
     """frr01's routers announce their links in OSPF but not their loopbacks (its frr.conf files have no network for
     them): a PC reaches the other PCs, every router's LAN address, and its own router's loopback only."""
-    lab = deploy(INTEROP / "frr01" / "frr01.clab.yml")
+    lab = deploy(INTEROP / "frr01" / "frr01.clab.yml", with_fast_hellos)
     pcs = {"PC1": "192.168.11.2", "PC2": "192.168.12.2", "PC3": "192.168.13.2"}
     lans = {"router1": "192.168.11.1", "router2": "192.168.12.1", "router3": "192.168.13.1"}
     for number, source in enumerate(pcs, start=1):
@@ -87,7 +89,7 @@ def test_containerlab_frr01_pcs_reach_each_other_and_every_routers_lan(deploy) -
 
 
 def test_ospf_lab_hosts_reach_every_host_and_router_loopback(deploy) -> None:  # type: ignore[no-untyped-def]
-    lab = deploy(INTEROP / "ospf-lab" / "ospf-lab.clab.yml")
+    lab = deploy(INTEROP / "ospf-lab" / "ospf-lab.clab.yml", with_fast_hellos)
     hosts = {"h1": "192.168.1.10", "h2": "192.168.2.10", "h3": "192.168.2.11", "h4": "192.168.3.10"}
     loopbacks = {"r1": "10.255.0.1", "r2": "10.255.0.2", "r3": "10.255.0.3"}
     for source in hosts:
