@@ -498,7 +498,7 @@ class Agent:
                 if not deployed():  # what was read may be another lab's, deployed under the same names since
                     raise NotDeployed(f"lab {request.lab} was destroyed: its link rates end here")
                 if changes:
-                    send.send(p.LinkRatesChanged(dict(changes)))
+                    send.send(p.LinkRatesChanged.of(changes))
                 if _client_left(selector, wait_s, deployed):
                     return p.Result(0)
                 wait_s = every_s
