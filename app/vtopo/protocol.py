@@ -16,7 +16,6 @@ import math
 import os
 import types
 import typing
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Union
 
 from vtopo.lab_terms import CLIENTS_GROUP
 
-from vtopo.reports import DeployReport, LabEntry, LabStatus, PartState, Progress, user_name
+from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkRate, PartState, Progress, user_name
 
 if TYPE_CHECKING:  # the model loads when a request carries part of a lab (`vtopo status` needs none)
     from vtopo.model.topology import ImpairmentChange
@@ -406,11 +405,25 @@ class ExecStarted(Message):
 
 @dataclass
 class LinkRatesChanged(Message):
-    """The links whose rate changed since the previous reading: link id -> [bits/s, packets/s], both directions
-    added."""
+    """The links whose rate changed since the previous reading, by rate: each of `links[i]` now carries `rates[i]`,
+    [bits/s, packets/s], both directions added. A packet flooded through a switch gives its thousand links one rate,
+    sent once with their ids (2,000 links' rates every second cost the agent 1.8 ms to write a link at a time)."""
 
     type: ClassVar[str] = "link-rates-changed"
-    links: dict[str, Sequence[float]]
+    rates: list[list[float]]
+    links: list[list[str]]
+
+    @classmethod
+    def of(cls, changes: dict[str, LinkRate]) -> LinkRatesChanged:
+        by_rate: dict[LinkRate, list[str]] = {}
+        for link, rate in changes.items():
+            by_rate.setdefault(rate, []).append(link)
+        return cls(list(map(list, by_rate)), list(by_rate.values()))
+
+    def changes(self) -> dict[str, LinkRate]:
+        """Each link's new rate; a rate that is no pair of numbers is left out."""
+        return {link: LinkRate(*rate) for rate, links in zip(self.rates, self.links) if len(rate) == 2
+                for link in links}
 
 
 @dataclass
@@ -573,6 +586,8 @@ def _checked(hint: Any, value: Any, where: str) -> Any:
         (item,) = typing.get_args(hint)
         if not isinstance(value, list):
             raise ProtocolError(f"{where} must be a list")
+        if item is str and all(type(v) is str for v in value):  # thousands of ids, checked at once
+            return value
         return [_checked(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):

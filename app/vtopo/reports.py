@@ -102,8 +102,8 @@ LinkTotals = dict[str, tuple[int, int]]
 
 
 class LinkRate(NamedTuple):
-    """A link's traffic, both directions added. A tuple: the agent sends each as it is, [bits/s, packets/s], and
-    makes thousands a second while a lab's links all carry a little (vtopo.protocol.LinkRatesChanged)."""
+    """A link's traffic, both directions added. A tuple: the agent makes thousands a second while a lab's links all
+    carry a little, and sends each distinct one once, as [bits/s, packets/s] (vtopo.protocol.LinkRatesChanged)."""
 
     bits_per_second: float
     packets_per_second: float

@@ -10,7 +10,7 @@ import pytest
 
 from vtopo import protocol as p
 from vtopo.model.topology import Impairment, ImpairmentChange
-from vtopo.reports import DeployReport, LabStatus, PartState, Progress
+from vtopo.reports import STILL, DeployReport, LabStatus, LinkRate, PartState, Progress
 
 
 def test_a_progress_goes_over_the_socket_as_itself() -> None:
@@ -27,6 +27,21 @@ def test_a_deploys_report_and_a_labs_parts_come_back_typed() -> None:
     status = LabStatus("l2-vs-l3", "vtab", "", 1000, "degraded", [PartState("h1", "running")],
                        [PartState("h1-br0", "degraded", "; missing: veth")], {})
     assert p.read_as(LabStatus, asdict(status)) == status
+
+
+def test_link_rates_go_over_the_socket_once_per_rate_and_come_back_per_link() -> None:
+    """A packet flooded through a switch moves its ports' counters alike: the rate goes once, with their ids."""
+    flooded, pinged = LinkRate(560, 1.0), LinkRate(1_234_567, 99.5)
+    changes = {f"p{port}": flooded for port in range(1000)} | {"c1-c2": pinged, "c3-c4": STILL}
+    line = p.encode(p.LinkRatesChanged.of(changes))
+    assert line.count(b"[560, 1.0]") == 1 and line.count(b'"p999"') == 1
+    decoded = p.decode(line, p.ANSWERS)
+    assert isinstance(decoded, p.LinkRatesChanged) and decoded.changes() == changes
+    one_bad = p.decode(line.replace(b"[1234567, 99.5]", b"[1234567]"), p.ANSWERS)
+    assert isinstance(one_bad, p.LinkRatesChanged)
+    assert one_bad.changes() == {link: rate for link, rate in changes.items() if link != "c1-c2"}
+    with pytest.raises(p.ProtocolError, match="link-rates-changed.links"):
+        p.decode(line.replace(b'"p999"', b"999"), p.ANSWERS)
 
 
 @pytest.mark.parametrize(("line", "says"), [

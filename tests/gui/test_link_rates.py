@@ -4,11 +4,13 @@ nothing. Privileged: the lab is deployed, and pinged from inside a node."""
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 import time
 from typing import Callable
 
 import pytest
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from tests.gui.helpers import deploy_or_destroy, tooltip_at
@@ -19,6 +21,7 @@ from vtopo.gui.main_window import MainWindow
 from vtopo.gui.canvas.labels import format_rate
 from vtopo.gui.overlays.rates import HOLD_S, load_of
 from vtopo.reports import STILL, LinkRate
+from vtopo.server.agent_server import Agent
 
 PINGED = ("c1-eth0--br0-p1", "c2-eth0--br0-p2")
 QUIET_S = HOLD_S + 1.0  # no change told this long, and the last drawn
@@ -89,6 +92,49 @@ def test_traffic_draws_a_link_with_its_rate_and_a_quiet_lab_is_told_nothing(make
     finally:
         if window.deploy.deployed_lab:
             deploy_or_destroy(window, qtbot, False)
+    assert snapshot() - before == {}
+
+
+def agent_streams_of_rates() -> int:
+    """How many of the agent's threads serve a stream of link rates now (the agent runs in the suite's process for
+    root), each reading the lab's counters every second."""
+    streaming = 0
+    for frame in sys._current_frames().values():  # pylint: disable=protected-access
+        while frame is not None and frame.f_code is not Agent.link_rates.__code__:
+            frame = frame.f_back  # type: ignore[assignment]
+        streaming += frame is not None
+    return streaming
+
+
+@pytest.mark.privileged
+def test_hidden_rates_are_not_measured_and_shown_again_they_are_back_at_once(make_window: Callable[..., MainWindow],
+                                                                            qtbot: QtBot) -> None:
+    """Ctrl+Shift+T hides the rates, and the agent stops reading the lab's counters for the designer; pressed again,
+    the links are drawn with the rates last told at once, and the agent reads them again."""
+    from vtopo.gui.panels.deploy import load_deployer
+
+    before = snapshot()
+    window = make_window("bridge-veth", deployer_loader=load_deployer)
+    links = window.editor.scene.links
+    rates_key = (Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    try:
+        deploy_or_destroy(window, qtbot, True)
+        qtbot.waitUntil(lambda: window.rates.latest.keys() == links.keys(), timeout=10_000)
+        assert agent_streams_of_rates() == 1
+        told = dict(window.rates.latest)
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow)
+        qtbot.keyClick(window.view, *rates_key)
+        assert not window.rates.toggle.isChecked()
+        qtbot.waitUntil(lambda: agent_streams_of_rates() == 0, timeout=3000)
+        assert all(item.traffic is None for item in links.values())
+        qtbot.keyClick(window.view, *rates_key)
+        assert all(item.traffic == told[link_id] for link_id, item in links.items())
+        qtbot.waitUntil(lambda: agent_streams_of_rates() == 1, timeout=3000)
+    finally:
+        if window.deploy.deployed_lab:
+            deploy_or_destroy(window, qtbot, False)
+    qtbot.waitUntil(lambda: agent_streams_of_rates() == 0, timeout=3000)  # the lab's end ends its stream
     assert snapshot() - before == {}
 
 

@@ -135,7 +135,7 @@ class Sent:
                 recorder.requests.append((netns, kind, flags, payload))
                 return [{"index": 4, "ifname": "lower"}] if kind == RTM_GETLINK else []
 
-            def replies(self, payload: bytes, kind: int, flags: int = CHANGE) -> Iterator[bytes]:
+            def runs(self, payload: bytes, kind: int, flags: int = CHANGE) -> Iterator[tuple[bytes, int]]:
                 recorder.requests.append((netns, kind, flags, payload))
                 return iter([])
 
@@ -331,3 +331,27 @@ def test_64_bit_counters_after_the_padding_some_kernels_put_first_are_read_too()
                       ("IFLA_STATS_LINK_64", {"rx_packets": 1, "tx_packets": 2, "rx_bytes": 30, "tx_bytes": 40})]
     reply.encode()
     assert wire.link_stats_64(bytes(reply.data)) == (9, (70, 3))
+
+
+def counters_reply(index: int, padded: bool = False) -> bytes:
+    reply = ifstatsmsg()
+    reply["ifindex"] = index
+    reply["filter_mask"] = 1
+    reply["attrs"] = [*([("IFLA_STATS_UNSPEC", None)] if padded else []),
+                      ("IFLA_STATS_LINK_64", {"rx_packets": index, "tx_packets": 2**33 + index, "rx_bytes": 3 * index,
+                                              "tx_bytes": 2**50})]
+    reply.encode()
+    return bytes(reply.data)
+
+
+@pytest.mark.parametrize("padded", [False, True], ids=["as a kernel writes them", "each after a pad"])
+def test_a_run_of_counters_replies_is_read_as_each_reply_is(padded: bool) -> None:
+    """A read of a dump's replies, each field read over them all at once, gives what each reply gives alone."""
+    replies = [counters_reply(index, padded) for index in range(1, 300)]
+    run = memoryview(bytearray(b"".join(replies)))
+    assert wire.link_stats_64_run(run, len(replies[0])) == dict(wire.link_stats_64(reply) for reply in replies)
+
+
+def test_a_dump_of_the_hosts_counters_has_every_interface() -> None:
+    """The replies a read holds are taken as one run, and the dump's end is found after them."""
+    assert netlink.link_counters(None).keys() == {index for index, _ in socket.if_nameindex()}

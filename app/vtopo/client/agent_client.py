@@ -570,5 +570,5 @@ class LinkRatesFollowed(Subscription):
     def __iter__(self) -> Iterator[dict[str, LinkRate]]:
         for message in self.messages():
             if isinstance(message, p.LinkRatesChanged):
-                yield {link: LinkRate(rate[0], rate[1]) for link, rate in message.links.items() if len(rate) == 2}
+                yield message.changes()
 

@@ -70,6 +70,7 @@ _RTN_UNICAST = 1
 _IFF_LOWER_UP = 0x10000  # the interface has its carrier
 _HEADER = struct.Struct("=IHHII")  # struct nlmsghdr: length, type, flags, sequence number, port id
 _ERRNO = struct.Struct("=i")  # the first field of an NLMSG_ERROR's payload; 0 in an ack
+_U32 = struct.Struct("=I")
 _STATS_LINK_64 = 1 << (1 - 1)  # IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64): the filter_mask bit of the 64-bit counters
 
 
@@ -143,16 +144,27 @@ class _Rtnl:
 
     def replies(self, payload: bytes, kind: int, flags: int = _CHANGE) -> Iterator[memoryview]:
         """Send a request of type `kind`; each reply before its ack (or a dump's end), as the kernel wrote it, seen in
-        the receive buffer until the next is asked for (a dump of counters reads a reply per interface, every second
-        while rates are shown). Read them all: the socket holds the rest of the answer until then.
+        the receive buffer until the next is asked for. Read them all: the socket holds the rest of the answer until
+        then.
 
         Raises pyroute2's NetlinkError, with the kernel's extended ack, for a refusal.
         """
+        for run, length in self.runs(payload, kind, flags):
+            for offset in range(0, len(run), length):
+                yield run[offset:offset + length]
+
+    def runs(self, payload: bytes, kind: int, flags: int = _CHANGE) -> Iterator[tuple[memoryview, int]]:
+        """The replies of `replies` a run at a time: replies that follow each other in one read, all of one length
+        (given with the run). A dump's replies of one kind are alike, a read of ~140 of them one run (a dump of
+        counters: a reply per interface, every second while rates are shown), which is then read a field at a time
+        over the whole run (vtopo.host.rtnl_wire.link_stats_64_run) rather than a reply at a time."""
         self._sequence += 1
         self._socket.send(_HEADER.pack(_HEADER.size + len(payload), kind, flags, self._sequence, 0) + payload)
         while True:
             size = self._socket.recv_into(self._buffer)
-            offset = 0
+            offset = self._alike(size)
+            if offset:
+                yield self._received[:offset], _U32.unpack_from(self._buffer)[0]
             while offset + _HEADER.size <= size:
                 length, reply_type, _, sequence, _ = _HEADER.unpack_from(self._buffer, offset)
                 start, offset = offset, offset + max(_HEADER.size, (length + 3) & ~3)
@@ -164,7 +176,22 @@ class _Rtnl:
                     if _ERRNO.unpack_from(self._buffer, start + _HEADER.size)[0] == 0:
                         return  # a plain ack is read without decoding it: most requests get only that
                     raise self._decoded(bytes(self._buffer[start:start + length]))["header"]["error"]
-                yield self._received[start:start + length]
+                yield self._received[start:start + length], length
+
+    def _alike(self, size: int) -> int:
+        """Where the replies to the request in progress that the read of `size` bytes starts with end, when they are
+        more than one and all of the first one's length; 0 otherwise. Each header is read at once over them all."""
+        length = _U32.unpack_from(self._buffer)[0] if size >= _HEADER.size else 0
+        count = size // length if length >= _HEADER.size and length % 4 == 0 else 0
+        if count < 2:
+            return 0
+        replies, step = self._received[:count * length], length // 4
+        lengths, sequences = replies.cast("I")[::step].tolist(), replies[8:].cast("I")[::step].tolist()
+        types = replies.cast("H")[2::step * 2].tolist()
+        if (lengths.count(length) != count or sequences.count(self._sequence) != count
+                or NLMSG_DONE in types or NLMSG_ERROR in types):
+            return 0
+        return count * length
 
 
 class Netlink:
@@ -593,8 +620,10 @@ def link_counters(netns: str | None) -> dict[int, tuple[int, int]]:
         with entered(netns):
             rtnl = _Rtnl()
         try:
-            return dict(wire.link_stats_64(reply) for reply in rtnl.replies(wire.stats(_STATS_LINK_64), RTM_GETSTATS,
-                                                                            NLM_F_REQUEST | NLM_F_DUMP))
+            counters: dict[int, tuple[int, int]] = {}
+            for run, length in rtnl.runs(wire.stats(_STATS_LINK_64), RTM_GETSTATS, NLM_F_REQUEST | NLM_F_DUMP):
+                counters.update(wire.link_stats_64_run(run, length))
+            return counters
         finally:
             rtnl.close()
 

@@ -10,6 +10,7 @@ by its tc plugins.
 from __future__ import annotations
 
 import ipaddress
+import operator
 import socket
 import struct
 
@@ -45,6 +46,7 @@ _STATS_REPLY = struct.Struct("=16xBBHII")  # a netlink header, then struct if_st
 _LINK_STATS_64 = struct.Struct("=QQQQ")  # struct rtnl_link_stats64's first fields: rx/tx packets, rx/tx bytes
 _STATS_64_FIRST = struct.Struct("=20xI6xHQQQQ")  # a netlink header, struct if_stats_msg's index, then its first
 # attribute's number and, when that is IFLA_STATS_LINK_64, those fields
+_STATS_64_INDEX, _STATS_64_NUMBER, _STATS_64_COUNTERS = 20, 30, 32  # where _STATS_64_FIRST's fields are
 IFLA_STATS_LINK_64 = 1
 _U32 = struct.Struct("=I")
 _U16 = struct.Struct("=H")
@@ -168,6 +170,21 @@ def link_stats_64(reply: bytes | memoryview) -> tuple[int, tuple[int, int]]:
     index = _STATS_REPLY.unpack_from(reply)[3]
     rx_packets, tx_packets, rx_bytes, tx_bytes = _LINK_STATS_64.unpack_from(reply, _stats_64_offset(reply, index))
     return index, (rx_bytes + tx_bytes, rx_packets + tx_packets)
+
+
+def link_stats_64_run(replies: memoryview, length: int) -> dict[int, tuple[int, int]]:
+    """Replies as `link_stats_64` reads them, that follow each other in a buffer, each `length` bytes. Where each
+    starts with its counters (as a kernel writes them), each field is read at once over all of them: an interface's
+    reply costs tens of nanoseconds, where one unpack each cost a microsecond (2,000 bridge ports every second)."""
+    count = replies.nbytes // length
+    if (length % 8 or length < _STATS_64_FIRST.size or replies.nbytes % length
+            or replies.cast("H")[_STATS_64_NUMBER // 2::length // 2].tolist().count(IFLA_STATS_LINK_64) != count):
+        return dict(link_stats_64(replies[offset:offset + length]) for offset in range(0, replies.nbytes, length))
+    words, counters, step = replies.cast("I"), replies.cast("Q"), length // 8
+    rx_packets, tx_packets, rx_bytes, tx_bytes = (counters[field::step].tolist() for field in range(
+        _STATS_64_COUNTERS // 8, _STATS_64_COUNTERS // 8 + 4))
+    return dict(zip(words[_STATS_64_INDEX // 4::length // 4].tolist(),
+                    zip(map(operator.add, rx_bytes, tx_bytes), map(operator.add, rx_packets, tx_packets))))
 
 
 def _stats_64_offset(reply: bytes | memoryview, index: int) -> int:

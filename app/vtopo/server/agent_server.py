@@ -34,6 +34,7 @@ from vtopo import protocol as p
 from vtopo.server.policy import CONFIG, Policy, PolicyError, TunnelRefused
 from vtopo.server.jobs import DEPLOYING, DESTROYING, Job, LabJobs, new_deployer
 from vtopo.server.live import Follower, LiveLabs
+from vtopo.server.long_lived import freeze_survivors
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
 from vtopo.host.state import LabRecord, StateStore, Usage
@@ -498,7 +499,7 @@ class Agent:
                 if not deployed():  # what was read may be another lab's, deployed under the same names since
                     raise NotDeployed(f"lab {request.lab} was destroyed: its link rates end here")
                 if changes:
-                    send.send(p.LinkRatesChanged(dict(changes)))
+                    send.send(p.LinkRatesChanged.of(changes))
                 if _client_left(selector, wait_s, deployed):
                     return p.Result(0)
                 wait_s = every_s
@@ -883,6 +884,7 @@ def run(path: Path = p.SOCKET, daemon: bool = False, pid_file: Path = p.PID_FILE
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     keep_large_blocks_mapped()  # the requests' buffers: up to connections × request_bytes while a flood lasts
+    freeze_survivors()
     print(f"vtopo agent: listening on {path}", flush=True)
     agent = Agent(group, policy)
     # the record of each lab deployed before the agent started, probed now rather than at the first request for it

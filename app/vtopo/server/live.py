@@ -25,6 +25,7 @@ from vtopo import protocol as p
 from vtopo.host.state import LabRecord, StateStore
 from vtopo.reports import LabEntry, LabStatus
 from vtopo.server.jobs import new_deployer
+from vtopo.server.long_lived import thaw
 
 if TYPE_CHECKING:  # a lab's parts (the ops, the compiler) load with the first lab the record holds: root's `vtopo
     # status` with no agent listening runs this in the command's process, and of no lab reads only the directory
@@ -149,6 +150,7 @@ class LiveLabs:
         if live is None or live.parts.record.directory != record.directory or live.stamp != record.stamp():
             # none yet, or the lab was deployed, updated or operated by another process (root's own command with
             # no agent listening, or the deployer itself): what the record says now, as the host has it
+            thaw()
             try:
                 live = self._labs[name] = self._made(self._parts_of(record), probe=True)
             except FileNotFoundError:  # destroyed meanwhile
@@ -242,6 +244,7 @@ class LiveLabs:
         with self._guard:
             record = StateStore().named(lab)
             before = self._labs.get(lab)
+            thaw()  # the record `before` is dropped or replaced
             if record is None:
                 self._labs.pop(lab, None)
                 if self._watcher is not None:

@@ -1,6 +1,7 @@
 """Live traffic on the canvas: each deployed link drawn wider with its load, its bits/s and packets/s in its
 tooltip (written when it is asked for). A worker job follows the rates the agent reads from the kernel's counters once a second, told only when
-they change, so an idle lab costs nothing here; View ▸ Link rates hides them."""
+they change, so an idle lab costs nothing here; View ▸ Link rates hides them, and while they are hidden the agent reads
+no counters."""
 from __future__ import annotations
 
 import functools
@@ -95,7 +96,13 @@ class RateView(QObject):
         deploy.states_changed.connect(self._lab_changed)
 
     def _toggled(self, on: bool) -> None:
+        """Hidden, the rates are not measured: the stream ends, and the rates last told are drawn again at once when
+        shown, until the new stream's first (every link's) replaces them."""
         self._show(self.latest if on else {})
+        if on:
+            self._sample()
+        else:
+            self._stop_sampling()
 
     def _deploy_busy(self, busy: bool) -> None:
         if not busy:
@@ -107,12 +114,15 @@ class RateView(QObject):
             self.follow()
 
     def follow(self) -> None:
-        """Sample the lab that is deployed now (or stop sampling when none is)."""
+        """Sample the lab that is deployed now, while the rates are shown (or stop sampling when none is)."""
         self.shutdown()
         self._lab = self._deploy.deployed_lab
-        if not self._lab:
+        self._sample()
+
+    def _sample(self) -> None:
+        if not self._lab or not self.toggle.isChecked() or self._sampling is not None:
             return
-        self._sampling = sampling = RateSampling(self._deploy.deployed_lab)
+        self._sampling = sampling = RateSampling(self._lab)
         worker = Worker(sampling)
         worker.yielded.connect(lambda rates: self._sampled(sampling, rates))
         worker.errored.connect(lambda error: self._failed(sampling, error))
@@ -172,10 +182,14 @@ class RateView(QObject):
             item.traffic = rate
         return loads
 
-    def shutdown(self) -> None:
-        """Stop sampling (what it told after is not shown)."""
+    def _stop_sampling(self) -> None:
+        """What the job told after is not shown."""
         if self._sampling is not None:
             self._sampling.stop()
         self._sampling = None
+
+    def shutdown(self) -> None:
+        """Stop sampling, and forget the rates."""
+        self._stop_sampling()
         self.latest = {}
         self._show({})
