@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,11 +15,12 @@ from benchmarks.test_deploy_bench import star
 from residue import snapshot
 from vtopo import protocol
 from vtopo.cli import main
-from vtopo.client.agent_client import agent_running
+from vtopo.client.agent_client import AgentClient, agent_running
 from vtopo.host.state import StateStore
+from vtopo.lab_terms import Trust
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
-from vtopo.server.agent_server import SEARCH_PATH
+from vtopo.server.agent_server import SEARCH_PATH, Replies
 
 pytestmark = pytest.mark.privileged
 
@@ -58,6 +60,34 @@ def test_ctrl_c_during_a_deploy_without_an_agent_cancels_it_and_rolls_it_back(tm
     assert deploy.wait(timeout=120) == 130, deploy.stderr.read() if deploy.stderr else ""
     assert StateStore().named(topology.name) is None
     assert snapshot() - before == {}
+
+
+def test_a_status_read_after_a_deploys_answer_and_before_its_record_is_rebuilt_sees_the_whole_lab(monkeypatch):
+    """The agent answers a deploy, then rebuilds its record of the lab: a status asked for in between (held open
+    here, as a slow rebuild would leave it) is the lab as the deploy made it, every node and link running."""
+    topology = star(20)
+    answered, released = threading.Event(), threading.Event()
+    answer = Replies.answer
+
+    def answer_then_hold(replies: Replies, result: protocol.Result) -> None:
+        answer(replies, result)
+        if not answered.is_set():  # the deploy's answer: its thread rebuilds the record once released
+            answered.set()
+            assert released.wait(60)
+
+    monkeypatch.setattr(Replies, "answer", answer_then_hold)
+    deploying = threading.Thread(target=AgentClient().deploy, args=(io.dumps(topology), Trust()))
+    deploying.start()
+    try:
+        assert answered.wait(120)
+        (status,) = AgentClient().status(topology.name)
+        assert not released.is_set()
+    finally:
+        released.set()
+        deploying.join()
+        AgentClient().destroy(topology.name)
+    assert (status.state, len(status.nodes), len(status.links)) == ("running", 21, 20)
+    assert {part.state for part in [*status.nodes, *status.links]} == {"running"}
 
 
 def test_a_member_without_an_agent_is_told_how_to_start_one(users):

@@ -135,7 +135,7 @@ class LabParts:
         self.ops = plan.ops
         self.applied = set(plan.ops) if applied_whole else set(record.journal())
         self.applied_ops = [op for op in plan.ops if op in self.applied]  # in the plan's order
-        self.operated: Operated = record.operated()
+        self.operated = Operated.of(self.data)  # read once: the record of a lab of thousands of nodes takes a while
         self.by_owner: dict[str, list[o.Op]] = {}
         self._applied_by_owner: dict[str, list[o.Op]] = {}  # each part's state reads them: hashed once, here
         for op in plan.ops:

@@ -676,6 +676,9 @@ _ATTRIBUTE = struct.Struct("=HH")  # struct nlattr: length, type
 _EVENTS_BUFFER = 1 << 23  # a burst of events (a lab of thousands of interfaces destroyed) waits here
 _SO_RCVBUFFORCE = 33  # not in Python's socket module
 _EVENT_SIZE = 1 << 16  # the most one event takes: the kernel sends each alone
+_ANCILLARY_SPACE = socket.CMSG_SPACE(4)  # the namespace id an event comes with
+_MSG_DONTWAIT, _MSG_TRUNC = int(socket.MSG_DONTWAIT), int(socket.MSG_TRUNC)  # as ints: the IntFlags' operators are
+# slow for thousands of events a second
 
 
 @dataclass(frozen=True)
@@ -739,25 +742,28 @@ class LinkEvents:
             os.close(fd)
 
     def _asked_nsid(self, asked: bytes) -> int:
-        """The id of the namespace `asked` names (RTM_GETNSID); -1 when it has none."""
-        (reply,) = self._requests.request(bytes(4) + asked, _RTM_GETNSID)
-        nsid = int(reply.get("NETNSA_NSID"))  # pyroute2 reads the kernel's s32 as unsigned
-        return nsid - (1 << 32) if nsid >= 1 << 31 else nsid
+        """The id of the namespace `asked` names (RTM_GETNSID); -1 when it has none. The reply is read where it lies
+        (struct rtgenmsg, padded to 4 bytes, then its attributes), as the agent asks it for each namespace of a lab it
+        records: pyroute2's decoding took most of the time."""
+        nsid = -1
+        for reply in self._requests.replies(bytes(4) + asked, _RTM_GETNSID):
+            if found := _attribute(bytes(reply), _HEADER.size + 4, _NETNSA_NSID):
+                nsid = struct.unpack_from("=i", found)[0]
+        return nsid
 
     def read(self, namespaces: Container[int]) -> list[InterfaceEvent | NamespaceGone | EventsLost] | None:
         """What the kernel said in its next message since the last read, of the host's namespace and of `namespaces`
         (their ids): what any other namespace says is not parsed, as a deploy under way makes thousands of messages
         in namespaces nobody watches yet. None when the kernel said nothing more."""
         try:
-            size, ancillary, flags, _ = self._socket.recvmsg_into([self._buffer], socket.CMSG_SPACE(4),
-                                                                  socket.MSG_DONTWAIT)
+            size, ancillary, flags, _ = self._socket.recvmsg_into([self._buffer], _ANCILLARY_SPACE, _MSG_DONTWAIT)
         except BlockingIOError:
             return None
         except OSError as error:
             if error.errno != errno.ENOBUFS:
                 raise
             return self._lost()
-        if flags & socket.MSG_TRUNC:
+        if flags & _MSG_TRUNC:
             return self._lost()
         nsid = next((struct.unpack("=i", value[:4])[0] for level, kind, value in ancillary
                      if level == _SOL_NETLINK and kind == _NETLINK_LISTEN_ALL_NSID), None)
@@ -785,7 +791,7 @@ class LinkEvents:
         """Events were dropped: those still queued are older than a probe made now, and would undo what it finds."""
         while True:
             try:
-                self._socket.recv_into(self._buffer, 0, socket.MSG_DONTWAIT)
+                self._socket.recv_into(self._buffer, 0, _MSG_DONTWAIT)
             except BlockingIOError:
                 return [EventsLost()]
             except OSError as error:

@@ -43,9 +43,10 @@ class ResolvedLabs:
             self._kept[record.directory] = (held, compiled)
         return compiled
 
-    def keep(self, record: LabRecord, compiled: Compiled) -> None:
-        """What the record holds now is `compiled` (a deploy's, or what a live change made of the lab)."""
-        held = _lab_in(record)
+    def keep(self, record: LabRecord, compiled: Compiled, read: dict[str, Any] | None = None) -> None:
+        """What the record holds now is `compiled` (a deploy's, or what a live change made of the lab); `read`, the
+        record as the caller has just read it."""
+        held = _lab_in(record, read)
         with self._guard:
             self._kept[record.directory] = (held, compiled)
 
@@ -55,6 +56,6 @@ class ResolvedLabs:
             self._kept.pop(record.directory, None)
 
 
-def _lab_in(record: LabRecord) -> dict[str, Any]:
-    data = record.read()
+def _lab_in(record: LabRecord, read: dict[str, Any] | None = None) -> dict[str, Any]:
+    data = record.read() if read is None else read
     return {key: data.get(key) for key in LAB_FIELDS}

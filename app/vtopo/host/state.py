@@ -40,6 +40,12 @@ class Operated:
     def to_json(self) -> dict[str, list[str]]:
         return {"stopped": sorted(self.stopped), "down": sorted(self.down)}
 
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> Operated:
+        """What a lab's record (as read) says was changed."""
+        data = record.get("operated", {})
+        return cls(set(data.get("stopped", ())), set(data.get("down", ())))
+
 
 HOST_NETWORKS = "host_networks"  # the record's field of the subnets the lab gives the host (LabRecord.host_networks)
 SHAPED_LINKS = "shaped_links"  # the record's field of each link's medium and impaired devices (shaped_links_of)
@@ -169,8 +175,7 @@ class LabRecord:
         return deployed_media(self.read())
 
     def operated(self) -> Operated:
-        data = self.read().get("operated", {})
-        return Operated(set(data.get("stopped", ())), set(data.get("down", ())))
+        return Operated.of(self.read())
 
     def write_operated(self, operated: Operated) -> None:
         self.write({**self.read(), "operated": operated.to_json()})

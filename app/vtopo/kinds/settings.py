@@ -59,6 +59,13 @@ def setting_fields(settings_type: type) -> list[SettingField]:
     return result
 
 
+@functools.cache
+def _fields_by_name(settings_type: type) -> dict[str, SettingField]:
+    """The fields of a settings class, once per class, for checking each node's settings: what their defaults are
+    made of is not read there (a settings form makes its own, with `setting_fields`)."""
+    return {f.name: f for f in setting_fields(settings_type)}
+
+
 def _matches(value: Any, expected: Any) -> bool:
     origin = typing.get_origin(expected)
     if expected is bool:
@@ -92,7 +99,7 @@ def parse_settings(settings_type: type, raw: dict[str, Any], path: str, subject:
     """Build the typed settings of a node (or the parameters of a check), or say precisely what is wrong."""
     problems: list[Problem] = []
     values: dict[str, Any] = {}
-    known = {f.name: f for f in setting_fields(settings_type)}
+    known = _fields_by_name(settings_type)
     for key in raw:
         if key not in known:
             names = ", ".join(sorted(known)) or "none"

@@ -21,6 +21,7 @@ _LONG_NUMBER = re.compile(rf"\d{{{_MAX_DIGITS + 1},}}")  # the same in text: a p
 # C0 and C1 controls, DEL, lone surrogates, line and paragraph separators, and the bidi overrides that make text
 # display in another order than it runs ("Trojan source")
 _FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SUSPECT = re.compile(f"{_FORBIDDEN.pattern}|{_LONG_NUMBER.pattern}")  # either: then each is looked for
 _NAMES = {"\n": "a newline", "\t": "a tab", "\r": "a carriage return", "\x00": "a NUL character",
           "\x1b": "an escape character"}
 
@@ -78,16 +79,31 @@ def _problem_with(char: str, what: str) -> str:
     return f"this {what} holds {name}; lab files allow no control characters (only notes and configuration texts may hold newlines)"
 
 
+def _written(path: Any) -> str:
+    """A value's path as a problem names it ($.nodes[3].name), from "$" or (its object's or list's path, its key or
+    index): written out only when it is named (a problem, or a text that may hold newlines), as a lab of thousands of
+    nodes holds tens of thousands of values."""
+    steps: list[str | int] = []
+    while isinstance(path, tuple):
+        path, step = path
+        steps.append(step)
+    for step in reversed(steps):
+        path = f"{path}[{step}]" if isinstance(step, int) else child_path(path, step)
+    return str(path)
+
+
 class _Scanner:
     def __init__(self, multiline: Callable[[str], bool]) -> None:
         self.multiline = multiline
         self.problems: list[Problem] = []
 
-    def fail(self, path: str, message: str) -> None:
-        self.problems.append(Problem(message, path=path))
+    def fail(self, path: Any, message: str) -> None:
+        self.problems.append(Problem(message, path=_written(path)))
 
-    def text(self, value: str, path: str, what: str) -> None:
-        prose = what == "value" and self.multiline(path)  # notes: nothing reads a number out of them
+    def text(self, value: str, path: Any, what: str) -> None:
+        if _SUSPECT.search(value) is None:  # most texts: nothing to look at more closely
+            return
+        prose = what == "value" and self.multiline(_written(path))  # notes: nothing reads a number out of them
         for match in _FORBIDDEN.finditer(value):
             if not (prose and match.group() == "\n"):
                 self.fail(path, _problem_with(match.group(), what))
@@ -96,7 +112,7 @@ class _Scanner:
             self.fail(path, f"this {what} holds a number of {len(number.group()):,} digits; numbers in a lab file "
                       f"have at most {_MAX_DIGITS}")
 
-    def clean(self, value: Any, path: str, depth: int) -> Any:
+    def clean(self, value: Any, path: Any, depth: int) -> Any:
         if depth > MAX_DEPTH:
             self.fail(path, f"lists and objects are nested more than {MAX_DEPTH} levels deep here")
             return None
@@ -115,16 +131,15 @@ class _Scanner:
             self.text(value, path, "value")
             return value
         if isinstance(value, list):
-            return [self.clean(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
+            return [self.clean(item, (path, index), depth + 1) for index, item in enumerate(value)]
         if isinstance(value, dict):
             for key in dict.fromkeys(getattr(value, "duplicates", ())):
-                self.fail(child_path(path, key), f"the key {key!r} is written more than once in this object; "
+                self.fail((path, key), f"the key {key!r} is written more than once in this object; "
                           "which one counts is ambiguous")
             result = {}
             for key, item in value.items():
-                key_path = child_path(path, key)
-                self.text(key, key_path, "key")
-                result[key] = self.clean(item, key_path, depth + 1)
+                self.text(key, (path, key), "key")
+                result[key] = self.clean(item, (path, key), depth + 1)
             return result
         return value
 

@@ -142,8 +142,9 @@ class LiveLabs:
                 self._tell_whole(live.status.lab)
         return found, differences
 
-    def _live(self, record: LabRecord) -> LiveLab | None:
-        name = _name(record)
+    def _live(self, record: LabRecord, name: str = "") -> LiveLab | None:
+        """The lab's record kept up; `name`, the lab's when the caller found `record` by it (else read from it)."""
+        name = name or _name(record)
         if name in self._due:  # read before the thread of the job that ended renewed it
             self.renew(name, self._due.pop(name))
         live = self._labs.get(name)
@@ -179,9 +180,11 @@ class LiveLabs:
         from vtopo.host.lab_parts import LabParts
 
         resolved = self.resolved()
-        if compiled is not None:
-            resolved.keep(record, compiled)
-        return LabParts(record, resolved.kinds, resolved.of(record), applied_whole=compiled is not None)
+        if compiled is None:
+            return LabParts(record, resolved.kinds, resolved.of(record))
+        parts = LabParts(record, resolved.kinds, compiled, applied_whole=True)
+        resolved.keep(record, compiled, parts.data)  # the record as read once: a lab of thousands of nodes takes a while
+        return parts
 
     def _watching(self) -> Watcher:
         from vtopo.host.watch import Watcher
@@ -228,7 +231,7 @@ class LiveLabs:
         record = StateStore().named(lab)
         if record is not None:
             if self._kept(lab):
-                self._live(record)
+                self._live(record, lab)
         elif self._labs.pop(lab, None) is not None and self._watcher is not None:
             self._watcher.forget(lab)
 
@@ -291,7 +294,7 @@ class LiveLabs:
         with self._guard:
             follower.send(p.LabsListed(self._entries()))
             record = StateStore().named(follower.lab)
-            live = self._live(record) if record is not None else None
+            live = self._live(record, follower.lab) if record is not None else None
             follower.send(p.LabState(self._shown(live.parts.with_details(live.status)) if live is not None and
                                      follower.reads(live.status.owner) else None))
             self._followers.append(follower)
