@@ -12,16 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from benchmarks.report import machine_facts, write_fragment
 from benchmarks.test_designer_live_bench import two_bridges
-from benchmarks.test_gui_bench import ms_since, row
+from benchmarks.test_gui_bench import ms_since, row, shown_window
 from tests.gui.helpers import links_settled, send
 from vtopo.gui.main_window import MainWindow
-from vtopo.lab import registry
 
 COUNT = 2000
 STEPS = 40
@@ -53,13 +52,8 @@ def step_turns(window: MainWindow, node_id: str) -> list[float]:
 def test_dragging_a_bridge_of_a_thousand_ports(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
     facts = machine_facts()
-    window = MainWindow(registry(), QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                        tmp_path / "autosave", lambda: (None, "benchmark"))
-    qtbot.addWidget(window)
+    window = shown_window(qtbot, tmp_path, two_bridges(COUNT))
     window.resize(1200, 900)
-    window.editor.set_topology(two_bridges(COUNT))
-    window.show()
-    qtbot.waitExposed(window)
     qtbot.waitUntil(lambda: not window.analyzer.pending, timeout=120_000)
     view, scene = window.view, window.editor.scene
     lines = ["| | bridge of 1,000 ports | container of 1 link | ratio |", "|---|---|---|---|"]

@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from benchmarks.report import machine_facts, write_fragment
-from benchmarks.test_gui_bench import generated_lab
+from benchmarks.test_gui_bench import generated_lab, shown_window
 from tests.gui.helpers import click
 from vtopo.gui.main_window import MainWindow
-from vtopo.lab import registry
 
 RENAMES = ("core", "edge", "dmz")  # typed over the names of three bridges, one after the other
 KEY_GAP_S = 0.04  # between two keys: a quick typist
@@ -168,12 +167,7 @@ def test_the_gui_thread_while_renaming_with_the_explain_dock_open(qtbot: Any, tm
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
     facts = machine_facts()
-    window = MainWindow(registry(), QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                        tmp_path / "autosave", lambda: (None, "benchmark"))
-    qtbot.addWidget(window)
-    window.editor.set_topology(generated_lab())
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_window(qtbot, tmp_path, generated_lab())
     window.explain_dock.show()
     window.explain_dock.raise_()
     stalls = Stalls()

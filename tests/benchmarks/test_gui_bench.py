@@ -156,6 +156,17 @@ def until_idle(window: MainWindow, frame: Callable[[], Any]) -> tuple[float, flo
     return ms_since(start), longest * 1000
 
 
+def shown_window(qtbot: Any, tmp_path: Path, topology: Topology) -> MainWindow:
+    """The designer shown with `topology` open, with no deployer behind it."""
+    window = MainWindow(registry(), QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                        tmp_path / "autosave", lambda: (None, "benchmark"))
+    qtbot.addWidget(window)
+    window.editor.set_topology(topology)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
 def row(name: str, ours: float, plain: float | None, unit: str = "ms") -> str:
     ratio = f"{ours / plain:.2f}" if plain else "-"
     plain_text = f"{plain:.1f} {unit}" if plain is not None else "-"
@@ -169,12 +180,7 @@ def test_gui_with_2000_nodes_and_2000_links(qtbot: Any, tmp_path: Path, monkeypa
     facts = machine_facts()
     rss_before = rss_mb()
     start = time.perf_counter()
-    window = MainWindow(registry(), QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                        tmp_path / "autosave", lambda: (None, "benchmark"))
-    qtbot.addWidget(window)
-    window.editor.set_topology(topology)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_window(qtbot, tmp_path, topology)
     window.view.fit_to_view()
     window.view.viewport().grab()
     first_paint = ms_since(start)
