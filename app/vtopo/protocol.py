@@ -28,7 +28,7 @@ from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkRate, PartState
 if TYPE_CHECKING:  # the model loads when a request carries part of a lab (`vtopo status` needs none)
     from vtopo.model.topology import ImpairmentChange
 
-VERSION = 1
+VERSION = 2  # 2: link rates sent once per rate with the links that have it (LinkRatesChanged)
 GROUP = CLIENTS_GROUP
 SOCKET = Path(os.environ.get("VTOPO_AGENT_SOCKET", "/run/vtopo/agent.sock"))
 PID_FILE = SOCKET.with_name("agent.pid")

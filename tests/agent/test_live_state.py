@@ -190,7 +190,7 @@ FOLLOW = """
 import json, socket, sys
 connection = socket.socket(socket.AF_UNIX)
 connection.connect(sys.argv[1])
-connection.sendall(json.dumps({"v": 1, "type": "follow", "lab": sys.argv[2]}).encode() + b"\\n")
+connection.sendall(json.dumps({"v": 2, "type": "follow", "lab": sys.argv[2]}).encode() + b"\\n")
 connection.settimeout(float(sys.argv[3]))
 heard = b""
 try:
@@ -236,7 +236,7 @@ def _follower(agent: Agent) -> socket.socket:
     """A client following the lab on the agent's socket, once the agent has answered."""
     follower = socket.socket(socket.AF_UNIX)
     follower.connect(str(agent.socket))
-    follower.sendall(json.dumps({"v": 1, "type": "follow", "lab": LAB}).encode() + b"\n")
+    follower.sendall(json.dumps({"v": 2, "type": "follow", "lab": LAB}).encode() + b"\n")
     follower.recv(1 << 16)
     return follower
 

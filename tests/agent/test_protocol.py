@@ -45,13 +45,13 @@ def test_link_rates_go_over_the_socket_once_per_rate_and_come_back_per_link() ->
 
 
 @pytest.mark.parametrize(("line", "says"), [
-    (b'{"v": 1, "type": "progress", "stage": "apply", "done": "3", "total": 7, "message": ""}', "progress.done"),
-    (b'{"v": 1, "type": "progress", "stage": "apply", "done": 3, "total": 7, "message": "", "x": 1}', r"unknown field\(s\) x"),
-    (b'{"v": 2, "type": "progress"}', "protocol version"),
-    (b'{"v": 1, "type": "deploy"}', "unknown message type"),
+    (b'{"v": 2, "type": "progress", "stage": "apply", "done": "3", "total": 7, "message": ""}', "progress.done"),
+    (b'{"v": 2, "type": "progress", "stage": "apply", "done": 3, "total": 7, "message": "", "x": 1}', r"unknown field\(s\) x"),
+    (b'{"v": 1, "type": "progress"}', "protocol version"),
+    (b'{"v": 2, "type": "deploy"}', "unknown message type"),
     (b"[1]", "JSON object"),
     (b"[" * 200_000, "not a JSON line: it is nested too deeply"),
-    (b'{"v": 1, "type": "progress", "done": ' + b"9" * 5000 + b"}", "a number has more than 20 digits"),
+    (b'{"v": 2, "type": "progress", "done": ' + b"9" * 5000 + b"}", "a number has more than 20 digits"),
 ])
 def test_a_bad_line_is_refused_naming_what_is_wrong(line: bytes, says: str) -> None:
     with pytest.raises(p.ProtocolError, match=says):
@@ -59,11 +59,11 @@ def test_a_bad_line_is_refused_naming_what_is_wrong(line: bytes, says: str) -> N
 
 
 @pytest.mark.parametrize(("line", "says"), [
-    (b'{"v": 1, "type": "link-rates", "lab": "x", "every_s": NaN}',
+    (b'{"v": 2, "type": "link-rates", "lab": "x", "every_s": NaN}',
      "link-rates.every_s must be a finite number, not nan"),
-    (b'{"v": 1, "type": "link-rates", "lab": "x", "every_s": 1e999}',
+    (b'{"v": 2, "type": "link-rates", "lab": "x", "every_s": 1e999}',
      "link-rates.every_s must be a finite number, not inf"),
-    (b'{"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "set", "loss_pct": -Infinity}',
+    (b'{"v": 2, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "set", "loss_pct": -Infinity}',
      "link.loss_pct must be a finite number, not -inf"),
 ])
 def test_a_number_that_is_not_finite_is_refused_naming_its_field(line: bytes, says: str) -> None:
@@ -73,11 +73,11 @@ def test_a_number_that_is_not_finite_is_refused_naming_its_field(line: bytes, sa
 
 
 @pytest.mark.parametrize(("line", "says"), [
-    (b'{"v": 1, "type": "node", "lab": "x", "node": "c1", "action": "halt"}',
+    (b'{"v": 2, "type": "node", "lab": "x", "node": "c1", "action": "halt"}',
      "node.action is one of start, stop, restart"),
-    (b'{"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "cut"}',
+    (b'{"v": 2, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "cut"}',
      "link.action is one of up, down, set"),
-    (b'{"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": ["up"]}', "link.action is one of up, down"),
+    (b'{"v": 2, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": ["up"]}', "link.action is one of up, down"),
 ])
 def test_an_action_outside_its_verbs_words_is_refused_naming_its_field(line: bytes, says: str) -> None:
     with pytest.raises(p.ProtocolError, match=says):
@@ -144,7 +144,7 @@ def test_a_verbs_answer_goes_over_the_socket_as_it_did_and_comes_back_as_its_req
 def test_a_change_to_a_links_impairment_goes_as_its_four_values_and_comes_back_whole() -> None:
     change = ImpairmentChange(delay_ms=20, rate_mbit=0)  # 0 removes the rate; None keeps jitter and loss
     line = p.encode(p.LinkRequest.setting("x", "c1", "c2", change))
-    assert json.loads(line) == {"v": 1, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "set",
+    assert json.loads(line) == {"v": 2, "type": "link", "lab": "x", "a": "c1", "b": "c2", "action": "set",
                                 "rate_mbit": 0, "delay_ms": 20, "jitter_ms": None, "loss_pct": None, "explain": False}
     request = p.decode(line.rstrip(b"\n"), p.REQUESTS)
     assert isinstance(request, p.LinkRequest) and request.change == change

@@ -40,7 +40,7 @@ def answer_of(result) -> list[str]:
 
 def test_a_slow_sender_is_dropped_at_the_deadline_for_the_whole_request(strict_agent, users):
     sent = raw(strict_agent, users["a"].pw_name, """
-for byte in b'{"v": 1, "type": "status", "lab": ""':  # a byte a second: each recv is quick, the request is not
+for byte in b'{"v": 2, "type": "status", "lab": ""':  # a byte a second: each recv is quick, the request is not
     try:
         connection.sendall(bytes([byte]))
     except BrokenPipeError:
@@ -73,9 +73,9 @@ print(fifth.recv(4096).decode().strip())
 
 @pytest.mark.parametrize("request_line, says", [  # Python expressions, made in the member's process
     ('b"[" * 200_000', "not a JSON line: it is nested too deeply"),
-    ('b\'{"v": 1, "type": "exec", "lab": "x", "node": "c1", "argv": [], "rows": \' + b"9" * 5000 + b"}"',
+    ('b\'{"v": 2, "type": "exec", "lab": "x", "node": "c1", "argv": [], "rows": \' + b"9" * 5000 + b"}"',
      "not a JSON line: a number has more than 20 digits"),
-    ('b\'{"v": 1, "type": "status", "lab": "\' + b"x" * (9 << 20)', "a request is at most 8388608 bytes"),
+    ('b\'{"v": 2, "type": "status", "lab": "\' + b"x" * (9 << 20)', "a request is at most 8388608 bytes"),
 ], ids=["nested-200000", "digits-5000", "too-long"])
 def test_a_deep_huge_or_long_request_gets_the_answer_any_bad_request_gets(agent, users, request_line, says):
     sent = raw(agent, users["a"].pw_name, f"""
@@ -141,11 +141,11 @@ def test_a_non_finite_number_is_refused_in_one_line_naming_its_field(agent, user
     try:
         for verb, field, number in NON_FINITE:
             verb_fields = '"a": "c1", "b": "br", "action": "set", ' if verb == "link" else ""
-            line = f'{{"v": 1, "type": "{verb}", "lab": "finite", {verb_fields}"{field}": {number}}}'
+            line = f'{{"v": 2, "type": "{verb}", "lab": "finite", {verb_fields}"{field}": {number}}}'
             answer = answer_of(raw(agent, a, ASK_ONCE, line))
             says = f"{verb}.{field} must be a finite number, not {float(number)}"
             assert len(answer) == 1 and f'"code": 1, "errors": ["error: {says}"]' in answer[0], answer
-        line = '{"v": 1, "type": "link-rates", "lab": "finite", "every_s": 1e300}'
+        line = '{"v": 2, "type": "link-rates", "lab": "finite", "every_s": 1e300}'
         (reading,) = answer_of(raw(agent, a, ASK_ONCE, line))
         assert set(json.loads(reading)["links"]) == {"l1", "l2"}
         assert "owner " + a + ": running" in agent.vtopo(a, "status", "finite").stdout
@@ -163,7 +163,7 @@ def test_forty_connections_with_large_requests_leave_the_agents_memory_bounded(a
     assert agent.vtopo(users["a"].pw_name, "status").returncode == 0  # the agent has served once
     before = resident_mib(agent.process.pid)
     flood = subprocess.Popen(["runuser", "-u", users["a"].pw_name, "--", sys.executable, "-c", RAW_CLIENT + """
-chunk = b'{"v": 1, "type": "status", "lab": "' + b"x" * (4 << 20)  # never ends: 4 MiB and no newline
+chunk = b'{"v": 2, "type": "status", "lab": "' + b"x" * (4 << 20)  # never ends: 4 MiB and no newline
 crowd = []
 for _ in range(40):
     extra = socket.socket(socket.AF_UNIX)
