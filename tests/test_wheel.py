@@ -83,14 +83,19 @@ def clean_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     link_dependencies(wheel, work / "dependencies")
     (site / "dependencies.pth").write_text(f"{work / 'dependencies'}\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(environment / "bin" / "python"), "install", "-q",
-                    "--no-deps", "--no-index", "--disable-pip-version-check", str(wheel)], check=True)
+                    "--no-deps", "--no-index", "--disable-pip-version-check", str(wheel)], check=True,
+                   env=outside_the_checkout())  # else pip finds the checkout's vtopo on PYTHONPATH, installed already
     return environment
 
 
+def outside_the_checkout() -> dict[str, str]:
+    """This process's environment without what points Python at the checkout or its venv."""
+    return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
 def run(environment: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    clean = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
     return subprocess.run([str(environment / "bin" / argv[0]), *argv[1:]], capture_output=True, text=True,
-                          timeout=60, cwd=cwd, env={**clean, "QT_QPA_PLATFORM": "offscreen"})
+                          timeout=60, cwd=cwd, env={**outside_the_checkout(), "QT_QPA_PLATFORM": "offscreen"})
 
 
 def test_the_wheel_knows_its_eight_kinds_from_another_directory(clean_venv: Path, tmp_path: Path) -> None:
