@@ -9,6 +9,7 @@ looked up by its name, once; what acts on it is handed the record.
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import shutil
@@ -83,6 +84,12 @@ class Usage:
                      self.cpu_percent + other.cpu_percent)
 
 
+@functools.lru_cache(maxsize=256)
+def _name_in(lab_file: Path, writing: tuple[int, int, int]) -> str:
+    """The name in `lab_file` as it was written then (`writing`: its inode, modification time and size)."""
+    return str(json.loads(lab_file.read_text())["name"])
+
+
 @dataclass
 class LabRecord:
     """A deployed (or half-deployed) lab as the state directory knows it."""
@@ -121,7 +128,11 @@ class LabRecord:
 
     @property
     def name(self) -> str:
-        return str(self.read()["name"])
+        """The lab's name, read once for each writing of its record: a status reads every lab's name, and the record
+        holds the whole lab (40 ms to parse at 400 containers)."""
+        lab_file = self.directory / "lab.json"
+        written = lab_file.stat()
+        return _name_in(lab_file, (written.st_ino, written.st_mtime_ns, written.st_size))
 
     def topology(self) -> Topology:
         from vtopo.lab_record import topology_of
