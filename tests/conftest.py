@@ -38,7 +38,7 @@ REQUIRED_TOOLS = ("ip", "ovs-vsctl", "iperf3", "ethtool")
 
 def _privileged_unavailable() -> str | None:
     if os.geteuid() != 0:
-        return "needs root (network namespaces, netlink, OVS)"
+        return "needs root (network namespaces, netlink, OVS, or an agent run in the test's own process)"
     missing = [tool for tool in REQUIRED_TOOLS if shutil.which(tool) is None]
     if missing:
         return f"needs {', '.join(missing)}: run `make setup` first"
