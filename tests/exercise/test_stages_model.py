@@ -84,7 +84,6 @@ def test_stage_moves_only_past_complete_stages(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "data" / "stages" / "ospf-assignment.stage.json").stat().st_mode & 0o777 == 0o600
 
 
-@pytest.mark.privileged  # `vtopo stage` asks an agent for the lab first: only root's command runs one itself
 def test_a_lab_without_stages_says_so(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("VTOPO_DATA_DIR", str(tmp_path))
     assert main(["stage", str(TOPOLOGIES / "ospf-ring.vtopo")]) == 1

@@ -21,12 +21,15 @@ if TYPE_CHECKING:
 
 
 def _exercise(target: str) -> tuple[Topology, DeployedLab | None]:
-    """The lab's topology (the file's when a file is given) and the deployed lab, when it is deployed."""
+    """The lab's topology (the file's when a file is given) and the deployed lab, when it is deployed and has stages
+    (a file without them is not looked for among the deployed labs)."""
     from vtopo.deployed import NotDeployed
     from vtopo.lab import open_lab
 
     if lab_file(target):
         topology = open_lab(Path(target)).topology
+        if not topology.stages:
+            return topology, None
         try:
             return topology, deployed_for_caller(topology.name, "check")
         except NotDeployed:
