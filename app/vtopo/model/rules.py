@@ -20,6 +20,9 @@ OVS_LAB_KEY = "vtopo-lab"
 """The external_ids key that marks an OVS bridge, port or interface as a lab's; its value is the lab's prefix."""
 DEFAULT_VLAN = 1  # the VLAN a port is in until told otherwise: a VLAN-filtering bridge's default_pvid
 NETNS_DIR = "/run/netns"  # where network namespaces are kept, as iproute2 keeps them
+NODE_TMPFS = ("/tmp", "/var/tmp", "/run")
+"""What each node gets empty and its own; /run hides the host's sockets and /run/netns from what runs inside."""
+NODE_FILES_DIR = "/run/vtopo-node"  # inside a node's own /run: its hostname and hosts files, bound over /etc's
 PRIVATE_DIRECTORY = 0o700  # a directory's mode when its op names none
 PASSAGE_DIRECTORY = 0o711  # a directory others may pass through, not list
 

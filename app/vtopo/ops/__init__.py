@@ -13,9 +13,9 @@ from vtopo.ops.files import (FileOp, MakeDirectory, RemoveDirectory, RemoveFile,
                              WriteScript)
 from vtopo.ops.images import RemoveImageContainer, RunImage
 from vtopo.privileges import as_account, drop_privileges
-from vtopo.model.rules import DEFAULT_VLAN, NETNS_DIR, Place, ovs_lab_tag
-from vtopo.ops.namespaces import (NODE_FILES_DIR, NODE_TMPFS, CreateNamespace, CreateUserNamespace,
-                                  DeleteNamespace, IsolateNode, RemoveNamespaceFiles, node_resource, user_resource)
+from vtopo.model.rules import DEFAULT_VLAN, NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, Place, ovs_lab_tag
+from vtopo.ops.namespaces import (CreateNamespace, CreateUserNamespace, DeleteNamespace, IsolateNode,
+                                  RemoveNamespaceFiles, node_resource, user_resource)
 from vtopo.ops.netdev import (ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink,
                               CreateBridge, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
                               CreateVlan, DeleteAddress, DeleteLink, DeleteRoute, DeviceOp, LinkType, MacvlanMode, MoveLink, SetBridgeVlans, SetImpairment,

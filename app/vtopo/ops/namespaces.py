@@ -8,10 +8,6 @@ from typing import ClassVar
 from vtopo.ops.base import Op, dev_resource, ns_resource
 from vtopo.ops.host import Host
 
-NODE_TMPFS = ("/tmp", "/var/tmp", "/run")
-"""What each node gets empty and its own; /run hides the host's sockets and /run/netns from what runs inside."""
-NODE_FILES_DIR = "/run/vtopo-node"  # inside a node's own /run: its hostname and hosts files, bound over /etc's
-
 
 def user_resource(path: str) -> str:
     return f"userns:{path}"

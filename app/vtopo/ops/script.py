@@ -14,8 +14,7 @@ from vtopo.ops.base import Op
 from vtopo.ops.files import EXECUTABLE_FILE
 from vtopo.ops.firewall import address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
-from vtopo.model.rules import NETNS_DIR, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
-from vtopo.ops.namespaces import NODE_FILES_DIR, NODE_TMPFS
+from vtopo.model.rules import NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
 from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
 from vtopo.privileges import drop_privileges
 from vtopo.ops.process import Signal
