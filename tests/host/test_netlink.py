@@ -493,3 +493,33 @@ def test_a_namespace_is_heard_gone_by_the_id_the_host_knows_it_by(make_netns: Ne
         assert wait_for(gone, 5), heard
     finally:
         events.close()
+
+
+def test_a_bridge_port_is_heard_by_its_own_messages_and_leaving_its_bridge(make_netns: NetnsFactory) -> None:
+    """What the bridge family says of a port's place in its bridge (its cost here) is not heard: the kernel drops it
+    before it is queued, and the port's own messages tell its state. The bridge family's word that the port left its
+    bridge is still heard, as the port's removal from it."""
+    netns = make_netns("bridged")
+    events = LinkEvents()
+    try:
+        nsid = events.nsid_of(netns)
+        _in_netns(netns, "ip", "link", "add", "vt-br", "type", "bridge")
+        _in_netns(netns, "ip", "link", "add", "vt-port", "master", "vt-br", "type", "veth", "peer", "name", "vt-peer")
+        heard: list[InterfaceEvent | NamespaceGone | EventsLost] = []
+
+        def heard_of(name: str, up: bool | None = False) -> Callable[[], bool]:
+            def check() -> bool:
+                heard.extend(_heard(events, {nsid}))
+                return InterfaceEvent(nsid, name, up) in heard
+            return check
+
+        assert wait_for(heard_of("vt-peer"), 5), heard
+        heard.clear()
+        _in_netns(netns, "bridge", "link", "set", "dev", "vt-port", "cost", "7")  # the bridge family's message alone
+        _in_netns(netns, "ip", "link", "add", "vt-marker", "type", "veth", "peer", "name", "vt-marker-peer")
+        assert wait_for(heard_of("vt-marker"), 5), heard
+        assert [event for event in heard if isinstance(event, InterfaceEvent) and event.name == "vt-port"] == []
+        _in_netns(netns, "ip", "link", "set", "vt-port", "nomaster")
+        assert wait_for(heard_of("vt-port", None), 5), heard
+    finally:
+        events.close()

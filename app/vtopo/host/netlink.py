@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import array
 import asyncio
+import ctypes
 import errno
 import fcntl
 import ipaddress
@@ -675,6 +676,9 @@ _IFINFO = struct.Struct("=BxHiII")  # struct ifinfomsg: family, type, index, fla
 _ATTRIBUTE = struct.Struct("=HH")  # struct nlattr: length, type
 _EVENTS_BUFFER = 1 << 23  # a burst of events (a lab of thousands of interfaces destroyed) waits here
 _SO_RCVBUFFORCE = 33  # not in Python's socket module
+_SO_ATTACH_FILTER = 26
+_BPF_LDH_ABS, _BPF_LDB_ABS, _BPF_JEQ_K, _BPF_RET_K = 0x28, 0x30, 0x15, 0x06  # classic BPF: ld{h,b} [k], jeq #k, ret #k
+_BPF_INSTRUCTION = struct.Struct("=HBBI")  # struct sock_filter: code, jump if true, jump if false, k
 _EVENT_SIZE = 1 << 16  # the most one event takes: the kernel sends each alone
 _ANCILLARY_SPACE = socket.CMSG_SPACE(4)  # the namespace id an event comes with
 _MSG_DONTWAIT, _MSG_TRUNC = int(socket.MSG_DONTWAIT), int(socket.MSG_TRUNC)  # as ints: the IntFlags' operators are
@@ -715,6 +719,7 @@ class LinkEvents:
         except PermissionError:
             self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _EVENTS_BUFFER)
         self._buffer = bytearray(_EVENT_SIZE)  # read into, where a buffer made for each read would cost more
+        _drop_bridge_link_news(self._socket)
         self._socket.bind((0, 1 << (_RTNLGRP_LINK - 1)))
         self._socket.setsockopt(_SOL_NETLINK, _NETLINK_ADD_MEMBERSHIP, _RTNLGRP_NSID)
         self._socket.setsockopt(_SOL_NETLINK, _NETLINK_LISTEN_ALL_NSID, 1)
@@ -797,6 +802,24 @@ class LinkEvents:
             except OSError as error:
                 if error.errno != errno.ENOBUFS:
                     raise
+
+
+def _drop_bridge_link_news(events: socket.socket) -> None:
+    """Have the kernel drop, before they are queued, the RTM_NEWLINK messages of the bridge family (AF_BRIDGE): a
+    bridge port's state in its bridge, which tell nothing of its name, state or carrier that the port's own message
+    does not tell too. They were 2,000 of a deploy's 6,400 messages at 400 containers on a bridge. The bridge family's
+    RTM_DELLINK, a port leaving its bridge, is still heard: its link is then broken (see LiveLab.hear)."""
+    link_news = struct.unpack("!H", struct.pack("=H", RTM_NEWLINK))[0]  # ldh reads in network byte order
+    program = b"".join(_BPF_INSTRUCTION.pack(*instruction) for instruction in (
+        (_BPF_LDH_ABS, 0, 0, 4),  # nlmsghdr.nlmsg_type
+        (_BPF_JEQ_K, 0, 3, link_news),
+        (_BPF_LDB_ABS, 0, 0, _HEADER.size),  # ifinfomsg.ifi_family, which a link message always has
+        (_BPF_JEQ_K, 0, 1, socket.AF_BRIDGE),
+        (_BPF_RET_K, 0, 0, 0),  # dropped
+        (_BPF_RET_K, 0, 0, 0xFFFFFFFF)))  # kept whole
+    instructions = ctypes.create_string_buffer(program, len(program))
+    events.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER,
+                      struct.pack("@HP", len(program) // _BPF_INSTRUCTION.size, ctypes.addressof(instructions)))
 
 
 def _attribute(data: bytes, offset: int, number: int) -> bytes:
