@@ -33,6 +33,7 @@ GROUP = CLIENTS_GROUP
 SOCKET = Path(os.environ.get("VTOPO_AGENT_SOCKET", "/run/vtopo/agent.sock"))
 PID_FILE = SOCKET.with_name("agent.pid")
 MAX_DIGITS = 20  # longer integers are refused before Python converts them, as in a lab file
+TERMINAL_SIZE = range(1 << 16)  # a terminal's rows or columns, as the kernel's struct winsize holds them
 
 
 class ProtocolError(Exception):
@@ -296,6 +297,9 @@ class ExecRequest(Request[None]):
     rows: int = 0  # the terminal's size, with `terminal`
     columns: int = 0
 
+    def __post_init__(self) -> None:
+        _check_terminal_size(self.type, self.rows, self.columns)
+
 
 @dataclass
 class CancelRequest(Request[Cancelled]):
@@ -353,6 +357,15 @@ class ConsoleRequest(Request[None]):
     node: str
     rows: int = 0  # the client's terminal, told to the built-in guest's shell when it waits at its prompt
     columns: int = 0
+
+    def __post_init__(self) -> None:
+        _check_terminal_size(self.type, self.rows, self.columns)
+
+
+def _check_terminal_size(verb: str, rows: int, columns: int) -> None:
+    for name, value in (("rows", rows), ("columns", columns)):
+        if value not in TERMINAL_SIZE:
+            raise ProtocolError(f"{verb}.{name} is a terminal's size, from 0 to {TERMINAL_SIZE[-1]}")
 
 
 @dataclass
@@ -586,7 +599,7 @@ def _checked(hint: Any, value: Any, where: str) -> Any:
         (item,) = typing.get_args(hint)
         if not isinstance(value, list):
             raise ProtocolError(f"{where} must be a list")
-        if item is str and all(type(v) is str for v in value):  # thousands of ids, checked at once
+        if item is str and all(type(v) is str and "\0" not in v for v in value):  # thousands of ids, checked at once
             return value
         return [_checked(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
@@ -606,4 +619,6 @@ def _checked(hint: Any, value: Any, where: str) -> Any:
         return float(value)
     if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
         raise ProtocolError(f"{where} must be {getattr(hint, '__name__', hint)}")
+    if hint is str and "\0" in value:  # no program the agent starts, nor any path, takes one
+        raise ProtocolError(f"{where} may not hold a NUL character")
     return value

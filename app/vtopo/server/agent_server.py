@@ -627,15 +627,15 @@ def _run_on_pty(argv: list[str], environment: dict[str, str], directory: str, re
     client and wait for the command to end."""
     master, slave = os.openpty()
     try:
-        if request.rows and request.columns:
-            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("4H", request.rows, request.columns, 0, 0))
-        child = subprocess.Popen(["setsid", "-c", *argv], stdin=slave, stdout=slave, stderr=slave, env=environment,
-                                 cwd=directory)
-    finally:
-        os.close(slave)
-    try:
+        try:
+            if request.rows and request.columns:
+                fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("4H", request.rows, request.columns, 0, 0))
+            child = subprocess.Popen(["setsid", "-c", *argv], stdin=slave, stdout=slave, stderr=slave,
+                                     env=environment, cwd=directory)
+        finally:
+            os.close(slave)
         send.send(p.ExecStarted(), master)
-    finally:
+    finally:  # the client has its own copy; a pty left open here is one fewer for every login of the host's
         os.close(master)
     return p.Result(_exit_status(child.wait()))
 
