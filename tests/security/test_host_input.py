@@ -1,8 +1,9 @@
 """Containment covers the host's own input (attack 10): a container on a numbered bridge reaches a service of the host
-only at the host's address on that bridge, the one the lab gave it; at an address of the host's on another interface
-its packets are dropped, and counted."""
+only at the host's address on that bridge, the one the lab gave it; at an address of the host's on another interface,
+or at the link-local address the kernel gave the bridge, its packets are dropped, and counted."""
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -45,13 +46,29 @@ def _connects(lab: DeployedLab, address: str, port: int) -> bool:
                           timeout=30).returncode == 0
 
 
-def test_a_container_reaches_the_host_only_at_the_address_of_its_own_segment(lab: DeployedLab) -> None:
-    with socket.socket() as listener:
-        listener.bind(("0.0.0.0", 0))  # a service of the host's, on every address it has
+def _reaches_the_host_only_at_its_gateway(lab: DeployedLab, outside: str) -> None:
+    """A service of the host's listening on every address it has (IPv4 and IPv6) is reached from c1 at the host's
+    address on c1's segment, and not at `outside`, whose packets the lab's table drops and counts."""
+    with socket.socket(socket.AF_INET6) as listener:
+        listener.bind(("::", 0))
         listener.listen(8)
         port = listener.getsockname()[1]
         table = lab.context.names.nft_table
         dropped = nftables.dropped(table)
         assert _connects(lab, BRIDGE_ADDRESS, port), "the lab's own gateway address must stay reachable"
-        assert not _connects(lab, PROBE_ADDRESS, port), "a container reached a host address outside its lab"
+        assert not _connects(lab, outside, port), f"a container reached the host at {outside}, outside its lab"
         assert nftables.dropped(table) > dropped
+
+
+def test_a_container_reaches_the_host_only_at_the_address_of_its_own_segment(lab: DeployedLab) -> None:
+    _reaches_the_host_only_at_its_gateway(lab, PROBE_ADDRESS)
+
+
+def test_a_container_does_not_reach_the_host_at_the_link_local_address_of_its_segment(lab: DeployedLab) -> None:
+    """The kernel gives the lab's bridge an IPv6 link-local address of the host's, which the lab never gave the host:
+    a node on the segment reached it as fe80::...%eth0 without any route (a guest, too, on a plain bridge)."""
+    shown = json.loads(subprocess.run(["ip", "-j", "address", "show"], capture_output=True, text=True,
+                                      check=True).stdout)
+    bridge = next(d for d in shown if any(a["local"] == BRIDGE_ADDRESS for a in d["addr_info"]))
+    link_local = next(a["local"] for a in bridge["addr_info"] if a["local"].startswith("fe80:"))
+    _reaches_the_host_only_at_its_gateway(lab, f"{link_local}%eth0")

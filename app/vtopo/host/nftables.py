@@ -50,12 +50,12 @@ def _fib_type(*flags: str) -> dict[str, Any]:
 
 
 def _drop_into_the_host(table: str, devices: str, host_node_devices: tuple[str, ...]) -> dict[str, Any]:
-    """Drop and count what enters through a lab device for an address of the host's on another interface."""
+    """Drop and count what enters through a lab device for an address of the host's (after the lab's own were
+    accepted): on another interface, or one the kernel gave the device itself (its IPv6 link-local address)."""
     exempt = [{"match": {"op": "!=", "left": _name("iifname"), "right": {"set": list(host_node_devices)}}}] \
         if host_node_devices else []
     return {"add": {"rule": {"family": FAMILY, "table": table, "chain": INPUT, "expr": [
         {"match": {"op": "==", "left": _name("iifname"), "right": devices}}, *exempt,
-        {"match": {"op": "!=", "left": _fib_type("daddr", "iif"), "right": "local"}},
         {"match": {"op": "==", "left": _fib_type("daddr"), "right": "local"}},
         {"counter": None}, {"drop": None}]}}}
 

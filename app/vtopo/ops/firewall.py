@@ -13,8 +13,9 @@ class ContainForwarding(Op):
     """An nftables table of the lab's own: what the host forwards from the lab's devices (named `device_prefix`*)
     goes only to devices of the same lab, and nothing is forwarded into them from elsewhere; the rest is dropped and
     counted. What the lab's devices send to the host's own addresses is dropped too, unless the address is one the lab
-    gives the host (`host_addresses`: a host node's, a numbered bridge's), or on the device it came in by, or it came
-    in by one of `host_node_devices` (the lab links the host itself there). The VXLAN a tunnel of the lab's sends
+    gives the host (`host_addresses`: a host node's, a numbered bridge's) or it came in by one of `host_node_devices`
+    (the lab links the host itself there): an address the kernel gave a lab device of the host's (its IPv6
+    link-local address) is not the lab's. The VXLAN a tunnel of the lab's sends
     goes only to that tunnel's remote (`tunnels`: VNI and remote address), whatever its node adds to the device's
     forwarding database. Installed before the lab builds anything in the host's namespace."""
 

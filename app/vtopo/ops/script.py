@@ -332,13 +332,13 @@ class ScriptHost:
                   sh("nft", "add", "chain", *chain, "{ type filter hook forward priority 0; policy accept; }"),
                   sh("nft", "add", "rule", *chain, "iifname", devices, "oifname", "!=", devices, "counter", "drop"),
                   sh("nft", "add", "rule", *chain, "oifname", devices, "iifname", "!=", devices, "counter", "drop"),
-                  "# what the lab sends to an address of the host's on another interface than it came in by",
+                  "# what the lab sends to an address of the host's that the lab did not give it",
                   sh("nft", "add", "chain", *into_host, "{ type filter hook input priority 0; policy accept; }"),
                   *(sh("nft", "add", "rule", *into_host, "iifname", devices, family, "daddr",
                        "{ " + ", ".join(addresses) + " }", "accept")
                     for family, addresses in addresses_by_family(host_addresses)),
-                  sh("nft", "add", "rule", *into_host, "iifname", devices, *exempt, "fib", "daddr", ".", "iif",
-                     "type", "!=", "local", "fib", "daddr", "type", "local", "counter", "drop"))
+                  sh("nft", "add", "rule", *into_host, "iifname", devices, *exempt, "fib", "daddr", "type", "local",
+                     "counter", "drop"))
         if tunnels:
             self._say("# what the lab's tunnels send goes to their remotes only",
                       sh("nft", "add", "chain", *out, "{ type filter hook output priority 0; policy accept; }"),
