@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -72,3 +73,37 @@ def test_a_container_does_not_reach_the_host_at_the_link_local_address_of_its_se
     bridge = next(d for d in shown if any(a["local"] == BRIDGE_ADDRESS for a in d["addr_info"]))
     link_local = next(a["local"] for a in bridge["addr_info"] if a["local"].startswith("fe80:"))
     _reaches_the_host_only_at_its_gateway(lab, f"{link_local}%eth0")
+
+
+# Run in a node: a router advertisement on eth0 (to all nodes, hop limit 255 as RFC 4861 wants), no default route but
+# an on-link prefix the hearers should make addresses in. The kernel fills in the ICMPv6 checksum.
+ROUTER_ADVERTISEMENT = """
+import socket, struct, time
+eth0 = socket.if_nametoindex("eth0")
+sender = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+sender.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
+advert = struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, 0, 0, 0)
+prefix = struct.pack("!BBBBIII", 3, 4, 64, 0xC0, 600, 600, 0) + socket.inet_pton(socket.AF_INET6, "%s")
+sent, deadline = 0, time.monotonic() + 10
+while sent < 3:
+    try:
+        sender.sendto(advert + prefix, ("ff02::1", 0, 0, eth0))
+        sent += 1
+    except OSError:  # no link-local address yet: duplicate address detection goes on
+        assert time.monotonic() < deadline, "eth0 got no link-local address"
+    time.sleep(0.5)
+"""
+
+
+def test_a_container_s_router_advertisement_gives_the_host_no_address_or_route(lab: DeployedLab) -> None:
+    """The kernel takes router advertisements on a new device of the host's (accept_ra's default): a node that
+    advertises a prefix on its segment would have the host make an address in it and route it into the lab."""
+    prefix = "2001:db8:77::"
+    done = subprocess.run(lab.command_in("c1", ["python3", "-c", ROUTER_ADVERTISEMENT % prefix]), capture_output=True,
+                          text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    time.sleep(1)
+    routes = subprocess.run(["ip", "-6", "route", "show", f"{prefix}/64"], capture_output=True, text=True).stdout
+    addresses = subprocess.run(["ip", "-6", "address", "show", "to", f"{prefix}/64"], capture_output=True,
+                               text=True).stdout
+    assert routes == addresses == "", f"the host took a node's router advertisement: {routes}{addresses}"
