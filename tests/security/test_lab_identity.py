@@ -9,12 +9,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from residue import snapshot
-from security.members import (deploy_both, deployed_by, namespace_file, namespace_of_exec, one_line, prefix_of,
+from security.members import (deploy_both, deployed_by, namespace_file, namespace_of_exec, one_line, prefix_of, raw,
                               tiny_lab)
 from vtopo.model import io
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
@@ -168,3 +169,44 @@ def test_the_agent_resolves_the_next_lab_of_a_name_anew_for_its_own_member(agent
         assert agent.vtopo(b, "link", "kept", "c2", "br", "set", "--rate", "5").returncode == 0
         assert one_line(agent.vtopo(a, "node", "kept", "c1", "stop")) == (
             f"error: lab kept belongs to {b}; only {b} or root may stop nodes of it")
+
+
+# As a member: the agent's list of labs, asked on a connection of its own every 20 ms for `sys.argv[2]` seconds; prints
+# each thing the agent said it was doing to lab `sys.argv[3]` (JSON).
+WHAT_THE_AGENT_DOES = """
+connection.close()
+doing = set()
+while time.monotonic() - started < float(sys.argv[2]):
+    asking = socket.socket(socket.AF_UNIX)
+    asking.connect(sys.argv[1])
+    asking.sendall(b'{"v": 2, "type": "labs"}\\n')
+    answer = b""
+    while not answer.endswith(b"\\n"):
+        answer += asking.recv(65536)
+    asking.close()
+    doing |= {lab["doing"] for lab in json.loads(answer)["data"]["labs"] if lab["lab"] == sys.argv[3]}
+    time.sleep(0.02)
+print(json.dumps(sorted(doing)))
+"""
+
+
+def test_a_deploy_under_another_members_lab_name_takes_nothing_of_that_lab(agent, users, readable_dir):
+    """b deploys a large lab under the name of a's: the agent refuses it before b's lab is compiled, where it held a's
+    lab for b (shown to everyone as being deployed, by a job of b's that a could not cancel, a's own requests on it
+    waiting) for as long as b's lab took to compile, and b could send one such deploy after another."""
+    a, b = users["a"].pw_name, users["b"].pw_name
+    (readable_dir / "b").mkdir(mode=0o755)
+    with deployed_by(agent, a, tiny_lab(readable_dir, "kept")):
+        large = tiny_lab(readable_dir / "b", "kept", nodes=250)
+        theirs: list[subprocess.CompletedProcess[str]] = []
+        deploying = threading.Thread(target=lambda: theirs.extend(agent.vtopo(b, "deploy", str(large))
+                                                                  for _ in range(3)))
+        deploying.start()
+        seen = raw(agent, a, "import json\n" + WHAT_THE_AGENT_DOES, "8", "kept").stdout
+        deploying.join()
+        assert len(theirs) == 3, "b's three deploys took more than the 8 s watched"
+        for refused in theirs:
+            assert one_line(refused) == (f"error: a lab named kept is already deployed, by {a}; destroy it first, or "
+                                         "give this lab another name")
+        assert json.loads(seen) == [""], "a's lab was shown as being deployed"
+        assert_lab_is_theirs(agent, a, "kept")

@@ -314,7 +314,7 @@ class StateStore:
                     others.append(record)
                 holder = taken.get(name)
                 if holder is not None:
-                    raise LabTaken(_taken_message(name, holder))
+                    raise LabTaken(taken_message(name, holder))
                 if hint and hint in taken:
                     raise LabTaken(f"lab {name} asks for the prefix {hint}, which is the name or prefix of a deployed "
                                    f"lab; remove lab.prefix from the file and vtopo chooses one")
@@ -385,7 +385,7 @@ class StateStore:
         write_file(self.marker(name), "")
 
 
-def _taken_message(name: str, holder: LabRecord) -> str:
+def taken_message(name: str, holder: LabRecord) -> str:
     if holder.name == name:
         return (f"a lab named {name} is already deployed, by {user_name(holder.owner)}; destroy it first, or give "
                 "this lab another name")

@@ -37,7 +37,7 @@ from vtopo.server.live import Follower, LiveLabs
 from vtopo.server.long_lived import freeze_survivors
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, make_directory, write_file
-from vtopo.host.state import LabRecord, StateStore, Usage
+from vtopo.host.state import LabRecord, StateStore, Usage, taken_message
 from vtopo.lab_terms import Trust, in_group
 from vtopo.model.problems import LabError
 from vtopo.named_errors import loaded
@@ -259,6 +259,7 @@ class Agent:
         caller, send, policy = asked.caller, asked.send, asked.policy
         topology = read_lab(request.document, Path(request.source).stem if request.source else "lab")
         consent = _consent(request.consent, caller, policy)
+        _refuse_anothers_name(topology.name, caller, request.update)
         deployer = new_deployer()
         with self.locks.held(topology.name), \
                 self._job(topology.name, Job(DEPLOYING, deployer, caller.uid), send) as answering:
@@ -771,6 +772,16 @@ def _owned_record(lab: str, caller: Caller, action: str) -> LabRecord:
         raise NotDeployed(StateStore.not_found(lab))
     _require_owner(record, caller, action)
     return record
+
+
+def _refuse_anothers_name(lab: str, caller: Caller, update: bool) -> None:
+    """A deploy under the name of another's deployed lab is refused before the agent holds that lab for it (its lock,
+    and a job every follower sees) while the caller's lab compiles; the deployer's claim still decides a race."""
+    record = StateStore().named(lab)
+    if record is not None and not caller.owns(record.owner):
+        if update:
+            _require_owner(record, caller, "update")
+        raise Refused(taken_message(lab, record))
 
 
 def _require_owner(record: LabRecord, caller: Caller, action: str) -> None:
