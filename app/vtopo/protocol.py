@@ -527,7 +527,23 @@ def decode(line: bytes, allowed: dict[str, type[Message]]) -> Message:
     if cls is None:
         raise ProtocolError(f"unknown message type; expected one of: {', '.join(sorted(allowed))}")
     message: Message = _build(cls, raw, cls.type)
+    if isinstance(message, Request):  # each field of its type now: none nests deeper than a list in an object
+        _without_nul(raw, cls.type)
     return message
+
+
+def _without_nul(value: Any, where: str) -> None:
+    """No text of a request holds a NUL: no program the agent starts, nor any path, takes one. (An answer may: what a
+    node's startup command printed.)"""
+    if isinstance(value, str):
+        if "\0" in value:
+            raise ProtocolError(f"{where} may not hold a NUL character")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _without_nul(item, f"{where}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _without_nul(item, f"{where}.{key}")
 
 
 def _integer(text: str) -> int:
@@ -599,7 +615,7 @@ def _checked(hint: Any, value: Any, where: str) -> Any:
         (item,) = typing.get_args(hint)
         if not isinstance(value, list):
             raise ProtocolError(f"{where} must be a list")
-        if item is str and all(type(v) is str and "\0" not in v for v in value):  # thousands of ids, checked at once
+        if item is str and all(type(v) is str for v in value):  # thousands of ids, checked at once
             return value
         return [_checked(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
@@ -619,6 +635,4 @@ def _checked(hint: Any, value: Any, where: str) -> Any:
         return float(value)
     if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
         raise ProtocolError(f"{where} must be {getattr(hint, '__name__', hint)}")
-    if hint is str and "\0" in value:  # no program the agent starts, nor any path, takes one
-        raise ProtocolError(f"{where} may not hold a NUL character")
     return value

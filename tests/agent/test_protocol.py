@@ -165,3 +165,11 @@ def test_the_command_line_and_the_live_operations_know_the_same_actions_as_the_p
 
     assert accepted("node") == set(p.NodeAction) == set(NODE_ACTIONS)
     assert accepted("link") == set(p.LinkAction)
+
+
+def test_a_nul_is_refused_in_a_request_and_goes_in_an_answer() -> None:
+    """A request's text reaches programs and paths, none of which takes a NUL; an answer carries what a node printed."""
+    with pytest.raises(p.ProtocolError, match=r"^capture.filter may not hold a NUL character$"):
+        p.decode(p.encode(p.CaptureRequest("lab", "c1:eth0", "icmp\0")), p.REQUESTS)
+    printed = p.ProgressEvent("output", 0, 0, "$ printf 'a\\0b'\na\0b")
+    assert p.decode(p.encode(printed), p.ANSWERS) == printed
