@@ -22,6 +22,7 @@ pytestmark = pytest.mark.privileged
 
 PROBE, PROBE_ADDRESS = "vtsec-in0", "198.51.100.77"  # an interface and an address of the host's own, not the lab's
 BRIDGE_ADDRESS = "172.16.1.1"  # the host's address on br1, which host-routed-bridges gives it
+BRIDGE_ADDRESS6, C1_ADDRESS6 = "2001:db8:16:1::1", "2001:db8:16:1::10"  # added to br1 and c1 here
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +32,10 @@ def lab() -> Iterator[DeployedLab]:
     subprocess.run(["ip", "addr", "add", f"{PROBE_ADDRESS}/32", "dev", PROBE], check=True)
     subprocess.run(["ip", "link", "set", PROBE, "up"], check=True)
     topology = open_lab(TOPOLOGIES / "host-routed-bridges.vtopo").topology
+    bridge, c1 = topology.node_named("br1"), topology.node_named("c1")
+    assert bridge is not None and c1 is not None
+    bridge.settings["host_addresses"] = [BRIDGE_ADDRESS + "/24", BRIDGE_ADDRESS6 + "/64"]
+    topology.links_of(c1.id)[0].a.interface.addresses.append(C1_ADDRESS6 + "/64")
     deployer = Deployer()
     deployer.deploy(topology)
     try:
@@ -107,3 +112,21 @@ def test_a_container_s_router_advertisement_gives_the_host_no_address_or_route(l
     addresses = subprocess.run(["ip", "-6", "address", "show", "to", f"{prefix}/64"], capture_output=True,
                                text=True).stdout
     assert routes == addresses == "", f"the host took a node's router advertisement: {routes}{addresses}"
+
+
+def test_the_host_still_learns_that_a_node_is_there_by_neighbour_discovery(lab: DeployedLab) -> None:
+    """The host checks that a neighbour it talks to is still there with a solicitation from the link-local address
+    the kernel gave the bridge: the node's answer goes to an address the lab did not give the host, and is let in."""
+    bridge = lab.context.names.node_device("br1")
+    neighbour = ["ip", "-6", "neigh", "show", "dev", bridge, C1_ADDRESS6]
+    subprocess.run(["sysctl", "-qw", f"net.ipv6.neigh.{bridge}.delay_first_probe_time=1"], check=True)
+    pinged = subprocess.run(["ping", "-6", "-c", "1", "-W", "2", C1_ADDRESS6], capture_output=True, text=True)
+    assert pinged.returncode == 0, pinged.stdout + pinged.stderr
+    mac = subprocess.run(neighbour, capture_output=True, text=True, check=True).stdout.split()[2]
+    subprocess.run(["ip", "-6", "neigh", "change", C1_ADDRESS6, "dev", bridge, "lladdr", mac, "nud", "stale"],
+                   check=True)
+    subprocess.run(["ping", "-6", "-c", "1", "-W", "2", C1_ADDRESS6], capture_output=True, check=True)  # to probe
+    deadline = time.monotonic() + 10
+    while "REACHABLE" not in (state := subprocess.run(neighbour, capture_output=True, text=True).stdout):
+        assert time.monotonic() < deadline and "FAILED" not in state, f"c1 did not answer the host's probe: {state}"
+        time.sleep(0.1)

@@ -11,7 +11,7 @@ from typing import Any
 
 from vtopo.lab_terms import NFT_TABLE_PREFIX
 from vtopo.model.sites import VXLAN_PORT
-from vtopo.ops.firewall import ROUTING_ADVICE, address_family, addresses_by_family
+from vtopo.ops.firewall import NEIGHBOUR_DISCOVERY, ROUTING_ADVICE, address_family, addresses_by_family
 
 FAMILY = "inet"
 CHAIN = "forward"
@@ -60,13 +60,15 @@ def _drop_into_the_host(table: str, devices: str, host_node_devices: tuple[str, 
         {"counter": None}, {"drop": None}]}}}
 
 
-def _drop_routing_advice(table: str, devices: str, protocol: str, types: tuple[str, ...]) -> dict[str, Any]:
-    """Drop and count the ICMP `types` of `protocol` that enter through a lab device (see ROUTING_ADVICE)."""
+def _icmp_types(table: str, devices: str, protocol: str, types: tuple[str, ...], dropped: bool) -> dict[str, Any]:
+    """Drop and count (`dropped`), or accept, the ICMP `types` of `protocol` that enter through a lab device (see
+    ROUTING_ADVICE and NEIGHBOUR_DISCOVERY)."""
+    verdict = [{"counter": None}, {"drop": None}] if dropped else [{"accept": None}]
     return {"add": {"rule": {"family": FAMILY, "table": table, "chain": INPUT, "expr": [
         {"match": {"op": "==", "left": _name("iifname"), "right": devices}},
         {"match": {"op": "==", "left": {"payload": {"protocol": protocol, "field": "type"}},
                    "right": {"set": list(types)}}},
-        {"counter": None}, {"drop": None}]}}}
+        *verdict]}}}
 
 
 def _accept_the_labs_own(table: str, devices: str, family: str, addresses: list[str]) -> dict[str, Any]:
@@ -105,7 +107,8 @@ def contain_forwarding(table: str, device_prefix: str, host_node_devices: tuple[
         _drop_unless_both(table, "oifname", "iifname", devices),
         {"add": {"chain": {"family": FAMILY, "table": table, "name": INPUT, "type": "filter", "hook": "input",
                            "prio": 0, "policy": "accept"}}},
-        *(_drop_routing_advice(table, devices, protocol, types) for protocol, types in ROUTING_ADVICE),
+        *(_icmp_types(table, devices, protocol, types, dropped=True) for protocol, types in ROUTING_ADVICE),
+        _icmp_types(table, devices, *NEIGHBOUR_DISCOVERY, dropped=False),
         *(_accept_the_labs_own(table, devices, family, addresses)
           for family, addresses in addresses_by_family(host_addresses)),
         _drop_into_the_host(table, devices, host_node_devices),

@@ -12,6 +12,11 @@ ROUTING_ADVICE = (("icmpv6", ("nd-router-advert", "nd-redirect")), ("icmp", ("re
 """The ICMP messages by which a node would have the host's own kernel make addresses or routes (a router advertisement
 on a new device of the host's is taken by default): the host takes none from a lab's devices."""
 
+NEIGHBOUR_DISCOVERY = ("icmpv6", ("nd-neighbor-solicit", "nd-neighbor-advert"))
+"""What a lab's devices may send to any of the host's own addresses: IPv6 neighbour discovery, which the host's kernel
+answers itself, and whose checks that a node is still there go out from the link-local address the kernel gave the
+bridge, not one the lab gave the host."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ContainForwarding(Op):
@@ -20,10 +25,10 @@ class ContainForwarding(Op):
     counted. What the lab's devices send to the host's own addresses is dropped too, unless the address is one the lab
     gives the host (`host_addresses`: a host node's, a numbered bridge's) or it came in by one of `host_node_devices`
     (the lab links the host itself there): an address the kernel gave a lab device of the host's (its IPv6
-    link-local address) is not the lab's. No router advertisement or redirect from the lab's devices reaches the
-    host's kernel (ROUTING_ADVICE). The VXLAN a tunnel of the lab's sends
-    goes only to that tunnel's remote (`tunnels`: VNI and remote address), whatever its node adds to the device's
-    forwarding database. Installed before the lab builds anything in the host's namespace."""
+    link-local address) is not the lab's, and only neighbour discovery reaches it (NEIGHBOUR_DISCOVERY). No router
+    advertisement or redirect from the lab's devices reaches the host's kernel (ROUTING_ADVICE). The VXLAN a tunnel of
+    the lab's sends goes only to that tunnel's remote (`tunnels`: VNI and remote address), whatever its node adds to
+    the device's forwarding database. Installed before the lab builds anything in the host's namespace."""
 
     table: str
     device_prefix: str

@@ -12,7 +12,7 @@ import shlex
 from vtopo.model.sites import VXLAN_OVERHEAD, VXLAN_PORT
 from vtopo.ops.base import Op
 from vtopo.ops.files import EXECUTABLE_FILE
-from vtopo.ops.firewall import ROUTING_ADVICE, address_family, addresses_by_family
+from vtopo.ops.firewall import NEIGHBOUR_DISCOVERY, ROUTING_ADVICE, address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
 from vtopo.model.rules import NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
 from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
@@ -337,6 +337,8 @@ class ScriptHost:
                   sh("nft", "add", "chain", *into_host, "{ type filter hook input priority 0; policy accept; }"),
                   *(sh("nft", "add", "rule", *into_host, "iifname", devices, protocol, "type",
                        "{ " + ", ".join(types) + " }", "counter", "drop") for protocol, types in ROUTING_ADVICE),
+                  sh("nft", "add", "rule", *into_host, "iifname", devices, NEIGHBOUR_DISCOVERY[0], "type",
+                     "{ " + ", ".join(NEIGHBOUR_DISCOVERY[1]) + " }", "accept"),
                   *(sh("nft", "add", "rule", *into_host, "iifname", devices, family, "daddr",
                        "{ " + ", ".join(addresses) + " }", "accept")
                     for family, addresses in addresses_by_family(host_addresses)),
