@@ -87,3 +87,25 @@ def test_container_with_no_router_on_its_wire():
     topology.remove_link(lan_link.id)
     found = messages(topology)
     assert any(m.startswith("node h3: no router shares a broadcast domain with h3") for m in found), found
+
+
+def test_a_routing_bridges_ipv6_address_is_no_gateway_since_the_host_forwards_ipv4_only():
+    """The host routes between its numbered bridges by their own IPv4 forwarding sysctl; IPv6 forwarding is the
+    host's global setting, which vtopo leaves alone: the bridge says so, and nothing names its IPv6 address as a
+    node's gateway."""
+    topology = lab("host-routed-bridges")
+    for bridge, address in (("br1", "2001:db8:1::1/64"), ("br2", "2001:db8:2::1/64")):
+        node = topology.node_named(bridge)
+        topology.update_node(node.id, settings={**node.settings,
+                                                "host_addresses": [*node.settings["host_addresses"], address]})
+    for container, address in (("c1", "2001:db8:1::10/64"), ("c3", "2001:db8:2::10/64")):
+        node_id = topology.node_named(container).id
+        link = topology.links_of(node_id)[0]
+        topology.update_link(link.id, a=replace(link.a.interface, addresses=[*link.a.interface.addresses, address]))
+    found = messages(topology)
+    assert [m for m in found if "routes IPv4 only" in m] == [
+        f"node {bridge}: the host routes IPv4 only: Linux forwards IPv6 only with the host's global setting "
+        f"(net.ipv6.conf.all.forwarding), which vtopo leaves alone, so {address} takes no IPv6 packet to another "
+        "segment; put a router node between the segments for IPv6"
+        for bridge, address in (("br1", "2001:db8:1::1/64"), ("br2", "2001:db8:2::1/64"))], found
+    assert not any("2001:db8:1::1" in m and "gateway" in m for m in found), found

@@ -7,7 +7,7 @@ from typing import Any, Iterable
 
 from vtopo.kinds import api
 from vtopo.kinds.api import (DEFAULT_VLAN, EndContext, KeepsVlansApart, NodeContext, NodeKind, PortSpec, PortVlans,
-                             Problem, ProtectsLoops, Role, port_vlans, setting)
+                             Problem, ProtectsLoops, Role, Severity, port_vlans, setting)
 from vtopo_kinds.vlans import part_settings, vlan_problems, vlans_setting
 
 
@@ -20,9 +20,10 @@ class BridgeSettings:
                             maximum=1_000_000)
     host_addresses: list[str] = setting([], "Host addresses", "Addresses the host gets on this bridge, which makes it "
                                         "a numbered bridge (host-only networking)")
-    host_routing: bool = setting(False, "Host routes", "The host forwards packets arriving on this bridge, so it "
-                                 "routes between its numbered bridges. Only this bridge's own forwarding "
-                                 "sysctl is set; the host's global setting is left alone.")
+    host_routing: bool = setting(False, "Host routes", "The host forwards IPv4 packets arriving on this bridge, so "
+                                 "it routes between its numbered bridges. Only this bridge's own forwarding "
+                                 "sysctl is set; the host's global settings are left alone, so IPv6 is not "
+                                 "routed.")
     vlans: dict[str, str] = vlans_setting()
 
 
@@ -59,10 +60,16 @@ class BridgeKind(NodeKind[BridgeSettings], KeepsVlansApart[BridgeSettings], Prot
             try:
                 if "/" not in address:
                     raise ValueError
-                ipaddress.ip_interface(address)
+                version = ipaddress.ip_interface(address).version
             except ValueError:
                 yield Problem(f"host address {address!r} must be an address with prefix, e.g. 10.0.1.1/24",
                               node.subject, "", node.node.id)
+                continue
+            if settings.host_routing and version == 6:
+                yield Problem(f"the host routes IPv4 only: Linux forwards IPv6 only with the host's global setting "
+                              f"(net.ipv6.conf.all.forwarding), which vtopo leaves alone, so {address} takes no "
+                              "IPv6 packet to another segment; put a router node between the segments for IPv6",
+                              node.subject, "", node.node.id, Severity.WARNING)
         if settings.vlans and node.facts.probed and not node.facts.bridge_vlans:
             yield Problem("VLANs on a Linux bridge need the kernel's bridge VLAN filtering "
                           "(CONFIG_BRIDGE_VLAN_FILTERING, with 802.1Q), which this kernel does not have: make "

@@ -123,8 +123,7 @@ def broadcast_domains_of(lab: LabContext) -> list[Domain]:
                           key=lambda svi: (svi[0].node.name, svi[1]))
             members += [Member(f"{s.node.name}:{svi_name(vlan)}", s.node.id, vlan_interfaces_of(s)[vlan], True)
                         for s, vlan in svis]
-            members += [Member(f"host on {s.node.name}", s.node.id, tuple(s.kind.host_addresses(s)), s.kind.routes(s))
-                        for s in switches if s.kind.host_addresses(s)]
+            members += [member for s in switches for member in _host_members(s)]
             if not members:
                 continue
             # the edges at a component's vertices are the component's edges (a subgraph view would leave a cycle of
@@ -260,6 +259,16 @@ def _severity(apart: list[tuple[Member, Member]]) -> Severity:
 def _names(members: list[Member]) -> str:
     names = [m.name for m in members]
     return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _host_members(switch: NodeContext[Any]) -> list[Member]:
+    """The host on a numbered switch: its IPv4 addresses route when the switch routes, its IPv6 ones never (Linux
+    forwards IPv6 only with the host's global setting, which vtopo leaves alone)."""
+    addresses = switch.kind.host_addresses(switch)
+    by_version = {version: tuple(a for a in addresses if _version_of(a.partition("/")[0]) == version)
+                  for version in (4, 6)}
+    return [Member(f"host on {switch.node.name}", switch.node.id, by_version[version],
+                   switch.kind.routes(switch) and version == 4) for version in (4, 6) if by_version[version]]
 
 
 def _one_link(domain: Domain) -> str:
