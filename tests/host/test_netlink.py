@@ -353,6 +353,19 @@ def test_sysctl_is_per_namespace(nl: Netlink, make_netns: NetnsFactory) -> None:
         nl.set_sysctl(router, "net.ipv4.no_such_knob", "1")
 
 
+def test_a_sysctl_choosing_a_module_the_kernel_would_load_is_refused(nl: Netlink, make_netns: NetnsFactory) -> None:
+    """Root writes a lab's sysctls, and the kernel loads the congestion control a writer with the host's
+    CAP_NET_ADMIN names (`tcp_X`) when it is not loaded: a lab, a member's file, may choose only what is loaded."""
+    node = make_netns("n")
+    with open("/proc/sys/net/ipv4/tcp_allowed_congestion_control") as allowed:  # a namespace takes these
+        loaded = allowed.read().split()
+    nl.set_sysctl(node, "net.ipv4.tcp_congestion_control", loaded[-1])
+    assert _in_netns(node, "sysctl", "-n", "net.ipv4.tcp_congestion_control").strip() == loaded[-1]
+    with pytest.raises(ValueError, match="net.ipv4.tcp_congestion_control = vtopo_none: this host has not loaded it"
+                                         ".* a lab has the kernel load no module"):
+        nl.set_sysctl(node, "net/ipv4/tcp_congestion_control", "vtopo_none")
+
+
 def test_link_properties_addresses_and_routes(nl: Netlink, make_netns: NetnsFactory) -> None:
     a, b = make_netns("a"), make_netns("b")
     nl.add_veth("eth0", a, "eth0", b)

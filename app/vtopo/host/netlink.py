@@ -510,6 +510,7 @@ class Netlink:
         parts = key.split("/") if "/" in key else key.split(".")
         if parts[0] != "net" or any(part in ("", ".", "..") for part in parts):
             raise ValueError(f"{key!r} is not a net.* sysctl, the only kind a namespace has its own of")
+        _refuse_loading_a_module("/".join(parts), value)
         with _kernel(f"set sysctl {key}={value}{_where(netns)}"), entered(netns):
             # /proc/sys/net shows the namespace of the thread that opens it
             with open("/proc/sys/" + "/".join(parts), "w") as sysctl:
@@ -820,6 +821,24 @@ def _drop_bridge_link_news(events: socket.socket) -> None:
     instructions = ctypes.create_string_buffer(program, len(program))
     events.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER,
                       struct.pack("@HP", len(program) // _BPF_INSTRUCTION.size, ctypes.addressof(instructions)))
+
+
+_CHOICES_OF_LOADED_MODULES = {"net/ipv4/tcp_congestion_control": "net/ipv4/tcp_available_congestion_control"}
+"""Sysctls whose value names a kernel module that the kernel loads, for a writer with the host's CAP_NET_ADMIN, when
+it is not loaded yet: the file listing the values it has loaded already."""
+
+
+def _refuse_loading_a_module(path: str, value: str) -> None:
+    """A lab's sysctl, written by root, has the kernel load no module: a lab file (a member's) would choose it."""
+    loaded = _CHOICES_OF_LOADED_MODULES.get(path)
+    if loaded is None:
+        return
+    with open(f"/proc/sys/{loaded}", encoding="ascii") as listing:
+        choices = listing.read().split()
+    if value.strip() not in choices:
+        raise ValueError(f"{path.replace('/', '.')} = {value.strip()}: this host has not loaded it (it has "
+                         f"{', '.join(choices)}), and a lab has the kernel load no module; root may load it first "
+                         f"(modprobe tcp_{value.strip()})")
 
 
 def _attribute(data: bytes, offset: int, number: int) -> bytes:
