@@ -35,6 +35,8 @@ class Look:
     link_reaches: Callable[[QRectF], None] = lambda rect: None
     """Told where a link now draws after it was placed or moved, in scene coordinates: drawn there, and held by the
     LinkLines' bounds."""
+    stretch_changed: Callable[[LinkItem], None] = lambda link: None
+    """Told when a link starts or stops being drawn stretched between its nodes (LinkItem.stretch)."""
     end_labels: bool = True
     """Whether links show their interface labels (the impairment in the middle shows either way)."""
     detailed: bool = True
@@ -311,29 +313,31 @@ class LinkItem(_Marked, QGraphicsItem):
 
     @property
     def line(self) -> QLineF:
-        """Where the link is drawn, in scene coordinates (kept until it moves)."""
+        """Where the link is drawn, in scene coordinates (kept until it moves; stretched, taken from its nodes)."""
+        if self.stretched:
+            shift = self._parallel_shift()
+            return QLineF(self.a.pos() + shift, self.b.pos() + shift)
         if self._scene_line is None:
-            if self.stretched:
-                shift = self._parallel_shift()
-                self._scene_line = QLineF(self.a.pos() + shift, self.b.pos() + shift)
-            else:
-                self._scene_line = self._line.translated(self.pos())
+            self._scene_line = self._line.translated(self.pos())
         return self._scene_line
 
     def stretch(self) -> None:
         """Its nodes moved, and the turn has no time left for it to follow them (a drag's step): drawn between its
-        nodes as they now are, without its labels, while its geometry in Qt's index (what a click finds) stays
+        nodes wherever they are, without its labels, while its geometry in Qt's index (what a click finds) stays
         behind until it follows (follow_nodes). Re-indexing the thousand links of a dragged bridge took 60 ms a
-        step. The caller repaints."""
+        step; the scene's StretchedLinks draws them all from their nodes. The caller repaints."""
         self.stretched = True
-        self._scene_line, self._scene_drawn = None, None
         if self.placed:
             self.placed = False
             self._mark_texts()
         self._look.overview_moved(self)
+        self._look.stretch_changed(self)
 
     def detach(self) -> None:
         self.repaint()  # where it was drawn
+        if self.stretched:
+            self.stretched = False
+            self._look.stretch_changed(self)
         for end in (self.a, self.b):
             if self in end.links:
                 end.links.remove(self)
@@ -475,6 +479,7 @@ class LinkItem(_Marked, QGraphicsItem):
             self.repaint()  # where it was drawn stretched
             self.stretched = False
             self._scene_line, self._scene_drawn = None, None
+            self._look.stretch_changed(self)
         shift = self._parallel_shift()
         self._ends = (self.a.pos(), self.b.pos())
         line = QLineF(self._ends[0] + shift, self._ends[1] + shift)
@@ -688,13 +693,13 @@ class LinkItem(_Marked, QGraphicsItem):
             self._look.repaint_links(drawn)
 
     def drawn_rect(self) -> QRectF:
-        """Where it draws, in scene coordinates: its line and its labels (kept until it moves)."""
+        """Where it draws, in scene coordinates: its line and its labels (kept until it moves; stretched, its
+        line's box as its nodes are)."""
+        if self.stretched:
+            line = self.line
+            return QRectF(line.p1(), line.p2()).normalized().adjusted(*LINE_MARGINS)
         if self._scene_drawn is None:
-            if self.stretched:
-                line = self.line
-                self._scene_drawn = QRectF(line.p1(), line.p2()).normalized().adjusted(*LINE_MARGINS)
-            else:
-                self._scene_drawn = self._drawn.translated(self.pos())
+            self._scene_drawn = self._drawn.translated(self.pos())
         return self._scene_drawn
 
     def pen_key(self) -> tuple[tuple[int, float, Qt.PenStyle], float]:

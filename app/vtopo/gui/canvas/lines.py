@@ -6,26 +6,107 @@ their own, 40 ms a change; here the plain lines are drawn a list per pen, and on
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from vtopo.gui.canvas.items import LINE_MARGIN, MIN_LOD_FOR_TEXT, LinkItem, NodeItem
+from vtopo.gui.canvas.items import LINE_MARGINS, MIN_LOD_FOR_TEXT, LinkItem, NodeItem
 from vtopo.gui.canvas.text_grid import TextGrid
 
 
-INNER_MARGINS = (LINE_MARGIN, LINE_MARGIN, -LINE_MARGIN, -LINE_MARGIN)
+PenKey = tuple[tuple[int, float, Qt.PenStyle], float]  # LinkItem.pen_key()
+
+
+class StretchedLinks:
+    """The links drawn stretched between their nodes (LinkItem.stretch), their lines taken from where their nodes
+    are in one pass, each node's position read once, and kept as lists of end points a pen: a dragged bridge's
+    thousand links are not each asked for a line every step. Decorated links (LinkItem.decorated) are drawn apart,
+    by themselves."""
+
+    def __init__(self) -> None:
+        self._links: dict[LinkItem, None] = {}  # an ordered set
+        self._groups: dict[PenKey, tuple[LinkItem, list[QPointF]]] | None = {}  # None: taken again when asked for
+        self._apart: list[LinkItem] = []
+        self._box = QRectF()  # where the lines were last taken, as widely as they may be drawn
+
+    def __bool__(self) -> bool:
+        return bool(self._links)
+
+    def changed(self, link: LinkItem) -> None:
+        """The link started or stopped being drawn stretched (LinkItem.stretch and its placing again)."""
+        if link.stretched:
+            self._links[link] = None
+        else:
+            self._links.pop(link, None)
+        self._groups = None
+
+    def follow(self) -> QRectF:
+        """Their nodes moved: the lines are taken again. Where they were and now are drawn, to draw again."""
+        before = self._box
+        self._take()
+        return before.united(self._box)
+
+    def groups(self) -> Iterable[tuple[LinkItem, list[QPointF]]]:
+        """The lines of the plain links, as their end points' pairs, a list per pen with the first link drawn in it."""
+        if self._groups is None:
+            self._take()
+        assert self._groups is not None
+        return self._groups.values()
+
+    def apart(self) -> list[LinkItem]:
+        """The decorated ones, drawn as their own lines."""
+        if self._groups is None:
+            self._take()
+        return self._apart
+
+    def _take(self) -> None:
+        at: dict[NodeItem, QPointF] = {}
+        groups: dict[PenKey, tuple[LinkItem, list[QPointF]]] = {}
+        apart: list[LinkItem] = []
+        shifted: list[QPointF] = []
+        for link in self._links:
+            a, b = link.a, link.b
+            if link.decorated:
+                apart.append(link)
+                continue
+            if len(a.links) > 1 and len(b.links) > 1:  # it may have parallels, drawn beside it
+                line = link.line
+                ends = (line.p1(), line.p2())
+                shifted.extend(ends)
+            else:
+                start, end = at.get(a), at.get(b)
+                if start is None:
+                    start = at[a] = a.pos()
+                if end is None:
+                    end = at[b] = b.pos()
+                ends = (start, end)
+            key = link.pen_key()
+            group = groups.get(key)
+            if group is None:
+                groups[key] = (link, [*ends])
+            else:
+                group[1].extend(ends)
+        for link in apart:
+            line = link.line
+            shifted.extend((line.p1(), line.p2()))
+        points = [*at.values(), *shifted]
+        xs, ys = [point.x() for point in points], [point.y() for point in points]
+        self._box = QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)).adjusted(*LINE_MARGINS) \
+            if points else QRectF()
+        self._groups, self._apart = groups, apart
 
 
 class LinkLines(QGraphicsItem):
     """Draws the links it is given where the view shows them. Its bounds hold every link's drawing: they grow as a
     link reaches further, and are measured again after links went."""
 
-    def __init__(self, links: Mapping[str, LinkItem], texts: TextGrid[NodeItem | LinkItem]) -> None:
+    def __init__(self, links: Mapping[str, LinkItem], stretched: StretchedLinks,
+                 texts: TextGrid[NodeItem | LinkItem]) -> None:
         super().__init__()
         self._links = links
+        self._stretched = stretched
         self._texts = texts
         self._bounds = QRectF()
         self._stale = True
@@ -50,10 +131,6 @@ class LinkLines(QGraphicsItem):
             self._bounds = self._bounds.united(rect)
         self.redraw(rect)
 
-    def holds(self, point: QPointF) -> bool:
-        """Whether the bounds hold a link's line ending at `point`, as widely as it may be drawn."""
-        return self._stale or self._bounds.adjusted(*INNER_MARGINS).contains(point)
-
     def redraw(self, rect: QRectF) -> None:
         """A link's drawing changed in `rect`."""
         self._changed = self._changed.united(rect)
@@ -75,16 +152,16 @@ class LinkLines(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         exposed = option.exposedRect
-        links = [link for link in self._links.values() if link.stretched or link.drawn_rect().intersects(exposed)]
+        links = [link for link in self._links.values() if not link.stretched and link.drawn_rect().intersects(exposed)]
         # not the scene's index: QGraphicsScene.render leaves the items it draws out of it meanwhile; and a drag's
         # thousand stretched lines are left to the painter to clip, which costs less than a rect each in Python
-        plain: dict[tuple[tuple[tuple[int, float, Qt.PenStyle], float], bool], tuple[LinkItem, list[QLineF]]] = {}
-        decorated = []
+        plain: dict[PenKey, tuple[LinkItem, list[QLineF]]] = {}
+        decorated = [*self._stretched.apart()] if self._stretched else []
         for link in links:
             if link.decorated:
                 decorated.append(link)
             else:
-                key = (link.pen_key(), link.stretched)
+                key = link.pen_key()
                 group = plain.get(key)
                 if group is None:
                     plain[key] = (link, [link.line])
@@ -92,12 +169,16 @@ class LinkLines(QGraphicsItem):
                     group[1].append(link.line)
         for link in decorated:
             link.paint_beneath(painter)
-        smooth = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
-        for (_key, stretched), (first, lines) in plain.items():  # each pen made once, by the first link drawn in it
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, smooth and not stretched)  # a drag's step
-            painter.setPen(first.pen(first.isSelected()))  # draws a thousand stretched lines in a few ms, not 50
+        for first, lines in plain.values():  # each pen made once, by the first link drawn in it
+            painter.setPen(first.pen(first.isSelected()))
             painter.drawLines(lines)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, smooth)
+        if self._stretched:
+            smooth = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # a drag's step draws a thousand
+            for first, ends in self._stretched.groups():  # stretched lines in a few ms, not 50
+                painter.setPen(first.pen(first.isSelected()))
+                painter.drawLines(ends)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, smooth)
         for link in decorated:
             link.paint_line(painter)
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= MIN_LOD_FOR_TEXT:

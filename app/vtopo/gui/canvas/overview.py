@@ -14,11 +14,15 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from vtopo.gui.canvas.items import ICON_SIZE, LinkItem, Look, NodeItem
+from vtopo.gui.canvas.lines import StretchedLinks
 from vtopo.gui.canvas.states import SEVERITY_COLORS, NodeState
 
 DETAIL_ZOOM = 0.3
 """Below this zoom the overview draws the lab; at or above it every item draws itself, with its labels."""
 MARK_WIDTH = 2.5  # pixels, whatever the zoom: an outline or a marked link must stay visible
+LINE_WIDTH = 1.01
+"""A plain link's width in pixels, whatever the zoom. Not a cosmetic pen of 1: Qt's raster engine draws those a
+pixel at a time, 12 ms for the 2,000 lines of the two-bridges lab against 4 ms filled as thin polygons."""
 
 
 class OverviewItem(QGraphicsItem):
@@ -27,10 +31,12 @@ class OverviewItem(QGraphicsItem):
     (selection, problems, states, a measured path) are rebuilt on their own, and the marks of what moved follow it;
     anything else rebuilds it all."""
 
-    def __init__(self, nodes: Mapping[str, NodeItem], links: Mapping[str, LinkItem], look: Look) -> None:
+    def __init__(self, nodes: Mapping[str, NodeItem], links: Mapping[str, LinkItem], stretched: StretchedLinks,
+                 look: Look) -> None:
         super().__init__()
         self._nodes = nodes
         self._links = links
+        self._stretched = stretched
         self._look = look
         self._stale = True
         self._moved: set[NodeItem | LinkItem] = set()
@@ -38,9 +44,11 @@ class OverviewItem(QGraphicsItem):
         self._bounds = QRectF()
         self._lines: list[QLineF] = []
         self._line_of: dict[LinkItem, int] = {}
+        self._left_out: set[int] = set()  # the stretched links' lines: the StretchedLinks' drawn instead
+        self._drawn_lines: list[QLineF] | None = None  # the lines but those left out (None: to be listed again)
         self._squares: dict[int, tuple[QColor, list[QRectF]]] = {}
         self._square_of: dict[NodeItem, tuple[int, int]] = {}  # (the colour's key, the index in its list)
-        self._marked_links: dict[LinkItem, tuple[QLineF, QPen]] = {}
+        self._marked_links: dict[LinkItem, QPen] = {}
         self._outlines: dict[NodeItem, tuple[QRectF, QPen]] = {}
         self._dots: dict[NodeItem, tuple[QRectF, QColor]] = {}
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
@@ -56,14 +64,24 @@ class OverviewItem(QGraphicsItem):
         self.update()
 
     def moved(self, item: NodeItem | LinkItem) -> None:
-        """A node or a link's line moved."""
+        """A node or a link's line moved: drawn again where it was and where it now is."""
         if self._stale or self.scene() is None:
             self._stale = True
             return
-        if not self._moved:
-            self.prepareGeometryChange()
-            self.update()
         self._moved.add(item)
+        if isinstance(item, NodeItem):
+            key, index = self._square_of[item]
+            was, now = _outline(self._squares[key][1][index]), _outline(self._square(item))
+        else:
+            was, now = _box(self._lines[self._line_of[item]]), _box(item.line)
+        if self._bounds.contains(now):
+            self.update(was.united(now))
+        else:
+            self.prepareGeometryChange()  # draws it all again
+
+    def redraw(self, rect: QRectF) -> None:
+        """Something it draws changed in `rect` (the stretched links' lines)."""
+        self.update(rect)
 
     def invalidate_marks(self) -> None:
         """Only marks changed: redraw them before the next paint; the bounds stay."""
@@ -95,6 +113,8 @@ class OverviewItem(QGraphicsItem):
         self._squares = squares
         self._line_of = {link: index for index, link in enumerate(self._links.values())}
         self._lines = [link.line for link in self._links.values()]
+        self._left_out = {index for link, index in self._line_of.items() if link.stretched}
+        self._drawn_lines = None
         xs = [square.center().x() for _, listed in squares.values() for square in listed]
         ys = [square.center().y() for _, listed in squares.values() for square in listed]
         half = ICON_SIZE / 2
@@ -114,9 +134,13 @@ class OverviewItem(QGraphicsItem):
                 if item in self._dots:
                     self._dots[item] = (_dot(square), self._dots[item][1])
             elif isinstance(item, LinkItem) and item in self._line_of:
-                self._lines[self._line_of[item]] = item.line
-                if item in self._marked_links:
-                    self._marked_links[item] = (item.line, self._marked_links[item][1])
+                index = self._line_of[item]
+                self._lines[index] = item.line
+                if item.stretched:
+                    self._left_out.add(index)
+                else:
+                    self._left_out.discard(index)
+                self._drawn_lines = None
 
     @staticmethod
     def _square(node: NodeItem) -> QRectF:
@@ -140,7 +164,7 @@ class OverviewItem(QGraphicsItem):
             if deployed:
                 dots[node] = (_dot(square), node.state.color)
         self._outlines, self._dots = outlines, dots
-        self._marked_links = {link: (link.line, self._cosmetic(link.pen(link.isSelected())))
+        self._marked_links = {link: self._cosmetic(link.pen(link.isSelected()))
                               for link in self._links.values() if link.marked}
 
     @staticmethod
@@ -152,14 +176,19 @@ class OverviewItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         self._bring_up_to_date()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        link_pen = QPen(self._look.colors.link, 1)
-        link_pen.setCosmetic(True)
-        painter.setPen(link_pen)
+        painter.setPen(QPen(self._look.colors.link, LINE_WIDTH / painter.worldTransform().m11()))
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawLines(self._lines)  # the marked ones again below, over these
-        for line, pen in self._marked_links.values():
+        if self._drawn_lines is None:
+            self._drawn_lines = [line for index, line in enumerate(self._lines) if index not in self._left_out] \
+                if self._left_out else self._lines
+        painter.drawLines(self._drawn_lines)  # the marked ones again below, over these
+        if self._stretched:
+            for _first, ends in self._stretched.groups():
+                painter.drawLines(ends)
+            painter.drawLines([link.line for link in self._stretched.apart()])
+        for link, pen in self._marked_links.items():
             painter.setPen(pen)
-            painter.drawLine(line)
+            painter.drawLine(link.line)
         painter.setPen(Qt.PenStyle.NoPen)
         for color, squares in self._squares.values():
             painter.setBrush(color)
@@ -175,6 +204,11 @@ class OverviewItem(QGraphicsItem):
 
 def _outline(square: QRectF) -> QRectF:
     return square.adjusted(-6, -6, 6, 6)
+
+
+def _box(line: QLineF) -> QRectF:
+    """Where a line is drawn (its pen adds a pixel or two, which the view's updates allow for)."""
+    return QRectF(line.p1(), line.p2()).normalized().adjusted(-1, -1, 1, 1)
 
 
 def _dot(square: QRectF) -> QRectF:

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouse
 
 from vtopo.gui.canvas.colors import Colors
 from vtopo.gui.canvas.icons import IconCache
-from vtopo.gui.canvas.items import ICON_SIZE, LINE_MARGINS, AnnotationItem, LinkItem, Look, NodeItem
+from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
 from vtopo.gui.canvas.labels import VlansOf, end_label, middle_label
-from vtopo.gui.canvas.lines import LinkLines
+from vtopo.gui.canvas.lines import LinkLines, StretchedLinks
 from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.states import NodeState
 from vtopo.model.problems import Severity
@@ -89,11 +89,14 @@ class TopologyScene(QGraphicsScene):
         self.annotations: dict[str, AnnotationItem] = {}
         self._paths: dict[str, set[str]] = {}  # what each feature lights (a measurement, captures, a check)
         self._severities: dict[str, str] = {}  # the nodes and links problems name, by id: "error" or "warning"
-        self._overview = OverviewItem(self.nodes, self.links, self.look)
+        self._stretched = StretchedLinks()
+        self.look.stretch_changed = self._stretched.changed
+        self._overview = OverviewItem(self.nodes, self.links, self._stretched, self.look)
         self.look.overview_moved = self._overview.moved
         self.look.overview_marks_stale = self._overview.invalidate_marks
         self.selectionChanged.connect(self._overview.invalidate_marks)
-        self._lines = LinkLines(self.links, self.look.texts)  # zoomed in, draws the links (the overview draws them zoomed out)
+        self._lines = LinkLines(self.links, self._stretched, self.look.texts)  # zoomed in, draws the links (the
+        # overview draws them zoomed out)
         self.look.repaint_links = self._lines.redraw
         self.look.link_reaches = self._lines.reaches
         self._moved_links: set[LinkItem] | None = None  # while nodes move together: the links to follow after
@@ -291,18 +294,22 @@ class TopologyScene(QGraphicsScene):
         rest are drawn stretched between their nodes until the labelling turns let them follow, after the drag:
         dragging a bridge of a thousand ports stays within a frame a step."""
         dragging = bool(self._dragged)
-        turn_ends = time.monotonic() + (DRAG_FOLLOW_S if dragging else LABEL_TURN_S)
         if dragging and len(links) > MANY_CHANGES:  # all stretched but those moved whole, with their labels: not a
-            in_view_first, followed = [], 0  # few in view with labels and the rest without
+            to_stretch = []  # few in view with labels and the rest without
             for link in links:
+                if link.stretched:
+                    continue  # drawn from its nodes wherever they are
                 if link.moves_whole():
                     link.follow_nodes()
                 else:
-                    in_view_first.append(link)
-        else:
-            seen = self._seen()
-            in_view_first = sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id))
-            followed = 0
+                    to_stretch.append(link)
+            self._stretch(to_stretch)
+            self._stop_labelling()  # until the drop (mouseReleaseEvent)
+            return
+        turn_ends = time.monotonic() + (DRAG_FOLLOW_S if dragging else LABEL_TURN_S)
+        seen = self._seen()
+        in_view_first = sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id))
+        followed = 0
         while followed < len(in_view_first) and time.monotonic() < turn_ends:
             in_view_first[followed].follow_nodes()
             followed += 1
@@ -315,21 +322,17 @@ class TopologyScene(QGraphicsScene):
             self._start_labelling()
 
     def _stretch(self, links: list[LinkItem]) -> None:
-        """Draw the links stretched between their nodes (LinkItem.stretch). Many are repainted at once: a dragged
-        bridge's thousand links cover the view."""
-        few = len(links) <= MANY_CHANGES
+        """Draw the links stretched between their nodes (LinkItem.stretch), with those stretched before: their
+        lines are taken from their nodes again, and drawn again where they were and now are."""
+        changed = QRectF()
         for link in links:
-            if few:
-                link.repaint()  # where it was drawn
-            link.stretch()
-            if few:
-                self._lines.reaches(link.drawn_rect())
-        if not few:
-            for node in self._dragged or {end for link in links for end in (link.a, link.b)}:
-                at = node.pos()
-                if not self._lines.holds(at):  # a line lies in the box of its ends
-                    self._lines.reaches(QRectF(at, at).adjusted(*LINE_MARGINS))
-            self._lines.update()
+            if not link.stretched:
+                changed = changed.united(link.drawn_rect())  # where it was drawn with its labels
+                link.stretch()
+        changed = changed.united(self._stretched.follow())
+        if not changed.isEmpty():
+            self._lines.reaches(changed)
+            self._overview.redraw(changed)
 
     # ------------------------------------------------------------ view state
 
