@@ -688,6 +688,8 @@ class LinkItem(_Marked, QGraphicsItem):
     def repaint(self) -> None:
         """Drawn again (in its pen as it is now) where it was drawn."""
         self._stroke_key = None
+        if self.stretched:
+            self._look.stretch_changed(self)  # drawn with the other stretched links in its pen
         drawn = self.drawn_rect()
         if not drawn.isEmpty():  # placed (an empty rect would repaint every link)
             self._look.repaint_links(drawn)

@@ -20,27 +20,27 @@ PenKey = tuple[tuple[int, float, Qt.PenStyle], float]  # LinkItem.pen_key()
 
 
 class StretchedLinks:
-    """The links drawn stretched between their nodes (LinkItem.stretch), their lines taken from where their nodes
-    are in one pass, each node's position read once, and kept as lists of end points a pen: a dragged bridge's
-    thousand links are not each asked for a line every step. Decorated links (LinkItem.decorated) are drawn apart,
-    by themselves."""
+    """The links drawn stretched between their nodes (LinkItem.stretch). Which links are drawn in which pen, and
+    which nodes end them, is worked out when a link comes or goes or changes its look; a step only reads each of
+    those nodes' positions once and lists the lines' ends a pen: a dragged bridge's thousand links are not each
+    asked for a line every step. Decorated links (LinkItem.decorated) are drawn apart, by themselves."""
 
     def __init__(self) -> None:
         self._links: dict[LinkItem, None] = {}  # an ordered set
-        self._groups: dict[PenKey, tuple[LinkItem, list[QPointF]]] | None = {}  # None: taken again when asked for
-        self._apart: list[LinkItem] = []
+        self._plan: _Plan | None = None  # None: made again from the links before the lines are next taken
+        self._groups: list[tuple[LinkItem, list[QPointF]]] = []
         self._box = QRectF()  # where the lines were last taken, as widely as they may be drawn
 
     def __bool__(self) -> bool:
         return bool(self._links)
 
     def changed(self, link: LinkItem) -> None:
-        """The link started or stopped being drawn stretched (LinkItem.stretch and its placing again)."""
+        """The link started or stopped being drawn stretched, or its look changed."""
         if link.stretched:
             self._links[link] = None
         else:
             self._links.pop(link, None)
-        self._groups = None
+        self._plan = None
 
     def follow(self) -> QRectF:
         """Their nodes moved: the lines are taken again. Where they were and now are drawn, to draw again."""
@@ -48,54 +48,68 @@ class StretchedLinks:
         self._take()
         return before.united(self._box)
 
-    def groups(self) -> Iterable[tuple[LinkItem, list[QPointF]]]:
+    def groups(self) -> list[tuple[LinkItem, list[QPointF]]]:
         """The lines of the plain links, as their end points' pairs, a list per pen with the first link drawn in it."""
-        if self._groups is None:
+        if self._plan is None:
             self._take()
-        assert self._groups is not None
-        return self._groups.values()
+        return self._groups
 
     def apart(self) -> list[LinkItem]:
         """The decorated ones, drawn as their own lines."""
-        if self._groups is None:
+        if self._plan is None:
             self._take()
-        return self._apart
+        assert self._plan is not None
+        return self._plan.apart
 
     def _take(self) -> None:
-        at: dict[NodeItem, QPointF] = {}
-        groups: dict[PenKey, tuple[LinkItem, list[QPointF]]] = {}
-        apart: list[LinkItem] = []
-        shifted: list[QPointF] = []
-        for link in self._links:
-            a, b = link.a, link.b
-            if link.decorated:
-                apart.append(link)
-                continue
-            if len(a.links) > 1 and len(b.links) > 1:  # it may have parallels, drawn beside it
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = _Plan(self._links)
+        at = {node: node.pos() for node in plan.nodes}
+        asked: list[QPointF] = []  # the ends of the lines asked for
+        groups = []
+        for first, ends, by_line in plan.groups:
+            points = [at[node] for node in ends]
+            for link in by_line:
                 line = link.line
-                ends = (line.p1(), line.p2())
-                shifted.extend(ends)
-            else:
-                start, end = at.get(a), at.get(b)
-                if start is None:
-                    start = at[a] = a.pos()
-                if end is None:
-                    end = at[b] = b.pos()
-                ends = (start, end)
-            key = link.pen_key()
-            group = groups.get(key)
-            if group is None:
-                groups[key] = (link, [*ends])
-            else:
-                group[1].extend(ends)
-        for link in apart:
+                points += (line.p1(), line.p2())
+            asked += points[len(ends):]
+            groups.append((first, points))
+        for link in plan.apart:
             line = link.line
-            shifted.extend((line.p1(), line.p2()))
-        points = [*at.values(), *shifted]
+            asked += (line.p1(), line.p2())
+        self._groups = groups
+        points = [*at.values(), *asked]
         xs, ys = [point.x() for point in points], [point.y() for point in points]
         self._box = QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)).adjusted(*LINE_MARGINS) \
             if points else QRectF()
-        self._groups, self._apart = groups, apart
+
+
+class _Plan:
+    """How StretchedLinks takes its lines: the nodes whose positions end them, and a group per pen, each with its
+    first link, the nodes ending its lines in pairs, and its links whose lines are asked for (those that may have
+    parallels, drawn beside them)."""
+
+    def __init__(self, links: Iterable[LinkItem]) -> None:
+        nodes: dict[NodeItem, None] = {}
+        by_key: dict[PenKey, tuple[LinkItem, list[NodeItem], list[LinkItem]]] = {}
+        self.apart: list[LinkItem] = []
+        for link in links:
+            if link.decorated:
+                self.apart.append(link)
+                continue
+            key = link.pen_key()
+            group = by_key.get(key)
+            if group is None:
+                group = by_key[key] = (link, [], [])
+            a, b = link.a, link.b
+            if len(a.links) > 1 and len(b.links) > 1:
+                group[2].append(link)
+            else:
+                nodes[a] = nodes[b] = None
+                group[1].extend((a, b))
+        self.nodes = list(nodes)
+        self.groups = list(by_key.values())
 
 
 class LinkLines(QGraphicsItem):
