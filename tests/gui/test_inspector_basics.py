@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QWheelEvent
+from PySide6.QtGui import QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from tests.gui.helpers import click, edit_cell
+from tests.gui.helpers import click, edit_cell, send, view_point
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.interface_table import ADDRESS, COLUMNS
 
@@ -80,3 +80,19 @@ def test_a_shorter_form_after_scrolling_down_a_tall_one_shows_from_its_top(make_
     qtbot.waitUntil(lambda: inspector.stack.currentWidget() is inspector.lab_form)
     qtbot.waitUntil(lambda: inspector.stack.height() <= max(inspector.viewport().height(),
                                                             inspector.lab_form.sizeHint().height()))
+
+
+def test_the_inspector_shows_a_pressed_node_once_the_mouse_lets_it_go(make_window: Callable[..., MainWindow],
+                                                                       qtbot: Any) -> None:
+    window = make_window()  # l2-vs-l3
+    view, scene = window.view, window.editor.scene
+    at = view_point(view, scene.nodes["r1"].pos())
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    send(view, QMouseEvent.Type.MouseButtonPress, at, left, left)
+    for step in range(1, 4):  # a drag under way: a bridge's form would take it a second or more to build
+        send(view, QMouseEvent.Type.MouseMove, at + QPoint(5 * step, 0), none, left)
+        qtbot.wait(20)
+    assert scene.selected_node_ids() == ["r1"] and window.inspector.stack.currentWidget() is not window.inspector.node_form
+    send(view, QMouseEvent.Type.MouseButtonRelease, at + QPoint(15, 0), left, none)
+    qtbot.waitUntil(lambda: window.inspector.stack.currentWidget() is window.inspector.node_form)
+    assert window.inspector.node_form.node_id == "r1"

@@ -75,6 +75,8 @@ class _Subscriptions:
 
 class TopologyScene(QGraphicsScene):
     annotation_resized = Signal(str, float, float)
+    press_released = Signal()
+    """The mouse button that pressed on nodes (pressing_nodes) was released: the drag, or the click, ended."""
 
     def __init__(self, icons: IconCache, vlans_of: VlansOf, parent: Any = None) -> None:
         super().__init__(parent)
@@ -581,6 +583,12 @@ class TopologyScene(QGraphicsScene):
             super().mouseReleaseEvent(event)
         if dragged:
             self._start_labelling()  # the links the drag stretched follow their nodes, with their labels
+            self.press_released.emit()
+
+    @property
+    def pressing_nodes(self) -> bool:
+        """Whether the mouse button is held on nodes it selected and may drag (until press_released)."""
+        return bool(self._dragged)
 
     def _draggable(self) -> list[NodeItem]:
         """The nodes the mouse may now drag: the selection and the pressed node, in a stable order."""

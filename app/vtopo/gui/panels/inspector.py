@@ -327,6 +327,7 @@ class Inspector(QScrollArea):
         editor.model_changed.connect(self._refresh_timer.start)
         editor.topology_replaced.connect(self._refresh_timer.start)
         editor.scene.selectionChanged.connect(self._refresh_timer.start)
+        editor.scene.press_released.connect(self._refresh_timer.start)
 
     def follow_states(self, states_changed: SignalInstance) -> None:
         """Refresh when the deployed nodes' states change: a VM that starts running shows its Machine box."""
@@ -334,7 +335,11 @@ class Inspector(QScrollArea):
         self.refresh()
 
     def refresh(self) -> None:
+        """Show the selection's form; not while the mouse holds nodes it pressed on, which it may drag: the form of a
+        bridge of 1,000 ports takes a second or more to build, and the drag would wait for it."""
         scene = self._editor.scene
+        if scene.pressing_nodes:
+            return  # press_released refreshes
         nodes, links = scene.selected_node_ids(), scene.selected_link_ids()
         annotations = scene.selected_annotation_ids()
         if (shown := (*nodes, *links, *annotations)) != self._shown:
