@@ -8,17 +8,18 @@ from typing import Any, Callable
 import gc
 
 import pytest
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QGraphicsItem
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter
+from PySide6.QtWidgets import QApplication, QGraphicsItem, QStyleOptionGraphicsItem
 
 from benchmarks.test_deploy_bench import star
 from benchmarks.test_designer_live_bench import ROW, two_bridges
 from tests.cycle_collector import collector_paused
 from tests.gui.conftest import wait_analysis
-from tests.gui.helpers import click, drag, wheel
+from tests.gui.helpers import click, drag, send, wheel
 from vtopo.gui.canvas import export
 from vtopo.gui.canvas.items import ICON_SIZE, LABEL_GAP, NodeItem
+from vtopo.gui.canvas.lines import LinkLines
 from vtopo.gui.canvas.overview import DETAIL_ZOOM, OverviewItem
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.document.checking import Stale, analyse
@@ -102,6 +103,45 @@ def test_a_drag_moves_the_links_of_the_dragged_nodes_zoomed_in_and_out(
             assert same_color(drawn.pixelColor(view.mapFromScene(start)), scene.colors.base)
         node = window.editor.topology.nodes["h1"]
         assert (node.position.x, node.position.y) == pytest.approx((moved.x(), moved.y()), abs=0.1)
+
+
+def test_a_drags_step_zoomed_in_draws_the_dragged_nodes_links_over_the_others_as_drawn_before(
+        make_window: Callable[..., MainWindow], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two items draw the links zoomed in; from a drag's second step, only the one drawing what moves paints (Qt
+    keeps the other's drawing as it was); after the drop the other draws them all again."""
+    painting: list[LinkLines] = []
+
+    def paint(lines: LinkLines, painter: QPainter, option: QStyleOptionGraphicsItem, widget: Any = None) -> None:
+        painting.append(lines)
+        painted(lines, painter, option, widget)
+
+    painted = LinkLines.paint
+    monkeypatch.setattr(LinkLines, "paint", paint)  # before the items are made: PySide looks an override up once
+    window = make_window()
+    view, scene = window.view, window.editor.scene
+    view.reset_zoom()
+    node = max(scene.nodes.values(), key=lambda item: len(item.links))  # the switch: its links cross the view
+    view.centerOn(node)
+    QApplication.processEvents()
+    start = view.mapFromScene(node.pos())
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    send(view, QMouseEvent.Type.MouseButtonPress, start, left, left)
+    QApplication.processEvents()
+    steps = []
+    for step in range(1, 6):
+        painting.clear()
+        send(view, QMouseEvent.Type.MouseMove, start + QPoint(6 * step, 4 * step), none, left)
+        QApplication.processEvents()
+        steps.append(set(painting))
+    assert len(steps[0]) == 2, "the first step draws both"
+    moving = steps[1]
+    assert len(moving) == 1 and all(step == moving for step in steps[1:]), "a later step drew the other links"
+    send(view, QMouseEvent.Type.MouseButtonRelease, start + QPoint(30, 20), left, none)
+    QApplication.processEvents()
+    painting.clear()
+    view.viewport().repaint()
+    assert set(painting) - moving, "after the drop, the links are not drawn with the others"
+    assert node.pos() != view.mapToScene(start) and all(node in (link.a, link.b) for link in node.links)
 
 
 def test_dragging_a_selection_moves_the_links_between_its_nodes_with_their_labels(

@@ -29,10 +29,10 @@ class Look:
     """Told when a link's line moved (the scene tells of its nodes' moves)."""
     overview_marks_stale: Callable[[], None] = lambda: None
     """Told when a mark the overview draws changed: a state, a problem, a path (the scene hears selections)."""
-    repaint_links: Callable[[QRectF], None] = lambda rect: None
+    repaint_links: Callable[[LinkItem, QRectF], None] = lambda link, rect: None
     """Told where a link's drawing changed, in scene coordinates. A link item paints nothing itself: zoomed in, the
     scene's LinkLines draws every link in view at once (vtopo.gui.canvas.lines)."""
-    link_reaches: Callable[[QRectF], None] = lambda rect: None
+    link_reaches: Callable[[LinkItem, QRectF], None] = lambda link, rect: None
     """Told where a link now draws after it was placed or moved, in scene coordinates: drawn there, and held by the
     LinkLines' bounds."""
     stretch_changed: Callable[[LinkItem], None] = lambda link: None
@@ -486,22 +486,22 @@ class LinkItem(_Marked, QGraphicsItem):
         if self._bounds.isNull() or line != self._line or not self.pos().isNull():
             self._place_line(line)
             self._place_labels()
-            self._look.link_reaches(self._drawn)
+            self._look.link_reaches(self, self._drawn)
             return
         before = self.label_rects()
         self._place_labels()
         after = self.label_rects()
         for rect in before:
             if rect not in after:
-                self._look.repaint_links(_with_background(rect))
+                self._look.repaint_links(self, _with_background(rect))
         for rect in after:
             if rect not in before:
-                self._look.link_reaches(_with_background(rect))
+                self._look.link_reaches(self, _with_background(rect))
 
     def _repaint_labels(self) -> None:
         """Drawn again where its labels are (their texts changed)."""
         for rect in self.label_rects():
-            self._look.repaint_links(_with_background(rect))
+            self._look.repaint_links(self, _with_background(rect))
 
     def _place_line(self, line: QLineF) -> None:
         self.repaint()  # where it was drawn
@@ -562,7 +562,7 @@ class LinkItem(_Marked, QGraphicsItem):
         self._scene_line, self._scene_drawn = None, None
         self.moveBy(delta.x(), delta.y())
         self._mark_texts()
-        self._look.link_reaches(self.drawn_rect())
+        self._look.link_reaches(self, self.drawn_rect())
         self._look.overview_moved(self)
 
     def _place_middle(self, clear: _Clearance) -> None:
@@ -692,7 +692,7 @@ class LinkItem(_Marked, QGraphicsItem):
             self._look.stretch_changed(self)  # drawn with the other stretched links in its pen
         drawn = self.drawn_rect()
         if not drawn.isEmpty():  # placed (an empty rect would repaint every link)
-            self._look.repaint_links(drawn)
+            self._look.repaint_links(self, drawn)
 
     def drawn_rect(self) -> QRectF:
         """Where it draws, in scene coordinates: its line and its labels (kept until it moves; stretched, its

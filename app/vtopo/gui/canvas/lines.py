@@ -6,7 +6,7 @@ their own, 40 ms a change; here the plain lines are drawn a list per pen, and on
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Container, Iterable, Mapping
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter
@@ -33,6 +33,11 @@ class StretchedLinks:
 
     def __bool__(self) -> bool:
         return bool(self._links)
+
+    def clear(self) -> None:
+        """The links went with their lab."""
+        self._links.clear()
+        self._plan = None
 
     def changed(self, link: LinkItem) -> None:
         """The link started or stopped being drawn stretched, or its look changed."""
@@ -113,14 +118,16 @@ class _Plan:
 
 
 class LinkLines(QGraphicsItem):
-    """Draws the links it is given where the view shows them. Its bounds hold every link's drawing: they grow as a
+    """Draws the links it is given where the view shows them, but those whose ids are in `apart` (drawn by another
+    LinkLines), and the stretched links if it is given them. Its bounds hold every link's drawing: they grow as a
     link reaches further, and are measured again after links went."""
 
-    def __init__(self, links: Mapping[str, LinkItem], stretched: StretchedLinks,
-                 texts: TextGrid[NodeItem | LinkItem]) -> None:
+    def __init__(self, links: Mapping[str, LinkItem], stretched: StretchedLinks | None,
+                 texts: TextGrid[NodeItem | LinkItem], apart: Container[str] = ()) -> None:
         super().__init__()
         self._links = links
         self._stretched = stretched
+        self._apart = apart
         self._texts = texts
         self._bounds = QRectF()
         self._stale = True
@@ -166,7 +173,13 @@ class LinkLines(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         exposed = option.exposedRect
-        links = [link for link in self._links.values() if not link.stretched and link.drawn_rect().intersects(exposed)]
+        inverse, invertible = painter.worldTransform().inverted()
+        device = painter.device()
+        if invertible and device is not None:  # a cached drawing is asked for all of it, on a pixmap of the view's size
+            exposed = exposed.intersected(inverse.mapRect(QRectF(0, 0, device.width(), device.height())))
+        apart = self._apart
+        links = [link for link in self._links.values()
+                 if not link.stretched and link.link_id not in apart and link.drawn_rect().intersects(exposed)]
         # not the scene's index: QGraphicsScene.render leaves the items it draws out of it meanwhile; and a drag's
         # thousand stretched lines are left to the painter to clip, which costs less than a rect each in Python
         plain: dict[PenKey, tuple[LinkItem, list[QLineF]]] = {}

@@ -92,15 +92,19 @@ class TopologyScene(QGraphicsScene):
         self._paths: dict[str, set[str]] = {}  # what each feature lights (a measurement, captures, a check)
         self._severities: dict[str, str] = {}  # the nodes and links problems name, by id: "error" or "warning"
         self._stretched = StretchedLinks()
-        self.look.stretch_changed = self._stretched.changed
+        self.look.stretch_changed = self._stretch_changed
         self._overview = OverviewItem(self.nodes, self.links, self._stretched, self.look)
         self.look.overview_moved = self._overview.moved
         self.look.overview_marks_stale = self._overview.invalidate_marks
         self.selectionChanged.connect(self._overview.invalidate_marks)
-        self._lines = LinkLines(self.links, self._stretched, self.look.texts)  # zoomed in, draws the links (the
-        # overview draws them zoomed out)
-        self.look.repaint_links = self._lines.redraw
-        self.look.link_reaches = self._lines.reaches
+        # zoomed in, two items draw the links (the overview draws them zoomed out): the links a drag moves and the
+        # stretched ones, drawn again each step, apart from the rest, which a drag leaves as a pixmap Qt keeps
+        self._moving: dict[str, LinkItem] = {}
+        self._lines = LinkLines(self.links, None, self.look.texts, apart=self._moving)
+        self._moving_lines = LinkLines(self._moving, self._stretched, self.look.texts)
+        self.look.repaint_links = lambda link, rect: self._drawing(link).redraw(rect)
+        self.look.link_reaches = lambda link, rect: self._drawing(link).reaches(rect)
+        self._drawn_apart = False  # whether a mouse drag's links are drawn apart yet (from its first step)
         self._moved_links: set[LinkItem] | None = None  # while nodes move together: the links to follow after
         self._moving_together = 0  # how deep in steps that move nodes together (a drag's step, a macro undone)
         self._dragged: list[NodeItem] = []  # the nodes a mouse drag may move (see _draggable)
@@ -128,7 +132,7 @@ class TopologyScene(QGraphicsScene):
 
     def set_topology(self, topology: Topology) -> None:
         self._subscriptions.disconnect_all()
-        for drawing in (self._overview, self._lines):
+        for drawing in (self._overview, self._lines, self._moving_lines):
             if drawing.scene() is self:
                 self.removeItem(drawing)  # clear() would delete it
         self.clearSelection()  # while its items live: clear() tells of the selection only after deleting them
@@ -139,6 +143,8 @@ class TopologyScene(QGraphicsScene):
         self._paths.clear()
         self._severities.clear()
         self.links.clear()
+        self._moving.clear()
+        self._stretched.clear()
         self.annotations.clear()
         self._room = QRectF()
         self.setSceneRect(QRectF())
@@ -162,8 +168,10 @@ class TopologyScene(QGraphicsScene):
         for annotation in topology.annotations.values():
             self._annotation_added(annotation)
         self._lines.invalidate()
+        self._moving_lines.invalidate()
         if self.look.detailed:
             self.addItem(self._lines)
+            self.addItem(self._moving_lines)
             self._start_labelling()
         else:
             self.addItem(self._overview)
@@ -219,6 +227,8 @@ class TopologyScene(QGraphicsScene):
         self.removeItem(item)
         self._overview.invalidate()
         self._lines.invalidate()
+        if self._moving.pop(link.id, None) is not None:
+            self._moving_lines.invalidate()
 
     def _link_changed(self, link: Link) -> None:
         self._label(self.links[link.id], link)
@@ -326,15 +336,49 @@ class TopologyScene(QGraphicsScene):
     def _stretch(self, links: list[LinkItem]) -> None:
         """Draw the links stretched between their nodes (LinkItem.stretch), with those stretched before: their
         lines are taken from their nodes again, and drawn again where they were and now are."""
-        changed = QRectF()
         for link in links:
             if not link.stretched:
-                changed = changed.united(link.drawn_rect())  # where it was drawn with its labels
+                self._drawing(link).redraw(link.drawn_rect())  # where it was drawn with its labels
                 link.stretch()
-        changed = changed.united(self._stretched.follow())
+        changed = self._stretched.follow()
         if not changed.isEmpty():
-            self._lines.reaches(changed)
+            self._moving_lines.reaches(changed)
             self._overview.redraw(changed)
+
+    def _drawing(self, link: LinkItem) -> LinkLines:
+        """The item that draws the link zoomed in."""
+        return self._moving_lines if link.link_id in self._moving else self._lines
+
+    def _stretch_changed(self, link: LinkItem) -> None:
+        """A link started or stopped being drawn stretched: drawn with the links a drag moves meanwhile."""
+        self._stretched.changed(link)
+        if link.stretched:
+            self._moving[link.link_id] = link
+        elif not self._drawn_apart:
+            self._moving.pop(link.link_id, None)
+
+    def _draw_apart(self, drawn_apart: bool) -> None:
+        """From a mouse drag's first step, the dragged nodes' links are drawn apart from the others, which Qt keeps
+        drawn in a pixmap of the view meanwhile: a step draws only what moved over it. At the drop, they are drawn
+        with the others again (the stretched ones until they follow their nodes)."""
+        if drawn_apart == self._drawn_apart:
+            return
+        self._drawn_apart = drawn_apart
+        if drawn_apart:
+            moving = [link for node in self._dragged for link in node.links if link.link_id not in self._moving]
+            self._moving.update((link.link_id, link) for link in moving)
+        else:
+            moving = [link for link in self._moving.values() if not link.stretched]
+            for link in moving:
+                del self._moving[link.link_id]
+        changed = QRectF()
+        for link in moving:
+            changed = changed.united(link.drawn_rect())
+        self._lines.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache if drawn_apart
+                                 else QGraphicsItem.CacheMode.NoCache)
+        self._lines.redraw(changed)
+        self._moving_lines.invalidate()  # its bounds measured again, for the links it now draws
+        self._moving_lines.redraw(changed)
 
     # ------------------------------------------------------------ view state
 
@@ -351,11 +395,13 @@ class TopologyScene(QGraphicsScene):
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, not detailed)
         if detailed:
             self.removeItem(self._overview)
-            self._lines.invalidate()
-            self.addItem(self._lines)
+            for drawing in (self._lines, self._moving_lines):
+                drawing.invalidate()
+                self.addItem(drawing)
             self._start_labelling()
         else:
             self.removeItem(self._lines)
+            self.removeItem(self._moving_lines)
             self.addItem(self._overview)
             self._overview.invalidate()
             self._start_labelling()  # the stretched links still follow their nodes
@@ -390,11 +436,12 @@ class TopologyScene(QGraphicsScene):
             self._unlabelled = deque([*in_view, *out_of_view])
         unlabelled = self._unlabelled
         self._lines.take_changed()
+        self._moving_lines.take_changed()
         while unlabelled and time.monotonic() < turn_ends:
             link = unlabelled.popleft()
             if (link.stretched or (detailed and not link.placed)) and link.scene() is self:  # not placed meanwhile
                 link.update_geometry()  # by an edit, nor gone
-        self._view_changed = self._lines.take_changed().intersects(seen)
+        self._view_changed = self._lines.take_changed().united(self._moving_lines.take_changed()).intersects(seen)
         if not unlabelled:
             self._stop_labelling()
 
@@ -504,6 +551,7 @@ class TopologyScene(QGraphicsScene):
             return
         if len(changed) > MANY_CHANGES:
             self._lines.update()
+            self._moving_lines.update()
             return
         for item in changed:
             item.repaint()
@@ -569,6 +617,7 @@ class TopologyScene(QGraphicsScene):
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self._gesture is None or not self._gesture.mouse_move(event):
+            self._draw_apart(bool(self._dragged))
             with self._links_following_once():
                 super().mouseMoveEvent(event)  # Qt moves every selected node here, without telling it
                 for node in self._dragged:
@@ -582,6 +631,7 @@ class TopologyScene(QGraphicsScene):
         if gesture is None or not gesture.mouse_release(event):
             super().mouseReleaseEvent(event)
         if dragged:
+            self._draw_apart(False)
             self._start_labelling()  # the links the drag stretched follow their nodes, with their labels
             self.press_released.emit()
 
