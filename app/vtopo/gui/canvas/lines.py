@@ -21,9 +21,9 @@ PenKey = tuple[tuple[int, float, Qt.PenStyle], float]  # LinkItem.pen_key()
 
 class StretchedLinks:
     """The links drawn stretched between their nodes (LinkItem.stretch). Which links are drawn in which pen, and
-    which nodes end them, is worked out when a link comes or goes or changes its look; a step only reads each of
-    those nodes' positions once and lists the lines' ends a pen: a dragged bridge's thousand links are not each
-    asked for a line every step. Decorated links (LinkItem.decorated) are drawn apart, by themselves."""
+    which nodes end them where, is worked out when a link comes or goes or changes its look; a step only reads the
+    positions of the nodes that moved and lists the lines' ends a pen: a dragged bridge's thousand links are not
+    each asked for a line every step. Decorated links (LinkItem.decorated) are drawn apart, by themselves."""
 
     def __init__(self) -> None:
         self._links: dict[LinkItem, None] = {}  # an ordered set
@@ -46,6 +46,11 @@ class StretchedLinks:
         else:
             self._links.pop(link, None)
         self._plan = None
+
+    def node_moved(self, node: NodeItem) -> None:
+        """The node moved: its position is read again when the lines are next taken."""
+        if self._plan is not None:
+            self._plan.moved.add(node)
 
     def follow(self) -> QRectF:
         """Their nodes moved: the lines are taken again. Where they were and now are drawn, to draw again."""
@@ -70,7 +75,11 @@ class StretchedLinks:
         plan = self._plan
         if plan is None:
             plan = self._plan = _Plan(self._links)
-        at = {node: node.pos() for node in plan.nodes}
+        at = plan.at
+        for node in plan.moved:
+            if node in at:
+                at[node] = node.pos()
+        plan.moved.clear()
         asked: list[QPointF] = []  # the ends of the lines asked for
         groups = []
         for first, ends, by_line in plan.groups:
@@ -91,9 +100,9 @@ class StretchedLinks:
 
 
 class _Plan:
-    """How StretchedLinks takes its lines: the nodes whose positions end them, and a group per pen, each with its
-    first link, the nodes ending its lines in pairs, and its links whose lines are asked for (those that may have
-    parallels, drawn beside them)."""
+    """How StretchedLinks takes its lines: where the nodes that end them are (read again for those that moved), and
+    a group per pen, each with its first link, the nodes ending its lines in pairs, and its links whose lines are
+    asked for (those that may have parallels, drawn beside them)."""
 
     def __init__(self, links: Iterable[LinkItem]) -> None:
         nodes: dict[NodeItem, None] = {}
@@ -113,7 +122,8 @@ class _Plan:
             else:
                 nodes[a] = nodes[b] = None
                 group[1].extend((a, b))
-        self.nodes = list(nodes)
+        self.at = {node: node.pos() for node in nodes}
+        self.moved: set[NodeItem] = set()
         self.groups = list(by_key.values())
 
 

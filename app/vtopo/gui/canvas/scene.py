@@ -275,6 +275,7 @@ class TopologyScene(QGraphicsScene):
 
     def _node_moved(self, node: NodeItem) -> None:
         self._overview.moved(node)
+        self._stretched.node_moved(node)
         if self._moved_links is not None:
             self._moved_links.update(node.links)
             return
@@ -298,7 +299,8 @@ class TopologyScene(QGraphicsScene):
         self._moving_together -= 1
         if self._moving_together == 0 and self._moved_links is not None:
             moved, self._moved_links = self._moved_links, None
-            self._follow([link for link in moved if link.scene() is self])  # not removed in the same step
+            self._follow([link for link in moved if self.links.get(link.link_id) is link])  # not removed in the
+            # same step
 
     def _follow(self, links: list[LinkItem]) -> None:
         """Links whose nodes moved in one step follow them, those in view first, for a turn's budget (a mouse
