@@ -154,3 +154,25 @@ def test_the_broadcast_domains_view_draws_each_vlan_across_the_trunk_which_is_in
     qtbot.waitUntil(lambda: {d.vlans: len(d.members) for d in window.analyzer.latest.domains()} == {(10,): 4, (20,): 1})
     assert links["link-h3"].tints == links["link-h1"].tints
     assert len(links["link-trunk"].tints) == 2
+
+
+def test_a_switchs_port_rows_are_built_once_and_show_the_switch_chosen_after_another_kind(
+        make_window: Callable[..., MainWindow], qtbot: Any, tmp_path: Path) -> None:
+    """A kind's form is kept while another kind's shows (a bridge of 1,000 ports' rows take a second to build): s1's
+    rows come back as they were built, showing s2's ports when s2 is chosen."""
+    window = vlan_window(make_window, tmp_path)
+    scene, view = window.editor.scene, window.view
+    click(view, scene.nodes["s1"].pos())
+    rows = inspected_setting(qtbot, window, "s1", "vlans").widget.rows
+    row_p1 = rows["p1"]
+    click(view, scene.nodes["h1"].pos())
+    form = window.inspector.node_form
+    qtbot.waitUntil(lambda: form.node_id == "h1" and "vlans" not in form.fields)
+    click(view, scene.nodes["s1"].pos())
+    again = inspected_setting(qtbot, window, "s1", "vlans").widget.rows
+    assert again["p1"] is row_p1 and row_p1.vlans.text() == "10"
+    click(view, scene.nodes["s2"].pos())
+    ports = sorted({*(end.port for link in window.editor.topology.links_of("s2") for end in link.ends
+                      if end.node == "s2"), *window.editor.topology.nodes["s2"].settings.get("vlans", {})})
+    shown = inspected_setting(qtbot, window, "s2", "vlans").widget.rows
+    assert sorted(shown) == ports and all(row.isVisible() for row in shown.values())

@@ -56,6 +56,8 @@ class NodeForm(QWidget):
         self.kind.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # wrap, never widen
         self.fields: dict[str, FieldEditor] = {}
         self._settings_host = QWidget()
+        self._kept: dict[str, tuple[QWidget, dict[str, FieldEditor], str]] = {}  # by kind: its settings' form and
+        # the kind's text, built once (a bridge's form of a thousand ports' VLAN rows takes a second or more)
         self.startup = LinesEdit()
         self.startup.setPlaceholderText("e.g. ip route add 10.9.0.0/24 via 10.0.0.2")
         self.startup.setToolTip("Shell commands run inside the node, one per line, once the lab is deployed; their "
@@ -86,7 +88,7 @@ class NodeForm(QWidget):
         node = self._editor.topology.nodes[node_id]
         self.node_id = node_id
         if node.kind != self._kind_name:
-            self._build_fields(node.kind)
+            self._show_fields(node.kind)
         if not self.name.hasFocus() or self.name.text() == node.name:
             self.name.setText(node.name)
             mark_invalid(self.name, "")
@@ -104,18 +106,26 @@ class NodeForm(QWidget):
         runs_a_machine = kind is not None and kind.role is Role.MACHINE and state is NodeState.RUNNING
         self.machine.show_machine(self._editor.topology.name, node.name if runs_a_machine else None)
 
-    def _build_fields(self, kind_name: str) -> None:
+    def _show_fields(self, kind_name: str) -> None:
+        """The form of the kind's settings in place of the one shown."""
         self._kind_name = kind_name
-        self._settings_host.deleteLater()
-        self._settings_host = QWidget()
-        form = QFormLayout(self._settings_host)
+        self._settings_host.hide()
+        if kind_name not in self._kept:
+            self._kept[kind_name] = self._build_fields(kind_name)
+        self._settings_host, self.fields, kind_text = self._kept[kind_name]
+        self.kind.setText(kind_text)
+        self._settings_host.show()
+
+    def _build_fields(self, kind_name: str) -> tuple[QWidget, dict[str, FieldEditor], str]:
+        host = QWidget()
+        form = QFormLayout(host)
         form.setContentsMargins(0, 0, 0, 0)
-        self.fields = {}
+        fields: dict[str, FieldEditor] = {}
         kind = self._editor.registry.get(kind_name)
         if kind is None:
-            self.kind.setText(f"{kind_name} (not installed: its settings cannot be edited)")
+            kind_text = f"{kind_name} (not installed: its settings cannot be edited)"
         else:
-            self.kind.setText(f"{kind.label}: {kind.description}")
+            kind_text = f"{kind.label}: {kind.description}"
             for spec in setting_fields(kind.settings_type):
                 field_editor = PortVlansEditor(spec) if spec.info.port_vlans else editor_for(spec)
                 field_editor.committed.connect(self._commit_settings)
@@ -131,9 +141,10 @@ class NodeForm(QWidget):
                     form.addRow(field_editor.widget)
                 else:
                     form.addRow(label, field_editor.widget)
-                self.fields[spec.name] = field_editor
-            guard_wheel(self._settings_host)
-        self._layout.insertWidget(1, self._settings_host)
+                fields[spec.name] = field_editor
+            guard_wheel(host)
+        self._layout.insertWidget(1, host)
+        return host, fields, kind_text
 
     def _show_site(self, site: str) -> None:
         """The lab's sites to choose from, the node's chosen; the row only when the lab names sites."""
