@@ -73,7 +73,8 @@ class OverviewItem(QGraphicsItem):
             key, index = self._square_of[item]
             was, now = _outline(self._squares[key][1][index]), _outline(self._square(item))
         else:
-            was, now = _box(self._lines[self._line_of[item]]), _box(item.line)
+            was = _box(self._lines[self._line_of[item]])
+            now = was if item.stretched else _box(item.line)  # stretched, drawn again with the others (redraw)
         if self._bounds.contains(now):
             self.update(was.united(now))
         else:
@@ -135,10 +136,10 @@ class OverviewItem(QGraphicsItem):
                     self._dots[item] = (_dot(square), self._dots[item][1])
             elif isinstance(item, LinkItem) and item in self._line_of:
                 index = self._line_of[item]
-                self._lines[index] = item.line
                 if item.stretched:
                     self._left_out.add(index)
                 else:
+                    self._lines[index] = item.line
                     self._left_out.discard(index)
                 self._drawn_lines = None
 

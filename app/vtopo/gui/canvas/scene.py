@@ -310,10 +310,11 @@ class TopologyScene(QGraphicsScene):
         dragging = bool(self._dragged)
         if dragging and len(links) > MANY_CHANGES:  # all stretched but those moved whole, with their labels: not a
             to_stretch = []  # few in view with labels and the rest without
+            dragged = set(self._dragged)
             for link in links:
                 if link.stretched:
                     continue  # drawn from its nodes wherever they are
-                if link.moves_whole():
+                if link.a in dragged and link.b in dragged and link.moves_whole():
                     link.follow_nodes()
                 else:
                     to_stretch.append(link)
@@ -338,10 +339,14 @@ class TopologyScene(QGraphicsScene):
     def _stretch(self, links: list[LinkItem]) -> None:
         """Draw the links stretched between their nodes (LinkItem.stretch), with those stretched before: their
         lines are taken from their nodes again, and drawn again where they were and now are."""
+        gone: dict[LinkLines, QRectF] = {}  # where they were drawn with their labels, by the item that drew them
         for link in links:
             if not link.stretched:
-                self._drawing(link).redraw(link.drawn_rect())  # where it was drawn with its labels
+                drawing = self._drawing(link)
+                gone[drawing] = gone.get(drawing, QRectF()).united(link.drawn_rect())
                 link.stretch()
+        for drawing, rect in gone.items():
+            drawing.redraw(rect)
         changed = self._stretched.follow()
         if not changed.isEmpty():
             self._moving_lines.reaches(changed)
