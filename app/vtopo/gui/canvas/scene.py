@@ -620,6 +620,7 @@ class TopologyScene(QGraphicsScene):
         if self._gesture is None or not self._gesture.mouse_press(event):
             super().mousePressEvent(event)
             if event.button() == Qt.MouseButton.LeftButton:
+                self._draw_apart(False)  # as after a drop (a release the canvas did not see)
                 self._dragged = self._draggable()
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
