@@ -58,6 +58,15 @@ def test_the_parser_loads_only_the_command_line():
     assert below == {"vtopo.named_errors", "vtopo.user_data"}
 
 
+def test_the_agents_client_loads_only_the_protocol_and_what_it_reports():
+    """`vtopo status` through the agent: the request and its answer, and how to reach another site, without the terms
+    a lab is compiled on (vtopo.lab_terms, which a deploy's consent is typed with)."""
+    loaded = modules_after("import vtopo.client.agent_client")
+    below = {name for name in loaded if name.startswith("vtopo.") and not name.startswith("vtopo.client")}
+    assert below == {"vtopo.protocol", "vtopo.reports", "vtopo.ssh", "vtopo.model", "vtopo.model.rules",
+                     "vtopo.model.sites"}
+
+
 def test_status_of_no_labs_in_the_process_loads_nothing_heavy(tmp_path: Path):
     """Root's `vtopo status` with no agent listening runs one in its process: with no lab to probe, neither the
     compiler's NetworkX nor the applier's pyroute2 loads."""

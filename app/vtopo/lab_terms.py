@@ -13,7 +13,6 @@ from vtopo.model.sites import DEFAULT_VNIS, LOCAL
 MAX_INTERFACE_NAME = 15  # IFNAMSIZ - 1
 VM_BACKENDS = ("", "auto", "libvirt", "qemu")  # a lab's vm_backend; "" is auto
 KVM_GROUP = "kvm"  # /dev/kvm's group where udev made it; libvirt's QEMU user and vtopo's QEMU run in it
-CLIENTS_GROUP = "vtopo"  # root and its members may use the agent; they read the lab records (root:vtopo, 0640)
 NFT_TABLE_PREFIX = "vtopo-"  # the nftables tables of labs are named vtopo-<prefix>: cleanup finds them by it
 CONTAINER_PREFIX = "vtopo-"  # a node from an image: its container and cgroup
 CGROUP_PARENT = os.environ.get("VTOPO_CGROUP_PARENT", "vtopo")  # a simulated host's is its own (scripts/sim-host.sh)

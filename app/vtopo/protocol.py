@@ -21,7 +21,7 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Union
 
-from vtopo.lab_terms import CLIENTS_GROUP
+from vtopo.model.rules import CLIENTS_GROUP
 
 from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkRate, PartState, Progress, user_name
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from vtopo import protocol as p
 from vtopo.client.in_process import local_agent, provided
 from vtopo.client.terminal import relay_terminal, terminal_size
-from vtopo.lab_terms import Trust
 from vtopo.model.sites import Site
 from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkRate, ProgressCallback
 from vtopo.ssh import REFUSED_EXIT, finish, ssh_argv, start_ssh
@@ -26,6 +25,7 @@ if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the hos
     # and a lab's model when a request carries one
     from vtopo.checkpoints import Restored
     from vtopo.deployed import DeployedLab
+    from vtopo.lab_terms import Trust
     from vtopo.model.checkpoints import Checkpoint
     from vtopo.model.topology import ImpairmentChange, Topology
     from vtopo.saving import RunningState

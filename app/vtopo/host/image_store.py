@@ -46,8 +46,9 @@ from dataclasses import dataclass
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import PASSAGE, PRIVATE, held, make_directory, open_file, read_small_file, write_file
 from vtopo.host.state import StateStore
-from vtopo.lab_terms import CLIENTS_GROUP, LAB_USER, image_reference, in_group
+from vtopo.lab_terms import LAB_USER, image_reference, in_group
 from vtopo.model import untrusted_json
+from vtopo.model.rules import CLIENTS_GROUP
 from vtopo.model.problems import LabError
 from vtopo.oci_archives import ArchiveError, archive_format
 from vtopo.oci_layouts import DIGEST, REFERENCE, document, process_of, tags_of

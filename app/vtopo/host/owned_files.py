@@ -24,8 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from vtopo.lab_terms import CLIENTS_GROUP
-from vtopo.model.rules import PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
+from vtopo.model.rules import CLIENTS_GROUP, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
 
 PRIVATE, SHARED, PASSAGE = PRIVATE_DIRECTORY, 0o750, PASSAGE_DIRECTORY
 PRIVATE_FILE, SHARED_FILE = 0o600, 0o640

@@ -16,6 +16,7 @@ MAC_ADDRESS = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
 
 LAB_TAG_PREFIX = "vtopo:"
 """Link aliases (`ip link set ... alias`) of the devices a lab made start with this, then the lab's prefix."""
+CLIENTS_GROUP = "vtopo"  # root and its members may use the agent; they read the lab records (root:vtopo, 0640)
 OVS_LAB_KEY = "vtopo-lab"
 """The external_ids key that marks an OVS bridge, port or interface as a lab's; its value is the lab's prefix."""
 DEFAULT_VLAN = 1  # the VLAN a port is in until told otherwise: a VLAN-filtering bridge's default_pvid
