@@ -139,7 +139,8 @@ def test_a_members_own_images_run_their_lab_alone(agent: Agent, users, readable_
         assert no_iperf.returncode != 0 and "t2 has no iperf3:" in no_iperf.stderr, no_iperf.stdout + no_iperf.stderr
         assert len(no_iperf.stderr.strip().splitlines()) == 1, no_iperf.stderr
 
-        theirs = agent.vtopo(b, "deploy", str(lab_file(topology, users["b"], readable_dir)))
+        their_lab = image_lab(f"{LAB}-b", {"t1": MINE, "t2": BARE})  # the same images, in a lab of b's own name
+        theirs = agent.vtopo(b, "deploy", str(lab_file(their_lab, users["b"], readable_dir)))
         problems = theirs.stdout + theirs.stderr
         assert theirs.returncode != 0, problems
         for node, reference in (("t1", MINE), ("t2", BARE)):
