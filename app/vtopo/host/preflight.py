@@ -76,8 +76,8 @@ def check(plan: Plan, context: LabContext, netlink: Netlink) -> None:
     if any(isinstance(op, o.StartDomain) for op in plan.ops) and not libvirtd.module_installed():
         problems.append(Problem(f"{libvirtd.MISSING_MODULE}; or set the lab's vm_backend to qemu", "lab",
                                 "$.lab.vm_backend"))
-    problems += _collisions(plan, netlink) + missing_on_host(plan, context, {link.name for link in netlink.links(None)}) \
-        + _missing_users(plan)
+    host_links = {link.name for link in netlink.links(None)}  # one dump: a host with other labs has thousands
+    problems += _collisions(plan, host_links) + missing_on_host(plan, context, host_links) + _missing_users(plan)
     if errors_in(problems):
         raise PreflightFailed(errors_in(problems))
 
@@ -96,8 +96,7 @@ def _missing_users(plan: Plan) -> list[Problem]:
     return problems
 
 
-def _collisions(plan: Plan, netlink: Netlink) -> list[Problem]:
-    host_links = {link.name for link in netlink.links(None)}
+def _collisions(plan: Plan, host_links: set[str]) -> list[Problem]:
     existing_netns = set(namespaces.list_netns())
     bridges = set(ovs.vsctl([["list-br"]]).split()) if any(isinstance(op, o.OvsAddBridge) for op in plan.ops) and \
         ovs.OvsService().running() else set()

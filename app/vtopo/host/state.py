@@ -117,9 +117,10 @@ class LabRecord:
         return tuple(found)
 
     def write(self, data: dict[str, Any]) -> None:
-        """Root's alone: a user's client asks the agent for what it may know of a lab (`deployment`)."""
+        """Root's alone: a user's client asks the agent for what it may know of a lab (`deployment`). Not indented:
+        json indents in Python, and took 15 ms at 400 containers where its C encoder takes 3 ms."""
         path = self.directory / "lab.json"
-        write_file(path.with_suffix(".tmp"), json.dumps(data, sort_keys=True, indent=1), PRIVATE_FILE)
+        write_file(path.with_suffix(".tmp"), json.dumps(data, sort_keys=True), PRIVATE_FILE)
         path.with_suffix(".tmp").replace(path)
 
     def deployment(self) -> dict[str, Any]:
