@@ -48,7 +48,7 @@ class LabHost:
     def deploy(self) -> list[str]:
         """Deploy the file; the deploy's notices (what this host gives the lab instead of what it asks)."""
         from vtopo.lab_terms import Trust
-        from vtopo.model.io import read_text
+        from vtopo.model.lab_text import read_text
 
         return self.agent.deploy(read_text(self.path), Trust(), source=str(self.path.resolve())).notices
 

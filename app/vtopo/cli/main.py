@@ -212,7 +212,7 @@ def _progress_printer(verbose: bool) -> Callable[[Progress], None]:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
-    from vtopo.model.io import read_text
+    from vtopo.model.lab_text import read_text
 
     text = read_text(args.file)
     if (spread := deploy_spread(args, text, consent_of(args), _progress_printer(args.verbose))) is not None:

@@ -60,14 +60,15 @@ def deploy_spread(args: argparse.Namespace, text: str, consent: Trust, progress:
     """Deploy a lab spread over sites, or with --update bring a running lab in line with its file where either is
     spread over sites. `text` is the lab file's: a lab that declares no sites is not built here, but read by the one
     that deploys it only."""
-    from vtopo.model import io
+    from vtopo.model.lab_text import declares_sites
 
-    if args.file.suffix != ".vtopo" or not (args.update or io.declares_sites(text)):
+    if args.file.suffix != ".vtopo" or not (args.update or declares_sites(text)):
         return None
-    topology = io.loads(text, args.file.stem)
+    from vtopo.model import io
     from vtopo.model.placement import sites_used, spread_over_sites
     from vtopo.sites import spread as s
 
+    topology = io.loads(text, args.file.stem)
     running = s.deployed_topology(topology.name, agent_client()) if args.update else None
     if not spread_over_sites(topology) and (running is None or not spread_over_sites(running)):
         return None

@@ -10,6 +10,7 @@ from vtopo.lab_terms import Trust
 from vtopo.compile.resolve import resolve
 from vtopo.lab import read_lab, registry
 from vtopo.model import io
+from vtopo.model.lab_text import read_text
 from vtopo.model.expectations import Experiment
 from vtopo.model.problems import LabError, Problem, errors_in
 from vtopo.model.topology import Topology
@@ -30,7 +31,7 @@ def read_submission(path: Path, assignment: Topology, lab_name: str) -> Submissi
     its experiment, which grading does not run)."""
     student = path.name.removesuffix(".vtopo")
     try:
-        own = io.loads(io.read_text(path), default_name=student)
+        own = io.loads(read_text(path), default_name=student)
         graded = read_lab(io.dumps(replace(own, name=lab_name, prefix="", checks=list(assignment.checks),
                                            experiment=Experiment())))
     except LabError as error:

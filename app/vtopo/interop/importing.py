@@ -8,7 +8,7 @@ from vtopo.interop.containerlab import read_containerlab
 from vtopo.interop.folder import TopologyFolder
 from vtopo.interop.gns3 import read_gns3
 from vtopo.kinds.registry import Registry
-from vtopo.model.io import read_text
+from vtopo.model.lab_text import read_text
 
 FORMATS = "containerlab topologies (*.clab.yml *.clab.yaml *.yml *.yaml);;GNS3 projects (*.gns3);;All files (*)"
 

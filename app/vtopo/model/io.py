@@ -13,13 +13,14 @@ from typing import Any
 from vtopo.model.addressing import DEFAULT_PREFIX, AddressPool
 from vtopo.model.checkpoints import Checkpoint, NodeState
 from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Stage, Test
+from vtopo.model.lab_text import read_text
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
 from vtopo.model.rules import CHECKPOINT_NAME, CHECKPOINT_NAME_RULE
 from vtopo.model.sites import Site
 from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS, MTU, VLAN_ID, Annotation, Endpoint,
                                   Impairment, Interface, Link, Node, Position, Range, Subinterface, Topology)
-from vtopo.model.untrusted_json import MAX_BYTES, parse
+from vtopo.model.untrusted_json import parse
 
 FORMAT = "vtopo"
 MAX_STARTUP_COMMANDS = 32
@@ -622,35 +623,6 @@ def read_checkpoint(text: str) -> Checkpoint:
     return checkpoints[0]
 
 
-def declares_sites(text: str) -> bool:
-    """Whether a lab document's text may place nodes on other sites (it declares sites, or it is not one the plain
-    reading here understands): read without building the lab, which a lab with no sites leaves to the one that deploys
-    it."""
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):  # the full reading says what is wrong, naming the field
-        return True
-    lab = document.get("lab") if isinstance(document, dict) else None
-    return not isinstance(lab, dict) or bool(lab.get("sites"))
-
-
 def load(path: Path) -> Topology:
     path = Path(path)
     return loads(read_text(path), default_name=path.stem)
-
-
-def read_text(path: Path) -> str:
-    """A lab file's text: a regular file of at most MAX_BYTES (a FIFO or /dev/zero would never end), in UTF-8."""
-    try:
-        with path.open("rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise LabError([Problem(f"{path} is not a regular file")])
-            data = file.read(MAX_BYTES + 1)
-        return data.decode("utf-8")
-    except FileNotFoundError:
-        raise LabError([Problem(f"no such file: {path}")]) from None
-    except OSError as exc:
-        raise LabError([Problem(f"cannot read {path}: {exc.strerror or exc}")]) from None
-    except UnicodeDecodeError as exc:
-        raise LabError([Problem(f"the file is not UTF-8 text (byte {exc.start} cannot be decoded)", path="$")]) \
-            from None
