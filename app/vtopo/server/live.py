@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # a lab's parts (the ops, the compiler) load with the first l
     from vtopo.host.lab_parts import Compiled, LabParts
     from vtopo.host.resolved_labs import ResolvedLabs
     from vtopo.host.watch import Watcher
-    from vtopo.server.live_lab import LiveLab
+    from vtopo.server.live_lab import Found, LiveLab
 
 Send = Callable[[p.Message], None]
 
@@ -127,19 +127,37 @@ class LiveLabs:
 
     def verify(self, lab: str, reads: Callable[[int], bool]) -> tuple[list[LabStatus], list[str]]:
         """The status of every lab (or the one named `lab`) the caller `reads`, as a probe of the host finds it, and
-        where the record said otherwise; the record takes what the probe found."""
+        where the record said otherwise; the record takes what the probe found, unless the lab changed meanwhile.
+
+        Each lab is resolved and probed outside the guard that every status, follower and event of every lab takes:
+        probing a lab of hundreds of nodes takes a while, and its owner may ask for it again and again."""
+        from vtopo.server.live_lab import LiveLab, probed
+
         found, differences = [], []
-        with self._guard:
-            for parts in new_deployer().parts(lab or None):
-                if not reads(parts.record.owner):
+        for record in StateStore().labs():
+            try:
+                name, owner, stamp = _name(record), record.owner, record.stamp()
+                if (lab and name != lab) or not reads(owner):
                     continue
-                recorded = self._labs.get(_name(parts.record))
-                live = self._made(parts, probe=True)
-                found.append(self._shown(live.parts.with_details(live.status)))
-                if recorded is not None:
-                    differences += _differences(recorded.status, live.status)
-                self._labs[live.status.lab] = live
-                self._tell_whole(live.status.lab)
+                parts = self._parts_of(record)
+            except FileNotFoundError:  # destroyed meanwhile
+                continue
+            with self._guard:
+                recorded = self._labs.get(name)
+                heard = recorded.heard if recorded is not None else 0
+            probe = probed(parts)
+            with self._guard:
+                current = self._labs.get(name)
+                unchanged = current is recorded and (current is None or current.heard == heard)
+                if unchanged and StateStore().named(name) is not None and record.stamp() == stamp:
+                    thaw()  # the record `recorded` is replaced
+                    live = self._labs[name] = self._made(parts, probe=True, found=probe)
+                    self._tell_whole(name)
+                else:  # changed by a request or an event while probed: the probe is told, and the record kept
+                    live = LiveLab(parts, *probe)
+            found.append(self._shown(live.parts.with_details(live.status)))
+            if recorded is not None:
+                differences += _differences(recorded.status, live.status)
         return found, differences
 
     def _live(self, record: LabRecord, name: str = "") -> LiveLab | None:
@@ -158,11 +176,12 @@ class LiveLabs:
                 return None
         return live
 
-    def _made(self, parts: LabParts, probe: bool) -> LiveLab:
-        """A lab's record, watched from now on: its parts as a probe finds them, or as its plan made them."""
+    def _made(self, parts: LabParts, probe: bool, found: Found | None = None) -> LiveLab:
+        """A lab's record, watched from now on: its parts as a probe finds (or `found`) them, or as its plan made
+        them."""
         from vtopo.server.live_lab import watched
 
-        return watched(parts, self._watching(), probe)
+        return watched(parts, self._watching(), probe, found)
 
     def resolved(self) -> ResolvedLabs:
         """Each lab resolved and lowered, once (vtopo.host.resolved_labs): what the lab's record and the requests on

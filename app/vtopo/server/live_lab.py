@@ -26,6 +26,7 @@ class LiveLab:
         self.gone_namespaces: set[str] = set()
         self.down = down  # interfaces heard to be down or without carrier
         self.unheard = False  # whether the watcher missed events of it: its next renewal probes the host
+        self.heard = 0  # how many events it has taken in: a probe made meanwhile may predate one of them
         self.undone_by = parts.undone_by
         self.states = {owner: self._part(owner) for owner in [*parts.node_owners.values(), *parts.link_owners.values()]}
         self.details = {owner: parts.detailed(self.states[owner]).detail  # by node owner: as last told (`recount`)
@@ -48,6 +49,7 @@ class LiveLab:
 
     def hear(self, what: Heard) -> list[str]:
         """Take in an event; the owners ("node c1", "link c1 -- s1") it may have changed."""
+        self.heard += 1
         if isinstance(what, DetailChanged):
             return [what.owner]
         if isinstance(what, InterfaceChanged):
@@ -100,22 +102,36 @@ class LiveLab:
         self.recount([owner for owner in self.states if owner in changed])
 
 
-def watched(parts: LabParts, watcher: Watcher, probe: bool) -> LiveLab:
-    """A lab's record, watched from now on: its parts as a probe finds them, or as its plan made them."""
+Found = tuple[set[o.Op], set[Interface]]
+"""What a probe of the host found of a lab: its applied operations whose work is gone, its links' interfaces down."""
+
+
+def probed(parts: LabParts) -> Found:
+    """The lab's parts as the host has them now: each applied operation's work looked for, each link's interfaces
+    asked whether they are up."""
+    from vtopo.host.applier import Applier
+
+    applier = Applier(parts.record.prefix)
+    try:
+        gone = {op for op in parts.applied_ops if applier.exists(op) is False}
+        down = {interface for owner in parts.link_owners.values() for interface in parts.interfaces(owner)
+                if not applier.up(interface.name, interface.netns)}
+    finally:
+        applier.close()
+    return gone, down
+
+
+def watched(parts: LabParts, watcher: Watcher, probe: bool, found: Found | None = None) -> LiveLab:
+    """A lab's record, watched from now on: its parts as the probe that `found` them (made before, outside whatever
+    the caller holds) or a probe now finds them, or as its plan made them."""
     applied = parts.applied_ops
     ended = watcher.watch(parts.data["name"], set(parts.undone_by),
                           [op.name for op in applied if isinstance(op, o.CreateNamespace)],
                           [op for op in applied if isinstance(op, o.StartProcess)], parts.detail_files(),
                           [op for op in applied if isinstance(op, o.StartDomain)])
+    if found is not None:  # what ended between that probe and the watch is gone too
+        gone, down = found
+        return LiveLab(parts, gone | set(ended), down)
     if not probe:
         return LiveLab(parts, set(ended), set())
-    from vtopo.host.applier import Applier
-
-    applier = Applier(parts.record.prefix)
-    try:
-        gone = {op for op in applied if applier.exists(op) is False}
-        down = {interface for owner in parts.link_owners.values() for interface in parts.interfaces(owner)
-                if not applier.up(interface.name, interface.netns)}
-    finally:
-        applier.close()
-    return LiveLab(parts, gone, down)
+    return LiveLab(parts, *probed(parts))
