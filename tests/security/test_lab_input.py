@@ -8,6 +8,8 @@ import json
 import pytest
 
 from residue import snapshot
+from security.members import deployed_by, one_line, saved, tiny_lab
+from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged
@@ -46,3 +48,36 @@ def test_a_number_of_5000_digits_in_a_string_is_one_problem_with_its_path(agent,
     for verb in (["deploy"], ["validate"], ["plan", "--explain"], ["show"]):
         result = agent.vtopo(users["a"].pw_name, *verb, str(lab))
         assert (result.returncode, result.stderr.strip()) == (2, said), verb
+
+
+@pytest.mark.parametrize("name, holds", [
+    ("exam\u200b", "U+200B (zero width space)"),
+    ("\u200fmaxe", "U+200F (right-to-left mark)"),
+    ("ex\u00adam", "U+00AD (soft hyphen)"),
+    ("exam\U000e0041", "U+E0041 (tag latin capital letter a)"),
+])
+def test_a_lab_name_that_reads_as_another_is_refused_naming_the_field(agent, users, readable_dir, name, holds):
+    """b's lab named "exam" and a zero-width space would be listed to everyone, the teacher first, as a second "exam"
+    beside a's; a right-to-left mark shows "maxe" as "exam". Each is refused in one line naming the field, whether the
+    name is written in the file or is the file's own name; a's lab keeps a zero-width joiner in its notes (an emoji)."""
+    a, b = users["a"].pw_name, users["b"].pw_name
+    (readable_dir / "b").mkdir(mode=0o755)
+    topology = io.load(tiny_lab(readable_dir, "exam"))
+    topology.notes = "pair work \U0001f469\u200d\U0001f4bb"
+    with deployed_by(agent, a, saved(topology, readable_dir)):
+        named = tiny_lab(readable_dir / "b", "exam")
+        document = json.loads(named.read_text())
+        document["lab"]["name"] = name
+        named.write_text(json.dumps(document))
+        unnamed = readable_dir / "b" / f"{name}.vtopo"
+        del document["lab"]["name"]
+        unnamed.write_text(json.dumps(document))
+        unnamed.chmod(0o644)
+        said = f"error: at $.lab.name: a lab's name may hold no invisible or direction-changing character, and this " \
+               f"one holds {holds}"
+        before = snapshot()
+        assert one_line(agent.vtopo(b, "deploy", str(named))) == said
+        assert one_line(agent.vtopo(b, "deploy", str(unnamed))) == f"{said} (it is its file's name): name it in lab.name"
+        assert snapshot() - before == {}
+        listed = agent.vtopo(None, "status").stdout
+        assert listed.count("lab exam") == 1 and f"owner {a}: running" in listed, listed

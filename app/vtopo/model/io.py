@@ -16,7 +16,7 @@ from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Stage,
 from vtopo.model.lab_text import read_text
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
-from vtopo.model.rules import CHECKPOINT_NAME, CHECKPOINT_NAME_RULE
+from vtopo.model.rules import CHECKPOINT_NAME, CHECKPOINT_NAME_RULE, lab_name_refusal
 from vtopo.model.sites import Site
 from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS, MTU, VLAN_ID, Annotation, Endpoint,
                                   Impairment, Interface, Link, Node, Position, Range, Subinterface, Topology)
@@ -581,6 +581,8 @@ def from_document(doc: Any, default_name: str = "lab") -> Topology:
     checkpoints = _read_checkpoints(reader, reader.field(doc, "checkpoints", list, "$", []))
     experiment = _read_experiment(reader, reader.field(doc, "experiment", dict, "$", {}))
     name = reader.field(lab, "name", str, "$.lab", "") or default_name
+    if refusal := lab_name_refusal(name):
+        reader.fail("$.lab.name", refusal if "name" in lab else f"{refusal} (it is its file's name): name it in lab.name")
     lab_id = reader.field(lab, "id", str, "$.lab", "") or f"lab-{default_name}"
     notes = reader.field(lab, "notes", str, "$.lab", "")
     prefix = reader.field(lab, "prefix", str, "$.lab", "")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from enum import StrEnum
 from typing import Collection, Protocol
 
@@ -26,6 +27,19 @@ NODE_TMPFS = ("/tmp", "/var/tmp", "/run")
 NODE_FILES_DIR = "/run/vtopo-node"  # inside a node's own /run: its hostname and hosts files, bound over /etc's
 PRIVATE_DIRECTORY = 0o700  # a directory's mode when its op names none
 PASSAGE_DIRECTORY = 0o711  # a directory others may pass through, not list
+
+
+def lab_name_refusal(name: str) -> str:
+    """Why `name` may not name a lab, or "". Every member and the teacher read each lab's name in `vtopo status`, so it
+    must read as what it is: no Unicode format character (category Cf: a zero-width space or joiner, a bidirectional
+    mark, a soft hyphen), which shows nothing or shows the name in another order, and no space at either end."""
+    for char in name:
+        if unicodedata.category(char) == "Cf":
+            return (f"a lab's name may hold no invisible or direction-changing character, and this one holds "
+                    f"U+{ord(char):04X} ({unicodedata.name(char, 'a format character').lower()})")
+    if name != name.strip():
+        return "a lab's name may not start or end with a space"
+    return ""
 
 
 def is_valid_node_name(name: str) -> bool:
