@@ -29,7 +29,7 @@ BRIDGE_ADDRESS6, C1_ADDRESS6 = "2001:db8:16:1::1", "2001:db8:16:1::10"  # added 
 def lab() -> Iterator[DeployedLab]:
     before = snapshot()
     subprocess.run(["ip", "link", "add", PROBE, "type", "veth", "peer", "name", "vtsec-in1"], check=True)
-    subprocess.run(["ip", "addr", "add", f"{PROBE_ADDRESS}/32", "dev", PROBE], check=True)
+    subprocess.run(["ip", "addr", "add", f"{PROBE_ADDRESS}/24", "dev", PROBE], check=True)
     subprocess.run(["ip", "link", "set", PROBE, "up"], check=True)
     topology = open_lab(TOPOLOGIES / "host-routed-bridges.vtopo").topology
     bridge, c1 = topology.node_named("br1"), topology.node_named("c1")
@@ -130,3 +130,47 @@ def test_the_host_still_learns_that_a_node_is_there_by_neighbour_discovery(lab: 
     while "REACHABLE" not in (state := subprocess.run(neighbour, capture_output=True, text=True).stdout):
         assert time.monotonic() < deadline and "FAILED" not in state, f"c1 did not answer the host's probe: {state}"
         time.sleep(0.1)
+
+
+# Run in a node: one UDP datagram to each of the addresses in sys.argv[2:] (IPv6 ones scoped to eth0), port sys.argv[1].
+DATAGRAMS = """
+import socket, sys
+port = int(sys.argv[1])
+for address in sys.argv[2:]:
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as sender:
+        sender.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+        where = (address, port, 0, socket.if_nametoindex("eth0")) if family == socket.AF_INET6 else (address, port)
+        try:
+            sender.sendto(address.encode(), where)
+        except OSError as error:
+            print(address, error)
+"""
+
+TO_EVERYONE = ["255.255.255.255", "198.51.100.255", "172.16.1.255", "224.0.0.1", "ff02::1"]
+"""Addresses a node may send to that the host's kernel takes as its own without being any address of the host's: the
+limited broadcast, the broadcast of a network of the host's outside the lab and of the lab's own segment, the all-hosts
+and all-nodes groups every interface of the host is in."""
+
+
+def test_a_containers_broadcasts_and_multicasts_reach_no_service_of_the_hosts(lab: DeployedLab) -> None:
+    """A service of the host's listening on every address (a DHCP server, syslog, an RPC binder) takes what is sent to
+    a broadcast or a group the host is in, which is no address of the host's: the lab's table let it through."""
+    received: list[str] = []
+    with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as listener:
+        listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        listener.bind(("::", 0))
+        listener.settimeout(2)
+        port = listener.getsockname()[1]
+        table = lab.context.names.nft_table
+        dropped = nftables.dropped(table)
+        sent = subprocess.run(lab.command_in("c1", ["python3", "-c", DATAGRAMS, str(port), *TO_EVERYONE]),
+                              capture_output=True, text=True, timeout=30)
+        assert sent.returncode == 0, sent.stderr
+        try:
+            while True:
+                received.append(listener.recv(100).decode())
+        except TimeoutError:
+            pass
+        assert received == [], f"the host's service took {received} from a node"
+        assert nftables.dropped(table) >= dropped + len(TO_EVERYONE) - len(sent.stdout.splitlines()), sent.stdout

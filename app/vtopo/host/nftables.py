@@ -11,7 +11,7 @@ from typing import Any
 
 from vtopo.lab_terms import NFT_TABLE_PREFIX
 from vtopo.model.sites import VXLAN_PORT
-from vtopo.ops.firewall import NEIGHBOUR_DISCOVERY, ROUTING_ADVICE, address_family, addresses_by_family
+from vtopo.ops.firewall import HOSTS_OWN, NEIGHBOUR_DISCOVERY, ROUTING_ADVICE, address_family, addresses_by_family
 
 FAMILY = "inet"
 CHAIN = "forward"
@@ -50,13 +50,14 @@ def _fib_type(*flags: str) -> dict[str, Any]:
 
 
 def _drop_into_the_host(table: str, devices: str, host_node_devices: tuple[str, ...]) -> dict[str, Any]:
-    """Drop and count what enters through a lab device for an address of the host's (after the lab's own were
-    accepted): on another interface, or one the kernel gave the device itself (its IPv6 link-local address)."""
+    """Drop and count what enters through a lab device for the host itself (after the lab's own addresses were
+    accepted): an address on another interface, one the kernel gave the device itself (its IPv6 link-local address),
+    a broadcast or a group the host is in (HOSTS_OWN)."""
     exempt = [{"match": {"op": "!=", "left": _name("iifname"), "right": {"set": list(host_node_devices)}}}] \
         if host_node_devices else []
     return {"add": {"rule": {"family": FAMILY, "table": table, "chain": INPUT, "expr": [
         {"match": {"op": "==", "left": _name("iifname"), "right": devices}}, *exempt,
-        {"match": {"op": "==", "left": _fib_type("daddr"), "right": "local"}},
+        {"match": {"op": "==", "left": _fib_type("daddr"), "right": {"set": list(HOSTS_OWN)}}},
         {"counter": None}, {"drop": None}]}}}
 
 

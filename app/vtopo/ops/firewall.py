@@ -17,12 +17,17 @@ NEIGHBOUR_DISCOVERY = ("icmpv6", ("nd-neighbor-solicit", "nd-neighbor-advert"))
 answers itself, and whose checks that a node is still there go out from the link-local address the kernel gave the
 bridge, not one the lab gave the host."""
 
+HOSTS_OWN = ("local", "broadcast", "multicast", "anycast")
+"""What the host's kernel takes in as sent to itself (nft's fib address types): an address of its own, but also a
+broadcast (255.255.255.255, or a network's of any interface's), a group its interfaces are in (each is in the
+all-nodes group ff02::1) and an anycast address, which a service listening on every address of the host's receives."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ContainForwarding(Op):
     """An nftables table of the lab's own: what the host forwards from the lab's devices (named `device_prefix`*)
     goes only to devices of the same lab, and nothing is forwarded into them from elsewhere; the rest is dropped and
-    counted. What the lab's devices send to the host's own addresses is dropped too, unless the address is one the lab
+    counted. What the lab's devices send to the host itself (HOSTS_OWN) is dropped too, unless the address is one the lab
     gives the host (`host_addresses`: a host node's, a numbered bridge's) or it came in by one of `host_node_devices`
     (the lab links the host itself there): an address the kernel gave a lab device of the host's (its IPv6
     link-local address) is not the lab's, and only neighbour discovery reaches it (NEIGHBOUR_DISCOVERY). No router

@@ -12,7 +12,7 @@ import shlex
 from vtopo.model.sites import VXLAN_OVERHEAD, VXLAN_PORT
 from vtopo.ops.base import Op
 from vtopo.ops.files import EXECUTABLE_FILE
-from vtopo.ops.firewall import NEIGHBOUR_DISCOVERY, ROUTING_ADVICE, address_family, addresses_by_family
+from vtopo.ops.firewall import HOSTS_OWN, NEIGHBOUR_DISCOVERY, ROUTING_ADVICE, address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
 from vtopo.model.rules import NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
 from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
@@ -332,8 +332,8 @@ class ScriptHost:
                   sh("nft", "add", "chain", *chain, "{ type filter hook forward priority 0; policy accept; }"),
                   sh("nft", "add", "rule", *chain, "iifname", devices, "oifname", "!=", devices, "counter", "drop"),
                   sh("nft", "add", "rule", *chain, "oifname", devices, "iifname", "!=", devices, "counter", "drop"),
-                  "# what the lab sends to an address of the host's that the lab did not give it, and the routing "
-                  "advice (router advertisements, redirects) to the host's kernel",
+                  "# what the lab sends to the host (an address, a broadcast, a group) that the lab did not give it, "
+                  "and the routing advice (router advertisements, redirects) to the host's kernel",
                   sh("nft", "add", "chain", *into_host, "{ type filter hook input priority 0; policy accept; }"),
                   *(sh("nft", "add", "rule", *into_host, "iifname", devices, protocol, "type",
                        "{ " + ", ".join(types) + " }", "counter", "drop") for protocol, types in ROUTING_ADVICE),
@@ -342,8 +342,8 @@ class ScriptHost:
                   *(sh("nft", "add", "rule", *into_host, "iifname", devices, family, "daddr",
                        "{ " + ", ".join(addresses) + " }", "accept")
                     for family, addresses in addresses_by_family(host_addresses)),
-                  sh("nft", "add", "rule", *into_host, "iifname", devices, *exempt, "fib", "daddr", "type", "local",
-                     "counter", "drop"))
+                  sh("nft", "add", "rule", *into_host, "iifname", devices, *exempt, "fib", "daddr", "type",
+                     "{ " + ", ".join(HOSTS_OWN) + " }", "counter", "drop"))
         if tunnels:
             self._say("# what the lab's tunnels send goes to their remotes only",
                       sh("nft", "add", "chain", *out, "{ type filter hook output priority 0; policy accept; }"),
