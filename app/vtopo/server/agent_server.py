@@ -147,18 +147,18 @@ class LabLocks:
                     del self._locks[lab]
 
 
-class Connections:
-    """The connections each user has open, up to the configured number (root's are not counted)."""
+class PerUser:
+    """What each user holds at once (connections, link-rate streams), up to a limit (root's are not counted)."""
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
         self._open: Counter[int] = Counter()
 
     @contextmanager
-    def opened(self, caller: Caller, policy: Policy) -> Iterator[bool]:
-        """Counts the connection while the block runs; yields whether it is within the user's limit."""
+    def held(self, caller: Caller, limit: int) -> Iterator[bool]:
+        """Counts one more while the block runs; yields whether it is within the user's `limit`."""
         with self._guard:
-            allowed = caller.root or self._open[caller.uid] < policy.connections_per_user
+            allowed = caller.root or self._open[caller.uid] < limit
             if allowed:
                 self._open[caller.uid] += 1
         try:
@@ -176,7 +176,8 @@ class Agent:
         self.group = group
         self.policy = policy  # the administrator's configuration, read for each connection
         self.locks = LabLocks()
-        self.connections = Connections()
+        self.connections = PerUser()  # connections open
+        self.rate_streams = PerUser()  # link-rate streams running
         self.jobs = LabJobs()
         self.live = LiveLabs(self.jobs.shown, self.jobs.doing)
 
@@ -206,7 +207,7 @@ class Agent:
             except PolicyError as error:  # the limits still hold; a deploy says what is wrong
                 policy, broken = Policy(self.policy), str(error)
             fds: list[int] = []
-            with self.connections.opened(caller, policy) as allowed:
+            with self.connections.held(caller, policy.connections_per_user) as allowed:
                 try:
                     if not allowed:
                         raise Refused(f"{caller.name} has {policy.connections_per_user} connections to the agent open "
@@ -478,13 +479,19 @@ class Agent:
         """The rates of the caller's lab's links, from counters read in its namespaces every `every_s` seconds (at
         most RATES_PER_S times a second), sent as they change, until the client goes away, or the lab does: its
         namespaces are found by name, and the record the stream began with says whether they are still this lab's
-        (another lab may have been deployed under the same names since)."""
+        (another lab may have been deployed under the same names since). A member has at most
+        `rate_streams_per_member` streams at once: the agent's time reading counters is taken from everyone's requests."""
         from vtopo.deployed import NotDeployed
         from vtopo.host.rates import LinkRates, RatesUnavailable
 
-        send = asked.send
+        send, caller, policy = asked.send, asked.caller, asked.policy
         every_s = max(request.every_s, 1 / RATES_PER_S)
         with ExitStack() as held, selectors.DefaultSelector() as selector:
+            if not held.enter_context(self.rate_streams.held(caller, policy.rate_streams_per_member)):
+                raise Refused(f"{caller.name} follows the link rates of labs {policy.rate_streams_per_member} times "
+                              "already, the most one member may (each reads every link's counters up to "
+                              f"{RATES_PER_S} times a second); close a designer or a rate view and try again, or ask "
+                              f"an administrator to raise rate_streams_per_member in {policy.source}")
             with self._owned(request.lab, asked.caller, "read the link rates of") as record:
                 rates = LinkRates.of_lab(self.live.resolved().of(record).resolved.valid().lab)
                 deployed = held.enter_context(record.kept())

@@ -9,6 +9,7 @@ must not put a container on the host's own network), and the limits below hold.
     request_seconds = 10               # a client sends its whole request within this time, or is dropped
     request_bytes = 8388608            # the longest request (a lab document of 4 MiB, its escapes doubling it)
     connections_per_user = 32          # open connections of one member at once (root has no limit)
+    rate_streams_per_member = 8        # link-rate streams of one member at once (a designer follows one per lab)
     labs_per_member = 10               # labs one member may have deployed at once
     nodes_per_member = 500             # nodes of all of one member's labs together
     vm_memory_mb_per_member = 8192     # memory of all of one member's VMs and image nodes; half the host's by default
@@ -55,6 +56,7 @@ class Policy:
     request_seconds: int = 10
     request_bytes: int = 8 * 1024 * 1024
     connections_per_user: int = 32  # a check runs 16 commands at once, beside a designer's terminals and polls
+    rate_streams_per_member: int = 8  # the agent reads a lab's counters for each: 30 streams of 75 namespaces took a CPU
     labs_per_member: int = 10
     nodes_per_member: int = 500
     vm_memory_mb_per_member: int = field(default_factory=half_the_memory)
