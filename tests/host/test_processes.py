@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import resource
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from residue import zombie_children
-from vtopo.host.processes import DaemonError, kill_each, process_alive, start_daemon, stop_process
+from vtopo.host.processes import (SHOWN_BYTES, CommandFailed, DaemonError, kill_each, process_alive, run_command,
+                                  start_daemon, stop_process)
 
 SUFFIX = f"{os.getpid() % 100000}"
 
@@ -463,3 +465,16 @@ def test_frr_start_failure_is_reported(ospf_lab: OspfLab) -> None:
         start_daemon(frr_argv("zebra", rdir), ns, rdir / "zebra.pid", rdir / "zebra.vty", 10,
                      log_file=rdir / "zebra.log", enter=frr_node(ns))
     assert "Can't create pid lock file" in str(info.value)
+
+
+def test_a_nodes_state_is_read_whole_and_a_commands_output_only_at_its_end() -> None:
+    """`vtopo save` reads a router's running configuration whole (it kept only its last 4,000 bytes: a configuration
+    of 14 kB lost its head), at most SHOWN_BYTES; what a command printed for its messages is read only at its end, so
+    that 300 MiB printed by a member's startup command do not pass through the agent's memory."""
+    assert run_command(["seq", "1", "3000"], 5, whole=True) == "\n".join(map(str, range(1, 3001)))
+    with pytest.raises(CommandFailed, match=f"printed {SHOWN_BYTES + 1:,} bytes, more than the {SHOWN_BYTES:,} a "
+                                            "node's state may take"):
+        run_command(["head", "-c", str(SHOWN_BYTES + 1), "/dev/zero"], 30, whole=True)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert run_command(["sh", "-c", "head -c 300M /dev/zero; echo; echo the end"], 30).endswith("\nthe end")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 16 << 10, "KiB"

@@ -6,11 +6,13 @@ import json
 import statistics
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from agent_process import Agent
-from security.members import deployed_by, raw, tiny_lab
+from security.members import deployed_by, raw, saved, tiny_lab
+from vtopo.model import io
 
 pytestmark = pytest.mark.privileged
 
@@ -96,3 +98,27 @@ def test_a_member_follows_link_rates_a_bounded_number_of_times_at_once(users, re
             "link's counters up to 10 times a second); close a designer or a rate view and try again, or ask an "
             "administrator to raise rate_streams_per_member in") in third, third
     assert '"type": "link-rates-changed"' in others and '"type": "link-rates-changed"' in again, (others, again)
+
+
+def peak_memory_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
+
+
+def test_a_members_startup_command_that_prints_without_end_passes_nothing_through_the_agents_memory(
+        agent, users, readable_dir):
+    """What a startup command prints goes to a file the agent reads for the deploy's messages: it read all of it, and
+    a's command printing 512 MiB in their own node (allowed, as theirs) grew the root agent by 512 MiB; a few
+    gigabytes would have had the host's kernel end it, or another process, for want of memory."""
+    a = users["a"].pw_name
+    topology = io.load(tiny_lab(readable_dir, "loud"))
+    topology.node_named("c1").startup_commands = ["head -c 512M /dev/zero; echo; echo printed"]
+    before = peak_memory_kib(agent.process.pid)
+    lab = saved(topology, readable_dir)
+    deployed = agent.vtopo(a, "deploy", "--allow-commands", "c1", str(lab))
+    try:
+        assert deployed.returncode == 0 and "printed" in deployed.stdout + deployed.stderr, deployed.stderr
+        grown = peak_memory_kib(agent.process.pid) - before
+        assert grown < 64 << 10, f"the agent grew by {grown >> 10} MiB"
+    finally:
+        assert agent.vtopo(a, "destroy", "loud").returncode == 0

@@ -351,7 +351,7 @@ class KernelHost:
         self.printed.append(processes.run_command(list(argv), COMMAND_SECONDS))
 
     def read_state(self, node: str, argv: tuple[str, ...]) -> None:
-        self.shown.append(processes.run_command(list(argv), READ_SECONDS))
+        self.shown.append(processes.run_command(list(argv), READ_SECONDS, whole=True))
 
     def start_domain(self, uri: str, name: str, xml: str, vhost: bool) -> None:
         """Start the domain, then check on the host that vhost-net is what was asked: with no vhost-net for the

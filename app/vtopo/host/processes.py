@@ -34,6 +34,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from vtopo.host import owned_files
 from vtopo.host.errors import HostError
@@ -41,6 +42,8 @@ from vtopo.host.owned_files import DAEMON_UMASK
 from vtopo.model.rules import NETNS_DIR
 
 _TAIL_BYTES = 4000
+SHOWN_BYTES = 16 << 20
+"""The most a command that shows a node's state (a router's running configuration) may print: it is read whole."""
 _POLL_S = 0.02
 
 class DaemonError(HostError):
@@ -221,21 +224,25 @@ class CommandFailed(HostError):
     """A command that exited non-zero or ran too long; the message holds the end of what it printed."""
 
 
-def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None) -> str:
-    """Run a command (in `cwd`, when given) to its end and return what it printed (stdout and stderr together); a
-    non-zero exit raises CommandFailed."""
-    code, said = run_to_end(argv, timeout_s, cwd)
+def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None, whole: bool = False) -> str:
+    """Run a command (in `cwd`, when given) to its end and return what it printed (stdout and stderr together): its
+    last lines, or with `whole` all of it (what shows a node's state), at most SHOWN_BYTES; a non-zero exit raises
+    CommandFailed."""
+    code, said = run_to_end(argv, timeout_s, cwd, SHOWN_BYTES if whole else _TAIL_BYTES)
     if code != 0:
-        raise CommandFailed(f"exited with status {code}" + (f": {said}" if said else ""))
+        raise CommandFailed(f"exited with status {code}" + (f": {said[-_TAIL_BYTES:]}" if said else ""))
     return said
 
 
-def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None) -> tuple[int, str]:
+def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None,
+               kept: int = _TAIL_BYTES) -> tuple[int, str]:
     """Run a command (in `cwd`, when given) to its end and return its exit status and what it printed (stdout and
-    stderr together); CommandFailed when it runs longer than `timeout_s`.
+    stderr together), its last `kept` bytes (all of it if no more: else CommandFailed when `kept` is SHOWN_BYTES);
+    CommandFailed when it runs longer than `timeout_s`.
 
     The output goes to an unlinked temporary file, not a pipe: a command that leaves a server running in the
-    background (`... &`) would hold a pipe open forever, while the file is simply not read any more.
+    background (`... &`) would hold a pipe open forever, while the file is simply not read any more. Only its end is
+    read: the command is a member's, and may print gigabytes into it.
     """
     with tempfile.TemporaryFile() as output:
         process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
@@ -246,15 +253,18 @@ def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None) ->
             process.kill()
             process.wait()
             code = None
-        output.seek(0)
-        said = _tail(output.read()).rstrip("\n")
+        printed = os.fstat(output.fileno()).st_size
+        said = _end_of(output, kept).rstrip("\n")
     if code is None:
         raise CommandFailed(f"did not end within {timeout_s:g} s (end a command that starts a server with `&`)"
-                            + (f"; it printed: {said}" if said else ""))
+                            + (f"; it printed: {said[-_TAIL_BYTES:]}" if said else ""))
+    if kept == SHOWN_BYTES and printed > kept:
+        raise CommandFailed(f"printed {printed:,} bytes, more than the {SHOWN_BYTES:,} a node's state may take")
     return code, said
 
 
 # -- start ---------------------------------------------------------------------------------------
+
 def _read_pid(pid_file: Path) -> int | None:
     try:
         text = owned_files.read_small_file(pid_file).strip()
@@ -267,14 +277,18 @@ def _tail(data: bytes, limit: int = _TAIL_BYTES) -> str:
     return data[-limit:].decode(errors="replace")
 
 
+def _end_of(file: IO[bytes], limit: int = _TAIL_BYTES) -> str:
+    """The last `limit` bytes of what a process wrote into `file` so far, read without the rest."""
+    file.seek(max(0, os.fstat(file.fileno()).st_size - limit))
+    return _tail(file.read(limit), limit)
+
+
 def _file_tail(path: Path | None) -> str:
     if path is None:
         return ""
     try:
         with os.fdopen(owned_files.open_to_read(path), "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - _TAIL_BYTES))
-            return f"--- {path} ---\n" + _tail(fh.read())
+            return f"--- {path} ---\n" + _end_of(fh)
     except OSError:
         return ""
 
@@ -381,8 +395,7 @@ def start_daemon(
                 os.close(copy)
 
         def fail(reason: str) -> DaemonError:
-            output.seek(0)
-            said = _tail(output.read())
+            said = _end_of(output)
             return DaemonError(
                 f"{argv[0]}{f' in netns {netns}' if netns else ''}: {reason}",
                 "\n".join(part for part in (said, _file_tail(log_file)) if part.strip()),
