@@ -468,8 +468,8 @@ def test_frr_start_failure_is_reported(ospf_lab: OspfLab) -> None:
 
 
 def test_a_nodes_state_is_read_whole_and_a_commands_output_only_at_its_end() -> None:
-    """`vtopo save` reads a router's running configuration whole (it kept only its last 4,000 bytes: a configuration
-    of 14 kB lost its head), at most SHOWN_BYTES; what a command printed for its messages is read only at its end, so
+    """`vtopo save` reads a router's running configuration whole (it kept only the last 4,000 bytes: an output of
+    14 kB lost its head), at most SHOWN_BYTES; what a command printed for its messages is read only at its end, so
     that 300 MiB printed by a member's startup command do not pass through the agent's memory."""
     assert run_command(["seq", "1", "3000"], 5, whole=True) == "\n".join(map(str, range(1, 3001)))
     with pytest.raises(CommandFailed, match=f"printed {SHOWN_BYTES + 1:,} bytes, more than the {SHOWN_BYTES:,} a "
