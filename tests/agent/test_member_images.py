@@ -167,12 +167,17 @@ def test_a_members_own_images_run_their_lab_alone(agent: Agent, users, readable_
     assert MINE not in agent.vtopo(a, "image", "list").stdout
 
 
+HOST_DISK = os.stat("/").st_dev  # the device the host's root file system is on
+
+
 def hostile_layer(path: Path) -> Path:
     """A layer whose paths leave its root: through a symlink to /etc, a symlink up, `..`, and hard links to
-    /etc/shadow."""
-    def add(archive: tarfile.TarFile, name: str, kind: bytes = tarfile.REGTYPE, target: str = "") -> None:
+    /etc/shadow; and device nodes of the host's disk and memory."""
+    def add(archive: tarfile.TarFile, name: str, kind: bytes = tarfile.REGTYPE, target: str = "",
+            device: tuple[int, int] = (0, 0)) -> None:
         entry = tarfile.TarInfo(name)
         entry.type, entry.linkname = kind, target
+        entry.devmajor, entry.devminor = device
         data = b"escaped\n" if kind == tarfile.REGTYPE else b""
         entry.size, entry.mode = len(data), 0o644
         archive.addfile(entry, io.BytesIO(data) if data else None)
@@ -185,6 +190,8 @@ def hostile_layer(path: Path) -> Path:
         add(layer, "../../../../../../../../etc/vtopo-traversal")
         add(layer, "shadow-link", tarfile.LNKTYPE, "/etc/shadow")
         add(layer, "host-shadow", tarfile.LNKTYPE, "../../../../../../../../etc/shadow")
+        add(layer, "disk", tarfile.BLKTYPE, device=(os.major(HOST_DISK), os.minor(HOST_DISK)))
+        add(layer, "mem", tarfile.CHRTYPE, device=(1, 1))
     return path
 
 
@@ -225,6 +232,8 @@ def test_a_members_hostile_archive_harms_nothing_outside_their_store(agent: Agen
                              "cat /etc/vtopo-escaped /etc/vtopo-through-link; stat -c '%h %U' /shadow-link")
         assert inside.stdout.split()[:2] == ["escaped", "escaped"], inside.stdout + inside.stderr  # in its own /etc
         assert inside.stdout.split()[2:] == ["3", "root"], inside.stdout  # the image's own shadow, no host file
+        devices = agent.vtopo(a, "exec", "hostile-own", "t1", "--", "stat", "-c", "%F", "/disk", "/mem")
+        assert devices.stdout.splitlines() == ["regular empty file"] * 2, devices.stdout  # unpacked as a's files
     finally:
         destroyed = agent.vtopo(a, "destroy", "hostile-own")
     assert destroyed.returncode == 0, destroyed.stdout + destroyed.stderr
