@@ -67,8 +67,8 @@ MUTATIONS = {
     "the qdiscs of a link's impairment before a live change left in place by netlink": (
         "app/vtopo/host/netlink.py", 'ipr.tc("del", index=index, parent=_TC_H_ROOT)', "pass"),
     "a node's state read by another command than the one explained, by the kernel host": (
-        "app/vtopo/host/kernel_host.py", "processes.run_command(list(argv), READ_SECONDS, whole=True)",
-        "processes.run_command(list(argv[1:]), READ_SECONDS, whole=True)"),
+        "app/vtopo/host/kernel_host.py", "processes.run_command(list(argv), READ_SECONDS, whole=True, owner=",
+        "processes.run_command(list(argv[1:]), READ_SECONDS, whole=True, owner="),
     "what `vtopo save` reads explained as another command": (
         "app/vtopo/ops/script.py", 'reads it back into the lab", sh(*argv))', 'reads it back into the lab", sh(*argv[:-1]))'),
     "a live change's addresses and routes put back as new ones, where its explanation tolerates them there still": (

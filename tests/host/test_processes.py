@@ -478,3 +478,28 @@ def test_a_nodes_state_is_read_whole_and_a_commands_output_only_at_its_end() -> 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert run_command(["sh", "-c", "head -c 300M /dev/zero; echo; echo the end"], 30).endswith("\nthe end")
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 16 << 10, "KiB"
+
+
+def test_what_a_command_leaves_running_prints_into_a_pipe_drained_as_nobody() -> None:
+    """A process a command leaves in the background (`... &`) printing on after the command ended wrote into a deleted
+    file of root's in /tmp, and filled the disk as root for as long as it ran; it now prints into the command's pipe,
+    which a `cat` of nobody's (the lab's owner's, for a member's lab) reads into /dev/null until it ends."""
+    said = run_command(["sh", "-c", "(sleep 0.5; head -c 50M /dev/zero; exec sleep 5) & echo $!"], 10)
+    left = int(said)
+    time.sleep(1)
+    try:
+        assert os.readlink(f"/proc/{left}/fd/1").startswith("pipe:"), os.readlink(f"/proc/{left}/fd/1")
+        pipe = os.stat(f"/proc/{left}/fd/1").st_ino
+        readers = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _reads_pipe(int(pid), pipe)]
+        assert [pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name for pid in readers] == ["nobody"], readers
+    finally:
+        os.kill(left, 9)
+    with pytest.raises(CommandFailed, match="did not end within 1 s"):
+        run_command(["sh", "-c", "yes & wait"], 1)
+
+
+def _reads_pipe(pid: int, pipe: int) -> bool:
+    try:
+        return os.stat(f"/proc/{pid}/fd/0").st_ino == pipe
+    except OSError:
+        return False

@@ -3,6 +3,7 @@ however often, does not hold up another member's requests."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import threading
 import time
@@ -108,12 +109,15 @@ def peak_memory_kib(pid: int) -> int:
 
 def test_a_members_startup_command_that_prints_without_end_passes_nothing_through_the_agents_memory(
         agent, users, readable_dir):
-    """What a startup command prints goes to a file the agent reads for the deploy's messages: it read all of it, and
-    a's command printing 512 MiB in their own node (allowed, as theirs) grew the root agent by 512 MiB; a few
-    gigabytes would have had the host's kernel end it, or another process, for want of memory."""
+    """What a startup command prints went to a file of root's in /tmp that the agent read whole for the deploy's
+    messages: a's command printing 512 MiB in their own node (allowed, as theirs) grew the root agent by 547 MiB, and
+    what a process it left in the background printed filled the host's disk, as root, for as long as it ran. The
+    agent now keeps the end of what comes through a pipe, and what is printed after the command ended is read into
+    /dev/null by a process of a's own."""
     a = users["a"].pw_name
     topology = io.load(tiny_lab(readable_dir, "loud"))
-    topology.node_named("c1").startup_commands = ["head -c 512M /dev/zero; echo; echo printed"]
+    topology.node_named("c1").startup_commands = ["head -c 512M /dev/zero; echo; echo printed",
+                                                  "(sleep 1; exec yes) &"]
     before = peak_memory_kib(agent.process.pid)
     lab = saved(topology, readable_dir)
     deployed = agent.vtopo(a, "deploy", "--allow-commands", "c1", str(lab))
@@ -121,5 +125,32 @@ def test_a_members_startup_command_that_prints_without_end_passes_nothing_throug
         assert deployed.returncode == 0 and "printed" in deployed.stdout + deployed.stderr, deployed.stderr
         grown = peak_memory_kib(agent.process.pid) - before
         assert grown < 64 << 10, f"the agent grew by {grown >> 10} MiB"
+        time.sleep(2)
+        theirs = [pid for pid in os.listdir("/proc") if pid.isdigit() and _uid_of(pid) == users["a"].pw_uid]
+        printing = [os.readlink(f"/proc/{pid}/fd/1") for pid in theirs if _command_of(pid) == "yes"]
+        assert len(printing) == 1 and printing[0].startswith("pipe:"), printing
+        readers = [_command_of(pid) for pid in theirs if _reads(pid, printing[0])]
+        assert readers == ["cat"], readers
     finally:
         assert agent.vtopo(a, "destroy", "loud").returncode == 0
+
+
+def _uid_of(pid: str) -> int:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return -1
+
+
+def _command_of(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _reads(pid: str, pipe: str) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/fd/0") == pipe
+    except OSError:
+        return False

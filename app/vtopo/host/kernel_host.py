@@ -337,7 +337,7 @@ class KernelHost:
     def load_config(self, argv: tuple[str, ...]) -> None:
         """The lines the shell reports skipping (`line N: ...`) become a notice: it loaded the rest, as FRR's own
         service goes on with a router whose configuration has such lines. Any other failure fails the load."""
-        code, said = processes.run_to_end(list(argv), COMMAND_SECONDS)
+        code, said = processes.run_to_end(list(argv), COMMAND_SECONDS, owner=self.owner)
         skipped = [int(match.group(1)) for line in said.splitlines() if (match := REFUSAL.match(line.strip()))]
         if code != 0 and not skipped:
             raise processes.CommandFailed(f"exited with status {code}" + (f": {said}" if said else ""))
@@ -348,10 +348,10 @@ class KernelHost:
     def run_command(self, node: str, argv: tuple[str, ...], place: str) -> None:
         if self.owner != 0 and place not in (o.Place.NODE, o.Place.GUEST):
             raise ValueError(f"only root may run commands on the host itself, and uid {self.owner} deploys this lab")
-        self.printed.append(processes.run_command(list(argv), COMMAND_SECONDS))
+        self.printed.append(processes.run_command(list(argv), COMMAND_SECONDS, owner=self.owner))
 
     def read_state(self, node: str, argv: tuple[str, ...]) -> None:
-        self.shown.append(processes.run_command(list(argv), READ_SECONDS, whole=True))
+        self.shown.append(processes.run_command(list(argv), READ_SECONDS, whole=True, owner=self.owner))
 
     def start_domain(self, uri: str, name: str, xml: str, vhost: bool) -> None:
         """Start the domain, then check on the host that vhost-net is what was asked: with no vhost-net for the

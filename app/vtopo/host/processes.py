@@ -25,12 +25,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import pwd
 import select
 import shlex
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,8 +42,11 @@ from vtopo.host import owned_files
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import DAEMON_UMASK
 from vtopo.model.rules import NETNS_DIR
+from vtopo.privileges import drop_privileges
 
 _TAIL_BYTES = 4000
+_CHUNK_BYTES = 1 << 16
+_PAUSE_AFTER_BYTES = 1 << 20  # a command's output is read at most this much at a time, then a pause: ~100 MB/s
 SHOWN_BYTES = 16 << 20
 """The most a command that shows a node's state (a router's running configuration) may print: it is read whole."""
 _POLL_S = 0.02
@@ -224,43 +229,90 @@ class CommandFailed(HostError):
     """A command that exited non-zero or ran too long; the message holds the end of what it printed."""
 
 
-def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None, whole: bool = False) -> str:
+def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None, whole: bool = False,
+                owner: int = 0) -> str:
     """Run a command (in `cwd`, when given) to its end and return what it printed (stdout and stderr together): its
     last lines, or with `whole` all of it (what shows a node's state), at most SHOWN_BYTES; a non-zero exit raises
-    CommandFailed."""
-    code, said = run_to_end(argv, timeout_s, cwd, SHOWN_BYTES if whole else _TAIL_BYTES)
+    CommandFailed. `owner`: the uid whose lab the command runs in (see run_to_end)."""
+    code, said = run_to_end(argv, timeout_s, cwd, SHOWN_BYTES if whole else _TAIL_BYTES, owner)
     if code != 0:
         raise CommandFailed(f"exited with status {code}" + (f": {said[-_TAIL_BYTES:]}" if said else ""))
     return said
 
 
-def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None,
-               kept: int = _TAIL_BYTES) -> tuple[int, str]:
+def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None, kept: int = _TAIL_BYTES,
+               owner: int = 0) -> tuple[int, str]:
     """Run a command (in `cwd`, when given) to its end and return its exit status and what it printed (stdout and
     stderr together), its last `kept` bytes (all of it if no more: else CommandFailed when `kept` is SHOWN_BYTES);
     CommandFailed when it runs longer than `timeout_s`.
 
-    The output goes to an unlinked temporary file, not a pipe: a command that leaves a server running in the
-    background (`... &`) would hold a pipe open forever, while the file is simply not read any more. Only its end is
-    read: the command is a member's, and may print gigabytes into it.
+    The output comes through a pipe, read while the command runs, with a pause after each MiB: a command printing
+    without end waits on its pipe, and takes neither much of the caller's time nor any disk. A process it
+    leaves running in the background (`... &`) may hold the pipe after it ended: what that prints is read by a `cat`
+    of the lab's `owner`'s (nobody's for root's labs), without privileges, into /dev/null until it ends, so that it is
+    neither blocked nor kept anywhere.
     """
-    with tempfile.TemporaryFile() as output:
-        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
+    reading, writing = os.pipe2(os.O_CLOEXEC)
+    try:
+        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=writing, stderr=subprocess.STDOUT,
                                    start_new_session=True, close_fds=True, cwd=cwd)
-        try:
-            code = process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            code = None
-        printed = os.fstat(output.fileno()).st_size
-        said = _end_of(output, kept).rstrip("\n")
+    except BaseException:
+        os.close(reading)
+        raise
+    finally:
+        os.close(writing)
+    output, printed, unpaused, held, ended, wait_ms = bytearray(), 0, 0, True, False, _POLL_S * 1000
+    poller = select.poll()
+    poller.register(reading, select.POLLIN)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() <= deadline:
+        if poller.poll(wait_ms):
+            chunk = os.read(reading, _CHUNK_BYTES)
+            if not chunk:
+                held = False
+                break
+            printed, unpaused = printed + len(chunk), unpaused + len(chunk)
+            output += chunk
+            del output[:-kept]
+            if unpaused >= _PAUSE_AFTER_BYTES:
+                time.sleep(_POLL_S / 2)
+                unpaused = 0
+            continue
+        if ended:  # and its pipe emptied since: only what it left running holds it
+            break
+        ended = process.poll() is not None
+        wait_ms = 0 if ended else wait_ms
+    try:
+        code: int | None = process.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # its session: what it started is part of what did not end
+        process.wait()
+        code = None
+    if held:
+        _drained(reading, owner)
+    else:
+        os.close(reading)
+    said = output.decode(errors="replace").rstrip("\n")
     if code is None:
         raise CommandFailed(f"did not end within {timeout_s:g} s (end a command that starts a server with `&`)"
                             + (f"; it printed: {said[-_TAIL_BYTES:]}" if said else ""))
     if kept == SHOWN_BYTES and printed > kept:
         raise CommandFailed(f"printed {printed:,} bytes, more than the {SHOWN_BYTES:,} a node's state may take")
     return code, said
+
+
+def _drained(reading: int, owner: int) -> None:
+    """Hand the read end of a command's pipe, which a process it left behind still holds, to a `cat` of `owner`'s
+    (nobody's for root) that reads it into /dev/null until that process ends; reaped by a thread of its own."""
+    account = pwd.getpwuid(owner) if owner else pwd.getpwnam("nobody")
+    try:
+        drain = subprocess.Popen([*drop_privileges(str(account.pw_uid), (), str(account.pw_gid)), "cat"],
+                                 stdin=reading, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True, close_fds=True, cwd="/")
+    finally:
+        os.close(reading)
+    threading.Thread(target=drain.wait, name="output drain", daemon=True).start()
 
 
 # -- start ---------------------------------------------------------------------------------------
