@@ -8,7 +8,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import (QAction, QDragEnterEvent, QDragMoveEvent, QDropEvent, QHelpEvent, QMouseEvent,
                            QWheelEvent)
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QLineEdit, QMenu, QMessageBox, QTableWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QLineEdit, QMenu, QMessageBox, QTableView,
                                QToolTip, QWidget)
 from pytestqt.qtbot import QtBot
 
@@ -219,13 +219,12 @@ def drop_kind(window: MainWindow, kind: str, scene_point: QPointF) -> None:
     QApplication.sendEvent(view.viewport(), QDropEvent(at, actions, data, left, none))
 
 
-def edit_cell(qtbot: QtBot, table: QTableWidget, row: int, column: int, text: str) -> None:
+def edit_cell(qtbot: QtBot, table: QTableView, row: int, column: int, text: str) -> None:
     """Double-click a table's cell, replace what it holds by `text`, press Enter (the delegate commits on the next
     turn of the event loop)."""
-    item = table.item(row, column)
-    assert item is not None
-    table.scrollToItem(item)
-    cell = table.visualItemRect(item).center()
+    index = table.model().index(row, column)
+    table.scrollTo(index)
+    cell = table.visualRect(index).center()
     qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
     qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
     qtbot.waitUntil(lambda: table.state() == QAbstractItemView.State.EditingState)
@@ -233,3 +232,7 @@ def edit_cell(qtbot: QtBot, table: QTableWidget, row: int, column: int, text: st
     field.selectAll()
     qtbot.keyClicks(field, text)
     qtbot.keyClick(field, Qt.Key.Key_Return)
+
+
+def cell_text(table: QTableView, row: int, column: int) -> str:
+    return str(table.model().index(row, column).data())

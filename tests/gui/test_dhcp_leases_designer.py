@@ -11,7 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from residue import snapshot
-from tests.gui.helpers import click, deploy_or_destroy, focus_canvas
+from tests.gui.helpers import cell_text, click, deploy_or_destroy, focus_canvas
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.interface_table import COLUMNS
 
@@ -51,7 +51,7 @@ def test_the_inspector_lists_a_deployed_servers_leases_and_a_clients_leased_addr
         select(window, qtbot, "c1")
         assert not form.leases.isVisible()  # c1 serves no DHCP
         table = form.interfaces
-        state = table.item(0, COLUMNS.index("State")).text()
+        state = cell_text(table, 0, COLUMNS.index("State"))
         assert state == f"running, leased {leases['c1'][0]}", state
 
         deploy_or_destroy(window, qtbot, False)

@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from tests.gui.helpers import click, edit_cell, send, view_point
+from tests.gui.helpers import cell_text, click, edit_cell, send, view_point
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.interface_table import ADDRESS, COLUMNS
 
@@ -18,15 +18,15 @@ def test_a_nodes_interfaces_are_listed_and_edited_in_place(make_window: Callable
     window = make_window()  # l2-vs-l3
     window.editor.scene.select_ids(["r1"])
     table = window.inspector.node_form.interfaces
-    qtbot.waitUntil(lambda: table.isVisible() and table.rowCount() == 2)
-    rows = [[table.item(row, column).text() for column in range(len(COLUMNS))] for row in range(table.rowCount())]
+    qtbot.waitUntil(lambda: table.isVisible() and table.rows.rowCount() == 2)
+    rows = [[cell_text(table, row, column) for column in range(len(COLUMNS))] for row in range(2)]
     assert rows[0][:3] == ["eth0", "lan1 p3", "10.1.0.1/24"] and rows[0][COLUMNS.index("State")] == "not deployed"
     assert rows[1][:3] == ["eth1", "r2 eth1", "10.0.12.1/30"]
     edit_cell(qtbot, table, 0, ADDRESS, "10.1.0.254/24")
     link = next(link for link in window.editor.topology.links_of("r1") if "eth0" in (link.a.port, link.b.port))
     end = link.a if link.a.node == "r1" else link.b
     qtbot.waitUntil(lambda: end.interface.addresses == ["10.1.0.254/24"])  # the delegate commits on the next loop
-    qtbot.waitUntil(lambda: table.item(0, ADDRESS).text() == "10.1.0.254/24")
+    qtbot.waitUntil(lambda: cell_text(table, 0, ADDRESS) == "10.1.0.254/24")
     window.editor.undo_stack.undo()
     end = next(e for e in window.editor.topology.links[link.id].ends if e.node == "r1")
     assert end.interface.addresses == ["10.1.0.1/24"]
@@ -37,11 +37,11 @@ def test_typing_dhcp_for_an_address_sets_the_interface_to_dhcp(make_window: Call
     window = make_window()  # l2-vs-l3
     window.editor.scene.select_ids(["h1"])
     table = window.inspector.node_form.interfaces
-    qtbot.waitUntil(lambda: table.isVisible() and table.rowCount() == 1)
-    table.item(0, ADDRESS).setText("DHCP")
+    qtbot.waitUntil(lambda: table.isVisible() and table.rows.rowCount() == 1)
+    edit_cell(qtbot, table, 0, ADDRESS, "DHCP")
+    qtbot.waitUntil(lambda: cell_text(table, 0, ADDRESS) == "dhcp")
     end = next(e for link in window.editor.topology.links_of("h1") for e in link.ends if e.node == "h1")
     assert (end.interface.dhcp, end.interface.addresses) == (True, [])
-    qtbot.waitUntil(lambda: table.item(0, ADDRESS).text() == "dhcp")
     window.editor.undo_stack.undo()
     end = next(e for link in window.editor.topology.links_of("h1") for e in link.ends if e.node == "h1")
     assert not end.interface.dhcp and end.interface.addresses

@@ -146,7 +146,7 @@ def test_presentation_mode_fits_a_projector_and_f11_fills_the_screen(make_window
         qtbot.wait(200)
         assert inspector.viewport().width() >= inspector.stack.minimumSizeHint().width(), "the fields are clipped"
         table = inspector.node_form.interfaces
-        assert all(table.rowHeight(row) >= table.fontMetrics().height() for row in range(table.rowCount()))
+        assert all(table.rowHeight(row) >= table.fontMetrics().height() for row in range(table.rows.rowCount()))
         qtbot.keyClick(window.view, Key.Key_F11)
         qtbot.waitUntil(window.isFullScreen)
         qtbot.keyClick(window.view, Key.Key_F11)

@@ -7,11 +7,12 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QPointF, Qt
 
-from tests.gui.helpers import click, drag, drop_kind, edit_cell, focus_canvas, inspected_setting
-from tests.gui.test_vlans_designer import retype
+from tests.gui.helpers import cell_text, click, drag, drop_kind, edit_cell, focus_canvas, inspected_setting
+from tests.gui.test_vlans_designer import click_cell, editing, retype, type_keys, vlans_table
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.interface_table import SUBINTERFACES
 from vtopo.gui.panels.link_form import EndEditor
+from vtopo.gui.panels.port_vlans_table import MODE, VLANS
 from vtopo.compile.resolve import resolve
 from vtopo.lab import registry
 from vtopo.model import io
@@ -60,14 +61,19 @@ def test_router_on_a_stick_is_drawn_from_nothing_with_the_mouse_and_the_keyboard
     assert len(editor.topology.links) == 3
 
     s1_id = editor.topology.node_named(s1).id  # type: ignore[union-attr]
-    click(view, editor.scene.nodes[s1_id].pos())
-    rows = inspected_setting(qtbot, window, s1_id, "vlans").widget.rows
-    assert list(rows) == ["p1", "p2", "p3"]
-    for port, mode_steps, vlans in (("p1", 1, "10"), ("p2", 1, "20"), ("p3", 2, "10,20")):
-        rows[port].mode.setFocus()
-        for _ in range(mode_steps):  # not set -> access (-> trunk)
-            qtbot.keyClick(rows[port].mode, Key.Key_Down)
-        retype(qtbot, rows[port].vlans, vlans)
+    table = vlans_table(qtbot, window, s1_id)
+    assert table.model.ports == ["p1", "p2", "p3"]
+    modes = {"a": "access", "t": "trunk"}
+
+    def switch_vlans() -> dict[str, str]:
+        return dict(editor.topology.nodes[s1_id].settings.get("vlans", {}))
+
+    for port, mode, vlans in (("p1", "a", "10"), ("p2", "a", "20"), ("p3", "t", "10,20")):
+        click_cell(qtbot, table, port, MODE)
+        type_keys(qtbot, mode, finish=None)  # access or trunk typed over "not set": the VLANs are edited next
+        qtbot.waitUntil(lambda port=port: editing(table) and table.view.currentIndex() == table.index_of(port, VLANS))
+        type_keys(qtbot, vlans)
+        qtbot.waitUntil(lambda port=port, mode=mode, vlans=vlans: switch_vlans().get(port) == f"{modes[mode]} {vlans}")
     switch = editor.topology.node_named(s1)
     assert switch is not None
     qtbot.waitUntil(lambda: switch.settings["vlans"] == {"p1": "access 10", "p2": "access 20", "p3": "trunk 10,20"})
@@ -125,19 +131,21 @@ def test_the_interface_table_adds_changes_and_removes_subinterfaces_with_undo(
     window = make_window("router-on-a-stick")
     click(window.view, window.editor.scene.nodes["r1"].pos())
     table = window.inspector.node_form.interfaces
-    qtbot.waitUntil(lambda: table.isVisible() and table.rowCount() == 1)
-    assert table.item(0, SUBINTERFACES).text() == ("vlan 10 = 10.0.10.1/24, 2001:db8:10::1/64; "
+    qtbot.waitUntil(lambda: table.isVisible() and table.rows.rowCount() == 1)
+    assert cell_text(table, 0, SUBINTERFACES) == ("vlan 10 = 10.0.10.1/24, 2001:db8:10::1/64; "
                                                    "vlan 20 = 10.0.20.1/24, 2001:db8:20::1/64")
 
     edit_cell(qtbot, table, 0, SUBINTERFACES, "vlan 10 = 10.0.10.1/24; vlan 30 = 10.0.30.1/24")  # 20 removed, 30 added
     qtbot.waitUntil(lambda: end_of(window, "r1").interface.subinterfaces
                     == [Subinterface(10, ["10.0.10.1/24"]), Subinterface(30, ["10.0.30.1/24"])])
-    qtbot.waitUntil(lambda: table.item(0, SUBINTERFACES).text() == "vlan 10 = 10.0.10.1/24; vlan 30 = 10.0.30.1/24")
+    qtbot.waitUntil(lambda: cell_text(table, 0, SUBINTERFACES) == "vlan 10 = 10.0.10.1/24; vlan 30 = 10.0.30.1/24")
     assert "eth0.30 10.0.30.1/24" in "".join(window.editor.scene.links["link-trunk"].end_texts)
 
     edit_cell(qtbot, table, 0, SUBINTERFACES, "vlan 4095 = 10.0.30.1/24")  # refused, and said so
-    qtbot.waitUntil(lambda: "outside 1-4094" in table.item(0, SUBINTERFACES).toolTip())
-    assert table.item(0, SUBINTERFACES).text() == "vlan 10 = 10.0.10.1/24; vlan 30 = 10.0.30.1/24"
+    refused = table.rows.index(0, SUBINTERFACES)
+    qtbot.waitUntil(lambda: "eth0: " in str(refused.data(Qt.ItemDataRole.ToolTipRole))
+                    and "outside 1-4094" in str(refused.data(Qt.ItemDataRole.ToolTipRole)))
+    assert cell_text(table, 0, SUBINTERFACES) == "vlan 10 = 10.0.10.1/24; vlan 30 = 10.0.30.1/24"
     assert [sub.vlan for sub in end_of(window, "r1").interface.subinterfaces] == [10, 30]
 
     focus_canvas(qtbot, window)

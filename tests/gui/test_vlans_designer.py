@@ -1,5 +1,5 @@
-"""A switch's VLANs in the designer: set port by port in the inspector and at a link's end with the mouse and the
-keyboard, shown on the links (access v10, trunk 10,20), each edit one undo step that Ctrl+Z takes back."""
+"""A switch's VLANs in the designer: set port by port in the inspector's table and at a link's end with the mouse and
+the keyboard, shown on the links (access v10, trunk 10,20), each edit one undo step that Ctrl+Z takes back."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,13 +7,13 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QComboBox, QLineEdit, QWidget
 
-from tests.gui.helpers import click, focus_canvas, inspected_setting
+from tests.gui.helpers import click, edit_cell, focus_canvas, inspected_setting
 from vlan_labs import vlan_lab
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.overlays.broadcast_domains import domain_color
-from vtopo.gui.panels.port_vlans import PortVlansEditor
+from vtopo.gui.panels.port_vlans_table import MODE, NATIVE, VLANS, PortVlansEditor, PortVlansTable
 from vtopo.model import io
 
 Key, Ctrl = Qt.Key, Qt.KeyboardModifier.ControlModifier
@@ -41,38 +41,80 @@ def retype(qtbot: Any, field: QWidget, text: str) -> None:
     qtbot.keyClick(field, Key.Key_Return)
 
 
+def vlans_table(qtbot: Any, window: MainWindow, node_id: str) -> PortVlansTable:
+    """The inspector's VLANs table of the switch, clicked on the canvas, once laid out."""
+    click(window.view, window.editor.scene.nodes[node_id].pos())
+    editor = inspected_setting(qtbot, window, node_id, "vlans")
+    assert isinstance(editor, PortVlansEditor)
+    return editor.widget
+
+
+def shown_rows(table: PortVlansTable) -> list[tuple[str, ...]]:
+    """Each port's row: its header, then its cells."""
+    model = table.model
+    return [(str(model.headerData(row, Qt.Orientation.Vertical)),
+             *(str(model.index(row, column).data()) for column in range(model.columnCount())))
+            for row in range(model.rowCount())]
+
+
+def click_cell(qtbot: Any, table: PortVlansTable, port: str, column: int) -> None:
+    """A click on the port's cell, which makes it the current one (a second click would edit it)."""
+    index = table.index_of(port, column)
+    table.view.scrollTo(index)
+    qtbot.mouseClick(table.view.viewport(), Qt.MouseButton.LeftButton, pos=table.view.visualRect(index).center())
+    qtbot.waitUntil(lambda: table.view.currentIndex() == index and table.view.hasFocus())
+
+
+def type_keys(qtbot: Any, text: str, finish: Key | None = Key.Key_Return) -> None:
+    """Keys as a keyboard sends them, to whichever widget has the focus: the table's current cell takes the first
+    and opens its editor, which takes the rest."""
+    for key in text:
+        qtbot.keyClicks(QApplication.focusWidget(), key)
+    if finish is not None:
+        qtbot.keyClick(QApplication.focusWidget(), finish)
+
+
+def editing(table: PortVlansTable) -> bool:
+    return table.view.state() == QAbstractItemView.State.EditingState
+
+
 def test_links_show_their_vlans_and_the_inspector_sets_each_port_with_undo(
         make_window: Callable[..., MainWindow], qtbot: Any, tmp_path: Path) -> None:
     window = vlan_window(make_window, tmp_path)
     shown = {"link-h1": "v10", "link-h2": "v10", "link-h3": "v20", "link-h4": "v10", "link-h5": "v20",
              "link-trunk": "10,20"}
     assert middles(window) == shown
-    scene, view = window.editor.scene, window.view
-    click(view, scene.nodes["s1"].pos())
-    editor = inspected_setting(qtbot, window, "s1", "vlans")
-    assert isinstance(editor, PortVlansEditor)
-    rows = editor.widget.rows
-    assert list(rows) == ["p1", "p2", "p3", "p4"]
-    assert [(row.mode.currentText(), row.vlans.text(), row.native.isEnabled()) for row in rows.values()] == [
-        ("access", "10", False), ("access", "10", False), ("access", "20", False), ("trunk", "10,20", True)]
+    view = window.view
+    table = vlans_table(qtbot, window, "s1")
+    assert shown_rows(table) == [("p1", "access", "10", ""), ("p2", "access", "10", ""), ("p3", "access", "20", ""),
+                                 ("p4", "trunk", "10,20", "none")]
+    assert not table.index_of("p1", NATIVE).flags() & Qt.ItemFlag.ItemIsEnabled  # an access port has no native VLAN
 
-    retype(qtbot, rows["p3"].vlans, "10")  # h3 joins VLAN 10
+    click_cell(qtbot, table, "p3", VLANS)
+    type_keys(qtbot, "10")  # typed over the cell: h3 joins VLAN 10
     qtbot.waitUntil(lambda: s1_vlans(window)["p3"] == "access 10")
     assert middles(window)["link-h3"] == "v10"
 
-    rows["p2"].mode.setFocus()
-    qtbot.keyClick(rows["p2"].mode, Key.Key_Down)  # access -> trunk, carrying VLAN 10 tagged
+    click_cell(qtbot, table, "p2", MODE)
+    qtbot.keyClick(table.view, Key.Key_F2)  # the mode's list, then the next entry: access -> trunk, VLAN 10 tagged
+    qtbot.waitUntil(lambda: isinstance(QApplication.focusWidget(), QComboBox))
+    qtbot.keyClick(QApplication.focusWidget(), Key.Key_Down)
     qtbot.waitUntil(lambda: s1_vlans(window)["p2"] == "trunk 10")
     assert middles(window)["link-h2"] == "10"
 
-    retype(qtbot, rows["p4"].native, "1")  # the trunk's untagged frames in VLAN 1, at s1's end only
+    click_cell(qtbot, table, "p4", NATIVE)
+    type_keys(qtbot, "1")  # the trunk's untagged frames in VLAN 1, at s1's end only
     qtbot.waitUntil(lambda: s1_vlans(window)["p4"] == "trunk 10,20 native 1")
     assert middles(window)["link-trunk"] == "10,20 native 1 | 10,20"
 
-    retype(qtbot, rows["p1"].vlans, "5000")  # refused where it is typed, the lab unchanged
-    assert rows["p1"].vlans.property("invalid") and "outside 1-4094" in rows["p1"].vlans.toolTip()
-    assert s1_vlans(window)["p1"] == "access 10"
-    retype(qtbot, rows["p1"].vlans, "10")
+    edit_cell(qtbot, table.view, 0, VLANS, "5000")  # p1, double-clicked: refused where it is typed, the lab unchanged
+    p1 = table.index_of("p1", VLANS)
+    qtbot.waitUntil(lambda: not editing(table))
+    assert p1.data(Qt.ItemDataRole.BackgroundRole) is not None
+    assert p1.data(Qt.ItemDataRole.ToolTipRole) == "p1: VLAN 5000 is outside 1-4094 (0 means no VLAN, 4095 is reserved)"
+    assert table.model.error().startswith("p1: VLAN 5000") and s1_vlans(window)["p1"] == "access 10"
+    edit_cell(qtbot, table.view, 0, VLANS, "10")
+    qtbot.waitUntil(lambda: p1.data(Qt.ItemDataRole.BackgroundRole) is None)
 
     assert window.editor.undo_stack.undoText() == "Edit s1"
     focus_canvas(qtbot, window)
@@ -81,9 +123,46 @@ def test_links_show_their_vlans_and_the_inspector_sets_each_port_with_undo(
         qtbot.waitUntil(lambda undone=undone: middles(window)[undone] == shown[undone])
     assert middles(window) == shown
     assert s1_vlans(window) == vlan_lab("ovs").nodes["s1"].settings["vlans"]
-    qtbot.waitUntil(lambda: rows["p3"].vlans.text() == "20" and rows["p2"].mode.currentText() == "access")
+    qtbot.waitUntil(lambda: shown_rows(table)[1:3] == [("p2", "access", "10", ""), ("p3", "access", "20", "")])
     qtbot.keyClick(view, Key.Key_Y, Ctrl)
     qtbot.waitUntil(lambda: middles(window)["link-h3"] == "v10")
+
+
+def test_the_keyboard_moves_through_the_vlans_table_and_edits_it(make_window: Callable[..., MainWindow], qtbot: Any,
+                                                                  tmp_path: Path) -> None:
+    """Arrows move the current cell, typing edits it, Tab takes what was typed and edits the next cell; a mode chosen
+    for a port without VLANs edits its VLANs next (the choice kept, shown again, until they are typed), and what is
+    typed there is red while it cannot be taken."""
+    window = vlan_window(make_window, tmp_path)
+    table = vlans_table(qtbot, window, "s1")
+    click_cell(qtbot, table, "p1", MODE)
+    qtbot.keyClick(table.view, Key.Key_Down)
+    qtbot.keyClick(table.view, Key.Key_Right)
+    assert table.view.currentIndex() == table.index_of("p2", VLANS) and not editing(table)
+
+    type_keys(qtbot, "20", finish=Key.Key_Tab)  # p2 into VLAN 20, then the next cell it can edit: past its native
+    # VLAN (an access port has none), p3's mode
+    qtbot.waitUntil(lambda: s1_vlans(window)["p2"] == "access 20")
+    qtbot.waitUntil(lambda: editing(table) and table.view.currentIndex() == table.index_of("p3", MODE))
+    qtbot.keyClick(QApplication.focusWidget(), Key.Key_Escape)
+
+    click_cell(qtbot, table, "p3", MODE)
+    type_keys(qtbot, "n", finish=None)  # not set: the port leaves the setting
+    qtbot.waitUntil(lambda: "p3" not in s1_vlans(window))
+    qtbot.waitUntil(lambda: shown_rows(table)[2] == ("p3", "not set: VLAN 1 untagged", "", ""))
+    assert table.view.currentIndex() == table.index_of("p3", MODE)  # typed over again, p3 still the current cell
+    type_keys(qtbot, "a", finish=None)  # access, with no VLAN yet: its VLANs cell is edited next
+    qtbot.waitUntil(lambda: editing(table) and table.view.currentIndex() == table.index_of("p3", VLANS))
+    window.inspector.refresh()  # as when a deployed node's state changes: the choice is kept while p3 is unchanged
+    assert "p3" not in s1_vlans(window) and shown_rows(table)[2][1] == "access"
+    field = QApplication.focusWidget()
+    assert isinstance(field, QLineEdit) and field.placeholderText() == "VLAN, e.g. 10"
+    type_keys(qtbot, "10,20", finish=None)
+    assert field.property("invalid") and "one VLAN" in field.toolTip()
+    field.selectAll()
+    type_keys(qtbot, "30")
+    qtbot.waitUntil(lambda: s1_vlans(window).get("p3") == "access 30")
+    assert middles(window)["link-h3"] == "v30"
 
 
 def test_a_links_end_at_a_switch_sets_its_ports_vlans_with_undo(make_window: Callable[..., MainWindow], qtbot: Any,
@@ -146,33 +225,24 @@ def test_the_broadcast_domains_view_draws_each_vlan_across_the_trunk_which_is_in
     assert "h1:eth0, h2:eth0, h4:eth0 via s1, s2" in legend
 
     # h3 moves to VLAN 10 in the inspector: the domain of VLAN 20 is h5's alone, the trunk still in both
-    click(window.view, window.editor.scene.nodes["s1"].pos())
-    form = window.inspector.node_form
-    qtbot.waitUntil(lambda: form.node_id == "s1")
-    rows = form.fields["vlans"].widget.rows
-    retype(qtbot, rows["p3"].vlans, "10")
+    table = vlans_table(qtbot, window, "s1")
+    edit_cell(qtbot, table.view, table.model.ports.index("p3"), VLANS, "10")
     qtbot.waitUntil(lambda: {d.vlans: len(d.members) for d in window.analyzer.latest.domains()} == {(10,): 4, (20,): 1})
     assert links["link-h3"].tints == links["link-h1"].tints
     assert len(links["link-trunk"].tints) == 2
 
 
-def test_a_switchs_port_rows_are_built_once_and_show_the_switch_chosen_after_another_kind(
+def test_a_switchs_table_is_built_once_and_shows_the_switch_chosen_after_another_kind(
         make_window: Callable[..., MainWindow], qtbot: Any, tmp_path: Path) -> None:
-    """A kind's form is kept while another kind's shows (a bridge of 1,000 ports' rows take a second to build): s1's
-    rows come back as they were built, showing s2's ports when s2 is chosen."""
+    """A kind's form is kept while another kind's shows: s1's table comes back as it was built, showing s2's ports
+    when s2 is chosen."""
     window = vlan_window(make_window, tmp_path)
-    scene, view = window.editor.scene, window.view
-    click(view, scene.nodes["s1"].pos())
-    rows = inspected_setting(qtbot, window, "s1", "vlans").widget.rows
-    row_p1 = rows["p1"]
-    click(view, scene.nodes["h1"].pos())
+    table = vlans_table(qtbot, window, "s1")
+    click(window.view, window.editor.scene.nodes["h1"].pos())
     form = window.inspector.node_form
     qtbot.waitUntil(lambda: form.node_id == "h1" and "vlans" not in form.fields)
-    click(view, scene.nodes["s1"].pos())
-    again = inspected_setting(qtbot, window, "s1", "vlans").widget.rows
-    assert again["p1"] is row_p1 and row_p1.vlans.text() == "10"
-    click(view, scene.nodes["s2"].pos())
+    assert vlans_table(qtbot, window, "s1") is table and shown_rows(table)[0] == ("p1", "access", "10", "")
     ports = sorted({*(end.port for link in window.editor.topology.links_of("s2") for end in link.ends
                       if end.node == "s2"), *window.editor.topology.nodes["s2"].settings.get("vlans", {})})
-    shown = inspected_setting(qtbot, window, "s2", "vlans").widget.rows
-    assert sorted(shown) == ports and all(row.isVisible() for row in shown.values())
+    assert vlans_table(qtbot, window, "s2") is table
+    assert table.model.ports == ports and table.view.isVisible()

@@ -3,19 +3,21 @@ from __future__ import annotations
 
 from collections import deque
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QModelIndex, QObject, QSortFilterProxyModel, Qt
 
 from vtopo.capture import PacketSummary, RawPacket
+from vtopo.gui.tables import Index, RowsModel
 
 ROWS = 5_000
 COLUMNS = ("No.", "Time", "Source MAC", "Destination MAC", "VLAN", "Source IP", "Destination IP", "Protocol",
            "TTL", "Length", "Info")
 MAC_COLUMNS = (COLUMNS.index("Source MAC"), COLUMNS.index("Destination MAC"))
-Index = QModelIndex | QPersistentModelIndex
 
 
-class PacketTable(QAbstractTableModel):
+class PacketTable(RowsModel):
     """The latest ROWS packets; older rows leave as new ones come (the full capture is in its file)."""
+
+    columns = COLUMNS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -24,14 +26,6 @@ class PacketTable(QAbstractTableModel):
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation is Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if role != Qt.ItemDataRole.DisplayRole or not index.isValid():

@@ -15,7 +15,7 @@ from vtopo.gui.panels.leases import LeasesBox
 from vtopo.gui.panels.link_form import LinkForm
 from vtopo.gui.panels.sites_editor import site_choices
 from vtopo.gui.panels.machine import MachineBox
-from vtopo.gui.panels.port_vlans import PortVlansEditor
+from vtopo.gui.panels.port_vlans_table import PortVlansEditor
 from vtopo.gui.panels.setting_editors import FieldEditor, LinesEdit, TextFileEditor, editor_for, mark_invalid
 from vtopo.gui.canvas.states import NodeState
 from vtopo.gui.style.wheel_guard import guard_wheel
@@ -57,7 +57,7 @@ class NodeForm(QWidget):
         self.fields: dict[str, FieldEditor] = {}
         self._settings_host = QWidget()
         self._kept: dict[str, tuple[QWidget, dict[str, FieldEditor], str]] = {}  # by kind: its settings' form and
-        # the kind's text, built once (a bridge's form of a thousand ports' VLAN rows takes a second or more)
+        # the kind's text, built once
         self.startup = LinesEdit()
         self.startup.setPlaceholderText("e.g. ip route add 10.9.0.0/24 via 10.0.0.2")
         self.startup.setToolTip("Shell commands run inside the node, one per line, once the lab is deployed; their "
@@ -132,7 +132,7 @@ class NodeForm(QWidget):
                 if isinstance(field_editor, TextFileEditor):
                     field_editor.generated = partial(self._generated, spec.name)
                 if isinstance(field_editor, PortVlansEditor):
-                    field_editor.linked_ports = self._linked_ports
+                    field_editor.shown_switch = self._shown_switch
                 label = QLabel(spec.info.label)
                 label.setToolTip(spec.info.help)
                 if isinstance(field_editor, (TextFileEditor, PortVlansEditor)):  # as wide as the form: a
@@ -161,9 +161,10 @@ class NodeForm(QWidget):
         if self.node_id in self._editor.topology.nodes:
             self._editor.set_node_site(self.node_id, str(self.site.currentData()))
 
-    def _linked_ports(self) -> list[str]:
-        return [end.port for link in self._editor.topology.links_of(self.node_id) for end in link.ends
-                if end.node == self.node_id]
+    def _shown_switch(self) -> tuple[str, list[str]]:
+        """The node shown, and its linked ports."""
+        return self.node_id, [end.port for link in self._editor.topology.links_of(self.node_id) for end in link.ends
+                              if end.node == self.node_id]
 
     def _generated(self, setting: str) -> str:
         """What vtopo generates for an empty text setting of the shown node, from the lab as it is now."""
@@ -346,8 +347,8 @@ class Inspector(QScrollArea):
         self.refresh()
 
     def refresh(self) -> None:
-        """Show the selection's form; not while the mouse holds nodes it pressed on, which it may drag: the form of a
-        bridge of 1,000 ports takes a second or more to build, and the drag would wait for it."""
+        """Show the selection's form; not while the mouse holds nodes it pressed on, which it may drag: the drag would
+        wait for the form."""
         scene = self._editor.scene
         if scene.pressing_nodes:
             return  # press_released refreshes

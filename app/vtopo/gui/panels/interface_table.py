@@ -5,13 +5,14 @@ written `vlan 10 = 10.0.10.1/24; vlan 20 = 10.0.20.1/24`; an edit that does not 
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Any, Sequence
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
 
 from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.interface_text import EXAMPLE, parse_subinterfaces, subinterface_text
+from vtopo.gui.tables import Index, RowsModel, ShortTable
 from vtopo.kinds.leases import Lease
 from vtopo.model.topology import Interface
 
@@ -19,7 +20,6 @@ COLUMNS = ("Port", "Peer", "Address", "Subinterfaces", "MAC", "State")
 ADDRESS, SUBINTERFACES, MAC = 2, 3, 4
 EDITABLE = (ADDRESS, SUBINTERFACES, MAC)
 SEPARATOR = "; "  # between the subinterfaces in their cell
-END = Qt.ItemDataRole.UserRole
 DHCP = "dhcp"  # in the address column: the interface takes its address from a DHCP server
 
 
@@ -31,19 +31,80 @@ def leased(interface: Interface, leases: Sequence[Lease]) -> str:
     return f", leased {', '.join(mine)}" if mine else ""
 
 
-class InterfaceTable(QTableWidget):
+@dataclasses.dataclass(frozen=True)
+class InterfaceRow:
+    """One link end of the node: the texts of its cells, and which end it is (the link's id, "a" or "b")."""
+
+    texts: tuple[str, ...]
+    end: tuple[str, str]
+
+
+class InterfaceRows(RowsModel):
+    """The rows the table shows. An edit is not kept here: `edited` asks for it (row, column, text), and the rows
+    shown next say whether it was taken; one refused keeps its cell as it was, with the reason as its tooltip."""
+
+    edited = Signal(int, int, str)
+    columns = COLUMNS
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[InterfaceRow] = []
+        self._refused: dict[tuple[int, int], str] = {}
+
+    def show_rows(self, rows: list[InterfaceRow]) -> None:
+        """The rows in place of those shown: changed where the same ends are shown, so that the current cell stays."""
+        if [row.end for row in rows] != [row.end for row in self.rows]:
+            self.beginResetModel()
+            self.rows, self._refused = rows, {}
+            self.endResetModel()
+            return
+        changed = sorted({index for index, (old, new) in enumerate(zip(self.rows, rows)) if old != new}
+                         | {row for row, _ in self._refused})
+        self.rows, self._refused = rows, {}
+        if changed:
+            self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(COLUMNS) - 1))
+
+    def refuse(self, row: int, column: int, error: str) -> None:
+        self._refused[row, column] = error
+        self.dataChanged.emit(self.index(row, column), self.index(row, column))
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return flags | Qt.ItemFlag.ItemIsEditable if index.column() in EDITABLE else flags
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return self.rows[index.row()].texts[index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._refused.get((index.row(), index.column()))
+        return None
+
+    def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if role != Qt.ItemDataRole.EditRole or index.column() not in EDITABLE:
+            return False
+        self.edited.emit(index.row(), index.column(), str(value))
+        return True
+
+
+class InterfaceTable(ShortTable):
     def __init__(self, editor: Editor, parent: QWidget | None = None) -> None:
-        super().__init__(0, len(COLUMNS), parent)
+        super().__init__(parent)
         self._editor = editor
-        self.setHorizontalHeaderLabels(list(COLUMNS))
-        self.verticalHeader().hide()
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.horizontalHeader().setStretchLastSection(True)
+        self.rows = InterfaceRows(self)
+        self.setModel(self.rows)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed
                              | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.setToolTip("Double-click an address, subinterface or MAC to change it (addresses: comma-separated, with "
                         f"/prefix, or dhcp for an address from a DHCP server; subinterfaces: {EXAMPLE}; vlan 20 = ...)")
-        self.itemChanged.connect(self._edited)
+        self.rows.edited.connect(self._edited)
+        self.rows.modelReset.connect(self.fit_height)
+        self.fit_height()
 
     def show_node(self, node_id: str, state: str, leases: Sequence[Lease] = ()) -> None:
         """The node's interfaces; `leases`: those the lab's DHCP servers gave this node, each shown with its state on
@@ -54,55 +115,32 @@ class InterfaceTable(QTableWidget):
             for side, own, peer in (("a", link.a, link.b), ("b", link.b, link.a)):
                 if own.node == node_id:
                     peer_node = topology.nodes.get(peer.node)
-                    rows.append((own.port, f"{peer_node.name if peer_node else peer.node} {peer.port}",
-                                 ", ".join(([DHCP] if own.interface.dhcp else []) + own.interface.addresses),
-                                 SEPARATOR.join(map(subinterface_text, own.interface.subinterfaces)),
-                                 own.interface.mac, state + leased(own.interface, leases), (link.id, side)))
-        rows.sort(key=lambda row: row[0])
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # the columns are fitted once, when full:
-        self.blockSignals(True)  # fitted at each cell, the inspector of a bridge of 1,000 ports took 100 s to show
-        self.setRowCount(len(rows))
-        for index, (*texts, end) in enumerate(rows):
-            for column, text in enumerate(texts):
-                cell = QTableWidgetItem(str(text))
-                if column not in EDITABLE:
-                    cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                cell.setData(END, end)
-                self.setItem(index, column, cell)
-        self.blockSignals(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self._fit_height()
+                    rows.append(InterfaceRow((own.port, f"{peer_node.name if peer_node else peer.node} {peer.port}",
+                                              ", ".join(([DHCP] if own.interface.dhcp else []) + own.interface.addresses),
+                                              SEPARATOR.join(map(subinterface_text, own.interface.subinterfaces)),
+                                              own.interface.mac, state + leased(own.interface, leases)),
+                                             (link.id, side)))
+        rows.sort(key=lambda row: row.texts[0])
+        self.rows.show_rows(rows)
 
-    def _fit_height(self) -> None:
-        """As tall as its rows, in its font (presentation mode's, larger, too)."""
-        self.resizeRowsToContents()
-        header = self.horizontalHeader().sizeHint().height() + 2 * self.frameWidth()
-        self.setFixedHeight(header + sum(self.rowHeight(row) for row in range(self.rowCount())) + 4)
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:
-            self._fit_height()
-
-    def _edited(self, cell: QTableWidgetItem) -> None:
-        link_id, side = cell.data(END)
+    def _edited(self, row: int, column: int, text: str) -> None:
+        link_id, side = self.rows.rows[row].end
         link = self._editor.topology.links.get(link_id)
         if link is None:
             return
         end = link.a if side == "a" else link.b
         interface = end.interface
-        text = cell.text().strip()
-        if cell.column() == ADDRESS:
+        text = text.strip()
+        if column == ADDRESS:
             words = [a.strip() for a in text.split(",") if a.strip()]
             changed = dataclasses.replace(interface, addresses=[a for a in words if a.lower() != DHCP],
                                           dhcp=any(a.lower() == DHCP for a in words))
-        elif cell.column() == SUBINTERFACES:
+        elif column == SUBINTERFACES:
             try:
                 changed = dataclasses.replace(interface, subinterfaces=parse_subinterfaces(text.split(";")))
             except ValueError as error:
-                self._refuse(cell, SEPARATOR.join(map(subinterface_text, interface.subinterfaces)),
-                             f"{end.port}: {error}")
+                self.rows.refuse(row, column, f"{end.port}: {error}")
+                self._editor.status_message.emit(f"{end.port}: {error}")
                 return
         else:
             changed = dataclasses.replace(interface, mac=text)
@@ -110,11 +148,3 @@ class InterfaceTable(QTableWidget):
             self._editor.update_link(link_id, a=changed)
         else:
             self._editor.update_link(link_id, b=changed)
-
-    def _refuse(self, cell: QTableWidgetItem, kept: str, error: str) -> None:
-        """Put back what the cell held, and say why the edit was refused there and in the status bar."""
-        self.blockSignals(True)
-        cell.setText(kept)
-        cell.setToolTip(error)
-        self.blockSignals(False)
-        self._editor.status_message.emit(error)

@@ -7,23 +7,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QStyle, QTableView, QVBoxLayout, QWidget
 
 from vtopo.gui.document.check_process import ListedProblems
+from vtopo.gui.tables import Index, RowsModel
 from vtopo.model.problems import Severity
 
 SUBJECT_ID_ROLE = Qt.ItemDataRole.UserRole
 SIZED_ROWS = 100
 """How many rows the "Where" column is sized to fit (Qt's default reads a thousand)."""
-Index = QModelIndex | QPersistentModelIndex
 
 
-class ProblemsModel(QAbstractTableModel):
+class ProblemsModel(RowsModel):
     """Problems, errors first: where (the node or link), and the message."""
 
-    HEADERS = ("Where", "Problem")
+    columns = ("Where", "Problem")
 
     def __init__(self, icons: dict[Severity, QIcon]) -> None:
         super().__init__()
@@ -37,14 +37,6 @@ class ProblemsModel(QAbstractTableModel):
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.listed.texts)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation is Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.HEADERS[section]
-        return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         row, listed = index.row(), self.listed

@@ -11,7 +11,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, 
 
 from vtopo.kinds.settings import SettingField
 
-INVALID_STYLE = "background-color: rgba(214, 57, 57, 70);"
+INVALID_TINT = (214, 57, 57, 70)
+"""The red of a field that holds what cannot be taken, as red, green, blue and alpha."""
+INVALID_STYLE = f"background-color: rgba({', '.join(map(str, INVALID_TINT))});"
 INT_LIMIT = 2**31 - 1
 
 
