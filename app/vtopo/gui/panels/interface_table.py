@@ -5,7 +5,7 @@ written `vlan 10 = 10.0.10.1/24; vlan 20 = 10.0.20.1/24`; an edit that does not 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
@@ -31,38 +31,35 @@ def leased(interface: Interface, leases: Sequence[Lease]) -> str:
     return f", leased {', '.join(mine)}" if mine else ""
 
 
-@dataclasses.dataclass(frozen=True)
-class InterfaceRow:
-    """One link end of the node: the texts of its cells, and which end it is (the link's id, "a" or "b")."""
-
-    texts: tuple[str, ...]
-    end: tuple[str, str]
+End = tuple[str, str]
+"""A link end: the link's id, and "a" or "b"."""
 
 
 class InterfaceRows(RowsModel):
-    """The rows the table shows. An edit is not kept here: `edited` asks for it (row, column, text), and the rows
-    shown next say whether it was taken; one refused keeps its cell as it was, with the reason as its tooltip."""
+    """A row per link end of the node, its cells' texts written when Qt asks for them (for the rows in sight). An
+    edit is not kept here: `edited` asks for it (row, column, text), and the rows shown next say whether it was
+    taken; one refused keeps its cell as it was, with the reason as its tooltip."""
 
     edited = Signal(int, int, str)
     columns = COLUMNS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.rows: list[InterfaceRow] = []
+        self.ends: list[End] = []
+        self._texts: Callable[[End], tuple[str, ...]] = lambda end: ("",) * len(COLUMNS)
+        self._written: dict[int, tuple[str, ...]] = {}  # by row, those asked for since the ends were shown
         self._refused: dict[tuple[int, int], str] = {}
 
-    def show_rows(self, rows: list[InterfaceRow]) -> None:
-        """The rows in place of those shown: changed where the same ends are shown, so that the current cell stays."""
-        if [row.end for row in rows] != [row.end for row in self.rows]:
+    def show_ends(self, ends: list[End], texts: Callable[[End], tuple[str, ...]]) -> None:
+        """The ends in place of those shown, each row's texts as `texts` writes them; when the same ends are shown,
+        their rows are told to change, so that the current cell stays."""
+        self._texts, self._written, self._refused = texts, {}, {}
+        if ends != self.ends:
             self.beginResetModel()
-            self.rows, self._refused = rows, {}
+            self.ends = ends
             self.endResetModel()
-            return
-        changed = sorted({index for index, (old, new) in enumerate(zip(self.rows, rows)) if old != new}
-                         | {row for row, _ in self._refused})
-        self.rows, self._refused = rows, {}
-        if changed:
-            self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(COLUMNS) - 1))
+        elif ends:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(ends) - 1, len(COLUMNS) - 1))
 
     def refuse(self, row: int, column: int, error: str) -> None:
         self._refused[row, column] = error
@@ -73,11 +70,14 @@ class InterfaceRows(RowsModel):
         return flags | Qt.ItemFlag.ItemIsEditable if index.column() in EDITABLE else flags
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.rows)
+        return 0 if parent.isValid() else len(self.ends)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
-            return self.rows[index.row()].texts[index.column()]
+            row = index.row()
+            if row not in self._written:
+                self._written[row] = self._texts(self.ends[row])
+            return self._written[row][index.column()]
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._refused.get((index.row(), index.column()))
         return None
@@ -110,21 +110,24 @@ class InterfaceTable(ShortTable):
         """The node's interfaces; `leases`: those the lab's DHCP servers gave this node, each shown with its state on
         the DHCP interface whose MAC it names, or, where vtopo chose the MACs, on each DHCP interface."""
         topology = self._editor.topology
-        rows = []
-        for link in topology.links_of(node_id):
-            for side, own, peer in (("a", link.a, link.b), ("b", link.b, link.a)):
-                if own.node == node_id:
-                    peer_node = topology.nodes.get(peer.node)
-                    rows.append(InterfaceRow((own.port, f"{peer_node.name if peer_node else peer.node} {peer.port}",
-                                              ", ".join(([DHCP] if own.interface.dhcp else []) + own.interface.addresses),
-                                              SEPARATOR.join(map(subinterface_text, own.interface.subinterfaces)),
-                                              own.interface.mac, state + leased(own.interface, leases)),
-                                             (link.id, side)))
-        rows.sort(key=lambda row: row.texts[0])
-        self.rows.show_rows(rows)
+        ends = sorted(((end.port, link.id, side) for link in topology.links_of(node_id)
+                       for side, end in (("a", link.a), ("b", link.b)) if end.node == node_id))
+
+        def texts(end: End) -> tuple[str, ...]:
+            link = topology.links.get(end[0])
+            if link is None:  # removed, and the table not yet shown again
+                return ("",) * len(COLUMNS)
+            own, peer = (link.a, link.b) if end[1] == "a" else (link.b, link.a)
+            peer_node = topology.nodes.get(peer.node)
+            return (own.port, f"{peer_node.name if peer_node else peer.node} {peer.port}",
+                    ", ".join(([DHCP] if own.interface.dhcp else []) + own.interface.addresses),
+                    SEPARATOR.join(map(subinterface_text, own.interface.subinterfaces)), own.interface.mac,
+                    state + leased(own.interface, leases))
+
+        self.rows.show_ends([(link_id, side) for _port, link_id, side in ends], texts)
 
     def _edited(self, row: int, column: int, text: str) -> None:
-        link_id, side = self.rows.rows[row].end
+        link_id, side = self.rows.ends[row]
         link = self._editor.topology.links.get(link_id)
         if link is None:
             return

@@ -4,6 +4,7 @@ cell at a time. A bridge of 1,000 ports is a thousand rows of data, not a thousa
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from typing import Any, Callable
 
 from PySide6.QtCore import (QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt,
@@ -37,52 +38,46 @@ class PortVlansModel(RowsModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.ports: list[str] = []
-        self._choices: list[PortChoice] = []
-        self._listed: set[str] = set()  # the ports the setting shown lists
+        self._shown: dict[str, str] = {}  # the setting as last shown
+        self._choices: dict[int, PortChoice] = {}  # by row, those read or changed since
         self._value: dict[str, str] = {}
         self._switch = ""
         self._drafts: dict[str, tuple[PortChoice, str | None]] = {}  # the invalid choices, each with its port's
         # setting as it was when the user made it
 
     def show_ports(self, switch: str, ports: list[str], vlans: dict[str, str]) -> None:
-        """The `switch`'s linked `ports` and those its setting `vlans` lists, each with its VLANs; a text the
-        controls cannot show is kept as written while its port is not changed."""
+        """The `switch`'s linked `ports` and those its setting `vlans` lists, each with its VLANs (read when Qt asks
+        for the rows in sight); a text the controls cannot show is kept as written while its port is not changed."""
         if switch != self._switch:
             self._switch, self._drafts = switch, {}
+        self._drafts = {port: draft for port, draft in self._drafts.items() if draft[1] == vlans.get(port)}
         ports = sorted({*ports, *vlans}, key=natural_order)
-        choices = [self._shown_choice(port, vlans.get(port)) for port in ports]
-        listed = set(vlans)
+        self._shown, self._choices, self._value = dict(vlans), {}, dict(vlans)
         if ports != self.ports:
             self.beginResetModel()
-            self.ports, self._choices, self._listed, self._value = ports, choices, listed, dict(vlans)
+            self.ports = ports
             self.endResetModel()
-            return
-        changed = [row for row, port in enumerate(ports) if choices[row] != self._choices[row]
-                   or lists_others(listed, port) != lists_others(self._listed, port)]
-        self._choices, self._listed, self._value = choices, listed, dict(vlans)
-        if changed:
-            self.dataChanged.emit(self.index(changed[0], MODE), self.index(changed[-1], NATIVE))
+        elif ports:
+            self.dataChanged.emit(self.index(0, MODE), self.index(len(ports) - 1, NATIVE))
 
-    def _shown_choice(self, port: str, written: str | None) -> PortChoice:
-        draft = self._drafts.get(port)
-        if draft is not None and draft[1] == written:
-            return draft[0]
-        self._drafts.pop(port, None)
-        return PortChoice.of(parsed_port(written))
+    def choice(self, row: int) -> PortChoice:
+        """The port's choice: the user's since the setting was shown, or the setting's."""
+        if row not in self._choices:
+            port = self.ports[row]
+            draft = self._drafts.get(port)
+            self._choices[row] = draft[0] if draft is not None else PortChoice.of(parsed_port(self._shown.get(port)))
+        return self._choices[row]
 
     def value(self) -> dict[str, str]:
         return dict(self._value)
 
-    def choice(self, port: str) -> PortChoice:
-        return self._choices[self.ports.index(port)]
-
     def error(self) -> str:
         """The first invalid choice, naming its port."""
-        return next((self._error(row) for row, choice in enumerate(self._choices) if choice.error()), "")
+        return next((f"{port}: {self._drafts[port][0].error()}" for port in self.ports if port in self._drafts), "")
 
     def not_set(self, row: int) -> str:
         """What the port in `row` does when not set."""
-        return NOT_SET[lists_others(self._listed, self.ports[row])]
+        return NOT_SET[lists_others(self._shown, self.ports[row])]
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.ports)
@@ -96,7 +91,7 @@ class PortVlansModel(RowsModel):
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         """A port's VLANs once it has a mode, its native VLAN once a trunk: disabled before, which Tab passes by."""
-        mode = self._choices[index.row()].mode
+        mode = self.choice(index.row()).mode
         if index.column() == MODE or (index.column() == VLANS and mode) or (index.column() == NATIVE
                                                                            and mode == "trunk"):
             return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEditable
@@ -104,7 +99,7 @@ class PortVlansModel(RowsModel):
 
     def data(self, index: Index, role: int = Role.DisplayRole) -> Any:
         row, column = index.row(), index.column()
-        choice = self._choices[row]
+        choice = self.choice(row)
         if role == Role.DisplayRole:
             return (MODES[choice.mode] if choice.mode else self.not_set(row), choice.vlans,
                     (str(choice.native) if choice.native else "none") if choice.mode == "trunk" else "")[column]
@@ -121,7 +116,7 @@ class PortVlansModel(RowsModel):
         row, column = index.row(), index.column()
         if role != Role.EditRole or not index.isValid():
             return False
-        choice = self._choices[row]
+        choice = self.choice(row)
         changed = (dataclasses.replace(choice, mode=str(value)) if column == MODE else
                    dataclasses.replace(choice, vlans=str(value).strip()) if column == VLANS else
                    dataclasses.replace(choice, native=int(value)))
@@ -145,10 +140,10 @@ class PortVlansModel(RowsModel):
         return True
 
     def _error(self, row: int) -> str:
-        return f"{self.ports[row]}: {self._choices[row].error()}"
+        return f"{self.ports[row]}: {self.choice(row).error()}"
 
 
-def lists_others(listed: set[str], port: str) -> bool:
+def lists_others(listed: Collection[str], port: str) -> bool:
     """Whether the setting lists a port other than `port`."""
     return len(listed) > (port in listed)
 
