@@ -15,6 +15,7 @@ from vtopo.gui.main_window import MainWindow
 from vtopo.gui.overlays.broadcast_domains import domain_color
 from vtopo.gui.panels.port_vlans_table import MODE, NATIVE, VLANS, PortVlansEditor, PortVlansTable
 from vtopo.model import io
+from vtopo.model.topology import Endpoint, Link, Node, Position, Topology
 
 Key, Ctrl = Qt.Key, Qt.KeyboardModifier.ControlModifier
 
@@ -246,3 +247,31 @@ def test_a_switchs_table_is_built_once_and_shows_the_switch_chosen_after_another
                       if end.node == "s2"), *window.editor.topology.nodes["s2"].settings.get("vlans", {})})
     assert vlans_table(qtbot, window, "s2") is table
     assert table.model.ports == ports and table.view.isVisible()
+
+
+def test_a_bridge_of_many_ports_shows_a_dozen_rows_and_the_keyboard_reaches_the_last(
+        make_window: Callable[..., MainWindow], qtbot: Any, tmp_path: Path) -> None:
+    """The VLANs and interfaces of a bridge of 200 ports are tables as tall as a dozen rows; Ctrl+End takes the last
+    port, which typing sets."""
+    topology = Topology(name="many", id="lab-many")
+    topology.add_node(Node("br", "br", "bridge", {}, Position(0, 0)))
+    for index in range(1, 201):
+        topology.add_node(Node(f"h{index}", f"h{index}", "container", {}, Position(10 * index, 200)))
+        topology.add_link(Link(f"l{index}", Endpoint(f"h{index}", "eth0"), Endpoint("br", f"p{index}")))
+    io.save(topology, tmp_path / "many.vtopo")
+    window = make_window(tmp_path / "many.vtopo")
+    table = vlans_table(qtbot, window, "br")
+    interfaces = window.inspector.node_form.interfaces
+    assert table.model.rowCount() == interfaces.rows.rowCount() == 200
+    assert table.view.height() < 16 * table.view.rowHeight(0) and interfaces.height() < 16 * interfaces.rowHeight(0)
+
+    click_cell(qtbot, table, "p1", MODE)
+    qtbot.keyClick(table.view, Key.Key_End, Ctrl)
+    last = table.index_of("p200", MODE)
+    assert table.view.currentIndex() == last
+    qtbot.waitUntil(lambda: table.view.viewport().rect().intersects(table.view.visualRect(last)))  # in sight
+    type_keys(qtbot, "a", finish=None)  # access: its VLAN next
+    qtbot.waitUntil(lambda: editing(table) and table.view.currentIndex() == table.index_of("p200", VLANS))
+    type_keys(qtbot, "30")
+    qtbot.waitUntil(lambda: window.editor.topology.nodes["br"].settings.get("vlans") == {"p200": "access 30"})
+    assert shown_rows(table)[0] == ("p1", "not set: VLAN 1 untagged", "", "")
