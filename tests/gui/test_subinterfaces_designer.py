@@ -8,7 +8,7 @@ from typing import Any, Callable
 from PySide6.QtCore import QPointF, Qt
 
 from tests.gui.helpers import cell_text, click, drag, drop_kind, edit_cell, focus_canvas, inspected_setting
-from tests.gui.test_vlans_designer import click_cell, editing, retype, type_keys, vlans_table
+from tests.gui.test_vlans_designer import cell, click_cell, editing, retype, type_keys, vlans_table
 from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.interface_table import SUBINTERFACES
 from vtopo.gui.panels.link_form import EndEditor
@@ -71,7 +71,7 @@ def test_router_on_a_stick_is_drawn_from_nothing_with_the_mouse_and_the_keyboard
     for port, mode, vlans in (("p1", "a", "10"), ("p2", "a", "20"), ("p3", "t", "10,20")):
         click_cell(qtbot, table, port, MODE)
         type_keys(qtbot, mode, finish=None)  # access or trunk typed over "not set": the VLANs are edited next
-        qtbot.waitUntil(lambda port=port: editing(table) and table.view.currentIndex() == table.index_of(port, VLANS))
+        qtbot.waitUntil(lambda port=port: editing(table) and table.view.currentIndex() == cell(table, port, VLANS))
         type_keys(qtbot, vlans)
         qtbot.waitUntil(lambda port=port, mode=mode, vlans=vlans: switch_vlans().get(port) == f"{modes[mode]} {vlans}")
     switch = editor.topology.node_named(s1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QModelIndex, QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QComboBox, QLineEdit, QWidget
 
@@ -50,6 +50,10 @@ def vlans_table(qtbot: Any, window: MainWindow, node_id: str) -> PortVlansTable:
     return editor.widget
 
 
+def cell(table: PortVlansTable, port: str, column: int) -> QModelIndex:
+    return table.model.index(table.model.ports.index(port), column)
+
+
 def shown_rows(table: PortVlansTable) -> list[tuple[str, ...]]:
     """Each port's row: its header, then its cells."""
     model = table.model
@@ -60,7 +64,7 @@ def shown_rows(table: PortVlansTable) -> list[tuple[str, ...]]:
 
 def click_cell(qtbot: Any, table: PortVlansTable, port: str, column: int) -> None:
     """A click on the port's cell, which makes it the current one (a second click would edit it)."""
-    index = table.index_of(port, column)
+    index = cell(table, port, column)
     table.view.scrollTo(index)
     qtbot.mouseClick(table.view.viewport(), Qt.MouseButton.LeftButton, pos=table.view.visualRect(index).center())
     qtbot.waitUntil(lambda: table.view.currentIndex() == index and table.view.hasFocus())
@@ -89,7 +93,7 @@ def test_links_show_their_vlans_and_the_inspector_sets_each_port_with_undo(
     table = vlans_table(qtbot, window, "s1")
     assert shown_rows(table) == [("p1", "access", "10", ""), ("p2", "access", "10", ""), ("p3", "access", "20", ""),
                                  ("p4", "trunk", "10,20", "none")]
-    assert not table.index_of("p1", NATIVE).flags() & Qt.ItemFlag.ItemIsEnabled  # an access port has no native VLAN
+    assert not cell(table, "p1", NATIVE).flags() & Qt.ItemFlag.ItemIsEnabled  # an access port has no native VLAN
 
     click_cell(qtbot, table, "p3", VLANS)
     type_keys(qtbot, "10")  # typed over the cell: h3 joins VLAN 10
@@ -109,11 +113,11 @@ def test_links_show_their_vlans_and_the_inspector_sets_each_port_with_undo(
     assert middles(window)["link-trunk"] == "10,20 native 1 | 10,20"
 
     edit_cell(qtbot, table.view, 0, VLANS, "5000")  # p1, double-clicked: refused where it is typed, the lab unchanged
-    p1 = table.index_of("p1", VLANS)
+    p1 = cell(table, "p1", VLANS)
     qtbot.waitUntil(lambda: not editing(table))
     assert p1.data(Qt.ItemDataRole.BackgroundRole) is not None
     assert p1.data(Qt.ItemDataRole.ToolTipRole) == "p1: VLAN 5000 is outside 1-4094 (0 means no VLAN, 4095 is reserved)"
-    assert table.model.error().startswith("p1: VLAN 5000") and s1_vlans(window)["p1"] == "access 10"
+    assert s1_vlans(window)["p1"] == "access 10"
     edit_cell(qtbot, table.view, 0, VLANS, "10")
     qtbot.waitUntil(lambda: p1.data(Qt.ItemDataRole.BackgroundRole) is None)
 
@@ -139,21 +143,21 @@ def test_the_keyboard_moves_through_the_vlans_table_and_edits_it(make_window: Ca
     click_cell(qtbot, table, "p1", MODE)
     qtbot.keyClick(table.view, Key.Key_Down)
     qtbot.keyClick(table.view, Key.Key_Right)
-    assert table.view.currentIndex() == table.index_of("p2", VLANS) and not editing(table)
+    assert table.view.currentIndex() == cell(table, "p2", VLANS) and not editing(table)
 
     type_keys(qtbot, "20", finish=Key.Key_Tab)  # p2 into VLAN 20, then the next cell it can edit: past its native
     # VLAN (an access port has none), p3's mode
     qtbot.waitUntil(lambda: s1_vlans(window)["p2"] == "access 20")
-    qtbot.waitUntil(lambda: editing(table) and table.view.currentIndex() == table.index_of("p3", MODE))
+    qtbot.waitUntil(lambda: editing(table) and table.view.currentIndex() == cell(table, "p3", MODE))
     qtbot.keyClick(QApplication.focusWidget(), Key.Key_Escape)
 
     click_cell(qtbot, table, "p3", MODE)
     type_keys(qtbot, "n", finish=None)  # not set: the port leaves the setting
     qtbot.waitUntil(lambda: "p3" not in s1_vlans(window))
     qtbot.waitUntil(lambda: shown_rows(table)[2] == ("p3", "not set: VLAN 1 untagged", "", ""))
-    assert table.view.currentIndex() == table.index_of("p3", MODE)  # typed over again, p3 still the current cell
+    assert table.view.currentIndex() == cell(table, "p3", MODE)  # typed over again, p3 still the current cell
     type_keys(qtbot, "a", finish=None)  # access, with no VLAN yet: its VLANs cell is edited next
-    qtbot.waitUntil(lambda: editing(table) and table.view.currentIndex() == table.index_of("p3", VLANS))
+    qtbot.waitUntil(lambda: editing(table) and table.view.currentIndex() == cell(table, "p3", VLANS))
     window.inspector.refresh()  # as when a deployed node's state changes: the choice is kept while p3 is unchanged
     assert "p3" not in s1_vlans(window) and shown_rows(table)[2][1] == "access"
     field = QApplication.focusWidget()
@@ -267,11 +271,11 @@ def test_a_bridge_of_many_ports_shows_a_dozen_rows_and_the_keyboard_reaches_the_
 
     click_cell(qtbot, table, "p1", MODE)
     qtbot.keyClick(table.view, Key.Key_End, Ctrl)
-    last = table.index_of("p200", MODE)
+    last = cell(table, "p200", MODE)
     assert table.view.currentIndex() == last
     qtbot.waitUntil(lambda: table.view.viewport().rect().intersects(table.view.visualRect(last)))  # in sight
     type_keys(qtbot, "a", finish=None)  # access: its VLAN next
-    qtbot.waitUntil(lambda: editing(table) and table.view.currentIndex() == table.index_of("p200", VLANS))
+    qtbot.waitUntil(lambda: editing(table) and table.view.currentIndex() == cell(table, "p200", VLANS))
     type_keys(qtbot, "30")
     qtbot.waitUntil(lambda: window.editor.topology.nodes["br"].settings.get("vlans") == {"p200": "access 30"})
     assert shown_rows(table)[0] == ("p1", "not set: VLAN 1 untagged", "", "")

@@ -71,10 +71,6 @@ class PortVlansModel(RowsModel):
     def value(self) -> dict[str, str]:
         return dict(self._value)
 
-    def error(self) -> str:
-        """The first invalid choice, naming its port."""
-        return next((f"{port}: {self._drafts[port][0].error()}" for port in self.ports if port in self._drafts), "")
-
     def not_set(self, row: int) -> str:
         """What the port in `row` does when not set."""
         return NOT_SET[lists_others(self._shown, self.ports[row])]
@@ -226,9 +222,6 @@ class PortVlansTable(QWidget):
         self.model.modelReset.connect(self._fit)
         self._fit()
 
-
-    def index_of(self, port: str, column: int) -> QModelIndex:
-        return self.model.index(self.model.ports.index(port), column)
 
     def _edit_later(self, index: QModelIndex) -> None:
         """Edit the cell once the editor that asked for it has closed."""
