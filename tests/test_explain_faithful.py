@@ -58,6 +58,8 @@ SPECIMENS: list[o.Op] = [
                memory_mb=128, cpus=0.5, disk_mb=64),
     o.RemoveImageContainer(owner="node t1", netns="vfth0-t1", run_root="/run/vtopo",
                            paths=("/run/vtopo/ns/vfth0/t1.mnt", "/run/vtopo/ns/vfth0/t1.uts")),
+    o.SetSysctl(owner="node c2", netns="vfth0-c2", key="net.ipv4.ip_forward", value="1",
+                userns="/run/vtopo/ns/vfth0/user"),
     o.CreateBridge(owner="node br", name="vfth0-br", stp=True, forward_delay_s=4.0, ageing_s=30.5),
     o.CreateBridge(owner="node br", name="vfth0-br2", stp=False, forward_delay_s=0.0, ageing_s=300.0),
     o.CreateBridge(owner="node br", name="vfth0-br3", stp=True, forward_delay_s=2.0, ageing_s=10.0,

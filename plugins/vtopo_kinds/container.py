@@ -76,7 +76,7 @@ class ContainerKind(NodeKind[ContainerSettings], RunsAsContainer[ContainerSettin
         netns = node.names.netns(node.node.name)
         owner = node.subject
         for key, value in sorted(node.settings.sysctls.items()):
-            yield api.SetSysctl(owner=owner, netns=netns, key=key, value=value)
+            yield api.SetSysctl(owner=owner, netns=netns, key=key, value=value, userns=node.lab.user_namespace)
         for gateway in self.default_gateways(node):
             yield gateway_route(node, netns, gateway)
         for route in node.settings.routes:

@@ -174,14 +174,14 @@ class OvsKind(NodeKind[OvsSettings], KeepsVlansApart[OvsSettings], RoutesBetween
         netns = self.own_namespace(node)
         if netns is None:
             return
-        owner, trust = node.subject, node.lab.trust
-        yield api.CreateNamespace(owner=owner, name=netns,
-                                  userns=node.names.user_namespace if trust.owner.ids is not None else "")
-        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
-        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
+        owner, userns = node.subject, node.lab.user_namespace
+        yield api.CreateNamespace(owner=owner, name=netns, userns=userns)
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1", userns=userns)
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1", userns=userns)
         # no duplicate address detection on the interfaces that come: until it ends, about a second after an
         # interface comes up, the kernel cannot ask for a neighbour of a packet it forwards (no usable link-local)
-        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.default.accept_dad", value="0")
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.default.accept_dad", value="0",
+                            userns=userns)
         for index, (vlan, addresses) in enumerate(sorted(self.vlan_interfaces(node).items())):
             port, name = self.svi_port(node, vlan), svi_name(vlan)
             yield api.OvsAddPort(owner=owner, bridge=bridge, name=port, ofport=SVI_OFPORTS + index,

@@ -327,8 +327,9 @@ class RouterKind(NodeKind[RouterSettings], RunsAsContainer[RouterSettings], Serv
     def lower(self, node: NodeContext[RouterSettings]) -> Iterable[api.Op]:
         owner, name, facts = node.subject, node.node.name, node.facts
         netns, directory, suite = node.names.netns(name), node.names.node_dir(name), facts.routing_suite
-        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1")
-        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1")
+        userns = node.lab.user_namespace
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv4.ip_forward", value="1", userns=userns)
+        yield api.SetSysctl(owner=owner, netns=netns, key="net.ipv6.conf.all.forwarding", value="1", userns=userns)
         ids = node.lab.trust.owner.ids
         frr_user = "" if ids is not None else facts.frr_user
         yield api.MakeDirectory(owner=owner, path=directory, user=frr_user, ids=ids)

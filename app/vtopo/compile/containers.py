@@ -28,7 +28,7 @@ def container_ops(lab: LabContext, hosts: str = "") -> Iterator[Op]:
     if not nodes and not any(isinstance(node.kind, RoutesBetweenVlans) and node.kind.own_namespace(node)
                              for node in lab.nodes.values()):
         return
-    userns = names.user_namespace if owner.ids is not None else ""
+    userns = lab.user_namespace
     if owner.ids is not None:
         yield CreateUserNamespace(owner="lab", path=userns, uid=owner.ids[0], gid=owner.ids[1])
     yield WriteHostsFile(owner="lab", path=names.hosts_file, content=hosts or hosts_text(lab))

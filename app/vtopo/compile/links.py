@@ -164,7 +164,8 @@ def subinterface_ops(end: EndContext, tag: str) -> Iterator[Op]:
             yield CreateVlan(owner=owner, name=name, netns=end.netns, parent=end.device, vid=sub.vlan)
         # no duplicate address detection of its link-local address: until it ends, a second after the subinterface
         # comes up, a router cannot ask for the neighbour of a packet it forwards there
-        yield SetSysctl(owner=owner, netns=end.netns, key=f"net/ipv6/conf/{name}/accept_dad", value="0", device=name)
+        yield SetSysctl(owner=owner, netns=end.netns, key=f"net/ipv6/conf/{name}/accept_dad", value="0", device=name,
+                        userns=end.owner.lab.user_namespace if end.netns else "")
         yield ConfigureLink(owner=owner, name=name, netns=end.netns, alias=tag if end.netns is None else "", up=True)
         for address in sub.addresses:
             yield AddAddress(owner=owner, name=name, netns=end.netns, cidr=address)

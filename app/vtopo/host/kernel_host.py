@@ -237,8 +237,11 @@ class KernelHost:
             if error.code != errno.ESRCH and not _absent(error):
                 raise
 
-    def set_sysctl(self, netns: str | None, key: str, value: str) -> None:
-        self.netlink.set_sysctl(netns, key, value)
+    def set_sysctl(self, netns: str | None, key: str, value: str, userns: str) -> None:
+        if userns and netns:
+            self._maker(userns, os.path.dirname(userns)).set_sysctl(netns, key, value)
+        else:
+            self.netlink.set_sysctl(netns, key, value)
 
     def set_impairment(self, name: str, netns: str | None, *, delay_ms: float, jitter_ms: float, loss_pct: float,
                        rate_mbit: float) -> None:

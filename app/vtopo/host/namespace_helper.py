@@ -22,6 +22,8 @@ Requests and answers are JSON messages on a SOCK_SEQPACKET socket, with namespac
                                               -> the node's mount and UTS namespaces     [mnt fd, uts fd]
        (each PATH of "keep" under a directory the node gets empty stays visible there: vtopo's own code; each DIR
        of "binds", a real directory, is bound at its PATH inside; each file of "files" is bound over its PATH)
+    {"op": "sysctl", "path": "net/ipv4/ip_forward", "value": V}   [net]
+                                              -> /proc/sys/PATH of that network namespace written, as this process is
 Every answer is {"ok": true} or {"error": "..."}.
 """
 from __future__ import annotations
@@ -82,6 +84,9 @@ def main(argv: list[str]) -> int:
                     _network_and_node(channel, request["node"], fds[0], mode, base, keeper)
                 else:
                     _answer(channel, {"ok": True}, [f"{THREAD_NS}/net"])
+            elif request["op"] == "sysctl":
+                _write_sysctl(fds[0], request["path"], request["value"])
+                _answer(channel, {"ok": True}, [])
             elif request["op"] == "node":
                 try:
                     _node(request, fds[0], fds[1], mode, base, keeper)
@@ -113,6 +118,14 @@ def _network_and_node(channel: socket.socket, node: dict[str, Any], hosts: int, 
         _answer(channel, {"ok": True}, [f"{THREAD_NS}/net", f"{THREAD_NS}/mnt", f"{THREAD_NS}/uts"])
     finally:
         syscalls.setns(base, CLONE_NEWNS)
+
+
+def _write_sysctl(netns: int, path: str, value: str) -> None:
+    """Write /proc/sys/PATH of the network namespace `netns` as this process is: in a lab's user namespace, its root,
+    to whom the kernel grants nothing beyond the lab's namespaces (nor loads a module for)."""
+    syscalls.setns(netns, CLONE_NEWNET)  # /proc/sys/net shows the namespace of the process that opens it
+    with open(f"/proc/sys/{path}", "w", encoding="utf-8") as sysctl:
+        sysctl.write(value)
 
 
 def _said(error: Exception) -> str:

@@ -28,6 +28,7 @@ from pathlib import Path
 from vtopo.host import netns as namespaces
 from vtopo.host import syscalls
 from vtopo.host.errors import HostError
+from vtopo.host.netlink import sysctl_path
 from vtopo.host.owned_files import PASSAGE, PRIVATE, make_directory
 from vtopo.host.processes import wait_child
 from vtopo.host.syscalls import CLONE_NEWNS, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE
@@ -193,6 +194,16 @@ class NamespaceMaker:
             os.close(uts)
         self._last_node = node
         self._ask_ahead()
+
+    def set_sysctl(self, netns: str, key: str, value: str) -> None:
+        """Write the net.* sysctl `key` of network namespace `netns` from the helper, as it is (root of a lab's user
+        namespace: the kernel judges the write with the lab's powers)."""
+        request = {"op": "sysctl", "path": sysctl_path(key), "value": value}
+        given = [namespaces.open_netns(netns)]
+        try:
+            self._ask(request, given, 0, f"set sysctl {key}={value} in {netns}")
+        finally:
+            os.close(given[0])
 
     def close(self) -> None:
         self._coming.clear()

@@ -506,14 +506,13 @@ class Netlink:
             self._rtnl(netns).request(request, RTM_DELROUTE)
 
     def set_sysctl(self, netns: str | None, key: str, value: str) -> None:
-        """Write a net.* sysctl of `netns`, e.g. "net.ipv4.ip_forward" (slashes if a name has dots)."""
-        parts = key.split("/") if "/" in key else key.split(".")
-        if parts[0] != "net" or any(part in ("", ".", "..") for part in parts):
-            raise ValueError(f"{key!r} is not a net.* sysctl, the only kind a namespace has its own of")
-        _refuse_loading_a_module("/".join(parts), value)
+        """Write a net.* sysctl of `netns` as this process (root): one vtopo sets, or one of a lab of root's whose
+        namespaces are the host's. A lab in a user namespace of its own has its sysctls written there (KernelHost)."""
+        path = sysctl_path(key)
+        _refuse_loading_a_module(path, value)
         with _kernel(f"set sysctl {key}={value}{_where(netns)}"), entered(netns):
             # /proc/sys/net shows the namespace of the thread that opens it
-            with open("/proc/sys/" + "/".join(parts), "w") as sysctl:
+            with open(f"/proc/sys/{path}", "w") as sysctl:
                 sysctl.write(value)
 
     def set_impairment(
@@ -821,6 +820,14 @@ def _drop_bridge_link_news(events: socket.socket) -> None:
     instructions = ctypes.create_string_buffer(program, len(program))
     events.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER,
                       struct.pack("@HP", len(program) // _BPF_INSTRUCTION.size, ctypes.addressof(instructions)))
+
+
+def sysctl_path(key: str) -> str:
+    """The path under /proc/sys of a net.* sysctl, e.g. "net.ipv4.ip_forward" (slashes if a name has dots)."""
+    parts = key.split("/") if "/" in key else key.split(".")
+    if parts[0] != "net" or any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"{key!r} is not a net.* sysctl, the only kind a namespace has its own of")
+    return "/".join(parts)
 
 
 _CHOICES_OF_LOADED_MODULES = {"net/ipv4/tcp_congestion_control": "net/ipv4/tcp_available_congestion_control"}

@@ -269,7 +269,7 @@ class NodeContext(FreezesOnceResolved, Generic[S]):
         if netns is None:
             raise CannotRunInside(f"{self.node.name} is the host's own namespace, not a container")
         names, name = self.names, self.node.name
-        user = [f"--user={names.user_namespace}"] if self.lab.trust.owner.ids is not None else []
+        user = [f"--user={self.lab.user_namespace}"] if self.lab.user_namespace else []
         image = image_of(self) is not None
         pids = [f"--pid={names.node_namespace(name, 'pid')}"] if own_pids and image else []
         return [*(in_containers_cgroup(netns) if image else []), "nsenter", *user, f"--net={NETNS_DIR}/{netns}",
@@ -288,6 +288,12 @@ class LabContext(FreezesOnceResolved):
     domains: list[list[EndContext]] = field(default_factory=list)  # the ends on each L2 segment, once named
     whole: LabContext | None = None  # of one site's part of a lab spread over sites: the whole lab, which holds the
     # nodes of the other sites that the part's ends reach (a tunnel's far end)
+
+    @property
+    def user_namespace(self) -> str:
+        """The file of the lab's user namespace, which holds its nodes' namespaces; "" for a lab of root's whose
+        namespaces are the host's (agent.toml's `root_labs_as_host`)."""
+        return self.names.user_namespace if self.trust.owner.ids is not None else ""
 
     def node_named(self, name: str) -> NodeContext[Any] | None:
         return next((n for n in self.nodes.values() if n.node.name == name), None)

@@ -120,7 +120,8 @@ class Host(Protocol):
     def delete_route(self, netns: str | None, destination: str, gateway: str, device: str) -> None:
         """The route, gone from the namespace's main table (one already gone is no error)."""
 
-    def set_sysctl(self, netns: str | None, key: str, value: str) -> None: ...
+    def set_sysctl(self, netns: str | None, key: str, value: str, userns: str) -> None:
+        """Write a net.* sysctl of `netns`; as root of `userns` when set (the namespace is that user namespace's)."""
 
     def set_impairment(self, name: str, netns: str | None, *, delay_ms: float, jitter_ms: float, loss_pct: float,
                        rate_mbit: float) -> None: ...

@@ -394,19 +394,22 @@ class DeleteRoute(Op):
 
 @dataclass(frozen=True, kw_only=True)
 class SetSysctl(Op):
-    """A per-namespace sysctl; in the host namespace only the per-device sysctl of a device the lab made."""
+    """A per-namespace sysctl; in the host namespace only the per-device sysctl of a device the lab made. In a
+    namespace of the lab's user namespace `userns`, written by root of that user namespace (the lab's owner), never by
+    the host's root: the kernel judges what a lab file asks with the lab's powers (it loads no module for it)."""
 
     netns: str | None
     key: str
     value: str
     device: str = ""
+    userns: str = ""
     summary_text: ClassVar[str] = "sysctl {key}={value}"
 
     def requires(self) -> frozenset[str]:
         return frozenset({ns_resource(self.netns)} | ({dev_resource(self.netns, self.device)} if self.device else set()))
 
     def apply(self, host: Host) -> None:
-        host.set_sysctl(self.netns, self.key, self.value)
+        host.set_sysctl(self.netns, self.key, self.value, self.userns)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -291,8 +291,10 @@ class ScriptHost:
         self._say(ip_cmd(netns, *family, "route", "del", destination, "via", gateway,
                          *(["dev", device] if device else [])))
 
-    def set_sysctl(self, netns: str | None, key: str, value: str) -> None:
-        self._say(in_netns(netns, ["sysctl", "-qw", f"{key}={value}"]))
+    def set_sysctl(self, netns: str | None, key: str, value: str, userns: str) -> None:
+        write = ["sysctl", "-qw", f"{key}={value}"]
+        self._say(sh("nsenter", f"--user={userns}", f"--net={NETNS_DIR}/{netns}", *write) if userns and netns
+                  else in_netns(netns, write))
 
     def set_impairment(self, name: str, netns: str | None, *, delay_ms: float, jitter_ms: float, loss_pct: float,
                        rate_mbit: float) -> None:
