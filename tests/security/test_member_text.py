@@ -1,12 +1,16 @@
 """What a member wrote reaches the kernel and the tools only as the member: a node's sysctls from their lab file are
-written by root of the lab's user namespace.
+written by root of the lab's user namespace, and their capture filter is compiled by a tcpdump of theirs (Debian's
+tcpdump, run by root, compiles it as root and drops to user tcpdump only after: the filter's names are looked up in
+/etc/hosts, /etc/services and the resolver by root).
 
 Member a deploys one lab through a real agent, shared by the module's tests. Its container c1 sets
 net.ipv4.ping_group_range to "0 0": the kernel reads those group ids in the writer's user namespace, so what root
 reads back names whose group 0 it was, the host's (root wrote it) or the lab's (the member's own group)."""
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +24,7 @@ from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 pytestmark = pytest.mark.privileged
 
 LAB = "member-text"
+MARKERS = {"c1:eth0": "10.254.77.1", "br": "10.254.77.2"}  # in the member's filter: finds the processes holding it
 
 
 def _lab(directory: Path) -> list[tuple[str, Path]]:
@@ -27,8 +32,11 @@ def _lab(directory: Path) -> list[tuple[str, Path]]:
     topology.add_node(Node(id="br", name="br", kind="bridge", settings={"forward_delay": 0.0}))
     topology.add_node(Node(id="c1", name="c1", kind="container",
                            settings={"sysctls": {"net.ipv4.ping_group_range": "0 0"}}))
+    topology.add_node(Node(id="c2", name="c2", kind="container"))
     topology.add_link(Link(id="l1", a=Endpoint("c1", "eth0", Interface(addresses=["10.9.0.1/24"])),
                            b=Endpoint("br", "p1")))
+    topology.add_link(Link(id="l2", a=Endpoint("c2", "eth0", Interface(addresses=["10.9.0.2/24"])),
+                           b=Endpoint("br", "p2")))
     return [("a", saved(topology, directory))]
 
 
@@ -43,6 +51,67 @@ def test_a_members_sysctl_is_written_by_root_of_their_labs_user_namespace(labs: 
                             "/proc/sys/net/ipv4/ping_group_range"], capture_output=True, text=True, check=True)
     gid = labs.users["a"].pw_gid
     assert shown.stdout.split() == [str(gid), str(gid)], f"group 0 of whoever wrote it: {shown.stdout!r}"
+
+
+def _holding(marker: str) -> list[int]:
+    """The processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:  # ended meanwhile
+            continue
+    return found
+
+
+def _identity(pid: int) -> tuple[int, int]:
+    """The process's real uid as the host sees it, and the inode of its user namespace."""
+    uid = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+               if line.startswith("Uid:"))
+    return uid, os.stat(f"/proc/{pid}/ns/user").st_ino
+
+
+@pytest.mark.parametrize("target", MARKERS)
+def test_a_members_capture_filter_is_compiled_by_a_tcpdump_of_theirs(labs: MembersLabs, target: str) -> None:
+    """On a node's port (in a namespace of the lab's) and on a whole bridge (in the host's), whichever process holds the
+    member's filter runs as the member, in their lab's user namespace; root's, where one listens, holds none of it."""
+    member = labs.users["a"]
+    capture = labs.agent.spawn(member.pw_name, "capture", LAB, target, "-f", f"icmp and not host {MARKERS[target]}",
+                               "-c", "1000")
+    try:
+        deadline = time.monotonic() + 20
+        while not (holders := [pid for pid in _holding(MARKERS[target]) if Path(f"/proc/{pid}/comm").read_text().strip()
+                               == "tcpdump"]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert holders, f"no tcpdump holds the filter (the capture's status: {capture.poll()})"
+        lab_userns = os.stat(f"/run/vtopo/ns/{prefix_of(LAB)}/user").st_ino
+        assert {_identity(pid) for pid in holders} == {(member.pw_uid, lab_userns)}
+    finally:
+        capture.terminate()
+        capture.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("target", MARKERS)
+def test_the_members_filter_keeps_what_it_names_of_the_traffic_there(labs: MembersLabs, target: str) -> None:
+    """The capture still is what the member asked: c1's pings to c2 and their answers, without the ARP beside them."""
+    member = labs.users["a"].pw_name
+    capture = labs.agent.spawn(member, "capture", LAB, target, "-f", "icmp", "-c", "4")
+    pings = labs.agent.spawn(member, "exec", LAB, "c1", "--", "ping", "-c", "30", "-i", "0.2", "10.9.0.2")
+    try:
+        lines, messages = capture.communicate(timeout=30)
+    finally:
+        pings.terminate()
+        pings.communicate(timeout=30)
+    assert capture.returncode == 0 and "4 packets captured" in messages, messages
+    assert len(lines.splitlines()) == 4 and all("ICMP" in line for line in lines.splitlines()), lines
+
+
+@pytest.mark.parametrize("target", MARKERS)
+def test_a_filter_tcpdump_refuses_is_said_before_anything_listens(labs: MembersLabs, target: str) -> None:
+    refused = labs.agent.vtopo(labs.users["a"].pw_name, "capture", LAB, target, "-f", "icmp and (", "-c", "1")
+    assert refused.returncode != 0 and "syntax error" in refused.stderr, refused.stderr
+    assert not _holding("icmp and (")
 
 
 def _update(labs: MembersLabs, sysctls: dict[str, str]) -> subprocess.CompletedProcess[str]:

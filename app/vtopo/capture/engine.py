@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -15,6 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from scapy.error import Scapy_Exception
@@ -23,6 +25,7 @@ from scapy.utils import RawPcapReader
 from vtopo.capture.decode import RawPacket
 from vtopo.capture.pcapng import NanosecondPcapNgWriter, copy_head
 from vtopo.capture.target import CaptureError, CaptureTarget
+from vtopo.model.rules import NETNS_DIR
 from vtopo.ssh import ssh_argv
 
 _DROPPED = re.compile(r"(\d+) packets? dropped by kernel")
@@ -45,13 +48,52 @@ def tcpdump_argv(target: CaptureTarget, bpf: str = "", count: int | None = None)
         return ssh_argv(target.site, ["vtopo", "capture", target.lab, target.label, "--pcap", *options])
     if target.lab and os.geteuid() != 0:
         return [sys.executable, "-m", "vtopo.client.pcap", target.lab, target.label, bpf, str(count or 0)]
-    argv = ["tcpdump", "-i", target.device, "-n", "-s", "0", "-B", str(KERNEL_BUFFER_KIB), "-U",
-            "--time-stamp-precision=nano", "-w", "-"]
-    if count:
-        argv += ["-c", str(count)]
-    if bpf:
-        argv += ["--", tagged_too(bpf)]  # an expression, never an option
+    argv = _listening(target.device, bpf, count)
     return ["ip", "netns", "exec", target.netns, *argv] if target.netns else argv
+
+
+def _listening(device: str, bpf: str, count: int | None, *options: str) -> list[str]:
+    return ["tcpdump", "-i", device, "-n", "-s", "0", "-B", str(KERNEL_BUFFER_KIB), "-U", "--time-stamp-precision=nano",
+            *options, "-w", "-", *_count_and_filter(bpf, count)]
+
+
+def _count_and_filter(bpf: str, count: int | None) -> list[str]:
+    return [*(["-c", str(count)] if count else []), *(["--", tagged_too(bpf)] if bpf else [])]  # never an option
+
+
+@dataclass(frozen=True)
+class LabCapture:
+    """How the agent captures for a lab's owner, so that nothing they wrote (the filter) reaches a program of root's:
+    each program that reads the filter runs as root of the lab's user namespace, the owner outside, with no power
+    beyond the lab's namespaces (Debian's tcpdump compiles a filter before it drops root, reading the files its names
+    point to: /etc/hosts, /etc/services, the resolver). On a device of the lab's network namespaces it listens there
+    itself (CAP_NET_RAW over them is that root's). On one of the host's (a bridge, its ports, a tap), where that root
+    may not listen, root's tcpdump listens with vtopo's words alone and hands every packet to `filtering`, a tcpdump
+    of the lab's reading them on stdin; `check` compiles the filter first, on a stream of no packet, so that a filter
+    it refuses is said before anything listens."""
+
+    listening: list[str]
+    filtering: list[str] = field(default_factory=list)
+    check: list[str] = field(default_factory=list)
+
+
+# a pcap stream's header with no packet: nanosecond timestamps, version 2.4, whole packets, Ethernet (every device a
+# lab has in the host's namespace carries Ethernet frames)
+EMPTY_ETHERNET_STREAM = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, 1)
+
+
+def lab_capture(target: CaptureTarget, bpf: str, count: int | None, userns: str) -> LabCapture:
+    """The capture of `target`, in the lab whose user namespace is `userns` (see LabCapture)."""
+    as_the_lab = ["nsenter", f"--user={userns}"]
+    as_its_root = ("-Z", "root")  # Debian's tcpdump would drop to user tcpdump, unknown to the lab's user namespace
+    if target.netns:
+        return LabCapture([*as_the_lab, f"--net={NETNS_DIR}/{target.netns}", "--",
+                           *_listening(target.device, bpf, count, *as_its_root)])
+    if not bpf:
+        return LabCapture(_listening(target.device, "", count))
+    reading = [*as_the_lab, "--", "tcpdump", *as_its_root, "-r", "-", "-U"]
+    return LabCapture(_listening(target.device, "", None), [*reading, "-w", "-", *_count_and_filter(bpf, count)],
+                      [*reading, "-w", "-", *_count_and_filter(bpf, None)])
 
 
 def tagged_too(bpf: str) -> str:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the deployer and the deployed lab (the compiler, pyroute2, 
     # request needs them
     from vtopo.deployed import DeployedLab
     from vtopo.host.deployer import Admission, DeployError
+    from vtopo.capture.engine import LabCapture
     from vtopo.host.image_store import StoredImage
     from vtopo.host.preflight import PreflightFailed
     from vtopo.kinds.contract import LabContext, NodeContext
@@ -454,9 +455,10 @@ class Agent:
 
     @verb(p.CaptureRequest)
     def capture(self, request: p.CaptureRequest, asked: Asked) -> p.Result:
-        """tcpdump as root on the device the target names in the caller's lab, writing to the caller's descriptors:
-        the agent chooses the device, the options and the namespace; the caller only the filter and a count."""
-        from vtopo.capture.engine import tcpdump_argv
+        """tcpdump on the device the target names in the caller's lab, writing to the caller's descriptors: the agent
+        chooses the device, the options and the namespace; the caller only the filter and a count, which reach only a
+        tcpdump of the lab's (vtopo.capture.engine.LabCapture)."""
+        from vtopo.capture.engine import lab_capture, tcpdump_argv
         from vtopo.capture.target import CaptureError, resolve
 
         fds = asked.fds
@@ -469,10 +471,14 @@ class Agent:
             target = resolve(lab.context, request.target)
         except CaptureError as error:
             raise Refused(str(error)) from None
-        child = subprocess.Popen(tcpdump_argv(target, request.filter, request.count or None),
-                                 stdin=subprocess.DEVNULL, stdout=fds[0], stderr=fds[1], start_new_session=True)
-        counters = lambda: os.killpg(child.pid, signal.SIGUSR1)  # noqa: E731
-        return p.Result(_exit_status(_wait_while_connected(child, asked.send.connection, counters)))
+        userns, count = lab.context.user_namespace, request.count or None
+        if not userns:  # a lab of root's in the host's user namespace: only root captures on it
+            child = subprocess.Popen(tcpdump_argv(target, request.filter, count), stdin=subprocess.DEVNULL,
+                                     stdout=fds[0], stderr=fds[1], start_new_session=True)
+            counters = lambda: os.killpg(child.pid, signal.SIGUSR1)  # noqa: E731
+            return p.Result(_exit_status(_wait_while_connected(child, asked.send.connection, counters)))
+        return p.Result(_exit_status(_capture_for_the_lab(lab_capture(target, request.filter, count, userns), fds,
+                                                          asked.send.connection)))
 
     @verb(p.LinkRatesRequest)
     def link_rates(self, request: p.LinkRatesRequest, asked: Asked) -> p.Result:
@@ -595,6 +601,44 @@ def _wait_while_connected(child: subprocess.Popen[bytes], connection: socket.soc
                 os.killpg(child.pid, signal.SIGTERM)
                 return child.wait()
     return child.returncode
+
+
+def _capture_for_the_lab(capture: LabCapture, fds: list[int], connection: socket.socket) -> int:
+    """Run `capture` with the client's descriptors for packets and messages: its status, once it ended or the client
+    went away. The listening tcpdump answers the client's requests for counters (SIGUSR1); one that feeds a filtering
+    tcpdump ends with it (after -c N)."""
+    from vtopo.capture.engine import EMPTY_ETHERNET_STREAM
+
+    if capture.check:
+        checked = subprocess.run(capture.check, input=EMPTY_ETHERNET_STREAM, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, check=False)
+        if checked.returncode != 0:
+            os.write(fds[1], checked.stderr)
+            return checked.returncode
+    if not capture.filtering:
+        child = subprocess.Popen(capture.listening, stdin=subprocess.DEVNULL, stdout=fds[0], stderr=fds[1],
+                                 start_new_session=True)
+        return _wait_while_connected(child, connection, lambda: os.killpg(child.pid, signal.SIGUSR1))
+    packets, handed = os.pipe()
+    try:
+        child = subprocess.Popen(capture.filtering, stdin=packets, stdout=fds[0], stderr=subprocess.DEVNULL,
+                                 process_group=0)  # a group of its own, which the listening one joins
+        try:
+            listening = subprocess.Popen(capture.listening, stdin=subprocess.DEVNULL, stdout=handed, stderr=fds[1],
+                                         process_group=child.pid)
+        except OSError:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
+    finally:
+        os.close(packets)
+        os.close(handed)
+    try:
+        return _wait_while_connected(child, connection, lambda: listening.send_signal(signal.SIGUSR1))
+    finally:
+        if listening.poll() is None:
+            listening.terminate()
+        listening.wait()
 
 
 def _client_left(selector: selectors.BaseSelector, seconds: float, deployed: Callable[[], bool]) -> bool:
