@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from residue import snapshot
-from security.members import MembersLabs, deployed_by_each, prefix_of, saved
+from security.members import MembersLabs, deployed_by_each, prefix_of, saved, tiny_lab
 from vtopo.model import io
-from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
 
@@ -28,15 +27,9 @@ MARKERS = {"c1:eth0": "10.254.77.1", "br": "10.254.77.2"}  # in the member's fil
 
 
 def _lab(directory: Path) -> list[tuple[str, Path]]:
-    topology = Topology(name=LAB)
-    topology.add_node(Node(id="br", name="br", kind="bridge", settings={"forward_delay": 0.0}))
-    topology.add_node(Node(id="c1", name="c1", kind="container",
-                           settings={"sysctls": {"net.ipv4.ping_group_range": "0 0"}}))
-    topology.add_node(Node(id="c2", name="c2", kind="container"))
-    topology.add_link(Link(id="l1", a=Endpoint("c1", "eth0", Interface(addresses=["10.9.0.1/24"])),
-                           b=Endpoint("br", "p1")))
-    topology.add_link(Link(id="l2", a=Endpoint("c2", "eth0", Interface(addresses=["10.9.0.2/24"])),
-                           b=Endpoint("br", "p2")))
+    """c1 (10.9.1.1) and c2 (10.9.1.2) on bridge br; c1 sets ping_group_range."""
+    topology = io.load(tiny_lab(directory, LAB, address="10.9.1.1/24", nodes=2))
+    topology.node_named("c1").settings["sysctls"] = {"net.ipv4.ping_group_range": "0 0"}
     return [("a", saved(topology, directory))]
 
 
@@ -97,7 +90,7 @@ def test_the_members_filter_keeps_what_it_names_of_the_traffic_there(labs: Membe
     """The capture still is what the member asked: c1's pings to c2 and their answers, without the ARP beside them."""
     member = labs.users["a"].pw_name
     capture = labs.agent.spawn(member, "capture", LAB, target, "-f", "icmp", "-c", "4")
-    pings = labs.agent.spawn(member, "exec", LAB, "c1", "--", "ping", "-c", "30", "-i", "0.2", "10.9.0.2")
+    pings = labs.agent.spawn(member, "exec", LAB, "c1", "--", "ping", "-c", "30", "-i", "0.2", "10.9.1.2")
     try:
         lines, messages = capture.communicate(timeout=30)
     finally:

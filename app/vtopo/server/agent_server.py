@@ -60,6 +60,7 @@ ONE_LINE_ERRORS = ("vtopo.host.deployer:DestroyError", "vtopo.host.state:LabTake
                    "vtopo.host.errors:HostError", "vtopo.lab_operations:OperateError", "vtopo.host.deployer:DeployCancelled")
 PREFLIGHT_FAILED, DEPLOY_FAILED = ("vtopo.host.preflight:PreflightFailed",), ("vtopo.host.deployer:DeployError",)
 MAX_FILTER = 4096  # characters of a capture filter
+PIPE_BYTES = 1 << 20  # between the tcpdump that listens on a host device and the lab's that filters: a flood's bursts
 RATES_PER_S = 10  # how often a client may have a lab's link counters read
 RECORD_CHECK_S = 1.0  # how soon a stream of link rates ends after its lab is destroyed
 
@@ -620,6 +621,7 @@ def _capture_for_the_lab(capture: LabCapture, fds: list[int], connection: socket
                                  start_new_session=True)
         return _wait_while_connected(child, connection, lambda: os.killpg(child.pid, signal.SIGUSR1))
     packets, handed = os.pipe()
+    fcntl.fcntl(handed, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     try:
         child = subprocess.Popen(capture.filtering, stdin=packets, stdout=fds[0], stderr=subprocess.DEVNULL,
                                  process_group=0)  # a group of its own, which the listening one joins
