@@ -19,10 +19,11 @@ import pytest
 from residue import snapshot
 from security.members import MembersLabs, deployed_by_each, prefix_of, saved, tiny_lab
 from vtopo.model import io
+from vtopo.model.topology import Node, Topology
 
 pytestmark = pytest.mark.privileged
 
-LAB = "member-text"
+LAB, BRIDGE_LAB = "member-text", "member-text-bridge"
 MARKERS = {"c1:eth0": "10.254.77.1", "br": "10.254.77.2"}  # in the member's filter: finds the processes holding it
 
 
@@ -30,7 +31,9 @@ def _lab(directory: Path) -> list[tuple[str, Path]]:
     """c1 (10.9.1.1) and c2 (10.9.1.2) on bridge br; c1 sets ping_group_range."""
     topology = io.load(tiny_lab(directory, LAB, address="10.9.1.1/24", nodes=2))
     topology.node_named("c1").settings["sysctls"] = {"net.ipv4.ping_group_range": "0 0"}
-    return [("a", saved(topology, directory))]
+    bridge_alone = Topology(name=BRIDGE_LAB)  # no container: the lab has no user namespace
+    bridge_alone.add_node(Node(id="br", name="br", kind="bridge", settings={"forward_delay": 0.0}))
+    return [("a", saved(topology, directory)), ("b", saved(bridge_alone, directory))]
 
 
 @pytest.fixture(scope="module")
@@ -58,17 +61,18 @@ def _holding(marker: str) -> list[int]:
     return found
 
 
-def _identity(pid: int) -> tuple[int, int]:
-    """The process's real uid as the host sees it, and the inode of its user namespace."""
-    uid = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-               if line.startswith("Uid:"))
-    return uid, os.stat(f"/proc/{pid}/ns/user").st_ino
+def _identity(pid: int) -> tuple[int, int, int]:
+    """The process's real uid and its effective capabilities, as the host sees them, and the inode of its user
+    namespace."""
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    return int(status["Uid"].split()[0]), int(status["CapEff"], 16), os.stat(f"/proc/{pid}/ns/user").st_ino
 
 
 @pytest.mark.parametrize("target", MARKERS)
 def test_a_members_capture_filter_is_compiled_by_a_tcpdump_of_theirs(labs: MembersLabs, target: str) -> None:
-    """On a node's port (in a namespace of the lab's) and on a whole bridge (in the host's), whichever process holds the
-    member's filter runs as the member, in their lab's user namespace; root's, where one listens, holds none of it."""
+    """On a node's port (in a namespace of the lab's), the tcpdump that holds the member's filter runs as the member,
+    root of their lab's user namespace; on a whole bridge (in the host's), as the member with no capability, and
+    root's, which listens there, holds none of it."""
     member = labs.users["a"]
     capture = labs.agent.spawn(member.pw_name, "capture", LAB, target, "-f", f"icmp and not host {MARKERS[target]}",
                                "-c", "1000")
@@ -79,7 +83,21 @@ def test_a_members_capture_filter_is_compiled_by_a_tcpdump_of_theirs(labs: Membe
             time.sleep(0.1)
         assert holders, f"no tcpdump holds the filter (the capture's status: {capture.poll()})"
         lab_userns = os.stat(f"/run/vtopo/ns/{prefix_of(LAB)}/user").st_ino
-        assert {_identity(pid) for pid in holders} == {(member.pw_uid, lab_userns)}
+        for uid, capabilities, userns in map(_identity, holders):
+            assert uid == member.pw_uid and (userns == lab_userns if target == "c1:eth0" else capabilities == 0)
+    finally:
+        capture.terminate()
+        capture.communicate(timeout=30)
+
+
+def test_a_filtered_capture_on_a_lab_with_no_user_namespace_runs_as_its_member(labs: MembersLabs) -> None:
+    member = labs.users["b"]
+    marker = "10.254.77.3"
+    capture = labs.agent.spawn(member.pw_name, "capture", BRIDGE_LAB, "br", "-f", f"not host {marker}")
+    try:
+        assert capture.stderr is not None and "capturing on br" in capture.stderr.readline()
+        [holder] = [pid for pid in _holding(marker) if Path(f"/proc/{pid}/comm").read_text().strip() == "tcpdump"]
+        assert _identity(holder)[:2] == (member.pw_uid, 0)
     finally:
         capture.terminate()
         capture.communicate(timeout=30)
@@ -109,7 +127,7 @@ def test_a_filter_tcpdump_refuses_is_said_before_anything_listens(labs: MembersL
 
 def _update(labs: MembersLabs, sysctls: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """`vtopo deploy --update` of the lab by a, with c1's sysctls now `sysctls`."""
-    [(_, path)] = _lab(labs.directory)
+    path = _lab(labs.directory)[0][1]
     topology = io.load(path)
     topology.node_named("c1").settings["sysctls"] = sysctls
     return labs.agent.vtopo(labs.users["a"].pw_name, "deploy", "--update", str(saved(topology, labs.directory)))

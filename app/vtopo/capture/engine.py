@@ -63,18 +63,19 @@ def _count_and_filter(bpf: str, count: int | None) -> list[str]:
 
 @dataclass(frozen=True)
 class LabCapture:
-    """How the agent captures for a lab's owner, so that nothing they wrote (the filter) reaches a program of root's:
-    each program that reads the filter runs as root of the lab's user namespace, the owner outside, with no power
-    beyond the lab's namespaces (Debian's tcpdump compiles a filter before it drops root, reading the files its names
-    point to: /etc/hosts, /etc/services, the resolver). On a device of the lab's network namespaces it listens there
-    itself (CAP_NET_RAW over them is that root's). On one of the host's (a bridge, its ports, a tap), where that root
-    may not listen, root's tcpdump listens with vtopo's words alone and hands every packet to `filtering`, a tcpdump
-    of the lab's reading them on stdin; `check` compiles the filter first, on a stream of no packet, so that a filter
-    it refuses is said before anything listens."""
+    """How the agent captures for a lab's owner, so that nothing they wrote (the filter) reaches a program of root's
+    (Debian's tcpdump compiles a filter before it drops root, opening what its names point to: /etc/hosts,
+    /etc/services, the resolver). On a device of the lab's network namespaces, tcpdump listens there as root of the
+    lab's user namespace (the owner outside, with CAP_NET_RAW over the lab's namespaces alone). On one of the host's (a
+    bridge, its ports, a tap), where that root may not listen, root's tcpdump listens with vtopo's words alone and
+    hands every packet to `filtering`, a tcpdump run as the owner (`owner`: their uid and group, no other group and no
+    capability) that reads them on stdin; `check`, run so too, compiles the filter first on a stream of no packet, so
+    that a filter it refuses is said before anything listens."""
 
     listening: list[str]
     filtering: list[str] = field(default_factory=list)
     check: list[str] = field(default_factory=list)
+    owner: tuple[int, int] | None = None
 
 
 # a pcap stream's header with no packet: nanosecond timestamps, version 2.4, whole packets, Ethernet (every device a
@@ -82,18 +83,18 @@ class LabCapture:
 EMPTY_ETHERNET_STREAM = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, 1)
 
 
-def lab_capture(target: CaptureTarget, bpf: str, count: int | None, userns: str) -> LabCapture:
-    """The capture of `target`, in the lab whose user namespace is `userns` (see LabCapture)."""
-    as_the_lab = ["nsenter", f"--user={userns}"]
-    as_its_root = ("-Z", "root")  # Debian's tcpdump would drop to user tcpdump, unknown to the lab's user namespace
+def lab_capture(target: CaptureTarget, bpf: str, count: int | None, userns: str, owner: tuple[int, int]
+                ) -> LabCapture:
+    """The capture of `target` in the lab of `owner` (uid, gid) whose user namespace is `userns` (see LabCapture)."""
     if target.netns:
-        return LabCapture([*as_the_lab, f"--net={NETNS_DIR}/{target.netns}", "--",
+        as_its_root = ("-Z", "root")  # Debian's tcpdump would drop to user tcpdump, unknown to the lab's namespace
+        return LabCapture(["nsenter", f"--user={userns}", f"--net={NETNS_DIR}/{target.netns}", "--",
                            *_listening(target.device, bpf, count, *as_its_root)])
     if not bpf:
         return LabCapture(_listening(target.device, "", count))
-    reading = [*as_the_lab, "--", "tcpdump", *as_its_root, "-r", "-", "-U"]
-    return LabCapture(_listening(target.device, "", None), [*reading, "-w", "-", *_count_and_filter(bpf, count)],
-                      [*reading, "-w", "-", *_count_and_filter(bpf, None)])
+    reading = ["tcpdump", "-r", "-", "-U", "-w", "-"]
+    return LabCapture(_listening(target.device, "", None), [*reading, *_count_and_filter(bpf, count)],
+                      [*reading, *_count_and_filter(bpf, None)], owner)
 
 
 def tagged_too(bpf: str) -> str:

@@ -472,14 +472,14 @@ class Agent:
             target = resolve(lab.context, request.target)
         except CaptureError as error:
             raise Refused(str(error)) from None
-        userns, count = lab.context.user_namespace, request.count or None
-        if not userns:  # a lab of root's in the host's user namespace: only root captures on it
+        userns, owner, count = lab.context.user_namespace, lab.context.trust.owner.ids, request.count or None
+        if not userns or owner is None:  # a lab of root's in the host's user namespace: only root captures on it
             child = subprocess.Popen(tcpdump_argv(target, request.filter, count), stdin=subprocess.DEVNULL,
                                      stdout=fds[0], stderr=fds[1], start_new_session=True)
             counters = lambda: os.killpg(child.pid, signal.SIGUSR1)  # noqa: E731
             return p.Result(_exit_status(_wait_while_connected(child, asked.send.connection, counters)))
-        return p.Result(_exit_status(_capture_for_the_lab(lab_capture(target, request.filter, count, userns), fds,
-                                                          asked.send.connection)))
+        return p.Result(_exit_status(_capture_for_the_lab(lab_capture(target, request.filter, count, userns, owner),
+                                                          fds, asked.send.connection)))
 
     @verb(p.LinkRatesRequest)
     def link_rates(self, request: p.LinkRatesRequest, asked: Asked) -> p.Result:
@@ -610,9 +610,12 @@ def _capture_for_the_lab(capture: LabCapture, fds: list[int], connection: socket
     tcpdump ends with it (after -c N)."""
     from vtopo.capture.engine import EMPTY_ETHERNET_STREAM
 
+    as_owner: dict[str, Any] = {}
+    if capture.owner is not None:
+        as_owner = {"user": capture.owner[0], "group": capture.owner[1], "extra_groups": []}
     if capture.check:
         checked = subprocess.run(capture.check, input=EMPTY_ETHERNET_STREAM, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, check=False)
+                                 stderr=subprocess.PIPE, check=False, **as_owner)
         if checked.returncode != 0:
             os.write(fds[1], checked.stderr)
             return checked.returncode
@@ -624,7 +627,7 @@ def _capture_for_the_lab(capture: LabCapture, fds: list[int], connection: socket
     fcntl.fcntl(handed, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     try:
         child = subprocess.Popen(capture.filtering, stdin=packets, stdout=fds[0], stderr=subprocess.DEVNULL,
-                                 process_group=0)  # a group of its own, which the listening one joins
+                                 process_group=0, **as_owner)  # a group of its own, which the listening one joins
         try:
             listening = subprocess.Popen(capture.listening, stdin=subprocess.DEVNULL, stdout=handed, stderr=fds[1],
                                          process_group=child.pid)
