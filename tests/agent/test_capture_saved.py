@@ -1,9 +1,14 @@
-"""`vtopo capture -w` as a member through the agent: the file holds every packet captured, with the kernel's
-timestamps in nanoseconds, and Wireshark's tools read it cleanly."""
+"""`vtopo capture` as a member through the agent: with -w, the file holds every packet captured, with the kernel's
+timestamps in nanoseconds, and Wireshark's tools read it cleanly; with --pcap, a SIGTERM ends the stream and the
+capture behind it."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -69,4 +74,43 @@ def test_a_thousand_pings_every_5_ms_are_saved_whole_with_their_nanoseconds(agen
     info = subprocess.run(["capinfos", str(saved)], capture_output=True, text=True, timeout=60)
     assert info.returncode == 0 and not info.stderr.strip(), info.stderr
     assert "nanoseconds" in info.stdout and f"Number of packets:   {2 * PINGS}" in info.stdout, info.stdout
+    assert snapshot() - before == {}
+
+
+def processes_holding(text: str) -> list[int]:
+    """The pids of the processes whose command line holds `text`."""
+    held = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                held.append(int(entry.name))
+        except OSError:
+            continue  # ended meanwhile
+    return held
+
+
+def test_a_pcap_stream_told_to_stop_by_a_signal_leaves_no_capture_running(agent, users, readable_dir):
+    """What another site runs for a remote capture (`vtopo capture --pcap`) ends with its capture when it is sent
+    SIGTERM, as tcpdump would, not only when its stdin ends."""
+    a, unique = users["a"], "icmp and not host 192.0.2.77"
+    before = snapshot()
+    lab = saved_copy("bridge-veth", readable_dir, name="pcap-stop", prefix="vps")
+    assert (deployed := agent.vtopo(a.pw_name, "deploy", str(lab))).returncode == 0, deployed.stderr
+    try:
+        stream = subprocess.Popen(["runuser", "-u", a.pw_name, "--", sys.executable, "-m", "vtopo", "capture",
+                                   "pcap-stop", "c1:eth0", "--pcap", "-f", unique], env=agent.env, cwd="/",
+                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert started(stream, "listening on")
+        assert len(processes_holding(unique)) >= 3  # runuser, the command, its client of the agent's tcpdump...
+        command, = Path(f"/proc/{stream.pid}/task/{stream.pid}/children").read_text().split()  # runuser's child
+        os.kill(int(command), signal.SIGTERM)
+        stream.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while processes_holding(unique) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert processes_holding(unique) == [], "the member's client and the agent's tcpdump end with the stream"
+        assert stream.stdin is not None
+        stream.stdin.close()
+    finally:
+        assert agent.vtopo(a.pw_name, "destroy", "pcap-stop").returncode == 0
     assert snapshot() - before == {}

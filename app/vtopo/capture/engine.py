@@ -106,20 +106,29 @@ def tagged_too(bpf: str) -> str:
     return f"({bpf}) or (vlan and ({bpf}))"
 
 
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
 def stream_pcap(target: CaptureTarget, bpf: str, count: int | None) -> int:
-    """tcpdump's pcap stream on this process's stdout and its messages on stderr, until tcpdump ends or stdin does:
-    over ssh, stdin ends when the other site stops the capture or goes away. tcpdump's exit status."""
+    """tcpdump's pcap stream on this process's stdout and its messages on stderr, until tcpdump ends, stdin does
+    (over ssh, when the other site stops the capture or goes away) or this process is told to stop by a signal.
+    tcpdump's exit status."""
     try:
         tcpdump = subprocess.Popen(tcpdump_argv(target, bpf, count), stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as error:
         raise CaptureError(f"cannot start tcpdump for {target.label}: {error.strerror}") from error
 
-    def stop_when_stdin_ends() -> None:
-        while os.read(0, 4096):
-            pass
+    def stop() -> None:
         if tcpdump.poll() is None:
             os.killpg(tcpdump.pid, signal.SIGTERM)
 
+    def stop_when_stdin_ends() -> None:
+        while os.read(0, 4096):
+            pass
+        stop()
+
+    for stopping in STOPPING_SIGNALS:  # tcpdump leads a session of its own: no signal of ours reaches it by itself
+        signal.signal(stopping, lambda _signal, _frame: stop())
     threading.Thread(target=stop_when_stdin_ends, daemon=True).start()
     return tcpdump.wait()
 
