@@ -3,8 +3,10 @@ nodes: its interfaces go, the nodes keep running) and applies what it adds; when
 applied goes (interfaces in namespaces that stay too) and what it took away is made again."""
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -42,6 +44,18 @@ def reaches(node: str, address: str) -> bool:
     return subprocess.run([*in_node(node), "ping", "-c", "1", "-W", "2", address], capture_output=True).returncode == 0
 
 
+def refusing(patched: pytest.MonkeyPatch, refused: Callable[[o.Op], bool]) -> None:
+    """The applier, patched, fails each op that `refused` names."""
+    apply = Applier.apply
+
+    def refuse(applier: Applier, op: o.Op) -> None:
+        if refused(op):
+            raise OpFailed(op, "refused for the test")
+        apply(applier, op)
+
+    patched.setattr(Applier, "apply", refuse)
+
+
 def test_a_link_replaced_in_place_and_a_failed_change_put_back(monkeypatch: pytest.MonkeyPatch):
     before = snapshot()
     lab = triangle_less()
@@ -54,15 +68,8 @@ def test_a_link_replaced_in_place_and_a_failed_change_put_back(monkeypatch: pyte
         lab.topology.remove_link("c1-c3")
         lab.link("c2", "c3", "10.0.2.2/24", "10.0.2.3/24")
 
-        apply = Applier.apply
-
-        def refuse_c3s_new_address(applier: Applier, op: o.Op) -> None:
-            if isinstance(op, o.AddAddress) and op.cidr == "10.0.2.3/24":
-                raise OpFailed(op, "refused for the test")
-            apply(applier, op)
-
         with monkeypatch.context() as patched:
-            patched.setattr(Applier, "apply", refuse_c3s_new_address)
+            refusing(patched, lambda op: isinstance(op, o.AddAddress) and op.cidr == "10.0.2.3/24")
             with pytest.raises(DeployError, match="refused for the test"):
                 deployer.update(lab.topology)
         assert interfaces("c1") == ["eth0", "eth1"] and interfaces("c2") == ["eth0"]  # as it ran
@@ -103,6 +110,78 @@ def test_a_router_that_loses_a_link_restarts_its_daemons_and_the_router_beside_i
         assert restarted != pids["r1"] and Path(f"/proc/{int(restarted)}").exists()
         assert "10.0.1.1" not in Path(run_dir, default_prefix("inplace"), "r1", "frr.conf").read_text()
         assert reaches("r1", "10.0.0.2") and not reaches("r1", "10.0.1.2")
+    finally:
+        deployer.destroy("inplace")
+    assert snapshot() - before == {}
+
+
+def with_ttl(ttl: str, **more: str) -> LabBuilder:
+    """c1 (whose default TTL is `ttl`, with the sysctls `more`) joined to c2 and to the router r1."""
+    lab = LabBuilder("inplace", [here()])
+    lab.node("c1", "container", sysctls={"net.ipv4.ip_default_ttl": ttl, **more})
+    lab.node("c2", "container")
+    lab.node("r1", "router", router_id="10.255.0.1")
+    lab.link("c1", "c2", "10.0.0.1/24", "10.0.0.2/24")
+    lab.link("c1", "r1", "10.0.1.1/24", "10.0.1.2/24")
+    return lab
+
+
+def as_running() -> dict[str, object]:
+    """Each node's interfaces (name, kind, MTU, state) and IPv4 addresses, c1's default TTL and whether r1's zebra
+    runs."""
+    found: dict[str, object] = {}
+    for node in ("c1", "c2", "r1"):
+        links = json.loads(subprocess.run([*in_node(node), "ip", "-d", "-j", "link"], capture_output=True, text=True,
+                                          check=True).stdout)
+        addresses = json.loads(subprocess.run([*in_node(node), "ip", "-4", "-j", "addr"], capture_output=True, text=True,
+                                              check=True).stdout)
+        found[node] = (sorted((link["ifname"], link.get("linkinfo", {}).get("info_kind", ""), link["mtu"],
+                               link["operstate"]) for link in links),
+                       sorted(f"{entry['ifname']} {address['local']}/{address['prefixlen']}" for entry in addresses
+                              for address in entry["addr_info"]))
+    found["ttl"] = subprocess.run([*in_node("c1"), "cat", "/proc/sys/net/ipv4/ip_default_ttl"], capture_output=True,
+                                  text=True, check=True).stdout.strip()
+    found["zebra"] = subprocess.run([*in_node("r1"), "pgrep", "-x", "zebra"], capture_output=True).returncode == 0
+    return found
+
+
+FAILING = {"an unknown sysctl": None, "an address": o.AddAddress, "a veth pair": o.CreateVeth,
+           "a router's daemon": o.StartProcess}
+
+
+@pytest.mark.parametrize("failing", FAILING)
+def test_an_update_that_fails_after_one_that_worked_leaves_the_lab_as_that_one_left_it(
+        monkeypatch: pytest.MonkeyPatch, failing: str):
+    """The first update changes c1's default TTL (which rebuilds the lab); the second changes it again and fails, at
+    the kernel's refusal of an unknown sysctl or at a fault injected into one kind of operation: the lab is deployed
+    again as the first update left it, and the error says so."""
+    before = snapshot()
+    deployer = Deployer()
+    deployer.deploy(with_ttl("64").topology)
+    try:
+        deployer.update(with_ttl("44").topology)
+        updated = as_running()
+        assert updated["ttl"] == "44" and updated["zebra"], updated
+        kind = FAILING[failing]
+        edit = with_ttl("45", **({} if kind else {"net.ipv4.no_such_thing": "1"}))
+        failed: list[o.Op] = []
+
+        def first_of_its_kind(op: o.Op) -> bool:
+            """The first op of the kind `failing` names (the deploy that puts the lab back makes its own)."""
+            if kind is None or failed or not isinstance(op, kind):
+                return False
+            failed.append(op)
+            return True
+
+        with monkeypatch.context() as patched:
+            refusing(patched, first_of_its_kind)
+            with pytest.raises(DeployError, match="deployed again as it ran before the update"):
+                deployer.update(edit.topology)
+        assert as_running() == updated
+        assert reaches("c1", "10.0.0.2") and reaches("c1", "10.0.1.2")
+        record = deployer.store.named("inplace")
+        assert record is not None and "no_such_thing" not in json.dumps(record.read()["topology"])
+        assert '"44"' in json.dumps(record.read()["topology"])
     finally:
         deployer.destroy("inplace")
     assert snapshot() - before == {}

@@ -27,7 +27,7 @@ from vtopo.host.services import Services, services_of
 from vtopo.host.preflight import PreflightFailed
 from vtopo.host.lab_parts import Compiled, LabParts
 from vtopo.host.state import HOST_NETWORKS, SHAPED_LINKS, Journal, LabRecord, StateStore, Usage
-from vtopo.lab_record import consent_to_json
+from vtopo.lab_record import consent_of, consent_to_json, topology_of
 from vtopo.kinds.contract import LabContext, image_of, resources_of
 from vtopo.lab_terms import LAB_USER, HostFacts, LabNames, LabOwner, Trust, default_prefix, namespaces_root
 from vtopo.kinds.registry import Registry, installed_kinds
@@ -105,18 +105,22 @@ def admitting(admit: Admission) -> Admission:
     return admitted
 
 
+REBUILT = "the lab was deployed again as it ran before the update, its nodes restarted; fix that and update again"
+LOST = "the update had failed, and so did deploying the lab again as it ran before it: it is not deployed"
+
+
 class DeployError(Exception):
     """A deploy that failed and was rolled back (or, if `rolled_back` is False, needs `vtopo cleanup`).
 
     The message is one line: what failed, where, and what to do. `details` holds the rest."""
 
-    def __init__(self, failure: OpFailed, rolled_back: bool, rollback_errors: list[str]):
+    def __init__(self, failure: OpFailed, rolled_back: bool, rollback_errors: list[str],
+                 advice: str = "the host is as it was; fix that and deploy again"):
         self.failure = failure
         self.rolled_back = rolled_back
         self.rollback_errors = rollback_errors
         reason = failure.reason.strip().splitlines()[0] if failure.reason.strip() else "no reason given"
-        advice = "the host is as it was; fix that and deploy again" if rolled_back else \
-            "the rollback was incomplete; run `vtopo cleanup`"
+        advice = advice if rolled_back else "the rollback was incomplete; run `vtopo cleanup`"
         super().__init__(f"{failure.op.owner}: could not {failure.op.summary()}: {reason} ({advice})")
         self.details = "\n".join([f"failed: {failure}",
                                    "everything applied before it was rolled back" if rolled_back else
@@ -286,8 +290,8 @@ class Deployer:
         Only what the edit changes is taken away (with what was built on it, which is made again: a router's daemons
         restart with a new address) and applied: a node or link added or removed, an address or a route changed, a
         link's tunnel that now goes to another site, and the rest runs on. What cannot go alone makes it a destroy
-        and a fresh deploy, and the report says so. When the change fails, the lab is
-        put back as it ran. The lab keeps its prefix, and its owner.
+        and a fresh deploy, and the report says so. When the change fails, the lab is put back as it ran: in place, or,
+        after a destroy, deployed again from its record (see `_rebuild`). The lab keeps its prefix, and its owner.
         """
         self._cancelled.clear()
         if record is None:
@@ -323,12 +327,37 @@ class Deployer:
                       if new_steps or removed else "the running lab already matches; nothing to apply")
             return DeployReport(topology.name, plan.prefix, len(topology.nodes), len(topology.links),
                                 len(new_steps) + len(removed), time.monotonic() - started, [notice])
-        self.destroy(record, progress)
-        report = self.deploy(edited, progress, source, consent, consent.owner.uid, admit, consent.owner.ids is None)
+        report = self._rebuild(record, edited, progress, source, consent, admit)
         report.notices.insert(0, "the edit changes or removes parts of the running lab, so it was destroyed and "
                                  "deployed again")
         report.seconds = time.monotonic() - started
         return report
+
+    def _rebuild(self, record: LabRecord, edited: Topology, progress: ProgressCallback, source: Path | None,
+                 consent: Trust, admit: Admission) -> DeployReport:
+        """Destroy the running lab and deploy `edited`; when that deploy fails, the lab as it ran is deployed again
+        (under its prefix, from its record), and the error says so."""
+        before = record.read()
+        self.destroy(record, progress)
+        host_identities = consent.owner.ids is None
+        try:
+            return self.deploy(edited, progress, source, consent, consent.owner.uid, admit, host_identities)
+        except BaseException as failure:
+            if isinstance(failure, DeployError) and not failure.rolled_back:
+                raise
+            self._cancelled.clear()  # a cancelled update is put back whole
+            ran = topology_of(before)
+            try:
+                self.deploy(ran, progress, Path(before["source"]) if before.get("source") else None,
+                            consent_of(before), before.get("owner", 0), admit, host_identities)
+            except DeployError as lost:
+                raise DeployError(lost.failure, True, [], LOST) from failure
+            again = self.store.named(ran.name)
+            assert again is not None
+            again.write({**again.read(), "topology": before["topology"]})  # with its file's prefix hint, as before
+            if isinstance(failure, DeployError):
+                raise DeployError(failure.failure, True, [], REBUILT) from None
+            raise
 
     def _taken_away(self, record: LabRecord, journal: list[o.Op], wanted: set[o.Op]) -> list[o.Op] | None:
         """What an edit takes away from the running lab (whose ops are `journal`): the ops it no longer has, and those
