@@ -126,9 +126,17 @@ def with_ttl(ttl: str, **more: str) -> LabBuilder:
     return lab
 
 
+def with_r2(ttl: str, **more: str) -> LabBuilder:
+    """`with_ttl`, and a router r2 joined to c2: an edit of the lab of TTL `ttl` that only adds."""
+    lab = with_ttl(ttl, **more)
+    lab.node("r2", "router", router_id="10.255.0.2")
+    lab.link("c2", "r2", "10.0.2.2/24", "10.0.2.3/24")
+    return lab
+
+
 def as_running() -> dict[str, object]:
-    """Each node's interfaces (name, kind, MTU, state) and IPv4 addresses, c1's default TTL and whether r1's zebra
-    runs."""
+    """Each node's interfaces (name, kind, MTU, whether set up) and IPv4 addresses, the lab's namespaces, c1's default
+    TTL and whether r1's zebra runs."""
     found: dict[str, object] = {}
     for node in ("c1", "c2", "r1"):
         links = json.loads(subprocess.run([*in_node(node), "ip", "-d", "-j", "link"], capture_output=True, text=True,
@@ -136,9 +144,12 @@ def as_running() -> dict[str, object]:
         addresses = json.loads(subprocess.run([*in_node(node), "ip", "-4", "-j", "addr"], capture_output=True, text=True,
                                               check=True).stdout)
         found[node] = (sorted((link["ifname"], link.get("linkinfo", {}).get("info_kind", ""), link["mtu"],
-                               link["operstate"]) for link in links),
+                               "UP" in link["flags"]) for link in links),
                        sorted(f"{entry['ifname']} {address['local']}/{address['prefixlen']}" for entry in addresses
                               for address in entry["addr_info"]))
+    found["namespaces"] = sorted(name for name in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                                                                 check=True).stdout.split()
+                                 if name.startswith(default_prefix("inplace")))
     found["ttl"] = subprocess.run([*in_node("c1"), "cat", "/proc/sys/net/ipv4/ip_default_ttl"], capture_output=True,
                                   text=True, check=True).stdout.strip()
     found["zebra"] = subprocess.run([*in_node("r1"), "pgrep", "-x", "zebra"], capture_output=True).returncode == 0
@@ -147,14 +158,17 @@ def as_running() -> dict[str, object]:
 
 FAILING = {"an unknown sysctl": None, "an address": o.AddAddress, "a veth pair": o.CreateVeth,
            "a router's daemon": o.StartProcess}
+EDITS = {"rebuilding": (lambda more: with_ttl("45", **more), "deployed again as it ran before the update"),
+         "in place": (lambda more: with_r2("44", **more), "the lab runs on as it was")}
 
 
+@pytest.mark.parametrize("edit_kind", EDITS)
 @pytest.mark.parametrize("failing", FAILING)
 def test_an_update_that_fails_after_one_that_worked_leaves_the_lab_as_that_one_left_it(
-        monkeypatch: pytest.MonkeyPatch, failing: str):
-    """The first update changes c1's default TTL (which rebuilds the lab); the second changes it again and fails, at
-    the kernel's refusal of an unknown sysctl or at a fault injected into one kind of operation: the lab is deployed
-    again as the first update left it, and the error says so."""
+        monkeypatch: pytest.MonkeyPatch, failing: str, edit_kind: str):
+    """The first update changes c1's default TTL (which rebuilds the lab); the second, which changes it again (the
+    lab is rebuilt) or adds a router (in place), fails at the kernel's refusal of an unknown sysctl or at a fault
+    injected into one kind of operation: the lab runs as the first update left it, and the error says how."""
     before = snapshot()
     deployer = Deployer()
     deployer.deploy(with_ttl("64").topology)
@@ -163,7 +177,8 @@ def test_an_update_that_fails_after_one_that_worked_leaves_the_lab_as_that_one_l
         updated = as_running()
         assert updated["ttl"] == "44" and updated["zebra"], updated
         kind = FAILING[failing]
-        edit = with_ttl("45", **({} if kind else {"net.ipv4.no_such_thing": "1"}))
+        edited, advice = EDITS[edit_kind]
+        edit = edited({} if kind else {"net.ipv4.no_such_thing": "1"})
         failed: list[o.Op] = []
 
         def first_of_its_kind(op: o.Op) -> bool:
@@ -175,7 +190,7 @@ def test_an_update_that_fails_after_one_that_worked_leaves_the_lab_as_that_one_l
 
         with monkeypatch.context() as patched:
             refusing(patched, first_of_its_kind)
-            with pytest.raises(DeployError, match="deployed again as it ran before the update"):
+            with pytest.raises(DeployError, match=advice):
                 deployer.update(edit.topology)
         assert as_running() == updated
         assert reaches("c1", "10.0.0.2") and reaches("c1", "10.0.1.2")

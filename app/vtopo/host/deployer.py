@@ -105,6 +105,8 @@ def admitting(admit: Admission) -> Admission:
     return admitted
 
 
+ROLLED_BACK = "the host is as it was; fix that and deploy again"
+RUNS_ON = "the lab runs on as it was; fix that and update again"
 REBUILT = "the lab was deployed again as it ran before the update, its nodes restarted; fix that and update again"
 LOST = "the update had failed, and so did deploying the lab again as it ran before it: it is not deployed"
 
@@ -115,7 +117,7 @@ class DeployError(Exception):
     The message is one line: what failed, where, and what to do. `details` holds the rest."""
 
     def __init__(self, failure: OpFailed, rolled_back: bool, rollback_errors: list[str],
-                 advice: str = "the host is as it was; fix that and deploy again"):
+                 advice: str = ROLLED_BACK):
         self.failure = failure
         self.rolled_back = rolled_back
         self.rollback_errors = rollback_errors
@@ -481,7 +483,7 @@ class Deployer:
             start_together()
         except OpFailed as failure:
             errors = self._roll_back(applied, failure.op, applier, record, progress, keep_record)
-            raise DeployError(failure, not errors, errors) from None
+            raise DeployError(failure, not errors, errors, RUNS_ON if keep_record else ROLLED_BACK) from None
         except DeployCancelled:  # seen between two operations: each one applied is whole, the last one too
             self._roll_back(applied, None, applier, record, progress, keep_record)
             raise
