@@ -200,3 +200,21 @@ def test_an_update_that_fails_after_one_that_worked_leaves_the_lab_as_that_one_l
     finally:
         deployer.destroy("inplace")
     assert snapshot() - before == {}
+
+
+def test_an_update_whose_lab_cannot_be_deployed_again_says_the_lab_is_gone(monkeypatch: pytest.MonkeyPatch):
+    """The rebuild fails, and so does deploying the lab as it ran (every address refused): no lab is left, nothing of
+    it either, and the error says so."""
+    before = snapshot()
+    deployer = Deployer()
+    deployer.deploy(with_ttl("64").topology)
+    try:
+        with monkeypatch.context() as patched:
+            refusing(patched, lambda op: isinstance(op, o.AddAddress))
+            with pytest.raises(DeployError, match="so did deploying the lab again as it ran before it: it is not deployed"):
+                deployer.update(with_ttl("44").topology)
+        assert deployer.store.named("inplace") is None
+    finally:
+        if deployer.store.named("inplace") is not None:
+            deployer.destroy("inplace")
+    assert snapshot() - before == {}
