@@ -49,7 +49,7 @@ SPECIMENS: list[o.Op] = [
     o.IsolateNode(owner="node c1", netns="vfth0-c1", hostname="c1", hosts_file="/run/vtopo/vfth0/hosts",
                   mount_ns="/run/vtopo/ns/vfth0/c1.mnt", uts_ns="/run/vtopo/ns/vfth0/c1.uts",
                   userns="/run/vtopo/ns/vfth0/user", binds=(("/run/vtopo/vfth0/r1", "/etc/frr"),),
-                  files=(("/etc/group", "root:x:0:\nfrrvty:x:0:\n"),)),
+                  files=(("/etc/group", "root:x:0:\nfrrvty:x:0:\n"),), host_read_only=True),
     o.RunImage(owner="node t1", netns="vfth0-t1", hostname="t1", hosts_file="/run/vtopo/vfth0/hosts",
                mount_ns="/run/vtopo/ns/vfth0/t1.mnt", uts_ns="/run/vtopo/ns/vfth0/t1.uts",
                pid_ns="/run/vtopo/ns/vfth0/t1.pid", image="vtopo/frr:latest", digest="sha256:" + "ab" * 32,
@@ -310,6 +310,10 @@ def _assert_calls_said(op: o.Op, calls: list[Effect], said: list[Effect]) -> Non
             for value in _values(call[1] if isinstance(call[1], tuple) else call[1:]):
                 if isinstance(value, str) and value not in ("", "r", "rw"):
                     assert any(value in word for word in words), (op, call, said)
+    if isinstance(op, o.IsolateNode):  # the host's files read-only inside, or not, as the script says
+        [node] = [call[1][1] for call in calls if call[0] == "maker.isolate"]
+        sealed = any("mount -o remount,bind,ro=recursive /;" in word for word in words)
+        assert node.host_read_only == sealed == op.host_read_only, op
     if isinstance(op, o.MakeDirectory):
         [(_, (path, mode), _kw), *rest] = calls
         assert ("shell", None, ("chmod", f"{mode:o}", path)) in said

@@ -106,7 +106,8 @@ class RouterKind(NodeKind[RouterSettings], RunsAsContainer[RouterSettings], Serv
         binds = tuple((directory, inside) for inside in (CONFIG_DIR[suite], RUN_DIR[suite], LOG_DIR[suite]))
         binds += dhcp.binds(node, node.settings.dhcp_pools, node.settings.dhcp_relay)
         in_lab = self._in_user_namespace(node)
-        return NodeFiles(binds, (("/etc/group", LAB_GROUPS.format(vty=VTY_GROUP[suite])),) if in_lab else ())
+        return NodeFiles(binds, (("/etc/group", LAB_GROUPS.format(vty=VTY_GROUP[suite])),) if in_lab else (),
+                         host_read_only=True)
 
     def image(self, node: NodeContext[RouterSettings]) -> NodeImage | None:
         settings = node.settings

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -201,3 +204,30 @@ def test_the_other_members_router_is_out_of_reach(labs: Labs) -> None:
     shown = labs.vtopo("a", "exec", "rt-a", "r1", "--", "sh", "-c", f"ls {labs.router_dir('rt-b')} 2>&1; ls /run/frr")
     assert "No such file" in shown[1] and "zebra.vty" in shown[1], shown[1]
     assert labs.neighbours_full("b", "rt-b")
+
+
+def test_the_daemons_may_write_nothing_of_the_host_but_the_routers_own_directory(labs: Labs) -> None:
+    """Inside r1 as its daemons run (zebra's user, mount and network namespaces entered, uid 0 there: member a
+    outside), a file in a home directory of a's own is refused as a read-only file system, though a may write there
+    outside; /etc/frr, FRR's directory inside, is the router's own directory and takes a file, and so do /tmp and
+    /run. So no line a daemon misreads as a file to open reaches the owner's files (a teacher's, when grading)."""
+    a = labs.users["a"]
+    home = Path(tempfile.mkdtemp(prefix="vtopo-routerfs-", dir="/home"))
+    try:
+        os.chown(home, a.pw_uid, a.pw_gid)
+        inside = ["nsenter", f"--target={labs.zebra('rt-a')}", "--user", "--mount", "--net", "sh", "-c"]
+        refused = subprocess.run([*inside, f"echo pwned >> {home}/.bashrc"], capture_output=True, text=True,
+                                 check=False)
+        assert refused.returncode != 0 and "Read-only file system" in refused.stderr, refused
+        assert not (home / ".bashrc").exists()
+        taken = subprocess.run([*inside, "echo mine > /etc/frr/probe && echo t > /tmp/probe && echo r > /run/probe"],
+                               capture_output=True, text=True, check=False)
+        assert taken.returncode == 0, taken
+        probe = labs.router_dir("rt-a") / "probe"
+        assert probe.read_text() == "mine\n" and probe.stat().st_uid == a.pw_uid
+        probe.unlink()
+        written = subprocess.run(["setpriv", f"--reuid={a.pw_uid}", f"--regid={a.pw_gid}", "--clear-groups", "sh",
+                                  "-c", f"echo mine > {home}/.bashrc"], capture_output=True, text=True, check=False)
+        assert written.returncode == 0, written  # the refusal inside was the mount's, not the file's mode
+    finally:
+        shutil.rmtree(home)

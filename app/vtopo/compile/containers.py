@@ -39,7 +39,7 @@ def container_ops(lab: LabContext, hosts: str = "") -> Iterator[Op]:
         if image is None:
             yield IsolateNode(owner=node.subject, netns=netns, hostname=name, hosts_file=names.hosts_file,
                               mount_ns=names.node_namespace(name, "mnt"), uts_ns=names.node_namespace(name, "uts"),
-                              userns=userns, binds=own.binds, files=own.files)
+                              userns=userns, binds=own.binds, files=own.files, host_read_only=own.host_read_only)
             continue
         digest, store = lab.facts.oci_image(image.reference) or ("", 0)
         yield RunImage(owner=node.subject, netns=netns, hostname=name, hosts_file=names.hosts_file,

@@ -69,7 +69,7 @@ class KernelHost:
     def expect(self, ops: list[o.Op]) -> None:
         """The ops about to be applied, in order: the helper of each lab's user namespace makes their network
         namespaces, and the nodes made in them, ahead of them (see NamespaceMaker)."""
-        nodes = {op.netns: Node(op.hostname, op.hosts_file, op.binds, op.files) for op in ops
+        nodes = {op.netns: Node(op.hostname, op.hosts_file, op.binds, op.files, op.host_read_only) for op in ops
                  if isinstance(op, o.IsolateNode)}
         self._expected = {}
         for op in ops:
@@ -92,9 +92,10 @@ class KernelHost:
             self.netlink.add_netns(name)
 
     def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
-                     binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...]) -> None:
-        self._maker(userns, os.path.dirname(mount_ns)).isolate(netns, Node(hostname, hosts_file, binds, files),
-                                                               mount_ns, uts_ns)
+                     binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...],
+                     host_read_only: bool) -> None:
+        node = Node(hostname, hosts_file, binds, files, host_read_only)
+        self._maker(userns, os.path.dirname(mount_ns)).isolate(netns, node, mount_ns, uts_ns)
 
     def run_image(self, *, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, pid_ns: str,
                   image: str, digest: str, run_root: str, image_owner: int, userns: str, ids: tuple[int, int] | None,

@@ -17,11 +17,12 @@ Requests and answers are JSON messages on a SOCK_SEQPACKET socket, with namespac
                                                  made in it                               [net fd, mnt fd, uts fd]
                                                  or, when the node could not be made, {"ok": true, "node_error":
                                                  "..."}                                    [net fd]
-    {"op": "node", "hostname": H, "keep": [PATH...], "binds": [[DIR, PATH]...], "files": [[PATH, TEXT]...]}
-                                       [net, hosts]
+    {"op": "node", "hostname": H, "keep": [PATH...], "binds": [[DIR, PATH]...], "files": [[PATH, TEXT]...],
+     "host_read_only": BOOL}          [net, hosts]
                                               -> the node's mount and UTS namespaces     [mnt fd, uts fd]
        (each PATH of "keep" under a directory the node gets empty stays visible there: vtopo's own code; each DIR
-       of "binds", a real directory, is bound at its PATH inside; each file of "files" is bound over its PATH)
+       of "binds", a real directory, is bound at its PATH inside; each file of "files" is bound over its PATH; with
+       "host_read_only", every mount of the host's is read-only inside, the node's own tmpfs and binds writable)
     {"op": "sysctl", "path": "net/ipv4/ip_forward", "value": V}   [net]
                                               -> /proc/sys/PATH of that network namespace written, as this process is
 Every answer is {"ok": true} or {"error": "..."}.
@@ -138,6 +139,8 @@ def _node(request: dict[str, Any], netns: int, hosts: int, mode: str, base: int,
         files = [*accounts_of_the_lab(), *files]
     _isolate(request["hostname"], netns, hosts, request.get("keep", []), base, keeper, request.get("binds", []),
              files)
+    if request.get("host_read_only"):
+        _host_read_only([path for _, path in request.get("binds", [])])
 
 
 @functools.cache
@@ -196,6 +199,16 @@ def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, 
         os.chmod(copy, 0o644)
         if os.path.exists(path):
             syscalls.mount(copy, path, None, MS_BIND)
+
+
+def _host_read_only(bound: list[str]) -> None:
+    """Every mount of the node's read-only but its own, /tmp, /var/tmp, /run and the directories `bound` there: what
+    runs inside may write nothing of the host's, whatever a configuration tells it to open (a program that could
+    make system calls of its choosing could mount again, but that is running code, which a lab's text may not do
+    without consent). Only those mounts are made writable again, not what is mounted below them."""
+    syscalls.set_read_only("/", True, recursive=True)
+    for path in [*NODE_TMPFS, *bound]:
+        syscalls.set_read_only(path, False, recursive=False)
 
 
 def _reachable(path: str) -> int | None:

@@ -49,16 +49,18 @@ AHEAD = 4  # requests the helper may have queued ahead of the ops (each has a de
 @dataclass(frozen=True)
 class Node:
     """What makes a node a container (see IsolateNode): its hostname, the lab's hosts file, and `binds` (host
-    directory, path inside) and `files` (path inside, content) of its own."""
+    directory, path inside) and `files` (path inside, content) of its own, and whether the host's other files are
+    read-only inside."""
 
     hostname: str
     hosts_file: str
     binds: tuple[tuple[str, str], ...] = ()
     files: tuple[tuple[str, str], ...] = ()
+    host_read_only: bool = False
 
     def request(self) -> dict[str, object]:
         return {"hostname": self.hostname, "keep": vtopos_own_paths(), "binds": [list(b) for b in self.binds],
-                "files": [list(f) for f in self.files]}
+                "files": [list(f) for f in self.files], "host_read_only": self.host_read_only}
 
     def may_follow(self, made: Node | None) -> bool:
         """Whether this node may be made as soon as `made` was: what it needs beside its network namespace (the hosts

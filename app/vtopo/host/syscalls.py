@@ -22,6 +22,10 @@ MS_SLAVE = 1 << 19
 MS_SHARED = 1 << 20
 MNT_DETACH = 2
 NS_GET_MNTNS_ID = 0x8008B705  # _IOR(0xb7, 5, __u64), Linux 6.9
+SYS_MOUNT_SETATTR = 442  # Linux 5.12, numbered alike on every architecture since 4.20's common table
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY = 0x1
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
@@ -29,6 +33,12 @@ _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _libc.unshare.argtypes = [ctypes.c_int]
 _libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 _libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_libc.syscall.restype = ctypes.c_long
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64),
+                ("userns_fd", ctypes.c_uint64)]
 
 
 def _names(flags: int) -> str:
@@ -45,6 +55,15 @@ def _checked(result: int, operation: str) -> None:
 def mount(source: str, target: str, fstype: str | None, flags: int, options: str = "") -> None:
     _checked(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
                          options.encode() or None), f"mount {source} on {target}")
+
+
+def set_read_only(target: str, read_only: bool, recursive: bool) -> None:
+    """Make the mount on `target` (and every mount below it when `recursive`) read-only, or writable again."""
+    attributes = _MountAttr(MOUNT_ATTR_RDONLY if read_only else 0, 0 if read_only else MOUNT_ATTR_RDONLY, 0, 0)
+    result = _libc.syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), ctypes.c_char_p(target.encode()),
+                           ctypes.c_uint(AT_RECURSIVE if recursive else 0), ctypes.byref(attributes),
+                           ctypes.c_size_t(ctypes.sizeof(attributes)))
+    _checked(int(result), f"mount_setattr {'ro' if read_only else 'rw'} on {target}")
 
 
 def umount(target: str) -> bool:

@@ -128,10 +128,13 @@ class MachineProcess:
 @dataclass(frozen=True)
 class NodeFiles:
     """What a node sees of its own in place of the host's files: `binds`, host directories of the node's (its router
-    directory) each at a path inside it, as (directory, path); `files`, files over the host's, as (path, content)."""
+    directory) each at a path inside it, as (directory, path); `files`, files over the host's, as (path, content);
+    `host_read_only`, whether the rest of the host's files are read-only inside (a router, whose daemons open what
+    their configuration names)."""
 
     binds: tuple[tuple[str, str], ...] = ()
     files: tuple[tuple[str, str], ...] = ()
+    host_read_only: bool = False
 
 
 @dataclass(frozen=True)

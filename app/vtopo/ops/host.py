@@ -54,7 +54,8 @@ class Host(Protocol):
     def add_netns(self, name: str, userns: str) -> None: ...
 
     def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
-                     binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...]) -> None: ...
+                     binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...],
+                     host_read_only: bool) -> None: ...
 
     def run_image(self, *, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, pid_ns: str,
                   image: str, digest: str, run_root: str, image_owner: int, userns: str, ids: tuple[int, int] | None,

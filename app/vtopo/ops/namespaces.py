@@ -84,7 +84,8 @@ class IsolateNode(Op):
     with its own /tmp, /var/tmp and /run, sysfs of its own network namespace, and the lab's `hosts_file` as
     /etc/hosts. Both are kept at `mount_ns` and `uts_ns`, inside the lab's user namespace `userns` when it has one.
     `binds` puts host directories of the node's own (its router directory) at paths inside it, each (directory, path);
-    `files` are files of its own over the host's, each (path, content)."""
+    `files` are files of its own over the host's, each (path, content); with `host_read_only`, every other mount of
+    the host's is read-only inside."""
 
     netns: str
     hostname: str
@@ -94,6 +95,7 @@ class IsolateNode(Op):
     userns: str = ""
     binds: tuple[tuple[str, str], ...] = ()
     files: tuple[tuple[str, str], ...] = ()
+    host_read_only: bool = False
     summary_text: ClassVar[str] = "make {hostname} a container (hostname, /etc/hosts, private /tmp and /run)"
 
     def requires(self) -> frozenset[str]:
@@ -104,7 +106,7 @@ class IsolateNode(Op):
 
     def apply(self, host: Host) -> None:
         host.isolate_node(self.netns, self.hostname, self.hosts_file, self.mount_ns, self.uts_ns, self.userns,
-                          self.binds, self.files)
+                          self.binds, self.files, self.host_read_only)
 
     def inverse(self) -> Op:
         return RemoveNamespaceFiles(owner=self.owner, paths=(self.mount_ns, self.uts_ns))

@@ -96,6 +96,12 @@ def namespace_directory(path: str) -> str:
             f"{_private_tmpfs(path, PRIVATE_DIRECTORY)}; }}")
 
 
+def _host_read_only(bound: list[str]) -> list[str]:
+    """Every mount read-only but the node's own tmpfs and the directories bound into it (util-linux 2.39)."""
+    return [sh("mount", "-o", "remount,bind,ro=recursive", "/"),
+            *(sh("mount", "-o", "remount,bind,rw", path) for path in [*NODE_TMPFS, *bound])]
+
+
 def _held_by_placeholder(unshare: list[str], mounts: list[tuple[str, str]]) -> list[str]:
     """Shell lines: `unshare` runs a placeholder process, whose namespaces are then bind-mounted on their files.
     The shell cannot make a namespace inside another process's user namespace in one command, so these lines do what
@@ -144,7 +150,8 @@ class ScriptHost:
                                             [("net", f"{NETNS_DIR}/{name}")]))
 
     def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
-                     binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...]) -> None:
+                     binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...],
+                     host_read_only: bool) -> None:
         opened = {directory: 3 + index for index, directory in enumerate(dict.fromkeys(d for d, _ in binds))}
         own = {path: f"{NODE_FILES_DIR}/{path.rsplit('/', 1)[1]}" for path, _ in files}
         inside = "; ".join([sh("hostname", hostname), "mount -t sysfs sysfs /sys",
@@ -156,10 +163,11 @@ class ScriptHost:
                             *([sh("mkdir", "-p", NODE_FILES_DIR)] if files else []),
                             *(f"printf %s {shlex.quote(content)} > {own[path]}; {sh('mount', '--bind', own[path], path)}"
                               for path, content in files),
+                            *(_host_read_only([path for _, path in binds]) if host_read_only else []),
                             "exec sleep infinity"])
         enter = ["nsenter", *([f"--user={userns}"] if userns else []), f"--net={NETNS_DIR}/{netns}"]
         self._say(f"# {comment(hostname)} is a container: its own hostname, /etc/hosts naming the lab's nodes, and "
-                  "empty /tmp, /var/tmp and /run",
+                  "empty /tmp, /var/tmp and /run" + (", the host's other files read-only" if host_read_only else ""),
                   *_held_by_placeholder([*enter, "unshare", "--mount", "--uts", "--propagation", "slave",
                                          "sh", "-c", inside], [("mnt", mount_ns), ("uts", uts_ns)]))
 
