@@ -101,9 +101,10 @@ def test_generated_configuration_speaks_ospfv3_where_the_router_has_ipv6() -> No
 
 
 def test_a_configuration_may_not_write_files_elsewhere() -> None:
-    text = "log file /etc/frr/frr.conf\nlog file ospfd.log\ndump bgp all /tmp/x\ncop /etc/shadow running\n"
+    text = ("log file /etc/frr/frr.conf\nlog file ospfd.log\ndump bgp all /tmp/x\ncop /etc/shadow running\n"
+            "log ext x\n destination file /root/.bashrc create\n")
     assert file_commands(text) == [(1, "log file /etc/frr/frr.conf"), (3, "dump bgp all /tmp/x"),
-                                   (4, "cop /etc/shadow running")]
+                                   (4, "cop /etc/shadow running"), (5, "log ext x")]
     problems = [p.message for p in resolve(two_routers(text), registry()).problems]
     assert any("line 1 of its configuration, 'log file /etc/frr/frr.conf', would have FRR write or read a file" in p
                for p in problems), problems

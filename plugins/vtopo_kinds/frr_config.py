@@ -13,10 +13,14 @@ all unless its settings name fewer: what a student types into vtysh (`router bgp
 as on a real router whose daemons are switched on, whatever its configuration said when it was deployed."""
 
 # Lines that would make a daemon open a file of the config's choosing outside the router's own logs directory, their
-# working directory: a log file named with a path (`log file`, `log filtered-file`), and BGP's MRT dumps; FRR takes
-# any unambiguous abbreviation of each word (`lo fi /x`). The daemons run inside the node, as the lab's owner, so
-# such a file would be the owner's own: these are refused for a lab to stay within its router's directory.
-_FILE_COMMANDS = ((("log",), ("file", "filtered-file")), (("dump",), ("bgp",)))
+# working directory: a log file named with a path (`log file`, `log filtered-file`), an RFC 5424 log target (`log
+# extended-syslog NAME`, whose ` destination file PATH create` writes any path: not in FRR 8.4's vtysh, in the daemons
+# already), and BGP's MRT dumps; FRR takes any unambiguous abbreviation of each word (`lo fi /x`). The daemons run
+# inside the node, as the lab's owner, where the host's files are read-only: these are refused as well, for a lab to
+# stay within its router's directory whatever the node's mounts. Each: first words, second words, refused only
+# when a later word names a path.
+_FILE_COMMANDS = ((("log",), ("file", "filtered-file"), True), (("log",), ("extended-syslog",), False),
+                  (("dump",), ("bgp",), False))
 # vtysh's own commands that read or write a file of the text's choosing, once a configuration has left configuration
 # mode (`exit`): `copy FILE running-config` and `output file FILE`, by the shortest prefix vtysh takes for each
 _SHELL_FILE_COMMANDS = (("copy", 3), ("output", 2))
@@ -37,9 +41,9 @@ def _opens_file(line: str) -> bool:
     words = line.split()
     if words and any(_abbreviates(words[0], (command,), shortest) for command, shortest in _SHELL_FILE_COMMANDS):
         return True
-    for first, second in _FILE_COMMANDS:
+    for first, second, with_a_path in _FILE_COMMANDS:
         if len(words) >= 2 and _abbreviates(words[0], first, 2) and _abbreviates(words[1], second):
-            return first != ("log",) or any("/" in word for word in words[2:])
+            return not with_a_path or any("/" in word for word in words[2:])
     return False
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +81,35 @@ def test_a_submission_the_agent_refuses_leaves_nothing(users, readable_dir):
         row = next(csv.DictReader(file))
     assert {name: row[name] for name in CHECKS} == dict.fromkeys(CHECKS, "error")
     assert snapshot() - before == {}
+
+
+def test_a_submission_whose_frr_text_names_a_file_of_the_teachers_writes_nothing(agent, users, readable_dir):
+    """dave's r1 adds an RFC 5424 log target writing the grading member's ~/.bashrc (`log extended-syslog`, then
+    `destination file PATH create`, which FRR's daemons take): graded by member a, the submission is refused before
+    it deploys, its row says which line, and a's home directory stays empty (the daemons, besides, would find the
+    host's files read-only: tests/security/test_member_routers.py)."""
+    teacher = users["a"]
+    home = Path(tempfile.mkdtemp(prefix="vtopo-teacher-", dir="/home"))
+    try:
+        os.chown(home, teacher.pw_uid, teacher.pw_gid)
+        assignment = readable_dir / ASSIGNMENT.name
+        shutil.copy(ASSIGNMENT, assignment)
+        assignment.chmod(0o644)
+        document = json.loads(submission())
+        r1 = next(node for node in document["nodes"] if node["name"] == "r1")
+        r1["settings"]["config"] += f"log extended-syslog x\n destination file {home}/.bashrc create\n"
+        dave = readable_dir / "dave.vtopo"
+        dave.write_text(json.dumps(document))
+        dave.chmod(0o644)
+        readable_dir.chmod(0o777)
+        done = agent.vtopo(teacher.pw_name, "grade", str(assignment), str(dave), "-o", str(readable_dir),
+                           timeout=200)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+        with (readable_dir / "ospf-ring-grades.csv").open() as file:
+            row = next(csv.DictReader(file))
+        assert {name: row[name] for name in CHECKS} == dict.fromkeys(CHECKS, "error")
+        assert "'log extended-syslog x', would have FRR write or read a file" in row["note"], row["note"]
+        assert list(home.iterdir()) == []
+        assert agent.vtopo(teacher.pw_name, "status").stdout.strip() == "no lab is deployed"
+    finally:
+        shutil.rmtree(home)
