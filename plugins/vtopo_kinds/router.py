@@ -8,7 +8,7 @@ The daemons run inside the node, as a container: FRR's /etc/frr, /run/frr and /v
 own directory. In a lab with a user namespace (a member's), they run as root of that namespace, the
 lab's owner outside, and so does every vtysh that loads, checks or reads their configuration: what the
 configuration or a student's vtysh says reaches the node's own files and nothing the owner could not reach
-themselves. In root's labs they drop to the host's FRR user, and every vtysh runs as that user too, never as root."""
+themselves, and writes none of the owner's: the host's other files are read-only inside the node. In root's labs they drop to the host's FRR user, and every vtysh runs as that user too, never as root."""
 from __future__ import annotations
 
 import ipaddress
