@@ -209,8 +209,10 @@ def test_the_other_members_router_is_out_of_reach(labs: Labs) -> None:
 def test_the_daemons_may_write_nothing_of_the_host_but_the_routers_own_directory(labs: Labs) -> None:
     """Inside r1 as its daemons run (zebra's user, mount and network namespaces entered, uid 0 there: member a
     outside), a file in a home directory of a's own is refused as a read-only file system, though a may write there
-    outside; /etc/frr, FRR's directory inside, is the router's own directory and takes a file, and so do /tmp and
-    /run. So no line a daemon misreads as a file to open reaches the owner's files (a teacher's, when grading)."""
+    outside, and the same file reached through /proc/PID/root of a process of a's on the host is refused too;
+    /etc/frr, FRR's directory inside, is the router's own directory and takes a file, and so do /tmp, /run and the
+    network namespace's /proc/sys/net (zebra's `ip forwarding` writes there). So no line a daemon takes as a file
+    to open reaches the owner's files (a teacher's, when grading)."""
     a = labs.users["a"]
     home = Path(tempfile.mkdtemp(prefix="vtopo-routerfs-", dir="/home"))
     try:
@@ -219,9 +221,17 @@ def test_the_daemons_may_write_nothing_of_the_host_but_the_routers_own_directory
         refused = subprocess.run([*inside, f"echo pwned >> {home}/.bashrc"], capture_output=True, text=True,
                                  check=False)
         assert refused.returncode != 0 and "Read-only file system" in refused.stderr, refused
+        with subprocess.Popen(["setpriv", f"--reuid={a.pw_uid}", f"--regid={a.pw_gid}", "--clear-groups", "sleep",
+                               "60"]) as outside:  # a process of a's on the host, whose root is the host's own
+            try:
+                through = subprocess.run([*inside, f"echo pwned >> /proc/{outside.pid}/root{home}/.bashrc"],
+                                         capture_output=True, text=True, check=False)
+            finally:
+                outside.kill()
+        assert through.returncode != 0 and "Permission denied" in through.stderr, through
         assert not (home / ".bashrc").exists()
-        taken = subprocess.run([*inside, "echo mine > /etc/frr/probe && echo t > /tmp/probe && echo r > /run/probe"],
-                               capture_output=True, text=True, check=False)
+        taken = subprocess.run([*inside, "echo mine > /etc/frr/probe && echo t > /tmp/probe && echo r > /run/probe && "
+                                "echo 1 > /proc/sys/net/ipv4/ip_forward"], capture_output=True, text=True, check=False)
         assert taken.returncode == 0, taken
         probe = labs.router_dir("rt-a") / "probe"
         assert probe.read_text() == "mine\n" and probe.stat().st_uid == a.pw_uid

@@ -42,7 +42,7 @@ from vtopo.host import syscalls
 from vtopo.host.errors import os_error_line
 from vtopo.host.syscalls import (CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWUTS, MS_BIND, MS_NODEV,
                                  MS_NOEXEC, MS_NOSUID, MS_REC, MS_SLAVE)
-from vtopo.model.rules import NODE_FILES_DIR, NODE_TMPFS  # not from vtopo.ops, whose import took 2/3 of the start
+from vtopo.model.rules import NODE_FILES_DIR, NODE_KERNEL_FILES, NODE_TMPFS  # not from vtopo.ops, whose import took 2/3 of the start
 
 MAX_MESSAGE = 4096
 THREAD_NS = "/proc/thread-self/ns"
@@ -202,12 +202,14 @@ def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, 
 
 
 def _host_read_only(bound: list[str]) -> None:
-    """Every mount of the node's read-only but its own, /tmp, /var/tmp, /run and the directories `bound` there: what
+    """Every mount of the node's read-only but its own, /tmp, /var/tmp, /run and the directories `bound` there, and
+    the kernel's /proc and /sys, whose files the kernel itself guards (zebra's `ip forwarding` writes its network
+    namespace's /proc/sys/net/ipv4/ip_forward; a host's process's /proc/PID/root is its own mount, not /proc's): what
     runs inside may write nothing of the host's, whatever a configuration tells it to open (a program that could
     make system calls of its choosing could mount again, but that is running code, which a lab's text may not do
     without consent). Only those mounts are made writable again, not what is mounted below them."""
     syscalls.set_read_only("/", True, recursive=True)
-    for path in [*NODE_TMPFS, *bound]:
+    for path in [*NODE_TMPFS, *bound, *NODE_KERNEL_FILES]:
         syscalls.set_read_only(path, False, recursive=False)
 
 

@@ -24,6 +24,8 @@ DEFAULT_VLAN = 1  # the VLAN a port is in until told otherwise: a VLAN-filtering
 NETNS_DIR = "/run/netns"  # where network namespaces are kept, as iproute2 keeps them
 NODE_TMPFS = ("/tmp", "/var/tmp", "/run")
 """What each node gets empty and its own; /run hides the host's sockets and /run/netns from what runs inside."""
+NODE_KERNEL_FILES = ("/proc", "/sys")
+"""What stays writable in a node whose host's files are read-only, beside its own: the kernel guards these itself."""
 NODE_FILES_DIR = "/run/vtopo-node"  # inside a node's own /run: its hostname and hosts files, bound over /etc's
 PRIVATE_DIRECTORY = 0o700  # a directory's mode when its op names none
 PASSAGE_DIRECTORY = 0o711  # a directory others may pass through, not list

@@ -14,7 +14,7 @@ from vtopo.ops.base import Op
 from vtopo.ops.files import EXECUTABLE_FILE
 from vtopo.ops.firewall import HOSTS_OWN, NEIGHBOUR_DISCOVERY, ROUTING_ADVICE, address_family, addresses_by_family
 from vtopo.ops.host import RouteProtocol
-from vtopo.model.rules import NETNS_DIR, NODE_FILES_DIR, NODE_TMPFS, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
+from vtopo.model.rules import NETNS_DIR, NODE_FILES_DIR, NODE_KERNEL_FILES, NODE_TMPFS, PASSAGE_DIRECTORY, PRIVATE_DIRECTORY
 from vtopo.ops.netdev import TBF_LATENCY_MS, LinkType, Tool, tbf_burst
 from vtopo.privileges import drop_privileges
 from vtopo.ops.process import Signal
@@ -97,9 +97,10 @@ def namespace_directory(path: str) -> str:
 
 
 def _host_read_only(bound: list[str]) -> list[str]:
-    """Every mount read-only but the node's own tmpfs and the directories bound into it (util-linux 2.39)."""
+    """Every mount read-only but the node's own tmpfs, the directories bound into it, and /proc and /sys (util-linux
+    2.39)."""
     return [sh("mount", "-o", "remount,bind,ro=recursive", "/"),
-            *(sh("mount", "-o", "remount,bind,rw", path) for path in [*NODE_TMPFS, *bound])]
+            *(sh("mount", "-o", "remount,bind,rw", path) for path in [*NODE_TMPFS, *bound, *NODE_KERNEL_FILES])]
 
 
 def _held_by_placeholder(unshare: list[str], mounts: list[tuple[str, str]]) -> list[str]:
