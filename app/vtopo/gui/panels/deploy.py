@@ -476,7 +476,9 @@ class DeployController(QObject):
                                             if link.state in FAULTS and link.name in ids})
 
     def _failed(self, error: Exception) -> None:
-        """A DeployError (perhaps rolled back) or anything unexpected: report it with what we know."""
+        """A DeployError (perhaps rolled back) or anything unexpected: report it with what we know. A DeployError's
+        message ends with what became of the lab (the host as it was, a lab updated in place running on, or one
+        deployed again as it ran), so the log adds nothing to it."""
         message = str(error) or repr(error)
         rolled_back = bool(getattr(error, "rolled_back", False))
         self._log.log(f"FAILED: {message}")
@@ -485,8 +487,6 @@ class DeployController(QObject):
         after = NodeState.NOT_DEPLOYED if rolled_back else NodeState.FAILED
         self._set_states({name: NodeState.FAILED if name in failing else after
                           for name, state in self.states.items() if state is NodeState.DEPLOYING})
-        if rolled_back:
-            self._log.log("everything the deploy had created was rolled back")
 
     def _finished(self) -> None:
         self._worker = None
