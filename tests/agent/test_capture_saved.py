@@ -1,12 +1,12 @@
 """`vtopo capture` as a member through the agent: with -w, the file holds every packet captured, with the kernel's
-timestamps in nanoseconds, and Wireshark's tools read it cleanly; with --pcap, a SIGTERM ends the stream and the
-capture behind it."""
+timestamps in nanoseconds, and Wireshark's tools read it cleanly; a SIGTERM ends a capture as Ctrl-C does."""
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -89,28 +89,44 @@ def processes_holding(text: str) -> list[int]:
     return held
 
 
-def test_a_pcap_stream_told_to_stop_by_a_signal_leaves_no_capture_running(agent, users, readable_dir):
-    """What another site runs for a remote capture (`vtopo capture --pcap`) ends with its capture when it is sent
-    SIGTERM, as tcpdump would, not only when its stdin ends."""
-    a, unique = users["a"], "icmp and not host 192.0.2.77"
-    before = snapshot()
+def captures_of(user: int) -> set[Path]:
+    """The temporary capture files of `user` in the temporary directory."""
+    return {path for path in Path(tempfile.gettempdir()).glob("vtopo-capture-*") if path.stat().st_uid == user}
+
+
+def told_to_stop(agent, user: str, filter_text: str, *options: str) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
+    """`vtopo capture pcap-stop c1:eth0 -f FILTER OPTIONS` as `user`, once it listens, sent SIGTERM (the command, not
+    runuser before it), and ended; no process is left holding its filter."""
+    command = subprocess.Popen(["runuser", "-u", user, "--", sys.executable, "-m", "vtopo", "capture", "pcap-stop",
+                                "c1:eth0", "-f", filter_text, *options], env=agent.env, cwd="/",
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert started(command, "listening on" if "--pcap" in options else "capturing on")
+    assert len(processes_holding(filter_text)) >= 3  # runuser, the command, its client of the agent's tcpdump...
+    vtopo, = Path(f"/proc/{command.pid}/task/{command.pid}/children").read_text().split()
+    os.kill(int(vtopo), signal.SIGTERM)
+    command.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while processes_holding(filter_text) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_holding(filter_text) == [], "the member's client and the agent's tcpdump end with the command"
+    return command
+
+
+def test_a_capture_told_to_stop_by_a_signal_ends_as_ctrl_c_ends_it(agent, users, readable_dir):
+    """A capture sent SIGTERM ends as Ctrl-C ends it: its capture behind it, and its temporary file, go with it, and
+    -w saves what it captured. So does what another site runs for a remote capture (`vtopo capture --pcap`), as
+    tcpdump would, not only when its stdin ends."""
+    a = users["a"]
+    before, files_before = snapshot(), captures_of(a.pw_uid)
     lab = saved_copy("bridge-veth", readable_dir, name="pcap-stop", prefix="vps")
+    os.chown(readable_dir, a.pw_uid, a.pw_gid)  # a writes the capture there
     assert (deployed := agent.vtopo(a.pw_name, "deploy", str(lab))).returncode == 0, deployed.stderr
     try:
-        stream = subprocess.Popen(["runuser", "-u", a.pw_name, "--", sys.executable, "-m", "vtopo", "capture",
-                                   "pcap-stop", "c1:eth0", "--pcap", "-f", unique], env=agent.env, cwd="/",
-                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        assert started(stream, "listening on")
-        assert len(processes_holding(unique)) >= 3  # runuser, the command, its client of the agent's tcpdump...
-        command, = Path(f"/proc/{stream.pid}/task/{stream.pid}/children").read_text().split()  # runuser's child
-        os.kill(int(command), signal.SIGTERM)
-        stream.wait(timeout=30)
-        deadline = time.monotonic() + 10
-        while processes_holding(unique) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert processes_holding(unique) == [], "the member's client and the agent's tcpdump end with the stream"
-        assert stream.stdin is not None
-        stream.stdin.close()
+        told_to_stop(agent, a.pw_name, "icmp and not host 192.0.2.77", "--pcap")
+        saving = told_to_stop(agent, a.pw_name, "icmp and not host 192.0.2.78", "-w", str(readable_dir / "c1.pcapng"))
+        assert saving.stderr is not None and "packets captured" in saving.stderr.read()
+        assert (readable_dir / "c1.pcapng").stat().st_uid == a.pw_uid
+        assert captures_of(a.pw_uid) == files_before, "a capture's temporary file goes with it"
     finally:
         assert agent.vtopo(a.pw_name, "destroy", "pcap-stop").returncode == 0
     assert snapshot() - before == {}

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
 from vtopo.cli.common import Command, deployed_for_caller
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
-    from vtopo.capture import Capture, CaptureError, resolve, stream_pcap, summarize  # scapy takes a second
+    from vtopo.capture import (STOPPING_SIGNALS, Capture, CaptureError, resolve, stream_pcap,  # scapy takes a second
+                               summarize)
 
     lab = deployed_for_caller(args.lab, "capture on")  # the agent captures for a user who is not root
     try:
@@ -19,6 +22,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
     except CaptureError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    for stopping in STOPPING_SIGNALS:  # a capture told to stop ends as Ctrl-C ends it: saved, its file removed
+        signal.signal(stopping, _interrupted)
     capture = Capture(target, args.filter, args.count, ring_size=100_000)
     listening = False
     try:  # whatever ends it (a failed start, Ctrl-C however early), its temporary file goes with it
@@ -42,6 +47,10 @@ def cmd_capture(args: argparse.Namespace) -> int:
     print(f"{capture.captured} packets captured, {capture.kernel_drops} dropped by the kernel"
           + (f"; saved in {args.write}" if args.write else ""), file=sys.stderr)
     return 0
+
+
+def _interrupted(_signal: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def add_commands(command: Command) -> None:
