@@ -234,16 +234,16 @@ def run_command(argv: Sequence[str], timeout_s: float, cwd: str | None = None, w
     """Run a command (in `cwd`, when given) to its end and return what it printed (stdout and stderr together): its
     last lines, or with `whole` all of it (what shows a node's state), at most SHOWN_BYTES; a non-zero exit raises
     CommandFailed. `owner`: the uid whose lab the command runs in (see run_to_end)."""
-    code, said = run_to_end(argv, timeout_s, cwd, SHOWN_BYTES if whole else _TAIL_BYTES, owner)
+    code, said = run_to_end(argv, timeout_s, cwd, whole, owner)
     if code != 0:
         raise CommandFailed(f"exited with status {code}" + (f": {said[-_TAIL_BYTES:]}" if said else ""))
     return said
 
 
-def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None, kept: int = _TAIL_BYTES,
+def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None, whole: bool = False,
                owner: int = 0) -> tuple[int, str]:
     """Run a command (in `cwd`, when given) to its end and return its exit status and what it printed (stdout and
-    stderr together), its last `kept` bytes (all of it if no more: else CommandFailed when `kept` is SHOWN_BYTES);
+    stderr together): its last lines, or with `whole` all of it, at most SHOWN_BYTES (CommandFailed past that);
     CommandFailed when it runs longer than `timeout_s`.
 
     The output comes through a pipe, read while the command runs, with a pause after each MiB: a command printing
@@ -252,6 +252,7 @@ def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None, ke
     of the lab's `owner`'s (nobody's for root's labs), without privileges, into /dev/null until it ends, so that it is
     neither blocked nor kept anywhere.
     """
+    kept = SHOWN_BYTES if whole else _TAIL_BYTES
     reading, writing = os.pipe2(os.O_CLOEXEC)
     try:
         process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=writing, stderr=subprocess.STDOUT,
@@ -297,7 +298,7 @@ def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None, ke
     if code is None:
         raise CommandFailed(f"did not end within {timeout_s:g} s (end a command that starts a server with `&`)"
                             + (f"; it printed: {said[-_TAIL_BYTES:]}" if said else ""))
-    if kept == SHOWN_BYTES and printed > kept:
+    if whole and printed > kept:
         raise CommandFailed(f"printed {printed:,} bytes, more than the {SHOWN_BYTES:,} a node's state may take")
     return code, said
 
