@@ -106,6 +106,13 @@ for arg in "$@"; do
         split=0  # a selection by marks of its own: -m again would replace it, and each half would run it all
     fi
 done
+# vtopo's own temporary files (vtopo-*): what is in /tmp after the run that was not before it, both halves ended, is
+# a leak of the suite's. The run's own lock (flock /tmp/vtopo-suite.lock) is not.
+vtopo_in_tmp() {
+    find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'vtopo-*' ! -name vtopo-suite.lock | sort
+}
+in_tmp_before=$(vtopo_in_tmp)
+
 set -m
 (
     set +e
@@ -136,6 +143,11 @@ if [[ $split -eq 1 ]]; then
         echo "test: unprivileged tests failed (see above)"
         status=1
     fi
+fi
+left_in_tmp=$(comm -13 <(echo "$in_tmp_before") <(vtopo_in_tmp))
+if [[ -n $left_in_tmp ]]; then
+    echo "test: the tests left in ${TMPDIR:-/tmp} what they made there:" $left_in_tmp
+    status=1
 fi
 cat "$logs/checks"
 if [[ $(cat "$logs/checks.status") -ne 0 ]]; then
