@@ -214,7 +214,8 @@ class LabParts:
         node = self.lab.nodes.get(self.node_ids.get(state.name, ""))
         if state.state != "running" or node is None or not isinstance(node.kind, ServesDhcp):
             return state
-        return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
+        detail = node.kind.status_detail(node, _read_lab_file)
+        return replace(state, detail=state.detail + detail) if detail else state
 
     def detail_files(self) -> list[tuple[str, str]]:
         """(node owner, path) of each file a node's status detail is read from, found by reading it once."""
