@@ -166,7 +166,7 @@ class LiveLabs:
         if name in self._due:  # read before the thread of the job that ended renewed it
             self.renew(name, self._due.pop(name))
         live = self._labs.get(name)
-        if live is None or live.parts.record.directory != record.directory or live.stamp != record.stamp():
+        if live is None or not live.parts.holds(record):
             # none yet, or the lab was deployed, updated or operated by another process (root's own command with
             # no agent listening, or the deployer itself): what the record says now, as the host has it
             thaw()
@@ -205,6 +205,13 @@ class LiveLabs:
         resolved.keep(record, compiled, parts.data)  # the record as read once: a lab of thousands of nodes takes a while
         return parts
 
+    def _read(self, record: LabRecord, compiled: Compiled | None = None) -> LabParts | None:
+        """The lab's parts (see `_parts_of`) read by a caller that holds no guard, for `renew`; None if it is gone."""
+        try:
+            return self._parts_of(record, compiled)
+        except FileNotFoundError:  # destroyed meanwhile
+            return None
+
     def _watching(self) -> Watcher:
         from vtopo.host.watch import Watcher
 
@@ -233,16 +240,26 @@ class LiveLabs:
     @contextmanager
     def changing(self, lab: str) -> Iterator[None]:
         """While a request changes a lab (a node stopped, a link taken down), its events wait; afterwards its record
-        reads what the request wrote and watches the processes it started."""
+        reads what the request wrote and watches the processes it started. The lab's parts are read again outside
+        the guard that every status, follower and event of every lab takes (a lab of hundreds of nodes takes a
+        while), and not at all when the request wrote nothing (an explain) and nothing was heard of the lab meanwhile.
+        """
         with self._guard:
             self._paused.add(lab)
             self._refresh(lab)
+            before = self._labs.get(lab)
+            heard = before.heard if before is not None else 0
         try:
             yield
         finally:
+            record = StateStore().named(lab)
+            parts = None if before is None or record is None or before.parts.holds(record) else self._read(record)
             with self._guard:
                 self._paused.discard(lab)
-                self.renew(lab)
+                untouched = (before is not None and self._labs.get(lab) is before and before.heard == heard
+                             and not before.unheard and record is not None and before.parts.holds(record))
+                if not untouched:
+                    self.renew(lab, parts=parts)
 
     def _refresh(self, lab: str) -> None:
         """Before the agent changes a lab: read first what another process did to it since (destroyed it, deployed
@@ -260,9 +277,10 @@ class LiveLabs:
         read, with a probe, when it first is, not before and after each change."""
         return lab in self._labs or any(follower.lab == lab for follower in self._followers)
 
-    def renew(self, lab: str, compiled: Compiled | None = None) -> None:
+    def renew(self, lab: str, compiled: Compiled | None = None, parts: LabParts | None = None) -> None:
         """Read a lab's record again after the agent changed it (deployed, updated, destroyed, operated) or began or
-        ended a job on it, and tell its followers; `compiled` is what a deploy that made the record compiled."""
+        ended a job on it, and tell its followers; `compiled` is what a deploy that made the record compiled, `parts`
+        the lab's parts the caller read from the record, taken if the record is still as it was read."""
         with self._guard:
             record = StateStore().named(lab)
             before = self._labs.get(lab)
@@ -278,7 +296,9 @@ class LiveLabs:
                 probe = before is not None and before.unheard
                 self._renewing.add(lab)
                 try:  # the events the watcher had not read yet are heard by `before`, and kept from it
-                    live = self._labs[lab] = self._made(self._parts_of(record, compiled), probe)
+                    if parts is None or not parts.holds(record):
+                        parts = self._parts_of(record, compiled)
+                    live = self._labs[lab] = self._made(parts, probe)
                 finally:
                     self._renewing.discard(lab)
                 if before is not None and not probe:
@@ -295,10 +315,12 @@ class LiveLabs:
             with self._guard:
                 self._due[lab] = compiled
             answer()
+        record = StateStore().named(lab) if ended and (compiled is not None or self._kept(lab)) else None
+        parts = self._read(record, compiled) if record is not None else None  # outside the guard, as `changing`
         with self._guard:
             if ended:
                 if lab in self._due or answer is None:
-                    self.renew(lab, self._due.pop(lab, compiled))
+                    self.renew(lab, self._due.pop(lab, compiled), parts)
             else:
                 self._refresh(lab)
                 if lab in self._labs:

@@ -21,7 +21,6 @@ class LiveLab:
 
     def __init__(self, parts: LabParts, gone: set[o.Op], down: set[Interface]) -> None:
         self.parts = parts
-        self.stamp = parts.record.stamp()  # the record as read; another process may write it since (see LiveLabs)
         self.gone = gone  # applied operations whose work was heard to be gone
         self.gone_namespaces: set[str] = set()
         self.down = down  # interfaces heard to be down or without carrier
