@@ -136,10 +136,10 @@ class LiveLabs:
         found, differences = [], []
         for record in StateStore().labs():
             try:
-                name, owner, stamp = _name(record), record.owner, record.stamp()
-                if (lab and name != lab) or not reads(owner):
+                name = _name(record)
+                if (lab and name != lab) or not reads(record.owner):  # the name first: an owner is read in the record
                     continue
-                parts = self._parts_of(record)
+                stamp, parts = record.stamp(), self._parts_of(record)
             except FileNotFoundError:  # destroyed meanwhile
                 continue
             with self._guard:
@@ -150,9 +150,12 @@ class LiveLabs:
                 current = self._labs.get(name)
                 unchanged = current is recorded and (current is None or current.heard == heard)
                 if unchanged and StateStore().named(name) is not None and record.stamp() == stamp:
-                    thaw()  # the record `recorded` is replaced
-                    live = self._labs[name] = self._made(parts, probe=True, found=probe)
-                    self._tell_whole(name)
+                    if current is not None and current.parts.holds(record) and current.agrees(probe):
+                        live = current  # kept, and its heap frozen: nothing is made to be collected
+                    else:
+                        thaw()  # the record `recorded` is replaced
+                        live = self._labs[name] = self._made(parts, probe=True, found=probe)
+                        self._tell_whole(name)
                 else:  # changed by a request or an event while probed: the probe is told, and the record kept
                     live = LiveLab(parts, *probe)
             found.append(self._shown(live.parts.with_details(live.status)))

@@ -32,6 +32,11 @@ class LiveLab:
                         for owner in parts.node_owners.values()}
         self.status = self._status()
 
+    def agrees(self, found: Found) -> bool:
+        """Whether a probe that `found` the lab so finds it as this record has it, and no event of it was missed."""
+        gone, down = found
+        return not self.unheard and not self.gone_namespaces and self.gone == gone and self.down == down
+
     def _exists(self, op: o.Op) -> bool | None:
         netns = getattr(op, "netns", None)
         if op in self.gone or (netns is not None and netns in self.gone_namespaces):
