@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent_process import Agent
-from security.members import deployed_by, raw, saved, tiny_lab
+from security.members import RAW_CLIENT, deployed_by, raw, saved, tiny_lab
 from vtopo.model import io
 
 pytestmark = pytest.mark.privileged
@@ -66,6 +68,65 @@ def test_a_members_verify_of_a_large_lab_does_not_hold_up_anothers_status(agent,
         assert f"owner {a}: running" in theirs.stdout, theirs.stdout
         assert theirs.stdout.endswith("the agent's record is what the host has\n"), theirs.stdout
         assert others.stdout == "no lab is deployed\nthe agent's record is what the host has\n", "a's lab is a's"
+
+
+# As a member: follow lab sys.argv[2] until its whole state is told a second time, or for sys.argv[3] seconds at most;
+# prints when each message came (time.monotonic()) and its type, a line each.
+FOLLOWED = """
+import json
+connection.sendall(json.dumps({"v": 2, "type": "follow", "lab": sys.argv[2]}).encode() + b"\\n")
+connection.settimeout(float(sys.argv[3]))
+states = 0
+try:
+    for line in connection.makefile("rb"):
+        kind = json.loads(line)["type"]
+        print(time.monotonic(), kind, flush=True)
+        states += kind == "lab-state"
+        if states == 2:
+            break
+except TimeoutError:
+    pass
+"""
+
+EXPLAINED = [json.dumps({"v": 2, "type": "node", "lab": "large", "node": "c1", "action": "stop", "explain": True}),
+             json.dumps({"v": 2, "type": "save", "lab": "large", "explain": True})]
+
+
+def test_a_members_explained_changes_leave_their_labs_record_as_it_was_and_hold_up_nobody(agent, users, readable_dir):
+    """a asks again and again, on three connections at once, what stopping a node of their lab of 150 containers and
+    saving it would run (`node --explain`, `save --explain`), which changes nothing: the agent rebuilt the lab's record
+    after each, holding the lock every status takes, and told the lab's followers its whole state again; b's status
+    waited up to 0.11 s. Now a's follower hears the lab's state again only once a stops c1 indeed."""
+    a, b = users["a"].pw_name, users["b"].pw_name
+    with deployed_by(agent, a, tiny_lab(readable_dir, "large", nodes=150)):
+        follower = subprocess.Popen(["runuser", "-u", a, "--", sys.executable, "-c", RAW_CLIENT + FOLLOWED,
+                                     str(agent.socket), "large", "60"], env=agent.env, text=True,
+                                    stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd="/")
+        try:
+            assert follower.stdout is not None
+            for line in follower.stdout:  # the lab's state as it is now
+                if line.endswith(" lab-state\n"):
+                    break
+            alone = json.loads(raw(agent, b, "import json\n" + TIMED_REQUESTS, STATUS, "10").stdout)
+            explaining = [threading.Thread(target=raw, args=(agent, a, "import json\n" + TIMED_REQUESTS, line, "8"))
+                          for line in (*EXPLAINED, EXPLAINED[0])]
+            for thread in explaining:
+                thread.start()
+            beside = json.loads(raw(agent, b, "import json\n" + TIMED_REQUESTS, STATUS, "20").stdout)
+            for thread in explaining:
+                thread.join()
+            stopping = time.monotonic()
+            stopped = agent.vtopo(a, "node", "large", "c1", "stop")
+            heard = [line.split() for line in follower.communicate(timeout=120)[0].splitlines()]
+        finally:
+            follower.kill()
+            follower.wait()
+        print(f"b's status alone {statistics.median(alone):.3f} s (slowest {max(alone):.3f} s), beside a's explains "
+              f"{statistics.median(beside):.3f} s (slowest {max(beside):.3f} s)")
+        assert stopped.returncode == 0, stopped.stderr
+        told = [float(at) for at, kind in heard if kind == "lab-state"]
+        assert len(told) == 1 and told[0] > stopping, heard
+        assert statistics.median(beside) < max(0.1, 3 * statistics.median(alone)), (alone, beside)
 
 
 # As a member: the link rates of lab sys.argv[2] (every 0.1 s) for sys.argv[3] seconds; prints the first line answered.

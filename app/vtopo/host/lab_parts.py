@@ -128,6 +128,8 @@ class LabParts:
         `applied_whole`, that the record's journal holds its whole plan (that deploy has just ended), which is then
         not read back."""
         self.record = record
+        self.stamp = record.stamp()  # which writing of the record the parts are read from: taken first, so that a
+        # writing while they are read makes them older than the record
         self.data = record.read()
         self.compiled = compiled or compiled_from(record, kinds)
         self.topology: Topology = self.compiled.topology
@@ -148,6 +150,11 @@ class LabParts:
         self.link_of_owner = {owner: link_id for link_id, owner in self.link_owners.items()}
         self.node_owners = {node.name: f"node {node.name}" for node in self.topology.nodes.values()}
         self.node_ids = {node.name: node.id for node in self.topology.nodes.values()}
+
+    def holds(self, record: LabRecord) -> bool:
+        """Whether these are the parts of `record` as it is written now (another process may have written it since,
+        or destroyed the lab and deployed another under its prefix)."""
+        return self.record.directory == record.directory and self.stamp == record.stamp()
 
     @cached_property
     def undone_by(self) -> dict[Interface, list[o.Op]]:
@@ -214,7 +221,8 @@ class LabParts:
         node = self.lab.nodes.get(self.node_ids.get(state.name, ""))
         if state.state != "running" or node is None or not isinstance(node.kind, ServesDhcp):
             return state
-        return replace(state, detail=state.detail + node.kind.status_detail(node, _read_lab_file))
+        detail = node.kind.status_detail(node, _read_lab_file)
+        return replace(state, detail=state.detail + detail) if detail else state
 
     def detail_files(self) -> list[tuple[str, str]]:
         """(node owner, path) of each file a node's status detail is read from, found by reading it once."""

@@ -136,10 +136,10 @@ class LiveLabs:
         found, differences = [], []
         for record in StateStore().labs():
             try:
-                name, owner, stamp = _name(record), record.owner, record.stamp()
-                if (lab and name != lab) or not reads(owner):
+                name = _name(record)
+                if (lab and name != lab) or not reads(record.owner):  # the name first: an owner is read in the record
                     continue
-                parts = self._parts_of(record)
+                stamp, parts = record.stamp(), self._parts_of(record)
             except FileNotFoundError:  # destroyed meanwhile
                 continue
             with self._guard:
@@ -150,9 +150,12 @@ class LiveLabs:
                 current = self._labs.get(name)
                 unchanged = current is recorded and (current is None or current.heard == heard)
                 if unchanged and StateStore().named(name) is not None and record.stamp() == stamp:
-                    thaw()  # the record `recorded` is replaced
-                    live = self._labs[name] = self._made(parts, probe=True, found=probe)
-                    self._tell_whole(name)
+                    if current is not None and current.parts.holds(record) and current.agrees(probe):
+                        live = current  # kept, and its heap frozen: nothing is made to be collected
+                    else:
+                        thaw()  # the record `recorded` is replaced
+                        live = self._labs[name] = self._made(parts, probe=True, found=probe)
+                        self._tell_whole(name)
                 else:  # changed by a request or an event while probed: the probe is told, and the record kept
                     live = LiveLab(parts, *probe)
             found.append(self._shown(live.parts.with_details(live.status)))
@@ -166,7 +169,7 @@ class LiveLabs:
         if name in self._due:  # read before the thread of the job that ended renewed it
             self.renew(name, self._due.pop(name))
         live = self._labs.get(name)
-        if live is None or live.parts.record.directory != record.directory or live.stamp != record.stamp():
+        if live is None or not live.parts.holds(record):
             # none yet, or the lab was deployed, updated or operated by another process (root's own command with
             # no agent listening, or the deployer itself): what the record says now, as the host has it
             thaw()
@@ -205,6 +208,13 @@ class LiveLabs:
         resolved.keep(record, compiled, parts.data)  # the record as read once: a lab of thousands of nodes takes a while
         return parts
 
+    def _read(self, record: LabRecord, compiled: Compiled | None = None) -> LabParts | None:
+        """The lab's parts (see `_parts_of`) read by a caller that holds no guard, for `renew`; None if it is gone."""
+        try:
+            return self._parts_of(record, compiled)
+        except FileNotFoundError:  # destroyed meanwhile
+            return None
+
     def _watching(self) -> Watcher:
         from vtopo.host.watch import Watcher
 
@@ -233,16 +243,26 @@ class LiveLabs:
     @contextmanager
     def changing(self, lab: str) -> Iterator[None]:
         """While a request changes a lab (a node stopped, a link taken down), its events wait; afterwards its record
-        reads what the request wrote and watches the processes it started."""
+        reads what the request wrote and watches the processes it started. The lab's parts are read again outside
+        the guard that every status, follower and event of every lab takes (a lab of hundreds of nodes takes a
+        while), and not at all when the request wrote nothing (an explain) and nothing was heard of the lab meanwhile.
+        """
         with self._guard:
             self._paused.add(lab)
             self._refresh(lab)
+            before = self._labs.get(lab)
+            heard = before.heard if before is not None else 0
         try:
             yield
         finally:
+            record = StateStore().named(lab)
+            parts = None if before is None or record is None or before.parts.holds(record) else self._read(record)
             with self._guard:
                 self._paused.discard(lab)
-                self.renew(lab)
+                untouched = (before is not None and self._labs.get(lab) is before and before.heard == heard
+                             and not before.unheard and record is not None and before.parts.holds(record))
+                if not untouched:
+                    self.renew(lab, parts=parts)
 
     def _refresh(self, lab: str) -> None:
         """Before the agent changes a lab: read first what another process did to it since (destroyed it, deployed
@@ -260,9 +280,10 @@ class LiveLabs:
         read, with a probe, when it first is, not before and after each change."""
         return lab in self._labs or any(follower.lab == lab for follower in self._followers)
 
-    def renew(self, lab: str, compiled: Compiled | None = None) -> None:
+    def renew(self, lab: str, compiled: Compiled | None = None, parts: LabParts | None = None) -> None:
         """Read a lab's record again after the agent changed it (deployed, updated, destroyed, operated) or began or
-        ended a job on it, and tell its followers; `compiled` is what a deploy that made the record compiled."""
+        ended a job on it, and tell its followers; `compiled` is what a deploy that made the record compiled, `parts`
+        the lab's parts the caller read from the record, taken if the record is still as it was read."""
         with self._guard:
             record = StateStore().named(lab)
             before = self._labs.get(lab)
@@ -278,7 +299,9 @@ class LiveLabs:
                 probe = before is not None and before.unheard
                 self._renewing.add(lab)
                 try:  # the events the watcher had not read yet are heard by `before`, and kept from it
-                    live = self._labs[lab] = self._made(self._parts_of(record, compiled), probe)
+                    if parts is None or not parts.holds(record):
+                        parts = self._parts_of(record, compiled)
+                    live = self._labs[lab] = self._made(parts, probe)
                 finally:
                     self._renewing.discard(lab)
                 if before is not None and not probe:
@@ -295,10 +318,12 @@ class LiveLabs:
             with self._guard:
                 self._due[lab] = compiled
             answer()
+        record = StateStore().named(lab) if ended and (compiled is not None or self._kept(lab)) else None
+        parts = self._read(record, compiled) if record is not None else None  # outside the guard, as `changing`
         with self._guard:
             if ended:
                 if lab in self._due or answer is None:
-                    self.renew(lab, self._due.pop(lab, compiled))
+                    self.renew(lab, self._due.pop(lab, compiled), parts)
             else:
                 self._refresh(lab)
                 if lab in self._labs:

@@ -21,7 +21,6 @@ class LiveLab:
 
     def __init__(self, parts: LabParts, gone: set[o.Op], down: set[Interface]) -> None:
         self.parts = parts
-        self.stamp = parts.record.stamp()  # the record as read; another process may write it since (see LiveLabs)
         self.gone = gone  # applied operations whose work was heard to be gone
         self.gone_namespaces: set[str] = set()
         self.down = down  # interfaces heard to be down or without carrier
@@ -32,6 +31,11 @@ class LiveLab:
         self.details = {owner: parts.detailed(self.states[owner]).detail  # by node owner: as last told (`recount`)
                         for owner in parts.node_owners.values()}
         self.status = self._status()
+
+    def agrees(self, found: Found) -> bool:
+        """Whether a probe that `found` the lab so finds it as this record has it, and no event of it was missed."""
+        gone, down = found
+        return not self.unheard and not self.gone_namespaces and self.gone == gone and self.down == down
 
     def _exists(self, op: o.Op) -> bool | None:
         netns = getattr(op, "netns", None)
