@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import pwd
+import sys
 import threading
 from pathlib import Path
 
@@ -48,7 +49,8 @@ def container_lab(directory: Path) -> Path:
 
 
 class ReaderWatch:
-    """The identity of each process reading a node's state (vtopo.saved_states), from /proc, while a save runs."""
+    """The identity of each process reading a node's state, from /proc, while a save runs: the interpreter running
+    vtopo.saved_states, once setpriv, prlimit and env (root's until they exec it) have handed over."""
 
     def __init__(self) -> None:
         self.seen: dict[int, dict[str, str]] = {}
@@ -68,7 +70,8 @@ class ReaderWatch:
             for entry in Path("/proc").iterdir():
                 if entry.name.isdigit() and int(entry.name) not in self.seen:
                     try:
-                        if b"vtopo.saved_states" in (entry / "cmdline").read_bytes():
+                        argv = (entry / "cmdline").read_bytes().split(b"\0")
+                        if argv[0] == sys.executable.encode() and b"vtopo.saved_states" in argv:
                             status = (entry / "status").read_text()
                             self.seen[int(entry.name)] = {name: value.strip() for name, _, value in
                                                           (line.partition(":") for line in status.splitlines())}
