@@ -9,16 +9,20 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from vtopo import saved_states
+from vtopo.host.state import StateStore
+from vtopo.lab_operations import OperateError
 from vtopo.lab_record import consent_to_json
 from vtopo.lab_terms import HostFacts, Trust
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.model.topology import Node, Topology
+from vtopo.saving import read_states
 from wiring import wire
 
 RUNNING_CONFIG = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4\nhostname r1\n" \
@@ -76,3 +80,17 @@ def test_what_a_node_shaped_is_refused_where_root_reads_it_naming_the_field() ->
     with pytest.raises(LabError) as refused:
         io.read_checkpoint(done.stdout)
     assert "h1.addresses.eth0[0]" in str(refused.value.problems[0]), refused.value.problems
+
+
+@pytest.mark.privileged
+def test_root_runs_the_reader_as_nobody_for_its_own_lab_and_says_when_the_state_is_too_large(tmp_path: Path) -> None:
+    """Root's own lab (its record's owner is uid 0) is read as nobody, through the same path as a member's; a router
+    configuration printed larger than a lab file may be is one line, not a reader killed at its output's limit."""
+    asked = given()
+    record = StateStore(tmp_path).create("vshw", asked["record"])
+    shown = {(node, command): printed for node, command, printed in asked["shown"]}
+    states = read_states(record, [], shown, {"r1", "h1"})
+    assert states["h1"].addresses == {"eth0": ["10.1.0.11/24"]}
+    shown[("r1", "vtysh -c 'show running-config'")] = RUNNING_CONFIG + "!\n" * (3 << 20)
+    with pytest.raises(OperateError, match="it is more than the 4 MiB a lab file may hold"):
+        read_states(record, [], shown, {"r1", "h1"})

@@ -13,7 +13,8 @@ a lab file holds (vtopo.model.io.read_checkpoint: bounded, field by field):
                                     "shown": [[NODE, COMMAND, PRINTED]...]}
     -> {"name": "running", "nodes": {NODE: {"settings": {...}, "addresses": {PORT: [ADDRESS...]}}}}
 
-A node whose printout its kind cannot read ends it with status UNREADABLE and {"node": NODE, "why": TEXT}.
+A node whose printout its kind cannot read ends it with status UNREADABLE and {"node": NODE, "why": TEXT}; states
+larger than a lab file may be (OUTPUT_BYTES), with status TOO_LARGE and nothing printed.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from vtopo.oci_layouts import undumpable
 
 RUNNING = "running"  # the name of the checkpoint this prints
 UNREADABLE = 3
+TOO_LARGE = 4
 OUTPUT_BYTES = 4 << 20  # a lab file's size (vtopo.model.untrusted_json.MAX_BYTES): no saved lab is larger
 WHY_CHARACTERS = 200
 
@@ -78,7 +80,10 @@ def main() -> int:
         answer, status = {"name": RUNNING, "nodes": states_of(given)}, 0
     except Unreadable as unreadable:
         answer, status = {"node": unreadable.node, "why": unreadable.why}, UNREADABLE
-    sys.stdout.write(json.dumps(answer, ensure_ascii=False))
+    said = json.dumps(answer, ensure_ascii=False).encode()
+    if len(said) > OUTPUT_BYTES:
+        return TOO_LARGE  # more than a lab file may hold; the limit on what it writes would stop it midway
+    sys.stdout.buffer.write(said)
     return status
 
 

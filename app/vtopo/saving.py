@@ -37,7 +37,7 @@ from vtopo.model.rules import subinterface_name
 from vtopo.model.topology import Interface, Topology
 from vtopo.lab_operations import LiveChange, OperateError, running_lab
 from vtopo.privileges import owner_or_nobody, python_module_as
-from vtopo.saved_states import OUTPUT_BYTES, UNREADABLE, WHY_CHARACTERS
+from vtopo.saved_states import OUTPUT_BYTES, TOO_LARGE, UNREADABLE, WHY_CHARACTERS
 
 READER_SECONDS = 120.0  # resolving a lab of a thousand nodes and reading their state takes a few seconds
 READER_MEMORY_BYTES = 2 << 30
@@ -163,7 +163,10 @@ def read_states(record: LabRecord, stopped: Collection[str], shown: dict[tuple[s
         text = said.read(OUTPUT_BYTES + 1).decode(errors="replace")
     if done.returncode == UNREADABLE:
         raise OperateError(_unreadable(text, saving))
-    if done.returncode or len(text) > OUTPUT_BYTES:
+    if done.returncode == TOO_LARGE or len(text) > OUTPUT_BYTES:
+        raise OperateError(f"could not save what the nodes of lab {record.name} run: it is more than the "
+                           f"{OUTPUT_BYTES >> 20} MiB a lab file may hold")
+    if done.returncode:
         raise OperateError(f"could not read what the nodes of lab {record.name} run: its reader ended with status "
                            f"{done.returncode}")
     try:
