@@ -197,11 +197,12 @@ else
     editable=()
     for path in "${PIP_EDITABLE[@]}"; do editable+=(-e "$path"); done
     logged "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${editable[@]}"
-    # PySide6 finds every library it needs, libvirt-python loads, and the built-in kinds are registered.
+    # PySide6 finds every library it needs, libvirt-python and the Unicode scripts' data load, and the built-in kinds
+    # are registered.
     logged env QT_QPA_PLATFORM=offscreen "$VENV/bin/python" -c '
 from PySide6.QtWidgets import QApplication
 from PySide6 import QtCharts
-import libvirt, vtopo
+import libvirt, vtopo, confusable_homoglyphs
 from vtopo.kinds.registry import load_registry
 assert len(load_registry().kinds) == 8, "the built-in kinds are not all registered"
 QApplication([])'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import sys
 
 
 def drop_privileges(user: str, groups: tuple[str, ...], group: str = "") -> list[str]:
@@ -20,3 +21,22 @@ def as_account(uid: int) -> list[str]:
     account = pwd.getpwuid(uid)
     groups = tuple(str(gid) for gid in os.getgrouplist(account.pw_name, account.pw_gid))
     return drop_privileges(str(uid), groups, str(account.pw_gid))
+
+
+def python_module_as(user: str, group: str, output_bytes: int, module: str, *words: str,
+                     memory_bytes: int = 0) -> list[str]:
+    """The command that runs vtopo's `module` (python -m) as `user` and `group` with no other group and no
+    capability (drop_privileges), writing no file larger than `output_bytes`, and with `memory_bytes` of address space
+    at most when given. The interpreter and the code are this process's own, and it runs in no environment but the
+    PYTHONPATH this process was given, if any: as `python -I`, with nothing of its user's or the caller's directory."""
+    code_path = [f"PYTHONPATH={os.environ['PYTHONPATH']}"] if os.environ.get("PYTHONPATH") else []
+    limits = [f"--fsize={output_bytes}", *([f"--as={memory_bytes}"] if memory_bytes else [])]
+    return [*drop_privileges(user, (), group), "prlimit", *limits, "--", "env", "-i", *code_path,
+            sys.executable, "-s", "-P", "-m", module, *words]
+
+
+def owner_or_nobody(uid: int) -> tuple[str, str]:
+    """The user and group (ids, as drop_privileges takes them) that run a program on what the account `uid` wrote or
+    shaped: that account with its login group, or nobody for root."""
+    account = pwd.getpwuid(uid) if uid else pwd.getpwnam("nobody")
+    return str(account.pw_uid), str(account.pw_gid)

@@ -3,16 +3,20 @@ configuration, a container's addresses and routes), written back into the lab so
 
 Reading is a plan, as every change to a running lab is (vtopo.lab_operations): a `ReadState` op for each command that shows a
 node's state (its kind's `state_commands`), applied through the lab's KernelHost as root (this process, or the agent
-for the lab's owner); `vtopo save --explain` is the same ops on a ScriptHost. The state read is recorded in the lab's
-record, so that a restarted router comes back with what was saved, and the journal takes the ops a deploy of the lab
-so saved makes. Applying it to a lab is pure, and says what changed on each node, for the designer to show before it
-writes.
+for the lab's owner); `vtopo save --explain` is the same ops on a ScriptHost. What the commands print is the lab's
+owner's to shape, so root parses none of it: vtopo.saved_states reads it, run as the owner (nobody for root's labs),
+and its answer is read as a checkpoint of a lab file is, field by field; the lab with that state must then compile.
+The state read is recorded in the lab's record, so that a restarted router comes back with what was saved, and the
+journal takes the ops a deploy of the lab so saved makes. Applying it to a lab is pure, and says what changed on each
+node, for the designer to show before it writes.
 """
 from __future__ import annotations
 
 import difflib
 import json
 import shlex
+import subprocess
+import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,14 +26,21 @@ from vtopo.compile.compiler import compile_plan
 from vtopo.compile.resolve import resolve
 from vtopo.host.lab_parts import Compiled
 from vtopo.host.resolved_labs import ResolvedLabs
-from vtopo.host.state import LabRecord, StateStore
-from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, Reader, SavedState, SavesState, generated_settings_of
+from vtopo.host.state import LabRecord, StateStore, deployed_media
+from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, SavedState, SavesState, generated_settings_of
+from vtopo.lab_record import consent_of
 from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.kinds.registry import Registry, installed_kinds
+from vtopo.model import io, untrusted_json
 from vtopo.model.problems import LabError
 from vtopo.model.rules import subinterface_name
 from vtopo.model.topology import Interface, Topology
 from vtopo.lab_operations import LiveChange, OperateError, running_lab
+from vtopo.privileges import owner_or_nobody, python_module_as
+from vtopo.saved_states import OUTPUT_BYTES, TOO_LARGE, UNREADABLE, WHY_CHARACTERS
+
+READER_SECONDS = 120.0  # resolving a lab of a thousand nodes and reading their state takes a few seconds
+READER_MEMORY_BYTES = 2 << 30
 
 
 @dataclass(frozen=True)
@@ -77,8 +88,13 @@ def save_ops(lab: LabContext, stopped: Collection[str]) -> list[o.ReadState]:
     node. A stopped node has none: its daemons are stopped, and it keeps what the lab says."""
     return [o.ReadState(owner=node.subject, node=node.node.name, command=shlex.join(command),
                         argv=tuple(node.kind.command_in(node, list(command))))
-            for node in lab.nodes.values() if isinstance(node.kind, SavesState) and node.node.name not in stopped
-            for command in node.kind.state_commands(node)]
+            for node, kind in _saving(lab, stopped) for command in kind.state_commands(node)]
+
+
+def _saving(lab: LabContext, stopped: Collection[str]) -> list[tuple[NodeContext[Any], SavesState[Any]]]:
+    """The nodes whose state `vtopo save` reads, each with its kind: those running, of a kind that keeps one."""
+    return [(node, node.kind) for node in lab.nodes.values()
+            if isinstance(node.kind, SavesState) and node.node.name not in stopped]
 
 
 def explain_save(lab: str | LabRecord, store: StateStore | None = None) -> str:
@@ -97,16 +113,14 @@ def read_running(lab: str | LabRecord, store: StateStore | None = None, labs: Re
         operated = running.record.operated()
         stopped = operated.stopped
         shown = {(op.node, op.command): running.applier.read_state(op) for op in save_ops(running.context, stopped)}
-        states = {}
-        for node in running.context.nodes.values():
-            if isinstance(node.kind, SavesState) and node.node.name not in stopped:
-                states[node.node.name] = node.kind.saved_state(node, _shown_in(node, shown))
+        states = read_states(running.record, stopped, shown,
+                             {node.node.name for node, _ in _saving(running.context, stopped)})
         saved = running.topology.copy()
         apply_state(saved, states, running.context)
-        running.record.write_topology(saved)
         resolved = resolve(saved, installed_kinds(), running.record.facts(), running.record.consent(),
                            running.record.media())
-        compiled = Compiled(saved, resolved, compile_plan(resolved))
+        compiled = Compiled(saved, resolved, compile_plan(resolved))  # a state no lab may hold is refused here
+        running.record.write_topology(saved)
         _journal_saved_state(running.record, running.plan.ops, compiled.plan.ops)
         if labs is not None:
             labs.keep(running.record, compiled)
@@ -126,16 +140,54 @@ def _journal_saved_state(record: LabRecord, deployed: list[o.Op], plan: list[o.O
         record.replace_in_journal(lambda op: op in gone, [op for op in new if op not in journal])
 
 
-def _shown_in(node: NodeContext[Any], shown: dict[tuple[str, str], str]) -> Reader:
-    """What each of the node's state commands printed, as its kind reads it back."""
-    def read(argv: list[str]) -> str:
-        printed = shown.get((node.node.name, shlex.join(argv)))
-        if printed is None:
-            raise OperateError(f"the {node.kind.label} kind reads `{shlex.join(argv)}` from {node.node.name}, which "
-                               "its state_commands do not name: `vtopo save` runs only those")
-        return printed
+def read_states(record: LabRecord, stopped: Collection[str], shown: dict[tuple[str, str], str],
+                saving: Collection[str]) -> dict[str, SavedState]:
+    """The state of each node in `saving` that its kind reads out of what its commands printed (`shown`, by node and
+    command), read by vtopo.saved_states as the lab's owner (nobody for root's labs), with no group, no capability
+    and no_new_privs. Its answer is read as a lab file's checkpoint is; a node it was not asked of is left out."""
+    deployment = record.deployment()  # what the agent gives the lab's owner
+    given = {"record": deployment, "media": deployed_media(deployment), "stopped": sorted(stopped),
+             "shown": [[node, command, printed] for (node, command), printed in shown.items()]}
+    command = python_module_as(*owner_or_nobody(consent_of(deployment).owner.uid), OUTPUT_BYTES, "vtopo.saved_states",
+                               memory_bytes=READER_MEMORY_BYTES)
+    with tempfile.TemporaryFile() as asked, tempfile.TemporaryFile() as said:
+        asked.write(json.dumps(given).encode())
+        asked.seek(0)
+        try:
+            done = subprocess.run(command, stdin=asked, stdout=said, stderr=subprocess.DEVNULL, cwd="/",
+                                  timeout=READER_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            raise OperateError(f"could not read what the nodes of lab {record.name} run: reading it took longer "
+                               f"than {READER_SECONDS:.0f} s") from None
+        said.seek(0)
+        text = said.read(OUTPUT_BYTES + 1).decode(errors="replace")
+    if done.returncode == UNREADABLE:
+        raise OperateError(_unreadable(text, saving))
+    if done.returncode == TOO_LARGE or len(text) > OUTPUT_BYTES:
+        raise OperateError(f"could not save what the nodes of lab {record.name} run: it is more than the "
+                           f"{OUTPUT_BYTES >> 20} MiB a lab file may hold")
+    if done.returncode:
+        raise OperateError(f"could not read what the nodes of lab {record.name} run: its reader ended with status "
+                           f"{done.returncode}")
+    try:
+        checkpoint = io.read_checkpoint(text)
+    except LabError as error:
+        raise OperateError(f"could not read what the nodes of lab {record.name} run: {error.problems[0]}") from None
+    return {name: SavedState(state.settings, state.addresses) for name, state in checkpoint.nodes.items()
+            if name in saving}
 
-    return read
+
+def _unreadable(text: str, saving: Collection[str]) -> str:
+    """The line that says which node printed what its kind does not read, from what vtopo.saved_states said."""
+    try:
+        said = untrusted_json.parse(text)
+    except LabError:
+        said = None
+    node, why = (said.get("node"), said.get("why")) if isinstance(said, dict) else (None, None)
+    if node not in saving or not isinstance(why, str):
+        return "could not read what a node of the lab printed: its reader said nothing of use"
+    return (f"could not read the state of {node}: what its commands printed is not what its kind reads "
+            f"({why[:WHY_CHARACTERS]})")
 
 
 def apply_state(topology: Topology, states: dict[str, SavedState], lab: LabContext | None = None) -> list[NodeChange]:

@@ -91,6 +91,8 @@ class BridgeKind(NodeKind[BridgeSettings], KeepsVlansApart[BridgeSettings], Prot
         yield api.ConfigureLink(owner=owner, name=name, netns=None, alias=node.names.tag)
         for address in settings.host_addresses:
             yield api.AddAddress(owner=owner, name=name, netns=None, cidr=address)
+        if settings.host_addresses:
+            yield from api.own_arp_only(owner, name)
         if settings.host_routing:
             yield api.SetSysctl(owner=owner, netns=None, key=f"net.ipv4.conf.{name}.forwarding", value="1", device=name)
 

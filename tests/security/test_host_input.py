@@ -8,6 +8,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -130,6 +131,39 @@ def test_the_host_still_learns_that_a_node_is_there_by_neighbour_discovery(lab: 
     while "REACHABLE" not in (state := subprocess.run(neighbour, capture_output=True, text=True).stdout):
         assert time.monotonic() < deadline and "FAILED" not in state, f"c1 did not answer the host's probe: {state}"
         time.sleep(0.1)
+
+
+def _asked_for(lab: DeployedLab, address: str) -> dict[str, str]:
+    """c1's neighbour entry for `address` once it asked its segment for it anew (ARP, by a ping): with its "lladdr"
+    when someone answered."""
+    subprocess.run(lab.command_in("c1", ["ip", "neigh", "flush", "to", address]), check=True)
+    subprocess.run(lab.command_in("c1", ["ping", "-c", "1", "-W", "1", address]), capture_output=True, timeout=30)
+    shown = subprocess.run(lab.command_in("c1", ["ip", "-j", "neigh", "show", "to", address]), capture_output=True,
+                           text=True, check=True).stdout
+    return next(iter(json.loads(shown or "[]")), {})
+
+
+def test_the_host_answers_arp_on_a_lab_bridge_only_for_the_bridges_own_address(lab: DeployedLab) -> None:
+    """The host answered ARP on a lab's bridge for every address it has: c1, asking its segment for an address of
+    another of the host's networks (an on-link route is its own to add), learnt that the host had it. vtopo sets
+    arp_ignore 1 and arp_announce 2 on the bridge alone, so only the gateway's address is answered there; the
+    bridge's arp_ignore put back to 0 for a moment has the host answer again, which shows what the probe sees."""
+    bridge = lab.context.names.node_device("br1")
+    sysctls = {name: Path(f"/proc/sys/net/ipv4/conf/{bridge}/{name}") for name in ("arp_ignore", "arp_announce")}
+    assert {name: path.read_text().strip() for name, path in sysctls.items()} == {"arp_ignore": "1",
+                                                                                  "arp_announce": "2"}
+    subprocess.run(lab.command_in("c1", ["ip", "route", "add", f"{PROBE_ADDRESS}/32", "dev", "eth0"]), check=True)
+    try:
+        assert "lladdr" in _asked_for(lab, BRIDGE_ADDRESS), "the lab's gateway must answer"
+        unanswered = _asked_for(lab, PROBE_ADDRESS)
+        assert "lladdr" not in unanswered, f"the host answered for {PROBE_ADDRESS} on the lab's bridge: {unanswered}"
+        sysctls["arp_ignore"].write_text("0")
+        try:
+            assert "lladdr" in _asked_for(lab, PROBE_ADDRESS), "with arp_ignore 0 the host answers: the probe sees it"
+        finally:
+            sysctls["arp_ignore"].write_text("1")
+    finally:
+        subprocess.run(lab.command_in("c1", ["ip", "route", "del", f"{PROBE_ADDRESS}/32", "dev", "eth0"]), check=True)
 
 
 # Run in a node: one UDP datagram to each of the addresses in sys.argv[2:] (IPv6 ones scoped to eth0), port sys.argv[1].

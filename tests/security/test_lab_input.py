@@ -50,16 +50,26 @@ def test_a_number_of_5000_digits_in_a_string_is_one_problem_with_its_path(agent,
         assert (result.returncode, result.stderr.strip()) == (2, said), verb
 
 
-@pytest.mark.parametrize("name, holds", [
-    ("exam\u200b", "U+200B (zero width space)"),
-    ("\u200fmaxe", "U+200F (right-to-left mark)"),
-    ("ex\u00adam", "U+00AD (soft hyphen)"),
-    ("exam\U000e0041", "U+E0041 (tag latin capital letter a)"),
+INVISIBLE = "a lab's name may hold no invisible or direction-changing character, and this one holds "
+
+
+@pytest.mark.parametrize("name, refusal", [
+    ("exam\u200b", f"{INVISIBLE}U+200B (zero width space)"),
+    ("\u200fmaxe", f"{INVISIBLE}U+200F (right-to-left mark)"),
+    ("ex\u00adam", f"{INVISIBLE}U+00AD (soft hyphen)"),
+    ("exam\U000e0041", f"{INVISIBLE}U+E0041 (tag latin capital letter a)"),
+    ("\u0435xam", "a lab's name must be written in one script, and this one mixes Latin with Cyrillic: U+0435 "
+                  "(cyrillic small letter ie)"),
+    ("exam\u0301", "a lab's name must be written with whole letters, and this one holds U+0301 (combining acute "
+                   "accent) where Unicode has the letter it makes (NFC): write 'exa\u1e3f'"),
+    ("exam\u0338", "a lab's name may hold no combining mark that is not its script's own, and this one holds U+0338 "
+                   "(combining long solidus overlay)"),
 ])
-def test_a_lab_name_that_reads_as_another_is_refused_naming_the_field(agent, users, readable_dir, name, holds):
+def test_a_lab_name_that_reads_as_another_is_refused_naming_the_field(agent, users, readable_dir, name, refusal):
     """b's lab named "exam" and a zero-width space would be listed to everyone, the teacher first, as a second "exam"
-    beside a's; a right-to-left mark shows "maxe" as "exam". Each is refused in one line naming the field, whether the
-    name is written in the file or is the file's own name; a's lab keeps a zero-width joiner in its notes (an emoji)."""
+    beside a's; a right-to-left mark shows "maxe" as "exam", and so does a Cyrillic е among Latin letters, or a
+    combining mark on the m. Each is refused in one line naming the field and the character, whether the name is
+    written in the file or is the file's own name; a's lab keeps a zero-width joiner in its notes (an emoji)."""
     a, b = users["a"].pw_name, users["b"].pw_name
     (readable_dir / "b").mkdir(mode=0o755)
     topology = io.load(tiny_lab(readable_dir, "exam"))
@@ -73,8 +83,7 @@ def test_a_lab_name_that_reads_as_another_is_refused_naming_the_field(agent, use
         del document["lab"]["name"]
         unnamed.write_text(json.dumps(document))
         unnamed.chmod(0o644)
-        said = f"error: at $.lab.name: a lab's name may hold no invisible or direction-changing character, and this " \
-               f"one holds {holds}"
+        said = f"error: at $.lab.name: {refusal}"
         before = snapshot()
         assert one_line(agent.vtopo(b, "deploy", str(named))) == said
         assert one_line(agent.vtopo(b, "deploy", str(unnamed))) == f"{said} (it is its file's name): name it in lab.name"

@@ -14,7 +14,7 @@ from vtopo.model.rules import subinterface_name
 from vtopo.model.sites import VXLAN_PORT, SitePart
 from vtopo.model.topology import Impairment
 from vtopo.ops import (AddAddress, ConfigureLink, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
-                       CreateVlan, CreateVxlan, LinkType, Op, SetImpairment, SetMaster, SetSysctl)
+                       CreateVlan, CreateVxlan, LinkType, Op, SetImpairment, SetMaster, SetSysctl, own_arp_only)
 
 
 def create_medium(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op]:
@@ -147,6 +147,8 @@ def configure_ends(a: EndContext, b: EndContext, names: LabNames) -> Iterator[Op
         if end.kind.role is Role.NAMESPACE:
             for address in interface.addresses:
                 yield AddAddress(owner=owner, name=end.device, netns=end.netns, cidr=address)
+            if end.netns is None and interface.addresses:  # a host node's end
+                yield from own_arp_only(owner, end.device)
         if impairment.active:
             yield impair(end, impairment)
 
@@ -169,3 +171,5 @@ def subinterface_ops(end: EndContext, tag: str) -> Iterator[Op]:
         yield ConfigureLink(owner=owner, name=name, netns=end.netns, alias=tag if end.netns is None else "", up=True)
         for address in sub.addresses:
             yield AddAddress(owner=owner, name=name, netns=end.netns, cidr=address)
+        if end.netns is None and sub.addresses:
+            yield from own_arp_only(owner, name)

@@ -36,7 +36,6 @@ import pwd
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -53,6 +52,7 @@ from vtopo.model.problems import LabError
 from vtopo.oci_archives import ArchiveError, archive_format
 from vtopo.oci_layouts import DIGEST, REFERENCE, document, process_of, tags_of
 from vtopo.ops import as_account, drop_privileges
+from vtopo.privileges import owner_or_nobody, python_module_as
 from vtopo.reports import user_name
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
@@ -505,10 +505,8 @@ def _open_file_of(directory: int, name: str, owner: int, what: str) -> int:
 
 def reader_as_nobody(opened: list[tuple[int, str]], command: str, *words: str) -> list[str]:
     """The command that runs vtopo.oci_layouts `command` on the files open at `opened` (fd, digest) as nobody."""
-    nobody = pwd.getpwnam("nobody")
-    return [*drop_privileges(str(nobody.pw_uid), (), str(nobody.pw_gid)), "prlimit", f"--fsize={SUMMARY_BYTES}",
-            "--", sys.executable, "-I", "-m", "vtopo.oci_layouts", command, *words,
-            *(f"{fd}={digest}" for fd, digest in opened)]
+    return python_module_as(*owner_or_nobody(0), SUMMARY_BYTES, "vtopo.oci_layouts", command, *words,
+                            *(f"{fd}={digest}" for fd, digest in opened))
 
 
 def read_as_nobody(opened: list[tuple[int, str]], command: str, *words: str) -> dict[str, object]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import pwd
 import select
 import shlex
 import signal
@@ -42,7 +41,7 @@ from vtopo.host import owned_files
 from vtopo.host.errors import HostError
 from vtopo.host.owned_files import DAEMON_UMASK
 from vtopo.model.rules import NETNS_DIR
-from vtopo.privileges import drop_privileges
+from vtopo.privileges import drop_privileges, owner_or_nobody
 
 _TAIL_BYTES = 4000
 _CHUNK_BYTES = 1 << 16
@@ -306,9 +305,9 @@ def run_to_end(argv: Sequence[str], timeout_s: float, cwd: str | None = None, wh
 def _drained(reading: int, owner: int) -> None:
     """Hand the read end of a command's pipe, which a process it left behind still holds, to a `cat` of `owner`'s
     (nobody's for root) that reads it into /dev/null until that process ends; reaped by a thread of its own."""
-    account = pwd.getpwuid(owner) if owner else pwd.getpwnam("nobody")
+    user, group = owner_or_nobody(owner)
     try:
-        drain = subprocess.Popen([*drop_privileges(str(account.pw_uid), (), str(account.pw_gid)), "cat"],
+        drain = subprocess.Popen([*drop_privileges(user, (), group), "cat"],
                                  stdin=reading, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  start_new_session=True, close_fds=True, cwd="/")
     finally:

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
                            AddRoute, ConfigureLink, CreateBridge, CreateNamespace, CreateVeth, LoadConfig, MakeDirectory,
                            MoveLink, Op, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsVlanMode,
                            ResumeDomain, SetBridgeVlans, SetMaster, SetSysctl, SetTxChecksum, StartDomain, StartProcess,
-                           WriteFile, WriteScript, addresses_resource, dev_resource, drop_privileges, up_resource)
+                           WriteFile, WriteScript, addresses_resource, dev_resource, drop_privileges, own_arp_only,
+                           up_resource)
 
 __all__ = [
     # what a kind declares, the capabilities it may add, and the node and link ends its hooks receive
@@ -47,7 +48,7 @@ __all__ = [
     "Op", "AddAddress", "AddRoute", "ConfigureLink", "CreateBridge", "CreateNamespace", "CreateVeth", "LoadConfig",
     "MakeDirectory", "MoveLink", "OvsAddBridge", "OvsAddFlows", "OvsAddPort", "OvsAddSubinterface", "OvsVlanMode",
     "ResumeDomain", "SetBridgeVlans", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
-    "WriteFile", "WriteScript", "addresses_resource", "dev_resource", "up_resource", "drop_privileges",
+    "WriteFile", "WriteScript", "addresses_resource", "dev_resource", "up_resource", "drop_privileges", "own_arp_only",
     "DEFAULT_VLAN", "DOMAIN_XMLNS", "INTERNAL_PORT", "LIBVIRT_QEMU_RUN_DIR", "VHOST_DEVICE",
     # the names and rules a kind shares with the core
     "KVM_GROUP", "MAX_INTERFACE_NAME", "BUILTIN_IMAGE", "image_path", "image_problem", "subinterface_name", "svi_name",

@@ -34,14 +34,68 @@ PASSAGE_DIRECTORY = 0o711  # a directory others may pass through, not list
 def lab_name_refusal(name: str) -> str:
     """Why `name` may not name a lab, or "". Every member and the teacher read each lab's name in `vtopo status`, so it
     must read as what it is: no Unicode format character (category Cf: a zero-width space or joiner, a bidirectional
-    mark, a soft hyphen), which shows nothing or shows the name in another order, and no space at either end."""
+    mark, a soft hyphen), which shows nothing or shows the name in another order; no space at either end; no letters
+    of two scripts that look alike (an "exam" with a Cyrillic е, see `_mixed_script`); and no combining mark but a
+    script's own (see `_loose_mark`)."""
     for char in name:
         if unicodedata.category(char) == "Cf":
             return (f"a lab's name may hold no invisible or direction-changing character, and this one holds "
-                    f"U+{ord(char):04X} ({unicodedata.name(char, 'a format character').lower()})")
+                    f"{_character(char)}")
     if name != name.strip():
         return "a lab's name may not start or end with a space"
+    if name.isascii():  # Latin letters, digits and punctuation: nothing to compose, and one script
+        return ""
+    return _loose_mark(name) or _mixed_script(name)
+
+
+SCRIPTS_WRITTEN_TOGETHER = ({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}, {"LATIN", "HAN", "BOPOMOFO"},
+                            {"LATIN", "HAN", "HANGUL"})
+"""The scripts a name may mix, as Unicode TR39's "highly restrictive" level has it: Japanese, Chinese and Korean
+writing, with Latin letters. Any other two scripts in a name (Latin and Cyrillic, Latin and Greek) are refused."""
+NO_SCRIPT = {"COMMON", "INHERITED"}  # digits, punctuation and marks, which take their letter's script
+
+
+def _mixed_script(name: str) -> str:
+    """Letters of two scripts not written together: the name's main script and the first letter of the script it
+    holds fewest of (the one Cyrillic е of an "exam")."""
+    letters: dict[str, list[str]] = {}  # each script's letters, in the order the name holds them
+    for char in name:
+        if (script := _script_of(char)) not in NO_SCRIPT:
+            letters.setdefault(script, []).append(char)
+    if len(letters) < 2 or any(set(letters) <= together for together in SCRIPTS_WRITTEN_TOGETHER):
+        return ""
+    main, *_, odd = sorted(letters, key=lambda script: -len(letters[script]))
+    return (f"a lab's name must be written in one script, and this one mixes {main.title()} with {odd.title()}: "
+            f"{_character(letters[odd][0])}")
+
+
+def _loose_mark(name: str) -> str:
+    """A combining mark that makes a letter Unicode has whole (e + U+0301, which is é), or that no script of its own
+    holds (Unicode's Inherited script: accents and overlays put on any letter, U+0338 striking a letter through)."""
+    composed = unicodedata.normalize("NFC", name)
+    if composed != name:
+        mark = next((char for char in name if unicodedata.combining(char)), None) or \
+            next(char for char in name if char not in composed)  # a sign Unicode has twice: U+212B for Å
+        return (f"a lab's name must be written with whole letters, and this one holds {_character(mark)} where "
+                f"Unicode has the letter it makes (NFC): write {composed!r}")
+    for char in name:
+        if unicodedata.category(char).startswith("M") and _script_of(char) == "INHERITED":
+            return f"a lab's name may hold no combining mark that is not its script's own, and this one holds " \
+                   f"{_character(char)}"
     return ""
+
+
+def _script_of(char: str) -> str:
+    """A character's script as Unicode's Scripts.txt names it (LATIN, CYRILLIC, COMMON, INHERITED...): its table loads
+    (80 ms, urllib with it) only for a name that is not ASCII."""
+    from confusable_homoglyphs import categories
+
+    return str(categories.alias(char))
+
+
+def _character(char: str) -> str:
+    """U+0435 (cyrillic small letter ie)."""
+    return f"U+{ord(char):04X} ({unicodedata.name(char, 'an unnamed character').lower()})"
 
 
 def is_valid_node_name(name: str) -> bool:

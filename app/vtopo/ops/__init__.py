@@ -19,7 +19,8 @@ from vtopo.ops.namespaces import (CreateNamespace, CreateUserNamespace, DeleteNa
 from vtopo.ops.netdev import (ROUTE_PROTOCOL, TBF_LATENCY_MS, AddAddress, AddRoute, ConfigureLink,
                               CreateBridge, CreateLinkBridge, CreateMacvlan, CreateMacvtap, CreateTap, CreateVeth,
                               CreateVlan, DeleteAddress, DeleteLink, DeleteRoute, DeviceOp, LinkType, MacvlanMode, MoveLink, SetBridgeVlans, SetImpairment,
-                              SetLinkState, SetMaster, SetSysctl, SetTxChecksum, Tool, bridge_port_resource, tbf_burst, tbf_rate)
+                              SetLinkState, SetMaster, SetSysctl, SetTxChecksum, Tool, bridge_port_resource, own_arp_only,
+                              tbf_burst, tbf_rate)
 from vtopo.ops.host import USER_HZ, Host, RouteProtocol, clock_t
 from vtopo.ops.ovs import (INTERNAL_PORT, OvsAddBridge, OvsAddFlows, OvsAddPort, OvsAddSubinterface, OvsDeleteBridge,
                            OvsVlanMode)
@@ -41,6 +42,6 @@ __all__ = [
     "SetBridgeVlans", "SetImpairment", "SetLinkState", "SetMaster", "SetSysctl", "SetTxChecksum", "StartDomain", "StartProcess",
     "StopProcess", "TBF_LATENCY_MS", "Tool", "USER_HZ", "VHOST_DEVICE", "WriteFile", "WriteHostsFile",
     "WriteScript", "addresses_resource", "as_account", "bridge_port_resource", "clock_t", "comment", "dev_resource", "drop_privileges",
-    "node_resource", "ns_resource", "op_from_json", "ovs_lab_tag", "script_of", "tbf_burst", "tbf_rate",
+    "node_resource", "ns_resource", "op_from_json", "own_arp_only", "ovs_lab_tag", "script_of", "tbf_burst", "tbf_rate",
     "up_resource", "user_resource",
 ]

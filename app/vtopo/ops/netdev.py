@@ -412,6 +412,14 @@ class SetSysctl(Op):
         host.set_sysctl(self.netns, self.key, self.value, self.userns)
 
 
+def own_arp_only(owner: str, device: str) -> tuple[SetSysctl, SetSysctl]:
+    """A device of the host's namespace that vtopo gives addresses of the host's (a lab's gateway): on it the host
+    answers ARP only for an address that device holds (arp_ignore 1), not for those of its other networks, and asks
+    with a source address of that device's own (arp_announce 2). Set on the device alone, never `all` or `default`."""
+    return (SetSysctl(owner=owner, netns=None, key=f"net/ipv4/conf/{device}/arp_ignore", value="1", device=device),
+            SetSysctl(owner=owner, netns=None, key=f"net/ipv4/conf/{device}/arp_announce", value="2", device=device))
+
+
 @dataclass(frozen=True, kw_only=True)
 class SetImpairment(DeviceOp):
     delay_ms: float = 0.0
