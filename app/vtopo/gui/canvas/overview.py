@@ -20,6 +20,7 @@ from vtopo.gui.canvas.states import SEVERITY_COLORS, NodeState
 DETAIL_ZOOM = 0.3
 """Below this zoom the overview draws the lab; at or above it every item draws itself, with its labels."""
 MARK_WIDTH = 2.5  # pixels, whatever the zoom: an outline or a marked link must stay visible
+MANY_MARKS = 64  # marks changed at once beyond which the whole lab is drawn again, with one call
 LINE_WIDTH = 1.01
 """A plain link's width in pixels, whatever the zoom. Not a cosmetic pen of 1: Qt's raster engine draws those a
 pixel at a time, 12 ms for the 2,000 lines of the two-bridges lab against 4 ms filled as thin polygons."""
@@ -85,22 +86,30 @@ class OverviewItem(QGraphicsItem):
         self.update(rect)
 
     def invalidate_marks(self) -> None:
-        """Only marks changed: redraw them before the next paint; the bounds stay."""
-        if not (self._stale or self._marks_stale):
-            self._marks_stale = True
-            self.update()
+        """Only marks changed: they are rebuilt by redraw_marks (the scene calls it once the turn's events are
+        handled) or before the next paint, whichever comes first; the bounds stay."""
+        self._marks_stale = True
+
+    def redraw_marks(self) -> None:
+        """Rebuild the marks if they changed, and draw them again where they came, went or changed: choosing a node
+        draws two outlines again, not the whole lab (20 ms at 2,000 nodes)."""
+        if self._marks_stale and not self._stale and self.scene() is not None:
+            self._bring_up_to_date()
 
     def boundingRect(self) -> QRectF:
-        self._bring_up_to_date()
+        self._bring_up_to_date(marks=False)
         return self._bounds
 
-    def _bring_up_to_date(self) -> None:
+    def _bring_up_to_date(self, marks: bool = True) -> None:
         if self._stale:
-            self._rebuild()
+            self._rebuild()  # drawn again whole: the marks need no redrawing of their own
+            self._rebuild_marks()
         elif self._moved:
             self._follow_moves()
-        if self._marks_stale:
+        if marks and self._marks_stale:
+            before = (self._outlines, self._dots, self._marked_links)
             self._rebuild_marks()
+            self._redraw_changed_marks(*before)
 
     def _rebuild(self) -> None:
         self._stale, self._moved = False, set()
@@ -168,6 +177,18 @@ class OverviewItem(QGraphicsItem):
         self._marked_links = {link: self._cosmetic(link.pen(link.isSelected()))
                               for link in self._links.values() if link.marked}
 
+    def _redraw_changed_marks(self, outlines: dict[NodeItem, tuple[QRectF, QPen]],
+                              dots: dict[NodeItem, tuple[QRectF, QColor]], marked_links: dict[LinkItem, QPen]) -> None:
+        """Draw again where the marks differ from these (the marks drawn before)."""
+        rects = [*_changed(outlines, self._outlines), *_changed(dots, self._dots)]
+        rects += [_box(link.line) for link in marked_links.keys() | self._marked_links.keys()
+                  if marked_links.get(link) != self._marked_links.get(link)]
+        if len(rects) > MANY_MARKS:
+            self.update()
+            return
+        for rect in rects:
+            self.update(rect)
+
     @staticmethod
     def _cosmetic(pen: QPen) -> QPen:
         pen.setCosmetic(True)
@@ -201,6 +222,17 @@ class OverviewItem(QGraphicsItem):
         for outline, pen in self._outlines.values():
             painter.setPen(pen)
             painter.drawRect(outline)
+
+
+def _changed(before: Mapping[NodeItem, tuple[QRectF, object]], after: Mapping[NodeItem, tuple[QRectF, object]]
+             ) -> list[QRectF]:
+    """Where the nodes' marks came, went or changed: the rects each was and is drawn in."""
+    rects = []
+    for node in before.keys() | after.keys():
+        was, now = before.get(node), after.get(node)
+        if was != now:
+            rects += [mark[0] for mark in (was, now) if mark is not None]
+    return rects
 
 
 def _outline(square: QRectF) -> QRectF:
