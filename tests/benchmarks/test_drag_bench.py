@@ -131,6 +131,7 @@ def stall_rows(window: MainWindow, qtbot: Any) -> list[str]:
                 show()
                 view.centerOn(scene.nodes[BRIDGE])
                 qtbot.waitUntil(lambda: links_settled(scene), timeout=120_000)
+                qtbot.wait(100)  # the view painted as it now shows: the floor is the idle loop's, not that paint's
                 floor = gaps.during(qtbot, [], lambda: True)
                 rows += [row(f"{cpu}, {name}: chosen again", choosing(window, gaps, qtbot, BRIDGE),
                              choosing(window, gaps, qtbot, CONTAINER)),
