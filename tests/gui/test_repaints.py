@@ -1,20 +1,23 @@
 """What the canvas draws again, and how: choosing a node in the overview draws its outline again, not the whole lab;
-the thousand lines fanning out of a crowded bridge are drawn without antialiasing, a few links smoothed. Real mouse
-and wheel events; the viewport's own paint events and pixels."""
+the thousand lines fanning out of a crowded bridge are drawn without antialiasing, a few links smoothed; a drag's step
+in the overview draws the stretched links over the overview as Qt kept it. Real mouse and wheel events; the
+viewport's own paint events and pixels."""
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF
-from PySide6.QtGui import QColor, QImage, QPaintEvent
-from PySide6.QtWidgets import QApplication
+import pytest
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, Qt
+from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtWidgets import QApplication, QStyleOptionGraphicsItem
 
 from benchmarks.test_designer_live_bench import two_bridges
-from tests.gui.helpers import click, links_settled, wheel
+from tests.gui.helpers import click, links_settled, send, wheel
 from tests.gui.test_level_of_detail import ZOOM_OUT, same_color
 from vtopo.gui.canvas.items import CROWD, ICON_SIZE
+from vtopo.gui.canvas.overview import OverviewItem
 from vtopo.gui.canvas.view import CanvasView
 from vtopo.gui.main_window import MainWindow
 from vtopo.model import io
@@ -107,3 +110,42 @@ def test_a_crowded_bridges_links_are_drawn_without_antialiasing_and_a_few_links_
         inked, between = shades(image, square, window.editor.scene.colors.base)
         assert inked > 0, f"no line at the middle of {link_id}"
         assert (between > 0) == smooth, (link_id, inked, between)
+
+
+def test_a_drags_step_in_the_overview_draws_the_stretched_links_over_the_overview_as_drawn_before(
+        make_window: Callable[..., MainWindow], qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Zoomed out, a drag of a crowded bridge stretches its links: from the second step the overview is copied as Qt
+    kept it, drawn again only around the bridge's square, and the stretched lines are drawn over it; after the drop,
+    the lines are where the bridge went."""
+    clips: list[QRectF] = []
+
+    def paint(overview: OverviewItem, painter: QPainter, option: QStyleOptionGraphicsItem, widget: Any = None) -> None:
+        clips.append(painter.clipBoundingRect() if painter.hasClipping() else overview.boundingRect())
+        painted(overview, painter, option, widget)
+
+    painted = OverviewItem.paint
+    monkeypatch.setattr(OverviewItem, "paint", paint)  # before the items are made: PySide looks an override up once
+    lab = tmp_path / "bridge.vtopo"
+    io.save(two_bridges(CROWD + 20), lab)
+    window = make_window(lab)
+    view, scene = window.view, window.editor.scene
+    wheel(view, ZOOM_OUT)
+    assert not scene.detailed
+    bridge = scene.nodes["br0"]
+    start = view.mapFromScene(bridge.pos())
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    send(view, QMouseEvent.Type.MouseButtonPress, start, left, left)
+    QApplication.processEvents()
+    lab_size = scene.itemsBoundingRect()
+    for step in range(1, 6):
+        clips.clear()
+        send(view, QMouseEvent.Type.MouseMove, start + QPoint(6 * step, 4 * step), none, left)
+        QApplication.processEvents()
+        if step > 1:
+            assert all(clip.width() * clip.height() < lab_size.width() * lab_size.height() / 20
+                       for clip in clips), (step, clips, lab_size)
+    assert all(link.stretched for link in bridge.links)
+    send(view, QMouseEvent.Type.MouseButtonRelease, start + QPoint(30, 20), left, none)
+    qtbot.waitUntil(lambda: links_settled(scene))
+    assert bridge.pos() != view.mapToScene(start)
+    assert all(bridge.pos() in (link.line.p1(), link.line.p2()) for link in bridge.links)

@@ -32,12 +32,10 @@ class OverviewItem(QGraphicsItem):
     (selection, problems, states, a measured path) are rebuilt on their own, and the marks of what moved follow it;
     anything else rebuilds it all."""
 
-    def __init__(self, nodes: Mapping[str, NodeItem], links: Mapping[str, LinkItem], stretched: StretchedLinks,
-                 look: Look) -> None:
+    def __init__(self, nodes: Mapping[str, NodeItem], links: Mapping[str, LinkItem], look: Look) -> None:
         super().__init__()
         self._nodes = nodes
         self._links = links
-        self._stretched = stretched
         self._look = look
         self._stale = True
         self._moved: set[NodeItem | LinkItem] = set()
@@ -80,10 +78,6 @@ class OverviewItem(QGraphicsItem):
             self.update(was.united(now))
         else:
             self.prepareGeometryChange()  # draws it all again
-
-    def redraw(self, rect: QRectF) -> None:
-        """Something it draws changed in `rect` (the stretched links' lines)."""
-        self.update(rect)
 
     def invalidate_marks(self) -> None:
         """Only marks changed: they are rebuilt by redraw_marks (the scene calls it once the turn's events are
@@ -203,11 +197,8 @@ class OverviewItem(QGraphicsItem):
         if self._drawn_lines is None:
             self._drawn_lines = [line for index, line in enumerate(self._lines) if index not in self._left_out] \
                 if self._left_out else self._lines
-        painter.drawLines(self._drawn_lines)  # the marked ones again below, over these
-        if self._stretched:
-            for _first, ends in self._stretched.groups():
-                painter.drawLines(ends)
-            painter.drawLines([link.line for link in self._stretched.apart()])
+        painter.drawLines(self._drawn_lines)  # the marked ones again below, over these (the stretched ones are
+        # the StretchedOverview's)
         for link, pen in self._marked_links.items():
             painter.setPen(pen)
             painter.drawLine(link.line)
@@ -222,6 +213,39 @@ class OverviewItem(QGraphicsItem):
         for outline, pen in self._outlines.values():
             painter.setPen(pen)
             painter.drawRect(outline)
+
+
+class StretchedOverview(QGraphicsItem):
+    """Zoomed out, the links a drag stretched (StretchedLinks), drawn over the overview as its plain lines are: a
+    drag's step draws them, and the overview, which Qt keeps as a pixmap meanwhile, is copied (drawing it whole each
+    step took 12-15 ms with a bridge's thousand links stretched). Its bounds grow to hold where they reach."""
+
+    def __init__(self, stretched: StretchedLinks, look: Look) -> None:
+        super().__init__()
+        self._stretched = stretched
+        self._look = look
+        self._bounds = QRectF()
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setZValue(6)  # above the overview
+
+    def reaches(self, rect: QRectF) -> None:
+        """The stretched lines were drawn, or are now, in `rect`: drawn again there."""
+        if not self._bounds.contains(rect):
+            self.prepareGeometryChange()
+            self._bounds = self._bounds.united(rect)
+        self.update(rect)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        if not self._stretched:
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setPen(QPen(self._look.colors.link, LINE_WIDTH / painter.worldTransform().m11()))
+        for _first, ends in self._stretched.groups():
+            painter.drawLines(ends)
+        painter.drawLines([link.line for link in self._stretched.apart()])
 
 
 def _changed(before: Mapping[NodeItem, tuple[QRectF, object]], after: Mapping[NodeItem, tuple[QRectF, object]]

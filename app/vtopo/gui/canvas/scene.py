@@ -17,7 +17,7 @@ from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
 from vtopo.gui.canvas.labels import VlansOf, end_label, middle_label
 from vtopo.gui.canvas.lines import LinkLines, StretchedLinks
-from vtopo.gui.canvas.overview import OverviewItem
+from vtopo.gui.canvas.overview import OverviewItem, StretchedOverview
 from vtopo.gui.canvas.states import NodeState
 from vtopo.model.problems import Severity
 from vtopo.model.topology import Annotation, Link, Node, Position, Topology
@@ -94,7 +94,8 @@ class TopologyScene(QGraphicsScene):
         self._vlans_shown: dict[str, dict[str, str]] = {}  # the switches' VLANs their links show, by node id
         self._stretched = StretchedLinks()
         self.look.stretch_changed = self._stretch_changed
-        self._overview = OverviewItem(self.nodes, self.links, self._stretched, self.look)
+        self._overview = OverviewItem(self.nodes, self.links, self.look)
+        self._overview_stretched = StretchedOverview(self._stretched, self.look)
         self.look.overview_moved = self._overview.moved
         self._marking = QTimer(self)  # the overview's marks drawn again once the turn's events are handled
         self._marking.setSingleShot(True)
@@ -137,7 +138,7 @@ class TopologyScene(QGraphicsScene):
 
     def set_topology(self, topology: Topology) -> None:
         self._subscriptions.disconnect_all()
-        for drawing in (self._overview, self._lines, self._moving_lines):
+        for drawing in (self._overview, self._overview_stretched, self._lines, self._moving_lines):
             if drawing.scene() is self:
                 self.removeItem(drawing)  # clear() would delete it
         self.clearSelection()  # while its items live: clear() tells of the selection only after deleting them
@@ -181,6 +182,7 @@ class TopologyScene(QGraphicsScene):
             self._start_labelling()
         else:
             self.addItem(self._overview)
+            self.addItem(self._overview_stretched)
         self._room = self.itemsBoundingRect()  # as Qt's own rect would start; it grows with room to spare
         self.setSceneRect(self._room)
 
@@ -374,7 +376,7 @@ class TopologyScene(QGraphicsScene):
         changed = self._stretched.follow()
         if not changed.isEmpty():
             self._moving_lines.reaches(changed)
-            self._overview.redraw(changed)
+            self._overview_stretched.reaches(changed)
 
     def _drawing(self, link: LinkItem) -> LinkLines:
         """The item that draws the link zoomed in."""
@@ -390,8 +392,9 @@ class TopologyScene(QGraphicsScene):
 
     def _draw_apart(self, drawn_apart: bool) -> None:
         """From a mouse drag's first step, the dragged nodes' links are drawn apart from the others, which Qt keeps
-        drawn in a pixmap of the view meanwhile: a step draws only what moved over it. At the drop, they are drawn
-        with the others again (the stretched ones until they follow their nodes)."""
+        drawn in a pixmap of the view meanwhile (zoomed out, the overview, with the stretched links drawn over it): a
+        step draws only what moved over it. At the drop, they are drawn with the others again (the stretched ones
+        until they follow their nodes)."""
         if drawn_apart == self._drawn_apart:
             return
         self._drawn_apart = drawn_apart
@@ -405,8 +408,9 @@ class TopologyScene(QGraphicsScene):
         changed = QRectF()
         for link in moving:
             changed = changed.united(link.drawn_rect())
-        self._lines.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache if drawn_apart
-                                 else QGraphicsItem.CacheMode.NoCache)
+        for kept in (self._lines, self._overview):
+            kept.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache if drawn_apart
+                              else QGraphicsItem.CacheMode.NoCache)
         self._lines.redraw(changed)
         self._moving_lines.invalidate()  # its bounds measured again, for the links it now draws
         self._moving_lines.redraw(changed)
@@ -426,6 +430,7 @@ class TopologyScene(QGraphicsScene):
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, not detailed)
         if detailed:
             self.removeItem(self._overview)
+            self.removeItem(self._overview_stretched)
             for drawing in (self._lines, self._moving_lines):
                 drawing.invalidate()
                 self.addItem(drawing)
@@ -434,6 +439,7 @@ class TopologyScene(QGraphicsScene):
             self.removeItem(self._lines)
             self.removeItem(self._moving_lines)
             self.addItem(self._overview)
+            self.addItem(self._overview_stretched)
             self._overview.invalidate()
             self._start_labelling()  # the stretched links still follow their nodes
 
