@@ -3,7 +3,8 @@
 Below DETAIL_ZOOM a node's icon and name are a few pixels wide, and painting thousands of items one by one costs
 more than the frame has. The overview draws the links as one list of lines and the nodes as plain squares in their
 kind's colour, grouped by colour, with outlines for the selection and for problems. The items stay in the scene, so
-clicks, the rubber band and tooltips find them as before; they just paint nothing meanwhile.
+clicks, the rubber band and tooltips find them as before; they just paint nothing meanwhile. While a drag stretches
+links, a second item draws those over the overview, which Qt keeps as a pixmap until the drop.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ class OverviewItem(QGraphicsItem):
         self._bounds = QRectF()
         self._lines: list[QLineF] = []
         self._line_of: dict[LinkItem, int] = {}
-        self._left_out: set[int] = set()  # the stretched links' lines: the StretchedLinks' drawn instead
+        self._left_out: set[int] = set()  # the stretched links' lines: the StretchedOverview draws them
         self._drawn_lines: list[QLineF] | None = None  # the lines but those left out (None: to be listed again)
         self._squares: dict[int, tuple[QColor, list[QRectF]]] = {}
         self._square_of: dict[NodeItem, tuple[int, int]] = {}  # (the colour's key, the index in its list)
@@ -197,8 +198,7 @@ class OverviewItem(QGraphicsItem):
         if self._drawn_lines is None:
             self._drawn_lines = [line for index, line in enumerate(self._lines) if index not in self._left_out] \
                 if self._left_out else self._lines
-        painter.drawLines(self._drawn_lines)  # the marked ones again below, over these (the stretched ones are
-        # the StretchedOverview's)
+        painter.drawLines(self._drawn_lines)  # the marked ones again below, over these
         for link, pen in self._marked_links.items():
             painter.setPen(pen)
             painter.drawLine(link.line)
