@@ -131,6 +131,7 @@ def stall_rows(window: MainWindow, qtbot: Any) -> list[str]:
                 show()
                 view.centerOn(scene.nodes[BRIDGE])
                 qtbot.waitUntil(lambda: links_settled(scene), timeout=120_000)
+                qtbot.wait(100)  # the view painted as it now shows: the floor is the idle loop's, not that paint's
                 floor = gaps.during(qtbot, [], lambda: True)
                 rows += [row(f"{cpu}, {name}: chosen again", choosing(window, gaps, qtbot, BRIDGE),
                              choosing(window, gaps, qtbot, CONTAINER)),
@@ -155,6 +156,7 @@ def test_dragging_a_bridge_of_a_thousand_ports(qtbot: Any, tmp_path: Path, monke
         show()
         view.centerOn(scene.nodes[BRIDGE])
         qtbot.waitUntil(lambda: links_settled(scene), timeout=120_000)
+        qtbot.wait(100)  # the view painted as it now shows: not in the press's turn
         (bridge_pressed, bridge), (container_pressed, container) = step_turns(window, BRIDGE), step_turns(window,
                                                                                                           CONTAINER)
         lines += [row(f"{name}, the press", bridge_pressed, container_pressed),

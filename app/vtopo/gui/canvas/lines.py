@@ -192,13 +192,13 @@ class LinkLines(QGraphicsItem):
                  if not link.stretched and link.link_id not in apart and link.drawn_rect().intersects(exposed)]
         # not the scene's index: QGraphicsScene.render leaves the items it draws out of it meanwhile; and a drag's
         # thousand stretched lines are left to the painter to clip, which costs less than a rect each in Python
-        plain: dict[PenKey, tuple[LinkItem, list[QLineF]]] = {}
+        plain: dict[tuple[PenKey, bool], tuple[LinkItem, list[QLineF]]] = {}
         decorated = [*self._stretched.apart()] if self._stretched else []
         for link in links:
             if link.decorated:
                 decorated.append(link)
             else:
-                key = link.pen_key()
+                key = (link.pen_key(), link.crowded)
                 group = plain.get(key)
                 if group is None:
                     plain[key] = (link, [link.line])
@@ -206,16 +206,17 @@ class LinkLines(QGraphicsItem):
                     group[1].append(link.line)
         for link in decorated:
             link.paint_beneath(painter)
-        for first, lines in plain.values():  # each pen made once, by the first link drawn in it
+        smooth = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
+        for (_key, crowded), (first, lines) in plain.items():  # each pen made once, by the first link drawn in it
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, smooth and not crowded)
             painter.setPen(first.pen(first.isSelected()))
             painter.drawLines(lines)
-        if self._stretched:
-            smooth = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # a drag's step draws a thousand
-            for first, ends in self._stretched.groups():  # stretched lines in a few ms, not 50
+        if self._stretched:  # plain: a drag's step draws a thousand stretched lines in a few ms, not 50
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+            for first, ends in self._stretched.groups():
                 painter.setPen(first.pen(first.isSelected()))
                 painter.drawLines(ends)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, smooth)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, smooth)
         for link in decorated:
             link.paint_line(painter)
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= MIN_LOD_FOR_TEXT:

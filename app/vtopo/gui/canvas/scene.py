@@ -17,7 +17,7 @@ from vtopo.gui.canvas.icons import IconCache
 from vtopo.gui.canvas.items import ICON_SIZE, AnnotationItem, LinkItem, Look, NodeItem
 from vtopo.gui.canvas.labels import VlansOf, end_label, middle_label
 from vtopo.gui.canvas.lines import LinkLines, StretchedLinks
-from vtopo.gui.canvas.overview import OverviewItem
+from vtopo.gui.canvas.overview import OverviewItem, StretchedOverview
 from vtopo.gui.canvas.states import NodeState
 from vtopo.model.problems import Severity
 from vtopo.model.topology import Annotation, Link, Node, Position, Topology
@@ -91,12 +91,18 @@ class TopologyScene(QGraphicsScene):
         self.annotations: dict[str, AnnotationItem] = {}
         self._paths: dict[str, set[str]] = {}  # what each feature lights (a measurement, captures, a check)
         self._severities: dict[str, str] = {}  # the nodes and links problems name, by id: "error" or "warning"
+        self._vlans_shown: dict[str, dict[str, str]] = {}  # the switches' VLANs their links show, by node id
         self._stretched = StretchedLinks()
         self.look.stretch_changed = self._stretch_changed
-        self._overview = OverviewItem(self.nodes, self.links, self._stretched, self.look)
+        self._overview = OverviewItem(self.nodes, self.links, self.look)
+        self._overview_stretched = StretchedOverview(self._stretched, self.look)
         self.look.overview_moved = self._overview.moved
-        self.look.overview_marks_stale = self._overview.invalidate_marks
-        self.selectionChanged.connect(self._overview.invalidate_marks)
+        self._marking = QTimer(self)  # the overview's marks drawn again once the turn's events are handled
+        self._marking.setSingleShot(True)
+        self._marking.setInterval(0)
+        self._marking.timeout.connect(self._overview.redraw_marks)
+        self.look.overview_marks_stale = self._marks_changed
+        self.selectionChanged.connect(self._marks_changed)
         # zoomed in, two items draw the links (the overview draws them zoomed out): the links a drag moves and the
         # stretched ones, drawn again each step, apart from the rest, which a drag leaves as a pixmap Qt keeps
         self._moving: dict[str, LinkItem] = {}
@@ -132,7 +138,7 @@ class TopologyScene(QGraphicsScene):
 
     def set_topology(self, topology: Topology) -> None:
         self._subscriptions.disconnect_all()
-        for drawing in (self._overview, self._lines, self._moving_lines):
+        for drawing in (self._overview, self._overview_stretched, self._lines, self._moving_lines):
             if drawing.scene() is self:
                 self.removeItem(drawing)  # clear() would delete it
         self.clearSelection()  # while its items live: clear() tells of the selection only after deleting them
@@ -140,6 +146,7 @@ class TopologyScene(QGraphicsScene):
         self.clear()
         self.look.texts.clear()
         self.nodes.clear()
+        self._vlans_shown.clear()
         self._paths.clear()
         self._severities.clear()
         self.links.clear()
@@ -175,6 +182,7 @@ class TopologyScene(QGraphicsScene):
             self._start_labelling()
         else:
             self.addItem(self._overview)
+            self.addItem(self._overview_stretched)
         self._room = self.itemsBoundingRect()  # as Qt's own rect would start; it grows with room to spare
         self.setSceneRect(self._room)
 
@@ -189,6 +197,9 @@ class TopologyScene(QGraphicsScene):
         self._place(item, node.position)
         self.nodes[node.id] = item
         self._add_drawn(item)
+        vlans = self._vlans_of(node)
+        if vlans is not None:
+            self._vlans_shown[node.id] = dict(vlans)
 
     def _add_drawn(self, item: QGraphicsItem) -> None:
         """A node or link item: a node paints itself unless the overview draws the lab (links never do)."""
@@ -199,6 +210,7 @@ class TopologyScene(QGraphicsScene):
 
     def _node_removed(self, node: Node) -> None:
         item = self.nodes.pop(node.id)
+        self._vlans_shown.pop(node.id, None)
         self.removeItem(item)
         self.look.texts.drop(item)
         self._overview.invalidate()
@@ -208,7 +220,10 @@ class TopologyScene(QGraphicsScene):
         item.set_name(node.name)
         item.set_site(node.site)
         self._place(item, node.position)
-        if self._vlans_of(node) is not None:  # a switch's VLANs show on its links
+        vlans = self._vlans_of(node)
+        if vlans is not None and vlans != self._vlans_shown.get(node.id):
+            # a switch's VLANs show on its links; a move leaves them (labelling a bridge's thousand links took 12 ms)
+            self._vlans_shown[node.id] = dict(vlans)
             for link in item.links:
                 self._label(link)
 
@@ -273,6 +288,11 @@ class TopologyScene(QGraphicsScene):
             self._room = QRectF(grown.adjusted(-room, -room, room, room).toAlignedRect())
             self.setSceneRect(self._room)
 
+    def _marks_changed(self) -> None:
+        """A selection, state, problem or path changed: the overview draws its marks again where they changed."""
+        self._overview.invalidate_marks()
+        self._marking.start()
+
     def _node_moved(self, node: NodeItem) -> None:
         self._overview.moved(node)
         self._stretched.node_moved(node)
@@ -321,6 +341,12 @@ class TopologyScene(QGraphicsScene):
             self._stretch(to_stretch)
             self._stop_labelling()  # until the drop (mouseReleaseEvent)
             return
+        if not dragging and any(link.stretched for link in links):
+            # a drop (or an undo): what a drag stretched stays drawn from its nodes until the labelling turns place
+            # it, those in view first (sorting a bridge's thousand links here as well took 15 ms)
+            self._stretch([])
+            self._start_labelling()
+            links = [link for link in links if not link.stretched]
         turn_ends = time.monotonic() + (DRAG_FOLLOW_S if dragging else LABEL_TURN_S)
         seen = self._seen()
         in_view_first = sorted(links, key=lambda item: (not _crosses(item.line, seen), item.link_id))
@@ -350,7 +376,7 @@ class TopologyScene(QGraphicsScene):
         changed = self._stretched.follow()
         if not changed.isEmpty():
             self._moving_lines.reaches(changed)
-            self._overview.redraw(changed)
+            self._overview_stretched.reaches(changed)
 
     def _drawing(self, link: LinkItem) -> LinkLines:
         """The item that draws the link zoomed in."""
@@ -366,8 +392,9 @@ class TopologyScene(QGraphicsScene):
 
     def _draw_apart(self, drawn_apart: bool) -> None:
         """From a mouse drag's first step, the dragged nodes' links are drawn apart from the others, which Qt keeps
-        drawn in a pixmap of the view meanwhile: a step draws only what moved over it. At the drop, they are drawn
-        with the others again (the stretched ones until they follow their nodes)."""
+        drawn in a pixmap of the view meanwhile (zoomed out, the overview, with the stretched links drawn over it): a
+        step draws only what moved over it. At the drop, they are drawn with the others again (the stretched ones
+        until they follow their nodes)."""
         if drawn_apart == self._drawn_apart:
             return
         self._drawn_apart = drawn_apart
@@ -381,8 +408,9 @@ class TopologyScene(QGraphicsScene):
         changed = QRectF()
         for link in moving:
             changed = changed.united(link.drawn_rect())
-        self._lines.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache if drawn_apart
-                                 else QGraphicsItem.CacheMode.NoCache)
+        for kept in (self._lines, self._overview):
+            kept.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache if drawn_apart
+                              else QGraphicsItem.CacheMode.NoCache)
         self._lines.redraw(changed)
         self._moving_lines.invalidate()  # its bounds measured again, for the links it now draws
         self._moving_lines.redraw(changed)
@@ -402,6 +430,7 @@ class TopologyScene(QGraphicsScene):
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, not detailed)
         if detailed:
             self.removeItem(self._overview)
+            self.removeItem(self._overview_stretched)
             for drawing in (self._lines, self._moving_lines):
                 drawing.invalidate()
                 self.addItem(drawing)
@@ -410,6 +439,7 @@ class TopologyScene(QGraphicsScene):
             self.removeItem(self._lines)
             self.removeItem(self._moving_lines)
             self.addItem(self._overview)
+            self.addItem(self._overview_stretched)
             self._overview.invalidate()
             self._start_labelling()  # the stretched links still follow their nodes
 
@@ -554,7 +584,7 @@ class TopologyScene(QGraphicsScene):
                 busy_changed = busy_changed or item.busy != was_busy
         if not self.look.detailed:
             if busy_changed:
-                self._overview.invalidate_marks()  # zoomed out, a busy link is drawn on its own
+                self._marks_changed()  # zoomed out, a busy link is drawn on its own
             return
         if len(changed) > MANY_CHANGES:
             self._lines.update()

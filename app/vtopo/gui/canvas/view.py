@@ -151,9 +151,10 @@ class CanvasView(QGraphicsView):
             return
         scene = self.editor.scene
         point = self.mapToScene(at)
-        node = scene.node_at(point)
         right = button == Qt.MouseButton.RightButton
-        if node is not None and (right or (button == Qt.MouseButton.LeftButton and self.link_mode)):
+        linking = right or (button == Qt.MouseButton.LeftButton and self.link_mode)
+        node = scene.node_at(point) if linking else None  # a plain click leaves the hit test to Qt's own press (at
+        if node is not None:  # a bridge of a thousand ports, each hit test asks a thousand links for their shapes)
             shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
             clicked = self._node_clicked if right else None
             scene.begin_gesture(LinkInteraction(self.editor, node, right or shift, self, clicked))
