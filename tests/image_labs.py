@@ -46,8 +46,10 @@ def engine_leftovers() -> list[str]:
 def derived_image(reference: str, scratch: Path, cmd: list[str], setuid: tuple[str, ...] = (),
                   files: dict[str, str] | None = None) -> str:
     """An image made from vtopo's toolbox as a hostile author would make one (`derived_archive`), loaded into the
-    shared store under `reference` by `vtopo image load`, as root. Returns the archive's path."""
-    archive = derived_archive(reference, scratch, cmd, setuid, files)
+    shared store under `reference` by `vtopo image load`, as root. Returns the archive's path. The archive is an OCI
+    one, whose layers stay gzipped as the store keeps them: in a docker archive skopeo would decompress the toolbox's
+    layer and the load compress it again (tests/test_image_store.py loads both kinds)."""
+    archive = derived_archive(reference, scratch, cmd, setuid, files, transport="oci-archive")
     loaded = subprocess.run([sys.executable, "-m", "vtopo", "image", "load", str(archive)], capture_output=True,
                             text=True, check=False)
     assert loaded.returncode == 0 and "every lab" in loaded.stdout, loaded.stdout + loaded.stderr

@@ -147,7 +147,7 @@ def test_a_members_own_images_run_their_lab_alone(agent: Agent, users, readable_
             assert any(node in line and f"image {reference} is not on this host" in line
                        for line in problems.splitlines()), problems
 
-        copy_image(FRR, f"docker-archive:{scratch / 'frr.tar'}:other/frr:1")
+        copy_image(FRR, f"oci-archive:{scratch / 'frr.tar'}:other/frr:1")
         frr = given(scratch / "frr.tar", users["b"], readable_dir / "b")
         replaced = agent.vtopo(b, "image", "load", str(frr), "--name", MINE)
         assert replaced.returncode == 0 and f"for {b}'s labs" in replaced.stdout, replaced.stdout + replaced.stderr

@@ -207,7 +207,7 @@ def test_cleanup_finds_objects_by_their_tags_when_the_journal_is_lost():
     before = snapshot()
     deployer = Deployer()
     deployer.deploy(topology)
-    shutil.rmtree(deployer.store.root)  # the state directory is gone: only the tags are left
+    shutil.rmtree(deployer.store.labs_dir)  # the labs' records and journals are gone: only the tags are left
     report = cleanup(Deployer(), lambda progress: None)
     prefix = default_prefix(topology.name)
     assert any(s.startswith(f"namespace {prefix}-") for s in report.strays)
