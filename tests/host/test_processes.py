@@ -488,14 +488,36 @@ def test_what_a_command_leaves_running_prints_into_a_pipe_drained_as_nobody() ->
     left = int(said)
     time.sleep(1)
     try:
-        assert os.readlink(f"/proc/{left}/fd/1").startswith("pipe:"), os.readlink(f"/proc/{left}/fd/1")
-        pipe = os.stat(f"/proc/{left}/fd/1").st_ino
-        readers = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _reads_pipe(int(pid), pipe)]
-        assert [pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name for pid in readers] == ["nobody"], readers
+        assert _readers_of_output(left) == ["nobody"]
     finally:
         os.kill(left, 9)
     with pytest.raises(CommandFailed, match="did not end within 1 s"):
         run_command(["sh", "-c", "yes & wait"], 1)
+
+
+def test_what_a_daemon_prints_goes_into_a_pipe_drained_as_nobody(run_dir: Path) -> None:
+    """A daemon's output went into a deleted file of root's in /tmp, which a daemon printing without end filled; it now
+    goes into a pipe read only while the start waits, then by a `cat` of nobody's (the lab's owner's, for a member's
+    lab) into /dev/null: 50 MiB printed after the daemon was ready all pass, and the daemon runs on."""
+    pid_file, ready, printed = run_dir / "d.pid", run_dir / "d.ready", run_dir / "d.pid.printed"
+    code = FAKE_DAEMON.replace("time.sleep(120)", "sys.stdout.buffer.write(bytes(50 << 20)); sys.stdout.flush(); "
+                                                  "open(pid_file + '.printed', 'w').close(); time.sleep(120)")
+    pid = start_daemon(fake_daemon(pid_file, ready, code=code), None, pid_file, ready, timeout_s=10)
+    try:
+        wait_for(printed.exists, 10, "the daemon's 50 MiB to pass")
+        assert process_alive(pid, str(pid_file))
+        assert _readers_of_output(pid) == ["nobody"]
+    finally:
+        stop_process(pid, str(pid_file))
+
+
+def _readers_of_output(pid: int) -> list[str]:
+    """The user of each process that reads the pipe process `pid` prints into (AssertionError when it is no pipe)."""
+    output = os.readlink(f"/proc/{pid}/fd/1")
+    assert output.startswith("pipe:"), output
+    pipe = os.stat(f"/proc/{pid}/fd/1").st_ino
+    readers = [int(reader) for reader in os.listdir("/proc") if reader.isdigit() and _reads_pipe(int(reader), pipe)]
+    return [pwd.getpwuid(os.stat(f"/proc/{reader}").st_uid).pw_name for reader in readers]
 
 
 def _reads_pipe(pid: int, pipe: int) -> bool:

@@ -322,7 +322,8 @@ class KernelHost:
                                    open_files=taps, inherited_fds=handed,
                                    privileges=o.drop_privileges(user, groups) if user else (),
                                    umask=DAEMON_UMASK, ready_banner=ready_banner.encode(),
-                                   cwd=Path(directory) if directory else None, enter=enter)
+                                   cwd=Path(directory) if directory else None, enter=enter,
+                                   owner=self.owner)
         finally:
             for ours in handed.values():
                 os.close(ours)

@@ -30,7 +30,6 @@ import shlex
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -393,6 +392,7 @@ def start_daemon(
     ready_banner: bytes = b"",
     cwd: Path | None = None,
     enter: Sequence[str] = (),
+    owner: int = 0,
 ) -> int:
     """Start a daemon (in network namespace `netns`, or in the namespaces the words `enter` put it into) and return
     its pid once it is ready.
@@ -410,9 +410,11 @@ def start_daemon(
     socket that must say it first. `cwd` is its working directory (where a relative file name it is given lands).
 
     On failure or timeout raises DaemonError with the tail of the daemon's stdout/stderr and of
-    `log_file`; whatever was started is stopped again. The daemon's stdout/stderr go to an
-    unlinked temporary file (nothing is left behind), so a daemon that stays in the foreground
-    should log to a file of its own rather than to stdout.
+    `log_file`; whatever was started is stopped again. The daemon's stdout/stderr go into a pipe,
+    read here only while the start is waited for; then a `cat` of `owner`'s, the uid whose lab the
+    daemon runs in (nobody's for root's labs), reads it into /dev/null for as long as the daemon
+    holds it (see run_to_end): what it prints is kept nowhere, so a daemon that stays in the
+    foreground should log to a file of its own rather than to stdout.
     """
     if not argv:
         raise ValueError("empty argv")
@@ -429,12 +431,13 @@ def start_daemon(
 
     inherited = _above_targets(inherited_fds or {})
     command = _launcher(netns, enter, dict(open_files or {}), inherited) + [*privileges, *argv]
-    with tempfile.TemporaryFile() as output:
+    output = _StartOutput()
+    try:
         try:
             proc = subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
-                stdout=output,
+                stdout=output.writing,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # no terminal signals from us; survives our process group
                 close_fds=True,
@@ -443,14 +446,15 @@ def start_daemon(
                 cwd=cwd,
             )
         finally:
+            output.started()
             for copy in inherited.values():
                 os.close(copy)
 
         def fail(reason: str) -> DaemonError:
-            said = _end_of(output)
+            output.take(0)
             return DaemonError(
                 f"{argv[0]}{f' in netns {netns}' if netns else ''}: {reason}",
-                "\n".join(part for part in (said, _file_tail(log_file)) if part.strip()),
+                "\n".join(part for part in (_tail(output.tail), _file_tail(log_file)) if part.strip()),
             )
 
         deadline = time.monotonic() + timeout_s
@@ -477,4 +481,41 @@ def start_daemon(
                     proc.kill()  # our own child: the launcher or the daemon itself
                 proc.wait()
                 raise error
-            time.sleep(_POLL_S)
+            output.take(_POLL_S)
+    finally:
+        output.hand_over(owner)
+
+
+class _StartOutput:
+    """The pipe a starting daemon prints into (stdout and stderr): read only while its start is waited for, keeping
+    its last lines to say why a start failed, then handed to a drain of the lab's owner's (`_drained`), so that what a
+    daemon prints for as long as it runs is neither blocked nor kept anywhere."""
+
+    def __init__(self) -> None:
+        self.reading, self.writing = os.pipe2(os.O_CLOEXEC)
+        self.tail = b""
+        self.open = True  # some process still holds the writing end
+        self._poller = select.poll()
+        self._poller.register(self.reading, select.POLLIN)
+
+    def started(self) -> None:
+        """The daemon holds the writing end now (or did not start): ours is closed, so the pipe ends with it."""
+        os.close(self.writing)
+
+    def take(self, timeout_s: float) -> None:
+        """Read what was printed for `timeout_s` (at least what the pipe holds now), keeping the last _TAIL_BYTES;
+        once a mebibyte was read, only wait out the rest of the time, so that a daemon printing without end takes
+        little of the starter's time."""
+        deadline, taken = time.monotonic() + timeout_s, 0
+        while self.open and taken < _PAUSE_AFTER_BYTES \
+                and self._poller.poll(max(0.0, deadline - time.monotonic()) * 1000):
+            chunk = os.read(self.reading, _CHUNK_BYTES)
+            self.open, taken, self.tail = bool(chunk), taken + len(chunk), (self.tail + chunk)[-_TAIL_BYTES:]
+        time.sleep(max(0.0, deadline - time.monotonic()))
+
+    def hand_over(self, owner: int) -> None:
+        """The reading end to a drain run as `owner` (nobody for root) while a process holds the pipe; closed else."""
+        if self.open:
+            _drained(self.reading, owner)
+        else:
+            os.close(self.reading)
