@@ -195,7 +195,7 @@ def load(path: str, reference: str = "") -> StoredImage:
         raise ImageError(f"{path} names no image; give it one: vtopo image load {path} --name NAME[:TAG]")
     with locked(None):
         source = f"{transport}:{path}" + (f":{named}" if transport == "docker-archive" and named else "")
-        run_tool(["skopeo", "copy", "--quiet", source, f"oci:{layout_of(None)}:{wanted}"], f"load {path}")
+        _copy_in(lambda argv: argv, ["skopeo", "copy", "--quiet", source], layout_of(None), wanted, f"load {path}")
         _readable_index(None)
     found = resolve(wanted, 0)
     assert found is not None
@@ -228,7 +228,7 @@ def load_own(archive: int, transport: str, named: str, uid: int, reference: str,
             run_tool(member(["dd", f"of={scratch}/archive", "bs=1M", "status=none"]), "copy the archive",
                      stdin=archive)
             source = f"{transport}:{scratch}/archive" + (f":{named}" if transport == "docker-archive" and named else "")
-            run_tool(member(["skopeo", f"--tmpdir={scratch}", "copy", "--quiet", source, f"oci:{store}:{wanted}"]),
+            _copy_in(member, ["skopeo", f"--tmpdir={scratch}", "copy", "--quiet", source], store, wanted,
                      "load the archive")
         _record(uid, limit_bytes)
         found = resolve(wanted, uid)
@@ -242,6 +242,20 @@ def load_own(archive: int, transport: str, named: str, uid: int, reference: str,
             return found
     remove(wanted, uid)
     raise refused
+
+
+def _copy_in(run: Callable[[list[str]], list[str]], copy: list[str], layout: str, wanted: str, what: str) -> None:
+    """The image skopeo's words `copy` read put into `layout` under `wanted`, each command run as `run` words it
+    (root's own, or as the member whose store it is). skopeo writes it under a loading name of its own, to which umoci
+    then moves `wanted`: an image `wanted` named before loses its last name, and `umoci gc` takes its manifest and its
+    blobs, where skopeo 1.9, loading under `wanted` itself, left them in the layout, named by nothing, for ever."""
+    loading = f"loading-{uuid.uuid4().hex}"
+    run_tool(run([*copy, f"oci:{layout}:{loading}"]), what)
+    try:
+        run_tool(run(["umoci", "tag", "--image", f"{layout}:{loading}", wanted]), what)
+    finally:
+        run_tool(run(["umoci", "rm", "--image", f"{layout}:{loading}"]), what)
+    run_tool(run(["umoci", "gc", "--layout", layout]), "drop the blobs no image uses")
 
 
 def _member_store(uid: int) -> str:
