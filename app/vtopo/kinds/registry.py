@@ -23,6 +23,8 @@ ENTRY_POINT_GROUP = "vtopo.kinds"
 
 @dataclass
 class Registry:
+    """The installed node kinds, by name."""
+
     unloaded: dict[str, EntryPoint] = field(default_factory=dict)
     """Installed kinds whose plugin nobody has asked for yet, by kind name (the entry point's name)."""
     loaded: dict[str, NodeKind[Any]] = field(default_factory=dict)
