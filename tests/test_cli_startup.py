@@ -183,6 +183,14 @@ def test_validating_a_lab_without_images_reads_no_image_store():
     assert "vtopo.host.facts" in loaded and "vtopo.host.image_store" not in loaded
 
 
+def test_validating_a_lab_without_vms_loads_no_libvirt_code():
+    """KVM and libvirtd are probed only for a lab with VMs: the module that talks to libvirtd (and starts it, with
+    the host's processes and files) does not load for one without."""
+    said, loaded = said_and_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})")
+    assert said == f"{LAB}: valid (7 nodes, 6 links)"
+    assert not {"vtopo.host.libvirtd", "vtopo.host.processes"} & set(loaded)
+
+
 @pytest.mark.parametrize("vtopo", [f"{sys.executable} -m vtopo", str(Path(sys.executable).with_name("vtopo"))],
                          ids=["python -m vtopo", "console script"])
 def test_output_cut_short_by_its_reader_ends_quietly(tmp_path: Path, vtopo: str) -> None:

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class OpenedLab:
+    """A lab file, loaded and checked."""
+
     path: Path
     topology: Topology
 

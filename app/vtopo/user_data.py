@@ -25,6 +25,12 @@ def data_home() -> Path:
     return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share") / "vtopo"
 
 
+def cache_home() -> Path:
+    """Where vtopo keeps what it can make again: $XDG_CACHE_HOME/vtopo (~/.cache/vtopo)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "vtopo"
+
+
 def file_stem(name: str) -> str:
     """A lab's name as one file name: every character but letters, digits, '.', '-' and '_' becomes '_', and it
     never starts with a dot (so never names a folder above)."""

@@ -13,6 +13,8 @@ from vtopo_kinds.vlans import part_settings, vlan_problems, vlans_setting
 
 @dataclass(frozen=True)
 class BridgeSettings:
+    """A Linux bridge's settings."""
+
     stp: bool = setting(False, "STP", "Run the spanning tree protocol, to break loops between bridges")
     forward_delay: float = setting(15.0, "Forward delay (s)", "How long a port listens and learns before forwarding; "
                                    "0 forwards at once (the host-networking experiment)", minimum=0, maximum=30)

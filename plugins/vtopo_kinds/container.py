@@ -16,6 +16,8 @@ from vtopo_kinds.common import (GATEWAY6_HELP, KERNEL_STATE, check_default_route
 
 @dataclass(frozen=True)
 class ContainerSettings:
+    """A container's settings."""
+
     default_route: str = setting("", "Default gateway", "Next hop for the default route, e.g. 10.0.1.1")
     default_route6: str = setting("", "IPv6 default gateway", GATEWAY6_HELP)
     routes: list[str] = setting([], "Routes", "One per line, e.g. 10.9.0.0/16 via 10.0.1.1 or 2001:db8:9::/48 via "

@@ -40,6 +40,8 @@ RUNNING_CONFIG = ("vtysh", "-c", "show running-config")
 
 @dataclass(frozen=True)
 class RouterSettings:
+    """A router's settings."""
+
     config: str = setting("", "Configuration", "FRR's integrated configuration (frr.conf), kept as written. Empty: "
                           "the OSPF configuration vtopo writes from the settings below, or none with Generate OSPF "
                           "off.", multiline=True)

@@ -38,6 +38,8 @@ def _family(prefix: str) -> str:
 
 @dataclass(frozen=True)
 class RouteViaParams:
+    """What a route-via check looks for: a router's route and where it leads."""
+
     router: str = setting("", "Router", "the router whose routing table is read")
     prefix: str = setting("", "Prefix", "the destination, e.g. 10.2.0.0/24 or 2001:db8:2::/64")
     via: str = setting("", "Next hop", "the address the route must lead to (empty: any)")
@@ -98,6 +100,8 @@ def _hop_text(hop: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class NeighborParams:
+    """What an OSPF neighbour check reads: a router's adjacency with another."""
+
     router: str = setting("", "Router", "the router whose neighbour table is read")
     neighbor: str = setting("", "Neighbour", "the router it should be adjacent to")
     state: str = setting("Full", "State", "the OSPF state expected", choices=("Full", "2-Way"))
@@ -154,6 +158,8 @@ def _ospf_neighbors(table: Any, v3: bool) -> list[tuple[str, str, str]]:
 
 @dataclass(frozen=True)
 class BgpParams:
+    """What a BGP check reads: a router's session with a neighbour."""
+
     router: str = setting("", "Router", "the router whose BGP sessions are read")
     neighbor: str = setting("", "Neighbour", "the router at the other end of the session")
     prefix: str = setting("", "Prefix received", "a prefix the neighbour must have sent (empty: none asked)")
@@ -204,6 +210,8 @@ class BgpSession(CheckType):
 
 @dataclass(frozen=True)
 class TraverseParams:
+    """What a traverses check traces: the routers a path crosses, in order."""
+
     source: str = setting("", "From", "where the traceroute starts")
     destination: str = setting("", "To", "where it ends")
     routers: list[str] = setting([], "Routers, in order", "the routers the path must cross, in this order")

@@ -16,6 +16,8 @@ LEASE_WAIT_S = 12  # a client that got no offer asks again about every 5 s (udhc
 
 @dataclass(frozen=True)
 class ReachParams:
+    """What a reach check pings: from a node to another, or to one of its addresses."""
+
     source: str = setting("", "From", "the node that sends the pings")
     destination: str = setting("", "To", "the node that should answer")
     address: str = setting("", "Address", "aim at this address of the destination (empty: the one vtopo picks)")
@@ -44,6 +46,8 @@ class Reach(CheckType):
 
 @dataclass(frozen=True)
 class PathParams:
+    """What a path check follows: the hops from a node to another."""
+
     source: str = setting("", "From", "where the path starts")
     destination: str = setting("", "To", "where the path ends")
     address: str = setting("", "Address", "follow the path to this address of the destination, e.g. an IPv6 one "
@@ -88,6 +92,8 @@ class Path(CheckType):
 
 @dataclass(frozen=True)
 class RouteParams:
+    """What a route check looks for in a node's routing table."""
+
     node: str = setting("", "Node", "whose routing table is read")
     prefix: str = setting("", "Prefix", "the destination network, e.g. 10.2.0.0/24 or 2001:db8:2::/64; default "
                           "(IPv4's default route) or ::/0 (IPv6's)")
@@ -134,6 +140,8 @@ class Route(CheckType):
 
 @dataclass(frozen=True)
 class DomainParams:
+    """What a same-domain or different-domain check compares: two interfaces."""
+
     a: str = setting("", "Interface A", "NODE:PORT, e.g. h1:eth0")
     b: str = setting("", "Interface B", "NODE:PORT, e.g. h3:eth0")
 
@@ -166,6 +174,8 @@ class DifferentDomain(SameDomain):
 
 @dataclass(frozen=True)
 class RateParams:
+    """What a rate check measures: a TCP throughput, at least a floor or against another pair's."""
+
     source: str = setting("", "From", "the node that sends")
     destination: str = setting("", "To", "the node that receives")
     at_least_mbit: float = setting(0.0, "At least (Mbit/s)", "the lowest acceptable TCP throughput", minimum=0)
@@ -213,6 +223,8 @@ class Rate(CheckType):
 
 @dataclass(frozen=True)
 class LeaseParams:
+    """What a lease check reads: the address a DHCP client got, and the pool it must be from."""
+
     interface: str = setting("", "Interface", "the client's NODE:PORT, set to dhcp, e.g. c2:eth0")
     pool: str = setting("", "Pool", "the range its address must come from, FIRST-LAST, e.g. 10.0.2.100-10.0.2.199")
 

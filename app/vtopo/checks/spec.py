@@ -16,6 +16,8 @@ from vtopo.model.topology import Topology
 
 @dataclass(frozen=True)
 class TypedCheck:
+    """A check of the lab with its type found and its parameters parsed."""
+
     check: Check
     type: CheckType
     params: Any

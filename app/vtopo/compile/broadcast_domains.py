@@ -47,6 +47,8 @@ class Member:
 
 @dataclass(frozen=True)
 class Domain:
+    """A broadcast domain: the interfaces a broadcast frame reaches, numbered from 1."""
+
     number: int
     members: tuple[Member, ...]
     switches: tuple[str, ...]

@@ -125,19 +125,21 @@ def ovs_dpdk_initialised() -> bool:
 def libvirt_uri() -> str:
     """The user's libvirt connection (VTOPO_LIBVIRT_URI). A lab file cannot choose it: a shared file must not send
     the user's VMs to another host."""
-    from vtopo.host.libvirtd import DEFAULT_URI
-
-    return os.environ.get("VTOPO_LIBVIRT_URI") or DEFAULT_URI
+    return os.environ.get("VTOPO_LIBVIRT_URI") or HostFacts.libvirt_uri
 
 
 def probe(needs_accel: bool = False) -> HostFacts:
-    """`needs_accel`: the lab has VMs, so probe KVM and libvirtd too."""
-    from vtopo.host.libvirtd import answers
+    """`needs_accel`: the lab has VMs, so probe KVM and libvirtd too (whose module loads only then)."""
     from vtopo.host.ovs import OvsService, userspace_tso_off
 
     suite, daemons, user = routing_suite()
     guest_dir = os.environ.get("VTOPO_GUEST_DIR", HostFacts.guest_dir)
     uri = libvirt_uri()
+    libvirt = False
+    if needs_accel:
+        from vtopo.host.libvirtd import answers
+
+        libvirt = answers(uri)
     return HostFacts(
         ovs_datapath=OvsService().default_datapath(),
         vhost_net=os.path.exists("/dev/vhost-net"),
@@ -151,7 +153,7 @@ def probe(needs_accel: bool = False) -> HostFacts:
         frr_dir=daemons,
         routing_suite=suite,
         frr_user=user,
-        libvirt=needs_accel and answers(uri),
+        libvirt=libvirt,
         libvirt_uri=uri,
         memory_mb=os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20,
         cpus=os.cpu_count() or 0,

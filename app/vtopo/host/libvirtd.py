@@ -19,9 +19,9 @@ from typing import Any
 
 from vtopo.host import processes
 from vtopo.host.owned_files import make_directory, write_file
-from vtopo.lab_terms import KVM_GROUP
+from vtopo.lab_terms import KVM_GROUP, HostFacts
 
-DEFAULT_URI = "qemu:///system"
+DEFAULT_URI = HostFacts.libvirt_uri
 START_SECONDS = 15.0
 DAEMONS = ("virtlogd", "libvirtd")  # in start order
 VIRTLOGD_SOCKET = "/run/libvirt/virtlogd-sock"

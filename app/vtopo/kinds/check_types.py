@@ -12,6 +12,8 @@ from typing import Any, ClassVar, Protocol
 
 @dataclass(frozen=True)
 class Verdict:
+    """A check's outcome."""
+
     passed: bool
     why: str
     """What was observed, in one sentence: "h1 gets no reply from 10.2.0.10 (h3) within 2 s"."""

@@ -110,7 +110,7 @@ class PortVlans:
 
 @dataclass(frozen=True)
 class EmptySettings:
-    pass
+    """The settings of a kind that has none."""
 
 
 @dataclass(frozen=True)
@@ -282,6 +282,9 @@ class NodeContext(FreezesOnceResolved, Generic[S]):
 
 @dataclass(eq=False)
 class LabContext(FreezesOnceResolved):
+    """The lab as the kinds and the compiler see it while it is resolved: its nodes and link ends with what
+    the stages found out about them."""
+
     topology: Topology
     names: LabNames
     facts: HostFacts

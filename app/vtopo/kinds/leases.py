@@ -14,6 +14,8 @@ LEASE = re.compile(r"(\S+) (\S+) \(([0-9a-f:]{17})\)")
 
 @dataclass(frozen=True)
 class Lease:
+    """An address a DHCP server gave, and to whom."""
+
     address: str
     client: str  # the client node's name, or UNKNOWN_CLIENT
     mac: str

@@ -7,23 +7,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib.metadata import EntryPoint, entry_points
 from threading import RLock
 from typing import TYPE_CHECKING, Any
 
 from vtopo.kinds.contract import NodeKind, undeclared_hooks
+from vtopo.kinds.entry_points import ENTRY_POINT_GROUP, KindEntryPoint, kind_entry_points
 from vtopo.kinds.settings import parse_settings
 from vtopo.model.problems import Problem
 
 if TYPE_CHECKING:
     from vtopo.model.topology import Topology
 
-ENTRY_POINT_GROUP = "vtopo.kinds"
-
 
 @dataclass
 class Registry:
-    unloaded: dict[str, EntryPoint] = field(default_factory=dict)
+    """The installed node kinds, by name."""
+
+    unloaded: dict[str, KindEntryPoint] = field(default_factory=dict)
     """Installed kinds whose plugin nobody has asked for yet, by kind name (the entry point's name)."""
     loaded: dict[str, NodeKind[Any]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
@@ -66,7 +66,7 @@ class Registry:
         self.load_all()
         return [self.failed[name] for name in sorted(self.failed)]
 
-    def _load(self, entry: EntryPoint) -> None:
+    def _load(self, entry: KindEntryPoint) -> None:
         try:
             kind = entry.load()()
         except Exception as exc:  # a third-party plugin may fail in any way; report it and go on
@@ -115,7 +115,7 @@ class Registry:
 def load_registry() -> Registry:
     """Every installed kind, each plugin to be loaded when its kind is first asked for. A broken plugin is
     reported, not fatal."""
-    return Registry(unloaded={entry.name: entry for entry in entry_points(group=ENTRY_POINT_GROUP)})
+    return Registry(unloaded={entry.name: entry for entry in kind_entry_points()})
 
 
 @lru_cache(maxsize=1)

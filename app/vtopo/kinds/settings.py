@@ -12,6 +12,8 @@ from vtopo.model.problems import Problem
 
 @dataclass(frozen=True)
 class SettingInfo:
+    """What the designer and the checks show of a setting, and the values it takes."""
+
     label: str
     help: str = ""
     choices: tuple[str, ...] = ()
@@ -33,6 +35,8 @@ def setting(default: Any, label: str, help: str = "", choices: tuple[str, ...] =
 
 @dataclass(frozen=True)
 class SettingField:
+    """A setting of a settings type: its field, default and description."""
+
     name: str
     type: Any
     default: Any

@@ -72,6 +72,8 @@ def image_path(image: str, images_dir: str) -> str:
 
 @dataclass(frozen=True)
 class ImageRefusal:
+    """Why a node may not boot the disk image it names."""
+
     message: str
     consent_path: str = ""  # set when the user's --allow-image of this path would clear it
 

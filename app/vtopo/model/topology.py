@@ -41,6 +41,8 @@ IMPAIRMENT_LIMITS: dict[str, Range] = {"delay_ms": (0.0, 60_000.0), "jitter_ms":
 
 @dataclass(frozen=True)
 class Position:
+    """Where a node is drawn."""
+
     x: float = 0.0
     y: float = 0.0
 
@@ -78,6 +80,8 @@ class Interface:
 
 @dataclass
 class Endpoint:
+    """One end of a link: a node's port and the interface on it."""
+
     node: str
     port: str
     interface: Interface = field(default_factory=Interface)
@@ -123,6 +127,8 @@ class ImpairmentChange:
 
 @dataclass
 class Node:
+    """A node of the lab: its kind and that kind's settings."""
+
     id: str
     name: str
     kind: str
@@ -134,6 +140,8 @@ class Node:
 
 @dataclass
 class Link:
+    """A link between two nodes' ports, and what it does to the frames it carries."""
+
     id: str
     a: Endpoint
     b: Endpoint
@@ -161,6 +169,8 @@ class Annotation:
 
 @dataclass
 class ModelEvents:
+    """What the model tells its listeners (the designer's scene) when it changes."""
+
     node_added: Event[Node] = field(default_factory=Event)
     node_removed: Event[Node] = field(default_factory=Event)
     node_changed: Event[Node] = field(default_factory=Event)

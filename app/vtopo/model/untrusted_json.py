@@ -40,6 +40,8 @@ def readable(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class _BadNumber:
+    """A number the reader refuses, kept as its text for the problem that names it."""
+
     text: str
 
 

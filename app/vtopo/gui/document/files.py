@@ -1,7 +1,6 @@
 """New, open, save, recent files and autosave. Loading errors are shown to the user, never as a traceback."""
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,7 @@ from vtopo.model import io
 from vtopo.model.problems import LabError, Problem
 from vtopo.model.topology import Topology
 from vtopo.reports import counted
-from vtopo.user_data import file_stem
+from vtopo.user_data import cache_home, file_stem
 
 RECENT_KEY = "files/recent"
 MAX_RECENT = 8
@@ -26,8 +25,7 @@ FILE_FILTER = "vtopo labs (*.vtopo);;All files (*)"
 
 
 def default_autosave_dir() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "vtopo" / "autosave"
+    return cache_home() / "autosave"
 
 
 class FileController(QObject):
