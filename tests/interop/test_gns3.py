@@ -129,3 +129,15 @@ def test_each_property_the_import_does_not_carry_is_said_in_one_line_naming_the_
         "LAB A B down` takes it down once deployed"]
     assert "drawing d0000001-0000-4000-8000-000000000001: rotation 90 is not carried: vtopo draws the note " \
            "unrotated" in lines
+
+
+def test_a_vm_whose_adapter_type_is_not_a_name_imports_without_its_nic_model(tmp_path: Path) -> None:
+    """A mutated project once had a list for the Qemu VM's adapter_type, and the import raised TypeError."""
+    project = json.loads(CAMPUS.read_text())
+    vm = next(node for node in project["topology"]["nodes"] if node["name"] == "Debian")
+    vm["properties"]["adapter_type"] = ["virtio-net-pci"]
+    copy = tmp_path / "campus"
+    shutil.copytree(CAMPUS.parent, copy)
+    (copy / CAMPUS.name).write_text(json.dumps(project))
+    imported = import_lab(copy / CAMPUS.name, registry()).topology.node_named("vm")
+    assert imported is not None and imported.settings == {"memory_mb": 1024, "vcpus": 1}

@@ -91,8 +91,9 @@ def _vm_settings(properties: dict[str, Any]) -> dict[str, Any]:
         value = properties.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
             settings[VM_PROPERTIES[key]] = value
-    if properties.get("adapter_type") in NIC_MODELS:
-        settings["nic_model"] = NIC_MODELS[properties["adapter_type"]]
+    adapter_type = properties.get("adapter_type")
+    if isinstance(adapter_type, str) and adapter_type in NIC_MODELS:
+        settings["nic_model"] = NIC_MODELS[adapter_type]
     return settings
 
 
