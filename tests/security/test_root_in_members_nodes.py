@@ -32,3 +32,13 @@ def test_root_runs_what_a_member_put_in_their_node_as_the_member(agent, users, r
         agent.vtopo(None, *command)
         assert int(in_node("traps", "c1", "stat", "-c", "%u", "/tmp/ran")) == a.pw_uid
         assert in_node("traps", "c1", "cat", "/tmp/ran") == f"{a.pw_name} {a.pw_dir}"  # nothing of root's environment
+
+
+def test_root_measures_a_members_lab_through_the_agent(agent, users, readable_dir):
+    a = users["a"]
+    with deployed_by(agent, a.pw_name, tiny_lab(readable_dir, "measured", address="10.9.1.1/24", nodes=2)):
+        pinged = agent.vtopo(None, "ping", "-c", "2", "measured", "c1", "c2")
+        assert pinged.returncode == 0, pinged.stderr
+        measured = agent.vtopo(None, "iperf", "-t", "1", "--json", "measured", "c1", "c2")
+        assert measured.returncode == 0, measured.stderr
+        assert '"bits_per_second"' in measured.stdout
