@@ -1,10 +1,15 @@
 """The words that run a program with fewer privileges than vtopo's own (setpriv): as a node's daemons' user, as a
-member, as nobody. The ops, the host layer and the command line share them."""
+member, as nobody, and the one way to run such a program whose output root then reads, bounded. The ops, the host
+layer and the command line share them."""
 from __future__ import annotations
 
 import os
 import pwd
+import subprocess
 import sys
+import tempfile
+from collections.abc import Collection
+from dataclasses import dataclass
 
 
 def drop_privileges(user: str, groups: tuple[str, ...], group: str = "") -> list[str]:
@@ -40,3 +45,31 @@ def owner_or_nobody(uid: int) -> tuple[str, str]:
     shaped: that account with its login group, or nobody for root."""
     account = pwd.getpwuid(uid) if uid else pwd.getpwnam("nobody")
     return str(account.pw_uid), str(account.pw_gid)
+
+
+@dataclass(frozen=True)
+class Printed:
+    """What a program whose output is bounded ended with: its exit status and the first bytes it printed, one more
+    than its bound (`limit`) so that printing too much shows."""
+    status: int
+    output: bytes
+    limit: int
+
+    @property
+    def within_limit(self) -> bool:
+        return len(self.output) <= self.limit
+
+
+def run_bounded(command: list[str], output_bytes: int, seconds: float, given: bytes = b"",
+                pass_fds: Collection[int] = ()) -> Printed:
+    """Run `command`, one that writes no file larger than `output_bytes` (python_module_as makes such), from /, with
+    `given` as its input, its errors dropped and no descriptor of this process's but `pass_fds`, and read what it
+    printed into a file of this process's, up to output_bytes + 1 bytes. Raises subprocess.TimeoutExpired after
+    `seconds`."""
+    with tempfile.TemporaryFile() as asked, tempfile.TemporaryFile() as said:
+        asked.write(given)
+        asked.seek(0)
+        done = subprocess.run(command, stdin=asked, stdout=said, stderr=subprocess.DEVNULL, cwd="/",
+                              pass_fds=tuple(pass_fds), timeout=seconds, check=False)
+        said.seek(0)
+        return Printed(done.returncode, said.read(output_bytes + 1), output_bytes)

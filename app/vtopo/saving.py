@@ -16,7 +16,6 @@ import difflib
 import json
 import shlex
 import subprocess
-import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -36,7 +35,7 @@ from vtopo.model.problems import LabError
 from vtopo.model.rules import subinterface_name
 from vtopo.model.topology import Interface, Topology
 from vtopo.lab_operations import LiveChange, OperateError, running_lab
-from vtopo.privileges import owner_or_nobody, python_module_as
+from vtopo.privileges import owner_or_nobody, python_module_as, run_bounded
 from vtopo.saved_states import OUTPUT_BYTES, TOO_LARGE, UNREADABLE, WHY_CHARACTERS
 
 READER_SECONDS = 120.0  # resolving a lab of a thousand nodes and reading their state takes a few seconds
@@ -150,25 +149,20 @@ def read_states(record: LabRecord, stopped: Collection[str], shown: dict[tuple[s
              "shown": [[node, command, printed] for (node, command), printed in shown.items()]}
     command = python_module_as(*owner_or_nobody(consent_of(deployment).owner.uid), OUTPUT_BYTES, "vtopo.saved_states",
                                memory_bytes=READER_MEMORY_BYTES)
-    with tempfile.TemporaryFile() as asked, tempfile.TemporaryFile() as said:
-        asked.write(json.dumps(given).encode())
-        asked.seek(0)
-        try:
-            done = subprocess.run(command, stdin=asked, stdout=said, stderr=subprocess.DEVNULL, cwd="/",
-                                  timeout=READER_SECONDS, check=False)
-        except subprocess.TimeoutExpired:
-            raise OperateError(f"could not read what the nodes of lab {record.name} run: reading it took longer "
-                               f"than {READER_SECONDS:.0f} s") from None
-        said.seek(0)
-        text = said.read(OUTPUT_BYTES + 1).decode(errors="replace")
-    if done.returncode == UNREADABLE:
+    try:
+        printed = run_bounded(command, OUTPUT_BYTES, READER_SECONDS, given=json.dumps(given).encode())
+    except subprocess.TimeoutExpired:
+        raise OperateError(f"could not read what the nodes of lab {record.name} run: reading it took longer "
+                           f"than {READER_SECONDS:.0f} s") from None
+    text = printed.output.decode(errors="replace")
+    if printed.status == UNREADABLE:
         raise OperateError(_unreadable(text, saving))
-    if done.returncode == TOO_LARGE or len(text) > OUTPUT_BYTES:
+    if printed.status == TOO_LARGE or not printed.within_limit:
         raise OperateError(f"could not save what the nodes of lab {record.name} run: it is more than the "
                            f"{OUTPUT_BYTES >> 20} MiB a lab file may hold")
-    if done.returncode:
+    if printed.status:
         raise OperateError(f"could not read what the nodes of lab {record.name} run: its reader ended with status "
-                           f"{done.returncode}")
+                           f"{printed.status}")
     try:
         checkpoint = io.read_checkpoint(text)
     except LabError as error:

@@ -97,6 +97,7 @@ SHELL_WAIT_S = 120.0
 """How long a guest may take to give its console a shell: a startup command runs while the VM is still booting."""
 PROBE_INTERVAL_S = 1.0
 CTRL_C = b"\x03"
+LINE_BYTES = 64 << 10  # what the guest prints is its owner's to shape: a longer line is read in parts
 
 
 class ConsoleBusy(OSError):
@@ -146,8 +147,7 @@ def _wait_for_shell(console: socket.socket, nonce: str) -> None:
                 data = console.recv(65536)
                 if not data:
                     raise ConsoleBusy("the VM's console closed: the VM stopped")
-                pending += data
-                *lines, pending = pending.split(b"\n")
+                lines, pending = _lines_of(pending + data)
                 if any(_ESCAPES.sub(b"", line).endswith(answer) for line in lines):
                     return
         except TimeoutError:
@@ -167,8 +167,7 @@ def _relay(console: socket.socket, start: bytes, exit_line: re.Pattern[bytes]) -
             raise ConsoleBusy("the VM's console did not answer: is a `vtopo console` attached to it?") from None
         if not data:
             raise ConsoleBusy("the VM's console closed: the VM stopped")
-        pending += data
-        *lines, pending = pending.split(b"\n")
+        lines, pending = _lines_of(pending + data)
         for raw in lines:
             line = _ESCAPES.sub(b"", raw)
             if not started:
@@ -180,6 +179,13 @@ def _relay(console: socket.socket, start: bytes, exit_line: re.Pattern[bytes]) -
                 return int(done[1])
             sys.stdout.buffer.write(line + b"\n")
             sys.stdout.flush()
+
+
+def _lines_of(received: bytes) -> tuple[list[bytes], bytes]:
+    """The whole lines in what the console sent and the part still to come, which is a line of its own once it is
+    LINE_BYTES long."""
+    *lines, pending = received.split(b"\n")
+    return (lines + [pending], b"") if len(pending) >= LINE_BYTES else (lines, pending)
 
 
 def main(args: list[str]) -> int:

@@ -62,9 +62,10 @@ def exec_argv(lab: str, node: str, argv: list[str]) -> list[str]:
 
 def deployed_for(lab: str, action: str, client: AgentClient | None = None) -> DeployedLab:
     """The deployed lab as the caller may use it to `action` it (measure, check, capture on), learnt from the agent:
-    lab records are root's alone. The caller must own it or be root (AgentRefused at once otherwise). A member's
-    commands run through the agent, as the member; root runs them itself; a command in a node on another site runs
-    there, through ssh and that site's `vtopo exec`. NotDeployed when there is no such lab."""
+    lab records are root's alone. The caller must own it or be root (AgentRefused at once otherwise). Commands in a
+    member's lab run through the agent, as the member, root's too: what they run is whatever the member put in the
+    node. Root runs those in its own labs itself. A command in a node on another site runs there, through ssh and that
+    site's `vtopo exec`. NotDeployed when there is no such lab."""
     from vtopo.deployed import DeployedLab, NotDeployed
     from vtopo.model.placement import remote_site
 
@@ -75,13 +76,14 @@ def deployed_for(lab: str, action: str, client: AgentClient | None = None) -> De
     except AgentError as error:
         raise NotDeployed(str(error)) from None
     topology, here = deployed.context.topology, deployed.context.trust.site
-    if os.getuid() == 0 and not topology.sites:
+    in_own_lab = os.getuid() == 0 and not deployed.context.trust.owner.confined
+    if in_own_lab and not topology.sites:
         return deployed
 
     def run(node: str, argv: list[str]) -> list[str]:
         if site := remote_site(topology, node, here):
             return ssh_argv(site, ["vtopo", "exec", topology.name, node, "--", *argv])
-        if os.getuid() == 0:
+        if in_own_lab:
             return deployed.node(node).kind.command_in(deployed.node(node), argv)
         return exec_argv(topology.name, node, argv)
 

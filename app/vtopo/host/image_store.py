@@ -52,7 +52,7 @@ from vtopo.model.problems import LabError
 from vtopo.oci_archives import ArchiveError, archive_format
 from vtopo.oci_layouts import DIGEST, REFERENCE, document, process_of, tags_of
 from vtopo.ops import as_account, drop_privileges
-from vtopo.privileges import owner_or_nobody, python_module_as
+from vtopo.privileges import owner_or_nobody, python_module_as, run_bounded
 from vtopo.reports import user_name
 
 STORE = os.environ.get("VTOPO_OCI_DIR", "/var/lib/vtopo/oci")
@@ -527,21 +527,17 @@ def read_as_nobody(opened: list[tuple[int, str]], command: str, *words: str) -> 
     """What vtopo.oci_layouts `command` says of the member's files open at `opened` (fd, digest), run as nobody (no
     group, no capability, no_new_privs) with those descriptors alone: one JSON object of at most SUMMARY_BYTES, read
     through the lab file's bounded decoder (vtopo.model.untrusted_json)."""
-    with tempfile.TemporaryFile() as said:
-        try:
-            done = subprocess.run(reader_as_nobody(opened, command, *words), stdin=subprocess.DEVNULL, stdout=said,
-                                  stderr=subprocess.DEVNULL, cwd="/", pass_fds=[fd for fd, _ in opened],
-                                  timeout=TOOL_SECONDS, check=False)
-        except subprocess.TimeoutExpired:
-            raise ImageError(f"could not read your image store: it took longer than {TOOL_SECONDS:.0f} s") from None
-        said.seek(0)
-        text = said.read(SUMMARY_BYTES + 1)
     try:
-        answer = untrusted_json.parse(text.decode()) if not done.returncode and len(text) <= SUMMARY_BYTES else None
+        printed = run_bounded(reader_as_nobody(opened, command, *words), SUMMARY_BYTES, TOOL_SECONDS,
+                              pass_fds=[fd for fd, _ in opened])
+    except subprocess.TimeoutExpired:
+        raise ImageError(f"could not read your image store: it took longer than {TOOL_SECONDS:.0f} s") from None
+    try:
+        answer = untrusted_json.parse(printed.output.decode()) if not printed.status and printed.within_limit else None
     except (UnicodeDecodeError, LabError):
         answer = None
     if not isinstance(answer, dict):
-        raise ImageError(f"could not read your image store: its reader ended with status {done.returncode}")
+        raise ImageError(f"could not read your image store: its reader ended with status {printed.status}")
     return answer
 
 

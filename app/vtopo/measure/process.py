@@ -1,7 +1,9 @@
 """Child processes of a measurement: started in their own session, read line by line, ended by pid.
 
 Each child is the leader of a new session, so `stop()` signals exactly the process group this
-module created (the wrapper an `InNode` adds and everything under it) and nothing else.
+module created (the wrapper an `InNode` adds and everything under it) and nothing else. What runs in a
+node is whatever the lab's owner put there, so this process reads a bounded part of what it prints:
+OUTPUT_BYTES of each stream, lines of at most LINE_CHARACTERS.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import time
 from typing import IO, Any
 
 _EOF = None
+OUTPUT_BYTES = 64 << 20  # iperf3's JSON for a minute of 128 parallel streams, many times over
+LINE_CHARACTERS = 64 << 10  # a line of ping or of iperf3's, many times over; a longer one is read in parts
 
 
 class Child:
@@ -56,8 +60,9 @@ class Child:
         return self.popen.pid
 
     def _read(self) -> None:
-        assert self.popen.stdout is not None and self._lines is not None
-        for line in self.popen.stdout:
+        stdout = self.popen.stdout
+        assert stdout is not None and self._lines is not None
+        for line in iter(lambda: stdout.readline(LINE_CHARACTERS), ""):
             self._lines.put(line.rstrip("\n"))
         self._lines.put(_EOF)
 
@@ -107,7 +112,7 @@ class Child:
         result = []
         for f in (self._out, self._err):
             f.seek(0)
-            result.append(f.read().decode(errors="replace"))
+            result.append(f.read(OUTPUT_BYTES).decode(errors="replace"))
         return result[0], result[1]
 
     def _close_files(self) -> None:
@@ -128,13 +133,11 @@ def run_quick(argv: list[str], timeout_s: float = HUNG_AFTER_S) -> subprocess.Co
 
     A probe bounds its own time (ping's -w and -W), so the default timeout only ends one that hangs: starting a
     command through the agent can take seconds on a busy machine, and that wait is not the probe's."""
-    child = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, errors="replace", start_new_session=True,
-    )
+    child = Child(argv, what=argv[0], lines=False)
     try:
-        out, err = child.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        out, err = child.communicate()
-    return subprocess.CompletedProcess(argv, child.returncode, out, err)
+        if child.wait(timeout_s) is None:
+            child.stop(grace_s=0)
+        out, err = child.output()
+    finally:
+        child.close()
+    return subprocess.CompletedProcess(argv, child.popen.returncode, out, err)

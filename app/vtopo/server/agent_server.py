@@ -433,10 +433,14 @@ class Agent:
             if request.argv:
                 node.kind.command_in(node, request.argv)  # CannotRunInside when vtopo cannot drive that console
             return _hand_over_console(lab, request.node, send)
-        account = pwd.getpwuid(caller.uid)
+        # what a member put in their lab's nodes runs as the member, root's asking too; the host's own programs, on a
+        # node that is the host's namespace, run as root for root
+        owner = lab.context.trust.owner
+        as_root = caller.root and not (owner.confined and node.kind.netns(node))
+        account = pwd.getpwuid(caller.uid if as_root else owner.uid)
         argv = request.argv or [account.pw_shell or "/bin/sh"]
         directory = account.pw_dir if os.path.isdir(account.pw_dir) else "/"
-        argv = node.kind.command_in(node, argv) if caller.root else _as_user(node, caller, argv, directory)
+        argv = node.kind.command_in(node, argv) if as_root else _as_owner(node, argv, directory)
         # a pager (vtysh's `terminal paginate`) without shell escapes
         environment = {"HOME": account.pw_dir, "USER": account.pw_name, "LOGNAME": account.pw_name,
                        "SHELL": account.pw_shell, "PATH": SEARCH_PATH, "TERM": request.term or "dumb",
@@ -663,16 +667,17 @@ def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _as_user(node: NodeContext[Any], caller: Caller, argv: list[str], home: str) -> list[str]:
-    """`argv` run inside the node as root of the caller's lab: its user namespace maps the caller to root there, and
-    gives them no power over anything outside the lab. It starts in the caller's `home`, which a node of the host's
-    programs sees, or at the root of a node's image, which has no home of the host's."""
+def _as_owner(node: NodeContext[Any], argv: list[str], home: str) -> list[str]:
+    """`argv` run inside the node of a member's lab as root of its user namespace, which maps the lab's owner to root
+    there and gives them no power over anything outside the lab: what the owner or root runs there is whatever the
+    owner put in the node, and runs as the owner. It starts in the owner's `home`, which a node of the
+    host's programs sees, or at the root of a node's image, which has no home of the host's."""
     from vtopo.kinds.contract import CannotRunInside, Role, image_of
 
     if node.kind.role is not Role.NAMESPACE or node.kind.netns(node) is None:
         raise CannotRunInside(f"{node.node.name} is a {node.kind.label}: only root can run commands in it through "
                               "the agent (it has no namespaces of its own to confine the command to)")
-    if node.lab.trust.owner.uid != caller.uid:
+    if not node.lab.trust.owner.confined:  # a lab whose record names no owner of its user namespace
         raise CannotRunInside(f"{node.lab.topology.name} was deployed before each lab had a user namespace of its "
                               "own: destroy it and deploy it again to run commands in its nodes")
     return node.enter(argv, "/" if image_of(node) else home)
