@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from vtopo.compile.addresses import address_clashes, host_namespace_addresses
 from vtopo.compile.analysis import interface_networks, switching_loops
-from vtopo.compile.broadcast_domains import broadcast_domains_of, domain_problems
+from vtopo.compile.broadcast_domains import domain_problems
 from vtopo.compile.media import impairment_problem
 from vtopo.compile.resolving import Resolving, error, warning
 from vtopo.compile.startup import startup_problems
@@ -151,10 +151,9 @@ def segment_address_rule(state: Resolving) -> Iterator[Problem]:
 def domain_rule(state: Resolving) -> Iterator[Problem]:
     """What the broadcast domains say: a node stranded by its VLANs, VLANs that do not match, addresses that clash
     across the lab."""
-    domains = broadcast_domains_of(state.lab)
-    yield from domain_problems(state.lab, stranded_by_vlans(state.lab, domains), domains)
-    yield from vlan_problems(state.lab, domains)
-    yield from address_clashes(domains)
+    yield from domain_problems(state.lab, stranded_by_vlans(state.lab, state.domains), state.domains)
+    yield from vlan_problems(state.lab, state.domains)
+    yield from address_clashes(state.domains)
 
 
 def host_address_rule(state: Resolving) -> Iterator[Problem]:
