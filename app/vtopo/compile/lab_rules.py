@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from vtopo.compile.addresses import address_clashes, host_namespace_addresses
 from vtopo.compile.analysis import interface_networks, switching_loops
-from vtopo.compile.broadcast_domains import domain_problems
+from vtopo.compile.broadcast_domains import domain_problems, parsed_interface
 from vtopo.compile.media import impairment_problem
 from vtopo.compile.resolving import Resolving, error, warning
 from vtopo.compile.startup import startup_problems
@@ -69,9 +69,8 @@ def _address_problems(side: str, addresses: list[str], end: EndContext) -> Itera
         if "/" not in address:
             yield error(f"{side}: address {address!r} needs a prefix length, e.g. {address}/24", subject, end.link.id)
             continue
-        try:
-            interface_address = ipaddress.ip_interface(address)
-        except ValueError:
+        interface_address = parsed_interface(address)
+        if interface_address is None:
             yield error(f"{side}: {address!r} is not an IPv4 or IPv6 address with prefix", subject, end.link.id)
             continue
         if _is_broadcast(interface_address):
