@@ -181,6 +181,8 @@ class ScriptReader:
             fields["IFLA_MASTER"], words = words[1], words[2:]
         if words[0] == "mtu":
             fields["IFLA_MTU"], words = int(words[1]), words[2:]
+        sized, words = _queues(words)
+        fields |= sized
         assert words[0] == "type"
         kind, options = words[1], words[2:]
         fields["IFLA_LINKINFO.IFLA_INFO_KIND"] = kind
@@ -192,10 +194,12 @@ class ScriptReader:
                 fields[data + names[option]] = int(value)
         elif kind == "veth":
             assert options[:2] == ["peer", "name"]
-            fields[data + "VETH_INFO_PEER.IFLA_IFNAME"] = options[2]
-            if options[3:]:
-                assert options[3] == "netns"
-                fields[data + "VETH_INFO_PEER.IFLA_NET_NS_FD"] = options[4]
+            fields[data + "VETH_INFO_PEER.IFLA_IFNAME"], options = options[2], options[3:]
+            sized, options = _queues(options)
+            fields |= {data + "VETH_INFO_PEER." + key: count for key, count in sized.items()}
+            if options:
+                assert options[0] == "netns"
+                fields[data + "VETH_INFO_PEER.IFLA_NET_NS_FD"] = options[1]
         elif kind in ("macvlan", "macvtap"):
             assert options[0] == "mode"
             fields[f"{data}IFLA_{kind.upper()}_MODE"] = options[1]
@@ -297,6 +301,15 @@ class ScriptReader:
 
     def other(self, netns: str | None, words: list[str]) -> None:
         self.say("shell", netns, tuple(words))
+
+
+def _queues(words: list[str]) -> tuple[dict[str, int], list[str]]:
+    """`numtxqueues T numrxqueues R` where `words` start with them, as the attributes that carry them, and the words
+    after them."""
+    if words[:1] != ["numtxqueues"]:
+        return {}, words
+    assert words[2] == "numrxqueues"
+    return {"IFLA_NUM_TX_QUEUES": int(words[1]), "IFLA_NUM_RX_QUEUES": int(words[3])}, words[4:]
 
 
 def _ms_in_us(text: str) -> int:

@@ -192,17 +192,22 @@ def kernel_effects(applier: Applier, kernel: Kernel, op: o.Op) -> list[Effect]:
 
 
 def normalized(effects: list[Effect]) -> list[Effect]:
-    """A veth pair is one pair of ends, whichever end's namespace asked for it."""
+    """A veth pair is one pair of ends, each with its namespace and queues, whichever end's namespace asked for it."""
     result = []
     for effect in effects:
         if effect[:2] == ("link", "new") and dict(effect[3]).get("IFLA_LINKINFO.IFLA_INFO_KIND") == "veth":
             fields = dict(effect[3])
-            ends = {(fields["IFLA_IFNAME"], fields.get("IFLA_NET_NS_FD", effect[2])),
-                    (fields["IFLA_LINKINFO.IFLA_INFO_DATA.VETH_INFO_PEER.IFLA_IFNAME"],
-                     fields.get("IFLA_LINKINFO.IFLA_INFO_DATA.VETH_INFO_PEER.IFLA_NET_NS_FD", effect[2]))}
+            ends = {veth_end(fields, "", effect[2]), veth_end(fields, "IFLA_LINKINFO.IFLA_INFO_DATA.VETH_INFO_PEER.",
+                                                               effect[2])}
             effect = ("veth", frozenset(ends), fields.get("IFLA_MASTER"), len(fields))
         result.append(effect)
     return result
+
+
+def veth_end(fields: dict[str, Any], prefix: str, asked_in: str | None) -> tuple[Any, ...]:
+    """The end of a veth request's `fields` whose attributes start with `prefix`: its name, namespace and queues."""
+    return (fields[prefix + "IFLA_IFNAME"], fields.get(prefix + "IFLA_NET_NS_FD", asked_in),
+            fields.get(prefix + "IFLA_NUM_TX_QUEUES"), fields.get(prefix + "IFLA_NUM_RX_QUEUES"))
 
 
 # ---------------------------------------------------------------- what the two sides must share

@@ -36,8 +36,14 @@ MUTATIONS = {
     "netem's delay in the wrong unit": (
         "app/vtopo/host/netlink.py", "delay=round(delay_ms * 1000)", "delay=round(delay_ms * 100)"),
     "a veth's peer left in the first end's namespace": (
-        "app/vtopo/host/netlink.py", "peer_link = wire.attribute(wire.VETH_INFO_PEER, _named_link(peer, *placement))",
-        "peer_link = wire.attribute(wire.VETH_INFO_PEER, _named_link(peer))"),
+        "app/vtopo/host/netlink.py",
+        "peer_link = wire.attribute(wire.VETH_INFO_PEER, _named_link(peer, *placement, *sized))",
+        "peer_link = wire.attribute(wire.VETH_INFO_PEER, _named_link(peer, *sized))"),
+    "a veth's ends made with the kernel's default queues, one per CPU, by netlink": (
+        "app/vtopo/host/netlink.py", "sized = [wire.queues(queues)] if queues else []", "sized = []"),
+    "a veth's queues explained as one more than made": (
+        "app/vtopo/ops/script.py", 'sized = ["numtxqueues", str(queues), "numrxqueues", str(queues)]',
+        'sized = ["numtxqueues", str(queues + 1), "numrxqueues", str(queues + 1)]'),
     "VLAN filtering left off by the kernel host": (
         "app/vtopo/host/kernel_host.py", "ageing_time=ageing_time,\n                                vlan_filtering=vlan_filtering)",
         "ageing_time=ageing_time,\n                                vlan_filtering=False)"),

@@ -58,7 +58,8 @@ def test_a_native_vlan_leaves_untagged_and_an_unlisted_port_is_in_vlan_1():
     assert "ovs-vsctl add-port s2 s2-p3 vlan_mode=native-untagged tag=30 trunks=10,20" in ovs
     bridge = explained("bridge", s1=s1, s2=s2)
     assert [line for line in bridge if "s1-p4" in line and not line.startswith("#")][-6:] == [
-        "ip link add s1-p4 master s1 type veth peer name s2-p3", "ip link set dev s1-p4 alias vtopo:v97dj up",
+        "ip link add s1-p4 master s1 numtxqueues 1 numrxqueues 1 type veth peer name s2-p3 numtxqueues 1 numrxqueues 1",
+        "ip link set dev s1-p4 alias vtopo:v97dj up",
         "bridge vlan del dev s1-p4 vid 1", "bridge vlan add dev s1-p4 vid 10",
         "bridge vlan add dev s1-p4 vid 20", "bridge vlan add dev s1-p4 vid 30 pvid untagged"]
     assert not [line for line in bridge if "bridge vlan" in line and "s1-p2" in line]  # in VLAN 1 by itself
@@ -68,7 +69,8 @@ def test_a_linux_bridge_filters_vlans_with_the_commands_a_student_types():
     lines = explained("bridge")
     assert "ip link add s1 type bridge stp_state 0 forward_delay 1500 ageing_time 30000 vlan_filtering 1" in lines
     assert [line for line in lines if "s1-p3" in line and not line.startswith("#")][-4:] == [
-        "ip link add s1-p3 master s1 type veth peer name eth0 netns h3", "ip link set dev s1-p3 alias vtopo:v97dj up",
+        "ip link add s1-p3 master s1 numtxqueues 1 numrxqueues 1 type veth peer name eth0 numtxqueues 1 numrxqueues 1 "
+        "netns h3", "ip link set dev s1-p3 alias vtopo:v97dj up",
         "bridge vlan del dev s1-p3 vid 1", "bridge vlan add dev s1-p3 vid 20 pvid untagged"]
     assert [line for line in lines if line.startswith("bridge vlan") and "s2-p3" in line] == [
         "bridge vlan del dev s2-p3 vid 1", "bridge vlan add dev s2-p3 vid 10", "bridge vlan add dev s2-p3 vid 20"]

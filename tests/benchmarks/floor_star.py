@@ -30,9 +30,9 @@ CAPTION = ("The floor is the kernel work vtopo does per container, in one Python
            "without the namespaces' files, receiving none back (slave), with a hostname, a sysfs, tmpfs on /tmp, "
            "/var/tmp and /run, and the hostname and hosts files written there and bound over /etc's, both "
            "namespaces kept by bind mounts in a private tmpfs; then, in vtopo's order (every pair made before any "
-           "end comes up), one netlink request per veth pair, its host end on the bridge, its peer in the "
-           "namespace; the peer brought up and addressed through a socket opened inside; the bridge and the host "
-           "ends brought up. No user namespace (vtopo makes one per lab, which takes a second process), no tags. "
+           "end comes up), one netlink request per veth pair, each end with one transmit and one receive queue, its "
+           "host end on the bridge, its peer in the namespace; the peer brought up and addressed through a socket "
+           "opened inside; the host ends brought up, then the bridge. No user namespace (vtopo makes one per lab, which takes a second process), no tags. "
            "It takes down what it made as vtopo does: the bridge deleted, the tmpfs of namespace files detached in "
            "one unmount, each network namespace's mount detached and its file removed.")
 KEPT = "/run/vtopo-floor"  # the hosts file and the mount and UTS namespaces' files
@@ -108,15 +108,15 @@ def deploy(count: int, host: Rtnl, keeper: int) -> None:
     os.close(base)
     for i, (net, _) in enumerate(made):  # every pair made before any end comes up, as vtopo's plan orders them
         peer = wire.attribute(wire.VETH_INFO_PEER, wire.link(wire.text(wire.IFLA_IFNAME, "eth0"),
-                                                             wire.u32(wire.IFLA_NET_NS_FD, net)))
+                                                             wire.u32(wire.IFLA_NET_NS_FD, net), wire.queues(1)))
         host.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, f"fb-p{i}"), wire.link_kind("veth", peer),
-                                        wire.u32(wire.IFLA_MASTER, bridge_index)), True)
+                                        wire.u32(wire.IFLA_MASTER, bridge_index), wire.queues(1)), True)
         os.close(net)
     for i, (_, inner) in enumerate(made):
         inner.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, "eth0"), flags=IFF_UP, change=IFF_UP))
         inner.ask(RTM_NEWADDR, wire.address(address(i), inner.index("eth0")), True)
         inner.socket.close()
-    for name in [BRIDGE, *(f"fb-p{i}" for i in range(count))]:
+    for name in [*(f"fb-p{i}" for i in range(count)), BRIDGE]:
         host.ask(RTM_NEWLINK, wire.link(wire.text(wire.IFLA_IFNAME, name), flags=IFF_UP, change=IFF_UP))
 
 

@@ -18,7 +18,10 @@ def test_bridge_veth(deployed):
     bridge = lab.lab.context.names.node_device("br0")
     details = subprocess.run(["ip", "-d", "link", "show", "master", bridge], capture_output=True, text=True).stdout
     assert details.count("veth") == 3 and "bridge_slave" in details
-    assert "veth" in lab.run("c1", "ip", "-d", "link", "show", "eth0").stdout
+    node_end = lab.run("c1", "ip", "-d", "link", "show", "eth0").stdout
+    assert "veth" in node_end
+    one_queue = "numtxqueues 1 numrxqueues 1"  # each end, where the kernel would give one per CPU
+    assert details.count(one_queue) == 3 and one_queue in node_end, (details, node_end)
 
 
 def test_macvlan_bridge_mode_siblings_and_host_reach_each_other(deployed):

@@ -8,21 +8,18 @@ import ipaddress
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from vtopo.compile.broadcast_domains import Domain, Member, Network
+from vtopo.compile.broadcast_domains import Domain, Member, Network, parsed_interface
 from vtopo.kinds.contract import LabContext, Role
 from vtopo.model.problems import Problem, Severity
 
 
 def routable_ips(addresses: Iterable[str]) -> Iterator[ipaddress.IPv4Address | ipaddress.IPv6Address]:
     """The addresses that mean the same anywhere in the lab: not link-local ones (fe80::1 on each of a router's LANs
-    is normal), nor ones that are not addresses (the compiler names those)."""
+    is normal), nor ones that are not addresses with their prefix (the compiler names those)."""
     for address in addresses:
-        try:
-            ip = ipaddress.ip_interface(address).ip
-        except ValueError:
-            continue
-        if not ip.is_link_local:
-            yield ip
+        interface = parsed_interface(address)
+        if interface is not None and not interface.ip.is_link_local:
+            yield interface.ip
 
 
 def address_clashes(domains: list[Domain]) -> list[Problem]:

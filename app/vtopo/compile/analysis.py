@@ -119,17 +119,16 @@ def l2_graph(lab: LabContext) -> nx.MultiGraph[Hashable]:
     return graph
 
 
-def broadcast_domains(lab: LabContext) -> list[list[EndContext]]:
-    """The interfaces that share each L2 segment, in a stable order."""
+def ends_by_domain(graph: nx.MultiGraph[Hashable]) -> list[list[EndContext]]:
+    """The interfaces that share each L2 segment of a lab's `l2_graph`, in a stable order."""
     import networkx as nx
 
     domains = []
-    with emptied_after(l2_graph(lab)) as graph:
-        for component in nx.connected_components(graph):
-            ends = [graph.nodes[v]["end"] for v in component if graph.nodes[v]["end"] is not None]
-            ends.sort(key=lambda e: (e.node.name, e.end.port))
-            if ends:
-                domains.append(ends)
+    for component in nx.connected_components(graph):
+        ends = [graph.nodes[v]["end"] for v in component if graph.nodes[v]["end"] is not None]
+        ends.sort(key=lambda e: (e.node.name, e.end.port))
+        if ends:
+            domains.append(ends)
     domains.sort(key=lambda ends: (ends[0].node.name, ends[0].end.port))
     return domains
 

@@ -11,11 +11,14 @@ from collections import Counter
 from collections.abc import Collection
 from itertools import combinations
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Hashable
 
 from vtopo.compile.analysis import SVI_EDGE, emptied_after, l2_graph, switch_ports, vlans_at
 from vtopo.kinds.contract import EndContext, LabContext, NodeContext, svi_name, vlan_interfaces_of
 from vtopo.model.problems import Problem, Severity
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Interface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
@@ -37,7 +40,7 @@ class Member:
     def interfaces(self) -> list[Interface]:
         """The member's addresses with their prefixes, link-local ones (fe80::/10) left out: every IPv6 interface
         has one, and no router forwards to them."""
-        found = [interface for address in self.addresses if (interface := _interface(address)) is not None]
+        found = [interface for address in self.addresses if (interface := parsed_interface(address)) is not None]
         return [i for i in found if not i.is_link_local]
 
     @property
@@ -106,33 +109,38 @@ def vlan_words(numbers: list[int]) -> str:
 
 def broadcast_domains_of(lab: LabContext) -> list[Domain]:
     """Every broadcast domain with at least one interface, in a stable order, numbered from 1."""
+    with emptied_after(l2_graph(lab)) as graph:
+        return domains_in(lab, graph)
+
+
+def domains_in(lab: LabContext, graph: nx.MultiGraph[Hashable]) -> list[Domain]:
+    """Every broadcast domain of the lab's `l2_graph` with at least one interface (see `broadcast_domains_of`)."""
     import networkx as nx
 
     found = []
-    with emptied_after(l2_graph(lab)) as graph:
-        for component in nx.connected_components(graph):
-            ends = sorted((graph.nodes[v]["end"] for v in component if graph.nodes[v]["end"] is not None),
-                          key=lambda e: (e.node.name, e.end.port))
-            switch_ids = sorted({v[1] for v in component if isinstance(v, tuple) and v[0] == "node"})
-            switches = [lab.nodes[i] for i in switch_ids]
-            subinterfaces = sorted((graph.nodes[v]["sub"] for v in component if graph.nodes[v]["sub"] is not None),
-                                   key=lambda i: (i.end.node.name, i.port))
-            members = [Member(f"{e.node.name}:{e.end.port}", e.node.id, tuple(e.end.interface.addresses),
-                              e.kind.routes(e.owner), e.link.id) for e in ends]
-            members += [Member(f"{i.end.node.name}:{i.port}", i.end.node.id, i.addresses, i.end.kind.routes(i.end.owner),
-                               i.end.link.id) for i in subinterfaces]
-            svis = sorted((graph.nodes[v]["svi"] for v in component if graph.nodes[v]["svi"] is not None),
-                          key=lambda svi: (svi[0].node.name, svi[1]))
-            members += [Member(f"{s.node.name}:{svi_name(vlan)}", s.node.id, vlan_interfaces_of(s)[vlan], True)
-                        for s, vlan in svis]
-            members += [member for s in switches for member in _host_members(s)]
-            if not members:
-                continue
-            # the edges at a component's vertices are the component's edges (a subgraph view would leave a cycle of
-            # views behind per domain, garbage that only the cycle collector frees, with the interpreter lock held)
-            links = {key for _, _, key in graph.edges(component, keys=True) if key != SVI_EDGE} | {e.link.id for e in ends}
-            vlans = sorted({v[2] for v in component if isinstance(v, tuple) and v[0] == "node" and v[2] is not None})
-            found.append((members, tuple(sorted(s.node.name for s in switches)), frozenset(links), tuple(vlans)))
+    for component in nx.connected_components(graph):
+        ends = sorted((graph.nodes[v]["end"] for v in component if graph.nodes[v]["end"] is not None),
+                      key=lambda e: (e.node.name, e.end.port))
+        switch_ids = sorted({v[1] for v in component if isinstance(v, tuple) and v[0] == "node"})
+        switches = [lab.nodes[i] for i in switch_ids]
+        subinterfaces = sorted((graph.nodes[v]["sub"] for v in component if graph.nodes[v]["sub"] is not None),
+                               key=lambda i: (i.end.node.name, i.port))
+        members = [Member(f"{e.node.name}:{e.end.port}", e.node.id, tuple(e.end.interface.addresses),
+                          e.kind.routes(e.owner), e.link.id) for e in ends]
+        members += [Member(f"{i.end.node.name}:{i.port}", i.end.node.id, i.addresses, i.end.kind.routes(i.end.owner),
+                           i.end.link.id) for i in subinterfaces]
+        svis = sorted((graph.nodes[v]["svi"] for v in component if graph.nodes[v]["svi"] is not None),
+                      key=lambda svi: (svi[0].node.name, svi[1]))
+        members += [Member(f"{s.node.name}:{svi_name(vlan)}", s.node.id, vlan_interfaces_of(s)[vlan], True)
+                    for s, vlan in svis]
+        members += [member for s in switches for member in _host_members(s)]
+        if not members:
+            continue
+        # the edges at a component's vertices are the component's edges (a subgraph view would leave a cycle of
+        # views behind per domain, garbage that only the cycle collector frees, with the interpreter lock held)
+        links = {key for _, _, key in graph.edges(component, keys=True) if key != SVI_EDGE} | {e.link.id for e in ends}
+        vlans = sorted({v[2] for v in component if isinstance(v, tuple) and v[0] == "node" and v[2] is not None})
+        found.append((members, tuple(sorted(s.node.name for s in switches)), frozenset(links), tuple(vlans)))
     found.sort(key=lambda item: item[0][0].name)
     return [Domain(index, tuple(members), switches, links, vlans) for index, (members, switches, links, vlans) in
             enumerate(found, 1)]
@@ -321,10 +329,10 @@ def _some(networks: list[Network]) -> str:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _interface(address: str) -> Interface | None:
+def parsed_interface(address: str) -> Interface | None:
     """`address` parsed, or None unless it is an address with its prefix. Parsed once however often it is asked
-    for: each rule asks each member of a domain for its interfaces (10 parses of each address at 400 containers, a
-    third of the lab's compile)."""
+    for: each rule asks each member of a domain for its interfaces, the address rules and /etc/hosts each address
+    (10 parses of each address at 400 containers, a third of the lab's compile)."""
     if "/" not in address:
         return None
     try:

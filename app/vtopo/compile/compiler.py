@@ -14,8 +14,8 @@ from vtopo.compile.resolve import ResolvedLab
 from vtopo.compile.startup import in_node, place_of
 from vtopo.compile.tunnels import TUNNEL
 from vtopo.kinds.contract import NodeContext, Role
-from vtopo.ops import (AddAddress, AddRoute, ConfigureLink, ContainForwarding, MakeDirectory, MoveLink, Op, RunCommand,
-                       SetBridgeVlans, SetImpairment, SetMaster, SetSysctl, SetTxChecksum)
+from vtopo.ops import (AddAddress, AddRoute, ConfigureLink, ContainForwarding, CreateBridge, MakeDirectory, MoveLink, Op,
+                       RunCommand, SetBridgeVlans, SetImpairment, SetMaster, SetSysctl, SetTxChecksum, StartProcess)
 
 CONFIGURING = (MoveLink, ConfigureLink, SetMaster, SetBridgeVlans, AddAddress, AddRoute, SetSysctl, SetImpairment,
                SetTxChecksum)
@@ -74,8 +74,9 @@ def startup_ops(node: NodeContext[Any]) -> Iterator[RunCommand]:
 
 
 def order(ops: list[Op], resolved: ResolvedLab) -> Plan:
-    """The plan of `ops`: each after the ops that provide what it requires, commands once all else is built, and
-    otherwise in build phases (see `build_phase`), then as lowered."""
+    """The plan of `ops`: each after the ops that provide what it requires, processes once the Linux bridges are up
+    (so that their first packets cross them), commands once all else is built, and otherwise in build phases (see
+    `build_phase`), then as lowered."""
     import networkx as nx  # here, as in vtopo.compile.analysis: importing the compiler does not load it
 
     providers: dict[str, list[int]] = {}
@@ -94,7 +95,12 @@ def order(ops: list[Op], resolved: ResolvedLab) -> Plan:
         for command in last:
             graph.add_edges_from((index, command) for index in range(len(ops)) if index not in last)
         graph.add_edges_from(zip(last, last[1:]))
-        ordered = list(nx.lexicographical_topological_sort(graph, key=lambda index: (build_phase(ops[index]), index)))
+        bridges = frozenset(op.name for op in ops if isinstance(op, CreateBridge))
+        bridges_up = [index for index, op in enumerate(ops) if brings_up_a_bridge(op, bridges)]
+        graph.add_edges_from((up, index) for up in bridges_up for index, op in enumerate(ops)
+                             if isinstance(op, StartProcess))
+        ordered = list(nx.lexicographical_topological_sort(
+            graph, key=lambda index: (build_phase(ops[index], bridges), index)))
         position = {old: new for new, old in enumerate(ordered, start=1)}
         steps = [Step(position[old], ops[old], tuple(sorted(position[p] for p in graph.predecessors(old))))
                  for old in ordered]
@@ -103,16 +109,24 @@ def order(ops: list[Op], resolved: ResolvedLab) -> Plan:
                 resolved.topology.notes)
 
 
-def build_phase(op: Op) -> int:
+def build_phase(op: Op, bridges: frozenset[str]) -> int:
     """Where an op goes among those its dependencies leave free to move: first every op that makes something,
     then the configuration inside namespaces, then the host ends attached to their bridges (those no veth made on
-    its bridge: vtopo.compile.links.made_on_their_bridges), then the rest of the host's (host ends up). A switch's port moved into a namespace counts as configuration there, so that all the
-    ports go to OVS at once. The kernel creates 400 veth pairs in 0.3 s when they come first, and in 0.6-0.9 s when
-    each follows the previous link's ports coming up; it attaches 1,000 ports to a bridge and brings them up in
-    3.4-4.7 s when each is attached while down, and in 9.4-11 s when each comes up first (measured on the deploy
-    benchmark's star)."""
+    its bridge: vtopo.compile.links.made_on_their_bridges), then the rest of the host's (host ends up), and last the
+    Linux `bridges` brought up, once all their ports are attached and up. A switch's port moved into a namespace
+    counts as configuration there, so that all the ports go to OVS at once. The kernel creates 400 veth pairs in
+    0.3 s when they come first, and in 0.6-0.9 s when each follows the previous link's ports coming up; it attaches
+    1,000 ports to a bridge and brings them up in 3.4-4.7 s when each is attached while down, and in 9.4-11 s when
+    each comes up first (measured on the deploy benchmark's star). A bridge that is down leaves each port that comes
+    up disabled, and enables them all at once when it comes up itself."""
     if not isinstance(op, CONFIGURING):
         return 0
     if isinstance(op, SetMaster):
         return 2
+    if brings_up_a_bridge(op, bridges):
+        return 4
     return 3 if getattr(op, "netns", None) is None else 1
+
+
+def brings_up_a_bridge(op: Op, bridges: frozenset[str]) -> bool:
+    return isinstance(op, ConfigureLink) and op.netns is None and op.name in bridges

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from vtopo.compile.addresses import address_clashes, host_namespace_addresses
 from vtopo.compile.analysis import interface_networks, switching_loops
-from vtopo.compile.broadcast_domains import broadcast_domains_of, domain_problems
+from vtopo.compile.broadcast_domains import domain_problems, parsed_interface
 from vtopo.compile.media import impairment_problem
 from vtopo.compile.resolving import Resolving, error, warning
 from vtopo.compile.startup import startup_problems
@@ -69,9 +69,8 @@ def _address_problems(side: str, addresses: list[str], end: EndContext) -> Itera
         if "/" not in address:
             yield error(f"{side}: address {address!r} needs a prefix length, e.g. {address}/24", subject, end.link.id)
             continue
-        try:
-            interface_address = ipaddress.ip_interface(address)
-        except ValueError:
+        interface_address = parsed_interface(address)
+        if interface_address is None:
             yield error(f"{side}: {address!r} is not an IPv4 or IPv6 address with prefix", subject, end.link.id)
             continue
         if _is_broadcast(interface_address):
@@ -151,10 +150,9 @@ def segment_address_rule(state: Resolving) -> Iterator[Problem]:
 def domain_rule(state: Resolving) -> Iterator[Problem]:
     """What the broadcast domains say: a node stranded by its VLANs, VLANs that do not match, addresses that clash
     across the lab."""
-    domains = broadcast_domains_of(state.lab)
-    yield from domain_problems(state.lab, stranded_by_vlans(state.lab, domains), domains)
-    yield from vlan_problems(state.lab, domains)
-    yield from address_clashes(domains)
+    yield from domain_problems(state.lab, stranded_by_vlans(state.lab, state.domains), state.domains)
+    yield from vlan_problems(state.lab, state.domains)
+    yield from address_clashes(state.domains)
 
 
 def host_address_rule(state: Resolving) -> Iterator[Problem]:

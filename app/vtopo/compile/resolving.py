@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from vtopo.compile.analysis import broadcast_domains
+from vtopo.compile.analysis import emptied_after, ends_by_domain, l2_graph
+from vtopo.compile.broadcast_domains import Domain, domains_in
 from vtopo.compile.media import medium_for
 from vtopo.compile.tunnels import TUNNEL, TUNNEL_ROLES, lower_tunnel_mtus
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, NodeContext, Role
@@ -27,6 +28,7 @@ class Resolving:
     part: SitePart = field(default_factory=SitePart)  # this site's part of a lab spread over sites, once right
     crossing: frozenset[str] = frozenset()  # the links between sites
     deployed_media: Mapping[str, str] = field(default_factory=dict)  # of a deployed lab: each link's, as deployed
+    domains: list[Domain] = field(default_factory=list)  # the lab's broadcast domains, once found
 
     @property
     def topology(self) -> Topology:
@@ -156,8 +158,11 @@ def name_ends(state: Resolving) -> Iterable[Problem]:
 
 
 def find_domains(state: Resolving) -> Iterable[Problem]:
-    """The ends on each L2 segment."""
-    state.lab.domains = broadcast_domains(state.lab)
+    """The ends on each L2 segment, and the lab's broadcast domains for the rules that read them: both from one graph
+    of its wires."""
+    with emptied_after(l2_graph(state.lab)) as graph:
+        state.lab.domains = ends_by_domain(graph)
+        state.domains = domains_in(state.lab, graph)
     return ()
 
 

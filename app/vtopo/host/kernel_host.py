@@ -172,8 +172,8 @@ class KernelHost:
                                 vlan_filtering=vlan_filtering)
 
     def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None, *,
-                 master: str | None = None) -> None:
-        self.netlink.add_veth(name, netns, peer, peer_netns, master)
+                 master: str | None = None, queues: int) -> None:
+        self.netlink.add_veth(name, netns, peer, peer_netns, master, queues)
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         self.netlink.add_macvlan(name, netns, lower, lower_netns, mode)

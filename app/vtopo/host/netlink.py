@@ -329,9 +329,10 @@ class Netlink:
             self._rtnl(netns).request(request, RTM_SETLINK if present else RTM_DELLINK)
 
     def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None,
-                 master: str | None = None) -> None:
+                 master: str | None = None, queues: int | None = None) -> None:
         """Create a veth pair in one request, each end directly in its namespace under its final name; with `master`,
-        `name` (in `netns`) a port of that bridge, still down.
+        `name` (in `netns`) a port of that bridge, still down; with `queues`, each end with that many transmit and
+        receive queues instead of one each per CPU.
 
         A pair between the host and a namespace is asked for through the namespace's socket, which is open
         already, and placed in the host by the descriptor held open: no namespace file to open. One whose end joins a
@@ -341,10 +342,11 @@ class Netlink:
             if master is None and netns is None and peer_netns is not None:
                 name, netns, peer, peer_netns = peer, peer_netns, name, netns
             port = [wire.u32(wire.IFLA_MASTER, self._index(master, netns))] if master else []
+            sized = [wire.queues(queues)] if queues else []
             with self._placed(peer_netns, netns) as placement:
-                peer_link = wire.attribute(wire.VETH_INFO_PEER, _named_link(peer, *placement))
-                self._change_link(netns, _named_link(name, wire.link_kind(LinkType.VETH.value, peer_link), *port),
-                                  create=True)
+                peer_link = wire.attribute(wire.VETH_INFO_PEER, _named_link(peer, *placement, *sized))
+                self._change_link(netns, _named_link(name, wire.link_kind(LinkType.VETH.value, peer_link), *port,
+                                                     *sized), create=True)
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         """Create a macvlan on `lower`, directly in `netns` under its final name."""

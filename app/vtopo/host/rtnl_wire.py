@@ -21,6 +21,7 @@ IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINK, IFLA_MASTER = 1, 3, 4, 5, 10
 IFLA_LINKINFO, IFLA_IFALIAS, IFLA_NET_NS_FD, IFLA_PROTO_DOWN = 18, 20, 28, 39
 IFLA_INFO_KIND, IFLA_INFO_DATA, IFLA_INFO_SLAVE_KIND, IFLA_INFO_SLAVE_DATA = 1, 2, 4, 5
 IFLA_AF_SPEC = 26
+IFLA_NUM_TX_QUEUES, IFLA_NUM_RX_QUEUES = 31, 32
 IFLA_BR_FORWARD_DELAY, IFLA_BR_AGEING_TIME, IFLA_BR_STP_STATE, IFLA_BR_VLAN_FILTERING = 1, 4, 5, 7
 IFLA_BRIDGE_VLAN_INFO = 2
 BRIDGE_VLAN_INFO_PVID, BRIDGE_VLAN_INFO_UNTAGGED = 0x2, 0x4
@@ -82,6 +83,11 @@ def nested(number: int, *attributes: bytes) -> bytes:
 def link(*attributes: bytes, index: int = 0, flags: int = 0, change: int = 0, family: int = socket.AF_UNSPEC) -> bytes:
     """A link request: struct ifinfomsg, then its attributes."""
     return _LINK.pack(family, 0, index, flags, change) + b"".join(attributes)
+
+
+def queues(count: int) -> bytes:
+    """A new link's number of transmit and of receive queues (the kernel's default: one each per CPU)."""
+    return u32(IFLA_NUM_TX_QUEUES, count) + u32(IFLA_NUM_RX_QUEUES, count)
 
 
 def bridge_vlan(index: int, vid: int, flags: int) -> bytes:

@@ -29,7 +29,7 @@ class Watcher:
     def __init__(self, listener: Listener) -> None:
         self._listener = listener
         self._guard = threading.Lock()
-        self._events = LinkEvents()
+        self._events: LinkEvents | None = None  # open while a lab's interfaces or namespaces are watched (`_listen`)
         self._interfaces: dict[tuple[int | None, str], tuple[str, Interface]] = {}  # (nsid, name) -> lab, interface
         self._namespaces: dict[int, tuple[str, str]] = {}  # nsid -> lab, netns
         self._processes: dict[int, tuple[str, o.StartProcess]] = {}  # pidfd -> lab, its op
@@ -38,7 +38,6 @@ class Watcher:
         self._named: dict[int, dict[str, set[tuple[str, str]]]] = {}  # watch -> file name -> (lab, node owner)
         self._changes = 0  # how many times what is watched changed: a descriptor ready may be closed and reused since
         self._selector = selectors.DefaultSelector()
-        self._selector.register(self._events, selectors.EVENT_READ)
         self._selector.register(self._files, selectors.EVENT_READ)
         self._domains: DomainEvents | None = None  # made for the first lab with a VM's domain
         self._domains_ended: list[tuple[str, o.StartDomain]] = []  # handed over by libvirt's event thread
@@ -61,14 +60,15 @@ class Watcher:
         old ones' removal must not be taken for the new ones'."""
         for earlier, what in self._heard_from_kernel():
             self._listener(earlier, what)
-        self.forget(lab)
+        self._forget(lab)
         ids: dict[str | None, int | None] = {None: None}
         gone: list[o.StartProcess | o.StartDomain] = []
         with self._guard:
             self._changes += 1
+            events = self._listen()
             for netns in namespaces:
                 try:
-                    ids[netns] = nsid = self._events.nsid_of(netns)
+                    ids[netns] = nsid = events.nsid_of(netns)
                 except NetlinkError:
                     continue  # gone already: its parts are missing
                 self._namespaces[nsid] = (lab, netns)
@@ -105,7 +105,27 @@ class Watcher:
             self._directories[directory] = watch
         self._named.setdefault(watch, {}).setdefault(name, set()).add((lab, owner))
 
+    def _listen(self) -> LinkEvents:
+        """The socket that hears the labs' interfaces and namespaces, opened if none is. It is closed while no lab is
+        watched (see `forget`): a deploy changes a link thousands of times, each change a message to read in this
+        process, and this thread's reading them (0.1-0.2 s at 400 containers on a bridge) took the interpreter from
+        the agent's deploy of the lab, which nobody watches yet."""
+        if self._events is None:
+            self._events = LinkEvents()
+            self._selector.register(self._events, selectors.EVENT_READ)
+        return self._events
+
     def forget(self, lab: str) -> None:
+        """Stop watching a lab (destroyed); with no lab left to watch, stop listening to the kernel."""
+        self._forget(lab)
+        with self._guard:
+            if self._events is not None and not self._interfaces and not self._namespaces:
+                self._changes += 1
+                self._selector.unregister(self._events)
+                self._events.close()
+                self._events = None
+
+    def _forget(self, lab: str) -> None:
         """Stop watching a lab (destroyed, or about to be watched anew)."""
         with self._guard:
             self._changes += 1
@@ -140,7 +160,8 @@ class Watcher:
             for pidfd in list(self._processes):
                 self._close_pidfd(pidfd)
         self._selector.close()
-        self._events.close()
+        if self._events is not None:
+            self._events.close()
         self._files.close()
         for end in (self._wake, self._woken, self._nudge, self._nudged):
             os.close(end)
@@ -158,7 +179,7 @@ class Watcher:
                     break  # a listener (a lab probed anew) or another thread changed what is watched: select again
                 if key.fileobj == self._woken:
                     return
-                if key.fileobj is self._events:
+                if isinstance(key.fileobj, LinkEvents):  # or one closed since: _heard_from_kernel reads the open one
                     heard = self._heard_from_kernel()
                 elif key.fileobj is self._files:
                     heard = self._heard_from_files()
@@ -173,7 +194,7 @@ class Watcher:
         """What the kernel said since the last read, to the labs watched now."""
         heard: list[tuple[str, Heard]] = []
         with self._guard:
-            while (events := self._events.read(self._namespaces)) is not None:
+            while self._events is not None and (events := self._events.read(self._namespaces)) is not None:
                 heard += self._heard_of(events)
         return heard
 

@@ -75,7 +75,8 @@ class Host(Protocol):
         """A Linux bridge in the host's namespace; its timers in clock_t."""
 
     def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None, *,
-                 master: str | None = None) -> None: ...
+                 master: str | None = None, queues: int) -> None:
+        """A veth pair, each end with `queues` transmit and receive queues."""
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None: ...
 

@@ -11,6 +11,8 @@ from vtopo.ops.host import Host, RouteProtocol, clock_t
 
 TBF_LATENCY_MS = 50  # tbf queues at most this much traffic
 ROUTE_PROTOCOL = RouteProtocol.STATIC  # what the routes vtopo adds are tagged with
+VETH_QUEUES = 1  # transmit and receive queues of each veth end: the kernel's default, one per CPU, makes sysfs objects
+# for each at create and at delete, and a veth gains nothing from more than one
 
 
 def bridge_port_resource(name: str) -> str:
@@ -132,7 +134,8 @@ class CreateVeth(Op):
         return frozenset({dev_resource(self.netns, self.name), dev_resource(self.peer_netns, self.peer), *port})
 
     def apply(self, host: Host) -> None:
-        host.add_veth(self.name, self.netns, self.peer, self.peer_netns, master=self.master or None)
+        host.add_veth(self.name, self.netns, self.peer, self.peer_netns, master=self.master or None,
+                      queues=VETH_QUEUES)
 
     def summary(self) -> str:
         return super().summary() + (f", {self.name} a port of bridge {self.master}" if self.master else "")

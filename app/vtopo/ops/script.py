@@ -222,11 +222,12 @@ class ScriptHost:
                          *(["vlan_filtering", "1"] if vlan_filtering else [])))
 
     def add_veth(self, name: str, netns: str | None, peer: str, peer_netns: str | None, *,
-                 master: str | None = None) -> None:
+                 master: str | None = None, queues: int) -> None:
         if netns is not None and peer_netns is None:  # the host's end first: `ip` has no word for the host's netns
             name, netns, peer, peer_netns = peer, peer_netns, name, netns
-        self._say(ip_cmd(netns, "link", "add", name, *(["master", master] if master else []), "type", LinkType.VETH,
-                         "peer", "name", peer, *(["netns", peer_netns] if peer_netns else [])))
+        sized = ["numtxqueues", str(queues), "numrxqueues", str(queues)]
+        self._say(ip_cmd(netns, "link", "add", name, *(["master", master] if master else []), *sized, "type",
+                         LinkType.VETH, "peer", "name", peer, *sized, *(["netns", peer_netns] if peer_netns else [])))
 
     def add_macvlan(self, name: str, netns: str | None, lower: str, lower_netns: str | None, mode: str) -> None:
         self._say(ip_cmd(lower_netns, "link", "add", "link", lower, "name", name,
