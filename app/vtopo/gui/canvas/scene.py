@@ -412,8 +412,11 @@ class TopologyScene(QGraphicsScene):
             kept.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache if drawn_apart
                               else QGraphicsItem.CacheMode.NoCache)
         self._lines.redraw(changed)
-        self._moving_lines.invalidate()  # its bounds measured again, for the links it now draws
-        self._moving_lines.redraw(changed)
+        if drawn_apart:
+            self._moving_lines.reaches(changed)  # its bounds grown to hold them, not measured again over them all
+        else:
+            self._moving_lines.invalidate()  # its bounds measured again, for the links it still draws
+            self._moving_lines.redraw(changed)
 
     # ------------------------------------------------------------ view state
 
