@@ -366,13 +366,17 @@ class TopologyScene(QGraphicsScene):
         """Draw the links stretched between their nodes (LinkItem.stretch), with those stretched before: their
         lines are taken from their nodes again, and drawn again where they were and now are."""
         gone: dict[LinkLines, QRectF] = {}  # where they were drawn with their labels, by the item that drew them
-        for link in links:
-            if not link.stretched:
-                drawing = self._drawing(link)
-                gone[drawing] = gone.get(drawing, QRectF()).united(link.drawn_rect())
-                link.stretch()
+        stretched = [link for link in links if not link.stretched]
+        for link in stretched:
+            drawing = self._drawing(link)
+            gone[drawing] = gone.get(drawing, QRectF()).united(link.drawn_rect())
+            link.stretch()
+        drawn = QRectF()
         for drawing, rect in gone.items():
             drawing.redraw(rect)
+            drawn = drawn.united(rect)
+        if stretched:
+            self._overview.stretched(stretched, drawn)
         changed = self._stretched.follow()
         if not changed.isEmpty():
             self._moving_lines.reaches(changed)
