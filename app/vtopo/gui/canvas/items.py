@@ -328,12 +328,12 @@ class LinkItem(_Marked, QGraphicsItem):
         """Its nodes moved, and the turn has no time left for it to follow them (a drag's step): drawn between its
         nodes wherever they are, without its labels, while its geometry in Qt's index (what a click finds) stays
         behind until it follows (follow_nodes). Re-indexing the thousand links of a dragged bridge took 60 ms a
-        step; the scene's StretchedLinks draws them all from their nodes. The caller repaints."""
+        step; the scene's StretchedLinks draws them all from their nodes. The caller repaints, and tells the
+        overview (of a bridge's thousand links at once)."""
         self.stretched = True
         if self.placed:
             self.placed = False
             self._mark_texts()
-        self._look.overview_moved(self)
         self._look.stretch_changed(self)
 
     def detach(self) -> None:

@@ -219,7 +219,7 @@ class LinkLines(QGraphicsItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, smooth)
         for link in decorated:
             link.paint_line(painter)
-        if option.levelOfDetailFromTransform(painter.worldTransform()) >= MIN_LOD_FOR_TEXT:
+        if links and option.levelOfDetailFromTransform(painter.worldTransform()) >= MIN_LOD_FOR_TEXT:
             labelled = {owner for owner in self._texts.owners_over(exposed) if isinstance(owner, LinkItem)}
             for link in links:  # in their order: at a switch, a few of the links in view have labels in view
                 if link in labelled:

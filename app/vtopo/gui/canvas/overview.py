@@ -8,7 +8,7 @@ links, a second item draws those over the overview, which Qt keeps as a pixmap u
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
@@ -73,12 +73,20 @@ class OverviewItem(QGraphicsItem):
             key, index = self._square_of[item]
             was, now = _outline(self._squares[key][1][index]), _outline(self._square(item))
         else:
-            was = _box(self._lines[self._line_of[item]])
-            now = was if item.stretched else _box(item.line)  # stretched, drawn again with the others (redraw)
+            was, now = _box(self._lines[self._line_of[item]]), _box(item.line)
         if self._bounds.contains(now):
             self.update(was.united(now))
         else:
             self.prepareGeometryChange()  # draws it all again
+
+    def stretched(self, links: Iterable[LinkItem], drawn: QRectF) -> None:
+        """The links are drawn stretched from now on (by the StretchedOverview), not here: drawn again where they
+        were, `drawn`, once for them all (a bridge's thousand links each telling of its own box took 10 ms)."""
+        if self._stale or self.scene() is None:
+            self._stale = True
+            return
+        self._moved.update(links)
+        self.update(drawn)
 
     def invalidate_marks(self) -> None:
         """Only marks changed: they are rebuilt by redraw_marks (the scene calls it once the turn's events are

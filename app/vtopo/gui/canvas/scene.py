@@ -366,13 +366,17 @@ class TopologyScene(QGraphicsScene):
         """Draw the links stretched between their nodes (LinkItem.stretch), with those stretched before: their
         lines are taken from their nodes again, and drawn again where they were and now are."""
         gone: dict[LinkLines, QRectF] = {}  # where they were drawn with their labels, by the item that drew them
-        for link in links:
-            if not link.stretched:
-                drawing = self._drawing(link)
-                gone[drawing] = gone.get(drawing, QRectF()).united(link.drawn_rect())
-                link.stretch()
+        stretched = [link for link in links if not link.stretched]
+        for link in stretched:
+            drawing = self._drawing(link)
+            gone[drawing] = gone.get(drawing, QRectF()).united(link.drawn_rect())
+            link.stretch()
+        drawn = QRectF()
         for drawing, rect in gone.items():
             drawing.redraw(rect)
+            drawn = drawn.united(rect)
+        if stretched:
+            self._overview.stretched(stretched, drawn)
         changed = self._stretched.follow()
         if not changed.isEmpty():
             self._moving_lines.reaches(changed)
@@ -412,8 +416,11 @@ class TopologyScene(QGraphicsScene):
             kept.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache if drawn_apart
                               else QGraphicsItem.CacheMode.NoCache)
         self._lines.redraw(changed)
-        self._moving_lines.invalidate()  # its bounds measured again, for the links it now draws
-        self._moving_lines.redraw(changed)
+        if drawn_apart:
+            self._moving_lines.reaches(changed)  # its bounds grown to hold them, not measured again over them all
+        else:
+            self._moving_lines.invalidate()  # its bounds measured again, for the links it still draws
+            self._moving_lines.redraw(changed)
 
     # ------------------------------------------------------------ view state
 

@@ -28,6 +28,10 @@ class TextGrid(Generic[Owner]):
         self._cells: dict[Cell, dict[Owner, list[QRectF]]] = {}
         self._filed: dict[Owner, list[Cell]] = {}
         self._stale: dict[Owner, Callable[[], list[QRectF]]] = {}
+        self._bare: set[Owner] = set()
+        """Owners whose texts went, passed over where they are still filed until they have texts again: the
+        thousand links a drag of a bridge stretches lose their labels in one step, and taking them out of their
+        cells then cost more than the rest of that step."""
 
     def mark(self, owner: Owner, rects: Callable[[], list[QRectF]]) -> None:
         """`owner`'s texts changed (or it came): `rects` tells where they now are, in scene coordinates."""
@@ -42,16 +46,19 @@ class TextGrid(Generic[Owner]):
         self._cells.clear()
         self._filed.clear()
         self._stale.clear()
+        self._bare.clear()
 
     def owners_over(self, rect: QRectF) -> Iterator[Owner]:
         """The owners of the texts `rect` intersects (one whose texts span several cells may come more than once)."""
         if self._stale:
             self.file_marked()
         left, right, top, bottom = _cells(rect)
-        cells = self._cells
+        cells, bare = self._cells, self._bare
         for column in range(left, right + 1):
             for row in range(top, bottom + 1):
                 for owner, texts in cells.get((column, row), {}).items():
+                    if owner in bare:
+                        continue
                     for text in texts:
                         if text.intersects(rect):
                             yield owner
@@ -61,20 +68,23 @@ class TextGrid(Generic[Owner]):
         """Ask the owners marked since for their texts now."""
         stale, self._stale = self._stale, {}
         for owner, rects in stale.items():
+            texts = [text for text in rects() if not text.isEmpty()]
+            if not texts:
+                if owner in self._filed:
+                    self._bare.add(owner)
+                continue
             self._unfile(owner)
             filed = []
-            for text in rects():
-                if text.isEmpty():
-                    continue
+            for text in texts:
                 left, right, top, bottom = _cells(text)
                 for column in range(left, right + 1):
                     for row in range(top, bottom + 1):
                         self._cells.setdefault((column, row), {}).setdefault(owner, []).append(text)
                         filed.append((column, row))
-            if filed:
-                self._filed[owner] = filed
+            self._filed[owner] = filed
 
     def _unfile(self, owner: Owner) -> None:
+        self._bare.discard(owner)
         for cell in self._filed.pop(owner, ()):
             texts = self._cells.get(cell)
             if texts is not None and texts.pop(owner, None) is not None and not texts:
