@@ -1,10 +1,14 @@
 """Deploy is atomic from the user's view, repeats cleanly, refuses what it must, and crashes are recoverable."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -134,6 +138,53 @@ def test_deploy_destroy_twenty_times_leaks_nothing():
         deployer.destroy(topology.name)
     assert snapshot() - before == {}
     assert open_fds() <= fds
+
+
+@contextmanager
+def group_file_replaced_in_a_loop() -> Iterator[list[int]]:
+    """A thread renames a new copy of /etc/group into place, again and again, as useradd and groupadd do, holding the
+    lock they take (lckpwdf's, on /etc/.pwd.lock) while it does, so that an account they add meanwhile is kept; the
+    list it gives counts the renames."""
+    renames, stop = [0], threading.Event()
+
+    def replace() -> None:
+        copy = "/etc/.group.vtopo-test"
+        with open("/etc/.pwd.lock", "wb") as lock:
+            while not stop.is_set():
+                fcntl.lockf(lock, fcntl.LOCK_EX)
+                try:
+                    for _ in range(50):
+                        shutil.copy2("/etc/group", copy)
+                        os.rename(copy, "/etc/group")
+                        renames[0] += 1
+                finally:
+                    fcntl.lockf(lock, fcntl.LOCK_UN)
+                stop.wait(0.002)  # a useradd waiting on the lock takes it
+
+    thread = threading.Thread(target=replace, name="replace /etc/group")
+    thread.start()
+    try:
+        yield renames
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_nodes_are_made_while_the_host_replaces_its_group_file():
+    """Each node of a lab in a user namespace gets its own /etc/group, bound over the host's: a useradd meanwhile,
+    which renames a new /etc/group into place, fails no node's mount (the kernel refuses a mount on the file just
+    replaced, with ENOENT)."""
+    topology = Topology(name="accounts-race")
+    for index in range(30):
+        topology.add_node(Node(id=f"c{index}", name=f"c{index}", kind="container"))
+    deployer = Deployer()
+    before = snapshot()
+    with group_file_replaced_in_a_loop() as renames:
+        for _ in range(5):
+            deployer.deploy(topology)
+            deployer.destroy(topology.name)
+    assert renames[0] > 1000
+    assert snapshot() - before == {}
 
 
 def test_a_name_that_exists_on_the_host_is_refused_and_nothing_is_applied():

@@ -47,6 +47,7 @@ from vtopo.model.rules import NODE_FILES_DIR, NODE_KERNEL_FILES, NODE_TMPFS  # n
 MAX_MESSAGE = 4096
 THREAD_NS = "/proc/thread-self/ns"
 TMPFS_MODES = {"/run": "mode=0755"}
+REPLACED_TRIES = 100  # binds over a file the host replaces under each one: one retry is rare, a hundred unheard of
 NOBODY = 65534  # the overflow id: what every id outside a user namespace's map shows as inside  # the others are world-writable with the sticky bit, as /tmp is
 
 
@@ -197,8 +198,22 @@ def _isolate(hostname: str, netns: int, hosts: int, keep: list[str], base: int, 
         with open(copy, "wb") as file:
             file.write(content)
         os.chmod(copy, 0o644)
-        if os.path.exists(path):
+        _bind_over(copy, path)
+
+
+def _bind_over(copy: str, path: str) -> None:
+    """Bind the file `copy` over the file `path`, when there is one. The host may replace that file meanwhile, as
+    useradd and groupadd rename a new /etc/group into place: the kernel refuses a mount on a file replaced after the
+    mount looked it up (ENOENT though the path is there), and the file now there is bound over instead."""
+    tries = REPLACED_TRIES
+    while os.path.exists(path):
+        try:
             syscalls.mount(copy, path, None, MS_BIND)
+            return
+        except FileNotFoundError:
+            tries -= 1
+            if not tries:
+                raise
 
 
 def _host_read_only(bound: list[str]) -> None:
