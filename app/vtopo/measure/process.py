@@ -2,8 +2,9 @@
 
 Each child is the leader of a new session, so `stop()` signals exactly the process group this
 module created (the wrapper an `InNode` adds and everything under it) and nothing else. What runs in a
-node is whatever the lab's owner put there, so this process reads a bounded part of what it prints:
-OUTPUT_BYTES of each stream, lines of at most LINE_CHARACTERS.
+node is whatever the lab's owner put there, so this process keeps a bounded part of what it prints:
+OUTPUT_BYTES of each stream, lines of at most LINE_CHARACTERS; what it prints beyond is read and dropped,
+never written anywhere (the measuring process may be root's, whose disk a file of it would fill).
 """
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import os
 import queue
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from typing import IO, Any
@@ -19,22 +19,24 @@ from typing import IO, Any
 _EOF = None
 OUTPUT_BYTES = 64 << 20  # iperf3's JSON for a minute of 128 parallel streams, many times over
 LINE_CHARACTERS = 64 << 10  # a line of ping or of iperf3's, many times over; a longer one is read in parts
+CHUNK_BYTES = 64 << 10  # a pipe's buffer
+LINGERING_S = 1.0  # how long the output of a process that ended is read for, when what it left running holds it
 
 
 class Child:
     """One process of a run.
 
     With `lines=True` its stdout and stderr (merged) are read by a thread into a queue, so the
-    caller can wait for the next line with a timeout and still react to a cancel. Otherwise both
-    go to temporary files, read with `output()` after the process ends (no pipe can fill up).
+    caller can wait for the next line with a timeout and still react to a cancel. Otherwise each
+    is read by a thread of its own while it runs, its first OUTPUT_BYTES kept for `output()` after
+    the process ends.
     """
 
     def __init__(self, argv: list[str], *, what: str, lines: bool) -> None:
         self.argv = argv
         self.what = what
         self._lines: queue.Queue[str | None] | None = None
-        self._out: IO[bytes] | None = None
-        self._err: IO[bytes] | None = None
+        self._kept: tuple[_Kept, _Kept] | None = None
         self._stop_lock = threading.Lock()
         try:
             if lines:
@@ -46,13 +48,13 @@ class Child:
                 self._reader = threading.Thread(target=self._read, name=f"read {what}", daemon=True)
                 self._reader.start()
             else:
-                self._out = tempfile.TemporaryFile()
-                self._err = tempfile.TemporaryFile()
                 self.popen = subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err, start_new_session=True,
+                    argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    start_new_session=True,
                 )
+                assert self.popen.stdout is not None and self.popen.stderr is not None
+                self._kept = (_Kept(self.popen.stdout, f"{what}'s output"), _Kept(self.popen.stderr, f"{what}'s errors"))
         except OSError as e:
-            self._close_files()
             raise OSError(e.errno, f"cannot start {what} ({argv[0]}): {e.strerror}") from e
 
     @property
@@ -108,21 +110,34 @@ class Child:
 
     def output(self) -> tuple[str, str]:
         """(stdout, stderr) of a process started with `lines=False`, once it has ended."""
-        assert self._out is not None and self._err is not None
-        result = []
-        for f in (self._out, self._err):
-            f.seek(0)
-            result.append(f.read(OUTPUT_BYTES).decode(errors="replace"))
-        return result[0], result[1]
-
-    def _close_files(self) -> None:
-        for f in (self._out, self._err):
-            if f is not None:
-                f.close()
+        assert self._kept is not None
+        out, err = self._kept
+        return out.text(), err.text()
 
     def close(self) -> None:
         self.stop()
-        self._close_files()
+
+
+class _Kept:
+    """What a process prints on one pipe, read by a thread while it runs: its first OUTPUT_BYTES kept, the rest read
+    and dropped, so that a command printing without end neither blocks on its pipe nor fills memory or a disk. What
+    it left running that holds the pipe after it ended is read, within the same bound, until it lets go of it."""
+
+    def __init__(self, pipe: IO[bytes], what: str) -> None:
+        self._pipe = pipe
+        self._kept = bytearray()
+        self._reader = threading.Thread(target=self._read, name=f"read {what}", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        with self._pipe:
+            for chunk in iter(lambda: os.read(self._pipe.fileno(), CHUNK_BYTES), b""):
+                self._kept += chunk[:OUTPUT_BYTES - len(self._kept)]
+
+    def text(self) -> str:
+        """What was kept, once the pipe ended or LINGERING_S after this is asked (the process that printed ended)."""
+        self._reader.join(LINGERING_S)
+        return bytes(self._kept).decode(errors="replace")
 
 
 HUNG_AFTER_S = 60.0
