@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Generator, Iterator
 
@@ -21,10 +20,6 @@ import pytest
 # (this checkout's code). The tests of the agent start their own agents (tests/agent_process.py). Set before vtopo
 # is imported: the socket's path is read once.
 os.environ["VTOPO_AGENT_SOCKET"] = f"/run/vtopo-tests-{os.getpid()}/agent.sock"
-
-# The suite keeps a cache of its own (the kinds' entry points, the designer's autosaves), made for the session and
-# removed with it: a test reads nothing that the user's commands or another checkout's runs left in ~/.cache.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="vtopo-tests-cache-")
 
 # Tests press Ctrl-C in the processes they start (vtopo iperf, a node's shell). A run started in the background by a
 # non-interactive shell inherits SIGINT ignored, and so would every process it starts; the interrupt is put back.
@@ -121,10 +116,6 @@ _LABS_BEFORE_THE_MODULE: set[str] = set()
 def pytest_sessionstart(session: pytest.Session) -> None:
     if os.geteuid() == 0:  # a plain user's run deploys nothing, and may not read the labs' records
         _LABS_BEFORE_THE_MODULE.update(_deployed_labs())
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 
 
 @pytest.hookimpl(wrapper=True)
