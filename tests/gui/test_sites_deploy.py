@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -334,9 +333,7 @@ def test_a_site_that_does_not_answer_is_named_by_status_and_destroy(make_window:
         deploy_with_the_key(window, qtbot, 120_000)
         assert window.deploy.state_of("br0") is NodeState.RUNNING, log.toPlainText()
         qtbot.waitUntil(lambda: bool(other_host.channels()), timeout=10_000)  # the designer follows d's part
-        os.kill(int((other_host.directory / "sshd.pid").read_text()), signal.SIGTERM)  # site d refuses ssh
-        for channel in other_host.channels():  # and the designer's channel to its agent ends
-            os.kill(channel, signal.SIGKILL)
+        other_host.cut_off()  # site d refuses ssh, and the designer's channel to its agent ends
         qtbot.waitUntil(lambda: subprocess.run(ssh_argv(other_host.site, ["true"]), capture_output=True,
                                                timeout=30).returncode != 0, timeout=10_000)
         qtbot.waitUntil(lambda: window.deploy.state_of("br0") is NodeState.FAILED, timeout=30_000)

@@ -2,12 +2,14 @@
 there."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,16 +79,27 @@ class SimulatedHost:
                    str(self.directory / "agent.toml"))
 
     def channels(self) -> list[int]:
-        """The processes of this host's end of a client's ssh channel to its agent (`vtopo agent --stdio`): the
-        simulated hosts share this machine's processes, each in its own network namespace."""
+        """The processes of this host's end of a client's ssh channel to its agent (`vtopo agent --stdio`)."""
+        return self._processes(lambda argv: b"agent" in argv and b"--stdio" in argv)
+
+    def cut_off(self) -> None:
+        """This host stops answering, as one that went away: its sshd, every session it holds (one still starting
+        its end of a channel, before that runs the agent, too) and each channel's agent are killed."""
+        for pid in self._processes(lambda argv: os.path.basename(argv[0]).startswith(b"sshd")) + self.channels():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def _processes(self, chosen: Callable[[list[bytes]], bool]) -> list[int]:
+        """The processes in this host's network namespace whose command line is `chosen`: the simulated hosts share
+        this machine's processes, each in its own network namespace."""
         ours = os.readlink(f"/proc/{self.agent_pid}/ns/net")
         found = []
         for entry in Path("/proc").iterdir():
             try:
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
-                if b"agent" in argv and b"--stdio" in argv and os.readlink(entry / "ns" / "net") == ours:
+                if chosen(argv) and os.readlink(entry / "ns" / "net") == ours:
                     found.append(int(entry.name))
-            except OSError:
+            except (OSError, ValueError):
                 continue
         return found
 
