@@ -66,6 +66,17 @@ def test_the_domain_carries_the_lab_prefix_and_node_id_in_its_metadata():
     assert isinstance(op.inverse(), o.DestroyDomain) and op.inverse().name == op.name
 
 
+def test_a_domain_starts_once_its_bridges_are_up_and_tagged():
+    """As a process does: its first frames cross bridges that are up, and a deploy killed once it runs leaves no
+    bridge that `vtopo cleanup` cannot find by its tag."""
+    plan = compile_plan(resolve(open_lab(TOPOLOGIES / "vm-router.vtopo").topology, registry(), LIBVIRT))
+    ops = plan.ops
+    bridges = {op.name for op in ops if isinstance(op, o.CreateBridge)}
+    ups = [index for index, op in enumerate(ops) if isinstance(op, o.ConfigureLink) and op.name in bridges]
+    (start,) = [index for index, op in enumerate(ops) if isinstance(op, o.StartDomain)]
+    assert len(ups) == len(bridges) == 2 and max(ups) < start
+
+
 def test_the_lab_chooses_the_backend():
     assert domains_of(LIBVIRT, "vhost-on-off"), "auto: libvirt when libvirtd answers"
     assert not domains_of(HostFacts(), "vhost-on-off"), "auto: bare QEMU when it does not"

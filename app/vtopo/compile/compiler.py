@@ -15,7 +15,8 @@ from vtopo.compile.startup import in_node, place_of
 from vtopo.compile.tunnels import TUNNEL
 from vtopo.kinds.contract import NodeContext, Role
 from vtopo.ops import (AddAddress, AddRoute, ConfigureLink, ContainForwarding, CreateBridge, MakeDirectory, MoveLink, Op,
-                       RunCommand, SetBridgeVlans, SetImpairment, SetMaster, SetSysctl, SetTxChecksum, StartProcess)
+                       RunCommand, SetBridgeVlans, SetImpairment, SetMaster, SetSysctl, SetTxChecksum, StartDomain,
+                       StartProcess)
 
 CONFIGURING = (MoveLink, ConfigureLink, SetMaster, SetBridgeVlans, AddAddress, AddRoute, SetSysctl, SetImpairment,
                SetTxChecksum)
@@ -74,8 +75,9 @@ def startup_ops(node: NodeContext[Any]) -> Iterator[RunCommand]:
 
 
 def order(ops: list[Op], resolved: ResolvedLab) -> Plan:
-    """The plan of `ops`: each after the ops that provide what it requires, processes once the Linux bridges are up
-    (so that their first packets cross them), commands once all else is built, and otherwise in build phases (see
+    """The plan of `ops`: each after the ops that provide what it requires, processes and VMs once the Linux bridges
+    are up and tagged (so that their first packets cross them, and a deploy killed once they run leaves no bridge
+    `vtopo cleanup` cannot find without the journal), commands once all else is built, and otherwise in build phases (see
     `build_phase`), then as lowered."""
     import networkx as nx  # here, as in vtopo.compile.analysis: importing the compiler does not load it
 
@@ -98,7 +100,7 @@ def order(ops: list[Op], resolved: ResolvedLab) -> Plan:
         bridges = frozenset(op.name for op in ops if isinstance(op, CreateBridge))
         bridges_up = [index for index, op in enumerate(ops) if brings_up_a_bridge(op, bridges)]
         graph.add_edges_from((up, index) for up in bridges_up for index, op in enumerate(ops)
-                             if isinstance(op, StartProcess))
+                             if isinstance(op, (StartProcess, StartDomain)))
         ordered = list(nx.lexicographical_topological_sort(
             graph, key=lambda index: (build_phase(ops[index], bridges), index)))
         position = {old: new for new, old in enumerate(ordered, start=1)}
