@@ -52,7 +52,11 @@ class LiveLab:
         return self.parts.status_of(nodes, links)
 
     def hear(self, what: Heard) -> list[str]:
-        """Take in an event; the owners ("node c1", "link c1 -- s1") it may have changed."""
+        """Take in an event; the owners ("node c1", "link c1 -- s1") it may have changed. An interface heard as it was
+        already held to be (up, after a deploy: the kernel tells each carrier up to a second late) changes nothing, and
+        is not counted."""
+        if isinstance(what, InterfaceChanged) and what.up is not None and what.up == (what.interface not in self.down):
+            return []
         self.heard += 1
         if isinstance(what, DetailChanged):
             return [what.owner]
