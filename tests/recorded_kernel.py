@@ -14,7 +14,7 @@ import struct
 import types
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import socket
@@ -247,9 +247,38 @@ class _Makers:
 
     def __getattr__(self, name: str) -> Any:
         def make(*args: Any) -> Calls:
-            self.kernel.effects.append((f"maker.{name}", args))
-            return Calls(self.kernel, "maker")
+            *named, lo_alias = args  # the lab's tag, which the script names by its variable
+            self.kernel.effects.append((f"maker.{name}", tuple(named)))
+            return _Maker(self.kernel, lo_alias)
         return make
+
+
+class _Maker(Calls):
+    """A namespace maker, whose helper brings up lo in each network namespace it makes: that request is recorded as
+    the kernel reads it."""
+
+    def __init__(self, kernel: Kernel, lo_alias: str) -> None:
+        super().__init__(kernel, "maker")
+        self.lo_alias = lo_alias
+
+    def network_namespace(self, name: str) -> int:
+        self.kernel.effects.append(("maker.network_namespace", (name,), ()))
+        wire.loopback_up(cast(socket.socket, _HelpersSocket(Rtnl(self.kernel, name))), self.lo_alias)
+        return os.open(os.devnull, os.O_RDONLY)  # the socket handed over, which Netlink.adopt takes
+
+
+class _HelpersSocket:
+    """The helper's rtnetlink socket: each request goes to the recording `rtnl`, and is acknowledged."""
+
+    def __init__(self, rtnl: Rtnl) -> None:
+        self.rtnl = rtnl
+
+    def send(self, message: bytes) -> None:
+        _, kind, flags, _, _ = wire.HEADER.unpack_from(message)
+        self.rtnl.request(message[wire.HEADER.size:], kind, flags)
+
+    def recv(self, _size: int) -> bytes:
+        return wire.HEADER.pack(wire.HEADER.size + 20, wire.NLMSG_ERROR, 0, 1, 0) + wire.ERRNO.pack(0) + bytes(16)
 
 
 class _Path(type(Path())):  # type: ignore[misc]
@@ -267,6 +296,7 @@ def record_kernel(monkeypatch: pytest.MonkeyPatch, prefix: str) -> tuple[Applier
     which record. Close the Applier after use."""
     kernel = Kernel()
     monkeypatch.setattr(netlink.Netlink, "_rtnl", lambda self, netns: Rtnl(kernel, netns))
+    monkeypatch.setattr(netlink.Netlink, "adopt", lambda self, netns, rtnl: os.close(rtnl))
     monkeypatch.setattr(netlink.Netlink, "_qdisc_socket", lambda self, netns: Qdiscs(kernel, netns))
     monkeypatch.setattr(netlink, "entered", kernel.entered)
     monkeypatch.setattr(netlink, "open_netns", kernel.open_netns)

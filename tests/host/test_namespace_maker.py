@@ -31,17 +31,19 @@ KEEPER_OF_ITS_OWN = textwrap.dedent("""
     syscalls.mount("tmpfs", NETNS_DIR, "tmpfs", 0)
     directory, hosts = sys.argv[1] + "/ns/vtkeep", sys.argv[1] + "/hosts"
     open(hosts, "w").write("127.0.0.1 localhost\\n")
-    maker = NamespaceMaker.in_initial(directory)
+    maker = NamespaceMaker.in_initial(directory, "vtopo:vtkeep")
     nodes = {f"vtkeep-n{index}": Node(f"n{index}", hosts) for index in range(12)}
     maker.expect(list(nodes.items()))  # the first nodes made as their operations come, the others ahead of them
     kept = []
     try:
         for name, node in nodes.items():
-            maker.network_namespace(name)
+            os.close(maker.network_namespace(name))
             files = [f"{directory}/{name}.mnt", f"{directory}/{name}.uts"]
             maker.isolate(name, node, *files)
             kept.append((name, files))
         print("kept", len(kept))
+        print(subprocess.run(["ip", "-n", kept[-1][0], "-o", "link", "show", "lo"], capture_output=True, text=True,
+                             check=True).stdout)
     finally:
         maker.close()
         for _, files in kept[:6]:  # one by one, as a node taken away from a running lab goes
@@ -83,7 +85,9 @@ def test_a_maker_in_a_mount_namespace_of_its_own_keeps_every_node(tmp_path) -> N
     done = subprocess.run(["taskset", "-c", str(highest), "unshare", "--mount", "--propagation", "private",
                            sys.executable, "-c", KEEPER_OF_ITS_OWN, str(tmp_path), str(lowest)],
                           capture_output=True, text=True, timeout=60)
-    assert done.stdout.split() == ["kept", "12"], done.stderr
+    kept, lo = done.stdout.split("\n", 1)
+    assert kept == "kept 12", done.stderr
+    assert "<LOOPBACK,UP," in lo and "alias vtopo:vtkeep" in lo  # the lab's tag, by which cleanup finds it
 
 
 def test_image_nodes_deployed_from_a_mount_namespace_of_its_own_are_kept(tmp_path) -> None:
@@ -101,16 +105,16 @@ def test_image_nodes_deployed_from_a_mount_namespace_of_its_own_are_kept(tmp_pat
 
 
 NODE_THAT_CANNOT_BE_MADE = textwrap.dedent("""
-    import sys
+    import os, sys
     from vtopo.host import syscalls
     from vtopo.host.namespace_maker import NamespaceError, NamespaceMaker, Node
     from vtopo.ops import NETNS_DIR
     syscalls.mount("tmpfs", NETNS_DIR, "tmpfs", 0)
     directory, hosts, missing = sys.argv[1] + "/ns/vtfail", sys.argv[1] + "/hosts", sys.argv[1] + "/missing"
     open(hosts, "w").write("127.0.0.1 localhost\\n")
-    maker = NamespaceMaker.in_initial(directory)
+    maker = NamespaceMaker.in_initial(directory, "vtopo:vtfail")
     try:
-        maker.network_namespace("vtfail-n1")
+        os.close(maker.network_namespace("vtfail-n1"))
         maker.isolate("vtfail-n1", Node("n1", hosts, binds=((missing, "/etc/frr"),)), f"{directory}/n1.mnt",
                       f"{directory}/n1.uts")
     except NamespaceError as error:

@@ -217,10 +217,14 @@ REQUESTS: dict[str, tuple[Callable[[Netlink], Any], list[tuple[str | None, int, 
         lambda nl: nl.add_veth("a", "v1-c1", "b", "v1-c1"),
         [("v1-c1", RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "a"), kind_of(
             "veth", ("VETH_INFO_PEER", {"attrs": [("IFLA_IFNAME", "b")]}))))]),
-    "add a veth from the host into a namespace, through the namespace's socket": (
+    "add a veth from the host into a namespace, through the host's socket": (
         lambda nl: nl.add_veth("v1-br0-p1", None, "eth0", "v1-c1"),
-        [("v1-c1", RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "eth0"), kind_of(
-            "veth", ("VETH_INFO_PEER", {"attrs": [("IFLA_IFNAME", "v1-br0-p1"), ("IFLA_NET_NS_FD", HOST_FD)]}))))]),
+        [(None, RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "v1-br0-p1"), kind_of(
+            "veth", ("VETH_INFO_PEER", {"attrs": [("IFLA_IFNAME", "eth0"), ("IFLA_NET_NS_FD", NETNS_FD)]}))))]),
+    "add a veth from a namespace to the host, through the host's socket": (
+        lambda nl: nl.add_veth("eth0", "v1-c1", "v1-br0-p1", None),
+        [(None, RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "v1-br0-p1"), kind_of(
+            "veth", ("VETH_INFO_PEER", {"attrs": [("IFLA_IFNAME", "eth0"), ("IFLA_NET_NS_FD", NETNS_FD)]}))))]),
     "add a veth between two namespaces": (
         lambda nl: nl.add_veth("eth1", "v1-c1", "eth1", "v1-c2"),
         [("v1-c1", RTM_NEWLINK, CREATE, link({}, ("IFLA_IFNAME", "eth1"), kind_of(

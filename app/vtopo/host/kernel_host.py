@@ -79,17 +79,18 @@ class KernelHost:
             maker.expect(self._expected.pop(userns, []))
 
     def add_user_namespace(self, path: str, uid: int, gid: int) -> None:
-        self._makers[path] = NamespaceMaker.new_user_namespace(path, uid, gid)
+        self._makers[path] = NamespaceMaker.new_user_namespace(path, uid, gid, self.lab_tag)
         self._makers[path].expect(self._expected.pop(path, []))
 
     def add_netns(self, name: str, userns: str) -> None:
         if userns:
-            self._maker(userns, os.path.dirname(userns)).network_namespace(name)
+            self.netlink.adopt(name, self._maker(userns, os.path.dirname(userns)).network_namespace(name))
         elif self.owner != 0:
             raise ValueError(f"uid {self.owner} deploys this lab, whose namespaces must be made inside its user "
                              "namespace, and this one names none")
         else:
             self.netlink.add_netns(name)
+            self.netlink.set_link("lo", name, alias=self.lab_tag, up=True)
 
     def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
                      binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...],
@@ -117,7 +118,8 @@ class KernelHost:
         """The helper that makes namespaces inside `userns` ("": the initial user namespace), started on first use."""
         maker = self._makers.get(userns)
         if maker is None:
-            maker = NamespaceMaker.in_user_namespace(userns) if userns else NamespaceMaker.in_initial(namespaces_dir)
+            maker = (NamespaceMaker.in_user_namespace(userns, self.lab_tag) if userns
+                     else NamespaceMaker.in_initial(namespaces_dir, self.lab_tag))
             maker.expect(self._expected.pop(userns, []))
             self._makers[userns] = maker
         return maker

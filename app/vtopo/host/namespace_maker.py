@@ -71,19 +71,18 @@ class Node:
 
 @dataclass
 class MadeAhead:
-    """What the helper made ahead for one network namespace: its descriptor, and the mount and UTS namespaces' of
-    `node` made in it, or why not."""
+    """What the helper made ahead for one network namespace: its descriptor with an rtnetlink socket's opened in it,
+    and the mount and UTS namespaces' of `node` made in it, or why not."""
 
     node: Node | None
-    net: int | None = None
+    net: tuple[int, int] | None = None
     mount_and_uts: tuple[int, int] | None = None
     error: str = ""
 
     def close(self) -> None:
         """What is left of it ends with its descriptors."""
-        for fd in [self.net, *(self.mount_and_uts or ())]:
-            if fd is not None:
-                os.close(fd)
+        for fd in [*(self.net or ()), *(self.mount_and_uts or ())]:
+            os.close(fd)
         self.net = self.mount_and_uts = None
 
 
@@ -96,9 +95,11 @@ class NamespaceMaker:
     node's mount and UTS namespaces too. What was made ahead is kept only when its operation comes; the rest ends with
     the maker."""
 
-    def __init__(self, mode: str, userns: str, namespaces_dir: str) -> None:
+    def __init__(self, mode: str, userns: str, namespaces_dir: str, lo_alias: str) -> None:
         """`namespaces_dir` is where the files of the lab's user, mount and UTS namespaces are kept
-        (LabNames.namespaces_dir); every lab's, in the directory above, are hidden from its nodes."""
+        (LabNames.namespaces_dir); every lab's, in the directory above, are hidden from its nodes. `lo_alias`: the
+        lab's tag, which lo carries in each network namespace made."""
+        self._net_request = {"op": "net", "lo_alias": lo_alias}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.settimeout(HELPER_SECONDS)
         self._channel = ours
@@ -114,22 +115,22 @@ class NamespaceMaker:
                                              pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
 
     @classmethod
-    def in_initial(cls, namespaces_dir: str) -> NamespaceMaker:
+    def in_initial(cls, namespaces_dir: str, lo_alias: str) -> NamespaceMaker:
         """A maker in the initial user namespace, where root's labs live."""
-        maker = cls("initial", "", namespaces_dir)
+        maker = cls("initial", "", namespaces_dir, lo_alias)
         maker._expect(b"ready")
         return maker
 
     @classmethod
-    def in_user_namespace(cls, path: str) -> NamespaceMaker:
-        maker = cls("enter-user", path, os.path.dirname(path))
+    def in_user_namespace(cls, path: str, lo_alias: str) -> NamespaceMaker:
+        maker = cls("enter-user", path, os.path.dirname(path), lo_alias)
         maker._expect(b"ready")
         return maker
 
     @classmethod
-    def new_user_namespace(cls, path: str, uid: int, gid: int) -> NamespaceMaker:
+    def new_user_namespace(cls, path: str, uid: int, gid: int, lo_alias: str) -> NamespaceMaker:
         """A user namespace where `uid` and `gid` are root, kept at `path`; the maker works inside it."""
-        maker = cls("new-user", "", os.path.dirname(path))
+        maker = cls("new-user", "", os.path.dirname(path), lo_alias)
         try:
             maker._expect(b"unshared")
             pid = maker._process.pid
@@ -148,25 +149,30 @@ class NamespaceMaker:
         network namespace, or becomes another kind of node)."""
         self._coming = deque(coming)
 
-    def network_namespace(self, name: str) -> None:
-        """A new network namespace, kept at /run/netns/NAME."""
+    def network_namespace(self, name: str) -> int:
+        """A new network namespace, kept at /run/netns/NAME, its lo up with the lab's tag. Returns an rtnetlink socket
+        opened inside it, for the caller to close."""
         what = f"create network namespace {name}"
         made = self._made_ahead(name)
         if made is None:
             self._coming = deque(coming for coming in self._coming if coming[0] != name)
-            (fd,) = self._ask({"op": "net"}, [], 1, what)
+            fd, rtnl = self._ask(self._net_request, [], 2, what)
         elif made.net is None:
             del self._made[name]
             raise NamespaceError(f"could not {what}: {made.error}")
         else:
-            fd, made.net = made.net, None
+            (fd, rtnl), made.net = made.net, None
             if made.mount_and_uts is None and not made.error:
                 del self._made[name]
         try:
             namespaces.attach_netns(name, fd)
+        except BaseException:
+            os.close(rtnl)
+            raise
         finally:
             os.close(fd)
         self._ask_ahead()
+        return rtnl
 
     def isolate(self, netns: str, node: Node, mount_ns: str, uts_ns: str) -> None:
         """The node's mount and UTS namespaces, kept at `mount_ns` and `uts_ns` (see IsolateNode)."""
@@ -225,7 +231,7 @@ class NamespaceMaker:
         """Ask for the namespaces to come, up to AHEAD unread; with the node of each that may follow the last."""
         while self._coming and len(self._asked) < AHEAD:
             name, node = self._coming.popleft()
-            request: dict[str, object] = {"op": "net"}
+            request: dict[str, object] = dict(self._net_request)
             given = []
             if node is not None and node.may_follow(self._last_node):
                 try:
@@ -252,13 +258,13 @@ class NamespaceMaker:
         """Read the answers to what was asked for ahead, which come before any other: up to `until`'s, or all."""
         while self._asked:
             name, node = self._asked.popleft()
-            message, received, _, _ = socket.recv_fds(self._channel, MAX_ANSWER, 3)
+            message, received, _, _ = socket.recv_fds(self._channel, MAX_ANSWER, 4, socket.MSG_CMSG_CLOEXEC)
             answer = json.loads(message) if message else {"error": "the namespace helper ended"}
             made = self._made[name] = MadeAhead(node, error=answer.get("error", answer.get("node_error", "")))
-            if received and "error" not in answer:
-                made.net = received[0]
-                if len(received) == 3:
-                    made.mount_and_uts = (received[1], received[2])
+            if len(received) in (2, 4) and "error" not in answer:
+                made.net = (received[0], received[1])
+                if len(received) == 4:
+                    made.mount_and_uts = (received[2], received[3])
             else:
                 for fd in received:
                     os.close(fd)
@@ -278,7 +284,7 @@ class NamespaceMaker:
     def _ask(self, request: Mapping[str, object], fds: list[int], expected: int, what: str) -> list[int]:
         self._collect()
         socket.send_fds(self._channel, [json.dumps(request).encode()], fds)
-        message, received, _, _ = socket.recv_fds(self._channel, MAX_ANSWER, expected)
+        message, received, _, _ = socket.recv_fds(self._channel, MAX_ANSWER, expected, socket.MSG_CMSG_CLOEXEC)
         answer = json.loads(message) if message else {"error": "the namespace helper ended"}
         if "error" in answer or len(received) != expected:
             for fd in received:

@@ -69,8 +69,6 @@ _CREATE = _CHANGE | NLM_F_CREATE | NLM_F_EXCL
 _RT_TABLE_MAIN = 254
 _RTN_UNICAST = 1
 _IFF_LOWER_UP = 0x10000  # the interface has its carrier
-_HEADER = struct.Struct("=IHHII")  # struct nlmsghdr: length, type, flags, sequence number, port id
-_ERRNO = struct.Struct("=i")  # the first field of an NLMSG_ERROR's payload; 0 in an ack
 _U32 = struct.Struct("=I")
 _STATS_LINK_64 = 1 << (1 - 1)  # IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64): the filter_mask bit of the 64-bit counters
 
@@ -115,10 +113,13 @@ def _named_link(name: str, *attributes: bytes, index: int = 0, flags: int = 0, c
 class _Rtnl:
     """A plain rtnetlink socket in the namespace of the thread that opens it: one request, then its answer."""
 
-    def __init__(self) -> None:
-        self._socket = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, socket.NETLINK_ROUTE)
+    def __init__(self, opened: socket.socket | None = None) -> None:
+        """`opened`: a socket another process opened in its namespace (and bound), which this one takes over."""
+        if opened is None:
+            opened = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, socket.NETLINK_ROUTE)
+            opened.bind((0, 0))
+        self._socket = opened
         self._socket.setsockopt(_SOL_NETLINK, _NETLINK_EXT_ACK, 1)
-        self._socket.bind((0, 0))
         self._marshal = MarshalRtnl()
         self._buffer = bytearray(_RECEIVE_BUFFER)
         self._received = memoryview(self._buffer)
@@ -160,21 +161,22 @@ class _Rtnl:
         counters: a reply per interface, every second while rates are shown), which is then read a field at a time
         over the whole run (vtopo.host.rtnl_wire.link_stats_64_run) rather than a reply at a time."""
         self._sequence += 1
-        self._socket.send(_HEADER.pack(_HEADER.size + len(payload), kind, flags, self._sequence, 0) + payload)
+        header = wire.HEADER.pack(wire.HEADER.size + len(payload), kind, flags, self._sequence, 0)
+        self._socket.send(header + payload)
         while True:
             size = self._socket.recv_into(self._buffer)
             offset = self._alike(size)
             if offset:
                 yield self._received[:offset], _U32.unpack_from(self._buffer)[0]
-            while offset + _HEADER.size <= size:
-                length, reply_type, _, sequence, _ = _HEADER.unpack_from(self._buffer, offset)
-                start, offset = offset, offset + max(_HEADER.size, (length + 3) & ~3)
+            while offset + wire.HEADER.size <= size:
+                length, reply_type, _, sequence, _ = wire.HEADER.unpack_from(self._buffer, offset)
+                start, offset = offset, offset + max(wire.HEADER.size, (length + 3) & ~3)
                 if sequence != self._sequence:
                     continue  # a late answer to an earlier request
                 if reply_type == NLMSG_DONE:
                     return
                 if reply_type == NLMSG_ERROR:
-                    if _ERRNO.unpack_from(self._buffer, start + _HEADER.size)[0] == 0:
+                    if wire.ERRNO.unpack_from(self._buffer, start + wire.HEADER.size)[0] == 0:
                         return  # a plain ack is read without decoding it: most requests get only that
                     raise self._decoded(bytes(self._buffer[start:start + length]))["header"]["error"]
                 yield self._received[start:start + length], length
@@ -182,8 +184,8 @@ class _Rtnl:
     def _alike(self, size: int) -> int:
         """Where the replies to the request in progress that the read of `size` bytes starts with end, when they are
         more than one and all of the first one's length; 0 otherwise. Each header is read at once over them all."""
-        length = _U32.unpack_from(self._buffer)[0] if size >= _HEADER.size else 0
-        count = size // length if length >= _HEADER.size and length % 4 == 0 else 0
+        length = _U32.unpack_from(self._buffer)[0] if size >= wire.HEADER.size else 0
+        count = size // length if length >= wire.HEADER.size and length % 4 == 0 else 0
         if count < 2:
             return 0
         replies, step = self._received[:count * length], length // 4
@@ -270,6 +272,13 @@ class Netlink:
 
         create_netns(name, inside=open_socket)
 
+    def adopt(self, netns: str, rtnl: int) -> None:
+        """Take the rtnetlink socket `rtnl`, which another process opened inside `netns`, as this one's there: no need
+        to enter the namespace to open one. The kernel judges each request on it by the powers of the process that
+        opened it: a lab's namespace helper may change only what the lab's user namespace owns."""
+        self._check_usable()
+        self._sockets[netns] = _Rtnl(socket.socket(fileno=rtnl))
+
     def _qdisc_socket(self, netns: str | None) -> IPRoute:
         self._check_usable()
         ipr = self._qdisc_sockets.get(netns)
@@ -334,12 +343,13 @@ class Netlink:
         `name` (in `netns`) a port of that bridge, still down; with `queues`, each end with that many transmit and
         receive queues instead of one each per CPU.
 
-        A pair between the host and a namespace is asked for through the namespace's socket, which is open
-        already, and placed in the host by the descriptor held open: no namespace file to open. One whose end joins a
-        bridge is asked for through the bridge's, as the kernel attaches only the end the request names."""
+        A pair between the host and a namespace is asked for through the host's socket: a lab's namespace's may be
+        one the lab's namespace helper opened, whose powers stop at the lab's user namespace (see adopt). One whose
+        end joins a bridge is asked for through the bridge's, as the kernel attaches only the end the request
+        names."""
         with _kernel(f"add veth {name}{_where(netns)} peer {peer}{_where(peer_netns)}"
                      + (f" on bridge {master}" if master else "")):
-            if master is None and netns is None and peer_netns is not None:
+            if master is None and netns is not None and peer_netns is None:
                 name, netns, peer, peer_netns = peer, peer_netns, name, netns
             port = [wire.u32(wire.IFLA_MASTER, self._index(master, netns))] if master else []
             sized = [wire.queues(queues)] if queues else []
@@ -754,7 +764,7 @@ class LinkEvents:
         records: pyroute2's decoding took most of the time."""
         nsid = -1
         for reply in self._requests.replies(bytes(4) + asked, _RTM_GETNSID):
-            if found := _attribute(bytes(reply), _HEADER.size + 4, _NETNSA_NSID):
+            if found := _attribute(bytes(reply), wire.HEADER.size + 4, _NETNSA_NSID):
                 nsid = struct.unpack_from("=i", found)[0]
         return nsid
 
@@ -779,10 +789,10 @@ class LinkEvents:
             return events
         data = bytes(self._buffer[:size])
         offset = 0
-        while offset + _HEADER.size <= len(data):
-            length, kind, _, _, _ = _HEADER.unpack_from(data, offset)
-            body = data[offset + _HEADER.size:offset + max(length, _HEADER.size)]
-            offset += max(_HEADER.size, (length + 3) & ~3)
+        while offset + wire.HEADER.size <= len(data):
+            length, kind, _, _, _ = wire.HEADER.unpack_from(data, offset)
+            body = data[offset + wire.HEADER.size:offset + max(length, wire.HEADER.size)]
+            offset += max(wire.HEADER.size, (length + 3) & ~3)
             if kind in (RTM_NEWLINK, RTM_DELLINK):
                 flags = _IFINFO.unpack_from(body)[3]
                 name = _attribute(body, _IFINFO.size, wire.IFLA_IFNAME).rstrip(b"\0").decode()
@@ -815,7 +825,7 @@ def _drop_bridge_link_news(events: socket.socket) -> None:
     program = b"".join(_BPF_INSTRUCTION.pack(*instruction) for instruction in (
         (_BPF_LDH_ABS, 0, 0, 4),  # nlmsghdr.nlmsg_type
         (_BPF_JEQ_K, 0, 3, link_news),
-        (_BPF_LDB_ABS, 0, 0, _HEADER.size),  # ifinfomsg.ifi_family, which a link message always has
+        (_BPF_LDB_ABS, 0, 0, wire.HEADER.size),  # ifinfomsg.ifi_family, which a link message always has
         (_BPF_JEQ_K, 0, 1, socket.AF_BRIDGE),
         (_BPF_RET_K, 0, 0, 0),  # dropped
         (_BPF_RET_K, 0, 0, 0xFFFFFFFF)))  # kept whole

@@ -9,12 +9,12 @@ by its tc plugins.
 """
 from __future__ import annotations
 
+import errno
 import ipaddress
 import operator
+import os
 import socket
 import struct
-
-from vtopo.ops import LinkType, MacvlanMode
 
 # Attribute numbers: kernel ABI, from linux/if_link.h, if_addr.h, rtnetlink.h and veth.h.
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINK, IFLA_MASTER = 1, 3, 4, 5, 10
@@ -34,9 +34,14 @@ IFLA_VXLAN_GROUP6, IFLA_VXLAN_LOCAL6 = 16, 17
 IFA_ADDRESS, IFA_LOCAL = 1, 2
 IFA_F_NODAD = 0x02
 RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
-MACVLAN_MODES = {MacvlanMode.PRIVATE: 1, MacvlanMode.VEPA: 2, MacvlanMode.BRIDGE: 4, MacvlanMode.PASSTHRU: 8,
-                 MacvlanMode.SOURCE: 16}  # enum macvlan_mode
+MACVLAN_MODES = {"private": 1, "vepa": 2, "bridge": 4, "passthru": 8, "source": 16}  # enum macvlan_mode
+RTM_NEWLINK = 16
+NLM_F_REQUEST, NLM_F_ACK = 0x1, 0x4
+NLMSG_ERROR = 2
+IFF_UP = 0x1
 
+HEADER = struct.Struct("=IHHII")  # struct nlmsghdr: length, type, flags, sequence number, port id
+ERRNO = struct.Struct("=i")  # the first field of an NLMSG_ERROR's payload: 0 in an ack, else a negative errno
 _ATTRIBUTE = struct.Struct("=HH")  # struct nlattr: length, type
 _LINK = struct.Struct("=BxHiII")  # struct ifinfomsg: family, type, index, flags, change
 _ADDRESS = struct.Struct("=BBBBi")  # struct ifaddrmsg: family, prefix length, flags, scope, index
@@ -90,6 +95,20 @@ def queues(count: int) -> bytes:
     return u32(IFLA_NUM_TX_QUEUES, count) + u32(IFLA_NUM_RX_QUEUES, count)
 
 
+def loopback_up(rtnl: socket.socket, tag: str) -> None:
+    """Bring up lo, with `tag` as its alias, in the namespace where the NETLINK_ROUTE socket `rtnl` was opened, and
+    wait for the kernel's ack: OSError with the kernel's errno when it refuses. For a process that loads no pyroute2
+    (the namespace helper): the request is the only one on the socket."""
+    request = link(text(IFLA_IFNAME, "lo"), alias(tag), flags=IFF_UP, change=IFF_UP)
+    rtnl.send(HEADER.pack(HEADER.size + len(request), RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, 1, 0) + request)
+    reply = rtnl.recv(1 << 16)
+    if len(reply) < HEADER.size + ERRNO.size or HEADER.unpack_from(reply)[1] != NLMSG_ERROR:
+        raise OSError(errno.EPROTO, "the kernel did not acknowledge bringing lo up")
+    code = -ERRNO.unpack_from(reply, HEADER.size)[0]
+    if code:
+        raise OSError(code, f"bring lo up: {os.strerror(code)}")
+
+
 def bridge_vlan(index: int, vid: int, flags: int) -> bytes:
     """A VLAN of the bridge port with ifindex `index`, with BRIDGE_VLAN_INFO_* `flags`, as `bridge vlan add|del`
     sends it (RTM_SETLINK adds it, RTM_DELLINK deletes it)."""
@@ -104,12 +123,12 @@ def link_kind(kind: str, *data: bytes) -> bytes:
 
 def macvlan_kind(kind: str, mode: str) -> bytes:
     """IFLA_LINKINFO of a macvlan or macvtap (both take macvlan's attributes) in `mode`, e.g. "bridge"."""
-    return link_kind(kind, u32(IFLA_MACVLAN_MODE, MACVLAN_MODES[MacvlanMode(mode)]))
+    return link_kind(kind, u32(IFLA_MACVLAN_MODE, MACVLAN_MODES[mode]))
 
 
 def vlan_kind(vid: int) -> bytes:
     """IFLA_LINKINFO of an 802.1Q VLAN device tagging its frames with `vid`."""
-    return link_kind(LinkType.VLAN.value, u16(IFLA_VLAN_ID, vid))
+    return link_kind("vlan", u16(IFLA_VLAN_ID, vid))
 
 
 def vxlan_kind(vni: int, local: str, remote: str, port: int) -> bytes:

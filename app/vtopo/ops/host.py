@@ -51,7 +51,8 @@ class Host(Protocol):
     # ---------------------------------------------------------------- namespaces
     def add_user_namespace(self, path: str, uid: int, gid: int) -> None: ...
 
-    def add_netns(self, name: str, userns: str) -> None: ...
+    def add_netns(self, name: str, userns: str) -> None:
+        """A network namespace whose lo is up and carries the lab's tag, by which cleanup finds the namespace."""
 
     def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
                      binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...],

@@ -61,9 +61,7 @@ class CreateNamespace(Op):
         return frozenset({ns_resource(self.name), dev_resource(self.name, "lo")})
 
     def apply(self, host: Host) -> None:
-        """lo carries the lab's tag, so cleanup finds the namespace."""
         host.add_netns(self.name, self.userns)
-        host.set_link("lo", self.name, alias=host.lab_tag, up=True)
 
     def inverse(self) -> Op:
         return DeleteNamespace(owner=self.owner, name=self.name)

@@ -149,6 +149,7 @@ class ScriptHost:
         else:
             self._say(*_held_by_placeholder(["nsenter", f"--user={userns}", "unshare", "--net", "sleep", "infinity"],
                                             [("net", f"{NETNS_DIR}/{name}")]))
+        self.set_link("lo", name, alias=self.lab_tag, up=True)
 
     def isolate_node(self, netns: str, hostname: str, hosts_file: str, mount_ns: str, uts_ns: str, userns: str,
                      binds: tuple[tuple[str, str], ...], files: tuple[tuple[str, str], ...],
