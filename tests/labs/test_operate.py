@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.compile.resolving import Resolving
 from vtopo.model import io
 from vtopo.model.topology import ImpairmentChange, Topology
