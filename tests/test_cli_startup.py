@@ -95,9 +95,10 @@ def test_listing_kinds_loads_nothing_heavy():
 
 def test_listing_kinds_loads_nothing_a_lab_needs():
     """The kinds' contract names the lab's classes only as types, names are hashed (OpenSSL) when a lab is compiled,
-    and a VM's libvirt domain is written (XML) when libvirt runs it: listing the kinds loads none of them."""
+    a VM's libvirt domain is written (XML) when libvirt runs it, and what the hooks tell the host layer about a
+    running node is made when a hook first names it: listing the kinds loads none of them."""
     loaded = modules_after("from vtopo.cli.main import main\nmain(['kinds'])")
-    assert {"vtopo.model.topology", "_hashlib", "xml.etree.ElementTree"}.isdisjoint(loaded)
+    assert {"vtopo.model.topology", "_hashlib", "xml.etree.ElementTree", "vtopo.kinds.running"}.isdisjoint(loaded)
 
 
 @pytest.mark.parametrize("argv", [["validate", "--offline"], ["plan", "--offline"]])
@@ -123,10 +124,11 @@ def test_validating_a_lab_with_a_lower_device_lowers_it():
 
 def test_validating_without_the_host_loads_no_host_layer():
     """`vtopo validate --offline` checks the lab against default facts: what this host lacks is not asked, and the
-    host layer (its preflight, the dry runs' thread pool) does not load."""
+    host layer (its preflight, the dry runs' thread pool) does not load, nor what the kinds tell it about a running
+    node (the configurations its programs must accept among them)."""
     said, loaded = said_and_modules_after(f"from vtopo.cli.main import main\nmain({['validate', '--offline', str(LAB)]!r})")
     assert said == f"{LAB}: valid (7 nodes, 6 links)"
-    assert not [name for name in loaded if name.startswith(("vtopo.host", "concurrent.futures"))]
+    assert not [name for name in loaded if name.startswith(("vtopo.host", "concurrent.futures", "vtopo.kinds.running"))]
 
 
 def test_showing_a_lab_loads_nothing_heavy():

@@ -10,8 +10,8 @@ from typing import Iterable
 
 from vtopo.kinds import api
 from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, CannotRunInside, ConsentRequest,
-                             EndContext, ForwardsInUserspace, MachineProcess, NodeContext, NodeKind, PortSpec, Problem,
-                             Role, RunsMachine, Severity, image_path, image_problem, setting, subinterface_name)
+                             EndContext, ForwardsInUserspace, NodeContext, NodeKind, PortSpec, Problem, Role,
+                             RunsMachine, Severity, image_path, image_problem, setting, subinterface_name)
 from vtopo_kinds.common import check_default_routes
 
 FIRST_TAP_FD = 3  # NIC i's tap or macvtap is on fd 3 + i (at most 8 NICs)
@@ -90,12 +90,12 @@ class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
     def qmp_socket(self, node: NodeContext[VmSettings]) -> str:
         return f"{node.names.node_dir(node.node.name)}/qmp.sock"
 
-    def machine(self, node: NodeContext[VmSettings]) -> MachineProcess:
+    def machine(self, node: NodeContext[VmSettings]) -> api.MachineProcess:
         if self.backend(node) == "libvirt":
             name = self.domain_name(node)
-            return MachineProcess("libvirt", f"{api.LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name, node.facts.libvirt_uri,
-                                  node.settings.vhost)
-        return MachineProcess("qemu", f"{node.names.node_dir(node.node.name)}/qemu.pid", vhost=node.settings.vhost)
+            return api.MachineProcess("libvirt", f"{api.LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name,
+                                      node.facts.libvirt_uri, node.settings.vhost)
+        return api.MachineProcess("qemu", f"{node.names.node_dir(node.node.name)}/qemu.pid", vhost=node.settings.vhost)
 
     def vhost_on(self, node: NodeContext[VmSettings]) -> bool:
         return node.settings.vhost and node.facts.vhost_net
