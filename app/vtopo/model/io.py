@@ -8,10 +8,9 @@ import stat
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtopo.model.addressing import DEFAULT_PREFIX, AddressPool
-from vtopo.model.checkpoints import Checkpoint, NodeState
 from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Stage, Test
 from vtopo.model.lab_text import read_text
 from vtopo.model.migrations import CURRENT_VERSION, migrate
@@ -21,6 +20,9 @@ from vtopo.model.sites import Site
 from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS, MTU, VLAN_ID, Annotation, Endpoint,
                                   Impairment, Interface, Link, Node, Position, Range, Subinterface, Topology)
 from vtopo.model.untrusted_json import parse
+
+if TYPE_CHECKING:
+    from vtopo.model.checkpoints import Checkpoint
 
 FORMAT = "vtopo"
 MAX_STARTUP_COMMANDS = 32
@@ -428,9 +430,14 @@ def _read_stages(reader: Reader, raw_stages: list[Any], check_names: set[str]) -
 
 
 def _read_checkpoints(reader: Reader, raw_checkpoints: list[Any]) -> list[Checkpoint]:
+    """The lab's checkpoints, whose classes load with the first lab that has one."""
+    if not raw_checkpoints:
+        return []
     if len(raw_checkpoints) > MAX_CHECKPOINTS:
         reader.fail("$.checkpoints", f"at most {MAX_CHECKPOINTS} checkpoints per lab, not {len(raw_checkpoints)}")
         return []
+    from vtopo.model.checkpoints import Checkpoint, NodeState
+
     checkpoints: list[Checkpoint] = []
     for i, raw in enumerate(raw_checkpoints):
         path = f"$.checkpoints[{i}]"

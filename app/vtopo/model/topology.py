@@ -5,13 +5,15 @@ import copy
 import os
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 from vtopo.model.addressing import AddressPool
-from vtopo.model.checkpoints import Checkpoint
 from vtopo.model.events import Event
 from vtopo.model.expectations import Check, Experiment, Stage
 from vtopo.model.sites import Site
+
+if TYPE_CHECKING:
+    from vtopo.model.checkpoints import Checkpoint
 
 
 def new_id(prefix: str) -> str:
