@@ -96,9 +96,11 @@ def test_listing_kinds_loads_nothing_heavy():
 def test_listing_kinds_loads_nothing_a_lab_needs():
     """The kinds' contract names the lab's classes only as types, names are hashed (OpenSSL) when a lab is compiled,
     a VM's libvirt domain is written (XML) when libvirt runs it, and what the hooks tell the host layer about a
-    running node is made when a hook first names it: listing the kinds loads none of them."""
+    running node (its files, image, DHCP leases...) is made when a hook first names it: listing the kinds loads none
+    of them."""
     loaded = modules_after("from vtopo.cli.main import main\nmain(['kinds'])")
-    assert {"vtopo.model.topology", "_hashlib", "xml.etree.ElementTree", "vtopo.kinds.running"}.isdisjoint(loaded)
+    assert {"vtopo.model.topology", "_hashlib", "xml.etree.ElementTree", "vtopo.kinds.running",
+            "vtopo.kinds.leases"}.isdisjoint(loaded)
 
 
 @pytest.mark.parametrize("argv", [["validate", "--offline"], ["plan", "--offline"]])
