@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 from vtopo.model.addressing import AddressPool
 from vtopo.model.events import Event
-from vtopo.model.expectations import Check, Experiment, Stage
+from vtopo.model.expectations import Check, Experiment
 from vtopo.model.sites import Site
 
 if TYPE_CHECKING:
     from vtopo.model.checkpoints import Checkpoint
+    from vtopo.model.stages import Stage
 
 
 def new_id(prefix: str) -> str:
