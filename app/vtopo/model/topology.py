@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import os
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 from vtopo.model.addressing import AddressPool
@@ -102,30 +102,6 @@ class Impairment:
     @property
     def active(self) -> bool:
         return any((self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit))
-
-
-@dataclass(frozen=True)
-class ImpairmentChange:
-    """A change to a running link's Impairment (`vtopo link ... set`): each value given replaces the link's, 0 removes
-    it, and None keeps what the link has."""
-
-    delay_ms: float | None = None
-    jitter_ms: float | None = None
-    loss_pct: float | None = None
-    rate_mbit: float | None = None
-
-    @classmethod
-    def to(cls, impairment: Impairment) -> ImpairmentChange:
-        """The change that makes a link's impairment `impairment`, whatever it has now."""
-        return cls(impairment.delay_ms, impairment.jitter_ms, impairment.loss_pct, impairment.rate_mbit)
-
-    @property
-    def empty(self) -> bool:
-        return all(value is None for value in (self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit))
-
-    def applied_to(self, impairment: Impairment) -> Impairment:
-        """`impairment` with each value this change gives in place of its own."""
-        return replace(impairment, **{name: value for name, value in asdict(self).items() if value is not None})
 
 
 @dataclass
