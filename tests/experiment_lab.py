@@ -6,7 +6,8 @@ from pathlib import Path
 
 from vtopo.lab import open_lab
 from vtopo.model import io
-from vtopo.model.expectations import Comparison, Experiment, Pair, Test
+from vtopo.model.expectations import Experiment
+from vtopo.model.measurements import Comparison, Pair, Test
 from vtopo.resources import TOPOLOGIES
 
 COMPARISON = "c3 vs c2"

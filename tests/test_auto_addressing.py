@@ -7,7 +7,8 @@ from vtopo.compile.auto_addressing import address_links, apply_edits
 from vtopo.compile.resolve import resolve
 from vtopo.kinds.registry import load_registry
 from vtopo.model import io
-from vtopo.model.addressing import AddressPool, NodeRole, Port, allocate
+from vtopo.model.addressing import AddressPool
+from vtopo.model.allocation import NodeRole, Port, allocate
 from vtopo.model.problems import LabError, Severity
 from vtopo.model.topology import Endpoint, Interface, Link, Node, Topology
 from vtopo.resources import TOPOLOGIES

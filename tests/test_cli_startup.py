@@ -47,13 +47,13 @@ def heavy_modules_after(statements: str, environment: dict[str, str] | None = No
 
 
 def test_importing_the_cli_and_building_its_parser_loads_nothing_heavy():
-    assert heavy_modules_after("import vtopo.cli\nvtopo.cli.build_parser()") == set()
+    assert heavy_modules_after("import vtopo.cli.main\nvtopo.cli.main.build_parser()") == set()
 
 
 def test_the_parser_loads_only_the_command_line():
     """`vtopo --help` reads no lab: the model, the kinds and the agent's protocol load with the commands that use
     them. vtopo.user_data, plain paths, is the one module below the command line that it loads."""
-    loaded = modules_after("import vtopo.cli\nvtopo.cli.build_parser()")
+    loaded = modules_after("import vtopo.cli.main\nvtopo.cli.main.build_parser()")
     below = {name for name in loaded if name.startswith("vtopo.") and not name.startswith("vtopo.cli")}
     assert below == {"vtopo.named_errors", "vtopo.user_data"}
 
@@ -73,7 +73,7 @@ def test_status_of_no_labs_in_the_process_loads_nothing_heavy(tmp_path: Path):
     empty = {"VTOPO_STATE_DIR": str(tmp_path / "state"), "VTOPO_AGENT_SOCKET": str(tmp_path / "agent.sock")}
     if os.geteuid() != 0:
         pytest.skip("only root's commands run an agent in their own process")
-    assert heavy_modules_after("from vtopo.cli import main\nassert main(['status']) == 0", empty) == set()
+    assert heavy_modules_after("from vtopo.cli.main import main\nassert main(['status']) == 0", empty) == set()
 
 
 def test_status_of_no_labs_in_the_process_reads_only_the_record(tmp_path: Path):
@@ -82,7 +82,7 @@ def test_status_of_no_labs_in_the_process_reads_only_the_record(tmp_path: Path):
     empty = {"VTOPO_STATE_DIR": str(tmp_path / "state"), "VTOPO_AGENT_SOCKET": str(tmp_path / "agent.sock")}
     if os.geteuid() != 0:
         pytest.skip("only root's commands run an agent in their own process")
-    said, loaded = said_and_modules_after("from vtopo.cli import main\nassert main(['status']) == 0", empty)
+    said, loaded = said_and_modules_after("from vtopo.cli.main import main\nassert main(['status']) == 0", empty)
     assert said == "no lab is deployed"
     assert "vtopo.server.agent_server" in loaded  # it did answer in this process
     assert {"vtopo.host.deployer", "vtopo.compile", "vtopo.kinds.registry", "vtopo.kinds.contract", "vtopo.ops",
@@ -90,26 +90,29 @@ def test_status_of_no_labs_in_the_process_reads_only_the_record(tmp_path: Path):
 
 
 def test_listing_kinds_loads_nothing_heavy():
-    assert heavy_modules_after("from vtopo.cli import main\nmain(['kinds'])") == set()
+    assert heavy_modules_after("from vtopo.cli.main import main\nmain(['kinds'])") == set()
 
 
 def test_listing_kinds_loads_nothing_a_lab_needs():
     """The kinds' contract names the lab's classes only as types, names are hashed (OpenSSL) when a lab is compiled,
-    and a VM's libvirt domain is written (XML) when libvirt runs it: listing the kinds loads none of them."""
-    loaded = modules_after("from vtopo.cli import main\nmain(['kinds'])")
-    assert {"vtopo.model.topology", "_hashlib", "xml.etree.ElementTree"}.isdisjoint(loaded)
+    a VM's libvirt domain is written (XML) when libvirt runs it, and what the hooks tell the host layer about a
+    running node (its files, image, DHCP leases...) is made when a hook first names it: listing the kinds loads none
+    of them."""
+    loaded = modules_after("from vtopo.cli.main import main\nmain(['kinds'])")
+    assert {"vtopo.model.topology", "_hashlib", "xml.etree.ElementTree", "vtopo.kinds.running",
+            "vtopo.kinds.leases"}.isdisjoint(loaded)
 
 
 @pytest.mark.parametrize("argv", [["validate", "--offline"], ["plan", "--offline"]])
 def test_compiling_a_lab_without_the_host_loads_only_networkx(argv):
-    assert heavy_modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}
+    assert heavy_modules_after(f"from vtopo.cli.main import main\nmain({[*argv, str(LAB)]!r})") == {"networkx"}
 
 
 @pytest.mark.parametrize("argv", [["validate", "--offline"], ["validate"]], ids=["offline", "this host's facts"])
 def test_validating_a_lab_loads_no_op(argv):
     """Validating resolves the lab: its rules make no op, so neither the ops' classes nor lowering load. A lab with no
     macvlan or macvtap has no lower device to look for on the host, the one question only its plan answers."""
-    loaded = modules_after(f"from vtopo.cli import main\nmain({[*argv, str(LAB)]!r})")
+    loaded = modules_after(f"from vtopo.cli.main import main\nmain({[*argv, str(LAB)]!r})")
     assert not [name for name in loaded if name.startswith("vtopo.ops") or name in (
         "vtopo.compile.compiler", "vtopo.compile.links", "vtopo.compile.containers", "vtopo.compile.plan")]
 
@@ -117,26 +120,27 @@ def test_validating_a_lab_loads_no_op(argv):
 def test_validating_a_lab_with_a_lower_device_lowers_it():
     """A macvlan's lower device is named in the plan: validating against this host's facts lowers the lab."""
     lab = LAB.with_name("macvlan-bridge.vtopo")
-    loaded = modules_after(f"from vtopo.cli import main\nmain({['validate', str(lab)]!r})")
+    loaded = modules_after(f"from vtopo.cli.main import main\nmain({['validate', str(lab)]!r})")
     assert "vtopo.compile.compiler" in loaded
 
 
 def test_validating_without_the_host_loads_no_host_layer():
     """`vtopo validate --offline` checks the lab against default facts: what this host lacks is not asked, and the
-    host layer (its preflight, the dry runs' thread pool) does not load."""
-    said, loaded = said_and_modules_after(f"from vtopo.cli import main\nmain({['validate', '--offline', str(LAB)]!r})")
+    host layer (its preflight, the dry runs' thread pool) does not load, nor what the kinds tell it about a running
+    node (the configurations its programs must accept among them)."""
+    said, loaded = said_and_modules_after(f"from vtopo.cli.main import main\nmain({['validate', '--offline', str(LAB)]!r})")
     assert said == f"{LAB}: valid (7 nodes, 6 links)"
-    assert not [name for name in loaded if name.startswith(("vtopo.host", "concurrent.futures"))]
+    assert not [name for name in loaded if name.startswith(("vtopo.host", "concurrent.futures", "vtopo.kinds.running"))]
 
 
 def test_showing_a_lab_loads_nothing_heavy():
     """`vtopo show` reads the lab and compiles none: importing the compiler does not load NetworkX."""
-    assert heavy_modules_after(f"from vtopo.cli import main\nmain({['show', str(LAB)]!r})") == set()
+    assert heavy_modules_after(f"from vtopo.cli.main import main\nmain({['show', str(LAB)]!r})") == set()
 
 
 def test_help_of_every_command_prints():
     """argparse expands % in help texts only when it prints them, so a stray % breaks `vtopo --help` alone."""
-    from vtopo.cli import build_parser
+    from vtopo.cli.main import build_parser
 
     parser = build_parser()
     assert "vtopo link" in parser.format_help()
@@ -150,7 +154,7 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
 
 def test_a_command_is_parsed_by_its_parser_alone_the_same_as_among_all():
     """`vtopo COMMAND ...` builds COMMAND's parser alone: it is the one the parser of every command holds."""
-    from vtopo.cli import build_parser
+    from vtopo.cli.main import build_parser
 
     for name, command in _commands(build_parser()).items():
         alone = _commands(build_parser(name))
@@ -164,21 +168,25 @@ def test_a_command_of_no_such_name_is_told_every_command():
 
 
 def test_a_command_that_answers_and_exits_runs_without_the_cycle_collector():
-    """As the program, `vtopo validate` exits once it has answered: the collector's passes would be time lost. The
-    same command called in a process that goes on (a test, the designer) leaves the collector on."""
-    statements = f"import gc\nfrom vtopo.cli import main\nmain({['validate', '--offline', str(LAB)]!r}, program=%s)\n" \
-                 "print(gc.isenabled())"
-    assert said_and_modules_after(statements % "True")[0].splitlines()[-1] == "False"
-    assert said_and_modules_after(statements % "False")[0].splitlines()[-1] == "True"
+    """As the program, `vtopo validate` exits once it has answered: the collector's passes would be time lost, from
+    the command line's first import on (the program's entry point imports it only once it has turned the collector
+    off). The same command called in a process that goes on (a test, the designer) leaves the collector on."""
+    program = (f"import gc, sys\nsys.argv = {['vtopo', 'validate', '--offline', str(LAB)]!r}\nimport vtopo.cli\n"
+               "print('vtopo.cli.main' in sys.modules)\ntry:\n    vtopo.cli.run()\nexcept SystemExit:\n"
+               "    print(gc.isenabled())")
+    called = f"import gc\nfrom vtopo.cli.main import main\nmain({['validate', '--offline', str(LAB)]!r})\nprint(gc.isenabled())"
+    main_loaded_first, *_, collecting = said_and_modules_after(program)[0].splitlines()
+    assert main_loaded_first == "False" and collecting == "False"
+    assert said_and_modules_after(called)[0].splitlines()[-1] == "True"
 
 
 def test_validating_against_this_hosts_facts_loads_only_networkx():
-    assert heavy_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})") == {"networkx"}
+    assert heavy_modules_after(f"from vtopo.cli.main import main\nmain({['validate', str(LAB)]!r})") == {"networkx"}
 
 
 def test_validating_a_lab_without_images_reads_no_image_store():
     """The host's facts include the OCI images a lab's nodes name: a lab that names none reads no image store."""
-    said, loaded = said_and_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})")
+    said, loaded = said_and_modules_after(f"from vtopo.cli.main import main\nmain({['validate', str(LAB)]!r})")
     assert said == f"{LAB}: valid (7 nodes, 6 links)"
     assert "vtopo.host.facts" in loaded and "vtopo.host.image_store" not in loaded
 
@@ -186,7 +194,7 @@ def test_validating_a_lab_without_images_reads_no_image_store():
 def test_validating_a_lab_without_vms_loads_no_libvirt_code():
     """KVM and libvirtd are probed only for a lab with VMs: the module that talks to libvirtd (and starts it, with
     the host's processes and files) does not load for one without."""
-    said, loaded = said_and_modules_after(f"from vtopo.cli import main\nmain({['validate', str(LAB)]!r})")
+    said, loaded = said_and_modules_after(f"from vtopo.cli.main import main\nmain({['validate', str(LAB)]!r})")
     assert said == f"{LAB}: valid (7 nodes, 6 links)"
     assert not {"vtopo.host.libvirtd", "vtopo.host.processes"} & set(loaded)
 

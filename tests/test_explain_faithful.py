@@ -35,7 +35,8 @@ from vtopo.lab_operations import (LiveChange, OperateError, Step, operate_node, 
 from vtopo.lab_record import consent_to_json
 from vtopo.lab_terms import HostFacts, Trust
 from vtopo.model import io
-from vtopo.model.topology import ImpairmentChange, Topology
+from vtopo.model.impairment_change import ImpairmentChange
+from vtopo.model.topology import Topology
 from vtopo.resources import TOPOLOGIES
 from vtopo.saving import save_ops
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from golden import GOLDEN, assert_golden
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.model.untrusted_json import MAX_BYTES
 
 HOSTILE = sorted((GOLDEN / "hostile").glob("*.vtopo"))

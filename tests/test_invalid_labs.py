@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from golden import GOLDEN, assert_golden
-from vtopo.cli import main
+from vtopo.cli.main import main
 
 INVALID = sorted((GOLDEN / "invalid").glob("*.vtopo"))
 

@@ -111,7 +111,8 @@ def test_version_2_is_migrated_to_a_lab_without_checks():
 
 
 def test_checks_and_experiment_round_trip(tmp_path):
-    from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Test
+    from vtopo.model.expectations import Check, Experiment
+    from vtopo.model.measurements import Comparison, Pair, Test
 
     topology = io.load(TOPOLOGIES / "bridge-veth.vtopo")
     topology.update_checks([Check("c1 reaches c2", "reach", {"source": "c1", "destination": "c2"}, "one bridge")])

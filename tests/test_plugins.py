@@ -32,7 +32,7 @@ def test_builtin_kinds_come_through_entry_points():
 
 def test_checking_a_lab_loads_the_plugins_of_its_kinds_alone():
     lab = TOPOLOGIES / "bridge-veth.vtopo"  # a bridge and containers
-    code = (f"from vtopo.cli import main\nassert main(['validate', '--offline', {str(lab)!r}]) == 0\nimport sys\n"
+    code = (f"from vtopo.cli.main import main\nassert main(['validate', '--offline', {str(lab)!r}]) == 0\nimport sys\n"
             "print(' '.join(sorted(m for m in sys.modules if m.startswith('vtopo_kinds.'))))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = result.stdout.splitlines()[-1].split()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vtopo import ops as o
-from vtopo.kinds.contract import SavedState
+from vtopo.kinds.running import SavedState
 from vtopo.compile.compiler import compile_plan
 from vtopo.compile.resolve import resolve
 from vtopo.lab import registry

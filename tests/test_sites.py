@@ -11,7 +11,7 @@ import pytest
 from spread_labs import LabBuilder, here, vlans_over_two_sites
 from vtopo import protocol as p
 from vtopo.ssh import ssh_argv
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.lab_terms import Trust
 from vtopo.compile.compiler import compile_plan
 from vtopo.compile.resolve import resolve

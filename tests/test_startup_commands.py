@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.compile.startup import STARTUP_COMMANDS
 from vtopo.lab_terms import Trust
 from vtopo.compile.compiler import compile_plan

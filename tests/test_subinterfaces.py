@@ -146,7 +146,7 @@ def test_each_subinterface_is_in_its_vlans_broadcast_domain():
 
 
 def test_save_writes_the_addresses_read_on_each_subinterface_back():
-    from vtopo.kinds.contract import SavedState
+    from vtopo.kinds.running import SavedState
 
     topology = lab()
     apply_state(topology, {"r1": SavedState(addresses={"eth0": [], "eth0.10": ["10.0.10.254/24"]})})

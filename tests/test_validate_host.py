@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.resources import TOPOLOGIES
 
 

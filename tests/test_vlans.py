@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vlan_labs import vlan_lab
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.compile.broadcast_domains import broadcast_domains_of, domain_problems
 from vtopo.host.facts import bridge_vlan_filtering
 from vtopo.lab_terms import HostFacts

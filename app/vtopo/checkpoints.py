@@ -24,9 +24,10 @@ from typing import Any, Callable
 from vtopo import ops as o
 from vtopo.host.resolved_labs import ResolvedLabs
 from vtopo.host.state import LabRecord
-from vtopo.kinds.contract import SavedState
+from vtopo.kinds.running import SavedState
 from vtopo.model.checkpoints import Checkpoint, NodeState
-from vtopo.model.topology import Endpoint, Impairment, ImpairmentChange, Topology
+from vtopo.model.impairment_change import ImpairmentChange
+from vtopo.model.topology import Endpoint, Impairment, Topology
 from vtopo.lab_operations import (describe_impairment, restart_node, running_lab, set_link_impairment, set_link_state,
                            start_node, stop_node)
 from vtopo.reports import DeployReport

@@ -44,7 +44,8 @@ from vtopo.host.state import LabRecord, Operated, StateStore, shaped_links_of
 from vtopo.kinds.contract import SWITCH_PORT, EndContext, LabContext, NodeContext, Role
 from vtopo.kinds.registry import installed_kinds
 from vtopo.lab_record import facts_of, topology_of
-from vtopo.model.topology import Impairment, ImpairmentChange, Link, Topology
+from vtopo.model.impairment_change import ImpairmentChange
+from vtopo.model.topology import Impairment, Link, Topology
 from vtopo.ops.script import TOLERATED, comment
 
 

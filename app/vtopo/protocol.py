@@ -26,7 +26,7 @@ from vtopo.model.rules import CLIENTS_GROUP
 from vtopo.reports import DeployReport, LabEntry, LabStatus, LinkRate, PartState, Progress, user_name
 
 if TYPE_CHECKING:  # the model loads when a request carries part of a lab (`vtopo status` needs none)
-    from vtopo.model.topology import ImpairmentChange
+    from vtopo.model.impairment_change import ImpairmentChange
 
 VERSION = 2  # 2: link rates sent once per rate with the links that have it (LinkRatesChanged)
 GROUP = CLIENTS_GROUP
@@ -254,7 +254,7 @@ class LinkRequest(PartRequest):
 
     @property
     def change(self) -> ImpairmentChange:
-        from vtopo.model.topology import ImpairmentChange
+        from vtopo.model.impairment_change import ImpairmentChange
 
         return ImpairmentChange(self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit)
 

@@ -24,8 +24,9 @@ import sys
 from typing import Any
 
 from vtopo.compile.resolve import resolve
-from vtopo.kinds.contract import NodeContext, SavedState, SavesState
+from vtopo.kinds.contract import NodeContext, SavesState
 from vtopo.kinds.registry import installed_kinds
+from vtopo.kinds.running import SavedState
 from vtopo.lab_record import consent_of, facts_of, topology_of
 from vtopo.oci_layouts import undumpable
 

@@ -26,10 +26,11 @@ from vtopo.compile.resolve import resolve
 from vtopo.host.lab_parts import Compiled
 from vtopo.host.resolved_labs import ResolvedLabs
 from vtopo.host.state import LabRecord, StateStore, deployed_media
-from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, SavedState, SavesState, generated_settings_of
+from vtopo.kinds.contract import LabContext, NodeContext, NodeKind, SavesState, generated_settings_of
 from vtopo.lab_record import consent_of
 from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.kinds.registry import Registry, installed_kinds
+from vtopo.kinds.running import SavedState
 from vtopo.model import io, untrusted_json
 from vtopo.model.problems import LabError
 from vtopo.model.rules import subinterface_name

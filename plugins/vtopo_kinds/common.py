@@ -7,7 +7,7 @@ import json
 from typing import Any, Iterator
 
 from vtopo.kinds import api
-from vtopo.kinds.api import NodeContext, NodeImage, Problem, Reader, setting, subinterface_name
+from vtopo.kinds.api import NodeContext, Problem, Reader, setting, subinterface_name
 
 GATEWAY6_HELP = ("Next hop for the IPv6 default route, e.g. 2001:db8:1::1, or a router's link-local address with "
                  "the port it is reached on, e.g. fe80::1%eth0")
@@ -34,8 +34,8 @@ def disk_setting() -> Any:
                    minimum=16, maximum=65536)
 
 
-def node_image(reference: str, memory_mb: int, cpu_percent: int, disk_mb: int) -> NodeImage | None:
-    return NodeImage(reference, memory_mb, cpu_percent, disk_mb) if reference else None
+def node_image(reference: str, memory_mb: int, cpu_percent: int, disk_mb: int) -> api.NodeImage | None:
+    return api.NodeImage(reference, memory_mb, cpu_percent, disk_mb) if reference else None
 
 
 def check_default_routes(node: NodeContext[Any], gateway: str, gateway6: str, link_local: bool = True

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from vtopo.kinds import api
-from vtopo.kinds.api import (EndContext, FileReader, NodeContext, NodeFiles, NodeImage, NodeKind, PortSpec, Problem,
-                             Reader, Role, RunsAsContainer, SavedState, SavesState, ServesDhcp, setting)
+from vtopo.kinds.api import (EndContext, FileReader, NodeContext, NodeKind, PortSpec, Problem, Reader, Role,
+                             RunsAsContainer, SavesState, ServesDhcp, setting)
 from vtopo_kinds import dhcp
 from vtopo_kinds.common import (GATEWAY6_HELP, KERNEL_STATE, check_default_routes, check_route, cpu_setting,
                                 disk_setting, gateway_route, image_setting, kernel_addresses, kernel_routes,
@@ -48,10 +48,10 @@ class ContainerKind(NodeKind[ContainerSettings], RunsAsContainer[ContainerSettin
     def device_name(self, node: NodeContext[ContainerSettings], end: EndContext) -> str:
         return end.end.interface.name or end.end.port
 
-    def own_files(self, node: NodeContext[ContainerSettings]) -> NodeFiles:
-        return NodeFiles(dhcp.binds(node, node.settings.dhcp_pools, {}))
+    def own_files(self, node: NodeContext[ContainerSettings]) -> api.NodeFiles:
+        return api.NodeFiles(dhcp.binds(node, node.settings.dhcp_pools, {}))
 
-    def image(self, node: NodeContext[ContainerSettings]) -> NodeImage | None:
+    def image(self, node: NodeContext[ContainerSettings]) -> api.NodeImage | None:
         settings = node.settings
         return node_image(settings.image, settings.memory_mb, settings.cpu_percent, settings.disk_mb)
 
@@ -89,12 +89,12 @@ class ContainerKind(NodeKind[ContainerSettings], RunsAsContainer[ContainerSettin
     def state_commands(self, node: NodeContext[ContainerSettings]) -> tuple[tuple[str, ...], ...]:
         return KERNEL_STATE
 
-    def saved_state(self, node: NodeContext[ContainerSettings], read: Reader) -> SavedState:
+    def saved_state(self, node: NodeContext[ContainerSettings], read: Reader) -> api.SavedState:
         """The addresses on its ports and the routes students add with `ip`; the default routes are its gateways."""
         routes = kernel_routes(read)
         defaults = {destination: gateway for destination, gateway in routes if destination in ("default", "::/0")}
-        return SavedState(settings={"default_route": defaults.get("default", ""),
-                                    "default_route6": defaults.get("::/0", ""),
-                                    "routes": [f"{destination} via {gateway}" for destination, gateway in routes
-                                               if destination not in defaults]},
-                          addresses=kernel_addresses(node, read))
+        return api.SavedState(settings={"default_route": defaults.get("default", ""),
+                                        "default_route6": defaults.get("::/0", ""),
+                                        "routes": [f"{destination} via {gateway}" for destination, gateway in routes
+                                                   if destination not in defaults]},
+                              addresses=kernel_addresses(node, read))

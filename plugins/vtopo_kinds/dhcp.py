@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from vtopo.kinds import api
-from vtopo.kinds.api import UNKNOWN_CLIENT, EndContext, Lease, NodeContext, Problem, leases_text
+from vtopo.kinds.api import EndContext, NodeContext, Problem
 
 INSIDE = "/run/dhcp"  # the node's DHCP directory, inside it (a tmpfs of the node's own)
 CONFIG_FILE = "dnsmasq.conf"
@@ -229,6 +229,6 @@ def leases(node: NodeContext[Any], pools: list[str], read_file: Callable[[str, i
         except ValueError:
             continue
         if len(mac) == 17 and all(c in "0123456789abcdef:" for c in mac):
-            host = words[3] if node.lab.node_named(words[3]) is not None else UNKNOWN_CLIENT
-            shown.append(Lease(str(address), host, mac))
-    return leases_text(shown)
+            host = words[3] if node.lab.node_named(words[3]) is not None else api.UNKNOWN_CLIENT
+            shown.append(api.Lease(str(address), host, mac))
+    return api.leases_text(shown)

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from vtopo.kinds import api
-from vtopo.kinds.api import (CheckType, ConfigCheck, EndContext, FileReader, GeneratesConfig, NodeContext, NodeFiles,
-                             NodeImage, NodeKind, PortSpec, Problem, Reader, Role, RunsAsContainer, SavedState,
-                             SavesState, ServesDhcp, setting)
+from vtopo.kinds.api import (CheckType, EndContext, FileReader, GeneratesConfig, NodeContext, NodeKind, PortSpec,
+                             Problem, Reader, Role, RunsAsContainer, SavesState, ServesDhcp, setting)
 from vtopo_kinds import dhcp
 from vtopo_kinds.common import cpu_setting, disk_setting, image_setting, memory_setting, node_image
 from vtopo_kinds.frr_config import ALWAYS, DAEMONS, OSPFD, ZEBRA, comparable_config, file_commands, kept_running_config
@@ -103,15 +102,15 @@ class RouterKind(NodeKind[RouterSettings], RunsAsContainer[RouterSettings], Serv
             return node.enter([*self._as_daemons_user(node), *argv])
         return super().command_in(node, argv)
 
-    def own_files(self, node: NodeContext[RouterSettings]) -> NodeFiles:
+    def own_files(self, node: NodeContext[RouterSettings]) -> api.NodeFiles:
         suite, directory = node.facts.routing_suite, node.names.node_dir(node.node.name)
         binds = tuple((directory, inside) for inside in (CONFIG_DIR[suite], RUN_DIR[suite], LOG_DIR[suite]))
         binds += dhcp.binds(node, node.settings.dhcp_pools, node.settings.dhcp_relay)
         in_lab = self._in_user_namespace(node)
-        return NodeFiles(binds, (("/etc/group", LAB_GROUPS.format(vty=VTY_GROUP[suite])),) if in_lab else (),
+        return api.NodeFiles(binds, (("/etc/group", LAB_GROUPS.format(vty=VTY_GROUP[suite])),) if in_lab else (),
                          host_read_only=True)
 
-    def image(self, node: NodeContext[RouterSettings]) -> NodeImage | None:
+    def image(self, node: NodeContext[RouterSettings]) -> api.NodeImage | None:
         settings = node.settings
         return node_image(settings.image, settings.memory_mb, settings.cpu_percent, settings.disk_mb)
 
@@ -169,16 +168,16 @@ class RouterKind(NodeKind[RouterSettings], RunsAsContainer[RouterSettings], Serv
     def state_commands(self, node: NodeContext[RouterSettings]) -> tuple[tuple[str, ...], ...]:
         return (RUNNING_CONFIG,)
 
-    def saved_state(self, node: NodeContext[RouterSettings], read: Reader) -> SavedState:
-        return SavedState(settings={"config": kept_running_config(read(list(RUNNING_CONFIG)))})
+    def saved_state(self, node: NodeContext[RouterSettings], read: Reader) -> api.SavedState:
+        return api.SavedState(settings={"config": kept_running_config(read(list(RUNNING_CONFIG)))})
 
-    def config_checks(self, node: NodeContext[RouterSettings]) -> Iterable[ConfigCheck]:
+    def config_checks(self, node: NodeContext[RouterSettings]) -> Iterable[api.ConfigCheck]:
         """FRR's dry run of the router's own text. `vtysh -b` skips a line FRR does not take and loads the rest, as
         FRR's own service does at boot: each such line is a warning, and the router deploys with the rest."""
         if node.settings.config and node.facts.routing_suite == "frr":
-            yield ConfigCheck("FRR", "config", node.settings.config, ("vtysh", "--config_dir", "{dir}", "-C", "-f",
-                                                                      "{file}"),
-                              CONFIG_FILE, ((SHELL_CONFIG_FILE, ""),), skips_lines=True)
+            yield api.ConfigCheck("FRR", "config", node.settings.config,
+                                  ("vtysh", "--config_dir", "{dir}", "-C", "-f", "{file}"),
+                                  CONFIG_FILE, ((SHELL_CONFIG_FILE, ""),), skips_lines=True)
 
     # ------------------------------------------------------------ checks
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from vtopo.kinds import api
-from vtopo.kinds.api import (BUILTIN_IMAGE, ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, CannotRunInside, ConsentRequest,
-                             EndContext, ForwardsInUserspace, MachineProcess, NodeContext, NodeKind, PortSpec, Problem,
-                             Role, RunsMachine, Severity, image_path, image_problem, setting, subinterface_name)
+from vtopo.kinds.api import (ECHO_SERVER, IPERF3_SERVER, KVM_GROUP, CannotRunInside, ConsentRequest, EndContext,
+                             ForwardsInUserspace, NodeContext, NodeKind, PortSpec, Problem, Role, RunsMachine, Severity,
+                             setting, subinterface_name)
 from vtopo_kinds.common import check_default_routes
 
 FIRST_TAP_FD = 3  # NIC i's tap or macvtap is on fd 3 + i (at most 8 NICs)
@@ -62,13 +62,13 @@ class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
 
     def command_in(self, node: NodeContext[VmSettings], argv: list[str]) -> list[str]:
         """Typed into the built-in guest's root shell on the serial console (see vtopo.serial_console)."""
-        if node.settings.image != BUILTIN_IMAGE:
+        if node.settings.image != api.BUILTIN_IMAGE:
             raise CannotRunInside(f"{node.node.name} boots its own image, whose console vtopo cannot drive; "
                                   f"`vtopo console` attaches to it")
         return [sys.executable, "-m", "vtopo.serial_console", self.console_socket(node), "--", *argv]
 
     def standing_servers(self, node: NodeContext[VmSettings]) -> dict[str, int]:
-        return dict(GUEST_SERVERS) if node.settings.image == BUILTIN_IMAGE else {}
+        return dict(GUEST_SERVERS) if node.settings.image == api.BUILTIN_IMAGE else {}
 
     def routes(self, node: NodeContext[VmSettings]) -> bool:
         return bool(node.settings.forwarding)
@@ -85,17 +85,17 @@ class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
         """"libvirt" or "qemu". A VM that boots a disk image runs as a QEMU process: vtopo hands QEMU the image on a
         descriptor it opened and checked itself, where libvirt would open the file by its path (and give it to its
         QEMU user)."""
-        return "qemu" if node.settings.image != BUILTIN_IMAGE else node.lab.vm_backend
+        return "qemu" if node.settings.image != api.BUILTIN_IMAGE else node.lab.vm_backend
 
     def qmp_socket(self, node: NodeContext[VmSettings]) -> str:
         return f"{node.names.node_dir(node.node.name)}/qmp.sock"
 
-    def machine(self, node: NodeContext[VmSettings]) -> MachineProcess:
+    def machine(self, node: NodeContext[VmSettings]) -> api.MachineProcess:
         if self.backend(node) == "libvirt":
             name = self.domain_name(node)
-            return MachineProcess("libvirt", f"{api.LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name, node.facts.libvirt_uri,
-                                  node.settings.vhost)
-        return MachineProcess("qemu", f"{node.names.node_dir(node.node.name)}/qemu.pid", vhost=node.settings.vhost)
+            return api.MachineProcess("libvirt", f"{api.LIBVIRT_QEMU_RUN_DIR}/{name}.pid", name,
+                                      node.facts.libvirt_uri, node.settings.vhost)
+        return api.MachineProcess("qemu", f"{node.names.node_dir(node.node.name)}/qemu.pid", vhost=node.settings.vhost)
 
     def vhost_on(self, node: NodeContext[VmSettings]) -> bool:
         return node.settings.vhost and node.facts.vhost_net
@@ -113,18 +113,18 @@ class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
                           subject, "", node_id)
         # the built-in guest's init takes no device for a gateway, so none can be link-local
         yield from check_default_routes(node, settings.default_route, settings.default_route6, link_local=False)
-        if settings.image != BUILTIN_IMAGE and node.lab.topology.vm_backend == "libvirt":
+        if settings.image != api.BUILTIN_IMAGE and node.lab.topology.vm_backend == "libvirt":
             yield Problem("this VM boots a disk image, so it runs as a QEMU process, not a libvirt domain: vtopo hands "
                           "QEMU the image on a descriptor it opened and checked itself, where libvirt would open the "
                           "file by its path", subject, "", node_id, Severity.WARNING)
-        if settings.image != BUILTIN_IMAGE:
+        if settings.image != api.BUILTIN_IMAGE:
             for end in node.ends:
                 if end.end.interface.subinterfaces:
                     yield Problem(f"{node.node.name}:{end.end.port}: {node.node.name} boots its own disk image, which "
                                   "configures its own interfaces; vtopo makes 802.1Q subinterfaces in the built-in "
                                   "guest only. Set image to builtin, or remove the subinterfaces and make them in the "
                                   "image", subject, "", node_id)
-        refusal = image_problem(settings.image, node.facts.images_dir, node.lab.trust.images)
+        refusal = api.image_problem(settings.image, node.facts.images_dir, node.lab.trust.images)
         if refusal is not None:
             consent = ConsentRequest("disk image", refusal.consent_path, "the VM boots from this file; QEMU reads it "
                                      "and writes nothing back (its changes go to a temporary snapshot)") \
@@ -151,8 +151,8 @@ class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
         return node.settings.memory_mb, node.settings.vcpus
 
     def host_files(self, node: NodeContext[VmSettings]) -> list[str]:
-        if node.settings.image != BUILTIN_IMAGE:
-            return [image_path(node.settings.image, node.facts.images_dir)]
+        if node.settings.image != api.BUILTIN_IMAGE:
+            return [api.image_path(node.settings.image, node.facts.images_dir)]
         return [f"{node.facts.guest_dir}/{self._guest_kernel(node)}", f"{node.facts.guest_dir}/initrd.img"]
 
     @staticmethod
@@ -216,7 +216,7 @@ class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
                             f"logfile={directory}/console.log",
                 "-serial", "chardev:console", "-qmp", f"unix:{self.qmp_socket(node)},server=on,wait=off",
                 "-pidfile", self.machine(node).pid_file, "-sandbox", SANDBOX]
-        if settings.image == BUILTIN_IMAGE:
+        if settings.image == api.BUILTIN_IMAGE:
             kernel, initrd = self.guest_boot(node)
             argv += ["-kernel", kernel, "-initrd", initrd, "-append", self.guest_cmdline(node), "-no-reboot"]
         else:  # vtopo opens the file and hands QEMU the descriptor; the format is never probed (see image_fds)
@@ -259,7 +259,7 @@ class VmKind(NodeKind[VmSettings], RunsMachine[VmSettings]):
                                 mode=0o700)  # QEMU's sockets, log
         macvtaps, taps = self.nic_fds(node)
         image = node.settings.image
-        image_fds = () if image == BUILTIN_IMAGE else ((IMAGE_FD, image_path(image, node.facts.images_dir)),)
+        image_fds = () if image == api.BUILTIN_IMAGE else ((IMAGE_FD, api.image_path(image, node.facts.images_dir)),)
         vhost_fds = tuple((FIRST_VHOST_FD + index, api.VHOST_DEVICE) for index in range(len(node.ends))) \
             if self.vhost_on(node) else ()
         yield api.StartProcess(owner=owner, name=f"qemu@{node.node.name}", argv=tuple(self.qemu_argv(node, directory)),

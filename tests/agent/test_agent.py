@@ -24,7 +24,7 @@ pytestmark = pytest.mark.privileged
 BRIDGE_VETH = str(TOPOLOGIES / "bridge-veth.vtopo")  # c1 10.0.0.1, c2 10.0.0.2, c3 10.0.0.3 on br0
 STATE = Path("/var/lib/vtopo/labs")
 HEAVY = ("networkx", "pyroute2", "PySide6")
-LIST_MODULES = "import sys\nfrom vtopo.cli import main\nassert main({argv!r}) == 0\nprint(*sys.modules)"
+LIST_MODULES = "import sys\nfrom vtopo.cli.main import main\nassert main({argv!r}) == 0\nprint(*sys.modules)"
 
 
 def ps_users() -> list[str]:

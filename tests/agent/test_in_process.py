@@ -14,7 +14,7 @@ import pytest
 from benchmarks.test_deploy_bench import star
 from residue import snapshot
 from vtopo import protocol
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.client.agent_client import AgentClient, agent_running
 from vtopo.host.state import StateStore
 from vtopo.lab_terms import Trust

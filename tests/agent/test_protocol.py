@@ -9,7 +9,8 @@ from dataclasses import asdict, fields
 import pytest
 
 from vtopo import protocol as p
-from vtopo.model.topology import Impairment, ImpairmentChange
+from vtopo.model.impairment_change import ImpairmentChange
+from vtopo.model.topology import Impairment
 from vtopo.reports import STILL, DeployReport, LabStatus, LinkRate, PartState, Progress
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from vtopo.checkpoints import checkpoint_of
-from vtopo.kinds.contract import SavedState
+from vtopo.kinds.running import SavedState
 from vtopo.model import io
 from vtopo.model.checkpoints import Checkpoint, NodeState, keep
 from vtopo.model.problems import LabError

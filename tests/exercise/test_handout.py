@@ -7,7 +7,7 @@ import json
 import re
 import shutil
 
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.model import io
 from vtopo.resources import TOPOLOGIES
 

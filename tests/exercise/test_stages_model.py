@@ -6,7 +6,7 @@ import json
 import pytest
 
 from vtopo.checks.stages import current_stage, record_stage
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.model import io
 from vtopo.model.problems import LabError
 from vtopo.resources import TOPOLOGIES

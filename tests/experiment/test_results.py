@@ -181,7 +181,7 @@ def test_the_reconvergence_lab_is_valid():
 
 def test_a_quick_run_caps_durations_and_ping_counts():
     from vtopo.experiment.runner import shortened
-    from vtopo.model.expectations import Test
+    from vtopo.model.measurements import Test
 
     assert shortened(Test("tcp", "iperf", {"duration_s": 5, "length": "64"}), 1) == {"duration_s": 1, "length": "64"}
     assert shortened(Test("rr", "rr", {"duration_s": 3}), 1) == {"duration_s": 1.0}

@@ -17,7 +17,7 @@ from vtopo.gui.main_window import MainWindow
 from vtopo.gui.panels.checkpoints import CheckpointsDialog
 from vtopo.model import io
 from vtopo.model.checkpoints import UNDO
-from vtopo.model.expectations import Stage
+from vtopo.model.stages import Stage
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged

@@ -14,7 +14,7 @@ from fake_lab import FakeLab
 from vtopo.checks.stages import current_stage
 from vtopo.gui.main_window import MainWindow
 from vtopo.model import io
-from vtopo.model.expectations import Stage
+from vtopo.model.stages import Stage
 from vtopo.resources import TOPOLOGIES
 
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from interop.ospf01 import OSPF01, without_log_path
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.interop import frr
 from vtopo.interop.export import to_containerlab
 from vtopo.interop.importing import import_lab

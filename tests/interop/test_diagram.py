@@ -8,7 +8,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.interop.diagram import to_dot, to_drawio
 from vtopo.model import io
 from vtopo.model.topology import Node, Topology

@@ -16,7 +16,7 @@ import pytest
 from residue import snapshot
 from vtopo.model import io
 from vtopo.model.checkpoints import UNDO
-from vtopo.model.expectations import Stage
+from vtopo.model.stages import Stage
 from vtopo.resources import TOPOLOGIES
 
 pytestmark = pytest.mark.privileged

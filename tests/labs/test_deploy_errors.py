@@ -6,7 +6,7 @@ import pytest
 
 from residue import snapshot
 from test_validate_host import CONSENT, lab_needing_what_the_host_lacks
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.host.applier import Applier, OpFailed
 from vtopo.resources import TOPOLOGIES
 

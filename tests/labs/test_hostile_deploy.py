@@ -7,7 +7,7 @@ import pytest
 
 from golden import GOLDEN
 from residue import snapshot
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.model import io
 from vtopo.model.topology import Node, Topology
 

@@ -11,7 +11,7 @@ from vtopo.capture import path_targets
 from vtopo.checks.engine import run_checks
 from vtopo.checks.live import LiveProbe
 from vtopo.checks.spec import typed_checks
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.lab_terms import HostFacts
 from vtopo.compile.resolve import resolve
 from vtopo.lab import registry

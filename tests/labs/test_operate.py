@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.compile.resolving import Resolving
 from vtopo.model import io
-from vtopo.model.topology import ImpairmentChange, Topology
+from vtopo.model.impairment_change import ImpairmentChange
+from vtopo.model.topology import Topology
 from vtopo.lab_operations import set_link_impairment
 from waiting import wait_for
 

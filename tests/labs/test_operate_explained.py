@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from vtopo.cli import main
+from vtopo.cli.main import main
 from vtopo.host.state import StateStore
 
 pytestmark = pytest.mark.privileged

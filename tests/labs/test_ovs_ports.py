@@ -13,7 +13,8 @@ from tests.labs.test_labs import wait_for
 from vtopo.host.ovs import USERSPACE_TSO, userspace_tso_off
 from vtopo.model import io
 from vtopo.lab_operations import OperateError, set_link_impairment
-from vtopo.model.topology import Endpoint, Impairment, ImpairmentChange, Interface, Link, Node, Topology
+from vtopo.model.impairment_change import ImpairmentChange
+from vtopo.model.topology import Endpoint, Impairment, Interface, Link, Node, Topology
 
 pytestmark = pytest.mark.privileged
 

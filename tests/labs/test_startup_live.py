@@ -92,7 +92,7 @@ def test_a_failing_startup_command_fails_the_deploy_and_rolls_it_back() -> None:
 
 
 def test_cli_deploy_needs_consent_and_prints_the_output(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from vtopo.cli import main
+    from vtopo.cli.main import main
 
     before = snapshot()
     path = tmp_path / "startup.vtopo"

@@ -12,7 +12,7 @@ from pathlib import Path
 from vtopo import user_data
 from vtopo.checks.engine import Outcome
 from vtopo.checks.spec import TypedCheck
-from vtopo.model.expectations import Stage
+from vtopo.model.stages import Stage
 from vtopo.model.io import write_atomically
 from vtopo.model.topology import Topology
 

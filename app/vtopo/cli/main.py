@@ -44,9 +44,6 @@ if TYPE_CHECKING:
     from vtopo.reports import Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_LAB = 0, 1, 2
-# The commands that answer and exit. Run as the program, they do it with the cycle collector off: its passes over the
-# modules they import are ~7 ms of `vtopo validate`'s 150, and what they leave goes with the process.
-ANSWER_AND_EXIT = frozenset({"validate", "plan", "kinds", "show"})
 
 # What ends a command, named for vtopo.named_errors.loaded: a lab's problems, each on its line; a refusal, in one line
 # instead of a traceback; a failure the agent reports, as it says it.
@@ -407,10 +404,11 @@ def build_parser(invoked: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def run() -> NoReturn:
-    """`vtopo` as a program: its console script and `python -m vtopo`."""
+def run_program() -> NoReturn:
+    """Run the program's command and exit (vtopo.cli.run, which has turned the cycle collector off for a command that
+    answers and exits)."""
     try:
-        code = main(program=True)
+        code = main()
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`vtopo status | head`): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the flush at exit fails no more
@@ -419,12 +417,10 @@ def run() -> NoReturn:
     raise SystemExit(code)
 
 
-def main(argv: list[str] | None = None, program: bool = False) -> int:
-    """Run the command `argv` (the program's arguments by default); `program`: as the program, which then exits."""
+def main(argv: list[str] | None = None) -> int:
+    """Run the command `argv` (the program's arguments by default)."""
     words = sys.argv[1:] if argv is None else argv
     args = build_parser(words[0] if words and not words[0].startswith("-") else None).parse_args(words)
-    if program and args.command in ANSWER_AND_EXIT:
-        gc.disable()
     run_agent_in_process()
     try:
         return int(args.handler(args))

@@ -60,7 +60,7 @@ def cmd_node(args: argparse.Namespace) -> int:
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    from vtopo.model.topology import ImpairmentChange
+    from vtopo.model.impairment_change import ImpairmentChange
 
     change = ImpairmentChange(delay_ms=args.delay, jitter_ms=args.jitter, loss_pct=args.loss, rate_mbit=args.rate)
     if args.action == "set" and change.empty:

@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # the designer and `vtopo status` import this module: the hos
     from vtopo.deployed import DeployedLab
     from vtopo.lab_terms import Trust
     from vtopo.model.checkpoints import Checkpoint
-    from vtopo.model.topology import ImpairmentChange, Topology
+    from vtopo.model.impairment_change import ImpairmentChange
+    from vtopo.model.topology import Topology
     from vtopo.saving import RunningState
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from vtopo.kinds.contract import LabContext, NodeContext
 from vtopo.lab_terms import HostFacts, LabNames
 from vtopo.kinds.registry import Registry
-from vtopo.model.addressing import NodeRole, Port, allocate
+from vtopo.model.allocation import NodeRole, Port, allocate
 from vtopo.model.topology import Interface, Topology
 
 

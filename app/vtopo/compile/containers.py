@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from vtopo.compile.addresses import routable_ips
-from vtopo.kinds.contract import (LabContext, NodeContext, NodeFiles, Role, RoutesBetweenVlans, RunsAsContainer,
-                                  image_of, vlan_interfaces_of)
+from vtopo.kinds.contract import (LabContext, NodeContext, Role, RoutesBetweenVlans, RunsAsContainer, image_of,
+                                  vlan_interfaces_of)
+from vtopo.kinds.running import NodeFiles
 from vtopo.lab_terms import image_reference
 from vtopo.ops import CreateNamespace, CreateUserNamespace, IsolateNode, Op, RunImage, WriteHostsFile
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vtopo.deployed import DeployedLab
 from vtopo.host.vhost import VHOST_DEVICE, VhostState
-from vtopo.model.expectations import Pair
+from vtopo.model.measurements import Pair
 
 
 def not_measurable(lab: DeployedLab, cell: Pair, versus: Pair) -> str:

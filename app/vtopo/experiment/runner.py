@@ -20,7 +20,8 @@ from vtopo.kinds.registry import installed_kinds
 from vtopo.model.problems import Severity
 from vtopo.measure import IperfRun, MeasureError, PingRun, RRRun, check_reachable
 from vtopo.measure.base import MeasureRun
-from vtopo.model.expectations import Comparison, Experiment, Pair, Test, cell_name
+from vtopo.model.expectations import Experiment, cell_name
+from vtopo.model.measurements import Comparison, Pair, Test
 
 
 ANSWER_WITHIN_S = 90.0  # a VM under TCG takes tens of seconds to boot

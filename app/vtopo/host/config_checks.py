@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
 
-from vtopo.kinds.contract import ConfigCheck, GeneratesConfig, NodeContext
+from vtopo.kinds.contract import GeneratesConfig, NodeContext
+from vtopo.kinds.running import ConfigCheck
 from vtopo.model.problems import Problem, Severity
 from vtopo.privileges import drop_privileges
 

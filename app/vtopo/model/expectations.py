@@ -1,5 +1,5 @@
-"""What a lab expects of itself: named checks, the stages of an exercise, and the measurement matrix of its
-experiment. Plain Python.
+"""What a lab expects of itself: named checks, and the measurement matrix of its experiment (whose pairs, tests and
+comparisons are in vtopo.model.measurements; an exercise's stages are in vtopo.model.stages). Plain Python.
 
 The parameters of a check and the options of a test stay as the file gave them; the check types and the
 measurement tools validate them, as node kinds validate their settings.
@@ -7,7 +7,10 @@ measurement tools validate them, as node kinds validate their settings.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vtopo.model.measurements import Comparison, Pair, Test
 
 
 @dataclass
@@ -20,46 +23,6 @@ class Check:
     explain: str = ""
     hidden: bool = False
     """The teacher's: graded, but left out of the student's copy."""
-
-
-@dataclass
-class Stage:
-    """One step of an exercise: what the student reads, and the checks (by name) that complete it."""
-
-    title: str
-    instructions: str = ""  # Markdown; images relative to the lab's folder
-    checks: list[str] = field(default_factory=list)
-    checkpoint: str = ""  # the name of the checkpoint the stage starts from, if any
-    solution: str = ""  # Markdown, the teacher's: left out of the student's copy
-
-
-@dataclass
-class Pair:
-    """Two nodes a measurement runs between: the source runs the client, the destination answers."""
-
-    name: str
-    source: str
-    destination: str
-
-
-@dataclass
-class Test:
-    """One measurement, run on every pair: a tool (iperf, ping, rr) and its options."""
-
-    name: str
-    tool: str
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Comparison:
-    """A ratio to report: the mean of one cell ("pair/test") over the mean of another."""
-
-    name: str
-    cell: str
-    versus: str
-    published: str = ""
-    """The figure the reference experiment published for this comparison, printed beside the one measured."""
 
 
 @dataclass

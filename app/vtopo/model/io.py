@@ -8,11 +8,10 @@ import stat
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtopo.model.addressing import DEFAULT_PREFIX, AddressPool
-from vtopo.model.checkpoints import Checkpoint, NodeState
-from vtopo.model.expectations import Check, Comparison, Experiment, Pair, Stage, Test
+from vtopo.model.expectations import Check, Experiment
 from vtopo.model.lab_text import read_text
 from vtopo.model.migrations import CURRENT_VERSION, migrate
 from vtopo.model.problems import LabError, Problem
@@ -21,6 +20,10 @@ from vtopo.model.sites import Site
 from vtopo.model.topology import (ANNOTATION_SIZE, COORDINATE, IMPAIRMENT_LIMITS, MTU, VLAN_ID, Annotation, Endpoint,
                                   Impairment, Interface, Link, Node, Position, Range, Subinterface, Topology)
 from vtopo.model.untrusted_json import parse
+
+if TYPE_CHECKING:
+    from vtopo.model.checkpoints import Checkpoint
+    from vtopo.model.stages import Stage
 
 FORMAT = "vtopo"
 MAX_STARTUP_COMMANDS = 32
@@ -400,9 +403,14 @@ def _read_checks(reader: Reader, raw_checks: list[Any]) -> list[Check]:
 
 
 def _read_stages(reader: Reader, raw_stages: list[Any], check_names: set[str]) -> list[Stage]:
+    """The lab's stages, whose class loads with the first lab that has one."""
+    if not raw_stages:
+        return []
     if len(raw_stages) > MAX_STAGES:
         reader.fail("$.stages", f"at most {MAX_STAGES} stages per lab, not {len(raw_stages)}")
         return []
+    from vtopo.model.stages import Stage
+
     stages = []
     for i, raw in enumerate(raw_stages):
         path = f"$.stages[{i}]"
@@ -428,9 +436,14 @@ def _read_stages(reader: Reader, raw_stages: list[Any], check_names: set[str]) -
 
 
 def _read_checkpoints(reader: Reader, raw_checkpoints: list[Any]) -> list[Checkpoint]:
+    """The lab's checkpoints, whose classes load with the first lab that has one."""
+    if not raw_checkpoints:
+        return []
     if len(raw_checkpoints) > MAX_CHECKPOINTS:
         reader.fail("$.checkpoints", f"at most {MAX_CHECKPOINTS} checkpoints per lab, not {len(raw_checkpoints)}")
         return []
+    from vtopo.model.checkpoints import Checkpoint, NodeState
+
     checkpoints: list[Checkpoint] = []
     for i, raw in enumerate(raw_checkpoints):
         path = f"$.checkpoints[{i}]"
@@ -521,6 +534,11 @@ def _read_addressing(reader: Reader, raw: dict[str, Any]) -> AddressPool:
 
 
 def _read_experiment(reader: Reader, raw: dict[str, Any]) -> Experiment:
+    """The lab's experiment, whose measurements' classes load with the first lab that has one."""
+    if not raw:
+        return Experiment()
+    from vtopo.model.measurements import Comparison, Pair, Test
+
     path = "$.experiment"
     pairs = [Pair(item["name"], item["source"], item["destination"]) for item in
              _read_named(reader, reader.field(raw, "pairs", list, path, []), f"{path}.pairs", "pair",

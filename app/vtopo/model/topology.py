@@ -4,14 +4,17 @@ from __future__ import annotations
 import copy
 import os
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterator, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 from vtopo.model.addressing import AddressPool
-from vtopo.model.checkpoints import Checkpoint
 from vtopo.model.events import Event
-from vtopo.model.expectations import Check, Experiment, Stage
+from vtopo.model.expectations import Check, Experiment
 from vtopo.model.sites import Site
+
+if TYPE_CHECKING:
+    from vtopo.model.checkpoints import Checkpoint
+    from vtopo.model.stages import Stage
 
 
 def new_id(prefix: str) -> str:
@@ -99,30 +102,6 @@ class Impairment:
     @property
     def active(self) -> bool:
         return any((self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit))
-
-
-@dataclass(frozen=True)
-class ImpairmentChange:
-    """A change to a running link's Impairment (`vtopo link ... set`): each value given replaces the link's, 0 removes
-    it, and None keeps what the link has."""
-
-    delay_ms: float | None = None
-    jitter_ms: float | None = None
-    loss_pct: float | None = None
-    rate_mbit: float | None = None
-
-    @classmethod
-    def to(cls, impairment: Impairment) -> ImpairmentChange:
-        """The change that makes a link's impairment `impairment`, whatever it has now."""
-        return cls(impairment.delay_ms, impairment.jitter_ms, impairment.loss_pct, impairment.rate_mbit)
-
-    @property
-    def empty(self) -> bool:
-        return all(value is None for value in (self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit))
-
-    def applied_to(self, impairment: Impairment) -> Impairment:
-        """`impairment` with each value this change gives in place of its own."""
-        return replace(impairment, **{name: value for name, value in asdict(self).items() if value is not None})
 
 
 @dataclass

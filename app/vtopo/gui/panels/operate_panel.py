@@ -18,7 +18,8 @@ from vtopo.gui.document.editor import Editor
 from vtopo.gui.panels.deploy import DeployController, DeployLog
 from vtopo.gui.workers import Worker
 from vtopo.kinds.contract import Role
-from vtopo.model.topology import ImpairmentChange, Link
+from vtopo.model.impairment_change import ImpairmentChange
+from vtopo.model.topology import Link
 from vtopo.protocol import NodeAction
 
 if TYPE_CHECKING:
