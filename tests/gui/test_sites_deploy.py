@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
@@ -251,11 +252,18 @@ def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable
         assert "Full" in neighbours and "10.0.12.2" in neighbours, neighbours
 
         panel = window.checks_panel
-        with qtbot.waitSignal(window.checks.finished, timeout=180_000):
-            qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
-        rows = [[panel.tree.topLevelItem(i).text(column) for column in range(3)]
-                for i in range(panel.tree.topLevelItemCount())]
-        assert len(rows) > 10 and [row for row in rows if row[1] != "pass"] == []
+        deadline = None
+        while True:  # run again, as `vtopo grade --converge` asks again, while OSPF comes back from a flap
+            with qtbot.waitSignal(window.checks.finished, timeout=180_000):
+                qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+            rows = [[panel.tree.topLevelItem(i).text(column) for column in range(3)]
+                    for i in range(panel.tree.topLevelItemCount())]
+            failed = [row for row in rows if row[1] != "pass"]
+            deadline = deadline or time.monotonic() + CONVERGED_AGAIN_S
+            if not failed or time.monotonic() > deadline:
+                break
+            print("checks failed, run again:", failed)
+        assert len(rows) > 10 and failed == []
 
         when_menu_opens(choose("Capture on r2:eth1"))  # r2's end of the tunnel, on site d
         right_click(view, scene.links["r1-eth1--r2-eth1"].line.center())
@@ -283,6 +291,15 @@ def test_the_teaching_lab_over_two_hosts_from_the_designer(make_window: Callable
     assert window.deploy.states == {}, window.log.toPlainText()
     assert other_host.residue() == []
     assert snapshot() - before == {}
+
+
+# A busy host may starve a lab's FRR daemons: on this kernel (6.18, EEVDF with autogroups), a process in a session of
+# its own (each daemon, which detaches; the simulated site's sshd and agent) waited 5-11 s for a CPU at a time while
+# the suite's session kept both cores busy, and a sleeper beside it in that session was never late (with
+# kernel.sched_autogroup_enabled=0, neither was). ospfd then logs "Thread Starvation", the routers' adjacency (dead
+# interval 4 s) drops and forms again, and the site's nodes go quiet meanwhile: after a first run, the checks run again
+# until they pass or this runs out.
+CONVERGED_AGAIN_S = 60
 
 
 def deploy_with_the_key(window: MainWindow, qtbot: QtBot, timeout_ms: int) -> None:
