@@ -4,10 +4,9 @@ A plugin declares a `NodeKind` subclass, its settings dataclass (fields made wit
 from its hooks. The rest of vtopo can change shape; this module keeps its names.
 
 The ops, what the hooks tell the host layer about a running node (NodeFiles, NodeImage..., a DHCP server's Lease) and
-the rule of a VM's disk image (image_problem),
-load with the first hook that names one (`api.StartProcess(...)`, after `from vtopo.kinds import api`): listing the
-kinds (`vtopo kinds`, the designer's palette) or validating a lab offline defines none of their classes. A name
-imported from here loads them at once, and works as well.
+the rule of a VM's disk image (image_problem) load with the first hook that names one (`api.StartProcess(...)`, after
+`from vtopo.kinds import api`): listing the kinds (`vtopo kinds`, the designer's palette) or validating a lab offline
+defines none of their classes. A name imported from here loads them at once, and works as well.
 """
 from __future__ import annotations
 
