@@ -10,6 +10,7 @@ by its tc plugins.
 from __future__ import annotations
 
 import errno
+import functools
 import ipaddress
 import operator
 import os
@@ -34,7 +35,6 @@ IFLA_VXLAN_GROUP6, IFLA_VXLAN_LOCAL6 = 16, 17
 IFA_ADDRESS, IFA_LOCAL = 1, 2
 IFA_F_NODAD = 0x02
 RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
-MACVLAN_MODES = {"private": 1, "vepa": 2, "bridge": 4, "passthru": 8, "source": 16}  # enum macvlan_mode
 RTM_NEWLINK = 16
 NLM_F_REQUEST, NLM_F_ACK = 0x1, 0x4
 NLMSG_ERROR = 2
@@ -123,12 +123,24 @@ def link_kind(kind: str, *data: bytes) -> bytes:
 
 def macvlan_kind(kind: str, mode: str) -> bytes:
     """IFLA_LINKINFO of a macvlan or macvtap (both take macvlan's attributes) in `mode`, e.g. "bridge"."""
-    return link_kind(kind, u32(IFLA_MACVLAN_MODE, MACVLAN_MODES[mode]))
+    return link_kind(kind, u32(IFLA_MACVLAN_MODE, _macvlan_modes()[mode]))
+
+
+@functools.cache
+def _macvlan_modes() -> dict[str, int]:
+    """enum macvlan_mode, by the modes' names. The ops, which name them, are imported here and not above: the
+    namespace helper packs its one request with this module, and starts without them."""
+    from vtopo.ops import MacvlanMode
+
+    return {MacvlanMode.PRIVATE: 1, MacvlanMode.VEPA: 2, MacvlanMode.BRIDGE: 4, MacvlanMode.PASSTHRU: 8,
+            MacvlanMode.SOURCE: 16}
 
 
 def vlan_kind(vid: int) -> bytes:
     """IFLA_LINKINFO of an 802.1Q VLAN device tagging its frames with `vid`."""
-    return link_kind("vlan", u16(IFLA_VLAN_ID, vid))
+    from vtopo.ops import LinkType  # see _macvlan_modes
+
+    return link_kind(LinkType.VLAN.value, u16(IFLA_VLAN_ID, vid))
 
 
 def vxlan_kind(vni: int, local: str, remote: str, port: int) -> bytes:
