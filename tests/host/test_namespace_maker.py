@@ -132,3 +132,47 @@ def test_what_the_helper_could_not_do_is_said_in_one_line_naming_the_path(tmp_pa
                           capture_output=True, text=True, timeout=60)
     assert done.stdout == f"could not make n1 a container: {tmp_path}/missing: No such file or directory (ENOENT)\n", \
         done.stdout + done.stderr
+
+
+# A member's lab (uid 65534) made in namespaces of the test's own: through the socket its namespace helper hands over,
+# a veth whose peer would land in the namespace this process is in (the host's, owned by the initial user namespace)
+# and one within the lab's namespace; prints the errno of each.
+SOCKET_OF_A_MEMBERS_LAB = textwrap.dedent("""
+    import os, socket, sys
+    from vtopo.host import rtnl_wire as wire, syscalls
+    from vtopo.host.namespace_maker import NamespaceMaker, release_directory, remove_lab_directory
+    from vtopo.host.netns import delete_netns
+    from vtopo.ops import NETNS_DIR
+    syscalls.mount("tmpfs", NETNS_DIR, "tmpfs", 0)
+    directory = sys.argv[1] + "/ns/vtsock"
+    maker = NamespaceMaker.new_user_namespace(directory + "/user", 65534, 65534, "vtopo:vtsock")
+
+    def errno_of(rtnl, peer_placed):
+        peer = wire.attribute(wire.VETH_INFO_PEER, wire.link(wire.text(wire.IFLA_IFNAME, "peer0"), *peer_placed))
+        request = wire.link(wire.text(wire.IFLA_IFNAME, "eth0"), wire.link_kind("veth", peer))
+        rtnl.send(wire.HEADER.pack(wire.HEADER.size + len(request), wire.RTM_NEWLINK,
+                                   wire.NLM_F_REQUEST | wire.NLM_F_ACK | 0x400 | 0x200, 7, 0) + request)
+        return -wire.ERRNO.unpack_from(rtnl.recv(1 << 16), wire.HEADER.size)[0]
+
+    try:
+        with socket.socket(fileno=maker.network_namespace("vtsock-n1")) as rtnl:
+            here = os.open("/proc/self/ns/net", os.O_RDONLY)
+            print("into this namespace", errno_of(rtnl, [wire.u32(wire.IFLA_NET_NS_FD, here)]))
+            print("within the lab", errno_of(rtnl, []))
+    finally:
+        maker.close()
+        delete_netns("vtsock-n1")
+        remove_lab_directory(directory)
+        release_directory(sys.argv[1] + "/ns")
+""")
+
+
+def test_the_socket_a_members_helper_hands_over_reaches_only_the_members_lab(tmp_path) -> None:
+    """The agent asks the kernel for what it changes inside a member's lab through the socket the lab's namespace
+    helper opened there: the kernel judges each request by that opener, root of the lab's user namespace, whose powers
+    stop at the lab. A veth whose end would be placed in a namespace of the initial user namespace is refused (EPERM,
+    as root's own socket would not be), one within the lab is made."""
+    done = subprocess.run(["unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc", "--propagation", "private",
+                           sys.executable, "-c", SOCKET_OF_A_MEMBERS_LAB, str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines() == ["into this namespace 1", "within the lab 0"], done.stdout + done.stderr

@@ -322,13 +322,14 @@ class LiveLabs:
         parts = self._read(record, compiled) if record is not None else None  # outside the guard, as `changing`
         with self._guard:
             if ended:
+                self._tell_labs()  # first: a follower told the lab's state finds the lab listed
                 if lab in self._due or answer is None:
                     self.renew(lab, self._due.pop(lab, compiled), parts)
             else:
                 self._refresh(lab)
                 if lab in self._labs:
                     self._tell_whole(lab)
-            self._tell_labs()
+                self._tell_labs()
 
     # ------------------------------------------------------------ followers
 
